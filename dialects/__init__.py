@@ -1,0 +1,62 @@
+"""dlc's dialects and the lazy registry of every dialect dlc-opt knows (xDSL's `get_all_dialects`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def _graph() -> Dialect:
+    from dialects.graph import Graph
+
+    return Graph
+
+
+def _tensor_expr() -> Dialect:
+    from dialects.tensor_expr import TensorExpr
+
+    return TensorExpr
+
+
+def _loop() -> Dialect:
+    from dialects.loop import Loop
+
+    return Loop
+
+
+def _target_gpu() -> Dialect:
+    from dialects.target_gpu import TargetGpu
+
+    return TargetGpu
+
+
+def _transform_loop() -> Dialect:
+    from dialects.transform_loop import TransformLoop
+
+    return TransformLoop
+
+
+DLC_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "graph": _graph,
+    "tensor_expr": _tensor_expr,
+    "loop": _loop,
+    "target_gpu": _target_gpu,
+}
+"""dlc's own dialects, by name, each behind a factory that imports it on first use."""
+
+UPSTREAM_DIALECTS = (
+    "builtin", "func", "arith", "math", "memref", "scf", "cf", "llvm", "vector", "transform",
+    "affine", "tensor", "test",
+)
+"""The upstream xDSL dialects that dlc's pipelines read or produce."""
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Every dialect dlc-opt can parse: dlc's own and the upstream ones dlc uses."""
+    from xdsl.dialects import get_all_dialects as upstream
+
+    available = upstream()
+    dialects = {name: available[name] for name in UPSTREAM_DIALECTS}
+    dialects.update(DLC_DIALECTS)
+    return dialects

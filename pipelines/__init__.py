@@ -1,0 +1,66 @@
+"""Named pass pipelines (MLIR's `PassPipelineRegistration`): each is usable as one pass in `-p`.
+
+`pipelines/schedules/` holds the transform scripts that the default schedules apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+
+@dataclass(frozen=True)
+class NamedPipeline:
+    """A pipeline's name, what it is for, and its pass list in `-p` syntax."""
+
+    name: str
+    summary: str
+    spec: str
+
+
+PIPELINES: dict[str, NamedPipeline] = {
+    p.name: p
+    for p in (
+        NamedPipeline(
+            "graph-opt",
+            "graph-level optimizations: fold constants and batch norms, simplify, fuse",
+            "graph-fold-constants,graph-simplify,graph-fold-batch-norm,graph-simplify,cse,dce,"
+            "graph-fuse-ops",
+        ),
+        NamedPipeline(
+            "cpu",
+            "graph -> tensor_expr -> loop -> llvm for the host CPU",
+            "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            "convert-loop-to-llvm",
+        ),
+    )
+}
+
+
+def pipeline_pass(pipeline: NamedPipeline) -> type[ModulePass]:
+    """A ModulePass class that runs `pipeline`'s passes in order."""
+
+    @dataclass(frozen=True)
+    class PipelinePass(ModulePass):
+        name: ClassVar[str] = pipeline.name
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            from rewrites import get_all_passes
+
+            PassPipeline.parse_spec(get_all_passes(), pipeline.spec).apply(ctx, op)
+
+    PipelinePass.__name__ = PipelinePass.__qualname__ = (
+        "".join(w.capitalize() for w in pipeline.name.split("-")) + "PipelinePass"
+    )
+    PipelinePass.__doc__ = f"Named pipeline `{pipeline.name}`: {pipeline.summary}.\n\n{pipeline.spec}"
+    return PipelinePass
+
+
+def get_all_pipelines() -> dict[str, Callable[[], type[ModulePass]]]:
+    """The named pipelines, by name, as pass factories."""
+    return {name: (lambda p=p: pipeline_pass(p)) for name, p in PIPELINES.items()}

@@ -1,0 +1,57 @@
+"""How every dlc command-line tool turns a failure into a diagnostic and exit code 1.
+
+A user of a tool sees a message that names what went wrong and where, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+
+
+class ToolError(Exception):
+    """A user-facing error raised by a tool: the message is printed as is, exit code 1."""
+
+
+def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) -> int:
+    """Run `body`, print any failure as `<name>: error: ...` on stderr, return the exit code."""
+    try:
+        body()
+    except SystemExit as e:
+        # argparse exits 2 on bad arguments after printing usage; dlc's tools exit 1 on any error.
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return 1 if code == 2 else code
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 1
+    except (ParseError, DiagnosticException, ToolError) as e:
+        print(f"{name}: error: {str(e).rstrip()}", file=sys.stderr)
+        return 1
+    except ArgSpecParseError as e:
+        print(f"{name}: error: invalid pass pipeline: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the last line of defence against a traceback
+        if show_traceback:
+            raise
+        print(f"{name}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> None:
+    """Write `data` to `path` so that a reader never sees a half-written file."""
+    path = Path(path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
