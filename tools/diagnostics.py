@@ -31,6 +31,8 @@ def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) 
         return 1
     except (ParseError, DiagnosticException, ToolError) as e:
         print(f"{name}: error: {str(e).rstrip()}", file=sys.stderr)
+        for note in getattr(e, "__notes__", []):
+            print(_annotated_excerpt(note), file=sys.stderr)
         return 1
     except ArgSpecParseError as e:
         print(f"{name}: error: invalid pass pipeline: {e}", file=sys.stderr)
@@ -41,6 +43,19 @@ def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) 
         print(f"{name}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _annotated_excerpt(note: str, context: int = 3) -> str:
+    """The lines of xDSL's annotated IR dump around the failing op (marked with `^^^`)."""
+    lines = note.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.lstrip().startswith("^^^")]
+    if not marks:
+        return note.rstrip()
+    first = marks[0]
+    end = first + 1
+    while end < len(lines) and not set(lines[end].strip()) <= {"-"}:
+        end += 1
+    return "\n".join(lines[max(0, first - context): end + 1])
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> None:

@@ -61,6 +61,14 @@ class DlcOptMain(xDSLOptMain):
         except ValueError as e:  # unknown pass names, bad or missing pass options
             raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from None
 
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        if self.args.input_file == "-":
+            self.args.input_file = None
+        try:
+            return super().get_input_stream()
+        except OSError as e:
+            raise ToolError(f"cannot open input file '{self.args.input_file}': {e.strerror}") from None
+
     def prepare_output(self) -> IO[str]:
         if self.args.output_file is None:
             return sys.stdout
