@@ -6,6 +6,7 @@ Emitters only print; every lowering is done by passes before them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 
 from xdsl.utils.target import Target
@@ -19,8 +20,6 @@ TARGETS: dict[str, tuple[str, str]] = {
 
 def get_dlc_targets() -> dict[str, Callable[[], type[Target]]]:
     """dlc's targets whose module exists, each behind a factory that imports it on first use."""
-    import importlib.util
-
     def factory(module: str, cls: str) -> Callable[[], type[Target]]:
         return lambda: getattr(importlib.import_module(module), cls)
 

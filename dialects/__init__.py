@@ -1,4 +1,4 @@
-"""dlc's dialects and the lazy registry of every dialect dlc-opt knows (xDSL's `get_all_dialects`)."""
+"""dlc's dialects, and the lazy registry of every dialect dlc-opt knows."""
 
 from __future__ import annotations
 

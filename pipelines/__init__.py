@@ -57,7 +57,8 @@ def pipeline_pass(pipeline: NamedPipeline) -> type[ModulePass]:
     PipelinePass.__name__ = PipelinePass.__qualname__ = (
         "".join(w.capitalize() for w in pipeline.name.split("-")) + "PipelinePass"
     )
-    PipelinePass.__doc__ = f"Named pipeline `{pipeline.name}`: {pipeline.summary}.\n\n{pipeline.spec}"
+    PipelinePass.__doc__ = (
+        f"Named pipeline `{pipeline.name}`: {pipeline.summary}.\n\n{pipeline.spec}")
     return PipelinePass
 
 

@@ -121,7 +121,8 @@ def _mutate(text: str, data: st.DataObject) -> str:
     return " ".join(tokens[:i] + tokens[i + 1:])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_ir_never_crashes(data: st.DataObject, tmp_path: Path) -> None:
     source = data.draw(st.sampled_from(corpus()))

@@ -67,7 +67,8 @@ class DlcOptMain(xDSLOptMain):
         try:
             return super().get_input_stream()
         except OSError as e:
-            raise ToolError(f"cannot open input file '{self.args.input_file}': {e.strerror}") from None
+            name = self.args.input_file
+            raise ToolError(f"cannot open input file '{name}': {e.strerror}") from None
 
     def prepare_output(self) -> IO[str]:
         if self.args.output_file is None:
