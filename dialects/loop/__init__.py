@@ -1,0 +1,61 @@
+"""The `loop` dialect: buffers, named loop nests and blocks; TVM's TensorIR level.
+
+Buffers are builtin `memref<...>` values with static shapes, indexed row-major. Functions at this
+level are `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)` returning nothing, in
+destination-passing style: the lowering from `tensor_expr` (convert-tensor-expr-to-loop) marks each
+with the discardable attribute `dlc.num_outputs = N : i64`, meaning that the last N arguments are
+the outputs the function writes and the others are inputs it only reads.
+
+A loop nest is `loop.for` ops (each with an axis name and a kind: serial, parallel, vectorized,
+unrolled, or bound to a GPU axis) around a `loop.block` that names one compute statement and
+declares the buffers it reads and writes; inside it, `loop.load`/`loop.store` (scalar or vector)
+and upstream `arith`/`math` ops. `loop.alloc` makes intermediate buffers with a storage scope
+(global, local, shared).
+"""
+
+from xdsl.ir import Dialect
+
+from dialects.loop.ops import (
+    ALLOC_SCOPES,
+    LOOP_KINDS,
+    THREAD_AXES,
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
+
+__all__ = [
+    "ALLOC_SCOPES",
+    "LOOP_KINDS",
+    "THREAD_AXES",
+    "AllocOp",
+    "BlockOp",
+    "DeallocOp",
+    "ForOp",
+    "LoadOp",
+    "Loop",
+    "StoreOp",
+    "YieldOp",
+]
+
+Loop = Dialect(
+    "loop",
+    [
+        # loops and blocks
+        ForOp,
+        BlockOp,
+        YieldOp,
+        # memory access
+        LoadOp,
+        StoreOp,
+        # buffers
+        AllocOp,
+        DeallocOp,
+    ],
+    [],
+)
+"""The `loop` dialect: loop nests over buffers (TVM's TensorIR)."""

@@ -1,0 +1,160 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+func.func @negative_for_two_block_args(%c0: index) {
+  "loop.for"(%c0, %c0, %c0) <{axis = "i", kind = "serial"}> ({
+  ^bb0(%i: index, %j: index):
+    "loop.yield"() : () -> ()
+  }) : (index, index, index) -> ()
+  func.return
+}
+// CHECK: 'loop.for' op expected the body to have one index argument (the induction variable), found (index, index)
+
+// -----
+
+func.func @negative_for_bad_kind(%c0: index) {
+  loop.for %i = %c0 to %c0 step %c0 axis "i" kind tiled {
+  }
+  func.return
+}
+// CHECK: 'loop.for' op expected kind to be one of serial, parallel, vectorized, unrolled, bound, found 'tiled'
+
+// -----
+
+func.func @negative_for_bound_without_thread(%c0: index) {
+  loop.for %i = %c0 to %c0 step %c0 axis "i" kind bound {
+  }
+  func.return
+}
+// CHECK: 'loop.for' op expected a thread for kind bound, found none
+
+// -----
+
+func.func @negative_for_thread_not_bound(%c0: index) {
+  loop.for %i = %c0 to %c0 step %c0 axis "i" kind parallel thread "threadIdx.x" {
+  }
+  func.return
+}
+// CHECK: 'loop.for' op expected no thread for kind parallel, found 'threadIdx.x'
+
+// -----
+
+func.func @negative_for_bad_thread(%c0: index) {
+  loop.for %i = %c0 to %c0 step %c0 axis "i" kind bound thread "warp.x" {
+  }
+  func.return
+}
+// CHECK: 'loop.for' op expected thread to be one of blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, found 'warp.x'
+
+// -----
+
+func.func @negative_block_with_args(%C: memref<4xf32>) {
+  "loop.block"(%C) <{name = "b", operandSegmentSizes = array<i32: 0, 1>}> ({
+  ^bb0(%x: index):
+    "loop.yield"() : () -> ()
+  }) : (memref<4xf32>) -> ()
+  func.return
+}
+// CHECK: 'loop.block' op expected a body without arguments, found 1
+
+// -----
+
+func.func @negative_block_no_writes(%A: memref<4xf32>) {
+  loop.block "b" reads(%A : memref<4xf32>) writes() {
+  }
+  func.return
+}
+// CHECK: 'loop.block' op expected at least one written buffer in 'b', found none
+
+// -----
+
+func.func @negative_block_duplicate_axis(%C: memref<4xf32>) {
+  loop.block "b" reads() writes(%C : memref<4xf32>) spatial ["i"] reduction ["i"] {
+  }
+  func.return
+}
+// CHECK: 'loop.block' op expected distinct axis names, found 'i' twice
+
+// -----
+
+func.func @negative_block_unlisted_store(%C: memref<4xf32>, %D: memref<4xf32>, %i: index, %v: f32) {
+  loop.block "b" reads() writes(%C : memref<4xf32>) spatial ["i"] {
+    loop.store %v, %D[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+// CHECK: 'loop.block' op expected every buffer stored to in 'b' to be in its writes, found a 'loop.store' into memref<4xf32> that is not
+
+// -----
+
+func.func @negative_block_unlisted_load(%A: memref<4xf32>, %C: memref<4xf32>, %i: index) {
+  loop.block "b" reads() writes(%C : memref<4xf32>) spatial ["i"] {
+    %a = loop.load %A[%i] : memref<4xf32> -> f32
+    loop.store %a, %C[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+// CHECK: 'loop.block' op expected every buffer loaded from in 'b' to be in its reads or writes, found a 'loop.load' from memref<4xf32> that is not
+
+// -----
+
+func.func @negative_load_index_count(%A: memref<4x8xf32>, %i: index) {
+  %a = loop.load %A[%i] : memref<4x8xf32> -> f32
+  func.return
+}
+// CHECK: 'loop.load' op expected 2 indices for memref<4x8xf32>, found 1
+
+// -----
+
+func.func @negative_load_element_type(%A: memref<4x8xf32>, %i: index) {
+  %a = loop.load %A[%i, %i] : memref<4x8xf32> -> f16
+  func.return
+}
+// CHECK: 'loop.load' op expected element type f32 of memref<4x8xf32>, found f16
+
+// -----
+
+func.func @negative_load_vector_too_wide(%A: memref<4x8xf32>, %i: index) {
+  %a = loop.load %A[%i, %i] : memref<4x8xf32> -> vector<16xf32>
+  func.return
+}
+// CHECK: 'loop.load' op expected a vector width at most the last dimension 8 of memref<4x8xf32>, found 16
+
+// -----
+
+func.func @negative_load_vector_2d(%A: memref<4x8xf32>, %i: index) {
+  %a = loop.load %A[%i, %i] : memref<4x8xf32> -> vector<2x4xf32>
+  func.return
+}
+// CHECK: 'loop.load' op expected a one-dimensional fixed-width vector, found vector<2x4xf32>
+
+// -----
+
+func.func @negative_load_vector_rank0(%A: memref<f32>) {
+  %a = loop.load %A[] : memref<f32> -> vector<4xf32>
+  func.return
+}
+// CHECK: 'loop.load' op expected a memref of rank at least 1 for a vector access, found memref<f32>
+
+// -----
+
+func.func @negative_store_element_type(%C: memref<4xf32>, %i: index, %v: vector<4xi32>) {
+  loop.store %v, %C[%i] : vector<4xi32> -> memref<4xf32>
+  func.return
+}
+// CHECK: 'loop.store' op expected element type f32 of memref<4xf32>, found vector<4xi32>
+
+// -----
+
+func.func @negative_alloc_scope() {
+  %b = loop.alloc texture : memref<4xf32>
+  func.return
+}
+// CHECK: 'loop.alloc' op expected scope to be one of global, local, shared, found 'texture'
+
+// -----
+
+func.func @negative_alloc_dynamic() {
+  %b = loop.alloc global : memref<?xf32>
+  func.return
+}
+// CHECK: 'loop.alloc' op expected a static shape, found memref<?xf32>
