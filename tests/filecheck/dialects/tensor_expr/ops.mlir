@@ -1,0 +1,86 @@
+// RUN: dlc-opt %s | filecheck %s
+// RUN: %roundtrip | filecheck %s
+
+// CHECK-LABEL: func.func @matmul_relu
+func.func @matmul_relu(%A: tensor<16x64xf32>, %B: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  %c = tensor_expr.compute "matmul" reduce [64] sum init 0.0 : f32 -> tensor<16x32xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<16x64xf32>
+    %b = tensor_expr.read %B[%k, %j] : tensor<64x32xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  %r = tensor_expr.compute "relu" tag "injective" -> tensor<16x32xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %c[%i, %j] : tensor<16x32xf32>
+    %zero = arith.constant 0.0 : f32
+    %y = arith.maximumf %x, %zero : f32
+    tensor_expr.yield %y : f32
+  }
+  func.return %r : tensor<16x32xf32>
+}
+// CHECK:      %[[MM:.*]] = tensor_expr.compute "matmul" reduce [64] sum init 0.000000e+00 : f32 -> tensor<16x32xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[K:.*]]: index):
+// CHECK-NEXT:   %[[A:.*]] = tensor_expr.read %{{.*}}[%[[I]], %[[K]]] : tensor<16x64xf32>
+// CHECK-NEXT:   %[[B:.*]] = tensor_expr.read %{{.*}}[%[[K]], %[[J]]] : tensor<64x32xf32>
+// CHECK-NEXT:   %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[P]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.*]] = tensor_expr.compute "relu" tag "injective" -> tensor<16x32xf32> {
+// CHECK-NEXT: ^bb0(%[[I2:.*]]: index, %[[J2:.*]]: index):
+// CHECK-NEXT:   %{{.*}} = tensor_expr.read %[[MM]][%[[I2]], %[[J2]]] : tensor<16x32xf32>
+// CHECK:        tensor_expr.yield %{{.*}} : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]] : tensor<16x32xf32>
+
+// A max-pool: two reductions, -inf init, clamped reads with a select for the padding.
+// CHECK-LABEL: func.func @max_pool
+func.func @max_pool(%X: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %y = tensor_expr.compute "max_pool" tag "pool" reduce [3, 3] max init 0xFF800000 : f32 -> tensor<1x4x4x4xf32> attributes {note = "kept"} {
+  ^bb0(%n: index, %c: index, %h: index, %w: index, %rh: index, %rw: index):
+    %c2 = arith.constant 2 : index
+    %h2 = arith.muli %h, %c2 : index
+    %ih = arith.addi %h2, %rh : index
+    %w2 = arith.muli %w, %c2 : index
+    %iw = arith.addi %w2, %rw : index
+    %c7 = arith.constant 7 : index
+    %inh = arith.cmpi ule, %ih, %c7 : index
+    %inw = arith.cmpi ule, %iw, %c7 : index
+    %in = arith.andi %inh, %inw : i1
+    %ch = arith.minui %ih, %c7 : index
+    %cw = arith.minui %iw, %c7 : index
+    %x = tensor_expr.read %X[%n, %c, %ch, %cw] : tensor<1x4x8x8xf32>
+    %ninf = arith.constant 0xFF800000 : f32
+    %v = arith.select %in, %x, %ninf : f32
+    tensor_expr.yield %v : f32
+  }
+  func.return %y : tensor<1x4x4x4xf32>
+}
+// CHECK: tensor_expr.compute "max_pool" tag "pool" reduce [3, 3] max init 0xff800000 : f32 -> tensor<1x4x4x4xf32> attributes {note = "kept"} {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+
+// Integer reductions and rank-0 results.
+// CHECK-LABEL: func.func @sum_all
+func.func @sum_all(%X: tensor<8xi32>) -> tensor<i32> {
+  %s = tensor_expr.compute "sum_all" reduce [8] sum init 0 : i32 -> tensor<i32> {
+  ^bb0(%r: index):
+    %x = tensor_expr.read %X[%r] : tensor<8xi32>
+    tensor_expr.yield %x : i32
+  }
+  func.return %s : tensor<i32>
+}
+// CHECK:      tensor_expr.compute "sum_all" reduce [8] sum init 0 : i32 -> tensor<i32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: index):
+
+// CHECK-LABEL: func.func @fill
+func.func @fill() -> tensor<f32> {
+  %f = tensor_expr.compute "fill" -> tensor<f32> {
+    %one = arith.constant 1.0 : f32
+    tensor_expr.yield %one : f32
+  }
+  func.return %f : tensor<f32>
+}
+// CHECK:      tensor_expr.compute "fill" -> tensor<f32> {
+// CHECK-NEXT:   %{{.*}} = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:   tensor_expr.yield %{{.*}} : f32
+// CHECK-NEXT: }
