@@ -1,0 +1,469 @@
+"""ONNX -> graph dialect: `import_onnx` builds a `func.func @main` over static tensors.
+
+The counterpart of TVM's `relay.frontend.from_onnx` and of MLIR's `mlir-translate --import-*`.
+Initializers and Constant nodes become graph constants holding raw bytes; a node whose inputs
+are all known at import time is folded into a constant through the graph interpreter, so that
+shape computations (Shape, Gather, Concat, ...) and weights made by ConstantOfShape never reach
+the IR as ops.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx.external_data_helper import load_external_data_for_model
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from frontends.onnx.context import NodeContext, describe_node, node_location, node_name
+from frontends.onnx.errors import OnnxImportError
+from frontends.onnx.registry import ConvertedValue, lookup
+from frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
+
+MIN_OPSET = 7
+"""The oldest default-domain opset dlc imports."""
+
+MAX_OPSET = onnx.defs.onnx_opset_version()
+"""The newest default-domain opset dlc imports: the installed onnx package's."""
+
+InputShapes = Mapping[str, Sequence[int]]
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def import_onnx(
+    model: onnx.ModelProto | str | Path, input_shapes: InputShapes | None = None
+) -> ModuleOp:
+    """Import an ONNX model as a module holding `func.func @main` over graph dialect ops.
+
+    Args:
+        model: a ModelProto, or the path of a `.onnx` file.
+        input_shapes: static shapes for graph inputs, by name; needed for inputs whose declared
+            shape has dynamic dimensions, and checked against the declared shape otherwise.
+
+    Raises:
+        OnnxImportError: the model cannot be read, uses ops or opsets dlc does not convert, has
+            dynamic shapes not fixed by `input_shapes`, or is malformed; the message names the
+            node and op (all unsupported ops are listed in one error).
+    """
+    proto = model if isinstance(model, onnx.ModelProto) else load_model(model)
+    return _Importer(proto, dict(input_shapes or {})).run()
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Read a `.onnx` file (and its external data); any failure is an `OnnxImportError`."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise OnnxImportError(f"cannot read ONNX model '{path}': {e.strerror}") from None
+    model = parse_model(data, str(path))
+    try:
+        load_external_data_for_model(model, str(path.parent))
+    except (OSError, ValueError, onnx.checker.ValidationError) as e:
+        raise OnnxImportError(f"cannot read the external data of '{path}': {e}") from None
+    return model
+
+
+def parse_model(data: bytes, source: str) -> onnx.ModelProto:
+    """Parse the bytes of a `.onnx` file; `source` names it in errors."""
+    try:
+        model = onnx.load_model_from_string(data)
+    except (DecodeError, ValueError) as e:
+        raise OnnxImportError(f"cannot parse '{source}' as an ONNX model: {e}") from None
+    if not model.HasField("graph"):
+        raise OnnxImportError(f"'{source}' is not an ONNX model: it has no graph")
+    return model
+
+
+_INVALID_NAME_CHAR = re.compile(r"[^\w$.-]")
+
+
+def ssa_name(onnx_name: str) -> str:
+    """An SSA name hint for an ONNX value name (`gpu_0/conv1` -> `gpu_0_conv1`)."""
+    name = _INVALID_NAME_CHAR.sub("_", onnx_name)
+    return name if re.match(r"[A-Za-z_$.-]", name) else f"v{name}"
+
+
+@dataclass
+class _Entry:
+    """An ONNX value during import: its type, its SSA value once it has one, its contents if
+    known at import time, and where it came from."""
+
+    type: TensorType
+    location: LocationAttr
+    ssa: SSAValue | None = None
+    array: np.ndarray | None = None
+
+
+class _FunctionScope:
+    """The body of `@main`: every ONNX value by name; constants materialized on first use."""
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        self.entries: dict[str, _Entry] = {}
+        self.dropped_outputs: dict[str, str] = {}
+        self.inserted: list[Operation] = []
+
+    def entry(self, name: str) -> _Entry:
+        entry = self.entries.get(name)
+        if entry is None:
+            raise OnnxImportError(self.dropped_outputs.get(
+                name, f"value '{name}' is used before any node, initializer or input defines it"))
+        return entry
+
+    def value(self, name: str) -> SSAValue:
+        entry = self.entry(name)
+        if entry.ssa is None:
+            assert entry.array is not None
+            entry.ssa = self._materialize(entry.array, entry.location)
+            entry.ssa.name_hint = ssa_name(name)
+        return entry.ssa
+
+    def array(self, name: str) -> np.ndarray | None:
+        return self.entry(name).array
+
+    def type_of(self, name: str) -> TensorType:
+        return self.entry(name).type
+
+    def insert(self, op: Operation) -> None:
+        self.block.add_op(op)
+        self.inserted.append(op)
+
+    def constant(self, array: np.ndarray) -> SSAValue:
+        return self._materialize(array, UnknownLoc())
+
+    def _materialize(self, array: np.ndarray, location: LocationAttr) -> SSAValue:
+        from dialects.graph import ConstantOp
+
+        op = ConstantOp.from_array(array)
+        op.location = location
+        self.insert(op)
+        return op.results[0]
+
+
+class _FoldScope(_FunctionScope):
+    """A scratch block in which a node whose inputs are all constants is converted, to be
+    evaluated by the graph interpreter and replaced by constants."""
+
+    def __init__(self, outer: _FunctionScope) -> None:
+        super().__init__(Block())
+        self.outer = outer
+        self.cache: dict[str, SSAValue] = {}
+        self.known: dict[SSAValue, np.ndarray] = {}
+
+    def entry(self, name: str) -> _Entry:
+        return self.outer.entry(name)
+
+    def value(self, name: str) -> SSAValue:
+        if name not in self.cache:
+            array = self.entry(name).array
+            assert array is not None
+            self.cache[name] = self._materialize(array, UnknownLoc())
+            self.known[self.cache[name]] = array
+        return self.cache[name]
+
+
+class _Importer:
+    """One import: checks the model, then converts its nodes in order into `@main`."""
+
+    def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.input_shapes = input_shapes
+        self.opsets: dict[str, int] = {}
+        self.block = Block()
+        self.scope = _FunctionScope(self.block)
+        self.arg_names: list[str] = []
+
+    def run(self) -> ModuleOp:
+        self._read_opsets()
+        self._check_supported()
+        self._check_model()
+        self._read_initializers()
+        self._read_inputs()
+        for node in self.graph.node:
+            self._convert(node)
+        return self._finish()
+
+    # ---------------------------------------------------------------- checks before converting
+
+    def _read_opsets(self) -> None:
+        for entry in self.model.opset_import:
+            domain = "" if entry.domain in _DEFAULT_DOMAINS else entry.domain
+            self.opsets[domain] = int(entry.version)
+        if "" not in self.opsets:
+            raise OnnxImportError("model declares no opset for the default domain 'ai.onnx'")
+        version = self.opsets[""]
+        if not MIN_OPSET <= version <= MAX_OPSET:
+            raise OnnxImportError(
+                f"model opset {version} (domain 'ai.onnx') is out of range: dlc imports opsets "
+                f"{MIN_OPSET} to {MAX_OPSET}")
+
+    def _check_supported(self) -> None:
+        """Raise one error listing every node whose op (at the model's opset) dlc cannot convert."""
+        problems: list[str] = []
+        for node in self.graph.node:
+            domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+            opset = self.opsets.get(domain)
+            where = f"{node.op_type} (domain '{domain or 'ai.onnx'}', " + (
+                f"opset {opset})" if opset else "no opset declared)")
+            converter = lookup(node.op_type, domain)
+            if converter is None:
+                problems.append(f"  {where} in {node_name(node)}")
+            elif opset is None or converter.impl_for(opset) is None:
+                first = converter.versions()[0]
+                problems.append(f"  {where} in {node_name(node)}: dlc converts it from opset "
+                                f"{first}")
+        if problems:
+            plural = "s" if len(problems) > 1 else ""
+            raise OnnxImportError(f"unsupported ONNX op{plural} in {len(problems)} node{plural}:\n"
+                                  + "\n".join(problems))
+
+    def _check_model(self) -> None:
+        if self.model.ByteSize() >= 2**31:
+            return  # the checker cannot take protos over 2 GB in memory
+        try:
+            onnx.checker.check_model(self.model)
+        except onnx.checker.ValidationError as e:
+            message = str(e).strip().replace("\n\n", "\n")
+            raise OnnxImportError(f"invalid ONNX model: {message}") from None
+
+    # ---------------------------------------------------------------- values that exist up front
+
+    def _read_initializers(self) -> None:
+        if len(self.graph.sparse_initializer):
+            raise OnnxImportError("sparse initializers are not supported: "
+                                  f"'{self.graph.sparse_initializer[0].values.name}'")
+        for init in self.graph.initializer:
+            array = tensor_to_array(init, f"initializer '{init.name}'")
+            self.scope.entries[init.name] = _Entry(
+                array_type(array), NameLoc(StringAttr(init.name), UnknownLoc()), array=array)
+
+    def _read_inputs(self) -> None:
+        names = [i.name for i in self.graph.input if i.name not in self.scope.entries]
+        unknown = sorted(set(self.input_shapes) - set(names))
+        if unknown:
+            raise OnnxImportError(f"input shape given for '{unknown[0]}', which is not a graph "
+                                  f"input; the inputs are: {', '.join(names) or '(none)'}")
+        for value_info in self.graph.input:
+            if value_info.name in self.scope.entries:
+                continue  # an initializer listed as an input (IR < 4): a constant
+            ty = self._input_type(value_info)
+            arg = self.block.insert_arg(ty, len(self.block.args))
+            arg.name_hint = ssa_name(value_info.name)
+            self.arg_names.append(value_info.name)
+            self.scope.entries[value_info.name] = _Entry(ty, UnknownLoc(), ssa=arg)
+
+    def _first_user(self, name: str) -> str:
+        for node in self.graph.node:
+            if name in node.input:
+                return f", first used by {describe_node(node)}"
+        return ""
+
+    def _input_type(self, value_info: onnx.ValueInfoProto) -> TensorType:
+        name = value_info.name
+        if value_info.type.WhichOneof("value") != "tensor_type":
+            kind = value_info.type.WhichOneof("value") or "no type"
+            raise OnnxImportError(f"graph input '{name}' is a {kind}; dlc imports tensors only")
+        tensor = value_info.type.tensor_type
+        declared: list[int | str] | None = None
+        if tensor.HasField("shape"):
+            declared = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0
+                        else (d.dim_param or "?") for d in tensor.shape.dim]
+        given = self.input_shapes.get(name)
+        if given is not None:
+            shape = self._check_given_shape(name, declared, given)
+        elif declared is None or any(isinstance(d, str) for d in declared):
+            raise self._dynamic_input_error(name, declared)
+        else:
+            shape = tuple(int(d) for d in declared)
+        return tensor_type(tensor.elem_type, shape, f"graph input '{name}'")
+
+    def _check_given_shape(self, name: str, declared: list[int | str] | None,
+                           given: Sequence[int]) -> tuple[int, ...]:
+        shape = tuple(int(d) for d in given)
+        text = "x".join(map(str, shape))
+        if any(d <= 0 for d in shape):
+            raise OnnxImportError(f"input shape {text} for '{name}' must have positive dimensions")
+        if declared is None:
+            return shape
+        if len(declared) != len(shape):
+            raise OnnxImportError(f"input shape {text} for '{name}' has rank {len(shape)}, but "
+                                  f"the model declares rank {len(declared)}")
+        for axis, (want, got) in enumerate(zip(declared, shape, strict=True)):
+            if isinstance(want, int) and want != got:
+                raise OnnxImportError(f"input shape {text} for '{name}' has {got} at dimension "
+                                      f"{axis}, but the model declares {want}")
+        return shape
+
+    def _dynamic_input_error(self, name: str, declared: list[int | str] | None) -> OnnxImportError:
+        user = self._first_user(name)
+        if declared is None:
+            return OnnxImportError(
+                f"graph input '{name}' has no declared shape{user}; dlc needs static shapes: "
+                f"give one with --input-shape {name}=<d0>x<d1>x... (input_shapes={{'{name}': "
+                "(...)}} from Python)")
+        axis = next(i for i, d in enumerate(declared) if isinstance(d, str))
+        example = "x".join(str(d) if isinstance(d, int) else "1" for d in declared)
+        shown = "x".join(str(d) for d in declared)
+        as_tuple = str(tuple(int(d) for d in example.split("x")))
+        return OnnxImportError(
+            f"graph input '{name}' has dynamic dimension {axis} ('{declared[axis]}') in shape "
+            f"{shown}{user}; dlc needs static shapes: give one with --input-shape "
+            f"{name}={example} (input_shapes={{'{name}': {as_tuple}}} from Python)")
+
+    # ---------------------------------------------------------------- nodes
+
+    def _convert(self, node: onnx.NodeProto) -> None:
+        domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+        opset = self.opsets[domain]
+        converter = lookup(node.op_type, domain)
+        assert converter is not None
+        impl = converter.impl_for(opset)
+        assert impl is not None
+        given = [name for name in node.input if name]
+        try:
+            if all(self.scope.entry(n).array is not None for n in given):
+                outputs = self._fold(node, opset, impl)
+            else:
+                outputs = self._convert_in(self.scope, node, opset, impl)
+        except OnnxImportError as e:
+            if str(e).startswith(describe_node(node, opset)):
+                raise
+            raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
+        except (DiagnosticException, VerifyException) as e:
+            raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
+            raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
+                                  f"converter: {type(e).__name__}: {e}") from None
+        self._record(node, outputs)
+
+    def _convert_in(self, scope: _FunctionScope, node: onnx.NodeProto, opset: int,
+                    impl: object) -> list[ConvertedValue]:
+        scope.inserted = []
+        outputs = list(impl(NodeContext(node, opset, scope)))  # type: ignore[operator]
+        for op in scope.inserted:
+            op.verify()
+        if len(outputs) > len(node.output):
+            raise OnnxImportError(f"converter produced {len(outputs)} outputs, the node has "
+                                  f"{len(node.output)}")
+        return outputs
+
+    def _fold(self, node: onnx.NodeProto, opset: int, impl: object) -> list[ConvertedValue]:
+        """Convert a node whose inputs are all constants, and evaluate it to constants."""
+        scope = _FoldScope(self.scope)
+        outputs = self._convert_in(scope, node, opset, impl)
+        for i, out in enumerate(outputs):
+            if isinstance(out, SSAValue) and out in scope.known:
+                outputs[i] = scope.known[out]
+        computed = [i for i, out in enumerate(outputs) if isinstance(out, SSAValue)]
+        if not computed:
+            return outputs
+        values = [outputs[i] for i in computed]
+        assert all(isinstance(v, SSAValue) for v in values)
+        try:
+            arrays = _evaluate(scope.block, values)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - the interpreter cannot fold it: keep the ops
+            return self._convert_in(self.scope, node, opset, impl)
+        for i, array in zip(computed, arrays, strict=True):
+            outputs[i] = array
+        return outputs
+
+    def _record(self, node: onnx.NodeProto, outputs: list[ConvertedValue]) -> None:
+        location = node_location(node)
+        for index, name in enumerate(node.output):
+            if not name:
+                continue
+            if index >= len(outputs):
+                self.scope.dropped_outputs[name] = (
+                    f"output {index} ('{name}') of {describe_node(node)} is not supported by dlc")
+                continue
+            out = outputs[index]
+            if isinstance(out, np.ndarray):
+                self.scope.entries[name] = _Entry(array_type(out), location, array=out)
+                continue
+            if not isinstance(out.type, TensorType):
+                raise OnnxImportError(f"{describe_node(node)}: converter produced a value of "
+                                      f"type {out.type}, expected a tensor")
+            if not isinstance(out, BlockArgument) and out.name_hint is None:
+                out.name_hint = ssa_name(name)
+            self.scope.entries[name] = _Entry(out.type, location, ssa=out)
+
+    # ---------------------------------------------------------------- the function
+
+    def _finish(self) -> ModuleOp:
+        results: list[SSAValue] = []
+        for value_info in self.graph.output:
+            value = self.scope.value(value_info.name)
+            self._check_output_type(value_info, value)
+            results.append(value)
+        self.block.add_op(ReturnOp(*results))
+        func = FuncOp(
+            "main",
+            ([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=_name_attrs(self.arg_names),
+            res_attrs=_name_attrs([o.name for o in self.graph.output]),
+        )
+        module = ModuleOp([func])
+        try:
+            module.verify()
+        except VerifyException as e:
+            raise OnnxImportError(f"internal error: the imported IR does not verify: {e}") from None
+        return module
+
+    def _check_output_type(self, value_info: onnx.ValueInfoProto, value: SSAValue) -> None:
+        if value_info.type.WhichOneof("value") != "tensor_type":
+            return
+        tensor = value_info.type.tensor_type
+        found = value.type
+        assert isinstance(found, TensorType)
+        declared_elem = tensor.elem_type
+        problem = ""
+        if declared_elem:
+            want = tensor_type(declared_elem, (), f"graph output '{value_info.name}'")
+            if want.element_type != found.element_type:
+                problem = f"element type {onnx_type_name(declared_elem)}"
+        if not problem and tensor.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+            shape = found.get_shape()
+            if len(dims) != len(shape) or any(
+                    d is not None and d != s for d, s in zip(dims, shape, strict=False)):
+                problem = "shape " + "x".join("?" if d is None else str(d) for d in dims)
+        if problem:
+            producer = next((describe_node(n) for n in self.graph.node
+                             if value_info.name in n.output), "its producer")
+            raise OnnxImportError(f"graph output '{value_info.name}' is declared with {problem}, "
+                                  f"but {producer} produces {found}")
+
+
+def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({"onnx.name": StringAttr(n)}) for n in names])
+
+
+def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:
+    """Run the ops of `block` (no arguments) in the graph interpreter and return `values`."""
+    from dialects.graph.interpreter import run_module
+
+    block.add_op(ReturnOp(*values))
+    func = FuncOp("fold", ([], [v.type for v in values]), Region(block))
+    results = run_module(ModuleOp([func]), [])
+    return [np.asarray(r) for r in results]
