@@ -1,0 +1,98 @@
+"""The graph dialect: dlc's tensor-level IR (TVM's Relay / Relax), with its Dialect object last."""
+
+from xdsl.ir import Dialect
+
+from dialects.graph.attrs import FusionKind, fusion_kind
+from dialects.graph.ops import (
+    AbsOp,
+    AddOp,
+    AvgPool2DOp,
+    BatchNormOp,
+    ClipOp,
+    ConcatOp,
+    ConstantOp,
+    Conv2DOp,
+    DivOp,
+    ErfOp,
+    ExpOp,
+    FlattenOp,
+    FusedOp,
+    GlobalAvgPool2DOp,
+    GraphOp,
+    LogOp,
+    MatmulOp,
+    MaxOp,
+    MaxPool2DOp,
+    MinOp,
+    MulOp,
+    NegOp,
+    PowOp,
+    ReciprocalOp,
+    ReduceOp,
+    ReluOp,
+    ReshapeOp,
+    SigmoidOp,
+    SoftmaxOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+    TransposeOp,
+    YieldOp,
+)
+
+__all__ = [
+    "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "ClipOp", "ConcatOp", "ConstantOp",
+    "Conv2DOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FusedOp", "FusionKind",
+    "GlobalAvgPool2DOp", "Graph", "GraphOp", "LogOp", "MatmulOp", "MaxOp", "MaxPool2DOp",
+    "MinOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
+    "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
+    "fusion_kind",
+]
+
+Graph = Dialect(
+    "graph",
+    [
+        # Constants
+        ConstantOp,
+        # Elementwise binary, with NumPy broadcasting
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        MaxOp,
+        MinOp,
+        PowOp,
+        # Elementwise unary
+        ReluOp,
+        SigmoidOp,
+        TanhOp,
+        ExpOp,
+        ErfOp,
+        SqrtOp,
+        NegOp,
+        AbsOp,
+        LogOp,
+        ReciprocalOp,
+        ClipOp,
+        # Out-fusable: matmul, convolution, pooling
+        MatmulOp,
+        Conv2DOp,
+        MaxPool2DOp,
+        AvgPool2DOp,
+        GlobalAvgPool2DOp,
+        # Normalization and reductions
+        BatchNormOp,
+        SoftmaxOp,
+        ReduceOp,
+        # Injective: layout and shape
+        ReshapeOp,
+        TransposeOp,
+        ConcatOp,
+        FlattenOp,
+        # Fused groups
+        FusedOp,
+        YieldOp,
+    ],
+    [],
+)
+"""The graph dialect: tensor ops with shape inference and fusion kinds."""

@@ -1,0 +1,293 @@
+// RUN: dlc-opt %s | filecheck %s
+// RUN: %roundtrip | filecheck %s
+
+// One case per op: the `Example:` of its docstring (tests/test_graph_dialect.py checks that each
+// example appears here verbatim), printed back in the custom form, directly and after a round trip
+// through the generic form.
+
+// CHECK-LABEL: func.func @constant
+func.func @constant() -> tensor<2xf32> {
+  %w = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  // CHECK-NEXT: %w = graph.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  func.return %w : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @constant_large_splat_and_attrs
+func.func @constant_large_splat_and_attrs() -> tensor<4x64xi64> {
+  %c = graph.constant {origin = "onnx"} dense<7> : tensor<4x64xi64>
+  // CHECK-NEXT: %c = graph.constant {origin = "onnx"} dense<7> : tensor<4x64xi64>
+  func.return %c : tensor<4x64xi64>
+}
+
+// CHECK-LABEL: func.func @constant_large_hex
+func.func @constant_large_hex() -> tensor<101xi8> {
+  %h = graph.constant dense<"0x0102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465"> : tensor<101xi8>
+  // CHECK-NEXT: %h = graph.constant dense<"0x0102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465"> : tensor<101xi8>
+  func.return %h : tensor<101xi8>
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @sub
+func.func @sub(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.sub %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.sub %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @mul_integers
+func.func @mul_integers(%a: tensor<4x1xi64>, %b: tensor<1x5xi64>) -> tensor<4x5xi64> {
+  %r = graph.mul %a, %b : (tensor<4x1xi64>, tensor<1x5xi64>) -> tensor<4x5xi64>
+  // CHECK-NEXT: %r = graph.mul %a, %b : (tensor<4x1xi64>, tensor<1x5xi64>) -> tensor<4x5xi64>
+  func.return %r : tensor<4x5xi64>
+}
+
+// CHECK-LABEL: func.func @div_by_scalar
+func.func @div_by_scalar(%a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
+  %r = graph.div %a, %b : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.div %a, %b : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @max
+func.func @max(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x3xf32> {
+  %r = graph.max %a, %b : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.max %a, %b : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @min
+func.func @min(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  %r = graph.min %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  // CHECK-NEXT: %r = graph.min %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  func.return %r : tensor<3xi32>
+}
+
+// CHECK-LABEL: func.func @pow
+func.func @pow(%a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
+  %r = graph.pow %a, %b : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.pow %a, %b : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @unary_2d
+func.func @unary_2d(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.relu %x : tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.relu %x : tensor<2x3xf32>
+  %s = graph.sigmoid %r : tensor<2x3xf32>
+  // CHECK-NEXT: %s = graph.sigmoid %r : tensor<2x3xf32>
+  func.return %s : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @sigmoid
+func.func @sigmoid(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.sigmoid %x : tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.sigmoid %x : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @unary_1d
+func.func @unary_1d(%x: tensor<4xf32>) {
+  %r = graph.tanh %x : tensor<4xf32>
+  // CHECK-NEXT: %r = graph.tanh %x : tensor<4xf32>
+  %r1 = graph.exp %x : tensor<4xf32>
+  // CHECK-NEXT: %r1 = graph.exp %x : tensor<4xf32>
+  %r2 = graph.erf %x : tensor<4xf32>
+  // CHECK-NEXT: %r2 = graph.erf %x : tensor<4xf32>
+  %r3 = graph.sqrt %x : tensor<4xf32>
+  // CHECK-NEXT: %r3 = graph.sqrt %x : tensor<4xf32>
+  %r4 = graph.abs %x : tensor<4xf32>
+  // CHECK-NEXT: %r4 = graph.abs %x : tensor<4xf32>
+  %r5 = graph.log %x : tensor<4xf32>
+  // CHECK-NEXT: %r5 = graph.log %x : tensor<4xf32>
+  %r6 = graph.reciprocal %x : tensor<4xf32>
+  // CHECK-NEXT: %r6 = graph.reciprocal %x : tensor<4xf32>
+  func.return
+}
+
+// The docstring examples, one op each, all named %r.
+func.func @tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.tanh %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @exp(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.exp %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.erf %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @sqrt(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.sqrt %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @abs(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.abs %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @log(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.log %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @reciprocal(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.reciprocal %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @neg_integers
+func.func @neg_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %r = graph.neg %x : tensor<4xi32>
+  // CHECK-NEXT: %r = graph.neg %x : tensor<4xi32>
+  func.return %r : tensor<4xi32>
+}
+
+// CHECK-LABEL: func.func @clip
+func.func @clip(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.clip %x {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.clip %x {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @matmul_batched_broadcast
+func.func @matmul_batched_broadcast(%a: tensor<8x2x3xf32>, %b: tensor<3x4xf32>) -> tensor<8x2x4xf32> {
+  %r = graph.matmul %a, %b : (tensor<8x2x3xf32>, tensor<3x4xf32>) -> tensor<8x2x4xf32>
+  // CHECK-NEXT: %r = graph.matmul %a, %b : (tensor<8x2x3xf32>, tensor<3x4xf32>) -> tensor<8x2x4xf32>
+  func.return %r : tensor<8x2x4xf32>
+}
+
+// CHECK-LABEL: func.func @matmul_vectors
+func.func @matmul_vectors(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
+  %r = graph.matmul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+  // CHECK-NEXT: %r = graph.matmul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+  func.return %r : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @conv2d
+func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x4x4xf32> {
+  %r = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32>
+  // CHECK-NEXT: %r = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32>
+  func.return %r : tensor<1x16x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @conv2d_depthwise_nhwc_no_bias
+func.func @conv2d_depthwise_nhwc_no_bias(%x: tensor<1x9x9x8xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32> {
+  %r = graph.conv2d %x, %w {dilation = array<i64: 2, 2>, groups = 8 : i64, kernel_layout = "HWIO", layout = "NHWC", padding = array<i64: 1, 1, 1, 1>} : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32>
+  // CHECK-NEXT: %r = graph.conv2d %x, %w {dilation = array<i64: 2, 2>, groups = 8 : i64, kernel_layout = "HWIO", layout = "NHWC", padding = array<i64: 1, 1, 1, 1>} : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32>
+  func.return %r : tensor<1x7x7x8xf32>
+}
+
+// CHECK-LABEL: func.func @max_pool2d
+func.func @max_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %r = graph.max_pool2d %x
+      {ceil_mode = true, kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK-NEXT: %r = graph.max_pool2d %x {ceil_mode = true, kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @avg_pool2d
+func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32> {
+  %r = graph.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>,
+      padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32>
+  // CHECK-NEXT: %r = graph.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32>
+  func.return %r : tensor<1x4x5x5xf32>
+}
+
+// CHECK-LABEL: func.func @global_avg_pool2d
+func.func @global_avg_pool2d(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32> {
+  %r = graph.global_avg_pool2d %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
+  // CHECK-NEXT: %r = graph.global_avg_pool2d %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
+  func.return %r : tensor<1x64x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<1x4x8x8xf32>, %scale: tensor<4xf32>, %bias: tensor<4xf32>, %mean: tensor<4xf32>, %var: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  %r = graph.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.000000e-03 : f32}
+      : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      -> tensor<1x4x8x8xf32>
+  // CHECK-NEXT: %r = graph.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.000000e-03 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  func.return %r : tensor<1x4x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %r = graph.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  // CHECK-NEXT: %r = graph.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  func.return %r : tensor<2x10xf32>
+}
+
+// CHECK-LABEL: func.func @reduce
+func.func @reduce(%x: tensor<2x3x4xf32>) -> tensor<2x4xf32> {
+  %r = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "mean"}
+      : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  // CHECK-NEXT: %r = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "mean"} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  func.return %r : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @reshape
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<3x8xf32> {
+  %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+  // CHECK-NEXT: %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+  func.return %r : tensor<3x8xf32>
+}
+
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x8x3xf32> {
+  %r = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>}
+      : (tensor<1x3x8x8xf32>) -> tensor<1x8x8x3xf32>
+  // CHECK-NEXT: %r = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x8x8x3xf32>
+  func.return %r : tensor<1x8x8x3xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %r = graph.concat %a, %b {axis = 1 : i64}
+      : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  // CHECK-NEXT: %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  func.return %r : tensor<2x8xf32>
+}
+
+// CHECK-LABEL: func.func @flatten
+func.func @flatten(%x: tensor<2x3x4x5xf32>) -> tensor<2x60xf32> {
+  %r = graph.flatten %x : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
+  // CHECK-NEXT: %r = graph.flatten %x : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
+  func.return %r : tensor<2x60xf32>
+}
+
+// CHECK-LABEL: func.func @fused
+func.func @fused(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %r = graph.fused (%x, %w) {kind = "out_fusable", name = "fused_matmul_relu"}
+      : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>):
+    %m = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %y = graph.relu %m : tensor<2x4xf32>
+    graph.yield %y : tensor<2x4xf32>
+  }
+  // CHECK-NEXT: %r = graph.fused (%x, %w) {kind = "out_fusable", name = "fused_matmul_relu"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // CHECK-NEXT: ^bb0(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>):
+  // CHECK-NEXT:   %m = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  // CHECK-NEXT:   %y = graph.relu %m : tensor<2x4xf32>
+  // CHECK-NEXT:   graph.yield %y : tensor<2x4xf32>
+  // CHECK-NEXT: }
+  func.return %r : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @fused_two_results_no_attrs
+func.func @fused_two_results_no_attrs(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = graph.fused (%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %e = graph.exp %a : tensor<4xf32>
+    graph.yield %e, %a : tensor<4xf32>, tensor<4xf32>
+  }
+  // CHECK-NEXT: %r, %r_1 = graph.fused (%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK:        graph.yield %e, %a : tensor<4xf32>, tensor<4xf32>
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
