@@ -138,10 +138,9 @@ def _require_non_negative(op_name: str, attr_name: str, values: Sequence[int]) -
 
 def _normalize_axis(op_name: str, axis: int, rank: int, *, inclusive: bool = False) -> int:
     """`axis` in [0, rank) (or [0, rank] when `inclusive`), counting negative axes from the end."""
-    upper = rank + 1 if inclusive else rank
-    normalized = axis + upper if axis < 0 and inclusive else axis + rank if axis < 0 else axis
-    if not 0 <= normalized < upper:
-        bound = f"[{-upper if inclusive else -rank}, {upper})"
+    normalized = axis + rank if axis < 0 else axis
+    if not 0 <= normalized < rank + int(inclusive):
+        bound = f"[{-rank}, {rank}{']' if inclusive else ')'}"
         raise op_error(op_name, f"expected axis in {bound} for rank {rank}, found {axis}")
     return normalized
 
@@ -313,7 +312,7 @@ class _Pool2DOp(GraphOp):
     ) -> TensorType:
         """Result type of a pool window `kernel` sliding over the H and W axes of `x`."""
         x_type = _tensor(cls.name, "the input", x)
-        _require_rank(cls.name, "a 4-D input", x_type, 4)
+        _require_rank(cls.name, "an input", x_type, 4)
         _require_float(cls.name, x_type)
         for attr_name, values, count in (
             ("kernel", kernel, 2), ("strides", strides, 2), ("padding", padding, 4),
@@ -945,8 +944,8 @@ class Conv2DOp(GraphOp):
         """The convolution's result type: the input's layout with O channels."""
         input_type = _tensor(cls.name, "the input", input)
         weight_type = _tensor(cls.name, "the weight", weight)
-        _require_rank(cls.name, "a 4-D input", input_type, 4)
-        _require_rank(cls.name, "a 4-D weight", weight_type, 4)
+        _require_rank(cls.name, "an input", input_type, 4)
+        _require_rank(cls.name, "a weight", weight_type, 4)
         operand_types = [input_type, weight_type]
         for attr_name, values, count in (
             ("strides", strides, 2), ("padding", padding, 4), ("dilation", dilation, 2),
@@ -1217,7 +1216,7 @@ class GlobalAvgPool2DOp(GraphOp):
     def infer_type(cls, x: Attribute, *, layout: str = "NCHW") -> TensorType:
         """The input type with H and W set to 1."""
         x_type = _tensor(cls.name, "the input", x)
-        _require_rank(cls.name, "a 4-D input", x_type, 4)
+        _require_rank(cls.name, "an input", x_type, 4)
         _require_float(cls.name, x_type)
         _, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
         shape = list(x_type.get_shape())

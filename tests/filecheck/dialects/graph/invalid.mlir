@@ -1,0 +1,335 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Every verifier message of the graph dialect, one case each, in the order of ops.py.
+
+func.func @negative_dynamic_shape(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.relu' op expected operand #0 to have a static shape, found tensor<?x3xf32>
+  %r = graph.relu %a : tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.add' op expected the result to have a static shape, found tensor<?x3xf32>
+  %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_result_type(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.add' op expected result type tensor<2x3xf32>, found tensor<3x3xf32>
+  %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_element_types(%a: tensor<3xf32>, %b: tensor<3xi32>) {
+  // CHECK: 'graph.sub' op expected operand element types to match, found f32 and i32
+  %r = graph.sub %a, %b : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // CHECK: 'graph.mul' op expected broadcast-compatible operand shapes, found tensor<2x3xf32> and tensor<4xf32>
+  %r = graph.mul %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_float_only(%a: tensor<3xi32>) {
+  // CHECK: 'graph.sigmoid' op expected a floating-point element type, found i32
+  %r = graph.sigmoid %a : tensor<3xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_clip_bounds(%a: tensor<3xf32>) {
+  // CHECK: 'graph.clip' op expected min <= max, found min 6.0 and max 0.0
+  %r = graph.clip %a {max = 0.0 : f32, min = 6.0 : f32} : tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_matmul_scalar(%a: tensor<f32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.matmul' op expected operands of rank >= 1, found tensor<f32> and tensor<3xf32>
+  %r = graph.matmul %a, %b : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // CHECK: 'graph.matmul' op expected contracting dims to match, found 3 (lhs tensor<2x3xf32>) and 4 (rhs tensor<4x5xf32>)
+  %r = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_matmul_batch(%a: tensor<2x2x3xf32>, %b: tensor<4x3x5xf32>) {
+  // CHECK: 'graph.matmul' op expected broadcast-compatible batch dims, found tensor<2x2x3xf32> and tensor<4x3x5xf32>
+  %r = graph.matmul %a, %b : (tensor<2x2x3xf32>, tensor<4x3x5xf32>) -> tensor<4x2x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_rank(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected an input of rank 4, found tensor<3x8x8xf32>
+  %r = graph.conv2d %x, %w : (tensor<3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_attr_count(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected 'padding' to have 4 values, found 2
+  %r = graph.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_strides(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected positive 'strides', found [0, 1]
+  %r = graph.conv2d %x, %w {strides = array<i64: 0, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_padding(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected non-negative 'padding', found [0, -1, 0, 0]
+  %r = graph.conv2d %x, %w {padding = array<i64: 0, -1, 0, 0>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected positive 'groups', found 0
+  %r = graph.conv2d %x, %w {groups = 0 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_layout(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected 'layout' to be a permutation of NCHW, found 'NCHWc'
+  %r = graph.conv2d %x, %w {layout = "NCHWc"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_channels(%x: tensor<1x64x8x8xf32>, %w: tensor<16x32x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected input channels 64 to match weight channels 32 (groups 1)
+  %r = graph.conv2d %x, %w : (tensor<1x64x8x8xf32>, tensor<16x32x3x3xf32>) -> tensor<1x16x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_output_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<6x1x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected output channels 6 to be divisible by groups 4
+  %r = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.conv2d' op expected a bias of shape (4), found tensor<3xf32>
+  %r = graph.conv2d %x, %w, %b : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_output_size(%x: tensor<1x3x2x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected a positive output size for dim H, found 0 (input 2, kernel 3, dilation 1)
+  %r = graph.conv2d %x, %w : (tensor<1x3x2x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pool_padding(%x: tensor<1x4x8x8xf32>) {
+  // CHECK: 'graph.max_pool2d' op expected padding [2, 0] of dim H to be smaller than the window extent 2
+  %r = graph.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 2, 0, 0, 0>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x9x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pool_output_size(%x: tensor<1x4x2x8xf32>) {
+  // CHECK: 'graph.avg_pool2d' op expected a positive output size for dim H, found 0 (input 2, window extent 3)
+  %r = graph.avg_pool2d %x {kernel = array<i64: 3, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x4x1x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_batch_norm_rank(%x: tensor<4xf32>, %p: tensor<4xf32>) {
+  // CHECK: 'graph.batch_norm' op expected an input of rank >= 2, found tensor<4xf32>
+  %r = graph.batch_norm %x, %p, %p, %p, %p : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_batch_norm_param(%x: tensor<1x4x2x2xf32>, %p: tensor<4xf32>, %v: tensor<3xf32>) {
+  // CHECK: 'graph.batch_norm' op expected var of shape (4), found tensor<3xf32>
+  %r = graph.batch_norm %x, %p, %p, %p, %v : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>) -> tensor<1x4x2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_softmax_axis(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.softmax' op expected axis in [-2, 2) for rank 2, found 2
+  %r = graph.softmax %x {axis = 2 : i64} : tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reduce_kind(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reduce' op expected kind in sum, mean, max, min, prod, found 'avg'
+  %r = graph.reduce %x {axes = array<i64: 1>, kind = "avg"} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reduce_axes(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reduce' op expected distinct axes, found [1, -1]
+  %r = graph.reduce %x {axes = array<i64: 1, -1>, kind = "sum"} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_dims(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reshape' op expected 'shape' dims >= 0 with at most one -1, found [-1, -1]
+  %r = graph.reshape %x {shape = array<i64: -1, -1>} : (tensor<2x3xf32>) -> tensor<6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_fill(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reshape' op expected 6 elements to fill shape [4, -1]
+  %r = graph.reshape %x {shape = array<i64: 4, -1>} : (tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_count(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reshape' op expected shape [4, 2] to hold 6 elements, found 8
+  %r = graph.reshape %x {shape = array<i64: 4, 2>} : (tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_transpose_perm(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.transpose' op expected 'perm' to be a permutation of [0, 2), found [0, 0]
+  %r = graph.transpose %x {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_concat_empty() {
+  // CHECK: 'graph.concat' op expected at least one input, found none
+  %r = "graph.concat"() {axis = 0 : i64} : () -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_concat_shapes(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // CHECK: 'graph.concat' op expected input #1 to match tensor<2x3xf32> except along axis 1, found tensor<3x3xf32>
+  %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_flatten_axis(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.flatten' op expected axis in [-2, 2] for rank 2, found 3
+  %r = graph.flatten %x {axis = 3 : i64} : (tensor<2x3xf32>) -> tensor<6x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_yield_parent(%a: tensor<3xf32>) {
+  // CHECK: 'graph.yield' expects parent op 'graph.fused'
+  graph.yield %a : tensor<3xf32>
+}
+
+// -----
+
+func.func @negative_fused_dynamic(%a: tensor<?xf32>) {
+  // CHECK: 'graph.fused' op expected operand or result #0 to have a static shape, found tensor<?xf32>
+  %r = graph.fused (%a) : (tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%x: tensor<?xf32>):
+    graph.yield %x : tensor<?xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_fused_kind(%a: tensor<3xf32>) {
+  // CHECK: 'graph.fused' op unknown fusion kind 'fancy', expected one of elementwise, broadcast, injective, reduction, out_fusable, opaque
+  %r = graph.fused (%a) {kind = "fancy"} : (tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%x: tensor<3xf32>):
+    graph.yield %x : tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_fused_arguments(%a: tensor<3xf32>) {
+  // CHECK: 'graph.fused' op expected the body's argument types to match the operand types (tensor<3xf32>), found (tensor<4xf32>)
+  %r = graph.fused (%a) : (tensor<3xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    graph.yield %x : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_fused_terminator(%a: tensor<3xf32>) {
+  // CHECK: 'graph.fused' op expected the body to end with graph.yield, found 'test.termop'
+  %r = graph.fused (%a) : (tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%x: tensor<3xf32>):
+    "test.termop"() : () -> ()
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_fused_yield_types(%a: tensor<3xf32>) {
+  // CHECK: 'graph.fused' op expected graph.yield types (tensor<3xf32>) to match the result types (tensor<3xi32>)
+  %r = graph.fused (%a) : (tensor<3xf32>) -> tensor<3xi32> {
+  ^bb0(%x: tensor<3xf32>):
+    graph.yield %x : tensor<3xf32>
+  }
+  func.return
+}
