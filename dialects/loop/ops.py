@@ -7,7 +7,7 @@ storage scope). Buffers are builtin `memref` values with static shapes, indexed 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 
 from xdsl.builder import Builder
 from xdsl.dialects.arith import ConstantOp
@@ -38,9 +38,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import (
+    EffectInstance,
     HasParent,
     IsTerminator,
-    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryEffectKind,
     MemoryFreeEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -61,6 +63,18 @@ THREAD_AXES: tuple[str, ...] = (
 
 ALLOC_SCOPES: tuple[str, ...] = ("global", "local", "shared")
 """The storage scopes of `loop.alloc`: device/heap memory, per-thread registers, GPU shared."""
+
+
+class AllocatesResult(MemoryEffect):
+    """The memory effect of an op that allocates the buffer it returns, and nothing else.
+
+    Unlike xDSL's `MemoryAllocEffect`, the effect names the result, so that dead-code elimination
+    may remove an allocation nobody uses (as MLIR does).
+    """
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> Set[EffectInstance]:
+        return frozenset(EffectInstance(MemoryEffectKind.ALLOC, result) for result in op.results)
 
 
 def _str_attr(value: str | StringAttr) -> StringAttr:
@@ -231,11 +245,9 @@ class ForOp(IRDLOperation):
 
     def constant_bounds(self) -> tuple[int, int, int] | None:
         """`(lb, ub, step)` when all three are `arith.constant`s, else None."""
-        bounds = [_constant_index(value) for value in (self.lb, self.ub, self.step)]
-        if None in bounds:
+        lb, ub, step = (_constant_index(value) for value in (self.lb, self.ub, self.step))
+        if lb is None or ub is None or step is None:
             return None
-        lb, ub, step = bounds
-        assert lb is not None and ub is not None and step is not None
         return lb, ub, step
 
     def trip_count(self) -> int | None:
@@ -304,11 +316,11 @@ class ForOp(IRDLOperation):
     def parse(cls, parser: Parser) -> ForOp:
         iv = parser.parse_argument(expect_type=False).resolve(IndexType())
         parser.parse_punctuation("=")
-        lb = parser.parse_operand()
+        lb = parser.parse_operand(IndexType())
         parser.parse_keyword("to")
-        ub = parser.parse_operand()
+        ub = parser.parse_operand(IndexType())
         parser.parse_keyword("step")
-        step = parser.parse_operand()
+        step = parser.parse_operand(IndexType())
         parser.parse_keyword("axis")
         axis = parser.parse_str_literal("loop axis name")
         kind = "serial"
@@ -659,7 +671,7 @@ class AllocOp(IRDLOperation):
     scope = prop_def(StringAttr, default_value=StringAttr("global"))
     result = result_def(MemRefType)
 
-    traits = traits_def(MemoryAllocEffect())
+    traits = traits_def(AllocatesResult())
 
     def __init__(self, memref_type: MemRefType, scope: str | StringAttr = "global") -> None:
         super().__init__(properties={"scope": _str_attr(scope)}, result_types=[memref_type])

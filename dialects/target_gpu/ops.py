@@ -45,13 +45,14 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
-    MemoryAllocEffect,
     NoTerminator,
     Pure,
     SymbolOpInterface,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from dialects.loop.ops import AllocatesResult
 
 DIMENSIONS: tuple[str, ...] = ("x", "y", "z")
 """The dimensions of a grid or a thread block."""
@@ -462,7 +463,7 @@ class SharedAllocOp(IRDLOperation):
 
     result = result_def(MemRefType)
 
-    traits = traits_def(MemoryAllocEffect())
+    traits = traits_def(AllocatesResult())
 
     assembly_format = "attr-dict `:` type($result)"
 
