@@ -289,11 +289,8 @@ class LaunchOp(IRDLOperation):
         if isinstance(kernel, str):
             module, _, name = kernel.rpartition("::")
             kernel = SymbolRefAttr(module, [name]) if module else SymbolRefAttr(name)
-        super().__init__(
-            operands=[*grid, *block, args, [dynamic_shared_memory] if dynamic_shared_memory
-                      is not None else []],
-            properties={"kernel": kernel},
-        )
+        shared = [] if dynamic_shared_memory is None else [dynamic_shared_memory]
+        super().__init__(operands=[*grid, *block, args, shared], properties={"kernel": kernel})
 
     @property
     def grid(self) -> tuple[SSAValue, SSAValue, SSAValue]:
