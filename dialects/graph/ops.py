@@ -383,6 +383,38 @@ def _builtin_resources() -> OpAsmDialectInterface:
     return interface
 
 
+def elements_to_array(
+    value: DenseIntOrFPElementsAttr | DenseResourceAttr, op_name: str = "graph.constant"
+) -> np.ndarray:
+    """The tensor held by a dense or dense_resource attribute, as a read-only NumPy array.
+
+    Reads the bytes without unpacking them into Python values; `op_name` names the op that holds
+    the attribute in error messages (a missing resource blob, a wrong element count).
+    """
+    type = _tensor(op_name, "the value", value.type)
+    dtype = to_numpy_dtype(type.get_element_type())
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        raw = value.data.data
+    else:
+        key = value.resource_handle.data
+        blob = _builtin_resources().lookup(key)
+        if not blob:
+            raise op_error(op_name, f"expected data for resource '{key}', found none")
+        raw = bytes.fromhex(blob[2:])[4:]  # drop "0x" and the 4-byte alignment header
+    count = math.prod(type.get_shape())
+    if dtype == np.bool_:  # i1 is one byte per element; any non-zero byte is true
+        flat = np.frombuffer(raw, dtype=np.uint8) != 0
+    else:
+        flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<"))
+    if flat.size == 1 and count != 1:  # splat
+        flat = np.full(count, flat[0], dtype=flat.dtype)
+    if flat.size != count:
+        raise op_error(op_name, f"expected {count} elements for {type}, found {flat.size}")
+    result = flat.astype(dtype, copy=False).reshape(type.get_shape())
+    result.flags.writeable = False
+    return result
+
+
 @with_fusion_kind(FusionKind.OPAQUE)
 @irdl_op_definition
 class ConstantOp(GraphOp):
@@ -437,28 +469,8 @@ class ConstantOp(GraphOp):
         return cls(DenseResourceAttr.from_params(key, type))
 
     def to_array(self) -> np.ndarray:
-        """The constant as a new read-only NumPy array of the result's shape and dtype."""
-        type = self.inferred_result_type()
-        dtype = to_numpy_dtype(type.get_element_type())
-        if isinstance(self.value, DenseIntOrFPElementsAttr):
-            raw = self.value.data.data
-        else:
-            key = self.value.resource_handle.data
-            blob = _builtin_resources().lookup(key)
-            if not blob:
-                raise op_error(self.name, f"expected data for resource '{key}', found none")
-            raw = bytes.fromhex(blob[2:])[4:]  # drop "0x" and the 4-byte alignment header
-        count = math.prod(type.get_shape())
-        flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<"))
-        if flat.size == 1 and count != 1:  # splat
-            flat = np.full(count, flat[0], dtype=flat.dtype)
-        if flat.size != count:
-            raise op_error(
-                self.name, f"expected {count} elements for {type}, found {flat.size}"
-            )
-        result = flat.astype(dtype, copy=False).reshape(type.get_shape())
-        result.flags.writeable = False
-        return result
+        """The constant as a read-only NumPy array of the result's shape and dtype."""
+        return elements_to_array(self.value, self.name)
 
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes, reserved_attr_names=("value",))
