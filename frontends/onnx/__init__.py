@@ -1,12 +1,13 @@
 """dlc's ONNX frontend: `import_onnx` turns an ONNX model into graph dialect IR (`@main`)."""
 
-from frontends.onnx.errors import OnnxImportError
+from frontends.onnx.errors import NotConstantError, OnnxImportError
 from frontends.onnx.importer import MAX_OPSET, MIN_OPSET, import_onnx, load_model
 from frontends.onnx.registry import OnnxOpConverter, register, supported_ops
 
 __all__ = [
     "MAX_OPSET",
     "MIN_OPSET",
+    "NotConstantError",
     "OnnxImportError",
     "OnnxOpConverter",
     "import_onnx",

@@ -13,7 +13,7 @@ from onnx import AttributeProto, NodeProto
 from xdsl.dialects.builtin import NameLoc, StringAttr, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from frontends.onnx.errors import OnnxImportError
+from frontends.onnx.errors import NotConstantError, OnnxImportError
 from frontends.onnx.tensors import numpy_dtype_of, tensor_to_array
 
 
@@ -150,10 +150,11 @@ class NodeContext:
         """The contents of input `index`, which must be known at import time."""
         array = self.const(index)
         if array is None:
-            raise self.error(
-                f"expected input {index} ('{self.node.input[index]}', {what}) to be known at "
-                "import time (an initializer, a Constant, or computed from static shapes), "
-                "found a value computed at run time")
+            name = self.node.input[index]
+            raise NotConstantError(
+                f"{describe_node(self.node, self.opset)}: expected input {index} ('{name}', "
+                f"{what}) to be known at import time (an initializer, a Constant, or computed "
+                "from static shapes), found a value computed at run time", name)
         return array
 
     def optional_const_ints(self, index: int, what: str) -> list[int] | None:
@@ -237,7 +238,7 @@ class NodeContext:
 
     def constant(self, array: np.ndarray) -> SSAValue:
         """A graph constant holding `array`."""
-        value = self.scope.constant(np.ascontiguousarray(array))
+        value = self.scope.constant(np.asarray(array))
         if value.owner is not None and isinstance(value.owner, Operation):
             value.owner.location = self._location
         return value

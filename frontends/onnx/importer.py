@@ -20,6 +20,8 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import load_external_data_for_model
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     LocationAttr,
     ModuleOp,
@@ -32,6 +34,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from dialects.graph.attrs import from_numpy_dtype
 from frontends.onnx.context import NodeContext, describe_node, node_location, node_name
 from frontends.onnx.errors import OnnxImportError
 from frontends.onnx.registry import ConvertedValue, lookup
@@ -151,9 +154,7 @@ class _FunctionScope:
         return self._materialize(array, UnknownLoc())
 
     def _materialize(self, array: np.ndarray, location: LocationAttr) -> SSAValue:
-        from dialects.graph import ConstantOp
-
-        op = ConstantOp.from_array(array)
+        op = _constant_op(array)
         op.location = location
         self.insert(op)
         return op.results[0]
@@ -281,8 +282,9 @@ class _Importer:
     def _input_type(self, value_info: onnx.ValueInfoProto) -> TensorType:
         name = value_info.name
         if value_info.type.WhichOneof("value") != "tensor_type":
-            kind = value_info.type.WhichOneof("value") or "no type"
-            raise OnnxImportError(f"graph input '{name}' is a {kind}; dlc imports tensors only")
+            kind = (value_info.type.WhichOneof("value") or "no").removesuffix("_type")
+            raise OnnxImportError(f"graph input '{name}' has {kind} type; dlc imports tensors "
+                                  "only")
         tensor = value_info.type.tensor_type
         declared: list[int | str] | None = None
         if tensor.HasField("shape"):
@@ -347,7 +349,7 @@ class _Importer:
                 outputs = self._convert_in(self.scope, node, opset, impl)
         except OnnxImportError as e:
             if str(e).startswith(describe_node(node, opset)):
-                raise
+                raise e from None
             raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
         except (DiagnosticException, VerifyException) as e:
             raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
@@ -362,10 +364,7 @@ class _Importer:
         outputs = list(impl(NodeContext(node, opset, scope)))  # type: ignore[operator]
         for op in scope.inserted:
             op.verify()
-        if len(outputs) > len(node.output):
-            raise OnnxImportError(f"converter produced {len(outputs)} outputs, the node has "
-                                  f"{len(node.output)}")
-        return outputs
+        return outputs[:len(node.output)]  # converters may give optional outputs not asked for
 
     def _fold(self, node: onnx.NodeProto, opset: int, impl: object) -> list[ConvertedValue]:
         """Convert a node whose inputs are all constants, and evaluate it to constants."""
@@ -453,6 +452,18 @@ class _Importer:
                              if value_info.name in n.output), "its producer")
             raise OnnxImportError(f"graph output '{value_info.name}' is declared with {problem}, "
                                   f"but {producer} produces {found}")
+
+
+def _constant_op(array: np.ndarray) -> Operation:
+    """`graph.constant` holding `array`."""
+    from dialects.graph import ConstantOp
+
+    if array.ndim == 0:
+        # ConstantOp.from_array goes through np.ascontiguousarray, which makes 0-D arrays 1-D.
+        element = from_numpy_dtype(array.dtype)
+        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        return ConstantOp(DenseIntOrFPElementsAttr(TensorType(element, ()), BytesAttr(data)))
+    return ConstantOp.from_array(array)
 
 
 def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:

@@ -26,6 +26,12 @@ Impl = Callable[["NodeContext"], Sequence[ConvertedValue]]
 _IMPL_NAME = re.compile(r"_impl_v(\d+)$")
 
 CONVERTER_MODULES: tuple[str, ...] = (
+    "frontends.onnx.elementwise",
+    "frontends.onnx.activation",
+    "frontends.onnx.nn",
+    "frontends.onnx.norm",
+    "frontends.onnx.pool",
+    "frontends.onnx.reduce",
     "frontends.onnx.shape",
     "frontends.onnx.tensor",
 )

@@ -1,0 +1,114 @@
+"""Helpers several converter families share: axes, reshapes, scalar arithmetic, window padding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from dialects.graph import AddOp, MaxOp, MinOp, MulOp, ReshapeOp
+from frontends.onnx.context import NodeContext
+
+
+def normalize_axis(node: NodeContext, axis: int, rank: int, *, inclusive: bool = False) -> int:
+    """`axis` in [0, rank) (in [0, rank] with `inclusive`), negative counting from the end."""
+    top = rank + 1 if inclusive else rank
+    if not -rank <= axis < top:
+        raise node.error(f"expected axis in [{-rank}, {top - 1}] for rank {rank}, found {axis}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(node: NodeContext, axes: Sequence[int], rank: int) -> list[int]:
+    """Distinct axes in [0, rank), in the order given."""
+    normalized = [normalize_axis(node, a, rank) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise node.error(f"expected distinct axes, found {list(axes)}")
+    return normalized
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of a tensor value."""
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def reshape(node: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    """`value` reshaped to `shape`, or `value` itself when it already has that shape."""
+    if shape_of(value) == tuple(shape):
+        return value
+    return node.emit(ReshapeOp(value, list(shape)))
+
+
+def scaled(node: NodeContext, value: SSAValue, factor: float, like: int = 0) -> SSAValue:
+    """`value * factor`, or `value` itself when the factor is 1."""
+    if factor == 1.0:
+        return value
+    return node.emit(MulOp(value, node.scalar(factor, like)))
+
+
+def shifted(node: NodeContext, value: SSAValue, offset: float, like: int = 0) -> SSAValue:
+    """`value + offset`, or `value` itself when the offset is 0."""
+    if offset == 0.0:
+        return value
+    return node.emit(AddOp(value, node.scalar(offset, like)))
+
+
+def clamp(node: NodeContext, value: SSAValue, low: float | None, high: float | None,
+          like: int = 0) -> SSAValue:
+    """`min(max(value, low), high)`, each bound only where given."""
+    if low is not None:
+        value = node.emit(MaxOp(value, node.scalar(low, like)))
+    if high is not None:
+        value = node.emit(MinOp(value, node.scalar(high, like)))
+    return value
+
+
+def window_padding(node: NodeContext, spatial: Sequence[int], kernel: Sequence[int],
+                   strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
+    """ONNX `pads` ([x1_begin, x2_begin, ..., x1_end, x2_end, ...]) of a sliding-window op,
+    from attribute `pads` or `auto_pad` (NOTSET, VALID, SAME_UPPER, SAME_LOWER)."""
+    rank = len(spatial)
+    auto_pad = node.attr_str("auto_pad", "NOTSET")
+    if auto_pad == "NOTSET":
+        pads = node.attr_ints("pads", [0] * (2 * rank))
+        assert pads is not None
+        if len(pads) != 2 * rank:
+            raise node.error(f"expected {2 * rank} pads, found {len(pads)}")
+        if any(p < 0 for p in pads):
+            raise node.error(f"expected non-negative pads, found {pads}")
+        return pads
+    if auto_pad == "VALID":
+        return [0] * (2 * rank)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise node.error(f"expected auto_pad NOTSET, VALID, SAME_UPPER or SAME_LOWER, found "
+                         f"'{auto_pad}'")
+    begins, ends = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations, strict=True):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+def window_attrs(node: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
+                 ) -> tuple[list[int], list[int], list[int]]:
+    """(strides, dilations, pads) of a sliding-window op over `spatial` dims, defaults filled."""
+    rank = len(spatial)
+    strides = node.attr_ints("strides", [1] * rank)
+    dilations = node.attr_ints("dilations", [1] * rank)
+    assert strides is not None and dilations is not None
+    for name, values in (("strides", strides), ("dilations", dilations)):
+        if len(values) != rank:
+            raise node.error(f"expected {rank} {name}, found {len(values)}")
+        if any(v < 1 for v in values):
+            raise node.error(f"expected positive {name}, found {values}")
+    return strides, dilations, window_padding(node, spatial, kernel, strides, dilations)
+
+
+def as_int_list(array: np.ndarray) -> list[int]:
+    """A 0-D or 1-D integer array as a list of Python ints."""
+    return [int(v) for v in np.asarray(array).reshape(-1)]

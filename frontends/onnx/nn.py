@@ -1,0 +1,101 @@
+"""Converters of ONNX ops with weights: Conv (1-D and 2-D), MatMul and Gemm."""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from dialects.graph import AddOp, Conv2DOp, MatmulOp, TransposeOp
+from frontends.onnx.common import reshape, scaled, shape_of, window_attrs
+from frontends.onnx.context import NodeContext
+from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+
+
+def check_kernel_shape(node: NodeContext, kernel: list[int]) -> None:
+    """Attribute `kernel_shape`, where given, must equal the weight's spatial dims."""
+    declared = node.attr_ints("kernel_shape", None)
+    if declared is not None and declared != kernel:
+        raise node.error(f"expected kernel_shape {declared} to match the weight's spatial dims "
+                         f"{kernel}")
+
+
+def spatial_rank(node: NodeContext, index: int = 0) -> int:
+    """The number of spatial dims of an N x C x D1 x ... input: 1 or 2 (dlc has 2-D windows)."""
+    rank = node.rank(index)
+    if rank not in (3, 4):
+        raise node.error(f"expected a 1-D or 2-D {node.op_type} (an input of rank 3 or 4), "
+                         f"found rank {rank}")
+    return rank - 2
+
+
+def as_2d(node: NodeContext, value: SSAValue) -> SSAValue:
+    """An N x C x L tensor as N x C x 1 x L (1-D windows run as 2-D ones of height 1)."""
+    n, c, length = shape_of(value)
+    return reshape(node, value, [n, c, 1, length])
+
+
+def pads_2d(pads: list[int]) -> list[int]:
+    """ONNX pads of a 1-D or 2-D window as dlc's [top, left, bottom, right]."""
+    if len(pads) == 2:  # [begin, end] of the one spatial dim, which becomes W
+        return [0, pads[0], 0, pads[1]]
+    return pads
+
+
+@register("Conv")
+class Conv(OnnxOpConverter):
+    """`Conv`: graph.conv2d; a 1-D convolution runs as a 2-D one of height 1."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        spatial = spatial_rank(node)
+        if node.rank(1) != spatial + 2:
+            raise node.error(f"expected a weight of rank {spatial + 2}, found "
+                             f"{node.input_type(1)}")
+        kernel = list(node.shape(1)[2:])
+        check_kernel_shape(node, kernel)
+        strides, dilations, pads = window_attrs(node, node.shape(0)[2:], kernel)
+        x, w = node.input(0), node.input(1)
+        bias = node.input(2) if node.has_input(2) else None
+        if spatial == 1:
+            x, w = as_2d(node, x), as_2d(node, w)
+            strides, dilations = [1, *strides], [1, *dilations]
+        conv = node.emit(Conv2DOp(x, w, bias, strides=strides, padding=pads_2d(pads),
+                                  dilation=dilations, groups=node.attr_int("group", 1)))
+        if spatial == 1:
+            n, o, _, length = shape_of(conv)
+            conv = reshape(node, conv, [n, o, length])
+        return [conv]
+
+
+@register("MatMul")
+class MatMul(OnnxOpConverter):
+    """`MatMul`: graph.matmul (both follow numpy.matmul)."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(MatmulOp(node.input(0), node.input(1)))]
+
+
+@register("Gemm")
+class Gemm(OnnxOpConverter):
+    """`Gemm`: `alpha * op(A) @ op(B) + beta * C` as graph.transpose, matmul, mul and add;
+    C is optional from opset 11."""
+
+    @classmethod
+    def _impl_v7(cls, node: NodeContext) -> list[ConvertedValue]:
+        operands = []
+        for index, flag in ((0, "transA"), (1, "transB")):
+            if node.rank(index) != 2:
+                raise node.error(f"expected a 2-D input {index}, found {node.input_type(index)}")
+            value = node.input(index)
+            if node.attr_int(flag, 0):
+                value = node.emit(TransposeOp(value, [1, 0]))
+            operands.append(value)
+        product = scaled(node, node.emit(MatmulOp(*operands)), node.attr_float("alpha", 1.0))
+        if not node.has_input(2):
+            return [product]
+        c = scaled(node, node.input(2), node.attr_float("beta", 1.0), like=2)
+        result = node.emit(AddOp(product, c))
+        if shape_of(result) != shape_of(product):
+            raise node.error(f"expected C {node.input_type(2)} to broadcast to "
+                             f"{product.type}")
+        return [result]
