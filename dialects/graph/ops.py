@@ -178,12 +178,10 @@ def window_output_size(
     """
     extent = dilation * (kernel - 1) + 1
     span = size + pad_begin + pad_end - extent
-    if span < 0:
-        return 0
     count = (-(-span // stride) if ceil_mode else span // stride) + 1
     if ceil_mode and (count - 1) * stride >= size + pad_begin:
         count -= 1
-    return count
+    return max(count, 0)
 
 
 _OpT = TypeVar("_OpT", bound=type[IRDLOperation])
@@ -457,8 +455,8 @@ class ConstantOp(GraphOp):
         With `resource`, the data goes into a `dense_resource` blob of that name (deduplicated)
         instead of an inline `dense<...>` attribute.
         """
-        data = np.ascontiguousarray(array)
-        data = data.astype(data.dtype.newbyteorder("<"), copy=False)
+        data = np.asarray(array)
+        data = data.astype(data.dtype.newbyteorder("<"), copy=False)  # tobytes() is row-major
         type = TensorType(from_numpy_dtype(data.dtype), data.shape)
         if resource is None:
             return cls(DenseIntOrFPElementsAttr(type, BytesAttr(data.tobytes())))

@@ -26,6 +26,13 @@ func.func @constant_large_hex() -> tensor<101xi8> {
   func.return %h : tensor<101xi8>
 }
 
+// CHECK-LABEL: func.func @constant_resource
+func.func @constant_resource() -> tensor<2xi32> {
+  %r = graph.constant dense_resource<graph_blob> : tensor<2xi32>
+  // CHECK-NEXT: %r = graph.constant dense_resource<graph_blob> : tensor<2xi32>
+  func.return %r : tensor<2xi32>
+}
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
   %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
@@ -291,3 +298,16 @@ func.func @fused_two_results_no_attrs(%x: tensor<4xf32>) -> (tensor<4xf32>, tens
   // CHECK:        graph.yield %e, %a : tensor<4xf32>, tensor<4xf32>
   func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// The blob of @constant_resource travels with the module.
+// CHECK:      dialect_resources: {
+// CHECK-NEXT:   builtin: {
+// CHECK-NEXT:     graph_blob: "0x040000000100000002000000"
+
+{-#
+  dialect_resources: {
+    builtin: {
+      graph_blob: "0x040000000100000002000000"
+    }
+  }
+#-}
