@@ -1,0 +1,130 @@
+"""The `-t llvm` target: llvm-dialect IR -> LLVM IR text for the host CPU (mlir-translate
+--mlir-to-llvmir).
+
+Printing only: the module must already be in the llvm dialect (`convert-loop-to-llvm`). The text
+carries the host's `target triple` and `target datalayout`, and every defined function carries
+`"target-cpu"`, `"target-features"` and `"prefer-vector-width"` of the host, so that LLVM uses
+the vector units the machine has (AVX-512 here). It parses and verifies in llvmlite.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import IO
+
+import llvmlite.ir as ir
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    """What LLVM needs to know about the machine code is generated for.
+
+    Attributes:
+        triple: the target triple (`x86_64-unknown-linux-gnu`).
+        data_layout: the target's data layout string.
+        cpu: the CPU name (`znver4`, `skylake-avx512`, ...).
+        features: the CPU features, LLVM style (`+avx512f,+fma,...`).
+        vector_width: the widest vector register in bits (512 with AVX-512, 256 with AVX, else
+            128), given to LLVM as `prefer-vector-width`.
+    """
+
+    triple: str
+    data_layout: str
+    cpu: str
+    features: str
+    vector_width: int
+
+
+def _vector_width(features: str) -> int:
+    enabled = set(features.split(","))
+    if "+avx512f" in enabled:
+        return 512
+    if "+avx" in enabled:
+        return 256
+    return 128
+
+
+@functools.cache
+def host_target() -> HostTarget:
+    """The host CPU, as llvmlite sees it (computed once per process)."""
+    import llvmlite.binding as binding
+
+    binding.initialize_native_target()
+    binding.initialize_native_asmprinter()
+    triple = binding.get_process_triple()
+    cpu = binding.get_host_cpu_name()
+    features = binding.get_host_cpu_features().flatten()
+    machine = binding.Target.from_triple(triple).create_target_machine(
+        cpu=cpu, features=features
+    )
+    return HostTarget(triple, str(machine.target_data), cpu, features, _vector_width(features))
+
+
+def _check_llvm_dialect(module: ModuleOp) -> None:
+    for op in module.ops:
+        if not isinstance(op, llvm.FuncOp | llvm.GlobalOp):
+            raise DiagnosticException(
+                f"'{op.name}' op expected only llvm.func and llvm.mlir.global at the top level "
+                "of a module printed as LLVM IR (run convert-loop-to-llvm first)"
+            )
+
+
+def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
+    """The LLVM IR text of an llvm-dialect `module`, for `target` (default: the host)."""
+    target = target or host_target()
+    _check_llvm_dialect(module)
+    try:
+        ir_module = convert_module(
+            module, fallback_target_triple=target.triple, data_layout=target.data_layout
+        )
+    except NotImplementedError as e:
+        raise DiagnosticException(f"cannot print the module as LLVM IR: {e}") from None
+
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp):
+            _finish_global(op, ir_module.get_global(op.sym_name.data))
+    attributes = (
+        f'"target-cpu"="{target.cpu}"',
+        f'"target-features"="{target.features}"',
+        f'"prefer-vector-width"="{target.vector_width}"',
+    )
+    for function in ir_module.functions:
+        if function.is_declaration:
+            continue
+        for attribute in attributes:
+            # llvmlite only accepts enum attributes by name; string attributes go in as text.
+            set.add(function.attributes, attribute)
+    return str(ir_module)
+
+
+def _finish_global(op: llvm.GlobalOp, variable: ir.GlobalValue) -> None:
+    """Fix what the xDSL translation leaves for a global with an initializer: the default
+    linkage is spelled by omission, alignment is kept, and dense data goes in as raw bytes (one
+    string literal instead of a constant per element)."""
+    assert isinstance(variable, ir.GlobalVariable)
+    if variable.linkage == "external" and op.value is not None:
+        variable.linkage = ""
+    if op.alignment is not None:
+        variable.align = op.alignment.value.data
+    if isinstance(op.value, DenseIntOrFPElementsAttr):
+        raw = bytes(op.value.data.data)
+        byte_array = ir.ArrayType(ir.IntType(8), len(raw))
+        variable.value_type = byte_array
+        variable.initializer = ir.Constant(byte_array, bytearray(raw))
+
+
+@dataclass(frozen=True)
+class LLVMIRTarget(Target):
+    """`-t llvm`: print an llvm-dialect module as LLVM IR text for the host CPU."""
+
+    name = "llvm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(emit_llvm_ir(module))

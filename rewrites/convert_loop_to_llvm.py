@@ -1,0 +1,248 @@
+"""The `convert-loop-to-llvm` pass: dlc's loop-level IR -> the llvm dialect, for the host CPU.
+
+Counterpart: MLIR's `convert-{scf-to-cf,cf,arith,math,func,index,vector}-to-llvm` and
+`finalize-memref-to-llvm` run as one conversion; TVM's `codegen_cpu` lowering of TIR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.utils.exceptions import PassFailedException
+
+from rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from rewrites.llvm_lowering.cf import cf_to_llvm_patterns
+from rewrites.llvm_lowering.common import LLVMLowering
+from rewrites.llvm_lowering.func import NUM_OUTPUTS_ATTR, func_to_llvm_patterns
+from rewrites.llvm_lowering.index import index_to_llvm_patterns
+from rewrites.llvm_lowering.math import math_to_llvm_patterns
+from rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
+from rewrites.llvm_lowering.vector import vector_to_llvm_patterns
+from runtime.metadata import (
+    METADATA_SYMBOL,
+    ArgumentSpec,
+    FunctionSignature,
+    encode_metadata,
+)
+
+HIGHER_LEVEL_DIALECTS = ("graph", "tensor_expr", "target_gpu")
+"""Dialects that must be lowered before this pass; meeting one is an error, not a partial run."""
+
+LOWERED_DIALECTS = ("llvm",)
+"""The only dialect (besides `builtin.module`) the pass leaves behind."""
+
+
+def structure_patterns() -> list[RewritePattern]:
+    """Patterns that turn structured control flow (`loop.for`, `loop.block`, `scf.for`,
+    `scf.if`) into `cf` branches."""
+    from rewrites.llvm_lowering.loop import loop_structure_patterns
+
+    return [*loop_structure_patterns(), ForLowering(), IfLowering()]
+
+
+def op_patterns(lowering: LLVMLowering, noalias_entry_arguments: bool) -> list[RewritePattern]:
+    """Patterns that lower every remaining op to the llvm dialect, one op at a time."""
+    from rewrites.llvm_lowering.loop import loop_memory_patterns
+
+    return [
+        *func_to_llvm_patterns(lowering, noalias_entry_arguments),
+        *cf_to_llvm_patterns(lowering),
+        *arith_to_llvm_patterns(lowering),
+        *index_to_llvm_patterns(lowering),
+        *math_to_llvm_patterns(lowering),
+        *memref_to_llvm_patterns(lowering),
+        *vector_to_llvm_patterns(lowering),
+        *loop_memory_patterns(lowering),
+    ]
+
+
+def numpy_dtype_name(element_type: Attribute, lowering: LLVMLowering) -> str | None:
+    """The NumPy dtype name of a memref element type, or None if NumPy has none."""
+    if isinstance(element_type, IndexType):
+        return f"int{lowering.index_bitwidth}"
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return "bool"
+        if width not in (8, 16, 32, 64):
+            return None
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        return f"{'uint' if unsigned else 'int'}{width}"
+    names = {Float16Type: "float16", Float32Type: "float32", Float64Type: "float64"}
+    if isinstance(element_type, BFloat16Type):
+        return None
+    return names.get(type(element_type))
+
+
+def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSignature:
+    """The signature of a destination-passing-style entry function (one with
+    `dlc.num_outputs`), after checking that it is one."""
+    name = function.sym_name.data
+    attr = function.attributes[NUM_OUTPUTS_ATTR]
+    if not isinstance(attr, IntegerAttr):
+        raise PassFailedException(
+            f"'func.func' op expected {NUM_OUTPUTS_ATTR} of @{name} to be an integer, "
+            f"found {attr}"
+        )
+    num_outputs = attr.value.data
+    inputs = function.function_type.inputs.data
+    if function.function_type.outputs.data:
+        raise PassFailedException(
+            f"'func.func' op expected entry function @{name} to return nothing (outputs are "
+            f"arguments), found {len(function.function_type.outputs.data)} results"
+        )
+    if not 0 <= num_outputs <= len(inputs):
+        raise PassFailedException(
+            f"'func.func' op expected {NUM_OUTPUTS_ATTR} of @{name} between 0 and "
+            f"{len(inputs)}, found {num_outputs}"
+        )
+    arg_names = [arg.name_hint for arg in function.args] if function.body.blocks else []
+    arguments: list[ArgumentSpec] = []
+    for index, type_ in enumerate(inputs):
+        dtype = None
+        if isinstance(type_, MemRefType):
+            dtype = numpy_dtype_name(type_.get_element_type(), lowering)
+        if dtype is None or not strides_and_offset(type_, function)[2]:
+            raise PassFailedException(
+                f"'func.func' op expected argument {index} of entry function @{name} to be a "
+                f"row-major memref of static shape with a NumPy element type, found {type_}"
+            )
+        hint = arg_names[index] if index < len(arg_names) else None
+        arguments.append(ArgumentSpec(hint or f"arg{index}", type_.get_shape(), dtype))
+    return FunctionSignature(name, tuple(arguments), num_outputs)
+
+
+def metadata_global(signatures: list[FunctionSignature]) -> llvm.GlobalOp:
+    """`llvm.mlir.global external constant @dlc_metadata("<json>\\00")`."""
+    text = encode_metadata(signatures) + "\0"
+    return llvm.GlobalOp(
+        llvm.LLVMArrayType(len(text), IntegerType(8)),
+        METADATA_SYMBOL,
+        "external",
+        constant=True,
+        value=StringAttr(text),
+    )
+
+
+def _check_input_level(module: ModuleOp) -> None:
+    for op in module.walk():
+        dialect = op.name.split(".", 1)[0]
+        if dialect in HIGHER_LEVEL_DIALECTS:
+            raise PassFailedException(
+                f"'{op.name}' op expected loop-level IR (lower it to the loop dialect first), "
+                f"found an op of dialect {dialect}"
+            )
+
+
+def _check_fully_lowered(module: ModuleOp) -> None:
+    for op in module.walk():
+        if op is module:
+            continue
+        if op.name.split(".", 1)[0] in LOWERED_DIALECTS:
+            continue
+        raise PassFailedException(
+            f"'{op.name}' op expected to be lowered to the llvm dialect, found no lowering "
+            f"for it{_where(op)}"
+        )
+
+
+def _where(op: Operation) -> str:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, llvm.FuncOp | func.FuncOp):
+        parent = parent.parent_op()
+    return f" in @{parent.sym_name.data}" if parent is not None else ""
+
+
+@dataclass(frozen=True)
+class ConvertLoopToLLVMPass(ModulePass):
+    """Lower loop-level dlc IR to the llvm dialect for the host CPU.
+
+    *Input invariant*: a `builtin.module` of `func.func`s (plus `memref.global`s) whose bodies use
+    `loop`, `arith`, `math`, `memref`, `vector`, `scf`, `cf` and `func` ops on scalars, 1-D vectors
+    and memrefs of static shape with identity or static strided layouts. Entry functions are in
+    destination-passing style: `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)` returns
+    nothing and carries `dlc.num_outputs = N : i64` (its last N arguments are outputs). No
+    graph, tensor_expr or target_gpu op remains.
+
+    *Output IR*: only `llvm` ops. Each `func.func` is an `llvm.func` with the bare-pointer calling
+    convention (a memref argument is the `!llvm.ptr` of its first element, `index` is i64);
+    element [i, j, k] of memref<AxBxCxT> is `getelementptr T, ptr, ((i * B + j) * C + k)`. Loops
+    are blocks joined by `llvm.br`/`llvm.cond_br`; math functions are LLVM intrinsics or libm
+    calls. The entry functions' signatures (argument names, shapes, dtypes, number of outputs)
+    are stored as JSON in the global `@dlc_metadata`, which the runtime reads.
+
+    *Invariants*: no func, arith, math, memref, vector, scf, cf, loop or index op (nor
+    unrealized cast) remains; anything the pass cannot lower is reported by name. Loop kinds:
+    `serial` runs in order; `parallel`, `vectorized` and `unrolled` are lowered as serial loops
+    for now, each by its own pattern (`rewrites.llvm_lowering.loop`) so that real lowerings
+    (outlined function + `GOMP_parallel`, vector ops, replicated bodies) replace one pattern
+    each; `bound` (a GPU binding) is an error. `loop.alloc local` buffers up to
+    `max_stack_bytes` live on the stack (allocas in the entry block), other buffers on the heap.
+
+    Options:
+        index_bitwidth: width of the integer `index` lowers to (the host's pointer width).
+        alloc_alignment: byte alignment of heap buffers.
+        max_stack_bytes: the largest `loop.alloc local` placed on the stack.
+        noalias_outputs: mark the pointer arguments of entry functions `noalias` (the runtime
+            never passes an output that aliases another argument).
+        metadata: emit the `@dlc_metadata` global for the entry functions.
+    """
+
+    name: ClassVar[str] = "convert-loop-to-llvm"
+
+    index_bitwidth: int = 64
+    alloc_alignment: int = 64
+    max_stack_bytes: int = 64 * 1024
+    noalias_outputs: bool = True
+    metadata: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowering = LLVMLowering(self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes)
+        _check_input_level(op)
+        signatures = [
+            entry_signature(function, lowering)
+            for function in op.ops
+            if isinstance(function, func.FuncOp)
+            and NUM_OUTPUTS_ATTR in function.attributes
+            and function.sym_visibility != StringAttr("private")
+        ]
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(structure_patterns())
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(op_patterns(lowering, self.noalias_outputs))
+        ).rewrite_module(op)
+        reconcile_unrealized_casts(op, warn_on_failure=False)
+        _check_fully_lowered(op)
+        if self.metadata and signatures:
+            if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):
+                raise PassFailedException(
+                    f"'builtin.module' op expected no symbol named @{METADATA_SYMBOL} (the pass "
+                    "defines it), found one"
+                )
+            op.body.block.add_op(metadata_global(signatures))

@@ -1,0 +1,310 @@
+"""`loop` -> `cf` + `llvm`: loop nests become branches, buffers become pointers.
+
+Two pattern sets, applied in this order by `convert-loop-to-llvm`:
+- `loop_structure_patterns`: `loop.for` (one pattern per loop kind) and `loop.block` become `cf`
+  branches over `index` values, which the arith/cf/func patterns then lower;
+- `loop_memory_patterns`: `loop.load`/`loop.store` (scalar or vector) become `llvm.load`/
+  `llvm.store` at the row-major element address, `loop.alloc`/`loop.dealloc` become heap or
+  stack allocations.
+
+Loop kinds on the CPU: `serial` loops run in order. `parallel`, `vectorized` and `unrolled`
+loops run as serial loops for now, each through its own pattern so that a real lowering (an
+outlined function run by `GOMP_parallel`, vector ops, a replicated body) replaces just that
+pattern. `bound` loops are GPU bindings and have no CPU meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, cf, func, llvm
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import BlockInsertPoint, InsertPoint
+
+from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    lowered,
+    lowering_error,
+    replace_with_lowered,
+)
+from rewrites.llvm_lowering.memref import (
+    buffer_bytes,
+    element_address,
+    entry_block_of,
+    heap_allocate,
+    heap_free,
+    memref_type_of,
+    stack_allocate,
+)
+
+# ----------------------------------------------------------------------------------------------
+# Structure: loop.for, loop.block
+# ----------------------------------------------------------------------------------------------
+
+
+def lower_to_serial_loop(op: ForOp, rewriter: PatternRewriter) -> None:
+    """Replace `op` by a loop of `cf` branches that runs its iterations in order:
+
+        ^init:                 ...; cf.br ^cond(%lb)
+        ^cond(%iv: index):     %c = arith.cmpi slt, %iv, %ub; cf.cond_br %c, ^body, ^end
+        ^body ... ^latch:      ...; %next = arith.addi %iv, %step; cf.br ^cond(%next)
+        ^end:                  the ops that followed the loop
+    """
+    init_block = op.parent_block()
+    if init_block is None:
+        raise lowering_error(op, "expected to be inside a block")
+    end_block = init_block.split_before(op)
+    condition_block = op.body.blocks[0]
+    first_op = condition_block.first_op
+    assert first_op is not None
+    first_body_block = condition_block.split_before(first_op)
+    latch = op.body.blocks[-1]
+    terminator = latch.last_op
+    if not isinstance(terminator, YieldOp):
+        raise lowering_error(op, f"expected a body ending in loop.yield, found {terminator}")
+    rewriter.inline_region(op.body, BlockInsertPoint.before(end_block))
+    iv = condition_block.args[0]
+
+    stepped = arith.AddiOp(iv, op.step)
+    rewriter.insert(stepped, InsertPoint.before(terminator))
+    rewriter.replace(terminator, cf.BranchOp(condition_block, stepped), [])
+    rewriter.insert(cf.BranchOp(condition_block, op.lb), InsertPoint.at_end(init_block))
+    in_range = arith.CmpiOp(iv, op.ub, "slt")
+    rewriter.insert(in_range, InsertPoint.at_end(condition_block))
+    rewriter.insert(
+        cf.ConditionalBranchOp(in_range, first_body_block, (), end_block, ()),
+        InsertPoint.at_end(condition_block),
+    )
+    rewriter.erase(op)
+
+
+@dataclass
+class SerialForLowering(RewritePattern):
+    """`loop.for` of kind `serial` -> a `cf` loop."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data == "serial":
+            lower_to_serial_loop(op, rewriter)
+
+
+@dataclass
+class ParallelForLowering(RewritePattern):
+    """`loop.for` of kind `parallel` -> a serial `cf` loop (one thread runs every iteration)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data == "parallel":
+            lower_to_serial_loop(op, rewriter)
+
+
+@dataclass
+class VectorizedForLowering(RewritePattern):
+    """`loop.for` of kind `vectorized` -> a serial `cf` loop (LLVM may still vectorize it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data == "vectorized":
+            lower_to_serial_loop(op, rewriter)
+
+
+@dataclass
+class UnrolledForLowering(RewritePattern):
+    """`loop.for` of kind `unrolled` -> a serial `cf` loop (LLVM may still unroll it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data == "unrolled":
+            lower_to_serial_loop(op, rewriter)
+
+
+@dataclass
+class BoundForLowering(RewritePattern):
+    """`loop.for` of kind `bound`: a GPU binding, rejected on the CPU."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data == "bound":
+            thread = op.thread.data if op.thread is not None else "?"
+            raise lowering_error(
+                op,
+                f"expected a CPU loop kind (serial, parallel, vectorized, unrolled) for axis "
+                f"'{op.axis.data}', found kind bound to '{thread}'",
+            )
+
+
+@dataclass
+class BlockLowering(RewritePattern):
+    """`loop.block` -> its body, inlined where the block was."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BlockOp, rewriter: PatternRewriter) -> None:
+        blocks = op.body.blocks
+        if len(blocks) == 1:
+            body = blocks[0]
+            terminator = body.last_op
+            if isinstance(terminator, YieldOp):
+                rewriter.erase(terminator)
+            rewriter.inline_block(body, InsertPoint.before(op))
+            rewriter.erase(op)
+            return
+        # The body already holds lowered control flow: branch into it and out of it.
+        parent = op.parent_block()
+        assert parent is not None
+        continuation = parent.split_before(op)
+        entry = blocks[0]
+        for block in blocks:
+            terminator = block.last_op
+            if isinstance(terminator, YieldOp):
+                rewriter.replace(terminator, cf.BranchOp(continuation), [])
+        rewriter.inline_region(op.body, BlockInsertPoint.before(continuation))
+        rewriter.insert(cf.BranchOp(entry), InsertPoint.at_end(parent))
+        rewriter.erase(op)
+
+
+def loop_structure_patterns() -> list[RewritePattern]:
+    """The patterns that turn `loop.for` and `loop.block` into `cf` control flow."""
+    return [
+        SerialForLowering(),
+        ParallelForLowering(),
+        VectorizedForLowering(),
+        UnrolledForLowering(),
+        BoundForLowering(),
+        BlockLowering(),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------
+# Memory: loop.load, loop.store, loop.alloc, loop.dealloc
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadLowering(RewritePattern):
+    """`loop.load` -> `llvm.load` of a scalar or of N contiguous elements (a vector)."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LoadOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.memref, op)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
+        result_type = self.lowering.convert_type(op.result.type)
+        load = llvm.LoadOp(address, result_type, alignment)
+        replace_with_lowered(op, [*ops, load], load.results, rewriter)
+
+
+@dataclass
+class StoreLowering(RewritePattern):
+    """`loop.store` -> `llvm.store` of a scalar or of N contiguous elements (a vector)."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: StoreOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.memref, op)
+        value = lowered(op.value, self.lowering, rewriter)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
+        rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
+
+
+def _function_of(op: Operation) -> Operation:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp | llvm.FuncOp):
+        parent = parent.parent_op()
+    if parent is None:
+        raise lowering_error(op, "expected to be nested in a function")
+    return parent
+
+
+def _returns_of(function: Operation) -> list[Operation]:
+    return [
+        block.last_op
+        for block in function.regions[0].blocks
+        if isinstance(block.last_op, func.ReturnOp | llvm.ReturnOp)
+    ]
+
+
+@dataclass
+class AllocLowering(RewritePattern):
+    """`loop.alloc` and its `loop.dealloc`s -> a stack or heap buffer.
+
+    Scope `local` up to `max_stack_bytes`: an `llvm.alloca` in the function's entry block (its
+    deallocs vanish). Scope `global`, or a larger local buffer: `aligned_alloc` where the buffer is
+    allocated and `free` at each `loop.dealloc`; a buffer without dealloc lives until the end of
+    the function, so it is allocated on entry and freed before every return. Scope `shared` is a
+    GPU notion and is rejected.
+    """
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: AllocOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.result, op)
+        scope = op.scope.data
+        if scope not in ("global", "local"):
+            raise lowering_error(
+                op, f"expected scope global or local on the CPU, found '{scope}'"
+            )
+        deallocs = [u.operation for u in op.result.uses if isinstance(u.operation, DeallocOp)]
+        size = buffer_bytes(memref_type, self.lowering, op)
+        element_size = self.lowering.size_in_bytes(memref_type.get_element_type()) or 1
+        if scope == "local" and size <= self.lowering.max_stack_bytes:
+            pointer = stack_allocate(op, memref_type, element_size, self.lowering, rewriter)
+            for dealloc in deallocs:
+                rewriter.erase(dealloc)
+            replace_with_lowered(op, [], [pointer], rewriter)
+            return
+        alignment = self.lowering.alloc_alignment
+        allocation = heap_allocate(op, size, alignment, self.lowering, rewriter)
+        pointer = allocation[-1].results[0]
+        if deallocs:
+            rewriter.insert(allocation, InsertPoint.before(op))
+            for dealloc in deallocs:
+                rewriter.replace(dealloc, heap_free(dealloc, pointer, rewriter), [])
+        else:
+            function = _function_of(op)
+            rewriter.insert(allocation, InsertPoint.at_start(entry_block_of(op)))
+            for terminator in _returns_of(function):
+                rewriter.insert(heap_free(op, pointer, rewriter), InsertPoint.before(terminator))
+        replace_with_lowered(op, [], [pointer], rewriter)
+
+
+@dataclass
+class DeallocLowering(RewritePattern):
+    """`loop.dealloc` of something other than a `loop.alloc` buffer: rejected (the alloc's
+    pattern lowers the deallocs of its buffer)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: DeallocOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.memref.owner, AllocOp):
+            return
+        raise lowering_error(
+            op, f"expected a buffer made by loop.alloc, found {_describe(op.memref)}"
+        )
+
+
+def _describe(value: SSAValue) -> str:
+    owner = value.owner
+    if isinstance(owner, Block):
+        return f"a block argument of type {value.type}"
+    return f"the result of '{owner.name}'"
+
+
+def loop_memory_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
+    """The patterns that lower `loop.load`, `loop.store`, `loop.alloc` and `loop.dealloc`."""
+    return [
+        LoadLowering(lowering),
+        StoreLowering(lowering),
+        AllocLowering(lowering),
+        DeallocLowering(),
+    ]
+

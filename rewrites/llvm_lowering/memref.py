@@ -1,0 +1,396 @@
+"""`memref` -> `llvm` with bare pointers (MLIR's FinalizeMemRefToLLVM, bare-pointer convention).
+
+A memref of static shape lowers to the `!llvm.ptr` of its first element *before* the layout's
+offset; the element [i, j, k] of a row-major memref<AxBxCxT> lives at
+`getelementptr T, ptr, ((i * B + j) * C + k)`, and a strided layout contributes
+`offset + sum(index * stride)`. Views (cast, subview, expand/collapse_shape) keep the pointer:
+their static result layout already says where the elements are. Heap buffers come from
+`aligned_alloc`/`free`; stack buffers are `llvm.alloca`s hoisted to the function's entry block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func, llvm, memref
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+
+from rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    constant_int_value,
+    ensure_declared,
+    int_constant,
+    lowered,
+    lowering_error,
+    ops_append,
+    replace_with_lowered,
+)
+
+NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+"""In-bounds element offsets never overflow: index arithmetic carries `nsw`."""
+
+
+def strides_and_offset(memref_type: MemRefType, op: Operation) -> tuple[list[int], int, bool]:
+    """(strides, offset, row_major) of a memref of static shape and layout, in elements."""
+    shape = memref_type.get_shape()
+    if not memref_type.has_static_shape():
+        raise lowering_error(op, f"expected a memref of static shape, found {memref_type}")
+    row_major = [1] * len(shape)
+    for dim in range(len(shape) - 2, -1, -1):
+        row_major[dim] = row_major[dim + 1] * shape[dim + 1]
+    layout = memref_type.layout
+    if isinstance(layout, NoneAttr):
+        return row_major, 0, True
+    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
+        return row_major, 0, True
+    if isinstance(layout, StridedLayoutAttr):
+        strides = layout.get_strides()
+        offset = layout.get_offset()
+        if offset is not None and all(s is not None for s in strides):
+            static = [s for s in strides if s is not None]
+            return static, offset, static == row_major and offset == 0
+    raise lowering_error(
+        op, f"expected an identity or static strided layout, found {memref_type}"
+    )
+
+
+def element_address(
+    base: SSAValue,
+    memref_type: MemRefType,
+    indices: Sequence[SSAValue],
+    lowering: LLVMLowering,
+    op: Operation,
+) -> tuple[list[Operation], SSAValue]:
+    """Ops computing the address of `base[indices]` (lowered operands) and that address."""
+    strides, offset, row_major = strides_and_offset(memref_type, op)
+    if len(indices) != len(strides):
+        raise lowering_error(
+            op, f"expected {len(strides)} indices for {memref_type}, found {len(indices)}"
+        )
+    ops: list[Operation] = []
+    index_type = lowering.index_type
+    linear: SSAValue | None = None
+    if row_major:
+        shape = memref_type.get_shape()
+        for dim, index in enumerate(indices):
+            if linear is None:
+                linear = index
+                continue
+            size = ops_append(ops, int_constant(shape[dim], index_type))
+            scaled = ops_append(ops, llvm.MulOp(linear, size, overflow=NSW))
+            linear = ops_append(ops, llvm.AddOp(scaled, index, overflow=NSW))
+    else:
+        terms: list[SSAValue] = []
+        for index, stride in zip(indices, strides, strict=True):
+            if stride == 1:
+                terms.append(index)
+                continue
+            factor = ops_append(ops, int_constant(stride, index_type))
+            terms.append(ops_append(ops, llvm.MulOp(index, factor, overflow=NSW)))
+        if offset:
+            terms.append(ops_append(ops, int_constant(offset, index_type)))
+        for term in terms:
+            linear = term if linear is None else ops_append(
+                ops, llvm.AddOp(linear, term, overflow=NSW)
+            )
+    if linear is None:
+        return ops, base
+    element_type = lowering.convert_type(memref_type.get_element_type())
+    gep = llvm.GEPOp(
+        base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[linear], inbounds=True
+    )
+    return [*ops, gep], gep.result
+
+
+def memref_type_of(value: SSAValue, op: Operation) -> MemRefType:
+    """The memref type of `value`, or a pass failure naming `op`."""
+    if not isinstance(value.type, MemRefType):
+        raise lowering_error(op, f"expected a memref operand, found {value.type}")
+    return value.type
+
+
+def buffer_bytes(memref_type: MemRefType, lowering: LLVMLowering, op: Operation) -> int:
+    """The size in bytes of the elements a memref of static shape spans."""
+    strides, offset, _ = strides_and_offset(memref_type, op)
+    element_size = lowering.size_in_bytes(memref_type.get_element_type())
+    if element_size is None:
+        raise lowering_error(
+            op, f"expected a memref of scalars, found {memref_type.get_element_type()}"
+        )
+    shape = memref_type.get_shape()
+    if any(size == 0 for size in shape):
+        return 0
+    last = offset + sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True))
+    return (last + 1) * element_size
+
+
+def entry_block_of(op: Operation) -> Block:
+    """The entry block of the function that contains `op`."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp | llvm.FuncOp):
+        parent = parent.parent_op()
+    if parent is None or not parent.regions[0].blocks:
+        raise lowering_error(op, "expected to be nested in a function")
+    return parent.regions[0].blocks[0]
+
+
+def heap_allocate(
+    anchor: Operation, size: int, alignment: int, lowering: LLVMLowering, rewriter: PatternRewriter
+) -> list[Operation]:
+    """Ops calling `aligned_alloc(alignment, size rounded up)`; the last result is the pointer."""
+    index_type = lowering.index_type
+    ptr = llvm.LLVMPointerType()
+    ensure_declared(
+        anchor, "aligned_alloc", llvm.LLVMFunctionType([index_type, index_type], ptr), rewriter
+    )
+    rounded = max(alignment, (size + alignment - 1) // alignment * alignment)
+    align = int_constant(alignment, index_type)
+    nbytes = int_constant(rounded, index_type)
+    call = llvm.CallOp("aligned_alloc", align, nbytes, return_type=ptr)
+    return [align, nbytes, call]
+
+
+def heap_free(
+    anchor: Operation, pointer: SSAValue, rewriter: PatternRewriter
+) -> list[Operation]:
+    """Ops calling `free(pointer)`."""
+    ensure_declared(
+        anchor, "free", llvm.LLVMFunctionType([llvm.LLVMPointerType()], llvm.LLVMVoidType()),
+        rewriter,
+    )
+    return [llvm.CallOp("free", pointer)]
+
+
+def stack_allocate(
+    anchor: Operation,
+    memref_type: MemRefType,
+    alignment: int,
+    lowering: LLVMLowering,
+    rewriter: PatternRewriter,
+) -> SSAValue:
+    """An `llvm.alloca` for `memref_type` at the start of the function's entry block."""
+    element_size = lowering.size_in_bytes(memref_type.get_element_type())
+    assert element_size is not None
+    count = buffer_bytes(memref_type, lowering, anchor) // element_size
+    entry = entry_block_of(anchor)
+    size = int_constant(max(count, 1), lowering.index_type)
+    alloca = llvm.AllocaOp(
+        size, lowering.convert_type(memref_type.get_element_type()), alignment=alignment
+    )
+    rewriter.insert([size, alloca], InsertPoint.at_start(entry))
+    return alloca.res
+
+
+@dataclass
+class LoadLowering(RewritePattern):
+    """`memref.load` -> address computation + `llvm.load`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.memref, op)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        result_type = self.lowering.convert_type(op.res.type)
+        load = llvm.LoadOp(address, result_type, self.lowering.size_in_bytes(op.res.type))
+        replace_with_lowered(op, [*ops, load], load.results, rewriter)
+
+
+@dataclass
+class StoreLowering(RewritePattern):
+    """`memref.store` -> address computation + `llvm.store`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.memref, op)
+        value = lowered(op.value, self.lowering, rewriter)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        store = llvm.StoreOp(value, address, self.lowering.size_in_bytes(op.value.type))
+        rewriter.replace(op, [*ops, store], [])
+
+
+def _alignment(op: Operation, minimum: int) -> int:
+    requested = op.properties.get("alignment")
+    value = getattr(getattr(requested, "value", None), "data", 0)
+    return max(minimum, value)
+
+
+@dataclass
+class AllocLowering(RewritePattern):
+    """`memref.alloc` -> `aligned_alloc`; `memref.alloca` -> `llvm.alloca` in the entry block."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, memref.AllocOp | memref.AllocaOp):
+            return
+        memref_type = memref_type_of(op.memref, op)
+        if op.dynamic_sizes or op.symbol_operands:
+            raise lowering_error(op, f"expected a static allocation, found {memref_type}")
+        if isinstance(op, memref.AllocaOp):
+            element_size = self.lowering.size_in_bytes(memref_type.get_element_type()) or 1
+            pointer = stack_allocate(
+                op, memref_type, _alignment(op, element_size), self.lowering, rewriter
+            )
+            replace_with_lowered(op, [], [pointer], rewriter)
+            return
+        size = buffer_bytes(memref_type, self.lowering, op)
+        alignment = _alignment(op, self.lowering.alloc_alignment)
+        ops = heap_allocate(op, size, alignment, self.lowering, rewriter)
+        replace_with_lowered(op, ops, ops[-1].results, rewriter)
+
+
+@dataclass
+class DeallocLowering(RewritePattern):
+    """`memref.dealloc` -> `free`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter) -> None:
+        pointer = lowered(op.memref, self.lowering, rewriter)
+        rewriter.replace(op, heap_free(op, pointer, rewriter), [])
+
+
+@dataclass
+class CopyLowering(RewritePattern):
+    """`memref.copy` of contiguous memrefs -> `llvm.memcpy`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CopyOp, rewriter: PatternRewriter) -> None:
+        for value in (op.source, op.destination):
+            memref_type = memref_type_of(value, op)
+            if not strides_and_offset(memref_type, op)[2]:
+                raise lowering_error(
+                    op, f"expected contiguous row-major memrefs, found {memref_type}"
+                )
+        size = buffer_bytes(memref_type_of(op.source, op), self.lowering, op)
+        source = lowered(op.source, self.lowering, rewriter)
+        destination = lowered(op.destination, self.lowering, rewriter)
+        nbytes = int_constant(size, self.lowering.index_type)
+        volatile = int_constant(0, IntegerType(1))
+        suffix = f"p0.p0.i{self.lowering.index_bitwidth}"
+        copy = call_intrinsic(
+            f"llvm.memcpy.{suffix}", [destination, source, nbytes.result, volatile.result], None
+        )
+        rewriter.replace(op, [nbytes, volatile, copy], [])
+
+
+@dataclass
+class ViewLowering(RewritePattern):
+    """`memref.cast`, `memref.subview`, `memref.expand_shape`, `memref.collapse_shape` -> the
+    source pointer (the static result layout locates the elements)."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op, memref.CastOp | memref.SubviewOp | memref.ExpandShapeOp | memref.CollapseShapeOp
+        ):
+            return
+        result_type = op.results[0].type
+        if not isinstance(result_type, MemRefType):
+            raise lowering_error(op, f"expected a ranked memref result, found {result_type}")
+        strides_and_offset(result_type, op)
+        pointer = lowered(op.operands[0], self.lowering, rewriter)
+        replace_with_lowered(op, [], [pointer], rewriter)
+
+
+@dataclass
+class DimLowering(RewritePattern):
+    """`memref.dim` of a static dimension -> a constant."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DimOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.source, op)
+        dim = constant_int_value(op.index)
+        if dim is None:
+            raise lowering_error(op, "expected a constant dimension index")
+        shape = memref_type.get_shape()
+        if not 0 <= dim < len(shape) or shape[dim] < 0:
+            raise lowering_error(op, f"expected a static dimension of {memref_type}, found {dim}")
+        constant = int_constant(shape[dim], self.lowering.index_type)
+        replace_with_lowered(op, [constant], constant.results, rewriter)
+
+
+@dataclass
+class GlobalLowering(RewritePattern):
+    """`memref.global` -> `llvm.mlir.global` of a flat array (zeros if uninitialized)."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GlobalOp, rewriter: PatternRewriter) -> None:
+        memref_type = op.type
+        if not strides_and_offset(memref_type, op)[2]:
+            raise lowering_error(op, f"expected a row-major memref, found {memref_type}")
+        element_type = self.lowering.convert_type(memref_type.get_element_type())
+        count = 1
+        for size in memref_type.get_shape():
+            count *= size
+        value: Attribute = op.initial_value
+        if isinstance(value, UnitAttr):
+            zeros_type = TensorType(memref_type.get_element_type(), memref_type.get_shape())
+            value = DenseIntOrFPElementsAttr.from_list(zeros_type, [0] * count)
+        private = op.sym_visibility.data == "private"
+        global_op = llvm.GlobalOp(
+            llvm.LLVMArrayType(count, element_type),
+            op.sym_name,
+            "internal" if private else "external",
+            constant=op.constant is not None,
+            value=value,
+            alignment=_alignment(op, self.lowering.alloc_alignment),
+        )
+        rewriter.replace(op, [global_op], [])
+
+
+@dataclass
+class GetGlobalLowering(RewritePattern):
+    """`memref.get_global` -> `llvm.mlir.addressof`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter) -> None:
+        address = llvm.AddressOfOp(op.name_, llvm.LLVMPointerType())
+        replace_with_lowered(op, [address], address.results, rewriter)
+
+
+def memref_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
+    """The patterns that lower the `memref` ops of static shape dlc produces."""
+    return [
+        LoadLowering(lowering),
+        StoreLowering(lowering),
+        AllocLowering(lowering),
+        DeallocLowering(lowering),
+        CopyLowering(lowering),
+        ViewLowering(lowering),
+        DimLowering(lowering),
+        GlobalLowering(lowering),
+        GetGlobalLowering(lowering),
+    ]

@@ -1,0 +1,102 @@
+"""Compile LLVM IR text in process with llvmlite's MCJIT (TVM's `llvm` module `.get_function`).
+
+Each `JitModule` owns one execution engine and its own TargetMachine for the host CPU: MCJIT
+takes ownership of both, and a TargetMachine must never be shared between engines.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import llvmlite.binding as binding
+
+from runtime.metadata import METADATA_SYMBOL
+
+_optimization_lock = threading.Lock()
+
+
+class JitError(RuntimeError):
+    """LLVM rejected the IR (parse or verification error) or a symbol is missing."""
+
+
+def host_target_machine(
+    opt_level: int = 3, position_independent: bool = False
+) -> binding.TargetMachine:
+    """A fresh TargetMachine for the host CPU with all its features: for a JIT engine, or
+    (`position_independent`) for an object file that goes into a shared library."""
+    from codegen.llvm import host_target
+
+    host = host_target()
+    target = binding.Target.from_triple(host.triple)
+    return target.create_target_machine(
+        cpu=host.cpu,
+        features=host.features,
+        opt=opt_level,
+        reloc="pic" if position_independent else "default",
+        codemodel="default" if position_independent else "jitdefault",
+        jit=not position_independent,
+    )
+
+
+def parse_and_optimize(
+    llvm_ir: str, machine: binding.TargetMachine, opt_level: int
+) -> binding.ModuleRef:
+    """Parse and verify `llvm_ir`, then run LLVM's default pipeline at `opt_level` (0-3)."""
+    if not 0 <= opt_level <= 3:
+        raise ValueError(f"expected an optimization level 0-3, found {opt_level}")
+    try:
+        module = binding.parse_assembly(llvm_ir)
+        module.verify()
+    except RuntimeError as e:
+        raise JitError(f"invalid LLVM IR: {e}") from None
+    if opt_level > 0:
+        options = binding.create_pipeline_tuning_options(speed_level=opt_level)
+        with _optimization_lock:
+            builder = binding.create_pass_builder(machine, options)
+            builder.getModulePassManager().run(module, builder)
+    return module
+
+
+class JitModule:
+    """LLVM IR compiled to machine code in this process.
+
+    Attributes:
+        llvm_ir: the text it was compiled from (what `export_shared_library` needs).
+        opt_level: the optimization level it was compiled at.
+    """
+
+    def __init__(self, llvm_ir: str, opt_level: int = 3) -> None:
+        self.llvm_ir = llvm_ir
+        self.opt_level = opt_level
+        self._machine = host_target_machine(opt_level)
+        module = parse_and_optimize(llvm_ir, self._machine, opt_level)
+        self._functions = {f.name for f in module.functions if not f.is_declaration}
+        self._globals = {g.name for g in module.global_variables}
+        self._engine = binding.create_mcjit_compiler(module, self._machine)
+        self._engine.finalize_object()
+
+    @property
+    def function_names(self) -> frozenset[str]:
+        """The functions the module defines."""
+        return frozenset(self._functions)
+
+    def address(self, name: str) -> int:
+        """The address of the compiled function `name`."""
+        if name not in self._functions:
+            raise JitError(
+                f"no function @{name} in the compiled module (defined: "
+                f"{', '.join(sorted(self._functions)) or 'none'})"
+            )
+        return self._engine.get_function_address(name)
+
+    def metadata_text(self) -> str | None:
+        """The module's `dlc_metadata` JSON, or None if it has none."""
+        if METADATA_SYMBOL not in self._globals:
+            return None
+        return ctypes.string_at(self._engine.get_global_value_address(METADATA_SYMBOL)).decode()
+
+
+def compile_llvm_ir(llvm_ir: str, opt_level: int = 3) -> JitModule:
+    """JIT-compile LLVM IR text for the host CPU; function addresses are then available by name."""
+    return JitModule(llvm_ir, opt_level)
