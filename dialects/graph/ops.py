@@ -46,8 +46,15 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
@@ -201,6 +208,25 @@ def with_fusion_kind(kind: FusionKind) -> Callable[[_OpT], _OpT]:
     return attach
 
 
+class GraphCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    """The op's canonicalization patterns: graph-simplify's patterns rooted at it.
+
+    The patterns live in rewrites/graph_simplify.py (imported on first use), so that
+    `canonicalize` and `graph-simplify` apply the same rewrites.
+    """
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        from rewrites.graph_simplify import patterns_for
+
+        return patterns_for(op)
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from rewrites.graph_simplify import simplify_patterns
+
+        return tuple(simplify_patterns())
+
+
 # ---------------------------------------------------------------------------------------------
 # Shared bases (not ops themselves)
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +262,7 @@ class _BinaryOp(GraphOp):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
@@ -1490,7 +1516,7 @@ class ReshapeOp(GraphOp):
     result = result_def(TensorType)
     shape = attr_def(DenseArrayBase.constr(i64))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, x: SSAValue | Operation, shape: Sequence[int]) -> None:
@@ -1551,7 +1577,7 @@ class TransposeOp(GraphOp):
     result = result_def(TensorType)
     perm = attr_def(DenseArrayBase.constr(i64))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, x: SSAValue | Operation, perm: Sequence[int]) -> None:
@@ -1600,7 +1626,7 @@ class ConcatOp(GraphOp):
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64])
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, results)"
 
     def __init__(self, inputs: Sequence[SSAValue | Operation], axis: int) -> None:
@@ -1665,7 +1691,7 @@ class FlattenOp(GraphOp):
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, x: SSAValue | Operation, axis: int = 1) -> None:

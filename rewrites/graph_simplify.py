@@ -1,0 +1,220 @@
+"""graph-simplify: canonicalization patterns of the graph dialect (Relay's SimplifyExpr).
+
+The patterns are also the canonicalization patterns of the graph ops they match: the ops carry
+`GraphCanonicalizationPatterns` (dialects/graph/ops.py), which asks `patterns_for` here, so xDSL's
+`canonicalize` applies them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from dialects.graph.ops import (
+    AddOp,
+    ConcatOp,
+    DivOp,
+    FlattenOp,
+    MulOp,
+    PowOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+)
+from rewrites.graph_utils import (
+    compose_permutations,
+    is_identity_permutation,
+    shape_of,
+    splat_value,
+)
+
+
+def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> None:
+    """Replace `op`'s single result by `value` (same type) and erase `op`."""
+    rewriter.replace(op, [], [value])
+
+
+class RemoveIdentityTranspose(RewritePattern):
+    """`transpose(x, [0, 1, ..., n-1])` → `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if is_identity_permutation(op.perm_tuple()):
+            _forward(rewriter, op, op.x)
+
+
+class ComposeTransposes(RewritePattern):
+    """`transpose(transpose(x, p), q)` → `transpose(x, p∘q)` (axis i of the result is p[q[i]])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.x.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        perm = compose_permutations(inner.perm_tuple(), op.perm_tuple())
+        if is_identity_permutation(perm):
+            _forward(rewriter, op, inner.x)
+            return
+        rewriter.replace(op, TransposeOp(inner.x, perm))
+
+
+class TransposeOfUnitAxesToReshape(RewritePattern):
+    """A transpose that only moves size-1 axes is a reshape: the element order is unchanged.
+
+    `transpose(x : 1x1x1x64, [0, 3, 1, 2])` → `reshape(x) : 1x64x1x1`.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        shape = shape_of(op.x)
+        perm = op.perm_tuple()
+        if is_identity_permutation(perm):
+            return
+        moved = [axis for axis in perm if shape[axis] != 1]
+        if moved != sorted(moved):
+            return
+        rewriter.replace(op, ReshapeOp(op.x, shape_of(op.result)))
+
+
+class ComposeReshapes(RewritePattern):
+    """`reshape(reshape(x))` → `reshape(x)`; flatten counts as a reshape on either side."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp | FlattenOp, rewriter: PatternRewriter) -> None:
+        inner = op.x.owner
+        if not isinstance(inner, ReshapeOp | FlattenOp):
+            return
+        rewriter.replace(op, ReshapeOp(inner.x, shape_of(op.result)))
+
+
+class RemoveNoOpReshape(RewritePattern):
+    """A reshape or flatten whose result type is its operand's type → its operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp | FlattenOp, rewriter: PatternRewriter) -> None:
+        if op.result.type == op.x.type:
+            _forward(rewriter, op, op.x)
+
+
+class RemoveSingleInputConcat(RewritePattern):
+    """`concat(x)` of one input → `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        if len(op.inputs) == 1 and op.inputs[0].type == op.result.type:
+            _forward(rewriter, op, op.inputs[0])
+
+
+_RIGHT_IDENTITY: dict[type[Operation], float] = {
+    AddOp: 0, SubOp: 0, MulOp: 1, DivOp: 1, PowOp: 1,
+}
+"""For each binary op, the constant c with `x op c == x`."""
+
+_COMMUTATIVE: tuple[type[Operation], ...] = (AddOp, MulOp)
+
+
+class RemoveNeutralOperand(RewritePattern):
+    """`x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x`, `x / 1`, `x ** 1` → `x`.
+
+    Only when the constant's broadcast leaves x's shape unchanged (the result type is x's type).
+    `x + 0` turns -0.0 into +0.0; the rewrite keeps -0.0 (the values compare equal).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: AddOp | SubOp | MulOp | DivOp | PowOp, rewriter: PatternRewriter
+    ) -> None:
+        neutral = _RIGHT_IDENTITY[type(op)]
+        candidates = [(op.lhs, op.rhs)]
+        if isinstance(op, _COMMUTATIVE):
+            candidates.append((op.rhs, op.lhs))
+        for kept, constant in candidates:
+            if kept.type != op.result.type:
+                continue
+            value = splat_value(constant)
+            if value is not None and value == neutral:
+                _forward(rewriter, op, kept)
+                return
+
+
+def simplify_patterns() -> list[RewritePattern]:
+    """Every graph-simplify pattern, for other passes and pipelines to reuse."""
+    return [
+        RemoveIdentityTranspose(),
+        ComposeTransposes(),
+        TransposeOfUnitAxesToReshape(),
+        ComposeReshapes(),
+        RemoveNoOpReshape(),
+        RemoveSingleInputConcat(),
+        RemoveNeutralOperand(),
+    ]
+
+
+_PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
+    TransposeOp: (RemoveIdentityTranspose, ComposeTransposes, TransposeOfUnitAxesToReshape),
+    ReshapeOp: (RemoveNoOpReshape, ComposeReshapes),
+    FlattenOp: (RemoveNoOpReshape, ComposeReshapes),
+    ConcatOp: (RemoveSingleInputConcat,),
+    AddOp: (RemoveNeutralOperand,),
+    SubOp: (RemoveNeutralOperand,),
+    MulOp: (RemoveNeutralOperand,),
+    DivOp: (RemoveNeutralOperand,),
+    PowOp: (RemoveNeutralOperand,),
+}
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    """The graph-simplify patterns rooted at `op_type` (its canonicalization patterns)."""
+    return tuple(pattern() for pattern in _PATTERNS_BY_OP.get(op_type, ()))
+
+
+def simplify(module: ModuleOp, extra: Sequence[RewritePattern] = ()) -> bool:
+    """Apply the simplify patterns (and `extra` ones) to a fixpoint, removing dead ops.
+
+    Returns whether the module changed.
+    """
+    walker = PatternRewriteWalker(
+        GreedyRewritePatternApplier([*simplify_patterns(), *extra]),
+        post_walk_func=region_dce,
+    )
+    return walker.rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class GraphSimplifyPass(ModulePass):
+    """Canonicalize graph ops: drop no-op reshapes, transposes, concats and neutral operands.
+
+    *Input invariant*: any module; only graph ops are rewritten, other ops are left alone.
+
+    *Output IR*: the same ops, with these rewritten to a fixpoint (dead Pure ops removed):
+    transpose(transpose(x)) composed into one transpose, identity transposes removed,
+    transposes that only move size-1 axes turned into reshapes, reshape/flatten chains merged
+    into one reshape, reshapes to the operand's own type removed, single-input concats
+    removed, and `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
+    when the constant's broadcast leaves x's type unchanged.
+
+    *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign;
+    no op is created that was not there in another form; the patterns are also the ops'
+    canonicalization patterns, so `canonicalize` applies them.
+
+    No options.
+    """
+
+    name: ClassVar[str] = "graph-simplify"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        simplify(op)

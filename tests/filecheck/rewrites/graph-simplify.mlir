@@ -1,0 +1,145 @@
+// RUN: dlc-opt %s --split-input-file -p graph-simplify | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p canonicalize | filecheck %s
+
+// The same patterns run as graph-simplify and as the ops' canonicalization patterns.
+
+// CHECK-LABEL: @transpose_of_transpose_composes
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT:  %[[T:.*]] = graph.transpose %[[X]] {perm = array<i64: 2, 0, 1>}
+// CHECK-NEXT:  func.return %[[T]]
+func.func @transpose_of_transpose_composes(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %a = graph.transpose %x {perm = array<i64: 1, 2, 0>} : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
+  %b = graph.transpose %a {perm = array<i64: 1, 2, 0>} : (tensor<3x4x2xf32>) -> tensor<4x2x3xf32>
+  func.return %b : tensor<4x2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @inverse_transposes_cancel
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x3x8x8xf32>)
+// CHECK-NEXT:  func.return %[[X]]
+func.func @inverse_transposes_cancel(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %a = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x8x8x3xf32>
+  %b = graph.transpose %a {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x3xf32>) -> tensor<1x3x8x8xf32>
+  func.return %b : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @identity_transpose_removed
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT:  func.return %[[X]]
+func.func @identity_transpose_removed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %a = graph.transpose %x {perm = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %a : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @transpose_of_unit_axes_is_reshape
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x1x1x64xf32>)
+// CHECK-NEXT:  %[[R:.*]] = graph.reshape %[[X]] {shape = array<i64: 1, 64, 1, 1>}
+// CHECK-NEXT:  func.return %[[R]]
+func.func @transpose_of_unit_axes_is_reshape(%x: tensor<1x1x1x64xf32>) -> tensor<1x64x1x1xf32> {
+  %a = graph.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x1x1x64xf32>) -> tensor<1x64x1x1xf32>
+  func.return %a : tensor<1x64x1x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_transpose_moves_data
+// CHECK-NEXT:  graph.transpose
+func.func @negative_transpose_moves_data(%x: tensor<1x2x1x3xf32>) -> tensor<1x3x1x2xf32> {
+  %a = graph.transpose %x {perm = array<i64: 0, 3, 2, 1>} : (tensor<1x2x1x3xf32>) -> tensor<1x3x1x2xf32>
+  func.return %a : tensor<1x3x1x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @reshape_chain_merges
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT:  %[[R:.*]] = graph.reshape %[[X]] {shape = array<i64: 4, 6>}
+// CHECK-NEXT:  func.return %[[R]]
+func.func @reshape_chain_merges(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
+  %a = graph.reshape %x {shape = array<i64: 6, -1>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %b = graph.flatten %a {axis = 0 : i64} : (tensor<6x4xf32>) -> tensor<1x24xf32>
+  %c = graph.reshape %b {shape = array<i64: 4, 6>} : (tensor<1x24xf32>) -> tensor<4x6xf32>
+  func.return %c : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @reshape_to_same_shape_removed
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT:  func.return %[[X]], %[[X]]
+func.func @reshape_to_same_shape_removed(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %a = graph.reshape %x {shape = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %b = graph.flatten %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %a, %b : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_reshape_of_shared_reshape_keeps_it
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x6xf32>)
+// CHECK-NEXT:  %[[A:.*]] = graph.reshape %[[X]] {shape = array<i64: 3, 4>}
+// CHECK-NEXT:  %[[B:.*]] = graph.reshape %[[X]] {shape = array<i64: 12>}
+// CHECK-NEXT:  func.return %[[A]], %[[B]]
+func.func @negative_reshape_of_shared_reshape_keeps_it(%x: tensor<2x6xf32>) -> (tensor<3x4xf32>, tensor<12xf32>) {
+  %a = graph.reshape %x {shape = array<i64: 3, 4>} : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  %b = graph.reshape %a {shape = array<i64: 12>} : (tensor<3x4xf32>) -> tensor<12xf32>
+  func.return %a, %b : tensor<3x4xf32>, tensor<12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @concat_of_one_removed
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT:  func.return %[[X]]
+func.func @concat_of_one_removed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %a = graph.concat %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %a : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @neutral_operands_removed
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3xf32>, %[[N:.*]]: tensor<2x3xi32>)
+// CHECK-NEXT:  func.return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[N]]
+func.func @neutral_operands_removed(%x: tensor<2x3xf32>, %n: tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>) {
+  %zero = graph.constant dense<0.0> : tensor<3xf32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %ione = graph.constant dense<1> : tensor<1x3xi32>
+  %a = graph.add %x, %zero : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %b = graph.add %zero, %x : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = graph.mul %one, %x : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %d = graph.sub %x, %zero : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %e = graph.div %x, %one : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %f = graph.mul %n, %ione : (tensor<2x3xi32>, tensor<1x3xi32>) -> tensor<2x3xi32>
+  func.return %a, %b, %c, %d, %e, %f : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_neutral_operand_broadcasts
+// CHECK-NEXT:  graph.constant
+// CHECK-NEXT:  %[[A:.*]] = graph.add
+// CHECK-NEXT:  func.return %[[A]]
+func.func @negative_neutral_operand_broadcasts(%x: tensor<3xf32>) -> tensor<2x3xf32> {
+  %zero = graph.constant dense<0.0> : tensor<2x3xf32>
+  %a = graph.add %x, %zero : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %a : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_non_neutral_constant
+// CHECK:       graph.sub
+// CHECK:       graph.mul
+func.func @negative_non_neutral_constant(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %zero = graph.constant dense<0.0> : tensor<3xf32>
+  %c = graph.constant dense<[1.0, 1.0, 2.0]> : tensor<3xf32>
+  %a = graph.sub %zero, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %b = graph.mul %x, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %a, %b : tensor<3xf32>, tensor<3xf32>
+}
