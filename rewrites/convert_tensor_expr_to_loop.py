@@ -1,0 +1,698 @@
+"""convert-tensor-expr-to-loop: bufferizes tensor_expr functions into named loop nests over memrefs.
+
+Counterpart: TVM's `te.create_prim_func` (a TE graph becomes a TensorIR PrimFunc, one block per
+compute) together with MLIR's one-shot bufferization in destination-passing style
+(`bufferization.bufferize{function-boundary-type-conversion=identity-layout-map}` followed by
+`buffer-results-to-out-params`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, NoReturn
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.dialects.memref import GetGlobalOp, GlobalOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.diagnostic import Diagnostic
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
+from dialects.tensor_expr import ComputeOp, ReadOp, YieldOp
+
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+"""The discardable function attribute that counts the trailing output arguments."""
+
+PASS_NAME = "convert-tensor-expr-to-loop"
+
+_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SCALAR_DIALECTS = ("arith.", "math.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Naming: what schedules match
+# ----------------------------------------------------------------------------------------------
+
+
+def axis_names(compute: ComputeOp) -> tuple[list[str], list[str]]:
+    """The loop axis names of `compute`'s nest: (spatial, reduction).
+
+    When every index argument of the compute's body has a name (its SSA name hint, as in
+    `^bb0(%n: index, %c: index, %rh: index)`) that is a plain identifier and all are distinct,
+    those names are used (TVM names loops after the lambda's parameters). Otherwise every axis
+    gets a generic name: `i0`, `i1`, ... for the spatial axes (one per result dimension, outermost
+    first) and `r0`, `r1`, ... for the reduction axes.
+    """
+    rank = compute.result_type.get_num_dims()
+    hints = [arg.name_hint for arg in compute.body.block.args]
+    names = [hint for hint in hints if hint is not None and _AXIS_NAME.fullmatch(hint)]
+    if len(names) == len(hints) and len(set(names)) == len(names):
+        return names[:rank], names[rank:]
+    num_reductions = len(compute.get_reduce_extents())
+    return [f"i{d}" for d in range(rank)], [f"r{d}" for d in range(num_reductions)]
+
+
+def init_block_name(compute: ComputeOp) -> str:
+    """The name of the block that stores a reduction's init value: `<compute name>_init`."""
+    return f"{compute.block_name.data}_init"
+
+
+def copy_block_name(result_index: int) -> str:
+    """The name of the block that copies a value into output `result_index`: `copy_out<k>`."""
+    return f"copy_out{result_index}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Checking the input
+# ----------------------------------------------------------------------------------------------
+
+
+def _fail(op: Operation, message: str) -> NoReturn:
+    """Raises a PassFailedException whose notes show the module with `op` marked."""
+    diagnostic = Diagnostic()
+    diagnostic.add_message(op, message)
+    diagnostic.raise_exception(op, PassFailedException(message))
+
+
+def _is_scalar_type(type_: Attribute) -> bool:
+    return isinstance(type_, IntegerType | IndexType | AnyFloat)
+
+
+def _is_static_tensor(type_: Attribute) -> bool:
+    return isinstance(type_, TensorType) and all(dim >= 0 for dim in type_.get_shape())
+
+
+def _check_signature(func: FuncOp) -> None:
+    inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
+    for type_ in inputs:
+        if not (_is_static_tensor(type_) or _is_scalar_type(type_)):
+            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes or scalars "
+                        f"as the arguments of @{func.sym_name.data}, found {type_}")
+    for type_ in outputs:
+        if not _is_static_tensor(type_):
+            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes as the "
+                        f"results of @{func.sym_name.data}, found {type_}")
+
+
+def _check_scalar_op(op: Operation, where: str) -> None:
+    for value in (*op.operands, *op.results):
+        if not _is_scalar_type(value.type):
+            _fail(op, f"'{op.name}' op expected scalar operands and results {where}, "
+                      f"found {value.type}")
+
+
+def _check_compute_body(compute: ComputeOp, fn: str) -> None:
+    where = f"in the body of '{compute.name}' \"{compute.block_name.data}\""
+    for op in compute.body.block.ops:
+        if isinstance(op, ReadOp | YieldOp):
+            continue
+        if not op.name.startswith(_SCALAR_DIALECTS) or op.regions:
+            _fail(op, f"'{op.name}' op expected one of tensor_expr.read, tensor_expr.yield, "
+                      f"arith.*, math.* {where} in @{fn} ({PASS_NAME}), found '{op.name}'")
+        _check_scalar_op(op, where)
+
+
+def _check_top_level_op(op: Operation, fn: str) -> None:
+    if isinstance(op, ComputeOp):
+        _check_compute_body(op, fn)
+        return
+    if isinstance(op, ReturnOp):
+        return
+    if isinstance(op, CallOp):
+        for type_ in op.result_types:
+            if not _is_static_tensor(type_):
+                _fail(op, f"'{op.name}' op expected ranked tensors with static shapes as "
+                          f"results, found {type_}")
+        return
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        if not _is_static_tensor(op.result.type):
+            _fail(op, f"'{op.name}' op expected a tensor constant with a static shape, "
+                      f"found {op.result.type}")
+        return
+    if op.name.startswith(_SCALAR_DIALECTS) and not op.regions:
+        _check_scalar_op(op, f"in the body of @{fn}")
+        return
+    _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, arith.*, math.*, func.call, "
+              f"func.return in the body of @{fn} ({PASS_NAME}), found '{op.name}'")
+
+
+def check_input(module: ModuleOp) -> None:
+    """Raises PassFailedException at the first op `convert-tensor-expr-to-loop` cannot lower."""
+    for op in module.body.block.ops:
+        if not isinstance(op, FuncOp):
+            _fail(op, f"'{op.name}' op expected only func.func at the top level of the module "
+                      f"({PASS_NAME}), found '{op.name}'")
+        _check_signature(op)
+        if len(op.body.blocks) > 1:
+            _fail(op, f"'{op.name}' op expected a body of one block in @{op.sym_name.data}, "
+                      f"found {len(op.body.blocks)}")
+        if op.body.blocks:
+            for inner in op.body.block.ops:
+                _check_top_level_op(inner, op.sym_name.data)
+
+
+# ----------------------------------------------------------------------------------------------
+# Planning: which computes share a loop nest
+# ----------------------------------------------------------------------------------------------
+
+
+def _memref_type(type_: Attribute) -> MemRefType:
+    assert isinstance(type_, TensorType)
+    return MemRefType(type_.get_element_type(), type_.get_shape())
+
+
+def _top_level_user(op: Operation, func_block: Block) -> Operation:
+    """The op of the function's body that contains `op` (itself if it is one)."""
+    while op.parent_block() is not func_block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def _reads_only_at_own_index(epilogue: ComputeOp, tensors: set[SSAValue]) -> bool:
+    """Whether every read of `tensors` in `epilogue` is at the epilogue's own spatial index."""
+    spatial = list(epilogue.spatial_indices)
+    return all(
+        list(op.indices) == spatial
+        for op in epilogue.body.block.ops
+        if isinstance(op, ReadOp) and op.tensor in tensors
+    )
+
+
+@dataclass
+class _Group:
+    """Computes emitted as one loop nest: a root, then epilogues fused into its spatial loops."""
+
+    members: list[ComputeOp]
+
+    @property
+    def root(self) -> ComputeOp:
+        return self.members[0]
+
+    def values(self) -> set[SSAValue]:
+        return {member.result for member in self.members}
+
+
+@dataclass
+class _FunctionPlan:
+    """The order in which a function's body is emitted, and who consumes what."""
+
+    func_block: Block
+    fuse_epilogue: bool
+    position: dict[Operation, int] = field(default_factory=dict[Operation, int])
+    consumers: dict[SSAValue, list[Operation]] = field(
+        default_factory=dict[SSAValue, list[Operation]]
+    )
+    group_of: dict[ComputeOp, _Group] = field(default_factory=dict[ComputeOp, _Group])
+
+    def build(self) -> None:
+        for index, op in enumerate(self.func_block.ops):
+            self.position[op] = index
+        for op in self.func_block.ops:
+            for value in op.results:
+                users = {_top_level_user(use.operation, self.func_block) for use in value.uses}
+                self.consumers[value] = sorted(users, key=self.position.__getitem__)
+        for op in self.func_block.ops:
+            if isinstance(op, ComputeOp) and op not in self.group_of:
+                group = _Group([op])
+                if self.fuse_epilogue and op.get_reduce_extents():
+                    self._grow(group)
+                for member in group.members:
+                    self.group_of[member] = group
+
+    def _grow(self, group: _Group) -> None:
+        """Adds epilogues to `group` while one qualifies (see the pass's docstring)."""
+        while True:
+            candidates = sorted(
+                {user for member in group.members for user in self.consumers[member.result]},
+                key=self.position.__getitem__,
+            )
+            chosen = next((c for c in candidates if self._fusable(group, c)), None)
+            if chosen is None:
+                return
+            assert isinstance(chosen, ComputeOp)
+            group.members.append(chosen)
+
+    def _fusable(self, group: _Group, candidate: Operation) -> bool:
+        if not isinstance(candidate, ComputeOp) or candidate in self.group_of:
+            return False
+        if candidate in group.members or candidate.get_reduce_extents():
+            return False
+        if candidate.result_type.get_shape() != group.root.result_type.get_shape():
+            return False
+        if not _reads_only_at_own_index(candidate, group.values()):
+            return False
+        # The nest is emitted where its last member was: nobody outside may need a member sooner.
+        inside = {*group.members, candidate}
+        here = self.position[candidate]
+        return all(
+            self.position[user] > here
+            for member in inside
+            for user in self.consumers[member.result]
+            if user not in inside
+        )
+
+    def emitted_at(self, op: Operation) -> bool:
+        """Whether the unit that `op` belongs to is emitted at `op`'s position."""
+        if isinstance(op, ComputeOp):
+            return self.group_of[op].members[-1] is op
+        return not (isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType))
+
+    def unit_of(self, op: Operation) -> Operation:
+        """The op at whose position the unit containing `op` is emitted."""
+        if isinstance(op, ComputeOp):
+            return self.group_of[op].members[-1]
+        return op
+
+
+# ----------------------------------------------------------------------------------------------
+# Lowering
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Home:
+    """Where one compute's value at the current spatial point lives: a buffer and its indices."""
+
+    buffer: SSAValue
+    indices: tuple[SSAValue, ...]
+
+
+def _combine(combiner: str, acc: SSAValue, term: SSAValue) -> Operation:
+    """The op that folds `term` into `acc` with the compute's combiner."""
+    is_integer = isinstance(acc.type, IntegerType | IndexType)
+    ops: dict[str, Callable[[SSAValue, SSAValue], Operation]] = (
+        {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+        if is_integer
+        else {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp,
+              "min": arith.MinimumfOp}
+    )
+    return ops[combiner](acc, term)
+
+
+@dataclass
+class _ModuleLowering:
+    """State shared by the functions of one module: the globals made from tensor constants."""
+
+    module: ModuleOp
+    fuse_epilogue: bool
+    globals: list[GlobalOp] = field(default_factory=list[GlobalOp])
+    global_names: dict[DenseIntOrFPElementsAttr, str] = field(
+        default_factory=dict[DenseIntOrFPElementsAttr, str]
+    )
+    symbols: set[str] = field(default_factory=set[str])
+
+    def global_for(self, constant: DenseIntOrFPElementsAttr, fn: str) -> str:
+        """The name of the `memref.global` holding `constant`, made on first request."""
+        name = self.global_names.get(constant)
+        if name is not None:
+            return name
+        index = 0
+        while f"{fn}_cst{index}" in self.symbols:
+            index += 1
+        name = f"{fn}_cst{index}"
+        self.symbols.add(name)
+        self.global_names[constant] = name
+        self.globals.append(
+            GlobalOp.get(StringAttr(name), _memref_type(constant.type), constant,
+                         StringAttr("private"), UnitAttr())
+        )
+        return name
+
+    def run(self) -> None:
+        functions = [op for op in self.module.body.block.ops if isinstance(op, FuncOp)]
+        self.symbols = {func.sym_name.data for func in functions}
+        for func in functions:
+            lowered = _FunctionLowering(self, func).lower()
+            self.module.body.block.insert_op_before(lowered, func)
+            func.detach()
+            func.erase()
+        first = self.module.body.block.first_op
+        for global_op in self.globals:
+            if first is None:
+                self.module.body.block.add_op(global_op)
+            else:
+                self.module.body.block.insert_op_before(global_op, first)
+
+
+class _FunctionLowering:
+    """Builds the destination-passing `func.func` of one tensor_expr function."""
+
+    def __init__(self, module: _ModuleLowering, func: FuncOp) -> None:
+        self.module = module
+        self.func = func
+        self.fn = func.sym_name.data
+        self.prologue: list[Operation] = []
+        self.body: list[Operation] = []
+        self.index_constants: dict[int, SSAValue] = {}
+        self.scalars: dict[SSAValue, SSAValue] = {}
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        self.destinations: dict[SSAValue, SSAValue] = {}
+
+    # -- the function ---------------------------------------------------------------------------
+
+    def lower(self) -> FuncOp:
+        func = self.func
+        inputs = func.function_type.inputs.data
+        outputs = func.function_type.outputs.data
+        arg_types = [_memref_type(t) if isinstance(t, TensorType) else t for t in inputs]
+        arg_types += [_memref_type(t) for t in outputs]
+        arg_attrs = self._arg_attrs(len(inputs), len(outputs))
+        if not func.body.blocks:
+            return self._signature(arg_types, Region(), arg_attrs, len(outputs))
+        block = Block(arg_types=arg_types)
+        old_args = func.body.block.args
+        for old, new in zip(old_args, block.args, strict=False):
+            new.name_hint = old.name_hint
+            (self.buffers if isinstance(old.type, TensorType) else self.scalars)[old] = new
+        outs = block.args[len(inputs):]
+        for out in outs:
+            out.name_hint = "out"
+        self._emit_body(list(outs))
+        block.add_ops([*self.prologue, *self.body])
+        return self._signature(arg_types, Region(block), arg_attrs, len(outputs))
+
+    def _arg_attrs(self, num_inputs: int, num_outputs: int) -> ArrayAttr[DictionaryAttr] | None:
+        func = self.func
+        if func.arg_attrs is None and func.res_attrs is None:
+            return None
+        empty = DictionaryAttr({})
+        inputs = list(func.arg_attrs.data) if func.arg_attrs else [empty] * num_inputs
+        outputs = list(func.res_attrs.data) if func.res_attrs else [empty] * num_outputs
+        return ArrayAttr([*inputs, *outputs])
+
+    def _signature(
+        self, arg_types: Sequence[Attribute], region: Region,
+        arg_attrs: ArrayAttr[DictionaryAttr] | None, num_outputs: int,
+    ) -> FuncOp:
+        func = self.func
+        lowered = FuncOp(
+            self.fn, (arg_types, ()), region, func.sym_visibility, arg_attrs=arg_attrs
+        )
+        lowered.attributes.update(func.attributes)
+        lowered.attributes[NUM_OUTPUTS_ATTR] = IntegerAttr(num_outputs, i64)
+        return lowered
+
+    def _emit_body(self, outs: list[SSAValue]) -> None:
+        func_block = self.func.body.block
+        plan = _FunctionPlan(func_block, self.module.fuse_epilogue)
+        plan.build()
+        self._assign_destinations(func_block, outs)
+        units = [op for op in func_block.ops if plan.emitted_at(op)]
+        last_use = self._last_uses(plan, units)
+        for op in func_block.ops:
+            if isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+                name = self.module.global_for(op.value, self.fn)
+                get_global = GetGlobalOp(name, _memref_type(op.result.type))
+                get_global.memref.name_hint = op.result.name_hint
+                self.prologue.append(get_global)
+                self.buffers[op.result] = get_global.memref
+        for unit in units:
+            self._emit_unit(unit, plan, outs)
+            for value in last_use.get(unit, ()):
+                self.body.append(DeallocOp(self.buffers[value]))
+
+    def _assign_destinations(self, func_block: Block, outs: list[SSAValue]) -> None:
+        """Values returned and made in this function are written straight into the outputs."""
+        terminator = func_block.last_op
+        if not isinstance(terminator, ReturnOp):
+            return
+        for value, out in zip(terminator.arguments, outs, strict=True):
+            made_here = isinstance(value.owner, ComputeOp | CallOp)
+            if made_here and value not in self.destinations:
+                self.destinations[value] = out
+        self.buffers.update(self.destinations)
+
+    def _allocated(self, plan: _FunctionPlan, unit: Operation) -> list[SSAValue]:
+        """The values of `unit` that get a `loop.alloc`ed buffer (not outputs, not local)."""
+        if isinstance(unit, CallOp):
+            values = list(unit.results)
+        elif isinstance(unit, ComputeOp):
+            group = plan.group_of[unit]
+            values = [m.result for m in group.members if self._needs_buffer(plan, group, m)]
+        else:
+            return []
+        return [value for value in values if value not in self.destinations]
+
+    def _needs_buffer(self, plan: _FunctionPlan, group: _Group, member: ComputeOp) -> bool:
+        if len(group.members) == 1 or member.result in self.destinations:
+            return True
+        inside = set(group.members)
+        return any(user not in inside for user in plan.consumers[member.result])
+
+    def _last_uses(self, plan: _FunctionPlan, units: list[Operation]) -> dict[Operation, list]:
+        """For each unit, the allocated buffers to free right after it."""
+        order = {unit: index for index, unit in enumerate(units)}
+        frees: dict[Operation, list[SSAValue]] = {}
+        for unit in units:
+            for value in self._allocated(plan, unit):
+                consumers = [plan.unit_of(user) for user in plan.consumers[value]]
+                last = max((*consumers, unit), key=order.__getitem__)
+                frees.setdefault(last, []).append(value)
+        return frees
+
+    def _emit_unit(self, op: Operation, plan: _FunctionPlan, outs: list[SSAValue]) -> None:
+        for value in self._allocated(plan, op):
+            alloc = AllocOp(_memref_type(value.type), "global")
+            alloc.result.name_hint = value.name_hint
+            self.body.append(alloc)
+            self.buffers[value] = alloc.result
+        if isinstance(op, ComputeOp):
+            self._emit_group(plan, plan.group_of[op])
+        elif isinstance(op, CallOp):
+            self._emit_call(op)
+        elif isinstance(op, ReturnOp):
+            self._emit_return(op, outs)
+        else:
+            clone = op.clone(value_mapper=dict(self.scalars))
+            self.scalars.update(zip(op.results, clone.results, strict=True))
+            self.body.append(clone)
+
+    # -- constants ------------------------------------------------------------------------------
+
+    def _index(self, value: int) -> SSAValue:
+        """An `arith.constant` of index type in the function's prologue."""
+        constant = self.index_constants.get(value)
+        if constant is None:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op.result.name_hint = f"c{value}"
+            self.prologue.append(op)
+            constant = self.index_constants[value] = op.result
+        return constant
+
+    # -- loop nests -----------------------------------------------------------------------------
+
+    def _nest(
+        self, extents: Sequence[int], axes: Sequence[str],
+        fill: Callable[[list[SSAValue]], list[Operation]],
+    ) -> list[Operation]:
+        """A perfect nest of serial `loop.for`s, one per extent; `fill(ivs)` makes the body."""
+        blocks = [Block(arg_types=[IndexType()]) for _ in extents]
+        for block, axis in zip(blocks, axes, strict=True):
+            block.args[0].name_hint = axis
+        ops = fill([block.args[0] for block in blocks])
+        for depth in reversed(range(len(extents))):
+            blocks[depth].add_ops(ops)
+            ops = [ForOp(self._index(0), self._index(extents[depth]), self._index(1),
+                         blocks[depth], axes[depth])]
+        return ops
+
+    def _emit_group(self, plan: _FunctionPlan, group: _Group) -> None:
+        root = group.root
+        spatial, reduction = axis_names(root)
+
+        def point(ivs: list[SSAValue]) -> list[Operation]:
+            ops: list[Operation] = []
+            homes: dict[SSAValue, _Home] = {}
+            locals_: list[SSAValue] = []
+            for member in group.members:
+                buffer = self.buffers.get(member.result)
+                if buffer is not None:
+                    homes[member.result] = _Home(buffer, tuple(ivs))
+                    continue
+                element = member.result_type.get_element_type()
+                alloc = AllocOp(MemRefType(element, [1]), "local")
+                alloc.result.name_hint = "acc" if member is root else "tmp"
+                ops.append(alloc)
+                locals_.append(alloc.result)
+                homes[member.result] = _Home(alloc.result, (self._index(0),))
+            ops += self._root_statements(root, ivs, homes, spatial, reduction)
+            for member in group.members[1:]:
+                ops.append(self._statement(member, ivs, [], homes, spatial, []))
+            ops += [DeallocOp(buffer) for buffer in locals_]
+            return ops
+
+        self.body += self._nest(root.result_type.get_shape(), spatial, point)
+
+    def _root_statements(
+        self, root: ComputeOp, ivs: list[SSAValue], homes: dict[SSAValue, _Home],
+        spatial: list[str], reduction: list[str],
+    ) -> list[Operation]:
+        extents = root.get_reduce_extents()
+        if not extents:
+            return [self._statement(root, ivs, [], homes, spatial, [])]
+        home = homes[root.result]
+        assert root.init is not None
+        init = arith.ConstantOp(root.init)  # pyright: ignore[reportArgumentType]
+        init.result.name_hint = "init"
+        store = StoreOp(init, home.buffer, home.indices)
+        init_block = BlockOp(init_block_name(root), [], [home.buffer], [init, store], spatial)
+
+        def accumulate(reduction_ivs: list[SSAValue]) -> list[Operation]:
+            return [self._statement(root, ivs, reduction_ivs, homes, spatial, reduction)]
+
+        return [init_block, *self._nest(extents, reduction, accumulate)]
+
+    def _statement(
+        self, compute: ComputeOp, ivs: list[SSAValue], reduction_ivs: list[SSAValue],
+        homes: dict[SSAValue, _Home], spatial: list[str], reduction: list[str],
+    ) -> BlockOp:
+        """The `loop.block` computing `compute` at one point (and, if a reduction, one term)."""
+        mapping: dict[SSAValue, SSAValue] = dict(self.scalars)
+        mapping.update(zip(compute.spatial_indices, ivs, strict=True))
+        mapping.update(zip(compute.reduction_indices, reduction_ivs, strict=True))
+        home = homes[compute.result]
+        reads: list[SSAValue] = []
+        ops: list[Operation] = []
+        for op in compute.body.block.ops:
+            if isinstance(op, YieldOp):
+                continue
+            if isinstance(op, ReadOp):
+                source = homes.get(op.tensor)
+                if source is None:
+                    indices = tuple(mapping.get(index, index) for index in op.indices)
+                    source = _Home(self.buffers[op.tensor], indices)
+                if source.buffer not in reads and source.buffer is not home.buffer:
+                    reads.append(source.buffer)
+                load = LoadOp(source.buffer, source.indices)
+                load.result.name_hint = op.result.name_hint
+                mapping[op.result] = load.result
+                ops.append(load)
+                continue
+            ops.append(op.clone(value_mapper=mapping))
+        value = mapping.get(compute.yielded, compute.yielded)
+        if reduction_ivs:
+            assert compute.combiner is not None
+            acc = LoadOp(home.buffer, home.indices)
+            acc.result.name_hint = "acc"
+            combined = _combine(compute.combiner.data, acc.result, value)
+            ops += [acc, combined]
+            value = combined.results[0]
+        ops.append(StoreOp(value, home.buffer, home.indices))
+        return BlockOp(compute.block_name, reads, [home.buffer], ops, spatial, reduction)
+
+    # -- calls and returns ----------------------------------------------------------------------
+
+    def _operand(self, value: SSAValue) -> SSAValue:
+        if isinstance(value.type, TensorType):
+            return self.buffers[value]
+        return self.scalars.get(value, value)
+
+    def _emit_call(self, call: CallOp) -> None:
+        operands = [self._operand(value) for value in call.arguments]
+        operands += [self.buffers[value] for value in call.results]
+        self.body.append(CallOp(call.callee, operands, []))
+
+    def _emit_return(self, ret: ReturnOp, outs: list[SSAValue]) -> None:
+        for index, (value, out) in enumerate(zip(ret.arguments, outs, strict=True)):
+            source = self.buffers[value]
+            if source is out:
+                continue
+            type_ = value.type
+            assert isinstance(type_, TensorType)
+            shape = type_.get_shape()
+            axes = [f"i{d}" for d in range(len(shape))]
+
+            def copy(ivs: list[SSAValue], source: SSAValue = source, out: SSAValue = out,
+                     axes: list[str] = axes, index: int = index) -> list[Operation]:
+                load = LoadOp(source, ivs)
+                store = StoreOp(load, out, ivs)
+                return [BlockOp(copy_block_name(index), [source], [out], [load, store], axes)]
+
+            self.body += self._nest(shape, axes, copy)
+        self.body.append(ReturnOp())
+
+
+# ----------------------------------------------------------------------------------------------
+# The pass
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvertTensorExprToLoopPass(ModulePass):
+    """Bufferizes tensor_expr functions into destination-passing functions of loop nests.
+
+    *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors
+    with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
+    `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
+    `tensor_expr.yield`), `arith.constant dense<...> : tensor<...>`, scalar `arith`/`math` ops,
+    `func.call` and `func.return`. Anything else fails the pass with a diagnostic naming the op.
+
+    *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
+    without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
+    identity-layout memrefs, scalars stay scalars), then one output buffer per original result,
+    in result order. Tensor constants become `memref.global "private" constant @<fn>_cst<k>`
+    (the same dense attribute, so the same bytes; identical constants share one global) read
+    with `memref.get_global` at the top of the function, with the `arith.constant`s of index type
+    the loops use. Each compute becomes one nest: a `loop.for` (serial, `[0, extent)`, step 1)
+    per result dimension, outermost first, around a `loop.block "<compute name>"` with the
+    compute's reads and writes, a `loop.load` per `tensor_expr.read`, the body's `arith`/`math`
+    ops cloned, and a `loop.store` of the yielded value. Axis names are the body's index
+    argument names when all are distinct identifiers, else `i0..` (spatial) and `r0..`
+    (reduction): see `axis_names`. A reduction is laid out as: spatial loops outside; inside
+    them a block `"<name>_init"` storing the init value at the point; then the reduction loops
+    around the block `"<name>"`, which loads the accumulator, combines the term (sum: addf/addi,
+    prod: mulf/muli, max: maximumf/maxsi, min: minimumf/minsi) and stores it back. A compute
+    whose result is returned writes straight into its output buffer; other results get
+    `loop.alloc global` before their nest and `loop.dealloc` after their last use. A returned
+    value that is an argument, a constant or already another output is copied by a nest whose
+    block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
+    outputs (or passes its own output when the call's result is returned). Epilogue fusion
+    (below) puts several blocks in one nest. Computes are never dropped, even if unused.
+
+    *Invariants*: one block per compute, named after it, in the loops named after its axes
+    (blocks of fused epilogues sit in the loops of their reduction and use its spatial axis
+    names); every buffer a block loads from is in its reads or writes; the function computes
+    the same values as the tensor_expr function; no value other than index constants and
+    function-level scalars crosses a block boundary except through buffers.
+
+    Options:
+        fuse_epilogue (`fuse-epilogue`, default true): a compute without reductions, with the
+            same shape as a reduction and reading it (or an epilogue already fused into it)
+            only at its own spatial index, such as `relu(conv + bias[c])`, is fused into the
+            reduction's nest: after the reduction loops of each spatial point its block reads the
+            accumulated value and stores its own result. Chains of such epilogues fuse too. A
+            fused compute whose value nothing outside the nest reads lives in a
+            `loop.alloc local : memref<1xT>` made and freed at each spatial point (`%acc` for
+            the reduction); otherwise it keeps its buffer. The nest is emitted where its last
+            member was, so an epilogue is fused only if no other op needs a member earlier.
+    """
+
+    name: ClassVar[str] = "convert-tensor-expr-to-loop"
+
+    fuse_epilogue: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_input(op)
+        _ModuleLowering(op, self.fuse_epilogue).run()
