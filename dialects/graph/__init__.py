@@ -39,6 +39,19 @@ from dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dialects.graph.ops_tensor import (
+    ArgMaxOp,
+    BroadcastToOp,
+    CastOp,
+    CompareOp,
+    ConvTranspose2DOp,
+    GatherOp,
+    PadOp,
+    ResizeOp,
+    SliceOp,
+    TopKOp,
+    WhereOp,
+)
 
 __all__ = [
     "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "ClipOp", "ConcatOp", "ConstantOp",
@@ -47,6 +60,9 @@ __all__ = [
     "MinOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
     "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
     "fusion_kind",
+    # ops_tensor.py
+    "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
+    "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
 ]
 
 Graph = Dialect(
@@ -89,6 +105,18 @@ Graph = Dialect(
         TransposeOp,
         ConcatOp,
         FlattenOp,
+        # Data movement, selection and conversion (ops_tensor.py)
+        CastOp,
+        CompareOp,
+        WhereOp,
+        GatherOp,
+        SliceOp,
+        PadOp,
+        BroadcastToOp,
+        ResizeOp,
+        ArgMaxOp,
+        TopKOp,
+        ConvTranspose2DOp,
         # Fused groups
         FusedOp,
         YieldOp,
@@ -96,3 +124,6 @@ Graph = Dialect(
     [],
 )
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
+
+# The NumPy implementations of the ops_tensor.py ops join the interpreter's registry.
+import dialects.graph.interpreter_tensor  # noqa: E402, F401

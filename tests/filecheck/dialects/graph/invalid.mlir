@@ -333,3 +333,205 @@ func.func @negative_fused_yield_types(%a: tensor<3xf32>) {
   }
   func.return
 }
+
+// -----
+
+// ops_tensor.py: data movement, selection and conversion.
+
+func.func @negative_cast_element_type(%x: tensor<2xbf16>) {
+  // CHECK: 'graph.cast' op expected element types with a NumPy dtype, found bf16
+  %r = graph.cast %x : (tensor<2xbf16>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_cast_shape(%x: tensor<2xf32>) {
+  // CHECK: 'graph.cast' op expected result type tensor<2xi32>, found tensor<3xi32>
+  %r = graph.cast %x : (tensor<2xf32>) -> tensor<3xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_compare_predicate(%a: tensor<2xf32>) {
+  // CHECK: 'graph.compare' op expected 'predicate' in eq, ne, lt, le, gt, ge, found 'less'
+  %r = graph.compare %a, %a {predicate = "less"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  func.return
+}
+
+// -----
+
+func.func @negative_compare_broadcast(%a: tensor<2xf32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.compare' op expected broadcast-compatible operand shapes, found tensor<2xf32> and tensor<3xf32>
+  %r = graph.compare %a, %b {predicate = "eq"} : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xi1>
+  func.return
+}
+
+// -----
+
+func.func @negative_where_condition(%c: tensor<2xf32>, %a: tensor<2xf32>) {
+  // CHECK: 'graph.where' op expected an i1 condition, found tensor<2xf32>
+  %r = graph.where %c, %a, %a : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_where_broadcast(%c: tensor<4xi1>, %a: tensor<2xf32>) {
+  // CHECK: 'graph.where' op expected broadcast-compatible operand shapes, found tensor<4xi1>, tensor<2xf32> and tensor<2xf32>
+  %r = graph.where %c, %a, %a : (tensor<4xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_gather_indices(%x: tensor<5xf32>, %i: tensor<2xf32>) {
+  // CHECK: 'graph.gather' op expected indices of an integer element type, found tensor<2xf32>
+  %r = graph.gather %x, %i : (tensor<5xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_gather_axis(%x: tensor<5xf32>, %i: tensor<2xi64>) {
+  // CHECK: 'graph.gather' op expected axis in [-1, 1) for rank 1, found 1
+  %r = graph.gather %x, %i {axis = 1 : i64} : (tensor<5xf32>, tensor<2xi64>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_slice_count(%x: tensor<4x5xf32>) {
+  // CHECK: 'graph.slice' op expected 'starts' to have 2 values, found 1
+  %r = graph.slice %x {starts = array<i64: 0>, sizes = array<i64: 1>, steps = array<i64: 1>} : (tensor<4x5xf32>) -> tensor<1xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_slice_step(%x: tensor<4xf32>) {
+  // CHECK: 'graph.slice' op expected non-zero 'steps', found [0]
+  %r = graph.slice %x {starts = array<i64: 0>, sizes = array<i64: 1>, steps = array<i64: 0>} : (tensor<4xf32>) -> tensor<1xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_slice_out_of_bounds(%x: tensor<4xf32>) {
+  // CHECK: 'graph.slice' op expected axis 0 to read inside [0, 4), found elements 2 to 6
+  %r = graph.slice %x {starts = array<i64: 2>, sizes = array<i64: 3>, steps = array<i64: 2>} : (tensor<4xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pad_negative(%x: tensor<4xf32>) {
+  // CHECK: 'graph.pad' op expected non-negative 'pads', found [-1, 0]
+  %r = graph.pad %x {pads = array<i64: -1, 0>} : (tensor<4xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pad_mode(%x: tensor<4xf32>) {
+  // CHECK: 'graph.pad' op expected 'mode' in constant, reflect, edge, found 'wrap'
+  %r = graph.pad %x {pads = array<i64: 1, 0>, mode = "wrap"} : (tensor<4xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pad_reflect(%x: tensor<2xf32>) {
+  // CHECK: 'graph.pad' op expected reflect pads of axis 0 smaller than its dim 2, found 2 and 0
+  %r = graph.pad %x {pads = array<i64: 2, 0>, mode = "reflect"} : (tensor<2xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast_to(%x: tensor<2xf32>) {
+  // CHECK: 'graph.broadcast_to' op expected tensor<2xf32> to broadcast to [2, 3]
+  %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<2xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_resize_scales(%x: tensor<4xf32>) {
+  // CHECK: 'graph.resize' op expected positive 'scales', found [0.0]
+  %r = graph.resize %x {sizes = array<i64: 4>, scales = array<f64: 0.0>} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_resize_mode(%x: tensor<4xf32>) {
+  // CHECK: 'graph.resize' op expected 'mode' in nearest, linear, cubic, found 'area'
+  %r = graph.resize %x {sizes = array<i64: 8>, scales = array<f64: 2.0>, mode = "area"} : (tensor<4xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_resize_linear_integers(%x: tensor<4xi32>) {
+  // CHECK: 'graph.resize' op expected a floating-point element type for mode 'linear', found i32
+  %r = graph.resize %x {sizes = array<i64: 8>, scales = array<f64: 2.0>, mode = "linear"} : (tensor<4xi32>) -> tensor<8xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_argmax_empty(%x: tensor<2x0xf32>) {
+  // CHECK: 'graph.argmax' op expected a non-empty axis 1, found tensor<2x0xf32>
+  %r = graph.argmax %x {axis = 1 : i64} : (tensor<2x0xf32>) -> tensor<2x1xi64>
+  func.return
+}
+
+// -----
+
+func.func @negative_topk_k(%x: tensor<3xf32>) {
+  // CHECK: 'graph.topk' op expected k in [0, 3], found 4
+  %v, %i = graph.topk %x {k = 4 : i64} : (tensor<3xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+  func.return
+}
+
+// -----
+
+func.func @negative_topk_results(%x: tensor<3xf32>) {
+  // CHECK: 'graph.topk' op expected result types tensor<2xf32> and tensor<2xi64>, found tensor<2xf32> and tensor<2xi32>
+  %v, %i = graph.topk %x {k = 2 : i64} : (tensor<3xf32>) -> (tensor<2xf32>, tensor<2xi32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_conv_transpose2d_channels(%x: tensor<1x4x5x5xf32>, %w: tensor<3x3x3x3xf32>) {
+  // CHECK: 'graph.conv_transpose2d' op expected weight dim 0 to be the 4 input channels, found 3
+  %r = graph.conv_transpose2d %x, %w : (tensor<1x4x5x5xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv_transpose2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) {
+  // CHECK: 'graph.conv_transpose2d' op expected groups to divide the 4 input channels, found 3
+  %r = graph.conv_transpose2d %x, %w {groups = 3 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x9x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv_transpose2d_bias(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
+  // CHECK: 'graph.conv_transpose2d' op expected a bias of shape [3], found tensor<4xf32>
+  %r = graph.conv_transpose2d %x, %w, %b : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x3x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv_transpose2d_output(%x: tensor<1x4x1x1xf32>, %w: tensor<4x3x1x1xf32>) {
+  // CHECK: 'graph.conv_transpose2d' op expected a positive output size along H, found -1
+  %r = graph.conv_transpose2d %x, %w {padding = array<i64: 1, 0, 1, 0>} : (tensor<1x4x1x1xf32>, tensor<4x3x1x1xf32>) -> tensor<1x3x1x1xf32>
+  func.return
+}

@@ -299,6 +299,103 @@ func.func @fused_two_results_no_attrs(%x: tensor<4xf32>) -> (tensor<4xf32>, tens
   func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
 
+// Data movement, selection and conversion (ops_tensor.py).
+
+// CHECK-LABEL: func.func @cast
+func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+  %r = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  // CHECK-NEXT: %r = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  func.return %r : tensor<2x3xi32>
+}
+
+// CHECK-LABEL: func.func @compare
+func.func @compare(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
+  %r = graph.compare %a, %b {predicate = "lt"}
+      : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK-NEXT: %r = graph.compare %a, %b {predicate = "lt"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  func.return %r : tensor<2x3xi1>
+}
+
+// CHECK-LABEL: func.func @where
+func.func @where(%c: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
+  %r = graph.where %c, %a, %b
+      : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.where %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @gather
+func.func @gather(%x: tensor<2x5xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {
+  %r = graph.gather %x, %i {axis = 1 : i64}
+      : (tensor<2x5xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.gather %x, %i {axis = 1 : i64} : (tensor<2x5xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<4x5xf32>) -> tensor<2x3xf32> {
+  %r = graph.slice %x
+      {starts = array<i64: 1, 4>, sizes = array<i64: 2, 3>, steps = array<i64: 1, -2>}
+      : (tensor<4x5xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.slice %x {starts = array<i64: 1, 4>, sizes = array<i64: 2, 3>, steps = array<i64: 1, -2>} : (tensor<4x5xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @pad
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %r = graph.pad %x {pads = array<i64: 0, 1, 0, 2>, value = 1.500000e+00 : f64}
+      : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  // CHECK-NEXT: %r = graph.pad %x {pads = array<i64: 0, 1, 0, 2>, value = 1.500000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  func.return %r : tensor<2x6xf32>
+}
+
+// CHECK-LABEL: func.func @pad_reflect
+func.func @pad_reflect(%x: tensor<3xi64>) -> tensor<5xi64> {
+  %r = graph.pad %x {pads = array<i64: 2, 0>, mode = "reflect"} : (tensor<3xi64>) -> tensor<5xi64>
+  // CHECK-NEXT: %r = graph.pad %x {pads = array<i64: 2, 0>, mode = "reflect"} : (tensor<3xi64>) -> tensor<5xi64>
+  func.return %r : tensor<5xi64>
+}
+
+// CHECK-LABEL: func.func @broadcast_to
+func.func @broadcast_to(%x: tensor<3xf32>) -> tensor<2x3xf32> {
+  %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @resize
+func.func @resize(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
+  %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
+      scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"}
+      : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+  // CHECK-NEXT: %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>, scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, mode = "linear"} : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+  func.return %r : tensor<1x1x4x6xf32>
+}
+
+// CHECK-LABEL: func.func @argmax
+func.func @argmax(%x: tensor<2x5xf32>) -> tensor<2xi64> {
+  %r = graph.argmax %x {axis = 1 : i64, keepdims = false} : (tensor<2x5xf32>) -> tensor<2xi64>
+  // CHECK-NEXT: %r = graph.argmax %x {axis = 1 : i64, keepdims = false} : (tensor<2x5xf32>) -> tensor<2xi64>
+  func.return %r : tensor<2xi64>
+}
+
+// CHECK-LABEL: func.func @topk
+func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64}
+      : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  // CHECK-NEXT: %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64} : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  func.return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// CHECK-LABEL: func.func @conv_transpose2d
+func.func @conv_transpose2d(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32> {
+  %r = graph.conv_transpose2d %x, %w
+      {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32>
+  // CHECK-NEXT: %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32>
+  func.return %r : tensor<1x3x9x9xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {

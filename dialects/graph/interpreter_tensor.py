@@ -1,0 +1,258 @@
+"""NumPy implementations of the ops of `ops_tensor.py`, registered with the graph interpreter.
+
+Importing this module registers them; `dialects.graph` imports it, so that every user of the
+interpreter has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dialects.graph.attrs import to_numpy_dtype
+from dialects.graph.interpreter import InterpreterError, implements
+from dialects.graph.ops_tensor import (
+    ArgMaxOp,
+    BroadcastToOp,
+    CastOp,
+    CompareOp,
+    ConvTranspose2DOp,
+    GatherOp,
+    PadOp,
+    ResizeOp,
+    SliceOp,
+    TopKOp,
+    WhereOp,
+)
+
+
+def _result_dtype(op: CastOp) -> np.dtype:
+    return to_numpy_dtype(op.result.type.get_element_type())
+
+
+@implements(CastOp)
+def _cast(op: CastOp, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    dtype = _result_dtype(op)
+    if np.issubdtype(dtype, np.integer) and np.issubdtype(x.dtype, np.floating):
+        x = np.trunc(x)  # toward zero; NaN and out-of-range values are undefined
+    return x.astype(dtype)
+
+
+_PREDICATES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal,
+}
+
+
+@implements(CompareOp)
+def _compare(op: CompareOp, args: list[np.ndarray]) -> np.ndarray:
+    lhs, rhs = args
+    return np.asarray(_PREDICATES[op.predicate_value()](lhs, rhs), dtype=np.bool_)
+
+
+@implements(WhereOp)
+def _where(op: WhereOp, args: list[np.ndarray]) -> np.ndarray:
+    condition, lhs, rhs = args
+    return np.asarray(np.where(condition, lhs, rhs), dtype=lhs.dtype)
+
+
+@implements(GatherOp)
+def _gather(op: GatherOp, args: list[np.ndarray]) -> np.ndarray:
+    x, indices = args
+    axis = op.normalized_axis()
+    dim = x.shape[axis]
+    if indices.size and (indices.min() < -dim or indices.max() >= dim):
+        raise InterpreterError(f"graph interpreter: 'graph.gather' index out of range "
+                               f"[{-dim}, {dim}): {indices.min()} .. {indices.max()}")
+    wrapped = np.where(indices < 0, indices + dim, indices).astype(np.int64)
+    return np.take(x, wrapped, axis=axis)
+
+
+@implements(SliceOp)
+def _slice(op: SliceOp, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    index = []
+    for start, size, step in zip(op.starts_tuple(), op.sizes_tuple(), op.steps_tuple(),
+                                 strict=True):
+        if size == 0:
+            index.append(slice(0, 0))
+            continue
+        stop = start + size * step
+        index.append(slice(start, None if stop < 0 else stop, step))
+    return np.ascontiguousarray(x[tuple(index)])
+
+
+@implements(PadOp)
+def _pad(op: PadOp, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    pads = op.pads_tuple()
+    rank = x.ndim
+    widths = [(pads[a], pads[a + rank]) for a in range(rank)]
+    mode = op.mode_value()
+    if mode == "constant":
+        value = np.array(op.pad_value()).astype(x.dtype)
+        return np.pad(x, widths, mode="constant", constant_values=value)
+    return np.pad(x, widths, mode=mode)
+
+
+@implements(BroadcastToOp)
+def _broadcast_to(op: BroadcastToOp, args: list[np.ndarray]) -> np.ndarray:
+    return np.broadcast_to(args[0], op.shape_tuple())
+
+
+# ---------------------------------------------------------------------------------------------
+# resize: one interpolation matrix per axis
+# ---------------------------------------------------------------------------------------------
+
+
+def _source_coordinates(mode: str, size: int, length: int, scale: float) -> np.ndarray:
+    """The input coordinate of each of the `size` output positions of an axis of `length`."""
+    out = np.arange(size, dtype=np.float64)
+    if mode == "align_corners":
+        return out * (length - 1) / (size - 1) if size > 1 else np.zeros(size)
+    if mode == "asymmetric":
+        return out / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (out + 0.5) / scale
+    if mode == "pytorch_half_pixel":
+        return (out + 0.5) / scale - 0.5 if size > 1 else np.zeros(size)
+    if mode == "half_pixel_symmetric":
+        adjustment = size / (scale * length)
+        offset = length / 2 * (1 - adjustment)
+        return offset + (out + 0.5) / scale - 0.5
+    return (out + 0.5) / scale - 0.5  # half_pixel
+
+
+def _nearest_weights(ratio: np.ndarray, rounding: str) -> np.ndarray:
+    """Weights of the two taps floor(x) and floor(x) + 1 for mode nearest."""
+    if rounding == "floor":
+        upper = np.zeros_like(ratio, dtype=bool)
+    elif rounding == "ceil":
+        upper = np.ones_like(ratio, dtype=bool)
+    elif rounding == "round_prefer_ceil":
+        upper = ratio >= 0.5
+    else:
+        upper = ratio > 0.5
+    upper = upper | (ratio == 1.0)  # an integer coordinate is the upper tap
+    return np.stack([~upper, upper], axis=-1).astype(np.float64)
+
+
+def _cubic_weights(ratio: np.ndarray, a: float) -> np.ndarray:
+    """Weights of the four taps floor(x) - 1 ... floor(x) + 2 of the cubic kernel."""
+    def near(t: np.ndarray) -> np.ndarray:  # |t| <= 1
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+
+    def far(t: np.ndarray) -> np.ndarray:  # 1 < |t| < 2
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+
+    return np.stack([far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)], axis=-1)
+
+
+def _interpolation_matrix(op: ResizeOp, size: int, length: int, scale: float) -> np.ndarray:
+    """The size x length matrix that resizes one axis."""
+    x = _source_coordinates(op.coordinate_mode_value(), size, length, scale)
+    base = np.floor(x)
+    ratio = x - base
+    # ONNX prefers the left neighbour: an integer coordinate is the upper tap of a ratio of 1.
+    integral = ratio == 0
+    base[integral] -= 1
+    ratio[integral] = 1.0
+    mode = op.mode_value()
+    if mode == "nearest":
+        weights, first = _nearest_weights(ratio, op.nearest_mode_value()), 0
+    elif mode == "linear":
+        weights, first = np.stack([1 - ratio, ratio], axis=-1), 0
+    else:
+        weights, first = _cubic_weights(ratio, op.cubic_coeff_a_value()), -1
+    taps = base[:, None].astype(np.int64) + first + np.arange(weights.shape[1])
+    if op.exclude_outside_value():
+        weights = np.where((taps >= 0) & (taps < length), weights, 0.0)
+        weights = weights / weights.sum(axis=1, keepdims=True)
+    matrix = np.zeros((size, length))
+    rows = np.repeat(np.arange(size), weights.shape[1])
+    np.add.at(matrix, (rows, np.clip(taps, 0, length - 1).reshape(-1)), weights.reshape(-1))
+    return matrix
+
+
+@implements(ResizeOp)
+def _resize(op: ResizeOp, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    sizes = op.result.type.get_shape()
+    result = x.astype(np.float64) if op.mode_value() != "nearest" else x
+    for axis, (size, scale) in enumerate(zip(sizes, op.scales_tuple(), strict=True)):
+        matrix = _interpolation_matrix(op, size, x.shape[axis], scale)
+        if np.array_equal(matrix, np.eye(size, x.shape[axis])):
+            continue
+        if op.mode_value() == "nearest":  # exact for every dtype: a gather
+            result = np.take(result, matrix.argmax(axis=1), axis=axis)
+        else:
+            result = np.moveaxis(np.tensordot(matrix, result, axes=([1], [axis])), 0, axis)
+    return np.asarray(result).astype(x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# argmax, topk
+# ---------------------------------------------------------------------------------------------
+
+
+@implements(ArgMaxOp)
+def _argmax(op: ArgMaxOp, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    axis = op.normalized_axis()
+    if op.select_last_index_value():
+        index = x.shape[axis] - 1 - np.argmax(np.flip(x, axis=axis), axis=axis)
+    else:
+        index = np.argmax(x, axis=axis)
+    if op.keepdims_value():
+        index = np.expand_dims(index, axis)
+    return index.astype(np.int64)
+
+
+def _descending_key(x: np.ndarray) -> np.ndarray:
+    """A key whose ascending order is x's descending order."""
+    if np.issubdtype(x.dtype, np.unsignedinteger) or x.dtype == np.bool_:
+        return -x.astype(np.float64) if x.dtype.itemsize >= 8 else -x.astype(np.int64)
+    return -x
+
+
+@implements(TopKOp)
+def _topk(op: TopKOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    (x,) = args
+    axis = op.normalized_axis()
+    key = _descending_key(x) if op.largest_value() else x
+    order = np.argsort(key, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(op.k_value()), axis=axis)
+    return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
+
+
+# ---------------------------------------------------------------------------------------------
+# conv_transpose2d
+# ---------------------------------------------------------------------------------------------
+
+
+@implements(ConvTranspose2DOp)
+def _conv_transpose2d(op: ConvTranspose2DOp, args: list[np.ndarray]) -> np.ndarray:
+    x, w = args[0], args[1]
+    groups = op.groups_value()
+    (sh, sw), (dh, dw) = op.strides_tuple(), op.dilation_tuple()
+    top, left, bottom, right = op.padding_tuple()
+    extra_h, extra_w = op.output_padding_tuple()
+    n, c, h, width = x.shape
+    _, o_per_group, kh, kw = w.shape
+    full_h = sh * (h - 1) + dh * (kh - 1) + 1 + extra_h
+    full_w = sw * (width - 1) + dw * (kw - 1) + 1 + extra_w
+    xg = x.reshape(n, groups, c // groups, h, width)
+    wg = w.reshape(groups, c // groups, o_per_group, kh, kw)
+    full = np.zeros((n, groups, o_per_group, full_h, full_w), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            contribution = np.einsum("ngchw,gco->ngohw", xg, wg[..., i, j], optimize=True)
+            full[:, :, :, i * dh: i * dh + sh * (h - 1) + 1: sh,
+                 j * dw: j * dw + sw * (width - 1) + 1: sw] += contribution
+    full = full.reshape(n, groups * o_per_group, full_h, full_w)
+    y = full[:, :, top: full_h - bottom, left: full_w - right]
+    if len(args) == 3:
+        y = y + args[2].reshape(1, -1, 1, 1)
+    return np.ascontiguousarray(y).astype(x.dtype)

@@ -1,0 +1,889 @@
+"""Graph ops that select, move and convert data, as ONNX models need them (TVM's `relay.take`,
+`strided_slice`, `nn.pad`, `broadcast_to`, `image.resize`, `argmax`, `topk`, ...).
+
+cast, compare, where, gather, slice, pad, broadcast_to, resize, argmax, topk and
+conv_transpose2d; each computes its result type from its operands and attributes like the ops
+of `ops.py`, and has a NumPy implementation in `interpreter_tensor.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
+from dialects.graph.ops import (
+    GraphOp,
+    _ints,
+    _normalize_axis,
+    _require_count,
+    _require_non_negative,
+    _require_positive,
+    _require_rank,
+    _same_element_type,
+    _tensor,
+    bool_attr,
+    broadcast_shapes,
+    i64_array,
+    i64_attr,
+    op_error,
+    with_fusion_kind,
+)
+
+_I1 = IntegerType(1)
+
+
+def _f64_array(values: Sequence[float]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(f64, [float(v) for v in values])
+
+
+def _floats(attr: DenseArrayBase) -> tuple[float, ...]:
+    return tuple(float(v) for v in attr.get_values())
+
+
+def _require_choice(op_name: str, attr_name: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise op_error(op_name, f"expected '{attr_name}' in {', '.join(choices)}, found "
+                                f"'{value}'")
+
+
+def _require_integer(op_name: str, what: str, type: TensorType) -> None:
+    element = type.get_element_type()
+    if not isinstance(element, IntegerType) or element.width.data == 1:
+        raise op_error(op_name, f"expected {what} of an integer element type, found {type}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise: cast, compare, where
+# ---------------------------------------------------------------------------------------------
+
+
+@with_fusion_kind(FusionKind.ELEMENTWISE)
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Convert every element to the result's element type (ONNX Cast).
+
+    Semantics: the result has the operand's shape. Float to integer truncates toward zero
+    (values out of the target's range are undefined); to `i1`, any non-zero value is true; from
+    `i1`, true is 1. Both element types must have a NumPy dtype (no bf16, no index).
+
+    Example:
+        %r = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    """
+
+    name = "graph.cast"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, element_type: Attribute) -> None:
+        super().__init__(operands=[x],
+                         result_types=[self.infer_type(SSAValue.get(x).type, element_type)])
+
+    @classmethod
+    def infer_type(cls, x: Attribute, element_type: Attribute) -> TensorType:
+        """The operand's shape with `element_type`."""
+        x_type = _tensor(cls.name, "the operand", x)
+        for element in (x_type.get_element_type(), element_type):
+            try:
+                to_numpy_dtype(element)
+            except ValueError:
+                raise op_error(cls.name, f"expected element types with a NumPy dtype, found "
+                                         f"{element}") from None
+        return TensorType(element_type, x_type.get_shape())
+
+    def inferred_result_type(self) -> TensorType:
+        result = _tensor(self.name, "the result", self.result.type)
+        return self.infer_type(self.x.type, result.get_element_type())
+
+
+COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+"""The predicates `graph.compare` accepts."""
+
+
+@with_fusion_kind(FusionKind.BROADCAST)
+@irdl_op_definition
+class CompareOp(GraphOp):
+    """Elementwise comparison with NumPy broadcasting (ONNX Equal, Less, Greater, ...).
+
+    Semantics: `result = lhs <predicate> rhs` as `i1`, with `predicate` one of eq, ne, lt, le,
+    gt, ge; both operands have the same element type; NaN compares false except under ne.
+
+    Example:
+        %r = graph.compare %a, %b {predicate = "lt"}
+            : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    """
+
+    name = "graph.compare"
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    predicate = attr_def(StringAttr)
+
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, predicate: str
+                 ) -> None:
+        lhs_type, rhs_type = SSAValue.get(lhs).type, SSAValue.get(rhs).type
+        super().__init__(operands=[lhs, rhs],
+                         result_types=[self.infer_type(lhs_type, rhs_type, predicate)],
+                         attributes={"predicate": StringAttr(predicate)})
+
+    @classmethod
+    def infer_type(cls, lhs: Attribute, rhs: Attribute, predicate: str) -> TensorType:
+        """The broadcast shape of the operands, of `i1`."""
+        _require_choice(cls.name, "predicate", predicate, COMPARE_PREDICATES)
+        lhs_type = _tensor(cls.name, "the lhs", lhs)
+        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        _same_element_type(cls.name, [lhs_type, rhs_type])
+        shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
+        if shape is None:
+            raise op_error(cls.name, f"expected broadcast-compatible operand shapes, found "
+                                     f"{lhs} and {rhs}")
+        return TensorType(_I1, shape)
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.lhs.type, self.rhs.type, self.predicate_value())
+
+    def predicate_value(self) -> str:
+        """The comparison: eq, ne, lt, le, gt or ge."""
+        return self.predicate.data
+
+
+@with_fusion_kind(FusionKind.BROADCAST)
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """Elementwise selection with NumPy broadcasting of all three operands (ONNX Where).
+
+    Semantics: `result = condition ? lhs : rhs`; `condition` is `i1`, `lhs` and `rhs` share the
+    result's element type.
+
+    Example:
+        %r = graph.where %c, %a, %b
+            : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    """
+
+    name = "graph.where"
+
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, condition: SSAValue | Operation, lhs: SSAValue | Operation,
+                 rhs: SSAValue | Operation) -> None:
+        types = [SSAValue.get(v).type for v in (condition, lhs, rhs)]
+        super().__init__(operands=[condition, lhs, rhs], result_types=[self.infer_type(*types)])
+
+    @classmethod
+    def infer_type(cls, condition: Attribute, lhs: Attribute, rhs: Attribute) -> TensorType:
+        """The broadcast shape of the three operands, with the element type of lhs and rhs."""
+        cond_type = _tensor(cls.name, "the condition", condition)
+        if cond_type.get_element_type() != _I1:
+            raise op_error(cls.name, f"expected an i1 condition, found {condition}")
+        lhs_type = _tensor(cls.name, "the lhs", lhs)
+        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
+        shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
+        shape = None if shape is None else broadcast_shapes(cond_type.get_shape(), shape)
+        if shape is None:
+            raise op_error(cls.name, f"expected broadcast-compatible operand shapes, found "
+                                     f"{condition}, {lhs} and {rhs}")
+        return TensorType(element_type, shape)
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.condition.type, self.lhs.type, self.rhs.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Injective: gather, slice, pad, broadcast_to, resize
+# ---------------------------------------------------------------------------------------------
+
+
+@with_fusion_kind(FusionKind.INJECTIVE)
+@irdl_op_definition
+class GatherOp(GraphOp):
+    """Take slices of `x` along `axis` at `indices` (ONNX Gather, `numpy.take`).
+
+    Semantics: `result[i..., j..., k...] = x[i..., indices[j...], k...]` with `i` the axes
+    before `axis` and `k` those after; the result shape is
+    `x.shape[:axis] + indices.shape + x.shape[axis+1:]`. A negative index counts from the end;
+    an index outside [-dim, dim) is undefined. `indices` has an integer element type.
+
+    Example:
+        %r = graph.gather %x, %i {axis = 1 : i64}
+            : (tensor<2x5xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+    """
+
+    name = "graph.gather"
+
+    x = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = attr_def(IntegerAttr[I64], default_value=i64_attr(0))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, indices: SSAValue | Operation, axis: int = 0
+                 ) -> None:
+        x_type, indices_type = SSAValue.get(x).type, SSAValue.get(indices).type
+        super().__init__(operands=[x, indices],
+                         result_types=[self.infer_type(x_type, indices_type, axis)],
+                         attributes={"axis": i64_attr(axis)})
+
+    @classmethod
+    def infer_type(cls, x: Attribute, indices: Attribute, axis: int = 0) -> TensorType:
+        """`x.shape[:axis] + indices.shape + x.shape[axis+1:]`, of x's element type."""
+        x_type = _tensor(cls.name, "the operand", x)
+        indices_type = _tensor(cls.name, "the indices", indices)
+        _require_integer(cls.name, "indices", indices_type)
+        shape = x_type.get_shape()
+        axis = _normalize_axis(cls.name, axis, len(shape))
+        return TensorType(x_type.get_element_type(),
+                          [*shape[:axis], *indices_type.get_shape(), *shape[axis + 1:]])
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, self.indices.type, self.axis_value())
+
+    def axis_value(self) -> int:
+        """The axis as written (may be negative)."""
+        return self.axis.value.data
+
+    def normalized_axis(self) -> int:
+        """The axis in [0, rank)."""
+        return _normalize_axis(self.name, self.axis_value(), self.x.type.get_num_dims())
+
+
+@with_fusion_kind(FusionKind.INJECTIVE)
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """A strided window of `x` (ONNX Slice and Split, with the bounds resolved).
+
+    Semantics: one `starts`, `sizes` and `steps` value per axis; along axis `a` the result has
+    `sizes[a]` elements, element `j` being `x[starts[a] + j * steps[a]]`. Steps are non-zero
+    (negative ones walk backwards) and every element read must lie inside `x`.
+
+    Example:
+        %r = graph.slice %x
+            {starts = array<i64: 1, 4>, sizes = array<i64: 2, 3>, steps = array<i64: 1, -2>}
+            : (tensor<4x5xf32>) -> tensor<2x3xf32>
+    """
+
+    name = "graph.slice"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    starts = attr_def(DenseArrayBase.constr(i64))
+    sizes = attr_def(DenseArrayBase.constr(i64))
+    steps = attr_def(DenseArrayBase.constr(i64))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, starts: Sequence[int], sizes: Sequence[int],
+                 steps: Sequence[int]) -> None:
+        super().__init__(
+            operands=[x],
+            result_types=[self.infer_type(SSAValue.get(x).type, starts, sizes, steps)],
+            attributes={"starts": i64_array(starts), "sizes": i64_array(sizes),
+                        "steps": i64_array(steps)},
+        )
+
+    @classmethod
+    def infer_type(cls, x: Attribute, starts: Sequence[int], sizes: Sequence[int],
+                   steps: Sequence[int]) -> TensorType:
+        """`sizes`, of x's element type; every element read must be inside x."""
+        x_type = _tensor(cls.name, "the operand", x)
+        shape = x_type.get_shape()
+        for attr_name, values in (("starts", starts), ("sizes", sizes), ("steps", steps)):
+            _require_count(cls.name, attr_name, values, len(shape))
+        _require_non_negative(cls.name, "sizes", sizes)
+        for axis, (dim, start, size, step) in enumerate(
+                zip(shape, starts, sizes, steps, strict=True)):
+            if step == 0:
+                raise op_error(cls.name, f"expected non-zero 'steps', found {list(steps)}")
+            last = start + (size - 1) * step
+            if size and not (0 <= start < dim and 0 <= last < dim):
+                raise op_error(cls.name, f"expected axis {axis} to read inside [0, {dim}), "
+                                         f"found elements {start} to {last}")
+        return TensorType(x_type.get_element_type(), list(sizes))
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, _ints(self.starts), _ints(self.sizes),
+                               _ints(self.steps))
+
+    def starts_tuple(self) -> tuple[int, ...]:
+        """The first index read along each axis."""
+        return _ints(self.starts)
+
+    def sizes_tuple(self) -> tuple[int, ...]:
+        """The result shape."""
+        return _ints(self.sizes)
+
+    def steps_tuple(self) -> tuple[int, ...]:
+        """The stride along each axis (non-zero, may be negative)."""
+        return _ints(self.steps)
+
+
+PAD_MODES = ("constant", "reflect", "edge")
+"""The modes `graph.pad` accepts."""
+
+
+@with_fusion_kind(FusionKind.INJECTIVE)
+@irdl_op_definition
+class PadOp(GraphOp):
+    """Pad every axis of `x` (ONNX Pad with non-negative pads).
+
+    Semantics: `pads` holds the begin pads of all axes, then the end pads (non-negative). Mode
+    `constant` fills with `value` (converted to the element type), `reflect` mirrors the input
+    without repeating the edge (each pad smaller than the dim), `edge` repeats the edge (dims
+    non-zero where padded).
+
+    Example:
+        %r = graph.pad %x {pads = array<i64: 0, 1, 0, 2>, value = 1.500000e+00 : f64}
+            : (tensor<2x3xf32>) -> tensor<2x6xf32>
+    """
+
+    name = "graph.pad"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    pads = attr_def(DenseArrayBase.constr(i64))
+    mode = attr_def(StringAttr, default_value=StringAttr("constant"))
+    value = attr_def(FloatAttr, default_value=FloatAttr(0.0, f64))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, pads: Sequence[int], mode: str = "constant",
+                 value: float = 0.0) -> None:
+        super().__init__(
+            operands=[x],
+            result_types=[self.infer_type(SSAValue.get(x).type, pads, mode)],
+            attributes={"pads": i64_array(pads), "mode": StringAttr(mode),
+                        "value": FloatAttr(float(value), f64)},
+        )
+
+    @classmethod
+    def infer_type(cls, x: Attribute, pads: Sequence[int], mode: str = "constant"
+                   ) -> TensorType:
+        """Each dim grown by its begin and end pads."""
+        x_type = _tensor(cls.name, "the operand", x)
+        shape = x_type.get_shape()
+        rank = len(shape)
+        _require_count(cls.name, "pads", pads, 2 * rank)
+        _require_non_negative(cls.name, "pads", pads)
+        _require_choice(cls.name, "mode", mode, PAD_MODES)
+        for axis, dim in enumerate(shape):
+            before, after = pads[axis], pads[axis + rank]
+            if mode == "reflect" and max(before, after) >= max(dim, 1):
+                raise op_error(cls.name, f"expected reflect pads of axis {axis} smaller than its "
+                                         f"dim {dim}, found {before} and {after}")
+            if mode == "edge" and dim == 0 and before + after:
+                raise op_error(cls.name, f"expected a non-empty axis {axis} to pad by 'edge'")
+        return TensorType(x_type.get_element_type(),
+                          [d + pads[a] + pads[a + rank] for a, d in enumerate(shape)])
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, self.pads_tuple(), self.mode_value())
+
+    def pads_tuple(self) -> tuple[int, ...]:
+        """Begin pads of every axis, then end pads."""
+        return _ints(self.pads)
+
+    def mode_value(self) -> str:
+        """constant, reflect or edge."""
+        return self.mode.data
+
+    def pad_value(self) -> float:
+        """The fill value of mode constant."""
+        return float(self.value.value.data)
+
+
+@with_fusion_kind(FusionKind.BROADCAST)
+@irdl_op_definition
+class BroadcastToOp(GraphOp):
+    """Broadcast `x` to `shape` (ONNX Expand and Tile, `numpy.broadcast_to`).
+
+    Semantics: NumPy's one-way broadcast: `x` is aligned with the end of `shape`, and each of
+    its dims equals the target dim or is 1.
+
+    Example:
+        %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+    """
+
+    name = "graph.broadcast_to"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    shape = attr_def(DenseArrayBase.constr(i64))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, shape: Sequence[int]) -> None:
+        super().__init__(operands=[x],
+                         result_types=[self.infer_type(SSAValue.get(x).type, shape)],
+                         attributes={"shape": i64_array(shape)})
+
+    @classmethod
+    def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
+        """`shape`, of x's element type, when x broadcasts to it."""
+        x_type = _tensor(cls.name, "the operand", x)
+        _require_non_negative(cls.name, "shape", shape)
+        source = x_type.get_shape()
+        if len(source) > len(shape) or broadcast_shapes(source, shape) != tuple(shape):
+            raise op_error(cls.name, f"expected {x} to broadcast to {list(shape)}")
+        return TensorType(x_type.get_element_type(), list(shape))
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, _ints(self.shape))
+
+    def shape_tuple(self) -> tuple[int, ...]:
+        """The result shape."""
+        return _ints(self.shape)
+
+
+RESIZE_MODES = ("nearest", "linear", "cubic")
+"""The interpolation modes `graph.resize` accepts."""
+
+RESIZE_COORDINATE_MODES = (
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+    "tf_half_pixel_for_nn",
+)
+"""How `graph.resize` maps an output coordinate to an input one (ONNX's names)."""
+
+RESIZE_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+"""How `graph.resize` rounds an input coordinate in mode nearest (ONNX's names)."""
+
+
+@with_fusion_kind(FusionKind.INJECTIVE)
+@irdl_op_definition
+class ResizeOp(GraphOp):
+    """Resize by interpolation, axis by axis (ONNX Resize and Upsample).
+
+    Semantics: the result shape is `sizes`; `scales` (one per axis, positive) is what ONNX's
+    `coordinate_transformation_mode` divides by to map result coordinate `o` of an axis of
+    input length `n` to input coordinate `i`, e.g. half_pixel: `i = (o + 0.5) / scale - 0.5`,
+    asymmetric: `i = o / scale`, align_corners: `i = o * (n - 1) / (size - 1)`.
+    Mode nearest picks the input element at `i` rounded by `nearest_mode`, clamped to the axis;
+    linear interpolates the two neighbours of `i`; cubic the four, with coefficient
+    `cubic_coeff_a` and, with `exclude_outside`, zero weight (renormalized) outside the input.
+    Linear and cubic need a float element type.
+
+    Example:
+        %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
+            scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"}
+            : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+    """
+
+    name = "graph.resize"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    sizes = attr_def(DenseArrayBase.constr(i64))
+    scales = attr_def(DenseArrayBase.constr(f64))
+    mode = attr_def(StringAttr, default_value=StringAttr("nearest"))
+    coordinate_transformation_mode = attr_def(StringAttr,
+                                              default_value=StringAttr("half_pixel"))
+    nearest_mode = attr_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    cubic_coeff_a = attr_def(FloatAttr, default_value=FloatAttr(-0.75, f64))
+    exclude_outside = attr_def(BoolAttr, default_value=bool_attr(False))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        x: SSAValue | Operation,
+        sizes: Sequence[int],
+        scales: Sequence[float],
+        *,
+        mode: str = "nearest",
+        coordinate_transformation_mode: str = "half_pixel",
+        nearest_mode: str = "round_prefer_floor",
+        cubic_coeff_a: float = -0.75,
+        exclude_outside: bool = False,
+    ) -> None:
+        result_type = self.infer_type(SSAValue.get(x).type, sizes, scales, mode=mode,
+                                      coordinate_transformation_mode=coordinate_transformation_mode,
+                                      nearest_mode=nearest_mode)
+        super().__init__(
+            operands=[x],
+            result_types=[result_type],
+            attributes={
+                "sizes": i64_array(sizes),
+                "scales": _f64_array(scales),
+                "mode": StringAttr(mode),
+                "coordinate_transformation_mode": StringAttr(coordinate_transformation_mode),
+                "nearest_mode": StringAttr(nearest_mode),
+                "cubic_coeff_a": FloatAttr(float(cubic_coeff_a), f64),
+                "exclude_outside": bool_attr(exclude_outside),
+            },
+        )
+
+    @classmethod
+    def infer_type(cls, x: Attribute, sizes: Sequence[int], scales: Sequence[float], *,
+                   mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
+                   nearest_mode: str = "round_prefer_floor") -> TensorType:
+        """`sizes`, of x's element type."""
+        x_type = _tensor(cls.name, "the operand", x)
+        rank = x_type.get_num_dims()
+        _require_count(cls.name, "sizes", sizes, rank)
+        _require_count(cls.name, "scales", scales, rank)
+        _require_positive(cls.name, "sizes", sizes)
+        if any(not s > 0 for s in scales):
+            raise op_error(cls.name, f"expected positive 'scales', found {list(scales)}")
+        _require_choice(cls.name, "mode", mode, RESIZE_MODES)
+        _require_choice(cls.name, "coordinate_transformation_mode",
+                        coordinate_transformation_mode, RESIZE_COORDINATE_MODES)
+        _require_choice(cls.name, "nearest_mode", nearest_mode, RESIZE_NEAREST_MODES)
+        if mode != "nearest" and not is_float_type(x_type.get_element_type()):
+            raise op_error(cls.name, f"expected a floating-point element type for mode "
+                                     f"'{mode}', found {x_type.get_element_type()}")
+        return TensorType(x_type.get_element_type(), list(sizes))
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(
+            self.x.type, _ints(self.sizes), self.scales_tuple(), mode=self.mode_value(),
+            coordinate_transformation_mode=self.coordinate_mode_value(),
+            nearest_mode=self.nearest_mode_value())
+
+    def scales_tuple(self) -> tuple[float, ...]:
+        """The scale of each axis used by the coordinate transformation."""
+        return _floats(self.scales)
+
+    def mode_value(self) -> str:
+        """nearest, linear or cubic."""
+        return self.mode.data
+
+    def coordinate_mode_value(self) -> str:
+        """The coordinate transformation mode."""
+        return self.coordinate_transformation_mode.data
+
+    def nearest_mode_value(self) -> str:
+        """The rounding of mode nearest."""
+        return self.nearest_mode.data
+
+    def cubic_coeff_a_value(self) -> float:
+        """The cubic kernel's coefficient a."""
+        return float(self.cubic_coeff_a.value.data)
+
+    def exclude_outside_value(self) -> bool:
+        """Whether cubic weights outside the input are dropped and the rest renormalized."""
+        return bool(self.exclude_outside.value.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions and selections: argmax, topk
+# ---------------------------------------------------------------------------------------------
+
+
+@with_fusion_kind(FusionKind.REDUCTION)
+@irdl_op_definition
+class ArgMaxOp(GraphOp):
+    """Index of the largest element along `axis` (ONNX ArgMax).
+
+    Semantics: the result is `i64`, with `axis` kept as size 1 under `keepdims` (default) or
+    removed; among equal maxima the first index wins, the last with `select_last_index`.
+
+    Example:
+        %r = graph.argmax %x {axis = 1 : i64, keepdims = false} : (tensor<2x5xf32>) -> tensor<2xi64>
+    """
+
+    name = "graph.argmax"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = attr_def(IntegerAttr[I64], default_value=i64_attr(0))
+    keepdims = attr_def(BoolAttr, default_value=bool_attr(True))
+    select_last_index = attr_def(BoolAttr, default_value=bool_attr(False))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, axis: int = 0, keepdims: bool = True,
+                 select_last_index: bool = False) -> None:
+        super().__init__(
+            operands=[x],
+            result_types=[self.infer_type(SSAValue.get(x).type, axis, keepdims)],
+            attributes={"axis": i64_attr(axis), "keepdims": bool_attr(keepdims),
+                        "select_last_index": bool_attr(select_last_index)},
+        )
+
+    @classmethod
+    def infer_type(cls, x: Attribute, axis: int = 0, keepdims: bool = True) -> TensorType:
+        """x's shape with `axis` set to 1 or removed, of i64."""
+        x_type = _tensor(cls.name, "the operand", x)
+        shape = list(x_type.get_shape())
+        axis = _normalize_axis(cls.name, axis, len(shape))
+        if shape[axis] == 0:
+            raise op_error(cls.name, f"expected a non-empty axis {axis}, found {x}")
+        if keepdims:
+            shape[axis] = 1
+        else:
+            del shape[axis]
+        return TensorType(i64, shape)
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, self.axis.value.data, self.keepdims_value())
+
+    def normalized_axis(self) -> int:
+        """The axis in [0, rank)."""
+        return _normalize_axis(self.name, self.axis.value.data, self.x.type.get_num_dims())
+
+    def keepdims_value(self) -> bool:
+        """Whether the axis stays as size 1."""
+        return bool(self.keepdims.value.data)
+
+    def select_last_index_value(self) -> bool:
+        """Whether the last of equal maxima wins."""
+        return bool(self.select_last_index.value.data)
+
+
+@with_fusion_kind(FusionKind.OPAQUE)
+@irdl_op_definition
+class TopKOp(IRDLOperation):
+    """The `k` largest (or smallest) elements along `axis` and their indices (ONNX TopK).
+
+    Semantics: results `values` (x's element type) and `indices` (`i64`) have x's shape with
+    `axis` of size `k` (0 <= k <= dim). With `largest` (default) the greatest elements come
+    first, else the least; equal elements keep their input order (lower index first). The
+    elements are always sorted (`sorted` = false leaves the order unspecified, so sorted is a
+    valid order).
+
+    Example:
+        %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64}
+            : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+    """
+
+    name = "graph.topk"
+
+    x = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = attr_def(IntegerAttr[I64])
+    axis = attr_def(IntegerAttr[I64], default_value=i64_attr(-1))
+    largest = attr_def(BoolAttr, default_value=bool_attr(True))
+    sorted = attr_def(BoolAttr, default_value=bool_attr(True))
+
+    traits = traits_def(Pure())
+    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, k: int, axis: int = -1, largest: bool = True,
+                 sorted: bool = True) -> None:
+        values_type, indices_type = self.infer_types(SSAValue.get(x).type, k, axis)
+        super().__init__(
+            operands=[x],
+            result_types=[values_type, indices_type],
+            attributes={"k": i64_attr(k), "axis": i64_attr(axis), "largest": bool_attr(largest),
+                        "sorted": bool_attr(sorted)},
+        )
+
+    @classmethod
+    def infer_types(cls, x: Attribute, k: int, axis: int = -1) -> tuple[TensorType, TensorType]:
+        """(values type, indices type): x's shape with `axis` of size k."""
+        x_type = _tensor(cls.name, "the operand", x)
+        shape = list(x_type.get_shape())
+        axis = _normalize_axis(cls.name, axis, len(shape))
+        if not 0 <= k <= shape[axis]:
+            raise op_error(cls.name, f"expected k in [0, {shape[axis]}], found {k}")
+        shape[axis] = k
+        return TensorType(x_type.get_element_type(), shape), TensorType(i64, shape)
+
+    def verify_(self) -> None:
+        expected = self.infer_types(self.x.type, self.k.value.data, self.axis.value.data)
+        found = (self.values.type, self.indices.type)
+        if expected != found:
+            raise op_error(self.name, f"expected result types {expected[0]} and {expected[1]}, "
+                                      f"found {found[0]} and {found[1]}")
+
+    def k_value(self) -> int:
+        """How many elements are selected."""
+        return self.k.value.data
+
+    def normalized_axis(self) -> int:
+        """The axis in [0, rank)."""
+        return _normalize_axis(self.name, self.axis.value.data, self.x.type.get_num_dims())
+
+    def largest_value(self) -> bool:
+        """Whether the greatest elements are selected."""
+        return bool(self.largest.value.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Out-fusable: conv_transpose2d
+# ---------------------------------------------------------------------------------------------
+
+
+@with_fusion_kind(FusionKind.OUT_FUSABLE)
+@irdl_op_definition
+class ConvTranspose2DOp(GraphOp):
+    """2-D transposed convolution (ONNX ConvTranspose, the gradient of conv2d), NCHW.
+
+    Semantics: input N×C×H×W, weight C×(O/groups)×KH×KW, optional 1-D bias of length O. Each
+    input element scatters its product with the kernel into the output at stride `strides` and
+    dilation `dilation`; the full output of height `strides*(H-1) + dilation*(KH-1) + 1 +
+    output_padding[0]` is then cropped by `padding` [top, left, bottom, right] (likewise for W).
+    `groups` splits C and O.
+
+    Example:
+        %r = graph.conv_transpose2d %x, %w
+            {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}
+            : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32>
+    """
+
+    name = "graph.conv_transpose2d"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = attr_def(DenseArrayBase.constr(i64), default_value=i64_array([1, 1]))
+    padding = attr_def(DenseArrayBase.constr(i64), default_value=i64_array([0, 0, 0, 0]))
+    output_padding = attr_def(DenseArrayBase.constr(i64), default_value=i64_array([0, 0]))
+    dilation = attr_def(DenseArrayBase.constr(i64), default_value=i64_array([1, 1]))
+    groups = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        weight: SSAValue | Operation,
+        bias: SSAValue | Operation | None = None,
+        *,
+        strides: Sequence[int] = (1, 1),
+        padding: Sequence[int] = (0, 0, 0, 0),
+        output_padding: Sequence[int] = (0, 0),
+        dilation: Sequence[int] = (1, 1),
+        groups: int = 1,
+    ) -> None:
+        result_type = self.infer_type(
+            SSAValue.get(input).type, SSAValue.get(weight).type,
+            None if bias is None else SSAValue.get(bias).type, strides=strides,
+            padding=padding, output_padding=output_padding, dilation=dilation, groups=groups)
+        super().__init__(
+            operands=[input, weight, [] if bias is None else [bias]],
+            result_types=[result_type],
+            attributes={"strides": i64_array(strides), "padding": i64_array(padding),
+                        "output_padding": i64_array(output_padding),
+                        "dilation": i64_array(dilation), "groups": i64_attr(groups)},
+        )
+
+    @classmethod
+    def infer_type(
+        cls, input: Attribute, weight: Attribute, bias: Attribute | None = None, *,
+        strides: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0, 0, 0),
+        output_padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1),
+        groups: int = 1,
+    ) -> TensorType:
+        """N×O×OH×OW with OH = strides*(H-1) + dilation*(KH-1) + 1 + output_padding - pads."""
+        input_type = _tensor(cls.name, "the input", input)
+        weight_type = _tensor(cls.name, "the weight", weight)
+        _require_rank(cls.name, "a 4-D input", input_type, 4)
+        _require_rank(cls.name, "a 4-D weight", weight_type, 4)
+        element_type = _same_element_type(cls.name, [input_type, weight_type])
+        for attr_name, values, count in (("strides", strides, 2), ("padding", padding, 4),
+                                         ("output_padding", output_padding, 2),
+                                         ("dilation", dilation, 2)):
+            _require_count(cls.name, attr_name, values, count)
+        _require_positive(cls.name, "strides", strides)
+        _require_positive(cls.name, "dilation", dilation)
+        _require_non_negative(cls.name, "padding", padding)
+        _require_non_negative(cls.name, "output_padding", output_padding)
+        n, c, h, w = input_type.get_shape()
+        wc, o_per_group, kh, kw = weight_type.get_shape()
+        if groups < 1 or c % groups:
+            raise op_error(cls.name, f"expected groups to divide the {c} input channels, found "
+                                     f"{groups}")
+        if wc != c:
+            raise op_error(cls.name, f"expected weight dim 0 to be the {c} input channels, "
+                                     f"found {wc}")
+        out_channels = o_per_group * groups
+        if bias is not None:
+            bias_type = _tensor(cls.name, "the bias", bias)
+            _same_element_type(cls.name, [input_type, bias_type])
+            if bias_type.get_shape() != (out_channels,):
+                raise op_error(cls.name, f"expected a bias of shape [{out_channels}], found "
+                                         f"{bias}")
+        sizes = []
+        for axis, (size, k) in enumerate(((h, kh), (w, kw))):
+            full = strides[axis] * (size - 1) + dilation[axis] * (k - 1) + 1
+            out = full + output_padding[axis] - padding[axis] - padding[axis + 2]
+            if out < 1:
+                raise op_error(cls.name, f"expected a positive output size along "
+                                         f"{'HW'[axis]}, found {out}")
+            sizes.append(out)
+        return TensorType(element_type, [n, out_channels, *sizes])
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(
+            self.input.type, self.weight.type, None if self.bias is None else self.bias.type,
+            strides=_ints(self.strides), padding=_ints(self.padding),
+            output_padding=_ints(self.output_padding), dilation=_ints(self.dilation),
+            groups=self.groups.value.data)
+
+    def strides_tuple(self) -> tuple[int, ...]:
+        """(sh, sw)."""
+        return _ints(self.strides)
+
+    def padding_tuple(self) -> tuple[int, ...]:
+        """(top, left, bottom, right), cropped from the full output."""
+        return _ints(self.padding)
+
+    def output_padding_tuple(self) -> tuple[int, ...]:
+        """(extra rows, extra columns) added at the end of the full output."""
+        return _ints(self.output_padding)
+
+    def dilation_tuple(self) -> tuple[int, ...]:
+        """(dh, dw)."""
+        return _ints(self.dilation)
+
+    def groups_value(self) -> int:
+        """The number of groups."""
+        return self.groups.value.data
+
+
+TENSOR_OPS: tuple[type[IRDLOperation], ...] = (
+    CastOp, CompareOp, WhereOp, GatherOp, SliceOp, PadOp, BroadcastToOp, ResizeOp, ArgMaxOp,
+    TopKOp, ConvTranspose2DOp,
+)
+"""The ops of this module, in the order the Dialect object lists them."""
