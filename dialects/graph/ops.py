@@ -505,11 +505,12 @@ class ConstantOp(GraphOp):
             return
         # Large constants: print the hex form straight from the bytes, as xDSL would, without
         # unpacking every element into a Python value.
-        array = self.to_array()
-        if array.size and bool(np.all(array == array.flat[0])):
+        raw = value.data.data
+        width = len(raw) // len(value)
+        if raw == raw[:width] * len(value):
             printer.print_attribute(value)  # splat: xDSL prints the single element
             return
-        printer.print_string(f'dense<"0x{value.data.data.hex().upper()}"> : ')
+        printer.print_string(f'dense<"0x{raw.hex().upper()}"> : ')
         printer.print_attribute(value.type)
 
     @classmethod
