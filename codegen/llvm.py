@@ -101,7 +101,8 @@ def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
         for attribute in attributes:
             # llvmlite only accepts enum attributes by name; string attributes go in as text.
             set.add(function.attributes, attribute)
-    return str(ir_module)
+    text = str(ir_module)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _finish_global(op: llvm.GlobalOp, variable: ir.GlobalValue) -> None:

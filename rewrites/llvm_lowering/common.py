@@ -128,7 +128,14 @@ def replace_with_lowered(
         cast = UnrealizedConversionCastOp.get([new], [old.type])
         casts.append(cast)
         replacements.append(cast.results[0])
+    hints = {result.name_hint for result in op.results} - {None}
     rewriter.replace(op, [*new_ops, *casts], replacements)
+    # The rewriter names every new result after the replaced one; only the results that
+    # replace it keep that name (an address computation is not the loaded value).
+    for new_op in new_ops:
+        for result in new_op.results:
+            if result.name_hint in hints and result not in new_results:
+                result.name_hint = None
 
 
 def convert_block_arguments(

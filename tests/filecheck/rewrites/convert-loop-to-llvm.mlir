@@ -1,0 +1,285 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p convert-loop-to-llvm | filecheck %s
+
+// Positive cases check the llvm ops each input op becomes (tests/test_llvm_lowering.py checks
+// that no other op is left and runs the code); negative cases check the diagnostic.
+
+// CHECK-LABEL: llvm.func @arith_scalar
+// CHECK-SAME:    (%[[A:.*]]: i32, %[[B:.*]]: i32, %[[X:.*]]: f32, %[[I:.*]]: i64) -> f32
+// CHECK-NEXT:    %[[S:.*]] = llvm.add %[[A]], %[[B]] : i32
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[Q:.*]] = llvm.sdiv %[[S]], %[[B]] : i32
+// CHECK-NEXT:    %[[R:.*]] = llvm.srem %[[S]], %[[B]] : i32
+// CHECK-NEXT:    %[[INEXACT:.*]] = llvm.icmp "ne" %[[R]], %[[ZERO]] : i32
+// CHECK-NEXT:    %[[SIGNS:.*]] = llvm.xor %[[R]], %[[B]] : i32
+// CHECK-NEXT:    %[[DIFFER:.*]] = llvm.icmp "slt" %[[SIGNS]], %[[ZERO]] : i32
+// CHECK-NEXT:    %[[ROUND:.*]] = llvm.and %[[INEXACT]], %[[DIFFER]] : i1
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.zext %[[ROUND]] : i1 to i32
+// CHECK-NEXT:    %[[FLOOR:.*]] = llvm.sub %[[Q]], %[[ONE]] : i32
+// CHECK-NEXT:    %[[C:.*]] = llvm.icmp "slt" %[[FLOOR]], %[[A]] : i32
+// CHECK-NEXT:    %[[W:.*]] = llvm.trunc %[[I]] : i64 to i32
+// CHECK-NEXT:    %[[M:.*]] = llvm.call_intrinsic "llvm.smax.i32"(%[[W]], %[[A]]) : (i32, i32) -> i32
+// CHECK-NEXT:    %[[Y:.*]] = llvm.sitofp %[[M]] : i32 to f32
+// CHECK-NEXT:    %[[Z:.*]] = llvm.fmul %[[Y]], %[[X]] {fastmathFlags = #llvm.fastmath<fast>} : f32
+// CHECK-NEXT:    %[[SEL:.*]] = llvm.select %[[C]], %[[Z]], %[[X]] : i1, f32
+// CHECK-NEXT:    llvm.return %[[SEL]] : f32
+func.func @arith_scalar(%a: i32, %b: i32, %x: f32, %i: index) -> f32 {
+  %s = arith.addi %a, %b : i32
+  %f = arith.floordivsi %s, %b : i32
+  %c = arith.cmpi slt, %f, %a : i32
+  %w = arith.index_cast %i : index to i32
+  %m = arith.maxsi %w, %a : i32
+  %y = arith.sitofp %m : i32 to f32
+  %z = arith.mulf %y, %x fastmath<fast> : f32
+  %r = arith.select %c, %z, %x : f32
+  func.return %r : f32
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @arith_vector
+// CHECK-SAME:    (%[[X:.*]]: vector<16xf32>) -> vector<16xf32>
+// CHECK-NEXT:    %[[HALF:.*]] = llvm.mlir.constant(dense<5.000000e-01> : vector<16xf32>) : vector<16xf32>
+// CHECK-NEXT:    %[[S:.*]] = llvm.fadd %[[X]], %[[HALF]] : vector<16xf32>
+// CHECK-NEXT:    %[[M:.*]] = llvm.call_intrinsic "llvm.maximum.v16f32"(%[[S]], %[[HALF]])
+// CHECK-NEXT:    %[[E:.*]] = llvm.call_intrinsic "llvm.exp.v16f32"(%[[M]]) : (vector<16xf32>) -> vector<16xf32>
+// CHECK-NEXT:    llvm.return %[[E]] : vector<16xf32>
+func.func @arith_vector(%x: vector<16xf32>) -> vector<16xf32> {
+  %half = arith.constant dense<0.5> : vector<16xf32>
+  %s = arith.addf %x, %half : vector<16xf32>
+  %m = arith.maximumf %s, %half : vector<16xf32>
+  %e = math.exp %m : vector<16xf32>
+  func.return %e : vector<16xf32>
+}
+
+// -----
+
+// Intrinsics where LLVM has one, libm where it has not (declared once per module).
+
+// CHECK-LABEL: llvm.func @math_scalar
+// CHECK-SAME:    (%[[X:.*]]: f32) -> f32
+// CHECK-NEXT:    %[[E:.*]] = llvm.call_intrinsic "llvm.exp.f32"(%[[X]]) : (f32) -> f32
+// CHECK-NEXT:    %[[T:.*]] = llvm.call_intrinsic "llvm.tanh.f32"(%[[E]]) : (f32) -> f32
+// CHECK-NEXT:    %[[R:.*]] = llvm.call @erff(%[[T]]) : (f32) -> f32
+// CHECK-NEXT:    %[[F:.*]] = llvm.intr.fma(%[[R]], %[[X]], %[[E]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT:    llvm.return %[[F]] : f32
+// CHECK:       llvm.func @erff(f32) -> f32
+func.func @math_scalar(%x: f32) -> f32 {
+  %e = math.exp %x : f32
+  %t = math.tanh %e : f32
+  %r = math.erf %t : f32
+  %f = math.fma %r, %x, %e : f32
+  func.return %f : f32
+}
+
+// -----
+
+// A libm function on a vector runs lane by lane.
+
+// CHECK-LABEL: llvm.func @math_vector_libm
+// CHECK-SAME:    (%[[V:.*]]: vector<2xf64>) -> vector<2xf64>
+// CHECK-NEXT:    %[[UNDEF:.*]] = llvm.mlir.undef : vector<2xf64>
+// CHECK-NEXT:    %[[LANE0:.*]] = llvm.shufflevector %[[V]], %[[V]] [0] : vector<2xf64>
+// CHECK-NEXT:    %[[X0:.*]] = llvm.bitcast %[[LANE0]] : vector<1xf64> to f64
+// CHECK-NEXT:    %[[Y0:.*]] = llvm.call @cbrt(%[[X0]]) : (f64) -> f64
+// CHECK-NEXT:    %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[V0:.*]] = llvm.insertelement %[[Y0]], %[[UNDEF]][%[[I0]] : i32] : vector<2xf64>
+// CHECK-NEXT:    %[[LANE1:.*]] = llvm.shufflevector %[[V]], %[[V]] [1] : vector<2xf64>
+// CHECK:         %[[Y1:.*]] = llvm.call @cbrt
+// CHECK:         %[[R:.*]] = llvm.insertelement %[[Y1]], %[[V0]]
+// CHECK-NEXT:    llvm.return %[[R]] : vector<2xf64>
+func.func @math_vector_libm(%v: vector<2xf64>) -> vector<2xf64> {
+  %r = math.cbrt %v : vector<2xf64>
+  func.return %r : vector<2xf64>
+}
+
+// -----
+
+// Element [i, j, k] of memref<2x3x4xf32> is at ((i * 3 + j) * 4 + k).
+
+// CHECK-LABEL: llvm.func @memref_addressing
+// CHECK-SAME:    (%[[M:.*]]: !llvm.ptr, %[[I:.*]]: i64, %[[J:.*]]: i64, %[[K:.*]]: i64) -> f32
+// CHECK-NEXT:    %[[D1:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:    %[[IS:.*]] = llvm.mul %[[I]], %[[D1]] overflow<nsw> : i64
+// CHECK-NEXT:    %[[IJ:.*]] = llvm.add %[[IS]], %[[J]] overflow<nsw> : i64
+// CHECK-NEXT:    %[[D2:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[IJS:.*]] = llvm.mul %[[IJ]], %[[D2]] overflow<nsw> : i64
+// CHECK-NEXT:    %[[IJK:.*]] = llvm.add %[[IJS]], %[[K]] overflow<nsw> : i64
+// CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %[[M]][%[[IJK]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK:         %[[Q:.*]] = llvm.getelementptr inbounds %[[M]]
+// CHECK-NEXT:    llvm.store %[[V]], %[[Q]] {alignment = 4 : i64} : f32, !llvm.ptr
+func.func @memref_addressing(%m: memref<2x3x4xf32>, %i: index, %j: index, %k: index) -> f32 {
+  %v = memref.load %m[%i, %j, %k] : memref<2x3x4xf32>
+  memref.store %v, %m[%k, %j, %i] : memref<2x3x4xf32>
+  func.return %v : f32
+}
+
+// -----
+
+// A loop nest becomes header blocks (compare, branch) and latches (step, branch back); the
+// parallel loop runs serially for now; the block's body is inlined. The entry function's
+// signature goes into @dlc_metadata.
+
+// CHECK-LABEL: llvm.func @loop_nest
+// CHECK-SAME:    (%[[A:.*]]: !llvm.ptr {llvm.noalias}, %[[B:.*]]: !llvm.ptr {llvm.noalias})
+// CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64}
+// CHECK:         %[[C0:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[C1:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %[[C8:.*]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT:    %[[C16:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    llvm.br ^[[I_HEAD:.*]](%[[C0]] : i64)
+// CHECK-NEXT:  ^[[I_HEAD]](%[[I:.*]]: i64):
+// CHECK-NEXT:    %[[I_IN:.*]] = llvm.icmp "slt" %[[I]], %[[C8]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[I_IN]], ^[[I_BODY:.*]], ^[[I_EXIT:.*]]
+// CHECK-NEXT:  ^[[I_BODY]]:
+// CHECK-NEXT:    llvm.br ^[[J_HEAD:.*]](%[[C0]] : i64)
+// CHECK-NEXT:  ^[[J_HEAD]](%[[J:.*]]: i64):
+// CHECK-NEXT:    %[[J_IN:.*]] = llvm.icmp "slt" %[[J]], %[[C16]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[J_IN]], ^[[J_BODY:.*]], ^[[J_EXIT:.*]]
+// CHECK-NEXT:  ^[[J_BODY]]:
+// CHECK:         %[[SRC:.*]] = llvm.getelementptr inbounds %[[A]]
+// CHECK-NEXT:    %[[VAL:.*]] = llvm.load %[[SRC]]
+// CHECK:         %[[DST:.*]] = llvm.getelementptr inbounds %[[B]]
+// CHECK-NEXT:    llvm.store %[[VAL]], %[[DST]]
+// CHECK-NEXT:    %[[J_NEXT:.*]] = llvm.add %[[J]], %[[C1]] : i64
+// CHECK-NEXT:    llvm.br ^[[J_HEAD]](%[[J_NEXT]] : i64)
+// CHECK-NEXT:  ^[[J_EXIT]]:
+// CHECK-NEXT:    %[[I_NEXT:.*]] = llvm.add %[[I]], %[[C1]] : i64
+// CHECK-NEXT:    llvm.br ^[[I_HEAD]](%[[I_NEXT]] : i64)
+// CHECK-NEXT:  ^[[I_EXIT]]:
+// CHECK-NEXT:    llvm.return
+// CHECK:       llvm.mlir.global external constant @dlc_metadata
+// CHECK-SAME:    \22name\22:\22loop_nest\22,\22num_outputs\22:1
+// CHECK-SAME:    {\22name\22:\22A\22,\22shape\22:[8,16],\22dtype\22:\22float32\22}
+// CHECK-SAME:    !llvm.array<{{[0-9]+}} x i8>
+func.func @loop_nest(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" {
+    loop.for %j = %c0 to %c16 step %c1 axis "j" kind parallel {
+      loop.block "copy" reads(%A : memref<8x16xf32>) writes(%B : memref<8x16xf32>) spatial ["i", "j"] {
+        %a = loop.load %A[%i, %j] : memref<8x16xf32> -> f32
+        loop.store %a, %B[%i, %j] : f32 -> memref<8x16xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A vector load or store moves 16 contiguous elements from the address of the first.
+
+// CHECK-LABEL: llvm.func @vector_load_store
+// CHECK:         %[[SRC:.*]] = llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[SRC]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK-NEXT:    %[[W:.*]] = llvm.fadd %[[V]], %[[V]] : vector<16xf32>
+// CHECK:         %[[DST:.*]] = llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    llvm.store %[[W]], %[[DST]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+func.func @vector_load_store(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  loop.for %j = %c0 to %c32 step %c16 axis "j" kind vectorized {
+    %v = loop.load %A[%c0, %j] : memref<4x32xf32> -> vector<16xf32>
+    %w = arith.addf %v, %v : vector<16xf32>
+    loop.store %w, %B[%c0, %j] : vector<16xf32> -> memref<4x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A small local buffer is an alloca in the entry block; a global one comes from aligned_alloc
+// and goes back with free at its dealloc.
+
+// CHECK-LABEL: llvm.func @buffers
+// CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[LOCAL:.*]] = llvm.alloca %[[N]] x f32 {alignment = 4 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(4096) : i64
+// CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+// CHECK:         llvm.getelementptr inbounds %[[LOCAL]]
+// CHECK:         llvm.getelementptr inbounds %[[HEAP]]
+// CHECK:         llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
+// CHECK:       llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
+// CHECK:       llvm.func @free(!llvm.ptr)
+func.func @buffers(%A: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    %acc = loop.alloc local : memref<4xf32>
+    %big = loop.alloc global : memref<1024xf32>
+    %a = loop.load %A[%i] : memref<4xf32> -> f32
+    loop.store %a, %acc[%i] : f32 -> memref<4xf32>
+    loop.store %a, %big[%i] : f32 -> memref<1024xf32>
+    loop.dealloc %big : memref<1024xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A global buffer without dealloc lives until the function returns.
+
+// CHECK-LABEL: llvm.func @buffer_until_return
+// CHECK:         %[[HEAP:.*]] = llvm.call @aligned_alloc
+// CHECK:         llvm.call @free(%[[HEAP]])
+// CHECK-NEXT:    llvm.return
+func.func @buffer_until_return(%x: f32) {
+  %c0 = arith.constant 0 : index
+  %t = loop.alloc global : memref<8xf32>
+  loop.store %x, %t[%c0] : f32 -> memref<8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: 'loop.for' op expected a CPU loop kind (serial, parallel, vectorized, unrolled) for axis 'i', found kind bound to 'threadIdx.x'
+func.func @negative_bound_loop(%A: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  loop.for %t = %c0 to %c64 step %c1 axis "i" kind bound thread "threadIdx.x" {
+    %z = arith.constant 0.0 : f32
+    loop.store %z, %A[%t] : f32 -> memref<64xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: 'loop.alloc' op expected scope global or local on the CPU, found 'shared'
+func.func @negative_shared_alloc() {
+  %s = loop.alloc shared : memref<32xf32>
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  loop.store %z, %s[%c0] : f32 -> memref<32xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: 'memref.load' op expected a memref of static shape, found memref<?xf32>
+func.func @negative_dynamic_shape(%m: memref<?xf32>, %i: index) -> f32 {
+  %v = memref.load %m[%i] : memref<?xf32>
+  func.return %v : f32
+}
+
+// -----
+
+// CHECK: 'func.func' op expected argument 0 of entry function @negative_scalar_entry_argument to be a row-major memref of static shape with a NumPy element type, found f32
+func.func @negative_scalar_entry_argument(%x: f32, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  func.return
+}
+
+// -----
+
+// CHECK: 'math.ipowi' op has no lowering to the llvm dialect yet
+func.func @negative_unsupported_op(%a: i32, %b: i32) -> i32 {
+  %p = math.ipowi %a, %b : i32
+  func.return %p : i32
+}
