@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, func, llvm
+from xdsl.dialects.builtin import UnrealizedConversionCastOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
@@ -293,7 +294,11 @@ class DeallocLowering(RewritePattern):
 
 
 def _describe(value: SSAValue) -> str:
-    owner = value.owner
+    """Where `value` comes from, looking through the casts of values already lowered."""
+    origin = value
+    while isinstance(origin.owner, UnrealizedConversionCastOp):
+        origin = origin.owner.inputs[0]
+    owner = origin.owner
     if isinstance(owner, Block):
         return f"a block argument of type {value.type}"
     return f"the result of '{owner.name}'"

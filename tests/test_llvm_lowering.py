@@ -1,0 +1,502 @@
+"""convert-loop-to-llvm and -t llvm: hand-written loop-level functions, lowered, JIT-compiled and
+run on random inputs against NumPy; what the pass leaves behind; its diagnostics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import llvmlite.binding as binding
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
+
+import dlc
+from codegen.llvm import _vector_width, emit_llvm_ir, host_target
+from dlc.api import applicable_passes, make_context, module_level, pass_level
+from rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
+
+RNG = np.random.default_rng(20261129)
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def lower(text: str) -> ModuleOp:
+    """Parse `text`, run convert-loop-to-llvm, check that only llvm ops remain."""
+    module = parse(text)
+    ConvertLoopToLLVMPass().apply(make_context(), module)
+    module.verify()
+    leftovers = {
+        op.name for op in module.walk() if op is not module and not op.name.startswith("llvm.")
+    }
+    assert not leftovers, f"ops left after convert-loop-to-llvm: {sorted(leftovers)}"
+    return module
+
+
+def compile_text(text: str, entry: str | None = None) -> dlc.Executable:
+    lower(text)  # the no-leftover check
+    return dlc.compile(parse(text), entry=entry)
+
+
+# ------------------------------------------------------------------------------------------
+# Hand-written loop-level kernels
+# ------------------------------------------------------------------------------------------
+
+MATMUL = """
+func.func @matmul(%A: memref<{M}x{K}xf32>, %B: memref<{K}x{N}xf32>, %C: memref<{M}x{N}xf32>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cM = arith.constant {M} : index
+  %cN = arith.constant {N} : index
+  %cK = arith.constant {K} : index
+  %zero = arith.constant 0.0 : f32
+  loop.for %i = %c0 to %cM step %c1 axis "i" kind parallel {{
+    loop.for %j = %c0 to %cN step %c1 axis "j" {{
+      loop.block "init" reads() writes(%C : memref<{M}x{N}xf32>) spatial ["i", "j"] {{
+        loop.store %zero, %C[%i, %j] : f32 -> memref<{M}x{N}xf32>
+      }}
+      loop.for %k = %c0 to %cK step %c1 axis "k" kind unrolled {{
+        loop.block "update" reads(%A, %B : memref<{M}x{K}xf32>, memref<{K}x{N}xf32>)
+            writes(%C : memref<{M}x{N}xf32>) spatial ["i", "j"] reduction ["k"] {{
+          %a = loop.load %A[%i, %k] : memref<{M}x{K}xf32> -> f32
+          %b = loop.load %B[%k, %j] : memref<{K}x{N}xf32> -> f32
+          %c = loop.load %C[%i, %j] : memref<{M}x{N}xf32> -> f32
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          loop.store %s, %C[%i, %j] : f32 -> memref<{M}x{N}xf32>
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def test_matmul_matches_numpy() -> None:
+    M, N, K = 13, 17, 29
+    f = compile_text(MATMUL.format(M=M, N=N, K=K))
+    a = RNG.standard_normal((M, K), dtype=np.float32)
+    b = RNG.standard_normal((K, N), dtype=np.float32)
+    c = f(a, b)
+    assert c.shape == (M, N) and c.dtype == np.float32
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+# Row reduction with a stack accumulator (loop.alloc local), and a vectorized inner loop with a
+# vector.reduction: y[i] = sum_j x[i, j], m[i] = max_j x[i, j].
+REDUCTION = """
+func.func @row_sum_max(%X: memref<6x64xf32>, %S: memref<6xf32>, %M: memref<6xf32>)
+    attributes {dlc.num_outputs = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant -3.0e38 : f32
+  loop.for %i = %c0 to %c6 step %c1 axis "i" {
+    %acc = loop.alloc local : memref<1xf32>
+    loop.store %zero, %acc[%c0] : f32 -> memref<1xf32>
+    loop.for %j = %c0 to %c64 step %c16 axis "j" kind vectorized {
+      %v = loop.load %X[%i, %j] : memref<6x64xf32> -> vector<16xf32>
+      %s = loop.load %acc[%c0] : memref<1xf32> -> f32
+      %t = vector.reduction <add>, %v, %s : vector<16xf32> into f32
+      loop.store %t, %acc[%c0] : f32 -> memref<1xf32>
+    }
+    %sum = loop.load %acc[%c0] : memref<1xf32> -> f32
+    loop.store %sum, %S[%i] : f32 -> memref<6xf32>
+    loop.store %lowest, %M[%i] : f32 -> memref<6xf32>
+    loop.for %j = %c0 to %c64 step %c1 axis "j2" {
+      %x = loop.load %X[%i, %j] : memref<6x64xf32> -> f32
+      %m = loop.load %M[%i] : memref<6xf32> -> f32
+      %n = arith.maximumf %m, %x : f32
+      loop.store %n, %M[%i] : f32 -> memref<6xf32>
+    }
+    loop.dealloc %acc : memref<1xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_reduction_matches_numpy() -> None:
+    f = compile_text(REDUCTION)
+    x = RNG.standard_normal((6, 64), dtype=np.float32)
+    total, largest = f(x)
+    np.testing.assert_allclose(total, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(largest, x.max(axis=1))
+
+
+def elementwise_module(
+    name: str, element: str, count: int, n: int, bodies: Sequence[str], inputs: int = 1
+) -> str:
+    """A function whose row k of the output is bodies[k] applied to %a (and %b) elementwise.
+
+    Each body defines `%r{k}` from `%a` and `%b` (and `{k}`-suffixed temporaries).
+    """
+    args = ", ".join(f"%{v}: memref<{n}x{element}>" for v in "AB"[:inputs])
+    loads = "\n".join(
+        f"    %{v.lower()} = loop.load %{v}[%i] : memref<{n}x{element}> -> {element}"
+        for v in "AB"[:inputs]
+    )
+    constants = "\n".join(f"  %c{k} = arith.constant {k} : index" for k in range(count))
+    lines = []
+    for k, body in enumerate(bodies):
+        lines.append("    " + body.format(k=k).replace("\n", "\n    "))
+        lines.append(
+            f"    loop.store %r{k}, %Y[%c{k}, %i] : {element} -> memref<{count}x{n}x{element}>"
+        )
+    body_text = "\n".join(lines)
+    return f"""
+func.func @{name}({args}, %Y: memref<{count}x{n}x{element}>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+{constants}
+  %lb = arith.constant 0 : index
+  %step = arith.constant 1 : index
+  %n = arith.constant {n} : index
+  loop.for %i = %lb to %n step %step axis "i" {{
+{loads}
+{body_text}
+  }}
+  func.return
+}}
+"""
+
+
+FLOAT_CASES: list[tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = [
+    ("%r{k} = arith.addf %a, %b : f32", lambda a, b: a + b),
+    ("%r{k} = arith.subf %a, %b : f32", lambda a, b: a - b),
+    ("%r{k} = arith.mulf %a, %b : f32", lambda a, b: a * b),
+    ("%r{k} = arith.divf %a, %b : f32", lambda a, b: a / b),
+    ("%r{k} = arith.negf %a : f32", lambda a, b: -a),
+    ("%r{k} = arith.maximumf %a, %b : f32", np.maximum),
+    ("%r{k} = arith.minnumf %a, %b : f32", np.minimum),
+    ("%c{k}c = arith.cmpf ogt, %a, %b : f32\n%r{k} = arith.select %c{k}c, %a, %b : f32",
+     lambda a, b: np.where(a > b, a, b)),
+    ("%r{k} = math.exp %a : f32", lambda a, b: np.exp(a)),
+    ("%r{k} = math.tanh %a : f32", lambda a, b: np.tanh(a)),
+    ("%r{k} = math.erf %a : f32", lambda a, b: np.vectorize(math.erf)(a)),
+    ("%r{k} = math.absf %a : f32", lambda a, b: np.abs(a)),
+    ("%t{k} = math.absf %a : f32\n%r{k} = math.sqrt %t{k} : f32", lambda a, b: np.sqrt(np.abs(a))),
+    ("%t{k} = math.absf %a : f32\n%r{k} = math.log %t{k} : f32", lambda a, b: np.log(np.abs(a))),
+    ("%t{k} = math.absf %a : f32\n%r{k} = math.rsqrt %t{k} : f32",
+     lambda a, b: 1 / np.sqrt(np.abs(a))),
+    ("%t{k} = math.absf %a : f32\n%r{k} = math.powf %t{k}, %b : f32",
+     lambda a, b: np.abs(a) ** b),
+    ("%r{k} = math.fma %a, %b, %a : f32", lambda a, b: a * b + a),
+    ("%r{k} = math.floor %a : f32", lambda a, b: np.floor(a)),
+    ("%r{k} = math.cbrt %a : f32", lambda a, b: np.cbrt(a)),
+    ("%r{k} = math.sin %a : f32", lambda a, b: np.sin(a)),
+    ("%r{k} = math.copysign %a, %b : f32", np.copysign),
+    ("%i{k} = arith.fptosi %a : f32 to i32\n%r{k} = arith.sitofp %i{k} : i32 to f32",
+     lambda a, b: np.trunc(a)),
+]
+
+
+def test_scalar_float_ops_match_numpy() -> None:
+    n = 96
+    text = elementwise_module(
+        "floats", "f32", len(FLOAT_CASES), n, [body for body, _ in FLOAT_CASES], inputs=2
+    )
+    f = compile_text(text)
+    a = (RNG.standard_normal(n) * 3).astype(np.float32)
+    b = (RNG.standard_normal(n) + 0.1).astype(np.float32)
+    y = f(a, b)
+    with np.errstate(all="ignore"):
+        for k, (body, reference) in enumerate(FLOAT_CASES):
+            np.testing.assert_allclose(
+                y[k], reference(a, b).astype(np.float32), rtol=2e-6, atol=1e-6, err_msg=body
+            )
+
+
+INT_CASES: list[tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = [
+    ("%r{k} = arith.addi %a, %b : i32", lambda a, b: a + b),
+    ("%r{k} = arith.subi %a, %b : i32", lambda a, b: a - b),
+    ("%r{k} = arith.muli %a, %b : i32", lambda a, b: a * b),
+    ("%r{k} = arith.divsi %a, %b : i32", lambda a, b: np.trunc(a / b).astype(np.int64)),
+    ("%r{k} = arith.remsi %a, %b : i32", lambda a, b: np.fmod(a, b)),
+    ("%r{k} = arith.floordivsi %a, %b : i32", lambda a, b: a // b),
+    ("%r{k} = arith.ceildivsi %a, %b : i32", lambda a, b: -(-a // b)),
+    ("%r{k} = arith.divui %a, %b : i32", lambda a, b: _u32(a) // _u32(b)),
+    ("%r{k} = arith.remui %a, %b : i32", lambda a, b: _u32(a) % _u32(b)),
+    ("%r{k} = arith.ceildivui %a, %b : i32", lambda a, b: -(-_u32(a) // _u32(b))),
+    ("%r{k} = arith.minsi %a, %b : i32", np.minimum),
+    ("%r{k} = arith.maxui %a, %b : i32", lambda a, b: np.maximum(_u32(a), _u32(b))),
+    ("%r{k} = arith.andi %a, %b : i32", np.bitwise_and),
+    ("%r{k} = arith.ori %a, %b : i32", np.bitwise_or),
+    ("%r{k} = arith.xori %a, %b : i32", np.bitwise_xor),
+    ("%s{k} = arith.constant 3 : i32\n%r{k} = arith.shli %a, %s{k} : i32", lambda a, b: a << 3),
+    ("%s{k} = arith.constant 3 : i32\n%r{k} = arith.shrsi %a, %s{k} : i32", lambda a, b: a >> 3),
+    ("%s{k} = arith.constant 3 : i32\n%r{k} = arith.shrui %a, %s{k} : i32",
+     lambda a, b: _u32(a) >> 3),
+    ("%r{k} = math.absi %a : i32", np.abs),
+    ("%r{k} = math.ctpop %a : i32",
+     lambda a, b: np.array([bin(int(x)).count("1") for x in _u32(a)])),
+    ("%x{k} = arith.index_cast %a : i32 to index\n%r{k} = arith.index_cast %x{k} : index to i32",
+     lambda a, b: a),
+    ("%x{k} = arith.extsi %a : i32 to i64\n%r{k} = arith.trunci %x{k} : i64 to i32",
+     lambda a, b: a),
+    ("%x{k} = arith.trunci %a : i32 to i8\n%r{k} = arith.extui %x{k} : i8 to i32",
+     lambda a, b: _u32(a) & 0xFF),
+    ("%f{k} = arith.uitofp %a : i32 to f64\n%r{k} = arith.fptosi %f{k} : f64 to i32",
+     lambda a, b: np.clip(_u32(a), None, 2**31 - 1)),
+    ("%c{k}c = arith.cmpi ult, %a, %b : i32\n%r{k} = arith.select %c{k}c, %a, %b : i32",
+     lambda a, b: np.where(_u32(a) < _u32(b), a, b)),
+]
+
+
+def _u32(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int64) & 0xFFFFFFFF
+
+
+def test_integer_ops_match_python() -> None:
+    n = 64
+    text = elementwise_module(
+        "ints", "i32", len(INT_CASES), n, [body for body, _ in INT_CASES], inputs=2
+    )
+    f = compile_text(text)
+    a = RNG.integers(-1000, 1000, n, dtype=np.int32)
+    b = RNG.integers(1, 50, n, dtype=np.int32) * RNG.choice([-1, 1], n).astype(np.int32)
+    y = f(a, b)
+    for k, (body, reference) in enumerate(INT_CASES):
+        expected = (np.asarray(reference(a.astype(np.int64), b.astype(np.int64))) + 2**31) % 2**32
+        np.testing.assert_array_equal(y[k].astype(np.int64), expected - 2**31, err_msg=body)
+
+
+VECTOR_ELEMENTWISE = """
+func.func @gelu_like(%X: memref<4x48xf32>, %Y: memref<4x48xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %half = arith.constant dense<0.5> : vector<16xf32>
+  %s = arith.constant 0.70710677 : f32
+  %scale = vector.broadcast %s : f32 to vector<16xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.for %j = %c0 to %c48 step %c16 axis "j" kind vectorized {
+      %x = loop.load %X[%i, %j] : memref<4x48xf32> -> vector<16xf32>
+      %xs = arith.mulf %x, %scale : vector<16xf32>
+      %e = math.erf %xs : vector<16xf32>
+      %t = math.tanh %x : vector<16xf32>
+      %u = arith.addf %e, %t : vector<16xf32>
+      %y = vector.fma %u, %half, %x : vector<16xf32>
+      loop.store %y, %Y[%i, %j] : vector<16xf32> -> memref<4x48xf32>
+    }
+  }
+  func.return
+}
+"""
+
+
+def test_vector_loads_stores_and_math_match_numpy() -> None:
+    f = compile_text(VECTOR_ELEMENTWISE)
+    x = RNG.standard_normal((4, 48), dtype=np.float32)
+    erf = np.vectorize(math.erf)
+    expected = (erf(x * np.float32(0.70710677)) + np.tanh(x)) * 0.5 + x
+    np.testing.assert_allclose(f(x), expected, rtol=1e-5, atol=1e-6)
+
+
+MEMREF_OPS = """
+"memref.global"() <{sym_name = "bias", sym_visibility = "private", type = memref<2x4xf32>,
+    initial_value = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>,
+    constant}> : () -> ()
+func.func @memref_ops(%X: memref<2x4xf32>, %Y: memref<2x4xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %heap = memref.alloc() : memref<2x4xf32>
+  "memref.copy"(%X, %heap) : (memref<2x4xf32>, memref<2x4xf32>) -> ()
+  %flat = memref.collapse_shape %heap [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  %bias = memref.get_global @bias : memref<2x4xf32>
+  %bflat = memref.collapse_shape %bias [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  %tmp = memref.alloca() : memref<8xf32>
+  %yflat = memref.collapse_shape %Y [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %x = memref.load %flat[%i] : memref<8xf32>
+    %b = memref.load %bflat[%i] : memref<8xf32>
+    %s = arith.addf %x, %b : f32
+    memref.store %s, %tmp[%i] : memref<8xf32>
+    %zero = arith.constant 0.0 : f32
+    %pos = arith.cmpf ogt, %s, %zero : f32
+    %r = scf.if %pos -> (f32) {
+      scf.yield %s : f32
+    } else {
+      %n = arith.negf %s : f32
+      scf.yield %n : f32
+    }
+    memref.store %r, %yflat[%i] : memref<8xf32>
+  }
+  memref.dealloc %heap : memref<2x4xf32>
+  func.return
+}
+"""
+
+
+def test_memref_ops_and_scf_match_numpy() -> None:
+    f = compile_text(MEMREF_OPS)
+    x = RNG.standard_normal((2, 4), dtype=np.float32) * 8
+    bias = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(f(x), np.abs(x + bias), rtol=1e-6)
+
+
+def test_strided_subview_addressing() -> None:
+    text = """
+func.func @column(%X: memref<4x5xf32>, %Y: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %col = memref.subview %X[0, 2] [4, 1] [1, 1]
+      : memref<4x5xf32> to memref<4xf32, strided<[5], offset: 2>>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    %v = memref.load %col[%i] : memref<4xf32, strided<[5], offset: 2>>
+    loop.store %v, %Y[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+"""
+    f = compile_text(text)
+    x = RNG.standard_normal((4, 5), dtype=np.float32)
+    np.testing.assert_array_equal(f(x), x[:, 2])
+
+
+# ------------------------------------------------------------------------------------------
+# What the pass rejects
+# ------------------------------------------------------------------------------------------
+
+
+def test_higher_level_ops_are_rejected_before_any_rewrite() -> None:
+    text = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = graph.relu %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+"""
+    module = parse(text)
+    before = str(module)
+    with pytest.raises(PassFailedException, match=r"'graph.relu' op expected loop-level IR"):
+        ConvertLoopToLLVMPass().apply(make_context(), module)
+    assert str(module) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            'loop.for %t = %c0 to %c4 step %c1 axis "x" kind bound thread "blockIdx.x" {\n'
+            "  loop.store %z, %A[%t] : f32 -> memref<4xf32>\n}",
+            r"'loop.for' op expected a CPU loop kind .* found kind bound to 'blockIdx.x'",
+        ),
+        (
+            "%s = loop.alloc shared : memref<4xf32>\nloop.store %z, %s[%c0] : f32 -> memref<4xf32>",
+            r"'loop.alloc' op expected scope global or local on the CPU, found 'shared'",
+        ),
+        (
+            "loop.dealloc %A : memref<4xf32>",
+            r"'loop.dealloc' op expected a buffer made by loop.alloc, found a block argument",
+        ),
+    ],
+)
+def test_pass_failures_name_the_op(body: str, message: str) -> None:
+    text = f"""
+func.func @f(%A: memref<4xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant 0.0 : f32
+  {body}
+  func.return
+}}
+"""
+    with pytest.raises(PassFailedException, match=message):
+        ConvertLoopToLLVMPass().apply(make_context(), parse(text))
+
+
+def test_entry_function_must_return_nothing() -> None:
+    text = """
+func.func @f(%A: memref<4xf32>) -> f32 attributes {dlc.num_outputs = 1 : i64} {
+  %z = arith.constant 0.0 : f32
+  func.return %z : f32
+}
+"""
+    with pytest.raises(PassFailedException, match=r"@f to return nothing .* found 1 results"):
+        ConvertLoopToLLVMPass().apply(make_context(), parse(text))
+
+
+def test_large_local_buffers_go_to_the_heap() -> None:
+    text = """
+func.func @f(%A: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 1.0 : f32
+  %t = loop.alloc local : memref<64xf32>
+  loop.store %z, %t[%c0] : f32 -> memref<64xf32>
+  %v = loop.load %t[%c0] : memref<64xf32> -> f32
+  loop.store %v, %A[%c0] : f32 -> memref<4xf32>
+  func.return
+}
+"""
+    stack = lower(text)
+    assert "llvm.alloca" in str(stack) and "aligned_alloc" not in str(stack)
+    module = parse(text)
+    ConvertLoopToLLVMPass(max_stack_bytes=128).apply(make_context(), module)
+    assert "llvm.alloca" not in str(module)
+    assert str(module).count("llvm.call @free") == 1
+
+
+# ------------------------------------------------------------------------------------------
+# -t llvm
+# ------------------------------------------------------------------------------------------
+
+
+def test_llvm_ir_parses_verifies_and_targets_the_host() -> None:
+    text = emit_llvm_ir(lower(VECTOR_ELEMENTWISE))
+    module = binding.parse_assembly(text)
+    module.verify()
+    host = host_target()
+    assert module.triple == host.triple
+    assert f'"target-cpu"="{host.cpu}"' in text
+    assert f'"prefer-vector-width"="{host.vector_width}"' in text
+    assert "<16 x float>" in text
+    function = module.get_function("gelu_like")
+    assert "noalias" in str(function)
+
+
+def test_vector_width_follows_the_cpu_features() -> None:
+    assert _vector_width("+avx512f,+avx2,+avx") == 512
+    assert _vector_width("-avx512f,+avx2,+avx") == 256
+    assert _vector_width("+sse4.2") == 128
+
+
+# ------------------------------------------------------------------------------------------
+# Which pipeline passes dlc.compile runs
+# ------------------------------------------------------------------------------------------
+
+
+def test_loop_level_modules_skip_the_higher_level_passes() -> None:
+    from pipelines import PIPELINES
+
+    spec = PIPELINES["cpu"].spec
+    module = parse(MATMUL.format(M=2, N=2, K=2))
+    assert module_level(module) == "loop"
+    assert applicable_passes(module, spec) == ["convert-loop-to-llvm"]
+    assert pass_level("convert-graph-to-tensor-expr") == "graph"
+    assert pass_level("tensor-expr-inline") == "tensor_expr"
+    assert pass_level("cse") is None
+    graph = parse("""
+func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = graph.relu %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+""")
+    assert module_level(graph) == "graph"
+    assert applicable_passes(graph, spec) == [p.strip() for p in spec.split(",")]
