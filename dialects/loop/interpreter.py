@@ -1,0 +1,548 @@
+"""A NumPy interpreter of loop-level functions: the oracle for lowerings to loops and schedules.
+
+Counterpart: running a TVM PrimFunc with its (slow) TIR interpreter, or MLIR's reference
+execution. It executes `func.func`s over memrefs one op at a time: `loop.for` (every kind runs
+serially, in order), `loop.block`, `loop.load`/`loop.store` (scalar or vector), `loop.alloc`/
+`loop.dealloc`, `memref.get_global`, `func.call`/`func.return`, and `arith`, `math`,
+`vector.broadcast` and `vector.fma` on NumPy scalars (`index` values are Python ints, `i1` is
+`np.bool_`, vectors are 1-D arrays). Buffers are NumPy arrays, updated in place. Fine for the
+small shapes of tests.
+
+It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
+access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
+allocations (and the outputs `run_function` makes) are filled with NaN (integers: a garbage
+pattern), so reading what nobody wrote shows in the results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from dialects.graph.attrs import to_numpy_dtype
+from dialects.graph.ops import elements_to_array
+from dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
+
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+"""The function attribute counting the trailing output arguments (the loop calling convention)."""
+
+_GARBAGE = 0x5A5A5A5A5A5A5A5A
+"""What fresh integer buffers are filled with, so that reading them unwritten shows."""
+
+
+class LoopInterpreterError(Exception):
+    """The interpreter met IR it cannot run, or the IR did something undefined."""
+
+
+Value = Any
+"""A runtime value: a Python int (index), a NumPy scalar, or a NumPy array (vector, buffer)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------------------------
+
+
+def run_function(
+    module: ModuleOp, name: str, inputs: Sequence[np.ndarray | int | float]
+) -> list[np.ndarray]:
+    """Runs the destination-passing function @name on `inputs` and returns its outputs.
+
+    `inputs` are the function's arguments except the last `dlc.num_outputs` ones, which are
+    allocated here (filled with NaN or garbage), passed to the function and returned.
+    """
+    interpreter = LoopInterpreter(module)
+    function = interpreter.function(name)
+    count = function.attributes.get(NUM_OUTPUTS_ATTR)
+    if not isinstance(count, IntegerAttr):
+        raise LoopInterpreterError(
+            f"expected @{name} to have the attribute {NUM_OUTPUTS_ATTR}, found none"
+        )
+    arg_types = function.function_type.inputs.data
+    num_inputs = len(arg_types) - count.value.data
+    if len(inputs) != num_inputs:
+        raise LoopInterpreterError(f"@{name} expected {num_inputs} inputs, found {len(inputs)}")
+    outputs = [_fresh_buffer(type_) for type_ in arg_types[num_inputs:]]
+    interpreter.call(name, [*inputs, *outputs])
+    return outputs
+
+
+class LoopInterpreter:
+    """Runs the functions of one loop-level module (see the module docstring).
+
+    Each block is translated once into a list of Python closures ("steps") over an environment
+    that maps SSA values to runtime values; running a loop runs its body's steps.
+    """
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+        self._globals: dict[str, np.ndarray] = {}
+        self._freed: set[int] = set()
+        self._kept: list[np.ndarray] = []  # freed buffers stay alive: their ids stay unique
+        self._steps: dict[Block, list[Step]] = {}
+
+    def function(self, name: str) -> func.FuncOp:
+        """The function @name of the module."""
+        for op in self.module.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+                return op
+        raise LoopInterpreterError(f"expected a function @{name} in the module, found none")
+
+    def call(self, name: str, args: Sequence[Value]) -> list[Value]:
+        """Runs @name on `args` (buffers are updated in place) and returns what it returns."""
+        function = self.function(name)
+        if not function.body.blocks:
+            raise LoopInterpreterError(f"expected a body for @{name}, found a declaration")
+        block = function.body.block
+        if len(args) != len(block.args):
+            raise LoopInterpreterError(
+                f"@{name} expected {len(block.args)} arguments, found {len(args)}"
+            )
+        env: dict[SSAValue, Value] = {}
+        for index, (arg, value) in enumerate(zip(block.args, args, strict=True)):
+            env[arg] = self._argument(arg.type, value, f"argument #{index} of @{name}")
+        with np.errstate(all="ignore"):
+            result = self._run(block, env)
+        return [] if result is None else result
+
+    def _run(self, block: Block, env: dict[SSAValue, Value]) -> list[Value] | None:
+        """Runs `block`; returns the values of a `func.return` if it meets one."""
+        steps = self._steps.get(block)
+        if steps is None:
+            steps = self._steps[block] = [self._compile(op) for op in block.ops]
+        for step in steps:
+            returned = step(env)
+            if returned is not None:
+                return returned
+        return None
+
+    # -- translating ops into steps -------------------------------------------------------------
+
+    def _compile(self, op: Operation) -> Step:
+        compiler = _COMPILERS.get(type(op))
+        if compiler is not None:
+            return compiler(self, op)
+        impl = _SCALAR_OPS.get(op.name)
+        if impl is None or len(op.results) != 1:
+            raise LoopInterpreterError(f"'{op.name}' op is not supported by the loop interpreter")
+        operands, result = tuple(op.operands), op.results[0]
+        convert = _converter(result.type)
+
+        def scalar(env: dict[SSAValue, Value]) -> None:
+            env[result] = convert(impl(op, [env[value] for value in operands]))
+
+        return scalar
+
+    def _for(self, op: ForOp) -> Step:
+        lb, ub, step, iv, body = op.lb, op.ub, op.step, op.induction_var, op.body.block
+        run, axis = self._run, op.axis.data
+
+        def loop(env: dict[SSAValue, Value]) -> None:
+            if env[step] <= 0:
+                raise LoopInterpreterError(f"'loop.for' \"{axis}\" has step {env[step]} <= 0")
+            for value in range(env[lb], env[ub], env[step]):
+                env[iv] = value
+                run(body, env)
+
+        return loop
+
+    def _block(self, op: BlockOp) -> Step:
+        body, run = op.body.block, self._run
+        return lambda env: run(body, env)
+
+    def _access(
+        self, op: LoadOp | StoreOp, value_type: Attribute
+    ) -> Callable[[dict[SSAValue, Value]], tuple[np.ndarray, tuple[int | slice, ...]]]:
+        """A function giving the buffer and the NumPy index an access reads or writes."""
+        memref_value, indices = op.memref, tuple(op.indices)
+        width = value_type.get_shape()[0] if isinstance(value_type, VectorType) else 0
+        freed, name = self._freed, op.name
+
+        def where(env: dict[SSAValue, Value]) -> tuple[np.ndarray, tuple[int | slice, ...]]:
+            buffer = env[memref_value]
+            if id(buffer) in freed:
+                raise LoopInterpreterError(
+                    f"'{name}' accesses {memref_value.type} after its dealloc")
+            position = tuple(env[index] for index in indices)
+            for axis, (index, dim) in enumerate(zip(position, buffer.shape, strict=True)):
+                last = index + width - 1 if width and axis == len(position) - 1 else index
+                if index < 0 or last >= dim:
+                    raise LoopInterpreterError(
+                        f"'{name}' accesses {memref_value.type} out of bounds: index #{axis} "
+                        f"is {index if last == index else f'{index}..{last}'}, "
+                        f"expected [0, {dim - 1}]"
+                    )
+            if not width:
+                return buffer, position
+            return buffer, (*position[:-1], slice(position[-1], position[-1] + width))
+
+        return where
+
+    def _load(self, op: LoadOp) -> Step:
+        where, result = self._access(op, op.result.type), op.result
+        is_index = isinstance(result.type, IndexType)
+
+        def load(env: dict[SSAValue, Value]) -> None:
+            buffer, position = where(env)
+            value = buffer[position]
+            if isinstance(value, np.ndarray):
+                value = value.copy()
+            elif is_index:
+                value = int(value)
+            env[result] = value
+
+        return load
+
+    def _store(self, op: StoreOp) -> Step:
+        where, value, memref_type = self._access(op, op.value.type), op.value, op.memref.type
+
+        def store(env: dict[SSAValue, Value]) -> None:
+            buffer, position = where(env)
+            if not buffer.flags.writeable:
+                raise LoopInterpreterError(f"'loop.store' stores into a constant {memref_type}")
+            buffer[position] = env[value]
+
+        return store
+
+    def _alloc(self, op: AllocOp) -> Step:
+        result, type_ = op.result, op.result.type
+
+        def alloc(env: dict[SSAValue, Value]) -> None:
+            env[result] = _fresh_buffer(type_)
+
+        return alloc
+
+    def _dealloc(self, op: DeallocOp) -> Step:
+        memref_value = op.memref
+
+        def dealloc(env: dict[SSAValue, Value]) -> None:
+            buffer = env[memref_value]
+            if id(buffer) in self._freed:
+                raise LoopInterpreterError(f"'loop.dealloc' frees {memref_value.type} twice")
+            self._freed.add(id(buffer))
+            self._kept.append(buffer)
+
+        return dealloc
+
+    def _get_global(self, op: memref.GetGlobalOp) -> Step:
+        name, result = op.name_.string_value(), op.memref
+
+        def get_global(env: dict[SSAValue, Value]) -> None:
+            array = self._globals.get(name)
+            if array is None:
+                array = self._globals[name] = self._load_global(name)
+            env[result] = array
+
+        return get_global
+
+    def _load_global(self, name: str) -> np.ndarray:
+        for candidate in self.module.ops:
+            if isinstance(candidate, memref.GlobalOp) and candidate.sym_name.data == name:
+                value = candidate.initial_value
+                if not isinstance(value, DenseIntOrFPElementsAttr):
+                    raise LoopInterpreterError(f"'memref.global' @{name} has no initial value")
+                array = elements_to_array(value, candidate.name)
+                return array if candidate.constant is not None else array.copy()
+        raise LoopInterpreterError(f"'memref.get_global' expected a memref.global @{name}, "
+                                   "found none")
+
+    def _call(self, op: func.CallOp) -> Step:
+        callee, arguments, results = op.callee.string_value(), tuple(op.arguments), op.results
+
+        def call(env: dict[SSAValue, Value]) -> None:
+            values = self.call(callee, [env[value] for value in arguments])
+            for result, value in zip(results, values, strict=True):
+                env[result] = value
+
+        return call
+
+    def _return(self, op: func.ReturnOp) -> Step:
+        arguments = tuple(op.arguments)
+        return lambda env: [env[value] for value in arguments]
+
+    def _constant(self, op: arith.ConstantOp) -> Step:
+        value, type_, result = op.value, op.result.type, op.result
+        if isinstance(value, IntegerAttr | FloatAttr):
+            constant = _converter(type_)(value.value.data)
+        elif isinstance(value, DenseIntOrFPElementsAttr) and isinstance(type_, VectorType):
+            constant = elements_to_array(value, op.name)
+        else:
+            raise LoopInterpreterError(f"'{op.name}' of {type_} is not supported")
+
+        def define(env: dict[SSAValue, Value]) -> None:
+            env[result] = constant
+
+        return define
+
+    def _argument(self, type_: Attribute, value: Value, what: str) -> Value:
+        if not isinstance(type_, MemRefType):
+            return _converter(type_)(value)
+        if not isinstance(value, np.ndarray):
+            raise LoopInterpreterError(f"expected {what} to be a NumPy array, found {value!r}")
+        shape = tuple(type_.get_shape())
+        dtype = _dtype(type_.get_element_type())
+        if value.shape != shape or value.dtype != dtype:
+            raise LoopInterpreterError(
+                f"expected {what} of shape {shape} and dtype {dtype}, "
+                f"found {value.shape} and {value.dtype}"
+            )
+        return value
+
+
+Step = Callable[[dict[SSAValue, Value]], list[Value] | None]
+"""One op, translated: runs it on an environment; returns a list only for `func.return`."""
+
+_COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
+    ForOp: LoopInterpreter._for,
+    BlockOp: LoopInterpreter._block,
+    YieldOp: lambda interpreter, op: lambda env: None,
+    LoadOp: LoopInterpreter._load,
+    StoreOp: LoopInterpreter._store,
+    AllocOp: LoopInterpreter._alloc,
+    DeallocOp: LoopInterpreter._dealloc,
+    memref.GetGlobalOp: LoopInterpreter._get_global,
+    func.CallOp: LoopInterpreter._call,
+    func.ReturnOp: LoopInterpreter._return,
+    arith.ConstantOp: LoopInterpreter._constant,
+}
+"""Ops with their own translation: control flow, memory, calls and constants."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Values and types
+# ---------------------------------------------------------------------------------------------
+
+
+def _dtype(type_: Attribute) -> np.dtype:
+    if isinstance(type_, IndexType):
+        return np.dtype(np.int64)
+    try:
+        return to_numpy_dtype(type_)
+    except ValueError as e:
+        raise LoopInterpreterError(str(e)) from None
+
+
+def _fresh_buffer(type_: Attribute) -> np.ndarray:
+    """A new buffer of a memref type, filled with NaN (floats) or a garbage pattern."""
+    assert isinstance(type_, MemRefType)
+    dtype = _dtype(type_.get_element_type())
+    shape = tuple(type_.get_shape())
+    if dtype.kind == "f":
+        return np.full(shape, np.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return np.ones(shape, dtype=dtype)
+    return np.full(shape, _GARBAGE, dtype=np.uint64).astype(dtype)
+
+
+def _converter(type_: Attribute) -> Callable[[Value], Value]:
+    """A function making a runtime value of `type_` (integers wrap to the type's width)."""
+    if isinstance(type_, IndexType):
+        return int
+    if isinstance(type_, VectorType):
+        vector_dtype = _dtype(type_.get_element_type())
+        return lambda value: np.asarray(value).astype(vector_dtype, copy=False)
+    dtype = _dtype(type_)
+    scalar_type = dtype.type
+    width = type_.width.data if isinstance(type_, IntegerType) else 0
+
+    def convert(value: Value) -> Value:
+        if type(value) is scalar_type:
+            return value
+        if width and isinstance(value, int):  # a Python int (or bool): wrap it
+            value %= 2**width
+            if width > 1 and value >= 2 ** (width - 1):
+                value -= 2**width
+            return scalar_type(value)
+        return np.asarray(value).astype(dtype)[()]
+
+    return convert
+
+
+# ---------------------------------------------------------------------------------------------
+# arith, math and vector on NumPy scalars and vectors
+# ---------------------------------------------------------------------------------------------
+
+ScalarImpl = Callable[[Operation, list[Value]], Value]
+
+
+def _unsigned(value: Value) -> Value:
+    """An integer's bits read as unsigned (Python ints, the index type, are 64-bit)."""
+    if isinstance(value, int):
+        return value % 2**64
+    array = np.asarray(value)
+    if array.dtype == np.bool_:
+        return value
+    return array.astype(np.dtype(f"u{array.dtype.itemsize}"))
+
+
+def _trunc_div(a: Value, b: Value) -> Value:
+    """Signed division rounding toward zero (arith.divsi); division by zero is undefined."""
+    if np.any(np.asarray(b) == 0):
+        raise LoopInterpreterError("'arith.divsi' divides by zero")
+    quotient = a // b
+    inexact = (a % b != 0) & ((a < 0) != (b < 0))
+    return np.where(inexact, quotient + 1, quotient)
+
+
+def _binary(fn: Callable[[Value, Value], Value]) -> ScalarImpl:
+    return lambda op, args: fn(args[0], args[1])
+
+
+def _unsigned_binary(fn: Callable[[Value, Value], Value]) -> ScalarImpl:
+    return lambda op, args: fn(_unsigned(args[0]), _unsigned(args[1]))
+
+
+def _unary(fn: Callable[[Value], Value]) -> ScalarImpl:
+    return lambda op, args: fn(args[0])
+
+
+def _predicate(op: Operation) -> int:
+    attr = op.properties["predicate"]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+_CMPI: tuple[Callable[[Value, Value], Value], ...] = (
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    lambda a, b: _unsigned(a) < _unsigned(b),
+    lambda a, b: _unsigned(a) <= _unsigned(b),
+    lambda a, b: _unsigned(a) > _unsigned(b),
+    lambda a, b: _unsigned(a) >= _unsigned(b),
+)
+"""arith.cmpi by predicate number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge."""
+
+
+def _cmpf(predicate: int, a: Value, b: Value) -> Value:
+    """arith.cmpf: 0 false, 1-7 ordered (oeq ogt oge olt ole one ord), 8-14 unordered, 15 true."""
+    unordered = np.isnan(a) | np.isnan(b)
+    if predicate in (0, 15):
+        return np.full(np.shape(unordered), predicate == 15)
+    if predicate in (7, 14):
+        return ~unordered if predicate == 7 else unordered
+    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)
+    relation = compare[(predicate - 1) % 7](a, b)
+    return relation & ~unordered if predicate < 8 else relation | unordered
+
+
+def _extsi(op: Operation, args: list[Value]) -> Value:
+    value = args[0]
+    return np.where(value, -1, 0) if np.asarray(value).dtype == np.bool_ else value
+
+
+def _fptoi(op: Operation, args: list[Value]) -> Value:
+    return np.trunc(args[0])
+
+
+def _erf(x: Value) -> Value:
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _shape_of(type_: Attribute) -> tuple[int, ...]:
+    return tuple(type_.get_shape()) if isinstance(type_, VectorType) else ()
+
+
+_SCALAR_OPS: dict[str, ScalarImpl] = {
+    # integer arithmetic (index and signless integers; signed unless the name says u)
+    "arith.addi": _binary(lambda a, b: a + b),
+    "arith.subi": _binary(lambda a, b: a - b),
+    "arith.muli": _binary(lambda a, b: a * b),
+    "arith.divsi": _binary(_trunc_div),
+    "arith.remsi": _binary(lambda a, b: a - b * _trunc_div(a, b)),
+    "arith.floordivsi": _binary(lambda a, b: a // b),
+    "arith.ceildivsi": _binary(lambda a, b: -(-a // b)),
+    "arith.divui": _unsigned_binary(lambda a, b: a // b),
+    "arith.remui": _unsigned_binary(lambda a, b: a % b),
+    "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // b)),
+    "arith.maxsi": _binary(np.maximum),
+    "arith.minsi": _binary(np.minimum),
+    "arith.maxui": _unsigned_binary(np.maximum),
+    "arith.minui": _unsigned_binary(np.minimum),
+    "arith.andi": _binary(lambda a, b: a & b),
+    "arith.ori": _binary(lambda a, b: a | b),
+    "arith.xori": _binary(lambda a, b: a ^ b),
+    "arith.shli": _binary(np.left_shift),
+    "arith.shrsi": _binary(np.right_shift),
+    "arith.shrui": _unsigned_binary(np.right_shift),
+    "arith.cmpi": lambda op, args: _CMPI[_predicate(op)](args[0], args[1]),
+    # floating point
+    "arith.addf": _binary(lambda a, b: a + b),
+    "arith.subf": _binary(lambda a, b: a - b),
+    "arith.mulf": _binary(lambda a, b: a * b),
+    "arith.divf": _binary(np.divide),
+    "arith.remf": _binary(np.fmod),
+    "arith.negf": _unary(np.negative),
+    "arith.maximumf": _binary(np.maximum),
+    "arith.minimumf": _binary(np.minimum),
+    "arith.maxnumf": _binary(np.fmax),
+    "arith.minnumf": _binary(np.fmin),
+    "arith.cmpf": lambda op, args: _cmpf(_predicate(op), args[0], args[1]),
+    "arith.select": lambda op, args: np.where(args[0], args[1], args[2]),
+    # casts: the result type is applied afterwards
+    "arith.index_cast": _unary(lambda a: a),
+    "arith.index_castui": _unary(_unsigned),
+    "arith.sitofp": _unary(lambda a: a),
+    "arith.uitofp": _unary(_unsigned),
+    "arith.fptosi": _fptoi,
+    "arith.fptoui": _fptoi,
+    "arith.extf": _unary(lambda a: a),
+    "arith.truncf": _unary(lambda a: a),
+    "arith.extsi": _extsi,
+    "arith.extui": _unary(_unsigned),
+    "arith.trunci": _unary(lambda a: a),
+    "arith.bitcast": lambda op, args: np.asarray(args[0]).view(_dtype(op.results[0].type)),
+    # math
+    "math.absf": _unary(np.abs),
+    "math.absi": _unary(np.abs),
+    "math.ceil": _unary(np.ceil),
+    "math.floor": _unary(np.floor),
+    "math.trunc": _unary(np.trunc),
+    "math.round": _unary(lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
+    "math.roundeven": _unary(np.rint),
+    "math.sqrt": _unary(np.sqrt),
+    "math.rsqrt": _unary(lambda x: 1 / np.sqrt(x)),
+    "math.exp": _unary(np.exp),
+    "math.exp2": _unary(np.exp2),
+    "math.expm1": _unary(np.expm1),
+    "math.log": _unary(np.log),
+    "math.log2": _unary(np.log2),
+    "math.log10": _unary(np.log10),
+    "math.log1p": _unary(np.log1p),
+    "math.sin": _unary(np.sin),
+    "math.cos": _unary(np.cos),
+    "math.tan": _unary(np.tan),
+    "math.tanh": _unary(np.tanh),
+    "math.atan": _unary(np.arctan),
+    "math.atan2": _binary(np.arctan2),
+    "math.erf": _unary(_erf),
+    "math.powf": _binary(np.power),
+    "math.copysign": _binary(np.copysign),
+    "math.fma": lambda op, args: args[0] * args[1] + args[2],
+    # vector
+    "vector.broadcast": lambda op, args: np.broadcast_to(
+        args[0], _shape_of(op.results[0].type)).copy(),
+    "vector.fma": lambda op, args: args[0] * args[1] + args[2],
+}
+"""Scalar (and elementwise vector) ops: operands in, one result out, converted to its type."""
