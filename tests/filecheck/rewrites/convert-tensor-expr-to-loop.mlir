@@ -1,0 +1,423 @@
+// RUN: dlc-opt %s -p convert-tensor-expr-to-loop --split-input-file --verify-diagnostics | filecheck %s
+// RUN: dlc-opt %s -p 'convert-tensor-expr-to-loop{fuse-epilogue=false}' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=NOFUSE
+
+// Elementwise: one nest writing straight into the output; the axes are named after the body's
+// index arguments; the index constants sit at the top of the function.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME:    (%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x8xf32>, %[[OUT:.*]]: memref<4x8xf32>)
+// CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64} {
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK:         loop.for %[[I:.*]] = %[[C0]] to %[[C4]] step %[[C1]] axis "i" {
+// CHECK-NEXT:      loop.for %[[J:.*]] = %[[C0]] to %[[C8]] step %[[C1]] axis "j" {
+// CHECK-NEXT:        loop.block "add" reads(%[[A]], %[[B]] : memref<4x8xf32>, memref<4x8xf32>) writes(%[[OUT]] : memref<4x8xf32>) spatial ["i", "j"] {
+// CHECK-NEXT:          %[[X:.*]] = loop.load %[[A]][%[[I]], %[[J]]] : memref<4x8xf32> -> f32
+// CHECK-NEXT:          %[[Y:.*]] = loop.load %[[B]][%[[I]], %[[J]]] : memref<4x8xf32> -> f32
+// CHECK-NEXT:          %[[Z:.*]] = arith.addf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:          loop.store %[[Z]], %[[OUT]][%[[I]], %[[J]]] : f32 -> memref<4x8xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return{{$}}
+func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = tensor_expr.compute "add" tag "injective" -> tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %a[%i, %j] : tensor<4x8xf32>
+    %y = tensor_expr.read %b[%i, %j] : tensor<4x8xf32>
+    %z = arith.addf %x, %y : f32
+    tensor_expr.yield %z : f32
+  }
+  func.return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction: the spatial loop outside, the init block at each point, then the reduction loop
+// around the block that accumulates into the output. Unnamed index arguments give the generic
+// axis names i0.. and r0...
+// CHECK-LABEL: func.func @reduction_with_init
+// CHECK-SAME:    (%[[X:.*]]: memref<4x16xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" {
+// CHECK-NEXT:      loop.block "row_max_init" reads() writes(%[[OUT]] : memref<4xf32>) spatial ["i0"] {
+// CHECK-NEXT:        %[[INIT:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:        loop.store %[[INIT]], %[[OUT]][%[[I]]] : f32 -> memref<4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      loop.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.block "row_max" reads(%[[X]] : memref<4x16xf32>) writes(%[[OUT]] : memref<4xf32>) spatial ["i0"] reduction ["r0"] {
+// CHECK-NEXT:          %[[V:.*]] = loop.load %[[X]][%[[I]], %[[R]]] : memref<4x16xf32> -> f32
+// CHECK-NEXT:          %[[ACC:.*]] = loop.load %[[OUT]][%[[I]]] : memref<4xf32> -> f32
+// CHECK-NEXT:          %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[V]] : f32
+// CHECK-NEXT:          loop.store %[[MAX]], %[[OUT]][%[[I]]] : f32 -> memref<4xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+func.func @reduction_with_init(%x: tensor<4x16xf32>) -> tensor<4xf32> {
+  %m = tensor_expr.compute "row_max" reduce [16] max init 0xFF800000 : f32 -> tensor<4xf32> {
+  ^bb0(%0: index, %1: index):
+    %v = tensor_expr.read %x[%0, %1] : tensor<4x16xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %m : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    (%[[A:.*]]: memref<16x64xf32>, %[[B:.*]]: memref<64x32xf32>, %[[C:.*]]: memref<16x32xf32>)
+// CHECK:         loop.for %[[I:.*]] = {{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %[[J:.*]] = {{.*}} axis "j" {
+// CHECK-NEXT:        loop.block "matmul_init" reads() writes(%[[C]] : memref<16x32xf32>) spatial ["i", "j"] {
+// CHECK-NEXT:          %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:          loop.store %[[ZERO]], %[[C]][%[[I]], %[[J]]]
+// CHECK-NEXT:        }
+// CHECK-NEXT:        loop.for %[[K:.*]] = {{.*}} axis "k" {
+// CHECK-NEXT:          loop.block "matmul" reads(%[[A]], %[[B]] : memref<16x64xf32>, memref<64x32xf32>) writes(%[[C]] : memref<16x32xf32>) spatial ["i", "j"] reduction ["k"] {
+// CHECK-NEXT:            %[[AV:.*]] = loop.load %[[A]][%[[I]], %[[K]]]
+// CHECK-NEXT:            %[[BV:.*]] = loop.load %[[B]][%[[K]], %[[J]]]
+// CHECK-NEXT:            %[[P:.*]] = arith.mulf %[[AV]], %[[BV]] : f32
+// CHECK-NEXT:            %[[ACC:.*]] = loop.load %[[C]][%[[I]], %[[J]]]
+// CHECK-NEXT:            %[[SUM:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NEXT:            loop.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+func.func @matmul(%A: tensor<16x64xf32>, %B: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  %c = tensor_expr.compute "matmul" tag "matmul" reduce [64] sum init 0.0 : f32 -> tensor<16x32xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<16x64xf32>
+    %b = tensor_expr.read %B[%k, %j] : tensor<64x32xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %c : tensor<16x32xf32>
+}
+
+// -----
+
+// An integer reduction into a rank-0 result: no spatial loop, addi.
+// CHECK-LABEL: func.func @integer_sum
+// CHECK-SAME:    (%[[X:.*]]: memref<8xi32>, %[[OUT:.*]]: memref<i32>)
+// CHECK:         loop.block "sum_all_init" reads() writes(%[[OUT]] : memref<i32>) {
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:      loop.store %[[ZERO]], %[[OUT]][] : i32 -> memref<i32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.for %[[R:.*]] = {{.*}} axis "r" {
+// CHECK-NEXT:      loop.block "sum_all" reads(%[[X]] : memref<8xi32>) writes(%[[OUT]] : memref<i32>) reduction ["r"] {
+// CHECK-NEXT:        %[[V:.*]] = loop.load %[[X]][%[[R]]] : memref<8xi32> -> i32
+// CHECK-NEXT:        %[[ACC:.*]] = loop.load %[[OUT]][] : memref<i32> -> i32
+// CHECK-NEXT:        %[[SUM:.*]] = arith.addi %[[ACC]], %[[V]] : i32
+// CHECK-NEXT:        loop.store %[[SUM]], %[[OUT]][] : i32 -> memref<i32>
+func.func @integer_sum(%x: tensor<8xi32>) -> tensor<i32> {
+  %s = tensor_expr.compute "sum_all" reduce [8] sum init 0 : i32 -> tensor<i32> {
+  ^bb0(%r: index):
+    %v = tensor_expr.read %x[%r] : tensor<8xi32>
+    tensor_expr.yield %v : i32
+  }
+  func.return %s : tensor<i32>
+}
+
+// -----
+
+// A tensor constant becomes a private constant global with the same dense attribute; an
+// intermediate gets a global buffer, freed after its last use.
+// CHECK:         "memref.global"() <{sym_name = "constant_to_global_cst0", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant}> : () -> ()
+// CHECK-LABEL: func.func @constant_to_global
+// CHECK-SAME:    (%[[X:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK-NEXT:    %[[W:.*]] = memref.get_global @constant_to_global_cst0 : memref<4xf32>
+// CHECK:         %[[T:.*]] = loop.alloc global : memref<4xf32>
+// CHECK-NEXT:    loop.for
+// CHECK-NEXT:      loop.block "scale" reads(%[[X]], %[[W]] : memref<4xf32>, memref<4xf32>) writes(%[[T]] : memref<4xf32>)
+// CHECK:         loop.for
+// CHECK-NEXT:      loop.block "neg" reads(%[[T]] : memref<4xf32>) writes(%[[OUT]] : memref<4xf32>)
+// CHECK:         loop.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT:    func.return
+func.func @constant_to_global(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %t = tensor_expr.compute "scale" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %a = tensor_expr.read %x[%i] : tensor<4xf32>
+    %b = tensor_expr.read %w[%i] : tensor<4xf32>
+    %c = arith.mulf %a, %b : f32
+    tensor_expr.yield %c : f32
+  }
+  %r = tensor_expr.compute "neg" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %a = tensor_expr.read %t[%i] : tensor<4xf32>
+    %b = arith.negf %a : f32
+    tensor_expr.yield %b : f32
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// The callee becomes destination-passing too; the caller allocates the first call's output and
+// passes its own output to the call whose result it returns.
+// CHECK:         func.func private @double(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64}
+// CHECK-LABEL: func.func @call_between_functions
+// CHECK-SAME:    (%[[X:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+// CHECK-NEXT:    %[[Y:.*]] = loop.alloc global : memref<4xf32>
+// CHECK-NEXT:    func.call @double(%[[X]], %[[Y]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    func.call @double(%[[Y]], %[[OUT]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    loop.dealloc %[[Y]] : memref<4xf32>
+// CHECK-NEXT:    func.return
+func.func private @double(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %d = tensor_expr.compute "double" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %a = tensor_expr.read %x[%i] : tensor<4xf32>
+    %b = arith.addf %a, %a : f32
+    tensor_expr.yield %b : f32
+  }
+  func.return %d : tensor<4xf32>
+}
+
+func.func @call_between_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @double(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %z = func.call @double(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %z : tensor<4xf32>
+}
+
+// -----
+
+// Outputs follow the results' order; an argument returned as is, and a value returned a second
+// time, are copied into their outputs by "copy_out<k>" blocks.
+// CHECK-LABEL: func.func @outputs
+// CHECK-SAME:    (%[[X:.*]]: memref<2xf32>, %[[OUT0:.*]]: memref<2xf32>, %[[OUT1:.*]]: memref<2xf32>, %[[OUT2:.*]]: memref<2xf32>)
+// CHECK-SAME:    attributes {dlc.num_outputs = 3 : i64}
+// CHECK:         loop.block "neg" reads(%[[X]] : memref<2xf32>) writes(%[[OUT1]] : memref<2xf32>)
+// CHECK:         loop.block "copy_out0" reads(%[[X]] : memref<2xf32>) writes(%[[OUT0]] : memref<2xf32>) spatial ["i0"]
+// CHECK:         loop.block "copy_out2" reads(%[[OUT1]] : memref<2xf32>) writes(%[[OUT2]] : memref<2xf32>) spatial ["i0"]
+func.func @outputs(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %n = tensor_expr.compute "neg" -> tensor<2xf32> {
+  ^bb0(%i: index):
+    %a = tensor_expr.read %x[%i] : tensor<2xf32>
+    %b = arith.negf %a : f32
+    tensor_expr.yield %b : f32
+  }
+  func.return %x, %n, %n : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Scalar arguments stay scalars; function-level scalar ops are kept and used by the blocks.
+// CHECK-LABEL: func.func @scalar_operands
+// CHECK-SAME:    (%[[X:.*]]: memref<4xf32>, %[[ALPHA:.*]]: f32, %[[OUT:.*]]: memref<4xf32>)
+// CHECK:         %[[SCALE:.*]] = arith.mulf %[[ALPHA]], %{{.*}} : f32
+// CHECK:         loop.block "scale"
+// CHECK-NEXT:      %[[V:.*]] = loop.load %[[X]]
+// CHECK-NEXT:      %{{.*}} = arith.mulf %[[V]], %[[SCALE]] : f32
+func.func @scalar_operands(%x: tensor<4xf32>, %alpha: f32) -> tensor<4xf32> {
+  %two = arith.constant 2.0 : f32
+  %scale = arith.mulf %alpha, %two : f32
+  %y = tensor_expr.compute "scale" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %a = tensor_expr.read %x[%i] : tensor<4xf32>
+    %b = arith.mulf %a, %scale : f32
+    tensor_expr.yield %b : f32
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// conv2d + bias + relu. Fused (the default): ONE nest writing ONE buffer; the accumulator is a
+// local of one element per output point, and the epilogue block reads it after the reduction
+// loops. Unfused: the conv's own nest into a global buffer, then the relu's nest.
+// CHECK-LABEL: func.func @epilogue_fusion
+// CHECK-SAME:    (%[[X:.*]]: memref<1x2x6x6xf32>, %[[W:.*]]: memref<4x2x3x3xf32>, %[[BIAS:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<1x4x4x4xf32>)
+// CHECK-NOT:     loop.alloc global
+// CHECK:         loop.for %[[N:.*]] = {{.*}} axis "n" {
+// CHECK-NEXT:      loop.for %[[C:.*]] = {{.*}} axis "c" {
+// CHECK-NEXT:        loop.for %[[H:.*]] = {{.*}} axis "h" {
+// CHECK-NEXT:          loop.for %[[WI:.*]] = {{.*}} axis "w" {
+// CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<1xf32>
+// CHECK-NEXT:            loop.block "conv2d_init" reads() writes(%[[ACC]] : memref<1xf32>) spatial ["n", "c", "h", "w"] {
+// CHECK:                 loop.for %{{.*}} axis "rc" {
+// CHECK-NEXT:              loop.for %{{.*}} axis "rh" {
+// CHECK-NEXT:                loop.for %{{.*}} axis "rw" {
+// CHECK-NEXT:                  loop.block "conv2d" reads(%[[X]], %[[W]] : memref<1x2x6x6xf32>, memref<4x2x3x3xf32>) writes(%[[ACC]] : memref<1xf32>) spatial ["n", "c", "h", "w"] reduction ["rc", "rh", "rw"] {
+// CHECK:                         %[[SUM:.*]] = arith.addf
+// CHECK-NEXT:                    loop.store %[[SUM]], %[[ACC]][%{{.*}}] : f32 -> memref<1xf32>
+// CHECK-NEXT:                  }
+// CHECK-NEXT:                }
+// CHECK-NEXT:              }
+// CHECK-NEXT:            }
+// CHECK-NEXT:            loop.block "bias_relu" reads(%[[ACC]], %[[BIAS]] : memref<1xf32>, memref<4xf32>) writes(%[[OUT]] : memref<1x4x4x4xf32>) spatial ["n", "c", "h", "w"] {
+// CHECK-NEXT:              %[[V:.*]] = loop.load %[[ACC]][%{{.*}}] : memref<1xf32> -> f32
+// CHECK-NEXT:              %[[B:.*]] = loop.load %[[BIAS]][%[[C]]] : memref<4xf32> -> f32
+// CHECK-NEXT:              %[[S:.*]] = arith.addf %[[V]], %[[B]] : f32
+// CHECK:                   %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:              loop.store %[[R]], %[[OUT]][%[[N]], %[[C]], %[[H]], %[[WI]]] : f32 -> memref<1x4x4x4xf32>
+// CHECK-NEXT:            }
+// CHECK-NEXT:            loop.dealloc %[[ACC]] : memref<1xf32>
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// NOFUSE-LABEL: func.func @epilogue_fusion
+// NOFUSE-SAME:    %[[OUT:[^:]*]]: memref<1x4x4x4xf32>)
+// NOFUSE:         %[[CONV:.*]] = loop.alloc global : memref<1x4x4x4xf32>
+// NOFUSE:         loop.block "conv2d_init" reads() writes(%[[CONV]] : memref<1x4x4x4xf32>)
+// NOFUSE:         loop.block "conv2d" reads({{.*}}) writes(%[[CONV]] : memref<1x4x4x4xf32>)
+// NOFUSE:         loop.for %{{.*}} axis "n" {
+// NOFUSE:           loop.block "bias_relu" reads(%[[CONV]], %{{.*}} : memref<1x4x4x4xf32>, memref<4xf32>) writes(%[[OUT]] : memref<1x4x4x4xf32>)
+// NOFUSE:         loop.dealloc %[[CONV]] : memref<1x4x4x4xf32>
+// NOFUSE-NEXT:    func.return
+func.func @epilogue_fusion(%X: tensor<1x2x6x6xf32>, %W: tensor<4x2x3x3xf32>, %bias: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %conv = tensor_expr.compute "conv2d" tag "conv2d_nchw" reduce [2, 3, 3] sum init 0.0 : f32 -> tensor<1x4x4x4xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %w: index, %rc: index, %rh: index, %rw: index):
+    %ih = arith.addi %h, %rh : index
+    %iw = arith.addi %w, %rw : index
+    %x = tensor_expr.read %X[%n, %rc, %ih, %iw] : tensor<1x2x6x6xf32>
+    %k = tensor_expr.read %W[%c, %rc, %rh, %rw] : tensor<4x2x3x3xf32>
+    %p = arith.mulf %x, %k : f32
+    tensor_expr.yield %p : f32
+  }
+  %relu = tensor_expr.compute "bias_relu" tag "injective" -> tensor<1x4x4x4xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %w: index):
+    %v = tensor_expr.read %conv[%n, %c, %h, %w] : tensor<1x4x4x4xf32>
+    %b = tensor_expr.read %bias[%c] : tensor<4xf32>
+    %s = arith.addf %v, %b : f32
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %zero : f32
+    tensor_expr.yield %r : f32
+  }
+  func.return %relu : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A chain of epilogues (bias add, then relu, not inlined) fuses too: the middle value lives in a
+// local as well, and only the output is written.
+// CHECK-LABEL: func.func @epilogue_chain
+// CHECK-SAME:    %[[OUT:[^:]*]]: memref<4x4xf32>)
+// CHECK-NOT:     loop.alloc global
+// CHECK:         %[[ACC:.*]] = loop.alloc local : memref<1xf32>
+// CHECK-NEXT:    %[[TMP:.*]] = loop.alloc local : memref<1xf32>
+// CHECK:         loop.block "matmul" reads({{.*}}) writes(%[[ACC]] : memref<1xf32>)
+// CHECK:         loop.block "bias_add" reads(%[[ACC]], %{{.*}} : memref<1xf32>, memref<4xf32>) writes(%[[TMP]] : memref<1xf32>)
+// CHECK:         loop.block "relu" reads(%[[TMP]] : memref<1xf32>) writes(%[[OUT]] : memref<4x4xf32>)
+// CHECK:         loop.dealloc %[[ACC]]
+// CHECK-NEXT:    loop.dealloc %[[TMP]]
+
+// NOFUSE-LABEL: func.func @epilogue_chain
+// NOFUSE-COUNT-2: loop.alloc global
+func.func @epilogue_chain(%A: tensor<4x8xf32>, %B: tensor<8x4xf32>, %bias: tensor<4xf32>) -> tensor<4x4xf32> {
+  %mm = tensor_expr.compute "matmul" reduce [8] sum init 0.0 : f32 -> tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<4x8xf32>
+    %b = tensor_expr.read %B[%k, %j] : tensor<8x4xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  %add = tensor_expr.compute "bias_add" -> tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %mm[%i, %j] : tensor<4x4xf32>
+    %b = tensor_expr.read %bias[%j] : tensor<4xf32>
+    %s = arith.addf %v, %b : f32
+    tensor_expr.yield %s : f32
+  }
+  %relu = tensor_expr.compute "relu" -> tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %add[%i, %j] : tensor<4x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %v, %zero : f32
+    tensor_expr.yield %r : f32
+  }
+  func.return %relu : tensor<4x4xf32>
+}
+
+// -----
+
+// A reduction that is also returned keeps its buffer (here its output): the epilogue still
+// shares its nest and reads it at the point.
+// CHECK-LABEL: func.func @epilogue_reduction_returned
+// CHECK-SAME:    (%{{.*}}: memref<4x8xf32>, %[[MEAN:.*]]: memref<4xf32>, %[[SUM:.*]]: memref<4xf32>)
+// CHECK-NOT:     loop.alloc
+// CHECK:         loop.for %[[I:.*]] = {{.*}} axis "i" {
+// CHECK-NEXT:      loop.block "sum_init" reads() writes(%[[SUM]] : memref<4xf32>)
+// CHECK:           loop.for %{{.*}} axis "k" {
+// CHECK-NEXT:        loop.block "sum" reads(%{{.*}} : memref<4x8xf32>) writes(%[[SUM]] : memref<4xf32>)
+// CHECK:           loop.block "mean" reads(%[[SUM]] : memref<4xf32>) writes(%[[MEAN]] : memref<4xf32>) spatial ["i"] {
+// CHECK-NEXT:        %{{.*}} = loop.load %[[SUM]][%[[I]]] : memref<4xf32> -> f32
+func.func @epilogue_reduction_returned(%A: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %s = tensor_expr.compute "sum" reduce [8] sum init 0.0 : f32 -> tensor<4xf32> {
+  ^bb0(%i: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<4x8xf32>
+    tensor_expr.yield %a : f32
+  }
+  %m = tensor_expr.compute "mean" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = tensor_expr.read %s[%i] : tensor<4xf32>
+    %n = arith.constant 8.0 : f32
+    %r = arith.divf %v, %n : f32
+    tensor_expr.yield %r : f32
+  }
+  func.return %m, %s : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An epilogue that reads the reduction at another index (a transpose) is not fused.
+// CHECK-LABEL: func.func @epilogue_not_at_own_index
+// CHECK:         %[[S:.*]] = loop.alloc global : memref<4x4xf32>
+// CHECK:         loop.block "rowsum" reads(%{{.*}}) writes(%[[S]] : memref<4x4xf32>)
+// CHECK:         loop.for %[[I:.*]] = {{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %[[J:.*]] = {{.*}} axis "j" {
+// CHECK-NEXT:        loop.block "transpose" reads(%[[S]] : memref<4x4xf32>)
+// CHECK-NEXT:          loop.load %[[S]][%[[J]], %[[I]]]
+// CHECK:         loop.dealloc %[[S]]
+func.func @epilogue_not_at_own_index(%A: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %s = tensor_expr.compute "rowsum" reduce [4] sum init 0.0 : f32 -> tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<4x4xf32>
+    tensor_expr.yield %a : f32
+  }
+  %t = tensor_expr.compute "transpose" -> tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %s[%j, %i] : tensor<4x4xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %t : tensor<4x4xf32>
+}
+
+// -----
+
+// CHECK: 'func.func' op expected ranked tensors with static shapes or scalars as the arguments of @negative_dynamic_shape, found tensor<?x4xf32>
+func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<0.0> : tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: 'tensor.empty' op expected one of tensor_expr.compute, arith.*, math.*, func.call, func.return in the body of @negative_unknown_op (convert-tensor-expr-to-loop), found 'tensor.empty'
+func.func @negative_unknown_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tensor.empty() : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: 'arith.addf' op expected scalar operands and results in the body of @negative_tensor_arith, found tensor<4xf32>
+func.func @negative_tensor_arith(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = arith.addf %x, %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: 'tensor.extract' op expected one of tensor_expr.read, tensor_expr.yield, arith.*, math.* in the body of 'tensor_expr.compute' "gather" in @negative_op_in_compute_body (convert-tensor-expr-to-loop), found 'tensor.extract'
+func.func @negative_op_in_compute_body(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tensor_expr.compute "gather" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%i] : tensor<4xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %y : tensor<4xf32>
+}
