@@ -500,3 +500,99 @@ func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
 """)
     assert module_level(graph) == "graph"
     assert applicable_passes(graph, spec) == [p.strip() for p in spec.split(",")]
+
+
+VECTOR_OPS = """
+func.func @vector_ops(%I: memref<2x8xi32>, %H: memref<2x8xf16>, %Y: memref<2x8xi32>,
+                      %G: memref<2x8xf16>, %R: memref<2x4xf32>)
+    attributes {dlc.num_outputs = 3 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %three = arith.constant dense<3> : vector<8xi32>
+  %true = arith.constant true
+  loop.for %i = %c0 to %c2 step %c1 axis "i" {
+    %v = loop.load %I[%i, %c0] : memref<2x8xi32> -> vector<8xi32>
+    %m = arith.muli %v, %three : vector<8xi32>
+    %s = arith.maxsi %m, %v : vector<8xi32>
+    %w = arith.select %true, %s, %v : vector<8xi32>
+    %lane = vector.extract %w[5] : i32 from vector<8xi32>
+    %neg = arith.subi %lane, %lane : i32
+    %z = vector.insert %neg, %w [2] : i32 into vector<8xi32>
+    loop.store %z, %Y[%i, %c0] : vector<8xi32> -> memref<2x8xi32>
+    %h = loop.load %H[%i, %c0] : memref<2x8xf16> -> vector<8xf16>
+    %f = arith.extf %h : vector<8xf16> to vector<8xf32>
+    %e = math.erf %f : vector<8xf32>
+    %back = arith.truncf %e : vector<8xf32> to vector<8xf16>
+    loop.store %back, %G[%i, %c0] : vector<8xf16> -> memref<2x8xf16>
+    %sum = vector.reduction <add>, %v : vector<8xi32> into i32
+    %big = vector.reduction <maxsi>, %v, %lane : vector<8xi32> into i32
+    %fmax = vector.reduction <maximumf>, %f : vector<8xf32> into f32
+    %fsum = vector.reduction <add>, %f : vector<8xf32> into f32
+    %sumf = arith.sitofp %sum : i32 to f32
+    %bigf = arith.sitofp %big : i32 to f32
+    loop.store %sumf, %R[%i, %c0] : f32 -> memref<2x4xf32>
+    loop.store %bigf, %R[%i, %c1] : f32 -> memref<2x4xf32>
+    loop.store %fmax, %R[%i, %c2] : f32 -> memref<2x4xf32>
+    loop.store %fsum, %R[%i, %c3] : f32 -> memref<2x4xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_vector_integer_half_and_reduction_ops_match_numpy() -> None:
+    f = compile_text(VECTOR_OPS)
+    ints = RNG.integers(-100, 100, (2, 8), dtype=np.int32)
+    halves = RNG.standard_normal((2, 8)).astype(np.float16)
+    y, g, r = f(ints, halves)
+    expected = np.maximum(ints * 3, ints)
+    expected[:, 2] = 0
+    np.testing.assert_array_equal(y, expected)
+    erf = np.vectorize(math.erf)
+    np.testing.assert_array_equal(g, erf(halves.astype(np.float32)).astype(np.float16))
+    lane = np.maximum(ints * 3, ints)[:, 5]
+    np.testing.assert_array_equal(r[:, 0], ints.sum(axis=1))
+    np.testing.assert_array_equal(r[:, 1], np.maximum(ints.max(axis=1), lane))
+    np.testing.assert_array_equal(r[:, 2], halves.astype(np.float32).max(axis=1))
+    np.testing.assert_allclose(r[:, 3], halves.astype(np.float32).sum(axis=1), rtol=1e-6)
+
+
+CALLS = """
+func.func private @axpy(%a: f32, %X: memref<16xf32>, %Y: memref<16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.for %i = %c0 to %n step %c1 axis "i" {
+    %x = loop.load %X[%i] : memref<16xf32> -> f32
+    %y = loop.load %Y[%i] : memref<16xf32> -> f32
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %p, %y : f32
+    loop.store %s, %Y[%i] : f32 -> memref<16xf32>
+  }
+  func.return
+}
+func.func @twice(%X: memref<16xf32>, %Y: memref<16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  loop.for %i = %c0 to %c16 step %c1 axis "i" {
+    loop.store %zero, %Y[%i] : f32 -> memref<16xf32>
+  }
+  func.call @axpy(%two, %X, %Y, %c16) : (f32, memref<16xf32>, memref<16xf32>, index) -> ()
+  func.call @axpy(%two, %X, %Y, %c16) : (f32, memref<16xf32>, memref<16xf32>, index) -> ()
+  func.return
+}
+"""
+
+
+def test_calls_between_functions_pass_pointers() -> None:
+    module = lower(CALLS)
+    helper = next(op for op in module.ops if getattr(op, "sym_name", None) is not None
+                  and op.sym_name.data == "axpy")
+    assert helper.linkage.linkage.data == "internal"
+    f = compile_text(CALLS)
+    x = RNG.standard_normal(16, dtype=np.float32)
+    np.testing.assert_allclose(f(x), 4 * x, rtol=1e-6)
