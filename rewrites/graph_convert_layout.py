@@ -1,0 +1,346 @@
+"""graph-convert-layout: move convolutions to another data layout (Relay's ConvertLayout).
+
+Each conv2d not in the target layout is rewritten as transpose → conv2d in the target layout →
+transpose back (constant weights are transposed at compile time). Then the transposes sink through
+the ops that do not care about the layout (elementwise and broadcast ops, pools, concat,
+reductions, softmax), and adjacent inverse transposes cancel, so that a conv-heavy region runs in
+the target layout end to end with transposes left only at its edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.traits import Pure
+from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from dialects.graph.attrs import FusionKind, fusion_kind
+from dialects.graph.ops import (
+    AvgPool2DOp,
+    BatchNormOp,
+    ConcatOp,
+    ConstantOp,
+    Conv2DOp,
+    GlobalAvgPool2DOp,
+    MaxPool2DOp,
+    ReduceOp,
+    SoftmaxOp,
+    TransposeOp,
+    broadcast_shapes,
+)
+from rewrites.graph_simplify import (
+    ComposeTransposes,
+    RemoveIdentityTranspose,
+    TransposeOfUnitAxesToReshape,
+)
+from rewrites.graph_utils import (
+    build_constant,
+    constant_array,
+    inverse_permutation,
+    layout_permutation,
+    permute_layout,
+    recreate,
+    shape_of,
+)
+
+KERNEL_LAYOUTS: dict[str, str] = {"NCHW": "OIHW", "NHWC": "HWIO"}
+"""The weight layout each supported data layout pairs with."""
+
+POOL_LAYOUTS = ("NCHW", "NHWC")
+"""Layouts a pool may be moved to (the ones the compute definitions know)."""
+
+
+def _transpose_value(value: SSAValue, perm: Sequence[int]) -> tuple[list[Operation], SSAValue]:
+    """`value` transposed by `perm`: a new constant when `value` is one, else a transpose op."""
+    array = constant_array(value)
+    if array is not None:
+        constant = build_constant(np.transpose(array, perm))
+        constant.result.name_hint = value.name_hint
+        return [constant], constant.result
+    transpose = TransposeOp(value, perm)
+    return [transpose], transpose.result
+
+
+def _permuted_type(type: Attribute, perm: Sequence[int]) -> TensorType:
+    """The type of transpose(x : `type`, perm)."""
+    assert isinstance(type, TensorType), f"expected a tensor type, found {type}"
+    shape = type.get_shape()
+    return TensorType(type.get_element_type(), [shape[axis] for axis in perm])
+
+
+def _transposed_operand(value: SSAValue) -> TransposeOp | None:
+    owner = value.owner
+    return owner if isinstance(owner, TransposeOp) else None
+
+
+def _replace_with_transposed(
+    rewriter: PatternRewriter, op: Operation, new_ops: list[Operation], perm: Sequence[int]
+) -> bool:
+    """Replace `op` by `new_ops` (the last computing op's result in the source layout), then a
+    transpose by `perm`; False (nothing changed) when the new op does not verify."""
+    core = new_ops[-1]
+    try:
+        core.verify()
+    except VerifyException:
+        return False
+    transpose = TransposeOp(core.results[0], perm)
+    if transpose.result.type != op.results[0].type:
+        return False
+    rewriter.replace(op, [*new_ops, transpose])
+    return True
+
+
+class ConvertConvLayout(RewritePattern):
+    """`conv2d` in another layout → transpose, conv2d in `layout`, transpose back."""
+
+    def __init__(self, layout: str) -> None:
+        self.layout = layout
+        self.kernel_layout = KERNEL_LAYOUTS[layout]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        if op.layout_value() == self.layout and op.kernel_layout_value() == self.kernel_layout:
+            return
+        new_ops: list[Operation] = []
+        input_ops, input = _transpose_value(
+            op.input, layout_permutation(op.layout_value(), self.layout)
+        )
+        weight_ops, weight = _transpose_value(
+            op.weight, layout_permutation(op.kernel_layout_value(), self.kernel_layout)
+        )
+        new_ops += input_ops + weight_ops
+        conv = Conv2DOp(
+            input, weight, op.bias,
+            strides=op.strides_tuple(), padding=op.padding_tuple(),
+            dilation=op.dilation_tuple(), groups=op.groups_value(),
+            layout=self.layout, kernel_layout=self.kernel_layout,
+        )
+        back = TransposeOp(conv, layout_permutation(self.layout, op.layout_value()))
+        rewriter.replace(op, [*new_ops, conv, back])
+
+
+def _is_layout_agnostic(op: Operation) -> bool:
+    """Elementwise and NumPy-broadcasting graph ops: every axis is treated alike."""
+    if op.dialect_name() != "graph" or isinstance(op, BatchNormOp) or op.regions:
+        return False
+    if fusion_kind(op) not in (FusionKind.ELEMENTWISE, FusionKind.BROADCAST):
+        return False
+    if len(op.results) != 1 or not op.operands or not op.has_trait(Pure):
+        return False
+    shapes = [shape_of(v) for v in op.operands]
+    shape: tuple[int, ...] | None = shapes[0]
+    for other in shapes[1:]:
+        shape = None if shape is None else broadcast_shapes(shape, other)
+    return shape == shape_of(op.results[0])
+
+
+class SinkTransposeThroughElementwise(RewritePattern):
+    """`op(transpose(a, p), transpose(b, p), c)` → `transpose(op(a, b, c'), p)`.
+
+    For elementwise and broadcast ops (by fusion kind, so new ops are picked up): every operand
+    must be a transpose by the same p of a full-rank value, a constant (transposed at compile
+    time, after padding its rank), or all ones in shape (broadcast along anything).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not _is_layout_agnostic(op):
+            return
+        rank = len(shape_of(op.results[0]))
+        perms = {
+            t.perm_tuple() for v in op.operands
+            if (t := _transposed_operand(v)) is not None and len(shape_of(v)) == rank
+        }
+        if len(perms) != 1:
+            return
+        (perm,) = perms
+        inverse = inverse_permutation(perm)
+        new_ops: list[Operation] = []
+        operands: list[SSAValue] = []
+        for value in op.operands:
+            shape = shape_of(value)
+            transpose = _transposed_operand(value)
+            if transpose is not None and transpose.perm_tuple() == perm:
+                operands.append(transpose.x)
+            elif all(dim == 1 for dim in shape):
+                operands.append(value)
+            elif (array := constant_array(value)) is not None:
+                padded = array.reshape((1,) * (rank - array.ndim) + array.shape)
+                constant = build_constant(np.transpose(padded, inverse))
+                new_ops.append(constant)
+                operands.append(constant.result)
+            else:
+                return
+        result_type = _permuted_type(op.results[0].type, inverse)
+        new_ops.append(recreate(op, operands, [result_type]))
+        _replace_with_transposed(rewriter, op, new_ops, perm)
+
+
+class SinkTransposeThroughPool(RewritePattern):
+    """`pool(transpose(x, p))` → `transpose(pool(x) in x's layout, p)` (max, avg, global avg)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: MaxPool2DOp | AvgPool2DOp | GlobalAvgPool2DOp, rewriter: PatternRewriter
+    ) -> None:
+        transpose = _transposed_operand(op.x)
+        if transpose is None:
+            return
+        perm = transpose.perm_tuple()
+        layout = op.layout_value()
+        source_layout = permute_layout(layout, inverse_permutation(perm))
+        if source_layout not in POOL_LAYOUTS:
+            return
+        result_type = _permuted_type(op.result.type, inverse_permutation(perm))
+        new = recreate(op, [transpose.x], [result_type])
+        new.attributes["layout"] = StringAttr(source_layout)
+        _replace_with_transposed(rewriter, op, [new], perm)
+
+
+class SinkTransposeThroughConcat(RewritePattern):
+    """`concat(transpose(a, p), transpose(b, p), axis=k)` → `transpose(concat(a, b, axis=p[k]), p)`.
+
+    Constant inputs are transposed at compile time.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        perms = {t.perm_tuple() for v in op.inputs if (t := _transposed_operand(v)) is not None}
+        if len(perms) != 1:
+            return
+        (perm,) = perms
+        inverse = inverse_permutation(perm)
+        new_ops: list[Operation] = []
+        inputs: list[SSAValue] = []
+        for value in op.inputs:
+            transpose = _transposed_operand(value)
+            if transpose is not None:
+                inputs.append(transpose.x)
+            elif (array := constant_array(value)) is not None:
+                constant = build_constant(np.transpose(array, inverse))
+                new_ops.append(constant)
+                inputs.append(constant.result)
+            else:
+                return
+        new_ops.append(ConcatOp(inputs, perm[op.normalized_axis()]))
+        _replace_with_transposed(rewriter, op, new_ops, perm)
+
+
+class SinkTransposeThroughReduce(RewritePattern):
+    """`reduce(transpose(x, p), axes)` → `transpose(reduce(x, p[axes]), q)`.
+
+    q is p restricted to the kept axes (p itself with keepdims).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
+        transpose = _transposed_operand(op.x)
+        if transpose is None:
+            return
+        perm = transpose.perm_tuple()
+        axes = op.normalized_axes()
+        source_axes = sorted(perm[axis] for axis in axes)
+        new = ReduceOp(transpose.x, op.kind_value(), source_axes, op.keepdims_value())
+        if op.keepdims_value():
+            result_perm: Sequence[int] = perm
+        else:
+            kept = [axis for axis in range(len(perm)) if axis not in source_axes]
+            result_perm = [kept.index(perm[axis]) for axis in range(len(perm)) if axis not in axes]
+        _replace_with_transposed(rewriter, op, [new], result_perm)
+
+
+class SinkTransposeThroughSoftmax(RewritePattern):
+    """`softmax(transpose(x, p), axis=k)` → `transpose(softmax(x, axis=p[k]), p)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SoftmaxOp, rewriter: PatternRewriter) -> None:
+        transpose = _transposed_operand(op.x)
+        if transpose is None:
+            return
+        perm = transpose.perm_tuple()
+        new = SoftmaxOp(transpose.x, perm[op.normalized_axis()])
+        _replace_with_transposed(rewriter, op, [new], perm)
+
+
+class FoldTransposeOfConstant(RewritePattern):
+    """`transpose(constant)` → the transposed constant (same size: the module does not grow)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op.x.owner, ConstantOp):
+            return
+        new_ops, _ = _transpose_value(op.x, op.perm_tuple())
+        rewriter.replace(op, new_ops)
+
+
+def layout_propagation_patterns() -> list[RewritePattern]:
+    """The patterns that sink transposes and cancel them (no conversion of convolutions)."""
+    return [
+        ComposeTransposes(),
+        RemoveIdentityTranspose(),
+        FoldTransposeOfConstant(),
+        SinkTransposeThroughElementwise(),
+        SinkTransposeThroughPool(),
+        SinkTransposeThroughConcat(),
+        SinkTransposeThroughReduce(),
+        SinkTransposeThroughSoftmax(),
+        TransposeOfUnitAxesToReshape(),
+    ]
+
+
+@dataclass(frozen=True)
+class GraphConvertLayoutPass(ModulePass):
+    """Run every conv2d in one data layout; other layout-free ops follow; transposes at the edges.
+
+    *Input invariant*: any module; conv2d in any layout (a permutation of NCHW with any kernel
+    layout). Ops the pass does not know are left alone (a transpose stays in front of them).
+
+    *Output IR*: every `graph.conv2d` has `layout` and its paired `kernel_layout` (NHWC/HWIO or
+    NCHW/OIHW); constant weights are transposed at compile time. `graph.transpose` ops sink
+    through elementwise and broadcast ops (by fusion kind; batch norm excepted, its channel
+    axis is fixed), max/avg/global-avg pools (whose `layout` changes to NCHW or NHWC), concat,
+    reduce and softmax (whose axes are remapped); transposes of transposes compose, identity
+    ones vanish, and ones that only move size-1 axes become reshapes. So a region of
+    conv-heavy code runs in `layout`, with transposes only where it meets the function's
+    arguments and results or ops that depend on the layout (reshape, flatten, batch norm, …).
+
+    *Invariants*: results are unchanged bit for bit (only data movement changes); the number
+    of convolutions and pools is unchanged; each conversion adds at most one transpose per
+    edge of the region.
+
+    Options:
+        layout: the target data layout, NHWC (default) or NCHW. Blocked layouts (NCHWc) are
+            not supported yet.
+    """
+
+    name: ClassVar[str] = "graph-convert-layout"
+
+    layout: str = "NHWC"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.layout not in KERNEL_LAYOUTS:
+            supported = ", ".join(KERNEL_LAYOUTS)
+            raise PassFailedException(
+                f"graph-convert-layout: expected layout in {supported}, found '{self.layout}'"
+            )
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [ConvertConvLayout(self.layout), *layout_propagation_patterns()]
+            ),
+            post_walk_func=region_dce,
+        ).rewrite_module(op)

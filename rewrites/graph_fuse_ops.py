@@ -1,0 +1,237 @@
+"""graph-fuse-ops: partition each function's graph ops into fused groups (TVM's FuseOps).
+
+The rules are TVM's, read from each op's fusion kind (so new ops are picked up by declaring one):
+an OUT_FUSABLE op (conv2d, matmul, pools) takes the elementwise/broadcast chain after it; an
+elementwise/broadcast op joins an injective or reduction consumer (a reduction's prologue) or the
+epilogue of an out-fusable op; injective ops join injective consumers; reductions and OPAQUE ops
+take nothing after them. An op joins the group of its consumers only when all of its users are
+in that one group, so no value is computed twice and every group is convex.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.graph.attrs import FusionKind, fusion_kind
+from dialects.graph.ops import ConstantOp, FusedOp, YieldOp
+from rewrites.graph_utils import num_elements, op_users
+
+DEFAULT_MAX_DEPTH = 256
+"""Most ops in one group (TVM's `relay.FuseOps.max_depth`)."""
+
+DEFAULT_INLINE_CONSTANT_LIMIT = 1 << 24
+"""Largest constant (in elements) moved into a group that is its only user."""
+
+
+@dataclass(eq=False)
+class FusedGroup:
+    """Ops planned to become one `graph.fused`: `ops[0]` is the group's output op (its sink)."""
+
+    ops: list[Operation] = field(default_factory=list)
+    kind: FusionKind = FusionKind.ELEMENTWISE
+
+    def add(self, op: Operation) -> None:
+        self.ops.append(op)
+        self.kind = max(self.kind, fusion_kind(op))
+
+
+def is_fusable(op: Operation) -> bool:
+    """Whether `op` takes part in fusion: a graph op other than constants and fused groups."""
+    return (
+        op.dialect_name() == "graph"
+        and not isinstance(op, ConstantOp | FusedOp | YieldOp)
+        and not op.regions
+        and bool(op.results)
+    )
+
+
+def _may_join(op: Operation, group: FusedGroup, users: list[Operation]) -> bool:
+    """Whether producer `op`, all of whose `users` are in `group`, may join it (TVM's rules)."""
+    kind = fusion_kind(op)
+    user_kinds = [fusion_kind(user) for user in users]
+    if kind <= FusionKind.BROADCAST:
+        # Into an injective or reduction consumer, or an out-fusable op's epilogue: never as
+        # the input of the out-fusable op itself (it reads each input element many times).
+        return all(k <= FusionKind.INJECTIVE or k == FusionKind.REDUCTION for k in user_kinds)
+    if kind == FusionKind.INJECTIVE:
+        return group.kind <= FusionKind.INJECTIVE
+    if kind == FusionKind.OUT_FUSABLE:
+        # Takes an elementwise/broadcast epilogue, and only one out-fusable op per group.
+        return group.kind <= FusionKind.BROADCAST
+    return False
+
+
+def plan_groups(block: Block, max_depth: int = DEFAULT_MAX_DEPTH) -> list[FusedGroup]:
+    """Partition the fusable ops of `block` into groups, visiting consumers before producers.
+
+    Each group lists its output op first; every fusable op is in exactly one group.
+    """
+    group_of: dict[int, FusedGroup] = {}
+    groups: list[FusedGroup] = []
+    for op in reversed(list(block.ops)):
+        if not is_fusable(op):
+            continue
+        users = op_users(op)
+        candidates = {id(group_of.get(id(user))): group_of.get(id(user)) for user in users}
+        target = None
+        if len(candidates) == 1:
+            (group,) = candidates.values()
+            if group is not None and len(group.ops) < max_depth and _may_join(op, group, users):
+                target = group
+        if target is None:
+            target = FusedGroup()
+            groups.append(target)
+        target.add(op)
+        group_of[id(op)] = target
+    return groups
+
+
+def _group_name(group: FusedGroup, taken: set[str]) -> str:
+    names: list[str] = []
+    for op in reversed(group.ops):
+        mnemonic = op.name.split(".", 1)[-1]
+        if mnemonic not in names:
+            names.append(mnemonic)
+    base = "fused_" + "_".join(names[:4])
+    name, index = base, 0
+    while name in taken:
+        index += 1
+        name = f"{base}_{index}"
+    taken.add(name)
+    return name
+
+
+def build_fused_op(
+    group: FusedGroup, constants: list[ConstantOp], name: str
+) -> FusedOp:
+    """Replace the ops of `group` (and `constants`, used only by it) with one `graph.fused`.
+
+    The fused op takes the place of the group's output op; its block arguments are the values
+    the group uses from outside, in order of first use; it yields the results used outside.
+    """
+    sink = group.ops[0]
+    block = sink.parent
+    assert block is not None, "a planned op is in a block"
+    members = list(reversed(group.ops))  # block order: producers first
+    member_ids = {id(op) for op in members} | {id(c) for c in constants}
+    inputs: list[SSAValue] = []
+    for op in members:
+        for operand in op.operands:
+            if id(operand.owner) not in member_ids and operand not in inputs:
+                inputs.append(operand)
+    outputs = [
+        result for op in members for result in op.results
+        if any(id(use.operation) not in member_ids for use in result.uses)
+    ]
+    body = Block(arg_types=[value.type for value in inputs])
+    for arg, value in zip(body.args, inputs, strict=True):
+        arg.name_hint = value.name_hint
+    fused = FusedOp(
+        inputs, [value.type for value in outputs], Region(body), kind=group.kind, name=name
+    )
+    block.insert_op_before(fused, sink)
+    for index, value in enumerate(outputs):
+        fused.results[index].name_hint = value.name_hint
+        value.replace_uses_with_if(
+            fused.results[index], lambda use: id(use.operation) not in member_ids
+        )
+    argument_of = {id(value): arg for value, arg in zip(inputs, body.args, strict=True)}
+    for op in [*constants, *members]:
+        op.detach()
+        body.add_op(op)
+        for index, operand in enumerate(op.operands):
+            if (arg := argument_of.get(id(operand))) is not None:
+                op.operands[index] = arg
+    body.add_op(YieldOp(*outputs))
+    return fused
+
+
+def _movable_constants(
+    block: Block, group_of: dict[int, FusedGroup], limit: int
+) -> dict[int, list[ConstantOp]]:
+    """For each group (by id), the constants of `block` that only it uses, up to `limit`."""
+    moved: dict[int, list[ConstantOp]] = {}
+    for op in block.ops:
+        if not isinstance(op, ConstantOp) or num_elements(op.result) > limit:
+            continue
+        owners = {id(group_of.get(id(user))) for user in op_users(op)}
+        if len(owners) != 1 or None in {group_of.get(id(user)) for user in op_users(op)}:
+            continue
+        moved.setdefault(owners.pop(), []).append(op)
+    return moved
+
+
+def fuse_block(
+    block: Block,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    inline_constant_limit: int = DEFAULT_INLINE_CONSTANT_LIMIT,
+    taken_names: set[str] | None = None,
+) -> list[FusedOp]:
+    """Fuse the graph ops of `block` into `graph.fused` groups; returns the new fused ops."""
+    taken = set() if taken_names is None else taken_names
+    groups = plan_groups(block, max_depth)
+    group_of = {id(op): group for group in groups for op in group.ops}
+    constants = _movable_constants(block, group_of, inline_constant_limit)
+    fused_ops: list[FusedOp] = []
+    for group in reversed(groups):  # producers' groups first: names follow the block order
+        fused_ops.append(
+            build_fused_op(group, constants.get(id(group), []), _group_name(group, taken))
+        )
+    return fused_ops
+
+
+@dataclass(frozen=True)
+class GraphFuseOpsPass(ModulePass):
+    """Group graph ops into `graph.fused` ops by their fusion kinds (TVM's FuseOps).
+
+    *Input invariant*: functions whose bodies are single blocks of graph ops (other ops are
+    left alone and end groups). Existing `graph.fused` ops are kept as they are.
+
+    *Output IR*: every graph op of a `func.func` body other than `graph.constant` is inside
+    exactly one `graph.fused` (a group may hold a single op). A group is
+    - an out-fusable op (conv2d, matmul, pools) with the elementwise/broadcast ops after it
+      and elementwise ops feeding those (conv2d + add bias + relu is one group);
+    - or a chain of injective ops, with elementwise/broadcast producers;
+    - or a reduction with its elementwise/broadcast prologue;
+    - or one opaque op (softmax, unknown ops).
+    A value with several users ends its group unless all the users are in the group; a group
+    has at most `max-depth` ops and one out-fusable op. Its body's arguments are the values it
+    uses from outside (in order of first use), it yields the values used after it, its `kind`
+    is its dominant fusion kind and its `name` lists its ops (`fused_conv2d_add_relu`, unique
+    in the module). Constants used only by one group are moved into it.
+
+    *Invariants*: no op is duplicated or reordered against its operands; results are
+    unchanged bit for bit; running the pass again changes nothing.
+
+    Options:
+        max-depth: the most ops in one group (default 256).
+        inline-constant-limit: the largest constant, in elements, moved into the group that
+            is its only user (default 1 << 24); larger ones stay outside as group inputs.
+    """
+
+    name: ClassVar[str] = "graph-fuse-ops"
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+    inline_constant_limit: int = DEFAULT_INLINE_CONSTANT_LIMIT
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_depth < 1:
+            raise PassFailedException(
+                f"graph-fuse-ops: expected a positive max-depth, found {self.max_depth}"
+            )
+        taken = {
+            fused.name_value() or "" for fused in op.walk() if isinstance(fused, FusedOp)
+        }
+        for function in op.walk():
+            if isinstance(function, func.FuncOp) and len(function.body.blocks) == 1:
+                fuse_block(
+                    function.body.blocks[0], self.max_depth, self.inline_constant_limit, taken
+                )

@@ -1,0 +1,135 @@
+// RUN: dlc-opt %s --split-input-file -p graph-convert-layout | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{layout=NHWC},graph-convert-layout{layout=NCHW}' | filecheck %s --check-prefix=BACK
+
+// One conv: a transpose in, the conv in NHWC with an HWIO weight transposed at compile time,
+// a transpose out. Converting back to NCHW cancels both transposes.
+
+// CHECK-LABEL: @conv_to_nhwc
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// CHECK-NEXT:  %[[IN:.*]] = graph.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK-NEXT:  %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK-NEXT:  %[[C:.*]] = graph.conv2d %[[IN]], %[[W]] {layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:  %[[OUT:.*]] = graph.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:  func.return %[[OUT]]
+// BACK-LABEL:  @conv_to_nhwc
+// BACK-SAME:   (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// BACK-NEXT:   %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}2.000000e+00]]], {{\[\[\[}}3.000000e+00]], {{\[\[}}4.000000e+00]]]]> : tensor<2x2x1x1xf32>
+// BACK-NEXT:   %[[C:.*]] = graph.conv2d %[[X]], %[[W]] : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>)
+// BACK-NEXT:   func.return %[[C]]
+func.func @conv_to_nhwc(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %c : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// conv → bias add → relu → pool → conv → residual add: the whole region runs in NHWC; the
+// per-channel bias is transposed with it; the only transposes are at the argument and result.
+
+// CHECK-LABEL: @conv_region_follows
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// CHECK:       %[[IN:.*]] = graph.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK:       %[[C:.*]] = graph.conv2d %[[IN]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"}
+// CHECK:       %[[B:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK-NEXT:  %[[A:.*]] = graph.add %[[C]], %[[B]] : (tensor<1x4x4x2xf32>, tensor<1x1x1x2xf32>)
+// CHECK-NEXT:  %[[R:.*]] = graph.relu %[[A]] : tensor<1x4x4x2xf32>
+// CHECK-NEXT:  %[[P:.*]] = graph.max_pool2d %[[R]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "NHWC"{{.*}}} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK:       %[[C2:.*]] = graph.conv2d %[[P]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"}
+// CHECK-NEXT:  %[[S:.*]] = graph.add %[[C2]], %[[P]] : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>)
+// CHECK-NEXT:  %[[OUT:.*]] = graph.transpose %[[S]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:  func.return %[[OUT]]
+func.func @conv_region_follows(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = graph.constant dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.relu %a : tensor<1x2x4x4xf32>
+  %p = graph.max_pool2d %r {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %c2 = graph.conv2d %p, %w : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %s = graph.add %c2, %p : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  func.return %s : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Global pooling then flatten: the last transpose only moves size-1 axes and becomes a
+// reshape, which merges into the flatten's reshape later (graph-simplify).
+
+// CHECK-LABEL: @global_pool_edge_is_a_reshape
+// CHECK:       %[[G:.*]] = graph.global_avg_pool2d %{{.*}} {layout = "NHWC"} : (tensor<1x4x4x2xf32>) -> tensor<1x1x1x2xf32>
+// CHECK-NEXT:  %[[R:.*]] = graph.reshape %[[G]] {shape = array<i64: 1, 2, 1, 1>}
+// CHECK-NEXT:  %[[F:.*]] = graph.flatten %[[R]]
+// CHECK-NOT:   graph.transpose
+func.func @global_pool_edge_is_a_reshape(%x: tensor<1x2x4x4xf32>) -> tensor<1x2xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %g = graph.global_avg_pool2d %c : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  %f = graph.flatten %g : (tensor<1x2x1x1xf32>) -> tensor<1x2xf32>
+  func.return %f : tensor<1x2xf32>
+}
+
+// -----
+
+// Concat along channels of two converted convs becomes a concat along axis 3.
+
+// CHECK-LABEL: @concat_follows
+// CHECK:       %[[A:.*]] = graph.conv2d {{.*}} {layout = "NHWC"
+// CHECK:       %[[B:.*]] = graph.conv2d {{.*}} {layout = "NHWC"
+// CHECK-NEXT:  %[[C:.*]] = graph.concat %[[A]], %[[B]] {axis = 3 : i64}
+// CHECK-NEXT:  %[[S:.*]] = graph.softmax %[[C]] {axis = 3 : i64}
+// CHECK-NEXT:  graph.transpose %[[S]] {perm = array<i64: 0, 3, 1, 2>}
+func.func @concat_follows(%x: tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %s = graph.softmax %c {axis = 1 : i64} : tensor<1x4x4x4xf32>
+  func.return %s : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A reduction over channels without keepdims: the result keeps H, W in order, no transpose.
+
+// CHECK-LABEL: @reduce_follows
+// CHECK:       %[[C:.*]] = graph.conv2d
+// CHECK-NEXT:  %[[R:.*]] = graph.reduce %[[C]] {kind = "sum", axes = array<i64: 3>, keepdims = false} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4xf32>
+// CHECK-NEXT:  func.return %[[R]]
+func.func @reduce_follows(%x: tensor<1x2x4x4xf32>) -> tensor<1x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.reduce %c {axes = array<i64: 1>, keepdims = false, kind = "sum"} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4xf32>
+  func.return %r : tensor<1x4x4xf32>
+}
+
+// -----
+
+// The batch norm's channel axis is fixed: the region ends before it.
+
+// CHECK-LABEL: @negative_batch_norm_stops_the_region
+// CHECK:       %[[C:.*]] = graph.conv2d {{.*}} {layout = "NHWC"
+// CHECK-NEXT:  %[[T:.*]] = graph.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:  graph.batch_norm %[[T]]
+func.func @negative_batch_norm_stops_the_region(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %p = graph.constant dense<1.0> : tensor<2xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %n = graph.batch_norm %c, %p, %p, %p, %p : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  func.return %n : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An operand in the old layout that is neither a transpose nor a constant stops the sinking.
+
+// CHECK-LABEL: @negative_mixed_layout_operands
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>, %[[Y:.*]]: tensor<1x2x4x4xf32>)
+// CHECK:       %[[T:.*]] = graph.transpose %{{.*}} {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:  graph.add %[[T]], %[[Y]]
+func.func @negative_mixed_layout_operands(%x: tensor<1x2x4x4xf32>, %y: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.add %c, %y : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %a : tensor<1x2x4x4xf32>
+}

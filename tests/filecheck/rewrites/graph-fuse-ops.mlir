@@ -1,0 +1,158 @@
+// RUN: dlc-opt %s --split-input-file -p graph-fuse-ops | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'graph-fuse-ops{max-depth=2}' | filecheck %s --check-prefix=DEPTH
+// RUN: dlc-opt %s --split-input-file -p graph-fuse-ops,graph-fuse-ops | filecheck %s
+
+// conv2d + bias add + relu (the batch norm already folded) is one out-fusable group; the
+// constants move in; the group's only argument is the input.
+
+// CHECK-LABEL: @conv_bias_relu
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// CHECK-NEXT:  %[[G:.*]] = graph.fused (%[[X]]) {kind = "out_fusable", name = "fused_conv2d_add_relu"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+// CHECK-NEXT:  ^{{.*}}(%[[A:.*]]: tensor<1x2x4x4xf32>):
+// CHECK-NEXT:    %[[W:.*]] = graph.constant
+// CHECK-NEXT:    %[[B:.*]] = graph.constant
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[A]], %[[W]]
+// CHECK-NEXT:    %[[S:.*]] = graph.add %[[C]], %[[B]]
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[S]]
+// CHECK-NEXT:    graph.yield %[[R]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %[[G]]
+// DEPTH-LABEL: @conv_bias_relu
+// DEPTH:       name = "fused_add_relu"
+// DEPTH:       name = "fused_conv2d"
+func.func @conv_bias_relu(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = graph.constant dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = graph.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.relu %s : tensor<1x2x4x4xf32>
+  func.return %r : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A residual block: the second conv takes the add of the shortcut and the relu; the shortcut
+// (a group's output used twice) ends its group; no conv is fused into another conv's input.
+
+// CHECK-LABEL: @residual_block
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// CHECK:       %[[R1:.*]] = graph.fused (%[[X]]) {kind = "out_fusable", name = "fused_conv2d_relu"}
+// CHECK:       %[[OUT:.*]] = graph.fused (%[[R1]], %[[X]]) {kind = "out_fusable", name = "fused_conv2d_add_relu"}
+// CHECK-NEXT:  ^{{.*}}(%[[A:.*]]: tensor<1x2x4x4xf32>, %[[SHORT:.*]]: tensor<1x2x4x4xf32>):
+// CHECK:         %[[C:.*]] = graph.conv2d %[[A]]
+// CHECK-NEXT:    %[[S:.*]] = graph.add %[[C]], %[[SHORT]]
+// CHECK-NEXT:    graph.relu %[[S]]
+// CHECK:       func.return %[[OUT]]
+func.func @residual_block(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %v = graph.constant dense<2.0> : tensor<2x2x1x1xf32>
+  %c1 = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r1 = graph.relu %c1 : tensor<1x2x4x4xf32>
+  %c2 = graph.conv2d %r1, %v : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = graph.add %c2, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %r2 = graph.relu %s : tensor<1x2x4x4xf32>
+  func.return %r2 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// The weight is shared by two groups: it stays outside and is an argument of both.
+
+// CHECK-LABEL: @shared_constant_stays_outside
+// CHECK-NEXT:  %[[W:.*]] = graph.constant
+// CHECK-NEXT:  graph.fused (%{{.*}}, %[[W]])
+// CHECK:       graph.fused (%{{.*}}, %[[W]])
+func.func @shared_constant_stays_outside(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c1 = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %c2 = graph.conv2d %c1, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %c2 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Injective chains fuse, with the elementwise ops before them.
+
+// CHECK-LABEL: @injective_chain
+// CHECK-NEXT:  graph.fused (%{{.*}}) {kind = "injective", name = "fused_exp_transpose_reshape"}
+// CHECK-NOT:   graph.fused
+// CHECK:       func.return
+func.func @injective_chain(%x: tensor<2x3xf32>) -> tensor<6xf32> {
+  %e = graph.exp %x : tensor<2x3xf32>
+  %t = graph.transpose %e {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %r = graph.reshape %t {shape = array<i64: 6>} : (tensor<3x2xf32>) -> tensor<6xf32>
+  func.return %r : tensor<6xf32>
+}
+
+// -----
+
+// A reduction takes its elementwise prologue; the op after it starts a new group.
+
+// CHECK-LABEL: @reduction_with_prologue
+// CHECK-NEXT:  %[[S:.*]] = graph.fused (%{{.*}}) {kind = "reduction", name = "fused_exp_mul_reduce"}
+// CHECK:       graph.fused (%[[S]]) {kind = "elementwise", name = "fused_sqrt"}
+func.func @reduction_with_prologue(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %e = graph.exp %x : tensor<2x3xf32>
+  %m = graph.mul %e, %e : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = graph.reduce %m {axes = array<i64: 1>, keepdims = false, kind = "sum"} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %r = graph.sqrt %s : tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+
+// -----
+
+// An elementwise op feeding a conv is not fused into it (the conv would recompute it).
+
+// CHECK-LABEL: @negative_no_prologue_into_conv
+// CHECK:       name = "fused_relu"
+// CHECK:       name = "fused_conv2d"
+func.func @negative_no_prologue_into_conv(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %r = graph.relu %x : tensor<1x2x4x4xf32>
+  %c = graph.conv2d %r, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %c : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// The relu's result is also returned: it ends the group, the exp after it is another group.
+
+// CHECK-LABEL: @negative_value_used_outside
+// CHECK:       %[[A:.*]] = graph.fused {{.*}} name = "fused_matmul_relu"
+// CHECK:       %[[B:.*]] = graph.fused (%[[A]]) {kind = "elementwise", name = "fused_exp"}
+// CHECK:       func.return %[[A]], %[[B]]
+func.func @negative_value_used_outside(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %m = graph.matmul %x, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %r = graph.relu %m : tensor<2x4xf32>
+  %e = graph.exp %r : tensor<2x4xf32>
+  func.return %r, %e : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// softmax is opaque: a group of its own, nothing joins it.
+
+// CHECK-LABEL: @negative_opaque_alone
+// CHECK:       name = "fused_exp"
+// CHECK:       {kind = "opaque", name = "fused_softmax"}
+func.func @negative_opaque_alone(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %e = graph.exp %x : tensor<2x3xf32>
+  %s = graph.softmax %e : tensor<2x3xf32>
+  func.return %s : tensor<2x3xf32>
+}
+
+// -----
+
+// Two convs meeting in an add: only one out-fusable op per group.
+
+// CHECK-LABEL: @negative_two_convs
+// CHECK:       name = "fused_conv2d"
+// CHECK:       name = "fused_conv2d_add"
+func.func @negative_two_convs(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %v = graph.constant dense<2.0> : tensor<2x2x1x1xf32>
+  %a = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = graph.conv2d %x, %v : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = graph.add %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %s : tensor<1x2x4x4xf32>
+}
