@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import IO
 
 import llvmlite.ir as ir
+import numpy as np
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
@@ -80,12 +81,22 @@ def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
     """The LLVM IR text of an llvm-dialect `module`, for `target` (default: the host)."""
     target = target or host_target()
     _check_llvm_dialect(module)
+    # Dense initializers are printed here as raw bytes; xDSL's translation would build one
+    # llvmlite constant per element (seconds per million weights), so it does not see them.
+    dense = {
+        op: op.properties.pop("value")
+        for op in module.ops
+        if isinstance(op, llvm.GlobalOp) and isinstance(op.value, DenseIntOrFPElementsAttr)
+    }
     try:
         ir_module = convert_module(
             module, fallback_target_triple=target.triple, data_layout=target.data_layout
         )
     except NotImplementedError as e:
         raise DiagnosticException(f"cannot print the module as LLVM IR: {e}") from None
+    finally:
+        for op, value in dense.items():
+            op.properties["value"] = value
 
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
@@ -118,7 +129,19 @@ def _finish_global(op: llvm.GlobalOp, variable: ir.GlobalValue) -> None:
         raw = bytes(op.value.data.data)
         byte_array = ir.ArrayType(ir.IntType(8), len(raw))
         variable.value_type = byte_array
-        variable.initializer = ir.Constant(byte_array, bytearray(raw))
+        variable.initializer = ir.FormattedConstant(byte_array, f'c"{llvm_string_literal(raw)}"')
+
+
+_ESCAPES = np.array(
+    [chr(b) if 32 <= b < 127 and chr(b) not in '"\\' else f"\\{b:02X}" for b in range(256)],
+    dtype=object,
+)
+"""Each byte as it appears in an LLVM string literal: printable ASCII as is, else `\\XX`."""
+
+
+def llvm_string_literal(data: bytes) -> str:
+    """The body of LLVM's `c"..."` literal for `data` (vectorized: weights run to megabytes)."""
+    return "".join(_ESCAPES[np.frombuffer(data, dtype=np.uint8)])
 
 
 @dataclass(frozen=True)

@@ -90,11 +90,17 @@ class JitModule:
             )
         return self._engine.get_function_address(name)
 
+    def global_address(self, name: str) -> int:
+        """The address of the global variable `name` (weights, metadata)."""
+        if name not in self._globals:
+            raise JitError(f"no global @{name} in the compiled module")
+        return self._engine.get_global_value_address(name)
+
     def metadata_text(self) -> str | None:
         """The module's `dlc_metadata` JSON, or None if it has none."""
         if METADATA_SYMBOL not in self._globals:
             return None
-        return ctypes.string_at(self._engine.get_global_value_address(METADATA_SYMBOL)).decode()
+        return ctypes.string_at(self.global_address(METADATA_SYMBOL)).decode()
 
 
 def compile_llvm_ir(llvm_ir: str, opt_level: int = 3) -> JitModule:

@@ -596,3 +596,27 @@ def test_calls_between_functions_pass_pointers() -> None:
     f = compile_text(CALLS)
     x = RNG.standard_normal(16, dtype=np.float32)
     np.testing.assert_allclose(f(x), 4 * x, rtol=1e-6)
+
+
+def test_dense_globals_are_emitted_as_exact_bytes() -> None:
+    import ctypes
+
+    from xdsl.dialects import llvm
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+
+    from runtime.jit import compile_llvm_ir
+
+    values = RNG.standard_normal(4096).astype(np.float32)
+    values[:4] = [0.0, -0.0, np.inf, np.nan]
+    dense = DenseIntOrFPElementsAttr.from_list(TensorType(f32, [values.size]), values.tolist())
+    weights = llvm.GlobalOp(
+        llvm.LLVMArrayType(values.size, f32), "w", "external", constant=True, value=dense,
+        alignment=64,
+    )
+    text = emit_llvm_ir(ModuleOp([weights]))
+    assert weights.value is dense  # the module is left as it was
+    jit = compile_llvm_ir(text)
+    address = jit.global_address("w")
+    assert address % 64 == 0
+    stored = np.frombuffer((ctypes.c_char * values.nbytes).from_address(address), np.float32)
+    assert stored.tobytes() == values.tobytes()
