@@ -1,0 +1,433 @@
+"""A NumPy evaluator of tensor_expr-level functions: the oracle for passes below the graph level.
+
+Counterpart: evaluating a TVM `te.compute` by hand. A `tensor_expr.compute` is evaluated over its
+whole index space at once: each index variable is an `np.arange` laid along its own axis, every op
+of the body is applied elementwise to NumPy arrays (NumPy broadcasting spreads them over the index
+space), reads are NumPy fancy indexing, and the reduction axes are folded with the combiner. That
+is the loop over the index space, written as array operations so that it stays fast for the small
+shapes tests use; large index spaces are evaluated in chunks of the outermost axis.
+
+Besides computes, a function may hold `arith.constant` tensors (weights), `func.call` to other
+functions of the module and `func.return`. A read out of bounds is an error (the IR must clamp its
+indices), and so is an op the evaluator does not know.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from dialects.graph.attrs import to_numpy_dtype
+from dialects.graph.ops import elements_to_array
+from dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
+
+
+class TensorExprInterpreterError(Exception):
+    """The module cannot be evaluated: an unknown op, a bad input, a read out of bounds."""
+
+
+MAX_CHUNK_ELEMENTS = 1 << 22
+"""The largest index space (spatial × reduction points) evaluated as one array."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------------------------
+
+
+def run_module(
+    module: ModuleOp, inputs: Sequence[np.ndarray], entry: str | None = None
+) -> list[np.ndarray]:
+    """Runs the function `entry` of `module` (default: its only public function) on `inputs`."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if entry is None:
+        public = [f for f in functions if not _is_private(f)]
+        if len(public) != 1:
+            names = ", ".join(f"@{f.sym_name.data}" for f in public) or "none"
+            raise TensorExprInterpreterError(
+                f"expected one public function to run, found {len(public)} ({names})"
+            )
+        return run_function(public[0], inputs, module)
+    for function in functions:
+        if function.sym_name.data == entry:
+            return run_function(function, inputs, module)
+    raise TensorExprInterpreterError(f"expected a function @{entry} in the module, found none")
+
+
+def run_function(
+    function: func.FuncOp, inputs: Sequence[np.ndarray], module: ModuleOp | None = None
+) -> list[np.ndarray]:
+    """Runs `function` on `inputs` (one array per argument) and returns its results.
+
+    `module` (default: the function's parent) resolves `func.call`.
+    """
+    if module is None:
+        parent = function.parent_op()
+        module = parent if isinstance(parent, ModuleOp) else None
+    args = function.body.block.args
+    if len(inputs) != len(args):
+        raise TensorExprInterpreterError(
+            f"@{function.sym_name.data} expected {len(args)} inputs, found {len(inputs)}"
+        )
+    env: dict[SSAValue, np.ndarray] = {}
+    for index, (arg, value) in enumerate(zip(args, inputs, strict=True)):
+        env[arg] = _as_input(arg.type, value, f"input #{index} of @{function.sym_name.data}")
+    for op in function.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.arguments]
+        _run_function_level_op(op, env, module)
+    raise TensorExprInterpreterError(f"@{function.sym_name.data} ended without func.return")
+
+
+def evaluate_compute(compute: ComputeOp, tensors: Mapping[SSAValue, np.ndarray]) -> np.ndarray:
+    """The tensor `compute` defines, given the arrays of the tensors its body reads."""
+    result_type = compute.result_type
+    shape = tuple(result_type.get_shape())
+    extents = compute.get_reduce_extents()
+    dtype = to_numpy_dtype(result_type.get_element_type())
+    points = math.prod(shape) * math.prod(extents)
+    if not shape or points <= MAX_CHUNK_ELEMENTS or shape[0] == 1:
+        return _evaluate_chunk(compute, tensors, 0, shape[0] if shape else 0, dtype)
+    rows = max(1, MAX_CHUNK_ELEMENTS // (points // shape[0]))
+    chunks = [
+        _evaluate_chunk(compute, tensors, start, min(start + rows, shape[0]), dtype)
+        for start in range(0, shape[0], rows)
+    ]
+    return np.concatenate(chunks, axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Function level
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_private(function: func.FuncOp) -> bool:
+    return function.sym_visibility is not None and function.sym_visibility.data == "private"
+
+
+def _as_input(type: Attribute, value: np.ndarray, what: str) -> np.ndarray:
+    if not isinstance(type, TensorType):
+        raise TensorExprInterpreterError(f"expected {what} to be a ranked tensor, found {type}")
+    array = np.asarray(value)
+    expected = tuple(type.get_shape())
+    if array.shape != expected:
+        raise TensorExprInterpreterError(
+            f"expected {what} of shape {expected}, found {array.shape}"
+        )
+    return array.astype(to_numpy_dtype(type.get_element_type()), copy=False)
+
+
+def _run_function_level_op(
+    op: Operation, env: dict[SSAValue, np.ndarray], module: ModuleOp | None
+) -> None:
+    if isinstance(op, ComputeOp):
+        env[op.result] = evaluate_compute(op, env)
+    elif isinstance(op, arith.ConstantOp):
+        env[op.result] = _constant(op.value, op.result.type)
+    elif isinstance(op, func.CallOp):
+        callee = None if module is None else SymbolTable.lookup_symbol(module, op.callee)
+        if not isinstance(callee, func.FuncOp):
+            raise TensorExprInterpreterError(
+                f"'func.call' expected a function @{op.callee.string_value()} in the module, "
+                "found none"
+            )
+        inputs = [env[v] for v in op.arguments]
+        for result, value in zip(op.results, run_function(callee, inputs, module), strict=True):
+            env[result] = value
+    else:
+        raise TensorExprInterpreterError(
+            f"'{op.name}' op is not evaluated at the tensor_expr level: expected "
+            "tensor_expr.compute, arith.constant, func.call or func.return"
+        )
+
+
+def _constant(value: Attribute, type: Attribute) -> np.ndarray:
+    if isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+        return elements_to_array(value, "arith.constant")
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return np.asarray(value.value.data, dtype=_dtype(type))
+    raise TensorExprInterpreterError(f"'arith.constant' with {value} is not supported")
+
+
+def _dtype(type: Attribute) -> np.dtype:
+    if isinstance(type, IndexType):
+        return np.dtype(np.int64)
+    try:
+        return to_numpy_dtype(type)
+    except ValueError as e:
+        raise TensorExprInterpreterError(str(e)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Compute bodies
+# ---------------------------------------------------------------------------------------------
+
+
+def _evaluate_chunk(
+    compute: ComputeOp,
+    tensors: Mapping[SSAValue, np.ndarray],
+    start: int,
+    stop: int,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """The rows [start, stop) of the outermost axis (all of a rank-0 result)."""
+    shape = list(compute.result_type.get_shape())
+    if shape:
+        shape[0] = stop - start
+    extents = list(compute.get_reduce_extents())
+    grid = [*shape, *extents]
+    values: dict[SSAValue, np.ndarray] = {}
+    for axis, arg in enumerate(compute.body.block.args):
+        layout = [1] * len(grid)
+        layout[axis] = grid[axis]
+        offset = start if axis == 0 and shape else 0
+        values[arg] = np.arange(offset, offset + grid[axis], dtype=np.int64).reshape(layout)
+    with np.errstate(all="ignore"):
+        for op in compute.body.block.ops:
+            if isinstance(op, YieldOp):
+                break
+            _evaluate_body_op(op, compute, values, tensors)
+        terms = np.broadcast_to(values[compute.yielded], grid).astype(dtype, copy=False)
+        if not extents:
+            return np.array(terms, dtype=dtype)
+        assert compute.combiner is not None and compute.init is not None, "verified"
+        return _combine(compute.combiner.data, compute.init, terms, len(shape), dtype)
+
+
+def _combine(
+    combiner: str, init: Attribute, terms: np.ndarray, rank: int, dtype: np.dtype
+) -> np.ndarray:
+    axes = tuple(range(rank, terms.ndim))
+    assert isinstance(init, IntegerAttr | FloatAttr), "verified"
+    start = np.asarray(init.value.data, dtype=dtype)
+    if combiner == "sum":
+        result = start + np.sum(terms, axis=axes, dtype=dtype)
+    elif combiner == "prod":
+        result = start * np.prod(terms, axis=axes, dtype=dtype)
+    elif combiner == "max":
+        result = np.maximum(start, np.max(terms, axis=axes))
+    else:
+        result = np.minimum(start, np.min(terms, axis=axes))
+    return np.asarray(result, dtype=dtype)
+
+
+def _evaluate_body_op(
+    op: Operation,
+    compute: ComputeOp,
+    values: dict[SSAValue, np.ndarray],
+    tensors: Mapping[SSAValue, np.ndarray],
+) -> None:
+    if isinstance(op, ReadOp):
+        values[op.result] = _read(op, compute, values, tensors)
+        return
+    if isinstance(op, arith.ConstantOp):
+        values[op.result] = _constant(op.value, op.result.type)
+        return
+    impl = _BODY_OPS.get(op.name)
+    if impl is None:
+        raise TensorExprInterpreterError(
+            f"'{op.name}' op in the body of compute \"{compute.block_name.data}\" is not "
+            "supported by the tensor_expr interpreter"
+        )
+    operands = [values[v] for v in op.operands]
+    result = impl(op, operands)
+    values[op.results[0]] = np.asarray(result).astype(_dtype(op.results[0].type), copy=False)
+
+
+def _read(
+    op: ReadOp,
+    compute: ComputeOp,
+    values: Mapping[SSAValue, np.ndarray],
+    tensors: Mapping[SSAValue, np.ndarray],
+) -> np.ndarray:
+    array = values.get(op.tensor)
+    if array is None:
+        array = tensors.get(op.tensor)
+    if array is None:
+        raise TensorExprInterpreterError(
+            f"'tensor_expr.read' in compute \"{compute.block_name.data}\" reads a tensor that "
+            "has no value"
+        )
+    indices = [values[v] for v in op.indices]
+    for axis, (index, dim) in enumerate(zip(indices, array.shape, strict=True)):
+        low, high = int(index.min()), int(index.max())
+        if low < 0 or high >= dim:
+            raise TensorExprInterpreterError(
+                f"'tensor_expr.read' in compute \"{compute.block_name.data}\" reads "
+                f"{op.tensor.type} out of bounds: index #{axis} ranges over [{low}, {high}], "
+                f"expected [0, {dim - 1}]"
+            )
+    return np.asarray(array[tuple(indices)])
+
+
+# ---------------------------------------------------------------------------------------------
+# arith and math on arrays
+# ---------------------------------------------------------------------------------------------
+
+BodyImpl = Callable[[Operation, list[np.ndarray]], np.ndarray]
+
+
+def _unsigned(a: np.ndarray) -> np.ndarray:
+    """`a`'s bits read as an unsigned integer of the same width."""
+    if a.dtype == np.bool_:
+        return a
+    return a.astype(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signed integer division rounding toward zero (arith.divsi)."""
+    safe = np.where(b == 0, 1, b)
+    quotient = a // safe
+    inexact = (a % safe != 0) & ((a < 0) != (safe < 0))
+    return np.where(inexact, quotient + 1, quotient)
+
+
+def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
+    return lambda op, args: fn(args[0], args[1])
+
+
+def _unsigned_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
+    return lambda op, args: fn(_unsigned(args[0]), _unsigned(args[1]))
+
+
+def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> BodyImpl:
+    return lambda op, args: fn(args[0])
+
+
+def _predicate(op: Operation) -> int:
+    attr = op.properties["predicate"]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+_CMPI: dict[int, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    0: np.equal, 1: np.not_equal,
+    2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal,
+    6: lambda a, b: _unsigned(a) < _unsigned(b),
+    7: lambda a, b: _unsigned(a) <= _unsigned(b),
+    8: lambda a, b: _unsigned(a) > _unsigned(b),
+    9: lambda a, b: _unsigned(a) >= _unsigned(b),
+}
+"""arith.cmpi by predicate number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge."""
+
+
+def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """arith.cmpf: 0 false, 1-7 ordered (oeq ogt oge olt ole one ord), 8-14 unordered, 15 true."""
+    unordered = np.isnan(a) | np.isnan(b)
+    if predicate in (0, 15):
+        return np.broadcast_to(np.asarray(predicate == 15), unordered.shape)
+    if predicate in (7, 14):
+        return ~unordered if predicate == 7 else unordered
+    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)
+    relation = compare[(predicate - 1) % 7](a, b)
+    return relation & ~unordered if predicate < 8 else relation | unordered
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def _fptoi(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.trunc(args[0]).astype(_dtype(op.results[0].type))
+
+
+_BODY_OPS: dict[str, BodyImpl] = {
+    # integer arithmetic (index and signless integers; signed unless the name says u)
+    "arith.addi": _binary(np.add),
+    "arith.subi": _binary(np.subtract),
+    "arith.muli": _binary(np.multiply),
+    "arith.divsi": _binary(_trunc_div),
+    "arith.remsi": _binary(lambda a, b: a - b * _trunc_div(a, b)),
+    "arith.floordivsi": _binary(lambda a, b: a // np.where(b == 0, 1, b)),
+    "arith.ceildivsi": _binary(lambda a, b: -(-a // np.where(b == 0, 1, b))),
+    "arith.divui": _unsigned_binary(lambda a, b: a // np.where(b == 0, 1, b)),
+    "arith.remui": _unsigned_binary(lambda a, b: a % np.where(b == 0, 1, b)),
+    "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // np.where(b == 0, 1, b))),
+    "arith.maxsi": _binary(np.maximum),
+    "arith.minsi": _binary(np.minimum),
+    "arith.maxui": _unsigned_binary(np.maximum),
+    "arith.minui": _unsigned_binary(np.minimum),
+    "arith.andi": _binary(np.bitwise_and),
+    "arith.ori": _binary(np.bitwise_or),
+    "arith.xori": _binary(np.bitwise_xor),
+    "arith.shli": _binary(np.left_shift),
+    "arith.shrsi": _binary(np.right_shift),
+    "arith.shrui": _unsigned_binary(np.right_shift),
+    "arith.cmpi": lambda op, args: _CMPI[_predicate(op)](args[0], args[1]),
+    # floating point
+    "arith.addf": _binary(np.add),
+    "arith.subf": _binary(np.subtract),
+    "arith.mulf": _binary(np.multiply),
+    "arith.divf": _binary(np.divide),
+    "arith.negf": _unary(np.negative),
+    "arith.maximumf": _binary(np.maximum),
+    "arith.minimumf": _binary(np.minimum),
+    "arith.maxnumf": _binary(np.fmax),
+    "arith.minnumf": _binary(np.fmin),
+    "arith.cmpf": lambda op, args: _cmpf(_predicate(op), args[0], args[1]),
+    "arith.select": lambda op, args: np.where(args[0], args[1], args[2]),
+    # casts (the result type is applied to every result)
+    "arith.index_cast": _unary(lambda a: a),
+    "arith.index_castui": _unary(_unsigned),
+    "arith.sitofp": _unary(lambda a: a),
+    "arith.uitofp": _unary(_unsigned),
+    "arith.fptosi": _fptoi,
+    "arith.fptoui": _fptoi,
+    "arith.extf": _unary(lambda a: a),
+    "arith.truncf": _unary(lambda a: a),
+    "arith.extsi": _unary(lambda a: a),
+    "arith.extui": _unary(_unsigned),
+    "arith.trunci": _unary(lambda a: a),
+    # math
+    "math.exp": _unary(np.exp),
+    "math.exp2": _unary(np.exp2),
+    "math.expm1": _unary(np.expm1),
+    "math.log": _unary(np.log),
+    "math.log2": _unary(np.log2),
+    "math.log10": _unary(np.log10),
+    "math.log1p": _unary(np.log1p),
+    "math.sqrt": _unary(np.sqrt),
+    "math.rsqrt": _unary(lambda a: 1 / np.sqrt(a)),
+    "math.tanh": _unary(np.tanh),
+    "math.sinh": _unary(np.sinh),
+    "math.cosh": _unary(np.cosh),
+    "math.sin": _unary(np.sin),
+    "math.cos": _unary(np.cos),
+    "math.tan": _unary(np.tan),
+    "math.asin": _unary(np.arcsin),
+    "math.acos": _unary(np.arccos),
+    "math.atan": _unary(np.arctan),
+    "math.atan2": _binary(np.arctan2),
+    "math.erf": _unary(_erf),
+    "math.absf": _unary(np.abs),
+    "math.absi": _unary(np.abs),
+    "math.floor": _unary(np.floor),
+    "math.ceil": _unary(np.ceil),
+    "math.trunc": _unary(np.trunc),
+    "math.round": _unary(_round_half_away),
+    "math.roundeven": _unary(np.rint),
+    "math.copysign": _binary(np.copysign),
+    "math.powf": _binary(np.power),
+    "math.fpowi": _binary(lambda a, b: np.power(a, b.astype(a.dtype))),
+    "math.ipowi": _binary(np.power),
+    "math.fma": lambda op, args: args[0] * args[1] + args[2],
+}
+"""The ops a compute body may hold besides reads and constants, by name."""

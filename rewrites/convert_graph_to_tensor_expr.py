@@ -1,0 +1,215 @@
+"""The pass `convert-graph-to-tensor-expr`: graph ops → `tensor_expr.compute` (Relay → TE in TVM).
+
+Counterpart: TVM's lowering of a fused Relay primitive function through each op's `FTVMCompute`
+(TOPI). The definitions are in `rewrites/topi`, one per graph op.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.graph.ops import ConstantOp, FusedOp
+from dialects.graph.ops import YieldOp as GraphYieldOp
+from rewrites.topi import defined_op_types, lookup_definition
+from rewrites.topi.elementwise import op_short_name
+
+GRAPH_PREFIX = "graph."
+
+
+def is_graph_op(op: Operation) -> bool:
+    """Whether `op` belongs to the graph dialect."""
+    return op.name.startswith(GRAPH_PREFIX)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+
+
+def _dynamic(type: Attribute) -> bool:
+    if isinstance(type, UnrankedTensorType):
+        return True
+    return isinstance(type, TensorType) and any(dim < 0 for dim in type.get_shape())
+
+
+def check_static_shapes(module: ModuleOp) -> None:
+    """Fails, naming the op, on any tensor of dynamic or unknown shape in `module`."""
+    for op in module.walk():
+        types = [v.type for v in op.results]
+        if isinstance(op, func.FuncOp):
+            types += [*op.function_type.inputs, *op.function_type.outputs]
+        where = f" @{op.sym_name.data}" if isinstance(op, func.FuncOp) else ""
+        for type in types:
+            if _dynamic(type):
+                raise PassFailedException(
+                    f"'{op.name}' op{where} expected tensors of static shape, found {type}"
+                )
+
+
+def _missing_definition(op: Operation) -> PassFailedException:
+    known = ", ".join(op_type.name for op_type in defined_op_types())
+    return PassFailedException(
+        f"'{op.name}' op has no compute definition: expected one of the ops defined in "
+        f"rewrites/topi ({known})"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused groups → private functions
+# ---------------------------------------------------------------------------------------------
+
+_INDEXED = re.compile(r"_\d+$")
+
+
+def group_base_name(fused: FusedOp) -> str:
+    """The group's `name`, else `fused_` and the short names of its ops (`fused_conv2d_relu`)."""
+    if (name := fused.name_value()) is not None:
+        return name
+    ops = [
+        op_short_name(op.name)
+        for op in fused.body.block.ops
+        if is_graph_op(op) and not isinstance(op, GraphYieldOp | ConstantOp)
+    ]
+    return "_".join(["fused", *ops])
+
+
+def unique_symbol(base: str, taken: set[str]) -> str:
+    """`base` if it already ends with `_<n>` and is free, else the first free `base_<n>`."""
+    if _INDEXED.search(base) and base not in taken:
+        return base
+    count = 0
+    while f"{base}_{count}" in taken:
+        count += 1
+    return f"{base}_{count}"
+
+
+def outline_fused_group(
+    fused: FusedOp, module: ModuleOp, taken: set[str], after: dict[Operation, Operation]
+) -> func.FuncOp:
+    """Moves the body of `fused` into a new private function and calls it in its place.
+
+    The function goes after the top-level op that holds `fused` (and after the functions
+    already outlined from it, recorded in `after`, so that they keep program order);
+    `graph.yield` becomes `func.return`; `taken` (the module's symbols) gets the new name.
+    """
+    name = unique_symbol(group_base_name(fused), taken)
+    taken.add(name)
+    input_types = [v.type for v in fused.inputs]
+    output_types = [v.type for v in fused.outputs]
+    region = fused.detach_region(fused.body)
+    terminator = region.block.last_op
+    assert isinstance(terminator, GraphYieldOp), "verified: the body ends with graph.yield"
+    Rewriter.replace_op(terminator, func.ReturnOp(*terminator.values))
+    function = func.FuncOp(name, (input_types, output_types), region, "private")
+    function.location = fused.location
+    anchor: Operation = fused
+    while (parent := anchor.parent_op()) is not module:
+        assert parent is not None, "fused is inside the module"
+        anchor = parent
+    Rewriter.insert_op(function, InsertPoint.after(after.get(anchor, anchor)))
+    after[anchor] = function
+    call = func.CallOp(name, list(fused.inputs), output_types)
+    call.location = fused.location
+    Rewriter.replace_op(fused, call)
+    return function
+
+
+def outline_fused_groups(module: ModuleOp) -> list[func.FuncOp]:
+    """Outlines every `graph.fused` of `module` in program order; returns the new functions.
+
+    A group nested in another is outlined from the outer group's new function.
+    """
+    taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    after: dict[Operation, Operation] = {}
+    functions: list[func.FuncOp] = []
+    while (fused := next((op for op in module.walk() if isinstance(op, FusedOp)), None)):
+        functions.append(outline_fused_group(fused, module, taken, after))
+    return functions
+
+
+# ---------------------------------------------------------------------------------------------
+# Graph ops → computes
+# ---------------------------------------------------------------------------------------------
+
+
+def lower_graph_op(op: Operation) -> None:
+    """Replaces the graph op `op` by the ops its compute definition emits before it."""
+    definition = lookup_definition(type(op))
+    if definition is None:
+        raise _missing_definition(op)
+    replacement: SSAValue | Sequence[SSAValue] = definition(op, Builder(InsertPoint.before(op)))
+    values = [replacement] if isinstance(replacement, SSAValue) else list(replacement)
+    if len(values) != len(op.results):
+        raise PassFailedException(
+            f"'{op.name}' op expected its definition to give {len(op.results)} values, found "
+            f"{len(values)}"
+        )
+    for old, new in zip(op.results, values, strict=True):
+        if old.name_hint is not None:
+            new.name_hint = old.name_hint
+    Rewriter.replace_op(op, [], values)
+
+
+def lower_graph_ops(module: ModuleOp) -> None:
+    """Lowers every graph op of `module` in program order (operands before their users)."""
+    for op in list(module.walk()):
+        if is_graph_op(op):
+            lower_graph_op(op)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvertGraphToTensorExprPass(ModulePass):
+    """Defines every graph op as `tensor_expr.compute`s (TOPI) and outlines fused groups.
+
+    *Input invariant*: `func.func`s over ranked tensors of static shape whose bodies hold graph
+    ops (possibly grouped in `graph.fused`), `func.call` and `func.return`. Every graph op must
+    have a compute definition in `rewrites/topi`.
+
+    *Output IR*: each `graph.fused` becomes a private `func.func` named after the group
+    (`@fused_conv2d_relu_0`: the group's `name`, else `fused_` and its ops, made unique with a
+    `_<n>` suffix), placed after its caller and called with `func.call`. Each graph op becomes
+    one or more `tensor_expr.compute`s named after the op ("conv2d", "relu"; the helpers of an
+    op get their own names: "pad", "bias_add", "softmax_max", ...) with a `tag` for schedule
+    rules ("injective", "pad", "conv2d_nchw", "depthwise_conv2d_nchw", "matmul", "pool_max",
+    "pool_avg", "reduce_sum", "softmax_*", ...), the graph op's location and, when the location
+    names an ONNX node, an `onnx_node` attribute. A padded conv2d reads a separate "pad" compute
+    (tag "pad") so that schedules can materialise or inline it. `graph.constant` becomes
+    `arith.constant` with the same elements attribute (bytes kept as they are).
+
+    *Invariants*: no graph op remains; function signatures are unchanged; every read is in
+    bounds (padding clamps its indices and selects the pad value); the result of each function
+    is the graph interpreter's (checked by tests/test_topi.py with the tensor_expr
+    interpreter).
+
+    Fails, naming the op, on a graph op without a definition, on a tensor of dynamic shape and
+    on element types that `arith` cannot compute with (unsigned integers).
+
+    No options.
+    """
+
+    name: ClassVar[str] = "convert-graph-to-tensor-expr"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_static_shapes(op)
+        outline_fused_groups(op)
+        lower_graph_ops(op)
+        for leftover in op.walk():
+            if is_graph_op(leftover):
+                raise _missing_definition(leftover)

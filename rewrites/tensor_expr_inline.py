@@ -1,0 +1,118 @@
+"""The pass `tensor-expr-inline`: injective producers substituted into their consumers.
+
+Counterpart: TVM's `compute_inline` as its default schedules apply it to every injective stage
+of a fused function (`schedule_injective`, `traverse_inline`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
+
+
+def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[ReadOp] | None:
+    """The reads of `producer` to substitute, or None when it must stay materialised.
+
+    A producer is inlined when it has no reduction, its tag is not in `keep_tags`, it is used
+    at all, and every use is a `tensor_expr.read` inside another compute (not a function
+    result, not a call operand).
+    """
+    if producer.get_reduce_extents():
+        return None
+    if producer.tag is not None and producer.tag.data in keep_tags:
+        return None
+    readers: list[ReadOp] = []
+    for use in producer.result.uses:
+        reader = use.operation
+        if not isinstance(reader, ReadOp) or producer.is_ancestor(reader):
+            return None
+        readers.append(reader)
+    return readers or None
+
+
+def substitute(producer: ComputeOp, read: ReadOp, rewriter: PatternRewriter) -> None:
+    """Replaces `read` of `producer` by a copy of the producer's body at the read's indices."""
+    mapping: dict[SSAValue, SSAValue] = dict(
+        zip(producer.spatial_indices, read.indices, strict=True)
+    )
+    cloned: list[Operation] = []
+    for op in producer.body.block.ops:
+        if isinstance(op, YieldOp):
+            break
+        cloned.append(op.clone(value_mapper=mapping))
+    rewriter.insert(cloned, InsertPoint.before(read))
+    rewriter.replace(read, [], [mapping.get(producer.yielded, producer.yielded)])
+
+
+@dataclass
+class InlineInjectiveProducer(RewritePattern):
+    """Inlines an injective compute into every compute that reads it, then erases it."""
+
+    keep_tags: tuple[str, ...] = ("pad",)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ComputeOp, rewriter: PatternRewriter) -> None:
+        readers = inlinable_readers(op, self.keep_tags)
+        if readers is None:
+            return
+        for read in readers:
+            substitute(op, read, rewriter)
+        rewriter.erase(op)
+
+
+def inline_patterns(keep_tags: Sequence[str] = ("pad",)) -> list[RewritePattern]:
+    """The patterns of `tensor-expr-inline`, for reuse in other passes and pipelines."""
+    return [InlineInjectiveProducer(tuple(keep_tags))]
+
+
+@dataclass(frozen=True)
+class TensorExprInlinePass(ModulePass):
+    """Inlines injective computes into the computes that read them (TVM's compute_inline).
+
+    *Input invariant*: functions whose bodies hold `tensor_expr.compute`s (the output of
+    `convert-graph-to-tensor-expr`); anything else is left alone.
+
+    *Output IR*: every compute without reduction axes whose result is only read by other
+    computes, and whose tag is not kept, is gone: each `tensor_expr.read` of it is replaced by a
+    copy of its body with its index variables replaced by the read's indices. Computes whose
+    result is returned or passed to a call, reductions, and `arith.constant` tensors stay. A
+    chain of injective computes after a reduction becomes one epilogue compute reading the
+    reduction: relu(bias_add(conv2d)) is conv2d plus one "relu" compute.
+
+    *Invariants*: every function computes the same values (each element of an inlined producer
+    is recomputed where it is read, so a producer read by several computes is computed several
+    times, as with TVM's compute_inline); the number of materialised tensors never grows.
+
+    Options:
+        keep_tags (`keep-tags`): tags of computes that stay materialised even though they are
+            injective. Default "pad": a schedule wants the padded input of a conv2d as a buffer,
+            so that the convolution's inner loops read it without bounds checks (inlined, every
+            multiply-add would carry the clamp-and-select of the padding). `keep-tags=` (empty)
+            inlines every injective compute.
+    """
+
+    name: ClassVar[str] = "tensor-expr-inline"
+
+    keep_tags: tuple[str, ...] = field(default=("pad",))
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(inline_patterns(self.keep_tags)),
+            apply_recursively=True,
+        ).rewrite_module(op)

@@ -1,0 +1,355 @@
+"""Building blocks of compute definitions: computes, index arithmetic, guarded and broadcast reads.
+
+Counterpart: the helpers of TVM's TOPI (`topi.nn.pad`, `tir.if_then_else`, broadcast index maps).
+Index arithmetic is `arith` on `index`; every read that could leave its tensor is written as
+"clamp the indices, read, `arith.select(in_bounds, read, pad_value)`", so no read is ever out of
+bounds. A possibly negative index is tested and clamped as an unsigned number: `cmpi ult %i, dim`
+is false and `minui %i, dim - 1` is `dim - 1` for a negative `%i`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    NameLoc,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
+
+_SSA_NAME = re.compile(r"[^A-Za-z0-9_$.-]")
+
+NODE_ATTR = "onnx_node"
+"""The discardable attribute of a compute that names the ONNX node (or graph op) it comes from."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------------
+
+
+def tensor_type(value: SSAValue) -> TensorType:
+    """The type of `value`, a ranked tensor (graph ops are verified to have one)."""
+    type = value.type
+    assert isinstance(type, TensorType), f"expected a ranked tensor, found {type}"
+    return type
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of the tensor `value`."""
+    return tuple(tensor_type(value).get_shape())
+
+
+def is_float(element_type: Attribute) -> bool:
+    """Whether `element_type` is a floating-point type."""
+    return isinstance(element_type, AnyFloat)
+
+
+def check_element_type(op: Operation, element_type: Attribute) -> None:
+    """Rejects element types `arith` cannot compute on (unsigned or signed integers, index).
+
+    Raises PassFailedException naming `op`.
+    """
+    if is_float(element_type):
+        return
+    signless = isinstance(element_type, IntegerType) and (
+        element_type.signedness.data == Signedness.SIGNLESS
+    )
+    if signless:
+        return
+    raise PassFailedException(
+        f"'{op.name}' op expected a float or signless integer element type, found {element_type}"
+    )
+
+
+def zero_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """0 of `element_type`."""
+    return scalar_attr(0, element_type)
+
+
+def one_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """1 of `element_type`."""
+    return scalar_attr(1, element_type)
+
+
+def lowest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """The identity of max: -inf, or the smallest integer of the width."""
+    if is_float(element_type):
+        return scalar_attr(-math.inf, element_type)
+    assert isinstance(element_type, IntegerType)
+    width = element_type.width.data
+    return scalar_attr(0 if width == 1 else -(1 << (width - 1)), element_type)
+
+
+def highest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """The identity of min: +inf, or the largest integer of the width."""
+    if is_float(element_type):
+        return scalar_attr(math.inf, element_type)
+    assert isinstance(element_type, IntegerType)
+    width = element_type.width.data
+    return scalar_attr(1 if width == 1 else (1 << (width - 1)) - 1, element_type)
+
+
+def scalar_attr(value: float, element_type: Attribute) -> IntegerAttr | FloatAttr:
+    """`value` as an attribute of `element_type` (truncated toward zero for integers)."""
+    if is_float(element_type):
+        return FloatAttr(float(value), element_type)  # pyright: ignore[reportArgumentType]
+    assert isinstance(element_type, IntegerType | IndexType)
+    if isinstance(element_type, IntegerType) and element_type.width.data == 1:
+        return IntegerAttr(1 if value else 0, element_type)
+    return IntegerAttr(int(value), element_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Computes
+# ---------------------------------------------------------------------------------------------
+
+
+def node_name(op: Operation) -> str | None:
+    """The name of the ONNX node `op` comes from: its `NameLoc`, else a `name` string attribute."""
+    location = op.location
+    if isinstance(location, NameLoc):
+        return location.desc.data
+    name = op.attributes.get("name")
+    return name.data if isinstance(name, StringAttr) else None
+
+
+def emit_compute(
+    builder: Builder,
+    origin: Operation,
+    name: str,
+    result_type: TensorType,
+    body: ComputeBody,
+    *,
+    tag: str,
+    reduce_extents: Sequence[int] = (),
+    combiner: str | None = None,
+    init: IntegerAttr | FloatAttr | None = None,
+) -> SSAValue:
+    """Inserts a `tensor_expr.compute` defined by `body` and returns its result.
+
+    The compute carries `origin`'s location and, where `origin` has one, its node name (attribute
+    `onnx_node`). A reduction with an empty extent yields `init` everywhere.
+    """
+    if any(extent == 0 for extent in reduce_extents):
+        assert init is not None, "a reduction has an init"
+        value = init
+
+        def fill(b: Builder, _spatial: list[SSAValue], _reduction: list[SSAValue]) -> SSAValue:
+            return b.insert(arith.ConstantOp(value)).result
+
+        body, reduce_extents, combiner, init = fill, (), None, None
+    compute = ComputeOp.build(
+        name, result_type, body, reduce_extents, combiner, init, tag
+    )
+    compute.location = origin.location
+    compute.result.name_hint = _SSA_NAME.sub("_", name)
+    for position, arg in enumerate(compute.spatial_indices):
+        arg.name_hint = f"i{position}"
+    for position, arg in enumerate(compute.reduction_indices):
+        arg.name_hint = f"r{position}"
+    if (node := node_name(origin)) is not None:
+        compute.attributes[NODE_ATTR] = StringAttr(node)
+    builder.insert(compute)
+    return compute.result
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalars and index arithmetic
+# ---------------------------------------------------------------------------------------------
+
+
+def constant(b: Builder, value: float, element_type: Attribute) -> SSAValue:
+    """An `arith.constant` of `element_type` (index, integer or float).
+
+    When `b` appends to a block that already holds the same constant, that one is reused.
+    """
+    attr = scalar_attr(value, element_type)
+    point = b.insertion_point
+    if point.insert_before is None:
+        for op in point.block.ops:
+            if isinstance(op, arith.ConstantOp) and _same_scalar(op.value, attr):
+                return op.result
+    return b.insert(arith.ConstantOp(attr)).result
+
+
+def _same_scalar(existing: Attribute, attr: IntegerAttr | FloatAttr) -> bool:
+    if not isinstance(existing, IntegerAttr | FloatAttr) or existing.type != attr.type:
+        return False
+    a, b = existing.value.data, attr.value.data
+    return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
+def index(b: Builder, value: int) -> SSAValue:
+    """`arith.constant value : index`."""
+    return constant(b, value, IndexType())
+
+
+def affine(b: Builder, terms: Sequence[tuple[SSAValue, int]], offset: int = 0) -> SSAValue:
+    """`sum(value * coefficient) + offset` on `index`, skipping ×1, ×0 and +0."""
+    total: SSAValue | None = None
+    for value, coefficient in terms:
+        if coefficient == 0:
+            continue
+        term = value
+        if coefficient != 1:
+            term = b.insert(arith.MuliOp(value, index(b, coefficient))).result
+        total = term if total is None else b.insert(arith.AddiOp(total, term)).result
+    if total is None:
+        return index(b, offset)
+    if offset > 0:
+        total = b.insert(arith.AddiOp(total, index(b, offset))).result
+    elif offset < 0:
+        total = b.insert(arith.SubiOp(total, index(b, -offset))).result
+    return total
+
+
+def divide_index(b: Builder, value: SSAValue, divisor: int) -> SSAValue:
+    """`value / divisor` for a non-negative index (no op when divisor is 1)."""
+    if divisor == 1:
+        return value
+    return b.insert(arith.DivUIOp(value, index(b, divisor))).result
+
+
+def remainder_index(b: Builder, value: SSAValue, divisor: int) -> SSAValue:
+    """`value % divisor` for a non-negative index (0 when divisor is 1)."""
+    if divisor == 1:
+        return index(b, 0)
+    return b.insert(arith.RemUIOp(value, index(b, divisor))).result
+
+
+def index_to_element(b: Builder, value: SSAValue, element_type: Attribute) -> SSAValue:
+    """An index converted to `element_type` (through i64 for floats)."""
+    as_int = element_type if isinstance(element_type, IntegerType) else i64
+    converted = b.insert(arith.IndexCastOp(value, as_int)).result
+    if is_float(element_type):
+        converted = b.insert(arith.SIToFPOp(converted, element_type)).result
+    return converted
+
+
+# ---------------------------------------------------------------------------------------------
+# Reads
+# ---------------------------------------------------------------------------------------------
+
+
+def read(b: Builder, tensor: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+    """`tensor_expr.read %tensor[indices]`."""
+    return b.insert(ReadOp(tensor, list(indices))).result
+
+
+def may_leave(low: int, high: int, dim: int) -> bool:
+    """Whether an index ranging over [low, high] can fall outside [0, dim)."""
+    return low < 0 or high >= dim
+
+
+def clamp_index(b: Builder, value: SSAValue, dim: int) -> SSAValue:
+    """`value` clamped into [0, dim): `minui %value, dim - 1` (a negative index becomes dim - 1)."""
+    return b.insert(arith.MinUIOp(value, index(b, dim - 1))).result
+
+
+def guarded_read(
+    b: Builder,
+    tensor: SSAValue,
+    indices: Sequence[SSAValue],
+    guarded: Sequence[bool],
+    pad_value: IntegerAttr | FloatAttr,
+) -> SSAValue:
+    """`tensor[indices]` where all indices are in bounds, else `pad_value`, never reading outside.
+
+    Only the axes flagged in `guarded` are tested and clamped; the others must be in bounds.
+    """
+    shape = shape_of(tensor)
+    clamped: list[SSAValue] = []
+    in_bounds: SSAValue | None = None
+    for value, guard, dim in zip(indices, guarded, shape, strict=True):
+        if not guard:
+            clamped.append(value)
+            continue
+        inside = b.insert(arith.CmpiOp(value, index(b, dim), "ult")).result
+        if in_bounds is not None:
+            inside = b.insert(arith.AndIOp(in_bounds, inside)).result
+        in_bounds = inside
+        clamped.append(clamp_index(b, value, dim))
+    element = read(b, tensor, clamped)
+    if in_bounds is None:
+        return element
+    pad = constant(b, pad_value.value.data, pad_value.type)
+    return b.insert(arith.SelectOp(in_bounds, element, pad)).result
+
+
+def broadcast_indices(
+    b: Builder, indices: Sequence[SSAValue], in_shape: Sequence[int], out_shape: Sequence[int]
+) -> list[SSAValue]:
+    """The indices of an `in_shape` tensor broadcast (NumPy rules) to `out_shape` at `indices`.
+
+    Leading axes of `out_shape` missing from `in_shape` are dropped; an axis of size 1 that is
+    broadcast reads index 0; the other axes use the output's index as it is.
+    """
+    offset = len(out_shape) - len(in_shape)
+    result: list[SSAValue] = []
+    for axis, dim in enumerate(in_shape):
+        if dim == 1 and out_shape[offset + axis] != 1:
+            result.append(index(b, 0))
+        else:
+            result.append(indices[offset + axis])
+    return result
+
+
+def broadcast_read(
+    b: Builder, tensor: SSAValue, indices: Sequence[SSAValue], out_shape: Sequence[int]
+) -> SSAValue:
+    """Reads `tensor` broadcast to `out_shape` at `indices`."""
+    return read(b, tensor, broadcast_indices(b, indices, shape_of(tensor), out_shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalar operations by element type
+# ---------------------------------------------------------------------------------------------
+
+_FLOAT_BINARY: dict[str, type[Operation]] = {
+    "add": arith.AddfOp,
+    "sub": arith.SubfOp,
+    "mul": arith.MulfOp,
+    "div": arith.DivfOp,
+    "max": arith.MaximumfOp,
+    "min": arith.MinimumfOp,
+    "pow": mathd.PowFOp,
+}
+
+_INT_BINARY: dict[str, type[Operation]] = {
+    "add": arith.AddiOp,
+    "sub": arith.SubiOp,
+    "mul": arith.MuliOp,
+    "div": arith.DivSIOp,
+    "max": arith.MaxSIOp,
+    "min": arith.MinSIOp,
+    "pow": mathd.IPowIOp,
+}
+
+BINARY_KINDS: tuple[str, ...] = tuple(_FLOAT_BINARY)
+"""The scalar binary operations `binary` emits."""
+
+
+def binary(b: Builder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """`lhs <kind> rhs` (add, sub, mul, div, max, min, pow) for float or signless integer scalars.
+
+    Integers divide toward zero and compare as signed; max and min propagate NaN.
+    """
+    table = _FLOAT_BINARY if is_float(lhs.type) else _INT_BINARY
+    return b.insert(table[kind](lhs, rhs)).results[0]  # pyright: ignore[reportCallIssue]

@@ -1,0 +1,183 @@
+"""Compute definitions of the elementwise graph ops: broadcasting binary ops, unary ops, clip.
+
+Counterpart: TVM's `topi.add` … (topi/broadcast.py) and `topi.nn.relu`, `topi.sigmoid`,
+`topi.clip` (topi/math.py). Each op is one injective compute named after the op (`add`, `relu`),
+tagged "injective"; broadcast operands read index 0 along their broadcast axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.graph.ops import (
+    AbsOp,
+    AddOp,
+    ClipOp,
+    DivOp,
+    ErfOp,
+    ExpOp,
+    LogOp,
+    MaxOp,
+    MinOp,
+    MulOp,
+    NegOp,
+    PowOp,
+    ReciprocalOp,
+    ReluOp,
+    SigmoidOp,
+    SqrtOp,
+    SubOp,
+    TanhOp,
+)
+from rewrites.topi.common import (
+    binary,
+    broadcast_read,
+    check_element_type,
+    constant,
+    emit_compute,
+    is_float,
+    read,
+    shape_of,
+    tensor_type,
+)
+from rewrites.topi.registry import compute_definition
+
+INJECTIVE = "injective"
+"""The tag of computes whose every element depends on one element of each input (TVM's
+elemwise, broadcast and injective tags in one): schedules inline or fuse them freely."""
+
+
+def op_short_name(op_name: str) -> str:
+    """`graph.max_pool2d` → `max_pool2d`: the name a compute takes from its op."""
+    return op_name.split(".", 1)[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary ops with NumPy broadcasting
+# ---------------------------------------------------------------------------------------------
+
+_BINARY_KIND = {
+    AddOp: "add", SubOp: "sub", MulOp: "mul", DivOp: "div", MaxOp: "max", MinOp: "min",
+    PowOp: "pow",
+}
+
+
+@compute_definition(*_BINARY_KIND)
+def broadcast_binary(
+    op: AddOp | SubOp | MulOp | DivOp | MaxOp | MinOp | PowOp, builder: Builder
+) -> SSAValue:
+    """`out[i...] = lhs[bcast(i)] <kind> rhs[bcast(i)]` (TVM's topi.add etc.)."""
+    kind = _BINARY_KIND[type(op)]
+    result_type = tensor_type(op.result)
+    check_element_type(op, result_type.get_element_type())
+    out_shape = shape_of(op.result)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        lhs = broadcast_read(b, op.lhs, i, out_shape)
+        rhs = broadcast_read(b, op.rhs, i, out_shape)
+        return binary(b, kind, lhs, rhs)
+
+    return emit_compute(builder, op, kind, result_type, body, tag=INJECTIVE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary ops
+# ---------------------------------------------------------------------------------------------
+
+ScalarFn = Callable[[Builder, SSAValue], SSAValue]
+
+
+def _relu(b: Builder, x: SSAValue) -> SSAValue:
+    return binary(b, "max", x, constant(b, 0, x.type))
+
+
+def _sigmoid(b: Builder, x: SSAValue) -> SSAValue:
+    """1 / (1 + exp(-x))."""
+    minus_x = b.insert(arith.NegfOp(x)).result
+    exp = b.insert(mathd.ExpOp(minus_x)).result
+    one = constant(b, 1, x.type)
+    denominator = b.insert(arith.AddfOp(one, exp)).result
+    return b.insert(arith.DivfOp(one, denominator)).result
+
+
+def _neg(b: Builder, x: SSAValue) -> SSAValue:
+    if is_float(x.type):
+        return b.insert(arith.NegfOp(x)).result
+    return b.insert(arith.SubiOp(constant(b, 0, x.type), x)).result
+
+
+def _abs(b: Builder, x: SSAValue) -> SSAValue:
+    if is_float(x.type):
+        return b.insert(mathd.AbsFOp(x)).result
+    return b.insert(mathd.AbsIOp(x)).result
+
+
+def _reciprocal(b: Builder, x: SSAValue) -> SSAValue:
+    return b.insert(arith.DivfOp(constant(b, 1, x.type), x)).result
+
+
+def _math(op_type: type[mathd.ExpOp | mathd.TanhOp | mathd.ErfOp | mathd.SqrtOp | mathd.LogOp]
+          ) -> ScalarFn:
+    return lambda b, x: b.insert(op_type(x)).result
+
+
+_UNARY: dict[type, ScalarFn] = {
+    ReluOp: _relu,
+    SigmoidOp: _sigmoid,
+    TanhOp: _math(mathd.TanhOp),
+    ExpOp: _math(mathd.ExpOp),
+    ErfOp: _math(mathd.ErfOp),
+    SqrtOp: _math(mathd.SqrtOp),
+    NegOp: _neg,
+    AbsOp: _abs,
+    LogOp: _math(mathd.LogOp),
+    ReciprocalOp: _reciprocal,
+}
+
+
+def elementwise(
+    builder: Builder, op: Operation, x: SSAValue, fn: ScalarFn, name: str | None = None
+) -> SSAValue:
+    """Emits `out[i...] = fn(x[i...])`, named after `op` (the origin) unless `name` is given."""
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return fn(b, read(b, x, i))
+
+    compute_name = name if name is not None else op_short_name(op.name)
+    return emit_compute(builder, op, compute_name, tensor_type(x), body, tag=INJECTIVE)
+
+
+@compute_definition(*_UNARY)
+def unary(
+    op: ReluOp | SigmoidOp | TanhOp | ExpOp | ErfOp | SqrtOp | NegOp | AbsOp | LogOp
+    | ReciprocalOp,
+    builder: Builder,
+) -> SSAValue:
+    """`out[i...] = f(x[i...])`; sigmoid is 1 / (1 + exp(-x)), erf is math.erf."""
+    check_element_type(op, tensor_type(op.x).get_element_type())
+    return elementwise(builder, op, op.x, _UNARY[type(op)])
+
+
+@compute_definition(ClipOp)
+def clip(op: ClipOp, builder: Builder) -> SSAValue:
+    """`out = min(max(x, lo), hi)`, the f32 bounds converted to the element type."""
+    element_type: Attribute = tensor_type(op.x).get_element_type()
+    check_element_type(op, element_type)
+    low, high = op.min_value(), op.max_value()
+    if not is_float(element_type) and (low != int(low) or high != int(high)):
+        raise PassFailedException(
+            f"'{op.name}' op expected integer bounds for {element_type}, found min {low} and "
+            f"max {high}"
+        )
+
+    def fn(b: Builder, x: SSAValue) -> SSAValue:
+        clamped = binary(b, "max", x, constant(b, low, element_type))
+        return binary(b, "min", clamped, constant(b, high, element_type))
+
+    return elementwise(builder, op, op.x, fn)

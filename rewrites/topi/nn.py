@@ -1,0 +1,262 @@
+"""Compute definitions of the neural-network graph ops: conv2d, matmul, batch_norm, softmax.
+
+Counterpart: TVM's `topi.nn.conv2d_nchw` / `conv2d_nhwc` / `depthwise_conv2d_nchw` /
+`group_conv2d_nchw` (with `topi.nn.pad`), `topi.nn.batch_matmul`, `topi.nn.batch_norm` and
+`topi.nn.softmax`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
+from dialects.tensor_expr.ops import ComputeBody
+from rewrites.topi.common import (
+    affine,
+    binary,
+    broadcast_indices,
+    check_element_type,
+    constant,
+    divide_index,
+    emit_compute,
+    guarded_read,
+    index,
+    lowest_attr,
+    read,
+    scalar_attr,
+    shape_of,
+    tensor_type,
+    zero_attr,
+)
+from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.registry import compute_definition
+
+PAD_TAG = "pad"
+"""The tag (and name) of the compute that materialises a zero-padded input."""
+
+# ---------------------------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------------------------
+
+
+def pad(
+    builder: Builder,
+    origin: Conv2DOp,
+    x: SSAValue,
+    before: dict[int, int],
+    after: dict[int, int],
+    pad_value: float,
+) -> SSAValue:
+    """The compute "pad": `x` with `before[axis]` / `after[axis]` elements of `pad_value` added.
+
+    `padded[i...] = select(in_bounds, x[clamp(i - before)], pad_value)` (TVM's topi.nn.pad).
+    """
+    in_shape = shape_of(x)
+    x_type = tensor_type(x)
+    out_shape = [
+        dim + before.get(axis, 0) + after.get(axis, 0) for axis, dim in enumerate(in_shape)
+    ]
+    element_type = x_type.get_element_type()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        indices = [affine(b, [(i[axis], 1)], -before.get(axis, 0)) for axis in range(len(i))]
+        guarded = [bool(before.get(axis, 0) or after.get(axis, 0)) for axis in range(len(i))]
+        return guarded_read(b, x, indices, guarded, scalar_attr(pad_value, element_type))
+
+    return emit_compute(
+        builder, origin, PAD_TAG, TensorType(element_type, out_shape), body, tag=PAD_TAG
+    )
+
+
+def conv2d_tag(op: Conv2DOp) -> str:
+    """"conv2d_nchw", "depthwise_conv2d_nhwc", "group_conv2d_nchw", …: the schedule's key."""
+    layout = op.layout_value().lower()
+    if op.is_depthwise():
+        return f"depthwise_conv2d_{layout}"
+    if op.groups_value() > 1:
+        return f"group_conv2d_{layout}"
+    return f"conv2d_{layout}"
+
+
+@compute_definition(Conv2DOp)
+def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
+    """Grouped, strided, dilated conv2d over a "pad" compute, then a "bias_add" compute.
+
+    `out[n, o, h, w] = sum over (rc, rh, rw) of
+    pad[n, g(o) * C/groups + rc, h * sh + rh * dh, w * sw + rw * dw] * weight[o, rc, rh, rw]`
+    with `g(o) = o / (O/groups)`, for any permutation of NCHW (input) and OIHW (weight); the rc
+    axis is dropped when each group has one input channel (depthwise).
+    """
+    layout, kernel_layout = op.layout_value(), op.kernel_layout_value()
+    n_pos, c_pos, h_pos, w_pos = (layout.index(d) for d in "NCHW")
+    o_pos, i_pos, kh_pos, kw_pos = (kernel_layout.index(d) for d in "OIHW")
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    check_element_type(op, element_type)
+    w_shape = shape_of(op.weight)
+    group_channels, groups = w_shape[i_pos], op.groups_value()
+    outs_per_group = w_shape[o_pos] // groups
+    top, left, bottom, right = op.padding_tuple()
+    (sh, sw), (dh, dw) = op.strides_tuple(), op.dilation_tuple()
+    source = op.input
+    if any((top, left, bottom, right)):
+        source = pad(builder, op, op.input, {h_pos: top, w_pos: left},
+                     {h_pos: bottom, w_pos: right}, 0)
+    extents = [group_channels, w_shape[kh_pos], w_shape[kw_pos]]
+    if group_channels == 1:
+        extents = extents[1:]
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        rc = r[0] if group_channels > 1 else index(b, 0)
+        rh, rw = r[-2], r[-1]
+        channel = rc
+        if groups > 1:
+            group = divide_index(b, i[c_pos], outs_per_group)
+            channel = group if group_channels == 1 else affine(
+                b, [(group, group_channels), (rc, 1)]
+            )
+        x_indices = _place(
+            {n_pos: i[n_pos], c_pos: channel, h_pos: affine(b, [(i[h_pos], sh), (rh, dh)]),
+             w_pos: affine(b, [(i[w_pos], sw), (rw, dw)])}
+        )
+        w_indices = _place({o_pos: i[c_pos], i_pos: rc, kh_pos: rh, kw_pos: rw})
+        return binary(b, "mul", read(b, source, x_indices), read(b, op.weight, w_indices))
+
+    conv = emit_compute(
+        builder, op, "conv2d", result_type, body, tag=conv2d_tag(op),
+        reduce_extents=extents, combiner="sum", init=zero_attr(element_type),
+    )
+    if op.bias is None:
+        return conv
+    bias = op.bias
+
+    def bias_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return binary(b, "add", read(b, conv, i), read(b, bias, [i[c_pos]]))
+
+    return emit_compute(builder, op, "bias_add", result_type, bias_body, tag=INJECTIVE)
+
+
+def _place(by_position: dict[int, SSAValue]) -> list[SSAValue]:
+    """The values of `by_position` ordered by their position."""
+    return [by_position[pos] for pos in range(len(by_position))]
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(MatmulOp)
+def matmul(op: MatmulOp, builder: Builder) -> SSAValue:
+    """`out[b..., i, j] = sum over k of lhs[bcast(b...), i, k] * rhs[bcast(b...), k, j]`.
+
+    numpy.matmul's rules: batch axes broadcast, a 1-D lhs has no `i` axis and a 1-D rhs no `j`
+    axis. Tagged "matmul" (or "batch_matmul" with batch axes).
+    """
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    check_element_type(op, element_type)
+    a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
+    out_shape = shape_of(op.result)
+    lhs_vector, rhs_vector = len(a_shape) == 1, len(b_shape) == 1
+    batch_rank = len(out_shape) - (0 if lhs_vector else 1) - (0 if rhs_vector else 1)
+    batch_shape = out_shape[:batch_rank]
+
+    def operand_indices(
+        b: Builder, shape: Sequence[int], batch: list[SSAValue], matrix: list[SSAValue]
+    ) -> list[SSAValue]:
+        return [*broadcast_indices(b, batch, shape[: len(shape) - 2], batch_shape), *matrix]
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        k, batch = r[0], i[:batch_rank]
+        row = [] if lhs_vector else [i[batch_rank]]
+        column = [] if rhs_vector else [i[-1]]
+        lhs = read(b, op.lhs, [k] if lhs_vector else operand_indices(b, a_shape, batch, [*row, k]))
+        rhs = read(
+            b, op.rhs, [k] if rhs_vector else operand_indices(b, b_shape, batch, [k, *column])
+        )
+        return binary(b, "mul", lhs, rhs)
+
+    return emit_compute(
+        builder, op, "matmul", result_type, body, tag="batch_matmul" if batch_rank else "matmul",
+        reduce_extents=[a_shape[-1]], combiner="sum", init=zero_attr(element_type),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# batch_norm
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(BatchNormOp)
+def batch_norm(op: BatchNormOp, builder: Builder) -> SSAValue:
+    """`out = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c]`, c = axis 1."""
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    epsilon = op.epsilon_value()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        channel = [i[1]]
+        centered = binary(b, "sub", read(b, op.x, i), read(b, op.mean, channel))
+        variance = binary(b, "add", read(b, op.var, channel), constant(b, epsilon, element_type))
+        deviation = b.insert(mathd.SqrtOp(variance)).result
+        normalized = binary(b, "div", centered, deviation)
+        scaled = binary(b, "mul", normalized, read(b, op.scale, channel))
+        return binary(b, "add", scaled, read(b, op.bias, channel))
+
+    return emit_compute(builder, op, "batch_norm", result_type, body, tag=INJECTIVE)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(SoftmaxOp)
+def softmax(op: SoftmaxOp, builder: Builder) -> SSAValue:
+    """Numerically stable softmax in four computes (TVM's topi.nn.softmax).
+
+    softmax_max = max over the axis of x; softmax_exp = exp(x - softmax_max);
+    softmax_sum = sum over the axis of softmax_exp; softmax = softmax_exp / softmax_sum. The
+    reductions drop the axis; tags are "softmax_max", "softmax_exp", "softmax_sum",
+    "softmax_norm".
+    """
+    x_type = tensor_type(op.x)
+    element_type = x_type.get_element_type()
+    axis = op.normalized_axis()
+    shape = shape_of(op.x)
+    reduced_type = TensorType(element_type, [*shape[:axis], *shape[axis + 1 :]])
+
+    def along_axis(source: SSAValue) -> ComputeBody:
+        def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+            return read(b, source, [*i[:axis], r[0], *i[axis:]])
+
+        return body
+
+    def without_axis(i: list[SSAValue]) -> list[SSAValue]:
+        return [*i[:axis], *i[axis + 1 :]]
+
+    maximum = emit_compute(
+        builder, op, "softmax_max", reduced_type, along_axis(op.x), tag="softmax_max",
+        reduce_extents=[shape[axis]], combiner="max", init=lowest_attr(element_type),
+    )
+
+    def exp_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        shifted = binary(b, "sub", read(b, op.x, i), read(b, maximum, without_axis(i)))
+        return b.insert(mathd.ExpOp(shifted)).result
+
+    exp = emit_compute(builder, op, "softmax_exp", x_type, exp_body, tag="softmax_exp")
+    total = emit_compute(
+        builder, op, "softmax_sum", reduced_type, along_axis(exp), tag="softmax_sum",
+        reduce_extents=[shape[axis]], combiner="sum", init=zero_attr(element_type),
+    )
+
+    def norm_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return binary(b, "div", read(b, exp, i), read(b, total, without_axis(i)))
+
+    return emit_compute(builder, op, "softmax", x_type, norm_body, tag="softmax_norm")

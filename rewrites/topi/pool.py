@@ -1,0 +1,188 @@
+"""Compute definitions of the pooling graph ops: max_pool2d, avg_pool2d, global_avg_pool2d.
+
+Counterpart: TVM's `topi.nn.pool2d` and `topi.nn.global_pool`. Windows read the input through
+clamped indices and `arith.select`: padding, and the overhang of a last window in ceil mode, give
+-inf to a max (so they never win) and 0 to a sum. Averages are a sum compute (tag "pool_avg")
+followed by an injective division by the number of counted elements, which is a constant when
+every window counts the same number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.ir import SSAValue
+
+from dialects.graph.ops import AvgPool2DOp, GlobalAvgPool2DOp, MaxPool2DOp
+from rewrites.topi.common import (
+    affine,
+    binary,
+    constant,
+    emit_compute,
+    guarded_read,
+    index,
+    index_to_element,
+    lowest_attr,
+    may_leave,
+    read,
+    shape_of,
+    tensor_type,
+    zero_attr,
+)
+from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.registry import compute_definition
+
+
+class _Window:
+    """The geometry of a 2-D pooling window over the H and W axes of an NCHW-like layout."""
+
+    def __init__(
+        self, op: MaxPool2DOp | AvgPool2DOp, dilation: Sequence[int] = (1, 1)
+    ) -> None:
+        layout = op.layout_value()
+        self.h_pos, self.w_pos = layout.index("H"), layout.index("W")
+        self.kernel = op.kernel_tuple()
+        self.strides = op.strides_tuple()
+        self.dilation = tuple(dilation)
+        top, left, bottom, right = op.padding_tuple()
+        self.pad_begin, self.pad_end = (top, left), (bottom, right)
+        in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+        self.in_sizes = (in_shape[self.h_pos], in_shape[self.w_pos])
+        self.out_sizes = (out_shape[self.h_pos], out_shape[self.w_pos])
+
+    def guarded(self, axis: int) -> bool:
+        """Whether the window can leave the input along `axis` (0: H, 1: W)."""
+        last = (
+            (self.out_sizes[axis] - 1) * self.strides[axis]
+            + (self.kernel[axis] - 1) * self.dilation[axis]
+            - self.pad_begin[axis]
+        )
+        return may_leave(-self.pad_begin[axis], last, self.in_sizes[axis])
+
+    def read(
+        self, b: Builder, x: SSAValue, i: list[SSAValue], r: list[SSAValue],
+        pad: IntegerAttr | FloatAttr,
+    ) -> SSAValue:
+        """x at the window element `r` of the output point `i`, or `pad` outside the input."""
+        indices = list(i)
+        guarded = [False] * len(i)
+        for axis, pos in enumerate((self.h_pos, self.w_pos)):
+            indices[pos] = affine(
+                b, [(i[pos], self.strides[axis]), (r[axis], self.dilation[axis])],
+                -self.pad_begin[axis],
+            )
+            guarded[pos] = self.guarded(axis)
+        return guarded_read(b, x, indices, guarded, pad)
+
+    def counts(self, axis: int, include_pad: bool) -> list[int]:
+        """The number of elements each window counts along `axis`, per output position."""
+        size, kernel, stride = self.in_sizes[axis], self.kernel[axis], self.strides[axis]
+        begin, end = self.pad_begin[axis], self.pad_end[axis]
+        counts = []
+        for position in range(self.out_sizes[axis]):
+            start = position * stride - begin
+            if include_pad:
+                counts.append(min(start + kernel, size + end) - start)
+            else:
+                counts.append(min(start + kernel, size) - max(start, 0))
+        return counts
+
+    def count_index(self, b: Builder, axis: int, position: SSAValue, include_pad: bool) -> SSAValue:
+        """`counts(axis)[position]` as index arithmetic (a constant when all counts agree)."""
+        counts = self.counts(axis, include_pad)
+        if len(set(counts)) == 1:
+            return index(b, counts[0])
+        size, kernel, stride = self.in_sizes[axis], self.kernel[axis], self.strides[axis]
+        begin, end = self.pad_begin[axis], self.pad_end[axis]
+        stop = b.insert(
+            arith.MinSIOp(
+                affine(b, [(position, stride)], kernel - begin),
+                index(b, size + end if include_pad else size),
+            )
+        ).result
+        start = affine(b, [(position, stride)], -begin)
+        if not include_pad:
+            start = b.insert(arith.MaxSIOp(start, index(b, 0))).result
+        return b.insert(arith.SubiOp(stop, start)).result
+
+
+@compute_definition(MaxPool2DOp)
+def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
+    """`out[n, c, h, w] = max over (rh, rw) of x[n, c, h*sh + rh*dh - top, w*sw + rw*dw - left]`,
+    out-of-input elements reading -inf (tag "pool_max")."""
+    window = _Window(op, op.dilation_tuple())
+    result_type = tensor_type(op.result)
+    lowest = lowest_attr(result_type.get_element_type())
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        return window.read(b, op.x, i, r, lowest)
+
+    return emit_compute(
+        builder, op, "max_pool2d", result_type, body, tag="pool_max",
+        reduce_extents=window.kernel, combiner="max", init=lowest,
+    )
+
+
+@compute_definition(AvgPool2DOp)
+def avg_pool2d(op: AvgPool2DOp, builder: Builder) -> SSAValue:
+    """A window sum ("avg_pool2d_sum", tag "pool_avg"), then "avg_pool2d": the sum divided by the
+    number of input elements in the window (padding included with `count_include_pad`)."""
+    window = _Window(op)
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    include_pad = op.count_include_pad_value()
+
+    def sum_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        return window.read(b, op.x, i, r, zero_attr(element_type))
+
+    total = emit_compute(
+        builder, op, "avg_pool2d_sum", result_type, sum_body, tag="pool_avg",
+        reduce_extents=window.kernel, combiner="sum", init=zero_attr(element_type),
+    )
+
+    counts_h, counts_w = (set(window.counts(axis, include_pad)) for axis in (0, 1))
+
+    def divide_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = read(b, total, i)
+        if len(counts_h) == len(counts_w) == 1:
+            divisor = constant(b, min(counts_h) * min(counts_w), element_type)
+        else:
+            count_h = window.count_index(b, 0, i[window.h_pos], include_pad)
+            count_w = window.count_index(b, 1, i[window.w_pos], include_pad)
+            count = b.insert(arith.MuliOp(count_h, count_w)).result
+            divisor = index_to_element(b, count, element_type)
+        return binary(b, "div", value, divisor)
+
+    return emit_compute(builder, op, "avg_pool2d", result_type, divide_body, tag=INJECTIVE)
+
+
+@compute_definition(GlobalAvgPool2DOp)
+def global_avg_pool2d(op: GlobalAvgPool2DOp, builder: Builder) -> SSAValue:
+    """The sum over H and W ("global_avg_pool2d_sum", tag "pool_avg"), then divided by H*W."""
+    layout = op.layout_value()
+    h_pos, w_pos = layout.index("H"), layout.index("W")
+    in_shape = shape_of(op.x)
+    result_type: TensorType = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+
+    def sum_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        indices = list(i)
+        indices[h_pos], indices[w_pos] = r
+        return read(b, op.x, indices)
+
+    total = emit_compute(
+        builder, op, "global_avg_pool2d_sum", result_type, sum_body, tag="pool_avg",
+        reduce_extents=[in_shape[h_pos], in_shape[w_pos]], combiner="sum",
+        init=zero_attr(element_type),
+    )
+    count = in_shape[h_pos] * in_shape[w_pos]
+
+    def divide_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return binary(b, "div", read(b, total, i), constant(b, count, element_type))
+
+    return emit_compute(
+        builder, op, "global_avg_pool2d", result_type, divide_body, tag=INJECTIVE
+    )

@@ -1,0 +1,81 @@
+"""Compute definition of `graph.reduce`: sum, mean, max, min and prod over some axes.
+
+Counterpart: TVM's `topi.sum` / `topi.max` / `topi.min` / `topi.prod` (topi/reduction.py) and
+`topi.mean`'s sum-then-divide. One reduction compute named and tagged `reduce_<combiner>`; a mean
+is "reduce_mean_sum" (tag "reduce_sum") followed by the injective division "reduce_mean".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Attribute, SSAValue
+
+from dialects.graph.ops import ReduceOp
+from rewrites.topi.common import (
+    binary,
+    check_element_type,
+    constant,
+    emit_compute,
+    highest_attr,
+    lowest_attr,
+    one_attr,
+    read,
+    shape_of,
+    tensor_type,
+    zero_attr,
+)
+from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.registry import compute_definition
+
+_COMBINERS: dict[str, tuple[str, Callable[[Attribute], IntegerAttr | FloatAttr]]] = {
+    "sum": ("sum", zero_attr),
+    "mean": ("sum", zero_attr),
+    "max": ("max", lowest_attr),
+    "min": ("min", highest_attr),
+    "prod": ("prod", one_attr),
+}
+"""`graph.reduce` kind → (the compute's combiner, its init for an element type)."""
+
+
+@compute_definition(ReduceOp)
+def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
+    """`out[kept...] = combine over (reduced...) of x[...]`; keepdims leaves size-1 axes that the
+    body ignores. A mean divides the sum by the number of reduced elements (integers toward
+    zero)."""
+    kind, axes, keepdims = op.kind_value(), op.normalized_axes(), op.keepdims_value()
+    in_shape = shape_of(op.x)
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    check_element_type(op, element_type)
+    combiner, init = _COMBINERS[kind]
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        indices: list[SSAValue] = []
+        kept, reduced = iter(i), iter(r)
+        for axis in range(len(in_shape)):
+            if axis not in axes:
+                indices.append(next(kept))
+                continue
+            indices.append(next(reduced))
+            if keepdims:
+                next(kept)
+        return read(b, op.x, indices)
+
+    name = "reduce_mean_sum" if kind == "mean" else f"reduce_{kind}"
+    total = emit_compute(
+        builder, op, name, result_type, body, tag=f"reduce_{combiner}",
+        reduce_extents=[in_shape[axis] for axis in axes], combiner=combiner,
+        init=init(element_type),
+    )
+    if kind != "mean":
+        return total
+    count = math.prod(in_shape[axis] for axis in axes)
+
+    def mean_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return binary(b, "div", read(b, total, i), constant(b, count, element_type))
+
+    return emit_compute(builder, op, "reduce_mean", result_type, mean_body, tag=INJECTIVE)

@@ -1,0 +1,196 @@
+"""Compute definitions of the data-movement graph ops: constant, reshape, flatten, transpose,
+concat.
+
+Counterpart: TVM's `topi.reshape`, `topi.transpose`, `topi.concatenate` (topi/transform.py).
+Each is one injective compute whose body is an index map: reshape and flatten linearize the
+output index and delinearize it into the input's (with `arith.divui` / `arith.remui` on index,
+only across the axes whose sizes do not match one to one); concat selects among clamped reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from dialects.graph.ops import ConcatOp, ConstantOp, FlattenOp, ReshapeOp, TransposeOp
+from rewrites.topi.common import (
+    affine,
+    clamp_index,
+    divide_index,
+    emit_compute,
+    index,
+    read,
+    remainder_index,
+    shape_of,
+    tensor_type,
+)
+from rewrites.topi.common import (
+    constant as constant_scalar,
+)
+from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.registry import compute_definition
+
+
+@compute_definition(ConstantOp)
+def constant(op: ConstantOp, builder: Builder) -> SSAValue:
+    """`arith.constant` holding the same elements attribute (the bytes are not unpacked)."""
+    new = arith.ConstantOp(op.value)
+    new.location = op.location
+    builder.insert(new)
+    return new.result
+
+
+# ---------------------------------------------------------------------------------------------
+# reshape and flatten
+# ---------------------------------------------------------------------------------------------
+
+AxisGroup = tuple[list[int], list[int]]
+"""Input axes and output axes that hold the same elements (equal products of sizes)."""
+
+
+def reshape_groups(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[AxisGroup]:
+    """The finest split of both shapes into consecutive groups with equal products.
+
+    An output axis then depends only on the input axes of its group: a reshape that merges or
+    splits a few axes needs no index arithmetic on the others. One group of all axes when the
+    shapes do not split (only with zero-size axes).
+    """
+    groups: list[AxisGroup] = []
+    i = j = 0
+    while i < len(in_shape) or j < len(out_shape):
+        in_axes: list[int] = []
+        out_axes: list[int] = []
+        if i < len(in_shape):
+            in_axes.append(i)
+            i += 1
+        if j < len(out_shape):
+            out_axes.append(j)
+            j += 1
+        while math.prod(in_shape[a] for a in in_axes) != math.prod(out_shape[a] for a in out_axes):
+            if math.prod(in_shape[a] for a in in_axes) < math.prod(
+                out_shape[a] for a in out_axes
+            ) and i < len(in_shape):
+                in_axes.append(i)
+                i += 1
+            elif j < len(out_shape):
+                out_axes.append(j)
+                j += 1
+            else:
+                return [(list(range(len(in_shape))), list(range(len(out_shape))))]
+        groups.append((in_axes, out_axes))
+    return groups
+
+
+def reshape_indices(
+    b: Builder, out_indices: Sequence[SSAValue], in_shape: Sequence[int],
+    out_shape: Sequence[int],
+) -> list[SSAValue]:
+    """The input index of a row-major reshape from `in_shape` to `out_shape` at `out_indices`.
+
+    Both shapes must hold at least one element.
+    """
+    zero = index(b, 0) if 1 in in_shape else None
+    indices: list[SSAValue] = [zero or out_indices[0]] * len(in_shape)
+    for in_axes, out_axes in reshape_groups(in_shape, out_shape):
+        live = [axis for axis in in_axes if in_shape[axis] != 1]
+        if not live:
+            continue
+        terms: list[tuple[SSAValue, int]] = []
+        stride = 1
+        for axis in reversed(out_axes):
+            if out_shape[axis] != 1:
+                terms.append((out_indices[axis], stride))
+            stride *= out_shape[axis]
+        linear = affine(b, list(reversed(terms)))
+        stride = math.prod(in_shape[axis] for axis in live)
+        for position, axis in enumerate(live):
+            stride //= in_shape[axis]
+            value = divide_index(b, linear, stride)
+            indices[axis] = value if position == 0 else remainder_index(b, value, in_shape[axis])
+    return indices
+
+
+def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
+    in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+
+    element_type = tensor_type(op.result).get_element_type()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        if math.prod(out_shape) == 0:  # nothing to read: no element is ever computed
+            return constant_scalar(b, 0, element_type)
+        return read(b, op.x, reshape_indices(b, i, in_shape, out_shape))
+
+    name = "reshape" if isinstance(op, ReshapeOp) else "flatten"
+    return emit_compute(builder, op, name, tensor_type(op.result), body, tag=INJECTIVE)
+
+
+@compute_definition(ReshapeOp)
+def reshape(op: ReshapeOp, builder: Builder) -> SSAValue:
+    """`out[i...] = x[delinearize(linearize(i...))]` (row-major)."""
+    return _reshape_compute(builder, op)
+
+
+@compute_definition(FlattenOp)
+def flatten(op: FlattenOp, builder: Builder) -> SSAValue:
+    """A reshape to (prod(shape[:axis]), prod(shape[axis:]))."""
+    return _reshape_compute(builder, op)
+
+
+# ---------------------------------------------------------------------------------------------
+# transpose and concat
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(TransposeOp)
+def transpose(op: TransposeOp, builder: Builder) -> SSAValue:
+    """`out[i...] = x[j...]` with `j[perm[k]] = i[k]`."""
+    perm = op.perm_tuple()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        indices = [i[0]] * len(perm)
+        for out_axis, in_axis in enumerate(perm):
+            indices[in_axis] = i[out_axis]
+        return read(b, op.x, indices)
+
+    return emit_compute(builder, op, "transpose", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+@compute_definition(ConcatOp)
+def concat(op: ConcatOp, builder: Builder) -> SSAValue:
+    """`out[..., k, ...] = input_j[..., k - offset_j, ...]` for the input j that holds k.
+
+    Every input is read at its clamped index; a chain of `arith.select` on `k < offset_{j+1}`
+    picks the value.
+    """
+    axis = op.normalized_axis()
+    all_sizes = [shape_of(v)[axis] for v in op.inputs]
+    offsets = [sum(all_sizes[:j]) for j in range(len(all_sizes))]
+    pieces = [(v, size, offset) for v, size, offset in zip(op.inputs, all_sizes, offsets,
+                                                            strict=True) if size > 0]
+    inputs = [v for v, _, _ in pieces]
+    sizes = [size for _, size, _ in pieces]
+    offsets = [offset for _, _, offset in pieces]
+    element_type = tensor_type(op.result).get_element_type()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        if not inputs or math.prod(shape_of(op.result)) == 0:  # no element is ever computed
+            return constant_scalar(b, 0, element_type)
+        if len(inputs) == 1:
+            return read(b, inputs[0], i)
+        value: SSAValue | None = None
+        for j in reversed(range(len(inputs))):
+            local = clamp_index(b, affine(b, [(i[axis], 1)], -offsets[j]), sizes[j])
+            element = read(b, inputs[j], [*i[:axis], local, *i[axis + 1 :]])
+            if value is None:
+                value = element
+                continue
+            before_next = b.insert(arith.CmpiOp(i[axis], index(b, offsets[j + 1]), "ult")).result
+            value = b.insert(arith.SelectOp(before_next, element, value)).result
+        assert value is not None
+        return value
+
+    return emit_compute(builder, op, "concat", tensor_type(op.result), body, tag=INJECTIVE)

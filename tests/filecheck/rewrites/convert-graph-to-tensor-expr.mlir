@@ -1,0 +1,276 @@
+// RUN: dlc-opt %s -p convert-graph-to-tensor-expr --split-input-file --verify-diagnostics | filecheck %s
+
+// Broadcasting elementwise: the broadcast operand reads only the axes it has.
+// CHECK-LABEL: func.func @add_broadcast
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+// CHECK:      %[[R:.*]] = tensor_expr.compute "add" tag "injective" -> tensor<2x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %a[%[[I]], %[[J]]] : tensor<2x3xf32>
+// CHECK-NEXT:   %[[Y:.*]] = tensor_expr.read %b[%[[J]]] : tensor<3xf32>
+// CHECK-NEXT:   %[[S:.*]] = arith.addf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[S]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[R]]
+// CHECK-NOT:  graph.
+
+// -----
+
+// Unary: sigmoid is 1 / (1 + exp(-x)); the location's name becomes `onnx_node`.
+// CHECK-LABEL: func.func @sigmoid
+func.func @sigmoid(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.sigmoid %x : tensor<4xf32> loc("Sigmoid_3")
+  func.return %r : tensor<4xf32>
+}
+// CHECK:      tensor_expr.compute "sigmoid" tag "injective" -> tensor<4xf32> attributes {onnx_node = "Sigmoid_3"} {
+// CHECK:        %[[X:.*]] = tensor_expr.read %x[%{{.*}}] : tensor<4xf32>
+// CHECK-NEXT:   %[[NEG:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT:   %[[EXP:.*]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:   %[[DEN:.*]] = arith.addf %[[ONE]], %[[EXP]] : f32
+// CHECK-NEXT:   %[[Y:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[Y]] : f32
+
+// -----
+
+// A padded conv2d with bias: a "pad" compute (clamped read + select), the reduction reading it
+// at h * stride + rh, then the bias.
+// CHECK-LABEL: func.func @conv2d_padded_bias
+func.func @conv2d_padded_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %r = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
+// CHECK:      %[[PAD:.*]] = tensor_expr.compute "pad" tag "pad" -> tensor<1x3x10x10xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index):
+// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:   %[[IH:.*]] = arith.subi %[[H]], %[[ONE]] : index
+// CHECK-NEXT:   %[[IW:.*]] = arith.subi %[[W]], %[[ONE]] : index
+// CHECK-NEXT:   %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK-NEXT:   %[[INH:.*]] = arith.cmpi ult, %[[IH]], %[[EIGHT]] : index
+// CHECK-NEXT:   %[[SEVEN:.*]] = arith.constant 7 : index
+// CHECK-NEXT:   %[[CH:.*]] = arith.minui %[[IH]], %[[SEVEN]] : index
+// CHECK-NEXT:   %[[INW:.*]] = arith.cmpi ult, %[[IW]], %[[EIGHT]] : index
+// CHECK-NEXT:   %[[IN:.*]] = arith.andi %[[INH]], %[[INW]] : i1
+// CHECK-NEXT:   %[[CW:.*]] = arith.minui %[[IW]], %[[SEVEN]] : index
+// CHECK-NEXT:   %[[V:.*]] = tensor_expr.read %x[%[[N]], %[[C]], %[[CH]], %[[CW]]] : tensor<1x3x8x8xf32>
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %[[P:.*]] = arith.select %[[IN]], %[[V]], %[[ZERO]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[P]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[CONV:.*]] = tensor_expr.compute "conv2d" tag "conv2d_nchw" reduce [3, 3, 3] sum init 0.000000e+00 : f32 -> tensor<1x4x4x4xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[O:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index, %[[RC:.*]]: index, %[[RH:.*]]: index, %[[RW:.*]]: index):
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[H2:.*]] = arith.muli %[[H]], %[[TWO]] : index
+// CHECK-NEXT:   %[[IH:.*]] = arith.addi %[[H2]], %[[RH]] : index
+// CHECK-NEXT:   %[[W2:.*]] = arith.muli %[[W]], %[[TWO]] : index
+// CHECK-NEXT:   %[[IW:.*]] = arith.addi %[[W2]], %[[RW]] : index
+// CHECK-NEXT:   %[[XV:.*]] = tensor_expr.read %[[PAD]][%[[N]], %[[RC]], %[[IH]], %[[IW]]] : tensor<1x3x10x10xf32>
+// CHECK-NEXT:   %[[WV:.*]] = tensor_expr.read %w[%[[O]], %[[RC]], %[[RH]], %[[RW]]] : tensor<4x3x3x3xf32>
+// CHECK-NEXT:   %[[M:.*]] = arith.mulf %[[XV]], %[[WV]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[M]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.*]] = tensor_expr.compute "bias_add" tag "injective" -> tensor<1x4x4x4xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[O:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index):
+// CHECK-NEXT:   %[[S:.*]] = tensor_expr.read %[[CONV]][%[[N]], %[[O]], %[[H]], %[[W]]] : tensor<1x4x4x4xf32>
+// CHECK-NEXT:   %[[B:.*]] = tensor_expr.read %b[%[[O]]] : tensor<4xf32>
+// CHECK-NEXT:   arith.addf %[[S]], %[[B]] : f32
+// CHECK:      func.return %[[R]]
+
+// -----
+
+// Depthwise: no input-channel reduction; output channel o reads input channel o.
+// CHECK-LABEL: func.func @depthwise_conv2d
+func.func @depthwise_conv2d(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %r = graph.conv2d %x, %w {groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
+// CHECK:      tensor_expr.compute "conv2d" tag "depthwise_conv2d_nchw" reduce [3, 3] sum init 0.000000e+00 : f32 -> tensor<1x4x4x4xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index, %[[RH:.*]]: index, %[[RW:.*]]: index):
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:   %[[IH:.*]] = arith.addi %[[H]], %[[RH]] : index
+// CHECK-NEXT:   %[[IW:.*]] = arith.addi %[[W]], %[[RW]] : index
+// CHECK-NEXT:   tensor_expr.read %x[%[[N]], %[[C]], %[[IH]], %[[IW]]] : tensor<1x4x6x6xf32>
+// CHECK-NEXT:   tensor_expr.read %w[%[[C]], %[[ZERO]], %[[RH]], %[[RW]]] : tensor<4x1x3x3xf32>
+
+// -----
+
+// Batched matmul with a broadcast rhs.
+// CHECK-LABEL: func.func @matmul_batched
+func.func @matmul_batched(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %r = graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  func.return %r : tensor<2x3x5xf32>
+}
+// CHECK:      tensor_expr.compute "matmul" tag "batch_matmul" reduce [4] sum init 0.000000e+00 : f32 -> tensor<2x3x5xf32> {
+// CHECK-NEXT: ^bb0(%[[B:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index, %[[K:.*]]: index):
+// CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %a[%[[B]], %[[I]], %[[K]]] : tensor<2x3x4xf32>
+// CHECK-NEXT:   %[[Y:.*]] = tensor_expr.read %b[%[[K]], %[[J]]] : tensor<4x5xf32>
+// CHECK-NEXT:   arith.mulf %[[X]], %[[Y]] : f32
+
+// -----
+
+// Max pool with padding: out-of-input elements read -inf, never out of bounds.
+// CHECK-LABEL: func.func @max_pool_padded
+func.func @max_pool_padded(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %r = graph.max_pool2d %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  func.return %r : tensor<1x2x3x3xf32>
+}
+// CHECK:      tensor_expr.compute "max_pool2d" tag "pool_max" reduce [3, 3] max init 0xff800000 : f32 -> tensor<1x2x3x3xf32> {
+// CHECK:        %[[V:.*]] = tensor_expr.read %x[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x2x5x5xf32>
+// CHECK-NEXT:   %[[NINF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:   %[[S:.*]] = arith.select %{{.*}}, %[[V]], %[[NINF]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[S]] : f32
+
+// -----
+
+// Average pool: a window sum, then a division by the (here constant) element count.
+// CHECK-LABEL: func.func @avg_pool
+func.func @avg_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %r = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  func.return %r : tensor<1x2x2x2xf32>
+}
+// CHECK:      %[[SUM:.*]] = tensor_expr.compute "avg_pool2d_sum" tag "pool_avg" reduce [2, 2] sum init 0.000000e+00 : f32 -> tensor<1x2x2x2xf32> {
+// CHECK:      tensor_expr.compute "avg_pool2d" tag "injective" -> tensor<1x2x2x2xf32> {
+// CHECK:        %[[S:.*]] = tensor_expr.read %[[SUM]][
+// CHECK-NEXT:   %[[FOUR:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK-NEXT:   arith.divf %[[S]], %[[FOUR]] : f32
+
+// -----
+
+// Softmax: max, exp(x - max), sum, divide.
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %r = graph.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  func.return %r : tensor<2x10xf32>
+}
+// CHECK:      %[[MAX:.*]] = tensor_expr.compute "softmax_max" tag "softmax_max" reduce [10] max init 0xff800000 : f32 -> tensor<2xf32> {
+// CHECK:      %[[EXP:.*]] = tensor_expr.compute "softmax_exp" tag "softmax_exp" -> tensor<2x10xf32> {
+// CHECK:        tensor_expr.read %[[MAX]]
+// CHECK:        math.exp
+// CHECK:      %[[SUM:.*]] = tensor_expr.compute "softmax_sum" tag "softmax_sum" reduce [10] sum init 0.000000e+00 : f32 -> tensor<2xf32> {
+// CHECK:        tensor_expr.read %[[EXP]]
+// CHECK:      tensor_expr.compute "softmax" tag "softmax_norm" -> tensor<2x10xf32> {
+// CHECK:        tensor_expr.read %[[EXP]]
+// CHECK-NEXT:   tensor_expr.read %[[SUM]]
+// CHECK-NEXT:   arith.divf
+
+// -----
+
+// batch_norm: one injective compute over per-channel parameters.
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<1x4x2x2xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<1x4x2x2xf32> {
+  %r = graph.batch_norm %x, %s, %b, %m, %v {epsilon = 1.000000e-03 : f32} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
+  func.return %r : tensor<1x4x2x2xf32>
+}
+// CHECK:      tensor_expr.compute "batch_norm" tag "injective" -> tensor<1x4x2x2xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %[[C:.*]]: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK:        tensor_expr.read %m[%[[C]]] : tensor<4xf32>
+// CHECK:        math.sqrt
+// CHECK:        tensor_expr.read %s[%[[C]]] : tensor<4xf32>
+// CHECK:        tensor_expr.read %b[%[[C]]] : tensor<4xf32>
+
+// -----
+
+// Reduction with keepdims: the kept size-1 axis is not read; a mean divides the sum.
+// CHECK-LABEL: func.func @reduce_mean
+func.func @reduce_mean(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
+  %r = graph.reduce %x {axes = array<i64: 1>, kind = "mean"} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  func.return %r : tensor<2x1x4xf32>
+}
+// CHECK:      %[[SUM:.*]] = tensor_expr.compute "reduce_mean_sum" tag "reduce_sum" reduce [3] sum init 0.000000e+00 : f32 -> tensor<2x1x4xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %{{.*}}: index, %[[K:.*]]: index, %[[R:.*]]: index):
+// CHECK-NEXT:   tensor_expr.read %x[%[[I]], %[[R]], %[[K]]] : tensor<2x3x4xf32>
+// CHECK:      tensor_expr.compute "reduce_mean" tag "injective" -> tensor<2x1x4xf32> {
+// CHECK:        arith.constant 3.000000e+00 : f32
+
+// -----
+
+// Reshape: only the merged axes are linearized and delinearized.
+// CHECK-LABEL: func.func @reshape
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %r = graph.reshape %x {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  func.return %r : tensor<6x4xf32>
+}
+// CHECK:      tensor_expr.compute "reshape" tag "injective" -> tensor<6x4xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:   %[[HI:.*]] = arith.divui %[[I]], %[[THREE]] : index
+// CHECK-NEXT:   %[[LO:.*]] = arith.remui %[[I]], %[[THREE]] : index
+// CHECK-NEXT:   tensor_expr.read %x[%[[HI]], %[[LO]], %[[J]]] : tensor<2x3x4xf32>
+
+// -----
+
+// Transpose: a permuted read.
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %r = graph.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  func.return %r : tensor<4x2x3xf32>
+}
+// CHECK:      tensor_expr.compute "transpose" tag "injective" -> tensor<4x2x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index, %[[K:.*]]: index):
+// CHECK-NEXT:   tensor_expr.read %x[%[[J]], %[[K]], %[[I]]] : tensor<2x3x4xf32>
+
+// -----
+
+// Concat: both inputs read at clamped indices, a select on the axis index picks one.
+// CHECK-LABEL: func.func @concat
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  func.return %r : tensor<2x8xf32>
+}
+// CHECK:      tensor_expr.compute "concat" tag "injective" -> tensor<2x8xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:   %[[JB:.*]] = arith.subi %[[J]], %[[THREE]] : index
+// CHECK-NEXT:   %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:   %[[CB:.*]] = arith.minui %[[JB]], %[[FOUR]] : index
+// CHECK-NEXT:   %[[VB:.*]] = tensor_expr.read %b[%[[I]], %[[CB]]] : tensor<2x5xf32>
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[CA:.*]] = arith.minui %[[J]], %[[TWO]] : index
+// CHECK-NEXT:   %[[VA:.*]] = tensor_expr.read %a[%[[I]], %[[CA]]] : tensor<2x3xf32>
+// CHECK-NEXT:   %[[ISA:.*]] = arith.cmpi ult, %[[J]], %[[THREE]] : index
+// CHECK-NEXT:   %[[V:.*]] = arith.select %[[ISA]], %[[VA]], %[[VB]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[V]] : f32
+
+// -----
+
+// A fused group becomes a private function called from its parent; its constant operand
+// becomes an arith.constant with the same elements.
+// CHECK-LABEL: func.func @fused_group
+func.func @fused_group(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %w = graph.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]> : tensor<3x4xf32>
+  %r = graph.fused (%x, %w) {kind = "out_fusable", name = "fused_matmul_relu"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>):
+    %m = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %y = graph.relu %m : tensor<2x4xf32>
+    graph.yield %y : tensor<2x4xf32>
+  }
+  func.return %r : tensor<2x4xf32>
+}
+// CHECK-NEXT:   %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00], [9.000000e+00, 1.000000e+01, 1.100000e+01, 1.200000e+01]]> : tensor<3x4xf32>
+// CHECK-NEXT:   %[[R:.*]] = func.call @fused_matmul_relu_0(%x, %[[W]]) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:   func.return %[[R]] : tensor<2x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func private @fused_matmul_relu_0(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+// CHECK-NEXT:   %[[M:.*]] = tensor_expr.compute "matmul" tag "matmul" reduce [3] sum
+// CHECK:        %[[Y:.*]] = tensor_expr.compute "relu" tag "injective"
+// CHECK-NEXT:   ^bb0
+// CHECK-NEXT:     tensor_expr.read %[[M]]
+// CHECK:        func.return %[[Y]] : tensor<2x4xf32>
+// CHECK-NOT:  graph.
+
+// -----
+
+func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  func.return %x : tensor<?x4xf32>
+}
+// CHECK: 'func.func' op @negative_dynamic_shape expected tensors of static shape, found tensor<?x4xf32>
+
+// -----
+
+func.func @negative_unsigned_elements(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %r = graph.add %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  func.return %r : tensor<4xui8>
+}
+// CHECK: 'graph.add' op expected a float or signless integer element type, found ui8

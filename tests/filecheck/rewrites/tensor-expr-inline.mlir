@@ -1,0 +1,168 @@
+// RUN: dlc-opt %s -p tensor-expr-inline --split-input-file | filecheck %s
+// RUN: dlc-opt %s -p 'tensor-expr-inline{keep-tags=""}' --split-input-file | filecheck %s --check-prefix=ALL
+
+// relu(bias_add(matmul)): the two injective computes collapse into one epilogue that reads the
+// reduction; the reduction itself is never inlined.
+// CHECK-LABEL: func.func @epilogue_chain
+// ALL-LABEL:   func.func @epilogue_chain
+func.func @epilogue_chain(%A: tensor<4x8xf32>, %B: tensor<8x6xf32>, %bias: tensor<6xf32>) -> tensor<4x6xf32> {
+  %mm = tensor_expr.compute "matmul" tag "matmul" reduce [8] sum init 0.0 : f32 -> tensor<4x6xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %A[%i, %k] : tensor<4x8xf32>
+    %b = tensor_expr.read %B[%k, %j] : tensor<8x6xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  %biased = tensor_expr.compute "bias_add" tag "injective" -> tensor<4x6xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %mm[%i, %j] : tensor<4x6xf32>
+    %c = tensor_expr.read %bias[%j] : tensor<6xf32>
+    %s = arith.addf %x, %c : f32
+    tensor_expr.yield %s : f32
+  }
+  %relu = tensor_expr.compute "relu" tag "injective" -> tensor<4x6xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %biased[%i, %j] : tensor<4x6xf32>
+    %zero = arith.constant 0.0 : f32
+    %y = arith.maximumf %x, %zero : f32
+    tensor_expr.yield %y : f32
+  }
+  func.return %relu : tensor<4x6xf32>
+}
+// CHECK:      %[[MM:.*]] = tensor_expr.compute "matmul" tag "matmul" reduce [8]
+// CHECK:      %[[RELU:.*]] = tensor_expr.compute "relu" tag "injective" -> tensor<4x6xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %[[MM]][%[[I]], %[[J]]] : tensor<4x6xf32>
+// CHECK-NEXT:   %[[C:.*]] = tensor_expr.read %bias[%[[J]]] : tensor<6xf32>
+// CHECK-NEXT:   %[[S:.*]] = arith.addf %[[X]], %[[C]] : f32
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %[[Y:.*]] = arith.maximumf %[[S]], %[[ZERO]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[Y]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[RELU]]
+// CHECK-NOT:  "bias_add"
+// ALL-NOT:    "bias_add"
+
+// -----
+
+// A "pad" compute stays by default (the conv's loops then need no bounds checks); with
+// keep-tags="" it is inlined into the conv, indices substituted (h -> h + rh).
+// CHECK-LABEL: func.func @pad_kept_by_default
+// ALL-LABEL:   func.func @pad_kept_by_default
+func.func @pad_kept_by_default(%X: tensor<6xf32>, %W: tensor<3xf32>) -> tensor<6xf32> {
+  %pad = tensor_expr.compute "pad" tag "pad" -> tensor<8xf32> {
+  ^bb0(%p: index):
+    %one = arith.constant 1 : index
+    %q = arith.subi %p, %one : index
+    %six = arith.constant 6 : index
+    %in = arith.cmpi ult, %q, %six : index
+    %five = arith.constant 5 : index
+    %c = arith.minui %q, %five : index
+    %x = tensor_expr.read %X[%c] : tensor<6xf32>
+    %zero = arith.constant 0.0 : f32
+    %v = arith.select %in, %x, %zero : f32
+    tensor_expr.yield %v : f32
+  }
+  %conv = tensor_expr.compute "conv1d" tag "conv1d" reduce [3] sum init 0.0 : f32 -> tensor<6xf32> {
+  ^bb0(%h: index, %rh: index):
+    %ih = arith.addi %h, %rh : index
+    %x = tensor_expr.read %pad[%ih] : tensor<8xf32>
+    %w = tensor_expr.read %W[%rh] : tensor<3xf32>
+    %p = arith.mulf %x, %w : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %conv : tensor<6xf32>
+}
+// CHECK:      %[[PAD:.*]] = tensor_expr.compute "pad" tag "pad"
+// CHECK:      tensor_expr.compute "conv1d"
+// CHECK:        tensor_expr.read %[[PAD]]
+// ALL-NOT:    "pad"
+// ALL:        tensor_expr.compute "conv1d" tag "conv1d" reduce [3] sum init 0.000000e+00 : f32 -> tensor<6xf32> {
+// ALL-NEXT:   ^bb0(%[[H:.*]]: index, %[[RH:.*]]: index):
+// ALL-NEXT:     %[[IH:.*]] = arith.addi %[[H]], %[[RH]] : index
+// ALL-NEXT:     %[[ONE:.*]] = arith.constant 1 : index
+// ALL-NEXT:     %[[Q:.*]] = arith.subi %[[IH]], %[[ONE]] : index
+// ALL:          %[[IN:.*]] = arith.cmpi ult, %[[Q]], %{{.*}} : index
+// ALL:          %[[CL:.*]] = arith.minui %[[Q]], %{{.*}} : index
+// ALL-NEXT:     %[[X:.*]] = tensor_expr.read %X[%[[CL]]] : tensor<6xf32>
+// ALL-NEXT:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// ALL-NEXT:     %[[V:.*]] = arith.select %[[IN]], %[[X]], %[[ZERO]] : f32
+// ALL-NEXT:     %[[WV:.*]] = tensor_expr.read %W[%[[RH]]] : tensor<3xf32>
+// ALL-NEXT:     arith.mulf %[[V]], %[[WV]] : f32
+
+// -----
+
+// A producer read by two computes is copied into both, at each read's own indices.
+// CHECK-LABEL: func.func @two_readers
+func.func @two_readers(%X: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor_expr.compute "exp" tag "injective" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %x = tensor_expr.read %X[%i] : tensor<4xf32>
+    %y = math.exp %x : f32
+    tensor_expr.yield %y : f32
+  }
+  %rev = tensor_expr.compute "reverse" tag "injective" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %three = arith.constant 3 : index
+    %j = arith.subi %three, %i : index
+    %x = tensor_expr.read %e[%j] : tensor<4xf32>
+    tensor_expr.yield %x : f32
+  }
+  %sq = tensor_expr.compute "square" tag "injective" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %x = tensor_expr.read %e[%i] : tensor<4xf32>
+    %y = arith.mulf %x, %x : f32
+    tensor_expr.yield %y : f32
+  }
+  func.return %rev, %sq : tensor<4xf32>, tensor<4xf32>
+}
+// CHECK-NOT:  "exp"
+// CHECK:      tensor_expr.compute "reverse"
+// CHECK:        %[[J:.*]] = arith.subi
+// CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %X[%[[J]]] : tensor<4xf32>
+// CHECK-NEXT:   %[[Y:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[Y]] : f32
+// CHECK:      tensor_expr.compute "square"
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index):
+// CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %X[%[[I]]] : tensor<4xf32>
+// CHECK-NEXT:   %[[Y:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:   arith.mulf %[[Y]], %[[Y]] : f32
+
+// -----
+
+// Not inlined: a returned compute (it must be materialised anyway), a reduction and a constant
+// tensor; their readers keep reading them.
+// CHECK-LABEL: func.func @negative_returned_reduction_constant
+// ALL-LABEL:   func.func @negative_returned_reduction_constant
+func.func @negative_returned_reduction_constant(%X: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %k = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %neg = tensor_expr.compute "neg" tag "injective" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %x = tensor_expr.read %X[%i] : tensor<4xf32>
+    %y = arith.negf %x : f32
+    tensor_expr.yield %y : f32
+  }
+  %sum = tensor_expr.compute "sum" tag "reduce_sum" reduce [4] sum init 0.0 : f32 -> tensor<f32> {
+  ^bb0(%r: index):
+    %x = tensor_expr.read %neg[%r] : tensor<4xf32>
+    tensor_expr.yield %x : f32
+  }
+  %out = tensor_expr.compute "scale" tag "injective" -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %s = tensor_expr.read %sum[] : tensor<f32>
+    %c = tensor_expr.read %k[%i] : tensor<4xf32>
+    %y = arith.mulf %s, %c : f32
+    tensor_expr.yield %y : f32
+  }
+  func.return %neg, %out : tensor<4xf32>, tensor<4xf32>
+}
+// CHECK:      %[[K:.*]] = arith.constant dense<
+// CHECK-NEXT: %[[NEG:.*]] = tensor_expr.compute "neg"
+// CHECK:      %[[SUM:.*]] = tensor_expr.compute "sum"
+// CHECK:        tensor_expr.read %[[NEG]][
+// CHECK:      tensor_expr.compute "scale"
+// CHECK:        tensor_expr.read %[[SUM]][] : tensor<f32>
+// CHECK-NEXT:   tensor_expr.read %[[K]][
+// ALL:        tensor_expr.compute "neg"
+// ALL:        tensor_expr.compute "sum"
+// ALL:        tensor_expr.compute "scale"

@@ -1,0 +1,674 @@
+"""convert-graph-to-tensor-expr and tensor-expr-inline against the graph interpreter.
+
+Each test builds a small graph function (random shapes and attributes, hypothesis where it
+fits), lowers it to tensor_expr, evaluates it with the tensor_expr interpreter (which also fails
+on any out-of-bounds read) and compares with the graph interpreter; then inlines and compares
+again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    NameLoc,
+    Signedness,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.graph import ops as g
+from dialects.graph.interpreter import run_module as run_graph
+from dialects.tensor_expr.interpreter import (
+    TensorExprInterpreterError,
+    evaluate_compute,
+)
+from dialects.tensor_expr.interpreter import run_module as run_te
+from dialects.tensor_expr.ops import ComputeOp, ReadOp
+from rewrites.convert_graph_to_tensor_expr import ConvertGraphToTensorExprPass
+from rewrites.tensor_expr_inline import TensorExprInlinePass
+from rewrites.topi import defined_op_types
+
+SETTINGS = settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+Build = Callable[[Builder, list[SSAValue]], Sequence[SSAValue]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def graph_module(arg_types: Sequence[Attribute], build: Build) -> ModuleOp:
+    """A module with one public function @main(args) -> build(args)."""
+    block = Block(arg_types=list(arg_types))
+    builder = Builder(InsertPoint.at_end(block))
+    results = list(build(builder, list(block.args)))
+    builder.insert(func.ReturnOp(*results))
+    function = func.FuncOp("main", (list(arg_types), [r.type for r in results]), Region(block))
+    module = ModuleOp([function])
+    module.verify()
+    return module
+
+
+def insert(builder: Builder, op: Operation) -> SSAValue:
+    return builder.insert(op).results[0]
+
+
+def random_input(rng: np.random.Generator, type: Attribute) -> np.ndarray:
+    assert isinstance(type, TensorType)
+    shape = tuple(type.get_shape())
+    element = type.get_element_type()
+    if isinstance(element, IntegerType):
+        if element.width.data == 1:
+            return rng.integers(0, 2, shape).astype(np.bool_)
+        return rng.integers(-6, 7, shape).astype(np.int64 if element.width.data == 64 else
+                                                  np.int32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def lower(module: ModuleOp, inline: tuple[str, ...] | None = None) -> ModuleOp:
+    """A lowered copy of `module` (and inlined with `inline` as keep-tags, when given)."""
+    lowered = module.clone()
+    ConvertGraphToTensorExprPass().apply(Context(), lowered)
+    lowered.verify()
+    if inline is not None:
+        TensorExprInlinePass(keep_tags=inline).apply(Context(), lowered)
+        lowered.verify()
+    assert not [op.name for op in lowered.walk() if op.name.startswith("graph.")]
+    return lowered
+
+
+def check(
+    module: ModuleOp, seed: int = 0, rtol: float = 2e-4, atol: float = 2e-5,
+    inputs: Sequence[np.ndarray] | None = None,
+) -> ModuleOp:
+    """Lowered (plain, inlined keeping pads, inlined fully) == graph interpreter on one input."""
+    rng = np.random.default_rng(seed)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    if inputs is None:
+        inputs = [random_input(rng, t) for t in main.function_type.inputs]
+    expected = run_graph(module, inputs)
+    lowered = lower(module)
+    for variant in (lowered, lower(module, ("pad",)), lower(module, ())):
+        actual = run_te(variant, inputs)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            assert a.shape == e.shape and a.dtype == e.dtype
+            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)
+    return lowered
+
+
+def computes(module: ModuleOp) -> list[ComputeOp]:
+    return [op for op in module.walk() if isinstance(op, ComputeOp)]
+
+
+def tensor(shape: Sequence[int], element: Attribute = f32) -> TensorType:
+    return TensorType(element, list(shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------------------------
+
+BINARY = [g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp, g.PowOp]
+
+
+@st.composite
+def broadcast_pair(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    """Two shapes that broadcast: a random shape and a copy with dims dropped or set to 1."""
+    shape = draw(st.lists(st.integers(1, 4), min_size=0, max_size=4))
+    other = [draw(st.sampled_from([d, 1])) for d in shape]
+    other = other[draw(st.integers(0, len(other))):]
+    return (shape, other) if draw(st.booleans()) else (other, shape)
+
+
+@SETTINGS
+@given(shapes=broadcast_pair(), op_class=st.sampled_from(BINARY), seed=st.integers(0, 99))
+def test_binary_broadcast(
+    shapes: tuple[list[int], list[int]], op_class: type[g.AddOp], seed: int
+) -> None:
+    lhs, rhs = shapes
+    module = graph_module(
+        [tensor(lhs), tensor(rhs)], lambda b, a: [insert(b, op_class(a[0], a[1]))]
+    )
+    if op_class is g.PowOp:  # positive bases only: a negative base to a float power is NaN
+        inputs = [np.abs(random_input(np.random.default_rng(seed), tensor(s))) + 0.5
+                  for s in (lhs, rhs)]
+        check(module, seed, inputs=inputs)
+    else:
+        check(module, seed)
+
+
+@pytest.mark.parametrize("op_class", [g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp])
+def test_binary_integers(op_class: type[g.AddOp]) -> None:
+    module = graph_module(
+        [tensor([3, 4], i32), tensor([4], i32)], lambda b, a: [insert(b, op_class(a[0], a[1]))]
+    )
+    rng = np.random.default_rng(1)
+    rhs = rng.integers(1, 5, (4,)) * rng.choice([-1, 1], (4,))  # no division by zero
+    check(module, inputs=[rng.integers(-20, 20, (3, 4)).astype(np.int32), rhs.astype(np.int32)])
+
+
+UNARY = [g.ReluOp, g.SigmoidOp, g.TanhOp, g.ExpOp, g.ErfOp, g.SqrtOp, g.NegOp, g.AbsOp,
+         g.LogOp, g.ReciprocalOp]
+
+
+@pytest.mark.parametrize("op_class", UNARY)
+def test_unary(op_class: type[g.ReluOp]) -> None:
+    module = graph_module([tensor([2, 3, 4])], lambda b, a: [insert(b, op_class(a[0]))])
+    x = np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32) * 3
+    if op_class in (g.SqrtOp, g.LogOp):
+        x = np.abs(x) + 0.1
+    check(module, inputs=[x])
+
+
+@pytest.mark.parametrize("op_class", [g.ReluOp, g.NegOp, g.AbsOp])
+def test_unary_integers(op_class: type[g.ReluOp]) -> None:
+    module = graph_module([tensor([5], i64)], lambda b, a: [insert(b, op_class(a[0]))])
+    check(module, inputs=[np.array([-3, -1, 0, 2, 7], dtype=np.int64)])
+
+
+@pytest.mark.parametrize("element", [f32, i32])
+def test_clip(element: Attribute) -> None:
+    module = graph_module(
+        [tensor([4, 5], element)], lambda b, a: [insert(b, g.ClipOp(a[0], -2.0, 3.0))]
+    )
+    check(module, seed=3)
+
+
+# ---------------------------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def conv_case(draw: st.DrawFn) -> dict[str, object]:
+    groups = draw(st.sampled_from([1, 1, 2, 3]))
+    depthwise = draw(st.booleans()) and groups > 1
+    in_per_group = 1 if depthwise else draw(st.integers(1, 2))
+    channels = groups * in_per_group
+    out_channels = groups * draw(st.integers(1, 2))
+    kernel = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
+    strides = [draw(st.integers(1, 2)), draw(st.integers(1, 2))]
+    dilation = [draw(st.integers(1, 2)), draw(st.integers(1, 2))]
+    padding = [draw(st.integers(0, 2)) for _ in range(4)]
+    size = []
+    for axis in range(2):
+        extent = dilation[axis] * (kernel[axis] - 1) + 1
+        least = max(1, extent - padding[axis] - padding[axis + 2])
+        size.append(draw(st.integers(least, least + 4)))
+    return {
+        "batch": draw(st.integers(1, 2)), "channels": channels, "size": size,
+        "out_channels": out_channels, "in_per_group": in_per_group, "kernel": kernel,
+        "strides": strides, "dilation": dilation, "padding": padding, "groups": groups,
+        "bias": draw(st.booleans()), "layout": draw(st.sampled_from(["NCHW", "NCHW", "NHWC"])),
+    }
+
+
+@SETTINGS
+@given(case=conv_case(), seed=st.integers(0, 99))
+def test_conv2d(case: dict[str, object], seed: int) -> None:
+    layout = str(case["layout"])
+    n, c, (h, w) = case["batch"], case["channels"], case["size"]  # type: ignore[misc]
+    kh, kw = case["kernel"]  # type: ignore[misc]
+    o, i = case["out_channels"], case["in_per_group"]
+    x_shape = [n, c, h, w] if layout == "NCHW" else [n, h, w, c]
+    w_shape = [o, i, kh, kw] if layout == "NCHW" else [kh, kw, i, o]
+    types = [tensor(x_shape), tensor(w_shape)] + ([tensor([o])] if case["bias"] else [])
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, g.Conv2DOp(
+            a[0], a[1], a[2] if len(a) == 3 else None, strides=case["strides"],  # type: ignore
+            padding=case["padding"], dilation=case["dilation"],  # type: ignore[arg-type]
+            groups=case["groups"], layout=layout,  # type: ignore[arg-type]
+        ))]
+
+    lowered = check(graph_module(types, build), seed)
+    names = [op.block_name.data for op in computes(lowered)]
+    assert names.count("pad") == (1 if any(case["padding"]) else 0)  # type: ignore[arg-type]
+    assert names.count("bias_add") == (1 if case["bias"] else 0)
+
+
+def test_conv2d_tags_and_inline_keeps_pad() -> None:
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        conv = insert(b, g.Conv2DOp(a[0], a[1], padding=(1, 1, 1, 1)))
+        biased = insert(b, g.AddOp(conv, a[2]))
+        return [insert(b, g.ReluOp(biased))]
+
+    module = graph_module(
+        [tensor([1, 2, 5, 5]), tensor([3, 2, 3, 3]), tensor([3, 1, 1])], build
+    )
+    lowered = check(module)
+    assert [(c.block_name.data, c.tag and c.tag.data) for c in computes(lowered)] == [
+        ("pad", "pad"), ("conv2d", "conv2d_nchw"), ("add", "injective"), ("relu", "injective"),
+    ]
+    inlined = lower(module, ("pad",))
+    assert [c.block_name.data for c in computes(inlined)] == ["pad", "conv2d", "relu"]
+    epilogue = computes(inlined)[-1]
+    read_tensors = [r.tensor for r in epilogue.walk() if isinstance(r, ReadOp)]
+    assert computes(inlined)[1].result in read_tensors
+    assert [c.block_name.data for c in computes(lower(module, ()))] == ["conv2d", "relu"]
+
+
+def test_depthwise_and_group_tags() -> None:
+    def conv(groups: int) -> str:
+        module = graph_module(
+            [tensor([1, 4, 5, 5]), tensor([4, 4 // groups, 3, 3])],
+            lambda b, a: [insert(b, g.Conv2DOp(a[0], a[1], groups=groups))],
+        )
+        tags = [c.tag.data for c in computes(check(module)) if c.tag is not None]
+        return tags[0]
+
+    assert conv(1) == "conv2d_nchw"
+    assert conv(2) == "group_conv2d_nchw"
+    assert conv(4) == "depthwise_conv2d_nchw"
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def matmul_shapes(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    m, k, n = draw(st.integers(1, 4)), draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    batch_a, batch_b = draw(broadcast_pair())
+    lhs = [k] if draw(st.integers(0, 4)) == 0 else [*batch_a[:2], m, k]
+    rhs = [k] if draw(st.integers(0, 4)) == 0 else [*batch_b[:2], k, n]
+    return lhs, rhs
+
+
+@SETTINGS
+@given(shapes=matmul_shapes(), seed=st.integers(0, 99))
+def test_matmul(shapes: tuple[list[int], list[int]], seed: int) -> None:
+    lhs, rhs = shapes
+    try:
+        g.MatmulOp.infer_type(tensor(lhs), tensor(rhs))
+    except Exception:  # batch dims that do not broadcast after truncation
+        return
+    module = graph_module(
+        [tensor(lhs), tensor(rhs)], lambda b, a: [insert(b, g.MatmulOp(a[0], a[1]))]
+    )
+    check(module, seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pools
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def pool_case(draw: st.DrawFn) -> dict[str, object]:
+    kernel = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
+    dilation = [draw(st.integers(1, 2)), draw(st.integers(1, 2))]
+    padding = [draw(st.integers(0, k - 1)) for k in kernel * 2]
+    size = [draw(st.integers(d * (k - 1) + 1, 7)) for k, d in zip(kernel, dilation, strict=True)]
+    return {
+        "kernel": kernel, "strides": [draw(st.integers(1, 3)), draw(st.integers(1, 3))],
+        "dilation": dilation, "padding": padding, "size": size,
+        "ceil_mode": draw(st.booleans()), "layout": draw(st.sampled_from(["NCHW", "NHWC"])),
+        "count_include_pad": draw(st.booleans()),
+    }
+
+
+def _pool_input(case: dict[str, object]) -> TensorType:
+    h, w = case["size"]  # type: ignore[misc]
+    return tensor([2, 3, h, w] if case["layout"] == "NCHW" else [2, h, w, 3])
+
+
+@SETTINGS
+@given(case=pool_case(), seed=st.integers(0, 99))
+def test_max_pool2d(case: dict[str, object], seed: int) -> None:
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, g.MaxPool2DOp(
+            a[0], kernel=case["kernel"], strides=case["strides"],  # type: ignore[arg-type]
+            padding=case["padding"], dilation=case["dilation"],  # type: ignore[arg-type]
+            ceil_mode=bool(case["ceil_mode"]), layout=str(case["layout"]),
+        ))]
+
+    try:
+        module = graph_module([_pool_input(case)], build)
+    except Exception:  # a padding the verifier rejects for this window
+        return
+    check(module, seed)
+
+
+@SETTINGS
+@given(case=pool_case(), seed=st.integers(0, 99))
+def test_avg_pool2d(case: dict[str, object], seed: int) -> None:
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, g.AvgPool2DOp(
+            a[0], kernel=case["kernel"], strides=case["strides"],  # type: ignore[arg-type]
+            padding=case["padding"], ceil_mode=bool(case["ceil_mode"]),  # type: ignore[arg-type]
+            count_include_pad=bool(case["count_include_pad"]), layout=str(case["layout"]),
+        ))]
+
+    try:
+        module = graph_module([_pool_input(case)], build)
+    except Exception:
+        return
+    check(module, seed)
+
+
+@pytest.mark.parametrize("include_pad", [False, True])
+def test_avg_pool2d_ceil_mode_divisors(include_pad: bool) -> None:
+    """Border windows of a padded ceil-mode pool count fewer elements: index arithmetic."""
+    module = graph_module([tensor([1, 1, 6, 6])], lambda b, a: [insert(b, g.AvgPool2DOp(
+        a[0], kernel=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1), ceil_mode=True,
+        count_include_pad=include_pad,
+    ))])
+    lowered = check(module)
+    divide = computes(lowered)[-1]
+    assert any(op.name == "arith.sitofp" for op in divide.walk())
+
+
+def test_global_avg_pool2d() -> None:
+    for layout, shape in (("NCHW", [2, 3, 4, 5]), ("NHWC", [2, 4, 5, 3])):
+        module = graph_module([tensor(shape)], lambda b, a, layout=layout: [
+            insert(b, g.GlobalAvgPool2DOp(a[0], layout=layout))
+        ])
+        check(module)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalization and reductions
+# ---------------------------------------------------------------------------------------------
+
+
+def test_batch_norm() -> None:
+    module = graph_module(
+        [tensor([2, 3, 4, 4])] + [tensor([3])] * 4,
+        lambda b, a: [insert(b, g.BatchNormOp(*a, epsilon=1e-3))],
+    )
+    rng = np.random.default_rng(4)
+    inputs = [random_input(rng, tensor(s)) for s in ([2, 3, 4, 4], [3], [3], [3])]
+    inputs.append(np.abs(random_input(rng, tensor([3]))) + 0.1)
+    check(module, inputs=inputs)
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), data=st.data())
+def test_softmax(shape: list[int], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    module = graph_module([tensor(shape)], lambda b, a: [insert(b, g.SoftmaxOp(a[0], axis))])
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32) * 30
+    lowered = check(module, inputs=[x])
+    assert [c.tag.data for c in computes(lowered) if c.tag] == [
+        "softmax_max", "softmax_exp", "softmax_sum", "softmax_norm"
+    ]
+
+
+@SETTINGS
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    kind=st.sampled_from(["sum", "mean", "max", "min", "prod"]),
+    keepdims=st.booleans(), integer=st.booleans(), data=st.data(),
+)
+def test_reduce(
+    shape: list[int], kind: str, keepdims: bool, integer: bool, data: st.DataObject
+) -> None:
+    axes = data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=len(shape)))
+    axes = [a - len(shape) if data.draw(st.booleans()) else a for a in axes]
+    element = i32 if integer else f32
+    module = graph_module(
+        [tensor(shape, element)], lambda b, a: [insert(b, g.ReduceOp(a[0], kind, axes, keepdims))]
+    )
+    check(module, data.draw(st.integers(0, 99)), rtol=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Injective: reshape, flatten, transpose, concat
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def reshape_case(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    factors = draw(st.lists(st.sampled_from([1, 2, 2, 3, 5]), min_size=1, max_size=5))
+
+    def split(values: list[int]) -> list[int]:
+        shape: list[int] = []
+        for value in values:
+            if shape and draw(st.booleans()):
+                shape[-1] *= value
+            else:
+                shape.append(value)
+        return shape
+
+    source = split(factors)
+    target = split(draw(st.permutations(factors)))
+    return source, target
+
+
+@SETTINGS
+@given(case=reshape_case(), seed=st.integers(0, 99))
+def test_reshape(case: tuple[list[int], list[int]], seed: int) -> None:
+    source, target = case
+    module = graph_module([tensor(source)], lambda b, a: [insert(b, g.ReshapeOp(a[0], target))])
+    check(module, seed)
+
+
+def test_reshape_merging_axes_needs_no_index_arithmetic_elsewhere() -> None:
+    module = graph_module(
+        [tensor([2, 3, 4, 5])], lambda b, a: [insert(b, g.ReshapeOp(a[0], [6, 4, 5]))]
+    )
+    body_ops = [op.name for op in computes(check(module))[0].walk()]
+    assert body_ops.count("arith.divui") == 1 and body_ops.count("arith.remui") == 1
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4), data=st.data())
+def test_flatten(shape: list[int], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape)))
+    module = graph_module([tensor(shape)], lambda b, a: [insert(b, g.FlattenOp(a[0], axis))])
+    check(module)
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data())
+def test_transpose(shape: list[int], data: st.DataObject) -> None:
+    perm = data.draw(st.permutations(list(range(len(shape)))))
+    module = graph_module([tensor(shape)], lambda b, a: [insert(b, g.TransposeOp(a[0], perm))])
+    check(module)
+
+
+@SETTINGS
+@given(
+    shape=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    sizes=st.lists(st.integers(0, 3), min_size=1, max_size=4), data=st.data(),
+)
+def test_concat(shape: list[int], sizes: list[int], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    if sum(sizes) == 0:
+        sizes[0] = 1
+    types = [tensor([*shape[:axis], size, *shape[axis + 1 :]]) for size in sizes]
+    negative = data.draw(st.booleans())
+    module = graph_module(
+        types, lambda b, a: [insert(b, g.ConcatOp(a, axis - len(shape) if negative else axis))]
+    )
+    check(module)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constants, fused groups, names
+# ---------------------------------------------------------------------------------------------
+
+
+def test_constant_keeps_the_elements_attribute() -> None:
+    weights = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, g.MatmulOp(a[0], insert(b, g.ConstantOp.from_array(weights))))]
+
+    module = graph_module([tensor([2, 3])], build)
+    original = next(op for op in module.walk() if isinstance(op, g.ConstantOp)).value
+    lowered = check(module)
+    constants = [op for op in lowered.walk() if isinstance(op, arith.ConstantOp)
+                 and isinstance(op.result.type, TensorType)]
+    assert len(constants) == 1 and constants[0].value is original
+    assert isinstance(original, DenseIntOrFPElementsAttr)
+
+
+def test_dense_resource_constant() -> None:
+    weights = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        c = insert(b, g.ConstantOp.from_array(weights, resource="topi_test_weights"))
+        return [insert(b, g.AddOp(a[0], c))]
+
+    check(graph_module([tensor([2, 3])], build))
+
+
+def _fused_module(name: str | None) -> ModuleOp:
+    """@main(x) calls a fused group conv2d + add + relu, then a second group exp."""
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        weight = insert(b, g.ConstantOp.from_array(
+            np.random.default_rng(6).standard_normal((2, 1, 3, 3)).astype(np.float32)))
+        body = Block(arg_types=[a[0].type, weight.type])
+        inner = Builder(InsertPoint.at_end(body))
+        conv = insert(inner, g.Conv2DOp(body.args[0], body.args[1], padding=(1, 1, 1, 1)))
+        relu = insert(inner, g.ReluOp(insert(inner, g.AddOp(conv, conv))))
+        inner.insert(g.YieldOp(relu))
+        fused = insert(b, g.FusedOp([a[0], weight], [relu.type], body, name=name))
+        body2 = Block(arg_types=[fused.type])
+        inner2 = Builder(InsertPoint.at_end(body2))
+        inner2.insert(g.YieldOp(insert(inner2, g.ExpOp(body2.args[0]))))
+        return [insert(b, g.FusedOp([fused], [fused.type], body2))]
+
+    return graph_module([tensor([1, 1, 4, 4])], build)
+
+
+def test_fused_groups_become_private_functions_and_calls() -> None:
+    lowered = check(_fused_module("fused_conv2d_add_relu"))
+    functions = [op for op in lowered.ops if isinstance(op, func.FuncOp)]
+    names = [f.sym_name.data for f in functions]
+    assert names == ["main", "fused_conv2d_add_relu_0", "fused_exp_0"]
+    assert all(f.sym_visibility and f.sym_visibility.data == "private" for f in functions[1:])
+    calls = [op.callee.string_value() for op in lowered.walk() if isinstance(op, func.CallOp)]
+    assert calls == ["fused_conv2d_add_relu_0", "fused_exp_0"]
+    unnamed = lower(_fused_module(None))
+    assert "fused_conv2d_add_relu_0" in [
+        op.sym_name.data for op in unnamed.ops if isinstance(op, func.FuncOp)
+    ]
+
+
+def test_onnx_node_name_and_location_are_carried() -> None:
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        relu = b.insert(g.ReluOp(a[0]))
+        relu.location = NameLoc(StringAttr("Relu_7"), UnknownLoc())
+        return [relu.result]
+
+    lowered = lower(graph_module([tensor([3])], build))
+    (compute,) = computes(lowered)
+    assert compute.attributes["onnx_node"] == StringAttr("Relu_7")
+    assert compute.location == NameLoc(StringAttr("Relu_7"), UnknownLoc())
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class _UndefinedOp(g.GraphOp):
+    """A graph op with no compute definition (test only)."""
+
+    name = "graph.test_undefined"
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def inferred_result_type(self) -> TensorType:
+        return self.x.type  # type: ignore[return-value]
+
+
+def test_op_without_definition_fails_naming_it() -> None:
+    module = graph_module(
+        [tensor([2])],
+        lambda b, a: [insert(b, _UndefinedOp.create(operands=[a[0]], result_types=[a[0].type]))],
+    )
+    with pytest.raises(PassFailedException, match="'graph.test_undefined' op has no compute"):
+        lower(module)
+
+
+def test_dynamic_shape_fails() -> None:
+    dynamic = TensorType(f32, [-1, 4])
+    block = Block(arg_types=[dynamic])
+    block.add_op(func.ReturnOp(block.args[0]))
+    module = ModuleOp([func.FuncOp("dyn", ([dynamic], [dynamic]), Region(block))])
+    with pytest.raises(PassFailedException, match="expected tensors of static shape"):
+        lower(module)
+
+
+def test_unsigned_elements_fail() -> None:
+    u8 = IntegerType(8, Signedness.UNSIGNED)
+    module = graph_module(
+        [tensor([2], u8), tensor([2], u8)], lambda b, a: [insert(b, g.AddOp(a[0], a[1]))]
+    )
+    with pytest.raises(PassFailedException, match="'graph.add' op expected a float or signless"):
+        lower(module)
+
+
+def test_every_graph_op_has_a_definition() -> None:
+    from dialects.graph import Graph
+
+    defined = set(defined_op_types())
+    structural = {g.FusedOp, g.YieldOp}
+    missing = [op.name for op in Graph.operations if op not in defined | structural]
+    assert not missing, f"graph ops without a compute definition: {missing}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The tensor_expr interpreter itself
+# ---------------------------------------------------------------------------------------------
+
+
+def test_interpreter_rejects_out_of_bounds_reads() -> None:
+    source = tensor([4])
+    block = Block(arg_types=[source])
+    outer = Builder(InsertPoint.at_end(block))
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        one = b.insert(arith.ConstantOp.from_int_and_width(1, IndexType())).result
+        shifted = b.insert(arith.AddiOp(i[0], one)).result  # reads x[4] at i = 3
+        return b.insert(ReadOp(block.args[0], [shifted])).result
+
+    compute = outer.insert(ComputeOp.build("shift", source, body))
+    with pytest.raises(TensorExprInterpreterError, match="out of bounds"):
+        evaluate_compute(compute, {block.args[0]: np.zeros(4, np.float32)})
+
+
+def test_interpreter_matches_a_direct_loop_on_a_reduction() -> None:
+    module = graph_module([tensor([3, 4]), tensor([4, 2])],
+                          lambda b, a: [insert(b, g.MatmulOp(a[0], a[1]))])
+    lowered = lower(module)
+    rng = np.random.default_rng(8)
+    a, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(
+        np.float32)
+    expected = np.zeros((3, 2), np.float32)
+    for i in range(3):
+        for j in range(2):
+            expected[i, j] = math.fsum(float(a[i, k] * w[k, j]) for k in range(4))
+    np.testing.assert_allclose(run_te(lowered, [a, w])[0], expected, rtol=1e-5, atol=1e-6)
