@@ -33,6 +33,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-loop-to-llvm": ("rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
     "convert-loop-to-target-gpu": (
         "rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),
+    # test only: deliberately wrong, to test `dlc-opt --check-semantics`
+    "test-break-add": ("rewrites.test_break_add", "TestBreakAddPass"),
 }
 """dlc's own passes: name -> (module, class). Modules not yet written are simply not listed."""
 

@@ -2,16 +2,23 @@
 
 It knows dlc's dialects, the upstream dialects dlc uses, dlc's passes, the named pipelines and the
 `-t` targets, all registered lazily so that the tool starts fast.
+
+dlc's own flags: `--check-semantics` (run the graph interpreter after every pass and stop at the
+first pass that changes a result, see tools/check_semantics.py), `--timing` (seconds per pass, a
+table on stderr like mlir-opt's `--mlir-timing`) and `--dump-graph=FILE` (the final graph as
+Graphviz DOT, see tools/graph_dot.py). With the first two, named pipelines run pass by pass.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tools.diagnostics import ToolError, run_tool, write_atomically
@@ -22,6 +29,54 @@ class _PendingOutput(StringIO):
 
     def close(self) -> None:  # keep the buffer readable after xDSL's `close()`
         pass
+
+
+class PassTimer:
+    """Wall-clock seconds per pass of the pipeline (summed over `--split-input-file` chunks)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[int, str], float] = {}
+
+    def add(self, key: tuple[int, str], seconds: float) -> None:
+        self.rows[key] = self.rows.get(key, 0.0) + seconds
+
+    def report(self) -> str:
+        """The table, in pipeline order, with percentages and the total (mlir-opt's layout)."""
+        total = sum(self.rows.values())
+        rule = "===" + "-" * 73 + "==="
+        lines = [
+            rule,
+            "Execution time report".center(79).rstrip(),
+            rule,
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
+        ]
+        for (_, name), seconds in sorted(self.rows.items()):
+            share = 100.0 * seconds / total if total else 0.0
+            lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
+        lines.append(f"  {total:8.4f} (100.0%)  Total")
+        return "\n".join(lines)
+
+
+_PARSE, _PASSES, _VERIFY, _CHECK, _OUTPUT = 0, 1, 1_000_000, 1_000_001, 1_000_002
+"""Row order of the timing table: parsing, the passes in order, then the bookkeeping rows."""
+
+
+def expand_pipelines(passes: tuple[ModulePass, ...]) -> tuple[ModulePass, ...]:
+    """`passes` with each named pipeline (e.g. graph-opt) replaced by its own passes."""
+    from pipelines import PIPELINES
+    from rewrites import get_all_passes
+
+    expanded: list[ModulePass] = []
+    for module_pass in passes:
+        pipeline = PIPELINES.get(module_pass.name)
+        if pipeline is None:
+            expanded.append(module_pass)
+            continue
+        inner = PassPipeline.parse_spec(get_all_passes(), pipeline.spec).passes
+        expanded.extend(expand_pipelines(inner))
+    return tuple(expanded)
 
 
 class DlcOptMain(xDSLOptMain):
@@ -54,12 +109,102 @@ class DlcOptMain(xDSLOptMain):
             action="store_true",
             help="on an internal error, show the Python traceback (for dlc's developers)",
         )
+        arg_parser.add_argument(
+            "--check-semantics",
+            action="store_true",
+            help="run the public functions with the graph interpreter on seeded random inputs "
+            "after every pass; stop with an error at the first pass that changes a result",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-seed", type=int, default=0, metavar="N",
+            help="seed of the random inputs of --check-semantics (default 0)",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-rtol", type=float, default=None, metavar="X",
+            help="relative tolerance of --check-semantics (default 1e-4)",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-atol", type=float, default=None, metavar="X",
+            help="absolute tolerance of --check-semantics (default 1e-4)",
+        )
+        arg_parser.add_argument(
+            "--timing",
+            action="store_true",
+            help="print the wall time of parsing, each pass and printing as a table on stderr",
+        )
+        arg_parser.add_argument(
+            "--dump-graph",
+            metavar="FILE",
+            default=None,
+            help="write the final graph as Graphviz DOT to FILE, fused groups as clusters",
+        )
 
     def setup_pipeline(self) -> None:
         try:
             super().setup_pipeline()
         except ValueError as e:  # unknown pass names, bad or missing pass options
             raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from None
+        self.timer = PassTimer() if self.args.timing else None
+        self.checker = None
+        self.dot_graphs: list[str] = []
+        if self.args.check_semantics:
+            from tools.check_semantics import DEFAULT_ATOL, DEFAULT_RTOL, SemanticsChecker
+
+            rtol, atol = self.args.check_semantics_rtol, self.args.check_semantics_atol
+            self.checker = SemanticsChecker(
+                seed=self.args.check_semantics_seed,
+                rtol=DEFAULT_RTOL if rtol is None else rtol,
+                atol=DEFAULT_ATOL if atol is None else atol,
+            )
+        if self.timer is not None or self.checker is not None:
+            self.pipeline = self._instrumented(self.pipeline)
+
+    def _instrumented(self, pipeline: PassPipeline) -> PassPipeline:
+        """`pipeline` run pass by pass, timing each and checking semantics after each."""
+        upstream = pipeline.callback
+        passes = expand_pipelines(pipeline.passes)
+        position = {id(p): index for index, p in enumerate(passes)}
+        started = time.perf_counter()
+
+        def callback(
+            previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+        ) -> None:
+            nonlocal started
+            now = time.perf_counter()
+            if previous is not None and self.timer is not None:
+                self.timer.add((_PASSES + position[id(previous)], previous.name), now - started)
+            if upstream is not None:  # verification and --print-between-passes
+                upstream(previous, module, following)
+            verified = time.perf_counter()
+            if self.checker is not None:
+                if previous is None:
+                    self.checker.start(module)
+                else:
+                    self.checker.check(module, previous.name)
+            checked = time.perf_counter()
+            if self.timer is not None:
+                self.timer.add((_VERIFY, "(verifier)"), verified - now)
+                if self.checker is not None:
+                    self.timer.add((_CHECK, "(check-semantics)"), checked - verified)
+            started = time.perf_counter()
+
+        return PassPipeline(passes, callback)
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        started = time.perf_counter()
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if self.timer is not None:
+            self.timer.add((_PARSE, "(parse)"), time.perf_counter() - started)
+        return module
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        started = time.perf_counter()
+        text = super().output_resulting_program(prog)
+        if self.timer is not None:
+            self.timer.add((_OUTPUT, "(output)"), time.perf_counter() - started)
+        return text
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         if self.args.input_file == "-":
@@ -80,11 +225,24 @@ class DlcOptMain(xDSLOptMain):
         if not self.args.disable_verify:
             prog.verify()
         super().apply_passes(prog)
+        if self.args.dump_graph is not None:
+            from tools.graph_dot import module_to_dot
+
+            self.dot_graphs.append(module_to_dot(prog, f"dlc_{len(self.dot_graphs)}"))
 
     def run(self) -> None:
         super().run()
         if self.args.output_file is not None:
             write_atomically(self.args.output_file, self.pending_output.getvalue())
+        if self.args.dump_graph is not None:
+            try:
+                write_atomically(self.args.dump_graph, "".join(self.dot_graphs))
+            except OSError as e:
+                raise ToolError(
+                    f"cannot write --dump-graph file '{self.args.dump_graph}': {e.strerror}"
+                ) from None
+        if self.timer is not None:
+            print(self.timer.report(), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
