@@ -461,7 +461,9 @@ class _FunctionLowering:
         inside = set(group.members)
         return any(user not in inside for user in plan.consumers[member.result])
 
-    def _last_uses(self, plan: _FunctionPlan, units: list[Operation]) -> dict[Operation, list]:
+    def _last_uses(
+        self, plan: _FunctionPlan, units: list[Operation]
+    ) -> dict[Operation, list[SSAValue]]:
         """For each unit, the allocated buffers to free right after it."""
         order = {unit: index for index, unit in enumerate(units)}
         frees: dict[Operation, list[SSAValue]] = {}

@@ -182,6 +182,26 @@ func.func @call_between_functions(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A declaration gets the destination-passing signature too; an unused call result is allocated
+// and freed right after the call.
+// CHECK:         func.func private @ext(memref<4xf32>, f32, memref<2xf32>, memref<4xf32>) -> () attributes {dlc.num_outputs = 2 : i64}
+// CHECK-LABEL: func.func @external_callee
+// CHECK-SAME:    (%[[X:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<2xf32>)
+// CHECK-NEXT:    %[[S:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[B:.*]] = loop.alloc global : memref<4xf32>
+// CHECK-NEXT:    func.call @ext(%[[X]], %[[S]], %[[OUT]], %[[B]]) : (memref<4xf32>, f32, memref<2xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    loop.dealloc %[[B]] : memref<4xf32>
+// CHECK-NEXT:    func.return
+func.func private @ext(tensor<4xf32>, f32) -> (tensor<2xf32>, tensor<4xf32>)
+
+func.func @external_callee(%x: tensor<4xf32>) -> tensor<2xf32> {
+  %s = arith.constant 1.0 : f32
+  %a, %b = func.call @ext(%x, %s) : (tensor<4xf32>, f32) -> (tensor<2xf32>, tensor<4xf32>)
+  func.return %a : tensor<2xf32>
+}
+
+// -----
+
 // Outputs follow the results' order; an argument returned as is, and a value returned a second
 // time, are copied into their outputs by "copy_out<k>" blocks.
 // CHECK-LABEL: func.func @outputs
