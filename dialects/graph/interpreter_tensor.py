@@ -6,6 +6,7 @@ interpreter has them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -107,21 +108,32 @@ def _broadcast_to(op: BroadcastToOp, args: list[np.ndarray]) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def _source_coordinates(mode: str, size: int, length: int, scale: float) -> np.ndarray:
-    """The input coordinate of each of the `size` output positions of an axis of `length`."""
+def _source_coordinates(op: ResizeOp, axis: int, size: int, length: int, scale: float
+                        ) -> np.ndarray:
+    """The input coordinate of each of the `size` output positions of `axis` (of `length`).
+
+    As in ONNX, the modes that need an output width use the real-valued `scale * length`.
+    """
+    mode = op.coordinate_mode_value()
     out = np.arange(size, dtype=np.float64)
+    width = scale * length
     if mode == "align_corners":
-        return out * (length - 1) / (size - 1) if size > 1 else np.zeros(size)
+        return np.zeros(size) if width == 1 else out * (length - 1) / (width - 1)
     if mode == "asymmetric":
         return out / scale
     if mode == "tf_half_pixel_for_nn":
         return (out + 0.5) / scale
     if mode == "pytorch_half_pixel":
-        return (out + 0.5) / scale - 0.5 if size > 1 else np.zeros(size)
+        return np.full(size, -0.5) if width == 1 else (out + 0.5) / scale - 0.5
     if mode == "half_pixel_symmetric":
-        adjustment = size / (scale * length)
-        offset = length / 2 * (1 - adjustment)
+        offset = length / 2 * (1 - size / width)
         return offset + (out + 0.5) / scale - 0.5
+    if mode == "tf_crop_and_resize":
+        roi = op.roi_tuple()
+        start, end = roi[axis], roi[axis + len(roi) // 2]
+        if width == 1:
+            return np.full(size, (end - start) * (length - 1) / 2 + start * (length - 1))
+        return out * (end - start) * (length - 1) / (width - 1) + start * (length - 1)
     return (out + 0.5) / scale - 0.5  # half_pixel
 
 
@@ -139,56 +151,87 @@ def _nearest_weights(ratio: np.ndarray, rounding: str) -> np.ndarray:
     return np.stack([~upper, upper], axis=-1).astype(np.float64)
 
 
-def _cubic_weights(ratio: np.ndarray, a: float) -> np.ndarray:
-    """Weights of the four taps floor(x) - 1 ... floor(x) + 2 of the cubic kernel."""
-    def near(t: np.ndarray) -> np.ndarray:  # |t| <= 1
-        return ((a + 2) * t - (a + 3)) * t * t + 1
-
-    def far(t: np.ndarray) -> np.ndarray:  # 1 < |t| < 2
-        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
-
-    return np.stack([far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)], axis=-1)
+def _cubic_kernel(t: np.ndarray, a: float) -> np.ndarray:
+    t = np.abs(t)
+    near = ((a + 2) * t - (a + 3)) * t * t + 1
+    far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
 
 
-def _interpolation_matrix(op: ResizeOp, size: int, length: int, scale: float) -> np.ndarray:
-    """The size x length matrix that resizes one axis."""
-    x = _source_coordinates(op.coordinate_mode_value(), size, length, scale)
+def _kernel_weights(op: ResizeOp, ratio: np.ndarray, scale: float) -> tuple[int, np.ndarray]:
+    """(offset of the first tap from floor(x), weights of the taps) for linear and cubic.
+
+    The kernel is evaluated at `(tap - x) * s`, with `s` = 1, or min(scale, 1) under
+    antialias (a kernel 1 / scale wide when downsampling, normalized to sum 1).
+    """
+    s = min(scale, 1.0) if op.antialias_value() else 1.0
+    reach = 1 if op.mode_value() == "linear" else 2
+    first = int(np.floor(-reach / s)) + 1
+    t = (first + np.arange(2 - 2 * first)[None, :] - ratio[:, None]) * s
+    if op.mode_value() == "linear":
+        weights = np.clip(1 - np.abs(t), 0, 1)
+    else:
+        weights = _cubic_kernel(t, op.cubic_coeff_a_value())
+    if op.antialias_value():
+        weights = weights / weights.sum(axis=1, keepdims=True)
+    return first, weights
+
+
+def _interpolation_matrix(op: ResizeOp, axis: int, size: int, length: int, scale: float
+                          ) -> np.ndarray:
+    """The size x length matrix that resizes one axis (extrapolated rows are zero)."""
+    x = _source_coordinates(op, axis, size, length, scale)
     base = np.floor(x)
     ratio = x - base
     # ONNX prefers the left neighbour: an integer coordinate is the upper tap of a ratio of 1.
     integral = ratio == 0
     base[integral] -= 1
     ratio[integral] = 1.0
-    mode = op.mode_value()
-    if mode == "nearest":
-        weights, first = _nearest_weights(ratio, op.nearest_mode_value()), 0
-    elif mode == "linear":
-        weights, first = np.stack([1 - ratio, ratio], axis=-1), 0
+    if op.mode_value() == "nearest":
+        first, weights = 0, _nearest_weights(ratio, op.nearest_mode_value())
     else:
-        weights, first = _cubic_weights(ratio, op.cubic_coeff_a_value()), -1
+        first, weights = _kernel_weights(op, ratio, scale)
     taps = base[:, None].astype(np.int64) + first + np.arange(weights.shape[1])
     if op.exclude_outside_value():
         weights = np.where((taps >= 0) & (taps < length), weights, 0.0)
-        weights = weights / weights.sum(axis=1, keepdims=True)
+        total = weights.sum(axis=1, keepdims=True)
+        weights = weights / np.where(total == 0, 1.0, total)
     matrix = np.zeros((size, length))
     rows = np.repeat(np.arange(size), weights.shape[1])
     np.add.at(matrix, (rows, np.clip(taps, 0, length - 1).reshape(-1)), weights.reshape(-1))
     return matrix
 
 
+def _extrapolated(op: ResizeOp, axis: int, size: int, length: int, scale: float
+                  ) -> np.ndarray | None:
+    """Which outputs of `axis` fall outside the input under tf_crop_and_resize, else None."""
+    if op.coordinate_mode_value() != "tf_crop_and_resize":
+        return None
+    x = _source_coordinates(op, axis, size, length, scale)
+    return (x < 0) | (x > length - 1)
+
+
 @implements(ResizeOp)
 def _resize(op: ResizeOp, args: list[np.ndarray]) -> np.ndarray:
     (x,) = args
     sizes = op.result.type.get_shape()
-    result = x.astype(np.float64) if op.mode_value() != "nearest" else x
+    nearest = op.mode_value() == "nearest"
+    result = x if nearest else x.astype(np.float64)
+    roi = op.roi_tuple()
     for axis, (size, scale) in enumerate(zip(sizes, op.scales_tuple(), strict=True)):
-        matrix = _interpolation_matrix(op, size, x.shape[axis], scale)
-        if np.array_equal(matrix, np.eye(size, x.shape[axis])):
-            continue
-        if op.mode_value() == "nearest":  # exact for every dtype: a gather
+        length = x.shape[axis]
+        whole = not roi or (roi[axis] == 0.0 and roi[axis + len(roi) // 2] == 1.0)
+        if size == length and math.isclose(scale, 1.0) and whole:
+            continue  # the identity, whatever the modes say
+        matrix = _interpolation_matrix(op, axis, size, length, scale)
+        if nearest:  # exact for every dtype: a gather
             result = np.take(result, matrix.argmax(axis=1), axis=axis)
         else:
             result = np.moveaxis(np.tensordot(matrix, result, axes=([1], [axis])), 0, axis)
+        outside = _extrapolated(op, axis, size, length, scale)
+        if outside is not None:
+            mask = outside.reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+            result = np.where(mask, op.extrapolation_value_value(), result)
     return np.asarray(result).astype(x.dtype)
 
 

@@ -359,7 +359,7 @@ class SliceOp(GraphOp):
         return _ints(self.steps)
 
 
-PAD_MODES = ("constant", "reflect", "edge")
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
 """The modes `graph.pad` accepts."""
 
 
@@ -370,8 +370,8 @@ class PadOp(GraphOp):
 
     Semantics: `pads` holds the begin pads of all axes, then the end pads (non-negative). Mode
     `constant` fills with `value` (converted to the element type), `reflect` mirrors the input
-    without repeating the edge (each pad smaller than the dim), `edge` repeats the edge (dims
-    non-zero where padded).
+    without repeating the edge (each pad smaller than the dim), `edge` repeats the edge, `wrap`
+    continues periodically (`edge` and `wrap` need non-empty dims where padded).
 
     Example:
         %r = graph.pad %x {pads = array<i64: 0, 1, 0, 2>, value = 1.500000e+00 : f64}
@@ -413,8 +413,8 @@ class PadOp(GraphOp):
             if mode == "reflect" and max(before, after) >= max(dim, 1):
                 raise op_error(cls.name, f"expected reflect pads of axis {axis} smaller than its "
                                          f"dim {dim}, found {before} and {after}")
-            if mode == "edge" and dim == 0 and before + after:
-                raise op_error(cls.name, f"expected a non-empty axis {axis} to pad by 'edge'")
+            if mode in ("edge", "wrap") and dim == 0 and before + after:
+                raise op_error(cls.name, f"expected a non-empty axis {axis} to pad by '{mode}'")
         return TensorType(x_type.get_element_type(),
                           [d + pads[a] + pads[a + rank] for a, d in enumerate(shape)])
 
@@ -426,7 +426,7 @@ class PadOp(GraphOp):
         return _ints(self.pads)
 
     def mode_value(self) -> str:
-        """constant, reflect or edge."""
+        """constant, reflect, edge or wrap."""
         return self.mode.data
 
     def pad_value(self) -> float:
@@ -483,7 +483,7 @@ RESIZE_MODES = ("nearest", "linear", "cubic")
 
 RESIZE_COORDINATE_MODES = (
     "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-    "tf_half_pixel_for_nn",
+    "tf_half_pixel_for_nn", "tf_crop_and_resize",
 )
 """How `graph.resize` maps an output coordinate to an input one (ONNX's names)."""
 
@@ -499,11 +499,14 @@ class ResizeOp(GraphOp):
     Semantics: the result shape is `sizes`; `scales` (one per axis, positive) is what ONNX's
     `coordinate_transformation_mode` divides by to map result coordinate `o` of an axis of
     input length `n` to input coordinate `i`, e.g. half_pixel: `i = (o + 0.5) / scale - 0.5`,
-    asymmetric: `i = o / scale`, align_corners: `i = o * (n - 1) / (size - 1)`.
+    asymmetric: `i = o / scale`, align_corners: `i = o * (n - 1) / (scale * n - 1)`;
+    tf_crop_and_resize maps into the region `roi` (starts of every axis, then ends, as
+    fractions of `n - 1`) and gives `extrapolation_value` where `i` falls outside the input.
     Mode nearest picks the input element at `i` rounded by `nearest_mode`, clamped to the axis;
     linear interpolates the two neighbours of `i`; cubic the four, with coefficient
-    `cubic_coeff_a` and, with `exclude_outside`, zero weight (renormalized) outside the input.
-    Linear and cubic need a float element type.
+    `cubic_coeff_a`. With `antialias`, linear and cubic kernels widen by 1 / scale when
+    downsampling; with `exclude_outside`, weights outside the input are zero (the rest
+    renormalized). Linear and cubic need a float element type.
 
     Example:
         %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
@@ -523,6 +526,9 @@ class ResizeOp(GraphOp):
     nearest_mode = attr_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
     cubic_coeff_a = attr_def(FloatAttr, default_value=FloatAttr(-0.75, f64))
     exclude_outside = attr_def(BoolAttr, default_value=bool_attr(False))
+    antialias = attr_def(BoolAttr, default_value=bool_attr(False))
+    roi = attr_def(DenseArrayBase.constr(f64), default_value=_f64_array([]))
+    extrapolation_value = attr_def(FloatAttr, default_value=FloatAttr(0.0, f64))
 
     traits = traits_def(Pure())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
@@ -538,10 +544,14 @@ class ResizeOp(GraphOp):
         nearest_mode: str = "round_prefer_floor",
         cubic_coeff_a: float = -0.75,
         exclude_outside: bool = False,
+        antialias: bool = False,
+        roi: Sequence[float] = (),
+        extrapolation_value: float = 0.0,
     ) -> None:
-        result_type = self.infer_type(SSAValue.get(x).type, sizes, scales, mode=mode,
-                                      coordinate_transformation_mode=coordinate_transformation_mode,
-                                      nearest_mode=nearest_mode)
+        result_type = self.infer_type(
+            SSAValue.get(x).type, sizes, scales, mode=mode,
+            coordinate_transformation_mode=coordinate_transformation_mode,
+            nearest_mode=nearest_mode, roi=roi)
         super().__init__(
             operands=[x],
             result_types=[result_type],
@@ -553,13 +563,17 @@ class ResizeOp(GraphOp):
                 "nearest_mode": StringAttr(nearest_mode),
                 "cubic_coeff_a": FloatAttr(float(cubic_coeff_a), f64),
                 "exclude_outside": bool_attr(exclude_outside),
+                "antialias": bool_attr(antialias),
+                "roi": _f64_array(roi),
+                "extrapolation_value": FloatAttr(float(extrapolation_value), f64),
             },
         )
 
     @classmethod
     def infer_type(cls, x: Attribute, sizes: Sequence[int], scales: Sequence[float], *,
                    mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
-                   nearest_mode: str = "round_prefer_floor") -> TensorType:
+                   nearest_mode: str = "round_prefer_floor", roi: Sequence[float] = ()
+                   ) -> TensorType:
         """`sizes`, of x's element type."""
         x_type = _tensor(cls.name, "the operand", x)
         rank = x_type.get_num_dims()
@@ -572,6 +586,8 @@ class ResizeOp(GraphOp):
         _require_choice(cls.name, "coordinate_transformation_mode",
                         coordinate_transformation_mode, RESIZE_COORDINATE_MODES)
         _require_choice(cls.name, "nearest_mode", nearest_mode, RESIZE_NEAREST_MODES)
+        if coordinate_transformation_mode == "tf_crop_and_resize":
+            _require_count(cls.name, "roi", roi, 2 * rank)
         if mode != "nearest" and not is_float_type(x_type.get_element_type()):
             raise op_error(cls.name, f"expected a floating-point element type for mode "
                                      f"'{mode}', found {x_type.get_element_type()}")
@@ -581,11 +597,15 @@ class ResizeOp(GraphOp):
         return self.infer_type(
             self.x.type, _ints(self.sizes), self.scales_tuple(), mode=self.mode_value(),
             coordinate_transformation_mode=self.coordinate_mode_value(),
-            nearest_mode=self.nearest_mode_value())
+            nearest_mode=self.nearest_mode_value(), roi=self.roi_tuple())
 
     def scales_tuple(self) -> tuple[float, ...]:
         """The scale of each axis used by the coordinate transformation."""
         return _floats(self.scales)
+
+    def roi_tuple(self) -> tuple[float, ...]:
+        """The region of tf_crop_and_resize: starts of every axis, then ends (or empty)."""
+        return _floats(self.roi)
 
     def mode_value(self) -> str:
         """nearest, linear or cubic."""
@@ -604,8 +624,16 @@ class ResizeOp(GraphOp):
         return float(self.cubic_coeff_a.value.data)
 
     def exclude_outside_value(self) -> bool:
-        """Whether cubic weights outside the input are dropped and the rest renormalized."""
+        """Whether weights outside the input are dropped and the rest renormalized."""
         return bool(self.exclude_outside.value.data)
+
+    def antialias_value(self) -> bool:
+        """Whether linear and cubic kernels widen when downsampling."""
+        return bool(self.antialias.value.data)
+
+    def extrapolation_value_value(self) -> float:
+        """The value of tf_crop_and_resize outside the input."""
+        return float(self.extrapolation_value.value.data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from dialects.graph import AddOp, MaxOp, MinOp, MulOp, ReshapeOp
 from frontends.onnx.context import NodeContext
@@ -32,6 +32,12 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
     """The static shape of a tensor value."""
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
+
+
+def element_type_of(value: SSAValue) -> Attribute:
+    """The element type of a tensor value."""
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
 
 
 def reshape(node: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
@@ -94,10 +100,8 @@ def window_padding(node: NodeContext, spatial: Sequence[int], kernel: Sequence[i
     return begins + ends
 
 
-def window_attrs(node: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
-                 ) -> tuple[list[int], list[int], list[int]]:
-    """(strides, dilations, pads) of a sliding-window op over `spatial` dims, defaults filled."""
-    rank = len(spatial)
+def strides_and_dilations(node: NodeContext, rank: int) -> tuple[list[int], list[int]]:
+    """Attributes `strides` and `dilations` of a sliding-window op (default 1 each)."""
     strides = node.attr_ints("strides", [1] * rank)
     dilations = node.attr_ints("dilations", [1] * rank)
     assert strides is not None and dilations is not None
@@ -106,6 +110,13 @@ def window_attrs(node: NodeContext, spatial: Sequence[int], kernel: Sequence[int
             raise node.error(f"expected {rank} {name}, found {len(values)}")
         if any(v < 1 for v in values):
             raise node.error(f"expected positive {name}, found {values}")
+    return strides, dilations
+
+
+def window_attrs(node: NodeContext, spatial: Sequence[int], kernel: Sequence[int]
+                 ) -> tuple[list[int], list[int], list[int]]:
+    """(strides, dilations, pads) of a sliding-window op over `spatial` dims, defaults filled."""
+    strides, dilations = strides_and_dilations(node, len(spatial))
     return strides, dilations, window_padding(node, spatial, kernel, strides, dilations)
 
 

@@ -1,12 +1,14 @@
-"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg) and the
-variadic Min, Max, Sum, Mean. Each maps onto the graph op of the same meaning."""
+"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg), the
+variadic Min, Max, Sum, Mean, comparisons, Where and Cast. Each maps onto the graph op of the
+same meaning."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects.graph import (
     AbsOp,
@@ -24,9 +26,11 @@ from dialects.graph import (
     SqrtOp,
     SubOp,
 )
+from dialects.graph.attrs import is_float_type
+from dialects.graph.ops_tensor import CastOp, CompareOp, WhereOp
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
-from frontends.onnx.tensors import numpy_dtype_of
+from frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
 
 
 class _Binary(OnnxOpConverter):
@@ -69,20 +73,23 @@ class Div(_Binary):
 
 @register("Pow")
 class Pow(OnnxOpConverter):
-    """`Pow`: graph.pow; from v12 the exponent may have another element type, and is converted
-    to the base's when it is known at import time."""
+    """`Pow`: graph.pow. From v12 the exponent may have another element type: then both are
+    cast to the floating-point one of the two (the base's when both are integers) and the
+    result back to the base's type."""
 
     @classmethod
     def _impl_v7(cls, node: NodeContext) -> list[ConvertedValue]:
-        base = node.input(0)
-        if node.element_type(1) == node.element_type(0):
-            return [node.emit(PowOp(base, node.input(1)))]
-        exponent = node.const(1)
-        if exponent is None:
-            raise node.error(f"expected the exponent's element type {node.element_type(0)} or "
-                             f"an exponent known at import time, found {node.input_type(1)}")
-        dtype = numpy_dtype_of(node.element_type(0))
-        return [node.emit(PowOp(base, node.constant(exponent.astype(dtype))))]
+        base, exponent = node.input(0), node.input(1)
+        base_type, exponent_type = node.element_type(0), node.element_type(1)
+        if base_type == exponent_type:
+            return [node.emit(PowOp(base, exponent))]
+        common = exponent_type if is_float_type(exponent_type) else base_type
+        if base_type != common:
+            base = node.emit(CastOp(base, common))
+        if exponent_type != common:
+            exponent = node.emit(CastOp(exponent, common))
+        result = node.emit(PowOp(base, exponent))
+        return [result if common == base_type else node.emit(CastOp(result, base_type))]
 
 
 class _Unary(OnnxOpConverter):
@@ -201,3 +208,88 @@ class Mean(_Variadic):
             return [total]
         dtype = numpy_dtype_of(node.element_type(0))
         return [node.emit(DivOp(total, node.constant(np.array(count, dtype=dtype))))]
+
+
+class _Compare(OnnxOpConverter):
+    """A broadcasting comparison: graph.compare with `predicate`, an i1 result."""
+
+    predicate: ClassVar[str]
+
+    @classmethod
+    def _impl_v7(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(CompareOp(node.input(0), node.input(1), cls.predicate))]
+
+
+@register("Equal")
+class Equal(_Compare):
+    """`Equal`: graph.compare eq."""
+
+    predicate = "eq"
+
+
+@register("Less")
+class Less(_Compare):
+    """`Less`: graph.compare lt."""
+
+    predicate = "lt"
+
+
+@register("LessOrEqual")
+class LessOrEqual(_Compare):
+    """`LessOrEqual` (from opset 12): graph.compare le."""
+
+    predicate = "le"
+
+
+@register("Greater")
+class Greater(_Compare):
+    """`Greater`: graph.compare gt."""
+
+    predicate = "gt"
+
+
+@register("GreaterOrEqual")
+class GreaterOrEqual(_Compare):
+    """`GreaterOrEqual` (from opset 12): graph.compare ge."""
+
+    predicate = "ge"
+
+
+@register("Where")
+class Where(OnnxOpConverter):
+    """`Where` (from opset 9): graph.where."""
+
+    @classmethod
+    def _impl_v9(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(WhereOp(node.input(0), node.input(1), node.input(2)))]
+
+
+def cast_to(node: NodeContext, value: SSAValue, element: Attribute) -> SSAValue:
+    """`value` converted to `element` (itself when it already has that element type)."""
+    assert isinstance(value.type, TensorType)
+    if value.type.element_type == element:
+        return value
+    return node.emit(CastOp(value, element))
+
+
+@register("Cast")
+class Cast(OnnxOpConverter):
+    """`Cast`: graph.cast to attribute `to` (numeric and bool types; no strings, no bf16)."""
+
+    @classmethod
+    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
+        to = node.attr_int("to")
+        element = element_type(to)
+        if element is None:
+            raise node.error(f"expected a numeric or bool target type, found "
+                             f"{onnx_type_name(to)}")
+        return [cast_to(node, node.input(0), element)]
+
+
+@register("CastLike")
+class CastLike(OnnxOpConverter):
+    """`CastLike` (from opset 15): graph.cast to the element type of input 1."""
+
+    @classmethod
+    def _impl_v15(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [cast_to(node, node.input(0), node.element_type(1))]

@@ -1,11 +1,12 @@
-"""Converters of ONNX ops with weights: Conv (1-D and 2-D), MatMul and Gemm."""
+"""Converters of ONNX ops with weights: Conv and ConvTranspose (1-D and 2-D), MatMul, Gemm."""
 
 from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
 from dialects.graph import AddOp, Conv2DOp, MatmulOp, TransposeOp
-from frontends.onnx.common import reshape, scaled, shape_of, window_attrs
+from dialects.graph.ops_tensor import ConvTranspose2DOp
+from frontends.onnx.common import reshape, scaled, shape_of, strides_and_dilations, window_attrs
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
@@ -61,6 +62,79 @@ class Conv(OnnxOpConverter):
         conv = node.emit(Conv2DOp(x, w, bias, strides=strides, padding=pads_2d(pads),
                                   dilation=dilations, groups=node.attr_int("group", 1)))
         if spatial == 1:
+            n, o, _, length = shape_of(conv)
+            conv = reshape(node, conv, [n, o, length])
+        return [conv]
+
+
+def transpose_padding(node: NodeContext, spatial: list[int], kernel: list[int],
+                      strides: list[int], dilations: list[int], extra: list[int]
+                      ) -> tuple[list[int], list[int]]:
+    """ConvTranspose's (pads, output_padding): from attribute `output_shape` or `auto_pad`
+    SAME_* (total padding split as ONNX says), else attribute `pads`. A negative end pad
+    becomes output padding (extra zero rows at the end)."""
+    rank = len(spatial)
+    auto_pad = node.attr_str("auto_pad", "NOTSET")
+    output_shape = node.attr_ints("output_shape", None)
+    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        output_shape = [size * s for size, s in zip(spatial, strides, strict=True)]
+    if output_shape is None:
+        pads = [0] * (2 * rank) if auto_pad == "VALID" else node.attr_ints("pads", [0] * (2 * rank))
+        assert pads is not None
+        if len(pads) != 2 * rank:
+            raise node.error(f"expected {2 * rank} pads, found {len(pads)}")
+    else:
+        output_shape = output_shape[-rank:]
+        if len(output_shape) != rank:
+            raise node.error(f"expected {rank} output_shape values, found {output_shape}")
+        begins, ends = [], []
+        for i in range(rank):
+            total = (strides[i] * (spatial[i] - 1) + extra[i] + (kernel[i] - 1) * dilations[i] + 1
+                     - output_shape[i])
+            small, large = total // 2, total - total // 2
+            begins.append(small if auto_pad == "SAME_UPPER" else large)
+            ends.append(large if auto_pad == "SAME_UPPER" else small)
+        pads = begins + ends
+    output_padding = list(extra)
+    for i in range(rank):
+        if pads[rank + i] < 0:
+            output_padding[i] -= pads[rank + i]
+            pads[rank + i] = 0
+    if any(p < 0 for p in pads):
+        raise node.error(f"expected non-negative pads, found {pads}")
+    return pads, output_padding
+
+
+@register("ConvTranspose")
+class ConvTranspose(OnnxOpConverter):
+    """`ConvTranspose`: graph.conv_transpose2d; 1-D runs as 2-D of height 1."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        spatial_dims = spatial_rank(node)
+        if node.rank(1) != spatial_dims + 2:
+            raise node.error(f"expected a weight of rank {spatial_dims + 2}, found "
+                             f"{node.input_type(1)}")
+        kernel = list(node.shape(1)[2:])
+        check_kernel_shape(node, kernel)
+        spatial = list(node.shape(0)[2:])
+        strides, dilations = strides_and_dilations(node, spatial_dims)
+        extra = node.attr_ints("output_padding", [0] * spatial_dims)
+        assert extra is not None
+        if len(extra) != spatial_dims:
+            raise node.error(f"expected {spatial_dims} output_padding values, found {extra}")
+        pads, output_padding = transpose_padding(node, spatial, kernel, strides, dilations,
+                                                 extra)
+        x, w = node.input(0), node.input(1)
+        bias = node.input(2) if node.has_input(2) else None
+        if spatial_dims == 1:
+            x, w = as_2d(node, x), as_2d(node, w)
+            strides, dilations = [1, *strides], [1, *dilations]
+            output_padding = [0, *output_padding]
+        conv = node.emit(ConvTranspose2DOp(
+            x, w, bias, strides=strides, padding=pads_2d(pads), output_padding=output_padding,
+            dilation=dilations, groups=node.attr_int("group", 1)))
+        if spatial_dims == 1:
             n, o, _, length = shape_of(conv)
             conv = reshape(node, conv, [n, o, length])
         return [conv]

@@ -24,7 +24,8 @@ from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 @register("BatchNormalization")
 class BatchNormalization(OnnxOpConverter):
-    """`BatchNormalization` in inference mode: graph.batch_norm (output Y only)."""
+    """`BatchNormalization`: graph.batch_norm; in training mode (opset 14) with the batch's
+    statistics."""
 
     @classmethod
     def _convert(cls, node: NodeContext) -> list[ConvertedValue]:
@@ -45,10 +46,32 @@ class BatchNormalization(OnnxOpConverter):
 
     @classmethod
     def _impl_v14(cls, node: NodeContext) -> list[ConvertedValue]:
-        if node.attr_int("training_mode", 0):
-            raise node.error("expected training_mode = 0 (dlc imports models for inference), "
-                             "found 1")
-        return cls._convert(node)
+        if not node.attr_int("training_mode", 0):
+            return cls._convert(node)
+        return cls._training(node)
+
+    @classmethod
+    def _training(cls, node: NodeContext) -> list[ConvertedValue]:
+        """Training mode: normalized with the batch's own mean and (population) variance;
+        outputs Y and the running mean and variance, `input * momentum + batch * (1 -
+        momentum)`."""
+        x = node.input(0)
+        rank = node.rank(0)
+        axes = [a for a in range(rank) if a != 1]
+        per_channel = [1, node.shape(0)[1]] + [1] * (rank - 2)
+        mean = node.emit(ReduceOp(x, "mean", axes, keepdims=False))
+        centered = node.emit(SubOp(x, reshape(node, mean, per_channel)))
+        var = node.emit(ReduceOp(node.emit(MulOp(centered, centered)), "mean", axes,
+                                 keepdims=False))
+        epsilon = node.attr_float("epsilon", 1e-5)
+        y = node.emit(BatchNormOp(x, node.input(1), node.input(2), mean, var, epsilon=epsilon))
+        momentum = node.attr_float("momentum", 0.9)
+        running = [
+            node.emit(AddOp(scaled(node, node.input(index), momentum, like=index),
+                            scaled(node, batch, 1.0 - momentum, like=index)))
+            for index, batch in ((3, mean), (4, var))
+        ]
+        return [y, *running]
 
 
 def _normalize(node: NodeContext, x: SSAValue, axes: list[int], epsilon: float

@@ -1,59 +1,142 @@
-"""Converters of ONNX pools: MaxPool, AveragePool (1-D and 2-D), GlobalAveragePool,
-GlobalMaxPool."""
+"""Converters of ONNX pools: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+
+1-D and 2-D pools are one graph.max_pool2d / graph.avg_pool2d. Pools over more axes, and
+average pools with dilations (which graph.avg_pool2d does not have), are separable: the
+window is a box and both the max and the average (whose divisor, the count of elements
+counted, is a product over the axes) can be taken one axis at a time.
+"""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+import math
+from collections.abc import Sequence
 
-from dialects.graph import AvgPool2DOp, GlobalAvgPool2DOp, MaxPool2DOp, ReduceOp
-from frontends.onnx.common import reshape, shape_of, window_attrs
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, f32, f64
+from xdsl.ir import SSAValue
+
+from dialects.graph import AddOp, AvgPool2DOp, DivOp, GlobalAvgPool2DOp, MaxPool2DOp, ReduceOp
+from dialects.graph.attrs import is_float_type
+from dialects.graph.ops import window_output_size
+from dialects.graph.ops_tensor import CastOp, PadOp, SliceOp
+from frontends.onnx.common import element_type_of, reshape, shape_of, window_attrs
 from frontends.onnx.context import NodeContext
-from frontends.onnx.nn import as_2d, pads_2d, spatial_rank
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from frontends.onnx.tensors import numpy_dtype_of
 
 
-def _pool(node: NodeContext, make: type[Operation], **extra: object) -> ConvertedValue:
-    """A 1-D or 2-D pool of input 0 with the node's window attributes."""
-    spatial = spatial_rank(node)
+class _Window:
+    """The window of a pool along one axis."""
+
+    def __init__(self, kernel: int, stride: int, dilation: int, begin: int, end: int) -> None:
+        self.kernel, self.stride, self.dilation = kernel, stride, dilation
+        self.begin, self.end = begin, end
+
+
+def _pool_2d(node: NodeContext, x: SSAValue, is_max: bool, windows: Sequence[_Window],
+             ceil_mode: bool, include_pad: bool) -> SSAValue:
+    """One graph pool over the last two axes of a 4-D `x`."""
+    kernel = [w.kernel for w in windows]
+    strides = [w.stride for w in windows]
+    padding = [windows[0].begin, windows[1].begin, windows[0].end, windows[1].end]
+    if is_max:
+        return node.emit(MaxPool2DOp(x, kernel=kernel, strides=strides, padding=padding,
+                                     dilation=[w.dilation for w in windows],
+                                     ceil_mode=ceil_mode))
+    return node.emit(AvgPool2DOp(x, kernel=kernel, strides=strides, padding=padding,
+                                 ceil_mode=ceil_mode, count_include_pad=include_pad))
+
+
+def _dilated_average(node: NodeContext, x: SSAValue, window: _Window, ceil_mode: bool,
+                     include_pad: bool) -> SSAValue:
+    """The average pool of the middle axis of a 3-D `x` with a dilated window: zero padding,
+    the sum of one strided slice per tap, divided by the count of each window."""
+    outer, length, inner = shape_of(x)
+    size = window_output_size(length, window.kernel, window.stride, window.begin, window.end,
+                              window.dilation, ceil_mode)
+    extent = window.dilation * (window.kernel - 1) + 1
+    needed = (size - 1) * window.stride + extent
+    overhang = max(needed - (length + window.begin + window.end), 0)
+    padded = node.emit(PadOp(x, [0, window.begin, 0, 0, window.end + overhang, 0]))
+    total: SSAValue | None = None
+    for tap in range(window.kernel):
+        part = node.emit(SliceOp(padded, [0, tap * window.dilation, 0], [outer, size, inner],
+                                 [1, window.stride, 1]))
+        total = part if total is None else node.emit(AddOp(total, part))
+    assert total is not None
+    low, high = (-window.begin, length + window.end) if include_pad else (0, length)
+    positions = (np.arange(size)[:, None] * window.stride - window.begin
+                 + np.arange(window.kernel)[None, :] * window.dilation)
+    counts = ((positions >= low) & (positions < high)).sum(axis=1)
+    dtype = numpy_dtype_of(element_type_of(x))
+    return node.emit(DivOp(total, node.constant(counts.astype(dtype).reshape(1, size, 1))))
+
+
+def _pool_axis(node: NodeContext, x: SSAValue, axis: int, is_max: bool, window: _Window,
+               ceil_mode: bool, include_pad: bool) -> SSAValue:
+    """`x` pooled along `axis` alone."""
+    shape = shape_of(x)
+    outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    if not is_max and window.dilation > 1:
+        flat = reshape(node, x, [outer, shape[axis], inner])
+        pooled = _dilated_average(node, flat, window, ceil_mode, include_pad)
+    else:
+        flat = reshape(node, x, [outer, 1, shape[axis], inner])
+        pooled = _pool_2d(node, flat, is_max, [window, _Window(1, 1, 1, 0, 0)], ceil_mode,
+                          include_pad)
+    size = shape_of(pooled)[-2]
+    return reshape(node, pooled, [*shape[:axis], size, *shape[axis + 1:]])
+
+
+def _pool(node: NodeContext, x: SSAValue, is_max: bool) -> SSAValue:
+    """`x` (the node's input 0, maybe converted) pooled with the node's window attributes."""
+    shape = shape_of(x)
+    if len(shape) < 3:
+        raise node.error(f"expected an input of rank >= 3 (N x C x D1 ...), found {x.type}")
+    spatial = len(shape) - 2
     kernel = node.attr_ints("kernel_shape")
     assert kernel is not None
     if len(kernel) != spatial:
         raise node.error(f"expected {spatial} kernel_shape values, found {kernel}")
-    strides, dilations, pads = window_attrs(node, node.shape(0)[2:], kernel)
-    x = node.input(0)
-    if spatial == 1:
-        x = as_2d(node, x)
-        kernel, strides, dilations = [1, *kernel], [1, *strides], [1, *dilations]
-    if make is MaxPool2DOp:
-        extra["dilation"] = dilations
-    elif dilations != [1] * len(dilations):
-        raise node.error(f"expected dilations of 1, found {dilations}")
+    strides, dilations, pads = window_attrs(node, shape[2:], kernel)
+    windows = [_Window(kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial])
+               for i in range(spatial)]
     ceil_mode = bool(node.attr_int("ceil_mode", 0))
-    pool = node.emit(make(x, kernel=kernel, strides=strides, padding=pads_2d(pads),
-                          ceil_mode=ceil_mode, **extra))
-    if spatial == 1:
-        n, c, _, length = shape_of(pool)
-        pool = reshape(node, pool, [n, c, length])
-    return pool
+    include_pad = bool(node.attr_int("count_include_pad", 0))
+    if spatial == 2 and (is_max or dilations == [1, 1]):
+        return _pool_2d(node, x, is_max, windows, ceil_mode, include_pad)
+    for axis in reversed(range(spatial)):
+        x = _pool_axis(node, x, axis + 2, is_max, windows[axis], ceil_mode, include_pad)
+    return x
 
 
 @register("MaxPool")
 class MaxPool(OnnxOpConverter):
-    """`MaxPool`: graph.max_pool2d (output 0 only; the Indices output is not supported)."""
+    """`MaxPool`: graph.max_pool2d (separable beyond 2-D). Integer inputs are pooled as floats
+    wide enough to hold them exactly. Output 0 only: the Indices output is not supported."""
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [_pool(node, MaxPool2DOp)]
+        element = node.element_type(0)
+        if is_float_type(element):
+            return [_pool(node, node.input(0), is_max=True)]
+        assert isinstance(element, IntegerType)
+        if element.width.data > 32:
+            raise node.error(f"expected a float or at most 32-bit integer input, found "
+                             f"{node.input_type(0)}")
+        wide = f32 if element.width.data <= 16 else f64
+        as_float = node.emit(CastOp(node.input(0), wide))
+        return [node.emit(CastOp(_pool(node, as_float, is_max=True), element))]
 
 
 @register("AveragePool")
 class AveragePool(OnnxOpConverter):
-    """`AveragePool`: graph.avg_pool2d."""
+    """`AveragePool`: graph.avg_pool2d (separable beyond 2-D; dilated axes as strided
+    slices summed and divided by the window counts)."""
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
-        include_pad = bool(node.attr_int("count_include_pad", 0))
-        return [_pool(node, AvgPool2DOp, count_include_pad=include_pad)]
+        return [_pool(node, node.input(0), is_max=False)]
 
 
 @register("GlobalAveragePool")

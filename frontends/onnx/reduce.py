@@ -3,14 +3,17 @@ ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp composed from it."""
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from dialects.graph import AbsOp, AddOp, ExpOp, LogOp, MulOp, ReduceOp, SqrtOp, SubOp
 from frontends.onnx.common import normalize_axes
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from frontends.onnx.tensors import numpy_dtype_of
 
 
 class _Reduce(OnnxOpConverter):
@@ -19,6 +22,8 @@ class _Reduce(OnnxOpConverter):
 
     KIND: ClassVar[str] = "sum"
     """The graph.reduce kind, for the reductions that are one graph.reduce."""
+    EMPTY: ClassVar[float] = 0.0
+    """The result of reducing no elements (ONNX's identity of the reduction)."""
 
     @classmethod
     def reduce(cls, node: NodeContext, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
@@ -28,8 +33,27 @@ class _Reduce(OnnxOpConverter):
     @classmethod
     def _convert(cls, node: NodeContext, axes: list[int]) -> list[ConvertedValue]:
         keepdims = bool(node.attr_int("keepdims", 1))
-        axes = normalize_axes(node, axes, node.rank(0))
+        shape = node.shape(0)
+        axes = normalize_axes(node, axes, len(shape))
+        reduced = axes or list(range(len(shape)))
+        if any(shape[a] == 0 for a in reduced):
+            return [cls._empty(node, shape, reduced, keepdims)]
         return [cls.reduce(node, node.input(0), axes, keepdims)]
+
+    @classmethod
+    def _empty(cls, node: NodeContext, shape: tuple[int, ...], axes: list[int],
+               keepdims: bool) -> np.ndarray:
+        """A reduction over no elements: the identity, whatever the input (a constant)."""
+        dims = [1 if a in axes else d for a, d in enumerate(shape) if keepdims or a not in axes]
+        dtype = numpy_dtype_of(node.element_type(0))
+        value = cls.EMPTY
+        if dtype.kind in "iu" and math.isinf(value):
+            value = np.iinfo(dtype).min if value < 0 else np.iinfo(dtype).max
+        elif dtype == np.bool_ and math.isinf(value):
+            value = value > 0
+        elif dtype.kind in "biu" and math.isnan(value):
+            value = 0
+        return np.full(dims, value, dtype=dtype)
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
@@ -62,12 +86,16 @@ class ReduceSum(_Reduce):
 class ReduceMean(_Reduce):
     """`ReduceMean`: graph.reduce mean."""
 
+    EMPTY = float("nan")
+
     KIND = "mean"
 
 
 @register("ReduceMax")
 class ReduceMax(_Reduce):
     """`ReduceMax`: graph.reduce max."""
+
+    EMPTY = float("-inf")
 
     KIND = "max"
 
@@ -76,12 +104,16 @@ class ReduceMax(_Reduce):
 class ReduceMin(_Reduce):
     """`ReduceMin`: graph.reduce min."""
 
+    EMPTY = float("inf")
+
     KIND = "min"
 
 
 @register("ReduceProd")
 class ReduceProd(_Reduce):
     """`ReduceProd`: graph.reduce prod."""
+
+    EMPTY = 1.0
 
     KIND = "prod"
 
@@ -118,6 +150,8 @@ class ReduceL2(_Reduce):
 class ReduceLogSum(_Reduce):
     """`ReduceLogSum`: the log of the sum."""
 
+    EMPTY = float("-inf")
+
     @classmethod
     def reduce(cls, node: NodeContext, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
         return node.emit(LogOp(node.emit(ReduceOp(x, "sum", axes, keepdims))))
@@ -126,6 +160,8 @@ class ReduceLogSum(_Reduce):
 @register("ReduceLogSumExp")
 class ReduceLogSumExp(_Reduce):
     """`ReduceLogSumExp`: `max + log(sum(exp(x - max)))`, stable for large x."""
+
+    EMPTY = float("-inf")
 
     @classmethod
     def reduce(cls, node: NodeContext, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:

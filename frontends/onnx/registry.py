@@ -28,10 +28,13 @@ _IMPL_NAME = re.compile(r"_impl_v(\d+)$")
 CONVERTER_MODULES: tuple[str, ...] = (
     "frontends.onnx.elementwise",
     "frontends.onnx.activation",
+    "frontends.onnx.einsum",
     "frontends.onnx.nn",
     "frontends.onnx.norm",
     "frontends.onnx.pool",
     "frontends.onnx.reduce",
+    "frontends.onnx.resize",
+    "frontends.onnx.select",
     "frontends.onnx.shape",
     "frontends.onnx.tensor",
 )

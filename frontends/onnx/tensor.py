@@ -1,5 +1,5 @@
 """Converters of ONNX ops that move or select data without arithmetic: Identity, Dropout,
-Reshape, Flatten, Transpose, Concat, Squeeze, Unsqueeze, ..."""
+Reshape, Flatten, Transpose, Concat, Squeeze, Unsqueeze, Expand, Tile, Pad."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from dialects.graph import ConcatOp, FlattenOp, TransposeOp
+from dialects.graph.ops import broadcast_shapes
+from dialects.graph.ops_tensor import BroadcastToOp, PadOp
 from frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from frontends.onnx.select import strided_slice
 
 
 def _passthrough(node: NodeContext, index: int = 0) -> ConvertedValue:
@@ -30,10 +33,8 @@ class Identity(OnnxOpConverter):
 
 @register("Dropout")
 class Dropout(OnnxOpConverter):
-    """`Dropout` at inference: its input, and an all-true mask if the mask is asked for.
-
-    v12 takes `ratio` and `training_mode` as inputs; a training mode that is not known to be
-    false at import time is an error.
+    """`Dropout`: its input, and an all-true mask if the mask is asked for. That is inference;
+    from opset 12 also training mode with a ratio of 0, known at import time (nothing dropped).
     """
 
     @classmethod
@@ -47,11 +48,11 @@ class Dropout(OnnxOpConverter):
 
     @classmethod
     def _impl_v12(cls, node: NodeContext) -> list[ConvertedValue]:
-        if node.has_input(2):
-            training = node.require_const(2, "training_mode")
-            if bool(training.reshape(-1)[0]):
-                raise node.error("expected training_mode false (dlc imports models for "
-                                 "inference), found true")
+        if node.has_input(2) and bool(node.require_const(2, "training_mode").reshape(-1)[0]):
+            ratio = node.require_const(1, "the ratio") if node.has_input(1) else np.array(0.5)
+            if float(ratio.reshape(-1)[0]) != 0.0:
+                raise node.error(f"expected inference, or training with ratio 0, found "
+                                 f"training with ratio {float(ratio.reshape(-1)[0])} (random)")
         return cls._outputs(node)
 
 
@@ -183,3 +184,82 @@ class Unsqueeze(OnnxOpConverter):
     def _impl_v13(cls, node: NodeContext) -> list[ConvertedValue]:
         shape = _unsqueezed(node, node.optional_const_ints(1, "the axes"))
         return [reshape(node, node.input(0), shape)]
+
+
+@register("Expand")
+class Expand(OnnxOpConverter):
+    """`Expand` (from opset 8): graph.broadcast_to the two-way broadcast of the input's shape
+    and the import-time shape input."""
+
+    @classmethod
+    def _impl_v8(cls, node: NodeContext) -> list[ConvertedValue]:
+        target = as_int_list(node.require_const(1, "the shape"))
+        shape = broadcast_shapes(node.shape(0), target)
+        if shape is None:
+            raise node.error(f"expected shape {target} to broadcast with "
+                             f"{node.input_type(0)}")
+        if shape == node.shape(0):
+            return [_passthrough(node)]
+        return [node.emit(BroadcastToOp(node.input(0), shape))]
+
+
+@register("Tile")
+class Tile(OnnxOpConverter):
+    """`Tile`: the input viewed as 1 x d0 x 1 x d1 ..., broadcast to r0 x d0 x r1 x d1 ...,
+    and reshaped to (r0*d0) x (r1*d1) ...; the repeats are known at import time."""
+
+    @classmethod
+    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
+        repeats = as_int_list(node.require_const(1, "the repeats"))
+        shape = node.shape(0)
+        if len(repeats) != len(shape) or any(r < 0 for r in repeats):
+            raise node.error(f"expected {len(shape)} non-negative repeats, found {repeats}")
+        if all(r == 1 for r in repeats):
+            return [_passthrough(node)]
+        interleaved = [d for pair in zip([1] * len(shape), shape, strict=True) for d in pair]
+        tiled = [d for pair in zip(repeats, shape, strict=True) for d in pair]
+        spread = node.emit(BroadcastToOp(reshape(node, node.input(0), interleaved), tiled))
+        return [reshape(node, spread, [r * d for r, d in zip(repeats, shape, strict=True)])]
+
+
+@register("Pad")
+class Pad(OnnxOpConverter):
+    """`Pad`: graph.pad (modes constant, reflect, edge); negative pads crop with graph.slice
+    first. Pads and value are attributes before opset 11 and import-time inputs after; opset 18
+    adds the axes input."""
+
+    @classmethod
+    def _pad(cls, node: NodeContext, pads: list[int], axes: list[int] | None,
+             value: float) -> list[ConvertedValue]:
+        shape = node.shape(0)
+        rank = len(shape)
+        axes = list(range(rank)) if axes is None else normalize_axes(node, axes, rank)
+        if len(pads) != 2 * len(axes):
+            raise node.error(f"expected {2 * len(axes)} pads, found {len(pads)}")
+        full = [0] * (2 * rank)
+        for i, axis in enumerate(axes):
+            full[axis], full[axis + rank] = pads[i], pads[i + len(axes)]
+        x = node.input(0)
+        if any(p < 0 for p in full):
+            starts = [max(-p, 0) for p in full[:rank]]
+            ends = [d - max(-p, 0) for d, p in zip(shape, full[rank:], strict=True)]
+            x = strided_slice(node, x, shape, starts, ends, list(range(rank)), [1] * rank)
+            full = [max(p, 0) for p in full]
+        mode = node.attr_str("mode", "constant")
+        if not any(full):
+            return [x]
+        return [node.emit(PadOp(x, full, mode, value))]
+
+    @classmethod
+    def _impl_v2(cls, node: NodeContext) -> list[ConvertedValue]:
+        pads = node.attr_ints("pads")
+        assert pads is not None
+        return cls._pad(node, pads, None, node.attr_float("value", 0.0))
+
+    @classmethod
+    def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
+        pads = as_int_list(node.require_const(1, "the pads"))
+        value = 0.0
+        if node.has_input(2):
+            value = node.require_const(2, "the constant value").reshape(-1)[0].item()
+        return cls._pad(node, pads, node.optional_const_ints(3, "the axes"), value)

@@ -1,0 +1,152 @@
+"""Converters of ONNX ops that select elements: Gather, Slice, Split, ArgMax, TopK."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import SSAValue
+
+from dialects.graph.ops_tensor import ArgMaxOp, GatherOp, SliceOp, TopKOp
+from frontends.onnx.common import as_int_list, normalize_axes, normalize_axis
+from frontends.onnx.context import NodeContext
+from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+
+
+@register("Gather")
+class Gather(OnnxOpConverter):
+    """`Gather`: graph.gather (negative axes from opset 11)."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        axis = normalize_axis(node, node.attr_int("axis", 0), node.rank(0))
+        return [node.emit(GatherOp(node.input(0), node.input(1), axis))]
+
+
+def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: Sequence[int],
+                  ends: Sequence[int], axes: Sequence[int], steps: Sequence[int]) -> SSAValue:
+    """graph.slice of `x` with ONNX Slice's bounds: negative ones count from the end, all are
+    clamped to the axis (as Python's `slice.indices` does); `x` itself when nothing is cut."""
+    rank = len(shape)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise node.error(f"expected as many starts, ends, axes and steps, found {len(starts)}, "
+                         f"{len(ends)}, {len(axes)} and {len(steps)}")
+    first, sizes, strides = [0] * rank, list(shape), [1] * rank
+    for axis, start, end, step in zip(normalize_axes(node, axes, rank), starts, ends, steps,
+                                      strict=True):
+        if step == 0:
+            raise node.error(f"expected non-zero steps, found {list(steps)}")
+        begin, stop, stride = slice(start, end, step).indices(shape[axis])
+        size = len(range(begin, stop, stride))
+        first[axis], sizes[axis], strides[axis] = (begin if size else 0), size, stride
+    if sizes == list(shape) and strides == [1] * rank:
+        return x
+    return node.emit(SliceOp(x, first, sizes, strides))
+
+
+@register("Slice")
+class Slice(OnnxOpConverter):
+    """`Slice`: graph.slice; the bounds are attributes before opset 10 and import-time inputs
+    after (with steps)."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        starts, ends = node.attr_ints("starts"), node.attr_ints("ends")
+        assert starts is not None and ends is not None
+        axes = node.attr_ints("axes", list(range(len(starts))))
+        assert axes is not None
+        return [strided_slice(node, node.input(0), node.shape(0), starts, ends, axes,
+                              [1] * len(starts))]
+
+    @classmethod
+    def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
+        starts = as_int_list(node.require_const(1, "the starts"))
+        ends = as_int_list(node.require_const(2, "the ends"))
+        axes = node.optional_const_ints(3, "the axes") or list(range(len(starts)))
+        steps = node.optional_const_ints(4, "the steps") or [1] * len(starts)
+        return [strided_slice(node, node.input(0), node.shape(0), starts, ends, axes, steps)]
+
+
+@register("Split")
+class Split(OnnxOpConverter):
+    """`Split`: one graph.slice per output along `axis`; the sizes come from attribute `split`
+    (before opset 13), the import-time input `split` (from 13), `num_outputs` (from 18), or
+    an equal split among the outputs."""
+
+    @classmethod
+    def _slices(cls, node: NodeContext, sizes: list[int] | None,
+                uneven: bool = False) -> list[ConvertedValue]:
+        """Slices of the given sizes; without sizes, one per output: equal ones, or with
+        `uneven` (opset 18) ceil(dim / outputs) each and a smaller last one."""
+        shape = node.shape(0)
+        axis = normalize_axis(node, node.attr_int("axis", 0), len(shape))
+        dim = shape[axis]
+        if sizes is None:
+            count = len(node.node.output)
+            chunk = -(-dim // count)
+            if not uneven and dim % count:
+                raise node.error(f"expected dim {dim} to split evenly into {count} outputs")
+            sizes = [min(chunk, max(dim - i * chunk, 0)) for i in range(count)]
+        if sum(sizes) != dim or any(s < 0 for s in sizes):
+            raise node.error(f"expected non-negative split sizes adding up to {dim}, found "
+                             f"{sizes}")
+        outputs: list[ConvertedValue] = []
+        offset = 0
+        for size in sizes:
+            outputs.append(strided_slice(node, node.input(0), shape, [offset], [offset + size],
+                                         [axis], [1]))
+            offset += size
+        return outputs
+
+    @classmethod
+    def _impl_v2(cls, node: NodeContext) -> list[ConvertedValue]:
+        return cls._slices(node, node.attr_ints("split", None))
+
+    @classmethod
+    def _impl_v13(cls, node: NodeContext) -> list[ConvertedValue]:
+        return cls._slices(node, node.optional_const_ints(1, "the split sizes"))
+
+    @classmethod
+    def _impl_v18(cls, node: NodeContext) -> list[ConvertedValue]:
+        sizes = node.optional_const_ints(1, "the split sizes")
+        if sizes is None and node.attr_int("num_outputs", len(node.node.output)) != len(
+                node.node.output):
+            raise node.error(f"expected num_outputs to equal the {len(node.node.output)} "
+                             "outputs")
+        return cls._slices(node, sizes, uneven=True)
+
+
+@register("ArgMax")
+class ArgMax(OnnxOpConverter):
+    """`ArgMax`: graph.argmax (`select_last_index` from opset 12)."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        axis = normalize_axis(node, node.attr_int("axis", 0), node.rank(0))
+        keepdims = bool(node.attr_int("keepdims", 1))
+        last = bool(node.attr_int("select_last_index", 0))
+        return [node.emit(ArgMaxOp(node.input(0), axis, keepdims, last))]
+
+
+@register("TopK")
+class TopK(OnnxOpConverter):
+    """`TopK`: graph.topk; k is an attribute before opset 10 and an import-time input after;
+    `largest` and `sorted` from opset 11."""
+
+    @classmethod
+    def _topk(cls, node: NodeContext, k: int) -> list[ConvertedValue]:
+        axis = normalize_axis(node, node.attr_int("axis", -1), node.rank(0))
+        largest = bool(node.attr_int("largest", 1))
+        op = node.emit_op(TopKOp(node.input(0), k, axis, largest,
+                                 bool(node.attr_int("sorted", 1))))
+        return list(op.results)
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        return cls._topk(node, node.attr_int("k"))
+
+    @classmethod
+    def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
+        k = as_int_list(node.require_const(1, "k"))
+        if len(k) != 1:
+            raise node.error(f"expected one k, found {k}")
+        return cls._topk(node, k[0])
