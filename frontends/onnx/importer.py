@@ -455,15 +455,27 @@ class _Importer:
 
 
 def _constant_op(array: np.ndarray) -> Operation:
-    """`graph.constant` holding `array`."""
+    """`graph.constant` holding `array`; a splat (every element equal) holds one element, as
+    the parser makes of `dense<1.0> : tensor<64x3x7x7xf32>`."""
     from dialects.graph import ConstantOp
 
-    if array.ndim == 0:
-        # ConstantOp.from_array goes through np.ascontiguousarray, which makes 0-D arrays 1-D.
+    if array.ndim == 0 or _is_splat(array):
+        # (ConstantOp.from_array goes through np.ascontiguousarray, which makes 0-D arrays 1-D.)
         element = from_numpy_dtype(array.dtype)
-        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
-        return ConstantOp(DenseIntOrFPElementsAttr(TensorType(element, ()), BytesAttr(data)))
+        first = np.asarray(array.flat[0], dtype=array.dtype.newbyteorder("<"))
+        attr = DenseIntOrFPElementsAttr(TensorType(element, array.shape),
+                                        BytesAttr(first.tobytes()))
+        return ConstantOp(attr)
     return ConstantOp.from_array(array)
+
+
+def _is_splat(array: np.ndarray) -> bool:
+    if array.size <= 1:
+        return False
+    if all(stride == 0 for stride in array.strides):  # np.broadcast_to of one value
+        return True
+    flat = array.reshape(-1)
+    return bool(flat[0] == flat[-1]) and bool((flat == flat[0]).all())
 
 
 def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:

@@ -85,7 +85,8 @@ class ConstantOfShape(OnnxOpConverter):
             value = np.zeros((1,), dtype=np.float32)
         if value.size != 1:
             raise node.error(f"expected attribute 'value' to hold one element, found {value.size}")
-        return [np.full(tuple(int(d) for d in shape), value.reshape(()), dtype=value.dtype)]
+        # A read-only view of the one value: weights made this way cost no memory until used.
+        return [np.broadcast_to(value.reshape(()), tuple(int(d) for d in shape))]
 
 
 @register("Range")
