@@ -299,7 +299,6 @@ def layout_propagation_patterns() -> list[RewritePattern]:
         SinkTransposeThroughConcat(),
         SinkTransposeThroughReduce(),
         SinkTransposeThroughSoftmax(),
-        TransposeOfUnitAxesToReshape(),
     ]
 
 
@@ -319,9 +318,9 @@ class GraphConvertLayoutPass(ModulePass):
     conv-heavy code runs in `layout`, with transposes only where it meets the function's
     arguments and results or ops that depend on the layout (reshape, flatten, batch norm, …).
 
-    *Invariants*: results are unchanged bit for bit (only data movement changes); the number
-    of convolutions and pools is unchanged; each conversion adds at most one transpose per
-    edge of the region.
+    *Invariants*: only data movement changes, so results are unchanged up to the order in
+    which convolutions and pools sum (float rounding); the number of convolutions and pools is
+    unchanged; each conversion adds at most one transpose per edge of the region.
 
     Options:
         layout: the target data layout, NHWC (default) or NCHW. Blocked layouts (NCHWc) are
@@ -344,3 +343,5 @@ class GraphConvertLayoutPass(ModulePass):
             ),
             post_walk_func=region_dce,
         ).rewrite_module(op)
+        # Only once nothing sinks any more: a reshape would stop the sinking of a transpose.
+        PatternRewriteWalker(TransposeOfUnitAxesToReshape()).rewrite_module(op)
