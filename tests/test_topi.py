@@ -28,7 +28,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    f16,
     f32,
+    f64,
+    i1,
+    i8,
     i32,
     i64,
 )
@@ -38,6 +42,8 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects.graph import ops as g
+from dialects.graph import ops_tensor as tg
+from dialects.graph.attrs import to_numpy_dtype
 from dialects.graph.interpreter import run_module as run_graph
 from dialects.tensor_expr.interpreter import (
     TensorExprInterpreterError,
@@ -509,6 +515,247 @@ def test_concat(shape: list[int], sizes: list[int], data: st.DataObject) -> None
         types, lambda b, a: [insert(b, g.ConcatOp(a, axis - len(shape) if negative else axis))]
     )
     check(module)
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX tensor ops: cast, compare, where, broadcast_to, gather, slice, pad, resize, argmax, topk,
+# conv_transpose2d
+# ---------------------------------------------------------------------------------------------
+
+CAST_TYPES = [f32, f64, f16, i64, i32, i8, i1]
+
+
+@pytest.mark.parametrize("source", CAST_TYPES)
+def test_cast(source: Attribute) -> None:
+    values = np.array([-2.7, -1.0, -0.5, 0.0, 0.4, 1.0, 2.5, 100.0])
+    x = values.astype(to_numpy_dtype(source))
+    for target in CAST_TYPES:
+        module = graph_module([tensor([8], source)],
+                              lambda b, a, t=target: [insert(b, tg.CastOp(a[0], t))])
+        check(module, inputs=[x])
+
+
+@SETTINGS
+@given(shapes=broadcast_pair(), predicate=st.sampled_from(["eq", "ne", "lt", "le", "gt", "ge"]),
+       element=st.sampled_from([f32, i32, i1]), seed=st.integers(0, 99))
+def test_compare(
+    shapes: tuple[list[int], list[int]], predicate: str, element: Attribute, seed: int
+) -> None:
+    lhs, rhs = shapes
+    module = graph_module([tensor(lhs, element), tensor(rhs, element)],
+                          lambda b, a: [insert(b, tg.CompareOp(a[0], a[1], predicate))])
+    rng = np.random.default_rng(seed)
+    inputs = [random_input(rng, tensor(s, element)) for s in (lhs, rhs)]
+    if element == f32:  # ties and NaNs
+        for x in inputs:
+            x[...] = np.round(x)
+            x[x > 1] = np.nan
+    check(module, inputs=inputs)
+
+
+@SETTINGS
+@given(shapes=broadcast_pair(), data=st.data())
+def test_where_and_broadcast_to(shapes: tuple[list[int], list[int]], data: st.DataObject) -> None:
+    small, large = sorted(shapes, key=len)
+    target = shapes[0] if len(shapes[0]) >= len(shapes[1]) else shapes[1]
+    target = [max(a, b) for a, b in zip(target, broadcast_shape(*shapes), strict=True)]
+    module = graph_module(
+        [tensor(small, i1), tensor(large), tensor([])],
+        lambda b, a: [insert(b, tg.WhereOp(a[0], a[1], a[2])),
+                      insert(b, tg.BroadcastToOp(a[1], target))],
+    )
+    check(module, data.draw(st.integers(0, 99)))
+
+
+def broadcast_shape(lhs: list[int], rhs: list[int]) -> list[int]:
+    return list(np.broadcast_shapes(tuple(lhs), tuple(rhs)))
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       index_shape=st.lists(st.integers(1, 3), max_size=2), data=st.data())
+def test_gather(shape: list[int], index_shape: list[int], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    dim = shape[axis]
+    element = data.draw(st.sampled_from([i64, i32]))
+    module = graph_module([tensor(shape), tensor(index_shape, element)],
+                          lambda b, a: [insert(b, tg.GatherOp(a[0], a[1], axis))])
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    indices = rng.integers(-dim, dim, index_shape).astype(to_numpy_dtype(element))
+    check(module, inputs=[random_input(rng, tensor(shape)), indices])
+
+
+@st.composite
+def slice_case(draw: st.DrawFn) -> tuple[list[int], list[int], list[int], list[int]]:
+    shape = draw(st.lists(st.integers(1, 6), min_size=1, max_size=3))
+    starts, sizes, steps = [], [], []
+    for dim in shape:
+        step = draw(st.sampled_from([1, 1, 2, 3, -1, -2]))
+        start = draw(st.integers(0, dim - 1))
+        room = start // -step + 1 if step < 0 else (dim - 1 - start) // step + 1
+        starts.append(start)
+        steps.append(step)
+        sizes.append(draw(st.integers(0, room)))
+    return shape, starts, sizes, steps
+
+
+@SETTINGS
+@given(case=slice_case(), seed=st.integers(0, 99))
+def test_slice(case: tuple[list[int], list[int], list[int], list[int]], seed: int) -> None:
+    shape, starts, sizes, steps = case
+    module = graph_module([tensor(shape)],
+                          lambda b, a: [insert(b, tg.SliceOp(a[0], starts, sizes, steps))])
+    check(module, seed)
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       mode=st.sampled_from(["constant", "reflect", "edge"]), data=st.data())
+def test_pad(shape: list[int], mode: str, data: st.DataObject) -> None:
+    limit = (lambda d: d - 1) if mode == "reflect" else (lambda d: 3)
+    before = [data.draw(st.integers(0, limit(d))) for d in shape]
+    after = [data.draw(st.integers(0, limit(d))) for d in shape]
+    element = data.draw(st.sampled_from([f32, i32]))
+    module = graph_module([tensor(shape, element)], lambda b, a: [
+        insert(b, tg.PadOp(a[0], [*before, *after], mode, value=-1.5))])
+    lowered = check(module, data.draw(st.integers(0, 99)))
+    assert [c.tag.data for c in computes(lowered) if c.tag] == ["pad"]
+
+
+@st.composite
+def resize_case(draw: st.DrawFn) -> dict[str, object]:
+    mode = draw(st.sampled_from(["nearest", "linear", "cubic"]))
+    shape = [1, draw(st.integers(1, 2)), draw(st.integers(1, 5)), draw(st.integers(1, 5))]
+    scales = [1.0, 1.0] + [draw(st.sampled_from([0.5, 0.75, 1.0, 1.5, 2.0, 3.0]))
+                           for _ in range(2)]
+    sizes = [*shape[:2], *(max(1, int(d * s)) for d, s in zip(shape[2:], scales[2:],
+                                                               strict=True))]
+    return {
+        "shape": shape, "sizes": sizes, "scales": scales, "mode": mode,
+        "coordinate_transformation_mode": draw(st.sampled_from([
+            "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+            "asymmetric", "tf_half_pixel_for_nn"])),
+        "nearest_mode": draw(st.sampled_from([
+            "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])),
+        "exclude_outside": mode == "cubic" and draw(st.booleans()),
+        "cubic_coeff_a": draw(st.sampled_from([-0.75, -0.5])),
+    }
+
+
+@SETTINGS
+@given(case=resize_case(), seed=st.integers(0, 99))
+def test_resize(case: dict[str, object], seed: int) -> None:
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, tg.ResizeOp(
+            a[0], case["sizes"], case["scales"], mode=str(case["mode"]),  # type: ignore[arg-type]
+            coordinate_transformation_mode=str(case["coordinate_transformation_mode"]),
+            nearest_mode=str(case["nearest_mode"]), cubic_coeff_a=float(case["cubic_coeff_a"]),
+            exclude_outside=bool(case["exclude_outside"]),
+        ))]
+
+    module = graph_module([tensor(case["shape"])], build)  # type: ignore[arg-type]
+    check(module, seed, rtol=1e-4, atol=1e-5)
+
+
+COORDINATE_MODES = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                    "asymmetric", "tf_half_pixel_for_nn"]
+
+
+@pytest.mark.parametrize("coordinates", COORDINATE_MODES)
+def test_resize_every_mode(coordinates: str) -> None:
+    """Every coordinate mode with every rounding (scale 2 and 1.5 hit the .5 ties), linear, and
+    cubic with and without exclude_outside; up- and down-sampling."""
+    x = np.random.default_rng(9).standard_normal((1, 1, 4, 5)).astype(np.float32)
+    variants = [("nearest", rounding, False) for rounding in
+                ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")]
+    variants += [("linear", "floor", False), ("cubic", "floor", False), ("cubic", "floor", True)]
+    for mode, rounding, exclude in variants:
+        for sizes, scales in (([8, 10], [2.0, 2.0]), ([6, 3], [1.5, 0.6])):
+            module = graph_module([tensor(x.shape)], lambda b, a, sizes=sizes, scales=scales,
+                                  mode=mode, rounding=rounding, exclude=exclude: [
+                insert(b, tg.ResizeOp(a[0], [1, 1, *sizes], [1.0, 1.0, *scales], mode=mode,
+                                      coordinate_transformation_mode=coordinates,
+                                      nearest_mode=rounding, exclude_outside=exclude))])
+            check(module, inputs=[x], rtol=1e-4, atol=1e-5)
+
+
+def test_resize_nearest_on_integers_is_a_gather() -> None:
+    module = graph_module([tensor([1, 1, 2, 3], i32)], lambda b, a: [insert(b, tg.ResizeOp(
+        a[0], [1, 1, 4, 6], [1.0, 1.0, 2.0, 2.0]))])
+    lowered = check(module)
+    assert not computes(lowered)[0].get_reduce_extents()
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), keepdims=st.booleans(),
+       last=st.booleans(), integer=st.booleans(), data=st.data())
+def test_argmax(
+    shape: list[int], keepdims: bool, last: bool, integer: bool, data: st.DataObject
+) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    element = i32 if integer else f32
+    module = graph_module([tensor(shape, element)],
+                          lambda b, a: [insert(b, tg.ArgMaxOp(a[0], axis, keepdims, last))])
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = rng.integers(-2, 3, shape).astype(to_numpy_dtype(element))  # ties
+    check(module, inputs=[x])
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), largest=st.booleans(),
+       integer=st.booleans(), data=st.data())
+def test_topk(shape: list[int], largest: bool, integer: bool, data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(0, shape[axis]))
+    element = i32 if integer else f32
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        op = b.insert(tg.TopKOp(a[0], k, axis, largest))
+        return [op.values, op.indices]
+
+    module = graph_module([tensor(shape, element)], build)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    x = rng.integers(-3, 4, shape).astype(to_numpy_dtype(element))  # ties keep input order
+    check(module, inputs=[x])
+
+
+@st.composite
+def conv_transpose_case(draw: st.DrawFn) -> dict[str, object]:
+    groups = draw(st.sampled_from([1, 1, 2]))
+    strides = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
+    return {
+        "groups": groups, "channels": groups * draw(st.integers(1, 2)),
+        "outs_per_group": draw(st.integers(1, 2)),
+        "size": [draw(st.integers(1, 4)), draw(st.integers(1, 4))],
+        "kernel": [draw(st.integers(1, 3)), draw(st.integers(1, 3))],
+        "strides": strides, "dilation": [draw(st.integers(1, 2)), draw(st.integers(1, 2))],
+        "padding": [draw(st.integers(0, 1)) for _ in range(4)],
+        "output_padding": [draw(st.integers(0, s - 1)) for s in strides],
+        "bias": draw(st.booleans()),
+    }
+
+
+@SETTINGS
+@given(case=conv_transpose_case(), seed=st.integers(0, 99))
+def test_conv_transpose2d(case: dict[str, object], seed: int) -> None:
+    c, opg, groups = case["channels"], case["outs_per_group"], case["groups"]
+    kh, kw = case["kernel"]  # type: ignore[misc]
+    types = [tensor([2, c, *case["size"]]), tensor([c, opg, kh, kw])]  # type: ignore[list-item]
+    if case["bias"]:
+        types.append(tensor([opg * groups]))  # type: ignore[operator]
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        return [insert(b, tg.ConvTranspose2DOp(
+            a[0], a[1], a[2] if len(a) == 3 else None, strides=case["strides"],  # type: ignore
+            padding=case["padding"], output_padding=case["output_padding"],  # type: ignore
+            dilation=case["dilation"], groups=groups,  # type: ignore[arg-type]
+        ))]
+
+    try:
+        module = graph_module(types, build)
+    except Exception:  # cropped to nothing
+        return
+    check(module, seed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -264,6 +264,8 @@ def _read(
         )
     indices = [values[v] for v in op.indices]
     for axis, (index, dim) in enumerate(zip(indices, array.shape, strict=True)):
+        if index.size == 0:  # an empty index space reads nothing
+            continue
         low, high = int(index.min()), int(index.max())
         if low < 0 or high >= dim:
             raise TensorExprInterpreterError(

@@ -1,12 +1,12 @@
 """dlc's TOPI: one compute definition per graph op, written with `tensor_expr.compute`.
 
 Counterpart: Apache TVM's TOPI (topi/python/tvm/topi). Definitions live in small modules by
-family (elementwise, nn, pool, reduce, transform) and register themselves for their op
-classes with `@compute_definition`; `lookup_definition(op_type)` finds the one for an op.
-Importing this package loads every module, so the registry is complete.
+family (elementwise, nn, pool, reduce, resize, sort, tensor, transform) and register themselves
+for their op classes with `@compute_definition`; `lookup_definition(op_type)` finds the one for
+an op. Importing this package loads every module, so the registry is complete.
 """
 
-from rewrites.topi import elementwise, nn, pool, reduce, transform
+from rewrites.topi import elementwise, nn, pool, reduce, resize, sort, tensor, transform
 from rewrites.topi.registry import (
     Definition,
     compute_definition,
@@ -23,6 +23,9 @@ __all__ = [
     "nn",
     "pool",
     "reduce",
+    "resize",
+    "sort",
+    "tensor",
     "transform",
 ]
 

@@ -13,11 +13,14 @@ import math
 import re
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -31,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from dialects.graph.attrs import to_numpy_dtype
 from dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
 
 _SSA_NAME = re.compile(r"[^A-Za-z0-9_$.-]")
@@ -175,6 +179,14 @@ def emit_compute(
 # ---------------------------------------------------------------------------------------------
 
 
+def dense_constant(b: Builder, array: np.ndarray, element_type: Attribute) -> SSAValue:
+    """`arith.constant dense<array> : tensor<shape x element_type>` (little-endian bytes)."""
+    dtype = to_numpy_dtype(element_type).newbyteorder("<")
+    data = np.ascontiguousarray(array, dtype=dtype).tobytes()
+    type = TensorType(element_type, list(np.shape(array)))
+    return b.insert(arith.ConstantOp(DenseIntOrFPElementsAttr(type, BytesAttr(data)))).result
+
+
 def constant(b: Builder, value: float, element_type: Attribute) -> SSAValue:
     """An `arith.constant` of `element_type` (index, integer or float).
 
@@ -202,15 +214,22 @@ def index(b: Builder, value: int) -> SSAValue:
 
 
 def affine(b: Builder, terms: Sequence[tuple[SSAValue, int]], offset: int = 0) -> SSAValue:
-    """`sum(value * coefficient) + offset` on `index`, skipping ×1, ×0 and +0."""
+    """`sum(value * coefficient) + offset` on `index`, skipping ×1, ×0 and +0.
+
+    Terms with a negative coefficient are subtracted (`subi`), after the positive ones.
+    """
     total: SSAValue | None = None
-    for value, coefficient in terms:
-        if coefficient == 0:
-            continue
+    ordered = sorted((t for t in terms if t[1] != 0), key=lambda t: t[1] < 0)
+    for value, coefficient in ordered:
         term = value
-        if coefficient != 1:
-            term = b.insert(arith.MuliOp(value, index(b, coefficient))).result
-        total = term if total is None else b.insert(arith.AddiOp(total, term)).result
+        if abs(coefficient) != 1:
+            term = b.insert(arith.MuliOp(value, index(b, abs(coefficient)))).result
+        if coefficient > 0:
+            total = term if total is None else b.insert(arith.AddiOp(total, term)).result
+            continue
+        if total is None:
+            total, offset = index(b, offset), 0
+        total = b.insert(arith.SubiOp(total, term)).result
     if total is None:
         return index(b, offset)
     if offset > 0:

@@ -1,8 +1,9 @@
-"""Compute definitions of the neural-network graph ops: conv2d, matmul, batch_norm, softmax.
+"""Compute definitions of the neural-network graph ops: conv2d (and transposed), matmul,
+batch_norm, softmax.
 
 Counterpart: TVM's `topi.nn.conv2d_nchw` / `conv2d_nhwc` / `depthwise_conv2d_nchw` /
-`group_conv2d_nchw` (with `topi.nn.pad`), `topi.nn.batch_matmul`, `topi.nn.batch_norm` and
-`topi.nn.softmax`.
+`group_conv2d_nchw` (with `topi.nn.pad`), `topi.nn.conv2d_transpose_nchw`,
+`topi.nn.batch_matmul`, `topi.nn.batch_norm` and `topi.nn.softmax`.
 """
 
 from __future__ import annotations
@@ -10,17 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
+from dialects.graph.ops_tensor import ConvTranspose2DOp
 from dialects.tensor_expr.ops import ComputeBody
 from rewrites.topi.common import (
     affine,
     binary,
     broadcast_indices,
     check_element_type,
+    clamp_index,
     constant,
     divide_index,
     emit_compute,
@@ -28,6 +32,7 @@ from rewrites.topi.common import (
     index,
     lowest_attr,
     read,
+    remainder_index,
     scalar_attr,
     shape_of,
     tensor_type,
@@ -131,14 +136,7 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
         builder, op, "conv2d", result_type, body, tag=conv2d_tag(op),
         reduce_extents=extents, combiner="sum", init=zero_attr(element_type),
     )
-    if op.bias is None:
-        return conv
-    bias = op.bias
-
-    def bias_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        return binary(b, "add", read(b, conv, i), read(b, bias, [i[c_pos]]))
-
-    return emit_compute(builder, op, "bias_add", result_type, bias_body, tag=INJECTIVE)
+    return _bias_add(builder, op, conv, op.bias, c_pos)
 
 
 def _place(by_position: dict[int, SSAValue]) -> list[SSAValue]:
@@ -260,3 +258,79 @@ def softmax(op: SoftmaxOp, builder: Builder) -> SSAValue:
         return binary(b, "div", read(b, exp, i), read(b, total, without_axis(i)))
 
     return emit_compute(builder, op, "softmax", x_type, norm_body, tag="softmax_norm")
+
+
+# ---------------------------------------------------------------------------------------------
+# conv_transpose2d
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(ConvTranspose2DOp)
+def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
+    """The gather form of the transposed convolution (TVM dilates and pads the input instead).
+
+    `out[n, o, y, x] = sum over (rc, rh, rw) of in[n, c, ty / sh, tx / sw] * w[c, o', rh, rw]`
+    with `ty = y + top - rh * dh` (likewise tx), `c = g(o) * C/groups + rc`, `o' = o mod
+    (O/groups)`, counting only terms where `ty` is a multiple of `sh` inside [0, H * sh) (reads
+    are clamped and the others select 0). Tag "conv2d_transpose_nchw"; then "bias_add".
+    """
+    result_type = tensor_type(op.result)
+    element_type = result_type.get_element_type()
+    check_element_type(op, element_type)
+    _, channels, height, width = shape_of(op.input)
+    _, outs_per_group, kh, kw = shape_of(op.weight)
+    groups = op.groups_value()
+    in_per_group = channels // groups
+    top, left, _, _ = op.padding_tuple()
+    strides, dilation = op.strides_tuple(), op.dilation_tuple()
+    sizes = (height, width)
+
+    def source_index(
+        b: Builder, out: SSAValue, tap: SSAValue, axis: int
+    ) -> tuple[SSAValue, SSAValue]:
+        """(clamped input index, whether the tap lands on an input element) along `axis`."""
+        stride, size = strides[axis], sizes[axis]
+        offset = affine(b, [(out, 1), (tap, -dilation[axis])], (top, left)[axis])
+        inside = b.insert(arith.CmpiOp(offset, index(b, size * stride), "ult")).result
+        if stride > 1:
+            remainder = remainder_index(b, offset, stride)
+            exact = b.insert(arith.CmpiOp(remainder, index(b, 0), "eq")).result
+            inside = b.insert(arith.AndIOp(inside, exact)).result
+        return clamp_index(b, divide_index(b, offset, stride), size), inside
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        n, o, y, x = i
+        rc, rh, rw = r
+        channel, local_out = rc, o
+        if groups > 1:
+            group = divide_index(b, o, outs_per_group)
+            channel = affine(b, [(group, in_per_group), (rc, 1)])
+            local_out = remainder_index(b, o, outs_per_group)
+        iy, hit_y = source_index(b, y, rh, 0)
+        ix, hit_x = source_index(b, x, rw, 1)
+        hit = b.insert(arith.AndIOp(hit_y, hit_x)).result
+        product = binary(
+            b, "mul", read(b, op.input, [n, channel, iy, ix]),
+            read(b, op.weight, [channel, local_out, rh, rw]),
+        )
+        return b.insert(arith.SelectOp(hit, product, constant(b, 0, element_type))).result
+
+    conv = emit_compute(
+        builder, op, "conv_transpose2d", result_type, body, tag="conv2d_transpose_nchw",
+        reduce_extents=[in_per_group, kh, kw], combiner="sum", init=zero_attr(element_type),
+    )
+    return _bias_add(builder, op, conv, op.bias, 1)
+
+
+def _bias_add(
+    builder: Builder, op: Conv2DOp | ConvTranspose2DOp, conv: SSAValue, bias: SSAValue | None,
+    channel_pos: int,
+) -> SSAValue:
+    """`conv + bias[c]` as the injective compute "bias_add" (conv itself without a bias)."""
+    if bias is None:
+        return conv
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return binary(b, "add", read(b, conv, i), read(b, bias, [i[channel_pos]]))
+
+    return emit_compute(builder, op, "bias_add", tensor_type(conv), body, tag=INJECTIVE)

@@ -1,8 +1,10 @@
-"""Compute definition of `graph.reduce`: sum, mean, max, min and prod over some axes.
+"""Compute definitions of the reductions: `graph.reduce` (sum, mean, max, min, prod) and
+`graph.argmax`.
 
-Counterpart: TVM's `topi.sum` / `topi.max` / `topi.min` / `topi.prod` (topi/reduction.py) and
-`topi.mean`'s sum-then-divide. One reduction compute named and tagged `reduce_<combiner>`; a mean
-is "reduce_mean_sum" (tag "reduce_sum") followed by the injective division "reduce_mean".
+Counterpart: TVM's `topi.sum` / `topi.max` / `topi.min` / `topi.prod` (topi/reduction.py),
+`topi.mean`'s sum-then-divide and `topi.argmax`. A reduce is one reduction compute named and
+tagged `reduce_<combiner>`; a mean is "reduce_mean_sum" (tag "reduce_sum") followed by the
+injective division "reduce_mean".
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ import math
 from collections.abc import Callable
 
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 
 from dialects.graph.ops import ReduceOp
+from dialects.graph.ops_tensor import ArgMaxOp
 from rewrites.topi.common import (
     binary,
     check_element_type,
     constant,
     emit_compute,
     highest_attr,
+    is_float,
     lowest_attr,
     one_attr,
     read,
@@ -79,3 +84,47 @@ def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
         return binary(b, "div", read(b, total, i), constant(b, count, element_type))
 
     return emit_compute(builder, op, "reduce_mean", result_type, mean_body, tag=INJECTIVE)
+
+
+@compute_definition(ArgMaxOp)
+def argmax(op: ArgMaxOp, builder: Builder) -> SSAValue:
+    """Two reductions over the axis (TVM's argmax has a tuple combiner; tensor_expr has none):
+    "argmax_max" is the maximum m, then "argmax" the first index r with x[r] == m (min over
+    r, init dim) or the last (max over r, init -1) with `select_last_index`. A NaN counts as
+    the maximum, as in NumPy."""
+    axis, keepdims = op.normalized_axis(), op.keepdims_value()
+    in_shape = shape_of(op.x)
+    element_type = tensor_type(op.x).get_element_type()
+    check_element_type(op, element_type)
+    dim = in_shape[axis]
+    reduced_type = TensorType(element_type, tensor_type(op.result).get_shape())
+    last = op.select_last_index_value()
+
+    def along_axis(b: Builder, i: list[SSAValue], r: SSAValue) -> SSAValue:
+        kept = [*i[:axis], *i[axis + 1 :]] if keepdims else i
+        return read(b, op.x, [*kept[:axis], r, *kept[axis:]])
+
+    maximum = emit_compute(
+        builder, op, "argmax_max", reduced_type,
+        lambda b, i, r: along_axis(b, i, r[0]), tag="reduce_max",
+        reduce_extents=[dim], combiner="max", init=lowest_attr(element_type),
+    )
+
+    def index_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        x = along_axis(b, i, r[0])
+        best = read(b, maximum, i)
+        if is_float(element_type):
+            equal = b.insert(arith.CmpfOp(x, best, "oeq")).result
+            nan = b.insert(arith.CmpfOp(x, x, "uno")).result
+            hit = b.insert(arith.OrIOp(equal, nan)).result
+        else:
+            hit = b.insert(arith.CmpiOp(x, best, "eq")).result
+        position = b.insert(arith.IndexCastOp(r[0], i64)).result
+        miss = constant(b, -1 if last else dim, i64)
+        return b.insert(arith.SelectOp(hit, position, miss)).result
+
+    return emit_compute(
+        builder, op, "argmax", tensor_type(op.result), index_body, tag="argmax",
+        reduce_extents=[dim], combiner="max" if last else "min",
+        init=IntegerAttr(-1 if last else dim, i64),
+    )

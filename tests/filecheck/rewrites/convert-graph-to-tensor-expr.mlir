@@ -262,6 +262,84 @@ func.func @fused_group(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// Gather: the index read from the tensor is wrapped (negative counts from the end) and clamped.
+// CHECK-LABEL: func.func @gather
+func.func @gather(%x: tensor<2x5xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {
+  %r = graph.gather %x, %i {axis = 1 : i64} : (tensor<2x5xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+// CHECK:      tensor_expr.compute "gather" tag "injective" -> tensor<2x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[RAW:.*]] = tensor_expr.read %i[%[[J]]] : tensor<3xi64>
+// CHECK-NEXT:   %[[P:.*]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:   %[[NEG:.*]] = arith.cmpi slt, %[[P]], %[[ZERO]] : index
+// CHECK-NEXT:   %[[FIVE:.*]] = arith.constant 5 : index
+// CHECK-NEXT:   %[[UP:.*]] = arith.addi %[[P]], %[[FIVE]] : index
+// CHECK-NEXT:   %[[W:.*]] = arith.select %[[NEG]], %[[UP]], %[[P]] : index
+// CHECK-NEXT:   %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:   %[[C:.*]] = arith.minui %[[W]], %[[FOUR]] : index
+// CHECK-NEXT:   tensor_expr.read %x[%[[I]], %[[C]]] : tensor<2x5xf32>
+
+// -----
+
+// Resize: the taps are computed at compile time into i64 tables; nearest is a gather.
+// CHECK-LABEL: func.func @resize_nearest
+func.func @resize_nearest(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
+  %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+  func.return %r : tensor<1x1x4x6xf32>
+}
+// CHECK-NEXT: %[[TH:.*]] = arith.constant dense<[0, 0, 1, 1]> : tensor<4xi64>
+// CHECK-NEXT: %[[TW:.*]] = arith.constant dense<[0, 0, 1, 1, 2, 2]> : tensor<6xi64>
+// CHECK-NEXT: tensor_expr.compute "resize" tag "injective" -> tensor<1x1x4x6xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index):
+// CHECK-NEXT:   %[[RH:.*]] = tensor_expr.read %[[TH]][%[[H]]] : tensor<4xi64>
+// CHECK-NEXT:   %[[IH:.*]] = arith.index_cast %[[RH]] : i64 to index
+// CHECK-NEXT:   %[[RW:.*]] = tensor_expr.read %[[TW]][%[[W]]] : tensor<6xi64>
+// CHECK-NEXT:   %[[IW:.*]] = arith.index_cast %[[RW]] : i64 to index
+// CHECK-NEXT:   tensor_expr.read %x[%[[N]], %[[C]], %[[IH]], %[[IW]]] : tensor<1x1x2x3xf32>
+
+// -----
+
+// TopK, an op with two results: a rank compute, then values and indices selected by rank.
+// CHECK-LABEL: func.func @topk
+func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64} : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  func.return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+// CHECK:      %[[RANK:.*]] = tensor_expr.compute "topk_rank" tag "topk" reduce [4] sum init 0 : i64 -> tensor<3x4xi64> {
+// CHECK:      %[[V:.*]] = tensor_expr.compute "topk_values" tag "topk" reduce [4] max init 0xff800000 : f32 -> tensor<3x2xf32> {
+// CHECK:        tensor_expr.read %[[RANK]]
+// CHECK:      %[[I:.*]] = tensor_expr.compute "topk_indices" tag "topk" reduce [4] sum init 0 : i64 -> tensor<3x2xi64> {
+// CHECK:        tensor_expr.read %[[RANK]]
+// CHECK:      func.return %[[V]], %[[I]] : tensor<3x2xf32>, tensor<3x2xi64>
+
+// -----
+
+// Transposed convolution: only taps landing on an input element (a multiple of the stride, in
+// range) contribute; the others select 0.
+// CHECK-LABEL: func.func @conv_transpose2d
+func.func @conv_transpose2d(%x: tensor<1x2x3x3xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x1x5x5xf32> {
+  %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x3x3xf32>, tensor<2x1x3x3xf32>) -> tensor<1x1x5x5xf32>
+  func.return %r : tensor<1x1x5x5xf32>
+}
+// CHECK:      tensor_expr.compute "conv_transpose2d" tag "conv2d_transpose_nchw" reduce [2, 3, 3] sum init 0.000000e+00 : f32 -> tensor<1x1x5x5xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[O:.*]]: index, %[[Y:.*]]: index, %[[X:.*]]: index, %[[RC:.*]]: index, %[[RH:.*]]: index, %[[RW:.*]]: index):
+// CHECK-NEXT:   %[[T0:.*]] = arith.subi %[[Y]], %[[RH]] : index
+// CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:   %[[TY:.*]] = arith.addi %[[T0]], %[[ONE]] : index
+// CHECK-NEXT:   %[[SIX:.*]] = arith.constant 6 : index
+// CHECK-NEXT:   %[[IN:.*]] = arith.cmpi ult, %[[TY]], %[[SIX]] : index
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[REM:.*]] = arith.remui %[[TY]], %[[TWO]] : index
+// CHECK:        %[[IY:.*]] = arith.divui %[[TY]], %[[TWO]] : index
+// CHECK:        %[[P:.*]] = arith.mulf
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %[[V:.*]] = arith.select %{{.*}}, %[[P]], %[[ZERO]] : f32
+// CHECK-NEXT:   tensor_expr.yield %[[V]] : f32
+
+// -----
+
 func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   func.return %x : tensor<?x4xf32>
 }

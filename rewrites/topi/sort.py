@@ -1,0 +1,90 @@
+"""Compute definition of `graph.topk`, by ranking (no sort in tensor_expr).
+
+Counterpart: TVM's `topi.topk`, which calls an external sort; here the selection is written as
+reductions, O(n²) per row along the axis, which suits the small axes of inference graphs:
+"topk_rank" counts, for each element, the elements that come before it (greater, or equal with
+a lower index, for `largest`); "topk_values" and "topk_indices" then pick, for output position
+j < k, the element whose rank is j.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.ir import SSAValue
+
+from dialects.graph.ops_tensor import TopKOp
+from rewrites.topi.common import (
+    check_element_type,
+    constant,
+    emit_compute,
+    is_float,
+    lowest_attr,
+    read,
+    shape_of,
+    tensor_type,
+)
+from rewrites.topi.registry import compute_definition
+
+
+@compute_definition(TopKOp)
+def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
+    """values[.., j, ..] = the x whose rank is j; indices likewise its position (i64)."""
+    axis = op.normalized_axis()
+    x_type = tensor_type(op.x)
+    element_type = x_type.get_element_type()
+    check_element_type(op, element_type)
+    dim = shape_of(op.x)[axis]
+    largest = op.largest_value()
+    rank_type = TensorType(i64, x_type.get_shape())
+
+    def at(i: list[SSAValue], position: SSAValue) -> list[SSAValue]:
+        return [*i[:axis], position, *i[axis + 1 :]]
+
+    def rank_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        mine, other = read(b, op.x, i), read(b, op.x, at(i, r[0]))
+        if is_float(element_type):
+            ahead = b.insert(arith.CmpfOp(other, mine, "ogt" if largest else "olt")).result
+            tied = b.insert(arith.CmpfOp(other, mine, "oeq")).result
+        else:
+            ahead = b.insert(arith.CmpiOp(other, mine, "sgt" if largest else "slt")).result
+            tied = b.insert(arith.CmpiOp(other, mine, "eq")).result
+        earlier = b.insert(arith.CmpiOp(r[0], i[axis], "ult")).result
+        tie_break = b.insert(arith.AndIOp(tied, earlier)).result
+        before = b.insert(arith.OrIOp(ahead, tie_break)).result
+        return b.insert(arith.ExtUIOp(before, i64)).result
+
+    rank = emit_compute(
+        builder, op, "topk_rank", rank_type, rank_body, tag="topk",
+        reduce_extents=[dim], combiner="sum", init=IntegerAttr(0, i64),
+    )
+
+    def selected(b: Builder, i: list[SSAValue], r: SSAValue) -> SSAValue:
+        position = b.insert(arith.IndexCastOp(i[axis], i64)).result
+        return b.insert(arith.CmpiOp(read(b, rank, at(i, r)), position, "eq")).result
+
+    lowest = lowest_attr(element_type)
+
+    def values_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        hit = selected(b, i, r[0])
+        value = read(b, op.x, at(i, r[0]))
+        return b.insert(arith.SelectOp(hit, value, constant(b, lowest.value.data, element_type))
+                        ).result
+
+    def indices_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        hit = selected(b, i, r[0])
+        position = b.insert(arith.IndexCastOp(r[0], i64)).result
+        return b.insert(arith.SelectOp(hit, position, constant(b, 0, i64))).result
+
+    values = emit_compute(
+        builder, op, "topk_values", tensor_type(op.values), values_body, tag="topk",
+        reduce_extents=[dim], combiner="max", init=lowest,
+    )
+    indices = emit_compute(
+        builder, op, "topk_indices", tensor_type(op.indices), indices_body, tag="topk",
+        reduce_extents=[dim], combiner="sum", init=IntegerAttr(0, i64),
+    )
+    return [values, indices]

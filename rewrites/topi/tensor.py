@@ -1,0 +1,227 @@
+"""Compute definitions of the ONNX tensor ops: cast, compare, where, gather, slice, pad,
+broadcast_to.
+
+Counterpart: TVM's `topi.cast`, `topi.equal` … (topi/broadcast.py), `topi.where`, `topi.take`,
+`topi.strided_slice`, `topi.nn.pad` / `mirror_pad` and `topi.broadcast_to`. Each is one injective
+compute; index values read from a tensor (gather) are wrapped and clamped so that no read ever
+leaves its tensor.
+"""
+
+from __future__ import annotations
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import Attribute, SSAValue
+
+from dialects.graph.ops_tensor import (
+    BroadcastToOp,
+    CastOp,
+    CompareOp,
+    GatherOp,
+    PadOp,
+    SliceOp,
+    WhereOp,
+)
+from rewrites.topi.common import (
+    affine,
+    broadcast_read,
+    check_element_type,
+    clamp_index,
+    constant,
+    emit_compute,
+    guarded_read,
+    index,
+    is_float,
+    read,
+    scalar_attr,
+    shape_of,
+    tensor_type,
+)
+from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.nn import PAD_TAG
+from rewrites.topi.registry import compute_definition
+
+# ---------------------------------------------------------------------------------------------
+# cast, compare, where
+# ---------------------------------------------------------------------------------------------
+
+
+def _width(element_type: Attribute) -> int:
+    assert isinstance(element_type, IntegerType)
+    return element_type.width.data
+
+
+def convert(b: Builder, x: SSAValue, target: Attribute) -> SSAValue:
+    """`x` converted to `target` as ONNX Cast does: floats truncate toward zero into integers,
+    anything non-zero is true in i1, i1 true is 1."""
+    source = x.type
+    if source == target:
+        return x
+    if isinstance(target, IntegerType) and target.width.data == 1:
+        if is_float(source):
+            return b.insert(arith.CmpfOp(x, constant(b, 0, source), "une")).result
+        return b.insert(arith.CmpiOp(x, constant(b, 0, source), "ne")).result
+    if is_float(source) and is_float(target):
+        wider = source.bitwidth < target.bitwidth  # pyright: ignore[reportAttributeAccessIssue]
+        op_type = arith.ExtFOp if wider else arith.TruncFOp
+        return b.insert(op_type(x, target)).result  # pyright: ignore[reportArgumentType]
+    if is_float(source):
+        return b.insert(arith.FPToSIOp(x, target)).result
+    if is_float(target):
+        op_type = arith.UIToFPOp if _width(source) == 1 else arith.SIToFPOp
+        return b.insert(op_type(x, target)).result  # pyright: ignore[reportArgumentType]
+    if _width(source) > _width(target):
+        return b.insert(arith.TruncIOp(x, target)).result
+    op_type = arith.ExtUIOp if _width(source) == 1 else arith.ExtSIOp
+    return b.insert(op_type(x, target)).result
+
+
+@compute_definition(CastOp)
+def cast(op: CastOp, builder: Builder) -> SSAValue:
+    """`out[i...] = convert(x[i...])` to the result's element type."""
+    target = tensor_type(op.result).get_element_type()
+    check_element_type(op, tensor_type(op.x).get_element_type())
+    check_element_type(op, target)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return convert(b, read(b, op.x, i), target)
+
+    return emit_compute(builder, op, "cast", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+_FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_BOOL_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+@compute_definition(CompareOp)
+def compare(op: CompareOp, builder: Builder) -> SSAValue:
+    """`out[i...] = lhs[bcast(i)] <predicate> rhs[bcast(i)]` as i1 (ordered for floats, except
+    ne; signed for integers; false < true for i1)."""
+    element_type = tensor_type(op.lhs).get_element_type()
+    check_element_type(op, element_type)
+    predicate = op.predicate_value()
+    out_shape = shape_of(op.result)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        lhs = broadcast_read(b, op.lhs, i, out_shape)
+        rhs = broadcast_read(b, op.rhs, i, out_shape)
+        if is_float(element_type):
+            return b.insert(arith.CmpfOp(lhs, rhs, _FLOAT_PREDICATES[predicate])).result
+        table = _BOOL_PREDICATES if _width(element_type) == 1 else _SIGNED_PREDICATES
+        return b.insert(arith.CmpiOp(lhs, rhs, table[predicate])).result
+
+    return emit_compute(builder, op, "compare", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+@compute_definition(WhereOp)
+def where(op: WhereOp, builder: Builder) -> SSAValue:
+    """`out[i...] = condition[bcast(i)] ? lhs[bcast(i)] : rhs[bcast(i)]`."""
+    check_element_type(op, tensor_type(op.result).get_element_type())
+    out_shape = shape_of(op.result)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        condition = broadcast_read(b, op.condition, i, out_shape)
+        lhs = broadcast_read(b, op.lhs, i, out_shape)
+        rhs = broadcast_read(b, op.rhs, i, out_shape)
+        return b.insert(arith.SelectOp(condition, lhs, rhs)).result
+
+    return emit_compute(builder, op, "where", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+@compute_definition(BroadcastToOp)
+def broadcast_to(op: BroadcastToOp, builder: Builder) -> SSAValue:
+    """`out[i...] = x[bcast(i)]`."""
+    out_shape = shape_of(op.result)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return broadcast_read(b, op.x, i, out_shape)
+
+    return emit_compute(builder, op, "broadcast_to", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+# ---------------------------------------------------------------------------------------------
+# gather, slice, pad
+# ---------------------------------------------------------------------------------------------
+
+
+@compute_definition(GatherOp)
+def gather(op: GatherOp, builder: Builder) -> SSAValue:
+    """`out[i..., j..., k...] = x[i..., clamp(wrap(indices[j...])), k...]`.
+
+    A negative index counts from the end; an index still outside the axis (undefined) is clamped
+    so that the read stays in bounds.
+    """
+    axis = op.normalized_axis()
+    dim = shape_of(op.x)[axis]
+    index_rank = len(shape_of(op.indices))
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        raw = read(b, op.indices, i[axis : axis + index_rank])
+        position = b.insert(arith.IndexCastOp(raw, IndexType())).result
+        zero = index(b, 0)
+        negative = b.insert(arith.CmpiOp(position, zero, "slt")).result
+        wrapped = b.insert(arith.AddiOp(position, index(b, dim))).result
+        position = b.insert(arith.SelectOp(negative, wrapped, position)).result
+        position = clamp_index(b, position, dim)
+        return read(b, op.x, [*i[:axis], position, *i[axis + index_rank :]])
+
+    return emit_compute(builder, op, "gather", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+@compute_definition(SliceOp)
+def slice_(op: SliceOp, builder: Builder) -> SSAValue:
+    """`out[j...] = x[start + j * step ...]` axis by axis (steps may be negative)."""
+    starts, steps = op.starts_tuple(), op.steps_tuple()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        indices = [
+            affine(b, [(position, step)], start)
+            for position, start, step in zip(i, starts, steps, strict=True)
+        ]
+        return read(b, op.x, indices)
+
+    return emit_compute(builder, op, "slice", tensor_type(op.result), body, tag=INJECTIVE)
+
+
+def _mirror(b: Builder, position: SSAValue, dim: int) -> SSAValue:
+    """Reflect mode: |p| folded back at dim - 1 (one fold suffices: pads are below dim)."""
+    negated = b.insert(arith.SubiOp(index(b, 0), position)).result
+    folded = b.insert(arith.MaxSIOp(position, negated)).result
+    back = b.insert(arith.SubiOp(index(b, 2 * (dim - 1)), folded)).result
+    return b.insert(arith.MinSIOp(folded, back)).result
+
+
+def _edge(b: Builder, position: SSAValue, dim: int) -> SSAValue:
+    """Edge mode: p clamped into [0, dim - 1]."""
+    low = b.insert(arith.MaxSIOp(position, index(b, 0))).result
+    return b.insert(arith.MinSIOp(low, index(b, dim - 1))).result
+
+
+@compute_definition(PadOp)
+def pad(op: PadOp, builder: Builder) -> SSAValue:
+    """`out[i...] = x[i - before...]` inside x; outside, the constant (select on clamped reads),
+    the mirrored element (reflect) or the nearest edge element (edge). Named and tagged "pad"."""
+    shape = shape_of(op.x)
+    rank = len(shape)
+    pads = op.pads_tuple()
+    mode = op.mode_value()
+    element_type = tensor_type(op.x).get_element_type()
+    check_element_type(op, element_type)
+    padded = [bool(pads[axis] or pads[axis + rank]) for axis in range(rank)]
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        positions = [affine(b, [(i[axis], 1)], -pads[axis]) for axis in range(rank)]
+        if mode == "constant":
+            value = scalar_attr(op.pad_value(), element_type)
+            return guarded_read(b, op.x, positions, padded, value)
+        fold = _mirror if mode == "reflect" else _edge
+        indices = [
+            fold(b, position, shape[axis]) if padded[axis] else position
+            for axis, position in enumerate(positions)
+        ]
+        return read(b, op.x, indices)
+
+    return emit_compute(builder, op, "pad", tensor_type(op.result), body, tag=PAD_TAG)
+
