@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 from onnx import AttributeProto, NodeProto
-from xdsl.dialects.builtin import NameLoc, StringAttr, TensorType, UnknownLoc
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from frontends.onnx.errors import NotConstantError, OnnxImportError
@@ -71,10 +71,14 @@ def describe_node(node: NodeProto, opset: int | None = None) -> str:
     return f"{node_name(node)} ({domain}{node.op_type}{version})"
 
 
+def name_location(name: str) -> NameLoc | UnknownLoc:
+    """`loc("name")`, or `loc(unknown)` for an empty name."""
+    return NameLoc(StringAttr(name), NoneAttr()) if name else UnknownLoc()
+
+
 def node_location(node: NodeProto) -> NameLoc | UnknownLoc:
     """The location of ops made for `node`: its name, else its first output's name."""
-    name = node.name or (node.output[0] if node.output else "")
-    return NameLoc(StringAttr(name), UnknownLoc()) if name else UnknownLoc()
+    return name_location(node.name or (node.output[0] if node.output else ""))
 
 
 class NodeContext:

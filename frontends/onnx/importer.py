@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     LocationAttr,
     ModuleOp,
-    NameLoc,
     StringAttr,
     TensorType,
     UnknownLoc,
@@ -35,7 +34,13 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from dialects.graph.attrs import from_numpy_dtype
-from frontends.onnx.context import NodeContext, describe_node, node_location, node_name
+from frontends.onnx.context import (
+    NodeContext,
+    describe_node,
+    name_location,
+    node_location,
+    node_name,
+)
 from frontends.onnx.errors import OnnxImportError
 from frontends.onnx.registry import ConvertedValue, lookup
 from frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
@@ -244,8 +249,10 @@ class _Importer:
         try:
             onnx.checker.check_model(self.model)
         except onnx.checker.ValidationError as e:
-            message = str(e).strip().replace("\n\n", "\n")
-            raise OnnxImportError(f"invalid ONNX model: {message}") from None
+            raise OnnxImportError(f"invalid ONNX model: {_checker_message(str(e))}") from None
+        except UnicodeDecodeError as e:
+            raise OnnxImportError(f"invalid ONNX model: a text field is not UTF-8 ({e.reason} at "
+                                  f"byte {e.start})") from None
 
     # ---------------------------------------------------------------- values that exist up front
 
@@ -256,7 +263,7 @@ class _Importer:
         for init in self.graph.initializer:
             array = tensor_to_array(init, f"initializer '{init.name}'")
             self.scope.entries[init.name] = _Entry(
-                array_type(array), NameLoc(StringAttr(init.name), UnknownLoc()), array=array)
+                array_type(array), name_location(init.name), array=array)
 
     def _read_inputs(self) -> None:
         names = [i.name for i in self.graph.input if i.name not in self.scope.entries]
@@ -452,6 +459,20 @@ class _Importer:
                              if value_info.name in n.output), "its producer")
             raise OnnxImportError(f"graph output '{value_info.name}' is declared with {problem}, "
                                   f"but {producer} produces {found}")
+
+
+_CHECKER_CONTEXT = re.compile(
+    r"\s*==> Context: Bad node spec for node\. Name: (?P<name>\S*) OpType: (?P<op>\S+)\s*$")
+
+
+def _checker_message(text: str) -> str:
+    """The ONNX checker's message on one line, its node context first (`node 'n' (Add): ...`)."""
+    context = _CHECKER_CONTEXT.search(text)
+    if context is not None:
+        text = text[: context.start()]
+        who = f"node '{context['name']}'" if context["name"] else "unnamed node"
+        text = f"{who} ({context['op']}): {text}"
+    return " ".join(text.split())
 
 
 def _constant_op(array: np.ndarray) -> Operation:
