@@ -31,10 +31,10 @@ def _target_gpu() -> Dialect:
     return TargetGpu
 
 
-def _transform_loop() -> Dialect:
-    from dialects.transform_loop import TransformLoop
+def _transform() -> Dialect:
+    from dialects.transform_loop import transform_dialect
 
-    return TransformLoop
+    return transform_dialect()
 
 
 DLC_DIALECTS: dict[str, Callable[[], Dialect]] = {
@@ -59,4 +59,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     available = upstream()
     dialects = {name: available[name] for name in UPSTREAM_DIALECTS}
     dialects.update(DLC_DIALECTS)
+    # `transform.loop.*` ops are looked up in the dialect named "transform" (the text before the
+    # first dot), so dlc's transform ops come as the upstream dialect extended with them.
+    dialects["transform"] = _transform
     return dialects

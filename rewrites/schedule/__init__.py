@@ -1,0 +1,44 @@
+"""dlc's schedule primitives on loop-level IR (TVM's `tir.Schedule`), one module per primitive.
+
+Each primitive takes payload ops (`ForOp`, `BlockOp`), checks all its preconditions before
+changing anything (raising `ScheduleError` with what was expected and found), then rewrites the
+IR in place. The `transform.loop.*` ops (dialects/transform_loop) call them through the
+`loop-interpret-transforms` pass; Python code (the autotuner, default schedules) may call them
+directly.
+"""
+
+from rewrites.schedule.cache import cache_read, cache_write
+from rewrites.schedule.common import ScheduleError
+from rewrites.schedule.compute_at import compute_at, reverse_compute_at
+from rewrites.schedule.compute_inline import compute_inline
+from rewrites.schedule.decompose_reduction import decompose_reduction
+from rewrites.schedule.fuse import fuse
+from rewrites.schedule.loop_kind import bind, parallel, vectorize
+from rewrites.schedule.match import get_loops, match_blocks, match_loop
+from rewrites.schedule.pack import pack
+from rewrites.schedule.reorder import reorder
+from rewrites.schedule.split import split
+from rewrites.schedule.tile import tile
+from rewrites.schedule.unroll import unroll
+
+__all__ = [
+    "ScheduleError",
+    "bind",
+    "cache_read",
+    "cache_write",
+    "compute_at",
+    "compute_inline",
+    "decompose_reduction",
+    "fuse",
+    "get_loops",
+    "match_blocks",
+    "match_loop",
+    "pack",
+    "parallel",
+    "reorder",
+    "reverse_compute_at",
+    "split",
+    "tile",
+    "unroll",
+    "vectorize",
+]

@@ -1,0 +1,187 @@
+"""The schedule primitives that change how a loop runs: `parallel`, `vectorize`, `bind`.
+
+Counterpart: TVM's `Schedule.parallel`, `Schedule.vectorize`, `Schedule.bind`; they only set
+`loop.for`'s `kind` (and `thread`) after checking that the loop may run that way. Code generation
+(convert-loop-to-llvm, convert-loop-to-target-gpu) does the rest.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, VectorType
+from xdsl.ir import Operation, SSAValue
+
+from dialects.loop.ops import THREAD_AXES, BlockOp, ForOp, LoadOp, StoreOp
+from rewrites.schedule.common import (
+    ScheduleError,
+    axis_iteration_kinds,
+    check_spatial,
+    constant_trip,
+    depends_on,
+    enclosing_loops,
+    is_defined_outside,
+    is_pure,
+    require_kind,
+)
+
+
+def parallel(loop: ForOp) -> None:
+    """Marks `loop` parallel: its iterations run concurrently on CPU threads.
+
+    Preconditions: the loop is serial; its axis is spatial (no block lists it as a reduction axis,
+    and every store inside into a buffer from outside the loop depends on its induction
+    variable, so no two iterations write the same element); no loop around it or inside it is
+    already parallel (one level of CPU parallelism).
+    """
+    require_kind(loop, ("serial",), "parallelize")
+    check_spatial(loop, "parallelize")
+    for other in [*enclosing_loops(loop), *_loops_inside(loop)]:
+        if other.kind.data == "parallel":
+            where = "inside" if loop.is_ancestor(other) else "around"
+            raise ScheduleError(
+                f"cannot parallelize: expected no parallel loop {where} it, found "
+                f'loop "{other.axis.data}"',
+                loop,
+            )
+    loop.properties["kind"] = StringAttr("parallel")
+
+
+def bind(loop: ForOp, thread: str) -> None:
+    """Binds `loop` to a GPU axis: each iteration is one GPU block or thread.
+
+    Preconditions: `thread` is one of blockIdx.{x,y,z}, threadIdx.{x,y,z}; the loop is serial;
+    its axis is spatial (as for `parallel`); no loop around or inside it is bound to the same
+    GPU axis.
+    """
+    if thread not in THREAD_AXES:
+        raise ScheduleError(
+            f"cannot bind: expected a thread axis among {', '.join(THREAD_AXES)}, "
+            f"found '{thread}'",
+            loop,
+        )
+    require_kind(loop, ("serial",), "bind")
+    check_spatial(loop, "bind")
+    for other in [*enclosing_loops(loop), *_loops_inside(loop)]:
+        if other.kind.data == "bound" and other.thread is not None and other.thread.data == thread:
+            raise ScheduleError(
+                f"cannot bind: expected no other loop bound to {thread}, found "
+                f'loop "{other.axis.data}"',
+                loop,
+            )
+    loop.properties["kind"] = StringAttr("bound")
+    loop.properties["thread"] = StringAttr(thread)
+
+
+def vectorize(loop: ForOp) -> None:
+    """Marks `loop` vectorized: its iterations become the lanes of vector operations.
+
+    What is accepted (everything else fails, naming the op that is not):
+    - the loop is serial, has constant bounds and step 1, and is innermost (no `loop.for`
+      inside);
+    - its body holds only `loop.block`s, `loop.load`/`loop.store` (scalar), and side-effect-free
+      ops without regions (`arith`, `math`);
+    - the induction variable is used only through `arith.addi` with loop-invariant values, and
+      such *lane* indices appear only as the last index of a load or store (a contiguous vector
+      access); a load whose indices are all invariant is a broadcast;
+    - every store into a buffer from outside the loop has its lane index last (a store that does
+      not depend on the loop would be a reduction across lanes, which is not vectorized).
+    """
+    require_kind(loop, ("serial",), "vectorize")
+    if "reduction" in axis_iteration_kinds(loop):
+        raise ScheduleError(
+            "cannot vectorize: expected a spatial axis, found a reduction axis (a reduction "
+            "across lanes)",
+            loop,
+        )
+    inner = _loops_inside(loop)
+    if inner:
+        raise ScheduleError(
+            f'cannot vectorize: expected an innermost loop, found loop "{inner[0].axis.data}" '
+            "inside",
+            loop,
+        )
+    _, _, step, _ = constant_trip(loop, "vectorize")
+    if step != 1:
+        raise ScheduleError(f"cannot vectorize: expected step 1, found {step}", loop)
+    lanes = _lane_values(loop)
+    for op in loop.walk():
+        if op is loop or isinstance(op, BlockOp) or op.name == "loop.yield":
+            continue
+        if isinstance(op, LoadOp | StoreOp):
+            _check_access(loop, op, lanes)
+        elif not is_pure(op):
+            raise ScheduleError(
+                f"cannot vectorize: expected only blocks, loads, stores and side-effect-free "
+                f"ops in the body, found '{op.name}'",
+                loop,
+            )
+        elif op.name != "arith.addi" and any(operand in lanes for operand in op.operands):
+            raise ScheduleError(
+                f"cannot vectorize: expected the induction variable to be used only in "
+                f"'arith.addi' and as the last index of loads and stores, found it used by "
+                f"'{op.name}'",
+                loop,
+            )
+    loop.properties["kind"] = StringAttr("vectorized")
+
+
+def _loops_inside(loop: ForOp) -> list[ForOp]:
+    return [op for op in loop.walk() if isinstance(op, ForOp) and op is not loop]
+
+
+def _lane_values(loop: ForOp) -> set[SSAValue]:
+    """The induction variable and the `arith.addi`s of it with loop-invariant values."""
+    iv = loop.induction_var
+    lanes: set[SSAValue] = {iv}
+    for op in loop.walk():
+        if op.name != "arith.addi" or not any(operand in lanes for operand in op.operands):
+            continue
+        lane_operands = [operand for operand in op.operands if operand in lanes]
+        others = [operand for operand in op.operands if operand not in lanes]
+        if len(lane_operands) != 1 or any(_varies(other, loop) for other in others):
+            raise ScheduleError(
+                "cannot vectorize: expected the induction variable to be added only to "
+                "loop-invariant values, found a sum of two lane indices",
+                loop,
+            )
+        lanes.add(op.results[0])
+    return lanes
+
+
+def _varies(value: SSAValue, loop: ForOp) -> bool:
+    """Whether `value` may differ between iterations of `loop`."""
+    if is_defined_outside(value, loop):
+        return False
+    return depends_on(value, {loop.induction_var}) or not isinstance(value.owner, Operation) \
+        or not is_pure(value.owner)
+
+
+def _check_access(loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue]) -> None:
+    kind = "load" if isinstance(op, LoadOp) else "store"
+    value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
+    if isinstance(value_type, VectorType):
+        raise ScheduleError(
+            f"cannot vectorize: expected scalar loads and stores, found a vector {kind}", loop
+        )
+    indices = list(op.indices)
+    if any(index in lanes for index in indices[:-1]):
+        raise ScheduleError(
+            f"cannot vectorize: expected the lane index only as the last index, found a "
+            f"strided {kind} of {op.memref.type}",
+            loop,
+        )
+    if any(_varies(index, loop) and index not in lanes for index in indices):
+        raise ScheduleError(
+            f"cannot vectorize: expected the indices of a {kind} to be loop-invariant or the "
+            f"lane index, found another index computation in a {kind} of {op.memref.type}",
+            loop,
+        )
+    if (
+        isinstance(op, StoreOp)
+        and is_defined_outside(op.memref, loop)
+        and (not indices or indices[-1] not in lanes)
+    ):
+        raise ScheduleError(
+            f"cannot vectorize: expected every store to be indexed by the lane index last, "
+            f"found a store into {op.memref.type} that is not (a reduction across lanes)",
+            loop,
+        )

@@ -1,0 +1,491 @@
+"""Property tests of the schedule primitives: random legal schedules never change results.
+
+Random sequences of split/reorder/tile/fuse/unroll/parallel/vectorize (and the buffer
+primitives) with random factors are applied to random shapes of matmul, an elementwise chain and
+a conv-like 2-D reduction; the scheduled and unscheduled programs are run by a small NumPy
+evaluator of loop-level IR (`_evaluate`, below; to be replaced by dialects/loop/interpreter.py
+once it lands) on the same random inputs. A primitive that refuses (ScheduleError) must leave
+the IR exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, VectorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser import Parser
+
+from dialects import get_all_dialects
+from dialects.loop.ops import (
+    THREAD_AXES,
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
+from rewrites.schedule import (
+    ScheduleError,
+    bind,
+    cache_read,
+    cache_write,
+    compute_at,
+    compute_inline,
+    decompose_reduction,
+    fuse,
+    get_loops,
+    pack,
+    parallel,
+    reorder,
+    reverse_compute_at,
+    split,
+    tile,
+    unroll,
+    vectorize,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+TRANSFORM_TESTS = REPO / "tests" / "filecheck" / "transform"
+
+
+def _context() -> Context:
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+CTX = _context()
+
+
+def parse(text: str) -> ModuleOp:
+    return Parser(CTX, text).parse_module()
+
+
+# ----------------------------------------------------------------------------------------------
+# A small evaluator of loop-level IR
+# ----------------------------------------------------------------------------------------------
+
+_INT_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivUIOp: lambda a, b: a // b,
+    arith.RemUIOp: lambda a, b: a % b,
+    arith.MinUIOp: min,
+    arith.MaxUIOp: max,
+}
+_FLOAT_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddfOp: np.add,
+    arith.SubfOp: np.subtract,
+    arith.MulfOp: np.multiply,
+    arith.MaximumfOp: np.maximum,
+}
+
+
+def _run_block(block: Block, env: dict[SSAValue, Any]) -> None:
+    for op in block.ops:
+        _run_op(op, env)
+
+
+def _run_loop(op: ForOp, env: dict[SSAValue, Any]) -> None:
+    """Serial loops in order. Parallel and bound loops run each iteration on its own copy of
+    memory, then merge what each wrote, failing if two wrote the same element (a race; reading
+    what another iteration writes shows as a wrong result). Vectorized loops run in lockstep
+    (each op for every lane before the next op), as vector code does."""
+    body = op.body.block
+    ivs = list(range(env[op.lb], env[op.ub], env[op.step]))
+    kind = op.kind.data
+    if kind in ("parallel", "bound"):
+        _run_concurrently(op, ivs, env)
+        return
+    if kind != "vectorized":
+        for iv in ivs:
+            env[op.induction_var] = iv
+            _run_block(body, env)
+        return
+    lanes = [{**env, op.induction_var: iv} for iv in ivs]
+    for nested in _flatten(body):
+        for lane in lanes:
+            _run_op(nested, lane)
+
+
+def _run_concurrently(op: ForOp, ivs: list[int], env: dict[SSAValue, Any]) -> None:
+    arrays = {id(v): v for v in env.values() if isinstance(v, np.ndarray)}
+    writes: dict[tuple[int, tuple[int, ...]], Any] = {}
+    for iv in ivs:
+        copies = {key: array.copy() for key, array in arrays.items()}
+        private = {
+            value: copies[id(v)] if isinstance(v, np.ndarray) else v for value, v in env.items()
+        }
+        private[op.induction_var] = iv
+        _run_block(op.body.block, private)
+        for key, array in arrays.items():
+            after = copies[key]
+            changed = ~((after == array) | (np.isnan(after) & np.isnan(array)))
+            for index in map(tuple, np.argwhere(changed)):
+                assert (key, index) not in writes, (
+                    f'iterations of {op.kind.data} loop "{op.axis.data}" write the same element'
+                )
+                writes[(key, index)] = after[index]
+    for (key, index), value in writes.items():
+        arrays[key][index] = value
+
+
+def _flatten(block: Block) -> list[Operation]:
+    ops: list[Operation] = []
+    for op in block.ops:
+        ops.extend(_flatten(op.body.block) if isinstance(op, BlockOp) else [op])
+    return ops
+
+
+def _run_op(op: Operation, env: dict[SSAValue, Any]) -> None:
+    if isinstance(op, ForOp):
+        _run_loop(op, env)
+    elif isinstance(op, BlockOp):
+        _run_block(op.body.block, env)
+    elif isinstance(op, LoadOp):
+        buffer = env[op.memref]
+        index = tuple(env[i] for i in op.indices)
+        if isinstance(op.result.type, VectorType):
+            width = op.result.type.get_shape()[0]
+            env[op.result] = buffer[index[:-1] + (slice(index[-1], index[-1] + width),)]
+        else:
+            value = buffer[index]
+            assert not np.isnan(value), f"read of an uninitialised element at {index}"
+            env[op.result] = value
+    elif isinstance(op, StoreOp):
+        index = tuple(env[i] for i in op.indices)
+        assert all(0 <= i < n for i, n in zip(index, env[op.memref].shape, strict=True))
+        env[op.memref][index] = env[op.value]
+    elif isinstance(op, arith.ConstantOp):
+        value = op.value
+        assert isinstance(value, IntegerAttr | FloatAttr)
+        is_int = isinstance(value, IntegerAttr)
+        env[op.result] = value.value.data if is_int else np.float32(value.value.data)
+    elif type(op) in _INT_BINARY:
+        env[op.results[0]] = _INT_BINARY[type(op)](env[op.operands[0]], env[op.operands[1]])
+    elif type(op) in _FLOAT_BINARY:
+        lhs, rhs = env[op.operands[0]], env[op.operands[1]]
+        env[op.results[0]] = np.float32(_FLOAT_BINARY[type(op)](lhs, rhs))
+    elif isinstance(op, AllocOp):
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        env[op.result] = np.full(memref_type.get_shape(), np.nan, dtype=np.float32)
+    elif isinstance(op, YieldOp | ReturnOp | DeallocOp):
+        return
+    else:
+        raise NotImplementedError(op.name)
+
+
+def _evaluate(module: ModuleOp, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Runs the module's one function on copies of `inputs` (by argument name)."""
+    (func,) = [op for op in module.ops if isinstance(op, FuncOp)]
+    arrays = {name: array.copy() for name, array in inputs.items()}
+    env: dict[SSAValue, Any] = {}
+    for arg in func.body.block.args:
+        assert arg.name_hint is not None
+        env[arg] = arrays[arg.name_hint]
+    _run_block(func.body.block, env)
+    return arrays
+
+
+# ----------------------------------------------------------------------------------------------
+# Payloads
+# ----------------------------------------------------------------------------------------------
+
+
+def matmul(m: int, n: int, k: int) -> str:
+    """C = A @ B: spatial i, j; init block, then the reduction over k."""
+    a, b, c = f"memref<{m}x{k}xf32>", f"memref<{k}x{n}xf32>", f"memref<{m}x{n}xf32>"
+    return f"""
+func.func @matmul(%A: {a}, %B: {b}, %C: {c}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cm = arith.constant {m} : index
+  %cn = arith.constant {n} : index
+  %ck = arith.constant {k} : index
+  %zero = arith.constant 0.0 : f32
+  loop.for %i = %c0 to %cm step %c1 axis "i" {{
+    loop.for %j = %c0 to %cn step %c1 axis "j" {{
+      loop.block "matmul.init" reads() writes(%C : {c}) spatial ["i", "j"] {{
+        loop.store %zero, %C[%i, %j] : f32 -> {c}
+      }}
+      loop.for %k = %c0 to %ck step %c1 axis "k" {{
+        loop.block "matmul" reads(%A, %B : {a}, {b}) writes(%C : {c}) spatial ["i", "j"] reduction ["k"] {{
+          %a = loop.load %A[%i, %k] : {a} -> f32
+          %b = loop.load %B[%k, %j] : {b} -> f32
+          %c = loop.load %C[%i, %j] : {c} -> f32
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          loop.store %s, %C[%i, %j] : f32 -> {c}
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def elementwise(m: int, n: int) -> str:
+    """Y = relu(X * X + Z) through an intermediate T = X * X (a producer and a consumer)."""
+    t = f"memref<{m}x{n}xf32>"
+    return f"""
+func.func @elementwise(%X: {t}, %Z: {t}, %Y: {t}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cm = arith.constant {m} : index
+  %cn = arith.constant {n} : index
+  %zero = arith.constant 0.0 : f32
+  %T = loop.alloc global : {t}
+  loop.for %i = %c0 to %cm step %c1 axis "i" {{
+    loop.for %j = %c0 to %cn step %c1 axis "j" {{
+      loop.block "square" reads(%X : {t}) writes(%T : {t}) spatial ["i", "j"] {{
+        %x = loop.load %X[%i, %j] : {t} -> f32
+        %sq = arith.mulf %x, %x : f32
+        loop.store %sq, %T[%i, %j] : f32 -> {t}
+      }}
+    }}
+  }}
+  loop.for %i2 = %c0 to %cm step %c1 axis "i" {{
+    loop.for %j2 = %c0 to %cn step %c1 axis "j" {{
+      loop.block "add_relu" reads(%T, %Z : {t}, {t}) writes(%Y : {t}) spatial ["i", "j"] {{
+        %v = loop.load %T[%i2, %j2] : {t} -> f32
+        %z = loop.load %Z[%i2, %j2] : {t} -> f32
+        %s = arith.addf %v, %z : f32
+        %r = arith.maximumf %s, %zero : f32
+        loop.store %r, %Y[%i2, %j2] : f32 -> {t}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def conv2d(h: int, w: int, r: int, s: int) -> str:
+    """O[i, j] = sum_{p, q} X[i + p, j + q] * W[p, q]: spatial i, j; reduction p, q."""
+    x, wt, o = f"memref<{h + r - 1}x{w + s - 1}xf32>", f"memref<{r}x{s}xf32>", f"memref<{h}x{w}xf32>"
+    return f"""
+func.func @conv(%X: {x}, %W: {wt}, %O: {o}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ch = arith.constant {h} : index
+  %cw = arith.constant {w} : index
+  %cr = arith.constant {r} : index
+  %cs = arith.constant {s} : index
+  %zero = arith.constant 0.0 : f32
+  loop.for %i = %c0 to %ch step %c1 axis "i" {{
+    loop.for %j = %c0 to %cw step %c1 axis "j" {{
+      loop.block "conv.init" reads() writes(%O : {o}) spatial ["i", "j"] {{
+        loop.store %zero, %O[%i, %j] : f32 -> {o}
+      }}
+      loop.for %p = %c0 to %cr step %c1 axis "p" {{
+        loop.for %q = %c0 to %cs step %c1 axis "q" {{
+          loop.block "conv" reads(%X, %W : {x}, {wt}) writes(%O : {o}) spatial ["i", "j"] reduction ["p", "q"] {{
+            %ip = arith.addi %i, %p : index
+            %jq = arith.addi %j, %q : index
+            %xv = loop.load %X[%ip, %jq] : {x} -> f32
+            %wv = loop.load %W[%p, %q] : {wt} -> f32
+            %o = loop.load %O[%i, %j] : {o} -> f32
+            %m = arith.mulf %xv, %wv : f32
+            %a = arith.addf %o, %m : f32
+            loop.store %a, %O[%i, %j] : f32 -> {o}
+          }}
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def _inputs(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
+    (func,) = [op for op in module.ops if isinstance(op, FuncOp)]
+    rng = np.random.default_rng(seed)
+    arrays: dict[str, np.ndarray] = {}
+    for arg in func.body.block.args:
+        memref_type = arg.type
+        assert isinstance(memref_type, MemRefType) and arg.name_hint is not None
+        arrays[arg.name_hint] = rng.standard_normal(memref_type.get_shape()).astype(np.float32)
+    return arrays
+
+
+def test_evaluator_matches_numpy() -> None:
+    """The evaluator itself: the unscheduled payloads compute what NumPy computes."""
+    module = parse(matmul(3, 5, 4))
+    inputs = _inputs(module, 0)
+    out = _evaluate(module, inputs)
+    np.testing.assert_allclose(out["C"], inputs["A"] @ inputs["B"], rtol=1e-5)
+    module = parse(elementwise(2, 3))
+    inputs = _inputs(module, 1)
+    out = _evaluate(module, inputs)
+    expected = np.maximum(inputs["X"] * inputs["X"] + inputs["Z"], 0)
+    np.testing.assert_allclose(out["Y"], expected, rtol=1e-6)
+    module = parse(conv2d(3, 4, 2, 3))
+    inputs = _inputs(module, 2)
+    out = _evaluate(module, inputs)
+    x, w = inputs["X"], inputs["W"]
+    expected = np.array([[np.sum(x[i:i + 2, j:j + 3] * w) for j in range(4)] for i in range(3)])
+    np.testing.assert_allclose(out["O"], expected, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random schedules
+# ----------------------------------------------------------------------------------------------
+
+Step = tuple[str, int, int, int, int]
+"""(primitive, block choice, loop choice, another choice, factor): read against the current IR."""
+
+
+def _blocks(module: ModuleOp) -> list[BlockOp]:
+    return [op for op in module.walk() if isinstance(op, BlockOp)]
+
+
+def _apply_step(module: ModuleOp, step: Step) -> bool:
+    """Applies one random primitive; returns whether it applied (False: refused, untouched)."""
+    name, block_choice, loop_choice, other_choice, factor = step
+    blocks = _blocks(module)
+    block = blocks[block_choice % len(blocks)]
+    loops = get_loops(block)
+    loop = loops[loop_choice % len(loops)] if loops else None
+    other = loops[other_choice % len(loops)] if loops else None
+    others = [b for b in blocks if b is not block]
+    other_block = others[other_choice % len(others)] if others else None
+    foreign = get_loops(other_block) if other_block is not None else []
+    foreign_loop = foreign[loop_choice % len(foreign)] if foreign else None
+    actions: dict[str, Callable[[], object]] = {
+        "split": lambda: split(_need(loop), [factor]),
+        "split2": lambda: split(_need(loop), [factor, 1 + other_choice % 3]),
+        "reorder": lambda: reorder([_need(other), _need(loop)]),
+        "tile": lambda: tile(_need(loop), _need(other), [factor, 1 + other_choice % 4]),
+        "fuse": lambda: fuse(_need(loop), loops[(loop_choice % len(loops)) + 1]
+                             if loops and loop_choice % len(loops) + 1 < len(loops) else _need(None)),
+        "unroll": lambda: unroll(_need(loop), None if factor > 4 else factor),
+        "parallel": lambda: parallel(_need(loop)),
+        "vectorize": lambda: vectorize(_need(loop)),
+        "bind": lambda: bind(_need(loop), THREAD_AXES[factor % len(THREAD_AXES)]),
+        "decompose_reduction": lambda: decompose_reduction(block, _need(loop)),
+        "compute_inline": lambda: compute_inline(block),
+        "compute_at": lambda: compute_at(block, _need(foreign_loop)),
+        "reverse_compute_at": lambda: reverse_compute_at(block, _need(foreign_loop)),
+        "cache_read": lambda: cache_read(block, other_choice % max(1, len(block.reads)), "local"),
+        "cache_write": lambda: cache_write(block, "local"),
+        "pack": lambda: pack(block, other_choice % max(1, len(block.reads)),
+                             _pack_tiles(block, other_choice % max(1, len(block.reads)), factor)),
+    }
+    before = str(module)
+    try:
+        actions[name]()
+    except ScheduleError:
+        assert str(module) == before, f"{name} refused but changed the payload"
+        return False
+    module.verify()
+    _check_dominance(module)
+    return True
+
+
+def _check_dominance(module: ModuleOp) -> None:
+    """Every operand is defined before its use, in the same block or an enclosing one."""
+
+    def visit(block: Block, available: set[SSAValue]) -> None:
+        available = available | set(block.args)
+        for op in block.ops:
+            for operand in op.operands:
+                assert operand in available, f"{op.name} uses a value not defined before it"
+            for region in op.regions:
+                for nested in region.blocks:
+                    visit(nested, available)
+            available |= set(op.results)
+
+    visit(module.body.block, set())
+
+
+class _Refused(ScheduleError):
+    pass
+
+
+def _need(op: ForOp | None) -> ForOp:
+    if op is None:
+        raise _Refused("no such loop")
+    return op
+
+
+def _pack_tiles(block: BlockOp, index: int, factor: int) -> list[int]:
+    if not block.reads:
+        raise _Refused("nothing to pack")
+    memref_type = block.reads[index].type
+    assert isinstance(memref_type, MemRefType)
+    shape = memref_type.get_shape()
+    return [0] * (len(shape) - 1) + [factor if shape[-1] % factor == 0 else 0]
+
+
+LOOP_STEPS = ["split", "split2", "reorder", "tile", "fuse", "unroll", "parallel", "vectorize",
+              "bind", "decompose_reduction"]
+BUFFER_STEPS = ["compute_inline", "compute_at", "reverse_compute_at", "cache_read", "cache_write",
+                "pack"]
+
+
+def _steps(names: list[str]) -> st.SearchStrategy[list[Step]]:
+    step = st.tuples(
+        st.sampled_from(names), st.integers(0, 99), st.integers(0, 99), st.integers(0, 99),
+        st.integers(1, 6),
+    )
+    return st.lists(step, min_size=1, max_size=8)
+
+
+def _check_schedule(source: str, steps: list[Step], seed: int) -> None:
+    reference = parse(source)
+    inputs = _inputs(reference, seed)
+    expected = _evaluate(reference, inputs)
+    module = parse(source)
+    for step in steps:
+        _apply_step(module, step)
+    got = _evaluate(module, inputs)
+    for name, array in expected.items():
+        np.testing.assert_allclose(got[name], array, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+_SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+_SMALL = st.integers(1, 6)
+
+
+@_SETTINGS
+@given(m=_SMALL, n=_SMALL, k=_SMALL, steps=_steps(LOOP_STEPS + BUFFER_STEPS),
+       seed=st.integers(0, 9))
+def test_random_schedules_of_matmul_keep_results(
+    m: int, n: int, k: int, steps: list[Step], seed: int
+) -> None:
+    _check_schedule(matmul(m, n, k), steps, seed)
+
+
+@_SETTINGS
+@given(m=_SMALL, n=_SMALL, steps=_steps(LOOP_STEPS + BUFFER_STEPS), seed=st.integers(0, 9))
+def test_random_schedules_of_elementwise_keep_results(
+    m: int, n: int, steps: list[Step], seed: int
+) -> None:
+    _check_schedule(elementwise(m, n), steps, seed)
+
+
+@_SETTINGS
+@given(h=st.integers(1, 4), w=st.integers(1, 4), r=st.integers(1, 3), s=st.integers(1, 3),
+       steps=_steps(LOOP_STEPS + BUFFER_STEPS), seed=st.integers(0, 9))
+def test_random_schedules_of_conv_keep_results(
+    h: int, w: int, r: int, s: int, steps: list[Step], seed: int
+) -> None:
+    _check_schedule(conv2d(h, w, r, s), steps, seed)
