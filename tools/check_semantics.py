@@ -3,7 +3,8 @@
 Before the first pass, every public function with a body runs on seeded random inputs made from
 its argument types; after each pass it runs again on the same inputs, and the first pass that
 changes a result beyond the tolerance is reported (the pass, the function, the output and its
-largest absolute and relative errors).
+largest absolute and relative errors). The tolerance is atol + rtol times the output's largest
+magnitude (see `compare`).
 
 A module the interpreter cannot run from the start (not graph level, non-tensor arguments, an op
 without an implementation) is an error. When a pass takes the module out of the interpreter's
@@ -72,7 +73,13 @@ class Mismatch:
 
 
 def compare(reference: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> str | None:
-    """None when `actual` matches `reference` (NumPy's isclose, NaNs equal), else why not."""
+    """None when `actual` matches `reference`, else a description of the difference.
+
+    Floats match when every |actual - reference| <= atol + rtol * max|reference| (the largest
+    finite magnitude of the output: a pass that reorders a sum changes small results of large
+    cancelling terms by more than their own rtol), with NaN where the reference has NaN.
+    Integers and booleans must be equal.
+    """
     if reference.shape != actual.shape or reference.dtype != actual.dtype:
         return (
             f"expected a {reference.dtype} array of shape {reference.shape}, found "
@@ -90,21 +97,24 @@ def compare(reference: np.ndarray, actual: np.ndarray, rtol: float, atol: float)
             f"expected {reference[index]}, found {actual[index]}"
         )
     ref64, act64 = reference.astype(np.float64), actual.astype(np.float64)
+    finite = np.abs(ref64[np.isfinite(ref64)])
+    scale = float(np.max(finite)) if finite.size else 0.0
     with np.errstate(invalid="ignore"):
-        close = np.isclose(act64, ref64, rtol=rtol, atol=atol, equal_nan=True)
-        if bool(np.all(close)):
-            return None
-        error = np.where(close, 0.0, np.abs(act64 - ref64))
+        same = (act64 == ref64) | (np.isnan(act64) & np.isnan(ref64))
+        error = np.where(same, 0.0, np.abs(act64 - ref64))
         error = np.where(np.isnan(error), np.inf, error)
+        beyond = error > atol + rtol * scale
+        if not bool(np.any(beyond)):
+            return None
         nonzero = np.abs(ref64) > 0
         relative = error[nonzero] / np.abs(ref64[nonzero])
     worst = np.unravel_index(int(np.argmax(error)), reference.shape)
     max_relative = f"{float(np.max(relative)):.3g}" if relative.size else "n/a (expected zeros)"
     return (
         f"max abs error {float(np.max(error)):.3g}, max rel error {max_relative} "
-        f"({int(np.count_nonzero(~close))} of {reference.size} elements beyond rtol {rtol:g}, "
-        f"atol {atol:g}); at {tuple(map(int, worst))}: expected {ref64[worst]:.7g}, found "
-        f"{act64[worst]:.7g}"
+        f"({int(np.count_nonzero(beyond))} of {reference.size} elements beyond atol {atol:g} + "
+        f"rtol {rtol:g} * {scale:.3g}, the largest |expected|); at {tuple(map(int, worst))}: "
+        f"expected {ref64[worst]:.7g}, found {act64[worst]:.7g}"
     )
 
 

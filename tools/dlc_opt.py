@@ -121,7 +121,8 @@ class DlcOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--check-semantics-rtol", type=float, default=None, metavar="X",
-            help="relative tolerance of --check-semantics (default 1e-4)",
+            help="relative tolerance of --check-semantics, times the largest magnitude of each "
+            "output (default 1e-4)",
         )
         arg_parser.add_argument(
             "--check-semantics-atol", type=float, default=None, metavar="X",
