@@ -35,6 +35,7 @@ from dialects.graph.ops import (
     SubOp,
     TransposeOp,
 )
+from dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
 from rewrites.graph_utils import (
     compose_permutations,
     is_identity_permutation,
@@ -119,6 +120,23 @@ class RemoveSingleInputConcat(RewritePattern):
             _forward(rewriter, op, op.inputs[0])
 
 
+class RemoveNoOpTensorOp(RewritePattern):
+    """Casts to the operand's own type, pads of zero, broadcasts to the operand's own shape and
+    slices that take every element in order → their operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: CastOp | PadOp | BroadcastToOp | SliceOp, rewriter: PatternRewriter
+    ) -> None:
+        if op.result.type != op.x.type:  # (pads are non-negative: same type means none)
+            return
+        if isinstance(op, SliceOp):
+            steps = zip(op.steps_tuple(), shape_of(op.x), strict=True)
+            if any(step != 1 and dim != 1 for step, dim in steps):
+                return  # a reversal keeps the type but not the order
+        _forward(rewriter, op, op.x)
+
+
 _RIGHT_IDENTITY: dict[type[Operation], float] = {
     AddOp: 0, SubOp: 0, MulOp: 1, DivOp: 1, PowOp: 1,
 }
@@ -161,6 +179,7 @@ def simplify_patterns() -> list[RewritePattern]:
         RemoveNoOpReshape(),
         RemoveSingleInputConcat(),
         RemoveNeutralOperand(),
+        RemoveNoOpTensorOp(),
     ]
 
 
@@ -174,6 +193,10 @@ _PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
     MulOp: (RemoveNeutralOperand,),
     DivOp: (RemoveNeutralOperand,),
     PowOp: (RemoveNeutralOperand,),
+    CastOp: (RemoveNoOpTensorOp,),
+    PadOp: (RemoveNoOpTensorOp,),
+    BroadcastToOp: (RemoveNoOpTensorOp,),
+    SliceOp: (RemoveNoOpTensorOp,),
 }
 
 
@@ -204,8 +227,9 @@ class GraphSimplifyPass(ModulePass):
     transpose(transpose(x)) composed into one transpose, identity transposes removed,
     transposes that only move size-1 axes turned into reshapes, reshape/flatten chains merged
     into one reshape, reshapes to the operand's own type removed, single-input concats
-    removed, and `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
-    when the constant's broadcast leaves x's type unchanged.
+    removed, `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
+    when the constant's broadcast leaves x's type unchanged, and casts, pads, broadcasts and
+    slices that return their operand unchanged removed.
 
     *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign;
     no op is created that was not there in another form; the patterns are also the ops'

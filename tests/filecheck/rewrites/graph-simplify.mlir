@@ -1,7 +1,9 @@
 // RUN: dlc-opt %s --split-input-file -p graph-simplify | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p canonicalize | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p graph-simplify | filecheck %s --check-prefix=TENSOR
 
-// The same patterns run as graph-simplify and as the ops' canonicalization patterns.
+// The same patterns run as graph-simplify and as the ops' canonicalization patterns (those of
+// dialects/graph/ops.py; the ops of ops_tensor.py, checked with TENSOR, only in graph-simplify).
 
 // CHECK-LABEL: @transpose_of_transpose_composes
 // CHECK-SAME:  (%[[X:.*]]: tensor<2x3x4xf32>)
@@ -142,4 +144,28 @@ func.func @negative_non_neutral_constant(%x: tensor<3xf32>) -> (tensor<3xf32>, t
   %a = graph.sub %zero, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   %b = graph.mul %x, %c : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   func.return %a, %b : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// TENSOR-LABEL: @no_op_tensor_ops_removed
+// TENSOR-SAME:  (%[[X:.*]]: tensor<2x3xf32>)
+// TENSOR-NEXT:  func.return %[[X]], %[[X]], %[[X]], %[[X]]
+func.func @no_op_tensor_ops_removed(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %c = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %p = graph.pad %x {pads = array<i64: 0, 0, 0, 0>, mode = "reflect"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %b = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s = graph.slice %x {starts = array<i64: 0, 0>, sizes = array<i64: 2, 3>, steps = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %c, %p, %b, %s : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// TENSOR-LABEL: @negative_reversing_slice_and_real_cast
+// TENSOR:       graph.cast
+// TENSOR:       graph.slice
+func.func @negative_reversing_slice_and_real_cast(%x: tensor<2x3xf32>) -> (tensor<2x3xi32>, tensor<2x3xf32>) {
+  %c = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %s = graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: 2, 3>, steps = array<i64: 1, -1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %c, %s : tensor<2x3xi32>, tensor<2x3xf32>
 }
