@@ -1,0 +1,1019 @@
+"""Search spaces: knobs whose values make a transform script (a schedule) for one workload.
+
+Counterpart: AutoTVM's templates (`cfg.define_knob`, `cfg.define_split`) and Ansor's /
+MetaSchedule's generated sketches (multi-level tiling, inlining, cache write, parallel, vectorize,
+unroll), with tinygrad's view of a space as a list of small hashable actions.
+
+A space has knobs, each with a tuple of candidates; a *point* is a tuple of candidate indices,
+one per knob. `render(point)` is the schedule as transform-script text (a
+`transform.named_sequence @__transform_main` whose knob values are `transform.param.constant`s),
+`check(point)` rejects a point cheaply before anything is built (a vector width that does not
+divide the loop it vectorizes, a register tile larger than the register file: the numbers come
+from `CpuTarget`), and `features(point)` describes the loop nest the point makes, for the cost
+model.
+
+Two kinds of space:
+- `TemplateSpace`: a hand-written script whose knob parameters are annotated
+  `transform.param.constant`s (see `TemplateSpace.from_script`); `matmul_template` is the
+  built-in one for GEMM-like blocks.
+- `SketchSpace`: generated from a workload's block structure by rules; its candidates are
+  `Action`s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.utils.exceptions import DiagnosticException
+
+from autotune.target import CpuTarget
+from autotune.workload import BlockInfo, Workload, make_context, parse_module
+
+Value = int | bool | str | tuple[int, ...]
+"""A knob's candidate value (JSON-representable; tuples are written as lists)."""
+
+Point = tuple[int, ...]
+"""One candidate index per knob."""
+
+KNOB_ATTR = "dlc.knob"
+"""The attribute naming a template parameter's knob."""
+
+PART_ATTR = "dlc.part"
+"""Which factor of a split knob a template parameter is (1 = the outermost inner factor)."""
+
+CANDIDATES_ATTR = "dlc.candidates"
+"""A choice knob's candidates (`array<i64: ...>`)."""
+
+SPLIT_ATTR = "dlc.split"
+"""A split knob's extent: its candidates are the exact factorizations of it."""
+
+
+class SpaceError(DiagnosticException):
+    """A space cannot be built for a workload (no block to schedule, a bad template)."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable decision and its candidates (AutoTVM's `define_knob` / `define_split`)."""
+
+    name: str
+    candidates: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        if not self.candidates:
+            raise SpaceError(f"knob '{self.name}': expected at least one candidate, found none")
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    """A small hashable schedule decision (tinygrad's `Opt`): `op` on `target` with `arg`.
+
+    ops: `tile` (axis, factors outermost first), `parallel` (block, how many outer tile loops
+    to fuse and parallelize; 0: none), `vectorize` (block, on/off), `unroll` (block, on/off:
+    fully unroll the register tile), `inline` (block, on/off), `epilogue` (block, on/off:
+    `reverse_compute_at` into the anchor's tile), `cache_write` (block, on/off).
+    """
+
+    op: str
+    target: str
+    arg: Value
+
+
+def divisor_splits(
+    extent: int, parts: int, max_inner: int | None = None
+) -> tuple[tuple[int, ...], ...]:
+    """Every way to write `extent` as an ordered product of `parts` factors, outermost first
+    (`define_split` with exact factors); inner factors are capped at `max_inner` if given."""
+    if parts == 1:
+        return ((extent,),)
+    found: list[tuple[int, ...]] = []
+    for inner in divisor_splits_inner(extent, parts - 1, max_inner):
+        found.append((extent // math.prod(inner), *inner))
+    return tuple(found)
+
+
+def divisor_splits_inner(extent: int, parts: int, max_inner: int | None) -> list[tuple[int, ...]]:
+    """The `parts` inner factors (outermost first) whose product divides `extent`."""
+    if parts == 0:
+        return [()]
+    found: list[tuple[int, ...]] = []
+    for factor in _divisors(extent):
+        if max_inner is not None and factor > max_inner:
+            continue
+        for rest in divisor_splits_inner(extent // factor, parts - 1, max_inner):
+            found.append((*rest, factor))
+    return sorted(found)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Action):
+        return _json_value(value.arg)
+    if isinstance(value, tuple):
+        return [_json_value(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing transform scripts
+# ----------------------------------------------------------------------------------------------
+
+_ANY = "!transform.any_op"
+_PARAM = "!transform.param<i64>"
+
+
+class ScriptWriter:
+    """Builds a transform script: one method per `transform.loop.*` op, returning handle names.
+
+    Integer arguments go through `transform.param.constant`s (named after `hint`), so that a
+    record's script shows every knob value as a parameter.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._names: dict[str, int] = {}
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "h"
+        name, count = base, 0
+        while name in self._names:
+            count += 1
+            name = f"{base}_v{count}"
+        self._names[name] = 1
+        return f"%{name}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+    def param(self, value: int, hint: str) -> str:
+        name = self.fresh(hint)
+        self.emit(f"{name} = transform.param.constant {value} : i64 -> {_PARAM}")
+        return name
+
+    def match_block(self, block: str) -> str:
+        name = self.fresh(block)
+        self.emit(f'{name} = transform.loop.match_block "{block}" in %root : ({_ANY}) -> {_ANY}')
+        return name
+
+    def get_loops(self, block: str, axes: Sequence[str]) -> list[str]:
+        names = [self.fresh(axis) for axis in axes]
+        results = ", ".join([_ANY] * len(names))
+        self.emit(
+            f"{', '.join(names)} = transform.loop.get_loops {block} : ({_ANY}) -> ({results})"
+        )
+        return names
+
+    def split(self, loop: str, factors: Sequence[int], axis: str) -> list[str]:
+        params = [self.param(f, f"{axis}_f{i + 1}") for i, f in enumerate(factors)]
+        names = [self.fresh(f"{axis}_{i}") for i in range(len(factors) + 1)]
+        args = ", ".join(params)
+        operand_types = ", ".join([_ANY] + [_PARAM] * len(params))
+        results = ", ".join([_ANY] * len(names))
+        self.emit(
+            f"{', '.join(names)} = transform.loop.split {loop} [{args}] : ({operand_types}) -> "
+            f"({results})"
+        )
+        return names
+
+    def reorder(self, loops: Sequence[str]) -> None:
+        types = ", ".join([_ANY] * len(loops))
+        self.emit(f"transform.loop.reorder {', '.join(loops)} : {types}")
+
+    def fuse(self, outer: str, inner: str) -> str:
+        name = self.fresh("fused")
+        self.emit(f"{name} = transform.loop.fuse {outer}, {inner} : ({_ANY}, {_ANY}) -> {_ANY}")
+        return name
+
+    def mark(self, primitive: str, loop: str) -> None:
+        """`parallel`, `vectorize`: mark a loop (the handle stays valid)."""
+        self.emit(f"transform.loop.{primitive} {loop} : {_ANY}")
+
+    def unroll(self, loop: str) -> None:
+        self.emit(f"transform.loop.unroll {loop} : {_ANY}")
+
+    def decompose_reduction(self, block: str, loop: str) -> str:
+        name = self.fresh("init")
+        self.emit(
+            f"{name} = transform.loop.decompose_reduction {block}, {loop} : ({_ANY}, {_ANY}) -> "
+            f"{_ANY}"
+        )
+        return name
+
+    def compute_inline(self, block: str) -> None:
+        self.emit(f"transform.loop.compute_inline {block} : {_ANY}")
+
+    def reverse_compute_at(self, block: str, loop: str) -> None:
+        self.emit(f"transform.loop.reverse_compute_at {block}, {loop} : {_ANY}, {_ANY}")
+
+    def cache_write(self, block: str, scope: str) -> str:
+        name = self.fresh("write_back")
+        self.emit(
+            f'{name} = transform.loop.cache_write {block}, "{scope}" : ({_ANY}) -> {_ANY}'
+        )
+        return name
+
+    def text(self) -> str:
+        body = "\n".join(self.lines)
+        return (
+            "module attributes {transform.with_named_sequence} {\n"
+            f"  transform.named_sequence @__transform_main(%root: {_ANY}) {{\n"
+            f"{body}\n"
+            "    transform.yield\n"
+            "  }\n"
+            "}\n"
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# The space interface
+# ----------------------------------------------------------------------------------------------
+
+
+class Space:
+    """Knobs, and what a point of them means (subclasses define `render` and `features`)."""
+
+    name: str = "space"
+    knobs: tuple[Knob, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """How many points (valid or not) the space has."""
+        return math.prod(len(knob.candidates) for knob in self.knobs)
+
+    def choices(self, point: Point) -> dict[str, Any]:
+        """The candidate each knob takes at `point`."""
+        return {knob.name: knob.candidates[i] for knob, i in zip(self.knobs, point, strict=True)}
+
+    def values(self, point: Point) -> dict[str, Any]:
+        """The knob values at `point`, as JSON-able values (what the tuning log records)."""
+        return {name: _json_value(value) for name, value in self.choices(point).items()}
+
+    def point_of(self, values: Mapping[str, Any]) -> Point:
+        """The point whose `values` are `values` (the inverse of `values`)."""
+        point: list[int] = []
+        for knob in self.knobs:
+            wanted = values.get(knob.name)
+            index = next(
+                (i for i, c in enumerate(knob.candidates) if _json_value(c) == wanted), None
+            )
+            if index is None:
+                raise SpaceError(
+                    f"knob '{knob.name}': expected one of its candidates, found {wanted!r}"
+                )
+            point.append(index)
+        return tuple(point)
+
+    def check(self, point: Point) -> str | None:
+        """Why `point` is invalid (checked before building), or None if it may be built."""
+        if len(point) != len(self.knobs) or any(
+            not 0 <= i < len(knob.candidates) for knob, i in zip(self.knobs, point, strict=False)
+        ):
+            return f"expected one candidate index per knob ({len(self.knobs)}), found {point}"
+        return None
+
+    def render(self, point: Point) -> str:
+        """The schedule at `point` as transform-script text."""
+        raise NotImplementedError
+
+    def features(self, point: Point) -> list[float]:
+        """Numbers describing the loop nest `point` makes (fixed length for a space)."""
+        return [math.log2(1 + float(i)) for i in point]
+
+    # -- sampling ----------------------------------------------------------------------------
+
+    def random_point(self, rng: random.Random) -> Point:
+        return tuple(rng.randrange(len(knob.candidates)) for knob in self.knobs)
+
+    def random_valid_point(self, rng: random.Random, tries: int = 1000) -> Point | None:
+        """A uniformly drawn valid point, or None after `tries` invalid draws."""
+        for _ in range(tries):
+            point = self.random_point(rng)
+            if self.check(point) is None:
+                return point
+        return None
+
+    def grid(self) -> Iterator[Point]:
+        """Every point, in lexicographic order of candidate indices (grid search)."""
+        return itertools.product(*(range(len(knob.candidates)) for knob in self.knobs))
+
+    def mutate(self, point: Point, rng: random.Random) -> Point:
+        """`point` with one knob (of more than one candidate) changed to another candidate."""
+        choices = [i for i, knob in enumerate(self.knobs) if len(knob.candidates) > 1]
+        if not choices:
+            return point
+        index = rng.choice(choices)
+        size = len(self.knobs[index].candidates)
+        new = list(point)
+        new[index] = (point[index] + rng.randrange(1, size)) % size
+        return tuple(new)
+
+    def crossover(self, a: Point, b: Point, rng: random.Random) -> Point:
+        """Each knob from `a` or `b` at random."""
+        return tuple(x if rng.random() < 0.5 else y for x, y in zip(a, b, strict=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# (a) Templates: scripts with annotated parameters
+# ----------------------------------------------------------------------------------------------
+
+Check = Callable[[Mapping[str, Any]], str | None]
+
+
+class TemplateSpace(Space):
+    """A transform script whose annotated `transform.param.constant`s are the knobs.
+
+    A choice knob (AutoTVM's `define_knob`):
+        %u = transform.param.constant 1 : i64 {dlc.knob = "unroll",
+               dlc.candidates = array<i64: 1, 2, 4>} -> !transform.param<i64>
+    A split knob (`define_split`): several parameters with the same `dlc.knob`, each with
+    `dlc.split = <extent>` and `dlc.part = k` (k = 1 for the outermost inner factor); the knob's
+    candidates are the exact factorizations of the extent into `max(k) + 1` factors, outermost
+    first, the outermost (the outer loop's trip count) being implied:
+        %t1 = transform.param.constant 1 : i64 {dlc.knob = "tile_i", dlc.split = 1024 : i64,
+               dlc.part = 1 : i64} -> !transform.param<i64>
+    Rendering sets each annotated parameter to the point's value and drops the annotations.
+    `checks` are extra validity rules over the knob values (by name).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        script: str,
+        checks: Sequence[Check] = (),
+        max_inner: int | None = None,
+    ) -> None:
+        self.name = name
+        self.script = script
+        self.checks = tuple(checks)
+        self._module = parse_module(script, make_context())
+        self.knobs = tuple(self._collect_knobs(max_inner))
+
+    @classmethod
+    def from_script(cls, script: str, name: str = "template", checks: Sequence[Check] = ()
+                    ) -> TemplateSpace:
+        """A template space from annotated script text."""
+        return cls(name, script, checks)
+
+    def _params(self) -> list[Any]:
+        from dialects.transform_loop.ops import ParamConstantOp
+
+        return [
+            op for op in self._module.walk()
+            if isinstance(op, ParamConstantOp) and KNOB_ATTR in op.attributes
+        ]
+
+    def _collect_knobs(self, max_inner: int | None) -> Iterator[Knob]:
+        splits: dict[str, tuple[int, int]] = {}
+        order: list[str] = []
+        choices: dict[str, tuple[int, ...]] = {}
+        for op in self._params():
+            knob = _str(op.attributes[KNOB_ATTR], KNOB_ATTR)
+            if knob not in order:
+                order.append(knob)
+            if SPLIT_ATTR in op.attributes:
+                extent = _int(op.attributes[SPLIT_ATTR], SPLIT_ATTR)
+                part = _int(op.attributes.get(PART_ATTR, IntegerAttr(1, i64)), PART_ATTR)
+                _, parts = splits.get(knob, (extent, 1))
+                splits[knob] = (extent, max(parts, part + 1))
+            elif CANDIDATES_ATTR in op.attributes:
+                candidates = op.attributes[CANDIDATES_ATTR]
+                if isinstance(candidates, DenseArrayBase):
+                    choices[knob] = tuple(int(v) for v in candidates.get_values())
+                elif isinstance(candidates, ArrayAttr):
+                    choices[knob] = tuple(_int(v, CANDIDATES_ATTR) for v in candidates.data)
+            else:
+                raise SpaceError(
+                    f"'transform.param.constant' op with {KNOB_ATTR} = \"{knob}\": expected "
+                    f"'{CANDIDATES_ATTR}' or '{SPLIT_ATTR}', found neither"
+                )
+        for knob in order:
+            if knob in splits:
+                extent, parts = splits[knob]
+                yield Knob(knob, divisor_splits(extent, parts, max_inner))
+            else:
+                yield Knob(knob, choices[knob])
+
+    def check(self, point: Point) -> str | None:
+        reason = super().check(point)
+        if reason is not None:
+            return reason
+        values = self.choices(point)
+        for rule in self.checks:
+            reason = rule(values)
+            if reason is not None:
+                return reason
+        return None
+
+    def render(self, point: Point) -> str:
+        values = self.choices(point)
+        module = self._module.clone()
+        from dialects.transform_loop.ops import ParamConstantOp
+
+        for op in module.walk():
+            if not isinstance(op, ParamConstantOp) or KNOB_ATTR not in op.attributes:
+                continue
+            knob = _str(op.attributes.pop(KNOB_ATTR), KNOB_ATTR)
+            value = values[knob]
+            if isinstance(value, tuple):
+                part = _int(op.attributes.pop(PART_ATTR, IntegerAttr(1, i64)), PART_ATTR)
+                value = value[part]
+            for attr in (SPLIT_ATTR, CANDIDATES_ATTR, PART_ATTR):
+                op.attributes.pop(attr, None)
+            op.properties["value"] = IntegerAttr(int(value), i64)
+        return str(module) + "\n"
+
+    def features(self, point: Point) -> list[float]:
+        found: list[float] = []
+        for value in self.choices(point).values():
+            parts = value if isinstance(value, tuple) else (value,)
+            found.extend(math.log2(1 + float(v)) for v in parts)
+        return found
+
+
+def _str(attr: Any, what: str) -> str:
+    if not isinstance(attr, StringAttr):
+        raise SpaceError(f"expected a string for '{what}', found {attr}")
+    return attr.data
+
+
+def _int(attr: Any, what: str) -> int:
+    if not isinstance(attr, IntegerAttr):
+        raise SpaceError(f"expected an integer for '{what}', found {attr}")
+    return int(attr.value.data)
+
+
+def _knob_param(hint: str, knob: str, value: int, extra: str) -> str:
+    return (
+        f"%{hint} = transform.param.constant {value} : i64 {{{KNOB_ATTR} = \"{knob}\", {extra}}}"
+        f" -> {_PARAM}"
+    )
+
+
+def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
+    """The built-in GEMM template (TVM's x86 dense schedule, as knobs).
+
+    The anchor block must have two spatial axes (i, j) and one reduction axis (k), its output
+    indexed `[i, j]`. Knobs: `tile_i` and `tile_j` (3-level splits), `tile_k` (2-level split),
+    `parallel` (0: none, 1: the outer i loop, 2: outer i and j fused). The register tile
+    (`tile_i[2] x tile_j[2]`) is the innermost band, `tile_j[2]` vectorized.
+    """
+    block = workload.info.anchor()
+    if len(block.spatial) != 2 or len(block.reduction) != 1:
+        raise SpaceError(
+            f"matmul template: expected a block with 2 spatial and 1 reduction axes, found "
+            f"'{block.name}' with {len(block.spatial)} and {len(block.reduction)}"
+        )
+    (i, j), (k,) = block.spatial, block.reduction
+    extent_i, extent_j, extent_k = block.extent(i), block.extent(j), block.extent(k)
+    axes = [axis for axis, _ in block.loops]
+    lanes = target.lanes(4)
+    w = ScriptWriter()
+    w.lines.append(
+        "    "
+        + _knob_param("ti1", "tile_i", 1, f"{SPLIT_ATTR} = {extent_i} : i64, {PART_ATTR} = 1 : i64")
+    )
+    w.lines.append(
+        "    "
+        + _knob_param("ti2", "tile_i", 1, f"{SPLIT_ATTR} = {extent_i} : i64, {PART_ATTR} = 2 : i64")
+    )
+    w.lines.append(
+        "    "
+        + _knob_param("tj1", "tile_j", 1, f"{SPLIT_ATTR} = {extent_j} : i64, {PART_ATTR} = 1 : i64")
+    )
+    w.lines.append(
+        "    "
+        + _knob_param("tj2", "tile_j", 1, f"{SPLIT_ATTR} = {extent_j} : i64, {PART_ATTR} = 2 : i64")
+    )
+    w.lines.append(
+        "    "
+        + _knob_param("tk1", "tile_k", 1, f"{SPLIT_ATTR} = {extent_k} : i64, {PART_ATTR} = 1 : i64")
+    )
+    w.lines.append(
+        "    "
+        + _knob_param("par", "parallel", 0, f"{CANDIDATES_ATTR} = array<i64: 0, 1, 2>")
+    )
+    b = w.match_block(block.name)
+    loops = w.get_loops(b, axes)
+    by_axis = dict(zip(axes, loops, strict=True))
+    init = workload.info.init_of(block)
+    if init is not None:
+        w.decompose_reduction(b, loops[0])
+    pieces = {}
+    for axis, params in ((i, ["%ti1", "%ti2"]), (j, ["%tj1", "%tj2"]), (k, ["%tk1"])):
+        names = [f"%t{axis}_{n}" for n in range(len(params) + 1)]
+        types = ", ".join([_ANY] + [_PARAM] * len(params))
+        w.emit(f"{', '.join(names)} = transform.loop.split {by_axis[axis]} [{', '.join(params)}] "
+               f": ({types}) -> ({', '.join([_ANY] * len(names))})")
+        pieces[axis] = names
+    ti, tj, tk = pieces[i], pieces[j], pieces[k]
+    w.reorder([ti[0], tj[0], ti[1], tj[1], tk[0], tk[1], ti[2], tj[2]])
+    w.mark("vectorize", tj[2])
+    script = w.text()
+    # `parallel` is applied by the renderer below (it changes the script's structure).
+
+    def register_tile(values: Mapping[str, Any]) -> str | None:
+        rows, width = values["tile_i"][2], values["tile_j"][2]
+        if width % min(lanes, 4) or width > 4 * lanes:
+            return f"vector width {width} is not a multiple of 4 lanes up to {4 * lanes}"
+        vectors = rows * math.ceil(width / lanes)
+        if vectors + 2 > target.vector_registers:
+            return (
+                f"register tile {rows}x{width} needs {vectors} + 2 vector registers, the "
+                f"target has {target.vector_registers}"
+            )
+        return None
+
+    def parallel_extent(values: Mapping[str, Any]) -> str | None:
+        outer = values["tile_i"][0] * (values["tile_j"][0] if values["parallel"] == 2 else 1)
+        if values["parallel"] and outer < target.num_threads:
+            return f"parallel extent {outer} is below the {target.num_threads} threads"
+        return None
+
+    space = _MatmulTemplate("matmul-template", script, (register_tile, parallel_extent))
+    space.outer_loops = (ti[0], tj[0])
+    return space
+
+
+class _MatmulTemplate(TemplateSpace):
+    """The matmul template: `parallel` fuses/marks the outer loops before the final yield."""
+
+    outer_loops: tuple[str, str] = ("", "")
+
+    def render(self, point: Point) -> str:
+        text = super().render(point)
+        mode = self.choices(point)["parallel"]
+        if mode == 0:
+            return text
+        any_op = _ANY
+        outer_i, outer_j = self.outer_loops
+        if mode == 1:
+            extra = f"    transform.loop.parallel {outer_i} : {any_op}\n"
+        else:
+            extra = (
+                f"    %ij = transform.loop.fuse {outer_i}, {outer_j} : ({any_op}, {any_op}) -> "
+                f"{any_op}\n"
+                f"    transform.loop.parallel %ij : {any_op}\n"
+            )
+        head, tail = text.rsplit("transform.yield", 1)
+        head = head.rstrip(" ")
+        return f"{head}{extra}    transform.yield{tail}"
+
+
+# ----------------------------------------------------------------------------------------------
+# (b) Generated sketches
+# ----------------------------------------------------------------------------------------------
+
+SPATIAL_LEVELS = 4
+"""Spatial axes are tiled into S0 S1 S2 S3 (SSRSRS: S0 S1 R0 S2 R1 S3)."""
+
+REDUCTION_LEVELS = 2
+"""Reduction axes are tiled into R0 R1."""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each tiled loop of the anchor ends up: (axis, level) in nest order."""
+
+    order: tuple[tuple[str, int], ...]
+    untiled: tuple[str, ...]
+
+
+class SketchSpace(Space):
+    """A space generated from a workload's structure (Ansor's sketch rules, MetaSchedule's
+    `ScheduleRule`s), whose candidates are `Action`s.
+
+    Rules, for the anchor block (the heaviest reduction) and the blocks around it:
+    - inline: an injective producer of an intermediate buffer the anchor reads (a pad) may be
+      `compute_inline`d (`inline` knob), else it is parallelized and vectorized as a nest;
+    - multi-level tiling: `decompose_reduction` hoists the init, then every spatial axis of
+      extent > 1 is split into 4 levels and every reduction axis into 2 (`tile` knobs), reordered
+      S0 S1 R0 S2 R1 S3 (axes in their original order within a level);
+    - parallel: the first 1..n S0 loops fused and parallelized (`parallel` knob, 0: none);
+    - vectorize: the S3 loop of the axis the output is contiguous in (`vectorize` knob);
+    - unroll: the other S3 loops fully unrolled in the IR (`unroll` knob);
+    - epilogue: an elementwise consumer of the anchor's result `reverse_compute_at` the last S1
+      loop (`epilogue` knob), else scheduled as its own nest;
+    - cache write: the anchor writes a local copy written back after the nest (`cache_write`
+      knob), offered only when the output fits in L1 (the copy is the whole buffer).
+    Other nests (the init, producers, consumers) get: the outermost spatial loop of extent > 1
+    parallel, and the innermost loop vectorized when its extent divides into vector lanes, each
+    kept only if it applies to the workload (checked once by applying it).
+    """
+
+    def __init__(self, workload: Workload, target: CpuTarget, *, verify_rules: bool = True
+                 ) -> None:
+        self.workload = workload
+        self.target = target
+        self.name = "sketch"
+        info = workload.info
+        self.anchor = info.anchor()
+        self.init = info.init_of(self.anchor)
+        anchor_axes = dict(self.anchor.loops)
+        self.tiled_spatial = tuple(a for a in self.anchor.spatial if anchor_axes.get(a, 1) > 1)
+        self.tiled_reduction = tuple(
+            a for a in self.anchor.reduction if anchor_axes.get(a, 1) > 1
+        )
+        self.vector_axis = self._contiguous_axis()
+        knobs: list[Knob] = []
+        for axis in self.tiled_spatial:
+            knobs.append(Knob(f"tile.{axis}", tuple(
+                Action("tile", axis, split)
+                for split in divisor_splits(anchor_axes[axis], SPATIAL_LEVELS, 64)
+            )))
+        for axis in self.tiled_reduction:
+            knobs.append(Knob(f"tile.{axis}", tuple(
+                Action("tile", axis, split)
+                for split in divisor_splits(anchor_axes[axis], REDUCTION_LEVELS, 64)
+            )))
+        knobs.append(Knob("parallel", tuple(
+            Action("parallel", self.anchor.name, n) for n in range(len(self.tiled_spatial) + 1)
+        )))
+        if self.vector_axis is not None:
+            knobs.append(Knob("vectorize", (
+                Action("vectorize", self.anchor.name, False),
+                Action("vectorize", self.anchor.name, True),
+            )))
+        if len(self.tiled_spatial) > 1:
+            knobs.append(Knob("unroll", (
+                Action("unroll", self.anchor.name, False),
+                Action("unroll", self.anchor.name, True),
+            )))
+        self.producers = [p for p in info.producers_of(self.anchor) if not p.reduction]
+        for producer in self.producers:
+            knobs.append(Knob(f"inline.{producer.name}", (
+                Action("inline", producer.name, False), Action("inline", producer.name, True),
+            )))
+        self.consumers = [
+            c for c in info.consumers_of(self.anchor) if not c.reduction and c is not self.init
+        ]
+        for consumer in self.consumers:
+            knobs.append(Knob(f"epilogue.{consumer.name}", (
+                Action("epilogue", consumer.name, False), Action("epilogue", consumer.name, True),
+            )))
+        output = next(iter(self.anchor.writes_buffers))
+        output_bytes = math.prod(info.buffer_shapes[output]) * 4
+        if output_bytes <= target.l1_bytes and output not in info.allocs:
+            knobs.append(Knob("cache_write", (
+                Action("cache_write", self.anchor.name, False),
+                Action("cache_write", self.anchor.name, True),
+            )))
+        self.knobs = tuple(knobs)
+        self._nest_rules: dict[str, tuple[bool, bool]] = {}
+        self.conflicts: set[tuple[str, str]] = set()
+        if verify_rules:
+            self._verify_rules()
+
+    # -- structure -------------------------------------------------------------------------
+
+    def _contiguous_axis(self) -> str | None:
+        """The tiled spatial axis the anchor's output store is indexed by last, alone."""
+        for access in self.anchor.accesses:
+            if access.is_write and access.axes and len(access.axes[-1]) == 1:
+                (axis,) = access.axes[-1]
+                if axis in self.tiled_spatial:
+                    return axis
+        return None
+
+    def _layout(self) -> _Layout:
+        spatial, reduction = self.tiled_spatial, self.tiled_reduction
+        levels = [
+            [(a, 0) for a in spatial], [(a, 1) for a in spatial], [(a, 0) for a in reduction],
+            [(a, 2) for a in spatial], [(a, 1) for a in reduction], [(a, 3) for a in spatial],
+        ]
+        untiled = tuple(a for a, _ in self.anchor.loops if a not in spatial + reduction)
+        return _Layout(tuple(x for level in levels for x in level), untiled)
+
+    def tiles(self, point: Point) -> dict[str, tuple[int, ...]]:
+        """Each tiled axis's factors at `point`, outermost first."""
+        return {
+            action.target: action.arg  # type: ignore[misc]
+            for action in self.choices(point).values()
+            if isinstance(action, Action) and action.op == "tile"
+        }
+
+    def flag(self, point: Point, knob: str) -> Any:
+        action = self.choices(point).get(knob)
+        return None if action is None else action.arg
+
+    # -- validity ----------------------------------------------------------------------------
+
+    def check(self, point: Point) -> str | None:
+        reason = super().check(point)
+        if reason is not None:
+            return reason
+        for a, b in self.conflicts:
+            if self.flag(point, a) and self.flag(point, b):
+                return f"'{a}' and '{b}' do not apply together to this workload"
+        return self._check_point(point)
+
+    def _check_point(self, point: Point) -> str | None:
+        tiles = self.tiles(point)
+        lanes = self.target.lanes(4)
+        parallel = self.flag(point, "parallel") or 0
+        if parallel:
+            extent = math.prod(tiles[a][0] for a in self.tiled_spatial[:parallel])
+            if extent < self.target.num_threads:
+                return f"parallel extent {extent} is below the {self.target.num_threads} threads"
+        register_rows = math.prod(
+            tiles[a][3] for a in self.tiled_spatial if a != self.vector_axis
+        )
+        if self.flag(point, "vectorize"):
+            assert self.vector_axis is not None
+            width = tiles[self.vector_axis][3]
+            if width % min(4, lanes) or width > 4 * lanes:
+                return (
+                    f"vector width {width} of axis '{self.vector_axis}' is not a multiple of 4 "
+                    f"lanes up to {4 * lanes}"
+                )
+            vectors = register_rows * math.ceil(width / lanes)
+            if vectors + 2 > self.target.vector_registers:
+                return (
+                    f"register tile of {vectors} vectors + 2 exceeds the target's "
+                    f"{self.target.vector_registers} vector registers"
+                )
+        if self.flag(point, "unroll"):
+            if register_rows > self.target.max_unroll // 4 or register_rows == 1:
+                return f"unrolling {register_rows} copies of the register tile"
+        return None
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render(self, point: Point) -> str:
+        return self._render(point, nest_rules=self._nest_rules)
+
+    def _render(self, point: Point, nest_rules: Mapping[str, tuple[bool, bool]]) -> str:
+        w = ScriptWriter()
+        for producer in self.producers:
+            handle = w.match_block(producer.name)
+            if self.flag(point, f"inline.{producer.name}"):
+                w.compute_inline(handle)
+            else:
+                self._schedule_nest(w, handle, producer, nest_rules)
+        anchor = self.anchor
+        b = w.match_block(anchor.name)
+        if self.flag(point, "cache_write"):
+            write_back = w.cache_write(b, "local")
+            self._schedule_nest(w, write_back, None, nest_rules, "write_back")
+        axes = [axis for axis, _ in anchor.loops]
+        loops = dict(zip(axes, w.get_loops(b, axes), strict=True))
+        if self.init is not None:
+            init = w.decompose_reduction(b, loops[axes[0]])
+            self._schedule_nest(w, init, self.init, nest_rules)
+        tiles = self.tiles(point)
+        pieces: dict[tuple[str, int], str] = {}
+        for axis in (*self.tiled_spatial, *self.tiled_reduction):
+            factors = tiles[axis]
+            for level, handle in enumerate(w.split(loops[axis], factors[1:], axis)):
+                pieces[(axis, level)] = handle
+        layout = self._layout()
+        order = [loops[a] for a in layout.untiled] + [pieces[x] for x in layout.order]
+        if len(order) > 1:
+            w.reorder(order)
+        self._render_loop_kinds(w, point, pieces, nest_rules)
+        return w.text()
+
+    def _render_loop_kinds(
+        self,
+        w: ScriptWriter,
+        point: Point,
+        pieces: Mapping[tuple[str, int], str],
+        nest_rules: Mapping[str, tuple[bool, bool]],
+    ) -> None:
+        """Parallel, vectorize, epilogues and unrolling, after the anchor's tiling."""
+        parallel = self.flag(point, "parallel") or 0
+        if parallel:
+            outer = [pieces[(axis, 0)] for axis in self.tiled_spatial[:parallel]]
+            fused = outer[-1]
+            for loop in reversed(outer[:-1]):
+                fused = w.fuse(loop, fused)
+            w.mark("parallel", fused)
+        if self.flag(point, "vectorize"):
+            assert self.vector_axis is not None
+            w.mark("vectorize", pieces[(self.vector_axis, 3)])
+        last_s1 = pieces[(self.tiled_spatial[-1], 1)] if self.tiled_spatial else None
+        for consumer in self.consumers:
+            handle = w.match_block(consumer.name)
+            if self.flag(point, f"epilogue.{consumer.name}") and last_s1 is not None:
+                w.reverse_compute_at(handle, last_s1)
+            else:
+                self._schedule_nest(w, handle, consumer, nest_rules)
+        if self.flag(point, "unroll"):
+            for axis in self.tiled_spatial:
+                if axis != self.vector_axis:
+                    w.unroll(pieces[(axis, 3)])
+
+    def _schedule_nest(
+        self,
+        w: ScriptWriter,
+        handle: str,
+        block: BlockInfo | None,
+        nest_rules: Mapping[str, tuple[bool, bool]],
+        name: str | None = None,
+    ) -> None:
+        """The rule for nests other than the anchor's: parallel outer, vectorized inner."""
+        if block is None:
+            return
+        key = name or block.name
+        parallel, vectorize = nest_rules.get(key, (False, False))
+        if not (parallel or vectorize):
+            return
+        axes = [axis for axis, _ in block.loops]
+        loops = w.get_loops(handle, axes)
+        extents = dict(block.loops)
+        if parallel:
+            outer = next(
+                (i for i, a in enumerate(axes) if extents[a] > 1 and a in block.spatial), None
+            )
+            if outer is not None:
+                w.mark("parallel", loops[outer])
+        if vectorize:
+            inner = axes[-1]
+            lanes = self.target.lanes(4)
+            if extents[inner] % lanes == 0 and extents[inner] > lanes:
+                _, vector = w.split(loops[-1], [lanes], inner)
+                w.mark("vectorize", vector)
+            else:
+                w.mark("vectorize", loops[-1])
+
+    def _nest_candidates(self) -> list[tuple[str, BlockInfo]]:
+        found = [(p.name, p) for p in self.producers]
+        if self.init is not None:
+            found.append((self.init.name, self.init))
+        found += [(c.name, c) for c in self.consumers]
+        return found
+
+    def _flags(self) -> list[str]:
+        """The on/off knobs."""
+        return [
+            knob.name for knob in self.knobs
+            if all(isinstance(c, Action) and isinstance(c.arg, bool) for c in knob.candidates)
+        ]
+
+    def _point_with(self, on: set[str], rng: random.Random) -> Point | None:
+        """A valid point with the flags in `on` set and the other flags off."""
+        flags = set(self._flags())
+        for _ in range(200):
+            point = self.random_valid_point(rng)
+            if point is None:
+                return None
+            point = tuple(
+                (1 if knob.name in on else 0) if knob.name in flags else i
+                for knob, i in zip(self.knobs, point, strict=True)
+            )
+            if Space.check(self, point) is None and self._check_point(point) is None:
+                return point
+        return None
+
+    def _verify_rules(self) -> None:
+        """Decides once, by applying scripts to the workload, which rules apply to it: each nest
+        rule (parallel, vectorize) alone; each flag alone (a flag that never applies is
+        dropped); and each pair of flags (a failing pair becomes a conflict that `check`
+        rejects)."""
+        rng = random.Random(0)
+        base = self._point_with(set(), rng)
+        if base is None:
+            return
+        rules: dict[str, tuple[bool, bool]] = {}
+        for name, block in self._nest_candidates():
+            lanes = self.target.lanes(4)
+            inner = block.loops[-1][1] if block.loops else 1
+            can_vector = bool(block.loops) and not block.reduction and (
+                inner % lanes == 0 or (inner % 4 == 0 and inner <= 4 * lanes)
+            )
+            parallel = self._applies(base, {name: (True, False)})
+            vectorize = can_vector and self._applies(base, {name: (False, True)})
+            rules[name] = (parallel, vectorize)
+        self._nest_rules = rules
+        working: list[str] = []
+        for flag in self._flags():
+            point = self._point_with({flag}, rng)
+            if point is not None and self._applies(point, rules):
+                working.append(flag)
+        dropped = set(self._flags()) - set(working)
+        self.knobs = tuple(knob for knob in self.knobs if knob.name not in dropped)
+        for a, b in itertools.combinations(working, 2):
+            point = self._point_with({a, b}, rng)
+            if point is not None and not self._applies(point, rules):
+                self.conflicts.add((a, b))
+
+    def _applies(self, point: Point, rules: Mapping[str, tuple[bool, bool]]) -> bool:
+        """Whether the script for `point` with these nest rules applies to the workload."""
+        return apply_script(self.workload, self._render(point, rules)) is None
+
+    # -- features ------------------------------------------------------------------------------
+
+    @cached_property
+    def feature_names(self) -> list[str]:
+        return [name for name, _ in self._feature_pairs(next(iter(self.grid())))]
+
+    def features(self, point: Point) -> list[float]:
+        return [value for _, value in self._feature_pairs(point)]
+
+    def _feature_pairs(self, point: Point) -> list[tuple[str, float]]:
+        """Loop-nest features: tile factors, trip counts, parallel extent, vector width, unroll,
+        register tile, per-level buffer footprints and arithmetic intensity."""
+        tiles = self.tiles(point)
+        log = math.log2
+        pairs: list[tuple[str, float]] = []
+        for axis, factors in tiles.items():
+            pairs += [(f"tile.{axis}.{i}", log(f)) for i, f in enumerate(factors)]
+        parallel = self.flag(point, "parallel") or 0
+        par_extent = math.prod(tiles[a][0] for a in self.tiled_spatial[:parallel])
+        pairs.append(("parallel_extent", log(par_extent)))
+        pairs.append(("parallel_balance", (par_extent % self.target.num_threads == 0) * 1.0))
+        vector = tiles[self.vector_axis][3] if self.flag(point, "vectorize") else 1
+        pairs.append(("vector_width", log(vector)))
+        inner_contig = tiles[self.vector_axis][3] if self.vector_axis in tiles else 1
+        pairs.append(("inner_contiguous", log(inner_contig)))
+        rows = math.prod(tiles[a][3] for a in self.tiled_spatial if a != self.vector_axis)
+        pairs.append(("register_rows", log(rows)))
+        pairs.append(("unroll", log(rows) if self.flag(point, "unroll") else 0.0))
+        for knob in self.knobs:
+            if knob.name.startswith(("inline.", "epilogue.", "cache_write")):
+                pairs.append((knob.name, float(bool(self.flag(point, knob.name)))))
+        flops = self.anchor.flops
+        for level_name, levels in (("S3", 3), ("R1", 2), ("S2", 2), ("R0", 1), ("S1", 1)):
+            extents = self._level_extents(tiles, level_name, levels)
+            footprint = 0.0
+            for access in self.anchor.accesses:
+                footprint += _footprint(access.axes, extents) * access.element_bytes
+            work = flops * math.prod(extents.values())
+            pairs.append((f"footprint.{level_name}", log(1 + footprint)))
+            pairs.append((f"intensity.{level_name}", log(1 + work / max(1.0, footprint))))
+            pairs.append((f"fits_l1.{level_name}", float(footprint <= self.target.l1_bytes)))
+            pairs.append((f"fits_l2.{level_name}", float(footprint <= self.target.l2_bytes)))
+        outer = math.prod(tiles[a][0] * tiles[a][1] for a in self.tiled_spatial)
+        pairs.append(("outer_iterations", log(outer)))
+        return pairs
+
+    def _level_extents(self, tiles: Mapping[str, tuple[int, ...]], level: str, depth: int
+                       ) -> dict[str, int]:
+        """The extent of each axis inside one iteration of the loop at `level` (S3: register
+        tile; R1: k-inner x register tile; ...)."""
+        extents: dict[str, int] = {}
+        spatial_from = {"S3": 3, "R1": 2, "S2": 2, "R0": 1, "S1": 1}[level]
+        reduction_from = {"S3": 2, "R1": 1, "S2": 1, "R0": 0, "S1": 0}[level]
+        for axis in self.tiled_spatial:
+            extents[axis] = math.prod(tiles[axis][spatial_from:])
+        for axis in self.tiled_reduction:
+            extents[axis] = math.prod(tiles[axis][reduction_from:]) if reduction_from < 2 else 1
+        _ = depth
+        return extents
+
+
+def _footprint(axes: Sequence[frozenset[str]], extents: Mapping[str, int]) -> float:
+    """Elements touched by an access over a tile: per dimension, the span of its index."""
+    total = 1.0
+    for dim_axes in axes:
+        span = 1 + sum(extents.get(a, 1) - 1 for a in dim_axes)
+        total *= span
+    return total
+
+
+# ----------------------------------------------------------------------------------------------
+# Applying a script (in process)
+# ----------------------------------------------------------------------------------------------
+
+
+def apply_script(workload: Workload, script: str, module: ModuleOp | None = None) -> str | None:
+    """Applies `script` to (a fresh parse of) the workload in process with the
+    `loop-interpret-transforms` pass; returns the failure message, or None if every transform
+    applied and the result verifies. `module`, if given, is transformed instead (in place)."""
+    ctx = make_context()
+    try:
+        payload = module if module is not None else workload.module(ctx)
+        run_script(payload, script, ctx)
+        payload.verify()
+    except Exception as error:  # noqa: BLE001 - any failure is the point's reason
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def run_script(payload: ModuleOp, script: str, ctx: Any = None) -> None:
+    """Runs the script's `@__transform_main` on `payload` in place (`loop-interpret-transforms`
+    with the script nested in the payload, then erased)."""
+    from rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
+
+    ctx = ctx or make_context()
+    script_module = parse_module(script, ctx)
+    payload.body.block.add_op(script_module)
+    LoopInterpretTransformsPass().apply(ctx, payload)
+
+
+def make_space(workload: Workload, target: CpuTarget, kind: str = "sketch") -> Space:
+    """The space of `kind` ("sketch" or "template") for `workload`."""
+    if kind == "sketch":
+        return SketchSpace(workload, target)
+    if kind == "template":
+        return matmul_template(workload, target)
+    raise SpaceError(f"expected a space kind 'sketch' or 'template', found '{kind}'")
