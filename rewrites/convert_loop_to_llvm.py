@@ -57,12 +57,13 @@ LOWERED_DIALECTS = ("llvm",)
 """The only dialect (besides `builtin.module`) the pass leaves behind."""
 
 
-def structure_patterns() -> list[RewritePattern]:
+def structure_patterns(lowering: LLVMLowering | None = None) -> list[RewritePattern]:
     """Patterns that turn structured control flow (`loop.for`, `loop.block`, `scf.for`,
-    `scf.if`) into `cf` branches."""
+    `scf.if`) into `cf` branches (vectorized loops into vector code, parallel loops into
+    outlined functions run by `GOMP_parallel`)."""
     from rewrites.llvm_lowering.loop import loop_structure_patterns
 
-    return [*loop_structure_patterns(), ForLowering(), IfLowering()]
+    return [*loop_structure_patterns(lowering or LLVMLowering()), ForLowering(), IfLowering()]
 
 
 def op_patterns(lowering: LLVMLowering, noalias_entry_arguments: bool) -> list[RewritePattern]:
@@ -197,11 +198,13 @@ class ConvertLoopToLLVMPass(ModulePass):
     are stored as JSON in the global `@dlc_metadata`, which the runtime reads.
 
     *Invariants*: no func, arith, math, memref, vector, scf, cf, loop or index op (nor
-    unrealized cast) remains; anything the pass cannot lower is reported by name. Loop kinds:
-    `serial` runs in order; `parallel`, `vectorized` and `unrolled` are lowered as serial loops
-    for now, each by its own pattern (`rewrites.llvm_lowering.loop`) so that real lowerings
-    (outlined function + `GOMP_parallel`, vector ops, replicated bodies) replace one pattern
-    each; `bound` (a GPU binding) is an error. `loop.alloc local` buffers up to
+    unrealized cast) remains; anything the pass cannot lower is reported by name. Loop kinds
+    (`rewrites.llvm_lowering.loop`): `serial` runs in order; `vectorized` (constant bounds)
+    becomes vector code, `vector<W x T>` loads/stores, broadcasts, gathers and `llvm.fma`
+    (`rewrites.llvm_lowering.vector.LoopVectorizer`); `parallel` is outlined into a function
+    run by `GOMP_parallel`, each thread taking a static chunk of the iterations
+    (`rewrites.llvm_lowering.openmp`); `unrolled` (constant bounds) is replicated in the IR;
+    `bound` (a GPU binding) is an error. `loop.alloc local` buffers up to
     `max_stack_bytes` live on the stack (allocas in the entry block), other buffers on the heap.
 
     Options:
@@ -211,6 +214,10 @@ class ConvertLoopToLLVMPass(ModulePass):
         noalias_outputs: mark the pointer arguments of entry functions `noalias` (the runtime
             never passes an output that aliases another argument).
         metadata: emit the `@dlc_metadata` global for the entry functions.
+        num_threads: threads per parallel loop (`GOMP_parallel`'s count); 0: the OpenMP
+            runtime's default, all cores.
+        vector_bits: vector register width for vectorized loops; 0: the host's (512 with
+            AVX-512).
     """
 
     name: ClassVar[str] = "convert-loop-to-llvm"
@@ -220,9 +227,19 @@ class ConvertLoopToLLVMPass(ModulePass):
     max_stack_bytes: int = 64 * 1024
     noalias_outputs: bool = True
     metadata: bool = True
+    num_threads: int = 0
+    vector_bits: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lowering = LLVMLowering(self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes)
+        vector_bits = self.vector_bits
+        if vector_bits <= 0:
+            from codegen.llvm import host_target
+
+            vector_bits = host_target().vector_width
+        lowering = LLVMLowering(
+            self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes, vector_bits,
+            max(0, self.num_threads),
+        )
         _check_input_level(op)
         signatures = [
             entry_signature(function, lowering)
@@ -232,7 +249,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             and function.sym_visibility != StringAttr("private")
         ]
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(structure_patterns())
+            GreedyRewritePatternApplier(structure_patterns(lowering))
         ).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(op_patterns(lowering, self.noalias_outputs))

@@ -7,6 +7,8 @@ takes ownership of both, and a TargetMachine must never be shared between engine
 from __future__ import annotations
 
 import ctypes
+import os
+import re
 import threading
 
 import llvmlite.binding as binding
@@ -18,6 +20,37 @@ _optimization_lock = threading.Lock()
 
 class JitError(RuntimeError):
     """LLVM rejected the IR (parse or verification error) or a symbol is missing."""
+
+
+OPENMP_LIBRARY = "libgomp.so.1"
+"""The OpenMP runtime that parallel loops call (`GOMP_parallel`, `omp_get_thread_num`)."""
+
+OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "passive"}
+"""Set in the process environment (unless already set) before libgomp loads: idle threads sleep
+instead of spinning, so a busy machine (or a second process holding a core) does not make a
+parallel loop wait for a thread that spins on someone else's core."""
+
+_openmp_loaded = False
+
+
+def uses_openmp(llvm_ir: str) -> bool:
+    """Whether LLVM IR text calls the OpenMP runtime (a lowered `parallel` loop)."""
+    return re.search(r'@"?GOMP_parallel"?\(', llvm_ir) is not None
+
+
+def load_openmp() -> None:
+    """Load libgomp into the process (once) so that JIT code can call it; sets
+    `OPENMP_ENVIRONMENT` first (libgomp reads it when it loads)."""
+    global _openmp_loaded
+    if _openmp_loaded:
+        return
+    for name, value in OPENMP_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    try:
+        binding.load_library_permanently(OPENMP_LIBRARY)
+    except RuntimeError as e:
+        raise JitError(f"cannot load the OpenMP runtime {OPENMP_LIBRARY}: {e}") from None
+    _openmp_loaded = True
 
 
 def host_target_machine(
@@ -70,6 +103,8 @@ class JitModule:
         self.llvm_ir = llvm_ir
         self.opt_level = opt_level
         self._machine = host_target_machine(opt_level)
+        if uses_openmp(llvm_ir):
+            load_openmp()
         module = parse_and_optimize(llvm_ir, self._machine, opt_level)
         self._functions = {f.name for f in module.functions if not f.is_declaration}
         self._globals = {g.name for g in module.global_variables}

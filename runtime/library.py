@@ -24,10 +24,10 @@ class LibraryError(RuntimeError):
 def export_shared_library(llvm_ir: str, path: str | Path, opt_level: int = 3) -> Path:
     """Compile `llvm_ir` for the host CPU and link it into the shared library `path`.
 
-    The object code is position independent, optimized at `opt_level`, and linked with libm by
-    `cc -shared`. The library appears at `path` atomically (a reader never sees half a file).
+    The object code is position independent, optimized at `opt_level`, and linked with libm (and
+    libgomp when it has parallel loops) by `cc -shared`. The library appears at `path` atomically (a reader never sees half a file).
     """
-    from runtime.jit import host_target_machine, parse_and_optimize
+    from runtime.jit import host_target_machine, parse_and_optimize, uses_openmp
 
     compiler = shutil.which("cc")
     if compiler is None:
@@ -45,7 +45,8 @@ def export_shared_library(llvm_ir: str, path: str | Path, opt_level: int = 3) ->
         object_path.write_bytes(object_code)
         linked = Path(scratch) / path.name
         result = subprocess.run(
-            [compiler, "-shared", "-o", str(linked), str(object_path), "-lm"],
+            [compiler, "-shared", "-o", str(linked), str(object_path), "-lm",
+             *(["-lgomp"] if uses_openmp(llvm_ir) else [])],
             capture_output=True,
             text=True,
             check=False,

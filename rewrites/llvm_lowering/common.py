@@ -44,11 +44,17 @@ class LLVMLowering:
         alloc_alignment: byte alignment of heap buffers (`memref.alloc`, `loop.alloc` global).
         max_stack_bytes: the largest `loop.alloc` of scope `local` placed on the stack; larger
             local buffers go to the heap.
+        vector_bits: the width of the target's vector registers (512 with AVX-512): a
+            vectorized loop over f32 runs 512 / 32 = 16 lanes per vector.
+        num_threads: the number of threads a parallel loop runs on (`GOMP_parallel`'s
+            `num_threads`); 0 lets the OpenMP runtime choose (all cores).
     """
 
     index_bitwidth: int = 64
     alloc_alignment: int = 64
     max_stack_bytes: int = 64 * 1024
+    vector_bits: int = 512
+    num_threads: int = 0
 
     @property
     def index_type(self) -> IntegerType:

@@ -7,10 +7,12 @@ Two pattern sets, applied in this order by `convert-loop-to-llvm`:
   `llvm.store` at the row-major element address, `loop.alloc`/`loop.dealloc` become heap or
   stack allocations.
 
-Loop kinds on the CPU: `serial` loops run in order. `parallel`, `vectorized` and `unrolled`
-loops run as serial loops for now, each through its own pattern so that a real lowering (an
-outlined function run by `GOMP_parallel`, vector ops, a replicated body) replaces just that
-pattern. `bound` loops are GPU bindings and have no CPU meaning.
+Loop kinds on the CPU, one pattern each: `serial` loops run in order; `vectorized` loops with
+constant bounds become vector code (`rewrites.llvm_lowering.vector.vectorize_loop`; a body it
+cannot widen runs serially); `parallel` loops are outlined and run by `GOMP_parallel`
+(`rewrites.llvm_lowering.openmp`); `unrolled` loops with constant bounds are replicated in the
+IR (the `unroll` schedule primitive; others run serially). `bound` loops are GPU bindings and
+have no CPU meaning.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, func, llvm
-from xdsl.dialects.builtin import UnrealizedConversionCastOp
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    UnrealizedConversionCastOp,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
@@ -93,32 +100,64 @@ class SerialForLowering(RewritePattern):
 
 @dataclass
 class ParallelForLowering(RewritePattern):
-    """`loop.for` of kind `parallel` -> a serial `cf` loop (one thread runs every iteration)."""
+    """`loop.for` of kind `parallel` -> an outlined body run on `lowering.num_threads` threads
+    by `GOMP_parallel`, each thread taking a static chunk of the iterations."""
+
+    lowering: LLVMLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
         if op.kind.data == "parallel":
-            lower_to_serial_loop(op, rewriter)
+            from rewrites.llvm_lowering.openmp import outline_parallel_loop
+
+            outline_parallel_loop(op, self.lowering, rewriter)
 
 
 @dataclass
 class VectorizedForLowering(RewritePattern):
-    """`loop.for` of kind `vectorized` -> a serial `cf` loop (LLVM may still vectorize it)."""
+    """`loop.for` of kind `vectorized` -> vector code (`vectorize_loop`); a loop with
+    non-constant bounds or a body the vectorizer cannot widen -> a serial `cf` loop."""
+
+    lowering: LLVMLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data == "vectorized":
+        if op.kind.data != "vectorized":
+            return
+        from rewrites.llvm_lowering.vector import vectorize_loop
+
+        if not vectorize_loop(op, self.lowering, rewriter):
             lower_to_serial_loop(op, rewriter)
+
+
+MAX_UNROLLED_TRIP = 64
+"""The largest trip count an `unrolled` loop is replicated for; a longer one runs serially."""
 
 
 @dataclass
 class UnrolledForLowering(RewritePattern):
-    """`loop.for` of kind `unrolled` -> a serial `cf` loop (LLVM may still unroll it)."""
+    """`loop.for` of kind `unrolled` with constant bounds and at most `MAX_UNROLLED_TRIP`
+    iterations -> its body replicated once per iteration (the `unroll` schedule primitive);
+    otherwise a serial `cf` loop."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
-        if op.kind.data == "unrolled":
+        if op.kind.data != "unrolled":
+            return
+        trip = op.trip_count()
+        bounds = op.constant_bounds()
+        if trip is None or bounds is None or trip > MAX_UNROLLED_TRIP or bounds[2] <= 0:
             lower_to_serial_loop(op, rewriter)
+            return
+        lb, _, step = bounds
+        body = [nested for nested in op.body.block.ops if not isinstance(nested, YieldOp)]
+        for iteration in range(trip):
+            constant = arith.ConstantOp(IntegerAttr(lb + iteration * step, IndexType()))
+            rewriter.insert(constant, InsertPoint.before(op))
+            mapper: dict[SSAValue, SSAValue] = {op.induction_var: constant.result}
+            for nested in body:
+                rewriter.insert(nested.clone(value_mapper=mapper), InsertPoint.before(op))
+        rewriter.erase(op)
 
 
 @dataclass
@@ -165,12 +204,12 @@ class BlockLowering(RewritePattern):
         rewriter.erase(op)
 
 
-def loop_structure_patterns() -> list[RewritePattern]:
+def loop_structure_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns that turn `loop.for` and `loop.block` into `cf` control flow."""
     return [
         SerialForLowering(),
-        ParallelForLowering(),
-        VectorizedForLowering(),
+        ParallelForLowering(lowering),
+        VectorizedForLowering(lowering),
         UnrolledForLowering(),
         BoundForLowering(),
         BlockLowering(),
@@ -194,7 +233,7 @@ class LoadLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
-        alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
+        alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
         load = llvm.LoadOp(address, result_type, alignment)
         replace_with_lowered(op, [*ops, load], load.results, rewriter)
@@ -213,8 +252,19 @@ class StoreLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
-        alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
+        alignment = access_alignment_of(op, memref_type, self.lowering)
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
+
+
+def access_alignment_of(
+    op: LoadOp | StoreOp, memref_type: MemRefType, lowering: LLVMLowering
+) -> int:
+    """The alignment of a load or store: its `alignment` attribute (set by the vectorizer where
+    provable), else the element size."""
+    attr = op.attributes.get("alignment")
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    return lowering.size_in_bytes(memref_type.get_element_type()) or 1
 
 
 def _function_of(op: Operation) -> Operation:
@@ -239,7 +289,8 @@ class AllocLowering(RewritePattern):
     """`loop.alloc` and its `loop.dealloc`s -> a stack or heap buffer.
 
     Scope `local` up to `max_stack_bytes`: an `llvm.alloca` in the function's entry block (its
-    deallocs vanish). Scope `global`, or a larger local buffer: `aligned_alloc` where the buffer is
+    deallocs vanish), aligned like heap buffers to `alloc_alignment` (vector accesses rely on
+    it). Scope `global`, or a larger local buffer: `aligned_alloc` where the buffer is
     allocated and `free` at each `loop.dealloc`; a buffer without dealloc lives until the end of
     the function, so it is allocated on entry and freed before every return. Scope `shared` is a
     GPU notion and is rejected.
@@ -257,9 +308,9 @@ class AllocLowering(RewritePattern):
             )
         deallocs = [u.operation for u in op.result.uses if isinstance(u.operation, DeallocOp)]
         size = buffer_bytes(memref_type, self.lowering, op)
-        element_size = self.lowering.size_in_bytes(memref_type.get_element_type()) or 1
         if scope == "local" and size <= self.lowering.max_stack_bytes:
-            pointer = stack_allocate(op, memref_type, element_size, self.lowering, rewriter)
+            alignment = self.lowering.alloc_alignment
+            pointer = stack_allocate(op, memref_type, alignment, self.lowering, rewriter)
             for dealloc in deallocs:
                 rewriter.erase(dealloc)
             replace_with_lowered(op, [], [pointer], rewriter)

@@ -8,17 +8,34 @@ without `reassoc` specify), loads and stores of N contiguous elements plain `llv
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import llvm, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
+    IntegerAttr,
     IntegerType,
+    MemRefType,
     VectorType,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
 
+from dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
 from rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -218,4 +235,556 @@ def vector_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
         LoadStoreLowering(lowering),
         ExtractInsertLowering(lowering),
     ]
+
+
+
+# ----------------------------------------------------------------------------------------------
+# Vectorized loops: `loop.for ... kind vectorized` -> straight-line vector code
+# ----------------------------------------------------------------------------------------------
+
+
+class Unvectorizable(Exception):
+    """The body of a vectorized loop holds something this vectorizer does not widen (the loop is
+    then lowered as a serial loop, which is always correct)."""
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """A value that is the same in every lane: the scalar itself."""
+
+    value: SSAValue
+
+
+@dataclass(frozen=True)
+class Affine:
+    """An `index` value that is `base + lane * stride` in lane `lane` (`base` is uniform)."""
+
+    base: SSAValue
+    stride: int
+
+
+@dataclass(frozen=True)
+class Varying:
+    """A value that differs between lanes: a `vector<W x T>` holding lane `l` at position `l`."""
+
+    value: SSAValue
+
+
+@dataclass(frozen=True)
+class Private:
+    """A `loop.alloc local` made inside the vectorized loop: one copy per lane, kept as one
+    buffer with an extra innermost dimension of W lanes (so lane-invariant accesses to it are
+    contiguous vector accesses)."""
+
+    buffer: SSAValue
+
+
+Lanes = Uniform | Affine | Varying | Private
+"""What one scalar value of the loop body is across the W lanes of a vector iteration."""
+
+
+def known_multiple(value: SSAValue, depth: int = 0) -> int:
+    """A positive integer that `value` (an `index`) is known to be a multiple of (1 if none);
+    0 is reported as a large power of two."""
+
+    if depth > 16:
+        return 1
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        constant = abs(owner.value.value.data)
+        return constant if constant else 1 << 20
+    if isinstance(owner, arith.AddiOp | arith.SubiOp):
+        return math.gcd(known_multiple(owner.lhs, depth + 1), known_multiple(owner.rhs, depth + 1))
+    if isinstance(owner, arith.MuliOp):
+        return known_multiple(owner.lhs, depth + 1) * known_multiple(owner.rhs, depth + 1)
+    if isinstance(owner, Block):
+        loop = owner.parent_op()
+        if isinstance(loop, ForOp) and value is loop.induction_var:
+            lb, step = loop.lb, loop.step
+            return math.gcd(known_multiple(lb, depth + 1), known_multiple(step, depth + 1))
+    return 1
+
+
+def access_alignment(
+    memref: SSAValue, indices: Sequence[SSAValue], access_bytes: int, lowering: LLVMLowering
+) -> int:
+    """The byte alignment provable for an access of `access_bytes` at `memref[indices]`.
+
+    A buffer made by `loop.alloc` is aligned to the lowering's `alloc_alignment`; any other
+    buffer only to its element size. The element offset's known multiple (from constants, loop
+    steps and index arithmetic) then bounds the alignment of the address.
+    """
+
+    memref_type = memref.type
+    assert isinstance(memref_type, MemRefType)
+    element_bytes = lowering.size_in_bytes(memref_type.get_element_type()) or 1
+    if not isinstance(memref.owner, AllocOp):
+        return element_bytes
+    shape = memref_type.get_shape()
+    strides = [math.prod(shape[dim + 1:]) for dim in range(len(shape))]
+    multiple = 0
+    for index, stride in zip(indices, strides, strict=True):
+        multiple = math.gcd(multiple, known_multiple(index) * stride)
+    offset_bytes = (multiple or 1 << 20) * element_bytes
+    alignment = math.gcd(offset_bytes, lowering.alloc_alignment)
+    while alignment > access_bytes or access_bytes % alignment:
+        alignment //= 2
+    return max(alignment, element_bytes)
+
+
+ALIGNMENT_ATTR = "alignment"
+"""The discardable attribute of a `loop.load`/`loop.store` giving its provable byte alignment."""
+
+
+class LoopVectorizer:
+    """Widens the body of one `loop.for` of kind `vectorized` into vector operations.
+
+    Each scalar value of the body becomes `Uniform`, `Affine` (index arithmetic that moves by a
+    constant stride per lane) or `Varying` (a vector). Loads and stores whose last index is
+    affine with stride 1 and whose other indices are uniform become vector loads and stores
+    (`loop.load ... -> vector<W x T>`); loads at uniform indices stay scalar and are broadcast
+    where a vector needs them; other accesses are gathered or scattered lane by lane. A
+    `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`. Nested
+    `loop.block`s are inlined; nested loops with uniform bounds keep running, with a widened
+    body; a `loop.alloc local` inside becomes one buffer with a trailing dimension of W lanes.
+    """
+
+    def __init__(self, loop: ForOp, lowering: LLVMLowering) -> None:
+        self.loop = loop
+        self.lowering = lowering
+        self.frames: list[tuple[Block, dict[tuple[SSAValue, int], SSAValue]]] = []
+        self.constants: dict[int, SSAValue] = {}
+        self.prologue = Block()
+        self.fusable: dict[SSAValue, arith.MulfOp] = {}
+
+    # -- emission ------------------------------------------------------------------------------
+
+    def emit(self, op: Operation) -> SSAValue | None:
+        self.frames[-1][0].add_op(op)
+        return op.results[0] if op.results else None
+
+    def emit_value(self, op: Operation) -> SSAValue:
+        value = self.emit(op)
+        assert value is not None
+        return value
+
+    def index(self, value: int) -> SSAValue:
+        constant = self.constants.get(value)
+        if constant is None:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            self.prologue.add_op(op)
+            constant = self.constants[value] = op.result
+        return constant
+
+    def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        if known_constant(rhs) == 0:
+            return lhs
+        if known_constant(lhs) == 0:
+            return rhs
+        return self.emit_value(arith.AddiOp(lhs, rhs))
+
+    def mul(self, lhs: SSAValue, factor: int) -> SSAValue:
+        if factor == 1:
+            return lhs
+        return self.emit_value(arith.MuliOp(lhs, self.index(factor)))
+
+    def broadcast(self, value: SSAValue, width: int) -> SSAValue:
+        key = (value, width)
+        for _, cache in reversed(self.frames):
+            if key in cache:
+                return cache[key]
+        result = self.emit_value(vector.BroadcastOp(value, VectorType(value.type, [width])))
+        self.frames[-1][1][key] = result
+        return result
+
+    def as_vector(self, lanes: Lanes, width: int) -> SSAValue:
+        """The lanes as one vector value."""
+        if isinstance(lanes, Varying):
+            return lanes.value
+        if isinstance(lanes, Uniform):
+            return self.broadcast(lanes.value, width)
+        if isinstance(lanes, Affine):
+            base = self.broadcast(lanes.base, width)
+            steps = arith.ConstantOp(
+                DenseIntOrFPElementsAttr.from_list(
+                    VectorType(IndexType(), [width]), [lane * lanes.stride for lane in range(width)]
+                )
+            )
+            self.prologue.add_op(steps)
+            return self.emit_value(arith.AddiOp(base, steps.result))
+        raise Unvectorizable("a per-lane buffer used as a value")
+
+    def lane_scalar(self, lanes: Lanes, lane: int) -> SSAValue:
+        """The scalar value of one lane."""
+        if isinstance(lanes, Uniform):
+            return lanes.value
+        if isinstance(lanes, Affine):
+            return self.add(lanes.base, self.index(lane * lanes.stride))
+        if isinstance(lanes, Varying):
+            vector_type = lanes.value.type
+            assert isinstance(vector_type, VectorType)
+            return self.emit_value(
+                vector.ExtractOp(lanes.value, [lane], vector_type.element_type)
+            )
+        raise Unvectorizable("a per-lane buffer used as a value")
+
+    # -- driver --------------------------------------------------------------------------------
+
+    def widen_chunk(
+        self, body_ops: Sequence[Operation], base: SSAValue, width: int, target: Block
+    ) -> None:
+        """Emit into `target` the body for lanes `base + l * step`, `l < width`."""
+        step = known_constant(self.loop.step)
+        assert step is not None
+        env: dict[SSAValue, Lanes] = {self.loop.induction_var: Affine(base, step)}
+        self.frames.append((target, {}))
+        self.widen_ops(body_ops, env, width)
+        self.frames.pop()
+
+    def widen_ops(
+        self, ops: Iterable[Operation], env: dict[SSAValue, Lanes], width: int
+    ) -> None:
+        for op in ops:
+            self.widen_op(op, env, width)
+
+    def lanes_of(self, value: SSAValue, env: dict[SSAValue, Lanes]) -> Lanes:
+        return env.get(value, Uniform(value))
+
+    def widen_op(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
+
+        if isinstance(op, YieldOp):
+            return
+        if isinstance(op, BlockOp):
+            self.widen_ops(op.body.block.ops, env, width)
+            return
+        if isinstance(op, ForOp):
+            self.widen_loop(op, env, width)
+            return
+        if isinstance(op, LoadOp):
+            self.widen_load(op, env, width)
+            return
+        if isinstance(op, StoreOp):
+            self.widen_store(op, env, width)
+            return
+        if isinstance(op, AllocOp):
+            self.widen_alloc(op, env, width)
+            return
+        if isinstance(op, DeallocOp):
+            lanes = self.lanes_of(op.memref, env)
+            buffer = lanes.buffer if isinstance(lanes, Private) else op.memref
+            if not isinstance(lanes, Private | Uniform):
+                raise Unvectorizable("dealloc of a varying buffer")
+            self.emit(DeallocOp(buffer))
+            return
+        if op.regions or op.successors or not is_side_effect_free(op):
+            raise Unvectorizable(f"'{op.name}' in the body")
+        self.widen_pure(op, env, width)
+
+    def widen_loop(self, op: ForOp, env: dict[SSAValue, Lanes], width: int) -> None:
+        bounds = [self.lanes_of(value, env) for value in op.operands]
+        if not all(isinstance(bound, Uniform) for bound in bounds):
+            raise Unvectorizable(f'loop "{op.axis.data}" with bounds that differ between lanes')
+        kind = "serial" if op.kind.data == "vectorized" else op.kind.data
+        lb, ub, step = (bound.value for bound in bounds)  # type: ignore[union-attr]
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = op.induction_var.name_hint
+        inner_env = dict(env)
+        inner_env[op.induction_var] = Uniform(block.args[0])
+        self.frames.append((block, {}))
+        self.widen_ops(op.body.block.ops, inner_env, width)
+        self.frames.pop()
+        block.add_op(YieldOp())
+        self.emit(ForOp(lb, ub, step, block, op.axis, kind, op.thread, op.annotations))
+
+    def widen_alloc(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
+
+        assert isinstance(op, AllocOp)
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        if op.scope.data != "local":
+            raise Unvectorizable("a non-local allocation in the body")
+        widened = MemRefType(memref_type.get_element_type(), [*memref_type.get_shape(), width])
+        new_op = AllocOp(widened, "local")
+        self.emit(new_op)
+        env[op.result] = Private(new_op.result)
+
+    def _private_indices(self, indices: list[Lanes]) -> list[SSAValue] | None:
+        if all(isinstance(index, Uniform) for index in indices):
+            return [index.value for index in indices]  # type: ignore[union-attr]
+        return None
+
+    def widen_load(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
+
+        assert isinstance(op, LoadOp)
+        if isinstance(op.result.type, VectorType):
+            raise Unvectorizable("a vector load in the body")
+        element = op.result.type
+        memref = self.lanes_of(op.memref, env)
+        indices = [self.lanes_of(index, env) for index in op.indices]
+        vector_type = VectorType(element, [width])
+        if isinstance(memref, Private):
+            uniform = self._private_indices(indices)
+            if uniform is not None:
+                env[op.results[0]] = Varying(
+                    self.emit_vector_load(memref.buffer, [*uniform, self.index(0)], vector_type)
+                )
+                return
+            lanes = [
+                self.emit_value(LoadOp(memref.buffer, [
+                    *[self.lane_scalar(index, lane) for index in indices], self.index(lane)
+                ]))
+                for lane in range(width)
+            ]
+            env[op.results[0]] = Varying(self.build_vector(lanes, vector_type))
+            return
+        if not isinstance(memref, Uniform):
+            raise Unvectorizable("a load from a varying buffer")
+        if all(isinstance(index, Uniform) for index in indices):
+            scalar = self.emit_value(
+                LoadOp(memref.value, [index.value for index in indices])  # type: ignore[union-attr]
+            )
+            env[op.results[0]] = Uniform(scalar)
+            return
+        contiguous = self._contiguous(indices)
+        if contiguous is not None:
+            env[op.results[0]] = Varying(
+                self.emit_vector_load(memref.value, contiguous, vector_type)
+            )
+            return
+        lanes = [
+            self.emit_value(
+                LoadOp(memref.value, [self.lane_scalar(index, lane) for index in indices])
+            )
+            for lane in range(width)
+        ]
+        env[op.results[0]] = Varying(self.build_vector(lanes, vector_type))
+
+    def _contiguous(self, indices: list[Lanes]) -> list[SSAValue] | None:
+        """The indices of lane 0 if the access is contiguous in the lanes, else None."""
+        if not indices:
+            return None
+        *outer, last = indices
+        if not all(isinstance(index, Uniform) for index in outer):
+            return None
+        if not isinstance(last, Affine) or last.stride != 1:
+            return None
+        return [*(index.value for index in outer), last.base]  # type: ignore[union-attr]
+
+    def emit_vector_load(
+        self, memref: SSAValue, indices: list[SSAValue], vector_type: VectorType
+    ) -> SSAValue:
+
+        load = LoadOp(memref, indices, vector_type)
+        self._set_alignment(load, memref, indices, vector_type)
+        return self.emit_value(load)
+
+    def _set_alignment(
+        self, op: Operation, memref: SSAValue, indices: list[SSAValue], vector_type: VectorType
+    ) -> None:
+        size = self.lowering.size_in_bytes(vector_type) or 1
+        alignment = access_alignment(memref, indices, size, self.lowering)
+        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, IntegerType(64))
+
+    def build_vector(self, lanes: list[SSAValue], vector_type: VectorType) -> SSAValue:
+        result = self.emit_value(vector.BroadcastOp(lanes[0], vector_type))
+        for lane, scalar in enumerate(lanes[1:], start=1):
+            result = self.emit_value(vector.InsertOp(scalar, result, [lane], vector_type))
+        return result
+
+    def widen_store(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
+
+        assert isinstance(op, StoreOp)
+        if isinstance(op.value.type, VectorType):
+            raise Unvectorizable("a vector store in the body")
+        value = self.lanes_of(op.value, env)
+        memref = self.lanes_of(op.memref, env)
+        indices = [self.lanes_of(index, env) for index in op.indices]
+        if isinstance(memref, Private):
+            uniform = self._private_indices(indices)
+            if uniform is not None:
+                vector_value = self.as_vector(value, width)
+                self.emit_vector_store(vector_value, memref.buffer, [*uniform, self.index(0)])
+                return
+            for lane in range(width):
+                lane_indices = [self.lane_scalar(index, lane) for index in indices]
+                self.emit(StoreOp(self.lane_scalar(value, lane), memref.buffer,
+                                  [*lane_indices, self.index(lane)]))
+            return
+        if not isinstance(memref, Uniform):
+            raise Unvectorizable("a store into a varying buffer")
+        if all(isinstance(index, Uniform) for index in indices):
+            if not isinstance(value, Uniform):
+                # Every lane writes the same element: a reduction across lanes, which the
+                # lanes' lock-step would get wrong.
+                raise Unvectorizable("a store of a varying value to a lane-invariant element")
+            self.emit(StoreOp(value.value, memref.value,
+                              [index.value for index in indices]))  # type: ignore[union-attr]
+            return
+        contiguous = self._contiguous(indices)
+        if contiguous is not None:
+            self.emit_vector_store(self.as_vector(value, width), memref.value, contiguous)
+            return
+        for lane in range(width):
+            lane_indices = [self.lane_scalar(index, lane) for index in indices]
+            self.emit(StoreOp(self.lane_scalar(value, lane), memref.value, lane_indices))
+
+    def emit_vector_store(
+        self, value: SSAValue, memref: SSAValue, indices: list[SSAValue]
+    ) -> None:
+
+        store = StoreOp(value, memref, indices)
+        vector_type = value.type
+        assert isinstance(vector_type, VectorType)
+        self._set_alignment(store, memref, indices, vector_type)
+        self.emit(store)
+
+    def widen_pure(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
+        operands = [self.lanes_of(value, env) for value in op.operands]
+        if any(isinstance(operand, Private) for operand in operands):
+            raise Unvectorizable(f"a per-lane buffer used by '{op.name}'")
+        if all(isinstance(operand, Uniform) for operand in operands):
+            clone = op.clone(
+                value_mapper={v: o.value for v, o in zip(op.operands, operands, strict=True)
+                              if isinstance(o, Uniform)}
+            )
+            self.emit(clone)
+            for old, new in zip(op.results, clone.results, strict=True):
+                env[old] = Uniform(new)
+            return
+        affine = self._affine(op, operands)
+        if affine is not None:
+            env[op.results[0]] = affine
+            return
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, VectorType | MemRefType):
+                raise Unvectorizable(f"'{op.name}' on {value.type}")
+        if isinstance(op, arith.AddfOp):
+            for mul_side, other in ((0, 1), (1, 0)):
+                product = operands[mul_side]
+                if isinstance(product, Varying) and product.value in self.fusable:
+                    mul = self.fusable.pop(product.value)
+                    addend = self.as_vector(operands[other], width)
+                    mul.detach()
+                    fma = vector.FMAOp(mul.lhs, mul.rhs, addend)
+                    mul.erase()
+                    env[op.results[0]] = Varying(self.emit_value(fma))
+                    return
+        new_operands = [self.as_vector(operand, width) for operand in operands]
+        result_types = [VectorType(result.type, [width]) for result in op.results]
+        new_op = type(op).create(
+            operands=new_operands,
+            result_types=result_types,
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        self.emit(new_op)
+        for old, new in zip(op.results, new_op.results, strict=True):
+            env[old] = Varying(new)
+        if isinstance(op, arith.MulfOp) and op.result.has_one_use():
+            user = next(iter(op.result.uses)).operation
+            if isinstance(user, arith.AddfOp):
+                self.fusable[new_op.results[0]] = new_op  # type: ignore[assignment]
+
+    def _affine(self, op: Operation, operands: list[Lanes]) -> Affine | None:
+        """The lanes of index arithmetic that stays affine in the lane, or None."""
+        if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+            return None
+        if not isinstance(op.result.type, IndexType):
+            return None
+        lhs, rhs = operands
+        if not all(isinstance(x, Uniform | Affine) for x in operands):
+            return None
+        if isinstance(op, arith.MuliOp):
+            for scaled, factor in ((lhs, rhs), (rhs, lhs)):
+                if isinstance(scaled, Affine) and isinstance(factor, Uniform):
+                    constant = known_constant(factor.value)
+                    if constant is not None:
+                        base = self.emit_value(arith.MuliOp(scaled.base, factor.value))
+                        return Affine(base, scaled.stride * constant)
+            return None
+        l_base, l_stride = (lhs.base, lhs.stride) if isinstance(lhs, Affine) else (lhs.value, 0)  # type: ignore[union-attr]
+        r_base, r_stride = (rhs.base, rhs.stride) if isinstance(rhs, Affine) else (rhs.value, 0)  # type: ignore[union-attr]
+        if isinstance(op, arith.AddiOp):
+            return Affine(self.add(l_base, r_base), l_stride + r_stride)
+        base = self.emit_value(arith.SubiOp(l_base, r_base))
+        return Affine(base, l_stride - r_stride)
+
+
+def known_constant(value: SSAValue) -> int | None:
+    """The integer an `arith.constant` of index or integer type defines, else None."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def vector_lanes(loop: ForOp, lowering: LLVMLowering) -> int:
+    """Lanes per vector for `loop`'s body: the target's vector bits over the widest element
+    accessed in memory (f32 on AVX-512: 16)."""
+
+    widest = 1
+    for op in loop.walk():
+        if isinstance(op, LoadOp | StoreOp):
+            memref_type = op.memref.type
+            assert isinstance(memref_type, MemRefType)
+            size = lowering.size_in_bytes(memref_type.get_element_type()) or 1
+            widest = max(widest, size)
+    return max(1, lowering.vector_bits // 8 // widest)
+
+
+MAX_STRAIGHT_CHUNKS = 4
+"""A vectorized loop of at most this many full vectors becomes straight-line code; a longer
+one becomes a loop over vectors (plus one narrower vector for the remainder)."""
+
+
+def vectorize_loop(op: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> bool:
+    """Replace `op` (a vectorized `loop.for` with constant bounds) by vector code.
+
+    Returns False, leaving `op` untouched, when its bounds are not constant or its body holds
+    something `LoopVectorizer` does not widen.
+    """
+
+    bounds = op.constant_bounds()
+    trip = op.trip_count()
+    if bounds is None or trip is None or trip == 0:
+        return False
+    lb, _, step = bounds
+    lanes = min(trip, vector_lanes(op, lowering))
+    full, remainder = divmod(trip, lanes)
+    vectorizer = LoopVectorizer(op, lowering)
+    body = [nested for nested in op.body.block.ops]
+    out = Block()
+    vectorizer.frames.append((out, {}))
+    try:
+        if full <= MAX_STRAIGHT_CHUNKS:
+            for chunk in range(full):
+                base = vectorizer.index(lb + chunk * lanes * step)
+                vectorizer.widen_chunk(body, base, lanes, out)
+        else:
+            inner = Block(arg_types=[IndexType()])
+            vectorizer.frames.append((inner, {}))
+            scaled = vectorizer.mul(inner.args[0], lanes * step)
+            base = vectorizer.add(scaled, vectorizer.index(lb))
+            vectorizer.frames.pop()
+            vectorizer.widen_chunk(body, base, lanes, inner)
+            inner.add_op(YieldOp())
+            out.add_op(ForOp(vectorizer.index(0), vectorizer.index(full), vectorizer.index(1),
+                             inner, f"{op.axis.data}.vec"))
+        if remainder:
+            base = vectorizer.index(lb + full * lanes * step)
+            vectorizer.widen_chunk(body, base, remainder, out)
+    except Unvectorizable:
+        for block in (out, vectorizer.prologue):
+            _erase_ops(block)
+        return False
+    rewriter.inline_block(vectorizer.prologue, InsertPoint.before(op))
+    rewriter.inline_block(out, InsertPoint.before(op))
+    rewriter.erase(op)
+    return True
+
+
+def _erase_ops(block: Block) -> None:
+    for nested in reversed(list(block.ops)):
+        nested.detach()
+        nested.erase(safe_erase=False)
 

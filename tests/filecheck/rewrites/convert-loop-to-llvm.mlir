@@ -117,7 +117,7 @@ func.func @memref_addressing(%m: memref<2x3x4xf32>, %i: index, %j: index, %k: in
 // -----
 
 // A loop nest becomes header blocks (compare, branch) and latches (step, branch back); the
-// parallel loop runs serially for now; the block's body is inlined. The entry function's
+// block's body is inlined. The entry function's
 // signature goes into @dlc_metadata.
 
 // CHECK-LABEL: llvm.func @loop_nest
@@ -158,7 +158,7 @@ func.func @loop_nest(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc
   %c8 = arith.constant 8 : index
   %c16 = arith.constant 16 : index
   loop.for %i = %c0 to %c8 step %c1 axis "i" {
-    loop.for %j = %c0 to %c16 step %c1 axis "j" kind parallel {
+    loop.for %j = %c0 to %c16 step %c1 axis "j" {
       loop.block "copy" reads(%A : memref<8x16xf32>) writes(%B : memref<8x16xf32>) spatial ["i", "j"] {
         %a = loop.load %A[%i, %j] : memref<8x16xf32> -> f32
         loop.store %a, %B[%i, %j] : f32 -> memref<8x16xf32>
@@ -192,12 +192,12 @@ func.func @vector_load_store(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attribu
 
 // -----
 
-// A small local buffer is an alloca in the entry block; a global one comes from aligned_alloc
-// and goes back with free at its dealloc.
+// A small local buffer is an alloca in the entry block, 64-byte aligned; a global one comes from
+// aligned_alloc and goes back with free at its dealloc.
 
 // CHECK-LABEL: llvm.func @buffers
 // CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(4) : i64
-// CHECK-NEXT:    %[[LOCAL:.*]] = llvm.alloca %[[N]] x f32 {alignment = 4 : i64} : (i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[LOCAL:.*]] = llvm.alloca %[[N]] x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
 // CHECK:         %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
 // CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(4096) : i64
 // CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
@@ -282,4 +282,116 @@ func.func @negative_scalar_entry_argument(%x: f32, %out: memref<4xf32>) attribut
 func.func @negative_unsupported_op(%a: i32, %b: i32) -> i32 {
   %p = math.ipowi %a, %b : i32
   func.return %p : i32
+}
+
+// -----
+
+// A vectorized loop of 40 f32 lanes becomes two <16 x float> vectors and one <8 x float>:
+// contiguous loads and stores, a broadcast of the lane-invariant load, mul+add contracted into
+// llvm.fma; no loop remains.
+
+// CHECK-LABEL: llvm.func @vectorized_axpy
+// CHECK-NOT:     llvm.cond_br
+// CHECK:         %[[S:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK:         %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[Y:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[SPLAT:.*]] = llvm.shufflevector %{{.*}}, %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xf32>
+// CHECK-NEXT:    %[[R:.*]] = llvm.intr.fma(%[[SPLAT]], %[[X]], %[[Y]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.store %[[R]], %{{.*}} : vector<16xf32>, !llvm.ptr
+// CHECK-COUNT-1: llvm.intr.fma(%{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.intr.fma(%{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT:     llvm.cond_br
+// CHECK:         llvm.return
+func.func @vectorized_axpy(%x: memref<40xf32>, %y: memref<40xf32>, %a: memref<1xf32>, %out: memref<40xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c40 = arith.constant 40 : index
+  loop.for %i = %c0 to %c40 step %c1 axis "i" kind vectorized {
+    loop.block "axpy" reads(%x, %y, %a : memref<40xf32>, memref<40xf32>, memref<1xf32>) writes(%out : memref<40xf32>) spatial ["i"] {
+      %s = loop.load %a[%c0] : memref<1xf32> -> f32
+      %xi = loop.load %x[%i] : memref<40xf32> -> f32
+      %yi = loop.load %y[%i] : memref<40xf32> -> f32
+      %m = arith.mulf %s, %xi : f32
+      %r = arith.addf %m, %yi : f32
+      loop.store %r, %out[%i] : f32 -> memref<40xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A strided (transposed) access in a vectorized loop is gathered lane by lane; a vector store
+// into a 64-byte aligned local buffer at a multiple of 16 elements is 64-byte aligned.
+
+// CHECK-LABEL: llvm.func @vectorized_gather
+// CHECK:         %[[LANE0:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-COUNT-3: llvm.insertelement
+// CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+func.func @vectorized_gather(%x: memref<4x4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = loop.alloc local : memref<16xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind vectorized {
+    %v = loop.load %x[%i, %c0] : memref<4x4xf32> -> f32
+    loop.store %v, %t[%i] : f32 -> memref<16xf32>
+    loop.store %v, %out[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A parallel loop is outlined: the function stores its buffers into a data block and calls
+// GOMP_parallel with the thread function; each thread takes a static chunk of the iterations
+// in the body function, whose buffers are noalias.
+
+// CHECK-LABEL: llvm.func @parallel_copy
+// CHECK:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
+// CHECK:         %[[FN:.*]] = llvm.mlir.addressof @parallel_copy_parallel0 : !llvm.ptr
+// CHECK-NEXT:    %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
+// CHECK:         llvm.call @omp_get_thread_num() : () -> i32
+// CHECK:         llvm.call @omp_get_num_threads() : () -> i32
+// CHECK:         llvm.call @parallel_copy_parallel0_body(
+// CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %[[TID:.*]]: i64, %[[NTH:.*]]: i64)
+// CHECK:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
+// CHECK:         llvm.mul %[[TID]], %[[CHUNK]] : i64
+func.func @parallel_copy(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c16 step %c1 axis "j" {
+      loop.block "copy" reads(%A : memref<8x16xf32>) writes(%B : memref<8x16xf32>) spatial ["i", "j"] {
+        %a = loop.load %A[%i, %j] : memref<8x16xf32> -> f32
+        loop.store %a, %B[%i, %j] : f32 -> memref<8x16xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// An unrolled loop is replicated in the IR, one copy per iteration with the induction variable
+// a constant.
+
+// CHECK-LABEL: llvm.func @unrolled
+// CHECK-NOT:     llvm.cond_br
+// CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK-NOT:     llvm.store
+// CHECK:         llvm.return
+func.func @unrolled(%A: memref<3xf32>, %B: memref<3xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  loop.for %i = %c0 to %c3 step %c1 axis "i" kind unrolled {
+    %a = loop.load %A[%i] : memref<3xf32> -> f32
+    loop.store %a, %B[%i] : f32 -> memref<3xf32>
+  }
+  func.return
 }

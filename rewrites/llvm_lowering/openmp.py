@@ -1,0 +1,311 @@
+"""Parallel loops on CPU threads through libgomp (MLIR's `convert-openmp-to-llvm` for a static
+`omp.wsloop`, TVM's `parallel` for_kind lowered by `codegen_cpu` to its thread pool).
+
+A `loop.for` of kind `parallel` is outlined into two internal functions and replaced by one call:
+
+    // at the loop: the captured values go into 8-byte slots of a block on the stack
+    llvm.store %v_k, (getelementptr i8 %data[8 * k])
+    llvm.call @GOMP_parallel(@f_parallel0, %data, num_threads, 0)
+
+    llvm.func internal @f_parallel0(%data: !llvm.ptr)           // run by every thread
+      %v_k = llvm.load (getelementptr i8 %data[8 * k])
+      %tid = omp_get_thread_num(), %nth = omp_get_num_threads()
+      llvm.call @f_parallel0_body(%v_0, ..., %tid, %nth)
+
+    func.func private @f_parallel0_body(%v_0: memref<..>, ..., %tid: index, %nth: index)
+      // this thread's static chunk: ceil(trip / nth) iterations starting at tid * chunk
+      loop.for %i = %begin to %end step %step { <the parallel loop's body> }
+
+Constants the loop uses are cloned into the body function instead of being passed.
+
+The body function keeps the loop-level ops: the rest of `convert-loop-to-llvm` lowers them like
+any others, and a `loop.alloc local` inside gets its stack slot in the body function (so LLVM can
+promote a register tile). Buffers are passed `noalias` when each is a `loop.alloc`, a global, or
+an argument of an entry function (which the runtime never aliases): the body function then
+carries `dlc.num_outputs = 0`, so `FuncLowering` marks its buffer arguments `noalias` as it does
+an entry function's; LLVM keeps that knowledge when it inlines the body into the thread
+function. `GOMP_parallel` runs the thread function on `num_threads` threads (0: the OpenMP runtime's default, all cores) and returns when all are done.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, llvm
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i32,
+    i64,
+)
+from xdsl.dialects.memref import AllocOp as MemrefAllocOp
+from xdsl.dialects.memref import GetGlobalOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from dialects.loop.ops import AllocOp, ForOp
+from rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    ensure_declared,
+    int_constant,
+    lowered,
+    lowering_error,
+)
+from rewrites.llvm_lowering.memref import entry_block_of
+
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+
+GOMP_PARALLEL = "GOMP_parallel"
+"""libgomp's entry: `void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
+unsigned flags)`."""
+
+
+def captured_values(loop: ForOp) -> list[SSAValue]:
+    """The values the loop uses that are defined outside it (its bounds first), in order."""
+    captured: list[SSAValue] = []
+    seen: set[SSAValue] = set()
+    for value in loop.operands:
+        if value not in seen:
+            seen.add(value)
+            captured.append(value)
+    for op in loop.walk():
+        if op is loop:
+            continue
+        for value in op.operands:
+            if value in seen or _defined_inside(value, loop):
+                continue
+            seen.add(value)
+            captured.append(value)
+    return captured
+
+
+def _defined_inside(value: SSAValue, loop: ForOp) -> bool:
+    owner = value.owner
+    if isinstance(owner, Block):
+        holder = owner.parent_op()
+        return holder is not None and loop.is_ancestor(holder)
+    return loop.is_ancestor(owner)
+
+
+def _function_of(op: Operation) -> func.FuncOp | llvm.FuncOp:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp | llvm.FuncOp):
+        parent = parent.parent_op()
+    if parent is None:
+        raise lowering_error(op, "expected to be nested in a function")
+    return parent
+
+
+def _module_of(op: Operation) -> ModuleOp:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ModuleOp):
+        parent = parent.parent_op()
+    if parent is None:
+        raise lowering_error(op, "expected to be nested in a builtin.module")
+    return parent
+
+
+def _unique_symbol(module: ModuleOp, base: str) -> str:
+    taken = {
+        attr.data for op in module.ops
+        if isinstance(attr := getattr(op, "sym_name", None), StringAttr)
+    }
+    index = 0
+    while f"{base}{index}" in taken or f"{base}{index}_body" in taken:
+        index += 1
+    return f"{base}{index}"
+
+
+def _is_unaliased_buffer(value: SSAValue) -> bool:
+    """Whether `value` is a buffer no other distinct buffer value can overlap."""
+    owner = value.owner
+    if isinstance(owner, AllocOp | MemrefAllocOp | GetGlobalOp):
+        return True
+    if isinstance(owner, Block):
+        function = owner.parent_op()
+        return (
+            isinstance(function, func.FuncOp)
+            and NUM_OUTPUTS_ATTR in function.attributes
+            and owner is function.body.blocks[0]
+        )
+    return False
+
+
+def _body_function(
+    name: str, loop: ForOp, captured: list[SSAValue], noalias: bool
+) -> func.FuncOp:
+    """`@<name>_body(captured..., tid, nth)`: this thread's chunk of the loop, as a private
+    `func.func` of loop-level ops (lowered by the rest of the pass like any other function)."""
+    entry = Block(arg_types=[*(value.type for value in captured), IndexType(), IndexType()])
+    mapped: dict[SSAValue, SSAValue] = {}
+    for value, arg in zip(captured, entry.args, strict=False):
+        arg.name_hint = value.name_hint
+        mapped[value] = arg
+    tid, nth = entry.args[-2:]
+    tid.name_hint, nth.name_hint = "tid", "nth"
+    ops: list[Operation] = []
+    for op in _rematerialized(loop):
+        clone = op.clone()
+        ops.append(clone)
+        mapped[op.results[0]] = clone.results[0]
+    lb, ub, step = (mapped[value] for value in loop.operands)
+
+    def emit(op: Operation, hint: str | None = None) -> SSAValue:
+        ops.append(op)
+        if hint is not None:
+            op.results[0].name_hint = hint
+        return op.results[0]
+
+    zero = emit(arith.ConstantOp.from_int_and_width(0, IndexType()))
+    one = emit(arith.ConstantOp.from_int_and_width(1, IndexType()))
+    span = emit(arith.MaxSIOp(emit(arith.SubiOp(ub, lb)), zero))
+    step_less_one = emit(arith.SubiOp(step, one))
+    trip = emit(arith.DivUIOp(emit(arith.AddiOp(span, step_less_one)), step), "trip")
+    nth_less_one = emit(arith.SubiOp(nth, one))
+    chunk = emit(arith.DivUIOp(emit(arith.AddiOp(trip, nth_less_one)), nth), "chunk")
+    first = emit(arith.MinUIOp(emit(arith.MuliOp(tid, chunk)), trip))
+    last = emit(arith.MinUIOp(emit(arith.AddiOp(first, chunk)), trip))
+    begin = emit(arith.AddiOp(lb, emit(arith.MuliOp(first, step))), "begin")
+    end = emit(arith.AddiOp(lb, emit(arith.MuliOp(last, step))), "end")
+    body = loop.detach_region(loop.body)
+    chunk_loop = ForOp(begin, end, step, body, loop.axis, "serial", None, loop.annotations)
+    ops.append(chunk_loop)
+    for value, replacement in mapped.items():
+        value.replace_uses_with_if(
+            replacement, lambda use: chunk_loop.is_ancestor(use.operation)
+        )
+    ops.append(func.ReturnOp())
+    entry.add_ops(ops)
+    body_fn = func.FuncOp(
+        f"{name}_body",
+        FunctionType.from_lists([arg.type for arg in entry.args], []),
+        Region(entry),
+        "private",
+    )
+    if noalias:
+        # The arguments are distinct buffers, as an entry function's are: FuncLowering marks
+        # them noalias.
+        body_fn.attributes[NUM_OUTPUTS_ATTR] = IntegerAttr(0, i64)
+    return body_fn
+
+
+def _rematerialized(loop: ForOp) -> list[Operation]:
+    """The constants the loop uses from outside: cloned into the body function rather than
+    passed (the vectorizer and LLVM need to see them as constants)."""
+    constants: list[Operation] = []
+    for value in captured_values(loop):
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and owner not in constants:
+            constants.append(owner)
+    return constants
+
+
+def _slot_offsets(types: list[Attribute], lowering: LLVMLowering) -> tuple[list[int], int]:
+    """Byte offsets of the captured values in the data block (8-byte slots), and its size."""
+    offsets: list[int] = []
+    size = 0
+    for type_ in types:
+        offsets.append(size)
+        width = 8 if isinstance(type_, llvm.LLVMPointerType) else lowering.size_in_bytes(type_)
+        size += ((width or 8) + 7) // 8 * 8
+    return offsets, max(size, 8)
+
+
+def _slot(data: SSAValue, offset: int, type_: Attribute) -> list[Operation]:
+    """The address of the slot at byte `offset`, as a pointer to `type_` (the typed second
+    GEP is a no-op for LLVM, but llvmlite's IR builder checks pointee types; pointers travel as
+    i64 for the same reason)."""
+    byte = llvm.GEPOp(data, [offset], IntegerType(8), inbounds=True)
+    typed = llvm.GEPOp(byte.result, [0], type_, inbounds=True)
+    return [byte, typed]
+
+
+def _thread_function(
+    name: str, offsets: list[int], types: list[Attribute]
+) -> llvm.FuncOp:
+    """`@<name>(data)`: unpack the captured values, ask who this thread is, run the body."""
+    pointer = llvm.LLVMPointerType()
+    entry = Block(arg_types=[pointer])
+    data = entry.args[0]
+    data.name_hint = "data"
+    ops: list[Operation] = []
+    values: list[SSAValue] = []
+    for offset, type_ in zip(offsets, types, strict=True):
+        pointer_slot = isinstance(type_, llvm.LLVMPointerType)
+        address = _slot(data, offset, i64 if pointer_slot else type_)
+        load = llvm.LoadOp(address[-1].results[0], i64 if pointer_slot else type_, 8)
+        ops += [*address, load]
+        if pointer_slot:
+            as_pointer = llvm.IntToPtrOp(load.dereferenced_value)
+            ops.append(as_pointer)
+            values.append(as_pointer.results[0])
+        else:
+            values.append(load.dereferenced_value)
+    ids: list[SSAValue] = []
+    for callee in ("omp_get_thread_num", "omp_get_num_threads"):
+        call = llvm.CallOp(callee, return_type=i32)
+        widened = llvm.SExtOp(call.returned, i64)  # type: ignore[arg-type]
+        ops += [call, widened]
+        ids.append(widened.res)
+    ops.append(llvm.CallOp(f"{name}_body", *values, *ids))
+    ops.append(llvm.ReturnOp())
+    entry.add_ops(ops)
+    return llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType([pointer], llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("internal"),
+        body=Region(entry),
+    )
+
+
+def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> None:
+    """Replace the parallel `loop` by a `GOMP_parallel` call running it on a thread team (see
+    the module's docstring)."""
+    function = _function_of(loop)
+    module = _module_of(loop)
+    name = _unique_symbol(module, f"{function.sym_name.data}_parallel")
+    constants = set(_rematerialized(loop))
+    captured = [value for value in captured_values(loop) if value.owner not in constants]
+    for value in captured:
+        if isinstance(value.type, MemRefType) and not value.type.has_static_shape():
+            raise lowering_error(loop, f"expected buffers of static shape, found {value.type}")
+    lowered_values = [lowered(value, lowering, rewriter) for value in captured]
+    types = [value.type for value in lowered_values]
+    offsets, size = _slot_offsets(types, lowering)
+    memrefs = [value for value in captured if isinstance(value.type, MemRefType)]
+    noalias = all(_is_unaliased_buffer(value) for value in memrefs)
+
+    pointer = llvm.LLVMPointerType()
+    void = llvm.LLVMVoidType()
+    ensure_declared(loop, GOMP_PARALLEL,
+                    llvm.LLVMFunctionType([pointer, pointer, i32, i32], void), rewriter)
+    for callee in ("omp_get_thread_num", "omp_get_num_threads"):
+        ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
+
+    nbytes = int_constant(size, lowering.index_type)
+    data = llvm.AllocaOp(nbytes, IntegerType(8), alignment=16)
+    data.res.name_hint = "data"
+    rewriter.insert([nbytes, data], InsertPoint.at_start(entry_block_of(loop)))
+    call_site: list[Operation] = []
+    for offset, value in zip(offsets, lowered_values, strict=True):
+        if isinstance(value.type, llvm.LLVMPointerType):
+            as_integer = llvm.PtrToIntOp(value)
+            call_site.append(as_integer)
+            value = as_integer.results[0]
+        address = _slot(data.res, offset, value.type)
+        call_site += [*address, llvm.StoreOp(value, address[-1].results[0], 8)]
+    thread_fn = llvm.AddressOfOp(name, pointer)
+    threads = int_constant(lowering.num_threads, IntegerType(32))
+    flags = int_constant(0, IntegerType(32))
+    call_site += [thread_fn, threads, flags,
+                  llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags)]
+    rewriter.insert(call_site, InsertPoint.before(loop))
+
+    body_fn = _body_function(name, loop, captured, noalias)
+    thread = _thread_function(name, offsets, types)
+    rewriter.insert([thread, body_fn], InsertPoint.at_end(module.body.block))
+    rewriter.erase(loop)
