@@ -1,0 +1,168 @@
+"""The tuning log: append-only JSON lines, one record per measured trial (TVM's tuning records).
+
+Each record is one line written with a single `os.write` of the whole line followed by
+`os.fsync`, so a kill at any moment leaves at most one torn line, the last one. Opening a log
+for appending first terminates a torn last line with a newline, and readers skip lines that do
+not parse (and say how many), so a resumed run appends cleanly after a crash.
+
+Record fields (format version `FORMAT_VERSION`):
+    v: format version; workload: workload key (hash of the canonical kernel IR); task: a
+    readable name; target: the target string (`llvm -mcpu=znver4 -threads=2`); space: the
+    space's name; script: the schedule as transform-script text (null: the untuned kernel);
+    knobs: knob values; costs: seconds per run (median is the cost; empty on error); error:
+    null or {"kind": invalid|build|crash|timeout|wrong|run, "message": ...}; flops: FLOPs per
+    run; trial: index within the task; time: UNIX time of the measurement; build_s, run_s:
+    how long building and running took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+"""The version written in every record; readers skip records of other versions."""
+
+ERROR_KINDS: tuple[str, ...] = ("invalid", "build", "crash", "timeout", "wrong", "run")
+"""Why a trial has no cost: rejected before building, failed to build (a schedule precondition,
+LLVM), crashed while running, ran past the timeout, computed a wrong result, failed otherwise."""
+
+
+@dataclass
+class Record:
+    """One measured (or failed) trial."""
+
+    workload: str
+    target: str
+    script: str | None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    costs: list[float] = field(default_factory=list)
+    error: dict[str, str] | None = None
+    flops: float = 0.0
+    task: str = ""
+    space: str = ""
+    trial: int = 0
+    time: float = field(default_factory=time.time)
+    build_s: float = 0.0
+    run_s: float = 0.0
+    v: int = FORMAT_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.costs)
+
+    @property
+    def cost(self) -> float:
+        """The median run time in seconds (infinite for a failed trial)."""
+        return statistics.median(self.costs) if self.ok else float("inf")
+
+    @property
+    def gflops(self) -> float:
+        return self.flops / self.cost / 1e9 if self.ok and self.cost > 0 else 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> Record:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError("expected a JSON object")
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class LogWriter:
+    """Appends records to a log file, each with one write and an fsync."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._terminate_torn_line()
+
+    def _terminate_torn_line(self) -> None:
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            last = f.read(1)
+        if last != b"\n":
+            os.write(self._fd, b"\n")
+            os.fsync(self._fd)
+
+    def write(self, record: Record) -> None:
+        data = (record.to_json() + "\n").encode()
+        written = os.write(self._fd, data)
+        if written != len(data):
+            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.close()
+
+
+@dataclass
+class LogContents:
+    """What a log holds: its records in order, and how many lines were skipped."""
+
+    records: list[Record]
+    skipped: int = 0
+
+
+def read_log(path: str | Path) -> LogContents:
+    """All records of a log (missing file: none). Lines that do not parse as a record of this
+    format version (a torn line from a kill, a record of another version) are skipped."""
+    path = Path(path)
+    if not path.exists():
+        return LogContents([])
+    records: list[Record] = []
+    skipped = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                record = Record.from_json(line)
+            except (ValueError, TypeError):
+                skipped += 1
+                continue
+            if record.v != FORMAT_VERSION:
+                skipped += 1
+                continue
+            records.append(record)
+    return LogContents(records, skipped)
+
+
+def iter_records(paths: Iterable[str | Path]) -> Iterator[Record]:
+    for path in paths:
+        yield from read_log(path).records
+
+
+def best_records(records: Iterable[Record], target: str | None = None) -> dict[str, Record]:
+    """The fastest successful record per workload key (on `target`, if given)."""
+    best: dict[str, Record] = {}
+    for record in records:
+        if not record.ok:
+            continue
+        if target is not None and record.target != target:
+            continue
+        current = best.get(record.workload)
+        if current is None or record.cost < current.cost:
+            best[record.workload] = record
+    return best

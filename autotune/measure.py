@@ -1,0 +1,515 @@
+"""Measuring candidates: build in isolated worker processes, run one at a time, check, time.
+
+Counterpart: TVM's `LocalBuilder` + `LocalRunner` (MetaSchedule) / AutoTVM's `measure_option`.
+A candidate is a workload plus a schedule (transform-script text; None for the untuned kernel).
+Builders (`n_parallel` worker processes) apply the script, lower the kernel to LLVM and link a
+shared library; the runner (one worker process, so that timings do not overlap) loads it, runs
+it on the task's seeded random inputs, compares the outputs with those of the untuned kernel,
+then times it: `repeat` timings, each the mean of `number` back-to-back calls (enough calls to
+last `min_repeat_ms`); the cost is their median. A candidate that fails to build, crashes the
+runner (a segfault kills only that worker, which is restarted), runs past its timeout (the worker
+is killed) or computes a wrong result costs that trial only; the result says which.
+
+`run_trials` is what the tuner calls; `Backend` is the interface a distributed runner (Ray,
+autotune/ray_runner.py) implements: build and run functions of plain data.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import multiprocessing.connection
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from autotune.workload import Workload
+
+# ----------------------------------------------------------------------------------------------
+# Options and results
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """How candidates are built and timed.
+
+    Attributes:
+        repeat: timings per candidate (the cost is their median).
+        min_repeat_ms: each timing runs the kernel enough times to last this long.
+        build_timeout, run_timeout: seconds before a builder or the runner is killed.
+        n_parallel: builder processes.
+        num_threads: threads for parallel loops in the runner (OMP_NUM_THREADS).
+        rtol, atol: tolerance against the untuned kernel's outputs (atol scaled by the
+            outputs' largest magnitude).
+        opt_level: LLVM optimization level.
+        seed: the seed of the random inputs.
+    """
+
+    repeat: int = 5
+    min_repeat_ms: float = 20.0
+    build_timeout: float = 120.0
+    run_timeout: float = 30.0
+    n_parallel: int = 2
+    num_threads: int = 1
+    rtol: float = 1e-3
+    atol: float = 1e-4
+    opt_level: int = 3
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What to build: the workload with a schedule (`script`), or with `loop-default-schedule`
+    (`default_schedule`), or as it is; `kernel_text` replaces the workload's own module (an
+    already scheduled kernel with the same signature)."""
+
+    script: str | None = None
+    default_schedule: bool = False
+    kernel_text: str | None = None
+
+
+@dataclass
+class MeasureResult:
+    """The outcome of one trial: costs in seconds, or an error kind and message."""
+
+    costs: list[float] = field(default_factory=list)
+    error_kind: str | None = None
+    error: str | None = None
+    build_s: float = 0.0
+    run_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None and bool(self.costs)
+
+    @property
+    def cost(self) -> float:
+        return statistics.median(self.costs) if self.ok else float("inf")
+
+
+class MeasureError(RuntimeError):
+    """Measuring cannot start: the untuned kernel itself does not build or run."""
+
+
+# ----------------------------------------------------------------------------------------------
+# The work done in worker processes (plain data in, plain data out)
+# ----------------------------------------------------------------------------------------------
+
+
+class _TrialFailure(Exception):
+    """A trial failed in a way that has a kind (build, wrong, run)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def build_library(kernel_text: str, script: str | None, default_schedule: bool,
+                  opt_level: int = 3) -> bytes:
+    """Schedule and compile a kernel module; returns the bytes of a shared library."""
+    from xdsl.passes import PassPipeline
+
+    from autotune.space import run_script
+    from autotune.workload import make_context, parse_module
+    from codegen.llvm import emit_llvm_ir
+    from rewrites import get_all_passes
+    from runtime.library import export_shared_library
+
+    try:
+        ctx = make_context()
+        module = parse_module(kernel_text, ctx)
+        if script is not None:
+            run_script(module, script, ctx)
+        passes = get_all_passes()
+        spec = "convert-loop-to-llvm"
+        if default_schedule and "loop-default-schedule" in passes:
+            spec = "loop-default-schedule," + spec
+        PassPipeline.parse_spec(passes, spec).apply(ctx, module)
+        llvm_ir = emit_llvm_ir(module)
+        with tempfile.TemporaryDirectory(prefix="dlc-build-") as scratch:
+            path = export_shared_library(llvm_ir, Path(scratch) / "kernel.so", opt_level)
+            return path.read_bytes()
+    except Exception as error:  # noqa: BLE001 - every failure is this trial's build error
+        raise _TrialFailure("build", _one_line(error)) from None
+
+
+def _one_line(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}".strip()
+    return text if len(text) < 2000 else text[:2000] + "..."
+
+
+class _Kernel:
+    """A kernel loaded from library bytes, called through ctypes with one pointer per buffer."""
+
+    def __init__(self, library: bytes, scratch: Path) -> None:
+        from runtime.executable import Executable
+        from runtime.library import load_library
+
+        path = scratch / f"kernel-{os.getpid()}-{time.monotonic_ns()}.so"
+        path.write_bytes(library)
+        self.library = load_library(path)
+        self.executable = Executable(self.library)
+        arity = len(self.executable.signature.arguments)
+        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * arity))
+        self.function = prototype(self.library.address(self.executable.name))
+
+    def outputs(self) -> list[np.ndarray]:
+        return [
+            np.full(spec.shape, np.nan, dtype=np.dtype(spec.dtype))
+            if np.dtype(spec.dtype).kind == "f" else np.zeros(spec.shape, np.dtype(spec.dtype))
+            for spec in self.executable.signature.outputs
+        ]
+
+    def call(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        self.function(*(a.ctypes.data for a in (*inputs, *outputs)))
+
+
+def _load_arrays(path: str) -> list[np.ndarray]:
+    with np.load(path) as data:
+        return [np.ascontiguousarray(data[f"a{i}"]) for i in range(len(data.files))]
+
+
+def run_library(library: bytes, inputs_path: str, reference_path: str | None,
+                options: MeasureOptions, write_reference: bool = False) -> list[float]:
+    """Load a kernel, run it on the saved inputs, check it against the reference outputs (or
+    write them, for the untuned kernel), then time it; returns seconds per run."""
+    with tempfile.TemporaryDirectory(prefix="dlc-run-") as scratch:
+        try:
+            kernel = _Kernel(library, Path(scratch))
+        except Exception as error:  # noqa: BLE001
+            raise _TrialFailure("run", _one_line(error)) from None
+        inputs = _load_arrays(inputs_path)
+        outputs = kernel.outputs()
+        start = time.perf_counter()
+        kernel.call(inputs, outputs)
+        first = time.perf_counter() - start
+        if write_reference:
+            assert reference_path is not None
+            np.savez(reference_path, **{f"a{i}": a for i, a in enumerate(outputs)})
+        elif reference_path is not None:
+            _check_outputs(outputs, _load_arrays(reference_path), options)
+        number = max(1, math.ceil(options.min_repeat_ms / 1000 / max(first, 1e-9)))
+        budget = options.run_timeout / 3
+        repeat = max(1, min(options.repeat, int(budget / max(first * number, 1e-9))))
+        costs: list[float] = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                kernel.call(inputs, outputs)
+            costs.append((time.perf_counter() - start) / number)
+        return costs
+
+
+def _check_outputs(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray],
+                   options: MeasureOptions) -> None:
+    for index, (got, want) in enumerate(zip(outputs, reference, strict=True)):
+        if got.shape != want.shape:
+            raise _TrialFailure(
+                "wrong", f"output {index}: shape {got.shape}, expected {want.shape}"
+            )
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        atol = options.atol * max(1.0, scale)
+        if np.isnan(got).any() and not np.isnan(want).any():
+            raise _TrialFailure("wrong", f"output {index}: NaN (unwritten or invalid) elements")
+        if not np.allclose(got, want, rtol=options.rtol, atol=atol, equal_nan=True):
+            error = float(np.max(np.abs(got.astype(np.float64) - want)))
+            raise _TrialFailure(
+                "wrong", f"output {index}: max abs error {error:.3g} against the untuned kernel "
+                f"(atol {atol:.3g}, rtol {options.rtol})"
+            )
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"build": build_library, "run": run_library}
+
+
+def serve(requests: Connection, answers: Connection) -> None:
+    """A worker's loop: call the requested function for each request until the pipe closes."""
+    while True:
+        try:
+            name, args = requests.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        try:
+            answers.send(("ok", _FUNCTIONS[name](*args)))
+        except _TrialFailure as failure:
+            answers.send(("error", failure.kind, str(failure)))
+        except Exception as error:  # noqa: BLE001 - reported to the parent as this trial's error
+            answers.send(("error", "run" if name == "run" else "build",
+                          _one_line(error) + "\n" + traceback.format_exc(limit=3)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Worker processes
+# ----------------------------------------------------------------------------------------------
+
+Outcome = tuple[str, Any] | tuple[str, str, str]
+"""("ok", value) or ("error", kind, message)."""
+
+
+class _Worker:
+    """One worker process (`python -m autotune.worker`), restarted after it crashes or is
+    killed for a timeout."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.process: subprocess.Popen[bytes] | None = None
+        self.requests: Connection | None = None
+        self.conn: Connection | None = None
+
+    def start(self) -> None:
+        child_read, parent_write = os.pipe()
+        parent_read, child_write = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autotune.worker", str(child_read), str(child_write)],
+            pass_fds=(child_read, child_write),
+            env={**os.environ, **self.env},
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(child_read)
+        os.close(child_write)
+        self.requests = Connection(parent_write, readable=False)
+        self.conn = Connection(parent_read, writable=False)
+
+    def ensure(self) -> Connection:
+        if self.process is None or self.process.poll() is not None:
+            self.stop()
+            self.start()
+        assert self.requests is not None
+        return self.requests
+
+    def stop(self) -> None:
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait(timeout=10)
+        for conn in (self.requests, self.conn):
+            if conn is not None:
+                conn.close()
+        self.process, self.requests, self.conn = None, None, None
+
+    def collect(self) -> Outcome:
+        """The answer to the request in flight (the worker is known to have answered or died)."""
+        assert self.conn is not None and self.process is not None
+        try:
+            return self.conn.recv()  # type: ignore[no-any-return]
+        except (EOFError, OSError):
+            code = self.process.wait(timeout=10)
+            self.stop()
+            return ("error", "crash", f"worker died with exit code {code}" + _signal_name(code))
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    import signal
+
+    try:
+        return f" ({signal.Signals(-code).name})"
+    except ValueError:
+        return ""
+
+
+class WorkerPool:
+    """Worker processes that answer requests, each with a timeout; a crash or a timeout costs
+    only that request (the worker is restarted for the next one)."""
+
+    def __init__(self, size: int, env: dict[str, str] | None = None) -> None:
+        self.workers = [_Worker(dict(env or {})) for _ in range(max(1, size))]
+
+    def map(self, requests: Sequence[tuple[str, tuple[Any, ...]]], timeout: float
+            ) -> list[Outcome]:
+        """Answers every request (in parallel over the workers), in request order."""
+        results: list[Outcome | None] = [None] * len(requests)
+        pending = list(range(len(requests)))[::-1]
+        busy: dict[int, tuple[int, float]] = {}
+        while pending or busy:
+            for w, worker in enumerate(self.workers):
+                if w not in busy and pending:
+                    index = pending.pop()
+                    conn = worker.ensure()
+                    conn.send(requests[index])
+                    busy[w] = (index, time.monotonic() + timeout)
+            conns = {self.workers[w].conn: w for w in busy}
+            nearest = min(deadline for _, deadline in busy.values())
+            ready = multiprocessing.connection.wait(
+                [c for c in conns if c is not None], max(0.0, nearest - time.monotonic())
+            )
+            for conn in ready:
+                w = conns[conn]  # type: ignore[index]
+                index, _ = busy.pop(w)
+                results[index] = self.workers[w].collect()
+            now = time.monotonic()
+            for w, (index, deadline) in list(busy.items()):
+                if now >= deadline:
+                    self.workers[w].stop()
+                    busy.pop(w)
+                    results[index] = ("error", "timeout", f"no answer within {timeout:.0f} s")
+        return [r for r in results if r is not None]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+# ----------------------------------------------------------------------------------------------
+# Backends: where builds and runs happen
+# ----------------------------------------------------------------------------------------------
+
+
+class Backend(Protocol):
+    """Builds and runs requests; the local pool and the Ray runner implement it."""
+
+    def build(self, requests: Sequence[tuple[Any, ...]], timeout: float) -> list[Outcome]:
+        """`build_library(*request)` for each request."""
+        ...
+
+    def run(self, requests: Sequence[tuple[Any, ...]], timeout: float) -> list[Outcome]:
+        """`run_library(*request)` for each request, one at a time."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+class LocalBackend:
+    """Builders and a runner as local worker processes."""
+
+    def __init__(self, options: MeasureOptions) -> None:
+        single = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        threads = str(options.num_threads)
+        self.builders = WorkerPool(options.n_parallel, single)
+        self.runner = WorkerPool(1, {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads})
+
+    def build(self, requests: Sequence[tuple[Any, ...]], timeout: float) -> list[Outcome]:
+        return self.builders.map([("build", r) for r in requests], timeout)
+
+    def run(self, requests: Sequence[tuple[Any, ...]], timeout: float) -> list[Outcome]:
+        return self.runner.map([("run", r) for r in requests], timeout)
+
+    def close(self) -> None:
+        self.builders.close()
+        self.runner.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# The measurer
+# ----------------------------------------------------------------------------------------------
+
+
+def random_inputs(workload: Workload, seed: int) -> list[np.ndarray]:
+    """Seeded random inputs for a workload's input arguments (uniform in [-1, 1) for floats)."""
+    from xdsl.dialects.builtin import MemRefType
+
+    from autotune.workload import NUM_OUTPUTS_ATTR, kernel_function_of
+
+    func = kernel_function_of(workload.module())
+    attr = func.attributes[NUM_OUTPUTS_ATTR]
+    num_outputs = int(attr.value.data)  # type: ignore[attr-defined]
+    args = func.body.block.args
+    rng = np.random.default_rng(seed)
+    arrays: list[np.ndarray] = []
+    for arg in args[: len(args) - num_outputs]:
+        memref = arg.type
+        assert isinstance(memref, MemRefType)
+        shape = tuple(memref.get_shape())
+        element = str(memref.element_type)
+        if element.startswith("f"):
+            dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(element)
+            arrays.append(rng.uniform(-1, 1, shape).astype(dtype or np.float32))
+        elif element == "i1":
+            arrays.append(rng.integers(0, 2, shape).astype(np.bool_))
+        else:
+            bits = int(element.lstrip("iu") or 32)
+            dtype = np.dtype(f"int{bits}") if bits in (8, 16, 32, 64) else np.dtype(np.int32)
+            arrays.append(rng.integers(0, 8, shape).astype(dtype))
+    return arrays
+
+
+class Measurer:
+    """Measures candidates of workloads: references first, then builds and timed runs."""
+
+    def __init__(self, options: MeasureOptions | None = None, backend: Backend | None = None,
+                 workdir: str | Path | None = None) -> None:
+        self.options = options or MeasureOptions()
+        self.backend: Backend = backend or LocalBackend(self.options)
+        self._tempdir = None
+        if workdir is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="dlc-tune-")
+            workdir = self._tempdir.name
+        self.workdir = Path(workdir)
+        self._prepared: dict[str, tuple[str, str]] = {}
+
+    def close(self) -> None:
+        self.backend.close()
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+
+    def __enter__(self) -> Measurer:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.close()
+
+    def prepare(self, workload: Workload) -> None:
+        """Writes the workload's inputs and, from the untuned kernel, its reference outputs."""
+        if workload.key in self._prepared:
+            return
+        directory = self.workdir / workload.key
+        directory.mkdir(parents=True, exist_ok=True)
+        inputs_path = directory / "inputs.npz"
+        reference_path = directory / "reference.npz"
+        arrays = random_inputs(workload, self.options.seed)
+        np.savez(inputs_path, **{f"a{i}": a for i, a in enumerate(arrays)})
+        (build,) = self.backend.build(
+            [(workload.text, None, False, self.options.opt_level)], self.options.build_timeout
+        )
+        if build[0] != "ok":
+            raise MeasureError(f"the untuned kernel of {workload.name} does not build: {build[-1]}")
+        options = self.options
+        (run,) = self.backend.run(
+            [(build[1], str(inputs_path), str(reference_path), options, True)],
+            max(options.run_timeout, 600.0),
+        )
+        if run[0] != "ok":
+            raise MeasureError(f"the untuned kernel of {workload.name} does not run: {run[-1]}")
+        self._prepared[workload.key] = (str(inputs_path), str(reference_path))
+
+    def measure(self, workload: Workload, candidates: Sequence[Candidate]) -> list[MeasureResult]:
+        """Builds the candidates (in parallel), then runs each one at a time."""
+        self.prepare(workload)
+        inputs_path, reference_path = self._prepared[workload.key]
+        options = self.options
+        start = time.monotonic()
+        builds = self.backend.build(
+            [(c.kernel_text or workload.text, c.script, c.default_schedule, options.opt_level)
+             for c in candidates],
+            options.build_timeout,
+        )
+        build_s = (time.monotonic() - start) / max(1, len(candidates))
+        results: list[MeasureResult] = []
+        for outcome in builds:
+            if outcome[0] != "ok":
+                results.append(MeasureResult([], outcome[1], outcome[2], build_s))
+                continue
+            start = time.monotonic()
+            (run,) = self.backend.run(
+                [(outcome[1], inputs_path, reference_path, options, False)], options.run_timeout
+            )
+            run_s = time.monotonic() - start
+            if run[0] == "ok":
+                results.append(MeasureResult(list(run[1]), None, None, build_s, run_s))
+            else:
+                results.append(MeasureResult([], run[1], run[2], build_s, run_s))
+        return results
