@@ -7,11 +7,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import onnx
 from onnx import helper
 
-from tests.onnx.models import conv_block, model, shape_chain, tensor
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+
+from tests.onnx.models import conv_block, model, shape_chain, tensor  # noqa: E402
 
 
 def unsupported() -> onnx.ModelProto:
