@@ -29,7 +29,11 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-interpret-transforms": (
         "rewrites.loop_interpret_transforms", "LoopInterpretTransformsPass"),
     "loop-default-schedule": ("rewrites.loop_default_schedule", "LoopDefaultSchedulePass"),
+    "loop-dedup-functions": ("rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
+    "loop-plan-memory": ("rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
     # loop -> llvm
+    "convert-memref-view-to-llvm": (
+        "rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
     "convert-loop-to-llvm": ("rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
     "convert-loop-to-target-gpu": (
         "rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),

@@ -1,0 +1,270 @@
+"""The pass `loop-plan-memory`: static memory planning of an entry function's intermediates.
+
+Counterpart: TVM's Unified Static Memory Planner (USMP, algorithm `greedy_by_size`) run on the AOT
+executor's `main`, and its older StorageRewrite; in MLIR, what a buffer-reuse pass does before
+`memref.view`s into one arena.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    VectorType,
+    i8,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from dialects.loop import AllocOp, DeallocOp
+
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+"""Marks a destination-passing function; public ones are the entry functions that get a plan."""
+
+WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
+"""The planned workspace size in bytes: on each planned function, and (the largest) on the
+module."""
+
+
+def element_bytes(type_: Attribute, index_bitwidth: int = 64) -> int | None:
+    """The storage size of one element of `type_`, or None for types without one."""
+    if isinstance(type_, IndexType):
+        return index_bitwidth // 8
+    if isinstance(type_, IntegerType):
+        return (type_.width.data + 7) // 8
+    if isinstance(type_, Float16Type | BFloat16Type):
+        return 2
+    if isinstance(type_, Float32Type):
+        return 4
+    if isinstance(type_, Float64Type):
+        return 8
+    if isinstance(type_, VectorType):
+        element = element_bytes(type_.element_type, index_bitwidth)
+        return None if element is None else element * type_.element_count()
+    return None
+
+
+def buffer_bytes(memref_type: MemRefType, index_bitwidth: int = 64) -> int | None:
+    """The size in bytes of a row-major buffer of static shape, or None if it has none."""
+    element = element_bytes(memref_type.get_element_type(), index_bitwidth)
+    if element is None or not memref_type.has_static_shape():
+        return None
+    count = 1
+    for size in memref_type.get_shape():
+        count *= size
+    return count * element
+
+
+def align_up(value: int, alignment: int) -> int:
+    """The smallest multiple of `alignment` not below `value`."""
+    return (value + alignment - 1) // alignment * alignment
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """One plannable buffer: its allocation, size, and the positions (in the function's body)
+    of its allocation and of the last op that uses it, both inclusive."""
+
+    alloc: AllocOp
+    size: int
+    start: int
+    end: int
+
+    def overlaps(self, other: Lifetime) -> bool:
+        """Whether the two buffers are ever live at the same op."""
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Where each buffer lives in the workspace (byte offsets) and the workspace's size."""
+
+    offsets: tuple[tuple[Lifetime, int], ...]
+    peak_bytes: int
+
+    @property
+    def unplanned_bytes(self) -> int:
+        """What the buffers would take if each had its own allocation."""
+        return sum(lifetime.size for lifetime, _ in self.offsets)
+
+
+def _top_level(op: Operation, body: Block) -> Operation:
+    """The op of `body` that is or contains `op`."""
+    while op.parent_block() is not body:
+        parent = op.parent_op()
+        assert parent is not None, "the op is nested in the body"
+        op = parent
+    return op
+
+
+def _last_use(value: SSAValue, body: Block, position: dict[Operation, int]) -> int:
+    """The position of the last op of `body` that uses `value` or a view made from it."""
+    last = position[_top_level(value.owner, body)] if isinstance(value.owner, Operation) else 0
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        for use in current.uses:
+            user = use.operation
+            last = max(last, position[_top_level(user, body)])
+            pending.extend(r for r in user.results if isinstance(r.type, MemRefType))
+    return last
+
+
+def lifetimes(function: func.FuncOp, index_bitwidth: int = 64) -> list[Lifetime]:
+    """The plannable buffers of `function`: `loop.alloc global` ops at the top level of its body
+    with an identity layout and a known element size (not zero bytes)."""
+    body = function.body.block
+    position = {op: index for index, op in enumerate(body.ops)}
+    found: list[Lifetime] = []
+    for op in body.ops:
+        if not isinstance(op, AllocOp) or op.scope.data != "global":
+            continue
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        if not isinstance(memref_type.layout, NoneAttr):
+            continue
+        size = buffer_bytes(memref_type, index_bitwidth)
+        if not size:
+            continue
+        found.append(Lifetime(op, size, position[op], _last_use(op.result, body, position)))
+    return found
+
+
+def greedy_by_size(buffers: Iterable[Lifetime], alignment: int = 64) -> MemoryPlan:
+    """Places the largest buffers first, each at the lowest aligned offset where it overlaps no
+    buffer already placed that is live at the same time (USMP's `greedy_by_size`)."""
+    placed: list[tuple[Lifetime, int]] = []
+    peak = 0
+    for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
+        conflicts = sorted(
+            (offset, offset + other.size) for other, offset in placed if other.overlaps(buffer)
+        )
+        offset = 0
+        for begin, end in conflicts:
+            if offset + buffer.size <= begin:
+                break
+            offset = max(offset, align_up(end, alignment))
+        placed.append((buffer, offset))
+        peak = max(peak, offset + buffer.size)
+    placed.sort(key=lambda entry: entry[0].start)
+    return MemoryPlan(tuple(placed), align_up(peak, alignment))
+
+
+def apply_plan(function: func.FuncOp, plan: MemoryPlan) -> None:
+    """Rewrites `function`: one `loop.alloc global` workspace of `plan.peak_bytes` bytes at the
+    top of the body; each planned allocation becomes a `memref.view` at its offset, and its
+    `loop.dealloc`s go away."""
+    body = function.body.block
+    workspace = AllocOp(MemRefType(i8, [plan.peak_bytes]), "global")
+    workspace.result.name_hint = "workspace"
+    first = body.first_op
+    assert first is not None, "a planned function has ops"
+    Rewriter.insert_op(workspace, InsertPoint.before(first))
+    for lifetime, offset in plan.offsets:
+        alloc = lifetime.alloc
+        for use in list(alloc.result.uses):
+            if isinstance(use.operation, DeallocOp):
+                Rewriter.erase_op(use.operation)
+        shift = arith.ConstantOp(IntegerAttr(offset, IndexType()))
+        view = memref.ViewOp(workspace.result, shift.result, [], alloc.result.type)
+        Rewriter.insert_op([shift, view], InsertPoint.before(alloc))
+        alloc.result.replace_all_uses_with(view.result)
+        view.result.name_hint = alloc.result.name_hint
+        Rewriter.erase_op(alloc)
+    function.attributes[WORKSPACE_BYTES_ATTR] = IntegerAttr(plan.peak_bytes, i64)
+
+
+def is_entry_function(op: Operation) -> bool:
+    """A public `func.func` with a body and `dlc.num_outputs` (what the runtime calls)."""
+    return (
+        isinstance(op, func.FuncOp)
+        and bool(op.body.blocks)
+        and NUM_OUTPUTS_ATTR in op.attributes
+        and op.sym_visibility != StringAttr("private")
+    )
+
+
+def plan_function(
+    function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64
+) -> MemoryPlan | None:
+    """Plans and rewrites one function; None (and no change) if it has nothing to plan or was
+    planned before."""
+    if WORKSPACE_BYTES_ATTR in function.attributes:
+        return None
+    buffers = lifetimes(function, index_bitwidth)
+    if not buffers:
+        return None
+    plan = greedy_by_size(buffers, alignment)
+    apply_plan(function, plan)
+    return plan
+
+
+@dataclass(frozen=True)
+class LoopPlanMemoryPass(ModulePass):
+    """Places the intermediate buffers of entry functions in one workspace, reused by liveness.
+
+    *Input invariant*: loop-level IR (after `convert-tensor-expr-to-loop`). The entry functions
+    are the public `func.func`s with a body and `dlc.num_outputs`; their intermediates are
+    `loop.alloc global` ops at the top level of the body (usually around `func.call`s of the
+    kernels), optionally freed by `loop.dealloc`.
+
+    *Output IR*: in each entry function, one `%workspace = loop.alloc global : memref<Nxi8>` at
+    the top of the body; every plannable allocation (top level, scope global, identity layout,
+    a known element size) becomes `memref.view %workspace[%offset][] : memref<Nxi8> to
+    memref<...>` where it was, with an `arith.constant` byte offset, and its `loop.dealloc`s are
+    removed (the workspace lives until the function returns). The function gets
+    `dlc.workspace_bytes = N : i64`, and the module the largest N of its functions. A buffer
+    lives from its allocation to the last top-level op that uses it or a view of it; buffers are
+    placed largest first, each at the lowest aligned offset that overlaps no buffer placed before
+    that is live at the same time (USMP's greedy_by_size); N is the peak, aligned.
+
+    *Invariants*: two buffers live at the same op never share a byte, so no kernel's output
+    overlaps its inputs; every offset is a multiple of `alignment`; functions without plannable
+    buffers, kernels (private functions), nested allocations and scopes local/shared are left
+    as they are; a function already planned (with `dlc.workspace_bytes`) is not planned again.
+
+    Options:
+        alignment: byte alignment of every buffer in the workspace (a cache line, an AVX-512
+            vector).
+        index_bitwidth: the size of an `index` element, in bits (the target's pointer width).
+    """
+
+    name: ClassVar[str] = "loop-plan-memory"
+
+    alignment: int = 64
+    index_bitwidth: int = 64
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            raise PassFailedException(
+                f"'{self.name}' expected an alignment that is a power of two, found "
+                f"{self.alignment}"
+            )
+        peaks: list[int] = []
+        for function in op.ops:
+            if not is_entry_function(function):
+                continue
+            assert isinstance(function, func.FuncOp)
+            plan = plan_function(function, self.alignment, self.index_bitwidth)
+            if plan is not None:
+                peaks.append(plan.peak_bytes)
+        if peaks:
+            op.attributes[WORKSPACE_BYTES_ATTR] = IntegerAttr(max(peaks), i64)

@@ -1,0 +1,45 @@
+// RUN: dlc-opt %s -p convert-memref-view-to-llvm --split-input-file --verify-diagnostics | filecheck %s
+// RUN: dlc-opt %s -p convert-memref-view-to-llvm,convert-loop-to-llvm --split-input-file --verify-diagnostics | filecheck %s --check-prefix=LLVM
+// RUN: dlc-opt %s -p 'convert-memref-view-to-llvm{index_bitwidth=32}' --split-input-file --verify-diagnostics | filecheck %s --check-prefix=I32
+
+// A view at byte 16 of a workspace: the buffer's pointer plus 16 bytes, reached through casts
+// that convert-loop-to-llvm cancels.
+// CHECK-LABEL: func.func @view_at_byte_offset
+// CHECK:         %[[WS:.*]] = loop.alloc global : memref<64xi8>
+// CHECK-NEXT:    %[[SHIFT:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    %[[PTR:.*]] = builtin.unrealized_conversion_cast %[[WS]] : memref<64xi8> to !llvm.ptr
+// CHECK-NEXT:    %[[OFF:.*]] = builtin.unrealized_conversion_cast %[[SHIFT]] : index to i64
+// CHECK-NEXT:    %[[ADDR:.*]] = llvm.getelementptr inbounds %[[PTR]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT:    %[[VIEW:.*]] = builtin.unrealized_conversion_cast %[[ADDR]] : !llvm.ptr to memref<2x2xf32>
+// CHECK:         loop.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] : f32 -> memref<2x2xf32>
+// CHECK-NOT:     memref.view
+// CHECK:         func.return
+// LLVM-LABEL: llvm.func @view_at_byte_offset
+// LLVM:         %[[BASE:.*]] = llvm.call @aligned_alloc
+// LLVM:         %[[ADDR:.*]] = llvm.getelementptr inbounds %[[BASE]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// LLVM:         llvm.getelementptr inbounds %[[ADDR]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LLVM-NOT:     unrealized_conversion_cast
+// I32-LABEL: func.func @view_at_byte_offset
+// I32:         builtin.unrealized_conversion_cast %{{.*}} : index to i32
+func.func @view_at_byte_offset(%x: memref<f32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %ws = loop.alloc global : memref<64xi8>
+  %shift = arith.constant 16 : index
+  %v = memref.view %ws[%shift][] : memref<64xi8> to memref<2x2xf32>
+  %a = loop.load %x[] : memref<f32> -> f32
+  loop.store %a, %v[%c0, %c0] : f32 -> memref<2x2xf32>
+  %b = loop.load %v[%c0, %c0] : memref<2x2xf32> -> f32
+  loop.store %b, %out[] : f32 -> memref<f32>
+  func.return
+}
+
+// -----
+
+// A view with size operands (dynamic shape) is not what loop-plan-memory makes.
+// CHECK:      'memref.view' op expected a view of static shape without size operands, found memref<?xf32> with 1 sizes
+func.func @negative_dynamic_view(%n: index) {
+  %c0 = arith.constant 0 : index
+  %ws = loop.alloc global : memref<64xi8>
+  %v = memref.view %ws[%c0][%n] : memref<64xi8> to memref<?xf32>
+  func.return
+}

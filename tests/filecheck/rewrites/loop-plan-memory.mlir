@@ -1,0 +1,138 @@
+// RUN: dlc-opt %s -p loop-plan-memory --split-input-file | filecheck %s
+// RUN: dlc-opt %s -p 'loop-plan-memory{alignment=256}' --split-input-file | filecheck %s --check-prefix=ALIGN
+// RUN: not dlc-opt %s -p 'loop-plan-memory{alignment=48}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// BAD: error: 'loop-plan-memory' expected an alignment that is a power of two, found 48
+
+// A chain a -> b -> c -> out: %a is dead once %b is made, so %c reuses its bytes. The largest
+// buffer (%b, 4096 bytes) is placed first at offset 0; %a (1024) and %c (2048) are each live
+// with %b only, so both go right after it; the peak is 4096 + 2048.
+// CHECK:       builtin.module attributes {dlc.workspace_bytes = 6144 : i64}
+// CHECK-LABEL: func.func @chain_reuses_dead_buffers
+// CHECK-SAME:    dlc.workspace_bytes = 6144 : i64
+// CHECK-NEXT:    %[[WS:.*]] = loop.alloc global : memref<6144xi8>
+// CHECK-NEXT:    %[[OFF_A:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    %a = memref.view %[[WS]][%[[OFF_A]]][] : memref<6144xi8> to memref<256xf32>
+// CHECK-NEXT:    func.call @k1(%x, %a)
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %b = memref.view %[[WS]][%[[OFF_B]]][] : memref<6144xi8> to memref<1024xf32>
+// CHECK-NEXT:    func.call @k2(%a, %b)
+// CHECK-NEXT:    %[[OFF_C:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:    %c = memref.view %[[WS]][%[[OFF_C]]][] : memref<6144xi8> to memref<512xf32>
+// CHECK-NEXT:    func.call @k3(%b, %c)
+// CHECK-NEXT:    func.call @k4(%c, %out)
+// CHECK-NOT:     loop.dealloc
+// CHECK:         func.return
+// ALIGN-LABEL: func.func @chain_reuses_dead_buffers
+// ALIGN:         dlc.workspace_bytes = 6144 : i64
+func.func @chain_reuses_dead_buffers(%x: memref<16xf32>, %out: memref<16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %a = loop.alloc global : memref<256xf32>
+  func.call @k1(%x, %a) : (memref<16xf32>, memref<256xf32>) -> ()
+  %b = loop.alloc global : memref<1024xf32>
+  func.call @k2(%a, %b) : (memref<256xf32>, memref<1024xf32>) -> ()
+  loop.dealloc %a : memref<256xf32>
+  %c = loop.alloc global : memref<512xf32>
+  func.call @k3(%b, %c) : (memref<1024xf32>, memref<512xf32>) -> ()
+  loop.dealloc %b : memref<1024xf32>
+  func.call @k4(%c, %out) : (memref<512xf32>, memref<16xf32>) -> ()
+  loop.dealloc %c : memref<512xf32>
+  func.return
+}
+func.func private @k1(memref<16xf32>, memref<256xf32>)
+func.func private @k2(memref<256xf32>, memref<1024xf32>)
+func.func private @k3(memref<1024xf32>, memref<512xf32>)
+func.func private @k4(memref<512xf32>, memref<16xf32>)
+
+// -----
+
+// Offsets are multiples of the alignment: %q (3 x i64 = 24 bytes, the larger) at 0, %p (5 x i8),
+// live at the same time, at the next multiple of 64 (or 256); the peak is rounded up too. A
+// buffer without dealloc lives until its last use.
+// CHECK-LABEL: func.func @aligned_offsets
+// CHECK-SAME:    dlc.workspace_bytes = 128 : i64
+// CHECK:         arith.constant 0 : index
+// CHECK-NEXT:    %q = memref.view {{.*}} to memref<3xi64>
+// CHECK-NEXT:    arith.constant 64 : index
+// CHECK-NEXT:    %p = memref.view {{.*}} to memref<5xi8>
+// ALIGN-LABEL: func.func @aligned_offsets
+// ALIGN-SAME:    dlc.workspace_bytes = 512 : i64
+// ALIGN:         arith.constant 256 : index
+// ALIGN-NEXT:    %p = memref.view
+func.func @aligned_offsets(%x: memref<4xi8>, %out: memref<4xi8>) attributes {dlc.num_outputs = 1 : i64} {
+  %q = loop.alloc global : memref<3xi64>
+  %p = loop.alloc global : memref<5xi8>
+  func.call @use(%x, %p, %q, %out) : (memref<4xi8>, memref<5xi8>, memref<3xi64>, memref<4xi8>) -> ()
+  func.return
+}
+func.func private @use(memref<4xi8>, memref<5xi8>, memref<3xi64>, memref<4xi8>)
+
+// -----
+
+// A use inside a loop keeps the buffer alive until that loop ends: %t is read in the loop after
+// %u is made, so they cannot share bytes.
+// CHECK-LABEL: func.func @nested_use_extends_lifetime
+// CHECK-SAME:    dlc.workspace_bytes = 128 : i64
+func.func @nested_use_extends_lifetime(%x: memref<4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = loop.alloc global : memref<4xf32>
+  func.call @fill(%x, %t) : (memref<4xf32>, memref<4xf32>) -> ()
+  %u = loop.alloc global : memref<4xf32>
+  func.call @fill(%x, %u) : (memref<4xf32>, memref<4xf32>) -> ()
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "sum" reads(%t, %u : memref<4xf32>, memref<4xf32>) writes(%out : memref<4xf32>) spatial ["i"] {
+      %a = loop.load %t[%i] : memref<4xf32> -> f32
+      %b = loop.load %u[%i] : memref<4xf32> -> f32
+      %s = arith.addf %a, %b : f32
+      loop.store %s, %out[%i] : f32 -> memref<4xf32>
+    }
+  }
+  func.return
+}
+func.func private @fill(memref<4xf32>, memref<4xf32>)
+
+// -----
+
+// Kernels (private functions), local buffers, allocations inside loops and functions without
+// dlc.num_outputs are not planned, and the module gets no attribute.
+// CHECK-LABEL: func.func private @negative_kernel
+// CHECK-NOT:     dlc.workspace_bytes
+// CHECK:         loop.alloc global : memref<8xf32>
+// CHECK-NOT:     memref.view
+// CHECK-LABEL: func.func @negative_not_an_entry
+// CHECK:         loop.alloc global : memref<8xf32>
+// CHECK-LABEL: func.func @negative_local_and_nested
+// CHECK:         loop.alloc local : memref<8xf32>
+// CHECK:         loop.for
+// CHECK-NEXT:      loop.alloc global : memref<8xf32>
+// CHECK-NOT:   dlc.workspace_bytes
+func.func private @negative_kernel(%x: memref<8xf32>, %out: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %t = loop.alloc global : memref<8xf32>
+  func.return
+}
+func.func @negative_not_an_entry(%x: memref<8xf32>) {
+  %t = loop.alloc global : memref<8xf32>
+  func.return
+}
+func.func @negative_local_and_nested(%x: memref<8xf32>, %out: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = loop.alloc local : memref<8xf32>
+  loop.for %i = %c0 to %c1 step %c1 axis "i" {
+    %u = loop.alloc global : memref<8xf32>
+    loop.dealloc %u : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A planned function is not planned again.
+// CHECK-LABEL: func.func @negative_already_planned
+// CHECK-NEXT:    loop.alloc global : memref<64xi8>
+// CHECK-NOT:     memref.view
+func.func @negative_already_planned(%x: memref<8xf32>, %out: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.workspace_bytes = 64 : i64} {
+  %workspace = loop.alloc global : memref<64xi8>
+  func.return
+}
