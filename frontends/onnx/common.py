@@ -90,14 +90,18 @@ def window_padding(node: NodeContext, spatial: Sequence[int], kernel: Sequence[i
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise node.error(f"expected auto_pad NOTSET, VALID, SAME_UPPER or SAME_LOWER, found "
                          f"'{auto_pad}'")
-    begins, ends = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations, strict=True):
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, large = total // 2, total - total // 2
-        begins.append(small if auto_pad == "SAME_UPPER" else large)
-        ends.append(large if auto_pad == "SAME_UPPER" else small)
-    return begins + ends
+    totals = [max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+              for size, k, s, d in zip(spatial, kernel, strides, dilations, strict=True)]
+    return split_padding(totals, auto_pad)
+
+
+def split_padding(totals: Sequence[int], auto_pad: str) -> list[int]:
+    """Begin pads then end pads sharing each total as ONNX's auto_pad says: the odd one goes
+    at the end for SAME_UPPER, at the beginning otherwise (SAME_LOWER, NOTSET)."""
+    halves = [(total // 2, total - total // 2) for total in totals]
+    if auto_pad == "SAME_UPPER":
+        return [small for small, _ in halves] + [large for _, large in halves]
+    return [large for _, large in halves] + [small for small, _ in halves]
 
 
 def strides_and_dilations(node: NodeContext, rank: int) -> tuple[list[int], list[int]]:

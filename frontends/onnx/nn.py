@@ -6,7 +6,14 @@ from xdsl.ir import SSAValue
 
 from dialects.graph import AddOp, Conv2DOp, MatmulOp, TransposeOp
 from dialects.graph.ops_tensor import ConvTranspose2DOp
-from frontends.onnx.common import reshape, scaled, shape_of, strides_and_dilations, window_attrs
+from frontends.onnx.common import (
+    reshape,
+    scaled,
+    shape_of,
+    split_padding,
+    strides_and_dilations,
+    window_attrs,
+)
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
@@ -87,14 +94,9 @@ def transpose_padding(node: NodeContext, spatial: list[int], kernel: list[int],
         output_shape = output_shape[-rank:]
         if len(output_shape) != rank:
             raise node.error(f"expected {rank} output_shape values, found {output_shape}")
-        begins, ends = [], []
-        for i in range(rank):
-            total = (strides[i] * (spatial[i] - 1) + extra[i] + (kernel[i] - 1) * dilations[i] + 1
-                     - output_shape[i])
-            small, large = total // 2, total - total // 2
-            begins.append(small if auto_pad == "SAME_UPPER" else large)
-            ends.append(large if auto_pad == "SAME_UPPER" else small)
-        pads = begins + ends
+        totals = [strides[i] * (spatial[i] - 1) + extra[i] + (kernel[i] - 1) * dilations[i] + 1
+                  - output_shape[i] for i in range(rank)]
+        pads = split_padding(totals, auto_pad)
     output_padding = list(extra)
     for i in range(rank):
         if pads[rank + i] < 0:
