@@ -1,0 +1,246 @@
+"""Tuning one workload: propose, measure, log, learn, for a number of trials.
+
+Counterpart: MetaSchedule's `TaskScheduler` inner loop for one task (`tune_tir`), AutoTVM's
+`Tuner.tune`. Every trial is appended to the log as it is measured (resumable after a kill),
+the untuned kernel (and the default schedule, where `loop-default-schedule` exists) are measured
+first as the baseline, and a progress callback sees the best throughput so far.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autotune.log import LogWriter, Record, read_log
+from autotune.measure import Candidate, Measurer, MeasureResult
+from autotune.search import SearchStrategy, make_strategy
+from autotune.space import Point, Space, make_space
+from autotune.target import CpuTarget, host_cpu_target
+from autotune.workload import Workload
+
+
+@dataclass
+class Progress:
+    """What a progress callback is told after each batch."""
+
+    task: str
+    done: int
+    total: int
+    best_gflops: float
+    elapsed_s: float
+
+    @property
+    def eta_s(self) -> float:
+        if self.done == 0:
+            return math.inf
+        return self.elapsed_s / self.done * max(0, self.total - self.done)
+
+
+@dataclass
+class TuneResult:
+    """The outcome of tuning one workload.
+
+    Attributes:
+        best: the fastest successful record (None if none succeeded).
+        baseline: the untuned kernel's record; default: the default schedule's, if measured.
+        history: best cost so far after each trial (seconds; inf before the first success).
+        records: the trials of this run (not the baseline).
+        wall_s: wall time of this run.
+    """
+
+    workload: Workload
+    best: Record | None
+    baseline: Record | None
+    default: Record | None = None
+    history: list[float] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def best_gflops_after(self, trials: int) -> float:
+        """Best GFLOP/s among the first `trials` trials."""
+        costs = self.history[:trials]
+        if not costs or not math.isfinite(costs[-1]):
+            return 0.0
+        return self.workload.flops / costs[-1] / 1e9
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def _record(workload: Workload, target: CpuTarget, space: Space | None, script: str | None,
+            knobs: dict[str, object], result: MeasureResult, trial: int) -> Record:
+    error = None
+    if not result.ok:
+        error = {"kind": result.error_kind or "run", "message": result.error or ""}
+    return Record(
+        workload=workload.key,
+        target=target.key,
+        script=script,
+        knobs=dict(knobs),
+        costs=list(result.costs),
+        error=error,
+        flops=float(workload.flops),
+        task=workload.name,
+        space=space.name if space is not None else "",
+        trial=trial,
+        build_s=result.build_s,
+        run_s=result.run_s,
+    )
+
+
+class WorkloadTuner:
+    """The state of tuning one workload, advanced batch by batch (the task scheduler
+    interleaves several)."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        measurer: Measurer,
+        *,
+        space: Space | str = "sketch",
+        strategy: SearchStrategy | str = "evolutionary",
+        target: CpuTarget | None = None,
+        log: LogWriter | None = None,
+        resume_from: str | Path | None = None,
+        seed: int = 0,
+        measure_baseline: bool = True,
+    ) -> None:
+        self.workload = workload
+        self.measurer = measurer
+        self.target = target or host_cpu_target(measurer.options.num_threads)
+        self.space = space if isinstance(space, Space) else make_space(workload, self.target, space)
+        self.strategy = (
+            strategy if isinstance(strategy, SearchStrategy)
+            else make_strategy(strategy, self.space, seed)
+        )
+        self.log = log
+        self.records: list[Record] = []
+        self.history: list[float] = []
+        self.baseline: Record | None = None
+        self.default: Record | None = None
+        self.best: Record | None = None
+        self.trials = 0
+        self.exhausted = False
+        if resume_from is not None:
+            self._resume(resume_from)
+        if measure_baseline and self.baseline is None:
+            self._measure_baseline()
+
+    def _resume(self, path: str | Path) -> None:
+        """Feeds the log's records of this workload, target and space to the strategy."""
+        points: list[Point] = []
+        costs: list[float] = []
+        for record in read_log(path).records:
+            if record.workload != self.workload.key or record.target != self.target.key:
+                continue
+            if record.script is None:
+                if record.knobs.get("baseline") == "untuned" and record.ok:
+                    self.baseline = record
+                elif record.knobs.get("baseline") == "default" and record.ok:
+                    self.default = record
+                continue
+            if record.space != self.space.name:
+                continue
+            try:
+                point = self.space.point_of(record.knobs)
+            except Exception:  # noqa: BLE001 - a record of another space version: not resumable
+                continue
+            points.append(point)
+            costs.append(record.cost)
+            self._note(record)
+        self.strategy.update(points, costs)
+
+    def _note(self, record: Record) -> None:
+        self.trials = max(self.trials, record.trial + 1)
+        if record.ok and (self.best is None or record.cost < self.best.cost):
+            self.best = record
+        self.history.append(self.best.cost if self.best is not None else math.inf)
+
+    def _measure_baseline(self) -> None:
+        from rewrites import get_all_passes
+
+        candidates = [Candidate()]
+        labels = ["untuned"]
+        if "loop-default-schedule" in get_all_passes():
+            candidates.append(Candidate(default_schedule=True))
+            labels.append("default")
+        results = self.measurer.measure(self.workload, candidates)
+        for label, result in zip(labels, results, strict=True):
+            record = _record(self.workload, self.target, None, None, {"baseline": label},
+                             result, -1)
+            if self.log is not None:
+                self.log.write(record)
+            if label == "untuned":
+                self.baseline = record
+            else:
+                self.default = record
+
+    def step(self, batch_size: int) -> list[Record]:
+        """Proposes, measures and logs one batch; returns its records (empty when the space
+        has no new valid point left)."""
+        points = self.strategy.propose(batch_size)
+        if not points:
+            self.exhausted = True
+            return []
+        scripts = [self.space.render(point) for point in points]
+        results = self.measurer.measure(self.workload, [Candidate(s) for s in scripts])
+        batch: list[Record] = []
+        for point, script, result in zip(points, scripts, results, strict=True):
+            record = _record(self.workload, self.target, self.space, script,
+                             self.space.values(point), result, self.trials)
+            if self.log is not None:
+                self.log.write(record)
+            self._note(record)
+            batch.append(record)
+        self.records += batch
+        self.strategy.update(points, [r.cost for r in batch])
+        return batch
+
+    @property
+    def best_gflops(self) -> float:
+        return self.best.gflops if self.best is not None else 0.0
+
+    def result(self, wall_s: float = 0.0) -> TuneResult:
+        return TuneResult(self.workload, self.best, self.baseline, self.default,
+                          list(self.history), list(self.records), wall_s)
+
+
+def tune_workload(
+    workload: Workload,
+    trials: int,
+    *,
+    measurer: Measurer | None = None,
+    space: Space | str = "sketch",
+    strategy: SearchStrategy | str = "evolutionary",
+    log_path: str | Path | None = None,
+    resume: bool = False,
+    batch_size: int = 8,
+    seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> TuneResult:
+    """Tunes `workload` for `trials` measured trials (fewer if the space runs out) and returns
+    the best record. With `resume`, the trials already in `log_path` for this workload count
+    toward `trials` and seed the search."""
+    own = measurer is None
+    measurer = measurer or Measurer()
+    writer = LogWriter(log_path) if log_path is not None else None
+    start = time.monotonic()
+    try:
+        tuner = WorkloadTuner(
+            workload, measurer, space=space, strategy=strategy, log=writer,
+            resume_from=log_path if resume and log_path is not None else None, seed=seed,
+        )
+        while tuner.trials < trials and not tuner.exhausted:
+            tuner.step(min(batch_size, trials - tuner.trials))
+            if progress is not None:
+                progress(Progress(workload.name, tuner.trials, trials, tuner.best_gflops,
+                                  time.monotonic() - start))
+        return tuner.result(time.monotonic() - start)
+    finally:
+        if writer is not None:
+            writer.close()
+        if own:
+            measurer.close()
