@@ -1,0 +1,115 @@
+"""Run GPU modules through OpenCL with pyopencl (TVM's `opencl` runtime module).
+
+`load_module(module)` takes a module after `convert-loop-to-target-gpu` (host functions plus
+`target_gpu` kernels), prints its kernels as OpenCL C (`codegen.opencl`), builds them once for
+an OpenCL device, and returns a `GpuExecutable` whose host plan allocates `cl.Buffer`s and
+enqueues each `target_gpu.launch` as an ND-range of `grid * block` work items in work-groups of
+`block`. Any OpenCL 1.2 platform works; on machines without a GPU, PoCL
+(`pip install pocl-binary-distribution`) runs the kernels on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from runtime.executable import ExecutableError
+from runtime.gpu_host import GpuExecutable, HostProgram, KernelArgument
+
+
+class OpenCLError(ExecutableError):
+    """pyopencl is missing, no OpenCL device exists, or a kernel failed to build."""
+
+
+def _import_pyopencl() -> Any:
+    try:
+        import pyopencl
+    except ImportError:
+        raise OpenCLError(
+            "the OpenCL runtime needs pyopencl (pip install 'dlc[opencl]': pyopencl and "
+            "pocl-binary-distribution)"
+        ) from None
+    return pyopencl
+
+
+def default_device() -> Any:
+    """The first GPU of any OpenCL platform, else the first device (PoCL's CPU device)."""
+    cl = _import_pyopencl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as e:
+        raise OpenCLError(f"no OpenCL platform: {e}") from None
+    devices = [device for platform in platforms for device in platform.get_devices()]
+    if not devices:
+        raise OpenCLError("no OpenCL device found")
+    gpus = [d for d in devices if d.type & cl.device_type.GPU]
+    return (gpus or devices)[0]
+
+
+class OpenCLBackend:
+    """A `DeviceBackend` over one OpenCL context, queue and built program."""
+
+    def __init__(self, source: str, device: Any | None = None) -> None:
+        cl = self.cl = _import_pyopencl()
+        self.device = device if device is not None else default_device()
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context)
+        try:
+            self.program = cl.Program(self.context, source).build()
+        except cl.Error as e:
+            raise OpenCLError(f"the OpenCL C program failed to build: {e}") from None
+        self._kernels: dict[str, Any] = {}
+
+    def kernel(self, name: str) -> Any:
+        if name not in self._kernels:
+            self._kernels[name] = self.cl.Kernel(self.program, name)
+        return self._kernels[name]
+
+    def allocate(self, nbytes: int) -> Any:
+        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, max(1, nbytes))
+
+    def upload(self, array: np.ndarray) -> Any:
+        if array.nbytes == 0:
+            return self.allocate(1)
+        flags = self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR
+        return self.cl.Buffer(self.context, flags, hostbuf=np.ascontiguousarray(array))
+
+    def write(self, buffer: Any, array: np.ndarray) -> None:
+        self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
+
+    def read(self, buffer: Any, array: np.ndarray) -> None:
+        if array.nbytes:
+            self.cl.enqueue_copy(self.queue, array, buffer)
+        self.queue.finish()
+
+    def free(self, buffer: Any) -> None:
+        buffer.release()
+
+    def launch(
+        self,
+        kernel: str,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: Sequence[KernelArgument],
+    ) -> None:
+        function = self.kernel(kernel)
+        function.set_args(*(arg.value for arg in args))
+        global_size = tuple(g * b for g, b in zip(grid, block, strict=True))
+        self.cl.enqueue_nd_range_kernel(self.queue, function, global_size, block)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+
+def load_module(
+    module: ModuleOp, entry: str | None = None, device: Any | None = None
+) -> GpuExecutable:
+    """An executable of `module` (host functions + `target_gpu` kernels) on an OpenCL device."""
+    from codegen.opencl import emit_opencl
+
+    source = emit_opencl(module)
+    backend = OpenCLBackend(source, device)
+    return GpuExecutable(HostProgram(module), backend, entry, source)
