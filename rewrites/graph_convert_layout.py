@@ -56,6 +56,8 @@ from rewrites.graph_utils import (
     permute_layout,
     recreate,
     shape_of,
+    splat_constant,
+    splat_element,
 )
 
 KERNEL_LAYOUTS: dict[str, str] = {"NCHW": "OIHW", "NHWC": "HWIO"}
@@ -67,9 +69,13 @@ POOL_LAYOUTS = ("NCHW", "NHWC")
 
 def _transpose_value(value: SSAValue, perm: Sequence[int]) -> tuple[list[Operation], SSAValue]:
     """`value` transposed by `perm`: a new constant when `value` is one, else a transpose op."""
-    array = constant_array(value)
-    if array is not None:
-        constant = build_constant(np.transpose(array, perm))
+    element = splat_element(value)
+    array = constant_array(value) if element is None else None
+    if element is not None or array is not None:
+        if element is not None:
+            constant = splat_constant(element, [shape_of(value)[axis] for axis in perm])
+        else:
+            constant = build_constant(np.transpose(array, perm))
         constant.result.name_hint = value.name_hint
         return [constant], constant.result
     transpose = TransposeOp(value, perm)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -19,17 +18,28 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import PassFailedException
 
-from dialects.graph.ops import ConstantOp, FusedOp, YieldOp
+from dialects.graph.ops import (
+    ConstantOp,
+    FlattenOp,
+    FusedOp,
+    ReshapeOp,
+    TransposeOp,
+    YieldOp,
+)
+from dialects.graph.ops_tensor import BroadcastToOp
 from rewrites.graph_utils import (
     build_constant,
     constant_array,
     evaluate_op,
-    is_splat,
     num_elements,
+    shape_of,
+    splat_constant,
+    splat_element,
 )
 
-DEFAULT_SIZE_LIMIT = 1 << 24
-"""Largest folded constant, in elements (16 Mi: 64 MiB of f32, above any weight of ResNet-50)."""
+DEFAULT_SIZE_LIMIT = 1 << 27
+"""Largest folded constant, in elements (128 Mi, 512 MiB of f32: above VGG-19's largest weight,
+102.8 Mi elements, so that transposed weights of the usual models fold)."""
 
 SMALL_RESULT = 1024
 """A fold whose result has at most this many elements may grow the module (shape chains)."""
@@ -44,26 +54,47 @@ def _foldable(op: Operation) -> bool:
     return all(isinstance(operand.owner, ConstantOp) for operand in op.operands)
 
 
-def _stored_elements(array: np.ndarray) -> int:
-    """How many elements a constant holding `array` stores (a splat stores one)."""
-    return 1 if is_splat(array) else array.size
+_DATA_MOVEMENT: tuple[type[Operation], ...] = (TransposeOp, ReshapeOp, FlattenOp, BroadcastToOp)
+"""Ops that only move elements: of a splat, they make the same splat (folded without expanding)."""
 
 
-def _freed_elements(op: Operation, arrays: list[np.ndarray]) -> int:
+def _stored_elements(constant: ConstantOp) -> int:
+    """How many elements `constant` stores (a splat stores one)."""
+    if splat_element(constant.result) is not None:
+        return 1
+    return num_elements(constant.result)
+
+
+def _freed_elements(op: Operation) -> int:
     """Stored elements of the operand constants that only `op` uses (they go away with it)."""
     freed = 0
     seen: set[int] = set()
-    for operand, array in zip(op.operands, arrays, strict=True):
-        if id(operand.owner) in seen:
+    for operand in op.operands:
+        owner = operand.owner
+        if id(owner) in seen or not isinstance(owner, ConstantOp):
             continue
-        seen.add(id(operand.owner))
+        seen.add(id(owner))
         if all(use.operation is op for use in operand.uses):
-            freed += _stored_elements(array)
+            freed += _stored_elements(owner)
     return freed
 
 
-def fold_op(op: Operation, size_limit: int = DEFAULT_SIZE_LIMIT) -> list[np.ndarray] | None:
-    """The values that replace `op`'s results, or None when `op` must not be folded.
+def _evaluate(op: Operation) -> list[ConstantOp] | None:
+    """The constants holding `op`'s results, computed by the interpreter's implementation."""
+    if isinstance(op, _DATA_MOVEMENT):
+        element = splat_element(op.operands[0])
+        if element is not None:
+            return [splat_constant(element, shape_of(op.results[0]))]
+    arrays = [constant_array(operand) for operand in op.operands]
+    known = [array for array in arrays if array is not None]
+    if len(known) != len(arrays):
+        return None
+    results = evaluate_op(op, known)
+    return None if results is None else [build_constant(result) for result in results]
+
+
+def fold_op(op: Operation, size_limit: int = DEFAULT_SIZE_LIMIT) -> list[ConstantOp] | None:
+    """The constants that replace `op`'s results, or None when `op` must not be folded.
 
     `op` is folded when all its operands are constants, the interpreter can run it, no result
     has more than `size_limit` elements, and the module does not grow: the results together
@@ -74,17 +105,13 @@ def fold_op(op: Operation, size_limit: int = DEFAULT_SIZE_LIMIT) -> list[np.ndar
         return None
     if max(num_elements(result) for result in op.results) > size_limit:
         return None
-    arrays = [constant_array(operand) for operand in op.operands]
-    known = [array for array in arrays if array is not None]
-    if len(known) != len(arrays):
+    constants = _evaluate(op)
+    if constants is None:
         return None
-    results = evaluate_op(op, known)
-    if results is None:
+    stored = sum(_stored_elements(constant) for constant in constants)
+    if stored > max(_freed_elements(op), SMALL_RESULT):
         return None
-    stored = sum(_stored_elements(result) for result in results)
-    if stored > max(_freed_elements(op, known), SMALL_RESULT):
-        return None
-    return results
+    return constants
 
 
 @dataclass(frozen=True)
@@ -106,7 +133,7 @@ class GraphFoldConstantsPass(ModulePass):
     constants that die with the fold.
 
     Options:
-        size-limit: the largest constant a fold may create, in elements (default 1 << 24).
+        size-limit: the largest constant a fold may create, in elements (default 1 << 27).
     """
 
     name: ClassVar[str] = "graph-fold-constants"
@@ -122,10 +149,9 @@ class GraphFoldConstantsPass(ModulePass):
         for candidate in list(op.walk()):
             if candidate.parent is None:  # erased by an earlier fold
                 continue
-            values = fold_op(candidate, self.size_limit)
-            if values is None:
+            constants = fold_op(candidate, self.size_limit)
+            if constants is None:
                 continue
-            constants = [build_constant(value) for value in values]
             operands = [operand.owner for operand in candidate.operands]
             for constant, result in zip(constants, candidate.results, strict=True):
                 constant.result.name_hint = result.name_hint

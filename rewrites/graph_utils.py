@@ -1,4 +1,4 @@
-"""Helpers shared by the graph-level passes: constants, permutations, op evaluation, block order.
+"""Helpers shared by the graph-level passes: constants, permutations, op evaluation.
 
 Nothing here is a pass; the graph passes (`graph-fold-constants`, `graph-fold-batch-norm`,
 `graph-simplify`, `graph-convert-layout`, `graph-fuse-ops`) import what they need.
@@ -6,14 +6,12 @@ Nothing here is a pass; the graph passes (`graph-fold-constants`, `graph-fold-ba
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
 from dialects.graph.interpreter import IMPLEMENTATIONS
@@ -22,14 +20,6 @@ from dialects.graph.ops import ConstantOp
 # ---------------------------------------------------------------------------------------------
 # Types and uses
 # ---------------------------------------------------------------------------------------------
-
-
-def tensor_type(value: SSAValue) -> TensorType | None:
-    """The type of `value` when it is a static-shape ranked tensor, else None."""
-    type = value.type
-    if isinstance(type, TensorType) and all(dim >= 0 for dim in type.get_shape()):
-        return type
-    return None
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -44,14 +34,6 @@ def num_elements(value: SSAValue) -> int:
     return math.prod(shape_of(value))
 
 
-def users(value: SSAValue) -> list[Operation]:
-    """The distinct ops that use `value`, in no particular order."""
-    seen: dict[int, Operation] = {}
-    for use in value.uses:
-        seen.setdefault(id(use.operation), use.operation)
-    return list(seen.values())
-
-
 def op_users(op: Operation) -> list[Operation]:
     """The distinct ops that use any result of `op`."""
     seen: dict[int, Operation] = {}
@@ -59,11 +41,6 @@ def op_users(op: Operation) -> list[Operation]:
         for use in result.uses:
             seen.setdefault(id(use.operation), use.operation)
     return list(seen.values())
-
-
-def pass_error(op: Operation, message: str) -> PassFailedException:
-    """A pass failure naming `op`: `'graph.conv2d' op <message>`."""
-    return PassFailedException(f"'{op.name}' op {message}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,8 +60,33 @@ def is_splat(array: np.ndarray) -> bool:
     """Whether every element of `array` has the bit pattern of the first one."""
     if array.size <= 1:
         return True
-    bits = np.ascontiguousarray(array).view(np.uint8).reshape(array.size, -1)
-    return bool(np.all(bits == bits[0]))
+    flat = np.ascontiguousarray(array).reshape(-1)
+    itemsize = flat.dtype.itemsize
+    if itemsize in (1, 2, 4, 8):
+        bits = flat.view(np.dtype(f"u{itemsize}"))
+        # Most arrays that are not splats differ early: look at a prefix before the whole.
+        return bool(np.all(bits[:64] == bits[0])) and bool(np.all(bits == bits[0]))
+    rows = flat.view(np.uint8).reshape(flat.size, itemsize)
+    return bool(np.all(rows == rows[0]))
+
+
+def splat_element(value: SSAValue) -> np.ndarray | None:
+    """The one stored element of a splat `graph.constant` (a 0-d array), read without expanding.
+
+    None when `value` is not a constant stored as a single element (`dense<1.0> : tensor<..>`).
+    """
+    owner = value.owner
+    if not isinstance(owner, ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return None
+    type = owner.result.type
+    assert isinstance(type, TensorType)
+    dtype = to_numpy_dtype(type.get_element_type())
+    raw = owner.value.data.data
+    if len(raw) != max(1, dtype.itemsize) or math.prod(type.get_shape()) <= 1:
+        return None
+    if dtype == np.bool_:
+        return np.array(raw[0] != 0)
+    return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)[0:1].reshape(())
 
 
 def splat_value(value: SSAValue) -> float | int | None:
@@ -92,10 +94,23 @@ def splat_value(value: SSAValue) -> float | int | None:
 
     None when `value` is not defined by a `graph.constant` or its elements differ.
     """
+    element = splat_element(value)
+    if element is not None:
+        return element.item()
     array = constant_array(value)
     if array is None or array.size == 0 or not is_splat(array):
         return None
     return array.flat[0].item()
+
+
+def splat_constant(element: np.ndarray, shape: Sequence[int]) -> ConstantOp:
+    """A `graph.constant` of `shape` whose every element is `element` (stored once)."""
+    element = np.asarray(element).reshape(())
+    if element.dtype == np.bool_ or math.prod(shape) <= 1:
+        return ConstantOp.from_array(np.full(shape, element, dtype=element.dtype))
+    data = element.astype(element.dtype.newbyteorder("<")).tobytes()
+    type = TensorType(from_numpy_dtype(element.dtype), list(shape))
+    return ConstantOp(DenseIntOrFPElementsAttr(type, BytesAttr(data)))
 
 
 def build_constant(array: np.ndarray) -> ConstantOp:
@@ -103,20 +118,10 @@ def build_constant(array: np.ndarray) -> ConstantOp:
 
     The element type is `array`'s dtype (ints signless, bool as i1).
     """
-    array = np.asarray(array)
+    array = np.ascontiguousarray(array)
     if array.size > 1 and is_splat(array):
-        data = np.ascontiguousarray(array.reshape(-1)[:1])
-        data = data.astype(data.dtype.newbyteorder("<"), copy=False)
-        type = TensorType(from_numpy_dtype(data.dtype), array.shape)
-        if array.dtype == np.bool_:
-            return ConstantOp.from_array(array)
-        return ConstantOp(DenseIntOrFPElementsAttr(type, BytesAttr(data.tobytes())))
+        return splat_constant(array.reshape(-1)[0], array.shape)
     return ConstantOp.from_array(array)
-
-
-def constant_like(array: np.ndarray, element_type: Attribute) -> np.ndarray:
-    """`array` cast to the NumPy dtype of `element_type`."""
-    return np.asarray(array).astype(to_numpy_dtype(element_type), copy=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,54 +217,3 @@ def recreate(
         attributes=dict(op.attributes),
         properties=dict(op.properties),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Block order
-# ---------------------------------------------------------------------------------------------
-
-
-def topologically_sort(block: Block) -> bool:
-    """Reorder `block`'s ops so that every op comes after the producers of its operands.
-
-    Stable: ops already in order keep their relative order; the terminator stays last.
-    Returns whether anything moved. Ops with regions count as using every value their
-    regions use from outside.
-    """
-    ops = list(block.ops)
-    position = {id(op): index for index, op in enumerate(ops)}
-    in_block = set(position)
-
-    def producers(op: Operation) -> list[Operation]:
-        found: list[Operation] = []
-        for nested in op.walk():
-            for operand in nested.operands:
-                owner = operand.owner
-                if isinstance(owner, Operation) and id(owner) in in_block and owner is not op:
-                    found.append(owner)
-        return found
-
-    deps = {id(op): {id(p) for p in producers(op)} for op in ops}
-    if all(position[d] < position[id(op)] for op in ops for d in deps[id(op)]):
-        return False
-    dependents: dict[int, list[Operation]] = {id(op): [] for op in ops}
-    for op in ops:
-        for dep in deps[id(op)]:
-            dependents[dep].append(op)
-    remaining = {id(op): len(deps[id(op)]) for op in ops}
-    ready = [(position[id(op)], op) for op in ops if remaining[id(op)] == 0]
-    heapq.heapify(ready)
-    order: list[Operation] = []
-    while ready:
-        _, op = heapq.heappop(ready)
-        order.append(op)
-        for dependent in dependents[id(op)]:
-            remaining[id(dependent)] -= 1
-            if remaining[id(dependent)] == 0:
-                heapq.heappush(ready, (position[id(dependent)], dependent))
-    assert len(order) == len(ops), "the block's ops form a cycle"
-    for op in ops:
-        op.detach()
-    for op in order:
-        block.add_op(op)
-    return True
