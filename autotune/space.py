@@ -414,9 +414,16 @@ class TemplateSpace(Space):
                 return reason
         return None
 
+    def source(self, values: Mapping[str, Any]) -> str:
+        """The annotated script text a point is rendered from (the template itself; a subclass
+        may add ops that depend on the knob values)."""
+        _ = values
+        return self.script
+
     def render(self, point: Point) -> str:
         values = self.choices(point)
-        module = self._module.clone()
+        text = self.source(values)
+        module = self._module.clone() if text is self.script else parse_module(text)
         from dialects.transform_loop.ops import ParamConstantOp
 
         for op in module.walk():
@@ -549,11 +556,10 @@ class _MatmulTemplate(TemplateSpace):
 
     outer_loops: tuple[str, str] = ("", "")
 
-    def render(self, point: Point) -> str:
-        text = super().render(point)
-        mode = self.choices(point)["parallel"]
+    def source(self, values: Mapping[str, Any]) -> str:
+        mode = values["parallel"]
         if mode == 0:
-            return text
+            return self.script
         any_op = _ANY
         outer_i, outer_j = self.outer_loops
         if mode == 1:
@@ -564,8 +570,7 @@ class _MatmulTemplate(TemplateSpace):
                 f"{any_op}\n"
                 f"    transform.loop.parallel %ij : {any_op}\n"
             )
-        head, tail = text.rsplit("transform.yield", 1)
-        head = head.rstrip(" ")
+        head, tail = self.script.rsplit("    transform.yield", 1)
         return f"{head}{extra}    transform.yield{tail}"
 
 

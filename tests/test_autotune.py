@@ -1,0 +1,356 @@
+"""Tests of the auto-tuner (autotune/): spaces, log, measurement isolation, search, a real run.
+
+The measurement tests build and run real kernels in worker processes: a wrong, a crashing and a
+hanging candidate in one batch with a good one must each cost only their own trial.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from autotune.cost_model import RidgeCostModel, make_cost_model
+from autotune.log import LogWriter, Record, best_records, read_log
+from autotune.measure import Candidate, MeasureOptions, Measurer
+from autotune.search import EvolutionarySearch, GridSearch, RandomSearch
+from autotune.space import (
+    Knob,
+    SketchSpace,
+    Space,
+    TemplateSpace,
+    apply_script,
+    divisor_splits,
+    matmul_template,
+)
+from autotune.target import CpuTarget
+from autotune.tuner import tune_workload
+from autotune.workload import Workload, extract_kernel, kernel_functions, lower_to_loop
+from dlc.api import make_context
+
+TARGET = CpuTarget("test-cpu", vector_bits=512, vector_registers=32, num_threads=2)
+
+
+def matmul_graph(m: int, n: int, k: int) -> str:
+    return f"""
+func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %r = graph.matmul %a, %b : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %r : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+def workload_of(text: str) -> Workload:
+    module = Parser(make_context(), text).parse_module()
+    (workload,) = Workload.from_module(module)
+    return workload
+
+
+@pytest.fixture(scope="module")
+def small_matmul() -> Workload:
+    return workload_of(matmul_graph(16, 32, 8))
+
+
+# ----------------------------------------------------------------------------------------------
+# Workloads
+# ----------------------------------------------------------------------------------------------
+
+
+def test_workload_key_is_canonical(small_matmul: Workload) -> None:
+    """Same kernel, other SSA names and function name: same key; other shape: other key."""
+    renamed = matmul_graph(16, 32, 8).replace("%a", "%lhs").replace("@main", "@other")
+    assert workload_of(renamed).key == small_matmul.key
+    assert workload_of(matmul_graph(16, 32, 4)).key != small_matmul.key
+    assert small_matmul.flops == 2 * 16 * 32 * 8
+    assert "@kernel" in small_matmul.text
+
+
+def test_globals_become_inputs() -> None:
+    """Constants read with memref.get_global become inputs: the key ignores weight values."""
+    text = """
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x2xf32>
+  %r = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  func.return %r : tensor<4x2xf32>
+}
+"""
+    module = lower_to_loop(Parser(make_context(), text).parse_module())
+    (func,) = kernel_functions(module)
+    kernel = str(extract_kernel(func))
+    assert "get_global" not in kernel
+    assert "memref<8x2xf32>" in kernel.split("attributes", 1)[0]
+    other = text.replace("dense<0.5>", "dense<2.0>")
+    assert workload_of(other).key == workload_of(text).key
+
+
+# ----------------------------------------------------------------------------------------------
+# Spaces
+# ----------------------------------------------------------------------------------------------
+
+
+def test_divisor_splits_are_exact_factorizations() -> None:
+    splits = divisor_splits(12, 3)
+    assert all(math.prod(s) == 12 and len(s) == 3 for s in splits)
+    assert len(set(splits)) == len(splits) == 18  # ordered factorizations of 2^2 * 3 into 3
+    assert divisor_splits(7, 2) == ((7, 1), (1, 7))
+    assert all(max(s[1:]) <= 4 for s in divisor_splits(64, 3, max_inner=4))
+
+
+TEMPLATE = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op) {
+    %t = transform.param.constant 1 : i64 {dlc.knob = "tile_j", dlc.split = 32 : i64, dlc.part = 1 : i64} -> !transform.param<i64>
+    %u = transform.param.constant 1 : i64 {dlc.knob = "unroll", dlc.candidates = array<i64: 1, 2, 4>} -> !transform.param<i64>
+    %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+    %i, %j, %k = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %j0, %j1 = transform.loop.split %j [%t] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.loop.unroll %k factor %u : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+}
+"""  # noqa: E501
+
+
+def test_template_space_from_annotated_script(small_matmul: Workload) -> None:
+    space = TemplateSpace.from_script(TEMPLATE, "t")
+    assert [k.name for k in space.knobs] == ["tile_j", "unroll"]
+    assert len(space.knobs[0].candidates) == 6  # 32 = a * b: b in 1, 2, 4, 8, 16, 32
+    assert space.knobs[1].candidates == (1, 2, 4)
+    assert space.size == 18 and len(list(space.grid())) == 18
+    point = space.point_of({"tile_j": [4, 8], "unroll": 2})
+    script = space.render(point)
+    assert "dlc.knob" not in script
+    assert "transform.param.constant 8 : i64" in script
+    assert "transform.param.constant 2 : i64" in script
+    assert apply_script(small_matmul, script) is None
+    assert space.values(point) == {"tile_j": [4, 8], "unroll": 2}
+
+
+def test_template_knob_without_candidates_is_an_error() -> None:
+    bad = TEMPLATE.replace(', dlc.candidates = array<i64: 1, 2, 4>', "")
+    with pytest.raises(Exception, match="expected 'dlc.candidates' or 'dlc.split'"):
+        TemplateSpace.from_script(bad)
+
+
+def test_sketch_space_rejects_invalid_points_cheaply(small_matmul: Workload) -> None:
+    space = SketchSpace(small_matmul, TARGET)
+    names = [k.name for k in space.knobs]
+    assert names[:3] == ["tile.i0", "tile.i1", "tile.r0"]
+    assert "parallel" in names and "vectorize" in names
+    base = {k.name: (k.candidates[0].arg if k.candidates else None) for k in space.knobs}
+    base = {name: list(v) if isinstance(v, tuple) else v for name, v in base.items()}
+
+    def point(**changes: object) -> tuple[int, ...]:
+        return space.point_of({**base, **changes})
+
+    bad_width = point(**{"tile.i1": [1, 1, 1, 32], "vectorize": True})
+    assert space.check(bad_width) is None  # 32 lanes: 2 registers, fine
+    odd = point(**{"tile.i1": [16, 1, 1, 2], "vectorize": True})
+    assert "vector width 2" in (space.check(odd) or "")
+    too_many = point(**{"tile.i0": [1, 1, 1, 16], "tile.i1": [1, 1, 1, 32], "vectorize": True})
+    assert "vector registers" in (space.check(too_many) or "")
+    serial_outer = point(**{"tile.i0": [1, 1, 1, 16], "parallel": 1})
+    assert "parallel extent 1" in (space.check(serial_outer) or "")
+    rng = random.Random(0)
+    for _ in range(5):
+        p = space.random_valid_point(rng)
+        assert p is not None and space.check(p) is None
+        assert len(space.features(p)) == len(space.feature_names)
+        assert apply_script(small_matmul, space.render(p)) is None
+
+
+def test_matmul_template_applies(small_matmul: Workload) -> None:
+    space = matmul_template(small_matmul, TARGET)
+    assert [k.name for k in space.knobs] == ["tile_i", "tile_j", "tile_k", "parallel"]
+    rng = random.Random(1)
+    for _ in range(3):
+        p = space.random_valid_point(rng)
+        assert p is not None
+        assert apply_script(small_matmul, space.render(p)) is None
+
+
+# ----------------------------------------------------------------------------------------------
+# The log
+# ----------------------------------------------------------------------------------------------
+
+
+def _record(cost: float, trial: int, error: dict[str, str] | None = None) -> Record:
+    return Record(workload="w1", target="llvm -mcpu=x", script="s", knobs={"a": [1, 2]},
+                  costs=[] if error else [cost, cost * 1.1], error=error, flops=1e9, trial=trial)
+
+
+def test_log_round_trip_and_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    with LogWriter(path) as log:
+        log.write(_record(0.5, 0))
+        log.write(_record(0.0, 1, {"kind": "crash", "message": "SIGSEGV"}))
+    contents = read_log(path)
+    assert contents.skipped == 0
+    assert [r.trial for r in contents.records] == [0, 1]
+    assert contents.records[0].costs == [0.5, 0.55] and contents.records[0].knobs == {"a": [1, 2]}
+    assert contents.records[1].error == {"kind": "crash", "message": "SIGSEGV"}
+    assert json.loads(path.read_text().splitlines()[0])["v"] == 1
+    # a kill in the middle of a write leaves a torn last line: readers skip it
+    with open(path, "a") as f:
+        f.write(_record(0.1, 2).to_json()[:40])
+    contents = read_log(path)
+    assert contents.skipped == 1 and len(contents.records) == 2
+    # appending again first terminates the torn line
+    with LogWriter(path) as log:
+        log.write(_record(0.25, 3))
+    contents = read_log(path)
+    assert contents.skipped == 1 and [r.trial for r in contents.records] == [0, 1, 3]
+    best = best_records(contents.records)
+    assert best["w1"].trial == 3 and best["w1"].cost == pytest.approx(0.2625)
+
+
+# ----------------------------------------------------------------------------------------------
+# Measurement: a crash, a hang or a wrong result costs only that trial
+# ----------------------------------------------------------------------------------------------
+
+
+def _hanging(text: str) -> str:
+    """The kernel inside an outer loop of 10^12 iterations: correct, but never finishes."""
+    head, body = text.split("{\n", 2)[0:2], text.split("{\n", 2)[2]
+    body, tail = body.rsplit("    func.return", 1)
+    big = "%hang_n = arith.constant 1000000000000 : index\n"
+    loop = ("    %hang_0 = arith.constant 0 : index\n    %hang_1 = arith.constant 1 : index\n"
+            f"    {big}    loop.for %hang = %hang_0 to %hang_n step %hang_1 axis \"hang\" {{\n")
+    return "{\n".join(head) + "{\n" + loop + body + "    }\n    func.return" + tail
+
+
+def _crashing(text: str) -> str:
+    """Every store goes 2^40 elements past the output: a segfault."""
+    far = "    %far = arith.constant 1099511627776 : index\n"
+    text = text.replace("    loop.for", far + "    loop.for", 1)
+    return re.sub(r"(loop.store %\w+, %\w+)\[(%\w+),", r"\1[%far,", text)
+
+
+def test_bad_candidates_cost_only_their_trial(small_matmul: Workload) -> None:
+    options = MeasureOptions(repeat=2, min_repeat_ms=1, run_timeout=4, n_parallel=2)
+    wrong = small_matmul.text.replace("arith.mulf", "arith.addf", 1)
+    space = SketchSpace(small_matmul, TARGET, verify_rules=False)
+    good = space.render(space.random_valid_point(random.Random(2)) or ())
+    with Measurer(options) as measurer:
+        results = measurer.measure(small_matmul, [
+            Candidate(kernel_text=wrong),
+            Candidate(kernel_text=_crashing(small_matmul.text)),
+            Candidate(kernel_text=_hanging(small_matmul.text)),
+            Candidate(script="this is not a transform script"),
+            Candidate(script=good),
+        ])
+        kinds = [r.error_kind for r in results]
+        assert kinds == ["wrong", "crash", "timeout", "build", None], [r.error for r in results]
+        assert "against the untuned kernel" in (results[0].error or "")
+        assert "SIGSEGV" in (results[1].error or "") or "exit code" in (results[1].error or "")
+        assert results[4].ok and len(results[4].costs) == 2 and results[4].cost > 0
+        # the runner was restarted: the next trial measures normally
+        (again,) = measurer.measure(small_matmul, [Candidate(script=good)])
+        assert again.ok
+
+
+# ----------------------------------------------------------------------------------------------
+# Search on a synthetic cost function
+# ----------------------------------------------------------------------------------------------
+
+
+class _Bowl(Space):
+    """Two knobs of 16 values with a known best point, and an invalid half-plane."""
+
+    name = "bowl"
+
+    def __init__(self) -> None:
+        self.knobs = (Knob("x", tuple(range(16))), Knob("y", tuple(range(16))))
+
+    def check(self, point: tuple[int, ...]) -> str | None:
+        return super().check(point) or ("x + y > 24" if sum(point) > 24 else None)
+
+    def features(self, point: tuple[int, ...]) -> list[float]:
+        return [float(v) for v in point]
+
+    @staticmethod
+    def cost(point: tuple[int, ...]) -> float:
+        x, y = point
+        return 1.0 + (x - 11) ** 2 + 0.5 * (y - 5) ** 2
+
+
+def _search(strategy: RandomSearch | GridSearch | EvolutionarySearch, trials: int) -> float:
+    best = math.inf
+    while len(strategy.measured) < trials:
+        points = strategy.propose(min(8, trials - len(strategy.measured)))
+        if not points:
+            break
+        assert all(strategy.space.check(p) is None for p in points)
+        assert not any(p in strategy.measured for p in points)
+        costs = [_Bowl.cost(p) for p in points]
+        strategy.update(points, costs)
+        best = min(best, *costs)
+    return best
+
+
+@pytest.mark.parametrize("model", ["xgb", "ridge"])
+def test_evolutionary_search_finds_the_best_point(model: str) -> None:
+    space = _Bowl()
+    cost_model = make_cost_model(model) if model == "xgb" else RidgeCostModel()
+    search = EvolutionarySearch(space, cost_model, seed=3, population=64, generations=3)
+    assert _search(search, 48) == 1.0
+    assert search.best is not None and search.best[0] == (11, 5)
+    assert search.rejected > 0  # invalid points were proposed internally and rejected
+
+
+def test_grid_and_random_search() -> None:
+    grid = GridSearch(_Bowl())
+    assert _search(grid, 1000) == 1.0
+    assert len(grid.measured) == sum(1 for x in range(16) for y in range(16) if x + y <= 24)
+    random_search = RandomSearch(_Bowl(), seed=0)
+    _search(random_search, 30)
+    assert len(random_search.measured) == 30
+
+
+def test_evolutionary_beats_random_on_average() -> None:
+    """With the same small budget, the model-guided search gets closer to the optimum."""
+    evolved = [_search(EvolutionarySearch(_Bowl(), RidgeCostModel(), seed=s), 24)
+               for s in range(4)]
+    randoms = [_search(RandomSearch(_Bowl(), seed=s), 24) for s in range(4)]
+    assert np.mean(evolved) < np.mean(randoms)
+
+
+# ----------------------------------------------------------------------------------------------
+# A tiny real tuning run
+# ----------------------------------------------------------------------------------------------
+
+
+def test_tiny_tuning_run_logs_and_resumes(tmp_path: Path) -> None:
+    workload = workload_of(matmul_graph(32, 32, 32))
+    log = tmp_path / "tune.jsonl"
+    options = MeasureOptions(repeat=2, min_repeat_ms=2, n_parallel=2)
+    seen: list[int] = []
+    with Measurer(options) as measurer:
+        result = tune_workload(workload, 6, measurer=measurer, log_path=log, batch_size=3,
+                               progress=lambda p: seen.append(p.done))
+        assert seen == [3, 6]
+        assert len(result.records) == 6 and len(result.history) == 6
+        assert result.baseline is not None and result.baseline.ok
+        assert result.best is not None and result.best.cost <= min(r.cost for r in result.records)
+        assert result.history == sorted(result.history, reverse=True)
+        records = read_log(log).records
+        baselines = [r for r in records if r.script is None]  # untuned, and default if any
+        assert records[: len(baselines)] == baselines and 1 <= len(baselines) <= 2
+        assert len(records) == len(baselines) + 6
+        assert all(r.workload == workload.key and r.flops == workload.flops for r in records)
+        assert records[0].knobs == {"baseline": "untuned"}
+        best = result.best
+        assert best.script is not None and apply_script(workload, best.script) is None
+        # resume: the logged trials count, only the missing ones are measured
+        resumed = tune_workload(workload, 8, measurer=measurer, log_path=log, resume=True)
+        assert len(resumed.records) == 2
+        trials = [r.trial for r in read_log(log).records if r.script is not None]
+        assert trials == list(range(8))
+        knobs = [json.dumps(r.knobs, sort_keys=True) for r in read_log(log).records if r.script]
+        assert len(set(knobs)) == 8  # no point measured twice
