@@ -1,5 +1,7 @@
 // RUN: dlc-opt %s --split-input-file -p graph-convert-layout | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{layout=NHWC},graph-convert-layout{layout=NCHW}' | filecheck %s --check-prefix=BACK
+// RUN: not dlc-opt %s -p 'graph-convert-layout{layout=NCHW16c}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: dlc-opt: error: graph-convert-layout: expected layout in NCHW, NHWC, found 'NCHW16c'
 
 // One conv: a transpose in, the conv in NHWC with an HWIO weight transposed at compile time,
 // a transpose out. Converting back to NCHW cancels both transposes.

@@ -1,5 +1,7 @@
 // RUN: dlc-opt %s --split-input-file -p graph-fold-constants | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-fold-constants{size-limit=4}' | filecheck %s --check-prefix=LIMIT
+// RUN: not dlc-opt %s -p 'graph-fold-constants{size-limit=-1}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: dlc-opt: error: graph-fold-constants: expected a non-negative size-limit, found -1
 
 // CHECK-LABEL: @weight_chain_folds
 // CHECK-SAME:  (%[[X:.*]]: tensor<2x3xf32>)

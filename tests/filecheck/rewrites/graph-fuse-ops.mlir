@@ -1,6 +1,8 @@
 // RUN: dlc-opt %s --split-input-file -p graph-fuse-ops | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-fuse-ops{max-depth=2}' | filecheck %s --check-prefix=DEPTH
 // RUN: dlc-opt %s --split-input-file -p graph-fuse-ops,graph-fuse-ops | filecheck %s
+// RUN: not dlc-opt %s -p 'graph-fuse-ops{max-depth=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: dlc-opt: error: graph-fuse-ops: expected a positive max-depth, found 0
 
 // conv2d + bias add + relu (the batch norm already folded) is one out-fusable group; the
 // constants move in; the group's only argument is the input.
