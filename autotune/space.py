@@ -28,6 +28,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
@@ -1015,10 +1016,15 @@ def run_script(payload: ModuleOp, script: str, ctx: Any = None) -> None:
     LoopInterpretTransformsPass().apply(ctx, payload)
 
 
-def make_space(workload: Workload, target: CpuTarget, kind: str = "sketch") -> Space:
-    """The space of `kind` ("sketch" or "template") for `workload`."""
+def make_space(workload: Workload, target: CpuTarget, kind: str | Path = "sketch") -> Space:
+    """The space of `kind` for `workload`: "sketch" (generated), "template" (the built-in GEMM
+    template) or the path of an annotated template script (see `TemplateSpace`)."""
+    if isinstance(kind, Path):
+        return TemplateSpace.from_script(kind.read_text(), kind.stem)
     if kind == "sketch":
         return SketchSpace(workload, target)
     if kind == "template":
         return matmul_template(workload, target)
-    raise SpaceError(f"expected a space kind 'sketch' or 'template', found '{kind}'")
+    raise SpaceError(
+        f"expected a space 'sketch', 'template' or a template file, found '{kind}'"
+    )

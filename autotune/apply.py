@@ -1,0 +1,141 @@
+"""Applying a tuning log at compile time: each kernel gets the best schedule recorded for it.
+
+Counterpart: TVM's `ApplyHistoryBest` (AutoTVM) / `database.query_tuning_record` +
+`ApplyDatabase` (MetaSchedule). A loop-level function whose workload key (autotune/workload.py)
+has a successful record for this target gets that record's transform script, applied to the
+function alone, and is marked `dlc.scheduled` so that `loop-default-schedule` leaves it alone;
+the others keep their default schedule. `dlc.compile(path, tuning_log=F)` calls
+`lower_with_tuning_log`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.memref import GetGlobalOp, GlobalOp
+from xdsl.utils.exceptions import DiagnosticException
+
+from autotune.log import Record, best_records, read_log
+from autotune.space import run_script
+from autotune.target import CpuTarget, host_cpu_target
+from autotune.workload import LOOP_LOWERING, Workload, kernel_functions, make_context
+
+SCHEDULED_ATTR = "dlc.scheduled"
+"""The unit attribute marking a function whose schedule is decided (loop-default-schedule skips
+it)."""
+
+TUNED_ATTR = "dlc.tuned"
+"""The workload key of the record applied to a function (informational)."""
+
+
+class TuningLogError(DiagnosticException):
+    """A record's script does not apply to the kernel it was recorded for."""
+
+
+def load_best(logs: str | Path | Iterable[str | Path], target: CpuTarget | None = None
+              ) -> dict[str, Record]:
+    """The best successful record per workload key in one or more logs, for `target` (default:
+    the host with all cores; records of other targets are ignored)."""
+    paths = [logs] if isinstance(logs, str | Path) else list(logs)
+    records = [record for path in paths for record in read_log(path).records]
+    target = target or host_cpu_target()
+    best = best_records(records, target.key)
+    if not best:
+        # Records of the same CPU at another thread count still describe good schedules.
+        cpu = target.key.split(" -threads=")[0]
+        same_cpu = [r for r in records if r.target.split(" -threads=")[0] == cpu]
+        best = best_records(same_cpu)
+    return best
+
+
+def apply_records(module: ModuleOp, best: dict[str, Record], ctx: Context | None = None
+                  ) -> dict[str, str]:
+    """Schedules every kernel function of a loop-level module that has a record in `best`;
+    returns {function name: workload key} of those scheduled. A record whose script is None
+    (the untuned kernel was fastest) marks the function scheduled as it is."""
+    ctx = ctx or make_context()
+    applied: dict[str, str] = {}
+    globals_by_name = {
+        op.sym_name.data: op for op in module.ops if isinstance(op, GlobalOp)
+    }
+    for func in kernel_functions(module):
+        if SCHEDULED_ATTR in func.attributes:
+            continue
+        key = Workload.from_function(func).key
+        record = best.get(key)
+        if record is None:
+            continue
+        if record.script is not None:
+            _apply_to_function(func, record, globals_by_name, ctx)
+        func.attributes[SCHEDULED_ATTR] = UnitAttr()
+        applied[func.sym_name.data] = key
+    return applied
+
+
+def _apply_to_function(func: FuncOp, record: Record, globals_by_name: dict[str, GlobalOp],
+                       ctx: Context) -> None:
+    """Runs the record's script on a module holding a clone of `func` (and the globals it
+    reads), then moves the scheduled body back into `func`."""
+    clone = func.clone()
+    used = {
+        op.name_.root_reference.data for op in clone.walk() if isinstance(op, GetGlobalOp)
+    }
+    scratch = ModuleOp([g.clone() for name, g in globals_by_name.items() if name in used])
+    scratch.body.block.add_op(clone)
+    try:
+        assert record.script is not None
+        run_script(scratch, record.script, ctx)
+    except Exception as error:  # noqa: BLE001 - reported with the function and record
+        raise TuningLogError(
+            f"'func.func' op @{func.sym_name.data}: expected the tuning record of workload "
+            f"{record.workload} (trial {record.trial}) to apply, found: {error}"
+        ) from None
+    old = func.body.detach_block(0)
+    new = clone.body.detach_block(0)
+    func.body.add_block(new)
+    old.erase(safe_erase=False)
+
+
+def lower_with_tuning_log(
+    module: ModuleOp,
+    tuning_log: str | Path | Iterable[str | Path],
+    pipeline: str = "cpu",
+    ctx: Context | None = None,
+    threads: int | None = None,
+) -> dict[str, str]:
+    """Lowers `module` in place with `pipeline`, applying the log's best records at the loop
+    level; returns {function: workload key} of the tuned functions.
+
+    Graph-level modules get `graph-opt` first; the lowering to loop level is `LOOP_LOWERING`
+    (epilogues unfused, as tuning saw the kernels); then the records are applied and the rest
+    of the pipeline (from `loop-default-schedule` or `convert-loop-to-llvm` on) runs.
+    """
+    from xdsl.passes import PassPipeline
+
+    from autotune.tasks import lower_model
+    from dlc.api import applicable_passes
+    from pipelines import PIPELINES
+    from rewrites import get_all_passes
+
+    ctx = ctx or make_context()
+    lower_model(module, ctx)
+    spec = PIPELINES[pipeline].spec if pipeline in PIPELINES else pipeline
+    passes = applicable_passes(module, spec)
+    loop_lowering = {item.split("{", 1)[0] for item in LOOP_LOWERING.split(",")}
+    rest = [p for p in passes if p.split("{", 1)[0] not in loop_lowering]
+    target = host_cpu_target(threads or None)
+    applied = apply_records(module, load_best(tuning_log, target), ctx)
+    if threads is not None:
+        try:
+            from dlc.api import with_threads
+        except ImportError:  # a dlc without thread options
+            pass
+        else:
+            rest = with_threads(rest, threads)
+    if rest:
+        PassPipeline.parse_spec(get_all_passes(), ",".join(rest)).apply(ctx, module)
+    return applied
