@@ -25,8 +25,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     UnrealizedConversionCastOp,
+    VectorType,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
@@ -235,6 +236,7 @@ class LoadLowering(RewritePattern):
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
+        ops, address = typed_address(ops, address, result_type)
         load = llvm.LoadOp(address, result_type, alignment)
         replace_with_lowered(op, [*ops, load], load.results, rewriter)
 
@@ -253,7 +255,20 @@ class StoreLowering(RewritePattern):
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
+        ops, address = typed_address(ops, address, value.type)
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
+
+
+def typed_address(
+    ops: list[Operation], address: SSAValue, value_type: Attribute
+) -> tuple[list[Operation], SSAValue]:
+    """For a vector access, the address re-typed as a pointer to the vector (`getelementptr
+    <N x T>, ptr, 0`): a no-op for LLVM, but llvmlite's IR builder checks the pointee type of
+    pointers that come from an alloca."""
+    if not isinstance(value_type, VectorType):
+        return ops, address
+    typed = llvm.GEPOp(address, [0], value_type, inbounds=True)
+    return [*ops, typed], typed.result
 
 
 def access_alignment_of(

@@ -1,0 +1,1 @@
+"""Side-by-side performance runs of dlc against NumPy (OpenBLAS) and ONNX Runtime."""

@@ -1,0 +1,75 @@
+"""The `loop-default-schedule` pass: schedules every loop nest with the default CPU rules.
+
+Counterpart: TVM's `dlight` default schedules (`ApplyDefaultSchedule` with rules per block
+structure) and the TOPI x86 schedules a build uses when no tuning log has a record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from dialects.loop.ops import ForOp
+from rewrites.schedule_rules import host_config, schedule_nest
+
+SCHEDULED_ATTR = "dlc.scheduled"
+"""A function carrying this unit attribute already has its schedule (e.g. a tuned one)."""
+
+
+@dataclass(frozen=True)
+class LoopDefaultSchedulePass(ModulePass):
+    """Apply the default CPU schedule to every loop nest that has none.
+
+    *Input invariant*: loop-level IR as `convert-tensor-expr-to-loop` makes it (one nest per
+    compute: perfectly nested spatial loops around blocks, or around an init block, reduction
+    loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
+    any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
+    left as they are.
+
+    *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
+    applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
+    micro-kernel (`loop.alloc local` tile, `unrolled` rows, `vectorized` columns, reduction
+    loops innermost but one; GEMM's B packed into `[ceil(N/16)][K][16]` panels first); an
+    elementwise nest gets its innermost loop `vectorized`; the outermost loop with at least two
+    iterations becomes `parallel` when more than one thread is used.
+
+    *Invariants*: results are unchanged (same blocks, cloned at the points they compute; only
+    the order of independent iterations and the floating-point contraction of mul+add change);
+    block names are kept (new blocks: `<name>.pack`, `<name>.write`).
+
+    Options:
+        threads: threads parallel loops will run on (0: all cores; 1: no parallel loop).
+        vector_bits: vector register width (0: the host's).
+        max_accumulators: vector registers a micro-kernel tile may use.
+        max_rows: the most rows of a micro-kernel tile.
+        pack: pack GEMM-like operands (B) into panels.
+        pack_rows: also pack GEMM's A into row panels.
+    """
+
+    name: ClassVar[str] = "loop-default-schedule"
+
+    threads: int = 0
+    vector_bits: int = 0
+    max_accumulators: int = 24
+    max_rows: int = 8
+    pack: bool = True
+    pack_rows: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = host_config(
+            self.threads, self.vector_bits, max_accumulators=self.max_accumulators,
+            max_rows=self.max_rows, pack=self.pack, pack_rows=self.pack_rows,
+        )
+        for function in op.walk():
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            if SCHEDULED_ATTR in function.attributes:
+                continue
+            for root in list(function.body.block.ops):
+                if isinstance(root, ForOp):
+                    schedule_nest(root, config)

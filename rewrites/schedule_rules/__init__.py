@@ -1,0 +1,61 @@
+"""The default CPU schedule rules that `loop-default-schedule` applies, TVM dlight style: each
+rule recognises a nest by its structure and rewrites it with the schedule primitives or a
+composite of them.
+
+Rules, tried in order on each loop nest of a function:
+- `reduction` (rewrites/schedule_rules/reduction.py): GEMM/dense, conv2d, depthwise conv,
+  pools and reductions whose innermost spatial axis is contiguous: a register-blocked
+  micro-kernel (B packed into panels for GEMM), parallel outer loop;
+- `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
+  parallel outer axis;
+- otherwise (a reduction whose innermost axis is strided): parallel outer axis only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from rewrites.schedule_rules.config import CpuConfig, host_config
+from rewrites.schedule_rules.elementwise import schedule_elementwise
+from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
+from rewrites.schedule_rules.reduction import mark_parallel, schedule_reduction
+
+__all__ = ["RULES", "CpuConfig", "Rule", "host_config", "schedule_nest"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named default-schedule rule: `apply(nest, config)` returns whether it scheduled it."""
+
+    name: str
+    kind: type
+    apply: Callable[[Elementwise | Reduction, CpuConfig], bool]
+
+
+def _parallel_only(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
+    if config.threads <= 1:
+        return False
+    mark_parallel([nest.spatial[0]])
+    return any(loop.kind.data == "parallel" for loop in nest.spatial)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
+    Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
+    Rule("parallel", Reduction, _parallel_only),
+)
+"""The rules in the order they are tried."""
+
+
+def schedule_nest(root: Operation, config: CpuConfig) -> str | None:
+    """Schedule the nest rooted at `root` with the first rule that applies; returns its name."""
+    nest = analyze(root)
+    if nest is None:
+        return None
+    for rule in RULES:
+        if isinstance(nest, rule.kind) and rule.apply(nest, config):
+            return rule.name
+    return None

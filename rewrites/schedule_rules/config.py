@@ -1,0 +1,84 @@
+"""The target facts and knobs the default CPU schedule rules read (numbers that describe the
+hardware are data here, never literals in a rule)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+)
+from xdsl.ir import Attribute
+
+
+@dataclass(frozen=True)
+class CpuConfig:
+    """What the rules need to know about the CPU and how far to go.
+
+    Attributes:
+        vector_bits: width of a vector register (512 with AVX-512).
+        threads: the threads parallel loops will run on (1: no loop is made parallel).
+        max_accumulators: vector registers a micro-kernel may hold its tile in (AVX-512 has
+            32; the rest hold the reused vectors and a broadcast).
+        max_rows: the largest number of rows of a micro-kernel tile. 8 rows of a row-major
+            operand whose rows are 4 KiB apart share one set of an 8-way L1 cache: more rows
+            thrash it (12 rows ran 35% slower here than 8).
+        min_vector_extent: the smallest innermost extent worth vectorizing.
+        pack: pack GEMM-like vector operands (B) into panels.
+        pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that
+            costs more than it saves at 8 rows).
+    """
+
+    vector_bits: int = 512
+    threads: int = 1
+    max_accumulators: int = 24
+    max_rows: int = 8
+    min_vector_extent: int = 4
+    pack: bool = True
+    pack_rows: bool = False
+
+    def lanes(self, element: object) -> int:
+        """Lanes of one vector of `element` (16 for f32 with 512-bit vectors)."""
+        return max(1, self.vector_bits // _bits(element))
+
+
+def _bits(element: object) -> int:
+    if isinstance(element, Float32Type):
+        return 32
+    if isinstance(element, Float64Type):
+        return 64
+    if isinstance(element, Float16Type | BFloat16Type):
+        return 16
+    if isinstance(element, IntegerType):
+        return max(8, element.width.data)
+    if isinstance(element, IndexType):
+        return 64
+    return 32
+
+
+def host_config(
+    threads: int = 0, vector_bits: int = 0, **knobs: int | bool
+) -> CpuConfig:
+    """The configuration for this machine: `threads` 0 means all cores, `vector_bits` 0 the
+    host's vector width (from LLVM's view of the host CPU)."""
+    if vector_bits <= 0:
+        from codegen.llvm import host_target
+
+        vector_bits = host_target().vector_width
+    if threads <= 0:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1
+        )
+    return CpuConfig(vector_bits=vector_bits, threads=threads, **knobs)  # type: ignore[arg-type]
+
+
+def element_of(type_: Attribute) -> Attribute:
+    """The element type of a memref (or the type itself)."""
+    get = getattr(type_, "get_element_type", None)
+    return get() if get is not None else type_

@@ -1,0 +1,643 @@
+"""Default CPU schedule of a reduction nest (GEMM/dense, conv2d, depthwise conv, pools, reduce):
+a register-blocked micro-kernel.
+
+Counterpart: TVM's `dense_nopack`/`dense_pack` and `conv2d_NCHWc` x86 schedules, dlight's
+GEMV/reduction rules, BLIS's macro-kernel around a register-blocked micro-kernel.
+
+The schedule, for a nest `spatial loops { init; reduction loops { update }; epilogues }` whose
+innermost spatial axis `c` is contiguous in every access that depends on it:
+
+    [B packed into panels [ceil(C/16)][K][16], zero-padded; GEMM-like operands only]
+    for the other spatial axes { for r.o step MR { for c.o step NR {        // outermost: parallel
+      %tile = loop.alloc local : memref<MR x NR x T>                       // register tile
+      for r.i (unrolled MR) { for c.i (vectorized NR) { init -> tile } }
+      for reduction loops {                                               // k: innermost but one
+        for r.i (unrolled MR) { for c.i (vectorized NR) { update on tile } }
+      }
+      for r.i (unrolled MR) { for c.i (vectorized NR) { epilogues, tile -> output } }
+    } [c tail: the same kernel with NR = C mod NR] } [r tail: MR = R mod MR] }
+
+`r` (the row axis) is a spatial axis that the vector operands do not depend on (GEMM's `i`,
+conv2d's output channel), so that each vector loaded at a reduction step is reused by MR rows
+while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an alloca accessed at
+constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
+is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
+32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row. A GEMM-like vector operand (a 2-D
+buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; reduction
+loops of at most 4 iterations (a 3x3 window) are unrolled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from rewrites.schedule import ScheduleError, parallel
+from rewrites.schedule.common import depends_on, index_constant, is_pure, value_name
+from rewrites.schedule_rules.config import CpuConfig
+from rewrites.schedule_rules.nest import (
+    Reduction,
+    accesses_in,
+    body_of,
+    contiguous_in,
+    extent,
+)
+
+SMALL_REDUCTION_UNROLL = 4
+"""Reduction loops with at most this many iterations are unrolled inside the kernel."""
+
+
+@dataclass
+class Packing:
+    """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/lanes)][K][lanes]` panels."""
+
+    load: LoadOp
+    buffer: SSAValue
+    rows: int
+    columns: int
+
+
+@dataclass
+class KernelPlan:
+    """The shape of the micro-kernel: which spatial axes are rows and columns, and tile sizes."""
+
+    row: int | None
+    column: int
+    lanes: int
+    mr: int
+    nr: int
+    packing: Packing | None
+    row_packing: Packing | None = None
+    """GEMM's `A[i, k]` (the broadcast operand), packed into `[ceil(M/MR)][K][MR]` panels so that
+    the MR values a reduction step broadcasts are contiguous (MR rows of a row-major A lie a
+    whole row apart: the same cache set for a 4 KiB row)."""
+
+
+def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
+    """The kernel for `nest`, or None if its innermost spatial axis cannot be vectorized."""
+    if _has_loose_ops(nest):
+        return None
+    column = len(nest.spatial) - 1
+    c_loop = nest.spatial[column]
+    columns = extent(c_loop)
+    element = _element_type(nest.home)
+    if element is None:
+        return None
+    lanes = config.lanes(element)
+    if columns < config.min_vector_extent or lanes < 2:
+        return None
+    blocks: list[Operation] = [nest.init, nest.update, *nest.epilogues]
+    accesses = accesses_in(blocks)
+    iv = c_loop.induction_var
+    if not contiguous_in(accesses, iv, nest.home):
+        return None
+    vector_loads = [
+        access for access in accesses
+        if isinstance(access, LoadOp) and access.memref is not nest.home
+        and depends_on(access.indices[-1], {iv})
+    ]
+    row = _row_axis(nest, column, vector_loads)
+    packing = _packing(nest, c_loop, vector_loads, lanes, config)
+    if packing is not None:
+        nr = min(2 * lanes, -(-columns // lanes) * lanes)
+    elif columns <= 4 * lanes:
+        nr = columns
+    else:
+        nr = 2 * lanes
+    vectors = -(-nr // lanes)
+    mr = 1
+    if row is not None:
+        rows = extent(nest.spatial[row])
+        mr = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
+    row_packing = (
+        _row_packing(nest, row, column) if packing is not None and config.pack_rows else None
+    )
+    return KernelPlan(row, column, lanes, mr, nr, packing, row_packing)
+
+
+def _row_packing(nest: Reduction, row: int | None, column: int) -> Packing | None:
+    """The GEMM `A[i, k]` operand of the update (read at the row index and a reduction index,
+    not depending on the column), if there is exactly one."""
+    if row is None:
+        return None
+    row_iv = nest.spatial[row].induction_var
+    column_iv = nest.spatial[column].induction_var
+    reduction_ivs = {loop.induction_var for loop in nest.reduction}
+    loads = [
+        access for access in accesses_in([nest.update])
+        if isinstance(access, LoadOp) and access.memref is not nest.home
+        and any(depends_on(index, {row_iv}) for index in access.indices)
+    ]
+    if len(loads) != 1:
+        return None
+    load = loads[0]
+    memref_type = load.memref.type
+    assert isinstance(memref_type, MemRefType)
+    if memref_type.get_num_dims() != 2 or load.indices[0] is not row_iv:
+        return None
+    k = load.indices[1]
+    if depends_on(k, {row_iv, column_iv}) or not depends_on(k, reduction_ivs):
+        return None
+    if any(load.memref in block.writes for block in (nest.init, nest.update, *nest.epilogues)):
+        return None
+    rows, columns = memref_type.get_shape()
+    return Packing(load, load.memref, rows, columns)
+
+
+def _has_loose_ops(nest: Reduction) -> bool:
+    """Whether a band body holds index arithmetic that the blocks use (the kernel rebuilds the
+    loops and clones only the blocks)."""
+    for band in (nest.spatial, nest.reduction):
+        for loop in band:
+            if any(is_pure(op) for op in body_of(loop)):
+                return True
+    return False
+
+
+def _element_type(buffer: SSAValue) -> object | None:
+    memref_type = buffer.type
+    if not isinstance(memref_type, MemRefType):
+        return None
+    return memref_type.get_element_type()
+
+
+def _row_axis(nest: Reduction, column: int, vector_loads: list[LoadOp]) -> int | None:
+    """The spatial axis to block rows over: one the vector operands do not depend on but some
+    other operand does (so a vector is reused by every row), else the innermost other axis."""
+    others = [d for d in range(len(nest.spatial)) if d != column and extent(nest.spatial[d]) > 1]
+    if not others:
+        return None
+    loads = [a for a in accesses_in([nest.update]) if isinstance(a, LoadOp)]
+
+    def reuses(d: int) -> bool:
+        iv = nest.spatial[d].induction_var
+        used = any(any(depends_on(i, {iv}) for i in load.indices) for load in loads)
+        return used and not any(
+            any(depends_on(i, {iv}) for i in load.indices) for load in vector_loads
+        )
+
+    reusing = [d for d in others if reuses(d)]
+    if reusing:
+        return max(reusing, key=lambda d: extent(nest.spatial[d]))
+    return others[-1]
+
+
+def _packing(
+    nest: Reduction, c_loop: ForOp, vector_loads: list[LoadOp], lanes: int, config: CpuConfig
+) -> Packing | None:
+    """The GEMM `B[k, j]` operand of the update, if it should be packed into panels."""
+    if not config.pack:
+        return None
+    iv = c_loop.induction_var
+    columns = extent(c_loop)
+    reduction_ivs = {loop.induction_var for loop in nest.reduction}
+    candidates = [load for load in vector_loads if nest.update.is_ancestor(load)]
+    if len(candidates) != 1 or columns < 2 * lanes:
+        return None
+    load = candidates[0]
+    memref_type = load.memref.type
+    assert isinstance(memref_type, MemRefType)
+    if memref_type.get_num_dims() != 2 or memref_type.get_shape()[1] != columns:
+        return None
+    if load.indices[1] is not iv or not depends_on(load.indices[0], reduction_ivs):
+        return None
+    if any(load.memref in block.writes for block in (nest.init, nest.update, *nest.epilogues)):
+        return None
+    rows = memref_type.get_shape()[0]
+    return Packing(load, load.memref, rows, columns)
+
+
+# ----------------------------------------------------------------------------------------------
+# Building the scheduled nest
+# ----------------------------------------------------------------------------------------------
+
+
+PointMap = dict[SSAValue, SSAValue]
+"""Original induction variables -> their values at one point of the tile."""
+
+Fill = Callable[[SSAValue, SSAValue, list[Operation]], None]
+"""Emits (into the list) the body of the tile loops for row `ri` and column `ci`."""
+
+
+class _Builder:
+    """Emits the scheduled nest before the original one."""
+
+    def __init__(self, nest: Reduction, plan: KernelPlan, config: CpuConfig) -> None:
+        self.nest = nest
+        self.plan = plan
+        self.config = config
+        self.anchor = nest.spatial[0]
+        self.name = nest.update.block_name.data
+        self.packed: SSAValue | None = None
+        self.packed_rows: SSAValue | None = None
+
+    def const(self, value: int) -> SSAValue:
+        return index_constant(value, self.anchor)
+
+    def loop(
+        self, lb: int | SSAValue, ub: int | SSAValue, step: int, axis: str, kind: str,
+        body: Callable[[SSAValue, list[Operation]], None],
+    ) -> ForOp:
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = value_name(axis)
+        ops: list[Operation] = []
+        body(block.args[0], ops)
+        block.add_ops([*ops, YieldOp()])
+        lb_value = self.const(lb) if isinstance(lb, int) else lb
+        ub_value = self.const(ub) if isinstance(ub, int) else ub
+        return ForOp(lb_value, ub_value, self.const(step), block, axis, kind)
+
+    # -- the nest ------------------------------------------------------------------------------
+
+    def build(self) -> list[Operation]:
+        ops: list[Operation] = []
+        if self.plan.packing is not None:
+            ops += self.pack_nest(self.plan.packing)
+        if self.plan.row_packing is not None:
+            ops += self.pack_rows_nest(self.plan.row_packing)
+        levels: list[str | int] = []
+        for d in range(len(self.nest.spatial)):
+            if d not in (self.plan.row, self.plan.column):
+                levels.append(d)
+        if self.plan.packing is not None:
+            levels += ["c", "r"]
+        else:
+            levels += ["r", "c"]
+        nest_ops = self.level(levels, {}, self.const(0), self.plan.mr, self.const(0), self.plan.nr)
+        ops += nest_ops
+        for packed in (self.packed, self.packed_rows):
+            if packed is not None:
+                ops.append(DeallocOp(packed))
+        return ops
+
+    def level(
+        self, levels: list[str | int], ivs: dict[int, SSAValue],
+        r_base: SSAValue, mr: int, c_base: SSAValue, nr: int,
+    ) -> list[Operation]:
+        if not levels:
+            return self.kernel(ivs, r_base, mr, c_base, nr)
+        head, rest = levels[0], levels[1:]
+        spatial = self.nest.spatial
+        if isinstance(head, int):
+            loop = spatial[head]
+
+            def inner(iv: SSAValue, ops: list[Operation]) -> None:
+                ops += self.level(rest, {**ivs, head: iv}, r_base, mr, c_base, nr)
+
+            return [self.loop(0, extent(loop), 1, loop.axis.data, "serial", inner)]
+        if head == "r":
+            if self.plan.row is None:
+                return self.level(rest, ivs, r_base, 1, c_base, nr)
+            total, tile, axis = extent(spatial[self.plan.row]), self.plan.mr, "r"
+        else:
+            total, tile, axis = extent(spatial[self.plan.column]), self.plan.nr, "c"
+        axis_name = spatial[self.plan.row if head == "r" else self.plan.column].axis.data
+        main = total - total % tile
+        ops: list[Operation] = []
+
+        def blocked(iv: SSAValue, body: list[Operation]) -> None:
+            if head == "r":
+                body += self.level(rest, ivs, iv, tile, c_base, nr)
+            else:
+                body += self.level(rest, ivs, r_base, mr, iv, tile)
+
+        if main:
+            ops.append(self.loop(0, main, tile, f"{axis_name}.o", "serial", blocked))
+        if total % tile:
+            tail = total % tile
+            if axis == "r":
+                ops += self.level(rest, ivs, self.const(main), tail, c_base, nr)
+            else:
+                ops += self.level(rest, ivs, r_base, mr, self.const(main), tail)
+        return ops
+
+    # -- the micro-kernel ----------------------------------------------------------------------
+
+    def kernel(
+        self, ivs: dict[int, SSAValue], r_base: SSAValue, mr: int, c_base: SSAValue, nr: int
+    ) -> list[Operation]:
+        nest, plan = self.nest, self.plan
+        element = _element_type(nest.home)
+        lanes = plan.lanes
+        width = -(-nr // lanes) * lanes if plan.packing is not None else nr
+        tile_alloc = AllocOp(MemRefType(element, [mr, width]), "local")  # type: ignore[arg-type]
+        tile_alloc.result.name_hint = "tile"
+        tile = tile_alloc.result
+        r_axis = nest.spatial[plan.row].axis.data if plan.row is not None else "r"
+        c_axis = nest.spatial[plan.column].axis.data
+        ops: list[Operation] = [tile_alloc]
+
+        def spatial_map(ri: SSAValue, ci: SSAValue, body: list[Operation]) -> PointMap:
+            mapping: dict[SSAValue, SSAValue] = {}
+            for d, loop in enumerate(nest.spatial):
+                if d == plan.row:
+                    mapping[loop.induction_var] = _add(r_base, ri, body)
+                elif d == plan.column:
+                    mapping[loop.induction_var] = _add(c_base, ci, body)
+                else:
+                    mapping[loop.induction_var] = ivs[d]
+            return mapping
+
+        def tile_nest(columns: int, fill: Fill) -> ForOp:
+            def rows(ri: SSAValue, body: list[Operation]) -> None:
+                def cols(ci: SSAValue, inner: list[Operation]) -> None:
+                    fill(ri, ci, inner)
+
+                body.append(self.loop(0, columns, 1, f"{c_axis}.i", "vectorized", cols))
+
+            return self.loop(0, mr, 1, f"{r_axis}.i", "unrolled", rows)
+
+        def init(ri: SSAValue, ci: SSAValue, body: list[Operation]) -> None:
+            mapping = spatial_map(ri, ci, body)
+            body.append(self.clone_block(nest.init, mapping, tile, ri, ci))
+
+        ops.append(tile_nest(width, init))
+        ops.append(
+            self.reduction_nest(spatial_map, tile, mr, width, r_base, c_base, r_axis, c_axis)
+        )
+
+        def epilogue(ri: SSAValue, ci: SSAValue, body: list[Operation]) -> None:
+            mapping = spatial_map(ri, ci, body)
+            for block in nest.epilogues:
+                body.append(self.clone_block(block, mapping, tile, ri, ci))
+            if nest.alloc is None:
+                body.append(self.write_back(mapping, tile, ri, ci))
+
+        ops.append(tile_nest(nr, epilogue))
+        ops.append(DeallocOp(tile))
+        return ops
+
+    def reduction_nest(
+        self, spatial_map: Callable[[SSAValue, SSAValue, list[Operation]], PointMap],
+        tile: SSAValue, mr: int, width: int, r_base: SSAValue, c_base: SSAValue, r_axis: str,
+        c_axis: str,
+    ) -> ForOp:
+        nest, plan = self.nest, self.plan
+        reduction_ivs: dict[SSAValue, SSAValue] = {}
+
+        def update_nest(body: list[Operation]) -> None:
+            row_panel = _div(r_base, plan.mr, self, body) if plan.row_packing else None
+
+            def rows(ri: SSAValue, row_body: list[Operation]) -> None:
+                if plan.packing is None:
+                    def cols(ci: SSAValue, inner: list[Operation]) -> None:
+                        mapping = {**spatial_map(ri, ci, inner), **reduction_ivs}
+                        inner.append(self.clone_block(nest.update, mapping, tile, ri, ci))
+
+                    row_body.append(
+                        self.loop(0, width, 1, f"{c_axis}.i", "vectorized", cols)
+                    )
+                    return
+                lanes = plan.lanes
+
+                def panels(cv: SSAValue, panel_body: list[Operation]) -> None:
+                    offset = _mul(cv, lanes, self, panel_body)
+                    panel = _add(_div(c_base, lanes, self, panel_body), cv, panel_body)
+
+                    def lane_loop(cl: SSAValue, inner: list[Operation]) -> None:
+                        ci = _add(offset, cl, inner)
+                        mapping = {**spatial_map(ri, ci, inner), **reduction_ivs}
+                        block = self.clone_block(nest.update, mapping, tile, ri, ci)
+                        self.use_packed(block, panel, cl)
+                        if row_panel is not None:
+                            self.use_packed_rows(block, row_panel, ri)
+                        inner.append(block)
+
+                    panel_body.append(
+                        self.loop(0, lanes, 1, f"{c_axis}.l", "vectorized", lane_loop)
+                    )
+
+                row_body.append(self.loop(0, width // lanes, 1, f"{c_axis}.v", "unrolled", panels))
+
+            body.append(self.loop(0, mr, 1, f"{r_axis}.i", "unrolled", rows))
+
+        def band(depth: int, body: list[Operation]) -> None:
+            if depth == len(nest.reduction):
+                update_nest(body)
+                return
+            loop = nest.reduction[depth]
+            bounds = loop.constant_bounds()
+            assert bounds is not None
+            trip = loop.trip_count() or 0
+            kind = "unrolled" if trip <= SMALL_REDUCTION_UNROLL else "serial"
+
+            def inner(iv: SSAValue, inner_body: list[Operation]) -> None:
+                reduction_ivs[loop.induction_var] = iv
+                band(depth + 1, inner_body)
+
+            body.append(self.loop(bounds[0], bounds[1], bounds[2], loop.axis.data, kind, inner))
+
+        ops: list[Operation] = []
+        band(0, ops)
+        assert isinstance(ops[0], ForOp)
+        return ops[0]
+
+    def clone_block(
+        self, block: BlockOp, mapping: dict[SSAValue, SSAValue], tile: SSAValue,
+        ri: SSAValue, ci: SSAValue,
+    ) -> BlockOp:
+        """A copy of `block` at the mapped point, accumulating into `tile[ri, ci]`."""
+        clone = block.clone(value_mapper={**mapping, self.nest.home: tile})
+        for op in clone.walk():
+            if isinstance(op, LoadOp) and op.memref is tile:
+                op.operands = (tile, ri, ci)
+            elif isinstance(op, StoreOp) and op.memref is tile:
+                op.operands = (op.value, tile, ri, ci)
+        return clone
+
+    def write_back(
+        self, mapping: dict[SSAValue, SSAValue], tile: SSAValue, ri: SSAValue, ci: SSAValue
+    ) -> BlockOp:
+        """`home[point] = tile[ri, ci]` for a reduction accumulating straight into a buffer."""
+        store = next(op for op in self.nest.init.walk() if isinstance(op, StoreOp))
+        indices = [mapping.get(index, index) for index in store.indices]
+        load = LoadOp(tile, [ri, ci])
+        write = StoreOp(load, self.nest.home, indices)
+        return BlockOp(f"{self.name}.write", [tile], [self.nest.home], [load, write],
+                       self.nest.init.spatial_axes)
+
+    # -- packing -------------------------------------------------------------------------------
+
+    def pack_nest(self, packing: Packing) -> list[Operation]:
+        """`Bp[p, k, l] = B[k, p * lanes + l]` (zero past the last column), `Bp` allocated."""
+        lanes = self.plan.lanes
+        element = _element_type(packing.buffer)
+        panels = -(-packing.columns // lanes)
+        full = packing.columns // lanes
+        packed_type = MemRefType(element, [panels, packing.rows, lanes])  # type: ignore[arg-type]
+        alloc = AllocOp(packed_type, "global")
+        alloc.result.name_hint = f"{packing.buffer.name_hint or 'B'}_packed"
+        self.packed = alloc.result
+        ops: list[Operation] = [alloc]
+        source, packed = packing.buffer, alloc.result
+        name = f"{self.name}.pack"
+
+        def copy(p: SSAValue, k: SSAValue, l: SSAValue, body: list[Operation], guard: bool) -> None:
+            inner: list[Operation] = []
+            column = _add(_mul(p, lanes, self, inner), l, inner)
+            if guard:
+                limit = self.const(packing.columns)
+                inside = arith.CmpiOp(column, limit, "ult")
+                clamped = arith.MinUIOp(column, self.const(packing.columns - 1))
+                load = LoadOp(source, [k, clamped.result])
+                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                value = arith.SelectOp(inside, load, zero)
+                inner += [inside, clamped, load, zero, value]
+                stored: SSAValue = value.result
+            else:
+                load = LoadOp(source, [k, column])
+                inner.append(load)
+                stored = load.result
+            inner.append(StoreOp(stored, packed, [p, k, l]))
+            body.append(BlockOp(name, [source], [packed], inner, ["p", "k", "l"]))
+
+        def panel_rows(p: SSAValue, body: list[Operation], guard: bool) -> None:
+            def row(k: SSAValue, row_body: list[Operation]) -> None:
+                def lane(l: SSAValue, lane_body: list[Operation]) -> None:
+                    copy(p, k, l, lane_body, guard)
+
+                kind = "serial" if guard else "vectorized"
+                row_body.append(self.loop(0, lanes, 1, "l", kind, lane))
+
+            body.append(self.loop(0, packing.rows, 1, "k", "serial", row))
+
+        if full:
+            ops.append(self.loop(0, full, 1, "p", "serial",
+                                 lambda p, body: panel_rows(p, body, False)))
+        if panels > full:
+            last: list[Operation] = []
+            panel_rows(self.const(full), last, True)
+            ops += last
+        return ops
+
+    def pack_rows_nest(self, packing: Packing) -> list[Operation]:
+        """`Ap[p, k, r] = A[p * MR + r, k]` (zero past the last row), `Ap` allocated."""
+        mr = self.plan.mr
+        element = _element_type(packing.buffer)
+        panels = -(-packing.rows // mr)
+        packed_type = MemRefType(element, [panels, packing.columns, mr])  # type: ignore[arg-type]
+        alloc = AllocOp(packed_type, "global")
+        alloc.result.name_hint = f"{packing.buffer.name_hint or 'A'}_packed"
+        self.packed_rows = alloc.result
+        source, packed = packing.buffer, alloc.result
+        guard = packing.rows % mr != 0
+        name = f"{self.name}.pack_rows"
+
+        def copy(p: SSAValue, k: SSAValue, r: SSAValue, body: list[Operation]) -> None:
+            inner: list[Operation] = []
+            row = _add(_mul(p, mr, self, inner), r, inner)
+            if guard:
+                inside = arith.CmpiOp(row, self.const(packing.rows), "ult")
+                clamped = arith.MinUIOp(row, self.const(packing.rows - 1))
+                load = LoadOp(source, [clamped.result, k])
+                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                value = arith.SelectOp(inside, load, zero)
+                inner += [inside, clamped, load, zero, value]
+                stored: SSAValue = value.result
+            else:
+                load = LoadOp(source, [row, k])
+                inner.append(load)
+                stored = load.result
+            inner.append(StoreOp(stored, packed, [p, k, r]))
+            body.append(BlockOp(name, [source], [packed], inner, ["p", "k", "r"]))
+
+        def panel(p: SSAValue, body: list[Operation]) -> None:
+            def column(k: SSAValue, column_body: list[Operation]) -> None:
+                column_body.append(self.loop(0, mr, 1, "r", "serial",
+                                             lambda r, inner: copy(p, k, r, inner)))
+
+            body.append(self.loop(0, packing.columns, 1, "k", "serial", column))
+
+        return [alloc, self.loop(0, panels, 1, "p", "serial", panel)]
+
+    def use_packed_rows(self, block: BlockOp, panel: SSAValue, row: SSAValue) -> None:
+        """Make the update's load of `A[i, k]` read `Ap[panel, k, row]`."""
+        packing = self.plan.row_packing
+        assert packing is not None and self.packed_rows is not None
+        for op in block.walk():
+            if isinstance(op, LoadOp) and op.memref is packing.buffer:
+                op.operands = (self.packed_rows, panel, op.indices[1], row)
+        reads = [self.packed_rows if value is packing.buffer else value for value in block.reads]
+        from rewrites.schedule.common import set_block_buffers
+
+        set_block_buffers(block, reads, list(block.writes))
+
+    def use_packed(self, block: BlockOp, panel: SSAValue, lane: SSAValue) -> None:
+        """Make the update's load of `B[k, j]` read `Bp[panel, k, lane]`."""
+        packing = self.plan.packing
+        assert packing is not None and self.packed is not None
+        for op in block.walk():
+            if isinstance(op, LoadOp) and op.memref is packing.buffer:
+                op.operands = (self.packed, panel, op.indices[0], lane)
+        reads = [self.packed if value is packing.buffer else value for value in block.reads]
+        from rewrites.schedule.common import set_block_buffers
+
+        set_block_buffers(block, reads, list(block.writes))
+
+
+def _add(lhs: SSAValue, rhs: SSAValue, ops: list[Operation]) -> SSAValue:
+    for value, other in ((lhs, rhs), (rhs, lhs)):
+        constant = value.owner
+        if isinstance(constant, arith.ConstantOp) and constant.value == IntegerAttr(0, IndexType()):
+            return other
+    op = arith.AddiOp(lhs, rhs)
+    ops.append(op)
+    return op.result
+
+
+def _mul(value: SSAValue, factor: int, builder: _Builder, ops: list[Operation]) -> SSAValue:
+    if factor == 1:
+        return value
+    op = arith.MuliOp(value, builder.const(factor))
+    ops.append(op)
+    return op.result
+
+
+def _div(value: SSAValue, divisor: int, builder: _Builder, ops: list[Operation]) -> SSAValue:
+    if divisor == 1:
+        return value
+    op = arith.DivUIOp(value, builder.const(divisor))
+    ops.append(op)
+    return op.result
+
+
+def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
+    """Replace the reduction nest by its register-blocked kernel schedule (see the module's
+    docstring); returns False, changing nothing, if the nest does not fit the kernel."""
+    plan = plan_kernel(nest, config)
+    if plan is None:
+        return False
+    builder = _Builder(nest, plan, config)
+    root = nest.spatial[0]
+    ops = builder.build()
+    parent = root.parent_block()
+    assert parent is not None
+    for op in ops:
+        parent.insert_op_before(op, root)
+    root.detach()
+    root.erase()
+    if config.threads > 1:
+        mark_parallel([op for op in ops if isinstance(op, ForOp)])
+    return True
+
+
+def mark_parallel(roots: list[ForOp]) -> None:
+    """Make the outermost loop with at least two iterations of each nest parallel (when the
+    `parallel` primitive finds it legal), looking through single-iteration loops."""
+    for root in roots:
+        loop: ForOp | None = root
+        while loop is not None:
+            trip = loop.trip_count()
+            if trip is not None and trip >= 2:
+                try:
+                    parallel(loop)
+                except ScheduleError:
+                    pass
+                break
+            inner = [op for op in body_of(loop) if isinstance(op, ForOp)]
+            loop = inner[0] if len(inner) == 1 else None
