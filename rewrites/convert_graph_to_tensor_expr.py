@@ -14,7 +14,7 @@ from typing import ClassVar
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType, UnregisteredOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -28,9 +28,14 @@ from rewrites.topi.elementwise import op_short_name
 GRAPH_PREFIX = "graph."
 
 
+def op_name(op: Operation) -> str:
+    """`op`'s name, also for an op parsed with --allow-unregistered-dialect."""
+    return op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+
+
 def is_graph_op(op: Operation) -> bool:
-    """Whether `op` belongs to the graph dialect."""
-    return op.name.startswith(GRAPH_PREFIX)
+    """Whether `op` belongs to the graph dialect (registered or not)."""
+    return op_name(op).startswith(GRAPH_PREFIX)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,7 +66,7 @@ def check_static_shapes(module: ModuleOp) -> None:
 def _missing_definition(op: Operation) -> PassFailedException:
     known = ", ".join(op_type.name for op_type in defined_op_types())
     return PassFailedException(
-        f"'{op.name}' op has no compute definition: expected one of the ops defined in "
+        f"'{op_name(op)}' op has no compute definition: expected one of the ops defined in "
         f"rewrites/topi ({known})"
     )
 
@@ -78,7 +83,7 @@ def group_base_name(fused: FusedOp) -> str:
     if (name := fused.name_value()) is not None:
         return name
     ops = [
-        op_short_name(op.name)
+        op_short_name(op_name(op))
         for op in fused.body.block.ops
         if is_graph_op(op) and not isinstance(op, GraphYieldOp | ConstantOp)
     ]

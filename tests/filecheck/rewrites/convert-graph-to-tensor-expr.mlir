@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -p convert-graph-to-tensor-expr --split-input-file --verify-diagnostics | filecheck %s
+// RUN: dlc-opt %s -p convert-graph-to-tensor-expr --split-input-file --verify-diagnostics --allow-unregistered-dialect | filecheck %s
 
 // Broadcasting elementwise: the broadcast operand reads only the axes it has.
 // CHECK-LABEL: func.func @add_broadcast
@@ -352,3 +352,12 @@ func.func @negative_unsigned_elements(%a: tensor<4xui8>, %b: tensor<4xui8>) -> t
   func.return %r : tensor<4xui8>
 }
 // CHECK: 'graph.add' op expected a float or signless integer element type, found ui8
+
+// -----
+
+// A graph op without a compute definition (here one the dialect does not even know).
+func.func @negative_no_definition(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = "graph.mystery"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+// CHECK: 'graph.mystery' op has no compute definition: expected one of the ops defined in rewrites/topi (graph.abs, graph.add,
