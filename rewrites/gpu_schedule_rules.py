@@ -1,0 +1,929 @@
+"""The default GPU schedule rules that `loop-gpu-default-schedule` applies (TVM dlight's GPU rules:
+`Matmul`, `Reduction`, `ElementWise`, `Fallback`).
+
+Each rule recognises a loop nest by its structure (`rewrites.schedule_rules.nest.analyze`) and
+rewrites it into loops bound to GPU axes; the result keeps the loop IR's serial semantics (the
+loop interpreter runs it and must find the same results), and `convert-loop-to-target-gpu` turns
+it into a kernel. Rules, tried in order on each top-level nest of a function:
+
+- `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
+  spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
+  in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
+  each thread a TM x TN sub-tile held in a `loop.alloc local` (registers); for each BK-slice of
+  the reduction the block first copies the A and B tiles into shared memory (each thread a few
+  elements, coalesced along the reduction axis for A and along N for B; out-of-range elements
+  are zeros), then every thread accumulates its sub-tile from shared memory, reading B's row as
+  a vector (`vectorized`). The init, update and epilogue blocks then run once per output
+  element, on the accumulated value.
+- `tree-reduction` (a reduction whose reduction extent is large compared with its outputs, or a
+  reduction to one value): one block per output; each of T threads reduces a strided slice into
+  a register, the partial results meet in shared memory and are combined in log2(T) steps (a
+  tree), and thread 0 runs the init, the update with the total and the epilogues.
+- `thread-per-output` / `elementwise`: the spatial loops are fused into one loop, split into a
+  grid-stride loop around `blockIdx.x` and `threadIdx.x` (256 threads; the grid is capped, and
+  the outer serial loop strides over the rest); reduction loops stay serial in each thread.
+- `single`: anything else (a statement outside loops, a nest of unknown shape) runs in one
+  thread, so that every nest can be launched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+
+from codegen.gpu_targets import GpuTarget
+from dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from rewrites.schedule import ScheduleError, bind, fuse, split, vectorize
+from rewrites.schedule.common import index_constant, is_pure, value_name
+from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
+
+
+@dataclass(frozen=True)
+class GpuScheduleConfig:
+    """What the GPU rules need to know about the target, and their knobs.
+
+    Attributes:
+        threads: threads per block of elementwise, per-output and tree-reduction kernels.
+        max_blocks: the most blocks of a grid-stride kernel (more work strides in a loop).
+        shared_memory_bytes: shared memory one block may use (bounds the GEMM tiles).
+        tree_min_extent: the smallest reduction extent reduced by a tree of threads.
+        tile_threads: the threads of a GEMM block along M and N.
+        max_thread_tile: the largest per-thread GEMM sub-tile along M and along N.
+        block_k: the reduction slice a GEMM block stages in shared memory per step.
+        min_gemm_extent: M and N must both reach this for the GEMM rule.
+    """
+
+    threads: int = 256
+    max_blocks: int = 4096
+    shared_memory_bytes: int = 48 * 1024
+    tree_min_extent: int = 128
+    tile_threads: tuple[int, int] = (16, 16)
+    max_thread_tile: int = 8
+    block_k: int = 8
+    min_gemm_extent: int = 16
+
+    @classmethod
+    def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
+        """The configuration for a target description (`codegen.gpu_targets`)."""
+        chosen = min(threads or 256, target.max_threads_per_block, target.max_block_dims[0])
+        tile = 16 if target.max_threads_per_block >= 256 else 8
+        return cls(
+            threads=chosen,
+            max_blocks=target.multiprocessors * 32,
+            shared_memory_bytes=target.shared_memory_bytes,
+            tile_threads=(tile, tile),
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Entry points
+# ----------------------------------------------------------------------------------------------
+
+
+def schedule_function(function: func.FuncOp, config: GpuScheduleConfig) -> list[str]:
+    """Schedule every top-level nest of `function`; returns the rule applied to each."""
+    return [
+        schedule_nest(root, config)
+        for root in list(function.body.block.ops)
+        if isinstance(root, ForOp | BlockOp)
+    ]
+
+
+def schedule_nest(root: ForOp | BlockOp, config: GpuScheduleConfig) -> str:
+    """Schedule one nest with the first rule that applies; returns the rule's name ("bound" for
+    a nest that already has GPU bindings, which is left as it is)."""
+    if any(isinstance(op, ForOp) and op.kind.data == "bound" for op in root.walk()):
+        return "bound"
+    if isinstance(root, BlockOp):
+        single_thread(root)
+        return "single"
+    nest = analyze(root)
+    if isinstance(nest, Reduction):
+        if schedule_gemm(nest, config):
+            return "gemm"
+        if _tree_worthy(nest, config) and schedule_tree_reduction(nest, config):
+            return "tree-reduction"
+        bind_spatial(nest.spatial, config)
+        return "thread-per-output"
+    if isinstance(nest, Elementwise):
+        bind_spatial(nest.spatial, config)
+        return "elementwise"
+    bare = _bare_reduction(root)
+    if bare is not None and schedule_tree_reduction(bare, config):
+        return "tree-reduction"
+    single_thread(root)
+    return "single"
+
+
+def single_thread(op: Operation) -> ForOp:
+    """Wrap `op` in a trip-1 loop bound to threadIdx.x (a one-thread kernel)."""
+    block = op.parent_block()
+    assert block is not None
+    anchor = op.next_op
+    zero, one = index_constant(0, op), index_constant(1, op)
+    op.detach()
+    loop = ForOp(zero, one, one, [op], "single", "bound", "threadIdx.x")
+    block.insert_op_before(loop, anchor)  # type: ignore[arg-type]
+    return loop
+
+
+def bind_spatial(loops: Sequence[ForOp], config: GpuScheduleConfig) -> None:
+    """Fuse a spatial band and map it onto a grid-stride loop of blocks of threads."""
+    loop = _fuse_band(loops)
+    trip = loop.trip_count()
+    assert trip is not None
+    if trip <= config.threads:
+        bind(loop, "threadIdx.x")
+        return
+    blocks = min(-(-trip // config.threads), config.max_blocks)
+    _, block_loop, thread_loop = split(loop, [blocks, config.threads])
+    bind(block_loop, "blockIdx.x")
+    bind(thread_loop, "threadIdx.x")
+
+
+def _fuse_band(loops: Sequence[ForOp]) -> ForOp:
+    """Fuse a perfectly nested band into one loop, innermost pair first (the index arithmetic
+    a fusion adds then stays inside the loop being fused next)."""
+    loop = loops[-1]
+    for outer in reversed(loops[:-1]):
+        loop = fuse(outer, loop)
+    return loop
+
+
+# ----------------------------------------------------------------------------------------------
+# Building IR
+# ----------------------------------------------------------------------------------------------
+
+
+class Builder:
+    """Appends ops to a block (before its terminator) with folding index helpers; index
+    constants go before the nest root of `anchor` (shared by the whole nest)."""
+
+    def __init__(self, block: Block, anchor: Operation, before: Operation | None = None) -> None:
+        self.into = block
+        self.anchor = anchor
+        self.before = before
+
+    def insert(self, op: Operation) -> Operation:
+        if self.before is not None:
+            self.into.insert_op_before(op, self.before)
+            return op
+        last = self.into.last_op
+        if isinstance(last, YieldOp):
+            self.into.insert_op_before(op, last)
+        else:
+            self.into.add_op(op)
+        return op
+
+    def value(self, op: Operation, name: str | None = None) -> SSAValue:
+        self.insert(op)
+        if name is not None:
+            op.results[0].name_hint = name
+        return op.results[0]
+
+    def const(self, value: int) -> SSAValue:
+        return index_constant(value, self.anchor)
+
+    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        if isinstance(b, int):
+            if b == 0:
+                return a
+            b = self.const(b)
+        return self.value(arith.AddiOp(a, b))
+
+    def mul(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return a
+        if b == 0:
+            return self.const(0)
+        return self.value(arith.MuliOp(a, self.const(b)))
+
+    def div(self, a: SSAValue, b: int) -> SSAValue:
+        return a if b == 1 else self.value(arith.DivUIOp(a, self.const(b)))
+
+    def rem(self, a: SSAValue, b: int) -> SSAValue:
+        return self.const(0) if b == 1 else self.value(arith.RemUIOp(a, self.const(b)))
+
+    def decompose(self, linear: SSAValue, extents: Sequence[int]) -> list[SSAValue]:
+        """The row-major coordinates of `linear` in a box of `extents`."""
+        values = []
+        for position, size in enumerate(extents):
+            inner = math.prod(extents[position + 1:])
+            values.append(self.rem(self.div(linear, inner), size) if position else
+                          self.div(linear, inner))
+        return values
+
+    def loop(
+        self,
+        lb: SSAValue | int,
+        ub: SSAValue | int,
+        axis: str,
+        kind: str = "serial",
+        thread: str | None = None,
+        step: int = 1,
+    ) -> tuple[ForOp, Builder]:
+        lb_value = self.const(lb) if isinstance(lb, int) else lb
+        ub_value = self.const(ub) if isinstance(ub, int) else ub
+        step_value = self.const(step)
+        loop = ForOp(lb_value, ub_value, step_value, Block(arg_types=[IndexType()]), axis,
+                     kind, thread)
+        loop.induction_var.name_hint = value_name(axis)
+        self.insert(loop)
+        return loop, Builder(loop.body.block, loop)
+
+    def thread_loop(self, extent: int, axis: str, thread: str) -> tuple[ForOp, Builder]:
+        return self.loop(0, extent, axis, "bound", thread)
+
+    def block(
+        self, name: str, build: Callable[[Builder], None], spatial: Sequence[str] = ()
+    ) -> BlockOp:
+        """A `loop.block` whose body `build` fills; its reads and writes are what it accesses."""
+        body = Block()
+        build(Builder(body, self.anchor))
+        reads: list[SSAValue] = []
+        writes: list[SSAValue] = []
+        for op in body.walk():
+            if isinstance(op, StoreOp) and op.memref not in writes:
+                writes.append(op.memref)
+        for op in body.walk():
+            if isinstance(op, LoadOp) and op.memref not in reads and op.memref not in writes:
+                reads.append(op.memref)
+        block = BlockOp(name, reads, writes, body, spatial)
+        self.insert(block)
+        return block
+
+
+class Cloner:
+    """Clones ops of an old nest into a new place, mapping the old induction variables to new
+    values and cloning the pure ops (index arithmetic, constants) they depend on."""
+
+    def __init__(self, old_root: Operation, mapping: dict[SSAValue, SSAValue], at: Builder):
+        self.old_root = old_root
+        self.mapping = dict(mapping)
+        self.at = at
+
+    def value(self, value: SSAValue) -> SSAValue:
+        if value in self.mapping:
+            return self.mapping[value]
+        owner = value.owner
+        if isinstance(owner, Block):
+            holder = owner.parent_op()
+            if holder is not None and (holder is self.old_root or
+                                       self.old_root.is_ancestor(holder)):
+                raise ScheduleError(
+                    "cannot clone: a value depends on a loop variable with no new value", holder
+                )
+            return value
+        if not (owner is self.old_root or self.old_root.is_ancestor(owner)):
+            return value
+        if not is_pure(owner):
+            raise ScheduleError(f"cannot clone: expected pure ops, found '{owner.name}'", owner)
+        clone = owner.clone(value_mapper={v: self.value(v) for v in owner.operands})
+        self.at.insert(clone)
+        for old, new in zip(owner.results, clone.results, strict=True):
+            self.mapping[old] = new
+        return self.mapping[value]
+
+    def op(self, op: Operation) -> Operation:
+        """A clone of `op` (with its regions) appended where the cloner inserts."""
+        external: dict[SSAValue, SSAValue] = {}
+        for nested in op.walk():
+            for operand in nested.operands:
+                if _defined_inside(operand, op) or operand in external:
+                    continue
+                external[operand] = self.value(operand)
+        clone = op.clone(value_mapper=dict(external))
+        self.at.insert(clone)
+        for old, new in zip(op.results, clone.results, strict=True):
+            self.mapping[old] = new
+        return clone
+
+
+def _defined_inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    if isinstance(owner, Block):
+        holder = owner.parent_op()
+        return holder is not None and (holder is op or op.is_ancestor(holder))
+    return owner is op or op.is_ancestor(owner)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reductions: what the update computes
+# ----------------------------------------------------------------------------------------------
+
+COMBINERS: tuple[type[Operation], ...] = (
+    arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp,
+    arith.MinnumfOp, arith.AddiOp, arith.MuliOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp,
+    arith.MinUIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+)
+"""Associative and commutative ops an update may accumulate with (so a tree may reorder it)."""
+
+
+def identity(combiner: Operation, element: Attribute) -> Attribute | None:
+    """The identity element of a combiner for `element` (the start of a partial result)."""
+    if isinstance(element, AnyFloat):
+        values: dict[type[Operation], float] = {
+            arith.AddfOp: 0.0, arith.MulfOp: 1.0, arith.MaximumfOp: -math.inf,
+            arith.MaxnumfOp: -math.inf, arith.MinimumfOp: math.inf, arith.MinnumfOp: math.inf,
+        }
+        value = values.get(type(combiner))
+        return None if value is None else FloatAttr(value, element)
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        signed_min, signed_max = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+        ints: dict[type[Operation], int] = {
+            arith.AddiOp: 0, arith.OrIOp: 0, arith.XOrIOp: 0, arith.MaxUIOp: 0, arith.MuliOp: 1,
+            arith.AndIOp: -1, arith.MinUIOp: -1, arith.MaxSIOp: signed_min,
+            arith.MinSIOp: signed_max,
+        }
+        number = ints.get(type(combiner))
+        if number is None:
+            return None
+        return IntegerAttr(number, element) if width > 1 else IntegerAttr(number & 1, element)
+    return None
+
+
+@dataclass
+class Update:
+    """An update block `home[I] = combine(home[I], x)` taken apart.
+
+    Attributes:
+        block: the update block.
+        load: the load of the accumulator `home[I]`.
+        combine: the combining op.
+        x_index: which operand of `combine` is the new value `x`.
+        slice: the ops of the block that compute `x` (in order).
+        element: the element type of the accumulator.
+        identity: the combiner's identity for the element type.
+    """
+
+    block: BlockOp
+    load: LoadOp
+    combine: Operation
+    x_index: int
+    slice: list[Operation]
+    element: Attribute
+    identity: Attribute
+
+    @property
+    def x(self) -> SSAValue:
+        return self.combine.operands[self.x_index]
+
+
+def match_update(update: BlockOp, home: SSAValue, reduction: Sequence[ForOp]) -> Update | None:
+    """The update's parts, or None if it is not one load, one combine and one store of `home`
+    with the reduction loops used only to compute `x`."""
+    ops = [op for op in update.body.block.ops if not isinstance(op, YieldOp)]
+    stores = [op for op in ops if isinstance(op, StoreOp)]
+    loads = [op for op in ops if isinstance(op, LoadOp) and op.memref is home]
+    if len(stores) != 1 or stores[0].memref is not home or len(loads) != 1:
+        return None
+    store, load = stores[0], loads[0]
+    combine = store.value.owner
+    if not isinstance(combine, COMBINERS) or list(store.indices) != list(load.indices):
+        return None
+    operands = list(combine.operands)
+    if operands.count(load.result) != 1:
+        return None
+    x_index = 1 - operands.index(load.result)
+    x = operands[x_index]
+    slice_ops = _backward_slice(x, update)
+    if load in slice_ops or any(isinstance(op, StoreOp) or op.regions for op in slice_ops):
+        return None
+    ivs = {loop.induction_var for loop in reduction}
+    rest = [op for op in update.walk() if op not in slice_ops and op is not update]
+    if any(operand in ivs for op in rest for operand in op.operands):
+        return None
+    element = load.result.type
+    unit = identity(combine, element)
+    if unit is None:
+        return None
+    return Update(update, load, combine, x_index, slice_ops, element, unit)
+
+
+def _backward_slice(value: SSAValue, scope: Operation) -> list[Operation]:
+    """The ops inside `scope` that `value` depends on, in program order."""
+    found: set[Operation] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        owner = current.owner
+        if not isinstance(owner, Operation) or owner in found or not scope.is_ancestor(owner):
+            continue
+        found.add(owner)
+        pending.extend(owner.operands)
+    return [op for op in scope.walk() if op in found]
+
+
+def _unit_extents(loops: Sequence[ForOp]) -> list[int] | None:
+    extents = []
+    for loop in loops:
+        bounds = loop.constant_bounds()
+        if bounds is None or bounds[0] != 0 or bounds[2] != 1:
+            return None
+        extents.append(bounds[1])
+    return extents
+
+
+def _combine(update: Update, acc: SSAValue, value: SSAValue, at: Builder) -> SSAValue:
+    """A new op of the update's combiner kind on (acc, value), in the original operand order."""
+    operands = [acc, value] if update.x_index == 1 else [value, acc]
+    op = type(update.combine).create(
+        operands=operands,
+        result_types=[update.element],
+        properties=dict(update.combine.properties),
+        attributes=dict(update.combine.attributes),
+    )
+    return at.value(op)
+
+
+def _replace_x(update: Update, new_x: Callable[[Builder], SSAValue]) -> None:
+    """Make the update combine the accumulator with `new_x` (built before the combine) instead of
+    `x`, dropping the ops that computed `x`."""
+    block = update.block.body.block
+    at = Builder(block, update.block, before=update.combine)
+    value = new_x(at)
+    update.combine.operands[update.x_index] = value
+    for op in reversed(update.slice):
+        if all(not result.uses for result in op.results):
+            op.detach()
+            op.erase()
+    _refresh_buffers(update.block)
+    update.block.properties["reduction_axes"] = _names([])
+
+
+def _names(names: Sequence[str]) -> Attribute:
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+    return ArrayAttr([StringAttr(name) for name in names])
+
+
+def _refresh_buffers(block: BlockOp) -> None:
+    from rewrites.schedule.common import set_block_buffers
+
+    writes = [b for b in block.writes if any(
+        isinstance(op, StoreOp) and op.memref is b for op in block.walk())]
+    for op in block.walk():
+        if isinstance(op, StoreOp) and not _defined_inside(op.memref, block) \
+                and op.memref not in writes:
+            writes.append(op.memref)
+    reads: list[SSAValue] = []
+    for op in block.walk():
+        if isinstance(op, LoadOp) and not _defined_inside(op.memref, block) \
+                and op.memref not in reads and op.memref not in writes:
+            reads.append(op.memref)
+    set_block_buffers(block, reads, writes)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tree reduction
+# ----------------------------------------------------------------------------------------------
+
+
+def _tree_worthy(nest: Reduction, config: GpuScheduleConfig) -> bool:
+    reduction = _unit_extents(nest.reduction)
+    spatial = _unit_extents(nest.spatial)
+    if reduction is None or spatial is None:
+        return False
+    extent, outputs = math.prod(reduction), math.prod(spatial)
+    return extent >= config.tree_min_extent and (outputs <= config.max_blocks or
+                                                 extent >= 8 * config.threads)
+
+
+def _bare_reduction(root: ForOp) -> Reduction | None:
+    """A nest of reduction loops around one update block (a reduction to a single value whose
+    init is a separate statement), seen as a `Reduction` without spatial loops or init."""
+    band = spatial_band(root)
+    ops = [op for op in band[-1].body.block.ops if not isinstance(op, YieldOp) and not is_pure(op)]
+    if len(ops) != 1 or not isinstance(ops[0], BlockOp) or len(ops[0].writes) != 1:
+        return None
+    update = ops[0]
+    axes = {axis.data for axis in update.reduction_axes}
+    if not all(loop.axis.data in axes for loop in band):
+        return None
+    return Reduction([], None, None, band, update, [], None, update.writes[0])  # type: ignore[arg-type]
+
+
+def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:
+    """One block per output, a tree of threads over the reduction (see the module doc)."""
+    extents = _unit_extents(nest.reduction)
+    update = match_update(nest.update, nest.home, nest.reduction)
+    if extents is None or update is None or _unit_extents(nest.spatial) is None:
+        return False
+    reduction_root = nest.reduction[0]
+    if nest.spatial:
+        spatial = _fuse_band(nest.spatial)
+        trip = spatial.trip_count()
+        assert trip is not None
+        if trip > config.max_blocks:
+            spatial = split(spatial, [config.max_blocks])[1]
+        bind(spatial, "blockIdx.x")
+    else:  # one block: the partial results and the tree must share one kernel
+        block = reduction_root.parent_block()
+        assert block is not None
+        anchor = reduction_root.next_op
+        zero, one = index_constant(0, reduction_root), index_constant(1, reduction_root)
+        reduction_root.detach()
+        wrapper = ForOp(zero, one, one, [reduction_root], "single_block", "bound", "blockIdx.x")
+        block.insert_op_before(wrapper, anchor)  # type: ignore[arg-type]
+    extent = math.prod(extents)
+    threads = min(config.threads, 1 << max(0, (extent - 1).bit_length()))
+    parent = reduction_root.parent_block()
+    assert parent is not None
+    at = Builder(parent, reduction_root, before=reduction_root)
+    name = update.block.block_name.data
+    shared = at.value(AllocOp(MemRefType(update.element, [threads]), "shared"), f"{name}_red")
+    _partial_sums(nest, update, extents, threads, shared, at)
+    _tree_steps(update, threads, shared, at)
+    _final(nest, update, shared, at)
+    return True
+
+
+def _partial_sums(
+    nest: Reduction, update: Update, extents: list[int], threads: int, shared: SSAValue,
+    at: Builder,
+) -> None:
+    name = update.block.block_name.data
+    thread_loop, inside = at.thread_loop(threads, f"{name}.tx", "threadIdx.x")
+    t = thread_loop.induction_var
+    partial = inside.value(AllocOp(MemRefType(update.element, [1]), "local"), "partial")
+    zero = inside.const(0)
+
+    def init(b: Builder) -> None:
+        unit = b.value(arith.ConstantOp(update.identity, update.element))
+        b.insert(StoreOp(unit, partial, [zero]))
+
+    inside.block(f"{name}.rf_init", init)
+    strided, body = inside.loop(t, math.prod(extents), f"{name}.rf", step=threads)
+    ivs = body.decompose(strided.induction_var, extents)
+
+    def accumulate(b: Builder) -> None:
+        mapping = {loop.induction_var: iv for loop, iv in zip(nest.reduction, ivs, strict=True)}
+        cloner = Cloner(nest.reduction[0], mapping, b)
+        for op in update.slice:
+            cloner.op(op)
+        acc = b.value(LoadOp(partial, [zero]))
+        b.insert(StoreOp(_combine(update, acc, cloner.value(update.x), b), partial, [zero]))
+
+    body.block(name + ".rf", accumulate)
+
+    def store(b: Builder) -> None:
+        b.insert(StoreOp(b.value(LoadOp(partial, [zero])), shared, [t]))
+
+    inside.block(f"{name}.rf_store", store)
+
+
+def _tree_steps(update: Update, threads: int, shared: SSAValue, at: Builder) -> None:
+    name = update.block.block_name.data
+    half = threads // 2
+    while half >= 1:
+        loop, inside = at.thread_loop(half, f"{name}.tree{half}", "threadIdx.x")
+        t, offset = loop.induction_var, half
+
+        def step(b: Builder, t: SSAValue = t, offset: int = offset) -> None:
+            mine = b.value(LoadOp(shared, [t]))
+            other = b.value(LoadOp(shared, [b.add(t, offset)]))
+            b.insert(StoreOp(_combine(update, mine, other, b), shared, [t]))
+
+        inside.block(f"{name}.tree", step)
+        half //= 2
+
+
+def _final(nest: Reduction, update: Update, shared: SSAValue, at: Builder) -> None:
+    single, inside = at.thread_loop(1, f"{update.block.block_name.data}.final", "threadIdx.x")
+    moved: list[Operation] = [
+        op for op in (nest.alloc, nest.init) if op is not None
+    ]
+    reduction_root = nest.reduction[0]
+    update.block.detach()
+    moved.append(update.block)
+    moved += list(nest.epilogues)
+    if nest.dealloc is not None:
+        moved.append(nest.dealloc)
+    for op in moved:
+        if op.parent is not None:
+            op.detach()
+        inside.insert(op)
+    _replace_x(update, lambda b: b.value(LoadOp(shared, [b.const(0)])))
+    reduction_root.detach()
+    reduction_root.erase()
+    del single
+
+
+# ----------------------------------------------------------------------------------------------
+# GEMM: block tiling in shared memory, thread tiling in registers
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GemmShape:
+    """A reduction `C += A * B` seen as a (batched) GEMM.
+
+    Attributes:
+        update: the update taken apart; `x` is `mulf(a_load, b_load)`.
+        a_load, b_load: the loads of the two factors.
+        m_loops, n_loops, batch_loops: the spatial loops only A depends on, only B depends on,
+            and the others.
+        m, n, k, batch: the extents (products of the loops' trip counts).
+    """
+
+    update: Update
+    a_load: LoadOp
+    b_load: LoadOp
+    m_loops: list[ForOp]
+    n_loops: list[ForOp]
+    batch_loops: list[ForOp]
+    m: int
+    n: int
+    k: int
+    batch: int
+
+
+def match_gemm(nest: Reduction) -> GemmShape | None:
+    """The GEMM view of a reduction nest, or None."""
+    update = match_update(nest.update, nest.home, nest.reduction)
+    spatial_extents = _unit_extents(nest.spatial)
+    reduction_extents = _unit_extents(nest.reduction)
+    if update is None or spatial_extents is None or reduction_extents is None:
+        return None
+    product = update.x.owner
+    if not isinstance(product, arith.MulfOp) or not isinstance(update.combine, arith.AddfOp):
+        return None
+    loads = [operand.owner for operand in product.operands]
+    if not all(isinstance(load, LoadOp) for load in loads) or loads[0] is loads[1]:
+        return None
+    a_load, b_load = loads  # type: ignore[misc]
+    others = [op for op in update.slice if isinstance(op, LoadOp) and op not in loads]
+    if others or any(not is_pure(op) for op in update.slice if op not in loads):
+        return None
+    spatial_ivs = [loop.induction_var for loop in nest.spatial]
+    a_uses = _depends(a_load, update, spatial_ivs)
+    b_uses = _depends(b_load, update, spatial_ivs)
+    m_loops = [lp for lp, a, b in zip(nest.spatial, a_uses, b_uses, strict=True) if a and not b]
+    n_loops = [lp for lp, a, b in zip(nest.spatial, a_uses, b_uses, strict=True) if b and not a]
+    if not m_loops or not n_loops:
+        return None
+    batch_loops = [lp for lp in nest.spatial if lp not in m_loops and lp not in n_loops]
+    return GemmShape(
+        update, a_load, b_load, m_loops, n_loops, batch_loops,  # type: ignore[arg-type]
+        math.prod(map(_trip, m_loops)), math.prod(map(_trip, n_loops)),
+        math.prod(reduction_extents), math.prod(map(_trip, batch_loops)),
+    )
+
+
+def _trip(loop: ForOp) -> int:
+    trip = loop.trip_count()
+    assert trip is not None
+    return trip
+
+
+def _depends(load: LoadOp, update: Update, ivs: list[BlockArgument]) -> list[bool]:
+    """For each induction variable, whether the load's indices depend on it (through pure ops
+    anywhere in the nest)."""
+    from rewrites.schedule.common import depends_on
+
+    return [any(depends_on(index, {iv}) for index in load.indices) for iv in ivs]
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    """Tile sizes: a block computes bm x bn outputs with ty x tx threads of tm x tn each."""
+
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+    ty: int
+    tx: int
+
+
+def gemm_tiles(shape: GemmShape, config: GpuScheduleConfig, element_bytes: int) -> GemmTiles | None:
+    """The largest tiles that the problem fills and shared memory holds, or None."""
+    if min(shape.m, shape.n) < config.min_gemm_extent:
+        return None
+    ty, tx = config.tile_threads
+
+    def per_thread(extent: int, threads: int) -> int:
+        size = 1
+        while size * 2 <= config.max_thread_tile and threads * size * 2 <= extent:
+            size *= 2
+        return size
+
+    tm, tn = per_thread(shape.m, ty), per_thread(shape.n, tx)
+    bm, bn, bk = ty * tm, tx * tn, config.block_k
+    if (bm * bk) % (ty * tx) or (bn * bk) % (ty * tx):
+        bk = max(bk, (ty * tx) // math.gcd(bm, bn))
+    if (bm * bk) % (ty * tx) or (bn * bk) % (ty * tx):
+        return None
+    if (bm + bn) * bk * element_bytes > config.shared_memory_bytes:
+        return None
+    return GemmTiles(bm, bn, bk, tm, tn, ty, tx)
+
+
+def schedule_gemm(nest: Reduction, config: GpuScheduleConfig) -> bool:
+    """Tile a GEMM-like reduction through shared memory and registers (see the module doc)."""
+    shape = match_gemm(nest)
+    if shape is None:
+        return False
+    element = shape.update.element
+    if not isinstance(element, AnyFloat):
+        return False
+    tiles = gemm_tiles(shape, config, max(1, element.bitwidth // 8))
+    if tiles is None:
+        return False
+    GemmBuilder(nest, shape, tiles).build()
+    return True
+
+
+class GemmBuilder:
+    """Builds the tiled GEMM nest in place of the original one."""
+
+    def __init__(self, nest: Reduction, shape: GemmShape, tiles: GemmTiles) -> None:
+        self.nest = nest
+        self.shape = shape
+        self.t = tiles
+        self.root = nest.spatial[0]
+        self.name = shape.update.block.block_name.data
+        self.element = shape.update.element
+
+    def build(self) -> None:
+        root, shape, t = self.root, self.shape, self.t
+        parent = root.parent_block()
+        assert parent is not None
+        top = Builder(parent, root, before=root)
+        batch_ivs: list[SSAValue] = []
+        at = top
+        batch_loop: ForOp | None = None
+        if shape.batch > 1:
+            batch_loop, at = top.loop(0, shape.batch, f"{self.name}.batch", "bound", "blockIdx.z")
+        by_loop, at = at.loop(0, -(-shape.m // t.bm), f"{self.name}.by", "bound", "blockIdx.y")
+        bx_loop, at = at.loop(0, -(-shape.n // t.bn), f"{self.name}.bx", "bound", "blockIdx.x")
+        batch_extents = [_trip(lp) for lp in shape.batch_loops]
+        if batch_loop is not None:
+            batch_ivs = at.decompose(batch_loop.induction_var, batch_extents)
+        else:
+            batch_ivs = [at.const(0) for _ in shape.batch_loops]
+        self.batch_map = dict(zip([lp.induction_var for lp in shape.batch_loops], batch_ivs,
+                                  strict=True))
+        self.m0 = at.mul(by_loop.induction_var, t.bm)
+        self.n0 = at.mul(bx_loop.induction_var, t.bn)
+        a_tile = at.value(AllocOp(MemRefType(self.element, [t.bk, t.bm]), "shared"), "a_tile")
+        b_tile = at.value(AllocOp(MemRefType(self.element, [t.bk, t.bn]), "shared"), "b_tile")
+        acc = at.value(AllocOp(MemRefType(self.element, [t.ty, t.tx, t.tm, t.tn]), "local"),
+                       "acc")
+        self._init_acc(at, acc)
+        k_loop, inner = at.loop(0, -(-shape.k // t.bk), f"{self.name}.ko")
+        k0 = inner.mul(k_loop.induction_var, t.bk)
+        self._copy(inner, k0, a_tile, is_a=True)
+        self._copy(inner, k0, b_tile, is_a=False)
+        self._accumulate(inner, acc, a_tile, b_tile)
+        self._epilogue(at, acc)
+        root.detach()
+        root.erase()
+
+    def _threads(self, at: Builder, name: str) -> tuple[SSAValue, SSAValue, Builder]:
+        ty_loop, inner = at.thread_loop(self.t.ty, f"{self.name}.{name}.ty", "threadIdx.y")
+        tx_loop, inner = inner.thread_loop(self.t.tx, f"{self.name}.{name}.tx", "threadIdx.x")
+        return ty_loop.induction_var, tx_loop.induction_var, inner
+
+    def _init_acc(self, at: Builder, acc: SSAValue) -> None:
+        ty, tx, inner = self._threads(at, "init")
+        i_loop, inner = inner.loop(0, self.t.tm, f"{self.name}.ti", "unrolled")
+        j_loop, inner = inner.loop(0, self.t.tn, f"{self.name}.tj", "unrolled")
+
+        def zero(b: Builder) -> None:
+            value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
+            b.insert(StoreOp(value, acc, [ty, tx, i_loop.induction_var, j_loop.induction_var]))
+
+        inner.block(f"{self.name}.acc_init", zero)
+
+    def _copy(self, at: Builder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
+        """Each thread copies (tile size / threads) elements of the A (or B) tile into shared
+        memory; elements past M, N or K are zeros."""
+        t, shape = self.t, self.shape
+        width = t.bm if is_a else t.bn
+        count = t.bk * width // (t.ty * t.tx)
+        which = "a" if is_a else "b"
+        ty, tx, inner = self._threads(at, f"load_{which}")
+        e_loop, inner = inner.loop(0, count, f"{self.name}.load_{which}")
+
+        def copy(b: Builder) -> None:
+            linear = b.add(b.mul(e_loop.induction_var, t.ty * t.tx),
+                           b.add(b.mul(ty, t.tx), tx))
+            if is_a:  # k fastest: coalesced along the reduction axis of A
+                row, kk = b.div(linear, t.bk), b.rem(linear, t.bk)
+                origin, limit, loops = self.m0, shape.m, shape.m_loops
+            else:  # n fastest: coalesced along N
+                kk, row = b.div(linear, t.bn), b.rem(linear, t.bn)
+                origin, limit, loops = self.n0, shape.n, shape.n_loops
+            outer, k = b.add(origin, row), b.add(k0, kk)
+            inside = b.value(arith.AndIOp(
+                b.value(arith.CmpiOp(outer, b.const(limit), "ult")),
+                b.value(arith.CmpiOp(k, b.const(shape.k), "ult"))))
+            outer_c = b.value(arith.MinUIOp(outer, b.const(limit - 1)))
+            k_c = b.value(arith.MinUIOp(k, b.const(shape.k - 1)))
+            mapping = dict(self.batch_map)
+            mapping.update(zip([lp.induction_var for lp in loops],
+                               b.decompose(outer_c, [_trip(lp) for lp in loops]), strict=True))
+            mapping.update(zip([lp.induction_var for lp in self.nest.reduction],
+                               b.decompose(k_c, [_trip(lp) for lp in self.nest.reduction]),
+                               strict=True))
+            load = self.shape.a_load if is_a else self.shape.b_load
+            value = Cloner(self.root, mapping, b).op(load).results[0]
+            zero = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
+            b.insert(StoreOp(b.value(arith.SelectOp(inside, value, zero)), tile, [kk, row]))
+
+        inner.block(f"{self.name}.load_{which}", copy)
+
+    def _accumulate(self, at: Builder, acc: SSAValue, a_tile: SSAValue, b_tile: SSAValue) -> None:
+        t = self.t
+        ty, tx, inner = self._threads(at, "mma")
+        k_loop, inner = inner.loop(0, t.bk, f"{self.name}.ki")
+        i_loop, inner = inner.loop(0, t.tm, f"{self.name}.mi", "unrolled")
+        j_loop, inner = inner.loop(0, t.tn, f"{self.name}.ni")
+        kk, i, j = k_loop.induction_var, i_loop.induction_var, j_loop.induction_var
+        a_first = self.shape.update.x.owner.operands[0].owner is self.shape.a_load  # type: ignore[union-attr]
+
+        def mma(b: Builder) -> None:
+            a = b.value(LoadOp(a_tile, [kk, b.add(b.mul(ty, t.tm), i)]))
+            bv = b.value(LoadOp(b_tile, [kk, b.add(b.mul(tx, t.tn), j)]))
+            product = b.value(arith.MulfOp(a, bv) if a_first else arith.MulfOp(bv, a))
+            current = b.value(LoadOp(acc, [ty, tx, i, j]))
+            b.insert(StoreOp(_combine(self.shape.update, current, product, b), acc,
+                             [ty, tx, i, j]))
+
+        inner.block(f"{self.name}.mma", mma)
+        if t.tn in (2, 4, 8, 16):
+            try:
+                vectorize(j_loop)
+            except ScheduleError:
+                j_loop.properties["kind"] = _string("unrolled")
+        else:
+            j_loop.properties["kind"] = _string("unrolled")
+
+    def _epilogue(self, at: Builder, acc: SSAValue) -> None:
+        """Per output element of the thread's sub-tile (inside M and N): the original init,
+        the update with the accumulated value, and the epilogues."""
+        t, shape, nest = self.t, self.shape, self.nest
+        ty, tx, inner = self._threads(at, "store")
+        rows = inner.value(arith.MinSIOp(inner.const(t.tm), inner.value(arith.SubiOp(
+            inner.const(shape.m), inner.add(self.m0, inner.mul(ty, t.tm))))))
+        cols = inner.value(arith.MinSIOp(inner.const(t.tn), inner.value(arith.SubiOp(
+            inner.const(shape.n), inner.add(self.n0, inner.mul(tx, t.tn))))))
+        i_loop, inner = inner.loop(0, rows, f"{self.name}.si")
+        j_loop, inner = inner.loop(0, cols, f"{self.name}.sj")
+        i, j = i_loop.induction_var, j_loop.induction_var
+        m = inner.add(inner.add(self.m0, inner.mul(ty, t.tm)), i)
+        n = inner.add(inner.add(self.n0, inner.mul(tx, t.tn)), j)
+        mapping = dict(self.batch_map)
+        mapping.update(zip([lp.induction_var for lp in shape.m_loops],
+                           inner.decompose(m, [_trip(lp) for lp in shape.m_loops]), strict=True))
+        mapping.update(zip([lp.induction_var for lp in shape.n_loops],
+                           inner.decompose(n, [_trip(lp) for lp in shape.n_loops]), strict=True))
+        cloner = Cloner(self.root, mapping, inner)
+        statements: list[Operation] = [
+            op for op in (nest.alloc, nest.init) if op is not None
+        ]
+        statements += [shape.update.block, *nest.epilogues]
+        if nest.dealloc is not None:
+            statements.append(nest.dealloc)
+        for op in statements:
+            clone = cloner.op(op) if op is not shape.update.block else self._final_update(
+                cloner, acc, ty, tx, i, j)
+            del clone
+
+    def _final_update(
+        self, cloner: Cloner, acc: SSAValue, ty: SSAValue, tx: SSAValue, i: SSAValue,
+        j: SSAValue,
+    ) -> Operation:
+        update = self.shape.update
+        ivs = {lp.induction_var for lp in self.nest.reduction}
+        for op in update.slice:  # the reduction's variables are gone: x comes from the tile
+            for operand in op.operands:
+                if operand in ivs:
+                    cloner.mapping[operand] = cloner.at.const(0)
+        clone = cloner.op(update.block)
+        assert isinstance(clone, BlockOp)
+        new = match_update(clone, cloner.value(self.nest.home), [])
+        assert new is not None, "a clone of a matched update matches"
+        _replace_x(new, lambda b: b.value(LoadOp(acc, [ty, tx, i, j])))
+        return clone
+
+
+def _string(text: str) -> Attribute:
+    from xdsl.dialects.builtin import StringAttr
+
+    return StringAttr(text)

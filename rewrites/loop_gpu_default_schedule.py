@@ -1,0 +1,65 @@
+"""The `loop-gpu-default-schedule` pass: schedules every loop nest for a GPU with the default
+rules (TVM dlight's `ApplyDefaultSchedule` with the GPU rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException
+
+from codegen.gpu_targets import gpu_target
+from rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
+
+SCHEDULED_ATTR = "dlc.scheduled"
+"""A function carrying this unit attribute already has its schedule (e.g. a tuned one)."""
+
+
+@dataclass(frozen=True)
+class LoopGpuDefaultSchedulePass(ModulePass):
+    """Bind every loop nest to GPU blocks and threads with the default GPU rules.
+
+    *Input invariant*: loop-level IR (`convert-tensor-expr-to-loop`'s nests: spatial loops
+    around blocks, or around an init block, reduction loops, an update block and fused
+    epilogue blocks). Nests that already have a `bound` loop and functions marked
+    `dlc.scheduled` are left as they are.
+
+    *Output IR*: each top-level nest rewritten by the first rule of
+    `rewrites.gpu_schedule_rules` that applies: `gemm` (shared-memory block tiles, register
+    thread tiles, vectorized tile reads), `tree-reduction` (one block per output, a tree of
+    threads through shared memory), `thread-per-output`/`elementwise` (a grid-stride loop of
+    `blockIdx.x` x `threadIdx.x`), or `single` (one thread). Every nest then has a loop bound
+    to a GPU axis, as `convert-loop-to-target-gpu` requires.
+
+    *Invariants*: the loop IR keeps its serial semantics (the loop interpreter computes the same
+    results before and after, up to floating-point reassociation of reductions); block names
+    are kept; new blocks are named `<block>.<role>` (`matmul.load_a`, `matmul.mma`,
+    `softmax_max.tree`, ...); tile sizes and thread counts come from the target description.
+
+    Options:
+        target: the GPU target description (`codegen.gpu_targets`): sm_80, sm_90, opencl.
+        threads: threads per block of elementwise and reduction kernels (0: 256, capped by
+            the target).
+    """
+
+    name: ClassVar[str] = "loop-gpu-default-schedule"
+
+    target: str = "sm_80"
+    threads: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            config = GpuScheduleConfig.for_target(gpu_target(self.target), self.threads)
+        except DiagnosticException as e:
+            raise PassFailedException(f"loop-gpu-default-schedule: {e}") from None
+        for function in list(op.ops):
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            if SCHEDULED_ATTR in function.attributes:
+                continue
+            schedule_function(function, config)
