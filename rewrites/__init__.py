@@ -29,6 +29,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-interpret-transforms": (
         "rewrites.loop_interpret_transforms", "LoopInterpretTransformsPass"),
     "loop-default-schedule": ("rewrites.loop_default_schedule", "LoopDefaultSchedulePass"),
+    "loop-gpu-default-schedule": (
+        "rewrites.loop_gpu_default_schedule", "LoopGpuDefaultSchedulePass"),
     "loop-dedup-functions": ("rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
     "loop-plan-memory": ("rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
     # loop -> llvm
