@@ -610,9 +610,9 @@ def test_slice(case: tuple[list[int], list[int], list[int], list[int]], seed: in
 
 @SETTINGS
 @given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
-       mode=st.sampled_from(["constant", "reflect", "edge"]), data=st.data())
+       mode=st.sampled_from(["constant", "reflect", "edge", "wrap"]), data=st.data())
 def test_pad(shape: list[int], mode: str, data: st.DataObject) -> None:
-    limit = (lambda d: d - 1) if mode == "reflect" else (lambda d: 3)
+    limit = (lambda d: d - 1) if mode == "reflect" else (lambda d: 2 * d + 1)
     before = [data.draw(st.integers(0, limit(d))) for d in shape]
     after = [data.draw(st.integers(0, limit(d))) for d in shape]
     element = data.draw(st.sampled_from([f32, i32]))
@@ -638,6 +638,7 @@ def resize_case(draw: st.DrawFn) -> dict[str, object]:
         "nearest_mode": draw(st.sampled_from([
             "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])),
         "exclude_outside": mode == "cubic" and draw(st.booleans()),
+        "antialias": mode != "nearest" and draw(st.booleans()),
         "cubic_coeff_a": draw(st.sampled_from([-0.75, -0.5])),
     }
 
@@ -650,7 +651,7 @@ def test_resize(case: dict[str, object], seed: int) -> None:
             a[0], case["sizes"], case["scales"], mode=str(case["mode"]),  # type: ignore[arg-type]
             coordinate_transformation_mode=str(case["coordinate_transformation_mode"]),
             nearest_mode=str(case["nearest_mode"]), cubic_coeff_a=float(case["cubic_coeff_a"]),
-            exclude_outside=bool(case["exclude_outside"]),
+            exclude_outside=bool(case["exclude_outside"]), antialias=bool(case["antialias"]),
         ))]
 
     module = graph_module([tensor(case["shape"])], build)  # type: ignore[arg-type]
@@ -677,6 +678,29 @@ def test_resize_every_mode(coordinates: str) -> None:
                                       coordinate_transformation_mode=coordinates,
                                       nearest_mode=rounding, exclude_outside=exclude))])
             check(module, inputs=[x], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_tf_crop_and_resize(mode: str) -> None:
+    """A region of interest partly outside the input: those outputs are extrapolation_value."""
+    x = np.random.default_rng(10).standard_normal((1, 1, 4, 5)).astype(np.float32)
+    for roi in ([0, 0, 0.2, -0.3, 1, 1, 0.9, 1.4], [0, 0, 1.0, 0.0, 1, 1, 0.0, 1.0],
+                [0, 0, 0, 0, 1, 1, 1, 1]):
+        module = graph_module([tensor(x.shape)], lambda b, a, roi=roi: [
+            insert(b, tg.ResizeOp(a[0], [1, 1, 5, 7], [1.0, 1.0, 1.25, 1.4], mode=mode,
+                                  coordinate_transformation_mode="tf_crop_and_resize",
+                                  roi=roi, extrapolation_value=-7.0))])
+        check(module, inputs=[x], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_antialias(mode: str) -> None:
+    x = np.random.default_rng(11).standard_normal((1, 2, 9, 8)).astype(np.float32)
+    for sizes, scales in (([3, 5], [1 / 3, 0.625]), ([18, 4], [2.0, 0.5])):
+        module = graph_module([tensor(x.shape)], lambda b, a, sizes=sizes, scales=scales: [
+            insert(b, tg.ResizeOp(a[0], [1, 2, *sizes], [1.0, 1.0, *scales], mode=mode,
+                                  antialias=True))])
+        check(module, inputs=[x], rtol=1e-4, atol=1e-5)
 
 
 def test_resize_nearest_on_integers_is_a_gather() -> None:

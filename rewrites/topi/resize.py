@@ -6,6 +6,9 @@ attributes, so they are computed once, at compile time, into small tables that t
 reads: for each resized axis a, `taps_a[o, t]` (i64, the input index of tap t of output o,
 already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[o, t]`. Nearest is then
 an injective gather; linear and cubic a sum over the taps of all resized axes (tag "resize").
+With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
+suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
+on the output index.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from xdsl.ir import SSAValue
 
 from dialects.graph.ops_tensor import ResizeOp
 from rewrites.topi.common import (
+    affine,
     binary,
+    constant,
     dense_constant,
     emit_compute,
+    index,
     read,
     shape_of,
     tensor_type,
@@ -31,9 +37,14 @@ from rewrites.topi.common import (
 from rewrites.topi.elementwise import INJECTIVE
 from rewrites.topi.registry import compute_definition
 
+# ---------------------------------------------------------------------------------------------
+# Tables, computed at compile time (ONNX's reference semantics)
+# ---------------------------------------------------------------------------------------------
 
-def source_coordinates(mode: str, size: int, length: int, scale: float) -> np.ndarray:
-    """ONNX's coordinate_transformation_mode: the input coordinate of each output position."""
+
+def source_coordinates(op: ResizeOp, axis: int, size: int, length: int) -> np.ndarray:
+    """ONNX's coordinate_transformation_mode: the input coordinate of each output of `axis`."""
+    mode, scale = op.coordinate_mode_value(), op.scales_tuple()[axis]
     out = np.arange(size, dtype=np.float64)
     width = scale * length  # ONNX uses the real-valued output width
     if mode == "asymmetric":
@@ -42,6 +53,12 @@ def source_coordinates(mode: str, size: int, length: int, scale: float) -> np.nd
         return np.zeros(size) if width == 1 else out * (length - 1) / (width - 1)
     if mode == "tf_half_pixel_for_nn":
         return (out + 0.5) / scale
+    if mode == "tf_crop_and_resize":
+        roi = op.roi_tuple()
+        start, end = roi[axis], roi[axis + len(roi) // 2]
+        if width == 1:
+            return np.full(size, (end - start) * (length - 1) / 2 + start * (length - 1))
+        return out * (end - start) * (length - 1) / (width - 1) + start * (length - 1)
     if mode == "pytorch_half_pixel" and width == 1:
         return np.full(size, -0.5)
     shift = length / 2 * (1 - size / width) if mode == "half_pixel_symmetric" else 0.0
@@ -58,28 +75,36 @@ def _nearest(x: np.ndarray, rounding: str) -> np.ndarray:
     return np.ceil(x - 0.5)  # round_prefer_floor
 
 
-def _cubic(ratio: np.ndarray, a: float) -> np.ndarray:
-    """Weights of taps floor(x) - 1 … floor(x) + 2 for the fraction `ratio` (Keys' kernel)."""
-    distances = np.stack([ratio + 1, ratio, 1 - ratio, 2 - ratio], axis=-1)
-    near = ((a + 2) * distances - (a + 3)) * distances * distances + 1
-    far = ((a * distances - 5 * a) * distances + 8 * a) * distances - 4 * a
-    return np.where(distances <= 1, near, far)
+def _kernel(op: ResizeOp, t: np.ndarray) -> np.ndarray:
+    """The linear (triangle) or cubic (Keys, coefficient a) kernel at distances `t`."""
+    t = np.abs(t)
+    if op.mode_value() == "linear":
+        return np.clip(1 - t, 0, 1)
+    a = op.cubic_coeff_a_value()
+    near = ((a + 2) * t - (a + 3)) * t * t + 1
+    far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
 
 
-def axis_taps(op: ResizeOp, size: int, length: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """(taps, weights), each size × n: the input elements output o mixes, and how much."""
-    x = source_coordinates(op.coordinate_mode_value(), size, length, scale)
-    mode = op.mode_value()
-    if mode == "nearest":
+def axis_taps(op: ResizeOp, axis: int, size: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """(taps, weights), each size × n: the input elements output o mixes, and how much.
+
+    Linear and cubic evaluate their kernel at `(tap - x) * s` over every tap it reaches, with
+    s = 1, or min(scale, 1) under antialias (then each row is normalized to sum 1).
+    """
+    x = source_coordinates(op, axis, size, length)
+    if op.mode_value() == "nearest":
         taps = _nearest(x, op.nearest_mode_value())[:, None].astype(np.int64)
         weights = np.ones(taps.shape)
     else:
         base = np.floor(x)
-        ratio = x - base
-        if mode == "linear":
-            offsets, weights = np.arange(2), np.stack([1 - ratio, ratio], axis=-1)
-        else:
-            offsets, weights = np.arange(-1, 3), _cubic(ratio, op.cubic_coeff_a_value())
+        s = min(op.scales_tuple()[axis], 1.0) if op.antialias_value() else 1.0
+        reach = 1 if op.mode_value() == "linear" else 2
+        first = math.floor(-reach / s) + 1
+        offsets = first + np.arange(2 - 2 * first)
+        weights = _kernel(op, (offsets[None, :] - (x - base)[:, None]) * s)
+        if op.antialias_value():
+            weights = weights / weights.sum(axis=1, keepdims=True)
         taps = base.astype(np.int64)[:, None] + offsets
     if op.exclude_outside_value():
         weights = np.where((taps >= 0) & (taps < length), weights, 0.0)
@@ -88,23 +113,62 @@ def axis_taps(op: ResizeOp, size: int, length: int, scale: float) -> tuple[np.nd
     return np.clip(taps, 0, length - 1), weights
 
 
+def inside_range(op: ResizeOp, axis: int, size: int, length: int) -> tuple[int, int] | None:
+    """[first, last] outputs of `axis` whose coordinate lies in the input under
+    tf_crop_and_resize (empty when first > last); None when every output does."""
+    if op.coordinate_mode_value() != "tf_crop_and_resize":
+        return None
+    x = source_coordinates(op, axis, size, length)
+    inside = np.flatnonzero((x >= 0) & (x <= length - 1))
+    if inside.size == size:
+        return None
+    if inside.size == 0:
+        return (1, 0)
+    return int(inside[0]), int(inside[-1])
+
+
+def _is_identity(op: ResizeOp, axis: int, size: int, length: int) -> bool:
+    roi = op.roi_tuple()
+    whole = not roi or (roi[axis] == 0.0 and roi[axis + len(roi) // 2] == 1.0)
+    return size == length and math.isclose(op.scales_tuple()[axis], 1.0) and whole
+
+
+# ---------------------------------------------------------------------------------------------
+# The computes
+# ---------------------------------------------------------------------------------------------
+
+
+def _outside(
+    b: Builder, i: list[SSAValue], ranges: dict[int, tuple[int, int]]
+) -> SSAValue | None:
+    """Whether output `i` lies outside the input along any axis with a partial range."""
+    outside: SSAValue | None = None
+    for axis, (first, last) in ranges.items():
+        offset = affine(b, [(i[axis], 1)], -first)
+        count = index(b, max(last - first + 1, 0))
+        out = b.insert(arith.CmpiOp(offset, count, "uge")).result
+        outside = out if outside is None else b.insert(arith.OrIOp(outside, out)).result
+    return outside
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     """`out[o...] = sum over taps t of x[taps_a[o_a, t_a]...] * prod_a weights_a[o_a, t_a]`,
-    over the resized axes a (other axes map one to one); nearest reads its single tap."""
+    over the resized axes a (other axes map one to one); nearest reads its single tap. Outputs
+    outside the input (tf_crop_and_resize) are `extrapolation_value`."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     resized = [
-        axis for axis, (size, length, scale) in enumerate(
-            zip(out_shape, in_shape, op.scales_tuple(), strict=True))
-        if not (size == length and math.isclose(scale, 1.0))
+        axis for axis, (size, length) in enumerate(zip(out_shape, in_shape, strict=True))
+        if not _is_identity(op, axis, size, length)
     ]
-    tables: dict[int, tuple[SSAValue, SSAValue | None]] = {}
-    extents: list[int] = []
     nearest = op.mode_value() == "nearest"
+    tables: dict[int, tuple[SSAValue, SSAValue | None]] = {}
+    ranges: dict[int, tuple[int, int]] = {}
+    extents: list[int] = []
     for axis in resized:
-        taps, weights = axis_taps(op, out_shape[axis], in_shape[axis], op.scales_tuple()[axis])
+        taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
         taps_table = dense_constant(builder, taps[:, 0] if nearest else taps, i64)
         taps_table.name_hint = f"resize_taps{axis}"
         weight_table = None
@@ -113,6 +177,9 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
             weight_table.name_hint = f"resize_weights{axis}"
         tables[axis] = (taps_table, weight_table)
         extents.append(taps.shape[1])
+        if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
+            ranges[axis] = inside
+    extrapolation = op.extrapolation_value_value()
 
     def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         indices = list(i)
@@ -126,12 +193,28 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
                 w = read(b, weight_table, [i[axis], *tap])
                 weight = w if weight is None else binary(b, "mul", weight, w)
         value = read(b, op.x, indices)
-        return value if weight is None else binary(b, "mul", value, weight)
+        value = value if weight is None else binary(b, "mul", value, weight)
+        if nearest and (outside := _outside(b, i, ranges)) is not None:
+            fill = constant(b, extrapolation, element_type)
+            value = b.insert(arith.SelectOp(outside, fill, value)).result
+        return value
 
     if nearest or not resized:
         return emit_compute(builder, op, "resize", result_type, body, tag=INJECTIVE)
-    return emit_compute(
+    interpolated = emit_compute(
         builder, op, "resize", result_type, body, tag="resize", reduce_extents=extents,
         combiner="sum", init=zero_attr(element_type),
     )
+    if not ranges:
+        return interpolated
 
+    def extrapolate_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = read(b, interpolated, i)
+        outside = _outside(b, i, ranges)
+        assert outside is not None
+        fill = constant(b, extrapolation, element_type)
+        return b.insert(arith.SelectOp(outside, fill, value)).result
+
+    return emit_compute(
+        builder, op, "resize_extrapolate", result_type, extrapolate_body, tag=INJECTIVE
+    )

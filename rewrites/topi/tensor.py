@@ -34,6 +34,7 @@ from rewrites.topi.common import (
     index,
     is_float,
     read,
+    remainder_index,
     scalar_attr,
     shape_of,
     tensor_type,
@@ -193,6 +194,12 @@ def _mirror(b: Builder, position: SSAValue, dim: int) -> SSAValue:
     return b.insert(arith.MinSIOp(folded, back)).result
 
 
+def _wrap(b: Builder, position: SSAValue, dim: int, before: int) -> SSAValue:
+    """Wrap mode: p modulo dim, made non-negative by adding a multiple of dim first."""
+    lifted = affine(b, [(position, 1)], -(-before // dim) * dim)
+    return remainder_index(b, lifted, dim)
+
+
 def _edge(b: Builder, position: SSAValue, dim: int) -> SSAValue:
     """Edge mode: p clamped into [0, dim - 1]."""
     low = b.insert(arith.MaxSIOp(position, index(b, 0))).result
@@ -202,7 +209,8 @@ def _edge(b: Builder, position: SSAValue, dim: int) -> SSAValue:
 @compute_definition(PadOp)
 def pad(op: PadOp, builder: Builder) -> SSAValue:
     """`out[i...] = x[i - before...]` inside x; outside, the constant (select on clamped reads),
-    the mirrored element (reflect) or the nearest edge element (edge). Named and tagged "pad"."""
+    the mirrored element (reflect), the nearest edge element (edge) or the element a whole
+    number of periods away (wrap). Named and tagged "pad"."""
     shape = shape_of(op.x)
     rank = len(shape)
     pads = op.pads_tuple()
@@ -216,11 +224,16 @@ def pad(op: PadOp, builder: Builder) -> SSAValue:
         if mode == "constant":
             value = scalar_attr(op.pad_value(), element_type)
             return guarded_read(b, op.x, positions, padded, value)
-        fold = _mirror if mode == "reflect" else _edge
-        indices = [
-            fold(b, position, shape[axis]) if padded[axis] else position
-            for axis, position in enumerate(positions)
-        ]
+        indices = list(positions)
+        for axis, position in enumerate(positions):
+            if not padded[axis]:
+                continue
+            if mode == "reflect":
+                indices[axis] = _mirror(b, position, shape[axis])
+            elif mode == "wrap":
+                indices[axis] = _wrap(b, position, shape[axis], pads[axis])
+            else:
+                indices[axis] = _edge(b, position, shape[axis])
         return read(b, op.x, indices)
 
     return emit_compute(builder, op, "pad", tensor_type(op.result), body, tag=PAD_TAG)
