@@ -6,25 +6,27 @@ NumPy only; xDSL and llvmlite are imported by `dlc.compile` when it runs, not by
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
+from runtime.errors import CompileError
 from runtime.executable import Executable, library_exporter
 from runtime.library import load_library
 
 if TYPE_CHECKING:
+    import onnx
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
+
+    from runtime.artifact import CompiledModel
+    from runtime.cache import CompileCache, CompileOptions
 
 LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 """dlc's abstraction levels, in the order a pipeline lowers through them."""
 
 TARGETS: tuple[str, ...] = ("llvm",)
 """The targets `compile` builds executables for (the host CPU through LLVM)."""
-
-
-class CompileError(ValueError):
-    """`dlc.compile` was given something it cannot compile (unknown target, missing pass)."""
 
 
 def make_context() -> Context:
@@ -100,8 +102,39 @@ def _split_pipeline(spec: str) -> list[str]:
     return items
 
 
-def lower(module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None) -> ModuleOp:
-    """Run the named pipeline's applicable passes on `module` in place and return it."""
+THREAD_OPTIONS: dict[str, str] = {
+    "loop-default-schedule": "threads",
+    "convert-loop-to-llvm": "num_threads",
+}
+"""The pass options that carry `compile(..., threads=N)` into a pipeline."""
+
+
+def with_threads(passes: list[str], threads: int | None) -> list[str]:
+    """`passes` with the thread-count option set on the passes that take one (unless given)."""
+    if threads is None:
+        return passes
+    result = []
+    for item in passes:
+        name = item.split("{", 1)[0].strip()
+        option = THREAD_OPTIONS.get(name)
+        if option is None or f"{option}=" in item:
+            result.append(item)
+        elif "{" in item:
+            result.append(item.replace("{", f"{{{option}={threads} ", 1))
+        else:
+            result.append(f"{name}{{{option}={threads}}}")
+    return result
+
+
+def lower(
+    module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None,
+    threads: int | None = None,
+) -> ModuleOp:
+    """Run the named pipeline's applicable passes on `module` in place and return it.
+
+    `threads` (if given) sets the thread count of the passes that take one: the default
+    schedule's parallel loops and `GOMP_parallel`'s team size (0: all cores).
+    """
     from xdsl.passes import PassPipeline
 
     from pipelines import PIPELINES
@@ -111,7 +144,7 @@ def lower(module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None) -
         raise CompileError(
             f"no pipeline named '{pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
         )
-    passes = applicable_passes(module, PIPELINES[pipeline].spec)
+    passes = with_threads(applicable_passes(module, PIPELINES[pipeline].spec), threads)
     available = get_all_passes()
     missing = [p for p in passes if p.split("{", 1)[0] not in available]
     if missing:
@@ -124,44 +157,154 @@ def lower(module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None) -
     return module
 
 
+ModelSource = Union["ModuleOp", "onnx.ModelProto", str, Path]
+"""What `compile` accepts: an xDSL module, an ONNX model, or the path of a .onnx or .mlir file."""
+
+
 def compile(  # noqa: A001 - dlc.compile, like re.compile
-    module_or_path: ModuleOp | str | Path,
+    model: ModelSource,
     target: str = "llvm",
     entry: str | None = None,
     *,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     opt_level: int = 3,
     pipeline: str = "cpu",
+    threads: int = 0,
+    tuning_log: str | Path | None = None,
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool = False,
 ) -> Executable:
-    """Compile a module (an xDSL `ModuleOp`, or the path of an `.mlir` file) for the host CPU.
+    """Compile a model for the host CPU: one native entry function that calls its kernels.
 
-    Runs the pipeline (default `cpu`: graph -> tensor_expr -> loop -> llvm, skipping what the
-    module is already below), prints LLVM IR and JIT-compiles it at `opt_level`. `entry` names
-    the function to call when the module has several entry functions. A `ModuleOp` argument is
-    not modified.
+    Args:
+        model: an ONNX model (`onnx.ModelProto` or a `.onnx` path), an `.mlir` path, or an xDSL
+            `ModuleOp` (not modified) at any level (graph, tensor_expr, loop).
+        target: `llvm` (the host CPU).
+        entry: the function to call when the module has several entry functions.
+        input_shapes: static shapes of ONNX inputs by name, for inputs with dynamic dimensions.
+        opt_level: LLVM's optimization level, 0-3.
+        pipeline: the named pipeline (default `cpu`: graph-opt, tensor_expr, loops, memory
+            plan, schedules, llvm); passes for levels above the module's are skipped.
+        threads: threads for parallel loops (0: all cores, 1: none).
+        tuning_log: an autotuning log; accepted and part of the cache key, applied once the
+            autotuner's records can be consumed by the pipeline.
+        cache: use the on-disk compile cache (kernel object code by structural hash; whole
+            models by file content), so that compiling again is fast.
+        cache_dir: the cache's directory (default `~/.cache/dlc`).
+        progress: print progress on stderr when the compile takes more than a couple of seconds.
+
+    Returns:
+        An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
+        `m.export("model.so")`.
+
+    Raises:
+        CompileError: the model cannot be read, imported or compiled (the message says why).
     """
-    from xdsl.dialects.builtin import ModuleOp
-
-    from codegen.llvm import emit_llvm_ir
-    from runtime.jit import compile_llvm_ir
-    from runtime.library import export_shared_library
+    from runtime.cache import CompileCache, CompileOptions
 
     if target not in TARGETS:
         raise CompileError(
             f"expected target {' or '.join(repr(t) for t in TARGETS)}, found {target!r}"
         )
+    options = CompileOptions(
+        target, opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
+    )
+    store = CompileCache(cache_dir) if cache else None
+    source = _Source(model, input_shapes)
+    key = source.cache_key(options, store) if store is not None else None
+    compiled = store.load_model(key) if store is not None and key is not None else None
+    if compiled is None:
+        compiled = _compile_source(source, options, store, key, progress)
+    try:
+        native = compiled.link_in_process()
+    except RuntimeError as e:
+        raise CompileError(str(e)) from None
+    executable = Executable(native, entry, compiled.export)
+    executable.stats = compiled.stats
+    return executable
+
+
+def _compile_source(
+    source: _Source, options: CompileOptions, store: CompileCache | None, key: str | None,
+    progress: bool,
+) -> CompiledModel:
+    import time
+
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from runtime.compiler import Progress, compile_module
+
+    reporter = Progress(source.label, progress)
+    start = time.perf_counter()
     ctx = make_context()
-    if isinstance(module_or_path, ModuleOp):
-        module = module_or_path.clone()
-    else:
-        module = parse_module(module_or_path, ctx)
-    lower(module, pipeline, ctx)
-    llvm_ir = emit_llvm_ir(module)
-    jit = compile_llvm_ir(llvm_ir, opt_level)
+    try:
+        module = source.module(ctx)
+        imported = time.perf_counter() - start
+        compiled, kernel_keys = compile_module(module, options, store, reporter, ctx)
+    except DiagnosticException as e:
+        error = CompileError(str(e))
+        error.__notes__ = list(getattr(e, "__notes__", []))
+        raise error from None
+    compiled.stats.seconds = {"import": imported, **compiled.stats.seconds}
+    if store is not None and key is not None:
+        reporter.stage("caching")
+        store.store_model(key, compiled, kernel_keys)
+    reporter.done()
+    return compiled
 
-    def export(path: Path) -> Path:
-        return export_shared_library(llvm_ir, path, opt_level)
 
-    return Executable(jit, entry, export)
+class _Source:
+    """A model to compile, and how to read it and to name it in the cache."""
+
+    def __init__(self, model: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None):
+        self.model = model
+        self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+        self.path = Path(model) if isinstance(model, str | Path) else None
+        self.label = self.path.name if self.path is not None else type(model).__name__
+        if self.path is not None:
+            if not self.path.is_file():
+                raise CompileError(f"cannot read {self.path}: no such file")
+            if self.path.suffix not in (".onnx", ".mlir"):
+                raise CompileError(
+                    f"expected a .onnx or .mlir file, found '{self.path.name}'"
+                )
+        if self.input_shapes and self.kind != "onnx":
+            raise CompileError("input_shapes applies to ONNX models only")
+
+    @property
+    def kind(self) -> str:
+        if self.path is not None:
+            return self.path.suffix.removeprefix(".")
+        return "module" if type(self.model).__name__ == "ModuleOp" else "onnx"
+
+    def cache_key(self, options: CompileOptions, store: CompileCache) -> str | None:
+        """The model-level cache key, or None for an xDSL module (only its kernels are cached)."""
+        import json
+
+        from runtime.cache import digest
+
+        if self.kind == "module":
+            return None
+        if self.path is not None:
+            try:
+                content = store.file_digest(self.path)
+            except OSError as e:
+                raise CompileError(f"cannot read {self.path}: {e.strerror}") from None
+        else:
+            content = digest(self.model.SerializeToString())  # type: ignore[union-attr]
+        shapes = json.dumps(self.input_shapes, sort_keys=True)
+        return digest(options.fingerprint(), self.kind, content, shapes)
+
+    def module(self, ctx: Context) -> ModuleOp:
+        """The model as a module (imported, parsed or copied)."""
+        if self.kind == "onnx":
+            from frontends.onnx import import_onnx
+
+            return import_onnx(self.model, self.input_shapes)  # type: ignore[arg-type]
+        if self.path is not None:
+            return parse_module(self.path, ctx)
+        return self.model.clone()  # type: ignore[union-attr]
 
 
 def load(path: str | Path, entry: str | None = None) -> Executable:

@@ -34,9 +34,11 @@ PIPELINES: dict[str, NamedPipeline] = {
         ),
         NamedPipeline(
             "cpu",
-            "graph -> tensor_expr -> loop -> llvm for the host CPU",
-            "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
-            "convert-loop-to-llvm",
+            "graph-opt -> tensor_expr -> loop -> dedup, memory plan -> (default schedules) -> "
+            "llvm for the host CPU",
+            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            "loop-dedup-functions,loop-plan-memory,loop-default-schedule,"
+            "convert-memref-view-to-llvm,convert-loop-to-llvm",
         ),
     )
 }

@@ -52,7 +52,7 @@ class ViewToPointerOffset(RewritePattern):
         )
         back = UnrealizedConversionCastOp.get([address.result], [result_type])
         back.results[0].name_hint = op.result.name_hint
-        rewriter.replace_op(op, [pointer, shift, address, back])
+        rewriter.replace(op, [pointer, shift, address, back])
 
 
 @dataclass(frozen=True)

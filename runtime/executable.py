@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from runtime.metadata import FunctionSignature, MetadataError, decode_metadata
+from runtime.metadata import (
+    FunctionSignature,
+    MetadataError,
+    ModelInfo,
+    decode_metadata,
+    decode_model_info,
+)
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
@@ -33,6 +39,18 @@ class NativeModule(Protocol):
 
     def metadata_text(self) -> str | None:
         """The `dlc_metadata` JSON, or None."""
+        ...
+
+
+class ModelModule(NativeModule, Protocol):
+    """A compiled model: also its description and the addresses of its kernels and weights."""
+
+    def model_text(self) -> str | None:
+        """The `dlc_model` JSON, or None."""
+        ...
+
+    def symbol_address(self, name: str) -> int:
+        """The address of a kernel or a weight."""
         ...
 
 
@@ -88,6 +106,39 @@ class Executable:
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(self.signature.arguments)))
         self._function = prototype(native.address(self.signature.name))
+        self.model = self._model_info(native)
+        self.stats: Any = None
+        """How the compile went (`runtime.artifact.CompileStats`), when this process compiled."""
+
+    def _model_info(self, native: NativeModule) -> ModelInfo | None:
+        model_text = getattr(native, "model_text", None)
+        text = model_text() if model_text is not None else None
+        if text is None:
+            return None
+        try:
+            info = decode_model_info(text)
+        except MetadataError as e:
+            raise ExecutableError(str(e)) from None
+        return info if info.entry == self.signature.name else None
+
+    @property
+    def native(self) -> NativeModule:
+        """Where the compiled code lives (a JIT-linked module or a shared library)."""
+        return self._native
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The inputs' names, in order (the model's names, e.g. ONNX's, where known)."""
+        if self.model is not None:
+            return self.model.input_names
+        return tuple(arg.name for arg in self.signature.inputs)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The outputs' names, in order."""
+        if self.model is not None:
+            return self.model.output_names
+        return tuple(arg.name for arg in self.signature.outputs)
 
     def _select(self, entry: str | None) -> FunctionSignature:
         names = ", ".join(f"@{name}" for name in sorted(self.signatures)) or "none"
@@ -113,8 +164,12 @@ class Executable:
     def _check(self, index: int, value: object, role: str) -> np.ndarray:
         spec = self.signature.arguments[index]
         dtype = self._dtypes[index]
-        what = f"{role} {index} ('{spec.name}') of @{self.name}"
+        names = self.input_names if role == "input" else ()
+        name = names[index] if index < len(names) else spec.name
+        what = f"{role} {index} ('{name}') of @{self.name}"
         array = np.asarray(value)
+        if not isinstance(value, np.ndarray) and np.can_cast(array.dtype, dtype, "same_kind"):
+            array = array.astype(dtype)  # a Python or NumPy scalar, or a list: take its value
         if array.dtype != dtype:
             raise ExecutableError(f"{what}: expected dtype {dtype}, found {array.dtype}")
         if array.shape != spec.shape:
@@ -126,21 +181,44 @@ class Executable:
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None
     ) -> np.ndarray | tuple[np.ndarray, ...]:
-        signature = self.signature
-        if len(inputs) != len(signature.inputs):
-            names = ", ".join(arg.name for arg in signature.inputs)
-            raise ExecutableError(
-                f"@{self.name} expects {len(signature.inputs)} inputs ({names}), "
-                f"found {len(inputs)}"
-            )
-        arrays = [
-            np.ascontiguousarray(self._check(i, value, "input")) for i, value in enumerate(inputs)
-        ]
+        arrays = self.prepare_inputs(inputs)
         outputs = self._outputs(out, len(arrays))
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
         self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def prepare_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:
+        """The inputs as C-contiguous arrays after checking them against the signature (count,
+        shape, dtype; Python scalars and lists take the expected dtype)."""
+        if len(inputs) != len(self.signature.inputs):
+            names = ", ".join(self.input_names)
+            raise ExecutableError(
+                f"@{self.name} expects {len(self.signature.inputs)} inputs ({names}), "
+                f"found {len(inputs)}"
+            )
+        return [
+            np.ascontiguousarray(self._check(i, value, "input")) for i, value in enumerate(inputs)
+        ]
+
+    def run(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Runs on inputs given by name; returns the outputs by name."""
+        names = self.input_names
+        unknown = sorted(set(inputs) - set(names))
+        missing = [name for name in names if name not in inputs]
+        if unknown or missing:
+            problems = []
+            if missing:
+                problems.append(f"missing {', '.join(repr(n) for n in missing)}")
+            if unknown:
+                problems.append(f"unknown {', '.join(repr(n) for n in unknown)}")
+            raise ExecutableError(
+                f"@{self.name} expects inputs {', '.join(repr(n) for n in names)}: "
+                f"{'; '.join(problems)}"
+            )
+        results = self(*(inputs[name] for name in names))
+        outputs = results if isinstance(results, tuple) else (results,)
+        return dict(zip(self.output_names, outputs, strict=True))
 
     def _outputs(self, out: Sequence[np.ndarray] | None, first: int) -> list[np.ndarray]:
         specs = self.signature.outputs

@@ -7,12 +7,12 @@ takes ownership of both, and a TargetMachine must never be shared between engine
 from __future__ import annotations
 
 import ctypes
-import os
 import re
 import threading
 
 import llvmlite.binding as binding
 
+from runtime.library import prepare_openmp_environment
 from runtime.metadata import METADATA_SYMBOL
 
 _optimization_lock = threading.Lock()
@@ -25,10 +25,6 @@ class JitError(RuntimeError):
 OPENMP_LIBRARY = "libgomp.so.1"
 """The OpenMP runtime that parallel loops call (`GOMP_parallel`, `omp_get_thread_num`)."""
 
-OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "passive"}
-"""Set in the process environment (unless already set) before libgomp loads: idle threads sleep
-instead of spinning, so a busy machine (or a second process holding a core) does not make a
-parallel loop wait for a thread that spins on someone else's core."""
 
 _openmp_loaded = False
 
@@ -44,8 +40,7 @@ def load_openmp() -> None:
     global _openmp_loaded
     if _openmp_loaded:
         return
-    for name, value in OPENMP_ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
+    prepare_openmp_environment()
     try:
         binding.load_library_permanently(OPENMP_LIBRARY)
     except RuntimeError as e:

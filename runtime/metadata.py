@@ -100,3 +100,134 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
     except (KeyError, TypeError, ValueError) as e:
         raise MetadataError(f"malformed dlc metadata: {type(e).__name__}: {e}") from None
     return signatures
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole models (AOT)
+# ---------------------------------------------------------------------------------------------
+
+MODEL_SYMBOL = "dlc_model"
+"""The name of the global that holds a compiled model's JSON description (`ModelInfo`)."""
+
+ARGUMENT_KINDS = ("input", "output", "workspace", "weight")
+"""Where a kernel call's argument lives: an entry input or output (by index), the workspace (at
+a byte offset), or a weight (a global symbol)."""
+
+
+@dataclass(frozen=True)
+class KernelArgument:
+    """One buffer a kernel call passes: its kind (`ARGUMENT_KINDS`), where it is (`index` of an
+    input/output, byte `offset` in the workspace, `symbol` of a weight), its shape and dtype."""
+
+    kind: str
+    shape: tuple[int, ...]
+    dtype: str
+    index: int = 0
+    offset: int = 0
+    symbol: str = ""
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One call of a kernel by the entry function, in program order.
+
+    Attributes:
+        kernel: the kernel's name in the IR (`fused_conv2d_relu_1`), for people.
+        nodes: the ONNX nodes (or graph ops) the call computes, for profiles.
+        arguments: the buffers it is called on; empty if some argument is not a plain buffer
+            (the call cannot be replayed on its own).
+        symbol: the kernel function's linker symbol (the name of its compiled code).
+    """
+
+    kernel: str
+    nodes: tuple[str, ...]
+    arguments: tuple[KernelArgument, ...]
+    symbol: str
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the runtime knows about a compiled model beyond the entry's signature.
+
+    Attributes:
+        entry: the entry function.
+        input_names: the model's input names (ONNX names where known), in order.
+        output_names: the model's output names, in order.
+        workspace_bytes: the planned workspace (`loop-plan-memory`'s peak).
+        weight_bytes: the bytes of constant data (weights) the model reads.
+        calls: the kernel calls of the entry function, in order.
+    """
+
+    entry: str
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    workspace_bytes: int = 0
+    weight_bytes: int = 0
+    calls: tuple[KernelCall, ...] = ()
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """The symbols of the distinct kernels called, in order of first call."""
+        return tuple(dict.fromkeys(call.symbol for call in self.calls))
+
+
+def encode_model_info(info: ModelInfo) -> str:
+    """The JSON text of `info` (ASCII only)."""
+    document = {
+        "version": METADATA_VERSION,
+        "entry": info.entry,
+        "inputs": list(info.input_names),
+        "outputs": list(info.output_names),
+        "workspace_bytes": info.workspace_bytes,
+        "weight_bytes": info.weight_bytes,
+        "calls": [
+            {
+                "kernel": call.kernel,
+                "symbol": call.symbol,
+                "nodes": list(call.nodes),
+                "arguments": [
+                    {"kind": a.kind, "shape": list(a.shape), "dtype": a.dtype, "index": a.index,
+                     "offset": a.offset, "symbol": a.symbol}
+                    for a in call.arguments
+                ],
+            }
+            for call in info.calls
+        ],
+    }
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=True)
+
+
+def decode_model_info(text: str) -> ModelInfo:
+    """The `ModelInfo` in the JSON text `text`."""
+    try:
+        document = json.loads(text)
+        if document.get("version") != METADATA_VERSION:
+            raise MetadataError(
+                f"expected dlc model info version {METADATA_VERSION}, found "
+                f"{document.get('version')!r}"
+            )
+        calls = tuple(
+            KernelCall(
+                str(call["kernel"]),
+                tuple(str(node) for node in call["nodes"]),
+                tuple(
+                    KernelArgument(
+                        str(a["kind"]), tuple(int(d) for d in a["shape"]), str(a["dtype"]),
+                        int(a["index"]), int(a["offset"]), str(a["symbol"]),
+                    )
+                    for a in call["arguments"]
+                ),
+                str(call["symbol"]),
+            )
+            for call in document["calls"]
+        )
+        return ModelInfo(
+            str(document["entry"]),
+            tuple(str(name) for name in document["inputs"]),
+            tuple(str(name) for name in document["outputs"]),
+            int(document["workspace_bytes"]),
+            int(document["weight_bytes"]),
+            calls,
+        )
+    except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError) as e:
+        raise MetadataError(f"malformed dlc model info: {type(e).__name__}: {e}") from None

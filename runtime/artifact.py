@@ -1,0 +1,229 @@
+"""A compiled model before it is loaded: object code per compile unit, weights, and how to link.
+
+Counterpart: TVM's `runtime.Module` tree before `export_library` (host module + imported kernel
+modules + linked params). `dlc.compile` makes one (`runtime.compiler`) or reads one from the
+compile cache (`runtime.cache`); it is then linked in process (`link_in_process`, ORC JIT:
+weights stay NumPy buffers) or into a shared library (`export`, weights embedded). Nothing here
+imports xDSL; llvmlite is imported only to link in process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
+
+WEIGHT_ALIGNMENT = 64
+"""Byte alignment of every weight buffer, in process and in a shared library."""
+
+
+def aligned_copy(data: bytes | np.ndarray, alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
+    """A read-only 1-D uint8 array holding `data`, starting at a multiple of `alignment`."""
+    source = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
+    raw = np.empty(source.nbytes + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    copy = raw[start : start + source.nbytes]
+    copy[:] = source.reshape(-1).view(np.uint8)
+    copy.flags.writeable = False
+    return copy
+
+
+@dataclass
+class CompileStats:
+    """What a compile did, for `dlc compile`'s summary and the benchmarks.
+
+    Attributes:
+        calls: kernel calls in the entry function.
+        kernels: distinct kernels (after deduplication).
+        kernels_cached: kernels whose object code came from the compile cache.
+        workspace_bytes: the planned workspace.
+        unplanned_bytes: what the intermediates would take without the plan.
+        weight_bytes: constant data.
+        model_cache_hit: the whole model came from the cache.
+        seconds: wall time per stage, in order.
+    """
+
+    calls: int = 0
+    kernels: int = 0
+    kernels_cached: int = 0
+    workspace_bytes: int = 0
+    unplanned_bytes: int = 0
+    weight_bytes: int = 0
+    model_cache_hit: bool = False
+    seconds: dict[str, float] = field(default_factory=dict[str, float])
+
+    @property
+    def total_seconds(self) -> float:
+        """The sum of the stages' times."""
+        return sum(self.seconds.values())
+
+
+@dataclass
+class CompiledModel:
+    """Object code and data that together are one executable module.
+
+    Attributes:
+        objects: position-independent ELF objects by unit name (the entry unit, one per kernel).
+        weights: the constant globals the objects reference but do not define, by symbol: 1-D
+            uint8 arrays aligned to `WEIGHT_ALIGNMENT`.
+        exports: the symbols the runtime looks up (entry functions, kernels, metadata).
+        uses_openmp: the code calls libgomp (parallel loops).
+        stats: how the compile went.
+    """
+
+    objects: dict[str, bytes]
+    weights: dict[str, np.ndarray]
+    exports: tuple[str, ...]
+    uses_openmp: bool = False
+    stats: CompileStats = field(default_factory=CompileStats)
+
+    def link_in_process(self) -> LinkedModule:
+        """Link the objects in this process (ORC JIT); the weights are used where they are."""
+        return LinkedModule(self)
+
+    def export(self, path: str | Path) -> Path:
+        """Link the objects and the weights into the shared library `path` (atomically)."""
+        from runtime.library import link_shared_library
+
+        return link_shared_library(
+            list(self.objects.values()), self.weights, path, self.uses_openmp
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Linking in process
+# ---------------------------------------------------------------------------------------------
+
+_jit_lock = threading.Lock()
+_jit: Any = None
+_library_numbers = itertools.count()
+
+
+def _process_jit() -> Any:
+    """The process's one ORC LLJIT instance (made on first use); each model is a library in it."""
+    global _jit
+    with _jit_lock:
+        if _jit is None:
+            import llvmlite.binding as binding
+
+            binding.initialize_native_target()
+            binding.initialize_native_asmprinter()
+            # Only object code is added, so the JIT's own target machine (the host's) never
+            # compiles anything.
+            _jit = binding.create_lljit_compiler()
+        return _jit
+
+
+class LinkError(RuntimeError):
+    """The objects of a compiled model do not link (a missing or clashing symbol)."""
+
+
+class LinkedModule:
+    """A `CompiledModel` linked in this process: a `NativeModule` for `Executable`.
+
+    The library stays loaded while this object lives; weights are imported by address, so
+    their buffers live as long as it does.
+    """
+
+    def __init__(self, compiled: CompiledModel) -> None:
+        import llvmlite.binding as binding
+
+        from runtime.jit import load_openmp
+
+        if compiled.uses_openmp:
+            load_openmp()
+        self.compiled = compiled
+        self.weights = compiled.weights
+        builder = binding.JITLibraryBuilder()
+        for data in compiled.objects.values():
+            builder.add_object_img(data)
+        builder.add_current_process()
+        for symbol, buffer in compiled.weights.items():
+            builder.import_symbol(symbol, buffer.ctypes.data)
+        for symbol in compiled.exports:
+            builder.export_symbol(symbol)
+        name = f"dlc_module_{next(_library_numbers)}"
+        try:
+            self._tracker = builder.link(_process_jit(), name)
+        except RuntimeError as e:
+            raise LinkError(f"cannot link the compiled module: {e}") from None
+        self._exports = frozenset(compiled.exports)
+
+    def address(self, name: str) -> int:
+        """The address of the function (or global) `name`."""
+        if name not in self._exports:
+            raise LinkError(
+                f"no function @{name} in the compiled module (exported: "
+                f"{', '.join(sorted(self._exports)) or 'none'})"
+            )
+        address = self._tracker[name]
+        if not address:
+            raise LinkError(f"@{name} is declared but not defined in the compiled module")
+        return int(address)
+
+    def symbol_address(self, name: str) -> int:
+        """The address of a weight or an exported symbol."""
+        if name in self.weights:
+            return int(self.weights[name].ctypes.data)
+        return self.address(name)
+
+    def _string(self, symbol: str) -> str | None:
+        if symbol not in self._exports or not self._tracker[symbol]:
+            return None
+        return ctypes.string_at(self._tracker[symbol]).decode()
+
+    def metadata_text(self) -> str | None:
+        """The entry functions' `dlc_metadata` JSON, or None."""
+        return self._string(METADATA_SYMBOL)
+
+    def model_text(self) -> str | None:
+        """The model's `dlc_model` JSON, or None."""
+        return self._string(MODEL_SYMBOL)
+
+
+def pack_weights(
+    weights: Mapping[str, np.ndarray], alignment: int = WEIGHT_ALIGNMENT
+) -> tuple[list[tuple[str, int, int]], int]:
+    """Offsets of the weights laid end to end, each aligned: ([(symbol, offset, nbytes)], total)."""
+    layout: list[tuple[str, int, int]] = []
+    offset = 0
+    for symbol, buffer in weights.items():
+        offset = (offset + alignment - 1) // alignment * alignment
+        layout.append((symbol, offset, buffer.nbytes))
+        offset += buffer.nbytes
+    return layout, offset
+
+
+def write_weights(
+    weights: Mapping[str, np.ndarray], path: Path, alignment: int = WEIGHT_ALIGNMENT
+) -> tuple[list[tuple[str, int, int]], int]:
+    """Writes the weights end to end (zero padding between, each aligned) into `path`; returns
+    the layout [(symbol, offset, nbytes)] and the CRC-32 of the file."""
+    layout, total = pack_weights(weights, alignment)
+    crc = 0
+    with open(path, "wb") as out:
+        position = 0
+        for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
+            for chunk in (b"\0" * (offset - position), memoryview(buffer).cast("B")):
+                out.write(chunk)
+                crc = zlib.crc32(chunk, crc)
+            position = offset + nbytes
+        tail = b"\0" * (total - position)
+        out.write(tail)
+    return layout, zlib.crc32(tail, crc)
+
+
+def weights_from_blob(
+    blob: np.ndarray, layout: Iterable[Sequence[Any]]
+) -> dict[str, np.ndarray]:
+    """Views of `blob` (a 1-D uint8 array) for each (symbol, offset, nbytes) of `layout`."""
+    return {str(s): blob[int(o) : int(o) + int(n)] for s, o, n in layout}

@@ -1,0 +1,274 @@
+"""The on-disk compile cache: kernel object code by structural hash, whole models by source.
+
+Counterpart: TVM's compile-engine cache (kept in memory, per process) made persistent the way
+ccache is: keys are SHA-256 digests of everything that determines the output (the compiler's
+own source, the host CPU, the options, and the kernel's structure or the model's bytes).
+
+Layout under the cache directory (default `~/.cache/dlc`):
+
+    kernels/<key>.o           one kernel's position-independent object code
+    models/<key>/manifest.json, entry.o, weights.bin
+                              a whole model: its entry unit, the keys of its kernels, its weights
+    sources.json              content digests of source files by (path, size, mtime, inode), so
+                              that a large unchanged model is not hashed again
+
+Every file appears atomically (written aside, then renamed). Anything unreadable, truncated or
+failing its checksum is treated as absent (and recompiled over); the cache never raises for its
+own content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from runtime.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
+from runtime.errors import CompileError
+
+CACHE_FORMAT = 1
+"""The version of the cache's layout; entries of other versions are ignored."""
+
+_OBJECT_MAGIC = b"DLCO\x01"
+
+PACKAGES = ("dialects", "rewrites", "pipelines", "frontends", "codegen", "runtime", "dlc")
+"""The packages whose source determines what the compiler produces (the cache's fingerprint)."""
+
+
+@functools.cache
+def compiler_fingerprint() -> str:
+    """A digest of dlc's own source (every .py and .mlir file of `PACKAGES`) and of the versions
+    of xDSL and llvmlite: any change to the compiler is a different compiler to the cache."""
+    root = Path(__file__).resolve().parent.parent
+    versions = [f"{name} {metadata.version(name)}" for name in ("xdsl", "llvmlite")]
+    hasher = hashlib.sha256(" ".join(versions).encode())
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*")):
+            if path.suffix in (".py", ".mlir") and "__pycache__" not in path.parts:
+                hasher.update(str(path.relative_to(root)).encode())
+                hasher.update(path.read_bytes())
+    return hasher.hexdigest()
+
+
+@functools.cache
+def host_fingerprint() -> str:
+    """The host CPU as LLVM sees it: triple, CPU name and features."""
+    import llvmlite.binding as binding
+
+    binding.initialize_native_target()
+    return "|".join((binding.get_process_triple(), binding.get_host_cpu_name(),
+                     binding.get_host_cpu_features().flatten()))
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What `dlc.compile` was asked for, besides the model.
+
+    Attributes:
+        target: the target (only `llvm`: the host CPU).
+        opt_level: LLVM's optimization level, 0-3.
+        pipeline: the named pipeline.
+        threads: threads for parallel loops (0: all cores).
+        tuning_log: an autotuning log; today only its content goes into cache keys (the
+            autotuner will apply its records).
+    """
+
+    target: str = "llvm"
+    opt_level: int = 3
+    pipeline: str = "cpu"
+    threads: int = 0
+    tuning_log: Path | None = None
+
+    def fingerprint(self) -> str:
+        """Everything that determines the code besides the model, as text (for cache keys)."""
+        log = "none"
+        if self.tuning_log is not None:
+            try:
+                log = hashlib.sha256(self.tuning_log.read_bytes()).hexdigest()
+            except OSError as e:
+                raise CompileError(
+                    f"cannot read the tuning log {self.tuning_log}: {e.strerror}"
+                ) from None
+        return "|".join((compiler_fingerprint(), host_fingerprint(), self.target,
+                         str(self.opt_level), self.pipeline, str(self.threads), log))
+
+
+def default_cache_dir() -> Path:
+    """`~/.cache/dlc`."""
+    return Path.home() / ".cache" / "dlc"
+
+
+def digest(*parts: str | bytes) -> str:
+    """The SHA-256 hex digest of `parts`, each length-prefixed (so that no two different lists
+    of parts share a digest by concatenation)."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class CompileCache:
+    """A compile cache in `directory` (created on first store)."""
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+
+    # -- source digests -------------------------------------------------------------------------
+
+    def file_digest(self, path: str | Path) -> str:
+        """The SHA-256 of the file's bytes, remembered by (path, size, mtime, inode)."""
+        path = Path(path).resolve()
+        status = path.stat()
+        stamp = f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}"
+        index_path = self.directory / "sources.json"
+        index: dict[str, list[str]] = {}
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(index_path.read_text())
+            if isinstance(loaded, dict):
+                index = loaded
+        known = index.get(str(path))
+        if isinstance(known, list) and len(known) == 2 and known[0] == stamp:
+            return str(known[1])
+        value = hashlib.sha256(path.read_bytes()).hexdigest()
+        index[str(path)] = [stamp, value]
+        with contextlib.suppress(OSError):
+            _write_atomically(index_path, json.dumps(index).encode())
+        return value
+
+    # -- kernel objects -------------------------------------------------------------------------
+
+    def _object_path(self, key: str) -> Path:
+        return self.directory / "kernels" / f"{key}.o"
+
+    @staticmethod
+    def _unwrap(data: bytes) -> bytes | None:
+        header = len(_OBJECT_MAGIC) + 32
+        if len(data) < header or not data.startswith(_OBJECT_MAGIC):
+            return None
+        payload = data[header:]
+        if hashlib.sha256(payload).digest() != data[len(_OBJECT_MAGIC) : header]:
+            return None
+        return payload
+
+    @staticmethod
+    def _wrap(payload: bytes) -> bytes:
+        return _OBJECT_MAGIC + hashlib.sha256(payload).digest() + payload
+
+    def load_object(self, key: str) -> bytes | None:
+        """The cached object code for `key`, or None (absent or corrupt)."""
+        try:
+            data = self._object_path(key).read_bytes()
+        except OSError:
+            return None
+        return self._unwrap(data)
+
+    def store_object(self, key: str, payload: bytes) -> None:
+        """Caches object code under `key` (errors writing the cache are ignored)."""
+        with contextlib.suppress(OSError):
+            _write_atomically(self._object_path(key), self._wrap(payload))
+
+    # -- whole models ---------------------------------------------------------------------------
+
+    def _model_dir(self, key: str) -> Path:
+        return self.directory / "models" / key
+
+    def load_model(self, key: str) -> CompiledModel | None:
+        """The cached model for `key` with its kernels and weights (the weights memory-mapped),
+        or None if it is absent or any part of it is missing or corrupt."""
+        directory = self._model_dir(key)
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text())
+            if manifest.get("format") != CACHE_FORMAT:
+                return None
+            objects: dict[str, bytes] = {}
+            entry = self._unwrap((directory / "entry.o").read_bytes())
+            if entry is None:
+                return None
+            objects["entry"] = entry
+            for symbol, kernel_key in manifest["kernels"].items():
+                kernel = self.load_object(str(kernel_key))
+                if kernel is None:
+                    return None
+                objects[str(symbol)] = kernel
+            weights: dict[str, np.ndarray] = {}
+            if manifest["weights"]:
+                blob = np.memmap(directory / "weights.bin", dtype=np.uint8, mode="r")
+                if blob.size != int(manifest["weights_bytes"]):
+                    return None
+                if zlib.crc32(blob) != int(manifest["weights_crc32"]):
+                    return None
+                weights = weights_from_blob(blob, manifest["weights"])
+            stats = CompileStats(**manifest["stats"])
+            stats.model_cache_hit = True
+            stats.kernels_cached = stats.kernels
+            stats.seconds = {}
+            return CompiledModel(
+                objects, weights, tuple(manifest["exports"]), bool(manifest["uses_openmp"]),
+                stats,
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def store_model(
+        self, key: str, model: CompiledModel, kernel_keys: Mapping[str, str]
+    ) -> None:
+        """Caches `model` under `key`; its kernels are cached by `kernel_keys` (symbol -> key),
+        which must already be stored. Errors writing the cache are ignored."""
+        models = self.directory / "models"
+        try:
+            models.mkdir(parents=True, exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(dir=models, prefix=f".{key}."))
+        except OSError:
+            return
+        try:
+            layout, crc = write_weights(model.weights, scratch / "weights.bin")
+            stats = {
+                name: getattr(model.stats, name)
+                for name in ("calls", "kernels", "workspace_bytes", "unplanned_bytes",
+                             "weight_bytes")
+            }
+            manifest = {
+                "format": CACHE_FORMAT,
+                "kernels": dict(kernel_keys),
+                "exports": list(model.exports),
+                "uses_openmp": model.uses_openmp,
+                "weights": layout,
+                "weights_bytes": (scratch / "weights.bin").stat().st_size,
+                "weights_crc32": crc,
+                "stats": stats,
+            }
+            (scratch / "entry.o").write_bytes(self._wrap(model.objects["entry"]))
+            (scratch / "manifest.json").write_text(json.dumps(manifest))
+            target = self._model_dir(key)
+            if target.exists():
+                shutil.rmtree(target, ignore_errors=True)
+            os.replace(scratch, target)
+        except OSError:
+            pass
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,531 @@
+"""dlc's compiler driver: a module -> object code per kernel + one entry unit + weights.
+
+Counterpart: TVM's `relay.build` with the AOT executor: the model's `main` becomes one native
+function that calls its kernels over a statically planned workspace (USMP), identical fused
+functions are compiled once (the TE compiler's cache, here persistent: `runtime.cache`), and
+parameters are linked separately from code (`link-params=0`).
+
+The named pipeline (default `cpu`) runs in two parts. The passes up to `loop-plan-memory` see the
+whole module; then every kernel (a private function with a body that reads no global and calls
+nothing) becomes its own compile unit, named after its cache key, and the remaining passes
+(schedules, lowering to LLVM) run on each unit separately, or not at all when the kernel's object
+code is in the cache. What is left (the entry functions, the weights as globals, declarations of
+the kernels) is the entry unit, whose constant globals become external symbols whose bytes stay
+NumPy arrays: weights never go through LLVM IR text.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import PassPipeline
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from runtime.artifact import CompiledModel, CompileStats, aligned_copy
+from runtime.cache import CompileCache, CompileOptions, digest
+from runtime.errors import CompileError
+from runtime.metadata import (
+    METADATA_SYMBOL,
+    MODEL_SYMBOL,
+    KernelArgument,
+    KernelCall,
+    ModelInfo,
+    encode_model_info,
+)
+
+PARTITION_AFTER = "loop-plan-memory"
+"""The last pass that sees the whole module; the passes after it run per compile unit."""
+
+ANNOTATE_AFTER = "convert-graph-to-tensor-expr"
+"""After this pass, each kernel is tagged with the ONNX nodes its computes carry."""
+
+ONNX_NODES_ATTR = "dlc.onnx_nodes"
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
+ENTRY_UNIT = "entry"
+
+class Progress:
+    """Progress lines on a stream (stderr), once a compile has taken longer than `delay`."""
+
+    def __init__(
+        self, label: str, enabled: bool = True, delay: float = 2.0, stream: TextIO | None = None
+    ) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.delay = delay
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def stage(self, text: str) -> None:
+        """Reports that the compile is now at `text`."""
+        elapsed = time.perf_counter() - self.start
+        if not self.enabled or elapsed < self.delay:
+            return
+        self.shown = True
+        print(f"dlc: compiling {self.label}: {text} ({elapsed:.1f} s)", file=self.stream,
+              flush=True)
+
+    def done(self) -> None:
+        """Reports the end (only if progress was shown)."""
+        if self.shown:
+            elapsed = time.perf_counter() - self.start
+            print(f"dlc: compiled {self.label} in {elapsed:.1f} s", file=self.stream, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline
+# ---------------------------------------------------------------------------------------------
+
+
+def expand_pipeline(items: list[str]) -> list[str]:
+    """`items` with every named pipeline (e.g. `graph-opt`) replaced by its passes."""
+    from dlc.api import _split_pipeline
+    from pipelines import PIPELINES
+
+    expanded: list[str] = []
+    for item in items:
+        name = item.split("{", 1)[0].strip()
+        if name in PIPELINES and "{" not in item:
+            expanded += expand_pipeline(
+                [p.strip() for p in _split_pipeline(PIPELINES[name].spec) if p.strip()]
+            )
+        else:
+            expanded.append(item)
+    return expanded
+
+
+def pipeline_passes(module: ModuleOp, options: CompileOptions) -> list[str]:
+    """The passes `options.pipeline` runs on `module`: named pipelines expanded, passes for
+    levels above the module's skipped, thread counts set; fails if one is missing."""
+    from dlc.api import _split_pipeline, applicable_passes, with_threads
+    from pipelines import PIPELINES
+    from rewrites import get_all_passes
+
+    if options.pipeline not in PIPELINES:
+        raise CompileError(
+            f"no pipeline named '{options.pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
+        )
+    items = [p.strip() for p in _split_pipeline(PIPELINES[options.pipeline].spec) if p.strip()]
+    spec = ",".join(expand_pipeline(items))
+    passes = with_threads(applicable_passes(module, spec), options.threads)
+    available = get_all_passes()
+    missing = [p for p in passes if p.split("{", 1)[0] not in available]
+    if missing:
+        raise CompileError(
+            f"pipeline '{options.pipeline}' needs passes not available in this checkout: "
+            f"{', '.join(missing)}"
+        )
+    return passes
+
+
+def run_passes(
+    module: ModuleOp, passes: list[str], ctx: Context, stats: CompileStats | None = None,
+    after: Callable[[str, ModuleOp], None] | None = None,
+) -> None:
+    """Runs `passes` on `module` one at a time (timed into `stats`), calling `after(name,
+    module)` after each."""
+    from rewrites import get_all_passes
+
+    available = get_all_passes()
+    for item in passes:
+        name = item.split("{", 1)[0].strip()
+        start = time.perf_counter()
+        PassPipeline.parse_spec(available, item).apply(ctx, module)
+        if stats is not None:
+            stats.seconds[name] = stats.seconds.get(name, 0.0) + time.perf_counter() - start
+        if after is not None:
+            after(name, module)
+
+
+def annotate_onnx_nodes(module: ModuleOp) -> None:
+    """Tags each private function with `dlc.onnx_nodes`: the distinct `onnx_node` attributes of
+    the ops in it, in order (tensor_expr level; `loop-dedup-functions` moves them to calls)."""
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp) or not function.body.blocks:
+            continue
+        nodes: dict[str, None] = {}
+        for op in function.walk():
+            node = op.attributes.get("onnx_node")
+            if isinstance(node, StringAttr):
+                nodes[node.data] = None
+        if nodes:
+            function.attributes[ONNX_NODES_ATTR] = ArrayAttr(StringAttr(n) for n in nodes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile units
+# ---------------------------------------------------------------------------------------------
+
+
+def is_entry(op: Operation) -> bool:
+    """A public function with a body and `dlc.num_outputs`."""
+    return (
+        isinstance(op, func.FuncOp)
+        and bool(op.body.blocks)
+        and NUM_OUTPUTS_ATTR in op.attributes
+        and op.sym_visibility != StringAttr("private")
+    )
+
+
+def standalone_kernels(module: ModuleOp) -> list[func.FuncOp]:
+    """The private functions with a body that read no global and call nothing: each can be
+    compiled on its own."""
+    found: list[func.FuncOp] = []
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp) or not op.body.blocks:
+            continue
+        if op.sym_visibility != StringAttr("private"):
+            continue
+        if any(isinstance(inner, memref.GetGlobalOp | func.CallOp) for inner in op.walk()):
+            continue
+        found.append(op)
+    return found
+
+
+def kernel_symbol(key: str) -> str:
+    """The linker symbol of the kernel whose cache key is `key`: the same in every model."""
+    return f"dlc_kernel_{key[:20]}"
+
+
+def rename_kernel(module: ModuleOp, kernel: func.FuncOp, symbol: str) -> None:
+    """Renames `kernel` to `symbol` and retargets its calls."""
+    old = kernel.sym_name.data
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and op.callee.string_value() == old:
+            op.properties["callee"] = SymbolRefAttr(symbol)
+    kernel.sym_name = StringAttr(symbol)
+
+
+def split_kernel(kernel: func.FuncOp) -> ModuleOp:
+    """Moves `kernel` into a module of its own, leaving a declaration in its place."""
+    declaration = func.FuncOp.external(
+        kernel.sym_name.data, kernel.function_type.inputs.data,
+        kernel.function_type.outputs.data,
+    )
+    Rewriter.insert_op(declaration, InsertPoint.before(kernel))
+    kernel.detach()
+    return ModuleOp([kernel])
+
+
+def publish_kernel(unit: ModuleOp, symbol: str) -> None:
+    """Gives the lowered kernel `symbol` external linkage (it is called from the entry unit)."""
+    for op in unit.ops:
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data == symbol:
+            op.linkage = llvm.LinkageAttr("external")
+            return
+    raise CompileError(f"kernel @{symbol} was not lowered to an llvm.func")
+
+
+# ---------------------------------------------------------------------------------------------
+# The model description and the weights
+# ---------------------------------------------------------------------------------------------
+
+
+def _dtype_name(memref_type: MemRefType) -> str | None:
+    from rewrites.convert_loop_to_llvm import numpy_dtype_name
+    from rewrites.llvm_lowering.common import LLVMLowering
+
+    return numpy_dtype_name(memref_type.get_element_type(), LLVMLowering())
+
+
+def _argument(value: SSAValue, entry: func.FuncOp, num_inputs: int) -> KernelArgument | None:
+    memref_type = value.type
+    if not isinstance(memref_type, MemRefType):
+        return None
+    dtype = _dtype_name(memref_type)
+    if dtype is None:
+        return None
+    shape = memref_type.get_shape()
+    if isinstance(value, BlockArgument) and value.block is entry.body.block:
+        if value.index < num_inputs:
+            return KernelArgument("input", shape, dtype, index=value.index)
+        return KernelArgument("output", shape, dtype, index=value.index - num_inputs)
+    owner = value.owner
+    if isinstance(owner, memref.GetGlobalOp):
+        return KernelArgument("weight", shape, dtype, symbol=owner.name_.string_value())
+    if (
+        isinstance(owner, memref.ViewOp)
+        and isinstance(owner.byte_shift.owner, arith.ConstantOp)
+        and isinstance(owner.byte_shift.owner.value, IntegerAttr)
+    ):
+        return KernelArgument(
+            "workspace", shape, dtype, offset=owner.byte_shift.owner.value.value.data
+        )
+    return None
+
+
+def _io_names(entry: func.FuncOp) -> list[str]:
+    names: list[str] = []
+    attrs = entry.arg_attrs.data if entry.arg_attrs is not None else ()
+    for index, argument in enumerate(entry.args):
+        name = argument.name_hint or f"arg{index}"
+        if index < len(attrs) and isinstance(onnx := attrs[index].data.get("onnx.name"),
+                                             StringAttr):
+            name = onnx.data
+        names.append(name)
+    return names
+
+
+def describe_model(
+    module: ModuleOp, display_names: dict[str, str]
+) -> tuple[ModelInfo | None, int]:
+    """The model description of `module`'s only entry function (None if it has several or
+    none), and the bytes its intermediates would take unplanned. Loop level, after planning."""
+    entries = [op for op in module.ops if is_entry(op)]
+    if len(entries) != 1:
+        return None, 0
+    entry = entries[0]
+    assert isinstance(entry, func.FuncOp)
+    num_outputs_attr = entry.attributes[NUM_OUTPUTS_ATTR]
+    assert isinstance(num_outputs_attr, IntegerAttr)
+    num_inputs = len(entry.args) - num_outputs_attr.value.data
+    calls: list[KernelCall] = []
+    unplanned = 0
+    for op in entry.body.block.ops:
+        if isinstance(op, memref.ViewOp) and isinstance(op.result.type, MemRefType):
+            from rewrites.loop_plan_memory import buffer_bytes
+
+            unplanned += buffer_bytes(op.result.type) or 0
+        if not isinstance(op, func.CallOp):
+            continue
+        arguments = [_argument(value, entry, num_inputs) for value in op.arguments]
+        nodes = op.attributes.get(ONNX_NODES_ATTR)
+        symbol = op.callee.string_value()
+        calls.append(KernelCall(
+            display_names.get(symbol, symbol),
+            tuple(n.data for n in nodes.data) if isinstance(nodes, ArrayAttr) else (),
+            tuple(a for a in arguments if a is not None)
+            if all(a is not None for a in arguments) and not op.results else (),
+            symbol,
+        ))
+    names = _io_names(entry)
+    workspace = entry.attributes.get(WORKSPACE_BYTES_ATTR)
+    info = ModelInfo(
+        entry.sym_name.data,
+        tuple(names[:num_inputs]),
+        tuple(names[num_inputs:]),
+        workspace.value.data if isinstance(workspace, IntegerAttr) else 0,
+        0,
+        tuple(calls),
+    )
+    return info, unplanned
+
+
+def _global_bytes(op: llvm.GlobalOp, value: DenseIntOrFPElementsAttr) -> bytes:
+    from rewrites.loop_plan_memory import element_bytes
+
+    raw = bytes(value.data.data)
+    count = 1
+    for size in value.get_shape():
+        count *= size
+    element = element_bytes(value.get_element_type())
+    if element is None:
+        raise CompileError(
+            f"'llvm.mlir.global' op @{op.sym_name.data}: expected constant data of a scalar "
+            f"element type, found {value.get_element_type()}"
+        )
+    if len(raw) == element * count:
+        return raw
+    if len(raw) == element:
+        return raw * count
+    raise CompileError(
+        f"'llvm.mlir.global' op @{op.sym_name.data}: expected {element * count} bytes of "
+        f"data, found {len(raw)}"
+    )
+
+
+def externalize_constants(module: ModuleOp) -> dict[str, np.ndarray]:
+    """Turns every constant global with dense data into an external declaration and returns
+    the data by symbol (aligned, read-only): the linker or the JIT supplies the bytes."""
+    weights: dict[str, np.ndarray] = {}
+    for op in module.ops:
+        if not isinstance(op, llvm.GlobalOp) or op.constant is None:
+            continue
+        value = op.value
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            continue
+        weights[op.sym_name.data] = aligned_copy(_global_bytes(op, value))
+        op.properties.pop("value")
+        op.linkage = llvm.LinkageAttr("external")
+    return weights
+
+
+def string_global(symbol: str, text: str) -> llvm.GlobalOp:
+    """`llvm.mlir.global external constant @symbol("<text>\\00")`."""
+    data = text + "\0"
+    return llvm.GlobalOp(
+        llvm.LLVMArrayType(len(data), IntegerType(8)), symbol, "external", constant=True,
+        value=StringAttr(data),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# LLVM
+# ---------------------------------------------------------------------------------------------
+
+
+def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
+    """Position-independent object code for an llvm-dialect `unit`, and whether it calls the
+    OpenMP runtime."""
+    from codegen.llvm import emit_llvm_ir
+    from runtime.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
+
+    try:
+        text = emit_llvm_ir(unit)
+    except DiagnosticException as e:
+        raise CompileError(str(e)) from None
+    machine = host_target_machine(opt_level, position_independent=True)
+    try:
+        module = parse_and_optimize(text, machine, opt_level)
+    except JitError as e:
+        raise CompileError(str(e)) from None
+    return machine.emit_object(module), uses_openmp(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Driver:
+    module: ModuleOp
+    options: CompileOptions
+    cache: CompileCache | None
+    progress: Progress
+    ctx: Context
+
+    def __post_init__(self) -> None:
+        self.stats = CompileStats()
+        self.kernel_keys: dict[str, str] = {}
+        self.objects: dict[str, bytes] = {}
+        self.uses_openmp = False
+
+    def run(self) -> CompiledModel:
+        passes = pipeline_passes(self.module, self.options)
+        names = [p.split("{", 1)[0].strip() for p in passes]
+        split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
+        prefix, suffix = passes[:split], passes[split:]
+
+        def after(name: str, module: ModuleOp) -> None:
+            if name == ANNOTATE_AFTER:
+                annotate_onnx_nodes(module)
+            self.progress.stage(f"ran {name}")
+
+        run_passes(self.module, prefix, self.ctx, self.stats, after)
+        kernels = standalone_kernels(self.module) if split < len(passes) else []
+        fingerprint = self.options.fingerprint() + "|" + ",".join(suffix)
+        display: dict[str, str] = {}
+        units: list[tuple[str, str, func.FuncOp]] = []
+        for kernel in kernels:
+            from rewrites.loop_dedup_functions import structural_hash
+
+            key = digest(fingerprint, structural_hash(kernel))
+            symbol = kernel_symbol(key)
+            display[symbol] = kernel.sym_name.data
+            rename_kernel(self.module, kernel, symbol)
+            units.append((symbol, key, kernel))
+        info, unplanned = describe_model(self.module, display)
+        for index, (symbol, key, kernel) in enumerate(units):
+            self.progress.stage(f"kernel {index + 1}/{len(units)} ({display[symbol]})")
+            self._kernel(symbol, key, split_kernel(kernel), suffix)
+        self.progress.stage("entry function")
+        weights = self._entry(suffix, info)
+        exports = self._exports()
+        stats = self.stats
+        stats.kernels = len(units)
+        stats.calls = len(info.calls) if info is not None else 0
+        stats.workspace_bytes = info.workspace_bytes if info is not None else 0
+        stats.unplanned_bytes = unplanned
+        stats.weight_bytes = sum(w.nbytes for w in weights.values())
+        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
+
+    def _kernel(self, symbol: str, key: str, unit: ModuleOp, suffix: list[str]) -> None:
+        self.kernel_keys[symbol] = key
+        cached = self.cache.load_object(key) if self.cache is not None else None
+        if cached is not None:
+            self.objects[symbol] = cached
+            self.stats.kernels_cached += 1
+            return
+        run_passes(unit, suffix, self.ctx, self.stats)
+        publish_kernel(unit, symbol)
+        start = time.perf_counter()
+        code, openmp = emit_object(unit, self.options.opt_level)
+        self.stats.seconds["llvm"] = self.stats.seconds.get("llvm", 0.0) + (
+            time.perf_counter() - start
+        )
+        self.uses_openmp |= openmp
+        self.objects[symbol] = code
+        if self.cache is not None:
+            self.cache.store_object(key, code)
+
+    def _entry(self, suffix: list[str], info: ModelInfo | None) -> dict[str, np.ndarray]:
+        run_passes(self.module, suffix, self.ctx, self.stats)
+        weights = externalize_constants(self.module)
+        if info is not None:
+            info = ModelInfo(
+                info.entry, info.input_names, info.output_names, info.workspace_bytes,
+                sum(w.nbytes for w in weights.values()), info.calls,
+            )
+            self.module.body.block.add_op(string_global(MODEL_SYMBOL, encode_model_info(info)))
+        start = time.perf_counter()
+        code, openmp = emit_object(self.module, self.options.opt_level)
+        self.stats.seconds["llvm"] = self.stats.seconds.get("llvm", 0.0) + (
+            time.perf_counter() - start
+        )
+        self.uses_openmp |= openmp
+        self.objects = {ENTRY_UNIT: code, **self.objects}
+        return weights
+
+    def _exports(self) -> tuple[str, ...]:
+        symbols = [
+            op.sym_name.data
+            for op in self.module.ops
+            if isinstance(op, llvm.FuncOp) and NUM_OUTPUTS_ATTR in op.attributes
+            and op.linkage.linkage.data == "external" and op.body.blocks
+        ]
+        symbols += [s for s in self.objects if s != ENTRY_UNIT]
+        for op in self.module.ops:
+            if isinstance(op, llvm.GlobalOp) and op.sym_name.data in (
+                METADATA_SYMBOL, MODEL_SYMBOL
+            ):
+                symbols.append(op.sym_name.data)
+        return tuple(dict.fromkeys(symbols))
+
+
+def compile_module(
+    module: ModuleOp,
+    options: CompileOptions,
+    cache: CompileCache | None = None,
+    progress: Progress | None = None,
+    ctx: Context | None = None,
+) -> tuple[CompiledModel, dict[str, str]]:
+    """Compiles `module` (modified in place) into a `CompiledModel`; also returns the cache keys
+    of its kernels by symbol. Failures of passes or LLVM are `CompileError`s."""
+    from dlc.api import make_context
+
+    if options.target != "llvm":
+        raise CompileError(f"expected target 'llvm', found {options.target!r}")
+    driver = _Driver(module, options, cache, progress or Progress("module", False),
+                     ctx or make_context())
+    return driver.run(), driver.kernel_keys

@@ -1,0 +1,320 @@
+"""dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
+
+    dlc compile model.onnx [--target llvm] [--threads N] [--tuning-log F]
+                [--input-shape x=1x3x224x224] -o model.so
+    dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
+    dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
+    dlc bench model.onnx|model.so [--compare ort] [--repeat N]
+
+`compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
+and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
+way (compiles are cached in ~/.cache/dlc, see --cache-dir and --no-cache). Inputs not given are
+random (seeded; integers are zeros). Any failure is one `dlc: error: ...` line and exit code 1;
+no output file is left half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tools.diagnostics import ToolError, run_tool, write_atomically
+
+_SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
+
+
+def _shape_arg(text: str) -> tuple[str, list[int]]:
+    match = _SHAPE.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=DIMS such as x=1x3x224x224 (or x= for a scalar), found '{text}'"
+        )
+    name, dims = match.groups()
+    return name, [int(d) for d in re.split(r"[x,]", dims)] if dims else []
+
+
+def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
+    what = "an ONNX model (.onnx) or an .mlir module"
+    if not compiling:
+        what += ", or a library written by dlc compile (.so)"
+    parser.add_argument("model", type=Path, help=what)
+    parser.add_argument("--target", default="llvm", help="the target (llvm: the host CPU)")
+    parser.add_argument("--threads", type=int, default=0, metavar="N",
+                        help="threads for parallel loops (0: all cores)")
+    parser.add_argument("--tuning-log", type=Path, metavar="FILE",
+                        help="an autotuning log (passed to dlc.compile for the autotuner)")
+    parser.add_argument("--input-shape", dest="input_shapes", type=_shape_arg, action="append",
+                        default=[], metavar="NAME=DIMS",
+                        help="static shape of an input with dynamic dimensions, e.g. "
+                        "x=1x3x224x224 (repeatable)")
+    parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
+    parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
+    parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+
+
+def _inputs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", dest="inputs", action="append", default=[],
+                        metavar="[NAME=]FILE.npy",
+                        help="an input as a .npy file, by name or in order (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dlc", description=__doc__.splitlines()[0] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--show-traceback", action="store_true",
+                        help="on an internal error, show the Python traceback")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    compile_parser = commands.add_parser("compile", help="compile a model into a shared library")
+    _common(compile_parser)
+    compile_parser.add_argument("-o", "--output", type=Path,
+                                help="the library to write (default: <model>.so here)")
+
+    run_parser = commands.add_parser("run", help="run a model on .npy inputs")
+    _common(run_parser, compiling=False)
+    _inputs_option(run_parser)
+    run_parser.add_argument("--output-dir", type=Path,
+                            help="save each output as <name>.npy here instead of printing it")
+
+    profile_parser = commands.add_parser("profile", help="time each kernel of a model")
+    _common(profile_parser, compiling=False)
+    _inputs_option(profile_parser)
+    profile_parser.add_argument("--repeat", type=int, default=20, help="runs per kernel")
+    profile_parser.add_argument("--top", type=int, help="only the K slowest calls")
+
+    bench_parser = commands.add_parser("bench", help="median latency, optionally against ORT")
+    _common(bench_parser, compiling=False)
+    _inputs_option(bench_parser)
+    bench_parser.add_argument("--repeat", type=int, default=50, help="timed runs")
+    bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
+                              help="also run ONNX Runtime (CPU) on the same inputs")
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------
+# Getting an executable
+# ---------------------------------------------------------------------------------------------
+
+
+def _executable(args: argparse.Namespace, progress: bool = True) -> Any:
+    import dlc
+
+    if not args.model.is_file():
+        raise ToolError(f"no such file: {args.model}")
+    if args.model.suffix == ".so":
+        if args.input_shapes:
+            raise ToolError("--input-shape applies when compiling, not to a compiled .so")
+        return dlc.load(args.model)
+    start = time.perf_counter()
+    executable = dlc.compile(
+        args.model, args.target, input_shapes=dict(args.input_shapes) or None,
+        opt_level=args.opt_level, threads=args.threads, tuning_log=args.tuning_log,
+        cache=not args.no_cache, cache_dir=args.cache_dir, progress=progress,
+    )
+    executable.compile_seconds = time.perf_counter() - start
+    return executable
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ToolError(f"no such input file: {path}") from None
+    except (OSError, ValueError) as e:
+        raise ToolError(f"cannot read {path} as a .npy array: {e}") from None
+
+
+def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Generator
+                  ) -> np.ndarray:
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    return np.zeros(shape, dtype=dtype)
+
+
+def _inputs(executable: Any, specs: list[str], seed: int, required: bool) -> list[np.ndarray]:
+    """The inputs in order: from `--input NAME=FILE` or `--input FILE` (in order), else random
+    (or an error when `required`)."""
+    names = list(executable.input_names)
+    given: dict[str, np.ndarray] = {}
+    positional: list[np.ndarray] = []
+    for spec in specs:
+        name, _, file = spec.rpartition("=")
+        if name:
+            if name not in names:
+                raise ToolError(
+                    f"--input {spec}: the model has no input '{name}' (inputs: "
+                    f"{', '.join(names)})"
+                )
+            given[name] = _load_npy(Path(file))
+        else:
+            positional.append(_load_npy(Path(file)))
+    for name in names:
+        if name not in given and positional:
+            given[name] = positional.pop(0)
+    if positional:
+        raise ToolError(f"too many inputs: the model has {len(names)} ({', '.join(names)})")
+    missing = [name for name in names if name not in given]
+    if missing and required:
+        raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy)")
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for index, name in enumerate(names):
+        if name in given:
+            arrays.append(given[name])
+            continue
+        spec = executable.signature.inputs[index]
+        arrays.append(_random_input(spec.shape, np.dtype(spec.dtype), rng))
+    return arrays
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if nbytes < 1024 or unit == "GiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return str(nbytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------------
+
+
+def compile_command(args: argparse.Namespace) -> None:
+    """`dlc compile`: compile and export; print what the compile did."""
+    output = args.output or Path(args.model.with_suffix(".so").name)
+    if output.suffix != ".so":
+        raise ToolError(f"expected an output path ending in .so, found '{output}'")
+    executable = _executable(args)
+    executable.export(output)
+    stats = executable.stats
+    cached = "model from the cache" if stats.model_cache_hit else (
+        f"{stats.kernels_cached}/{stats.kernels} kernels from the cache")
+    print(f"dlc: compiled {args.model} -> {output} in {executable.compile_seconds:.2f} s "
+          f"({cached})")
+    if stats.calls:
+        saved = ""
+        if stats.unplanned_bytes:
+            saved = f" ({_size(stats.unplanned_bytes)} without the plan)"
+        print(f"  kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
+        print(f"  workspace: {_size(stats.workspace_bytes)} planned{saved}")
+    print(f"  weights:   {_size(stats.weight_bytes)}")
+    slow = sorted(stats.seconds.items(), key=lambda item: -item[1])[:4]
+    if slow and not stats.model_cache_hit:
+        print("  time:      " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow))
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
+
+
+def run_command(args: argparse.Namespace) -> None:
+    """`dlc run`: run once on the given inputs; print or save the outputs."""
+    executable = _executable(args)
+    inputs = _inputs(executable, args.inputs, args.seed, required=True)
+    results = executable.run(dict(zip(executable.input_names, inputs, strict=True)))
+    if args.output_dir is not None:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        for name, array in results.items():
+            write_atomically(args.output_dir / f"{_file_name(name)}.npy", _npy_bytes(array))
+        print(f"dlc: wrote {len(results)} outputs to {args.output_dir}")
+        return
+    for name, array in results.items():
+        print(f"// {name}: {array.dtype} {list(array.shape)}")
+        print(np.array2string(array, threshold=64, separator=", "))
+
+
+def profile_command(args: argparse.Namespace) -> None:
+    """`dlc profile`: the per-kernel time table."""
+    from runtime.profiler import profile
+
+    executable = _executable(args)
+    inputs = _inputs(executable, args.inputs, args.seed, required=False)
+    print(profile(executable, inputs, args.repeat).table(args.top))
+
+
+def _median_ms(function: Callable[[], object], repeat: int) -> float:
+    function()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def bench_command(args: argparse.Namespace) -> None:
+    """`dlc bench`: median latency of dlc, and of ONNX Runtime on the same inputs."""
+    executable = _executable(args)
+    inputs = _inputs(executable, args.inputs, args.seed, required=False)
+    runs: dict[str, Callable[[], object]] = {"dlc": lambda: executable(*inputs)}
+    if "ort" in args.compare:
+        if args.model.suffix != ".onnx":
+            raise ToolError("--compare ort needs the .onnx model")
+        try:
+            import onnxruntime
+        except ImportError:
+            print("dlc: onnxruntime is not installed; timing dlc alone", file=sys.stderr)
+        else:
+            session = onnxruntime.InferenceSession(
+                str(args.model), providers=["CPUExecutionProvider"])
+            feed = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
+            runs["onnxruntime"] = lambda: session.run(None, feed)
+    medians = {name: _median_ms(function, args.repeat) for name, function in runs.items()}
+    compile_seconds = getattr(executable, "compile_seconds", None)
+    if compile_seconds is not None:
+        print(f"dlc: compiled {args.model.name} in {compile_seconds:.2f} s")
+    for name, median in medians.items():
+        ratio = ""
+        if name != "dlc":
+            ratio = f"  (dlc / {name}: {medians['dlc'] / median:.2f}x)"
+        print(f"{name:>12}: {median:8.3f} ms median of {args.repeat}{ratio}")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "compile": compile_command,
+    "run": run_command,
+    "profile": profile_command,
+    "bench": bench_command,
+}
+
+
+def _main(argv: list[str]) -> None:
+    import dlc
+    from runtime.library import LibraryError
+
+    args = _parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except (dlc.CompileError, dlc.ExecutableError, LibraryError) as e:
+        raise ToolError(str(e)) from None
+    except OSError as e:
+        raise ToolError(f"{e.filename or ''}: {e.strerror}" if e.strerror else str(e)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `dlc` console script."""
+    args = sys.argv[1:] if argv is None else argv
+    return run_tool("dlc", lambda: _main(args), show_traceback="--show-traceback" in args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
