@@ -56,7 +56,8 @@ def apply_records(module: ModuleOp, best: dict[str, Record], ctx: Context | None
                   ) -> dict[str, str]:
     """Schedules every kernel function of a loop-level module that has a record in `best`;
     returns {function name: workload key} of those scheduled. A record whose script is None
-    (the untuned kernel was fastest) marks the function scheduled as it is."""
+    marks the function scheduled as it is when the untuned kernel was fastest, and leaves it to
+    `loop-default-schedule` when the default schedule was."""
     ctx = ctx or make_context()
     applied: dict[str, str] = {}
     globals_by_name = {
@@ -67,8 +68,8 @@ def apply_records(module: ModuleOp, best: dict[str, Record], ctx: Context | None
             continue
         key = Workload.from_function(func).key
         record = best.get(key)
-        if record is None:
-            continue
+        if record is None or record.knobs.get("baseline") == "default":
+            continue  # no record, or the default schedule was fastest: leave it to that
         if record.script is not None:
             _apply_to_function(func, record, globals_by_name, ctx)
         func.attributes[SCHEDULED_ATTR] = UnitAttr()
@@ -139,3 +140,43 @@ def lower_with_tuning_log(
     if rest:
         PassPipeline.parse_spec(get_all_passes(), ",".join(rest)).apply(ctx, module)
     return applied
+
+
+TUNING_LOOP_PASS = "convert-tensor-expr-to-loop{fuse-epilogue=false}"
+"""How a pipeline that applies a tuning log lowers to the loop level (as tuning did)."""
+
+
+def apply_tuning_log(
+    module: ModuleOp,
+    tuning_log: str | Path | Iterable[str | Path],
+    ctx: Context | None = None,
+    threads: int | None = None,
+) -> dict[str, str]:
+    """The hook for a compile pipeline: schedules the kernels of a loop-level module (lowered
+    with `TUNING_LOOP_PASS`, before functions are deduplicated or planned) with the log's best
+    records for the host at `threads` threads, and marks them `dlc.scheduled`; returns
+    {function: workload key} of those scheduled."""
+    return apply_records(module, load_best(tuning_log, host_cpu_target(threads or None)), ctx)
+
+
+def compile_with_tuning_log(
+    module_or_path: ModuleOp | str | Path,
+    tuning_log: str | Path | Iterable[str | Path],
+    threads: int = 0,
+    opt_level: int = 3,
+) -> tuple[object, dict[str, str]]:
+    """Compiles a model for the host CPU with the log's best records (JIT); returns the
+    `Executable` and {function: workload key} of the tuned functions. What
+    `dlc.compile(path, tuning_log=F)` is to do once its pipeline calls `apply_tuning_log`."""
+    from autotune.tasks import load_model_module
+    from codegen.llvm import emit_llvm_ir
+    from runtime.executable import Executable
+    from runtime.jit import compile_llvm_ir
+
+    ctx = make_context()
+    if isinstance(module_or_path, ModuleOp):
+        module = module_or_path.clone()
+    else:
+        module = load_model_module(module_or_path, ctx)
+    applied = lower_with_tuning_log(module, tuning_log, "cpu", ctx, threads)
+    return Executable(compile_llvm_ir(emit_llvm_ir(module), opt_level)), applied

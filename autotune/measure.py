@@ -233,30 +233,35 @@ def _check_outputs(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"build": build_library, "run": run_library}
 
+Outcome = tuple[str, Any] | tuple[str, str, str]
+"""("ok", value) or ("error", kind, message)."""
+
+
+def call_request(name: str, args: tuple[Any, ...]) -> Outcome:
+    """Runs one request (`build` or `run`) and returns its outcome as plain data: ("ok",
+    value) or ("error", kind, message)."""
+    try:
+        return ("ok", _FUNCTIONS[name](*args))
+    except _TrialFailure as failure:
+        return ("error", failure.kind, str(failure))
+    except Exception as error:  # noqa: BLE001 - reported to the parent as this trial's error
+        return ("error", "run" if name == "run" else "build",
+                _one_line(error) + "\n" + traceback.format_exc(limit=3))
+
 
 def serve(requests: Connection, answers: Connection) -> None:
-    """A worker's loop: call the requested function for each request until the pipe closes."""
+    """A worker's loop: answer each request until the pipe closes."""
     while True:
         try:
             name, args = requests.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
-        try:
-            answers.send(("ok", _FUNCTIONS[name](*args)))
-        except _TrialFailure as failure:
-            answers.send(("error", failure.kind, str(failure)))
-        except Exception as error:  # noqa: BLE001 - reported to the parent as this trial's error
-            answers.send(("error", "run" if name == "run" else "build",
-                          _one_line(error) + "\n" + traceback.format_exc(limit=3)))
+        answers.send(call_request(name, args))
 
 
 # ----------------------------------------------------------------------------------------------
 # Worker processes
 # ----------------------------------------------------------------------------------------------
-
-Outcome = tuple[str, Any] | tuple[str, str, str]
-"""("ok", value) or ("error", kind, message)."""
-
 
 class _Worker:
     """One worker process (`python -m autotune.worker`), restarted after it crashes or is

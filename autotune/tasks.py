@@ -95,7 +95,7 @@ def extract_tasks(model: ModuleOp | str | Path, min_flops: int = 1) -> list[Task
         else:
             task.weight += 1
             task.functions.append(func.sym_name.data)
-    kept = [t for t in tasks.values() if t.workload.flops >= min_flops]
+    kept = [t for t in tasks.values() if t.workload.info.raw_flops >= min_flops]
     return sorted(kept, key=lambda t: t.flops, reverse=True)
 
 
@@ -158,10 +158,11 @@ def _model_gflops(tasks: Sequence[Task], tuners: Sequence[WorkloadTuner]) -> flo
     """The model's throughput with each task's best record so far (its baseline if none)."""
     latency = 0.0
     for task, tuner in zip(tasks, tuners, strict=True):
-        record = tuner.best if tuner.best is not None else tuner.baseline
-        if record is None or not record.ok:
+        costs = [r.cost for r in (tuner.best, tuner.baseline, tuner.default)
+                 if r is not None and r.ok]
+        if not costs:
             return 0.0
-        latency += task.weight * record.cost
+        latency += task.weight * min(costs)
     return sum(t.flops for t in tasks) / latency / 1e9 if latency > 0 else 0.0
 
 
@@ -178,6 +179,12 @@ class ModelTuneResult:
         (a task without one counts its baseline)."""
         total = 0.0
         for task, result in zip(self.tasks, self.results, strict=True):
+            if which == "best":
+                # compile time takes the fastest of the tuned, untuned and default kernels
+                options = [result.best, result.baseline, result.default]
+                costs = [r.cost for r in options if r is not None and r.ok]
+                total += task.weight * (min(costs) if costs else math.nan)
+                continue
             record = getattr(result, which) or result.baseline
             total += task.weight * (record.cost if record is not None else math.nan)
         return total

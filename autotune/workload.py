@@ -252,9 +252,15 @@ class KernelInfo:
         return self._by_name.get(name)
 
     @property
+    def raw_flops(self) -> int:
+        """Floating-point operations of one run of the kernel."""
+        return sum(block.total_flops for block in self.blocks)
+
+    @property
     def flops(self) -> int:
-        """Floating-point operations of one run of the kernel (at least 1)."""
-        return max(1, sum(block.total_flops for block in self.blocks))
+        """Floating-point operations of one run of the kernel, at least 1 (a copy kernel's
+        throughput is then its runs per second)."""
+        return max(1, self.raw_flops)
 
     def anchor(self) -> BlockInfo:
         """The block a generated schedule is built around: the reduction block with the most

@@ -29,7 +29,7 @@ from autotune.space import (
     divisor_splits,
     matmul_template,
 )
-from autotune.target import CpuTarget
+from autotune.target import CpuTarget, host_cpu_target
 from autotune.tuner import tune_workload
 from autotune.workload import Workload, extract_kernel, kernel_functions, lower_to_loop
 from dlc.api import make_context
@@ -354,3 +354,79 @@ def test_tiny_tuning_run_logs_and_resumes(tmp_path: Path) -> None:
         assert trials == list(range(8))
         knobs = [json.dumps(r.knobs, sort_keys=True) for r in read_log(log).records if r.script]
         assert len(set(knobs)) == 8  # no point measured twice
+    _check_apply_and_replay(workload, best, tmp_path)
+
+
+def _check_apply_and_replay(workload: Workload, best: Record, tmp_path: Path) -> None:
+    """A log's record schedules its kernel at compile time, and `dlc tune replay` shows it."""
+    from autotune.apply import compile_with_tuning_log
+    from tools.dlc_tune import main as dlc_tune
+
+    log = tmp_path / "best.jsonl"
+    best.target = host_cpu_target().key
+    with LogWriter(log) as writer:
+        writer.write(best)
+    model = tmp_path / "mm.mlir"
+    model.write_text(matmul_graph(32, 32, 32))
+    executable, applied = compile_with_tuning_log(model, log)
+    assert list(applied.values()) == [workload.key]
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((32, 32), dtype=np.float32) for _ in range(2))
+    np.testing.assert_allclose(executable(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    out, scripts = tmp_path / "replayed.mlir", tmp_path / "scripts"
+    assert dlc_tune(["tune", "replay", str(model), "--log", str(log), "-o", str(out),
+                     "--emit-scripts", str(scripts)]) == 0
+    assert "dlc.scheduled" in out.read_text()
+    (kernel,) = scripts.glob("*.kernel.mlir")
+    (schedule,) = scripts.glob("*.schedule.mlir")
+    assert schedule.read_text() == best.script
+    assert apply_script(workload_of(kernel.read_text()), schedule.read_text()) is None
+
+
+# ----------------------------------------------------------------------------------------------
+# The Ray runner
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ray_runner_isolates_bad_candidates(small_matmul: Workload) -> None:
+    """The same isolation through `--runner ray` on a local Ray instance."""
+    pytest.importorskip("ray")
+    from autotune.ray_runner import RayBackend
+
+    options = MeasureOptions(repeat=2, min_repeat_ms=1, run_timeout=6, n_parallel=2)
+    space = SketchSpace(small_matmul, TARGET, verify_rules=False)
+    good = space.render(space.random_valid_point(random.Random(2)) or ())
+    wrong = small_matmul.text.replace("arith.mulf", "arith.addf", 1)
+    with Measurer(options, RayBackend(options)) as measurer:
+        results = measurer.measure(small_matmul, [
+            Candidate(script=good),
+            Candidate(kernel_text=wrong),
+            Candidate(kernel_text=_crashing(small_matmul.text)),
+            Candidate(kernel_text=_hanging(small_matmul.text)),
+        ])
+        assert [r.error_kind for r in results] == [None, "wrong", "crash", "timeout"], [
+            r.error for r in results
+        ]
+        assert results[0].ok and results[0].cost > 0
+
+
+@pytest.mark.slow
+def test_dlc_tune_command(tmp_path: Path) -> None:
+    """`dlc tune kernel.mlir --trials N`: a log with the trials, a PNG, a progress line."""
+    from tools.dlc_tune import main as dlc_tune
+
+    model = tmp_path / "mm.mlir"
+    model.write_text(matmul_graph(32, 64, 16))
+    log = tmp_path / "log.jsonl"
+    code = dlc_tune(["tune", str(model), "--trials", "4", "--log", str(log), "--repeat", "2",
+                     "--min-repeat-ms", "2", "--batch-size", "2", "--search", "random"])
+    assert code == 0
+    records = read_log(log).records
+    assert len([r for r in records if r.script is not None]) == 4
+    assert Path(f"{log}.png").read_bytes().startswith(b"\x89PNG")
+    code = dlc_tune(["tune", str(model), "--trials", "6", "--log", str(log), "--resume",
+                     "--batch-size", "2", "--repeat", "2", "--min-repeat-ms", "2"])
+    assert code == 0
+    assert len([r for r in read_log(log).records if r.script is not None]) == 6
+    assert dlc_tune(["tune", str(tmp_path / "missing.mlir")]) == 1
