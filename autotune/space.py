@@ -79,7 +79,8 @@ class Action:
     ops: `tile` (axis, factors outermost first), `parallel` (block, how many outer tile loops
     to fuse and parallelize; 0: none), `vectorize` (block, on/off), `unroll` (block, on/off:
     fully unroll the register tile), `inline` (block, on/off), `epilogue` (block, on/off:
-    `reverse_compute_at` into the anchor's tile), `cache_write` (block, on/off).
+    `reverse_compute_at` into the anchor's tile), `cache_write` (block, on/off), `pack`
+    (operand index, on/off: panels as wide as the vector tile).
     """
 
     op: str
@@ -610,7 +611,9 @@ class SketchSpace(Space):
     - epilogue: an elementwise consumer of the anchor's result `reverse_compute_at` the last S1
       loop (`epilogue` knob), else scheduled as its own nest;
     - cache write: the anchor writes a local copy written back after the nest (`cache_write`
-      knob), offered only when the output fits in L1 (the copy is the whole buffer).
+      knob), offered only when the output fits in L1 (the copy is the whole buffer);
+    - pack: an operand read along the vector axis and reduction axes only (GEMM's B) may be
+      packed into panels as wide as the vector tile (`pack` knob; TVM's x86 dense layout).
     Other nests (the init, producers, consumers) get: the outermost spatial loop of extent > 1
     parallel, and the innermost loop vectorized when its extent divides into vector lanes, each
     kept only if it applies to the workload (checked once by applying it).
@@ -666,6 +669,11 @@ class SketchSpace(Space):
             knobs.append(Knob(f"epilogue.{consumer.name}", (
                 Action("epilogue", consumer.name, False), Action("epilogue", consumer.name, True),
             )))
+        self.packable = self._packable_operands()
+        for operand in self.packable:
+            knobs.append(Knob(f"pack.{operand}", (
+                Action("pack", str(operand), False), Action("pack", str(operand), True),
+            )))
         output = next(iter(self.anchor.writes_buffers))
         output_bytes = math.prod(info.buffer_shapes[output]) * 4
         if output_bytes <= target.l1_bytes and output not in info.allocs:
@@ -689,6 +697,23 @@ class SketchSpace(Space):
                 if axis in self.tiled_spatial:
                     return axis
         return None
+
+    def _packable_operands(self) -> list[int]:
+        """The anchor's `reads` operands indexed last by the vector axis alone and by reduction
+        axes only otherwise (GEMM's B): `pack` can lay them out in vector-wide panels."""
+        if self.vector_axis is None:
+            return []
+        found: list[int] = []
+        for operand, buffer in enumerate(self.anchor.reads_order):
+            accesses = [a for a in self.anchor.accesses if a.buffer == buffer and not a.is_write]
+            if len(accesses) != 1 or len(accesses[0].axes) < 2:
+                continue
+            *outer, last = accesses[0].axes
+            if last != frozenset({self.vector_axis}):
+                continue
+            if all(axes <= set(self.anchor.reduction) for axes in outer):
+                found.append(operand)
+        return found
 
     def _layout(self) -> _Layout:
         spatial, reduction = self.tiled_spatial, self.tiled_reduction
@@ -750,6 +775,9 @@ class SketchSpace(Space):
         if self.flag(point, "unroll"):
             if register_rows > self.target.max_unroll // 4 or register_rows == 1:
                 return f"unrolling {register_rows} copies of the register tile"
+        for operand in self.packable:
+            if self.flag(point, f"pack.{operand}") and not self.flag(point, "vectorize"):
+                return f"packing operand {operand} in panels needs the vectorized tile"
         return None
 
     # -- rendering ---------------------------------------------------------------------------
@@ -817,6 +845,22 @@ class SketchSpace(Space):
             for axis in self.tiled_spatial:
                 if axis != self.vector_axis:
                     w.unroll(pieces[(axis, 3)])
+        for operand in self.packable:
+            if self.flag(point, f"pack.{operand}"):
+                self._render_pack(w, point, operand)
+
+    def _render_pack(self, w: ScriptWriter, point: Point, operand: int) -> None:
+        """`pack` an operand into panels as wide as the vector tile, panel index outermost."""
+        assert self.vector_axis is not None
+        width = self.tiles(point)[self.vector_axis][3]
+        buffer = self.anchor.reads_order[operand]
+        rank = len(self.workload.info.buffer_shapes[buffer])
+        tiles = ", ".join(["0"] * (rank - 1) + [str(width)])
+        perm = ", ".join(str(d) for d in [rank - 1, *range(rank - 1)])
+        block = w.match_block(self.anchor.name)
+        name = w.fresh("packed")
+        w.emit(f"{name} = transform.loop.pack {block}, {operand}, [{tiles}] outer_perm [{perm}] "
+               f": ({_ANY}) -> {_ANY}")
 
     def _schedule_nest(
         self,
@@ -866,8 +910,10 @@ class SketchSpace(Space):
         ]
 
     def _point_with(self, on: set[str], rng: random.Random) -> Point | None:
-        """A valid point with the flags in `on` set and the other flags off."""
+        """A valid point with the flags in `on` set (and those they need) and the others off."""
         flags = set(self._flags())
+        if any(flag.startswith("pack.") for flag in on):
+            on = on | {"vectorize"}
         for _ in range(200):
             point = self.random_valid_point(rng)
             if point is None:

@@ -172,8 +172,9 @@ class BlockInfo:
         accesses: its loads and stores.
         flops: floating-point ops per execution of the body (mulf, addf, ...).
         writes_alloc: it writes a `loop.alloc` buffer (an intermediate, inlinable producer).
-        reads_outputs: buffers it reads (by buffer index).
+        reads_buffers: buffers it reads (by buffer index).
         writes_buffers: buffers it writes (by buffer index).
+        reads_order: the buffer index of each of its `reads` operands, in order.
     """
 
     name: str
@@ -186,6 +187,7 @@ class BlockInfo:
     writes_alloc: bool
     reads_buffers: frozenset[int]
     writes_buffers: frozenset[int]
+    reads_order: tuple[int, ...] = ()
 
     @property
     def trip_count(self) -> int:
@@ -370,6 +372,7 @@ def _block_info(
         flops=flops,
         writes_alloc=bool(writes & allocs),
         reads_buffers=reads,
+        reads_order=tuple(buffers.get(v, -1) for v in block.reads),
         writes_buffers=writes,
     )
 
