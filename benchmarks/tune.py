@@ -1,0 +1,186 @@
+"""Auto-tuning: best GFLOP/s after N trials, and wall time, next to the default schedule.
+
+Run: `python3 benchmarks/tune.py [--trials 64 256] [--threads 2] [--tasks gemm conv]`.
+
+Tasks: fp32 GEMM 1024^3 (next to NumPy's OpenBLAS at the same thread count, timed in the same
+run) and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + ReLU; extracted
+from `benchmarks/model_zoo.resnet18` as `dlc tune` extracts it). For each: the untuned kernel and
+`loop-default-schedule` (measured by the same runner, same inputs, same moment), then one tuning
+run of max(--trials) trials with the evolutionary search and the xgboost cost model, read at each
+trial count: best GFLOP/s so far and the wall time it took. Apache TVM's MetaSchedule is run too
+when `tvm` is importable (it is not installed here). Logs go to --log-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import time_calls  # noqa: E402
+
+CONV_TASK = "963098d56f694d09"
+"""The workload key of ResNet-18's layer1 conv (3x3, 64 -> 64, 56x56, bias, ReLU)."""
+
+
+def gemm_workload(size: int) -> object:
+    from xdsl.parser import Parser
+
+    from autotune.workload import Workload
+    from dlc.api import make_context
+
+    t = f"tensor<{size}x{size}xf32>"
+    text = (f"func.func @gemm(%a: {t}, %b: {t}) -> {t} {{\n"
+            f"  %c = graph.matmul %a, %b : ({t}, {t}) -> {t}\n  func.return %c : {t}\n}}\n")
+    (workload,) = Workload.from_module(Parser(make_context(), text).parse_module())
+    return workload
+
+
+def conv_workload() -> object:
+    from autotune.tasks import extract_tasks
+    from benchmarks.model_zoo import resnet18
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "resnet18.onnx"
+        import onnx
+
+        onnx.save(resnet18(), str(path))
+        tasks = extract_tasks(path)
+    for task in tasks:
+        if task.workload.key == CONV_TASK:
+            return task.workload
+    convs = [t for t in tasks if "conv2d" in t.name]
+    return max(convs, key=lambda t: t.flops).workload
+
+
+def numpy_gemm(size: int, threads: int) -> float:
+    """NumPy's seconds per 1024^3 GEMM at `threads` threads (median)."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    out = np.empty((size, size), np.float32)
+    with threadpool_limits(threads):
+        timing = time_calls({"numpy": lambda: np.matmul(a, b, out=out)}, repeats=7)
+    return timing["numpy"].median
+
+
+def metaschedule(name: str) -> str:
+    try:
+        import tvm  # noqa: F401
+    except ImportError:
+        return "TVM MetaSchedule: not installed (tvm is not importable)"
+    return f"TVM MetaSchedule: installed but not wired into this benchmark for {name}"
+
+
+def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str, object]:
+    from autotune.measure import MeasureOptions, Measurer
+    from autotune.tuner import tune_workload
+
+    options = MeasureOptions(repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
+                             num_threads=args.threads, n_parallel=args.builders,
+                             run_timeout=args.run_timeout)
+    trials = max(args.trials)
+    reached: dict[int, float] = {}
+    start = time.monotonic()
+
+    def progress(p: object) -> None:
+        for count in args.trials:
+            if p.done >= count and count not in reached:  # type: ignore[attr-defined]
+                reached[count] = time.monotonic() - start
+        print(f"  [{name}] {p.done}/{p.total} best {p.best_gflops:.1f} GFLOP/s "  # type: ignore[attr-defined]
+              f"({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
+
+    log = Path(args.log_dir) / f"{name}.jsonl"
+    if log.exists():
+        log.unlink()
+    with Measurer(options) as measurer:
+        result = tune_workload(workload, trials, measurer=measurer, log_path=log,  # type: ignore[arg-type]
+                               strategy=args.search, batch_size=args.batch_size,
+                               progress=progress, seed=args.seed)
+    flops = workload.flops  # type: ignore[attr-defined]
+    row: dict[str, object] = {
+        "task": name, "flops": flops, "key": workload.key,  # type: ignore[attr-defined]
+        "untuned_gflops": result.baseline.gflops if result.baseline else None,
+        "default_gflops": result.default.gflops if result.default else None,
+        "wall_s_total": result.wall_s,
+        "failed_trials": sum(1 for r in result.records if not r.ok),
+        "best_knobs": result.best.knobs if result.best else None,
+    }
+    for count in args.trials:
+        row[f"best_gflops@{count}"] = result.best_gflops_after(count)
+        row[f"wall_s@{count}"] = reached.get(count, math.nan)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--tasks", nargs="+", default=["gemm", "conv"], choices=["gemm", "conv"])
+    parser.add_argument("--size", type=int, default=1024, help="GEMM size")
+    parser.add_argument("--search", default="evolutionary")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--builders", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--min-repeat-ms", type=float, default=20.0)
+    parser.add_argument("--run-timeout", type=float, default=20.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log-dir", default="benchmarks/results/tune")
+    parser.add_argument("--json", default=None, help="also write the rows as JSON here")
+    args = parser.parse_args()
+    Path(args.log_dir).mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
+    print(f"dlc auto-tuning benchmark: {args.threads} thread(s), {args.search} search, trials "
+          f"{args.trials}, load average {load[0]:.1f} at start")
+    rows = []
+    for name in args.tasks:
+        workload = gemm_workload(args.size) if name == "gemm" else conv_workload()
+        label = f"gemm{args.size}" if name == "gemm" else "resnet18_conv3x3_64"
+        row = run_task(label, workload, args)
+        if name == "gemm":
+            seconds = numpy_gemm(args.size, args.threads)
+            row["numpy_gflops"] = 2 * args.size**3 / seconds / 1e9
+        row["metaschedule"] = metaschedule(label)
+        rows.append(row)
+        _print_row(row, args.trials)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+def _print_row(row: dict[str, object], trials: list[int]) -> None:
+    def g(value: object) -> str:
+        return f"{value:8.1f}" if isinstance(value, float) and math.isfinite(value) else "     n/a"
+
+    print(f"{row['task']}  ({float(row['flops']) / 1e9:.3f} GFLOP, key {row['key']})")  # type: ignore[arg-type]
+    print(f"  untuned            {g(row['untuned_gflops'])} GFLOP/s")
+    print(f"  default schedule   {g(row['default_gflops'])} GFLOP/s")
+    if "numpy_gflops" in row:
+        print(f"  NumPy (OpenBLAS)   {g(row['numpy_gflops'])} GFLOP/s")
+    for count in trials:
+        best = row[f"best_gflops@{count}"]
+        ratio = ""
+        if isinstance(best, float) and isinstance(row.get("default_gflops"), float):
+            ratio += f"  x{best / row['default_gflops']:.2f} vs default"  # type: ignore[operator]
+        if isinstance(best, float) and isinstance(row.get("numpy_gflops"), float):
+            ratio += f"  x{best / row['numpy_gflops']:.2f} vs NumPy"  # type: ignore[operator]
+        print(f"  tuned, {count:4d} trials {g(best)} GFLOP/s in {g(row[f'wall_s@{count}'])} s"
+              f"{ratio}")
+    print(f"  failed trials {row['failed_trials']}; {row['metaschedule']}")
+    print(f"  best knobs {json.dumps(row['best_knobs'])}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
