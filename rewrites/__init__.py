@@ -39,6 +39,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-loop-to-llvm": ("rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
     "convert-loop-to-target-gpu": (
         "rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),
+    "target-gpu-lower-to-nvvm": ("rewrites.target_gpu_lower_to_nvvm", "TargetGpuLowerToNvvmPass"),
     # test only: deliberately wrong, to test `dlc-opt --check-semantics`
     "test-break-add": ("rewrites.test_break_add", "TestBreakAddPass"),
 }

@@ -537,6 +537,14 @@ class KernelBuilder:
         for loop in [op for op in self.entry.walk() if isinstance(op, ForOp)]:
             if loop.kind.data == "bound":
                 self._convert_bound_loop(loop)
+        kept: set[ForOp] = set()
+        while True:  # outermost first; the copies of inner loops are unrolled in later rounds
+            loop = next((op for op in self.entry.walk() if isinstance(op, ForOp)
+                         and op.kind.data == "unrolled" and op not in kept), None)
+            if loop is None:
+                break
+            if not unroll_constant_loop(loop):
+                kept.add(loop)
         for loop in [op for op in self.entry.walk() if isinstance(op, ForOp)]:
             if loop.kind.data == "vectorized":
                 materialize_vector_loop(loop)
@@ -889,6 +897,30 @@ def _barrier_before(op: Operation, conflicts: set[SSAValue]) -> None:
         barrier.attributes[GLOBAL_FENCE_ATTR] = UnitAttr()
     if barrier is not previous:
         block.insert_op_before(barrier, op)
+
+
+# ----------------------------------------------------------------------------------------------
+# Unrolled and vectorized loops
+# ----------------------------------------------------------------------------------------------
+
+MAX_UNROLL = 64
+"""`unrolled` loops of at most this many iterations are replicated in kernels (their local
+buffers then have constant indices, which LLVM and OpenCL compilers keep in registers)."""
+
+
+def unroll_constant_loop(loop: ForOp) -> bool:
+    """Replicate the body of an `unrolled` loop with constant bounds (at most `MAX_UNROLL`
+    iterations); returns whether it did. Other `unrolled` loops stay loops."""
+    from rewrites.schedule import ScheduleError, unroll
+
+    trip = loop.trip_count()
+    if trip is None or trip > MAX_UNROLL:
+        return False
+    try:
+        unroll(loop)
+    except ScheduleError:
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------------------------

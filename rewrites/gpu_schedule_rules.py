@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
+from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
@@ -860,10 +861,11 @@ class GemmBuilder:
         def mma(b: Builder) -> None:
             a = b.value(LoadOp(a_tile, [kk, b.add(b.mul(ty, t.tm), i)]))
             bv = b.value(LoadOp(b_tile, [kk, b.add(b.mul(tx, t.tn), j)]))
-            product = b.value(arith.MulfOp(a, bv) if a_first else arith.MulfOp(bv, a))
             current = b.value(LoadOp(acc, [ty, tx, i, j]))
-            b.insert(StoreOp(_combine(self.shape.update, current, product, b), acc,
-                             [ty, tx, i, j]))
+            # acc + a * b, contracted (one rounding): the update's mulf and addf as one fma
+            fused = math_dialect.FmaOp(a, bv, current) if a_first else math_dialect.FmaOp(
+                bv, a, current)
+            b.insert(StoreOp(b.value(fused), acc, [ty, tx, i, j]))
 
         inner.block(f"{self.name}.mma", mma)
         if t.tn in (2, 4, 8, 16):
@@ -879,15 +881,19 @@ class GemmBuilder:
         the update with the accumulated value, and the epilogues."""
         t, shape, nest = self.t, self.shape, self.nest
         ty, tx, inner = self._threads(at, "store")
-        rows = inner.value(arith.MinSIOp(inner.const(t.tm), inner.value(arith.SubiOp(
-            inner.const(shape.m), inner.add(self.m0, inner.mul(ty, t.tm))))))
-        cols = inner.value(arith.MinSIOp(inner.const(t.tn), inner.value(arith.SubiOp(
-            inner.const(shape.n), inner.add(self.n0, inner.mul(tx, t.tn))))))
-        i_loop, inner = inner.loop(0, rows, f"{self.name}.si")
-        j_loop, inner = inner.loop(0, cols, f"{self.name}.sj")
+        # Constant trip counts (unrolled: the accumulator stays in registers); a trip-0/1 loop
+        # guards the elements past M or N when the tiles do not divide them.
+        i_loop, inner = inner.loop(0, t.tm, f"{self.name}.si", "unrolled")
+        j_loop, inner = inner.loop(0, t.tn, f"{self.name}.sj", "unrolled")
         i, j = i_loop.induction_var, j_loop.induction_var
         m = inner.add(inner.add(self.m0, inner.mul(ty, t.tm)), i)
         n = inner.add(inner.add(self.n0, inner.mul(tx, t.tn)), j)
+        if shape.m % t.bm or shape.n % t.bn:
+            inside = inner.value(arith.AndIOp(
+                inner.value(arith.CmpiOp(m, inner.const(shape.m), "ult")),
+                inner.value(arith.CmpiOp(n, inner.const(shape.n), "ult"))))
+            trip = inner.value(arith.SelectOp(inside, inner.const(1), inner.const(0)))
+            _, inner = inner.loop(0, trip, f"{self.name}.in_bounds")
         mapping = dict(self.batch_map)
         mapping.update(zip([lp.induction_var for lp in shape.m_loops],
                            inner.decompose(m, [_trip(lp) for lp in shape.m_loops]), strict=True))

@@ -1,0 +1,495 @@
+"""The `target-gpu-lower-to-nvvm` pass: `target_gpu` kernels -> llvm-dialect functions with NVVM
+intrinsics, ready for LLVM's NVPTX backend (`-t ptx`).
+
+Counterpart: MLIR's `convert-gpu-to-nvvm` (gpu.thread_id -> nvvm.read.ptx.sreg.tid.x,
+gpu.barrier -> nvvm.barrier0, workgroup memory -> addrspace(3) globals) plus the generic
+arith/math/memref/cf/func -> llvm conversions, which are dlc's CPU patterns
+(`rewrites.llvm_lowering`) reused as they are: only the ops with a GPU meaning (coordinates,
+barriers, shared memory) and the math functions LLVM cannot select for NVPTX (it has no libm)
+get patterns of their own here, tried before the shared ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func, llvm
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    VectorType,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+
+from dialects.loop.ops import LoadOp, StoreOp
+from dialects.target_gpu.ops import (
+    BarrierOp,
+    BlockDimOp,
+    BlockIdOp,
+    GridDimOp,
+    KernelOp,
+    ReturnOp,
+    SharedAllocOp,
+    ThreadIdOp,
+    is_shared_memref,
+)
+from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
+from rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
+from rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    int_constant,
+    lowered,
+    lowered_operands,
+    lowering_error,
+    replace_with_lowered,
+    scalarize,
+)
+from rewrites.llvm_lowering.memref import element_address
+
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+"""The target triple of 64-bit PTX."""
+
+KERNEL_ATTR = "nvvm.kernel"
+"""Unit attribute of an `llvm.func` that is a kernel entry (`-t ptx` gives it the `ptx_kernel`
+calling convention)."""
+
+TRIPLE_ATTR = "llvm.target_triple"
+"""The `target_gpu.module` attribute naming the LLVM target triple of its functions."""
+
+SHARED_ADDRESS_SPACE = 3
+"""NVVM's address space of shared memory."""
+
+SHARED_POINTER = llvm.LLVMPointerType(IntAttr(SHARED_ADDRESS_SPACE))
+"""`!llvm.ptr<3>`: a pointer into shared memory."""
+
+SPECIAL_REGISTERS: dict[type[Operation], str] = {
+    ThreadIdOp: "tid", BlockIdOp: "ctaid", BlockDimOp: "ntid", GridDimOp: "nctaid",
+}
+"""The PTX special register each coordinate op reads (`%tid.x`, `%ctaid.y`, ...)."""
+
+
+@dataclass(frozen=True)
+class NVVMLowering(LLVMLowering):
+    """dlc's llvm type lowering for NVPTX: memrefs in shared memory are `!llvm.ptr<3>`."""
+
+    def convert_type(self, type_: Attribute) -> Attribute:
+        if isinstance(type_, MemRefType) and is_shared_memref(type_):
+            return SHARED_POINTER
+        return super().convert_type(type_)
+
+
+# ----------------------------------------------------------------------------------------------
+# target_gpu ops
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CoordinateLowering(RewritePattern):
+    """`target_gpu.thread_id "x"` -> `llvm.nvvm.read.ptx.sreg.tid.x` (i32, zero-extended)."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        register = SPECIAL_REGISTERS.get(type(op))
+        if register is None:
+            return
+        dimension = op.properties["dimension"]
+        assert isinstance(dimension, StringAttr)
+        read = call_intrinsic(f"llvm.nvvm.read.ptx.sreg.{register}.{dimension.data}", [], i32)
+        new_ops: list[Operation] = [read]
+        value = read.results[0]
+        if self.lowering.index_bitwidth != 32:
+            extend = llvm.ZExtOp(value, self.lowering.index_type)
+            new_ops.append(extend)
+            value = extend.results[0]
+        replace_with_lowered(op, new_ops, [value], rewriter)
+
+
+class BarrierLowering(RewritePattern):
+    """`target_gpu.barrier` -> `llvm.nvvm.barrier0` (`bar.sync 0`, which also orders global
+    memory within the block)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: BarrierOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, [call_intrinsic("llvm.nvvm.barrier0", [], None)], [])
+
+
+@dataclass
+class SharedAllocLowering(RewritePattern):
+    """`target_gpu.shared_alloc` -> an `addrspace(3)` global array of the gpu module and its
+    address."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: SharedAllocOp, rewriter: PatternRewriter) -> None:
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        module = op.parent_op()
+        while module is not None and not isinstance(module, GpuModuleOp):
+            module = module.parent_op()
+        if module is None:
+            raise lowering_error(op, "expected to be inside a target_gpu.module")
+        count = max(1, math.prod(memref_type.get_shape()))
+        element = self.lowering.convert_type(memref_type.get_element_type())
+        function = op.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp | llvm.FuncOp):
+            function = function.parent_op()
+        owner = function.sym_name.data if function is not None else "kernel"  # type: ignore[union-attr]
+        name = _unique_symbol(module, f"{owner}_{op.result.name_hint or 'shared'}")
+        global_op = llvm.GlobalOp(
+            llvm.LLVMArrayType(count, element), name, "internal",
+            addr_space=SHARED_ADDRESS_SPACE, alignment=16,
+        )
+        rewriter.insert(global_op, InsertPoint.at_start(module.body.block))
+        address = llvm.AddressOfOp(name, SHARED_POINTER)
+        replace_with_lowered(op, [address], [address.result], rewriter)
+
+
+def _unique_symbol(module: GpuModuleOp, base: str) -> str:
+    taken = {
+        op.sym_name.data for op in module.body.block.ops
+        if isinstance(getattr(op, "sym_name", None), StringAttr)
+    }
+    name, index = base, 0
+    while name in taken:
+        index += 1
+        name = f"{base}_{index}"
+    return name
+
+
+@dataclass
+class SharedAccessLowering(RewritePattern):
+    """`loop.load`/`loop.store` of shared memory -> `llvm.load`/`llvm.store` through an
+    `!llvm.ptr<3>` computed as base + byte offset (LLVM then selects `ld.shared`/`st.shared`)."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, LoadOp | StoreOp) or not is_shared_memref(op.memref.type):
+            return
+        memref_type = op.memref.type
+        assert isinstance(memref_type, MemRefType)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(index, self.lowering, rewriter) for index in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        element_size = self.lowering.size_in_bytes(memref_type.get_element_type())
+        assert element_size is not None
+        if ops and isinstance(ops[-1], llvm.GEPOp):
+            linear = ops.pop().ssa_indices[0]
+            index_type = self.lowering.index_type
+            size = int_constant(element_size, index_type)
+            offset = llvm.MulOp(linear, size)
+            start = llvm.PtrToIntOp(base, index_type)
+            total = llvm.AddOp(start.results[0], offset.results[0])
+            pointer = llvm.IntToPtrOp.create(operands=[total.res], result_types=[SHARED_POINTER])
+            ops += [size, offset, start, total, pointer]
+            address = pointer.results[0]
+        if isinstance(op, LoadOp):
+            load = llvm.LoadOp(address, self.lowering.convert_type(op.result.type), element_size)
+            replace_with_lowered(op, [*ops, load], load.results, rewriter)
+        else:
+            value = lowered(op.value, self.lowering, rewriter)
+            rewriter.replace(op, [*ops, llvm.StoreOp(value, address, element_size)], [])
+
+
+# ----------------------------------------------------------------------------------------------
+# Math without libm: NVVM's approximate instructions
+# ----------------------------------------------------------------------------------------------
+
+
+class _Emit:
+    """Collects llvm ops computing an f32 expression."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+        self.f32 = Float32Type()
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def const(self, value: float) -> SSAValue:
+        return self.add(llvm.ConstantOp(FloatAttr(value, self.f32), self.f32))
+
+    def mul(self, a: SSAValue, b: SSAValue | float) -> SSAValue:
+        return self.add(llvm.FMulOp(a, self.const(b) if isinstance(b, float) else b))
+
+    def add_(self, a: SSAValue, b: SSAValue | float) -> SSAValue:
+        return self.add(llvm.FAddOp(a, self.const(b) if isinstance(b, float) else b))
+
+    def sub(self, a: SSAValue | float, b: SSAValue) -> SSAValue:
+        return self.add(llvm.FSubOp(self.const(a) if isinstance(a, float) else a, b))
+
+    def div(self, a: SSAValue | float, b: SSAValue) -> SSAValue:
+        return self.add(llvm.FDivOp(self.const(a) if isinstance(a, float) else a, b))
+
+    def call(self, name: str, *args: SSAValue) -> SSAValue:
+        return self.add(call_intrinsic(name, list(args), self.f32))
+
+    def ex2(self, x: SSAValue) -> SSAValue:
+        return self.call("llvm.nvvm.ex2.approx.f", x)
+
+    def lg2(self, x: SSAValue) -> SSAValue:
+        return self.call("llvm.nvvm.lg2.approx.f", x)
+
+    def exp(self, x: SSAValue) -> SSAValue:
+        return self.ex2(self.mul(x, math.log2(math.e)))
+
+    def log(self, x: SSAValue) -> SSAValue:
+        return self.mul(self.lg2(x), math.log(2.0))
+
+    def fabs(self, x: SSAValue) -> SSAValue:
+        return self.call("llvm.fabs.f32", x)
+
+    def compare(self, predicate: str, a: SSAValue, b: SSAValue | float) -> SSAValue:
+        return self.add(llvm.FCmpOp(a, self.const(b) if isinstance(b, float) else b, predicate))
+
+    def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(llvm.SelectOp(condition, a, b))
+
+
+def _tanh(e: _Emit, x: SSAValue) -> SSAValue:
+    # 1 - 2 / (exp(2x) + 1): exact limits +-1, no overflow to NaN.
+    return e.sub(1.0, e.div(2.0, e.add_(e.exp(e.mul(x, 2.0)), 1.0)))
+
+
+def _erf(e: _Emit, x: SSAValue) -> SSAValue:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), odd extension.
+    a = e.fabs(x)
+    t = e.div(1.0, e.add_(e.mul(a, 0.3275911), 1.0))
+    poly = e.const(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly = e.add_(e.mul(poly, t), coefficient)
+    y = e.sub(1.0, e.mul(e.mul(poly, t), e.exp(e.mul(e.mul(a, a), -1.0))))
+    return e.call("llvm.copysign.f32", y, x)
+
+
+def _pow(e: _Emit, x: SSAValue, y: SSAValue) -> SSAValue:
+    # |x|^y, negated for a negative x and an odd integer y; NaN for a negative x and a
+    # non-integer y; 1 for y = 0.
+    magnitude = e.ex2(e.mul(y, e.lg2(e.fabs(x))))
+    is_integer = e.compare("oeq", e.call("llvm.floor.f32", y), y)
+    half = e.mul(y, 0.5)
+    is_odd = e.compare("one", e.call("llvm.floor.f32", half), half)
+    signed = e.select(is_odd, e.sub(0.0, magnitude), magnitude)
+    negative = e.select(is_integer, signed, e.const(math.nan))
+    result = e.select(e.compare("olt", x, 0.0), negative, magnitude)
+    return e.select(e.compare("oeq", y, 0.0), e.const(1.0), result)
+
+
+NVPTX_MATH: dict[type[Operation], Callable[..., SSAValue]] = {
+    math_dialect.ExpOp: lambda e, x: e.exp(x),
+    math_dialect.Exp2Op: lambda e, x: e.ex2(x),
+    math_dialect.ExpM1Op: lambda e, x: e.sub(e.exp(x), e.const(1.0)),
+    math_dialect.LogOp: lambda e, x: e.log(x),
+    math_dialect.Log2Op: lambda e, x: e.lg2(x),
+    math_dialect.Log10Op: lambda e, x: e.mul(e.lg2(x), math.log10(2.0)),
+    math_dialect.Log1pOp: lambda e, x: e.log(e.add_(x, 1.0)),
+    math_dialect.TanhOp: _tanh,
+    math_dialect.SinhOp: lambda e, x: e.mul(e.sub(e.exp(x), e.exp(e.mul(x, -1.0))), 0.5),
+    math_dialect.CoshOp: lambda e, x: e.mul(e.add_(e.exp(x), e.exp(e.mul(x, -1.0))), 0.5),
+    math_dialect.SinOp: lambda e, x: e.call("llvm.nvvm.sin.approx.f", x),
+    math_dialect.CosOp: lambda e, x: e.call("llvm.nvvm.cos.approx.f", x),
+    math_dialect.TanOp: lambda e, x: e.div(e.call("llvm.nvvm.sin.approx.f", x),
+                                           e.call("llvm.nvvm.cos.approx.f", x)),
+    math_dialect.ErfOp: _erf,
+    math_dialect.PowFOp: _pow,
+}
+"""math ops LLVM's NVPTX backend cannot select (they would become libm calls), as f32
+expressions of NVVM's approximate `ex2`/`lg2`/`sin`/`cos` instructions."""
+
+UNSUPPORTED_ON_NVPTX: tuple[type[Operation], ...] = (
+    math_dialect.AsinOp, math_dialect.AcosOp, math_dialect.AtanOp, math_dialect.Atan2Op,
+    math_dialect.AsinhOp, math_dialect.AcoshOp, math_dialect.AtanhOp, math_dialect.CbrtOp,
+)
+"""math ops without an NVPTX lowering yet (an error, rather than LLVM aborting on a libcall)."""
+
+
+@dataclass
+class NVPTXMathLowering(RewritePattern):
+    """math ops without an NVPTX instruction -> f32 expressions of NVVM intrinsics (f16, bf16
+    and f64 operands are computed in f32; vectors lane by lane)."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, UNSUPPORTED_ON_NVPTX):
+            raise lowering_error(op, "has no lowering for NVPTX (no libm on the GPU)")
+        build = NVPTX_MATH.get(type(op))
+        if build is None:
+            return
+        operands = lowered_operands(op, self.lowering, rewriter)
+        result_type = operands[0].type
+
+        def one_lane(values: list[SSAValue]) -> tuple[list[Operation], SSAValue]:
+            emit = _Emit()
+            element = values[0].type
+            args = [_to_f32(v, emit) for v in values]
+            result = build(emit, *args)
+            return emit.ops, _from_f32(result, element, emit)
+
+        if isinstance(result_type, VectorType):
+            new_ops, result = scalarize(operands, result_type, one_lane)
+        else:
+            new_ops, result = one_lane(operands)
+        replace_with_lowered(op, new_ops, [result], rewriter)
+
+
+def _to_f32(value: SSAValue, emit: _Emit) -> SSAValue:
+    if isinstance(value.type, Float32Type):
+        return value
+    if isinstance(value.type, Float64Type):
+        return emit.add(llvm.FPTruncOp(value, emit.f32))
+    return emit.add(llvm.FPExtOp(value, emit.f32))
+
+
+def _from_f32(value: SSAValue, element: Attribute, emit: _Emit) -> SSAValue:
+    if isinstance(element, Float32Type):
+        return value
+    if isinstance(element, Float64Type):
+        return emit.add(llvm.FPExtOp(value, element))
+    if isinstance(element, Float16Type) or element.__class__.__name__ == "BFloat16Type":
+        return emit.add(llvm.FPTruncOp(value, element))
+    return value
+
+
+# ----------------------------------------------------------------------------------------------
+# The pass
+# ----------------------------------------------------------------------------------------------
+
+
+def nvvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
+    """The patterns of the GPU-specific ops, tried before the shared llvm-lowering patterns."""
+    return [
+        CoordinateLowering(lowering),
+        SharedAccessLowering(lowering),
+        BarrierLowering(),
+        SharedAllocLowering(lowering),
+        NVPTXMathLowering(lowering),
+    ]
+
+
+def _kernel_to_function(kernel: KernelOp) -> func.FuncOp:
+    """A `func.func` with the kernel's signature and body, marked `nvvm.kernel`."""
+    body = kernel.detach_region(kernel.body)
+    for block in body.blocks:
+        terminator = block.last_op
+        if isinstance(terminator, ReturnOp):
+            Rewriter.replace_op(terminator, func.ReturnOp())
+    function = func.FuncOp(kernel.sym_name.data, kernel.function_type, body)
+    function.attributes.update(kernel.attributes)
+    function.attributes[KERNEL_ATTR] = UnitAttr()
+    return function
+
+
+@dataclass(frozen=True)
+class TargetGpuLowerToNvvmPass(ModulePass):
+    """Lower the kernels of every `target_gpu.module` to llvm-dialect functions for NVPTX.
+
+    *Input invariant*: the output of `convert-loop-to-target-gpu`: `target_gpu.module`s of
+    `target_gpu.kernel`s whose bodies use `loop`, `scf`, `arith`, `math`, `vector` and
+    `target_gpu` coordinate, barrier and shared-memory ops, on memrefs of static shape
+    (shared memory in memory space 3); host functions around them.
+
+    *Output IR*: each kernel is an external `llvm.func` (bare-pointer convention: a memref is a
+    `!llvm.ptr` to its first element, `noalias`; `index` is `index-bitwidth` wide) carrying the
+    unit attribute `nvvm.kernel`; coordinates read `llvm.nvvm.read.ptx.sreg.{tid,ctaid,ntid,
+    nctaid}.{x,y,z}`, barriers call `llvm.nvvm.barrier0`, each shared buffer is an internal
+    `addrspace(3)` `llvm.mlir.global` of the gpu module accessed through `!llvm.ptr<3>`, and
+    math functions NVPTX has no instruction for are f32 expressions of `llvm.nvvm.ex2.approx`,
+    `lg2.approx`, `sin.approx`, `cos.approx`. Each `target_gpu.module` gets
+    `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
+    `target_gpu.launch`es are unchanged (the CUDA runtime runs them).
+
+    *Invariants*: inside `target_gpu.module`s only `llvm` ops remain (the pass fails naming
+    any other); local buffers live on the stack (PTX local memory, promoted to registers by
+    LLVM); nothing calls libm.
+
+    Options:
+        index_bitwidth: the width `index` lowers to in kernels (64: every offset fits; 32 is
+            faster on GPUs when every buffer has fewer than 2**31 elements).
+    """
+
+    name: ClassVar[str] = "target-gpu-lower-to-nvvm"
+
+    index_bitwidth: int = 64
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowering = NVVMLowering(self.index_bitwidth, alloc_alignment=16, max_stack_bytes=1 << 30)
+        for top in op.ops:
+            if isinstance(top, KernelOp):
+                raise lowering_error(top, "expected to be inside a target_gpu.module")
+        for gpu_module in [m for m in op.ops if isinstance(m, GpuModuleOp)]:
+            self._lower_module(gpu_module, lowering)
+        reconcile_unrealized_casts(op, warn_on_failure=False)
+        for gpu_module in [m for m in op.ops if isinstance(m, GpuModuleOp)]:
+            for nested in gpu_module.walk():
+                if nested is gpu_module or nested.name.startswith("llvm."):
+                    continue
+                raise lowering_error(nested, "expected to be lowered to the llvm dialect, found "
+                                             "no lowering for it")
+
+    def _lower_module(self, gpu_module: GpuModuleOp, lowering: NVVMLowering) -> None:
+        for kernel in [k for k in gpu_module.body.block.ops if isinstance(k, KernelOp)]:
+            Rewriter.replace_op(kernel, _kernel_to_function(kernel))
+        for nested in gpu_module.walk():
+            if isinstance(nested, func.CallOp):
+                raise lowering_error(nested, "expected no calls in kernels")
+        region = gpu_module.body
+        PatternRewriteWalker(GreedyRewritePatternApplier(structure_patterns())).rewrite_region(
+            region
+        )
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([*nvvm_patterns(lowering),
+                                         *op_patterns(lowering, noalias_entry_arguments=False)])
+        ).rewrite_region(region)
+        for function in gpu_module.body.block.ops:
+            if isinstance(function, llvm.FuncOp) and KERNEL_ATTR in function.attributes:
+                _mark_noalias(function)
+        gpu_module.attributes[TRIPLE_ATTR] = StringAttr(NVPTX_TRIPLE)
+
+
+def _mark_noalias(function: llvm.FuncOp) -> None:
+    """Kernel buffers never alias (each launch argument is a distinct buffer): `noalias` lets
+    LLVM use the read-only data cache (`ld.global.nc`)."""
+    inputs = function.function_type.inputs.data
+    function.properties["arg_attrs"] = ArrayAttr(
+        DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, llvm.LLVMPointerType)
+                       else {})
+        for t in inputs
+    )
+
+
+def kernel_functions(module: ModuleOp) -> list[llvm.FuncOp]:
+    """The `llvm.func` kernels of a lowered module."""
+    return [
+        op for op in module.walk()
+        if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes
+    ]
