@@ -991,11 +991,11 @@ class SketchSpace(Space):
         pairs.append(("register_rows", log(rows)))
         pairs.append(("unroll", log(rows) if self.flag(point, "unroll") else 0.0))
         for knob in self.knobs:
-            if knob.name.startswith(("inline.", "epilogue.", "cache_write")):
+            if knob.name.startswith(("inline.", "epilogue.", "cache_write", "pack.")):
                 pairs.append((knob.name, float(bool(self.flag(point, knob.name)))))
         flops = self.anchor.flops
-        for level_name, levels in (("S3", 3), ("R1", 2), ("S2", 2), ("R0", 1), ("S1", 1)):
-            extents = self._level_extents(tiles, level_name, levels)
+        for level_name in _LEVEL_BODIES:
+            extents = self._level_extents(tiles, level_name)
             footprint = 0.0
             for access in self.anchor.accesses:
                 footprint += _footprint(access.axes, extents) * access.element_bytes
@@ -1008,19 +1008,21 @@ class SketchSpace(Space):
         pairs.append(("outer_iterations", log(outer)))
         return pairs
 
-    def _level_extents(self, tiles: Mapping[str, tuple[int, ...]], level: str, depth: int
+    def _level_extents(self, tiles: Mapping[str, tuple[int, ...]], level: str
                        ) -> dict[str, int]:
-        """The extent of each axis inside one iteration of the loop at `level` (S3: register
-        tile; R1: k-inner x register tile; ...)."""
-        extents: dict[str, int] = {}
-        spatial_from = {"S3": 3, "R1": 2, "S2": 2, "R0": 1, "S1": 1}[level]
-        reduction_from = {"S3": 2, "R1": 1, "S2": 1, "R0": 0, "S1": 0}[level]
-        for axis in self.tiled_spatial:
-            extents[axis] = math.prod(tiles[axis][spatial_from:])
+        """The extent of each axis in the body of the loops at `level` (see `_LEVEL_BODIES`)."""
+        spatial_from, reduction_from = _LEVEL_BODIES[level]
+        extents = {axis: math.prod(tiles[axis][spatial_from:]) for axis in self.tiled_spatial}
         for axis in self.tiled_reduction:
-            extents[axis] = math.prod(tiles[axis][reduction_from:]) if reduction_from < 2 else 1
-        _ = depth
+            extents[axis] = math.prod(tiles[axis][reduction_from:])
         return extents
+
+
+_LEVEL_BODIES: dict[str, tuple[int, int]] = {
+    "R1": (3, 2), "S2": (3, 1), "R0": (2, 1), "S1": (2, 0), "S0": (1, 0),
+}
+"""For the body of the loops at each level of S0 S1 R0 S2 R1 S3: the first spatial and the first
+reduction tile level inside it (a reduction axis has levels 0 and 1; 2 means none)."""
 
 
 def _footprint(axes: Sequence[frozenset[str]], extents: Mapping[str, int]) -> float:
