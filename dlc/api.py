@@ -28,6 +28,13 @@ LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 TARGETS: tuple[str, ...] = ("llvm",)
 """The targets `compile` builds executables for (the host CPU through LLVM)."""
 
+DEVICE_TARGETS: dict[str, tuple[str, str]] = {
+    "opencl": ("runtime.opencl", "gpu-opencl"),
+    "cuda": ("runtime.cuda", "gpu-ptx"),
+}
+"""GPU targets: the runtime module whose `load_module(module, entry)` runs the lowered module,
+and the pipeline that lowers to it (used when `pipeline` is left at `cpu`)."""
+
 
 def make_context() -> Context:
     """An xDSL context that knows every dialect dlc reads (lazily loaded)."""
@@ -203,6 +210,8 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     """
     from runtime.cache import CompileCache, CompileOptions
 
+    if target in DEVICE_TARGETS:
+        return _compile_for_device(model, target, entry, input_shapes, pipeline)
     if target not in TARGETS:
         raise CompileError(
             f"expected target {' or '.join(repr(t) for t in TARGETS)}, found {target!r}"
@@ -252,6 +261,26 @@ def _compile_source(
         store.store_model(key, compiled, kernel_keys)
     reporter.done()
     return compiled
+
+
+def _compile_for_device(
+    model: ModelSource, target: str, entry: str | None,
+    input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
+) -> Executable:
+    """`compile` for a GPU target: lower with the target's pipeline, hand the module (host
+    functions + kernels) to the target's runtime; returns its executable (same call API)."""
+    import importlib
+
+    from xdsl.utils.exceptions import DiagnosticException
+
+    runtime_module, default_pipeline = DEVICE_TARGETS[target]
+    ctx = make_context()
+    try:
+        module = _Source(model, input_shapes).module(ctx)
+        lower(module, default_pipeline if pipeline == "cpu" else pipeline, ctx)
+    except DiagnosticException as e:
+        raise CompileError(str(e)) from None
+    return importlib.import_module(runtime_module).load_module(module, entry)
 
 
 class _Source:

@@ -40,6 +40,22 @@ PIPELINES: dict[str, NamedPipeline] = {
             "loop-dedup-functions,loop-plan-memory,loop-default-schedule,"
             "convert-memref-view-to-llvm,convert-loop-to-llvm",
         ),
+        NamedPipeline(
+            "gpu-ptx",
+            "graph-opt -> tensor_expr -> loop -> dedup -> default GPU schedule -> target_gpu -> "
+            "NVVM, for NVIDIA GPUs (print the kernels with -t ptx)",
+            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            "loop-dedup-functions,loop-gpu-default-schedule{target=sm_80},"
+            "convert-loop-to-target-gpu{target=sm_80},target-gpu-lower-to-nvvm",
+        ),
+        NamedPipeline(
+            "gpu-opencl",
+            "graph-opt -> tensor_expr -> loop -> dedup -> default GPU schedule -> target_gpu, "
+            "for OpenCL devices (print the kernels with -t opencl)",
+            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            "loop-dedup-functions,loop-gpu-default-schedule{target=opencl},"
+            "convert-loop-to-target-gpu{target=opencl}",
+        ),
     )
 }
 
