@@ -1,0 +1,163 @@
+"""The `dlc` command: compile, run, profile, bench; and its errors (one line, exit 1, no
+half-written output)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tools.dlc_main import main
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL_CNN = REPO / "examples" / "small_cnn.onnx"
+
+
+def tiny_model() -> onnx.ModelProto:
+    """y = Relu(x * w) over (2, 8)."""
+    w = numpy_helper.from_array(np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8), "w")
+    nodes = [helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.onnx"
+    onnx.save(tiny_model(), path)
+    return path
+
+
+def dlc(*args: object, cache: Path) -> int:
+    return main([str(a) for a in args] + ["--cache-dir", str(cache)])
+
+
+def expected(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x * np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8), 0)
+
+
+def test_compile_then_run_the_library(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library = tmp_path / "tiny.so"
+    assert dlc("compile", tiny, "-o", library, cache=tmp_path / "c") == 0
+    out = capsys.readouterr().out
+    assert f"-> {library}" in out and "kernels:" in out and "workspace:" in out
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(library), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--output-dir", str(tmp_path / "out")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), expected(x), rtol=1e-6)
+    assert main(["run", str(library), "--input", str(tmp_path / "x.npy")]) == 0
+    assert "// y: float32 [2, 8]" in capsys.readouterr().out
+
+
+def test_run_compiles_an_onnx_model(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    x = np.ones((2, 8), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert dlc("run", tiny, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir",
+               tmp_path / "o", cache=tmp_path / "c") == 0
+    np.testing.assert_allclose(np.load(tmp_path / "o" / "y.npy"), expected(x), rtol=1e-6)
+
+
+def test_profile_and_bench(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert dlc("profile", tiny, "--repeat", 3, cache=tmp_path / "c") == 0
+    table = capsys.readouterr().out
+    assert "scale, relu" in table and "whole model (one call)" in table
+    assert dlc("bench", tiny, "--repeat", 5, "--compare", "ort", cache=tmp_path / "c") == 0
+    out = capsys.readouterr().out
+    assert "dlc:" in out and "ms median of 5" in out
+    pytest.importorskip("onnxruntime")
+    assert "dlc / onnxruntime" in out
+
+
+def test_wrong_inputs_are_errors_that_write_nothing(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.save(tmp_path / "bad.npy", np.ones((3, 8), np.float32))
+    np.save(tmp_path / "f64.npy", np.ones((2, 8), np.float64))
+    cache = tmp_path / "c"
+    for args, message in [
+        ((f"x={tmp_path / 'bad.npy'}",), r"input 0 ('x') of @main: expected shape (2, 8)"),
+        ((f"x={tmp_path / 'f64.npy'}",), "expected dtype float32, found float64"),
+        ((f"z={tmp_path / 'bad.npy'}",), "the model has no input 'z' (inputs: x)"),
+        ((), "missing inputs: x"),
+        ((f"x={tmp_path / 'none.npy'}",), "no such input file"),
+    ]:
+        inputs = [a for arg in args for a in ("--input", arg)]
+        code = dlc("run", tiny, *inputs, "--output-dir", tmp_path / "out", cache=cache)
+        err = capsys.readouterr().err
+        assert code == 1 and err.startswith("dlc: error: ") and message in err, err
+        assert "Traceback" not in err
+        assert not (tmp_path / "out").exists()
+
+
+def test_bad_models_and_libraries_are_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Det", ["x"], ["y"], name="det0"),
+         helper.make_node("Hardmax", ["x"], ["z"], name="hardmax0")], "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "bad.onnx")
+    assert dlc("compile", tmp_path / "bad.onnx", "-o", tmp_path / "bad.so",
+               cache=tmp_path / "c") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dlc: error: ") and "Det" in err and "Hardmax" in err
+    assert not (tmp_path / "bad.so").exists()
+    assert main(["run", str(tmp_path / "missing.so")]) == 1
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "corrupt.so").write_bytes(b"not a library")
+    assert main(["run", str(tmp_path / "corrupt.so")]) == 1
+    assert "dlc: error: cannot load" in capsys.readouterr().err
+    (tmp_path / "garbage.onnx").write_bytes(b"\x08\x01garbage")
+    assert dlc("compile", tmp_path / "garbage.onnx", cache=tmp_path / "c") == 1
+    assert "dlc: error: " in capsys.readouterr().err
+
+
+def test_argument_errors(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert dlc("compile", tiny, "--input-shape", "x=2by8", cache=tmp_path / "c") == 1
+    assert "expected NAME=DIMS" in capsys.readouterr().err
+    assert dlc("compile", tiny, "-o", tmp_path / "tiny.dll", cache=tmp_path / "c") == 1
+    assert "expected an output path ending in .so" in capsys.readouterr().err
+    assert dlc("compile", tiny, "--target", "ptx", cache=tmp_path / "c") == 1
+    assert "expected target 'llvm', found 'ptx'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_console_script_on_the_small_cnn(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH",
+                                                                                 "")]))
+    library = tmp_path / "small_cnn.so"
+    cache = tmp_path / "cache"
+    tool = [sys.executable, str(REPO / "tools" / "dlc")]
+    result = subprocess.run([*tool, "compile", str(SMALL_CNN), "-o", str(library),
+                             "--cache-dir", str(cache)], capture_output=True, text=True,
+                            env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "10 calls" in result.stdout
+    image = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "image.npy", image)
+    result = subprocess.run([*tool, "run", str(library), "--input", f"image={tmp_path}/image.npy",
+                             "--output-dir", str(tmp_path / "out")], capture_output=True,
+                            text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    from onnx.reference import ReferenceEvaluator
+
+    (want,) = ReferenceEvaluator(str(SMALL_CNN)).run(None, {"image": image})
+    got = np.load(tmp_path / "out" / "probabilities.npy")
+    assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want))

@@ -1,0 +1,360 @@
+"""Whole models through dlc.compile: agreement with ONNX's reference evaluator, the memory plan,
+kernel deduplication, the compile cache, weights outside the IR, exported libraries, profiles.
+
+The planner and the structural hash are tested on their own (fast); everything that compiles a
+real network is marked slow.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import MemRefType, i8
+
+import dlc
+from dialects.loop import AllocOp
+from rewrites.loop_plan_memory import Lifetime, greedy_by_size
+from runtime.compiler import Progress
+from runtime.executable import ExecutableError
+from runtime.library import LibraryError
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL_CNN = REPO / "examples" / "small_cnn.onnx"
+RELATIVE_TOLERANCE = 1e-4
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+zoo = _load(REPO / "benchmarks" / "model_zoo.py", "dlc_model_zoo")
+
+
+def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
+    """max |got - expected| / max |expected|."""
+    return float(np.max(np.abs(got - expected)) / max(np.max(np.abs(expected)), 1e-30))
+
+
+def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """ONNX's own reference evaluator: the oracle."""
+    return list(ReferenceEvaluator(model).run(None, inputs))
+
+
+def tiny_model(scale: float = 2.0) -> onnx.ModelProto:
+    """y = Relu(x * w) + b over (2, 8), with constant w and b."""
+    w = numpy_helper.from_array(np.full((2, 8), scale, np.float32), "w")
+    b = numpy_helper.from_array(np.arange(8, dtype=np.float32), "b")
+    nodes = [
+        helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
+        helper.make_node("Relu", ["m"], ["r"], name="relu"),
+        helper.make_node("Add", ["r", "b"], ["y"], name="shift"),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# ---------------------------------------------------------------------------------------------
+# The planner (fast)
+# ---------------------------------------------------------------------------------------------
+
+_intervals = st.lists(
+    st.tuples(st.integers(1, 5000), st.integers(0, 30), st.integers(0, 10)), min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_intervals, st.sampled_from([1, 16, 64]))
+def test_greedy_by_size_never_overlaps_live_buffers(
+    specs: list[tuple[int, int, int]], alignment: int
+) -> None:
+    lifetimes = [
+        Lifetime(AllocOp(MemRefType(i8, [size])), size, start, start + length)
+        for size, start, length in specs
+    ]
+    plan = greedy_by_size(lifetimes, alignment)
+    placed = list(plan.offsets)
+    assert sorted(id(lifetime) for lifetime, _ in placed) == sorted(map(id, lifetimes))
+    for index, (a, offset_a) in enumerate(placed):
+        assert offset_a % alignment == 0
+        assert offset_a + a.size <= plan.peak_bytes
+        for b, offset_b in placed[index + 1:]:
+            if a.overlaps(b):
+                assert offset_a + a.size <= offset_b or offset_b + b.size <= offset_a
+    # never worse than no reuse, never better than the most bytes live at one time
+    aligned = sum((lt.size + alignment - 1) // alignment * alignment for lt in lifetimes)
+    assert plan.peak_bytes <= aligned
+    for time in range(0, 41):
+        live = sum(lt.size for lt in lifetimes if lt.start <= time <= lt.end)
+        assert live <= plan.peak_bytes
+
+
+def test_buffers_with_disjoint_lifetimes_share_bytes() -> None:
+    def lifetime(size: int, start: int, end: int) -> Lifetime:
+        return Lifetime(AllocOp(MemRefType(i8, [size])), size, start, end)
+
+    chain = [lifetime(1000, 0, 1), lifetime(1000, 1, 2), lifetime(1000, 2, 3)]
+    plan = greedy_by_size(chain, 64)
+    offsets = [offset for _, offset in plan.offsets]
+    assert offsets[0] == offsets[2] != offsets[1]
+    assert plan.peak_bytes == 2048 and plan.unplanned_bytes == 3000
+
+
+# ---------------------------------------------------------------------------------------------
+# Small models (fast)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_compiled_model_matches_reference_and_runs_by_name(tmp_path: Path) -> None:
+    model = tiny_model()
+    module = dlc.compile(model, cache_dir=tmp_path)
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    (expected,) = reference(model, {"x": x})
+    np.testing.assert_allclose(module(x), expected, rtol=1e-6)
+    results = module.run({"x": x})
+    assert list(results) == ["y"] and module.input_names == ("x",)
+    np.testing.assert_allclose(results["y"], expected, rtol=1e-6)
+    with pytest.raises(ExecutableError, match=r"expects inputs 'x': missing 'x'; unknown 'z'"):
+        module.run({"z": x})
+    with pytest.raises(ExecutableError, match=r"input 0 \('x'\) of @main: expected shape"):
+        module(np.zeros((3, 8), np.float32))
+    with pytest.raises(ExecutableError, match=r"expected dtype float32, found float64"):
+        module(np.zeros((2, 8), np.float64))
+
+
+def test_weights_live_outside_the_code(tmp_path: Path) -> None:
+    module = dlc.compile(tiny_model(), cache_dir=tmp_path)
+    assert module.stats.weight_bytes == 2 * 8 * 4 + 8 * 4
+    native = module.native
+    weights = native.compiled.weights  # type: ignore[attr-defined]
+    assert sorted(w.nbytes for w in weights.values()) == [32, 64]
+    assert all(w.ctypes.data % 64 == 0 for w in weights.values())
+    assert all(len(code) < 16384 for code in native.compiled.objects.values())  # type: ignore
+
+
+def test_second_compile_comes_from_the_cache(tmp_path: Path) -> None:
+    model = tiny_model()
+    path = tmp_path / "tiny.onnx"
+    onnx.save(model, path)
+    first = dlc.compile(path, cache_dir=tmp_path / "cache")
+    again = dlc.compile(path, cache_dir=tmp_path / "cache")
+    assert not first.stats.model_cache_hit and again.stats.model_cache_hit
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_array_equal(first(x), again(x))
+    # other weights, same structure: a new model, but every kernel comes from the cache
+    other = dlc.compile(tiny_model(scale=-3.0), cache_dir=tmp_path / "cache")
+    assert other.stats.kernels_cached == other.stats.kernels >= 1
+    np.testing.assert_allclose(other(x), reference(tiny_model(-3.0), {"x": x})[0])
+    uncached = dlc.compile(path, cache=False)
+    assert uncached.stats.kernels_cached == 0
+
+
+def test_corrupt_cache_entries_are_recompiled(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.onnx"
+    onnx.save(tiny_model(), path)
+    cache = tmp_path / "cache"
+    dlc.compile(path, cache_dir=cache)
+    for damaged in [*cache.glob("kernels/*.o"), *cache.glob("models/*/*")]:
+        damaged.write_bytes(damaged.read_bytes()[: len(damaged.read_bytes()) // 2] + b"junk")
+    module = dlc.compile(path, cache_dir=cache)
+    assert not module.stats.model_cache_hit and module.stats.kernels_cached == 0
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_allclose(module(x), reference(tiny_model(), {"x": x})[0])
+    assert dlc.compile(path, cache_dir=cache).stats.model_cache_hit
+
+
+def test_integer_and_scalar_inputs(tmp_path: Path) -> None:
+    table = np.arange(20, dtype=np.float32).reshape(5, 4)
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["rows"], name="embed", axis=0),
+        helper.make_node("Mul", ["rows", "scale"], ["y"], name="scale"),
+    ]
+    graph = helper.make_graph(
+        nodes, "lookup",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("scale", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    module = dlc.compile(model, cache_dir=tmp_path)
+    ids = np.array([4, 0, 2], np.int64)
+    np.testing.assert_array_equal(module(ids, 0.5), table[ids] * 0.5)
+    np.testing.assert_array_equal(module.run({"ids": ids, "scale": np.float32(2)})["y"],
+                                  table[ids] * 2)
+    with pytest.raises(ExecutableError, match=r"input 0 \('ids'\) of @main: expected dtype int64"):
+        module(ids.astype(np.float32), 0.5)
+
+
+def test_dynamic_dimensions_take_input_shapes(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(dlc.CompileError, match="batch"):
+        dlc.compile(model, cache_dir=tmp_path)
+    module = dlc.compile(model, input_shapes={"x": [3, 4]}, cache_dir=tmp_path)
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(module(x), np.maximum(x, 0))
+
+
+def test_unsupported_ops_are_a_compile_error(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Det", ["x"], ["y"], name="determinant")], "unsupported",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(dlc.CompileError, match="Det"):
+        dlc.compile(model, cache_dir=tmp_path)
+    with pytest.raises(dlc.CompileError, match="no such file"):
+        dlc.compile(tmp_path / "missing.onnx", cache_dir=tmp_path)
+    (tmp_path / "model.txt").write_text("x")
+    with pytest.raises(dlc.CompileError, match=r"expected a \.onnx or \.mlir file"):
+        dlc.compile(tmp_path / "model.txt", cache_dir=tmp_path)
+
+
+def test_progress_is_reported_once_a_compile_is_slow() -> None:
+    stream = io.StringIO()
+    quiet = Progress("m.onnx", enabled=True, delay=60.0, stream=stream)
+    quiet.stage("kernel 1/2")
+    quiet.done()
+    assert stream.getvalue() == ""
+    slow = Progress("m.onnx", enabled=True, delay=0.0, stream=stream)
+    slow.stage("kernel 1/2")
+    slow.done()
+    assert "dlc: compiling m.onnx: kernel 1/2" in stream.getvalue()
+    assert "dlc: compiled m.onnx in" in stream.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# Real networks (slow)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("dlc-cache")
+
+
+@pytest.fixture(scope="module")
+def small_cnn(cache_dir: Path) -> dlc.Executable:
+    return dlc.compile(SMALL_CNN, cache_dir=cache_dir)
+
+
+@pytest.mark.slow
+def test_small_cnn_matches_reference(small_cnn: dlc.Executable) -> None:
+    image = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    (expected,) = reference(onnx.load(SMALL_CNN), {"image": image})
+    assert relative_error(small_cnn(image), expected) <= RELATIVE_TOLERANCE
+    stats = small_cnn.stats
+    assert stats.calls >= 8 and 0 < stats.workspace_bytes < stats.unplanned_bytes
+
+
+LOAD_IN_FRESH_PROCESS = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import dlc
+
+    model = dlc.load(sys.argv[1])
+    image = np.load(sys.argv[2])
+    np.save(sys.argv[3], model.run({"image": image})["probabilities"])
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("llvmlite", "xdsl", "onnx"))
+    assert not heavy, heavy
+    """
+)
+
+
+@pytest.mark.slow
+def test_exported_model_carries_its_weights(small_cnn: dlc.Executable, tmp_path: Path) -> None:
+    library = small_cnn.export(tmp_path / "small_cnn.so")
+    assert library.stat().st_size > small_cnn.stats.weight_bytes
+    image = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "image.npy", image)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH",
+                                                                                 "")]))
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_IN_FRESH_PROCESS, str(library), str(tmp_path / "image.npy"),
+         str(tmp_path / "out.npy")], capture_output=True, text=True, env=env, cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), small_cnn(image))
+    loaded = dlc.load(library)
+    assert loaded.model is not None and loaded.model.calls == small_cnn.model.calls  # type: ignore
+    with pytest.raises(ExecutableError, match=r"input 0 \('image'\) of @main: expected shape"):
+        loaded(np.zeros((1, 3, 16, 16), np.float32))
+
+
+@pytest.mark.slow
+def test_profile_names_the_onnx_nodes_of_each_kernel(small_cnn: dlc.Executable) -> None:
+    from runtime.profiler import profile
+
+    image = np.zeros((1, 3, 32, 32), np.float32)
+    result = profile(small_cnn, [image], repeat=3)
+    assert len(result.calls) == small_cnn.stats.calls
+    assert all(t.seconds is not None and t.seconds > 0 for t in result.calls)
+    nodes = [node for timing in result.calls for node in timing.call.nodes]
+    assert {"conv1.relu", "conv4", "conv4.relu", "residual", "fc", "softmax"} <= set(nodes)
+    table = result.table()
+    assert "conv4, conv4.relu, residual" in table and "whole model (one call)" in table
+
+
+def test_missing_or_corrupt_libraries_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(LibraryError, match="no shared library at"):
+        dlc.load(tmp_path / "missing.so")
+    (tmp_path / "corrupt.so").write_bytes(b"\x7fELF not really")
+    with pytest.raises(LibraryError, match="cannot load"):
+        dlc.load(tmp_path / "corrupt.so")
+
+
+def _check_network(name: str, cache_dir: Path, seed: int = 0) -> dlc.Executable:
+    model = zoo.MODELS[name]()
+    module = dlc.compile(model, cache_dir=cache_dir)
+    inputs = zoo.random_inputs(model, seed)
+    expected = reference(model, inputs)
+    got = module(*inputs.values())
+    got = list(got) if isinstance(got, tuple) else [got]
+    for g, e in zip(got, expected, strict=True):
+        assert relative_error(g, e) <= RELATIVE_TOLERANCE, name
+    return module
+
+
+@pytest.mark.slow
+def test_mlp_matches_reference(cache_dir: Path) -> None:
+    _check_network("mlp", cache_dir)
+
+
+@pytest.mark.slow
+def test_transformer_block_matches_reference(cache_dir: Path) -> None:
+    _check_network("transformer", cache_dir)
+
+
+@pytest.mark.slow
+def test_resnet18_dedups_kernels_and_plans_memory(cache_dir: Path) -> None:
+    module = _check_network("resnet18", cache_dir)
+    stats = module.stats
+    assert stats.kernels < stats.calls
+    assert stats.workspace_bytes < stats.unplanned_bytes / 2
+    assert stats.weight_bytes > 40e6
