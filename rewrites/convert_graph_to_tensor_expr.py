@@ -59,7 +59,7 @@ def check_static_shapes(module: ModuleOp) -> None:
         for type in types:
             if _dynamic(type):
                 raise PassFailedException(
-                    f"'{op.name}' op{where} expected tensors of static shape, found {type}"
+                    f"'{op_name(op)}' op{where} expected tensors of static shape, found {type}"
                 )
 
 

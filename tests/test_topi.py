@@ -178,6 +178,15 @@ def test_binary_integers(op_class: type[g.AddOp]) -> None:
     check(module, inputs=[rng.integers(-20, 20, (3, 4)).astype(np.int32), rhs.astype(np.int32)])
 
 
+@pytest.mark.parametrize("element", [i32, i64])
+def test_integer_pow(element: Attribute) -> None:
+    module = graph_module([tensor([6], element), tensor([6], element)],
+                          lambda b, a: [insert(b, g.PowOp(a[0], a[1]))])
+    dtype = to_numpy_dtype(element)
+    check(module, inputs=[np.array([-5, -2, 0, 3, 7, 11], dtype),
+                          np.array([3, 0, 4, 2, 1, 9], dtype)])
+
+
 UNARY = [g.ReluOp, g.SigmoidOp, g.TanhOp, g.ExpOp, g.ErfOp, g.SqrtOp, g.NegOp, g.AbsOp,
          g.LogOp, g.ReciprocalOp]
 
@@ -443,6 +452,24 @@ def test_reduce(
         [tensor(shape, element)], lambda b, a: [insert(b, g.ReduceOp(a[0], kind, axes, keepdims))]
     )
     check(module, data.draw(st.integers(0, 99)), rtol=1e-3)
+
+
+def test_booleans_reduce_compare_and_select_as_logic() -> None:
+    """i1 max/min are or/and although integer combiners and maxsi/minsi are signed (true = -1)."""
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        x, y = a
+        topk = b.insert(tg.TopKOp(x, 2, 1))
+        return [
+            insert(b, g.ReduceOp(x, "max", [1], False)), insert(b, g.ReduceOp(x, "min", [0])),
+            insert(b, g.ReduceOp(x, "prod", [1])), insert(b, g.MaxOp(x, y)),
+            insert(b, g.MinOp(x, y)), insert(b, tg.ArgMaxOp(x, 1)), *topk.results,
+            insert(b, tg.CompareOp(x, y, "lt")),
+        ]
+
+    module = graph_module([tensor([4, 3], i1), tensor([3], i1)], build)
+    x = np.array([[0, 0, 0], [0, 1, 0], [1, 1, 1], [1, 0, 1]], dtype=np.bool_)
+    check(module, inputs=[x, np.array([1, 0, 1], dtype=np.bool_)])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -211,8 +211,18 @@ def _evaluate_chunk(
 def _combine(
     combiner: str, init: Attribute, terms: np.ndarray, rank: int, dtype: np.dtype
 ) -> np.ndarray:
+    """Folds the reduction axes (those after `rank`) of `terms` into `init`.
+
+    Integer max and min are signed (arith.maxsi / minsi), also on i1, where true is -1; sum
+    and prod on i1 wrap (xor, and), as addi and muli do.
+    """
     axes = tuple(range(rank, terms.ndim))
     assert isinstance(init, IntegerAttr | FloatAttr), "verified"
+    if dtype == np.bool_:
+        signed = _signed(terms).astype(np.int64)
+        start = -int(bool(init.value.data))
+        folded = _combine(combiner, IntegerAttr(start, 64), signed, rank, np.dtype(np.int64))
+        return (folded % 2 != 0) if combiner in ("sum", "prod") else folded != 0
     start = np.asarray(init.value.data, dtype=dtype)
     if combiner == "sum":
         result = start + np.sum(terms, axis=axes, dtype=dtype)
@@ -283,6 +293,23 @@ def _read(
 BodyImpl = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
 
+def _signed(a: np.ndarray) -> np.ndarray:
+    """`a` as a signed number: i1 true is -1 (arith's signed ops on i1), other types as is."""
+    if a.dtype == np.bool_:
+        return -a.astype(np.int8)
+    return a
+
+
+def _signed_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
+    """An integer op on signed values; on i1 the result keeps its low bit (wrapping)."""
+
+    def run(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        result = fn(_signed(args[0]), _signed(args[1]))
+        return result % 2 != 0 if args[0].dtype == np.bool_ and result.dtype != np.bool_ else result
+
+    return run
+
+
 def _unsigned(a: np.ndarray) -> np.ndarray:
     """`a`'s bits read as an unsigned integer of the same width."""
     if a.dtype == np.bool_:
@@ -318,7 +345,10 @@ def _predicate(op: Operation) -> int:
 
 _CMPI: dict[int, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     0: np.equal, 1: np.not_equal,
-    2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal,
+    2: lambda a, b: _signed(a) < _signed(b),
+    3: lambda a, b: _signed(a) <= _signed(b),
+    4: lambda a, b: _signed(a) > _signed(b),
+    5: lambda a, b: _signed(a) >= _signed(b),
     6: lambda a, b: _unsigned(a) < _unsigned(b),
     7: lambda a, b: _unsigned(a) <= _unsigned(b),
     8: lambda a, b: _unsigned(a) > _unsigned(b),
@@ -353,9 +383,9 @@ def _fptoi(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 _BODY_OPS: dict[str, BodyImpl] = {
     # integer arithmetic (index and signless integers; signed unless the name says u)
-    "arith.addi": _binary(np.add),
-    "arith.subi": _binary(np.subtract),
-    "arith.muli": _binary(np.multiply),
+    "arith.addi": _signed_binary(np.add),
+    "arith.subi": _signed_binary(np.subtract),
+    "arith.muli": _signed_binary(np.multiply),
     "arith.divsi": _binary(_trunc_div),
     "arith.remsi": _binary(lambda a, b: a - b * _trunc_div(a, b)),
     "arith.floordivsi": _binary(lambda a, b: a // np.where(b == 0, 1, b)),
@@ -363,8 +393,8 @@ _BODY_OPS: dict[str, BodyImpl] = {
     "arith.divui": _unsigned_binary(lambda a, b: a // np.where(b == 0, 1, b)),
     "arith.remui": _unsigned_binary(lambda a, b: a % np.where(b == 0, 1, b)),
     "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // np.where(b == 0, 1, b))),
-    "arith.maxsi": _binary(np.maximum),
-    "arith.minsi": _binary(np.minimum),
+    "arith.maxsi": _signed_binary(np.maximum),
+    "arith.minsi": _signed_binary(np.minimum),
     "arith.maxui": _unsigned_binary(np.maximum),
     "arith.minui": _unsigned_binary(np.minimum),
     "arith.andi": _binary(np.bitwise_and),

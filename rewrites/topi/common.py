@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -108,6 +109,24 @@ def highest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
     assert isinstance(element_type, IntegerType)
     width = element_type.width.data
     return scalar_attr(1 if width == 1 else (1 << (width - 1)) - 1, element_type)
+
+
+def is_bool(element_type: Attribute) -> bool:
+    """Whether `element_type` is i1."""
+    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def reduction(kind: str, element_type: Attribute) -> tuple[str, IntegerAttr | FloatAttr]:
+    """(combiner, init) of a `kind` (sum, max, min, prod) reduction over `element_type`.
+
+    Integer combiners are signed (maxsi, minsi), so on i1 (true is -1) a logical max (or) is
+    the signed min from false, and a logical min (and) the signed max from true.
+    """
+    if is_bool(element_type) and kind in ("max", "min"):
+        return ("min", zero_attr(element_type)) if kind == "max" else ("max", one_attr(
+            element_type))
+    inits = {"sum": zero_attr, "max": lowest_attr, "min": highest_attr, "prod": one_attr}
+    return kind, inits[kind](element_type)
 
 
 def scalar_attr(value: float, element_type: Attribute) -> IntegerAttr | FloatAttr:
@@ -358,7 +377,6 @@ _INT_BINARY: dict[str, type[Operation]] = {
     "div": arith.DivSIOp,
     "max": arith.MaxSIOp,
     "min": arith.MinSIOp,
-    "pow": mathd.IPowIOp,
 }
 
 BINARY_KINDS: tuple[str, ...] = tuple(_FLOAT_BINARY)
@@ -368,7 +386,18 @@ BINARY_KINDS: tuple[str, ...] = tuple(_FLOAT_BINARY)
 def binary(b: Builder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """`lhs <kind> rhs` (add, sub, mul, div, max, min, pow) for float or signless integer scalars.
 
-    Integers divide toward zero and compare as signed; max and min propagate NaN.
+    Integers divide toward zero and compare as signed (i1 as unsigned: max is or, min is
+    and); float max and min propagate NaN. Integer pow goes through f64 `math.powf` and i64 (exact
+    while the result has at most 53 bits; narrower types wrap).
     """
-    table = _FLOAT_BINARY if is_float(lhs.type) else _INT_BINARY
-    return b.insert(table[kind](lhs, rhs)).results[0]  # pyright: ignore[reportCallIssue]
+    if is_float(lhs.type):
+        return b.insert(_FLOAT_BINARY[kind](lhs, rhs)).results[0]  # pyright: ignore
+    if kind == "pow":  # through i64, so that narrower results wrap as integer ops do
+        as_float = [b.insert(arith.SIToFPOp(v, f64)).result for v in (lhs, rhs)]
+        power = b.insert(mathd.PowFOp(*as_float)).result
+        wide = b.insert(arith.FPToSIOp(power, i64)).result
+        return wide if lhs.type == i64 else b.insert(arith.TruncIOp(wide, lhs.type)).result
+    if is_bool(lhs.type) and kind in ("max", "min"):
+        op_type = arith.MaxUIOp if kind == "max" else arith.MinUIOp
+        return b.insert(op_type(lhs, rhs)).result
+    return b.insert(_INT_BINARY[kind](lhs, rhs)).results[0]  # pyright: ignore[reportCallIssue]

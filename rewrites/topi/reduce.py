@@ -10,12 +10,11 @@ injective division "reduce_mean".
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.ir import SSAValue
 
 from dialects.graph.ops import ReduceOp
 from dialects.graph.ops_tensor import ArgMaxOp
@@ -24,26 +23,14 @@ from rewrites.topi.common import (
     check_element_type,
     constant,
     emit_compute,
-    highest_attr,
     is_float,
-    lowest_attr,
-    one_attr,
     read,
+    reduction,
     shape_of,
     tensor_type,
-    zero_attr,
 )
 from rewrites.topi.elementwise import INJECTIVE
 from rewrites.topi.registry import compute_definition
-
-_COMBINERS: dict[str, tuple[str, Callable[[Attribute], IntegerAttr | FloatAttr]]] = {
-    "sum": ("sum", zero_attr),
-    "mean": ("sum", zero_attr),
-    "max": ("max", lowest_attr),
-    "min": ("min", highest_attr),
-    "prod": ("prod", one_attr),
-}
-"""`graph.reduce` kind → (the compute's combiner, its init for an element type)."""
 
 
 @compute_definition(ReduceOp)
@@ -56,7 +43,7 @@ def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
-    combiner, init = _COMBINERS[kind]
+    combiner, init = reduction("sum" if kind == "mean" else kind, element_type)
 
     def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         indices: list[SSAValue] = []
@@ -71,10 +58,10 @@ def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
         return read(b, op.x, indices)
 
     name = "reduce_mean_sum" if kind == "mean" else f"reduce_{kind}"
+    tag = "reduce_sum" if kind == "mean" else f"reduce_{kind}"
     total = emit_compute(
-        builder, op, name, result_type, body, tag=f"reduce_{combiner}",
-        reduce_extents=[in_shape[axis] for axis in axes], combiner=combiner,
-        init=init(element_type),
+        builder, op, name, result_type, body, tag=tag,
+        reduce_extents=[in_shape[axis] for axis in axes], combiner=combiner, init=init,
     )
     if kind != "mean":
         return total
@@ -104,10 +91,11 @@ def argmax(op: ArgMaxOp, builder: Builder) -> SSAValue:
         kept = [*i[:axis], *i[axis + 1 :]] if keepdims else i
         return read(b, op.x, [*kept[:axis], r, *kept[axis:]])
 
+    combiner, init = reduction("max", element_type)
     maximum = emit_compute(
         builder, op, "argmax_max", reduced_type,
         lambda b, i, r: along_axis(b, i, r[0]), tag="reduce_max",
-        reduce_extents=[dim], combiner="max", init=lowest_attr(element_type),
+        reduce_extents=[dim], combiner=combiner, init=init,
     )
 
     def index_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:

@@ -21,9 +21,10 @@ from rewrites.topi.common import (
     check_element_type,
     constant,
     emit_compute,
+    is_bool,
     is_float,
-    lowest_attr,
     read,
+    reduction,
     shape_of,
     tensor_type,
 )
@@ -50,7 +51,9 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
             ahead = b.insert(arith.CmpfOp(other, mine, "ogt" if largest else "olt")).result
             tied = b.insert(arith.CmpfOp(other, mine, "oeq")).result
         else:
-            ahead = b.insert(arith.CmpiOp(other, mine, "sgt" if largest else "slt")).result
+            order = ("ugt" if largest else "ult") if is_bool(element_type) else (
+                "sgt" if largest else "slt")
+            ahead = b.insert(arith.CmpiOp(other, mine, order)).result
             tied = b.insert(arith.CmpiOp(other, mine, "eq")).result
         earlier = b.insert(arith.CmpiOp(r[0], i[axis], "ult")).result
         tie_break = b.insert(arith.AndIOp(tied, earlier)).result
@@ -66,7 +69,7 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
         position = b.insert(arith.IndexCastOp(i[axis], i64)).result
         return b.insert(arith.CmpiOp(read(b, rank, at(i, r)), position, "eq")).result
 
-    lowest = lowest_attr(element_type)
+    combiner, lowest = reduction("max", element_type)
 
     def values_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         hit = selected(b, i, r[0])
@@ -81,7 +84,7 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
 
     values = emit_compute(
         builder, op, "topk_values", tensor_type(op.values), values_body, tag="topk",
-        reduce_extents=[dim], combiner="max", init=lowest,
+        reduce_extents=[dim], combiner=combiner, init=lowest,
     )
     indices = emit_compute(
         builder, op, "topk_indices", tensor_type(op.indices), indices_body, tag="topk",
