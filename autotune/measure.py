@@ -17,6 +17,7 @@ autotune/ray_runner.py) implements: build and run functions of plain data.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import multiprocessing.connection
 import os
@@ -97,6 +98,10 @@ class MeasureResult:
     @property
     def cost(self) -> float:
         return statistics.median(self.costs) if self.ok else float("inf")
+
+
+BASELINE_RUN_TIMEOUT = 600.0
+"""Seconds the untuned kernel may run (its reference run and its timing): it may be slow."""
 
 
 class MeasureError(RuntimeError):
@@ -485,17 +490,21 @@ class Measurer:
         options = self.options
         (run,) = self.backend.run(
             [(build[1], str(inputs_path), str(reference_path), options, True)],
-            max(options.run_timeout, 600.0),
+            max(options.run_timeout, BASELINE_RUN_TIMEOUT),
         )
         if run[0] != "ok":
             raise MeasureError(f"the untuned kernel of {workload.name} does not run: {run[-1]}")
         self._prepared[workload.key] = (str(inputs_path), str(reference_path))
 
-    def measure(self, workload: Workload, candidates: Sequence[Candidate]) -> list[MeasureResult]:
-        """Builds the candidates (in parallel), then runs each one at a time."""
+    def measure(self, workload: Workload, candidates: Sequence[Candidate],
+                run_timeout: float | None = None) -> list[MeasureResult]:
+        """Builds the candidates (in parallel), then runs each one at a time (`run_timeout`
+        overrides the options' for these runs: the untuned kernel may be slow)."""
         self.prepare(workload)
         inputs_path, reference_path = self._prepared[workload.key]
         options = self.options
+        if run_timeout is not None:
+            options = dataclasses.replace(options, run_timeout=run_timeout)
         start = time.monotonic()
         builds = self.backend.build(
             [(c.kernel_text or workload.text, c.script, c.default_schedule, options.opt_level)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autotune.log import LogWriter, Record, read_log
-from autotune.measure import Candidate, Measurer, MeasureResult
+from autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
 from autotune.search import SearchStrategy, make_strategy
 from autotune.space import Point, Space, make_space
 from autotune.target import CpuTarget, host_cpu_target
@@ -167,7 +167,8 @@ class WorkloadTuner:
         if "loop-default-schedule" in get_all_passes():
             candidates.append(Candidate(default_schedule=True))
             labels.append("default")
-        results = self.measurer.measure(self.workload, candidates)
+        timeout = max(self.measurer.options.run_timeout, BASELINE_RUN_TIMEOUT)
+        results = self.measurer.measure(self.workload, candidates, run_timeout=timeout)
         for label, result in zip(labels, results, strict=True):
             record = _record(self.workload, self.target, None, None, {"baseline": label},
                              result, -1)
