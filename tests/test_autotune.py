@@ -430,3 +430,58 @@ def test_dlc_tune_command(tmp_path: Path) -> None:
     assert code == 0
     assert len([r for r in read_log(log).records if r.script is not None]) == 6
     assert dlc_tune(["tune", str(tmp_path / "missing.mlir")]) == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Tasks of a model and the task scheduler
+# ----------------------------------------------------------------------------------------------
+
+
+def test_extract_tasks_weights_repeated_kernels(tmp_path: Path) -> None:
+    """Two layers with the same shapes (other weights) are one task of weight 2."""
+    from autotune.tasks import extract_tasks
+
+    text = """
+func.func @main(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %w1 = graph.constant dense<0.5> : tensor<16x16xf32>
+  %w2 = graph.constant dense<0.25> : tensor<16x16xf32>
+  %w3 = graph.constant dense<1.0> : tensor<16x8xf32>
+  %a = graph.matmul %x, %w1 : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %b = graph.relu %a : tensor<4x16xf32>
+  %c = graph.matmul %b, %w2 : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %d = graph.relu %c : tensor<4x16xf32>
+  %e = graph.matmul %d, %w3 : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  func.return %e : tensor<4x8xf32>
+}
+"""
+    path = tmp_path / "mlp.mlir"
+    path.write_text(text)
+    tasks = extract_tasks(path)
+    assert sorted(t.weight for t in tasks) == [1, 2]
+    heavy = tasks[0]
+    assert heavy.weight == 2 and len(heavy.functions) == 2
+    assert heavy.flops == 2 * heavy.workload.flops
+    assert heavy.workload.flops >= 2 * 4 * 16 * 16
+
+
+def test_gradient_task_scheduler() -> None:
+    """Every task gets a first round; then the task whose weighted latency falls fastest."""
+    from autotune.tasks import GradientTaskScheduler
+
+    scheduler = GradientTaskScheduler([1.0, 1.0, 3.0], epsilon=0.0)
+    assert scheduler.next_task([0, 1, 2]) == 0
+    scheduler.record(0, 1.0)
+    assert scheduler.next_task([0, 1, 2]) == 1
+    scheduler.record(1, 0.3)
+    scheduler.record(2, 0.3)
+    # task 0 keeps improving, task 1 is stuck, task 2 is stuck as well but weighs 3x
+    for cost in (0.5, 0.25):
+        scheduler.record(0, cost)
+        scheduler.record(1, 0.3)
+        scheduler.record(2, 0.3)
+    assert scheduler.gradient(0) < scheduler.gradient(1)
+    assert scheduler.gradient(2) == pytest.approx(3 * scheduler.gradient(1))
+    assert scheduler.next_task([0, 1]) == 0
+    assert scheduler.next_task([0, 1, 2]) == 2
+    assert scheduler.next_task([1]) == 1
+    assert scheduler.next_task([]) is None
