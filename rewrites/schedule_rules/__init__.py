@@ -6,6 +6,8 @@ Rules, tried in order on each loop nest of a function:
 - `reduction` (rewrites/schedule_rules/reduction.py): GEMM/dense, conv2d, depthwise conv,
   pools and reductions whose innermost spatial axis is contiguous: a register-blocked
   micro-kernel (B packed into panels for GEMM), parallel outer loop;
+- `pad` (rewrites/schedule_rules/pad.py): TOPI's "pad" compute as a vectorized fill and a
+  vectorized interior copy;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
 - otherwise (a reduction whose innermost axis is strided): parallel outer axis only.
@@ -21,6 +23,7 @@ from xdsl.ir import Operation
 from rewrites.schedule_rules.config import CpuConfig, host_config
 from rewrites.schedule_rules.elementwise import schedule_elementwise
 from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
+from rewrites.schedule_rules.pad import schedule_pad
 from rewrites.schedule_rules.reduction import mark_parallel, schedule_reduction
 
 __all__ = ["RULES", "CpuConfig", "Rule", "host_config", "schedule_nest"]
@@ -44,6 +47,7 @@ def _parallel_only(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 
 RULES: tuple[Rule, ...] = (
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
+    Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
     Rule("parallel", Reduction, _parallel_only),
 )

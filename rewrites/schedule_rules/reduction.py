@@ -23,8 +23,8 @@ while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an 
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
 is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
 32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row. A GEMM-like vector operand (a 2-D
-buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; reduction
-loops of at most 4 iterations (a 3x3 window) are unrolled.
+buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
+reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 """
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ from rewrites.schedule_rules.nest import (
     extent,
 )
 
-SMALL_REDUCTION_UNROLL = 4
-"""Reduction loops with at most this many iterations are unrolled inside the kernel."""
+MAX_UNROLLED_REDUCTION = 9
+"""The innermost reduction loops are unrolled inside the kernel while the product of their trip
+counts stays at most this (a 3x3 window): more would only grow the code."""
 
 
 @dataclass
@@ -306,7 +307,9 @@ class _Builder:
             else:
                 body += self.level(rest, ivs, r_base, mr, iv, tile)
 
-        if main:
+        if main == tile:
+            blocked(self.const(0), ops)
+        elif main:
             ops.append(self.loop(0, main, tile, f"{axis_name}.o", "serial", blocked))
         if total % tile:
             tail = total % tile
@@ -379,6 +382,7 @@ class _Builder:
     ) -> ForOp:
         nest, plan = self.nest, self.plan
         reduction_ivs: dict[SSAValue, SSAValue] = {}
+        unrolled = self.unrolled_reductions()
 
         def update_nest(body: list[Operation]) -> None:
             row_panel = _div(r_base, plan.mr, self, body) if plan.row_packing else None
@@ -423,8 +427,7 @@ class _Builder:
             loop = nest.reduction[depth]
             bounds = loop.constant_bounds()
             assert bounds is not None
-            trip = loop.trip_count() or 0
-            kind = "unrolled" if trip <= SMALL_REDUCTION_UNROLL else "serial"
+            kind = "unrolled" if loop in unrolled else "serial"
 
             def inner(iv: SSAValue, inner_body: list[Operation]) -> None:
                 reduction_ivs[loop.induction_var] = iv
@@ -436,6 +439,19 @@ class _Builder:
         band(0, ops)
         assert isinstance(ops[0], ForOp)
         return ops[0]
+
+    def unrolled_reductions(self) -> set[ForOp]:
+        """The innermost reduction loops (never the outermost one: GEMM's k, conv2d's input
+        channels) whose trip counts multiply to at most `MAX_UNROLLED_REDUCTION`."""
+        unrolled: set[ForOp] = set()
+        product = 1
+        for loop in reversed(self.nest.reduction[1:]):
+            trip = loop.trip_count() or 0
+            if trip == 0 or product * trip > MAX_UNROLLED_REDUCTION:
+                break
+            product *= trip
+            unrolled.add(loop)
+        return unrolled
 
     def clone_block(
         self, block: BlockOp, mapping: dict[SSAValue, SSAValue], tile: SSAValue,
@@ -628,7 +644,8 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
 
 def mark_parallel(roots: list[ForOp]) -> None:
     """Make the outermost loop with at least two iterations of each nest parallel (when the
-    `parallel` primitive finds it legal), looking through single-iteration loops."""
+    `parallel` primitive finds it legal), looking through single-iteration loops (into the
+    first loop of their body)."""
     for root in roots:
         loop: ForOp | None = root
         while loop is not None:
@@ -640,4 +657,4 @@ def mark_parallel(roots: list[ForOp]) -> None:
                     pass
                 break
             inner = [op for op in body_of(loop) if isinstance(op, ForOp)]
-            loop = inner[0] if len(inner) == 1 else None
+            loop = inner[0] if inner else None

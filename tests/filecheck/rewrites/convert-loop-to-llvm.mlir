@@ -170,14 +170,17 @@ func.func @loop_nest(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc
 
 // -----
 
-// A vector load or store moves 16 contiguous elements from the address of the first.
+// A vector load or store moves 16 contiguous elements from the address of the first (re-typed
+// as a vector pointer for llvmlite's builder).
 
 // CHECK-LABEL: llvm.func @vector_load_store
 // CHECK:         %[[SRC:.*]] = llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[SRC]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK-NEXT:    %[[SRCV:.*]] = llvm.getelementptr inbounds %[[SRC]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
+// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[SRCV]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
 // CHECK-NEXT:    %[[W:.*]] = llvm.fadd %[[V]], %[[V]] : vector<16xf32>
 // CHECK:         %[[DST:.*]] = llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK-NEXT:    llvm.store %[[W]], %[[DST]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-NEXT:    %[[DSTV:.*]] = llvm.getelementptr inbounds %[[DST]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
+// CHECK-NEXT:    llvm.store %[[W]], %[[DSTV]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
 func.func @vector_load_store(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index

@@ -1,0 +1,136 @@
+"""Default CPU schedule of a padding nest (TOPI's "pad" compute): fill, then copy the interior.
+
+Counterpart: TVM's `topi.nn.pad` scheduled as an injective op, and oneDNN's padded-buffer
+preparation (memset + interior copy).
+
+A "pad" block stores `select(in_bounds, X[clamp(i - before)], value)` at every point of the
+padded buffer `P`: the clamped indices are not contiguous in the innermost axis, so the nest
+cannot be vectorized as it is. It becomes two nests, each then scheduled as elementwise
+(vectorized innermost axis, parallel outermost):
+
+    loop.for ... { loop.block "pad.fill" { P[i...] = value } }        // over P's shape
+    loop.for ... { loop.block "pad" { P[i + before...] = X[i...] } }  // over X's shape
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from rewrites.schedule.common import constant_value, index_constant, value_name
+from rewrites.schedule_rules.config import CpuConfig
+from rewrites.schedule_rules.elementwise import schedule_elementwise
+from rewrites.schedule_rules.nest import Elementwise, analyze
+
+PAD_BLOCK = "pad"
+"""The name TOPI gives the compute that materialises a padded input (`rewrites.topi.nn`)."""
+
+
+def _offset(index: SSAValue, iv: SSAValue) -> int | None:
+    """`before` if `index` is `iv`, `iv - before` or `minui(iv - before, _)`, else None."""
+    if index is iv:
+        return 0
+    owner = index.owner
+    if isinstance(owner, arith.MinUIOp):
+        return _offset(owner.lhs, iv)
+    if isinstance(owner, arith.SubiOp) and owner.lhs is iv:
+        return constant_value(owner.rhs)
+    if isinstance(owner, arith.AddiOp) and owner.lhs is iv:
+        value = constant_value(owner.rhs)
+        return None if value is None else -value
+    return None
+
+
+def _pad_parts(nest: Elementwise) -> tuple[LoadOp, StoreOp, SSAValue, list[int]] | None:
+    """The load, the store, the pad value and the `before` offsets of a pad nest, or None."""
+    if len(nest.blocks) != 1 or nest.blocks[0].block_name.data != PAD_BLOCK:
+        return None
+    block = nest.blocks[0]
+    loads = [op for op in block.walk() if isinstance(op, LoadOp)]
+    stores = [op for op in block.walk() if isinstance(op, StoreOp)]
+    if len(loads) != 1 or len(stores) != 1:
+        return None
+    load, store = loads[0], stores[0]
+    ivs = [loop.induction_var for loop in nest.spatial]
+    if list(store.indices) != ivs or len(load.indices) != len(ivs):
+        return None
+    select = store.value.owner
+    if not isinstance(select, arith.SelectOp) or select.lhs is not load.result:
+        return None
+    pad_value = select.rhs.owner
+    if not isinstance(pad_value, arith.ConstantOp):
+        return None
+    offsets = [_offset(index, iv) for index, iv in zip(load.indices, ivs, strict=True)]
+    if any(offset is None or offset < 0 for offset in offsets):
+        return None
+    return load, store, select.rhs, [offset for offset in offsets if offset is not None]
+
+
+def _nest(
+    shape: list[int], axes: list[str], anchor: Operation,
+    body: list[Operation] | None, make: object,
+) -> ForOp:
+    blocks = [Block(arg_types=[IndexType()]) for _ in shape]
+    for block, axis in zip(blocks, axes, strict=True):
+        block.args[0].name_hint = value_name(axis)
+    ops: list[Operation] = make([block.args[0] for block in blocks])  # type: ignore[operator]
+    loop: Operation | None = None
+    for depth in reversed(range(len(shape))):
+        inner = [loop] if loop is not None else ops
+        blocks[depth].add_ops([*inner, YieldOp()])
+        loop = ForOp(index_constant(0, anchor), index_constant(shape[depth], anchor),
+                     index_constant(1, anchor), blocks[depth], axes[depth])
+    assert isinstance(loop, ForOp)
+    return loop
+
+
+def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
+    """Split a pad nest into a fill and an interior copy, each vectorized and parallel;
+    returns False, changing nothing, if the nest is not a pad of that form."""
+    parts = _pad_parts(nest)
+    if parts is None:
+        return False
+    load, store, pad_value, before = parts
+    root = nest.spatial[0]
+    source, padded = load.memref, store.memref
+    source_type, padded_type = source.type, padded.type
+    assert isinstance(source_type, MemRefType) and isinstance(padded_type, MemRefType)
+    axes = [loop.axis.data for loop in nest.spatial]
+    value_op = pad_value.owner
+    assert isinstance(value_op, arith.ConstantOp)
+
+    def fill(ivs: list[SSAValue]) -> list[Operation]:
+        value = value_op.clone()
+        body = [value, StoreOp(value.result, padded, ivs)]
+        return [BlockOp(f"{PAD_BLOCK}.fill", [], [padded], body, axes)]
+
+    def copy(ivs: list[SSAValue]) -> list[Operation]:
+        body: list[Operation] = []
+        element = LoadOp(source, ivs)
+        body.append(element)
+        indices: list[SSAValue] = []
+        for iv, offset in zip(ivs, before, strict=True):
+            if offset == 0:
+                indices.append(iv)
+                continue
+            shifted = arith.AddiOp(iv, index_constant(offset, root))
+            body.append(shifted)
+            indices.append(shifted.result)
+        body.append(StoreOp(element.result, padded, indices))
+        return [BlockOp(PAD_BLOCK, [source], [padded], body, axes)]
+
+    fill_nest = _nest(list(padded_type.get_shape()), axes, root, None, fill)
+    copy_nest = _nest(list(source_type.get_shape()), axes, root, None, copy)
+    parent = root.parent_block()
+    assert parent is not None
+    parent.insert_op_before(fill_nest, root)
+    parent.insert_op_before(copy_nest, root)
+    root.detach()
+    root.erase()
+    for new_root in (fill_nest, copy_nest):
+        new_nest = analyze(new_root)
+        if isinstance(new_nest, Elementwise):
+            schedule_elementwise(new_nest, config)
+    return True

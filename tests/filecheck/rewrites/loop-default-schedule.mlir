@@ -1,0 +1,265 @@
+// RUN: dlc-opt %s --split-input-file -p "loop-default-schedule{threads=2 vector_bits=512}" | filecheck %s
+
+// Default CPU schedules of the nests convert-tensor-expr-to-loop makes (threads and vector width
+// fixed so that the schedule does not depend on the host).
+
+// GEMM: B is packed into [ceil(40/16)][8][16] panels (the last one zero-padded by a guarded
+// copy); an 8x32 register tile of unrolled rows and 16-lane vectorized columns accumulates over
+// the reduction loop r0 (innermost but one), reading A by broadcast and B's panels as vectors;
+// the relu epilogue writes the tile out. Row and column tails get their own (smaller) kernels.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK:         %[[BP:.*]] = loop.alloc global : memref<3x8x16xf32>
+// CHECK:         loop.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "p" kind parallel {
+// CHECK:           loop.for %[[L:.*]] = %{{.*}} axis "l" kind vectorized {
+// CHECK:             loop.block "matmul.pack" reads(%b : memref<8x40xf32>) writes(%[[BP]] : memref<3x8x16xf32>)
+// CHECK:         loop.block "matmul.pack"
+// CHECK:           arith.select
+// CHECK:         loop.for %[[IO:.*]] = %{{.*}} step %c8 axis "i0.o" kind parallel {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<8x32xf32>
+// CHECK-NEXT:      loop.for %{{.*}} axis "i0.i" kind unrolled {
+// CHECK-NEXT:        loop.for %{{.*}} axis "i1.i" kind vectorized {
+// CHECK:               loop.block "matmul_init" reads() writes(%[[TILE]] : memref<8x32xf32>)
+// CHECK:           loop.for %[[K:.*]] = %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %[[RI:.*]] = %{{.*}} axis "i0.i" kind unrolled {
+// CHECK-NEXT:          loop.for %[[CV:.*]] = %{{.*}} axis "i1.v" kind unrolled {
+// CHECK:                 loop.for %[[CL:.*]] = %{{.*}} axis "i1.l" kind vectorized {
+// CHECK:                   loop.block "matmul" reads(%a, %[[BP]] : memref<20x8xf32>, memref<3x8x16xf32>) writes(%[[TILE]] : memref<8x32xf32>)
+// CHECK-NEXT:                %{{.*}} = loop.load %a[%{{.*}}, %[[K]]] : memref<20x8xf32> -> f32
+// CHECK-NEXT:                %{{.*}} = loop.load %[[BP]][%{{.*}}, %[[K]], %[[CL]]] : memref<3x8x16xf32> -> f32
+// CHECK:                     loop.load %[[TILE]][%[[RI]], %{{.*}}] : memref<8x32xf32> -> f32
+// CHECK:                     loop.store %{{.*}}, %[[TILE]][%[[RI]], %{{.*}}] : f32 -> memref<8x32xf32>
+// CHECK:           loop.for %{{.*}} axis "i0.i" kind unrolled {
+// CHECK-NEXT:        loop.for %{{.*}} axis "i1.i" kind vectorized {
+// CHECK:               loop.block "relu" reads(%[[TILE]] : memref<8x32xf32>) writes(%out : memref<20x40xf32>)
+// CHECK:           loop.dealloc %[[TILE]] : memref<8x32xf32>
+// CHECK:         loop.alloc local : memref<4x32xf32>
+// CHECK:         loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.alloc local : memref<4x16xf32>
+// CHECK:         loop.dealloc %[[BP]] : memref<3x8x16xf32>
+func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c40 = arith.constant 40 : index
+  %c20 = arith.constant 20 : index
+  loop.for %i0 = %c0 to %c20 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c40 step %c1 axis "i1" {
+      %acc = loop.alloc local : memref<1xf32>
+      loop.block "matmul_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %b : memref<20x8xf32>, memref<8x40xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<20x8xf32> -> f32
+          %1 = loop.load %b[%r0, %i1] : memref<8x40xf32> -> f32
+          %2 = arith.mulf %0, %1 : f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %3 = arith.addf %acc_1, %2 : f32
+          loop.store %3, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+      loop.block "relu" reads(%acc : memref<1xf32>) writes(%out : memref<20x40xf32>) spatial ["i0", "i1"] {
+        %4 = loop.load %acc[%c0] : memref<1xf32> -> f32
+        %5 = arith.constant 0.000000e+00 : f32
+        %6 = arith.maximumf %4, %5 : f32
+        loop.store %6, %out[%i0, %i1] : f32 -> memref<20x40xf32>
+      }
+      loop.dealloc %acc : memref<1xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// conv2d (NCHW): the pad nest becomes a vectorized fill and a vectorized interior copy; the conv
+// blocks 4 output channels (rows: the input does not depend on them, so each input vector is
+// reused 4 times) by a whole 6-wide output row (vectorized columns), with the 3x3 window
+// unrolled inside the loop over input channels; the bias epilogue writes the tile; output rows run in parallel.
+
+// CHECK-LABEL: func.func @conv
+// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
+// CHECK:           loop.for %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:        loop.block "pad.fill" reads() writes(%pad : memref<1x2x8x8xf32>)
+// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
+// CHECK:           loop.for %[[W:.*]] = %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:        loop.block "pad" reads(%x : memref<1x2x6x6xf32>) writes(%pad : memref<1x2x8x8xf32>)
+// CHECK:               %[[SHIFTED:.*]] = arith.addi %[[W]], %c1 : index
+// CHECK-NEXT:          loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %{{.*}}, %[[SHIFTED]]] : f32 -> memref<1x2x8x8xf32>
+// CHECK:         loop.for %[[OH:.*]] = %{{.*}} axis "i2" kind parallel {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<4x6xf32>
+// CHECK:           loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %{{.*}} axis "r1" kind unrolled {
+// CHECK-NEXT:          loop.for %{{.*}} axis "r2" kind unrolled {
+// CHECK-NEXT:            loop.for %[[OC:.*]] = %{{.*}} axis "i1.i" kind unrolled {
+// CHECK-NEXT:              loop.for %[[OW:.*]] = %{{.*}} axis "i3.i" kind vectorized {
+// CHECK-NEXT:                loop.block "conv2d" reads(%pad, %w : memref<1x2x8x8xf32>, memref<4x2x3x3xf32>) writes(%[[TILE]] : memref<4x6xf32>)
+// CHECK:                       loop.load %w[%[[OC]], %{{.*}}] : memref<4x2x3x3xf32> -> f32
+// CHECK:                       loop.store %{{.*}}, %[[TILE]][%[[OC]], %[[OW]]] : f32 -> memref<4x6xf32>
+// CHECK:                 loop.block "bias_add" reads(%[[TILE]], %b : memref<4x6xf32>, memref<4xf32>) writes(%out : memref<1x4x6x6xf32>)
+func.func @conv(%x: memref<1x2x6x6xf32>, %w: memref<4x2x3x3xf32>, %b: memref<4xf32>, %out: memref<1x4x6x6xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %c4 = arith.constant 4 : index
+  %pad = loop.alloc global : memref<1x2x8x8xf32>
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c8 step %c1 axis "i3" {
+          loop.block "pad" reads(%x : memref<1x2x6x6xf32>) writes(%pad : memref<1x2x8x8xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.constant 1 : index
+            %1 = arith.subi %i2, %0 : index
+            %2 = arith.subi %i3, %0 : index
+            %3 = arith.constant 6 : index
+            %4 = arith.cmpi ult, %1, %3 : index
+            %5 = arith.constant 5 : index
+            %6 = arith.minui %1, %5 : index
+            %7 = arith.cmpi ult, %2, %3 : index
+            %8 = arith.andi %4, %7 : i1
+            %9 = arith.minui %2, %5 : index
+            %10 = loop.load %x[%i0, %i1, %6, %9] : memref<1x2x6x6xf32> -> f32
+            %11 = arith.constant 0.000000e+00 : f32
+            %12 = arith.select %8, %10, %11 : f32
+            loop.store %12, %pad[%i0, %i1, %i2, %i3] : f32 -> memref<1x2x8x8xf32>
+          }
+        }
+      }
+    }
+  }
+  loop.for %i0_1 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1_1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2_1 = %c0 to %c6 step %c1 axis "i2" {
+        loop.for %i3_1 = %c0 to %c6 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%pad, %w : memref<1x2x8x8xf32>, memref<4x2x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %13 = arith.addi %i2_1, %r1 : index
+                  %14 = arith.addi %i3_1, %r2 : index
+                  %15 = loop.load %pad[%i0_1, %r0, %13, %14] : memref<1x2x8x8xf32> -> f32
+                  %16 = loop.load %w[%i1_1, %r0, %r1, %r2] : memref<4x2x3x3xf32> -> f32
+                  %17 = arith.mulf %15, %16 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %18 = arith.addf %acc_1, %17 : f32
+                  loop.store %18, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "bias_add" reads(%acc, %b : memref<1xf32>, memref<4xf32>) writes(%out : memref<1x4x6x6xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %19 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %20 = loop.load %b[%i1_1] : memref<4xf32> -> f32
+            %21 = arith.addf %19, %20 : f32
+            loop.store %21, %out[%i0_1, %i1_1, %i2_1, %i3_1] : f32 -> memref<1x4x6x6xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  loop.dealloc %pad : memref<1x2x8x8xf32>
+  func.return
+}
+
+// -----
+
+// An elementwise nest: the innermost (contiguous) axis is vectorized, the outer one parallel.
+
+// CHECK-LABEL: func.func @elementwise
+// CHECK:         loop.for %{{.*}} axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} axis "i1" kind vectorized {
+// CHECK-NEXT:        loop.block "add"
+func.func @elementwise(%a: memref<6x40xf32>, %b: memref<40xf32>, %out: memref<6x40xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c40 = arith.constant 40 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i0 = %c0 to %c6 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c40 step %c1 axis "i1" {
+      loop.block "add" reads(%a, %b : memref<6x40xf32>, memref<40xf32>) writes(%out : memref<6x40xf32>) spatial ["i0", "i1"] {
+        %0 = loop.load %a[%i0, %i1] : memref<6x40xf32> -> f32
+        %1 = loop.load %b[%i1] : memref<40xf32> -> f32
+        %2 = arith.addf %0, %1 : f32
+        loop.store %2, %out[%i0, %i1] : f32 -> memref<6x40xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A reduction over a middle axis: the reduction accumulates into a 4x32 register tile (rows
+// unrolled, the contiguous last axis vectorized) and the tile is written out by a new block.
+
+// CHECK-LABEL: func.func @reduction
+// CHECK:         %[[TILE:.*]] = loop.alloc local : memref<4x32xf32>
+// CHECK:         loop.block "reduce_sum_init" reads() writes(%[[TILE]] : memref<4x32xf32>)
+// CHECK:         loop.for %[[R:.*]] = %{{.*}} axis "r0" {
+// CHECK-NEXT:      loop.for %[[RI:.*]] = %{{.*}} axis "i0.i" kind unrolled {
+// CHECK-NEXT:        loop.for %[[CI:.*]] = %{{.*}} axis "i1.i" kind vectorized {
+// CHECK-NEXT:          loop.block "reduce_sum" reads(%x : memref<4x5x32xf32>) writes(%[[TILE]] : memref<4x32xf32>)
+// CHECK-NEXT:            loop.load %x[%[[RI]], %[[R]], %[[CI]]] : memref<4x5x32xf32> -> f32
+// CHECK:         loop.block "reduce_sum.write" reads(%[[TILE]] : memref<4x32xf32>) writes(%out : memref<4x32xf32>)
+// CHECK-NEXT:      %[[V:.*]] = loop.load %[[TILE]][%{{.*}}, %{{.*}}] : memref<4x32xf32> -> f32
+// CHECK-NEXT:      loop.store %[[V]], %out[%{{.*}}, %{{.*}}] : f32 -> memref<4x32xf32>
+// CHECK:         loop.dealloc %[[TILE]] : memref<4x32xf32>
+func.func @reduction(%x: memref<4x5x32xf32>, %out: memref<4x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c32 step %c1 axis "i1" {
+      loop.block "reduce_sum_init" reads() writes(%out : memref<4x32xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i0, %i1] : f32 -> memref<4x32xf32>
+      }
+      loop.for %r0 = %c0 to %c5 step %c1 axis "r0" {
+        loop.block "reduce_sum" reads(%x : memref<4x5x32xf32>) writes(%out : memref<4x32xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %x[%i0, %r0, %i1] : memref<4x5x32xf32> -> f32
+          %acc = loop.load %out[%i0, %i1] : memref<4x32xf32> -> f32
+          %1 = arith.addf %acc, %0 : f32
+          loop.store %1, %out[%i0, %i1] : f32 -> memref<4x32xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A nest that is already scheduled (a loop that is not serial) is left as it is.
+
+// CHECK-LABEL: func.func @negative_already_scheduled
+// CHECK:         loop.for %{{.*}} axis "i" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} axis "j" {
+// CHECK-NEXT:        loop.block "copy"
+func.func @negative_already_scheduled(%a: memref<8x32xf32>, %out: memref<8x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c32 step %c1 axis "j" {
+      loop.block "copy" reads(%a : memref<8x32xf32>) writes(%out : memref<8x32xf32>) spatial ["i", "j"] {
+        %v = loop.load %a[%i, %j] : memref<8x32xf32> -> f32
+        loop.store %v, %out[%i, %j] : f32 -> memref<8x32xf32>
+      }
+    }
+  }
+  func.return
+}

@@ -1,0 +1,165 @@
+"""loop-default-schedule: graph-level programs compiled by `dlc.compile` (the `cpu` pipeline, which
+applies the default schedules) on 1 and 2 threads give NumPy's results, on shapes that are and
+are not multiples of the tile sizes; the rules pick the expected schedule. No timing here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+import dlc
+from dialects.loop.ops import AllocOp, ForOp
+from dlc.api import make_context
+from rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
+from rewrites.loop_default_schedule import LoopDefaultSchedulePass
+
+RNG = np.random.default_rng(20261129)
+
+
+def module(text: str) -> ModuleOp:
+    parsed = Parser(make_context(), text).parse_module()
+    parsed.verify()
+    return parsed
+
+
+def compiled(text: str, threads: int) -> dlc.Executable:
+    return dlc.compile(module(text), threads=threads)
+
+
+def matmul_text(m: int, k: int, n: int) -> str:
+    a, b, c = (f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>")
+    return f"""
+func.func @mm(%a: {a}, %b: {b}, %bias: tensor<{n}xf32>) -> {c} {{
+  %m = graph.matmul %a, %b : ({a}, {b}) -> {c}
+  %s = graph.add %m, %bias : ({c}, tensor<{n}xf32>) -> {c}
+  %y = graph.relu %s : {c}
+  func.return %y : {c}
+}}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("m", "k", "n"), [(16, 8, 32), (19, 7, 45), (1, 33, 17), (9, 3, 3)])
+def test_matmul_bias_relu(m: int, k: int, n: int, threads: int) -> None:
+    a = RNG.standard_normal((m, k), dtype=np.float32)
+    b = RNG.standard_normal((k, n), dtype=np.float32)
+    bias = RNG.standard_normal(n, dtype=np.float32)
+    result = compiled(matmul_text(m, k, n), threads)(a, b, bias)
+    np.testing.assert_allclose(result, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    m=st.integers(1, 20), k=st.integers(1, 20), n=st.integers(1, 70),
+    threads=st.sampled_from([1, 2]),
+)
+def test_matmul_random_shapes(m: int, k: int, n: int, threads: int) -> None:
+    a = RNG.standard_normal((m, k), dtype=np.float32)
+    b = RNG.standard_normal((k, n), dtype=np.float32)
+    bias = RNG.standard_normal(n, dtype=np.float32)
+    result = compiled(matmul_text(m, k, n), threads)(a, b, bias)
+    np.testing.assert_allclose(result, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+
+
+def conv_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, _, h, wd = padded.shape
+    o, _, kh, kw = w.shape
+    out = np.zeros((n, o, h - kh + 1, wd - kw + 1), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            window = padded[:, :, i : i + out.shape[2], j : j + out.shape[3]]
+            out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+    return (out + b[None, :, None, None]).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("c", "o", "size"), [(3, 8, 9), pytest.param(4, 10, 20, marks=pytest.mark.slow)]
+)
+def test_conv2d_bias_relu(c: int, o: int, size: int, threads: int) -> None:
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{o}x{c}x3x3xf32>"
+    y_t = f"tensor<1x{o}x{size}x{size}xf32>"
+    text = f"""
+func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  %r = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}}
+      : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  %y = graph.relu %r : {y_t}
+  func.return %y : {y_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    w = RNG.standard_normal((o, c, 3, 3), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    result = compiled(text, threads)(x, w, b)
+    expected = np.maximum(conv_reference(x, w, b, 1), 0)
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_elementwise_chain_and_reductions(threads: int) -> None:
+    text = """
+func.func @f(%x: tensor<5x7x37xf32>, %y: tensor<37xf32>)
+    -> (tensor<5x7x37xf32>, tensor<5x37xf32>, tensor<5x7xf32>) {
+  %s = graph.add %x, %y : (tensor<5x7x37xf32>, tensor<37xf32>) -> tensor<5x7x37xf32>
+  %e = graph.exp %s : tensor<5x7x37xf32>
+  %r = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "sum"}
+      : (tensor<5x7x37xf32>) -> tensor<5x37xf32>
+  %q = graph.reduce %x {axes = array<i64: 2>, keepdims = false, kind = "max"}
+      : (tensor<5x7x37xf32>) -> tensor<5x7xf32>
+  func.return %e, %r, %q : tensor<5x7x37xf32>, tensor<5x37xf32>, tensor<5x7xf32>
+}
+"""
+    x = RNG.standard_normal((5, 7, 37), dtype=np.float32)
+    y = RNG.standard_normal(37, dtype=np.float32)
+    e, r, q = compiled(text, threads)(x, y)
+    np.testing.assert_allclose(e, np.exp(x + y), rtol=1e-5)
+    np.testing.assert_allclose(r, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(q, x.max(axis=2))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_max_pool(threads: int) -> None:
+    text = """
+func.func @pool(%x: tensor<1x3x10x10xf32>) -> tensor<1x3x5x5xf32> {
+  %p = graph.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<1x3x10x10xf32>) -> tensor<1x3x5x5xf32>
+  func.return %p : tensor<1x3x5x5xf32>
+}
+"""
+    x = RNG.standard_normal((1, 3, 10, 10), dtype=np.float32)
+    expected = x.reshape(1, 3, 5, 2, 5, 2).max(axis=(3, 5))
+    np.testing.assert_allclose(compiled(text, threads)(x), expected)
+
+
+def scheduled_loops(text: str, threads: int = 2) -> list[ForOp]:
+    from xdsl.passes import PassPipeline
+
+    from rewrites import get_all_passes
+
+    parsed = module(text)
+    PassPipeline.parse_spec(
+        get_all_passes(), "convert-graph-to-tensor-expr,tensor-expr-inline"
+    ).apply(make_context(), parsed)
+    ConvertTensorExprToLoopPass().apply(make_context(), parsed)
+    LoopDefaultSchedulePass(threads=threads, vector_bits=512).apply(make_context(), parsed)
+    parsed.verify()
+    return [op for op in parsed.walk() if isinstance(op, ForOp)], parsed  # type: ignore[return-value]
+
+
+def test_gemm_schedule_structure() -> None:
+    """GEMM gets packed B panels, an 8x32 register tile (rows unrolled, columns vectorized) with
+    the reduction loop around it, and a parallel outer loop; one thread: no parallel loop."""
+    loops, parsed = scheduled_loops(matmul_text(64, 32, 64))
+    kinds = {loop.axis.data: loop.kind.data for loop in loops}
+    assert kinds["i0.i"] == "unrolled" and kinds["i1.l"] == "vectorized"
+    assert "parallel" in kinds.values()
+    tiles = [op.result.type for op in parsed.walk() if isinstance(op, AllocOp)]
+    assert any(str(t) == "memref<8x32xf32>" for t in tiles)
+    assert any(str(t) == "memref<4x32x16xf32>" for t in tiles)
+    loops_1, _ = scheduled_loops(matmul_text(64, 32, 64), threads=1)
+    assert all(loop.kind.data != "parallel" for loop in loops_1)
