@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -22,6 +23,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from autotune.log import LogWriter
 from autotune.measure import Measurer
+from autotune.space import SpaceError, make_space
+from autotune.target import host_cpu_target
 from autotune.tuner import Progress, TuneResult, WorkloadTuner
 from autotune.workload import Workload, kernel_functions, lower_to_loop, make_context
 
@@ -190,6 +193,19 @@ class ModelTuneResult:
         return total
 
 
+def _tuner(task: Task, measurer: Measurer, space: str | Path, strategy: str,
+           writer: LogWriter | None, resume_from: str | Path | None, seed: int) -> WorkloadTuner:
+    """The task's tuner over `space`; a task the space does not fit (the GEMM template on a
+    conv) is tuned over the generated sketch space instead, with a note on stderr."""
+    try:
+        chosen = make_space(task.workload, host_cpu_target(measurer.options.num_threads), space)
+    except SpaceError as error:
+        print(f"note: task {task.name}: {error}; using the sketch space", file=sys.stderr)
+        chosen = make_space(task.workload, host_cpu_target(measurer.options.num_threads))
+    return WorkloadTuner(task.workload, measurer, space=chosen, strategy=strategy, log=writer,
+                         resume_from=resume_from, seed=seed)
+
+
 def tune_tasks(
     tasks: Sequence[Task],
     trials: int,
@@ -210,11 +226,8 @@ def tune_tasks(
     writer = LogWriter(log_path) if log_path is not None else None
     try:
         tuners = [
-            WorkloadTuner(
-                task.workload, measurer, space=space, strategy=strategy, log=writer,
-                resume_from=log_path if resume and log_path is not None else None,
-                seed=seed + index,
-            )
+            _tuner(task, measurer, space, strategy, writer,
+                   log_path if resume and log_path is not None else None, seed + index)
             for index, task in enumerate(tasks)
         ]
         scheduler = scheduler or GradientTaskScheduler([t.weight for t in tasks], seed=seed)
