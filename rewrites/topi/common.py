@@ -94,7 +94,8 @@ def one_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
 
 
 def lowest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
-    """The identity of max: -inf, or the smallest integer of the width."""
+    """The least value: -inf, the smallest integer of the width, or false (for i1 reductions,
+    whose combiners are signed, see `reduction`)."""
     if is_float(element_type):
         return scalar_attr(-math.inf, element_type)
     assert isinstance(element_type, IntegerType)
@@ -103,7 +104,8 @@ def lowest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
 
 
 def highest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
-    """The identity of min: +inf, or the largest integer of the width."""
+    """The greatest value: +inf, the largest integer of the width, or true (for i1
+    reductions, whose combiners are signed, see `reduction`)."""
     if is_float(element_type):
         return scalar_attr(math.inf, element_type)
     assert isinstance(element_type, IntegerType)
