@@ -5,24 +5,31 @@ preparation (memset + interior copy).
 
 A "pad" block stores `select(in_bounds, X[clamp(i - before)], value)` at every point of the
 padded buffer `P`: the clamped indices are not contiguous in the innermost axis, so the nest
-cannot be vectorized as it is. It becomes two nests, each then scheduled as elementwise
-(vectorized innermost axis, parallel outermost):
+cannot be vectorized as it is. It becomes, inside the loops of the leading axes that are not
+padded (N, C for an NCHW conv2d), a fill and an interior copy, both vectorized in the innermost
+axis; the outermost loop runs in parallel (one parallel region, and each channel's fill is still
+in cache when its copy runs):
 
-    loop.for ... { loop.block "pad.fill" { P[i...] = value } }        // over P's shape
-    loop.for ... { loop.block "pad" { P[i + before...] = X[i...] } }  // over X's shape
+    loop.for %n, %c (parallel) {
+      loop.for ... { loop.block "pad.fill" { P[n, c, i...] = value } }        // P's plane
+      loop.for ... { loop.block "pad" { P[n, c, i + before...] = X[n, c, i...] } }  // X's plane
+    }
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from rewrites.schedule import ScheduleError, vectorize
 from rewrites.schedule.common import constant_value, index_constant, value_name
 from rewrites.schedule_rules.config import CpuConfig
-from rewrites.schedule_rules.elementwise import schedule_elementwise
-from rewrites.schedule_rules.nest import Elementwise, analyze
+from rewrites.schedule_rules.nest import Elementwise, body_of
+from rewrites.schedule_rules.reduction import mark_parallel
 
 PAD_BLOCK = "pad"
 """The name TOPI gives the compute that materialises a padded input (`rewrites.topi.nn`)."""
@@ -70,12 +77,13 @@ def _pad_parts(nest: Elementwise) -> tuple[LoadOp, StoreOp, SSAValue, list[int]]
 
 def _nest(
     shape: list[int], axes: list[str], anchor: Operation,
-    body: list[Operation] | None, make: object,
+    make: Callable[[list[SSAValue]], list[Operation]],
 ) -> ForOp:
+    """A perfect nest of serial unit loops over `shape` around `make(ivs)`."""
     blocks = [Block(arg_types=[IndexType()]) for _ in shape]
     for block, axis in zip(blocks, axes, strict=True):
         block.args[0].name_hint = value_name(axis)
-    ops: list[Operation] = make([block.args[0] for block in blocks])  # type: ignore[operator]
+    ops = make([block.args[0] for block in blocks])
     loop: Operation | None = None
     for depth in reversed(range(len(shape))):
         inner = [loop] if loop is not None else ops
@@ -84,6 +92,19 @@ def _nest(
                      index_constant(1, anchor), blocks[depth], axes[depth])
     assert isinstance(loop, ForOp)
     return loop
+
+
+def _vectorize_innermost(root: ForOp, config: CpuConfig) -> None:
+    """Vectorize each innermost loop of the nest that is long enough and legal to."""
+    for loop in [op for op in root.walk() if isinstance(op, ForOp)]:
+        if any(isinstance(op, ForOp) for op in body_of(loop)):
+            continue
+        if (loop.trip_count() or 0) < config.min_vector_extent:
+            continue
+        try:
+            vectorize(loop)
+        except ScheduleError:
+            pass
 
 
 def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
@@ -121,16 +142,33 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
         body.append(StoreOp(element.result, padded, indices))
         return [BlockOp(PAD_BLOCK, [source], [padded], body, axes)]
 
-    fill_nest = _nest(list(padded_type.get_shape()), axes, root, None, fill)
-    copy_nest = _nest(list(source_type.get_shape()), axes, root, None, copy)
+    source_shape = list(source_type.get_shape())
+    padded_shape = list(padded_type.get_shape())
+    shared = 0
+    while (shared < len(before) - 1 and before[shared] == 0
+           and source_shape[shared] == padded_shape[shared]):
+        shared += 1
+
+    def both(outer: list[SSAValue]) -> list[Operation]:
+        inner_axes = axes[shared:]
+        fill_nest = _nest(padded_shape[shared:], inner_axes, root,
+                          lambda ivs: fill([*outer, *ivs]))
+        copy_nest = _nest(source_shape[shared:], inner_axes, root,
+                          lambda ivs: copy([*outer, *ivs]))
+        return [fill_nest, copy_nest]
+
+    if shared:
+        nests = [_nest(source_shape[:shared], axes[:shared], root, both)]
+    else:
+        nests = both([])
     parent = root.parent_block()
     assert parent is not None
-    parent.insert_op_before(fill_nest, root)
-    parent.insert_op_before(copy_nest, root)
+    for nest_root in nests:
+        parent.insert_op_before(nest_root, root)
     root.detach()
     root.erase()
-    for new_root in (fill_nest, copy_nest):
-        new_nest = analyze(new_root)
-        if isinstance(new_nest, Elementwise):
-            schedule_elementwise(new_nest, config)
+    for nest_root in nests:
+        _vectorize_innermost(nest_root, config)
+        if config.threads > 1:
+            mark_parallel([nest_root])
     return True

@@ -7,7 +7,7 @@ GEMV/reduction rules, BLIS's macro-kernel around a register-blocked micro-kernel
 The schedule, for a nest `spatial loops { init; reduction loops { update }; epilogues }` whose
 innermost spatial axis `c` is contiguous in every access that depends on it:
 
-    [B packed into panels [ceil(C/16)][K][16], zero-padded; GEMM-like operands only]
+    [B packed into panels [ceil(C/NR)][K][NR], zero-padded; GEMM-like operands only]
     for the other spatial axes { for r.o step MR { for c.o step NR {        // outermost: parallel
       %tile = loop.alloc local : memref<MR x NR x T>                       // register tile
       for r.i (unrolled MR) { for c.i (vectorized NR) { init -> tile } }
@@ -55,7 +55,7 @@ counts stays at most this (a 3x3 window): more would only grow the code."""
 
 @dataclass
 class Packing:
-    """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/lanes)][K][lanes]` panels."""
+    """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/NR)][K][NR]` panels."""
 
     load: LoadOp
     buffer: SSAValue
@@ -401,13 +401,13 @@ class _Builder:
 
                 def panels(cv: SSAValue, panel_body: list[Operation]) -> None:
                     offset = _mul(cv, lanes, self, panel_body)
-                    panel = _add(_div(c_base, lanes, self, panel_body), cv, panel_body)
+                    panel = _div(c_base, plan.nr, self, panel_body)
 
                     def lane_loop(cl: SSAValue, inner: list[Operation]) -> None:
                         ci = _add(offset, cl, inner)
                         mapping = {**spatial_map(ri, ci, inner), **reduction_ivs}
                         block = self.clone_block(nest.update, mapping, tile, ri, ci)
-                        self.use_packed(block, panel, cl)
+                        self.use_packed(block, panel, ci)
                         if row_panel is not None:
                             self.use_packed_rows(block, row_panel, ri)
                         inner.append(block)
@@ -480,8 +480,10 @@ class _Builder:
     # -- packing -------------------------------------------------------------------------------
 
     def pack_nest(self, packing: Packing) -> list[Operation]:
-        """`Bp[p, k, l] = B[k, p * lanes + l]` (zero past the last column), `Bp` allocated."""
-        lanes = self.plan.lanes
+        """`Bp[p, k, l] = B[k, p * NR + l]` (zero past the last column), `Bp` allocated: one
+        panel per column tile, so that a reduction step of the kernel reads NR contiguous
+        values."""
+        lanes = self.plan.nr
         element = _element_type(packing.buffer)
         panels = -(-packing.columns // lanes)
         full = packing.columns // lanes

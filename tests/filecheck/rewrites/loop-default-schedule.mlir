@@ -3,16 +3,18 @@
 // Default CPU schedules of the nests convert-tensor-expr-to-loop makes (threads and vector width
 // fixed so that the schedule does not depend on the host).
 
-// GEMM: B is packed into [ceil(40/16)][8][16] panels (the last one zero-padded by a guarded
-// copy); an 8x32 register tile of unrolled rows and 16-lane vectorized columns accumulates over
-// the reduction loop r0 (innermost but one), reading A by broadcast and B's panels as vectors;
-// the relu epilogue writes the tile out. Row and column tails get their own (smaller) kernels.
+// GEMM: B is packed into [ceil(40/32)][8][32] panels, one per 32-column tile (the last one
+// zero-padded by a guarded copy); an 8x32 register tile of unrolled rows and 16-lane vectorized
+// columns accumulates over the reduction loop r0 (innermost but one), reading A by broadcast and
+// B's panel as vectors; the relu epilogue writes the tile out. Row and column tails get their
+// own (smaller) kernels.
 
 // CHECK-LABEL: func.func @matmul
-// CHECK:         %[[BP:.*]] = loop.alloc global : memref<3x8x16xf32>
-// CHECK:         loop.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "p" kind parallel {
-// CHECK:           loop.for %[[L:.*]] = %{{.*}} axis "l" kind vectorized {
-// CHECK:             loop.block "matmul.pack" reads(%b : memref<8x40xf32>) writes(%[[BP]] : memref<3x8x16xf32>)
+// CHECK:         %[[BP:.*]] = loop.alloc global : memref<2x8x32xf32>
+// CHECK:         loop.for %[[P:.*]] = %{{.*}} axis "p" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "k" kind parallel {
+// CHECK-NEXT:        loop.for %[[L:.*]] = %{{.*}} axis "l" kind vectorized {
+// CHECK-NEXT:          loop.block "matmul.pack" reads(%b : memref<8x40xf32>) writes(%[[BP]] : memref<2x8x32xf32>)
 // CHECK:         loop.block "matmul.pack"
 // CHECK:           arith.select
 // CHECK:         loop.for %[[IO:.*]] = %{{.*}} step %c8 axis "i0.o" kind parallel {
@@ -24,9 +26,10 @@
 // CHECK-NEXT:        loop.for %[[RI:.*]] = %{{.*}} axis "i0.i" kind unrolled {
 // CHECK-NEXT:          loop.for %[[CV:.*]] = %{{.*}} axis "i1.v" kind unrolled {
 // CHECK:                 loop.for %[[CL:.*]] = %{{.*}} axis "i1.l" kind vectorized {
-// CHECK:                   loop.block "matmul" reads(%a, %[[BP]] : memref<20x8xf32>, memref<3x8x16xf32>) writes(%[[TILE]] : memref<8x32xf32>)
+// CHECK-NEXT:              %[[CI:.*]] = arith.addi %{{.*}}, %[[CL]] : index
+// CHECK:                     loop.block "matmul" reads(%a, %[[BP]] : memref<20x8xf32>, memref<2x8x32xf32>) writes(%[[TILE]] : memref<8x32xf32>)
 // CHECK-NEXT:                %{{.*}} = loop.load %a[%{{.*}}, %[[K]]] : memref<20x8xf32> -> f32
-// CHECK-NEXT:                %{{.*}} = loop.load %[[BP]][%{{.*}}, %[[K]], %[[CL]]] : memref<3x8x16xf32> -> f32
+// CHECK-NEXT:                %{{.*}} = loop.load %[[BP]][%{{.*}}, %[[K]], %[[CI]]] : memref<2x8x32xf32> -> f32
 // CHECK:                     loop.load %[[TILE]][%[[RI]], %{{.*}}] : memref<8x32xf32> -> f32
 // CHECK:                     loop.store %{{.*}}, %[[TILE]][%[[RI]], %{{.*}}] : f32 -> memref<8x32xf32>
 // CHECK:           loop.for %{{.*}} axis "i0.i" kind unrolled {
@@ -36,7 +39,7 @@
 // CHECK:         loop.alloc local : memref<4x32xf32>
 // CHECK:         loop.alloc local : memref<8x16xf32>
 // CHECK:         loop.alloc local : memref<4x16xf32>
-// CHECK:         loop.dealloc %[[BP]] : memref<3x8x16xf32>
+// CHECK:         loop.dealloc %[[BP]] : memref<2x8x32xf32>
 func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
@@ -74,18 +77,20 @@ func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40
 
 // -----
 
-// conv2d (NCHW): the pad nest becomes a vectorized fill and a vectorized interior copy; the conv
+// conv2d (NCHW): the pad nest becomes, per channel (in parallel), a vectorized fill and a
+// vectorized interior copy; the conv
 // blocks 4 output channels (rows: the input does not depend on them, so each input vector is
 // reused 4 times) by a whole 6-wide output row (vectorized columns), with the 3x3 window
 // unrolled inside the loop over input channels; the bias epilogue writes the tile; output rows run in parallel.
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
-// CHECK:           loop.for %{{.*}} axis "i3" kind vectorized {
-// CHECK-NEXT:        loop.block "pad.fill" reads() writes(%pad : memref<1x2x8x8xf32>)
-// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
-// CHECK:           loop.for %[[W:.*]] = %{{.*}} axis "i3" kind vectorized {
-// CHECK-NEXT:        loop.block "pad" reads(%x : memref<1x2x6x6xf32>) writes(%pad : memref<1x2x8x8xf32>)
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i3" kind vectorized {
+// CHECK-NEXT:          loop.block "pad.fill" reads() writes(%pad : memref<1x2x8x8xf32>)
+// CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.for %[[W:.*]] = %c0 to %c6 step %c1 axis "i3" kind vectorized {
+// CHECK-NEXT:          loop.block "pad" reads(%x : memref<1x2x6x6xf32>) writes(%pad : memref<1x2x8x8xf32>)
 // CHECK:               %[[SHIFTED:.*]] = arith.addi %[[W]], %c1 : index
 // CHECK-NEXT:          loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %{{.*}}, %[[SHIFTED]]] : f32 -> memref<1x2x8x8xf32>
 // CHECK:         loop.for %[[OH:.*]] = %{{.*}} axis "i2" kind parallel {
