@@ -152,8 +152,9 @@ def scheduled_loops(text: str, threads: int = 2) -> list[ForOp]:
 
 
 def test_gemm_schedule_structure() -> None:
-    """GEMM gets packed B panels (one per 32-column tile), an 8x32 register tile (rows unrolled, columns vectorized) with
-    the reduction loop around it, and a parallel outer loop; one thread: no parallel loop."""
+    """GEMM gets packed B panels (one per 32-column tile), an 8x32 register tile (rows unrolled,
+    columns vectorized) with the reduction loop around it, and a parallel outer loop; one
+    thread: no parallel loop."""
     loops, parsed = scheduled_loops(matmul_text(64, 32, 64))
     kinds = {loop.axis.data: loop.kind.data for loop in loops}
     assert kinds["i0.i"] == "unrolled" and kinds["i1.l"] == "vectorized"
