@@ -248,6 +248,9 @@ class ConvertLoopToLLVMPass(ModulePass):
             and NUM_OUTPUTS_ATTR in function.attributes
             and function.sym_visibility != StringAttr("private")
         ]
+        from rewrites.llvm_lowering.vector import annotate_vector_alignment
+
+        annotate_vector_alignment(op, lowering)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(structure_patterns(lowering))
         ).rewrite_module(op)

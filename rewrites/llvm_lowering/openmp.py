@@ -24,7 +24,8 @@ promote a register tile). Buffers are passed `noalias` when each is a `loop.allo
 an argument of an entry function (which the runtime never aliases): the body function then
 carries `dlc.num_outputs = 0`, so `FuncLowering` marks its buffer arguments `noalias` as it does
 an entry function's; LLVM keeps that knowledge when it inlines the body into the thread
-function. `GOMP_parallel` runs the thread function on `num_threads` threads (0: the OpenMP runtime's default, all cores) and returns when all are done.
+function. `GOMP_parallel` runs the thread function on `num_threads` threads (0: the OpenMP
+runtime's default, all cores) and returns when all are done.
 """
 
 from __future__ import annotations

@@ -1,9 +1,16 @@
-"""`vector` -> `llvm` for 1-D vectors (MLIR's VectorToLLVM, the part dlc's CPU code uses).
+"""`vector` -> `llvm` for 1-D vectors (MLIR's VectorToLLVM, the part dlc's CPU code uses), and
+the vectorizer of `loop.for ... kind vectorized` (TVM's `VectorizeLoop`, MLIR's SuperVectorize).
 
 Broadcasts become insertelement + shufflevector, `vector.fma` the `llvm.fma` intrinsic,
 reductions the `llvm.vector.reduce.*` intrinsics (float add/mul in order, as LLVM's intrinsics
 without `reassoc` specify), loads and stores of N contiguous elements plain `llvm.load`/
 `llvm.store`, and extract/insert at static positions lane shuffles.
+
+`vectorize_loop` widens the body of a vectorized loop with constant bounds into these vector
+ops (see `LoopVectorizer`): W lanes per vector (the target's vector bits over the widest element
+type), straight-line vectors or a loop over vectors plus one narrower remainder vector.
+`annotate_vector_alignment` proves the alignment of vector accesses (buffers from `loop.alloc`
+are `alloc_alignment`-aligned; offsets from constants, loop steps and index arithmetic).
 """
 
 from __future__ import annotations
@@ -334,6 +341,21 @@ def access_alignment(
 
 ALIGNMENT_ATTR = "alignment"
 """The discardable attribute of a `loop.load`/`loop.store` giving its provable byte alignment."""
+
+
+def annotate_vector_alignment(root: Operation, lowering: LLVMLowering) -> None:
+    """Give every vector `loop.load`/`loop.store` under `root` without an `alignment` attribute
+    the alignment `access_alignment` proves (run before the loops are lowered, while loop
+    bounds and index arithmetic are still visible)."""
+    for op in root.walk():
+        if not isinstance(op, LoadOp | StoreOp) or ALIGNMENT_ATTR in op.attributes:
+            continue
+        value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
+        if not isinstance(value_type, VectorType):
+            continue
+        size = lowering.size_in_bytes(value_type) or 1
+        alignment = access_alignment(op.memref, list(op.indices), size, lowering)
+        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, IntegerType(64))
 
 
 class LoopVectorizer:
