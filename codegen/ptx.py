@@ -61,6 +61,9 @@ def gpu_module_llvm_ir(gpu_module: GpuModuleOp) -> str:
         ir_module = convert_module(inner, fallback_target_triple=NVPTX_TRIPLE)
     except NotImplementedError as e:
         raise DiagnosticException(f"cannot translate the kernels to LLVM IR: {e}") from None
+    for op in gpu_module.body.block.ops:
+        if isinstance(op, llvm.GlobalOp) and op.alignment is not None:
+            ir_module.get_global(op.sym_name.data).align = op.alignment.value.data
     kernels = {
         op.sym_name.data for op in gpu_module.body.block.ops
         if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes

@@ -285,8 +285,9 @@ class KernelOutliner:
         return self._gpu_module
 
     def kernel_name(self, function: func.FuncOp, nest: Operation) -> str:
-        blocks = [b for b in nest.walk() if isinstance(b, BlockOp)]
-        stem = blocks[0].block_name.data if blocks else "kernel"
+        names = [b.block_name.data for b in nest.walk() if isinstance(b, BlockOp)]
+        computes = [name for name in names if "." not in name]  # not made by a schedule
+        stem = computes[-1] if computes else names[0] if names else "kernel"
         base = re.sub(r"[^A-Za-z0-9_]", "_", f"{function.sym_name.data}_{stem}")
         name, index = base, 0
         self.gpu_module()

@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from codegen.gpu_targets import GpuTarget
 from dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.schedule import ScheduleError, bind, fuse, split, vectorize
+from rewrites.schedule import ScheduleError, fuse, split, vectorize
 from rewrites.schedule.common import index_constant, is_pure, value_name
 from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
 
@@ -95,11 +95,80 @@ class GpuScheduleConfig:
 
 def schedule_function(function: func.FuncOp, config: GpuScheduleConfig) -> list[str]:
     """Schedule every top-level nest of `function`; returns the rule applied to each."""
-    return [
+    names = _schedule_local_runs(function, config)
+    return names + [
         schedule_nest(root, config)
         for root in list(function.body.block.ops)
         if isinstance(root, ForOp | BlockOp)
+        and not any(isinstance(op, ForOp) and op.kind.data == "bound" for op in root.walk())
     ]
+
+
+def _schedule_local_runs(function: func.FuncOp, config: GpuScheduleConfig) -> list[str]:
+    """Statements of the function body that share a `loop.alloc local` (a reduction to one
+    value accumulating in a register: init, reduction loops, epilogues) must run in one kernel:
+    schedule each such run as a tree reduction, or else as one single-thread nest."""
+    names = []
+    for alloc in [op for op in function.body.block.ops
+                  if isinstance(op, AllocOp) and op.scope.data == "local"]:
+        run = _local_run(alloc)
+        reduction = _run_as_reduction(run, alloc)
+        if reduction is not None and schedule_tree_reduction(reduction, config):
+            names.append("tree-reduction")
+            continue
+        block = alloc.parent_block()
+        assert block is not None
+        zero, one = index_constant(0, alloc), index_constant(1, alloc)
+        anchor = run[-1].next_op
+        for op in run:
+            op.detach()
+        loop = ForOp(zero, one, one, run, "single", "bound", "threadIdx.x")
+        block.insert_op_before(loop, anchor)  # type: ignore[arg-type]
+        names.append("single")
+    return names
+
+
+def _local_run(alloc: AllocOp) -> list[Operation]:
+    """The statements from `alloc` to the last one using its buffer (its dealloc)."""
+    block = alloc.parent_block()
+    assert block is not None
+    last = _position(alloc)
+    for use in alloc.result.uses:
+        user: Operation | None = use.operation
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user is not None:
+            last = max(last, _position(user))
+    run: list[Operation] = []
+    op: Operation | None = alloc
+    while op is not None and _position(op) <= last:
+        run.append(op)
+        op = op.next_op
+    return run
+
+
+def _position(op: Operation) -> int:
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
+
+
+def _run_as_reduction(run: list[Operation], alloc: AllocOp) -> Reduction | None:
+    """`[alloc, init, reduction nest, epilogue blocks..., dealloc]` as a `Reduction`."""
+    from dialects.loop.ops import DeallocOp
+
+    body = [op for op in run[1:] if not is_pure(op)]
+    dealloc = body.pop() if body and isinstance(body[-1], DeallocOp) else None
+    if len(body) < 2 or not isinstance(body[0], BlockOp) or not isinstance(body[1], ForOp):
+        return None
+    init, root, epilogues = body[0], body[1], body[2:]
+    if list(init.writes) != [alloc.result] or not all(isinstance(e, BlockOp) for e in epilogues):
+        return None
+    bare = _bare_reduction(root)
+    if bare is None or bare.home is not alloc.result:
+        return None
+    return Reduction([], alloc, init, bare.reduction, bare.update,
+                     [e for e in epilogues if isinstance(e, BlockOp)], dealloc, alloc.result)
 
 
 def schedule_nest(root: ForOp | BlockOp, config: GpuScheduleConfig) -> str:
@@ -146,12 +215,28 @@ def bind_spatial(loops: Sequence[ForOp], config: GpuScheduleConfig) -> None:
     trip = loop.trip_count()
     assert trip is not None
     if trip <= config.threads:
-        bind(loop, "threadIdx.x")
+        bind_spatial_loop(loop, "threadIdx.x")
         return
     blocks = min(-(-trip // config.threads), config.max_blocks)
     _, block_loop, thread_loop = split(loop, [blocks, config.threads])
-    bind(block_loop, "blockIdx.x")
-    bind(thread_loop, "threadIdx.x")
+    bind_spatial_loop(block_loop, "blockIdx.x")
+    bind_spatial_loop(thread_loop, "threadIdx.x")
+
+
+def bind_spatial_loop(loop: ForOp, thread: str) -> None:
+    """Bind a loop of a nest's spatial band (or a piece of one made by fuse and split) to a GPU
+    axis. The rules only bind such loops: every block of the nest uses the axis as a spatial
+    one, so the iterations write disjoint elements. (The `bind` primitive checks that from the
+    store indices, which after `fuse` go through `divui`/`remui` it does not analyse.)"""
+    from xdsl.dialects.builtin import StringAttr
+
+    from rewrites.schedule.common import axis_iteration_kinds, require_kind
+
+    require_kind(loop, ("serial",), "bind")
+    if "reduction" in axis_iteration_kinds(loop):
+        raise ScheduleError("cannot bind: expected a spatial axis, found a reduction axis", loop)
+    loop.properties["kind"] = StringAttr("bound")
+    loop.properties["thread"] = StringAttr(thread)
 
 
 def _fuse_band(loops: Sequence[ForOp]) -> ForOp:
@@ -530,7 +615,7 @@ def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:
         assert trip is not None
         if trip > config.max_blocks:
             spatial = split(spatial, [config.max_blocks])[1]
-        bind(spatial, "blockIdx.x")
+        bind_spatial_loop(spatial, "blockIdx.x")
     else:  # one block: the partial results and the tree must share one kernel
         block = reduction_root.parent_block()
         assert block is not None

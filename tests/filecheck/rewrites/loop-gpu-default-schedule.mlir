@@ -1,0 +1,239 @@
+// RUN: dlc-opt %s --split-input-file -p loop-gpu-default-schedule | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-gpu-default-schedule,convert-loop-to-target-gpu | filecheck %s --check-prefix=KERNEL
+
+// The inputs are convert-tensor-expr-to-loop's nests. Every scheduled nest must then convert to
+// a kernel: no loop bound to a GPU axis is left, and only the function the schedule skipped
+// (marked dlc.scheduled, without bindings) is refused.
+// KERNEL-NOT: kind bound
+// KERNEL:     'loop.for' op expected a loop bound to a GPU block or thread axis in the nest of loop "i" in @marked
+
+// Elementwise: the spatial band fused and split into a grid-stride loop of blockIdx.x x
+// threadIdx.x (256 threads); the partial last block is bounded by minui.
+// CHECK-LABEL: func.func @elementwise
+// CHECK:         loop.for %[[O:.*]] = %{{.*}} to %[[N:.*]] step %[[STRIDE:.*]] axis "i0.i1.fused.0" {
+// CHECK:           %[[BUB:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      loop.for %[[B:.*]] = %{{.*}} to %[[BUB]] step %{{.*}} axis "i0.i1.fused.1" kind bound thread "blockIdx.x" {
+// CHECK:             %[[TUB:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[TUB]] step %{{.*}} axis "i0.i1.fused.2" kind bound thread "threadIdx.x" {
+// CHECK:               %{{.*}} = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:          %{{.*}} = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:          loop.block "add"
+func.func @elementwise(%0: memref<4x300xf32>, %1: memref<4x300xf32>, %out: memref<4x300xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c300 = arith.constant 300 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c300 step %c1 axis "i1" {
+      loop.block "add" reads(%0, %1 : memref<4x300xf32>, memref<4x300xf32>) writes(%out : memref<4x300xf32>) spatial ["i0", "i1"] {
+        %2 = loop.load %0[%i0, %i1] : memref<4x300xf32> -> f32
+        %3 = loop.load %1[%i0, %i1] : memref<4x300xf32> -> f32
+        %4 = arith.addf %2, %3 : f32
+        loop.store %4, %out[%i0, %i1] : f32 -> memref<4x300xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A reduction with few iterations per output: one thread per output, the reduction loop
+// serial inside it.
+// CHECK-LABEL: func.func @thread_per_output
+// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind bound thread "threadIdx.x" {
+// CHECK-NEXT:      loop.block "reduce_sum_init"
+// CHECK:           loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.block "reduce_sum"
+func.func @thread_per_output(%0: memref<4x8xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.block "reduce_sum_init" reads() writes(%out : memref<4xf32>) spatial ["i0"] {
+      %init = arith.constant 0.000000e+00 : f32
+      loop.store %init, %out[%i0] : f32 -> memref<4xf32>
+    }
+    loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+      loop.block "reduce_sum" reads(%0 : memref<4x8xf32>) writes(%out : memref<4xf32>) spatial ["i0"] reduction ["r0"] {
+        %1 = loop.load %0[%i0, %r0] : memref<4x8xf32> -> f32
+        %acc = loop.load %out[%i0] : memref<4xf32> -> f32
+        %2 = arith.addf %acc, %1 : f32
+        loop.store %2, %out[%i0] : f32 -> memref<4xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A long reduction: one block per output; 256 threads reduce strided slices into registers,
+// then a tree in shared memory (128, 64, ..., 1 threads); thread 0 runs the init and the
+// update with the total.
+// CHECK-LABEL: func.func @tree_reduction
+// CHECK:         loop.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind bound thread "blockIdx.x" {
+// CHECK-NEXT:      %[[RED:.*]] = loop.alloc shared : memref<256xf32>
+// CHECK-NEXT:      loop.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "reduce_max.tx" kind bound thread "threadIdx.x" {
+// CHECK-NEXT:        %[[P:.*]] = loop.alloc local : memref<1xf32>
+// CHECK-NEXT:        loop.block "reduce_max.rf_init" reads() writes(%[[P]] : memref<1xf32>) {
+// CHECK-NEXT:          %[[NEGINF:.*]] = arith.constant 0xff800000 : f32
+// CHECK:           loop.for %[[R:.*]] = %[[T]] to %{{.*}} step %{{.*}} axis "reduce_max.rf" {
+// CHECK-NEXT:        loop.block "reduce_max.rf"
+// CHECK-NEXT:          %[[X:.*]] = loop.load %{{.*}}[%[[ROW]], %[[R]]]
+// CHECK-NEXT:          %[[ACC:.*]] = loop.load %[[P]]
+// CHECK-NEXT:          %{{.*}} = arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK:           loop.block "reduce_max.rf_store"
+// CHECK:             loop.store %{{.*}}, %[[RED]][%[[T]]]
+// CHECK:         loop.for %[[T128:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "reduce_max.tree128" kind bound thread "threadIdx.x" {
+// CHECK-NEXT:      loop.block "reduce_max.tree"
+// CHECK-NEXT:        %[[MINE:.*]] = loop.load %[[RED]][%[[T128]]]
+// CHECK:             %{{.*}} = arith.maximumf %[[MINE]], %{{.*}} : f32
+// CHECK:         axis "reduce_max.tree1" kind bound thread "threadIdx.x"
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "reduce_max.final" kind bound thread "threadIdx.x" {
+// CHECK-NEXT:      loop.block "reduce_max_init"
+// CHECK:           loop.block "reduce_max" reads(%[[RED]] : memref<256xf32>) writes(%{{.*}} : memref<2xf32>) spatial ["i0"] {
+// CHECK-NEXT:        %[[OLD:.*]] = loop.load %{{.*}}[%{{.*}}] : memref<2xf32> -> f32
+// CHECK-NEXT:        %[[TOTAL:.*]] = loop.load %[[RED]][%{{.*}}] : memref<256xf32> -> f32
+// CHECK-NEXT:        %{{.*}} = arith.maximumf %[[OLD]], %[[TOTAL]] : f32
+func.func @tree_reduction(%0: memref<2x1000xf32>, %out: memref<2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1000 = arith.constant 1000 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  loop.for %i0 = %c0 to %c2 step %c1 axis "i0" {
+    loop.block "reduce_max_init" reads() writes(%out : memref<2xf32>) spatial ["i0"] {
+      %init = arith.constant 0xff800000 : f32
+      loop.store %init, %out[%i0] : f32 -> memref<2xf32>
+    }
+    loop.for %r0 = %c0 to %c1000 step %c1 axis "r0" {
+      loop.block "reduce_max" reads(%0 : memref<2x1000xf32>) writes(%out : memref<2xf32>) spatial ["i0"] reduction ["r0"] {
+        %1 = loop.load %0[%i0, %r0] : memref<2x1000xf32> -> f32
+        %acc = loop.load %out[%i0] : memref<2xf32> -> f32
+        %2 = arith.maximumf %acc, %1 : f32
+        loop.store %2, %out[%i0] : f32 -> memref<2xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// GEMM: 16x16-thread blocks over tiles of the output; A and B tiles staged in shared memory
+// per BK=8 slice, each thread accumulating a 2x4 register tile with fma (its row of B read as
+// a vector), then the init and the update with the accumulated value per output element.
+// CHECK-LABEL: func.func @gemm
+// CHECK:         loop.for %{{.*}} axis "matmul.by" kind bound thread "blockIdx.y" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "matmul.bx" kind bound thread "blockIdx.x" {
+// CHECK:             %[[ATILE:.*]] = loop.alloc shared : memref<8x32xf32>
+// CHECK-NEXT:        %[[BTILE:.*]] = loop.alloc shared : memref<8x64xf32>
+// CHECK-NEXT:        %[[ACC:.*]] = loop.alloc local : memref<16x16x2x4xf32>
+// CHECK:             loop.block "matmul.acc_init"
+// CHECK:             loop.for %{{.*}} axis "matmul.ko" {
+// CHECK:               loop.block "matmul.load_a" reads(%{{.*}} : memref<32x32xf32>) writes(%[[ATILE]] : memref<8x32xf32>)
+// CHECK:                 arith.select
+// CHECK:               loop.block "matmul.load_b" reads(%{{.*}} : memref<32x64xf32>) writes(%[[BTILE]] : memref<8x64xf32>)
+// CHECK:               loop.for %{{.*}} axis "matmul.ki" {
+// CHECK-NEXT:            loop.for %{{.*}} axis "matmul.mi" kind unrolled {
+// CHECK-NEXT:              loop.for %{{.*}} axis "matmul.ni" kind vectorized {
+// CHECK-NEXT:                loop.block "matmul.mma"
+// CHECK:                       %{{.*}} = math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK:             loop.for %{{.*}} axis "matmul.si" kind unrolled {
+// CHECK:               loop.block "matmul_init"
+// CHECK:               loop.block "matmul" reads(%[[ACC]] : memref<16x16x2x4xf32>)
+// CHECK-NOT:             loop.load %{{.*}} : memref<32x32xf32>
+// CHECK:                 %{{.*}} = arith.addf
+func.func @gemm(%0: memref<32x32xf32>, %1: memref<32x64xf32>, %out: memref<32x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  loop.for %i0 = %c0 to %c32 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c64 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<32x64xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i0, %i1] : f32 -> memref<32x64xf32>
+      }
+      loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+        loop.block "matmul" reads(%0, %1 : memref<32x32xf32>, memref<32x64xf32>) writes(%out : memref<32x64xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %2 = loop.load %0[%i0, %r0] : memref<32x32xf32> -> f32
+          %3 = loop.load %1[%r0, %i1] : memref<32x64xf32> -> f32
+          %4 = arith.mulf %2, %3 : f32
+          %acc = loop.load %out[%i0, %i1] : memref<32x64xf32> -> f32
+          %5 = arith.addf %acc, %4 : f32
+          loop.store %5, %out[%i0, %i1] : f32 -> memref<32x64xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A reduction to one value: the init (a statement outside loops) runs on one thread; the
+// reduction is a tree in a single block.
+// CHECK-LABEL: func.func @reduce_all
+// CHECK:         loop.for %{{.*}} axis "single" kind bound thread "threadIdx.x" {
+// CHECK-NEXT:      loop.block "reduce_sum_init"
+// CHECK:         loop.for %{{.*}} axis "single_block" kind bound thread "blockIdx.x" {
+// CHECK-NEXT:      loop.alloc shared : memref<16xf32>
+// CHECK:           axis "reduce_sum.tree8" kind bound thread "threadIdx.x"
+func.func @reduce_all(%0: memref<2x8xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  loop.block "reduce_sum_init" reads() writes(%out : memref<f32>) {
+    %init = arith.constant 0.000000e+00 : f32
+    loop.store %init, %out[] : f32 -> memref<f32>
+  }
+  loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+    loop.for %r1 = %c0 to %c8 step %c1 axis "r1" {
+      loop.block "reduce_sum" reads(%0 : memref<2x8xf32>) writes(%out : memref<f32>) reduction ["r0", "r1"] {
+        %1 = loop.load %0[%r0, %r1] : memref<2x8xf32> -> f32
+        %acc = loop.load %out[] : memref<f32> -> f32
+        %2 = arith.addf %acc, %1 : f32
+        loop.store %2, %out[] : f32 -> memref<f32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// Nests that already have a binding, and functions marked dlc.scheduled, are left alone.
+// CHECK-LABEL: func.func @already_bound
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    loop.for %{{.*}} = %[[C0]] to %[[C8]] step %[[C1]] axis "i" kind bound thread "threadIdx.x" {
+// CHECK-LABEL: func.func @marked
+// CHECK:         loop.for %{{.*}} axis "i" {
+func.func @already_bound(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind bound thread "threadIdx.x" {
+    loop.block "zero" reads() writes(%a : memref<8xf32>) spatial ["i"] {
+      %z = arith.constant 0.0 : f32
+      loop.store %z, %a[%i] : f32 -> memref<8xf32>
+    }
+  }
+  func.return
+}
+func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.scheduled} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" {
+    loop.block "zero" reads() writes(%a : memref<8xf32>) spatial ["i"] {
+      %z = arith.constant 0.0 : f32
+      loop.store %z, %a[%i] : f32 -> memref<8xf32>
+    }
+  }
+  func.return
+}
