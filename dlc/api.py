@@ -181,6 +181,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     cache: bool = True,
     cache_dir: str | Path | None = None,
     progress: bool = False,
+    jobs: int | None = None,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -200,6 +201,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             models by file content), so that compiling again is fast.
         cache_dir: the cache's directory (default `~/.cache/dlc`).
         progress: print progress on stderr when the compile takes more than a couple of seconds.
+        jobs: processes compiling kernels in parallel (default: one per CPU).
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -224,7 +226,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     key = source.cache_key(options, store) if store is not None else None
     compiled = store.load_model(key) if store is not None and key is not None else None
     if compiled is None:
-        compiled = _compile_source(source, options, store, key, progress)
+        compiled = _compile_source(source, options, store, key, progress, jobs)
     try:
         native = compiled.link_in_process()
     except RuntimeError as e:
@@ -236,7 +238,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
 
 def _compile_source(
     source: _Source, options: CompileOptions, store: CompileCache | None, key: str | None,
-    progress: bool,
+    progress: bool, jobs: int | None,
 ) -> CompiledModel:
     import time
 
@@ -250,7 +252,7 @@ def _compile_source(
     try:
         module = source.module(ctx)
         imported = time.perf_counter() - start
-        compiled, kernel_keys = compile_module(module, options, store, reporter, ctx)
+        compiled, kernel_keys = compile_module(module, options, store, reporter, ctx, jobs)
     except DiagnosticException as e:
         error = CompileError(str(e))
         error.__notes__ = list(getattr(e, "__notes__", []))

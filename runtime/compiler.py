@@ -16,9 +16,11 @@ NumPy arrays: weights never go through LLVM IR text.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -40,6 +42,8 @@ from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
+from rewrites.loop_dedup_functions import structural_hash
+from rewrites.loop_plan_memory import buffer_bytes, element_bytes
 from runtime.artifact import CompiledModel, CompileStats, aligned_copy
 from runtime.cache import CompileCache, CompileOptions, digest
 from runtime.errors import CompileError
@@ -299,18 +303,21 @@ def describe_model(
     num_outputs_attr = entry.attributes[NUM_OUTPUTS_ATTR]
     assert isinstance(num_outputs_attr, IntegerAttr)
     num_inputs = len(entry.args) - num_outputs_attr.value.data
+    functions = {
+        op.sym_name.data: op.attributes for op in module.ops if isinstance(op, func.FuncOp)
+    }
     calls: list[KernelCall] = []
     unplanned = 0
     for op in entry.body.block.ops:
         if isinstance(op, memref.ViewOp) and isinstance(op.result.type, MemRefType):
-            from rewrites.loop_plan_memory import buffer_bytes
-
             unplanned += buffer_bytes(op.result.type) or 0
         if not isinstance(op, func.CallOp):
             continue
         arguments = [_argument(value, entry, num_inputs) for value in op.arguments]
-        nodes = op.attributes.get(ONNX_NODES_ATTR)
         symbol = op.callee.string_value()
+        nodes = op.attributes.get(ONNX_NODES_ATTR) or functions.get(symbol, {}).get(
+            ONNX_NODES_ATTR
+        )
         calls.append(KernelCall(
             display_names.get(symbol, symbol),
             tuple(n.data for n in nodes.data) if isinstance(nodes, ArrayAttr) else (),
@@ -332,8 +339,6 @@ def describe_model(
 
 
 def _global_bytes(op: llvm.GlobalOp, value: DenseIntOrFPElementsAttr) -> bytes:
-    from rewrites.loop_plan_memory import element_bytes
-
     raw = bytes(value.data.data)
     count = 1
     for size in value.get_shape():
@@ -403,6 +408,41 @@ def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Compiling a kernel unit
+# ---------------------------------------------------------------------------------------------
+
+UnitResult = tuple[bytes, bool, dict[str, float]]
+"""A compiled unit: object code, whether it calls OpenMP, seconds per stage."""
+
+
+def compile_kernel(
+    unit: ModuleOp, symbol: str, suffix: list[str], ctx: Context, opt_level: int
+) -> UnitResult:
+    """Runs the per-unit passes (schedules, lowering) and LLVM on one kernel's module."""
+    stats = CompileStats()
+    run_passes(unit, suffix, ctx, stats)
+    publish_kernel(unit, symbol)
+    start = time.perf_counter()
+    code, openmp = emit_object(unit, opt_level)
+    stats.seconds["llvm"] = time.perf_counter() - start
+    return code, openmp, stats.seconds
+
+
+_FORKED_WORK: tuple[list[tuple[str, ModuleOp]], list[str], Context, int] | None = None
+"""What forked workers compile (set just before the pool forks)."""
+
+
+def _compile_forked(index: int) -> tuple[int, UnitResult | None, str | None]:
+    assert _FORKED_WORK is not None, "set before forking"
+    pending, suffix, ctx, opt_level = _FORKED_WORK
+    symbol, unit = pending[index]
+    try:
+        return index, compile_kernel(unit, symbol, suffix, ctx, opt_level), None
+    except Exception as e:  # noqa: BLE001 - reported by the parent as a CompileError
+        return index, None, str(e) or type(e).__name__
+
+
+# ---------------------------------------------------------------------------------------------
 # The driver
 # ---------------------------------------------------------------------------------------------
 
@@ -414,6 +454,8 @@ class _Driver:
     cache: CompileCache | None
     progress: Progress
     ctx: Context
+
+    jobs: int = 1
 
     def __post_init__(self) -> None:
         self.stats = CompileStats()
@@ -438,17 +480,36 @@ class _Driver:
         display: dict[str, str] = {}
         units: list[tuple[str, str, func.FuncOp]] = []
         for kernel in kernels:
-            from rewrites.loop_dedup_functions import structural_hash
-
             key = digest(fingerprint, structural_hash(kernel))
             symbol = kernel_symbol(key)
+            if symbol in display:  # a copy that loop-dedup-functions did not merge
+                rename_kernel(self.module, kernel, symbol)
+                Rewriter.erase_op(kernel)
+                continue
             display[symbol] = kernel.sym_name.data
             rename_kernel(self.module, kernel, symbol)
             units.append((symbol, key, kernel))
         info, unplanned = describe_model(self.module, display)
-        for index, (symbol, key, kernel) in enumerate(units):
-            self.progress.stage(f"kernel {index + 1}/{len(units)} ({display[symbol]})")
-            self._kernel(symbol, key, split_kernel(kernel), suffix)
+        pending: list[tuple[str, ModuleOp]] = []
+        for symbol, key, kernel in units:
+            unit = split_kernel(kernel)
+            self.kernel_keys[symbol] = key
+            cached = self.cache.load_object(key) if self.cache is not None else None
+            if cached is None:
+                pending.append((symbol, unit))
+            else:
+                self.objects[symbol] = cached
+                self.stats.kernels_cached += 1
+        for count, (symbol, result) in enumerate(self._compile_kernels(pending, suffix), 1):
+            self.progress.stage(f"compiled kernel {count}/{len(pending)} ({display[symbol]})")
+            code, openmp, seconds = result
+            for stage, value in seconds.items():
+                self.stats.seconds[stage] = self.stats.seconds.get(stage, 0.0) + value
+            self.uses_openmp |= openmp
+            self.objects[symbol] = code
+            if self.cache is not None:
+                self.cache.store_object(self.kernel_keys[symbol], code)
+        self.objects = {s: self.objects[s] for s, _, _ in units}
         self.progress.stage("entry function")
         weights = self._entry(suffix, info)
         exports = self._exports()
@@ -460,24 +521,29 @@ class _Driver:
         stats.weight_bytes = sum(w.nbytes for w in weights.values())
         return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
 
-    def _kernel(self, symbol: str, key: str, unit: ModuleOp, suffix: list[str]) -> None:
-        self.kernel_keys[symbol] = key
-        cached = self.cache.load_object(key) if self.cache is not None else None
-        if cached is not None:
-            self.objects[symbol] = cached
-            self.stats.kernels_cached += 1
+    def _compile_kernels(
+        self, pending: list[tuple[str, ModuleOp]], suffix: list[str]
+    ) -> Iterator[tuple[str, UnitResult]]:
+        """Compiles the kernel units, in worker processes when there are several and more than
+        one job (forked: they inherit the units; only object code comes back)."""
+        jobs = min(self.jobs, len(pending))
+        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for symbol, unit in pending:
+                yield symbol, compile_kernel(unit, symbol, suffix, self.ctx,
+                                             self.options.opt_level)
             return
-        run_passes(unit, suffix, self.ctx, self.stats)
-        publish_kernel(unit, symbol)
-        start = time.perf_counter()
-        code, openmp = emit_object(unit, self.options.opt_level)
-        self.stats.seconds["llvm"] = self.stats.seconds.get("llvm", 0.0) + (
-            time.perf_counter() - start
-        )
-        self.uses_openmp |= openmp
-        self.objects[symbol] = code
-        if self.cache is not None:
-            self.cache.store_object(key, code)
+        global _FORKED_WORK
+        _FORKED_WORK = (pending, suffix, self.ctx, self.options.opt_level)
+        try:
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                for index, result, error in pool.imap_unordered(_compile_forked,
+                                                                range(len(pending))):
+                    if error is not None:
+                        raise CompileError(error)
+                    assert result is not None
+                    yield pending[index][0], result
+        finally:
+            _FORKED_WORK = None
 
     def _entry(self, suffix: list[str], info: ModelInfo | None) -> dict[str, np.ndarray]:
         run_passes(self.module, suffix, self.ctx, self.stats)
@@ -513,19 +579,26 @@ class _Driver:
         return tuple(dict.fromkeys(symbols))
 
 
+def default_jobs() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
 def compile_module(
     module: ModuleOp,
     options: CompileOptions,
     cache: CompileCache | None = None,
     progress: Progress | None = None,
     ctx: Context | None = None,
+    jobs: int | None = None,
 ) -> tuple[CompiledModel, dict[str, str]]:
     """Compiles `module` (modified in place) into a `CompiledModel`; also returns the cache keys
-    of its kernels by symbol. Failures of passes or LLVM are `CompileError`s."""
+    of its kernels by symbol. Kernels not in the cache compile in `jobs` processes (default: one
+    per CPU). Failures of passes or LLVM are `CompileError`s."""
     from dlc.api import make_context
 
     if options.target != "llvm":
         raise CompileError(f"expected target 'llvm', found {options.target!r}")
     driver = _Driver(module, options, cache, progress or Progress("module", False),
-                     ctx or make_context())
+                     ctx or make_context(), jobs if jobs is not None else default_jobs())
     return driver.run(), driver.kernel_keys

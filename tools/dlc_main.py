@@ -57,6 +57,8 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="static shape of an input with dynamic dimensions, e.g. "
                         "x=1x3x224x224 (repeatable)")
     parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
+    parser.add_argument("--jobs", "-j", type=int, metavar="N",
+                        help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
 
@@ -121,7 +123,7 @@ def _executable(args: argparse.Namespace, progress: bool = True) -> Any:
     executable = dlc.compile(
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, threads=args.threads, tuning_log=args.tuning_log,
-        cache=not args.no_cache, cache_dir=args.cache_dir, progress=progress,
+        cache=not args.no_cache, cache_dir=args.cache_dir, progress=progress, jobs=args.jobs,
     )
     executable.compile_seconds = time.perf_counter() - start
     return executable
