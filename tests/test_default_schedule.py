@@ -164,3 +164,48 @@ def test_gemm_schedule_structure() -> None:
     assert any(str(t) == "memref<2x32x32xf32>" for t in tiles)
     loops_1, _ = scheduled_loops(matmul_text(64, 32, 64), threads=1)
     assert all(loop.kind.data != "parallel" for loop in loops_1)
+
+
+MORE_OPS = {
+    "depthwise_conv2d": """
+func.func @f(%x: tensor<1x8x9x9xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x9x9xf32> {
+  %r = graph.conv2d %x, %w {groups = 8 : i64, padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x8x9x9xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x9x9xf32>
+  func.return %r : tensor<1x8x9x9xf32>
+}""",
+    "batch_matmul": """
+func.func @f(%a: tensor<3x5x7xf32>, %b: tensor<3x7x33xf32>) -> tensor<3x5x33xf32> {
+  %r = graph.matmul %a, %b : (tensor<3x5x7xf32>, tensor<3x7x33xf32>) -> tensor<3x5x33xf32>
+  func.return %r : tensor<3x5x33xf32>
+}""",
+    "strided_conv2d": """
+func.func @f(%x: tensor<1x4x11x11xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32> {
+  %r = graph.conv2d %x, %w {strides = array<i64: 2, 2>}
+      : (tensor<1x4x11x11xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x5x5xf32>
+  func.return %r : tensor<1x6x5x5xf32>
+}""",
+    "softmax": """
+func.func @f(%x: tensor<4x37xf32>) -> tensor<4x37xf32> {
+  %r = graph.softmax %x {axis = 1 : i64} : tensor<4x37xf32>
+  func.return %r : tensor<4x37xf32>
+}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_OPS))
+def test_more_ops_match_the_graph_interpreter(name: str) -> None:
+    """Depthwise and strided conv2d, batch matmul, softmax on 2 threads vs the graph
+    dialect's NumPy interpreter."""
+    from xdsl.dialects.func import FuncOp
+
+    from dialects.graph.interpreter import run_module
+
+    parsed = module(MORE_OPS[name])
+    function = next(op for op in parsed.body.block.ops if isinstance(op, FuncOp))
+    inputs = [
+        RNG.standard_normal(type_.get_shape()).astype(np.float32)  # type: ignore[union-attr]
+        for type_ in function.function_type.inputs.data
+    ]
+    expected = run_module(parsed, inputs)[0]
+    result = dlc.compile(parsed, threads=2)(*inputs)
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-5)
