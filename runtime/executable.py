@@ -10,6 +10,7 @@ function through ctypes with one pointer per buffer. Nothing here imports llvmli
 from __future__ import annotations
 
 import ctypes
+import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -61,7 +62,7 @@ class ExecutableError(ValueError):
 
 def aligned_empty(shape: Sequence[int], dtype: np.dtype[Any], alignment: int) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts at a multiple of `alignment`."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + alignment, dtype=np.uint8)
     start = -raw.ctypes.data % alignment
     return raw[start : start + nbytes].view(dtype).reshape(shape)
@@ -167,6 +168,10 @@ class Executable:
         names = self.input_names if role == "input" else ()
         name = names[index] if index < len(names) else spec.name
         what = f"{role} {index} ('{name}') of @{self.name}"
+        if (
+            isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == spec.shape
+        ):
+            return value
         array = np.asarray(value)
         if not isinstance(value, np.ndarray) and np.can_cast(array.dtype, dtype, "same_kind"):
             array = array.astype(dtype)  # a Python or NumPy scalar, or a list: take its value
