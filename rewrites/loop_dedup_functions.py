@@ -29,8 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""The last N arguments of a destination-passing function are its outputs."""
+from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
 
 ONNX_NODES_ATTR = "dlc.onnx_nodes"
 """Debug information: the ONNX nodes a kernel (on a function) or a call of it (on a func.call)

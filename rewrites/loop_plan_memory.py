@@ -35,9 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from dialects.loop import AllocOp, DeallocOp
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""Marks a destination-passing function; public ones are the entry functions that get a plan."""
+from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
 
 WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
 """The planned workspace size in bytes: on each planned function, and (the largest) on the

@@ -42,8 +42,9 @@ from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from rewrites.loop_dedup_functions import structural_hash
-from rewrites.loop_plan_memory import buffer_bytes, element_bytes
+from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
+from rewrites.loop_dedup_functions import ONNX_NODES_ATTR, structural_hash
+from rewrites.loop_plan_memory import WORKSPACE_BYTES_ATTR, buffer_bytes, element_bytes
 from runtime.artifact import CompiledModel, CompileStats, aligned_copy
 from runtime.cache import CompileCache, CompileOptions, digest
 from runtime.errors import CompileError
@@ -62,10 +63,14 @@ PARTITION_AFTER = "loop-plan-memory"
 ANNOTATE_AFTER = "convert-graph-to-tensor-expr"
 """After this pass, each kernel is tagged with the ONNX nodes its computes carry."""
 
-ONNX_NODES_ATTR = "dlc.onnx_nodes"
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
 ENTRY_UNIT = "entry"
+"""The name of the compile unit that holds the entry functions."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------------------------
+
 
 class Progress:
     """Progress lines on a stream (stderr), once a compile has taken longer than `delay`."""
