@@ -215,7 +215,8 @@ def compile_command(args: argparse.Namespace) -> None:
     print(f"  weights:   {_size(stats.weight_bytes)}")
     slow = sorted(stats.seconds.items(), key=lambda item: -item[1])[:4]
     if slow and not stats.model_cache_hit:
-        print("  time:      " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow))
+        print("  stages:    " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow)
+              + " (summed over processes)")
 
 
 def _npy_bytes(array: np.ndarray) -> bytes:
