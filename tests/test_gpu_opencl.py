@@ -1,0 +1,271 @@
+"""GPU code run through OpenCL on PoCL (or any OpenCL device): graph models compiled with
+`dlc.compile(..., target="opencl")` (the gpu-opencl pipeline: default GPU schedules, kernels,
+OpenCL C, the host plan on pyopencl) against the graph interpreter.
+
+PoCL builds each OpenCL program in about a second (cached afterwards in ~/.cache/pocl), so the
+quick tests put many entry functions into one module and build it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyopencl")
+
+from xdsl.dialects import func  # noqa: E402
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32  # noqa: E402
+from xdsl.ir import Block, Operation, Region, SSAValue  # noqa: E402
+
+import dialects.graph as g  # noqa: E402
+import dlc  # noqa: E402
+from dialects.graph.interpreter import run_module  # noqa: E402
+from runtime.gpu_host import GpuExecutable  # noqa: E402
+
+RNG = np.random.default_rng(20261129)
+RTOL = ATOL = 2e-4
+
+Build = Callable[..., Sequence[Operation]]
+
+
+def function(name: str, shapes: Sequence[Sequence[int]], build: Build) -> func.FuncOp:
+    """`func.func @name` over f32 tensors of `shapes`, returning the last op's result."""
+    block = Block(arg_types=[TensorType(f32, list(shape)) for shape in shapes])
+    ops = list(build(*block.args))
+    block.add_ops([*ops, func.ReturnOp(ops[-1].results[0])])
+    return func.FuncOp.from_region(
+        name, [a.type for a in block.args], [ops[-1].results[0].type], Region(block)
+    )
+
+
+def constant(shape: Sequence[int], value: float) -> g.ConstantOp:
+    return g.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, list(shape)), [value]))
+
+
+def inputs_for(function_op: func.FuncOp, positive: bool) -> list[np.ndarray]:
+    arrays = []
+    for type_ in function_op.function_type.inputs.data:
+        assert isinstance(type_, TensorType)
+        array = RNG.standard_normal(type_.get_shape()).astype(np.float32)
+        arrays.append(np.abs(array) + 0.5 if positive else array)
+    return arrays
+
+
+def layer_norm(x: SSAValue, gamma: SSAValue, beta: SSAValue) -> list[Operation]:
+    """LayerNorm over the last axis from graph ops: (x - mean) / sqrt(var + eps) * g + b."""
+    mean = g.ReduceOp(x, "mean", [-1], True)
+    centered = g.SubOp(x, mean)
+    squared = g.MulOp(centered, centered)
+    variance = g.ReduceOp(squared, "mean", [-1], True)
+    eps = constant([1], 1e-5)
+    shifted = g.AddOp(variance, eps)
+    root = g.SqrtOp(shifted)
+    normalized = g.DivOp(centered, root)
+    scaled = g.MulOp(normalized, gamma)
+    return [mean, centered, squared, variance, eps, shifted, root, normalized, scaled,
+            g.AddOp(scaled, beta)]
+
+
+# ----------------------------------------------------------------------------------------------
+# The base set of graph ops, one entry function each, built into one OpenCL program
+# ----------------------------------------------------------------------------------------------
+
+POSITIVE = {"log_sqrt_pow", "batch_norm"}
+"""Entries whose inputs must be positive."""
+
+
+def _elementwise(a: SSAValue, b: SSAValue) -> list[Operation]:
+    total = g.AddOp(a, b)
+    product = g.MulOp(total, b)
+    difference = g.SubOp(product, a)
+    magnitude = g.AbsOp(b)
+    one = constant([1], 1.0)
+    denominator = g.AddOp(magnitude, one)
+    quotient = g.DivOp(difference, denominator)
+    return [total, product, difference, magnitude, one, denominator, quotient, g.TanhOp(quotient)]
+
+
+def _activations(x: SSAValue) -> list[Operation]:
+    sigmoid = g.SigmoidOp(x)
+    exp = g.ExpOp(sigmoid)
+    erf = g.ErfOp(exp)
+    return [sigmoid, exp, erf, g.NegOp(erf), g.ReciprocalOp(exp)]
+
+
+def _log_sqrt_pow(x: SSAValue, y: SSAValue) -> list[Operation]:
+    log = g.LogOp(x)
+    root = g.SqrtOp(x)
+    return [log, root, g.PowOp(root, y)]
+
+
+def _clip_max_min(a: SSAValue, b: SSAValue) -> list[Operation]:
+    larger = g.MaxOp(a, b)
+    smaller = g.MinOp(larger, a)
+    return [larger, smaller, g.ClipOp(smaller, -0.5, 0.5)]
+
+
+def _base_ops() -> list[func.FuncOp]:
+    return [
+        function("conv2d_bias_relu", [(1, 3, 10, 10), (8, 3, 3, 3), (8,)],
+                 lambda x, w, b: (lambda c: [c, g.ReluOp(c)])(
+                     g.Conv2DOp(x, w, b, padding=(1, 1, 1, 1)))),
+        function("conv2d_strided_gemm", [(2, 16, 9, 9), (32, 16, 3, 3)],
+                 lambda x, w: [g.Conv2DOp(x, w, strides=(2, 2))]),
+        function("matmul_gemm", [(40, 24), (24, 72)], lambda a, b: [g.MatmulOp(a, b)]),
+        function("matmul_small", [(3, 20), (20, 5)], lambda a, b: [g.MatmulOp(a, b)]),
+        function("matmul_batched", [(3, 20, 24), (3, 24, 36)], lambda a, b: [g.MatmulOp(a, b)]),
+        function("max_pool", [(1, 4, 9, 9)],
+                 lambda x: [g.MaxPool2DOp(x, kernel=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1))]),
+        function("avg_pool", [(1, 4, 8, 8)],
+                 lambda x: [g.AvgPool2DOp(x, kernel=(2, 2), strides=(2, 2))]),
+        function("global_avg_pool", [(2, 6, 7, 7)], lambda x: [g.GlobalAvgPool2DOp(x)]),
+        function("softmax_short", [(3, 10)], lambda x: [g.SoftmaxOp(x, 1)]),
+        function("softmax_long", [(2, 700)], lambda x: [g.SoftmaxOp(x, -1)]),
+        function("elementwise", [(4, 33), (4, 33)], _elementwise),
+        function("activations", [(5, 17)], _activations),
+        function("log_sqrt_pow", [(6, 9), (6, 9)], _log_sqrt_pow),
+        function("clip_max_min", [(3, 8), (3, 8)], _clip_max_min),
+        function("reduce_sum_axis", [(4, 5, 6)], lambda x: [g.ReduceOp(x, "sum", [1], True)]),
+        function("reduce_max_long", [(3, 500)], lambda x: [g.ReduceOp(x, "max", [1], False)]),
+        function("reduce_mean_all", [(7, 40)], lambda x: [g.ReduceOp(x, "mean", [], False)]),
+        function("reduce_min", [(6, 4)], lambda x: [g.ReduceOp(x, "min", [0], False)]),
+        function("batch_norm", [(2, 3, 4, 4), (3,), (3,), (3,), (3,)],
+                 lambda x, s, b, m, v: [g.BatchNormOp(x, s, b, m, v)]),
+        function("reshape_transpose", [(2, 3, 4)],
+                 lambda x: (lambda t: [t, g.ReshapeOp(t, [4, 6])])(g.TransposeOp(x, [2, 0, 1]))),
+        function("concat_flatten", [(2, 3, 2, 2), (2, 1, 2, 2)],
+                 lambda a, b: (lambda c: [c, g.FlattenOp(c, 1)])(g.ConcatOp([a, b], 1))),
+    ]
+
+
+@pytest.fixture(scope="module")
+def base_module() -> tuple[ModuleOp, GpuExecutable]:
+    module = ModuleOp(_base_ops())
+    module.verify()
+    executable = dlc.compile(module, target="opencl", entry="conv2d_bias_relu")
+    assert isinstance(executable, GpuExecutable)
+    return module, executable
+
+
+@pytest.mark.parametrize("entry", [f.sym_name.data for f in _base_ops()])
+def test_graph_op_matches_interpreter(entry: str, base_module: tuple[ModuleOp, GpuExecutable]):
+    module, executable = base_module
+    function_op = next(f for f in module.ops if f.sym_name.data == entry)  # type: ignore[attr-defined]
+    inputs = inputs_for(function_op, entry in POSITIVE)
+    (want,) = run_module(module, inputs, entry)
+    got = executable.entry(entry)(*inputs)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_kernels_use_shared_memory_barriers_and_vectors(base_module):
+    """The GEMM runs through __local tiles and float4 reads, long reductions through a tree."""
+    _, executable = base_module
+    source = executable.source
+    assert "__local float a_tile[" in source
+    assert "vload4(0, b_tile" in source
+    assert "barrier(CLK_LOCAL_MEM_FENCE)" in source
+    assert "_red[256]" in source  # the tree reductions of softmax_long and reduce_max_long
+
+
+def test_outputs_into_caller_arrays(base_module):
+    module, executable = base_module
+    entry = executable.entry("matmul_small")
+    a = RNG.standard_normal((3, 20)).astype(np.float32)
+    b = RNG.standard_normal((20, 5)).astype(np.float32)
+    out = np.empty((3, 5), dtype=np.float32)
+    result = entry(a, b, out=[out])
+    assert result is out
+    np.testing.assert_allclose(out, a @ b, rtol=RTOL, atol=ATOL)
+
+
+def test_wrong_inputs_are_reported(base_module):
+    _, executable = base_module
+    entry = executable.entry("matmul_small")
+    with pytest.raises(dlc.ExecutableError, match="expected shape"):
+        entry(np.zeros((2, 20), np.float32), np.zeros((20, 5), np.float32))
+    with pytest.raises(dlc.ExecutableError, match="expects 2 inputs"):
+        entry(np.zeros((3, 20), np.float32))
+
+
+# ----------------------------------------------------------------------------------------------
+# A transformer block built from graph ops
+# ----------------------------------------------------------------------------------------------
+
+
+def transformer_block(seq: int, hidden: int, mlp: int) -> ModuleOp:
+    """Single-head self-attention + MLP, post-norm, with layer norms made of reduces."""
+    shapes = [(seq, hidden), (hidden, hidden), (hidden, hidden), (hidden, hidden),
+              (hidden, hidden), (hidden,), (hidden,), (hidden, mlp), (mlp,), (mlp, hidden),
+              (hidden,), (hidden,), (hidden,)]
+
+    def build(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2):  # noqa: ANN001, ANN202
+        ops: list[Operation] = []
+
+        def add(op: Operation) -> SSAValue:
+            ops.append(op)
+            return op.results[0]
+
+        q = add(g.MatmulOp(x, wq))
+        k = add(g.MatmulOp(x, wk))
+        v = add(g.MatmulOp(x, wv))
+        kt = add(g.TransposeOp(k, [1, 0]))
+        scores = add(g.MatmulOp(q, kt))
+        scale = add(constant([1], 1.0 / np.sqrt(hidden)))
+        scaled = add(g.MulOp(scores, scale))
+        attention = add(g.SoftmaxOp(scaled, -1))
+        context = add(g.MatmulOp(attention, v))
+        projected = add(g.MatmulOp(context, wo))
+        residual = add(g.AddOp(x, projected))
+        norm1 = layer_norm(residual, g1, b1)
+        ops += norm1
+        h = add(g.AddOp(add(g.MatmulOp(norm1[-1].results[0], w1)), c1))
+        h = add(g.ReluOp(h))
+        out = add(g.AddOp(add(g.MatmulOp(h, w2)), c2))
+        residual2 = add(g.AddOp(norm1[-1].results[0], out))
+        ops += layer_norm(residual2, g2, b2)
+        return ops
+
+    module = ModuleOp([function("transformer", shapes, build)])
+    module.verify()
+    return module
+
+
+def test_transformer_block_matches_interpreter():
+    module = transformer_block(seq=32, hidden=32, mlp=64)
+    function_op = next(iter(module.ops))
+    assert isinstance(function_op, func.FuncOp)
+    inputs = [a * 0.3 for a in inputs_for(function_op, positive=False)]
+    (want,) = run_module(module, inputs)
+    got = dlc.compile(module, target="opencl")(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+# ----------------------------------------------------------------------------------------------
+# Whole models (slow)
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_resnet18_matches_interpreter():
+    from benchmarks.model_zoo import resnet18
+    from frontends.onnx import import_onnx
+
+    model = resnet18(batch=1, image=64, classes=100)
+    module = import_onnx(model)
+    x = RNG.standard_normal((1, 3, 64, 64)).astype(np.float32)
+    (want,) = run_module(module, [x])
+    got = dlc.compile(model, target="opencl")(x)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.slow
+def test_transformer_block_at_scale():
+    module = transformer_block(seq=128, hidden=128, mlp=256)
+    function_op = next(iter(module.ops))
+    assert isinstance(function_op, func.FuncOp)
+    inputs = [a * 0.2 for a in inputs_for(function_op, positive=False)]
+    (want,) = run_module(module, inputs)
+    got = dlc.compile(module, target="opencl")(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
