@@ -85,7 +85,11 @@ class MatchBlockOp(IRDLOperation):
     order; it fails if there is none. TVM: `sch.get_block(name)`.
 
     Example:
-        %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+        %b = transform.loop.match_block "matmul" in %root
+            : (!transform.any_op) -> !transform.any_op
+
+    (tests/filecheck/transform/match_block.mlir: a handle to both "relu" blocks of a function,
+    split with `transform.split_handle`, each one's loop then parallelised.)
     """
 
     name = "transform.loop.match_block"
@@ -106,7 +110,11 @@ class GetLoopsOp(IRDLOperation):
     `sch.get_loops(block)`.
 
     Example:
-        %i, %j, %k = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+        %i, %j, %k = transform.loop.get_loops %b
+            : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+    (tests/filecheck/transform/get_loops.mlir: `parallel` on the first handle and `vectorize`
+    on the last one mark "i" and "j" of `loop.for %i { loop.for %j { loop.block "add" } }`.)
     """
 
     name = "transform.loop.get_loops"
@@ -125,7 +133,10 @@ class MatchLoopOp(IRDLOperation):
     it whose `axis` is `axis` (the innermost such loop); fails if there is none.
 
     Example:
-        %k = transform.loop.match_loop %b axis "k" : (!transform.any_op) -> !transform.any_op
+        %k2 = transform.loop.match_loop %b axis "k" : (!transform.any_op) -> !transform.any_op
+
+    (tests/filecheck/transform/match_loop.mlir: after a split, `axis "j.0"` finds the outer
+    loop.)
     """
 
     name = "transform.loop.match_loop"
@@ -157,19 +168,24 @@ class SplitOp(IRDLOperation):
     "<axis>.0" ... "<axis>.<n>", also in the blocks' axis lists. TVM: `sch.split`.
 
     Example:
-        %k0, %k1 = transform.loop.split %k [8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        %k0, %k1 = transform.loop.split %k [8]
+            : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 
-        before:
-          loop.for %k = %c0 to %c64 step %c1 axis "k" {
-            loop.block "sum" ... reduction ["k"] { ... %X[%k] ... }
+      before:
+        loop.for %k = %c0 to %c64 step %c1 axis "k" {
+          loop.block "sum" ... reduction ["k"] { ... loop.load %X[%k] ... }
+        }
+      after:
+        loop.for %k.0 = %c0 to %c64 step %c8 axis "k.0" {
+          loop.for %k.1 = %c0 to %c8 step %c1 axis "k.1" {
+            %k = arith.addi %k.0, %k.1 : index
+            loop.block "sum" ... reduction ["k.0", "k.1"] { ... loop.load %X[%k] ... }
           }
-        after:
-          loop.for %k.0 = %c0 to %c64 step %c8 axis "k.0" {
-            loop.for %k.1 = %c0 to %c8 step %c1 axis "k.1" {
-              %k = arith.addi %k.0, %k.1 : index
-              loop.block "sum" ... reduction ["k.0", "k.1"] { ... %X[%k] ... }
-            }
-          }
+        }
+      with a trip count of 10 and factor 4, the inner loop is bounded by
+        %i.1.rem = arith.subi %c10, %i.0 : index
+        %i.1.ub = arith.minui %c4, %i.1.rem : index
+        loop.for %i.1 = %c0 to %i.1.ub step %c1 axis "i.1" { ... }
     """
 
     name = "transform.loop.split"
@@ -208,6 +224,13 @@ class ReorderOp(IRDLOperation):
 
     Example:
         transform.loop.reorder %k, %j : !transform.any_op, !transform.any_op
+
+      before (tests/filecheck/transform/reorder.mlir, `reorder %k, %i`):
+        loop.for %i ... axis "i" { loop.for %j ... axis "j" { loop.for %k ... axis "k" {
+          loop.block "transpose" { %v = loop.load %A[%i, %j, %k] ... } } } }
+      after:
+        loop.for %k ... axis "k" { loop.for %j ... axis "j" { loop.for %i ... axis "i" {
+          loop.block "transpose" { %v = loop.load %A[%i, %j, %k] ... } } } }
     """
 
     name = "transform.loop.reorder"
@@ -233,7 +256,21 @@ class TileOp(IRDLOperation):
     results. All preconditions (of both splits and of the reorder) are checked first.
 
     Example:
-        %i0, %j0, %i1, %j1 = transform.loop.tile %i, %j [4, 8] : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        %i0, %j0, %i1, %j1 = transform.loop.tile %i, %j [4, 8]
+            : (!transform.any_op, !transform.any_op)
+            -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+      before:
+        loop.for %i = %c0 to %c16 ... axis "i" { loop.for %j = %c0 to %c32 ... axis "j" {
+          loop.block "add" ... { ... %A[%i, %j] ... } } }
+      after:
+        loop.for %i.0 = %c0 to %c16 step %c4 axis "i.0" {
+          loop.for %j.0 = %c0 to %c32 step %c8 axis "j.0" {
+            loop.for %i.1 = %c0 to %c4 step %c1 axis "i.1" {
+              %i = arith.addi %i.0, %i.1 : index
+              loop.for %j.1 = %c0 to %c8 step %c1 axis "j.1" {
+                %j = arith.addi %j.0, %j.1 : index
+                loop.block "add" ... { ... %A[%i, %j] ... } } } } }
     """
 
     name = "transform.loop.tile"
@@ -270,7 +307,17 @@ class FuseOp(IRDLOperation):
     (spatial or reduction) in every block inside. TVM: `sch.fuse`.
 
     Example:
-        %ij = transform.loop.fuse %i, %j : (!transform.any_op, !transform.any_op) -> !transform.any_op
+        %ij = transform.loop.fuse %i, %j
+            : (!transform.any_op, !transform.any_op) -> !transform.any_op
+
+      before:
+        loop.for %i = %c0 to %c3 step %c1 axis "i" { loop.for %j = %c0 to %c4 step %c1 axis "j" {
+          loop.block "add" ... spatial ["i", "j"] { ... %A[%i, %j] ... } } }
+      after:
+        loop.for %i.j.fused = %c0 to %c12 step %c1 axis "i.j.fused" {
+          %i = arith.divui %i.j.fused, %c4 : index
+          %j = arith.remui %i.j.fused, %c4 : index
+          loop.block "add" ... spatial ["i.j.fused"] { ... %A[%i, %j] ... } }
     """
 
     name = "transform.loop.fuse"
@@ -301,6 +348,13 @@ class VectorizeOp(IRDLOperation):
 
     Example:
         transform.loop.vectorize %j : !transform.any_op
+
+      after `split %j [16]` (tests/filecheck/transform/vectorize.mlir):
+        loop.for %j.0 = %c0 to %c64 step %c16 axis "j.0" {
+          loop.for %j.1 = %c0 to %c16 step %c1 axis "j.1" kind vectorized {
+            %j = arith.addi %j.0, %j.1 : index
+            loop.block "bias" ... { %a = loop.load %A[%i, %j] ...  %b = loop.load %B[%i] ...
+                                    loop.store %s, %C[%i, %j] ... } } }
     """
 
     name = "transform.loop.vectorize"
@@ -323,6 +377,20 @@ class UnrollOp(IRDLOperation):
     Example:
         transform.loop.unroll %k : !transform.any_op
         transform.loop.unroll %k factor 2 : !transform.any_op
+        transform.loop.unroll %k factor %p : !transform.any_op, !transform.param<i64>
+
+      before:
+        loop.for %k = %c0 to %c3 step %c1 axis "k" {
+          loop.block "dot" ... reduction ["k"] { ... %A[%i, %k] ... } }
+      after (full):
+        loop.block "dot" ... { ... %A[%i, %c0] ... }
+        loop.block "dot" ... { ... %A[%i, %c1] ... }
+        loop.block "dot" ... { ... %A[%i, %c2] ... }
+      after (factor 2 of a loop over [0, 8)):
+        loop.for %k = %c0 to %c8 step %c2 axis "k" {
+          loop.block "copy" ... { ... %X[%k] ... }
+          %0 = arith.addi %k, %c1 : index
+          loop.block "copy" ... { ... %X[%0] ... } }
     """
 
     name = "transform.loop.unroll"
@@ -398,6 +466,9 @@ class ParallelOp(IRDLOperation):
 
     Example:
         transform.loop.parallel %i : !transform.any_op
+
+      before: loop.for %i = %c0 to %c4 step %c1 axis "i" { loop.for %k ... axis "k" { ... } }
+      after:  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel { ... }
     """
 
     name = "transform.loop.parallel"
@@ -417,6 +488,10 @@ class BindOp(IRDLOperation):
 
     Example:
         transform.loop.bind %i "blockIdx.x" : !transform.any_op
+
+      after `split %i [256]` and binding both loops (tests/filecheck/transform/bind.mlir):
+        loop.for %i.0 ... axis "i.0" kind bound thread "blockIdx.x" {
+          loop.for %i.1 ... axis "i.1" kind bound thread "threadIdx.x" { ... } }
     """
 
     name = "transform.loop.bind"
@@ -447,7 +522,18 @@ class DecomposeReductionOp(IRDLOperation):
     appears in them. TVM: `sch.decompose_reduction`.
 
     Example:
-        %init = transform.loop.decompose_reduction %b, %i : (!transform.any_op, !transform.any_op) -> !transform.any_op
+        %init = transform.loop.decompose_reduction %b, %i
+            : (!transform.any_op, !transform.any_op) -> !transform.any_op
+
+      before:
+        loop.for %i ... axis "i" { loop.for %j ... axis "j" {
+          loop.block "matmul.init" ... { loop.store %zero, %C[%i, %j] ... }
+          loop.for %k ... axis "k" { loop.block "matmul" ... reduction ["k"] { ... } } } }
+      after:
+        loop.for %i ... axis "i" { loop.for %j ... axis "j" {
+          loop.block "matmul.init" ... { loop.store %zero, %C[%i, %j] ... } } }
+        loop.for %i_1 ... axis "i" { loop.for %j_1 ... axis "j" {
+          loop.for %k ... axis "k" { loop.block "matmul" ... reduction ["k"] { ... } } } }
     """
 
     name = "transform.loop.decompose_reduction"
@@ -471,7 +557,19 @@ class ComputeInlineOp(IRDLOperation):
     erased. TVM: `sch.compute_inline`.
 
     Example:
-        transform.loop.compute_inline %p : !transform.any_op
+        transform.loop.compute_inline %b : !transform.any_op
+
+      before:
+        %T = loop.alloc global : memref<4x8xf32>
+        loop.for %i ... { loop.for %j ... { loop.block "square" reads(%X ...) writes(%T ...) {
+          %x = loop.load %X[%i, %j] ...  %sq = arith.mulf %x, %x ...
+          loop.store %sq, %T[%i, %j] ... } } }
+        loop.for %i2 ... { loop.for %j2 ... { loop.block "add" reads(%T, %Z ...) ... {
+          %t = loop.load %T[%i2, %j2] ...  %s = arith.addf %t, %z ... } } }
+      after:
+        loop.for %i2 ... { loop.for %j2 ... { loop.block "add" reads(%Z, %X ...) ... {
+          %x = loop.load %X[%i2, %j2] ...  %sq = arith.mulf %x, %x ...
+          %s = arith.addf %sq, %z ... } } }
     """
 
     name = "transform.loop.compute_inline"
@@ -494,6 +592,17 @@ class CacheReadOp(IRDLOperation):
 
     Example:
         %copy = transform.loop.cache_read %b, 0, "local" : (!transform.any_op) -> !transform.any_op
+
+      before:
+        loop.for %i ... { loop.for %k ... { loop.block "rowsum" reads(%X ...) ... {
+          %x = loop.load %X[%i, %k] ... } } }
+      after (scope "shared"):
+        %X_shared = loop.alloc shared : memref<8x4xf32>
+        loop.for %ax0 ... axis "ax0" { loop.for %ax1 ... axis "ax1" {
+          loop.block "rowsum.shared_read0" reads(%X ...) writes(%X_shared ...) {
+            %0 = loop.load %X[%ax0, %ax1] ...  loop.store %0, %X_shared[%ax0, %ax1] ... } } }
+        loop.for %i ... { loop.for %k ... { loop.block "rowsum" reads(%X_shared ...) ... {
+          %x = loop.load %X_shared[%i, %k] ... } } }
     """
 
     name = "transform.loop.cache_read"
@@ -516,12 +625,24 @@ class CacheWriteOp(IRDLOperation):
     global, local or shared. A `loop.alloc <scope>` of the same shape is inserted before the
     block's nest, every access to the buffer inside that nest (the init and the update of a
     reduction alike) goes to the copy, and a write-back nest (axes "ax0", ..., block
-    "<block>.<scope>_write") after the nest copies it to the buffer; if the nest reads the buffer
-    before writing it, a copy-in nest comes first. Returns a handle to the write-back block
-    (move it with `reverse_compute_at`). TVM: `sch.cache_write`.
+    "<block>.<scope>_write") after the nest copies it to the buffer. A copy-in nest
+    ("<block>.<scope>_fill") comes first, so that the write-back never overwrites elements the
+    nest did not write, unless the nest's first access to the buffer is a store that provably
+    writes every element (at the variables of loops over `[0, dim)` step 1) or the buffer is a
+    `loop.alloc` nothing accessed before. Returns a handle to the write-back block (move it
+    with `reverse_compute_at`). TVM: `sch.cache_write`.
 
     Example:
         %wb = transform.loop.cache_write %b, "local" : (!transform.any_op) -> !transform.any_op
+
+      after (tests/filecheck/transform/cache_write.mlir):
+        %S_local = loop.alloc local : memref<4xf32>
+        loop.for %i ... {
+          loop.block "rowsum.init" reads() writes(%S_local ...) { ... }
+          loop.for %k ... { loop.block "rowsum" ... writes(%S_local ...) { ... } } }
+        loop.for %ax0 ... axis "ax0" {
+          loop.block "rowsum.local_write" reads(%S_local ...) writes(%S ...) {
+            %0 = loop.load %S_local[%ax0] ...  loop.store %0, %S[%ax0] ... } }
     """
 
     name = "transform.loop.cache_write"
@@ -548,7 +669,19 @@ class PackOp(IRDLOperation):
     `tensor.pack`; TVM: `sch.transform_layout`.
 
     Example:
-        %pk = transform.loop.pack %b, 1, [0, 16] outer_perm [1, 0] : (!transform.any_op) -> !transform.any_op
+        %pk = transform.loop.pack %b, 1, [0, 16] outer_perm [1, 0]
+            : (!transform.any_op) -> !transform.any_op
+
+      after `split %j [16]` (tests/filecheck/transform/pack.mlir):
+        %B_packed = loop.alloc global : memref<2x8x16xf32>
+        loop.for %ax0 ... { loop.for %ax1 ... {
+          loop.block "matmul.pack1" reads(%B ...) writes(%B_packed ...) {
+            %0 = loop.load %B[%ax0, %ax1] ...
+            %1 = arith.divui %ax1, %c16 ...  %2 = arith.remui %ax1, %c16 ...
+            loop.store %0, %B_packed[%1, %ax0, %2] ... } } }
+        ... loop.block "matmul" reads(%A, %B_packed ...) ... {
+              %3 = arith.divui %j.0, %c16 : index
+              %b = loop.load %B_packed[%3, %k, %j.1] ... }
     """
 
     name = "transform.loop.pack"
@@ -643,7 +776,19 @@ class ComputeAtOp(IRDLOperation):
     one iteration of `loop` (the buffer keeps its size). TVM: `sch.compute_at`.
 
     Example:
-        transform.loop.compute_at %p, %j : !transform.any_op, !transform.any_op
+        transform.loop.compute_at %b, %j : !transform.any_op, !transform.any_op
+
+      before:
+        loop.for %a ... { loop.for %b ... { loop.block "square" ... writes(%T ...) {
+          ... loop.store %sq, %T[%a, %b] ... } } }
+        loop.for %i ... axis "i" { loop.for %j ... axis "j" { loop.block "add" ... {
+          %t = loop.load %T[%i, %j] ... } } }
+      after `compute_at %p, %i`:
+        loop.for %i ... axis "i" {
+          loop.for %j ... axis "j" { loop.block "square" ... {
+            ... loop.store %sq, %T[%i, %j] ... } }
+          loop.for %j_1 ... axis "j" { loop.block "add" ... {
+            %t = loop.load %T[%i, %j_1] ... } } }
     """
 
     name = "transform.loop.compute_at"
@@ -667,7 +812,14 @@ class ReverseComputeAtOp(IRDLOperation):
     elements produced in one iteration of `loop`. TVM: `sch.reverse_compute_at`.
 
     Example:
-        transform.loop.reverse_compute_at %c, %j : !transform.any_op, !transform.any_op
+        transform.loop.reverse_compute_at %b, %j : !transform.any_op, !transform.any_op
+
+      after `reverse_compute_at %relu, %j` of a matmul's nest (reverse_compute_at.mlir):
+        loop.for %i ... axis "i" { loop.for %j ... axis "j" {
+          loop.block "matmul.init" ... { ... }
+          loop.for %k ... axis "k" { loop.block "matmul" ... { ... } }
+          loop.block "relu" reads(%C ...) writes(%D ...) spatial ["i", "j"] {
+            %v = loop.load %C[%i, %j] ...  loop.store %r, %D[%i, %j] ... } } }
     """
 
     name = "transform.loop.reverse_compute_at"

@@ -18,10 +18,12 @@ from rewrites.schedule.common import (
     IndexBuilder,
     ScheduleError,
     accesses,
+    enclosing_loops,
     index_constant,
     nest_root,
     nested_blocks,
     new_loop,
+    program_order_index,
     replace_buffer,
 )
 
@@ -149,8 +151,11 @@ def cache_write(block: BlockOp, scope: str) -> BlockOp:
     `block` must write exactly one buffer. Inserts a `loop.alloc <scope>` before the block's
     nest; every block of that nest accessing the buffer (e.g. a reduction's init and update)
     uses the copy instead; a write-back nest (block "<block>.<scope>_write") follows the nest.
-    If the nest's first access to the buffer is a load (it accumulates into existing values), a
-    copy-in nest ("<block>.<scope>_fill") precedes it. Returns the write-back block.
+    A copy-in nest ("<block>.<scope>_fill") precedes the nest, so that the write-back never
+    overwrites elements the nest did not write (nor the nest reads what it did not write),
+    unless the nest's first access to the buffer is a store that provably writes every element
+    (its indices are the variables of loops over `[0, dim)` step 1) or the buffer is a
+    `loop.alloc` nothing accessed before the nest. Returns the write-back block.
     """
     what = "cache_write"
     check_scope(block, scope, what)
@@ -175,7 +180,8 @@ def cache_write(block: BlockOp, scope: str) -> BlockOp:
         )
     copy = allocate_like(buffer, scope, root)
     name = block.block_name.data
-    if isinstance(first, LoadOp):
+    covered = isinstance(first, StoreOp) and _writes_everything(first, root)
+    if not covered and not _fresh_before(buffer, root):
         copy_nest(f"{name}.{scope}_fill", buffer, copy, root)
     for other in nested_blocks(root):
         if buffer in other.reads or buffer in other.writes:
@@ -184,3 +190,38 @@ def cache_write(block: BlockOp, scope: str) -> BlockOp:
     assert after is not None, "a nest is always followed by its region's terminator"
     return copy_nest(f"{name}.{scope}_write", copy, buffer, after)
 
+
+
+def _writes_everything(store: StoreOp, root: Operation) -> bool:
+    """Whether `store` writes every element of its buffer: its indices are distinct induction
+    variables of loops inside `root` around it, each over `[0, dim)` step 1."""
+    memref_type = store.memref.type
+    assert isinstance(memref_type, MemRefType)
+    indices = list(store.indices)
+    if len(set(indices)) != len(indices):
+        return False
+    loops = {loop.induction_var: loop for loop in enclosing_loops(store) if root.is_ancestor(loop)}
+    for index, size in zip(indices, memref_type.get_shape(), strict=True):
+        loop = loops.get(index)
+        if loop is None or loop.constant_bounds() != (0, size, 1):
+            return False
+    return True
+
+
+def _fresh_before(buffer: SSAValue, root: Operation) -> bool:
+    """Whether `buffer` is a `loop.alloc` that nothing accesses before the nest `root`: what the
+    nest does not write is undefined before it as after the write-back."""
+    if not isinstance(buffer.owner, AllocOp):
+        return False
+    region_block = root.parent_block()
+    position = program_order_index(root)
+    for use in buffer.uses:
+        user = use.operation
+        if root.is_ancestor(user) or not isinstance(user, LoadOp | StoreOp):
+            continue
+        user_root = nest_root(user)
+        if user_root.parent_block() is not region_block:
+            return False
+        if program_order_index(user_root) < position:
+            return False
+    return True

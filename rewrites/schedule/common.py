@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MuliOp, RemUIOp
+from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MinUIOp, MuliOp, RemUIOp
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -331,11 +331,12 @@ def axis_iteration_kinds(loop: ForOp) -> set[str]:
 
 
 def check_spatial(loop: ForOp, what: str) -> None:
-    """Fails unless no block uses `loop` as a reduction axis and every store depends on it.
+    """Fails unless no block uses `loop` as a reduction axis and its iterations are independent.
 
-    A store whose indices do not depend on the loop's induction variable (into a buffer that is
-    not allocated inside the loop) writes the same element in every iteration: the iterations
-    are not independent.
+    Independent: for every buffer from outside the loop that is stored to inside it, the
+    iterations access disjoint elements (see `disjoint_iterations`). A store whose indices do not
+    depend on the loop writes the same element in every iteration; one at `i + p` overlaps the
+    next iterations.
     """
     if "reduction" in axis_iteration_kinds(loop):
         blocks = [
@@ -347,16 +348,146 @@ def check_spatial(loop: ForOp, what: str) -> None:
             f"{', '.join(blocks)}",
             loop,
         )
-    iv = loop.induction_var
-    for store in loop.walk():
-        if not isinstance(store, StoreOp) or not is_defined_outside(store.memref, loop):
-            continue
-        if not any(depends_on(index, {iv}) for index in store.indices):
+    written = {
+        op.memref for op in loop.walk()
+        if isinstance(op, StoreOp) and is_defined_outside(op.memref, loop)
+    }
+    for buffer in written:
+        indices = [list(access.indices) for access in accesses(loop, buffer)]
+        if disjoint_iterations(loop, indices) is None:
             raise ScheduleError(
-                f"cannot {what}: expected every store inside to depend on the loop's induction "
-                f"variable, found a store into {store.memref.type} that does not",
+                f"cannot {what}: expected the iterations to access disjoint elements of every "
+                f"buffer stored to inside, found accesses to {buffer.type} that may overlap",
                 loop,
             )
+
+
+def _offset_terms(value: SSAValue, loop: ForOp) -> tuple[tuple[int, ...], int, int] | None:
+    """`value` as `loop.iv + invariants + [lo, hi]`: (ids of the invariant terms, lo, hi).
+
+    `value` must be a sum (`arith.addi`) of the loop's induction variable exactly once, of
+    constants, of values defined outside the loop, and of induction variables of loops inside
+    it with constant non-negative start, constant step and a constant upper bound (or
+    `arith.minui` with a constant); None otherwise.
+    """
+    terms: list[SSAValue] = []
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current.owner, AddiOp):
+            pending.extend(current.owner.operands)
+        else:
+            terms.append(current)
+    iv = loop.induction_var
+    if terms.count(iv) != 1:
+        return None
+    invariants: list[int] = []
+    lo = hi = 0
+    for term in terms:
+        if term is iv:
+            continue
+        constant = constant_value(term)
+        if constant is not None:
+            lo, hi = lo + constant, hi + constant
+            continue
+        inner = term.owner.parent_op() if isinstance(term, BlockArgument) else None
+        if isinstance(inner, ForOp) and loop.is_ancestor(inner):
+            span = _value_span(inner)
+            if span is None:
+                return None
+            lo, hi = lo + span[0], hi + span[1]
+            continue
+        if not is_defined_outside(term, loop):
+            return None
+        invariants.append(id(term))
+    return tuple(sorted(invariants)), lo, hi
+
+
+def _value_span(loop: ForOp) -> tuple[int, int] | None:
+    """The least and greatest values a loop's induction variable may take, if known."""
+    lb, step = constant_value(loop.lb), constant_value(loop.step)
+    ub = constant_value(loop.ub)
+    if ub is None and isinstance(loop.ub.owner, MinUIOp):
+        bounds = [constant_value(operand) for operand in loop.ub.owner.operands]
+        ub = min((bound for bound in bounds if bound is not None), default=None)
+    if lb is None or step is None or ub is None or lb < 0 or step <= 0:
+        return None
+    return lb, max(lb, ub - 1)
+
+
+def disjoint_iterations(loop: ForOp, accesses_indices: Sequence[Sequence[SSAValue]]) -> int | None:
+    """A dimension along which the iterations of `loop` access disjoint elements, or None.
+
+    Along dimension `d`, every access's index must be `iv + invariants + offset` with the same
+    invariants and an offset in a range narrower than the loop's (constant) step: then the
+    elements one iteration accesses lie in `[iv + lo, iv + hi]`, apart from the next one's.
+    """
+    step = constant_value(loop.step)
+    if step is None or not accesses_indices:
+        return None
+    rank = len(accesses_indices[0])
+    for dim in range(rank):
+        if _narrow(loop, step, [indices[dim] for indices in accesses_indices]):
+            return dim
+    for outer in range(rank):
+        for inner in range(rank):
+            if outer != inner and _div_rem_pair(loop, step, accesses_indices, outer, inner):
+                return outer
+    return None
+
+
+def _narrow(loop: ForOp, step: int, values: Sequence[SSAValue]) -> bool:
+    """Every value is `iv + invariants + offset`, the same invariants, offsets within a step."""
+    forms = [_offset_terms(value, loop) for value in values]
+    if any(form is None for form in forms):
+        return False
+    invariants = {form[0] for form in forms if form is not None}
+    lo = min(form[1] for form in forms if form is not None)
+    hi = max(form[2] for form in forms if form is not None)
+    return len(invariants) == 1 and hi - lo < step
+
+
+def _div_rem_pair(
+    loop: ForOp, step: int, accesses_indices: Sequence[Sequence[SSAValue]], outer: int, inner: int
+) -> bool:
+    """Dimensions `outer`, `inner` index `x / n` and `x % n` (up to invariant offsets and
+    constant factors) of one `x` narrow in the loop (as `fuse` makes): an injective pair."""
+    bases: list[SSAValue] = []
+    for indices in accesses_indices:
+        quotient, remainder = (_strip_affine(indices[outer], loop),
+                               _strip_affine(indices[inner], loop))
+        if not (isinstance(quotient.owner, DivUIOp) and isinstance(remainder.owner, RemUIOp)):
+            return False
+        x, n = quotient.owner.operands
+        y, m = remainder.owner.operands
+        divisor = constant_value(n)
+        if divisor is None or divisor <= 0 or divisor != constant_value(m) or not same_value(x, y):
+            return False
+        bases.append(x)
+    return _narrow(loop, step, bases)
+
+
+def _strip_affine(value: SSAValue, loop: ForOp) -> SSAValue:
+    """`value` without added loop-invariant terms and constant (non-zero) factors."""
+    while True:
+        owner = value.owner
+        if isinstance(owner, AddiOp | MuliOp):
+            lhs, rhs = owner.operands
+            if isinstance(owner, MuliOp):
+                factor, other = constant_value(rhs), lhs
+                if not factor:
+                    factor, other = constant_value(lhs), rhs
+                if factor:
+                    value = other
+                    continue
+                return value
+            if is_defined_outside(rhs, loop):
+                value = lhs
+                continue
+            if is_defined_outside(lhs, loop):
+                value = rhs
+                continue
+        return value
 
 
 # ----------------------------------------------------------------------------------------------

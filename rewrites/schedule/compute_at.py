@@ -21,6 +21,7 @@ from rewrites.schedule.common import (
     accesses,
     depends_on,
     describe,
+    disjoint_iterations,
     enclosing_loops,
     is_defined_outside,
     is_pure,
@@ -213,6 +214,14 @@ def compute_at(block: BlockOp, loop: ForOp) -> None:
                 block,
             )
     region = _Region(loop, indices, what, block)
+    for outer in _concurrent_loops(loop):
+        if disjoint_iterations(outer, [indices]) is None:
+            raise ScheduleError(
+                f"cannot {what}: expected the iterations of {outer.kind.data} "
+                f"{describe(outer)} to compute disjoint parts of the buffer, found they may "
+                "overlap",
+                block,
+            )
     inputs = set(block.reads)
     _check_between(root, loop_root, {buffer}, inputs, what, block)
     for other in nested_blocks(loop_root):
@@ -267,8 +276,21 @@ def reverse_compute_at(block: BlockOp, loop: ForOp) -> None:
         )
     buffer = shared[0]
     index_loops = _consumer_index_loops(block, buffer, loops, what)
-    region = _Region(loop, _producer_indices(loop, loop_root, buffer, what), what, block)
+    producer_indices = _producer_indices(loop, loop_root, buffer, what)
+    region = _Region(loop, producer_indices, what, block)
     _check_reduction_done(loop, region, buffer, what)
+    for outer in _concurrent_loops(loop):
+        dim = disjoint_iterations(outer, [producer_indices])
+        stores = [op for op in block.walk() if isinstance(op, StoreOp)]
+        if dim is None or any(
+            index_loops[dim].induction_var not in list(store.indices) for store in stores
+        ):
+            raise ScheduleError(
+                f"cannot {what}: expected the iterations of {outer.kind.data} "
+                f"{describe(outer)} to write disjoint parts of the block's buffers, found they "
+                "may overlap",
+                block,
+            )
     written, read = set(block.writes), set(block.reads) - {buffer}
     _check_between(loop_root, root, written | {buffer}, read, what, block)
     for other in nested_blocks(loop_root):
@@ -305,6 +327,14 @@ def reverse_compute_at(block: BlockOp, loop: ForOp) -> None:
     root.detach()
     root.erase()
     _set_axes(block, values, spatial, reduction)
+
+
+def _concurrent_loops(loop: ForOp) -> list[ForOp]:
+    """`loop` and the loops around it whose iterations run concurrently (parallel, bound)."""
+    return [
+        outer for outer in [*enclosing_loops(loop), loop]
+        if outer.kind.data in ("parallel", "bound")
+    ]
 
 
 def _check_defined_before(

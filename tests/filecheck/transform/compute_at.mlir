@@ -162,3 +162,45 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.compute_at %p, %a : !transform.any_op, !transform.any_op
   transform.yield
 }
+
+// -----
+
+// Under a parallel loop, the rows two iterations need overlap (a 3-point stencil): computing
+// them in each iteration would race.
+// CHECK:     'transform.loop.compute_at' op failed on block "square" (%p): cannot compute_at: expected the iterations of parallel loop "i" to compute disjoint parts of the buffer, found they may overlap
+// CHECK:     <{axis = "a", kind = "serial"}>
+// CHECK:     "square"
+func.func @negative_overlap_under_parallel(%X: memref<10xf32>, %Y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c10 = arith.constant 10 : index
+  %T = loop.alloc global : memref<10xf32>
+  loop.for %a = %c0 to %c10 step %c1 axis "a" {
+    loop.block "square" reads(%X : memref<10xf32>) writes(%T : memref<10xf32>) spatial ["a"] {
+      %x = loop.load %X[%a] : memref<10xf32> -> f32
+      %sq = arith.mulf %x, %x : f32
+      loop.store %sq, %T[%a] : f32 -> memref<10xf32>
+    }
+  }
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind parallel {
+    loop.for %p = %c0 to %c3 step %c1 axis "p" {
+      loop.block "stencil" reads(%T : memref<10xf32>) writes(%Y : memref<8xf32>) spatial ["i"] reduction ["p"] {
+        %ip = arith.addi %i, %p : index
+        %t = loop.load %T[%ip] : memref<10xf32> -> f32
+        %y = loop.load %Y[%i] : memref<8xf32> -> f32
+        %s = arith.addf %y, %t : f32
+        loop.store %s, %Y[%i] : f32 -> memref<8xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %p = transform.loop.match_block "square" in %root : (!transform.any_op) -> !transform.any_op
+  %c = transform.loop.match_block "stencil" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %q = transform.loop.get_loops %c : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  transform.loop.compute_at %p, %i : !transform.any_op, !transform.any_op
+  transform.yield
+}

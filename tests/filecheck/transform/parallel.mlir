@@ -59,8 +59,8 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
-// Without axis lists, the stores decide: every iteration writes the same element.
-// CHECK:     'transform.loop.parallel' op failed on loop "k" (%k): cannot parallelize: expected every store inside to depend on the loop's induction variable, found a store into memref<1xf32> that does not
+// Without axis lists, the accesses decide: every iteration writes the same element.
+// CHECK:     'transform.loop.parallel' op failed on loop "k" (%k): cannot parallelize: expected the iterations to access disjoint elements of every buffer stored to inside, found accesses to memref<1xf32> that may overlap
 func.func @negative_store_independent_of_loop(%A: memref<8xf32>, %S: memref<1xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -104,5 +104,61 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   %b = transform.loop.match_block "fill" in %root : (!transform.any_op) -> !transform.any_op
   %i, %j = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
   transform.loop.parallel %j : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// Iteration "i" writes O[i] .. O[i + 2]: neighbouring iterations overlap.
+// CHECK:     'transform.loop.parallel' op failed on loop "i" (%i): cannot parallelize: expected the iterations to access disjoint elements of every buffer stored to inside, found accesses to memref<10xf32> that may overlap
+// CHECK:     <{axis = "i", kind = "serial"}>
+func.func @negative_overlapping_iterations(%X: memref<8xf32>, %O: memref<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" {
+    loop.for %p = %c0 to %c3 step %c1 axis "p" {
+      loop.block "scatter" reads(%X : memref<8xf32>) writes(%O : memref<10xf32>) spatial ["i", "p"] {
+        %ip = arith.addi %i, %p : index
+        %x = loop.load %X[%i] : memref<8xf32> -> f32
+        %o = loop.load %O[%ip] : memref<10xf32> -> f32
+        %s = arith.addf %o, %x : f32
+        loop.store %s, %O[%ip] : f32 -> memref<10xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "scatter" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %p = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  transform.loop.parallel %i : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// After a split at 4, iteration "i.0" touches [i.0, i.0 + 4): disjoint from the next.
+// CHECK-LABEL: func.func @tiles_are_disjoint
+// CHECK:       loop.for %{{.*}} axis "i.0" kind parallel {
+func.func @tiles_are_disjoint(%X: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c16 step %c1 axis "i" {
+    loop.block "double" reads() writes(%X : memref<16xf32>) spatial ["i"] {
+      %x = loop.load %X[%i] : memref<16xf32> -> f32
+      %s = arith.addf %x, %x : f32
+      loop.store %s, %X[%i] : f32 -> memref<16xf32>
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "double" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
+  %i0, %i1 = transform.loop.split %i [4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  transform.loop.parallel %i0 : !transform.any_op
   transform.yield
 }
