@@ -92,6 +92,8 @@ class CudaBackend:
         self.module = _check(driver.cuModuleLoadData(ptx.encode() + b"\0"), "cuModuleLoadData")
         self.stream = _check(driver.cuStreamCreate(0), "cuStreamCreate")
         self._functions: dict[str, Any] = {}
+        self._sizes: dict[int, int] = {}
+        self._pool: dict[int, list[Any]] = {}
 
     def function(self, name: str) -> Any:
         if name not in self._functions:
@@ -101,7 +103,14 @@ class CudaBackend:
         return self._functions[name]
 
     def allocate(self, nbytes: int) -> Any:
-        return _check(self.driver.cuMemAlloc(max(1, nbytes)), "cuMemAlloc")
+        """A device buffer, reused from freed ones of the same size (cuMemFree synchronizes)."""
+        size = max(1, nbytes)
+        free = self._pool.get(size)
+        if free:
+            return free.pop()
+        buffer = _check(self.driver.cuMemAlloc(size), "cuMemAlloc")
+        self._sizes[int(buffer)] = size
+        return buffer
 
     def upload(self, array: np.ndarray) -> Any:
         buffer = self.allocate(array.nbytes)
@@ -120,7 +129,14 @@ class CudaBackend:
                    "cuMemcpyDtoH")
 
     def free(self, buffer: Any) -> None:
-        _check(self.driver.cuMemFree(buffer), "cuMemFree")
+        self._pool.setdefault(self._sizes[int(buffer)], []).append(buffer)
+
+    def release(self) -> None:
+        """Return every pooled buffer to the driver."""
+        for buffers in self._pool.values():
+            for buffer in buffers:
+                _check(self.driver.cuMemFree(buffer), "cuMemFree")
+        self._pool.clear()
 
     def launch(
         self,

@@ -301,6 +301,16 @@ class GpuExecutable:
                 backend.free(buffer)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def prepare(self, *inputs: object) -> DeviceCall:
+        """Upload `inputs` and allocate the outputs once, for timing the kernels alone:
+        `call = f.prepare(a, b); call.run(); call.outputs()`."""
+        arrays = [self._check(i, value, "input") for i, value in enumerate(inputs)]
+        outputs = [np.empty(spec.shape, dtype=np.dtype(spec.dtype))
+                   for spec in self.signature.outputs]
+        buffers = [self.backend.upload(array) for array in arrays]
+        buffers += [self.backend.allocate(max(1, array.nbytes)) for array in outputs]
+        return DeviceCall(self, buffers, outputs)
+
     def _check(self, index: int, value: object, role: str) -> np.ndarray:
         spec = self.signature.arguments[index]
         array = np.ascontiguousarray(np.asarray(value))
@@ -314,3 +324,32 @@ class GpuExecutable:
     def export(self, path: object) -> None:
         """GPU executables live in the process that compiled them (no shared library)."""
         raise ExecutableError("a GPU executable cannot be exported; compile the model again")
+
+
+class DeviceCall:
+    """An entry function bound to device buffers (see `GpuExecutable.prepare`)."""
+
+    def __init__(
+        self, executable: GpuExecutable, buffers: list[Any], outputs: list[np.ndarray]
+    ) -> None:
+        self.executable = executable
+        self.buffers = buffers
+        self._outputs = outputs
+
+    def run(self) -> None:
+        """Enqueue the entry's launches (asynchronous where the backend is)."""
+        self.executable.program.call(self.executable.name, self.buffers,
+                                     self.executable.backend)
+
+    def outputs(self) -> list[np.ndarray]:
+        """Wait for the launches and copy the outputs back."""
+        first = len(self.buffers) - len(self._outputs)
+        for buffer, array in zip(self.buffers[first:], self._outputs, strict=True):
+            self.executable.backend.read(buffer, array)
+        return self._outputs
+
+    def release(self) -> None:
+        """Free the device buffers."""
+        for buffer in self.buffers:
+            self.executable.backend.free(buffer)
+        self.buffers = []

@@ -62,6 +62,7 @@ class OpenCLBackend:
         except cl.Error as e:
             raise OpenCLError(f"the OpenCL C program failed to build: {e}") from None
         self._kernels: dict[str, Any] = {}
+        self._pool: dict[int, list[Any]] = {}
 
     def kernel(self, name: str) -> Any:
         if name not in self._kernels:
@@ -69,13 +70,18 @@ class OpenCLBackend:
         return self._kernels[name]
 
     def allocate(self, nbytes: int) -> Any:
-        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, max(1, nbytes))
+        """A buffer, reused from freed ones of the same size."""
+        size = max(1, nbytes)
+        free = self._pool.get(size)
+        if free:
+            return free.pop()
+        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, size)
 
     def upload(self, array: np.ndarray) -> Any:
-        if array.nbytes == 0:
-            return self.allocate(1)
-        flags = self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR
-        return self.cl.Buffer(self.context, flags, hostbuf=np.ascontiguousarray(array))
+        buffer = self.allocate(array.nbytes)
+        if array.nbytes:
+            self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
+        return buffer
 
     def write(self, buffer: Any, array: np.ndarray) -> None:
         self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
@@ -86,7 +92,7 @@ class OpenCLBackend:
         self.queue.finish()
 
     def free(self, buffer: Any) -> None:
-        buffer.release()
+        self._pool.setdefault(buffer.size, []).append(buffer)
 
     def launch(
         self,

@@ -1,0 +1,268 @@
+"""GPU benchmarks: dlc's CUDA path (gpu-ptx pipeline, PTX through the CUDA driver) against cuBLAS
+(through CuPy or PyTorch, whichever is installed) and ONNX Runtime's CUDA provider.
+
+Needs an NVIDIA GPU (written for an H100/H200: sm_90), its driver, and `pip install cuda-python`
+(plus cupy or torch for the cuBLAS column, onnxruntime-gpu for the ResNet-18 column). It cannot
+run on machines without them: it then prints why and exits with status 2. Nothing here was run
+on a GPU when it was written; the numbers it prints are the first ones.
+
+Measured, side by side in one run, with CUDA events around the kernels only (inputs already on
+the device; warm-up runs first):
+- GEMM C = A @ B, 4096^3 (`--gemm N`), fp32 (and fp16 when dlc compiles it): TFLOP/s of dlc and
+  of cuBLAS, and their ratio (fp32 cuBLAS with TF32 disabled, so both do IEEE fp32 FMAs);
+- ResNet-18, batch 1, 224x224 (`--skip-resnet` to leave it out): latency of dlc and of ONNX
+  Runtime with the CUDA provider, and dlc's effective TFLOP/s (3.64 GFLOP per image).
+
+    python3 benchmarks/gpu.py [--gemm 4096] [--repeat 20] [--skip-resnet] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+RESNET18_FLOP = 3.64e9
+"""Floating-point operations of one ResNet-18 inference at 224x224 (2 x 1.82 G multiply-adds)."""
+
+
+@dataclass
+class Result:
+    """One benchmark line: times in milliseconds, rates in TFLOP/s, None where not measured."""
+
+    name: str
+    dlc_ms: float | None = None
+    reference_ms: float | None = None
+    reference: str = ""
+    flop: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def dlc_tflops(self) -> float | None:
+        return self.flop / self.dlc_ms / 1e9 if self.dlc_ms else None
+
+    @property
+    def reference_tflops(self) -> float | None:
+        return self.flop / self.reference_ms / 1e9 if self.reference_ms else None
+
+    @property
+    def ratio(self) -> float | None:
+        """dlc's speed relative to the reference (> 1: dlc is faster)."""
+        if self.dlc_ms and self.reference_ms:
+            return self.reference_ms / self.dlc_ms
+        return None
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_table(results: list[Result]) -> None:
+    header = f"{'benchmark':<26}{'dlc ms':>10}{'dlc TF/s':>10}{'ref ms':>10}{'ref TF/s':>10}" \
+             f"{'ratio':>8}  reference"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        print(f"{r.name:<26}{_fmt(r.dlc_ms, '.3f'):>10}{_fmt(r.dlc_tflops, '.2f'):>10}"
+              f"{_fmt(r.reference_ms, '.3f'):>10}{_fmt(r.reference_tflops, '.2f'):>10}"
+              f"{_fmt(r.ratio, '.2f'):>8}  {r.reference}")
+        for note in r.notes:
+            print(f"    note: {note}")
+
+
+# ----------------------------------------------------------------------------------------------
+# dlc
+# ----------------------------------------------------------------------------------------------
+
+
+def gemm_module(n: int, dtype: str) -> Any:
+    """A graph-level module `@gemm(A: n x n, B: n x n) -> A @ B` of `dtype`."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp, TensorType
+    from xdsl.ir import Block, Region
+
+    import dialects.graph as graph
+
+    element = Float16Type() if dtype == "float16" else Float32Type()
+    block = Block(arg_types=[TensorType(element, [n, n])] * 2)
+    product = graph.MatmulOp(block.args[0], block.args[1])
+    block.add_ops([product, func.ReturnOp(product.result)])
+    function = func.FuncOp.from_region(
+        "gemm", [a.type for a in block.args], [product.result.type], Region(block)
+    )
+    return ModuleOp([function])
+
+
+def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> float:
+    """Milliseconds per call of a CUDA `GpuExecutable`, kernels only (CUDA events)."""
+    call = executable.prepare(*inputs)
+    call.run()
+    call.outputs()  # warm-up (module JIT, buffer pool)
+    milliseconds = executable.backend.elapsed_ms(call.run, repeat)
+    call.release()
+    return milliseconds
+
+
+def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, list[str]]:
+    import dlc
+    from runtime.cuda import load_module
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    try:
+        module = gemm_module(n, dtype)
+        from dlc.api import lower, make_context
+
+        lower(module, "gpu-ptx", make_context())
+        executable = load_module(module, arch=arch)
+    except Exception as e:  # an unsupported dtype is a result line, not a crash
+        return None, [f"dlc could not compile the {dtype} GEMM: {e}"]
+    notes = []
+    if n <= 2048:
+        check = executable(a, b)
+        error = float(np.abs(check.astype(np.float64) - a.astype(np.float64) @ b).max())
+        notes.append(f"max |error| vs NumPy: {error:.3g}")
+    del dlc
+    return time_dlc(executable, [a, b], repeat), notes
+
+
+# ----------------------------------------------------------------------------------------------
+# References
+# ----------------------------------------------------------------------------------------------
+
+
+def cublas_gemm(n: int, dtype: str, repeat: int) -> tuple[float | None, str]:
+    """Milliseconds of cuBLAS's GEMM through CuPy or PyTorch, or None."""
+    try:
+        import cupy
+
+        a = cupy.random.standard_normal((n, n)).astype(dtype)
+        b = cupy.random.standard_normal((n, n)).astype(dtype)
+        cupy.matmul(a, b)
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        for _ in range(repeat):
+            cupy.matmul(a, b)
+        stop.record()
+        stop.synchronize()
+        return cupy.cuda.get_elapsed_time(start, stop) / repeat, "cuBLAS (CuPy)"
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch_dtype = torch.float16 if dtype == "float16" else torch.float32
+        a = torch.randn((n, n), dtype=torch_dtype, device="cuda")
+        b = torch.randn((n, n), dtype=torch_dtype, device="cuda")
+        torch.matmul(a, b)
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeat):
+            torch.matmul(a, b)
+        stop.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(stop) / repeat, "cuBLAS (PyTorch)"
+    except ImportError:
+        return None, "cuBLAS: install cupy or torch"
+
+
+def onnxruntime_cuda(model: Any, feed: dict[str, np.ndarray], repeat: int) -> tuple[float | None,
+                                                                                       str]:
+    """Milliseconds per ResNet-18 inference with ONNX Runtime's CUDA provider, or None."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None, "ONNX Runtime: install onnxruntime-gpu"
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return None, "ONNX Runtime without the CUDA provider"
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CUDAExecutionProvider"])
+    binding = session.io_binding()
+    for name, array in feed.items():
+        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(array, "cuda", 0))
+    for output in session.get_outputs():
+        binding.bind_output(output.name, "cuda")
+    session.run_with_iobinding(binding)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        session.run_with_iobinding(binding)
+    binding.synchronize_outputs()
+    return (time.perf_counter() - start) * 1e3 / repeat, "ONNX Runtime (CUDA EP)"
+
+
+# ----------------------------------------------------------------------------------------------
+# Benchmarks
+# ----------------------------------------------------------------------------------------------
+
+
+def bench_gemm(n: int, repeat: int, arch: str, dtypes: list[str]) -> list[Result]:
+    results = []
+    for dtype in dtypes:
+        result = Result(f"gemm {n}^3 {dtype}", flop=2.0 * n**3)
+        result.dlc_ms, result.notes = dlc_gemm(n, dtype, repeat, arch)
+        result.reference_ms, result.reference = cublas_gemm(n, dtype, repeat)
+        results.append(result)
+    return results
+
+
+def bench_resnet18(repeat: int) -> Result:
+    import dlc
+    from benchmarks.model_zoo import random_inputs, resnet18
+
+    result = Result("resnet18 b1 224 fp32", flop=RESNET18_FLOP)
+    model = resnet18(batch=1, image=224)
+    feed = random_inputs(model)
+    started = time.perf_counter()
+    executable = dlc.compile(model, target="cuda")
+    result.notes.append(f"dlc compile: {time.perf_counter() - started:.1f} s")
+    result.dlc_ms = time_dlc(executable, list(feed.values()), repeat)
+    result.reference_ms, result.reference = onnxruntime_cuda(model, feed, repeat)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gemm", type=int, default=4096, help="GEMM size N (N^3)")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--skip-resnet", action="store_true")
+    parser.add_argument("--no-fp16", action="store_true")
+    parser.add_argument("--json", help="also write the results as JSON to this file")
+    args = parser.parse_args(argv)
+
+    from runtime.cuda import cuda_unavailable_reason, device_arch
+
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        print(f"benchmarks/gpu.py cannot run here: {reason}", file=sys.stderr)
+        return 2
+    arch = device_arch()
+    from codegen.gpu_targets import gpu_target
+
+    print(f"device architecture: {arch} (dlc target {gpu_target(arch).name})")
+    dtypes = ["float32"] + ([] if args.no_fp16 or not gpu_target(arch).fp16 else ["float16"])
+    runs: list[Callable[[], list[Result]]] = [
+        lambda: bench_gemm(args.gemm, args.repeat, arch, dtypes)
+    ]
+    if not args.skip_resnet:
+        runs.append(lambda: [bench_resnet18(args.repeat)])
+    results = [result for run in runs for result in run()]
+    print_table(results)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump([{**asdict(r), "dlc_tflops": r.dlc_tflops,
+                        "reference_tflops": r.reference_tflops, "ratio": r.ratio}
+                       for r in results], out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
