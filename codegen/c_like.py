@@ -536,8 +536,9 @@ class CLikePrinter:
             number = int(value)
             if name in ("long", "ulong") and number == -(2**63):
                 return f"({name})(-{2**63 - 1}L - 1)"
-            suffix = "L" if name in ("long", "ulong") else ""
-            return f"({name}){number}{suffix}" if name != "int" else str(number)
+            if name in ("long", "ulong"):
+                return f"{number}{'UL' if name == 'ulong' else 'L'}"
+            return f"({name}){number}" if name != "int" else str(number)
         number = float(value)
         suffix = "f" if isinstance(type_, Float32Type) else ""
         cast = "(half)" if isinstance(type_, Float16Type) else ""
