@@ -31,6 +31,7 @@ from rewrites.llvm_lowering.common import (
     lowering_error,
     ops_append,
     replace_with_lowered,
+    scalarize,
 )
 
 INTEGER_BINARY_OPS: dict[type[Operation], type[Operation]] = {
@@ -196,7 +197,12 @@ class CmpiLowering(RewritePattern):
 
 @dataclass
 class CmpfLowering(RewritePattern):
-    """`arith.cmpf` -> `llvm.fcmp` with the predicate of the same name."""
+    """`arith.cmpf` -> `llvm.fcmp` with the predicate of the same name.
+
+    On vectors (which the vectorizer makes, typed `vector<N x i1>`) the compare runs lane by
+    lane, because xDSL's `llvm.fcmp` verifies scalars only; LLVM's SLP vectorizer turns the
+    lanes back into one vector `fcmp`.
+    """
 
     lowering: LLVMLowering
 
@@ -206,9 +212,19 @@ class CmpfLowering(RewritePattern):
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         if name in ("false", "true"):
             name = f"_{name}"
-        new_op = llvm.FCmpOp(lhs, rhs, name)
-        new_op.properties["fastmathFlags"] = _fast_math(op)
-        replace_with_lowered(op, [new_op], new_op.results, rewriter)
+        fast_math = _fast_math(op)
+
+        def compare(lanes: list[SSAValue]) -> tuple[list[Operation], SSAValue]:
+            fcmp = llvm.FCmpOp(lanes[0], lanes[1], name)
+            fcmp.properties["fastmathFlags"] = fast_math
+            return [fcmp], fcmp.res
+
+        if isinstance(lhs.type, VectorType):
+            result_type = VectorType(IntegerType(1), lhs.type.get_shape())
+            new_ops, result = scalarize([lhs, rhs], result_type, compare)
+        else:
+            new_ops, result = compare([lhs, rhs])
+        replace_with_lowered(op, new_ops, [result], rewriter)
 
 
 @dataclass

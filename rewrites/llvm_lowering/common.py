@@ -71,6 +71,17 @@ class LLVMLowering:
             return VectorType(self.index_type, type_.get_shape())
         return type_
 
+    def storage_type(self, type_: Attribute) -> Attribute:
+        """The type a value of `type_` has in memory: its lowered type, except that a boolean
+        (i1, or a vector of i1) takes a byte per element, i8, as NumPy's `bool` does (LLVM
+        packs a `<N x i1>` in memory into N bits)."""
+        lowered_type = self.convert_type(type_)
+        if lowered_type == IntegerType(1):
+            return IntegerType(8)
+        if isinstance(lowered_type, VectorType) and lowered_type.element_type == IntegerType(1):
+            return VectorType(IntegerType(8), lowered_type.get_shape())
+        return lowered_type
+
     def size_in_bytes(self, type_: Attribute) -> int | None:
         """The storage size of one scalar or vector of `type_`, or None if it has none."""
         if isinstance(type_, IndexType):

@@ -110,11 +110,33 @@ def element_address(
             )
     if linear is None:
         return ops, base
-    element_type = lowering.convert_type(memref_type.get_element_type())
+    element_type = lowering.storage_type(memref_type.get_element_type())
     gep = llvm.GEPOp(
         base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[linear], inbounds=True
     )
     return [*ops, gep], gep.result
+
+
+def load_value(
+    address: SSAValue, value_type: Attribute, alignment: int, lowering: LLVMLowering
+) -> list[Operation]:
+    """Ops loading a value of the lowered `value_type` from `address` (the last op's result):
+    an `llvm.load` of its storage type, truncated back to i1 for booleans."""
+    storage = lowering.storage_type(value_type)
+    load = llvm.LoadOp(address, storage, alignment)
+    if storage == value_type:
+        return [load]
+    return [load, llvm.TruncOp(load.dereferenced_value, value_type)]
+
+
+def stored_value(value: SSAValue, lowering: LLVMLowering) -> tuple[list[Operation], SSAValue]:
+    """(ops, value) turning the lowered `value` into its storage type: booleans (i1) are
+    zero-extended to a byte each (0 or 1, NumPy's `bool`)."""
+    storage = lowering.storage_type(value.type)
+    if storage == value.type:
+        return [], value
+    extended = llvm.ZExtOp(value, storage)
+    return [extended], extended.res
 
 
 def memref_type_of(value: SSAValue, op: Operation) -> MemRefType:
@@ -190,7 +212,7 @@ def stack_allocate(
     entry = entry_block_of(anchor)
     size = int_constant(max(count, 1), lowering.index_type)
     alloca = llvm.AllocaOp(
-        size, lowering.convert_type(memref_type.get_element_type()), alignment=alignment
+        size, lowering.storage_type(memref_type.get_element_type()), alignment=alignment
     )
     rewriter.insert([size, alloca], InsertPoint.at_start(entry))
     return alloca.res
@@ -198,7 +220,7 @@ def stack_allocate(
 
 @dataclass
 class LoadLowering(RewritePattern):
-    """`memref.load` -> address computation + `llvm.load`."""
+    """`memref.load` -> address computation + `llvm.load` (of a byte for i1)."""
 
     lowering: LLVMLowering
 
@@ -209,13 +231,14 @@ class LoadLowering(RewritePattern):
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
         result_type = self.lowering.convert_type(op.res.type)
-        load = llvm.LoadOp(address, result_type, self.lowering.size_in_bytes(op.res.type))
-        replace_with_lowered(op, [*ops, load], load.results, rewriter)
+        alignment = self.lowering.size_in_bytes(op.res.type) or 1
+        load = load_value(address, result_type, alignment, self.lowering)
+        replace_with_lowered(op, [*ops, *load], load[-1].results, rewriter)
 
 
 @dataclass
 class StoreLowering(RewritePattern):
-    """`memref.store` -> address computation + `llvm.store`."""
+    """`memref.store` -> address computation + `llvm.store` (of a byte for i1)."""
 
     lowering: LLVMLowering
 
@@ -226,8 +249,9 @@ class StoreLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        extend, value = stored_value(value, self.lowering)
         store = llvm.StoreOp(value, address, self.lowering.size_in_bytes(op.value.type))
-        rewriter.replace(op, [*ops, store], [])
+        rewriter.replace(op, [*ops, *extend, store], [])
 
 
 def _alignment(op: Operation, minimum: int) -> int:

@@ -398,3 +398,54 @@ func.func @unrolled(%A: memref<3xf32>, %B: memref<3xf32>) attributes {dlc.num_ou
   }
   func.return
 }
+
+// -----
+
+// Booleans take a byte each in memory (NumPy's bool), also in vector code: an i1 buffer is
+// loaded and stored as i8 (trunc after the load, zext before the store). A vectorized float
+// compare runs lane by lane into a vector of i1 (xDSL's llvm.fcmp takes scalars; LLVM's SLP
+// vectorizer joins the lanes again).
+
+// CHECK-LABEL: llvm.func @vectorized_compare_into_bool_buffer
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
+// CHECK:         %[[MASK_BYTES:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> vector<4xi8>
+// CHECK-NEXT:    %[[MASK:.*]] = llvm.trunc %[[MASK_BYTES]] : vector<4xi8> to vector<4xi1>
+// CHECK:         llvm.shufflevector %[[A]], %[[A]] [0] : vector<4xf32>
+// CHECK:         llvm.fcmp "olt" %{{.*}}, %{{.*}} : f32
+// CHECK:         llvm.insertelement %{{.*}} : vector<4xi1>
+// CHECK-COUNT-3: llvm.fcmp "olt" %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[LESS:.*]] = llvm.insertelement %{{.*}} : vector<4xi1>
+// CHECK-NEXT:    %[[BOTH:.*]] = llvm.and %[[LESS]], %[[MASK]] : vector<4xi1>
+// CHECK:         %[[BYTES:.*]] = llvm.zext %[[BOTH]] : vector<4xi1> to vector<4xi8>
+// CHECK:         llvm.store %[[BYTES]], %{{.*}} {alignment = 1 : i64} : vector<4xi8>, !llvm.ptr
+func.func @vectorized_compare_into_bool_buffer(%x: memref<4xf32>, %y: memref<4xf32>, %m: memref<4xi1>, %out: memref<4xi1>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind vectorized {
+    %a = loop.load %x[%i] : memref<4xf32> -> f32
+    %b = loop.load %y[%i] : memref<4xf32> -> f32
+    %k = loop.load %m[%i] : memref<4xi1> -> i1
+    %lt = arith.cmpf olt, %a, %b : f32
+    %r = arith.andi %lt, %k : i1
+    loop.store %r, %out[%i] : i1 -> memref<4xi1>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @scalar_bool_memref
+// CHECK-SAME:    (%[[M:.*]]: !llvm.ptr, %[[I:.*]]: i64)
+// CHECK:         %[[AT:.*]] = llvm.getelementptr inbounds %[[M]][%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT:    %[[BYTE:.*]] = llvm.load %[[AT]] {alignment = 1 : i64} : !llvm.ptr -> i8
+// CHECK-NEXT:    %[[K:.*]] = llvm.trunc %[[BYTE]] : i8 to i1
+// CHECK:         %[[STORED:.*]] = llvm.zext %[[K]] : i1 to i8
+// CHECK-NEXT:    llvm.store %[[STORED]], %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr
+func.func @scalar_bool_memref(%m: memref<2xi1>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %k = memref.load %m[%i] : memref<2xi1>
+  memref.store %k, %m[%c0] : memref<2xi1>
+  func.return
+}
