@@ -4,8 +4,8 @@ Two pattern sets, applied in this order by `convert-loop-to-llvm`:
 - `loop_structure_patterns`: `loop.for` (one pattern per loop kind) and `loop.block` become `cf`
   branches over `index` values, which the arith/cf/func patterns then lower;
 - `loop_memory_patterns`: `loop.load`/`loop.store` (scalar or vector) become `llvm.load`/
-  `llvm.store` at the row-major element address, `loop.alloc`/`loop.dealloc` become heap or
-  stack allocations.
+  `llvm.store` at the row-major element address (an i1 stored as a byte), `loop.alloc`/
+  `loop.dealloc` become heap or stack allocations.
 
 Loop kinds on the CPU, one pattern each: `serial` loops run in order; `vectorized` loops with
 constant bounds become vector code (`rewrites.llvm_lowering.vector.vectorize_loop`; a body it
@@ -44,8 +44,10 @@ from rewrites.llvm_lowering.memref import (
     entry_block_of,
     heap_allocate,
     heap_free,
+    load_value,
     memref_type_of,
     stack_allocate,
+    stored_value,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -236,9 +238,9 @@ class LoadLowering(RewritePattern):
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
-        ops, address = typed_address(ops, address, result_type)
-        load = llvm.LoadOp(address, result_type, alignment)
-        replace_with_lowered(op, [*ops, load], load.results, rewriter)
+        ops, address = typed_address(ops, address, self.lowering.storage_type(result_type))
+        load = load_value(address, result_type, alignment, self.lowering)
+        replace_with_lowered(op, [*ops, *load], load[-1].results, rewriter)
 
 
 @dataclass
@@ -255,7 +257,8 @@ class StoreLowering(RewritePattern):
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
-        ops, address = typed_address(ops, address, value.type)
+        extend, value = stored_value(value, self.lowering)
+        ops, address = typed_address([*ops, *extend], address, value.type)
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
 
 
