@@ -63,10 +63,23 @@ def parse_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
 
 
 def module_level(module: ModuleOp) -> str:
-    """The highest abstraction level that `module` has ops of; `loop` when it has none of
-    graph or tensor_expr (plain func/arith/memref IR is loop-level)."""
+    """The highest abstraction level that `module` has ops of; `graph` when it has none of
+    graph or tensor_expr but a function over tensors (an ONNX Identity model), else `loop`
+    (plain func/arith/memref IR is loop-level)."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
     found = {op.name.split(".", 1)[0] for op in module.walk()}
-    return next((level for level in LEVELS if level in found), "loop")
+    level = next((level for level in LEVELS if level in found), None)
+    if level is not None:
+        return level
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and any(
+            isinstance(t, TensorType)
+            for t in (*op.function_type.inputs, *op.function_type.outputs)
+        ):
+            return "graph"
+    return "loop"
 
 
 def pass_level(pass_name: str) -> str | None:
