@@ -340,7 +340,8 @@ class TemplateSpace(Space):
     A split knob (`define_split`): several parameters with the same `dlc.knob`, each with
     `dlc.split = <extent>` and `dlc.part = k` (k = 1 for the outermost inner factor); the knob's
     candidates are the exact factorizations of the extent into `max(k) + 1` factors, outermost
-    first, the outermost (the outer loop's trip count) being implied:
+    first, the outermost (the outer loop's trip count) being implied; `dlc.part = array<i64: 1,
+    2>` makes a parameter the product of those factors (to split in two steps):
         %t1 = transform.param.constant 1 : i64 {dlc.knob = "tile_i", dlc.split = 1024 : i64,
                dlc.part = 1 : i64} -> !transform.param<i64>
     Rendering sets each annotated parameter to the point's value and drops the annotations.
@@ -384,7 +385,7 @@ class TemplateSpace(Space):
                 order.append(knob)
             if SPLIT_ATTR in op.attributes:
                 extent = _int(op.attributes[SPLIT_ATTR], SPLIT_ATTR)
-                part = _int(op.attributes.get(PART_ATTR, IntegerAttr(1, i64)), PART_ATTR)
+                part = max(_parts(op.attributes.get(PART_ATTR, IntegerAttr(1, i64))))
                 _, parts = splits.get(knob, (extent, 1))
                 splits[knob] = (extent, max(parts, part + 1))
             elif CANDIDATES_ATTR in op.attributes:
@@ -434,8 +435,8 @@ class TemplateSpace(Space):
             knob = _str(op.attributes.pop(KNOB_ATTR), KNOB_ATTR)
             value = values[knob]
             if isinstance(value, tuple):
-                part = _int(op.attributes.pop(PART_ATTR, IntegerAttr(1, i64)), PART_ATTR)
-                value = value[part]
+                parts = _parts(op.attributes.pop(PART_ATTR, IntegerAttr(1, i64)))
+                value = math.prod(value[part] for part in parts)
             for attr in (SPLIT_ATTR, CANDIDATES_ATTR, PART_ATTR):
                 op.attributes.pop(attr, None)
             op.properties["value"] = IntegerAttr(int(value), i64)
@@ -453,6 +454,15 @@ def _str(attr: Any, what: str) -> str:
     if not isinstance(attr, StringAttr):
         raise SpaceError(f"expected a string for '{what}', found {attr}")
     return attr.data
+
+
+def _parts(attr: Any) -> list[int]:
+    """`dlc.part`: one factor (`2 : i64`) or the product of several (`array<i64: 1, 2>`)."""
+    if isinstance(attr, DenseArrayBase):
+        parts = [int(v) for v in attr.get_values()]
+        if parts:
+            return parts
+    return [_int(attr, PART_ATTR)]
 
 
 def _int(attr: Any, what: str) -> int:
@@ -473,8 +483,10 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
 
     The anchor block must have two spatial axes (i, j) and one reduction axis (k), its output
     indexed `[i, j]`. Knobs: `tile_i` and `tile_j` (3-level splits), `tile_k` (2-level split),
-    `parallel` (0: none, 1: the outer i loop, 2: outer i and j fused). The register tile
-    (`tile_i[2] x tile_j[2]`) is the innermost band, `tile_j[2]` vectorized.
+    `parallel` (0: none, 1: the outer i loop; the renderer also knows 2: outer i and j fused,
+    left out of the candidates while `transform.loop.parallel` cannot prove a fused loop's
+    iterations disjoint). The register tile (`tile_i[2] x tile_j[2]`) is the innermost band,
+    `tile_j[2]` vectorized.
     """
     block = workload.info.anchor()
     if len(block.spatial) != 2 or len(block.reduction) != 1:
@@ -487,48 +499,39 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     axes = [axis for axis, _ in block.loops]
     lanes = target.lanes(4)
     w = ScriptWriter()
+    split = f"{SPLIT_ATTR} = {{}} : i64, {PART_ATTR} = {{}}"
+    for hint, knob, extent, part in (
+        ("ti_rest", "tile_i", extent_i, "array<i64: 1, 2>"), ("ti2", "tile_i", extent_i, "2 : i64"),
+        ("tj_rest", "tile_j", extent_j, "array<i64: 1, 2>"), ("tj2", "tile_j", extent_j, "2 : i64"),
+        ("tk1", "tile_k", extent_k, "1 : i64"),
+    ):
+        w.lines.append("    " + _knob_param(hint, knob, 1, split.format(extent, part)))
     w.lines.append(
-        "    "
-        + _knob_param("ti1", "tile_i", 1, f"{SPLIT_ATTR} = {extent_i} : i64, {PART_ATTR} = 1 : i64")
-    )
-    w.lines.append(
-        "    "
-        + _knob_param("ti2", "tile_i", 1, f"{SPLIT_ATTR} = {extent_i} : i64, {PART_ATTR} = 2 : i64")
-    )
-    w.lines.append(
-        "    "
-        + _knob_param("tj1", "tile_j", 1, f"{SPLIT_ATTR} = {extent_j} : i64, {PART_ATTR} = 1 : i64")
-    )
-    w.lines.append(
-        "    "
-        + _knob_param("tj2", "tile_j", 1, f"{SPLIT_ATTR} = {extent_j} : i64, {PART_ATTR} = 2 : i64")
-    )
-    w.lines.append(
-        "    "
-        + _knob_param("tk1", "tile_k", 1, f"{SPLIT_ATTR} = {extent_k} : i64, {PART_ATTR} = 1 : i64")
-    )
-    w.lines.append(
-        "    "
-        + _knob_param("par", "parallel", 0, f"{CANDIDATES_ATTR} = array<i64: 0, 1, 2>")
+        "    " + _knob_param("par", "parallel", 0, f"{CANDIDATES_ATTR} = array<i64: 0, 1>")
     )
     b = w.match_block(block.name)
-    loops = w.get_loops(b, axes)
-    by_axis = dict(zip(axes, loops, strict=True))
-    init = workload.info.init_of(block)
-    if init is not None:
-        w.decompose_reduction(b, loops[0])
-    pieces = {}
-    for axis, params in ((i, ["%ti1", "%ti2"]), (j, ["%tj1", "%tj2"]), (k, ["%tk1"])):
-        names = [f"%t{axis}_{n}" for n in range(len(params) + 1)]
+    loops = dict(zip(axes, w.get_loops(b, axes), strict=True))
+    if workload.info.init_of(block) is not None:
+        w.decompose_reduction(b, loops[axes[0]])
+
+    def split_by(loop: str, params: list[str], names: list[str]) -> list[str]:
         types = ", ".join([_ANY] + [_PARAM] * len(params))
-        w.emit(f"{', '.join(names)} = transform.loop.split {by_axis[axis]} [{', '.join(params)}] "
+        w.emit(f"{', '.join(names)} = transform.loop.split {loop} [{', '.join(params)}] "
                f": ({types}) -> ({', '.join([_ANY] * len(names))})")
-        pieces[axis] = names
-    ti, tj, tk = pieces[i], pieces[j], pieces[k]
-    w.reorder([ti[0], tj[0], ti[1], tj[1], tk[0], tk[1], ti[2], tj[2]])
-    w.mark("vectorize", tj[2])
+        return names
+
+    i0, i_rest = split_by(loops[i], ["%ti_rest"], ["%ti_0", "%ti_rest_loop"])
+    j0, j_rest = split_by(loops[j], ["%tj_rest"], ["%tj_0", "%tj_rest_loop"])
+    w.reorder([i0, j0, i_rest, j_rest, loops[k]])
+    w.lines.append(PARALLEL_MARKER)
+    i1, i2 = split_by(i_rest, ["%ti2"], ["%ti_1", "%ti_2"])
+    j1, j2 = split_by(j_rest, ["%tj2"], ["%tj_1", "%tj_2"])
+    k0, k1 = split_by(loops[k], ["%tk1"], ["%tk_0", "%tk_1"])
+    w.reorder([i1, j1, k0, k1, i2, j2])
+    w.mark("vectorize", j2)
     script = w.text()
-    # `parallel` is applied by the renderer below (it changes the script's structure).
+    # `parallel` is rendered at PARALLEL_MARKER by `_MatmulTemplate.source`: it changes the
+    # script's ops, not only a parameter.
 
     def register_tile(values: Mapping[str, Any]) -> str | None:
         rows, width = values["tile_i"][2], values["tile_j"][2]
@@ -549,12 +552,17 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
         return None
 
     space = _MatmulTemplate("matmul-template", script, (register_tile, parallel_extent))
-    space.outer_loops = (ti[0], tj[0])
+    space.outer_loops = (i0, j0)
     return space
 
 
+PARALLEL_MARKER = "    // dlc: parallel"
+"""Where the matmul template's `parallel` knob puts its ops (after the first tiling step, so
+that `parallel` sees each outer loop's body index with one inner term)."""
+
+
 class _MatmulTemplate(TemplateSpace):
-    """The matmul template: `parallel` fuses/marks the outer loops before the final yield."""
+    """The matmul template: `parallel` fuses and marks the outer loops at its marker."""
 
     outer_loops: tuple[str, str] = ("", "")
 
@@ -572,8 +580,7 @@ class _MatmulTemplate(TemplateSpace):
                 f"{any_op}\n"
                 f"    transform.loop.parallel %ij : {any_op}\n"
             )
-        head, tail = self.script.rsplit("    transform.yield", 1)
-        return f"{head}{extra}    transform.yield{tail}"
+        return self.script.replace(PARALLEL_MARKER + "\n", extra, 1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -615,8 +622,10 @@ class SketchSpace(Space):
     - pack: an operand read along the vector axis and reduction axes only (GEMM's B) may be
       packed into panels as wide as the vector tile (`pack` knob; TVM's x86 dense layout).
     Other nests (the init, producers, consumers) get: the outermost spatial loop of extent > 1
-    parallel, and the innermost loop vectorized when its extent divides into vector lanes, each
-    kept only if it applies to the workload (checked once by applying it).
+    parallel, and the innermost loop vectorized when its extent divides into vector lanes.
+    Rules are kept only if they apply to the workload (checked once by applying them): each
+    nest rule, each on/off knob, each `parallel` candidate; a pair of knobs that fails together
+    becomes a conflict that `check` rejects.
     """
 
     def __init__(self, workload: Workload, target: CpuTarget, *, verify_rules: bool = True
@@ -803,18 +812,49 @@ class SketchSpace(Space):
         if self.init is not None:
             init = w.decompose_reduction(b, loops[axes[0]])
             self._schedule_nest(w, init, self.init, nest_rules)
-        tiles = self.tiles(point)
-        pieces: dict[tuple[str, int], str] = {}
-        for axis in (*self.tiled_spatial, *self.tiled_reduction):
-            factors = tiles[axis]
-            for level, handle in enumerate(w.split(loops[axis], factors[1:], axis)):
-                pieces[(axis, level)] = handle
-        layout = self._layout()
-        order = [loops[a] for a in layout.untiled] + [pieces[x] for x in layout.order]
-        if len(order) > 1:
-            w.reorder(order)
+        pieces = self._render_tiling(w, point, loops)
         self._render_loop_kinds(w, point, pieces, nest_rules)
         return w.text()
+
+    def _render_tiling(self, w: ScriptWriter, point: Point, loops: Mapping[str, str]
+                       ) -> dict[tuple[str, int], str]:
+        """Multi-level tiling, in two steps: each spatial axis is first split into its S0 loop
+        and the rest, the S0 loops go outermost and the first `parallel` of them are fused and
+        parallelized; then the rests are split into S1 S2 S3, the reduction axes into R0 R1,
+        and the band under the S0 loops is reordered S1 R0 S2 R1 S3. (Marking the S0 loop
+        parallel while its body indexes with one inner term keeps `parallel`'s disjointness
+        proof simple.) Returns the loop handle of each (axis, level)."""
+        tiles = self.tiles(point)
+        pieces: dict[tuple[str, int], str] = {}
+        rests: dict[str, str] = {}
+        for axis in self.tiled_spatial:
+            outer, rest = w.split(loops[axis], [math.prod(tiles[axis][1:])], axis)
+            pieces[(axis, 0)], rests[axis] = outer, rest
+        layout = self._layout()
+        untiled = [loops[a] for a in layout.untiled]
+        first = untiled + [pieces[(a, 0)] for a in self.tiled_spatial]
+        first += [rests[a] for a in self.tiled_spatial]
+        first += [loops[a] for a in self.tiled_reduction]
+        if len(first) > 1:
+            w.reorder(first)
+        parallel = self.flag(point, "parallel") or 0
+        if parallel:
+            outer_loops = [pieces[(axis, 0)] for axis in self.tiled_spatial[:parallel]]
+            fused = outer_loops[-1]
+            for loop in reversed(outer_loops[:-1]):
+                fused = w.fuse(loop, fused)
+            w.mark("parallel", fused)
+        for axis in self.tiled_spatial:
+            inner = w.split(rests[axis], tiles[axis][2:], f"{axis}_in")
+            for level, handle in enumerate(inner, start=1):
+                pieces[(axis, level)] = handle
+        for axis in self.tiled_reduction:
+            for level, handle in enumerate(w.split(loops[axis], tiles[axis][1:], axis)):
+                pieces[(axis, level)] = handle
+        band = [pieces[x] for x in layout.order if x[1] > 0 or x[0] in self.tiled_reduction]
+        if len(band) > 1:
+            w.reorder(band)
+        return pieces
 
     def _render_loop_kinds(
         self,
@@ -823,14 +863,7 @@ class SketchSpace(Space):
         pieces: Mapping[tuple[str, int], str],
         nest_rules: Mapping[str, tuple[bool, bool]],
     ) -> None:
-        """Parallel, vectorize, epilogues and unrolling, after the anchor's tiling."""
-        parallel = self.flag(point, "parallel") or 0
-        if parallel:
-            outer = [pieces[(axis, 0)] for axis in self.tiled_spatial[:parallel]]
-            fused = outer[-1]
-            for loop in reversed(outer[:-1]):
-                fused = w.fuse(loop, fused)
-            w.mark("parallel", fused)
+        """Vectorize, epilogues, unrolling and packing, after the anchor's tiling."""
         if self.flag(point, "vectorize"):
             assert self.vector_axis is not None
             w.mark("vectorize", pieces[(self.vector_axis, 3)])
@@ -953,10 +986,35 @@ class SketchSpace(Space):
                 working.append(flag)
         dropped = set(self._flags()) - set(working)
         self.knobs = tuple(knob for knob in self.knobs if knob.name not in dropped)
+        self._verify_parallel(rng, rules)
         for a, b in itertools.combinations(working, 2):
             point = self._point_with({a, b}, rng)
             if point is not None and not self._applies(point, rules):
                 self.conflicts.add((a, b))
+
+    def _verify_parallel(self, rng: random.Random, rules: Mapping[str, tuple[bool, bool]]
+                         ) -> None:
+        """Keeps the `parallel` candidates (how many S0 loops to fuse) that apply to this
+        workload, tried once each on a random point whose fused loops all have 2 or more
+        iterations."""
+        index = next((i for i, k in enumerate(self.knobs) if k.name == "parallel"), None)
+        if index is None:
+            return
+        knob = self.knobs[index]
+        kept = [knob.candidates[0]]
+        for position, candidate in enumerate(knob.candidates[1:], start=1):
+            for _ in range(50):
+                point = self._point_with(set(), rng)
+                if point is None:
+                    break
+                point = (*point[:index], position, *point[index + 1:])
+                tiles = self.tiles(point)
+                fused = self.tiled_spatial[:position]
+                if self._check_point(point) is None and all(tiles[a][0] > 1 for a in fused):
+                    if self._applies(point, rules):
+                        kept.append(candidate)
+                    break
+        self.knobs = (*self.knobs[:index], Knob(knob.name, tuple(kept)), *self.knobs[index + 1:])
 
     def _applies(self, point: Point, rules: Mapping[str, tuple[bool, bool]]) -> bool:
         """Whether the script for `point` with these nest rules applies to the workload."""

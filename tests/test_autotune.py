@@ -169,7 +169,7 @@ def test_matmul_template_applies(small_matmul: Workload) -> None:
     space = matmul_template(small_matmul, TARGET)
     assert [k.name for k in space.knobs] == ["tile_i", "tile_j", "tile_k", "parallel"]
     rng = random.Random(1)
-    for _ in range(3):
+    for _ in range(6):
         p = space.random_valid_point(rng)
         assert p is not None
         assert apply_script(small_matmul, space.render(p)) is None
