@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import itertools
 import threading
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,21 +204,18 @@ def pack_weights(
 
 def write_weights(
     weights: Mapping[str, np.ndarray], path: Path, alignment: int = WEIGHT_ALIGNMENT
-) -> tuple[list[tuple[str, int, int]], int]:
+) -> list[tuple[str, int, int]]:
     """Writes the weights end to end (zero padding between, each aligned) into `path`; returns
-    the layout [(symbol, offset, nbytes)] and the CRC-32 of the file."""
+    the layout [(symbol, offset, nbytes)]."""
     layout, total = pack_weights(weights, alignment)
-    crc = 0
     with open(path, "wb") as out:
         position = 0
         for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
-            for chunk in (b"\0" * (offset - position), memoryview(buffer).cast("B")):
-                out.write(chunk)
-                crc = zlib.crc32(chunk, crc)
+            out.write(b"\0" * (offset - position))
+            out.write(memoryview(buffer).cast("B"))
             position = offset + nbytes
-        tail = b"\0" * (total - position)
-        out.write(tail)
-    return layout, zlib.crc32(tail, crc)
+        out.write(b"\0" * (total - position))
+    return layout
 
 
 def weights_from_blob(

@@ -26,10 +26,8 @@ import json
 import os
 import shutil
 import tempfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -48,16 +46,21 @@ PACKAGES = ("dialects", "rewrites", "pipelines", "frontends", "codegen", "runtim
 
 @functools.cache
 def compiler_fingerprint() -> str:
-    """A digest of dlc's own source (every .py and .mlir file of `PACKAGES`) and of the versions
-    of xDSL and llvmlite: any change to the compiler is a different compiler to the cache."""
+    """A digest of the versions of xDSL and llvmlite and of dlc's own source files (every .py
+    and .mlir file of `PACKAGES`: path, size, modification time): any change to the compiler is
+    a different compiler to the cache (a file saved again unchanged only costs a recompile)."""
+    import llvmlite
+    import xdsl
+
     root = Path(__file__).resolve().parent.parent
-    versions = [f"{name} {metadata.version(name)}" for name in ("xdsl", "llvmlite")]
-    hasher = hashlib.sha256(" ".join(versions).encode())
+    hasher = hashlib.sha256(f"xdsl {xdsl.__version__} llvmlite {llvmlite.__version__}".encode())
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*")):
             if path.suffix in (".py", ".mlir") and "__pycache__" not in path.parts:
-                hasher.update(str(path.relative_to(root)).encode())
-                hasher.update(path.read_bytes())
+                status = path.stat()
+                hasher.update(
+                    f"{path.relative_to(root)}:{status.st_size}:{status.st_mtime_ns}\n".encode()
+                )
     return hasher.hexdigest()
 
 
@@ -118,6 +121,13 @@ def digest(*parts: str | bytes) -> str:
         hasher.update(len(data).to_bytes(8, "little"))
         hasher.update(data)
     return hasher.hexdigest()
+
+
+def _stamp(path: Path) -> str:
+    """Size and modification time: a weights blob whose stamp changed is not the one written
+    (checked instead of a checksum, which would read tens of megabytes on every hit)."""
+    status = path.stat()
+    return f"{status.st_size}:{status.st_mtime_ns}"
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -217,11 +227,10 @@ class CompileCache:
                 objects[str(symbol)] = kernel
             weights: dict[str, np.ndarray] = {}
             if manifest["weights"]:
-                blob = np.memmap(directory / "weights.bin", dtype=np.uint8, mode="r")
-                if blob.size != int(manifest["weights_bytes"]):
+                blob_path = directory / "weights.bin"
+                if _stamp(blob_path) != manifest["weights_stamp"]:
                     return None
-                if zlib.crc32(blob) != int(manifest["weights_crc32"]):
-                    return None
+                blob = np.memmap(blob_path, dtype=np.uint8, mode="r")
                 weights = weights_from_blob(blob, manifest["weights"])
             stats = CompileStats(**manifest["stats"])
             stats.model_cache_hit = True
@@ -246,7 +255,7 @@ class CompileCache:
         except OSError:
             return
         try:
-            layout, crc = write_weights(model.weights, scratch / "weights.bin")
+            layout = write_weights(model.weights, scratch / "weights.bin")
             stats = {
                 name: getattr(model.stats, name)
                 for name in ("calls", "kernels", "workspace_bytes", "unplanned_bytes",
@@ -258,8 +267,7 @@ class CompileCache:
                 "exports": list(model.exports),
                 "uses_openmp": model.uses_openmp,
                 "weights": layout,
-                "weights_bytes": (scratch / "weights.bin").stat().st_size,
-                "weights_crc32": crc,
+                "weights_stamp": _stamp(scratch / "weights.bin"),
                 "stats": stats,
             }
             (scratch / "entry.o").write_bytes(self._wrap(model.objects["entry"]))

@@ -111,7 +111,7 @@ def link_shared_library(
             inputs.append(str(object_path))
         if weights:
             blob = Path(scratch) / "weights.bin"
-            layout, _ = write_weights(weights, blob, WEIGHT_ALIGNMENT)
+            layout = write_weights(weights, blob, WEIGHT_ALIGNMENT)
             assembly = Path(scratch) / "weights.s"
             assembly.write_text(weights_assembly(layout, blob.resolve(), WEIGHT_ALIGNMENT))
             inputs.append(str(assembly))
