@@ -100,7 +100,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     vector_loads = [
         access for access in accesses
         if isinstance(access, LoadOp) and access.memref is not nest.home
-        and depends_on(access.indices[-1], {iv})
+        and access.indices and depends_on(access.indices[-1], {iv})
     ]
     row = _row_axis(nest, column, vector_loads)
     packing = _packing(nest, c_loop, vector_loads, lanes, config)
