@@ -730,6 +730,9 @@ def compact_thread_private(alloc: AllocOp, where: str = "") -> bool:
     inside = [access for access in accesses if _enclosing_thread_loops(access)]
     if not inside:
         return False
+    outermost = {id(_enclosing_thread_loops(access)[-1]) for access in inside}
+    if len(inside) == len(accesses) and len(outermost) == 1:
+        return False  # scratch of one thread loop: each thread's copy is its own
     droppable: dict[int, str] = {}
     for dim, size in enumerate(shape):
         axes = {_thread_axis_of(access.indices[dim], access, size) for access in accesses}

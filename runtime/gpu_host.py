@@ -13,7 +13,7 @@ once per executable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -300,6 +300,30 @@ class GpuExecutable:
             for buffer in buffers:
                 backend.free(buffer)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        """The entry's input names, in order."""
+        return [arg.name for arg in self.signature.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        """The entry's output names, in order."""
+        return [arg.name for arg in self.signature.outputs]
+
+    def run(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Runs on inputs given by name; returns the outputs by name."""
+        names = self.input_names
+        missing = [name for name in names if name not in inputs]
+        unknown = sorted(set(inputs) - set(names))
+        if missing or unknown:
+            raise ExecutableError(
+                f"@{self.name} expects inputs {', '.join(repr(n) for n in names)}: missing "
+                f"{missing or 'none'}, unknown {unknown or 'none'}"
+            )
+        results = self(*(inputs[name] for name in names))
+        outputs = results if isinstance(results, tuple) else (results,)
+        return dict(zip(self.output_names, outputs, strict=True))
 
     def prepare(self, *inputs: object) -> DeviceCall:
         """Upload `inputs` and allocate the outputs once, for timing the kernels alone:

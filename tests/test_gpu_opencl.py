@@ -180,6 +180,18 @@ def test_outputs_into_caller_arrays(base_module):
     np.testing.assert_allclose(out, a @ b, rtol=RTOL, atol=ATOL)
 
 
+def test_inputs_and_outputs_by_name(base_module):
+    _, executable = base_module
+    entry = executable.entry("matmul_small")
+    a = RNG.standard_normal((3, 20)).astype(np.float32)
+    b = RNG.standard_normal((20, 5)).astype(np.float32)
+    outputs = entry.run(dict(zip(entry.input_names, (a, b), strict=True)))
+    assert list(outputs) == entry.output_names
+    np.testing.assert_allclose(outputs[entry.output_names[0]], a @ b, rtol=RTOL, atol=ATOL)
+    with pytest.raises(dlc.ExecutableError, match="missing"):
+        entry.run({})
+
+
 def test_wrong_inputs_are_reported(base_module):
     _, executable = base_module
     entry = executable.entry("matmul_small")
