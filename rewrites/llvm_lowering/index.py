@@ -11,16 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from rewrites.llvm_lowering.common import LLVMLowering, lowered, replace_with_lowered
+from rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    lowered,
+    lowering_error,
+    replace_with_lowered,
+)
 
 
 @dataclass
 class IndexCastLowering(RewritePattern):
-    """`arith.index_cast` -> `llvm.sext` (widening), `llvm.trunc` (narrowing) or nothing."""
+    """`arith.index_cast` -> `llvm.sext` (widening), `llvm.trunc` (narrowing) or nothing, on
+    scalars and on vectors (a vectorized loop's index arithmetic)."""
 
     lowering: LLVMLowering
 
@@ -28,8 +34,15 @@ class IndexCastLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.IndexCastOp, rewriter: PatternRewriter) -> None:
         source = lowered(op.input, self.lowering, rewriter)
         result_type = self.lowering.convert_type(op.result.type)
-        assert isinstance(source.type, IntegerType) and isinstance(result_type, IntegerType)
-        source_width, result_width = source.type.width.data, result_type.width.data
+        source_element, result_element = _element(source.type), _element(result_type)
+        if not isinstance(source_element, IntegerType) or not isinstance(
+            result_element, IntegerType
+        ):
+            raise lowering_error(
+                op, f"expected integers or vectors of integers, found {op.input.type} to "
+                f"{op.result.type}"
+            )
+        source_width, result_width = source_element.width.data, result_element.width.data
         new_ops: list[Operation] = []
         if result_width > source_width:
             new_ops.append(llvm.SExtOp(source, result_type))
@@ -37,6 +50,10 @@ class IndexCastLowering(RewritePattern):
             new_ops.append(llvm.TruncOp(source, result_type))
         new_result = new_ops[-1].results[0] if new_ops else source
         replace_with_lowered(op, new_ops, [new_result], rewriter)
+
+
+def _element(type_: Attribute) -> Attribute:
+    return type_.element_type if isinstance(type_, VectorType) else type_
 
 
 def index_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:

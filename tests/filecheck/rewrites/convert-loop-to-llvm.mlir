@@ -449,3 +449,27 @@ func.func @scalar_bool_memref(%m: memref<2xi1>, %i: index) {
   memref.store %k, %m[%c0] : memref<2xi1>
   func.return
 }
+
+// -----
+
+// An index computed from data in a vectorized loop (nearest-neighbour Resize): the index_cast
+// of the vector of lanes sign-extends the whole vector, then each lane is gathered.
+
+// CHECK-LABEL: llvm.func @vectorized_index_cast_gather
+// CHECK:         %[[K:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xi32>
+// CHECK-NEXT:    %[[J:.*]] = llvm.sext %[[K]] : vector<4xi32> to vector<4xi64>
+// CHECK-NEXT:    %[[LANE:.*]] = llvm.shufflevector %[[J]], %[[J]] [0] : vector<4xi64>
+// CHECK-NEXT:    %[[J0:.*]] = llvm.bitcast %[[LANE]] : vector<1xi64> to i64
+// CHECK-NEXT:    llvm.getelementptr inbounds %{{.*}}[%[[J0]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+func.func @vectorized_index_cast_gather(%idx: memref<4xi32>, %x: memref<8xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind vectorized {
+    %k = loop.load %idx[%i] : memref<4xi32> -> i32
+    %j = arith.index_cast %k : i32 to index
+    %v = loop.load %x[%j] : memref<8xf32> -> f32
+    loop.store %v, %out[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
