@@ -135,7 +135,19 @@ def test_argument_errors(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert dlc("compile", tiny, "-o", tmp_path / "tiny.dll", cache=tmp_path / "c") == 1
     assert "expected an output path ending in .so" in capsys.readouterr().err
     assert dlc("compile", tiny, "--target", "ptx", cache=tmp_path / "c") == 1
-    assert "expected target 'llvm', found 'ptx'" in capsys.readouterr().err
+    assert "expected --target llvm for a shared library, found 'ptx'" in capsys.readouterr().err
+    assert dlc("compile", tiny, "--target", "opencl", "--emit", "ptx", cache=tmp_path / "c") == 1
+    assert "found --target opencl --emit ptx" in capsys.readouterr().err
+
+
+def test_emit_prints_the_lowered_code(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compile", str(tiny), "--emit", "llvm"]) == 0
+    text = capsys.readouterr().out
+    assert "define void @\"main\"" in text and "target triple" in text
+    assert main(["compile", str(tiny), "--emit", "llvm", "-o", str(tmp_path / "m.ll")]) == 0
+    assert "define void @\"main\"" in (tmp_path / "m.ll").read_text()
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
     dlc compile model.onnx [--target llvm] [--threads N] [--tuning-log F]
                 [--input-shape x=1x3x224x224] -o model.so
+    dlc compile model.onnx --target cuda|opencl|llvm --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
@@ -82,7 +83,13 @@ def _parser() -> argparse.ArgumentParser:
     compile_parser = commands.add_parser("compile", help="compile a model into a shared library")
     _common(compile_parser)
     compile_parser.add_argument("-o", "--output", type=Path,
-                                help="the library to write (default: <model>.so here)")
+                                help="the library to write (default: <model>.so here), or the "
+                                "text file for --emit (default: stdout)")
+    compile_parser.add_argument("--emit", choices=["llvm", "ptx", "opencl"],
+                                help="print the lowered code instead of writing a library: LLVM "
+                                "IR (--target llvm or cuda), PTX (cuda) or OpenCL C (opencl)")
+    compile_parser.add_argument("--arch", default="sm_80",
+                                help="the CUDA architecture for --target cuda")
 
     run_parser = commands.add_parser("run", help="run a model on .npy inputs")
     _common(run_parser, compiling=False)
@@ -194,8 +201,37 @@ def _size(nbytes: int) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def emit_command(args: argparse.Namespace) -> None:
+    """`dlc compile --emit`: the lowered code as text (codegen.emit_device_code)."""
+    from codegen import emit_device_code
+    from dlc.api import make_context, parse_module
+
+    if not args.model.is_file():
+        raise ToolError(f"no such file: {args.model}")
+    if args.model.suffix == ".onnx":
+        from frontends.onnx import import_onnx
+
+        module = import_onnx(args.model, dict(args.input_shapes) or None)
+    else:
+        module = parse_module(args.model, make_context())
+    text = emit_device_code(module, args.target, args.emit, arch=args.arch)
+    if args.output is None:
+        sys.stdout.write(text)
+        return
+    write_atomically(args.output, text)
+    print(f"dlc: wrote {args.emit} for {args.target} to {args.output}")
+
+
 def compile_command(args: argparse.Namespace) -> None:
     """`dlc compile`: compile and export; print what the compile did."""
+    if args.emit is not None:
+        emit_command(args)
+        return
+    if args.target != "llvm":
+        raise ToolError(
+            f"expected --target llvm for a shared library, found '{args.target}' (GPU targets: "
+            "use --emit, or dlc.compile(target=...) to run in process)"
+        )
     output = args.output or Path(args.model.with_suffix(".so").name)
     if output.suffix != ".so":
         raise ToolError(f"expected an output path ending in .so, found '{output}'")
