@@ -16,6 +16,7 @@ Vocabulary used by every primitive:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MinUIOp, MuliOp, RemUIOp
 from xdsl.dialects.builtin import (
@@ -95,9 +96,15 @@ def body_ops(loop: ForOp) -> list[Operation]:
     return [op for op in loop.body.block.ops if not op.has_trait(IsTerminator)]
 
 
+_EFFECT_FREE_WITHOUT_TRAIT: tuple[type[Operation], ...] = (RemUIOp,)
+"""Ops without memory effects that xDSL 0.75 declares no effect trait for (`arith.remui`)."""
+
+
 def is_pure(op: Operation) -> bool:
     """Whether `op` is side-effect free and has no regions (index arithmetic, constants)."""
-    return not op.regions and is_side_effect_free(op)
+    if op.regions:
+        return False
+    return is_side_effect_free(op) or isinstance(op, _EFFECT_FREE_WITHOUT_TRAIT)
 
 
 def is_live(op: Operation, root: Operation) -> bool:
@@ -362,13 +369,29 @@ def check_spatial(loop: ForOp, what: str) -> None:
             )
 
 
-def _offset_terms(value: SSAValue, loop: ForOp) -> tuple[tuple[int, ...], int, int] | None:
-    """`value` as `loop.iv + invariants + [lo, hi]`: (ids of the invariant terms, lo, hi).
+@dataclass(frozen=True)
+class _IndexForm:
+    """An index as `scale * g(iv) + invariants + offset`, `offset` in `[lo, hi]`, with `g` the
+    identity (`kind` "id"), `iv / divisor` ("div") or `iv % divisor` ("rem")."""
 
-    `value` must be a sum (`arith.addi`) of the loop's induction variable exactly once, of
-    constants, of values defined outside the loop, and of induction variables of loops inside
-    it with constant non-negative start, constant step and a constant upper bound (or
-    `arith.minui` with a constant); None otherwise.
+    kind: str
+    divisor: int
+    scale: int
+    invariants: tuple[int, ...]
+    lo: int
+    hi: int
+
+    def shape(self) -> tuple[str, int, int, tuple[int, ...]]:
+        return self.kind, self.divisor, self.scale, self.invariants
+
+
+def _index_form(value: SSAValue, loop: ForOp) -> _IndexForm | None:
+    """The form of an index in terms of `loop`'s induction variable, or None if it has none.
+
+    `value` must be a sum (`arith.addi`) of one term computed from the induction variable (the
+    variable itself, or its `arith.divui`/`arith.remui` by a constant, times constants), of
+    constants, of values defined outside the loop, and of induction variables of loops inside it
+    with a constant start and step and a constant (or `arith.minui`-bounded) upper bound.
     """
     terms: list[SSAValue] = []
     pending = [value]
@@ -379,28 +402,43 @@ def _offset_terms(value: SSAValue, loop: ForOp) -> tuple[tuple[int, ...], int, i
         else:
             terms.append(current)
     iv = loop.induction_var
-    if terms.count(iv) != 1:
+    keys = [term for term in terms if depends_on(term, {iv})]
+    if len(keys) != 1:
         return None
     invariants: list[int] = []
     lo = hi = 0
     for term in terms:
-        if term is iv:
+        if term is keys[0]:
             continue
         constant = constant_value(term)
+        inner = term.owner.parent_op() if isinstance(term, BlockArgument) else None
+        span = _value_span(inner) if isinstance(inner, ForOp) and loop.is_ancestor(inner) else None
         if constant is not None:
             lo, hi = lo + constant, hi + constant
-            continue
-        inner = term.owner.parent_op() if isinstance(term, BlockArgument) else None
-        if isinstance(inner, ForOp) and loop.is_ancestor(inner):
-            span = _value_span(inner)
-            if span is None:
-                return None
+        elif span is not None:
             lo, hi = lo + span[0], hi + span[1]
-            continue
-        if not is_defined_outside(term, loop):
+        elif is_defined_outside(term, loop):
+            invariants.append(id(term))
+        else:
             return None
-        invariants.append(id(term))
-    return tuple(sorted(invariants)), lo, hi
+    scale, core = 1, keys[0]
+    while isinstance(core.owner, MuliOp):
+        lhs, rhs = core.owner.operands
+        factor, other = constant_value(rhs), lhs
+        if factor is None:
+            factor, other = constant_value(lhs), rhs
+        if not factor or factor < 0:
+            return None
+        scale, core = scale * factor, other
+    if core is iv:
+        return _IndexForm("id", 0, scale, tuple(sorted(invariants)), lo, hi)
+    owner = core.owner
+    if isinstance(owner, DivUIOp | RemUIOp) and owner.operands[0] is iv:
+        divisor = constant_value(owner.operands[1])
+        if divisor is not None and divisor > 0:
+            kind = "div" if isinstance(owner, DivUIOp) else "rem"
+            return _IndexForm(kind, divisor, scale, tuple(sorted(invariants)), lo, hi)
+    return None
 
 
 def _value_span(loop: ForOp) -> tuple[int, int] | None:
@@ -415,79 +453,41 @@ def _value_span(loop: ForOp) -> tuple[int, int] | None:
     return lb, max(lb, ub - 1)
 
 
-def disjoint_iterations(loop: ForOp, accesses_indices: Sequence[Sequence[SSAValue]]) -> int | None:
-    """A dimension along which the iterations of `loop` access disjoint elements, or None.
+def disjoint_iterations(
+    loop: ForOp, accesses_indices: Sequence[Sequence[SSAValue]]
+) -> list[int] | None:
+    """Dimensions whose indices tell the iterations of `loop` apart, or None if none do.
 
-    Along dimension `d`, every access's index must be `iv + invariants + offset` with the same
-    invariants and an offset in a range narrower than the loop's (constant) step: then the
-    elements one iteration accesses lie in `[iv + lo, iv + hi]`, apart from the next one's.
+    Each access is a list of indices (one per dimension). Along a dimension where every access
+    has the same form `scale * g(iv) + invariants + offset` (see `_index_form`) and the offsets
+    span less than `scale` (times the step, for `g` the identity), the index determines `g(iv)`:
+    one dimension with `g` the identity, or two with `iv / n` and `iv % n` (what `fuse` makes),
+    determine the iteration, so different iterations access different elements.
     """
     step = constant_value(loop.step)
-    if step is None or not accesses_indices:
+    if step is None or step <= 0 or not accesses_indices:
         return None
     rank = len(accesses_indices[0])
+    exact: dict[int, _IndexForm] = {}
     for dim in range(rank):
-        if _narrow(loop, step, [indices[dim] for indices in accesses_indices]):
-            return dim
-    for outer in range(rank):
-        for inner in range(rank):
-            if outer != inner and _div_rem_pair(loop, step, accesses_indices, outer, inner):
-                return outer
+        forms = [_index_form(indices[dim], loop) for indices in accesses_indices]
+        if any(form is None for form in forms):
+            continue
+        known = [form for form in forms if form is not None]
+        if len({form.shape() for form in known}) != 1:
+            continue
+        form = known[0]
+        width = max(f.hi for f in known) - min(f.lo for f in known)
+        if width < form.scale * (step if form.kind == "id" else 1):
+            exact[dim] = form
+    for dim, form in exact.items():
+        if form.kind == "id":
+            return [dim]
+    for dim, form in exact.items():
+        for other, partner in exact.items():
+            if form.kind == "div" and partner.kind == "rem" and partner.divisor == form.divisor:
+                return [dim, other]
     return None
-
-
-def _narrow(loop: ForOp, step: int, values: Sequence[SSAValue]) -> bool:
-    """Every value is `iv + invariants + offset`, the same invariants, offsets within a step."""
-    forms = [_offset_terms(value, loop) for value in values]
-    if any(form is None for form in forms):
-        return False
-    invariants = {form[0] for form in forms if form is not None}
-    lo = min(form[1] for form in forms if form is not None)
-    hi = max(form[2] for form in forms if form is not None)
-    return len(invariants) == 1 and hi - lo < step
-
-
-def _div_rem_pair(
-    loop: ForOp, step: int, accesses_indices: Sequence[Sequence[SSAValue]], outer: int, inner: int
-) -> bool:
-    """Dimensions `outer`, `inner` index `x / n` and `x % n` (up to invariant offsets and
-    constant factors) of one `x` narrow in the loop (as `fuse` makes): an injective pair."""
-    bases: list[SSAValue] = []
-    for indices in accesses_indices:
-        quotient, remainder = (_strip_affine(indices[outer], loop),
-                               _strip_affine(indices[inner], loop))
-        if not (isinstance(quotient.owner, DivUIOp) and isinstance(remainder.owner, RemUIOp)):
-            return False
-        x, n = quotient.owner.operands
-        y, m = remainder.owner.operands
-        divisor = constant_value(n)
-        if divisor is None or divisor <= 0 or divisor != constant_value(m) or not same_value(x, y):
-            return False
-        bases.append(x)
-    return _narrow(loop, step, bases)
-
-
-def _strip_affine(value: SSAValue, loop: ForOp) -> SSAValue:
-    """`value` without added loop-invariant terms and constant (non-zero) factors."""
-    while True:
-        owner = value.owner
-        if isinstance(owner, AddiOp | MuliOp):
-            lhs, rhs = owner.operands
-            if isinstance(owner, MuliOp):
-                factor, other = constant_value(rhs), lhs
-                if not factor:
-                    factor, other = constant_value(lhs), rhs
-                if factor:
-                    value = other
-                    continue
-                return value
-            if is_defined_outside(rhs, loop):
-                value = lhs
-                continue
-            if is_defined_outside(lhs, loop):
-                value = rhs
-                continue
-        return value
 
 
 # ----------------------------------------------------------------------------------------------

@@ -280,10 +280,11 @@ def reverse_compute_at(block: BlockOp, loop: ForOp) -> None:
     region = _Region(loop, producer_indices, what, block)
     _check_reduction_done(loop, region, buffer, what)
     for outer in _concurrent_loops(loop):
-        dim = disjoint_iterations(outer, [producer_indices])
+        dims = disjoint_iterations(outer, [producer_indices])
         stores = [op for op in block.walk() if isinstance(op, StoreOp)]
-        if dim is None or any(
-            index_loops[dim].induction_var not in list(store.indices) for store in stores
+        if dims is None or any(
+            index_loops[dim].induction_var not in list(store.indices)
+            for store in stores for dim in dims
         ):
             raise ScheduleError(
                 f"cannot {what}: expected the iterations of {outer.kind.data} "

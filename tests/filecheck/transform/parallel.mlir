@@ -162,3 +162,41 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.parallel %i0 : !transform.any_op
   transform.yield
 }
+
+// -----
+
+// Tiles fused into one parallel loop (what the autotuner's sketches do): the row and column
+// tiles come back by division and remainder, and each iteration owns one 2x8 tile.
+// CHECK-LABEL: func.func @fused_tiles
+// CHECK:       loop.for %[[F:.*]] = %{{.*}} axis "i.0.j.0.fused" kind parallel {
+// CHECK-NEXT:    %[[Q:.*]] = arith.divui %[[F]], %{{.*}} : index
+// CHECK-NEXT:    %{{.*}} = arith.muli %[[Q]], %{{.*}} : index
+// CHECK-NEXT:    %[[R:.*]] = arith.remui %[[F]], %{{.*}} : index
+// CHECK-NEXT:    %{{.*}} = arith.muli %[[R]], %{{.*}} : index
+// CHECK-NEXT:    loop.for %{{.*}} axis "i.1" {
+// CHECK-NEXT:      %{{.*}} = arith.addi
+// CHECK-NEXT:      loop.for %{{.*}} axis "j.1" {
+func.func @fused_tiles(%X: memref<8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" {
+    loop.for %j = %c0 to %c32 step %c1 axis "j" {
+      loop.block "double" reads() writes(%X : memref<8x32xf32>) spatial ["i", "j"] {
+        %x = loop.load %X[%i, %j] : memref<8x32xf32> -> f32
+        %s = arith.addf %x, %x : f32
+        loop.store %s, %X[%i, %j] : f32 -> memref<8x32xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "double" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  %i0, %j0, %i1, %j1 = transform.loop.tile %i, %j [2, 8] : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+  %f = transform.loop.fuse %i0, %j0 : (!transform.any_op, !transform.any_op) -> !transform.any_op
+  transform.loop.parallel %f : !transform.any_op
+  transform.yield
+}
