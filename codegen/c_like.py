@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -47,7 +47,6 @@ from dialects.target_gpu.ops import (
     ReturnOp,
     SharedAllocOp,
     ThreadIdOp,
-    is_shared_memref,
 )
 from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 
@@ -576,13 +575,3 @@ CLikePrinter._STATEMENTS = {
     BarrierOp: CLikePrinter.print_barrier,
     ReturnOp: CLikePrinter.print_return,
 }  # type: ignore[assignment]
-
-
-def shared_or_global(memref_type: Attribute) -> str:
-    """"shared" for a memref in shared memory, else "global"."""
-    return "shared" if is_shared_memref(memref_type) else "global"
-
-
-def kernels(module: ModuleOp) -> Iterable[KernelOp]:
-    """Every kernel in the module."""
-    return (op for op in module.walk() if isinstance(op, KernelOp))

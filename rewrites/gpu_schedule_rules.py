@@ -688,7 +688,7 @@ def _tree_steps(update: Update, threads: int, shared: SSAValue, at: Builder) -> 
 
 
 def _final(nest: Reduction, update: Update, shared: SSAValue, at: Builder) -> None:
-    single, inside = at.thread_loop(1, f"{update.block.block_name.data}.final", "threadIdx.x")
+    _, inside = at.thread_loop(1, f"{update.block.block_name.data}.final", "threadIdx.x")
     moved: list[Operation] = [
         op for op in (nest.alloc, nest.init) if op is not None
     ]
@@ -705,7 +705,6 @@ def _final(nest: Reduction, update: Update, shared: SSAValue, at: Builder) -> No
     _replace_x(update, lambda b: b.value(LoadOp(shared, [b.const(0)])))
     reduction_root.detach()
     reduction_root.erase()
-    del single
 
 
 # ----------------------------------------------------------------------------------------------
@@ -992,9 +991,10 @@ class GemmBuilder:
         if nest.dealloc is not None:
             statements.append(nest.dealloc)
         for op in statements:
-            clone = cloner.op(op) if op is not shape.update.block else self._final_update(
-                cloner, acc, ty, tx, i, j)
-            del clone
+            if op is shape.update.block:
+                self._final_update(cloner, acc, ty, tx, i, j)
+            else:
+                cloner.op(op)
 
     def _final_update(
         self, cloner: Cloner, acc: SSAValue, ty: SSAValue, tx: SSAValue, i: SSAValue,
