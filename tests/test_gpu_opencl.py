@@ -201,6 +201,42 @@ def test_wrong_inputs_are_reported(base_module):
         entry(np.zeros((3, 20), np.float32))
 
 
+def test_cache_read_into_shared_memory_with_primitives():
+    """A hand schedule with the schedule primitives: B staged in shared memory by
+    `cache_read(..., "shared")` + `compute_at`, rows bound to blocks and columns to threads;
+    the copy runs on thread 0 of each block, a barrier before the threads read it."""
+    from xdsl.passes import PassPipeline
+
+    from dlc.api import make_context
+    from rewrites import get_all_passes
+    from rewrites.gpu_schedule_rules import bind_spatial_loop
+    from rewrites.schedule import bind, cache_read, compute_at, get_loops, match_blocks
+    from runtime.opencl import load_module
+
+    module = ModuleOp([function("f", [(8, 16), (16, 12)], lambda a, b: [g.MatmulOp(a, b)])])
+    a = RNG.standard_normal((8, 16)).astype(np.float32)
+    b = RNG.standard_normal((16, 12)).astype(np.float32)
+    passes = get_all_passes()
+    PassPipeline.parse_spec(
+        passes, "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
+    ).apply(make_context(), module)
+    function_op = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    (update,) = match_blocks(function_op, "matmul")
+    compute_at(cache_read(update, 1, "shared"), get_loops(update)[0])
+    rows, columns, _ = get_loops(update)
+    # `bind` refuses this binding: its overlap check treats the shared copy as one buffer
+    # for all blocks, while each block has its own.
+    bind_spatial_loop(rows, "blockIdx.x")
+    bind(columns, "threadIdx.x")
+    PassPipeline.parse_spec(passes, "convert-loop-to-target-gpu{target=opencl}").apply(
+        make_context(), module
+    )
+    executable = load_module(module, "f")
+    assert "__local float" in executable.source and "barrier(CLK_LOCAL_MEM_FENCE)" in \
+        executable.source
+    np.testing.assert_allclose(executable(a, b), a @ b, rtol=RTOL, atol=ATOL)
+
+
 # ----------------------------------------------------------------------------------------------
 # A transformer block built from graph ops
 # ----------------------------------------------------------------------------------------------
