@@ -2,11 +2,12 @@
 
 Random sequences of split/reorder/tile/fuse/unroll/parallel/vectorize (and the buffer
 primitives) with random factors are applied to random shapes of matmul, an elementwise chain and
-a conv-like 2-D reduction; the scheduled and unscheduled programs are run by a small NumPy
-evaluator of loop-level IR (`_evaluate`, below; to be replaced by dialects/loop/interpreter.py
-once it lands) on the same random inputs. Allocations start as NaN, so a schedule that reads an
-element before it is written shows in the outputs. A primitive that refuses (ScheduleError) must leave
-the IR exactly as it was.
+a conv-like 2-D reduction; the unscheduled program run by dialects/loop/interpreter.py is the
+oracle; the scheduled one must match it under that interpreter and under this file's evaluator
+(`_evaluate`), which also runs parallel and bound loops iteration by iteration on private copies
+of memory (two iterations writing one element is a race) and vectorized loops in lockstep.
+Allocations start as NaN, so a schedule that reads an element before it is written shows in the
+outputs. A primitive that refuses (ScheduleError) must leave the IR exactly as it was.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 from dialects import get_all_dialects
+from dialects.loop.interpreter import LoopInterpreter
 from dialects.loop.ops import (
     THREAD_AXES,
     AllocOp,
@@ -226,7 +228,8 @@ func.func @matmul(%A: {a}, %B: {b}, %C: {c}) {{
         loop.store %zero, %C[%i, %j] : f32 -> {c}
       }}
       loop.for %k = %c0 to %ck step %c1 axis "k" {{
-        loop.block "matmul" reads(%A, %B : {a}, {b}) writes(%C : {c}) spatial ["i", "j"] reduction ["k"] {{
+        loop.block "matmul" reads(%A, %B : {a}, {b}) writes(%C : {c})
+            spatial ["i", "j"] reduction ["k"] {{
           %a = loop.load %A[%i, %k] : {a} -> f32
           %b = loop.load %B[%k, %j] : {b} -> f32
           %c = loop.load %C[%i, %j] : {c} -> f32
@@ -280,7 +283,8 @@ func.func @elementwise(%X: {t}, %Z: {t}, %Y: {t}) {{
 
 def conv2d(h: int, w: int, r: int, s: int) -> str:
     """O[i, j] = sum_{p, q} X[i + p, j + q] * W[p, q]: spatial i, j; reduction p, q."""
-    x, wt, o = f"memref<{h + r - 1}x{w + s - 1}xf32>", f"memref<{r}x{s}xf32>", f"memref<{h}x{w}xf32>"
+    x = f"memref<{h + r - 1}x{w + s - 1}xf32>"
+    wt, o = f"memref<{r}x{s}xf32>", f"memref<{h}x{w}xf32>"
     return f"""
 func.func @conv(%X: {x}, %W: {wt}, %O: {o}) {{
   %c0 = arith.constant 0 : index
@@ -297,7 +301,8 @@ func.func @conv(%X: {x}, %W: {wt}, %O: {o}) {{
       }}
       loop.for %p = %c0 to %cr step %c1 axis "p" {{
         loop.for %q = %c0 to %cs step %c1 axis "q" {{
-          loop.block "conv" reads(%X, %W : {x}, {wt}) writes(%O : {o}) spatial ["i", "j"] reduction ["p", "q"] {{
+          loop.block "conv" reads(%X, %W : {x}, {wt}) writes(%O : {o})
+              spatial ["i", "j"] reduction ["p", "q"] {{
             %ip = arith.addi %i, %p : index
             %jq = arith.addi %j, %q : index
             %xv = loop.load %X[%ip, %jq] : {x} -> f32
@@ -375,8 +380,7 @@ def _apply_step(module: ModuleOp, step: Step) -> bool:
         "split2": lambda: split(_need(loop), [factor, 1 + other_choice % 3]),
         "reorder": lambda: reorder([_need(other), _need(loop)]),
         "tile": lambda: tile(_need(loop), _need(other), [factor, 1 + other_choice % 4]),
-        "fuse": lambda: fuse(_need(loop), loops[(loop_choice % len(loops)) + 1]
-                             if loops and loop_choice % len(loops) + 1 < len(loops) else _need(None)),
+        "fuse": lambda: fuse(_need(loop), _need(_next(loops, loop_choice))),
         "unroll": lambda: unroll(_need(loop), None if factor > 4 else factor),
         "parallel": lambda: parallel(_need(loop)),
         "vectorize": lambda: vectorize(_need(loop)),
@@ -421,6 +425,12 @@ class _Refused(ScheduleError):
     pass
 
 
+def _next(loops: list[ForOp], choice: int) -> ForOp | None:
+    """The loop after the chosen one, if any."""
+    position = choice % len(loops) + 1 if loops else 0
+    return loops[position] if 0 < position < len(loops) else None
+
+
 def _need(op: ForOp | None) -> ForOp:
     if op is None:
         raise _Refused("no such loop")
@@ -450,16 +460,31 @@ def _steps(names: list[str]) -> st.SearchStrategy[list[Step]]:
     return st.lists(step, min_size=1, max_size=8)
 
 
+def _run_with_loop_interpreter(
+    module: ModuleOp, inputs: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Runs the module's one function with dialects/loop/interpreter.py (strict: bounds, use
+    after free), on copies of `inputs` by argument name."""
+    (function,) = [op for op in module.ops if isinstance(op, FuncOp)]
+    arrays = {name: array.copy() for name, array in inputs.items()}
+    names = [arg.name_hint for arg in function.body.block.args]
+    LoopInterpreter(module).call(function.sym_name.data, [arrays[str(n)] for n in names])
+    return arrays
+
+
 def _check_schedule(source: str, steps: list[Step], seed: int) -> None:
+    """The oracle is the loop interpreter on the unscheduled program; the scheduled one must
+    match it both under the loop interpreter (every loop serial) and under `_evaluate` (parallel
+    loops iteration-private, vectorized loops in lockstep)."""
     reference = parse(source)
     inputs = _inputs(reference, seed)
-    expected = _evaluate(reference, inputs)
+    expected = _run_with_loop_interpreter(reference, inputs)
     module = parse(source)
     for step in steps:
         _apply_step(module, step)
-    got = _evaluate(module, inputs)
-    for name, array in expected.items():
-        np.testing.assert_allclose(got[name], array, rtol=1e-4, atol=1e-5, err_msg=name)
+    for got in (_run_with_loop_interpreter(module, inputs), _evaluate(module, inputs)):
+        for name, array in expected.items():
+            np.testing.assert_allclose(got[name], array, rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 _SETTINGS = settings(
