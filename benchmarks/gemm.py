@@ -53,7 +53,7 @@ def main() -> None:
             path.write_text(gemm_module(size))
             for threads in args.threads:
                 start = time.perf_counter()
-                executable = dlc.compile(path, threads=threads)
+                executable = dlc.compile(path, threads=threads, cache=False)
                 compile_s = time.perf_counter() - start
                 out = np.empty((size, size), dtype=np.float32)
                 executable(a, b, out=(out,))
