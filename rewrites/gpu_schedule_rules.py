@@ -64,6 +64,7 @@ class GpuScheduleConfig:
         max_thread_tile: the largest per-thread GEMM sub-tile along M and along N.
         block_k: the reduction slice a GEMM block stages in shared memory per step.
         min_gemm_extent: M and N must both reach this for the GEMM rule.
+        warp_size: threads that run in lock step; a tree reduction uses at least one warp.
     """
 
     threads: int = 256
@@ -74,6 +75,7 @@ class GpuScheduleConfig:
     max_thread_tile: int = 8
     block_k: int = 8
     min_gemm_extent: int = 16
+    warp_size: int = 32
 
     @classmethod
     def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
@@ -85,6 +87,7 @@ class GpuScheduleConfig:
             max_blocks=target.multiprocessors * 32,
             shared_memory_bytes=target.shared_memory_bytes,
             tile_threads=(tile, tile),
+            warp_size=target.warp_size,
         )
 
 
@@ -625,7 +628,7 @@ def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:
         wrapper = ForOp(zero, one, one, [reduction_root], "single_block", "bound", "blockIdx.x")
         block.insert_op_before(wrapper, anchor)  # type: ignore[arg-type]
     extent = math.prod(extents)
-    threads = min(config.threads, 1 << max(0, (extent - 1).bit_length()))
+    threads = min(config.threads, max(config.warp_size, 1 << max(0, (extent - 1).bit_length())))
     parent = reduction_root.parent_block()
     assert parent is not None
     at = Builder(parent, reduction_root, before=reduction_root)

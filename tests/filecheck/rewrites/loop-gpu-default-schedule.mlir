@@ -174,13 +174,13 @@ func.func @gemm(%0: memref<32x32xf32>, %1: memref<32x64xf32>, %out: memref<32x64
 // -----
 
 // A reduction to one value: the init (a statement outside loops) runs on one thread; the
-// reduction is a tree in a single block.
+// reduction is a tree in a single block of at least one warp (32 threads on sm_80).
 // CHECK-LABEL: func.func @reduce_all
 // CHECK:         loop.for %{{.*}} axis "single" kind bound thread "threadIdx.x" {
 // CHECK-NEXT:      loop.block "reduce_sum_init"
 // CHECK:         loop.for %{{.*}} axis "single_block" kind bound thread "blockIdx.x" {
-// CHECK-NEXT:      loop.alloc shared : memref<16xf32>
-// CHECK:           axis "reduce_sum.tree8" kind bound thread "threadIdx.x"
+// CHECK-NEXT:      loop.alloc shared : memref<32xf32>
+// CHECK:           axis "reduce_sum.tree16" kind bound thread "threadIdx.x"
 func.func @reduce_all(%0: memref<2x8xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
