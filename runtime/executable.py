@@ -14,7 +14,7 @@ import math
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from runtime.metadata import (
     decode_metadata,
     decode_model_info,
 )
+
+if TYPE_CHECKING:
+    from runtime.artifact import CompileStats
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
@@ -108,8 +111,8 @@ class Executable:
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(self.signature.arguments)))
         self._function = prototype(native.address(self.signature.name))
         self.model = self._model_info(native)
-        self.stats: Any = None
-        """How the compile went (`runtime.artifact.CompileStats`), when this process compiled."""
+        self.stats: CompileStats | None = None
+        """How the compile went, when this process compiled (or took it from the cache)."""
 
     def _model_info(self, native: NativeModule) -> ModelInfo | None:
         model_text = getattr(native, "model_text", None)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.executable import Executable
 from tools.diagnostics import ToolError, run_tool, write_atomically
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
@@ -117,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------------------------
 
 
-def _executable(args: argparse.Namespace, progress: bool = True) -> Any:
+def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
+    """The model's executable (loaded from a .so, or compiled) and the compile's seconds."""
     import dlc
 
     if not args.model.is_file():
@@ -125,15 +127,14 @@ def _executable(args: argparse.Namespace, progress: bool = True) -> Any:
     if args.model.suffix == ".so":
         if args.input_shapes:
             raise ToolError("--input-shape applies when compiling, not to a compiled .so")
-        return dlc.load(args.model)
+        return dlc.load(args.model), None
     start = time.perf_counter()
     executable = dlc.compile(
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, threads=args.threads, tuning_log=args.tuning_log,
-        cache=not args.no_cache, cache_dir=args.cache_dir, progress=progress, jobs=args.jobs,
+        cache=not args.no_cache, cache_dir=args.cache_dir, progress=True, jobs=args.jobs,
     )
-    executable.compile_seconds = time.perf_counter() - start
-    return executable
+    return executable, time.perf_counter() - start
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -152,7 +153,9 @@ def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Gen
     return np.zeros(shape, dtype=dtype)
 
 
-def _inputs(executable: Any, specs: list[str], seed: int, required: bool) -> list[np.ndarray]:
+def _inputs(
+    executable: Executable, specs: list[str], seed: int, required: bool
+) -> list[np.ndarray]:
     """The inputs in order: from `--input NAME=FILE` or `--input FILE` (in order), else random
     (or an error when `required`)."""
     names = list(executable.input_names)
@@ -235,12 +238,13 @@ def compile_command(args: argparse.Namespace) -> None:
     output = args.output or Path(args.model.with_suffix(".so").name)
     if output.suffix != ".so":
         raise ToolError(f"expected an output path ending in .so, found '{output}'")
-    executable = _executable(args)
+    executable, seconds = _executable(args)
     executable.export(output)
     stats = executable.stats
+    assert stats is not None and seconds is not None, "a compile has stats"
     cached = "model from the cache" if stats.model_cache_hit else (
         f"{stats.kernels_cached}/{stats.kernels} kernels from the cache")
-    print(f"dlc: compiled {args.model} -> {output} in {executable.compile_seconds:.2f} s "
+    print(f"dlc: compiled {args.model} -> {output} in {seconds:.2f} s "
           f"({cached})")
     if stats.calls:
         saved = ""
@@ -267,7 +271,7 @@ def _file_name(name: str) -> str:
 
 def run_command(args: argparse.Namespace) -> None:
     """`dlc run`: run once on the given inputs; print or save the outputs."""
-    executable = _executable(args)
+    executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=True)
     results = executable.run(dict(zip(executable.input_names, inputs, strict=True)))
     if args.output_dir is not None:
@@ -285,7 +289,7 @@ def profile_command(args: argparse.Namespace) -> None:
     """`dlc profile`: the per-kernel time table."""
     from runtime.profiler import profile
 
-    executable = _executable(args)
+    executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
     print(profile(executable, inputs, args.repeat).table(args.top))
 
@@ -302,7 +306,7 @@ def _median_ms(function: Callable[[], object], repeat: int) -> float:
 
 def bench_command(args: argparse.Namespace) -> None:
     """`dlc bench`: median latency of dlc, and of ONNX Runtime on the same inputs."""
-    executable = _executable(args)
+    executable, compile_seconds = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
     runs: dict[str, Callable[[], object]] = {"dlc": lambda: executable(*inputs)}
     if "ort" in args.compare:
@@ -318,7 +322,6 @@ def bench_command(args: argparse.Namespace) -> None:
             feed = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
             runs["onnxruntime"] = lambda: session.run(None, feed)
     medians = {name: _median_ms(function, args.repeat) for name, function in runs.items()}
-    compile_seconds = getattr(executable, "compile_seconds", None)
     if compile_seconds is not None:
         print(f"dlc: compiled {args.model.name} in {compile_seconds:.2f} s")
     for name, median in medians.items():
