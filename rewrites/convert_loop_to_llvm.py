@@ -218,6 +218,9 @@ class ConvertLoopToLLVMPass(ModulePass):
             runtime's default, all cores.
         vector_bits: vector register width for vectorized loops; 0: the host's (512 with
             AVX-512).
+        parallel_schedule: `static` (each thread one chunk of a parallel loop, from
+            `omp_get_thread_num`/`omp_get_num_threads`) or `dynamic` (threads take one
+            iteration at a time from libgomp: steadier when other processes load the cores).
     """
 
     name: ClassVar[str] = "convert-loop-to-llvm"
@@ -229,6 +232,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     metadata: bool = True
     num_threads: int = 0
     vector_bits: int = 0
+    parallel_schedule: str = "static"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         vector_bits = self.vector_bits
@@ -238,7 +242,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             vector_bits = host_target().vector_width
         lowering = LLVMLowering(
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes, vector_bits,
-            max(0, self.num_threads),
+            max(0, self.num_threads), self.parallel_schedule,
         )
         _check_input_level(op)
         signatures = [

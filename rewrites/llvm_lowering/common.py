@@ -48,6 +48,8 @@ class LLVMLowering:
             vectorized loop over f32 runs 512 / 32 = 16 lanes per vector.
         num_threads: the number of threads a parallel loop runs on (`GOMP_parallel`'s
             `num_threads`); 0 lets the OpenMP runtime choose (all cores).
+        parallel_schedule: how a parallel loop's iterations are shared out: `static` (one
+            chunk per thread) or `dynamic` (one iteration at a time, from libgomp).
     """
 
     index_bitwidth: int = 64
@@ -55,6 +57,7 @@ class LLVMLowering:
     max_stack_bytes: int = 64 * 1024
     vector_bits: int = 512
     num_threads: int = 0
+    parallel_schedule: str = "static"
 
     @property
     def index_type(self) -> IntegerType:

@@ -8,13 +8,17 @@ A `loop.for` of kind `parallel` is outlined into two internal functions and repl
     llvm.call @GOMP_parallel(@f_parallel0, %data, num_threads, 0)
 
     llvm.func internal @f_parallel0(%data: !llvm.ptr)           // run by every thread
-      %v_k = llvm.load (getelementptr i8 %data[8 * k])
+      %v_k = llvm.load (getelementptr i8 %data[8 * k])         // ..., the trip count last
       %tid = omp_get_thread_num(), %nth = omp_get_num_threads()
-      llvm.call @f_parallel0_body(%v_0, ..., %tid, %nth)
+      // static: this thread's chunk, ceil(trip / nth) iterations from tid * chunk
+      llvm.call @f_parallel0_body(%v_0, ..., %first, %last)
 
-    func.func private @f_parallel0_body(%v_0: memref<..>, ..., %tid: index, %nth: index)
-      // this thread's static chunk: ceil(trip / nth) iterations starting at tid * chunk
-      loop.for %i = %begin to %end step %step { <the parallel loop's body> }
+    func.func private @f_parallel0_body(%v_0: memref<..>, ..., %first: index, %last: index)
+      loop.for %i = %lb + %first * %step to %lb + %last * %step step %step { <the body> }
+
+With `parallel_schedule = "dynamic"` the thread function instead takes one iteration at a
+time from libgomp (`GOMP_loop_dynamic_start`/`_next`, `GOMP_loop_end_nowait`) until none is
+left: a thread the OS preempts then delays nobody.
 
 Constants the loop uses are cloned into the body function instead of being passed.
 
@@ -29,6 +33,8 @@ runtime's default, all cores) and returns when all are done.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
@@ -51,6 +57,7 @@ from xdsl.rewriter import InsertPoint
 from dialects.loop.ops import AllocOp, ForOp
 from rewrites.llvm_lowering.common import (
     LLVMLowering,
+    call_intrinsic,
     ensure_declared,
     int_constant,
     lowered,
@@ -59,6 +66,9 @@ from rewrites.llvm_lowering.common import (
 from rewrites.llvm_lowering.memref import entry_block_of
 
 NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+
+PARALLEL_SCHEDULES = ("static", "dynamic")
+"""How the iterations of a parallel loop are shared out (`LLVMLowering.parallel_schedule`)."""
 
 GOMP_PARALLEL = "GOMP_parallel"
 """libgomp's entry: `void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
@@ -136,24 +146,35 @@ def _is_unaliased_buffer(value: SSAValue) -> bool:
     return False
 
 
+def _trip_count(
+    lb: SSAValue, ub: SSAValue, step: SSAValue, emit: Callable[[Operation], SSAValue]
+) -> SSAValue:
+    """`ceil(max(ub - lb, 0) / step)` in `index` arithmetic."""
+    zero = emit(arith.ConstantOp.from_int_and_width(0, IndexType()))
+    one = emit(arith.ConstantOp.from_int_and_width(1, IndexType()))
+    span = emit(arith.MaxSIOp(emit(arith.SubiOp(ub, lb)), zero))
+    step_less_one = emit(arith.SubiOp(step, one))
+    return emit(arith.DivUIOp(emit(arith.AddiOp(span, step_less_one)), step))
+
+
 def _body_function(
     name: str, loop: ForOp, captured: list[SSAValue], noalias: bool
 ) -> func.FuncOp:
-    """`@<name>_body(captured..., tid, nth)`: this thread's chunk of the loop, as a private
-    `func.func` of loop-level ops (lowered by the rest of the pass like any other function)."""
+    """`@<name>_body(captured..., first, last)`: iterations `[first, last)` of the loop, as a
+    private `func.func` of loop-level ops (lowered by the rest of the pass like any other)."""
     entry = Block(arg_types=[*(value.type for value in captured), IndexType(), IndexType()])
     mapped: dict[SSAValue, SSAValue] = {}
     for value, arg in zip(captured, entry.args, strict=False):
         arg.name_hint = value.name_hint
         mapped[value] = arg
-    tid, nth = entry.args[-2:]
-    tid.name_hint, nth.name_hint = "tid", "nth"
+    first, last = entry.args[-2:]
+    first.name_hint, last.name_hint = "first", "last"
     ops: list[Operation] = []
     for op in _rematerialized(loop):
         clone = op.clone()
         ops.append(clone)
         mapped[op.results[0]] = clone.results[0]
-    lb, ub, step = (mapped[value] for value in loop.operands)
+    lb, _, step = (mapped[value] for value in loop.operands)
 
     def emit(op: Operation, hint: str | None = None) -> SSAValue:
         ops.append(op)
@@ -161,15 +182,6 @@ def _body_function(
             op.results[0].name_hint = hint
         return op.results[0]
 
-    zero = emit(arith.ConstantOp.from_int_and_width(0, IndexType()))
-    one = emit(arith.ConstantOp.from_int_and_width(1, IndexType()))
-    span = emit(arith.MaxSIOp(emit(arith.SubiOp(ub, lb)), zero))
-    step_less_one = emit(arith.SubiOp(step, one))
-    trip = emit(arith.DivUIOp(emit(arith.AddiOp(span, step_less_one)), step), "trip")
-    nth_less_one = emit(arith.SubiOp(nth, one))
-    chunk = emit(arith.DivUIOp(emit(arith.AddiOp(trip, nth_less_one)), nth), "chunk")
-    first = emit(arith.MinUIOp(emit(arith.MuliOp(tid, chunk)), trip))
-    last = emit(arith.MinUIOp(emit(arith.AddiOp(first, chunk)), trip))
     begin = emit(arith.AddiOp(lb, emit(arith.MuliOp(first, step))), "begin")
     end = emit(arith.AddiOp(lb, emit(arith.MuliOp(last, step))), "end")
     body = loop.detach_region(loop.body)
@@ -225,14 +237,30 @@ def _slot(data: SSAValue, offset: int, type_: Attribute) -> list[Operation]:
     return [byte, typed]
 
 
-def _thread_function(
-    name: str, offsets: list[int], types: list[Attribute]
-) -> llvm.FuncOp:
-    """`@<name>(data)`: unpack the captured values, ask who this thread is, run the body."""
-    pointer = llvm.LLVMPointerType()
-    entry = Block(arg_types=[pointer])
-    data = entry.args[0]
-    data.name_hint = "data"
+def _static_chunk(trip: SSAValue, ops: list[Operation]) -> tuple[SSAValue, SSAValue]:
+    """`[first, last)` of this thread: `ceil(trip / nth)` iterations from `tid * chunk`."""
+    ids: list[SSAValue] = []
+    for callee in ("omp_get_thread_num", "omp_get_num_threads"):
+        call = llvm.CallOp(callee, return_type=i32)
+        widened = llvm.SExtOp(call.returned, i64)  # type: ignore[arg-type]
+        ops += [call, widened]
+        ids.append(widened.res)
+    tid, nth = ids
+    one = int_constant(1, i64)
+    nth_less_one = llvm.SubOp(nth, one.result)
+    rounded = llvm.AddOp(trip, nth_less_one.res)
+    chunk = llvm.UDivOp(rounded.res, nth)
+    start = llvm.MulOp(tid, chunk.res)
+    first = call_intrinsic("llvm.umin.i64", [start.res, trip], i64)
+    stop = llvm.AddOp(first.results[0], chunk.res)
+    last = call_intrinsic("llvm.umin.i64", [stop.res, trip], i64)
+    ops += [one, nth_less_one, rounded, chunk, start, first, stop, last]
+    return first.results[0], last.results[0]
+
+
+def _unpack(data: SSAValue, offsets: list[int], types: list[Attribute]
+            ) -> tuple[list[Operation], list[SSAValue]]:
+    """Loads of the values the call site stored in the data block."""
     ops: list[Operation] = []
     values: list[SSAValue] = []
     for offset, type_ in zip(offsets, types, strict=True):
@@ -246,20 +274,61 @@ def _thread_function(
             values.append(as_pointer.results[0])
         else:
             values.append(load.dereferenced_value)
-    ids: list[SSAValue] = []
-    for callee in ("omp_get_thread_num", "omp_get_num_threads"):
-        call = llvm.CallOp(callee, return_type=i32)
-        widened = llvm.SExtOp(call.returned, i64)  # type: ignore[arg-type]
-        ops += [call, widened]
-        ids.append(widened.res)
-    ops.append(llvm.CallOp(f"{name}_body", *values, *ids))
-    ops.append(llvm.ReturnOp())
-    entry.add_ops(ops)
+    return ops, values
+
+
+def _thread_function(
+    name: str, offsets: list[int], types: list[Attribute], schedule: str
+) -> llvm.FuncOp:
+    """`@<name>(data)`: unpack the captured values (the trip count last), take this thread's
+    iterations, run the body on them.
+
+    `static`: one chunk per thread from `omp_get_thread_num`/`omp_get_num_threads`.
+    `dynamic`: chunks of one iteration handed out by libgomp (`GOMP_loop_dynamic_start`/`next`)
+    until none is left, so that a thread that the OS preempts does not hold the others up.
+    """
+    pointer = llvm.LLVMPointerType()
+    entry = Block(arg_types=[pointer])
+    data = entry.args[0]
+    data.name_hint = "data"
+    ops, values = _unpack(data, offsets, types)
+    *captured, trip = values
+    blocks = [entry]
+    if schedule == "static":
+        first, last = _static_chunk(trip, ops)
+        ops.append(llvm.CallOp(f"{name}_body", *captured, first, last))
+        ops.append(llvm.ReturnOp())
+        entry.add_ops(ops)
+    else:
+        one_slot = int_constant(1, i64)
+        bounds = [llvm.AllocaOp(one_slot, i64, alignment=8) for _ in range(2)]
+        zero, one = int_constant(0, i64), int_constant(1, i64)
+        started = llvm.CallOp("GOMP_loop_dynamic_start", zero.result, trip, one.result,
+                              one.result, bounds[0].res, bounds[1].res,
+                              return_type=IntegerType(8))
+        flag_zero = int_constant(0, IntegerType(8))
+        any_work = llvm.ICmpOp(started.returned, flag_zero, IntegerAttr(1, i64))  # ne
+        body, done = Block(), Block()
+        ops += [one_slot, *bounds, zero, one, started, flag_zero, any_work,
+                llvm.CondBrOp(any_work, body, [], done, [])]
+        entry.add_ops(ops)
+        first = llvm.LoadOp(bounds[0].res, i64, 8)
+        last = llvm.LoadOp(bounds[1].res, i64, 8)
+        more = llvm.CallOp("GOMP_loop_dynamic_next", bounds[0].res, bounds[1].res,
+                           return_type=IntegerType(8))
+        again_zero = int_constant(0, IntegerType(8))
+        again = llvm.ICmpOp(more.returned, again_zero, IntegerAttr(1, i64))
+        body.add_ops([first, last,
+                      llvm.CallOp(f"{name}_body", *captured, first.dereferenced_value,
+                                  last.dereferenced_value),
+                      more, again_zero, again, llvm.CondBrOp(again, body, [], done, [])])
+        done.add_ops([llvm.CallOp("GOMP_loop_end_nowait"), llvm.ReturnOp()])
+        blocks += [body, done]
     return llvm.FuncOp(
         name,
         llvm.LLVMFunctionType([pointer], llvm.LLVMVoidType()),
         linkage=llvm.LinkageAttr("internal"),
-        body=Region(entry),
+        body=Region(blocks),
     )
 
 
@@ -274,7 +343,15 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     for value in captured:
         if isinstance(value.type, MemRefType) and not value.type.has_static_shape():
             raise lowering_error(loop, f"expected buffers of static shape, found {value.type}")
-    lowered_values = [lowered(value, lowering, rewriter) for value in captured]
+    trip_ops: list[Operation] = []
+
+    def emit(op: Operation) -> SSAValue:
+        trip_ops.append(op)
+        return op.results[0]
+
+    trip = _trip_count(loop.lb, loop.ub, loop.step, emit)
+    rewriter.insert(trip_ops, InsertPoint.before(loop))
+    lowered_values = [lowered(value, lowering, rewriter) for value in [*captured, trip]]
     types = [value.type for value in lowered_values]
     offsets, size = _slot_offsets(types, lowering)
     memrefs = [value for value in captured if isinstance(value.type, MemRefType)]
@@ -284,8 +361,24 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     void = llvm.LLVMVoidType()
     ensure_declared(loop, GOMP_PARALLEL,
                     llvm.LLVMFunctionType([pointer, pointer, i32, i32], void), rewriter)
-    for callee in ("omp_get_thread_num", "omp_get_num_threads"):
-        ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
+    schedule = lowering.parallel_schedule
+    if schedule not in PARALLEL_SCHEDULES:
+        raise lowering_error(
+            loop, f"expected a parallel schedule among {', '.join(PARALLEL_SCHEDULES)}, "
+            f"found '{schedule}'"
+        )
+    if schedule == "static":
+        for callee in ("omp_get_thread_num", "omp_get_num_threads"):
+            ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
+    else:
+        flag = IntegerType(8)
+        declarations = {
+            "GOMP_loop_dynamic_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
+            "GOMP_loop_dynamic_next": llvm.LLVMFunctionType([pointer] * 2, flag),
+            "GOMP_loop_end_nowait": llvm.LLVMFunctionType([], void),
+        }
+        for callee, function_type in declarations.items():
+            ensure_declared(loop, callee, function_type, rewriter)
 
     nbytes = int_constant(size, lowering.index_type)
     data = llvm.AllocaOp(nbytes, IntegerType(8), alignment=16)
@@ -307,6 +400,6 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     rewriter.insert(call_site, InsertPoint.before(loop))
 
     body_fn = _body_function(name, loop, captured, noalias)
-    thread = _thread_function(name, offsets, types)
+    thread = _thread_function(name, offsets, types, schedule)
     rewriter.insert([thread, body_fn], InsertPoint.at_end(module.body.block))
     rewriter.erase(loop)
