@@ -14,7 +14,23 @@ from typing import ClassVar
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, UnrankedTensorType, UnregisteredOp
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    UnrankedTensorType,
+    UnregisteredOp,
+    VectorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -22,6 +38,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects.graph.ops import ConstantOp, FusedOp
 from dialects.graph.ops import YieldOp as GraphYieldOp
+from dialects.tensor_expr.ops import UNSIGNED_ATTR
 from rewrites.topi import defined_op_types, lookup_definition
 from rewrites.topi.elementwise import op_short_name
 
@@ -175,6 +192,99 @@ def lower_graph_ops(module: ModuleOp) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Unsigned integers → signless ones
+# ---------------------------------------------------------------------------------------------
+
+def signless_type(attr: Attribute) -> Attribute:
+    """`attr` with every unsigned integer type in it made signless (shaped types, function
+    types, integer and dense attributes, arrays and dictionaries of them)."""
+    if isinstance(attr, IntegerType):
+        if attr.signedness.data != Signedness.UNSIGNED:
+            return attr
+        return IntegerType(attr.width.data)
+    if isinstance(attr, TensorType):
+        element = signless_type(attr.get_element_type())
+        if element == attr.get_element_type():
+            return attr
+        return TensorType(element, attr.get_shape(), attr.encoding)
+    if isinstance(attr, VectorType | MemRefType):
+        element = signless_type(attr.get_element_type())
+        if element == attr.get_element_type():
+            return attr
+        if isinstance(attr, VectorType):
+            return VectorType(element, attr.get_shape(), attr.scalable_dims)
+        return MemRefType(element, attr.get_shape(), attr.layout, attr.memory_space)
+    if isinstance(attr, FunctionType):
+        return FunctionType.from_lists(
+            [signless_type(t) for t in attr.inputs], [signless_type(t) for t in attr.outputs]
+        )
+    if isinstance(attr, IntegerAttr) and isinstance(attr.type, IntegerType):
+        new_type = signless_type(attr.type)
+        if new_type == attr.type:
+            return attr
+        assert isinstance(new_type, IntegerType)
+        value = new_type.normalized_value(attr.value.data, truncate_bits=True)
+        return IntegerAttr(value, new_type)
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        new_type = signless_type(attr.type)
+        return attr if new_type == attr.type else DenseIntOrFPElementsAttr(new_type, attr.data)
+    if isinstance(attr, ArrayAttr):
+        return ArrayAttr([signless_type(a) for a in attr.data])
+    if isinstance(attr, DictionaryAttr):
+        return DictionaryAttr({k: signless_type(v) for k, v in attr.data.items()})
+    return attr
+
+
+def _is_unsigned_tensor(type: Attribute) -> bool:
+    if not isinstance(type, TensorType):
+        return False
+    element = type.get_element_type()
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def _mark_unsigned(attrs: ArrayAttr[DictionaryAttr] | None, types: Sequence[Attribute]
+                   ) -> ArrayAttr[DictionaryAttr] | None:
+    if not any(_is_unsigned_tensor(t) for t in types):
+        return attrs
+    dicts = [dict(d.data) for d in attrs.data] if attrs is not None else [{} for _ in types]
+    for entry, type in zip(dicts, types, strict=True):
+        if _is_unsigned_tensor(type):
+            entry[UNSIGNED_ATTR] = UnitAttr()
+    return ArrayAttr([DictionaryAttr(d) for d in dicts])
+
+
+def signless_types(module: ModuleOp) -> None:
+    """Makes every unsigned integer type in `module` signless, in place (arith computes on
+    signless integers; the computes already chose the unsigned ops). The arguments and
+    results of public functions that were unsigned get `dlc.unsigned`."""
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp) or function.sym_visibility == StringAttr(
+            "private"
+        ):
+            continue
+        function_type = function.function_type
+        arg_attrs = _mark_unsigned(function.arg_attrs, function_type.inputs.data)
+        if arg_attrs is not function.arg_attrs:
+            function.arg_attrs = arg_attrs
+        res_attrs = _mark_unsigned(function.res_attrs, function_type.outputs.data)
+        if res_attrs is not function.res_attrs:
+            function.res_attrs = res_attrs
+    for op in module.walk():
+        for name, value in list(op.properties.items()):
+            op.properties[name] = signless_type(value)
+        for name, value in list(op.attributes.items()):
+            op.attributes[name] = signless_type(value)
+        for result in op.results:
+            if (new_type := signless_type(result.type)) != result.type:
+                Rewriter.replace_value_with_new_type(result, new_type)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    if (new_type := signless_type(arg.type)) != arg.type:
+                        Rewriter.replace_value_with_new_type(arg, new_type)
+
+
+# ---------------------------------------------------------------------------------------------
 # The pass
 # ---------------------------------------------------------------------------------------------
 
@@ -198,13 +308,20 @@ class ConvertGraphToTensorExprPass(ModulePass):
     (tag "pad") so that schedules can materialise or inline it. `graph.constant` becomes
     `arith.constant` with the same elements attribute (bytes kept as they are).
 
-    *Invariants*: no graph op remains; function signatures are unchanged; every read is in
-    bounds (padding clamps its indices and selects the pad value); the result of each function
-    is the graph interpreter's (checked by tests/test_topi.py with the tensor_expr
-    interpreter).
+    Unsigned integers (ONNX's uint8 ... uint64) become signless, as `arith` computes on
+    signless integers only: the computes on them use the unsigned ops (`divui`, `maxui`,
+    `minui`, `cmpi ult`..., `uitofp`, `extui`, `fptoui`, combiners `maxui`/`minui`), then every
+    type in the module is made signless; an argument or result of a public function that was
+    unsigned carries the unit attribute `dlc.unsigned`, so that the runtime still takes and
+    returns NumPy `uint<N>` arrays.
+
+    *Invariants*: no graph op remains; function signatures are unchanged but for unsigned
+    element types (made signless); every read is in bounds (padding clamps its indices and
+    selects the pad value); the result of each function is the graph interpreter's (checked by
+    tests/test_topi.py with the tensor_expr interpreter).
 
     Fails, naming the op, on a graph op without a definition, on a tensor of dynamic shape and
-    on element types that `arith` cannot compute with (unsigned integers).
+    on element types the definitions do not compute with (signed `si` integers, index).
 
     No options.
     """
@@ -218,3 +335,4 @@ class ConvertGraphToTensorExprPass(ModulePass):
         for leftover in op.walk():
             if is_graph_op(leftover):
                 raise _missing_definition(leftover)
+        signless_types(op)

@@ -35,6 +35,7 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import PassFailedException
 
+from dialects.tensor_expr.ops import UNSIGNED_ATTR
 from rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from rewrites.llvm_lowering.cf import cf_to_llvm_patterns
 from rewrites.llvm_lowering.common import LLVMLowering
@@ -102,7 +103,8 @@ def numpy_dtype_name(element_type: Attribute, lowering: LLVMLowering) -> str | N
 
 def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSignature:
     """The signature of a destination-passing-style entry function (one with
-    `dlc.num_outputs`), after checking that it is one."""
+    `dlc.num_outputs`), after checking that it is one. An integer argument marked
+    `dlc.unsigned` (a tensor that was unsigned in the graph) has NumPy dtype `uint<N>`."""
     name = function.sym_name.data
     attr = function.attributes[NUM_OUTPUTS_ATTR]
     if not isinstance(attr, IntegerAttr):
@@ -123,11 +125,15 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             f"{len(inputs)}, found {num_outputs}"
         )
     arg_names = [arg.name_hint for arg in function.args] if function.body.blocks else []
+    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
     arguments: list[ArgumentSpec] = []
     for index, type_ in enumerate(inputs):
         dtype = None
         if isinstance(type_, MemRefType):
             dtype = numpy_dtype_name(type_.get_element_type(), lowering)
+        unsigned = index < len(arg_attrs) and UNSIGNED_ATTR in arg_attrs[index].data
+        if unsigned and dtype is not None and dtype.startswith("int"):
+            dtype = f"u{dtype}"
         if dtype is None or not strides_and_offset(type_, function)[2]:
             raise PassFailedException(
                 f"'func.func' op expected argument {index} of entry function @{name} to be a "

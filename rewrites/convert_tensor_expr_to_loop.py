@@ -303,7 +303,8 @@ def _combine(combiner: str, acc: SSAValue, term: SSAValue) -> Operation:
     """The op that folds `term` into `acc` with the compute's combiner."""
     is_integer = isinstance(acc.type, IntegerType | IndexType)
     ops: dict[str, Callable[[SSAValue, SSAValue], Operation]] = (
-        {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+        {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp,
+         "maxui": arith.MaxUIOp, "minui": arith.MinUIOp}
         if is_integer
         else {"sum": arith.AddfOp, "prod": arith.MulfOp, "max": arith.MaximumfOp,
               "min": arith.MinimumfOp}

@@ -920,13 +920,100 @@ def test_dynamic_shape_fails() -> None:
         lower(module)
 
 
-def test_unsigned_elements_fail() -> None:
-    u8 = IntegerType(8, Signedness.UNSIGNED)
+def test_signed_elements_fail() -> None:
+    s8 = IntegerType(8, Signedness.SIGNED)
     module = graph_module(
-        [tensor([2], u8), tensor([2], u8)], lambda b, a: [insert(b, g.AddOp(a[0], a[1]))]
+        [tensor([2], s8), tensor([2], s8)], lambda b, a: [insert(b, g.AddOp(a[0], a[1]))]
     )
-    with pytest.raises(PassFailedException, match="'graph.add' op expected a float or signless"):
+    with pytest.raises(PassFailedException, match="'graph.add' op expected a float, signless or "
+                       "unsigned integer element type, found si8"):
         lower(module)
+
+
+UNSIGNED = [IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64)]
+
+
+def unsigned_input(rng: np.random.Generator, shape: Sequence[int], element: IntegerType
+                   ) -> np.ndarray:
+    """Values over the whole unsigned range, half of them with the top bit set (where signed
+    and unsigned semantics differ)."""
+    width = element.width.data
+    dtype = np.dtype(f"uint{width}")
+    low = rng.integers(1, 1 << min(width - 1, 62), shape, dtype=np.uint64)
+    top = np.uint64(1) << np.uint64(width - 1)
+    values = np.where(rng.integers(0, 2, shape) == 1, low | top, low)
+    return values.astype(dtype)
+
+
+def _unsigned_pair(element: IntegerType) -> list[np.ndarray]:
+    rng = np.random.default_rng(element.width.data)
+    return [unsigned_input(rng, [3, 4], element), unsigned_input(rng, [4], element)]
+
+
+@pytest.mark.parametrize("element", UNSIGNED, ids=str)
+@pytest.mark.parametrize("op_class", [g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp])
+def test_binary_unsigned(op_class: type[g.AddOp], element: IntegerType) -> None:
+    """Unsigned tensors compute with the unsigned ops (divui, maxui, minui) on signless
+    integers; the public function's unsigned arguments and results carry dlc.unsigned."""
+    module = graph_module(
+        [tensor([3, 4], element), tensor([4], element)],
+        lambda b, a: [insert(b, op_class(a[0], a[1]))],
+    )
+    lowered = check(module, inputs=_unsigned_pair(element))
+    main = next(op for op in lowered.ops if isinstance(op, func.FuncOp))
+    assert all(isinstance(t, TensorType) and t.get_element_type() == IntegerType(
+        element.width.data) for t in (*main.function_type.inputs, *main.function_type.outputs))
+    assert main.arg_attrs is not None and main.res_attrs is not None
+    assert all("dlc.unsigned" in d.data for d in (*main.arg_attrs, *main.res_attrs))
+    names = {op.name for op in lowered.walk()}
+    if op_class in (g.DivOp, g.MaxOp, g.MinOp):
+        assert {"arith.divui", "arith.maxui", "arith.minui"} & names
+
+
+@pytest.mark.parametrize("element", UNSIGNED, ids=str)
+@pytest.mark.parametrize("predicate", ["lt", "le", "gt", "ge", "eq"])
+def test_compare_unsigned(element: IntegerType, predicate: str) -> None:
+    module = graph_module(
+        [tensor([3, 4], element), tensor([4], element)],
+        lambda b, a: [insert(b, tg.CompareOp(a[0], a[1], predicate))],
+    )
+    check(module, inputs=_unsigned_pair(element))
+
+
+@pytest.mark.parametrize("element", UNSIGNED, ids=str)
+@pytest.mark.parametrize("target", [f32, f64, i64, IntegerType(8), IntegerType(1)], ids=str)
+def test_cast_from_unsigned(element: IntegerType, target: Attribute) -> None:
+    """Unsigned sources zero-extend and convert to float as unsigned (a uint8 200 is 200.0)."""
+    module = graph_module(
+        [tensor([3, 4], element)], lambda b, a: [insert(b, tg.CastOp(a[0], target))]
+    )
+    check(module, inputs=_unsigned_pair(element)[:1], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("target", UNSIGNED, ids=str)
+def test_cast_to_unsigned(target: IntegerType) -> None:
+    module = graph_module([tensor([6], f32)], lambda b, a: [insert(b, tg.CastOp(a[0], target))])
+    check(module, inputs=[np.array([0.0, 1.5, 100.7, 200.2, 254.9, 3.0], np.float32)])
+
+
+def test_unsigned_reductions_topk_and_clip() -> None:
+    """max/min reductions over unsigned integers combine with maxui/minui; TopK ranks as
+    unsigned; Clip bounds compare as unsigned."""
+    u8 = UNSIGNED[0]
+    x = np.array([[1, 200, 7, 128], [255, 0, 3, 129], [5, 6, 250, 4]], np.uint8)
+
+    def build(b: Builder, a: list[SSAValue]) -> list[SSAValue]:
+        values, indices = b.insert(tg.TopKOp(a[0], 2)).results
+        return [
+            insert(b, g.ReduceOp(a[0], "max", [1])),
+            insert(b, g.ReduceOp(a[0], "min", [1])),
+            values, indices,
+            insert(b, g.ClipOp(a[0], 5, 200)),
+        ]
+
+    lowered = check(graph_module([tensor([3, 4], u8)], build), inputs=[x])
+    combiners = {c.combiner.data for c in computes(lowered) if c.combiner is not None}
+    assert {"maxui", "minui"} <= combiners
 
 
 def test_every_graph_op_has_a_definition() -> None:

@@ -33,7 +33,7 @@ from xdsl.traits import SymbolTable
 
 from dialects.graph.attrs import to_numpy_dtype
 from dialects.graph.ops import elements_to_array
-from dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
+from dialects.tensor_expr.ops import UNSIGNED_ATTR, ComputeOp, ReadOp, YieldOp
 
 
 class TensorExprInterpreterError(Exception):
@@ -73,7 +73,8 @@ def run_function(
 ) -> list[np.ndarray]:
     """Runs `function` on `inputs` (one array per argument) and returns its results.
 
-    `module` (default: the function's parent) resolves `func.call`.
+    `module` (default: the function's parent) resolves `func.call`. A result marked
+    `dlc.unsigned` (signless here, unsigned in the graph) is returned as NumPy's `uint<N>`.
     """
     if module is None:
         parent = function.parent_op()
@@ -88,7 +89,12 @@ def run_function(
         env[arg] = _as_input(arg.type, value, f"input #{index} of @{function.sym_name.data}")
     for op in function.body.block.ops:
         if isinstance(op, func.ReturnOp):
-            return [env[v] for v in op.arguments]
+            results = [env[v] for v in op.arguments]
+            attrs = function.res_attrs.data if function.res_attrs is not None else ()
+            return [
+                _unsigned(value) if i < len(attrs) and UNSIGNED_ATTR in attrs[i].data else value
+                for i, value in enumerate(results)
+            ]
         _run_function_level_op(op, env, module)
     raise TensorExprInterpreterError(f"@{function.sym_name.data} ended without func.return")
 
@@ -214,10 +220,19 @@ def _combine(
     """Folds the reduction axes (those after `rank`) of `terms` into `init`.
 
     Integer max and min are signed (arith.maxsi / minsi), also on i1, where true is -1; sum
-    and prod on i1 wrap (xor, and), as addi and muli do.
+    and prod on i1 wrap (xor, and), as addi and muli do; maxui and minui read the bits as
+    unsigned.
     """
     axes = tuple(range(rank, terms.ndim))
     assert isinstance(init, IntegerAttr | FloatAttr), "verified"
+    if combiner in ("maxui", "minui"):
+        unsigned = np.dtype(f"u{dtype.itemsize}") if dtype != np.bool_ else dtype
+        start_bits = np.asarray(init.value.data).astype(dtype).astype(unsigned)
+        folded = _combine(
+            combiner.removesuffix("ui"), IntegerAttr(int(start_bits), 64), _unsigned(terms),
+            rank, unsigned,
+        )
+        return folded.astype(dtype)
     if dtype == np.bool_:
         signed = _signed(terms).astype(np.int64)
         start = -int(bool(init.value.data))

@@ -41,8 +41,18 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import HasAncestor, HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-COMBINERS: tuple[str, ...] = ("sum", "max", "min", "prod")
-"""The values of `tensor_expr.compute`'s `combiner`: how reduction iterations are combined."""
+COMBINERS: tuple[str, ...] = ("sum", "max", "min", "prod", "maxui", "minui")
+"""The values of `tensor_expr.compute`'s `combiner`: how reduction iterations are combined.
+Integer `max`/`min` compare as signed (arith.maxsi/minsi); `maxui`/`minui` (integers only)
+compare as unsigned, for tensors that were unsigned in the graph."""
+
+UNSIGNED_COMBINERS: tuple[str, ...] = ("maxui", "minui")
+"""The combiners defined on integer element types only."""
+
+UNSIGNED_ATTR = "dlc.unsigned"
+"""The unit attribute of a public function's argument or result whose tensor was unsigned in
+the graph: from the tensor_expr level on it is signless (arith computes on signless integers),
+and the runtime reads it as NumPy's `uint<N>` (`convert-loop-to-llvm`'s entry signature)."""
 
 ComputeBody = Callable[[Builder, list[SSAValue], list[SSAValue]], SSAValue]
 """`body(builder, spatial_indices, reduction_indices) -> value`, the callback of
@@ -76,7 +86,8 @@ class ComputeOp(IRDLOperation):
     with `tensor_expr.yield`. Properties:
     - `name` (string; `block_name` in Python): the name of the block schedules will match;
     - `reduce_extents` (array<i64>, possibly empty): the sizes of the reduction axes;
-    - `combiner` (sum | max | min | prod): present iff there are reductions;
+    - `combiner` (sum | max | min | prod | maxui | minui): present iff there are reductions;
+      integer max and min are signed, maxui and minui (integers only) unsigned;
     - `init` (a scalar attribute of the element type): present iff there are reductions;
     - `tag` (string, optional): the operator's kind for schedule rules ("injective", "matmul",
       "conv2d_nchw", ...).
@@ -262,6 +273,11 @@ class ComputeOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' op expected combiner to be one of {', '.join(COMBINERS)}, "
                 f"found '{combiner.data}'"
+            )
+        if combiner.data in UNSIGNED_COMBINERS and not isinstance(element_type, IntegerType):
+            raise VerifyException(
+                f"'{self.name}' op expected an integer element type with combiner "
+                f"'{combiner.data}', found {element_type}"
             )
         init_type = getattr(init, "type", None)
         if not isinstance(init, IntegerAttr | FloatAttr) or init_type != element_type:

@@ -66,12 +66,24 @@ def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, AnyFloat)
 
 
+def is_unsigned(element_type: Attribute) -> bool:
+    """Whether `element_type` is an unsigned integer (ONNX's uint8 ... uint64).
+
+    Computes on unsigned tensors are built with the unsigned arith ops (divui, maxui, cmpi ult,
+    uitofp, ...) on values of the unsigned type; `convert-graph-to-tensor-expr` then makes every
+    type signless (`signless_types`), since arith computes on signless integers only.
+    """
+    return isinstance(element_type, IntegerType) and (
+        element_type.signedness.data == Signedness.UNSIGNED
+    )
+
+
 def check_element_type(op: Operation, element_type: Attribute) -> None:
-    """Rejects element types `arith` cannot compute on (unsigned or signed integers, index).
+    """Rejects element types the definitions cannot compute on (signed `si` integers, index).
 
     Raises PassFailedException naming `op`.
     """
-    if is_float(element_type):
+    if is_float(element_type) or is_unsigned(element_type):
         return
     signless = isinstance(element_type, IntegerType) and (
         element_type.signedness.data == Signedness.SIGNLESS
@@ -79,7 +91,8 @@ def check_element_type(op: Operation, element_type: Attribute) -> None:
     if signless:
         return
     raise PassFailedException(
-        f"'{op.name}' op expected a float or signless integer element type, found {element_type}"
+        f"'{op.name}' op expected a float, signless or unsigned integer element type, found "
+        f"{element_type}"
     )
 
 
@@ -94,23 +107,29 @@ def one_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
 
 
 def lowest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
-    """The least value: -inf, the smallest integer of the width, or false (for i1 reductions,
-    whose combiners are signed, see `reduction`)."""
+    """The least value: -inf, the smallest integer of the width (0 if unsigned), or false (for
+    i1 reductions, whose combiners are signed, see `reduction`)."""
     if is_float(element_type):
         return scalar_attr(-math.inf, element_type)
     assert isinstance(element_type, IntegerType)
     width = element_type.width.data
-    return scalar_attr(0 if width == 1 else -(1 << (width - 1)), element_type)
+    if width == 1 or is_unsigned(element_type):
+        return scalar_attr(0, element_type)
+    return scalar_attr(-(1 << (width - 1)), element_type)
 
 
 def highest_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:
-    """The greatest value: +inf, the largest integer of the width, or true (for i1
-    reductions, whose combiners are signed, see `reduction`)."""
+    """The greatest value: +inf, the largest integer of the width (signed or unsigned), or
+    true (for i1 reductions, whose combiners are signed, see `reduction`)."""
     if is_float(element_type):
         return scalar_attr(math.inf, element_type)
     assert isinstance(element_type, IntegerType)
     width = element_type.width.data
-    return scalar_attr(1 if width == 1 else (1 << (width - 1)) - 1, element_type)
+    if width == 1:
+        return scalar_attr(1, element_type)
+    if is_unsigned(element_type):
+        return scalar_attr((1 << width) - 1, element_type)
+    return scalar_attr((1 << (width - 1)) - 1, element_type)
 
 
 def is_bool(element_type: Attribute) -> bool:
@@ -122,12 +141,15 @@ def reduction(kind: str, element_type: Attribute) -> tuple[str, IntegerAttr | Fl
     """(combiner, init) of a `kind` (sum, max, min, prod) reduction over `element_type`.
 
     Integer combiners are signed (maxsi, minsi), so on i1 (true is -1) a logical max (or) is
-    the signed min from false, and a logical min (and) the signed max from true.
+    the signed min from false, and a logical min (and) the signed max from true. Unsigned
+    integers combine with `maxui` / `minui`.
     """
     if is_bool(element_type) and kind in ("max", "min"):
         return ("min", zero_attr(element_type)) if kind == "max" else ("max", one_attr(
             element_type))
     inits = {"sum": zero_attr, "max": lowest_attr, "min": highest_attr, "prod": one_attr}
+    if is_unsigned(element_type) and kind in ("max", "min"):
+        return f"{kind}ui", inits[kind](element_type)
     return kind, inits[kind](element_type)
 
 
@@ -385,21 +407,32 @@ BINARY_KINDS: tuple[str, ...] = tuple(_FLOAT_BINARY)
 """The scalar binary operations `binary` emits."""
 
 
-def binary(b: Builder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    """`lhs <kind> rhs` (add, sub, mul, div, max, min, pow) for float or signless integer scalars.
+_UNSIGNED_BINARY: dict[str, type[Operation]] = {
+    "div": arith.DivUIOp,
+    "max": arith.MaxUIOp,
+    "min": arith.MinUIOp,
+}
 
-    Integers divide toward zero and compare as signed (i1 as unsigned: max is or, min is
-    and); float max and min propagate NaN. Integer pow goes through f64 `math.powf` and i64 (exact
-    while the result has at most 53 bits; narrower types wrap).
+
+def binary(b: Builder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """`lhs <kind> rhs` (add, sub, mul, div, max, min, pow) for float or integer scalars.
+
+    Signless integers divide toward zero and compare as signed (i1 as unsigned: max is or, min
+    is and); unsigned integers divide and compare as unsigned; float max and min propagate NaN.
+    Integer pow goes through f64 `math.powf` and 64-bit integers (exact while the result has at
+    most 53 bits; narrower types wrap).
     """
     if is_float(lhs.type):
         return b.insert(_FLOAT_BINARY[kind](lhs, rhs)).results[0]  # pyright: ignore
-    if kind == "pow":  # through i64, so that narrower results wrap as integer ops do
-        as_float = [b.insert(arith.SIToFPOp(v, f64)).result for v in (lhs, rhs)]
+    unsigned = is_unsigned(lhs.type)
+    if kind == "pow":  # through 64 bits, so that narrower results wrap as integer ops do
+        to_float = arith.UIToFPOp if unsigned else arith.SIToFPOp
+        as_float = [b.insert(to_float(v, f64)).result for v in (lhs, rhs)]
         power = b.insert(mathd.PowFOp(*as_float)).result
-        wide = b.insert(arith.FPToSIOp(power, i64)).result
-        return wide if lhs.type == i64 else b.insert(arith.TruncIOp(wide, lhs.type)).result
-    if is_bool(lhs.type) and kind in ("max", "min"):
-        op_type = arith.MaxUIOp if kind == "max" else arith.MinUIOp
-        return b.insert(op_type(lhs, rhs)).result
+        wide_type = IntegerType(64, Signedness.UNSIGNED if unsigned else Signedness.SIGNLESS)
+        to_int = arith.FPToUIOp if unsigned else arith.FPToSIOp
+        wide = b.insert(to_int(power, wide_type)).result
+        return wide if lhs.type == wide_type else b.insert(arith.TruncIOp(wide, lhs.type)).result
+    if kind in _UNSIGNED_BINARY and (unsigned or is_bool(lhs.type) and kind != "div"):
+        return b.insert(_UNSIGNED_BINARY[kind](lhs, rhs)).results[0]  # pyright: ignore
     return b.insert(_INT_BINARY[kind](lhs, rhs)).results[0]  # pyright: ignore[reportCallIssue]

@@ -42,6 +42,7 @@ from rewrites.topi.common import (
     constant,
     emit_compute,
     is_float,
+    is_unsigned,
     read,
     shape_of,
     tensor_type,
@@ -115,6 +116,8 @@ def _neg(b: Builder, x: SSAValue) -> SSAValue:
 def _abs(b: Builder, x: SSAValue) -> SSAValue:
     if is_float(x.type):
         return b.insert(mathd.AbsFOp(x)).result
+    if is_unsigned(x.type):
+        return x
     return b.insert(mathd.AbsIOp(x)).result
 
 

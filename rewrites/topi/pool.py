@@ -25,9 +25,9 @@ from rewrites.topi.common import (
     guarded_read,
     index,
     index_to_element,
-    lowest_attr,
     may_leave,
     read,
+    reduction,
     shape_of,
     tensor_type,
     zero_attr,
@@ -115,14 +115,14 @@ def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
     out-of-input elements reading -inf (tag "pool_max")."""
     window = _Window(op, op.dilation_tuple())
     result_type = tensor_type(op.result)
-    lowest = lowest_attr(result_type.get_element_type())
+    combiner, lowest = reduction("max", result_type.get_element_type())
 
     def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         return window.read(b, op.x, i, r, lowest)
 
     return emit_compute(
         builder, op, "max_pool2d", result_type, body, tag="pool_max",
-        reduce_extents=window.kernel, combiner="max", init=lowest,
+        reduce_extents=window.kernel, combiner=combiner, init=lowest,
     )
 
 

@@ -23,6 +23,7 @@ from rewrites.topi.common import (
     emit_compute,
     is_bool,
     is_float,
+    is_unsigned,
     read,
     reduction,
     shape_of,
@@ -51,8 +52,8 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
             ahead = b.insert(arith.CmpfOp(other, mine, "ogt" if largest else "olt")).result
             tied = b.insert(arith.CmpfOp(other, mine, "oeq")).result
         else:
-            order = ("ugt" if largest else "ult") if is_bool(element_type) else (
-                "sgt" if largest else "slt")
+            unsigned = is_bool(element_type) or is_unsigned(element_type)
+            order = ("ugt" if largest else "ult") if unsigned else ("sgt" if largest else "slt")
             ahead = b.insert(arith.CmpiOp(other, mine, order)).result
             tied = b.insert(arith.CmpiOp(other, mine, "eq")).result
         earlier = b.insert(arith.CmpiOp(r[0], i[axis], "ult")).result

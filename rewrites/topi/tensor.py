@@ -33,6 +33,7 @@ from rewrites.topi.common import (
     guarded_read,
     index,
     is_float,
+    is_unsigned,
     read,
     remainder_index,
     scalar_attr,
@@ -55,7 +56,8 @@ def _width(element_type: Attribute) -> int:
 
 def convert(b: Builder, x: SSAValue, target: Attribute) -> SSAValue:
     """`x` converted to `target` as ONNX Cast does: floats truncate toward zero into integers,
-    anything non-zero is true in i1, i1 true is 1."""
+    anything non-zero is true in i1, i1 true is 1; unsigned integers (and i1) zero-extend and
+    convert to float as unsigned; integers of one width keep their bits."""
     source = x.type
     if source == target:
         return x
@@ -68,13 +70,17 @@ def convert(b: Builder, x: SSAValue, target: Attribute) -> SSAValue:
         op_type = arith.ExtFOp if wider else arith.TruncFOp
         return b.insert(op_type(x, target)).result  # pyright: ignore[reportArgumentType]
     if is_float(source):
-        return b.insert(arith.FPToSIOp(x, target)).result
+        to_int = arith.FPToUIOp if is_unsigned(target) else arith.FPToSIOp
+        return b.insert(to_int(x, target)).result
+    zero_extend = _width(source) == 1 or is_unsigned(source)
     if is_float(target):
-        op_type = arith.UIToFPOp if _width(source) == 1 else arith.SIToFPOp
+        op_type = arith.UIToFPOp if zero_extend else arith.SIToFPOp
         return b.insert(op_type(x, target)).result  # pyright: ignore[reportArgumentType]
+    if _width(source) == _width(target):  # signless <-> unsigned: the same bits
+        return x
     if _width(source) > _width(target):
         return b.insert(arith.TruncIOp(x, target)).result
-    op_type = arith.ExtUIOp if _width(source) == 1 else arith.ExtSIOp
+    op_type = arith.ExtUIOp if zero_extend else arith.ExtSIOp
     return b.insert(op_type(x, target)).result
 
 
@@ -93,13 +99,13 @@ def cast(op: CastOp, builder: Builder) -> SSAValue:
 
 _FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
-_BOOL_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+_UNSIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
 
 
 @compute_definition(CompareOp)
 def compare(op: CompareOp, builder: Builder) -> SSAValue:
     """`out[i...] = lhs[bcast(i)] <predicate> rhs[bcast(i)]` as i1 (ordered for floats, except
-    ne; signed for integers; false < true for i1)."""
+    ne; signed for signless integers; unsigned for unsigned ones; false < true for i1)."""
     element_type = tensor_type(op.lhs).get_element_type()
     check_element_type(op, element_type)
     predicate = op.predicate_value()
@@ -110,7 +116,8 @@ def compare(op: CompareOp, builder: Builder) -> SSAValue:
         rhs = broadcast_read(b, op.rhs, i, out_shape)
         if is_float(element_type):
             return b.insert(arith.CmpfOp(lhs, rhs, _FLOAT_PREDICATES[predicate])).result
-        table = _BOOL_PREDICATES if _width(element_type) == 1 else _SIGNED_PREDICATES
+        unsigned = _width(element_type) == 1 or is_unsigned(element_type)
+        table = _UNSIGNED_PREDICATES if unsigned else _SIGNED_PREDICATES
         return b.insert(arith.CmpiOp(lhs, rhs, table[predicate])).result
 
     return emit_compute(builder, op, "compare", tensor_type(op.result), body, tag=INJECTIVE)

@@ -340,6 +340,28 @@ func.func @conv_transpose2d(%x: tensor<1x2x3x3xf32>, %w: tensor<2x1x3x3xf32>) ->
 
 // -----
 
+// Unsigned tensors become signless (arith computes on signless integers); the computes on them
+// use the unsigned ops and combiners, and the public function's unsigned arguments and results
+// carry dlc.unsigned for the runtime.
+// CHECK-LABEL: func.func @unsigned_becomes_signless
+// CHECK-SAME:    (%[[A:.*]]: tensor<4xi8> {dlc.unsigned}, %[[B:.*]]: tensor<4xi8> {dlc.unsigned}) -> (tensor<4xi8> {dlc.unsigned}, tensor<4xi1>, tensor<4xf32>, tensor<i8> {dlc.unsigned})
+// CHECK:         %[[Q:.*]] = arith.divui %{{.*}}, %{{.*}} : i8
+// CHECK:         %[[M:.*]] = arith.maxui %{{.*}}, %{{.*}} : i8
+// CHECK:         %[[LT:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i8
+// CHECK:         %[[F:.*]] = arith.uitofp %{{.*}} : i8 to f32
+// CHECK:         tensor_expr.compute "reduce_max" tag "reduce_max" reduce [4] maxui init 0 : i8 -> tensor<i8>
+// CHECK-NOT:     ui8
+func.func @unsigned_becomes_signless(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>) {
+  %q = graph.div %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %m = graph.max %q, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %lt = graph.compare %a, %b {predicate = "lt"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %c = graph.cast %a : (tensor<4xui8>) -> tensor<4xf32>
+  %r = graph.reduce %a {kind = "max", axes = array<i64: 0>, keepdims = false} : (tensor<4xui8>) -> tensor<ui8>
+  func.return %m, %lt, %c, %r : tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<ui8>
+}
+
+// -----
+
 func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   func.return %x : tensor<?x4xf32>
 }
@@ -347,11 +369,11 @@ func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-func.func @negative_unsigned_elements(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
-  %r = graph.add %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
-  func.return %r : tensor<4xui8>
+func.func @negative_signed_elements(%a: tensor<4xsi8>, %b: tensor<4xsi8>) -> tensor<4xsi8> {
+  %r = graph.add %a, %b : (tensor<4xsi8>, tensor<4xsi8>) -> tensor<4xsi8>
+  func.return %r : tensor<4xsi8>
 }
-// CHECK: 'graph.add' op expected a float or signless integer element type, found ui8
+// CHECK: 'graph.add' op expected a float, signless or unsigned integer element type, found si8
 
 // -----
 

@@ -121,6 +121,24 @@ func.func @integer_sum(%x: tensor<8xi32>) -> tensor<i32> {
 
 // -----
 
+// The unsigned max combiner folds with arith.maxui; dlc.unsigned stays on the arguments and
+// moves with the result onto its output argument.
+// CHECK-LABEL: func.func @unsigned_max
+// CHECK-SAME:    (%[[X:.*]]: memref<4x8xi8> {dlc.unsigned}, %[[OUT:.*]]: memref<4xi8> {dlc.unsigned})
+// CHECK:         %[[ACC:.*]] = loop.load %[[OUT]][%{{.*}}] : memref<4xi8> -> i8
+// CHECK-NEXT:    %[[MAX:.*]] = arith.maxui %[[ACC]], %{{.*}} : i8
+// CHECK-NEXT:    loop.store %[[MAX]], %[[OUT]][%{{.*}}] : i8 -> memref<4xi8>
+func.func @unsigned_max(%x: tensor<4x8xi8> {dlc.unsigned}) -> (tensor<4xi8> {dlc.unsigned}) {
+  %m = tensor_expr.compute "max_u" reduce [8] maxui init 0 : i8 -> tensor<4xi8> {
+  ^bb0(%i: index, %r: index):
+    %v = tensor_expr.read %x[%i, %r] : tensor<4x8xi8>
+    tensor_expr.yield %v : i8
+  }
+  func.return %m : tensor<4xi8>
+}
+
+// -----
+
 // A tensor constant becomes a private constant global with the same dense attribute; an
 // intermediate gets a global buffer, freed after its last use.
 // CHECK:         "memref.global"() <{sym_name = "constant_to_global_cst0", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant}> : () -> ()

@@ -104,7 +104,19 @@ func.func @negative_bad_combiner() {
   }
   func.return
 }
-// CHECK: 'tensor_expr.compute' op expected combiner to be one of sum, max, min, prod, found 'mean'
+// CHECK: 'tensor_expr.compute' op expected combiner to be one of sum, max, min, prod, maxui, minui, found 'mean'
+
+// -----
+
+func.func @negative_unsigned_combiner_on_float() {
+  %c = tensor_expr.compute "c" reduce [8] maxui init 0.0 : f32 -> tensor<4xf32> {
+  ^bb0(%i: index, %k: index):
+    %z = arith.constant 0.0 : f32
+    tensor_expr.yield %z : f32
+  }
+  func.return
+}
+// CHECK: 'tensor_expr.compute' op expected an integer element type with combiner 'maxui', found f32
 
 // -----
 

@@ -72,6 +72,18 @@ func.func @sum_all(%X: tensor<8xi32>) -> tensor<i32> {
 // CHECK:      tensor_expr.compute "sum_all" reduce [8] sum init 0 : i32 -> tensor<i32> {
 // CHECK-NEXT: ^bb0(%{{.*}}: index):
 
+// Unsigned max over integers that were unsigned in the graph (the init is 0, the least).
+// CHECK-LABEL: func.func @max_unsigned
+func.func @max_unsigned(%X: tensor<4x8xi8>) -> tensor<4xi8> {
+  %m = tensor_expr.compute "max_unsigned" reduce [8] maxui init 0 : i8 -> tensor<4xi8> {
+  ^bb0(%i: index, %r: index):
+    %x = tensor_expr.read %X[%i, %r] : tensor<4x8xi8>
+    tensor_expr.yield %x : i8
+  }
+  func.return %m : tensor<4xi8>
+}
+// CHECK:      tensor_expr.compute "max_unsigned" reduce [8] maxui init 0 : i8 -> tensor<4xi8> {
+
 // CHECK-LABEL: func.func @fill
 func.func @fill() -> tensor<f32> {
   %f = tensor_expr.compute "fill" -> tensor<f32> {
