@@ -19,17 +19,21 @@ from runtime.library import export_shared_library, load_library
 RNG = np.random.default_rng(20261129)
 
 
-def llvm_ir(text: str, num_threads: int = 0) -> str:
+def llvm_ir(text: str, num_threads: int = 0, schedule: str = "static") -> str:
     """LLVM IR of a loop-level module (vector width fixed at AVX-512's, as on this host)."""
     module: ModuleOp = Parser(make_context(), text).parse_module()
     module.verify()
-    ConvertLoopToLLVMPass(num_threads=num_threads, vector_bits=512).apply(make_context(), module)
+    ConvertLoopToLLVMPass(
+        num_threads=num_threads, vector_bits=512, parallel_schedule=schedule
+    ).apply(make_context(), module)
     module.verify()
     return emit_llvm_ir(module)
 
 
-def run(text: str, *inputs: np.ndarray, num_threads: int = 0) -> np.ndarray:
-    return Executable(JitModule(llvm_ir(text, num_threads)))(*inputs)
+def run(
+    text: str, *inputs: np.ndarray, num_threads: int = 0, schedule: str = "static"
+) -> np.ndarray:
+    return Executable(JitModule(llvm_ir(text, num_threads, schedule)))(*inputs)
 
 
 AXPY = """
@@ -144,13 +148,21 @@ func.func @rows(%x: memref<{m}x24xf32>, %out: memref<{m}x24xf32>)
 """
 
 
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
 @pytest.mark.parametrize(("rows", "threads"), [(1, 2), (2, 3), (7, 1), (7, 2), (64, 2)])
-def test_parallel_static_chunks(rows: int, threads: int) -> None:
+def test_parallel_chunks(rows: int, threads: int, schedule: str) -> None:
     """Every iteration runs exactly once whatever the split (more threads than iterations,
-    uneven chunks)."""
+    uneven chunks), with static chunks or iterations handed out dynamically."""
     x = RNG.standard_normal((rows, 24), dtype=np.float32)
     expected = x + np.arange(rows, dtype=np.float32)[:, None]
-    np.testing.assert_allclose(run(PARALLEL.format(m=rows), x, num_threads=threads), expected)
+    result = run(PARALLEL.format(m=rows), x, num_threads=threads, schedule=schedule)
+    np.testing.assert_allclose(result, expected)
+
+
+def test_parallel_dynamic_schedule_calls_libgomp_loop() -> None:
+    text = llvm_ir(PARALLEL.format(m=8), num_threads=2, schedule="dynamic")
+    assert '@"GOMP_loop_dynamic_start"' in text and '@"GOMP_loop_dynamic_next"' in text
+    assert "omp_get_thread_num" not in text
 
 
 def test_parallel_calls_gomp_parallel() -> None:
