@@ -17,6 +17,7 @@ have no CPU meaning.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, func, llvm
@@ -34,11 +35,15 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint
 from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from rewrites.llvm_lowering.common import (
     LLVMLowering,
+    constant_int_value,
+    int_constant,
     lowered,
     lowering_error,
+    ops_append,
     replace_with_lowered,
 )
 from rewrites.llvm_lowering.memref import (
+    NSW,
     buffer_bytes,
     element_address,
     entry_block_of,
@@ -48,6 +53,7 @@ from rewrites.llvm_lowering.memref import (
     memref_type_of,
     stack_allocate,
     stored_value,
+    strides_and_offset,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -235,7 +241,7 @@ class LoadLowering(RewritePattern):
         memref_type = memref_type_of(op.memref, op)
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
         ops, address = typed_address(ops, address, self.lowering.storage_type(result_type))
@@ -255,11 +261,57 @@ class StoreLowering(RewritePattern):
         value = lowered(op.value, self.lowering, rewriter)
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
         alignment = access_alignment_of(op, memref_type, self.lowering)
         extend, value = stored_value(value, self.lowering)
         ops, address = typed_address([*ops, *extend], address, value.type)
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
+
+
+def folded_element_address(
+    base: SSAValue,
+    memref_type: MemRefType,
+    indices: Sequence[SSAValue],
+    lowering: LLVMLowering,
+    op: Operation,
+) -> tuple[list[Operation], SSAValue]:
+    """`element_address` for a row-major memref, with the constant indices folded into one
+    offset: `sum(index_d * stride_d)` needs a multiply and an add only per index that is not a
+    constant (unrolled and vectorized code has many constant indices; fewer ops lower and
+    compile faster). Other layouts go through `element_address`."""
+    strides, offset, row_major = strides_and_offset(memref_type, op)
+    if not row_major or len(indices) != len(strides):
+        return element_address(base, memref_type, indices, lowering, op)
+    index_type = lowering.index_type
+    ops: list[Operation] = []
+    constant = 0
+    linear: SSAValue | None = None
+    for index, stride in zip(indices, strides, strict=True):
+        value = constant_int_value(index)
+        if value is not None:
+            constant += value * stride
+            continue
+        term = index
+        if stride != 1:
+            factor = int_constant(stride, index_type)
+            term = ops_append(ops, llvm.MulOp(index, factor.result, overflow=NSW))
+            ops.insert(len(ops) - 1, factor)
+        linear = term if linear is None else ops_append(
+            ops, llvm.AddOp(linear, term, overflow=NSW)
+        )
+    if constant:
+        shift = int_constant(constant, index_type)
+        ops.append(shift)
+        linear = shift.result if linear is None else ops_append(
+            ops, llvm.AddOp(linear, shift.result, overflow=NSW)
+        )
+    if linear is None:
+        return ops, base
+    element_type = lowering.convert_type(memref_type.get_element_type())
+    gep = llvm.GEPOp(
+        base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[linear], inbounds=True
+    )
+    return [*ops, gep], gep.result
 
 
 def typed_address(

@@ -346,9 +346,10 @@ func.func @vectorized_gather(%x: memref<4x4xf32>, %out: memref<4xf32>) attribute
 
 // -----
 
-// A parallel loop is outlined: the function stores its buffers into a data block and calls
-// GOMP_parallel with the thread function; each thread takes a static chunk of the iterations
-// in the body function, whose buffers are noalias.
+// A parallel loop is outlined: the function stores its buffers (and the trip count) into a
+// data block and calls GOMP_parallel with the thread function; each thread computes its static
+// chunk [first, last) of the iterations and runs them in the body function, whose buffers are
+// noalias.
 
 // CHECK-LABEL: llvm.func @parallel_copy
 // CHECK:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
@@ -356,12 +357,16 @@ func.func @vectorized_gather(%x: memref<4x4xf32>, %out: memref<4xf32>) attribute
 // CHECK-NEXT:    %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
-// CHECK:         llvm.call @omp_get_thread_num() : () -> i32
-// CHECK:         llvm.call @omp_get_num_threads() : () -> i32
-// CHECK:         llvm.call @parallel_copy_parallel0_body(
-// CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %[[TID:.*]]: i64, %[[NTH:.*]]: i64)
+// CHECK:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK-NEXT:    %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
+// CHECK-NEXT:    %[[NTH32:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK-NEXT:    %[[NTH:.*]] = llvm.sext %[[NTH32]] : i32 to i64
 // CHECK:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
-// CHECK:         llvm.mul %[[TID]], %[[CHUNK]] : i64
+// CHECK-NEXT:    %[[START:.*]] = llvm.mul %[[TID]], %[[CHUNK]] : i64
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.umin.i64"(%[[START]], %{{.*}})
+// CHECK:         %[[LAST:.*]] = llvm.call_intrinsic "llvm.umin.i64"
+// CHECK-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
+// CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
 func.func @parallel_copy(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
