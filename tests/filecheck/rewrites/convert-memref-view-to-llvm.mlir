@@ -11,7 +11,7 @@
 // CHECK-NEXT:    %[[OFF:.*]] = builtin.unrealized_conversion_cast %[[SHIFT]] : index to i64
 // CHECK-NEXT:    %[[ADDR:.*]] = llvm.getelementptr inbounds %[[PTR]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK-NEXT:    %[[VIEW:.*]] = builtin.unrealized_conversion_cast %[[ADDR]] : !llvm.ptr to memref<2x2xf32>
-// CHECK:         loop.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] : f32 -> memref<2x2xf32>
+// CHECK:         loop.store %{{.*}}, %[[VIEW]][%i, %i] : f32 -> memref<2x2xf32>
 // CHECK-NOT:     memref.view
 // CHECK:         func.return
 // LLVM-LABEL: llvm.func @view_at_byte_offset
@@ -21,15 +21,13 @@
 // LLVM-NOT:     unrealized_conversion_cast
 // I32-LABEL: func.func @view_at_byte_offset
 // I32:         builtin.unrealized_conversion_cast %{{.*}} : index to i32
-func.func @view_at_byte_offset(%x: memref<f32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
-  %c0 = arith.constant 0 : index
+func.func @view_at_byte_offset(%x: memref<f32>, %i: index) {
   %ws = loop.alloc global : memref<64xi8>
   %shift = arith.constant 16 : index
   %v = memref.view %ws[%shift][] : memref<64xi8> to memref<2x2xf32>
   %a = loop.load %x[] : memref<f32> -> f32
-  loop.store %a, %v[%c0, %c0] : f32 -> memref<2x2xf32>
-  %b = loop.load %v[%c0, %c0] : memref<2x2xf32> -> f32
-  loop.store %b, %out[] : f32 -> memref<f32>
+  loop.store %a, %v[%i, %i] : f32 -> memref<2x2xf32>
+  loop.dealloc %ws : memref<64xi8>
   func.return
 }
 
