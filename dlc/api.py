@@ -157,23 +157,14 @@ def lower(
     """
     from xdsl.passes import PassPipeline
 
-    from pipelines import PIPELINES
     from rewrites import get_all_passes
+    from runtime.compiler import pipeline_passes
 
-    if pipeline not in PIPELINES:
-        raise CompileError(
-            f"no pipeline named '{pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
-        )
-    passes = with_threads(applicable_passes(module, PIPELINES[pipeline].spec), threads)
-    available = get_all_passes()
-    missing = [p for p in passes if p.split("{", 1)[0] not in available]
-    if missing:
-        raise CompileError(
-            f"pipeline '{pipeline}' needs passes not available in this checkout: "
-            f"{', '.join(missing)}"
-        )
+    passes = pipeline_passes(module, pipeline, threads)
     if passes:
-        PassPipeline.parse_spec(available, ",".join(passes)).apply(ctx or make_context(), module)
+        PassPipeline.parse_spec(get_all_passes(), ",".join(passes)).apply(
+            ctx or make_context(), module
+        )
     return module
 
 

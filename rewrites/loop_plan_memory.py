@@ -14,18 +14,12 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
     StringAttr,
-    VectorType,
     i8,
     i64,
 )
@@ -36,6 +30,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dialects.loop import AllocOp, DeallocOp
 from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
+from rewrites.llvm_lowering.common import LLVMLowering
 
 WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
 """The planned workspace size in bytes: on each planned function, and (the largest) on the
@@ -43,21 +38,9 @@ module."""
 
 
 def element_bytes(type_: Attribute, index_bitwidth: int = 64) -> int | None:
-    """The storage size of one element of `type_`, or None for types without one."""
-    if isinstance(type_, IndexType):
-        return index_bitwidth // 8
-    if isinstance(type_, IntegerType):
-        return (type_.width.data + 7) // 8
-    if isinstance(type_, Float16Type | BFloat16Type):
-        return 2
-    if isinstance(type_, Float32Type):
-        return 4
-    if isinstance(type_, Float64Type):
-        return 8
-    if isinstance(type_, VectorType):
-        element = element_bytes(type_.element_type, index_bitwidth)
-        return None if element is None else element * type_.element_count()
-    return None
+    """The storage size of one element of `type_` (as the llvm lowering lays it out), or None
+    for types without one."""
+    return LLVMLowering(index_bitwidth).size_in_bytes(type_)
 
 
 def buffer_bytes(memref_type: MemRefType, index_bitwidth: int = 64) -> int | None:

@@ -37,14 +37,19 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
 from rewrites.loop_dedup_functions import ONNX_NODES_ATTR, structural_hash
-from rewrites.loop_plan_memory import WORKSPACE_BYTES_ATTR, buffer_bytes, element_bytes
+from rewrites.loop_plan_memory import (
+    WORKSPACE_BYTES_ATTR,
+    buffer_bytes,
+    element_bytes,
+    is_entry_function,
+)
 from runtime.artifact import CompiledModel, CompileStats, aligned_copy
 from runtime.cache import CompileCache, CompileOptions, digest
 from runtime.errors import CompileError
@@ -123,25 +128,25 @@ def expand_pipeline(items: list[str]) -> list[str]:
     return expanded
 
 
-def pipeline_passes(module: ModuleOp, options: CompileOptions) -> list[str]:
-    """The passes `options.pipeline` runs on `module`: named pipelines expanded, passes for
-    levels above the module's skipped, thread counts set; fails if one is missing."""
+def pipeline_passes(module: ModuleOp, pipeline: str, threads: int | None) -> list[str]:
+    """The passes the named `pipeline` runs on `module`: named pipelines expanded, passes for
+    levels above the module's skipped, thread counts set (unless `threads` is None); fails if
+    one is missing."""
     from dlc.api import _split_pipeline, applicable_passes, with_threads
     from pipelines import PIPELINES
     from rewrites import get_all_passes
 
-    if options.pipeline not in PIPELINES:
+    if pipeline not in PIPELINES:
         raise CompileError(
-            f"no pipeline named '{options.pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
+            f"no pipeline named '{pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
         )
-    items = [p.strip() for p in _split_pipeline(PIPELINES[options.pipeline].spec) if p.strip()]
-    spec = ",".join(expand_pipeline(items))
-    passes = with_threads(applicable_passes(module, spec), options.threads)
+    items = [p.strip() for p in _split_pipeline(PIPELINES[pipeline].spec) if p.strip()]
+    passes = with_threads(applicable_passes(module, ",".join(expand_pipeline(items))), threads)
     available = get_all_passes()
     missing = [p for p in passes if p.split("{", 1)[0] not in available]
     if missing:
         raise CompileError(
-            f"pipeline '{options.pipeline}' needs passes not available in this checkout: "
+            f"pipeline '{pipeline}' needs passes not available in this checkout: "
             f"{', '.join(missing)}"
         )
     return passes
@@ -184,16 +189,6 @@ def annotate_onnx_nodes(module: ModuleOp) -> None:
 # ---------------------------------------------------------------------------------------------
 # Compile units
 # ---------------------------------------------------------------------------------------------
-
-
-def is_entry(op: Operation) -> bool:
-    """A public function with a body and `dlc.num_outputs`."""
-    return (
-        isinstance(op, func.FuncOp)
-        and bool(op.body.blocks)
-        and NUM_OUTPUTS_ATTR in op.attributes
-        and op.sym_visibility != StringAttr("private")
-    )
 
 
 def standalone_kernels(module: ModuleOp) -> list[func.FuncOp]:
@@ -300,7 +295,7 @@ def describe_model(
 ) -> tuple[ModelInfo | None, int]:
     """The model description of `module`'s only entry function (None if it has several or
     none), and the bytes its intermediates would take unplanned. Loop level, after planning."""
-    entries = [op for op in module.ops if is_entry(op)]
+    entries = [op for op in module.ops if is_entry_function(op)]
     if len(entries) != 1:
         return None, 0
     entry = entries[0]
@@ -469,7 +464,7 @@ class _Driver:
         self.uses_openmp = False
 
     def run(self) -> CompiledModel:
-        passes = pipeline_passes(self.module, self.options)
+        passes = pipeline_passes(self.module, self.options.pipeline, self.options.threads)
         names = [p.split("{", 1)[0].strip() for p in passes]
         split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
         prefix, suffix = passes[:split], passes[split:]

@@ -30,6 +30,7 @@ import numpy as np
 
 from runtime.executable import Executable
 from tools.diagnostics import ToolError, run_tool, write_atomically
+from tools.dlc_run import _load_input
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
 
@@ -137,15 +138,6 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
     return executable, time.perf_counter() - start
 
 
-def _load_npy(path: Path) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise ToolError(f"no such input file: {path}") from None
-    except (OSError, ValueError) as e:
-        raise ToolError(f"cannot read {path} as a .npy array: {e}") from None
-
-
 def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Generator
                   ) -> np.ndarray:
     if np.issubdtype(dtype, np.floating):
@@ -169,9 +161,9 @@ def _inputs(
                     f"--input {spec}: the model has no input '{name}' (inputs: "
                     f"{', '.join(names)})"
                 )
-            given[name] = _load_npy(Path(file))
+            given[name] = _load_input(Path(file))
         else:
-            positional.append(_load_npy(Path(file)))
+            positional.append(_load_input(Path(file)))
     for name in names:
         if name not in given and positional:
             given[name] = positional.pop(0)
