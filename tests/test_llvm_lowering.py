@@ -623,3 +623,83 @@ def test_dense_globals_are_emitted_as_exact_bytes() -> None:
     assert address % 64 == 0
     stored = np.frombuffer((ctypes.c_char * values.nbytes).from_address(address), np.float32)
     assert stored.tobytes() == values.tobytes()
+
+
+HALF = """
+func.func @to_half(%X: memref<{n}xf64>, %V: memref<{n}xf16>, %S: memref<{n}xf16>)
+    attributes {{dlc.num_outputs = 2 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cn = arith.constant {n} : index
+  loop.for %i = %c0 to %cn step %c1 axis "i" kind vectorized {{
+    %x = loop.load %X[%i] : memref<{n}xf64> -> f64
+    %h = arith.truncf %x : f64 to f16
+    loop.store %h, %V[%i] : f16 -> memref<{n}xf16>
+  }}
+  loop.for %j = %c0 to %cn step %c1 axis "j" {{
+    %x = loop.load %X[%j] : memref<{n}xf64> -> f64
+    %h = arith.truncf %x : f64 to f16
+    loop.store %h, %S[%j] : f16 -> memref<{n}xf16>
+  }}
+  func.return
+}}
+"""
+
+
+def test_double_to_half_rounds_once() -> None:
+    """f64 -> f16 needs no `__truncdfhf2`: it goes through f32 rounded to odd and rounds like
+    NumPy (once, to nearest even), also just off the halfway points where rounding to f32 and
+    then to f16 would round twice."""
+    halves = RNG.standard_normal(24).astype(np.float16).astype(np.float64)
+    ulp = np.spacing(halves.astype(np.float16)).astype(np.float64)
+    tricky = np.concatenate([
+        halves + ulp / 2 * (1 + 2.0**-30), halves + ulp / 2 * (1 - 2.0**-30), halves + ulp / 2,
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 65520.0, 1e6, -1e6, 2.0**-25,
+         2.0**-24 * 1.5, 6e-8, 1e-300],
+    ])
+    n = len(tricky)
+    f = compile_text(HALF.format(n=n))
+    vector, scalar = f(tricky)
+    with np.errstate(over="ignore"):
+        want = tricky.astype(np.float16)
+    for got in (vector, scalar):
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(want)],
+                                      want.view(np.uint16)[~np.isnan(want)])
+        assert np.isnan(got[np.isnan(want)]).all()
+
+
+BOOLS = """
+func.func @bools(%X: memref<{n}xf32>, %Y: memref<{n}xf32>, %M: memref<{n}xi1>,
+                 %B: memref<{n}xi1>, %C: memref<{n}xi32>)
+    attributes {{dlc.num_outputs = 2 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cn = arith.constant {n} : index
+  loop.for %i = %c0 to %cn step %c1 axis "i" kind vectorized {{
+    %x = loop.load %X[%i] : memref<{n}xf32> -> f32
+    %y = loop.load %Y[%i] : memref<{n}xf32> -> f32
+    %m = loop.load %M[%i] : memref<{n}xi1> -> i1
+    %lt = arith.cmpf olt, %x, %y : f32
+    %b = arith.andi %lt, %m : i1
+    loop.store %b, %B[%i] : i1 -> memref<{n}xi1>
+    %c = arith.extui %lt : i1 to i32
+    loop.store %c, %C[%i] : i32 -> memref<{n}xi32>
+  }}
+  func.return
+}}
+"""
+
+
+def test_bool_buffers_hold_a_byte_per_element_in_vector_code() -> None:
+    """Vectorized compares give vectors of i1, and i1 buffers are NumPy bools (a byte each,
+    true is 1) in vector loads and stores, with a scalar tail."""
+    n = 37
+    f = compile_text(BOOLS.format(n=n))
+    x, y = RNG.standard_normal((2, n), dtype=np.float32)
+    x[3] = np.nan
+    m = RNG.integers(0, 2, n).astype(np.bool_)
+    b, c = f(x, y, m)
+    assert b.dtype == np.bool_
+    np.testing.assert_array_equal(b.view(np.uint8), ((x < y) & m).view(np.uint8))
+    np.testing.assert_array_equal(c, (x < y).astype(np.int32))

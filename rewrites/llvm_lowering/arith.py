@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
     Float64Type,
     FloatAttr,
     IndexType,
@@ -242,7 +244,8 @@ class SelectLowering(RewritePattern):
 
 @dataclass
 class CastLowering(RewritePattern):
-    """arith casts -> llvm casts; fptosi/fptoui -> saturating intrinsics; uitofp expanded."""
+    """arith casts -> llvm casts; fptosi/fptoui -> saturating intrinsics; uitofp expanded;
+    truncf f64 -> f16 through f32 rounded to odd (no `__truncdfhf2` libcall)."""
 
     lowering: LLVMLowering
 
@@ -252,7 +255,11 @@ class CastLowering(RewritePattern):
             return
         (source,) = lowered_operands(op, self.lowering, rewriter)
         result_type = self.lowering.convert_type(op.results[0].type)
-        if kind in CAST_OPS:
+        if kind is arith.TruncFOp and _element(source.type) == Float64Type() and isinstance(
+            _element(result_type), Float16Type
+        ):
+            new_ops = double_to_half(source, result_type)
+        elif kind in CAST_OPS:
             new_ops = [CAST_OPS[kind](source, result_type)]
         elif kind in SATURATING_CASTS:
             name = (
@@ -263,6 +270,48 @@ class CastLowering(RewritePattern):
         else:
             new_ops = unsigned_to_float(source, result_type)
         replace_with_lowered(op, new_ops, new_ops[-1].results, rewriter)
+
+
+def _element(type_: Attribute) -> Attribute:
+    return type_.element_type if isinstance(type_, VectorType) else type_
+
+
+def double_to_half(source: SSAValue, result_type: Attribute) -> list[Operation]:
+    """`fptrunc` f64 -> f16 through f32 rounded to odd, so that it rounds once, correctly.
+
+    LLVM lowers a direct f64 -> f16 truncation on x86 without AVX512-FP16 to a call of
+    `__truncdfhf2`, which the JIT cannot always resolve. Rounding to f32 and then to f16 would
+    round twice; rounding to f32 *to odd* (toward zero, then the last bit set when inexact) and
+    then to nearest f16 is exact, as f32 keeps more than 11 + 2 significand bits. With `t` the
+    nearest f32: inexact iff `fpext(t) != x` (bitwise); `t` rounded away from zero iff
+    `|fpext(t)| > |x|` (the magnitude bits as integers), and then toward zero is `bits(t) - 1`.
+    """
+    shape = source.type.get_shape() if isinstance(source.type, VectorType) else None
+
+    def like_source(scalar: Attribute) -> Attribute:
+        return scalar if shape is None else VectorType(scalar, shape)
+
+    i64, i32 = IntegerType(64), IntegerType(32)
+    ops: list[Operation] = []
+    nearest = ops_append(ops, llvm.FPTruncOp(source, like_source(Float32Type())))
+    back = ops_append(ops, llvm.FPExtOp(nearest, source.type))
+    x_bits = ops_append(ops, llvm.BitcastOp(source, like_source(i64)))
+    back_bits = ops_append(ops, llvm.BitcastOp(back, like_source(i64)))
+    inexact = ops_append(ops, _icmp("ne", back_bits, x_bits))
+    magnitude = ops_append(ops, _integer_splat((1 << 63) - 1, like_source(i64)))
+    x_magnitude = ops_append(ops, llvm.AndOp(x_bits, magnitude))
+    back_magnitude = ops_append(ops, llvm.AndOp(back_bits, magnitude))
+    away = ops_append(ops, _icmp("ugt", back_magnitude, x_magnitude))
+    t_bits = ops_append(ops, llvm.BitcastOp(nearest, like_source(i32)))
+    toward_zero = ops_append(ops, llvm.SubOp(t_bits, ops_append(
+        ops, llvm.ZExtOp(ops_append(ops, llvm.AndOp(inexact, away)), like_source(i32))
+    )))
+    odd = ops_append(ops, llvm.OrOp(toward_zero, ops_append(
+        ops, llvm.ZExtOp(inexact, like_source(i32))
+    )))
+    rounded = ops_append(ops, llvm.BitcastOp(odd, like_source(Float32Type())))
+    ops.append(llvm.FPTruncOp(rounded, result_type))
+    return ops
 
 
 def unsigned_to_float(source: SSAValue, result_type: Attribute) -> list[Operation]:

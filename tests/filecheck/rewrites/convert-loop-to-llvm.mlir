@@ -73,6 +73,30 @@ func.func @math_scalar(%x: f32) -> f32 {
 
 // -----
 
+// f64 -> f16 goes through f32 rounded to odd (LLVM would call __truncdfhf2): the nearest f32,
+// one step toward zero if it was rounded away, the last bit set if inexact, then f16.
+
+// CHECK-LABEL: llvm.func @truncf_double_to_half
+// CHECK-SAME:    (%[[X:.*]]: f64) -> f16
+// CHECK-NEXT:    %[[T:.*]] = llvm.fptrunc %[[X]] : f64 to f32
+// CHECK-NEXT:    %[[BACK:.*]] = llvm.fpext %[[T]] : f32 to f64
+// CHECK-NEXT:    %[[XB:.*]] = llvm.bitcast %[[X]] : f64 to i64
+// CHECK-NEXT:    %[[BB:.*]] = llvm.bitcast %[[BACK]] : f64 to i64
+// CHECK-NEXT:    %[[INEXACT:.*]] = llvm.icmp "ne" %[[BB]], %[[XB]] : i64
+// CHECK:         %[[AWAY:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[TB:.*]] = llvm.bitcast %[[T]] : f32 to i32
+// CHECK:         %[[DOWN:.*]] = llvm.sub %[[TB]], %{{.*}} : i32
+// CHECK:         %[[ODD:.*]] = llvm.or %[[DOWN]], %{{.*}} : i32
+// CHECK-NEXT:    %[[F:.*]] = llvm.bitcast %[[ODD]] : i32 to f32
+// CHECK-NEXT:    %[[H:.*]] = llvm.fptrunc %[[F]] : f32 to f16
+// CHECK-NEXT:    llvm.return %[[H]] : f16
+func.func @truncf_double_to_half(%x: f64) -> f16 {
+  %h = arith.truncf %x : f64 to f16
+  func.return %h : f16
+}
+
+// -----
+
 // A libm function on a vector runs lane by lane.
 
 // CHECK-LABEL: llvm.func @math_vector_libm
