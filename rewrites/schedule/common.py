@@ -442,7 +442,10 @@ def _index_form(value: SSAValue, loop: ForOp) -> _IndexForm | None:
 
 
 def _value_span(loop: ForOp) -> tuple[int, int] | None:
-    """The least and greatest values a loop's induction variable may take, if known."""
+    """The least and greatest values a loop's induction variable may take, if known.
+
+    The greatest is the last multiple of the step from `lb` below `ub` (an inner loop of a
+    multi-level split, `0 to 8 step 2`, reaches 6, not 7)."""
     lb, step = constant_value(loop.lb), constant_value(loop.step)
     ub = constant_value(loop.ub)
     if ub is None and isinstance(loop.ub.owner, MinUIOp):
@@ -450,7 +453,9 @@ def _value_span(loop: ForOp) -> tuple[int, int] | None:
         ub = min((bound for bound in bounds if bound is not None), default=None)
     if lb is None or step is None or ub is None or lb < 0 or step <= 0:
         return None
-    return lb, max(lb, ub - 1)
+    if ub <= lb:
+        return lb, lb
+    return lb, lb + (ub - 1 - lb) // step * step
 
 
 def disjoint_iterations(

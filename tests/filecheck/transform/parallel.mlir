@@ -200,3 +200,98 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.parallel %f : !transform.any_op
   transform.yield
 }
+
+// -----
+
+// Regression: fuse of a matmul's untiled spatial loops, then parallel. Each fused iteration f
+// owns one element C[f / 4, f % 4]; the proof pairs the divui/remui of f across dimensions.
+// CHECK-LABEL: func.func @fused_matmul
+// CHECK:       loop.for %[[F:.*]] = %{{.*}} axis "i.j.fused" kind parallel {
+// CHECK-NEXT:    %{{.*}} = arith.divui %[[F]], %{{.*}} : index
+// CHECK-NEXT:    %{{.*}} = arith.remui %[[F]], %{{.*}} : index
+// CHECK-NEXT:    loop.for %{{.*}} axis "k" {
+func.func @fused_matmul(%A: memref<2x3xf32>, %B: memref<3x4xf32>, %C: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c2 step %c1 axis "i" {
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.for %k = %c0 to %c3 step %c1 axis "k" {
+        loop.block "matmul" reads(%A, %B : memref<2x3xf32>, memref<3x4xf32>) writes(%C : memref<2x4xf32>) spatial ["i", "j"] reduction ["k"] {
+          %a = loop.load %A[%i, %k] : memref<2x3xf32> -> f32
+          %b = loop.load %B[%k, %j] : memref<3x4xf32> -> f32
+          %c = loop.load %C[%i, %j] : memref<2x4xf32> -> f32
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          loop.store %s, %C[%i, %j] : f32 -> memref<2x4xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j, %k = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  %f = transform.loop.fuse %i, %j : (!transform.any_op, !transform.any_op) -> !transform.any_op
+  transform.loop.parallel %f : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// Regression: a 3-level split makes the index i.0 + i.1 + i.2 with i.0 step 8, i.1 in
+// {0, 2, 4, 6} (step 2) and i.2 in {0, 1}: each i.0 iteration owns [i.0, i.0 + 8).
+// CHECK-LABEL: func.func @three_level_split
+// CHECK:       loop.for %{{.*}} axis "i.0" kind parallel {
+// CHECK-NEXT:    loop.for %{{.*}} axis "i.1" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "i.2" {
+func.func @three_level_split(%X: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c16 step %c1 axis "i" {
+    loop.block "double" reads() writes(%X : memref<16xf32>) spatial ["i"] {
+      %x = loop.load %X[%i] : memref<16xf32> -> f32
+      %s = arith.addf %x, %x : f32
+      loop.store %s, %X[%i] : f32 -> memref<16xf32>
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "double" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
+  %i0, %i1, %i2 = transform.loop.split %i [4, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.loop.parallel %i0 : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// Still unsafe after a 3-level split: the store at i + 1 reaches the next i.0 iteration's first
+// element (i.0 + 6 + 1 + 1 = i.0 + 8).
+// CHECK:     'transform.loop.parallel' op failed on loop "i.0" (%i0): cannot parallelize: expected the iterations to access disjoint elements of every buffer stored to inside, found accesses to memref<17xf32> that may overlap
+// CHECK:     <{axis = "i.0", kind = "serial"}>
+func.func @negative_three_level_split_shifted(%X: memref<17xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c16 step %c1 axis "i" {
+    loop.block "shift" reads() writes(%X : memref<17xf32>) spatial ["i"] {
+      %x = loop.load %X[%i] : memref<17xf32> -> f32
+      %n = arith.addi %i, %c1 : index
+      loop.store %x, %X[%n] : f32 -> memref<17xf32>
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "shift" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
+  %i0, %i1, %i2 = transform.loop.split %i [4, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.loop.parallel %i0 : !transform.any_op
+  transform.yield
+}
