@@ -16,7 +16,6 @@ pattern), so reading what nobody wrote shows in the results.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,7 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from dialects.graph.attrs import to_numpy_dtype
+from dialects.arith_numpy import ARITH_MATH_OPS, INTEGER_DIVISIONS, OpImpl, numpy_dtype
 from dialects.graph.ops import elements_to_array
 from dialects.loop.ops import (
     AllocOp,
@@ -337,10 +336,8 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
 
 
 def _dtype(type_: Attribute) -> np.dtype:
-    if isinstance(type_, IndexType):
-        return np.dtype(np.int64)
     try:
-        return to_numpy_dtype(type_)
+        return numpy_dtype(type_)
     except ValueError as e:
         raise LoopInterpreterError(str(e)) from None
 
@@ -385,162 +382,26 @@ def _converter(type_: Attribute) -> Callable[[Value], Value]:
 # arith, math and vector on NumPy scalars and vectors
 # ---------------------------------------------------------------------------------------------
 
-ScalarImpl = Callable[[Operation, list[Value]], Value]
 
+def _checked_division(name: str) -> OpImpl:
+    """`name`'s semantics, where a division by zero (a trap in compiled code) is an error."""
+    impl = ARITH_MATH_OPS[name]
 
-def _unsigned(value: Value) -> Value:
-    """An integer's bits read as unsigned (Python ints, the index type, are 64-bit)."""
-    if isinstance(value, int):
-        return value % 2**64
-    array = np.asarray(value)
-    if array.dtype == np.bool_:
-        return value
-    return array.astype(np.dtype(f"u{array.dtype.itemsize}"))
+    def run(op: Operation, args: list[Value]) -> Value:
+        if np.any(np.asarray(args[1]) == 0):
+            raise LoopInterpreterError(f"'{name}' divides by zero")
+        return impl(op, args)
 
-
-def _trunc_div(a: Value, b: Value) -> Value:
-    """Signed division rounding toward zero (arith.divsi); division by zero is undefined."""
-    if np.any(np.asarray(b) == 0):
-        raise LoopInterpreterError("'arith.divsi' divides by zero")
-    quotient = a // b
-    inexact = (a % b != 0) & ((a < 0) != (b < 0))
-    return np.where(inexact, quotient + 1, quotient)
-
-
-def _binary(fn: Callable[[Value, Value], Value]) -> ScalarImpl:
-    return lambda op, args: fn(args[0], args[1])
-
-
-def _unsigned_binary(fn: Callable[[Value, Value], Value]) -> ScalarImpl:
-    return lambda op, args: fn(_unsigned(args[0]), _unsigned(args[1]))
-
-
-def _unary(fn: Callable[[Value], Value]) -> ScalarImpl:
-    return lambda op, args: fn(args[0])
-
-
-def _predicate(op: Operation) -> int:
-    attr = op.properties["predicate"]
-    assert isinstance(attr, IntegerAttr)
-    return attr.value.data
-
-
-_CMPI: tuple[Callable[[Value, Value], Value], ...] = (
-    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-    lambda a, b: _unsigned(a) < _unsigned(b),
-    lambda a, b: _unsigned(a) <= _unsigned(b),
-    lambda a, b: _unsigned(a) > _unsigned(b),
-    lambda a, b: _unsigned(a) >= _unsigned(b),
-)
-"""arith.cmpi by predicate number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge."""
-
-
-def _cmpf(predicate: int, a: Value, b: Value) -> Value:
-    """arith.cmpf: 0 false, 1-7 ordered (oeq ogt oge olt ole one ord), 8-14 unordered, 15 true."""
-    unordered = np.isnan(a) | np.isnan(b)
-    if predicate in (0, 15):
-        return np.full(np.shape(unordered), predicate == 15)
-    if predicate in (7, 14):
-        return ~unordered if predicate == 7 else unordered
-    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)
-    relation = compare[(predicate - 1) % 7](a, b)
-    return relation & ~unordered if predicate < 8 else relation | unordered
-
-
-def _extsi(op: Operation, args: list[Value]) -> Value:
-    value = args[0]
-    return np.where(value, -1, 0) if np.asarray(value).dtype == np.bool_ else value
-
-
-def _fptoi(op: Operation, args: list[Value]) -> Value:
-    return np.trunc(args[0])
-
-
-def _erf(x: Value) -> Value:
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
+    return run
 
 
 def _shape_of(type_: Attribute) -> tuple[int, ...]:
     return tuple(type_.get_shape()) if isinstance(type_, VectorType) else ()
 
 
-_SCALAR_OPS: dict[str, ScalarImpl] = {
-    # integer arithmetic (index and signless integers; signed unless the name says u)
-    "arith.addi": _binary(lambda a, b: a + b),
-    "arith.subi": _binary(lambda a, b: a - b),
-    "arith.muli": _binary(lambda a, b: a * b),
-    "arith.divsi": _binary(_trunc_div),
-    "arith.remsi": _binary(lambda a, b: a - b * _trunc_div(a, b)),
-    "arith.floordivsi": _binary(lambda a, b: a // b),
-    "arith.ceildivsi": _binary(lambda a, b: -(-a // b)),
-    "arith.divui": _unsigned_binary(lambda a, b: a // b),
-    "arith.remui": _unsigned_binary(lambda a, b: a % b),
-    "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // b)),
-    "arith.maxsi": _binary(np.maximum),
-    "arith.minsi": _binary(np.minimum),
-    "arith.maxui": _unsigned_binary(np.maximum),
-    "arith.minui": _unsigned_binary(np.minimum),
-    "arith.andi": _binary(lambda a, b: a & b),
-    "arith.ori": _binary(lambda a, b: a | b),
-    "arith.xori": _binary(lambda a, b: a ^ b),
-    "arith.shli": _binary(np.left_shift),
-    "arith.shrsi": _binary(np.right_shift),
-    "arith.shrui": _unsigned_binary(np.right_shift),
-    "arith.cmpi": lambda op, args: _CMPI[_predicate(op)](args[0], args[1]),
-    # floating point
-    "arith.addf": _binary(lambda a, b: a + b),
-    "arith.subf": _binary(lambda a, b: a - b),
-    "arith.mulf": _binary(lambda a, b: a * b),
-    "arith.divf": _binary(np.divide),
-    "arith.remf": _binary(np.fmod),
-    "arith.negf": _unary(np.negative),
-    "arith.maximumf": _binary(np.maximum),
-    "arith.minimumf": _binary(np.minimum),
-    "arith.maxnumf": _binary(np.fmax),
-    "arith.minnumf": _binary(np.fmin),
-    "arith.cmpf": lambda op, args: _cmpf(_predicate(op), args[0], args[1]),
-    "arith.select": lambda op, args: np.where(args[0], args[1], args[2]),
-    # casts: the result type is applied afterwards
-    "arith.index_cast": _unary(lambda a: a),
-    "arith.index_castui": _unary(_unsigned),
-    "arith.sitofp": _unary(lambda a: a),
-    "arith.uitofp": _unary(_unsigned),
-    "arith.fptosi": _fptoi,
-    "arith.fptoui": _fptoi,
-    "arith.extf": _unary(lambda a: a),
-    "arith.truncf": _unary(lambda a: a),
-    "arith.extsi": _extsi,
-    "arith.extui": _unary(_unsigned),
-    "arith.trunci": _unary(lambda a: a),
-    "arith.bitcast": lambda op, args: np.asarray(args[0]).view(_dtype(op.results[0].type)),
-    # math
-    "math.absf": _unary(np.abs),
-    "math.absi": _unary(np.abs),
-    "math.ceil": _unary(np.ceil),
-    "math.floor": _unary(np.floor),
-    "math.trunc": _unary(np.trunc),
-    "math.round": _unary(lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
-    "math.roundeven": _unary(np.rint),
-    "math.sqrt": _unary(np.sqrt),
-    "math.rsqrt": _unary(lambda x: 1 / np.sqrt(x)),
-    "math.exp": _unary(np.exp),
-    "math.exp2": _unary(np.exp2),
-    "math.expm1": _unary(np.expm1),
-    "math.log": _unary(np.log),
-    "math.log2": _unary(np.log2),
-    "math.log10": _unary(np.log10),
-    "math.log1p": _unary(np.log1p),
-    "math.sin": _unary(np.sin),
-    "math.cos": _unary(np.cos),
-    "math.tan": _unary(np.tan),
-    "math.tanh": _unary(np.tanh),
-    "math.atan": _unary(np.arctan),
-    "math.atan2": _binary(np.arctan2),
-    "math.erf": _unary(_erf),
-    "math.powf": _binary(np.power),
-    "math.copysign": _binary(np.copysign),
-    "math.fma": lambda op, args: args[0] * args[1] + args[2],
-    # vector
+_SCALAR_OPS: dict[str, OpImpl] = {
+    **ARITH_MATH_OPS,
+    **{name: _checked_division(name) for name in INTEGER_DIVISIONS},
     "vector.broadcast": lambda op, args: np.broadcast_to(
         args[0], _shape_of(op.results[0].type)).copy(),
     "vector.fma": lambda op, args: args[0] * args[1] + args[2],

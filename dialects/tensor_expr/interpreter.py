@@ -15,7 +15,7 @@ indices), and so is an op the evaluator does not know.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func
@@ -23,7 +23,6 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     ModuleOp,
     TensorType,
@@ -31,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from dialects.arith_numpy import ARITH_MATH_OPS, OpImpl, numpy_dtype, signed, unsigned
 from dialects.graph.attrs import to_numpy_dtype
 from dialects.graph.ops import elements_to_array
 from dialects.tensor_expr.ops import UNSIGNED_ATTR, ComputeOp, ReadOp, YieldOp
@@ -92,7 +92,7 @@ def run_function(
             results = [env[v] for v in op.arguments]
             attrs = function.res_attrs.data if function.res_attrs is not None else ()
             return [
-                _unsigned(value) if i < len(attrs) and UNSIGNED_ATTR in attrs[i].data else value
+                unsigned(value) if i < len(attrs) and UNSIGNED_ATTR in attrs[i].data else value
                 for i, value in enumerate(results)
             ]
         _run_function_level_op(op, env, module)
@@ -170,10 +170,8 @@ def _constant(value: Attribute, type: Attribute) -> np.ndarray:
 
 
 def _dtype(type: Attribute) -> np.dtype:
-    if isinstance(type, IndexType):
-        return np.dtype(np.int64)
     try:
-        return to_numpy_dtype(type)
+        return numpy_dtype(type)
     except ValueError as e:
         raise TensorExprInterpreterError(str(e)) from None
 
@@ -226,17 +224,17 @@ def _combine(
     axes = tuple(range(rank, terms.ndim))
     assert isinstance(init, IntegerAttr | FloatAttr), "verified"
     if combiner in ("maxui", "minui"):
-        unsigned = np.dtype(f"u{dtype.itemsize}") if dtype != np.bool_ else dtype
-        start_bits = np.asarray(init.value.data).astype(dtype).astype(unsigned)
+        unsigned_dtype = np.dtype(f"u{dtype.itemsize}") if dtype != np.bool_ else dtype
+        start_bits = np.asarray(init.value.data).astype(dtype).astype(unsigned_dtype)
         folded = _combine(
-            combiner.removesuffix("ui"), IntegerAttr(int(start_bits), 64), _unsigned(terms),
-            rank, unsigned,
+            combiner.removesuffix("ui"), IntegerAttr(int(start_bits), 64), unsigned(terms),
+            rank, unsigned_dtype,
         )
         return folded.astype(dtype)
     if dtype == np.bool_:
-        signed = _signed(terms).astype(np.int64)
+        as_signed = signed(terms).astype(np.int64)
         start = -int(bool(init.value.data))
-        folded = _combine(combiner, IntegerAttr(start, 64), signed, rank, np.dtype(np.int64))
+        folded = _combine(combiner, IntegerAttr(start, 64), as_signed, rank, np.dtype(np.int64))
         return (folded % 2 != 0) if combiner in ("sum", "prod") else folded != 0
     start = np.asarray(init.value.data, dtype=dtype)
     if combiner == "sum":
@@ -301,180 +299,5 @@ def _read(
     return np.asarray(array[tuple(indices)])
 
 
-# ---------------------------------------------------------------------------------------------
-# arith and math on arrays
-# ---------------------------------------------------------------------------------------------
-
-BodyImpl = Callable[[Operation, list[np.ndarray]], np.ndarray]
-
-
-def _signed(a: np.ndarray) -> np.ndarray:
-    """`a` as a signed number: i1 true is -1 (arith's signed ops on i1), other types as is."""
-    if a.dtype == np.bool_:
-        return -a.astype(np.int8)
-    return a
-
-
-def _signed_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
-    """An integer op on signed values; on i1 the result keeps its low bit (wrapping)."""
-
-    def run(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-        result = fn(_signed(args[0]), _signed(args[1]))
-        return result % 2 != 0 if args[0].dtype == np.bool_ and result.dtype != np.bool_ else result
-
-    return run
-
-
-def _unsigned(a: np.ndarray) -> np.ndarray:
-    """`a`'s bits read as an unsigned integer of the same width."""
-    if a.dtype == np.bool_:
-        return a
-    return a.astype(np.dtype(f"u{a.dtype.itemsize}"))
-
-
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Signed integer division rounding toward zero (arith.divsi)."""
-    safe = np.where(b == 0, 1, b)
-    quotient = a // safe
-    inexact = (a % safe != 0) & ((a < 0) != (safe < 0))
-    return np.where(inexact, quotient + 1, quotient)
-
-
-def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
-    return lambda op, args: fn(args[0], args[1])
-
-
-def _unsigned_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> BodyImpl:
-    return lambda op, args: fn(_unsigned(args[0]), _unsigned(args[1]))
-
-
-def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> BodyImpl:
-    return lambda op, args: fn(args[0])
-
-
-def _predicate(op: Operation) -> int:
-    attr = op.properties["predicate"]
-    assert isinstance(attr, IntegerAttr)
-    return attr.value.data
-
-
-_CMPI: dict[int, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    0: np.equal, 1: np.not_equal,
-    2: lambda a, b: _signed(a) < _signed(b),
-    3: lambda a, b: _signed(a) <= _signed(b),
-    4: lambda a, b: _signed(a) > _signed(b),
-    5: lambda a, b: _signed(a) >= _signed(b),
-    6: lambda a, b: _unsigned(a) < _unsigned(b),
-    7: lambda a, b: _unsigned(a) <= _unsigned(b),
-    8: lambda a, b: _unsigned(a) > _unsigned(b),
-    9: lambda a, b: _unsigned(a) >= _unsigned(b),
-}
-"""arith.cmpi by predicate number: eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge."""
-
-
-def _cmpf(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """arith.cmpf: 0 false, 1-7 ordered (oeq ogt oge olt ole one ord), 8-14 unordered, 15 true."""
-    unordered = np.isnan(a) | np.isnan(b)
-    if predicate in (0, 15):
-        return np.broadcast_to(np.asarray(predicate == 15), unordered.shape)
-    if predicate in (7, 14):
-        return ~unordered if predicate == 7 else unordered
-    compare = (np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal)
-    relation = compare[(predicate - 1) % 7](a, b)
-    return relation & ~unordered if predicate < 8 else relation | unordered
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
-
-
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
-
-
-def _fptoi(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return np.trunc(args[0]).astype(_dtype(op.results[0].type))
-
-
-_BODY_OPS: dict[str, BodyImpl] = {
-    # integer arithmetic (index and signless integers; signed unless the name says u)
-    "arith.addi": _signed_binary(np.add),
-    "arith.subi": _signed_binary(np.subtract),
-    "arith.muli": _signed_binary(np.multiply),
-    "arith.divsi": _binary(_trunc_div),
-    "arith.remsi": _binary(lambda a, b: a - b * _trunc_div(a, b)),
-    "arith.floordivsi": _binary(lambda a, b: a // np.where(b == 0, 1, b)),
-    "arith.ceildivsi": _binary(lambda a, b: -(-a // np.where(b == 0, 1, b))),
-    "arith.divui": _unsigned_binary(lambda a, b: a // np.where(b == 0, 1, b)),
-    "arith.remui": _unsigned_binary(lambda a, b: a % np.where(b == 0, 1, b)),
-    "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // np.where(b == 0, 1, b))),
-    "arith.maxsi": _signed_binary(np.maximum),
-    "arith.minsi": _signed_binary(np.minimum),
-    "arith.maxui": _unsigned_binary(np.maximum),
-    "arith.minui": _unsigned_binary(np.minimum),
-    "arith.andi": _binary(np.bitwise_and),
-    "arith.ori": _binary(np.bitwise_or),
-    "arith.xori": _binary(np.bitwise_xor),
-    "arith.shli": _binary(np.left_shift),
-    "arith.shrsi": _binary(np.right_shift),
-    "arith.shrui": _unsigned_binary(np.right_shift),
-    "arith.cmpi": lambda op, args: _CMPI[_predicate(op)](args[0], args[1]),
-    # floating point
-    "arith.addf": _binary(np.add),
-    "arith.subf": _binary(np.subtract),
-    "arith.mulf": _binary(np.multiply),
-    "arith.divf": _binary(np.divide),
-    "arith.negf": _unary(np.negative),
-    "arith.maximumf": _binary(np.maximum),
-    "arith.minimumf": _binary(np.minimum),
-    "arith.maxnumf": _binary(np.fmax),
-    "arith.minnumf": _binary(np.fmin),
-    "arith.cmpf": lambda op, args: _cmpf(_predicate(op), args[0], args[1]),
-    "arith.select": lambda op, args: np.where(args[0], args[1], args[2]),
-    # casts (the result type is applied to every result)
-    "arith.index_cast": _unary(lambda a: a),
-    "arith.index_castui": _unary(_unsigned),
-    "arith.sitofp": _unary(lambda a: a),
-    "arith.uitofp": _unary(_unsigned),
-    "arith.fptosi": _fptoi,
-    "arith.fptoui": _fptoi,
-    "arith.extf": _unary(lambda a: a),
-    "arith.truncf": _unary(lambda a: a),
-    "arith.extsi": _unary(lambda a: a),
-    "arith.extui": _unary(_unsigned),
-    "arith.trunci": _unary(lambda a: a),
-    # math
-    "math.exp": _unary(np.exp),
-    "math.exp2": _unary(np.exp2),
-    "math.expm1": _unary(np.expm1),
-    "math.log": _unary(np.log),
-    "math.log2": _unary(np.log2),
-    "math.log10": _unary(np.log10),
-    "math.log1p": _unary(np.log1p),
-    "math.sqrt": _unary(np.sqrt),
-    "math.rsqrt": _unary(lambda a: 1 / np.sqrt(a)),
-    "math.tanh": _unary(np.tanh),
-    "math.sinh": _unary(np.sinh),
-    "math.cosh": _unary(np.cosh),
-    "math.sin": _unary(np.sin),
-    "math.cos": _unary(np.cos),
-    "math.tan": _unary(np.tan),
-    "math.asin": _unary(np.arcsin),
-    "math.acos": _unary(np.arccos),
-    "math.atan": _unary(np.arctan),
-    "math.atan2": _binary(np.arctan2),
-    "math.erf": _unary(_erf),
-    "math.absf": _unary(np.abs),
-    "math.absi": _unary(np.abs),
-    "math.floor": _unary(np.floor),
-    "math.ceil": _unary(np.ceil),
-    "math.trunc": _unary(np.trunc),
-    "math.round": _unary(_round_half_away),
-    "math.roundeven": _unary(np.rint),
-    "math.copysign": _binary(np.copysign),
-    "math.powf": _binary(np.power),
-    "math.fpowi": _binary(lambda a, b: np.power(a, b.astype(a.dtype))),
-    "math.ipowi": _binary(np.power),
-    "math.fma": lambda op, args: args[0] * args[1] + args[2],
-}
+_BODY_OPS: dict[str, OpImpl] = ARITH_MATH_OPS
 """The ops a compute body may hold besides reads and constants, by name."""

@@ -1,0 +1,58 @@
+"""The shared NumPy semantics of arith/math (dialects.arith_numpy) as both interpreters see them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError
+from dlc.api import make_context
+
+I1_OPS = """
+func.func @f(%a: i1, %b: i1) -> (i1, i1, i32, i1, i1) {
+  %add = arith.addi %a, %b : i1
+  %max = arith.maxsi %a, %b : i1
+  %ext = arith.extsi %a : i1 to i32
+  %slt = arith.cmpi slt, %a, %b : i1
+  %ult = arith.cmpi ult, %a, %b : i1
+  func.return %add, %max, %ext, %slt, %ult : i1, i1, i32, i1, i1
+}
+"""
+
+DIVISION = """
+func.func @f(%a: i32, %b: i32) -> (i32, i32) {
+  %q = arith.divsi %a, %b : i32
+  %r = arith.remsi %a, %b : i32
+  func.return %q, %r : i32, i32
+}
+"""
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+@pytest.mark.parametrize(("a", "b"), [(True, True), (True, False), (False, True)])
+def test_i1_is_signed_minus_one(a: bool, b: bool) -> None:
+    add, max_, ext, slt, ult = LoopInterpreter(parse(I1_OPS)).call("f", [np.bool_(a), np.bool_(b)])
+    assert bool(add) == (a != b)  # -1 + -1 = -2 keeps its low bit: 0
+    assert bool(max_) == (a and b)  # true is -1, the smaller signed value
+    assert int(ext) == (-1 if a else 0)
+    assert bool(slt) == (a and not b)
+    assert bool(ult) == (b and not a)
+
+
+@pytest.mark.parametrize(("a", "b"), [(7, 2), (-7, 2), (7, -2), (-7, -2)])
+def test_signed_division_rounds_toward_zero(a: int, b: int) -> None:
+    quotient, remainder = LoopInterpreter(parse(DIVISION)).call("f", [np.int32(a), np.int32(b)])
+    assert int(quotient) == int(a / b)
+    assert int(remainder) == a - b * int(a / b)
+
+
+def test_loop_interpreter_reports_division_by_zero() -> None:
+    with pytest.raises(LoopInterpreterError, match="'arith.divsi' divides by zero"):
+        LoopInterpreter(parse(DIVISION)).call("f", [np.int32(1), np.int32(0)])
