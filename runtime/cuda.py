@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from runtime.executable import ExecutableError
-from runtime.gpu_host import GpuExecutable, HostProgram, KernelArgument
+from runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 
 
 class CudaError(ExecutableError):
@@ -92,8 +92,9 @@ class CudaBackend:
         self.module = _check(driver.cuModuleLoadData(ptx.encode() + b"\0"), "cuModuleLoadData")
         self.stream = _check(driver.cuStreamCreate(0), "cuStreamCreate")
         self._functions: dict[str, Any] = {}
-        self._sizes: dict[int, int] = {}
-        self._pool: dict[int, list[Any]] = {}
+        self._pool = BufferPool(
+            lambda size: _check(driver.cuMemAlloc(size), "cuMemAlloc"), key=int
+        )
 
     def function(self, name: str) -> Any:
         if name not in self._functions:
@@ -104,13 +105,7 @@ class CudaBackend:
 
     def allocate(self, nbytes: int) -> Any:
         """A device buffer, reused from freed ones of the same size (cuMemFree synchronizes)."""
-        size = max(1, nbytes)
-        free = self._pool.get(size)
-        if free:
-            return free.pop()
-        buffer = _check(self.driver.cuMemAlloc(size), "cuMemAlloc")
-        self._sizes[int(buffer)] = size
-        return buffer
+        return self._pool.allocate(nbytes)
 
     def upload(self, array: np.ndarray) -> Any:
         buffer = self.allocate(array.nbytes)
@@ -129,14 +124,12 @@ class CudaBackend:
                    "cuMemcpyDtoH")
 
     def free(self, buffer: Any) -> None:
-        self._pool.setdefault(self._sizes[int(buffer)], []).append(buffer)
+        self._pool.free(buffer)
 
     def release(self) -> None:
         """Return every pooled buffer to the driver."""
-        for buffers in self._pool.values():
-            for buffer in buffers:
-                _check(self.driver.cuMemFree(buffer), "cuMemFree")
-        self._pool.clear()
+        for buffer in self._pool.drain():
+            _check(self.driver.cuMemFree(buffer), "cuMemFree")
 
     def launch(
         self,

@@ -13,7 +13,7 @@ once per executable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,14 +22,14 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
+from dialects.arith_numpy import numpy_dtype
 from dialects.loop.ops import AllocOp, DeallocOp
 from dialects.target_gpu.ops import LaunchOp
 from runtime.executable import ExecutableError
@@ -93,13 +93,42 @@ class DeviceBackend(Protocol):
         ...
 
 
-def numpy_dtype(element: Attribute) -> np.dtype[Any]:
-    """The NumPy dtype of a scalar type (index is int64)."""
-    from dialects.graph.attrs import to_numpy_dtype
+class BufferPool:
+    """Device buffers by size, reused once freed: device allocation is slow (and on CUDA
+    `cuMemFree` synchronizes), and a host plan allocates the same sizes on every call.
 
-    if isinstance(element, IndexType):
-        return np.dtype(np.int64)
-    return np.dtype(to_numpy_dtype(element))
+    `make(size)` allocates a new device buffer of `size` bytes; `key(buffer)` is what the pool
+    remembers a buffer's size by (the default, `id`, works for buffer objects handed back as
+    they were handed out).
+    """
+
+    def __init__(self, make: Callable[[int], Any], key: Callable[[Any], Hashable] = id) -> None:
+        self._make = make
+        self._key = key
+        self._free: dict[int, list[Any]] = {}
+        self._sizes: dict[Hashable, int] = {}
+
+    def allocate(self, nbytes: int) -> Any:
+        """A buffer of at least one byte, reused from freed ones of the same size."""
+        size = max(1, nbytes)
+        free = self._free.get(size)
+        if free:
+            return free.pop()
+        buffer = self._make(size)
+        self._sizes[self._key(buffer)] = size
+        return buffer
+
+    def free(self, buffer: Any) -> None:
+        """Keep `buffer` (made by `allocate`) for reuse."""
+        self._free.setdefault(self._sizes[self._key(buffer)], []).append(buffer)
+
+    def drain(self) -> list[Any]:
+        """The freed buffers, forgotten by the pool (for the caller to release)."""
+        buffers = [buffer for same_size in self._free.values() for buffer in same_size]
+        for buffer in buffers:
+            del self._sizes[self._key(buffer)]
+        self._free.clear()
+        return buffers
 
 
 def nbytes(memref_type: MemRefType) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from runtime.executable import ExecutableError
-from runtime.gpu_host import GpuExecutable, HostProgram, KernelArgument
+from runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 
 
 class OpenCLError(ExecutableError):
@@ -62,7 +62,9 @@ class OpenCLBackend:
         except cl.Error as e:
             raise OpenCLError(f"the OpenCL C program failed to build: {e}") from None
         self._kernels: dict[str, Any] = {}
-        self._pool: dict[int, list[Any]] = {}
+        self._pool = BufferPool(
+            lambda size: cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size)
+        )
 
     def kernel(self, name: str) -> Any:
         if name not in self._kernels:
@@ -71,20 +73,16 @@ class OpenCLBackend:
 
     def allocate(self, nbytes: int) -> Any:
         """A buffer, reused from freed ones of the same size."""
-        size = max(1, nbytes)
-        free = self._pool.get(size)
-        if free:
-            return free.pop()
-        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, size)
+        return self._pool.allocate(nbytes)
 
     def upload(self, array: np.ndarray) -> Any:
         buffer = self.allocate(array.nbytes)
-        if array.nbytes:
-            self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
+        self.write(buffer, array)
         return buffer
 
     def write(self, buffer: Any, array: np.ndarray) -> None:
-        self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
+        if array.nbytes:
+            self.cl.enqueue_copy(self.queue, buffer, np.ascontiguousarray(array))
 
     def read(self, buffer: Any, array: np.ndarray) -> None:
         if array.nbytes:
@@ -92,7 +90,7 @@ class OpenCLBackend:
         self.queue.finish()
 
     def free(self, buffer: Any) -> None:
-        self._pool.setdefault(buffer.size, []).append(buffer)
+        self._pool.free(buffer)
 
     def launch(
         self,
