@@ -8,7 +8,7 @@ space. A description is looked up by name with `gpu_target("sm_80")`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -53,59 +53,44 @@ class GpuTarget:
         return self.api == "cuda"
 
 
-_CUDA_GRID = (2**31 - 1, 65535, 65535)
+_SM_80 = GpuTarget(
+    name="sm_80",  # A100
+    api="cuda",
+    max_threads_per_block=1024,
+    max_block_dims=(1024, 1024, 64),
+    max_grid_dims=(2**31 - 1, 65535, 65535),
+    shared_memory_bytes=48 * 1024,
+    warp_size=32,
+    vector_bytes=16,
+    registers_per_thread=255,
+    multiprocessors=108,
+    ptx_version="7.0",
+    fp16=True,
+    peak_fp32_tflops=19.5,
+)
 
-GPU_TARGETS: dict[str, GpuTarget] = {
-    target.name: target
-    for target in (
-        GpuTarget(
-            name="sm_80",  # A100
-            api="cuda",
-            max_threads_per_block=1024,
-            max_block_dims=(1024, 1024, 64),
-            max_grid_dims=_CUDA_GRID,
-            shared_memory_bytes=48 * 1024,
-            warp_size=32,
-            vector_bytes=16,
-            registers_per_thread=255,
-            multiprocessors=108,
-            ptx_version="7.0",
-            fp16=True,
-            peak_fp32_tflops=19.5,
-        ),
-        GpuTarget(
-            name="sm_90",  # H100 / H200
-            api="cuda",
-            max_threads_per_block=1024,
-            max_block_dims=(1024, 1024, 64),
-            max_grid_dims=_CUDA_GRID,
-            shared_memory_bytes=48 * 1024,
-            warp_size=32,
-            vector_bytes=16,
-            registers_per_thread=255,
-            multiprocessors=132,
-            ptx_version="7.8",
-            fp16=True,
-            peak_fp32_tflops=67.0,
-        ),
-        GpuTarget(
-            # The portable OpenCL profile: limits every OpenCL 1.2 GPU meets (and PoCL on a CPU).
-            name="opencl",
-            api="opencl",
-            max_threads_per_block=256,
-            max_block_dims=(256, 256, 64),
-            max_grid_dims=(2**31 - 1, 2**31 - 1, 2**31 - 1),
-            shared_memory_bytes=32 * 1024,
-            warp_size=1,
-            vector_bytes=16,
-            registers_per_thread=64,
-            multiprocessors=8,
-            ptx_version="",
-            fp16=False,
-            peak_fp32_tflops=0.0,
-        ),
-    )
-}
+_SM_90 = replace(  # H100 / H200: the CUDA limits of sm_80, more and faster multiprocessors
+    _SM_80, name="sm_90", multiprocessors=132, ptx_version="7.8", peak_fp32_tflops=67.0
+)
+
+_OPENCL = GpuTarget(
+    # The portable OpenCL profile: limits every OpenCL 1.2 GPU meets (and PoCL on a CPU).
+    name="opencl",
+    api="opencl",
+    max_threads_per_block=256,
+    max_block_dims=(256, 256, 64),
+    max_grid_dims=(2**31 - 1, 2**31 - 1, 2**31 - 1),
+    shared_memory_bytes=32 * 1024,
+    warp_size=1,
+    vector_bytes=16,
+    registers_per_thread=64,
+    multiprocessors=8,
+    ptx_version="",
+    fp16=False,
+    peak_fp32_tflops=0.0,
+)
+
+GPU_TARGETS: dict[str, GpuTarget] = {target.name: target for target in (_SM_80, _SM_90, _OPENCL)}
 """The GPU targets dlc knows, by name."""
 
 DEFAULT_CUDA_ARCH = "sm_80"
