@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from dialects import get_all_dialects
+from dlc.api import make_context
 from pipelines import PIPELINES, NamedPipeline
 from rewrites import get_all_passes
 from tools.check_semantics import SemanticsChecker, compare
@@ -59,10 +58,7 @@ def run(
 
 
 def parse(source: str) -> ModuleOp:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return Parser(ctx, source).parse_module()
+    return Parser(make_context(), source).parse_module()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -33,18 +32,11 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 import dialects.graph as graph
-from dialects import get_all_dialects
 from dialects.graph import FusionKind, fusion_kind
 from dialects.graph.ops import broadcast_shapes, window_output_size
+from dlc.api import make_context
 
 OPS_MLIR = Path(__file__).parent / "filecheck" / "dialects" / "graph" / "ops.mlir"
-
-
-def make_context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def values(*types: TensorType) -> list[SSAValue]:

@@ -11,14 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region
 from xdsl.parser import Parser
 
 import dialects.graph as graph
-from dialects import get_all_dialects
 from dialects.graph.attrs import from_numpy_dtype
 from dialects.graph.interpreter import (
     IMPLEMENTATIONS,
@@ -26,6 +24,7 @@ from dialects.graph.interpreter import (
     run_function,
     run_module,
 )
+from dlc.api import make_context
 
 RNG = np.random.default_rng(1234)
 
@@ -48,10 +47,7 @@ def run_op(make: Callable[..., Operation], *arrays: np.ndarray) -> np.ndarray:
 
 
 def parse(text: str) -> ModuleOp:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    module = Parser(ctx, text).parse_module()
+    module = Parser(make_context(), text).parse_module()
     module.verify()
     return module
 

@@ -17,14 +17,12 @@ import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 
-from dialects import get_all_dialects
 from dialects.graph.attrs import FusionKind, fusion_kind
 from dialects.graph.interpreter import run_module
 from dialects.graph.ops import (
@@ -51,6 +49,7 @@ from dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.api import make_context
 from rewrites import get_all_passes
 from rewrites.graph_fuse_ops import is_fusable
 from tools.check_semantics import random_inputs
@@ -92,16 +91,9 @@ class GraphBuilder:
         return module
 
 
-def context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def apply(module: ModuleOp, spec: str) -> ModuleOp:
     """Run the pipeline `spec` on `module` in place, verify, and return it."""
-    PassPipeline.parse_spec(get_all_passes(), spec).apply(context(), module)
+    PassPipeline.parse_spec(get_all_passes(), spec).apply(make_context(), module)
     module.verify()
     return module
 
@@ -516,7 +508,7 @@ def test_fuse_ops_preserves_results_and_rules(case: Case, max_depth: int) -> Non
 def test_fuse_ops_leaves_non_graph_ops_alone() -> None:
     from xdsl.parser import Parser
 
-    module = Parser(context(), """
+    module = Parser(make_context(), """
       func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
         %r = graph.relu %x : tensor<2x2xf32>
         %c = func.call @helper(%r) : (tensor<2x2xf32>) -> tensor<2x2xf32>

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from xdsl.builder import Builder
-from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -34,20 +33,14 @@ from xdsl.utils.exceptions import VerifyException
 
 import dialects
 from dialects import loop, target_gpu, tensor_expr
+from dlc.api import make_context
 
 REPO = Path(__file__).resolve().parent.parent
 FILECHECK_DIALECTS = REPO / "tests" / "filecheck" / "dialects"
 
 
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in dialects.get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def _parse(text: str) -> ModuleOp:
-    module = Parser(_context(), text).parse_module()
+    module = Parser(make_context(), text).parse_module()
     module.verify()
     return module
 
@@ -350,7 +343,7 @@ def test_dce_keeps_stores_and_removes_unused_loads() -> None:
         }
         """
     )
-    DeadCodeElimination().apply(_context(), module)
+    DeadCodeElimination().apply(make_context(), module)
     text = str(module)
     assert "loop.load" not in text and "loop.alloc" not in text and "loop.store" in text
 
@@ -446,7 +439,7 @@ def test_barrier_is_never_dead() -> None:
 
 
 def _parse_type(text: str) -> Attribute:
-    return Parser(_context(), text).parse_type()
+    return Parser(make_context(), text).parse_type()
 
 
 def test_kernel_rejects_tensor_arguments() -> None:

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, VectorType
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -40,6 +39,7 @@ from dialects.loop.ops import (
     StoreOp,
     YieldOp,
 )
+from dlc.api import make_context
 from rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
 from rewrites.schedule import (
     ScheduleError,
@@ -66,14 +66,7 @@ REPO = Path(__file__).resolve().parent.parent
 TRANSFORM_TESTS = REPO / "tests" / "filecheck" / "transform"
 
 
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
-CTX = _context()
+CTX = make_context()
 
 
 def parse(text: str) -> ModuleOp:
