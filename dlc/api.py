@@ -199,8 +199,10 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         pipeline: the named pipeline (default `cpu`: graph-opt, tensor_expr, loops, memory
             plan, schedules, llvm); passes for levels above the module's are skipped.
         threads: threads for parallel loops (0: all cores, 1: none).
-        tuning_log: an autotuning log; accepted and part of the cache key, applied once the
-            autotuner's records can be consumed by the pipeline.
+        tuning_log: an autotuning log (`dlc tune`): kernels with a record for this host get
+            its best schedule (applied after `convert-tensor-expr-to-loop`, which then leaves
+            epilogues unfused as tuning did), the others the default schedule; the log's
+            content is part of the cache keys.
         cache: use the on-disk compile cache (kernel object code by structural hash; whole
             models by file content), so that compiling again is fast.
         cache_dir: the cache's directory (default `~/.cache/dlc`).

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -37,7 +38,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -150,6 +151,79 @@ def pipeline_passes(module: ModuleOp, pipeline: str, threads: int | None) -> lis
             f"{', '.join(missing)}"
         )
     return passes
+
+
+TUNE_AFTER = "convert-tensor-expr-to-loop"
+"""A tuning log is applied right after this pass (before `loop-dedup-functions`)."""
+
+
+def with_tuning_lowering(passes: list[str]) -> list[str]:
+    """`passes` lowering to the loop level as the autotuner did (`TUNING_LOOP_PASS`: epilogues
+    not fused), so that kernels have the canonical IR, hence the workload keys, tuning saw."""
+    from autotune.apply import TUNING_LOOP_PASS
+
+    return [
+        TUNING_LOOP_PASS if item.split("{", 1)[0].strip() == TUNE_AFTER else item
+        for item in passes
+    ]
+
+
+def apply_tuning_log_to(
+    module: ModuleOp, tuning_log: Path, ctx: Context, threads: int
+) -> dict[str, str]:
+    """Schedules the loop-level kernels of `module` that have a record in `tuning_log`
+    (`autotune.apply.apply_tuning_log`; they get `dlc.scheduled`); returns {function: workload
+    key}. The compile's own annotations (`dlc.onnx_nodes`) are hidden while the keys are
+    computed: tuning never sees them."""
+    from autotune.apply import apply_tuning_log
+
+    hidden: dict[func.FuncOp, Attribute] = {}
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and ONNX_NODES_ATTR in op.attributes:
+            hidden[op] = op.attributes.pop(ONNX_NODES_ATTR)
+    try:
+        return apply_tuning_log(module, tuning_log, ctx, threads or None)
+    finally:
+        for op, value in hidden.items():
+            op.attributes[ONNX_NODES_ATTR] = value
+
+
+def whole_module_passes(
+    module: ModuleOp, options: CompileOptions, ctx: Context, stats: CompileStats | None = None,
+    progress: Progress | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """Runs the passes of `options.pipeline` that see the whole module (up to
+    `PARTITION_AFTER`), applying `options.tuning_log` after `TUNE_AFTER` (or first, for a
+    loop-level module); returns the per-unit passes still to run and {function: workload key}
+    of the tuned functions."""
+    passes = pipeline_passes(module, options.pipeline, options.threads)
+    log = options.tuning_log
+    if log is not None:
+        passes = with_tuning_lowering(passes)
+    names = [p.split("{", 1)[0].strip() for p in passes]
+    split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
+    prefix, suffix = passes[:split], passes[split:]
+    tuned: dict[str, str] = {}
+
+    def tune() -> None:
+        assert log is not None
+        start = time.perf_counter()
+        tuned.update(apply_tuning_log_to(module, log, ctx, options.threads))
+        if stats is not None:
+            stats.seconds["apply-tuning-log"] = time.perf_counter() - start
+
+    def after(name: str, module: ModuleOp) -> None:
+        if name == ANNOTATE_AFTER:
+            annotate_onnx_nodes(module)
+        if name == TUNE_AFTER and log is not None:
+            tune()
+        if progress is not None:
+            progress.stage(f"ran {name}")
+
+    if log is not None and TUNE_AFTER not in names[:split]:
+        tune()
+    run_passes(module, prefix, ctx, stats, after)
+    return suffix, tuned
 
 
 def run_passes(
@@ -460,22 +534,15 @@ class _Driver:
     def __post_init__(self) -> None:
         self.stats = CompileStats()
         self.kernel_keys: dict[str, str] = {}
+        self.tuned: dict[str, str] = {}
         self.objects: dict[str, bytes] = {}
         self.uses_openmp = False
 
     def run(self) -> CompiledModel:
-        passes = pipeline_passes(self.module, self.options.pipeline, self.options.threads)
-        names = [p.split("{", 1)[0].strip() for p in passes]
-        split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
-        prefix, suffix = passes[:split], passes[split:]
-
-        def after(name: str, module: ModuleOp) -> None:
-            if name == ANNOTATE_AFTER:
-                annotate_onnx_nodes(module)
-            self.progress.stage(f"ran {name}")
-
-        run_passes(self.module, prefix, self.ctx, self.stats, after)
-        kernels = standalone_kernels(self.module) if split < len(passes) else []
+        suffix, self.tuned = whole_module_passes(
+            self.module, self.options, self.ctx, self.stats, self.progress
+        )
+        kernels = standalone_kernels(self.module) if suffix else []
         fingerprint = self.options.fingerprint() + "|" + ",".join(suffix)
         display: dict[str, str] = {}
         units: list[tuple[str, str, func.FuncOp]] = []

@@ -6,6 +6,8 @@
     dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
+    dlc tune model.onnx|kernel.mlir --trials N [--log F]   (then: dlc compile --tuning-log F)
+    dlc tune replay model.onnx --log F [-o scheduled.mlir]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
@@ -54,7 +56,8 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="threads for parallel loops (0: all cores)")
     parser.add_argument("--tuning-log", type=Path, metavar="FILE",
-                        help="an autotuning log (passed to dlc.compile for the autotuner)")
+                        help="an autotuning log (dlc tune): tuned kernels get its best "
+                        "schedules")
     parser.add_argument("--input-shape", dest="input_shapes", type=_shape_arg, action="append",
                         default=[], metavar="NAME=DIMS",
                         help="static shape of an input with dynamic dimensions, e.g. "
@@ -111,6 +114,10 @@ def _parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--repeat", type=int, default=50, help="timed runs")
     bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
                               help="also run ONNX Runtime (CPU) on the same inputs")
+
+    from tools.dlc_tune import add_tune_subcommand
+
+    add_tune_subcommand(commands)
     return parser
 
 
@@ -323,11 +330,21 @@ def bench_command(args: argparse.Namespace) -> None:
         print(f"{name:>12}: {median:8.3f} ms median of {args.repeat}{ratio}")
 
 
+def tune_command(args: argparse.Namespace) -> None:
+    """`dlc tune` (tools/dlc_tune.py): tune a model's kernels into a log, or replay a log."""
+    from tools.dlc_tune import run_tune
+
+    code = run_tune(args)
+    if code:
+        raise SystemExit(code)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "compile": compile_command,
     "run": run_command,
     "profile": profile_command,
     "bench": bench_command,
+    "tune": tune_command,
 }
 
 

@@ -1,0 +1,172 @@
+"""`dlc.compile(model, tuning_log=F)` and `dlc compile --tuning-log F` apply the log's schedules.
+
+The kernels are lowered to the loop level as tuning saw them (epilogues unfused), so a record's
+workload key matches; a tuned kernel carries `dlc.scheduled` through deduplication and memory
+planning, so `loop-default-schedule` leaves the tuned loops alone; the results match NumPy; the
+log's content is part of the cache key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.func import FuncOp
+
+import dlc
+from autotune.apply import SCHEDULED_ATTR, load_best
+from autotune.log import LogWriter, Record
+from autotune.space import run_script
+from autotune.target import host_cpu_target
+from autotune.workload import Workload, make_context
+from dialects.loop.ops import ForOp
+from runtime.cache import CompileOptions
+from runtime.compiler import whole_module_passes
+from tests.test_autotune import matmul_graph, workload_of
+
+H = "!transform.any_op"
+
+SPLIT3_FUSE_PARALLEL = f"""module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: {H}) {{
+    %b = transform.loop.match_block "matmul" in %root : ({H}) -> {H}
+    %i, %j, %k = transform.loop.get_loops %b : ({H}) -> ({H}, {H}, {H})
+    %init = transform.loop.decompose_reduction %b, %i : ({H}, {H}) -> {H}
+    %i0, %i1, %i2 = transform.loop.split %i [4, 2] : ({H}) -> ({H}, {H}, {H})
+    %j0, %j1 = transform.loop.split %j [8] : ({H}) -> ({H}, {H})
+    transform.loop.reorder %i0, %j0, %i1, %k, %i2, %j1 : {H}, {H}, {H}, {H}, {H}, {H}
+    %f = transform.loop.fuse %i0, %j0 : ({H}, {H}) -> {H}
+    transform.loop.parallel %f : {H}
+    transform.yield
+  }}
+}}
+"""
+"""A schedule a log might hold: a 3-level split, fuse of the outer tiles, parallel."""
+
+
+def _loops(func: FuncOp) -> list[tuple[str, str]]:
+    return [(op.axis.data, op.kind.data) for op in func.walk() if isinstance(op, ForOp)]
+
+
+def _write_log(path: Path, workload: Workload, script: str | None, cost: float = 1e-4) -> None:
+    record = Record(workload=workload.key, target=host_cpu_target().key, script=script,
+                    knobs={"test": 1}, costs=[cost, cost], flops=float(workload.flops))
+    with LogWriter(path) as writer:
+        writer.write(record)
+
+
+def _model(tmp_path: Path, m: int, n: int, k: int) -> Path:
+    model = tmp_path / "mm.mlir"
+    model.write_text(matmul_graph(m, n, k))
+    return model
+
+
+def _check_runs(executable: dlc.Executable, m: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    np.testing.assert_allclose(executable(a, b), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
+    """The pipeline's whole-module passes schedule the kernel exactly as the record's script
+    does on the tuned workload, keep `dlc.scheduled` through dedup and memory planning, and the
+    compiled model computes the product."""
+    m, n, k = 16, 32, 8
+    workload = workload_of(matmul_graph(m, n, k))
+    log = tmp_path / "tune.jsonl"
+    _write_log(log, workload, SPLIT3_FUSE_PARALLEL)
+
+    ctx = make_context()
+    expected = workload.module(ctx)
+    run_script(expected, SPLIT3_FUSE_PARALLEL, ctx)
+    (expected_kernel,) = [op for op in expected.ops if isinstance(op, FuncOp)]
+
+    model = _model(tmp_path, m, n, k)
+    module = dlc.api.parse_module(model, ctx)
+    suffix, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
+    assert list(tuned.values()) == [workload.key]
+    assert "loop-default-schedule" in [p.split("{")[0] for p in suffix]
+    kernels = [
+        op for op in module.ops if isinstance(op, FuncOp) and SCHEDULED_ATTR in op.attributes
+    ]
+    assert len(kernels) == 1
+    assert _loops(kernels[0]) == _loops(expected_kernel)
+    assert ("i0.0.i1.0.fused", "parallel") in _loops(kernels[0])
+
+    executable = dlc.compile(model, tuning_log=log, cache=False)
+    assert "apply-tuning-log" in executable.stats.seconds
+    _check_runs(executable, m, n, k)
+
+
+def test_compile_without_a_matching_record_uses_the_default_schedule(tmp_path: Path) -> None:
+    """A record of another workload applies to nothing; the default schedule still runs."""
+    log = tmp_path / "other.jsonl"
+    _write_log(log, workload_of(matmul_graph(8, 8, 8)), SPLIT3_FUSE_PARALLEL)
+    model = _model(tmp_path, 16, 32, 8)
+    ctx = make_context()
+    module = dlc.api.parse_module(model, ctx)
+    _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
+    assert tuned == {}
+    assert not any(SCHEDULED_ATTR in op.attributes for op in module.ops
+                   if isinstance(op, FuncOp))
+    _check_runs(dlc.compile(model, tuning_log=log, cache=False), 16, 32, 8)
+
+
+def test_tuning_log_content_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    workload = workload_of(matmul_graph(16, 32, 8))
+    log = tmp_path / "tune.jsonl"
+    _write_log(log, workload, SPLIT3_FUSE_PARALLEL)
+    first = CompileOptions(tuning_log=log).fingerprint()
+    _write_log(log, workload, None)
+    assert CompileOptions(tuning_log=log).fingerprint() != first
+    assert CompileOptions().fingerprint() not in (first, CompileOptions(tuning_log=log)
+                                                  .fingerprint())
+
+
+def test_cli_tune_then_compile_with_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dlc tune` for a few trials, then `dlc compile --tuning-log`: the tuned kernel's best
+    record is applied and the library computes the product."""
+    import sys
+
+    from tools import dlc_tune
+    from tools.dlc_main import main as dlc_main
+
+    # ProgressBar's default stream is the sys.stderr of import time (a test's closed capture
+    # when another test imported it first): give it the current one.
+    monkeypatch.setattr(dlc_tune.ProgressBar.__init__, "__defaults__", (sys.stderr, 24))
+
+    m, n, k = 16, 16, 16
+    model = _model(tmp_path, m, n, k)
+    log = tmp_path / "tune.jsonl"
+    assert dlc_main(["tune", str(model), "--trials", "2", "--log", str(log), "--repeat", "1",
+                     "--min-repeat-ms", "1", "--batch-size", "2", "--search", "random"]) == 0
+    assert log.is_file()
+    ctx = make_context()
+    module = dlc.api.parse_module(model, ctx)
+    _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
+    (workload,) = Workload.from_module(dlc.api.parse_module(model, ctx))
+    best = load_best(log)[workload.key]
+    applies = best.knobs.get("baseline") != "default"  # else the default schedule was fastest
+    assert list(tuned.values()) == ([workload.key] if applies else [])
+    library = tmp_path / "mm.so"
+    assert dlc_main(["compile", str(model), "--tuning-log", str(log), "-o", str(library),
+                     "--no-cache"]) == 0
+    _check_runs(dlc.load(library), m, n, k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_select_the_records_of_the_host(tmp_path: Path, threads: int) -> None:
+    """Records written for the host with all cores also schedule a compile at another thread
+    count (same CPU); the compiled model is right either way."""
+    workload = workload_of(matmul_graph(16, 32, 8))
+    log = tmp_path / "tune.jsonl"
+    _write_log(log, workload, SPLIT3_FUSE_PARALLEL)
+    ctx = make_context()
+    module = dlc.api.parse_module(_model(tmp_path, 16, 32, 8), ctx)
+    _, tuned = whole_module_passes(module, CompileOptions(threads=threads, tuning_log=log), ctx)
+    assert list(tuned.values()) == [workload.key]
+    _check_runs(dlc.compile(_model(tmp_path, 16, 32, 8), threads=threads, tuning_log=log,
+                            cache=False), 16, 32, 8)
