@@ -49,6 +49,7 @@ class LoopDefaultSchedulePass(ModulePass):
         max_rows: the most rows of a micro-kernel tile.
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.
+        l2_bytes: per-core L2 size for grouping GEMM's B panels (0: the host's).
     """
 
     name: ClassVar[str] = "loop-default-schedule"
@@ -59,11 +60,13 @@ class LoopDefaultSchedulePass(ModulePass):
     max_rows: int = 8
     pack: bool = True
     pack_rows: bool = False
+    l2_bytes: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = host_config(
             self.threads, self.vector_bits, max_accumulators=self.max_accumulators,
             max_rows=self.max_rows, pack=self.pack, pack_rows=self.pack_rows,
+            l2_bytes=self.l2_bytes,
         )
         for function in op.walk():
             if not isinstance(function, func.FuncOp) or not function.body.blocks:

@@ -33,6 +33,8 @@ class CpuConfig:
         pack: pack GEMM-like vector operands (B) into panels.
         pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that
             costs more than it saves at 8 rows).
+        l2_bytes: the per-core L2 cache: GEMM's packed B panels are grouped so that a group
+            takes half of it.
     """
 
     vector_bits: int = 512
@@ -42,6 +44,7 @@ class CpuConfig:
     min_vector_extent: int = 4
     pack: bool = True
     pack_rows: bool = False
+    l2_bytes: int = 1 << 20
 
     def lanes(self, element: object) -> int:
         """Lanes of one vector of `element` (16 for f32 with 512-bit vectors)."""
@@ -62,11 +65,33 @@ def _bits(element: object) -> int:
     return 32
 
 
+def host_l2_bytes(default: int = 1 << 20) -> int:
+    """The L2 cache size of CPU 0 as Linux reports it (sysfs), else `default`."""
+    from pathlib import Path
+
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if (index / "level").read_text().strip() != "2":
+                continue
+            text = (index / "size").read_text().strip().upper()
+        except OSError:
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20}
+        if text[-1:] in units and text[:-1].isdigit():
+            return int(text[:-1]) * units[text[-1]]
+        if text.isdigit():
+            return int(text)
+    return default
+
+
 def host_config(
     threads: int = 0, vector_bits: int = 0, **knobs: int | bool
 ) -> CpuConfig:
     """The configuration for this machine: `threads` 0 means all cores, `vector_bits` 0 the
-    host's vector width (from LLVM's view of the host CPU)."""
+    host's vector width (from LLVM's view of the host CPU), `l2_bytes` 0 (or absent) the
+    host's L2 size."""
+    if not knobs.get("l2_bytes"):
+        knobs["l2_bytes"] = host_l2_bytes()
     if vector_bits <= 0:
         from codegen.llvm import host_target
 

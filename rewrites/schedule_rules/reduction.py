@@ -8,7 +8,9 @@ The schedule, for a nest `spatial loops { init; reduction loops { update }; epil
 innermost spatial axis `c` is contiguous in every access that depends on it:
 
     [B packed into panels [ceil(C/NR)][K][NR], zero-padded; GEMM-like operands only]
-    for the other spatial axes { for r.o step MR { for c.o step NR {        // outermost: parallel
+    for the other spatial axes {
+    [for c.g step G * NR {      // GEMM: groups of G panels that fit in half the L2, outside r.o]
+    for r.o step MR { for c.o step NR {                       // the outermost: parallel
       %tile = loop.alloc local : memref<MR x NR x T>                       // register tile
       for r.i (unrolled MR) { for c.i (vectorized NR) { init -> tile } }
       for reduction loops {                                               // k: innermost but one
@@ -38,7 +40,12 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from rewrites.schedule import ScheduleError, parallel
-from rewrites.schedule.common import depends_on, index_constant, is_pure, value_name
+from rewrites.schedule.common import (
+    depends_on,
+    index_constant,
+    is_pure,
+    value_name,
+)
 from rewrites.schedule_rules.config import CpuConfig
 from rewrites.schedule_rules.nest import (
     Reduction,
@@ -74,6 +81,10 @@ class KernelPlan:
     nr: int
     packing: Packing | None
     row_packing: Packing | None = None
+    group: int = 1
+    """Packed B panels per column group: the loop over groups is outside the loop over row
+    blocks, so that a row block of A (in L1/L2) is reused by every panel of the group and the
+    group's panels stay in L2 (BLIS's NC blocking)."""
     """GEMM's `A[i, k]` (the broadcast operand), packed into `[ceil(M/MR)][K][MR]` panels so that
     the MR values a reduction step broadcasts are contiguous (MR rows of a row-major A lie a
     whole row apart: the same cache set for a 4 KiB row)."""
@@ -118,7 +129,16 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     row_packing = (
         _row_packing(nest, row, column) if packing is not None and config.pack_rows else None
     )
-    return KernelPlan(row, column, lanes, mr, nr, packing, row_packing)
+    group = 1
+    if packing is not None:
+        panel_bytes = packing.rows * nr * _bytes(element)
+        group = max(1, min(-(-columns // nr), config.l2_bytes // 2 // max(panel_bytes, 1)))
+    return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group)
+
+
+def _bytes(element: object) -> int:
+    """Bytes of one element (from the vector lanes a 512-bit register holds)."""
+    return max(1, 64 // CpuConfig(vector_bits=512).lanes(element))
 
 
 def _row_packing(nest: Reduction, row: int | None, column: int) -> Packing | None:
@@ -266,10 +286,11 @@ class _Builder:
             if d not in (self.plan.row, self.plan.column):
                 levels.append(d)
         if self.plan.packing is not None:
-            levels += ["c", "r"]
+            levels += ["C", "r", "c"] if self.plan.group > 1 else ["c", "r"]
         else:
             levels += ["r", "c"]
-        nest_ops = self.level(levels, {}, self.const(0), self.plan.mr, self.const(0), self.plan.nr)
+        columns = extent(self.nest.spatial[self.plan.column])
+        nest_ops = self.level(levels, {}, self.const(0), self.plan.mr, self.const(0), columns)
         ops += nest_ops
         for packed in (self.packed, self.packed_rows):
             if packed is not None:
@@ -278,45 +299,52 @@ class _Builder:
 
     def level(
         self, levels: list[str | int], ivs: dict[int, SSAValue],
-        r_base: SSAValue, mr: int, c_base: SSAValue, nr: int,
+        r_base: SSAValue, mr: int, c_base: SSAValue, c_width: int,
     ) -> list[Operation]:
+        """The loops of `levels` (outermost first) around the kernels: an int is another
+        spatial axis; "r" blocks the rows by MR; "C" groups the columns into L2-sized groups
+        of panels; "c" blocks the columns `[c_base, c_base + c_width)` by NR. Each blocked level
+        ends with a smaller tail when its extent is not a multiple of the block."""
         if not levels:
-            return self.kernel(ivs, r_base, mr, c_base, nr)
+            return self.kernel(ivs, r_base, mr, c_base, c_width)
         head, rest = levels[0], levels[1:]
         spatial = self.nest.spatial
         if isinstance(head, int):
             loop = spatial[head]
 
             def inner(iv: SSAValue, ops: list[Operation]) -> None:
-                ops += self.level(rest, {**ivs, head: iv}, r_base, mr, c_base, nr)
+                ops += self.level(rest, {**ivs, head: iv}, r_base, mr, c_base, c_width)
 
             return [self.loop(0, extent(loop), 1, loop.axis.data, "serial", inner)]
         if head == "r":
             if self.plan.row is None:
-                return self.level(rest, ivs, r_base, 1, c_base, nr)
-            total, tile, axis = extent(spatial[self.plan.row]), self.plan.mr, "r"
+                return self.level(rest, ivs, r_base, 1, c_base, c_width)
+            total, tile = extent(spatial[self.plan.row]), self.plan.mr
+            axis = f"{spatial[self.plan.row].axis.data}.o"
         else:
-            total, tile, axis = extent(spatial[self.plan.column]), self.plan.nr, "c"
-        axis_name = spatial[self.plan.row if head == "r" else self.plan.column].axis.data
+            total = c_width
+            tile = self.plan.nr * (self.plan.group if head == "C" else 1)
+            axis = f"{spatial[self.plan.column].axis.data}.{'g' if head == 'C' else 'o'}"
         main = total - total % tile
         ops: list[Operation] = []
 
-        def blocked(iv: SSAValue, body: list[Operation]) -> None:
-            if head == "r":
-                body += self.level(rest, ivs, iv, tile, c_base, nr)
-            else:
-                body += self.level(rest, ivs, r_base, mr, iv, tile)
+        base = r_base if head == "r" else c_base
 
+        def blocked(offset: SSAValue, body: list[Operation], width: int = tile) -> None:
+            start = _add(base, offset, body)
+            if head == "r":
+                body += self.level(rest, ivs, start, width, c_base, c_width)
+            else:
+                body += self.level(rest, ivs, r_base, mr, start, width)
+
+        # The loop runs over [0, main) and its blocks start at `base + iv`, so that the
+        # indices of every block depend on the loop's own variable (what `parallel` checks).
         if main == tile:
             blocked(self.const(0), ops)
         elif main:
-            ops.append(self.loop(0, main, tile, f"{axis_name}.o", "serial", blocked))
+            ops.append(self.loop(0, main, tile, axis, "serial", blocked))
         if total % tile:
-            tail = total % tile
-            if axis == "r":
-                ops += self.level(rest, ivs, self.const(main), tail, c_base, nr)
-            else:
-                ops += self.level(rest, ivs, r_base, mr, self.const(main), tail)
+            blocked(self.const(main), ops, total % tile)
         return ops
 
     # -- the micro-kernel ----------------------------------------------------------------------

@@ -36,8 +36,8 @@
 // CHECK-NEXT:        loop.for %{{.*}} axis "i1.i" kind vectorized {
 // CHECK:               loop.block "relu" reads(%[[TILE]] : memref<8x32xf32>) writes(%out : memref<20x40xf32>)
 // CHECK:           loop.dealloc %[[TILE]] : memref<8x32xf32>
+// CHECK:           loop.alloc local : memref<8x16xf32>
 // CHECK:         loop.alloc local : memref<4x32xf32>
-// CHECK:         loop.alloc local : memref<8x16xf32>
 // CHECK:         loop.alloc local : memref<4x16xf32>
 // CHECK:         loop.dealloc %[[BP]] : memref<2x8x32xf32>
 func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40xf32>) attributes {dlc.num_outputs = 1 : i64} {
