@@ -25,36 +25,38 @@ from dialects.graph import (
     TanhOp,
 )
 from dialects.graph.attrs import is_float_type
-from frontends.onnx.common import clamp, normalize_axis, reshape, scaled, shape_of, shifted
+from frontends.onnx.common import (
+    UnaryConverter,
+    clamp,
+    normalize_axis,
+    reshape,
+    scaled,
+    shape_of,
+    shifted,
+)
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 
 @register("Relu")
-class Relu(OnnxOpConverter):
+class Relu(UnaryConverter):
     """`Relu`: graph.relu."""
 
-    @classmethod
-    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [node.emit(ReluOp(node.input(0)))]
+    graph_op = ReluOp
 
 
 @register("Sigmoid")
-class Sigmoid(OnnxOpConverter):
+class Sigmoid(UnaryConverter):
     """`Sigmoid`: graph.sigmoid."""
 
-    @classmethod
-    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [node.emit(SigmoidOp(node.input(0)))]
+    graph_op = SigmoidOp
 
 
 @register("Tanh")
-class Tanh(OnnxOpConverter):
+class Tanh(UnaryConverter):
     """`Tanh`: graph.tanh."""
 
-    @classmethod
-    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [node.emit(TanhOp(node.input(0)))]
+    graph_op = TanhOp
 
 
 def _negative_part(node: NodeContext, x: SSAValue) -> SSAValue:

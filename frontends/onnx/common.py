@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects.graph import AddOp, MaxOp, MinOp, MulOp, ReshapeOp
 from frontends.onnx.context import NodeContext
+from frontends.onnx.registry import ConvertedValue, OnnxOpConverter
+
+
+class UnaryConverter(OnnxOpConverter):
+    """An ONNX op that is one unary graph op on its only input (opset >= 6): a subclass names
+    the op in `graph_op`."""
+
+    graph_op: ClassVar[type[Operation]]
+
+    @classmethod
+    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(cls.graph_op(node.input(0)))]
 
 
 def normalize_axis(node: NodeContext, axis: int, rank: int, *, inclusive: bool = False) -> int:

@@ -28,6 +28,7 @@ from dialects.graph import (
 )
 from dialects.graph.attrs import is_float_type
 from dialects.graph.ops_tensor import CastOp, CompareOp, WhereOp
+from frontends.onnx.common import UnaryConverter
 from frontends.onnx.context import NodeContext
 from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
@@ -92,39 +93,29 @@ class Pow(OnnxOpConverter):
         return [result if common == base_type else node.emit(CastOp(result, base_type))]
 
 
-class _Unary(OnnxOpConverter):
-    """An elementwise unary op."""
-
-    graph_op: ClassVar[type[Operation]]
-
-    @classmethod
-    def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [node.emit(cls.graph_op(node.input(0)))]
-
-
 @register("Sqrt")
-class Sqrt(_Unary):
+class Sqrt(UnaryConverter):
     """`Sqrt`: graph.sqrt."""
 
     graph_op = SqrtOp
 
 
 @register("Reciprocal")
-class Reciprocal(_Unary):
+class Reciprocal(UnaryConverter):
     """`Reciprocal`: graph.reciprocal."""
 
     graph_op = ReciprocalOp
 
 
 @register("Exp")
-class Exp(_Unary):
+class Exp(UnaryConverter):
     """`Exp`: graph.exp."""
 
     graph_op = ExpOp
 
 
 @register("Log")
-class Log(_Unary):
+class Log(UnaryConverter):
     """`Log`: graph.log."""
 
     graph_op = LogOp
@@ -140,14 +131,14 @@ class Erf(OnnxOpConverter):
 
 
 @register("Abs")
-class Abs(_Unary):
+class Abs(UnaryConverter):
     """`Abs`: graph.abs."""
 
     graph_op = AbsOp
 
 
 @register("Neg")
-class Neg(_Unary):
+class Neg(UnaryConverter):
     """`Neg`: graph.neg."""
 
     graph_op = NegOp
