@@ -10,7 +10,6 @@ latency (with ONNX Runtime's beside it when installed). Exits 1 if the results d
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -25,13 +24,9 @@ RELATIVE_TOLERANCE = 1e-4
 
 def median_ms(function: Callable[[], object], repeat: int) -> float:
     """The median wall time of `function`, in milliseconds, after one warm-up call."""
-    function()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    from runtime.profiler import median_seconds
+
+    return median_seconds(function, repeat) * 1e3
 
 
 def main() -> int:

@@ -70,7 +70,11 @@ class Profile:
         return "\n".join(lines)
 
 
-def _median_time(function: Callable[[], object], repeat: int) -> float:
+def median_seconds(function: Callable[[], object], repeat: int, *, warm_up: bool = True) -> float:
+    """The median wall time of `repeat` calls of `function`, in seconds, after one untimed call
+    (unless `warm_up` is False: the caller has warmed up already)."""
+    if warm_up:
+        function()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -146,5 +150,7 @@ def profile(executable: Executable, inputs: Sequence[object], repeat: int = 10) 
         CallTiming(index, call, statistics.median(times) if times else None)
         for index, (call, times) in enumerate(zip(replay.model.calls, samples, strict=True))
     )
-    model_seconds = _median_time(lambda: executable(*replay.inputs), repeat)
+    model_seconds = median_seconds(
+        lambda: executable(*replay.inputs), repeat, warm_up=False
+    )
     return Profile(timings, model_seconds)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import io
 import re
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -293,16 +292,6 @@ def profile_command(args: argparse.Namespace) -> None:
     print(profile(executable, inputs, args.repeat).table(args.top))
 
 
-def _median_ms(function: Callable[[], object], repeat: int) -> float:
-    function()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
 def bench_command(args: argparse.Namespace) -> None:
     """`dlc bench`: median latency of dlc, and of ONNX Runtime on the same inputs."""
     executable, compile_seconds = _executable(args)
@@ -320,7 +309,11 @@ def bench_command(args: argparse.Namespace) -> None:
                 str(args.model), providers=["CPUExecutionProvider"])
             feed = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
             runs["onnxruntime"] = lambda: session.run(None, feed)
-    medians = {name: _median_ms(function, args.repeat) for name, function in runs.items()}
+    from runtime.profiler import median_seconds
+
+    medians = {
+        name: median_seconds(function, args.repeat) * 1e3 for name, function in runs.items()
+    }
     if compile_seconds is not None:
         print(f"dlc: compiled {args.model.name} in {compile_seconds:.2f} s")
     for name, median in medians.items():
