@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
+from dialects.arith_numpy import erf
 from dialects.graph.attrs import to_numpy_dtype
 from dialects.graph.ops import (
     AbsOp,
@@ -272,11 +273,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, one / (one + e), e / (one + e))
 
 
-_erf64 = np.frompyfunc(math.erf, 1, 1)
-
-
 def _erf(x: np.ndarray) -> np.ndarray:
-    return _erf64(x.astype(np.float64)).astype(x.dtype)
+    return erf(x).astype(x.dtype)
 
 
 implements(ReluOp)(_unary(_relu))
