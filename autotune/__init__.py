@@ -16,7 +16,8 @@ Counterpart: Apache TVM's AutoTVM / Ansor / MetaSchedule. The pieces, one module
   `ray_runner.RayBackend` does the same on Ray;
 - `log`: the append-only JSON-lines tuning log (one write + fsync per record);
 - `tuner`: `tune_workload`; `tasks`: `extract_tasks` + `tune_tasks` (gradient task scheduler);
-- `apply`: the best records at compile time (`apply_tuning_log`, `compile_with_tuning_log`);
+- `apply`: the best records at compile time (`apply_tuning_log`, called by
+  `dlc.compile(path, tuning_log=F)`);
 - `plot`: the best-so-far curve as a PNG.
 
 Command line: `python3 tools/dlc_tune.py tune model.onnx --trials 64` (`dlc tune`), and

@@ -5,7 +5,7 @@ Counterpart: TVM's `ApplyHistoryBest` (AutoTVM) / `database.query_tuning_record`
 has a successful record for this target gets that record's transform script, applied to the
 function alone, and is marked `dlc.scheduled` so that `loop-default-schedule` leaves it alone;
 the others keep their default schedule. `dlc.compile(path, tuning_log=F)` calls
-`lower_with_tuning_log`.
+`apply_tuning_log` through `runtime.compiler.apply_tuning_log_to` right after the loop lowering.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from autotune.log import Record, best_records, read_log
 from autotune.space import run_script
 from autotune.target import CpuTarget, host_cpu_target
-from autotune.workload import LOOP_LOWERING, Workload, kernel_functions, make_context
+from autotune.workload import Workload, kernel_functions, make_context
 
 SCHEDULED_ATTR = "dlc.scheduled"
 """The unit attribute marking a function whose schedule is decided (loop-default-schedule skips
@@ -101,47 +101,6 @@ def _apply_to_function(func: FuncOp, record: Record, globals_by_name: dict[str, 
     old.erase(safe_erase=False)
 
 
-def lower_with_tuning_log(
-    module: ModuleOp,
-    tuning_log: str | Path | Iterable[str | Path],
-    pipeline: str = "cpu",
-    ctx: Context | None = None,
-    threads: int | None = None,
-) -> dict[str, str]:
-    """Lowers `module` in place with `pipeline`, applying the log's best records at the loop
-    level; returns {function: workload key} of the tuned functions.
-
-    Graph-level modules get `graph-opt` first; the lowering to loop level is `LOOP_LOWERING`
-    (epilogues unfused, as tuning saw the kernels); then the records are applied and the rest
-    of the pipeline (from `loop-default-schedule` or `convert-loop-to-llvm` on) runs.
-    """
-    from xdsl.passes import PassPipeline
-
-    from autotune.tasks import lower_model
-    from dlc.api import applicable_passes
-    from pipelines import PIPELINES
-    from rewrites import get_all_passes
-
-    ctx = ctx or make_context()
-    lower_model(module, ctx)
-    spec = PIPELINES[pipeline].spec if pipeline in PIPELINES else pipeline
-    passes = applicable_passes(module, spec)
-    loop_lowering = {item.split("{", 1)[0] for item in LOOP_LOWERING.split(",")}
-    rest = [p for p in passes if p.split("{", 1)[0] not in loop_lowering]
-    target = host_cpu_target(threads or None)
-    applied = apply_records(module, load_best(tuning_log, target), ctx)
-    if threads is not None:
-        try:
-            from dlc.api import with_threads
-        except ImportError:  # a dlc without thread options
-            pass
-        else:
-            rest = with_threads(rest, threads)
-    if rest:
-        PassPipeline.parse_spec(get_all_passes(), ",".join(rest)).apply(ctx, module)
-    return applied
-
-
 TUNING_LOOP_PASS = "convert-tensor-expr-to-loop{fuse-epilogue=false}"
 """How a pipeline that applies a tuning log lowers to the loop level (as tuning did)."""
 
@@ -157,26 +116,3 @@ def apply_tuning_log(
     records for the host at `threads` threads, and marks them `dlc.scheduled`; returns
     {function: workload key} of those scheduled."""
     return apply_records(module, load_best(tuning_log, host_cpu_target(threads or None)), ctx)
-
-
-def compile_with_tuning_log(
-    module_or_path: ModuleOp | str | Path,
-    tuning_log: str | Path | Iterable[str | Path],
-    threads: int = 0,
-    opt_level: int = 3,
-) -> tuple[object, dict[str, str]]:
-    """Compiles a model for the host CPU with the log's best records (JIT); returns the
-    `Executable` and {function: workload key} of the tuned functions. What
-    `dlc.compile(path, tuning_log=F)` is to do once its pipeline calls `apply_tuning_log`."""
-    from autotune.tasks import load_model_module
-    from codegen.llvm import emit_llvm_ir
-    from runtime.executable import Executable
-    from runtime.jit import compile_llvm_ir
-
-    ctx = make_context()
-    if isinstance(module_or_path, ModuleOp):
-        module = module_or_path.clone()
-    else:
-        module = load_model_module(module_or_path, ctx)
-    applied = lower_with_tuning_log(module, tuning_log, "cpu", ctx, threads)
-    return Executable(compile_llvm_ir(emit_llvm_ir(module), opt_level)), applied

@@ -83,8 +83,8 @@ class CompileOptions:
         opt_level: LLVM's optimization level, 0-3.
         pipeline: the named pipeline.
         threads: threads for parallel loops (0: all cores).
-        tuning_log: an autotuning log; today only its content goes into cache keys (the
-            autotuner will apply its records).
+        tuning_log: an autotuning log whose best records schedule the kernels they match; its
+            content is part of every cache key.
     """
 
     target: str = "llvm"

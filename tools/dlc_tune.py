@@ -95,10 +95,10 @@ def _duration(seconds: float) -> str:
 class ProgressBar:
     """One status line on stderr, redrawn in place on a terminal, else printed per batch."""
 
-    def __init__(self, stream: TextIO = sys.stderr, width: int = 24) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None, width: int = 24) -> None:
+        self.stream = sys.stderr if stream is None else stream  # resolved now, not at import
         self.width = width
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
 
     def __call__(self, progress: Any) -> None:
         filled = int(self.width * progress.done / max(1, progress.total))
