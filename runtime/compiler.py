@@ -557,6 +557,8 @@ class _Driver:
             rename_kernel(self.module, kernel, symbol)
             units.append((symbol, key, kernel))
         info, unplanned = describe_model(self.module, display)
+        from runtime.jit import object_uses_openmp
+
         pending: list[tuple[str, ModuleOp]] = []
         for symbol, key, kernel in units:
             unit = split_kernel(kernel)
@@ -566,6 +568,7 @@ class _Driver:
                 pending.append((symbol, unit))
             else:
                 self.objects[symbol] = cached
+                self.uses_openmp |= object_uses_openmp(cached)
                 self.stats.kernels_cached += 1
         for count, (symbol, result) in enumerate(self._compile_kernels(pending, suffix), 1):
             self.progress.stage(f"compiled kernel {count}/{len(pending)} ({display[symbol]})")

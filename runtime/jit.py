@@ -34,6 +34,12 @@ def uses_openmp(llvm_ir: str) -> bool:
     return re.search(r'@"?GOMP_parallel"?\(', llvm_ir) is not None
 
 
+def object_uses_openmp(code: bytes) -> bool:
+    """Whether an object file calls the OpenMP runtime: its symbol table then names
+    `GOMP_parallel` (an undefined symbol the linker or JIT must resolve from libgomp)."""
+    return b"GOMP_parallel" in code
+
+
 def load_openmp() -> None:
     """Load libgomp into the process (once) so that JIT code can call it; sets
     `OPENMP_ENVIRONMENT` first (libgomp reads it when it loads)."""

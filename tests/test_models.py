@@ -358,3 +358,37 @@ def test_resnet18_dedups_kernels_and_plans_memory(cache_dir: Path) -> None:
     assert stats.kernels < stats.calls
     assert stats.workspace_bytes < stats.unplanned_bytes / 2
     assert stats.weight_bytes > 40e6
+
+
+def test_cached_parallel_kernels_link_in_a_fresh_process(tmp_path: Path) -> None:
+    """A kernel taken from the disk cache still links libgomp when it has parallel loops (the
+    second model has other weights, so its kernels, not the whole model, come from the cache)."""
+
+    def save(scale: float) -> Path:
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [128, 128])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [128, 128])],
+            [numpy_helper.from_array(np.eye(128, dtype=np.float32) * scale, "w")])
+        path = tmp_path / f"mm{scale}.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        return path
+
+    def run(scale: float) -> list[str]:
+        script = textwrap.dedent(f"""
+            import numpy as np, dlc
+            m = dlc.compile({str(save(scale))!r}, cache_dir={str(tmp_path / "cache")!r},
+                            threads=2)
+            x = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
+            assert np.array_equal(m(x), {scale} * x)
+            gomp = "libgomp" in open("/proc/self/maps").read()
+            print("parallel" if gomp else "serial", m.stats.kernels_cached)
+        """)
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              cwd=REPO, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    assert run(2.0) == ["parallel", "0"]
+    status, cached = run(3.0)
+    assert status == "parallel" and int(cached) >= 1
