@@ -13,7 +13,6 @@ from xdsl.parser import Parser
 
 from dlc.api import make_context
 from pipelines import PIPELINES, NamedPipeline
-from rewrites import get_all_passes
 from tools.check_semantics import SemanticsChecker, compare
 from tools.diagnostics import ToolError
 from tools.dlc_opt import main
@@ -148,8 +147,6 @@ def test_module_without_public_function_is_an_error(
 def test_checking_stops_where_the_interpreter_stops(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if "convert-graph-to-tensor-expr" not in get_all_passes():
-        pytest.skip("convert-graph-to-tensor-expr is not in this checkout")
     code, out, err = run(
         tmp_path, ADD_RELU, "--check-semantics", "-p",
         "graph-fuse-ops,convert-graph-to-tensor-expr,cse", capsys=capsys,
