@@ -34,7 +34,9 @@ class LoopDefaultSchedulePass(ModulePass):
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
     micro-kernel (`loop.alloc local` tile, `unrolled` rows, `vectorized` columns, reduction
-    loops innermost but one; GEMM's B packed into `[ceil(N/NR)][K][NR]` panels first); an
+    loops innermost but one; GEMM's B packed into `[ceil(N/NR)][K][NR]` panels first); a
+    conv2d whose input is strided along `ow` gets that kernel over (ow rows, output-channel
+    columns), its weight packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels first; an
     elementwise nest gets its innermost loop `vectorized`; the outermost loop with at least two
     iterations becomes `parallel` when more than one thread is used.
 

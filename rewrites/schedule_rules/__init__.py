@@ -5,7 +5,9 @@ composite of them.
 Rules, tried in order on each loop nest of a function:
 - `reduction` (rewrites/schedule_rules/reduction.py): GEMM/dense, conv2d, depthwise conv,
   pools and reductions whose innermost spatial axis is contiguous: a register-blocked
-  micro-kernel (B packed into panels for GEMM), parallel outer loop;
+  micro-kernel (B packed into panels for GEMM), parallel outer loop; a conv2d whose innermost
+  axis is strided (stride > 1): the same kernel vectorized over output channels, the OIHW
+  weight packed into `[OC/NR][IC][KH][KW][NR]` panels;
 - `pad` (rewrites/schedule_rules/pad.py): TOPI's "pad" compute as a vectorized fill and a
   vectorized interior copy;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,

@@ -27,6 +27,12 @@ is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (2
 32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row. A GEMM-like vector operand (a 2-D
 buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
 reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
+
+A conv2d whose innermost axis `ow` is strided in its input (stride > 1: vectorizing `ow` would
+gather) gets the same kernel with `c` = the output channels and `r` = `ow` (`plan_channel_kernel`):
+its OIHW weight is packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels so that a reduction step
+loads NR/16 weight vectors, broadcasts MR input scalars and issues MR * NR/16 FMAs; the
+epilogue stores the output channel by channel (a scatter H*W apart, once per tile).
 """
 
 from __future__ import annotations
@@ -62,12 +68,15 @@ counts stays at most this (a 3x3 window): more would only grow the code."""
 
 @dataclass
 class Packing:
-    """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/NR)][K][NR]` panels."""
+    """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/NR)][K][NR]` panels, or (with
+    `channel_first`) a conv2d weight `W[oc, ic, kh, kw]` to pack into
+    `[ceil(OC/NR)][IC][KH][KW][NR]` panels (`columns` is then OC)."""
 
     load: LoadOp
     buffer: SSAValue
     rows: int
     columns: int
+    channel_first: bool = False
 
 
 @dataclass
@@ -101,12 +110,12 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     if element is None:
         return None
     lanes = config.lanes(element)
-    if columns < config.min_vector_extent or lanes < 2:
-        return None
     blocks: list[Operation] = [nest.init, nest.update, *nest.epilogues]
     accesses = accesses_in(blocks)
     iv = c_loop.induction_var
     if not contiguous_in(accesses, iv, nest.home):
+        return plan_channel_kernel(nest, config)
+    if columns < config.min_vector_extent or lanes < 2:
         return None
     vector_loads = [
         access for access in accesses
@@ -134,6 +143,71 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         panel_bytes = packing.rows * nr * _bytes(element)
         group = max(1, min(-(-columns // nr), config.l2_bytes // 2 // max(panel_bytes, 1)))
     return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group)
+
+
+def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
+    """The kernel that vectorizes a conv2d over its output channels, for a nest whose innermost
+    spatial axis is not contiguous (a strided conv2d reads its input at `ow * stride + kw`:
+    vectorizing `ow` would gather).
+
+    It applies when the update reads exactly one buffer `W[oc, r...]` at a spatial axis `oc` as
+    its first index and reduction indices only (the OIHW weight), and no other buffer at `oc`.
+    Columns are then `oc` (NR = 16 or 32 consecutive channels; `W` packed into
+    `[ceil(OC/NR)][IC][KH][KW][NR]` panels, so the weights a reduction step reads are one
+    contiguous vector), rows are the innermost spatial axis (`ow`: its input value is a scalar
+    broadcast to every lane), and the output is stored lane by lane (a scatter H*W apart)."""
+    if not config.pack or nest.alloc is None:
+        return None
+    element = _element_type(nest.home)
+    if element is None:
+        return None
+    lanes = config.lanes(element)
+    spatial_ivs = {loop.induction_var for loop in nest.spatial}
+    reduction_ivs = {loop.induction_var for loop in nest.reduction}
+    loads = [a for a in accesses_in([nest.update])
+             if isinstance(a, LoadOp) and a.memref is not nest.home]
+    candidates: list[tuple[int, LoadOp]] = []
+    for load in loads:
+        memref_type = load.memref.type
+        if not isinstance(memref_type, MemRefType) or memref_type.get_num_dims() < 2:
+            continue
+        first, rest = load.indices[0], list(load.indices[1:])
+        column = next((d for d, loop in enumerate(nest.spatial) if loop.induction_var is first),
+                      None)
+        if column is None or any(depends_on(index, spatial_ivs) for index in rest):
+            continue
+        if not all(depends_on(index, reduction_ivs) for index in rest):
+            continue
+        candidates.append((column, load))
+    if len(candidates) != 1:
+        return None
+    column, load = candidates[0]
+    row = len(nest.spatial) - 1
+    c_iv = nest.spatial[column].induction_var
+    if column == row or lanes < 2:
+        return None
+    if any(depends_on(index, {c_iv}) for other in loads if other is not load
+           for index in other.indices):
+        return None
+    if any(load.memref in block.writes for block in (nest.init, nest.update, *nest.epilogues)):
+        return None
+    channels = extent(nest.spatial[column])
+    if channels < config.min_vector_extent:
+        return None
+    memref_type = load.memref.type
+    assert isinstance(memref_type, MemRefType)
+    shape = memref_type.get_shape()
+    if shape[0] != channels:
+        return None
+    rows = 1
+    for size in shape[1:]:
+        rows *= size
+    packing = Packing(load, load.memref, rows, channels, channel_first=True)
+    nr = min(2 * lanes, -(-channels // lanes) * lanes)
+    vectors = nr // lanes
+    mr = max(1, min(extent(nest.spatial[row]), config.max_rows,
+                    config.max_accumulators // vectors))
+    return KernelPlan(row, column, lanes, mr, nr, packing)
 
 
 def _bytes(element: object) -> int:
@@ -277,7 +351,9 @@ class _Builder:
 
     def build(self) -> list[Operation]:
         ops: list[Operation] = []
-        if self.plan.packing is not None:
+        if self.plan.packing is not None and self.plan.packing.channel_first:
+            ops += self.pack_channels_nest(self.plan.packing)
+        elif self.plan.packing is not None:
             ops += self.pack_nest(self.plan.packing)
         if self.plan.row_packing is not None:
             ops += self.pack_rows_nest(self.plan.row_packing)
@@ -561,6 +637,63 @@ class _Builder:
             ops += last
         return ops
 
+    def pack_channels_nest(self, packing: Packing) -> list[Operation]:
+        """`Wp[p, k..., l] = W[p * NR + l, k...]` (zero past the last channel), `Wp` allocated:
+        one panel per NR output channels, so that a reduction step reads NR contiguous
+        weights."""
+        nr = self.plan.nr
+        element = _element_type(packing.buffer)
+        memref_type = packing.buffer.type
+        assert isinstance(memref_type, MemRefType)
+        rest = list(memref_type.get_shape()[1:])
+        panels = -(-packing.columns // nr)
+        full = packing.columns // nr
+        packed_type = MemRefType(element, [panels, *rest, nr])  # type: ignore[arg-type]
+        alloc = AllocOp(packed_type, "global")
+        alloc.result.name_hint = f"{packing.buffer.name_hint or 'W'}_packed"
+        self.packed = alloc.result
+        source, packed = packing.buffer, alloc.result
+        name = f"{self.name}.pack"
+        axes = ["p", *(f"k{d}" for d in range(len(rest))), "l"]
+
+        def copy(p: SSAValue, ks: list[SSAValue], l: SSAValue, body: list[Operation],
+                 guard: bool) -> None:
+            inner: list[Operation] = []
+            channel = _add(_mul(p, nr, self, inner), l, inner)
+            if guard:
+                inside = arith.CmpiOp(channel, self.const(packing.columns), "ult")
+                clamped = arith.MinUIOp(channel, self.const(packing.columns - 1))
+                load = LoadOp(source, [clamped.result, *ks])
+                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                value = arith.SelectOp(inside, load, zero)
+                inner += [inside, clamped, load, zero, value]
+                stored: SSAValue = value.result
+            else:
+                load = LoadOp(source, [channel, *ks])
+                inner.append(load)
+                stored = load.result
+            inner.append(StoreOp(stored, packed, [p, *ks, l]))
+            body.append(BlockOp(name, [source], [packed], inner, axes))
+
+        def dims(p: SSAValue, ks: list[SSAValue], body: list[Operation], guard: bool) -> None:
+            depth = len(ks)
+            if depth == len(rest):
+                body.append(self.loop(0, nr, 1, "l", "serial",
+                                      lambda l, inner: copy(p, ks, l, inner, guard)))
+                return
+            body.append(self.loop(0, rest[depth], 1, f"k{depth}", "serial",
+                                  lambda k, inner: dims(p, [*ks, k], inner, guard)))
+
+        ops: list[Operation] = [alloc]
+        if full:
+            ops.append(self.loop(0, full, 1, "p", "serial",
+                                 lambda p, body: dims(p, [], body, False)))
+        if panels > full:
+            last: list[Operation] = []
+            dims(self.const(full), [], last, True)
+            ops += last
+        return ops
+
     def pack_rows_nest(self, packing: Packing) -> list[Operation]:
         """`Ap[p, k, r] = A[p * MR + r, k]` (zero past the last row), `Ap` allocated."""
         mr = self.plan.mr
@@ -619,7 +752,10 @@ class _Builder:
         assert packing is not None and self.packed is not None
         for op in block.walk():
             if isinstance(op, LoadOp) and op.memref is packing.buffer:
-                op.operands = (self.packed, panel, op.indices[0], lane)
+                if packing.channel_first:
+                    op.operands = (self.packed, panel, *op.indices[1:], lane)
+                else:
+                    op.operands = (self.packed, panel, op.indices[0], lane)
         reads = [self.packed if value is packing.buffer else value for value in block.reads]
         from rewrites.schedule.common import set_block_buffers
 

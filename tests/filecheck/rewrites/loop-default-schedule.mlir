@@ -179,6 +179,88 @@ func.func @conv(%x: memref<1x2x6x6xf32>, %w: memref<4x2x3x3xf32>, %b: memref<4xf
 
 // -----
 
+// A stride-2 conv2d: vectorizing ow would gather its input (x[.., 2 * ow + kw]), so it is
+// vectorized over output channels instead: the OIHW weight is packed into [ceil(20/32)][2][3][3][32]
+// zero-padded panels (a guarded copy), and a 4 (ow, unrolled) x 32 (oc: two 16-lane vectors) register
+// tile reads the packed weights as vectors and the input as scalars; the relu epilogue stores the
+// 20 real channels; output rows run in parallel.
+
+// CHECK-LABEL: func.func @strided_conv
+// CHECK:         %[[WP:.*]] = loop.alloc global : memref<1x2x3x3x32xf32>
+// CHECK:           loop.block "conv2d.pack" reads(%w : memref<20x2x3x3xf32>) writes(%[[WP]] : memref<1x2x3x3x32xf32>)
+// CHECK:             arith.select
+// CHECK:         loop.for %[[OH:.*]] = %{{.*}} axis "i2" kind parallel {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<4x32xf32>
+// CHECK:           loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %{{.*}} axis "r1" kind unrolled {
+// CHECK-NEXT:          loop.for %{{.*}} axis "r2" kind unrolled {
+// CHECK-NEXT:            loop.for %[[RI:.*]] = %{{.*}} axis "i3.i" kind unrolled {
+// CHECK-NEXT:              loop.for %{{.*}} axis "i1.v" kind unrolled {
+// CHECK:                     loop.for %[[CL:.*]] = %{{.*}} axis "i1.l" kind vectorized {
+// CHECK-NEXT:                  %[[CI:.*]] = arith.addi %{{.*}}, %[[CL]] : index
+// CHECK-NEXT:                  loop.block "conv2d" reads(%x, %[[WP]] : memref<1x2x9x9xf32>, memref<1x2x3x3x32xf32>) writes(%[[TILE]] : memref<4x32xf32>)
+// CHECK:                         loop.load %x[%{{.*}}] : memref<1x2x9x9xf32> -> f32
+// CHECK-NEXT:                    loop.load %[[WP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[CI]]] : memref<1x2x3x3x32xf32> -> f32
+// CHECK:                         loop.store %{{.*}}, %[[TILE]][%[[RI]], %[[CI]]] : f32 -> memref<4x32xf32>
+// CHECK:           loop.for %[[RO:.*]] = %{{.*}} axis "i3.i" kind unrolled {
+// CHECK-NEXT:        loop.for %[[OC:.*]] = %c0 to %c20 step %c1 axis "i1.i" kind vectorized {
+// CHECK-NEXT:          loop.block "relu" reads(%[[TILE]], %b : memref<4x32xf32>, memref<20xf32>) writes(%out : memref<1x20x4x4xf32>)
+// CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[OC]], %[[OH]], %[[RO]]] : f32 -> memref<1x20x4x4xf32>
+// CHECK:         loop.dealloc %[[WP]] : memref<1x2x3x3x32xf32>
+func.func @strided_conv(%x: memref<1x2x9x9xf32>, %w: memref<20x2x3x3xf32>, %b: memref<20xf32>, %out: memref<1x20x4x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c20 = arith.constant 20 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c20 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c4 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x2x9x9xf32>, memref<20x2x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.constant 2 : index
+                  %1 = arith.muli %i2, %0 : index
+                  %2 = arith.addi %1, %r1 : index
+                  %3 = arith.muli %i3, %0 : index
+                  %4 = arith.addi %3, %r2 : index
+                  %5 = loop.load %x[%i0, %r0, %2, %4] : memref<1x2x9x9xf32> -> f32
+                  %6 = loop.load %w[%i1, %r0, %r1, %r2] : memref<20x2x3x3xf32> -> f32
+                  %7 = arith.mulf %5, %6 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %8 = arith.addf %acc_1, %7 : f32
+                  loop.store %8, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc, %b : memref<1xf32>, memref<20xf32>) writes(%out : memref<1x20x4x4xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %9 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %10 = loop.load %b[%i1] : memref<20xf32> -> f32
+            %11 = arith.addf %9, %10 : f32
+            %12 = arith.constant 0.000000e+00 : f32
+            %13 = arith.maximumf %11, %12 : f32
+            loop.store %13, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x20x4x4xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+
+// -----
+
 // An elementwise nest: the innermost (contiguous) axis is vectorized, the outer one parallel.
 
 // CHECK-LABEL: func.func @elementwise
