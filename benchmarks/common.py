@@ -30,10 +30,15 @@ class Timing:
 
 def time_calls(
     functions: dict[str, Callable[[], object]], repeats: int = 15, warmup: int = 3,
-    min_seconds: float = 0.02,
+    min_seconds: float = 0.02, settle_seconds: float = 0.25,
 ) -> dict[str, Timing]:
     """Times each function `repeats` times (each sample is a batch lasting at least
-    `min_seconds`), interleaving the functions so that they see the same machine load."""
+    `min_seconds`), interleaving the functions so that they see the same machine load.
+
+    Before each batch the process sleeps `settle_seconds`: OpenBLAS's and ONNX Runtime's worker
+    threads spin on a core for a while after each call, and without the pause the next batch
+    (another implementation's) would share its cores with them — and count their CPU time, since
+    `process_time` covers every thread of the process."""
     batch: dict[str, int] = {}
     for name, function in functions.items():
         for _ in range(warmup):
@@ -47,6 +52,7 @@ def time_calls(
     for _ in range(repeats):
         for name, function in functions.items():
             count = batch[name]
+            time.sleep(settle_seconds)
             start, start_cpu = time.perf_counter(), time.process_time()
             for _ in range(count):
                 function()
