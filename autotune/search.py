@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ from autotune.cost_model import CostModel, make_cost_model
 from autotune.space import Point, Space
 
 
-class SearchStrategy:
+class SearchStrategy(ABC):
     """The bookkeeping every strategy shares: measured points and the best so far."""
 
     name = "search"
@@ -44,6 +45,7 @@ class SearchStrategy:
             previous = self.measured.get(point, math.inf)
             self.measured[point] = min(previous, cost)
 
+    @abstractmethod
     def propose(self, n: int) -> list[Point]:
         raise NotImplementedError
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -241,7 +242,7 @@ class ScriptWriter:
 # ----------------------------------------------------------------------------------------------
 
 
-class Space:
+class Space(ABC):
     """Knobs, and what a point of them means (subclasses define `render` and `features`)."""
 
     name: str = "space"
@@ -283,6 +284,7 @@ class Space:
             return f"expected one candidate index per knob ({len(self.knobs)}), found {point}"
         return None
 
+    @abstractmethod
     def render(self, point: Point) -> str:
         """The schedule at `point` as transform-script text."""
         raise NotImplementedError

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -157,7 +158,7 @@ class Names:
 
 
 @dataclass
-class CLikePrinter:
+class CLikePrinter(ABC):
     """Prints `target_gpu` kernels in a C-like GPU language; subclasses set the fields.
 
     The class fields below are the whole difference between two C dialects:
@@ -188,18 +189,22 @@ class CLikePrinter:
 
     # -- dialect hooks ----------------------------------------------------------------------
 
+    @abstractmethod
     def barrier(self, op: BarrierOp) -> str:
         """The statement of a block-wide barrier."""
         raise NotImplementedError
 
+    @abstractmethod
     def vector_load(self, vector_type: VectorType, pointer: str) -> str:
         """An expression loading `vector_type` from `pointer` (element-aligned)."""
         raise NotImplementedError
 
+    @abstractmethod
     def vector_store(self, vector_type: VectorType, value: str, pointer: str) -> str:
         """A statement storing the vector `value` at `pointer` (element-aligned)."""
         raise NotImplementedError
 
+    @abstractmethod
     def vector_splat(self, vector_type: VectorType, value: str) -> str:
         """An expression broadcasting the scalar `value` to every lane."""
         raise NotImplementedError

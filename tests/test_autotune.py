@@ -274,6 +274,9 @@ class _Bowl(Space):
     def features(self, point: tuple[int, ...]) -> list[float]:
         return [float(v) for v in point]
 
+    def render(self, point: tuple[int, ...]) -> str:
+        return f"// bowl point {point}"  # searched with a synthetic cost: never built
+
     @staticmethod
     def cost(point: tuple[int, ...]) -> float:
         x, y = point
