@@ -6,10 +6,37 @@ and run, interleaving their repetitions, and reports the ratio of the medians.
 
 from __future__ import annotations
 
+import os
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+"""The cores this process may use, read when the module loads (before any pinning)."""
+
+
+def pin_threads() -> None:
+    """Pin the calling thread to the first allowed core and every other thread of the process
+    (dlc's OpenMP workers, ONNX Runtime's and OpenBLAS's pool threads) round-robin to the others.
+
+    On the 2-vCPU hosts dlc is measured on, the kernel's scheduler leaves a woken worker thread
+    on its waker's core even while the other core idles; whichever runtime's worker lands there
+    runs its parallel loops on one core, at worse than single-thread speed (seen for dlc and ONNX
+    Runtime alike: conv3x3 64->64 at 2 threads took 4-6 ms instead of 1.2). Pinning gives every
+    peer the same layout: caller on one core, its worker threads on the others."""
+    cores = CORES
+    if len(cores) < 2 or threading.current_thread() is not threading.main_thread():
+        return
+    me = threading.get_native_id()
+    os.sched_setaffinity(me, {cores[0]})
+    others = sorted(int(tid) for tid in os.listdir("/proc/self/task") if int(tid) != me)
+    for index, tid in enumerate(others):
+        try:
+            os.sched_setaffinity(tid, {cores[1 + index % (len(cores) - 1)]})
+        except OSError:  # the thread ended meanwhile
+            pass
 
 
 @dataclass(frozen=True)
@@ -30,7 +57,7 @@ class Timing:
 
 def time_calls(
     functions: dict[str, Callable[[], object]], repeats: int = 15, warmup: int = 3,
-    min_seconds: float = 0.02, settle_seconds: float = 0.25,
+    min_seconds: float = 0.02, settle_seconds: float = 0.25, pin: bool = True,
 ) -> dict[str, Timing]:
     """Times each function `repeats` times (each sample is a batch lasting at least
     `min_seconds`), interleaving the functions so that they see the same machine load.
@@ -38,11 +65,17 @@ def time_calls(
     Before each batch the process sleeps `settle_seconds`: OpenBLAS's and ONNX Runtime's worker
     threads spin on a core for a while after each call, and without the pause the next batch
     (another implementation's) would share its cores with them — and count their CPU time, since
-    `process_time` covers every thread of the process."""
-    batch: dict[str, int] = {}
-    for name, function in functions.items():
+    `process_time` covers every thread of the process.
+
+    With `pin`, threads are pinned (`pin_threads`) after the warm-up calls have started every
+    peer's worker threads."""
+    for function in functions.values():
         for _ in range(warmup):
             function()
+    if pin:
+        pin_threads()
+    batch: dict[str, int] = {}
+    for name, function in functions.items():
         start = time.perf_counter()
         function()
         once = max(time.perf_counter() - start, 1e-7)
