@@ -65,6 +65,11 @@ MAX_UNROLLED_REDUCTION = 9
 """The innermost reduction loops are unrolled inside the kernel while the product of their trip
 counts stays at most this (a 3x3 window): more would only grow the code."""
 
+MIN_LANE_USE = 0.75
+"""Below this share of used vector lanes (a 7-wide conv2d row fills 7 of 16), a conv2d that the
+channel kernel fits is vectorized over its output channels instead of its row, if that uses
+more lanes."""
+
 
 @dataclass
 class Packing:
@@ -117,6 +122,12 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         return plan_channel_kernel(nest, config)
     if columns < config.min_vector_extent or lanes < 2:
         return None
+    if _lane_use(columns, lanes) < MIN_LANE_USE:
+        channel_plan = plan_channel_kernel(nest, config)
+        if channel_plan is not None and _lane_use(
+            extent(nest.spatial[channel_plan.column]), lanes
+        ) > _lane_use(columns, lanes):
+            return channel_plan
     vector_loads = [
         access for access in accesses
         if isinstance(access, LoadOp) and access.memref is not nest.home
@@ -143,6 +154,11 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         panel_bytes = packing.rows * nr * _bytes(element)
         group = max(1, min(-(-columns // nr), config.l2_bytes // 2 // max(panel_bytes, 1)))
     return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group)
+
+
+def _lane_use(extent_: int, lanes: int) -> float:
+    """The share of vector lanes used when `extent_` values fill whole vectors of `lanes`."""
+    return extent_ / (-(-extent_ // lanes) * lanes)
 
 
 def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
