@@ -24,8 +24,6 @@ import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Attribute, Operation
 
-from dialects.graph.attrs import to_numpy_dtype
-
 Value = Any
 """A runtime value: a Python int (index), a NumPy scalar, or a NumPy array."""
 
@@ -37,6 +35,9 @@ def numpy_dtype(type_: Attribute) -> np.dtype:
     """The NumPy dtype of a scalar type (`index` is int64); raises ValueError for other types."""
     if isinstance(type_, IndexType):
         return np.dtype(np.int64)
+    # imported here: importing the graph dialect loads its interpreter, which imports this module
+    from dialects.graph.attrs import to_numpy_dtype
+
     return to_numpy_dtype(type_)
 
 

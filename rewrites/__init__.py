@@ -33,6 +33,8 @@ PASSES: dict[str, tuple[str, str]] = {
         "rewrites.loop_gpu_default_schedule", "LoopGpuDefaultSchedulePass"),
     "loop-dedup-functions": ("rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
     "loop-plan-memory": ("rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
+    "loop-fold-constant-nests": (
+        "rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
     # loop -> llvm
     "convert-memref-view-to-llvm": (
         "rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),

@@ -117,14 +117,14 @@ def call_sites(module: ModuleOp) -> dict[str, list[func.CallOp]]:
     return sites
 
 
-def _num_inputs(function: func.FuncOp) -> int:
+def num_inputs(function: func.FuncOp) -> int:
     arguments = len(function.function_type.inputs.data)
     attr = function.attributes.get(NUM_OUTPUTS_ATTR)
     outputs = attr.value.data if isinstance(attr, IntegerAttr) else 0
     return arguments - outputs
 
 
-def _replace_call(call: func.CallOp, arguments: list[SSAValue], callee: str) -> func.CallOp:
+def replace_call(call: func.CallOp, arguments: list[SSAValue], callee: str) -> func.CallOp:
     new = func.CallOp(callee, arguments, [r.type for r in call.results])
     new.attributes.update(call.attributes)
     new.location = call.location
@@ -143,7 +143,7 @@ def lift_constants(function: func.FuncOp, calls: list[func.CallOp]) -> list[func
     if not reads:
         return calls
     block = function.body.block
-    position = _num_inputs(function)
+    position = num_inputs(function)
     types: list[MemRefType] = []
     for offset, ops in enumerate(reads.values()):
         memref_type = ops[0].memref.type
@@ -169,7 +169,7 @@ def lift_constants(function: func.FuncOp, calls: list[func.CallOp]) -> list[func
         Rewriter.insert_op(loads, InsertPoint.before(call))
         arguments = list(call.arguments)
         arguments[position:position] = [load.memref for load in loads]
-        new_calls.append(_replace_call(call, arguments, call.callee.string_value()))
+        new_calls.append(replace_call(call, arguments, call.callee.string_value()))
     return new_calls
 
 

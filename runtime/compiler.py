@@ -5,11 +5,12 @@ function that calls its kernels over a statically planned workspace (USMP), iden
 functions are compiled once (the TE compiler's cache, here persistent: `runtime.cache`), and
 parameters are linked separately from code (`link-params=0`).
 
-The named pipeline (default `cpu`) runs in two parts. The passes up to `loop-plan-memory` see the
-whole module; then every kernel (a private function with a body that reads no global and calls
-nothing) becomes its own compile unit, named after its cache key, and the remaining passes
-(schedules, lowering to LLVM) run on each unit separately, or not at all when the kernel's object
-code is in the cache. What is left (the entry functions, the weights as globals, declarations of
+The named pipeline (default `cpu`) runs in two parts. The passes up to `loop-fold-constant-nests`
+(schedules included: folding the packing of constant weights needs the kernels and their calls)
+see the whole module; then every kernel (a private function with a body that reads no global and
+calls nothing) becomes its own compile unit, named after its cache key, and the remaining passes
+(lowering to LLVM) run on each unit separately, or not at all when the kernel's object code is in
+the cache. What is left (the entry functions, the weights as globals, declarations of
 the kernels) is the entry unit, whose constant globals become external symbols whose bytes stay
 NumPy arrays: weights never go through LLVM IR text.
 """
@@ -63,7 +64,7 @@ from runtime.metadata import (
     encode_model_info,
 )
 
-PARTITION_AFTER = "loop-plan-memory"
+PARTITION_AFTER = "loop-fold-constant-nests"
 """The last pass that sees the whole module; the passes after it run per compile unit."""
 
 ANNOTATE_AFTER = "convert-graph-to-tensor-expr"

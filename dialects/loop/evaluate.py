@@ -1,0 +1,146 @@
+"""Whole-nest evaluation of a `loop.for` nest with NumPy: every iteration at once.
+
+Counterpart: constant folding of a loop nest (TVM folds a layout transform of a constant weight
+with `FoldConstant` after `AlterOpLayout`; MLIR's affine loop fusion/`fold-memref` utilities
+evaluate such copies at compile time). The loop interpreter (`dialects.loop.interpreter`) runs
+one scalar op at a time, too slow for a weight of millions of elements; this evaluator runs each
+op once over the whole iteration space of the loops around it: an induction variable is the
+array of its values in every iteration, in iteration order, and so is every value computed from
+one. It handles what a re-layout nest holds: `loop.for` with bounds known outside the nest,
+`loop.block`, scalar `loop.load`/`loop.store`, and `arith`/`math` ops. Stores run op by op in
+program order, each over all its iterations in iteration order, which is the serial order as
+long as no iteration reads what another one of the same nest writes (a pure re-layout: the nest
+reads only buffers it does not write).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from dialects.arith_numpy import ARITH_MATH_OPS, numpy_dtype
+from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+
+Value = Any
+"""A Python int, a NumPy scalar, a 1-D array of per-iteration values, or a buffer."""
+
+
+class NestEvaluationError(Exception):
+    """The nest holds something whole-nest evaluation does not handle (the message says what)."""
+
+
+def constant_value(op: arith.ConstantOp) -> Value:
+    """The value of a scalar `arith.constant` (an `index` is a Python int)."""
+    value, type_ = op.value, op.result.type
+    if not isinstance(value, IntegerAttr | FloatAttr):
+        raise NestEvaluationError(f"'{op.name}' of {type_} is not a scalar constant")
+    return _convert(value.value.data, type_)
+
+
+def evaluate_nest(root: ForOp, env: dict[SSAValue, Value]) -> None:
+    """Run the nest `root` over NumPy buffers, in place.
+
+    `env` maps every value the nest uses from outside to a buffer (a NumPy array of the memref's
+    shape; stores need it writeable) or a scalar. Raises NestEvaluationError for an op it does
+    not handle, a loop bound that varies inside the nest, or an access out of bounds.
+    """
+    _Evaluation(dict(env)).ops([root], {}, 1)
+
+
+class _Evaluation:
+    def __init__(self, env: dict[SSAValue, Value]) -> None:
+        self.env = env
+
+    def ops(self, ops: list[Operation], lanes: dict[SSAValue, np.ndarray], count: int) -> None:
+        """Runs `ops` over `count` iterations; `lanes` holds the per-iteration values."""
+        for op in ops:
+            if isinstance(op, ForOp):
+                self.loop(op, lanes, count)
+            elif isinstance(op, BlockOp):
+                self.ops(list(op.body.block.ops), lanes, count)
+            elif isinstance(op, YieldOp):
+                continue
+            elif isinstance(op, LoadOp):
+                buffer, index = self.access(op, lanes, count)
+                lanes[op.result] = np.broadcast_to(buffer[index], (count,))
+            elif isinstance(op, StoreOp):
+                buffer, index = self.access(op, lanes, count)
+                if not buffer.flags.writeable:
+                    raise NestEvaluationError(f"'{op.name}' stores into a constant buffer")
+                buffer[index] = self.value(op.value, lanes)
+            elif isinstance(op, arith.ConstantOp):
+                self.env[op.result] = constant_value(op)
+            else:
+                self.compute(op, lanes)
+
+    def loop(self, op: ForOp, lanes: dict[SSAValue, np.ndarray], count: int) -> None:
+        bounds = []
+        for operand in (op.lb, op.ub, op.step):
+            value = self.value(operand, lanes)
+            if isinstance(value, np.ndarray):
+                raise NestEvaluationError(
+                    f"'{op.name}' \"{op.axis.data}\" has a bound that varies inside the nest")
+            bounds.append(int(value))
+        lb, ub, step = bounds
+        if step <= 0:
+            raise NestEvaluationError(f"'{op.name}' \"{op.axis.data}\" has step {step} <= 0")
+        values = np.arange(lb, ub, step, dtype=np.int64)
+        if values.size == 0 or count == 0:
+            return
+        inner = {key: np.repeat(lane, values.size) for key, lane in lanes.items()}
+        inner[op.induction_var] = np.tile(values, count)
+        self.ops(list(op.body.block.ops), inner, count * values.size)
+
+    def value(self, value: SSAValue, lanes: dict[SSAValue, np.ndarray]) -> Value:
+        lane = lanes.get(value)
+        if lane is not None:
+            return lane
+        if value not in self.env:
+            raise NestEvaluationError(f"a value of type {value.type} defined outside the nest "
+                                      "has no known value")
+        return self.env[value]
+
+    def access(
+        self, op: LoadOp | StoreOp, lanes: dict[SSAValue, np.ndarray], count: int
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
+        if isinstance(value_type, VectorType):
+            raise NestEvaluationError(f"'{op.name}' of {value_type} is not a scalar access")
+        buffer = self.value(op.memref, lanes)
+        if not isinstance(buffer, np.ndarray) or not isinstance(op.memref.type, MemRefType):
+            raise NestEvaluationError(f"'{op.name}' accesses a buffer with no known value")
+        index = []
+        for axis, (operand, dim) in enumerate(zip(op.indices, buffer.shape, strict=True)):
+            position = np.broadcast_to(np.asarray(self.value(operand, lanes), np.int64), (count,))
+            if position.size and (position.min() < 0 or position.max() >= dim):
+                raise NestEvaluationError(
+                    f"'{op.name}' accesses {op.memref.type} out of bounds: index #{axis} spans "
+                    f"[{position.min()}, {position.max()}], expected [0, {dim - 1}]")
+            index.append(position)
+        return buffer, tuple(index)
+
+    def compute(self, op: Operation, lanes: dict[SSAValue, np.ndarray]) -> None:
+        impl = ARITH_MATH_OPS.get(op.name)
+        if impl is None or len(op.results) != 1:
+            raise NestEvaluationError(f"'{op.name}' op is not supported by nest evaluation")
+        args = [self.value(operand, lanes) for operand in op.operands]
+        result = _convert(impl(op, args), op.results[0].type)
+        if isinstance(result, np.ndarray) and result.ndim:
+            lanes[op.results[0]] = result
+        else:
+            self.env[op.results[0]] = result
+
+
+def _convert(value: Value, type_: Attribute) -> Value:
+    """`value` as a value of the scalar type `type_` (arrays stay arrays)."""
+    if isinstance(type_, VectorType):
+        raise NestEvaluationError(f"values of {type_} are not supported by nest evaluation")
+    if isinstance(value, np.ndarray) and value.ndim:
+        return value.astype(np.int64 if isinstance(type_, IndexType) else numpy_dtype(type_))
+    if isinstance(type_, IndexType):
+        return int(value)
+    return np.asarray(value).astype(numpy_dtype(type_))[()]

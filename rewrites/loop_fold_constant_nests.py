@@ -1,0 +1,322 @@
+"""The pass `loop-fold-constant-nests`: re-layouts of constant weights happen at compile time.
+
+Counterpart: TVM's `FoldConstant` after `AlterOpLayout` (a conv2d's weight transformed to its
+packed layout once, when the model is built) and `fold-memref-alias-ops`-style constant folding
+in MLIR. A default schedule packs a GEMM's B or a conv2d's weight into panels (`loop-default-
+schedule`, `transform.loop.pack`); when the kernel's caller passes a constant global, packing it
+on every call re-reads and re-writes the whole weight (ResNet-18: 45 MB per inference). This pass
+evaluates such nests with NumPy (`dialects.loop.evaluate`) and passes the packed constant instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from dialects.arith_numpy import numpy_dtype
+from dialects.graph.ops import elements_to_array
+from dialects.loop.evaluate import NestEvaluationError, constant_value, evaluate_nest
+from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, StoreOp
+from rewrites.loop_dedup_functions import call_sites, kernels, num_inputs, replace_call
+
+
+@dataclass(frozen=True)
+class _ConstantNest:
+    """Top-level nests of a kernel (in program order) that fill the buffer `alloc` from
+    constant arguments: a pack is often two nests, the whole panels and the partial last one."""
+
+    roots: tuple[ForOp, ...]
+    alloc: AllocOp
+    arguments: tuple[BlockArgument, ...]
+
+
+def _blocks(op: Operation) -> list[BlockOp]:
+    return [inner for inner in op.walk() if isinstance(inner, BlockOp)]
+
+
+def _defined_inside(op: Operation) -> set[SSAValue]:
+    inside: set[SSAValue] = set()
+    for inner in op.walk():
+        inside.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    return inside
+
+
+def _fills(root: ForOp, block: Block, allowed: set[SSAValue]) -> tuple[SSAValue, set] | None:
+    """The buffer `root` writes and the arguments it reads, if it writes one buffer of a
+    top-level `loop.alloc`, reads only arguments of `block` and uses from outside only those,
+    the buffer and `allowed` values."""
+    writes = {value for inner in _blocks(root) for value in inner.writes}
+    reads = {value for inner in _blocks(root) for value in inner.reads}
+    if len(writes) != 1:
+        return None
+    (target,) = writes
+    alloc = target.owner
+    if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block:
+        return None
+    if not all(isinstance(r, BlockArgument) and r.owner is block for r in reads):
+        return None
+    inside = _defined_inside(root)
+    outside = {operand for op in root.walk() for operand in op.operands if operand not in inside}
+    if not outside <= allowed | reads | {target}:
+        return None
+    return target, reads
+
+
+def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
+    """The groups of top-level nests of `function` that hold every store into a buffer of a
+    top-level `loop.alloc` and read only arguments that no op of the function writes; the values
+    they use from outside are those arguments, the buffer and top-level `arith.constant`s."""
+    block = function.body.block
+    constants = {op.result for op in block.ops if isinstance(op, arith.ConstantOp)}
+    stores: dict[SSAValue, int] = {}
+    for store in function.walk():
+        if isinstance(store, StoreOp):
+            stores[store.memref] = stores.get(store.memref, 0) + 1
+    groups: dict[SSAValue, tuple[list[ForOp], set[SSAValue]]] = {}
+    rejected: set[SSAValue] = set()
+    for root in block.ops:
+        if not isinstance(root, ForOp):
+            continue
+        fills = _fills(root, block, constants)
+        if fills is None:
+            rejected.update(value for inner in _blocks(root) for value in inner.writes)
+            continue
+        target, reads = fills
+        roots, arguments = groups.setdefault(target, ([], set()))
+        roots.append(root)
+        arguments.update(reads)
+    nests = []
+    for target, (roots, arguments) in groups.items():
+        count = sum(1 for root in roots for op in root.walk()
+                    if isinstance(op, StoreOp) and op.memref is target)
+        if target in rejected or count != stores.get(target, 0):
+            continue
+        if not arguments or any(argument in stores for argument in arguments):
+            continue
+        alloc = target.owner
+        assert isinstance(alloc, AllocOp)
+        ordered = tuple(sorted(arguments, key=lambda a: a.index))  # type: ignore[attr-defined]
+        nests.append(_ConstantNest(tuple(roots), alloc, ordered))  # type: ignore[arg-type]
+    return nests
+
+
+def _constant_globals(module: ModuleOp) -> dict[str, memref.GlobalOp]:
+    """The constant `memref.global`s with dense data, by name."""
+    return {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, memref.GlobalOp)
+        and op.constant is not None
+        and isinstance(op.initial_value, DenseIntOrFPElementsAttr)
+    }
+
+
+def _passed_global(
+    call: func.CallOp, index: int, globals_: dict[str, memref.GlobalOp]
+) -> str | None:
+    """The constant global that `call` passes as argument `index`, if it passes one."""
+    owner = call.arguments[index].owner
+    if isinstance(owner, memref.GetGlobalOp) and owner.name_.string_value() in globals_:
+        return owner.name_.string_value()
+    return None
+
+
+class _Folder:
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+        self.globals = _constant_globals(module)
+        self.symbols = {
+            op.sym_name.data for op in module.ops if isinstance(op, memref.GlobalOp | func.FuncOp)
+        }
+        self.made: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.new_globals: list[memref.GlobalOp] = []
+
+    def array(self, name: str) -> np.ndarray:
+        value = self.globals[name].initial_value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        return elements_to_array(value, "memref.global")
+
+    def fold(self, function: func.FuncOp, calls: list[func.CallOp]) -> list[func.CallOp]:
+        """Folds the constant nests of `function` for every call; returns the new calls."""
+        for nest in _constant_nests(function):
+            names = []
+            for call in calls:
+                passed = [_passed_global(call, a.index, self.globals) for a in nest.arguments]
+                if None in passed:
+                    break
+                names.append(tuple(passed))
+            else:
+                try:
+                    packed = [self.packed(function, nest, n) for n in names]  # type: ignore[arg-type]
+                except NestEvaluationError:
+                    continue
+                calls = self.rewrite(function, nest, calls, packed)
+        return calls
+
+    def packed(self, function: func.FuncOp, nest: _ConstantNest, names: tuple[str, ...]) -> str:
+        """The name of the global holding the nest's result for the constants `names`."""
+        key = (function.sym_name.data, nest.alloc.result.name_hint or "", names)
+        made = self.made.get(key)
+        if made is not None:
+            return made
+        memref_type = nest.alloc.result.type
+        assert isinstance(memref_type, MemRefType)
+        element = memref_type.get_element_type()
+        result = np.zeros(tuple(memref_type.get_shape()), numpy_dtype(element))
+        env: dict[SSAValue, object] = {nest.alloc.result: result}
+        for argument, name in zip(nest.arguments, names, strict=True):
+            env[argument] = self.array(name)
+        for op in function.body.block.ops:
+            if isinstance(op, arith.ConstantOp):
+                env[op.result] = constant_value(op)
+        for root in nest.roots:
+            evaluate_nest(root, env)
+        base = f"{names[0]}_{nest.alloc.result.name_hint or 'folded'}".replace(".", "_")
+        name, index = base, 0
+        while name in self.symbols:
+            index += 1
+            name = f"{base}{index}"
+        self.symbols.add(name)
+        little_endian = result.astype(result.dtype.newbyteorder("<"))
+        data = DenseIntOrFPElementsAttr(
+            TensorType(element, result.shape), BytesAttr(little_endian.tobytes())
+        )
+        self.new_globals.append(
+            memref.GlobalOp.get(StringAttr(name), memref_type, data, StringAttr("private"),
+                                UnitAttr())
+        )
+        self.made[key] = name
+        return name
+
+    def rewrite(
+        self, function: func.FuncOp, nest: _ConstantNest, calls: list[func.CallOp],
+        packed: list[str],
+    ) -> list[func.CallOp]:
+        """Makes the nest's buffer a new input argument of `function`, passed by each call as
+        its packed global, and drops the nest, the buffer and the arguments only it read."""
+        block = function.body.block
+        position = num_inputs(function)
+        memref_type = nest.alloc.result.type
+        assert isinstance(memref_type, MemRefType)
+        argument = block.insert_arg(memref_type, position)
+        argument.name_hint = nest.alloc.result.name_hint
+        for use in list(nest.alloc.result.uses):
+            if isinstance(use.operation, DeallocOp):
+                Rewriter.erase_op(use.operation)
+        for root in nest.roots:
+            Rewriter.erase_op(root)
+        nest.alloc.result.replace_all_uses_with(argument)
+        Rewriter.erase_op(nest.alloc)
+        inputs = list(function.function_type.inputs.data)
+        inputs.insert(position, memref_type)
+        attrs = list(function.arg_attrs.data) if function.arg_attrs is not None else None
+        if attrs is not None:
+            attrs.insert(position, DictionaryAttr({}))
+        new_calls = []
+        for call, name in zip(calls, packed, strict=True):
+            load = memref.GetGlobalOp(name, memref_type)
+            load.memref.name_hint = argument.name_hint
+            Rewriter.insert_op(load, InsertPoint.before(call))
+            arguments = list(call.arguments)
+            arguments.insert(position, load.memref)
+            new_calls.append(replace_call(call, arguments, call.callee.string_value()))
+        calls = new_calls
+        for old in sorted(nest.arguments, key=lambda a: -a.index):  # type: ignore[union-attr]
+            if old.uses:
+                continue
+            index = old.index
+            del inputs[index]
+            if attrs is not None:
+                del attrs[index]
+            block.erase_arg(old)
+            new_calls = []
+            for call in calls:
+                arguments = list(call.arguments)
+                del arguments[index]
+                new_calls.append(replace_call(call, arguments, call.callee.string_value()))
+            calls = new_calls
+        outputs = function.function_type.outputs.data
+        function.function_type = FunctionType.from_lists(inputs, outputs)
+        if attrs is not None:
+            function.arg_attrs = ArrayAttr(attrs)
+        return calls
+
+    def finish(self) -> None:
+        """Adds the new globals after the last global; erases `get_global`s and constant
+        globals nothing uses any more."""
+        for op in list(self.module.walk()):
+            if isinstance(op, memref.GetGlobalOp) and not op.memref.uses:
+                Rewriter.erase_op(op)
+        used = {
+            op.name_.string_value()
+            for op in self.module.walk()
+            if isinstance(op, memref.GetGlobalOp)
+        }
+        last = None
+        for op in list(self.module.ops):
+            if isinstance(op, memref.GlobalOp):
+                if op.sym_name.data in self.globals and op.sym_name.data not in used:
+                    Rewriter.erase_op(op)
+                else:
+                    last = op
+        block = self.module.body.block
+        point = InsertPoint.after(last) if last is not None else InsertPoint.at_start(block)
+        Rewriter.insert_op(self.new_globals, point)
+
+
+@dataclass(frozen=True)
+class LoopFoldConstantNestsPass(ModulePass):
+    """Evaluate at compile time the nests that re-lay out constant arguments of kernels.
+
+    *Input invariant*: a loop-level module (after `convert-tensor-expr-to-loop`, typically after
+    `loop-default-schedule`); kernels are private functions referenced only by `func.call`s.
+
+    *Output IR*: for the kernel's top-level `loop.for` nests that write only a buffer of a
+    top-level `loop.alloc` (and hold every store into it) and read only input arguments that
+    every call passes as a constant `memref.get_global` (a pack: `Bp[p, k, l] = B[k, p*NR + l]`,
+    often two nests, the whole panels and the partial last one),
+    the buffer becomes a new input argument (after the inputs, before the outputs) and each call
+    passes a new constant global holding the nest's result for that call's constants (computed
+    once per distinct kernel and constants; elements the nest does not write are zero). The
+    nests, the `loop.alloc` and its `loop.dealloc` go, and so do the arguments only the nest
+    read, the `get_global`s that fed them and constant globals nothing reads any more. A nest
+    the evaluator cannot run (vector accesses, bounds varying inside it) is left as it is.
+
+    *Invariants*: every call computes what it did; entry functions and their signatures are
+    untouched.
+    """
+
+    name: ClassVar[str] = "loop-fold-constant-nests"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        folder = _Folder(op)
+        if not folder.globals:
+            return
+        sites = call_sites(op)
+        for function in kernels(op):
+            calls = sites.get(function.sym_name.data, [])
+            if calls:
+                sites[function.sym_name.data] = folder.fold(function, calls)
+        folder.finish()
