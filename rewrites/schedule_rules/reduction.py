@@ -278,12 +278,15 @@ def _element_type(buffer: SSAValue) -> object | None:
 
 
 def _row_axis(nest: Reduction, column: int, vector_loads: list[LoadOp]) -> int | None:
-    """The spatial axis to block rows over: one the vector operands do not depend on but some
-    other operand does (so a vector is reused by every row), else the innermost other axis."""
+    """The spatial axis to block rows over: one the update's vector operands do not depend on
+    but some other operand does (so a vector is reused by every row), else the innermost other
+    axis. Epilogue loads do not count: they run once per tile, not once per reduction step (a
+    residual add reads the output layout, which depends on every axis)."""
     others = [d for d in range(len(nest.spatial)) if d != column and extent(nest.spatial[d]) > 1]
     if not others:
         return None
     loads = [a for a in accesses_in([nest.update]) if isinstance(a, LoadOp)]
+    vector_loads = [load for load in vector_loads if load in loads]
 
     def reuses(d: int) -> bool:
         iv = nest.spatial[d].induction_var

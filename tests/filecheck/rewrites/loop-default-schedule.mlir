@@ -350,3 +350,62 @@ func.func @negative_already_scheduled(%a: memref<8x32xf32>, %out: memref<8x32xf3
   }
   func.return
 }
+
+// -----
+
+// conv2d with a residual add in its epilogue: the residual depends on the output channel, but
+// only the update's operands decide the rows, so rows are still output channels (each input
+// vector reused by all of them) and the epilogue reads the residual per tile row.
+// CHECK-LABEL: func.func @conv_residual
+// CHECK:           loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %{{.*}} axis "r1" kind unrolled {
+// CHECK-NEXT:          loop.for %{{.*}} axis "r2" kind unrolled {
+// CHECK-NEXT:            loop.for %[[OC:.*]] = %{{.*}} axis "i1.i" kind unrolled {
+// CHECK-NEXT:              loop.for %{{.*}} axis "i3.i" kind vectorized {
+// CHECK-NEXT:                loop.block "conv2d"
+// CHECK:                 loop.block "residual" reads(%{{.*}}, %res : memref<4x6xf32>, memref<1x4x6x6xf32>) writes(%out : memref<1x4x6x6xf32>)
+func.func @conv_residual(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %res: memref<1x4x6x6xf32>, %out: memref<1x4x6x6xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c6 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c6 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x2x8x8xf32>, memref<4x2x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i2, %r1 : index
+                  %1 = arith.addi %i3, %r2 : index
+                  %2 = loop.load %x[%i0, %r0, %0, %1] : memref<1x2x8x8xf32> -> f32
+                  %3 = loop.load %w[%i1, %r0, %r1, %r2] : memref<4x2x3x3xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %5 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %6 = arith.addf %5, %4 : f32
+                  loop.store %6, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "residual" reads(%acc, %res : memref<1xf32>, memref<1x4x6x6xf32>) writes(%out : memref<1x4x6x6xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %7 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %8 = loop.load %res[%i0, %i1, %i2, %i3] : memref<1x4x6x6xf32> -> f32
+            %9 = arith.addf %7, %8 : f32
+            loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x4x6x6xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
