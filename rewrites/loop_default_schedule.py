@@ -51,7 +51,8 @@ class LoopDefaultSchedulePass(ModulePass):
         max_rows: the most rows of a micro-kernel tile.
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.
-        l2_bytes: per-core L2 size for grouping GEMM's B panels (0: the host's).
+        l2_bytes: per-core L2 size for grouping GEMM's B panels and for looping over a large
+            conv2d weight's panels outermost (0: the host's).
     """
 
     name: ClassVar[str] = "loop-default-schedule"

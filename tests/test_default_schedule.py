@@ -265,3 +265,23 @@ func.func @conv(%x: {x_t}, %w: {w_t}) -> tensor<1x32x18x18xf32> {{
     loops_1, parsed_1 = scheduled_loops(stride_one)
     kinds_1 = {loop.axis.data: loop.kind.data for loop in loops_1}
     assert kinds_1.get("i3.i") == "vectorized" and "i1.l" not in kinds_1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_with_a_large_weight_loops_over_panels_outermost(threads: int) -> None:
+    """A strided conv2d whose packed weight (256x64x3x3: 590 KB) exceeds half the L2 loops over
+    its 32-channel weight panels outermost (in parallel), so that each panel is read into L2
+    once for the whole output, and still matches the graph interpreter."""
+    from dialects.graph.interpreter import run_module
+
+    text = strided_conv_text(64, 256, 8, 3, 1)
+    loops, _ = scheduled_loops(text, threads=2)
+    (panels,) = [loop for loop in loops if loop.axis.data == "i1.o"]
+    assert panels.kind.data == "parallel"
+    assert any(isinstance(op, ForOp) and op.axis.data == "i2" for op in panels.walk())
+    x = RNG.standard_normal((1, 64, 8, 8), dtype=np.float32)
+    w = RNG.standard_normal((256, 64, 3, 3), dtype=np.float32)
+    b = RNG.standard_normal(256, dtype=np.float32)
+    expected = run_module(module(text), [x, w, b])[0]
+    result = compiled(text, threads)(x, w, b)
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)

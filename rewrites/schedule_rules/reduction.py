@@ -99,6 +99,10 @@ class KernelPlan:
     """Packed B panels per column group: the loop over groups is outside the loop over row
     blocks, so that a row block of A (in L1/L2) is reused by every panel of the group and the
     group's panels stay in L2 (BLIS's NC blocking)."""
+    columns_first: bool = False
+    """The loop over column blocks (packed panels) is outside the other spatial axes too: when
+    the packed operand is larger than half the L2, each panel is loaded into L2 once and used
+    for the whole output instead of once per output row (a conv2d with a large weight)."""
     """GEMM's `A[i, k]` (the broadcast operand), packed into `[ceil(M/MR)][K][MR]` panels so that
     the MR values a reduction step broadcasts are contiguous (MR rows of a row-major A lie a
     whole row apart: the same cache set for a 4 KiB row)."""
@@ -223,7 +227,9 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     vectors = nr // lanes
     mr = max(1, min(extent(nest.spatial[row]), config.max_rows,
                     config.max_accumulators // vectors))
-    return KernelPlan(row, column, lanes, mr, nr, packing)
+    weight_bytes = channels * rows * _bytes(element)
+    return KernelPlan(row, column, lanes, mr, nr, packing,
+                      columns_first=weight_bytes > config.l2_bytes // 2)
 
 
 def _bytes(element: object) -> int:
@@ -380,7 +386,9 @@ class _Builder:
         for d in range(len(self.nest.spatial)):
             if d not in (self.plan.row, self.plan.column):
                 levels.append(d)
-        if self.plan.packing is not None:
+        if self.plan.columns_first:
+            levels = ["c", *levels, "r"]
+        elif self.plan.packing is not None:
             levels += ["C", "r", "c"] if self.plan.group > 1 else ["c", "r"]
         else:
             levels += ["r", "c"]
