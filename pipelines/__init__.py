@@ -35,10 +35,10 @@ PIPELINES: dict[str, NamedPipeline] = {
         NamedPipeline(
             "cpu",
             "graph-opt -> tensor_expr -> loop -> dedup, memory plan -> (default schedules) -> "
-            "constant packing folded -> llvm for the host CPU",
+            "constant packing folded -> exp/erf as polynomials -> llvm for the host CPU",
             "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
             "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
-            "convert-memref-view-to-llvm,convert-loop-to-llvm",
+            "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm",
         ),
         NamedPipeline(
             "gpu-ptx",

@@ -36,6 +36,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-fold-constant-nests": (
         "rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
     # loop -> llvm
+    "math-polynomial-approximation": (
+        "rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),
     "convert-memref-view-to-llvm": (
         "rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
     "convert-loop-to-llvm": ("rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),

@@ -87,7 +87,8 @@ def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
     suffix, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
     assert list(tuned.values()) == [workload.key]
     # schedules (and folding constant packing) see the whole module; only lowering is per kernel
-    lowering = ["convert-memref-view-to-llvm", "convert-loop-to-llvm"]
+    lowering = ["math-polynomial-approximation", "convert-memref-view-to-llvm",
+                "convert-loop-to-llvm"]
     assert [p.split("{")[0] for p in suffix] == lowering
     kernels = [
         op for op in module.ops if isinstance(op, FuncOp) and SCHEDULED_ATTR in op.attributes

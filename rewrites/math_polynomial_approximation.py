@@ -1,0 +1,183 @@
+"""The pass `math-polynomial-approximation`: f32 `math.exp` and `math.erf` as arith polynomials.
+
+Counterpart: MLIR's `PolynomialApproximation` patterns (`-test-math-polynomial-approximation`),
+TVM's `fast_exp`/`fast_erf`, tinygrad's transcendental decompositions. LLVM has no vector exp
+or erf of its own: `llvm.exp` on `<16 x float>` becomes 16 calls of libm's `expf`, and `erf` is a
+libm call per element; a softmax or a GELU then spends most of its time there. Expanded into
+arith ops (floor, multiply-adds, an exponent built with integer ops), they vectorize with the
+loop around them.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+EXP_MAX = 88.8
+"""exp's argument is clamped to [EXP_MIN, EXP_MAX]: 2^(n-1) stays a normal float (n <= 128),
+and from about 88.73 (where exp(x) exceeds the largest float) the product overflows to +inf."""
+EXP_MIN = -86.6
+LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
+"""ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
+EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                  1.6666665459e-1, 5.0000001201e-1)
+"""Cephes' expf: exp(r) ~ 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (about 1 ulp), highest first."""
+ERF_TAYLOR = tuple(2 / pymath.sqrt(pymath.pi) * c
+                   for c in (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
+"""erf(x) = x * Q(x^2) below |x| = 0.5 (Taylor series, the next term under 2e-8), highest first."""
+ERF_P = 0.3275911
+ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+"""Abramowitz and Stegun 7.1.26: erf(x) = 1 - t A(t) exp(-x^2), t = 1 / (1 + p x), x >= 0,
+absolute error under 1.5e-7 (used from |x| = 0.5, where erf is above 0.52)."""
+
+
+def _is_f32(type_: Attribute) -> bool:
+    return isinstance(type_, Float32Type)
+
+
+class _Builder:
+    """Emits f32 arith ops before the op being rewritten."""
+
+    def __init__(self, rewriter: PatternRewriter, type_: Attribute) -> None:
+        self.rewriter = rewriter
+        self.type = type_
+        self.int_type: Attribute = i32
+        self.ops: list[Operation] = []
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def const(self, value: float) -> SSAValue:
+        return self.emit(arith.ConstantOp(FloatAttr(value, f32)))
+
+    def int_const(self, value: int) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, IntegerType(32))))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.AddfOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.MulfOp(a, b))
+
+    def horner(self, x: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
+        """c0 x^k + ... + ck, highest coefficient first."""
+        result = self.const(coefficients[0])
+        for coefficient in coefficients[1:]:
+            result = self.add(self.mul(result, x), self.const(coefficient))
+        return result
+
+    def exp(self, x: SSAValue) -> SSAValue:
+        clamped = self.emit(arith.MinimumfOp(
+            self.emit(arith.MaximumfOp(x, self.const(EXP_MIN))), self.const(EXP_MAX)))
+        n = self.emit(math.FloorOp(self.add(self.mul(clamped, self.const(1 / pymath.log(2))),
+                                             self.const(0.5))))
+        r = self.emit(arith.SubfOp(clamped, self.mul(n, self.const(LN2_HI))))
+        r = self.emit(arith.SubfOp(r, self.mul(n, self.const(LN2_LO))))
+        p = self.horner(r, EXP_POLYNOMIAL)
+        y = self.add(self.add(self.mul(p, self.mul(r, r)), r), self.const(1.0))
+        # 2^n as 2 * 2^(n - 1): n reaches 128 below the overflow, past the largest exponent.
+        # n + 126 is read from the low mantissa bits of n + 126 + 2^23 (exact: it is a small
+        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion).
+        shifted = self.add(n, self.const(126.0 + 2.0**23))
+        exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
+                                          self.int_const(0x4B000000)))
+        bits = self.emit(arith.ShLIOp(exponent, self.int_const(23)))
+        # a NaN goes through the clamps (maximumf/minimumf propagate it) into the polynomial
+        return self.mul(self.mul(y, self.emit(arith.BitcastOp(bits, self.type))),
+                        self.const(2.0))
+
+    def erf(self, x: SSAValue) -> SSAValue:
+        magnitude = self.emit(math.AbsFOp(x))
+        square = self.mul(x, x)
+        small = self.mul(x, self.horner(square, ERF_TAYLOR))
+        t = self.emit(arith.DivfOp(
+            self.const(1.0), self.add(self.const(1.0), self.mul(magnitude, self.const(ERF_P)))))
+        tail = self.mul(self.mul(t, self.horner(t, ERF_A)),
+                        self.exp(self.emit(arith.NegfOp(square))))
+        large = self.emit(math.CopySignOp(self.emit(arith.SubfOp(self.const(1.0), tail)), x))
+        return self.where_negative(self.emit(arith.SubfOp(magnitude, self.const(0.5))),
+                                   small, large)
+
+    def where_negative(self, d: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a` where `d`'s sign bit is set, else `b`: a blend of bits by the mask the sign bit
+        spreads to (an arithmetic shift), so that no compare is needed (a vector `fcmp` the
+        LLVM lowering would have to split into lanes)."""
+        mask = self.emit(arith.ShRSIOp(self.emit(arith.BitcastOp(d, self.int_type)),
+                                       self.int_const(31)))
+        keep = self.emit(arith.AndIOp(self.emit(arith.BitcastOp(a, self.int_type)), mask))
+        inverse = self.emit(arith.XOrIOp(mask, self.int_const(-1)))
+        other = self.emit(arith.AndIOp(self.emit(arith.BitcastOp(b, self.int_type)), inverse))
+        return self.emit(arith.BitcastOp(self.emit(arith.OrIOp(keep, other)), self.type))
+
+    def replace(self, op: Operation, result: SSAValue) -> None:
+        self.rewriter.replace(op, self.ops, [result])
+
+
+class ExpApproximation(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.ExpOp, rewriter: PatternRewriter) -> None:
+        if not _is_f32(op.result.type):
+            return
+        builder = _Builder(rewriter, op.result.type)
+        builder.replace(op, builder.exp(op.operand))
+
+
+class ErfApproximation(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.ErfOp, rewriter: PatternRewriter) -> None:
+        if not _is_f32(op.result.type):
+            return
+        builder = _Builder(rewriter, op.result.type)
+        builder.replace(op, builder.erf(op.operand))
+
+
+@dataclass(frozen=True)
+class MathPolynomialApproximationPass(ModulePass):
+    """Expand f32 `math.exp` and `math.erf` into arith polynomials that vectorize.
+
+    *Input invariant*: any IR with scalar f32 `math` ops (dlc runs it on loop-level kernels,
+    whose ops are scalar until `convert-loop-to-llvm` vectorizes them, polynomials included;
+    vector-typed ops are left alone: xDSL's `arith.fptosi` takes scalars only).
+
+    *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
+    to [-86.6, 88.72], `math.floor`), Cephes' degree-7 polynomial for exp(r) and 2^n built as
+    2 times the float bits `(n + 126) << 23` (the integer read from the mantissa of
+    `n + 126 + 2^23`, no `fptosi`); above 88.72 the result is +inf, below -86.6 about
+    2e-38 (not a denormal), and NaN stays NaN.
+    `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
+    the exp above) from there, `math.copysign` giving the sign. Other types are left alone.
+
+    *Invariants*: results within about 2 ulp of libm's for exp (relative), 1.5e-7 absolute
+    for erf (2e-8 below 0.5); no libm call is left for these ops.
+    """
+
+    name: ClassVar[str] = "math-polynomial-approximation"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ExpApproximation(), ErfApproximation()]),
+            apply_recursively=False,
+        ).rewrite_module(op)

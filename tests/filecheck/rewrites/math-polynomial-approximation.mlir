@@ -1,0 +1,68 @@
+// RUN: dlc-opt %s -p math-polynomial-approximation | filecheck %s
+
+// exp: clamp (NaN-propagating max/min), n = floor(x log2(e) + 1/2), r = x - n ln2 in two
+// parts, Cephes' polynomial, and 2^n as 2 * 2^(n-1) built from float bits: the integer n + 126
+// is read from the mantissa of n + 126 + 2^23 (no fptosi) and shifted into the exponent.
+// CHECK-LABEL: func.func @exp(%x: f32) -> f32 {
+// CHECK-NOT:     math.exp
+// CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
+// CHECK:         %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK:         arith.mulf %[[C]], %{{.*}} : f32
+// CHECK:         %[[N:.*]] = math.floor %{{.*}} : f32
+// CHECK:         arith.constant 0.693359375 : f32
+// CHECK:         arith.constant 0.000198756912 : f32
+// CHECK:         %[[M:.*]] = arith.addf %[[N]], %{{.*}} : f32
+// CHECK-NEXT:    %[[MB:.*]] = arith.bitcast %[[M]] : f32 to i32
+// CHECK-NEXT:    arith.constant 1258291200 : i32
+// CHECK-NEXT:    %[[E:.*]] = arith.subi %[[MB]], %{{.*}} : i32
+// CHECK-NEXT:    arith.constant 23 : i32
+// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[E]], %{{.*}} : i32
+// CHECK-NEXT:    %[[P2:.*]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %{{.*}}, %[[P2]] : f32
+// CHECK-NEXT:    arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.mulf %[[Y]], %{{.*}} : f32
+// CHECK-NEXT:    func.return %[[R]] : f32
+// CHECK-NOT:     arith.fptosi
+func.func @exp(%x: f32) -> f32 {
+  %y = math.exp %x : f32
+  func.return %y : f32
+}
+
+// erf: a Taylor polynomial of x^2 below |x| = 0.5, Abramowitz-Stegun 7.1.26 (with the exp
+// expansion of -x^2) above, its sign copied from x; the two are blended by the sign bit of
+// |x| - 0.5 spread into a mask (no compare).
+// CHECK-LABEL: func.func @erf(%x: f32) -> f32 {
+// CHECK-NOT:     math.erf
+// CHECK:         %[[ABS:.*]] = math.absf %x : f32
+// CHECK:         %[[SQ:.*]] = arith.mulf %x, %x : f32
+// CHECK:         arith.constant 0.327591091 : f32
+// CHECK:         arith.negf %[[SQ]] : f32
+// CHECK:         math.floor
+// CHECK:         %[[LARGE:.*]] = math.copysign %{{.*}}, %x : f32
+// CHECK:         %[[D:.*]] = arith.subf %[[ABS]], %{{.*}} : f32
+// CHECK-NEXT:    %[[DB:.*]] = arith.bitcast %[[D]] : f32 to i32
+// CHECK-NEXT:    arith.constant 31 : i32
+// CHECK-NEXT:    %[[MASK:.*]] = arith.shrsi %[[DB]], %{{.*}} : i32
+// CHECK:         arith.andi %{{.*}}, %[[MASK]] : i32
+// CHECK:         arith.xori %[[MASK]], %{{.*}} : i32
+// CHECK:         %[[OR:.*]] = arith.ori %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    %[[R:.*]] = arith.bitcast %[[OR]] : i32 to f32
+// CHECK-NEXT:    func.return %[[R]] : f32
+func.func @erf(%x: f32) -> f32 {
+  %y = math.erf %x : f32
+  func.return %y : f32
+}
+
+// Other types keep their math op (and their libm call).
+// CHECK-LABEL: func.func @f64
+// CHECK-NEXT:    math.exp %x : f64
+// CHECK-LABEL: func.func @vector
+// CHECK-NEXT:    math.erf %x : vector<16xf32>
+func.func @f64(%x: f64) -> f64 {
+  %y = math.exp %x : f64
+  func.return %y : f64
+}
+func.func @vector(%x: vector<16xf32>) -> vector<16xf32> {
+  %y = math.erf %x : vector<16xf32>
+  func.return %y : vector<16xf32>
+}
