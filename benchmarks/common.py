@@ -17,9 +17,10 @@ CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else
 """The cores this process may use, read when the module loads (before any pinning)."""
 
 
-def pin_threads() -> None:
+def pin_threads() -> dict[int, set[int]]:
     """Pin the calling thread to the first allowed core and every other thread of the process
-    (dlc's OpenMP workers, ONNX Runtime's and OpenBLAS's pool threads) round-robin to the others.
+    (dlc's OpenMP workers, ONNX Runtime's and OpenBLAS's pool threads) round-robin to the
+    others; returns each pinned thread's previous cores (for `unpin_threads`).
 
     On the 2-vCPU hosts dlc is measured on, the kernel's scheduler leaves a woken worker thread
     on its waker's core even while the other core idles; whichever runtime's worker lands there
@@ -28,14 +29,28 @@ def pin_threads() -> None:
     peer the same layout: caller on one core, its worker threads on the others."""
     cores = CORES
     if len(cores) < 2 or threading.current_thread() is not threading.main_thread():
-        return
+        return {}
     me = threading.get_native_id()
+    previous = {me: os.sched_getaffinity(me)}
     os.sched_setaffinity(me, {cores[0]})
     others = sorted(int(tid) for tid in os.listdir("/proc/self/task") if int(tid) != me)
     for index, tid in enumerate(others):
         try:
+            previous[tid] = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, {cores[1 + index % (len(cores) - 1)]})
         except OSError:  # the thread ended meanwhile
+            previous.pop(tid, None)
+    return previous
+
+
+def unpin_threads(previous: dict[int, set[int]]) -> None:
+    """Give the threads `pin_threads` pinned their cores back: a thread or an OpenMP runtime
+    started later must not inherit the caller's single core (libgomp would count one core and
+    throttle its spinning)."""
+    for tid, cores in previous.items():
+        try:
+            os.sched_setaffinity(tid, cores)
+        except OSError:
             pass
 
 
@@ -68,12 +83,11 @@ def time_calls(
     `process_time` covers every thread of the process.
 
     With `pin`, threads are pinned (`pin_threads`) after the warm-up calls have started every
-    peer's worker threads."""
+    peer's worker threads, and unpinned at the end."""
     for function in functions.values():
         for _ in range(warmup):
             function()
-    if pin:
-        pin_threads()
+    pinned = pin_threads() if pin else {}
     batch: dict[str, int] = {}
     for name, function in functions.items():
         start = time.perf_counter()
@@ -91,6 +105,7 @@ def time_calls(
                 function()
             samples[name].append((time.perf_counter() - start) / count)
             cpu[name].append((time.process_time() - start_cpu) / count)
+    unpin_threads(pinned)
     return {
         name: Timing(name, statistics.median(values), min(values), statistics.median(cpu[name]))
         for name, values in samples.items()
