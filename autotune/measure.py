@@ -155,7 +155,7 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) < 2000 else text[:2000] + "..."
 
 
-class _Kernel:
+class LoadedKernel:
     """A kernel loaded from library bytes, called through ctypes with one pointer per buffer."""
 
     def __init__(self, library: bytes, scratch: Path) -> None:
@@ -192,7 +192,7 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
     write them, for the untuned kernel), then time it; returns seconds per run."""
     with tempfile.TemporaryDirectory(prefix="dlc-run-") as scratch:
         try:
-            kernel = _Kernel(library, Path(scratch))
+            kernel = LoadedKernel(library, Path(scratch))
         except Exception as error:  # noqa: BLE001
             raise _TrialFailure("run", _one_line(error)) from None
         inputs = _load_arrays(inputs_path)

@@ -558,6 +558,36 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     return space
 
 
+RULE_KNOBS: dict[str, tuple[int, ...]] = {
+    "rows": (2, 4, 6, 8),
+    "accumulators": (8, 12, 16, 20, 24, 28),
+    "pack_rows": (0, 1),
+    "l2_kib": (256, 512, 1024, 2048),
+}
+"""The candidates of the rules template's knobs (see `transform.loop.apply_rules`)."""
+
+
+def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
+    """The default schedule's rules as a template (TVM's x86 `dense_pack`/`conv2d_NCHWc`
+    templates): `transform.loop.apply_rules` on the anchor block's nest, its knobs the
+    micro-kernel's most rows, its vector accumulators, whether GEMM's A is packed too and the L2
+    size its B panels are grouped for; threads are the target's. `loop-default-schedule`'s own
+    choice (8 rows, 24 accumulators, no A packing, the host's L2) is one of its points."""
+    block = workload.info.anchor()
+    axes = [axis for axis, _ in block.loops]
+    w = ScriptWriter()
+    for knob, candidates in RULE_KNOBS.items():
+        listed = ", ".join(str(c) for c in candidates)
+        w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
+                                            f"{CANDIDATES_ATTR} = array<i64: {listed}>"))
+    b = w.match_block(block.name)
+    loops = w.get_loops(b, axes)
+    params = ", ".join(f"%{knob}" for knob in RULE_KNOBS)
+    types = ", ".join([_ANY] + [_PARAM] * len(RULE_KNOBS))
+    w.emit(f"transform.loop.apply_rules {loops[0]} [{target.num_threads}, {params}] : {types}")
+    return TemplateSpace("rules-template", w.text())
+
+
 PARALLEL_MARKER = "    // dlc: parallel"
 """Where the matmul template's `parallel` knob puts its ops (after the first tiling step, so
 that `parallel` sees each outer loop's body index with one inner term)."""
@@ -1126,13 +1156,16 @@ def run_script(payload: ModuleOp, script: str, ctx: Any = None) -> None:
 
 def make_space(workload: Workload, target: CpuTarget, kind: str | Path = "sketch") -> Space:
     """The space of `kind` for `workload`: "sketch" (generated), "template" (the built-in GEMM
-    template) or the path of an annotated template script (see `TemplateSpace`)."""
+    template), "rules" (the default schedule's rules with their knobs) or the path of an
+    annotated template script (see `TemplateSpace`)."""
     if isinstance(kind, Path):
         return TemplateSpace.from_script(kind.read_text(), kind.stem)
     if kind == "sketch":
         return SketchSpace(workload, target)
     if kind == "template":
         return matmul_template(workload, target)
+    if kind == "rules":
+        return rules_template(workload, target)
     raise SpaceError(
-        f"expected a space 'sketch', 'template' or a template file, found '{kind}'"
+        f"expected a space 'sketch', 'template', 'rules' or a template file, found '{kind}'"
     )

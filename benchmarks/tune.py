@@ -1,6 +1,7 @@
 """Auto-tuning: best GFLOP/s after N trials, and wall time, next to the default schedule.
 
-Run: `python3 benchmarks/tune.py [--trials 64 256] [--threads 2] [--tasks gemm conv]`.
+Run: `python3 benchmarks/tune.py [--trials 64 256] [--threads 2] [--tasks gemm conv]
+[--space sketch|template|rules]`.
 
 Tasks: fp32 GEMM 1024^3 (next to NumPy's OpenBLAS at the same thread count, timed in the same
 run) and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + ReLU; extracted
@@ -75,6 +76,32 @@ def numpy_gemm(size: int, threads: int) -> float:
     return timing["numpy"].median
 
 
+def _tuned_vs_numpy(workload: object, script: str, size: int, threads: int
+                    ) -> dict[str, object]:
+    """The best tuned GEMM kernel and NumPy, timed interleaved in this process (the tuning
+    figures come from worker processes at other moments): GFLOP/s of each."""
+    from threadpoolctl import threadpool_limits
+
+    from autotune.measure import LoadedKernel, build_library
+
+    library = build_library(str(workload.module()), script, False)  # type: ignore[attr-defined]
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    out, expected = np.empty((size, size), np.float32), np.empty((size, size), np.float32)
+    with tempfile.TemporaryDirectory(prefix="dlc-tuned-") as scratch:
+        kernel = LoadedKernel(library, Path(scratch))
+        with threadpool_limits(threads):
+            kernel.call([a, b], [out])
+            np.matmul(a, b, out=expected)
+            np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
+            timings = time_calls({"tuned": lambda: kernel.call([a, b], [out]),
+                                  "numpy": lambda: np.matmul(a, b, out=expected)}, repeats=9)
+    flops = 2 * size**3
+    return {"tuned_interleaved_gflops": flops / timings["tuned"].median / 1e9,
+            "numpy_interleaved_gflops": flops / timings["numpy"].median / 1e9}
+
+
 def metaschedule(name: str) -> str:
     try:
         import tvm  # noqa: F401
@@ -106,10 +133,14 @@ def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str,
         log.unlink()
     with Measurer(options) as measurer:
         result = tune_workload(workload, trials, measurer=measurer, log_path=log,  # type: ignore[arg-type]
-                               strategy=args.search, batch_size=args.batch_size,
+                               space=args.space, strategy=args.search, batch_size=args.batch_size,
                                progress=progress, seed=args.seed)
     flops = workload.flops  # type: ignore[attr-defined]
-    row: dict[str, object] = {
+    if name.startswith("gemm") and result.best is not None and result.best.script:
+        row_best = _tuned_vs_numpy(workload, result.best.script, args.size, args.threads)
+    else:
+        row_best = {}
+    row: dict[str, object] = {**row_best,
         "task": name, "flops": flops, "key": workload.key,  # type: ignore[attr-defined]
         "untuned_gflops": result.baseline.gflops if result.baseline else None,
         "default_gflops": result.default.gflops if result.default else None,
@@ -131,6 +162,9 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["gemm", "conv"], choices=["gemm", "conv"])
     parser.add_argument("--size", type=int, default=1024, help="GEMM size")
     parser.add_argument("--search", default="evolutionary")
+    parser.add_argument("--space", default="sketch",
+                        help="sketch (generated), template (GEMM) or rules (the default "
+                             "schedule's rules and their knobs)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--builders", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
@@ -142,7 +176,8 @@ def main() -> None:
     args = parser.parse_args()
     Path(args.log_dir).mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
-    print(f"dlc auto-tuning benchmark: {args.threads} thread(s), {args.search} search, trials "
+    print(f"dlc auto-tuning benchmark: {args.threads} thread(s), {args.search} search over "
+          f"the {args.space} space, trials "
           f"{args.trials}, load average {load[0]:.1f} at start")
     rows = []
     for name in args.tasks:
@@ -169,6 +204,10 @@ def _print_row(row: dict[str, object], trials: list[int]) -> None:
     print(f"  default schedule   {g(row['default_gflops'])} GFLOP/s")
     if "numpy_gflops" in row:
         print(f"  NumPy (OpenBLAS)   {g(row['numpy_gflops'])} GFLOP/s")
+    if "tuned_interleaved_gflops" in row:
+        tuned, numpy = row["tuned_interleaved_gflops"], row["numpy_interleaved_gflops"]
+        print(f"  best tuned kernel vs NumPy, timed interleaved: {g(tuned)} vs {g(numpy)} "
+              f"GFLOP/s, x{float(tuned) / float(numpy):.2f}")  # type: ignore[arg-type]
     for count in trials:
         best = row[f"best_gflops@{count}"]
         ratio = ""

@@ -303,6 +303,25 @@ class LoopTransformFunctions(InterpreterFunctions):
         copy = self._run(op, {block: op.target}, lambda: pack(block, index, tiles, perm))
         return (OperationHandle(copy),)
 
+    @impl(tl.ApplyRulesOp)
+    def run_apply_rules(self, interpreter: Interpreter, op: tl.ApplyRulesOp, args: PythonValues
+                        ) -> PythonValues:
+        from rewrites.schedule_rules import host_config, schedule_nest
+
+        loop = self._payload(op, op.target, args[0], ForOp)
+        threads, rows, accumulators, pack_rows, l2_kib = self._ints(
+            op, op.static_knobs.get_values(), op.dynamic_knobs, args[1:])
+        if rows < 1 or accumulators < 1 or threads < 0 or l2_kib < 0:
+            raise self._fail(op, f"expected positive rows and accumulators, found {rows} and "
+                             f"{accumulators}")
+        config = host_config(threads=threads, max_rows=rows, max_accumulators=accumulators,
+                             pack_rows=bool(pack_rows), l2_bytes=l2_kib * 1024)
+        if self._run(op, {loop: op.target}, lambda: schedule_nest(loop, config)) is None:
+            raise self._fail(op, f"no default rule applies to the nest of {describe(loop)} "
+                             f"({_handle_name(op.target)})")
+        self._consume(op, op.target)
+        return ()
+
     @impl(tl.ComputeAtOp)
     def run_compute_at(self, interpreter: Interpreter, op: tl.ComputeAtOp, args: PythonValues
                        ) -> PythonValues:

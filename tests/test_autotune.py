@@ -27,6 +27,7 @@ from autotune.space import (
     TemplateSpace,
     apply_script,
     divisor_splits,
+    make_space,
     matmul_template,
 )
 from autotune.target import CpuTarget, host_cpu_target
@@ -173,6 +174,20 @@ def test_matmul_template_applies(small_matmul: Workload) -> None:
         p = space.random_valid_point(rng)
         assert p is not None
         assert apply_script(small_matmul, space.render(p)) is None
+
+
+def test_rules_template_applies_and_holds_the_default_schedule(small_matmul: Workload) -> None:
+    """The rules space: `transform.loop.apply_rules` with the four knobs; every point schedules
+    the kernel, and the default schedule's own choice is a point."""
+    space = make_space(small_matmul, TARGET, "rules")
+    assert [k.name for k in space.knobs] == ["rows", "accumulators", "pack_rows", "l2_kib"]
+    default = space.point_of({"rows": 8, "accumulators": 24, "pack_rows": 0, "l2_kib": 1024})
+    assert space.check(default) is None
+    rng = random.Random(2)
+    for p in [default, *(space.random_point(rng) for _ in range(4))]:
+        script = space.render(p)
+        assert "transform.loop.apply_rules %" in script
+        assert apply_script(small_matmul, script) is None
 
 
 # ----------------------------------------------------------------------------------------------

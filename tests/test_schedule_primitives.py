@@ -616,6 +616,43 @@ def test_interpreter_pass_runs_a_gemm_schedule(tile: int) -> None:
     )
 
 
+APPLY_RULES_SCHEDULE = """
+transform.named_sequence @__transform_main(%root: !transform.any_op) {{
+  %rows = transform.param.constant {rows} : i64 -> !transform.param<i64>
+  %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j, %k = transform.loop.get_loops %b
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.loop.apply_rules %i [{threads}, %rows, {accumulators}, {pack_rows}, {l2_kib}]
+      : !transform.any_op, !transform.param<i64>
+  transform.yield
+}}
+"""
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 9), n=st.integers(4, 34), k=st.integers(1, 4),
+       threads=st.integers(1, 2), rows=st.integers(1, 8), accumulators=st.integers(2, 28),
+       pack_rows=st.integers(0, 1), l2_kib=st.sampled_from([0, 1, 64]), seed=st.integers(0, 9))
+def test_apply_rules_with_random_knobs_keeps_results(
+    m: int, n: int, k: int, threads: int, rows: int, accumulators: int, pack_rows: int,
+    l2_kib: int, seed: int,
+) -> None:
+    """`transform.loop.apply_rules` with random knobs on random GEMM shapes: the scheduled
+    program computes what the unscheduled one does (loop interpreter and lockstep evaluator)."""
+    source = matmul(m, n, k)
+    reference = parse(source)
+    inputs = _inputs(reference, seed)
+    expected = _run_with_loop_interpreter(reference, inputs)
+    script = APPLY_RULES_SCHEDULE.format(rows=rows, threads=threads, accumulators=accumulators,
+                                         pack_rows=pack_rows, l2_kib=l2_kib)
+    module = parse(source + script)
+    LoopInterpretTransformsPass().apply(CTX, module)
+    module.verify()
+    assert any(op.name == "loop.alloc" for op in module.walk()), "the register tile"
+    for got in (_run_with_loop_interpreter(module, inputs), _evaluate(module, inputs)):
+        np.testing.assert_allclose(got["C"], expected["C"], rtol=1e-4, atol=1e-5)
+
+
 def test_failing_transform_leaves_payload_untouched_through_the_pass() -> None:
     source = matmul(4, 4, 4)
     script = """

@@ -1,6 +1,7 @@
 """`dlc tune`: auto-tune a model or a kernel, and replay tuning records (TVM's `tvmc tune`).
 
-    dlc tune model.onnx|kernel.mlir --trials N [--log F] [--resume] [--space sketch|template|T.mlir]
+    dlc tune model.onnx|kernel.mlir --trials N [--log F] [--resume]
+             [--space sketch|template|rules|T.mlir]
              [--search evolutionary|random|grid] [--runner local|ray] [--threads N] [--plot P.png]
     dlc tune replay model.onnx|kernel.mlir --log F [-o scheduled.mlir] [--emit-scripts DIR]
 
@@ -54,8 +55,9 @@ def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="count and reuse the trials already in the log")
     parser.add_argument("--space", default="sketch",
-                        help="sketch (generated), template (GEMM template) or an annotated "
-                             "transform script (.mlir)")
+                        help="sketch (generated), template (GEMM template), rules (the default "
+                             "schedule's rules and their knobs) or an annotated transform "
+                             "script (.mlir)")
     parser.add_argument("--search", default="evolutionary",
                         choices=["evolutionary", "random", "grid"])
     parser.add_argument("--runner", default="local", choices=["local", "ray"])
@@ -124,11 +126,13 @@ class ProgressBar:
 
 
 def _space(spec: str) -> str | Any:
-    if spec in ("sketch", "template"):
+    if spec in ("sketch", "template", "rules"):
         return spec
     path = Path(spec)
     if not path.is_file():
-        raise ToolError(f"expected --space sketch, template or a template file, found '{spec}'")
+        raise ToolError(
+            f"expected --space sketch, template, rules or a template file, found '{spec}'"
+        )
     return path
 
 

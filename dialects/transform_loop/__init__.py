@@ -9,6 +9,7 @@ replaced by one with MLIR's custom syntax); dlc-opt registers it under "transfor
 from xdsl.ir import Dialect
 
 from dialects.transform_loop.ops import (
+    ApplyRulesOp,
     BindOp,
     CacheReadOp,
     CacheWriteOp,
@@ -31,6 +32,7 @@ from dialects.transform_loop.ops import (
 )
 
 __all__ = [
+    "ApplyRulesOp",
     "BindOp",
     "CacheReadOp",
     "CacheWriteOp",
@@ -77,6 +79,7 @@ TransformLoop = Dialect(
         CacheReadOp,
         CacheWriteOp,
         PackOp,
+        ApplyRulesOp,
         ComputeAtOp,
         ReverseComputeAtOp,
     ],

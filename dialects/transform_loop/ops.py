@@ -763,6 +763,65 @@ class PackOp(IRDLOperation):
         return op
 
 
+APPLY_RULES_KNOBS = ("threads", "rows", "accumulators", "pack_rows", "l2_kib")
+"""The knobs of `transform.loop.apply_rules`, in the order they are listed."""
+
+
+@irdl_op_definition
+class ApplyRulesOp(IRDLOperation):
+    """Schedules a loop nest with `loop-default-schedule`'s rules under the given knobs.
+
+    Semantics: consumes `target` (the outermost loop of one nest, as `convert-tensor-expr-to-loop`
+    makes it) and replaces the nest by what the first applicable default rule makes of it
+    (rewrites/schedule_rules: the register-blocked micro-kernel over packed panels for a
+    reduction, vectorized + parallel loops for an elementwise nest). The knobs, integers or
+    `!transform.param<i64>` operands, in this order: `threads` (0: all cores), `rows` (the most
+    rows of a micro-kernel tile), `accumulators` (vector registers the tile may use),
+    `pack_rows` (1: also pack GEMM's A into row panels), `l2_kib` (the L2 size the panel
+    grouping assumes; 0: the host's). The rules are a template whose parameters the autotuner
+    searches, like TVM's x86 `dense_pack` / `conv2d_NCHWc` templates. Fails, changing nothing,
+    when no rule applies.
+
+    Example:
+        transform.loop.apply_rules %i [2, 8, 24, 0, 0] : !transform.any_op
+        transform.loop.apply_rules %i [0, %rows, %acc, 0, 512]
+            : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+
+      before:
+        loop.for %i ... axis "i0" { loop.for %j ... axis "i1" {
+          loop.block "matmul_init" ...
+          loop.for %k ... axis "r0" { loop.block "matmul" ... } } }
+      after:
+        %b_packed = loop.alloc global : memref<...>    // B in [N/32][K][32] panels
+        loop.for %p ... axis "p" kind parallel { ... loop.block "matmul.pack" ... }
+        loop.for %i.o ... axis "i0.o" kind parallel {
+          loop.for %j.o ... axis "i1.o" {
+            %tile = loop.alloc local : memref<8x32xf32>   // the register tile
+            ... loop.for %k ... axis "r0" { ... "i0.i" kind unrolled ... "i1.l" kind vectorized
+    """
+
+    name = "transform.loop.apply_rules"
+
+    target = operand_def(_HANDLE)
+    dynamic_knobs = var_operand_def(_HANDLE)
+    static_knobs = prop_def(DenseArrayBase.constr(i64))
+
+    assembly_format = (
+        "$target custom<DynamicIndexList>($dynamic_knobs, $static_knobs) attr-dict `:` "
+        "type($target) (`,` type($dynamic_knobs)^)?"
+    )
+    custom_directives = (DynamicIndexList,)
+
+    def verify_(self) -> None:
+        _check_dynamic(self, self.static_knobs, tuple(self.dynamic_knobs), "knobs")
+        count = len(self.static_knobs.get_values())
+        if count != len(APPLY_RULES_KNOBS):
+            raise VerifyException(
+                f"'{self.name}' op expected {len(APPLY_RULES_KNOBS)} knobs "
+                f"({', '.join(APPLY_RULES_KNOBS)}), found {count}"
+            )
+
+
 @irdl_op_definition
 class ComputeAtOp(IRDLOperation):
     """Moves a producer block's nest under a loop of its consumer, computing only what is read.

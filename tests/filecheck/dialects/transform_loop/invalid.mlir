@@ -45,3 +45,11 @@ transform.named_sequence @pack_perm(%root: !transform.any_op) {
   %p = transform.loop.pack %root, 0, [0, 16] outer_perm [0, 0] : (!transform.any_op) -> !transform.any_op
   transform.yield
 }
+
+// -----
+
+transform.named_sequence @apply_rules_knobs(%root: !transform.any_op) {
+  // CHECK: 'transform.loop.apply_rules' op expected 5 knobs (threads, rows, accumulators, pack_rows, l2_kib), found 2
+  transform.loop.apply_rules %root [2, 8] : !transform.any_op
+  transform.yield
+}

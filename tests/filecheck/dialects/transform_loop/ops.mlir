@@ -52,5 +52,12 @@ transform.named_sequence @all_ops(%root: !transform.any_op) {
   // CHECK: transform.loop.compute_at %[[B]], %{{.*}} : !transform.any_op, !transform.any_op
   transform.loop.reverse_compute_at %b, %j : !transform.any_op, !transform.any_op
   // CHECK: transform.loop.reverse_compute_at %[[B]], %{{.*}} : !transform.any_op, !transform.any_op
+  %rows = transform.param.constant 8 : i64 -> !transform.param<i64>
+  %acc = transform.param.constant 24 : i64 -> !transform.param<i64>
+  transform.loop.apply_rules %i [2, 8, 24, 0, 0] : !transform.any_op
+  // CHECK: transform.loop.apply_rules %{{.*}} [2, 8, 24, 0, 0] : !transform.any_op
+  transform.loop.apply_rules %i [0, %rows, %acc, 0, 512]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+  // CHECK: transform.loop.apply_rules %{{.*}} [0, %{{.*}}, %{{.*}}, 0, 512] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
   transform.yield
 }
