@@ -703,3 +703,32 @@ def test_bool_buffers_hold_a_byte_per_element_in_vector_code() -> None:
     assert b.dtype == np.bool_
     np.testing.assert_array_equal(b.view(np.uint8), ((x < y) & m).view(np.uint8))
     np.testing.assert_array_equal(c, (x < y).astype(np.int32))
+
+
+def test_vectorized_select_lowers_to_verified_llvm_and_matches_numpy() -> None:
+    """A compare + where runs in a vectorized loop: the vector `arith.select` becomes a bit
+    blend (xDSL's `llvm.select` verifies scalar conditions only), so the whole `cpu` pipeline
+    output verifies, and the compiled code picks the right lanes (f32 and i32 values)."""
+    from xdsl.passes import PassPipeline
+
+    from pipelines import PIPELINES
+    from rewrites import get_all_passes
+
+    for element, dtype in (("f32", np.float32), ("i32", np.int32)):
+        t = f"tensor<67x{element}>"
+        text = f"""
+func.func @f(%a: {t}, %b: {t}) -> {t} {{
+  %m = graph.compare %a, %b {{predicate = "lt"}} : ({t}, {t}) -> tensor<67xi1>
+  %w = graph.where %m, %a, %b : (tensor<67xi1>, {t}, {t}) -> {t}
+  func.return %w : {t}
+}}"""
+        ctx = make_context()
+        module = Parser(ctx, text).parse_module()
+        PassPipeline.parse_spec(get_all_passes(), PIPELINES["cpu"].spec).apply(ctx, module)
+        module.verify()
+        assert "llvm.sext" in str(module)
+        rng = np.random.default_rng(3)
+        a = (rng.standard_normal(67) * 100).astype(dtype)
+        b = (rng.standard_normal(67) * 100).astype(dtype)
+        result = dlc.compile(Parser(make_context(), text).parse_module(), cache=False)(a, b)
+        np.testing.assert_array_equal(result, np.where(a < b, a, b))

@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 from dialects import get_all_dialects
+from dialects.arith_numpy import ARITH_MATH_OPS
 from dialects.loop.interpreter import LoopInterpreter
 from dialects.loop.ops import (
     THREAD_AXES,
@@ -183,6 +184,8 @@ def _run_op(op: Operation, env: dict[SSAValue, Any]) -> None:
         env[op.result] = np.full(memref_type.get_shape(), np.nan, dtype=np.float32)
     elif isinstance(op, YieldOp | ReturnOp | DeallocOp):
         return
+    elif op.name in ARITH_MATH_OPS:  # the guards of partial tiles: cmpi, minui, select
+        env[op.results[0]] = ARITH_MATH_OPS[op.name](op, [env[v] for v in op.operands])
     else:
         raise NotImplementedError(op.name)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -231,15 +232,39 @@ class CmpfLowering(RewritePattern):
 
 @dataclass
 class SelectLowering(RewritePattern):
-    """`arith.select` -> `llvm.select`."""
+    """`arith.select` -> `llvm.select`; with a vector condition (which the vectorizer makes),
+    a bit blend `rhs ^ ((lhs ^ rhs) & sext(cond))` on the values' bits instead, because xDSL's
+    `llvm.select` verifies a scalar condition only. LLVM's instcombine turns the blend back into
+    one vector `select` (a masked move on AVX-512)."""
 
     lowering: LLVMLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         cond, lhs, rhs = lowered_operands(op, self.lowering, rewriter)
-        new_op = llvm.SelectOp(cond, lhs, rhs)
-        replace_with_lowered(op, [new_op], new_op.results, rewriter)
+        if not isinstance(cond.type, VectorType):
+            new_op = llvm.SelectOp(cond, lhs, rhs)
+            replace_with_lowered(op, [new_op], new_op.results, rewriter)
+            return
+        value_type = lhs.type
+        assert isinstance(value_type, VectorType)
+        element = value_type.get_element_type()
+        width = element.bitwidth if isinstance(element, IntegerType | AnyFloat) else 64
+        bits_type = VectorType(IntegerType(width), value_type.get_shape())
+        ops: list[Operation] = []
+
+        def bits(value: SSAValue) -> SSAValue:
+            if value.type == bits_type:
+                return value
+            return ops_append(ops, llvm.BitcastOp(value, bits_type))
+
+        mask = cond if width == 1 else ops_append(ops, llvm.SExtOp(cond, bits_type))
+        a, b = bits(lhs), bits(rhs)
+        chosen = ops_append(ops, llvm.XOrOp(b, ops_append(
+            ops, llvm.AndOp(ops_append(ops, llvm.XOrOp(a, b)), mask))))
+        if chosen.type != value_type:
+            chosen = ops_append(ops, llvm.BitcastOp(chosen, value_type))
+        replace_with_lowered(op, ops, [chosen], rewriter)
 
 
 @dataclass
