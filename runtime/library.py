@@ -28,7 +28,7 @@ class LibraryError(RuntimeError):
 
 OPENMP_ENVIRONMENT = {"GOMP_SPINCOUNT": "100000"}
 """Set in the process environment (unless already set) before libgomp loads: an idle OpenMP
-thread spins for a bounded while (100k polls, well under a millisecond) and then sleeps. Passive
+thread spins for a bounded while (100k polls, of the order of a millisecond), then sleeps. Passive
 waiting (`OMP_WAIT_POLICY=passive`, every region wakes its threads from a futex) made 2-thread
 kernels run on one core on the 2-vCPU hosts dlc is measured on: the woken thread kept landing on
 its waker's core (conv3x3 64->64 56x56: 2.5 ms at 2 threads vs 1.1 ms with the bounded spin, the
