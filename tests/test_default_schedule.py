@@ -256,11 +256,13 @@ def test_strided_conv_schedule_structure() -> None:
     assert "parallel" in kinds.values()
     tiles = {str(op.result.type) for op in parsed.walk() if isinstance(op, AllocOp)}
     assert "memref<8x32xf32>" in tiles and "memref<2x3x7x7x32xf32>" in tiles
-    x_t, w_t = "tensor<1x4x20x20xf32>", "tensor<32x4x3x3xf32>"
+    # 16-wide rows fill whole vectors: the ow-vectorized kernel stays (an 18-wide row, 18 of
+    # 32 lanes, would go to the channel kernel, which fills all lanes of 32 channels)
+    x_t, w_t = "tensor<1x4x18x18xf32>", "tensor<32x4x3x3xf32>"
     stride_one = f"""
-func.func @conv(%x: {x_t}, %w: {w_t}) -> tensor<1x32x18x18xf32> {{
-  %r = graph.conv2d %x, %w : ({x_t}, {w_t}) -> tensor<1x32x18x18xf32>
-  func.return %r : tensor<1x32x18x18xf32>
+func.func @conv(%x: {x_t}, %w: {w_t}) -> tensor<1x32x16x16xf32> {{
+  %r = graph.conv2d %x, %w : ({x_t}, {w_t}) -> tensor<1x32x16x16xf32>
+  func.return %r : tensor<1x32x16x16xf32>
 }}"""
     loops_1, parsed_1 = scheduled_loops(stride_one)
     kinds_1 = {loop.axis.data: loop.kind.data for loop in loops_1}
@@ -284,4 +286,35 @@ def test_conv_with_a_large_weight_loops_over_panels_outermost(threads: int) -> N
     b = RNG.standard_normal(256, dtype=np.float32)
     expected = run_module(module(text), [x, w, b])[0]
     result = compiled(text, threads)(x, w, b)
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("c", "o", "size", "k", "pad"), [(3, 20, 18, 7, 3), (8, 40, 9, 3, 1)])
+def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
+    c: int, o: int, size: int, k: int, pad: int
+) -> None:
+    """Lowered with epilogues unfused (as tuning lowers kernels), a strided conv2d accumulates
+    straight into its output: the channel kernel still applies (its tile is written back lane by
+    lane) and the loop interpreter gives the graph interpreter's result."""
+    from xdsl.passes import PassPipeline
+
+    from dialects.graph.interpreter import run_module
+    from dialects.loop.interpreter import run_function
+    from rewrites import get_all_passes
+
+    text = strided_conv_text(c, o, size, k, pad)
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    w = RNG.standard_normal((o, c, k, k), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    expected = run_module(module(text), [x, w, b])[0]
+    lowered = module(text)
+    PassPipeline.parse_spec(
+        get_all_passes(),
+        "convert-graph-to-tensor-expr,tensor-expr-inline,"
+        "convert-tensor-expr-to-loop{fuse-epilogue=false},loop-default-schedule{threads=2}",
+    ).apply(make_context(), lowered)
+    lowered.verify()
+    assert "conv2d.pack" in str(lowered) and "conv2d.write" in str(lowered)
+    (function,) = [op for op in lowered.ops if hasattr(op, "sym_name")]
+    result = run_function(lowered, function.sym_name.data, [x, w, b])[0]  # type: ignore[attr-defined]
     np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)

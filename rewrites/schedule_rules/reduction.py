@@ -176,7 +176,7 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     `[ceil(OC/NR)][IC][KH][KW][NR]` panels, so the weights a reduction step reads are one
     contiguous vector), rows are the innermost spatial axis (`ow`: its input value is a scalar
     broadcast to every lane), and the output is stored lane by lane (a scatter H*W apart)."""
-    if not config.pack or nest.alloc is None:
+    if not config.pack:
         return None
     element = _element_type(nest.home)
     if element is None:
