@@ -150,7 +150,7 @@ class _Folder:
         self.symbols = {
             op.sym_name.data for op in module.ops if isinstance(op, memref.GlobalOp | func.FuncOp)
         }
-        self.made: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.made: dict[tuple[str, int, tuple[str, ...]], str] = {}
         self.new_globals: list[memref.GlobalOp] = []
 
     def array(self, name: str) -> np.ndarray:
@@ -160,7 +160,7 @@ class _Folder:
 
     def fold(self, function: func.FuncOp, calls: list[func.CallOp]) -> list[func.CallOp]:
         """Folds the constant nests of `function` for every call; returns the new calls."""
-        for nest in _constant_nests(function):
+        for ordinal, nest in enumerate(_constant_nests(function)):
             names = []
             for call in calls:
                 passed = [_passed_global(call, a.index, self.globals) for a in nest.arguments]
@@ -169,15 +169,17 @@ class _Folder:
                 names.append(tuple(passed))
             else:
                 try:
-                    packed = [self.packed(function, nest, n) for n in names]  # type: ignore[arg-type]
+                    packed = [self.packed(function, ordinal, nest, n) for n in names]  # type: ignore[arg-type]
                 except NestEvaluationError:
                     continue
                 calls = self.rewrite(function, nest, calls, packed)
         return calls
 
-    def packed(self, function: func.FuncOp, nest: _ConstantNest, names: tuple[str, ...]) -> str:
-        """The name of the global holding the nest's result for the constants `names`."""
-        key = (function.sym_name.data, nest.alloc.result.name_hint or "", names)
+    def packed(self, function: func.FuncOp, ordinal: int, nest: _ConstantNest,
+               names: tuple[str, ...]) -> str:
+        """The name of the global holding the result of `function`'s nest number `ordinal` (in
+        `_constant_nests` order) for the constants `names`."""
+        key = (function.sym_name.data, ordinal, names)
         made = self.made.get(key)
         if made is not None:
             return made

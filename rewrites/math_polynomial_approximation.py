@@ -11,6 +11,7 @@ loop around them.
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,11 +29,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
-    op_type_rewrite_pattern,
 )
 
 EXP_MAX = 88.8
@@ -51,10 +50,6 @@ ERF_P = 0.3275911
 ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 """Abramowitz and Stegun 7.1.26: erf(x) = 1 - t A(t) exp(-x^2), t = 1 / (1 + p x), x >= 0,
 absolute error under 1.5e-7 (used from |x| = 0.5, where erf is above 0.52)."""
-
-
-def _is_f32(type_: Attribute) -> bool:
-    return isinstance(type_, Float32Type)
 
 
 class _Builder:
@@ -127,31 +122,33 @@ class _Builder:
         LLVM lowering would have to split into lanes)."""
         mask = self.emit(arith.ShRSIOp(self.emit(arith.BitcastOp(d, self.int_type)),
                                        self.int_const(31)))
-        keep = self.emit(arith.AndIOp(self.emit(arith.BitcastOp(a, self.int_type)), mask))
-        inverse = self.emit(arith.XOrIOp(mask, self.int_const(-1)))
-        other = self.emit(arith.AndIOp(self.emit(arith.BitcastOp(b, self.int_type)), inverse))
-        return self.emit(arith.BitcastOp(self.emit(arith.OrIOp(keep, other)), self.type))
+        a_bits = self.emit(arith.BitcastOp(a, self.int_type))
+        b_bits = self.emit(arith.BitcastOp(b, self.int_type))
+        # b ^ ((a ^ b) & mask): a where the mask is all ones, b where it is zero
+        chosen = self.emit(arith.XOrIOp(b_bits, self.emit(
+            arith.AndIOp(self.emit(arith.XOrIOp(a_bits, b_bits)), mask))))
+        return self.emit(arith.BitcastOp(chosen, self.type))
 
     def replace(self, op: Operation, result: SSAValue) -> None:
         self.rewriter.replace(op, self.ops, [result])
 
 
-class ExpApproximation(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: math.ExpOp, rewriter: PatternRewriter) -> None:
-        if not _is_f32(op.result.type):
-            return
-        builder = _Builder(rewriter, op.result.type)
-        builder.replace(op, builder.exp(op.operand))
+EXPANSIONS: dict[type[Operation], Callable[[_Builder, SSAValue], SSAValue]] = {
+    math.ExpOp: _Builder.exp,
+    math.ErfOp: _Builder.erf,
+}
+"""The math ops this pass expands, and the builder method that writes each one's polynomial."""
 
 
-class ErfApproximation(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: math.ErfOp, rewriter: PatternRewriter) -> None:
-        if not _is_f32(op.result.type):
+class PolynomialApproximation(RewritePattern):
+    """Replaces a scalar f32 op of `EXPANSIONS` by its polynomial."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        expand = EXPANSIONS.get(type(op))
+        if expand is None or not isinstance(op.results[0].type, Float32Type):
             return
-        builder = _Builder(rewriter, op.result.type)
-        builder.replace(op, builder.erf(op.operand))
+        builder = _Builder(rewriter, op.results[0].type)
+        builder.replace(op, expand(builder, op.operands[0]))
 
 
 @dataclass(frozen=True)
@@ -178,6 +175,5 @@ class MathPolynomialApproximationPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ExpApproximation(), ErfApproximation()]),
-            apply_recursively=False,
+            PolynomialApproximation(), apply_recursively=False,
         ).rewrite_module(op)

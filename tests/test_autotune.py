@@ -450,6 +450,25 @@ def test_dlc_tune_command(tmp_path: Path) -> None:
     assert dlc_tune(["tune", str(tmp_path / "missing.mlir")]) == 1
 
 
+def test_dlc_tune_space_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--space rules` tunes the default schedule's knobs; an unknown space is a one-line error
+    with exit code 1 and writes no log."""
+    from tools.dlc_tune import main as dlc_tune
+
+    model = tmp_path / "mm.mlir"
+    model.write_text(matmul_graph(16, 64, 8))
+    log = tmp_path / "log.jsonl"
+    assert dlc_tune(["tune", str(model), "--space", "nonsense", "--log", str(log)]) == 1
+    assert "expected --space sketch, template, rules or a template file, found 'nonsense'" in (
+        capsys.readouterr().err)
+    assert not log.exists()
+    code = dlc_tune(["tune", str(model), "--space", "rules", "--trials", "2", "--log", str(log),
+                     "--repeat", "1", "--min-repeat-ms", "1", "--batch-size", "2"])
+    assert code == 0
+    scripts = [r.script for r in read_log(log).records if r.script is not None]
+    assert len(scripts) == 2 and all("transform.loop.apply_rules" in s for s in scripts)
+
+
 # ----------------------------------------------------------------------------------------------
 # Tasks of a model and the task scheduler
 # ----------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ func.func @exp(%x: f32) -> f32 {
 
 // erf: a Taylor polynomial of x^2 below |x| = 0.5, Abramowitz-Stegun 7.1.26 (with the exp
 // expansion of -x^2) above, its sign copied from x; the two are blended by the sign bit of
-// |x| - 0.5 spread into a mask (no compare).
+// |x| - 0.5 spread into a mask, large ^ ((small ^ large) & mask) (no compare).
 // CHECK-LABEL: func.func @erf(%x: f32) -> f32 {
 // CHECK-NOT:     math.erf
 // CHECK:         %[[ABS:.*]] = math.absf %x : f32
@@ -43,10 +43,12 @@ func.func @exp(%x: f32) -> f32 {
 // CHECK-NEXT:    %[[DB:.*]] = arith.bitcast %[[D]] : f32 to i32
 // CHECK-NEXT:    arith.constant 31 : i32
 // CHECK-NEXT:    %[[MASK:.*]] = arith.shrsi %[[DB]], %{{.*}} : i32
-// CHECK:         arith.andi %{{.*}}, %[[MASK]] : i32
-// CHECK:         arith.xori %[[MASK]], %{{.*}} : i32
-// CHECK:         %[[OR:.*]] = arith.ori %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:    %[[R:.*]] = arith.bitcast %[[OR]] : i32 to f32
+// CHECK-NEXT:    %[[SMALL:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK-NEXT:    %[[LB:.*]] = arith.bitcast %[[LARGE]] : f32 to i32
+// CHECK-NEXT:    %[[DIFF:.*]] = arith.xori %[[SMALL]], %[[LB]] : i32
+// CHECK-NEXT:    %[[PICK:.*]] = arith.andi %[[DIFF]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[BLEND:.*]] = arith.xori %[[LB]], %[[PICK]] : i32
+// CHECK-NEXT:    %[[R:.*]] = arith.bitcast %[[BLEND]] : i32 to f32
 // CHECK-NEXT:    func.return %[[R]] : f32
 func.func @erf(%x: f32) -> f32 {
   %y = math.erf %x : f32
