@@ -26,11 +26,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriteWalker, RewritePattern
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import PassFailedException
@@ -44,6 +40,7 @@ from rewrites.llvm_lowering.index import index_to_llvm_patterns
 from rewrites.llvm_lowering.math import math_to_llvm_patterns
 from rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
 from rewrites.llvm_lowering.vector import vector_to_llvm_patterns
+from rewrites.pattern_dispatch import TypeDispatchApplier
 from runtime.metadata import (
     METADATA_SYMBOL,
     ArgumentSpec,
@@ -261,11 +258,9 @@ class ConvertLoopToLLVMPass(ModulePass):
         from rewrites.llvm_lowering.vector import annotate_vector_alignment
 
         annotate_vector_alignment(op, lowering)
+        PatternRewriteWalker(TypeDispatchApplier(structure_patterns(lowering))).rewrite_module(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(structure_patterns(lowering))
-        ).rewrite_module(op)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(op_patterns(lowering, self.noalias_outputs))
+            TypeDispatchApplier(op_patterns(lowering, self.noalias_outputs))
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         _check_fully_lowered(op)

@@ -8,6 +8,7 @@ float-to-int casts map to LLVM intrinsics; the rounding divisions expand into a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -132,6 +133,9 @@ class BinaryLowering(RewritePattern):
     """Integer and float binary arith ops -> the llvm op or intrinsic of the same meaning."""
 
     lowering: LLVMLowering
+    op_types: ClassVar[tuple[type[Operation], ...]] = (
+        *INTEGER_BINARY_OPS, *FLOAT_BINARY_OPS, *BINARY_INTRINSICS
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
@@ -273,6 +277,9 @@ class CastLowering(RewritePattern):
     truncf f64 -> f16 through f32 rounded to odd (no `__truncdfhf2` libcall)."""
 
     lowering: LLVMLowering
+    op_types: ClassVar[tuple[type[Operation], ...]] = (
+        *CAST_OPS, *SATURATING_CASTS, arith.UIToFPOp
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
@@ -398,6 +405,10 @@ class RoundingDivisionLowering(RewritePattern):
 
     lowering: LLVMLowering
 
+    op_types: ClassVar[tuple[type[Operation], ...]] = (
+        arith.FloorDivSIOp, arith.CeilDivSIOp, arith.CeilDivUIOp
+    )
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, arith.FloorDivSIOp | arith.CeilDivSIOp | arith.CeilDivUIOp):
             return
@@ -427,6 +438,8 @@ def _icmp(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
 @dataclass
 class UnsupportedArithLowering(RewritePattern):
     """Arith ops without a lowering yet: fail with a message rather than leave them behind."""
+
+    op_types: ClassVar[tuple[type[Operation], ...]] = UNSUPPORTED_OPS
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, UNSUPPORTED_OPS):

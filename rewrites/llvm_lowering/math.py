@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import (
@@ -93,6 +94,9 @@ class FloatIntrinsicLowering(RewritePattern):
     `math.rsqrt` -> 1 / sqrt; `math.fpowi` -> `llvm.powi`."""
 
     lowering: LLVMLowering
+    op_types: ClassVar[tuple[type[Operation], ...]] = (
+        *FLOAT_INTRINSICS, math.FmaOp, math.RsqrtOp, math.FPowIOp
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
@@ -134,6 +138,7 @@ class IntegerIntrinsicLowering(RewritePattern):
     """`math.absi`, `math.ctlz`, `math.cttz`, `math.ctpop` -> LLVM bit intrinsics."""
 
     lowering: LLVMLowering
+    op_types: ClassVar[tuple[type[Operation], ...]] = tuple(INTEGER_INTRINSICS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         entry = INTEGER_INTRINSICS.get(type(op))
@@ -156,6 +161,7 @@ class LibmLowering(RewritePattern):
     """math ops without an LLVM intrinsic -> calls to libm (lane by lane on vectors)."""
 
     lowering: LLVMLowering
+    op_types: ClassVar[tuple[type[Operation], ...]] = tuple(LIBM_FUNCTIONS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         function = LIBM_FUNCTIONS.get(type(op))
@@ -200,6 +206,8 @@ def _convert_float(value: SSAValue, target: Attribute, ops: list[Operation]) -> 
 @dataclass
 class UnsupportedMathLowering(RewritePattern):
     """math ops without a lowering yet (`math.ipowi`): fail rather than leave them behind."""
+
+    op_types: ClassVar[tuple[type[Operation], ...]] = (math.IPowIOp,)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, math.IPowIOp):

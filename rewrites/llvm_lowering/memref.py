@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
@@ -266,6 +267,8 @@ class AllocLowering(RewritePattern):
 
     lowering: LLVMLowering
 
+    op_types: ClassVar[tuple[type[Operation], ...]] = (memref.AllocOp, memref.AllocaOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, memref.AllocOp | memref.AllocaOp):
             return
@@ -330,10 +333,12 @@ class ViewLowering(RewritePattern):
 
     lowering: LLVMLowering
 
+    op_types: ClassVar[tuple[type[Operation], ...]] = (
+        memref.CastOp, memref.SubviewOp, memref.ExpandShapeOp, memref.CollapseShapeOp
+    )
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(
-            op, memref.CastOp | memref.SubviewOp | memref.ExpandShapeOp | memref.CollapseShapeOp
-        ):
+        if not isinstance(op, self.op_types):
             return
         result_type = op.results[0].type
         if not isinstance(result_type, MemRefType):

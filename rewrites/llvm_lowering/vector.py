@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
@@ -180,6 +181,8 @@ class LoadStoreLowering(RewritePattern):
 
     lowering: LLVMLowering
 
+    op_types: ClassVar[tuple[type[Operation], ...]] = (vector.LoadOp, vector.StoreOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, vector.LoadOp | vector.StoreOp):
             return
@@ -213,6 +216,8 @@ class ExtractInsertLowering(RewritePattern):
     """`vector.extract` / `vector.insert` of one lane at a static position of a 1-D vector."""
 
     lowering: LLVMLowering
+
+    op_types: ClassVar[tuple[type[Operation], ...]] = (vector.ExtractOp, vector.InsertOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, vector.ExtractOp):
