@@ -22,6 +22,8 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from rewrites.llvm_lowering.common import UNROLL_FULL_ATTR
+
 
 @dataclass(frozen=True)
 class HostTarget:
@@ -101,6 +103,8 @@ def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
             _finish_global(op, ir_module.get_global(op.sym_name.data))
+        elif isinstance(op, llvm.FuncOp):
+            _annotate_loops(op, ir_module)
     attributes = (
         f'"target-cpu"="{target.cpu}"',
         f'"target-features"="{target.features}"',
@@ -130,6 +134,33 @@ def _finish_global(op: llvm.GlobalOp, variable: ir.GlobalValue) -> None:
         byte_array = ir.ArrayType(ir.IntType(8), len(raw))
         variable.value_type = byte_array
         variable.initializer = ir.FormattedConstant(byte_array, f'c"{llvm_string_literal(raw)}"')
+
+
+class _LoopID(ir.values.MDValue):
+    """A loop's `!llvm.loop` node: `distinct !{!self, <properties>...}` (LLVM reads a loop's
+    properties only from a node whose first operand is the node itself, which llvmlite's
+    `add_metadata` cannot build)."""
+
+    def descr(self, buf: list[str]) -> None:
+        operands = ", ".join([self.get_reference(), *(o.get_reference() for o in self.operands)])
+        buf += (f"distinct !{{ {operands} }}", "\n")
+
+
+def _annotate_loops(op: llvm.FuncOp, ir_module: ir.Module) -> None:
+    """Attaches `!llvm.loop` metadata asking for a full unroll to the back edges that carry
+    `UNROLL_FULL_ATTR` (the translation makes one LLVM block per block, in order)."""
+    marked = [
+        index for index, block in enumerate(op.body.blocks)
+        if block.last_op is not None and UNROLL_FULL_ATTR in block.last_op.attributes
+    ]
+    if not marked:
+        return
+    function = ir_module.get_global(op.sym_name.data)
+    assert isinstance(function, ir.Function)
+    full = ir_module.add_metadata([ir.MetaDataString(ir_module, "llvm.loop.unroll.full")])
+    for index in marked:
+        loop_id = _LoopID(ir_module, [full], name=str(len(ir_module.metadata)))
+        function.blocks[index].terminator.set_metadata("llvm.loop", loop_id)
 
 
 _ESCAPES = np.array(

@@ -240,8 +240,9 @@ class ForOp(IRDLOperation):
 
     @property
     def induction_var(self) -> BlockArgument:
-        """The loop's induction variable (the body's block argument)."""
-        return self.body.block.args[0]
+        """The loop's induction variable (the argument of the body's first block; the body has
+        more blocks while a lowering turns nested loops into branches)."""
+        return self.body.blocks[0].args[0]
 
     def constant_bounds(self) -> tuple[int, int, int] | None:
         """`(lb, ub, step)` when all three are `arith.constant`s, else None."""

@@ -12,19 +12,22 @@ from dataclasses import dataclass
 from xdsl.dialects import cf, llvm
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from rewrites.llvm_lowering.common import LLVMLowering, lowered
+from rewrites.llvm_lowering.common import UNROLL_FULL_ATTR, LLVMLowering, lowered
 
 
 @dataclass
 class BranchLowering(RewritePattern):
-    """`cf.br` -> `llvm.br`."""
+    """`cf.br` -> `llvm.br` (keeping a loop's `UNROLL_FULL_ATTR`)."""
 
     lowering: LLVMLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: cf.BranchOp, rewriter: PatternRewriter) -> None:
         args = [lowered(arg, self.lowering, rewriter) for arg in op.arguments]
-        rewriter.replace(op, [llvm.BrOp(op.successor, *args)], [])
+        branch = llvm.BrOp(op.successor, *args)
+        if UNROLL_FULL_ATTR in op.attributes:
+            branch.attributes[UNROLL_FULL_ATTR] = op.attributes[UNROLL_FULL_ATTR]
+        rewriter.replace(op, [branch], [])
 
 
 @dataclass

@@ -10,9 +10,11 @@ Two pattern sets, applied in this order by `convert-loop-to-llvm`:
 Loop kinds on the CPU, one pattern each: `serial` loops run in order; `vectorized` loops with
 constant bounds become vector code (`rewrites.llvm_lowering.vector.vectorize_loop`; a body it
 cannot widen runs serially); `parallel` loops are outlined and run by `GOMP_parallel`
-(`rewrites.llvm_lowering.openmp`); `unrolled` loops with constant bounds are replicated in the
-IR (the `unroll` schedule primitive; others run serially). `bound` loops are GPU bindings and
-have no CPU meaning.
+(`rewrites.llvm_lowering.openmp`); `unrolled` loops with constant bounds become serial loops
+whose back edge asks LLVM to unroll them completely (the `unroll` schedule primitive: LLVM
+replicates the body in C++, and promotes what the copies index by constants to registers,
+instead of this pass cloning thousands of ops in Python); others run serially. `bound` loops
+are GPU bindings and have no CPU meaning.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, func, llvm
 from xdsl.dialects.builtin import (
-    IndexType,
     IntegerAttr,
     MemRefType,
+    UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
 )
@@ -34,6 +36,7 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
 from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from rewrites.llvm_lowering.common import (
+    UNROLL_FULL_ATTR,
     LLVMLowering,
     constant_int_value,
     int_constant,
@@ -61,13 +64,15 @@ from rewrites.llvm_lowering.memref import (
 # ----------------------------------------------------------------------------------------------
 
 
-def lower_to_serial_loop(op: ForOp, rewriter: PatternRewriter) -> None:
+def lower_to_serial_loop(op: ForOp, rewriter: PatternRewriter, unroll: bool = False) -> None:
     """Replace `op` by a loop of `cf` branches that runs its iterations in order:
 
         ^init:                 ...; cf.br ^cond(%lb)
         ^cond(%iv: index):     %c = arith.cmpi slt, %iv, %ub; cf.cond_br %c, ^body, ^end
         ^body ... ^latch:      ...; %next = arith.addi %iv, %step; cf.br ^cond(%next)
         ^end:                  the ops that followed the loop
+
+    With `unroll`, the back edge (`cf.br ^cond(%next)`) carries `UNROLL_FULL_ATTR`.
     """
     init_block = op.parent_block()
     if init_block is None:
@@ -86,7 +91,10 @@ def lower_to_serial_loop(op: ForOp, rewriter: PatternRewriter) -> None:
 
     stepped = arith.AddiOp(iv, op.step)
     rewriter.insert(stepped, InsertPoint.before(terminator))
-    rewriter.replace(terminator, cf.BranchOp(condition_block, stepped), [])
+    back_edge = cf.BranchOp(condition_block, stepped)
+    if unroll:
+        back_edge.attributes[UNROLL_FULL_ATTR] = UnitAttr()
+    rewriter.replace(terminator, back_edge, [])
     rewriter.insert(cf.BranchOp(condition_block, op.lb), InsertPoint.at_end(init_block))
     in_range = arith.CmpiOp(iv, op.ub, "slt")
     rewriter.insert(in_range, InsertPoint.at_end(condition_block))
@@ -140,14 +148,14 @@ class VectorizedForLowering(RewritePattern):
 
 
 MAX_UNROLLED_TRIP = 64
-"""The largest trip count an `unrolled` loop is replicated for; a longer one runs serially."""
+"""The largest trip count an `unrolled` loop is unrolled for; a longer one runs serially."""
 
 
 @dataclass
 class UnrolledForLowering(RewritePattern):
     """`loop.for` of kind `unrolled` with constant bounds and at most `MAX_UNROLLED_TRIP`
-    iterations -> its body replicated once per iteration (the `unroll` schedule primitive);
-    otherwise a serial `cf` loop."""
+    iterations -> a `cf` loop whose back edge asks LLVM for a full unroll (the `unroll`
+    schedule primitive); otherwise a plain serial `cf` loop."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
@@ -155,18 +163,8 @@ class UnrolledForLowering(RewritePattern):
             return
         trip = op.trip_count()
         bounds = op.constant_bounds()
-        if trip is None or bounds is None or trip > MAX_UNROLLED_TRIP or bounds[2] <= 0:
-            lower_to_serial_loop(op, rewriter)
-            return
-        lb, _, step = bounds
-        body = [nested for nested in op.body.block.ops if not isinstance(nested, YieldOp)]
-        for iteration in range(trip):
-            constant = arith.ConstantOp(IntegerAttr(lb + iteration * step, IndexType()))
-            rewriter.insert(constant, InsertPoint.before(op))
-            mapper: dict[SSAValue, SSAValue] = {op.induction_var: constant.result}
-            for nested in body:
-                rewriter.insert(nested.clone(value_mapper=mapper), InsertPoint.before(op))
-        rewriter.erase(op)
+        unroll = trip is not None and bounds is not None and trip <= MAX_UNROLLED_TRIP
+        lower_to_serial_loop(op, rewriter, unroll=unroll and bounds[2] > 0)
 
 
 @dataclass

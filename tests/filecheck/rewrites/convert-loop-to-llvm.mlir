@@ -409,13 +409,14 @@ func.func @parallel_copy(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes 
 
 // -----
 
-// An unrolled loop is replicated in the IR, one copy per iteration with the induction variable
-// a constant.
+// An unrolled loop with constant bounds is a loop whose back edge asks LLVM to unroll it
+// completely (`dlc.unroll_full`, printed as `!llvm.loop` metadata by `-t llvm`); a loop of more
+// than 64 iterations stays a plain loop.
 
 // CHECK-LABEL: llvm.func @unrolled
-// CHECK-NOT:     llvm.cond_br
-// CHECK-COUNT-3: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
-// CHECK-NOT:     llvm.store
+// CHECK:         llvm.cond_br
+// CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK:         llvm.br ^{{.*}}(%{{.*}} : i64) {dlc.unroll_full}
 // CHECK:         llvm.return
 func.func @unrolled(%A: memref<3xf32>, %B: memref<3xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
@@ -424,6 +425,22 @@ func.func @unrolled(%A: memref<3xf32>, %B: memref<3xf32>) attributes {dlc.num_ou
   loop.for %i = %c0 to %c3 step %c1 axis "i" kind unrolled {
     %a = loop.load %A[%i] : memref<3xf32> -> f32
     loop.store %a, %B[%i] : f32 -> memref<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @unrolled_too_long
+// CHECK-NOT:     dlc.unroll_full
+// CHECK:         llvm.return
+func.func @unrolled_too_long(%A: memref<65xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c65 = arith.constant 65 : index
+  loop.for %i = %c0 to %c65 step %c1 axis "i" kind unrolled {
+    %z = arith.constant 0.0 : f32
+    loop.store %z, %A[%i] : f32 -> memref<65xf32>
   }
   func.return
 }

@@ -46,3 +46,32 @@ builtin.module {
 func.func @negative_not_lowered() {
   func.return
 }
+
+// -----
+
+// A back edge marked `dlc.unroll_full` (an `unrolled` loop) carries `!llvm.loop` metadata
+// asking LLVM for a full unroll: a distinct node whose first operand is itself.
+
+// CHECK-LABEL: define void @"count"
+// CHECK:         br label %{{.*}}, !llvm.loop ![[LOOP:[0-9]+]]
+// CHECK:       ![[FULL:[0-9]+]] = !{ !"llvm.loop.unroll.full" }
+// CHECK:       ![[LOOP]] = distinct !{ ![[LOOP]], ![[FULL]] }
+builtin.module {
+  llvm.func @count(%x: !llvm.ptr) {
+    %c0 = llvm.mlir.constant(0) : i64
+    %c1 = llvm.mlir.constant(1) : i64
+    %c4 = llvm.mlir.constant(4) : i64
+    llvm.br ^cond(%c0 : i64)
+  ^cond(%i: i64):
+    %more = llvm.icmp "slt" %i, %c4 : i64
+    llvm.cond_br %more, ^body, ^end
+  ^body:
+    %p = llvm.getelementptr %x[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+    %z = llvm.mlir.constant(0.0 : f32) : f32
+    llvm.store %z, %p {alignment = 4 : i64} : f32, !llvm.ptr
+    %next = llvm.add %i, %c1 : i64
+    llvm.br ^cond(%next : i64) {dlc.unroll_full}
+  ^end:
+    llvm.return
+  }
+}
