@@ -206,7 +206,8 @@ class ConvertLoopToLLVMPass(ModulePass):
     becomes vector code, `vector<W x T>` loads/stores, broadcasts, gathers and `llvm.fma`
     (`rewrites.llvm_lowering.vector.LoopVectorizer`); `parallel` is outlined into a function
     run by `GOMP_parallel`, each thread taking a static chunk of the iterations
-    (`rewrites.llvm_lowering.openmp`); `unrolled` (constant bounds) is replicated in the IR;
+    (`rewrites.llvm_lowering.openmp`); `unrolled` (constant bounds, at most 64 iterations) is a
+    loop whose back edge carries `dlc.unroll_full`, which LLVM unrolls completely;
     `bound` (a GPU binding) is an error. `loop.alloc local` buffers up to
     `max_stack_bytes` live on the stack (allocas in the entry block), other buffers on the heap.
 
