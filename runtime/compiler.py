@@ -286,13 +286,14 @@ def kernel_symbol(key: str) -> str:
     return f"dlc_kernel_{key[:20]}"
 
 
-def rename_kernel(module: ModuleOp, kernel: func.FuncOp, symbol: str) -> None:
-    """Renames `kernel` to `symbol` and retargets its calls."""
-    old = kernel.sym_name.data
+def rename_kernels(module: ModuleOp, symbols: dict[func.FuncOp, str]) -> None:
+    """Renames each kernel of `symbols` to its symbol and retargets its calls (one walk)."""
+    new_names = {kernel.sym_name.data: symbol for kernel, symbol in symbols.items()}
     for op in module.walk():
-        if isinstance(op, func.CallOp) and op.callee.string_value() == old:
-            op.properties["callee"] = SymbolRefAttr(symbol)
-    kernel.sym_name = StringAttr(symbol)
+        if isinstance(op, func.CallOp) and (new := new_names.get(op.callee.string_value())):
+            op.properties["callee"] = SymbolRefAttr(new)
+    for kernel, symbol in symbols.items():
+        kernel.sym_name = StringAttr(symbol)
 
 
 def split_kernel(kernel: func.FuncOp) -> ModuleOp:
@@ -547,16 +548,20 @@ class _Driver:
         fingerprint = self.options.fingerprint() + "|" + ",".join(suffix)
         display: dict[str, str] = {}
         units: list[tuple[str, str, func.FuncOp]] = []
+        symbols: dict[func.FuncOp, str] = {}
+        copies: list[func.FuncOp] = []
         for kernel in kernels:
             key = digest(fingerprint, structural_hash(kernel))
             symbol = kernel_symbol(key)
+            symbols[kernel] = symbol
             if symbol in display:  # a copy that loop-dedup-functions did not merge
-                rename_kernel(self.module, kernel, symbol)
-                Rewriter.erase_op(kernel)
+                copies.append(kernel)
                 continue
             display[symbol] = kernel.sym_name.data
-            rename_kernel(self.module, kernel, symbol)
             units.append((symbol, key, kernel))
+        rename_kernels(self.module, symbols)
+        for kernel in copies:
+            Rewriter.erase_op(kernel)
         info, unplanned = describe_model(self.module, display)
         from runtime.jit import object_uses_openmp
 
