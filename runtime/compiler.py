@@ -610,10 +610,14 @@ class _Driver:
             return
         global _FORKED_WORK
         _FORKED_WORK = (pending, suffix, self.ctx, self.options.opt_level)
+        # Largest first (by op count), one at a time: no worker is left with a big kernel
+        # while the others idle.
+        sizes = [sum(1 for _ in unit.walk()) for _, unit in pending]
+        order = sorted(range(len(pending)), key=lambda index: -sizes[index])
         try:
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                for index, result, error in pool.imap_unordered(_compile_forked,
-                                                                range(len(pending))):
+                for index, result, error in pool.imap_unordered(_compile_forked, order,
+                                                                chunksize=1):
                     if error is not None:
                         raise CompileError(error)
                     assert result is not None
