@@ -102,7 +102,26 @@ def _apply_to_function(func: FuncOp, record: Record, globals_by_name: dict[str, 
 
 
 TUNING_LOOP_PASS = "convert-tensor-expr-to-loop{fuse-epilogue=false}"
-"""How a pipeline that applies a tuning log lowers to the loop level (as tuning did)."""
+"""How a pipeline that applies a log of the sketch or template spaces lowers to the loop level
+(as tuning did; the `rules` space tunes the kernels of the compile's own lowering)."""
+
+
+def records_fuse_epilogues(module: ModuleOp, best: dict[str, Record],
+                           ctx: Context | None = None) -> bool:
+    """Whether `best` was tuned on kernels lowered with epilogues fused (the `rules` space):
+    true unless lowering (a copy of) the graph- or tensor_expr-level `module` as tuning does
+    (`autotune.tasks.lower_model`) without fusion gives more kernels that have a record than
+    lowering it with fusion."""
+    from autotune.tasks import lower_model
+
+    ctx = ctx or make_context()
+    matches = {}
+    for fuse in (True, False):
+        lowered = lower_model(module.clone(), ctx, fuse_epilogue=fuse)
+        matches[fuse] = sum(
+            Workload.from_function(func).key in best for func in kernel_functions(lowered)
+        )
+    return matches[True] >= matches[False]
 
 
 def apply_tuning_log(

@@ -36,7 +36,14 @@ from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, Module
 from xdsl.utils.exceptions import DiagnosticException
 
 from autotune.target import CpuTarget
-from autotune.workload import BlockInfo, Workload, make_context, parse_module
+from autotune.workload import (
+    BlockInfo,
+    Workload,
+    kernel_function_of,
+    make_context,
+    parse_module,
+)
+from dialects.loop.ops import BlockOp
 
 Value = int | bool | str | tuple[int, ...]
 """A knob's candidate value (JSON-representable; tuples are written as lists)."""
@@ -567,12 +574,42 @@ RULE_KNOBS: dict[str, tuple[int, ...]] = {
 """The candidates of the rules template's knobs (see `transform.loop.apply_rules`)."""
 
 
+DEFAULT_RULE_KNOBS = (8, 24, 0, 0)
+"""`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the host's)."""
+
+
+def default_scheduled_nests(workload: Workload, target: CpuTarget) -> list[BlockInfo]:
+    """The first block of each nest of `workload` other than the anchor's that a default rule
+    schedules (tried on a copy): the rules template schedules those nests as
+    `loop-default-schedule` does (a conv2d's padding, a softmax's other passes)."""
+    from dialects.loop.ops import ForOp
+    from rewrites.schedule_rules import host_config, schedule_nest
+
+    anchor = workload.info.anchor()
+    firsts: dict[int, BlockInfo] = {}
+    for block in workload.info.blocks:
+        firsts.setdefault(block.nest, block)
+    function = kernel_function_of(workload.module())
+    tops = [op for op in function.body.block.ops if isinstance(op, ForOp | BlockOp)]
+    config = host_config(threads=target.num_threads)
+    found: list[BlockInfo] = []
+    for nest, top in enumerate(tops):
+        block = firsts.get(nest)
+        if nest == anchor.nest or block is None or not block.loops:
+            continue
+        if isinstance(top, ForOp) and schedule_nest(top, config) is not None:
+            found.append(block)
+    return found
+
+
 def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     """The default schedule's rules as a template (TVM's x86 `dense_pack`/`conv2d_NCHWc`
     templates): `transform.loop.apply_rules` on the anchor block's nest, its knobs the
     micro-kernel's most rows, its vector accumulators, whether GEMM's A is packed too and the L2
     size its B panels are grouped for; threads are the target's. `loop-default-schedule`'s own
-    choice (8 rows, 24 accumulators, no A packing, the host's L2) is one of its points."""
+    choice (8 rows, 24 accumulators, no A packing, the host's L2) is one of its points. The
+    function's other nests get the default rules with the default knobs, as the compile would
+    schedule them, so that every point is a whole kernel as fast as the default or faster."""
     block = workload.info.anchor()
     axes = [axis for axis, _ in block.loops]
     w = ScriptWriter()
@@ -580,6 +617,10 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
         listed = ", ".join(str(c) for c in candidates)
         w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
                                             f"{CANDIDATES_ATTR} = array<i64: {listed}>"))
+    defaults = ", ".join(str(k) for k in DEFAULT_RULE_KNOBS)
+    for other in default_scheduled_nests(workload, target):
+        outer = w.get_loops(w.match_block(other.name), [axis for axis, _ in other.loops])[0]
+        w.emit(f"transform.loop.apply_rules {outer} [{target.num_threads}, {defaults}] : {_ANY}")
     b = w.match_block(block.name)
     loops = w.get_loops(b, axes)
     params = ", ".join(f"%{knob}" for knob in RULE_KNOBS)

@@ -37,10 +37,17 @@ LOOP_LOWERING = (
     "convert-graph-to-tensor-expr,tensor-expr-inline,"
     "convert-tensor-expr-to-loop{fuse-epilogue=false}"
 )
-"""How models are lowered to the loop level for tuning and for applying tuning logs.
+"""How models are lowered to the loop level for tuning over generated and template spaces.
 
 Epilogues are not fused by the lowering (`fuse-epilogue=false`): a schedule fuses them where it
 wants with `reverse_compute_at`, after tiling the reduction (Ansor's and MetaSchedule's way)."""
+
+FUSED_LOOP_LOWERING = (
+    "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
+)
+"""The lowering of the `rules` space's tasks: the compile's own, epilogues fused into their
+reductions, so that tuned kernels are the kernels `dlc.compile` makes (the default rules
+schedule fused epilogues)."""
 
 
 class WorkloadError(DiagnosticException):
@@ -59,15 +66,18 @@ def parse_module(text: str, ctx: Context | None = None) -> ModuleOp:
     return Parser(ctx or make_context(), text).parse_module()
 
 
-def lower_to_loop(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
+def lower_to_loop(
+    module: ModuleOp, ctx: Context | None = None, fuse_epilogue: bool = False
+) -> ModuleOp:
     """Lower a graph- or tensor_expr-level module to the loop level in place (`LOOP_LOWERING`,
-    skipping the passes of levels the module is already below) and return it."""
+    or `FUSED_LOOP_LOWERING` with `fuse_epilogue`, skipping the passes of levels the module is
+    already below) and return it."""
     from xdsl.passes import PassPipeline
 
     from dlc.api import applicable_passes
     from rewrites import get_all_passes
 
-    passes = applicable_passes(module, LOOP_LOWERING)
+    passes = applicable_passes(module, FUSED_LOOP_LOWERING if fuse_epilogue else LOOP_LOWERING)
     if passes:
         PassPipeline.parse_spec(get_all_passes(), ",".join(passes)).apply(
             ctx or make_context(), module

@@ -158,15 +158,22 @@ TUNE_AFTER = "convert-tensor-expr-to-loop"
 """A tuning log is applied right after this pass (before `loop-dedup-functions`)."""
 
 
-def with_tuning_lowering(passes: list[str]) -> list[str]:
-    """`passes` lowering to the loop level as the autotuner did (`TUNING_LOOP_PASS`: epilogues
-    not fused), so that kernels have the canonical IR, hence the workload keys, tuning saw."""
-    from autotune.apply import TUNING_LOOP_PASS
+def tuning_lowering(module: ModuleOp, item: str, tuning_log: Path, ctx: Context,
+                    threads: int) -> str:
+    """The loop lowering to run on the tensor_expr-level `module` (the pipeline's is `item`) so
+    that kernels have the canonical IR, hence the workload keys, that tuning saw: the
+    pipeline's own (epilogues fused, as the `rules` space tunes) unless the log's records match
+    more kernels of `TUNING_LOOP_PASS` (the sketch and template spaces: epilogues not fused).
+    The compile's annotations (`dlc.onnx_nodes`) are left out: tuning never sees them."""
+    from autotune.apply import TUNING_LOOP_PASS, load_best, records_fuse_epilogues
+    from autotune.target import host_cpu_target
 
-    return [
-        TUNING_LOOP_PASS if item.split("{", 1)[0].strip() == TUNE_AFTER else item
-        for item in passes
-    ]
+    copy = module.clone()
+    for op in copy.ops:
+        if isinstance(op, func.FuncOp):
+            op.attributes.pop(ONNX_NODES_ATTR, None)
+    best = load_best(tuning_log, host_cpu_target(threads or None))
+    return item if records_fuse_epilogues(copy, best, ctx) else TUNING_LOOP_PASS
 
 
 def apply_tuning_log_to(
@@ -199,8 +206,6 @@ def whole_module_passes(
     of the tuned functions."""
     passes = pipeline_passes(module, options.pipeline, options.threads)
     log = options.tuning_log
-    if log is not None:
-        passes = with_tuning_lowering(passes)
     names = [p.split("{", 1)[0].strip() for p in passes]
     split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
     prefix, suffix = passes[:split], passes[split:]
@@ -223,6 +228,11 @@ def whole_module_passes(
 
     if log is not None and TUNE_AFTER not in names[:split]:
         tune()
+    if log is not None and TUNE_AFTER in names[:split]:
+        lowering = names.index(TUNE_AFTER)
+        run_passes(module, prefix[:lowering], ctx, stats, after)
+        prefix = [tuning_lowering(module, prefix[lowering], log, ctx, options.threads),
+                  *prefix[lowering + 1:]]
     run_passes(module, prefix, ctx, stats, after)
     return suffix, tuned
 

@@ -1,9 +1,10 @@
 """`dlc.compile(model, tuning_log=F)` and `dlc compile --tuning-log F` apply the log's schedules.
 
-The kernels are lowered to the loop level as tuning saw them (epilogues unfused), so a record's
-workload key matches; a tuned kernel carries `dlc.scheduled` through deduplication and memory
-planning, so `loop-default-schedule` leaves the tuned loops alone; the results match NumPy; the
-log's content is part of the cache key.
+The kernels are lowered to the loop level as tuning saw them (epilogues unfused for the sketch
+and template spaces, fused for the rules space), so a record's workload key matches; a tuned
+kernel carries `dlc.scheduled` through deduplication and memory planning, so
+`loop-default-schedule` leaves the tuned loops alone; the results match NumPy; the log's
+content is part of the cache key.
 """
 
 from __future__ import annotations
@@ -173,3 +174,74 @@ def test_threads_select_the_records_of_the_host(tmp_path: Path, threads: int) ->
     assert list(tuned.values()) == [workload.key]
     _check_runs(dlc.compile(_model(tmp_path, 16, 32, 8), threads=threads, tuning_log=log,
                             cache=False), 16, 32, 8)
+
+
+def _matmul_relu_model(tmp_path: Path, m: int, n: int, k: int) -> Path:
+    model = tmp_path / "mm_relu.mlir"
+    model.write_text(f"""
+func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %r = graph.matmul %a, %b : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %y = graph.relu %r : tensor<{m}x{n}xf32>
+  func.return %y : tensor<{m}x{n}xf32>
+}}
+""")
+    return model
+
+
+def test_rules_space_tunes_and_applies_fused_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dlc tune --space rules` tunes the kernels the compile makes (the relu fused into the
+    matmul's nest); a compile with its log lowers the same way, so the records match, and
+    applies the best one (unless the default schedule was fastest)."""
+    import sys
+
+    from autotune.apply import records_fuse_epilogues
+    from autotune.tasks import extract_tasks
+    from tools import dlc_tune
+    from tools.dlc_main import main as dlc_main
+
+    monkeypatch.setattr(dlc_tune.ProgressBar.__init__, "__defaults__", (sys.stderr, 24))
+    m, n, k = 32, 32, 32
+    model = _matmul_relu_model(tmp_path, m, n, k)
+    (fused,) = extract_tasks(model, fuse_epilogue=True)
+    (unfused,) = extract_tasks(model)
+    assert fused.workload.key != unfused.workload.key
+    anchor = fused.workload.info.anchor()
+    relu = [b for b in fused.workload.info.blocks if b.name != anchor.name and not b.reduction]
+    assert relu and all(b.nest == anchor.nest for b in relu)  # in the matmul's nest
+
+    log = tmp_path / "rules.jsonl"
+    assert dlc_main(["tune", str(model), "--space", "rules", "--trials", "3", "--log", str(log),
+                     "--repeat", "1", "--min-repeat-ms", "1", "--batch-size", "3",
+                     "--search", "random"]) == 0
+    best = load_best(log)
+    assert set(best) == {fused.workload.key}
+    ctx = make_context()
+    assert records_fuse_epilogues(dlc.api.parse_module(model, ctx), best, ctx)
+    _, tuned = whole_module_passes(dlc.api.parse_module(model, ctx),
+                                   CompileOptions(tuning_log=log), ctx)
+    applies = best[fused.workload.key].knobs.get("baseline") != "default"
+    assert list(tuned.values()) == ([fused.workload.key] if applies else [])
+    executable = dlc.compile(model, tuning_log=log, cache=False)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    np.testing.assert_allclose(executable(a, b), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_sketch_space_logs_keep_the_unfused_lowering(tmp_path: Path) -> None:
+    """A log of unfused kernels (sketch and template spaces) still selects the unfused
+    lowering."""
+    from autotune.apply import records_fuse_epilogues
+    from autotune.tasks import extract_tasks
+
+    model = _matmul_relu_model(tmp_path, 16, 16, 16)
+    (unfused,) = extract_tasks(model)
+    log = tmp_path / "sketch.jsonl"
+    _write_log(log, unfused.workload, None)
+    ctx = make_context()
+    assert not records_fuse_epilogues(dlc.api.parse_module(model, ctx), load_best(log), ctx)
+    _, tuned = whole_module_passes(dlc.api.parse_module(model, ctx),
+                                   CompileOptions(tuning_log=log), ctx)
+    assert list(tuned.values()) == [unfused.workload.key]

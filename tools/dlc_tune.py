@@ -165,7 +165,9 @@ def run_tune(args: argparse.Namespace) -> int:
     if log.exists() and not args.resume and log.stat().st_size > 0:
         print(f"dlc tune: appending to the existing log {log} (use --resume to continue it)",
               file=sys.stderr)
-    tasks = extract_tasks(source, args.min_flops)
+    # The rules space tunes the kernels the compile makes (epilogues fused); the others fuse
+    # epilogues themselves (reverse_compute_at).
+    tasks = extract_tasks(source, args.min_flops, fuse_epilogue=args.space == "rules")
     if not tasks:
         raise ToolError(f"{source}: expected at least one kernel to tune, found none")
     total_flops = sum(t.flops for t in tasks)
@@ -224,10 +226,11 @@ def _summary(result: Any, wall: float) -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Applies a log's best records to a model's kernels; prints or writes the loop-level IR."""
-    from autotune.apply import apply_records, load_best
+    from autotune.apply import apply_records, load_best, records_fuse_epilogues
     from autotune.target import host_cpu_target
     from autotune.tasks import load_model_module, lower_model
     from autotune.workload import Workload, kernel_functions, make_context
+    from dlc.api import module_level
 
     if args.log is None:
         raise ToolError("dlc tune replay: expected --log LOG, found none")
@@ -235,8 +238,10 @@ def run_replay(args: argparse.Namespace) -> int:
     if not log.is_file():
         raise ToolError(f"cannot read the tuning log {log}: no such file")
     ctx = make_context()
-    module = lower_model(load_model_module(args.replay_input, ctx), ctx)
+    module = load_model_module(args.replay_input, ctx)
     best = load_best(log, host_cpu_target(args.threads or None))
+    fuse = module_level(module) != "loop" and records_fuse_epilogues(module, best, ctx)
+    lower_model(module, ctx, fuse_epilogue=fuse)
     if args.emit_scripts is not None:
         directory = Path(args.emit_scripts)
         directory.mkdir(parents=True, exist_ok=True)
