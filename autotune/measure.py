@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Block, Region, SSAValue
 
 from autotune.workload import Workload
 
@@ -121,9 +123,65 @@ class _TrialFailure(Exception):
         self.kind = kind
 
 
+def with_constant_inputs(module: ModuleOp, arrays: Sequence[np.ndarray]) -> None:
+    """Turns a workload module into the module a model makes of it: `@kernel` becomes a private
+    kernel that a new entry `@main` calls, passing a constant global holding `arrays[i]` for
+    its i-th constant input (`dlc.constant`) and its own arguments for the others."""
+    from xdsl.dialects import func
+    from xdsl.dialects.memref import GetGlobalOp
+
+    from autotune.workload import NUM_OUTPUTS_ATTR, constant_arguments, kernel_function_of
+    from rewrites.loop_fold_constant_nests import constant_global
+
+    kernel = kernel_function_of(module)
+    constant = constant_arguments(kernel)
+    types = list(kernel.function_type.inputs.data)
+    globals_ = [
+        constant_global(f"constant{position}", types[index], array)
+        for position, (index, array) in enumerate(zip(constant, arrays, strict=True))
+    ]
+    entry_types = [t for index, t in enumerate(types) if index not in constant]
+    block = Block(arg_types=entry_types)
+    own = iter(block.args)
+    arguments: list[SSAValue] = []
+    for index, type_ in enumerate(types):
+        if index in constant:
+            load = GetGlobalOp(globals_[constant.index(index)].sym_name.data, type_)
+            block.add_op(load)
+            arguments.append(load.memref)
+        else:
+            arguments.append(next(own))
+    block.add_ops([func.CallOp(kernel.sym_name.data, arguments, []), func.ReturnOp()])
+    entry = func.FuncOp("main", FunctionType.from_lists(entry_types, []), Region(block))
+    entry.attributes[NUM_OUTPUTS_ATTR] = kernel.attributes[NUM_OUTPUTS_ATTR]
+    kernel.sym_visibility = StringAttr("private")
+    kernel.arg_attrs = None
+    module.body.block.add_ops([*globals_, entry])
+
+
+def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
+                 opt_level: int) -> bytes:
+    """The shared library of a workload module run as a model runs it: its constants are
+    globals, so the compile folds what only re-lays them out (`loop-fold-constant-nests`) and
+    the timed kernel does not pay for it."""
+    from autotune.apply import SCHEDULED_ATTR
+    from autotune.workload import kernel_function_of
+    from runtime.cache import CompileOptions
+    from runtime.compiler import compile_module
+
+    if not default_schedule:
+        kernel_function_of(module).attributes[SCHEDULED_ATTR] = UnitAttr()
+    with_constant_inputs(module, _load_arrays(constants_path))
+    compiled, _ = compile_module(module, CompileOptions(opt_level=opt_level), jobs=1)
+    with tempfile.TemporaryDirectory(prefix="dlc-build-") as scratch:
+        return compiled.export(Path(scratch) / "kernel.so").read_bytes()
+
+
 def build_library(kernel_text: str, script: str | None, default_schedule: bool,
-                  opt_level: int = 3) -> bytes:
-    """Schedule and compile a kernel module; returns the bytes of a shared library."""
+                  opt_level: int = 3, constants_path: str | None = None) -> bytes:
+    """Schedule and compile a kernel module; returns the bytes of a shared library. With
+    `constants_path` (the arrays of its constant inputs), the library is the kernel inside a
+    model that passes those constants (`_build_model`) and takes only the other inputs."""
     from xdsl.passes import PassPipeline
 
     from autotune.space import run_script
@@ -137,6 +195,8 @@ def build_library(kernel_text: str, script: str | None, default_schedule: bool,
         module = parse_module(kernel_text, ctx)
         if script is not None:
             run_script(module, script, ctx)
+        if constants_path is not None:
+            return _build_model(module, constants_path, default_schedule, opt_level)
         passes = get_all_passes()
         spec = "convert-loop-to-llvm"
         if default_schedule and "loop-default-schedule" in passes:
@@ -459,7 +519,7 @@ class Measurer:
             self._tempdir = tempfile.TemporaryDirectory(prefix="dlc-tune-")
             workdir = self._tempdir.name
         self.workdir = Path(workdir)
-        self._prepared: dict[str, tuple[str, str]] = {}
+        self._prepared: dict[str, tuple[str, str, str | None]] = {}
 
     def close(self) -> None:
         self.backend.close()
@@ -473,7 +533,8 @@ class Measurer:
         self.close()
 
     def prepare(self, workload: Workload) -> None:
-        """Writes the workload's inputs and, from the untuned kernel, its reference outputs."""
+        """Writes the workload's inputs (its constant inputs apart: builders bake them in) and,
+        from the untuned kernel, its reference outputs."""
         if workload.key in self._prepared:
             return
         directory = self.workdir / workload.key
@@ -481,9 +542,17 @@ class Measurer:
         inputs_path = directory / "inputs.npz"
         reference_path = directory / "reference.npz"
         arrays = random_inputs(workload, self.options.seed)
-        np.savez(inputs_path, **{f"a{i}": a for i, a in enumerate(arrays)})
+        constant = workload.constant_inputs
+        np.savez(inputs_path, **{f"a{i}": a for i, a in enumerate(
+            a for index, a in enumerate(arrays) if index not in constant)})
+        constants_path = None
+        if constant:
+            constants_path = str(directory / "constants.npz")
+            np.savez(constants_path, **{f"a{i}": arrays[index] for i, index in
+                                        enumerate(constant)})
         (build,) = self.backend.build(
-            [(workload.text, None, False, self.options.opt_level)], self.options.build_timeout
+            [(workload.text, None, False, self.options.opt_level, constants_path)],
+            self.options.build_timeout,
         )
         if build[0] != "ok":
             raise MeasureError(f"the untuned kernel of {workload.name} does not build: {build[-1]}")
@@ -494,21 +563,21 @@ class Measurer:
         )
         if run[0] != "ok":
             raise MeasureError(f"the untuned kernel of {workload.name} does not run: {run[-1]}")
-        self._prepared[workload.key] = (str(inputs_path), str(reference_path))
+        self._prepared[workload.key] = (str(inputs_path), str(reference_path), constants_path)
 
     def measure(self, workload: Workload, candidates: Sequence[Candidate],
                 run_timeout: float | None = None) -> list[MeasureResult]:
         """Builds the candidates (in parallel), then runs each one at a time (`run_timeout`
         overrides the options' for these runs: the untuned kernel may be slow)."""
         self.prepare(workload)
-        inputs_path, reference_path = self._prepared[workload.key]
+        inputs_path, reference_path, constants_path = self._prepared[workload.key]
         options = self.options
         if run_timeout is not None:
             options = dataclasses.replace(options, run_timeout=run_timeout)
         start = time.monotonic()
         builds = self.backend.build(
-            [(c.kernel_text or workload.text, c.script, c.default_schedule, options.opt_level)
-             for c in candidates],
+            [(c.kernel_text or workload.text, c.script, c.default_schedule, options.opt_level,
+              constants_path) for c in candidates],
             options.build_timeout,
         )
         build_s = (time.monotonic() - start) / max(1, len(candidates))

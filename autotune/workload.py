@@ -3,9 +3,11 @@
 Counterpart: TVM MetaSchedule's `TuneContext.mod` / Ansor's `ComputeDAG` with its workload key.
 A workload is a module holding one public `func.func @kernel` in destination-passing style
 (`dlc.num_outputs`), made from a fused group's function after `convert-tensor-expr-to-loop`:
-constants read with `memref.get_global` become leading inputs (so the key does not depend on
-weights and the runner can feed random ones), SSA names are dropped, and the key is a hash of
-the printed text. The same kernel always gets the same key, wherever it comes from.
+constants read with `memref.get_global` become inputs after the others, marked `dlc.constant`
+(so the key does not depend on weights and the runner can feed random ones; the measurement
+treats them as the compile does: what only re-lays them out runs once, not in the timed kernel),
+SSA names are dropped, and the key is a hash of the printed text. The same kernel always gets
+the same key, wherever it comes from.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ from functools import cached_property
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import FunctionType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.dialects.memref import GetGlobalOp
 from xdsl.ir import Operation, SSAValue
@@ -32,6 +43,15 @@ NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 
 KERNEL_NAME = "kernel"
 """The name every workload's function gets."""
+
+CONSTANT_ARG_ATTR = "dlc.constant"
+"""The argument attribute of a workload input that the model passes as a constant (a weight)."""
+
+
+def constant_arguments(func: FuncOp) -> list[int]:
+    """The indices of `func`'s arguments marked `CONSTANT_ARG_ATTR`."""
+    attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
+    return [index for index, attr in enumerate(attrs) if CONSTANT_ARG_ATTR in attr.data]
 
 LOOP_LOWERING = (
     "convert-graph-to-tensor-expr,tensor-expr-inline,"
@@ -104,8 +124,9 @@ def extract_kernel(func: FuncOp) -> ModuleOp:
     """The canonical workload module of a kernel function (see the module docstring).
 
     The function is cloned as public `@kernel`; each `memref.get_global` becomes a new input
-    argument placed after the existing inputs (in order of appearance); every SSA name hint is
-    cleared. Raises WorkloadError if `func` cannot be a workload.
+    argument placed after the existing inputs (in order of appearance) and marked
+    `CONSTANT_ARG_ATTR`; every SSA name hint is cleared. Raises WorkloadError if `func` cannot
+    be a workload.
     """
     if NUM_OUTPUTS_ATTR not in func.attributes:
         raise WorkloadError(
@@ -131,6 +152,12 @@ def extract_kernel(func: FuncOp) -> ModuleOp:
     clone.sym_name = StringAttr(KERNEL_NAME)
     clone.sym_visibility = None
     clone.arg_attrs = None
+    if globals_read:
+        constant = range(first_output, first_output + len(globals_read))
+        clone.arg_attrs = ArrayAttr(
+            DictionaryAttr({CONSTANT_ARG_ATTR: UnitAttr()} if index in constant else {})
+            for index in range(len(body.args))
+        )
     clone.res_attrs = None
     for op in [clone, *clone.walk()]:
         for result in op.results:
@@ -421,6 +448,11 @@ class Workload:
     def module(self, ctx: Context | None = None) -> ModuleOp:
         """A fresh parse of the workload."""
         return parse_module(self.text, ctx)
+
+    @cached_property
+    def constant_inputs(self) -> tuple[int, ...]:
+        """The indices of the inputs a model passes as constants (weights)."""
+        return tuple(constant_arguments(kernel_function_of(self.module())))
 
     def argument_types(self) -> list[MemRefType]:
         """The kernel's arguments (inputs, then outputs)."""

@@ -143,6 +143,17 @@ def _passed_global(
     return None
 
 
+def constant_global(name: str, memref_type: MemRefType, array: np.ndarray) -> memref.GlobalOp:
+    """`memref.global "private" constant @name : memref_type = dense<array>` (raw bytes)."""
+    little_endian = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"))
+    data = DenseIntOrFPElementsAttr(
+        TensorType(memref_type.get_element_type(), array.shape),
+        BytesAttr(little_endian.tobytes()),
+    )
+    return memref.GlobalOp.get(StringAttr(name), memref_type, data, StringAttr("private"),
+                               UnitAttr())
+
+
 class _Folder:
     def __init__(self, module: ModuleOp) -> None:
         self.module = module
@@ -201,14 +212,7 @@ class _Folder:
             index += 1
             name = f"{base}{index}"
         self.symbols.add(name)
-        little_endian = result.astype(result.dtype.newbyteorder("<"))
-        data = DenseIntOrFPElementsAttr(
-            TensorType(element, result.shape), BytesAttr(little_endian.tobytes())
-        )
-        self.new_globals.append(
-            memref.GlobalOp.get(StringAttr(name), memref_type, data, StringAttr("private"),
-                                UnitAttr())
-        )
+        self.new_globals.append(constant_global(name, memref_type, result))
         self.made[key] = name
         return name
 

@@ -88,6 +88,60 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
     assert "memref<8x2xf32>" in kernel.split("attributes", 1)[0]
     other = text.replace("dense<0.5>", "dense<2.0>")
     assert workload_of(other).key == workload_of(text).key
+    assert workload_of(text).constant_inputs == (1,)
+    assert "memref<8x2xf32> {dlc.constant}" in kernel
+
+
+CONSTANT_WEIGHT_MATMUL = """
+func.func @main(%x: tensor<24x40xf32>) -> tensor<24x48xf32> {
+  %w = graph.constant dense<0.5> : tensor<40x48xf32>
+  %r = graph.matmul %x, %w : (tensor<24x40xf32>, tensor<40x48xf32>) -> tensor<24x48xf32>
+  %y = graph.relu %r : tensor<24x48xf32>
+  func.return %y : tensor<24x48xf32>
+}
+"""
+
+
+def test_constant_inputs_are_measured_as_a_model_passes_them(tmp_path: Path) -> None:
+    """A workload's constant inputs are baked into the measured library as constant globals:
+    the library takes only the other inputs, the default schedule's packing of the weight is
+    folded at build time (no pack nest left in the timed kernel), and the candidates still
+    agree with the untuned kernel."""
+    from xdsl.passes import PassPipeline
+
+    from autotune.measure import build_library, random_inputs, with_constant_inputs
+    from autotune.tasks import extract_tasks
+    from rewrites import get_all_passes
+    from rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
+    from runtime.executable import Executable
+    from runtime.library import load_library
+
+    model = tmp_path / "mm.mlir"
+    model.write_text(CONSTANT_WEIGHT_MATMUL)
+    (task,) = extract_tasks(model, fuse_epilogue=True)
+    workload = task.workload
+    assert workload.constant_inputs == (1,)
+    x, w = random_inputs(workload, 0)
+    constants = tmp_path / "constants.npz"
+    np.savez(constants, a0=w)
+
+    library = tmp_path / "kernel.so"
+    library.write_bytes(build_library(workload.text, None, True, 3, str(constants)))
+    executable = Executable(load_library(library))
+    assert [a.shape for a in executable.signature.arguments] == [(24, 40), (24, 48)]
+    np.testing.assert_allclose(executable(x), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-5)
+
+    ctx = make_context()
+    module = workload.module(ctx)
+    PassPipeline.parse_spec(get_all_passes(), "loop-default-schedule").apply(ctx, module)
+    with_constant_inputs(module, [w])
+    assert "matmul.pack" in str(module)
+    LoopFoldConstantNestsPass().apply(ctx, module)
+    assert "matmul.pack" not in str(module)
+
+    with Measurer(MeasureOptions(repeat=1, min_repeat_ms=1), workdir=tmp_path / "m") as m:
+        results = m.measure(workload, [Candidate(default_schedule=True), Candidate()])
+    assert all(r.ok for r in results), [r.error for r in results]
 
 
 # ----------------------------------------------------------------------------------------------
