@@ -76,30 +76,35 @@ def numpy_gemm(size: int, threads: int) -> float:
     return timing["numpy"].median
 
 
-def _tuned_vs_numpy(workload: object, script: str, size: int, threads: int
-                    ) -> dict[str, object]:
-    """The best tuned GEMM kernel and NumPy, timed interleaved in this process (the tuning
-    figures come from worker processes at other moments): GFLOP/s of each."""
+def _tuned_vs_numpy(log: Path, size: int, threads: int) -> dict[str, object]:
+    """The GEMM compiled with the tuning log and without it (`dlc.compile`, as a user would),
+    and NumPy, timed interleaved in this process (the tuning figures come from worker
+    processes at other moments): GFLOP/s of each."""
+    import functools
+
     from threadpoolctl import threadpool_limits
 
-    from autotune.measure import LoadedKernel, build_library
+    import dlc
+    from benchmarks.gemm import gemm_module
 
-    library = build_library(str(workload.module()), script, False)  # type: ignore[attr-defined]
     rng = np.random.default_rng(1)
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
-    out, expected = np.empty((size, size), np.float32), np.empty((size, size), np.float32)
     with tempfile.TemporaryDirectory(prefix="dlc-tuned-") as scratch:
-        kernel = LoadedKernel(library, Path(scratch))
-        with threadpool_limits(threads):
-            kernel.call([a, b], [out])
-            np.matmul(a, b, out=expected)
-            np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
-            timings = time_calls({"tuned": lambda: kernel.call([a, b], [out]),
-                                  "numpy": lambda: np.matmul(a, b, out=expected)}, repeats=9)
+        path = Path(scratch) / "gemm.mlir"
+        path.write_text(gemm_module(size))
+        default = dlc.compile(path, threads=threads, cache=False)
+        tuned = dlc.compile(path, threads=threads, cache=False, tuning_log=log)
+    out = np.empty((size, size), np.float32)
+    tuned(a, b, out=(out,))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-3, atol=1e-3)
+    with threadpool_limits(threads):
+        timings = time_calls({"tuned": functools.partial(tuned, a, b, out=(out,)),
+                              "default": functools.partial(default, a, b, out=(out,)),
+                              "numpy": functools.partial(np.matmul, a, b)}, repeats=9)
     flops = 2 * size**3
-    return {"tuned_interleaved_gflops": flops / timings["tuned"].median / 1e9,
-            "numpy_interleaved_gflops": flops / timings["numpy"].median / 1e9}
+    return {f"{name}_interleaved_gflops": flops / timing.median / 1e9
+            for name, timing in timings.items()}
 
 
 def metaschedule(name: str) -> str:
@@ -137,7 +142,7 @@ def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str,
                                progress=progress, seed=args.seed)
     flops = workload.flops  # type: ignore[attr-defined]
     if name.startswith("gemm") and result.best is not None and result.best.script:
-        row_best = _tuned_vs_numpy(workload, result.best.script, args.size, args.threads)
+        row_best = _tuned_vs_numpy(log, args.size, args.threads)
     else:
         row_best = {}
     row: dict[str, object] = {**row_best,
@@ -206,8 +211,10 @@ def _print_row(row: dict[str, object], trials: list[int]) -> None:
         print(f"  NumPy (OpenBLAS)   {g(row['numpy_gflops'])} GFLOP/s")
     if "tuned_interleaved_gflops" in row:
         tuned, numpy = row["tuned_interleaved_gflops"], row["numpy_interleaved_gflops"]
-        print(f"  best tuned kernel vs NumPy, timed interleaved: {g(tuned)} vs {g(numpy)} "
-              f"GFLOP/s, x{float(tuned) / float(numpy):.2f}")  # type: ignore[arg-type]
+        default = row["default_interleaved_gflops"]
+        print(f"  dlc.compile with the log vs without vs NumPy, timed interleaved: {g(tuned)} vs "
+              f"{g(default)} vs {g(numpy)} GFLOP/s: tuned x{float(tuned) / float(numpy):.2f} "  # type: ignore[arg-type]
+              f"NumPy, x{float(tuned) / float(default):.2f} default")  # type: ignore[arg-type]
     for count in trials:
         best = row[f"best_gflops@{count}"]
         ratio = ""
