@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import time_calls  # noqa: E402
 
-CONV_TASK = "963098d56f694d09"
-"""The workload key of ResNet-18's layer1 conv (3x3, 64 -> 64, 56x56, bias, ReLU)."""
+CONV_SHAPES = ((1, 64, 56, 56), (64, 64, 3, 3))
+"""The input and weight shapes of ResNet-18's layer1 conv (3x3, 64 -> 64, 56x56, bias, ReLU)."""
 
 
 def gemm_workload(size: int) -> object:
@@ -46,7 +46,7 @@ def gemm_workload(size: int) -> object:
     return workload
 
 
-def conv_workload() -> object:
+def conv_workload(fuse_epilogue: bool) -> object:
     from autotune.tasks import extract_tasks
     from benchmarks.model_zoo import resnet18
 
@@ -55,9 +55,10 @@ def conv_workload() -> object:
         import onnx
 
         onnx.save(resnet18(), str(path))
-        tasks = extract_tasks(path)
+        tasks = extract_tasks(path, fuse_epilogue=fuse_epilogue)
     for task in tasks:
-        if task.workload.key == CONV_TASK:
+        shapes = {tuple(t.get_shape()) for t in task.workload.argument_types()}
+        if "relu" in task.name and "add" not in task.name and set(CONV_SHAPES) <= shapes:
             return task.workload
     convs = [t for t in tasks if "conv2d" in t.name]
     return max(convs, key=lambda t: t.flops).workload
@@ -186,7 +187,8 @@ def main() -> None:
           f"{args.trials}, load average {load[0]:.1f} at start")
     rows = []
     for name in args.tasks:
-        workload = gemm_workload(args.size) if name == "gemm" else conv_workload()
+        workload = (gemm_workload(args.size) if name == "gemm"
+                    else conv_workload(fuse_epilogue=args.space == "rules"))
         label = f"gemm{args.size}" if name == "gemm" else "resnet18_conv3x3_64"
         row = run_task(label, workload, args)
         if name == "gemm":
