@@ -111,6 +111,7 @@ def _scaled_conv(
         dilation=conv.dilation_tuple(), groups=conv.groups_value(),
         layout=conv.layout_value(), kernel_layout=conv.kernel_layout_value(),
     )
+    new_conv.location = conv.location  # the ONNX node name profiles and diagnostics show
     return [weight_op, bias_op, new_conv]
 
 
@@ -126,7 +127,9 @@ def _scaled_matmul(matmul: MatmulOp, scale: np.ndarray) -> list[Operation] | Non
     new_weight = (weight.astype(np.float64) * scale.reshape(1, -1)).astype(weight.dtype)
     weight_op = build_constant(new_weight)
     weight_op.result.name_hint = matmul.rhs.name_hint
-    return [weight_op, MatmulOp(matmul.lhs, weight_op)]
+    new_matmul = MatmulOp(matmul.lhs, weight_op)
+    new_matmul.location = matmul.location
+    return [weight_op, new_matmul]
 
 
 def _is_float(value: SSAValue) -> bool:

@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file -p graph-fold-batch-norm | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-fold-batch-norm{decompose=false}' | filecheck %s --check-prefix=KEEP
+// RUN: dlc-opt %s --split-input-file -p graph-fold-batch-norm --print-debuginfo | filecheck %s --check-prefix=LOC
 
 // s = scale / sqrt(var + eps) = [1, 1]; t = bias - mean * s = [1, -2].
 
@@ -164,4 +165,22 @@ func.func @negative_constant_on_the_left_of_sub(%x: tensor<1x1x3x3xf32>) -> tens
   %k = graph.constant dense<1.0> : tensor<f32>
   %m = graph.sub %k, %c : (tensor<f32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
   func.return %m : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// The folded conv keeps the conv's location (its ONNX node name: profiles show it).
+
+// LOC-LABEL: @folded_conv_keeps_its_name
+// LOC:       graph.conv2d {{.*}} loc("conv1")
+// LOC-NOT:   loc("bn1")
+func.func @folded_conv_keeps_its_name(%x: tensor<1x1x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %w = graph.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %scale = graph.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %bias = graph.constant dense<[1.0, 0.0]> : tensor<2xf32>
+  %mean = graph.constant dense<[0.0, 2.0]> : tensor<2xf32>
+  %var = graph.constant dense<[4.0, 16.0]> : tensor<2xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x3x3xf32> loc("conv1")
+  %n = graph.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 0.0 : f32} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32> loc("bn1")
+  func.return %n : tensor<1x2x3x3xf32>
 }
