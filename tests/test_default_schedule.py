@@ -229,12 +229,13 @@ func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     ("c", "o", "size", "k", "pad"),
-    [(3, 20, 18, 7, 3), (5, 37, 13, 3, 1), (4, 6, 9, 1, 0), (2, 32, 8, 3, 1)],
+    [(3, 20, 18, 7, 3), (5, 37, 13, 3, 1), (4, 6, 9, 1, 0), (2, 32, 8, 3, 1), (4, 32, 55, 3, 1)],
 )
 def test_strided_conv2d_bias_relu(c: int, o: int, size: int, k: int, pad: int,
                                   threads: int) -> None:
     """Strided conv2d (vectorized over output channels) vs the graph dialect's interpreter:
-    7x7/2 and 3x3/2 and 1x1/2, output channels that are and are not multiples of 16."""
+    7x7/2 and 3x3/2 and 1x1/2, output channels that are and are not multiples of 16, output rows
+    with and without a tail tile (28 wide: 4 tiles of 7)."""
     from dialects.graph.interpreter import run_module
 
     text = strided_conv_text(c, o, size, k, pad)
@@ -323,3 +324,22 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
     (function,) = [op for op in lowered.ops if hasattr(op, "sym_name")]
     result = run_function(lowered, function.sym_name.data, [x, w, b])[0]  # type: ignore[attr-defined]
     np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("extent", "most", "rows"),
+    [(28, 8, 7), (14, 8, 7), (56, 8, 8), (7, 8, 7), (30, 8, 6), (29, 8, 8), (3, 1, 1)],
+)
+def test_channel_kernel_rows_divide_the_row_axis(extent: int, most: int, rows: int) -> None:
+    from rewrites.schedule_rules.reduction import _dividing_rows
+
+    assert _dividing_rows(extent, most) == rows
+
+
+def test_channel_kernel_without_a_tail() -> None:
+    """A stride-2 conv2d with 28-wide output rows gets 7-row tiles (28 = 4 x 7) and no tail
+    tile: one copy of the micro-kernel."""
+    loops, parsed = scheduled_loops(strided_conv_text(4, 32, 55, 3, 1))
+    tiles = {str(op.result.type) for op in parsed.walk()
+             if isinstance(op, AllocOp) and op.scope.data == "local"}
+    assert tiles == {"memref<7x32xf32>"}

@@ -232,11 +232,23 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     packing = Packing(load, load.memref, rows, channels, channel_first=True)
     nr = min(2 * lanes, -(-channels // lanes) * lanes)
     vectors = nr // lanes
-    mr = max(1, min(extent(nest.spatial[row]), config.max_rows,
-                    config.max_accumulators // vectors))
+    mr = _dividing_rows(extent(nest.spatial[row]),
+                        max(1, min(config.max_rows, config.max_accumulators // vectors)))
     weight_bytes = channels * rows * _bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
                       columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True)
+
+
+def _dividing_rows(extent: int, most: int) -> int:
+    """The micro-kernel's rows for an axis of `extent`: `most`, or one or two fewer if that
+    divides the extent (28 = 4 x 7 rows instead of 3 x 8 + 4: no tail kernel, whose copy of the
+    micro-kernel would double the code)."""
+    if extent <= most:
+        return extent
+    for rows in (most, most - 1, most - 2):
+        if rows >= 1 and extent % rows == 0:
+            return rows
+    return most
 
 
 def _bytes(element: object) -> int:
