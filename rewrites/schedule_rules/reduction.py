@@ -496,23 +496,20 @@ class _Builder:
                     mapping[loop.induction_var] = ivs[d]
             return mapping
 
-        def tile_nest(columns: int, fill: Fill) -> ForOp:
-            def rows(ri: SSAValue, body: list[Operation]) -> None:
-                def cols(ci: SSAValue, inner: list[Operation]) -> None:
-                    fill(ri, ci, inner)
+        def tile_nest(columns: int, fill: Fill, transposed: bool = False) -> ForOp:
+            """MR rows (unrolled) x `columns` (vectorized) of the tile; `transposed`: the
+            columns unrolled outside, the rows vectorized inside."""
+            rows, cols = (mr, f"{r_axis}.i"), (columns, f"{c_axis}.i")
+            (outer, outer_axis), (inner, inner_axis) = (cols, rows) if transposed else (rows, cols)
 
-                body.append(self.loop(0, columns, 1, f"{c_axis}.i", "vectorized", cols))
+            def outer_body(o: SSAValue, body: list[Operation]) -> None:
+                def inner_body(i: SSAValue, inner_ops: list[Operation]) -> None:
+                    ri, ci = (i, o) if transposed else (o, i)
+                    fill(ri, ci, inner_ops)
 
-            return self.loop(0, mr, 1, f"{r_axis}.i", "unrolled", rows)
+                body.append(self.loop(0, inner, 1, inner_axis, "vectorized", inner_body))
 
-        def transposed_tile_nest(columns: int, fill: Fill) -> ForOp:
-            def cols(ci: SSAValue, body: list[Operation]) -> None:
-                def rows(ri: SSAValue, inner: list[Operation]) -> None:
-                    fill(ri, ci, inner)
-
-                body.append(self.loop(0, mr, 1, f"{r_axis}.i", "vectorized", rows))
-
-            return self.loop(0, columns, 1, f"{c_axis}.i", "unrolled", cols)
+            return self.loop(0, outer, 1, outer_axis, "unrolled", outer_body)
 
         def init(ri: SSAValue, ci: SSAValue, body: list[Operation]) -> None:
             mapping = spatial_map(ri, ci, body)
@@ -530,7 +527,7 @@ class _Builder:
             if nest.alloc is None:
                 body.append(self.write_back(mapping, tile, ri, ci))
 
-        ops.append((transposed_tile_nest if plan.rows_contiguous else tile_nest)(nr, epilogue))
+        ops.append(tile_nest(nr, epilogue, transposed=plan.rows_contiguous))
         ops.append(DeallocOp(tile))
         return ops
 
