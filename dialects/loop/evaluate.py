@@ -140,7 +140,8 @@ def _convert(value: Value, type_: Attribute) -> Value:
     if isinstance(type_, VectorType):
         raise NestEvaluationError(f"values of {type_} are not supported by nest evaluation")
     if isinstance(value, np.ndarray) and value.ndim:
-        return value.astype(np.int64 if isinstance(type_, IndexType) else numpy_dtype(type_))
+        return value.astype(np.int64 if isinstance(type_, IndexType) else numpy_dtype(type_),
+                            copy=False)
     if isinstance(type_, IndexType):
         return int(value)
     return np.asarray(value).astype(numpy_dtype(type_))[()]
