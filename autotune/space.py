@@ -574,8 +574,14 @@ RULE_KNOBS: dict[str, tuple[int, ...]] = {
 """The candidates of the rules template's knobs (see `transform.loop.apply_rules`)."""
 
 
-DEFAULT_RULE_KNOBS = (8, 24, 0, 0)
-"""`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the host's)."""
+def default_rule_knobs() -> tuple[int, int, int, int]:
+    """`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the host's),
+    read from the pass's defaults."""
+    from rewrites.loop_default_schedule import LoopDefaultSchedulePass
+
+    default = LoopDefaultSchedulePass()
+    return (default.max_rows, default.max_accumulators, int(default.pack_rows),
+            default.l2_bytes // 1024)
 
 
 def default_scheduled_nests(workload: Workload, target: CpuTarget) -> list[BlockInfo]:
@@ -617,7 +623,7 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
         listed = ", ".join(str(c) for c in candidates)
         w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
                                             f"{CANDIDATES_ATTR} = array<i64: {listed}>"))
-    defaults = ", ".join(str(k) for k in DEFAULT_RULE_KNOBS)
+    defaults = ", ".join(str(k) for k in default_rule_knobs())
     for other in default_scheduled_nests(workload, target):
         outer = w.get_loops(w.match_block(other.name), [axis for axis, _ in other.loops])[0]
         w.emit(f"transform.loop.apply_rules {outer} [{target.num_threads}, {defaults}] : {_ANY}")
