@@ -151,3 +151,52 @@ func.func @f(%a: tensor<3x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<3x{n}xf32
         step({**env, alloc.result: scalar})
     assert not np.isnan(whole).any()
     np.testing.assert_array_equal(whole, scalar)
+
+
+def test_whole_nest_evaluation_broadcasts_like_serial_execution() -> None:
+    """Values that depend on some of the loops only: a load at a fixed index, an index computed
+    from two induction variables, and a store that every iteration of the inner loop overwrites
+    (the last one wins, as when the nest runs serially); agrees with the scalar interpreter."""
+    text = """
+func.func @f(%W: memref<6x4xf32>, %O: memref<3x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  loop.for %i = %c0 to %c3 step %c1 axis "i" {
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.for %k = %c0 to %c2 step %c1 axis "k" {
+        %fixed = loop.load %W[%c5, %c3] : memref<6x4xf32> -> f32
+        %row = arith.muli %i, %c2 : index
+        %r = arith.addi %row, %k : index
+        %w = loop.load %W[%r, %j] : memref<6x4xf32> -> f32
+        %s = arith.addf %w, %fixed : f32
+        %col = arith.addi %j, %c4 : index
+        loop.store %s, %O[%i, %col] : f32 -> memref<3x8xf32>
+        loop.store %fixed, %O[%i, %j] : f32 -> memref<3x8xf32>
+      }
+    }
+  }
+  func.return
+}
+"""
+    module = Parser(make_context(), text).parse_module()
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    weight, out = function.body.block.args
+    env: dict = {}
+    for op in function.body.block.ops:
+        if op.name == "arith.constant":
+            env[op.results[0]] = int(op.value.value.data)  # type: ignore[attr-defined]
+    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
+    w = RNG.standard_normal((6, 4), dtype=np.float32)
+    whole = np.full((3, 8), np.nan, np.float32)
+    scalar = np.full((3, 8), np.nan, np.float32)
+    evaluate_nest(nest, {**env, weight: w, out: whole})
+    step = LoopInterpreter(module)._compile(nest)  # noqa: SLF001 - the step for one op
+    step({**env, weight: w, out: scalar})
+    np.testing.assert_array_equal(whole, scalar)
+    expected_right = w.reshape(3, 2, 4)[:, 1, :] + w[5, 3]  # k = 1 stores last
+    np.testing.assert_array_equal(whole[:, 4:], expected_right)
+    np.testing.assert_array_equal(whole[:, :4], np.full((3, 4), w[5, 3]))

@@ -4,10 +4,13 @@ Counterpart: constant folding of a loop nest (TVM folds a layout transform of a 
 with `FoldConstant` after `AlterOpLayout`; MLIR's affine loop fusion/`fold-memref` utilities
 evaluate such copies at compile time). The loop interpreter (`dialects.loop.interpreter`) runs
 one scalar op at a time, too slow for a weight of millions of elements; this evaluator runs each
-op once over the whole iteration space of the loops around it: an induction variable is the
-array of its values in every iteration, in iteration order, and so is every value computed from
-one. It handles what a re-layout nest holds: `loop.for` with bounds known outside the nest,
-`loop.block`, scalar `loop.load`/`loop.store`, and `arith`/`math` ops. Stores run op by op in
+op once over the whole iteration space of the loops around it: the loops around an op are the
+axes of an array (outermost first, so the array's C order is the iteration order), an induction
+variable is the array of its values along its own axis (size 1 on the others), and a value
+computed from induction variables broadcasts over the axes it depends on (NumPy broadcasting:
+nothing is repeated for the loops a value does not depend on). It handles what a re-layout
+nest holds: `loop.for` with bounds known outside the nest, `loop.block`, scalar
+`loop.load`/`loop.store`, and `arith`/`math` ops. Stores run op by op in
 program order, each over all its iterations in iteration order, which is the serial order as
 long as no iteration reads what another one of the same nest writes (a pure re-layout: the nest
 reads only buffers it does not write).
@@ -48,36 +51,48 @@ def evaluate_nest(root: ForOp, env: dict[SSAValue, Value]) -> None:
     shape; stores need it writeable) or a scalar. Raises NestEvaluationError for an op it does
     not handle, a loop bound that varies inside the nest, or an access out of bounds.
     """
-    _Evaluation(dict(env)).ops([root], {}, 1)
+    _Evaluation(dict(env)).ops([root], {}, ())
+
+
+Lanes = dict[SSAValue, np.ndarray]
+"""The values that vary inside the nest, each an array with one axis per enclosing loop."""
 
 
 class _Evaluation:
     def __init__(self, env: dict[SSAValue, Value]) -> None:
         self.env = env
 
-    def ops(self, ops: list[Operation], lanes: dict[SSAValue, np.ndarray], count: int) -> None:
-        """Runs `ops` over `count` iterations; `lanes` holds the per-iteration values."""
+    def ops(self, ops: list[Operation], lanes: Lanes, shape: tuple[int, ...]) -> None:
+        """Runs `ops` over the iterations of the loops around them, whose trip counts are
+        `shape`; `lanes` holds the values that vary (arrays of `len(shape)` axes)."""
         for op in ops:
             if isinstance(op, ForOp):
-                self.loop(op, lanes, count)
+                self.loop(op, lanes, shape)
             elif isinstance(op, BlockOp):
-                self.ops(list(op.body.block.ops), lanes, count)
+                self.ops(list(op.body.block.ops), lanes, shape)
             elif isinstance(op, YieldOp):
                 continue
             elif isinstance(op, LoadOp):
-                buffer, index = self.access(op, lanes, count)
-                lanes[op.result] = np.broadcast_to(buffer[index], (count,))
+                buffer, index = self.access(op, lanes, shape)
+                loaded = buffer[index]
+                if not isinstance(loaded, np.ndarray) or loaded.ndim != len(shape):
+                    loaded = np.reshape(loaded, (1,) * len(shape))
+                lanes[op.result] = loaded
             elif isinstance(op, StoreOp):
-                buffer, index = self.access(op, lanes, count)
+                buffer, index = self.access(op, lanes, shape)
                 if not buffer.flags.writeable:
                     raise NestEvaluationError(f"'{op.name}' stores into a constant buffer")
-                buffer[index] = self.value(op.value, lanes)
+                value = self.value(op.value, lanes)
+                if shape:
+                    # Every iteration stores, in C order (the serial order: the last one wins).
+                    *index, value = np.broadcast_arrays(*index, value)
+                buffer[tuple(index)] = value
             elif isinstance(op, arith.ConstantOp):
                 self.env[op.result] = constant_value(op)
             else:
                 self.compute(op, lanes)
 
-    def loop(self, op: ForOp, lanes: dict[SSAValue, np.ndarray], count: int) -> None:
+    def loop(self, op: ForOp, lanes: Lanes, shape: tuple[int, ...]) -> None:
         bounds = []
         for operand in (op.lb, op.ub, op.step):
             value = self.value(operand, lanes)
@@ -89,13 +104,13 @@ class _Evaluation:
         if step <= 0:
             raise NestEvaluationError(f"'{op.name}' \"{op.axis.data}\" has step {step} <= 0")
         values = np.arange(lb, ub, step, dtype=np.int64)
-        if values.size == 0 or count == 0:
+        if values.size == 0 or 0 in shape:
             return
-        inner = {key: np.repeat(lane, values.size) for key, lane in lanes.items()}
-        inner[op.induction_var] = np.tile(values, count)
-        self.ops(list(op.body.block.ops), inner, count * values.size)
+        inner = {key: lane[..., np.newaxis] for key, lane in lanes.items()}
+        inner[op.induction_var] = values.reshape((1,) * len(shape) + (values.size,))
+        self.ops(list(op.body.block.ops), inner, (*shape, values.size))
 
-    def value(self, value: SSAValue, lanes: dict[SSAValue, np.ndarray]) -> Value:
+    def value(self, value: SSAValue, lanes: Lanes) -> Value:
         lane = lanes.get(value)
         if lane is not None:
             return lane
@@ -105,25 +120,30 @@ class _Evaluation:
         return self.env[value]
 
     def access(
-        self, op: LoadOp | StoreOp, lanes: dict[SSAValue, np.ndarray], count: int
-    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        self, op: LoadOp | StoreOp, lanes: Lanes, shape: tuple[int, ...]
+    ) -> tuple[np.ndarray, tuple[np.ndarray | int, ...]]:
         value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
         if isinstance(value_type, VectorType):
             raise NestEvaluationError(f"'{op.name}' of {value_type} is not a scalar access")
         buffer = self.value(op.memref, lanes)
         if not isinstance(buffer, np.ndarray) or not isinstance(op.memref.type, MemRefType):
             raise NestEvaluationError(f"'{op.name}' accesses a buffer with no known value")
-        index = []
+        index: list[np.ndarray | int] = []
         for axis, (operand, dim) in enumerate(zip(op.indices, buffer.shape, strict=True)):
-            position = np.broadcast_to(np.asarray(self.value(operand, lanes), np.int64), (count,))
-            if position.size and (position.min() < 0 or position.max() >= dim):
+            position = self.value(operand, lanes)
+            if isinstance(position, np.ndarray):
+                low, high = int(position.min()), int(position.max())
+            else:
+                position = int(position)
+                low = high = position
+            if low < 0 or high >= dim:
                 raise NestEvaluationError(
                     f"'{op.name}' accesses {op.memref.type} out of bounds: index #{axis} spans "
-                    f"[{position.min()}, {position.max()}], expected [0, {dim - 1}]")
+                    f"[{low}, {high}], expected [0, {dim - 1}]")
             index.append(position)
         return buffer, tuple(index)
 
-    def compute(self, op: Operation, lanes: dict[SSAValue, np.ndarray]) -> None:
+    def compute(self, op: Operation, lanes: Lanes) -> None:
         impl = ARITH_MATH_OPS.get(op.name)
         if impl is None or len(op.results) != 1:
             raise NestEvaluationError(f"'{op.name}' op is not supported by nest evaluation")
