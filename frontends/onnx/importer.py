@@ -76,23 +76,50 @@ def import_onnx(
             dynamic shapes not fixed by `input_shapes`, or is malformed; the message names the
             node and op (all unsupported ops are listed in one error).
     """
-    proto = model if isinstance(model, onnx.ModelProto) else load_model(model)
-    return _Importer(proto, dict(input_shapes or {})).run()
+    if isinstance(model, onnx.ModelProto):
+        return _Importer(model, dict(input_shapes or {})).run()
+    proto, serialized = _read_model(model)
+    return _Importer(proto, dict(input_shapes or {}), serialized).run()
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
     """Read a `.onnx` file (and its external data); any failure is an `OnnxImportError`."""
+    return _read_model(path)[0]
+
+
+def _read_model(path: str | Path) -> tuple[onnx.ModelProto, bytes | None]:
+    """`load_model`, also returning the file's bytes when they are the whole model (no
+    external data): the checker reads them instead of a re-serialization of the model."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise OnnxImportError(f"cannot read ONNX model '{path}': {e.strerror}") from None
     model = parse_model(data, str(path))
+    if not _has_external_data(model.graph):
+        return model, data
     try:
         load_external_data_for_model(model, str(path.parent))
     except (OSError, ValueError, onnx.checker.ValidationError) as e:
         raise OnnxImportError(f"cannot read the external data of '{path}': {e}") from None
-    return model
+    return model, None
+
+
+def _has_external_data(graph: onnx.GraphProto) -> bool:
+    """Whether a tensor of `graph` (initializers, node attributes, subgraphs) keeps its data
+    in another file."""
+    external = onnx.TensorProto.EXTERNAL
+    if any(t.data_location == external for t in graph.initializer):
+        return True
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.t.data_location == external or any(
+                t.data_location == external for t in attr.tensors
+            ):
+                return True
+            if any(_has_external_data(g) for g in (attr.g, *attr.graphs)):
+                return True
+    return False
 
 
 def parse_model(data: bytes, source: str) -> onnx.ModelProto:
@@ -195,8 +222,10 @@ class _FoldScope(_FunctionScope):
 class _Importer:
     """One import: checks the model, then converts its nodes in order into `@main`."""
 
-    def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]]) -> None:
+    def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]],
+                 serialized: bytes | None = None) -> None:
         self.model = model
+        self.serialized = serialized
         self.graph = model.graph
         self.input_shapes = input_shapes
         self.opsets: dict[str, int] = {}
@@ -249,10 +278,15 @@ class _Importer:
                                   + "\n".join(problems))
 
     def _check_model(self) -> None:
-        if self.model.ByteSize() >= 2**31:
-            return  # the checker cannot take protos over 2 GB in memory
+        data = self.serialized
+        if data is None:
+            if self.model.ByteSize() >= 2**31:
+                return  # the checker cannot take protos over 2 GB in memory
+            data = self.model.SerializeToString()
+        if len(data) >= 2**31:
+            return
         try:
-            onnx.checker.check_model(self.model)
+            onnx.checker.check_model(data)
         except onnx.checker.ValidationError as e:
             raise OnnxImportError(f"invalid ONNX model: {_checker_message(str(e))}") from None
         except UnicodeDecodeError as e:

@@ -168,6 +168,32 @@ def test_success_writes_the_output_file(tmp_path: Path) -> None:
     assert load_model(path).graph.name == "test"
 
 
+def test_weights_in_an_external_file(tmp_path: Path) -> None:
+    """A model whose initializers live beside it imports with their values; the same model
+    without the weights file is a clear error."""
+    expected = str(import_onnx(conv_block()))
+    path = tmp_path / "m.onnx"
+    onnx.save(conv_block(), path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="m.weights", size_threshold=0)
+    assert (tmp_path / "m.weights").exists()
+    assert str(import_onnx(path)) == expected
+    (tmp_path / "m.weights").unlink()
+    assert "external data" in import_error(path)
+
+
+@pytest.mark.parametrize("source", ["file", "proto"])
+def test_checker_errors_from_a_file_or_a_proto(source: str, tmp_path: Path) -> None:
+    """onnx's checker runs on a model read from a file (on the file's bytes) as on a ModelProto."""
+    proto = conv_block()
+    for value in ("a", "b"):
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = "author", value
+    path = tmp_path / "m.onnx"
+    path.write_bytes(proto.SerializeToString())
+    message = import_error(path if source == "file" else proto)
+    assert message.startswith("invalid ONNX model"), message
+
+
 # ---------------------------------------------------------------------------------------------
 # Mutated models
 # ---------------------------------------------------------------------------------------------
