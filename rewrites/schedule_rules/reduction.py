@@ -638,7 +638,8 @@ class _Builder:
     def pack_nest(self, packing: Packing) -> list[Operation]:
         """`Bp[p, k, l] = B[k, p * NR + l]` (zero past the last column), `Bp` allocated: one
         panel per column tile, so that a reduction step of the kernel reads NR contiguous
-        values."""
+        values. The whole panels are copied row by row (`k` outermost): each row of `B` is read
+        once, front to back, and the rows, not the (maybe few) panels, are what threads split."""
         lanes = self.plan.nr
         element = _element_type(packing.buffer)
         panels = -(-packing.columns // lanes)
@@ -681,8 +682,16 @@ class _Builder:
             body.append(self.loop(0, packing.rows, 1, "k", "serial", row))
 
         if full:
-            ops.append(self.loop(0, full, 1, "p", "serial",
-                                 lambda p, body: panel_rows(p, body, False)))
+            def rows_of_panels(k: SSAValue, body: list[Operation]) -> None:
+                def panel(p: SSAValue, panel_body: list[Operation]) -> None:
+                    def lane(l: SSAValue, lane_body: list[Operation]) -> None:
+                        copy(p, k, l, lane_body, False)
+
+                    panel_body.append(self.loop(0, lanes, 1, "l", "vectorized", lane))
+
+                body.append(self.loop(0, full, 1, "p", "serial", panel))
+
+            ops.append(self.loop(0, packing.rows, 1, "k", "serial", rows_of_panels))
         if panels > full:
             last: list[Operation] = []
             panel_rows(self.const(full), last, True)

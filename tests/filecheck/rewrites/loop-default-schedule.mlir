@@ -3,16 +3,16 @@
 // Default CPU schedules of the nests convert-tensor-expr-to-loop makes (threads and vector width
 // fixed so that the schedule does not depend on the host).
 
-// GEMM: B is packed into [ceil(40/32)][8][32] panels, one per 32-column tile (the last one
-// zero-padded by a guarded copy); an 8x32 register tile of unrolled rows and 16-lane vectorized
-// columns accumulates over the reduction loop r0 (innermost but one), reading A by broadcast and
-// B's panel as vectors; the relu epilogue writes the tile out. Row and column tails get their
-// own (smaller) kernels.
+// GEMM: B is packed into [ceil(40/32)][8][32] panels, one per 32-column tile (row by row, the
+// rows split between the threads; the last panel zero-padded by a guarded copy); an 8x32
+// register tile of unrolled rows and 16-lane vectorized columns accumulates over the reduction
+// loop r0 (innermost but one), reading A by broadcast and B's panel as vectors; the relu
+// epilogue writes the tile out. Row and column tails get their own (smaller) kernels.
 
 // CHECK-LABEL: func.func @matmul
 // CHECK:         %[[BP:.*]] = loop.alloc global : memref<2x8x32xf32>
-// CHECK:         loop.for %[[P:.*]] = %{{.*}} axis "p" {
-// CHECK-NEXT:      loop.for %{{.*}} axis "k" kind parallel {
+// CHECK:         loop.for %{{.*}} axis "k" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} axis "p" {
 // CHECK-NEXT:        loop.for %[[L:.*]] = %{{.*}} axis "l" kind vectorized {
 // CHECK-NEXT:          loop.block "matmul.pack" reads(%b : memref<8x40xf32>) writes(%[[BP]] : memref<2x8x32xf32>)
 // CHECK:         loop.block "matmul.pack"
