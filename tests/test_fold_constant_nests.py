@@ -116,6 +116,12 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x40xf32>) -> tensor<4x40xf32> {
     assert before > 0 and allocs(module) == before
 
 
+def index_constants(function: func.FuncOp) -> dict:
+    """The values of the `index` constants at the top of `function`'s body."""
+    return {op.results[0]: int(op.value.value.data)  # type: ignore[attr-defined]
+            for op in function.body.block.ops if op.name == "arith.constant"}
+
+
 def test_whole_nest_evaluation_matches_the_interpreter() -> None:
     """Each pack nest of a scheduled GEMM, run by `evaluate_nest` and by the scalar loop
     interpreter on the same weight, fills its buffer identically (zeros past the last column
@@ -137,10 +143,7 @@ func.func @f(%a: tensor<3x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<3x{n}xf32
              and alloc.result in {v for o in op.walk() for v in getattr(o, "writes", ())}]
     assert len(nests) == 2, "whole panels and the partial last one"
     weight = kernel.body.block.args[1]
-    env: dict = {weight: b}
-    for op in kernel.body.block.ops:
-        if op.name == "arith.constant":
-            env[op.results[0]] = int(op.value.value.data)  # type: ignore[attr-defined]
+    env: dict = {weight: b, **index_constants(kernel)}
     shape = tuple(alloc.result.type.get_shape())  # type: ignore[attr-defined]
     whole = np.full(shape, np.nan, np.float32)
     scalar = np.full(shape, np.nan, np.float32)
@@ -185,10 +188,7 @@ func.func @f(%W: memref<6x4xf32>, %O: memref<3x8xf32>) {
     module = Parser(make_context(), text).parse_module()
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     weight, out = function.body.block.args
-    env: dict = {}
-    for op in function.body.block.ops:
-        if op.name == "arith.constant":
-            env[op.results[0]] = int(op.value.value.data)  # type: ignore[attr-defined]
+    env = index_constants(function)
     (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
     w = RNG.standard_normal((6, 4), dtype=np.float32)
     whole = np.full((3, 8), np.nan, np.float32)
