@@ -1,9 +1,11 @@
-"""GPU code run through OpenCL on PoCL (or any OpenCL device): graph models compiled with
+"""GPU code run on the two GPU runtimes against the graph interpreter: graph models compiled with
 `dlc.compile(..., target="opencl")` (the gpu-opencl pipeline: default GPU schedules, kernels,
-OpenCL C, the host plan on pyopencl) against the graph interpreter.
+OpenCL C, the host plan on pyopencl; PoCL on the CPU here) and `target="cuda"` (the gpu-ptx
+pipeline: the same schedules, PTX loaded through the CUDA driver). Each target's tests are
+skipped, with the reason, where its runtime is missing: CUDA needs an NVIDIA GPU and cuda-python.
 
 PoCL builds each OpenCL program in about a second (cached afterwards in ~/.cache/pocl), so the
-quick tests put many entry functions into one module and build it once.
+quick tests put many entry functions into one module and build it once per target.
 """
 
 from __future__ import annotations
@@ -12,22 +14,37 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
 
-pytest.importorskip("pyopencl")
-
-from xdsl.dialects import func  # noqa: E402
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32  # noqa: E402
-from xdsl.ir import Block, Operation, Region, SSAValue  # noqa: E402
-
-import dialects.graph as g  # noqa: E402
-import dlc  # noqa: E402
-from dialects.graph.interpreter import run_module  # noqa: E402
-from runtime.gpu_host import GpuExecutable  # noqa: E402
+import dialects.graph as g
+import dlc
+from dialects.graph.interpreter import run_module
+from runtime.cuda import cuda_unavailable_reason
+from runtime.gpu_host import GpuExecutable
 
 RNG = np.random.default_rng(20261129)
 RTOL = ATOL = 2e-4
 
 Build = Callable[..., Sequence[Operation]]
+
+
+def _opencl_unavailable_reason() -> str | None:
+    try:
+        import pyopencl  # noqa: F401
+    except ImportError:
+        return "pyopencl is not installed (pip install pyopencl pocl-binary-distribution)"
+    return None
+
+
+def _target(name: str, reason: str | None) -> object:
+    return pytest.param(name, marks=pytest.mark.skipif(reason is not None, reason=f"{reason}"))
+
+
+OPENCL = _target("opencl", _opencl_unavailable_reason())
+TARGETS = [OPENCL, _target("cuda", cuda_unavailable_reason())]
+"""The GPU targets the numeric tests run on, each skipped where its runtime is missing."""
 
 
 def function(name: str, shapes: Sequence[Sequence[int]], build: Build) -> func.FuncOp:
@@ -140,11 +157,11 @@ def _base_ops() -> list[func.FuncOp]:
     ]
 
 
-@pytest.fixture(scope="module")
-def base_module() -> tuple[ModuleOp, GpuExecutable]:
+@pytest.fixture(scope="module", params=TARGETS)
+def base_module(request: pytest.FixtureRequest) -> tuple[ModuleOp, GpuExecutable]:
     module = ModuleOp(_base_ops())
     module.verify()
-    executable = dlc.compile(module, target="opencl", entry="conv2d_bias_relu")
+    executable = dlc.compile(module, target=request.param, entry="conv2d_bias_relu")
     assert isinstance(executable, GpuExecutable)
     return module, executable
 
@@ -159,14 +176,22 @@ def test_graph_op_matches_interpreter(entry: str, base_module: tuple[ModuleOp, G
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
-def test_kernels_use_shared_memory_barriers_and_vectors(base_module):
-    """The GEMM runs through __local tiles and float4 reads, long reductions through a tree."""
+KERNEL_SOURCE_MARKS = {
+    "opencl": ["__local float a_tile[", "vload4(0, b_tile", "barrier(CLK_LOCAL_MEM_FENCE)",
+               "_red[256]"],
+    "cuda": ["matmul_a_tile[", "ld.shared.v4.b32", "bar.sync", "_red[1024]"],
+}
+"""Per target: the GEMM's shared-memory tile, its 4-wide reads of the B tile, the barrier,
+and the 256-float tree-reduction buffer of softmax_long and reduce_max_long."""
+
+
+def test_kernels_use_shared_memory_barriers_and_vectors(base_module, request):
+    """The GEMM runs through shared-memory tiles and 4-wide reads, long reductions through a
+    tree: in OpenCL C, and in the PTX of the same kernels."""
     _, executable = base_module
-    source = executable.source
-    assert "__local float a_tile[" in source
-    assert "vload4(0, b_tile" in source
-    assert "barrier(CLK_LOCAL_MEM_FENCE)" in source
-    assert "_red[256]" in source  # the tree reductions of softmax_long and reduce_max_long
+    target = request.node.callspec.params["base_module"]
+    for mark in KERNEL_SOURCE_MARKS[target]:
+        assert mark in executable.source, mark
 
 
 def test_outputs_into_caller_arrays(base_module):
@@ -201,7 +226,8 @@ def test_wrong_inputs_are_reported(base_module):
         entry(np.zeros((3, 20), np.float32))
 
 
-def test_cache_read_into_shared_memory_with_primitives():
+@pytest.mark.parametrize("target", [OPENCL])
+def test_cache_read_into_shared_memory_with_primitives(target: str):
     """A hand schedule with the schedule primitives: B staged in shared memory by
     `cache_read(..., "shared")` + `compute_at`, rows bound to blocks and columns to threads;
     the copy runs on thread 0 of each block, a barrier before the threads read it."""
@@ -280,13 +306,14 @@ def transformer_block(seq: int, hidden: int, mlp: int) -> ModuleOp:
     return module
 
 
-def test_transformer_block_matches_interpreter():
+@pytest.mark.parametrize("target", TARGETS)
+def test_transformer_block_matches_interpreter(target: str):
     module = transformer_block(seq=32, hidden=32, mlp=64)
     function_op = next(iter(module.ops))
     assert isinstance(function_op, func.FuncOp)
     inputs = [a * 0.3 for a in inputs_for(function_op, positive=False)]
     (want,) = run_module(module, inputs)
-    got = dlc.compile(module, target="opencl")(*inputs)
+    got = dlc.compile(module, target=target)(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
 
 
@@ -296,7 +323,8 @@ def test_transformer_block_matches_interpreter():
 
 
 @pytest.mark.slow
-def test_resnet18_matches_interpreter():
+@pytest.mark.parametrize("target", TARGETS)
+def test_resnet18_matches_interpreter(target: str):
     from benchmarks.model_zoo import resnet18
     from frontends.onnx import import_onnx
 
@@ -304,16 +332,17 @@ def test_resnet18_matches_interpreter():
     module = import_onnx(model)
     x = RNG.standard_normal((1, 3, 64, 64)).astype(np.float32)
     (want,) = run_module(module, [x])
-    got = dlc.compile(model, target="opencl")(x)
+    got = dlc.compile(model, target=target)(x)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.slow
-def test_transformer_block_at_scale():
+@pytest.mark.parametrize("target", TARGETS)
+def test_transformer_block_at_scale(target: str):
     module = transformer_block(seq=128, hidden=128, mlp=256)
     function_op = next(iter(module.ops))
     assert isinstance(function_op, func.FuncOp)
     inputs = [a * 0.2 for a in inputs_for(function_op, positive=False)]
     (want,) = run_module(module, inputs)
-    got = dlc.compile(module, target="opencl")(*inputs)
+    got = dlc.compile(module, target=target)(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
