@@ -183,8 +183,8 @@ func.func @conv(%x: memref<1x2x6x6xf32>, %w: memref<4x2x3x3xf32>, %b: memref<4xf
 // vectorized over output channels instead: the OIHW weight is packed into [ceil(20/32)][2][3][3][32]
 // zero-padded panels (a guarded copy), and a 4 (ow, unrolled) x 32 (oc: two 16-lane vectors) register
 // tile reads the packed weights as vectors and the input as scalars; the relu epilogue runs
-// channel by channel over the 20 real channels, each storing the 4 contiguous ow of its row (a
-// vector, not a scatter); output rows run in parallel.
+// channel by channel over the 20 real channels (a serial loop: each reads a column of the tile),
+// each storing the 4 contiguous ow of its row (a vector, not a scatter); output rows run in parallel.
 
 // CHECK-LABEL: func.func @strided_conv
 // CHECK:         %[[WP:.*]] = loop.alloc global : memref<1x2x3x3x32xf32>
@@ -203,7 +203,7 @@ func.func @conv(%x: memref<1x2x6x6xf32>, %w: memref<4x2x3x3xf32>, %b: memref<4xf
 // CHECK:                         loop.load %x[%{{.*}}] : memref<1x2x9x9xf32> -> f32
 // CHECK-NEXT:                    loop.load %[[WP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[CI]]] : memref<1x2x3x3x32xf32> -> f32
 // CHECK:                         loop.store %{{.*}}, %[[TILE]][%[[RI]], %[[CI]]] : f32 -> memref<4x32xf32>
-// CHECK:           loop.for %[[OC:.*]] = %c0 to %c20 step %c1 axis "i1.i" kind unrolled {
+// CHECK:           loop.for %[[OC:.*]] = %c0 to %c20 step %c1 axis "i1.i" {
 // CHECK-NEXT:        loop.for %[[RO:.*]] = %{{.*}} axis "i3.i" kind vectorized {
 // CHECK-NEXT:          loop.block "relu" reads(%[[TILE]], %b : memref<4x32xf32>, memref<20xf32>) writes(%out : memref<1x20x4x4xf32>)
 // CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[OC]], %[[OH]], %[[RO]]] : f32 -> memref<1x20x4x4xf32>
