@@ -17,6 +17,7 @@ NumPy arrays: weights never go through LLVM IR text.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -624,6 +625,10 @@ class _Driver:
         # while the others idle.
         sizes = [sum(1 for _ in unit.walk()) for _, unit in pending]
         order = sorted(range(len(pending)), key=lambda index: -sizes[index])
+        # The workers inherit the whole model's IR: frozen, the cyclic garbage collector skips
+        # it (each full collection would walk it again in every worker while the lowering
+        # allocates) and does not write to its pages (no copy-on-write).
+        gc.freeze()
         try:
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
                 for index, result, error in pool.imap_unordered(_compile_forked, order,
@@ -633,6 +638,7 @@ class _Driver:
                     assert result is not None
                     yield pending[index][0], result
         finally:
+            gc.unfreeze()
             _FORKED_WORK = None
 
     def _entry(self, suffix: list[str], info: ModelInfo | None) -> dict[str, np.ndarray]:
