@@ -23,6 +23,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -680,6 +681,24 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
+GC_THRESHOLD_WHILE_COMPILING = (200_000, 30, 30)
+"""The garbage collector's thresholds while a model compiles (Python's default: 700, 10, 10).
+The passes allocate millions of IR objects that nearly all stay alive, so most collections
+find nothing and the full ones walk the whole model again (mypy raises them the same way).
+ResNet-18 cold compile, fresh processes interleaved: 4.70/4.47/3.90/3.86 s ->
+4.43/4.00/3.81/4.03 s."""
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLD_WHILE_COMPILING)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def compile_module(
     module: ModuleOp,
     options: CompileOptions,
@@ -697,4 +716,5 @@ def compile_module(
         raise CompileError(f"expected target 'llvm', found {options.target!r}")
     driver = _Driver(module, options, cache, progress or Progress("module", False),
                      ctx or make_context(), jobs if jobs is not None else default_jobs())
-    return driver.run(), driver.kernel_keys
+    with _fewer_collections():
+        return driver.run(), driver.kernel_keys

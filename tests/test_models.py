@@ -234,6 +234,35 @@ def test_unsupported_ops_are_a_compile_error(tmp_path: Path) -> None:
         dlc.compile(tmp_path / "model.txt", cache_dir=tmp_path)
 
 
+def test_compiles_restore_the_garbage_collector_thresholds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from runtime import compiler
+
+    seen: list[tuple[int, ...]] = []
+    run = compiler._Driver.run
+
+    def recording_run(driver: compiler._Driver) -> compiler.CompiledModel:
+        seen.append(gc.get_threshold())
+        return run(driver)
+
+    monkeypatch.setattr(compiler._Driver, "run", recording_run)
+    before = gc.get_threshold()
+    dlc.compile(tiny_model(), cache=False)
+    assert seen == [compiler.GC_THRESHOLD_WHILE_COMPILING]
+    assert gc.get_threshold() == before
+
+    def failing_run(driver: compiler._Driver) -> compiler.CompiledModel:
+        raise compiler.CompileError("LLVM failed")
+
+    monkeypatch.setattr(compiler._Driver, "run", failing_run)
+    with pytest.raises(dlc.CompileError, match="LLVM failed"):
+        dlc.compile(tiny_model(scale=3.0), cache=False)
+    assert gc.get_threshold() == before
+
+
 def test_progress_is_reported_once_a_compile_is_slow() -> None:
     stream = io.StringIO()
     quiet = Progress("m.onnx", enabled=True, delay=60.0, stream=stream)
