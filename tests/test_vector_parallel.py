@@ -102,6 +102,44 @@ def test_vectorized_gather_and_private_buffer() -> None:
     assert "insertelement" in llvm_ir(GATHER_PRIVATE)
 
 
+STRIDED = """
+func.func @every_nth(%x: memref<3x{n}xf32>, %out: memref<3x{m}xf32>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %stride = arith.constant {stride} : index
+  %offset = arith.constant {offset} : index
+  %cm = arith.constant {m} : index
+  loop.for %r = %c0 to %c3 step %c1 axis "r" {{
+    loop.for %i = %c0 to %cm step %c1 axis "i" kind vectorized {{
+      %scaled = arith.muli %i, %stride : index
+      %j = arith.addi %scaled, %offset : index
+      %v = loop.load %x[%r, %j] : memref<3x{n}xf32> -> f32
+      loop.store %v, %out[%r, %i] : f32 -> memref<3x{m}xf32>
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("stride", [2, 3, 4, 5])
+@pytest.mark.parametrize("m", [1, 2, 5, 16, 17, 40, 70])
+def test_vectorized_strided_load(stride: int, m: int) -> None:
+    """Every `stride`-th element of rows exactly as long as the lanes read (so a vector load
+    past the last lane's element would read outside the row): vector loads and shuffles for
+    strides 2-4, a lane-by-lane gather for 5; straight-line, looped and remainder vectors."""
+    for offset in (0, 1):
+        n = stride * (m - 1) + 1 + offset
+        x = RNG.standard_normal((3, n), dtype=np.float32)
+        text = STRIDED.format(n=n, m=m, stride=stride, offset=offset)
+        np.testing.assert_array_equal(run(text, x), x[:, offset::stride][:, :m])
+    ir = llvm_ir(STRIDED.format(n=stride * 15 + 1, m=16, stride=stride, offset=0))
+    assert ir.count("load <16 x float>") == (stride if stride <= 4 else 0)
+    assert ("insertelement" in ir) == (stride > 4)
+
+
 LANE_REDUCTION = """
 func.func @sum(%x: memref<32xf32>, %out: memref<1xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index

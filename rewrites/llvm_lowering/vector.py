@@ -4,7 +4,7 @@ the vectorizer of `loop.for ... kind vectorized` (TVM's `VectorizeLoop`, MLIR's 
 Broadcasts become insertelement + shufflevector, `vector.fma` the `llvm.fma` intrinsic,
 reductions the `llvm.vector.reduce.*` intrinsics (float add/mul in order, as LLVM's intrinsics
 without `reassoc` specify), loads and stores of N contiguous elements plain `llvm.load`/
-`llvm.store`, and extract/insert at static positions lane shuffles.
+`llvm.store`, and extract/insert at static positions and `vector.shuffle` lane shuffles.
 
 `vectorize_loop` widens the body of a vectorized loop with constant bounds into these vector
 ops (see `LoopVectorizer`): W lanes per vector (the target's vector bits over the widest element
@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -238,6 +239,24 @@ class ExtractInsertLowering(RewritePattern):
             replace_with_lowered(op, [position, insert], insert.results, rewriter)
 
 
+@dataclass
+class ShuffleLowering(RewritePattern):
+    """`vector.shuffle` of two 1-D vectors -> `llvm.shufflevector` (the same lanes)."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ShuffleOp, rewriter: PatternRewriter) -> None:
+        result_type = _vector_type(op, op.result)
+        for value in (op.v1, op.v2):
+            if len(_vector_type(op, value).get_shape()) != 1:
+                raise lowering_error(op, f"expected 1-D vectors, found {value.type}")
+        v1, v2 = lowered_operands(op, self.lowering, rewriter)
+        mask = DenseArrayBase.from_list(IntegerType(32), list(op.mask.get_values()))
+        shuffle = llvm.ShuffleVectorOp(v1, v2, mask, self.lowering.convert_type(result_type))
+        replace_with_lowered(op, [shuffle], shuffle.results, rewriter)
+
+
 def vector_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns that lower the 1-D `vector` ops dlc's CPU code uses."""
     return [
@@ -246,6 +265,7 @@ def vector_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
         ReductionLowering(lowering),
         LoadStoreLowering(lowering),
         ExtractInsertLowering(lowering),
+        ShuffleLowering(lowering),
     ]
 
 
@@ -369,8 +389,10 @@ class LoopVectorizer:
     Each scalar value of the body becomes `Uniform`, `Affine` (index arithmetic that moves by a
     constant stride per lane) or `Varying` (a vector). Loads and stores whose last index is
     affine with stride 1 and whose other indices are uniform become vector loads and stores
-    (`loop.load ... -> vector<W x T>`); loads at uniform indices stay scalar and are broadcast
-    where a vector needs them; other accesses are gathered or scattered lane by lane. A
+    (`loop.load ... -> vector<W x T>`); loads whose last index moves by 2-4 elements per lane
+    are read as contiguous vectors and shuffled (`emit_strided_load`); loads at uniform indices
+    stay scalar and are broadcast where a vector needs them; other accesses are gathered or
+    scattered lane by lane. A
     `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`. Nested
     `loop.block`s are inlined; nested loops with uniform bounds keep running, with a widened
     body; a `loop.alloc local` inside becomes one buffer with a trailing dimension of W lanes.
@@ -578,6 +600,13 @@ class LoopVectorizer:
                 self.emit_vector_load(memref.value, contiguous, vector_type)
             )
             return
+        strided = self._strided(indices)
+        if strided is not None and width > 1:
+            outer, base, stride = strided
+            env[op.results[0]] = Varying(
+                self.emit_strided_load(memref.value, outer, base, stride, vector_type)
+            )
+            return
         lanes = [
             self.emit_value(
                 LoadOp(memref.value, [self.lane_scalar(index, lane) for index in indices])
@@ -596,6 +625,55 @@ class LoopVectorizer:
         if not isinstance(last, Affine) or last.stride != 1:
             return None
         return [*(index.value for index in outer), last.base]  # type: ignore[union-attr]
+
+    def _strided(self, indices: list[Lanes]) -> tuple[list[SSAValue], SSAValue, int] | None:
+        """(outer indices, lane 0's last index, stride) of an access whose last index moves by
+        2..`MAX_SHUFFLED_STRIDE` elements per lane and whose other indices are uniform."""
+        if not indices:
+            return None
+        *outer, last = indices
+        if not all(isinstance(index, Uniform) for index in outer):
+            return None
+        if not isinstance(last, Affine) or not 2 <= last.stride <= MAX_SHUFFLED_STRIDE:
+            return None
+        return [index.value for index in outer], last.base, last.stride  # type: ignore[union-attr]
+
+    def emit_strided_load(
+        self, memref: SSAValue, outer: list[SSAValue], base: SSAValue, stride: int,
+        vector_type: VectorType,
+    ) -> SSAValue:
+        """Lanes `base + l * stride` of a row: the elements from the first lane's to the last
+        lane's, read by `stride` contiguous vector loads that stay inside that span (the last
+        one ends at the last lane's element: nothing outside what the scalar loads read), then
+        picked by `stride - 1` two-source shuffles (LLVM's interleaved-access form: one
+        `vpermt2ps` each on AVX-512) instead of a load and an insert per lane."""
+        width = vector_type.get_shape()[0]
+        span = stride * (width - 1) + 1
+        offsets = [min(j * width, span - width) for j in range(-(-span // width))]
+        parts = [
+            self.emit_vector_load(memref, [*outer, self.add(base, self.index(offset))],
+                                  vector_type)
+            for offset in offsets
+        ]
+        sources: list[tuple[int, int]] = []  # (part, position in it) of each lane
+        for lane in range(width):
+            element = lane * stride
+            part = next(j for j, o in enumerate(offsets) if o <= element < o + width)
+            sources.append((part, element - offsets[part]))
+        # Fold the parts in order: after merging part j, every lane taken from parts <= j holds
+        # its element; the other lanes hold placeholders that later shuffles overwrite.
+        first = [p + width if j == 1 else p if j == 0 else 0 for j, p in sources]
+        result = self.shuffle(parts[0], parts[1], first, vector_type)
+        for j in range(2, len(parts)):
+            mask = [p + width if k == j else lane for lane, (k, p) in enumerate(sources)]
+            result = self.shuffle(result, parts[j], mask, vector_type)
+        return result
+
+    def shuffle(self, v1: SSAValue, v2: SSAValue, mask: list[int], vector_type: VectorType
+                ) -> SSAValue:
+        return self.emit_value(vector.ShuffleOp(
+            v1, v2, DenseArrayBase.from_list(IntegerType(64), mask), result_type=vector_type
+        ))
 
     def emit_vector_load(
         self, memref: SSAValue, indices: list[SSAValue], vector_type: VectorType
@@ -758,6 +836,11 @@ def vector_lanes(loop: ForOp, lowering: LLVMLowering) -> int:
             widest = max(widest, size)
     return max(1, lowering.vector_bits // 8 // widest)
 
+
+MAX_SHUFFLED_STRIDE = 4
+"""A load whose last index moves by 2..this many elements per lane (a stride-2 pooling window,
+a strided slice) is read as that many contiguous vectors and shuffled together; a larger stride
+is gathered lane by lane."""
 
 MAX_STRAIGHT_CHUNKS = 4
 """A vectorized loop of at most this many full vectors becomes straight-line code; a longer

@@ -370,6 +370,44 @@ func.func @vectorized_gather(%x: memref<4x4xf32>, %out: memref<4xf32>) attribute
 
 // -----
 
+// A load whose last index moves by 2 (or 3, 4) elements per lane reads the span from the first
+// lane's element to the last one's as contiguous vectors, none reaching past it, and picks the
+// lanes with shuffles: 8 lanes of stride 2 read elements [0, 15) as two vectors at 0 and 7, one
+// two-source shuffle; 4 lanes of stride 3 read [0, 10) at 0, 4 and 6, two shuffles.
+
+// CHECK-LABEL: llvm.func @vectorized_strided_loads
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK-NEXT:    llvm.shufflevector %[[A]], %[[B]] [0, 2, 4, 6, 9, 11, 13, 15] : vector<8xf32>
+// CHECK:         %[[C:.*]] = llvm.load %{{.*}} -> vector<4xf32>
+// CHECK:         %[[D:.*]] = llvm.load %{{.*}} -> vector<4xf32>
+// CHECK:         %[[E:.*]] = llvm.load %{{.*}} -> vector<4xf32>
+// CHECK-NEXT:    %[[CD:.*]] = llvm.shufflevector %[[C]], %[[D]] [0, 3, 6, 0] : vector<4xf32>
+// CHECK-NEXT:    llvm.shufflevector %[[CD]], %[[E]] [0, 1, 2, 7] : vector<4xf32>
+// CHECK-NOT:     llvm.insertelement
+// CHECK:         llvm.return
+func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out: memref<8xf32>, %out3: memref<4xf32>) attributes {dlc.num_outputs = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind vectorized {
+    %j = arith.muli %i, %c2 : index
+    %v = loop.load %x[%j] : memref<16xf32> -> f32
+    loop.store %v, %out[%i] : f32 -> memref<8xf32>
+  }
+  loop.for %k = %c0 to %c4 step %c1 axis "k" kind vectorized {
+    %l = arith.muli %k, %c3 : index
+    %w = loop.load %y[%l] : memref<10xf32> -> f32
+    loop.store %w, %out3[%k] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
 // data block and calls GOMP_parallel with the thread function; each thread computes its static
 // chunk [first, last) of the iterations and runs them in the body function, whose buffers are
