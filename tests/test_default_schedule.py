@@ -137,6 +137,80 @@ func.func @pool(%x: tensor<1x3x10x10xf32>) -> tensor<1x3x5x5xf32> {
     np.testing.assert_allclose(compiled(text, threads)(x), expected)
 
 
+def pool_text(op: str, c: int, size: int, k: int, stride: int, pad: int) -> str:
+    out = (size + 2 * pad - k) // stride + 1
+    x_t, y_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<1x{c}x{out}x{out}xf32>"
+    return f"""
+func.func @pool(%x: {x_t}) -> {y_t} {{
+  %p = graph.{op} %x {{kernel = array<i64: {k}, {k}>, strides = array<i64: {stride}, {stride}>,
+      padding = array<i64: {pad}, {pad}, {pad}, {pad}>}} : ({x_t}) -> {y_t}
+  func.return %p : {y_t}
+}}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("op", "c", "size", "k", "stride", "pad"),
+    [("max_pool2d", 4, 23, 3, 2, 1), ("max_pool2d", 3, 75, 3, 2, 1),
+     ("max_pool2d", 2, 20, 3, 3, 0), ("max_pool2d", 2, 33, 5, 4, 2),
+     ("max_pool2d", 2, 19, 2, 5, 0), ("avg_pool2d", 3, 30, 3, 2, 1)],
+)
+def test_strided_pools_match_the_interpreter(op: str, c: int, size: int, k: int, stride: int,
+                                             pad: int, threads: int) -> None:
+    """Pools whose windows move by 2-4 input columns per output column (read as vectors and
+    shuffled; 5: gathered), padded (through a "pad" compute) or not, with output rows of
+    12, 38, 7, 9, 4 and 15 columns, vs the graph dialect's interpreter."""
+    from dialects.graph.interpreter import run_module
+
+    text = pool_text(op, c, size, k, stride, pad)
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    expected = run_module(module(text), [x])[0]
+    np.testing.assert_allclose(compiled(text, threads)(x), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_strided_max_pool_schedule_structure() -> None:
+    """ResNet's 3x3/2 max pool (padding 1) reads a -inf padded copy of its input; its window
+    loop gets the register tile of a reduction, rows unrolled and the output columns vectorized
+    (the input read two columns apart per lane), output channels in parallel."""
+    loops, parsed = scheduled_loops(pool_text("max_pool2d", 8, 32, 3, 2, 1))
+    kinds = {(loop.axis.data, loop.kind.data) for loop in loops}
+    assert {("i3.i", "vectorized"), ("i2.i", "unrolled"), ("i1", "parallel")} <= kinds
+    buffers = {str(op.result.type) for op in parsed.walk() if isinstance(op, AllocOp)}
+    assert "memref<1x8x33x33xf32>" in buffers  # the padded input
+    assert any(b.startswith("memref<") and b.endswith("x16xf32>") for b in buffers)  # the tile
+
+
+def test_lane_stride() -> None:
+    from xdsl.builder import Builder
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IndexType
+    from xdsl.ir import Block
+    from xdsl.rewriter import InsertPoint
+
+    from rewrites.schedule_rules.nest import lane_stride
+
+    block = Block(arg_types=[IndexType(), IndexType()])
+    iv, other = block.args
+    builder = Builder(InsertPoint.at_end(block))
+
+    def const(value: int):  # noqa: ANN202
+        return builder.insert(arith.ConstantOp.from_int_and_width(value, IndexType())).result
+
+    two, three = const(2), const(3)
+    doubled = builder.insert(arith.MuliOp(iv, two)).result
+    window = builder.insert(arith.AddiOp(doubled, other)).result
+    shifted = builder.insert(arith.SubiOp(window, three)).result
+    tripled = builder.insert(arith.MuliOp(three, shifted)).result
+    assert lane_stride(iv, iv) == 1
+    assert lane_stride(doubled, iv) == 2
+    assert lane_stride(shifted, iv) == 2
+    assert lane_stride(tripled, iv) == 6
+    assert lane_stride(builder.insert(arith.SubiOp(other, iv)).result, iv) is None
+    assert lane_stride(builder.insert(arith.MuliOp(iv, other)).result, iv) is None
+    assert lane_stride(builder.insert(arith.AddiOp(iv, iv)).result, iv) is None
+
+
 def scheduled_loops(text: str, threads: int = 2) -> list[ForOp]:
     from xdsl.passes import PassPipeline
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.arith import AddiOp
+from xdsl.dialects.arith import AddiOp, ConstantOp, MuliOp, SubiOp
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
@@ -134,9 +135,34 @@ def is_lane_index(index: SSAValue, iv: SSAValue) -> bool:
     return False
 
 
-def contiguous_in(accesses: list[LoadOp | StoreOp], iv: SSAValue, home: SSAValue | None) -> bool:
+def lane_stride(index: SSAValue, iv: SSAValue) -> int | None:
+    """The constant `s` if `index` is `iv * s + x` with `x` independent of `iv` (built from
+    `arith.addi`, `arith.subi` of an `iv`-free value and `arith.muli` by a constant), else None."""
+    if index is iv:
+        return 1
+    owner = index.owner
+    if isinstance(owner, AddiOp | SubiOp):
+        varying = [v for v in (owner.lhs, owner.rhs) if depends_on(v, {iv})]
+        if len(varying) != 1 or (isinstance(owner, SubiOp) and varying[0] is owner.rhs):
+            return None
+        return lane_stride(varying[0], iv)
+    if isinstance(owner, MuliOp):
+        for varying, factor in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            factor_owner = factor.owner
+            if isinstance(factor_owner, ConstantOp) and isinstance(factor_owner.value,
+                                                                   IntegerAttr):
+                stride = lane_stride(varying, iv)
+                return None if stride is None else stride * factor_owner.value.value.data
+    return None
+
+
+def contiguous_in(
+    accesses: list[LoadOp | StoreOp], iv: SSAValue, home: SSAValue | None, max_stride: int = 1
+) -> bool:
     """Whether every access that depends on `iv` does so only through its last index, as a lane
-    index (so that vectorizing `iv` gives contiguous vector accesses)."""
+    index (so that vectorizing `iv` gives contiguous vector accesses); with `max_stride` > 1,
+    loads may also move by up to that many elements per lane (the vectorizer reads them as
+    contiguous vectors and shuffles them)."""
     for access in accesses:
         if access.memref is home:
             continue
@@ -145,6 +171,9 @@ def contiguous_in(accesses: list[LoadOp | StoreOp], iv: SSAValue, home: SSAValue
             continue
         if any(depends_on(index, {iv}) for index in indices[:-1]):
             return False
-        if not is_lane_index(indices[-1], iv):
+        if is_lane_index(indices[-1], iv):
+            continue
+        stride = lane_stride(indices[-1], iv) if isinstance(access, LoadOp) else None
+        if stride is None or not 1 <= stride <= max_stride:
             return False
     return True

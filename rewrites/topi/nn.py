@@ -14,7 +14,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
 from dialects.graph.ops_tensor import ConvTranspose2DOp
@@ -51,7 +51,7 @@ PAD_TAG = "pad"
 
 def pad(
     builder: Builder,
-    origin: Conv2DOp,
+    origin: Operation,
     x: SSAValue,
     before: dict[int, int],
     after: dict[int, int],

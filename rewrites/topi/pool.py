@@ -1,10 +1,10 @@
 """Compute definitions of the pooling graph ops: max_pool2d, avg_pool2d, global_avg_pool2d.
 
-Counterpart: TVM's `topi.nn.pool2d` and `topi.nn.global_pool`. Windows read the input through
-clamped indices and `arith.select`: padding, and the overhang of a last window in ceil mode, give
--inf to a max (so they never win) and 0 to a sum. Averages are a sum compute (tag "pool_avg")
-followed by an injective division by the number of counted elements, which is a constant when
-every window counts the same number.
+Counterpart: TVM's `topi.nn.pool2d` and `topi.nn.global_pool`. Where a window can leave the
+input, the windows read a "pad" compute of it: padding, and the overhang of a last window in ceil
+mode, hold -inf for a max (so they never win) and 0 for a sum. Averages are a sum compute (tag
+"pool_avg") followed by an injective division by the number of counted elements, which is a
+constant when every window counts the same number.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from rewrites.topi.common import (
     zero_attr,
 )
 from rewrites.topi.elementwise import INJECTIVE
+from rewrites.topi.nn import pad
 from rewrites.topi.registry import compute_definition
 
 
@@ -43,6 +44,7 @@ class _Window:
         self, op: MaxPool2DOp | AvgPool2DOp, dilation: Sequence[int] = (1, 1)
     ) -> None:
         layout = op.layout_value()
+        self.input = op.x
         self.h_pos, self.w_pos = layout.index("H"), layout.index("W")
         self.kernel = op.kernel_tuple()
         self.strides = op.strides_tuple()
@@ -62,20 +64,43 @@ class _Window:
         )
         return may_leave(-self.pad_begin[axis], last, self.in_sizes[axis])
 
+    def padded(
+        self, builder: Builder, origin: MaxPool2DOp | AvgPool2DOp, x: SSAValue,
+        pad_value: IntegerAttr | FloatAttr,
+    ) -> SSAValue:
+        """`x`, or, when a window can leave it, a "pad" compute (`topi.nn.pad`) of `x` with the
+        padding and the overhang of a last ceil-mode window filled with `pad_value`: windows then
+        read it at plain affine indices (`h * sh + rh * dh`), which vectorize, instead of through
+        clamps and selects."""
+        if not (self.guarded(0) or self.guarded(1)):
+            return x
+        before: dict[int, int] = {}
+        after: dict[int, int] = {}
+        for axis, pos in enumerate((self.h_pos, self.w_pos)):
+            last = (
+                (self.out_sizes[axis] - 1) * self.strides[axis]
+                + (self.kernel[axis] - 1) * self.dilation[axis]
+            )
+            before[pos] = self.pad_begin[axis]
+            after[pos] = max(0, last + 1 - self.pad_begin[axis] - self.in_sizes[axis])
+        return pad(builder, origin, x, before, after, pad_value.value.data)
+
     def read(
         self, b: Builder, x: SSAValue, i: list[SSAValue], r: list[SSAValue],
-        pad: IntegerAttr | FloatAttr,
+        pad_value: IntegerAttr | FloatAttr,
     ) -> SSAValue:
-        """x at the window element `r` of the output point `i`, or `pad` outside the input."""
+        """x at the window element `r` of the output point `i`, or `pad_value` outside the
+        input; `x` is the input as `padded` returned it (padded if it is not the op's input)."""
         indices = list(i)
         guarded = [False] * len(i)
+        padded = x is not self.input
         for axis, pos in enumerate((self.h_pos, self.w_pos)):
             indices[pos] = affine(
                 b, [(i[pos], self.strides[axis]), (r[axis], self.dilation[axis])],
-                -self.pad_begin[axis],
+                0 if padded else -self.pad_begin[axis],
             )
-            guarded[pos] = self.guarded(axis)
-        return guarded_read(b, x, indices, guarded, pad)
+            guarded[pos] = not padded and self.guarded(axis)
+        return guarded_read(b, x, indices, guarded, pad_value)
 
     def counts(self, axis: int, include_pad: bool) -> list[int]:
         """The number of elements each window counts along `axis`, per output position."""
@@ -116,9 +141,10 @@ def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
     window = _Window(op, op.dilation_tuple())
     result_type = tensor_type(op.result)
     combiner, lowest = reduction("max", result_type.get_element_type())
+    source = window.padded(builder, op, op.x, lowest)
 
     def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        return window.read(b, op.x, i, r, lowest)
+        return window.read(b, source, i, r, lowest)
 
     return emit_compute(
         builder, op, "max_pool2d", result_type, body, tag="pool_max",
@@ -135,8 +161,10 @@ def avg_pool2d(op: AvgPool2DOp, builder: Builder) -> SSAValue:
     element_type = result_type.get_element_type()
     include_pad = op.count_include_pad_value()
 
+    source = window.padded(builder, op, op.x, zero_attr(element_type))
+
     def sum_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        return window.read(b, op.x, i, r, zero_attr(element_type))
+        return window.read(b, source, i, r, zero_attr(element_type))
 
     total = emit_compute(
         builder, op, "avg_pool2d_sum", result_type, sum_body, tag="pool_avg",

@@ -110,17 +110,28 @@ func.func @matmul_batched(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<
 
 // -----
 
-// Max pool with padding: out-of-input elements read -inf, never out of bounds.
+// Max pool with padding: a "pad" compute holds the input with -inf around it (read through
+// clamped indices, never out of bounds), and the windows read it at plain affine indices
+// (h * 2 + rh, w * 2 + rw), which vectorize.
 // CHECK-LABEL: func.func @max_pool_padded
 func.func @max_pool_padded(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
   %r = graph.max_pool2d %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   func.return %r : tensor<1x2x3x3xf32>
 }
-// CHECK:      tensor_expr.compute "max_pool2d" tag "pool_max" reduce [3, 3] max init 0xff800000 : f32 -> tensor<1x2x3x3xf32> {
+// CHECK:      %[[PAD:.*]] = tensor_expr.compute "pad" tag "pad" -> tensor<1x2x7x7xf32> {
 // CHECK:        %[[V:.*]] = tensor_expr.read %x[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x2x5x5xf32>
 // CHECK-NEXT:   %[[NINF:.*]] = arith.constant 0xff800000 : f32
 // CHECK-NEXT:   %[[S:.*]] = arith.select %{{.*}}, %[[V]], %[[NINF]] : f32
 // CHECK-NEXT:   tensor_expr.yield %[[S]] : f32
+// CHECK:      tensor_expr.compute "max_pool2d" tag "pool_max" reduce [3, 3] max init 0xff800000 : f32 -> tensor<1x2x3x3xf32> {
+// CHECK-NEXT: ^{{.*}}(%[[I0:.*]]: index, %[[I1:.*]]: index, %[[I2:.*]]: index, %[[I3:.*]]: index, %[[R0:.*]]: index, %[[R1:.*]]: index):
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[H:.*]] = arith.muli %[[I2]], %[[TWO]] : index
+// CHECK-NEXT:   %[[HR:.*]] = arith.addi %[[H]], %[[R0]] : index
+// CHECK-NEXT:   %[[W:.*]] = arith.muli %[[I3]], %[[TWO]] : index
+// CHECK-NEXT:   %[[WR:.*]] = arith.addi %[[W]], %[[R1]] : index
+// CHECK-NEXT:   %[[E:.*]] = tensor_expr.read %[[PAD]][%[[I0]], %[[I1]], %[[HR]], %[[WR]]] : tensor<1x2x7x7xf32>
+// CHECK-NEXT:   tensor_expr.yield %[[E]] : f32
 
 // -----
 

@@ -410,3 +410,56 @@ func.func @conv_residual(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %res:
   }
   func.return
 }
+
+// -----
+
+// A 3x3/2 max pool: its window reads the input two columns apart per output column, which the
+// vectorizer reads as contiguous vectors and shuffles, so the nest gets a reduction's register
+// tile (4 rows unrolled x 4 columns vectorized) like a contiguous one; channels run in parallel.
+
+// CHECK-LABEL: func.func @max_pool_stride2
+// CHECK:         loop.for %[[C:.*]] = %{{.*}} axis "i1" kind parallel {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<4x4xf32>
+// CHECK:           loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %{{.*}} axis "r1" kind unrolled {
+// CHECK-NEXT:          loop.for %[[RI:.*]] = %{{.*}} axis "i2.i" kind unrolled {
+// CHECK-NEXT:            loop.for %[[CI:.*]] = %{{.*}} axis "i3.i" kind vectorized {
+// CHECK:                   arith.muli %[[CI]], %{{.*}} : index
+// CHECK:                   loop.load %x[%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x9x9xf32> -> f32
+// CHECK:                   loop.store %{{.*}}, %[[TILE]][%[[RI]], %[[CI]]] : f32 -> memref<4x4xf32>
+// CHECK:           loop.block "max_pool2d.write" reads(%[[TILE]] : memref<4x4xf32>) writes(%out : memref<1x2x4x4xf32>)
+func.func @max_pool_stride2(%x: memref<1x2x9x9xf32>, %out: memref<1x2x4x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c2 = arith.constant 2 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c4 step %c1 axis "i3" {
+          loop.block "max_pool2d_init" reads() writes(%out : memref<1x2x4x4xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0xff800000 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x2x4x4xf32>
+          }
+          loop.for %r0 = %c0 to %c3 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.block "max_pool2d" reads(%x : memref<1x2x9x9xf32>) writes(%out : memref<1x2x4x4xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1"] {
+                %0 = arith.constant 2 : index
+                %1 = arith.muli %i2, %0 : index
+                %2 = arith.addi %1, %r0 : index
+                %3 = arith.muli %i3, %0 : index
+                %4 = arith.addi %3, %r1 : index
+                %5 = loop.load %x[%i0, %i1, %2, %4] : memref<1x2x9x9xf32> -> f32
+                %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x2x4x4xf32> -> f32
+                %6 = arith.maximumf %acc, %5 : f32
+                loop.store %6, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x2x4x4xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
