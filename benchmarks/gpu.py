@@ -14,10 +14,11 @@ the device; warm-up runs first):
 
     python3 benchmarks/gpu.py [--gemm 4096] [--repeat 20] [--skip-resnet] [--json out.json]
 
-First run, on an H200 (sm_90), 2026-11-29, `--gemm 4096 --repeat 20`: GEMM fp32 30.7 TFLOP/s,
-0.60x cuBLAS (51.3); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (760: tensor cores, which dlc's
-kernels do not use); ResNet-18 7.07 ms, 0.28x PyTorch eager on cuDNN (1.95 ms; this ONNX
-Runtime had no CUDA provider), output within 4.7e-7 of ONNX Runtime on the CPU.
+Runs on an H200 (sm_90), 2026-11-29, `--gemm 4096 --repeat 20`: GEMM fp32 30.6 TFLOP/s,
+0.60x cuBLAS (51.4); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (722-760: tensor cores, which dlc's
+kernels do not use); ResNet-18 1.89 ms, 1.05x PyTorch eager on cuDNN (1.99 ms; this ONNX
+Runtime had no CUDA provider), output within 4.7e-7 of ONNX Runtime on the CPU. (The first
+run, before GEMM thread tiles shrank to fill the grid, had ResNet-18 at 7.07 ms, 0.28x.)
 """
 
 from __future__ import annotations

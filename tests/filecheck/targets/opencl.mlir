@@ -10,9 +10,9 @@
 // CHECK-NEXT:    long bid_x = (long)get_group_id(0);
 // CHECK:         long tid_y = (long)get_local_id(1);
 // CHECK-NEXT:    long tid_x = (long)get_local_id(0);
-// CHECK-NEXT:    __local float a_tile[512];
+// CHECK-NEXT:    __local float a_tile[256];
 // CHECK-NEXT:    __local float b_tile[512];
-// CHECK:         float acc[16];
+// CHECK:         float acc[8];
 // CHECK:         for (long matmul_ko = c0; matmul_ko < c4; matmul_ko += c1) {  // matmul.ko
 // CHECK:           barrier(CLK_LOCAL_MEM_FENCE);
 // CHECK:           a_tile[{{.*}}] = {{.*}};
@@ -35,9 +35,9 @@
 // CHECK:         erf(
 
 builtin.module {
-func.func @gemm(%0: tensor<64x32xf32>, %1: tensor<32x64xf32>) -> tensor<64x64xf32> {
-  %2 = graph.matmul %0, %1 : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
-  func.return %2 : tensor<64x64xf32>
+func.func @gemm(%0: tensor<128x32xf32>, %1: tensor<32x256xf32>) -> tensor<128x256xf32> {
+  %2 = graph.matmul %0, %1 : (tensor<128x32xf32>, tensor<32x256xf32>) -> tensor<128x256xf32>
+  func.return %2 : tensor<128x256xf32>
 }
 func.func @dense_relu(%0: tensor<8x64xf32>, %1: tensor<64x32xf32>, %2: tensor<32xf32>) -> tensor<8x32xf32> {
   %3 = graph.matmul %0, %1 : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>

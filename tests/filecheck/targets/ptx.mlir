@@ -7,14 +7,15 @@
 
 // Graph-level models through the gpu-ptx pipeline; ptxas assembles every emitted kernel, for
 // sm_80 and sm_90. The checks follow the GEMM (shared-memory tiles, vector reads of B, fma on
-// register tiles), the tree reductions of softmax (bar.sync between steps) and the math
+// register tiles of 2x4 per thread: the largest that still give 1024x512 outputs two blocks per
+// multiprocessor), the tree reductions of softmax (bar.sync between steps) and the math
 // functions NVPTX computes with its approximate instructions.
 
 // CHECK:       .version 7.0
 // CHECK-NEXT:  .target sm_80
 // CHECK-NEXT:  .address_size 64
 // CHECK-LABEL: .visible .entry fused_matmul_0_matmul(
-// CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_matmul_a_tile[2048];
+// CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_matmul_a_tile[1024];
 // CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_matmul_b_tile[2048];
 // CHECK:         ld.global.nc
 // CHECK:         st.shared
@@ -39,9 +40,9 @@
 // UNLOWERED: 'target_gpu.kernel' op expected only llvm.func and llvm.mlir.global in a target_gpu.module printed as PTX (run target-gpu-lower-to-nvvm first)
 
 builtin.module {
-func.func @gemm(%0: tensor<64x32xf32>, %1: tensor<32x64xf32>) -> tensor<64x64xf32> {
-  %2 = graph.matmul %0, %1 : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
-  func.return %2 : tensor<64x64xf32>
+func.func @gemm(%0: tensor<1024x32xf32>, %1: tensor<32x512xf32>) -> tensor<1024x512xf32> {
+  %2 = graph.matmul %0, %1 : (tensor<1024x32xf32>, tensor<32x512xf32>) -> tensor<1024x512xf32>
+  func.return %2 : tensor<1024x512xf32>
 }
 func.func @dense_relu(%0: tensor<8x64xf32>, %1: tensor<64x32xf32>, %2: tensor<32xf32>) -> tensor<8x32xf32> {
   %3 = graph.matmul %0, %1 : (tensor<8x64xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
