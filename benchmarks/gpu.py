@@ -14,11 +14,12 @@ the device; warm-up runs first):
 
     python3 benchmarks/gpu.py [--gemm 4096] [--repeat 20] [--skip-resnet] [--json out.json]
 
-Runs on an H200 (sm_90), 2026-11-29, `--gemm 4096 --repeat 20`: GEMM fp32 30.6 TFLOP/s,
-0.60x cuBLAS (51.4); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (722-760: tensor cores, which dlc's
-kernels do not use); ResNet-18 1.89 ms, 1.05x PyTorch eager on cuDNN (1.99 ms; this ONNX
-Runtime had no CUDA provider), output within 4.7e-7 of ONNX Runtime on the CPU. (The first
-run, before GEMM thread tiles shrank to fill the grid, had ResNet-18 at 7.07 ms, 0.28x.)
+Runs on H200s (sm_90), 2026-11-29, `--gemm 4096 --repeat 20`: GEMM fp32 30.6 TFLOP/s, 0.60x
+cuBLAS (51.4); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (722-760: tensor cores, which dlc's kernels
+do not use); ResNet-18 1.84-1.89 ms against PyTorch eager on cuDNN at 1.30-1.99 ms on different
+machines (0.71-1.05x; this ONNX Runtime had no CUDA provider), output within 4.7e-7 of ONNX
+Runtime on the CPU; as a CUDA graph 1.839 ms against 1.885 ms launched kernel by kernel. (The
+first run, before GEMM thread tiles shrank to fill the grid, had ResNet-18 at 7.07 ms.)
 """
 
 from __future__ import annotations
@@ -108,14 +109,19 @@ def gemm_module(n: int, dtype: str) -> Any:
     return ModuleOp([function])
 
 
-def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> float:
-    """Milliseconds per call of a CUDA `GpuExecutable`, kernels only (CUDA events)."""
+def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> tuple[float, float]:
+    """Milliseconds per call of a CUDA `GpuExecutable` between CUDA events (inputs already on
+    the device): the host plan launching kernel by kernel, and its launches replayed as a CUDA
+    graph (`DeviceCall.capture`)."""
     call = executable.prepare(*inputs)
     call.run()
     call.outputs()  # warm-up (module JIT, buffer pool)
-    milliseconds = executable.backend.elapsed_ms(call.run, repeat)
+    launched = executable.backend.elapsed_ms(call.run, repeat)
+    call.capture()
+    call.run()
+    graph = executable.backend.elapsed_ms(call.run, repeat)
     call.release()
-    return milliseconds
+    return launched, graph
 
 
 def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, list[str]]:
@@ -139,7 +145,9 @@ def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, 
         error = float(np.abs(check.astype(np.float64) - a.astype(np.float64) @ b).max())
         notes.append(f"max |error| vs NumPy: {error:.3g}")
     del dlc
-    return time_dlc(executable, [a, b], repeat), notes
+    launched, graph = time_dlc(executable, [a, b], repeat)
+    notes.append(f"launched: {launched:.3f} ms; replayed as a CUDA graph: {graph:.3f} ms")
+    return graph, notes
 
 
 # ----------------------------------------------------------------------------------------------
@@ -277,7 +285,9 @@ def bench_resnet18(repeat: int) -> Result:
     result.notes.append(f"dlc compile: {time.perf_counter() - started:.1f} s")
     result.notes.append(max_relative_error_vs_onnxruntime_cpu(model, feed,
                                                               executable(*feed.values())))
-    result.dlc_ms = time_dlc(executable, list(feed.values()), repeat)
+    launched, result.dlc_ms = time_dlc(executable, list(feed.values()), repeat)
+    result.notes.append(f"dlc launching kernel by kernel: {launched:.3f} ms (the table: its "
+                        "launches replayed as one CUDA graph)")
     result.reference_ms, result.reference = onnxruntime_cuda(model, feed, repeat)
     return result
 

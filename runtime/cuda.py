@@ -12,7 +12,7 @@ host plan allocates device memory with `cuMemAlloc` and runs each `target_gpu.la
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -158,6 +158,36 @@ class CudaBackend:
     def synchronize(self) -> None:
         _check(self.driver.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
 
+    def hold(self, buffer: Any) -> bool:
+        """Keep a freed pooled buffer out of reuse (a CUDA graph uses it) until freed again."""
+        return self._pool.hold(buffer)
+
+    def capture(self, run: Callable[[], None]) -> CudaGraph:
+        """The launches `run()` enqueues on the stream, recorded as a CUDA graph
+        (`cuStreamBeginCapture` ... `cuStreamEndCapture`, `cuGraphInstantiate`)."""
+        driver = self.driver
+        mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        handed_out: list[Any] = []
+        _check(driver.cuStreamBeginCapture(self.stream, mode), "cuStreamBeginCapture")
+        self._pool.handed_out = handed_out
+        try:
+            run()
+        except BaseException:
+            error, graph = driver.cuStreamEndCapture(self.stream)
+            if error == driver.CUresult.CUDA_SUCCESS and graph is not None:
+                driver.cuGraphDestroy(graph)
+            raise
+        finally:
+            self._pool.handed_out = None
+        graph = _check(driver.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+        instantiate = getattr(driver, "cuGraphInstantiateWithFlags", driver.cuGraphInstantiate)
+        try:
+            executable = _check(instantiate(graph, 0), "cuGraphInstantiate")
+        except CudaError:
+            driver.cuGraphDestroy(graph)
+            raise
+        return CudaGraph(self, graph, executable, handed_out)
+
     def elapsed_ms(self, run: Any, repeat: int = 10) -> float:
         """The mean time of `repeat` calls of `run()` between two CUDA events, in ms."""
         driver = self.driver
@@ -170,6 +200,28 @@ class CudaBackend:
         _check(driver.cuEventSynchronize(stop), "cuEventSynchronize")
         elapsed = _check(driver.cuEventElapsedTime(start, stop), "cuEventElapsedTime")
         return float(elapsed) / repeat
+
+
+class CudaGraph:
+    """An instantiated CUDA graph of recorded launches, replayed on its backend's stream;
+    `buffers`: the pooled buffers the recording was handed."""
+
+    def __init__(self, backend: CudaBackend, graph: Any, executable: Any, buffers: list[Any]
+                 ) -> None:
+        self.backend = backend
+        self.graph = graph
+        self.executable = executable
+        self.buffers = buffers
+
+    def launch(self) -> None:
+        _check(self.backend.driver.cuGraphLaunch(self.executable, self.backend.stream),
+               "cuGraphLaunch")
+
+    def release(self) -> None:
+        driver = self.backend.driver
+        self.backend.synchronize()
+        _check(driver.cuGraphExecDestroy(self.executable), "cuGraphExecDestroy")
+        _check(driver.cuGraphDestroy(self.graph), "cuGraphDestroy")
 
 
 def load_module(

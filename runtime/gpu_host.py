@@ -93,6 +93,39 @@ class DeviceBackend(Protocol):
         ...
 
 
+class LaunchGraph(Protocol):
+    """Launches recorded once and replayed as a unit (a CUDA graph).
+
+    Attributes:
+        buffers: the pooled buffers handed out while the launches were recorded.
+    """
+
+    buffers: list[Any]
+
+    def launch(self) -> None:
+        """Enqueue every recorded launch again, in order."""
+        ...
+
+    def release(self) -> None:
+        """Free the graph."""
+        ...
+
+
+class GraphBackend(DeviceBackend, Protocol):
+    """A backend that can also record launches into a graph (CUDA; not OpenCL)."""
+
+    def capture(self, run: Callable[[], None]) -> LaunchGraph:
+        """The launches `run()` enqueues, recorded instead of run, and the pooled buffers it
+        was handed (it must not allocate or copy: buffers come from the pool, weights are
+        already on the device)."""
+        ...
+
+    def hold(self, buffer: Any) -> bool:
+        """Keep a freed pooled buffer out of reuse (a graph uses it) until `free`d again;
+        False if it is not a freed pooled buffer."""
+        ...
+
+
 class BufferPool:
     """Device buffers by size, reused once freed: device allocation is slow (and on CUDA
     `cuMemFree` synchronizes), and a host plan allocates the same sizes on every call.
@@ -107,20 +140,36 @@ class BufferPool:
         self._key = key
         self._free: dict[int, list[Any]] = {}
         self._sizes: dict[Hashable, int] = {}
+        self.handed_out: list[Any] | None = None
+        """Where set (a list), every buffer `allocate` hands out is appended to it."""
 
     def allocate(self, nbytes: int) -> Any:
         """A buffer of at least one byte, reused from freed ones of the same size."""
         size = max(1, nbytes)
         free = self._free.get(size)
         if free:
-            return free.pop()
-        buffer = self._make(size)
-        self._sizes[self._key(buffer)] = size
+            buffer = free.pop()
+        else:
+            buffer = self._make(size)
+            self._sizes[self._key(buffer)] = size
+        if self.handed_out is not None:
+            self.handed_out.append(buffer)
         return buffer
 
     def free(self, buffer: Any) -> None:
         """Keep `buffer` (made by `allocate`) for reuse."""
         self._free.setdefault(self._sizes[self._key(buffer)], []).append(buffer)
+
+    def hold(self, buffer: Any) -> bool:
+        """Take the freed `buffer` out of reuse until it is `free`d again; False if it is not
+        a freed buffer of this pool."""
+        key = self._key(buffer)
+        free = self._free.get(self._sizes.get(key, -1), [])
+        index = next((i for i, b in enumerate(free) if self._key(b) == key), None)
+        if index is None:
+            return False
+        del free[index]
+        return True
 
     def drain(self) -> list[Any]:
         """The freed buffers, forgotten by the pool (for the caller to release)."""
@@ -388,11 +437,37 @@ class DeviceCall:
         self.executable = executable
         self.buffers = buffers
         self._outputs = outputs
+        self._graph: LaunchGraph | None = None
+        self._held: list[Any] = []
 
     def run(self) -> None:
-        """Enqueue the entry's launches (asynchronous where the backend is)."""
+        """Enqueue the entry's launches (asynchronous where the backend is): the recorded
+        graph after `capture`, else the host plan, launch by launch."""
+        if self._graph is not None:
+            self._graph.launch()
+            return
         self.executable.program.call(self.executable.name, self.buffers,
                                      self.executable.backend)
+
+    def capture(self) -> bool:
+        """Record the entry's launches once as a graph that `run` then replays with one host
+        call (TVM's CUDA graph executor, ONNX Runtime's `enable_cuda_graph`): the host plan's
+        per-launch Python work goes. The buffers the recorded launches use stay this call's
+        until `release`. False, changing nothing, where the backend cannot record (OpenCL)."""
+        if self._graph is not None:
+            return True
+        backend = self.executable.backend
+        if not hasattr(backend, "capture"):
+            return False
+        self.run()  # uploads the weights and fills the buffer pool: nothing to allocate below
+        backend.synchronize()
+        graph_backend: GraphBackend = backend  # type: ignore[assignment]
+        self._graph = graph_backend.capture(
+            lambda: self.executable.program.call(self.executable.name, self.buffers, backend)
+        )
+        used = {id(buffer): buffer for buffer in self._graph.buffers}.values()
+        self._held = [buffer for buffer in used if graph_backend.hold(buffer)]
+        return True
 
     def outputs(self) -> list[np.ndarray]:
         """Wait for the launches and copy the outputs back."""
@@ -402,7 +477,10 @@ class DeviceCall:
         return self._outputs
 
     def release(self) -> None:
-        """Free the device buffers."""
-        for buffer in self.buffers:
+        """Free the device buffers (and the recorded graph)."""
+        if self._graph is not None:
+            self._graph.release()
+            self._graph = None
+        for buffer in [*self.buffers, *self._held]:
             self.executable.backend.free(buffer)
-        self.buffers = []
+        self.buffers, self._held = [], []

@@ -326,6 +326,25 @@ def test_transformer_block_matches_interpreter(target: str):
     check_transformer_block(target, size=32, mlp=64, scale=0.3)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_captured_graph_replays_the_entry(target: str):
+    """On CUDA a prepared call records its launches as a CUDA graph and replays it, giving the
+    launch-by-launch result; OpenCL has no graphs and keeps interpreting the host plan."""
+    module = transformer_block(seq=32, hidden=32, mlp=64)
+    function_op = next(iter(module.ops))
+    assert isinstance(function_op, func.FuncOp)
+    inputs = [a * 0.3 for a in inputs_for(function_op, positive=False)]
+    executable = dlc.compile(module, target=target)
+    want = executable(*inputs)
+    call = executable.prepare(*inputs)
+    assert call.capture() == (target == "cuda")
+    call.run()
+    call.run()
+    (got,) = call.outputs()
+    call.release()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 # ----------------------------------------------------------------------------------------------
 # Whole models (slow)
 # ----------------------------------------------------------------------------------------------
