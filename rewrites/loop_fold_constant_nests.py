@@ -63,12 +63,14 @@ def _defined_inside(op: Operation) -> set[SSAValue]:
     return inside
 
 
-def _fills(root: ForOp, block: Block, allowed: set[SSAValue]) -> tuple[SSAValue, set] | None:
-    """The buffer `root` writes and the arguments it reads, if it writes one buffer of a
-    top-level `loop.alloc`, reads only arguments of `block` and uses from outside only those,
-    the buffer and `allowed` values."""
-    writes = {value for inner in _blocks(root) for value in inner.writes}
-    reads = {value for inner in _blocks(root) for value in inner.reads}
+def _fills(
+    root: ForOp, blocks: list[BlockOp], block: Block, allowed: set[SSAValue]
+) -> tuple[SSAValue, set] | None:
+    """The buffer `root` (whose `loop.block`s are `blocks`) writes and the arguments it reads,
+    if it writes one buffer of a top-level `loop.alloc`, reads only arguments of `block` and
+    uses from outside only those, the buffer and `allowed` values."""
+    writes = {value for inner in blocks for value in inner.writes}
+    reads = {value for inner in blocks for value in inner.reads}
     if len(writes) != 1:
         return None
     (target,) = writes
@@ -99,9 +101,10 @@ def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
     for root in block.ops:
         if not isinstance(root, ForOp):
             continue
-        fills = _fills(root, block, constants)
+        blocks = _blocks(root)
+        fills = _fills(root, blocks, block, constants)
         if fills is None:
-            rejected.update(value for inner in _blocks(root) for value in inner.writes)
+            rejected.update(value for inner in blocks for value in inner.writes)
             continue
         target, reads = fills
         roots, arguments = groups.setdefault(target, ([], set()))
@@ -145,7 +148,7 @@ def _passed_global(
 
 def constant_global(name: str, memref_type: MemRefType, array: np.ndarray) -> memref.GlobalOp:
     """`memref.global "private" constant @name : memref_type = dense<array>` (raw bytes)."""
-    little_endian = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"))
+    little_endian = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)
     data = DenseIntOrFPElementsAttr(
         TensorType(memref_type.get_element_type(), array.shape),
         BytesAttr(little_endian.tobytes()),

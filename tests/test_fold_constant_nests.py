@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
-from dialects.loop.evaluate import evaluate_nest
+from dialects.loop.evaluate import _distinct_addresses, evaluate_nest
 from dialects.loop.interpreter import LoopInterpreter, run_function
 from dialects.loop.ops import AllocOp, ForOp
 from dlc.api import make_context
@@ -200,3 +200,63 @@ func.func @f(%W: memref<6x4xf32>, %O: memref<3x8xf32>) {
     expected_right = w.reshape(3, 2, 4)[:, 1, :] + w[5, 3]  # k = 1 stores last
     np.testing.assert_array_equal(whole[:, 4:], expected_right)
     np.testing.assert_array_equal(whole[:, :4], np.full((3, 4), w[5, 3]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.integers(1, 6), cols=st.integers(1, 9), lb=st.integers(0, 2),
+       step=st.integers(1, 3), scale=st.integers(1, 3))
+def test_affine_accesses_evaluate_through_strided_views(
+    rows: int, cols: int, lb: int, step: int, scale: int
+) -> None:
+    """Indices built from induction variables by `addi`, `subi` and `muli` (a reversed axis, a
+    loop with a lower bound and a step, a scaled one) are read and written through strided views
+    of the buffers, with the scalar interpreter's result."""
+    n = lb + step * rows
+    text = f"""
+func.func @f(%W: memref<{cols}x{n * scale}xf32>, %O: memref<{cols}x{n}x2xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %lb = arith.constant {lb} : index
+  %step = arith.constant {step} : index
+  %n = arith.constant {n} : index
+  %cols = arith.constant {cols} : index
+  %last = arith.constant {cols - 1} : index
+  %scale = arith.constant {scale} : index
+  loop.for %i = %lb to %n step %step axis "i" {{
+    loop.for %j = %c0 to %cols step %c1 axis "j" {{
+      %reversed = arith.subi %last, %j : index
+      %scaled = arith.muli %scale, %i : index
+      %w = loop.load %W[%reversed, %scaled] : memref<{cols}x{n * scale}xf32> -> f32
+      loop.store %w, %O[%j, %i, %c1] : f32 -> memref<{cols}x{n}x2xf32>
+    }}
+  }}
+  func.return
+}}
+"""
+    module = Parser(make_context(), text).parse_module()
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    weight, out = function.body.block.args
+    env = index_constants(function)
+    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
+    w = RNG.standard_normal((cols, n * scale), dtype=np.float32)
+    w.flags.writeable = False
+    whole = np.full((cols, n, 2), np.nan, np.float32)
+    scalar = np.full((cols, n, 2), np.nan, np.float32)
+    evaluate_nest(nest, {**env, weight: w, out: whole})
+    LoopInterpreter(module)._compile(nest)({**env, weight: w, out: scalar})  # noqa: SLF001
+    np.testing.assert_array_equal(whole, scalar)
+    expected = w[::-1, lb * scale:n * scale:step * scale].T  # O[j, i, 1] = W[cols-1-j, scale*i]
+    np.testing.assert_array_equal(whole[:, lb:n:step, 1], expected.T)
+
+
+def test_strided_views_are_used_only_where_every_address_is_distinct() -> None:
+    """A store through a view is the serial loop's store only when no two iterations write the
+    same element: a zero stride or strides that overlap fall back to index arrays."""
+    buffer = np.zeros((4, 6), np.float32)
+    strided = np.lib.stride_tricks.as_strided
+    assert _distinct_addresses(buffer)
+    assert _distinct_addresses(buffer.T)
+    assert _distinct_addresses(buffer[::-1, ::2])
+    assert not _distinct_addresses(strided(buffer, (3, 4), (0, 4)))  # broadcast along axis 0
+    assert not _distinct_addresses(strided(buffer, (3, 4), (8, 4)))  # rows of 4 every 2
+    assert _distinct_addresses(strided(buffer, (1, 3), (0, 4)))  # a size-1 axis: any stride

@@ -14,10 +14,17 @@ nest holds: `loop.for` with bounds known outside the nest, `loop.block`, scalar
 program order, each over all its iterations in iteration order, which is the serial order as
 long as no iteration reads what another one of the same nest writes (a pure re-layout: the nest
 reads only buffers it does not write).
+
+An index that is an affine function of the induction variables (sums and constant multiples:
+what a re-layout's indices are) is also kept as its coefficients; an access whose indices all
+are becomes a strided view of the buffer (NumPy's `as_strided`): a load reads through it with no
+gather and a store writes through it with one strided copy, where index arrays per axis would
+cost a gather or scatter over the whole weight (ResNet-18 packs 11.7M weights at compile time).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,9 +65,32 @@ Lanes = dict[SSAValue, np.ndarray]
 """The values that vary inside the nest, each an array with one axis per enclosing loop."""
 
 
+@dataclass(frozen=True)
+class _Affine:
+    """An index `constant + sum(coefficients[axis] * iteration[axis])`, where `iteration[axis]`
+    counts the iterations of the loop of that axis (outermost 0) from 0."""
+
+    constant: int
+    coefficients: tuple[tuple[int, int], ...] = ()
+
+    def plus(self, other: _Affine, sign: int = 1) -> _Affine:
+        merged = dict(self.coefficients)
+        for axis, coefficient in other.coefficients:
+            merged[axis] = merged.get(axis, 0) + sign * coefficient
+        return _Affine(self.constant + sign * other.constant,
+                       tuple(sorted((a, c) for a, c in merged.items() if c)))
+
+    def times(self, factor: int) -> _Affine:
+        if factor == 0:
+            return _Affine(0)
+        return _Affine(self.constant * factor,
+                       tuple((a, c * factor) for a, c in self.coefficients))
+
+
 class _Evaluation:
     def __init__(self, env: dict[SSAValue, Value]) -> None:
         self.env = env
+        self.affine: dict[SSAValue, _Affine] = {}
 
     def ops(self, ops: list[Operation], lanes: Lanes, shape: tuple[int, ...]) -> None:
         """Runs `ops` over the iterations of the loops around them, whose trip counts are
@@ -74,7 +104,12 @@ class _Evaluation:
                 continue
             elif isinstance(op, LoadOp):
                 buffer, index = self.access(op, lanes, shape)
-                loaded = buffer[index]
+                view = self.strided(op, buffer, shape)
+                if view is not None:
+                    # A view of a buffer the nest may write would see later stores: copy it.
+                    loaded = view.copy() if buffer.flags.writeable else view
+                else:
+                    loaded = buffer[index]
                 if not isinstance(loaded, np.ndarray) or loaded.ndim != len(shape):
                     loaded = np.reshape(loaded, (1,) * len(shape))
                 lanes[op.result] = loaded
@@ -83,6 +118,10 @@ class _Evaluation:
                 if not buffer.flags.writeable:
                     raise NestEvaluationError(f"'{op.name}' stores into a constant buffer")
                 value = self.value(op.value, lanes)
+                view = self.strided(op, buffer, shape)
+                if view is not None and _distinct_addresses(view):
+                    view[...] = value
+                    continue
                 if shape:
                     # Every iteration stores, in C order (the serial order: the last one wins).
                     *index, value = np.broadcast_arrays(*index, value)
@@ -108,6 +147,7 @@ class _Evaluation:
             return
         inner = {key: lane[..., np.newaxis] for key, lane in lanes.items()}
         inner[op.induction_var] = values.reshape((1,) * len(shape) + (values.size,))
+        self.affine[op.induction_var] = _Affine(lb, ((len(shape), step),))
         self.ops(list(op.body.block.ops), inner, (*shape, values.size))
 
     def value(self, value: SSAValue, lanes: Lanes) -> Value:
@@ -143,16 +183,88 @@ class _Evaluation:
             index.append(position)
         return buffer, tuple(index)
 
+    def affine_form(self, value: SSAValue) -> _Affine | None:
+        """`value` as an affine function of the iterations, if it is one."""
+        form = self.affine.get(value)
+        if form is None and value in self.env:
+            known = self.env[value]
+            if isinstance(known, int | np.integer):
+                return _Affine(int(known))
+        return form
+
+    def strided(self, op: LoadOp | StoreOp, buffer: np.ndarray,
+                shape: tuple[int, ...]) -> np.ndarray | None:
+        """The elements `op` accesses over the iterations as a view of `buffer` (axes: the
+        loops around `op`), when its indices are affine and `buffer` is C-contiguous; the
+        caller has checked the bounds."""
+        if not buffer.flags.c_contiguous or not shape:
+            return None
+        offset = 0
+        strides = [0] * len(shape)
+        for index, stride in zip(op.indices, _element_strides(buffer.shape), strict=True):
+            form = self.affine_form(index)
+            if form is None:
+                return None
+            offset += form.constant * stride
+            for axis, coefficient in form.coefficients:
+                strides[axis] += coefficient * stride
+        flat = buffer.reshape(-1)
+        return np.lib.stride_tricks.as_strided(
+            flat[offset:], shape, [s * buffer.itemsize for s in strides],
+            writeable=buffer.flags.writeable,
+        )
+
+    def track_affine(self, op: Operation) -> None:
+        """Records the affine form of an integer `op`'s result when its operands have one."""
+        if op.name not in ("arith.addi", "arith.subi", "arith.muli"):
+            return
+        forms = [self.affine_form(operand) for operand in op.operands]
+        lhs, rhs = forms
+        if lhs is None or rhs is None:
+            return
+        if op.name == "arith.muli":
+            if lhs.coefficients and rhs.coefficients:
+                return
+            form = lhs.times(rhs.constant) if not rhs.coefficients else rhs.times(lhs.constant)
+        else:
+            form = lhs.plus(rhs, -1 if op.name == "arith.subi" else 1)
+        self.affine[op.results[0]] = form
+
     def compute(self, op: Operation, lanes: Lanes) -> None:
         impl = ARITH_MATH_OPS.get(op.name)
         if impl is None or len(op.results) != 1:
             raise NestEvaluationError(f"'{op.name}' op is not supported by nest evaluation")
         args = [self.value(operand, lanes) for operand in op.operands]
         result = _convert(impl(op, args), op.results[0].type)
+        if isinstance(op.results[0].type, IndexType):
+            self.track_affine(op)
         if isinstance(result, np.ndarray) and result.ndim:
             lanes[op.results[0]] = result
         else:
             self.env[op.results[0]] = result
+
+
+def _element_strides(shape: tuple[int, ...]) -> list[int]:
+    """The C-order strides of `shape`, in elements."""
+    strides = [1] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    return strides
+
+
+def _distinct_addresses(view: np.ndarray) -> bool:
+    """Whether every element of the strided `view` has its own address (then a store through it
+    is the serial loop's store: no iteration overwrites another's): each stride, smallest first,
+    steps past all the elements the smaller strides reach."""
+    reach = 0
+    for size, stride in sorted(zip(view.shape, view.strides, strict=True),
+                               key=lambda pair: abs(pair[1])):
+        if size == 1:
+            continue
+        if abs(stride) <= reach:
+            return False
+        reach += abs(stride) * (size - 1)
+    return True
 
 
 def _convert(value: Value, type_: Attribute) -> Value:
