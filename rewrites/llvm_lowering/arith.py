@@ -22,6 +22,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     VectorType,
+    i1,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -227,7 +230,7 @@ class CmpfLowering(RewritePattern):
             return [fcmp], fcmp.res
 
         if isinstance(lhs.type, VectorType):
-            result_type = VectorType(IntegerType(1), lhs.type.get_shape())
+            result_type = VectorType(i1, lhs.type.get_shape())
             new_ops, result = scalarize([lhs, rhs], result_type, compare)
         else:
             new_ops, result = compare([lhs, rhs])
@@ -323,7 +326,6 @@ def double_to_half(source: SSAValue, result_type: Attribute) -> list[Operation]:
     def like_source(scalar: Attribute) -> Attribute:
         return scalar if shape is None else VectorType(scalar, shape)
 
-    i64, i32 = IntegerType(64), IntegerType(32)
     ops: list[Operation] = []
     nearest = ops_append(ops, llvm.FPTruncOp(source, like_source(Float32Type())))
     back = ops_append(ops, llvm.FPExtOp(nearest, source.type))
@@ -361,7 +363,6 @@ def unsigned_to_float(source: SSAValue, result_type: Attribute) -> list[Operatio
     def like_source(scalar: Attribute) -> Attribute:
         return scalar if shape is None else VectorType(scalar, shape)
 
-    i64 = IntegerType(64)
     if element.width.data < 64:
         widened = llvm.ZExtOp(source, like_source(i64))
         return [widened, llvm.SIToFPOp(widened, result_type)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -27,6 +28,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnrealizedConversionCastOp,
     VectorType,
+    i1,
+    i8,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -64,9 +67,10 @@ class LLVMLowering:
     num_threads: int = 0
     parallel_schedule: str = "static"
 
-    @property
+    @cached_property
     def index_type(self) -> IntegerType:
-        """The integer type that `index` lowers to."""
+        """The integer type that `index` lowers to (made once: building an xDSL type verifies
+        its parameters, and a kernel's lowering asks thousands of times)."""
         return IntegerType(self.index_bitwidth)
 
     def convert_type(self, type_: Attribute) -> Attribute:
@@ -84,10 +88,10 @@ class LLVMLowering:
         (i1, or a vector of i1) takes a byte per element, i8, as NumPy's `bool` does (LLVM
         packs a `<N x i1>` in memory into N bits)."""
         lowered_type = self.convert_type(type_)
-        if lowered_type == IntegerType(1):
-            return IntegerType(8)
-        if isinstance(lowered_type, VectorType) and lowered_type.element_type == IntegerType(1):
-            return VectorType(IntegerType(8), lowered_type.get_shape())
+        if lowered_type == i1:
+            return i8
+        if isinstance(lowered_type, VectorType) and lowered_type.element_type == i1:
+            return VectorType(i8, lowered_type.get_shape())
         return lowered_type
 
     def size_in_bytes(self, type_: Attribute) -> int | None:
@@ -255,7 +259,7 @@ def _lane_mask(lanes: Sequence[int]) -> DenseArrayBase:
 def splat(scalar: SSAValue, vector_type: VectorType) -> list[Operation]:
     """Ops that broadcast `scalar` to every lane of `vector_type` (the last op's result)."""
     undef = llvm.UndefOp(vector_type)
-    zero = int_constant(0, IntegerType(32))
+    zero = int_constant(0, i32)
     inserted = llvm.InsertElementOp(undef, scalar, zero)
     shuffled = llvm.ShuffleVectorOp(
         inserted, inserted, _lane_mask([0] * vector_type.element_count()), vector_type
@@ -281,7 +285,7 @@ def scalarize(
             lane_values.append(extracted[-1].results[0])
         scalar_ops, scalar = build_scalar(lane_values)
         ops.extend(scalar_ops)
-        index = ops_append(ops, int_constant(lane, IntegerType(32)))
+        index = ops_append(ops, int_constant(lane, i32))
         accumulated = ops_append(ops, llvm.InsertElementOp(accumulated, scalar, index))
     return ops, accumulated
 

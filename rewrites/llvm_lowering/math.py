@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
-    IntegerType,
     VectorType,
+    i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -149,7 +149,7 @@ class IntegerIntrinsicLowering(RewritePattern):
         new_ops: list[Operation] = []
         args = [operand]
         if takes_poison_flag:
-            args.append(ops_append(new_ops, int_constant(0, IntegerType(1))))
+            args.append(ops_append(new_ops, int_constant(0, i1)))
         new_ops.append(
             call_intrinsic(f"{name}.{intrinsic_suffix(operand.type)}", args, operand.type)
         )

@@ -18,12 +18,12 @@ from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseIntOrFPElementsAttr,
-    IntegerType,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
     TensorType,
     UnitAttr,
+    i1,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
@@ -318,7 +318,7 @@ class CopyLowering(RewritePattern):
         source = lowered(op.source, self.lowering, rewriter)
         destination = lowered(op.destination, self.lowering, rewriter)
         nbytes = int_constant(size, self.lowering.index_type)
-        volatile = int_constant(0, IntegerType(1))
+        volatile = int_constant(0, i1)
         suffix = f"p0.p0.i{self.lowering.index_bitwidth}"
         copy = call_intrinsic(
             f"llvm.memcpy.{suffix}", [destination, source, nbytes.result, volatile.result], None

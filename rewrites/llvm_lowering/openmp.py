@@ -41,10 +41,10 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
+    i8,
     i32,
     i64,
 )
@@ -232,7 +232,7 @@ def _slot(data: SSAValue, offset: int, type_: Attribute) -> list[Operation]:
     """The address of the slot at byte `offset`, as a pointer to `type_` (the typed second
     GEP is a no-op for LLVM, but llvmlite's IR builder checks pointee types; pointers travel as
     i64 for the same reason)."""
-    byte = llvm.GEPOp(data, [offset], IntegerType(8), inbounds=True)
+    byte = llvm.GEPOp(data, [offset], i8, inbounds=True)
     typed = llvm.GEPOp(byte.result, [0], type_, inbounds=True)
     return [byte, typed]
 
@@ -305,8 +305,8 @@ def _thread_function(
         zero, one = int_constant(0, i64), int_constant(1, i64)
         started = llvm.CallOp("GOMP_loop_dynamic_start", zero.result, trip, one.result,
                               one.result, bounds[0].res, bounds[1].res,
-                              return_type=IntegerType(8))
-        flag_zero = int_constant(0, IntegerType(8))
+                              return_type=i8)
+        flag_zero = int_constant(0, i8)
         any_work = llvm.ICmpOp(started.returned, flag_zero, IntegerAttr(1, i64))  # ne
         body, done = Block(), Block()
         ops += [one_slot, *bounds, zero, one, started, flag_zero, any_work,
@@ -315,8 +315,8 @@ def _thread_function(
         first = llvm.LoadOp(bounds[0].res, i64, 8)
         last = llvm.LoadOp(bounds[1].res, i64, 8)
         more = llvm.CallOp("GOMP_loop_dynamic_next", bounds[0].res, bounds[1].res,
-                           return_type=IntegerType(8))
-        again_zero = int_constant(0, IntegerType(8))
+                           return_type=i8)
+        again_zero = int_constant(0, i8)
         again = llvm.ICmpOp(more.returned, again_zero, IntegerAttr(1, i64))
         body.add_ops([first, last,
                       llvm.CallOp(f"{name}_body", *captured, first.dereferenced_value,
@@ -371,7 +371,7 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
         for callee in ("omp_get_thread_num", "omp_get_num_threads"):
             ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
     else:
-        flag = IntegerType(8)
+        flag = i8
         declarations = {
             "GOMP_loop_dynamic_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
             "GOMP_loop_dynamic_next": llvm.LLVMFunctionType([pointer] * 2, flag),
@@ -381,7 +381,7 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
             ensure_declared(loop, callee, function_type, rewriter)
 
     nbytes = int_constant(size, lowering.index_type)
-    data = llvm.AllocaOp(nbytes, IntegerType(8), alignment=16)
+    data = llvm.AllocaOp(nbytes, i8, alignment=16)
     data.res.name_hint = "data"
     rewriter.insert([nbytes, data], InsertPoint.at_start(entry_block_of(loop)))
     call_site: list[Operation] = []
@@ -393,8 +393,8 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
         address = _slot(data.res, offset, value.type)
         call_site += [*address, llvm.StoreOp(value, address[-1].results[0], 8)]
     thread_fn = llvm.AddressOfOp(name, pointer)
-    threads = int_constant(lowering.num_threads, IntegerType(32))
-    flags = int_constant(0, IntegerType(32))
+    threads = int_constant(lowering.num_threads, i32)
+    flags = int_constant(0, i32)
     call_site += [thread_fn, threads, flags,
                   llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags)]
     rewriter.insert(call_site, InsertPoint.before(loop))

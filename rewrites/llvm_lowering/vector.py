@@ -27,9 +27,10 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     VectorType,
+    i32,
+    i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -234,7 +235,7 @@ class ExtractInsertLowering(RewritePattern):
                 raise lowering_error(op, f"expected a scalar source, found {op.source.type}")
             source = lowered(op.source, self.lowering, rewriter)
             dest = lowered(op.dest, self.lowering, rewriter)
-            position = int_constant(lane, IntegerType(32))
+            position = int_constant(lane, i32)
             insert = llvm.InsertElementOp(dest, source, position)
             replace_with_lowered(op, [position, insert], insert.results, rewriter)
 
@@ -252,7 +253,7 @@ class ShuffleLowering(RewritePattern):
             if len(_vector_type(op, value).get_shape()) != 1:
                 raise lowering_error(op, f"expected 1-D vectors, found {value.type}")
         v1, v2 = lowered_operands(op, self.lowering, rewriter)
-        mask = DenseArrayBase.from_list(IntegerType(32), list(op.mask.get_values()))
+        mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
         shuffle = llvm.ShuffleVectorOp(v1, v2, mask, self.lowering.convert_type(result_type))
         replace_with_lowered(op, [shuffle], shuffle.results, rewriter)
 
@@ -380,7 +381,7 @@ def annotate_vector_alignment(root: Operation, lowering: LLVMLowering) -> None:
             continue
         size = lowering.size_in_bytes(value_type) or 1
         alignment = access_alignment(op.memref, list(op.indices), size, lowering)
-        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, IntegerType(64))
+        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, i64)
 
 
 class LoopVectorizer:
@@ -672,7 +673,7 @@ class LoopVectorizer:
     def shuffle(self, v1: SSAValue, v2: SSAValue, mask: list[int], vector_type: VectorType
                 ) -> SSAValue:
         return self.emit_value(vector.ShuffleOp(
-            v1, v2, DenseArrayBase.from_list(IntegerType(64), mask), result_type=vector_type
+            v1, v2, DenseArrayBase.from_list(i64, mask), result_type=vector_type
         ))
 
     def emit_vector_load(
@@ -688,7 +689,7 @@ class LoopVectorizer:
     ) -> None:
         size = self.lowering.size_in_bytes(vector_type) or 1
         alignment = access_alignment(memref, indices, size, self.lowering)
-        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, IntegerType(64))
+        op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, i64)
 
     def build_vector(self, lanes: list[SSAValue], vector_type: VectorType) -> SSAValue:
         result = self.emit_value(vector.BroadcastOp(lanes[0], vector_type))
