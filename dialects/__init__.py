@@ -53,9 +53,13 @@ UPSTREAM_DIALECTS = (
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Every dialect dlc-opt can parse: dlc's own and the upstream ones dlc uses."""
+    """Every dialect dlc-opt can parse: dlc's own and the upstream ones dlc uses. (Everything
+    that parses text gets its dialects here, so the lexer fix of `dialects.lexer` goes in here.)"""
     from xdsl.dialects import get_all_dialects as upstream
 
+    from dialects.lexer import use_linear_time_string_literals
+
+    use_linear_time_string_literals()
     available = upstream()
     dialects = {name: available[name] for name in UPSTREAM_DIALECTS}
     dialects.update(DLC_DIALECTS)

@@ -94,6 +94,17 @@ def test_subprocess_exit_code_and_no_partial_output(tmp_path: Path) -> None:
     assert "arith.addi" in out.read_text()
 
 
+def test_unterminated_string_literal_is_reported_at_once() -> None:
+    """A string literal cut by a newline (xDSL 0.75's lexer backtracked exponentially on it: a
+    mutated dense constant hung this file's fuzz test) is a parse error, in a subprocess that
+    must finish within `run_tool`'s timeout."""
+    text = 'func.func @f() {\n  %0 = graph.constant dense<"0x' + "0A" * 64 + '\n}\n'
+    proc = run_tool("-", stdin=text)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "closing string literal" in proc.stderr, proc.stderr
+
+
 def test_missing_input_file() -> None:
     proc = run_tool("/no/such/file.mlir")
     assert proc.returncode == 1
