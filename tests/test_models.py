@@ -421,3 +421,21 @@ def test_cached_parallel_kernels_link_in_a_fresh_process(tmp_path: Path) -> None
     assert run(2.0) == ["parallel", "0"]
     status, cached = run(3.0)
     assert status == "parallel" and int(cached) >= 1
+
+
+@pytest.mark.parametrize("size", [5, 6])
+def test_winograd_benchmark_model_is_the_direct_conv(size: int) -> None:
+    """`benchmarks/winograd.py`'s Winograd F(2x2, 3x3) graph computes the direct 3x3 conv (an
+    odd size crops its last tile): ONNX's reference evaluator on both, and dlc on the Winograd
+    graph (strided slices, a concat, batched and thin MatMuls, a transpose)."""
+    winograd_bench = _load(REPO / "benchmarks" / "winograd.py", "dlc_winograd_benchmark")
+    direct_model, winograd_model = winograd_bench.direct_model, winograd_bench.winograd_model
+    rng = np.random.default_rng(size)
+    weight = rng.standard_normal((3, 3, 3, 3), dtype=np.float32)
+    x = rng.standard_normal((1, 3, size, size), dtype=np.float32)
+    winograd = winograd_model(weight, size)
+    (expected,) = ReferenceEvaluator(direct_model(weight, size)).run(None, {"x": x})
+    (reference,) = ReferenceEvaluator(winograd).run(None, {"x": x})
+    np.testing.assert_allclose(reference, expected, rtol=1e-5, atol=1e-5)
+    got = dlc.compile(winograd, cache=False)(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
