@@ -46,6 +46,7 @@ from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
+from dialects.loop.ops import AllocOp
 from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
 from rewrites.loop_dedup_functions import ONNX_NODES_ATTR, structural_hash
 from rewrites.loop_plan_memory import (
@@ -391,9 +392,7 @@ def describe_model(
     num_outputs_attr = entry.attributes[NUM_OUTPUTS_ATTR]
     assert isinstance(num_outputs_attr, IntegerAttr)
     num_inputs = len(entry.args) - num_outputs_attr.value.data
-    functions = {
-        op.sym_name.data: op.attributes for op in module.ops if isinstance(op, func.FuncOp)
-    }
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     calls: list[KernelCall] = []
     unplanned = 0
     for op in entry.body.block.ops:
@@ -403,8 +402,9 @@ def describe_model(
             continue
         arguments = [_argument(value, entry, num_inputs) for value in op.arguments]
         symbol = op.callee.string_value()
-        nodes = op.attributes.get(ONNX_NODES_ATTR) or functions.get(symbol, {}).get(
-            ONNX_NODES_ATTR
+        callee = functions.get(symbol)
+        nodes = op.attributes.get(ONNX_NODES_ATTR) or (
+            callee.attributes.get(ONNX_NODES_ATTR) if callee is not None else None
         )
         calls.append(KernelCall(
             display_names.get(symbol, symbol),
@@ -415,6 +415,7 @@ def describe_model(
         ))
     names = _io_names(entry)
     workspace = entry.attributes.get(WORKSPACE_BYTES_ATTR)
+    called = {call.symbol for call in calls}
     info = ModelInfo(
         entry.sym_name.data,
         tuple(names[:num_inputs]),
@@ -422,8 +423,19 @@ def describe_model(
         workspace.value.data if isinstance(workspace, IntegerAttr) else 0,
         0,
         tuple(calls),
+        max((own_buffer_bytes(f) for name, f in functions.items() if name in called), default=0),
     )
     return info, unplanned
+
+
+def own_buffer_bytes(function: func.FuncOp) -> int:
+    """The bytes of the buffers `function` allocates itself (`loop.alloc`, `memref.alloc`; an
+    upper bound of its heap use: the small local ones go on the stack)."""
+    return sum(
+        buffer_bytes(op.result.type) or 0
+        for op in function.walk()
+        if isinstance(op, AllocOp | memref.AllocOp) and isinstance(op.result.type, MemRefType)
+    )
 
 
 def _global_bytes(op: llvm.GlobalOp, value: DenseIntOrFPElementsAttr) -> bytes:
@@ -648,7 +660,7 @@ class _Driver:
         if info is not None:
             info = ModelInfo(
                 info.entry, info.input_names, info.output_names, info.workspace_bytes,
-                sum(w.nbytes for w in weights.values()), info.calls,
+                sum(w.nbytes for w in weights.values()), info.calls, info.kernel_buffer_bytes,
             )
             self.module.body.block.add_op(string_global(MODEL_SYMBOL, encode_model_info(info)))
         start = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from runtime.metadata import (
     ModelInfo,
     decode_metadata,
     decode_model_info,
+    format_bytes,
 )
 
 if TYPE_CHECKING:
@@ -71,6 +73,18 @@ def aligned_empty(shape: Sequence[int], dtype: np.dtype[Any], alignment: int) ->
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
+def memory_available() -> int | None:
+    """This machine's memory plus swap in bytes (Linux's /proc/meminfo), None where unknown."""
+    try:
+        text = Path("/proc/meminfo").read_text()
+    except OSError:
+        return None
+    sizes = dict(re.findall(r"^(MemTotal|SwapTotal):\s+(\d+) kB", text, re.MULTILINE))
+    if "MemTotal" not in sizes:
+        return None
+    return (int(sizes["MemTotal"]) + int(sizes.get("SwapTotal", 0))) * 1024
+
+
 def _dtype(name: str, signature: FunctionSignature) -> np.dtype[Any]:
     try:
         return np.dtype(name)
@@ -111,6 +125,7 @@ class Executable:
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(self.signature.arguments)))
         self._function = prototype(native.address(self.signature.name))
         self.model = self._model_info(native)
+        self._memory_checked = False
         self.stats: CompileStats | None = None
         """How the compile went, when this process compiled (or took it from the cache)."""
 
@@ -198,7 +213,9 @@ class Executable:
 
     def prepare_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays after checking them against the signature (count,
-        shape, dtype; Python scalars and lists take the expected dtype)."""
+        shape, dtype; Python scalars and lists take the expected dtype) and the model's memory
+        needs against the machine's (`check_memory`)."""
+        self.check_memory()
         if len(inputs) != len(self.signature.inputs):
             names = ", ".join(self.input_names)
             raise ExecutableError(
@@ -208,6 +225,24 @@ class Executable:
         return [
             np.ascontiguousarray(self._check(i, value, "input")) for i, value in enumerate(inputs)
         ]
+
+    def check_memory(self) -> None:
+        """Fails (ExecutableError) when one call would allocate more than this machine's memory
+        and swap (`ModelInfo.memory_bytes`): the compiled code does not check its allocations,
+        and a failed one would crash the process. Static shapes make the need known before the
+        call; an absurd one comes from a model attribute out of range (a padding of 2^31)."""
+        if self._memory_checked or self.model is None:
+            return
+        available = memory_available()
+        needed = self.model.memory_bytes
+        if available is not None and needed > available:
+            raise ExecutableError(
+                f"@{self.name} needs {format_bytes(needed)} of memory per call (a workspace of "
+                f"{format_bytes(self.model.workspace_bytes)} and kernel buffers of up to "
+                f"{format_bytes(self.model.kernel_buffer_bytes)}); this machine has "
+                f"{format_bytes(available)} of memory and swap"
+            )
+        self._memory_checked = True
 
     def run(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Runs on inputs given by name; returns the outputs by name."""

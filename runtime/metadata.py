@@ -156,6 +156,8 @@ class ModelInfo:
         workspace_bytes: the planned workspace (`loop-plan-memory`'s peak).
         weight_bytes: the bytes of constant data (weights) the model reads.
         calls: the kernel calls of the entry function, in order.
+        kernel_buffer_bytes: the most bytes one called kernel allocates itself, beyond the
+            workspace (its own `loop.alloc` buffers: packed panels, padded copies, tiles).
     """
 
     entry: str
@@ -164,11 +166,28 @@ class ModelInfo:
     workspace_bytes: int = 0
     weight_bytes: int = 0
     calls: tuple[KernelCall, ...] = ()
+    kernel_buffer_bytes: int = 0
+
+    @property
+    def memory_bytes(self) -> int:
+        """The most memory one call of the model allocates: its workspace and the largest
+        kernel's own buffers (the inputs, outputs and weights are not counted)."""
+        return self.workspace_bytes + self.kernel_buffer_bytes
 
     @property
     def kernels(self) -> tuple[str, ...]:
         """The symbols of the distinct kernels called, in order of first call."""
         return tuple(dict.fromkeys(call.symbol for call in self.calls))
+
+
+def format_bytes(nbytes: int) -> str:
+    """`nbytes` for a person: 512 B, 3.9 MiB, 12.0 TiB."""
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
 
 
 def encode_model_info(info: ModelInfo) -> str:
@@ -180,6 +199,7 @@ def encode_model_info(info: ModelInfo) -> str:
         "outputs": list(info.output_names),
         "workspace_bytes": info.workspace_bytes,
         "weight_bytes": info.weight_bytes,
+        "kernel_buffer_bytes": info.kernel_buffer_bytes,
         "calls": [
             {
                 "kernel": call.kernel,
@@ -228,6 +248,7 @@ def decode_model_info(text: str) -> ModelInfo:
             int(document["workspace_bytes"]),
             int(document["weight_bytes"]),
             calls,
+            int(document.get("kernel_buffer_bytes", 0)),  # absent before it was recorded
         )
     except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError) as e:
         raise MetadataError(f"malformed dlc model info: {type(e).__name__}: {e}") from None

@@ -103,6 +103,30 @@ def test_wrong_inputs_are_errors_that_write_nothing(
         assert not (tmp_path / "out").exists()
 
 
+def test_a_model_too_large_for_the_machine_is_an_error_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A padding of 2^31 (a fuzzed attribute) makes the small CNN's feature maps 2^31 wide: it
+    compiles, but a call would need terabytes, and the compiled code does not check its
+    allocations. Running it is an error that says how much, before any native code runs."""
+    model = onnx.load(SMALL_CNN)
+    conv = next(node for node in model.graph.node if node.op_type == "Conv")
+    pads = next(attribute for attribute in conv.attribute if attribute.name == "pads")
+    pads.ints[3] = 2**31
+    onnx.save(model, tmp_path / "huge.onnx")
+    library = tmp_path / "huge.so"
+    assert dlc("compile", tmp_path / "huge.onnx", "-o", library, cache=tmp_path / "c") == 0
+    capsys.readouterr()
+    image = model.graph.input[0]
+    shape = [d.dim_value for d in image.type.tensor_type.shape.dim]
+    np.save(tmp_path / "image.npy", np.zeros(shape, np.float32))
+    code = main(["run", str(library), "--input", f"{image.name}={tmp_path / 'image.npy'}",
+                 "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("dlc: error: @main needs ") and "TiB of memory" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
 def test_bad_models_and_libraries_are_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

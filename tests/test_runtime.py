@@ -3,6 +3,7 @@ argument checks, the metadata format, and the dlc-run tool."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,8 +22,11 @@ from runtime.metadata import (
     ArgumentSpec,
     FunctionSignature,
     MetadataError,
+    ModelInfo,
     decode_metadata,
+    decode_model_info,
     encode_metadata,
+    encode_model_info,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -299,6 +303,18 @@ def test_metadata_round_trips() -> None:
     assert decoded == {"f": signatures[0]}
     assert decoded["f"].inputs == signatures[0].arguments[:1]
     assert decoded["f"].outputs == signatures[0].arguments[1:]
+
+
+def test_model_info_round_trips_its_memory_needs() -> None:
+    """`kernel_buffer_bytes` is stored with the model; a library written before it was recorded
+    reads as 0."""
+    info = ModelInfo("main", ("x",), ("y",), workspace_bytes=4096, weight_bytes=64,
+                     kernel_buffer_bytes=1 << 20)
+    decoded = decode_model_info(encode_model_info(info))
+    assert decoded == info and decoded.memory_bytes == 4096 + (1 << 20)
+    older = json.loads(encode_model_info(info))
+    del older["kernel_buffer_bytes"]
+    assert decode_model_info(json.dumps(older)).kernel_buffer_bytes == 0
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from runtime.executable import Executable
+from runtime.metadata import format_bytes
 from tools.diagnostics import ToolError, run_tool, write_atomically
 from tools.dlc_run import _load_input
 
@@ -189,14 +190,6 @@ def _inputs(
     return arrays
 
 
-def _size(nbytes: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024  # type: ignore[assignment]
-    return str(nbytes)
-
-
 # ---------------------------------------------------------------------------------------------
 # Commands
 # ---------------------------------------------------------------------------------------------
@@ -247,10 +240,10 @@ def compile_command(args: argparse.Namespace) -> None:
     if stats.calls:
         saved = ""
         if stats.unplanned_bytes:
-            saved = f" ({_size(stats.unplanned_bytes)} without the plan)"
+            saved = f" ({format_bytes(stats.unplanned_bytes)} without the plan)"
         print(f"  kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
-        print(f"  workspace: {_size(stats.workspace_bytes)} planned{saved}")
-    print(f"  weights:   {_size(stats.weight_bytes)}")
+        print(f"  workspace: {format_bytes(stats.workspace_bytes)} planned{saved}")
+    print(f"  weights:   {format_bytes(stats.weight_bytes)}")
     slow = sorted(stats.seconds.items(), key=lambda item: -item[1])[:4]
     if slow and not stats.model_cache_hit:
         print("  stages:    " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow)
