@@ -10,6 +10,9 @@ Rules, tried in order on each loop nest of a function:
   weight packed into `[OC/NR][IC][KH][KW][NR]` panels;
 - `pad` (rewrites/schedule_rules/pad.py): TOPI's "pad" compute as a vectorized fill and a
   vectorized interior copy;
+- `concat` (rewrites/schedule_rules/concat.py): an elementwise nest whose block compares an
+  induction variable with constants (TOPI's concat) split at those points, one part per input,
+  each scheduled as elementwise;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
 - otherwise (a reduction whose innermost axis is strided): parallel outer axis only.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
+from rewrites.schedule_rules.concat import schedule_concat
 from rewrites.schedule_rules.config import CpuConfig, host_config
 from rewrites.schedule_rules.elementwise import schedule_elementwise
 from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
@@ -50,6 +54,7 @@ def _parallel_only(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 RULES: tuple[Rule, ...] = (
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
+    Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]
     Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
     Rule("parallel", Reduction, _parallel_only),
 )

@@ -463,3 +463,67 @@ func.func @max_pool_stride2(%x: memref<1x2x9x9xf32>, %out: memref<1x2x4x4xf32>) 
   }
   func.return
 }
+
+// -----
+
+// A concat of three inputs along the innermost axis (TOPI's select chain over clamped loads,
+// fused with a relu): split into one nest per input at 16 and 48; in each, the select and the
+// clamps fold away, only that input is loaded (at the induction variable, shifted back for the
+// store), and the part is vectorized and parallel like an elementwise nest.
+// CHECK-LABEL: func.func @concat_three
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[J0:.*]] = %c0 to %c16 step %c1 axis "i1" kind vectorized {
+// CHECK-NEXT:        loop.block "relu" reads(%a : memref<4x16xf32>) writes(%out : memref<4x64xf32>)
+// CHECK-NEXT:          loop.load %a[%{{.*}}, %[[J0]]] : memref<4x16xf32> -> f32
+// CHECK-NOT:           arith.select
+// CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[J0]]] : f32 -> memref<4x64xf32>
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[J1:.*]] = %c0 to %c32 step %c1 axis "i1" kind vectorized {
+// CHECK-NEXT:        loop.block "relu" reads(%b : memref<4x32xf32>) writes(%out : memref<4x64xf32>)
+// CHECK-NEXT:          %[[OFFSET1:.*]] = arith.constant 16 : index
+// CHECK-NEXT:          %[[AT1:.*]] = arith.addi %[[J1]], %[[OFFSET1]] : index
+// CHECK-NEXT:          loop.load %b[%{{.*}}, %[[J1]]] : memref<4x32xf32> -> f32
+// CHECK-NOT:           arith.select
+// CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[AT1]]] : f32 -> memref<4x64xf32>
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[J2:.*]] = %c0 to %c16 step %c1 axis "i1" kind vectorized {
+// CHECK-NEXT:        loop.block "relu" reads(%c : memref<4x16xf32>) writes(%out : memref<4x64xf32>)
+// CHECK-NEXT:          %[[OFFSET2:.*]] = arith.constant 48 : index
+// CHECK-NEXT:          %[[AT2:.*]] = arith.addi %[[J2]], %[[OFFSET2]] : index
+// CHECK-NEXT:          loop.load %c[%{{.*}}, %[[J2]]] : memref<4x16xf32> -> f32
+// CHECK-NOT:           arith.select
+// CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[AT2]]] : f32 -> memref<4x64xf32>
+// CHECK-NOT:     loop.for
+// CHECK:         func.return
+func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4x16xf32>, %out: memref<4x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c64 step %c1 axis "i1" {
+      loop.block "relu" reads(%c, %b, %a : memref<4x16xf32>, memref<4x32xf32>, memref<4x16xf32>) writes(%out : memref<4x64xf32>) spatial ["i0", "i1"] {
+        %0 = arith.constant 48 : index
+        %1 = arith.subi %i1, %0 : index
+        %2 = arith.constant 15 : index
+        %3 = arith.minui %1, %2 : index
+        %4 = loop.load %c[%i0, %3] : memref<4x16xf32> -> f32
+        %5 = arith.constant 16 : index
+        %6 = arith.subi %i1, %5 : index
+        %7 = arith.constant 31 : index
+        %8 = arith.minui %6, %7 : index
+        %9 = loop.load %b[%i0, %8] : memref<4x32xf32> -> f32
+        %10 = arith.cmpi ult, %i1, %0 : index
+        %11 = arith.select %10, %9, %4 : f32
+        %12 = arith.minui %i1, %2 : index
+        %13 = loop.load %a[%i0, %12] : memref<4x16xf32> -> f32
+        %14 = arith.cmpi ult, %i1, %5 : index
+        %15 = arith.select %14, %13, %11 : f32
+        %16 = arith.constant 0.000000e+00 : f32
+        %17 = arith.maximumf %15, %16 : f32
+        loop.store %17, %out[%i0, %i1] : f32 -> memref<4x64xf32>
+      }
+    }
+  }
+  func.return
+}

@@ -1,0 +1,187 @@
+"""Default CPU schedule of a concatenation: the nest is split into one part per input, each
+vectorized and parallel like an elementwise nest.
+
+Counterpart: TVM's `LoopPartition` pass (a loop is split where a condition in its body changes
+value, so that each part runs without it), and ONNX Runtime's Concat, one copy per input.
+
+TOPI's concat (`rewrites.topi.transform.concat`) reads every input at a clamped index and picks
+one with a chain of `select(i < offset_j, ...)`: each element loads from all the inputs, and the
+clamped (`minui`) indices keep the nest from vectorizing. When the block of an elementwise nest
+compares one spatial induction variable with constants (`arith.cmpi ult/slt %i, C`), the nest
+is cloned once per range between those points, the loop of `%i` restricted to it:
+
+    loop.for %i = 0 to 56 { x = select(%i < 28, A[min(%i, 27)], B[min(%i - 28, 27)]) }
+ -> loop.for %i = 0 to 28 { x = A[%i] }
+    loop.for %i = 28 to 56 { x = B[%i - 28] }
+
+In each part every such comparison has one value: the `select`s it decides take their operand,
+the `minui` clamps that cannot bind go, the loads nothing uses any more go, and the part is
+scheduled by the elementwise rule (innermost axis vectorized, outermost in parallel).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from dialects.loop.ops import BlockOp, ForOp, LoadOp
+from rewrites.schedule.common import (
+    constant_value,
+    index_constant,
+    is_pure,
+    refresh_reads,
+    replace_uses,
+)
+from rewrites.schedule_rules.config import CpuConfig
+from rewrites.schedule_rules.elementwise import schedule_elementwise
+from rewrites.schedule_rules.nest import Elementwise, analyze
+
+LESS_THAN = {"slt": 2, "ult": 6}
+"""`arith.cmpi` predicates (their integer codes) of the comparisons a nest is split at."""
+
+MAX_PARTS = 64
+"""The most parts a nest is split into (a concat of at most this many inputs)."""
+
+
+def _comparison(op: Operation, loops: dict[SSAValue, ForOp]) -> tuple[ForOp, int] | None:
+    """The loop and the constant of `op` if it is `cmpi ult/slt %iv, C` on a loop of `loops`."""
+    if not isinstance(op, arith.CmpiOp) or op.predicate.value.data not in LESS_THAN.values():
+        return None
+    loop = loops.get(op.lhs)
+    bound = constant_value(op.rhs)
+    return None if loop is None or bound is None else (loop, bound)
+
+
+def split_points(nest: Elementwise) -> tuple[ForOp, list[int]] | None:
+    """The spatial loop whose induction variable the nest's blocks compare with constants, and
+    the constants strictly inside its range, sorted; None unless there is exactly one such loop
+    (constant bounds, step 1) and at most `MAX_PARTS` parts."""
+    loops = {loop.induction_var: loop for loop in nest.spatial}
+    found: dict[ForOp, set[int]] = {}
+    for block in nest.blocks:
+        for op in block.walk():
+            compared = _comparison(op, loops)
+            if compared is not None:
+                found.setdefault(compared[0], set()).add(compared[1])
+    if len(found) != 1:
+        return None
+    ((loop, bounds),) = found.items()
+    lb, ub, step = (constant_value(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step != 1 or lb < 0:  # from 0 up, ult and slt agree
+        return None
+    points = sorted(b for b in bounds if lb < b < ub)
+    if not points or len(points) + 1 > MAX_PARTS:
+        return None
+    return loop, points
+
+
+def _value_range(value: SSAValue, known: dict[SSAValue, tuple[int, int]]) -> tuple[int, int] | None:
+    """The least and greatest value of `value` given the ranges `known` of some values: for
+    those, constants, and a known value plus or minus a constant; None for anything else."""
+    if value in known:
+        return known[value]
+    constant = constant_value(value)
+    if constant is not None:
+        return constant, constant
+    owner = value.owner
+    if isinstance(owner, arith.AddiOp | arith.SubiOp) and owner.lhs in known:
+        offset = constant_value(owner.rhs)
+        if offset is None:
+            return None
+        offset = offset if isinstance(owner, arith.AddiOp) else -offset
+        low, high = known[owner.lhs]
+        return low + offset, high + offset
+    return None
+
+
+def _shifted_iv(block: BlockOp, iv: SSAValue, low: int) -> SSAValue:
+    """Inside `block`, `iv + low` in place of `iv` (whose loop now starts at 0, as the
+    schedule rules expect); `iv` itself where `low` is 0."""
+    if low == 0:
+        return iv
+    offset = arith.ConstantOp(IntegerAttr(low, IndexType()))
+    shifted = arith.AddiOp(iv, offset.result)
+    body = block.body.block
+    first = body.first_op
+    assert first is not None
+    body.insert_ops_before([offset, shifted], first)
+    replace_uses(iv, shifted.result,
+                 keep=lambda user: user is shifted or not block.is_ancestor(user))
+    return shifted.result
+
+
+def simplify_part(root: Operation, iv: SSAValue, known: dict[SSAValue, tuple[int, int]]) -> None:
+    """Folds, in `root`, what the value ranges `known` (the least and greatest value of `iv`
+    among them) decide: comparisons of `iv` with constants, the selects on them, clamps that
+    cannot bind, `(x + c) - c`."""
+    low, high = known[iv][0], known[iv][1] + 1
+    for op in list(root.walk()):
+        if isinstance(op, arith.CmpiOp) and op.lhs is iv:
+            bound = constant_value(op.rhs)
+            if bound is None or op.predicate.value.data not in LESS_THAN.values():
+                continue
+            if high <= bound or low >= bound:
+                decided = arith.ConstantOp(IntegerAttr(int(high <= bound), i1))
+                Rewriter.replace_op(op, decided)
+        elif isinstance(op, arith.SelectOp):
+            condition = op.cond.owner
+            if isinstance(condition, arith.ConstantOp) and isinstance(condition.value, IntegerAttr):
+                chosen = op.lhs if condition.value.value.data else op.rhs
+                op.result.replace_all_uses_with(chosen)
+                Rewriter.erase_op(op)
+        elif isinstance(op, arith.MinUIOp):
+            span = _value_range(op.lhs, known)
+            limit = constant_value(op.rhs)
+            if span is not None and limit is not None and 0 <= span[0] and span[1] <= limit:
+                op.result.replace_all_uses_with(op.lhs)
+                Rewriter.erase_op(op)
+        elif isinstance(op, arith.SubiOp) and isinstance(op.lhs.owner, arith.AddiOp):
+            added = op.lhs.owner
+            if constant_value(added.rhs) is not None and constant_value(
+                    added.rhs) == constant_value(op.rhs):
+                op.result.replace_all_uses_with(added.lhs)
+                Rewriter.erase_op(op)
+
+
+def _erase_unused(root: Operation) -> None:
+    """Removes the pure ops and loads that nothing uses; refreshes the blocks' reads."""
+    for op in reversed(list(root.walk())):
+        removable = is_pure(op) or isinstance(op, LoadOp)  # a load only reads
+        if removable and op.results and all(not r.uses for r in op.results):
+            Rewriter.erase_op(op)
+    for block in [op for op in root.walk() if isinstance(op, BlockOp)]:
+        refresh_reads(block)
+
+
+def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
+    """Split the nest at the points where its blocks' comparisons of one induction variable
+    with constants change value, then schedule each part as an elementwise nest; returns False,
+    changing nothing, when there are no such points."""
+    found = split_points(nest)
+    if found is None:
+        return False
+    loop, points = found
+    root = nest.spatial[0]
+    lb, ub = constant_value(loop.lb), constant_value(loop.ub)
+    assert lb is not None and ub is not None
+    edges = [lb, *points, ub]
+    position = nest.spatial.index(loop)
+    parent = root.parent_block()
+    assert parent is not None
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        part = root.clone()
+        parent.insert_op_before(part, root)
+        part_loop = [op for op in part.walk() if isinstance(op, ForOp)][position]
+        part_loop.operands[1] = index_constant(high - low, part)
+        for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
+            iv = part_loop.induction_var
+            shifted = _shifted_iv(block, iv, low)
+            simplify_part(block, shifted, {iv: (0, high - low - 1), shifted: (low, high - 1)})
+        _erase_unused(part)
+        part_nest = analyze(part)
+        if isinstance(part_nest, Elementwise):
+            schedule_elementwise(part_nest, config)
+    Rewriter.erase_op(root)
+    return True
