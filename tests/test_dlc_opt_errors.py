@@ -105,6 +105,17 @@ def test_unterminated_string_literal_is_reported_at_once() -> None:
     assert "closing string literal" in proc.stderr, proc.stderr
 
 
+def test_unknown_file_extension_is_an_error_unless_the_format_is_named(tmp_path: Path) -> None:
+    source = tmp_path / "kernel.txt"
+    source.write_text(VALID)
+    proc = run_tool(str(source))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "unrecognized file extension '.txt'" in proc.stderr, proc.stderr
+    named = run_tool(str(source), "--frontend", "mlir")
+    assert named.returncode == 0, named.stderr
+    assert "arith.addi" in named.stdout
+
+
 def test_missing_input_file() -> None:
     proc = run_tool("/no/such/file.mlir")
     assert proc.returncode == 1

@@ -211,10 +211,19 @@ class DlcOptMain(xDSLOptMain):
         if self.args.input_file == "-":
             self.args.input_file = None
         try:
-            return super().get_input_stream()
+            stream, extension = super().get_input_stream()
         except OSError as e:
             name = self.args.input_file
             raise ToolError(f"cannot open input file '{name}': {e.strerror}") from None
+        if self.args.frontend:  # the format named: whatever the file is called
+            return stream, self.args.frontend.split("{", 1)[0]
+        if extension not in self.available_frontends:
+            stream.close()
+            known = ", ".join(f".{name}" for name in self.available_frontends)
+            raise ToolError(
+                f"cannot read '{self.args.input_file}': unrecognized file extension "
+                f"'.{extension}' (expected {known}, or name the format with --frontend)")
+        return stream, extension
 
     def prepare_output(self) -> IO[str]:
         if self.args.output_file is None:
