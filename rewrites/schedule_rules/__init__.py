@@ -15,7 +15,11 @@ Rules, tried in order on each loop nest of a function:
   each scheduled as elementwise;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
-- otherwise (a reduction whose innermost axis is strided): parallel outer axis only.
+- otherwise (a reduction whose innermost spatial axis is strided: a row reduction such as
+  softmax's, layer norm's or a reduce over the last axis): the update's combining op may
+  reassociate (`fastmath<reassoc>`), so that LLVM vectorizes the reduction loop into partial
+  results combined at the end (what TVM's rfactor + vectorize builds), and the outer axis runs
+  in parallel.
 """
 
 from __future__ import annotations
@@ -30,7 +34,11 @@ from rewrites.schedule_rules.config import CpuConfig, host_config
 from rewrites.schedule_rules.elementwise import schedule_elementwise
 from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
 from rewrites.schedule_rules.pad import schedule_pad
-from rewrites.schedule_rules.reduction import mark_parallel, schedule_reduction
+from rewrites.schedule_rules.reduction import (
+    allow_reassociation,
+    mark_parallel,
+    schedule_reduction,
+)
 
 __all__ = ["RULES", "CpuConfig", "Rule", "host_config", "schedule_nest"]
 
@@ -44,11 +52,14 @@ class Rule:
     apply: Callable[[Elementwise | Reduction, CpuConfig], bool]
 
 
-def _parallel_only(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
-    if config.threads <= 1:
-        return False
-    mark_parallel([nest.spatial[0]])
-    return any(loop.kind.data == "parallel" for loop in nest.spatial)
+def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
+    """The fallback for a reduction (module docstring); returns whether it changed anything."""
+    assert isinstance(nest, Reduction)
+    changed = allow_reassociation(nest)
+    if config.threads > 1:
+        mark_parallel([nest.spatial[0]])
+        changed = changed or any(loop.kind.data == "parallel" for loop in nest.spatial)
+    return changed
 
 
 RULES: tuple[Rule, ...] = (
@@ -56,7 +67,7 @@ RULES: tuple[Rule, ...] = (
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]
     Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
-    Rule("parallel", Reduction, _parallel_only),
+    Rule("parallel", Reduction, _row_reduction),
 )
 """The rules in the order they are tried."""
 

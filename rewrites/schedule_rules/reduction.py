@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.llvm import FastMathFlag
 from xdsl.ir import Block, Operation, SSAValue
 
 from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
@@ -906,3 +907,32 @@ def mark_parallel(roots: list[ForOp]) -> None:
                 break
             inner = [op for op in body_of(loop) if isinstance(op, ForOp)]
             loop = inner[0] if inner else None
+
+
+REASSOCIABLE = (arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp)
+"""The float ops that combine a reduction's accumulator with a new value and may reassociate."""
+
+
+def allow_reassociation(nest: Reduction) -> bool:
+    """Marks the update's combining op (`acc' = acc op value`, stored into the accumulator)
+    `fastmath<reassoc>` when it is a float add, mul, max or min: the reduction may then run in
+    any order, as a vectorized or parallel one does (LLVM vectorizes such a loop into partial
+    results combined at the end). Returns whether it marked one. Integer reductions need no
+    flag."""
+    marked = False
+    for op in nest.update.walk():
+        if not isinstance(op, StoreOp) or op.memref is not nest.home:
+            continue
+        combine = op.value.owner
+        if not isinstance(combine, REASSOCIABLE) or not any(
+            isinstance(value.owner, LoadOp) and value.owner.memref is nest.home
+            for value in combine.operands
+        ):
+            continue
+        flags = combine.properties.get("fastmath")
+        present = list(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else []
+        if FastMathFlag.REASSOC not in present:
+            combine.properties["fastmath"] = arith.FastMathFlagsAttr(
+                [*present, FastMathFlag.REASSOC])
+            marked = True
+    return marked

@@ -527,3 +527,40 @@ func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4
   }
   func.return
 }
+
+// -----
+
+// A row reduction (a sum over the contiguous last axis, as softmax's and layer norm's): no
+// register tile applies, so the rows run in parallel and the update's add may reassociate
+// (`fastmath<reassoc>`: LLVM vectorizes the loop over r into partial sums); the init and the
+// rest of the update are unchanged.
+// CHECK-LABEL: func.func @row_sum
+// CHECK:         loop.for %{{.*}} axis "i" kind parallel {
+// CHECK:           loop.block "sum_init"
+// CHECK:           loop.for %{{.*}} axis "r" {
+// CHECK:             loop.block "sum"
+// CHECK:               %[[E:.*]] = math.exp %{{.*}} : f32
+// CHECK-NEXT:          %[[ACC:.*]] = loop.load %out[%{{.*}}] : memref<64xf32> -> f32
+// CHECK-NEXT:          %{{.*}} = arith.addf %[[ACC]], %[[E]] fastmath<reassoc> : f32
+func.func @row_sum(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  loop.for %i = %c0 to %c64 step %c1 axis "i" {
+    loop.block "sum_init" reads() writes(%out : memref<64xf32>) spatial ["i"] {
+      %zero = arith.constant 0.000000e+00 : f32
+      loop.store %zero, %out[%i] : f32 -> memref<64xf32>
+    }
+    loop.for %r = %c0 to %c128 step %c1 axis "r" {
+      loop.block "sum" reads(%x : memref<64x128xf32>) writes(%out : memref<64xf32>) spatial ["i"] reduction ["r"] {
+        %v = loop.load %x[%i, %r] : memref<64x128xf32> -> f32
+        %e = math.exp %v : f32
+        %acc = loop.load %out[%i] : memref<64xf32> -> f32
+        %s = arith.addf %acc, %e : f32
+        loop.store %s, %out[%i] : f32 -> memref<64xf32>
+      }
+    }
+  }
+  func.return
+}
