@@ -49,8 +49,11 @@ def batch_norm_affine(op: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:
     if any(p is None for p in params):
         return None
     scale, bias, mean, var = (np.asarray(p, dtype=np.float64) for p in params)
-    s = scale / np.sqrt(var + np.float64(np.float32(op.epsilon_value())))
-    return s, bias - mean * s
+    # A negative variance (an invalid model) gives NaN, as the unfolded op and ONNX Runtime do,
+    # and a zero one with epsilon 0 inf: quietly, as theirs.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = scale / np.sqrt(var + np.float64(np.float32(op.epsilon_value())))
+        return s, bias - mean * s
 
 
 def _channel_vector(value: SSAValue, result_shape: tuple[int, ...], axis: int) -> np.ndarray | None:

@@ -289,6 +289,25 @@ def test_fold_batch_norm_into_matmul(n: int, k: int, c: int, seed: int) -> None:
     assert op_counts(module)["graph.batch_norm"] == 0
 
 
+def test_batch_norm_with_a_negative_variance_folds_to_nan_quietly() -> None:
+    """An invalid model (a negative variance) folds to the NaNs the unfolded op computes, without
+    a NumPy warning on the compiler's output."""
+    import warnings
+
+    b = GraphBuilder((2, 3))
+    m = b(MatmulOp(b.args[0], b.const(np.ones((3, 2), np.float32))))
+    params = [np.ones(2), np.zeros(2), np.zeros(2), np.array([1.0, -4.0])]
+    value = b(BatchNormOp(m, *(b.const(p.astype(np.float32)) for p in params)))
+    module = b.finish(value)
+    inputs = inputs_for(module)
+    (expected,) = run_module(module, inputs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (folded,) = run_module(apply(module, "graph-fold-batch-norm"), inputs)
+    assert np.isnan(expected[:, 1]).all() and np.isnan(folded[:, 1]).all()
+    np.testing.assert_allclose(folded[:, 0], expected[:, 0], rtol=1e-5)
+
+
 def test_lone_batch_norm_decomposes_to_mul_add() -> None:
     rng = np.random.default_rng(0)
     b = GraphBuilder((2, 3, 4, 4))
