@@ -165,7 +165,7 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
     loop, points = found
     root = nest.spatial[0]
     lb, ub = constant_value(loop.lb), constant_value(loop.ub)
-    assert lb is not None and ub is not None
+    assert lb == 0 and ub is not None, "analyze() takes unit loops only"
     edges = [lb, *points, ub]
     position = nest.spatial.index(loop)
     parent = root.parent_block()
