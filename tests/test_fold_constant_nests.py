@@ -156,6 +156,23 @@ func.func @f(%a: tensor<3x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<3x{n}xf32
     np.testing.assert_array_equal(whole, scalar)
 
 
+def evaluated_both_ways(text: str, weight: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
+    """Runs the one nest of `@f(%W, %O)` in `text` by `evaluate_nest` and by the scalar loop
+    interpreter on `weight` (O starts as NaN); asserts they agree and returns O."""
+    module = Parser(make_context(), text).parse_module()
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    w_arg, out = function.body.block.args
+    env = index_constants(function)
+    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
+    whole = np.full(out_shape, np.nan, np.float32)
+    scalar = np.full(out_shape, np.nan, np.float32)
+    evaluate_nest(nest, {**env, w_arg: weight, out: whole})
+    step = LoopInterpreter(module)._compile(nest)  # noqa: SLF001 - the step for one op
+    step({**env, w_arg: weight, out: scalar})
+    np.testing.assert_array_equal(whole, scalar)
+    return whole
+
+
 def test_whole_nest_evaluation_broadcasts_like_serial_execution() -> None:
     """Values that depend on some of the loops only: a load at a fixed index, an index computed
     from two induction variables, and a store that every iteration of the inner loop overwrites
@@ -185,18 +202,8 @@ func.func @f(%W: memref<6x4xf32>, %O: memref<3x8xf32>) {
   func.return
 }
 """
-    module = Parser(make_context(), text).parse_module()
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    weight, out = function.body.block.args
-    env = index_constants(function)
-    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
     w = RNG.standard_normal((6, 4), dtype=np.float32)
-    whole = np.full((3, 8), np.nan, np.float32)
-    scalar = np.full((3, 8), np.nan, np.float32)
-    evaluate_nest(nest, {**env, weight: w, out: whole})
-    step = LoopInterpreter(module)._compile(nest)  # noqa: SLF001 - the step for one op
-    step({**env, weight: w, out: scalar})
-    np.testing.assert_array_equal(whole, scalar)
+    whole = evaluated_both_ways(text, w, (3, 8))
     expected_right = w.reshape(3, 2, 4)[:, 1, :] + w[5, 3]  # k = 1 stores last
     np.testing.assert_array_equal(whole[:, 4:], expected_right)
     np.testing.assert_array_equal(whole[:, :4], np.full((3, 4), w[5, 3]))
@@ -233,18 +240,9 @@ func.func @f(%W: memref<{cols}x{n * scale}xf32>, %O: memref<{cols}x{n}x2xf32>) {
   func.return
 }}
 """
-    module = Parser(make_context(), text).parse_module()
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    weight, out = function.body.block.args
-    env = index_constants(function)
-    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
     w = RNG.standard_normal((cols, n * scale), dtype=np.float32)
     w.flags.writeable = False
-    whole = np.full((cols, n, 2), np.nan, np.float32)
-    scalar = np.full((cols, n, 2), np.nan, np.float32)
-    evaluate_nest(nest, {**env, weight: w, out: whole})
-    LoopInterpreter(module)._compile(nest)({**env, weight: w, out: scalar})  # noqa: SLF001
-    np.testing.assert_array_equal(whole, scalar)
+    whole = evaluated_both_ways(text, w, (cols, n, 2))
     expected = w[::-1, lb * scale:n * scale:step * scale].T  # O[j, i, 1] = W[cols-1-j, scale*i]
     np.testing.assert_array_equal(whole[:, lb:n:step, 1], expected.T)
 

@@ -732,3 +732,35 @@ func.func @f(%a: {t}, %b: {t}) -> {t} {{
         b = (rng.standard_normal(67) * 100).astype(dtype)
         result = dlc.compile(Parser(make_context(), text).parse_module(), cache=False)(a, b)
         np.testing.assert_array_equal(result, np.where(a < b, a, b))
+
+
+UNROLL_PROBE = """
+declare void @touch(i64)
+
+define void @f() {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  call void @touch(i64 %i)
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, 8
+  br i1 %done, label %exit, label %loop{metadata}
+exit:
+  ret void
+}
+{extra}
+"""
+
+
+@pytest.mark.parametrize(("forced", "calls"), [(False, 1), (True, 8)])
+def test_llvm_unrolls_only_the_loops_the_schedule_asks_for(forced: bool, calls: int) -> None:
+    """LLVM's own unroller is off (`runtime.jit.LLVM_HEURISTIC_UNROLLING`): an 8-trip loop stays
+    a loop at O3, and one whose back edge carries `llvm.loop.unroll.full` (the `unroll`
+    primitive) is still unrolled completely."""
+    from runtime.jit import host_target_machine, parse_and_optimize
+
+    text = UNROLL_PROBE.replace("{metadata}", ", !llvm.loop !0" if forced else "").replace(
+        "{extra}", '!0 = distinct !{!0, !1}\n!1 = !{!"llvm.loop.unroll.full"}' if forced else "")
+    optimized = str(parse_and_optimize(text, host_target_machine(3), 3))
+    assert optimized.count("call void @touch") == calls, optimized
