@@ -64,8 +64,9 @@ class LoopTransformFunctions(InterpreterFunctions):
     fails, as does using a handle whose payload op was erased by an earlier transform.
     """
 
-    def __init__(self, root: Operation) -> None:
+    def __init__(self, root: Operation, vector_bits: int = 0) -> None:
         self.root = root
+        self.vector_bits = vector_bits
         self.consumed: dict[SSAValue, str] = {}
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -314,8 +315,9 @@ class LoopTransformFunctions(InterpreterFunctions):
         if rows < 1 or accumulators < 1 or threads < 0 or l2_kib < 0:
             raise self._fail(op, f"expected positive rows and accumulators, found {rows} and "
                              f"{accumulators}")
-        config = host_config(threads=threads, max_rows=rows, max_accumulators=accumulators,
-                             pack_rows=bool(pack_rows), l2_bytes=l2_kib * 1024)
+        config = host_config(threads=threads, vector_bits=self.vector_bits, max_rows=rows,
+                             max_accumulators=accumulators, pack_rows=bool(pack_rows),
+                             l2_bytes=l2_kib * 1024)
         if self._run(op, {loop: op.target}, lambda: schedule_nest(loop, config)) is None:
             raise self._fail(op, f"no default rule applies to the nest of {describe(loop)} "
                              f"({_handle_name(op.target)})")
@@ -397,12 +399,15 @@ class LoopInterpretTransformsPass(ModulePass):
         entry-point: the name of the sequence to run (default `__transform_main`).
         library: a file holding the sequence (and any others), parsed with the same dialects;
             without it the sequence is looked up in the module.
+        vector_bits: the vector register width `transform.loop.apply_rules` schedules for; 0:
+            the host's (as `loop-default-schedule`'s option of the same name).
     """
 
     name: ClassVar[str] = "loop-interpret-transforms"
 
     entry_point: str = "__transform_main"
     library: str | None = None
+    vector_bits: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         script_root: Operation = op
@@ -413,7 +418,7 @@ class LoopInterpretTransformsPass(ModulePass):
         from rewrites import get_all_passes
 
         interpreter.register_implementations(TransformFunctions(ctx, get_all_passes()))
-        interpreter.register_implementations(LoopTransformFunctions(op))
+        interpreter.register_implementations(LoopTransformFunctions(op, self.vector_bits))
         interpreter.call_op(sequence, (OperationHandle(op),))
         _erase_transform_ops(op)
 

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p convert-loop-to-llvm | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p "convert-loop-to-llvm{vector_bits=512}" | filecheck %s
 
 // Positive cases check the llvm ops each input op becomes (tests/test_llvm_lowering.py checks
 // that no other op is left and runs the code); negative cases check the diagnostic.

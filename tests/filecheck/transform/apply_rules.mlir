@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-interpret-transforms | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p "loop-interpret-transforms{vector_bits=512}" | filecheck %s
 
 // A GEMM nest scheduled by the default reduction rule with a knob from a param (4-row tiles,
 // 2 threads): B packed into 32-wide panels, a 4x32 register tile (rows unrolled, columns two
