@@ -613,13 +613,16 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     templates): `transform.loop.apply_rules` on the anchor block's nest, its knobs the
     micro-kernel's most rows, its vector accumulators, whether GEMM's A is packed too and the L2
     size its B panels are grouped for; threads are the target's. `loop-default-schedule`'s own
-    choice (8 rows, 24 accumulators, no A packing, the host's L2) is one of its points. The
+    choice (8 rows, three quarters of the vector registers as accumulators, no A packing, the
+    host's L2) is one of its points; more accumulators than the registers hold are not. The
     function's other nests get the default rules with the default knobs, as the compile would
     schedule them, so that every point is a whole kernel as fast as the default or faster."""
     block = workload.info.anchor()
     axes = [axis for axis, _ in block.loops]
     w = ScriptWriter()
     for knob, candidates in RULE_KNOBS.items():
+        if knob == "accumulators":  # the tile, the reused vectors and a broadcast in registers
+            candidates = tuple(c for c in candidates if c + 2 <= target.vector_registers)
         listed = ", ".join(str(c) for c in candidates)
         w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
                                             f"{CANDIDATES_ATTR} = array<i64: {listed}>"))

@@ -47,7 +47,5 @@ def host_cpu_target(num_threads: int | None = None) -> CpuTarget:
     from codegen.llvm import host_target
 
     host = host_target()
-    features = set(host.features.split(","))
-    registers = 32 if "+avx512f" in features else 16
     threads = num_threads if num_threads is not None else len(os.sched_getaffinity(0))
-    return CpuTarget(host.cpu, host.vector_width, registers, max(1, threads))
+    return CpuTarget(host.cpu, host.vector_width, host.vector_registers, max(1, threads))

@@ -36,6 +36,7 @@ class HostTarget:
         features: the CPU features, LLVM style (`+avx512f,+fma,...`).
         vector_width: the widest vector register in bits (512 with AVX-512, 256 with AVX, else
             128), given to LLVM as `prefer-vector-width`.
+        vector_registers: how many vector registers the ISA has (32 with AVX-512, else 16).
     """
 
     triple: str
@@ -43,6 +44,7 @@ class HostTarget:
     cpu: str
     features: str
     vector_width: int
+    vector_registers: int
 
 
 def _vector_width(features: str) -> int:
@@ -52,6 +54,12 @@ def _vector_width(features: str) -> int:
     if "+avx" in enabled:
         return 256
     return 128
+
+
+def vector_registers(vector_width: int) -> int:
+    """The vector registers of an x86 ISA whose widest vectors are `vector_width` bits: 32 with
+    AVX-512, 16 with AVX/AVX2 and SSE."""
+    return 32 if vector_width >= 512 else 16
 
 
 @functools.cache
@@ -67,7 +75,10 @@ def host_target() -> HostTarget:
     machine = binding.Target.from_triple(triple).create_target_machine(
         cpu=cpu, features=features
     )
-    return HostTarget(triple, str(machine.target_data), cpu, features, _vector_width(features))
+    width = _vector_width(features)
+    return HostTarget(
+        triple, str(machine.target_data), cpu, features, width, vector_registers(width)
+    )
 
 
 def _check_llvm_dialect(module: ModuleOp) -> None:

@@ -47,7 +47,8 @@ class LoopDefaultSchedulePass(ModulePass):
     Options:
         threads: threads parallel loops will run on (0: all cores; 1: no parallel loop).
         vector_bits: vector register width (0: the host's).
-        max_accumulators: vector registers a micro-kernel tile may use.
+        max_accumulators: vector registers a micro-kernel tile may use (0: three quarters of
+            the host's, 24 with AVX-512 and 12 with AVX2).
         max_rows: the most rows of a micro-kernel tile.
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.
@@ -59,7 +60,7 @@ class LoopDefaultSchedulePass(ModulePass):
 
     threads: int = 0
     vector_bits: int = 0
-    max_accumulators: int = 24
+    max_accumulators: int = 0
     max_rows: int = 8
     pack: bool = True
     pack_rows: bool = False

@@ -312,7 +312,7 @@ class LoopTransformFunctions(InterpreterFunctions):
         loop = self._payload(op, op.target, args[0], ForOp)
         threads, rows, accumulators, pack_rows, l2_kib = self._ints(
             op, op.static_knobs.get_values(), op.dynamic_knobs, args[1:])
-        if rows < 1 or accumulators < 1 or threads < 0 or l2_kib < 0:
+        if rows < 1 or accumulators < 0 or threads < 0 or l2_kib < 0:
             raise self._fail(op, f"expected positive rows and accumulators, found {rows} and "
                              f"{accumulators}")
         config = host_config(threads=threads, vector_bits=self.vector_bits, max_rows=rows,

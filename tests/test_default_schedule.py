@@ -211,7 +211,7 @@ def test_lane_stride() -> None:
     assert lane_stride(builder.insert(arith.AddiOp(iv, iv)).result, iv) is None
 
 
-def scheduled_loops(text: str, threads: int = 2) -> list[ForOp]:
+def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512) -> list[ForOp]:
     from xdsl.passes import PassPipeline
 
     from rewrites import get_all_passes
@@ -221,7 +221,7 @@ def scheduled_loops(text: str, threads: int = 2) -> list[ForOp]:
         get_all_passes(), "convert-graph-to-tensor-expr,tensor-expr-inline"
     ).apply(make_context(), parsed)
     ConvertTensorExprToLoopPass().apply(make_context(), parsed)
-    LoopDefaultSchedulePass(threads=threads, vector_bits=512).apply(make_context(), parsed)
+    LoopDefaultSchedulePass(threads=threads, vector_bits=vector_bits).apply(make_context(), parsed)
     parsed.verify()
     return [op for op in parsed.walk() if isinstance(op, ForOp)], parsed  # type: ignore[return-value]
 
@@ -239,6 +239,23 @@ def test_gemm_schedule_structure() -> None:
     assert any(str(t) == "memref<2x32x32xf32>" for t in tiles)
     loops_1, _ = scheduled_loops(matmul_text(64, 32, 64), threads=1)
     assert all(loop.kind.data != "parallel" for loop in loops_1)
+
+
+def test_gemm_tile_fits_the_registers_of_the_vector_width() -> None:
+    """The register tile takes three quarters of the ISA's vector registers: 8x2 vectors of 16
+    lanes with AVX-512 (32 registers), at most 12 vectors of 8 lanes with AVX2 (16 registers;
+    24 accumulators would spill)."""
+    for vector_bits, lanes, most in ((512, 16, 24), (256, 8, 12)):
+        _, parsed = scheduled_loops(matmul_text(64, 32, 64), vector_bits=vector_bits)
+        tiles = [op.result.type for op in parsed.walk()
+                 if isinstance(op, AllocOp) and op.scope.data == "local"]
+        assert tiles
+        for tile in tiles:
+            rows, columns = tile.get_shape()
+            assert rows * -(-columns // lanes) <= most, (vector_bits, tile)
+    _, parsed = scheduled_loops(matmul_text(64, 32, 64), vector_bits=256)
+    assert any(str(op.result.type) == "memref<6x16xf32>" for op in parsed.walk()
+               if isinstance(op, AllocOp))
 
 
 MORE_OPS = {
@@ -298,6 +315,40 @@ func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
   func.return %y : {y_t}
 }}
 """
+
+
+@pytest.mark.parametrize(
+    ("vector_bits", "rows", "tile"),
+    [(256, 7, (7, 8)), (256, 14, (7, 8)), (256, 28, (4, 16)), (256, 13, (6, 16)),
+     (512, 7, (7, 32)), (512, 28, (7, 32)), (512, 56, (8, 32)), (512, 13, (8, 32))],
+)
+def test_channel_tile_divides_the_rows(vector_bits: int, rows: int, tile: tuple[int, int]
+                                       ) -> None:
+    """The channel kernel's tile has no row tail when a tile that divides the rows uses at least
+    half the accumulators: a 7-wide row gets 7x8 with AVX2 (not 6x16 and a 1x16 tail), with
+    AVX-512 the two-vector tile as before; an extent with no such divisor keeps the widest
+    tile and a tail."""
+    from rewrites.schedule_rules import host_config
+    from rewrites.schedule_rules.reduction import channel_tile
+
+    config = host_config(threads=2, vector_bits=vector_bits)
+    assert channel_tile(rows, 512, vector_bits // 32, config) == tile
+
+
+def test_seven_wide_conv_gets_one_tile_per_row() -> None:
+    """ResNet-18's last stage (3x3 conv on 7x7): one 7-row tile per output row, no 1-row tail
+    tile, at both vector widths."""
+    x_t, w_t, y_t = ("tensor<1x64x7x7xf32>", "tensor<64x64x3x3xf32>", "tensor<1x64x7x7xf32>")
+    text = f"""
+func.func @conv(%x: {x_t}, %w: {w_t}) -> {y_t} {{
+  %r = graph.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>}} : ({x_t}, {w_t}) -> {y_t}
+  func.return %r : {y_t}
+}}"""
+    for vector_bits, tile in ((256, "memref<7x8xf32>"), (512, "memref<7x32xf32>")):
+        _, parsed = scheduled_loops(text, vector_bits=vector_bits)
+        tiles = {str(op.result.type) for op in parsed.walk()
+                 if isinstance(op, AllocOp) and op.scope.data == "local"}
+        assert tiles == {tile}, (vector_bits, tiles)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

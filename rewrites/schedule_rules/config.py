@@ -24,8 +24,9 @@ class CpuConfig:
     Attributes:
         vector_bits: width of a vector register (512 with AVX-512).
         threads: the threads parallel loops will run on (1: no loop is made parallel).
-        max_accumulators: vector registers a micro-kernel may hold its tile in (AVX-512 has
-            32; the rest hold the reused vectors and a broadcast).
+        max_accumulators: vector registers a micro-kernel may hold its tile in (three
+            quarters of the register file: 24 of AVX-512's 32, 12 of AVX2's 16; the rest hold
+            the reused vectors and a broadcast).
         max_rows: the largest number of rows of a micro-kernel tile. 8 rows of a row-major
             operand whose rows are 4 KiB apart share one set of an 8-way L1 cache: more rows
             thrash it (12 rows ran 35% slower here than 8).
@@ -89,13 +90,16 @@ def host_config(
 ) -> CpuConfig:
     """The configuration for this machine: `threads` 0 means all cores, `vector_bits` 0 the
     host's vector width (from LLVM's view of the host CPU), `l2_bytes` 0 (or absent) the
-    host's L2 size."""
+    host's L2 size, `max_accumulators` 0 (or absent) three quarters of the vector registers
+    of an ISA with vectors that wide (24 with AVX-512, 12 with AVX2)."""
+    from codegen.llvm import host_target, vector_registers
+
     if not knobs.get("l2_bytes"):
         knobs["l2_bytes"] = host_l2_bytes()
     if vector_bits <= 0:
-        from codegen.llvm import host_target
-
         vector_bits = host_target().vector_width
+    if not knobs.get("max_accumulators"):
+        knobs["max_accumulators"] = vector_registers(vector_bits) * 3 // 4
     if threads <= 0:
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1
