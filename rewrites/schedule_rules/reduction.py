@@ -24,7 +24,8 @@ conv2d's output channel), so that each vector loaded at a reduction step is reus
 while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an alloca accessed at
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
 is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
-32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row. A GEMM-like vector operand (a 2-D
+32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row; with AVX2's 8 lanes and 12 of 16
+registers, 6x16. A GEMM-like vector operand (a 2-D
 buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
 reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
