@@ -211,7 +211,8 @@ def test_lane_stride() -> None:
     assert lane_stride(builder.insert(arith.AddiOp(iv, iv)).result, iv) is None
 
 
-def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512) -> list[ForOp]:
+def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512, l2_bytes: int = 0
+                    ) -> list[ForOp]:
     from xdsl.passes import PassPipeline
 
     from rewrites import get_all_passes
@@ -221,7 +222,8 @@ def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512) -> list
         get_all_passes(), "convert-graph-to-tensor-expr,tensor-expr-inline"
     ).apply(make_context(), parsed)
     ConvertTensorExprToLoopPass().apply(make_context(), parsed)
-    LoopDefaultSchedulePass(threads=threads, vector_bits=vector_bits).apply(make_context(), parsed)
+    LoopDefaultSchedulePass(threads=threads, vector_bits=vector_bits, l2_bytes=l2_bytes).apply(
+        make_context(), parsed)
     parsed.verify()
     return [op for op in parsed.walk() if isinstance(op, ForOp)], parsed  # type: ignore[return-value]
 
@@ -318,34 +320,36 @@ func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
 
 
 @pytest.mark.parametrize(
-    ("vector_bits", "rows", "tile"),
-    [(256, 7, (7, 8)), (256, 14, (7, 8)), (256, 28, (4, 16)), (256, 13, (6, 16)),
-     (512, 7, (7, 32)), (512, 28, (7, 32)), (512, 56, (8, 32)), (512, 13, (8, 32))],
+    ("vector_bits", "rows", "panel", "tile"),
+    [(256, 7, 512 * 9, (7, 8)), (256, 14, 256 * 9, (7, 8)), (256, 28, 128 * 9, (4, 16)),
+     (256, 14, 1024, (5, 16)), (256, 7, 2048, (4, 16)), (256, 13, 9, (5, 16)),
+     (512, 7, 512 * 9, (7, 32)), (512, 28, 128 * 9, (7, 32)), (512, 56, 64 * 9, (8, 32)),
+     (512, 13, 9, (8, 32))],
 )
-def test_channel_tile_divides_the_rows(vector_bits: int, rows: int, tile: tuple[int, int]
-                                       ) -> None:
-    """The channel kernel's tile has no row tail when a tile that divides the rows uses at least
-    half the accumulators: a 7-wide row gets 7x8 with AVX2 (not 6x16 and a 1x16 tail), with
-    AVX-512 the two-vector tile as before; an extent with no such divisor keeps the widest
-    tile and a tail."""
+def test_channel_tile(vector_bits: int, rows: int, panel: int, tile: tuple[int, int]) -> None:
+    """The channel kernel's tile (512 output channels, a 512 KiB L2, `panel` weights per output
+    channel): a 3x3 conv whose weight panel would crowd the L2 gets the dividing tile with the
+    most accumulators (7x8 with AVX2 for 7 and 14 rows, no 1-row tail); otherwise two vectors
+    and the rows with the fewest FMA cycles (4 + 3 for 7 rows of a 1x1 conv, 5 + 5 + 4 for 14);
+    AVX-512 keeps its two-vector tiles."""
     from rewrites.schedule_rules import host_config
     from rewrites.schedule_rules.reduction import channel_tile
 
-    config = host_config(threads=2, vector_bits=vector_bits)
-    assert channel_tile(rows, 512, vector_bits // 32, config) == tile
+    config = host_config(threads=2, vector_bits=vector_bits, l2_bytes=512 * 1024)
+    assert channel_tile(rows, 512, vector_bits // 32, config, panel * 4) == tile
 
 
 def test_seven_wide_conv_gets_one_tile_per_row() -> None:
-    """ResNet-18's last stage (3x3 conv on 7x7): one 7-row tile per output row, no 1-row tail
-    tile, at both vector widths."""
-    x_t, w_t, y_t = ("tensor<1x64x7x7xf32>", "tensor<64x64x3x3xf32>", "tensor<1x64x7x7xf32>")
+    """ResNet-18's last stage (3x3 conv, 512 channels, 7x7): one 7-row tile per output row, no
+    1-row tail tile, at both vector widths."""
+    x_t, w_t, y_t = ("tensor<1x512x7x7xf32>", "tensor<512x512x3x3xf32>", "tensor<1x512x7x7xf32>")
     text = f"""
 func.func @conv(%x: {x_t}, %w: {w_t}) -> {y_t} {{
   %r = graph.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>}} : ({x_t}, {w_t}) -> {y_t}
   func.return %r : {y_t}
 }}"""
     for vector_bits, tile in ((256, "memref<7x8xf32>"), (512, "memref<7x32xf32>")):
-        _, parsed = scheduled_loops(text, vector_bits=vector_bits)
+        _, parsed = scheduled_loops(text, vector_bits=vector_bits, l2_bytes=512 * 1024)
         tiles = {str(op.result.type) for op in parsed.walk()
                  if isinstance(op, AllocOp) and op.scope.data == "local"}
         assert tiles == {tile}, (vector_bits, tiles)
@@ -456,9 +460,13 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
     [(28, 8, 7), (14, 8, 7), (56, 8, 8), (7, 8, 7), (30, 8, 6), (29, 8, 8), (3, 1, 1)],
 )
 def test_channel_kernel_rows_divide_the_row_axis(extent: int, most: int, rows: int) -> None:
-    from rewrites.schedule_rules.reduction import _dividing_rows
+    """With 16-lane vectors and 24 accumulators (at most `most` rows): the rows with the fewest
+    FMA cycles, a tile without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
+    from rewrites.schedule_rules import CpuConfig
+    from rewrites.schedule_rules.reduction import channel_tile
 
-    assert _dividing_rows(extent, most) == rows
+    config = CpuConfig(vector_bits=512, max_accumulators=24, max_rows=most)
+    assert channel_tile(extent, 64, 16, config) == (rows, 32)
 
 
 def test_channel_kernel_without_a_tail() -> None:

@@ -36,6 +36,9 @@ class CpuConfig:
             costs more than it saves at 8 rows).
         l2_bytes: the per-core L2 cache: GEMM's packed B panels are grouped so that a group
             takes half of it.
+        fma_units, fma_latency: vector FMAs a core issues per cycle and the cycles until an
+            FMA's result can be used (2 and 4 on Zen 3/4, Skylake and later): a micro-kernel
+            needs `fma_units * fma_latency` independent accumulators to keep them busy.
     """
 
     vector_bits: int = 512
@@ -46,6 +49,8 @@ class CpuConfig:
     pack: bool = True
     pack_rows: bool = False
     l2_bytes: int = 1 << 20
+    fma_units: int = 2
+    fma_latency: int = 4
 
     def lanes(self, element: object) -> int:
         """Lanes of one vector of `element` (16 for f32 with 512-bit vectors)."""

@@ -252,49 +252,57 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     for size in shape[1:]:
         rows *= size
     packing = Packing(load, load.memref, rows, channels, channel_first=True)
-    mr, nr = channel_tile(extent(nest.spatial[row]), channels, lanes, config)
+    mr, nr = channel_tile(extent(nest.spatial[row]), channels, lanes, config,
+                          rows * _bytes(element))
     weight_bytes = channels * rows * _bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
                       columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True)
 
 
-def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig) -> tuple[int, int]:
-    """The channel kernel's tile (MR rows, NR channels) for a row axis of `rows`: the most
-    accumulators (MR x NR/lanes, NR one or two vectors, more vectors on a tie) among tiles
-    whose MR divides `rows` (no tail kernel) and that use at least half of
-    `max_accumulators`; else two vectors and `_dividing_rows`.
+def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig,
+                 panel_bytes: int = 0) -> tuple[int, int]:
+    """The channel kernel's tile (MR rows, NR channels) for a row axis of `rows`, the weight
+    panel of one output channel taking `panel_bytes` (IC * KH * KW elements).
 
-    With AVX2's 12 accumulators a 7-wide row (ResNet-18's 512x7x7 convs) gets 7x8 instead of
-    6x16 plus a 1x16 tail: the tail's two accumulators cannot hide the FMA latency and ran
-    1/7 of the work at a quarter of the rate, and the 8-wide weight panel (147 KiB) stays in
-    L2 where the 16-wide one (295 KiB) did not. Measured (interleaved, 2 threads, conv3x3 +
-    ReLU): 512x7x7 2.95 -> 2.22 ms (ORT 2.03), 256x14x14 2.59 -> 2.08 ms (ORT 2.03). With
-    AVX-512's 24 the choice is the two-vector tile as before (7x32 for 7, 14 and 28 rows)."""
+    When a two-vector panel would take more than a quarter of the L2 (re-read once per row
+    tile, it would not stay there beside the input), the tile with the most accumulators among
+    those whose MR divides `rows` and that use at least half of `max_accumulators`, NR one or
+    two vectors (more vectors on a tie): with AVX2's 12 accumulators a 7-wide row of a 3x3 conv
+    gets 7x8 (a 147 KiB panel) instead of 6x16 and a 1-row tail whose two accumulators ran 1/7
+    of the work at a quarter of the rate (a 295 KiB panel). Otherwise, and when no such tile
+    exists, NR is two vectors (one if the channels fit in one) and MR the row count up to the
+    register budget that makes the fewest FMA cycles over the whole row with its tail tile, a
+    tile of M rows taking `max(M * vectors / fma_units, fma_latency)` cycles per reduction step
+    (fewer accumulators than the FMA units keep in flight leave them idle); on a tie, the MR
+    without a tail (one micro-kernel less to compile), then the larger. AVX-512's 24
+    accumulators keep 7x32 for 7, 14 and 28 rows and 8x32 for 56.
+
+    Measured on this AVX2 host (2 threads, interleaved, ms, 6+1 rows / one-vector tile / this):
+    conv3x3 512x7x7 2.48 / 2.08 / 2.08, 256x14x14 2.26 / 1.88 / 1.88; 1x1 convs, whose panel is
+    small and whose input streams once per panel, lose with one vector: 1024 -> 512 at 14x14
+    3.18 / 3.94 / 2.73 (5 + 5 + 4 rows), 1x1/2 512 -> 1024 at 28x28 2.62 / 4.53 / 3.00."""
     vectors = min(2, -(-channels // lanes))
-    best: tuple[int, int] | None = None
-    for v in range(vectors, 0, -1):
-        for mr in range(min(rows, config.max_rows, config.max_accumulators // v), 0, -1):
-            if rows % mr or 2 * mr * v < config.max_accumulators:
-                continue
-            if best is None or mr * v > best[0] * best[1]:
-                best = (mr, v)
-    if best is None:
-        most = max(1, min(config.max_rows, config.max_accumulators // vectors))
-        best = (_dividing_rows(rows, most), vectors)
-    mr, v = best
-    return mr, min(v * lanes, -(-channels // lanes) * lanes)
+    if panel_bytes * vectors * lanes > config.l2_bytes // 4:
+        best: tuple[int, int] | None = None
+        for v in range(vectors, 0, -1):
+            for mr in range(min(rows, config.max_rows, config.max_accumulators // v), 0, -1):
+                if rows % mr or 2 * mr * v < config.max_accumulators:
+                    continue
+                if best is None or mr * v > best[0] * best[1]:
+                    best = (mr, v)
+        if best is not None:
+            return best[0], best[1] * lanes
+    most = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
 
+    def cycles(m: int) -> float:
+        return max(m * vectors / config.fma_units, config.fma_latency)
 
-def _dividing_rows(extent: int, most: int) -> int:
-    """The micro-kernel's rows for an axis of `extent`: `most`, or one or two fewer if that
-    divides the extent (28 = 4 x 7 rows instead of 3 x 8 + 4: no tail kernel, whose copy of the
-    micro-kernel would double the code)."""
-    if extent <= most:
-        return extent
-    for rows in (most, most - 1, most - 2):
-        if rows >= 1 and extent % rows == 0:
-            return rows
-    return most
+    def cost(m: int) -> tuple[float, bool, int]:
+        tail = rows % m
+        total = (rows // m) * cycles(m) + (cycles(tail) if tail else 0.0)
+        return total, tail != 0, -m
+
+    return min(range(1, most + 1), key=cost), vectors * lanes
 
 
 def _bytes(element: object) -> int:
