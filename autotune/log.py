@@ -17,6 +17,7 @@ Record fields (format version `FORMAT_VERSION`):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -155,13 +156,23 @@ def iter_records(paths: Iterable[str | Path]) -> Iterator[Record]:
 
 
 def best_records(records: Iterable[Record], target: str | None = None) -> dict[str, Record]:
-    """The fastest successful record per workload key (on `target`, if given)."""
-    best: dict[str, Record] = {}
+    """The fastest schedule per workload key (on `target`, if given), as its last successful
+    record holding the run times of all its successful records: a schedule measured several
+    times (the tuner's confirmation rounds) is judged on all its measurements, not on the
+    luckiest one. A schedule is its script and knobs (the baselines have no script)."""
+    pooled: dict[tuple[str, str, str], Record] = {}
     for record in records:
         if not record.ok:
             continue
         if target is not None and record.target != target:
             continue
+        key = (record.workload, record.script or "",
+               json.dumps(record.knobs, sort_keys=True, default=str))
+        earlier = pooled.get(key)
+        costs = [*earlier.costs, *record.costs] if earlier is not None else list(record.costs)
+        pooled[key] = dataclasses.replace(record, costs=costs)
+    best: dict[str, Record] = {}
+    for record in pooled.values():
         current = best.get(record.workload)
         if current is None or record.cost < current.cost:
             best[record.workload] = record

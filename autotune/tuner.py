@@ -14,12 +14,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autotune.log import LogWriter, Record, read_log
+from autotune.log import LogWriter, Record, best_records, read_log
 from autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
 from autotune.search import SearchStrategy, make_strategy
 from autotune.space import Point, Space, make_space
 from autotune.target import CpuTarget, host_cpu_target
 from autotune.workload import Workload
+
+CONFIRM_TOP = 4
+"""The fastest distinct schedules `WorkloadTuner.confirm` measures again."""
+
+CONFIRM_ROUNDS = 2
+"""How many times `WorkloadTuner.confirm` measures them (each round: all of them, and the
+default schedule)."""
+
+CONFIRM_TRIAL = -2
+"""The `trial` of a confirmation record (not a trial of the budget; -1 is the baselines')."""
 
 
 @dataclass
@@ -136,6 +146,8 @@ class WorkloadTuner:
         for record in read_log(path).records:
             if record.workload != self.workload.key or record.target != self.target.key:
                 continue
+            if record.trial == CONFIRM_TRIAL:
+                continue  # a re-measurement, not a trial
             if record.script is None:
                 if record.knobs.get("baseline") == "untuned" and record.ok:
                     self.baseline = record
@@ -200,6 +212,47 @@ class WorkloadTuner:
         self.strategy.update(points, [r.cost for r in batch])
         return batch
 
+    def confirm(self, top: int = CONFIRM_TOP, rounds: int = CONFIRM_ROUNDS) -> list[Record]:
+        """Measures the `top` fastest schedules found and the default schedule again, `rounds`
+        times, all of them in each round (the same moments of machine load), and logs the
+        records (`trial` = `CONFIRM_TRIAL`, not trials of the budget). The best of many noisy
+        measurements is biased toward luck (the winner's curse: on a flat space the search
+        picks noise); `best_records` then judges each schedule on all its measurements, and
+        `best` and `default` hold the pooled records."""
+        from rewrites import get_all_passes
+
+        ranked: list[Record] = []
+        for record in sorted((r for r in self.records if r.ok), key=lambda r: r.cost):
+            if all(record.script != other.script for other in ranked):
+                ranked.append(record)
+        ranked = ranked[:top]
+        if not ranked:
+            return []
+        sources: list[Record | None] = list(ranked)
+        candidates = [Candidate(record.script) for record in ranked]
+        if self.default is not None and "loop-default-schedule" in get_all_passes():
+            sources.append(None)
+            candidates.append(Candidate(default_schedule=True))
+        confirmed: list[Record] = []
+        for _ in range(rounds):
+            results = self.measurer.measure(self.workload, candidates)
+            for source, result in zip(sources, results, strict=True):
+                if source is None:
+                    record = _record(self.workload, self.target, None, None,
+                                     {"baseline": "default"}, result, CONFIRM_TRIAL)
+                else:
+                    record = _record(self.workload, self.target, self.space, source.script,
+                                     source.knobs, result, CONFIRM_TRIAL)
+                if self.log is not None:
+                    self.log.write(record)
+                confirmed.append(record)
+        tuned = [r for r in [*self.records, *confirmed] if r.script is not None]
+        self.best = best_records(tuned).get(self.workload.key, self.best)
+        if self.default is not None:
+            defaults = [self.default, *(r for r in confirmed if r.script is None)]
+            self.default = best_records(defaults).get(self.workload.key, self.default)
+        return confirmed
+
     @property
     def best_gflops(self) -> float:
         return self.best.gflops if self.best is not None else 0.0
@@ -221,10 +274,13 @@ def tune_workload(
     batch_size: int = 8,
     seed: int = 0,
     progress: ProgressCallback | None = None,
+    confirm: bool = True,
 ) -> TuneResult:
     """Tunes `workload` for `trials` measured trials (fewer if the space runs out) and returns
     the best record. With `resume`, the trials already in `log_path` for this workload count
-    toward `trials` and seed the search."""
+    toward `trials` and seed the search. With `confirm`, the fastest schedules and the default
+    are measured again at the end (`WorkloadTuner.confirm`) and the best is judged on all its
+    measurements."""
     own = measurer is None
     measurer = measurer or Measurer()
     writer = LogWriter(log_path) if log_path is not None else None
@@ -239,6 +295,8 @@ def tune_workload(
             if progress is not None:
                 progress(Progress(workload.name, tuner.trials, trials, tuner.best_gflops,
                                   time.monotonic() - start))
+        if confirm:
+            tuner.confirm()
         return tuner.result(time.monotonic() - start)
     finally:
         if writer is not None:

@@ -8,8 +8,11 @@ run) and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + R
 from `benchmarks/model_zoo.resnet18` as `dlc tune` extracts it). For each: the untuned kernel and
 `loop-default-schedule` (measured by the same runner, same inputs, same moment), then one tuning
 run of max(--trials) trials with the evolutionary search and the xgboost cost model, read at each
-trial count: best GFLOP/s so far and the wall time it took. Apache TVM's MetaSchedule is run too
-when `tvm` is importable (it is not installed here). Logs go to --log-dir.
+trial count: best GFLOP/s so far and the wall time it took; then the fastest schedules and the
+default measured again (`WorkloadTuner.confirm`), each judged on all its runs. Apache TVM's
+MetaSchedule is not run: on the machine this was written on, TVM 0.27's
+`tvm.s_tir.meta_schedule.tune_tir` segfaulted (apache-tvm-ffi 0.1.15) or failed every build
+(0.1.14). Logs go to --log-dir.
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ def metaschedule(name: str) -> str:
         import tvm  # noqa: F401
     except ImportError:
         return "TVM MetaSchedule: not installed (tvm is not importable)"
-    return f"TVM MetaSchedule: installed but not wired into this benchmark for {name}"
+    return f"TVM MetaSchedule: installed, not run by this benchmark for {name}"
 
 
 def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str, object]:
@@ -153,6 +156,8 @@ def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str,
         "wall_s_total": result.wall_s,
         "failed_trials": sum(1 for r in result.records if not r.ok),
         "best_knobs": result.best.knobs if result.best else None,
+        "confirmed_gflops": result.best.gflops if result.best else None,
+        "confirmed_default_gflops": result.default.gflops if result.default else None,
     }
     for count in args.trials:
         row[f"best_gflops@{count}"] = result.best_gflops_after(count)
@@ -226,6 +231,9 @@ def _print_row(row: dict[str, object], trials: list[int]) -> None:
             ratio += f"  x{best / row['numpy_gflops']:.2f} vs NumPy"  # type: ignore[operator]
         print(f"  tuned, {count:4d} trials {g(best)} GFLOP/s in {g(row[f'wall_s@{count}'])} s"
               f"{ratio}")
+    print(f"  confirmed (each of the fastest schedules and the default measured again, judged "
+          f"on all its runs): best {g(row['confirmed_gflops'])} GFLOP/s, default "
+          f"{g(row['confirmed_default_gflops'])} GFLOP/s")
     print(f"  failed trials {row['failed_trials']}; {row['metaschedule']}")
     print(f"  best knobs {json.dumps(row['best_knobs'])}", flush=True)
 
