@@ -313,8 +313,9 @@ class LoopTransformFunctions(InterpreterFunctions):
         threads, rows, accumulators, pack_rows, l2_kib = self._ints(
             op, op.static_knobs.get_values(), op.dynamic_knobs, args[1:])
         if rows < 1 or accumulators < 0 or threads < 0 or l2_kib < 0:
-            raise self._fail(op, f"expected positive rows and accumulators, found {rows} and "
-                             f"{accumulators}")
+            raise self._fail(op, f"expected positive rows and non-negative accumulators, "
+                             f"threads and l2_kib (0: the host's), found rows {rows}, "
+                             f"accumulators {accumulators}, threads {threads}, l2_kib {l2_kib}")
         config = host_config(threads=threads, vector_bits=self.vector_bits, max_rows=rows,
                              max_accumulators=accumulators, pack_rows=bool(pack_rows),
                              l2_bytes=l2_kib * 1024)

@@ -459,7 +459,7 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
     ("extent", "most", "rows"),
     [(28, 8, 7), (14, 8, 7), (56, 8, 8), (7, 8, 7), (30, 8, 6), (29, 8, 8), (3, 1, 1)],
 )
-def test_channel_kernel_rows_divide_the_row_axis(extent: int, most: int, rows: int) -> None:
+def test_channel_kernel_rows_by_fma_cycles(extent: int, most: int, rows: int) -> None:
     """With 16-lane vectors and 24 accumulators (at most `most` rows): the rows with the fewest
     FMA cycles, a tile without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
     from rewrites.schedule_rules import CpuConfig

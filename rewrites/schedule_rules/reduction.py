@@ -25,9 +25,9 @@ while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an 
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
 is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
 32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row; with AVX2's 8 lanes and 12 of 16
-registers, 6x16. A GEMM-like vector operand (a 2-D
-buffer read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
-reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
+registers, 6x16. A GEMM-like vector operand (a 2-D buffer read as `B[k, j]`) is first packed so
+that the kernel streams it contiguously; the innermost reduction loops are unrolled up to
+`MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
 A conv2d whose innermost axis `ow` is strided in its input (stride > 1: vectorizing `ow` would
 gather) gets the same kernel with `c` = the output channels and `r` = `ow` (`plan_channel_kernel`):

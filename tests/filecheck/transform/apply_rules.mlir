@@ -78,3 +78,31 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.apply_rules %i [1, 8, 24, 0, 0] : !transform.any_op
   transform.yield
 }
+
+// -----
+
+// Negative knobs are rejected by name (0 accumulators, threads or L2 means the host's).
+// CHECK: 'transform.loop.apply_rules' op expected positive rows and non-negative accumulators, threads and l2_kib (0: the host's), found rows 8, accumulators -1, threads 1, l2_kib 0
+func.func @negative_knob(%A: memref<4x8xf32>, %S: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.for %k = %c0 to %c8 step %c1 axis "k" {
+      loop.block "sum" reads(%A : memref<4x8xf32>) writes(%S : memref<4xf32>) spatial ["i"] reduction ["k"] {
+        %a = loop.load %A[%i, %k] : memref<4x8xf32> -> f32
+        %s = loop.load %S[%i] : memref<4xf32> -> f32
+        %t = arith.addf %s, %a : f32
+        loop.store %t, %S[%i] : f32 -> memref<4xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "sum" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %k = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  transform.loop.apply_rules %i [1, 8, -1, 0, 0] : !transform.any_op
+  transform.yield
+}
