@@ -569,6 +569,14 @@ class Measurer:
                 run_timeout: float | None = None) -> list[MeasureResult]:
         """Builds the candidates (in parallel), then runs each one at a time (`run_timeout`
         overrides the options' for these runs: the untuned kernel may be slow)."""
+        return self.measure_rounds(workload, candidates, 1, run_timeout)[0]
+
+    def measure_rounds(self, workload: Workload, candidates: Sequence[Candidate], rounds: int,
+                       run_timeout: float | None = None) -> list[list[MeasureResult]]:
+        """Builds the candidates once, then runs all of them `rounds` times, one at a time and
+        in the same order each round (so that each round sees one moment of machine load):
+        one list of results per round. A candidate that fails to build fails in every round;
+        one that fails to run is not run again."""
         self.prepare(workload)
         inputs_path, reference_path, constants_path = self._prepared[workload.key]
         options = self.options
@@ -581,18 +589,27 @@ class Measurer:
             options.build_timeout,
         )
         build_s = (time.monotonic() - start) / max(1, len(candidates))
-        results: list[MeasureResult] = []
-        for outcome in builds:
-            if outcome[0] != "ok":
-                results.append(MeasureResult([], outcome[1], outcome[2], build_s))
-                continue
-            start = time.monotonic()
-            (run,) = self.backend.run(
-                [(outcome[1], inputs_path, reference_path, options, False)], options.run_timeout
-            )
-            run_s = time.monotonic() - start
-            if run[0] == "ok":
-                results.append(MeasureResult(list(run[1]), None, None, build_s, run_s))
-            else:
-                results.append(MeasureResult([], run[1], run[2], build_s, run_s))
-        return results
+        failed: dict[int, MeasureResult] = {
+            index: MeasureResult([], outcome[1], outcome[2], build_s)
+            for index, outcome in enumerate(builds) if outcome[0] != "ok"
+        }
+        measured: list[list[MeasureResult]] = []
+        for _ in range(rounds):
+            results: list[MeasureResult] = []
+            for index, outcome in enumerate(builds):
+                if index in failed:
+                    results.append(failed[index])
+                    continue
+                start = time.monotonic()
+                (run,) = self.backend.run(
+                    [(outcome[1], inputs_path, reference_path, options, False)],
+                    options.run_timeout,
+                )
+                run_s = time.monotonic() - start
+                if run[0] == "ok":
+                    results.append(MeasureResult(list(run[1]), None, None, build_s, run_s))
+                else:
+                    failed[index] = MeasureResult([], run[1], run[2], build_s, run_s)
+                    results.append(failed[index])
+            measured.append(results)
+        return measured

@@ -225,9 +225,13 @@ def tune_tasks(
     seed: int = 0,
     progress: Callable[[Progress], None] | None = None,
     scheduler: GradientTaskScheduler | None = None,
+    confirm: bool = True,
 ) -> ModelTuneResult:
     """Tunes several tasks with `trials` trials in all, batch by batch, chosen by the gradient
-    task scheduler; every trial is logged (and, with `resume`, trials already logged count)."""
+    task scheduler; every trial is logged (and, with `resume`, trials already logged count).
+    With `confirm`, each task that was tuned then has its fastest schedules and its default
+    measured again (`WorkloadTuner.confirm`: not trials of the budget), so that the schedule a
+    compile applies is judged on all its measurements."""
     start = time.monotonic()
     writer = LogWriter(log_path) if log_path is not None else None
     try:
@@ -250,6 +254,10 @@ def tune_tasks(
             if progress is not None:
                 progress(Progress(tasks[chosen].name, done, trials, _model_gflops(tasks, tuners),
                                   time.monotonic() - start))
+        if confirm:
+            for tuner in tuners:
+                if any(record.script is not None for record in tuner.records):
+                    tuner.confirm()
         wall = time.monotonic() - start
         return ModelTuneResult(list(tasks), [t.result(wall) for t in tuners], wall)
     finally:

@@ -232,8 +232,7 @@ class WorkloadTuner:
             sources.append(None)
             candidates.append(Candidate(default_schedule=True))
         confirmed: list[Record] = []
-        for _ in range(rounds):
-            results = self.measurer.measure(self.workload, candidates)
+        for results in self.measurer.measure_rounds(self.workload, candidates, rounds):
             for source, result in zip(sources, results, strict=True):
                 if source is None:
                     record = _record(self.workload, self.target, None, None,

@@ -341,6 +341,30 @@ def test_bad_candidates_cost_only_their_trial(small_matmul: Workload) -> None:
         assert again.ok
 
 
+def test_measure_rounds_builds_once(small_matmul: Workload) -> None:
+    """`measure_rounds` builds each candidate once and runs all of them every round; a candidate
+    that does not build fails in every round."""
+    from autotune.measure import LocalBackend
+
+    class CountingBackend(LocalBackend):
+        builds = 0
+
+        def build(self, requests, timeout):  # type: ignore[no-untyped-def]
+            CountingBackend.builds += len(requests)
+            return super().build(requests, timeout)
+
+    options = MeasureOptions(repeat=1, min_repeat_ms=1, n_parallel=2)
+    with Measurer(options, CountingBackend(options)) as measurer:
+        measurer.prepare(small_matmul)
+        before = CountingBackend.builds
+        rounds = measurer.measure_rounds(
+            small_matmul, [Candidate(default_schedule=True), Candidate(script="not a script")], 3)
+        assert CountingBackend.builds - before == 2
+    assert len(rounds) == 3
+    assert all(good.ok and len(good.costs) == 1 for good, _ in rounds)
+    assert all(bad.error_kind == "build" for _, bad in rounds)
+
+
 # ----------------------------------------------------------------------------------------------
 # Search on a synthetic cost function
 # ----------------------------------------------------------------------------------------------
@@ -523,12 +547,18 @@ def test_dlc_tune_command(tmp_path: Path) -> None:
                      "--min-repeat-ms", "2", "--batch-size", "2", "--search", "random"])
     assert code == 0
     records = read_log(log).records
-    assert len([r for r in records if r.script is not None]) == 4
+    assert len([r for r in records if r.trial >= 0]) == 4
+    # confirmation rounds: the fastest schedules and the default measured again, not trials
+    confirmed = [r for r in records if r.trial == CONFIRM_TRIAL]
+    assert len(confirmed) >= CONFIRM_ROUNDS * 2
+    assert {r.knobs.get("baseline") for r in confirmed if r.script is None} == {"default"}
     assert Path(f"{log}.png").read_bytes().startswith(b"\x89PNG")
     code = dlc_tune(["tune", str(model), "--trials", "6", "--log", str(log), "--resume",
-                     "--batch-size", "2", "--repeat", "2", "--min-repeat-ms", "2"])
+                     "--batch-size", "2", "--repeat", "2", "--min-repeat-ms", "2", "--no-confirm"])
     assert code == 0
-    assert len([r for r in read_log(log).records if r.script is not None]) == 6
+    records = read_log(log).records
+    assert len([r for r in records if r.trial >= 0]) == 6
+    assert len([r for r in records if r.trial == CONFIRM_TRIAL]) == len(confirmed)
     assert dlc_tune(["tune", str(tmp_path / "missing.mlir")]) == 1
 
 
@@ -547,7 +577,7 @@ def test_dlc_tune_space_option(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code = dlc_tune(["tune", str(model), "--space", "rules", "--trials", "2", "--log", str(log),
                      "--repeat", "1", "--min-repeat-ms", "1", "--batch-size", "2"])
     assert code == 0
-    scripts = [r.script for r in read_log(log).records if r.script is not None]
+    scripts = [r.script for r in read_log(log).records if r.trial >= 0]
     assert len(scripts) == 2 and all("transform.loop.apply_rules" in s for s in scripts)
 
 

@@ -75,6 +75,9 @@ def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-flops", type=int, default=1,
                         help="skip tasks with fewer FLOPs per run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure each task's fastest schedules and its default again at "
+                             "the end, and keep the best judged on all its runs (default: on)")
     parser.add_argument("--plot", default=None,
                         help="PNG of best-so-far vs trials (default: <log>.png)")
     parser.add_argument("-o", "--output", default=None, help="replay: write the IR here")
@@ -192,6 +195,7 @@ def run_tune(args: argparse.Namespace) -> int:
             tasks, args.trials, measurer=measurer, space=_space(args.space),
             strategy=args.search, log_path=log, resume=args.resume,
             batch_size=args.batch_size, seed=args.seed, progress=progress,
+            confirm=args.confirm,
         )
     bar.close()
     _summary(result, time.monotonic() - start)
