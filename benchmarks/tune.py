@@ -1,7 +1,7 @@
 """Auto-tuning: best GFLOP/s after N trials, and wall time, next to the default schedule.
 
 Run: `python3 benchmarks/tune.py [--trials 64 256] [--threads 2] [--tasks gemm conv]
-[--space sketch|template|rules]`.
+[--space sketch|template|rules] [--tvm-python PATH | --no-metaschedule]`.
 
 Tasks: fp32 GEMM 1024^3 (next to NumPy's OpenBLAS at the same thread count, timed in the same
 run) and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + ReLU; extracted
@@ -9,10 +9,10 @@ from `benchmarks/model_zoo.resnet18` as `dlc tune` extracts it). For each: the u
 `loop-default-schedule` (measured by the same runner, same inputs, same moment), then one tuning
 run of max(--trials) trials with the evolutionary search and the xgboost cost model, read at each
 trial count: best GFLOP/s so far and the wall time it took; then the fastest schedules and the
-default measured again (`WorkloadTuner.confirm`), each judged on all its runs. Apache TVM's
-MetaSchedule is not run: on the machine this was written on, TVM 0.27's
-`tvm.s_tir.meta_schedule.tune_tir` segfaulted (apache-tvm-ffi 0.1.15) or failed every build
-(0.1.14). Logs go to --log-dir.
+default measured again (`WorkloadTuner.confirm`), each judged on all its runs. Then Apache TVM's
+MetaSchedule on the same task at the same trial counts and threads (`benchmarks/metaschedule.py`,
+run with `--tvm-python`, default this interpreter; its failure is reported, not fatal), with the
+ratios of dlc's best GFLOP/s and wall time to its. Logs go to --log-dir.
 """
 
 from __future__ import annotations
@@ -111,12 +111,28 @@ def _tuned_vs_numpy(log: Path, size: int, threads: int) -> dict[str, object]:
             for name, timing in timings.items()}
 
 
-def metaschedule(name: str) -> str:
+def metaschedule(task: str, args: argparse.Namespace) -> dict[str, object]:
+    """Runs `benchmarks/metaschedule.py` for `task` with `--tvm-python` at the same trial counts
+    and threads: its row, or `{"error": why}` (TVM missing, a crash: reported, not fatal)."""
+    import subprocess
+
+    from codegen.llvm import host_target
+
+    python = args.tvm_python or sys.executable
+    script = Path(__file__).resolve().parent / "metaschedule.py"
+    command = [python, str(script), "--task", task, "--size", str(args.size), "--threads",
+               str(args.threads), "--cpu", host_target().cpu, "--trials",
+               *(str(t) for t in args.trials)]
     try:
-        import tvm  # noqa: F401
-    except ImportError:
-        return "TVM MetaSchedule: not installed (tvm is not importable)"
-    return f"TVM MetaSchedule: installed, not run by this benchmark for {name}"
+        done = subprocess.run(command, capture_output=True, text=True,
+                              timeout=args.metaschedule_timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {args.metaschedule_timeout:.0f} s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("METASCHEDULE "):
+            return dict(json.loads(line.removeprefix("METASCHEDULE ")))
+    tail = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    return {"error": f"{python}: {tail[:200]} (exit code {done.returncode})"}
 
 
 def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str, object]:
@@ -184,6 +200,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log-dir", default="benchmarks/results/tune")
     parser.add_argument("--json", default=None, help="also write the rows as JSON here")
+    parser.add_argument("--metaschedule", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run TVM's MetaSchedule at the same budget (default: on)")
+    parser.add_argument("--tvm-python", default=None,
+                        help="the Python that has Apache TVM for MetaSchedule (default: this "
+                             "one; see benchmarks/metaschedule.py for versions that work)")
+    parser.add_argument("--metaschedule-timeout", type=float, default=3600.0)
     args = parser.parse_args()
     Path(args.log_dir).mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
@@ -199,7 +221,8 @@ def main() -> None:
         if name == "gemm":
             seconds = numpy_gemm(args.size, args.threads)
             row["numpy_gflops"] = 2 * args.size**3 / seconds / 1e9
-        row["metaschedule"] = metaschedule(label)
+        if args.metaschedule:
+            row["metaschedule"] = metaschedule(name, args)
         rows.append(row)
         _print_row(row, args.trials)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
@@ -234,7 +257,24 @@ def _print_row(row: dict[str, object], trials: list[int]) -> None:
     print(f"  confirmed (each of the fastest schedules and the default measured again, judged "
           f"on all its runs): best {g(row['confirmed_gflops'])} GFLOP/s, default "
           f"{g(row['confirmed_default_gflops'])} GFLOP/s")
-    print(f"  failed trials {row['failed_trials']}; {row['metaschedule']}")
+    print(f"  failed trials {row['failed_trials']}")
+    ms = row.get("metaschedule")
+    if isinstance(ms, dict) and "error" in ms:
+        print(f"  TVM MetaSchedule: not run ({ms['error']})")
+    elif isinstance(ms, dict):
+        for count in trials:
+            point = ms["at"][str(count)]
+            ratio = ""
+            if isinstance(row.get(f"best_gflops@{count}"), float) and point["gflops"] > 0:
+                ratio = f"  dlc x{float(row[f'best_gflops@{count}']) / point['gflops']:.2f}"  # type: ignore[arg-type]
+                wall = row.get(f"wall_s@{count}")
+                if isinstance(wall, float) and math.isfinite(wall):
+                    ratio += f" in x{wall / point['wall_s']:.2f} the wall time"
+            print(f"  TVM MetaSchedule ({ms['tvm']}), {point['trials']:4d} trials "
+                  f"{g(float(point['gflops']))} GFLOP/s in {g(float(point['wall_s']))} s{ratio}")
+        print(f"  TVM MetaSchedule's best timed here {g(float(ms['timed_gflops']))} GFLOP/s "
+              f"(checked against NumPy); tuning wall {g(float(ms['tune_wall_s']))} s after "
+              f"{float(ms['setup_s']):.0f} s of one-time setup")
     print(f"  best knobs {json.dumps(row['best_knobs'])}", flush=True)
 
 
