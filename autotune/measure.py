@@ -328,6 +328,10 @@ def serve(requests: Connection, answers: Connection) -> None:
 # Worker processes
 # ----------------------------------------------------------------------------------------------
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The directory holding the `autotune` package (and dlc's others)."""
+
+
 class _Worker:
     """One worker process (`python -m autotune.worker`), restarted after it crashes or is
     killed for a timeout."""
@@ -341,10 +345,13 @@ class _Worker:
     def start(self) -> None:
         child_read, parent_write = os.pipe()
         parent_read, child_write = os.pipe()
+        # The worker imports this checkout's packages even when they are not installed (a tool
+        # run from a checkout puts them on its own sys.path only).
+        path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "autotune.worker", str(child_read), str(child_write)],
             pass_fds=(child_read, child_write),
-            env={**os.environ, **self.env},
+            env={**os.environ, "PYTHONPATH": path, **self.env},
             stdin=subprocess.DEVNULL,
         )
         os.close(child_read)

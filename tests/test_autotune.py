@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 from pathlib import Path
@@ -634,3 +635,21 @@ def test_gradient_task_scheduler() -> None:
     assert scheduler.next_task([0, 1, 2]) == 2
     assert scheduler.next_task([1]) == 1
     assert scheduler.next_task([]) is None
+
+
+def test_workers_import_this_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker finds dlc's packages on its PYTHONPATH even when they are not installed (`dlc
+    tune` run from a checkout, elsewhere): the checkout comes first, the caller's path after."""
+    from autotune.measure import PROJECT_ROOT, _Worker
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    worker = _Worker({})
+    worker.start()
+    try:
+        assert worker.process is not None
+        environ = Path(f"/proc/{worker.process.pid}/environ").read_bytes().split(b"\0")
+        assert f"PYTHONPATH={PROJECT_ROOT}{os.pathsep}/elsewhere".encode() in environ
+        assert (PROJECT_ROOT / "autotune" / "worker.py").is_file()
+    finally:
+        worker.stop()
