@@ -178,6 +178,7 @@ def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str,
     for count in args.trials:
         row[f"best_gflops@{count}"] = result.best_gflops_after(count)
         row[f"wall_s@{count}"] = reached.get(count, math.nan)
+    row["trials_done"] = len(result.records)  # fewer than asked when the space ran out
     return row
 
 
@@ -252,8 +253,12 @@ def _print_row(row: dict[str, object], trials: list[int]) -> None:
             ratio += f"  x{best / row['default_gflops']:.2f} vs default"  # type: ignore[operator]
         if isinstance(best, float) and isinstance(row.get("numpy_gflops"), float):
             ratio += f"  x{best / row['numpy_gflops']:.2f} vs NumPy"  # type: ignore[operator]
-        print(f"  tuned, {count:4d} trials {g(best)} GFLOP/s in {g(row[f'wall_s@{count}'])} s"
-              f"{ratio}")
+        done = int(row["trials_done"])  # type: ignore[call-overload]
+        if done < count:
+            print(f"  tuned, {count:4d} trials: the space ran out after {done} trials{ratio}")
+        else:
+            print(f"  tuned, {count:4d} trials {g(best)} GFLOP/s in {g(row[f'wall_s@{count}'])} s"
+                  f"{ratio}")
     print(f"  confirmed (each of the fastest schedules and the default measured again, judged "
           f"on all its runs): best {g(row['confirmed_gflops'])} GFLOP/s, default "
           f"{g(row['confirmed_default_gflops'])} GFLOP/s")

@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchmarks.metaschedule import CONV, reference
 from benchmarks.tune import metaschedule
@@ -55,3 +56,23 @@ def test_conv_reference_matches_a_direct_loop() -> None:
                     (padded[0, :, y:y + 3, x:x + 3] * weight[o]).sum() + bias[o]))
     np.testing.assert_allclose(reference("conv", [data, weight, bias]), expected, rtol=1e-9)
     assert CONV[1] == CONV[4] == 64 and CONV[5] == 3  # ResNet-18's layer1 conv, as dlc tunes it
+
+
+def test_row_prints_ratios_to_metaschedule(capsys: pytest.CaptureFixture[str]) -> None:
+    """dlc's best against MetaSchedule's at each trial count (and wall time where dlc reached
+    the count); a count past the end of dlc's space says so instead of a time."""
+    from benchmarks.tune import _print_row
+
+    ms = {"at": {"64": {"trials": 64, "gflops": 40.0, "wall_s": 250.0},
+                 "256": {"trials": 256, "gflops": 70.0, "wall_s": 600.0}},
+          "tvm": "0.27", "timed_gflops": 50.0, "tune_wall_s": 600.0, "setup_s": 30.0}
+    row = {"task": "gemm64", "flops": 1e9, "key": "k", "untuned_gflops": 1.0,
+           "default_gflops": 100.0, "best_gflops@64": 150.0, "wall_s@64": 50.0,
+           "best_gflops@256": 150.0, "wall_s@256": float("nan"), "trials_done": 64,
+           "confirmed_gflops": 140.0, "confirmed_default_gflops": 100.0, "failed_trials": 0,
+           "best_knobs": {}, "metaschedule": ms}
+    _print_row(row, [64, 256])
+    out = capsys.readouterr().out
+    assert "256 trials: the space ran out after 64 trials" in out
+    assert "64 trials     40.0 GFLOP/s in    250.0 s  dlc x3.75 in x0.20 the wall time" in out
+    assert "256 trials     70.0 GFLOP/s in    600.0 s  dlc x2.14\n" in out
