@@ -58,6 +58,10 @@ class MeasureOptions:
             outputs' largest magnitude).
         opt_level: LLVM optimization level.
         seed: the seed of the random inputs.
+        flush_caches: before each timed call, write a buffer twice the size of the host's last
+            cache level, so that every call starts with the kernel's data out of the caches (as
+            in a model, where the layers between two calls of a kernel evict its data; TVM's
+            `enable_cpu_cache_flush`). Each timing is then one call, and the flush is not timed.
     """
 
     repeat: int = 5
@@ -70,6 +74,7 @@ class MeasureOptions:
     atol: float = 1e-4
     opt_level: int = 3
     seed: int = 0
+    flush_caches: bool = False
 
 
 @dataclass(frozen=True)
@@ -265,16 +270,28 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
             np.savez(reference_path, **{f"a{i}": a for i, a in enumerate(outputs)})
         elif reference_path is not None:
             _check_outputs(outputs, _load_arrays(reference_path), options)
-        number = max(1, math.ceil(options.min_repeat_ms / 1000 / max(first, 1e-9)))
+        flush = _cache_flusher() if options.flush_caches else None
+        number = 1 if flush is not None else max(
+            1, math.ceil(options.min_repeat_ms / 1000 / max(first, 1e-9)))
         budget = options.run_timeout / 3
         repeat = max(1, min(options.repeat, int(budget / max(first * number, 1e-9))))
         costs: list[float] = []
         for _ in range(repeat):
+            if flush is not None:
+                flush += 1  # every cache line written: the kernel's data is evicted
             start = time.perf_counter()
             for _ in range(number):
                 kernel.call(inputs, outputs)
             costs.append((time.perf_counter() - start) / number)
         return costs
+
+
+def _cache_flusher() -> np.ndarray:
+    """A buffer twice the size of the host's last-level cache (L3, else L2)."""
+    from rewrites.schedule_rules.config import host_cache_bytes
+
+    size = 2 * host_cache_bytes(3, host_cache_bytes(2, 1 << 20))
+    return np.zeros(size // 8, np.float64)
 
 
 def _check_outputs(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray],

@@ -637,6 +637,25 @@ def test_gradient_task_scheduler() -> None:
     assert scheduler.next_task([]) is None
 
 
+def test_flushed_timings_are_single_cold_calls(small_matmul: Workload) -> None:
+    """With `flush_caches`, each timing is one call after the caches were evicted: `repeat`
+    timings, and the result is still checked against the untuned kernel."""
+    from autotune.measure import _cache_flusher
+    from rewrites.schedule_rules.config import host_cache_bytes, host_l2_bytes
+
+    assert _cache_flusher().nbytes >= 2 * host_l2_bytes()
+    assert host_cache_bytes(9, 123) == 123  # no such level: the default
+    options = MeasureOptions(repeat=3, min_repeat_ms=2000, n_parallel=1, flush_caches=True)
+    wrong = small_matmul.text.replace("arith.mulf", "arith.addf", 1)
+    with Measurer(options) as measurer:
+        good, bad = measurer.measure(small_matmul, [Candidate(default_schedule=True),
+                                                    Candidate(kernel_text=wrong)])
+    assert good.ok and len(good.costs) == 3
+    assert bad.error_kind == "wrong"
+    # one call per timing: unflushed, each timing would last min_repeat_ms (2 s)
+    assert good.run_s < 3.0
+
+
 def test_workers_import_this_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker finds dlc's packages on its PYTHONPATH even when they are not installed (`dlc
     tune` run from a checkout, elsewhere): the checkout comes first, the caller's path after."""

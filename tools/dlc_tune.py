@@ -75,6 +75,9 @@ def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-flops", type=int, default=1,
                         help="skip tasks with fewer FLOPs per run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--flush-caches", action="store_true",
+                        help="evict the caches before each timed call (one call per timing), "
+                             "as the layers around a kernel do in a model")
     parser.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=True,
                         help="measure each task's fastest schedules and its default again at "
                              "the end, and keep the best judged on all its runs (default: on)")
@@ -181,6 +184,7 @@ def run_tune(args: argparse.Namespace) -> int:
         repeat=args.repeat, min_repeat_ms=args.min_repeat_ms, run_timeout=args.run_timeout,
         build_timeout=args.build_timeout, num_threads=threads,
         n_parallel=args.builders or len(os.sched_getaffinity(0)), seed=args.seed,
+        flush_caches=args.flush_caches,
     )
     curve: list[float] = []
     bar = ProgressBar()

@@ -73,11 +73,19 @@ def _bits(element: object) -> int:
 
 def host_l2_bytes(default: int = 1 << 20) -> int:
     """The L2 cache size of CPU 0 as Linux reports it (sysfs), else `default`."""
+    return host_cache_bytes(2, default)
+
+
+def host_cache_bytes(level: int, default: int) -> int:
+    """The size of CPU 0's unified or data cache at `level` as Linux reports it (sysfs), else
+    `default`."""
     from pathlib import Path
 
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
-            if (index / "level").read_text().strip() != "2":
+            if (index / "level").read_text().strip() != str(level):
+                continue
+            if (index / "type").read_text().strip() == "Instruction":
                 continue
             text = (index / "size").read_text().strip().upper()
         except OSError:
