@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import math
 import multiprocessing.connection
 import os
@@ -286,8 +287,10 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
         return costs
 
 
+@functools.cache
 def _cache_flusher() -> np.ndarray:
-    """A buffer twice the size of the host's last-level cache (L3, else L2)."""
+    """A buffer twice the size of the host's last-level cache (L3, else L2): made once per
+    worker process, which runs many trials."""
     from rewrites.schedule_rules.config import host_cache_bytes
 
     size = 2 * host_cache_bytes(3, host_cache_bytes(2, 1 << 20))
@@ -349,6 +352,13 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 """The directory holding the `autotune` package (and dlc's others)."""
 
 
+def checkout_pythonpath() -> str:
+    """The PYTHONPATH for worker processes (local or Ray's): this checkout first, so that they
+    import its packages even when they are not installed (a tool run from a checkout puts them
+    on its own sys.path only), then the caller's."""
+    return os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
+
+
 class _Worker:
     """One worker process (`python -m autotune.worker`), restarted after it crashes or is
     killed for a timeout."""
@@ -362,13 +372,10 @@ class _Worker:
     def start(self) -> None:
         child_read, parent_write = os.pipe()
         parent_read, child_write = os.pipe()
-        # The worker imports this checkout's packages even when they are not installed (a tool
-        # run from a checkout puts them on its own sys.path only).
-        path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "autotune.worker", str(child_read), str(child_write)],
             pass_fds=(child_read, child_write),
-            env={**os.environ, "PYTHONPATH": path, **self.env},
+            env={**os.environ, "PYTHONPATH": checkout_pythonpath(), **self.env},
             stdin=subprocess.DEVNULL,
         )
         os.close(child_read)

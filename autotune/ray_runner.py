@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from autotune.measure import MeasureOptions, Outcome, call_request
+from autotune.measure import MeasureOptions, Outcome, call_request, checkout_pythonpath
 
 
 class RayUnavailableError(RuntimeError):
@@ -61,14 +61,16 @@ class RayBackend:
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         self.run_cpus = max(1, min(run_cpus or cpus, cpus))
         threads = str(options.num_threads)
+        path = checkout_pythonpath()  # a worker on this machine imports this checkout
         self._build = self.ray.remote(_remote_call).options(
             num_cpus=1, max_retries=0,
-            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}},
+            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                                      "PYTHONPATH": path}},
         )
         self._run = self.ray.remote(_remote_call).options(
             num_cpus=self.run_cpus, max_retries=0,
             runtime_env={"env_vars": {"OMP_NUM_THREADS": threads,
-                                      "OPENBLAS_NUM_THREADS": threads}},
+                                      "OPENBLAS_NUM_THREADS": threads, "PYTHONPATH": path}},
         )
 
     def _outcome(self, ref: Any, deadline: float, timeout: float) -> Outcome:
