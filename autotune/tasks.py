@@ -27,10 +27,12 @@ from autotune.space import SpaceError, make_space
 from autotune.target import host_cpu_target
 from autotune.tuner import Progress, TuneResult, WorkloadTuner
 from autotune.workload import Workload, kernel_functions, lower_to_loop, make_context
+from pipelines import CPU_GRAPH_PASSES
 
-MODEL_PREPARATION = "graph-opt"
-"""Graph-level passes run before a graph-level module is lowered for tuning (as `dlc.compile`
-with a tuning log does): fusion decides what the tasks are."""
+MODEL_PREPARATION = CPU_GRAPH_PASSES
+"""Graph-level passes run before a graph-level module is lowered for tuning: those of the `cpu`
+pipeline, as `dlc.compile` with a tuning log runs them (fusion decides what the tasks are, and
+Winograd convs are tasks of their own)."""
 
 
 @dataclass

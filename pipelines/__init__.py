@@ -23,21 +23,30 @@ class NamedPipeline:
     spec: str
 
 
+_GRAPH_FOLDS = (
+    "graph-fold-constants,graph-simplify,graph-fold-batch-norm,graph-simplify,cse,dce"
+)
+"""The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
+
+CPU_GRAPH_PASSES = f"{_GRAPH_FOLDS},graph-winograd-conv,graph-fuse-ops"
+"""The graph-level part of the `cpu` pipeline: `graph-opt` with the 3-row convs turned into
+Winograd convs before fusion (the kernels the CPU compiles, and so the tuner's tasks)."""
+
 PIPELINES: dict[str, NamedPipeline] = {
     p.name: p
     for p in (
         NamedPipeline(
             "graph-opt",
             "graph-level optimizations: fold constants and batch norms, simplify, fuse",
-            "graph-fold-constants,graph-simplify,graph-fold-batch-norm,graph-simplify,cse,dce,"
-            "graph-fuse-ops",
+            f"{_GRAPH_FOLDS},graph-fuse-ops",
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt -> tensor_expr -> loop -> dedup, memory plan -> (default schedules) -> "
-            "constant packing folded -> exp/erf as polynomials -> llvm for the host CPU",
-            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
-            "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
+            "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
+            "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
+            "the host CPU",
+            f"{CPU_GRAPH_PASSES},convert-graph-to-tensor-expr,tensor-expr-inline,"
+            "convert-tensor-expr-to-loop,loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
             "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm",
         ),
         NamedPipeline(

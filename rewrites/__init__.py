@@ -18,6 +18,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-fold-batch-norm": ("rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-simplify": ("rewrites.graph_simplify", "GraphSimplifyPass"),
     "graph-convert-layout": ("rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
+    "graph-winograd-conv": ("rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
     "graph-fuse-ops": ("rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
     # graph -> tensor_expr -> loop
     "convert-graph-to-tensor-expr": (

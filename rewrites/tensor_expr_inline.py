@@ -25,6 +25,11 @@ from xdsl.rewriter import InsertPoint
 
 from dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
 
+KEEP_TAGS = ("pad", "winograd_input")
+"""The tags of injective computes kept materialised by default: a conv's padded input, and the
+transformed input of a Winograd conv (its products read each element KW times per output
+channel; inlined, each read would redo the transform)."""
+
 
 def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[ReadOp] | None:
     """The reads of `producer` to substitute, or None when it must stay materialised.
@@ -64,7 +69,7 @@ def substitute(producer: ComputeOp, read: ReadOp, rewriter: PatternRewriter) -> 
 class InlineInjectiveProducer(RewritePattern):
     """Inlines an injective compute into every compute that reads it, then erases it."""
 
-    keep_tags: tuple[str, ...] = ("pad",)
+    keep_tags: tuple[str, ...] = KEEP_TAGS
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ComputeOp, rewriter: PatternRewriter) -> None:
@@ -76,7 +81,7 @@ class InlineInjectiveProducer(RewritePattern):
         rewriter.erase(op)
 
 
-def inline_patterns(keep_tags: Sequence[str] = ("pad",)) -> list[RewritePattern]:
+def inline_patterns(keep_tags: Sequence[str] = KEEP_TAGS) -> list[RewritePattern]:
     """The patterns of `tensor-expr-inline`, for reuse in other passes and pipelines."""
     return [InlineInjectiveProducer(tuple(keep_tags))]
 
@@ -101,15 +106,16 @@ class TensorExprInlinePass(ModulePass):
 
     Options:
         keep_tags (`keep-tags`): tags of computes that stay materialised even though they are
-            injective. Default "pad": a schedule wants the padded input of a conv2d as a buffer,
-            so that the convolution's inner loops read it without bounds checks (inlined, every
-            multiply-add would carry the clamp-and-select of the padding). `keep-tags=` (empty)
-            inlines every injective compute.
+            injective. Default "pad,winograd_input": a schedule wants the padded input of a
+            conv2d as a buffer, so that the convolution's inner loops read it without bounds
+            checks (inlined, every multiply-add would carry the clamp-and-select of the
+            padding), and a Winograd conv's transformed input likewise (`KEEP_TAGS`).
+            `keep-tags=` (empty) inlines every injective compute.
     """
 
     name: ClassVar[str] = "tensor-expr-inline"
 
-    keep_tags: tuple[str, ...] = field(default=("pad",))
+    keep_tags: tuple[str, ...] = field(default=KEEP_TAGS)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(

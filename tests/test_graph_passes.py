@@ -32,6 +32,7 @@ from dialects.graph.ops import (
     ConcatOp,
     ConstantOp,
     Conv2DOp,
+    Conv2DWinogradOp,
     ExpOp,
     FlattenOp,
     FusedOp,
@@ -683,9 +684,44 @@ def test_graph_opt_on_light_resnet50() -> None:
     _check_groups(module, 256)
 
 
+# ---------------------------------------------------------------------------------------------
+# graph-winograd-conv
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    c=st.integers(1, 3), k=st.integers(1, 3), h=st.integers(1, 9), w=st.integers(1, 6),
+    kh=st.sampled_from([1, 3]), kw=st.sampled_from([1, 3]), stride=st.sampled_from([1, 2]),
+    padding=st.tuples(*[st.integers(0, 1)] * 4), bias=st.booleans(),
+    tile=st.sampled_from([0, 2, 4]), seed=st.integers(0, 1 << 16),
+)
+def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
+    c: int, k: int, h: int, w: int, kh: int, kw: int, stride: int, padding: tuple[int, ...],
+    bias: bool, tile: int, seed: int,
+) -> None:
+    from rewrites.graph_winograd_conv import choose_tile
+
+    top, left, bottom, right = padding
+    if h + top + bottom < kh or w + left + right < kw:
+        return
+    rng = np.random.default_rng(seed)
+    g = GraphBuilder((1, c, h, w))
+    weight = g.const(rng.standard_normal((k, c, kh, kw)).astype(np.float32))
+    b = g.const(rng.standard_normal(k).astype(np.float32)) if bias else None
+    conv = g(Conv2DOp(g.args[0], weight, b, padding=padding, strides=(stride, stride)))
+    module = g.finish(g(ReluOp(conv)))
+    out_rows = (h + top + bottom - kh) // stride + 1
+    check_pass(module, f"graph-winograd-conv{{tile={tile} min-channels=1 min-width=1}}",
+               rtol=1e-4, atol=1e-5)
+    rewritten = bool(graph_ops(module, Conv2DWinogradOp))
+    assert rewritten == (kh == 3 and stride == 1 and choose_tile(out_rows, tile) is not None)
+    assert len(graph_ops(module, Conv2DOp)) == (0 if rewritten else 1)
+
+
 def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
-               "graph-convert-layout", "graph-fuse-ops"}
+               "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv"}
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

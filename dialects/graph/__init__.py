@@ -12,6 +12,7 @@ from dialects.graph.ops import (
     ConcatOp,
     ConstantOp,
     Conv2DOp,
+    Conv2DWinogradOp,
     DivOp,
     ErfOp,
     ExpOp,
@@ -55,7 +56,8 @@ from dialects.graph.ops_tensor import (
 
 __all__ = [
     "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "ClipOp", "ConcatOp", "ConstantOp",
-    "Conv2DOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FusedOp", "FusionKind",
+    "Conv2DOp", "Conv2DWinogradOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FusedOp",
+    "FusionKind",
     "GlobalAvgPool2DOp", "Graph", "GraphOp", "LogOp", "MatmulOp", "MaxOp", "MaxPool2DOp",
     "MinOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
     "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
@@ -93,6 +95,7 @@ Graph = Dialect(
         # Out-fusable: matmul, convolution, pooling
         MatmulOp,
         Conv2DOp,
+        Conv2DWinogradOp,
         MaxPool2DOp,
         AvgPool2DOp,
         GlobalAvgPool2DOp,

@@ -35,6 +35,7 @@ from dialects.graph.ops import (
     ConcatOp,
     ConstantOp,
     Conv2DOp,
+    Conv2DWinogradOp,
     DivOp,
     ErfOp,
     ExpOp,
@@ -62,6 +63,7 @@ from dialects.graph.ops import (
     YieldOp,
     elements_to_array,
 )
+from dialects.graph.winograd import conv_rows
 
 
 class InterpreterError(DiagnosticException):
@@ -361,6 +363,14 @@ def _conv2d(op: Conv2DOp, args: list[np.ndarray]) -> np.ndarray:
     if len(args) == 3:
         y = y + args[2].reshape(1, o, 1, 1)
     return _from_nchw(np.asarray(y, dtype=x.dtype), op.layout_value())
+
+
+@implements(Conv2DWinogradOp)
+def _conv2d_winograd(op: Conv2DWinogradOp, args: list[np.ndarray]) -> np.ndarray:
+    y = conv_rows(args[0], args[1], op.padding_tuple(), op.tile_value())
+    if len(args) == 3:
+        y = y + args[2].reshape(1, -1, 1, 1)
+    return np.asarray(y, dtype=args[0].dtype)
 
 
 def _pool_geometry(op: MaxPool2DOp | AvgPool2DOp, x: np.ndarray) -> tuple[list[int], list[int]]:

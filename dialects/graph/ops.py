@@ -1075,6 +1075,124 @@ class Conv2DOp(GraphOp):
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)
 @irdl_op_definition
+class Conv2DWinogradOp(GraphOp):
+    """A stride-1 NCHW conv2d with 3 weight rows, by Winograd's F(tile, 3) along the rows, its
+    weight already transformed (Relay's `conv2d_winograd_without_weight_transform`).
+
+    Semantics: `conv2d(input, weight, bias, padding)` (stride 1, dilation 1, one group) where
+    `weight` is `U[a, k, c, j] = sum_r G[a, r] * w[k, c, r, j]` (alpha x O x C x KW, alpha =
+    tile + 2) of the OIHW weight `w`; `tile` (2 or 4) is the number of output rows each
+    transform makes. The steps and matrices are in `dialects/graph/winograd.py`; the pass
+    `graph-winograd-conv` creates this op from a conv2d with a constant weight.
+
+    Example:
+        %r = graph.conv2d_winograd %x, %u, %b {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64}
+            : (tensor<1x8x7x9xf32>, tensor<6x16x8x3xf32>, tensor<16xf32>) -> tensor<1x16x7x9xf32>
+    """
+
+    name = "graph.conv2d_winograd"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    padding = attr_def(DenseArrayBase.constr(i64), default_value=i64_array([0, 0, 0, 0]))
+    tile = attr_def(IntegerAttr[I64])
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue | Operation,
+        weight: SSAValue | Operation,
+        bias: SSAValue | Operation | None = None,
+        *,
+        padding: Sequence[int] = (0, 0, 0, 0),
+        tile: int,
+    ) -> None:
+        result_type = self.infer_type(
+            SSAValue.get(input).type, SSAValue.get(weight).type,
+            None if bias is None else SSAValue.get(bias).type, padding=padding, tile=tile,
+        )
+        super().__init__(
+            operands=[input, weight, [] if bias is None else [bias]],
+            result_types=[result_type],
+            attributes={"padding": i64_array(padding), "tile": i64_attr(tile)},
+        )
+
+    @classmethod
+    def infer_type(
+        cls,
+        input: Attribute,
+        weight: Attribute,
+        bias: Attribute | None = None,
+        *,
+        padding: Sequence[int] = (0, 0, 0, 0),
+        tile: int,
+    ) -> TensorType:
+        """N x O x (H + top + bottom - 2) x (W + left + right - KW + 1)."""
+        from dialects.graph.winograd import TILES
+
+        input_type = _tensor(cls.name, "the input", input)
+        weight_type = _tensor(cls.name, "the weight", weight)
+        _require_rank(cls.name, "an input", input_type, 4)
+        _require_rank(cls.name, "a weight", weight_type, 4)
+        _require_count(cls.name, "padding", padding, 4)
+        _require_non_negative(cls.name, "padding", padding)
+        if tile not in TILES:
+            raise op_error(cls.name, f"expected 'tile' in {list(TILES)}, found {tile}")
+        operand_types = [input_type, weight_type]
+        (n, channels, height, width), (alpha, out_channels, in_channels, kw) = (
+            input_type.get_shape(), weight_type.get_shape())
+        if alpha != tile + 2:
+            raise op_error(
+                cls.name,
+                f"expected a weight of {tile + 2} transformed rows (tile {tile}), found {alpha}",
+            )
+        if in_channels != channels:
+            raise op_error(
+                cls.name,
+                f"expected input channels {channels} to match weight channels {in_channels}",
+            )
+        if bias is not None:
+            bias_type = _tensor(cls.name, "the bias", bias)
+            if bias_type.get_shape() != (out_channels,):
+                raise op_error(
+                    cls.name, f"expected a bias of shape ({out_channels}), found {bias_type}"
+                )
+            operand_types.append(bias_type)
+        element_type = _same_element_type(cls.name, operand_types)
+        _require_float(cls.name, input_type)
+        top, left, bottom, right = padding
+        out_h, out_w = height + top + bottom - 2, width + left + right - kw + 1
+        if out_h < 1 or out_w < 1:
+            raise op_error(
+                cls.name,
+                f"expected a positive output size, found {out_h}x{out_w} (input "
+                f"{height}x{width}, kernel 3x{kw})",
+            )
+        return TensorType(element_type, [n, out_channels, out_h, out_w])
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(
+            self.input.type, self.weight.type, None if self.bias is None else self.bias.type,
+            padding=self.padding_tuple(), tile=self.tile_value(),
+        )
+
+    def padding_tuple(self) -> tuple[int, ...]:
+        """`padding` as (top, left, bottom, right)."""
+        return _ints(self.padding)
+
+    def tile_value(self) -> int:
+        """The output rows of one transform (m of F(m, 3))."""
+        return self.tile.value.data
+
+
+@with_fusion_kind(FusionKind.OUT_FUSABLE)
+@irdl_op_definition
 class MaxPool2DOp(_Pool2DOp):
     """2-D max pooling (ONNX MaxPool).
 

@@ -1,12 +1,23 @@
 """dlc's TOPI: one compute definition per graph op, written with `tensor_expr.compute`.
 
 Counterpart: Apache TVM's TOPI (topi/python/tvm/topi). Definitions live in small modules by
-family (elementwise, nn, pool, reduce, resize, sort, tensor, transform) and register themselves
+family (elementwise, nn, pool, reduce, resize, sort, tensor, transform,
+winograd) and register themselves
 for their op classes with `@compute_definition`; `lookup_definition(op_type)` finds the one for
 an op. Importing this package loads every module, so the registry is complete.
 """
 
-from rewrites.topi import elementwise, nn, pool, reduce, resize, sort, tensor, transform
+from rewrites.topi import (
+    elementwise,
+    nn,
+    pool,
+    reduce,
+    resize,
+    sort,
+    tensor,
+    transform,
+    winograd,
+)
 from rewrites.topi.registry import (
     Definition,
     compute_definition,
@@ -27,5 +38,6 @@ __all__ = [
     "sort",
     "tensor",
     "transform",
+    "winograd",
 ]
 

@@ -162,6 +162,46 @@ func.func @negative_conv2d_output_size(%x: tensor<1x3x2x8xf32>, %w: tensor<4x3x3
 
 // -----
 
+func.func @negative_conv2d_winograd_tile(%x: tensor<1x8x8x8xf32>, %u: tensor<5x8x8x3xf32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected 'tile' in [2, 4], found 3
+  %r = graph.conv2d_winograd %x, %u {tile = 3 : i64} : (tensor<1x8x8x8xf32>, tensor<5x8x8x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_winograd_rows(%x: tensor<1x8x8x8xf32>, %u: tensor<4x8x8x3xf32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected a weight of 6 transformed rows (tile 4), found 4
+  %r = graph.conv2d_winograd %x, %u {tile = 4 : i64} : (tensor<1x8x8x8xf32>, tensor<4x8x8x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_winograd_channels(%x: tensor<1x8x8x8xf32>, %u: tensor<4x8x4x3xf32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected input channels 8 to match weight channels 4
+  %r = graph.conv2d_winograd %x, %u {tile = 2 : i64} : (tensor<1x8x8x8xf32>, tensor<4x8x4x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_winograd_integer(%x: tensor<1x8x8x8xi32>, %u: tensor<4x8x8x3xi32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected a floating-point element type, found i32
+  %r = graph.conv2d_winograd %x, %u {tile = 2 : i64} : (tensor<1x8x8x8xi32>, tensor<4x8x8x3xi32>) -> tensor<1x8x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_winograd_size(%x: tensor<1x8x1x8xf32>, %u: tensor<4x8x8x3xf32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected a positive output size, found -1x6 (input 1x8, kernel 3x3)
+  %r = graph.conv2d_winograd %x, %u {tile = 2 : i64} : (tensor<1x8x1x8xf32>, tensor<4x8x8x3xf32>) -> tensor<1x8x1x6xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_pool_padding(%x: tensor<1x4x8x8xf32>) {
   // CHECK: 'graph.max_pool2d' op expected padding [2, 0] of dim H to be smaller than the window extent 2
   %r = graph.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 2, 0, 0, 0>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x9x7xf32>

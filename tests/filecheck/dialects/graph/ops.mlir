@@ -183,6 +183,21 @@ func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<
   func.return %r : tensor<1x16x4x4xf32>
 }
 
+// CHECK-LABEL: func.func @conv2d_winograd
+func.func @conv2d_winograd(%x: tensor<1x8x7x9xf32>, %u: tensor<6x16x8x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x7x9xf32> {
+  %r = graph.conv2d_winograd %x, %u, %b {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64}
+      : (tensor<1x8x7x9xf32>, tensor<6x16x8x3xf32>, tensor<16xf32>) -> tensor<1x16x7x9xf32>
+  // CHECK-NEXT: %r = graph.conv2d_winograd %x, %u, %b {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<1x8x7x9xf32>, tensor<6x16x8x3xf32>, tensor<16xf32>) -> tensor<1x16x7x9xf32>
+  func.return %r : tensor<1x16x7x9xf32>
+}
+
+// CHECK-LABEL: func.func @conv2d_winograd_unpadded_1x5
+func.func @conv2d_winograd_unpadded_1x5(%x: tensor<2x4x6x8xf32>, %u: tensor<4x3x4x5xf32>) -> tensor<2x3x4x4xf32> {
+  %r = graph.conv2d_winograd %x, %u {tile = 2 : i64} : (tensor<2x4x6x8xf32>, tensor<4x3x4x5xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK-NEXT: %r = graph.conv2d_winograd %x, %u {tile = 2 : i64} : (tensor<2x4x6x8xf32>, tensor<4x3x4x5xf32>) -> tensor<2x3x4x4xf32>
+  func.return %r : tensor<2x3x4x4xf32>
+}
+
 // CHECK-LABEL: func.func @conv2d_depthwise_nhwc_no_bias
 func.func @conv2d_depthwise_nhwc_no_bias(%x: tensor<1x9x9x8xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32> {
   %r = graph.conv2d %x, %w {dilation = array<i64: 2, 2>, groups = 8 : i64, kernel_layout = "HWIO", layout = "NHWC", padding = array<i64: 1, 1, 1, 1>} : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32>
