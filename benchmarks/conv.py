@@ -1,7 +1,10 @@
-"""conv2d 3x3 64->64 on 56x56 (batch 1) + BatchNormalization + Relu: dlc vs ONNX Runtime.
+"""conv2d 3x3 (stride 1, batch 1) + BatchNormalization + Relu at ResNet's four 3x3 layer
+shapes: dlc (`cpu`: Winograd F(m, 3) along the rows where `graph-winograd-conv` takes the conv),
+dlc `cpu-direct` (the direct conv) and ONNX Runtime, in one process.
 
-Run: `python3 benchmarks/conv.py [--threads 1 2]`. The same ONNX model (built with onnx.helper,
-random weights) goes to both; ORT runs with `intra_op_num_threads` equal to dlc's `threads`.
+Run: `python3 benchmarks/conv.py [--threads 1 2] [--layers 64x56 128x28 256x14 512x7]`. The same
+ONNX model (built with onnx.helper, random weights) goes to all three; ORT runs with
+`intra_op_num_threads` equal to dlc's `threads`. GFLOP/s count the direct conv's multiply-adds.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ def conv_bn_relu_model(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--layers", nargs="+", default=["64x56", "128x28", "256x14", "512x7"],
+                        help="CxS: channels and image size of each conv")
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
 
@@ -67,37 +72,37 @@ def main() -> None:
 
     import dlc
 
-    channels, size = 64, 56
-    model = conv_bn_relu_model(channels, size)
-    flops = 2.0 * channels * channels * 9 * size * size
-    x = np.random.default_rng(1).standard_normal((1, channels, size, size), dtype=np.float32)
     print(f"ONNX Runtime {ort.__version__}")
-    for threads in args.threads:
-        start = time.perf_counter()
-        executable = dlc.compile(model, threads=threads, cache=False)
-        compile_s = time.perf_counter() - start
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
-        expected = session.run(None, {"x": x})[0]
-        out = np.empty_like(expected)
-        executable(x, out=(out,))
-        error = float(np.abs(out - expected).max())
-        timings = time_calls(
-            {
-                "dlc": functools.partial(executable, x, out=(out,)),
-                "onnxruntime": functools.partial(session.run, None, {"x": x}),
-            },
-            repeats=args.repeats,
-        )
-        print(report(
-            f"conv2d 3x3 {channels}->{channels} {size}x{size} + BN + ReLU, {threads} thread(s) "
-            f"(dlc compile {compile_s:.1f} s, max abs. error {error:.1e})",
-            flops, timings, "onnxruntime",
-        ))
+    for layer in args.layers:
+        channels, size = (int(v) for v in layer.split("x"))
+        model = conv_bn_relu_model(channels, size)
+        flops = 2.0 * channels * channels * 9 * size * size
+        x = np.random.default_rng(1).standard_normal((1, channels, size, size), dtype=np.float32)
+        for threads in args.threads:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            session = ort.InferenceSession(
+                model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+            )
+            expected = session.run(None, {"x": x})[0]
+            functions, notes = {}, []
+            for name, pipeline in (("dlc", "cpu"), ("dlc-direct", "cpu-direct")):
+                start = time.perf_counter()
+                executable = dlc.compile(model, threads=threads, cache=False, pipeline=pipeline)
+                compile_s = time.perf_counter() - start
+                out = np.empty_like(expected)
+                executable(x, out=(out,))
+                error = float(np.abs(out - expected).max() / np.abs(expected).max())
+                notes.append(f"{name}: compile {compile_s:.1f} s, error {error:.1e}")
+                functions[name] = functools.partial(executable, x, out=(out,))
+            functions["onnxruntime"] = functools.partial(session.run, None, {"x": x})
+            timings = time_calls(functions, repeats=args.repeats)
+            print(report(
+                f"conv2d 3x3 {channels}->{channels} {size}x{size} + BN + ReLU, {threads} "
+                f"thread(s) ({'; '.join(notes)}; errors relative to ORT's largest output)",
+                flops, timings, "onnxruntime",
+            ))
 
 
 if __name__ == "__main__":

@@ -196,8 +196,9 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         entry: the function to call when the module has several entry functions.
         input_shapes: static shapes of ONNX inputs by name, for inputs with dynamic dimensions.
         opt_level: LLVM's optimization level, 0-3.
-        pipeline: the named pipeline (default `cpu`: graph-opt, tensor_expr, loops, memory
-            plan, schedules, llvm); passes for levels above the module's are skipped.
+        pipeline: the named pipeline (default `cpu`: graph-opt with Winograd convs,
+            tensor_expr, loops, memory plan, schedules, llvm; `cpu-direct`: the same with every
+            conv direct); passes for levels above the module's are skipped.
         threads: threads for parallel loops (0: all cores, 1: none).
         tuning_log: an autotuning log (`dlc tune`): kernels with a record for this host get
             its best schedule (applied after `convert-tensor-expr-to-loop`, which then leaves

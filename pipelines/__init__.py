@@ -32,6 +32,13 @@ CPU_GRAPH_PASSES = f"{_GRAPH_FOLDS},graph-winograd-conv,graph-fuse-ops"
 """The graph-level part of the `cpu` pipeline: `graph-opt` with the 3-row convs turned into
 Winograd convs before fusion (the kernels the CPU compiles, and so the tuner's tasks)."""
 
+_CPU_LOWERING = (
+    "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+    "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
+    "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm"
+)
+"""The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM for the host."""
+
 PIPELINES: dict[str, NamedPipeline] = {
     p.name: p
     for p in (
@@ -45,9 +52,13 @@ PIPELINES: dict[str, NamedPipeline] = {
             "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
             "the host CPU",
-            f"{CPU_GRAPH_PASSES},convert-graph-to-tensor-expr,tensor-expr-inline,"
-            "convert-tensor-expr-to-loop,loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
-            "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm",
+            f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",
+        ),
+        NamedPipeline(
+            "cpu-direct",
+            "cpu without Winograd: every conv direct (for comparison, or to keep the direct "
+            "conv's rounding)",
+            f"graph-opt,{_CPU_LOWERING}",
         ),
         NamedPipeline(
             "gpu-ptx",

@@ -162,6 +162,16 @@ def test_argument_errors(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "expected --target llvm for a shared library, found 'ptx'" in capsys.readouterr().err
     assert dlc("compile", tiny, "--target", "opencl", "--emit", "ptx", cache=tmp_path / "c") == 1
     assert "found --target opencl --emit ptx" in capsys.readouterr().err
+    assert dlc("run", tiny, "--pipeline", "gpu", cache=tmp_path / "c") == 1
+    assert "no pipeline named 'gpu' (pipelines: cpu, cpu-direct," in capsys.readouterr().err
+
+
+def test_pipeline_option(tiny: Path, tmp_path: Path) -> None:
+    x = np.ones((2, 8), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert dlc("run", tiny, "--pipeline", "cpu-direct", "--input", f"x={tmp_path / 'x.npy'}",
+               "--output-dir", tmp_path / "o", cache=tmp_path / "c") == 0
+    np.testing.assert_allclose(np.load(tmp_path / "o" / "y.npy"), expected(x), rtol=1e-6)
 
 
 def test_emit_prints_the_lowered_code(

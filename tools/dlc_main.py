@@ -55,6 +55,9 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     parser.add_argument("--target", default="llvm", help="the target (llvm: the host CPU)")
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="threads for parallel loops (0: all cores)")
+    parser.add_argument("--pipeline", default="cpu", metavar="NAME",
+                        help="the named pipeline for the CPU (default cpu; cpu-direct: "
+                        "no Winograd convs)")
     parser.add_argument("--tuning-log", type=Path, metavar="FILE",
                         help="an autotuning log (dlc tune): tuned kernels get its best "
                         "schedules")
@@ -139,8 +142,9 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
     start = time.perf_counter()
     executable = dlc.compile(
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
-        opt_level=args.opt_level, threads=args.threads, tuning_log=args.tuning_log,
-        cache=not args.no_cache, cache_dir=args.cache_dir, progress=True, jobs=args.jobs,
+        opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
+        tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
+        progress=True, jobs=args.jobs,
     )
     return executable, time.perf_counter() - start
 
