@@ -11,6 +11,7 @@ import math
 import os
 import random
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -667,7 +668,11 @@ def test_workers_import_this_checkout(tmp_path: Path, monkeypatch: pytest.Monkey
     worker.start()
     try:
         assert worker.process is not None
-        environ = Path(f"/proc/{worker.process.pid}/environ").read_bytes().split(b"\0")
+        environ = [b""]
+        deadline = time.monotonic() + 10
+        while environ == [b""] and time.monotonic() < deadline:  # empty until the exec is done
+            environ = Path(f"/proc/{worker.process.pid}/environ").read_bytes().split(b"\0")
+            time.sleep(0.01)
         assert f"PYTHONPATH={PROJECT_ROOT}{os.pathsep}/elsewhere".encode() in environ
         assert (PROJECT_ROOT / "autotune" / "worker.py").is_file()
     finally:

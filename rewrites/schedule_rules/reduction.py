@@ -104,6 +104,10 @@ class Packing:
     rows: int
     columns: int
     channel_first: bool = False
+    prefix: int = 0
+    """Leading indices of a channel-first weight before its output channel, each an outer
+    spatial axis (the transform row `a` of a Winograd conv's `U[a, oc, ic, kw]`): each of
+    their values has its own panels, `[A][ceil(OC/NR)][IC][KW][NR]`."""
 
 
 @dataclass
@@ -200,7 +204,8 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     vectorizing `ow` would gather).
 
     It applies when the update reads exactly one buffer `W[oc, r...]` at a spatial axis `oc` as
-    its first index and reduction indices only (the OIHW weight), and no other buffer at `oc`.
+    its first index and reduction indices only (the OIHW weight), or `W[b..., oc, r...]` after
+    outer spatial axes `b` (a Winograd conv's `U[a, oc, ic, kw]`), and no other buffer at `oc`.
     Columns are then `oc` (NR = 16 or 32 consecutive channels; `W` packed into
     `[ceil(OC/NR)][IC][KH][KW][NR]` panels, so the weights a reduction step reads are one
     contiguous vector), rows are the innermost spatial axis (`ow`: its input value is a scalar
@@ -215,23 +220,14 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     reduction_ivs = {loop.induction_var for loop in nest.reduction}
     loads = [a for a in accesses_in([nest.update])
              if isinstance(a, LoadOp) and a.memref is not nest.home]
-    candidates: list[tuple[int, LoadOp]] = []
-    for load in loads:
-        memref_type = load.memref.type
-        if not isinstance(memref_type, MemRefType) or memref_type.get_num_dims() < 2:
-            continue
-        first, rest = load.indices[0], list(load.indices[1:])
-        column = next((d for d, loop in enumerate(nest.spatial) if loop.induction_var is first),
-                      None)
-        if column is None or any(depends_on(index, spatial_ivs) for index in rest):
-            continue
-        if not all(depends_on(index, reduction_ivs) for index in rest):
-            continue
-        candidates.append((column, load))
+    row = len(nest.spatial) - 1
+    candidates = [
+        (*found, load) for load in loads
+        if (found := _channel_weight(nest, load, row, spatial_ivs, reduction_ivs)) is not None
+    ]
     if len(candidates) != 1:
         return None
-    column, load = candidates[0]
-    row = len(nest.spatial) - 1
+    column, prefix, load = candidates[0]
     c_iv = nest.spatial[column].induction_var
     if column == row or lanes < 2:
         return None
@@ -246,17 +242,42 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     memref_type = load.memref.type
     assert isinstance(memref_type, MemRefType)
     shape = memref_type.get_shape()
-    if shape[0] != channels:
+    if shape[prefix] != channels:
         return None
     rows = 1
-    for size in shape[1:]:
+    for size in shape[prefix + 1:]:
         rows *= size
-    packing = Packing(load, load.memref, rows, channels, channel_first=True)
+    packing = Packing(load, load.memref, rows, channels, channel_first=True, prefix=prefix)
     mr, nr = channel_tile(extent(nest.spatial[row]), channels, lanes, config,
                           rows * _bytes(element))
     weight_bytes = channels * rows * _bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
                       columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True)
+
+
+def _channel_weight(
+    nest: Reduction, load: LoadOp, row: int, spatial_ivs: set[SSAValue],
+    reduction_ivs: set[SSAValue],
+) -> tuple[int, int] | None:
+    """(the output-channel axis, its index position) when `load` reads a weight
+    `W[b..., oc, r...]`: outer spatial axes `b` other than `row`, a spatial axis `oc`, then
+    indices that depend on reduction axes only."""
+    memref_type = load.memref.type
+    if not isinstance(memref_type, MemRefType) or memref_type.get_num_dims() < 2:
+        return None
+    axes = {loop.induction_var: d for d, loop in enumerate(nest.spatial)}
+    for prefix in range(len(load.indices) - 1):
+        column = axes.get(load.indices[prefix])
+        if column is None:
+            return None
+        rest = load.indices[prefix + 1:]
+        if not any(depends_on(index, spatial_ivs) for index in rest):
+            if all(depends_on(index, reduction_ivs) for index in rest):
+                return column, prefix  # (the caller rejects column == row)
+            return None
+        if column == row:
+            return None
+    return None
 
 
 def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig,
@@ -761,53 +782,61 @@ class _Builder:
         element = _element_type(packing.buffer)
         memref_type = packing.buffer.type
         assert isinstance(memref_type, MemRefType)
-        rest = list(memref_type.get_shape()[1:])
+        shape = list(memref_type.get_shape())
+        outer, rest = shape[:packing.prefix], shape[packing.prefix + 1:]
         panels = -(-packing.columns // nr)
         full = packing.columns // nr
-        packed_type = MemRefType(element, [panels, *rest, nr])  # type: ignore[arg-type]
+        packed_type = MemRefType(element, [*outer, panels, *rest, nr])  # type: ignore[arg-type]
         alloc = AllocOp(packed_type, "global")
         alloc.result.name_hint = f"{packing.buffer.name_hint or 'W'}_packed"
         self.packed = alloc.result
         source, packed = packing.buffer, alloc.result
         name = f"{self.name}.pack"
-        axes = ["p", *(f"k{d}" for d in range(len(rest))), "l"]
+        axes = [*(f"b{d}" for d in range(len(outer))), "p",
+                *(f"k{d}" for d in range(len(rest))), "l"]
 
-        def copy(p: SSAValue, ks: list[SSAValue], l: SSAValue, body: list[Operation],
-                 guard: bool) -> None:
+        def copy(bs: list[SSAValue], p: SSAValue, ks: list[SSAValue], l: SSAValue,
+                 body: list[Operation], guard: bool) -> None:
             inner: list[Operation] = []
             channel = _add(_mul(p, nr, self, inner), l, inner)
             if guard:
                 inside = arith.CmpiOp(channel, self.const(packing.columns), "ult")
                 clamped = arith.MinUIOp(channel, self.const(packing.columns - 1))
-                load = LoadOp(source, [clamped.result, *ks])
+                load = LoadOp(source, [*bs, clamped.result, *ks])
                 zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
                 value = arith.SelectOp(inside, load, zero)
                 inner += [inside, clamped, load, zero, value]
                 stored: SSAValue = value.result
             else:
-                load = LoadOp(source, [channel, *ks])
+                load = LoadOp(source, [*bs, channel, *ks])
                 inner.append(load)
                 stored = load.result
-            inner.append(StoreOp(stored, packed, [p, *ks, l]))
+            inner.append(StoreOp(stored, packed, [*bs, p, *ks, l]))
             body.append(BlockOp(name, [source], [packed], inner, axes))
 
-        def dims(p: SSAValue, ks: list[SSAValue], body: list[Operation], guard: bool) -> None:
+        def dims(bs: list[SSAValue], p: SSAValue, ks: list[SSAValue], body: list[Operation],
+                 guard: bool) -> None:
             depth = len(ks)
             if depth == len(rest):
                 body.append(self.loop(0, nr, 1, "l", "serial",
-                                      lambda l, inner: copy(p, ks, l, inner, guard)))
+                                      lambda l, inner: copy(bs, p, ks, l, inner, guard)))
                 return
             body.append(self.loop(0, rest[depth], 1, f"k{depth}", "serial",
-                                  lambda k, inner: dims(p, [*ks, k], inner, guard)))
+                                  lambda k, inner: dims(bs, p, [*ks, k], inner, guard)))
+
+        def panels_of(bs: list[SSAValue], body: list[Operation]) -> None:
+            if len(bs) < len(outer):
+                body.append(self.loop(0, outer[len(bs)], 1, f"b{len(bs)}", "serial",
+                                      lambda b, inner: panels_of([*bs, b], inner)))
+                return
+            if full:
+                body.append(self.loop(0, full, 1, "p", "serial",
+                                      lambda p, inner: dims(bs, p, [], inner, False)))
+            if panels > full:
+                dims(bs, self.const(full), [], body, True)
 
         ops: list[Operation] = [alloc]
-        if full:
-            ops.append(self.loop(0, full, 1, "p", "serial",
-                                 lambda p, body: dims(p, [], body, False)))
-        if panels > full:
-            last: list[Operation] = []
-            dims(self.const(full), [], last, True)
-            ops += last
+        panels_of([], ops)
         return ops
 
     def pack_rows_nest(self, packing: Packing) -> list[Operation]:
@@ -869,7 +898,8 @@ class _Builder:
         for op in block.walk():
             if isinstance(op, LoadOp) and op.memref is packing.buffer:
                 if packing.channel_first:
-                    op.operands = (self.packed, panel, *op.indices[1:], lane)
+                    outer, rest = op.indices[:packing.prefix], op.indices[packing.prefix + 1:]
+                    op.operands = (self.packed, *outer, panel, *rest, lane)
                 else:
                     op.operands = (self.packed, panel, op.indices[0], lane)
         reads = [self.packed if value is packing.buffer else value for value in block.reads]
