@@ -171,3 +171,22 @@ def test_bad_tile_option_is_a_pass_error() -> None:
     with pytest.raises(PassFailedException, match="expected tile 0 or one of"):
         apply(parse(conv_text(16, 16, 8, 8, (1, 1, 1, 1), np.ones((16, 16, 3, 3)), False)),
               "graph-winograd-conv{tile=3}")
+
+
+def test_narrow_rows_get_the_channel_kernel_with_the_weight_packed_per_transform_row() -> None:
+    """The products `M[n, a, k, t, w] = sum U[a, k, c, j] * V[n, a, c, t, w + j]` on 14-wide
+    rows (14 of 16 lanes): vectorized over the output channels k, `U` packed into
+    `[a][k / NR][c][j][NR]` panels, and the packing folded into a constant at compile time."""
+    from dialects.loop.ops import AllocOp, BlockOp
+    from pipelines import PIPELINES
+
+    weight = np.random.default_rng(3).standard_normal((16, 16, 3, 3)).astype(np.float32)
+    module = parse(conv_text(16, 16, 14, 14, (1, 1, 1, 1), weight, False))
+    spec = PIPELINES["cpu"].spec
+    apply(module, spec[: spec.index(",loop-fold-constant-nests")])
+    packed = [op.result.type.get_shape() for op in module.walk()
+              if isinstance(op, AllocOp) and (op.result.name_hint or "").endswith("_packed")]
+    assert packed == [(6, 16 // min(16, packed[0][-1]), 16, 3, packed[0][-1])], packed
+    apply(module, "loop-fold-constant-nests")
+    assert not [op for op in module.walk()
+                if isinstance(op, BlockOp) and op.block_name.data.endswith(".pack")]
