@@ -72,11 +72,12 @@ def load_model_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
 
 
 def lower_model(
-    module: ModuleOp, ctx: Context | None = None, fuse_epilogue: bool = False
+    module: ModuleOp, ctx: Context | None = None, fuse_epilogue: bool = False,
+    graph_passes: str = MODEL_PREPARATION,
 ) -> ModuleOp:
     """Lower a module in place to the loop level as tuning sees it: graph-level modules first
-    get `graph-opt` (fusion), then `LOOP_LOWERING` (`FUSED_LOOP_LOWERING` with
-    `fuse_epilogue`)."""
+    get `graph_passes` (default `MODEL_PREPARATION`: fusion, Winograd convs), then
+    `LOOP_LOWERING` (`FUSED_LOOP_LOWERING` with `fuse_epilogue`)."""
     from xdsl.passes import PassPipeline
 
     from dlc.api import module_level
@@ -84,19 +85,21 @@ def lower_model(
 
     ctx = ctx or make_context()
     if module_level(module) == "graph":
-        PassPipeline.parse_spec(get_all_passes(), MODEL_PREPARATION).apply(ctx, module)
+        PassPipeline.parse_spec(get_all_passes(), graph_passes).apply(ctx, module)
     return lower_to_loop(module, ctx, fuse_epilogue)
 
 
 def extract_tasks(
-    model: ModuleOp | str | Path, min_flops: int = 1, fuse_epilogue: bool = False
+    model: ModuleOp | str | Path, min_flops: int = 1, fuse_epilogue: bool = False,
+    graph_passes: str = MODEL_PREPARATION,
 ) -> list[Task]:
     """The tasks of a model: its unique kernels (by workload key) with their occurrence counts,
     those with at least `min_flops` FLOPs per run, heaviest (FLOPs x weight) first. With
-    `fuse_epilogue`, kernels are lowered as the compile lowers them (for the `rules` space)."""
+    `fuse_epilogue`, kernels are lowered as the compile lowers them (for the `rules` space);
+    `graph_passes` (default: the `cpu` pipeline's) decide what the kernels are."""
     ctx = make_context()
     module = model.clone() if isinstance(model, ModuleOp) else load_model_module(model, ctx)
-    lower_model(module, ctx, fuse_epilogue)
+    lower_model(module, ctx, fuse_epilogue, graph_passes)
     tasks: OrderedDict[str, Task] = OrderedDict()
     for func in kernel_functions(module):
         workload = Workload.from_function(func)

@@ -3,16 +3,18 @@
 Run: `python3 benchmarks/tune.py [--trials 64 256] [--threads 2] [--tasks gemm conv]
 [--space sketch|template|rules] [--tvm-python PATH | --no-metaschedule]`.
 
-Tasks: fp32 GEMM 1024^3 (next to NumPy's OpenBLAS at the same thread count, timed in the same
-run) and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + ReLU; extracted
-from `benchmarks/model_zoo.resnet18` as `dlc tune` extracts it). For each: the untuned kernel and
-`loop-default-schedule` (measured by the same runner, same inputs, same moment), then one tuning
-run of max(--trials) trials with the evolutionary search and the xgboost cost model, read at each
-trial count: best GFLOP/s so far and the wall time it took; then the fastest schedules and the
-default measured again (`WorkloadTuner.confirm`), each judged on all its runs. Then Apache TVM's
-MetaSchedule on the same task at the same trial counts and threads (`benchmarks/metaschedule.py`,
-run with `--tvm-python`, default this interpreter; its failure is reported, not fatal), with the
-ratios of dlc's best GFLOP/s and wall time to its. Logs go to --log-dir.
+Tasks: fp32 GEMM 1024^3 (next to NumPy's OpenBLAS at the same thread count, timed in the same run)
+and ResNet-18's layer1 conv task (3x3, 64 -> 64 channels, 56x56, + bias + ReLU; extracted from
+`benchmarks/model_zoo.resnet18` as `dlc tune` extracts it, but as a direct conv: the `cpu`
+pipeline's Winograd form does other FLOPs than the conv MetaSchedule tunes). For each: the untuned
+kernel and `loop-default-schedule` (measured by the same runner, same inputs, same moment), then
+one tuning run of max(--trials) trials with the evolutionary search and the xgboost cost model,
+read at each trial count: best GFLOP/s so far and the wall time it took; then the fastest schedules
+and the default measured again (`WorkloadTuner.confirm`), each judged on all its runs. Then Apache
+TVM's MetaSchedule on the same task at the same trial counts and threads
+(`benchmarks/metaschedule.py`, run with `--tvm-python`, default this interpreter; its failure is
+reported, not fatal), with the ratios of dlc's best GFLOP/s and wall time to its. Logs go to
+--log-dir.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ def conv_workload(fuse_epilogue: bool) -> object:
         import onnx
 
         onnx.save(resnet18(), str(path))
-        tasks = extract_tasks(path, fuse_epilogue=fuse_epilogue)
+        # `graph-opt`: the direct conv, the algorithm MetaSchedule tunes (the `cpu` pipeline
+        # would make it a Winograd conv, with other FLOPs).
+        tasks = extract_tasks(path, fuse_epilogue=fuse_epilogue, graph_passes="graph-opt")
     for task in tasks:
         shapes = {tuple(t.get_shape()) for t in task.workload.argument_types()}
         if "relu" in task.name and "add" not in task.name and set(CONV_SHAPES) <= shapes:

@@ -190,3 +190,19 @@ def test_narrow_rows_get_the_channel_kernel_with_the_weight_packed_per_transform
     apply(module, "loop-fold-constant-nests")
     assert not [op for op in module.walk()
                 if isinstance(op, BlockOp) and op.block_name.data.endswith(".pack")]
+
+
+def test_tuning_tasks_are_the_kernels_the_cpu_pipeline_compiles() -> None:
+    """`dlc tune` extracts Winograd tasks, as `dlc.compile` makes them; `graph-opt` keeps the
+    direct conv (the benchmark's task next to MetaSchedule's)."""
+    from autotune.tasks import extract_tasks
+
+    weight = np.full((16, 16, 3, 3), 0.01, np.float32)
+    module = parse(conv_text(16, 16, 14, 14, (1, 1, 1, 1), weight, True))
+    (winograd,) = extract_tasks(module, fuse_epilogue=True)
+    (direct,) = extract_tasks(module, fuse_epilogue=True, graph_passes="graph-opt")
+    assert winograd.name.startswith("fused_conv2d_winograd_add_relu")
+    assert direct.name.startswith("fused_conv2d_add_relu")
+    # F(4, 3): 4 tiles x 6 transform rows x 3 taps = 72 products per column and channel pair;
+    # the direct conv: 14 rows x 9 taps = 126 (the transforms add a few)
+    assert winograd.flops < direct.flops
