@@ -1,14 +1,17 @@
 """Whole models, dlc against ONNX Runtime (and Apache TVM when installed), in the same run.
 
 Run: `python3 benchmarks/models.py [--models resnet18 transformer mlp light_resnet50]
-[--repeats 15] [--threads 0] [--check] [--profile 5]`.
+[--repeats 15] [--threads 0] [--check] [--profile 5] [--direct]
+[--tuning-log resnet18=r18.jsonl]`.
 
 For each model (built by `benchmarks/model_zoo.py`, seeded): the untuned compile time with an
 empty cache and again on a cache hit (a fresh process-independent compile of the same file),
 the median latency of dlc and of ONNX Runtime (interleaved, `benchmarks.common.time_calls`), their
 ratio, and dlc's agreement with ONNX Runtime (with `--check`, with ONNX's reference evaluator,
 the oracle: max |dlc - ref| / max |ref| <= 1e-4). `--profile K` prints the K slowest kernel calls
-(where the time goes).
+(where the time goes). `--direct` also times the `cpu-direct` pipeline (no Winograd convs);
+`--tuning-log NAME=FILE` also times model NAME compiled with that log (`dlc tune` on the same
+model: `benchmarks/model_zoo.py` seeds its weights), all interleaved in the same run.
 """
 
 from __future__ import annotations
@@ -107,6 +110,14 @@ def bench(name: str, args: argparse.Namespace, directory: Path) -> None:
     feed = dict(inputs)
     arrays = list(inputs.values())
     runs = {"dlc": lambda: compiled(*arrays), "onnxruntime": lambda: session.run(None, feed)}
+    variants = {}
+    if args.direct:
+        variants["dlc-direct"] = {"pipeline": "cpu-direct"}
+    if name in args.tuning_logs:
+        variants["dlc-tuned"] = {"tuning_log": args.tuning_logs[name]}
+    for label, options_ in variants.items():
+        variant = dlc.compile(path, threads=args.threads, cache_dir=cache, **options_)
+        runs[label] = lambda variant=variant: variant(*arrays)
     tvm_compile = None
     if tvm_available():
         try:
@@ -144,6 +155,10 @@ def bench(name: str, args: argparse.Namespace, directory: Path) -> None:
     if "tvm" in timings:
         line += f", tvm {timings['tvm'].median * 1e3:.3f} ms"
     print(line + verdict)
+    for label in variants:
+        variant_ms = timings[label].median * 1e3
+        print(f"  latency: {label} {variant_ms:.3f} ms, {label}/ort {variant_ms / ort_ms:.2f}x, "
+              f"{label}/dlc {variant_ms / dlc_ms:.2f}x")
     status = "ok" if error <= RELATIVE_TOLERANCE else "MISMATCH"
     print(f"  agreement with {oracle}: {error:.2e} ({status})")
     if args.profile:
@@ -162,7 +177,15 @@ def main() -> None:
                         help="compare with onnx.reference instead of ONNX Runtime (slow)")
     parser.add_argument("--profile", type=int, default=0, metavar="K",
                         help="print the K slowest kernel calls")
+    parser.add_argument("--direct", action="store_true",
+                        help="also time the cpu-direct pipeline (no Winograd convs)")
+    parser.add_argument("--tuning-log", dest="tuning_logs", action="append", default=[],
+                        metavar="NAME=FILE", help="also time model NAME with this tuning log")
     args = parser.parse_args()
+    logs = dict(item.split("=", 1) for item in args.tuning_logs if "=" in item)
+    if len(logs) != len(args.tuning_logs):
+        parser.error("expected --tuning-log NAME=FILE")
+    args.tuning_logs = {name: Path(file) for name, file in logs.items()}
     if not tvm_available():
         print("Apache TVM is not installed: comparing with ONNX Runtime only")
     with tempfile.TemporaryDirectory(prefix="dlc-bench-") as directory:
