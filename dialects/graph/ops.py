@@ -114,6 +114,14 @@ def _same_element_type(op_name: str, types: Sequence[TensorType]) -> Attribute:
     return element_type
 
 
+def _channel_bias(op_name: str, bias: Attribute, channels: int) -> TensorType:
+    """The type of a conv's bias, which must be 1-D with one value per output channel."""
+    bias_type = _tensor(op_name, "the bias", bias)
+    if bias_type.get_shape() != (channels,):
+        raise op_error(op_name, f"expected a bias of shape ({channels}), found {bias_type}")
+    return bias_type
+
+
 def _require_float(op_name: str, type: TensorType) -> None:
     if not is_float_type(type.get_element_type()):
         raise op_error(
@@ -1009,12 +1017,7 @@ class Conv2DOp(GraphOp):
                 f"expected output channels {out_channels} to be divisible by groups {groups}",
             )
         if bias is not None:
-            bias_type = _tensor(cls.name, "the bias", bias)
-            if bias_type.get_shape() != (out_channels,):
-                raise op_error(
-                    cls.name, f"expected a bias of shape ({out_channels}), found {bias_type}"
-                )
-            operand_types.append(bias_type)
+            operand_types.append(_channel_bias(cls.name, bias, out_channels))
         element_type = _same_element_type(cls.name, operand_types)
         shape = list(x_shape)
         shape[c] = out_channels
@@ -1158,12 +1161,7 @@ class Conv2DWinogradOp(GraphOp):
                 f"expected input channels {channels} to match weight channels {in_channels}",
             )
         if bias is not None:
-            bias_type = _tensor(cls.name, "the bias", bias)
-            if bias_type.get_shape() != (out_channels,):
-                raise op_error(
-                    cls.name, f"expected a bias of shape ({out_channels}), found {bias_type}"
-                )
-            operand_types.append(bias_type)
+            operand_types.append(_channel_bias(cls.name, bias, out_channels))
         element_type = _same_element_type(cls.name, operand_types)
         _require_float(cls.name, input_type)
         top, left, bottom, right = padding
