@@ -136,7 +136,7 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
         builder, op, "conv2d", result_type, body, tag=conv2d_tag(op),
         reduce_extents=extents, combiner="sum", init=zero_attr(element_type),
     )
-    return _bias_add(builder, op, conv, op.bias, c_pos)
+    return bias_add(builder, op, conv, op.bias, c_pos)
 
 
 def _place(by_position: dict[int, SSAValue]) -> list[SSAValue]:
@@ -319,11 +319,11 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
         builder, op, "conv_transpose2d", result_type, body, tag="conv2d_transpose_nchw",
         reduce_extents=[in_per_group, kh, kw], combiner="sum", init=zero_attr(element_type),
     )
-    return _bias_add(builder, op, conv, op.bias, 1)
+    return bias_add(builder, op, conv, op.bias, 1)
 
 
-def _bias_add(
-    builder: Builder, op: Conv2DOp | ConvTranspose2DOp, conv: SSAValue, bias: SSAValue | None,
+def bias_add(
+    builder: Builder, op: Operation, conv: SSAValue, bias: SSAValue | None,
     channel_pos: int,
 ) -> SSAValue:
     """`conv + bias[c]` as the injective compute "bias_add" (conv itself without a bias)."""

@@ -10,8 +10,9 @@ transform), here one-dimensional as `dialects/graph/winograd.py` describes. Four
 
 The transform coefficients are selected from the (small, constant) matrices by the transform's
 own row (`a`, `h mod m`): axes outside the vectorized `w`, so the selects are loop-invariant
-there. The middle compute is a conv2d-shaped reduction (row axis k, contiguous w), scheduled
-by the same rules as a direct conv.
+there. The middle compute is a conv2d-shaped reduction scheduled by the same rules as a direct
+conv: vectorized along `w` on wide rows, over the output channels `k` on narrow ones (the
+channel kernel, with `U` packed per transform row).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from rewrites.topi.common import (
     tensor_type,
     zero_attr,
 )
-from rewrites.topi.nn import _bias_add, pad
+from rewrites.topi.nn import bias_add, pad
 from rewrites.topi.registry import compute_definition
 
 WINOGRAD_INPUT_TAG = "winograd_input"
@@ -128,4 +129,4 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
 
     output = emit_compute(
         builder, op, "winograd_output", result_type, output_body, tag=WINOGRAD_OUTPUT_TAG)
-    return _bias_add(builder, op, output, op.bias, 1)
+    return bias_add(builder, op, output, op.bias, 1)
