@@ -166,3 +166,34 @@ func.func @negative_returned_reduction_constant(%X: tensor<4xf32>) -> (tensor<4x
 // ALL:        tensor_expr.compute "neg"
 // ALL:        tensor_expr.compute "sum"
 // ALL:        tensor_expr.compute "scale"
+
+// -----
+
+// A Winograd conv's transformed input stays by default too (its products read each element
+// once per output channel and kernel column); with keep-tags="" it is inlined like any other.
+// CHECK-LABEL: func.func @winograd_input_kept_by_default
+// ALL-LABEL:   func.func @winograd_input_kept_by_default
+func.func @winograd_input_kept_by_default(%X: tensor<4x6xf32>, %U: tensor<4x3xf32>) -> tensor<4x4xf32> {
+  %v = tensor_expr.compute "winograd_input" tag "winograd_input" -> tensor<4x6xf32> {
+  ^bb0(%a: index, %x: index):
+    %d = tensor_expr.read %X[%a, %x] : tensor<4x6xf32>
+    %two = arith.constant 2.0 : f32
+    %s = arith.mulf %d, %two : f32
+    tensor_expr.yield %s : f32
+  }
+  %m = tensor_expr.compute "conv2d" tag "conv2d_winograd_nchw" reduce [3] sum init 0.0 : f32 -> tensor<4x4xf32> {
+  ^bb0(%a: index, %w: index, %j: index):
+    %c = arith.addi %w, %j : index
+    %u = tensor_expr.read %U[%a, %j] : tensor<4x3xf32>
+    %e = tensor_expr.read %v[%a, %c] : tensor<4x6xf32>
+    %p = arith.mulf %u, %e : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %m : tensor<4x4xf32>
+}
+// CHECK:      %[[V:.*]] = tensor_expr.compute "winograd_input" tag "winograd_input"
+// CHECK:      tensor_expr.compute "conv2d"
+// CHECK:        tensor_expr.read %[[V]]
+// ALL-NOT:    "winograd_input"
+// ALL:        tensor_expr.compute "conv2d"
+// ALL-NOT:    "winograd_input"
