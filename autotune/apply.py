@@ -13,23 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from dlc.autotune.log import Record, best_records, read_log
+from dlc.autotune.space import run_script
+from dlc.autotune.target import CpuTarget, host_cpu_target
+from dlc.autotune.workload import Workload, kernel_functions, make_context
+from dlc.dialects.contracts import SCHEDULED_ATTR
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.memref import GetGlobalOp, GlobalOp
 from xdsl.utils.exceptions import DiagnosticException
-
-from autotune.log import Record, best_records, read_log
-from autotune.space import run_script
-from autotune.target import CpuTarget, host_cpu_target
-from autotune.workload import Workload, kernel_functions, make_context
-
-SCHEDULED_ATTR = "dlc.scheduled"
-"""The unit attribute marking a function whose schedule is decided (loop-default-schedule skips
-it)."""
-
-TUNED_ATTR = "dlc.tuned"
-"""The workload key of the record applied to a function (informational)."""
 
 
 class TuningLogError(DiagnosticException):
@@ -112,7 +105,7 @@ def records_fuse_epilogues(module: ModuleOp, best: dict[str, Record],
     true unless lowering (a copy of) the graph- or tensor_expr-level `module` as tuning does
     (`autotune.tasks.lower_model`) without fusion gives more kernels that have a record than
     lowering it with fusion."""
-    from autotune.tasks import lower_model
+    from dlc.autotune.tasks import lower_model
 
     ctx = ctx or make_context()
     matches = {}

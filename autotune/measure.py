@@ -35,10 +35,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from dlc.autotune.workload import Workload
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
-
-from autotune.workload import Workload
 
 # ----------------------------------------------------------------------------------------------
 # Options and results
@@ -133,11 +132,11 @@ def with_constant_inputs(module: ModuleOp, arrays: Sequence[np.ndarray]) -> None
     """Turns a workload module into the module a model makes of it: `@kernel` becomes a private
     kernel that a new entry `@main` calls, passing a constant global holding `arrays[i]` for
     its i-th constant input (`dlc.constant`) and its own arguments for the others."""
+    from dlc.autotune.workload import constant_arguments, kernel_function_of
+    from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+    from dlc.rewrites.loop_fold_constant_nests import constant_global
     from xdsl.dialects import func
     from xdsl.dialects.memref import GetGlobalOp
-
-    from autotune.workload import NUM_OUTPUTS_ATTR, constant_arguments, kernel_function_of
-    from rewrites.loop_fold_constant_nests import constant_global
 
     kernel = kernel_function_of(module)
     constant = constant_arguments(kernel)
@@ -170,10 +169,10 @@ def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
     """The shared library of a workload module run as a model runs it: its constants are
     globals, so the compile folds what only re-lays them out (`loop-fold-constant-nests`) and
     the timed kernel does not pay for it."""
-    from autotune.apply import SCHEDULED_ATTR
-    from autotune.workload import kernel_function_of
-    from runtime.cache import CompileOptions
-    from runtime.compiler import compile_module
+    from dlc.autotune.workload import kernel_function_of
+    from dlc.dialects.contracts import SCHEDULED_ATTR
+    from dlc.runtime.cache import CompileOptions
+    from dlc.runtime.compiler import compile_module
 
     if not default_schedule:
         kernel_function_of(module).attributes[SCHEDULED_ATTR] = UnitAttr()
@@ -188,13 +187,12 @@ def build_library(kernel_text: str, script: str | None, default_schedule: bool,
     """Schedule and compile a kernel module; returns the bytes of a shared library. With
     `constants_path` (the arrays of its constant inputs), the library is the kernel inside a
     model that passes those constants (`_build_model`) and takes only the other inputs."""
+    from dlc.autotune.space import run_script
+    from dlc.autotune.workload import make_context, parse_module
+    from dlc.codegen.llvm import emit_llvm_ir
+    from dlc.rewrites import get_all_passes
+    from dlc.runtime.library import export_shared_library
     from xdsl.passes import PassPipeline
-
-    from autotune.space import run_script
-    from autotune.workload import make_context, parse_module
-    from codegen.llvm import emit_llvm_ir
-    from rewrites import get_all_passes
-    from runtime.library import export_shared_library
 
     try:
         ctx = make_context()
@@ -225,8 +223,8 @@ class LoadedKernel:
     """A kernel loaded from library bytes, called through ctypes with one pointer per buffer."""
 
     def __init__(self, library: bytes, scratch: Path) -> None:
-        from runtime.executable import Executable
-        from runtime.library import load_library
+        from dlc.runtime.executable import Executable
+        from dlc.runtime.library import load_library
 
         path = scratch / f"kernel-{os.getpid()}-{time.monotonic_ns()}.so"
         path.write_bytes(library)
@@ -291,7 +289,7 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
 def _cache_flusher() -> np.ndarray:
     """A buffer twice the size of the host's last-level cache (L3, else L2): made once per
     worker process, which runs many trials."""
-    from rewrites.schedule_rules.config import host_cache_bytes
+    from dlc.rewrites.schedule_rules.config import host_cache_bytes
 
     size = 2 * host_cache_bytes(3, host_cache_bytes(2, 1 << 20))
     return np.zeros(size // 8, np.float64)
@@ -360,7 +358,7 @@ def checkout_pythonpath() -> str:
 
 
 class _Worker:
-    """One worker process (`python -m autotune.worker`), restarted after it crashes or is
+    """One worker process (`python -m dlc.autotune.worker`), restarted after it crashes or is
     killed for a timeout."""
 
     def __init__(self, env: dict[str, str]) -> None:
@@ -373,7 +371,7 @@ class _Worker:
         child_read, parent_write = os.pipe()
         parent_read, child_write = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autotune.worker", str(child_read), str(child_write)],
+            [sys.executable, "-m", "dlc.autotune.worker", str(child_read), str(child_write)],
             pass_fds=(child_read, child_write),
             env={**os.environ, "PYTHONPATH": checkout_pythonpath(), **self.env},
             stdin=subprocess.DEVNULL,
@@ -511,9 +509,9 @@ class LocalBackend:
 
 def random_inputs(workload: Workload, seed: int) -> list[np.ndarray]:
     """Seeded random inputs for a workload's input arguments (uniform in [-1, 1) for floats)."""
+    from dlc.autotune.workload import kernel_function_of
+    from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
     from xdsl.dialects.builtin import MemRefType
-
-    from autotune.workload import NUM_OUTPUTS_ATTR, kernel_function_of
 
     func = kernel_function_of(workload.module())
     attr = func.attributes[NUM_OUTPUTS_ATTR]

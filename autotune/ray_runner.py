@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from autotune.measure import MeasureOptions, Outcome, call_request, checkout_pythonpath
+from dlc.autotune.measure import MeasureOptions, Outcome, call_request, checkout_pythonpath
 
 
 class RayUnavailableError(RuntimeError):

@@ -19,9 +19,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-
-from autotune.cost_model import CostModel, make_cost_model
-from autotune.space import Point, Space
+from dlc.autotune.cost_model import CostModel, make_cost_model
+from dlc.autotune.space import Point, Space
 
 
 class SearchStrategy(ABC):

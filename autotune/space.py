@@ -32,18 +32,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
-from xdsl.utils.exceptions import DiagnosticException
-
-from autotune.target import CpuTarget
-from autotune.workload import (
+from dlc.autotune.target import CpuTarget
+from dlc.autotune.workload import (
     BlockInfo,
     Workload,
     kernel_function_of,
     make_context,
     parse_module,
 )
-from dialects.loop.ops import BlockOp
+from dlc.dialects.contracts import CANDIDATES_ATTR, KNOB_ATTR, PART_ATTR, SPLIT_ATTR
+from dlc.dialects.loop.ops import BlockOp
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.utils.exceptions import DiagnosticException
 
 Value = int | bool | str | tuple[int, ...]
 """A knob's candidate value (JSON-representable; tuples are written as lists)."""
@@ -51,17 +51,9 @@ Value = int | bool | str | tuple[int, ...]
 Point = tuple[int, ...]
 """One candidate index per knob."""
 
-KNOB_ATTR = "dlc.knob"
-"""The attribute naming a template parameter's knob."""
 
-PART_ATTR = "dlc.part"
-"""Which factor of a split knob a template parameter is (1 = the outermost inner factor)."""
 
-CANDIDATES_ATTR = "dlc.candidates"
-"""A choice knob's candidates (`array<i64: ...>`)."""
 
-SPLIT_ATTR = "dlc.split"
-"""A split knob's extent: its candidates are the exact factorizations of it."""
 
 
 class SpaceError(DiagnosticException):
@@ -377,7 +369,7 @@ class TemplateSpace(Space):
         return cls(name, script, checks)
 
     def _params(self) -> list[Any]:
-        from dialects.transform_loop.ops import ParamConstantOp
+        from dlc.dialects.transform_loop.ops import ParamConstantOp
 
         return [
             op for op in self._module.walk()
@@ -436,7 +428,7 @@ class TemplateSpace(Space):
         values = self.choices(point)
         text = self.source(values)
         module = self._module.clone() if text is self.script else parse_module(text)
-        from dialects.transform_loop.ops import ParamConstantOp
+        from dlc.dialects.transform_loop.ops import ParamConstantOp
 
         for op in module.walk():
             if not isinstance(op, ParamConstantOp) or KNOB_ATTR not in op.attributes:
@@ -577,7 +569,7 @@ RULE_KNOBS: dict[str, tuple[int, ...]] = {
 def default_rule_knobs() -> tuple[int, int, int, int]:
     """`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the host's),
     read from the pass's defaults."""
-    from rewrites.loop_default_schedule import LoopDefaultSchedulePass
+    from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 
     default = LoopDefaultSchedulePass()
     return (default.max_rows, default.max_accumulators, int(default.pack_rows),
@@ -588,8 +580,8 @@ def default_scheduled_nests(workload: Workload, target: CpuTarget) -> list[Block
     """The first block of each nest of `workload` other than the anchor's that a default rule
     schedules (tried on a copy): the rules template schedules those nests as
     `loop-default-schedule` does (a conv2d's padding, a softmax's other passes)."""
-    from dialects.loop.ops import ForOp
-    from rewrites.schedule_rules import host_config, schedule_nest
+    from dlc.dialects.loop.ops import ForOp
+    from dlc.rewrites.schedule_rules import host_config, schedule_nest
 
     anchor = workload.info.anchor()
     firsts: dict[int, BlockInfo] = {}
@@ -1196,7 +1188,7 @@ def apply_script(workload: Workload, script: str, module: ModuleOp | None = None
 def run_script(payload: ModuleOp, script: str, ctx: Any = None) -> None:
     """Runs the script's `@__transform_main` on `payload` in place (`loop-interpret-transforms`
     with the script nested in the payload, then erased)."""
-    from rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
+    from dlc.rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
 
     ctx = ctx or make_context()
     script_module = parse_module(script, ctx)

@@ -44,7 +44,7 @@ class CpuTarget:
 
 def host_cpu_target(num_threads: int | None = None) -> CpuTarget:
     """The CPU this process runs on; `num_threads` defaults to the usable cores."""
-    from codegen.llvm import host_target
+    from dlc.codegen.llvm import host_target
 
     host = host_target()
     threads = num_threads if num_threads is not None else len(os.sched_getaffinity(0))

@@ -18,16 +18,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dlc.autotune.log import LogWriter
+from dlc.autotune.measure import Measurer
+from dlc.autotune.space import SpaceError, make_space
+from dlc.autotune.target import host_cpu_target
+from dlc.autotune.tuner import Progress, TuneResult, WorkloadTuner
+from dlc.autotune.workload import Workload, kernel_functions, lower_to_loop, make_context
+from dlc.pipelines import CPU_GRAPH_PASSES
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-
-from autotune.log import LogWriter
-from autotune.measure import Measurer
-from autotune.space import SpaceError, make_space
-from autotune.target import host_cpu_target
-from autotune.tuner import Progress, TuneResult, WorkloadTuner
-from autotune.workload import Workload, kernel_functions, lower_to_loop, make_context
-from pipelines import CPU_GRAPH_PASSES
 
 MODEL_PREPARATION = CPU_GRAPH_PASSES
 """Graph-level passes run before a graph-level module is lowered for tuning: those of the `cpu`
@@ -63,7 +62,7 @@ def load_model_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
     """An `.onnx` model (imported to the graph dialect) or an `.mlir` module at any level."""
     path = Path(path)
     if path.suffix == ".onnx":
-        from frontends.onnx import import_onnx
+        from dlc.frontends.onnx import import_onnx
 
         return import_onnx(path)
     from dlc.api import parse_module
@@ -78,10 +77,10 @@ def lower_model(
     """Lower a module in place to the loop level as tuning sees it: graph-level modules first
     get `graph_passes` (default `MODEL_PREPARATION`: fusion, Winograd convs), then
     `LOOP_LOWERING` (`FUSED_LOOP_LOWERING` with `fuse_epilogue`)."""
+    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
 
     from dlc.api import module_level
-    from rewrites import get_all_passes
 
     ctx = ctx or make_context()
     if module_level(module) == "graph":

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autotune.log import LogWriter, Record, best_records, read_log
-from autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
-from autotune.search import SearchStrategy, make_strategy
-from autotune.space import Point, Space, make_space
-from autotune.target import CpuTarget, host_cpu_target
-from autotune.workload import Workload
+from dlc.autotune.log import LogWriter, Record, best_records, read_log
+from dlc.autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
+from dlc.autotune.search import SearchStrategy, make_strategy
+from dlc.autotune.space import Point, Space, make_space
+from dlc.autotune.target import CpuTarget, host_cpu_target
+from dlc.autotune.workload import Workload
 
 CONFIRM_TOP = 4
 """The fastest distinct schedules `WorkloadTuner.confirm` measures again."""
@@ -172,7 +172,7 @@ class WorkloadTuner:
         self.history.append(self.best.cost if self.best is not None else math.inf)
 
     def _measure_baseline(self) -> None:
-        from rewrites import get_all_passes
+        from dlc.rewrites import get_all_passes
 
         candidates = [Candidate()]
         labels = ["untuned"]

@@ -1,4 +1,4 @@
-"""The entry point of a measurement worker process: `python -m autotune.worker READ_FD WRITE_FD`.
+"""A measurement worker process's entry point: `python -m dlc.autotune.worker READ_FD WRITE_FD`.
 
 Started by `autotune.measure.WorkerPool` as a fresh interpreter (not a fork of the tuner, and
 without re-importing the tuner's main module); it answers requests on the two pipe descriptors
@@ -12,7 +12,7 @@ from multiprocessing.connection import Connection
 
 
 def main(argv: list[str]) -> int:
-    from autotune.measure import serve
+    from dlc.autotune.measure import serve
 
     read_fd, write_fd = int(argv[1]), int(argv[2])
     serve(Connection(read_fd, writable=False), Connection(write_fd, readable=False))

@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from dlc.dialects.contracts import CONSTANT_ARG_ATTR, NUM_OUTPUTS_ATTR
+from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
@@ -36,16 +38,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
-from dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""The function attribute counting the trailing output arguments (destination-passing style)."""
-
 KERNEL_NAME = "kernel"
 """The name every workload's function gets."""
 
-CONSTANT_ARG_ATTR = "dlc.constant"
-"""The argument attribute of a workload input that the model passes as a constant (a weight)."""
 
 
 def constant_arguments(func: FuncOp) -> list[int]:
@@ -92,10 +87,10 @@ def lower_to_loop(
     """Lower a graph- or tensor_expr-level module to the loop level in place (`LOOP_LOWERING`,
     or `FUSED_LOOP_LOWERING` with `fuse_epilogue`, skipping the passes of levels the module is
     already below) and return it."""
+    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
 
     from dlc.api import applicable_passes
-    from rewrites import get_all_passes
 
     passes = applicable_passes(module, FUSED_LOOP_LOWERING if fuse_epilogue else LOOP_LOWERING)
     if passes:

@@ -93,11 +93,10 @@ def print_table(results: list[Result]) -> None:
 
 def gemm_module(n: int, dtype: str) -> Any:
     """A graph-level module `@gemm(A: n x n, B: n x n) -> A @ B` of `dtype`."""
+    import dlc.dialects.graph as graph
     from xdsl.dialects import func
     from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp, TensorType
     from xdsl.ir import Block, Region
-
-    import dialects.graph as graph
 
     element = Float16Type() if dtype == "float16" else Float32Type()
     block = Block(arg_types=[TensorType(element, [n, n])] * 2)
@@ -125,8 +124,9 @@ def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> tuple[fl
 
 
 def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, list[str]]:
+    from dlc.runtime.cuda import load_module
+
     import dlc
-    from runtime.cuda import load_module
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(dtype)
@@ -301,14 +301,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the results as JSON to this file")
     args = parser.parse_args(argv)
 
-    from runtime.cuda import cuda_unavailable_reason, device_arch
+    from dlc.runtime.cuda import cuda_unavailable_reason, device_arch
 
     reason = cuda_unavailable_reason()
     if reason is not None:
         print(f"benchmarks/gpu.py cannot run here: {reason}", file=sys.stderr)
         return 2
     arch = device_arch()
-    from codegen.gpu_targets import gpu_target
+    from dlc.codegen.gpu_targets import gpu_target
 
     print(f"device architecture: {arch} (dlc target {gpu_target(arch).name})")
     dtypes = ["float32"] + ([] if args.no_fp16 or not gpu_target(arch).fp16 else ["float16"])

@@ -55,8 +55,7 @@ def tvm_runner(path: Path, inputs: dict[str, np.ndarray]) -> tuple[float, object
     the Relax VM; Relay is gone) and older releases (Relay at opt_level 3, graph executor)."""
     import onnx
     import tvm
-
-    from codegen.llvm import host_target
+    from dlc.codegen.llvm import host_target
 
     cpu = host_target().cpu
     start = time.perf_counter()
@@ -162,7 +161,7 @@ def bench(name: str, args: argparse.Namespace, directory: Path) -> None:
     status = "ok" if error <= RELATIVE_TOLERANCE else "MISMATCH"
     print(f"  agreement with {oracle}: {error:.2e} ({status})")
     if args.profile:
-        from runtime.profiler import profile
+        from dlc.runtime.profiler import profile
 
         print(profile(compiled, arrays, repeat=5).table(args.profile))
     sys.stdout.flush()

@@ -39,9 +39,9 @@ CONV_SHAPES = ((1, 64, 56, 56), (64, 64, 3, 3))
 
 
 def gemm_workload(size: int) -> object:
+    from dlc.autotune.workload import Workload
     from xdsl.parser import Parser
 
-    from autotune.workload import Workload
     from dlc.api import make_context
 
     t = f"tensor<{size}x{size}xf32>"
@@ -52,7 +52,8 @@ def gemm_workload(size: int) -> object:
 
 
 def conv_workload(fuse_epilogue: bool) -> object:
-    from autotune.tasks import extract_tasks
+    from dlc.autotune.tasks import extract_tasks
+
     from benchmarks.model_zoo import resnet18
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -120,7 +121,7 @@ def metaschedule(task: str, args: argparse.Namespace) -> dict[str, object]:
     and threads: its row, or `{"error": why}` (TVM missing, a crash: reported, not fatal)."""
     import subprocess
 
-    from codegen.llvm import host_target
+    from dlc.codegen.llvm import host_target
 
     python = args.tvm_python or sys.executable
     script = Path(__file__).resolve().parent / "metaschedule.py"
@@ -140,8 +141,8 @@ def metaschedule(task: str, args: argparse.Namespace) -> dict[str, object]:
 
 
 def run_task(name: str, workload: object, args: argparse.Namespace) -> dict[str, object]:
-    from autotune.measure import MeasureOptions, Measurer
-    from autotune.tuner import tune_workload
+    from dlc.autotune.measure import MeasureOptions, Measurer
+    from dlc.autotune.tuner import tune_workload
 
     options = MeasureOptions(repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
                              num_threads=args.threads, n_parallel=args.builders,

@@ -127,9 +127,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import onnxruntime as ort
+    from dlc.runtime.profiler import profile
 
     import dlc
-    from runtime.profiler import profile
 
     rng = np.random.default_rng(0)
     for layer in args.layers:

@@ -13,9 +13,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 TARGETS: dict[str, tuple[str, str]] = {
-    "llvm": ("codegen.llvm", "LLVMIRTarget"),
-    "ptx": ("codegen.ptx", "PTXTarget"),
-    "opencl": ("codegen.opencl", "OpenCLTarget"),
+    "llvm": ("dlc.codegen.llvm", "LLVMIRTarget"),
+    "ptx": ("dlc.codegen.ptx", "PTXTarget"),
+    "opencl": ("dlc.codegen.opencl", "OpenCLTarget"),
 }
 
 
@@ -67,11 +67,11 @@ def emit_device_code(
         )
     copy = module.clone()
     if not lowered:
+        from dlc.pipelines import PIPELINES
+        from dlc.rewrites import get_all_passes
         from xdsl.passes import PassPipeline
 
         from dlc.api import applicable_passes, make_context
-        from pipelines import PIPELINES
-        from rewrites import get_all_passes
 
         spec = PIPELINES[pipeline].spec
         if target == "cuda":
@@ -82,19 +82,19 @@ def emit_device_code(
                 make_context(), copy
             )
     if emit == "ptx":
-        from codegen.ptx import emit_ptx
+        from dlc.codegen.ptx import emit_ptx
 
         return emit_ptx(copy, arch)
     if emit == "opencl":
-        from codegen.opencl import emit_opencl
+        from dlc.codegen.opencl import emit_opencl
 
         return emit_opencl(copy)
     if target == "cuda":
-        from codegen.ptx import gpu_module_llvm_ir
-        from dialects.target_gpu import ModuleOp as GpuModuleOp
+        from dlc.codegen.ptx import gpu_module_llvm_ir
+        from dlc.dialects.target_gpu import ModuleOp as GpuModuleOp
 
         return "".join(gpu_module_llvm_ir(op) for op in copy.ops if isinstance(op, GpuModuleOp))
-    from codegen.llvm import emit_llvm_ir
+    from dlc.codegen.llvm import emit_llvm_ir
 
     return emit_llvm_ir(copy)
 

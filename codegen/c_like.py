@@ -20,6 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.target_gpu.ops import (
+    BarrierOp,
+    BlockDimOp,
+    BlockIdOp,
+    GridDimOp,
+    KernelOp,
+    ReturnOp,
+    SharedAllocOp,
+    ThreadIdOp,
+)
+from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from xdsl.dialects import arith, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -37,19 +49,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
-
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from dialects.target_gpu.ops import (
-    BarrierOp,
-    BlockDimOp,
-    BlockIdOp,
-    GridDimOp,
-    KernelOp,
-    ReturnOp,
-    SharedAllocOp,
-    ThreadIdOp,
-)
-from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 
 BINARY_OPERATORS: dict[str, str] = {
     "arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.divsi": "/",
@@ -119,7 +118,7 @@ def printer_error(op: Operation, message: str) -> DiagnosticException:
 
 def strides_and_offset(memref_type: MemRefType, op: Operation) -> tuple[list[int], int]:
     """The element strides and offset of a memref of static shape and layout."""
-    from rewrites.llvm_lowering.memref import strides_and_offset as layout_of
+    from dlc.rewrites.llvm_lowering.memref import strides_and_offset as layout_of
 
     strides, offset, _ = layout_of(memref_type, op)
     return strides, offset

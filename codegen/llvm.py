@@ -15,14 +15,13 @@ from typing import IO
 
 import llvmlite.ir as ir
 import numpy as np
+from dlc.dialects.contracts import UNROLL_FULL_ATTR
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
-
-from rewrites.llvm_lowering.common import UNROLL_FULL_ATTR
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO, ClassVar
 
+from dlc.codegen.c_like import CLikePrinter
+from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
+from dlc.dialects.target_gpu.ops import BarrierOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.utils.target import Target
-
-from codegen.c_like import CLikePrinter
-from dialects.target_gpu.ops import BarrierOp
-from rewrites.convert_loop_to_target_gpu import GLOBAL_FENCE_ATTR
 
 OPENCL_VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 """The lane counts OpenCL C has vector types for."""

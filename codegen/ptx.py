@@ -15,16 +15,15 @@ import threading
 from dataclasses import dataclass
 from typing import IO
 
+from dlc.codegen.gpu_targets import DEFAULT_CUDA_ARCH, gpu_target
+from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
+from dlc.rewrites.target_gpu_lower_to_nvvm import KERNEL_ATTR, NVPTX_TRIPLE
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
-
-from codegen.gpu_targets import DEFAULT_CUDA_ARCH, gpu_target
-from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
-from rewrites.target_gpu_lower_to_nvvm import KERNEL_ATTR, NVPTX_TRIPLE
 
 _llvm_lock = threading.Lock()
 

@@ -8,31 +8,31 @@ from xdsl.ir import Dialect
 
 
 def _graph() -> Dialect:
-    from dialects.graph import Graph
+    from dlc.dialects.graph import Graph
 
     return Graph
 
 
 def _tensor_expr() -> Dialect:
-    from dialects.tensor_expr import TensorExpr
+    from dlc.dialects.tensor_expr import TensorExpr
 
     return TensorExpr
 
 
 def _loop() -> Dialect:
-    from dialects.loop import Loop
+    from dlc.dialects.loop import Loop
 
     return Loop
 
 
 def _target_gpu() -> Dialect:
-    from dialects.target_gpu import TargetGpu
+    from dlc.dialects.target_gpu import TargetGpu
 
     return TargetGpu
 
 
 def _transform() -> Dialect:
-    from dialects.transform_loop import transform_dialect
+    from dlc.dialects.transform_loop import transform_dialect
 
     return transform_dialect()
 
@@ -55,9 +55,8 @@ UPSTREAM_DIALECTS = (
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Every dialect dlc-opt can parse: dlc's own and the upstream ones dlc uses. (Everything
     that parses text gets its dialects here, so the lexer fix of `dialects.lexer` goes in here.)"""
+    from dlc.dialects.lexer import use_linear_time_string_literals
     from xdsl.dialects import get_all_dialects as upstream
-
-    from dialects.lexer import use_linear_time_string_literals
 
     use_linear_time_string_literals()
     available = upstream()

@@ -36,7 +36,7 @@ def numpy_dtype(type_: Attribute) -> np.dtype:
     if isinstance(type_, IndexType):
         return np.dtype(np.int64)
     # imported here: importing the graph dialect loads its interpreter, which imports this module
-    from dialects.graph.attrs import to_numpy_dtype
+    from dlc.dialects.graph.attrs import to_numpy_dtype
 
     return to_numpy_dtype(type_)
 

@@ -10,17 +10,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from runtime.errors import CompileError
-from runtime.executable import Executable, library_exporter
-from runtime.library import load_library
+from dlc.runtime.errors import CompileError
+from dlc.runtime.executable import Executable, library_exporter
+from dlc.runtime.library import load_library
 
 if TYPE_CHECKING:
     import onnx
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
-    from runtime.artifact import CompiledModel
-    from runtime.cache import CompileCache, CompileOptions
+    from dlc.runtime.artifact import CompiledModel
+    from dlc.runtime.cache import CompileCache, CompileOptions
 
 LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 """dlc's abstraction levels, in the order a pipeline lowers through them."""
@@ -29,8 +29,8 @@ TARGETS: tuple[str, ...] = ("llvm",)
 """The targets `compile` builds executables for (the host CPU through LLVM)."""
 
 DEVICE_TARGETS: dict[str, tuple[str, str]] = {
-    "opencl": ("runtime.opencl", "gpu-opencl"),
-    "cuda": ("runtime.cuda", "gpu-ptx"),
+    "opencl": ("dlc.runtime.opencl", "gpu-opencl"),
+    "cuda": ("dlc.runtime.cuda", "gpu-ptx"),
 }
 """GPU targets: the runtime module whose `load_module(module, entry)` runs the lowered module,
 and the pipeline that lowers to it (used when `pipeline` is left at `cpu`)."""
@@ -40,7 +40,7 @@ def make_context() -> Context:
     """An xDSL context that knows every dialect dlc reads (lazily loaded)."""
     from xdsl.context import Context
 
-    from dialects import get_all_dialects
+    from dlc.dialects import get_all_dialects
 
     ctx = Context()
     for name, factory in get_all_dialects().items():
@@ -157,8 +157,8 @@ def lower(
     """
     from xdsl.passes import PassPipeline
 
-    from rewrites import get_all_passes
-    from runtime.compiler import pipeline_passes
+    from dlc.rewrites import get_all_passes
+    from dlc.runtime.compiler import pipeline_passes
 
     passes = pipeline_passes(module, pipeline, threads)
     if passes:
@@ -217,7 +217,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
-    from runtime.cache import CompileCache, CompileOptions
+    from dlc.runtime.cache import CompileCache, CompileOptions
 
     if target in DEVICE_TARGETS:
         return _compile_for_device(model, target, entry, input_shapes, pipeline)
@@ -251,7 +251,7 @@ def _compile_source(
 
     from xdsl.utils.exceptions import DiagnosticException
 
-    from runtime.compiler import Progress, compile_module
+    from dlc.runtime.compiler import Progress, compile_module
 
     reporter = Progress(source.label, progress)
     start = time.perf_counter()
@@ -320,7 +320,7 @@ class _Source:
         """The model-level cache key, or None for an xDSL module (only its kernels are cached)."""
         import json
 
-        from runtime.cache import digest
+        from dlc.runtime.cache import digest
 
         if self.kind == "module":
             return None
@@ -337,7 +337,7 @@ class _Source:
     def module(self, ctx: Context) -> ModuleOp:
         """The model as a module (imported, parsed or copied)."""
         if self.kind == "onnx":
-            from frontends.onnx import import_onnx
+            from dlc.frontends.onnx import import_onnx
 
             return import_onnx(self.model, self.input_shapes)  # type: ignore[arg-type]
         if self.path is not None:

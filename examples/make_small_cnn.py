@@ -10,13 +10,12 @@ from io import StringIO
 from pathlib import Path
 
 import numpy as np
+from dlc.dialects.graph import ops as g
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
-
-from dialects.graph import ops as g
 
 
 def build_small_cnn(seed: int = 0) -> ModuleOp:

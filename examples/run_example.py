@@ -24,7 +24,7 @@ RELATIVE_TOLERANCE = 1e-4
 
 def median_ms(function: Callable[[], object], repeat: int) -> float:
     """The median wall time of `function`, in milliseconds, after one warm-up call."""
-    from runtime.profiler import median_seconds
+    from dlc.runtime.profiler import median_seconds
 
     return median_seconds(function, repeat) * 1e3
 

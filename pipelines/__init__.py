@@ -88,7 +88,7 @@ def pipeline_pass(pipeline: NamedPipeline) -> type[ModulePass]:
         name: ClassVar[str] = pipeline.name
 
         def apply(self, ctx: Context, op: ModuleOp) -> None:
-            from rewrites import get_all_passes
+            from dlc.rewrites import get_all_passes
 
             PassPipeline.parse_spec(get_all_passes(), pipeline.spec).apply(ctx, op)
 

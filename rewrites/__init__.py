@@ -14,39 +14,40 @@ from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
     # graph level
-    "graph-fold-constants": ("rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
-    "graph-fold-batch-norm": ("rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
-    "graph-simplify": ("rewrites.graph_simplify", "GraphSimplifyPass"),
-    "graph-convert-layout": ("rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
-    "graph-winograd-conv": ("rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
-    "graph-fuse-ops": ("rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
+    "graph-fold-constants": ("dlc.rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
+    "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
+    "graph-simplify": ("dlc.rewrites.graph_simplify", "GraphSimplifyPass"),
+    "graph-convert-layout": ("dlc.rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
+    "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
+    "graph-fuse-ops": ("dlc.rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
     # graph -> tensor_expr -> loop
     "convert-graph-to-tensor-expr": (
-        "rewrites.convert_graph_to_tensor_expr", "ConvertGraphToTensorExprPass"),
-    "tensor-expr-inline": ("rewrites.tensor_expr_inline", "TensorExprInlinePass"),
+        "dlc.rewrites.convert_graph_to_tensor_expr", "ConvertGraphToTensorExprPass"),
+    "tensor-expr-inline": ("dlc.rewrites.tensor_expr_inline", "TensorExprInlinePass"),
     "convert-tensor-expr-to-loop": (
-        "rewrites.convert_tensor_expr_to_loop", "ConvertTensorExprToLoopPass"),
+        "dlc.rewrites.convert_tensor_expr_to_loop", "ConvertTensorExprToLoopPass"),
     # schedules
     "loop-interpret-transforms": (
-        "rewrites.loop_interpret_transforms", "LoopInterpretTransformsPass"),
-    "loop-default-schedule": ("rewrites.loop_default_schedule", "LoopDefaultSchedulePass"),
+        "dlc.rewrites.loop_interpret_transforms", "LoopInterpretTransformsPass"),
+    "loop-default-schedule": ("dlc.rewrites.loop_default_schedule", "LoopDefaultSchedulePass"),
     "loop-gpu-default-schedule": (
-        "rewrites.loop_gpu_default_schedule", "LoopGpuDefaultSchedulePass"),
-    "loop-dedup-functions": ("rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
-    "loop-plan-memory": ("rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
+        "dlc.rewrites.loop_gpu_default_schedule", "LoopGpuDefaultSchedulePass"),
+    "loop-dedup-functions": ("dlc.rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
+    "loop-plan-memory": ("dlc.rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-fold-constant-nests": (
-        "rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
+        "dlc.rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
     # loop -> llvm
     "math-polynomial-approximation": (
-        "rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),
+        "dlc.rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),
     "convert-memref-view-to-llvm": (
-        "rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
-    "convert-loop-to-llvm": ("rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
+        "dlc.rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
+    "convert-loop-to-llvm": ("dlc.rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
     "convert-loop-to-target-gpu": (
-        "rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),
-    "target-gpu-lower-to-nvvm": ("rewrites.target_gpu_lower_to_nvvm", "TargetGpuLowerToNvvmPass"),
+        "dlc.rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),
+    "target-gpu-lower-to-nvvm": (
+        "dlc.rewrites.target_gpu_lower_to_nvvm", "TargetGpuLowerToNvvmPass"),
     # test only: deliberately wrong, to test `dlc-opt --check-semantics`
-    "test-break-add": ("rewrites.test_break_add", "TestBreakAddPass"),
+    "test-break-add": ("dlc.rewrites.test_break_add", "TestBreakAddPass"),
 }
 """dlc's own passes: name -> (module, class). Modules not yet written are simply not listed."""
 
@@ -74,9 +75,8 @@ def get_dlc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass dlc-opt knows: xDSL's upstream passes, then dlc's and the named pipelines."""
+    from dlc.pipelines import get_all_pipelines
     from xdsl.transforms import get_all_passes as upstream
-
-    from pipelines import get_all_pipelines
 
     passes = dict(upstream())
     passes.update(get_dlc_passes())

@@ -11,6 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import UNSIGNED_ATTR
+from dlc.dialects.graph.ops import ConstantOp, FusedOp
+from dlc.dialects.graph.ops import YieldOp as GraphYieldOp
+from dlc.rewrites.topi import defined_op_types, lookup_definition
+from dlc.rewrites.topi.elementwise import op_short_name
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -35,12 +40,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph.ops import ConstantOp, FusedOp
-from dialects.graph.ops import YieldOp as GraphYieldOp
-from dialects.tensor_expr.ops import UNSIGNED_ATTR
-from rewrites.topi import defined_op_types, lookup_definition
-from rewrites.topi.elementwise import op_short_name
 
 GRAPH_PREFIX = "graph."
 

@@ -9,6 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, UNSIGNED_ATTR
+from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.cf import cf_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.common import LLVMLowering
+from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
+from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
+from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
+from dlc.runtime.metadata import (
+    METADATA_SYMBOL,
+    ArgumentSpec,
+    FunctionSignature,
+    encode_metadata,
+)
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
@@ -31,23 +47,6 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import PassFailedException
 
-from dialects.tensor_expr.ops import UNSIGNED_ATTR
-from rewrites.llvm_lowering.arith import arith_to_llvm_patterns
-from rewrites.llvm_lowering.cf import cf_to_llvm_patterns
-from rewrites.llvm_lowering.common import LLVMLowering
-from rewrites.llvm_lowering.func import NUM_OUTPUTS_ATTR, func_to_llvm_patterns
-from rewrites.llvm_lowering.index import index_to_llvm_patterns
-from rewrites.llvm_lowering.math import math_to_llvm_patterns
-from rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
-from rewrites.llvm_lowering.vector import vector_to_llvm_patterns
-from rewrites.pattern_dispatch import TypeDispatchApplier
-from runtime.metadata import (
-    METADATA_SYMBOL,
-    ArgumentSpec,
-    FunctionSignature,
-    encode_metadata,
-)
-
 HIGHER_LEVEL_DIALECTS = ("graph", "tensor_expr", "target_gpu")
 """Dialects that must be lowered before this pass; meeting one is an error, not a partial run."""
 
@@ -59,14 +58,14 @@ def structure_patterns(lowering: LLVMLowering | None = None) -> list[RewritePatt
     """Patterns that turn structured control flow (`loop.for`, `loop.block`, `scf.for`,
     `scf.if`) into `cf` branches (vectorized loops into vector code, parallel loops into
     outlined functions run by `GOMP_parallel`)."""
-    from rewrites.llvm_lowering.loop import loop_structure_patterns
+    from dlc.rewrites.llvm_lowering.loop import loop_structure_patterns
 
     return [*loop_structure_patterns(lowering or LLVMLowering()), ForLowering(), IfLowering()]
 
 
 def op_patterns(lowering: LLVMLowering, noalias_entry_arguments: bool) -> list[RewritePattern]:
     """Patterns that lower every remaining op to the llvm dialect, one op at a time."""
-    from rewrites.llvm_lowering.loop import loop_memory_patterns
+    from dlc.rewrites.llvm_lowering.loop import loop_memory_patterns
 
     return [
         *func_to_llvm_patterns(lowering, noalias_entry_arguments),
@@ -241,7 +240,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         vector_bits = self.vector_bits
         if vector_bits <= 0:
-            from codegen.llvm import host_target
+            from dlc.codegen.llvm import host_target
 
             vector_bits = host_target().vector_width
         lowering = LLVMLowering(
@@ -256,7 +255,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             and NUM_OUTPUTS_ATTR in function.attributes
             and function.sym_visibility != StringAttr("private")
         ]
-        from rewrites.llvm_lowering.vector import annotate_vector_alignment
+        from dlc.rewrites.llvm_lowering.vector import annotate_vector_alignment
 
         annotate_vector_alignment(op, lowering)
         PatternRewriteWalker(TypeDispatchApplier(structure_patterns(lowering))).rewrite_module(op)

@@ -34,6 +34,30 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dlc.codegen.gpu_targets import GpuTarget, gpu_target
+from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
+from dlc.dialects.target_gpu.ops import (
+    DIMENSIONS,
+    BarrierOp,
+    BlockIdOp,
+    KernelOp,
+    LaunchOp,
+    ReturnOp,
+    SharedAllocOp,
+    ThreadIdOp,
+    is_shared_memref,
+    shared_memref_type,
+)
+from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -48,34 +72,6 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
-
-from codegen.gpu_targets import GpuTarget, gpu_target
-from dialects.loop.ops import (
-    AllocOp,
-    BlockOp,
-    DeallocOp,
-    ForOp,
-    LoadOp,
-    StoreOp,
-    YieldOp,
-)
-from dialects.target_gpu.ops import (
-    DIMENSIONS,
-    BarrierOp,
-    BlockIdOp,
-    KernelOp,
-    LaunchOp,
-    ReturnOp,
-    SharedAllocOp,
-    ThreadIdOp,
-    is_shared_memref,
-    shared_memref_type,
-)
-from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
-
-GLOBAL_FENCE_ATTR = "dlc.global_fence"
-"""Unit attribute of a `target_gpu.barrier` that also orders global memory (OpenCL prints
-`CLK_GLOBAL_MEM_FENCE` for it; CUDA's `__syncthreads` always does)."""
 
 HIGHER_LEVEL_DIALECTS = ("graph", "tensor_expr")
 """Dialects that must be lowered to loops before this pass."""
@@ -915,7 +911,7 @@ buffers then have constant indices, which LLVM and OpenCL compilers keep in regi
 def unroll_constant_loop(loop: ForOp) -> bool:
     """Replicate the body of an `unrolled` loop with constant bounds (at most `MAX_UNROLL`
     iterations); returns whether it did. Other `unrolled` loops stay loops."""
-    from rewrites.schedule import ScheduleError, unroll
+    from dlc.rewrites.schedule import ScheduleError, unroll
 
     trip = loop.trip_count()
     if trip is None or trip > MAX_UNROLL:

@@ -13,6 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.tensor_expr import ComputeOp, ReadOp, YieldOp
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -36,12 +39,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
-from dialects.tensor_expr import ComputeOp, ReadOp, YieldOp
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""The discardable function attribute that counts the trailing output arguments."""
 
 PASS_NAME = "convert-tensor-expr-to-loop"
 

@@ -33,6 +33,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dlc.codegen.gpu_targets import GpuTarget
+from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule import ScheduleError, fuse, split, vectorize
+from dlc.rewrites.schedule.common import index_constant, is_pure, value_name
+from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
@@ -44,12 +49,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-
-from codegen.gpu_targets import GpuTarget
-from dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.schedule import ScheduleError, fuse, split, vectorize
-from rewrites.schedule.common import index_constant, is_pure, value_name
-from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,7 @@ def _position(op: Operation) -> int:
 
 def _run_as_reduction(run: list[Operation], alloc: AllocOp) -> Reduction | None:
     """`[alloc, init, reduction nest, epilogue blocks..., dealloc]` as a `Reduction`."""
-    from dialects.loop.ops import DeallocOp
+    from dlc.dialects.loop.ops import DeallocOp
 
     body = [op for op in run[1:] if not is_pure(op)]
     dealloc = body.pop() if body and isinstance(body[-1], DeallocOp) else None
@@ -240,9 +239,8 @@ def bind_spatial_loop(loop: ForOp, thread: str) -> None:
     axis. The rules only bind such loops: every block of the nest uses the axis as a spatial
     one, so the iterations write disjoint elements. (The `bind` primitive checks that from the
     store indices, which after `fuse` go through `divui`/`remui` it does not analyse.)"""
+    from dlc.rewrites.schedule.common import axis_iteration_kinds, require_kind
     from xdsl.dialects.builtin import StringAttr
-
-    from rewrites.schedule.common import axis_iteration_kinds, require_kind
 
     require_kind(loop, ("serial",), "bind")
     if "reduction" in axis_iteration_kinds(loop):
@@ -569,7 +567,7 @@ def _names(names: Sequence[str]) -> Attribute:
 
 
 def _refresh_buffers(block: BlockOp) -> None:
-    from rewrites.schedule.common import set_block_buffers
+    from dlc.rewrites.schedule.common import set_block_buffers
 
     writes = [b for b in block.writes if any(
         isinstance(op, StoreOp) and op.memref is b for op in block.walk())]
@@ -789,7 +787,7 @@ def _trip(loop: ForOp) -> int:
 def _depends(load: LoadOp, update: Update, ivs: list[BlockArgument]) -> list[bool]:
     """For each induction variable, whether the load's indices depend on it (through pure ops
     anywhere in the nest)."""
-    from rewrites.schedule.common import depends_on
+    from dlc.rewrites.schedule.common import depends_on
 
     return [any(depends_on(index, {iv}) for index in load.indices) for iv in ivs]
 

@@ -14,6 +14,36 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.ops import (
+    AvgPool2DOp,
+    BatchNormOp,
+    ConcatOp,
+    ConstantOp,
+    Conv2DOp,
+    GlobalAvgPool2DOp,
+    MaxPool2DOp,
+    ReduceOp,
+    SoftmaxOp,
+    TransposeOp,
+    broadcast_shapes,
+)
+from dlc.rewrites.graph_simplify import (
+    ComposeTransposes,
+    RemoveIdentityTranspose,
+    TransposeOfUnitAxesToReshape,
+)
+from dlc.rewrites.graph_utils import (
+    build_constant,
+    constant_array,
+    inverse_permutation,
+    layout_permutation,
+    permute_layout,
+    recreate,
+    shape_of,
+    splat_constant,
+    splat_element,
+)
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -28,37 +58,6 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException, VerifyException
-
-from dialects.graph.attrs import FusionKind, fusion_kind
-from dialects.graph.ops import (
-    AvgPool2DOp,
-    BatchNormOp,
-    ConcatOp,
-    ConstantOp,
-    Conv2DOp,
-    GlobalAvgPool2DOp,
-    MaxPool2DOp,
-    ReduceOp,
-    SoftmaxOp,
-    TransposeOp,
-    broadcast_shapes,
-)
-from rewrites.graph_simplify import (
-    ComposeTransposes,
-    RemoveIdentityTranspose,
-    TransposeOfUnitAxesToReshape,
-)
-from rewrites.graph_utils import (
-    build_constant,
-    constant_array,
-    inverse_permutation,
-    layout_permutation,
-    permute_layout,
-    recreate,
-    shape_of,
-    splat_constant,
-    splat_element,
-)
 
 KERNEL_LAYOUTS: dict[str, str] = {"NCHW": "OIHW", "NHWC": "HWIO"}
 """The weight layout each supported data layout pairs with."""

@@ -13,6 +13,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.graph.attrs import is_float_type, to_numpy_dtype
+from dlc.dialects.graph.ops import (
+    AddOp,
+    BatchNormOp,
+    Conv2DOp,
+    DivOp,
+    MatmulOp,
+    MulOp,
+    SubOp,
+    broadcast_shapes,
+)
+from dlc.rewrites.graph_utils import build_constant, constant_array, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
@@ -25,19 +37,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.dead_code_elimination import region_dce
-
-from dialects.graph.attrs import is_float_type, to_numpy_dtype
-from dialects.graph.ops import (
-    AddOp,
-    BatchNormOp,
-    Conv2DOp,
-    DivOp,
-    MatmulOp,
-    MulOp,
-    SubOp,
-    broadcast_shapes,
-)
-from rewrites.graph_utils import build_constant, constant_array, shape_of
 
 
 def batch_norm_affine(op: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | None:

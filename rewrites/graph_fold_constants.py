@@ -10,15 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
-from xdsl.traits import Pure
-from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph.ops import (
+from dlc.dialects.graph.ops import (
     ConstantOp,
     FlattenOp,
     FusedOp,
@@ -26,8 +18,8 @@ from dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
-from dialects.graph.ops_tensor import BroadcastToOp
-from rewrites.graph_utils import (
+from dlc.dialects.graph.ops_tensor import BroadcastToOp
+from dlc.rewrites.graph_utils import (
     build_constant,
     constant_array,
     evaluate_op,
@@ -36,6 +28,13 @@ from rewrites.graph_utils import (
     splat_constant,
     splat_element,
 )
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import PassFailedException
 
 DEFAULT_SIZE_LIMIT = 1 << 27
 """Largest folded constant, in elements (128 Mi, 512 MiB of f32: above VGG-19's largest weight,

@@ -13,16 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.ops import ConstantOp, FusedOp, YieldOp
+from dlc.rewrites.graph_utils import num_elements, op_users
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph.attrs import FusionKind, fusion_kind
-from dialects.graph.ops import ConstantOp, FusedOp, YieldOp
-from rewrites.graph_utils import num_elements, op_users
 
 DEFAULT_MAX_DEPTH = 256
 """Most ops in one group (TVM's `relay.FuseOps.max_depth`)."""

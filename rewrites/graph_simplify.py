@@ -11,6 +11,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.graph.ops import (
+    AddOp,
+    ConcatOp,
+    DivOp,
+    FlattenOp,
+    MulOp,
+    PowOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+)
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
+from dlc.rewrites.graph_utils import (
+    compose_permutations,
+    is_identity_permutation,
+    shape_of,
+    splat_value,
+)
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -23,25 +41,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.dead_code_elimination import region_dce
-
-from dialects.graph.ops import (
-    AddOp,
-    ConcatOp,
-    DivOp,
-    FlattenOp,
-    MulOp,
-    PowOp,
-    ReshapeOp,
-    SubOp,
-    TransposeOp,
-)
-from dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
-from rewrites.graph_utils import (
-    compose_permutations,
-    is_identity_permutation,
-    shape_of,
-    splat_value,
-)
 
 
 def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> None:

@@ -10,12 +10,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from dlc.dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
+from dlc.dialects.graph.interpreter import IMPLEMENTATIONS
+from dlc.dialects.graph.ops import ConstantOp
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-
-from dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
-from dialects.graph.interpreter import IMPLEMENTATIONS
-from dialects.graph.ops import ConstantOp
 
 # ---------------------------------------------------------------------------------------------
 # Types and uses

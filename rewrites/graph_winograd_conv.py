@@ -11,6 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.graph.attrs import is_float_type
+from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
+from dlc.dialects.graph.winograd import TILES, tile_rows, transform_weight
+from dlc.rewrites.graph_utils import build_constant, constant_array, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -22,11 +26,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph.attrs import is_float_type
-from dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
-from dialects.graph.winograd import TILES, tile_rows, transform_weight
-from rewrites.graph_utils import build_constant, constant_array, shape_of
 
 MAX_COST = 0.75
 """A conv is rewritten only when its 1xKW convs do at most this fraction of the direct conv's

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -28,12 +29,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-
-from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
-
-ONNX_NODES_ATTR = "dlc.onnx_nodes"
-"""Debug information: the ONNX nodes a kernel (on a function) or a call of it (on a func.call)
-computes. Not part of a function's structure."""
 
 _FUNCTION_IDENTITY = ("sym_name", "sym_visibility")
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import SCHEDULED_ATTR
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule_rules import host_config, schedule_nest
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-
-from dialects.loop.ops import ForOp
-from rewrites.schedule_rules import host_config, schedule_nest
-
-SCHEDULED_ATTR = "dlc.scheduled"
-"""A function carrying this unit attribute already has its schedule (e.g. a tuned one)."""
 
 
 @dataclass(frozen=True)

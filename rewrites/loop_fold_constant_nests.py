@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.arith_numpy import numpy_dtype
+from dlc.dialects.graph.ops import elements_to_array
+from dlc.dialects.loop.evaluate import NestEvaluationError, constant_value, evaluate_nest
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, StoreOp
+from dlc.rewrites.loop_dedup_functions import call_sites, kernels, num_inputs, replace_call
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -31,12 +36,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-
-from dialects.arith_numpy import numpy_dtype
-from dialects.graph.ops import elements_to_array
-from dialects.loop.evaluate import NestEvaluationError, constant_value, evaluate_nest
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, StoreOp
-from rewrites.loop_dedup_functions import call_sites, kernels, num_inputs, replace_call
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.codegen.gpu_targets import gpu_target
+from dlc.dialects.contracts import SCHEDULED_ATTR
+from dlc.rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
-
-from codegen.gpu_targets import gpu_target
-from rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
-
-SCHEDULED_ATTR = "dlc.scheduled"
-"""A function carrying this unit attribute already has its schedule (e.g. a tuned one)."""
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from xdsl.context import Context
-from xdsl.dialects import builtin, transform
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
-from xdsl.interpreters.transform import OperationHandle, TransformFunctions
-from xdsl.ir import Operation, SSAValue
-from xdsl.parser import Parser
-from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import ParseError, PassFailedException
-
-from dialects.loop.ops import BlockOp, ForOp
-from dialects.transform_loop import ops as tl
-from rewrites.schedule import (
+from dlc.dialects.loop.ops import BlockOp, ForOp
+from dlc.dialects.transform_loop import ops as tl
+from dlc.rewrites.schedule import (
     bind,
     cache_read,
     cache_write,
@@ -47,7 +37,16 @@ from rewrites.schedule import (
     unroll,
     vectorize,
 )
-from rewrites.schedule.common import ScheduleError, describe, is_live
+from dlc.rewrites.schedule.common import ScheduleError, describe, is_live
+from xdsl.context import Context
+from xdsl.dialects import builtin, transform
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.interpreters.transform import OperationHandle, TransformFunctions
+from xdsl.ir import Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import ParseError, PassFailedException
 
 _PayloadT = TypeVar("_PayloadT", bound=Operation)
 
@@ -307,7 +306,7 @@ class LoopTransformFunctions(InterpreterFunctions):
     @impl(tl.ApplyRulesOp)
     def run_apply_rules(self, interpreter: Interpreter, op: tl.ApplyRulesOp, args: PythonValues
                         ) -> PythonValues:
-        from rewrites.schedule_rules import host_config, schedule_nest
+        from dlc.rewrites.schedule_rules import host_config, schedule_nest
 
         loop = self._payload(op, op.target, args[0], ForOp)
         threads, rows, accumulators, pack_rows, l2_kib = self._ints(
@@ -416,7 +415,7 @@ class LoopInterpretTransformsPass(ModulePass):
             script_root = self._parse_library(ctx, self.library)
         sequence = self._find_entry_point(script_root)
         interpreter = Interpreter(script_root)
-        from rewrites import get_all_passes
+        from dlc.rewrites import get_all_passes
 
         interpreter.register_implementations(TransformFunctions(ctx, get_all_passes()))
         interpreter.register_implementations(LoopTransformFunctions(op, self.vector_bits))

@@ -11,6 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
+from dlc.dialects.loop import AllocOp, DeallocOp
+from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -27,14 +30,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.loop import AllocOp, DeallocOp
-from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
-from rewrites.llvm_lowering.common import LLVMLowering
-
-WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
-"""The planned workspace size in bytes: on each planned function, and (the largest) on the
-module."""
 
 
 def element_bytes(type_: Attribute, index_bitwidth: int = 64) -> int | None:

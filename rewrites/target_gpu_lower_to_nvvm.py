@@ -16,6 +16,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.loop.ops import LoadOp, StoreOp
+from dlc.dialects.target_gpu.ops import (
+    BarrierOp,
+    BlockDimOp,
+    BlockIdOp,
+    GridDimOp,
+    KernelOp,
+    ReturnOp,
+    SharedAllocOp,
+    ThreadIdOp,
+    is_shared_memref,
+)
+from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
+from dlc.rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    int_constant,
+    lowered,
+    lowered_operands,
+    lowering_error,
+    replace_with_lowered,
+    scalarize,
+)
+from dlc.rewrites.llvm_lowering.memref import element_address
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
@@ -45,32 +70,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
-
-from dialects.loop.ops import LoadOp, StoreOp
-from dialects.target_gpu.ops import (
-    BarrierOp,
-    BlockDimOp,
-    BlockIdOp,
-    GridDimOp,
-    KernelOp,
-    ReturnOp,
-    SharedAllocOp,
-    ThreadIdOp,
-    is_shared_memref,
-)
-from dialects.target_gpu.ops import ModuleOp as GpuModuleOp
-from rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    int_constant,
-    lowered,
-    lowered_operands,
-    lowering_error,
-    replace_with_lowered,
-    scalarize,
-)
-from rewrites.llvm_lowering.memref import element_address
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 """The target triple of 64-bit PTX."""

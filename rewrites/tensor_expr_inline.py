@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -22,8 +23,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-
-from dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
 
 KEEP_TAGS = ("pad", "winograd_input")
 """The tags of injective computes kept materialised by default: a conv's padded input, and the

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
+from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
 
 WEIGHT_ALIGNMENT = 64
 """Byte alignment of every weight buffer, in process and in a shared library."""
@@ -91,7 +90,7 @@ class CompiledModel:
 
     def export(self, path: str | Path) -> Path:
         """Link the objects and the weights into the shared library `path` (atomically)."""
-        from runtime.library import link_shared_library
+        from dlc.runtime.library import link_shared_library
 
         return link_shared_library(
             list(self.objects.values()), self.weights, path, self.uses_openmp
@@ -135,8 +134,7 @@ class LinkedModule:
 
     def __init__(self, compiled: CompiledModel) -> None:
         import llvmlite.binding as binding
-
-        from runtime.jit import load_openmp
+        from dlc.runtime.jit import load_openmp
 
         if compiled.uses_openmp:
             load_openmp()

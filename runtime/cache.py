@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from runtime.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
-from runtime.errors import CompileError
+from dlc.runtime.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
+from dlc.runtime.errors import CompileError
 
 CACHE_FORMAT = 1
 """The version of the cache's layout; entries of other versions are ignored."""

@@ -29,6 +29,21 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR, WORKSPACE_BYTES_ATTR
+from dlc.dialects.loop.ops import AllocOp
+from dlc.rewrites.loop_dedup_functions import structural_hash
+from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
+from dlc.runtime.artifact import CompiledModel, CompileStats, aligned_copy
+from dlc.runtime.cache import CompileCache, CompileOptions, digest
+from dlc.runtime.errors import CompileError
+from dlc.runtime.metadata import (
+    METADATA_SYMBOL,
+    MODEL_SYMBOL,
+    KernelArgument,
+    KernelCall,
+    ModelInfo,
+    encode_model_info,
+)
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import (
@@ -45,27 +60,6 @@ from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
-
-from dialects.loop.ops import AllocOp
-from rewrites.convert_tensor_expr_to_loop import NUM_OUTPUTS_ATTR
-from rewrites.loop_dedup_functions import ONNX_NODES_ATTR, structural_hash
-from rewrites.loop_plan_memory import (
-    WORKSPACE_BYTES_ATTR,
-    buffer_bytes,
-    element_bytes,
-    is_entry_function,
-)
-from runtime.artifact import CompiledModel, CompileStats, aligned_copy
-from runtime.cache import CompileCache, CompileOptions, digest
-from runtime.errors import CompileError
-from runtime.metadata import (
-    METADATA_SYMBOL,
-    MODEL_SYMBOL,
-    KernelArgument,
-    KernelCall,
-    ModelInfo,
-    encode_model_info,
-)
 
 PARTITION_AFTER = "loop-fold-constant-nests"
 """The last pass that sees the whole module; the passes after it run per compile unit."""
@@ -118,8 +112,9 @@ class Progress:
 
 def expand_pipeline(items: list[str]) -> list[str]:
     """`items` with every named pipeline (e.g. `graph-opt`) replaced by its passes."""
+    from dlc.pipelines import PIPELINES
+
     from dlc.api import _split_pipeline
-    from pipelines import PIPELINES
 
     expanded: list[str] = []
     for item in items:
@@ -137,9 +132,10 @@ def pipeline_passes(module: ModuleOp, pipeline: str, threads: int | None) -> lis
     """The passes the named `pipeline` runs on `module`: named pipelines expanded, passes for
     levels above the module's skipped, thread counts set (unless `threads` is None); fails if
     one is missing."""
+    from dlc.pipelines import PIPELINES
+    from dlc.rewrites import get_all_passes
+
     from dlc.api import _split_pipeline, applicable_passes, with_threads
-    from pipelines import PIPELINES
-    from rewrites import get_all_passes
 
     if pipeline not in PIPELINES:
         raise CompileError(
@@ -168,8 +164,8 @@ def tuning_lowering(module: ModuleOp, item: str, tuning_log: Path, ctx: Context,
     pipeline's own (epilogues fused, as the `rules` space tunes) unless the log's records match
     more kernels of `TUNING_LOOP_PASS` (the sketch and template spaces: epilogues not fused).
     The compile's annotations (`dlc.onnx_nodes`) are left out: tuning never sees them."""
-    from autotune.apply import TUNING_LOOP_PASS, load_best, records_fuse_epilogues
-    from autotune.target import host_cpu_target
+    from dlc.autotune.apply import TUNING_LOOP_PASS, load_best, records_fuse_epilogues
+    from dlc.autotune.target import host_cpu_target
 
     copy = module.clone()
     for op in copy.ops:
@@ -186,7 +182,7 @@ def apply_tuning_log_to(
     (`autotune.apply.apply_tuning_log`; they get `dlc.scheduled`); returns {function: workload
     key}. The compile's own annotations (`dlc.onnx_nodes`) are hidden while the keys are
     computed: tuning never sees them."""
-    from autotune.apply import apply_tuning_log
+    from dlc.autotune.apply import apply_tuning_log
 
     hidden: dict[func.FuncOp, Attribute] = {}
     for op in module.ops:
@@ -246,7 +242,7 @@ def run_passes(
 ) -> None:
     """Runs `passes` on `module` one at a time (timed into `stats`), calling `after(name,
     module)` after each."""
-    from rewrites import get_all_passes
+    from dlc.rewrites import get_all_passes
 
     available = get_all_passes()
     for item in passes:
@@ -335,8 +331,8 @@ def publish_kernel(unit: ModuleOp, symbol: str) -> None:
 
 
 def _dtype_name(memref_type: MemRefType) -> str | None:
-    from rewrites.convert_loop_to_llvm import numpy_dtype_name
-    from rewrites.llvm_lowering.common import LLVMLowering
+    from dlc.rewrites.convert_loop_to_llvm import numpy_dtype_name
+    from dlc.rewrites.llvm_lowering.common import LLVMLowering
 
     return numpy_dtype_name(memref_type.get_element_type(), LLVMLowering())
 
@@ -492,8 +488,8 @@ def string_global(symbol: str, text: str) -> llvm.GlobalOp:
 def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
     """Position-independent object code for an llvm-dialect `unit`, and whether it calls the
     OpenMP runtime."""
-    from codegen.llvm import emit_llvm_ir
-    from runtime.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
+    from dlc.codegen.llvm import emit_llvm_ir
+    from dlc.runtime.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
 
     try:
         text = emit_llvm_ir(unit)
@@ -587,7 +583,7 @@ class _Driver:
         for kernel in copies:
             Rewriter.erase_op(kernel)
         info, unplanned = describe_model(self.module, display)
-        from runtime.jit import object_uses_openmp
+        from dlc.runtime.jit import object_uses_openmp
 
         pending: list[tuple[str, ModuleOp]] = []
         for symbol, key, kernel in units:

@@ -16,10 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dlc.runtime.executable import ExecutableError
+from dlc.runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 from xdsl.dialects.builtin import ModuleOp
-
-from runtime.executable import ExecutableError
-from runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 
 
 class CudaError(ExecutableError):
@@ -228,7 +227,7 @@ def load_module(
     module: ModuleOp, entry: str | None = None, arch: str | None = None, device: int = 0
 ) -> GpuExecutable:
     """An executable of `module` (host functions + NVVM kernels) on CUDA device `device`."""
-    from codegen.ptx import emit_ptx
+    from dlc.codegen.ptx import emit_ptx
 
     reason = cuda_unavailable_reason()
     if reason is not None:

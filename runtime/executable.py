@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-
-from runtime.metadata import (
+from dlc.runtime.metadata import (
     FunctionSignature,
     MetadataError,
     ModelInfo,
@@ -29,7 +28,7 @@ from runtime.metadata import (
 )
 
 if TYPE_CHECKING:
-    from runtime.artifact import CompileStats
+    from dlc.runtime.artifact import CompileStats
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512

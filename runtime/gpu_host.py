@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from dlc.dialects.arith_numpy import numpy_dtype
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.dialects.loop.ops import AllocOp, DeallocOp
+from dlc.dialects.target_gpu.ops import LaunchOp
+from dlc.runtime.executable import ExecutableError
+from dlc.runtime.metadata import FunctionSignature
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -28,14 +34,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Operation, SSAValue
-
-from dialects.arith_numpy import numpy_dtype
-from dialects.loop.ops import AllocOp, DeallocOp
-from dialects.target_gpu.ops import LaunchOp
-from runtime.executable import ExecutableError
-from runtime.metadata import FunctionSignature
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 
 
 class HostProgramError(ExecutableError):
@@ -207,8 +205,8 @@ class HostProgram:
         self.signatures = self._entry_signatures()
 
     def _entry_signatures(self) -> dict[str, FunctionSignature]:
-        from rewrites.convert_loop_to_llvm import entry_signature
-        from rewrites.llvm_lowering.common import LLVMLowering
+        from dlc.rewrites.convert_loop_to_llvm import entry_signature
+        from dlc.rewrites.llvm_lowering.common import LLVMLowering
 
         return {
             name: entry_signature(function, LLVMLowering())
@@ -272,7 +270,7 @@ class HostProgram:
         if global_op is None or not isinstance(global_op.initial_value, DenseIntOrFPElementsAttr):
             raise HostProgramError(f"'memref.get_global' op expected an initialized "
                                    f"memref.global @{name}, found none")
-        from dialects.graph.ops import elements_to_array
+        from dlc.dialects.graph.ops import elements_to_array
 
         def get_global(env: Environment, backend: DeviceBackend) -> None:
             key = (id(backend), name)

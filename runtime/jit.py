@@ -11,9 +11,8 @@ import re
 import threading
 
 import llvmlite.binding as binding
-
-from runtime.library import prepare_openmp_environment
-from runtime.metadata import METADATA_SYMBOL
+from dlc.runtime.library import prepare_openmp_environment
+from dlc.runtime.metadata import METADATA_SYMBOL
 
 _optimization_lock = threading.Lock()
 
@@ -67,7 +66,7 @@ def host_target_machine(
 ) -> binding.TargetMachine:
     """A fresh TargetMachine for the host CPU with all its features: for a JIT engine, or
     (`position_independent`) for an object file that goes into a shared library."""
-    from codegen.llvm import host_target
+    from dlc.codegen.llvm import host_target
 
     host = host_target()
     target = binding.Target.from_triple(host.triple)

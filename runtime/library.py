@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
+from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,7 +51,7 @@ def export_shared_library(llvm_ir: str, path: str | Path, opt_level: int = 3) ->
     libgomp when it has parallel loops) by `cc -shared`. The library appears at `path`
     atomically (a reader never sees half a file).
     """
-    from runtime.jit import host_target_machine, parse_and_optimize, uses_openmp
+    from dlc.runtime.jit import host_target_machine, parse_and_optimize, uses_openmp
 
     _c_compiler()
     machine = host_target_machine(opt_level, position_independent=True)
@@ -101,7 +101,7 @@ def link_shared_library(
     library bind to its own definitions (`-Bsymbolic`). The library appears at `path`
     atomically: on any failure nothing is left there.
     """
-    from runtime.artifact import WEIGHT_ALIGNMENT, write_weights
+    from dlc.runtime.artifact import WEIGHT_ALIGNMENT, write_weights
 
     compiler = _c_compiler()
     path = Path(path)

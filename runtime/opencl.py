@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from dlc.runtime.executable import ExecutableError
+from dlc.runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 from xdsl.dialects.builtin import ModuleOp
-
-from runtime.executable import ExecutableError
-from runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 
 
 class OpenCLError(ExecutableError):
@@ -112,7 +111,7 @@ def load_module(
     module: ModuleOp, entry: str | None = None, device: Any | None = None
 ) -> GpuExecutable:
     """An executable of `module` (host functions + `target_gpu` kernels) on an OpenCL device."""
-    from codegen.opencl import emit_opencl
+    from dlc.codegen.opencl import emit_opencl
 
     source = emit_opencl(module)
     backend = OpenCLBackend(source, device)

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from runtime.artifact import WEIGHT_ALIGNMENT
-from runtime.executable import Executable, ExecutableError, aligned_empty
-from runtime.metadata import KernelCall
+from dlc.runtime.artifact import WEIGHT_ALIGNMENT
+from dlc.runtime.executable import Executable, ExecutableError, aligned_empty
+from dlc.runtime.metadata import KernelCall
 
 
 @dataclass(frozen=True)

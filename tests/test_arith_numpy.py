@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError
 from dlc.api import make_context
 
 I1_OPS = """

@@ -16,13 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
-
-from autotune.cost_model import RidgeCostModel, make_cost_model
-from autotune.log import LogWriter, Record, best_records, read_log
-from autotune.measure import Candidate, MeasureOptions, Measurer
-from autotune.search import EvolutionarySearch, GridSearch, RandomSearch
-from autotune.space import (
+from dlc.autotune.cost_model import RidgeCostModel, make_cost_model
+from dlc.autotune.log import LogWriter, Record, best_records, read_log
+from dlc.autotune.measure import Candidate, MeasureOptions, Measurer
+from dlc.autotune.search import EvolutionarySearch, GridSearch, RandomSearch
+from dlc.autotune.space import (
     Knob,
     SketchSpace,
     Space,
@@ -32,9 +30,11 @@ from autotune.space import (
     make_space,
     matmul_template,
 )
-from autotune.target import CpuTarget, host_cpu_target
-from autotune.tuner import CONFIRM_ROUNDS, CONFIRM_TOP, CONFIRM_TRIAL, tune_workload
-from autotune.workload import Workload, extract_kernel, kernel_functions, lower_to_loop
+from dlc.autotune.target import CpuTarget, host_cpu_target
+from dlc.autotune.tuner import CONFIRM_ROUNDS, CONFIRM_TOP, CONFIRM_TRIAL, tune_workload
+from dlc.autotune.workload import Workload, extract_kernel, kernel_functions, lower_to_loop
+from xdsl.parser import Parser
+
 from dlc.api import make_context
 
 TARGET = CpuTarget("test-cpu", vector_bits=512, vector_registers=32, num_threads=2)
@@ -109,14 +109,13 @@ def test_constant_inputs_are_measured_as_a_model_passes_them(tmp_path: Path) -> 
     the library takes only the other inputs, the default schedule's packing of the weight is
     folded at build time (no pack nest left in the timed kernel), and the candidates still
     agree with the untuned kernel."""
+    from dlc.autotune.measure import build_library, random_inputs, with_constant_inputs
+    from dlc.autotune.tasks import extract_tasks
+    from dlc.rewrites import get_all_passes
+    from dlc.rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
+    from dlc.runtime.executable import Executable
+    from dlc.runtime.library import load_library
     from xdsl.passes import PassPipeline
-
-    from autotune.measure import build_library, random_inputs, with_constant_inputs
-    from autotune.tasks import extract_tasks
-    from rewrites import get_all_passes
-    from rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
-    from runtime.executable import Executable
-    from runtime.library import load_library
 
     model = tmp_path / "mm.mlir"
     model.write_text(CONSTANT_WEIGHT_MATMUL)
@@ -346,7 +345,7 @@ def test_bad_candidates_cost_only_their_trial(small_matmul: Workload) -> None:
 def test_measure_rounds_builds_once(small_matmul: Workload) -> None:
     """`measure_rounds` builds each candidate once and runs all of them every round; a candidate
     that does not build fails in every round."""
-    from autotune.measure import LocalBackend
+    from dlc.autotune.measure import LocalBackend
 
     class CountingBackend(LocalBackend):
         builds = 0
@@ -485,8 +484,9 @@ def test_tiny_tuning_run_logs_and_resumes(tmp_path: Path) -> None:
 
 def _check_apply_and_replay(workload: Workload, best: Record, tmp_path: Path) -> None:
     """A log's record schedules its kernel at compile time, and `dlc tune replay` shows it."""
+    from dlc.tools.dlc_tune import main as dlc_tune
+
     import dlc
-    from tools.dlc_tune import main as dlc_tune
 
     log = tmp_path / "best.jsonl"
     best.target = host_cpu_target().key
@@ -518,7 +518,7 @@ def _check_apply_and_replay(workload: Workload, best: Record, tmp_path: Path) ->
 def test_ray_runner_isolates_bad_candidates(small_matmul: Workload) -> None:
     """The same isolation through `--runner ray` on a local Ray instance."""
     pytest.importorskip("ray")
-    from autotune.ray_runner import RayBackend
+    from dlc.autotune.ray_runner import RayBackend
 
     options = MeasureOptions(repeat=2, min_repeat_ms=1, run_timeout=6, n_parallel=2)
     space = SketchSpace(small_matmul, TARGET, verify_rules=False)
@@ -540,7 +540,7 @@ def test_ray_runner_isolates_bad_candidates(small_matmul: Workload) -> None:
 @pytest.mark.slow
 def test_dlc_tune_command(tmp_path: Path) -> None:
     """`dlc tune kernel.mlir --trials N`: a log with the trials, a PNG, a progress line."""
-    from tools.dlc_tune import main as dlc_tune
+    from dlc.tools.dlc_tune import main as dlc_tune
 
     model = tmp_path / "mm.mlir"
     model.write_text(matmul_graph(32, 64, 16))
@@ -567,7 +567,7 @@ def test_dlc_tune_command(tmp_path: Path) -> None:
 def test_dlc_tune_space_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--space rules` tunes the default schedule's knobs; an unknown space is a one-line error
     with exit code 1 and writes no log."""
-    from tools.dlc_tune import main as dlc_tune
+    from dlc.tools.dlc_tune import main as dlc_tune
 
     model = tmp_path / "mm.mlir"
     model.write_text(matmul_graph(16, 64, 8))
@@ -590,7 +590,7 @@ def test_dlc_tune_space_option(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_extract_tasks_weights_repeated_kernels(tmp_path: Path) -> None:
     """Two layers with the same shapes (other weights) are one task of weight 2."""
-    from autotune.tasks import extract_tasks
+    from dlc.autotune.tasks import extract_tasks
 
     text = """
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
@@ -617,7 +617,7 @@ func.func @main(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 
 def test_gradient_task_scheduler() -> None:
     """Every task gets a first round; then the task whose weighted latency falls fastest."""
-    from autotune.tasks import GradientTaskScheduler
+    from dlc.autotune.tasks import GradientTaskScheduler
 
     scheduler = GradientTaskScheduler([1.0, 1.0, 3.0], epsilon=0.0)
     assert scheduler.next_task([0, 1, 2]) == 0
@@ -641,8 +641,8 @@ def test_gradient_task_scheduler() -> None:
 def test_flushed_timings_are_single_cold_calls(small_matmul: Workload) -> None:
     """With `flush_caches`, each timing is one call after the caches were evicted: `repeat`
     timings, and the result is still checked against the untuned kernel."""
-    from autotune.measure import _cache_flusher
-    from rewrites.schedule_rules.config import host_cache_bytes, host_l2_bytes
+    from dlc.autotune.measure import _cache_flusher
+    from dlc.rewrites.schedule_rules.config import host_cache_bytes, host_l2_bytes
 
     assert _cache_flusher().nbytes >= 2 * host_l2_bytes()
     assert host_cache_bytes(9, 123) == 123  # no such level: the default
@@ -660,7 +660,7 @@ def test_flushed_timings_are_single_cold_calls(small_matmul: Workload) -> None:
 def test_workers_import_this_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker finds dlc's packages on its PYTHONPATH even when they are not installed (`dlc
     tune` run from a checkout, elsewhere): the checkout comes first, the caller's path after."""
-    from autotune.measure import PROJECT_ROOT, _Worker
+    from dlc.autotune.measure import PROJECT_ROOT, _Worker
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")

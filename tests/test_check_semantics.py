@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dlc.pipelines import PIPELINES, NamedPipeline
+from dlc.tools.check_semantics import SemanticsChecker, compare
+from dlc.tools.diagnostics import ToolError
+from dlc.tools.dlc_opt import main
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from dlc.api import make_context
-from pipelines import PIPELINES, NamedPipeline
-from tools.check_semantics import SemanticsChecker, compare
-from tools.diagnostics import ToolError
-from tools.dlc_opt import main
 
 ADD_RELU = """
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {

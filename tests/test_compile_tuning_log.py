@@ -13,17 +13,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dlc.autotune.apply import load_best
+from dlc.autotune.log import LogWriter, Record
+from dlc.autotune.space import run_script
+from dlc.autotune.target import host_cpu_target
+from dlc.autotune.workload import Workload, make_context
+from dlc.dialects.contracts import SCHEDULED_ATTR
+from dlc.dialects.loop.ops import ForOp
+from dlc.runtime.cache import CompileOptions
+from dlc.runtime.compiler import whole_module_passes
 from xdsl.dialects.func import FuncOp
 
 import dlc
-from autotune.apply import SCHEDULED_ATTR, load_best
-from autotune.log import LogWriter, Record
-from autotune.space import run_script
-from autotune.target import host_cpu_target
-from autotune.workload import Workload, make_context
-from dialects.loop.ops import ForOp
-from runtime.cache import CompileOptions
-from runtime.compiler import whole_module_passes
 from tests.test_autotune import matmul_graph, workload_of
 
 H = "!transform.any_op"
@@ -135,8 +136,8 @@ def test_cli_tune_then_compile_with_the_log(
     record is applied and the library computes the product."""
     import sys
 
-    from tools import dlc_tune
-    from tools.dlc_main import main as dlc_main
+    from dlc.tools import dlc_tune
+    from dlc.tools.dlc_main import main as dlc_main
 
     # ProgressBar's default stream is the sys.stderr of import time (a test's closed capture
     # when another test imported it first): give it the current one.
@@ -196,10 +197,10 @@ def test_rules_space_tunes_and_applies_fused_kernels(
     applies the best one (unless the default schedule was fastest)."""
     import sys
 
-    from autotune.apply import records_fuse_epilogues
-    from autotune.tasks import extract_tasks
-    from tools import dlc_tune
-    from tools.dlc_main import main as dlc_main
+    from dlc.autotune.apply import records_fuse_epilogues
+    from dlc.autotune.tasks import extract_tasks
+    from dlc.tools import dlc_tune
+    from dlc.tools.dlc_main import main as dlc_main
 
     monkeypatch.setattr(dlc_tune.ProgressBar.__init__, "__defaults__", (sys.stderr, 24))
     m, n, k = 32, 32, 32
@@ -233,8 +234,8 @@ def test_rules_space_tunes_and_applies_fused_kernels(
 def test_sketch_space_logs_keep_the_unfused_lowering(tmp_path: Path) -> None:
     """A log of unfused kernels (sketch and template spaces) still selects the unfused
     lowering."""
-    from autotune.apply import records_fuse_epilogues
-    from autotune.tasks import extract_tasks
+    from dlc.autotune.apply import records_fuse_epilogues
+    from dlc.autotune.tasks import extract_tasks
 
     model = _matmul_relu_model(tmp_path, 16, 16, 16)
     (unfused,) = extract_tasks(model)

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects.loop.ops import AllocOp, ForOp
+from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
+from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import dlc
-from dialects.loop.ops import AllocOp, ForOp
 from dlc.api import make_context
-from rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
-from rewrites.loop_default_schedule import LoopDefaultSchedulePass
 
 RNG = np.random.default_rng(20261129)
 
@@ -161,7 +161,7 @@ def test_strided_pools_match_the_interpreter(op: str, c: int, size: int, k: int,
     """Pools whose windows move by 2-4 input columns per output column (read as vectors and
     shuffled; 5: gathered), padded (through a "pad" compute) or not, with output rows of
     12, 38, 7, 9, 4 and 15 columns, vs the graph dialect's interpreter."""
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     text = pool_text(op, c, size, k, stride, pad)
     x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
@@ -182,13 +182,12 @@ def test_strided_max_pool_schedule_structure() -> None:
 
 
 def test_lane_stride() -> None:
+    from dlc.rewrites.schedule_rules.nest import lane_stride
     from xdsl.builder import Builder
     from xdsl.dialects import arith
     from xdsl.dialects.builtin import IndexType
     from xdsl.ir import Block
     from xdsl.rewriter import InsertPoint
-
-    from rewrites.schedule_rules.nest import lane_stride
 
     block = Block(arg_types=[IndexType(), IndexType()])
     iv, other = block.args
@@ -213,9 +212,8 @@ def test_lane_stride() -> None:
 
 def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512, l2_bytes: int = 0
                     ) -> list[ForOp]:
+    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
-
-    from rewrites import get_all_passes
 
     parsed = module(text)
     PassPipeline.parse_spec(
@@ -290,9 +288,8 @@ func.func @f(%x: tensor<4x37xf32>) -> tensor<4x37xf32> {
 def test_more_ops_match_the_graph_interpreter(name: str) -> None:
     """Depthwise and strided conv2d, batch matmul, softmax on 2 threads vs the graph
     dialect's NumPy interpreter."""
+    from dlc.dialects.graph.interpreter import run_module
     from xdsl.dialects.func import FuncOp
-
-    from dialects.graph.interpreter import run_module
 
     parsed = module(MORE_OPS[name])
     function = next(op for op in parsed.body.block.ops if isinstance(op, FuncOp))
@@ -332,8 +329,8 @@ def test_channel_tile(vector_bits: int, rows: int, panel: int, tile: tuple[int, 
     most accumulators (7x8 with AVX2 for 7 and 14 rows, no 1-row tail); otherwise two vectors
     and the rows with the fewest FMA cycles (4 + 3 for 7 rows of a 1x1 conv, 5 + 5 + 4 for 14);
     AVX-512 keeps its two-vector tiles."""
-    from rewrites.schedule_rules import host_config
-    from rewrites.schedule_rules.reduction import channel_tile
+    from dlc.rewrites.schedule_rules import host_config
+    from dlc.rewrites.schedule_rules.reduction import channel_tile
 
     config = host_config(threads=2, vector_bits=vector_bits, l2_bytes=512 * 1024)
     assert channel_tile(rows, 512, vector_bits // 32, config, panel * 4) == tile
@@ -365,7 +362,7 @@ def test_strided_conv2d_bias_relu(c: int, o: int, size: int, k: int, pad: int,
     """Strided conv2d (vectorized over output channels) vs the graph dialect's interpreter:
     7x7/2 and 3x3/2 and 1x1/2, output channels that are and are not multiples of 16, output rows
     with and without a tail tile (28 wide: 4 tiles of 7)."""
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     text = strided_conv_text(c, o, size, k, pad)
     x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
@@ -409,7 +406,7 @@ def test_conv_with_a_large_weight_loops_over_panels_outermost(threads: int) -> N
     """A strided conv2d whose packed weight (256x64x3x3: 590 KB) exceeds half the L2 loops over
     its 32-channel weight panels outermost (in parallel), so that each panel is read into L2
     once for the whole output, and still matches the graph interpreter."""
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     text = strided_conv_text(64, 256, 8, 3, 1)
     loops, _ = scheduled_loops(text, threads=2)
@@ -431,11 +428,10 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
     """Lowered with epilogues unfused (as tuning lowers kernels), a strided conv2d accumulates
     straight into its output: the channel kernel still applies (its tile is written back lane by
     lane) and the loop interpreter gives the graph interpreter's result."""
+    from dlc.dialects.graph.interpreter import run_module
+    from dlc.dialects.loop.interpreter import run_function
+    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
-
-    from dialects.graph.interpreter import run_module
-    from dialects.loop.interpreter import run_function
-    from rewrites import get_all_passes
 
     text = strided_conv_text(c, o, size, k, pad)
     x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
@@ -462,8 +458,8 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
 def test_channel_kernel_rows_by_fma_cycles(extent: int, most: int, rows: int) -> None:
     """With 16-lane vectors and 24 accumulators (at most `most` rows): the rows with the fewest
     FMA cycles, a tile without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
-    from rewrites.schedule_rules import CpuConfig
-    from rewrites.schedule_rules.reduction import channel_tile
+    from dlc.rewrites.schedule_rules import CpuConfig
+    from dlc.rewrites.schedule_rules.reduction import channel_tile
 
     config = CpuConfig(vector_bits=512, max_accumulators=24, max_rows=most)
     assert channel_tile(extent, 64, 16, config) == (rows, 32)
@@ -516,9 +512,8 @@ def test_concat_parts_match_numpy(
 def test_concat_schedule_structure() -> None:
     """Two inputs concatenated along the innermost axis: two nests, each loading one input at
     contiguous indices (no select, no clamp), vectorized and parallel."""
+    from dlc.dialects.loop.ops import LoadOp
     from xdsl.dialects import arith
-
-    from dialects.loop.ops import LoadOp
 
     loops, scheduled = scheduled_loops(concat_text([(8, 24), (8, 40)], 1))
     kinds = [loop.kind.data for loop in loops]

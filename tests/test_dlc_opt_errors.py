@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from dlc.tools.dlc_opt import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tools.dlc_opt import main
 
 REPO = Path(__file__).resolve().parent.parent
 DLC_OPT = REPO / "tools" / "dlc-opt"

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.tools.dlc_main import main
 from onnx import TensorProto, helper, numpy_helper
-
-from tools.dlc_main import main
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_CNN = REPO / "examples" / "small_cnn.onnx"

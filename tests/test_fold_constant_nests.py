@@ -6,6 +6,11 @@ time, and the scheduled program computes the same with the packed constants as w
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects.loop.evaluate import _distinct_addresses, evaluate_nest
+from dlc.dialects.loop.interpreter import LoopInterpreter, run_function
+from dlc.dialects.loop.ops import AllocOp, ForOp
+from dlc.rewrites import get_all_passes
+from dlc.rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -13,12 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
-from dialects.loop.evaluate import _distinct_addresses, evaluate_nest
-from dialects.loop.interpreter import LoopInterpreter, run_function
-from dialects.loop.ops import AllocOp, ForOp
 from dlc.api import make_context
-from rewrites import get_all_passes
-from rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
 
 RNG = np.random.default_rng(20261129)
 

@@ -8,8 +8,15 @@ import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 
+import dlc.dialects.graph as g
 import numpy as np
 import pytest
+from dlc.codegen import emit_device_code
+from dlc.codegen.gpu_targets import GPU_TARGETS, gpu_target
+from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
+from dlc.dialects.loop.interpreter import run_function
+from dlc.dialects.target_gpu import BarrierOp, KernelOp, LaunchOp
+from dlc.rewrites import get_all_passes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -18,15 +25,8 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
-import dialects.graph as g
 import dlc
-from codegen import emit_device_code
-from codegen.gpu_targets import GPU_TARGETS, gpu_target
-from dialects.loop.interpreter import run_function
-from dialects.target_gpu import BarrierOp, KernelOp, LaunchOp
 from dlc.api import make_context, parse_module
-from rewrites import get_all_passes
-from rewrites.convert_loop_to_target_gpu import GLOBAL_FENCE_ATTR
 
 RNG = np.random.default_rng(7)
 TO_LOOPS = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
@@ -231,7 +231,7 @@ def test_ptx_assembles(tmp_path, arch: str) -> None:
 
 
 def _cuda_reason() -> str | None:
-    from runtime.cuda import cuda_unavailable_reason
+    from dlc.runtime.cuda import cuda_unavailable_reason
 
     return cuda_unavailable_reason()
 
@@ -240,7 +240,7 @@ def test_cuda_unavailable_is_explained() -> None:
     reason = _cuda_reason()
     if reason is None:
         pytest.skip("a CUDA GPU is available here (see test_cuda_runs_matmul)")
-    from runtime.cuda import CudaError
+    from dlc.runtime.cuda import CudaError
 
     with pytest.raises(CudaError, match="cannot run on CUDA: "):
         dlc.compile(small_model(), target="cuda")

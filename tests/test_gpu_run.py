@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import dlc.dialects.graph as g
 import numpy as np
 import pytest
+from dlc.dialects.graph.interpreter import run_module
+from dlc.runtime.cuda import cuda_unavailable_reason
+from dlc.runtime.gpu_host import GpuExecutable
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-import dialects.graph as g
 import dlc
-from dialects.graph.interpreter import run_module
-from runtime.cuda import cuda_unavailable_reason
-from runtime.gpu_host import GpuExecutable
 
 RNG = np.random.default_rng(20261129)
 RTOL = ATOL = 2e-4
@@ -234,13 +234,13 @@ def test_cache_read_into_shared_memory_with_primitives(target: str):
     """A hand schedule with the schedule primitives: B staged in shared memory by
     `cache_read(..., "shared")` + `compute_at`, rows bound to blocks and columns to threads;
     the copy runs on thread 0 of each block, a barrier before the threads read it."""
+    from dlc.rewrites import get_all_passes
+    from dlc.rewrites.gpu_schedule_rules import bind_spatial_loop
+    from dlc.rewrites.schedule import bind, cache_read, compute_at, get_loops, match_blocks
+    from dlc.runtime.opencl import load_module
     from xdsl.passes import PassPipeline
 
     from dlc.api import make_context
-    from rewrites import get_all_passes
-    from rewrites.gpu_schedule_rules import bind_spatial_loop
-    from rewrites.schedule import bind, cache_read, compute_at, get_loops, match_blocks
-    from runtime.opencl import load_module
 
     module = ModuleOp([function("f", [(8, 16), (16, 12)], lambda a, b: [g.MatmulOp(a, b)])])
     a = RNG.standard_normal((8, 16)).astype(np.float32)
@@ -353,8 +353,9 @@ def test_captured_graph_replays_the_entry(target: str):
 @pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_resnet18_matches_interpreter(target: str):
+    from dlc.frontends.onnx import import_onnx
+
     from benchmarks.model_zoo import resnet18
-    from frontends.onnx import import_onnx
 
     model = resnet18(batch=1, image=64, classes=100)
     module = import_onnx(model)

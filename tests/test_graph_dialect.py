@@ -8,8 +8,11 @@ from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 
+import dlc.dialects.graph as graph
 import numpy as np
 import pytest
+from dlc.dialects.graph import FusionKind, fusion_kind
+from dlc.dialects.graph.ops import broadcast_shapes, window_output_size
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import arith, func
@@ -31,9 +34,6 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-import dialects.graph as graph
-from dialects.graph import FusionKind, fusion_kind
-from dialects.graph.ops import broadcast_shapes, window_output_size
 from dlc.api import make_context
 
 OPS_MLIR = Path(__file__).parent / "filecheck" / "dialects" / "graph" / "ops.mlir"

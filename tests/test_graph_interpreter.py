@@ -5,8 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import dlc.dialects.graph as graph
 import numpy as np
 import pytest
+from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.dialects.graph.interpreter import (
+    IMPLEMENTATIONS,
+    InterpreterError,
+    run_function,
+    run_module,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -16,14 +24,6 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region
 from xdsl.parser import Parser
 
-import dialects.graph as graph
-from dialects.graph.attrs import from_numpy_dtype
-from dialects.graph.interpreter import (
-    IMPLEMENTATIONS,
-    InterpreterError,
-    run_function,
-    run_module,
-)
 from dlc.api import make_context
 
 RNG = np.random.default_rng(1234)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import dlc.dialects.graph as graph
 import numpy as np
 import pytest
+from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.dialects.graph.interpreter import run_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, f32, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
-
-import dialects.graph as graph
-from dialects.graph.attrs import from_numpy_dtype
-from dialects.graph.interpreter import run_module
 
 
 def run(build: callable, *arrays: np.ndarray) -> list[np.ndarray]:  # type: ignore[valid-type]

@@ -15,17 +15,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import PassPipeline
-from xdsl.printer import Printer
-
-from dialects.graph.attrs import FusionKind, fusion_kind
-from dialects.graph.interpreter import run_module
-from dialects.graph.ops import (
+from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.interpreter import run_module
+from dlc.dialects.graph.ops import (
     AddOp,
     AvgPool2DOp,
     BatchNormOp,
@@ -50,10 +42,18 @@ from dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.rewrites import get_all_passes
+from dlc.rewrites.graph_fuse_ops import is_fusable
+from dlc.tools.check_semantics import random_inputs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
+
 from dlc.api import make_context
-from rewrites import get_all_passes
-from rewrites.graph_fuse_ops import is_fusable
-from tools.check_semantics import random_inputs
 
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -216,7 +216,7 @@ def test_fold_constants_respects_size_limit(case: Case, limit: int) -> None:
 def test_fold_constants_leaves_ops_the_interpreter_cannot_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from dialects.graph import interpreter
+    from dlc.dialects.graph import interpreter
 
     monkeypatch.delitem(interpreter.IMPLEMENTATIONS, NegOp)
     b = GraphBuilder((2,))
@@ -657,7 +657,7 @@ def _return_logits(module: ModuleOp) -> None:
 @pytest.mark.slow
 def test_graph_opt_on_light_resnet50() -> None:
     """light_resnet50 from the onnx package, with random weights (its own are constant)."""
-    onnx_import = pytest.importorskip("frontends.onnx")
+    onnx_import = pytest.importorskip("dlc.frontends.onnx")
     if not LIGHT_RESNET50.is_file():
         pytest.skip(f"{LIGHT_RESNET50} not installed")
     module = onnx_import.import_onnx(LIGHT_RESNET50)
@@ -700,7 +700,7 @@ def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
     c: int, k: int, h: int, w: int, kh: int, kw: int, stride: int, padding: tuple[int, ...],
     bias: bool, tile: int, seed: int,
 ) -> None:
-    from rewrites.graph_winograd_conv import choose_tile
+    from dlc.rewrites.graph_winograd_conv import choose_tile
 
     top, left, bottom, right = padding
     if h + top + bottom < kh or w + left + right < kw:

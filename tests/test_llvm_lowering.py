@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 import llvmlite.binding as binding
 import numpy as np
 import pytest
+from dlc.codegen.llvm import _vector_width, emit_llvm_ir, host_target
+from dlc.rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 import dlc
-from codegen.llvm import _vector_width, emit_llvm_ir, host_target
 from dlc.api import applicable_passes, make_context, module_level, pass_level
-from rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
 
 RNG = np.random.default_rng(20261129)
 
@@ -483,7 +483,7 @@ def test_vector_width_follows_the_cpu_features() -> None:
 
 
 def test_loop_level_modules_skip_the_higher_level_passes() -> None:
-    from pipelines import PIPELINES
+    from dlc.pipelines import PIPELINES
 
     spec = PIPELINES["cpu"].spec
     module = parse(MATMUL.format(M=2, N=2, K=2))
@@ -604,10 +604,9 @@ def test_calls_between_functions_pass_pointers() -> None:
 def test_dense_globals_are_emitted_as_exact_bytes() -> None:
     import ctypes
 
+    from dlc.runtime.jit import compile_llvm_ir
     from xdsl.dialects import llvm
     from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
-
-    from runtime.jit import compile_llvm_ir
 
     values = RNG.standard_normal(4096).astype(np.float32)
     values[:4] = [0.0, -0.0, np.inf, np.nan]
@@ -709,10 +708,9 @@ def test_vectorized_select_lowers_to_verified_llvm_and_matches_numpy() -> None:
     """A compare + where runs in a vectorized loop: the vector `arith.select` becomes a bit
     blend (xDSL's `llvm.select` verifies scalar conditions only), so the whole `cpu` pipeline
     output verifies, and the compiled code picks the right lanes (f32 and i32 values)."""
+    from dlc.pipelines import PIPELINES
+    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
-
-    from pipelines import PIPELINES
-    from rewrites import get_all_passes
 
     for element, dtype in (("f32", np.float32), ("i32", np.int32)):
         t = f"tensor<67x{element}>"
@@ -758,7 +756,7 @@ def test_llvm_unrolls_only_the_loops_the_schedule_asks_for(forced: bool, calls: 
     """LLVM's own unroller is off (`runtime.jit.LLVM_HEURISTIC_UNROLLING`): an 8-trip loop stays
     a loop at O3, and one whose back edge carries `llvm.loop.unroll.full` (the `unroll`
     primitive) is still unrolled completely."""
-    from runtime.jit import host_target_machine, parse_and_optimize
+    from dlc.runtime.jit import host_target_machine, parse_and_optimize
 
     text = UNROLL_PROBE.replace("{metadata}", ", !llvm.loop !0" if forced else "").replace(
         "{extra}", '!0 = distinct !{!0, !1}\n!1 = !{!"llvm.loop.unroll.full"}' if forced else "")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from dlc.dialects import loop, target_gpu, tensor_expr
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -31,8 +32,7 @@ from xdsl.traits import MemoryEffectKind, get_effects, is_side_effect_free
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination, is_trivially_dead
 from xdsl.utils.exceptions import VerifyException
 
-import dialects
-from dialects import loop, target_gpu, tensor_expr
+from dlc import dialects
 from dlc.api import make_context
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,6 +19,11 @@ from types import ModuleType
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects.loop import AllocOp
+from dlc.rewrites.loop_plan_memory import Lifetime, greedy_by_size
+from dlc.runtime.compiler import Progress
+from dlc.runtime.executable import ExecutableError
+from dlc.runtime.library import LibraryError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -26,11 +31,6 @@ from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import MemRefType, i8
 
 import dlc
-from dialects.loop import AllocOp
-from rewrites.loop_plan_memory import Lifetime, greedy_by_size
-from runtime.compiler import Progress
-from runtime.executable import ExecutableError
-from runtime.library import LibraryError
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_CNN = REPO / "examples" / "small_cnn.onnx"
@@ -239,7 +239,7 @@ def test_compiles_restore_the_garbage_collector_thresholds(
 ) -> None:
     import gc
 
-    from runtime import compiler
+    from dlc.runtime import compiler
 
     seen: list[tuple[int, ...]] = []
     run = compiler._Driver.run
@@ -338,7 +338,7 @@ def test_exported_model_carries_its_weights(small_cnn: dlc.Executable, tmp_path:
 
 @pytest.mark.slow
 def test_profile_names_the_onnx_nodes_of_each_kernel(small_cnn: dlc.Executable) -> None:
-    from runtime.profiler import profile
+    from dlc.runtime.profiler import profile
 
     image = np.zeros((1, 3, 32, 32), np.float32)
     result = profile(small_cnn, [image], repeat=3)

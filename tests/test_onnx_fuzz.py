@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.runtime.errors import CompileError
+from dlc.runtime.executable import ExecutableError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
 import dlc
-from runtime.errors import CompileError
-from runtime.executable import ExecutableError
 
 SMALL_CNN = Path(__file__).resolve().parent.parent / "examples" / "small_cnn.onnx"
 BASE = onnx.load(SMALL_CNN)

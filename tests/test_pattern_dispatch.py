@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
+from dlc.rewrites.llvm_lowering.common import LLVMLowering
+from dlc.rewrites.pattern_dispatch import TypeDispatchApplier, rewritten_op_types
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -18,9 +21,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from dlc.api import make_context
-from rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
-from rewrites.llvm_lowering.common import LLVMLowering
-from rewrites.pattern_dispatch import TypeDispatchApplier, rewritten_op_types
 
 
 class OnAdd(RewritePattern):

@@ -7,10 +7,9 @@ import importlib
 from pathlib import Path
 
 import pytest
-
-from dialects import DLC_DIALECTS, get_all_dialects
-from pipelines import PIPELINES, get_all_pipelines
-from rewrites import available_dlc_passes, get_dlc_passes
+from dlc.dialects import DLC_DIALECTS, get_all_dialects
+from dlc.pipelines import PIPELINES, get_all_pipelines
+from dlc.rewrites import available_dlc_passes, get_dlc_passes
 
 REPO = Path(__file__).resolve().parent.parent
 REWRITE_TESTS = REPO / "tests" / "filecheck" / "rewrites"
@@ -42,7 +41,7 @@ def test_every_filecheck_file_has_a_pass() -> None:
 @pytest.mark.parametrize("name", sorted(available_dlc_passes()))
 def test_pass_follows_conventions(name: str) -> None:
     module_name, class_name = available_dlc_passes()[name]
-    assert module_name == "rewrites." + name.replace("-", "_")
+    assert module_name == "dlc.rewrites." + name.replace("-", "_")
     assert class_name.endswith("Pass")
     cls = get_dlc_passes()[name]()
     assert cls.name == name

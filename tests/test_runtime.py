@@ -12,13 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import dlc
-from dlc.api import CompileError, parse_module
-from runtime.executable import Executable, ExecutableError
-from runtime.jit import JitError, compile_llvm_ir
-from runtime.library import LibraryError
-from runtime.metadata import (
+from dlc.runtime.executable import Executable, ExecutableError
+from dlc.runtime.jit import JitError, compile_llvm_ir
+from dlc.runtime.library import LibraryError
+from dlc.runtime.metadata import (
     ArgumentSpec,
     FunctionSignature,
     MetadataError,
@@ -28,6 +25,9 @@ from runtime.metadata import (
     encode_metadata,
     encode_model_info,
 )
+
+import dlc
+from dlc.api import CompileError, parse_module
 
 REPO = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(7)
@@ -277,7 +277,7 @@ def test_loaded_library_checks_inputs_and_reexports(matmul: Executable, tmp_path
 def test_export_without_a_c_compiler_is_a_clear_error(
     matmul: Executable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("runtime.library.shutil.which", lambda name: None)
+    monkeypatch.setattr("dlc.runtime.library.shutil.which", lambda name: None)
     with pytest.raises(LibraryError, match="no C compiler driver 'cc' on PATH"):
         matmul.export(tmp_path / "nope.so")
     assert not (tmp_path / "nope.so").exists()
@@ -396,7 +396,7 @@ def test_dlc_run_reports_parse_errors_with_their_location(tmp_path: Path) -> Non
 
 
 def test_graph_level_model_compiles_through_the_cpu_pipeline() -> None:
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     model = REPO / "examples" / "small_cnn.mlir"
     executable = dlc.compile(model)

@@ -18,19 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, VectorType
-from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.parser import Parser
-from xdsl.utils.exceptions import DiagnosticException
-
-from dialects import get_all_dialects
-from dialects.arith_numpy import ARITH_MATH_OPS
-from dialects.loop.interpreter import LoopInterpreter
-from dialects.loop.ops import (
+from dlc.dialects import get_all_dialects
+from dlc.dialects.arith_numpy import ARITH_MATH_OPS
+from dlc.dialects.loop.interpreter import LoopInterpreter
+from dlc.dialects.loop.ops import (
     THREAD_AXES,
     AllocOp,
     BlockOp,
@@ -40,9 +31,8 @@ from dialects.loop.ops import (
     StoreOp,
     YieldOp,
 )
-from dlc.api import make_context
-from rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
-from rewrites.schedule import (
+from dlc.rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
+from dlc.rewrites.schedule import (
     ScheduleError,
     bind,
     cache_read,
@@ -62,6 +52,16 @@ from rewrites.schedule import (
     unroll,
     vectorize,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp, VectorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException
+
+from dlc.api import make_context
 
 REPO = Path(__file__).resolve().parent.parent
 TRANSFORM_TESTS = REPO / "tests" / "filecheck" / "transform"
@@ -553,7 +553,7 @@ def _example_lines(doc: str) -> list[str]:
 
 
 def test_every_transform_op_has_its_filecheck_file_and_a_tested_example() -> None:
-    from dialects.transform_loop import ParamConstantOp, TransformLoop
+    from dlc.dialects.transform_loop import ParamConstantOp, TransformLoop
 
     ops_test = (REPO / "tests" / "filecheck" / "dialects" / "transform_loop" / "ops.mlir")
     roundtrip = " ".join(ops_test.read_text().split())

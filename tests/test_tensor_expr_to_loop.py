@@ -8,6 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from dlc.dialects.loop import AllocOp, BlockOp, ForOp
+from dlc.dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError, run_function
+from dlc.dialects.tensor_expr import ComputeOp
+from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass, axis_names
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -16,11 +20,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 import dlc
-from dialects.loop import AllocOp, BlockOp, ForOp
-from dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError, run_function
-from dialects.tensor_expr import ComputeOp
 from dlc.api import make_context
-from rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass, axis_names
 
 RNG = np.random.default_rng(20261129)
 
@@ -48,7 +48,7 @@ def function(module: ModuleOp, name: str) -> FuncOp:
 
 def tensor_expr_reference(module: ModuleOp, name: str, inputs: Sequence[np.ndarray]) -> list:
     """The tensor_expr evaluator's results, when that evaluator is in this checkout."""
-    evaluator = pytest.importorskip("dialects.tensor_expr.interpreter")
+    evaluator = pytest.importorskip("dlc.dialects.tensor_expr.interpreter")
     return evaluator.run_module(module, list(inputs), name)
 
 

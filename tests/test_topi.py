@@ -13,6 +13,19 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from dlc.dialects.graph import ops as g
+from dlc.dialects.graph import ops_tensor as tg
+from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.interpreter import run_module as run_graph
+from dlc.dialects.tensor_expr.interpreter import (
+    TensorExprInterpreterError,
+    evaluate_compute,
+)
+from dlc.dialects.tensor_expr.interpreter import run_module as run_te
+from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp
+from dlc.rewrites.convert_graph_to_tensor_expr import ConvertGraphToTensorExprPass
+from dlc.rewrites.tensor_expr_inline import TensorExprInlinePass
+from dlc.rewrites.topi import defined_op_types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.builder import Builder
@@ -40,20 +53,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph import ops as g
-from dialects.graph import ops_tensor as tg
-from dialects.graph.attrs import to_numpy_dtype
-from dialects.graph.interpreter import run_module as run_graph
-from dialects.tensor_expr.interpreter import (
-    TensorExprInterpreterError,
-    evaluate_compute,
-)
-from dialects.tensor_expr.interpreter import run_module as run_te
-from dialects.tensor_expr.ops import ComputeOp, ReadOp
-from rewrites.convert_graph_to_tensor_expr import ConvertGraphToTensorExprPass
-from rewrites.tensor_expr_inline import TensorExprInlinePass
-from rewrites.topi import defined_op_types
 
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -1017,7 +1016,7 @@ def test_unsigned_reductions_topk_and_clip() -> None:
 
 
 def test_every_graph_op_has_a_definition() -> None:
-    from dialects.graph import Graph
+    from dlc.dialects.graph import Graph
 
     defined = set(defined_op_types())
     structural = {g.FusedOp, g.YieldOp}

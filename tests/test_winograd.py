@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
+from dlc.dialects.graph.winograd import TILES, conv_rows, transform_matrices, transform_weight
+from dlc.rewrites.graph_winograd_conv import choose_tile, multiply_ratio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import dlc
-from dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
-from dialects.graph.winograd import TILES, conv_rows, transform_matrices, transform_weight
 from dlc.api import lower, make_context
-from rewrites.graph_winograd_conv import choose_tile, multiply_ratio
 from tests.test_graph_passes import apply
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -144,8 +144,8 @@ def test_compiled_winograd_conv_matches_the_direct_conv(
 
 
 def test_the_cpu_pipeline_takes_winograd_and_fuses_its_epilogue() -> None:
-    from dialects.graph.ops import AddOp, FusedOp, ReluOp
-    from pipelines import PIPELINES
+    from dlc.dialects.graph.ops import AddOp, FusedOp, ReluOp
+    from dlc.pipelines import PIPELINES
 
     weight = np.full((16, 16, 3, 3), 0.01, np.float32)
     module = graph_level(conv_text(16, 16, 14, 14, (1, 1, 1, 1), weight, True))
@@ -169,8 +169,8 @@ def test_narrow_rows_get_the_channel_kernel_with_the_weight_packed_per_transform
     """The products `M[n, a, k, t, w] = sum U[a, k, c, j] * V[n, a, c, t, w + j]` on 14-wide
     rows (14 of 16 lanes): vectorized over the output channels k, `U` packed into
     `[a][k / NR][c][j][NR]` panels, and the packing folded into a constant at compile time."""
-    from dialects.loop.ops import AllocOp, BlockOp
-    from pipelines import PIPELINES
+    from dlc.dialects.loop.ops import AllocOp, BlockOp
+    from dlc.pipelines import PIPELINES
 
     weight = np.random.default_rng(3).standard_normal((16, 16, 3, 3)).astype(np.float32)
     module = parse(conv_text(16, 16, 14, 14, (1, 1, 1, 1), weight, False))
@@ -187,7 +187,7 @@ def test_narrow_rows_get_the_channel_kernel_with_the_weight_packed_per_transform
 def test_tuning_tasks_are_the_kernels_the_cpu_pipeline_compiles() -> None:
     """`dlc tune` extracts Winograd tasks, as `dlc.compile` makes them; `graph-opt` keeps the
     direct conv (the benchmark's task next to MetaSchedule's)."""
-    from autotune.tasks import extract_tasks
+    from dlc.autotune.tasks import extract_tasks
 
     weight = np.full((16, 16, 3, 3), 0.01, np.float32)
     module = parse(conv_text(16, 16, 14, 14, (1, 1, 1, 1), weight, True))

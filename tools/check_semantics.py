@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from dlc.tools.diagnostics import ToolError
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-
-from tools.diagnostics import ToolError
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
@@ -34,7 +33,7 @@ def random_inputs(function: func.FuncOp, rng: np.random.Generator) -> list[np.nd
     Floats are standard normal; signed integers in [-4, 4], unsigned in [0, 8]; i1 random
     booleans. Raises ValueError for a non-tensor argument or an element type NumPy cannot hold.
     """
-    from dialects.graph.attrs import to_numpy_dtype
+    from dlc.dialects.graph.attrs import to_numpy_dtype
 
     inputs: list[np.ndarray] = []
     for index, type in enumerate(function.function_type.inputs.data):
@@ -131,7 +130,7 @@ class SemanticsChecker:
     checked_passes: list[str] = field(default_factory=list)
 
     def _run(self, module: ModuleOp, name: str) -> list[np.ndarray]:
-        from dialects.graph.interpreter import run_module
+        from dlc.dialects.graph.interpreter import run_module
 
         return run_module(module, self.inputs[name], entry=name)
 

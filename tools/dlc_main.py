@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from runtime.executable import Executable
-from runtime.metadata import format_bytes
-from tools.diagnostics import ToolError, run_tool, write_atomically
-from tools.dlc_run import _load_input
+from dlc.runtime.executable import Executable
+from dlc.runtime.metadata import format_bytes
+from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.dlc_run import _load_input
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
 
@@ -118,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
                               help="also run ONNX Runtime (CPU) on the same inputs")
 
-    from tools.dlc_tune import add_tune_subcommand
+    from dlc.tools.dlc_tune import add_tune_subcommand
 
     add_tune_subcommand(commands)
     return parser
@@ -201,13 +200,14 @@ def _inputs(
 
 def emit_command(args: argparse.Namespace) -> None:
     """`dlc compile --emit`: the lowered code as text (codegen.emit_device_code)."""
-    from codegen import emit_device_code
+    from dlc.codegen import emit_device_code
+
     from dlc.api import make_context, parse_module
 
     if not args.model.is_file():
         raise ToolError(f"no such file: {args.model}")
     if args.model.suffix == ".onnx":
-        from frontends.onnx import import_onnx
+        from dlc.frontends.onnx import import_onnx
 
         module = import_onnx(args.model, dict(args.input_shapes) or None)
     else:
@@ -282,7 +282,7 @@ def run_command(args: argparse.Namespace) -> None:
 
 def profile_command(args: argparse.Namespace) -> None:
     """`dlc profile`: the per-kernel time table."""
-    from runtime.profiler import profile
+    from dlc.runtime.profiler import profile
 
     executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
@@ -306,7 +306,7 @@ def bench_command(args: argparse.Namespace) -> None:
                 str(args.model), providers=["CPUExecutionProvider"])
             feed = {i.name: x for i, x in zip(session.get_inputs(), inputs, strict=True)}
             runs["onnxruntime"] = lambda: session.run(None, feed)
-    from runtime.profiler import median_seconds
+    from dlc.runtime.profiler import median_seconds
 
     medians = {
         name: median_seconds(function, args.repeat) * 1e3 for name, function in runs.items()
@@ -322,7 +322,7 @@ def bench_command(args: argparse.Namespace) -> None:
 
 def tune_command(args: argparse.Namespace) -> None:
     """`dlc tune` (tools/dlc_tune.py): tune a model's kernels into a log, or replay a log."""
-    from tools.dlc_tune import run_tune
+    from dlc.tools.dlc_tune import run_tune
 
     code = run_tune(args)
     if code:
@@ -339,8 +339,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def _main(argv: list[str]) -> None:
+    from dlc.runtime.library import LibraryError
+
     import dlc
-    from runtime.library import LibraryError
 
     args = _parser().parse_args(argv)
     try:

@@ -17,11 +17,10 @@ import time
 from io import StringIO
 from typing import IO
 
+from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.xdsl_opt_main import xDSLOptMain
-
-from tools.diagnostics import ToolError, run_tool, write_atomically
 
 
 class _PendingOutput(StringIO):
@@ -65,8 +64,8 @@ _PARSE, _PASSES, _VERIFY, _CHECK, _OUTPUT = 0, 1, 1_000_000, 1_000_001, 1_000_00
 
 def expand_pipelines(passes: tuple[ModulePass, ...]) -> tuple[ModulePass, ...]:
     """`passes` with each named pipeline (e.g. graph-opt) replaced by its own passes."""
-    from pipelines import PIPELINES
-    from rewrites import get_all_passes
+    from dlc.pipelines import PIPELINES
+    from dlc.rewrites import get_all_passes
 
     expanded: list[ModulePass] = []
     for module_pass in passes:
@@ -85,19 +84,19 @@ class DlcOptMain(xDSLOptMain):
     version_format = "dlc-opt (xdsl {xdsl_version})"
 
     def register_all_dialects(self) -> None:
-        from dialects import get_all_dialects
+        from dlc.dialects import get_all_dialects
 
         for name, factory in get_all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
-        from rewrites import get_all_passes
+        from dlc.rewrites import get_all_passes
 
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
-        from codegen import get_dlc_targets
+        from dlc.codegen import get_dlc_targets
 
         self.available_targets.update(get_dlc_targets())
         super().register_all_targets()
@@ -149,7 +148,7 @@ class DlcOptMain(xDSLOptMain):
         self.checker = None
         self.dot_graphs: list[str] = []
         if self.args.check_semantics:
-            from tools.check_semantics import DEFAULT_ATOL, DEFAULT_RTOL, SemanticsChecker
+            from dlc.tools.check_semantics import DEFAULT_ATOL, DEFAULT_RTOL, SemanticsChecker
 
             rtol, atol = self.args.check_semantics_rtol, self.args.check_semantics_atol
             self.checker = SemanticsChecker(
@@ -236,7 +235,7 @@ class DlcOptMain(xDSLOptMain):
             prog.verify()
         super().apply_passes(prog)
         if self.args.dump_graph is not None:
-            from tools.graph_dot import module_to_dot
+            from dlc.tools.graph_dot import module_to_dot
 
             self.dot_graphs.append(module_to_dot(prog, f"dlc_{len(self.dot_graphs)}"))
 

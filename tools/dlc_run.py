@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-from tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,8 +52,9 @@ def _load_input(path: Path) -> np.ndarray:
 
 def run(args: argparse.Namespace) -> None:
     """Compile (or load) `args.file`, run its entry on the inputs, print or save the outputs."""
+    from dlc.runtime.library import LibraryError
+
     import dlc
-    from runtime.library import LibraryError
 
     if not args.file.is_file():
         raise ToolError(f"no such file: {args.file}")

@@ -12,9 +12,8 @@ import argparse
 import sys
 from io import StringIO
 
+from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
 from xdsl.printer import Printer
-
-from tools.diagnostics import ToolError, run_tool, write_atomically
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -52,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def translate(args: argparse.Namespace) -> None:
     """Import the model named by `args` and write its IR."""
-    from frontends.onnx import import_onnx
-    from frontends.onnx.importer import load_model, parse_model
+    from dlc.frontends.onnx import import_onnx
+    from dlc.frontends.onnx.importer import load_model, parse_model
 
     shapes: dict[str, tuple[int, ...]] = {}
     for text in args.input_shape:

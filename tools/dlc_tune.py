@@ -32,7 +32,7 @@ from typing import Any, TextIO
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.diagnostics import ToolError, run_tool  # noqa: E402
+from dlc.tools.diagnostics import ToolError, run_tool  # noqa: E402
 
 
 def add_tune_subcommand(subparsers: Any) -> argparse.ArgumentParser:
@@ -144,7 +144,7 @@ def _space(spec: str) -> str | Any:
 
 def _backend(args: argparse.Namespace, options: Any) -> Any:
     if args.runner == "ray":
-        from autotune.ray_runner import RayBackend
+        from dlc.autotune.ray_runner import RayBackend
 
         return RayBackend(options, address=args.ray_address)
     return None
@@ -158,8 +158,8 @@ def run_tune(args: argparse.Namespace) -> int:
         return run_replay(args)
     if args.replay_input is not None:
         raise ToolError(f"unexpected argument '{args.replay_input}'")
-    from autotune.measure import MeasureOptions, Measurer
-    from autotune.tasks import extract_tasks, tune_tasks
+    from dlc.autotune.measure import MeasureOptions, Measurer
+    from dlc.autotune.tasks import extract_tasks, tune_tasks
 
     source = Path(args.input)
     if not source.is_file():
@@ -204,7 +204,7 @@ def run_tune(args: argparse.Namespace) -> int:
     bar.close()
     _summary(result, time.monotonic() - start)
     if curve:
-        from autotune.plot import plot_curves
+        from dlc.autotune.plot import plot_curves
 
         plot = Path(args.plot or f"{log}.png")
         plot_curves({source.name: curve}, plot, title=f"dlc tune {source.name}")
@@ -234,10 +234,11 @@ def _summary(result: Any, wall: float) -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Applies a log's best records to a model's kernels; prints or writes the loop-level IR."""
-    from autotune.apply import apply_records, load_best, records_fuse_epilogues
-    from autotune.target import host_cpu_target
-    from autotune.tasks import load_model_module, lower_model
-    from autotune.workload import Workload, kernel_functions, make_context
+    from dlc.autotune.apply import apply_records, load_best, records_fuse_epilogues
+    from dlc.autotune.target import host_cpu_target
+    from dlc.autotune.tasks import load_model_module, lower_model
+    from dlc.autotune.workload import Workload, kernel_functions, make_context
+
     from dlc.api import module_level
 
     if args.log is None:

@@ -8,11 +8,10 @@ to the op that reads it, labelled with the value's type.
 
 from __future__ import annotations
 
+from dlc.dialects.graph.ops import ConstantOp, FusedOp, YieldOp
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-
-from dialects.graph.ops import ConstantOp, FusedOp, YieldOp
 
 
 def _quote(text: str) -> str:

@@ -1,9 +1,7 @@
 """The graph dialect: dlc's tensor-level IR (TVM's Relay / Relax), with its Dialect object last."""
 
-from xdsl.ir import Dialect
-
-from dialects.graph.attrs import FusionKind, fusion_kind
-from dialects.graph.ops import (
+from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
     AvgPool2DOp,
@@ -40,7 +38,7 @@ from dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
-from dialects.graph.ops_tensor import (
+from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
     CastOp,
@@ -53,6 +51,7 @@ from dialects.graph.ops_tensor import (
     TopKOp,
     WhereOp,
 )
+from xdsl.ir import Dialect
 
 __all__ = [
     "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "ClipOp", "ConcatOp", "ConstantOp",
@@ -129,4 +128,4 @@ Graph = Dialect(
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
 
 # The NumPy implementations of the ops_tensor.py ops join the interpreter's registry.
-import dialects.graph.interpreter_tensor  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

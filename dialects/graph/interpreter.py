@@ -13,20 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
-    ModuleOp,
-    TensorType,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import DiagnosticException
-
-from dialects.arith_numpy import erf
-from dialects.graph.attrs import to_numpy_dtype
-from dialects.graph.ops import (
+from dlc.dialects.arith_numpy import erf
+from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
     AvgPool2DOp,
@@ -63,7 +52,17 @@ from dialects.graph.ops import (
     YieldOp,
     elements_to_array,
 )
-from dialects.graph.winograd import conv_rows
+from dlc.dialects.graph.winograd import conv_rows
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException
 
 
 class InterpreterError(DiagnosticException):

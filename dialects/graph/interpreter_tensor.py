@@ -10,10 +10,9 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
-from dialects.graph.attrs import to_numpy_dtype
-from dialects.graph.interpreter import InterpreterError, implements
-from dialects.graph.ops_tensor import (
+from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.interpreter import InterpreterError, implements
+from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
     CastOp,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
+from dlc.dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     I64,
@@ -56,8 +57,6 @@ from xdsl.traits import (
     Pure,
 )
 from xdsl.utils.exceptions import VerifyException
-
-from dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
 
 # ---------------------------------------------------------------------------------------------
 # Helpers: diagnostics, attribute construction, shapes
@@ -224,13 +223,13 @@ class GraphCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     """
 
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from rewrites.graph_simplify import patterns_for
+        from dlc.rewrites.graph_simplify import patterns_for
 
         return patterns_for(op)
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from rewrites.graph_simplify import simplify_patterns
+        from dlc.rewrites.graph_simplify import simplify_patterns
 
         return tuple(simplify_patterns())
 
@@ -1137,7 +1136,7 @@ class Conv2DWinogradOp(GraphOp):
         tile: int,
     ) -> TensorType:
         """N x O x (H + top + bottom - 2) x (W + left + right - KW + 1)."""
-        from dialects.graph.winograd import TILES
+        from dlc.dialects.graph.winograd import TILES
 
         input_type = _tensor(cls.name, "the input", input)
         weight_type = _tensor(cls.name, "the weight", weight)

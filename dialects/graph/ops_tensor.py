@@ -10,6 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
+from dlc.dialects.graph.ops import (
+    GraphOp,
+    _ints,
+    _normalize_axis,
+    _require_count,
+    _require_non_negative,
+    _require_positive,
+    _require_rank,
+    _same_element_type,
+    _tensor,
+    bool_attr,
+    broadcast_shapes,
+    i64_array,
+    i64_attr,
+    op_error,
+    with_fusion_kind,
+)
 from xdsl.dialects.builtin import (
     I64,
     BoolAttr,
@@ -33,25 +51,6 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import Pure
-
-from dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
-from dialects.graph.ops import (
-    GraphOp,
-    _ints,
-    _normalize_axis,
-    _require_count,
-    _require_non_negative,
-    _require_positive,
-    _require_rank,
-    _same_element_type,
-    _tensor,
-    bool_attr,
-    broadcast_shapes,
-    i64_array,
-    i64_attr,
-    op_error,
-    with_fusion_kind,
-)
 
 _I1 = IntegerType(1)
 

@@ -13,9 +13,7 @@ and upstream `arith`/`math` ops. `loop.alloc` makes intermediate buffers with a 
 (global, local, shared).
 """
 
-from xdsl.ir import Dialect
-
-from dialects.loop.ops import (
+from dlc.dialects.loop.ops import (
     ALLOC_SCOPES,
     LOOP_KINDS,
     THREAD_AXES,
@@ -28,6 +26,7 @@ from dialects.loop.ops import (
     StoreOp,
     YieldOp,
 )
+from xdsl.ir import Dialect
 
 __all__ = [
     "ALLOC_SCOPES",

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dlc.dialects.arith_numpy import ARITH_MATH_OPS, numpy_dtype
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
-
-from dialects.arith_numpy import ARITH_MATH_OPS, numpy_dtype
-from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
 
 Value = Any
 """A Python int, a NumPy scalar, a 1-D array of per-iteration values, or a buffer."""

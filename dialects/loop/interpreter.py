@@ -20,6 +20,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from dlc.dialects.arith_numpy import ARITH_MATH_OPS, INTEGER_DIVISIONS, OpImpl, numpy_dtype
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.dialects.graph.ops import elements_to_array
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -32,21 +44,6 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-
-from dialects.arith_numpy import ARITH_MATH_OPS, INTEGER_DIVISIONS, OpImpl, numpy_dtype
-from dialects.graph.ops import elements_to_array
-from dialects.loop.ops import (
-    AllocOp,
-    BlockOp,
-    DeallocOp,
-    ForOp,
-    LoadOp,
-    StoreOp,
-    YieldOp,
-)
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""The function attribute counting the trailing output arguments (the loop calling convention)."""
 
 _GARBAGE = 0x5A5A5A5A5A5A5A5A
 """What fresh integer buffers are filled with, so that reading them unwritten shows."""

@@ -10,9 +10,7 @@ is the memref memory space 3 (`memref<32x32xf32, 3>`, NVVM's address space for s
 OpenCL's `__local`); memrefs without a memory space are global memory.
 """
 
-from xdsl.ir import Dialect
-
-from dialects.target_gpu.ops import (
+from dlc.dialects.target_gpu.ops import (
     DIMENSIONS,
     SHARED_MEMORY_SPACE,
     BarrierOp,
@@ -28,6 +26,7 @@ from dialects.target_gpu.ops import (
     is_shared_memref,
     shared_memref_type,
 )
+from xdsl.ir import Dialect
 
 __all__ = [
     "DIMENSIONS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.dialects.loop.ops import AllocatesResult
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -51,8 +52,6 @@ from xdsl.traits import (
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
-
-from dialects.loop.ops import AllocatesResult
 
 DIMENSIONS: tuple[str, ...] = ("x", "y", "z")
 """The dimensions of a grid or a thread block."""

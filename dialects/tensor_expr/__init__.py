@@ -7,9 +7,8 @@ defined (TVM's TOPI); schedules act later, on the `loop` level that convert-tens
 produces, by the compute's name and tag.
 """
 
+from dlc.dialects.tensor_expr.ops import COMBINERS, ComputeBody, ComputeOp, ReadOp, YieldOp
 from xdsl.ir import Dialect
-
-from dialects.tensor_expr.ops import COMBINERS, ComputeBody, ComputeOp, ReadOp, YieldOp
 
 __all__ = ["COMBINERS", "ComputeBody", "ComputeOp", "ReadOp", "TensorExpr", "YieldOp"]
 

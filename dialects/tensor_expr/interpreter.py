@@ -18,6 +18,11 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from dlc.dialects.arith_numpy import ARITH_MATH_OPS, OpImpl, numpy_dtype, signed, unsigned
+from dlc.dialects.contracts import UNSIGNED_ATTR
+from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.ops import elements_to_array
+from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -29,11 +34,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
-
-from dialects.arith_numpy import ARITH_MATH_OPS, OpImpl, numpy_dtype, signed, unsigned
-from dialects.graph.attrs import to_numpy_dtype
-from dialects.graph.ops import elements_to_array
-from dialects.tensor_expr.ops import UNSIGNED_ATTR, ComputeOp, ReadOp, YieldOp
 
 
 class TensorExprInterpreterError(Exception):

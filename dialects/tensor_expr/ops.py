@@ -49,10 +49,6 @@ compare as unsigned, for tensors that were unsigned in the graph."""
 UNSIGNED_COMBINERS: tuple[str, ...] = ("maxui", "minui")
 """The combiners defined on integer element types only."""
 
-UNSIGNED_ATTR = "dlc.unsigned"
-"""The unit attribute of a public function's argument or result whose tensor was unsigned in
-the graph: from the tensor_expr level on it is signless (arith computes on signless integers),
-and the runtime reads it as NumPy's `uint<N>` (`convert-loop-to-llvm`'s entry signature)."""
 
 ComputeBody = Callable[[Builder, list[SSAValue], list[SSAValue]], SSAValue]
 """`body(builder, spatial_indices, reduction_indices) -> value`, the callback of

@@ -6,9 +6,7 @@ xDSL's upstream transform dialect with dlc's ops added (and its `transform.param
 replaced by one with MLIR's custom syntax); dlc-opt registers it under "transform".
 """
 
-from xdsl.ir import Dialect
-
-from dialects.transform_loop.ops import (
+from dlc.dialects.transform_loop.ops import (
     ApplyRulesOp,
     BindOp,
     CacheReadOp,
@@ -30,6 +28,7 @@ from dialects.transform_loop.ops import (
     UnrollOp,
     VectorizeOp,
 )
+from xdsl.ir import Dialect
 
 __all__ = [
     "ApplyRulesOp",

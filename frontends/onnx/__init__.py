@@ -1,8 +1,8 @@
 """dlc's ONNX frontend: `import_onnx` turns an ONNX model into graph dialect IR (`@main`)."""
 
-from frontends.onnx.errors import NotConstantError, OnnxImportError
-from frontends.onnx.importer import MAX_OPSET, MIN_OPSET, import_onnx, load_model
-from frontends.onnx.registry import OnnxOpConverter, register, supported_ops
+from dlc.frontends.onnx.errors import NotConstantError, OnnxImportError
+from dlc.frontends.onnx.importer import MAX_OPSET, MIN_OPSET, import_onnx, load_model
+from dlc.frontends.onnx.registry import OnnxOpConverter, register, supported_ops
 
 __all__ = [
     "MAX_OPSET",

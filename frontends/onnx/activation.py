@@ -6,9 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.ir import SSAValue
-
-from dialects.graph import (
+from dlc.dialects.graph import (
     AddOp,
     ClipOp,
     ErfOp,
@@ -24,8 +22,8 @@ from dialects.graph import (
     SubOp,
     TanhOp,
 )
-from dialects.graph.attrs import is_float_type
-from frontends.onnx.common import (
+from dlc.dialects.graph.attrs import is_float_type
+from dlc.frontends.onnx.common import (
     UnaryConverter,
     clamp,
     normalize_axis,
@@ -34,8 +32,9 @@ from frontends.onnx.common import (
     shape_of,
     shifted,
 )
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from xdsl.ir import SSAValue
 
 
 @register("Relu")

@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.graph import AddOp, MaxOp, MinOp, MulOp, ReshapeOp
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
-
-from dialects.graph import AddOp, MaxOp, MinOp, MulOp, ReshapeOp
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter
 
 
 class UnaryConverter(OnnxOpConverter):

@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
+from dlc.frontends.onnx.errors import NotConstantError, OnnxImportError
+from dlc.frontends.onnx.tensors import numpy_dtype_of, tensor_to_array
 from onnx import AttributeProto, NodeProto
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, UnknownLoc
 from xdsl.ir import Attribute, Operation, SSAValue
-
-from frontends.onnx.errors import NotConstantError, OnnxImportError
-from frontends.onnx.tensors import numpy_dtype_of, tensor_to_array
 
 
 class Scope(Protocol):

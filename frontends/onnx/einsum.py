@@ -6,14 +6,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dlc.dialects.graph import MatmulOp, ReduceOp, TransposeOp
+from dlc.dialects.graph.ops import broadcast_shapes
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, SliceOp
+from dlc.frontends.onnx.common import reshape, shape_of
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from xdsl.ir import SSAValue
-
-from dialects.graph import MatmulOp, ReduceOp, TransposeOp
-from dialects.graph.ops import broadcast_shapes
-from dialects.graph.ops_tensor import BroadcastToOp, SliceOp
-from frontends.onnx.common import reshape, shape_of
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 _ELLIPSIS_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 """Labels standing for the dims of `...` (the equation's own labels are lower case)."""

@@ -7,10 +7,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from dialects.graph import (
+from dlc.dialects.graph import (
     AbsOp,
     AddOp,
     DivOp,
@@ -26,12 +23,14 @@ from dialects.graph import (
     SqrtOp,
     SubOp,
 )
-from dialects.graph.attrs import is_float_type
-from dialects.graph.ops_tensor import CastOp, CompareOp, WhereOp
-from frontends.onnx.common import UnaryConverter
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
-from frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
+from dlc.dialects.graph.attrs import is_float_type
+from dlc.dialects.graph.ops_tensor import CastOp, CompareOp, WhereOp
+from dlc.frontends.onnx.common import UnaryConverter
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 
 class _Binary(OnnxOpConverter):

@@ -21,6 +21,17 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.frontends.onnx.context import (
+    NodeContext,
+    describe_node,
+    name_location,
+    node_location,
+    node_name,
+)
+from dlc.frontends.onnx.errors import OnnxImportError
+from dlc.frontends.onnx.registry import ConvertedValue, Impl, lookup
+from dlc.frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
 from google.protobuf.message import DecodeError
 from onnx.external_data_helper import load_external_data_for_model
 from xdsl.dialects.builtin import (
@@ -37,18 +48,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
-
-from dialects.graph.attrs import from_numpy_dtype
-from frontends.onnx.context import (
-    NodeContext,
-    describe_node,
-    name_location,
-    node_location,
-    node_name,
-)
-from frontends.onnx.errors import OnnxImportError
-from frontends.onnx.registry import ConvertedValue, Impl, lookup
-from frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
 
 MIN_OPSET = 7
 """The oldest default-domain opset dlc imports."""
@@ -516,7 +515,7 @@ def _checker_message(text: str) -> str:
 def _constant_op(array: np.ndarray) -> Operation:
     """`graph.constant` holding `array`; a splat (every element equal) holds one element, as
     the parser makes of `dense<1.0> : tensor<64x3x7x7xf32>`."""
-    from dialects.graph import ConstantOp
+    from dlc.dialects.graph import ConstantOp
 
     if array.ndim == 0 or _is_splat(array):
         # (ConstantOp.from_array goes through np.ascontiguousarray, which makes 0-D arrays 1-D.)
@@ -543,7 +542,7 @@ def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:
 
 def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:
     """Run the ops of `block` (no arguments) in the graph interpreter and return `values`."""
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     block.add_op(ReturnOp(*values))
     func = FuncOp("fold", ([], [v.type for v in values]), Region(block))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
-
-from dialects.graph import AddOp, Conv2DOp, MatmulOp, TransposeOp
-from dialects.graph.ops_tensor import ConvTranspose2DOp
-from frontends.onnx.common import (
+from dlc.dialects.graph import AddOp, Conv2DOp, MatmulOp, TransposeOp
+from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
+from dlc.frontends.onnx.common import (
     reshape,
     scaled,
     shape_of,
@@ -14,8 +12,9 @@ from frontends.onnx.common import (
     strides_and_dilations,
     window_attrs,
 )
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from xdsl.ir import SSAValue
 
 
 def check_kernel_shape(node: NodeContext, kernel: list[int]) -> None:

@@ -3,9 +3,7 @@ InstanceNormalization, LayerNormalization and LRN through reductions, pools and 
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
-
-from dialects.graph import (
+from dlc.dialects.graph import (
     AddOp,
     AvgPool2DOp,
     BatchNormOp,
@@ -17,9 +15,10 @@ from dialects.graph import (
     SqrtOp,
     SubOp,
 )
-from frontends.onnx.common import normalize_axis, reshape, scaled, shape_of, shifted
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.common import normalize_axis, reshape, scaled, shape_of, shifted
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from xdsl.ir import SSAValue
 
 
 @register("BatchNormalization")

@@ -12,17 +12,16 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from dlc.dialects.graph import AddOp, AvgPool2DOp, DivOp, GlobalAvgPool2DOp, MaxPool2DOp, ReduceOp
+from dlc.dialects.graph.attrs import is_float_type
+from dlc.dialects.graph.ops import window_output_size
+from dlc.dialects.graph.ops_tensor import CastOp, PadOp, SliceOp
+from dlc.frontends.onnx.common import element_type_of, reshape, shape_of, window_attrs
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.tensors import numpy_dtype_of
 from xdsl.dialects.builtin import IntegerType, f32, f64
 from xdsl.ir import SSAValue
-
-from dialects.graph import AddOp, AvgPool2DOp, DivOp, GlobalAvgPool2DOp, MaxPool2DOp, ReduceOp
-from dialects.graph.attrs import is_float_type
-from dialects.graph.ops import window_output_size
-from dialects.graph.ops_tensor import CastOp, PadOp, SliceOp
-from frontends.onnx.common import element_type_of, reshape, shape_of, window_attrs
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
-from frontends.onnx.tensors import numpy_dtype_of
 
 
 class _Window:

@@ -7,13 +7,12 @@ import math
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.graph import AbsOp, AddOp, ExpOp, LogOp, MulOp, ReduceOp, SqrtOp, SubOp
+from dlc.frontends.onnx.common import normalize_axes
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.tensors import numpy_dtype_of
 from xdsl.ir import SSAValue
-
-from dialects.graph import AbsOp, AddOp, ExpOp, LogOp, MulOp, ReduceOp, SqrtOp, SubOp
-from frontends.onnx.common import normalize_axes
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
-from frontends.onnx.tensors import numpy_dtype_of
 
 
 class _Reduce(OnnxOpConverter):

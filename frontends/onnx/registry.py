@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 if TYPE_CHECKING:
-    from frontends.onnx.context import NodeContext
+    from dlc.frontends.onnx.context import NodeContext
 
 ConvertedValue = SSAValue | np.ndarray
 """What a converter produces for one ONNX output: an SSA value, or an array known at import time."""
@@ -26,17 +26,17 @@ Impl = Callable[["NodeContext"], Sequence[ConvertedValue]]
 _IMPL_NAME = re.compile(r"_impl_v(\d+)$")
 
 CONVERTER_MODULES: tuple[str, ...] = (
-    "frontends.onnx.elementwise",
-    "frontends.onnx.activation",
-    "frontends.onnx.einsum",
-    "frontends.onnx.nn",
-    "frontends.onnx.norm",
-    "frontends.onnx.pool",
-    "frontends.onnx.reduce",
-    "frontends.onnx.resize",
-    "frontends.onnx.select",
-    "frontends.onnx.shape",
-    "frontends.onnx.tensor",
+    "dlc.frontends.onnx.elementwise",
+    "dlc.frontends.onnx.activation",
+    "dlc.frontends.onnx.einsum",
+    "dlc.frontends.onnx.nn",
+    "dlc.frontends.onnx.norm",
+    "dlc.frontends.onnx.pool",
+    "dlc.frontends.onnx.reduce",
+    "dlc.frontends.onnx.resize",
+    "dlc.frontends.onnx.select",
+    "dlc.frontends.onnx.shape",
+    "dlc.frontends.onnx.tensor",
 )
 """Every module that holds converters; importing one registers its converters."""
 

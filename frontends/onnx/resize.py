@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from dialects.graph.ops_tensor import ResizeOp
-from frontends.onnx.common import normalize_axes
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.dialects.graph.ops_tensor import ResizeOp
+from dlc.frontends.onnx.common import normalize_axes
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 
 def _given(node: NodeContext, index: int, what: str) -> np.ndarray | None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.dialects.graph.ops_tensor import ArgMaxOp, GatherOp, SliceOp, TopKOp
+from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from xdsl.ir import SSAValue
-
-from dialects.graph.ops_tensor import ArgMaxOp, GatherOp, SliceOp, TopKOp
-from frontends.onnx.common import as_int_list, normalize_axes, normalize_axis
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 
 @register("Gather")

@@ -5,9 +5,8 @@ ConstantOfShape, Range. They produce arrays, never ops (TVM folds the same ops w
 from __future__ import annotations
 
 import numpy as np
-
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
 _CONSTANT_VALUE_ATTRS = (
     "value", "value_float", "value_floats", "value_int", "value_ints", "sparse_value",

@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from dialects.graph import ConcatOp, FlattenOp, TransposeOp
-from dialects.graph.ops import broadcast_shapes
-from dialects.graph.ops_tensor import BroadcastToOp, PadOp
-from frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
-from frontends.onnx.context import NodeContext
-from frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
-from frontends.onnx.select import strided_slice
+from dlc.dialects.graph import ConcatOp, FlattenOp, TransposeOp
+from dlc.dialects.graph.ops import broadcast_shapes
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, PadOp
+from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
+from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from dlc.frontends.onnx.select import strided_slice
 
 
 def _passthrough(node: NodeContext, index: int = 0) -> ConvertedValue:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
+from dlc.frontends.onnx.errors import OnnxImportError
 from onnx import TensorProto, numpy_helper
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
-
-from dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
-from frontends.onnx.errors import OnnxImportError
 
 _DTYPES: dict[int, np.dtype] = {
     TensorProto.FLOAT: np.dtype(np.float32),

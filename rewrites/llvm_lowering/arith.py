@@ -10,6 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    int_constant,
+    intrinsic_suffix,
+    lowered_operands,
+    lowering_error,
+    ops_append,
+    replace_with_lowered,
+    scalarize,
+)
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -28,18 +39,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    int_constant,
-    intrinsic_suffix,
-    lowered_operands,
-    lowering_error,
-    ops_append,
-    replace_with_lowered,
-    scalarize,
-)
 
 INTEGER_BINARY_OPS: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,

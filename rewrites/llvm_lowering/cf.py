@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlc.dialects.contracts import UNROLL_FULL_ATTR
+from dlc.rewrites.llvm_lowering.common import LLVMLowering, lowered
 from xdsl.dialects import cf, llvm
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-
-from rewrites.llvm_lowering.common import UNROLL_FULL_ATTR, LLVMLowering, lowered
 
 
 @dataclass

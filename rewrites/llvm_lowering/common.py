@@ -37,11 +37,6 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-UNROLL_FULL_ATTR = "dlc.unroll_full"
-"""A unit attribute on a loop's back-edge branch (`cf.br`, then `llvm.br`): LLVM is to unroll
-the loop completely (printed as `!llvm.loop` metadata with `llvm.loop.unroll.full`; MLIR's
-`#llvm.loop_annotation<unroll = <full = true>>`)."""
-
 
 @dataclass(frozen=True)
 class LLVMLowering:

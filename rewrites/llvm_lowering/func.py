@@ -11,22 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, UnitAttr
-from xdsl.ir import Attribute, Region
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-
-from rewrites.llvm_lowering.common import (
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     convert_block_arguments,
     lowered_operands,
     lowering_error,
     replace_with_lowered,
 )
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
-"""The discardable attribute of a destination-passing-style function: its last N arguments are
-its outputs."""
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, UnitAttr
+from xdsl.ir import Attribute, Region
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 
 def lowered_function_type(

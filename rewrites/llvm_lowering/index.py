@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import IntegerType, VectorType
-from xdsl.ir import Attribute, Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-
-from rewrites.llvm_lowering.common import (
+from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     lowered,
     lowering_error,
     replace_with_lowered,
 )
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import IntegerType, VectorType
+from xdsl.ir import Attribute, Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 
 @dataclass

@@ -22,21 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, cf, func, llvm
-from xdsl.dialects.builtin import (
-    IntegerAttr,
-    MemRefType,
-    UnitAttr,
-    UnrealizedConversionCastOp,
-    VectorType,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import BlockInsertPoint, InsertPoint
-
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.llvm_lowering.common import (
-    UNROLL_FULL_ATTR,
+from dlc.dialects.contracts import UNROLL_FULL_ATTR
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     constant_int_value,
     int_constant,
@@ -45,7 +33,7 @@ from rewrites.llvm_lowering.common import (
     ops_append,
     replace_with_lowered,
 )
-from rewrites.llvm_lowering.memref import (
+from dlc.rewrites.llvm_lowering.memref import (
     NSW,
     buffer_bytes,
     element_address,
@@ -58,6 +46,17 @@ from rewrites.llvm_lowering.memref import (
     stored_value,
     strides_and_offset,
 )
+from xdsl.dialects import arith, cf, func, llvm
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import BlockInsertPoint, InsertPoint
 
 # ----------------------------------------------------------------------------------------------
 # Structure: loop.for, loop.block
@@ -125,7 +124,7 @@ class ParallelForLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
         if op.kind.data == "parallel":
-            from rewrites.llvm_lowering.openmp import outline_parallel_loop
+            from dlc.rewrites.llvm_lowering.openmp import outline_parallel_loop
 
             outline_parallel_loop(op, self.lowering, rewriter)
 
@@ -141,7 +140,7 @@ class VectorizedForLowering(RewritePattern):
     def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
         if op.kind.data != "vectorized":
             return
-        from rewrites.llvm_lowering.vector import vectorize_loop
+        from dlc.rewrites.llvm_lowering.vector import vectorize_loop
 
         if not vectorize_loop(op, self.lowering, rewriter):
             lower_to_serial_loop(op, rewriter)

@@ -13,6 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    ensure_declared,
+    int_constant,
+    intrinsic_suffix,
+    lowered_operands,
+    lowering_error,
+    ops_append,
+    replace_with_lowered,
+    scalarize,
+)
 from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -26,19 +38,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    ensure_declared,
-    int_constant,
-    intrinsic_suffix,
-    lowered_operands,
-    lowering_error,
-    ops_append,
-    replace_with_lowered,
-    scalarize,
-)
 
 FLOAT_INTRINSICS: dict[type[Operation], str] = {
     math.AbsFOp: "llvm.fabs",

@@ -14,6 +14,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    constant_int_value,
+    ensure_declared,
+    int_constant,
+    lowered,
+    lowering_error,
+    ops_append,
+    replace_with_lowered,
+)
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -29,18 +40,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
-
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    constant_int_value,
-    ensure_declared,
-    int_constant,
-    lowered,
-    lowering_error,
-    ops_append,
-    replace_with_lowered,
-)
 
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 """In-bounds element offsets never overflow: index arithmetic carries `nsw`."""

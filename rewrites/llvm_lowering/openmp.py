@@ -36,6 +36,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.dialects.loop.ops import AllocOp, ForOp
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    ensure_declared,
+    int_constant,
+    lowered,
+    lowering_error,
+)
+from dlc.rewrites.llvm_lowering.memref import entry_block_of
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     FunctionType,
@@ -53,19 +64,6 @@ from xdsl.dialects.memref import GetGlobalOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
-
-from dialects.loop.ops import AllocOp, ForOp
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    ensure_declared,
-    int_constant,
-    lowered,
-    lowering_error,
-)
-from rewrites.llvm_lowering.memref import entry_block_of
-
-NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 
 PARALLEL_SCHEDULES = ("static", "dynamic")
 """How the iterations of a parallel loop are shared out (`LLVMLowering.parallel_schedule`)."""

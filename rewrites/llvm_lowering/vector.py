@@ -20,6 +20,30 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+)
+from dlc.rewrites.llvm_lowering.common import (
+    LLVMLowering,
+    call_intrinsic,
+    extract_lane,
+    int_constant,
+    intrinsic_suffix,
+    is_float,
+    lowered,
+    lowered_operands,
+    lowering_error,
+    ops_append,
+    replace_with_lowered,
+    splat,
+)
+from dlc.rewrites.llvm_lowering.memref import element_address, memref_type_of
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -36,31 +60,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
-
-from dialects.loop.ops import (
-    AllocOp,
-    BlockOp,
-    DeallocOp,
-    ForOp,
-    LoadOp,
-    StoreOp,
-    YieldOp,
-)
-from rewrites.llvm_lowering.common import (
-    LLVMLowering,
-    call_intrinsic,
-    extract_lane,
-    int_constant,
-    intrinsic_suffix,
-    is_float,
-    lowered,
-    lowered_operands,
-    lowering_error,
-    ops_append,
-    replace_with_lowered,
-    splat,
-)
-from rewrites.llvm_lowering.memref import element_address, memref_type_of
 
 REDUCTIONS: dict[str, tuple[str, str | None]] = {
     "add": ("llvm.vector.reduce.add", "llvm.vector.reduce.fadd"),

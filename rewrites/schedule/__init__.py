@@ -7,19 +7,19 @@ IR in place. The `transform.loop.*` ops (dialects/transform_loop) call them thro
 directly.
 """
 
-from rewrites.schedule.cache import cache_read, cache_write
-from rewrites.schedule.common import ScheduleError
-from rewrites.schedule.compute_at import compute_at, reverse_compute_at
-from rewrites.schedule.compute_inline import compute_inline
-from rewrites.schedule.decompose_reduction import decompose_reduction
-from rewrites.schedule.fuse import fuse
-from rewrites.schedule.loop_kind import bind, parallel, vectorize
-from rewrites.schedule.match import get_loops, match_blocks, match_loop
-from rewrites.schedule.pack import pack
-from rewrites.schedule.reorder import reorder
-from rewrites.schedule.split import split
-from rewrites.schedule.tile import tile
-from rewrites.schedule.unroll import unroll
+from dlc.rewrites.schedule.cache import cache_read, cache_write
+from dlc.rewrites.schedule.common import ScheduleError
+from dlc.rewrites.schedule.compute_at import compute_at, reverse_compute_at
+from dlc.rewrites.schedule.compute_inline import compute_inline
+from dlc.rewrites.schedule.decompose_reduction import decompose_reduction
+from dlc.rewrites.schedule.fuse import fuse
+from dlc.rewrites.schedule.loop_kind import bind, parallel, vectorize
+from dlc.rewrites.schedule.match import get_loops, match_blocks, match_loop
+from dlc.rewrites.schedule.pack import pack
+from dlc.rewrites.schedule.reorder import reorder
+from dlc.rewrites.schedule.split import split
+from dlc.rewrites.schedule.tile import tile
+from dlc.rewrites.schedule.unroll import unroll
 
 __all__ = [
     "ScheduleError",

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, Operation, SSAValue
-
-from dialects.loop.ops import ALLOC_SCOPES, AllocOp, BlockOp, LoadOp, StoreOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import ALLOC_SCOPES, AllocOp, BlockOp, LoadOp, StoreOp
+from dlc.rewrites.schedule.common import (
     IndexBuilder,
     ScheduleError,
     accesses,
@@ -26,6 +23,8 @@ from rewrites.schedule.common import (
     program_order_index,
     replace_buffer,
 )
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, Operation, SSAValue
 
 IndexMap = Callable[[IndexBuilder, Sequence[SSAValue]], list[SSAValue]]
 """Maps the copy loops' induction variables to the destination's indices."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
 from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MinUIOp, MuliOp, RemUIOp
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -30,8 +31,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
-
-from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
 
 
 class ScheduleError(DiagnosticException):

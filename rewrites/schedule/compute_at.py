@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-
-from dialects.loop.ops import BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
+from dlc.rewrites.schedule.common import (
     ScheduleError,
     accesses,
     depends_on,
@@ -31,12 +28,14 @@ from rewrites.schedule.common import (
     program_order_index,
     same_value,
 )
-from rewrites.schedule.compute_inline import (
+from dlc.rewrites.schedule.compute_inline import (
     check_alone,
     check_free_values,
     identity_loops,
     producer_store,
 )
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 
 class _Region:

@@ -6,11 +6,8 @@ in `tensor-expr-inline`, this one works on loop-level IR after other schedule st
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType, VectorType
-from xdsl.ir import Operation, SSAValue
-
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
+from dlc.rewrites.schedule.common import (
     ScheduleError,
     band_between,
     describe,
@@ -22,6 +19,8 @@ from rewrites.schedule.common import (
     program_order_index,
     refresh_reads,
 )
+from xdsl.dialects.builtin import MemRefType, VectorType
+from xdsl.ir import Operation, SSAValue
 
 
 def producer_store(block: BlockOp, what: str) -> tuple[SSAValue, StoreOp]:

@@ -8,10 +8,8 @@ become a perfect band that `reorder` can permute (e.g. a reduction loop moved ou
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
-
-from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from dlc.rewrites.schedule.common import (
     ScheduleError,
     accesses,
     band_between,
@@ -26,6 +24,7 @@ from rewrites.schedule.common import (
     new_loop,
     same_value,
 )
+from xdsl.ir import Operation, SSAValue
 
 
 def find_init(block: BlockOp, loop: ForOp) -> tuple[BlockOp, list[ForOp]]:

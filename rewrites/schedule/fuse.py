@@ -5,10 +5,8 @@ Counterpart: TVM's `Schedule.fuse(*loops)`, MLIR's `coalesceLoops`.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
-
-from dialects.loop.ops import ForOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule.common import (
     IndexBuilder,
     ScheduleError,
     band_between,
@@ -22,6 +20,7 @@ from rewrites.schedule.common import (
     require_kind,
     value_name,
 )
+from xdsl.dialects.builtin import StringAttr
 
 
 def fused_axis(outer: str, inner: str) -> str:

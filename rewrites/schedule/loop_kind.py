@@ -7,11 +7,8 @@ Counterpart: TVM's `Schedule.parallel`, `Schedule.vectorize`, `Schedule.bind`; t
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, VectorType
-from xdsl.ir import Operation, SSAValue
-
-from dialects.loop.ops import THREAD_AXES, BlockOp, ForOp, LoadOp, StoreOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import THREAD_AXES, BlockOp, ForOp, LoadOp, StoreOp
+from dlc.rewrites.schedule.common import (
     ScheduleError,
     axis_iteration_kinds,
     check_spatial,
@@ -22,6 +19,8 @@ from rewrites.schedule.common import (
     is_pure,
     require_kind,
 )
+from xdsl.dialects.builtin import StringAttr, VectorType
+from xdsl.ir import Operation, SSAValue
 
 
 def parallel(loop: ForOp) -> None:

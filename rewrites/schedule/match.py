@@ -5,10 +5,9 @@ Counterpart: TVM's `Schedule.get_block(name)`, `Schedule.get_loops(block)`.
 
 from __future__ import annotations
 
+from dlc.dialects.loop.ops import BlockOp, ForOp
+from dlc.rewrites.schedule.common import ScheduleError, enclosing_loops, nested_blocks
 from xdsl.ir import Operation
-
-from dialects.loop.ops import BlockOp, ForOp
-from rewrites.schedule.common import ScheduleError, enclosing_loops, nested_blocks
 
 
 def match_blocks(root: Operation, name: str) -> list[BlockOp]:

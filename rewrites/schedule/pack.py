@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp
+from dlc.rewrites.schedule.cache import check_not_written_in_nest, copy_nest, read_operand
+from dlc.rewrites.schedule.common import IndexBuilder, ScheduleError, refresh_reads
 from xdsl.dialects.arith import AddiOp
 from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import BlockArgument, SSAValue
-
-from dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp
-from rewrites.schedule.cache import check_not_written_in_nest, copy_nest, read_operand
-from rewrites.schedule.common import IndexBuilder, ScheduleError, refresh_reads
 
 
 def packed_shape(shape: Sequence[int], tiles: Sequence[int], perm: Sequence[int]) -> list[int]:

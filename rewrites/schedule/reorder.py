@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dialects.loop.ops import ForOp
-from rewrites.schedule.common import Renest, ScheduleError, chain_band
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule.common import Renest, ScheduleError, chain_band
 
 
 def plan_reorder(loops: Sequence[ForOp]) -> Renest:

@@ -8,12 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.arith import MinUIOp, SubiOp
-from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Operation, SSAValue
-
-from dialects.loop.ops import ForOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule.common import (
     IndexBuilder,
     ScheduleError,
     body_ops,
@@ -25,6 +21,9 @@ from rewrites.schedule.common import (
     require_kind,
     value_name,
 )
+from xdsl.dialects.arith import MinUIOp, SubiOp
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
 
 
 def split_axes(axis: str, parts: int) -> list[str]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dialects.loop.ops import ForOp
-from rewrites.schedule.common import Renest, ScheduleError, band_between, depends_on, describe
-from rewrites.schedule.split import check_split, split
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule.common import Renest, ScheduleError, band_between, depends_on, describe
+from dlc.rewrites.schedule.split import check_split, split
 
 
 def tile(outer: ForOp, inner: ForOp, factors: Sequence[int]) -> list[ForOp]:

@@ -6,10 +6,8 @@ MLIR's `loopUnrollFull` / `loopUnrollByFactor`.
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
-
-from dialects.loop.ops import ForOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule.common import (
     IndexBuilder,
     ScheduleError,
     body_ops,
@@ -18,6 +16,7 @@ from rewrites.schedule.common import (
     rename_axis,
     require_kind,
 )
+from xdsl.ir import SSAValue
 
 MAX_FULL_UNROLL = 1024
 """The largest trip count `unroll` replicates fully; beyond it the IR grows too much."""

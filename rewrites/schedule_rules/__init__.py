@@ -27,18 +27,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
-
-from rewrites.schedule_rules.concat import schedule_concat
-from rewrites.schedule_rules.config import CpuConfig, host_config
-from rewrites.schedule_rules.elementwise import schedule_elementwise
-from rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
-from rewrites.schedule_rules.pad import schedule_pad
-from rewrites.schedule_rules.reduction import (
+from dlc.rewrites.schedule_rules.concat import schedule_concat
+from dlc.rewrites.schedule_rules.config import CpuConfig, host_config
+from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
+from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
+from dlc.rewrites.schedule_rules.pad import schedule_pad
+from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
     mark_parallel,
     schedule_reduction,
 )
+from xdsl.ir import Operation
 
 __all__ = ["RULES", "CpuConfig", "Rule", "host_config", "schedule_nest"]
 

@@ -21,22 +21,21 @@ scheduled by the elementwise rule (innermost axis vectorized, outermost in paral
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
-from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import Rewriter
-
-from dialects.loop.ops import BlockOp, ForOp, LoadOp
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp
+from dlc.rewrites.schedule.common import (
     constant_value,
     index_constant,
     is_pure,
     refresh_reads,
     replace_uses,
 )
-from rewrites.schedule_rules.config import CpuConfig
-from rewrites.schedule_rules.elementwise import schedule_elementwise
-from rewrites.schedule_rules.nest import Elementwise, analyze
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
+from dlc.rewrites.schedule_rules.nest import Elementwise, analyze
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 LESS_THAN = {"slt": 2, "ult": 6}
 """`arith.cmpi` predicates (their integer codes) of the comparisons a nest is split at."""

@@ -105,7 +105,7 @@ def host_config(
     host's vector width (from LLVM's view of the host CPU), `l2_bytes` 0 (or absent) the
     host's L2 size, `max_accumulators` 0 (or absent) three quarters of the vector registers
     of an ISA with vectors that wide (24 with AVX-512, 12 with AVX2)."""
-    from codegen.llvm import host_target, vector_registers
+    from dlc.codegen.llvm import host_target, vector_registers
 
     if not knobs.get("l2_bytes"):
         knobs["l2_bytes"] = host_l2_bytes()

@@ -12,10 +12,10 @@ outermost loop with at least two iterations becomes `parallel` (when more than o
 
 from __future__ import annotations
 
-from rewrites.schedule import ScheduleError, vectorize
-from rewrites.schedule_rules.config import CpuConfig
-from rewrites.schedule_rules.nest import Elementwise, extent
-from rewrites.schedule_rules.reduction import mark_parallel
+from dlc.rewrites.schedule import ScheduleError, vectorize
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import Elementwise, extent
+from dlc.rewrites.schedule_rules.reduction import mark_parallel
 
 
 def schedule_elementwise(nest: Elementwise, config: CpuConfig) -> bool:

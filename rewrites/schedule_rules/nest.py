@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule.common import depends_on, inner_loop, is_pure
 from xdsl.dialects.arith import AddiOp, ConstantOp, MuliOp, SubiOp
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
-
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.schedule.common import depends_on, inner_loop, is_pure
 
 
 def spatial_band(root: ForOp) -> list[ForOp]:

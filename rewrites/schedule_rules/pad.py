@@ -20,16 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule import ScheduleError, vectorize
+from dlc.rewrites.schedule.common import constant_value, index_constant, value_name
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import Elementwise, body_of
+from dlc.rewrites.schedule_rules.reduction import mark_parallel
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
-
-from dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.schedule import ScheduleError, vectorize
-from rewrites.schedule.common import constant_value, index_constant, value_name
-from rewrites.schedule_rules.config import CpuConfig
-from rewrites.schedule_rules.nest import Elementwise, body_of
-from rewrites.schedule_rules.reduction import mark_parallel
 
 PAD_BLOCK = "pad"
 """The name TOPI gives the compute that materialises a padded input (`rewrites.topi.nn`)."""

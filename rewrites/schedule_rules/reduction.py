@@ -48,28 +48,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
-from xdsl.dialects.llvm import FastMathFlag
-from xdsl.ir import Block, Operation, SSAValue
-
-from dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from rewrites.llvm_lowering.vector import MAX_SHUFFLED_STRIDE
-from rewrites.schedule import ScheduleError, parallel
-from rewrites.schedule.common import (
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.llvm_lowering.vector import MAX_SHUFFLED_STRIDE
+from dlc.rewrites.schedule import ScheduleError, parallel
+from dlc.rewrites.schedule.common import (
     depends_on,
     index_constant,
     is_pure,
     value_name,
 )
-from rewrites.schedule_rules.config import CpuConfig
-from rewrites.schedule_rules.nest import (
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import (
     Reduction,
     accesses_in,
     body_of,
     contiguous_in,
     extent,
 )
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.llvm import FastMathFlag
+from xdsl.ir import Block, Operation, SSAValue
 
 MAX_UNROLLED_REDUCTION = 9
 """The innermost reduction loops are unrolled inside the kernel while the product of their trip
@@ -887,7 +886,7 @@ class _Builder:
             if isinstance(op, LoadOp) and op.memref is packing.buffer:
                 op.operands = (self.packed_rows, panel, op.indices[1], row)
         reads = [self.packed_rows if value is packing.buffer else value for value in block.reads]
-        from rewrites.schedule.common import set_block_buffers
+        from dlc.rewrites.schedule.common import set_block_buffers
 
         set_block_buffers(block, reads, list(block.writes))
 
@@ -903,7 +902,7 @@ class _Builder:
                 else:
                     op.operands = (self.packed, panel, op.indices[0], lane)
         reads = [self.packed if value is packing.buffer else value for value in block.reads]
-        from rewrites.schedule.common import set_block_buffers
+        from dlc.rewrites.schedule.common import set_block_buffers
 
         set_block_buffers(block, reads, list(block.writes))
 

@@ -7,7 +7,7 @@ for their op classes with `@compute_definition`; `lookup_definition(op_type)` fi
 an op. Importing this package loads every module, so the registry is complete.
 """
 
-from rewrites.topi import (
+from dlc.rewrites.topi import (
     elementwise,
     nn,
     pool,
@@ -18,7 +18,7 @@ from rewrites.topi import (
     transform,
     winograd,
 )
-from rewrites.topi.registry import (
+from dlc.rewrites.topi.registry import (
     Definition,
     compute_definition,
     defined_op_types,

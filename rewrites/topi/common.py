@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -35,12 +37,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
-from dialects.graph.attrs import to_numpy_dtype
-from dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
-
 _SSA_NAME = re.compile(r"[^A-Za-z0-9_$.-]")
 
-NODE_ATTR = "onnx_node"
+from dlc.dialects.contracts import ONNX_NODE_ATTR as NODE_ATTR  # noqa: E402
+
 """The discardable attribute of a compute that names the ONNX node (or graph op) it comes from."""
 
 

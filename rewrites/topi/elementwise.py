@@ -9,13 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects import math as mathd
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.utils.exceptions import PassFailedException
-
-from dialects.graph.ops import (
+from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
     ClipOp,
@@ -35,7 +29,7 @@ from dialects.graph.ops import (
     SubOp,
     TanhOp,
 )
-from rewrites.topi.common import (
+from dlc.rewrites.topi.common import (
     binary,
     broadcast_read,
     check_element_type,
@@ -47,7 +41,12 @@ from rewrites.topi.common import (
     shape_of,
     tensor_type,
 )
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 INJECTIVE = "injective"
 """The tag of computes whose every element depends on one element of each input (TVM's

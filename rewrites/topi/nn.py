@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
-
-from dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
-from dialects.graph.ops_tensor import ConvTranspose2DOp
-from dialects.tensor_expr.ops import ComputeBody
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
+from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
+from dlc.dialects.tensor_expr.ops import ComputeBody
+from dlc.rewrites.topi.common import (
     affine,
     binary,
     broadcast_indices,
@@ -38,8 +32,13 @@ from rewrites.topi.common import (
     tensor_type,
     zero_attr,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 
 PAD_TAG = "pad"
 """The tag (and name) of the compute that materialises a zero-padded input."""

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
-from xdsl.ir import SSAValue
-
-from dialects.graph.ops import AvgPool2DOp, GlobalAvgPool2DOp, MaxPool2DOp
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops import AvgPool2DOp, GlobalAvgPool2DOp, MaxPool2DOp
+from dlc.rewrites.topi.common import (
     affine,
     binary,
     constant,
@@ -32,9 +27,13 @@ from rewrites.topi.common import (
     tensor_type,
     zero_attr,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.nn import pad
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.nn import pad
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.ir import SSAValue
 
 
 class _Window:

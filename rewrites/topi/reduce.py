@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import math
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
-from xdsl.ir import SSAValue
-
-from dialects.graph.ops import ReduceOp
-from dialects.graph.ops_tensor import ArgMaxOp
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops import ReduceOp
+from dlc.dialects.graph.ops_tensor import ArgMaxOp
+from dlc.rewrites.topi.common import (
     binary,
     check_element_type,
     constant,
@@ -29,8 +24,12 @@ from rewrites.topi.common import (
     shape_of,
     tensor_type,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.ir import SSAValue
 
 
 @compute_definition(ReduceOp)

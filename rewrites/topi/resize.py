@@ -16,13 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, i64
-from xdsl.ir import SSAValue
-
-from dialects.graph.ops_tensor import ResizeOp
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops_tensor import ResizeOp
+from dlc.rewrites.topi.common import (
     affine,
     binary,
     constant,
@@ -34,8 +29,12 @@ from rewrites.topi.common import (
     tensor_type,
     zero_attr,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, i64
+from xdsl.ir import SSAValue
 
 # ---------------------------------------------------------------------------------------------
 # Tables, computed at compile time (ONNX's reference semantics)

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
-from xdsl.ir import SSAValue
-
-from dialects.graph.ops_tensor import TopKOp
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops_tensor import TopKOp
+from dlc.rewrites.topi.common import (
     check_element_type,
     constant,
     emit_compute,
@@ -29,7 +24,11 @@ from rewrites.topi.common import (
     shape_of,
     tensor_type,
 )
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.ir import SSAValue
 
 
 @compute_definition(TopKOp)

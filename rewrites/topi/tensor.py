@@ -9,12 +9,7 @@ leaves its tensor.
 
 from __future__ import annotations
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType
-from xdsl.ir import Attribute, SSAValue
-
-from dialects.graph.ops_tensor import (
+from dlc.dialects.graph.ops_tensor import (
     BroadcastToOp,
     CastOp,
     CompareOp,
@@ -23,7 +18,7 @@ from dialects.graph.ops_tensor import (
     SliceOp,
     WhereOp,
 )
-from rewrites.topi.common import (
+from dlc.rewrites.topi.common import (
     affine,
     broadcast_read,
     check_element_type,
@@ -40,9 +35,13 @@ from rewrites.topi.common import (
     shape_of,
     tensor_type,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.nn import PAD_TAG
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.nn import PAD_TAG
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import Attribute, SSAValue
 
 # ---------------------------------------------------------------------------------------------
 # cast, compare, where

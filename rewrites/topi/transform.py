@@ -12,12 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.ir import SSAValue
-
-from dialects.graph.ops import ConcatOp, ConstantOp, FlattenOp, ReshapeOp, TransposeOp
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops import ConcatOp, ConstantOp, FlattenOp, ReshapeOp, TransposeOp
+from dlc.rewrites.topi.common import (
     affine,
     clamp_index,
     divide_index,
@@ -28,11 +24,14 @@ from rewrites.topi.common import (
     shape_of,
     tensor_type,
 )
-from rewrites.topi.common import (
+from dlc.rewrites.topi.common import (
     constant as constant_scalar,
 )
-from rewrites.topi.elementwise import INJECTIVE
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
 
 
 @compute_definition(ConstantOp)

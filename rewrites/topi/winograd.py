@@ -18,14 +18,9 @@ channel kernel, with `U` packed per transform row).
 from __future__ import annotations
 
 import numpy as np
-from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, SSAValue
-
-from dialects.graph.ops import Conv2DWinogradOp
-from dialects.graph.winograd import tile_rows, transform_matrices
-from rewrites.topi.common import (
+from dlc.dialects.graph.ops import Conv2DWinogradOp
+from dlc.dialects.graph.winograd import tile_rows, transform_matrices
+from dlc.rewrites.topi.common import (
     affine,
     binary,
     check_element_type,
@@ -39,8 +34,12 @@ from rewrites.topi.common import (
     tensor_type,
     zero_attr,
 )
-from rewrites.topi.nn import bias_add, pad
-from rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.nn import bias_add, pad
+from dlc.rewrites.topi.registry import compute_definition
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
 
 WINOGRAD_INPUT_TAG = "winograd_input"
 WINOGRAD_OUTPUT_TAG = "winograd_output"

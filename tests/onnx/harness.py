@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from dlc.frontends.onnx import NotConstantError, OnnxImportError, import_onnx
 from onnx import numpy_helper
-
-from frontends.onnx import NotConstantError, OnnxImportError, import_onnx
 
 FAMILIES: tuple[str, ...] = (
     "Conv", "ConvTranspose", "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
@@ -197,7 +196,7 @@ def _feed(model: onnx.ModelProto, case: Case) -> list[np.ndarray]:
 
 def run_interpreter(case: Case) -> Outcome:
     """Import the case and run it through the graph interpreter."""
-    from dialects.graph.interpreter import run_module
+    from dlc.dialects.graph.interpreter import run_module
 
     try:
         model, module, bound = import_case(case)

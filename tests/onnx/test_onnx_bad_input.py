@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.frontends.onnx import OnnxImportError, import_onnx, load_model
+from dlc.tools.dlc_translate import main as translate_main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import AttributeProto, TensorProto, helper
 from xdsl.dialects.builtin import ModuleOp
 
-from frontends.onnx import OnnxImportError, import_onnx, load_model
 from tests.onnx.models import conv_block, model, shape_chain, tensor
-from tools.dlc_translate import main as translate_main
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "dlc-translate"

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 import pytest
+from dlc.frontends.onnx import import_onnx
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
 from dlc.api import module_level
-from frontends.onnx import import_onnx
 from tests.onnx.models import model, tensor
 
 

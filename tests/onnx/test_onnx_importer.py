@@ -9,6 +9,16 @@ import time
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects.graph import ConstantOp
+from dlc.dialects.graph.interpreter import run_module
+from dlc.frontends.onnx import (
+    OnnxImportError,
+    OnnxOpConverter,
+    import_onnx,
+    register,
+    supported_ops,
+)
+from dlc.frontends.onnx.registry import lookup
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
@@ -17,16 +27,6 @@ from xdsl.dialects.builtin import ModuleOp, NameLoc
 from xdsl.dialects.func import FuncOp
 from xdsl.printer import Printer
 
-from dialects.graph import ConstantOp
-from dialects.graph.interpreter import run_module
-from frontends.onnx import (
-    OnnxImportError,
-    OnnxOpConverter,
-    import_onnx,
-    register,
-    supported_ops,
-)
-from frontends.onnx.registry import lookup
 from tests.onnx.harness import FAMILIES
 from tests.onnx.models import conv_block, model, shape_chain, tensor
 

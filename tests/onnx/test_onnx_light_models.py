@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects.graph.interpreter import run_module
+from dlc.frontends.onnx import import_onnx
 from onnx import numpy_helper
-
-from dialects.graph.interpreter import run_module
-from frontends.onnx import import_onnx
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 MODELS = sorted(p.stem for p in LIGHT.glob("light_*.onnx"))

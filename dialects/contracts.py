@@ -1,0 +1,66 @@
+"""The `dlc.*` attributes that passes, the driver, the tuner and the emitters exchange: each
+declared once, with who writes it and who reads it (MLIR's discardable attributes, named by a
+dialect prefix).
+
+Bottom layer: imports nothing of dlc, so every layer may read it.
+"""
+
+from __future__ import annotations
+
+NUM_OUTPUTS_ATTR = "dlc.num_outputs"
+"""`IntegerAttr` on a destination-passing function: how many of its trailing memref arguments
+are outputs. Written by `convert-tensor-expr-to-loop`; read by `loop-plan-memory`,
+`loop-dedup-functions`, `convert-loop-to-llvm` (the entry ABI), the loop interpreter, the tuner
+and the GPU host plan."""
+
+UNSIGNED_ATTR = "dlc.unsigned"
+"""`UnitAttr` in a function's argument/result attributes: the integer tensor is unsigned (MLIR's
+signless integers do not say). Written by `convert-graph-to-tensor-expr`; read by the
+tensor_expr interpreter and `convert-loop-to-llvm` (the metadata's dtypes)."""
+
+ONNX_NODE_ATTR = "onnx_node"
+"""`StringAttr` on a graph op (and the computes defined from it): the ONNX node it came from.
+Written by the ONNX importer; read by the driver (kernel names in profiles)."""
+
+ONNX_NODES_ATTR = "dlc.onnx_nodes"
+"""`ArrayAttr` of `StringAttr` on a kernel (then on its calls): the ONNX nodes its computes came
+from. Written by the driver after `convert-graph-to-tensor-expr`; moved to the calls by
+`loop-dedup-functions`; read by the driver (the profiler's kernel names)."""
+
+WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
+"""`IntegerAttr` on an entry function: the size of its planned workspace. Written by
+`loop-plan-memory`; read by the driver (the workspace the runtime allocates)."""
+
+SCHEDULED_ATTR = "dlc.scheduled"
+"""`UnitAttr` on a function whose loop nests already have their schedule: the default schedules
+(`loop-default-schedule`, `loop-gpu-default-schedule`) leave it alone. Written by those passes
+and by applying a tuning log."""
+
+TUNED_ATTR = "dlc.tuned"
+"""`StringAttr` on a function scheduled from a tuning log: the workload key of its record.
+Written by `loop-apply-tuning-log`; read by the driver's compile statistics."""
+
+UNROLL_FULL_ATTR = "dlc.unroll_full"
+"""`UnitAttr` on a lowered loop's branch: unroll it completely (`llvm.loop.unroll.full`).
+Written by the LLVM lowering of `unrolled` loops; read by the `-t llvm` emitter."""
+
+GLOBAL_FENCE_ATTR = "dlc.global_fence"
+"""`UnitAttr` on a `target_gpu.barrier` that must also order global memory. Written by the GPU
+barrier insertion; read by the OpenCL emitter (`CLK_GLOBAL_MEM_FENCE`)."""
+
+KNOB_ATTR = "dlc.knob"
+"""`StringAttr` on a transform op of a sketch: the tunable decision it stands for. Written and
+read by the tuner's search space."""
+
+PART_ATTR = "dlc.part"
+"""`IntegerAttr` on a sketch's split: which factor of a multi-level tile it holds (tuner)."""
+
+CANDIDATES_ATTR = "dlc.candidates"
+"""`ArrayAttr` on a knob: the values the search may choose from (tuner)."""
+
+SPLIT_ATTR = "dlc.split"
+"""`StringAttr` on a knob whose value is a split's factors (tuner)."""
+
+CONSTANT_ARG_ATTR = "dlc.constant"
+"""`UnitAttr` in a kernel's argument attributes: the argument is a constant weight (the tuner
+feeds it the model's values, not random data)."""

@@ -1,0 +1,27 @@
+"""Installs the repository's top-level folders as one package, `dlc` (pyproject.toml has the rest).
+
+The repository keeps the layout its users asked for (`dialects/`, `rewrites/`, `pipelines/`,
+`tools/`, ...) while site-packages gains a single name: each folder is mapped to a subpackage of
+`dlc` with setuptools' `package_dir` (`dialects/` -> `dlc.dialects`).
+"""
+
+import os
+
+from setuptools import find_packages, setup
+
+LAYERS = (
+    "dialects", "target", "frontends", "rewrites", "codegen", "pipelines", "runtime", "driver",
+    "autotune", "tools",
+)
+"""The folders installed under `dlc` (the compiler's layers, bottom to top)."""
+
+PRESENT = [layer for layer in LAYERS if os.path.isfile(f"{layer}/__init__.py")]
+
+setup(
+    package_dir={"dlc": "dlc", **{f"dlc.{layer}": layer for layer in PRESENT}},
+    packages=["dlc"] + [
+        f"dlc.{layer}{'.' + sub if sub else ''}"
+        for layer in PRESENT
+        for sub in ["", *find_packages(layer)]
+    ],
+)
