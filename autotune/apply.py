@@ -5,7 +5,7 @@ Counterpart: TVM's `ApplyHistoryBest` (AutoTVM) / `database.query_tuning_record`
 has a successful record for this target gets that record's transform script, applied to the
 function alone, and is marked `dlc.scheduled` so that `loop-default-schedule` leaves it alone;
 the others keep their default schedule. `dlc.compile(path, tuning_log=F)` calls
-`apply_tuning_log` through `runtime.compiler.apply_tuning_log_to` right after the loop lowering.
+`apply_tuning_log` through `driver.compiler.apply_tuning_log_to` right after the loop lowering.
 """
 
 from __future__ import annotations

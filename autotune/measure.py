@@ -171,8 +171,8 @@ def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
     the timed kernel does not pay for it."""
     from dlc.autotune.workload import kernel_function_of
     from dlc.dialects.contracts import SCHEDULED_ATTR
-    from dlc.runtime.cache import CompileOptions
-    from dlc.runtime.compiler import compile_module
+    from dlc.driver.cache import CompileOptions
+    from dlc.driver.compiler import compile_module
 
     if not default_schedule:
         kernel_function_of(module).attributes[SCHEDULED_ATTR] = UnitAttr()
@@ -190,8 +190,8 @@ def build_library(kernel_text: str, script: str | None, default_schedule: bool,
     from dlc.autotune.space import run_script
     from dlc.autotune.workload import make_context, parse_module
     from dlc.codegen.llvm import emit_llvm_ir
+    from dlc.driver.export import export_shared_library
     from dlc.rewrites import get_all_passes
-    from dlc.runtime.library import export_shared_library
     from xdsl.passes import PassPipeline
 
     try:

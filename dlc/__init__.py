@@ -31,7 +31,7 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isdir(
 _FACADE: dict[str, str] = {
     "compile": "dlc.api",
     "load": "dlc.api",
-    "CompileError": "dlc.runtime.errors",
+    "CompileError": "dlc.driver.errors",
     "Executable": "dlc.runtime.executable",
     "ExecutableError": "dlc.runtime.executable",
 }
@@ -39,7 +39,7 @@ _FACADE: dict[str, str] = {
 
 if TYPE_CHECKING:
     from dlc.api import compile, load
-    from dlc.runtime.errors import CompileError
+    from dlc.driver.errors import CompileError
     from dlc.runtime.executable import Executable, ExecutableError
 
 __all__ = ["CompileError", "Executable", "ExecutableError", "compile", "load"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from dlc.runtime.errors import CompileError
+from dlc.driver.errors import CompileError
 from dlc.runtime.executable import Executable, library_exporter
 from dlc.runtime.library import load_library
 
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
-    from dlc.runtime.artifact import CompiledModel
-    from dlc.runtime.cache import CompileCache, CompileOptions
+    from dlc.driver.artifact import CompiledModel
+    from dlc.driver.cache import CompileCache, CompileOptions
 
 LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 """dlc's abstraction levels, in the order a pipeline lowers through them."""
@@ -157,8 +157,8 @@ def lower(
     """
     from xdsl.passes import PassPipeline
 
+    from dlc.driver.compiler import pipeline_passes
     from dlc.rewrites import get_all_passes
-    from dlc.runtime.compiler import pipeline_passes
 
     passes = pipeline_passes(module, pipeline, threads)
     if passes:
@@ -217,7 +217,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
-    from dlc.runtime.cache import CompileCache, CompileOptions
+    from dlc.driver.cache import CompileCache, CompileOptions
 
     if target in DEVICE_TARGETS:
         return _compile_for_device(model, target, entry, input_shapes, pipeline)
@@ -251,7 +251,7 @@ def _compile_source(
 
     from xdsl.utils.exceptions import DiagnosticException
 
-    from dlc.runtime.compiler import Progress, compile_module
+    from dlc.driver.compiler import Progress, compile_module
 
     reporter = Progress(source.label, progress)
     start = time.perf_counter()
@@ -320,7 +320,7 @@ class _Source:
         """The model-level cache key, or None for an xDSL module (only its kernels are cached)."""
         import json
 
-        from dlc.runtime.cache import digest
+        from dlc.driver.cache import digest
 
         if self.kind == "module":
             return None

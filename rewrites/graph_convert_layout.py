@@ -15,6 +15,11 @@ from typing import ClassVar
 
 import numpy as np
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.canonicalize import (
+    ComposeTransposes,
+    RemoveIdentityTranspose,
+    TransposeOfUnitAxesToReshape,
+)
 from dlc.dialects.graph.ops import (
     AvgPool2DOp,
     BatchNormOp,
@@ -28,12 +33,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     broadcast_shapes,
 )
-from dlc.rewrites.graph_simplify import (
-    ComposeTransposes,
-    RemoveIdentityTranspose,
-    TransposeOfUnitAxesToReshape,
-)
-from dlc.rewrites.graph_utils import (
+from dlc.dialects.graph.utils import (
     build_constant,
     constant_array,
     inverse_permutation,

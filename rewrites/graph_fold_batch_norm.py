@@ -24,7 +24,7 @@ from dlc.dialects.graph.ops import (
     SubOp,
     broadcast_shapes,
 )
-from dlc.rewrites.graph_utils import build_constant, constant_array, shape_of
+from dlc.dialects.graph.utils import build_constant, constant_array, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue

@@ -19,7 +19,7 @@ from dlc.dialects.graph.ops import (
     YieldOp,
 )
 from dlc.dialects.graph.ops_tensor import BroadcastToOp
-from dlc.rewrites.graph_utils import (
+from dlc.dialects.graph.utils import (
     build_constant,
     constant_array,
     evaluate_op,

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.ops import ConstantOp, FusedOp, YieldOp
-from dlc.rewrites.graph_utils import num_elements, op_users
+from dlc.dialects.graph.utils import num_elements, op_users
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp

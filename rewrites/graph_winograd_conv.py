@@ -13,8 +13,8 @@ from typing import ClassVar
 
 from dlc.dialects.graph.attrs import is_float_type
 from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
+from dlc.dialects.graph.utils import build_constant, constant_array, shape_of
 from dlc.dialects.graph.winograd import TILES, tile_rows, transform_weight
-from dlc.rewrites.graph_utils import build_constant, constant_array, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass

@@ -1,7 +1,7 @@
 """`Executable`: a compiled dlc entry function called on NumPy arrays (TVM's `Module` +
 `PackedFunc`, reduced to destination-passing style).
 
-The native code comes from a JIT engine (`runtime.jit`) or a shared library
+The native code comes from the driver (object code linked in process) or a shared library
 (`runtime.library`); the signature comes from the module's `dlc_metadata`. Calling checks every
 input against it (count, shape, dtype), allocates the outputs 64-byte aligned, and calls the
 function through ctypes with one pointer per buffer. Nothing here imports llvmlite.
@@ -15,7 +15,7 @@ import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from dlc.runtime.metadata import (
@@ -26,9 +26,6 @@ from dlc.runtime.metadata import (
     decode_model_info,
     format_bytes,
 )
-
-if TYPE_CHECKING:
-    from dlc.runtime.artifact import CompileStats
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
@@ -125,8 +122,9 @@ class Executable:
         self._function = prototype(native.address(self.signature.name))
         self.model = self._model_info(native)
         self._memory_checked = False
-        self.stats: CompileStats | None = None
-        """How the compile went, when this process compiled (or took it from the cache)."""
+        self.stats: Any = None
+        """How the compile went (the driver's `CompileStats`), when this process compiled it or
+        took it from the cache; None for a loaded library."""
 
     def _model_info(self, native: NativeModule) -> ModelInfo | None:
         model_text = getattr(native, "model_text", None)

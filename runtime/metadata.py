@@ -106,6 +106,9 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
 # Whole models (AOT)
 # ---------------------------------------------------------------------------------------------
 
+WEIGHT_ALIGNMENT = 64
+"""Byte alignment of every weight buffer, in process and in a shared library."""
+
 MODEL_SYMBOL = "dlc_model"
 """The name of the global that holds a compiled model's JSON description (`ModelInfo`)."""
 

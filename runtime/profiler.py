@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dlc.runtime.artifact import WEIGHT_ALIGNMENT
 from dlc.runtime.executable import Executable, ExecutableError, aligned_empty
-from dlc.runtime.metadata import KernelCall
+from dlc.runtime.metadata import WEIGHT_ALIGNMENT, KernelCall
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from dlc.autotune.target import host_cpu_target
 from dlc.autotune.workload import Workload, make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR
 from dlc.dialects.loop.ops import ForOp
-from dlc.runtime.cache import CompileOptions
-from dlc.runtime.compiler import whole_module_passes
+from dlc.driver.cache import CompileOptions
+from dlc.driver.compiler import whole_module_passes
 from xdsl.dialects.func import FuncOp
 
 import dlc

@@ -604,7 +604,7 @@ def test_calls_between_functions_pass_pointers() -> None:
 def test_dense_globals_are_emitted_as_exact_bytes() -> None:
     import ctypes
 
-    from dlc.runtime.jit import compile_llvm_ir
+    from dlc.driver.jit import compile_llvm_ir
     from xdsl.dialects import llvm
     from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
 
@@ -753,10 +753,10 @@ exit:
 
 @pytest.mark.parametrize(("forced", "calls"), [(False, 1), (True, 8)])
 def test_llvm_unrolls_only_the_loops_the_schedule_asks_for(forced: bool, calls: int) -> None:
-    """LLVM's own unroller is off (`runtime.jit.LLVM_HEURISTIC_UNROLLING`): an 8-trip loop stays
+    """LLVM's own unroller is off (`driver.jit.LLVM_HEURISTIC_UNROLLING`): an 8-trip loop stays
     a loop at O3, and one whose back edge carries `llvm.loop.unroll.full` (the `unroll`
     primitive) is still unrolled completely."""
-    from dlc.runtime.jit import host_target_machine, parse_and_optimize
+    from dlc.driver.jit import host_target_machine, parse_and_optimize
 
     text = UNROLL_PROBE.replace("{metadata}", ", !llvm.loop !0" if forced else "").replace(
         "{extra}", '!0 = distinct !{!0, !1}\n!1 = !{!"llvm.loop.unroll.full"}' if forced else "")

@@ -20,8 +20,8 @@ import numpy as np
 import onnx
 import pytest
 from dlc.dialects.loop import AllocOp
+from dlc.driver.compiler import Progress
 from dlc.rewrites.loop_plan_memory import Lifetime, greedy_by_size
-from dlc.runtime.compiler import Progress
 from dlc.runtime.executable import ExecutableError
 from dlc.runtime.library import LibraryError
 from hypothesis import given, settings

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from dlc.runtime.errors import CompileError
+from dlc.driver.errors import CompileError
 from dlc.runtime.executable import ExecutableError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dlc.driver.jit import JitError, compile_llvm_ir
 from dlc.runtime.executable import Executable, ExecutableError
-from dlc.runtime.jit import JitError, compile_llvm_ir
 from dlc.runtime.library import LibraryError
 from dlc.runtime.metadata import (
     ArgumentSpec,
@@ -277,7 +277,7 @@ def test_loaded_library_checks_inputs_and_reexports(matmul: Executable, tmp_path
 def test_export_without_a_c_compiler_is_a_clear_error(
     matmul: Executable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("dlc.runtime.library.shutil.which", lambda name: None)
+    monkeypatch.setattr("dlc.driver.export.shutil.which", lambda name: None)
     with pytest.raises(LibraryError, match="no C compiler driver 'cc' on PATH"):
         matmul.export(tmp_path / "nope.so")
     assert not (tmp_path / "nope.so").exists()

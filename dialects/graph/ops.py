@@ -218,18 +218,18 @@ def with_fusion_kind(kind: FusionKind) -> Callable[[_OpT], _OpT]:
 class GraphCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
     """The op's canonicalization patterns: graph-simplify's patterns rooted at it.
 
-    The patterns live in rewrites/graph_simplify.py (imported on first use), so that
+    The patterns live in dialects/graph/canonicalize.py (imported on first use), so that
     `canonicalize` and `graph-simplify` apply the same rewrites.
     """
 
     def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        from dlc.rewrites.graph_simplify import patterns_for
+        from dlc.dialects.graph.canonicalize import patterns_for
 
         return patterns_for(op)
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from dlc.rewrites.graph_simplify import simplify_patterns
+        from dlc.dialects.graph.canonicalize import simplify_patterns
 
         return tuple(simplify_patterns())
 

@@ -1,8 +1,8 @@
 """A compiled model before it is loaded: object code per compile unit, weights, and how to link.
 
 Counterpart: TVM's `runtime.Module` tree before `export_library` (host module + imported kernel
-modules + linked params). `dlc.compile` makes one (`runtime.compiler`) or reads one from the
-compile cache (`runtime.cache`); it is then linked in process (`link_in_process`, ORC JIT:
+modules + linked params). `dlc.compile` makes one (`driver.compiler`) or reads one from the
+compile cache (`driver.cache`); it is then linked in process (`link_in_process`, ORC JIT:
 weights stay NumPy buffers) or into a shared library (`export`, weights embedded). Nothing here
 imports xDSL; llvmlite is imported only to link in process.
 """
@@ -18,10 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
-
-WEIGHT_ALIGNMENT = 64
-"""Byte alignment of every weight buffer, in process and in a shared library."""
+from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL, WEIGHT_ALIGNMENT
 
 
 def aligned_copy(data: bytes | np.ndarray, alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
@@ -90,7 +87,7 @@ class CompiledModel:
 
     def export(self, path: str | Path) -> Path:
         """Link the objects and the weights into the shared library `path` (atomically)."""
-        from dlc.runtime.library import link_shared_library
+        from dlc.driver.export import link_shared_library
 
         return link_shared_library(
             list(self.objects.values()), self.weights, path, self.uses_openmp
@@ -134,7 +131,7 @@ class LinkedModule:
 
     def __init__(self, compiled: CompiledModel) -> None:
         import llvmlite.binding as binding
-        from dlc.runtime.jit import load_openmp
+        from dlc.driver.jit import load_openmp
 
         if compiled.uses_openmp:
             load_openmp()

@@ -2,7 +2,7 @@
 
 Counterpart: TVM's `relay.build` with the AOT executor: the model's `main` becomes one native
 function that calls its kernels over a statically planned workspace (USMP), identical fused
-functions are compiled once (the TE compiler's cache, here persistent: `runtime.cache`), and
+functions are compiled once (the TE compiler's cache, here persistent: `driver.cache`), and
 parameters are linked separately from code (`link-params=0`).
 
 The named pipeline (default `cpu`) runs in two parts. The passes up to `loop-fold-constant-nests`
@@ -31,11 +31,11 @@ from typing import TextIO
 import numpy as np
 from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR, WORKSPACE_BYTES_ATTR
 from dlc.dialects.loop.ops import AllocOp
+from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
+from dlc.driver.cache import CompileCache, CompileOptions, digest
+from dlc.driver.errors import CompileError
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
-from dlc.runtime.artifact import CompiledModel, CompileStats, aligned_copy
-from dlc.runtime.cache import CompileCache, CompileOptions, digest
-from dlc.runtime.errors import CompileError
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
     MODEL_SYMBOL,
@@ -489,7 +489,7 @@ def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
     """Position-independent object code for an llvm-dialect `unit`, and whether it calls the
     OpenMP runtime."""
     from dlc.codegen.llvm import emit_llvm_ir
-    from dlc.runtime.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
+    from dlc.driver.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
 
     try:
         text = emit_llvm_ir(unit)
@@ -583,7 +583,7 @@ class _Driver:
         for kernel in copies:
             Rewriter.erase_op(kernel)
         info, unplanned = describe_model(self.module, display)
-        from dlc.runtime.jit import object_uses_openmp
+        from dlc.driver.jit import object_uses_openmp
 
         pending: list[tuple[str, ModuleOp]] = []
         for symbol, key, kernel in units:

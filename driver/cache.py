@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from dlc.runtime.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
-from dlc.runtime.errors import CompileError
+from dlc.driver.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
+from dlc.driver.errors import CompileError
 
 CACHE_FORMAT = 1
 """The version of the cache's layout; entries of other versions are ignored."""

@@ -1,0 +1,213 @@
+"""Canonicalization patterns of the graph dialect (Relay's SimplifyExpr), MLIR's
+`getCanonicalizationPatterns` kept beside the ops.
+
+The ops carry `GraphCanonicalizationPatterns` (dialects/graph/ops.py), which asks `patterns_for`
+here, so xDSL's `canonicalize` applies them; the `graph-simplify` pass
+(rewrites/graph_simplify.py) applies all of them to a fixpoint with `simplify`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dlc.dialects.graph.ops import (
+    AddOp,
+    ConcatOp,
+    DivOp,
+    FlattenOp,
+    MulOp,
+    PowOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+)
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
+from dlc.dialects.graph.utils import (
+    compose_permutations,
+    is_identity_permutation,
+    shape_of,
+    splat_value,
+)
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.dead_code_elimination import region_dce
+
+
+def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> None:
+    """Replace `op`'s single result by `value` (same type) and erase `op`."""
+    rewriter.replace(op, [], [value])
+
+
+class RemoveIdentityTranspose(RewritePattern):
+    """`transpose(x, [0, 1, ..., n-1])` → `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        if is_identity_permutation(op.perm_tuple()):
+            _forward(rewriter, op, op.x)
+
+
+class ComposeTransposes(RewritePattern):
+    """`transpose(transpose(x, p), q)` → `transpose(x, p∘q)` (axis i of the result is p[q[i]])."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.x.owner
+        if not isinstance(inner, TransposeOp):
+            return
+        perm = compose_permutations(inner.perm_tuple(), op.perm_tuple())
+        if is_identity_permutation(perm):
+            _forward(rewriter, op, inner.x)
+            return
+        rewriter.replace(op, TransposeOp(inner.x, perm))
+
+
+class TransposeOfUnitAxesToReshape(RewritePattern):
+    """A transpose that only moves size-1 axes is a reshape: the element order is unchanged.
+
+    `transpose(x : 1x1x1x64, [0, 3, 1, 2])` → `reshape(x) : 1x64x1x1`.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        shape = shape_of(op.x)
+        perm = op.perm_tuple()
+        if is_identity_permutation(perm):
+            return
+        moved = [axis for axis in perm if shape[axis] != 1]
+        if moved != sorted(moved):
+            return
+        rewriter.replace(op, ReshapeOp(op.x, shape_of(op.result)))
+
+
+class ComposeReshapes(RewritePattern):
+    """`reshape(reshape(x))` → `reshape(x)`; flatten counts as a reshape on either side."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp | FlattenOp, rewriter: PatternRewriter) -> None:
+        inner = op.x.owner
+        if not isinstance(inner, ReshapeOp | FlattenOp):
+            return
+        rewriter.replace(op, ReshapeOp(inner.x, shape_of(op.result)))
+
+
+class RemoveNoOpReshape(RewritePattern):
+    """A reshape or flatten whose result type is its operand's type → its operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReshapeOp | FlattenOp, rewriter: PatternRewriter) -> None:
+        if op.result.type == op.x.type:
+            _forward(rewriter, op, op.x)
+
+
+class RemoveSingleInputConcat(RewritePattern):
+    """`concat(x)` of one input → `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        if len(op.inputs) == 1 and op.inputs[0].type == op.result.type:
+            _forward(rewriter, op, op.inputs[0])
+
+
+class RemoveNoOpTensorOp(RewritePattern):
+    """Casts to the operand's own type, pads of zero, broadcasts to the operand's own shape and
+    slices that take every element in order → their operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: CastOp | PadOp | BroadcastToOp | SliceOp, rewriter: PatternRewriter
+    ) -> None:
+        if op.result.type != op.x.type:  # (pads are non-negative: same type means none)
+            return
+        if isinstance(op, SliceOp):
+            steps = zip(op.steps_tuple(), shape_of(op.x), strict=True)
+            if any(step != 1 and dim != 1 for step, dim in steps):
+                return  # a reversal keeps the type but not the order
+        _forward(rewriter, op, op.x)
+
+
+_RIGHT_IDENTITY: dict[type[Operation], float] = {
+    AddOp: 0, SubOp: 0, MulOp: 1, DivOp: 1, PowOp: 1,
+}
+"""For each binary op, the constant c with `x op c == x`."""
+
+_COMMUTATIVE: tuple[type[Operation], ...] = (AddOp, MulOp)
+
+
+class RemoveNeutralOperand(RewritePattern):
+    """`x + 0`, `0 + x`, `x - 0`, `x * 1`, `1 * x`, `x / 1`, `x ** 1` → `x`.
+
+    Only when the constant's broadcast leaves x's shape unchanged (the result type is x's type).
+    `x + 0` turns -0.0 into +0.0; the rewrite keeps -0.0 (the values compare equal).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: AddOp | SubOp | MulOp | DivOp | PowOp, rewriter: PatternRewriter
+    ) -> None:
+        neutral = _RIGHT_IDENTITY[type(op)]
+        candidates = [(op.lhs, op.rhs)]
+        if isinstance(op, _COMMUTATIVE):
+            candidates.append((op.rhs, op.lhs))
+        for kept, constant in candidates:
+            if kept.type != op.result.type:
+                continue
+            value = splat_value(constant)
+            if value is not None and value == neutral:
+                _forward(rewriter, op, kept)
+                return
+
+
+def simplify_patterns() -> list[RewritePattern]:
+    """Every graph-simplify pattern, for other passes and pipelines to reuse."""
+    return [
+        RemoveIdentityTranspose(),
+        ComposeTransposes(),
+        TransposeOfUnitAxesToReshape(),
+        ComposeReshapes(),
+        RemoveNoOpReshape(),
+        RemoveSingleInputConcat(),
+        RemoveNeutralOperand(),
+        RemoveNoOpTensorOp(),
+    ]
+
+
+_PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
+    TransposeOp: (RemoveIdentityTranspose, ComposeTransposes, TransposeOfUnitAxesToReshape),
+    ReshapeOp: (RemoveNoOpReshape, ComposeReshapes),
+    FlattenOp: (RemoveNoOpReshape, ComposeReshapes),
+    ConcatOp: (RemoveSingleInputConcat,),
+    AddOp: (RemoveNeutralOperand,),
+    SubOp: (RemoveNeutralOperand,),
+    MulOp: (RemoveNeutralOperand,),
+    DivOp: (RemoveNeutralOperand,),
+    PowOp: (RemoveNeutralOperand,),
+    CastOp: (RemoveNoOpTensorOp,),
+    PadOp: (RemoveNoOpTensorOp,),
+    BroadcastToOp: (RemoveNoOpTensorOp,),
+    SliceOp: (RemoveNoOpTensorOp,),
+}
+
+
+def patterns_for(op_type: type[Operation]) -> tuple[RewritePattern, ...]:
+    """The graph-simplify patterns rooted at `op_type` (its canonicalization patterns)."""
+    return tuple(pattern() for pattern in _PATTERNS_BY_OP.get(op_type, ()))
+
+
+def simplify(module: ModuleOp, extra: Sequence[RewritePattern] = ()) -> bool:
+    """Apply the simplify patterns (and `extra` ones) to a fixpoint, removing dead ops.
+
+    Returns whether the module changed.
+    """
+    walker = PatternRewriteWalker(
+        GreedyRewritePatternApplier([*simplify_patterns(), *extra]),
+        post_walk_func=region_dce,
+    )
+    return walker.rewrite_module(module)

@@ -1,0 +1,115 @@
+"""Shared libraries out of compiled code: object files and weights linked by `cc -shared`
+(TVM's `export_library`).
+
+The library's format (the metadata symbols, the weights' alignment) is the runtime's
+(`dlc.runtime.metadata`), which loads it with ctypes alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dlc.runtime.library import LibraryError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def export_shared_library(llvm_ir: str, path: str | Path, opt_level: int = 3) -> Path:
+    """Compile `llvm_ir` for the host CPU and link it into the shared library `path`.
+
+    The object code is position independent, optimized at `opt_level`, and linked with libm (and
+    libgomp when it has parallel loops) by `cc -shared`. The library appears at `path`
+    atomically (a reader never sees half a file).
+    """
+    from dlc.driver.jit import host_target_machine, parse_and_optimize, uses_openmp
+
+    _c_compiler()
+    machine = host_target_machine(opt_level, position_independent=True)
+    module = parse_and_optimize(llvm_ir, machine, opt_level)
+    return link_shared_library([machine.emit_object(module)], {}, path, uses_openmp(llvm_ir))
+
+
+def _c_compiler() -> str:
+    compiler = shutil.which("cc")
+    if compiler is None:
+        raise LibraryError(
+            "cannot link a shared library: no C compiler driver 'cc' on PATH (install gcc or "
+            "clang)"
+        )
+    return compiler
+
+
+def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignment: int) -> str:
+    """GNU assembler source defining each weight as a global read-only symbol whose bytes are
+    `.incbin`'d from `blob` (so that megabytes of weights never pass through a compiler)."""
+    lines = ['\t.section .rodata.dlc_weights,"a",@progbits']
+    quoted = str(blob).replace("\\", "\\\\").replace('"', '\\"')
+    for symbol, offset, nbytes in layout:
+        lines += [
+            f"\t.globl {symbol}",
+            f"\t.type {symbol}, @object",
+            f"\t.balign {alignment}",
+            f"{symbol}:",
+            f'\t.incbin "{quoted}", {offset}, {nbytes}' if nbytes else "\t.zero 1",
+            f"\t.size {symbol}, {max(nbytes, 1)}",
+        ]
+    lines.append('\t.section .note.GNU-stack,"",@progbits')
+    return "\n".join(lines) + "\n"
+
+
+def link_shared_library(
+    objects: Sequence[bytes],
+    weights: Mapping[str, np.ndarray],
+    path: str | Path,
+    uses_openmp: bool = False,
+) -> Path:
+    """Link position-independent `objects` and the `weights` they reference into the shared
+    library `path` with `cc -shared`.
+
+    The weights are embedded in the library's read-only data under their symbols (assembled
+    from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
+    library bind to its own definitions (`-Bsymbolic`). The library appears at `path`
+    atomically: on any failure nothing is left there.
+    """
+    from dlc.driver.artifact import write_weights
+    from dlc.runtime.metadata import WEIGHT_ALIGNMENT
+
+    compiler = _c_compiler()
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise LibraryError(f"cannot write {path}: no such directory {directory}")
+    with tempfile.TemporaryDirectory(dir=directory, prefix=f".{path.name}.") as scratch:
+        inputs: list[str] = []
+        for index, data in enumerate(objects):
+            object_path = Path(scratch) / f"unit{index}.o"
+            object_path.write_bytes(data)
+            inputs.append(str(object_path))
+        if weights:
+            blob = Path(scratch) / "weights.bin"
+            layout = write_weights(weights, blob, WEIGHT_ALIGNMENT)
+            assembly = Path(scratch) / "weights.s"
+            assembly.write_text(weights_assembly(layout, blob.resolve(), WEIGHT_ALIGNMENT))
+            inputs.append(str(assembly))
+        linked = Path(scratch) / path.name
+        result = subprocess.run(
+            [compiler, "-shared", "-Wl,-Bsymbolic", "-o", str(linked), *inputs, "-lm",
+             *(["-lgomp"] if uses_openmp else [])],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise LibraryError(
+                f"linking {path} failed ({compiler} exited with {result.returncode}): "
+                f"{result.stderr.strip()}"
+            )
+        os.replace(linked, path)
+    return path
