@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from dlc.autotune.workload import Workload
+from dlc.rewrites.tuning.workload import Workload
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 
@@ -132,9 +132,9 @@ def with_constant_inputs(module: ModuleOp, arrays: Sequence[np.ndarray]) -> None
     """Turns a workload module into the module a model makes of it: `@kernel` becomes a private
     kernel that a new entry `@main` calls, passing a constant global holding `arrays[i]` for
     its i-th constant input (`dlc.constant`) and its own arguments for the others."""
-    from dlc.autotune.workload import constant_arguments, kernel_function_of
     from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
     from dlc.rewrites.loop_fold_constant_nests import constant_global
+    from dlc.rewrites.tuning.workload import constant_arguments, kernel_function_of
     from xdsl.dialects import func
     from xdsl.dialects.memref import GetGlobalOp
 
@@ -169,10 +169,10 @@ def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
     """The shared library of a workload module run as a model runs it: its constants are
     globals, so the compile folds what only re-lays them out (`loop-fold-constant-nests`) and
     the timed kernel does not pay for it."""
-    from dlc.autotune.workload import kernel_function_of
     from dlc.dialects.contracts import SCHEDULED_ATTR
     from dlc.driver.cache import CompileOptions
     from dlc.driver.compiler import compile_module
+    from dlc.rewrites.tuning.workload import kernel_function_of
 
     if not default_schedule:
         kernel_function_of(module).attributes[SCHEDULED_ATTR] = UnitAttr()
@@ -187,11 +187,11 @@ def build_library(kernel_text: str, script: str | None, default_schedule: bool,
     """Schedule and compile a kernel module; returns the bytes of a shared library. With
     `constants_path` (the arrays of its constant inputs), the library is the kernel inside a
     model that passes those constants (`_build_model`) and takes only the other inputs."""
-    from dlc.autotune.space import run_script
-    from dlc.autotune.workload import make_context, parse_module
     from dlc.codegen.llvm import emit_llvm_ir
     from dlc.driver.export import export_shared_library
     from dlc.rewrites import get_all_passes
+    from dlc.rewrites.tuning.apply import run_script
+    from dlc.rewrites.tuning.workload import make_context, parse_module
     from xdsl.passes import PassPipeline
 
     try:
@@ -509,8 +509,8 @@ class LocalBackend:
 
 def random_inputs(workload: Workload, seed: int) -> list[np.ndarray]:
     """Seeded random inputs for a workload's input arguments (uniform in [-1, 1) for floats)."""
-    from dlc.autotune.workload import kernel_function_of
     from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+    from dlc.rewrites.tuning.workload import kernel_function_of
     from xdsl.dialects.builtin import MemRefType
 
     func = kernel_function_of(workload.module())

@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from dlc.autotune.target import CpuTarget
-from dlc.autotune.workload import (
+from dlc.dialects.contracts import CANDIDATES_ATTR, KNOB_ATTR, PART_ATTR, SPLIT_ATTR
+from dlc.dialects.loop.ops import BlockOp
+from dlc.rewrites.tuning.apply import run_script
+from dlc.rewrites.tuning.workload import (
     BlockInfo,
     Workload,
     kernel_function_of,
     make_context,
     parse_module,
 )
-from dlc.dialects.contracts import CANDIDATES_ATTR, KNOB_ATTR, PART_ATTR, SPLIT_ATTR
-from dlc.dialects.loop.ops import BlockOp
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -1183,17 +1184,6 @@ def apply_script(workload: Workload, script: str, module: ModuleOp | None = None
     except Exception as error:  # noqa: BLE001 - any failure is the point's reason
         return f"{type(error).__name__}: {error}"
     return None
-
-
-def run_script(payload: ModuleOp, script: str, ctx: Any = None) -> None:
-    """Runs the script's `@__transform_main` on `payload` in place (`loop-interpret-transforms`
-    with the script nested in the payload, then erased)."""
-    from dlc.rewrites.loop_interpret_transforms import LoopInterpretTransformsPass
-
-    ctx = ctx or make_context()
-    script_module = parse_module(script, ctx)
-    payload.body.block.add_op(script_module)
-    LoopInterpretTransformsPass().apply(ctx, payload)
 
 
 def make_space(workload: Workload, target: CpuTarget, kind: str | Path = "sketch") -> Space:

@@ -18,13 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlc.autotune.log import LogWriter
 from dlc.autotune.measure import Measurer
 from dlc.autotune.space import SpaceError, make_space
 from dlc.autotune.target import host_cpu_target
 from dlc.autotune.tuner import Progress, TuneResult, WorkloadTuner
-from dlc.autotune.workload import Workload, kernel_functions, lower_to_loop, make_context
-from dlc.pipelines import CPU_GRAPH_PASSES
+from dlc.pipelines import CPU_GRAPH_PASSES, applicable, module_level, parse_pipeline, run_pipeline
+from dlc.rewrites.tuning.log import LogHeader, LogWriter
+from dlc.rewrites.tuning.workload import Workload, kernel_functions, make_context
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
@@ -58,6 +58,39 @@ class Task:
         return self.workload.flops * self.weight
 
 
+LOOP_LOWERING = (
+    "convert-graph-to-tensor-expr,tensor-expr-inline,"
+    "convert-tensor-expr-to-loop{fuse-epilogue=false}"
+)
+"""How models are lowered to the loop level for tuning over generated and template spaces.
+
+Epilogues are not fused by the lowering (`fuse-epilogue=false`): a schedule fuses them where it
+wants with `reverse_compute_at`, after tiling the reduction (Ansor's and MetaSchedule's way)."""
+
+FUSED_LOOP_LOWERING = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
+"""The lowering of the `rules` space's tasks: the compile's own, epilogues fused into their
+reductions, so that tuned kernels are the kernels `dlc.compile` makes (the default rules
+schedule fused epilogues)."""
+
+
+def lower_to_loop(
+    module: ModuleOp, ctx: Context | None = None, fuse_epilogue: bool = False
+) -> ModuleOp:
+    """Lower a graph- or tensor_expr-level module to the loop level in place (`LOOP_LOWERING`,
+    or `FUSED_LOOP_LOWERING` with `fuse_epilogue`, skipping the passes of levels the module is
+    already below) and return it."""
+    spec = FUSED_LOOP_LOWERING if fuse_epilogue else LOOP_LOWERING
+    run_pipeline(module, applicable(module, parse_pipeline(spec)), ctx or make_context())
+    return module
+
+
+def workloads_of(module: ModuleOp, ctx: Context | None = None) -> list[Workload]:
+    """The workloads of a module at any level (lowered to loop level on a clone first), one
+    per kernel function, in program order (duplicates included)."""
+    lowered = lower_to_loop(module.clone(), ctx)
+    return [Workload.from_function(func) for func in kernel_functions(lowered)]
+
+
 def load_model_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
     """An `.onnx` model (imported to the graph dialect) or an `.mlir` module at any level."""
     path = Path(path)
@@ -65,7 +98,7 @@ def load_model_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
         from dlc.frontends.onnx import import_onnx
 
         return import_onnx(path)
-    from dlc.api import parse_module
+    from dlc.driver.source import parse_module
 
     return parse_module(path, ctx)
 
@@ -77,14 +110,9 @@ def lower_model(
     """Lower a module in place to the loop level as tuning sees it: graph-level modules first
     get `graph_passes` (default `MODEL_PREPARATION`: fusion, Winograd convs), then
     `LOOP_LOWERING` (`FUSED_LOOP_LOWERING` with `fuse_epilogue`)."""
-    from dlc.rewrites import get_all_passes
-    from xdsl.passes import PassPipeline
-
-    from dlc.api import module_level
-
     ctx = ctx or make_context()
     if module_level(module) == "graph":
-        PassPipeline.parse_spec(get_all_passes(), graph_passes).apply(ctx, module)
+        run_pipeline(module, parse_pipeline(graph_passes), ctx)
     return lower_to_loop(module, ctx, fuse_epilogue)
 
 
@@ -230,14 +258,16 @@ def tune_tasks(
     progress: Callable[[Progress], None] | None = None,
     scheduler: GradientTaskScheduler | None = None,
     confirm: bool = True,
+    header: LogHeader | None = None,
 ) -> ModelTuneResult:
     """Tunes several tasks with `trials` trials in all, batch by batch, chosen by the gradient
     task scheduler; every trial is logged (and, with `resume`, trials already logged count).
     With `confirm`, each task that was tuned then has its fastest schedules and its default
     measured again (`WorkloadTuner.confirm`: not trials of the budget), so that the schedule a
-    compile applies is judged on all its measurements."""
+    compile applies is judged on all its measurements. A new log starts with `header` (how the
+    tasks were made), which a compile applying the log reads to lower the same way."""
     start = time.monotonic()
-    writer = LogWriter(log_path) if log_path is not None else None
+    writer = LogWriter(log_path, header) if log_path is not None else None
     try:
         tuners = [
             _tuner(task, measurer, space, strategy, writer,

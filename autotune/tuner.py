@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlc.autotune.log import LogWriter, Record, best_records, read_log
 from dlc.autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
 from dlc.autotune.search import SearchStrategy, make_strategy
 from dlc.autotune.space import Point, Space, make_space
 from dlc.autotune.target import CpuTarget, host_cpu_target
-from dlc.autotune.workload import Workload
+from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log
+from dlc.rewrites.tuning.workload import Workload
 
 CONFIRM_TOP = 4
 """The fastest distinct schedules `WorkloadTuner.confirm` measures again."""

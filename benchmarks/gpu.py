@@ -133,7 +133,8 @@ def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, 
     b = rng.standard_normal((n, n)).astype(dtype)
     try:
         module = gemm_module(n, dtype)
-        from dlc.api import lower, make_context
+        from dlc.dialects import make_context
+        from dlc.driver.build import lower
 
         lower(module, "gpu-ptx", make_context())
         executable = load_module(module, arch=arch)

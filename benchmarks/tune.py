@@ -39,15 +39,14 @@ CONV_SHAPES = ((1, 64, 56, 56), (64, 64, 3, 3))
 
 
 def gemm_workload(size: int) -> object:
-    from dlc.autotune.workload import Workload
+    from dlc.autotune.tasks import workloads_of
+    from dlc.dialects import make_context
     from xdsl.parser import Parser
-
-    from dlc.api import make_context
 
     t = f"tensor<{size}x{size}xf32>"
     text = (f"func.func @gemm(%a: {t}, %b: {t}) -> {t} {{\n"
             f"  %c = graph.matmul %a, %b : ({t}, {t}) -> {t}\n  func.return %c : {t}\n}}\n")
-    (workload,) = Workload.from_module(Parser(make_context(), text).parse_module())
+    (workload,) = workloads_of(Parser(make_context(), text).parse_module())
     return workload
 
 

@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 TARGETS: dict[str, tuple[str, str]] = {
@@ -29,72 +28,3 @@ def get_dlc_targets() -> dict[str, Callable[[], type[Target]]]:
         for name, (module, cls) in TARGETS.items()
         if importlib.util.find_spec(module) is not None
     }
-
-
-DEVICE_CODE: dict[tuple[str, str], str] = {
-    ("cuda", "ptx"): "gpu-ptx",
-    ("cuda", "llvm"): "gpu-ptx",
-    ("opencl", "opencl"): "gpu-opencl",
-    ("llvm", "llvm"): "cpu",
-}
-"""(target, emit) pairs `emit_device_code` accepts, and the pipeline each lowers with."""
-
-
-def emit_device_code(
-    module: ModuleOp, target: str, emit: str, *, arch: str = "sm_80", lowered: bool = False
-) -> str:
-    """The device code of a module as text, without running anything (`dlc compile --emit`).
-
-    Args:
-        module: a module at any level (graph, tensor_expr, loop); not modified (a copy is
-            lowered).
-        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (the host CPU).
-        emit: `ptx` (cuda), `opencl` (OpenCL C, opencl), or `llvm` (LLVM IR: the NVVM kernels
-            for cuda, the host module for llvm).
-        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90).
-        lowered: the module is already lowered by the target's pipeline (print only).
-
-    Raises:
-        DiagnosticException: an unsupported (target, emit) pair, or a lowering error.
-    """
-    from xdsl.utils.exceptions import DiagnosticException
-
-    pipeline = DEVICE_CODE.get((target, emit))
-    if pipeline is None:
-        pairs = ", ".join(f"--target {t} --emit {e}" for t, e in DEVICE_CODE)
-        raise DiagnosticException(
-            f"expected one of {pairs}, found --target {target} --emit {emit}"
-        )
-    copy = module.clone()
-    if not lowered:
-        from dlc.pipelines import PIPELINES
-        from dlc.rewrites import get_all_passes
-        from xdsl.passes import PassPipeline
-
-        from dlc.api import applicable_passes, make_context
-
-        spec = PIPELINES[pipeline].spec
-        if target == "cuda":
-            spec = spec.replace("target=sm_80", f"target={arch}")
-        passes = applicable_passes(copy, spec)
-        if passes:
-            PassPipeline.parse_spec(get_all_passes(), ",".join(passes)).apply(
-                make_context(), copy
-            )
-    if emit == "ptx":
-        from dlc.codegen.ptx import emit_ptx
-
-        return emit_ptx(copy, arch)
-    if emit == "opencl":
-        from dlc.codegen.opencl import emit_opencl
-
-        return emit_opencl(copy)
-    if target == "cuda":
-        from dlc.codegen.ptx import gpu_module_llvm_ir
-        from dlc.dialects.target_gpu import ModuleOp as GpuModuleOp
-
-        return "".join(gpu_module_llvm_ir(op) for op in copy.ops if isinstance(op, GpuModuleOp))
-    from dlc.codegen.llvm import emit_llvm_ir
-
-    return emit_llvm_ir(copy)
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 
 
@@ -66,3 +67,11 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     # first dot), so dlc's transform ops come as the upstream dialect extended with them.
     dialects["transform"] = _transform
     return dialects
+
+
+def make_context() -> Context:
+    """An xDSL context that knows every dialect dlc reads (each loaded on first use)."""
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

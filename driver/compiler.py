@@ -22,18 +22,33 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR, WORKSPACE_BYTES_ATTR
+from dlc.dialects.contracts import (
+    NUM_OUTPUTS_ATTR,
+    ONNX_NODES_ATTR,
+    TUNED_ATTR,
+    WORKSPACE_BYTES_ATTR,
+)
 from dlc.dialects.loop.ops import AllocOp
 from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
 from dlc.driver.cache import CompileCache, CompileOptions, digest
 from dlc.driver.errors import CompileError
+from dlc.pipelines import (
+    PipelineError,
+    applicable,
+    index_of,
+    named_pipeline,
+    parse_pipeline,
+    to_spec,
+    with_options,
+)
+from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
 from dlc.runtime.metadata import (
@@ -56,8 +71,8 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, BlockArgument, SSAValue
-from xdsl.passes import PassPipeline
+from xdsl.ir import BlockArgument, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -110,149 +125,92 @@ class Progress:
 # ---------------------------------------------------------------------------------------------
 
 
-def expand_pipeline(items: list[str]) -> list[str]:
-    """`items` with every named pipeline (e.g. `graph-opt`) replaced by its passes."""
-    from dlc.pipelines import PIPELINES
+def pipeline_passes(
+    module: ModuleOp, pipeline: str, threads: int | None, tuning_log: Path | None = None,
+    tuning_target: str = "",
+) -> tuple[ModulePass, ...]:
+    """The passes the named `pipeline` runs on `module`: expanded, those for levels above the
+    module's skipped, thread counts set (unless `threads` is None) and, with a `tuning_log`,
+    the loop lowering the log's tasks were made with followed by `loop-apply-tuning-log` (at
+    the start for a loop-level module).
 
-    from dlc.api import _split_pipeline
-
-    expanded: list[str] = []
-    for item in items:
-        name = item.split("{", 1)[0].strip()
-        if name in PIPELINES and "{" not in item:
-            expanded += expand_pipeline(
-                [p.strip() for p in _split_pipeline(PIPELINES[name].spec) if p.strip()]
-            )
-        else:
-            expanded.append(item)
-    return expanded
-
-
-def pipeline_passes(module: ModuleOp, pipeline: str, threads: int | None) -> list[str]:
-    """The passes the named `pipeline` runs on `module`: named pipelines expanded, passes for
-    levels above the module's skipped, thread counts set (unless `threads` is None); fails if
-    one is missing."""
-    from dlc.pipelines import PIPELINES
-    from dlc.rewrites import get_all_passes
-
-    from dlc.api import _split_pipeline, applicable_passes, with_threads
-
-    if pipeline not in PIPELINES:
-        raise CompileError(
-            f"no pipeline named '{pipeline}' (pipelines: {', '.join(sorted(PIPELINES))})"
-        )
-    items = [p.strip() for p in _split_pipeline(PIPELINES[pipeline].spec) if p.strip()]
-    passes = with_threads(applicable_passes(module, ",".join(expand_pipeline(items))), threads)
-    available = get_all_passes()
-    missing = [p for p in passes if p.split("{", 1)[0] not in available]
-    if missing:
-        raise CompileError(
-            f"pipeline '{pipeline}' needs passes not available in this checkout: "
-            f"{', '.join(missing)}"
-        )
+    Raises:
+        CompileError: no such pipeline.
+    """
+    try:
+        passes = named_pipeline(pipeline)
+    except PipelineError as e:
+        raise CompileError(str(e)) from None
+    if threads is not None:
+        passes = with_options(passes, threads=threads)
+    passes = applicable(module, passes)
+    if tuning_log is not None:
+        passes = with_tuning_log(passes, tuning_log, tuning_target)
     return passes
+
+
+def with_tuning_log(
+    passes: tuple[ModulePass, ...], tuning_log: Path, target: str
+) -> tuple[ModulePass, ...]:
+    """`passes` with `loop-apply-tuning-log` after the loop lowering, which is the log's own
+    (its header says how its tasks were lowered), so that kernels have the canonical IR, hence
+    the workload keys, that tuning saw."""
+    apply = LoopApplyTuningLogPass(log=str(tuning_log), target=target)
+    lowering = index_of(passes, TUNE_AFTER)
+    if lowering is None:
+        return (apply, *passes)
+    spec = log_loop_lowering(tuning_log)
+    logged = None if spec is None else index_of(parse_pipeline(spec), TUNE_AFTER)
+    lowered_as_logged = passes[lowering] if logged is None else parse_pipeline(spec)[logged]
+    return (*passes[:lowering], lowered_as_logged, apply, *passes[lowering + 1:])
 
 
 TUNE_AFTER = "convert-tensor-expr-to-loop"
 """A tuning log is applied right after this pass (before `loop-dedup-functions`)."""
 
 
-def tuning_lowering(module: ModuleOp, item: str, tuning_log: Path, ctx: Context,
-                    threads: int) -> str:
-    """The loop lowering to run on the tensor_expr-level `module` (the pipeline's is `item`) so
-    that kernels have the canonical IR, hence the workload keys, that tuning saw: the
-    pipeline's own (epilogues fused, as the `rules` space tunes) unless the log's records match
-    more kernels of `TUNING_LOOP_PASS` (the sketch and template spaces: epilogues not fused).
-    The compile's annotations (`dlc.onnx_nodes`) are left out: tuning never sees them."""
-    from dlc.autotune.apply import TUNING_LOOP_PASS, load_best, records_fuse_epilogues
-    from dlc.autotune.target import host_cpu_target
-
-    copy = module.clone()
-    for op in copy.ops:
-        if isinstance(op, func.FuncOp):
-            op.attributes.pop(ONNX_NODES_ATTR, None)
-    best = load_best(tuning_log, host_cpu_target(threads or None))
-    return item if records_fuse_epilogues(copy, best, ctx) else TUNING_LOOP_PASS
-
-
-def apply_tuning_log_to(
-    module: ModuleOp, tuning_log: Path, ctx: Context, threads: int
-) -> dict[str, str]:
-    """Schedules the loop-level kernels of `module` that have a record in `tuning_log`
-    (`autotune.apply.apply_tuning_log`; they get `dlc.scheduled`); returns {function: workload
-    key}. The compile's own annotations (`dlc.onnx_nodes`) are hidden while the keys are
-    computed: tuning never sees them."""
-    from dlc.autotune.apply import apply_tuning_log
-
-    hidden: dict[func.FuncOp, Attribute] = {}
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and ONNX_NODES_ATTR in op.attributes:
-            hidden[op] = op.attributes.pop(ONNX_NODES_ATTR)
-    try:
-        return apply_tuning_log(module, tuning_log, ctx, threads or None)
-    finally:
-        for op, value in hidden.items():
-            op.attributes[ONNX_NODES_ATTR] = value
-
-
 def whole_module_passes(
     module: ModuleOp, options: CompileOptions, ctx: Context, stats: CompileStats | None = None,
     progress: Progress | None = None,
-) -> tuple[list[str], dict[str, str]]:
+) -> tuple[tuple[ModulePass, ...], dict[str, str]]:
     """Runs the passes of `options.pipeline` that see the whole module (up to
-    `PARTITION_AFTER`), applying `options.tuning_log` after `TUNE_AFTER` (or first, for a
-    loop-level module); returns the per-unit passes still to run and {function: workload key}
-    of the tuned functions."""
-    passes = pipeline_passes(module, options.pipeline, options.threads)
-    log = options.tuning_log
-    names = [p.split("{", 1)[0].strip() for p in passes]
-    split = names.index(PARTITION_AFTER) + 1 if PARTITION_AFTER in names else len(passes)
-    prefix, suffix = passes[:split], passes[split:]
-    tuned: dict[str, str] = {}
+    `PARTITION_AFTER`), `loop-apply-tuning-log` among them when `options.tuning_log` is set;
+    returns the per-unit passes still to run and {function: workload key} of the tuned
+    functions."""
+    target = ""
+    if options.tuning_log is not None:
+        from dlc.autotune.target import host_cpu_target  # TODO(target/): the driver's host
 
-    def tune() -> None:
-        assert log is not None
-        start = time.perf_counter()
-        tuned.update(apply_tuning_log_to(module, log, ctx, options.threads))
-        if stats is not None:
-            stats.seconds["apply-tuning-log"] = time.perf_counter() - start
-
-    def after(name: str, module: ModuleOp) -> None:
-        if name == ANNOTATE_AFTER:
-            annotate_onnx_nodes(module)
-        if name == TUNE_AFTER and log is not None:
-            tune()
-        if progress is not None:
-            progress.stage(f"ran {name}")
-
-    if log is not None and TUNE_AFTER not in names[:split]:
-        tune()
-    if log is not None and TUNE_AFTER in names[:split]:
-        lowering = names.index(TUNE_AFTER)
-        run_passes(module, prefix[:lowering], ctx, stats, after)
-        prefix = [tuning_lowering(module, prefix[lowering], log, ctx, options.threads),
-                  *prefix[lowering + 1:]]
-    run_passes(module, prefix, ctx, stats, after)
-    return suffix, tuned
+        target = host_cpu_target(options.threads or None).key
+    passes = pipeline_passes(module, options.pipeline, options.threads, options.tuning_log,
+                             target)
+    partition = index_of(passes, PARTITION_AFTER)
+    split = len(passes) if partition is None else partition + 1
+    run_passes(module, passes[:split], ctx, stats, progress)
+    tuned = {
+        op.sym_name.data: op.attributes[TUNED_ATTR].data  # type: ignore[union-attr]
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and TUNED_ATTR in op.attributes
+    }
+    return passes[split:], tuned
 
 
 def run_passes(
-    module: ModuleOp, passes: list[str], ctx: Context, stats: CompileStats | None = None,
-    after: Callable[[str, ModuleOp], None] | None = None,
+    module: ModuleOp, passes: Sequence[ModulePass], ctx: Context,
+    stats: CompileStats | None = None, progress: Progress | None = None,
 ) -> None:
-    """Runs `passes` on `module` one at a time (timed into `stats`), calling `after(name,
-    module)` after each."""
-    from dlc.rewrites import get_all_passes
-
-    available = get_all_passes()
-    for item in passes:
-        name = item.split("{", 1)[0].strip()
+    """Runs `passes` on `module` one at a time, timed into `stats`; the kernels are tagged with
+    their ONNX nodes after `ANNOTATE_AFTER`."""
+    for module_pass in passes:
         start = time.perf_counter()
-        PassPipeline.parse_spec(available, item).apply(ctx, module)
+        module_pass.apply(ctx, module)
         if stats is not None:
+            name = module_pass.name
             stats.seconds[name] = stats.seconds.get(name, 0.0) + time.perf_counter() - start
-        if after is not None:
-            after(name, module)
+        if module_pass.name == ANNOTATE_AFTER:
+            annotate_onnx_nodes(module)
+        if progress is not None:
+            progress.stage(f"ran {module_pass.name}")
 
 
 def annotate_onnx_nodes(module: ModuleOp) -> None:
@@ -512,7 +470,7 @@ UnitResult = tuple[bytes, bool, dict[str, float]]
 
 
 def compile_kernel(
-    unit: ModuleOp, symbol: str, suffix: list[str], ctx: Context, opt_level: int
+    unit: ModuleOp, symbol: str, suffix: Sequence[ModulePass], ctx: Context, opt_level: int
 ) -> UnitResult:
     """Runs the per-unit passes (schedules, lowering) and LLVM on one kernel's module."""
     stats = CompileStats()
@@ -565,7 +523,7 @@ class _Driver:
             self.module, self.options, self.ctx, self.stats, self.progress
         )
         kernels = standalone_kernels(self.module) if suffix else []
-        fingerprint = self.options.fingerprint() + "|" + ",".join(suffix)
+        fingerprint = self.options.fingerprint() + "|" + to_spec(suffix)
         display: dict[str, str] = {}
         units: list[tuple[str, str, func.FuncOp]] = []
         symbols: dict[func.FuncOp, str] = {}
@@ -618,7 +576,7 @@ class _Driver:
         return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
 
     def _compile_kernels(
-        self, pending: list[tuple[str, ModuleOp]], suffix: list[str]
+        self, pending: list[tuple[str, ModuleOp]], suffix: Sequence[ModulePass]
     ) -> Iterator[tuple[str, UnitResult]]:
         """Compiles the kernel units, in worker processes when there are several and more than
         one job (forked: they inherit the units; only object code comes back)."""
@@ -650,7 +608,9 @@ class _Driver:
             gc.unfreeze()
             _FORKED_WORK = None
 
-    def _entry(self, suffix: list[str], info: ModelInfo | None) -> dict[str, np.ndarray]:
+    def _entry(
+        self, suffix: Sequence[ModulePass], info: ModelInfo | None
+    ) -> dict[str, np.ndarray]:
         run_passes(self.module, suffix, self.ctx, self.stats)
         weights = externalize_constants(self.module)
         if info is not None:
@@ -718,7 +678,7 @@ def compile_module(
     """Compiles `module` (modified in place) into a `CompiledModel`; also returns the cache keys
     of its kernels by symbol. Kernels not in the cache compile in `jobs` processes (default: one
     per CPU). Failures of passes or LLVM are `CompileError`s."""
-    from dlc.api import make_context
+    from dlc.dialects import make_context
 
     if options.target != "llvm":
         raise CompileError(f"expected target 'llvm', found {options.target!r}")

@@ -1,17 +1,29 @@
-"""Named pass pipelines (MLIR's `PassPipelineRegistration`): each is usable as one pass in `-p`.
+"""Named pass pipelines (MLIR's `PassPipelineRegistration`), as lists of pass objects.
 
-`pipelines/schedules/` holds the transform scripts that the default schedules apply.
+A pipeline is a tuple of `ModulePass` objects parsed from `-p` syntax by xDSL's own parser;
+options change with `dataclasses.replace` (`with_options`), never by editing strings. This module
+is the one place that expands named pipelines: `dlc-opt` (each named pipeline is also usable as
+one pass in `-p`), the driver and the tuner all call `parse_pipeline`.
+
+The abstraction levels a module can be at (`LEVELS`) and which passes of a pipeline apply to a
+module (`applicable`) are decided here too, so that loop-level IR goes straight to its lowering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass, PassPipeline
+
+
+class PipelineError(ValueError):
+    """A pipeline that cannot be built: an unknown pass or pipeline, or a bad option."""
 
 
 @dataclass(frozen=True)
@@ -32,12 +44,16 @@ CPU_GRAPH_PASSES = f"{_GRAPH_FOLDS},graph-winograd-conv,graph-fuse-ops"
 """The graph-level part of the `cpu` pipeline: `graph-opt` with the 3-row convs turned into
 Winograd convs before fusion (the kernels the CPU compiles, and so the tuner's tasks)."""
 
+LOOP_LOWERING = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
+"""From fused graph functions to loop nests (the part of every pipeline the tuner's kernels
+come from)."""
+
 _CPU_LOWERING = (
-    "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+    f"{LOOP_LOWERING},"
     "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
     "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm"
 )
-"""The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM for the host."""
+"""The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM."""
 
 PIPELINES: dict[str, NamedPipeline] = {
     p.name: p
@@ -51,7 +67,7 @@ PIPELINES: dict[str, NamedPipeline] = {
             "cpu",
             "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
-            "the host CPU",
+            "a CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",
         ),
         NamedPipeline(
@@ -64,7 +80,7 @@ PIPELINES: dict[str, NamedPipeline] = {
             "gpu-ptx",
             "graph-opt -> tensor_expr -> loop -> dedup -> default GPU schedule -> target_gpu -> "
             "NVVM, for NVIDIA GPUs (print the kernels with -t ptx)",
-            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            f"graph-opt,{LOOP_LOWERING},"
             "loop-dedup-functions,loop-gpu-default-schedule{target=sm_80},"
             "convert-loop-to-target-gpu{target=sm_80},target-gpu-lower-to-nvvm",
         ),
@@ -72,7 +88,7 @@ PIPELINES: dict[str, NamedPipeline] = {
             "gpu-opencl",
             "graph-opt -> tensor_expr -> loop -> dedup -> default GPU schedule -> target_gpu, "
             "for OpenCL devices (print the kernels with -t opencl)",
-            "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            f"graph-opt,{LOOP_LOWERING},"
             "loop-dedup-functions,loop-gpu-default-schedule{target=opencl},"
             "convert-loop-to-target-gpu{target=opencl}",
         ),
@@ -80,17 +96,20 @@ PIPELINES: dict[str, NamedPipeline] = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# The registry xDSL's pipeline parser reads
+# ---------------------------------------------------------------------------------------------
+
+
 def pipeline_pass(pipeline: NamedPipeline) -> type[ModulePass]:
-    """A ModulePass class that runs `pipeline`'s passes in order."""
+    """A ModulePass class that runs `pipeline`'s passes in order (a named pipeline in `-p`)."""
 
     @dataclass(frozen=True)
     class PipelinePass(ModulePass):
         name: ClassVar[str] = pipeline.name
 
         def apply(self, ctx: Context, op: ModuleOp) -> None:
-            from dlc.rewrites import get_all_passes
-
-            PassPipeline.parse_spec(get_all_passes(), pipeline.spec).apply(ctx, op)
+            PassPipeline(parse_pipeline(pipeline.spec)).apply(ctx, op)
 
     PipelinePass.__name__ = PipelinePass.__qualname__ = (
         "".join(w.capitalize() for w in pipeline.name.split("-")) + "PipelinePass"
@@ -103,3 +122,138 @@ def pipeline_pass(pipeline: NamedPipeline) -> type[ModulePass]:
 def get_all_pipelines() -> dict[str, Callable[[], type[ModulePass]]]:
     """The named pipelines, by name, as pass factories."""
     return {name: (lambda p=p: pipeline_pass(p)) for name, p in PIPELINES.items()}
+
+
+def get_pipeline_registry() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every name `-p` accepts: xDSL's upstream passes, dlc's passes, the named pipelines."""
+    from dlc.rewrites import get_all_passes
+
+    registry = dict(get_all_passes())
+    registry.update(get_all_pipelines())
+    return registry
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipelines as pass objects
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_pipeline(spec: str) -> tuple[ModulePass, ...]:
+    """The passes of `spec` (`-p` syntax: `a,b{opt=1},c`), parsed by xDSL's pipeline parser,
+    with every named pipeline given without options replaced by its own passes.
+
+    Raises:
+        PipelineError: an unknown pass or pipeline name, or an option the pass does not take.
+    """
+    try:
+        passes = PassPipeline.parse_spec(get_pipeline_registry(), spec).passes
+    except Exception as e:  # xDSL raises ValueError or its own parse errors
+        raise PipelineError(f"invalid pass pipeline '{spec}': {e}") from None
+    return expand(passes)
+
+
+def expand(passes: Iterable[ModulePass]) -> tuple[ModulePass, ...]:
+    """`passes` with each named pipeline replaced by its own passes (recursively)."""
+    expanded: list[ModulePass] = []
+    for module_pass in passes:
+        pipeline = PIPELINES.get(module_pass.name)
+        if pipeline is None:
+            expanded.append(module_pass)
+        else:
+            expanded.extend(parse_pipeline(pipeline.spec))
+    return tuple(expanded)
+
+
+def named_pipeline(name: str) -> tuple[ModulePass, ...]:
+    """The passes of the named pipeline `name`.
+
+    Raises:
+        PipelineError: no pipeline has that name (the message lists them).
+    """
+    pipeline = PIPELINES.get(name)
+    if pipeline is None:
+        raise PipelineError(
+            f"no pipeline named '{name}' (pipelines: {', '.join(sorted(PIPELINES))})"
+        )
+    return parse_pipeline(pipeline.spec)
+
+
+def with_options(passes: Sequence[ModulePass], **options: Any) -> tuple[ModulePass, ...]:
+    """`passes` with each option set on the passes that have a field of that name (and left
+    alone on the others), by `dataclasses.replace`: `with_options(p, threads=2)`."""
+    result = []
+    for module_pass in passes:
+        fields = {f.name for f in dataclasses.fields(module_pass)}
+        changes = {name: value for name, value in options.items() if name in fields}
+        result.append(dataclasses.replace(module_pass, **changes) if changes else module_pass)
+    return tuple(result)
+
+
+def index_of(passes: Sequence[ModulePass], name: str) -> int | None:
+    """The position of the first pass named `name`, or None."""
+    return next((i for i, p in enumerate(passes) if p.name == name), None)
+
+
+def to_spec(passes: Iterable[ModulePass]) -> str:
+    """The `-p` text of `passes` (options included), the inverse of `parse_pipeline`."""
+    return ",".join(str(p.pipeline_pass_spec()) for p in passes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Levels: which passes of a pipeline apply to a module
+# ---------------------------------------------------------------------------------------------
+
+LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
+"""dlc's abstraction levels, in the order a pipeline lowers through them."""
+
+
+def module_level(module: ModuleOp) -> str:
+    """The highest abstraction level that `module` has ops of; `graph` when it has none of
+    graph or tensor_expr but a function over tensors (an ONNX Identity model), else `loop`
+    (plain func/arith/memref IR is loop-level)."""
+    found = {op.name.split(".", 1)[0] for op in module.walk()}
+    level = next((level for level in LEVELS if level in found), None)
+    if level is not None:
+        return level
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and any(
+            isinstance(t, TensorType)
+            for t in (*op.function_type.inputs, *op.function_type.outputs)
+        ):
+            return "graph"
+    return "loop"
+
+
+def pass_level(pass_name: str) -> str | None:
+    """The level whose ops a pass reads: `convert-<level>-to-*` and `<level>-*` passes read that
+    level; dialect-agnostic passes (cse, canonicalize, ...) have none."""
+    if pass_name.startswith("convert-"):
+        source = pass_name.removeprefix("convert-").split("-to-", 1)[0].replace("-", "_")
+        return source if source in LEVELS else None
+    for level in LEVELS:
+        if pass_name.startswith(level.replace("_", "-") + "-"):
+            return level
+    return None
+
+
+def applicable(module: ModuleOp, passes: Sequence[ModulePass]) -> tuple[ModulePass, ...]:
+    """The passes that apply to `module`: those reading a level above the module's are
+    skipped, so that loop-level IR goes straight to its lowering."""
+    start = LEVELS.index(module_level(module))
+    kept = []
+    for module_pass in passes:
+        level = pass_level(module_pass.name)
+        if level is None or LEVELS.index(level) >= start:
+            kept.append(module_pass)
+    return tuple(kept)
+
+
+def run_pipeline(
+    module: ModuleOp, passes: Sequence[ModulePass], ctx: Context,
+    after: Callable[[ModulePass, ModuleOp], None] | None = None,
+) -> None:
+    """Runs `passes` on `module` in place, in order, calling `after(pass, module)` after each."""
+    for module_pass in passes:
+        module_pass.apply(ctx, module)
+        if after is not None:
+            after(module_pass, module)

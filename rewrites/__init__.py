@@ -32,6 +32,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-default-schedule": ("dlc.rewrites.loop_default_schedule", "LoopDefaultSchedulePass"),
     "loop-gpu-default-schedule": (
         "dlc.rewrites.loop_gpu_default_schedule", "LoopGpuDefaultSchedulePass"),
+    "loop-apply-tuning-log": ("dlc.rewrites.loop_apply_tuning_log", "LoopApplyTuningLogPass"),
     "loop-dedup-functions": ("dlc.rewrites.loop_dedup_functions", "LoopDedupFunctionsPass"),
     "loop-plan-memory": ("dlc.rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-fold-constant-nests": (
@@ -74,11 +75,10 @@ def get_dlc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every pass dlc-opt knows: xDSL's upstream passes, then dlc's and the named pipelines."""
-    from dlc.pipelines import get_all_pipelines
+    """Every pass: xDSL's upstream passes, then dlc's (the named pipelines, a layer above, are
+    added by `dlc.pipelines.get_pipeline_registry`)."""
     from xdsl.transforms import get_all_passes as upstream
 
     passes = dict(upstream())
     passes.update(get_dlc_passes())
-    passes.update(get_all_pipelines())
     return passes

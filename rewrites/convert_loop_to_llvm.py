@@ -217,7 +217,7 @@ class ConvertLoopToLLVMPass(ModulePass):
         noalias_outputs: mark the pointer arguments of entry functions `noalias` (the runtime
             never passes an output that aliases another argument).
         metadata: emit the `@dlc_metadata` global for the entry functions.
-        num_threads: threads per parallel loop (`GOMP_parallel`'s count); 0: the OpenMP
+        threads: threads per parallel loop (`GOMP_parallel`'s count); 0: the OpenMP
             runtime's default, all cores.
         vector_bits: vector register width for vectorized loops; 0: the host's (512 with
             AVX-512).
@@ -233,7 +233,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     max_stack_bytes: int = 64 * 1024
     noalias_outputs: bool = True
     metadata: bool = True
-    num_threads: int = 0
+    threads: int = 0
     vector_bits: int = 0
     parallel_schedule: str = "static"
 
@@ -245,7 +245,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             vector_bits = host_target().vector_width
         lowering = LLVMLowering(
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes, vector_bits,
-            max(0, self.num_threads), self.parallel_schedule,
+            max(0, self.threads), self.parallel_schedule,
         )
         _check_input_level(op)
         signatures = [

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-
-from dlc.api import make_context
 
 I1_OPS = """
 func.func @f(%a: i1, %b: i1) -> (i1, i1, i32, i1, i1) {

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dlc.autotune.cost_model import RidgeCostModel, make_cost_model
-from dlc.autotune.log import LogWriter, Record, best_records, read_log
 from dlc.autotune.measure import Candidate, MeasureOptions, Measurer
 from dlc.autotune.search import EvolutionarySearch, GridSearch, RandomSearch
 from dlc.autotune.space import (
@@ -31,11 +30,12 @@ from dlc.autotune.space import (
     matmul_template,
 )
 from dlc.autotune.target import CpuTarget, host_cpu_target
+from dlc.autotune.tasks import lower_to_loop, workloads_of
 from dlc.autotune.tuner import CONFIRM_ROUNDS, CONFIRM_TOP, CONFIRM_TRIAL, tune_workload
-from dlc.autotune.workload import Workload, extract_kernel, kernel_functions, lower_to_loop
+from dlc.dialects import make_context
+from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log
+from dlc.rewrites.tuning.workload import Workload, extract_kernel, kernel_functions
 from xdsl.parser import Parser
-
-from dlc.api import make_context
 
 TARGET = CpuTarget("test-cpu", vector_bits=512, vector_registers=32, num_threads=2)
 
@@ -51,7 +51,7 @@ func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x
 
 def workload_of(text: str) -> Workload:
     module = Parser(make_context(), text).parse_module()
-    (workload,) = Workload.from_module(module)
+    (workload,) = workloads_of(module)
     return workload
 
 
@@ -111,7 +111,7 @@ def test_constant_inputs_are_measured_as_a_model_passes_them(tmp_path: Path) -> 
     agree with the untuned kernel."""
     from dlc.autotune.measure import build_library, random_inputs, with_constant_inputs
     from dlc.autotune.tasks import extract_tasks
-    from dlc.rewrites import get_all_passes
+    from dlc.pipelines import parse_pipeline
     from dlc.rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
     from dlc.runtime.executable import Executable
     from dlc.runtime.library import load_library
@@ -134,7 +134,7 @@ def test_constant_inputs_are_measured_as_a_model_passes_them(tmp_path: Path) -> 
 
     ctx = make_context()
     module = workload.module(ctx)
-    PassPipeline.parse_spec(get_all_passes(), "loop-default-schedule").apply(ctx, module)
+    PassPipeline(parse_pipeline("loop-default-schedule")).apply(ctx, module)
     with_constant_inputs(module, [w])
     assert "matmul.pack" in str(module)
     LoopFoldConstantNestsPass().apply(ctx, module)
@@ -495,7 +495,7 @@ def _check_apply_and_replay(workload: Workload, best: Record, tmp_path: Path) ->
     model = tmp_path / "mm.mlir"
     model.write_text(matmul_graph(32, 32, 32))
     executable = dlc.compile(model, tuning_log=log, cache=False)
-    assert "apply-tuning-log" in executable.stats.seconds
+    assert "loop-apply-tuning-log" in executable.stats.seconds
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((32, 32), dtype=np.float32) for _ in range(2))
     np.testing.assert_allclose(executable(a, b), a @ b, rtol=1e-4, atol=1e-4)

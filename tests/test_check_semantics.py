@@ -8,14 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.pipelines import PIPELINES, NamedPipeline
 from dlc.tools.check_semantics import SemanticsChecker, compare
 from dlc.tools.diagnostics import ToolError
 from dlc.tools.dlc_opt import main
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-
-from dlc.api import make_context
 
 ADD_RELU = """
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {

@@ -13,15 +13,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dlc.autotune.apply import load_best
-from dlc.autotune.log import LogWriter, Record
-from dlc.autotune.space import run_script
 from dlc.autotune.target import host_cpu_target
-from dlc.autotune.workload import Workload, make_context
+from dlc.autotune.tasks import workloads_of
+from dlc.dialects import make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR
 from dlc.dialects.loop.ops import ForOp
 from dlc.driver.cache import CompileOptions
 from dlc.driver.compiler import whole_module_passes
+from dlc.driver.source import parse_module
+from dlc.rewrites.loop_apply_tuning_log import log_loop_lowering
+from dlc.rewrites.tuning.apply import load_best, run_script
+from dlc.rewrites.tuning.log import LogWriter, Record, read_log
+from dlc.rewrites.tuning.workload import Workload
 from xdsl.dialects.func import FuncOp
 
 import dlc
@@ -85,13 +88,13 @@ def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
     (expected_kernel,) = [op for op in expected.ops if isinstance(op, FuncOp)]
 
     model = _model(tmp_path, m, n, k)
-    module = dlc.api.parse_module(model, ctx)
+    module = parse_module(model, ctx)
     suffix, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
     assert list(tuned.values()) == [workload.key]
     # schedules (and folding constant packing) see the whole module; only lowering is per kernel
     lowering = ["math-polynomial-approximation", "convert-memref-view-to-llvm",
                 "convert-loop-to-llvm"]
-    assert [p.split("{")[0] for p in suffix] == lowering
+    assert [p.name for p in suffix] == lowering
     kernels = [
         op for op in module.ops if isinstance(op, FuncOp) and SCHEDULED_ATTR in op.attributes
     ]
@@ -100,7 +103,7 @@ def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
     assert ("i0.0.i1.0.fused", "parallel") in _loops(kernels[0])
 
     executable = dlc.compile(model, tuning_log=log, cache=False)
-    assert "apply-tuning-log" in executable.stats.seconds
+    assert "loop-apply-tuning-log" in executable.stats.seconds
     _check_runs(executable, m, n, k)
 
 
@@ -110,7 +113,7 @@ def test_compile_without_a_matching_record_uses_the_default_schedule(tmp_path: P
     _write_log(log, workload_of(matmul_graph(8, 8, 8)), SPLIT3_FUSE_PARALLEL)
     model = _model(tmp_path, 16, 32, 8)
     ctx = make_context()
-    module = dlc.api.parse_module(model, ctx)
+    module = parse_module(model, ctx)
     _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
     assert tuned == {}
     assert not any(SCHEDULED_ATTR in op.attributes for op in module.ops
@@ -150,9 +153,9 @@ def test_cli_tune_then_compile_with_the_log(
                      "--min-repeat-ms", "1", "--batch-size", "2", "--search", "random"]) == 0
     assert log.is_file()
     ctx = make_context()
-    module = dlc.api.parse_module(model, ctx)
+    module = parse_module(model, ctx)
     _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
-    (workload,) = Workload.from_module(dlc.api.parse_module(model, ctx))
+    (workload,) = workloads_of(parse_module(model, ctx))
     best = load_best(log)[workload.key]
     applies = best.knobs.get("baseline") != "default"  # else the default schedule was fastest
     assert list(tuned.values()) == ([workload.key] if applies else [])
@@ -170,7 +173,7 @@ def test_threads_select_the_records_of_the_host(tmp_path: Path, threads: int) ->
     log = tmp_path / "tune.jsonl"
     _write_log(log, workload, SPLIT3_FUSE_PARALLEL)
     ctx = make_context()
-    module = dlc.api.parse_module(_model(tmp_path, 16, 32, 8), ctx)
+    module = parse_module(_model(tmp_path, 16, 32, 8), ctx)
     _, tuned = whole_module_passes(module, CompileOptions(threads=threads, tuning_log=log), ctx)
     assert list(tuned.values()) == [workload.key]
     _check_runs(dlc.compile(_model(tmp_path, 16, 32, 8), threads=threads, tuning_log=log,
@@ -197,7 +200,6 @@ def test_rules_space_tunes_and_applies_fused_kernels(
     applies the best one (unless the default schedule was fastest)."""
     import sys
 
-    from dlc.autotune.apply import records_fuse_epilogues
     from dlc.autotune.tasks import extract_tasks
     from dlc.tools import dlc_tune
     from dlc.tools.dlc_main import main as dlc_main
@@ -218,9 +220,11 @@ def test_rules_space_tunes_and_applies_fused_kernels(
                      "--search", "random"]) == 0
     best = load_best(log)
     assert set(best) == {fused.workload.key}
+    header = read_log(log).header
+    assert header is not None and header.space == "rules"
+    assert "fuse-epilogue=false" not in header.loop_lowering  # the compile's own lowering
     ctx = make_context()
-    assert records_fuse_epilogues(dlc.api.parse_module(model, ctx), best, ctx)
-    _, tuned = whole_module_passes(dlc.api.parse_module(model, ctx),
+    _, tuned = whole_module_passes(parse_module(model, ctx),
                                    CompileOptions(tuning_log=log), ctx)
     applies = best[fused.workload.key].knobs.get("baseline") != "default"
     assert list(tuned.values()) == ([fused.workload.key] if applies else [])
@@ -232,17 +236,17 @@ def test_rules_space_tunes_and_applies_fused_kernels(
 
 
 def test_sketch_space_logs_keep_the_unfused_lowering(tmp_path: Path) -> None:
-    """A log of unfused kernels (sketch and template spaces) still selects the unfused
-    lowering."""
-    from dlc.autotune.apply import records_fuse_epilogues
+    """A log of unfused kernels (sketch and template spaces) written without a header still
+    selects the unfused lowering (from its records' space)."""
     from dlc.autotune.tasks import extract_tasks
 
     model = _matmul_relu_model(tmp_path, 16, 16, 16)
     (unfused,) = extract_tasks(model)
     log = tmp_path / "sketch.jsonl"
     _write_log(log, unfused.workload, None)
+    assert read_log(log).header is None
+    assert log_loop_lowering(log) == "convert-tensor-expr-to-loop{fuse-epilogue=false}"
     ctx = make_context()
-    assert not records_fuse_epilogues(dlc.api.parse_module(model, ctx), load_best(log), ctx)
-    _, tuned = whole_module_passes(dlc.api.parse_module(model, ctx),
+    _, tuned = whole_module_passes(parse_module(model, ctx),
                                    CompileOptions(tuning_log=log), ctx)
     assert list(tuned.values()) == [unfused.workload.key]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.loop.ops import AllocOp, ForOp
 from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
 from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
@@ -15,7 +16,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import dlc
-from dlc.api import make_context
 
 RNG = np.random.default_rng(20261129)
 

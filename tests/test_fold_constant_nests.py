@@ -6,10 +6,11 @@ time, and the scheduled program computes the same with the packed constants as w
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects import make_context
 from dlc.dialects.loop.evaluate import _distinct_addresses, evaluate_nest
 from dlc.dialects.loop.interpreter import LoopInterpreter, run_function
 from dlc.dialects.loop.ops import AllocOp, ForOp
-from dlc.rewrites import get_all_passes
+from dlc.pipelines import parse_pipeline
 from dlc.rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,8 +18,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
-
-from dlc.api import make_context
 
 RNG = np.random.default_rng(20261129)
 
@@ -37,7 +36,7 @@ def constant(array: np.ndarray) -> str:
 def scheduled(text: str) -> ModuleOp:
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
-    PassPipeline.parse_spec(get_all_passes(), SCHEDULED).apply(ctx, module)
+    PassPipeline(parse_pipeline(SCHEDULED)).apply(ctx, module)
     return module
 
 

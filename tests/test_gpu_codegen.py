@@ -11,12 +11,14 @@ from collections.abc import Callable, Sequence
 import dlc.dialects.graph as g
 import numpy as np
 import pytest
-from dlc.codegen import emit_device_code
 from dlc.codegen.gpu_targets import GPU_TARGETS, gpu_target
+from dlc.dialects import make_context
 from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
 from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.target_gpu import BarrierOp, KernelOp, LaunchOp
-from dlc.rewrites import get_all_passes
+from dlc.driver.emit import emit_device_code
+from dlc.driver.source import parse_module
+from dlc.pipelines import parse_pipeline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -26,7 +28,6 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 import dlc
-from dlc.api import make_context, parse_module
 
 RNG = np.random.default_rng(7)
 TO_LOOPS = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
@@ -45,7 +46,7 @@ def graph_module(shapes: Sequence[Sequence[int]], build: Callable[..., Sequence[
 
 
 def lower(module: ModuleOp, spec: str) -> ModuleOp:
-    PassPipeline.parse_spec(get_all_passes(), spec).apply(make_context(), module)
+    PassPipeline(parse_pipeline(spec)).apply(make_context(), module)
     module.verify()
     return module
 

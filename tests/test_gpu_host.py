@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from dlc.dialects import make_context
+from dlc.driver.build import lower
 from dlc.runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
 from xdsl.parser import Parser
-
-from dlc.api import lower, make_context
 
 
 class FakeBuffer:

@@ -234,13 +234,12 @@ def test_cache_read_into_shared_memory_with_primitives(target: str):
     """A hand schedule with the schedule primitives: B staged in shared memory by
     `cache_read(..., "shared")` + `compute_at`, rows bound to blocks and columns to threads;
     the copy runs on thread 0 of each block, a barrier before the threads read it."""
+    from dlc.dialects import make_context
     from dlc.rewrites import get_all_passes
     from dlc.rewrites.gpu_schedule_rules import bind_spatial_loop
     from dlc.rewrites.schedule import bind, cache_read, compute_at, get_loops, match_blocks
     from dlc.runtime.opencl import load_module
     from xdsl.passes import PassPipeline
-
-    from dlc.api import make_context
 
     module = ModuleOp([function("f", [(8, 16), (16, 12)], lambda a, b: [g.MatmulOp(a, b)])])
     a = RNG.standard_normal((8, 16)).astype(np.float32)

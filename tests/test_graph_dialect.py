@@ -11,6 +11,7 @@ from pathlib import Path
 import dlc.dialects.graph as graph
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph import FusionKind, fusion_kind
 from dlc.dialects.graph.ops import broadcast_shapes, window_output_size
 from hypothesis import given, settings
@@ -33,8 +34,6 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
-
-from dlc.api import make_context
 
 OPS_MLIR = Path(__file__).parent / "filecheck" / "dialects" / "graph" / "ops.mlir"
 

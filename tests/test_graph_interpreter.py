@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import dlc.dialects.graph as graph
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.interpreter import (
     IMPLEMENTATIONS,
@@ -23,8 +24,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region
 from xdsl.parser import Parser
-
-from dlc.api import make_context
 
 RNG = np.random.default_rng(1234)
 

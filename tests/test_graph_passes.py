@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.interpreter import run_module
 from dlc.dialects.graph.ops import (
@@ -42,6 +43,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.pipelines import parse_pipeline
 from dlc.rewrites import get_all_passes
 from dlc.rewrites.graph_fuse_ops import is_fusable
 from dlc.tools.check_semantics import random_inputs
@@ -52,8 +54,6 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
-
-from dlc.api import make_context
 
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -94,7 +94,7 @@ class GraphBuilder:
 
 def apply(module: ModuleOp, spec: str) -> ModuleOp:
     """Run the pipeline `spec` on `module` in place, verify, and return it."""
-    PassPipeline.parse_spec(get_all_passes(), spec).apply(make_context(), module)
+    PassPipeline(parse_pipeline(spec)).apply(make_context(), module)
     module.verify()
     return module
 

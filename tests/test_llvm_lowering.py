@@ -10,13 +10,14 @@ import llvmlite.binding as binding
 import numpy as np
 import pytest
 from dlc.codegen.llvm import _vector_width, emit_llvm_ir, host_target
+from dlc.dialects import make_context
+from dlc.pipelines import applicable, module_level, named_pipeline, pass_level
 from dlc.rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 import dlc
-from dlc.api import applicable_passes, make_context, module_level, pass_level
 
 RNG = np.random.default_rng(20261129)
 
@@ -483,15 +484,13 @@ def test_vector_width_follows_the_cpu_features() -> None:
 
 
 def test_loop_level_modules_skip_the_higher_level_passes() -> None:
-    from dlc.pipelines import PIPELINES
-
-    spec = PIPELINES["cpu"].spec
+    cpu = named_pipeline("cpu")
     module = parse(MATMUL.format(M=2, N=2, K=2))
     assert module_level(module) == "loop"
-    kept = applicable_passes(module, spec)
-    assert kept[-1] == "convert-loop-to-llvm"
-    assert [p for p in kept if pass_level(p) in ("graph", "tensor_expr")] == []
-    assert len(kept) < len(spec.split(","))
+    kept = applicable(module, cpu)
+    assert kept[-1].name == "convert-loop-to-llvm"
+    assert [p for p in kept if pass_level(p.name) in ("graph", "tensor_expr")] == []
+    assert len(kept) < len(cpu)
     assert pass_level("convert-graph-to-tensor-expr") == "graph"
     assert pass_level("tensor-expr-inline") == "tensor_expr"
     assert pass_level("cse") is None
@@ -502,7 +501,7 @@ func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 """)
     assert module_level(graph) == "graph"
-    assert applicable_passes(graph, spec) == [p.strip() for p in spec.split(",")]
+    assert applicable(graph, cpu) == cpu
 
 
 VECTOR_OPS = """
@@ -708,8 +707,6 @@ def test_vectorized_select_lowers_to_verified_llvm_and_matches_numpy() -> None:
     """A compare + where runs in a vectorized loop: the vector `arith.select` becomes a bit
     blend (xDSL's `llvm.select` verifies scalar conditions only), so the whole `cpu` pipeline
     output verifies, and the compiled code picks the right lanes (f32 and i32 values)."""
-    from dlc.pipelines import PIPELINES
-    from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
 
     for element, dtype in (("f32", np.float32), ("i32", np.int32)):
@@ -722,7 +719,7 @@ func.func @f(%a: {t}, %b: {t}) -> {t} {{
 }}"""
         ctx = make_context()
         module = Parser(ctx, text).parse_module()
-        PassPipeline.parse_spec(get_all_passes(), PIPELINES["cpu"].spec).apply(ctx, module)
+        PassPipeline(named_pipeline("cpu")).apply(ctx, module)
         module.verify()
         assert "llvm.sext" in str(module)
         rng = np.random.default_rng(3)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from dlc.dialects import loop, target_gpu, tensor_expr
+from dlc.dialects import loop, make_context, target_gpu, tensor_expr
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -33,7 +33,6 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination, is_trivia
 from xdsl.utils.exceptions import VerifyException
 
 from dlc import dialects
-from dlc.api import make_context
 
 REPO = Path(__file__).resolve().parent.parent
 FILECHECK_DIALECTS = REPO / "tests" / "filecheck" / "dialects"

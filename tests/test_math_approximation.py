@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dlc.dialects import make_context
 from xdsl.parser import Parser
 
 import dlc
-from dlc.api import make_context
 
 N = 4099  # not a multiple of the vector width: the tail runs the scalar code
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects import make_context
 from dlc.rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier, rewritten_op_types
@@ -19,8 +20,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-
-from dlc.api import make_context
 
 
 class OnAdd(RewritePattern):

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from dlc.dialects import get_all_dialects
+from dlc.dialects import get_all_dialects, make_context
 from dlc.dialects.arith_numpy import ARITH_MATH_OPS
 from dlc.dialects.loop.interpreter import LoopInterpreter
 from dlc.dialects.loop.ops import (
@@ -60,8 +60,6 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
-
-from dlc.api import make_context
 
 REPO = Path(__file__).resolve().parent.parent
 TRANSFORM_TESTS = REPO / "tests" / "filecheck" / "transform"

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.loop import AllocOp, BlockOp, ForOp
 from dlc.dialects.loop.interpreter import LoopInterpreter, LoopInterpreterError, run_function
 from dlc.dialects.tensor_expr import ComputeOp
@@ -20,7 +21,6 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 import dlc
-from dlc.api import make_context
 
 RNG = np.random.default_rng(20261129)
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dlc.codegen.llvm import emit_llvm_ir
-from dlc.driver.export import export_shared_library, load_library
+from dlc.dialects import make_context
+from dlc.driver.export import export_shared_library
 from dlc.driver.jit import JitModule, host_target_machine, parse_and_optimize, uses_openmp
 from dlc.rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
 from dlc.runtime.executable import Executable
+from dlc.runtime.library import load_library
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-
-from dlc.api import make_context
 
 RNG = np.random.default_rng(20261129)
 
@@ -24,7 +24,7 @@ def llvm_ir(text: str, num_threads: int = 0, schedule: str = "static") -> str:
     module: ModuleOp = Parser(make_context(), text).parse_module()
     module.verify()
     ConvertLoopToLLVMPass(
-        num_threads=num_threads, vector_bits=512, parallel_schedule=schedule
+        threads=num_threads, vector_bits=512, parallel_schedule=schedule
     ).apply(make_context(), module)
     module.verify()
     return emit_llvm_ir(module)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
 from dlc.dialects.graph.winograd import TILES, conv_rows, transform_matrices, transform_weight
+from dlc.driver.build import lower
 from dlc.rewrites.graph_winograd_conv import choose_tile, multiply_ratio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import dlc
-from dlc.api import lower, make_context
 from tests.test_graph_passes import apply
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

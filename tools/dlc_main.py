@@ -200,9 +200,9 @@ def _inputs(
 
 def emit_command(args: argparse.Namespace) -> None:
     """`dlc compile --emit`: the lowered code as text (codegen.emit_device_code)."""
-    from dlc.codegen import emit_device_code
-
-    from dlc.api import make_context, parse_module
+    from dlc.dialects import make_context
+    from dlc.driver.emit import emit_device_code
+    from dlc.driver.source import parse_module
 
     if not args.model.is_file():
         raise ToolError(f"no such file: {args.model}")

@@ -62,22 +62,6 @@ _PARSE, _PASSES, _VERIFY, _CHECK, _OUTPUT = 0, 1, 1_000_000, 1_000_001, 1_000_00
 """Row order of the timing table: parsing, the passes in order, then the bookkeeping rows."""
 
 
-def expand_pipelines(passes: tuple[ModulePass, ...]) -> tuple[ModulePass, ...]:
-    """`passes` with each named pipeline (e.g. graph-opt) replaced by its own passes."""
-    from dlc.pipelines import PIPELINES
-    from dlc.rewrites import get_all_passes
-
-    expanded: list[ModulePass] = []
-    for module_pass in passes:
-        pipeline = PIPELINES.get(module_pass.name)
-        if pipeline is None:
-            expanded.append(module_pass)
-            continue
-        inner = PassPipeline.parse_spec(get_all_passes(), pipeline.spec).passes
-        expanded.extend(expand_pipelines(inner))
-    return tuple(expanded)
-
-
 class DlcOptMain(xDSLOptMain):
     """The dlc-opt driver: xdsl-opt with dlc's registries."""
 
@@ -90,9 +74,9 @@ class DlcOptMain(xDSLOptMain):
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
-        from dlc.rewrites import get_all_passes
+        from dlc.pipelines import get_pipeline_registry
 
-        for name, factory in get_all_passes().items():
+        for name, factory in get_pipeline_registry().items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -161,8 +145,10 @@ class DlcOptMain(xDSLOptMain):
 
     def _instrumented(self, pipeline: PassPipeline) -> PassPipeline:
         """`pipeline` run pass by pass, timing each and checking semantics after each."""
+        from dlc.pipelines import expand
+
         upstream = pipeline.callback
-        passes = expand_pipelines(pipeline.passes)
+        passes = expand(pipeline.passes)
         position = {id(p): index for index, p in enumerate(passes)}
         started = time.perf_counter()
 

@@ -159,7 +159,14 @@ def run_tune(args: argparse.Namespace) -> int:
     if args.replay_input is not None:
         raise ToolError(f"unexpected argument '{args.replay_input}'")
     from dlc.autotune.measure import MeasureOptions, Measurer
-    from dlc.autotune.tasks import extract_tasks, tune_tasks
+    from dlc.autotune.tasks import (
+        FUSED_LOOP_LOWERING,
+        LOOP_LOWERING,
+        MODEL_PREPARATION,
+        extract_tasks,
+        tune_tasks,
+    )
+    from dlc.rewrites.tuning.log import LogHeader
 
     source = Path(args.input)
     if not source.is_file():
@@ -173,7 +180,10 @@ def run_tune(args: argparse.Namespace) -> int:
               file=sys.stderr)
     # The rules space tunes the kernels the compile makes (epilogues fused); the others fuse
     # epilogues themselves (reverse_compute_at).
-    tasks = extract_tasks(source, args.min_flops, fuse_epilogue=args.space == "rules")
+    fuse = args.space == "rules"
+    tasks = extract_tasks(source, args.min_flops, fuse_epilogue=fuse)
+    header = LogHeader(MODEL_PREPARATION, FUSED_LOOP_LOWERING if fuse else LOOP_LOWERING,
+                       str(args.space))
     if not tasks:
         raise ToolError(f"{source}: expected at least one kernel to tune, found none")
     total_flops = sum(t.flops for t in tasks)
@@ -199,7 +209,7 @@ def run_tune(args: argparse.Namespace) -> int:
             tasks, args.trials, measurer=measurer, space=_space(args.space),
             strategy=args.search, log_path=log, resume=args.resume,
             batch_size=args.batch_size, seed=args.seed, progress=progress,
-            confirm=args.confirm,
+            confirm=args.confirm, header=header,
         )
     bar.close()
     _summary(result, time.monotonic() - start)
@@ -234,12 +244,13 @@ def _summary(result: Any, wall: float) -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Applies a log's best records to a model's kernels; prints or writes the loop-level IR."""
-    from dlc.autotune.apply import apply_records, load_best, records_fuse_epilogues
     from dlc.autotune.target import host_cpu_target
     from dlc.autotune.tasks import load_model_module, lower_model
-    from dlc.autotune.workload import Workload, kernel_functions, make_context
-
-    from dlc.api import module_level
+    from dlc.dialects import make_context
+    from dlc.pipelines import module_level
+    from dlc.rewrites.loop_apply_tuning_log import log_loop_lowering
+    from dlc.rewrites.tuning.apply import apply_records, load_best
+    from dlc.rewrites.tuning.workload import Workload, kernel_functions
 
     if args.log is None:
         raise ToolError("dlc tune replay: expected --log LOG, found none")
@@ -248,8 +259,9 @@ def run_replay(args: argparse.Namespace) -> int:
         raise ToolError(f"cannot read the tuning log {log}: no such file")
     ctx = make_context()
     module = load_model_module(args.replay_input, ctx)
-    best = load_best(log, host_cpu_target(args.threads or None))
-    fuse = module_level(module) != "loop" and records_fuse_epilogues(module, best, ctx)
+    best = load_best(log, host_cpu_target(args.threads or None).key)
+    fuse = module_level(module) != "loop" and "fuse-epilogue=false" not in (
+        log_loop_lowering(log) or "")
     lower_model(module, ctx, fuse_epilogue=fuse)
     if args.emit_scripts is not None:
         directory = Path(args.emit_scripts)

@@ -11,11 +11,11 @@ import numpy as np
 import onnx
 import pytest
 from dlc.frontends.onnx import import_onnx
+from dlc.pipelines import module_level
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
-from dlc.api import module_level
 from tests.onnx.models import model, tensor
 
 

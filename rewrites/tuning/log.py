@@ -79,14 +79,43 @@ class Record:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-class LogWriter:
-    """Appends records to a log file, each with one write and an fsync."""
+@dataclass(frozen=True)
+class LogHeader:
+    """How a log's kernels were made, written as its first line: a compile that applies the log
+    must lower its model the same way for the records' workload keys to match its kernels.
 
-    def __init__(self, path: str | Path) -> None:
+    Attributes:
+        graph_passes: the graph-level passes the tasks were extracted after (`-p` syntax).
+        loop_lowering: the passes that lowered them to loops (`-p` syntax), e.g. with
+            `convert-tensor-expr-to-loop{fuse-epilogue=false}` for the sketch space.
+        space: the search space the records come from.
+    """
+
+    graph_passes: str
+    loop_lowering: str
+    space: str = ""
+    v: int = FORMAT_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps({"header": asdict(self)}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> LogHeader:
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class LogWriter:
+    """Appends records to a log file, each with one write and an fsync; a new (empty) log
+    starts with `header` when one is given."""
+
+    def __init__(self, path: str | Path, header: LogHeader | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._terminate_torn_line()
+        if header is not None and os.fstat(self._fd).st_size == 0:
+            self._write_line(header.to_json())
 
     def _terminate_torn_line(self) -> None:
         size = os.fstat(self._fd).st_size
@@ -100,7 +129,10 @@ class LogWriter:
             os.fsync(self._fd)
 
     def write(self, record: Record) -> None:
-        data = (record.to_json() + "\n").encode()
+        self._write_line(record.to_json())
+
+    def _write_line(self, line: str) -> None:
+        data = (line + "\n").encode()
         written = os.write(self._fd, data)
         if written != len(data):
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
@@ -120,10 +152,12 @@ class LogWriter:
 
 @dataclass
 class LogContents:
-    """What a log holds: its records in order, and how many lines were skipped."""
+    """What a log holds: its records in order, how many lines were skipped, and its header
+    (None for a log written before headers, or by a tuner of single kernels)."""
 
     records: list[Record]
     skipped: int = 0
+    header: LogHeader | None = None
 
 
 def read_log(path: str | Path) -> LogContents:
@@ -134,9 +168,16 @@ def read_log(path: str | Path) -> LogContents:
         return LogContents([])
     records: list[Record] = []
     skipped = 0
+    header: LogHeader | None = None
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             if not line.strip():
+                continue
+            if line.startswith('{"header":'):
+                try:
+                    header = LogHeader.from_data(json.loads(line)["header"])
+                except (ValueError, TypeError, KeyError):
+                    skipped += 1
                 continue
             try:
                 record = Record.from_json(line)
@@ -147,7 +188,7 @@ def read_log(path: str | Path) -> LogContents:
                 skipped += 1
                 continue
             records.append(record)
-    return LogContents(records, skipped)
+    return LogContents(records, skipped, header)
 
 
 def iter_records(paths: Iterable[str | Path]) -> Iterator[Record]:

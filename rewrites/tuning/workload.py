@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from dlc.dialects.contracts import CONSTANT_ARG_ATTR, NUM_OUTPUTS_ATTR
+from dlc.dialects import make_context
+from dlc.dialects.contracts import CONSTANT_ARG_ATTR, NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR
 from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -42,62 +43,20 @@ KERNEL_NAME = "kernel"
 """The name every workload's function gets."""
 
 
-
 def constant_arguments(func: FuncOp) -> list[int]:
     """The indices of `func`'s arguments marked `CONSTANT_ARG_ATTR`."""
     attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
     return [index for index, attr in enumerate(attrs) if CONSTANT_ARG_ATTR in attr.data]
 
-LOOP_LOWERING = (
-    "convert-graph-to-tensor-expr,tensor-expr-inline,"
-    "convert-tensor-expr-to-loop{fuse-epilogue=false}"
-)
-"""How models are lowered to the loop level for tuning over generated and template spaces.
-
-Epilogues are not fused by the lowering (`fuse-epilogue=false`): a schedule fuses them where it
-wants with `reverse_compute_at`, after tiling the reduction (Ansor's and MetaSchedule's way)."""
-
-FUSED_LOOP_LOWERING = (
-    "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
-)
-"""The lowering of the `rules` space's tasks: the compile's own, epilogues fused into their
-reductions, so that tuned kernels are the kernels `dlc.compile` makes (the default rules
-schedule fused epilogues)."""
 
 
 class WorkloadError(DiagnosticException):
     """A function cannot be a tuning workload (no loop blocks, calls another function, ...)."""
 
 
-def make_context() -> Context:
-    """A context with every dialect dlc reads, including the `transform` extension."""
-    from dlc.api import make_context as dlc_context
-
-    return dlc_context()
-
-
 def parse_module(text: str, ctx: Context | None = None) -> ModuleOp:
     """Parse module text with every dlc dialect."""
     return Parser(ctx or make_context(), text).parse_module()
-
-
-def lower_to_loop(
-    module: ModuleOp, ctx: Context | None = None, fuse_epilogue: bool = False
-) -> ModuleOp:
-    """Lower a graph- or tensor_expr-level module to the loop level in place (`LOOP_LOWERING`,
-    or `FUSED_LOOP_LOWERING` with `fuse_epilogue`, skipping the passes of levels the module is
-    already below) and return it."""
-    from dlc.rewrites import get_all_passes
-    from xdsl.passes import PassPipeline
-
-    from dlc.api import applicable_passes
-
-    passes = applicable_passes(module, FUSED_LOOP_LOWERING if fuse_epilogue else LOOP_LOWERING)
-    if passes:
-        PassPipeline.parse_spec(get_all_passes(), ",".join(passes)).apply(
-            ctx or make_context(), module
-        )
-    return module
 
 
 def kernel_functions(module: ModuleOp) -> list[FuncOp]:
@@ -154,6 +113,7 @@ def extract_kernel(func: FuncOp) -> ModuleOp:
             for index in range(len(body.args))
         )
     clone.res_attrs = None
+    clone.attributes.pop(ONNX_NODES_ATTR, None)  # where it came from is not what it is
     for op in [clone, *clone.walk()]:
         for result in op.results:
             result.name_hint = None
@@ -458,13 +418,6 @@ class Workload:
     def from_function(cls, func: FuncOp) -> Workload:
         """The workload of a loop-level kernel function (see `extract_kernel`)."""
         return cls(str(extract_kernel(func)), func.sym_name.data)
-
-    @classmethod
-    def from_module(cls, module: ModuleOp, ctx: Context | None = None) -> list[Workload]:
-        """The workloads of a module at any level (lowered to loop level on a clone first), one
-        per kernel function, in program order (duplicates included)."""
-        lowered = lower_to_loop(module.clone(), ctx)
-        return [cls.from_function(func) for func in kernel_functions(lowered)]
 
 
 def kernel_function_of(module: ModuleOp) -> FuncOp:

@@ -1,0 +1,131 @@
+"""Build a model into an executable: the driver's entry point (TVM's `relay.build` /
+`tvm.compile`), which `dlc.compile` calls.
+
+For the CPU it resolves the target (`host` here and only here), reads the model, runs the
+pipeline whole-module and per kernel (`driver.compiler`), with the on-disk cache, and links the
+result in process; for a GPU target it lowers with the target's pipeline and hands the module to
+the GPU driver.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from dlc.dialects import make_context
+from dlc.driver.artifact import CompiledModel
+from dlc.driver.cache import CompileCache, CompileOptions
+from dlc.driver.compiler import Progress, compile_module, pipeline_passes
+from dlc.driver.errors import CompileError
+from dlc.driver.source import ModelSource, Source
+from dlc.runtime.executable import Executable
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException
+
+CPU_TARGETS: tuple[str, ...] = ("llvm",)
+"""The targets built into native CPU code (through LLVM)."""
+
+DEVICE_TARGETS: dict[str, str] = {"opencl": "gpu-opencl", "cuda": "gpu-ptx"}
+"""GPU targets, and the pipeline that lowers to each (used when `pipeline` is left at `cpu`)."""
+
+
+def lower(
+    module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None,
+    threads: int | None = None,
+) -> ModuleOp:
+    """Run the named pipeline's applicable passes on `module` in place and return it.
+
+    `threads` (if given) sets the thread count of the passes that take one: the default
+    schedule's parallel loops and `GOMP_parallel`'s team size (0: all cores).
+    """
+    passes = pipeline_passes(module, pipeline, threads)
+    if passes:
+        PassPipeline(passes).apply(ctx or make_context(), module)
+    return module
+
+
+def build(
+    model: ModelSource,
+    target: str = "llvm",
+    entry: str | None = None,
+    *,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    opt_level: int = 3,
+    pipeline: str = "cpu",
+    threads: int = 0,
+    tuning_log: str | Path | None = None,
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    progress: bool = False,
+    jobs: int | None = None,
+) -> Executable:
+    """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
+
+    Raises:
+        CompileError: the model cannot be read, imported or compiled (the message says why).
+    """
+    if target in DEVICE_TARGETS:
+        return _build_for_device(model, target, entry, input_shapes, pipeline)
+    if target not in CPU_TARGETS:
+        expected = " or ".join(repr(t) for t in (*CPU_TARGETS, *DEVICE_TARGETS))
+        raise CompileError(f"expected target {expected}, found {target!r}")
+    options = CompileOptions(
+        target, opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
+    )
+    store = CompileCache(cache_dir) if cache else None
+    source = Source(model, input_shapes)
+    key = source.cache_key(options, store) if store is not None else None
+    compiled = store.load_model(key) if store is not None and key is not None else None
+    if compiled is None:
+        compiled = _compile_source(source, options, store, key, progress, jobs)
+    try:
+        native = compiled.link_in_process()
+    except RuntimeError as e:
+        raise CompileError(str(e)) from None
+    executable = Executable(native, entry, compiled.export)
+    executable.stats = compiled.stats
+    return executable
+
+
+def _compile_source(
+    source: Source, options: CompileOptions, store: CompileCache | None, key: str | None,
+    progress: bool, jobs: int | None,
+) -> CompiledModel:
+    reporter = Progress(source.label, progress)
+    start = time.perf_counter()
+    ctx = make_context()
+    try:
+        module = source.module(ctx)
+        imported = time.perf_counter() - start
+        compiled, kernel_keys = compile_module(module, options, store, reporter, ctx, jobs)
+    except DiagnosticException as e:
+        error = CompileError(str(e))
+        error.__notes__ = list(getattr(e, "__notes__", []))
+        raise error from None
+    compiled.stats.seconds = {"import": imported, **compiled.stats.seconds}
+    if store is not None and key is not None:
+        reporter.stage("caching")
+        store.store_model(key, compiled, kernel_keys)
+    reporter.done()
+    return compiled
+
+
+def _build_for_device(
+    model: ModelSource, target: str, entry: str | None,
+    input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
+) -> Executable:
+    """`build` for a GPU target: lower with the target's pipeline, hand the module (host
+    functions + kernels) to the target's runtime; returns its executable (same call API)."""
+    import importlib
+
+    ctx = make_context()
+    try:
+        module = Source(model, input_shapes).module(ctx)
+        lower(module, DEVICE_TARGETS[target] if pipeline == "cpu" else pipeline, ctx)
+    except DiagnosticException as e:
+        raise CompileError(str(e)) from None
+    runtime_module = {"opencl": "dlc.runtime.opencl", "cuda": "dlc.runtime.cuda"}[target]
+    return importlib.import_module(runtime_module).load_module(module, entry)

@@ -1,0 +1,65 @@
+"""Device code as text without running it (`dlc compile --emit`): a module lowered by the
+target's pipeline, then printed by the target's emitter (`dlc.codegen`)."""
+
+from __future__ import annotations
+
+from dlc.dialects import make_context
+from dlc.pipelines import applicable, named_pipeline, run_pipeline, with_options
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+
+DEVICE_CODE: dict[tuple[str, str], str] = {
+    ("cuda", "ptx"): "gpu-ptx",
+    ("cuda", "llvm"): "gpu-ptx",
+    ("opencl", "opencl"): "gpu-opencl",
+    ("llvm", "llvm"): "cpu",
+}
+"""(target, emit) pairs `emit_device_code` accepts, and the pipeline each lowers with."""
+
+
+def emit_device_code(
+    module: ModuleOp, target: str, emit: str, *, arch: str = "sm_80", lowered: bool = False
+) -> str:
+    """The device code of a module as text, without running anything (`dlc compile --emit`).
+
+    Args:
+        module: a module at any level (graph, tensor_expr, loop); not modified (a copy is
+            lowered).
+        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (the host CPU).
+        emit: `ptx` (cuda), `opencl` (OpenCL C, opencl), or `llvm` (LLVM IR: the NVVM kernels
+            for cuda, the host module for llvm).
+        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90).
+        lowered: the module is already lowered by the target's pipeline (print only).
+
+    Raises:
+        DiagnosticException: an unsupported (target, emit) pair, or a lowering error.
+    """
+    pipeline = DEVICE_CODE.get((target, emit))
+    if pipeline is None:
+        pairs = ", ".join(f"--target {t} --emit {e}" for t, e in DEVICE_CODE)
+        raise DiagnosticException(
+            f"expected one of {pairs}, found --target {target} --emit {emit}"
+        )
+    copy = module.clone()
+    if not lowered:
+        passes = named_pipeline(pipeline)
+        if target == "cuda":
+            passes = with_options(passes, target=arch)
+        run_pipeline(copy, applicable(copy, passes), make_context())
+    if emit == "ptx":
+        from dlc.codegen.ptx import emit_ptx
+
+        return emit_ptx(copy, arch)
+    if emit == "opencl":
+        from dlc.codegen.opencl import emit_opencl
+
+        return emit_opencl(copy)
+    if target == "cuda":
+        from dlc.codegen.ptx import gpu_module_llvm_ir
+        from dlc.dialects.target_gpu import ModuleOp as GpuModuleOp
+
+        return "".join(gpu_module_llvm_ir(op) for op in copy.ops if isinstance(op, GpuModuleOp))
+    from dlc.codegen.llvm import emit_llvm_ir
+
+    return emit_llvm_ir(copy)
+

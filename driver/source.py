@@ -1,0 +1,85 @@
+"""What a compile starts from: an ONNX model, an `.mlir` file or an xDSL module, read into a
+module and named for the compile cache (tvmc's model loading)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+from dlc.dialects import make_context
+from dlc.driver.cache import CompileCache, CompileOptions, digest
+from dlc.driver.errors import CompileError
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+if TYPE_CHECKING:
+    import onnx
+
+ModelSource = Union["ModuleOp", "onnx.ModelProto", str, Path]
+"""What `compile` accepts: an xDSL module, an ONNX model, or the path of a .onnx or .mlir file."""
+
+
+def parse_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
+    """Parse the MLIR file at `path` (generic or custom syntax) and verify it."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CompileError(f"cannot read {path}: {e.strerror}") from None
+    module = Parser(ctx or make_context(), text, name=str(path)).parse_module()
+    module.verify()
+    return module
+
+
+class Source:
+    """A model to compile, and how to read it and to name it in the cache."""
+
+    def __init__(self, model: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None):
+        self.model = model
+        self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+        self.path = Path(model) if isinstance(model, str | Path) else None
+        self.label = self.path.name if self.path is not None else type(model).__name__
+        if self.path is not None:
+            if not self.path.is_file():
+                raise CompileError(f"cannot read {self.path}: no such file")
+            if self.path.suffix not in (".onnx", ".mlir"):
+                raise CompileError(
+                    f"expected a .onnx or .mlir file, found '{self.path.name}'"
+                )
+        if self.input_shapes and self.kind != "onnx":
+            raise CompileError("input_shapes applies to ONNX models only")
+
+    @property
+    def kind(self) -> str:
+        if self.path is not None:
+            return self.path.suffix.removeprefix(".")
+        return "module" if type(self.model).__name__ == "ModuleOp" else "onnx"
+
+    def cache_key(self, options: CompileOptions, store: CompileCache) -> str | None:
+        """The model-level cache key, or None for an xDSL module (only its kernels are cached)."""
+        if self.kind == "module":
+            return None
+        if self.path is not None:
+            try:
+                content = store.file_digest(self.path)
+            except OSError as e:
+                raise CompileError(f"cannot read {self.path}: {e.strerror}") from None
+        else:
+            content = digest(self.model.SerializeToString())  # type: ignore[union-attr]
+        shapes = json.dumps(self.input_shapes, sort_keys=True)
+        return digest(options.fingerprint(), self.kind, content, shapes)
+
+    def module(self, ctx: Context) -> ModuleOp:
+        """The model as a module (imported, parsed or copied)."""
+        if self.kind == "onnx":
+            from dlc.frontends.onnx import import_onnx
+
+            return import_onnx(self.model, self.input_shapes)  # type: ignore[arg-type]
+        if self.path is not None:
+            return parse_module(self.path, ctx)
+        return self.model.clone()  # type: ignore[union-attr]
+
+
