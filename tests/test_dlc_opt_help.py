@@ -1,5 +1,5 @@
-"""dlc-opt for its users: --help, --list-passes, --help-pass, --version and one timing flag
-(tests/filecheck/tools/ checks the same output's layout)."""
+"""dlc-opt for its users: --help, --list-passes, --help-pass, --version, one timing flag, and large
+constants elided from the printed IR (tests/filecheck/tools/ checks the same output's layout)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from dlc.codegen import TARGETS
 from dlc.pipelines import PIPELINES
 from dlc.rewrites import get_dlc_passes
 from dlc.tools.dlc_opt import main
+from dlc.tools.elide_constants import elide_large_constants
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
 from xdsl.transforms import get_all_passes as upstream_passes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,3 +140,60 @@ def test_help_piped_into_a_closed_reader_is_quiet() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1
     assert err == ""
+
+
+LARGE = """func.func @f() -> (tensor<17xf32>, tensor<4x8xf32>) {
+  %a = graph.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+                             13.0, 14.0, 15.0, 16.0]> : tensor<17xf32>
+  %b = graph.constant dense<2.0> : tensor<4x8xf32>
+  func.return %a, %b : tensor<17xf32>, tensor<4x8xf32>
+}
+"""
+
+
+def test_large_constants_are_elided_unless_told_otherwise(tmp_path: Path) -> None:
+    source = tmp_path / "f.mlir"
+    source.write_text(LARGE)
+    _, out, _ = run(str(source))
+    assert "%a = graph.constant dense_resource<__elided__> : tensor<17xf32>" in out
+    assert "%b = graph.constant dense<2.000000e+00> : tensor<4x8xf32>" in out  # a splat
+    _, out, _ = run(str(source), "--elide-elementsattrs-if-larger=17")
+    assert "__elided__" not in out and "1.600000e+01]" in out
+    _, out, _ = run(str(source), "--elide-elementsattrs-if-larger", "0")
+    assert "__elided__" not in out
+    _, out, _ = run(str(source), "-o", str(tmp_path / "out.mlir"))
+    assert "dense_resource<__elided__>" in (tmp_path / "out.mlir").read_text()
+
+
+def test_printing_elided_leaves_the_module_alone() -> None:
+    constant = DenseIntOrFPElementsAttr.from_list(TensorType(f32, [20]), [float(i) for i in
+                                                                          range(20)])
+    from dlc.dialects.graph import ConstantOp
+
+    module = ModuleOp([ConstantOp(constant)])
+    printed = elide_large_constants(module, 16)
+    assert printed is not module
+    original = next(iter(module.ops))
+    assert isinstance(original, ConstantOp) and original.value == constant
+    assert elide_large_constants(module, 20) is module
+    assert elide_large_constants(module, 0) is module
+
+
+def test_reading_elided_ir_back_is_an_error_at_its_line(tmp_path: Path) -> None:
+    source = tmp_path / "f.mlir"
+    source.write_text(LARGE)
+    rc, elided, _ = run(str(source))
+    assert rc == 0
+    chunks = tmp_path / "chunks.mlir"
+    chunks.write_text("// a comment: dense_resource<__elided__>\n" + VALID_CHUNK + elided)
+    for _ in range(2):  # xDSL renames an already declared handle: __elided___0 the second time
+        rc, _, err = run(str(chunks), "--split-input-file")
+        assert rc == 1
+        line = 2 + VALID_CHUNK.count("\n") + elided.splitlines().index(
+            next(x for x in elided.splitlines() if "__elided__" in x))
+        assert f"chunks.mlir:{line}:" in err, err
+        assert "'graph.constant' op holds an elided constant" in err
+        assert "--elide-elementsattrs-if-larger=0" in err and "Traceback" not in err
+
+
+VALID_CHUNK = "func.func @g() {\n  func.return\n}\n// -----\n"

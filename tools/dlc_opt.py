@@ -7,7 +7,8 @@ dlc's own flags: `--check-semantics` (run the graph interpreter after every pass
 first pass that changes a result, see tools/check_semantics.py), `--timing` (seconds per pass, a
 table on stderr like mlir-opt's `--mlir-timing`; xDSL's `--time-passes` is another name for it)
 and `--dump-graph=FILE` (the final graph as Graphviz DOT, see tools/graph_dot.py). With the first
-two, named pipelines run pass by pass.
+two, named pipelines run pass by pass. `--elide-elementsattrs-if-larger=N` (default 16; 0: never)
+prints large constants as `dense_resource<__elided__>`, see tools/elide_constants.py.
 
 For users: `--help` lists dlc's passes, pipelines and targets first (tools/pass_catalog.py),
 `--list-passes` their options, `--help-pass NAME` one pass's documentation, `--version` dlc's
@@ -22,14 +23,20 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
-from io import StringIO
+from io import BytesIO, StringIO
 from pathlib import Path
 from typing import IO, Any
 
 from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.elide_constants import (
+    DEFAULT_ELIDE_LIMIT,
+    elide_large_constants,
+    elided_constant_error,
+    find_elided_constant,
+)
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 
@@ -109,6 +116,18 @@ def _version_line() -> str:
     from importlib.metadata import version
 
     return f"dlc-opt from dlc {dlc_version()}, built on xdsl {version('xdsl')}"
+
+
+def _element_count(text: str) -> int:
+    """The N of `--elide-elementsattrs-if-larger=N`: a count of elements, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of elements (0 or more), found '{text}'")
+    return count
 
 
 class _PrintAction(argparse.Action):
@@ -199,6 +218,13 @@ class DlcOptMain(xDSLOptMain):
             "-t", "--target", default="mlir", metavar="TARGET",
             help="what to print: the IR (mlir, the default) or code for one of the targets "
             "listed above, options in braces, e.g. -t 'ptx{arch=sm_90}'",
+        )
+        arg_parser.add_argument(
+            "--elide-elementsattrs-if-larger", type=_element_count, default=DEFAULT_ELIDE_LIMIT,
+            metavar="N",
+            help="print dense constants of more than N elements as dense_resource<__elided__> "
+            f"(as mlir-opt does; default {DEFAULT_ELIDE_LIMIT}, 0 prints every constant in "
+            "full); dlc-opt refuses to read elided IR back",
         )
         arg_parser.add_argument(
             "--show-traceback",
@@ -326,13 +352,21 @@ class DlcOptMain(xDSLOptMain):
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         started = time.perf_counter()
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        source = chunk.read()
+        module = super().parse_chunk(BytesIO(source), file_extension, start_offset)
         if self.timer is not None:
             self.timer.add((_PARSE, "(parse)"), time.perf_counter() - started)
+        if module is not None and (elided := find_elided_constant(module)) is not None:
+            raise elided_constant_error(elided, source, self.get_input_name())
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         started = time.perf_counter()
+        if parse_spec(self.args.target).name == "mlir":
+            printed = elide_large_constants(prog, self.args.elide_elementsattrs_if_larger)
+            if printed is not prog:  # the printer looks up dense_resource blobs in `builtin`
+                self.ctx.get_dialect("builtin")
+            prog = printed
         text = super().output_resulting_program(prog)
         if self.timer is not None:
             self.timer.add((_OUTPUT, "(output)"), time.perf_counter() - started)

@@ -4,6 +4,7 @@
 // RUN: not dlc-opt %s -p graph-fuse,cannonicalize 2>&1 | filecheck %s --check-prefix=CLOSE
 // RUN: not dlc-opt --help-pass graph-fuse 2>&1 | filecheck %s --check-prefix=HELP-PASS
 // RUN: not dlc-opt --help-pass no-such-pass 2>&1 | filecheck %s --check-prefix=HELP-NONE
+// RUN: not dlc-opt %s --elide-elementsattrs-if-larger=-1 2>&1 | filecheck %s --check-prefix=ELIDE
 
 // PASS: dlc-opt: error: invalid pass pipeline 'no-such-pass': Unrecognized passes: ['no-such-pass']
 // PASS-NOT: Traceback
@@ -17,6 +18,7 @@
 // HELP-PASS-SAME: dlc-opt --list-passes lists dlc's passes and pipelines
 // HELP-PASS-NOT: Traceback
 // HELP-NONE: dlc-opt: error: unknown pass 'no-such-pass' (dlc-opt --list-passes
+// ELIDE: dlc-opt: error: argument --elide-elementsattrs-if-larger: expected a number of elements (0 or more), found '-1'
 
 func.func @f(%a: i32) -> i32 {
   func.return %a : i32

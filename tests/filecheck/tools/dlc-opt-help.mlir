@@ -25,6 +25,7 @@
 // CHECK-NOT:    canonicalize
 // CHECK:        --list-passes
 // CHECK:        --help-pass NAME
+// CHECK:        --elide-elementsattrs-if-larger N
 // CHECK-NOT:  {{^ +--time-passes}}
 // CHECK:        --timing, --time-passes
 // CHECK-NOT:  {{^ +--time-passes}}
