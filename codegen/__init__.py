@@ -8,14 +8,31 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
+from typing import NamedTuple
 
 from xdsl.utils.target import Target
 
-TARGETS: dict[str, tuple[str, str]] = {
-    "llvm": ("dlc.codegen.llvm", "LLVMIRTarget"),
-    "ptx": ("dlc.codegen.ptx", "PTXTarget"),
-    "opencl": ("dlc.codegen.opencl", "OpenCLTarget"),
+
+class TargetEntry(NamedTuple):
+    """Where a `-t` target's class lives, and the line `dlc-opt --help` shows for it."""
+
+    module: str
+    cls: str
+    summary: str
+
+
+TARGETS: dict[str, TargetEntry] = {
+    "llvm": TargetEntry(
+        "dlc.codegen.llvm", "LLVMIRTarget",
+        "LLVM IR of an llvm-dialect module, for the host CPU (after -p cpu)"),
+    "ptx": TargetEntry(
+        "dlc.codegen.ptx", "PTXTarget",
+        "PTX of the module's kernels for an NVIDIA GPU, 'ptx{arch=sm_90}' (after -p gpu-ptx)"),
+    "opencl": TargetEntry(
+        "dlc.codegen.opencl", "OpenCLTarget",
+        "the module's kernels as one OpenCL C program (after -p gpu-opencl)"),
 }
+"""dlc's `-t` targets by name; nothing is imported until a target is used."""
 
 
 def get_dlc_targets() -> dict[str, Callable[[], type[Target]]]:
@@ -24,7 +41,7 @@ def get_dlc_targets() -> dict[str, Callable[[], type[Target]]]:
         return lambda: getattr(importlib.import_module(module), cls)
 
     return {
-        name: factory(module, cls)
-        for name, (module, cls) in TARGETS.items()
-        if importlib.util.find_spec(module) is not None
+        name: factory(entry.module, entry.cls)
+        for name, entry in TARGETS.items()
+        if importlib.util.find_spec(entry.module) is not None
     }

@@ -5,6 +5,7 @@ A user of a tool sees a message that names what went wrong and where, never a Py
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -28,6 +29,12 @@ def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) 
         return 1 if code == 2 else code
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader of the output left (`dlc-opt ... | head`): stop quietly, as a C tool would.
+        # Python would flush stdout again at exit and complain: point it at /dev/null.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ParseError, DiagnosticException, ToolError) as e:
         print(f"{name}: error: {str(e).rstrip()}", file=sys.stderr)

@@ -5,21 +5,38 @@ It knows dlc's dialects, the upstream dialects dlc uses, dlc's passes, the named
 
 dlc's own flags: `--check-semantics` (run the graph interpreter after every pass and stop at the
 first pass that changes a result, see tools/check_semantics.py), `--timing` (seconds per pass, a
-table on stderr like mlir-opt's `--mlir-timing`) and `--dump-graph=FILE` (the final graph as
-Graphviz DOT, see tools/graph_dot.py). With the first two, named pipelines run pass by pass.
+table on stderr like mlir-opt's `--mlir-timing`; xDSL's `--time-passes` is another name for it)
+and `--dump-graph=FILE` (the final graph as Graphviz DOT, see tools/graph_dot.py). With the first
+two, named pipelines run pass by pass. `--elide-elementsattrs-if-larger=N` (default 16; 0: never)
+prints large constants as `dense_resource<__elided__>`, see tools/elide_constants.py.
+
+For users: `--help` lists dlc's passes, pipelines and targets first (tools/pass_catalog.py),
+`--list-passes` their options, `--help-pass NAME` one pass's documentation, `--version` dlc's
+version and xDSL's.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 import time
-from io import StringIO
-from typing import IO
+from collections.abc import Callable, Sequence
+from io import BytesIO, StringIO
+from pathlib import Path
+from typing import IO, Any
 
 from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.elide_constants import (
+    DEFAULT_ELIDE_LIMIT,
+    elide_large_constants,
+    elided_constant_error,
+    find_elided_constant,
+)
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 
@@ -62,10 +79,73 @@ _PARSE, _PASSES, _VERIFY, _CHECK, _OUTPUT = 0, 1, 1_000_000, 1_000_001, 1_000_00
 """Row order of the timing table: parsing, the passes in order, then the bookkeeping rows."""
 
 
+def dlc_version() -> str:
+    """dlc's version: the installed package's, else the checkout's pyproject.toml's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dlc")
+    except PackageNotFoundError:
+        pass
+    import tomllib
+
+    try:
+        with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
+            return str(tomllib.load(f)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def _version_line() -> str:
+    from importlib.metadata import version
+
+    return f"dlc-opt from dlc {dlc_version()}, built on xdsl {version('xdsl')}"
+
+
+def _element_count(text: str) -> int:
+    """The N of `--elide-elementsattrs-if-larger=N`: a count of elements, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of elements (0 or more), found '{text}'")
+    return count
+
+
+class _PrintAction(argparse.Action):
+    """A flag like `--help`: prints text, made only when the flag is given, and exits.
+
+    The text is made lazily so that a normal run does not import what it needs (every pass).
+    """
+
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str,
+        render: Callable[[argparse.ArgumentParser, str | None], str],
+        nargs: int | None = 0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=nargs,
+            **kwargs)
+        self.render = render
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(self.render(parser, values if isinstance(values, str) else None))
+        parser.exit()
+
+
 class DlcOptMain(xDSLOptMain):
     """The dlc-opt driver: xdsl-opt with dlc's registries."""
-
-    version_format = "dlc-opt (xdsl {xdsl_version})"
 
     def register_all_dialects(self) -> None:
         from dlc.dialects import get_all_dialects
@@ -87,6 +167,49 @@ class DlcOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        arg_parser.prog = "dlc-opt"
+        arg_parser.usage = "%(prog)s [options] [input_file]"
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        # dlc-opt redefines some of xdsl-opt's flags (help, version, -p, -t, --time-passes): a
+        # flag added again replaces the inherited one. argparse copies the conflict handler into
+        # the parser's argument groups when it makes them, so it is set there too.
+        for container in (arg_parser, *arg_parser._action_groups):  # pyright: ignore[reportPrivateUsage]
+            container.conflict_handler = "resolve"
+        arg_parser.add_argument(
+            "-h", "--help", action=_PrintAction, render=self._help,
+            help="show this help: dlc's passes, pipelines and targets, the options, then xDSL's "
+            "passes",
+        )
+        arg_parser.add_argument(
+            "-v", "--version", action=_PrintAction, render=lambda _p, _v: _version_line(),
+            help="print dlc's version and xDSL's",
+        )
+        arg_parser.add_argument(
+            "--list-passes", action=_PrintAction, render=self._list_passes,
+            help="list dlc's passes and pipelines, each with its summary and options",
+        )
+        arg_parser.add_argument(
+            "--help-pass", action=_PrintAction, render=self._help_pass, nargs=None,
+            metavar="NAME", help="print the documentation and options of the pass NAME",
+        )
+        arg_parser.add_argument(
+            "-p", "--passes", default="", metavar="PIPELINE",
+            help="the passes to run, in order: comma-separated, options in braces, e.g. "
+            "-p 'graph-opt,loop-default-schedule{threads=4 pack=false}'; dlc's passes and "
+            "pipelines are listed above, xDSL's below",
+        )
+        arg_parser.add_argument(
+            "-t", "--target", default="mlir", metavar="TARGET",
+            help="what to print: the IR (mlir, the default) or code for one of the targets "
+            "listed above, options in braces, e.g. -t 'ptx{arch=sm_90}'",
+        )
+        arg_parser.add_argument(
+            "--elide-elementsattrs-if-larger", type=_element_count, default=DEFAULT_ELIDE_LIMIT,
+            metavar="N",
+            help="print dense constants of more than N elements as dense_resource<__elided__> "
+            f"(as mlir-opt does; default {DEFAULT_ELIDE_LIMIT}, 0 prints every constant in "
+            "full); dlc-opt refuses to read elided IR back",
+        )
         arg_parser.add_argument(
             "--show-traceback",
             action="store_true",
@@ -112,10 +235,12 @@ class DlcOptMain(xDSLOptMain):
             help="absolute tolerance of --check-semantics (default 1e-4)",
         )
         arg_parser.add_argument(
-            "--timing",
+            "--timing", "--time-passes",
             action="store_true",
-            help="print the wall time of parsing, each pass and printing as a table on stderr",
+            help="print the wall time of parsing, each pass and printing as a table on stderr "
+            "(mlir-opt's --mlir-timing)",
         )
+        arg_parser.set_defaults(time_passes=False)  # xdsl-opt's own timing lines stay off
         arg_parser.add_argument(
             "--dump-graph",
             metavar="FILE",
@@ -123,11 +248,44 @@ class DlcOptMain(xDSLOptMain):
             help="write the final graph as Graphviz DOT to FILE, fused groups as clusters",
         )
 
+    def _help(self, parser: argparse.ArgumentParser, _: str | None) -> str:
+        from dlc.codegen import TARGETS
+        from dlc.tools.pass_catalog import help_catalog, upstream_epilog
+
+        width = shutil.get_terminal_size().columns - 2  # as argparse's help
+        title = textwrap.fill(
+            f"{_version_line()}: the mlir-opt of dlc. It reads MLIR, runs the passes of -p and "
+            "prints the IR, or code with -t.", width)
+        upstream_targets = [t for t in self.available_targets if t not in TARGETS]
+        # Made here, not with the parser: the catalog imports every pass module.
+        parser.description = f"{title}\n\n{help_catalog(upstream_targets, width)}"
+        parser.epilog = upstream_epilog(self.available_passes, width)
+        return parser.format_help().rstrip()
+
+    def _list_passes(self, _parser: argparse.ArgumentParser, _: str | None) -> str:
+        from dlc.tools.pass_catalog import list_passes
+
+        return list_passes(self.available_passes, shutil.get_terminal_size().columns - 2)
+
+    def _help_pass(self, _parser: argparse.ArgumentParser, name: str | None) -> str:
+        from dlc.tools.pass_catalog import help_pass
+
+        return help_pass(name or "", self.available_passes)
+
     def setup_pipeline(self) -> None:
         try:
             super().setup_pipeline()
         except ValueError as e:  # unknown pass names, bad or missing pass options
-            raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from None
+            from dlc.tools.pass_catalog import did_you_mean
+
+            hints = [
+                f"\n  '{spec.name}': {hint}?"
+                for spec in parse_pipeline(self.args.passes)
+                if spec.name not in self.available_passes
+                and (hint := did_you_mean(spec.name, self.available_passes))
+            ]
+            raise ToolError(
+                f"invalid pass pipeline '{self.args.passes}': {e}{''.join(hints)}") from None
         self.timer = PassTimer() if self.args.timing else None
         self.checker = None
         self.dot_graphs: list[str] = []
@@ -180,13 +338,21 @@ class DlcOptMain(xDSLOptMain):
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         started = time.perf_counter()
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        source = chunk.read()
+        module = super().parse_chunk(BytesIO(source), file_extension, start_offset)
         if self.timer is not None:
             self.timer.add((_PARSE, "(parse)"), time.perf_counter() - started)
+        if module is not None and (elided := find_elided_constant(module)) is not None:
+            raise elided_constant_error(elided, source, self.get_input_name())
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         started = time.perf_counter()
+        if parse_spec(self.args.target).name == "mlir":
+            printed = elide_large_constants(prog, self.args.elide_elementsattrs_if_larger)
+            if printed is not prog:  # the printer looks up dense_resource blobs in `builtin`
+                self.ctx.get_dialect("builtin")
+            prog = printed
         text = super().output_resulting_program(prog)
         if self.timer is not None:
             self.timer.add((_OUTPUT, "(output)"), time.perf_counter() - started)

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s | filecheck %s
+// RUN: dlc-opt %s --elide-elementsattrs-if-larger=0 | filecheck %s
 // RUN: %roundtrip | filecheck %s
 
 // One case per op: the `Example:` of its docstring (tests/test_graph_dialect.py checks that each
