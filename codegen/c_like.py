@@ -317,6 +317,13 @@ class CLikePrinter(ABC):
         self.emit(f"{self.type_name(result.type, op)} {name} = {expression};")
 
     def print_for(self, op: ForOp) -> None:
+        if op.kind.data == "bound":
+            thread = op.thread.data if op.thread is not None else "?"
+            raise printer_error(
+                op,
+                f'expected no loop bound to a GPU axis in a kernel (run '
+                f'target-gpu-map-bound-loops first), found axis "{op.axis.data}" bound to {thread}',
+            )
         iv = self.names.define(op.induction_var)
         lb, ub, step = (self.names[v] for v in (op.lb, op.ub, op.step))
         if op.kind.data == "unrolled":

@@ -30,6 +30,7 @@ from dlc.dialects.target_gpu.ops import (
 )
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from dlc.rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
+from dlc.rewrites.gpu_common import bound_loops
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -412,10 +413,12 @@ def _kernel_to_function(kernel: KernelOp) -> func.FuncOp:
 class TargetGpuLowerToNvvmPass(ModulePass):
     """Lower the kernels of every `target_gpu.module` to llvm-dialect functions for NVPTX.
 
-    *Input invariant*: the output of `convert-loop-to-target-gpu`: `target_gpu.module`s of
-    `target_gpu.kernel`s whose bodies use `loop`, `scf`, `arith`, `math`, `vector` and
-    `target_gpu` coordinate, barrier and shared-memory ops, on memrefs of static shape
-    (shared memory in memory space 3); host functions around them.
+    *Input invariant*: SIMT kernels (the output of `convert-loop-to-target-gpu` and the
+    `target-gpu-*` passes after it, `target-gpu-map-bound-loops` among them):
+    `target_gpu.module`s of `target_gpu.kernel`s whose bodies use `loop` (no loop bound to a
+    GPU axis), `scf`, `arith`, `math`, `vector` and `target_gpu` coordinate, barrier and
+    shared-memory ops, on memrefs of static shape (shared memory in memory space 3); host
+    functions around them.
 
     *Output IR*: each kernel is an external `llvm.func` (bare-pointer convention: a memref is a
     `!llvm.ptr` to its first element, `noalias`; `index` is `index-bitwidth` wide) carrying the
@@ -456,6 +459,15 @@ class TargetGpuLowerToNvvmPass(ModulePass):
                                              "no lowering for it")
 
     def _lower_module(self, gpu_module: GpuModuleOp, lowering: NVVMLowering) -> None:
+        bound = bound_loops(gpu_module)
+        if bound:
+            thread = bound[0].thread.data if bound[0].thread is not None else "?"
+            raise lowering_error(
+                bound[0],
+                f'expected no loop bound to a GPU axis in a kernel (run '
+                f'target-gpu-map-bound-loops first), found axis "{bound[0].axis.data}" bound to '
+                f'{thread}',
+            )
         for kernel in [k for k in gpu_module.body.block.ops if isinstance(k, KernelOp)]:
             Rewriter.replace_op(kernel, _kernel_to_function(kernel))
         for nested in gpu_module.walk():

@@ -257,9 +257,11 @@ def test_cache_read_into_shared_memory_with_primitives(target: str):
     # for all blocks, while each block has its own.
     bind_spatial_loop(rows, "blockIdx.x")
     bind(columns, "threadIdx.x")
-    PassPipeline.parse_spec(passes, "convert-loop-to-target-gpu{target=opencl}").apply(
-        make_context(), module
-    )
+    to_kernels = (  # the gpu-opencl pipeline's passes after the default schedule
+        "convert-loop-to-target-gpu{target=opencl},target-gpu-compact-private-buffers,"
+        "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
+        "target-gpu-vectorize")
+    PassPipeline.parse_spec(passes, to_kernels).apply(make_context(), module)
     executable = load_module(module, "f")
     assert "__local float" in executable.source and "barrier(CLK_LOCAL_MEM_FENCE)" in \
         executable.source
