@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -118,9 +119,10 @@ def printer_error(op: Operation, message: str) -> DiagnosticException:
 
 def strides_and_offset(memref_type: MemRefType, op: Operation) -> tuple[list[int], int]:
     """The element strides and offset of a memref of static shape and layout."""
-    from dlc.rewrites.llvm_lowering.memref import strides_and_offset as layout_of
-
-    strides, offset, _ = layout_of(memref_type, op)
+    try:
+        strides, offset, _ = memref_layout(memref_type)
+    except MemRefLayoutError as e:
+        raise printer_error(op, str(e)) from None
     return strides, offset
 
 

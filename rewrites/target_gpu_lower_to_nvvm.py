@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import NVPTX_TRIPLE, NVVM_KERNEL_ATTR, TARGET_TRIPLE_ATTR
 from dlc.dialects.loop.ops import LoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
@@ -71,16 +72,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
-
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-"""The target triple of 64-bit PTX."""
-
-KERNEL_ATTR = "nvvm.kernel"
-"""Unit attribute of an `llvm.func` that is a kernel entry (`-t ptx` gives it the `ptx_kernel`
-calling convention)."""
-
-TRIPLE_ATTR = "llvm.target_triple"
-"""The `target_gpu.module` attribute naming the LLVM target triple of its functions."""
 
 SHARED_ADDRESS_SPACE = 3
 """NVVM's address space of shared memory."""
@@ -405,7 +396,7 @@ def _kernel_to_function(kernel: KernelOp) -> func.FuncOp:
             Rewriter.replace_op(terminator, func.ReturnOp())
     function = func.FuncOp(kernel.sym_name.data, kernel.function_type, body)
     function.attributes.update(kernel.attributes)
-    function.attributes[KERNEL_ATTR] = UnitAttr()
+    function.attributes[NVVM_KERNEL_ATTR] = UnitAttr()
     return function
 
 
@@ -482,9 +473,9 @@ class TargetGpuLowerToNvvmPass(ModulePass):
                                          *op_patterns(lowering, noalias_entry_arguments=False)])
         ).rewrite_region(region)
         for function in gpu_module.body.block.ops:
-            if isinstance(function, llvm.FuncOp) and KERNEL_ATTR in function.attributes:
+            if isinstance(function, llvm.FuncOp) and NVVM_KERNEL_ATTR in function.attributes:
                 _mark_noalias(function)
-        gpu_module.attributes[TRIPLE_ATTR] = StringAttr(NVPTX_TRIPLE)
+        gpu_module.attributes[TARGET_TRIPLE_ATTR] = StringAttr(NVPTX_TRIPLE)
 
 
 def _mark_noalias(function: llvm.FuncOp) -> None:
@@ -502,5 +493,5 @@ def kernel_functions(module: ModuleOp) -> list[llvm.FuncOp]:
     """The `llvm.func` kernels of a lowered module."""
     return [
         op for op in module.walk()
-        if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes
+        if isinstance(op, llvm.FuncOp) and NVVM_KERNEL_ATTR in op.attributes
     ]
