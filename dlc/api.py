@@ -28,12 +28,9 @@ LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 TARGETS: tuple[str, ...] = ("llvm",)
 """The targets `compile` builds executables for (the host CPU through LLVM)."""
 
-DEVICE_TARGETS: dict[str, tuple[str, str]] = {
-    "opencl": ("dlc.runtime.opencl", "gpu-opencl"),
-    "cuda": ("dlc.runtime.cuda", "gpu-ptx"),
-}
-"""GPU targets: the runtime module whose `load_module(module, entry)` runs the lowered module,
-and the pipeline that lowers to it (used when `pipeline` is left at `cpu`)."""
+DEVICE_TARGETS: dict[str, str] = {"opencl": "gpu-opencl", "cuda": "gpu-ptx"}
+"""GPU targets, and the pipeline that lowers to each (used when `pipeline` is left at `cpu`);
+`driver.gpu.compile_for_device` emits, plans and loads the lowered module."""
 
 
 def make_context() -> Context:
@@ -276,20 +273,20 @@ def _compile_for_device(
     model: ModelSource, target: str, entry: str | None,
     input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
 ) -> Executable:
-    """`compile` for a GPU target: lower with the target's pipeline, hand the module (host
-    functions + kernels) to the target's runtime; returns its executable (same call API)."""
-    import importlib
-
+    """`compile` for a GPU target: lower with the target's pipeline, then emit the kernels, plan
+    the host functions and load them on the target's runtime (`driver.gpu`); returns its
+    executable (same call API)."""
     from xdsl.utils.exceptions import DiagnosticException
 
-    runtime_module, default_pipeline = DEVICE_TARGETS[target]
+    from dlc.driver.gpu import compile_for_device
+
     ctx = make_context()
     try:
         module = _Source(model, input_shapes).module(ctx)
-        lower(module, default_pipeline if pipeline == "cpu" else pipeline, ctx)
+        lower(module, DEVICE_TARGETS[target] if pipeline == "cpu" else pipeline, ctx)
+        return compile_for_device(module, target, entry)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None
-    return importlib.import_module(runtime_module).load_module(module, entry)
 
 
 class _Source:
