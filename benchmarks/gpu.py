@@ -124,7 +124,7 @@ def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> tuple[fl
 
 
 def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, list[str]]:
-    from dlc.runtime.cuda import load_module
+    from dlc.driver.gpu import compile_for_device
 
     import dlc
 
@@ -137,7 +137,7 @@ def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, 
         from dlc.driver.build import lower
 
         lower(module, "gpu-ptx", make_context())
-        executable = load_module(module, arch=arch)
+        executable = compile_for_device(module, "cuda", arch=arch)
     except Exception as e:  # an unsupported dtype is a result line, not a crash
         return None, [f"dlc could not compile the {dtype} GEMM: {e}"]
     notes = []

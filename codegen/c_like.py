@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -118,9 +119,10 @@ def printer_error(op: Operation, message: str) -> DiagnosticException:
 
 def strides_and_offset(memref_type: MemRefType, op: Operation) -> tuple[list[int], int]:
     """The element strides and offset of a memref of static shape and layout."""
-    from dlc.rewrites.llvm_lowering.memref import strides_and_offset as layout_of
-
-    strides, offset, _ = layout_of(memref_type, op)
+    try:
+        strides, offset, _ = memref_layout(memref_type)
+    except MemRefLayoutError as e:
+        raise printer_error(op, str(e)) from None
     return strides, offset
 
 
@@ -317,6 +319,13 @@ class CLikePrinter(ABC):
         self.emit(f"{self.type_name(result.type, op)} {name} = {expression};")
 
     def print_for(self, op: ForOp) -> None:
+        if op.kind.data == "bound":
+            thread = op.thread.data if op.thread is not None else "?"
+            raise printer_error(
+                op,
+                f'expected no loop bound to a GPU axis in a kernel (run '
+                f'target-gpu-map-bound-loops first), found axis "{op.axis.data}" bound to {thread}',
+            )
         iv = self.names.define(op.induction_var)
         lb, ub, step = (self.names[v] for v in (op.lb, op.ub, op.step))
         if op.kind.data == "unrolled":

@@ -1,6 +1,7 @@
 """The `-t opencl` target: `target_gpu` kernels -> OpenCL C source (TVM's `CodeGenOpenCL`).
 
-Printing only: the module must already hold kernels (`convert-loop-to-target-gpu`). Every
+Printing only: the module must already hold SIMT kernels (`convert-loop-to-target-gpu` and the
+`target-gpu-*` passes after it; a loop still bound to a GPU axis is refused). Every
 `target_gpu.kernel` becomes a `__kernel void` function whose memref arguments are
 `__global T* restrict` (`const` when the kernel never stores to them), shared buffers are
 `__local` arrays, coordinates are `get_group_id`/`get_local_id`/`get_local_size`/

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from dlc.codegen.gpu_targets import DEFAULT_CUDA_ARCH, gpu_target
+from dlc.dialects.contracts import NVPTX_TRIPLE, NVVM_KERNEL_ATTR
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
-from dlc.rewrites.target_gpu_lower_to_nvvm import KERNEL_ATTR, NVPTX_TRIPLE
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
@@ -65,7 +65,7 @@ def gpu_module_llvm_ir(gpu_module: GpuModuleOp) -> str:
             ir_module.get_global(op.sym_name.data).align = op.alignment.value.data
     kernels = {
         op.sym_name.data for op in gpu_module.body.block.ops
-        if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes
+        if isinstance(op, llvm.FuncOp) and NVVM_KERNEL_ATTR in op.attributes
     }
     for function in ir_module.functions:
         if function.name in kernels:

@@ -64,3 +64,16 @@ SPLIT_ATTR = "dlc.split"
 CONSTANT_ARG_ATTR = "dlc.constant"
 """`UnitAttr` in a kernel's argument attributes: the argument is a constant weight (the tuner
 feeds it the model's values, not random data)."""
+
+NVVM_KERNEL_ATTR = "nvvm.kernel"
+"""`UnitAttr` on an `llvm.func` of a `target_gpu.module`: the function is a kernel entry (MLIR's
+NVVM kernel attribute). Written by `target-gpu-lower-to-nvvm`; read by the `-t ptx` emitter (the
+`ptx_kernel` calling convention)."""
+
+TARGET_TRIPLE_ATTR = "llvm.target_triple"
+"""`StringAttr` on a `target_gpu.module`: the LLVM target triple of its functions
+(`NVPTX_TRIPLE`). Written by `target-gpu-lower-to-nvvm`."""
+
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+"""The target triple of 64-bit PTX: the `llvm.target_triple` of NVVM-lowered modules, and the
+triple the `-t ptx` emitter compiles them for."""

@@ -29,7 +29,8 @@ CPU_TARGETS: tuple[str, ...] = ("llvm",)
 """The targets built into native CPU code (through LLVM)."""
 
 DEVICE_TARGETS: dict[str, str] = {"opencl": "gpu-opencl", "cuda": "gpu-ptx"}
-"""GPU targets, and the pipeline that lowers to each (used when `pipeline` is left at `cpu`)."""
+"""GPU targets, and the pipeline that lowers to each (used when `pipeline` is left at `cpu`);
+`driver.gpu.compile_for_device` emits, plans and loads the lowered module."""
 
 
 def lower(
@@ -117,15 +118,15 @@ def _build_for_device(
     model: ModelSource, target: str, entry: str | None,
     input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
 ) -> Executable:
-    """`build` for a GPU target: lower with the target's pipeline, hand the module (host
-    functions + kernels) to the target's runtime; returns its executable (same call API)."""
-    import importlib
+    """`build` for a GPU target: lower with the target's pipeline, then emit the kernels, plan
+    the host functions and load them on the target's runtime (`driver.gpu`); returns its
+    executable (same call API)."""
+    from dlc.driver.gpu import compile_for_device
 
     ctx = make_context()
     try:
         module = Source(model, input_shapes).module(ctx)
         lower(module, DEVICE_TARGETS[target] if pipeline == "cpu" else pipeline, ctx)
+        return compile_for_device(module, target, entry)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None
-    runtime_module = {"opencl": "dlc.runtime.opencl", "cuda": "dlc.runtime.cuda"}[target]
-    return importlib.import_module(runtime_module).load_module(module, entry)

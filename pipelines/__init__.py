@@ -82,7 +82,9 @@ PIPELINES: dict[str, NamedPipeline] = {
             "NVVM, for NVIDIA GPUs (print the kernels with -t ptx)",
             f"graph-opt,{LOOP_LOWERING},"
             "loop-dedup-functions,loop-gpu-default-schedule{target=sm_80},"
-            "convert-loop-to-target-gpu{target=sm_80},target-gpu-lower-to-nvvm",
+            "convert-loop-to-target-gpu{target=sm_80},target-gpu-compact-private-buffers,"
+            "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
+            "target-gpu-vectorize,target-gpu-lower-to-nvvm",
         ),
         NamedPipeline(
             "gpu-opencl",
@@ -90,7 +92,9 @@ PIPELINES: dict[str, NamedPipeline] = {
             "for OpenCL devices (print the kernels with -t opencl)",
             f"graph-opt,{LOOP_LOWERING},"
             "loop-dedup-functions,loop-gpu-default-schedule{target=opencl},"
-            "convert-loop-to-target-gpu{target=opencl}",
+            "convert-loop-to-target-gpu{target=opencl},target-gpu-compact-private-buffers,"
+            "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
+            "target-gpu-vectorize",
         ),
     )
 }

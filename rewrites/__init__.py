@@ -43,8 +43,17 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-memref-view-to-llvm": (
         "dlc.rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
     "convert-loop-to-llvm": ("dlc.rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),
+    # loop -> target_gpu: outline kernels, then make them SIMT code, one job per pass
     "convert-loop-to-target-gpu": (
         "dlc.rewrites.convert_loop_to_target_gpu", "ConvertLoopToTargetGpuPass"),
+    "target-gpu-compact-private-buffers": (
+        "dlc.rewrites.target_gpu_compact_private_buffers", "TargetGpuCompactPrivateBuffersPass"),
+    "target-gpu-insert-barriers": (
+        "dlc.rewrites.target_gpu_insert_barriers", "TargetGpuInsertBarriersPass"),
+    "target-gpu-map-bound-loops": (
+        "dlc.rewrites.target_gpu_map_bound_loops", "TargetGpuMapBoundLoopsPass"),
+    "target-gpu-unroll": ("dlc.rewrites.target_gpu_unroll", "TargetGpuUnrollPass"),
+    "target-gpu-vectorize": ("dlc.rewrites.target_gpu_vectorize", "TargetGpuVectorizePass"),
     "target-gpu-lower-to-nvvm": (
         "dlc.rewrites.target_gpu_lower_to_nvvm", "TargetGpuLowerToNvvmPass"),
     # test only: deliberately wrong, to test `dlc-opt --check-semantics`

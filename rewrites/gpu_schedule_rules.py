@@ -3,8 +3,9 @@
 
 Each rule recognises a loop nest by its structure (`rewrites.schedule_rules.nest.analyze`) and
 rewrites it into loops bound to GPU axes; the result keeps the loop IR's serial semantics (the
-loop interpreter runs it and must find the same results), and `convert-loop-to-target-gpu` turns
-it into a kernel. Rules, tried in order on each top-level nest of a function:
+loop interpreter runs it and must find the same results), and `convert-loop-to-target-gpu` and
+the `target-gpu-*` passes turn it into a kernel. The rules build IR with `ir_builder.IRBuilder`.
+Rules, tried in order on each top-level nest of a function:
 
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
@@ -35,15 +36,15 @@ from dataclasses import dataclass
 
 from dlc.codegen.gpu_targets import GpuTarget
 from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.ir_builder import IRBuilder, wrap_in_bound_loops
 from dlc.rewrites.schedule import ScheduleError, fuse, split, vectorize
-from dlc.rewrites.schedule.common import index_constant, is_pure, value_name
+from dlc.rewrites.schedule.common import index_constant, is_pure
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -127,14 +128,7 @@ def _schedule_local_runs(function: func.FuncOp, config: GpuScheduleConfig) -> li
         if reduction is not None and schedule_tree_reduction(reduction, config):
             names.append("tree-reduction")
             continue
-        block = alloc.parent_block()
-        assert block is not None
-        zero, one = index_constant(0, alloc), index_constant(1, alloc)
-        anchor = run[-1].next_op
-        for op in run:
-            op.detach()
-        loop = ForOp(zero, one, one, run, "single", "bound", "threadIdx.x")
-        block.insert_op_before(loop, anchor)  # type: ignore[arg-type]
+        wrap_in_bound_loops(run, [("single", "threadIdx.x")], *_zero_one(alloc))
         names.append("single")
     return names
 
@@ -210,14 +204,12 @@ def schedule_nest(root: ForOp | BlockOp, config: GpuScheduleConfig) -> str:
 
 def single_thread(op: Operation) -> ForOp:
     """Wrap `op` in a trip-1 loop bound to threadIdx.x (a one-thread kernel)."""
-    block = op.parent_block()
-    assert block is not None
-    anchor = op.next_op
-    zero, one = index_constant(0, op), index_constant(1, op)
-    op.detach()
-    loop = ForOp(zero, one, one, [op], "single", "bound", "threadIdx.x")
-    block.insert_op_before(loop, anchor)  # type: ignore[arg-type]
-    return loop
+    return wrap_in_bound_loops([op], [("single", "threadIdx.x")], *_zero_one(op))
+
+
+def _zero_one(anchor: Operation) -> tuple[SSAValue, SSAValue]:
+    """The index constants 0 and 1 before the nest root of `anchor`."""
+    return index_constant(0, anchor), index_constant(1, anchor)
 
 
 def bind_spatial(loops: Sequence[ForOp], config: GpuScheduleConfig) -> None:
@@ -259,113 +251,15 @@ def _fuse_band(loops: Sequence[ForOp]) -> ForOp:
 
 
 # ----------------------------------------------------------------------------------------------
-# Building IR
+# Cloning a nest's computation into the scheduled one
 # ----------------------------------------------------------------------------------------------
-
-
-class Builder:
-    """Appends ops to a block (before its terminator) with folding index helpers; index
-    constants go before the nest root of `anchor` (shared by the whole nest)."""
-
-    def __init__(self, block: Block, anchor: Operation, before: Operation | None = None) -> None:
-        self.into = block
-        self.anchor = anchor
-        self.before = before
-
-    def insert(self, op: Operation) -> Operation:
-        if self.before is not None:
-            self.into.insert_op_before(op, self.before)
-            return op
-        last = self.into.last_op
-        if isinstance(last, YieldOp):
-            self.into.insert_op_before(op, last)
-        else:
-            self.into.add_op(op)
-        return op
-
-    def value(self, op: Operation, name: str | None = None) -> SSAValue:
-        self.insert(op)
-        if name is not None:
-            op.results[0].name_hint = name
-        return op.results[0]
-
-    def const(self, value: int) -> SSAValue:
-        return index_constant(value, self.anchor)
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if isinstance(b, int):
-            if b == 0:
-                return a
-            b = self.const(b)
-        return self.value(arith.AddiOp(a, b))
-
-    def mul(self, a: SSAValue, b: int) -> SSAValue:
-        if b == 1:
-            return a
-        if b == 0:
-            return self.const(0)
-        return self.value(arith.MuliOp(a, self.const(b)))
-
-    def div(self, a: SSAValue, b: int) -> SSAValue:
-        return a if b == 1 else self.value(arith.DivUIOp(a, self.const(b)))
-
-    def rem(self, a: SSAValue, b: int) -> SSAValue:
-        return self.const(0) if b == 1 else self.value(arith.RemUIOp(a, self.const(b)))
-
-    def decompose(self, linear: SSAValue, extents: Sequence[int]) -> list[SSAValue]:
-        """The row-major coordinates of `linear` in a box of `extents`."""
-        values = []
-        for position, size in enumerate(extents):
-            inner = math.prod(extents[position + 1:])
-            values.append(self.rem(self.div(linear, inner), size) if position else
-                          self.div(linear, inner))
-        return values
-
-    def loop(
-        self,
-        lb: SSAValue | int,
-        ub: SSAValue | int,
-        axis: str,
-        kind: str = "serial",
-        thread: str | None = None,
-        step: int = 1,
-    ) -> tuple[ForOp, Builder]:
-        lb_value = self.const(lb) if isinstance(lb, int) else lb
-        ub_value = self.const(ub) if isinstance(ub, int) else ub
-        step_value = self.const(step)
-        loop = ForOp(lb_value, ub_value, step_value, Block(arg_types=[IndexType()]), axis,
-                     kind, thread)
-        loop.induction_var.name_hint = value_name(axis)
-        self.insert(loop)
-        return loop, Builder(loop.body.block, loop)
-
-    def thread_loop(self, extent: int, axis: str, thread: str) -> tuple[ForOp, Builder]:
-        return self.loop(0, extent, axis, "bound", thread)
-
-    def block(
-        self, name: str, build: Callable[[Builder], None], spatial: Sequence[str] = ()
-    ) -> BlockOp:
-        """A `loop.block` whose body `build` fills; its reads and writes are what it accesses."""
-        body = Block()
-        build(Builder(body, self.anchor))
-        reads: list[SSAValue] = []
-        writes: list[SSAValue] = []
-        for op in body.walk():
-            if isinstance(op, StoreOp) and op.memref not in writes:
-                writes.append(op.memref)
-        for op in body.walk():
-            if isinstance(op, LoadOp) and op.memref not in reads and op.memref not in writes:
-                reads.append(op.memref)
-        block = BlockOp(name, reads, writes, body, spatial)
-        self.insert(block)
-        return block
 
 
 class Cloner:
     """Clones ops of an old nest into a new place, mapping the old induction variables to new
     values and cloning the pure ops (index arithmetic, constants) they depend on."""
 
-    def __init__(self, old_root: Operation, mapping: dict[SSAValue, SSAValue], at: Builder):
+    def __init__(self, old_root: Operation, mapping: dict[SSAValue, SSAValue], at: IRBuilder):
         self.old_root = old_root
         self.mapping = dict(mapping)
         self.at = at
@@ -533,7 +427,7 @@ def _unit_extents(loops: Sequence[ForOp]) -> list[int] | None:
     return extents
 
 
-def _combine(update: Update, acc: SSAValue, value: SSAValue, at: Builder) -> SSAValue:
+def _combine(update: Update, acc: SSAValue, value: SSAValue, at: IRBuilder) -> SSAValue:
     """A new op of the update's combiner kind on (acc, value), in the original operand order."""
     operands = [acc, value] if update.x_index == 1 else [value, acc]
     op = type(update.combine).create(
@@ -545,11 +439,10 @@ def _combine(update: Update, acc: SSAValue, value: SSAValue, at: Builder) -> SSA
     return at.value(op)
 
 
-def _replace_x(update: Update, new_x: Callable[[Builder], SSAValue]) -> None:
+def _replace_x(update: Update, new_x: Callable[[IRBuilder], SSAValue]) -> None:
     """Make the update combine the accumulator with `new_x` (built before the combine) instead of
     `x`, dropping the ops that computed `x`."""
-    block = update.block.body.block
-    at = Builder(block, update.block, before=update.combine)
+    at = IRBuilder.before(update.combine, anchor=update.block)
     value = new_x(at)
     update.combine.operands[update.x_index] = value
     for op in reversed(update.slice):
@@ -627,18 +520,11 @@ def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:
             spatial = split(spatial, [config.max_blocks])[1]
         bind_spatial_loop(spatial, "blockIdx.x")
     else:  # one block: the partial results and the tree must share one kernel
-        block = reduction_root.parent_block()
-        assert block is not None
-        anchor = reduction_root.next_op
-        zero, one = index_constant(0, reduction_root), index_constant(1, reduction_root)
-        reduction_root.detach()
-        wrapper = ForOp(zero, one, one, [reduction_root], "single_block", "bound", "blockIdx.x")
-        block.insert_op_before(wrapper, anchor)  # type: ignore[arg-type]
+        wrap_in_bound_loops([reduction_root], [("single_block", "blockIdx.x")],
+                            *_zero_one(reduction_root))
     extent = math.prod(extents)
     threads = min(config.threads, max(config.warp_size, 1 << max(0, (extent - 1).bit_length())))
-    parent = reduction_root.parent_block()
-    assert parent is not None
-    at = Builder(parent, reduction_root, before=reduction_root)
+    at = IRBuilder.before(reduction_root, anchor=reduction_root)
     name = update.block.block_name.data
     shared = at.value(AllocOp(MemRefType(update.element, [threads]), "shared"), f"{name}_red")
     _partial_sums(nest, update, extents, threads, shared, at)
@@ -649,7 +535,7 @@ def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:
 
 def _partial_sums(
     nest: Reduction, update: Update, extents: list[int], threads: int, shared: SSAValue,
-    at: Builder,
+    at: IRBuilder,
 ) -> None:
     name = update.block.block_name.data
     thread_loop, inside = at.thread_loop(threads, f"{name}.tx", "threadIdx.x")
@@ -657,7 +543,7 @@ def _partial_sums(
     partial = inside.value(AllocOp(MemRefType(update.element, [1]), "local"), "partial")
     zero = inside.const(0)
 
-    def init(b: Builder) -> None:
+    def init(b: IRBuilder) -> None:
         unit = b.value(arith.ConstantOp(update.identity, update.element))
         b.insert(StoreOp(unit, partial, [zero]))
 
@@ -665,7 +551,7 @@ def _partial_sums(
     strided, body = inside.loop(t, math.prod(extents), f"{name}.rf", step=threads)
     ivs = body.decompose(strided.induction_var, extents)
 
-    def accumulate(b: Builder) -> None:
+    def accumulate(b: IRBuilder) -> None:
         mapping = {loop.induction_var: iv for loop, iv in zip(nest.reduction, ivs, strict=True)}
         cloner = Cloner(nest.reduction[0], mapping, b)
         for op in update.slice:
@@ -675,20 +561,20 @@ def _partial_sums(
 
     body.block(name + ".rf", accumulate)
 
-    def store(b: Builder) -> None:
+    def store(b: IRBuilder) -> None:
         b.insert(StoreOp(b.value(LoadOp(partial, [zero])), shared, [t]))
 
     inside.block(f"{name}.rf_store", store)
 
 
-def _tree_steps(update: Update, threads: int, shared: SSAValue, at: Builder) -> None:
+def _tree_steps(update: Update, threads: int, shared: SSAValue, at: IRBuilder) -> None:
     name = update.block.block_name.data
     half = threads // 2
     while half >= 1:
         loop, inside = at.thread_loop(half, f"{name}.tree{half}", "threadIdx.x")
         t, offset = loop.induction_var, half
 
-        def step(b: Builder, t: SSAValue = t, offset: int = offset) -> None:
+        def step(b: IRBuilder, t: SSAValue = t, offset: int = offset) -> None:
             mine = b.value(LoadOp(shared, [t]))
             other = b.value(LoadOp(shared, [b.add(t, offset)]))
             b.insert(StoreOp(_combine(update, mine, other, b), shared, [t]))
@@ -697,7 +583,7 @@ def _tree_steps(update: Update, threads: int, shared: SSAValue, at: Builder) -> 
         half //= 2
 
 
-def _final(nest: Reduction, update: Update, shared: SSAValue, at: Builder) -> None:
+def _final(nest: Reduction, update: Update, shared: SSAValue, at: IRBuilder) -> None:
     _, inside = at.thread_loop(1, f"{update.block.block_name.data}.final", "threadIdx.x")
     moved: list[Operation] = [
         op for op in (nest.alloc, nest.init) if op is not None
@@ -865,9 +751,7 @@ class GemmBuilder:
 
     def build(self) -> None:
         root, shape, t = self.root, self.shape, self.t
-        parent = root.parent_block()
-        assert parent is not None
-        top = Builder(parent, root, before=root)
+        top = IRBuilder.before(root, anchor=root)
         batch_ivs: list[SSAValue] = []
         at = top
         batch_loop: ForOp | None = None
@@ -898,23 +782,23 @@ class GemmBuilder:
         root.detach()
         root.erase()
 
-    def _threads(self, at: Builder, name: str) -> tuple[SSAValue, SSAValue, Builder]:
+    def _threads(self, at: IRBuilder, name: str) -> tuple[SSAValue, SSAValue, IRBuilder]:
         ty_loop, inner = at.thread_loop(self.t.ty, f"{self.name}.{name}.ty", "threadIdx.y")
         tx_loop, inner = inner.thread_loop(self.t.tx, f"{self.name}.{name}.tx", "threadIdx.x")
         return ty_loop.induction_var, tx_loop.induction_var, inner
 
-    def _init_acc(self, at: Builder, acc: SSAValue) -> None:
+    def _init_acc(self, at: IRBuilder, acc: SSAValue) -> None:
         ty, tx, inner = self._threads(at, "init")
         i_loop, inner = inner.loop(0, self.t.tm, f"{self.name}.ti", "unrolled")
         j_loop, inner = inner.loop(0, self.t.tn, f"{self.name}.tj", "unrolled")
 
-        def zero(b: Builder) -> None:
+        def zero(b: IRBuilder) -> None:
             value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
             b.insert(StoreOp(value, acc, [ty, tx, i_loop.induction_var, j_loop.induction_var]))
 
         inner.block(f"{self.name}.acc_init", zero)
 
-    def _copy(self, at: Builder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
+    def _copy(self, at: IRBuilder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
         """Each thread copies (tile size / threads) elements of the A (or B) tile into shared
         memory; elements past M, N or K are zeros."""
         t, shape = self.t, self.shape
@@ -924,7 +808,7 @@ class GemmBuilder:
         ty, tx, inner = self._threads(at, f"load_{which}")
         e_loop, inner = inner.loop(0, count, f"{self.name}.load_{which}")
 
-        def copy(b: Builder) -> None:
+        def copy(b: IRBuilder) -> None:
             linear = b.add(b.mul(e_loop.induction_var, t.ty * t.tx),
                            b.add(b.mul(ty, t.tx), tx))
             if is_a:  # k fastest: coalesced along the reduction axis of A
@@ -952,7 +836,7 @@ class GemmBuilder:
 
         inner.block(f"{self.name}.load_{which}", copy)
 
-    def _accumulate(self, at: Builder, acc: SSAValue, a_tile: SSAValue, b_tile: SSAValue) -> None:
+    def _accumulate(self, at: IRBuilder, acc: SSAValue, a_tile: SSAValue, b_tile: SSAValue) -> None:
         t = self.t
         ty, tx, inner = self._threads(at, "mma")
         k_loop, inner = inner.loop(0, t.bk, f"{self.name}.ki")
@@ -961,7 +845,7 @@ class GemmBuilder:
         kk, i, j = k_loop.induction_var, i_loop.induction_var, j_loop.induction_var
         a_first = self.shape.update.x.owner.operands[0].owner is self.shape.a_load  # type: ignore[union-attr]
 
-        def mma(b: Builder) -> None:
+        def mma(b: IRBuilder) -> None:
             a = b.value(LoadOp(a_tile, [kk, b.add(b.mul(ty, t.tm), i)]))
             bv = b.value(LoadOp(b_tile, [kk, b.add(b.mul(tx, t.tn), j)]))
             current = b.value(LoadOp(acc, [ty, tx, i, j]))
@@ -979,7 +863,7 @@ class GemmBuilder:
         else:
             j_loop.properties["kind"] = _string("unrolled")
 
-    def _epilogue(self, at: Builder, acc: SSAValue) -> None:
+    def _epilogue(self, at: IRBuilder, acc: SSAValue) -> None:
         """Per output element of the thread's sub-tile (inside M and N): the original init,
         the update with the accumulated value, and the epilogues."""
         t, shape, nest = self.t, self.shape, self.nest

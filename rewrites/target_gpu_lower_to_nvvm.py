@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import NVPTX_TRIPLE, NVVM_KERNEL_ATTR, TARGET_TRIPLE_ATTR
 from dlc.dialects.loop.ops import LoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
@@ -30,6 +31,7 @@ from dlc.dialects.target_gpu.ops import (
 )
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from dlc.rewrites.convert_loop_to_llvm import op_patterns, structure_patterns
+from dlc.rewrites.gpu_common import bound_loops
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -70,16 +72,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
-
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-"""The target triple of 64-bit PTX."""
-
-KERNEL_ATTR = "nvvm.kernel"
-"""Unit attribute of an `llvm.func` that is a kernel entry (`-t ptx` gives it the `ptx_kernel`
-calling convention)."""
-
-TRIPLE_ATTR = "llvm.target_triple"
-"""The `target_gpu.module` attribute naming the LLVM target triple of its functions."""
 
 SHARED_ADDRESS_SPACE = 3
 """NVVM's address space of shared memory."""
@@ -404,7 +396,7 @@ def _kernel_to_function(kernel: KernelOp) -> func.FuncOp:
             Rewriter.replace_op(terminator, func.ReturnOp())
     function = func.FuncOp(kernel.sym_name.data, kernel.function_type, body)
     function.attributes.update(kernel.attributes)
-    function.attributes[KERNEL_ATTR] = UnitAttr()
+    function.attributes[NVVM_KERNEL_ATTR] = UnitAttr()
     return function
 
 
@@ -412,10 +404,12 @@ def _kernel_to_function(kernel: KernelOp) -> func.FuncOp:
 class TargetGpuLowerToNvvmPass(ModulePass):
     """Lower the kernels of every `target_gpu.module` to llvm-dialect functions for NVPTX.
 
-    *Input invariant*: the output of `convert-loop-to-target-gpu`: `target_gpu.module`s of
-    `target_gpu.kernel`s whose bodies use `loop`, `scf`, `arith`, `math`, `vector` and
-    `target_gpu` coordinate, barrier and shared-memory ops, on memrefs of static shape
-    (shared memory in memory space 3); host functions around them.
+    *Input invariant*: SIMT kernels (the output of `convert-loop-to-target-gpu` and the
+    `target-gpu-*` passes after it, `target-gpu-map-bound-loops` among them):
+    `target_gpu.module`s of `target_gpu.kernel`s whose bodies use `loop` (no loop bound to a
+    GPU axis), `scf`, `arith`, `math`, `vector` and `target_gpu` coordinate, barrier and
+    shared-memory ops, on memrefs of static shape (shared memory in memory space 3); host
+    functions around them.
 
     *Output IR*: each kernel is an external `llvm.func` (bare-pointer convention: a memref is a
     `!llvm.ptr` to its first element, `noalias`; `index` is `index-bitwidth` wide) carrying the
@@ -456,6 +450,15 @@ class TargetGpuLowerToNvvmPass(ModulePass):
                                              "no lowering for it")
 
     def _lower_module(self, gpu_module: GpuModuleOp, lowering: NVVMLowering) -> None:
+        bound = bound_loops(gpu_module)
+        if bound:
+            thread = bound[0].thread.data if bound[0].thread is not None else "?"
+            raise lowering_error(
+                bound[0],
+                f'expected no loop bound to a GPU axis in a kernel (run '
+                f'target-gpu-map-bound-loops first), found axis "{bound[0].axis.data}" bound to '
+                f'{thread}',
+            )
         for kernel in [k for k in gpu_module.body.block.ops if isinstance(k, KernelOp)]:
             Rewriter.replace_op(kernel, _kernel_to_function(kernel))
         for nested in gpu_module.walk():
@@ -470,9 +473,9 @@ class TargetGpuLowerToNvvmPass(ModulePass):
                                          *op_patterns(lowering, noalias_entry_arguments=False)])
         ).rewrite_region(region)
         for function in gpu_module.body.block.ops:
-            if isinstance(function, llvm.FuncOp) and KERNEL_ATTR in function.attributes:
+            if isinstance(function, llvm.FuncOp) and NVVM_KERNEL_ATTR in function.attributes:
                 _mark_noalias(function)
-        gpu_module.attributes[TRIPLE_ATTR] = StringAttr(NVPTX_TRIPLE)
+        gpu_module.attributes[TARGET_TRIPLE_ATTR] = StringAttr(NVPTX_TRIPLE)
 
 
 def _mark_noalias(function: llvm.FuncOp) -> None:
@@ -490,5 +493,5 @@ def kernel_functions(module: ModuleOp) -> list[llvm.FuncOp]:
     """The `llvm.func` kernels of a lowered module."""
     return [
         op for op in module.walk()
-        if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes
+        if isinstance(op, llvm.FuncOp) and NVVM_KERNEL_ATTR in op.attributes
     ]

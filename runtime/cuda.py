@@ -1,12 +1,12 @@
 """Run GPU modules on NVIDIA GPUs through the CUDA driver API with cuda-python (TVM's `cuda`
 runtime module: `cuModuleLoadData` + `cuLaunchKernel`).
 
-`load_module(module)` takes a module after the `gpu-ptx` pipeline (host functions plus NVVM
-kernels), prints the kernels as PTX for the device's architecture (`codegen.ptx`), loads the
-PTX with `cuModuleLoadData` (the driver JIT-compiles it), and returns a `GpuExecutable` whose
-host plan allocates device memory with `cuMemAlloc` and runs each `target_gpu.launch` with
-`cuLaunchKernel` on one stream. Needs `pip install cuda-python` and an NVIDIA driver;
-`cuda_unavailable_reason()` says why it cannot run where it cannot (tests skip with it).
+`load_program(program)` takes a `GpuProgram` for `cuda` (PTX for the device's architecture and
+its host plan, made by `dlc.driver.gpu`), loads the PTX with `cuModuleLoadData` (the driver
+JIT-compiles it), and returns a `GpuExecutable` whose host plan allocates device memory with
+`cuMemAlloc` and runs each launch with `cuLaunchKernel` on one stream. Needs
+`pip install cuda-python` and an NVIDIA driver; `cuda_unavailable_reason()` says why it cannot
+run where it cannot (tests skip with it), `require_cuda()` raises it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ from typing import Any
 
 import numpy as np
 from dlc.runtime.executable import ExecutableError
-from dlc.runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
-from xdsl.dialects.builtin import ModuleOp
+from dlc.runtime.gpu_host import (
+    BufferPool,
+    GpuExecutable,
+    GpuProgram,
+    HostProgram,
+    KernelArgument,
+)
 
 
 class CudaError(ExecutableError):
@@ -65,6 +70,13 @@ def cuda_unavailable_reason() -> str | None:
     if not count:
         return "no CUDA device"
     return None
+
+
+def require_cuda() -> None:
+    """Raise a `CudaError` saying why CUDA kernels cannot run here, if they cannot."""
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        raise CudaError(f"cannot run on CUDA: {reason}")
 
 
 def device_arch(device: int = 0) -> str:
@@ -223,15 +235,10 @@ class CudaGraph:
         _check(driver.cuGraphDestroy(self.graph), "cuGraphDestroy")
 
 
-def load_module(
-    module: ModuleOp, entry: str | None = None, arch: str | None = None, device: int = 0
-) -> GpuExecutable:
-    """An executable of `module` (host functions + NVVM kernels) on CUDA device `device`."""
-    from dlc.codegen.ptx import emit_ptx
-
-    reason = cuda_unavailable_reason()
-    if reason is not None:
-        raise CudaError(f"cannot run on CUDA: {reason}")
-    ptx = emit_ptx(module, arch or device_arch(device))
-    backend = CudaBackend(ptx, device)
-    return GpuExecutable(HostProgram(module), backend, entry, ptx)
+def load_program(program: GpuProgram, entry: str | None = None, device: int = 0) -> GpuExecutable:
+    """An executable of `program` (PTX kernels and their host plan) on CUDA device `device`."""
+    if program.target != "cuda":
+        raise CudaError(f"expected a program for cuda, found one for {program.target}")
+    require_cuda()
+    backend = CudaBackend(program.source, device)
+    return GpuExecutable(HostProgram(program.plan), backend, entry, program.source)

@@ -1,14 +1,15 @@
-"""The host side of a GPU module: its functions run as a plan of buffer allocations and kernel
+"""The host side of a GPU program: its functions run as a plan of buffer allocations and kernel
 launches on a device backend (TVM's graph executor over device functions, reduced to
 destination-passing style).
 
-After `convert-loop-to-target-gpu`, a module's host functions (`func.func`) hold only
-`arith.constant`s, `loop.alloc global`/`loop.dealloc`, `memref.get_global`, `func.call`,
-`target_gpu.launch` and `func.return`. `HostProgram` translates each such function once into a
-list of steps; `GpuExecutable` calls an entry function on NumPy arrays through a `DeviceBackend`
-(OpenCL in `runtime.opencl`, CUDA in `runtime.cuda`): it uploads the inputs, allocates the
-outputs, runs the steps, and downloads the outputs. The weights (`memref.global`s) are uploaded
-once per executable.
+A `GpuProgram` is plain data: the kernels' source (OpenCL C or PTX) and a `HostPlan`, one
+`HostFunction` per host function of the lowered module, each a list of steps over numbered
+slots (its arguments first): `Alloc`, `Free`, `Scalar`, `Weight` (a constant array, uploaded
+once per device), `Launch` (kernel name, grid, block, arguments) and `Call`; the driver
+(`dlc.driver.gpu`) makes it from the IR. `GpuExecutable` calls an entry function on NumPy arrays
+through a `DeviceBackend` (OpenCL in `runtime.opencl`, CUDA in `runtime.cuda`): it uploads the
+inputs, allocates the outputs, runs the steps, and downloads the outputs. Only NumPy and the
+standard library are imported here: no compiler.
 """
 
 from __future__ import annotations
@@ -18,22 +19,104 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from dlc.dialects.arith_numpy import numpy_dtype
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
-from dlc.dialects.loop.ops import AllocOp, DeallocOp
-from dlc.dialects.target_gpu.ops import LaunchOp
 from dlc.runtime.executable import ExecutableError
 from dlc.runtime.metadata import FunctionSignature
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-)
-from xdsl.ir import Operation, SSAValue
+
+# ----------------------------------------------------------------------------------------------
+# The host plan: plain data
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """Slot `result` <- a new device buffer of `nbytes` bytes (contents undefined)."""
+
+    result: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Free:
+    """Release the buffer in slot `buffer` (made by an `Alloc`)."""
+
+    buffer: int
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """Slot `result` <- the scalar `value` (a host constant passed to a launch or a call)."""
+
+    result: int
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Weight:
+    """Slot `result` <- the device copy of the plan's constant `name` (uploaded once)."""
+
+    result: int
+    name: str
+
+
+@dataclass(frozen=True)
+class LaunchArgument:
+    """A launch argument: the value in slot `slot`, a device buffer, or a scalar of NumPy dtype
+    `dtype` (a dtype name: `float32`, `int64`, ...)."""
+
+    slot: int
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Run kernel `kernel` on a grid of `grid` blocks of `block` threads."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[LaunchArgument, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    """Run host function `callee` on the values in slots `args`."""
+
+    callee: str
+    args: tuple[int, ...]
+
+
+Step = Alloc | Free | Scalar | Weight | Launch | Call
+"""One step of a host function."""
+
+
+@dataclass(frozen=True)
+class HostFunction:
+    """A host function: slots 0 to `num_arguments - 1` hold its arguments (device buffers and
+    scalars), the steps fill the others in order; it returns nothing."""
+
+    name: str
+    num_arguments: int
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    """The host functions of a GPU program, the constant arrays they use by name, and the
+    signatures of its entry functions."""
+
+    functions: Mapping[str, HostFunction]
+    constants: Mapping[str, np.ndarray]
+    signatures: Mapping[str, FunctionSignature]
+
+
+@dataclass(frozen=True)
+class GpuProgram:
+    """What a GPU runtime loads: the kernels' source for `target` (`opencl`: OpenCL C; `cuda`:
+    PTX) and the host plan that launches them."""
+
+    target: str
+    source: str
+    plan: HostPlan
 
 
 class HostProgramError(ExecutableError):
@@ -178,135 +261,81 @@ class BufferPool:
         return buffers
 
 
-def nbytes(memref_type: MemRefType) -> int:
-    """The size in bytes of a row-major memref."""
-    count = int(np.prod(memref_type.get_shape(), dtype=np.int64))
-    return count * numpy_dtype(memref_type.get_element_type()).itemsize
+Environment = dict[int, Any]
+"""The values of a host function's slots while it runs."""
 
-
-Environment = dict[SSAValue, Any]
-Step = Callable[[Environment, DeviceBackend], None]
+Action = Callable[[Environment, DeviceBackend], None]
+"""A step, ready to run."""
 
 
 class HostProgram:
-    """The host functions of a GPU module, each translated into steps on first call."""
+    """The host functions of a GPU program, each step bound once to what it does."""
 
-    def __init__(self, module: ModuleOp) -> None:
-        self.module = module
-        self.functions = {
-            op.sym_name.data: op for op in module.ops
-            if isinstance(op, func.FuncOp) and op.body.blocks
-        }
-        self._globals = {
-            op.sym_name.data: op for op in module.ops if isinstance(op, memref.GlobalOp)
-        }
-        self._steps: dict[str, list[Step]] = {}
+    def __init__(self, plan: HostPlan) -> None:
+        self.plan = plan
+        self.signatures = plan.signatures
         self._uploaded: dict[tuple[int, str], Any] = {}
-        self.signatures = self._entry_signatures()
-
-    def _entry_signatures(self) -> dict[str, FunctionSignature]:
-        from dlc.rewrites.convert_loop_to_llvm import entry_signature
-        from dlc.rewrites.llvm_lowering.common import LLVMLowering
-
-        return {
-            name: entry_signature(function, LLVMLowering())
-            for name, function in self.functions.items()
-            if NUM_OUTPUTS_ATTR in function.attributes
-            and function.sym_visibility != StringAttr("private")
+        self._actions = {
+            name: [self._action(step) for step in function.steps]
+            for name, function in plan.functions.items()
         }
 
     def call(self, name: str, args: Sequence[Any], backend: DeviceBackend) -> None:
         """Run host function @name with device buffers (and scalars) `args`."""
-        function = self.functions.get(name)
-        if function is None:
+        actions = self._actions.get(name)
+        if actions is None:
             raise HostProgramError(f"expected a host function @{name}, found none")
-        env: Environment = dict(zip(function.body.block.args, args, strict=True))
-        for step in self._compile(name):
-            step(env, backend)
+        expected = self.plan.functions[name].num_arguments
+        if len(args) != expected:
+            raise HostProgramError(f"@{name} takes {expected} arguments, found {len(args)}")
+        env: Environment = dict(enumerate(args))
+        for action in actions:
+            action(env, backend)
 
-    def _compile(self, name: str) -> list[Step]:
-        steps = self._steps.get(name)
-        if steps is None:
-            function = self.functions[name]
-            steps = self._steps[name] = [self._step(op) for op in function.body.block.ops]
-        return steps
-
-    def _step(self, op: Operation) -> Step:  # noqa: C901 - one case per host op
-        if isinstance(op, arith.ConstantOp):
-            value = op.value
-            if not isinstance(value, IntegerAttr | FloatAttr):
-                raise HostProgramError(f"'{op.name}' op of {op.result.type} is not supported on "
-                                       "the host")
-            constant, result = value.value.data, op.result
-            return lambda env, backend: env.__setitem__(result, constant)
-        if isinstance(op, AllocOp):
-            size, result = nbytes(op.result.type), op.result  # type: ignore[arg-type]
+    def _action(self, step: Step) -> Action:
+        if isinstance(step, Alloc):
+            result, size = step.result, step.nbytes
             return lambda env, backend: env.__setitem__(result, backend.allocate(size))
-        if isinstance(op, DeallocOp):
-            buffer = op.memref
+        if isinstance(step, Free):
+            buffer = step.buffer
             return lambda env, backend: backend.free(env[buffer])
-        if isinstance(op, memref.GetGlobalOp):
-            return self._get_global(op)
-        if isinstance(op, LaunchOp):
-            return self._launch(op)
-        if isinstance(op, func.CallOp):
-            callee, arguments = op.callee.string_value(), tuple(op.arguments)
-            if op.results:
-                raise HostProgramError(f"'{op.name}' op with results is not supported on the host")
-            return lambda env, backend: self.call(callee, [env[a] for a in arguments], backend)
-        if isinstance(op, func.ReturnOp):
-            if op.arguments:
-                raise HostProgramError("'func.return' op with values is not supported on the host")
-            return lambda env, backend: None
-        raise HostProgramError(
-            f"'{op.name}' op is not supported in a host function of a GPU module (expected "
-            "constants, loop.alloc/dealloc, memref.get_global, func.call, target_gpu.launch; "
-            "were all loop nests outlined by convert-loop-to-target-gpu?)"
-        )
+        if isinstance(step, Scalar):
+            result, value = step.result, step.value
+            return lambda env, backend: env.__setitem__(result, value)
+        if isinstance(step, Weight):
+            return self._weight(step)
+        if isinstance(step, Launch):
+            return self._launch(step)
+        callee, arguments = step.callee, step.args
+        return lambda env, backend: self.call(callee, [env[a] for a in arguments], backend)
 
-    def _get_global(self, op: memref.GetGlobalOp) -> Step:
-        name, result = op.name_.string_value(), op.memref
-        global_op = self._globals.get(name)
-        if global_op is None or not isinstance(global_op.initial_value, DenseIntOrFPElementsAttr):
-            raise HostProgramError(f"'memref.get_global' op expected an initialized "
-                                   f"memref.global @{name}, found none")
-        from dlc.dialects.graph.ops import elements_to_array
+    def _weight(self, step: Weight) -> Action:
+        result, name = step.result, step.name
+        if name not in self.plan.constants:
+            raise HostProgramError(f"expected a constant '{name}' in the host plan, found none")
 
-        def get_global(env: Environment, backend: DeviceBackend) -> None:
+        def weight(env: Environment, backend: DeviceBackend) -> None:
             key = (id(backend), name)
             if key not in self._uploaded:
-                array = elements_to_array(global_op.initial_value, global_op.name)  # type: ignore[arg-type]
-                self._uploaded[key] = backend.upload(np.ascontiguousarray(array))
+                array = np.ascontiguousarray(self.plan.constants[name])
+                self._uploaded[key] = backend.upload(array)
             env[result] = self._uploaded[key]
 
-        return get_global
+        return weight
 
-    def _launch(self, op: LaunchOp) -> Step:
-        kernel = op.kernel.nested_references.data[-1].data if op.kernel.nested_references.data \
-            else op.kernel.root_reference.data
-        grid, block, arguments = tuple(op.grid), tuple(op.block), tuple(op.args)
-        dtypes = [
-            None if isinstance(a.type, MemRefType) else numpy_dtype(a.type) for a in arguments
-        ]
+    def _launch(self, step: Launch) -> Action:
+        kernel, grid, block = step.kernel, step.grid, step.block
+        arguments = [(a.slot, None if a.dtype is None else np.dtype(a.dtype)) for a in step.args]
 
         def launch(env: Environment, backend: DeviceBackend) -> None:
             args = [
-                KernelArgument(env[a]) if dtype is None else KernelArgument(dtype.type(env[a]),
-                                                                             dtype)
-                for a, dtype in zip(arguments, dtypes, strict=True)
+                KernelArgument(env[slot]) if dtype is None
+                else KernelArgument(dtype.type(env[slot]), dtype)
+                for slot, dtype in arguments
             ]
-            backend.launch(
-                kernel,
-                (env[grid[0]], env[grid[1]], env[grid[2]]),
-                (env[block[0]], env[block[1]], env[block[2]]),
-                args,
-            )
+            backend.launch(kernel, grid, block, args)
 
         return launch
-
-    def launches(self) -> list[LaunchOp]:
-        """Every launch of the host functions."""
-        return [op for f in self.functions.values() for op in f.walk() if isinstance(op, LaunchOp)]
 
 
 class GpuExecutable:

@@ -1,11 +1,10 @@
-"""Run GPU modules through OpenCL with pyopencl (TVM's `opencl` runtime module).
+"""Run GPU programs through OpenCL with pyopencl (TVM's `opencl` runtime module).
 
-`load_module(module)` takes a module after `convert-loop-to-target-gpu` (host functions plus
-`target_gpu` kernels), prints its kernels as OpenCL C (`codegen.opencl`), builds them once for
-an OpenCL device, and returns a `GpuExecutable` whose host plan allocates `cl.Buffer`s and
-enqueues each `target_gpu.launch` as an ND-range of `grid * block` work items in work-groups of
-`block`. Any OpenCL 1.2 platform works; on machines without a GPU, PoCL
-(`pip install pocl-binary-distribution`) runs the kernels on the CPU.
+`load_program(program)` takes a `GpuProgram` for `opencl` (OpenCL C and its host plan, made by
+`dlc.driver.gpu`), builds the kernels once for an OpenCL device, and returns a `GpuExecutable`
+whose host plan allocates `cl.Buffer`s and enqueues each launch as an ND-range of `grid * block`
+work items in work-groups of `block`. Any OpenCL 1.2 platform works; on machines without a GPU,
+PoCL (`pip install pocl-binary-distribution`) runs the kernels on the CPU.
 """
 
 from __future__ import annotations
@@ -15,8 +14,13 @@ from typing import Any
 
 import numpy as np
 from dlc.runtime.executable import ExecutableError
-from dlc.runtime.gpu_host import BufferPool, GpuExecutable, HostProgram, KernelArgument
-from xdsl.dialects.builtin import ModuleOp
+from dlc.runtime.gpu_host import (
+    BufferPool,
+    GpuExecutable,
+    GpuProgram,
+    HostProgram,
+    KernelArgument,
+)
 
 
 class OpenCLError(ExecutableError):
@@ -107,12 +111,11 @@ class OpenCLBackend:
         self.queue.finish()
 
 
-def load_module(
-    module: ModuleOp, entry: str | None = None, device: Any | None = None
+def load_program(
+    program: GpuProgram, entry: str | None = None, device: Any | None = None
 ) -> GpuExecutable:
-    """An executable of `module` (host functions + `target_gpu` kernels) on an OpenCL device."""
-    from dlc.codegen.opencl import emit_opencl
-
-    source = emit_opencl(module)
-    backend = OpenCLBackend(source, device)
-    return GpuExecutable(HostProgram(module), backend, entry, source)
+    """An executable of `program` (OpenCL C kernels and their host plan) on an OpenCL device."""
+    if program.target != "opencl":
+        raise OpenCLError(f"expected a program for opencl, found one for {program.target}")
+    backend = OpenCLBackend(program.source, device)
+    return GpuExecutable(HostProgram(program.plan), backend, entry, program.source)

@@ -33,6 +33,14 @@ RNG = np.random.default_rng(7)
 TO_LOOPS = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
 
 
+def to_kernels(target: str = "sm_80") -> str:
+    """The passes from scheduled loops to SIMT kernels (the GPU pipelines' part after the
+    default schedule)."""
+    return (f"convert-loop-to-target-gpu{{target={target}}},target-gpu-compact-private-buffers,"
+            "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
+            "target-gpu-vectorize")
+
+
 def graph_module(shapes: Sequence[Sequence[int]], build: Callable[..., Sequence[Operation]]):
     block = Block(arg_types=[TensorType(f32, list(s)) for s in shapes])
     ops = list(build(*block.args))
@@ -69,7 +77,7 @@ def check_schedule_keeps_results(module: ModuleOp, target: str = "opencl") -> Mo
     got = run_function(scheduled, "f", inputs)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-    return lower(scheduled, f"convert-loop-to-target-gpu{{target={target}}}")
+    return lower(scheduled, to_kernels(target))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -151,7 +159,7 @@ def test_barriers_separate_writes_from_reads_across_iterations(tmp_path) -> None
     write) and one before the next copy (write after read), none between threads' own work."""
     path = tmp_path / "staged.mlir"
     path.write_text(STAGED)
-    module = lower(parse_module(path), "convert-loop-to-target-gpu")
+    module = lower(parse_module(path), to_kernels())
     kernel = next(op for op in module.walk() if isinstance(op, KernelOp))
     loop = next(op for op in kernel.walk() if op.name == "loop.for")
     body = [op.name for op in loop.regions[0].block.ops if op.name != "loop.yield"]
@@ -160,22 +168,36 @@ def test_barriers_separate_writes_from_reads_across_iterations(tmp_path) -> None
                    if isinstance(b, BarrierOp))
 
 
+def test_opencl_printer_refuses_bound_loops(tmp_path) -> None:
+    """Kernels straight from outlining still hold their bound loops: printed, each thread would
+    run every iteration. The OpenCL printer refuses and names the pass that maps them."""
+    from dlc.codegen.opencl import emit_opencl
+
+    path = tmp_path / "staged.mlir"
+    path.write_text(STAGED)
+    module = lower(parse_module(path), "convert-loop-to-target-gpu")
+    with pytest.raises(DiagnosticException, match=r"'loop.for' op expected no loop bound to a "
+                       r"GPU axis in a kernel \(run target-gpu-map-bound-loops first\)"):
+        emit_opencl(module)
+    assert "__kernel void" in emit_opencl(lower(module, ",".join(to_kernels().split(",")[1:])))
+
+
 def test_target_limits_come_from_the_description(tmp_path) -> None:
     text = STAGED.replace("%c64 = arith.constant 64", "%c64 = arith.constant 512").replace(
         "memref<64xf32>", "memref<512xf32>").replace("4x64xf32", "4x512xf32")
     path = tmp_path / "wide.mlir"
     path.write_text(text)
-    lower(parse_module(path), "convert-loop-to-target-gpu{target=sm_80}")  # 512 <= 1024
+    lower(parse_module(path), to_kernels("sm_80"))  # 512 <= 1024
     assert gpu_target("opencl").max_threads_per_block == 256
     with pytest.raises(PassFailedException, match="at most 256 threads per block on opencl"):
-        lower(parse_module(path), "convert-loop-to-target-gpu{target=opencl}")
+        lower(parse_module(path), to_kernels("opencl"))
     with pytest.raises(PassFailedException, match="expected a GPU target among"):
-        lower(parse_module(path), "convert-loop-to-target-gpu{target=sm_70}")
+        lower(parse_module(path), to_kernels("sm_70"))
 
 
 def test_launch_sizes_follow_the_bound_loops() -> None:
     module = graph_module([(3, 1000)], lambda x: [g.ReluOp(x)])
-    kernels = lower(module, f"{TO_LOOPS},loop-gpu-default-schedule,convert-loop-to-target-gpu")
+    kernels = lower(module, f"{TO_LOOPS},loop-gpu-default-schedule,{to_kernels()}")
     (launch,) = [op for op in kernels.walk() if isinstance(op, LaunchOp)]
     sizes = [op.owner.value.value.data for op in (*launch.grid, *launch.block)]  # type: ignore[union-attr]
     assert sizes == [12, 1, 1, 256, 1, 1]  # ceil(3000 / 256) blocks of 256 threads

@@ -235,10 +235,10 @@ def test_cache_read_into_shared_memory_with_primitives(target: str):
     `cache_read(..., "shared")` + `compute_at`, rows bound to blocks and columns to threads;
     the copy runs on thread 0 of each block, a barrier before the threads read it."""
     from dlc.dialects import make_context
+    from dlc.driver.gpu import compile_for_device
     from dlc.rewrites import get_all_passes
     from dlc.rewrites.gpu_schedule_rules import bind_spatial_loop
     from dlc.rewrites.schedule import bind, cache_read, compute_at, get_loops, match_blocks
-    from dlc.runtime.opencl import load_module
     from xdsl.passes import PassPipeline
 
     module = ModuleOp([function("f", [(8, 16), (16, 12)], lambda a, b: [g.MatmulOp(a, b)])])
@@ -256,10 +256,12 @@ def test_cache_read_into_shared_memory_with_primitives(target: str):
     # for all blocks, while each block has its own.
     bind_spatial_loop(rows, "blockIdx.x")
     bind(columns, "threadIdx.x")
-    PassPipeline.parse_spec(passes, "convert-loop-to-target-gpu{target=opencl}").apply(
-        make_context(), module
-    )
-    executable = load_module(module, "f")
+    to_kernels = (  # the gpu-opencl pipeline's passes after the default schedule
+        "convert-loop-to-target-gpu{target=opencl},target-gpu-compact-private-buffers,"
+        "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
+        "target-gpu-vectorize")
+    PassPipeline.parse_spec(passes, to_kernels).apply(make_context(), module)
+    executable = compile_for_device(module, "opencl", "f")
     assert "__local float" in executable.source and "barrier(CLK_LOCAL_MEM_FENCE)" in \
         executable.source
     np.testing.assert_allclose(executable(a, b), a @ b, rtol=RTOL, atol=ATOL)

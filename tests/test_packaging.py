@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,9 +15,12 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
+    source = tmp_path / "src"  # setuptools builds in the source tree: not in the checkout
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "__pycache__", "Output", ".hypothesis"))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", str(tmp_path), str(REPO)],
+         "-w", str(tmp_path), str(source)],
         check=True, capture_output=True, text=True,
     )
     (wheel,) = tmp_path.glob("dlc-*.whl")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -27,17 +28,13 @@ from dlc.rewrites.llvm_lowering.common import (
 )
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
-    AffineMapAttr,
     DenseIntOrFPElementsAttr,
     MemRefType,
-    NoneAttr,
-    StridedLayoutAttr,
     TensorType,
     UnitAttr,
     i1,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.ir.affine import AffineMap
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -46,27 +43,12 @@ NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 
 
 def strides_and_offset(memref_type: MemRefType, op: Operation) -> tuple[list[int], int, bool]:
-    """(strides, offset, row_major) of a memref of static shape and layout, in elements."""
-    shape = memref_type.get_shape()
-    if not memref_type.has_static_shape():
-        raise lowering_error(op, f"expected a memref of static shape, found {memref_type}")
-    row_major = [1] * len(shape)
-    for dim in range(len(shape) - 2, -1, -1):
-        row_major[dim] = row_major[dim + 1] * shape[dim + 1]
-    layout = memref_type.layout
-    if isinstance(layout, NoneAttr):
-        return row_major, 0, True
-    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(shape)):
-        return row_major, 0, True
-    if isinstance(layout, StridedLayoutAttr):
-        strides = layout.get_strides()
-        offset = layout.get_offset()
-        if offset is not None and all(s is not None for s in strides):
-            static = [s for s in strides if s is not None]
-            return static, offset, static == row_major and offset == 0
-    raise lowering_error(
-        op, f"expected an identity or static strided layout, found {memref_type}"
-    )
+    """(strides, offset, row_major) of a memref of static shape and layout, in elements; a
+    pass failure naming `op` for any other memref."""
+    try:
+        return memref_layout(memref_type)
+    except MemRefLayoutError as e:
+        raise lowering_error(op, str(e)) from None
 
 
 def element_address(

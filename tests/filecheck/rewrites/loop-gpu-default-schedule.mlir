@@ -1,5 +1,5 @@
 // RUN: dlc-opt %s --split-input-file -p loop-gpu-default-schedule | filecheck %s
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-gpu-default-schedule,convert-loop-to-target-gpu | filecheck %s --check-prefix=KERNEL
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-gpu-default-schedule,convert-loop-to-target-gpu,target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize | filecheck %s --check-prefix=KERNEL
 
 // The inputs are convert-tensor-expr-to-loop's nests. Every scheduled nest must then convert to
 // a kernel: no loop bound to a GPU axis is left, and only the function the schedule skipped

@@ -81,3 +81,19 @@ target_gpu.module @kernels {
 target_gpu.kernel @negative_top_level() {
   target_gpu.return
 }
+
+// -----
+
+// CHECK: 'loop.for' op expected no loop bound to a GPU axis in a kernel (run target-gpu-map-bound-loops first), found axis "i" bound to threadIdx.x
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_bound_loop(%x: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %f = arith.constant 1.0 : f32
+    loop.for %i = %c0 to %c4 step %c1 axis "i" kind bound thread "threadIdx.x" {
+      loop.store %f, %x[%i] : f32 -> memref<4xf32>
+    }
+    target_gpu.return
+  }
+}

@@ -1,5 +1,5 @@
 // RUN: sed -n '1,/^\/\/ -----$/p' %s | dlc-opt -p gpu-opencl -t opencl | filecheck %s
-// RUN: sed -n '/^\/\/ -----$/,$p' %s | dlc-opt -p 'convert-loop-to-target-gpu{target=opencl}' -t opencl | filecheck %s --check-prefix=LOOP
+// RUN: sed -n '/^\/\/ -----$/,$p' %s | dlc-opt -p 'convert-loop-to-target-gpu{target=opencl},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize' -t opencl | filecheck %s --check-prefix=LOOP
 
 // Graph-level models through the gpu-opencl pipeline, printed as one OpenCL C program
 // (tests/test_gpu_run.py builds and runs such programs on PoCL).

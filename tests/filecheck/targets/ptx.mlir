@@ -1,8 +1,8 @@
 // REQUIRES: ptxas
 // RUN: dlc-opt %s -p gpu-ptx -t ptx | ptxas -arch=sm_80 - -o /dev/null
 // RUN: dlc-opt %s -p gpu-ptx -t ptx | filecheck %s
-// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | ptxas -arch=sm_90 - -o /dev/null
-// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=SM90
+// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize,target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | ptxas -arch=sm_90 - -o /dev/null
+// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize,target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=SM90
 // RUN: not dlc-opt %s -p gpu-opencl -t ptx 2>&1 | filecheck %s --check-prefix=UNLOWERED
 
 // Graph-level models through the gpu-ptx pipeline; ptxas assembles every emitted kernel, for

@@ -1,0 +1,60 @@
+"""Where the elements of a memref of static shape are: strides and offset in elements (MLIR's
+`getStridesAndOffset`). Read by the LLVM lowering (addresses) and the C-like printers (offsets).
+
+Bottom layer: imports only xDSL.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, NoneAttr, StridedLayoutAttr
+from xdsl.ir.affine import AffineMap
+
+
+class MemRefLayoutError(ValueError):
+    """A memref whose layout is not static (its message says what was expected and found)."""
+
+
+class MemRefLayout(NamedTuple):
+    """The layout of a memref, in elements.
+
+    Attributes:
+        strides: the distance between neighbours along each dimension.
+        offset: the position of element [0, ..., 0] after the base.
+        row_major: whether the layout is the contiguous row-major one (offset 0).
+    """
+
+    strides: list[int]
+    offset: int
+    row_major: bool
+
+
+def row_major_strides(shape: list[int] | tuple[int, ...]) -> list[int]:
+    """The strides of a contiguous row-major array of `shape`."""
+    strides = [1] * len(shape)
+    for dim in range(len(shape) - 2, -1, -1):
+        strides[dim] = strides[dim + 1] * shape[dim + 1]
+    return strides
+
+
+def memref_layout(memref_type: MemRefType) -> MemRefLayout:
+    """The strides and offset of a memref of static shape with an identity or static strided
+    layout; a `MemRefLayoutError` for any other."""
+    if not memref_type.has_static_shape():
+        raise MemRefLayoutError(f"expected a memref of static shape, found {memref_type}")
+    row_major = row_major_strides(memref_type.get_shape())
+    layout = memref_type.layout
+    if isinstance(layout, NoneAttr):
+        return MemRefLayout(row_major, 0, True)
+    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(row_major)):
+        return MemRefLayout(row_major, 0, True)
+    if isinstance(layout, StridedLayoutAttr):
+        strides = layout.get_strides()
+        offset = layout.get_offset()
+        if offset is not None and all(s is not None for s in strides):
+            static = [s for s in strides if s is not None]
+            return MemRefLayout(static, offset, static == row_major and offset == 0)
+    raise MemRefLayoutError(
+        f"expected an identity or static strided layout, found {memref_type}"
+    )
