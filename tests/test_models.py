@@ -239,7 +239,7 @@ def test_compiles_restore_the_garbage_collector_thresholds(
 ) -> None:
     import gc
 
-    from dlc.runtime import compiler
+    from dlc.driver import compiler
 
     seen: list[tuple[int, ...]] = []
     run = compiler._Driver.run

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dlc.codegen.llvm import emit_llvm_ir
-from dlc.driver.export import export_shared_library, load_library
+from dlc.driver.export import export_shared_library
 from dlc.driver.jit import JitModule, host_target_machine, parse_and_optimize, uses_openmp
 from dlc.rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
 from dlc.runtime.executable import Executable
+from dlc.runtime.library import load_library
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
