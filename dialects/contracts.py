@@ -7,6 +7,15 @@ Bottom layer: imports nothing of dlc, so every layer may read it.
 
 from __future__ import annotations
 
+TARGET_ATTR = "dlc.target"
+"""`StringAttr` on a `builtin.module`: the target string it is compiled for (`llvm -mcpu=znver3
+-num-cores=2`, `cuda -arch=sm_90`; grammar in `dlc.target.parse`), MLIR's DLTI target spec.
+Written by the driver before the pipeline runs (its resolved `host`), by `dlc-opt --target`, by
+the tuner's builders, and by `convert-loop-to-llvm` (the target it lowered for). Read by every
+pass with a `target` option that is left empty (`loop-default-schedule`, `convert-loop-to-llvm`,
+`loop-interpret-transforms`, the GPU passes) and by the `-t llvm` emitter; without it they use
+`dlc.target.DEFAULT_CPU_TARGET` / `DEFAULT_GPU_TARGET`."""
+
 NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 """`IntegerAttr` on a destination-passing function: how many of its trailing memref arguments
 are outputs. Written by `convert-tensor-expr-to-loop`; read by `loop-plan-memory`,
