@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from dlc.autotune.log import Record, best_records, read_log
+from dlc.autotune.log import Record, best_records, read_log, same_cpu_key, tuning_key
 from dlc.autotune.space import run_script
-from dlc.autotune.target import CpuTarget, host_cpu_target
 from dlc.autotune.workload import Workload, kernel_functions, make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR
+from dlc.target import CpuTarget
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.dialects.func import FuncOp
@@ -29,18 +29,16 @@ class TuningLogError(DiagnosticException):
     """A record's script does not apply to the kernel it was recorded for."""
 
 
-def load_best(logs: str | Path | Iterable[str | Path], target: CpuTarget | None = None
-              ) -> dict[str, Record]:
-    """The best successful record per workload key in one or more logs, for `target` (default:
-    the host with all cores; records of other targets are ignored)."""
+def load_best(logs: str | Path | Iterable[str | Path], target: CpuTarget) -> dict[str, Record]:
+    """The best successful record per workload key in one or more logs, for `target` (records
+    of other targets are ignored)."""
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     records = [record for path in paths for record in read_log(path).records]
-    target = target or host_cpu_target()
-    best = best_records(records, target.key)
+    key = tuning_key(target)
+    best = best_records(records, key)
     if not best:
         # Records of the same CPU at another thread count still describe good schedules.
-        cpu = target.key.split(" -threads=")[0]
-        same_cpu = [r for r in records if r.target.split(" -threads=")[0] == cpu]
+        same_cpu = [r for r in records if same_cpu_key(r.target) == same_cpu_key(key)]
         best = best_records(same_cpu)
     return best
 
@@ -121,10 +119,11 @@ def apply_tuning_log(
     module: ModuleOp,
     tuning_log: str | Path | Iterable[str | Path],
     ctx: Context | None = None,
-    threads: int | None = None,
+    *,
+    target: CpuTarget,
 ) -> dict[str, str]:
     """The hook for a compile pipeline: schedules the kernels of a loop-level module (lowered
     with `TUNING_LOOP_PASS`, before functions are deduplicated or planned) with the log's best
-    records for the host at `threads` threads, and marks them `dlc.scheduled`; returns
-    {function: workload key} of those scheduled."""
-    return apply_records(module, load_best(tuning_log, host_cpu_target(threads or None)), ctx)
+    records for `target` (the compile's), and marks them `dlc.scheduled`; returns {function:
+    workload key} of those scheduled."""
+    return apply_records(module, load_best(tuning_log, target), ctx)

@@ -9,7 +9,8 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import ModuleOp
+from dlc.dialects.contracts import TARGET_ATTR
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.target import Target
 
 TARGETS: dict[str, tuple[str, str]] = {
@@ -41,17 +42,19 @@ DEVICE_CODE: dict[tuple[str, str], str] = {
 
 
 def emit_device_code(
-    module: ModuleOp, target: str, emit: str, *, arch: str = "sm_80", lowered: bool = False
+    module: ModuleOp, target: str, emit: str, *, arch: str = "", lowered: bool = False
 ) -> str:
     """The device code of a module as text, without running anything (`dlc compile --emit`).
 
     Args:
         module: a module at any level (graph, tensor_expr, loop); not modified (a copy is
             lowered).
-        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (the host CPU).
+        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (a CPU: the module's `dlc.target`,
+            which the caller sets, else `dlc.target.DEFAULT_CPU_TARGET`).
         emit: `ptx` (cuda), `opencl` (OpenCL C, opencl), or `llvm` (LLVM IR: the NVVM kernels
             for cuda, the host module for llvm).
-        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90).
+        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90; default: the
+            module's `dlc.target`, else sm_80).
         lowered: the module is already lowered by the target's pipeline (print only).
 
     Raises:
@@ -74,8 +77,8 @@ def emit_device_code(
         from dlc.api import applicable_passes, make_context
 
         spec = PIPELINES[pipeline].spec
-        if target == "cuda":
-            spec = spec.replace("target=sm_80", f"target={arch}")
+        if target == "cuda" and arch:
+            copy.attributes[TARGET_ATTR] = StringAttr(f"cuda -arch={arch}")
         passes = applicable_passes(copy, spec)
         if passes:
             PassPipeline.parse_spec(get_all_passes(), ",".join(passes)).apply(

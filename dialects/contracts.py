@@ -14,7 +14,8 @@ Written by the driver before the pipeline runs (its resolved `host`), by `dlc-op
 the tuner's builders, and by `convert-loop-to-llvm` (the target it lowered for). Read by every
 pass with a `target` option that is left empty (`loop-default-schedule`, `convert-loop-to-llvm`,
 `loop-interpret-transforms`, the GPU passes) and by the `-t llvm` emitter; without it they use
-`dlc.target.DEFAULT_CPU_TARGET` / `DEFAULT_GPU_TARGET`."""
+`dlc.target.DEFAULT_CPU_TARGET` / `DEFAULT_GPU_TARGET`. Also on a `target_gpu.module`: the CUDA
+target its kernels were lowered for (written by `target-gpu-lower-to-nvvm`, read by `-t ptx`)."""
 
 NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 """`IntegerAttr` on a destination-passing function: how many of its trailing memref arguments

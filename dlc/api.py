@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
     from dlc.driver.artifact import CompiledModel
     from dlc.driver.cache import CompileCache, CompileOptions
+    from dlc.target import GpuTarget
 
 LEVELS: tuple[str, ...] = ("graph", "tensor_expr", "loop")
 """dlc's abstraction levels, in the order a pipeline lowers through them."""
 
-TARGETS: tuple[str, ...] = ("llvm",)
-"""The targets `compile` builds executables for (the host CPU through LLVM)."""
+TARGETS: tuple[str, ...] = ("host", "llvm")
+"""The CPU targets `compile` builds executables for: `host` (this machine) and `llvm ...` target
+strings (`dlc.target.parse`)."""
 
 DEVICE_TARGETS: dict[str, tuple[str, str]] = {
     "opencl": ("dlc.runtime.opencl", "gpu-opencl"),
@@ -174,7 +176,7 @@ ModelSource = Union["ModuleOp", "onnx.ModelProto", str, Path]
 
 def compile(  # noqa: A001 - dlc.compile, like re.compile
     model: ModelSource,
-    target: str = "llvm",
+    target: str = "host",
     entry: str | None = None,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -192,7 +194,8 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Args:
         model: an ONNX model (`onnx.ModelProto` or a `.onnx` path), an `.mlir` path, or an xDSL
             `ModuleOp` (not modified) at any level (graph, tensor_expr, loop).
-        target: `llvm` (the host CPU).
+        target: `host` (this machine, resolved once), a CPU target string (`llvm -mcpu=znver3`,
+            `dlc.target.parse`), or a GPU target (`cuda`, `cuda -arch=sm_90`, `opencl`).
         entry: the function to call when the module has several entry functions.
         input_shapes: static shapes of ONNX inputs by name, for inputs with dynamic dimensions.
         opt_level: LLVM's optimization level, 0-3.
@@ -218,15 +221,14 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
     from dlc.driver.cache import CompileCache, CompileOptions
+    from dlc.driver.target import resolve_target
+    from dlc.target import GpuTarget
 
-    if target in DEVICE_TARGETS:
-        return _compile_for_device(model, target, entry, input_shapes, pipeline)
-    if target not in TARGETS:
-        raise CompileError(
-            f"expected target {' or '.join(repr(t) for t in TARGETS)}, found {target!r}"
-        )
+    resolved = resolve_target(target, threads)
+    if isinstance(resolved, GpuTarget):
+        return _compile_for_device(model, resolved, entry, input_shapes, pipeline)
     options = CompileOptions(
-        target, opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
+        str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
     )
     store = CompileCache(cache_dir) if cache else None
     source = _Source(model, input_shapes)
@@ -273,19 +275,23 @@ def _compile_source(
 
 
 def _compile_for_device(
-    model: ModelSource, target: str, entry: str | None,
+    model: ModelSource, target: GpuTarget, entry: str | None,
     input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
 ) -> Executable:
     """`compile` for a GPU target: lower with the target's pipeline, hand the module (host
     functions + kernels) to the target's runtime; returns its executable (same call API)."""
     import importlib
 
+    from xdsl.dialects.builtin import StringAttr
     from xdsl.utils.exceptions import DiagnosticException
 
-    runtime_module, default_pipeline = DEVICE_TARGETS[target]
+    from dlc.dialects.contracts import TARGET_ATTR
+
+    runtime_module, default_pipeline = DEVICE_TARGETS[target.kind]
     ctx = make_context()
     try:
         module = _Source(model, input_shapes).module(ctx)
+        module.attributes[TARGET_ATTR] = StringAttr(str(target))
         lower(module, default_pipeline if pipeline == "cpu" else pipeline, ctx)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None

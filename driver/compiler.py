@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR, WORKSPACE_BYTES_ATTR
+from dlc.dialects.contracts import (
+    NUM_OUTPUTS_ATTR,
+    ONNX_NODES_ATTR,
+    TARGET_ATTR,
+    WORKSPACE_BYTES_ATTR,
+)
 from dlc.dialects.loop.ops import AllocOp
 from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
 from dlc.driver.cache import CompileCache, CompileOptions, digest
@@ -44,6 +49,7 @@ from dlc.runtime.metadata import (
     ModelInfo,
     encode_model_info,
 )
+from dlc.target import CpuTarget
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import (
@@ -158,25 +164,24 @@ TUNE_AFTER = "convert-tensor-expr-to-loop"
 
 
 def tuning_lowering(module: ModuleOp, item: str, tuning_log: Path, ctx: Context,
-                    threads: int) -> str:
+                    target: CpuTarget) -> str:
     """The loop lowering to run on the tensor_expr-level `module` (the pipeline's is `item`) so
     that kernels have the canonical IR, hence the workload keys, that tuning saw: the
     pipeline's own (epilogues fused, as the `rules` space tunes) unless the log's records match
     more kernels of `TUNING_LOOP_PASS` (the sketch and template spaces: epilogues not fused).
     The compile's annotations (`dlc.onnx_nodes`) are left out: tuning never sees them."""
     from dlc.autotune.apply import TUNING_LOOP_PASS, load_best, records_fuse_epilogues
-    from dlc.autotune.target import host_cpu_target
 
     copy = module.clone()
     for op in copy.ops:
         if isinstance(op, func.FuncOp):
             op.attributes.pop(ONNX_NODES_ATTR, None)
-    best = load_best(tuning_log, host_cpu_target(threads or None))
+    best = load_best(tuning_log, target)
     return item if records_fuse_epilogues(copy, best, ctx) else TUNING_LOOP_PASS
 
 
 def apply_tuning_log_to(
-    module: ModuleOp, tuning_log: Path, ctx: Context, threads: int
+    module: ModuleOp, tuning_log: Path, ctx: Context, target: CpuTarget
 ) -> dict[str, str]:
     """Schedules the loop-level kernels of `module` that have a record in `tuning_log`
     (`autotune.apply.apply_tuning_log`; they get `dlc.scheduled`); returns {function: workload
@@ -189,7 +194,7 @@ def apply_tuning_log_to(
         if isinstance(op, func.FuncOp) and ONNX_NODES_ATTR in op.attributes:
             hidden[op] = op.attributes.pop(ONNX_NODES_ATTR)
     try:
-        return apply_tuning_log(module, tuning_log, ctx, threads or None)
+        return apply_tuning_log(module, tuning_log, ctx, target=target)
     finally:
         for op, value in hidden.items():
             op.attributes[ONNX_NODES_ATTR] = value
@@ -202,7 +207,10 @@ def whole_module_passes(
     """Runs the passes of `options.pipeline` that see the whole module (up to
     `PARTITION_AFTER`), applying `options.tuning_log` after `TUNE_AFTER` (or first, for a
     loop-level module); returns the per-unit passes still to run and {function: workload key}
-    of the tuned functions."""
+    of the tuned functions. The module's `dlc.target` is set first: `options.target` resolved
+    (`host`: this machine), which every pass with a target option reads."""
+    target = options.cpu_target()
+    module.attributes[TARGET_ATTR] = StringAttr(str(target))
     passes = pipeline_passes(module, options.pipeline, options.threads)
     log = options.tuning_log
     names = [p.split("{", 1)[0].strip() for p in passes]
@@ -213,7 +221,7 @@ def whole_module_passes(
     def tune() -> None:
         assert log is not None
         start = time.perf_counter()
-        tuned.update(apply_tuning_log_to(module, log, ctx, options.threads))
+        tuned.update(apply_tuning_log_to(module, log, ctx, target))
         if stats is not None:
             stats.seconds["apply-tuning-log"] = time.perf_counter() - start
 
@@ -230,7 +238,7 @@ def whole_module_passes(
     if log is not None and TUNE_AFTER in names[:split]:
         lowering = names.index(TUNE_AFTER)
         run_passes(module, prefix[:lowering], ctx, stats, after)
-        prefix = [tuning_lowering(module, prefix[lowering], log, ctx, options.threads),
+        prefix = [tuning_lowering(module, prefix[lowering], log, ctx, target),
                   *prefix[lowering + 1:]]
     run_passes(module, prefix, ctx, stats, after)
     return suffix, tuned
@@ -306,14 +314,20 @@ def rename_kernels(module: ModuleOp, symbols: dict[func.FuncOp, str]) -> None:
 
 
 def split_kernel(kernel: func.FuncOp) -> ModuleOp:
-    """Moves `kernel` into a module of its own, leaving a declaration in its place."""
+    """Moves `kernel` into a module of its own (with the `dlc.target` of the module it leaves),
+    leaving a declaration in its place."""
+    parent = kernel.parent_op()
+    target = parent.attributes.get(TARGET_ATTR) if isinstance(parent, ModuleOp) else None
     declaration = func.FuncOp.external(
         kernel.sym_name.data, kernel.function_type.inputs.data,
         kernel.function_type.outputs.data,
     )
     Rewriter.insert_op(declaration, InsertPoint.before(kernel))
     kernel.detach()
-    return ModuleOp([kernel])
+    unit = ModuleOp([kernel])
+    if target is not None:
+        unit.attributes[TARGET_ATTR] = target
+    return unit
 
 
 def publish_kernel(unit: ModuleOp, symbol: str) -> None:
@@ -486,16 +500,18 @@ def string_global(symbol: str, text: str) -> llvm.GlobalOp:
 
 
 def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
-    """Position-independent object code for an llvm-dialect `unit`, and whether it calls the
-    OpenMP runtime."""
-    from dlc.codegen.llvm import emit_llvm_ir
-    from dlc.driver.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
+    """Position-independent object code for an llvm-dialect `unit`, for the target it was
+    lowered for (its `dlc.target`: the emitter prints it, the TargetMachine is made from it),
+    and whether it calls the OpenMP runtime."""
+    from dlc.codegen.llvm import emit_llvm_ir, module_cpu_target
+    from dlc.driver.jit import JitError, parse_and_optimize, target_machine, uses_openmp
 
     try:
         text = emit_llvm_ir(unit)
+        target = module_cpu_target(unit)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None
-    machine = host_target_machine(opt_level, position_independent=True)
+    machine = target_machine(target, opt_level, position_independent=True)
     try:
         module = parse_and_optimize(text, machine, opt_level)
     except JitError as e:
@@ -720,8 +736,6 @@ def compile_module(
     per CPU). Failures of passes or LLVM are `CompileError`s."""
     from dlc.api import make_context
 
-    if options.target != "llvm":
-        raise CompileError(f"expected target 'llvm', found {options.target!r}")
     driver = _Driver(module, options, cache, progress or Progress("module", False),
                      ctx or make_context(), jobs if jobs is not None else default_jobs())
     with _fewer_collections():

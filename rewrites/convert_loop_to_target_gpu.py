@@ -34,7 +34,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from dlc.codegen.gpu_targets import GpuTarget, gpu_target
 from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
 from dlc.dialects.loop.ops import (
     AllocOp,
@@ -58,6 +57,8 @@ from dlc.dialects.target_gpu.ops import (
     shared_memref_type,
 )
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
+from dlc.rewrites.pass_target import gpu_target_for
+from dlc.target import GpuTarget
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -227,20 +228,18 @@ class ConvertLoopToTargetGpuPass(ModulePass):
     where that thread owns it (no barrier can go inside them), as in TVM.
 
     Options:
-        target: the GPU target description (`codegen.gpu_targets`): sm_80, sm_90, opencl.
+        target: the GPU to compile for, a target string (`cuda -arch=sm_90`, `opencl`);
+            empty: the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80).
         module_name: the symbol of the `target_gpu.module` that receives the kernels.
     """
 
     name: ClassVar[str] = "convert-loop-to-target-gpu"
 
-    target: str = "sm_80"
+    target: str = ""
     module_name: str = "kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = gpu_target(self.target)
-        except Exception as e:
-            raise PassFailedException(f"convert-loop-to-target-gpu: {e}") from None
+        target = gpu_target_for(self.name, self.target, op)
         for nested in op.walk():
             dialect = nested.name.split(".", 1)[0]
             if dialect in HIGHER_LEVEL_DIALECTS:

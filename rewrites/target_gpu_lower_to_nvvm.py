@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import TARGET_ATTR
 from dlc.dialects.loop.ops import LoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
@@ -41,6 +42,8 @@ from dlc.rewrites.llvm_lowering.common import (
     scalarize,
 )
 from dlc.rewrites.llvm_lowering.memref import element_address
+from dlc.rewrites.pass_target import gpu_target_for
+from dlc.target import NVPTX_TRIPLE
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
@@ -70,9 +73,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
-
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-"""The target triple of 64-bit PTX."""
+from xdsl.utils.exceptions import PassFailedException
 
 KERNEL_ATTR = "nvvm.kernel"
 """Unit attribute of an `llvm.func` that is a kernel entry (`-t ptx` gives it the `ptx_kernel`
@@ -432,15 +433,27 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     LLVM); nothing calls libm.
 
     Options:
+        target: the CUDA GPU the kernels are for, a target string (`cuda -arch=sm_90`); empty:
+            the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80). Each
+            `target_gpu.module` records it as its `dlc.target` (MLIR's `nvvm-attach-target`),
+            which `-t ptx` compiles for.
         index_bitwidth: the width `index` lowers to in kernels (64: every offset fits; 32 is
             faster on GPUs when every buffer has fewer than 2**31 elements).
     """
 
     name: ClassVar[str] = "target-gpu-lower-to-nvvm"
 
+    target: str = ""
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = gpu_target_for(self.name, self.target, op)
+        if not target.is_cuda:
+            raise PassFailedException(
+                f"{self.name}: expected a CUDA target (cuda -arch=...), found '{target}'"
+            )
+        for gpu_module in [m for m in op.ops if isinstance(m, GpuModuleOp)]:
+            gpu_module.attributes[TARGET_ATTR] = StringAttr(str(target))
         lowering = NVVMLowering(self.index_bitwidth, alloc_alignment=16, max_stack_bytes=1 << 30)
         for top in op.ops:
             if isinstance(top, KernelOp):

@@ -14,14 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dlc.autotune.apply import load_best
-from dlc.autotune.log import LogWriter, Record
+from dlc.autotune.log import LogWriter, Record, tuning_key
 from dlc.autotune.space import run_script
-from dlc.autotune.target import host_cpu_target
 from dlc.autotune.workload import Workload, make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR
 from dlc.dialects.loop.ops import ForOp
 from dlc.driver.cache import CompileOptions
 from dlc.driver.compiler import whole_module_passes
+from dlc.driver.target import resolve_cpu_target
+from dlc.target import CpuTarget
 from xdsl.dialects.func import FuncOp
 
 import dlc
@@ -50,8 +51,13 @@ def _loops(func: FuncOp) -> list[tuple[str, str]]:
     return [(op.axis.data, op.kind.data) for op in func.walk() if isinstance(op, ForOp)]
 
 
+def this_host() -> CpuTarget:
+    """This machine, as the compile resolves it (its tuning records name it)."""
+    return resolve_cpu_target("host")
+
+
 def _write_log(path: Path, workload: Workload, script: str | None, cost: float = 1e-4) -> None:
-    record = Record(workload=workload.key, target=host_cpu_target().key, script=script,
+    record = Record(workload=workload.key, target=tuning_key(this_host()), script=script,
                     knobs={"test": 1}, costs=[cost, cost], flops=float(workload.flops))
     with LogWriter(path) as writer:
         writer.write(record)
@@ -153,7 +159,7 @@ def test_cli_tune_then_compile_with_the_log(
     module = dlc.api.parse_module(model, ctx)
     _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
     (workload,) = Workload.from_module(dlc.api.parse_module(model, ctx))
-    best = load_best(log)[workload.key]
+    best = load_best(log, this_host())[workload.key]
     applies = best.knobs.get("baseline") != "default"  # else the default schedule was fastest
     assert list(tuned.values()) == ([workload.key] if applies else [])
     library = tmp_path / "mm.so"
@@ -216,7 +222,7 @@ def test_rules_space_tunes_and_applies_fused_kernels(
     assert dlc_main(["tune", str(model), "--space", "rules", "--trials", "3", "--log", str(log),
                      "--repeat", "1", "--min-repeat-ms", "1", "--batch-size", "3",
                      "--search", "random"]) == 0
-    best = load_best(log)
+    best = load_best(log, this_host())
     assert set(best) == {fused.workload.key}
     ctx = make_context()
     assert records_fuse_epilogues(dlc.api.parse_module(model, ctx), best, ctx)
@@ -242,7 +248,8 @@ def test_sketch_space_logs_keep_the_unfused_lowering(tmp_path: Path) -> None:
     log = tmp_path / "sketch.jsonl"
     _write_log(log, unfused.workload, None)
     ctx = make_context()
-    assert not records_fuse_epilogues(dlc.api.parse_module(model, ctx), load_best(log), ctx)
+    best = load_best(log, this_host())
+    assert not records_fuse_epilogues(dlc.api.parse_module(model, ctx), best, ctx)
     _, tuned = whole_module_passes(dlc.api.parse_module(model, ctx),
                                    CompileOptions(tuning_log=log), ctx)
     assert list(tuned.values()) == [unfused.workload.key]

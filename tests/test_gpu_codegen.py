@@ -12,11 +12,11 @@ import dlc.dialects.graph as g
 import numpy as np
 import pytest
 from dlc.codegen import emit_device_code
-from dlc.codegen.gpu_targets import GPU_TARGETS, gpu_target
 from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
 from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.target_gpu import BarrierOp, KernelOp, LaunchOp
 from dlc.rewrites import get_all_passes
+from dlc.target import OPENCL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -164,12 +164,13 @@ def test_target_limits_come_from_the_description(tmp_path) -> None:
         "memref<64xf32>", "memref<512xf32>").replace("4x64xf32", "4x512xf32")
     path = tmp_path / "wide.mlir"
     path.write_text(text)
-    lower(parse_module(path), "convert-loop-to-target-gpu{target=sm_80}")  # 512 <= 1024
-    assert gpu_target("opencl").max_threads_per_block == 256
+    lower(parse_module(path), 'convert-loop-to-target-gpu{target="cuda -arch=sm_80"}')  # <= 1024
+    assert OPENCL.max_threads_per_block == 256
     with pytest.raises(PassFailedException, match="at most 256 threads per block on opencl"):
         lower(parse_module(path), "convert-loop-to-target-gpu{target=opencl}")
-    with pytest.raises(PassFailedException, match="expected a GPU target among"):
-        lower(parse_module(path), "convert-loop-to-target-gpu{target=sm_70}")
+    with pytest.raises(PassFailedException, match="expected a CUDA architecture for -arch "
+                                                  "\\(sm_80, sm_90\\), found 'sm_70'"):
+        lower(parse_module(path), 'convert-loop-to-target-gpu{target="cuda -arch=sm_70"}')
 
 
 def test_launch_sizes_follow_the_bound_loops() -> None:
@@ -178,14 +179,6 @@ def test_launch_sizes_follow_the_bound_loops() -> None:
     (launch,) = [op for op in kernels.walk() if isinstance(op, LaunchOp)]
     sizes = [op.owner.value.value.data for op in (*launch.grid, *launch.block)]  # type: ignore[union-attr]
     assert sizes == [12, 1, 1, 256, 1, 1]  # ceil(3000 / 256) blocks of 256 threads
-
-
-def test_targets_are_data() -> None:
-    for name, target in GPU_TARGETS.items():
-        assert target.name == name
-        assert target.max_threads_per_block <= target.max_block_dims[0] * target.max_block_dims[1]
-        assert target.shared_memory_bytes > 0 and target.warp_size >= 1
-    assert gpu_target("sm_90").ptx_version == "7.8"
 
 
 # ----------------------------------------------------------------------------------------------

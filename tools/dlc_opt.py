@@ -7,11 +7,15 @@ dlc's own flags: `--check-semantics` (run the graph interpreter after every pass
 first pass that changes a result, see tools/check_semantics.py), `--timing` (seconds per pass, a
 table on stderr like mlir-opt's `--mlir-timing`) and `--dump-graph=FILE` (the final graph as
 Graphviz DOT, see tools/graph_dot.py). With the first two, named pipelines run pass by pass.
+`--dlc-target=TARGET` sets every module's `dlc.target` (which passes with an empty `target`
+option read); `host` there or as a pass's `target=host` is this machine, the only way dlc-opt's
+output can depend on the host.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from io import StringIO
@@ -83,6 +87,11 @@ class DlcOptMain(xDSLOptMain):
 
     version_format = "dlc-opt (xdsl {xdsl_version})"
 
+    def __init__(self, args: list[str] | None = None) -> None:
+        self._resolved_targets: dict[str, str] = {}
+        """Target strings as given -> as resolved (`host` asked once)."""
+        super().__init__(args=args)
+
     def register_all_dialects(self) -> None:
         from dlc.dialects import get_all_dialects
 
@@ -133,6 +142,14 @@ class DlcOptMain(xDSLOptMain):
             help="print the wall time of parsing, each pass and printing as a table on stderr",
         )
         arg_parser.add_argument(
+            "--dlc-target",
+            metavar="TARGET",
+            default=None,
+            help="set each module's dlc.target, the target of every pass whose target option is "
+            "empty: a target string ('llvm -mcpu=znver3', 'cuda -arch=sm_90', opencl) or host "
+            "(this machine; also accepted as a pass option, target=host)",
+        )
+        arg_parser.add_argument(
             "--dump-graph",
             metavar="FILE",
             default=None,
@@ -144,6 +161,10 @@ class DlcOptMain(xDSLOptMain):
             super().setup_pipeline()
         except ValueError as e:  # unknown pass names, bad or missing pass options
             raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from None
+        self.pipeline = PassPipeline(
+            tuple(self._with_host_resolved(p) for p in self.pipeline.passes),
+            self.pipeline.callback,
+        )
         self.timer = PassTimer() if self.args.timing else None
         self.checker = None
         self.dot_graphs: list[str] = []
@@ -158,6 +179,25 @@ class DlcOptMain(xDSLOptMain):
             )
         if self.timer is not None or self.checker is not None:
             self.pipeline = self._instrumented(self.pipeline)
+
+    def _resolve(self, text: str) -> str:
+        """A target string with `host` resolved to this machine's (asked once)."""
+        from dlc.driver.errors import CompileError
+        from dlc.driver.target import resolve_target
+
+        resolved = self._resolved_targets
+        if text not in resolved:
+            try:
+                resolved[text] = str(resolve_target(text))
+            except CompileError as e:
+                raise ToolError(str(e)) from None
+        return resolved[text]
+
+    def _with_host_resolved(self, module_pass: ModulePass) -> ModulePass:
+        """`module_pass` with a `target=host` option replaced by this machine's target string."""
+        if getattr(module_pass, "target", None) != "host":
+            return module_pass
+        return dataclasses.replace(module_pass, target=self._resolve("host"))  # type: ignore[type-var]
 
     def _instrumented(self, pipeline: PassPipeline) -> PassPipeline:
         """`pipeline` run pass by pass, timing each and checking semantics after each."""
@@ -231,6 +271,11 @@ class DlcOptMain(xDSLOptMain):
         return self.pending_output
 
     def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.dlc_target is not None:
+            from dlc.dialects.contracts import TARGET_ATTR
+            from xdsl.dialects.builtin import StringAttr
+
+            prog.attributes[TARGET_ATTR] = StringAttr(self._resolve(self.args.dlc_target))
         if not self.args.disable_verify:
             prog.verify()
         super().apply_passes(prog)

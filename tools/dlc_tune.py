@@ -235,9 +235,9 @@ def _summary(result: Any, wall: float) -> None:
 def run_replay(args: argparse.Namespace) -> int:
     """Applies a log's best records to a model's kernels; prints or writes the loop-level IR."""
     from dlc.autotune.apply import apply_records, load_best, records_fuse_epilogues
-    from dlc.autotune.target import host_cpu_target
     from dlc.autotune.tasks import load_model_module, lower_model
     from dlc.autotune.workload import Workload, kernel_functions, make_context
+    from dlc.driver.target import resolve_cpu_target
 
     from dlc.api import module_level
 
@@ -248,7 +248,7 @@ def run_replay(args: argparse.Namespace) -> int:
         raise ToolError(f"cannot read the tuning log {log}: no such file")
     ctx = make_context()
     module = load_model_module(args.replay_input, ctx)
-    best = load_best(log, host_cpu_target(args.threads or None))
+    best = load_best(log, resolve_cpu_target("host", args.threads))
     fuse = module_level(module) != "loop" and records_fuse_epilogues(module, best, ctx)
     lower_model(module, ctx, fuse_epilogue=fuse)
     if args.emit_scripts is not None:
