@@ -8,7 +8,8 @@ Counterpart: Apache TVM's AutoTVM / Ansor / MetaSchedule. The pieces, one module
   `transform.param.constant`s are knobs: `dlc.candidates`, or `dlc.split` = divisor splits),
   `matmul_template`, and `SketchSpace` (generated from the block structure: SSRSRS tiling,
   inline, pack, cache write, parallel, vectorize, unroll, epilogue fusion, as `Action`s);
-  invalid points are rejected before building with the numbers of `target.CpuTarget`;
+  invalid points are rejected before building with the numbers of the target's description
+  (`dlc.target.CpuTarget`);
 - `search`: `RandomSearch`, `GridSearch`, `EvolutionarySearch` (xgboost cost model from
   `cost_model`, trained online, epsilon-greedy);
 - `measure`: `Measurer`: builds in worker processes, runs one at a time, checks against the

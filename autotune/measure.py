@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from dlc.driver.target import resolve_cpu_target
 from dlc.rewrites.tuning.workload import Workload
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
@@ -58,7 +59,10 @@ class MeasureOptions:
             outputs' largest magnitude).
         opt_level: LLVM optimization level.
         seed: the seed of the random inputs.
-        flush_caches: before each timed call, write a buffer twice the size of the host's last
+        target: the CPU candidates are built for: `host` (this machine, with `num_threads`
+            threads; the runner runs on it) or a target string of the same machine's
+            architecture.
+        flush_caches: before each timed call, write a buffer twice the size of the target's last
             cache level, so that every call starts with the kernel's data out of the caches (as
             in a model, where the layers between two calls of a kernel evict its data; TVM's
             `enable_cpu_cache_flush`). Each timing is then one call, and the flush is not timed.
@@ -74,6 +78,7 @@ class MeasureOptions:
     atol: float = 1e-4
     opt_level: int = 3
     seed: int = 0
+    target: str = "host"
     flush_caches: bool = False
 
 
@@ -165,7 +170,7 @@ def with_constant_inputs(module: ModuleOp, arrays: Sequence[np.ndarray]) -> None
 
 
 def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
-                 opt_level: int) -> bytes:
+                 opt_level: int, target: str) -> bytes:
     """The shared library of a workload module run as a model runs it: its constants are
     globals, so the compile folds what only re-lays them out (`loop-fold-constant-nests`) and
     the timed kernel does not pay for it."""
@@ -177,30 +182,38 @@ def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
     if not default_schedule:
         kernel_function_of(module).attributes[SCHEDULED_ATTR] = UnitAttr()
     with_constant_inputs(module, _load_arrays(constants_path))
-    compiled, _ = compile_module(module, CompileOptions(opt_level=opt_level), jobs=1)
+    compiled, _ = compile_module(module, CompileOptions(target=target, opt_level=opt_level),
+                                 jobs=1)
     with tempfile.TemporaryDirectory(prefix="dlc-build-") as scratch:
         return compiled.export(Path(scratch) / "kernel.so").read_bytes()
 
 
 def build_library(kernel_text: str, script: str | None, default_schedule: bool,
-                  opt_level: int = 3, constants_path: str | None = None) -> bytes:
-    """Schedule and compile a kernel module; returns the bytes of a shared library. With
-    `constants_path` (the arrays of its constant inputs), the library is the kernel inside a
-    model that passes those constants (`_build_model`) and takes only the other inputs."""
+                  opt_level: int = 3, constants_path: str | None = None,
+                  target: str = "host") -> bytes:
+    """Schedule and compile a kernel module for `target` (a target string, or `host`); returns
+    the bytes of a shared library. With `constants_path` (the arrays of its constant inputs),
+    the library is the kernel inside a model that passes those constants (`_build_model`) and
+    takes only the other inputs."""
     from dlc.codegen.llvm import emit_llvm_ir
+    from dlc.dialects.contracts import TARGET_ATTR
     from dlc.driver.export import export_shared_library
     from dlc.rewrites import get_all_passes
     from dlc.rewrites.tuning.apply import run_script
     from dlc.rewrites.tuning.workload import make_context, parse_module
+    from xdsl.dialects.builtin import StringAttr
     from xdsl.passes import PassPipeline
 
     try:
         ctx = make_context()
         module = parse_module(kernel_text, ctx)
+        resolved = resolve_cpu_target(target)
+        module.attributes[TARGET_ATTR] = StringAttr(str(resolved))
         if script is not None:
             run_script(module, script, ctx)
         if constants_path is not None:
-            return _build_model(module, constants_path, default_schedule, opt_level)
+            return _build_model(module, constants_path, default_schedule, opt_level,
+                                str(resolved))
         passes = get_all_passes()
         spec = "convert-loop-to-llvm"
         if default_schedule and "loop-default-schedule" in passes:
@@ -208,7 +221,8 @@ def build_library(kernel_text: str, script: str | None, default_schedule: bool,
         PassPipeline.parse_spec(passes, spec).apply(ctx, module)
         llvm_ir = emit_llvm_ir(module)
         with tempfile.TemporaryDirectory(prefix="dlc-build-") as scratch:
-            path = export_shared_library(llvm_ir, Path(scratch) / "kernel.so", opt_level)
+            path = export_shared_library(llvm_ir, Path(scratch) / "kernel.so", opt_level,
+                                         resolved)
             return path.read_bytes()
     except Exception as error:  # noqa: BLE001 - every failure is this trial's build error
         raise _TrialFailure("build", _one_line(error)) from None
@@ -269,7 +283,7 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
             np.savez(reference_path, **{f"a{i}": a for i, a in enumerate(outputs)})
         elif reference_path is not None:
             _check_outputs(outputs, _load_arrays(reference_path), options)
-        flush = _cache_flusher() if options.flush_caches else None
+        flush = _cache_flusher(last_level_cache_bytes(options)) if options.flush_caches else None
         number = 1 if flush is not None else max(
             1, math.ceil(options.min_repeat_ms / 1000 / max(first, 1e-9)))
         budget = options.run_timeout / 3
@@ -285,14 +299,17 @@ def run_library(library: bytes, inputs_path: str, reference_path: str | None,
         return costs
 
 
-@functools.cache
-def _cache_flusher() -> np.ndarray:
-    """A buffer twice the size of the host's last-level cache (L3, else L2): made once per
-    worker process, which runs many trials."""
-    from dlc.rewrites.schedule_rules.config import host_cache_bytes
+def last_level_cache_bytes(options: MeasureOptions) -> int:
+    """The last-level cache (L3, else L2) of the target the runner runs on."""
+    target = resolve_cpu_target(options.target, options.num_threads)
+    return target.l3_bytes or target.l2_bytes or 0
 
-    size = 2 * host_cache_bytes(3, host_cache_bytes(2, 1 << 20))
-    return np.zeros(size // 8, np.float64)
+
+@functools.cache
+def _cache_flusher(cache_bytes: int) -> np.ndarray:
+    """A buffer twice the size of a last-level cache of `cache_bytes`: made once per worker
+    process, which runs many trials."""
+    return np.zeros(2 * cache_bytes // 8, np.float64)
 
 
 def _check_outputs(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray],
@@ -537,11 +554,17 @@ def random_inputs(workload: Workload, seed: int) -> list[np.ndarray]:
 
 
 class Measurer:
-    """Measures candidates of workloads: references first, then builds and timed runs."""
+    """Measures candidates of workloads: references first, then builds and timed runs.
+
+    Attributes:
+        target: the CPU candidates are built for (`options.target` resolved once: `host` with
+            `options.num_threads` threads); the tuning records name it.
+    """
 
     def __init__(self, options: MeasureOptions | None = None, backend: Backend | None = None,
                  workdir: str | Path | None = None) -> None:
         self.options = options or MeasureOptions()
+        self.target = resolve_cpu_target(self.options.target, self.options.num_threads)
         self.backend: Backend = backend or LocalBackend(self.options)
         self._tempdir = None
         if workdir is None:
@@ -580,7 +603,8 @@ class Measurer:
             np.savez(constants_path, **{f"a{i}": arrays[index] for i, index in
                                         enumerate(constant)})
         (build,) = self.backend.build(
-            [(workload.text, None, False, self.options.opt_level, constants_path)],
+            [(workload.text, None, False, self.options.opt_level, constants_path,
+              str(self.target))],
             self.options.build_timeout,
         )
         if build[0] != "ok":
@@ -614,7 +638,7 @@ class Measurer:
         start = time.monotonic()
         builds = self.backend.build(
             [(c.kernel_text or workload.text, c.script, c.default_schedule, options.opt_level,
-              constants_path) for c in candidates],
+              constants_path, str(self.target)) for c in candidates],
             options.build_timeout,
         )
         build_s = (time.monotonic() - start) / max(1, len(candidates))

@@ -9,8 +9,8 @@ one per knob. `render(point)` is the schedule as transform-script text (a
 `transform.named_sequence @__transform_main` whose knob values are `transform.param.constant`s),
 `check(point)` rejects a point cheaply before anything is built (a vector width that does not
 divide the loop it vectorizes, a register tile larger than the register file: the numbers come
-from `CpuTarget`), and `features(point)` describes the loop nest the point makes, for the cost
-model.
+from the target's description, `dlc.target.CpuTarget`), and `features(point)` describes the loop
+nest the point makes, for the cost model.
 
 Two kinds of space:
 - `TemplateSpace`: a hand-written script whose knob parameters are annotated
@@ -32,7 +32,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from dlc.autotune.target import CpuTarget
 from dlc.dialects.contracts import CANDIDATES_ATTR, KNOB_ATTR, PART_ATTR, SPLIT_ATTR
 from dlc.dialects.loop.ops import BlockOp
 from dlc.rewrites.tuning.apply import run_script
@@ -43,6 +42,7 @@ from dlc.rewrites.tuning.workload import (
     make_context,
     parse_module,
 )
+from dlc.target import CpuTarget
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -130,6 +130,10 @@ def _json_value(value: Any) -> Any:
 # ----------------------------------------------------------------------------------------------
 # Writing transform scripts
 # ----------------------------------------------------------------------------------------------
+
+MAX_UNROLL = 256
+"""The largest body replication a schedule may ask for (a bound on the IR's size, not the
+hardware's)."""
 
 _ANY = "!transform.any_op"
 _PARAM = "!transform.param<i64>"
@@ -549,8 +553,8 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
 
     def parallel_extent(values: Mapping[str, Any]) -> str | None:
         outer = values["tile_i"][0] * (values["tile_j"][0] if values["parallel"] == 2 else 1)
-        if values["parallel"] and outer < target.num_threads:
-            return f"parallel extent {outer} is below the {target.num_threads} threads"
+        if values["parallel"] and outer < target.threads:
+            return f"parallel extent {outer} is below the {target.threads} threads"
         return None
 
     space = _MatmulTemplate("matmul-template", script, (register_tile, parallel_extent))
@@ -568,7 +572,7 @@ RULE_KNOBS: dict[str, tuple[int, ...]] = {
 
 
 def default_rule_knobs() -> tuple[int, int, int, int]:
-    """`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the host's),
+    """`loop-default-schedule`'s own rows, accumulators, A packing and L2 KiB (0: the target's),
     read from the pass's defaults."""
     from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 
@@ -582,7 +586,7 @@ def default_scheduled_nests(workload: Workload, target: CpuTarget) -> list[Block
     schedules (tried on a copy): the rules template schedules those nests as
     `loop-default-schedule` does (a conv2d's padding, a softmax's other passes)."""
     from dlc.dialects.loop.ops import ForOp
-    from dlc.rewrites.schedule_rules import host_config, schedule_nest
+    from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 
     anchor = workload.info.anchor()
     firsts: dict[int, BlockInfo] = {}
@@ -590,7 +594,7 @@ def default_scheduled_nests(workload: Workload, target: CpuTarget) -> list[Block
         firsts.setdefault(block.nest, block)
     function = kernel_function_of(workload.module())
     tops = [op for op in function.body.block.ops if isinstance(op, ForOp | BlockOp)]
-    config = host_config(threads=target.num_threads)
+    config = CpuConfig.for_target(target)
     found: list[BlockInfo] = []
     for nest, top in enumerate(tops):
         block = firsts.get(nest)
@@ -607,7 +611,7 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     micro-kernel's most rows, its vector accumulators, whether GEMM's A is packed too and the L2
     size its B panels are grouped for; threads are the target's. `loop-default-schedule`'s own
     choice (8 rows, three quarters of the vector registers as accumulators, no A packing, the
-    host's L2) is one of its points; more accumulators than the registers hold are not. The
+    target's L2) is one of its points; more accumulators than the registers hold are not. The
     function's other nests get the default rules with the default knobs, as the compile would
     schedule them, so that every point is a whole kernel as fast as the default or faster."""
     block = workload.info.anchor()
@@ -622,12 +626,12 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     defaults = ", ".join(str(k) for k in default_rule_knobs())
     for other in default_scheduled_nests(workload, target):
         outer = w.get_loops(w.match_block(other.name), [axis for axis, _ in other.loops])[0]
-        w.emit(f"transform.loop.apply_rules {outer} [{target.num_threads}, {defaults}] : {_ANY}")
+        w.emit(f"transform.loop.apply_rules {outer} [{target.threads}, {defaults}] : {_ANY}")
     b = w.match_block(block.name)
     loops = w.get_loops(b, axes)
     params = ", ".join(f"%{knob}" for knob in RULE_KNOBS)
     types = ", ".join([_ANY] + [_PARAM] * len(RULE_KNOBS))
-    w.emit(f"transform.loop.apply_rules {loops[0]} [{target.num_threads}, {params}] : {types}")
+    w.emit(f"transform.loop.apply_rules {loops[0]} [{target.threads}, {params}] : {types}")
     return TemplateSpace("rules-template", w.text())
 
 
@@ -760,7 +764,7 @@ class SketchSpace(Space):
             )))
         output = next(iter(self.anchor.writes_buffers))
         output_bytes = math.prod(info.buffer_shapes[output]) * 4
-        if output_bytes <= target.l1_bytes and output not in info.allocs:
+        if output_bytes <= target.l1d_bytes and output not in info.allocs:
             knobs.append(Knob("cache_write", (
                 Action("cache_write", self.anchor.name, False),
                 Action("cache_write", self.anchor.name, True),
@@ -837,8 +841,8 @@ class SketchSpace(Space):
         parallel = self.flag(point, "parallel") or 0
         if parallel:
             extent = math.prod(tiles[a][0] for a in self.tiled_spatial[:parallel])
-            if extent < self.target.num_threads:
-                return f"parallel extent {extent} is below the {self.target.num_threads} threads"
+            if extent < self.target.threads:
+                return f"parallel extent {extent} is below the {self.target.threads} threads"
         register_rows = math.prod(
             tiles[a][3] for a in self.tiled_spatial if a != self.vector_axis
         )
@@ -857,7 +861,7 @@ class SketchSpace(Space):
                     f"{self.target.vector_registers} vector registers"
                 )
         if self.flag(point, "unroll"):
-            if register_rows > self.target.max_unroll // 4 or register_rows == 1:
+            if register_rows > MAX_UNROLL // 4 or register_rows == 1:
                 return f"unrolling {register_rows} copies of the register tile"
         for operand in self.packable:
             if self.flag(point, f"pack.{operand}") and not self.flag(point, "vectorize"):
@@ -1115,7 +1119,7 @@ class SketchSpace(Space):
         parallel = self.flag(point, "parallel") or 0
         par_extent = math.prod(tiles[a][0] for a in self.tiled_spatial[:parallel])
         pairs.append(("parallel_extent", log(par_extent)))
-        pairs.append(("parallel_balance", (par_extent % self.target.num_threads == 0) * 1.0))
+        pairs.append(("parallel_balance", (par_extent % max(1, self.target.threads) == 0) * 1.0))
         vector = tiles[self.vector_axis][3] if self.flag(point, "vectorize") else 1
         pairs.append(("vector_width", log(vector)))
         inner_contig = tiles[self.vector_axis][3] if self.vector_axis in tiles else 1
@@ -1135,7 +1139,7 @@ class SketchSpace(Space):
             work = flops * math.prod(extents.values())
             pairs.append((f"footprint.{level_name}", log(1 + footprint)))
             pairs.append((f"intensity.{level_name}", log(1 + work / max(1.0, footprint))))
-            pairs.append((f"fits_l1.{level_name}", float(footprint <= self.target.l1_bytes)))
+            pairs.append((f"fits_l1.{level_name}", float(footprint <= self.target.l1d_bytes)))
             pairs.append((f"fits_l2.{level_name}", float(footprint <= self.target.l2_bytes)))
         outer = math.prod(tiles[a][0] * tiles[a][1] for a in self.tiled_spatial)
         pairs.append(("outer_iterations", log(outer)))

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from dlc.autotune.measure import Measurer
 from dlc.autotune.space import SpaceError, make_space
-from dlc.autotune.target import host_cpu_target
 from dlc.autotune.tuner import Progress, TuneResult, WorkloadTuner
 from dlc.pipelines import CPU_GRAPH_PASSES, applicable, module_level, parse_pipeline, run_pipeline
 from dlc.rewrites.tuning.log import LogHeader, LogWriter
@@ -236,10 +235,10 @@ def _tuner(task: Task, measurer: Measurer, space: str | Path, strategy: str,
     """The task's tuner over `space`; a task the space does not fit (the GEMM template on a
     conv) is tuned over the generated sketch space instead, with a note on stderr."""
     try:
-        chosen = make_space(task.workload, host_cpu_target(measurer.options.num_threads), space)
+        chosen = make_space(task.workload, measurer.target, space)
     except SpaceError as error:
         print(f"note: task {task.name}: {error}; using the sketch space", file=sys.stderr)
-        chosen = make_space(task.workload, host_cpu_target(measurer.options.num_threads))
+        chosen = make_space(task.workload, measurer.target)
     return WorkloadTuner(task.workload, measurer, space=chosen, strategy=strategy, log=writer,
                          resume_from=resume_from, seed=seed)
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from dlc.autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
 from dlc.autotune.search import SearchStrategy, make_strategy
 from dlc.autotune.space import Point, Space, make_space
-from dlc.autotune.target import CpuTarget, host_cpu_target
-from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log
+from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log, tuning_key
 from dlc.rewrites.tuning.workload import Workload
+from dlc.target import CpuTarget
 
 CONFIRM_TOP = 4
 """The fastest distinct schedules `WorkloadTuner.confirm` measures again."""
@@ -87,7 +87,7 @@ def _record(workload: Workload, target: CpuTarget, space: Space | None, script: 
         error = {"kind": result.error_kind or "run", "message": result.error or ""}
     return Record(
         workload=workload.key,
-        target=target.key,
+        target=tuning_key(target),
         script=script,
         knobs=dict(knobs),
         costs=list(result.costs),
@@ -120,7 +120,7 @@ class WorkloadTuner:
     ) -> None:
         self.workload = workload
         self.measurer = measurer
-        self.target = target or host_cpu_target(measurer.options.num_threads)
+        self.target = target or measurer.target
         self.space = space if isinstance(space, Space) else make_space(workload, self.target, space)
         self.strategy = (
             strategy if isinstance(strategy, SearchStrategy)
@@ -144,7 +144,7 @@ class WorkloadTuner:
         points: list[Point] = []
         costs: list[float] = []
         for record in read_log(path).records:
-            if record.workload != self.workload.key or record.target != self.target.key:
+            if record.workload != self.workload.key or record.target != tuning_key(self.target):
                 continue
             if record.trial == CONFIRM_TRIAL:
                 continue  # a re-measurement, not a trial

@@ -309,10 +309,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks/gpu.py cannot run here: {reason}", file=sys.stderr)
         return 2
     arch = device_arch()
-    from dlc.codegen.gpu_targets import gpu_target
+    from dlc.target import cuda_target
 
-    print(f"device architecture: {arch} (dlc target {gpu_target(arch).name})")
-    dtypes = ["float32"] + ([] if args.no_fp16 or not gpu_target(arch).fp16 else ["float16"])
+    target = cuda_target(arch)
+    print(f"device architecture: {arch} (dlc target {target})")
+    dtypes = ["float32"] + ([] if args.no_fp16 or not target.fp16 else ["float16"])
     runs: list[Callable[[], list[Result]]] = [
         lambda: bench_gemm(args.gemm, args.repeat, arch, dtypes)
     ]

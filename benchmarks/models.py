@@ -55,9 +55,9 @@ def tvm_runner(path: Path, inputs: dict[str, np.ndarray]) -> tuple[float, object
     the Relax VM; Relay is gone) and older releases (Relay at opt_level 3, graph executor)."""
     import onnx
     import tvm
-    from dlc.codegen.llvm import host_target
+    from dlc.target import host
 
-    cpu = host_target().cpu
+    cpu = host().cpu
     start = time.perf_counter()
     shapes = {name: array.shape for name, array in inputs.items()}
     if not hasattr(tvm, "relay"):

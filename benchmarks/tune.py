@@ -120,12 +120,12 @@ def metaschedule(task: str, args: argparse.Namespace) -> dict[str, object]:
     and threads: its row, or `{"error": why}` (TVM missing, a crash: reported, not fatal)."""
     import subprocess
 
-    from dlc.codegen.llvm import host_target
+    from dlc.target import host
 
     python = args.tvm_python or sys.executable
     script = Path(__file__).resolve().parent / "metaschedule.py"
     command = [python, str(script), "--task", task, "--size", str(args.size), "--threads",
-               str(args.threads), "--cpu", host_target().cpu, "--trials",
+               str(args.threads), "--cpu", host().cpu, "--trials",
                *(str(t) for t in args.trials)]
     try:
         done = subprocess.run(command, capture_output=True, text=True,

@@ -1,83 +1,45 @@
-"""The `-t llvm` target: llvm-dialect IR -> LLVM IR text for the host CPU (mlir-translate
+"""The `-t llvm` target: llvm-dialect IR -> LLVM IR text for a CPU (mlir-translate
 --mlir-to-llvmir).
 
 Printing only: the module must already be in the llvm dialect (`convert-loop-to-llvm`). The text
-carries the host's `target triple` and `target datalayout`, and every defined function carries
-`"target-cpu"`, `"target-features"` and `"prefer-vector-width"` of the host, so that LLVM uses
-the vector units the machine has (AVX-512 here). It parses and verifies in llvmlite.
+carries the `target triple` and `target datalayout` of the module's target (its `dlc.target`,
+which `convert-loop-to-llvm` sets; else `dlc.target.DEFAULT_CPU_TARGET`), and every defined
+function carries its `"target-cpu"`, `"prefer-vector-width"` and, where `-mattr` changes the
+CPU's features, `"target-features"`, so that LLVM uses the vector units the target has. It never
+asks the host. It parses and verifies in llvmlite.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import IO
 
 import llvmlite.ir as ir
 import numpy as np
-from dlc.dialects.contracts import UNROLL_FULL_ATTR
+from dlc.dialects.contracts import TARGET_ATTR, UNROLL_FULL_ATTR
+from dlc.target import DEFAULT_CPU_TARGET, CpuTarget, TargetError, parse_cpu_target
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 
-@dataclass(frozen=True)
-class HostTarget:
-    """What LLVM needs to know about the machine code is generated for.
-
-    Attributes:
-        triple: the target triple (`x86_64-unknown-linux-gnu`).
-        data_layout: the target's data layout string.
-        cpu: the CPU name (`znver4`, `skylake-avx512`, ...).
-        features: the CPU features, LLVM style (`+avx512f,+fma,...`).
-        vector_width: the widest vector register in bits (512 with AVX-512, 256 with AVX, else
-            128), given to LLVM as `prefer-vector-width`.
-        vector_registers: how many vector registers the ISA has (32 with AVX-512, else 16).
-    """
-
-    triple: str
-    data_layout: str
-    cpu: str
-    features: str
-    vector_width: int
-    vector_registers: int
-
-
-def _vector_width(features: str) -> int:
-    enabled = set(features.split(","))
-    if "+avx512f" in enabled:
-        return 512
-    if "+avx" in enabled:
-        return 256
-    return 128
-
-
-def vector_registers(vector_width: int) -> int:
-    """The vector registers of an x86 ISA whose widest vectors are `vector_width` bits: 32 with
-    AVX-512, 16 with AVX/AVX2 and SSE."""
-    return 32 if vector_width >= 512 else 16
-
-
-@functools.cache
-def host_target() -> HostTarget:
-    """The host CPU, as llvmlite sees it (computed once per process)."""
-    import llvmlite.binding as binding
-
-    binding.initialize_native_target()
-    binding.initialize_native_asmprinter()
-    triple = binding.get_process_triple()
-    cpu = binding.get_host_cpu_name()
-    features = binding.get_host_cpu_features().flatten()
-    machine = binding.Target.from_triple(triple).create_target_machine(
-        cpu=cpu, features=features
-    )
-    width = _vector_width(features)
-    return HostTarget(
-        triple, str(machine.target_data), cpu, features, width, vector_registers(width)
-    )
+def module_cpu_target(module: ModuleOp) -> CpuTarget:
+    """The CPU target an llvm-dialect module was lowered for: its `dlc.target` (which
+    `convert-loop-to-llvm` sets), else `dlc.target.DEFAULT_CPU_TARGET`."""
+    attr = module.attributes.get(TARGET_ATTR)
+    if attr is None:
+        return DEFAULT_CPU_TARGET
+    if not isinstance(attr, StringAttr):
+        raise DiagnosticException(
+            f"'builtin.module' op expected {TARGET_ATTR} to be a string, found {attr}"
+        )
+    try:
+        return parse_cpu_target(attr.data)
+    except TargetError as e:
+        raise DiagnosticException(f"'builtin.module' op invalid {TARGET_ATTR}: {e}") from None
 
 
 def _check_llvm_dialect(module: ModuleOp) -> None:
@@ -89,9 +51,10 @@ def _check_llvm_dialect(module: ModuleOp) -> None:
             )
 
 
-def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
-    """The LLVM IR text of an llvm-dialect `module`, for `target` (default: the host)."""
-    target = target or host_target()
+def emit_llvm_ir(module: ModuleOp) -> str:
+    """The LLVM IR text of an llvm-dialect `module`, for the target it was lowered for
+    (`module_cpu_target`)."""
+    target = module_cpu_target(module)
     _check_llvm_dialect(module)
     # Dense initializers are printed here as raw bytes; xDSL's translation would build one
     # llvmlite constant per element (seconds per million weights), so it does not see them.
@@ -115,11 +78,12 @@ def emit_llvm_ir(module: ModuleOp, target: HostTarget | None = None) -> str:
             _finish_global(op, ir_module.get_global(op.sym_name.data))
         elif isinstance(op, llvm.FuncOp):
             _annotate_loops(op, ir_module)
-    attributes = (
+    attributes = [
         f'"target-cpu"="{target.cpu}"',
-        f'"target-features"="{target.features}"',
-        f'"prefer-vector-width"="{target.vector_width}"',
-    )
+        f'"prefer-vector-width"="{target.vector_bits}"',
+    ]
+    if target.mattr:
+        attributes.append(f'"target-features"="{target.llvm_features}"')
     for function in ir_module.functions:
         if function.is_declaration:
             continue
@@ -187,7 +151,7 @@ def llvm_string_literal(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
-    """`-t llvm`: print an llvm-dialect module as LLVM IR text for the host CPU."""
+    """`-t llvm`: print an llvm-dialect module as LLVM IR text for its target CPU."""
 
     name = "llvm"
 

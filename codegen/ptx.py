@@ -4,7 +4,8 @@
 Printing only: the kernels must already be llvm-dialect functions (`target-gpu-lower-to-nvvm`).
 Each `target_gpu.module` is translated to LLVM IR for `nvptx64-nvidia-cuda` (kernels get the
 `ptx_kernel` calling convention), optimized at O3 for the chosen architecture, and printed as one
-PTX module (`-t ptx{arch=sm_90}`; default sm_80). The PTX assembles with `ptxas -arch=<arch>`.
+PTX module (`-t ptx{arch=sm_90}`; default: the architecture each `target_gpu.module` was lowered
+for, its `dlc.target`, else sm_80). The PTX assembles with `ptxas -arch=<arch>`.
 Host functions are not printed: the CUDA runtime (`runtime.cuda`) runs them.
 """
 
@@ -15,13 +16,20 @@ import threading
 from dataclasses import dataclass
 from typing import IO
 
-from dlc.codegen.gpu_targets import DEFAULT_CUDA_ARCH, gpu_target
-from dlc.dialects.contracts import NVPTX_TRIPLE, NVVM_KERNEL_ATTR
+from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
+from dlc.target import (
+    DEFAULT_CUDA_ARCH,
+    NVPTX_TRIPLE,
+    GpuTarget,
+    TargetError,
+    cuda_target,
+    parse_gpu_target,
+)
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -78,9 +86,10 @@ def llvm_ir_to_ptx(llvm_ir: str, arch: str = DEFAULT_CUDA_ARCH, opt_level: int =
     """PTX assembly of NVPTX LLVM IR, optimized at `opt_level`."""
     import llvmlite.binding as binding
 
-    target = gpu_target(arch)
-    if not target.is_cuda:
-        raise DiagnosticException(f"expected a CUDA architecture (sm_80, sm_90), found '{arch}'")
+    try:
+        cuda_target(arch)
+    except TargetError as e:
+        raise DiagnosticException(str(e)) from None
     machine = nvptx_machine(arch, opt_level)
     with _llvm_lock:
         try:
@@ -97,25 +106,49 @@ def llvm_ir_to_ptx(llvm_ir: str, arch: str = DEFAULT_CUDA_ARCH, opt_level: int =
         return machine.emit_assembly(module)
 
 
-def emit_ptx(module: ModuleOp, arch: str = DEFAULT_CUDA_ARCH, opt_level: int = 3) -> str:
-    """The PTX of every `target_gpu.module` of `module` (one PTX module each, concatenated)."""
+def kernels_arch(gpu_module: GpuModuleOp) -> str:
+    """The CUDA architecture a lowered `target_gpu.module` is for: its `dlc.target`
+    (`target-gpu-lower-to-nvvm` records it), else the default (sm_80)."""
+    attr = gpu_module.attributes.get(TARGET_ATTR)
+    if attr is None:
+        return DEFAULT_CUDA_ARCH
+    target: GpuTarget | None = None
+    if isinstance(attr, StringAttr):
+        try:
+            target = parse_gpu_target(attr.data)
+        except TargetError as e:
+            raise DiagnosticException(
+                f"'target_gpu.module' op invalid {TARGET_ATTR}: {e}"
+            ) from None
+    if target is None or not target.is_cuda:
+        raise DiagnosticException(
+            f"'target_gpu.module' op expected {TARGET_ATTR} to name a CUDA target, found {attr}"
+        )
+    return target.arch
+
+
+def emit_ptx(module: ModuleOp, arch: str = "", opt_level: int = 3) -> str:
+    """The PTX of every `target_gpu.module` of `module` (one PTX module each, concatenated),
+    for `arch` (default: each module's own, `kernels_arch`)."""
     gpu_modules = [op for op in module.ops if isinstance(op, GpuModuleOp)]
     if not gpu_modules:
         raise DiagnosticException(
             "expected a target_gpu.module of lowered kernels (run convert-loop-to-target-gpu "
             "and target-gpu-lower-to-nvvm first), found none"
         )
-    texts = [llvm_ir_to_ptx(gpu_module_llvm_ir(m), arch, opt_level) for m in gpu_modules]
+    texts = [llvm_ir_to_ptx(gpu_module_llvm_ir(m), arch or kernels_arch(m), opt_level)
+             for m in gpu_modules]
     return "\n".join(texts)
 
 
 @dataclass(frozen=True)
 class PTXTarget(Target):
-    """`-t ptx{arch=sm_80}`: print the module's kernels as PTX for an NVIDIA architecture."""
+    """`-t ptx{arch=sm_80}`: print the module's kernels as PTX for an NVIDIA architecture
+    (default: the one each `target_gpu.module` was lowered for)."""
 
     name = "ptx"
 
-    arch: str = DEFAULT_CUDA_ARCH
+    arch: str = ""
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         output.write(emit_ptx(module, self.arch))

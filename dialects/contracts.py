@@ -7,6 +7,16 @@ Bottom layer: imports nothing of dlc, so every layer may read it.
 
 from __future__ import annotations
 
+TARGET_ATTR = "dlc.target"
+"""`StringAttr` on a `builtin.module`: the target string it is compiled for (`llvm -mcpu=znver3
+-num-cores=2`, `cuda -arch=sm_90`; grammar in `dlc.target.parse`), MLIR's DLTI target spec.
+Written by the driver before the pipeline runs (its resolved `host`), by `dlc-opt --target`, by
+the tuner's builders, and by `convert-loop-to-llvm` (the target it lowered for). Read by every
+pass with a `target` option that is left empty (`loop-default-schedule`, `convert-loop-to-llvm`,
+`loop-interpret-transforms`, the GPU passes) and by the `-t llvm` emitter; without it they use
+`dlc.target.DEFAULT_CPU_TARGET` / `DEFAULT_GPU_TARGET`. Also on a `target_gpu.module`: the CUDA
+target its kernels were lowered for (written by `target-gpu-lower-to-nvvm`, read by `-t ptx`)."""
+
 NUM_OUTPUTS_ATTR = "dlc.num_outputs"
 """`IntegerAttr` on a destination-passing function: how many of its trailing memref arguments
 are outputs. Written by `convert-tensor-expr-to-loop`; read by `loop-plan-memory`,
@@ -72,8 +82,4 @@ NVVM kernel attribute). Written by `target-gpu-lower-to-nvvm`; read by the `-t p
 
 TARGET_TRIPLE_ATTR = "llvm.target_triple"
 """`StringAttr` on a `target_gpu.module`: the LLVM target triple of its functions
-(`NVPTX_TRIPLE`). Written by `target-gpu-lower-to-nvvm`."""
-
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-"""The target triple of 64-bit PTX: the `llvm.target_triple` of NVVM-lowered modules, and the
-triple the `-t ptx` emitter compiles them for."""
+(`dlc.target.NVPTX_TRIPLE`). Written by `target-gpu-lower-to-nvvm`."""

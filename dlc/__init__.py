@@ -1,7 +1,7 @@
 """dlc: a deep-learning compiler in the class of Apache TVM, built the MLIR way on xDSL.
 
 The public API is a thin façade over the compiler's parts:
-- `dlc.compile(model, target="llvm", entry=None, *, input_shapes=None, threads=0, ...)`: compile
+- `dlc.compile(model, target="host", entry=None, *, input_shapes=None, threads=0, ...)`: compile
   an ONNX model (`.onnx` path or ModelProto), an `.mlir` file or an xDSL module and return an
   `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` returning the outputs by
   name, `m.export("model.so")` writing a shared library with the weights inside;

@@ -24,7 +24,7 @@ ModelSource = Union["ModuleOp", "onnx.ModelProto", str, Path]
 
 def compile(  # noqa: A001 - dlc.compile, like re.compile
     model: ModelSource,
-    target: str = "llvm",
+    target: str = "host",
     entry: str | None = None,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -42,7 +42,9 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Args:
         model: an ONNX model (`onnx.ModelProto` or a `.onnx` path), an `.mlir` path, or an xDSL
             `ModuleOp` (not modified) at any level (graph, tensor_expr, loop).
-        target: `llvm` (the host CPU), `opencl` or `cuda` (kernels run on the GPU).
+        target: `host` (this machine, resolved once), a CPU target string (`llvm -mcpu=znver3`,
+            `dlc.target.parse_target`), or a GPU target (`cuda`, `cuda -arch=sm_90`, `opencl`:
+            kernels run on the GPU).
         entry: the function to call when the module has several entry functions.
         input_shapes: static shapes of ONNX inputs by name, for inputs with dynamic dimensions.
         opt_level: LLVM's optimization level, 0-3.

@@ -1,10 +1,10 @@
 """Build a model into an executable: the driver's entry point (TVM's `relay.build` /
 `tvm.compile`), which `dlc.compile` calls.
 
-For the CPU it resolves the target (`host` here and only here), reads the model, runs the
-pipeline whole-module and per kernel (`driver.compiler`), with the on-disk cache, and links the
-result in process; for a GPU target it lowers with the target's pipeline and hands the module to
-the GPU driver.
+It resolves the target (`host` here, through `driver.target`, and nowhere else), reads the
+model, runs the pipeline whole-module and per kernel (`driver.compiler`), with the on-disk
+cache, and links the result in process; for a GPU target it lowers with the target's pipeline
+and hands the module to the GPU driver (`driver.gpu`).
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dlc.dialects import make_context
+from dlc.dialects.contracts import TARGET_ATTR
 from dlc.driver.artifact import CompiledModel
 from dlc.driver.cache import CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
 from dlc.driver.errors import CompileError
 from dlc.driver.source import ModelSource, Source
+from dlc.driver.target import resolve_target
 from dlc.runtime.executable import Executable
+from dlc.target import GpuTarget
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException
-
-CPU_TARGETS: tuple[str, ...] = ("llvm",)
-"""The targets built into native CPU code (through LLVM)."""
 
 DEVICE_TARGETS: dict[str, str] = {"opencl": "gpu-opencl", "cuda": "gpu-ptx"}
 """GPU targets, and the pipeline that lowers to each (used when `pipeline` is left at `cpu`);
@@ -50,7 +50,7 @@ def lower(
 
 def build(
     model: ModelSource,
-    target: str = "llvm",
+    target: str = "host",
     entry: str | None = None,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -68,13 +68,11 @@ def build(
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
-    if target in DEVICE_TARGETS:
-        return _build_for_device(model, target, entry, input_shapes, pipeline)
-    if target not in CPU_TARGETS:
-        expected = " or ".join(repr(t) for t in (*CPU_TARGETS, *DEVICE_TARGETS))
-        raise CompileError(f"expected target {expected}, found {target!r}")
+    resolved = resolve_target(target, threads)
+    if isinstance(resolved, GpuTarget):
+        return _build_for_device(model, resolved, entry, input_shapes, pipeline)
     options = CompileOptions(
-        target, opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
+        str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
     )
     store = CompileCache(cache_dir) if cache else None
     source = Source(model, input_shapes)
@@ -115,7 +113,7 @@ def _compile_source(
 
 
 def _build_for_device(
-    model: ModelSource, target: str, entry: str | None,
+    model: ModelSource, target: GpuTarget, entry: str | None,
     input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,
 ) -> Executable:
     """`build` for a GPU target: lower with the target's pipeline, then emit the kernels, plan
@@ -126,7 +124,8 @@ def _build_for_device(
     ctx = make_context()
     try:
         module = Source(model, input_shapes).module(ctx)
-        lower(module, DEVICE_TARGETS[target] if pipeline == "cpu" else pipeline, ctx)
-        return compile_for_device(module, target, entry)
+        module.attributes[TARGET_ATTR] = StringAttr(str(target))
+        lower(module, DEVICE_TARGETS[target.kind] if pipeline == "cpu" else pipeline, ctx)
+        return compile_for_device(module, target.kind, entry)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None

@@ -2,7 +2,8 @@
 
 Counterpart: TVM's compile-engine cache (kept in memory, per process) made persistent the way
 ccache is: keys are SHA-256 digests of everything that determines the output (the compiler's
-own source, the host CPU, the options, and the kernel's structure or the model's bytes).
+own source, the resolved target, the options, and the kernel's structure or the model's
+bytes).
 
 Layout under the cache directory (default `~/.cache/dlc`):
 
@@ -33,13 +34,17 @@ from pathlib import Path
 import numpy as np
 from dlc.driver.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
 from dlc.driver.errors import CompileError
+from dlc.target import CpuTarget
 
 CACHE_FORMAT = 1
 """The version of the cache's layout; entries of other versions are ignored."""
 
 _OBJECT_MAGIC = b"DLCO\x01"
 
-PACKAGES = ("dialects", "rewrites", "pipelines", "frontends", "codegen", "runtime", "dlc")
+PACKAGES = (
+    "dialects", "target", "rewrites", "pipelines", "frontends", "codegen", "runtime", "driver",
+    "dlc",
+)
 """The packages whose source determines what the compiler produces (the cache's fingerprint)."""
 
 
@@ -63,22 +68,13 @@ def compiler_fingerprint() -> str:
     return hasher.hexdigest()
 
 
-@functools.cache
-def host_fingerprint() -> str:
-    """The host CPU as LLVM sees it: triple, CPU name and features."""
-    import llvmlite.binding as binding
-
-    binding.initialize_native_target()
-    return "|".join((binding.get_process_triple(), binding.get_host_cpu_name(),
-                     binding.get_host_cpu_features().flatten()))
-
-
 @dataclass(frozen=True)
 class CompileOptions:
     """What `dlc.compile` was asked for, besides the model.
 
     Attributes:
-        target: the target (only `llvm`: the host CPU).
+        target: the CPU target string: `host` (this machine, resolved once by the driver) or
+            `llvm -mcpu=...` (`dlc.target.parse`).
         opt_level: LLVM's optimization level, 0-3.
         pipeline: the named pipeline.
         threads: threads for parallel loops (0: all cores).
@@ -86,11 +82,17 @@ class CompileOptions:
             content is part of every cache key.
     """
 
-    target: str = "llvm"
+    target: str = "host"
     opt_level: int = 3
     pipeline: str = "cpu"
     threads: int = 0
     tuning_log: Path | None = None
+
+    def cpu_target(self) -> CpuTarget:
+        """The target the code is for: `target` resolved (`host` with `threads` threads)."""
+        from dlc.driver.target import resolve_cpu_target
+
+        return resolve_cpu_target(self.target, self.threads)
 
     def fingerprint(self) -> str:
         """Everything that determines the code besides the model, as text (for cache keys)."""
@@ -102,8 +104,8 @@ class CompileOptions:
                 raise CompileError(
                     f"cannot read the tuning log {self.tuning_log}: {e.strerror}"
                 ) from None
-        return "|".join((compiler_fingerprint(), host_fingerprint(), self.target,
-                         str(self.opt_level), self.pipeline, str(self.threads), log))
+        return "|".join((compiler_fingerprint(), str(self.cpu_target()), str(self.opt_level),
+                         self.pipeline, str(self.threads), log))
 
 
 def default_cache_dir() -> Path:

@@ -32,6 +32,7 @@ import numpy as np
 from dlc.dialects.contracts import (
     NUM_OUTPUTS_ATTR,
     ONNX_NODES_ATTR,
+    TARGET_ATTR,
     TUNED_ATTR,
     WORKSPACE_BYTES_ATTR,
 )
@@ -51,6 +52,7 @@ from dlc.pipelines import (
 from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
+from dlc.rewrites.tuning.log import tuning_key
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
     MODEL_SYMBOL,
@@ -176,14 +178,12 @@ def whole_module_passes(
     """Runs the passes of `options.pipeline` that see the whole module (up to
     `PARTITION_AFTER`), `loop-apply-tuning-log` among them when `options.tuning_log` is set;
     returns the per-unit passes still to run and {function: workload key} of the tuned
-    functions."""
-    target = ""
-    if options.tuning_log is not None:
-        from dlc.autotune.target import host_cpu_target  # TODO(target/): the driver's host
-
-        target = host_cpu_target(options.threads or None).key
-    passes = pipeline_passes(module, options.pipeline, options.threads, options.tuning_log,
-                             target)
+    functions. The module's `dlc.target` is set first: `options.target` resolved (`host`:
+    this machine), which every pass with a target option reads."""
+    target = options.cpu_target()
+    module.attributes[TARGET_ATTR] = StringAttr(str(target))
+    key = tuning_key(target) if options.tuning_log is not None else ""
+    passes = pipeline_passes(module, options.pipeline, options.threads, options.tuning_log, key)
     partition = index_of(passes, PARTITION_AFTER)
     split = len(passes) if partition is None else partition + 1
     run_passes(module, passes[:split], ctx, stats, progress)
@@ -264,14 +264,20 @@ def rename_kernels(module: ModuleOp, symbols: dict[func.FuncOp, str]) -> None:
 
 
 def split_kernel(kernel: func.FuncOp) -> ModuleOp:
-    """Moves `kernel` into a module of its own, leaving a declaration in its place."""
+    """Moves `kernel` into a module of its own (with the `dlc.target` of the module it leaves),
+    leaving a declaration in its place."""
+    parent = kernel.parent_op()
+    target = parent.attributes.get(TARGET_ATTR) if isinstance(parent, ModuleOp) else None
     declaration = func.FuncOp.external(
         kernel.sym_name.data, kernel.function_type.inputs.data,
         kernel.function_type.outputs.data,
     )
     Rewriter.insert_op(declaration, InsertPoint.before(kernel))
     kernel.detach()
-    return ModuleOp([kernel])
+    unit = ModuleOp([kernel])
+    if target is not None:
+        unit.attributes[TARGET_ATTR] = target
+    return unit
 
 
 def publish_kernel(unit: ModuleOp, symbol: str) -> None:
@@ -444,16 +450,18 @@ def string_global(symbol: str, text: str) -> llvm.GlobalOp:
 
 
 def emit_object(unit: ModuleOp, opt_level: int) -> tuple[bytes, bool]:
-    """Position-independent object code for an llvm-dialect `unit`, and whether it calls the
-    OpenMP runtime."""
-    from dlc.codegen.llvm import emit_llvm_ir
-    from dlc.driver.jit import JitError, host_target_machine, parse_and_optimize, uses_openmp
+    """Position-independent object code for an llvm-dialect `unit`, for the target it was
+    lowered for (its `dlc.target`: the emitter prints it, the TargetMachine is made from it),
+    and whether it calls the OpenMP runtime."""
+    from dlc.codegen.llvm import emit_llvm_ir, module_cpu_target
+    from dlc.driver.jit import JitError, parse_and_optimize, target_machine, uses_openmp
 
     try:
         text = emit_llvm_ir(unit)
+        target = module_cpu_target(unit)
     except DiagnosticException as e:
         raise CompileError(str(e)) from None
-    machine = host_target_machine(opt_level, position_independent=True)
+    machine = target_machine(target, opt_level, position_independent=True)
     try:
         module = parse_and_optimize(text, machine, opt_level)
     except JitError as e:
@@ -680,8 +688,6 @@ def compile_module(
     per CPU). Failures of passes or LLVM are `CompileError`s."""
     from dlc.dialects import make_context
 
-    if options.target != "llvm":
-        raise CompileError(f"expected target 'llvm', found {options.target!r}")
     driver = _Driver(module, options, cache, progress or Progress("module", False),
                      ctx or make_context(), jobs if jobs is not None else default_jobs())
     with _fewer_collections():

@@ -4,8 +4,9 @@ target's pipeline, then printed by the target's emitter (`dlc.codegen`)."""
 from __future__ import annotations
 
 from dlc.dialects import make_context
-from dlc.pipelines import applicable, named_pipeline, run_pipeline, with_options
-from xdsl.dialects.builtin import ModuleOp
+from dlc.dialects.contracts import TARGET_ATTR
+from dlc.pipelines import applicable, named_pipeline, run_pipeline
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
 DEVICE_CODE: dict[tuple[str, str], str] = {
@@ -18,17 +19,19 @@ DEVICE_CODE: dict[tuple[str, str], str] = {
 
 
 def emit_device_code(
-    module: ModuleOp, target: str, emit: str, *, arch: str = "sm_80", lowered: bool = False
+    module: ModuleOp, target: str, emit: str, *, arch: str = "", lowered: bool = False
 ) -> str:
     """The device code of a module as text, without running anything (`dlc compile --emit`).
 
     Args:
         module: a module at any level (graph, tensor_expr, loop); not modified (a copy is
             lowered).
-        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (the host CPU).
+        target: `cuda` (NVIDIA GPUs), `opencl`, or `llvm` (a CPU: the module's `dlc.target`,
+            which the caller sets, else `dlc.target.DEFAULT_CPU_TARGET`).
         emit: `ptx` (cuda), `opencl` (OpenCL C, opencl), or `llvm` (LLVM IR: the NVVM kernels
             for cuda, the host module for llvm).
-        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90).
+        arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90; default: the
+            module's `dlc.target`, else sm_80).
         lowered: the module is already lowered by the target's pipeline (print only).
 
     Raises:
@@ -42,10 +45,9 @@ def emit_device_code(
         )
     copy = module.clone()
     if not lowered:
-        passes = named_pipeline(pipeline)
-        if target == "cuda":
-            passes = with_options(passes, target=arch)
-        run_pipeline(copy, applicable(copy, passes), make_context())
+        if target == "cuda" and arch:
+            copy.attributes[TARGET_ATTR] = StringAttr(f"cuda -arch={arch}")
+        run_pipeline(copy, applicable(copy, named_pipeline(pipeline)), make_context())
     if emit == "ptx":
         from dlc.codegen.ptx import emit_ptx
 

@@ -16,22 +16,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlc.runtime.library import LibraryError
+from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-def export_shared_library(llvm_ir: str, path: str | Path, opt_level: int = 3) -> Path:
-    """Compile `llvm_ir` for the host CPU and link it into the shared library `path`.
+def export_shared_library(
+    llvm_ir: str, path: str | Path, opt_level: int = 3, target: CpuTarget = DEFAULT_CPU_TARGET
+) -> Path:
+    """Compile `llvm_ir`, printed for `target`, and link it into the shared library `path`.
 
     The object code is position independent, optimized at `opt_level`, and linked with libm (and
     libgomp when it has parallel loops) by `cc -shared`. The library appears at `path`
     atomically (a reader never sees half a file).
     """
-    from dlc.driver.jit import host_target_machine, parse_and_optimize, uses_openmp
+    from dlc.driver.jit import parse_and_optimize, target_machine, uses_openmp
 
     _c_compiler()
-    machine = host_target_machine(opt_level, position_independent=True)
+    machine = target_machine(target, opt_level, position_independent=True)
     module = parse_and_optimize(llvm_ir, machine, opt_level)
     return link_shared_library([machine.emit_object(module)], {}, path, uses_openmp(llvm_ir))
 

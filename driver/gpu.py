@@ -90,16 +90,16 @@ def gpu_program(module: ModuleOp, target: str, arch: str | None = None) -> GpuPr
 
 
 def kernel_source(module: ModuleOp, target: str, arch: str | None = None) -> str:
-    """The kernels of a lowered module as OpenCL C (`opencl`) or PTX for `arch` (`cuda`)."""
+    """The kernels of a lowered module as OpenCL C (`opencl`) or PTX (`cuda`) for `arch`
+    (default: the architecture each kernel module was lowered for)."""
     if target == "opencl":
         from dlc.codegen.opencl import emit_opencl
 
         return emit_opencl(module)
     if target == "cuda":
-        from dlc.codegen.gpu_targets import DEFAULT_CUDA_ARCH
         from dlc.codegen.ptx import emit_ptx
 
-        return emit_ptx(module, arch or DEFAULT_CUDA_ARCH)
+        return emit_ptx(module, arch or "")
     raise DiagnosticException(
         f"expected a GPU target among {', '.join(GPU_TARGETS)}, found '{target}'"
     )

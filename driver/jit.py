@@ -1,7 +1,8 @@
 """Compile LLVM IR text in process with llvmlite's MCJIT (TVM's `llvm` module `.get_function`).
 
-Each `JitModule` owns one execution engine and its own TargetMachine for the host CPU: MCJIT
-takes ownership of both, and a TargetMachine must never be shared between engines.
+Each `JitModule` owns one execution engine and its own TargetMachine, made from the same target
+description the IR was lowered and printed for (`dlc.target`): MCJIT takes ownership of both, and
+a TargetMachine must never be shared between engines.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import llvmlite.binding as binding
 from dlc.runtime.library import prepare_openmp_environment
 from dlc.runtime.metadata import METADATA_SYMBOL
+from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 _optimization_lock = threading.Lock()
 
@@ -61,18 +63,20 @@ def load_openmp() -> None:
     _openmp_loaded = True
 
 
-def host_target_machine(
-    opt_level: int = 3, position_independent: bool = False
+def target_machine(
+    target: CpuTarget, opt_level: int = 3, position_independent: bool = False
 ) -> binding.TargetMachine:
-    """A fresh TargetMachine for the host CPU with all its features: for a JIT engine, or
-    (`position_independent`) for an object file that goes into a shared library."""
-    from dlc.codegen.llvm import host_target
-
-    host = host_target()
-    target = binding.Target.from_triple(host.triple)
-    return target.create_target_machine(
-        cpu=host.cpu,
-        features=host.features,
+    """A fresh TargetMachine for `target` (its triple, CPU and `-mattr` features): for a JIT
+    engine, or (`position_independent`) for an object file that goes into a shared library."""
+    binding.initialize_native_target()
+    binding.initialize_native_asmprinter()
+    try:
+        llvm_target = binding.Target.from_triple(target.triple)
+    except RuntimeError as e:
+        raise JitError(f"LLVM has no backend for {target.triple}: {e}") from None
+    return llvm_target.create_target_machine(
+        cpu=target.cpu,
+        features=target.llvm_features,
         opt=opt_level,
         reloc="pic" if position_independent else "default",
         codemodel="default" if position_independent else "jitdefault",
@@ -106,12 +110,23 @@ class JitModule:
     Attributes:
         llvm_ir: the text it was compiled from (what `export_shared_library` needs).
         opt_level: the optimization level it was compiled at.
+        target: the CPU it was compiled for (the IR's own, which the caller knows: the one it
+            lowered for; default `dlc.target.DEFAULT_CPU_TARGET`, as the passes).
     """
 
-    def __init__(self, llvm_ir: str, opt_level: int = 3) -> None:
+    def __init__(
+        self, llvm_ir: str, opt_level: int = 3, target: CpuTarget = DEFAULT_CPU_TARGET
+    ) -> None:
         self.llvm_ir = llvm_ir
         self.opt_level = opt_level
-        self._machine = host_target_machine(opt_level)
+        self.target = target
+        process_arch = binding.get_process_triple().split("-", 1)[0]
+        if target.arch != process_arch:
+            raise JitError(
+                f"expected a target of this process's architecture {process_arch} to run code "
+                f"in process, found '{target}'"
+            )
+        self._machine = target_machine(target, opt_level)
         if uses_openmp(llvm_ir):
             load_openmp()
         module = parse_and_optimize(llvm_ir, self._machine, opt_level)
@@ -147,6 +162,9 @@ class JitModule:
         return ctypes.string_at(self.global_address(METADATA_SYMBOL)).decode()
 
 
-def compile_llvm_ir(llvm_ir: str, opt_level: int = 3) -> JitModule:
-    """JIT-compile LLVM IR text for the host CPU; function addresses are then available by name."""
-    return JitModule(llvm_ir, opt_level)
+def compile_llvm_ir(
+    llvm_ir: str, opt_level: int = 3, target: CpuTarget = DEFAULT_CPU_TARGET
+) -> JitModule:
+    """JIT-compile LLVM IR text printed for `target`; function addresses are then available by
+    name."""
+    return JitModule(llvm_ir, opt_level, target)

@@ -53,7 +53,8 @@ _CPU_LOWERING = (
     "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
     "math-polynomial-approximation,convert-memref-view-to-llvm,convert-loop-to-llvm"
 )
-"""The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM."""
+"""The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM for the module's
+target (its `dlc.target`, which the driver sets; else `dlc.target.DEFAULT_CPU_TARGET`)."""
 
 PIPELINES: dict[str, NamedPipeline] = {
     p.name: p
@@ -67,7 +68,7 @@ PIPELINES: dict[str, NamedPipeline] = {
             "cpu",
             "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
-            "a CPU",
+            "the module's target CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",
         ),
         NamedPipeline(
@@ -79,10 +80,11 @@ PIPELINES: dict[str, NamedPipeline] = {
         NamedPipeline(
             "gpu-ptx",
             "graph-opt -> tensor_expr -> loop -> dedup -> default GPU schedule -> target_gpu -> "
-            "NVVM, for NVIDIA GPUs (print the kernels with -t ptx)",
+            "NVVM, for NVIDIA GPUs: the module's dlc.target, else sm_80 (print the kernels with "
+            "-t ptx)",
             f"graph-opt,{LOOP_LOWERING},"
-            "loop-dedup-functions,loop-gpu-default-schedule{target=sm_80},"
-            "convert-loop-to-target-gpu{target=sm_80},target-gpu-compact-private-buffers,"
+            "loop-dedup-functions,loop-gpu-default-schedule,"
+            "convert-loop-to-target-gpu,target-gpu-compact-private-buffers,"
             "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
             "target-gpu-vectorize,target-gpu-lower-to-nvvm",
         ),

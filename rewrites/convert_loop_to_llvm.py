@@ -1,4 +1,4 @@
-"""The `convert-loop-to-llvm` pass: dlc's loop-level IR -> the llvm dialect, for the host CPU.
+"""The `convert-loop-to-llvm` pass: dlc's loop-level IR -> the llvm dialect, for a CPU target.
 
 Counterpart: MLIR's `convert-{scf-to-cf,cf,arith,math,func,index,vector}-to-llvm` and
 `finalize-memref-to-llvm` run as one conversion; TVM's `codegen_cpu` lowering of TIR.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, UNSIGNED_ATTR
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, TARGET_ATTR, UNSIGNED_ATTR
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.cf import cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
@@ -18,6 +18,7 @@ from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
+from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
@@ -183,7 +184,7 @@ def _where(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class ConvertLoopToLLVMPass(ModulePass):
-    """Lower loop-level dlc IR to the llvm dialect for the host CPU.
+    """Lower loop-level dlc IR to the llvm dialect for a CPU target (option `target`).
 
     *Input invariant*: a `builtin.module` of `func.func`s (plus `memref.global`s) whose bodies use
     `loop`, `arith`, `math`, `memref`, `vector`, `scf`, `cf` and `func` ops on scalars, 1-D vectors
@@ -197,7 +198,9 @@ class ConvertLoopToLLVMPass(ModulePass):
     element [i, j, k] of memref<AxBxCxT> is `getelementptr T, ptr, ((i * B + j) * C + k)`. Loops
     are blocks joined by `llvm.br`/`llvm.cond_br`; math functions are LLVM intrinsics or libm
     calls. The entry functions' signatures (argument names, shapes, dtypes, number of outputs)
-    are stored as JSON in the global `@dlc_metadata`, which the runtime reads.
+    are stored as JSON in the global `@dlc_metadata`, which the runtime reads. The module's
+    `dlc.target` is the target lowered for (vector widths, thread counts, and what `-t llvm`
+    prints as the triple, data layout, CPU and features).
 
     *Invariants*: no func, arith, math, memref, vector, scf, cf, loop or index op (nor
     unrealized cast) remains; anything the pass cannot lower is reported by name. Loop kinds
@@ -211,15 +214,18 @@ class ConvertLoopToLLVMPass(ModulePass):
     `max_stack_bytes` live on the stack (allocas in the entry block), other buffers on the heap.
 
     Options:
-        index_bitwidth: width of the integer `index` lowers to (the host's pointer width).
+        index_bitwidth: width of the integer `index` lowers to (the pointer width of every target).
         alloc_alignment: byte alignment of heap buffers.
         max_stack_bytes: the largest `loop.alloc local` placed on the stack.
         noalias_outputs: mark the pointer arguments of entry functions `noalias` (the runtime
             never passes an output that aliases another argument).
         metadata: emit the `@dlc_metadata` global for the entry functions.
-        threads: threads per parallel loop (`GOMP_parallel`'s count); 0: the OpenMP
-            runtime's default, all cores.
-        vector_bits: vector register width for vectorized loops; 0: the host's (512 with
+        target: the CPU to lower for, a target string (`llvm -mcpu=znver3 -num-cores=2`);
+            empty: the module's `dlc.target`, else `dlc.target.DEFAULT_CPU_TARGET`. The pass
+            records it as the module's `dlc.target`, which the `-t llvm` emitter prints.
+        threads: threads per parallel loop (`GOMP_parallel`'s count); 0: the target's (whose
+            own 0 is the OpenMP runtime's default, all cores).
+        vector_bits: vector register width for vectorized loops; 0: the target's (512 with
             AVX-512).
         parallel_schedule: `static` (each thread one chunk of a parallel loop, from
             `omp_get_thread_num`/`omp_get_num_threads`) or `dynamic` (threads take one
@@ -233,19 +239,17 @@ class ConvertLoopToLLVMPass(ModulePass):
     max_stack_bytes: int = 64 * 1024
     noalias_outputs: bool = True
     metadata: bool = True
+    target: str = ""
     threads: int = 0
     vector_bits: int = 0
     parallel_schedule: str = "static"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        vector_bits = self.vector_bits
-        if vector_bits <= 0:
-            from dlc.codegen.llvm import host_target
-
-            vector_bits = host_target().vector_width
+        target = cpu_target_for(self.name, self.target, op)
         lowering = LLVMLowering(
-            self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes, vector_bits,
-            max(0, self.threads), self.parallel_schedule,
+            self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes,
+            self.vector_bits if self.vector_bits > 0 else target.vector_bits,
+            self.threads if self.threads > 0 else target.threads, self.parallel_schedule,
         )
         _check_input_level(op)
         signatures = [
@@ -271,3 +275,4 @@ class ConvertLoopToLLVMPass(ModulePass):
                     "defines it), found one"
                 )
             op.body.block.add_op(metadata_global(signatures))
+        op.attributes[TARGET_ATTR] = StringAttr(str(target))

@@ -18,8 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from dlc.codegen.gpu_targets import GpuTarget, gpu_target
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+)
 from dlc.dialects.target_gpu.ops import (
     DIMENSIONS,
     KernelOp,
@@ -32,7 +36,9 @@ from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from dlc.rewrites.gpu_common import LaunchDims, bound_loops, launch_dims
 from dlc.rewrites.ir_builder import IRBuilder
 from dlc.rewrites.llvm_lowering.common import lowering_error
+from dlc.rewrites.pass_target import gpu_target_for
 from dlc.rewrites.schedule.common import describe
+from dlc.target import GpuTarget
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -47,7 +53,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import PassFailedException
 
 HIGHER_LEVEL_DIALECTS = ("graph", "tensor_expr")
 """Dialects that must be lowered to loops before this pass."""
@@ -80,20 +85,18 @@ class ConvertLoopToTargetGpuPass(ModulePass):
     says so. The loop IR's serial semantics are kept (a bound loop still runs as a loop).
 
     Options:
-        target: the GPU target description (`codegen.gpu_targets`): sm_80, sm_90, opencl.
+        target: the GPU to compile for, a target string (`cuda -arch=sm_90`, `opencl`);
+            empty: the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80).
         module_name: the symbol of the `target_gpu.module` that receives the kernels.
     """
 
     name: ClassVar[str] = "convert-loop-to-target-gpu"
 
-    target: str = "sm_80"
+    target: str = ""
     module_name: str = "kernels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = gpu_target(self.target)
-        except Exception as e:
-            raise PassFailedException(f"convert-loop-to-target-gpu: {e}") from None
+        target = gpu_target_for(self.name, self.target, op)
         for nested in op.walk():
             dialect = nested.name.split(".", 1)[0]
             if dialect in HIGHER_LEVEL_DIALECTS:

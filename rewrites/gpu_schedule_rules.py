@@ -34,12 +34,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dlc.codegen.gpu_targets import GpuTarget
 from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.ir_builder import IRBuilder, wrap_in_bound_loops
 from dlc.rewrites.schedule import ScheduleError, fuse, split, vectorize
 from dlc.rewrites.schedule.common import index_constant, is_pure
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
+from dlc.target import GpuTarget
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
@@ -87,7 +87,7 @@ class GpuScheduleConfig:
 
     @classmethod
     def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
-        """The configuration for a target description (`codegen.gpu_targets`)."""
+        """The configuration for a target description (`dlc.target.GpuTarget`)."""
         chosen = min(threads or 256, target.max_threads_per_block, target.max_block_dims[0])
         tile = 16 if target.max_threads_per_block >= 256 else 8
         return cls(

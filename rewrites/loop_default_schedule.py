@@ -11,7 +11,8 @@ from typing import ClassVar
 
 from dlc.dialects.contracts import SCHEDULED_ATTR
 from dlc.dialects.loop.ops import ForOp
-from dlc.rewrites.schedule_rules import host_config, schedule_nest
+from dlc.rewrites.pass_target import cpu_target_for
+from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -42,19 +43,22 @@ class LoopDefaultSchedulePass(ModulePass):
     block names are kept (new blocks: `<name>.pack`, `<name>.write`).
 
     Options:
-        threads: threads parallel loops will run on (0: all cores; 1: no parallel loop).
-        vector_bits: vector register width (0: the host's).
+        target: the CPU to schedule for, a target string (`llvm -mcpu=znver3 -num-cores=2`);
+            empty: the module's `dlc.target`, else `dlc.target.DEFAULT_CPU_TARGET`.
+        threads: threads parallel loops will run on (0: the target's; 1: no parallel loop).
+        vector_bits: vector register width (0: the target's).
         max_accumulators: vector registers a micro-kernel tile may use (0: three quarters of
-            the host's, 24 with AVX-512 and 12 with AVX2).
+            the target's, 24 with AVX-512 and 12 with AVX2).
         max_rows: the most rows of a micro-kernel tile.
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.
         l2_bytes: per-core L2 size for grouping GEMM's B panels and for looping over a large
-            conv2d weight's panels outermost (0: the host's).
+            conv2d weight's panels outermost (0: the target's).
     """
 
     name: ClassVar[str] = "loop-default-schedule"
 
+    target: str = ""
     threads: int = 0
     vector_bits: int = 0
     max_accumulators: int = 0
@@ -64,8 +68,9 @@ class LoopDefaultSchedulePass(ModulePass):
     l2_bytes: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = host_config(
-            self.threads, self.vector_bits, max_accumulators=self.max_accumulators,
+        config = CpuConfig.for_target(
+            cpu_target_for(self.name, self.target, op), threads=self.threads,
+            vector_bits=self.vector_bits, max_accumulators=self.max_accumulators,
             max_rows=self.max_rows, pack=self.pack, pack_rows=self.pack_rows,
             l2_bytes=self.l2_bytes,
         )

@@ -7,14 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.codegen.gpu_targets import gpu_target
 from dlc.dialects.contracts import SCHEDULED_ATTR
 from dlc.rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
+from dlc.rewrites.pass_target import gpu_target_for
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 
 @dataclass(frozen=True)
@@ -39,21 +38,20 @@ class LoopGpuDefaultSchedulePass(ModulePass):
     `softmax_max.tree`, ...); tile sizes and thread counts come from the target description.
 
     Options:
-        target: the GPU target description (`codegen.gpu_targets`): sm_80, sm_90, opencl.
+        target: the GPU to schedule for, a target string (`cuda -arch=sm_90`, `opencl`);
+            empty: the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80).
         threads: threads per block of elementwise and reduction kernels (0: 256, capped by
             the target).
     """
 
     name: ClassVar[str] = "loop-gpu-default-schedule"
 
-    target: str = "sm_80"
+    target: str = ""
     threads: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            config = GpuScheduleConfig.for_target(gpu_target(self.target), self.threads)
-        except DiagnosticException as e:
-            raise PassFailedException(f"loop-gpu-default-schedule: {e}") from None
+        target = gpu_target_for(self.name, self.target, op)
+        config = GpuScheduleConfig.for_target(target, self.threads)
         for function in list(op.ops):
             if not isinstance(function, func.FuncOp) or not function.body.blocks:
                 continue

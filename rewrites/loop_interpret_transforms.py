@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 
 from dlc.dialects.loop.ops import BlockOp, ForOp
 from dlc.dialects.transform_loop import ops as tl
+from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.schedule import (
     bind,
     cache_read,
@@ -38,6 +39,7 @@ from dlc.rewrites.schedule import (
     vectorize,
 )
 from dlc.rewrites.schedule.common import ScheduleError, describe, is_live
+from dlc.target import CpuTarget
 from xdsl.context import Context
 from xdsl.dialects import builtin, transform
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
@@ -63,8 +65,9 @@ class LoopTransformFunctions(InterpreterFunctions):
     fails, as does using a handle whose payload op was erased by an earlier transform.
     """
 
-    def __init__(self, root: Operation, vector_bits: int = 0) -> None:
+    def __init__(self, root: Operation, target: CpuTarget, vector_bits: int = 0) -> None:
         self.root = root
+        self.target = target
         self.vector_bits = vector_bits
         self.consumed: dict[SSAValue, str] = {}
 
@@ -306,18 +309,18 @@ class LoopTransformFunctions(InterpreterFunctions):
     @impl(tl.ApplyRulesOp)
     def run_apply_rules(self, interpreter: Interpreter, op: tl.ApplyRulesOp, args: PythonValues
                         ) -> PythonValues:
-        from dlc.rewrites.schedule_rules import host_config, schedule_nest
+        from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 
         loop = self._payload(op, op.target, args[0], ForOp)
         threads, rows, accumulators, pack_rows, l2_kib = self._ints(
             op, op.static_knobs.get_values(), op.dynamic_knobs, args[1:])
         if rows < 1 or accumulators < 0 or threads < 0 or l2_kib < 0:
             raise self._fail(op, f"expected positive rows and non-negative accumulators, "
-                             f"threads and l2_kib (0: the host's), found rows {rows}, "
+                             f"threads and l2_kib (0: the target's), found rows {rows}, "
                              f"accumulators {accumulators}, threads {threads}, l2_kib {l2_kib}")
-        config = host_config(threads=threads, vector_bits=self.vector_bits, max_rows=rows,
-                             max_accumulators=accumulators, pack_rows=bool(pack_rows),
-                             l2_bytes=l2_kib * 1024)
+        config = CpuConfig.for_target(
+            self.target, threads=threads, vector_bits=self.vector_bits, max_rows=rows,
+            max_accumulators=accumulators, pack_rows=bool(pack_rows), l2_bytes=l2_kib * 1024)
         if self._run(op, {loop: op.target}, lambda: schedule_nest(loop, config)) is None:
             raise self._fail(op, f"no default rule applies to the nest of {describe(loop)} "
                              f"({_handle_name(op.target)})")
@@ -399,14 +402,18 @@ class LoopInterpretTransformsPass(ModulePass):
         entry-point: the name of the sequence to run (default `__transform_main`).
         library: a file holding the sequence (and any others), parsed with the same dialects;
             without it the sequence is looked up in the module.
+        target: the CPU `transform.loop.apply_rules` schedules for, a target string; empty:
+            the module's `dlc.target`, else `dlc.target.DEFAULT_CPU_TARGET` (as
+            `loop-default-schedule`'s option of the same name).
         vector_bits: the vector register width `transform.loop.apply_rules` schedules for; 0:
-            the host's (as `loop-default-schedule`'s option of the same name).
+            the target's.
     """
 
     name: ClassVar[str] = "loop-interpret-transforms"
 
     entry_point: str = "__transform_main"
     library: str | None = None
+    target: str = ""
     vector_bits: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -418,7 +425,8 @@ class LoopInterpretTransformsPass(ModulePass):
         from dlc.rewrites import get_all_passes
 
         interpreter.register_implementations(TransformFunctions(ctx, get_all_passes()))
-        interpreter.register_implementations(LoopTransformFunctions(op, self.vector_bits))
+        target = cpu_target_for(self.name, self.target, op)
+        interpreter.register_implementations(LoopTransformFunctions(op, target, self.vector_bits))
         interpreter.call_op(sequence, (OperationHandle(op),))
         _erase_transform_ops(op)
 

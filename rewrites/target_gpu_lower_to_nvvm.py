@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NVPTX_TRIPLE, NVVM_KERNEL_ATTR, TARGET_TRIPLE_ATTR
+from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR, TARGET_TRIPLE_ATTR
 from dlc.dialects.loop.ops import LoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
@@ -43,6 +43,8 @@ from dlc.rewrites.llvm_lowering.common import (
     scalarize,
 )
 from dlc.rewrites.llvm_lowering.memref import element_address
+from dlc.rewrites.pass_target import gpu_target_for
+from dlc.target import NVPTX_TRIPLE
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
@@ -72,6 +74,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.utils.exceptions import PassFailedException
 
 SHARED_ADDRESS_SPACE = 3
 """NVVM's address space of shared memory."""
@@ -426,15 +429,27 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     LLVM); nothing calls libm.
 
     Options:
+        target: the CUDA GPU the kernels are for, a target string (`cuda -arch=sm_90`); empty:
+            the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80). Each
+            `target_gpu.module` records it as its `dlc.target` (MLIR's `nvvm-attach-target`),
+            which `-t ptx` compiles for.
         index_bitwidth: the width `index` lowers to in kernels (64: every offset fits; 32 is
             faster on GPUs when every buffer has fewer than 2**31 elements).
     """
 
     name: ClassVar[str] = "target-gpu-lower-to-nvvm"
 
+    target: str = ""
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = gpu_target_for(self.name, self.target, op)
+        if not target.is_cuda:
+            raise PassFailedException(
+                f"{self.name}: expected a CUDA target (cuda -arch=...), found '{target}'"
+            )
+        for gpu_module in [m for m in op.ops if isinstance(m, GpuModuleOp)]:
+            gpu_module.attributes[TARGET_ATTR] = StringAttr(str(target))
         lowering = NVVMLowering(self.index_bitwidth, alloc_alignment=16, max_stack_bytes=1 << 30)
         for top in op.ops:
             if isinstance(top, KernelOp):

@@ -29,15 +29,17 @@ from dlc.autotune.space import (
     make_space,
     matmul_template,
 )
-from dlc.autotune.target import CpuTarget, host_cpu_target
 from dlc.autotune.tasks import lower_to_loop, workloads_of
 from dlc.autotune.tuner import CONFIRM_ROUNDS, CONFIRM_TOP, CONFIRM_TRIAL, tune_workload
 from dlc.dialects import make_context
-from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log
+from dlc.driver.target import resolve_cpu_target
+from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log, tuning_key
 from dlc.rewrites.tuning.workload import Workload, extract_kernel, kernel_functions
+from dlc.target import parse_cpu_target
 from xdsl.parser import Parser
 
-TARGET = CpuTarget("test-cpu", vector_bits=512, vector_registers=32, num_threads=2)
+TARGET = parse_cpu_target("llvm -mcpu=skylake-avx512 -num-cores=2")
+"""The tuner's target in these tests: 16 f32 lanes, 32 vector registers, 2 threads."""
 
 
 def matmul_graph(m: int, n: int, k: int) -> str:
@@ -489,7 +491,7 @@ def _check_apply_and_replay(workload: Workload, best: Record, tmp_path: Path) ->
     import dlc
 
     log = tmp_path / "best.jsonl"
-    best.target = host_cpu_target().key
+    best.target = tuning_key(resolve_cpu_target("host"))
     with LogWriter(log) as writer:
         writer.write(best)
     model = tmp_path / "mm.mlir"
@@ -641,12 +643,14 @@ def test_gradient_task_scheduler() -> None:
 def test_flushed_timings_are_single_cold_calls(small_matmul: Workload) -> None:
     """With `flush_caches`, each timing is one call after the caches were evicted: `repeat`
     timings, and the result is still checked against the untuned kernel."""
-    from dlc.autotune.measure import _cache_flusher
-    from dlc.rewrites.schedule_rules.config import host_cache_bytes, host_l2_bytes
+    from dlc.autotune.measure import _cache_flusher, last_level_cache_bytes
 
-    assert _cache_flusher().nbytes >= 2 * host_l2_bytes()
-    assert host_cache_bytes(9, 123) == 123  # no such level: the default
     options = MeasureOptions(repeat=3, min_repeat_ms=2000, n_parallel=1, flush_caches=True)
+    host = resolve_cpu_target("host", 1)
+    assert last_level_cache_bytes(options) == (host.l3_bytes or host.l2_bytes)
+    assert _cache_flusher(last_level_cache_bytes(options)).nbytes >= 2 * (host.l2_bytes or 0)
+    cpu = MeasureOptions(target="llvm -mcpu=znver3")
+    assert last_level_cache_bytes(cpu) == 32 << 20
     wrong = small_matmul.text.replace("arith.mulf", "arith.addf", 1)
     with Measurer(options) as measurer:
         good, bad = measurer.measure(small_matmul, [Candidate(default_schedule=True),

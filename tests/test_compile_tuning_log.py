@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dlc.autotune.target import host_cpu_target
 from dlc.autotune.tasks import workloads_of
 from dlc.dialects import make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR
@@ -21,10 +20,12 @@ from dlc.dialects.loop.ops import ForOp
 from dlc.driver.cache import CompileOptions
 from dlc.driver.compiler import whole_module_passes
 from dlc.driver.source import parse_module
+from dlc.driver.target import resolve_cpu_target
 from dlc.rewrites.loop_apply_tuning_log import log_loop_lowering
 from dlc.rewrites.tuning.apply import load_best, run_script
-from dlc.rewrites.tuning.log import LogWriter, Record, read_log
+from dlc.rewrites.tuning.log import LogWriter, Record, read_log, tuning_key
 from dlc.rewrites.tuning.workload import Workload
+from dlc.target import CpuTarget
 from xdsl.dialects.func import FuncOp
 
 import dlc
@@ -53,8 +54,13 @@ def _loops(func: FuncOp) -> list[tuple[str, str]]:
     return [(op.axis.data, op.kind.data) for op in func.walk() if isinstance(op, ForOp)]
 
 
+def this_host() -> CpuTarget:
+    """This machine, as the compile resolves it (its tuning records name it)."""
+    return resolve_cpu_target("host")
+
+
 def _write_log(path: Path, workload: Workload, script: str | None, cost: float = 1e-4) -> None:
-    record = Record(workload=workload.key, target=host_cpu_target().key, script=script,
+    record = Record(workload=workload.key, target=tuning_key(this_host()), script=script,
                     knobs={"test": 1}, costs=[cost, cost], flops=float(workload.flops))
     with LogWriter(path) as writer:
         writer.write(record)
@@ -218,7 +224,7 @@ def test_rules_space_tunes_and_applies_fused_kernels(
     assert dlc_main(["tune", str(model), "--space", "rules", "--trials", "3", "--log", str(log),
                      "--repeat", "1", "--min-repeat-ms", "1", "--batch-size", "3",
                      "--search", "random"]) == 0
-    best = load_best(log)
+    best = load_best(log, tuning_key(this_host()))
     assert set(best) == {fused.workload.key}
     header = read_log(log).header
     assert header is not None and header.space == "rules"

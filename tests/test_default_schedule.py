@@ -210,7 +210,18 @@ def test_lane_stride() -> None:
     assert lane_stride(builder.insert(arith.AddiOp(iv, iv)).result, iv) is None
 
 
-def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512, l2_bytes: int = 0
+AVX512 = "llvm -mcpu=skylake-avx512"
+"""An AVX-512 target (16 f32 lanes, 32 vector registers, 1 MiB L2): the schedules below are for
+it, or for `AVX2`, whatever the host is."""
+
+AVX2 = "llvm -mcpu=znver3"
+"""An AVX2 target (8 f32 lanes, 16 vector registers, 512 KiB L2)."""
+
+TARGETS = {512: AVX512, 256: AVX2}
+"""The targets by vector width."""
+
+
+def scheduled_loops(text: str, threads: int = 2, target: str = AVX512, l2_bytes: int = 0
                     ) -> list[ForOp]:
     from dlc.rewrites import get_all_passes
     from xdsl.passes import PassPipeline
@@ -220,7 +231,7 @@ def scheduled_loops(text: str, threads: int = 2, vector_bits: int = 512, l2_byte
         get_all_passes(), "convert-graph-to-tensor-expr,tensor-expr-inline"
     ).apply(make_context(), parsed)
     ConvertTensorExprToLoopPass().apply(make_context(), parsed)
-    LoopDefaultSchedulePass(threads=threads, vector_bits=vector_bits, l2_bytes=l2_bytes).apply(
+    LoopDefaultSchedulePass(target=target, threads=threads, l2_bytes=l2_bytes).apply(
         make_context(), parsed)
     parsed.verify()
     return [op for op in parsed.walk() if isinstance(op, ForOp)], parsed  # type: ignore[return-value]
@@ -246,14 +257,14 @@ def test_gemm_tile_fits_the_registers_of_the_vector_width() -> None:
     lanes with AVX-512 (32 registers), at most 12 vectors of 8 lanes with AVX2 (16 registers;
     24 accumulators would spill)."""
     for vector_bits, lanes, most in ((512, 16, 24), (256, 8, 12)):
-        _, parsed = scheduled_loops(matmul_text(64, 32, 64), vector_bits=vector_bits)
+        _, parsed = scheduled_loops(matmul_text(64, 32, 64), target=TARGETS[vector_bits])
         tiles = [op.result.type for op in parsed.walk()
                  if isinstance(op, AllocOp) and op.scope.data == "local"]
         assert tiles
         for tile in tiles:
             rows, columns = tile.get_shape()
             assert rows * -(-columns // lanes) <= most, (vector_bits, tile)
-    _, parsed = scheduled_loops(matmul_text(64, 32, 64), vector_bits=256)
+    _, parsed = scheduled_loops(matmul_text(64, 32, 64), target=AVX2)
     assert any(str(op.result.type) == "memref<6x16xf32>" for op in parsed.walk()
                if isinstance(op, AllocOp))
 
@@ -329,10 +340,12 @@ def test_channel_tile(vector_bits: int, rows: int, panel: int, tile: tuple[int, 
     most accumulators (7x8 with AVX2 for 7 and 14 rows, no 1-row tail); otherwise two vectors
     and the rows with the fewest FMA cycles (4 + 3 for 7 rows of a 1x1 conv, 5 + 5 + 4 for 14);
     AVX-512 keeps its two-vector tiles."""
-    from dlc.rewrites.schedule_rules import host_config
+    from dlc.rewrites.schedule_rules import CpuConfig
     from dlc.rewrites.schedule_rules.reduction import channel_tile
+    from dlc.target import parse_cpu_target
 
-    config = host_config(threads=2, vector_bits=vector_bits, l2_bytes=512 * 1024)
+    config = CpuConfig.for_target(parse_cpu_target(TARGETS[vector_bits]), threads=2,
+                                  l2_bytes=512 * 1024)
     assert channel_tile(rows, 512, vector_bits // 32, config, panel * 4) == tile
 
 
@@ -346,7 +359,7 @@ func.func @conv(%x: {x_t}, %w: {w_t}) -> {y_t} {{
   func.return %r : {y_t}
 }}"""
     for vector_bits, tile in ((256, "memref<7x8xf32>"), (512, "memref<7x32xf32>")):
-        _, parsed = scheduled_loops(text, vector_bits=vector_bits, l2_bytes=512 * 1024)
+        _, parsed = scheduled_loops(text, target=TARGETS[vector_bits], l2_bytes=512 * 1024)
         tiles = {str(op.result.type) for op in parsed.walk()
                  if isinstance(op, AllocOp) and op.scope.data == "local"}
         assert tiles == {tile}, (vector_bits, tiles)
@@ -460,8 +473,9 @@ def test_channel_kernel_rows_by_fma_cycles(extent: int, most: int, rows: int) ->
     FMA cycles, a tile without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
     from dlc.rewrites.schedule_rules import CpuConfig
     from dlc.rewrites.schedule_rules.reduction import channel_tile
+    from dlc.target import parse_cpu_target
 
-    config = CpuConfig(vector_bits=512, max_accumulators=24, max_rows=most)
+    config = CpuConfig.for_target(parse_cpu_target(AVX512), max_rows=most)
     assert channel_tile(extent, 64, 16, config) == (rows, 32)
 
 

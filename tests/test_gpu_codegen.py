@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 import dlc.dialects.graph as g
 import numpy as np
 import pytest
-from dlc.codegen.gpu_targets import GPU_TARGETS, gpu_target
 from dlc.dialects import make_context
 from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
 from dlc.dialects.loop.interpreter import run_function
@@ -19,6 +18,7 @@ from dlc.dialects.target_gpu import BarrierOp, KernelOp, LaunchOp
 from dlc.driver.emit import emit_device_code
 from dlc.driver.source import parse_module
 from dlc.pipelines import parse_pipeline
+from dlc.target import OPENCL
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -33,10 +33,10 @@ RNG = np.random.default_rng(7)
 TO_LOOPS = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
 
 
-def to_kernels(target: str = "sm_80") -> str:
-    """The passes from scheduled loops to SIMT kernels (the GPU pipelines' part after the
-    default schedule)."""
-    return (f"convert-loop-to-target-gpu{{target={target}}},target-gpu-compact-private-buffers,"
+def to_kernels(target: str = "cuda -arch=sm_80") -> str:
+    """The passes from scheduled loops to SIMT kernels for `target` (the GPU pipelines' part
+    after the default schedule)."""
+    return (f'convert-loop-to-target-gpu{{target="{target}"}},target-gpu-compact-private-buffers,'
             "target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,"
             "target-gpu-vectorize")
 
@@ -187,12 +187,13 @@ def test_target_limits_come_from_the_description(tmp_path) -> None:
         "memref<64xf32>", "memref<512xf32>").replace("4x64xf32", "4x512xf32")
     path = tmp_path / "wide.mlir"
     path.write_text(text)
-    lower(parse_module(path), to_kernels("sm_80"))  # 512 <= 1024
-    assert gpu_target("opencl").max_threads_per_block == 256
+    lower(parse_module(path), to_kernels("cuda -arch=sm_80"))  # 512 <= 1024
+    assert OPENCL.max_threads_per_block == 256
     with pytest.raises(PassFailedException, match="at most 256 threads per block on opencl"):
         lower(parse_module(path), to_kernels("opencl"))
-    with pytest.raises(PassFailedException, match="expected a GPU target among"):
-        lower(parse_module(path), to_kernels("sm_70"))
+    with pytest.raises(PassFailedException, match="expected a CUDA architecture for -arch "
+                                                  "\\(sm_80, sm_90\\), found 'sm_70'"):
+        lower(parse_module(path), to_kernels("cuda -arch=sm_70"))
 
 
 def test_launch_sizes_follow_the_bound_loops() -> None:
@@ -201,14 +202,6 @@ def test_launch_sizes_follow_the_bound_loops() -> None:
     (launch,) = [op for op in kernels.walk() if isinstance(op, LaunchOp)]
     sizes = [op.owner.value.value.data for op in (*launch.grid, *launch.block)]  # type: ignore[union-attr]
     assert sizes == [12, 1, 1, 256, 1, 1]  # ceil(3000 / 256) blocks of 256 threads
-
-
-def test_targets_are_data() -> None:
-    for name, target in GPU_TARGETS.items():
-        assert target.name == name
-        assert target.max_threads_per_block <= target.max_block_dims[0] * target.max_block_dims[1]
-        assert target.shared_memory_bytes > 0 and target.warp_size >= 1
-    assert gpu_target("sm_90").ptx_version == "7.8"
 
 
 # ----------------------------------------------------------------------------------------------

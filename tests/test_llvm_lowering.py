@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import llvmlite.binding as binding
 import numpy as np
 import pytest
-from dlc.codegen.llvm import _vector_width, emit_llvm_ir, host_target
+from dlc.codegen.llvm import emit_llvm_ir
 from dlc.dialects import make_context
 from dlc.pipelines import applicable, module_level, named_pipeline, pass_level
 from dlc.rewrites.convert_loop_to_llvm import ConvertLoopToLLVMPass
@@ -459,23 +459,21 @@ func.func @f(%A: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
 # ------------------------------------------------------------------------------------------
 
 
-def test_llvm_ir_parses_verifies_and_targets_the_host() -> None:
-    text = emit_llvm_ir(lower(VECTOR_ELEMENTWISE))
+def test_llvm_ir_parses_verifies_and_targets_the_lowered_for_cpu() -> None:
+    """`-t llvm` prints the target `convert-loop-to-llvm` lowered for (never the host's)."""
+    lowered = parse(VECTOR_ELEMENTWISE)
+    ConvertLoopToLLVMPass(target="llvm -mcpu=skylake-avx512 -mattr=-avx512fp16").apply(
+        make_context(), lowered)
+    text = emit_llvm_ir(lowered)
     module = binding.parse_assembly(text)
     module.verify()
-    host = host_target()
-    assert module.triple == host.triple
-    assert f'"target-cpu"="{host.cpu}"' in text
-    assert f'"prefer-vector-width"="{host.vector_width}"' in text
+    assert module.triple == "x86_64-unknown-linux-gnu"
+    assert '"target-cpu"="skylake-avx512"' in text
+    assert '"target-features"="-avx512fp16"' in text
+    assert '"prefer-vector-width"="512"' in text
     assert "<16 x float>" in text
     function = module.get_function("gelu_like")
     assert "noalias" in str(function)
-
-
-def test_vector_width_follows_the_cpu_features() -> None:
-    assert _vector_width("+avx512f,+avx2,+avx") == 512
-    assert _vector_width("-avx512f,+avx2,+avx") == 256
-    assert _vector_width("+sse4.2") == 128
 
 
 # ------------------------------------------------------------------------------------------
@@ -753,9 +751,10 @@ def test_llvm_unrolls_only_the_loops_the_schedule_asks_for(forced: bool, calls: 
     """LLVM's own unroller is off (`driver.jit.LLVM_HEURISTIC_UNROLLING`): an 8-trip loop stays
     a loop at O3, and one whose back edge carries `llvm.loop.unroll.full` (the `unroll`
     primitive) is still unrolled completely."""
-    from dlc.driver.jit import host_target_machine, parse_and_optimize
+    from dlc.driver.jit import parse_and_optimize, target_machine
+    from dlc.target import DEFAULT_CPU_TARGET
 
     text = UNROLL_PROBE.replace("{metadata}", ", !llvm.loop !0" if forced else "").replace(
         "{extra}", '!0 = distinct !{!0, !1}\n!1 = !{!"llvm.loop.unroll.full"}' if forced else "")
-    optimized = str(parse_and_optimize(text, host_target_machine(3), 3))
+    optimized = str(parse_and_optimize(text, target_machine(DEFAULT_CPU_TARGET, 3), 3))
     assert optimized.count("call void @touch") == calls, optimized

@@ -1,8 +1,8 @@
 """dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
 
-    dlc compile model.onnx [--target llvm] [--threads N] [--tuning-log F]
+    dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--input-shape x=1x3x224x224] -o model.so
-    dlc compile model.onnx --target cuda|opencl|llvm --emit ptx|opencl|llvm [-o FILE]
+    dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
@@ -51,7 +51,10 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     if not compiling:
         what += ", or a library written by dlc compile (.so)"
     parser.add_argument("model", type=Path, help=what)
-    parser.add_argument("--target", default="llvm", help="the target (llvm: the host CPU)")
+    parser.add_argument("--target", default="host",
+                        help="the target: host (this machine, the default), a CPU target string "
+                        "('llvm -mcpu=znver3 -num-cores=4'), or cuda ('cuda -arch=sm_90') or "
+                        "opencl with --emit")
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="threads for parallel loops (0: all cores)")
     parser.add_argument("--pipeline", default="cpu", metavar="NAME",
@@ -95,8 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     compile_parser.add_argument("--emit", choices=["llvm", "ptx", "opencl"],
                                 help="print the lowered code instead of writing a library: LLVM "
                                 "IR (--target llvm or cuda), PTX (cuda) or OpenCL C (opencl)")
-    compile_parser.add_argument("--arch", default="sm_80",
-                                help="the CUDA architecture for --target cuda")
+    compile_parser.add_argument("--arch", default="",
+                                help="the CUDA architecture for --target cuda (default: the "
+                                "target's -arch, else sm_80)")
 
     run_parser = commands.add_parser("run", help="run a model on .npy inputs")
     _common(run_parser, compiling=False)
@@ -201,8 +205,12 @@ def _inputs(
 def emit_command(args: argparse.Namespace) -> None:
     """`dlc compile --emit`: the lowered code as text (codegen.emit_device_code)."""
     from dlc.dialects import make_context
+    from dlc.dialects.contracts import TARGET_ATTR
     from dlc.driver.emit import emit_device_code
     from dlc.driver.source import parse_module
+    from dlc.driver.target import resolve_target
+    from dlc.target import CpuTarget
+    from xdsl.dialects.builtin import StringAttr
 
     if not args.model.is_file():
         raise ToolError(f"no such file: {args.model}")
@@ -212,7 +220,13 @@ def emit_command(args: argparse.Namespace) -> None:
         module = import_onnx(args.model, dict(args.input_shapes) or None)
     else:
         module = parse_module(args.model, make_context())
-    text = emit_device_code(module, args.target, args.emit, arch=args.arch)
+    target = resolve_target(args.target, args.threads)
+    arch = args.arch
+    if isinstance(target, CpuTarget):
+        module.attributes[TARGET_ATTR] = StringAttr(str(target))
+    elif target.is_cuda:
+        arch = arch or target.arch
+    text = emit_device_code(module, target.kind, args.emit, arch=arch)
     if args.output is None:
         sys.stdout.write(text)
         return
@@ -225,10 +239,14 @@ def compile_command(args: argparse.Namespace) -> None:
     if args.emit is not None:
         emit_command(args)
         return
-    if args.target != "llvm":
+    from dlc.driver.target import resolve_target
+    from dlc.target import CpuTarget
+
+    if not isinstance(resolve_target(args.target, args.threads), CpuTarget):
         raise ToolError(
-            f"expected --target llvm for a shared library, found '{args.target}' (GPU targets: "
-            "use --emit, or dlc.compile(target=...) to run in process)"
+            f"expected a CPU --target (host or llvm ...) for a shared library, found "
+            f"'{args.target}' (GPU targets: use --emit, or dlc.compile(target=...) to run in "
+            "process)"
         )
     output = args.output or Path(args.model.with_suffix(".so").name)
     if output.suffix != ".so":

@@ -13,11 +13,15 @@ prints large constants as `dense_resource<__elided__>`, see tools/elide_constant
 For users: `--help` lists dlc's passes, pipelines and targets first (tools/pass_catalog.py),
 `--list-passes` their options, `--help-pass NAME` one pass's documentation, `--version` dlc's
 version and xDSL's.
+`--dlc-target=TARGET` sets every module's `dlc.target` (which passes with an empty `target`
+option read); `host` there or as a pass's `target=host` is this machine, the only way dlc-opt's
+output can depend on the host.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import textwrap
@@ -147,6 +151,11 @@ class _PrintAction(argparse.Action):
 class DlcOptMain(xDSLOptMain):
     """The dlc-opt driver: xdsl-opt with dlc's registries."""
 
+    def __init__(self, args: list[str] | None = None) -> None:
+        self._resolved_targets: dict[str, str] = {}
+        """Target strings as given -> as resolved (`host` asked once)."""
+        super().__init__(args=args)
+
     def register_all_dialects(self) -> None:
         from dlc.dialects import get_all_dialects
 
@@ -242,6 +251,14 @@ class DlcOptMain(xDSLOptMain):
         )
         arg_parser.set_defaults(time_passes=False)  # xdsl-opt's own timing lines stay off
         arg_parser.add_argument(
+            "--dlc-target",
+            metavar="TARGET",
+            default=None,
+            help="set each module's dlc.target, the target of every pass whose target option is "
+            "empty: a target string ('llvm -mcpu=znver3', 'cuda -arch=sm_90', opencl) or host "
+            "(this machine; also accepted as a pass option, target=host)",
+        )
+        arg_parser.add_argument(
             "--dump-graph",
             metavar="FILE",
             default=None,
@@ -286,6 +303,10 @@ class DlcOptMain(xDSLOptMain):
             ]
             raise ToolError(
                 f"invalid pass pipeline '{self.args.passes}': {e}{''.join(hints)}") from None
+        self.pipeline = PassPipeline(
+            tuple(self._with_host_resolved(p) for p in self.pipeline.passes),
+            self.pipeline.callback,
+        )
         self.timer = PassTimer() if self.args.timing else None
         self.checker = None
         self.dot_graphs: list[str] = []
@@ -300,6 +321,25 @@ class DlcOptMain(xDSLOptMain):
             )
         if self.timer is not None or self.checker is not None:
             self.pipeline = self._instrumented(self.pipeline)
+
+    def _resolve(self, text: str) -> str:
+        """A target string with `host` resolved to this machine's (asked once)."""
+        from dlc.driver.errors import CompileError
+        from dlc.driver.target import resolve_target
+
+        resolved = self._resolved_targets
+        if text not in resolved:
+            try:
+                resolved[text] = str(resolve_target(text))
+            except CompileError as e:
+                raise ToolError(str(e)) from None
+        return resolved[text]
+
+    def _with_host_resolved(self, module_pass: ModulePass) -> ModulePass:
+        """`module_pass` with a `target=host` option replaced by this machine's target string."""
+        if getattr(module_pass, "target", None) != "host":
+            return module_pass
+        return dataclasses.replace(module_pass, target=self._resolve("host"))  # type: ignore[type-var]
 
     def _instrumented(self, pipeline: PassPipeline) -> PassPipeline:
         """`pipeline` run pass by pass, timing each and checking semantics after each."""
@@ -383,6 +423,11 @@ class DlcOptMain(xDSLOptMain):
         return self.pending_output
 
     def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.dlc_target is not None:
+            from dlc.dialects.contracts import TARGET_ATTR
+            from xdsl.dialects.builtin import StringAttr
+
+            prog.attributes[TARGET_ATTR] = StringAttr(self._resolve(self.args.dlc_target))
         if not self.args.disable_verify:
             prog.verify()
         super().apply_passes(prog)

@@ -244,12 +244,13 @@ def _summary(result: Any, wall: float) -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Applies a log's best records to a model's kernels; prints or writes the loop-level IR."""
-    from dlc.autotune.target import host_cpu_target
     from dlc.autotune.tasks import load_model_module, lower_model
     from dlc.dialects import make_context
+    from dlc.driver.target import resolve_cpu_target
     from dlc.pipelines import module_level
     from dlc.rewrites.loop_apply_tuning_log import log_loop_lowering
     from dlc.rewrites.tuning.apply import apply_records, load_best
+    from dlc.rewrites.tuning.log import tuning_key
     from dlc.rewrites.tuning.workload import Workload, kernel_functions
 
     if args.log is None:
@@ -259,7 +260,7 @@ def run_replay(args: argparse.Namespace) -> int:
         raise ToolError(f"cannot read the tuning log {log}: no such file")
     ctx = make_context()
     module = load_model_module(args.replay_input, ctx)
-    best = load_best(log, host_cpu_target(args.threads or None).key)
+    best = load_best(log, tuning_key(resolve_cpu_target("host", args.threads)))
     fuse = module_level(module) != "loop" and "fuse-epilogue=false" not in (
         log_loop_lowering(log) or "")
     lower_model(module, ctx, fuse_epilogue=fuse)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.rewrites.schedule_rules.concat import schedule_concat
-from dlc.rewrites.schedule_rules.config import CpuConfig, host_config
+from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
 from dlc.rewrites.schedule_rules.pad import schedule_pad
@@ -39,7 +39,7 @@ from dlc.rewrites.schedule_rules.reduction import (
 )
 from xdsl.ir import Operation
 
-__all__ = ["RULES", "CpuConfig", "Rule", "host_config", "schedule_nest"]
+__all__ = ["RULES", "CpuConfig", "Rule", "schedule_nest"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     """The fallback for a reduction (module docstring); returns whether it changed anything."""
     assert isinstance(nest, Reduction)
     changed = allow_reassociation(nest)
-    if config.threads > 1:
+    if config.parallel:
         mark_parallel([nest.spatial[0]])
         changed = changed or any(loop.kind.data == "parallel" for loop in nest.spatial)
     return changed

@@ -28,7 +28,7 @@ def schedule_elementwise(nest: Elementwise, config: CpuConfig) -> bool:
             changed = True
         except ScheduleError:
             pass
-    if config.threads > 1:
+    if config.parallel:
         outer = [loop for loop in nest.spatial if loop.kind.data == "serial"]
         if outer:
             before = outer[0].kind.data

@@ -168,6 +168,6 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
     root.erase()
     for nest_root in nests:
         _vectorize_innermost(nest_root, config)
-        if config.threads > 1:
+        if config.parallel:
             mark_parallel([nest_root])
     return True

@@ -57,7 +57,7 @@ from dlc.rewrites.schedule.common import (
     is_pure,
     value_name,
 )
-from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.config import CpuConfig, element_bytes
 from dlc.rewrites.schedule_rules.nest import (
     Reduction,
     accesses_in,
@@ -187,7 +187,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     )
     group = 1
     if packing is not None:
-        panel_bytes = packing.rows * nr * _bytes(element)
+        panel_bytes = packing.rows * nr * element_bytes(element)
         group = max(1, min(-(-columns // nr), config.l2_bytes // 2 // max(panel_bytes, 1)))
     return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group)
 
@@ -248,8 +248,8 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
         rows *= size
     packing = Packing(load, load.memref, rows, channels, channel_first=True, prefix=prefix)
     mr, nr = channel_tile(extent(nest.spatial[row]), channels, lanes, config,
-                          rows * _bytes(element))
-    weight_bytes = channels * rows * _bytes(element)
+                          rows * element_bytes(element))
+    weight_bytes = channels * rows * element_bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
                       columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True)
 
@@ -323,11 +323,6 @@ def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig,
         return total, tail != 0, -m
 
     return min(range(1, most + 1), key=cost), vectors * lanes
-
-
-def _bytes(element: object) -> int:
-    """Bytes of one element (from the vector lanes a 512-bit register holds)."""
-    return max(1, 64 // CpuConfig(vector_bits=512).lanes(element))
 
 
 def _row_packing(nest: Reduction, row: int | None, column: int) -> Packing | None:
@@ -948,7 +943,7 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
         parent.insert_op_before(op, root)
     root.detach()
     root.erase()
-    if config.threads > 1:
+    if config.parallel:
         mark_parallel([op for op in ops if isinstance(op, ForOp)])
     return True
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dlc.dialects import make_context
 from dlc.dialects.contracts import SCHEDULED_ATTR, TUNED_ATTR
-from dlc.rewrites.tuning.log import Record, best_records, read_log
+from dlc.rewrites.tuning.log import Record, best_records, read_log, same_cpu_key
 from dlc.rewrites.tuning.workload import Workload, kernel_functions, parse_module
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
@@ -28,17 +28,17 @@ class TuningLogError(DiagnosticException):
 
 def load_best(logs: str | Path | Iterable[str | Path], target: str = "") -> dict[str, Record]:
     """The best successful record per workload key in one or more logs for the target whose
-    tuning key is `target` (`llvm -mcpu=... -threads=N`); records of the same CPU at another
-    thread count when there are none for it (they still describe good schedules); every
-    record when `target` is empty."""
+    tuning key is `target` (`tuning_key`: `llvm -mcpu=... -num-cores=N`); records of the same
+    CPU at another thread count when there are none for it (they still describe good
+    schedules); every record when `target` is empty."""
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     records = [record for path in paths for record in read_log(path).records]
     if not target:
         return best_records(records)
     best = best_records(records, target)
     if not best:
-        cpu = target.split(" -threads=")[0]
-        best = best_records([r for r in records if r.target.split(" -threads=")[0] == cpu])
+        cpu = same_cpu_key(target)
+        best = best_records([r for r in records if same_cpu_key(r.target) == cpu])
     return best
 
 

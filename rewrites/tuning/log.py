@@ -7,10 +7,10 @@ not parse (and say how many), so a resumed run appends cleanly after a crash.
 
 Record fields (format version `FORMAT_VERSION`):
     v: format version; workload: workload key (hash of the canonical kernel IR); task: a
-    readable name; target: the target string (`llvm -mcpu=znver4 -threads=2`); space: the
-    space's name; script: the schedule as transform-script text (null: the untuned kernel);
-    knobs: knob values; costs: seconds per run (median is the cost; empty on error); error:
-    null or {"kind": invalid|build|crash|timeout|wrong|run, "message": ...}; flops: FLOPs per
+    readable name; target: the target key (`tuning_key`: `llvm -mcpu=znver4 -num-cores=2`);
+    space: the space's name; script: the schedule as transform-script text (null: the untuned
+    kernel); knobs: knob values; costs: seconds per run (median is the cost; empty on error);
+    error: null or {"kind": invalid|build|crash|timeout|wrong|run, "message": ...}; flops: FLOPs per
     run; trial: index within the task; time: UNIX time of the measurement; build_s, run_s:
     how long building and running took.
 """
@@ -26,6 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dlc.target import CpuTarget
 
 FORMAT_VERSION = 1
 """The version written in every record; readers skip records of other versions."""
@@ -194,6 +196,18 @@ def read_log(path: str | Path) -> LogContents:
 def iter_records(paths: Iterable[str | Path]) -> Iterator[Record]:
     for path in paths:
         yield from read_log(path).records
+
+
+def tuning_key(target: CpuTarget) -> str:
+    """The target a record was measured on, as records name it: the CPU and the threads of
+    its description (`llvm -mcpu=znver4 -num-cores=2`, itself a target string)."""
+    return f"llvm -mcpu={target.cpu} -num-cores={target.threads}"
+
+
+def same_cpu_key(key: str) -> str:
+    """A record's target key without its thread count (records of logs written before the key
+    said `-num-cores` said `-threads`)."""
+    return key.split(" -num-cores=")[0].split(" -threads=")[0]
 
 
 def best_records(records: Iterable[Record], target: str | None = None) -> dict[str, Record]:

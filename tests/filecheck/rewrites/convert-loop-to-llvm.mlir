@@ -1,4 +1,9 @@
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p "convert-loop-to-llvm{vector_bits=512}" | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3"}' | filecheck %s --check-prefix=ZNVER3
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3" vector_bits=512}' | filecheck %s --check-prefix=OVERRIDE
+// RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
 // Positive cases check the llvm ops each input op becomes (tests/test_llvm_lowering.py checks
 // that no other op is left and runs the code); negative cases check the diagnostic.
@@ -315,7 +320,19 @@ func.func @negative_unsupported_op(%a: i32, %b: i32) -> i32 {
 
 // A vectorized loop of 40 f32 lanes becomes two <16 x float> vectors and one <8 x float>:
 // contiguous loads and stores, a broadcast of the lane-invariant load, mul+add contracted into
-// llvm.fma; no loop remains.
+// llvm.fma; no loop remains. For an AVX2 target (znver3) the vectors are <8 x float>, unless the
+// vector_bits option overrides the target's width; every module records the target it was
+// lowered for as its dlc.target.
+
+// ZNVER3:       builtin.module attributes {dlc.target = "llvm -mcpu=znver3"} {
+// ZNVER3-LABEL: llvm.func @vectorized_axpy
+// ZNVER3-NOT:   vector<16xf32>
+// ZNVER3:       llvm.intr.fma(%{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// ZNVER3-NOT:   vector<16xf32>
+// ZNVER3:       llvm.return
+// OVERRIDE:       builtin.module attributes {dlc.target = "llvm -mcpu=znver3"} {
+// OVERRIDE-LABEL: llvm.func @vectorized_axpy
+// OVERRIDE:       llvm.intr.fma(%{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 
 // CHECK-LABEL: llvm.func @vectorized_axpy
 // CHECK-NOT:     llvm.cond_br

@@ -1,7 +1,15 @@
-// RUN: dlc-opt %s --split-input-file -p "loop-default-schedule{threads=2 vector_bits=512}" | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=skylake-avx512 -num-cores=2"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver3"}' | filecheck %s --check-prefix=ZNVER3
+// RUN: dlc-opt %s --split-input-file --dlc-target='llvm -mcpu=znver3' -p loop-default-schedule | filecheck %s --check-prefix=ZNVER3
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=skylake-avx512"}' | filecheck %s --check-prefix=AVX512
+// RUN: not dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=foo"}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// Default CPU schedules of the nests convert-tensor-expr-to-loop makes (threads and vector width
-// fixed so that the schedule does not depend on the host).
+// Default CPU schedules of the nests convert-tensor-expr-to-loop makes, for the target named (an
+// AVX-512 CPU with 2 cores), so that the schedule does not depend on the host. The ZNVER3 and
+// AVX512 runs check that the vector width follows the target (the option, or the module's
+// dlc.target): 8 f32 lanes with AVX2, 16 with AVX-512.
+
+// BAD: dlc-opt: error: loop-default-schedule: invalid target option: expected a known CPU for -mcpu ({{.*}}), found 'foo'
 
 // GEMM: B is packed into [ceil(40/32)][8][32] panels, one per 32-column tile (row by row, the
 // rows split between the threads; the last panel zero-padded by a guarded copy); an 8x32
@@ -560,6 +568,50 @@ func.func @row_sum(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc
         %s = arith.addf %acc, %e : f32
         loop.store %s, %out[%i] : f32 -> memref<64xf32>
       }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A GEMM's vector width is the target's: the innermost column loop of the register tile runs 8
+// f32 lanes with AVX2 (znver3) and 16 with AVX-512, and the B panels are two vectors wide.
+
+// ZNVER3-LABEL: func.func @lanes_follow_the_target
+// ZNVER3:         loop.alloc global : memref<4x8x16xf32>
+// ZNVER3:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1.l" kind vectorized {
+// AVX512-LABEL: func.func @lanes_follow_the_target
+// AVX512:         loop.alloc global : memref<2x8x32xf32>
+// AVX512:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i1.l" kind vectorized {
+func.func @lanes_follow_the_target(%a: memref<4x8xf32>, %b: memref<8x64xf32>, %out: memref<4x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c64 step %c1 axis "i1" {
+      %acc = loop.alloc local : memref<1xf32>
+      loop.block "matmul_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %b : memref<4x8xf32>, memref<8x64xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<4x8xf32> -> f32
+          %1 = loop.load %b[%r0, %i1] : memref<8x64xf32> -> f32
+          %2 = arith.mulf %0, %1 : f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %3 = arith.addf %acc_1, %2 : f32
+          loop.store %3, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+      loop.block "store" reads(%acc : memref<1xf32>) writes(%out : memref<4x64xf32>) spatial ["i0", "i1"] {
+        %4 = loop.load %acc[%c0] : memref<1xf32> -> f32
+        loop.store %4, %out[%i0, %i1] : f32 -> memref<4x64xf32>
+      }
+      loop.dealloc %acc : memref<1xf32>
     }
   }
   func.return

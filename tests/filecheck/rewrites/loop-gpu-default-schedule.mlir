@@ -1,5 +1,10 @@
 // RUN: dlc-opt %s --split-input-file -p loop-gpu-default-schedule | filecheck %s
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-gpu-default-schedule,convert-loop-to-target-gpu,target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize | filecheck %s --check-prefix=KERNEL
+// RUN: not dlc-opt %s --split-input-file -p 'loop-gpu-default-schedule{target="llvm -mcpu=znver3"}' 2>&1 | filecheck %s --check-prefix=NOT-GPU
+// RUN: not dlc-opt %s --split-input-file --dlc-target='cuda -arch=sm_70' -p loop-gpu-default-schedule 2>&1 | filecheck %s --check-prefix=BAD-ARCH
+
+// NOT-GPU: dlc-opt: error: loop-gpu-default-schedule: invalid target option: expected a GPU target (cuda ..., opencl), found 'llvm -mcpu=znver3'
+// BAD-ARCH: dlc-opt: error: invalid target 'cuda -arch=sm_70': expected a CUDA architecture for -arch (sm_80, sm_90), found 'sm_70'
 
 // The inputs are convert-tensor-expr-to-loop's nests. Every scheduled nest must then convert to
 // a kernel: no loop bound to a GPU axis is left, and only the function the schedule skipped

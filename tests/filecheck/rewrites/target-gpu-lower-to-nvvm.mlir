@@ -5,7 +5,7 @@
 // buffers; the host function and its launch stay.
 // CHECK-LABEL: func.func @host
 // CHECK:         target_gpu.launch @kernels::@reverse
-// CHECK:       target_gpu.module @kernels attributes {llvm.target_triple = "nvptx64-nvidia-cuda"} {
+// CHECK:       target_gpu.module @kernels attributes {dlc.target = "cuda -arch=sm_80", llvm.target_triple = "nvptx64-nvidia-cuda"} {
 // CHECK-NEXT:    llvm.mlir.global internal @reverse_tile() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x f32>
 // CHECK-NEXT:    llvm.func @reverse(%[[X:.*]]: !llvm.ptr {llvm.noalias}, %[[Y:.*]]: !llvm.ptr {llvm.noalias}) attributes {nvvm.kernel} {
 // CHECK:           %[[TILE:.*]] = llvm.mlir.addressof @reverse_tile : !llvm.ptr<3>
@@ -95,5 +95,40 @@ target_gpu.module @kernels {
       loop.store %f, %x[%i] : f32 -> memref<4xf32>
     }
     target_gpu.return
+  }
+}
+
+// -----
+
+// The module's dlc.target names the architecture; each target_gpu.module records it for -t ptx.
+// CHECK:       target_gpu.module @kernels attributes {dlc.target = "cuda -arch=sm_90", llvm.target_triple = "nvptx64-nvidia-cuda"} {
+// CHECK:         llvm.func @module_target_sm90
+module attributes {dlc.target = "cuda -arch=sm_90"} {
+  target_gpu.module @kernels {
+    target_gpu.kernel @module_target_sm90() {
+      target_gpu.return
+    }
+  }
+}
+
+// -----
+
+// CHECK: target-gpu-lower-to-nvvm: expected a CUDA target (cuda -arch=...), found 'opencl'
+module attributes {dlc.target = "opencl"} {
+  target_gpu.module @kernels {
+    target_gpu.kernel @negative_opencl_target() {
+      target_gpu.return
+    }
+  }
+}
+
+// -----
+
+// CHECK: 'builtin.module' op invalid dlc.target: expected a CUDA architecture for -arch (sm_80, sm_90), found 'sm_70'
+module attributes {dlc.target = "cuda -arch=sm_70"} {
+  target_gpu.module @kernels {
+    target_gpu.kernel @negative_unknown_arch() {
+      target_gpu.return
+    }
   }
 }

@@ -1,15 +1,14 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -t llvm | filecheck %s
 
-// `-t llvm` prints llvm-dialect IR as LLVM IR for the host: triple, data layout, and the host
-// CPU's name, features and vector width on every function it defines.
+// `-t llvm` prints llvm-dialect IR as LLVM IR for the module's target (its dlc.target, which
+// convert-loop-to-llvm sets; here none: the fixed default, x86-64-v3, never the host): triple,
+// data layout, and the CPU's name and vector width on every function it defines.
 
-// CHECK:       target triple = "{{.+}}"
-// CHECK-NEXT:  target datalayout = "{{.+}}"
+// CHECK:       target triple = "x86_64-unknown-linux-gnu"
+// CHECK-NEXT:  target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 // CHECK:       @"dlc_metadata" = constant [3 x i8] c"{}\00"
 // CHECK-LABEL: define void @"scale"(ptr noalias %".1", ptr noalias %".2")
-// CHECK-SAME:    "prefer-vector-width"="{{(128|256|512)}}"
-// CHECK-SAME:    "target-cpu"="{{[a-z0-9_.-]+}}"
-// CHECK-SAME:    "target-features"="{{[+-][a-z0-9]+.*}}"
+// CHECK-SAME:    "prefer-vector-width"="256" "target-cpu"="x86-64-v3"{{$}}
 // CHECK:         %[[P:.*]] = getelementptr inbounds float, ptr %".1", i64 16
 // CHECK-NEXT:    %[[V:.*]] = load <16 x float>, ptr %[[P]], align 4
 // CHECK-NEXT:    %[[E:.*]] = call <16 x float> @"llvm.exp.v16f32"(<16 x float> %[[V]])
@@ -72,6 +71,52 @@ builtin.module {
     %next = llvm.add %i, %c1 : i64
     llvm.br ^cond(%next : i64) {dlc.unroll_full}
   ^end:
+    llvm.return
+  }
+}
+
+// -----
+
+// The module's dlc.target: -mattr changes are the functions' target-features, and the vector
+// width follows them (AVX-512 enabled on a Zen 3: 512 bits).
+
+// CHECK:       target triple = "x86_64-unknown-linux-gnu"
+// CHECK-LABEL: define void @"features_from_mattr"()
+// CHECK-SAME:    "prefer-vector-width"="512" "target-cpu"="znver3" "target-features"="+avx512f"
+module attributes {dlc.target = "llvm -mcpu=znver3 -mattr=+avx512f"} {
+  llvm.func @features_from_mattr() {
+    llvm.return
+  }
+}
+
+// -----
+
+// An AArch64 target: its triple and data layout, NEON's 128-bit vectors.
+
+// CHECK:       target triple = "aarch64-linux-gnu"
+// CHECK-NEXT:  target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i8:8:32-i16:16:32-i64:64-i128:128-n32:64-S128-Fn32"
+// CHECK-LABEL: define void @"aarch64_target"()
+// CHECK-SAME:    "prefer-vector-width"="128" "target-cpu"="cortex-a72"{{$}}
+module attributes {dlc.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72"} {
+  llvm.func @aarch64_target() {
+    llvm.return
+  }
+}
+
+// -----
+
+// CHECK: 'builtin.module' op invalid dlc.target: expected a CPU target (llvm ...), found 'opencl'
+module attributes {dlc.target = "opencl"} {
+  llvm.func @negative_gpu_target() {
+    llvm.return
+  }
+}
+
+// -----
+
+// CHECK: 'builtin.module' op invalid dlc.target: expected +FEATURE or -FEATURE in -mattr, found 'avx2'
+module attributes {dlc.target = "llvm -mcpu=znver3 -mattr=avx2"} {
+  llvm.func @negative_bad_mattr() {
     llvm.return
   }
 }

@@ -1,12 +1,13 @@
 // REQUIRES: ptxas
 // RUN: dlc-opt %s -p gpu-ptx -t ptx | ptxas -arch=sm_80 - -o /dev/null
 // RUN: dlc-opt %s -p gpu-ptx -t ptx | filecheck %s
-// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize,target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | ptxas -arch=sm_90 - -o /dev/null
-// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target=sm_90},convert-loop-to-target-gpu{target=sm_90},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize,target-gpu-lower-to-nvvm' -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=SM90
+// RUN: dlc-opt %s --dlc-target='cuda -arch=sm_90' -p gpu-ptx -t ptx | ptxas -arch=sm_90 - -o /dev/null
+// RUN: dlc-opt %s -p 'graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,loop-gpu-default-schedule{target="cuda -arch=sm_90"},convert-loop-to-target-gpu{target="cuda -arch=sm_90"},target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize,target-gpu-lower-to-nvvm{target="cuda -arch=sm_90"}' -t ptx | filecheck %s --check-prefix=SM90
+// RUN: dlc-opt %s -p gpu-ptx -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=SM90
 // RUN: not dlc-opt %s -p gpu-opencl -t ptx 2>&1 | filecheck %s --check-prefix=UNLOWERED
 
 // Graph-level models through the gpu-ptx pipeline; ptxas assembles every emitted kernel, for
-// sm_80 and sm_90. The checks follow the GEMM (shared-memory tiles, vector reads of B, fma on
+// sm_80 and sm_90 (the module's dlc.target, the passes' target option, or -t ptx's arch). The checks follow the GEMM (shared-memory tiles, vector reads of B, fma on
 // register tiles of 2x4 per thread: the largest that still give 1024x512 outputs two blocks per
 // multiprocessor), the tree reductions of softmax (bar.sync between steps) and the math
 // functions NVPTX computes with its approximate instructions.

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p "loop-interpret-transforms{vector_bits=512}" | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=skylake-avx512"}' | filecheck %s
 
 // A GEMM nest scheduled by the default reduction rule with a knob from a param (4-row tiles,
 // 2 threads): B packed into 32-wide panels, a 4x32 register tile (rows unrolled, columns two
@@ -81,8 +81,8 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
-// Negative knobs are rejected by name (0 accumulators, threads or L2 means the host's).
-// CHECK: 'transform.loop.apply_rules' op expected positive rows and non-negative accumulators, threads and l2_kib (0: the host's), found rows 8, accumulators -1, threads 1, l2_kib 0
+// Negative knobs are rejected by name (0 accumulators, threads or L2 means the target's).
+// CHECK: 'transform.loop.apply_rules' op expected positive rows and non-negative accumulators, threads and l2_kib (0: the target's), found rows 8, accumulators -1, threads 1, l2_kib 0
 func.func @negative_knob(%A: memref<4x8xf32>, %S: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -1,16 +1,16 @@
-"""GPU target descriptions: the numbers that describe a GPU, as data (tinygrad's `Renderer` fields,
-TVM's `Target` attributes such as `max_num_threads`, `max_shared_memory_per_block`).
+"""GPU target descriptions: the numbers that describe a GPU, as data (tinygrad's `Renderer`
+fields, TVM's `cuda`/`opencl` targets with `max_num_threads`, `max_shared_memory_per_block`).
 
-Passes (`convert-loop-to-target-gpu`, `loop-gpu-default-schedule`) and emitters (`-t ptx`) read
+Passes (`loop-gpu-default-schedule`, `convert-loop-to-target-gpu`) and emitters (`-t ptx`) read
 these descriptions instead of holding hardware literals; the tuner reads them to bound its search
-space. A description is looked up by name with `gpu_target("sm_80")`.
+space. `cuda -arch=sm_90` and `opencl` are their target strings.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from xdsl.utils.exceptions import DiagnosticException
+from dlc.target.cpu import TargetError
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,8 @@ class GpuTarget:
     """What code generation needs to know about one GPU (or one OpenCL device class).
 
     Attributes:
-        name: the name passes and `-t ptx{arch=...}` use ("sm_80", "sm_90", "opencl").
-        api: how kernels reach the device: "cuda" (PTX through the CUDA driver) or "opencl".
+        kind: how kernels reach the device: `cuda` (PTX through the CUDA driver) or `opencl`.
+        arch: the CUDA architecture (`sm_80`, `sm_90`); `opencl` for the OpenCL profile.
         max_threads_per_block: the most threads one block (work-group) may have.
         max_block_dims: the most threads per block along x, y, z.
         max_grid_dims: the most blocks per grid along x, y, z.
@@ -33,8 +33,8 @@ class GpuTarget:
         peak_fp32_tflops: dense fp32 peak (no tensor cores), for benchmark ratios.
     """
 
-    name: str
-    api: str
+    kind: str
+    arch: str
     max_threads_per_block: int
     max_block_dims: tuple[int, int, int]
     max_grid_dims: tuple[int, int, int]
@@ -48,14 +48,30 @@ class GpuTarget:
     peak_fp32_tflops: float
 
     @property
+    def name(self) -> str:
+        """The short name diagnostics use (`sm_80`, `opencl`)."""
+        return self.arch
+
+    @property
     def is_cuda(self) -> bool:
         """Whether kernels for this target are PTX run through the CUDA driver."""
-        return self.api == "cuda"
+        return self.kind == "cuda"
 
+    @property
+    def triple(self) -> str:
+        """LLVM's triple for the kernels (`nvptx64-nvidia-cuda`; "" for OpenCL C)."""
+        return NVPTX_TRIPLE if self.is_cuda else ""
+
+    def __str__(self) -> str:
+        return f"cuda -arch={self.arch}" if self.is_cuda else "opencl"
+
+
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+"""LLVM's triple for CUDA kernels."""
 
 _SM_80 = GpuTarget(
-    name="sm_80",  # A100
-    api="cuda",
+    kind="cuda",
+    arch="sm_80",  # A100
     max_threads_per_block=1024,
     max_block_dims=(1024, 1024, 64),
     max_grid_dims=(2**31 - 1, 65535, 65535),
@@ -70,13 +86,19 @@ _SM_80 = GpuTarget(
 )
 
 _SM_90 = replace(  # H100 / H200: the CUDA limits of sm_80, more and faster multiprocessors
-    _SM_80, name="sm_90", multiprocessors=132, ptx_version="7.8", peak_fp32_tflops=67.0
+    _SM_80, arch="sm_90", multiprocessors=132, ptx_version="7.8", peak_fp32_tflops=67.0
 )
 
-_OPENCL = GpuTarget(
+CUDA_ARCHES: dict[str, GpuTarget] = {target.arch: target for target in (_SM_80, _SM_90)}
+"""The CUDA architectures `cuda -arch=` accepts."""
+
+DEFAULT_CUDA_ARCH = "sm_80"
+"""The architecture of `cuda` without `-arch` (PTX for sm_80 runs on every later GPU)."""
+
+OPENCL = GpuTarget(
     # The portable OpenCL profile: limits every OpenCL 1.2 GPU meets (and PoCL on a CPU).
-    name="opencl",
-    api="opencl",
+    kind="opencl",
+    arch="opencl",
     max_threads_per_block=256,
     max_block_dims=(256, 256, 64),
     max_grid_dims=(2**31 - 1, 2**31 - 1, 2**31 - 1),
@@ -89,18 +111,14 @@ _OPENCL = GpuTarget(
     fp16=False,
     peak_fp32_tflops=0.0,
 )
-
-GPU_TARGETS: dict[str, GpuTarget] = {target.name: target for target in (_SM_80, _SM_90, _OPENCL)}
-"""The GPU targets dlc knows, by name."""
-
-DEFAULT_CUDA_ARCH = "sm_80"
-"""The architecture `-t ptx` and the CUDA runtime use when none is given."""
+"""`opencl`: the portable OpenCL profile."""
 
 
-def gpu_target(name: str) -> GpuTarget:
-    """The description of the GPU target `name`, or a diagnostic listing the known ones."""
-    target = GPU_TARGETS.get(name)
+def cuda_target(arch: str = DEFAULT_CUDA_ARCH) -> GpuTarget:
+    """The description of the CUDA architecture `arch`, or an error naming the known ones."""
+    target = CUDA_ARCHES.get(arch)
     if target is None:
-        known = ", ".join(sorted(GPU_TARGETS))
-        raise DiagnosticException(f"expected a GPU target among {known}, found '{name}'")
+        raise TargetError(
+            f"expected a CUDA architecture for -arch ({', '.join(CUDA_ARCHES)}), found '{arch}'"
+        )
     return target
