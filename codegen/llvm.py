@@ -16,12 +16,13 @@ from typing import IO
 
 import llvmlite.ir as ir
 import numpy as np
-from dlc.dialects.contracts import TARGET_ATTR, UNROLL_FULL_ATTR
-from dlc.target import DEFAULT_CPU_TARGET, CpuTarget, TargetError, parse_cpu_target
+from dlc.dialects.contracts import UNROLL_FULL_ATTR
+from dlc.dialects.target_attr import op_target
+from dlc.target import DEFAULT_CPU_TARGET, CpuTarget, parse_cpu_target
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -29,17 +30,7 @@ from xdsl.utils.target import Target
 def module_cpu_target(module: ModuleOp) -> CpuTarget:
     """The CPU target an llvm-dialect module was lowered for: its `dlc.target` (which
     `convert-loop-to-llvm` sets), else `dlc.target.DEFAULT_CPU_TARGET`."""
-    attr = module.attributes.get(TARGET_ATTR)
-    if attr is None:
-        return DEFAULT_CPU_TARGET
-    if not isinstance(attr, StringAttr):
-        raise DiagnosticException(
-            f"'builtin.module' op expected {TARGET_ATTR} to be a string, found {attr}"
-        )
-    try:
-        return parse_cpu_target(attr.data)
-    except TargetError as e:
-        raise DiagnosticException(f"'builtin.module' op invalid {TARGET_ATTR}: {e}") from None
+    return op_target(module, parse_cpu_target, DEFAULT_CPU_TARGET)
 
 
 def _check_llvm_dialect(module: ModuleOp) -> None:

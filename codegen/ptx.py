@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import IO
 
 from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR
+from dlc.dialects.target_attr import op_target
 from dlc.dialects.target_gpu.ops import ModuleOp as GpuModuleOp
 from dlc.target import (
     DEFAULT_CUDA_ARCH,
+    DEFAULT_GPU_TARGET,
     NVPTX_TRIPLE,
-    GpuTarget,
     TargetError,
     cuda_target,
     parse_gpu_target,
@@ -29,7 +30,7 @@ from dlc.target import (
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -109,20 +110,11 @@ def llvm_ir_to_ptx(llvm_ir: str, arch: str = DEFAULT_CUDA_ARCH, opt_level: int =
 def kernels_arch(gpu_module: GpuModuleOp) -> str:
     """The CUDA architecture a lowered `target_gpu.module` is for: its `dlc.target`
     (`target-gpu-lower-to-nvvm` records it), else the default (sm_80)."""
-    attr = gpu_module.attributes.get(TARGET_ATTR)
-    if attr is None:
-        return DEFAULT_CUDA_ARCH
-    target: GpuTarget | None = None
-    if isinstance(attr, StringAttr):
-        try:
-            target = parse_gpu_target(attr.data)
-        except TargetError as e:
-            raise DiagnosticException(
-                f"'target_gpu.module' op invalid {TARGET_ATTR}: {e}"
-            ) from None
-    if target is None or not target.is_cuda:
+    target = op_target(gpu_module, parse_gpu_target, DEFAULT_GPU_TARGET)
+    if not target.is_cuda:
         raise DiagnosticException(
-            f"'target_gpu.module' op expected {TARGET_ATTR} to name a CUDA target, found {attr}"
+            f"'target_gpu.module' op expected {TARGET_ATTR} to name a CUDA target, found "
+            f"'{target}'"
         )
     return target.arch
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from dlc.dialects.contracts import TARGET_ATTR
+from dlc.dialects.target_attr import op_target
 from dlc.target import (
     DEFAULT_CPU_TARGET,
     DEFAULT_GPU_TARGET,
@@ -19,7 +19,7 @@ from dlc.target import (
     parse_cpu_target,
     parse_gpu_target,
 )
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 _T = TypeVar("_T", CpuTarget, GpuTarget)
@@ -33,17 +33,7 @@ def _target_for(
             return parse(option)
         except TargetError as e:
             raise PassFailedException(f"{pass_name}: invalid target option: {e}") from None
-    attr = module.attributes.get(TARGET_ATTR)
-    if attr is None:
-        return default
-    if not isinstance(attr, StringAttr):
-        raise PassFailedException(
-            f"'builtin.module' op expected {TARGET_ATTR} to be a string, found {attr}"
-        )
-    try:
-        return parse(attr.data)
-    except TargetError as e:
-        raise PassFailedException(f"'builtin.module' op invalid {TARGET_ATTR}: {e}") from None
+    return op_target(module, parse, default, PassFailedException)
 
 
 def cpu_target_for(pass_name: str, option: str, module: ModuleOp) -> CpuTarget:

@@ -20,7 +20,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"dialects", "target", "runtime"}),
+    frozenset({"target", "runtime"}),
+    frozenset({"dialects"}),
     frozenset({"frontends", "rewrites", "codegen"}),
     frozenset({"pipelines"}),
     frozenset({"driver"}),
