@@ -5,23 +5,19 @@ The repository keeps the layout its users asked for (`dialects/`, `rewrites/`, `
 `dlc` with setuptools' `package_dir` (`dialects/` -> `dlc.dialects`).
 """
 
-import os
-
 from setuptools import find_packages, setup
 
 LAYERS = (
-    "dialects", "target", "frontends", "rewrites", "codegen", "pipelines", "runtime", "driver",
+    "target", "runtime", "dialects", "frontends", "rewrites", "codegen", "pipelines", "driver",
     "autotune", "tools",
 )
 """The folders installed under `dlc` (the compiler's layers, bottom to top)."""
 
-PRESENT = [layer for layer in LAYERS if os.path.isfile(f"{layer}/__init__.py")]
-
 setup(
-    package_dir={"dlc": "dlc", **{f"dlc.{layer}": layer for layer in PRESENT}},
+    package_dir={"dlc": "dlc", **{f"dlc.{layer}": layer for layer in LAYERS}},
     packages=["dlc"] + [
         f"dlc.{layer}{'.' + sub if sub else ''}"
-        for layer in PRESENT
+        for layer in LAYERS
         for sub in ["", *find_packages(layer)]
     ],
 )

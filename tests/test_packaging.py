@@ -29,8 +29,8 @@ def test_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     assert {t for t in top if not t.endswith(".dist-info")} == {"dlc"}
     folders = {name.split("/")[1] for name in names if name.startswith("dlc/") and
                name.count("/") >= 2}
-    assert {"dialects", "rewrites", "pipelines", "codegen", "runtime", "driver", "frontends",
-            "autotune", "tools"} <= folders
+    assert {"target", "runtime", "dialects", "frontends", "rewrites", "codegen", "pipelines",
+            "driver", "autotune", "tools"} <= folders
     assert "dlc/dialects/graph/ops.py" in names
     assert "dlc/tools/dlc_opt.py" in names
     (entry_points,) = [n for n in names if n.endswith("entry_points.txt")]
