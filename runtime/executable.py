@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -277,6 +279,11 @@ class Executable:
                 raise ExecutableError(
                     f"output {first + i} of @{self.name}: expected a C-contiguous ndarray"
                 )
+            if not array.flags.writeable:
+                raise ExecutableError(
+                    f"output {first + i} of @{self.name}: expected a writeable array, found a "
+                    "read-only one"
+                )
             checked.append(self._check(first + i, array, "output"))
         return checked
 
@@ -298,13 +305,23 @@ class Executable:
 
 
 def library_exporter(source: Path) -> Callable[[Path], Path]:
-    """An exporter that copies an existing shared library."""
+    """An exporter that copies an existing shared library: into a new file of an unpredictable
+    name beside `path` (never through a link planted there), then renamed over `path`, so that
+    a reader never sees half a file and nothing is left behind on failure."""
 
     def export(path: Path) -> Path:
-        if path.resolve() != source.resolve():
-            temporary = path.with_name(f".{path.name}.tmp")
-            shutil.copyfile(source, temporary)
-            temporary.replace(path)
+        if path.resolve() == source.resolve():
+            return path
+        directory = path.parent if str(path.parent) else Path(".")
+        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+        try:
+            with os.fdopen(descriptor, "wb") as target, open(source, "rb") as data:
+                shutil.copyfileobj(data, target)
+            os.chmod(name, 0o755)
+            os.replace(name, path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
         return path
 
     return export

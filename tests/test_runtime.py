@@ -190,6 +190,36 @@ def test_executable_writes_into_given_outputs(matmul: Executable) -> None:
         matmul(overlapping, b, out=[view])
 
 
+def test_executable_refuses_read_only_outputs(matmul: Executable) -> None:
+    """A read-only output (an immutable buffer, a read-only memmap) is an error, not a write."""
+    a = RNG.standard_normal((8, 12), dtype=np.float32)
+    b = RNG.standard_normal((12, 5), dtype=np.float32)
+    frozen = bytes(8 * 5 * 4)
+    c = np.frombuffer(frozen, np.float32).reshape(8, 5)
+    with pytest.raises(ExecutableError,
+                       match="output 2 of @matmul: expected a writeable array, found a read-only"):
+        matmul(a, b, out=[c])
+    assert frozen == bytes(8 * 5 * 4)
+
+
+def test_export_of_a_loaded_library_does_not_follow_a_planted_link(
+    matmul: Executable, tmp_path: Path
+) -> None:
+    """Exporting a loaded library writes a fresh file (no predictable temporary name that a
+    link could redirect) and replaces the destination atomically."""
+    (tmp_path / "built").mkdir()
+    matmul_library = matmul.export(tmp_path / "built" / "matmul.so")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    out = tmp_path / "copy.so"
+    (tmp_path / ".copy.so.tmp").symlink_to(victim)
+    dlc.load(matmul_library, entry="matmul").export(out)
+    assert victim.read_text() == "keep"
+    assert out.read_bytes() == matmul_library.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".copy.so.tmp", "built", "copy.so", "victim.txt"]
+
+
 def test_entry_selection(kernels_path: Path) -> None:
     with pytest.raises(
         ExecutableError,
