@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from dlc.dialects import make_context
+from dlc.dialects.dominance import verify_dominance
 from dlc.driver.cache import CompileCache, CompileOptions, digest
 from dlc.driver.errors import CompileError
 from xdsl.context import Context
@@ -31,6 +32,7 @@ def parse_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
         raise CompileError(f"cannot read {path}: {e.strerror}") from None
     module = Parser(ctx or make_context(), text, name=str(path)).parse_module()
     module.verify()
+    verify_dominance(module)
     return module
 
 

@@ -220,6 +220,20 @@ def test_export_of_a_loaded_library_does_not_follow_a_planted_link(
         ".copy.so.tmp", "built", "copy.so", "victim.txt"]
 
 
+def test_a_value_used_before_its_definition_is_a_compile_error(tmp_path: Path) -> None:
+    """`%a = graph.add %x, %a` parses in xDSL; dlc refuses it instead of compiling a read of
+    memory nothing wrote."""
+    path = tmp_path / "cycle.mlir"
+    path.write_text("""
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = graph.add %x, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %a : tensor<4xf32>
+}""")
+    with pytest.raises(CompileError, match=r"'graph.add' op operand #1 \(%a\) is used before "
+                                           "it is defined"):
+        dlc.compile(path, cache=False)
+
+
 def test_entry_selection(kernels_path: Path) -> None:
     with pytest.raises(
         ExecutableError,

@@ -384,6 +384,10 @@ class DlcOptMain(xDSLOptMain):
             self.timer.add((_PARSE, "(parse)"), time.perf_counter() - started)
         if module is not None and (elided := find_elided_constant(module)) is not None:
             raise elided_constant_error(elided, source, self.get_input_name())
+        if module is not None and not self.args.disable_verify:
+            from dlc.dialects.dominance import verify_dominance
+
+            verify_dominance(module)
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:

@@ -5,7 +5,12 @@
 // RUN: not dlc-opt --help-pass graph-fuse 2>&1 | filecheck %s --check-prefix=HELP-PASS
 // RUN: not dlc-opt --help-pass no-such-pass 2>&1 | filecheck %s --check-prefix=HELP-NONE
 // RUN: not dlc-opt %s --elide-elementsattrs-if-larger=-1 2>&1 | filecheck %s --check-prefix=ELIDE
+// RUN: not dlc-opt %S/Inputs/use-before-def.mlir -p graph-simplify 2>&1 | filecheck %s --check-prefix=CYCLE
+// RUN: not dlc-opt %S/Inputs/use-before-def-nested.mlir 2>&1 | filecheck %s --check-prefix=LATER
 
+// CYCLE: dlc-opt: error: 'graph.add' op operand #1 (%a) is used before it is defined
+// CYCLE-NOT: Traceback
+// LATER: dlc-opt: error: 'graph.add' op operand #1 (%b) is used before it is defined
 // PASS: dlc-opt: error: invalid pass pipeline 'no-such-pass': Unrecognized passes: ['no-such-pass']
 // PASS-NOT: Traceback
 // OPTION: dlc-opt: error: invalid pass pipeline
