@@ -536,3 +536,99 @@ def test_concat_schedule_structure() -> None:
     assert not any(isinstance(op, arith.SelectOp | arith.MinUIOp) for op in scheduled.walk())
     loads = [op for op in scheduled.walk() if isinstance(op, LoadOp)]
     assert [load.memref.name_hint for load in loads] == ["x0", "x1"]
+
+
+def pad_model(shape: tuple[int, ...], pads: list[int]) -> object:
+    """An ONNX model (opset 13) of one constant `Pad` of `x` by `pads` (begins, then ends),
+    the pads an initializer: the importer makes a negative pad a `graph.slice`."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rank = len(shape)
+    out_shape = [dim + pads[axis] + pads[rank + axis] for axis, dim in enumerate(shape)]
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], mode="constant")], "pad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        initializer=[numpy_helper.from_array(np.array(pads, dtype=np.int64), "pads")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def pad_reference(x: np.ndarray, pads: list[int]) -> np.ndarray:
+    """ONNX Pad (constant 0): slice away the negative pads, then `np.pad` by the positive ones."""
+    rank = x.ndim
+    begins, ends = pads[:rank], pads[rank:]
+    window = tuple(slice(-min(b, 0), dim + min(e, 0))
+                   for b, e, dim in zip(begins, ends, x.shape, strict=True))
+    return np.pad(x[window], [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)])
+
+
+def test_pad_of_slice_copies_only_the_slice() -> None:
+    """The issue's case: Pad [0,1,1, 0,0,-1] of arange(6).reshape(1,2,3) (a slice, then a pad,
+    inlined into one "pad" nest) gives [[0,0,0],[0,0,1],[0,3,4]]: the interior copy runs over
+    the sliced extent (2), not over the unsliced buffer's (3), which wrote 2 into the padding."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    got = dlc.compile(pad_model(x.shape, [0, 1, 1, 0, 0, -1]), cache=False)(x)
+    np.testing.assert_array_equal(got, [[[0, 0, 0], [0, 0, 1], [0, 3, 4]]])
+
+
+@st.composite
+def shapes_and_pads(draw: st.DrawFn) -> tuple[tuple[int, ...], list[int]]:
+    """A shape of rank 1-3 and ONNX pads, each in [-2, 2], that keep every axis non-empty."""
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=1, max_size=3)))
+    begins: list[int] = []
+    ends: list[int] = []
+    for dim in shape:
+        begin = draw(st.integers(max(-2, 1 - dim), 2))
+        end = draw(st.integers(max(-2, 1 - dim - min(begin, 0)), 2))
+        begins.append(begin)
+        ends.append(end)
+    return shape, begins + ends
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=shapes_and_pads(), threads=st.sampled_from([1, 2]))
+def test_pad_with_negative_pads_matches_numpy(
+    case: tuple[tuple[int, ...], list[int]], threads: int
+) -> None:
+    """Mixed positive and negative pads on several axes give NumPy's slice-then-pad."""
+    shape, pads = case
+    x = RNG.standard_normal(shape, dtype=np.float32)
+    got = dlc.compile(pad_model(shape, pads), threads=threads, cache=False)(x)
+    np.testing.assert_array_equal(got, pad_reference(x, pads))
+
+
+@pytest.mark.parametrize(
+    ("shape", "pads"),
+    [((1, 2, 3), [0, 1, 1, 0, 0, -1]), ((2, 5, 7), [0, 2, 0, 0, -2, -3]),
+     ((3, 6, 40), [0, 0, 1, 0, 1, -20])],
+)
+def test_pad_interior_copy_stays_inside_the_slice(shape: tuple[int, ...], pads: list[int]
+                                                  ) -> None:
+    """In the scheduled IR, the interior copy ("pad" block) of a slice-then-pad runs over no
+    more than the slice on each axis and stores inside the padded buffer."""
+    from dlc.dialects.loop.ops import BlockOp, LoadOp, StoreOp
+    from dlc.frontends.onnx.importer import import_onnx
+    from dlc.rewrites.schedule.common import constant_value
+    from xdsl.dialects import arith
+
+    rank = len(shape)
+    sliced = [dim + min(b, 0) + min(e, 0)
+              for b, e, dim in zip(pads[:rank], pads[rank:], shape, strict=True)]
+    loops, scheduled = scheduled_loops(str(import_onnx(pad_model(shape, pads))))
+    extents = {loop.induction_var: loop.trip_count() for loop in loops}
+    copies = [op for op in scheduled.walk() if isinstance(op, BlockOp)
+              and op.block_name.data == "pad"]
+    assert copies
+    for copy in copies:
+        load = next(op for op in copy.walk() if isinstance(op, LoadOp))
+        store = next(op for op in copy.walk() if isinstance(op, StoreOp))
+        for axis, index in enumerate(load.indices):
+            assert extents[index] is not None and extents[index] <= sliced[axis], (axis, sliced)
+        padded = store.memref.type.get_shape()  # type: ignore[attr-defined]
+        for axis, index in enumerate(store.indices):
+            shift = 0
+            if isinstance(index.owner, arith.AddiOp):
+                shift = constant_value(index.owner.rhs) or 0
+                index = index.owner.lhs
+            assert extents[index] + shift <= padded[axis], (axis, padded)  # type: ignore[operator]

@@ -12,8 +12,12 @@ in cache when its copy runs):
 
     loop.for %n, %c (parallel) {
       loop.for ... { loop.block "pad.fill" { P[n, c, i...] = value } }        // P's plane
-      loop.for ... { loop.block "pad" { P[n, c, i + before...] = X[n, c, i...] } }  // X's plane
+      loop.for ... { loop.block "pad" { P[n, c, i + before...] = X[n, c, i...] } }  // interior
     }
+
+The interior's extent on each axis is what the block's condition lets through (`i - before <
+extent`, unsigned), not the shape of `X`: once a slice is inlined into the pad (an ONNX Pad with
+a negative pad), `X` is the unsliced buffer and only its leading part is read.
 """
 
 from __future__ import annotations
@@ -34,13 +38,15 @@ PAD_BLOCK = "pad"
 """The name TOPI gives the compute that materialises a padded input (`rewrites.topi.nn`)."""
 
 
+ULT = 6
+"""The `arith.cmpi` predicate code of `ult`: the in-bounds test of TOPI's `guarded_read`."""
+
+
 def _offset(index: SSAValue, iv: SSAValue) -> int | None:
-    """`before` if `index` is `iv`, `iv - before` or `minui(iv - before, _)`, else None."""
+    """`before` if `index` is `iv` or `iv - before` (`iv + -before`), else None."""
     if index is iv:
         return 0
     owner = index.owner
-    if isinstance(owner, arith.MinUIOp):
-        return _offset(owner.lhs, iv)
     if isinstance(owner, arith.SubiOp) and owner.lhs is iv:
         return constant_value(owner.rhs)
     if isinstance(owner, arith.AddiOp) and owner.lhs is iv:
@@ -49,8 +55,69 @@ def _offset(index: SSAValue, iv: SSAValue) -> int | None:
     return None
 
 
-def _pad_parts(nest: Elementwise) -> tuple[LoadOp, StoreOp, SSAValue, list[int]] | None:
-    """The load, the store, the pad value and the `before` offsets of a pad nest, or None."""
+def _read_offset(index: SSAValue, iv: SSAValue) -> tuple[int, int | None] | None:
+    """`(before, limit)` if the load index `index` is `minui(iv - before, limit)`, `(before,
+    None)` if it is `iv - before` unclamped, else None."""
+    owner = index.owner
+    if isinstance(owner, arith.MinUIOp):
+        offset, limit = _offset(owner.lhs, iv), constant_value(owner.rhs)
+        return None if offset is None or limit is None else (offset, limit)
+    offset = _offset(index, iv)
+    return None if offset is None else (offset, None)
+
+
+def _in_bounds_terms(condition: SSAValue) -> list[tuple[SSAValue, int]] | None:
+    """The `(index, extent)` pairs of the `cmpi ult, index, extent` tests whose conjunction
+    (`andi`) `condition` is, or None if it is anything else."""
+    owner = condition.owner
+    if isinstance(owner, arith.AndIOp):
+        lhs, rhs = _in_bounds_terms(owner.lhs), _in_bounds_terms(owner.rhs)
+        return None if lhs is None or rhs is None else lhs + rhs
+    if isinstance(owner, arith.CmpiOp) and owner.predicate.value.data == ULT:
+        extent = constant_value(owner.rhs)
+        return None if extent is None else [(owner.lhs, extent)]
+    return None
+
+
+def _interior(
+    condition: SSAValue, ivs: list[SSAValue], reads: list[tuple[int, int | None]],
+    source_shape: list[int], padded_shape: list[int],
+) -> list[int] | None:
+    """The extent of the interior (the points where `condition` holds) on each axis, counted
+    from `before`; None unless `condition` bounds each axis read at an offset, on that offset,
+    and copying the interior reads exactly what the clamped reads did, inside `source_shape`.
+
+    `condition` decides, not `source_shape`: an inlined slice leaves the unsliced buffer there.
+    """
+    terms = _in_bounds_terms(condition)
+    if terms is None:
+        return None
+    bounds: list[int | None] = [None] * len(ivs)
+    for index, extent in terms:
+        tested = [axis for axis, iv in enumerate(ivs) if _offset(index, iv) == reads[axis][0]]
+        if len(tested) != 1:  # not `iv - before` of one axis, at the offset it is read at
+            return None
+        axis = tested[0]
+        bound = bounds[axis]
+        bounds[axis] = extent if bound is None else min(bound, extent)
+    interior: list[int] = []
+    for bound, (before, limit), source, padded in zip(
+        bounds, reads, source_shape, padded_shape, strict=True
+    ):
+        if bound is None and before:  # reads before the source without a test
+            return None
+        extent = padded - before if bound is None else min(bound, padded - before)
+        if extent > source or (limit is not None and extent > limit + 1):
+            return None
+        interior.append(max(extent, 0))
+    return interior
+
+
+def _pad_parts(
+    nest: Elementwise,
+) -> tuple[LoadOp, StoreOp, SSAValue, list[int], list[int]] | None:
+    """The load, the store, the pad value, the `before` offsets and the interior's extents of a
+    pad nest, or None."""
     if len(nest.blocks) != 1 or nest.blocks[0].block_name.data != PAD_BLOCK:
         return None
     block = nest.blocks[0]
@@ -68,10 +135,18 @@ def _pad_parts(nest: Elementwise) -> tuple[LoadOp, StoreOp, SSAValue, list[int]]
     pad_value = select.rhs.owner
     if not isinstance(pad_value, arith.ConstantOp):
         return None
-    offsets = [_offset(index, iv) for index, iv in zip(load.indices, ivs, strict=True)]
-    if any(offset is None or offset < 0 for offset in offsets):
+    reads = [_read_offset(index, iv) for index, iv in zip(load.indices, ivs, strict=True)]
+    if any(read is None or read[0] < 0 for read in reads):
         return None
-    return load, store, select.rhs, [offset for offset in offsets if offset is not None]
+    known = [read for read in reads if read is not None]
+    source_type, padded_type = load.memref.type, store.memref.type
+    if not isinstance(source_type, MemRefType) or not isinstance(padded_type, MemRefType):
+        return None
+    interior = _interior(select.cond, ivs, known, list(source_type.get_shape()),
+                         list(padded_type.get_shape()))
+    if interior is None:
+        return None
+    return load, store, select.rhs, [before for before, _ in known], interior
 
 
 def _nest(
@@ -112,11 +187,11 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
     parts = _pad_parts(nest)
     if parts is None:
         return False
-    load, store, pad_value, before = parts
+    load, store, pad_value, before, interior = parts
     root = nest.spatial[0]
     source, padded = load.memref, store.memref
-    source_type, padded_type = source.type, padded.type
-    assert isinstance(source_type, MemRefType) and isinstance(padded_type, MemRefType)
+    padded_type = padded.type
+    assert isinstance(padded_type, MemRefType)
     axes = [loop.axis.data for loop in nest.spatial]
     value_op = pad_value.owner
     assert isinstance(value_op, arith.ConstantOp)
@@ -141,23 +216,22 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
         body.append(StoreOp(element.result, padded, indices))
         return [BlockOp(PAD_BLOCK, [source], [padded], body, axes)]
 
-    source_shape = list(source_type.get_shape())
     padded_shape = list(padded_type.get_shape())
     shared = 0
     while (shared < len(before) - 1 and before[shared] == 0
-           and source_shape[shared] == padded_shape[shared]):
+           and interior[shared] == padded_shape[shared]):
         shared += 1
 
     def both(outer: list[SSAValue]) -> list[Operation]:
         inner_axes = axes[shared:]
         fill_nest = _nest(padded_shape[shared:], inner_axes, root,
                           lambda ivs: fill([*outer, *ivs]))
-        copy_nest = _nest(source_shape[shared:], inner_axes, root,
+        copy_nest = _nest(interior[shared:], inner_axes, root,
                           lambda ivs: copy([*outer, *ivs]))
         return [fill_nest, copy_nest]
 
     if shared:
-        nests = [_nest(source_shape[:shared], axes[:shared], root, both)]
+        nests = [_nest(interior[:shared], axes[:shared], root, both)]
     else:
         nests = both([])
     parent = root.parent_block()

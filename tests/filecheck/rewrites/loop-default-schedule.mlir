@@ -616,3 +616,43 @@ func.func @lanes_follow_the_target(%a: memref<4x8xf32>, %b: memref<8x64xf32>, %o
   }
   func.return
 }
+
+// -----
+
+// A pad of a slice (ONNX Pad [0,1,1, 0,0,-1], the slice inlined): the pad nest reads the
+// unsliced 1x2x3 buffer, but its condition lets only the slice's 2 columns through, so the
+// interior copy runs over 2 columns (not 3, which wrote past the interior into the padding).
+
+// CHECK-LABEL: func.func @pad_of_slice_interior_extent
+// CHECK:         loop.block "pad.fill"
+// CHECK:         loop.for %[[ROW:.*]] = %c0 to %c2 step %c1 axis "i1" {
+// CHECK-NEXT:      loop.for %[[COL:.*]] = %c0 to %c2 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.block "pad" reads(%x : memref<1x2x3xf32>) writes(%out : memref<1x3x3xf32>)
+// CHECK-NEXT:          loop.load %x[%{{.*}}, %[[ROW]], %[[COL]]] : memref<1x2x3xf32> -> f32
+func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x3xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c3 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c3 step %c1 axis "i2" {
+        loop.block "pad" reads(%x : memref<1x2x3xf32>) writes(%out : memref<1x3x3xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = arith.constant 1 : index
+          %1 = arith.subi %i1, %0 : index
+          %2 = arith.subi %i2, %0 : index
+          %3 = arith.constant 2 : index
+          %4 = arith.cmpi ult, %1, %3 : index
+          %5 = arith.minui %1, %0 : index
+          %6 = arith.cmpi ult, %2, %3 : index
+          %7 = arith.andi %4, %6 : i1
+          %8 = arith.minui %2, %0 : index
+          %9 = loop.load %x[%i0, %5, %8] : memref<1x2x3xf32> -> f32
+          %10 = arith.constant 0.000000e+00 : f32
+          %11 = arith.select %7, %9, %10 : f32
+          loop.store %11, %out[%i0, %i1, %i2] : f32 -> memref<1x3x3xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
