@@ -71,16 +71,74 @@ def aligned_empty(shape: Sequence[int], dtype: np.dtype[Any], alignment: int) ->
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
-def memory_available() -> int | None:
-    """This machine's memory plus swap in bytes (Linux's /proc/meminfo), None where unknown."""
+def memory_available(
+    proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup"),
+    address_space_limit: int | None = None,
+) -> int | None:
+    """The memory this process may still use, in bytes, None where unknown: the least of the
+    machine's memory plus swap (`/proc/meminfo`), its cgroup's limit (v2 `memory.max`, v1
+    `memory.limit_in_bytes`) less what the cgroup uses, and the address-space limit
+    (`RLIMIT_AS`, `ulimit -v`; default: this process's) less what the process has mapped."""
+    limits: list[int] = []
     try:
-        text = Path("/proc/meminfo").read_text()
+        text = (proc / "meminfo").read_text()
+    except OSError:
+        text = ""
+    sizes = dict(re.findall(r"^(MemTotal|SwapTotal):\s+(\d+) kB", text, re.MULTILINE))
+    if "MemTotal" in sizes:
+        limits.append((int(sizes["MemTotal"]) + int(sizes.get("SwapTotal", 0))) * 1024)
+    cgroup = _cgroup_headroom(proc, cgroup_root)
+    if cgroup is not None:
+        limits.append(cgroup)
+    if address_space_limit is None:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        address_space_limit = soft if soft != resource.RLIM_INFINITY else -1
+    if address_space_limit >= 0:
+        mapped = _status_bytes(proc / "self" / "status", "VmSize") or 0
+        limits.append(max(0, address_space_limit - mapped))
+    return min(limits) if limits else None
+
+
+def _status_bytes(path: Path, field: str) -> int | None:
+    """A `kB` field of a /proc status file, in bytes."""
+    try:
+        match = re.search(rf"^{field}:\s+(\d+) kB", path.read_text(), re.MULTILINE)
     except OSError:
         return None
-    sizes = dict(re.findall(r"^(MemTotal|SwapTotal):\s+(\d+) kB", text, re.MULTILINE))
-    if "MemTotal" not in sizes:
+    return int(match.group(1)) * 1024 if match else None
+
+
+def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
+    """The cgroup memory limit of this process less its current use (v2, else v1)."""
+    try:
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+    except OSError:
         return None
-    return (int(sizes["MemTotal"]) + int(sizes.get("SwapTotal", 0))) * 1024
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        relative = path.lstrip("/")
+        if controllers == "":  # v2: 0::/path
+            limit_file, usage_file = "memory.max", "memory.current"
+            directory = cgroup_root / relative
+        elif "memory" in controllers.split(","):
+            limit_file, usage_file = "memory.limit_in_bytes", "memory.usage_in_bytes"
+            directory = cgroup_root / "memory" / relative
+        else:
+            continue
+        try:
+            limit_text = (directory / limit_file).read_text().strip()
+        except OSError:
+            continue
+        if limit_text == "max" or not limit_text.isdigit() or int(limit_text) >= 1 << 60:
+            continue
+        try:
+            used = int((directory / usage_file).read_text().strip())
+        except (OSError, ValueError):
+            used = 0
+        return max(0, int(limit_text) - used)
+    return None
 
 
 def _dtype(name: str, signature: FunctionSignature) -> np.dtype[Any]:
@@ -238,8 +296,9 @@ class Executable:
             raise ExecutableError(
                 f"@{self.name} needs {format_bytes(needed)} of memory per call (a workspace of "
                 f"{format_bytes(self.model.workspace_bytes)} and kernel buffers of up to "
-                f"{format_bytes(self.model.kernel_buffer_bytes)}); this machine has "
-                f"{format_bytes(available)} of memory and swap"
+                f"{format_bytes(self.model.kernel_buffer_bytes)}); this process may use "
+                f"{format_bytes(available)} more (the least of memory and swap, its cgroup's "
+                "limit and its address-space limit)"
             )
         self._memory_checked = True
 

@@ -449,3 +449,72 @@ def test_graph_level_model_compiles_through_the_cpu_pipeline() -> None:
     x = RNG.standard_normal((1, 3, 32, 32), dtype=np.float32)
     (expected,) = run_module(parse_module(model), [x])
     np.testing.assert_allclose(executable(x), expected, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# How much memory a call may use
+# ------------------------------------------------------------------------------------------
+
+
+def _fake_proc(tmp_path: Path, cgroup_line: str, vm_size_kb: int = 1024) -> Path:
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "meminfo").write_text("MemTotal:       16777216 kB\nSwapTotal:       1048576 kB\n")
+    (proc / "self" / "cgroup").write_text(cgroup_line + "\n")
+    (proc / "self" / "status").write_text(f"Name:\tpython3\nVmSize:\t{vm_size_kb} kB\n")
+    return proc
+
+
+def test_memory_available_takes_the_least_of_machine_cgroup_and_address_space(
+    tmp_path: Path,
+) -> None:
+    from dlc.runtime.executable import memory_available
+
+    gib = 1 << 30
+    proc = _fake_proc(tmp_path, "0::/job")
+    cgroups = tmp_path / "cgroup"
+    (cgroups / "job").mkdir(parents=True)
+    (cgroups / "job" / "memory.max").write_text("max\n")
+    assert memory_available(proc, cgroups, -1) == 17 * gib  # memory + swap
+    (cgroups / "job" / "memory.max").write_text(f"{2 * gib}\n")
+    (cgroups / "job" / "memory.current").write_text(f"{gib // 2}\n")
+    assert memory_available(proc, cgroups, -1) == gib + gib // 2  # cgroup v2 headroom
+    assert memory_available(proc, cgroups, gib) == gib - 1024 * 1024  # ulimit -v less VmSize
+    proc_v1 = _fake_proc(tmp_path / "v1", "5:cpu,memory:/old")
+    (cgroups / "memory" / "old").mkdir(parents=True)
+    (cgroups / "memory" / "old" / "memory.limit_in_bytes").write_text(f"{3 * gib}\n")
+    (cgroups / "memory" / "old" / "memory.usage_in_bytes").write_text("0\n")
+    assert memory_available(proc_v1, cgroups, -1) == 3 * gib
+
+
+def test_a_call_beyond_ulimit_v_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """Under an address-space limit (`ulimit -v`), a model whose buffers cannot fit fails with
+    an ExecutableError before the call instead of a segfault on a failed aligned_alloc."""
+    import subprocess
+    import sys
+
+    model = tmp_path / "big.mlir"
+    model.write_text("""
+func.func @main(%x: tensor<256x64xf32>) -> tensor<256xf32> {
+  %w = graph.constant dense<1.0> : tensor<64x64xf32>
+  %y = graph.matmul %x, %w : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32>
+  %r = graph.reduce %y {axes = array<i64: 1>, kind = "sum", keepdims = false}
+      : (tensor<256x64xf32>) -> tensor<256xf32>
+  func.return %r : tensor<256xf32>
+}""")
+    code = f"""
+import resource, sys, numpy as np, dlc
+m = dlc.compile({str(model)!r}, cache=False)
+limit = resource.getrlimit(resource.RLIMIT_AS)
+import re
+vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + m.model.memory_bytes // 2, limit[1]))
+try:
+    m(np.ones((256, 64), np.float32))
+except dlc.ExecutableError as e:
+    print("refused:", e)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "refused: @main needs" in result.stdout and "address-space limit" in result.stdout
