@@ -34,6 +34,7 @@ from typing import Any
 
 from dlc.dialects.contracts import CANDIDATES_ATTR, KNOB_ATTR, PART_ATTR, SPLIT_ATTR
 from dlc.dialects.loop.ops import BlockOp
+from dlc.rewrites.schedule import compute_inline_refusal
 from dlc.rewrites.tuning.apply import run_script
 from dlc.rewrites.tuning.workload import (
     BlockInfo,
@@ -746,7 +747,7 @@ class SketchSpace(Space):
                 Action("unroll", self.anchor.name, True),
             )))
         self.producers = [p for p in info.producers_of(self.anchor) if not p.reduction]
-        for producer in self.producers:
+        for producer in self._inlinable(self.producers):
             knobs.append(Knob(f"inline.{producer.name}", (
                 Action("inline", producer.name, False), Action("inline", producer.name, True),
             )))
@@ -776,6 +777,17 @@ class SketchSpace(Space):
             self._verify_rules()
 
     # -- structure -------------------------------------------------------------------------
+
+    def _inlinable(self, producers: Sequence[BlockInfo]) -> list[BlockInfo]:
+        """The producers `compute_inline` accepts (asked of the primitive's own legality rule,
+        `compute_inline_refusal`): an inline that would be refused, or that would read a buffer
+        already freed (Winograd's input transform), is never proposed."""
+        if not producers:
+            return []
+        blocks = [op for op in self.workload.module().walk() if isinstance(op, BlockOp)]
+        found = [(p, blocks[self.workload.info.blocks.index(p)]) for p in producers]
+        assert all(block.block_name.data == p.name for p, block in found)
+        return [p for p, block in found if compute_inline_refusal(block) is None]
 
     def _contiguous_axis(self) -> str | None:
         """The tiled spatial axis the anchor's output store is indexed by last, alone."""

@@ -109,6 +109,16 @@ def _unsigned_binary(fn: Callable[[Value, Value], Value]) -> OpImpl:
     return lambda op, args: fn(unsigned(args[0]), unsigned(args[1]))
 
 
+def _on_ints_or_arrays(
+    on_ints: Callable[[int, int], int], on_arrays: Callable[[Value, Value], Value]
+) -> Callable[[Value, Value], Value]:
+    """`on_ints` on two Python ints (index values read unsigned reach 2**64 - 1, past what NumPy
+    takes as an int64), `on_arrays` otherwise."""
+    return lambda a, b: (
+        on_ints(a, b) if isinstance(a, int) and isinstance(b, int) else on_arrays(a, b)
+    )
+
+
 def predicate(op: Operation) -> int:
     """The `predicate` property of an `arith.cmpi` or `arith.cmpf`."""
     attr = op.properties["predicate"]
@@ -181,8 +191,8 @@ ARITH_MATH_OPS: dict[str, OpImpl] = {
     "arith.ceildivui": _unsigned_binary(lambda a, b: -(-a // _nonzero(b))),
     "arith.maxsi": _signed_binary(np.maximum),
     "arith.minsi": _signed_binary(np.minimum),
-    "arith.maxui": _unsigned_binary(np.maximum),
-    "arith.minui": _unsigned_binary(np.minimum),
+    "arith.maxui": _unsigned_binary(_on_ints_or_arrays(max, np.maximum)),
+    "arith.minui": _unsigned_binary(_on_ints_or_arrays(min, np.minimum)),
     "arith.andi": _binary(operator.and_),
     "arith.ori": _binary(operator.or_),
     "arith.xori": _binary(operator.xor),

@@ -55,3 +55,24 @@ def test_signed_division_rounds_toward_zero(a: int, b: int) -> None:
 def test_loop_interpreter_reports_division_by_zero() -> None:
     with pytest.raises(LoopInterpreterError, match="'arith.divsi' divides by zero"):
         LoopInterpreter(parse(DIVISION)).call("f", [np.int32(1), np.int32(0)])
+
+
+UNSIGNED_INDEX = """
+func.func @f(%i: index) -> (index, index) {
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %below = arith.subi %i, %c1 : index
+  %min = arith.minui %below, %c9 : index
+  %max = arith.maxui %below, %c9 : index
+  func.return %min, %max : index, index
+}
+"""
+
+
+def test_unsigned_min_and_max_of_a_negative_index() -> None:
+    """`i - 1` at i = 0 read unsigned is 2**64 - 1 (a pad's clamp `minui(i - 1, 9)`), past
+    what NumPy takes as an int64: the interpreter used to overflow."""
+    minimum, maximum = LoopInterpreter(parse(UNSIGNED_INDEX)).call("f", [0])
+    assert int(minimum) == 9
+    assert int(maximum) % 2**64 == 2**64 - 1
+    assert [int(v) for v in LoopInterpreter(parse(UNSIGNED_INDEX)).call("f", [5])] == [4, 9]

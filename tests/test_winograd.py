@@ -11,6 +11,7 @@ from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
 from dlc.dialects.graph.winograd import TILES, conv_rows, transform_matrices, transform_weight
 from dlc.driver.build import lower
 from dlc.rewrites.graph_winograd_conv import choose_tile, multiply_ratio
+from dlc.rewrites.tuning.workload import Workload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -199,3 +200,66 @@ def test_tuning_tasks_are_the_kernels_the_cpu_pipeline_compiles() -> None:
     # F(4, 3): 4 tiles x 6 transform rows x 3 taps = 72 products per column and channel pair;
     # the direct conv: 14 rows x 9 taps = 126 (the transforms add a few)
     assert winograd.flops < direct.flops
+
+
+# ---------------------------------------------------------------------------------------------
+# compute_inline of the input transform (it read the padded input after its dealloc)
+# ---------------------------------------------------------------------------------------------
+
+
+def winograd_workload() -> Workload:
+    """The loop-level kernel the `cpu` pipeline's graph passes make of a 16->16 3x3 conv on
+    10-wide rows (padded to 12): pad, `winograd_input`, the products, the output transform."""
+    from dlc.autotune.tasks import extract_tasks
+
+    weight = np.random.default_rng(5).standard_normal((16, 16, 3, 3)).astype(np.float32)
+    (task,) = extract_tasks(parse(conv_text(16, 16, 10, 10, (1, 1, 1, 1), weight, False)))
+    assert task.name.startswith("fused_conv2d_winograd")
+    return task.workload
+
+
+def test_compute_inline_of_the_winograd_input_transform_never_miscompiles() -> None:
+    """Regression: inlining `winograd_input` into the products used to succeed, and the copies
+    read the padded input after the `loop.dealloc` that follows the transform (compiled: values
+    ~5e25 or NaN; the loop interpreter: a use after free). `compute_inline` must refuse before
+    changing anything, and the kernel must still compute what the un-inlined one computes."""
+    from dlc.dialects.loop.interpreter import run_function
+    from dlc.dialects.loop.ops import BlockOp
+    from dlc.rewrites.schedule import ScheduleError, compute_inline
+
+    module = winograd_workload().module()
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(arg.type.get_shape()).astype(np.float32)
+              for arg in module.ops.first.body.block.args[:3]]  # type: ignore[union-attr]
+    (expected,) = run_function(module, "kernel", arrays)
+    scheduled = module.clone()
+    before = str(scheduled)
+    (block,) = [op for op in scheduled.walk()
+                if isinstance(op, BlockOp) and op.block_name.data == "winograd_input"]
+    try:
+        compute_inline(block)
+    except ScheduleError as error:
+        assert "expected the buffers the producer reads to live until its last consumer, " \
+            "found a 'loop.dealloc' of memref<1x16x14x12xf32>" in str(error)
+        assert str(scheduled) == before
+    (actual,) = run_function(scheduled, "kernel", arrays)
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_sketch_space_does_not_propose_inlining_the_input_transform() -> None:
+    """The sketch space asks `compute_inline_refusal` (the primitive's own rule): no
+    `inline.winograd_input` knob for the Winograd kernel, while the direct conv's pad stays
+    inlinable."""
+    from dlc.autotune.space import SketchSpace
+    from dlc.autotune.tasks import extract_tasks
+    from dlc.target import parse_cpu_target
+
+    target = parse_cpu_target("llvm -mcpu=skylake-avx512 -num-cores=2")
+    space = SketchSpace(winograd_workload(), target, verify_rules=False)
+    knobs = [knob.name for knob in space.knobs]
+    assert not any(name.startswith("inline.") for name in knobs), knobs
+    weight = np.full((16, 16, 3, 3), 0.01, np.float32)
+    (direct,) = extract_tasks(parse(conv_text(16, 16, 10, 10, (1, 1, 1, 1), weight, False)),
+                              graph_passes="graph-opt")
+    space = SketchSpace(direct.workload, target, verify_rules=False)
+    assert "inline.pad" in [k.name for k in space.knobs]

@@ -554,7 +554,11 @@ class ComputeInlineOp(IRDLOperation):
     them: every element written once), loops that hold nothing else. Each scalar load of that
     buffer is replaced by a copy of the producer's computation at the load's indices; consumers'
     `reads` gain the producer's inputs; the producer's nest and the buffer (when unused) are
-    erased. TVM: `sch.compute_inline`.
+    erased. TVM: `sch.compute_inline`. The copies read the producer's inputs where the
+    consumers run, so none of them may be written after the producer or deallocated before its
+    last consumer (Winograd's input transform, whose padded input is freed right after it, is
+    refused). Every precondition is checked before anything changes; a failure leaves the
+    payload untouched (`compute_inline_refusal` gives search spaces the same answer).
 
     Example:
         transform.loop.compute_inline %b : !transform.any_op

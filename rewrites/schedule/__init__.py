@@ -10,7 +10,7 @@ directly.
 from dlc.rewrites.schedule.cache import cache_read, cache_write
 from dlc.rewrites.schedule.common import ScheduleError
 from dlc.rewrites.schedule.compute_at import compute_at, reverse_compute_at
-from dlc.rewrites.schedule.compute_inline import compute_inline
+from dlc.rewrites.schedule.compute_inline import compute_inline, compute_inline_refusal
 from dlc.rewrites.schedule.decompose_reduction import decompose_reduction
 from dlc.rewrites.schedule.fuse import fuse
 from dlc.rewrites.schedule.loop_kind import bind, parallel, vectorize
@@ -28,6 +28,7 @@ __all__ = [
     "cache_write",
     "compute_at",
     "compute_inline",
+    "compute_inline_refusal",
     "decompose_reduction",
     "fuse",
     "get_loops",

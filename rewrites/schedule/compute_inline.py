@@ -6,6 +6,8 @@ in `tensor-expr-inline`, this one works on loop-level IR after other schedule st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.rewrites.schedule.common import (
     ScheduleError,
@@ -129,18 +131,20 @@ def check_free_values(block: BlockOp, root: Operation, loops: list[ForOp], what:
             )
 
 
-def compute_inline(block: BlockOp) -> None:
-    """Replaces every load of the buffer `block` produces by the producer's computation.
+@dataclass(frozen=True)
+class _InlinePlan:
+    """What `compute_inline` needs once its preconditions hold."""
 
-    Preconditions (all checked first): `block` stores one scalar into one `loop.alloc` buffer at
-    the induction variables of all the loops around it, which run over the whole buffer and hold
-    nothing else; its body has only scalar loads (not of its own buffer) and pure ops; nothing
-    else writes the buffer; every other use of the buffer is a scalar `loop.load` in a later nest
-    of the same region, a block's `reads`, or a `loop.dealloc`; nothing after the producer
-    writes what it reads. Then each load is replaced by a copy of the producer's body with its
-    loop variables replaced by the load's indices; the consumers' `reads` are updated; the
-    producer's nest, and the buffer if nothing else uses it, are erased.
-    """
+    buffer: SSAValue
+    store: StoreOp
+    loops: list[ForOp]
+    root: Operation
+    loads: list[LoadOp]
+
+
+def _plan_inline(block: BlockOp) -> _InlinePlan:
+    """Checks every precondition of `compute_inline` (a ScheduleError names the first that
+    fails) without changing anything, and returns what inlining needs."""
     what = "inline"
     buffer, store = producer_store(block, what)
     loops = identity_loops(block, store, what)
@@ -149,12 +153,43 @@ def compute_inline(block: BlockOp) -> None:
     check_free_values(block, root, loops, what)
     loads = _consumer_loads(block, buffer, root, what)
     _check_inputs_unchanged(block, root, what)
+    _check_inputs_live(block, root, loads, what)
+    return _InlinePlan(buffer, store, loops, root, loads)
 
-    positions = {iv: list(store.indices).index(iv) for iv in (l.induction_var for l in loops)}
+
+def compute_inline_refusal(block: BlockOp) -> str | None:
+    """Why `compute_inline(block)` would refuse, or None if it applies (the legality rule, for
+    search spaces that must not propose an illegal inline)."""
+    try:
+        _plan_inline(block)
+    except ScheduleError as error:
+        return str(error)
+    return None
+
+
+def compute_inline(block: BlockOp) -> None:
+    """Replaces every load of the buffer `block` produces by the producer's computation.
+
+    Preconditions (all checked first, by `_plan_inline`; `compute_inline_refusal` asks the same
+    question): `block` stores one scalar into one `loop.alloc` buffer at the induction variables
+    of all the loops around it, which run over the whole buffer and hold nothing else; its body
+    has only scalar loads (not of its own buffer) and pure ops; nothing else writes the buffer;
+    every other use of the buffer is a scalar `loop.load` in a later nest of the same region, a
+    block's `reads`, or a `loop.dealloc`; nothing after the producer writes what it reads, and
+    nothing before its last consumer deallocates what it reads (the consumers will read it).
+    Then each load is replaced by a copy of the producer's body with its loop variables replaced
+    by the load's indices; the consumers' `reads` are updated; the producer's nest, and the
+    buffer if nothing else uses it, are erased.
+    """
+    plan = _plan_inline(block)
+    store = plan.store
+    positions = {
+        iv: list(store.indices).index(iv) for iv in (l.induction_var for l in plan.loops)
+    }
     body = [op for op in block.body.block.ops if op is not store and op.name != "loop.yield"]
     inputs = [op.memref for op in body if isinstance(op, LoadOp)]
     consumers: list[BlockOp] = []
-    for load in loads:
+    for load in plan.loads:
         mapper: dict[SSAValue, SSAValue] = {
             iv: load.indices[position] for iv, position in positions.items()
         }
@@ -170,9 +205,9 @@ def compute_inline(block: BlockOp) -> None:
             consumers.append(consumer)
     for consumer in consumers:
         refresh_reads(consumer, inputs)
-    root.detach()
-    root.erase()
-    _erase_if_unused(buffer)
+    plan.root.detach()
+    plan.root.erase()
+    _erase_if_unused(plan.buffer)
 
 
 def _enclosing_block(op: Operation) -> BlockOp | None:
@@ -224,6 +259,26 @@ def _check_inputs_unchanged(block: BlockOp, root: Operation, what: str) -> None:
                 raise ScheduleError(
                     f"cannot {what}: expected the producer's inputs unchanged until its "
                     f"consumers, found {describe(other)} writing one",
+                    block,
+                )
+        later = later.next_op
+
+
+def _check_inputs_live(
+    block: BlockOp, root: Operation, loads: list[LoadOp], what: str
+) -> None:
+    """No buffer the producer reads is deallocated between its nest and its last consumer's:
+    the inlined copies read those buffers where the consumers are (Winograd's input transform
+    reads the padded input, which is freed as soon as the transform has run)."""
+    inputs = set(block.reads) | {op.memref for op in block.walk() if isinstance(op, LoadOp)}
+    last = max((nest_root(load) for load in loads), key=program_order_index)
+    later = root.next_op
+    while later is not None and later is not last:
+        for op in [later, *later.walk()]:
+            if isinstance(op, DeallocOp) and op.memref in inputs:
+                raise ScheduleError(
+                    f"cannot {what}: expected the buffers the producer reads to live until its "
+                    f"last consumer, found a 'loop.dealloc' of {op.memref.type} before it",
                     block,
                 )
         later = later.next_op

@@ -141,3 +141,93 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.compute_inline %p : !transform.any_op
   transform.yield
 }
+
+// -----
+
+// The producer reads %A, which is freed before the consumer runs: the inlined copies would
+// read it after its dealloc (Winograd's input transform and its padded input). Refused before
+// anything changed: the producer's nest, %T and the dealloc are still there.
+// CHECK:     'transform.loop.compute_inline' op failed on block "square" (%p): cannot inline: expected the buffers the producer reads to live until its last consumer, found a 'loop.dealloc' of memref<4xf32> before it
+// CHECK:     "square"
+// CHECK:     "loop.dealloc"
+// CHECK:     "use"
+// CHECK:     "transform.named_sequence"
+func.func @negative_input_freed_before_consumer(%X: memref<4xf32>, %Y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %A = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "copy" reads(%X : memref<4xf32>) writes(%A : memref<4xf32>) spatial ["i"] {
+      %x = loop.load %X[%i] : memref<4xf32> -> f32
+      loop.store %x, %A[%i] : f32 -> memref<4xf32>
+    }
+  }
+  %T = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "square" reads(%A : memref<4xf32>) writes(%T : memref<4xf32>) spatial ["i"] {
+      %a = loop.load %A[%i] : memref<4xf32> -> f32
+      %sq = arith.mulf %a, %a : f32
+      loop.store %sq, %T[%i] : f32 -> memref<4xf32>
+    }
+  }
+  loop.dealloc %A : memref<4xf32>
+  loop.for %j = %c0 to %c4 step %c1 axis "j" {
+    loop.block "use" reads(%T : memref<4xf32>) writes(%Y : memref<4xf32>) spatial ["j"] {
+      %t = loop.load %T[%j] : memref<4xf32> -> f32
+      loop.store %t, %Y[%j] : f32 -> memref<4xf32>
+    }
+  }
+  loop.dealloc %T : memref<4xf32>
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %p = transform.loop.match_block "square" in %root : (!transform.any_op) -> !transform.any_op
+  transform.loop.compute_inline %p : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// The same producer with %A freed after its last consumer: inlined (the dealloc stays last).
+// CHECK-LABEL: func.func @input_freed_after_consumer
+// CHECK-NOT:   "square"
+// CHECK:       loop.block "use" reads(%[[A:[A-Za-z0-9_]+]] : memref<4xf32>)
+// CHECK:         %[[AV:.*]] = loop.load %[[A]][%{{.*}}] : memref<4xf32> -> f32
+// CHECK-NEXT:    %{{.*}} = arith.mulf %[[AV]], %[[AV]] : f32
+// CHECK:       loop.dealloc %[[A]] : memref<4xf32>
+// CHECK-NEXT:  func.return
+func.func @input_freed_after_consumer(%X: memref<4xf32>, %Y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %A = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "copy" reads(%X : memref<4xf32>) writes(%A : memref<4xf32>) spatial ["i"] {
+      %x = loop.load %X[%i] : memref<4xf32> -> f32
+      loop.store %x, %A[%i] : f32 -> memref<4xf32>
+    }
+  }
+  %T = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "square" reads(%A : memref<4xf32>) writes(%T : memref<4xf32>) spatial ["i"] {
+      %a = loop.load %A[%i] : memref<4xf32> -> f32
+      %sq = arith.mulf %a, %a : f32
+      loop.store %sq, %T[%i] : f32 -> memref<4xf32>
+    }
+  }
+  loop.for %j = %c0 to %c4 step %c1 axis "j" {
+    loop.block "use" reads(%T : memref<4xf32>) writes(%Y : memref<4xf32>) spatial ["j"] {
+      %t = loop.load %T[%j] : memref<4xf32> -> f32
+      loop.store %t, %Y[%j] : f32 -> memref<4xf32>
+    }
+  }
+  loop.dealloc %T : memref<4xf32>
+  loop.dealloc %A : memref<4xf32>
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %p = transform.loop.match_block "square" in %root : (!transform.any_op) -> !transform.any_op
+  transform.loop.compute_inline %p : !transform.any_op
+  transform.yield
+}
