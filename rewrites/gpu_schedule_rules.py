@@ -38,7 +38,12 @@ from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, Yiel
 from dlc.rewrites.ir_builder import IRBuilder, wrap_in_bound_loops
 from dlc.rewrites.schedule import ScheduleError, fuse, split, vectorize
 from dlc.rewrites.schedule.common import index_constant, is_pure
-from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, spatial_band
+from dlc.rewrites.schedule_rules.nest import (
+    Elementwise,
+    Reduction,
+    analyze,
+    bare_reduction,
+)
 from dlc.target import GpuTarget
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
@@ -169,7 +174,7 @@ def _run_as_reduction(run: list[Operation], alloc: AllocOp) -> Reduction | None:
     init, root, epilogues = body[0], body[1], body[2:]
     if list(init.writes) != [alloc.result] or not all(isinstance(e, BlockOp) for e in epilogues):
         return None
-    bare = _bare_reduction(root)
+    bare = bare_reduction(root)
     if bare is None or bare.home is not alloc.result:
         return None
     return Reduction([], alloc, init, bare.reduction, bare.update,
@@ -195,7 +200,7 @@ def schedule_nest(root: ForOp | BlockOp, config: GpuScheduleConfig) -> str:
     if isinstance(nest, Elementwise):
         bind_spatial(nest.spatial, config)
         return "elementwise"
-    bare = _bare_reduction(root)
+    bare = bare_reduction(root)
     if bare is not None and schedule_tree_reduction(bare, config):
         return "tree-reduction"
     single_thread(root)
@@ -489,20 +494,6 @@ def _tree_worthy(nest: Reduction, config: GpuScheduleConfig) -> bool:
     extent, outputs = math.prod(reduction), math.prod(spatial)
     return extent >= config.tree_min_extent and (outputs <= config.max_blocks or
                                                  extent >= 8 * config.threads)
-
-
-def _bare_reduction(root: ForOp) -> Reduction | None:
-    """A nest of reduction loops around one update block (a reduction to a single value whose
-    init is a separate statement), seen as a `Reduction` without spatial loops or init."""
-    band = spatial_band(root)
-    ops = [op for op in band[-1].body.block.ops if not isinstance(op, YieldOp) and not is_pure(op)]
-    if len(ops) != 1 or not isinstance(ops[0], BlockOp) or len(ops[0].writes) != 1:
-        return None
-    update = ops[0]
-    axes = {axis.data for axis in update.reduction_axes}
-    if not all(loop.axis.data in axes for loop in band):
-        return None
-    return Reduction([], None, None, band, update, [], None, update.writes[0])  # type: ignore[arg-type]
 
 
 def schedule_tree_reduction(nest: Reduction, config: GpuScheduleConfig) -> bool:

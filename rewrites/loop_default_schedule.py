@@ -35,12 +35,16 @@ class LoopDefaultSchedulePass(ModulePass):
     loops innermost but one; GEMM's B packed into `[ceil(N/NR)][K][NR]` panels first); a
     conv2d whose input is strided along `ow` gets that kernel over (ow rows, output-channel
     columns), its weight packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels first; an
-    elementwise nest gets its innermost loop `vectorized`; the outermost loop with at least two
+    elementwise nest gets its innermost loop `vectorized`; a float sum whose innermost reduction
+    axis is contiguous and longer than `lanes * fma_units * fma_latency` (also a whole-tensor
+    sum, with no spatial loop) accumulates in a `loop.alloc local` tile of vector partial sums
+    combined pairwise (error growing like n/B, not n); the outermost loop with at least two
     iterations becomes `parallel` when more than one thread is used.
 
     *Invariants*: results are unchanged (same blocks, cloned at the points they compute; only
     the order of independent iterations and the floating-point contraction of mul+add change);
-    block names are kept (new blocks: `<name>.pack`, `<name>.write`).
+    block names are kept (new blocks: `<name>.pack`, `<name>.write`, `<name>.partials`,
+    `<name>.combine`).
 
     Options:
         target: the CPU to schedule for, a target string (`llvm -mcpu=znver3 -num-cores=2`);

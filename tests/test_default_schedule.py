@@ -632,3 +632,78 @@ def test_pad_interior_copy_stays_inside_the_slice(shape: tuple[int, ...], pads: 
                 shift = constant_value(index.owner.rhs) or 0
                 index = index.owner.lhs
             assert extents[index] + shift <= padded[axis], (axis, padded)  # type: ignore[operator]
+
+
+# -- long float sums: vector partial sums over blocks, combined pairwise ------------------------
+
+
+def reduce_text(shape: tuple[int, ...], axes: tuple[int, ...], kind: str = "sum") -> str:
+    kept = [size for axis, size in enumerate(shape) if axis not in axes]
+    source = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    result = f"tensor<{''.join(f'{size}x' for size in kept)}f32>"
+    return f"""
+func.func @r(%x: {source}) -> {result} {{
+  %r = graph.reduce %x {{axes = array<i64: {', '.join(map(str, axes))}>, keepdims = false,
+      kind = "{kind}"}} : ({source}) -> {result}
+  func.return %r : {result}
+}}
+"""
+
+
+def test_sum_of_ones_beyond_f32_integers_is_exact() -> None:
+    """2**25 ones: a single f32 accumulator stops at 2**24 (16,777,216); partial sums do not."""
+    n = 2**25
+    result = compiled(reduce_text((n,), (0,)), 1)(np.ones(n, np.float32))
+    assert float(result) == float(n)
+
+
+@pytest.mark.parametrize("log2n", [20, 22, 24])
+def test_long_sum_is_as_accurate_as_pairwise_summation(log2n: int) -> None:
+    """Uniform [0, 1) inputs of 2**20..2**24 values sum within 1e-6 of the float64 sum (a single
+    f32 accumulator was 2.7e-5..6.5e-5 off at 2**24)."""
+    x = RNG.random(2**log2n, dtype=np.float32)
+    result = compiled(reduce_text(x.shape, (0,)), 1)(x)
+    expected = x.astype(np.float64).sum()
+    assert abs(float(result) - expected) / expected < 1e-6
+
+
+def test_long_row_sums_and_means_are_accurate() -> None:
+    """Rows of 2**18 values (a row reduction with spatial loops, its mean's epilogue fused)."""
+    x = RNG.random((3, 2**18), dtype=np.float32) + np.float32(1.0)
+    for kind, reference in (("sum", np.sum), ("mean", np.mean)):
+        result = compiled(reduce_text(x.shape, (1,), kind), 2)(x)
+        expected = reference(x.astype(np.float64), axis=1)
+        np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shape=st.lists(st.integers(1, 300), min_size=2, max_size=3).map(tuple),
+    data=st.data(), kind=st.sampled_from(["sum", "mean"]), threads=st.sampled_from([1, 2]),
+)
+def test_reductions_over_inner_and_outer_axes_match_numpy(
+    shape: tuple[int, ...], data: st.DataObject, kind: str, threads: int
+) -> None:
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    x = RNG.standard_normal(shape, dtype=np.float32)
+    result = compiled(reduce_text(shape, axes, kind), threads)(x)
+    reference = np.sum if kind == "sum" else np.mean
+    expected = reference(x.astype(np.float64), axis=axes)
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_long_row_sum_is_scheduled_in_partial_sums() -> None:
+    """The partial-sums rule keys on the axis's extent: a row longer than a block (16 lanes x
+    8 accumulators with AVX-512, 8 x 8 with AVX2) gets a `UxL` tile of partials; a short one
+    keeps the reassociating fallback."""
+    for target, lanes, extent, split in ((AVX512, 16, 1000, True), (AVX2, 8, 1000, True),
+                                         (AVX512, 16, 128, False), (AVX2, 8, 65, True)):
+        loops, parsed = scheduled_loops(reduce_text((4, extent), (1,)), target=target)
+        tiles = [op for op in parsed.walk() if isinstance(op, AllocOp)]  # type: ignore[attr-defined]
+        shapes = [tuple(tile.result.type.get_shape()) for tile in tiles]
+        assert ((8, lanes) in shapes) == split, (target, extent, shapes)
+        if split:
+            outer = next(loop for loop in loops if loop.axis.data == "r0.o")
+            inner = [op for op in outer.walk() if isinstance(op, ForOp)][1:]
+            assert [loop.kind.data for loop in inner] == ["unrolled", "vectorized"]
+            assert outer.step.owner.value.value.data == 8 * lanes  # type: ignore[attr-defined]

@@ -15,6 +15,11 @@ Rules, tried in order on each loop nest of a function:
   each scheduled as elementwise;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
+- `partial-sums` (rewrites/schedule_rules/partial_sums.py): a float sum whose innermost
+  reduction axis is contiguous and longer than a block of `lanes * fma_units * fma_latency`
+  (a row reduction such as softmax's or layer norm's, or a whole-tensor sum without spatial
+  loops): vector partial sums over blocks, combined pairwise, so that the rounding error grows
+  like n/B instead of n (TVM's rfactor, NumPy's pairwise sum); the outer axis runs in parallel;
 - otherwise (a reduction whose innermost spatial axis is strided: a row reduction such as
   softmax's, layer norm's or a reduce over the last axis): the update's combining op may
   reassociate (`fastmath<reassoc>`), so that LLVM vectorizes the reduction loop into partial
@@ -27,11 +32,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dlc.dialects.loop.ops import ForOp
 from dlc.rewrites.schedule_rules.concat import schedule_concat
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
-from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze
+from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, bare_reduction
 from dlc.rewrites.schedule_rules.pad import schedule_pad
+from dlc.rewrites.schedule_rules.partial_sums import split_sum
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
     mark_parallel,
@@ -61,11 +68,22 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     return changed
 
 
+def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
+    """A long float sum in partial sums (module docstring); returns whether it applied."""
+    assert isinstance(nest, Reduction)
+    if not split_sum(nest.reduction[-1], nest.update, nest.home, config):
+        return False
+    if config.parallel and nest.spatial:
+        mark_parallel([nest.spatial[0]])
+    return True
+
+
 RULES: tuple[Rule, ...] = (
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]
     Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
+    Rule("partial-sums", Reduction, _partial_sums),
     Rule("parallel", Reduction, _row_reduction),
 )
 """The rules in the order they are tried."""
@@ -75,6 +93,9 @@ def schedule_nest(root: Operation, config: CpuConfig) -> str | None:
     """Schedule the nest rooted at `root` with the first rule that applies; returns its name."""
     nest = analyze(root)
     if nest is None:
+        bare = bare_reduction(root) if isinstance(root, ForOp) else None
+        if bare is not None and _partial_sums(bare, config):
+            return "partial-sums"
         return None
     for rule in RULES:
         if isinstance(nest, rule.kind) and rule.apply(nest, config):

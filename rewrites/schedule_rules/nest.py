@@ -115,6 +115,20 @@ def _reduction(spatial: list[ForOp], ops: list[Operation]) -> Reduction | None:
                      [op for op in epilogues if isinstance(op, BlockOp)], dealloc, home)
 
 
+def bare_reduction(root: ForOp) -> Reduction | None:
+    """A nest of reduction loops around one update block (a reduction to a single value whose
+    init is a separate statement), seen as a `Reduction` without spatial loops or init."""
+    band = spatial_band(root)
+    ops = [op for op in body_of(band[-1]) if not is_pure(op)]
+    if len(ops) != 1 or not isinstance(ops[0], BlockOp) or len(ops[0].writes) != 1:
+        return None
+    update = ops[0]
+    axes = {axis.data for axis in update.reduction_axes}
+    if not all(loop.axis.data in axes for loop in band):
+        return None
+    return Reduction([], None, None, band, update, [], None, update.writes[0])  # type: ignore[arg-type]
+
+
 def accesses_in(ops: list[Operation]) -> list[LoadOp | StoreOp]:
     """The loads and stores nested in `ops`."""
     return [

@@ -656,3 +656,72 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
   }
   func.return
 }
+
+// -----
+
+// A whole-tensor sum of 1000 floats (no spatial loop: it ran scalar, one accumulator) longer
+// than a block of 16 lanes x 8 accumulators (AVX-512, fma_units 2 x fma_latency 4): an 8x16
+// tile of partial sums accumulates blocks of 128 (vectors unrolled, lanes vectorized), is folded
+// pairwise (vectors, then lanes) and added to the output once; the 1000 mod 128 tail runs as
+// before.
+// CHECK-LABEL: func.func @long_sum
+// CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.block "sum.partials" reads() writes(%[[P]] : memref<8x16xf32>)
+// CHECK:         loop.for %[[RO:.*]] = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK-NEXT:      loop.for %[[V:.*]] = %c0 to %c8 step %c1 axis "r.v" kind unrolled {
+// CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
+// CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:                 loop.load %[[P]][%[[V]], %[[L]]]
+// CHECK:         loop.block "sum.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind unrolled {
+// CHECK:         loop.block "sum.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
+// CHECK:         loop.dealloc %[[P]] : memref<8x16xf32>
+// CHECK:         loop.for %{{.*}} = %c896 to %c1000 step %c1 axis "r" {
+// CHECK-NEXT:      loop.block "sum" reads(%x : memref<1000xf32>) writes(%out : memref<f32>)
+func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1000 = arith.constant 1000 : index
+  loop.block "sum_init" reads() writes(%out : memref<f32>) {
+    %zero = arith.constant 0.000000e+00 : f32
+    loop.store %zero, %out[] : f32 -> memref<f32>
+  }
+  loop.for %r = %c0 to %c1000 step %c1 axis "r" {
+    loop.block "sum" reads(%x : memref<1000xf32>) writes(%out : memref<f32>) reduction ["r"] {
+      %v = loop.load %x[%r] : memref<1000xf32> -> f32
+      %acc = loop.load %out[] : memref<f32> -> f32
+      %s = arith.addf %acc, %v : f32
+      loop.store %s, %out[] : f32 -> memref<f32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A row sum no longer than a block (128 values, 16 lanes x 8 accumulators) keeps the
+// reassociating fallback: no tile of partials.
+// CHECK-LABEL: func.func @negative_short_row_sum
+// CHECK-NOT:     loop.alloc
+// CHECK:         arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+func.func @negative_short_row_sum(%x: memref<4x128xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "sum_init" reads() writes(%out : memref<4xf32>) spatial ["i"] {
+      %zero = arith.constant 0.000000e+00 : f32
+      loop.store %zero, %out[%i] : f32 -> memref<4xf32>
+    }
+    loop.for %r = %c0 to %c128 step %c1 axis "r" {
+      loop.block "sum" reads(%x : memref<4x128xf32>) writes(%out : memref<4xf32>) spatial ["i"] reduction ["r"] {
+        %v = loop.load %x[%i, %r] : memref<4x128xf32> -> f32
+        %acc = loop.load %out[%i] : memref<4xf32> -> f32
+        %s = arith.addf %acc, %v : f32
+        loop.store %s, %out[%i] : f32 -> memref<4xf32>
+      }
+    }
+  }
+  func.return
+}

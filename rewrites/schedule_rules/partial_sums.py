@@ -1,0 +1,235 @@
+"""Default CPU schedule of a long float sum: vector partial sums over blocks, combined pairwise.
+
+Counterpart: TVM's `rfactor` + `vectorize` of a reduction axis (each lane of the factored axis
+accumulates its own partial result), NumPy's pairwise summation (`pairwise_sum`), ONNX Runtime's
+(Eigen's) blocked reductions.
+
+A float sum accumulated in one register adds each value to an ever larger total: its rounding
+error grows like n (a sum of `ones(2**25)` in f32 stops at 2**24). Accumulating the innermost
+reduction axis in `B = lanes * accumulators` independent partial sums (the accumulators that keep
+the target's adders busy: `fma_units * fma_latency` vectors) makes each partial add n/B values,
+and combining the partials in a tree adds log2(B) more roundings: the error grows like n/B. The
+partials are a register tile, as the register-blocked kernel's (rewrites/schedule_rules/
+reduction.py), so that the loop also runs at the adders' throughput, not their latency.
+
+For an innermost reduction loop `r` of extent N > B whose update is `home[p] = home[p] + x(r)`
+(`arith.addf`, a float element type), every access that depends on `r` contiguous in it:
+
+    %part = loop.alloc local : memref<U x L x T>                   // U vectors of L lanes
+    for r.v (unrolled U) { for r.l (vectorized L) { part[v, l] = 0 } }          // <name>.partials
+    for r.o in [0, N / B) {
+      for r.v (unrolled U) { for r.l (vectorized L) {
+        part[v, l] = part[v, l] + x(r.o * B + v * L + l) } }                    // the update
+    }
+    for h in U/2, U/4, ..., 1: for r.v (unrolled h) { for r.l (vectorized L) {
+      part[v, l] = part[v, l] + part[v + h, l] } }                              // <name>.combine
+    for h in L/2, L/4, ..., 1: for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + h] }
+    home[p] = home[p] + part[0, 0]                                              // <name>.combine
+    loop.dealloc %part
+    for r in [N - N mod B, N) { home[p] = home[p] + x(r) }                      // the tail
+
+The loops around `r` (spatial or outer reduction loops) are unchanged; the rule is keyed on the
+extent of the axis and the element type, not on the op the nest computes: a ReduceSum over the
+last axis, a whole-tensor sum, softmax's sum of exponentials, layer norm's mean and variance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import accesses_in, body_of, contiguous_in, is_unit_loop
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+PARTIALS_BLOCK = "partials"
+COMBINE_BLOCK = "combine"
+"""Suffixes of the names of the blocks this rule adds (`<update>.partials`, `<update>.combine`)."""
+
+
+def block_size(config: CpuConfig, element: object) -> tuple[int, int]:
+    """(vectors U, lanes L) of the partial sums for `element`: L lanes of the target's vector,
+    U = the accumulators that keep its adders busy (`fma_units * fma_latency`)."""
+    return max(1, config.fma_units * config.fma_latency), config.lanes(element)
+
+
+def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -> bool:
+    """Accumulate the innermost reduction `loop` (whose body is `update`, accumulating into
+    `home`) in partial sums (module docstring); returns False, changing nothing, if it does not
+    apply: not a float `addf` accumulation, not contiguous in the loop, or not longer than a
+    block."""
+    if body_of(loop) != [update] or not is_unit_loop(loop):
+        return False
+    accumulation = _accumulation(update, home)
+    if accumulation is None:
+        return False
+    load, add = accumulation
+    element = load.result.type
+    if not isinstance(element, AnyFloat):
+        return False
+    iv = loop.induction_var
+    accesses = accesses_in([update])
+    if any(depends_on(index, {iv}) or update.is_ancestor(index.owner)  # type: ignore[arg-type]
+           for index in load.indices):
+        return False
+    if not any(depends_on(index, {iv}) for a in accesses for index in a.indices):
+        return False
+    if not contiguous_in(accesses, iv, home):
+        return False
+    vectors, lanes = block_size(config, element)
+    trip = loop.trip_count()
+    assert trip is not None
+    block = vectors * lanes
+    if lanes < 2 or trip <= block:
+        return False
+    _Splitter(loop, update, home, load, element, vectors, lanes).build(trip)
+    return True
+
+
+def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, arith.AddfOp] | None:
+    """(the load of `home`, the add) when the update's only store to `home` stores
+    `load(home) + x` at the load's indices, the load used by the add alone."""
+    stores = [op for op in update.walk() if isinstance(op, StoreOp)]
+    loads = [op for op in update.walk() if isinstance(op, LoadOp) and op.memref is home]
+    if len(stores) != 1 or stores[0].memref is not home or len(loads) != 1:
+        return None
+    store, load = stores[0], loads[0]
+    add = store.value.owner
+    if not isinstance(add, arith.AddfOp) or list(store.indices) != list(load.indices):
+        return None
+    if list(add.operands).count(load.result) != 1 or len(list(load.result.uses)) != 1:
+        return None
+    return load, add
+
+
+class _Splitter:
+    """Emits the partial-sum loops in place of the reduction loop."""
+
+    def __init__(self, loop: ForOp, update: BlockOp, home: SSAValue, load: LoadOp,
+                 element: AnyFloat, vectors: int, lanes: int) -> None:
+        self.loop = loop
+        self.update = update
+        self.home = home
+        self.home_indices = list(load.indices)
+        self.element = element
+        self.vectors = vectors
+        self.lanes = lanes
+        self.axis = loop.axis.data
+        self.name = update.block_name.data
+        self.part: SSAValue | None = None
+
+    def const(self, value: int) -> SSAValue:
+        return index_constant(value, self.loop)
+
+    def for_(self, ub: int, step: int, axis: str, kind: str,
+             body: Callable[[SSAValue, list[Operation]], None], lb: int = 0) -> ForOp:
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = value_name(axis)
+        ops: list[Operation] = []
+        body(block.args[0], ops)
+        block.add_ops([*ops, YieldOp()])
+        return ForOp(self.const(lb), self.const(ub), self.const(step), block, axis, kind)
+
+    def build(self, trip: int) -> None:
+        block = self.vectors * self.lanes
+        full = trip - trip % block
+        part_type = MemRefType(self.element, [self.vectors, self.lanes])
+        alloc = AllocOp(part_type, "local")
+        alloc.result.name_hint = "partial"
+        part = self.part = alloc.result
+        ops: list[Operation] = [alloc, self.tile(self.vectors, self.zero)]
+        ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate))
+        half = self.vectors // 2
+        while half:
+            ops.append(self.tile(half, self.fold_vectors(half)))
+            half //= 2
+        half = self.lanes // 2
+        while half:
+            ops.append(self.for_(half, 1, f"{self.axis}.l", "unrolled", self.fold_lanes(half)))
+            half //= 2
+        ops += [self.combine(), DeallocOp(part)]
+        parent = self.loop.parent_block()
+        assert parent is not None
+        for op in ops:
+            parent.insert_op_before(op, self.loop)
+        if full < trip:
+            self.loop.operands = (self.const(full), *self.loop.operands[1:])
+        else:
+            self.loop.detach()
+            self.loop.erase()
+
+    def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None]
+             ) -> ForOp:
+        """`for r.v (unrolled vectors) { for r.l (vectorized L) { fill(v, l) } }`."""
+        def lanes(v: SSAValue, ops: list[Operation]) -> None:
+            ops.append(self.for_(self.lanes, 1, f"{self.axis}.l", "vectorized",
+                                 lambda l, inner: fill(v, l, inner)))
+
+        return self.for_(vectors, 1, f"{self.axis}.v", "unrolled", lanes)
+
+    def zero(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
+        assert self.part is not None
+        zero = arith.ConstantOp(FloatAttr(0.0, self.element))
+        store = StoreOp(zero.result, self.part, [v, l])
+        ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
+                           self.update.spatial_axes))
+
+    def accumulate(self, ro: SSAValue, ops: list[Operation]) -> None:
+        """The update at `r = r.o + v * L + l` into `part[v, l]`."""
+        part = self.part
+        assert part is not None
+
+        def at(v: SSAValue, l: SSAValue, inner: list[Operation]) -> None:
+            offset = arith.MuliOp(v, self.const(self.lanes))
+            base = arith.AddiOp(ro, offset.result)
+            index = arith.AddiOp(base.result, l)
+            clone = self.update.clone(
+                value_mapper={self.loop.induction_var: index.result, self.home: part})
+            for op in clone.walk():
+                if isinstance(op, LoadOp) and op.memref is part:
+                    op.operands = (part, v, l)
+                elif isinstance(op, StoreOp) and op.memref is part:
+                    op.operands = (op.value, part, v, l)
+            inner += [offset, base, index, clone]
+
+        ops.append(self.tile(self.vectors, at))
+
+    def fold_vectors(self, half: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
+        """`part[v, l] += part[v + half, l]`."""
+        def fill(v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
+            other = arith.AddiOp(v, self.const(half))
+            ops += [other, self.add_block([v, l], [other.result, l])]
+
+        return fill
+
+    def fold_lanes(self, half: int) -> Callable[[SSAValue, list[Operation]], None]:
+        """`part[0, l] += part[0, l + half]`."""
+        def fill(l: SSAValue, ops: list[Operation]) -> None:
+            other = arith.AddiOp(l, self.const(half))
+            ops += [other, self.add_block([self.const(0), l], [self.const(0), other.result])]
+
+        return fill
+
+    def add_block(self, into: list[SSAValue], other: list[SSAValue]) -> BlockOp:
+        """`part[into] = part[into] + part[other]`."""
+        assert self.part is not None
+        lhs = LoadOp(self.part, into)
+        rhs = LoadOp(self.part, other)
+        add = arith.AddfOp(lhs, rhs)
+        store = StoreOp(add.result, self.part, into)
+        return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part], [self.part],
+                       [lhs, rhs, add, store], self.update.spatial_axes)
+
+    def combine(self) -> BlockOp:
+        """`home[p] = home[p] + part[0, 0]`."""
+        assert self.part is not None
+        zero = self.const(0)
+        total = LoadOp(self.part, [zero, zero])
+        acc = LoadOp(self.home, self.home_indices)
+        add = arith.AddfOp(acc, total)
+        store = StoreOp(add.result, self.home, self.home_indices)
+        return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part, self.home], [self.home],
+                       [total, acc, add, store], self.update.spatial_axes)
