@@ -3,7 +3,7 @@
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--input-shape x=1x3x224x224] -o model.so
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
-    dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
+    dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
     dlc tune model.onnx|kernel.mlir --trials N [--log F]   (then: dlc compile --tuning-log F)
@@ -12,14 +12,14 @@
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
 way (compiles are cached in ~/.cache/dlc, see --cache-dir and --no-cache). Inputs not given are
-random (seeded; integers are zeros). Any failure is one `dlc: error: ...` line and exit code 1;
+random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
+when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
 no output file is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import re
 import sys
 import time
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from dlc.runtime.executable import Executable
 from dlc.runtime.metadata import format_bytes
-from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool, save_outputs, write_atomically
 from dlc.tools.dlc_run import _load_input
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
@@ -78,7 +78,8 @@ def _inputs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", dest="inputs", action="append", default=[],
                         metavar="[NAME=]FILE.npy",
                         help="an input as a .npy file, by name or in order (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--seed", type=int, help="seed of the random inputs made for inputs not "
+                        "given (default 0; dlc run makes random inputs only when given --seed)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -160,10 +161,10 @@ def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Gen
 
 
 def _inputs(
-    executable: Executable, specs: list[str], seed: int, required: bool
+    executable: Executable, specs: list[str], seed: int | None, required: bool
 ) -> list[np.ndarray]:
     """The inputs in order: from `--input NAME=FILE` or `--input FILE` (in order), else random
-    (or an error when `required`)."""
+    from `seed` (default 0), or an error when `required`."""
     names = list(executable.input_names)
     given: dict[str, np.ndarray] = {}
     positional: list[np.ndarray] = []
@@ -185,8 +186,9 @@ def _inputs(
         raise ToolError(f"too many inputs: the model has {len(names)} ({', '.join(names)})")
     missing = [name for name in names if name not in given]
     if missing and required:
-        raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy)")
-    rng = np.random.default_rng(seed)
+        raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy, "
+                        "or --seed N for random inputs)")
+    rng = np.random.default_rng(0 if seed is None else seed)
     arrays = []
     for index, name in enumerate(names):
         if name in given:
@@ -272,26 +274,13 @@ def compile_command(args: argparse.Namespace) -> None:
               + " (summed over processes)")
 
 
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
-def _file_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
-
-
 def run_command(args: argparse.Namespace) -> None:
     """`dlc run`: run once on the given inputs; print or save the outputs."""
     executable, _ = _executable(args)
-    inputs = _inputs(executable, args.inputs, args.seed, required=True)
+    inputs = _inputs(executable, args.inputs, args.seed, required=args.seed is None)
     results = executable.run(dict(zip(executable.input_names, inputs, strict=True)))
     if args.output_dir is not None:
-        args.output_dir.mkdir(parents=True, exist_ok=True)
-        for name, array in results.items():
-            write_atomically(args.output_dir / f"{_file_name(name)}.npy", _npy_bytes(array))
-        print(f"dlc: wrote {len(results)} outputs to {args.output_dir}")
+        save_outputs(args.output_dir, results, "dlc")
         return
     for name, array in results.items():
         print(f"// {name}: {array.dtype} {list(array.shape)}")
