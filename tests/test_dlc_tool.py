@@ -267,3 +267,27 @@ def test_run_seed_makes_the_random_inputs(
     assert not np.array_equal(outputs["a"], outputs["c"])
     assert dlc("run", tiny, cache=tmp_path / "cache") == 1
     assert "missing inputs: x (give --input NAME=FILE.npy, or --seed N" in capsys.readouterr().err
+
+
+def test_cache_info_and_clear(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "c"
+    assert dlc("compile", tiny, "-o", tmp_path / "tiny.so", cache=cache) == 0
+    capsys.readouterr()
+    assert dlc("cache", "info", cache=cache) == 0
+    info = capsys.readouterr().out
+    assert f"location: {cache}" in info and "1 kernels, 1 models" in info
+    assert "limit 2.0 GiB" in info
+    assert dlc("cache", "clear", cache=cache) == 0
+    assert "removed 1 kernels and 1 models" in capsys.readouterr().out
+    assert dlc("cache", "info", cache=cache) == 0
+    assert "0 kernels, 0 models" in capsys.readouterr().out
+    # a limit below one model's size: the compile leaves the cache within it
+    assert dlc("compile", tiny, "-o", tmp_path / "tiny.so", "--cache-max-size", "1K",
+               cache=cache) == 0
+    from dlc.driver.cache import CompileCache
+
+    assert CompileCache(cache, None).usage().bytes <= 1024
+    assert dlc("run", tiny, "--seed", 0, "--cache-max-size", "lots", cache=cache) == 1
+    assert "expected a size in bytes such as 2G" in capsys.readouterr().err

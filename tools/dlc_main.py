@@ -8,10 +8,12 @@
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
     dlc tune model.onnx|kernel.mlir --trials N [--log F]   (then: dlc compile --tuning-log F)
     dlc tune replay model.onnx --log F [-o scheduled.mlir]
+    dlc cache info|clear [--cache-dir D]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
-way (compiles are cached in ~/.cache/dlc, see --cache-dir and --no-cache). Inputs not given are
+way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
+--no-cache and `dlc cache`). Inputs not given are
 random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
 when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
 no output file is left half-written.
@@ -32,6 +34,10 @@ from dlc.runtime.executable import Executable
 from dlc.runtime.metadata import format_bytes
 from dlc.tools.diagnostics import ToolError, run_tool, save_outputs, write_atomically
 from dlc.tools.dlc_run import _load_input
+
+DEFAULT_CACHE_BYTES = 2 << 30
+"""The compile cache's default size limit (driver.cache.DEFAULT_MAX_BYTES, which the tool does
+not import before it needs the compiler)."""
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
 
@@ -72,6 +78,24 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+    _cache_size_option(parser)
+
+
+def _size_arg(text: str) -> int:
+    match = re.fullmatch(r"(\d+)([KMG]i?B?|B)?", text.strip(), re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a size in bytes such as 2G, 500M or 1048576, found '{text}'"
+        )
+    unit = (match.group(2) or "B")[0].upper()
+    return int(match.group(1)) << {"B": 0, "K": 10, "M": 20, "G": 30}[unit]
+
+
+def _cache_size_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-max-size", type=_size_arg, default=DEFAULT_CACHE_BYTES,
+                        metavar="SIZE",
+                        help="the compile cache's size limit, e.g. 2G or 500M (default 2G): "
+                        "least recently used entries are removed after a compile")
 
 
 def _inputs_option(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +146,13 @@ def _parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
                               help="also run ONNX Runtime (CPU) on the same inputs")
 
+    cache_parser = commands.add_parser("cache", help="show or clear the compile cache")
+    cache_parser.add_argument("action", choices=["info", "clear"],
+                              help="info: location, entries and bytes; clear: remove them all")
+    cache_parser.add_argument("--cache-dir", type=Path,
+                              help="the compile cache (default ~/.cache/dlc)")
+    _cache_size_option(cache_parser)
+
     from dlc.tools.dlc_tune import add_tune_subcommand
 
     add_tune_subcommand(commands)
@@ -148,6 +179,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
+        cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs,
     )
     return executable, time.perf_counter() - start
@@ -327,6 +359,23 @@ def bench_command(args: argparse.Namespace) -> None:
         print(f"{name:>12}: {median:8.3f} ms median of {args.repeat}{ratio}")
 
 
+def cache_command(args: argparse.Namespace) -> None:
+    """`dlc cache info|clear`: what the compile cache holds, or remove it all."""
+    from dlc.driver.cache import CompileCache
+
+    cache = CompileCache(args.cache_dir, args.cache_max_size)
+    if args.action == "clear":
+        removed = cache.clear()
+        print(f"dlc: removed {removed.kernels} kernels and {removed.models} models "
+              f"({format_bytes(removed.bytes)}) from {removed.directory}")
+        return
+    usage = cache.usage()
+    print(f"location: {usage.directory}")
+    print(f"entries:  {usage.kernels} kernels, {usage.models} models")
+    print(f"size:     {format_bytes(usage.bytes)} ({usage.bytes} bytes; limit "
+          f"{format_bytes(args.cache_max_size)})")
+
+
 def tune_command(args: argparse.Namespace) -> None:
     """`dlc tune` (tools/dlc_tune.py): tune a model's kernels into a log, or replay a log."""
     from dlc.tools.dlc_tune import run_tune
@@ -342,6 +391,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "profile": profile_command,
     "bench": bench_command,
     "tune": tune_command,
+    "cache": cache_command,
 }
 
 
