@@ -291,3 +291,16 @@ def test_cache_info_and_clear(
     assert CompileCache(cache, None).usage().bytes <= 1024
     assert dlc("run", tiny, "--seed", 0, "--cache-max-size", "lots", cache=cache) == 1
     assert "expected a size in bytes such as 2G" in capsys.readouterr().err
+
+
+def test_profile_on_opencl_times_each_launch(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dlc profile --target opencl` times each kernel launch of the host plan (it crashed:
+    'GpuExecutable' object has no attribute 'model')."""
+    pytest.importorskip("pyopencl")
+    assert dlc("profile", tiny, "--target", "opencl", "--repeat", 3, cache=tmp_path / "c") == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines()[1:] if line.split()[0].isdigit()]
+    assert rows and all(float(row.split()[2]) >= 0 for row in rows)
+    assert "whole model (one call)" in table
