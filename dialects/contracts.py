@@ -32,6 +32,11 @@ ONNX_NODE_ATTR = "onnx_node"
 """`StringAttr` on a graph op (and the computes defined from it): the ONNX node it came from.
 Written by the ONNX importer; read by the driver (kernel names in profiles)."""
 
+ONNX_NAME_ATTR = "onnx.name"
+"""`StringAttr` in an entry function's argument/result attributes: the ONNX graph input's or
+output's name. Written by the ONNX importer; read by `convert-loop-to-llvm` (the names the
+runtimes report, `argument_names`)."""
+
 ONNX_NODES_ATTR = "dlc.onnx_nodes"
 """`ArrayAttr` of `StringAttr` on a kernel (then on its calls): the ONNX nodes its computes came
 from. Written by the driver after `convert-graph-to-tensor-expr`; moved to the calls by

@@ -34,6 +34,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     tuning_log: str | Path | None = None,
     cache: bool = True,
     cache_dir: str | Path | None = None,
+    cache_max_bytes: int | None = 2 << 30,
     progress: bool = False,
     jobs: int | None = None,
 ) -> Executable:
@@ -59,6 +60,8 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         cache: use the on-disk compile cache (kernel object code by structural hash; whole
             models by file content), so that compiling again is fast.
         cache_dir: the cache's directory (default `~/.cache/dlc`).
+        cache_max_bytes: the cache's size limit (default 2 GiB; None: no limit): after a
+            compile, the least recently used entries are removed until the cache fits.
         progress: print progress on stderr when the compile takes more than a couple of seconds.
         jobs: processes compiling kernels in parallel (default: one per CPU).
 
@@ -74,6 +77,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     return build(
         model, target, entry, input_shapes=input_shapes, opt_level=opt_level, pipeline=pipeline,
         threads=threads, tuning_log=tuning_log, cache=cache, cache_dir=cache_dir,
+        cache_max_bytes=cache_max_bytes,
         progress=progress, jobs=jobs,
     )
 

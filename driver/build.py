@@ -16,7 +16,7 @@ from pathlib import Path
 from dlc.dialects import make_context
 from dlc.dialects.contracts import TARGET_ATTR
 from dlc.driver.artifact import CompiledModel
-from dlc.driver.cache import CompileCache, CompileOptions
+from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
 from dlc.driver.errors import CompileError
 from dlc.driver.source import ModelSource, Source
@@ -60,6 +60,7 @@ def build(
     tuning_log: str | Path | None = None,
     cache: bool = True,
     cache_dir: str | Path | None = None,
+    cache_max_bytes: int | None = DEFAULT_MAX_BYTES,
     progress: bool = False,
     jobs: int | None = None,
 ) -> Executable:
@@ -74,7 +75,7 @@ def build(
     options = CompileOptions(
         str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
     )
-    store = CompileCache(cache_dir) if cache else None
+    store = CompileCache(cache_dir, cache_max_bytes) if cache else None
     source = Source(model, input_shapes)
     key = source.cache_key(options, store) if store is not None else None
     compiled = store.load_model(key) if store is not None and key is not None else None
@@ -108,6 +109,8 @@ def _compile_source(
     if store is not None and key is not None:
         reporter.stage("caching")
         store.store_model(key, compiled, kernel_keys)
+    if store is not None:
+        store.evict()
     reporter.done()
     return compiled
 

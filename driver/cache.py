@@ -10,12 +10,18 @@ Layout under the cache directory (default `~/.cache/dlc`):
     kernels/<key>.o           one kernel's position-independent object code
     models/<key>/manifest.json, entry.o, weights.bin
                               a whole model: its entry unit, the keys of its kernels, its weights
+                              (with their SHA-256 in the manifest, checked on every load)
     sources.json              content digests of source files by (path, size, mtime, inode), so
                               that a large unchanged model is not hashed again
 
 Every file appears atomically (written aside, then renamed). Anything unreadable, truncated or
 failing its checksum is treated as absent (and recompiled over); the cache never raises for its
-own content.
+own content. A model's weights are read into memory (not memory-mapped: a cache file truncated
+or rewritten later cannot crash or change a running model).
+
+The cache is kept under a size limit (`max_bytes`, default 2 GiB): after each compile
+(`evict`, called by the driver), the least recently used entries (kernel objects and models, by
+modification time, which a load refreshes) are removed until the total fits.
 """
 
 from __future__ import annotations
@@ -34,10 +40,16 @@ from pathlib import Path
 import numpy as np
 from dlc.driver.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
 from dlc.driver.errors import CompileError
+from dlc.runtime.executable import aligned_empty
+from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 from dlc.target import CpuTarget
 
-CACHE_FORMAT = 1
-"""The version of the cache's layout; entries of other versions are ignored."""
+CACHE_FORMAT = 2
+"""The version of the cache's layout; entries of other versions are ignored (2: the weights'
+SHA-256 in the manifest, instead of the blob's size and modification time)."""
+
+DEFAULT_MAX_BYTES = 2 << 30
+"""The cache's default size limit: 2 GiB."""
 
 _OBJECT_MAGIC = b"DLCO\x01"
 
@@ -124,11 +136,20 @@ def digest(*parts: str | bytes) -> str:
     return hasher.hexdigest()
 
 
-def _stamp(path: Path) -> str:
-    """Size and modification time: a weights blob whose stamp changed is not the one written
-    (checked instead of a checksum, which would read tens of megabytes on every hit)."""
-    status = path.stat()
-    return f"{status.st_size}:{status.st_mtime_ns}"
+def _read_weights(path: Path) -> np.ndarray:
+    """The whole file in a new, `WEIGHT_ALIGNMENT`-aligned array of bytes (a private copy)."""
+    with open(path, "rb") as blob:
+        size = os.fstat(blob.fileno()).st_size
+        data = aligned_empty((size,), np.dtype(np.uint8), WEIGHT_ALIGNMENT)
+        if blob.readinto(memoryview(data)) != size:
+            raise ValueError(f"{path} changed while it was read")
+    return data
+
+
+def _touch(path: Path) -> None:
+    """Mark `path` as just used (least-recently-used eviction goes by modification time)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -143,11 +164,29 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-class CompileCache:
-    """A compile cache in `directory` (created on first store)."""
+@dataclass(frozen=True)
+class CacheUsage:
+    """What a cache directory holds: kernel objects, models, and their bytes on disk."""
 
-    def __init__(self, directory: str | Path | None = None) -> None:
+    directory: Path
+    kernels: int
+    models: int
+    bytes: int
+
+
+class CompileCache:
+    """A compile cache in `directory` (created on first store), kept under `max_bytes` by
+    evicting the least recently used entries after each store (None: no limit)."""
+
+    def __init__(
+        self, directory: str | Path | None = None, max_bytes: int | None = DEFAULT_MAX_BYTES
+    ) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        if max_bytes is not None and max_bytes < 0:
+            raise CompileError(
+                f"expected a cache size limit of at least 0 bytes, found {max_bytes}"
+            )
+        self.max_bytes = max_bytes
 
     # -- source digests -------------------------------------------------------------------------
 
@@ -192,11 +231,15 @@ class CompileCache:
 
     def load_object(self, key: str) -> bytes | None:
         """The cached object code for `key`, or None (absent or corrupt)."""
+        path = self._object_path(key)
         try:
-            data = self._object_path(key).read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
-        return self._unwrap(data)
+        payload = self._unwrap(data)
+        if payload is not None:
+            _touch(path)
+        return payload
 
     def store_object(self, key: str, payload: bytes) -> None:
         """Caches object code under `key` (errors writing the cache are ignored)."""
@@ -209,8 +252,9 @@ class CompileCache:
         return self.directory / "models" / key
 
     def load_model(self, key: str) -> CompiledModel | None:
-        """The cached model for `key` with its kernels and weights (the weights memory-mapped),
-        or None if it is absent or any part of it is missing or corrupt."""
+        """The cached model for `key` with its kernels and weights (read into memory and
+        checked against their SHA-256), or None if it is absent or any part of it is missing or
+        corrupt."""
         directory = self._model_dir(key)
         try:
             manifest = json.loads((directory / "manifest.json").read_text())
@@ -228,15 +272,15 @@ class CompileCache:
                 objects[str(symbol)] = kernel
             weights: dict[str, np.ndarray] = {}
             if manifest["weights"]:
-                blob_path = directory / "weights.bin"
-                if _stamp(blob_path) != manifest["weights_stamp"]:
+                blob = _read_weights(directory / "weights.bin")
+                if hashlib.sha256(blob).hexdigest() != manifest["weights_sha256"]:
                     return None
-                blob = np.memmap(blob_path, dtype=np.uint8, mode="r")
                 weights = weights_from_blob(blob, manifest["weights"])
             stats = CompileStats(**manifest["stats"])
             stats.model_cache_hit = True
             stats.kernels_cached = stats.kernels
             stats.seconds = {}
+            _touch(directory / "manifest.json")
             return CompiledModel(
                 objects, weights, tuple(manifest["exports"]), bool(manifest["uses_openmp"]),
                 stats,
@@ -268,7 +312,8 @@ class CompileCache:
                 "exports": list(model.exports),
                 "uses_openmp": model.uses_openmp,
                 "weights": layout,
-                "weights_stamp": _stamp(scratch / "weights.bin"),
+                "weights_sha256": hashlib.sha256(_read_weights(scratch / "weights.bin"))
+                .hexdigest(),
                 "stats": stats,
             }
             (scratch / "entry.o").write_bytes(self._wrap(model.objects["entry"]))
@@ -281,3 +326,54 @@ class CompileCache:
             pass
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    # -- size ------------------------------------------------------------------------------------
+
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        """(last use, bytes, path) of every kernel object and model directory."""
+        entries: list[tuple[float, int, Path]] = []
+        with contextlib.suppress(OSError):
+            for path in (self.directory / "kernels").iterdir():
+                with contextlib.suppress(OSError):
+                    status = path.stat()
+                    entries.append((status.st_mtime, status.st_size, path))
+        with contextlib.suppress(OSError):
+            for path in (self.directory / "models").iterdir():
+                with contextlib.suppress(OSError):
+                    files = [file.stat() for file in path.iterdir()]
+                    used = max((f.st_mtime for f in files), default=0.0)
+                    entries.append((used, sum(f.st_size for f in files), path))
+        return entries
+
+    def usage(self) -> CacheUsage:
+        """How many kernel objects and models the cache holds, and their bytes on disk."""
+        entries = self._entries()
+        models = sum(1 for _, _, path in entries if path.parent.name == "models")
+        return CacheUsage(self.directory, len(entries) - models, models,
+                          sum(size for _, size, _ in entries))
+
+    def evict(self) -> int:
+        """Remove the least recently used entries until the cache fits `max_bytes`; returns the
+        bytes removed. Errors are ignored (another process may be evicting too)."""
+        if self.max_bytes is None:
+            return 0
+        entries = self._entries()
+        excess = sum(size for _, size, _ in entries) - self.max_bytes
+        removed = 0
+        for _, size, path in sorted(entries, key=lambda entry: entry[0]):
+            if removed >= excess:
+                break
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed += size
+        return removed
+
+    def clear(self) -> CacheUsage:
+        """Remove every entry (and the source digests); returns what was removed."""
+        usage = self.usage()
+        for name in ("kernels", "models"):
+            shutil.rmtree(self.directory / name, ignore_errors=True)
+        (self.directory / "sources.json").unlink(missing_ok=True)
+        return usage

@@ -49,6 +49,7 @@ from dlc.pipelines import (
     to_spec,
     with_options,
 )
+from dlc.rewrites.convert_loop_to_llvm import argument_names
 from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
@@ -327,18 +328,6 @@ def _argument(value: SSAValue, entry: func.FuncOp, num_inputs: int) -> KernelArg
     return None
 
 
-def _io_names(entry: func.FuncOp) -> list[str]:
-    names: list[str] = []
-    attrs = entry.arg_attrs.data if entry.arg_attrs is not None else ()
-    for index, argument in enumerate(entry.args):
-        name = argument.name_hint or f"arg{index}"
-        if index < len(attrs) and isinstance(onnx := attrs[index].data.get("onnx.name"),
-                                             StringAttr):
-            name = onnx.data
-        names.append(name)
-    return names
-
-
 def describe_model(
     module: ModuleOp, display_names: dict[str, str]
 ) -> tuple[ModelInfo | None, int]:
@@ -373,7 +362,7 @@ def describe_model(
             if all(a is not None for a in arguments) and not op.results else (),
             symbol,
         ))
-    names = _io_names(entry)
+    names = argument_names(entry, num_outputs_attr.value.data)
     workspace = entry.attributes.get(WORKSPACE_BYTES_ATTR)
     called = {call.symbol for call in calls}
     info = ModelInfo(

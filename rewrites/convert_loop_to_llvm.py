@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, TARGET_ATTR, UNSIGNED_ATTR
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NAME_ATTR, TARGET_ATTR, UNSIGNED_ATTR
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.cf import cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
@@ -121,7 +121,7 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             f"'func.func' op expected {NUM_OUTPUTS_ATTR} of @{name} between 0 and "
             f"{len(inputs)}, found {num_outputs}"
         )
-    arg_names = [arg.name_hint for arg in function.args] if function.body.blocks else []
+    arg_names = argument_names(function, num_outputs)
     arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
     arguments: list[ArgumentSpec] = []
     for index, type_ in enumerate(inputs):
@@ -136,9 +136,30 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"'func.func' op expected argument {index} of entry function @{name} to be a "
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
-        hint = arg_names[index] if index < len(arg_names) else None
-        arguments.append(ArgumentSpec(hint or f"arg{index}", type_.get_shape(), dtype))
+        arguments.append(ArgumentSpec(arg_names[index], type_.get_shape(), dtype))
     return FunctionSignature(name, tuple(arguments), num_outputs)
+
+
+def argument_names(function: func.FuncOp, num_outputs: int) -> list[str]:
+    """The names of an entry function's arguments as every runtime reports them (`dlc run`,
+    `dlc-run`, CPU and GPU executables alike): the ONNX name (`onnx.name`) where the model came
+    from ONNX; else an input's SSA name (or `arg<i>`), and `<function>_out<i>` for output i."""
+    name = function.sym_name.data
+    num_arguments = len(function.function_type.inputs.data)
+    num_inputs = num_arguments - num_outputs
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    hints = [arg.name_hint for arg in function.args] if function.body.blocks else []
+    names: list[str] = []
+    for index in range(num_arguments):
+        onnx_name = attrs[index].data.get(ONNX_NAME_ATTR) if index < len(attrs) else None
+        if isinstance(onnx_name, StringAttr):
+            names.append(onnx_name.data)
+        elif index >= num_inputs:
+            names.append(f"{name}_out{index - num_inputs}")
+        else:
+            hint = hints[index] if index < len(hints) else None
+            names.append(hint or f"arg{index}")
+    return names
 
 
 def metadata_global(signatures: list[FunctionSignature]) -> llvm.GlobalOp:

@@ -1,10 +1,15 @@
 """Per-kernel timing of a compiled model (TVM's debug executor, `tvmc run --profile`).
 
-The entry function's kernel calls are replayed one by one from Python, each on the buffers the
-compiled model gives it (its inputs and outputs, the planned workspace at the call's offsets, the
-weights by symbol), in program order so that every kernel sees the data it would see; each call
-is timed on its own. The model itself runs as one native call, so these timings add a few
-microseconds of Python per call that the model does not pay. Only NumPy and ctypes are used.
+CPU: the entry function's kernel calls are replayed one by one from Python, each on the buffers
+the compiled model gives it (its inputs and outputs, the planned workspace at the call's
+offsets, the weights by symbol), in program order so that every kernel sees the data it would
+see; each call is timed on its own. The model itself runs as one native call, so these timings
+add a few microseconds of Python per call that the model does not pay.
+
+GPU (`GpuExecutable`, OpenCL or CUDA): the host plan runs as it does in a call, on buffers
+uploaded once, with every launch timed on its own: the device is synchronized before and after
+it, so each time is the kernel's plus one launch's latency (the whole model's time is measured
+without those synchronizations). Only NumPy and ctypes are used.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from dlc.runtime.executable import Executable, ExecutableError, aligned_empty
+from dlc.runtime.gpu_host import DeviceBackend, GpuExecutable, KernelArgument
 from dlc.runtime.metadata import WEIGHT_ALIGNMENT, KernelCall
 
 
@@ -125,12 +131,76 @@ class _Replay:
         return result
 
 
-def profile(executable: Executable, inputs: Sequence[object], repeat: int = 10) -> Profile:
+class _TimedBackend:
+    """A device backend that runs each launch alone (synchronized before and after) and
+    records its wall time; everything else is the wrapped backend's."""
+
+    def __init__(self, backend: DeviceBackend) -> None:
+        self.backend = backend
+        self.launches: list[tuple[str, float]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+    def launch(
+        self,
+        kernel: str,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: Sequence[KernelArgument],
+    ) -> None:
+        self.backend.synchronize()
+        start = time.perf_counter()
+        self.backend.launch(kernel, grid, block, args)
+        self.backend.synchronize()
+        self.launches.append((kernel, time.perf_counter() - start))
+
+
+def _profile_gpu(executable: GpuExecutable, inputs: Sequence[object], repeat: int) -> Profile:
+    """`profile` for a GPU executable: each launch of the host plan timed on its own."""
+    call = executable.prepare(*inputs)
+    timed = _TimedBackend(executable.backend)
+    try:
+        samples: list[list[float]] = []
+        kernels: list[str] = []
+        for run in range(repeat + 1):  # the first run warms up (weights, buffers, JIT)
+            timed.launches = []
+            executable.program.call(executable.name, call.buffers, timed)
+            if run == 0:
+                kernels = [kernel for kernel, _ in timed.launches]
+                samples = [[] for _ in kernels]
+                continue
+            if [kernel for kernel, _ in timed.launches] != kernels:
+                raise ExecutableError(f"@{executable.name} launched other kernels on another run")
+            for index, (_, seconds) in enumerate(timed.launches):
+                samples[index].append(seconds)
+
+        def whole() -> None:
+            call.run()
+            executable.backend.synchronize()
+
+        model_seconds = median_seconds(whole, repeat)
+    finally:
+        call.release()
+    timings = tuple(
+        CallTiming(index, KernelCall(kernel, (), (), kernel),
+                   statistics.median(times) if times else None)
+        for index, (kernel, times) in enumerate(zip(kernels, samples, strict=True))
+    )
+    return Profile(timings, model_seconds)
+
+
+def profile(
+    executable: Executable | GpuExecutable, inputs: Sequence[object], repeat: int = 10
+) -> Profile:
     """Times each kernel call of a compiled model on `inputs`, and the whole model.
 
     Every call is replayed `repeat` times (after one warm-up pass) in program order; the result
-    is each call's median. Raises `ExecutableError` if the executable is not a compiled model.
+    is each call's median. On a GPU, every launch of the entry's host plan is a call. Raises
+    `ExecutableError` if the executable is not a compiled model.
     """
+    if isinstance(executable, GpuExecutable):
+        return _profile_gpu(executable, inputs, repeat)
     replay = _Replay(executable, inputs)
     functions = replay.functions()
     for function in functions:

@@ -213,3 +213,94 @@ def test_console_script_on_the_small_cnn(tmp_path: Path) -> None:
     (want,) = ReferenceEvaluator(str(SMALL_CNN)).run(None, {"image": image})
     got = np.load(tmp_path / "out" / "probabilities.npy")
     assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want))
+
+
+def two_output_model() -> onnx.ModelProto:
+    """Outputs `y:0` = Relu(x) and `y_0` = Neg(x): names that sanitise to the same file name."""
+    nodes = [helper.make_node("Relu", ["x"], ["y:0"], name="relu"),
+             helper.make_node("Neg", ["x"], ["y_0"], name="neg")]
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes, "two", [info("x", TensorProto.FLOAT, [2, 8])],
+        [info("y:0", TensorProto.FLOAT, [2, 8]), info("y_0", TensorProto.FLOAT, [2, 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_outputs_whose_file_names_collide_are_all_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`y:0` and `y_0` both sanitise to `y_0.npy`: the second gets another file, and the tool
+    says which file holds which output."""
+    model = tmp_path / "two.onnx"
+    onnx.save(two_output_model(), model)
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out"
+    assert dlc("run", model, "--input", tmp_path / "x.npy", "--output-dir", out,
+               cache=tmp_path / "c") == 0
+    printed = capsys.readouterr().out
+    assert f"y:0: {out / 'y_0.npy'}" in printed and f"y_0: {out / 'y_0_1.npy'}" in printed
+    np.testing.assert_array_equal(np.load(out / "y_0.npy"), np.maximum(x, 0))
+    np.testing.assert_array_equal(np.load(out / "y_0_1.npy"), -x)
+
+
+def test_output_file_names_are_plain_and_distinct() -> None:
+    from dlc.tools.diagnostics import output_file_names
+
+    assert output_file_names(["../escaped", "a/b", "..", "", "Y", "y", "y_1", "y"]) == [
+        "_._escaped.npy", "a_b.npy", "_..npy", "output.npy", "Y.npy", "y_1.npy", "y_1_1.npy",
+        "y_2.npy",
+    ]
+
+
+def test_run_seed_makes_the_random_inputs(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dlc run --seed N` runs on random inputs drawn from N: the same seed gives the same
+    outputs, another seed others."""
+    outputs = {}
+    for run, seed in [("a", 1), ("b", 1), ("c", 2)]:
+        assert dlc("run", tiny, "--seed", seed, "--output-dir", tmp_path / run,
+                   cache=tmp_path / "cache") == 0
+        outputs[run] = np.load(tmp_path / run / "y.npy")
+    np.testing.assert_array_equal(outputs["a"], outputs["b"])
+    assert not np.array_equal(outputs["a"], outputs["c"])
+    assert dlc("run", tiny, cache=tmp_path / "cache") == 1
+    assert "missing inputs: x (give --input NAME=FILE.npy, or --seed N" in capsys.readouterr().err
+
+
+def test_cache_info_and_clear(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "c"
+    assert dlc("compile", tiny, "-o", tmp_path / "tiny.so", cache=cache) == 0
+    capsys.readouterr()
+    assert dlc("cache", "info", cache=cache) == 0
+    info = capsys.readouterr().out
+    assert f"location: {cache}" in info and "1 kernels, 1 models" in info
+    assert "limit 2.0 GiB" in info
+    assert dlc("cache", "clear", cache=cache) == 0
+    assert "removed 1 kernels and 1 models" in capsys.readouterr().out
+    assert dlc("cache", "info", cache=cache) == 0
+    assert "0 kernels, 0 models" in capsys.readouterr().out
+    # a limit below one model's size: the compile leaves the cache within it
+    assert dlc("compile", tiny, "-o", tmp_path / "tiny.so", "--cache-max-size", "1K",
+               cache=cache) == 0
+    from dlc.driver.cache import CompileCache
+
+    assert CompileCache(cache, None).usage().bytes <= 1024
+    assert dlc("run", tiny, "--seed", 0, "--cache-max-size", "lots", cache=cache) == 1
+    assert "expected a size in bytes such as 2G" in capsys.readouterr().err
+
+
+def test_profile_on_opencl_times_each_launch(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dlc profile --target opencl` times each kernel launch of the host plan (it crashed:
+    'GpuExecutable' object has no attribute 'model')."""
+    pytest.importorskip("pyopencl")
+    assert dlc("profile", tiny, "--target", "opencl", "--repeat", 3, cache=tmp_path / "c") == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines()[1:] if line.split()[0].isdigit()]
+    assert rows and all(float(row.split()[2]) >= 0 for row in rows)
+    assert "whole model (one call)" in table

@@ -370,3 +370,35 @@ def test_resnet18_matches_interpreter(target: str):
 @pytest.mark.parametrize("target", TARGETS)
 def test_transformer_block_at_scale(target: str):
     check_transformer_block(target, size=128, mlp=256, scale=0.2)
+
+
+@pytest.mark.parametrize("target", ["host", *TARGETS])
+def test_output_names_agree_across_targets(target: str, tmp_path) -> None:
+    """One naming rule on every target (and in `dlc run` and `dlc-run`): the ONNX graph's
+    output names for a model from ONNX, else `<function>_out<i>`."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["probabilities"]),
+         helper.make_node("Neg", ["x"], ["y:0"])],
+        "names", [info("x", TensorProto.FLOAT, [2, 8])],
+        [info("probabilities", TensorProto.FLOAT, [2, 8]), info("y:0", TensorProto.FLOAT, [2, 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    from_onnx = dlc.compile(model, target, cache=False)
+    assert list(from_onnx.input_names) == ["x"]
+    assert list(from_onnx.output_names) == ["probabilities", "y:0"]
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    np.testing.assert_allclose(from_onnx.run({"x": x})["y:0"], -x)
+    mlir = tmp_path / "relu.mlir"
+    onnx.save(model, tmp_path / "m.onnx")
+    from dlc.frontends.onnx import import_onnx
+
+    module = import_onnx(tmp_path / "m.onnx")
+    entry = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    entry.res_attrs = None
+    entry.arg_attrs = None
+    mlir.write_text(str(module))
+    from_mlir = dlc.compile(mlir, target, cache=False)
+    assert list(from_mlir.output_names) == [f"{from_mlir.name}_out0", f"{from_mlir.name}_out1"]

@@ -184,6 +184,84 @@ def test_corrupt_cache_entries_are_recompiled(tmp_path: Path) -> None:
     assert dlc.compile(path, cache_dir=cache).stats.model_cache_hit
 
 
+def test_cached_weights_with_flipped_bytes_are_recompiled(tmp_path: Path) -> None:
+    """A cached weights blob whose bytes changed but whose size and modification time did not
+    fails its SHA-256: the model is compiled again, not run on the wrong weights."""
+    path = tmp_path / "tiny.onnx"
+    onnx.save(tiny_model(), path)
+    cache = tmp_path / "cache"
+    dlc.compile(path, cache_dir=cache)
+    (blob,) = cache.glob("models/*/weights.bin")
+    status = blob.stat()
+    data = bytearray(blob.read_bytes())
+    data[0] ^= 0x40
+    blob.write_bytes(bytes(data))
+    os.utime(blob, ns=(status.st_atime_ns, status.st_mtime_ns))
+    module = dlc.compile(path, cache_dir=cache)
+    assert not module.stats.model_cache_hit
+    x = np.ones((2, 8), np.float32)
+    np.testing.assert_allclose(module(x), reference(tiny_model(), {"x": x})[0])
+
+
+def test_truncating_the_cached_weights_does_not_crash_a_loaded_model(tmp_path: Path) -> None:
+    """A model taken from the cache holds its own copy of the weights: truncating the cache
+    file afterwards (another process clearing the cache) cannot SIGBUS it. Run in a child
+    process, since the failure is a crash."""
+    path = tmp_path / "tiny.onnx"
+    onnx.save(tiny_model(), path)
+    cache = tmp_path / "cache"
+    dlc.compile(path, cache_dir=cache)
+    script = (
+        "import os, sys, numpy as np, dlc\n"
+        f"m = dlc.compile({str(path)!r}, cache_dir={str(cache)!r})\n"
+        "assert m.stats.model_cache_hit\n"
+        "x = np.ones((2, 8), np.float32)\n"
+        "before = m(x).copy()\n"
+        f"(blob,) = __import__('pathlib').Path({str(cache)!r}).glob('models/*/weights.bin')\n"
+        "os.truncate(blob, 0)\n"
+        "np.testing.assert_array_equal(m(x), before)\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=REPO, check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", (result.returncode,
+                                                                      result.stderr[-2000:])
+
+
+def test_cache_size_limit_evicts_the_least_recently_used(tmp_path: Path) -> None:
+    """Over its limit, the cache removes the least recently used entries until it fits (a load
+    counts as a use); a compile with a limit evicts."""
+    from dlc.driver.cache import CompileCache
+
+    cache = tmp_path / "cache"
+    paths = []
+    for index, scale in enumerate((1.0, 2.0, 3.0)):
+        paths.append(tmp_path / f"m{index}.onnx")
+        onnx.save(tiny_model(scale=scale), paths[-1])
+    models: list[Path] = []
+    for path in paths:
+        before = set((cache / "models").glob("*"))
+        dlc.compile(path, cache_dir=cache, cache_max_bytes=None)
+        (new,) = set((cache / "models").glob("*")) - before
+        models.append(new)
+    usage = CompileCache(cache, None).usage()
+    assert usage.models == 3 and usage.kernels >= 1
+    old = (models[0] / "manifest.json").stat().st_mtime - 3600
+    for model in models[:2]:  # m0 and m1 last used an hour ago...
+        for file in model.iterdir():
+            os.utime(file, (old, old))
+    assert dlc.compile(paths[0], cache_dir=cache).stats.model_cache_hit  # ... m0 used again now
+    m1_bytes = sum(file.stat().st_size for file in models[1].iterdir())
+    limit = usage.bytes - m1_bytes
+    assert CompileCache(cache, limit).evict() == m1_bytes
+    assert CompileCache(cache, None).usage().bytes == limit
+    for path, cached in [(paths[0], True), (paths[2], True), (paths[1], False)]:
+        assert dlc.compile(path, cache_dir=cache, cache_max_bytes=None).stats.model_cache_hit \
+            is cached
+    dlc.compile(tiny_model(scale=4.0), cache_dir=cache, cache_max_bytes=1)
+    assert CompileCache(cache, None).usage().bytes <= 1
+
+
 def test_integer_and_scalar_inputs(tmp_path: Path) -> None:
     table = np.arange(20, dtype=np.float32).reshape(5, 4)
     nodes = [

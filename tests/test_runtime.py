@@ -405,6 +405,35 @@ def test_dlc_run_prints_and_saves_outputs(kernels_path: Path, tmp_path: Path) ->
                                atol=1e-5)
 
 
+ESCAPING_NAME = """
+func.func @"../escaped"(%X: memref<4xf32>, %Y: memref<4xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    %x = loop.load %X[%i] : memref<4xf32> -> f32
+    loop.store %x, %Y[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_dlc_run_saves_inside_the_output_dir_whatever_the_function_name(tmp_path: Path) -> None:
+    """A quoted symbol name `../escaped` names the output `../escaped_out0`: the file is a
+    plain name inside --output-dir, not a path out of it."""
+    (tmp_path / "escape.mlir").write_text(ESCAPING_NAME)
+    x = np.arange(4, dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    (tmp_path / "d").mkdir()
+    saved = dlc_run("escape.mlir", "--input", "x.npy", "--output-dir", "d/out", cwd=tmp_path)
+    assert saved.returncode == 0, saved.stderr
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["out"]
+    np.testing.assert_array_equal(np.load(tmp_path / "d" / "out" / "_._escaped_out0.npy"), x)
+    assert "../escaped_out0: d/out/_._escaped_out0.npy" in saved.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

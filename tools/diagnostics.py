@@ -6,12 +6,15 @@ A user of a tool sees a message that names what went wrong and where, never a Py
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import re
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import numpy as np
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 
@@ -80,3 +83,41 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_UNSAFE_FILE_CHAR = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def output_file_names(names: list[str]) -> list[str]:
+    """One `.npy` file name per output name, each a plain name inside the output directory
+    and all different: characters other than letters, digits, `_`, `.` and `-` become `_`
+    (so no `/`), a leading `.` becomes `_` (no `..`, no hidden file), and a name already
+    taken (`y:0` and `y_0` both give `y_0`; compared ignoring case, for case-insensitive
+    file systems) gets a suffix `_1`, `_2`, ..."""
+    files: list[str] = []
+    taken: set[str] = set()
+    for name in names:
+        stem = _UNSAFE_FILE_CHAR.sub("_", name) or "output"
+        if stem.startswith("."):
+            stem = "_" + stem[1:]
+        candidate, suffix = stem, 0
+        while candidate.lower() in taken:
+            suffix += 1
+            candidate = f"{stem}_{suffix}"
+        taken.add(candidate.lower())
+        files.append(f"{candidate}.npy")
+    return files
+
+
+def save_outputs(directory: Path, outputs: Mapping[str, np.ndarray], tool: str) -> None:
+    """Save each output as a `.npy` file in `directory` (`output_file_names`), each written
+    atomically, and print which file holds which output."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = output_file_names(list(outputs))
+    for file, array in zip(files, outputs.values(), strict=True):
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        write_atomically(directory / file, buffer.getvalue())
+    print(f"{tool}: wrote {len(files)} outputs to {directory}")
+    for name, file in zip(outputs, files, strict=True):
+        print(f"  {name}: {directory / file}")

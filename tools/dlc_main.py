@@ -3,23 +3,25 @@
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--input-shape x=1x3x224x224] -o model.so
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
-    dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
+    dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
     dlc bench model.onnx|model.so [--compare ort] [--repeat N]
     dlc tune model.onnx|kernel.mlir --trials N [--log F]   (then: dlc compile --tuning-log F)
     dlc tune replay model.onnx --log F [-o scheduled.mlir]
+    dlc cache info|clear [--cache-dir D]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
-way (compiles are cached in ~/.cache/dlc, see --cache-dir and --no-cache). Inputs not given are
-random (seeded; integers are zeros). Any failure is one `dlc: error: ...` line and exit code 1;
+way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
+--no-cache and `dlc cache`). Inputs not given are
+random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
+when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
 no output file is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import re
 import sys
 import time
@@ -30,8 +32,12 @@ from typing import Any
 import numpy as np
 from dlc.runtime.executable import Executable
 from dlc.runtime.metadata import format_bytes
-from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool, save_outputs, write_atomically
 from dlc.tools.dlc_run import _load_input
+
+DEFAULT_CACHE_BYTES = 2 << 30
+"""The compile cache's default size limit (driver.cache.DEFAULT_MAX_BYTES, which the tool does
+not import before it needs the compiler)."""
 
 _SHAPE = re.compile(r"^([^=]+)=(\d+(?:[x,]\d+)*|)$")
 
@@ -72,13 +78,32 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+    _cache_size_option(parser)
+
+
+def _size_arg(text: str) -> int:
+    match = re.fullmatch(r"(\d+)([KMG]i?B?|B)?", text.strip(), re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a size in bytes such as 2G, 500M or 1048576, found '{text}'"
+        )
+    unit = (match.group(2) or "B")[0].upper()
+    return int(match.group(1)) << {"B": 0, "K": 10, "M": 20, "G": 30}[unit]
+
+
+def _cache_size_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-max-size", type=_size_arg, default=DEFAULT_CACHE_BYTES,
+                        metavar="SIZE",
+                        help="the compile cache's size limit, e.g. 2G or 500M (default 2G): "
+                        "least recently used entries are removed after a compile")
 
 
 def _inputs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", dest="inputs", action="append", default=[],
                         metavar="[NAME=]FILE.npy",
                         help="an input as a .npy file, by name or in order (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--seed", type=int, help="seed of the random inputs made for inputs not "
+                        "given (default 0; dlc run makes random inputs only when given --seed)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,6 +146,13 @@ def _parser() -> argparse.ArgumentParser:
     bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
                               help="also run ONNX Runtime (CPU) on the same inputs")
 
+    cache_parser = commands.add_parser("cache", help="show or clear the compile cache")
+    cache_parser.add_argument("action", choices=["info", "clear"],
+                              help="info: location, entries and bytes; clear: remove them all")
+    cache_parser.add_argument("--cache-dir", type=Path,
+                              help="the compile cache (default ~/.cache/dlc)")
+    _cache_size_option(cache_parser)
+
     from dlc.tools.dlc_tune import add_tune_subcommand
 
     add_tune_subcommand(commands)
@@ -147,6 +179,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
+        cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs,
     )
     return executable, time.perf_counter() - start
@@ -160,10 +193,10 @@ def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Gen
 
 
 def _inputs(
-    executable: Executable, specs: list[str], seed: int, required: bool
+    executable: Executable, specs: list[str], seed: int | None, required: bool
 ) -> list[np.ndarray]:
     """The inputs in order: from `--input NAME=FILE` or `--input FILE` (in order), else random
-    (or an error when `required`)."""
+    from `seed` (default 0), or an error when `required`."""
     names = list(executable.input_names)
     given: dict[str, np.ndarray] = {}
     positional: list[np.ndarray] = []
@@ -185,8 +218,9 @@ def _inputs(
         raise ToolError(f"too many inputs: the model has {len(names)} ({', '.join(names)})")
     missing = [name for name in names if name not in given]
     if missing and required:
-        raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy)")
-    rng = np.random.default_rng(seed)
+        raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy, "
+                        "or --seed N for random inputs)")
+    rng = np.random.default_rng(0 if seed is None else seed)
     arrays = []
     for index, name in enumerate(names):
         if name in given:
@@ -272,26 +306,13 @@ def compile_command(args: argparse.Namespace) -> None:
               + " (summed over processes)")
 
 
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
-def _file_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
-
-
 def run_command(args: argparse.Namespace) -> None:
     """`dlc run`: run once on the given inputs; print or save the outputs."""
     executable, _ = _executable(args)
-    inputs = _inputs(executable, args.inputs, args.seed, required=True)
+    inputs = _inputs(executable, args.inputs, args.seed, required=args.seed is None)
     results = executable.run(dict(zip(executable.input_names, inputs, strict=True)))
     if args.output_dir is not None:
-        args.output_dir.mkdir(parents=True, exist_ok=True)
-        for name, array in results.items():
-            write_atomically(args.output_dir / f"{_file_name(name)}.npy", _npy_bytes(array))
-        print(f"dlc: wrote {len(results)} outputs to {args.output_dir}")
+        save_outputs(args.output_dir, results, "dlc")
         return
     for name, array in results.items():
         print(f"// {name}: {array.dtype} {list(array.shape)}")
@@ -338,6 +359,23 @@ def bench_command(args: argparse.Namespace) -> None:
         print(f"{name:>12}: {median:8.3f} ms median of {args.repeat}{ratio}")
 
 
+def cache_command(args: argparse.Namespace) -> None:
+    """`dlc cache info|clear`: what the compile cache holds, or remove it all."""
+    from dlc.driver.cache import CompileCache
+
+    cache = CompileCache(args.cache_dir, args.cache_max_size)
+    if args.action == "clear":
+        removed = cache.clear()
+        print(f"dlc: removed {removed.kernels} kernels and {removed.models} models "
+              f"({format_bytes(removed.bytes)}) from {removed.directory}")
+        return
+    usage = cache.usage()
+    print(f"location: {usage.directory}")
+    print(f"entries:  {usage.kernels} kernels, {usage.models} models")
+    print(f"size:     {format_bytes(usage.bytes)} ({usage.bytes} bytes; limit "
+          f"{format_bytes(args.cache_max_size)})")
+
+
 def tune_command(args: argparse.Namespace) -> None:
     """`dlc tune` (tools/dlc_tune.py): tune a model's kernels into a log, or replay a log."""
     from dlc.tools.dlc_tune import run_tune
@@ -353,6 +391,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "profile": profile_command,
     "bench": bench_command,
     "tune": tune_command,
+    "cache": cache_command,
 }
 
 

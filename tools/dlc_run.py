@@ -12,12 +12,11 @@ Any failure (unreadable file, parse error, input of the wrong shape or dtype) is
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 from pathlib import Path
 
 import numpy as np
-from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool, save_outputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NPY", help="the inputs, in order, as .npy files",
     )
     parser.add_argument(
-        "--output-dir", type=Path, help="save the outputs as <entry>_out<i>.npy here"
+        "--output-dir", type=Path,
+        help="save each output as <name>.npy here (names: the model's, else <entry>_out<i>)"
     )
     parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
     parser.add_argument(
@@ -68,21 +68,13 @@ def run(args: argparse.Namespace) -> None:
     except (dlc.ExecutableError, dlc.CompileError, LibraryError) as e:
         raise ToolError(str(e)) from None
     outputs = results if isinstance(results, tuple) else (results,)
+    named = dict(zip(executable.output_names, outputs, strict=True))
     if args.output_dir is not None:
-        args.output_dir.mkdir(parents=True, exist_ok=True)
-        for index, output in enumerate(outputs):
-            path = args.output_dir / f"{executable.name}_out{index}.npy"
-            write_atomically(path, _npy_bytes(output))
+        save_outputs(args.output_dir, named, "dlc-run")
         return
-    for index, output in enumerate(outputs):
-        print(f"// {executable.name}_out{index}: {output.dtype} {list(output.shape)}")
+    for name, output in named.items():
+        print(f"// {name}: {output.dtype} {list(output.shape)}")
         print(np.array2string(output, threshold=sys.maxsize, separator=", "))
-
-
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from dlc.dialects.contracts import ONNX_NAME_ATTR
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.frontends.onnx.context import (
     NodeContext,
@@ -537,7 +538,7 @@ def _is_splat(array: np.ndarray) -> bool:
 
 
 def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({"onnx.name": StringAttr(n)}) for n in names])
+    return ArrayAttr([DictionaryAttr({ONNX_NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:

@@ -584,7 +584,7 @@ func.func @vectorized_index_cast_gather(%idx: memref<4xi32>, %x: memref<8xf32>, 
 // CHECK:       llvm.mlir.global external constant @dlc_metadata
 // CHECK-SAME:    {\22name\22:\22x\22,\22shape\22:[4],\22dtype\22:\22uint16\22}
 // CHECK-SAME:    {\22name\22:\22y\22,\22shape\22:[4],\22dtype\22:\22int16\22}
-// CHECK-SAME:    {\22name\22:\22out\22,\22shape\22:[4],\22dtype\22:\22uint16\22}
+// CHECK-SAME:    {\22name\22:\22unsigned_arguments_out0\22,\22shape\22:[4],\22dtype\22:\22uint16\22}
 func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16>, %out: memref<4xi16> {dlc.unsigned}) attributes {dlc.num_outputs = 1 : i64} {
   "memref.copy"(%x, %out) : (memref<4xi16>, memref<4xi16>) -> ()
   func.return
