@@ -216,7 +216,7 @@ def run_tune(args: argparse.Namespace) -> int:
         )
     bar.close()
     _summary(result, time.monotonic() - start)
-    if args.check_model and source.suffix == ".onnx":
+    if args.check_model:
         _check_model(source, log, args.threads, result.estimated_latency("best"))
     if curve:
         from dlc.autotune.plot import plot_curves
