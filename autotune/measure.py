@@ -4,8 +4,10 @@ Counterpart: TVM's `LocalBuilder` + `LocalRunner` (MetaSchedule) / AutoTVM's `me
 A candidate is a workload plus a schedule (transform-script text; None for the untuned kernel).
 Builders (`n_parallel` worker processes) apply the script, lower the kernel to LLVM and link a
 shared library; the runner (one worker process, so that timings do not overlap) loads it, runs
-it on the task's seeded random inputs, compares the outputs with those of the untuned kernel,
-then times it: `repeat` timings, each the mean of `number` back-to-back calls (enough calls to
+it on the task's seeded random inputs, compares the outputs with those of the default schedule
+(`loop-default-schedule`, the schedule a compile without a log gives; the untuned kernel where
+that pass does not exist) on the same inputs, within a tolerance, then times it: `repeat`
+timings, each the mean of `number` back-to-back calls (enough calls to
 last `min_repeat_ms`); the cost is their median. A candidate that fails to build, crashes the
 runner (a segfault kills only that worker, which is restarted), runs past its timeout (the worker
 is killed) or computes a wrong result costs that trial only; the result says which.
@@ -55,7 +57,7 @@ class MeasureOptions:
         build_timeout, run_timeout: seconds before a builder or the runner is killed.
         n_parallel: builder processes.
         num_threads: threads for parallel loops in the runner (OMP_NUM_THREADS).
-        rtol, atol: tolerance against the untuned kernel's outputs (atol scaled by the
+        rtol, atol: tolerance against the default schedule's outputs (atol scaled by the
             outputs' largest magnitude).
         opt_level: LLVM optimization level.
         seed: the seed of the random inputs.
@@ -117,7 +119,7 @@ BASELINE_RUN_TIMEOUT = 600.0
 
 
 class MeasureError(RuntimeError):
-    """Measuring cannot start: the untuned kernel itself does not build or run."""
+    """Measuring cannot start: the reference (the default schedule) does not build or run."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -267,7 +269,7 @@ def _load_arrays(path: str) -> list[np.ndarray]:
 def run_library(library: bytes, inputs_path: str, reference_path: str | None,
                 options: MeasureOptions, write_reference: bool = False) -> list[float]:
     """Load a kernel, run it on the saved inputs, check it against the reference outputs (or
-    write them, for the untuned kernel), then time it; returns seconds per run."""
+    write them, for the default schedule), then time it; returns seconds per run."""
     with tempfile.TemporaryDirectory(prefix="dlc-run-") as scratch:
         try:
             kernel = LoadedKernel(library, Path(scratch))
@@ -326,7 +328,7 @@ def _check_outputs(outputs: Sequence[np.ndarray], reference: Sequence[np.ndarray
         if not np.allclose(got, want, rtol=options.rtol, atol=atol, equal_nan=True):
             error = float(np.max(np.abs(got.astype(np.float64) - want)))
             raise _TrialFailure(
-                "wrong", f"output {index}: max abs error {error:.3g} against the untuned kernel "
+                "wrong", f"output {index}: max abs error {error:.3g} against the default schedule "
                 f"(atol {atol:.3g}, rtol {options.rtol})"
             )
 
@@ -524,6 +526,14 @@ class LocalBackend:
 # ----------------------------------------------------------------------------------------------
 
 
+def reference_is_default() -> bool:
+    """Whether candidates are checked against the default schedule (`loop-default-schedule`
+    exists), else against the untuned kernel."""
+    from dlc.rewrites import get_all_passes
+
+    return "loop-default-schedule" in get_all_passes()
+
+
 def random_inputs(workload: Workload, seed: int) -> list[np.ndarray]:
     """Seeded random inputs for a workload's input arguments (uniform in [-1, 1) for floats)."""
     from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
@@ -586,7 +596,7 @@ class Measurer:
 
     def prepare(self, workload: Workload) -> None:
         """Writes the workload's inputs (its constant inputs apart: builders bake them in) and,
-        from the untuned kernel, its reference outputs."""
+        from the default schedule (`reference_is_default`), its reference outputs."""
         if workload.key in self._prepared:
             return
         directory = self.workdir / workload.key
@@ -602,20 +612,22 @@ class Measurer:
             constants_path = str(directory / "constants.npz")
             np.savez(constants_path, **{f"a{i}": arrays[index] for i, index in
                                         enumerate(constant)})
+        default = reference_is_default()
+        what = "default schedule" if default else "untuned kernel"
         (build,) = self.backend.build(
-            [(workload.text, None, False, self.options.opt_level, constants_path,
+            [(workload.text, None, default, self.options.opt_level, constants_path,
               str(self.target))],
             self.options.build_timeout,
         )
         if build[0] != "ok":
-            raise MeasureError(f"the untuned kernel of {workload.name} does not build: {build[-1]}")
+            raise MeasureError(f"the {what} of {workload.name} does not build: {build[-1]}")
         options = self.options
         (run,) = self.backend.run(
             [(build[1], str(inputs_path), str(reference_path), options, True)],
             max(options.run_timeout, BASELINE_RUN_TIMEOUT),
         )
         if run[0] != "ok":
-            raise MeasureError(f"the untuned kernel of {workload.name} does not run: {run[-1]}")
+            raise MeasureError(f"the {what} of {workload.name} does not run: {run[-1]}")
         self._prepared[workload.key] = (str(inputs_path), str(reference_path), constants_path)
 
     def measure(self, workload: Workload, candidates: Sequence[Candidate],

@@ -32,7 +32,10 @@ class SearchStrategy(ABC):
         self.space = space
         self.rng = random.Random(seed)
         self.measured: dict[Point, float] = {}
+        self.fenced: set[Point] = set()
         self.rejected = 0
+        default = space.default_point()
+        self._seeds: list[Point] = [default] if default is not None else []
 
     @property
     def best(self) -> tuple[Point, float] | None:
@@ -44,12 +47,25 @@ class SearchStrategy(ABC):
             previous = self.measured.get(point, math.inf)
             self.measured[point] = min(previous, cost)
 
-    @abstractmethod
+    def fence(self, point: Point) -> None:
+        """Never proposes `point` again in this run (it computed a wrong result)."""
+        self.fenced.add(point)
+
     def propose(self, n: int) -> list[Point]:
+        """Up to `n` new valid points: the space's default point first (the search starts
+        from the default schedule), then the strategy's own."""
+        taken: set[Point] = set()
+        seeds = [p for p in self._seeds[:n] if self._is_new_valid(p, taken)]
+        self._seeds = []
+        taken.update(seeds)
+        return seeds + self._propose(n - len(seeds), taken) if n > len(seeds) else seeds
+
+    @abstractmethod
+    def _propose(self, n: int, taken: set[Point]) -> list[Point]:
         raise NotImplementedError
 
     def _is_new_valid(self, point: Point, taken: set[Point]) -> bool:
-        if point in self.measured or point in taken:
+        if point in self.measured or point in taken or point in self.fenced:
             return False
         if self.space.check(point) is not None:
             self.rejected += 1
@@ -73,8 +89,8 @@ class RandomSearch(SearchStrategy):
 
     name = "random"
 
-    def propose(self, n: int) -> list[Point]:
-        return self._random_new(n, set())
+    def _propose(self, n: int, taken: set[Point]) -> list[Point]:
+        return self._random_new(n, taken)
 
 
 class GridSearch(SearchStrategy):
@@ -86,9 +102,8 @@ class GridSearch(SearchStrategy):
         super().__init__(space, seed)
         self._points: Iterator[Point] = space.grid()
 
-    def propose(self, n: int) -> list[Point]:
+    def _propose(self, n: int, taken: set[Point]) -> list[Point]:
         found: list[Point] = []
-        taken: set[Point] = set()
         for point in self._points:
             if self._is_new_valid(point, taken):
                 taken.add(point)
@@ -146,11 +161,10 @@ class EvolutionarySearch(SearchStrategy):
     def _scores(self, points: Sequence[Point]) -> np.ndarray:
         return self.model.predict([self._feature(p) for p in points])
 
-    def propose(self, n: int) -> list[Point]:
+    def _propose(self, n: int, taken: set[Point]) -> list[Point]:
         if len(self.measured) < self.warmup or not self.model.trained:
-            return self._random_new(n, set())
+            return self._random_new(n, taken)
         explore = sum(1 for _ in range(n) if self.rng.random() < self.epsilon)
-        taken: set[Point] = set()
         chosen = self._evolve(n - explore, taken)
         chosen += self._random_new(n - len(chosen), taken)
         return chosen

@@ -298,6 +298,12 @@ class Space(ABC):
         """Numbers describing the loop nest `point` makes (fixed length for a space)."""
         return [math.log2(1 + float(i)) for i in point]
 
+    def default_point(self) -> Point | None:
+        """The point that is `loop-default-schedule`'s own schedule (the `rules` space's
+        default knobs), which the search measures first; None where the default schedule is no
+        point of the space (it is then measured as the tuner's 'default' baseline)."""
+        return None
+
     # -- sampling ----------------------------------------------------------------------------
 
     def random_point(self, rng: random.Random) -> Point:
@@ -618,9 +624,11 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     block = workload.info.anchor()
     axes = [axis for axis, _ in block.loops]
     w = ScriptWriter()
+    default = default_rule_values(target)
     for knob, candidates in RULE_KNOBS.items():
         if knob == "accumulators":  # the tile, the reused vectors and a broadcast in registers
             candidates = tuple(c for c in candidates if c + 2 <= target.vector_registers)
+        candidates = tuple(sorted({*candidates, default[knob]}))  # the default is a point
         listed = ", ".join(str(c) for c in candidates)
         w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
                                             f"{CANDIDATES_ATTR} = array<i64: {listed}>"))
@@ -633,7 +641,30 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     params = ", ".join(f"%{knob}" for knob in RULE_KNOBS)
     types = ", ".join([_ANY] + [_PARAM] * len(RULE_KNOBS))
     w.emit(f"transform.loop.apply_rules {loops[0]} [{target.threads}, {params}] : {types}")
-    return TemplateSpace("rules-template", w.text())
+    return _RulesTemplate("rules-template", w.text(), default_values=default)
+
+
+def default_rule_values(target: CpuTarget) -> dict[str, int]:
+    """`default_rule_knobs` as the rules template's knob values on `target` (its zeros, "the
+    target's", resolved), so that the default schedule is one of the template's points."""
+    rows, accumulators, pack_rows, l2_kib = default_rule_knobs()
+    return {
+        "rows": rows,
+        "accumulators": accumulators or target.vector_registers * 3 // 4,
+        "pack_rows": pack_rows,
+        "l2_kib": l2_kib or target.l2_bytes // 1024,
+    }
+
+
+class _RulesTemplate(TemplateSpace):
+    """The rules template, whose default knobs are the default schedule."""
+
+    def __init__(self, name: str, script: str, *, default_values: Mapping[str, int]) -> None:
+        super().__init__(name, script)
+        self.default_values = dict(default_values)
+
+    def default_point(self) -> Point | None:
+        return self.point_of(self.default_values)
 
 
 PARALLEL_MARKER = "    // dlc: parallel"

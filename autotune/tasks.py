@@ -195,11 +195,12 @@ class GradientTaskScheduler:
 
 
 def _model_gflops(tasks: Sequence[Task], tuners: Sequence[WorkloadTuner]) -> float:
-    """The model's throughput with each task's best record so far (its baseline if none)."""
+    """The model's throughput with each task's best record so far (its default, else its
+    baseline, if none)."""
     latency = 0.0
     for task, tuner in zip(tasks, tuners, strict=True):
-        costs = [r.cost for r in (tuner.best, tuner.baseline, tuner.default)
-                 if r is not None and r.ok]
+        costs = [r.cost for r in (tuner.best, tuner.default, tuner.baseline)
+                 if r is not None and r.ok][:1]
         if not costs:
             return 0.0
         latency += task.weight * min(costs)
@@ -220,10 +221,9 @@ class ModelTuneResult:
         total = 0.0
         for task, result in zip(self.tasks, self.results, strict=True):
             if which == "best":
-                # compile time takes the fastest of the tuned, untuned and default kernels
-                options = [result.best, result.baseline, result.default]
-                costs = [r.cost for r in options if r is not None and r.ok]
-                total += task.weight * (min(costs) if costs else math.nan)
+                # what a compile with the log applies: the default unless beaten beyond noise
+                record = result.best or result.default or result.baseline
+                total += task.weight * (record.cost if record is not None else math.nan)
                 continue
             record = getattr(result, which) or result.baseline
             total += task.weight * (record.cost if record is not None else math.nan)

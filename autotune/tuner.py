@@ -2,8 +2,16 @@
 
 Counterpart: MetaSchedule's `TaskScheduler` inner loop for one task (`tune_tir`), AutoTVM's
 `Tuner.tune`. Every trial is appended to the log as it is measured (resumable after a kill),
-the untuned kernel (and the default schedule, where `loop-default-schedule` exists) are measured
-first as the baseline, and a progress callback sees the best throughput so far.
+the untuned kernel and the default schedule (where `loop-default-schedule` exists) are measured
+first, and a progress callback sees the best throughput so far.
+
+Tuning never makes a kernel slower: every candidate's outputs are checked against the default
+schedule's on the same inputs before it is timed (a wrong one costs one build, is logged as
+`wrong` and its knobs are never proposed again), the search starts from the default schedule
+(the best so far is the default until something beats it; the `rules` space measures its
+default point first), and the best a log gives a workload is the default unless a schedule beats
+it beyond the noise of their measurements (`best_records`), which the confirmation rounds
+measure side by side.
 """
 
 from __future__ import annotations
@@ -14,10 +22,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlc.autotune.measure import BASELINE_RUN_TIMEOUT, Candidate, Measurer, MeasureResult
+from dlc.autotune.measure import (
+    BASELINE_RUN_TIMEOUT,
+    Candidate,
+    Measurer,
+    MeasureResult,
+    reference_is_default,
+)
 from dlc.autotune.search import SearchStrategy, make_strategy
 from dlc.autotune.space import Point, Space, make_space
-from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log, tuning_key
+from dlc.rewrites.tuning.log import (
+    LogWriter,
+    Record,
+    best_records,
+    is_default,
+    read_log,
+    tuning_key,
+)
 from dlc.rewrites.tuning.workload import Workload
 from dlc.target import CpuTarget
 
@@ -54,7 +75,9 @@ class TuneResult:
     """The outcome of tuning one workload.
 
     Attributes:
-        best: the fastest successful record (None if none succeeded).
+        best: the record a compile with the log applies (`best_records` over everything
+            measured: the default schedule's unless a schedule beats it beyond noise; None
+            if nothing succeeded).
         baseline: the untuned kernel's record; default: the default schedule's, if measured.
         history: best cost so far after each trial (seconds; inf before the first success).
         records: the trials of this run (not the baseline).
@@ -134,10 +157,14 @@ class WorkloadTuner:
         self.best: Record | None = None
         self.trials = 0
         self.exhausted = False
+        self.measured: list[Record] = []
+        """Every successful record of this workload: baselines, trials and confirmations."""
         if resume_from is not None:
             self._resume(resume_from)
         if measure_baseline and self.baseline is None:
             self._measure_baseline()
+        if self.default is not None and (self.best is None or self.default.cost < self.best.cost):
+            self.best = self.default  # the search starts from the default schedule
 
     def _resume(self, path: str | Path) -> None:
         """Feeds the log's records of this workload, target and space to the strategy."""
@@ -146,6 +173,8 @@ class WorkloadTuner:
         for record in read_log(path).records:
             if record.workload != self.workload.key or record.target != tuning_key(self.target):
                 continue
+            if record.ok:
+                self.measured.append(record)
             if record.trial == CONFIRM_TRIAL:
                 continue  # a re-measurement, not a trial
             if record.script is None:
@@ -167,16 +196,16 @@ class WorkloadTuner:
 
     def _note(self, record: Record) -> None:
         self.trials = max(self.trials, record.trial + 1)
+        if record.ok and record not in self.measured:
+            self.measured.append(record)
         if record.ok and (self.best is None or record.cost < self.best.cost):
             self.best = record
         self.history.append(self.best.cost if self.best is not None else math.inf)
 
     def _measure_baseline(self) -> None:
-        from dlc.rewrites import get_all_passes
-
         candidates = [Candidate()]
         labels = ["untuned"]
-        if "loop-default-schedule" in get_all_passes():
+        if reference_is_default():
             candidates.append(Candidate(default_schedule=True))
             labels.append("default")
         timeout = max(self.measurer.options.run_timeout, BASELINE_RUN_TIMEOUT)
@@ -186,6 +215,8 @@ class WorkloadTuner:
                              result, -1)
             if self.log is not None:
                 self.log.write(record)
+            if record.ok:
+                self.measured.append(record)
             if label == "untuned":
                 self.baseline = record
             else:
@@ -207,6 +238,8 @@ class WorkloadTuner:
             if self.log is not None:
                 self.log.write(record)
             self._note(record)
+            if record.error is not None and record.error.get("kind") == "wrong":
+                self.strategy.fence(point)  # a wrong schedule is never proposed again
             batch.append(record)
         self.records += batch
         self.strategy.update(points, [r.cost for r in batch])
@@ -218,7 +251,8 @@ class WorkloadTuner:
         records (`trial` = `CONFIRM_TRIAL`, not trials of the budget). The best of many noisy
         measurements is biased toward luck (the winner's curse: on a flat space the search
         picks noise); `best_records` then judges each schedule on all its measurements, and
-        `best` and `default` hold the pooled records."""
+        keeps the default unless a schedule beats it beyond their noise; `best` and `default`
+        hold the pooled records."""
         ranked: list[Record] = []
         for record in sorted((r for r in self.records if r.ok), key=lambda r: r.cost):
             if all(record.script != other.script for other in ranked):
@@ -242,20 +276,25 @@ class WorkloadTuner:
                                      source.knobs, result, CONFIRM_TRIAL)
                 if self.log is not None:
                     self.log.write(record)
+                if record.ok:
+                    self.measured.append(record)
                 confirmed.append(record)
-        tuned = [r for r in [*self.records, *confirmed] if r.script is not None]
-        self.best = best_records(tuned).get(self.workload.key, self.best)
         if self.default is not None:
-            defaults = [self.default, *(r for r in confirmed if r.script is None)]
+            defaults = [r for r in self.measured if is_default(r)]
             self.default = best_records(defaults).get(self.workload.key, self.default)
         return confirmed
+
+    def decided(self) -> Record | None:
+        """The record a compile with the log applies to this workload (`best_records` over
+        everything measured: the default unless beaten beyond noise)."""
+        return best_records(self.measured).get(self.workload.key, self.best)
 
     @property
     def best_gflops(self) -> float:
         return self.best.gflops if self.best is not None else 0.0
 
     def result(self, wall_s: float = 0.0) -> TuneResult:
-        return TuneResult(self.workload, self.best, self.baseline, self.default,
+        return TuneResult(self.workload, self.decided(), self.baseline, self.default,
                           list(self.history), list(self.records), wall_s)
 
 

@@ -45,6 +45,9 @@ class CompileStats:
         weight_bytes: constant data.
         model_cache_hit: the whole model came from the cache.
         seconds: wall time per stage, in order.
+        tuned: with a tuning log, the kernels it scheduled (functions marked `dlc.tuned`);
+        kept_default: with a tuning log, the kernels it left to the default schedule (no
+            record, or the default was the best).
     """
 
     calls: int = 0
@@ -55,6 +58,8 @@ class CompileStats:
     weight_bytes: int = 0
     model_cache_hit: bool = False
     seconds: dict[str, float] = field(default_factory=dict[str, float])
+    tuned: list[str] = field(default_factory=list[str])
+    kept_default: list[str] = field(default_factory=list[str])
 
     @property
     def total_seconds(self) -> float:

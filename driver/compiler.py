@@ -193,6 +193,14 @@ def whole_module_passes(
         for op in module.ops
         if isinstance(op, func.FuncOp) and TUNED_ATTR in op.attributes
     }
+    if stats is not None and options.tuning_log is not None:
+        stats.tuned = sorted(tuned)
+        stats.kept_default = sorted(
+            op.sym_name.data for op in module.ops
+            if isinstance(op, func.FuncOp) and NUM_OUTPUTS_ATTR in op.attributes
+            and op.sym_name.data not in tuned and not op.is_declaration
+            and not any(isinstance(inner, func.CallOp) for inner in op.walk())
+        )
     return passes[split:], tuned
 
 

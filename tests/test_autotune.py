@@ -12,12 +12,13 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 from dlc.autotune.cost_model import RidgeCostModel, make_cost_model
-from dlc.autotune.measure import Candidate, MeasureOptions, Measurer
+from dlc.autotune.measure import Candidate, MeasureOptions, Measurer, MeasureResult
 from dlc.autotune.search import EvolutionarySearch, GridSearch, RandomSearch
 from dlc.autotune.space import (
     Knob,
@@ -30,7 +31,13 @@ from dlc.autotune.space import (
     matmul_template,
 )
 from dlc.autotune.tasks import lower_to_loop, workloads_of
-from dlc.autotune.tuner import CONFIRM_ROUNDS, CONFIRM_TOP, CONFIRM_TRIAL, tune_workload
+from dlc.autotune.tuner import (
+    CONFIRM_ROUNDS,
+    CONFIRM_TOP,
+    CONFIRM_TRIAL,
+    TuneResult,
+    tune_workload,
+)
 from dlc.dialects import make_context
 from dlc.driver.target import resolve_cpu_target
 from dlc.rewrites.tuning.log import LogWriter, Record, best_records, read_log, tuning_key
@@ -300,6 +307,143 @@ def test_best_records_judges_a_schedule_on_all_its_measurements() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+# Tuning never makes a kernel slower: scripted timings
+# ----------------------------------------------------------------------------------------------
+
+
+class ScriptedMeasurer:
+    """A measurer whose results come from `timings(candidate)` (nothing is built): seconds per
+    run, or an error kind."""
+
+    def __init__(self, timings: Callable[[Candidate], list[float] | str]) -> None:
+        self.timings = timings
+        self.target = TARGET
+        self.options = MeasureOptions()
+        self.measured: list[Candidate] = []
+
+    def result(self, candidate: Candidate) -> MeasureResult:
+        self.measured.append(candidate)
+        timing = self.timings(candidate)
+        if isinstance(timing, str):
+            return MeasureResult([], timing, f"scripted {timing}")
+        return MeasureResult(list(timing))
+
+    def measure(self, workload: Workload, candidates: Sequence[Candidate],
+                run_timeout: float | None = None) -> list[MeasureResult]:
+        return [self.result(c) for c in candidates]
+
+    def measure_rounds(self, workload: Workload, candidates: Sequence[Candidate], rounds: int,
+                       run_timeout: float | None = None) -> list[list[MeasureResult]]:
+        return [[self.result(c) for c in candidates] for _ in range(rounds)]
+
+    def close(self) -> None:
+        pass
+
+
+DEFAULT_TIMES = [1.00e-3, 1.01e-3, 1.02e-3]
+
+
+def _scripted(candidate_times: Callable[[str], list[float] | str]
+              ) -> Callable[[Candidate], list[float] | str]:
+    def timings(candidate: Candidate) -> list[float] | str:
+        if candidate.default_schedule:
+            return DEFAULT_TIMES
+        if candidate.script is None:
+            return [5e-3, 5e-3]  # the untuned kernel: never what a tuned compile gets
+        return candidate_times(candidate.script)
+    return timings
+
+
+def _tune_scripted(workload: Workload, log: Path, timings: Callable[[str], list[float] | str],
+                   trials: int = 8, strategy: str = "random") -> TuneResult:
+    measurer = ScriptedMeasurer(_scripted(timings))
+    return tune_workload(workload, trials, measurer=measurer, space="rules",  # type: ignore
+                         strategy=strategy, log_path=log, batch_size=4)
+
+
+def test_search_starts_from_the_default_and_never_ends_below_it(
+    small_matmul: Workload, tmp_path: Path
+) -> None:
+    """The rules space's default knobs are the first trial; when every schedule is slower than
+    the default, the log's best for the workload is the default ('leave it to the default
+    schedule' for loop-apply-tuning-log) and the tuner reports it."""
+    from dlc.autotune.space import default_rule_values
+    from dlc.rewrites.tuning.apply import load_best
+
+    log = tmp_path / "slower.jsonl"
+    result = _tune_scripted(small_matmul, log, lambda script: [2e-3, 2.01e-3])
+    assert result.records[0].knobs == default_rule_values(TARGET)
+    assert result.history[0] == pytest.approx(1.01e-3)  # the default, before any trial
+    assert result.best is not None and result.best.knobs == {"baseline": "default"}
+    best = load_best(log)[small_matmul.key]
+    assert best.knobs == {"baseline": "default"} and best.script is None
+
+
+@pytest.mark.parametrize(("candidate", "replaces"), [
+    ([0.85e-3, 0.90e-3, 1.10e-3], False),  # faster median, but within the noise
+    ([0.50e-3, 0.51e-3, 0.52e-3], True),  # faster beyond the noise
+])
+def test_a_candidate_replaces_the_default_only_beyond_noise(
+    small_matmul: Workload, tmp_path: Path, candidate: list[float], replaces: bool
+) -> None:
+    from dlc.rewrites.tuning.apply import load_best
+    from dlc.rewrites.tuning.log import beats_beyond_noise
+
+    space = make_space(small_matmul, TARGET, "rules")
+    winner = space.render(space.point_of({"rows": 2, "accumulators": 24, "pack_rows": 0,
+                                          "l2_kib": 1024}))
+    log = tmp_path / "noisy.jsonl"
+    result = _tune_scripted(small_matmul, log, lambda script: candidate if script == winner
+                            else [3e-3, 3e-3], trials=40, strategy="grid")
+    assert result.best is not None and result.default is not None
+    assert (result.best.script == winner) is replaces
+    assert beats_beyond_noise(result.best, result.default) is replaces
+    assert (load_best(log)[small_matmul.key].script == winner) is replaces
+    # the confirmation rounds measured the winner and the default side by side
+    confirmed = [r for r in read_log(log).records if r.trial == CONFIRM_TRIAL]
+    assert {r.script for r in confirmed} >= {winner, None}
+
+
+def test_a_wrong_candidate_is_fenced(small_matmul: Workload, tmp_path: Path) -> None:
+    """A schedule whose outputs differ from the default schedule's costs one build, is logged
+    as `wrong`, and its knobs are never proposed again in the run."""
+    from dlc.autotune.tuner import WorkloadTuner
+
+    space = make_space(small_matmul, TARGET, "rules")
+    bad_point = space.point_of({"rows": 2, "accumulators": 8, "pack_rows": 1, "l2_kib": 256})
+    bad = space.render(bad_point)
+    measurer = ScriptedMeasurer(_scripted(lambda s: "wrong" if s == bad else [2e-3, 2e-3]))
+    with LogWriter(tmp_path / "wrong.jsonl") as writer:
+        tuner = WorkloadTuner(small_matmul, measurer, space=space, strategy="grid",  # type: ignore
+                              log=writer)
+        while not tuner.exhausted:
+            tuner.step(16)
+    wrong = [r for r in read_log(tmp_path / "wrong.jsonl").records
+             if r.error is not None and r.error["kind"] == "wrong"]
+    assert [r.script for r in wrong] == [bad]
+    assert bad_point in tuner.strategy.fenced
+    assert sum(1 for c in measurer.measured if c.script == bad) == 1
+    tuner.strategy.measured.pop(bad_point)  # even forgotten, a fenced point is not proposed
+    assert bad_point not in tuner.strategy.propose(space.size)
+    assert tuner.result().best is not None and tuner.result().best.script != bad
+
+
+def test_best_records_keeps_the_default_against_the_untuned_kernel() -> None:
+    """The untuned kernel is a baseline, not a schedule to apply: it never replaces the
+    default, however it measured."""
+    def record(knobs: dict[str, object], costs: list[float], script: str | None = None
+               ) -> Record:
+        return Record(workload="w", target="t", script=script, knobs=knobs, costs=costs)
+
+    default = record({"baseline": "default"}, [1.0, 1.0])
+    untuned = record({"baseline": "untuned"}, [0.1, 0.1])
+    assert best_records([default, untuned])["w"].knobs == {"baseline": "default"}
+    tuned = record({"rows": 4}, [0.5, 0.5], "s")
+    assert best_records([default, untuned, tuned])["w"].script == "s"
+    assert best_records([untuned, tuned])["w"].knobs == {"baseline": "untuned"}  # no default
+
+
+# ----------------------------------------------------------------------------------------------
 # Measurement: a crash, a hang or a wrong result costs only that trial
 # ----------------------------------------------------------------------------------------------
 
@@ -336,7 +480,7 @@ def test_bad_candidates_cost_only_their_trial(small_matmul: Workload) -> None:
         ])
         kinds = [r.error_kind for r in results]
         assert kinds == ["wrong", "crash", "timeout", "build", None], [r.error for r in results]
-        assert "against the untuned kernel" in (results[0].error or "")
+        assert "against the default schedule" in (results[0].error or "")
         assert "SIGSEGV" in (results[1].error or "") or "exit code" in (results[1].error or "")
         assert results[4].ok and len(results[4].costs) == 2 and results[4].cost > 0
         # the runner was restarted: the next trial measures normally
@@ -454,7 +598,8 @@ def test_tiny_tuning_run_logs_and_resumes(tmp_path: Path) -> None:
         assert len(result.records) == 6 and len(result.history) == 6
         assert result.baseline is not None and result.baseline.ok
         assert result.best is not None  # judged on all its measurements (see below)
-        assert result.best.script in {r.script for r in result.records if r.ok}
+        assert result.best.script in {r.script for r in result.records if r.ok} | {None}
+        assert result.default is not None and result.best.cost <= result.default.cost
         assert result.history == sorted(result.history, reverse=True)
         records = read_log(log).records
         baselines = [r for r in records if r.trial == -1]  # untuned, and default if any
@@ -471,7 +616,7 @@ def test_tiny_tuning_run_logs_and_resumes(tmp_path: Path) -> None:
         assert len(result.best.costs) > len(result.records[0].costs)  # pooled
         assert all(r.workload == workload.key and r.flops == workload.flops for r in records)
         assert records[0].knobs == {"baseline": "untuned"}
-        best = result.best
+        best = min((r for r in records if r.ok and r.script is not None), key=lambda r: r.cost)
         assert best.script is not None and apply_script(workload, best.script) is None
         # resume: the logged trials count, only the missing ones are measured
         resumed = tune_workload(workload, 8, measurer=measurer, log_path=log, resume=True)

@@ -9,6 +9,7 @@ content is part of the cache key.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -139,10 +140,12 @@ def test_tuning_log_content_is_part_of_the_cache_key(tmp_path: Path) -> None:
 
 
 def test_cli_tune_then_compile_with_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`dlc tune` for a few trials, then `dlc compile --tuning-log`: the tuned kernel's best
-    record is applied and the library computes the product."""
+    record is applied (or the default kept) and the library computes the product. The tune
+    summary reports against the default schedule and times the model with and without the
+    log; the compile says what it applied and which kernels kept the default."""
     import sys
 
     from dlc.tools import dlc_tune
@@ -158,6 +161,9 @@ def test_cli_tune_then_compile_with_the_log(
     assert dlc_main(["tune", str(model), "--trials", "2", "--log", str(log), "--repeat", "1",
                      "--min-repeat-ms", "1", "--batch-size", "2", "--search", "random"]) == 0
     assert log.is_file()
+    err = capsys.readouterr().err
+    assert "(baseline: the default schedule)" in err
+    assert re.search(r"measured model latency [0-9.]+ ms with the log vs [0-9.]+ ms without", err)
     ctx = make_context()
     module = parse_module(model, ctx)
     _, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
@@ -168,6 +174,11 @@ def test_cli_tune_then_compile_with_the_log(
     library = tmp_path / "mm.so"
     assert dlc_main(["compile", str(model), "--tuning-log", str(log), "-o", str(library),
                      "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    if applies:
+        assert "tuning:    applied 1 record(s)" in out and "kept the default schedule: none" in out
+    else:
+        assert "tuning:    applied 0 record(s)" in out and "kept the default schedule: @" in out
     _check_runs(dlc.load(library), m, n, k)
 
 

@@ -300,6 +300,10 @@ def compile_command(args: argparse.Namespace) -> None:
         print(f"  kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
         print(f"  workspace: {format_bytes(stats.workspace_bytes)} planned{saved}")
     print(f"  weights:   {format_bytes(stats.weight_bytes)}")
+    if args.tuning_log is not None and not stats.model_cache_hit:
+        kept = ", ".join(f"@{name}" for name in stats.kept_default) or "none"
+        print(f"  tuning:    applied {len(stats.tuned)} record(s) from {args.tuning_log}; "
+              f"kept the default schedule: {kept}")
     slow = sorted(stats.seconds.items(), key=lambda item: -item[1])[:4]
     if slow and not stats.model_cache_hit:
         print("  stages:    " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow)

@@ -81,6 +81,9 @@ def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=True,
                         help="measure each task's fastest schedules and its default again at "
                              "the end, and keep the best judged on all its runs (default: on)")
+    parser.add_argument("--check-model", action=argparse.BooleanOptionalAction, default=True,
+                        help="at the end, compile the model with and without the log and time "
+                             "both, to check the estimate (default: on)")
     parser.add_argument("--plot", default=None,
                         help="PNG of best-so-far vs trials (default: <log>.png)")
     parser.add_argument("-o", "--output", default=None, help="replay: write the IR here")
@@ -213,6 +216,8 @@ def run_tune(args: argparse.Namespace) -> int:
         )
     bar.close()
     _summary(result, time.monotonic() - start)
+    if args.check_model:
+        _check_model(source, log, args.threads, result.estimated_latency("best"))
     if curve:
         from dlc.autotune.plot import plot_curves
 
@@ -222,19 +227,83 @@ def run_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+NOISY_SPREAD = 2.0
+"""`dlc tune` warns when one schedule's slowest timing is more than this times its fastest."""
+
+
 def _summary(result: Any, wall: float) -> None:
+    """Per task: the untuned and default throughputs, the one a compile with the log applies
+    (the default's when no schedule beat it beyond noise) and the trials; then the estimated
+    latency against the default schedule's, and a warning about noisy timings."""
+    from dlc.rewrites.tuning.log import is_default
+
+    noisy: list[tuple[float, str]] = []
     for task, outcome in zip(result.tasks, result.results, strict=True):
         base = outcome.baseline.gflops if outcome.baseline is not None else 0.0
         default = outcome.default.gflops if outcome.default is not None else 0.0
         best = outcome.best.gflops if outcome.best is not None else 0.0
         failed = sum(1 for r in outcome.records if not r.ok)
+        wrong = sum(1 for r in outcome.records if r.error and r.error.get("kind") == "wrong")
+        kept = outcome.best is None or is_default(outcome.best)
+        verdict = "kept the default" if kept else "tuned"
         print(f"  {task.name:40s} x{task.weight}  untuned {base:8.2f}  default {default:8.2f}  "
-              f"tuned {best:8.2f} GFLOP/s  ({len(outcome.records)} trials, {failed} failed)",
-              file=sys.stderr)
+              f"best {best:8.2f} GFLOP/s, {verdict}  ({len(outcome.records)} trials, "
+              f"{failed} failed, {wrong} wrong)", file=sys.stderr)
+        for record in (outcome.baseline, outcome.default, outcome.best, *outcome.records):
+            if record is not None and record.ok and min(record.costs) > 0:
+                ratio = max(record.costs) / min(record.costs)
+                if ratio > NOISY_SPREAD:
+                    noisy.append((ratio, f"{task.name} ({_schedule_name(record)}: "
+                                         f"{min(record.costs) * 1e3:.3g}-"
+                                         f"{max(record.costs) * 1e3:.3g} ms)"))
     latency = result.estimated_latency("best")
-    print(f"dlc tune: estimated latency {latency * 1e3:.3f} ms (tuned) vs "
-          f"{result.estimated_latency('baseline') * 1e3:.3f} ms (untuned); {wall:.0f} s",
-          file=sys.stderr)
+    print(f"dlc tune: estimated latency {latency * 1e3:.3f} ms (with the log) vs "
+          f"{result.estimated_latency('default') * 1e3:.3f} ms (baseline: the default "
+          f"schedule); {wall:.0f} s", file=sys.stderr)
+    if noisy:
+        noisy.sort(reverse=True)
+        print(f"warning: timings of one schedule spread more than {NOISY_SPREAD:g}x in "
+              f"{len(noisy)} measurement(s), worst {noisy[0][1]}: the machine is loaded; "
+              "differences within that noise keep the default schedule", file=sys.stderr)
+
+
+def _schedule_name(record: Any) -> str:
+    if record.script is None:
+        return str(record.knobs.get("baseline", "untuned"))
+    return f"trial {record.trial}"
+
+
+def _check_model(source: Path, log: Path, threads: int, estimate: float,
+                 repeat: int = 30) -> None:
+    """Compiles the model with and without the log, times both (interleaved call by call, the
+    same inputs) and prints both beside the estimate."""
+    import statistics
+
+    import numpy as np
+
+    import dlc
+
+    try:
+        plain = dlc.compile(source, "host", threads=threads)
+        tuned = dlc.compile(source, "host", threads=threads, tuning_log=log)
+    except Exception as error:  # noqa: BLE001 - the tuning itself is done and logged
+        print(f"dlc tune: could not compile {source} to check the estimate: {error}",
+              file=sys.stderr)
+        return
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(spec.shape).astype(spec.dtype)
+              for spec in plain.signature.inputs]
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for _ in range(repeat + 1):  # the first round warms up
+        for name, executable in (("without", plain), ("with", tuned)):
+            begin = time.perf_counter()
+            executable(*inputs)
+            times[name].append(time.perf_counter() - begin)
+    with_log = statistics.median(times["with"][1:])
+    without = statistics.median(times["without"][1:])
+    print(f"dlc tune: measured model latency {with_log * 1e3:.3f} ms with the log vs "
+          f"{without * 1e3:.3f} ms without (default schedules), median of {repeat}; "
+          f"the estimate was {estimate * 1e3:.3f} ms", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import statistics
 import time
@@ -210,11 +211,34 @@ def same_cpu_key(key: str) -> str:
     return key.split(" -num-cores=")[0].split(" -threads=")[0]
 
 
+def is_default(record: Record) -> bool:
+    """Whether `record` measured `loop-default-schedule`'s schedule (the 'default' baseline)."""
+    return record.script is None and record.knobs.get("baseline") == "default"
+
+
+def spread(record: Record) -> float:
+    """How far apart a record's run times are (its largest less its smallest)."""
+    return max(record.costs) - min(record.costs) if record.costs else math.inf
+
+
+def beats_beyond_noise(candidate: Record, incumbent: Record) -> bool:
+    """Whether `candidate` is faster than `incumbent` by more than the spread of either's run
+    times: a difference within the noise of the measurements does not count."""
+    if not candidate.ok or not incumbent.ok:
+        return candidate.ok
+    margin = max(spread(candidate), spread(incumbent))
+    return incumbent.cost - candidate.cost > margin
+
+
 def best_records(records: Iterable[Record], target: str | None = None) -> dict[str, Record]:
     """The fastest schedule per workload key (on `target`, if given), as its last successful
     record holding the run times of all its successful records: a schedule measured several
     times (the tuner's confirmation rounds) is judged on all its measurements, not on the
-    luckiest one. A schedule is its script and knobs (the baselines have no script)."""
+    luckiest one. A schedule is its script and knobs (the baselines have no script). Where
+    the default schedule was measured, it stays the best unless the fastest tuned schedule
+    (one with a script) beats it beyond the noise of their run times (`beats_beyond_noise`):
+    tuning never trades the default for a schedule that is only luckier, nor for the untuned
+    kernel, a baseline that was never checked against it."""
     pooled: dict[tuple[str, str, str], Record] = {}
     for record in records:
         if not record.ok:
@@ -227,8 +251,14 @@ def best_records(records: Iterable[Record], target: str | None = None) -> dict[s
         costs = [*earlier.costs, *record.costs] if earlier is not None else list(record.costs)
         pooled[key] = dataclasses.replace(record, costs=costs)
     best: dict[str, Record] = {}
+    scheduled: dict[str, Record] = {}
     for record in pooled.values():
-        current = best.get(record.workload)
-        if current is None or record.cost < current.cost:
-            best[record.workload] = record
+        for fastest in (best, scheduled) if record.script is not None else (best,):
+            current = fastest.get(record.workload)
+            if current is None or record.cost < current.cost:
+                fastest[record.workload] = record
+    for default in (r for r in pooled.values() if is_default(r)):
+        rival = scheduled.get(default.workload)
+        beaten = rival is not None and beats_beyond_noise(rival, default)
+        best[default.workload] = rival if beaten and rival is not None else default
     return best
