@@ -324,7 +324,7 @@ func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
 // CHECK:        arith.cmpf ugt
 // CHECK:      %[[I:.*]] = tensor_expr.compute "topk_indices" tag "topk" reduce [4] sum init 0 : i64 -> tensor<3x2xi64> {
 // CHECK:        tensor_expr.read %[[RANK]]
-// CHECK:      %[[V:.*]] = tensor_expr.compute "topk_values" tag "topk" : f32 -> tensor<3x2xf32> {
+// CHECK:      %[[V:.*]] = tensor_expr.compute "topk_values" tag "topk" -> tensor<3x2xf32> {
 // CHECK:        tensor_expr.read %[[I]]
 // CHECK:      func.return %[[V]], %[[I]] : tensor<3x2xf32>, tensor<3x2xi64>
 
