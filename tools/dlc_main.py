@@ -204,6 +204,8 @@ def _inputs(
     missing = [name for name in names if name not in given]
     if missing and required:
         raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy)")
+    if missing:
+        executable.check_memory()  # before making inputs a call could not run on
     rng = np.random.default_rng(seed)
     arrays = []
     for index, name in enumerate(names):
