@@ -69,6 +69,11 @@ def build(
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
+    if threads < 0:
+        raise CompileError(f"expected a non-negative number of threads (0: all cores), found "
+                           f"{threads}")
+    if jobs is not None and jobs < 1:
+        raise CompileError(f"expected a positive number of compile jobs, found {jobs}")
     resolved = resolve_target(target, threads)
     if isinstance(resolved, GpuTarget):
         return _build_for_device(model, resolved, entry, input_shapes, pipeline)

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Union
 
 from dlc.dialects import make_context
 from dlc.dialects.dominance import verify_dominance
+from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.driver.cache import CompileCache, CompileOptions, digest
 from dlc.driver.errors import CompileError
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -30,10 +32,20 @@ def parse_module(path: str | Path, ctx: Context | None = None) -> ModuleOp:
         text = path.read_text()
     except OSError as e:
         raise CompileError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise CompileError(f"{path}: {not_utf8(e)}") from None
     module = Parser(ctx or make_context(), text, name=str(path)).parse_module()
     module.verify()
     verify_dominance(module)
+    verify_shape_bounds(module)
     return module
+
+
+def not_utf8(error: UnicodeDecodeError, start_offset: int = 0) -> str:
+    """What a UnicodeDecodeError of an MLIR source says, for a diagnostic."""
+    byte = error.object[error.start]
+    return (f"expected MLIR text in UTF-8, found byte 0x{byte:02x} at offset "
+            f"{start_offset + error.start}")
 
 
 class Source:
@@ -80,8 +92,19 @@ class Source:
             from dlc.frontends.onnx import import_onnx
 
             return import_onnx(self.model, self.input_shapes)  # type: ignore[arg-type]
-        if self.path is not None:
-            return parse_module(self.path, ctx)
-        return self.model.clone()  # type: ignore[union-attr]
+        module = parse_module(self.path, ctx) if self.path is not None else self.model.clone()
+        reject_declarations(module)  # type: ignore[arg-type]
+        return module  # type: ignore[return-value]
+
+
+def reject_declarations(module: ModuleOp) -> None:
+    """Raises `CompileError` naming the first bodiless `func.func`: dlc links no external code,
+    so a declaration (called, or meant as the entry) would only fail when the JIT links."""
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.is_declaration:
+            raise CompileError(
+                f"'func.func' @{op.sym_name.data} has no body: expected every function of the "
+                "model to be defined (dlc links no external code), found a declaration"
+            )
 
 

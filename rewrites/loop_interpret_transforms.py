@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from dlc.dialects.dominance import verify_dominance
 from dlc.dialects.loop.ops import BlockOp, ForOp
 from dlc.dialects.transform_loop import ops as tl
 from dlc.rewrites.pass_target import cpu_target_for
@@ -48,7 +49,7 @@ from xdsl.interpreters.transform import OperationHandle, TransformFunctions
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import ParseError, PassFailedException
+from xdsl.utils.exceptions import ParseError, PassFailedException, VerifyException
 
 _PayloadT = TypeVar("_PayloadT", bound=Operation)
 
@@ -421,6 +422,10 @@ class LoopInterpretTransformsPass(ModulePass):
         if self.library is not None:
             script_root = self._parse_library(ctx, self.library)
         sequence = self._find_entry_point(script_root)
+        try:
+            verify_dominance(sequence)  # the interpreter would look up a handle never set
+        except VerifyException as error:
+            raise PassFailedException(f"loop-interpret-transforms: {error}") from None
         interpreter = Interpreter(script_root)
         from dlc.rewrites import get_all_passes
 
@@ -436,6 +441,11 @@ class LoopInterpretTransformsPass(ModulePass):
         except OSError as error:
             raise PassFailedException(
                 f"loop-interpret-transforms: cannot read library '{path}': {error.strerror}"
+            ) from None
+        except UnicodeDecodeError as error:
+            raise PassFailedException(
+                f"loop-interpret-transforms: cannot read library '{path}': expected UTF-8 "
+                f"text, found byte 0x{error.object[error.start]:02x} at offset {error.start}"
             ) from None
         try:
             return Parser(ctx, text, path).parse_module()

@@ -285,20 +285,30 @@ class Executable:
 
     def check_memory(self) -> None:
         """Fails (ExecutableError) when one call would allocate more than this machine's memory
-        and swap (`ModelInfo.memory_bytes`): the compiled code does not check its allocations,
-        and a failed one would crash the process. Static shapes make the need known before the
-        call; an absurd one comes from a model attribute out of range (a padding of 2^31)."""
-        if self._memory_checked or self.model is None:
+        and swap (`ModelInfo.memory_bytes`, and the inputs and outputs): the compiled code does
+        not check its allocations, and a failed one would crash the process. Static shapes make
+        the need known before the call; an absurd one comes from a model attribute out of range
+        (a padding of 2^31) or a huge input dimension. A caller that makes inputs (random ones)
+        checks first."""
+        if self._memory_checked:
             return
         available = memory_available()
-        needed = self.model.memory_bytes
+        arguments = sum(
+            math.prod(spec.shape) * _dtype(spec.dtype, self.signature).itemsize
+            for spec in self.signature.arguments
+        )
+        model_bytes = self.model.memory_bytes if self.model is not None else 0
+        needed = model_bytes + arguments
         if available is not None and needed > available:
+            parts = [f"inputs and outputs of {format_bytes(arguments)}"]
+            if self.model is not None:
+                parts = [f"a workspace of {format_bytes(self.model.workspace_bytes)}",
+                         f"kernel buffers of up to {format_bytes(self.model.kernel_buffer_bytes)}",
+                         *parts]
             raise ExecutableError(
-                f"@{self.name} needs {format_bytes(needed)} of memory per call (a workspace of "
-                f"{format_bytes(self.model.workspace_bytes)} and kernel buffers of up to "
-                f"{format_bytes(self.model.kernel_buffer_bytes)}); this process may use "
-                f"{format_bytes(available)} more (the least of memory and swap, its cgroup's "
-                "limit and its address-space limit)"
+                f"@{self.name} needs {format_bytes(needed)} of memory per call "
+                f"({', '.join(parts)}); this process may use {format_bytes(available)} more "
+                "(the least of memory and swap, its cgroup's limit and its address-space limit)"
             )
         self._memory_checked = True
 

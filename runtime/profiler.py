@@ -51,6 +51,8 @@ class Profile:
     def table(self, top: int | None = None) -> str:
         """A text table: one row per call in program order (or the `top` slowest)."""
         rows = list(self.calls)
+        if top is not None and top < 0:
+            raise ExecutableError(f"expected a non-negative number of rows (top), found {top}")
         if top is not None:
             rows = sorted(rows, key=lambda t: -(t.seconds or 0.0))[:top]
         total = self.kernel_seconds or 1.0
@@ -77,6 +79,7 @@ class Profile:
 def median_seconds(function: Callable[[], object], repeat: int, *, warm_up: bool = True) -> float:
     """The median wall time of `repeat` calls of `function`, in seconds, after one untimed call
     (unless `warm_up` is False: the caller has warmed up already)."""
+    check_repeat(repeat)
     if warm_up:
         function()
     times = []
@@ -129,6 +132,12 @@ class _Replay:
             kernel = prototype(self.symbol_address(call.symbol))
             result.append(lambda kernel=kernel, pointers=pointers: kernel(*pointers))
         return result
+
+
+def check_repeat(repeat: int) -> None:
+    """Raises `ExecutableError` unless `repeat` (timed runs, of which a median) is positive."""
+    if repeat < 1:
+        raise ExecutableError(f"expected a positive number of timed runs (repeat), found {repeat}")
 
 
 class _TimedBackend:
@@ -197,8 +206,9 @@ def profile(
 
     Every call is replayed `repeat` times (after one warm-up pass) in program order; the result
     is each call's median. On a GPU, every launch of the entry's host plan is a call. Raises
-    `ExecutableError` if the executable is not a compiled model.
+    `ExecutableError` if the executable is not a compiled model, or `repeat` is not positive.
     """
+    check_repeat(repeat)
     if isinstance(executable, GpuExecutable):
         return _profile_gpu(executable, inputs, repeat)
     replay = _Replay(executable, inputs)

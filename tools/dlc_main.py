@@ -52,6 +52,21 @@ def _shape_arg(text: str) -> tuple[str, list[int]]:
     return name, [int(d) for d in re.split(r"[x,]", dims)] if dims else []
 
 
+def _count(least: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `least` (0: non-negative, 1: positive)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            kind = "non-negative" if least == 0 else "positive"
+            raise argparse.ArgumentTypeError(f"expected a {kind} {what}, found '{text}'")
+        return value
+
+    return parse
+
+
 def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     what = "an ONNX model (.onnx) or an .mlir module"
     if not compiling:
@@ -61,7 +76,7 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="the target: host (this machine, the default), a CPU target string "
                         "('llvm -mcpu=znver3 -num-cores=4'), or cuda ('cuda -arch=sm_90') or "
                         "opencl with --emit")
-    parser.add_argument("--threads", type=int, default=0, metavar="N",
+    parser.add_argument("--threads", type=_count(0, "number of threads"), default=0, metavar="N",
                         help="threads for parallel loops (0: all cores)")
     parser.add_argument("--pipeline", default="cpu", metavar="NAME",
                         help="the named pipeline for the CPU (default cpu; cpu-direct: "
@@ -74,7 +89,7 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="static shape of an input with dynamic dimensions, e.g. "
                         "x=1x3x224x224 (repeatable)")
     parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
-    parser.add_argument("--jobs", "-j", type=int, metavar="N",
+    parser.add_argument("--jobs", "-j", type=_count(1, "number of jobs"), metavar="N",
                         help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
@@ -136,13 +151,16 @@ def _parser() -> argparse.ArgumentParser:
     profile_parser = commands.add_parser("profile", help="time each kernel of a model")
     _common(profile_parser, compiling=False)
     _inputs_option(profile_parser)
-    profile_parser.add_argument("--repeat", type=int, default=20, help="runs per kernel")
-    profile_parser.add_argument("--top", type=int, help="only the K slowest calls")
+    profile_parser.add_argument("--repeat", type=_count(1, "number of runs"), default=20,
+                                help="runs per kernel")
+    profile_parser.add_argument("--top", type=_count(0, "number of rows"),
+                                help="only the K slowest calls")
 
     bench_parser = commands.add_parser("bench", help="median latency, optionally against ORT")
     _common(bench_parser, compiling=False)
     _inputs_option(bench_parser)
-    bench_parser.add_argument("--repeat", type=int, default=50, help="timed runs")
+    bench_parser.add_argument("--repeat", type=_count(1, "number of runs"), default=50,
+                              help="timed runs")
     bench_parser.add_argument("--compare", choices=["ort"], action="append", default=[],
                               help="also run ONNX Runtime (CPU) on the same inputs")
 
@@ -220,6 +238,8 @@ def _inputs(
     if missing and required:
         raise ToolError(f"missing inputs: {', '.join(missing)} (give --input NAME=FILE.npy, "
                         "or --seed N for random inputs)")
+    if missing and isinstance(executable, Executable):
+        executable.check_memory()  # before making inputs a call could not run on
     rng = np.random.default_rng(0 if seed is None else seed)
     arrays = []
     for index, name in enumerate(names):

@@ -379,6 +379,12 @@ class DlcOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         started = time.perf_counter()
         source = chunk.read()
+        try:
+            source.decode()
+        except UnicodeDecodeError as e:
+            from dlc.driver.source import not_utf8
+
+            raise ToolError(f"{self.get_input_name()}: {not_utf8(e, start_offset)}") from None
         module = super().parse_chunk(BytesIO(source), file_extension, start_offset)
         if self.timer is not None:
             self.timer.add((_PARSE, "(parse)"), time.perf_counter() - started)
@@ -386,8 +392,10 @@ class DlcOptMain(xDSLOptMain):
             raise elided_constant_error(elided, source, self.get_input_name())
         if module is not None and not self.args.disable_verify:
             from dlc.dialects.dominance import verify_dominance
+            from dlc.dialects.shape_bounds import verify_shape_bounds
 
             verify_dominance(module)
+            verify_shape_bounds(module)
         return module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:

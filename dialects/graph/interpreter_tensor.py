@@ -263,8 +263,13 @@ def _descending_key(x: np.ndarray) -> np.ndarray:
 def _topk(op: TopKOp, args: list[np.ndarray]) -> list[np.ndarray]:
     (x,) = args
     axis = op.normalized_axis()
-    key = _descending_key(x) if op.largest_value() else x
-    order = np.argsort(key, axis=axis, kind="stable")
+    if not op.largest_value():
+        order = np.argsort(x, axis=axis, kind="stable")  # NaN last, as above every number
+    elif np.issubdtype(x.dtype, np.floating):
+        # Descending with NaN first (above every number); lexsort is stable, its last key first.
+        order = np.lexsort((_descending_key(x), ~np.isnan(x)), axis=axis)
+    else:
+        order = np.argsort(_descending_key(x), axis=axis, kind="stable")
     indices = np.take(order, np.arange(op.k_value()), axis=axis)
     return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
 

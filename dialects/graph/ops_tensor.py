@@ -709,9 +709,10 @@ class TopKOp(IRDLOperation):
 
     Semantics: results `values` (x's element type) and `indices` (`i64`) have x's shape with
     `axis` of size `k` (0 <= k <= dim). With `largest` (default) the greatest elements come
-    first, else the least; equal elements keep their input order (lower index first). The
-    elements are always sorted (`sorted` = false leaves the order unspecified, so sorted is a
-    valid order).
+    first, else the least; equal elements keep their input order (lower index first). NaN is
+    above every number and equal to NaN (as NumPy sorts and ONNX Runtime ranks it): first with
+    `largest`, last without; -0.0 equals 0.0. The elements are always sorted (`sorted` = false
+    leaves the order unspecified, so sorted is a valid order).
 
     Example:
         %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64}

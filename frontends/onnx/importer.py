@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from dlc.dialects.contracts import ONNX_NAME_ATTR
 from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.context import (
     NodeContext,
     describe_node,
@@ -410,6 +411,7 @@ class _Importer:
         outputs = list(impl(NodeContext(node, opset, scope)))
         for op in scope.inserted:
             op.verify()
+            verify_shape_bounds(op)
         return outputs[:len(node.output)]  # converters may give optional outputs not asked for
 
     def _fold(self, node: onnx.NodeProto, opset: int, impl: Impl) -> list[ConvertedValue]:

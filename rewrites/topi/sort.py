@@ -3,8 +3,12 @@
 Counterpart: TVM's `topi.topk`, which calls an external sort; here the selection is written as
 reductions, O(n²) per row along the axis, which suits the small axes of inference graphs:
 "topk_rank" counts, for each element, the elements that come before it (greater, or equal with
-a lower index, for `largest`); "topk_values" and "topk_indices" then pick, for output position
-j < k, the element whose rank is j.
+a lower index, for `largest`); "topk_indices" then picks, for output position j < k, the position
+of the element whose rank is j, and "topk_values" reads x there.
+
+NaN ranks above every number, as NumPy's sort and ONNX Runtime order it (first for `largest`,
+last otherwise), and NaNs tie with each other; so the ranks are a permutation of the axis even
+with NaN, and every output position selects exactly one element.
 """
 
 from __future__ import annotations
@@ -14,20 +18,20 @@ from collections.abc import Sequence
 from dlc.dialects.graph.ops_tensor import TopKOp
 from dlc.rewrites.topi.common import (
     check_element_type,
+    clamp_index,
     constant,
     emit_compute,
     is_bool,
     is_float,
     is_unsigned,
     read,
-    reduction,
     shape_of,
     tensor_type,
 )
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i1, i64
 from xdsl.ir import SSAValue
 
 
@@ -48,8 +52,7 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
     def rank_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         mine, other = read(b, op.x, i), read(b, op.x, at(i, r[0]))
         if is_float(element_type):
-            ahead = b.insert(arith.CmpfOp(other, mine, "ogt" if largest else "olt")).result
-            tied = b.insert(arith.CmpfOp(other, mine, "oeq")).result
+            ahead, tied = _float_order(b, other, mine, largest)
         else:
             unsigned = is_bool(element_type) or is_unsigned(element_type)
             order = ("ugt" if largest else "ult") if unsigned else ("sgt" if largest else "slt")
@@ -69,25 +72,42 @@ def topk(op: TopKOp, builder: Builder) -> Sequence[SSAValue]:
         position = b.insert(arith.IndexCastOp(i[axis], i64)).result
         return b.insert(arith.CmpiOp(read(b, rank, at(i, r)), position, "eq")).result
 
-    combiner, lowest = reduction("max", element_type)
-
-    def values_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        hit = selected(b, i, r[0])
-        value = read(b, op.x, at(i, r[0]))
-        return b.insert(arith.SelectOp(hit, value, constant(b, lowest.value.data, element_type))
-                        ).result
-
     def indices_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
         hit = selected(b, i, r[0])
         position = b.insert(arith.IndexCastOp(r[0], i64)).result
         return b.insert(arith.SelectOp(hit, position, constant(b, 0, i64))).result
 
-    values = emit_compute(
-        builder, op, "topk_values", tensor_type(op.values), values_body, tag="topk",
-        reduce_extents=[dim], combiner=combiner, init=lowest,
-    )
     indices = emit_compute(
         builder, op, "topk_indices", tensor_type(op.indices), indices_body, tag="topk",
         reduce_extents=[dim], combiner="sum", init=IntegerAttr(0, i64),
     )
+
+    def values_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        position = b.insert(arith.IndexCastOp(read(b, indices, i), IndexType())).result
+        return read(b, op.x, at(i, clamp_index(b, position, max(dim, 1))))
+
+    values = emit_compute(
+        builder, op, "topk_values", tensor_type(op.values), values_body, tag="topk",
+    )
     return [values, indices]
+
+
+def _float_order(
+    b: Builder, other: SSAValue, mine: SSAValue, largest: bool
+) -> tuple[SSAValue, SSAValue]:
+    """(other comes strictly before mine, other ties with mine) in the order where NaN is above
+    every number and equal to NaN: `ugt` (or `ult`) holds where either is NaN, so a NaN `mine`
+    (for largest) or a NaN `other` (for smallest) is excluded."""
+    other_nan = b.insert(arith.CmpfOp(other, other, "uno")).result
+    mine_nan = b.insert(arith.CmpfOp(mine, mine, "uno")).result
+    true = b.insert(arith.ConstantOp(IntegerAttr(1, i1))).result
+    if largest:
+        unordered_ahead = b.insert(arith.CmpfOp(other, mine, "ugt")).result
+        not_nan = b.insert(arith.XOrIOp(mine_nan, true)).result
+    else:
+        unordered_ahead = b.insert(arith.CmpfOp(other, mine, "ult")).result
+        not_nan = b.insert(arith.XOrIOp(other_nan, true)).result
+    ahead = b.insert(arith.AndIOp(unordered_ahead, not_nan)).result
+    equal = b.insert(arith.CmpfOp(other, mine, "oeq")).result
+    both_nan = b.insert(arith.AndIOp(other_nan, mine_nan)).result
+    return ahead, b.insert(arith.OrIOp(equal, both_nan)).result

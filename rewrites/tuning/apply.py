@@ -23,16 +23,24 @@ from xdsl.utils.exceptions import DiagnosticException
 
 
 class TuningLogError(DiagnosticException):
-    """A record's script does not apply to the kernel it was recorded for."""
+    """A record's script does not apply to the kernel it was recorded for, or a log line is
+    not a valid record."""
 
 
 def load_best(logs: str | Path | Iterable[str | Path], target: str = "") -> dict[str, Record]:
     """The best successful record per workload key in one or more logs for the target whose
     tuning key is `target` (`tuning_key`: `llvm -mcpu=... -num-cores=N`); records of the same
     CPU at another thread count when there are none for it (they still describe good
-    schedules); every record when `target` is empty."""
+    schedules); every record when `target` is empty. Raises `TuningLogError` naming the file
+    and line of the first line that is JSON but not a valid record (a torn line is skipped)."""
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
-    records = [record for path in paths for record in read_log(path).records]
+    records: list[Record] = []
+    for path in paths:
+        contents = read_log(path)
+        if contents.invalid:
+            number, problem = contents.invalid[0]
+            raise TuningLogError(f"invalid tuning log record at {path}:{number}: {problem}")
+        records.extend(contents.records)
     if not target:
         return best_records(records)
     best = best_records(records, target)

@@ -75,11 +75,46 @@ class Record:
 
     @classmethod
     def from_json(cls, line: str) -> Record:
+        """The record of a log line. Raises `json.JSONDecodeError` for a line that is not JSON (a
+        torn line), `ValueError` naming the field for a JSON line that is not a record."""
         data = json.loads(line)
         if not isinstance(data, dict):
-            raise ValueError("expected a JSON object")
+            raise ValueError(f"expected a JSON object, found {_json_kind(data)}")
+        for name in ("workload", "target"):
+            if name not in data:
+                raise ValueError(f"expected a '{name}' field, found none")
+        for name, kinds in _FIELD_KINDS.items():
+            if name in data and not isinstance(data[name], kinds):
+                raise ValueError(f"expected '{name}' to be {_KIND_NAMES[name]}, found "
+                                 f"{_json_kind(data[name])}")
+        costs, error = data.get("costs", []), data.get("error")
+        if any(isinstance(c, bool) or not isinstance(c, int | float) for c in costs):
+            raise ValueError("expected 'costs' to be a list of numbers")
+        if error is not None and not all(isinstance(v, str) for v in error.values()):
+            raise ValueError("expected 'error' to map names to strings")
         known = {name for name in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_FIELD_KINDS: dict[str, type | tuple[type, ...]] = {
+    "workload": str, "target": str, "script": (str, type(None)), "knobs": dict, "costs": list,
+    "error": (dict, type(None)), "flops": (int, float), "task": str, "space": str,
+    "trial": int, "time": (int, float), "build_s": (int, float), "run_s": (int, float),
+    "v": int,
+}
+_KIND_NAMES = {
+    "workload": "a string", "target": "a string", "script": "a string or null",
+    "knobs": "an object", "costs": "a list", "error": "an object or null", "flops": "a number",
+    "task": "a string", "space": "a string", "trial": "an integer", "time": "a number",
+    "build_s": "a number", "run_s": "a number", "v": "an integer",
+}
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, for a message: 'a list', 'a string', ..."""
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -161,19 +196,24 @@ class LogContents:
     records: list[Record]
     skipped: int = 0
     header: LogHeader | None = None
+    invalid: list[tuple[int, str]] = field(default_factory=list)
+    """(line number, what is wrong) of each JSON line that is not a valid record (also counted
+    in `skipped`): not a torn line, but a log written or edited by something else."""
 
 
 def read_log(path: str | Path) -> LogContents:
     """All records of a log (missing file: none). Lines that do not parse as a record of this
-    format version (a torn line from a kill, a record of another version) are skipped."""
+    format version (a torn line from a kill, a record of another version) are skipped; those
+    that are JSON but not a valid record are also listed in `invalid`."""
     path = Path(path)
     if not path.exists():
         return LogContents([])
     records: list[Record] = []
     skipped = 0
     header: LogHeader | None = None
+    invalid: list[tuple[int, str]] = []
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
+        for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
             if line.startswith('{"header":'):
@@ -184,14 +224,18 @@ def read_log(path: str | Path) -> LogContents:
                 continue
             try:
                 record = Record.from_json(line)
-            except (ValueError, TypeError):
+            except json.JSONDecodeError:
+                skipped += 1  # a torn line
+                continue
+            except (ValueError, TypeError) as e:
                 skipped += 1
+                invalid.append((number, str(e)))
                 continue
             if record.v != FORMAT_VERSION:
                 skipped += 1
                 continue
             records.append(record)
-    return LogContents(records, skipped, header)
+    return LogContents(records, skipped, header, invalid)
 
 
 def iter_records(paths: Iterable[str | Path]) -> Iterator[Record]:
