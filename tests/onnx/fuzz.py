@@ -393,8 +393,8 @@ def generate(seed: int, index: int, ops: Sequence[str] | None = None) -> FuzzCas
         x = OPS[family](b, x, shape)
         chosen.append(family)
         shape = _shape_of(_assemble(b, x), x)
-        if shape is None or math.prod(shape) == 0 or math.prod(shape) > 20000:
-            break
+        if shape is None or not shape or math.prod(shape) == 0 or math.prod(shape) > 20000:
+            break  # the chain ends at a scalar, an empty tensor or a big one
     assert x is not None
     model = _assemble(b, x, shape)
     ops_text = "->".join(n.op_type for n in model.graph.node)
