@@ -37,3 +37,11 @@ def test_generation_is_deterministic_and_covers_every_family() -> None:
     for family in OPS:
         case = generate(0, 0, [family])
         assert case.summary.startswith(family), case.summary
+
+
+@pytest.mark.parametrize(("seed", "index"), [
+    (0, 123),  # Slice, step -1 and start -5 on an axis of 4: one element (ONNX clamps to 0)
+    (0, 1404),  # a Slice with a negative step whose start is below -dim, too
+])
+def test_found_by_the_fuzzer(seed: int, index: int) -> None:
+    _check(seed, index)
