@@ -52,12 +52,12 @@ class Builder:
 
     def input(self, shape: Shape, low: float | None = None) -> str:
         name = self.name("in")
-        self.inputs.append((name, self.data(shape, low)))
+        self.inputs.append((name, np.asarray(self.data(shape, low))))
         return name
 
     def const(self, array: np.ndarray) -> str:
         name = self.name("c")
-        self.initializers[name] = array
+        self.initializers[name] = np.asarray(array)  # a NumPy scalar is not an array
         return name
 
     def operand(self, shape: Shape, low: float | None = None) -> str:
