@@ -58,6 +58,7 @@ PASSES: dict[str, tuple[str, str]] = {
         "dlc.rewrites.target_gpu_lower_to_nvvm", "TargetGpuLowerToNvvmPass"),
     # test only: deliberately wrong, to test `dlc-opt --check-semantics`
     "test-break-add": ("dlc.rewrites.test_break_add", "TestBreakAddPass"),
+    "test-break-loop": ("dlc.rewrites.test_break_loop", "TestBreakLoopPass"),
 }
 """dlc's own passes: name -> (module, class). Modules not yet written are simply not listed."""
 

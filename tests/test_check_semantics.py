@@ -130,8 +130,8 @@ def test_module_the_interpreter_cannot_run_is_an_error(
     code, out, err = run(tmp_path, source, "--check-semantics", "-p", "cse", capsys=capsys)
     assert code == 1 and out == ""
     assert err.startswith(
-        "dlc-opt: error: --check-semantics: cannot run @g of the input with the graph "
-        "interpreter: argument #0 has type i32, not a tensor"
+        "dlc-opt: error: --check-semantics: cannot run @g of the input with the loop "
+        "interpreter: argument #0 has type i32, not a tensor or memref"
     ), err
 
 
@@ -143,21 +143,92 @@ def test_module_without_public_function_is_an_error(
     assert "--check-semantics: the module has no public function to run" in err
 
 
-def test_checking_stops_where_the_interpreter_stops(
+def test_checking_goes_on_below_the_graph_level(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
         tmp_path, ADD_RELU, "--check-semantics", "-p",
-        "graph-fuse-ops,convert-graph-to-tensor-expr,cse", capsys=capsys,
+        "graph-fuse-ops,convert-graph-to-tensor-expr,tensor-expr-inline,"
+        "convert-tensor-expr-to-loop,loop-default-schedule,cse", capsys=capsys,
     )
+    assert (code, err) == (0, "")
+    assert "loop.for" in out
+
+
+def test_checking_stops_at_the_llvm_dialect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(tmp_path, ADD_RELU, "--check-semantics", "-p", "cpu", capsys=capsys)
     assert code == 0, err
-    assert "tensor_expr." in out
+    assert "llvm.func" in out
     assert err.startswith(
-        "dlc-opt: note: --check-semantics stopped after pass 'convert-graph-to-tensor-expr': "
-        "the graph interpreter cannot run @f:"
+        "dlc-opt: note: --check-semantics stopped after pass 'convert-loop-to-llvm': the module "
+        "is at the llvm dialect, which no interpreter runs; passes checked before it: "
+        "graph-fold-constants,"
     ), err
-    assert err.rstrip().endswith("passes checked before it: graph-fuse-ops"), err
-    assert err.count("\n") == 1  # one note; nothing about cse
+    assert "loop-default-schedule, loop-fold-constant-nests" in err
+    assert err.count("\n") == 1  # one note
+
+
+LOOP_READ = """
+func.func @f(%x: memref<4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    %v = loop.load %x[%i] : memref<4xf32> -> f32
+    loop.store %v, %out[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_undefined_loop_ir_names_the_pass() -> None:
+    module = parse(LOOP_READ)
+    checker = SemanticsChecker()
+    checker.start(module)
+    loop = next(op for op in module.walk() if op.name == "loop.for")
+    loop.operands = (loop.operands[0], loop.operands[1], loop.operands[0])  # step 0
+    with pytest.raises(ToolError, match=r"pass 'p' broke @f: the loop interpreter found: "
+                                        r"'loop.for' \"i\" has step 0 <= 0 \(inputs: seed 0\)"):
+        checker.check(module, "p")
+
+
+def test_loop_level_functions_over_the_element_limit_are_skipped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    module = parse(LOOP_READ)
+    checker = SemanticsChecker(max_loop_elements=7)
+    checker.start(module)
+    checker.check(module, "p")
+    assert checker.reference == {} and checker.skipped == {"f"}
+    assert capsys.readouterr().err == (
+        "dlc-opt: note: --check-semantics skips @f at the loop level of the input: its arguments "
+        "hold 8 elements, more than --check-semantics-max-elements 7\n"
+    )
+
+
+def test_unsigned_results_compare_across_levels(capsys: pytest.CaptureFixture[str]) -> None:
+    source = """
+func.func @u(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4xui8> {
+  %a = graph.add %x, %y : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  func.return %a : tensor<4xui8>
+}
+"""
+    module = parse(source)
+    checker = SemanticsChecker()
+    checker.start(module)
+    ctx = make_context()
+    for name in ("convert-graph-to-tensor-expr", "convert-tensor-expr-to-loop"):
+        from dlc.pipelines import parse_pipeline
+
+        for module_pass in parse_pipeline(name):
+            module_pass.apply(ctx, module)
+        checker.check(module, name)
+    assert checker.checked_passes == ["convert-graph-to-tensor-expr",
+                                      "convert-tensor-expr-to-loop"]
+    assert capsys.readouterr().err == ""
 
 
 def test_checker_stops_on_an_op_without_implementation(capsys: pytest.CaptureFixture[str]) -> None:

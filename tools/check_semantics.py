@@ -1,4 +1,4 @@
-"""`dlc-opt --check-semantics`: run the module with the graph interpreter between passes.
+"""`dlc-opt --check-semantics`: run the module with an interpreter of its level between passes.
 
 Before the first pass, every public function with a body runs on seeded random inputs made from
 its argument types; after each pass it runs again on the same inputs, and the first pass that
@@ -6,14 +6,24 @@ changes a result beyond the tolerance is reported (the pass, the function, the o
 largest absolute and relative errors). The tolerance is atol + rtol times the output's largest
 magnitude (see `compare`).
 
-A module the interpreter cannot run from the start (not graph level, non-tensor arguments, an op
-without an implementation) is an error. When a pass takes the module out of the interpreter's
-reach (e.g. convert-graph-to-tensor-expr), checking stops there with a note on stderr: the passes
-before it were checked, the ones after it are not.
+The module runs with the interpreter of the level it is at after each pass (`module_level`): the
+graph interpreter (dialects/graph/interpreter.py), the tensor_expr evaluator
+(dialects/tensor_expr/interpreter.py) or the loop interpreter (dialects/loop/interpreter.py; its
+functions are destination-passing: the last `dlc.num_outputs` arguments are allocated here,
+filled with NaN, and are the results). A pass that leaves IR the interpreter finds undefined (a
+read out of bounds, a division by zero, ...) is named as breaking the function. The loop
+interpreter runs op by op in Python: a function whose argument buffers hold more than
+`max_loop_elements` elements is skipped at the loop level, with a note.
+
+A module the interpreter cannot run from the start (non-tensor arguments, an op without an
+implementation, llvm dialect IR) is an error. When a pass takes the module out of the
+interpreters' reach (an op none implements, e.g. target_gpu, or the llvm dialect), checking
+stops there with a note on stderr: the passes before it were checked, the ones after it are not.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,24 +31,51 @@ from dataclasses import dataclass, field
 import numpy as np
 from dlc.tools.diagnostics import ToolError
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-4
+DEFAULT_MAX_LOOP_ELEMENTS = 1 << 15
+"""The most elements (inputs and outputs together) a function may have for the loop
+interpreter to run it."""
+
+
+def checked_level(module: ModuleOp) -> str:
+    """The level `module` is at for checking: `llvm` when it holds any llvm dialect op, else
+    `graph`, `tensor_expr` or `loop` (`dlc.pipelines.module_level`)."""
+    from dlc.pipelines import module_level
+
+    if any(op.name.startswith("llvm.") for op in module.walk()):
+        return "llvm"
+    return module_level(module)
+
+
+def input_types(function: func.FuncOp) -> list[Attribute]:
+    """The types of `function`'s inputs: all its arguments, except a destination-passing
+    function's last `dlc.num_outputs` ones (its outputs)."""
+    from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+
+    types = list(function.function_type.inputs.data)
+    outputs = function.attributes.get(NUM_OUTPUTS_ATTR)
+    if isinstance(outputs, IntegerAttr) and not function.function_type.outputs.data:
+        return types[: len(types) - outputs.value.data]
+    return types
 
 
 def random_inputs(function: func.FuncOp, rng: np.random.Generator) -> list[np.ndarray]:
-    """One random array per argument of `function`, from its tensor type.
+    """One random array per input of `function` (`input_types`), from its tensor or memref type.
 
     Floats are standard normal; signed integers in [-4, 4], unsigned in [0, 8]; i1 random
-    booleans. Raises ValueError for a non-tensor argument or an element type NumPy cannot hold.
+    booleans. Raises ValueError for an argument of another type or an element type NumPy cannot
+    hold.
     """
     from dlc.dialects.graph.attrs import to_numpy_dtype
 
     inputs: list[np.ndarray] = []
-    for index, type in enumerate(function.function_type.inputs.data):
-        if not isinstance(type, TensorType):
-            raise ValueError(f"argument #{index} has type {type}, not a tensor")
+    for index, type in enumerate(input_types(function)):
+        if not isinstance(type, TensorType | MemRefType):
+            raise ValueError(f"argument #{index} has type {type}, not a tensor or memref")
         dtype = to_numpy_dtype(type.get_element_type())
         shape = tuple(type.get_shape())
         if dtype == np.bool_:
@@ -124,50 +161,118 @@ class SemanticsChecker:
     seed: int = 0
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
+    max_loop_elements: int = DEFAULT_MAX_LOOP_ELEMENTS
     inputs: dict[str, list[np.ndarray]] = field(default_factory=dict)
     reference: dict[str, list[np.ndarray]] = field(default_factory=dict)
     stopped_after: str | None = None
     checked_passes: list[str] = field(default_factory=list)
+    skipped: set[str] = field(default_factory=set)
+    """Functions too big for the loop interpreter (noted once, then no longer run)."""
 
-    def _run(self, module: ModuleOp, name: str) -> list[np.ndarray]:
-        from dlc.dialects.graph.interpreter import run_module
+    def _run(self, module: ModuleOp, name: str, level: str) -> list[np.ndarray]:
+        """@name of `module` run by the interpreter of `level` on its recorded inputs."""
+        if level == "graph":
+            from dlc.dialects.graph.interpreter import run_module
 
-        return run_module(module, self.inputs[name], entry=name)
+            return run_module(module, self.inputs[name], entry=name)
+        if level == "tensor_expr":
+            from dlc.dialects.tensor_expr.interpreter import run_module as run_tensor_expr
+
+            return run_tensor_expr(module, self.inputs[name], entry=name)
+        if level == "loop":
+            from dlc.dialects.loop.interpreter import run_function as run_loop
+
+            function = _function(module, name)
+            buffers = [
+                _as_buffer(value, type)
+                for value, type in zip(self.inputs[name], input_types(function), strict=False)
+            ]
+            return run_loop(module, name, buffers)
+        raise _Unreachable(f"the module is at the {level} dialect, which no interpreter runs")
+
+    def _too_big(self, module: ModuleOp, name: str, level: str) -> int | None:
+        """The element count of @name's arguments when the loop interpreter should not run it."""
+        if level != "loop":
+            return None
+        elements = sum(
+            math.prod(type.get_shape())
+            for type in _function(module, name).function_type.inputs.data
+            if isinstance(type, MemRefType | TensorType)
+        )
+        return elements if elements > self.max_loop_elements else None
+
+    def _skip_note(self, name: str, elements: int, where: str) -> None:
+        self.skipped.add(name)
+        print(
+            f"dlc-opt: note: --check-semantics skips @{name} at the loop level {where}: its "
+            f"arguments hold {elements} elements, more than --check-semantics-max-elements "
+            f"{self.max_loop_elements}",
+            file=sys.stderr,
+        )
 
     def start(self, module: ModuleOp) -> None:
         """Record the reference results; ToolError when the interpreter cannot run the module."""
         self.inputs.clear()
         self.reference.clear()
+        self.skipped.clear()
         self.stopped_after = None
         self.checked_passes = []
         functions = public_functions(module)
         if not functions:
             raise ToolError("--check-semantics: the module has no public function to run")
+        level = checked_level(module)
         rng = np.random.default_rng(self.seed)
         for function in functions:
             name = function.sym_name.data
             try:
                 self.inputs[name] = random_inputs(function, rng)
-                self.reference[name] = self._run(module, name)
+                if (elements := self._too_big(module, name, level)) is not None:
+                    self._skip_note(name, elements, "of the input")
+                    continue
+                self.reference[name] = self._run(module, name, level)
             except Exception as e:  # noqa: BLE001 - any failure means: not checkable
                 raise ToolError(
-                    f"--check-semantics: cannot run @{name} of the input with the graph "
-                    f"interpreter: {e}"
+                    f"--check-semantics: cannot run @{name} of the input with the "
+                    f"{_interpreter(level)}: {e}"
                 ) from None
 
     def check(self, module: ModuleOp, pass_name: str) -> None:
-        """Compare after `pass_name`; ToolError on the first differing output."""
+        """Compare after `pass_name`; ToolError on the first differing output, or when the
+        interpreter finds the IR undefined (e.g. a read out of bounds)."""
+        from dlc.dialects.loop.interpreter import LoopInterpreterError, LoopUnsupportedError
+        from dlc.dialects.tensor_expr.interpreter import (
+            TensorExprInterpreterError,
+            TensorExprUnsupportedError,
+        )
+
         if self.stopped_after is not None or not self.reference:
+            return
+        level = checked_level(module)
+        if level == "llvm":
+            self._stop(pass_name, "the module is at the llvm dialect, which no interpreter runs")
             return
         names = {f.sym_name.data for f in public_functions(module)}
         for name, expected in self.reference.items():
             if name not in names:
                 self._stop(pass_name, f"@{name} is no longer a public function with a body")
                 return
+            if name in self.skipped:
+                continue
+            if (elements := self._too_big(module, name, level)) is not None:
+                self._skip_note(name, elements, f"from pass '{pass_name}' on")
+                continue
             try:
-                actual = self._run(module, name)
+                actual = self._run(module, name, level)
+            except (LoopUnsupportedError, TensorExprUnsupportedError) as e:
+                self._stop(pass_name, f"the {_interpreter(level)} cannot run @{name}: {e}")
+                return
+            except (LoopInterpreterError, TensorExprInterpreterError) as e:
+                raise ToolError(
+                    f"--check-semantics: pass '{pass_name}' broke @{name}: the "
+                    f"{_interpreter(level)} found: {e} (inputs: seed {self.seed})"
+                ) from None
             except Exception as e:  # noqa: BLE001 - the IR left the interpreter's reach
-                self._stop(pass_name, f"the graph interpreter cannot run @{name}: {e}")
+                self._stop(pass_name, f"the {_interpreter(level)} cannot run @{name}: {e}")
                 return
             self._compare(pass_name, name, expected, actual)
         self.checked_passes.append(pass_name)
@@ -182,7 +287,10 @@ class SemanticsChecker:
                 f"expected {len(expected)} outputs, found {len(actual)}"
             )
         for index, (ref, act) in enumerate(zip(expected, actual, strict=True)):
-            problem = compare(np.asarray(ref), np.asarray(act), self.rtol, self.atol)
+            ref, act = np.asarray(ref), np.asarray(act)
+            if _same_bits(ref.dtype, act.dtype):  # signless below the graph: ui8 is i8
+                act = act.view(ref.dtype)
+            problem = compare(ref, act, self.rtol, self.atol)
             if problem is not None:
                 raise ToolError(
                     f"--check-semantics: pass '{pass_name}' changed the results of @{name}: "
@@ -197,3 +305,37 @@ class SemanticsChecker:
             f"passes checked before it: {checked}",
             file=sys.stderr,
         )
+
+
+class _Unreachable(Exception):
+    """The module is at a level no interpreter runs."""
+
+
+def _interpreter(level: str) -> str:
+    return {"graph": "graph interpreter", "tensor_expr": "tensor_expr interpreter",
+            "loop": "loop interpreter"}.get(level, f"{level} interpreter")
+
+
+def _function(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.body.block.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise ValueError(f"expected a function @{name} in the module, found none")
+
+
+def _same_bits(a: np.dtype, b: np.dtype) -> bool:
+    """Two different integer dtypes of one width (a signed and an unsigned one)."""
+    return a != b and a.kind in "iu" and b.kind in "iu" and a.itemsize == b.itemsize
+
+
+def _as_buffer(value: np.ndarray, type: Attribute) -> np.ndarray:
+    """A fresh copy of `value` as the loop interpreter expects an argument of memref `type`."""
+    from dlc.dialects.arith_numpy import numpy_dtype
+
+    array = np.array(value, copy=True)
+    if not isinstance(type, MemRefType):
+        return array
+    dtype = numpy_dtype(type.get_element_type())
+    if _same_bits(array.dtype, dtype):
+        return array.view(dtype)
+    return array.astype(dtype, copy=False)

@@ -3,8 +3,9 @@
 It knows dlc's dialects, the upstream dialects dlc uses, dlc's passes, the named pipelines and the
 `-t` targets, all registered lazily so that the tool starts fast.
 
-dlc's own flags: `--check-semantics` (run the graph interpreter after every pass and stop at the
-first pass that changes a result, see tools/check_semantics.py), `--timing` (seconds per pass, a
+dlc's own flags: `--check-semantics` (run the interpreter of the module's level, graph,
+tensor_expr or loop, after every pass and stop at the first pass that changes a result, see
+tools/check_semantics.py), `--timing` (seconds per pass, a
 table on stderr like mlir-opt's `--mlir-timing`; xDSL's `--time-passes` is another name for it)
 and `--dump-graph=FILE` (the final graph as Graphviz DOT, see tools/graph_dot.py). With the first
 two, named pipelines run pass by pass. `--elide-elementsattrs-if-larger=N` (default 16; 0: never)
@@ -227,8 +228,9 @@ class DlcOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--check-semantics",
             action="store_true",
-            help="run the public functions with the graph interpreter on seeded random inputs "
-            "after every pass; stop with an error at the first pass that changes a result",
+            help="run the public functions with the interpreter of the module's level (graph, "
+            "tensor_expr, loop) on seeded random inputs after every pass; stop with an error at "
+            "the first pass that changes a result (checking stops at the llvm dialect)",
         )
         arg_parser.add_argument(
             "--check-semantics-seed", type=int, default=0, metavar="N",
@@ -242,6 +244,11 @@ class DlcOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--check-semantics-atol", type=float, default=None, metavar="X",
             help="absolute tolerance of --check-semantics (default 1e-4)",
+        )
+        arg_parser.add_argument(
+            "--check-semantics-max-elements", type=int, default=None, metavar="N",
+            help="skip a function at the loop level (its interpreter runs op by op in Python) "
+            "when its arguments hold more than N elements (default 32768)",
         )
         arg_parser.add_argument(
             "--timing", "--time-passes",
@@ -311,13 +318,21 @@ class DlcOptMain(xDSLOptMain):
         self.checker = None
         self.dot_graphs: list[str] = []
         if self.args.check_semantics:
-            from dlc.tools.check_semantics import DEFAULT_ATOL, DEFAULT_RTOL, SemanticsChecker
+            from dlc.tools.check_semantics import (
+                DEFAULT_ATOL,
+                DEFAULT_MAX_LOOP_ELEMENTS,
+                DEFAULT_RTOL,
+                SemanticsChecker,
+            )
 
             rtol, atol = self.args.check_semantics_rtol, self.args.check_semantics_atol
+            max_elements = self.args.check_semantics_max_elements
             self.checker = SemanticsChecker(
                 seed=self.args.check_semantics_seed,
                 rtol=DEFAULT_RTOL if rtol is None else rtol,
                 atol=DEFAULT_ATOL if atol is None else atol,
+                max_loop_elements=(
+                    DEFAULT_MAX_LOOP_ELEMENTS if max_elements is None else max_elements),
             )
         if self.timer is not None or self.checker is not None:
             self.pipeline = self._instrumented(self.pipeline)

@@ -53,6 +53,11 @@ class LoopInterpreterError(Exception):
     """The interpreter met IR it cannot run, or the IR did something undefined."""
 
 
+class LoopUnsupportedError(LoopInterpreterError):
+    """The IR holds an op (or an op's form) the interpreter has no implementation for: the IR is
+    out of its reach, not wrong."""
+
+
 Value = Any
 """A runtime value: a Python int (index), a NumPy scalar, or a NumPy array (vector, buffer)."""
 
@@ -143,7 +148,7 @@ class LoopInterpreter:
             return compiler(self, op)
         impl = _SCALAR_OPS.get(op.name)
         if impl is None or len(op.results) != 1:
-            raise LoopInterpreterError(f"'{op.name}' op is not supported by the loop interpreter")
+            raise LoopUnsupportedError(f"'{op.name}' op is not supported by the loop interpreter")
         operands, result = tuple(op.operands), op.results[0]
         convert = _converter(result.type)
 
@@ -286,7 +291,7 @@ class LoopInterpreter:
         elif isinstance(value, DenseIntOrFPElementsAttr) and isinstance(type_, VectorType):
             constant = elements_to_array(value, op.name)
         else:
-            raise LoopInterpreterError(f"'{op.name}' of {type_} is not supported")
+            raise LoopUnsupportedError(f"'{op.name}' of {type_} is not supported")
 
         def define(env: dict[SSAValue, Value]) -> None:
             env[result] = constant

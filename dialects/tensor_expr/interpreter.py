@@ -40,6 +40,11 @@ class TensorExprInterpreterError(Exception):
     """The module cannot be evaluated: an unknown op, a bad input, a read out of bounds."""
 
 
+class TensorExprUnsupportedError(TensorExprInterpreterError):
+    """The IR holds an op (or an op's form) the evaluator has no implementation for: the IR is
+    out of its reach, not wrong."""
+
+
 MAX_CHUNK_ELEMENTS = 1 << 22
 """The largest index space (spatial × reduction points) evaluated as one array."""
 
@@ -155,7 +160,7 @@ def _run_function_level_op(
         for result, value in zip(op.results, run_function(callee, inputs, module), strict=True):
             env[result] = value
     else:
-        raise TensorExprInterpreterError(
+        raise TensorExprUnsupportedError(
             f"'{op.name}' op is not evaluated at the tensor_expr level: expected "
             "tensor_expr.compute, arith.constant, func.call or func.return"
         )
@@ -166,7 +171,7 @@ def _constant(value: Attribute, type: Attribute) -> np.ndarray:
         return elements_to_array(value, "arith.constant")
     if isinstance(value, IntegerAttr | FloatAttr):
         return np.asarray(value.value.data, dtype=_dtype(type))
-    raise TensorExprInterpreterError(f"'arith.constant' with {value} is not supported")
+    raise TensorExprUnsupportedError(f"'arith.constant' with {value} is not supported")
 
 
 def _dtype(type: Attribute) -> np.dtype:
@@ -262,7 +267,7 @@ def _evaluate_body_op(
         return
     impl = _BODY_OPS.get(op.name)
     if impl is None:
-        raise TensorExprInterpreterError(
+        raise TensorExprUnsupportedError(
             f"'{op.name}' op in the body of compute \"{compute.block_name.data}\" is not "
             "supported by the tensor_expr interpreter"
         )

@@ -23,8 +23,10 @@ class Gather(OnnxOpConverter):
 
 def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: Sequence[int],
                   ends: Sequence[int], axes: Sequence[int], steps: Sequence[int]) -> SSAValue:
-    """graph.slice of `x` with ONNX Slice's bounds: negative ones count from the end, all are
-    clamped to the axis (as Python's `slice.indices` does); `x` itself when nothing is cut."""
+    """graph.slice of `x` with ONNX Slice's bounds: negative ones count from the end, then they
+    are clamped to [0, dim] (step > 0), or the start to [0, dim - 1] and the end to [-1, dim - 1]
+    (step < 0: unlike Python's `slice.indices`, a start below -dim is 0, not empty); `x` itself
+    when nothing is cut."""
     rank = len(shape)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise node.error(f"expected as many starts, ends, axes and steps, found {len(starts)}, "
@@ -34,7 +36,10 @@ def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: 
                                       strict=True):
         if step == 0:
             raise node.error(f"expected non-zero steps, found {list(steps)}")
-        begin, stop, stride = slice(start, end, step).indices(shape[axis])
+        dim = shape[axis]
+        start, end = (start + dim if start < 0 else start), (end + dim if end < 0 else end)
+        low, high = (0, dim) if step > 0 else (-1, dim - 1)
+        begin, stop, stride = min(max(start, max(low, 0)), high), min(max(end, low), high), step
         size = len(range(begin, stop, stride))
         first[axis], sizes[axis], strides[axis] = (begin if size else 0), size, stride
     if sizes == list(shape) and strides == [1] * rank:
