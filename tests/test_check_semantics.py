@@ -349,3 +349,19 @@ def test_dump_graph_unwritable_is_an_error(
                        capsys=capsys)
     assert code == 1
     assert err.startswith(f"dlc-opt: error: cannot write --dump-graph file '{tmp_path}/missing")
+
+
+def test_dump_graph_after_lowering_draws_the_last_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a pipeline that lowers below the graph level (`-p cpu`), --dump-graph writes the
+    graph as it was after the last graph-level pass, and says so, instead of an empty graph."""
+    lowered, graph_level = tmp_path / "cpu.dot", tmp_path / "opt.dot"
+    code, _, err = run(tmp_path, CONV_BN + ADD_RELU, "-p", "cpu-direct",
+                       f"--dump-graph={lowered}", capsys=capsys)
+    assert code == 0
+    assert "the module left the graph level; writing the graph as it was after pass " \
+           "'graph-fuse-ops'" in err
+    assert run(tmp_path, CONV_BN + ADD_RELU, "-p", "graph-opt", f"--dump-graph={graph_level}",
+               capsys=capsys)[0] == 0
+    assert lowered.read_text() == graph_level.read_text()

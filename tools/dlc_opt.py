@@ -334,7 +334,9 @@ class DlcOptMain(xDSLOptMain):
                 max_loop_elements=(
                     DEFAULT_MAX_LOOP_ELEMENTS if max_elements is None else max_elements),
             )
-        if self.timer is not None or self.checker is not None:
+        self.graph_snapshot: tuple[str, str] | None = None
+        """(the pass after which, DOT) of the last graph-level module, for --dump-graph."""
+        if self.timer is not None or self.checker is not None or self.args.dump_graph is not None:
             self.pipeline = self._instrumented(self.pipeline)
 
     def _resolve(self, text: str) -> str:
@@ -385,9 +387,21 @@ class DlcOptMain(xDSLOptMain):
                 self.timer.add((_VERIFY, "(verifier)"), verified - now)
                 if self.checker is not None:
                     self.timer.add((_CHECK, "(check-semantics)"), checked - verified)
+            if self.args.dump_graph is not None:
+                self._snapshot_graph(previous, module)
             started = time.perf_counter()
 
         return PassPipeline(passes, callback)
+
+    def _snapshot_graph(self, previous: ModulePass | None, module: ModuleOp) -> None:
+        """Keeps the DOT of `module` while it is at the graph level, so that --dump-graph draws
+        the last graph even when the pipeline lowers below it."""
+        from dlc.pipelines import module_level
+        from dlc.tools.graph_dot import module_to_dot
+
+        if module_level(module) == "graph":
+            name = "the input" if previous is None else f"pass '{previous.name}'"
+            self.graph_snapshot = (name, module_to_dot(module, f"dlc_{len(self.dot_graphs)}"))
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
@@ -457,11 +471,27 @@ class DlcOptMain(xDSLOptMain):
             prog.attributes[TARGET_ATTR] = StringAttr(self._resolve(self.args.dlc_target))
         if not self.args.disable_verify:
             prog.verify()
+        self.graph_snapshot = None
         super().apply_passes(prog)
         if self.args.dump_graph is not None:
-            from dlc.tools.graph_dot import module_to_dot
+            self.dot_graphs.append(self._final_graph(prog))
 
-            self.dot_graphs.append(module_to_dot(prog, f"dlc_{len(self.dot_graphs)}"))
+    def _final_graph(self, prog: ModuleOp) -> str:
+        """The DOT --dump-graph writes for this module: the final graph, or the last one the
+        pipeline had (with a note saying after which pass) when it lowered below graph level."""
+        from dlc.pipelines import module_level
+        from dlc.tools.graph_dot import module_to_dot
+
+        if module_level(prog) == "graph":
+            return module_to_dot(prog, f"dlc_{len(self.dot_graphs)}")
+        if self.graph_snapshot is not None:
+            after, dot = self.graph_snapshot
+            print(f"dlc-opt: note: --dump-graph: the module left the graph level; writing the "
+                  f"graph as it was after {after}", file=sys.stderr)
+            return dot
+        print("dlc-opt: note: --dump-graph: the module has no graph-level ops; writing an empty "
+              "graph", file=sys.stderr)
+        return module_to_dot(prog, f"dlc_{len(self.dot_graphs)}")
 
     def run(self) -> None:
         super().run()
