@@ -1,6 +1,7 @@
 """dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
 
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
+                [--check-bounds]
                 [--input-shape x=1x3x224x224] -o model.so
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy [--output-dir D]
@@ -72,6 +73,9 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+    parser.add_argument("--check-bounds", action="store_true",
+                        help="check every load's and store's indices; abort with a report on "
+                        "a violation (a debugging build)")
 
 
 def _inputs_option(parser: argparse.ArgumentParser) -> None:
@@ -147,7 +151,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
-        progress=True, jobs=args.jobs,
+        progress=True, jobs=args.jobs, check_bounds=args.check_bounds,
     )
     return executable, time.perf_counter() - start
 
