@@ -277,7 +277,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             TypeDispatchApplier(op_patterns(lowering, self.noalias_outputs))
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
-        expand_bounds_checks(op, lowering)
+        expand_bounds_checks(op)
         _check_fully_lowered(op)
         if self.metadata and signatures:
             if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):

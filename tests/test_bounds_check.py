@@ -22,7 +22,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 OUT_OF_BOUNDS = """
-func.func @copy_one_past(%A: memref<8xf32>, %B: memref<9xf32>) attributes {dlc.num_outputs = 1 : i64} {
+func.func @copy_one_past(%A: memref<8xf32>, %B: memref<9xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c9 = arith.constant 9 : index
@@ -46,6 +47,18 @@ def _python(code: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True,
         timeout=timeout, check=False,
     )
+
+
+def _run_property_test(test: object, max_examples: int) -> None:
+    """Runs a `@given` test with `max_examples` (and derandomized: the same examples each
+    time), its other settings kept."""
+    from hypothesis import settings
+
+    own = test._hypothesis_internal_use_settings  # type: ignore[attr-defined]
+    test._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
+        own, max_examples=max_examples, derandomize=True, database=None
+    )
+    test()  # type: ignore[operator]
 
 
 def _in_child(name: str) -> None:
@@ -101,9 +114,8 @@ def test_in_bounds_code_runs_checked_and_unchecked_alike() -> None:
 
     text = OUT_OF_BOUNDS.replace("%c9 = arith.constant 9", "%c9 = arith.constant 8")
     x = np.arange(8, dtype=np.float32)
-    from xdsl.parser import Parser
-
     from dlc.dialects import make_context
+    from xdsl.parser import Parser
 
     for check_bounds in (False, True):
         module = Parser(make_context(), text).parse_module()
@@ -141,9 +153,6 @@ def checked_schedule_properties(max_examples: int = 6) -> None:
     """The schedule primitives' and `transform.loop.apply_rules`' property tests, with every
     program they run through the loop interpreter also compiled bounds-checked and run: the
     same results, no trap. (Schedules with GPU-bound loops are only interpreted.)"""
-    from hypothesis import settings
-
-    import tests.test_schedule_primitives as primitives
     from dlc.codegen.llvm import emit_llvm_ir
     from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
     from dlc.dialects.loop.ops import ForOp
@@ -153,7 +162,10 @@ def checked_schedule_properties(max_examples: int = 6) -> None:
     from xdsl.dialects.builtin import IntegerAttr, StringAttr
     from xdsl.dialects.func import FuncOp
 
+    import tests.test_schedule_primitives as primitives
+
     interpret = primitives._run_with_loop_interpreter
+    compiled: list[str] = []
     lowering = parse_pipeline(
         "convert-memref-view-to-llvm,convert-loop-to-llvm{check-bounds=true}"
     )
@@ -165,39 +177,37 @@ def checked_schedule_properties(max_examples: int = 6) -> None:
         lowered = module.clone()
         (function,) = [op for op in lowered.ops if isinstance(op, FuncOp)]
         function.attributes[NUM_OUTPUTS_ATTR] = IntegerAttr(1, 64)
+        names = [str(arg.name_hint) for arg in function.body.blocks[0].args]
         for module_pass in lowering:
             module_pass.apply(primitives.CTX, lowered)
-        names = [str(arg.name_hint) for arg in function.body.block.args]
         run = Executable(JitModule(emit_llvm_ir(lowered)))
         got = run(*[inputs[name] for name in names[:-1]])
         np.testing.assert_allclose(got, expected[names[-1]], rtol=1e-4, atol=1e-5)
+        compiled.append(function.sym_name.data)
         return expected
 
     primitives._run_with_loop_interpreter = interpret_and_run_checked
-    few = settings(max_examples=max_examples, deadline=None)
     for test in (
         primitives.test_random_schedules_of_matmul_keep_results,
         primitives.test_random_schedules_of_elementwise_keep_results,
         primitives.test_random_schedules_of_conv_keep_results,
         primitives.test_apply_rules_with_random_knobs_keeps_results,
     ):
-        few(test)()
+        _run_property_test(test, max_examples)
+    assert len(compiled) >= 4 * max_examples, f"only {len(compiled)} programs ran compiled"
 
 
 def checked_default_schedules(max_examples: int = 3) -> None:
     """The default schedules' property tests (random GEMM shapes, concats) compiled with
     `check_bounds=True`."""
-    from hypothesis import settings
-
     import dlc
     import tests.test_default_schedule as default
 
     default.compiled = lambda text, threads: dlc.compile(  # type: ignore[assignment]
         default.module(text), threads=threads, cache=False, check_bounds=True
     )
-    few = settings(max_examples=max_examples, deadline=None)
     for test in (default.test_matmul_random_shapes, default.test_concat_parts_match_numpy):
-        few(test)()
+        _run_property_test(test, max_examples)
 
 
 ONNX_FAMILIES = (

@@ -12,10 +12,11 @@ Counterpart: AddressSanitizer's inline checks, TVM's `instrument_bound_checkers`
    index, size)` carrying its message. An index that is a constant inside its dimension is not
    checked.
 3. After the lowering, `expand_bounds_checks` splits the block at each placeholder into
-   `llvm.cond_br ok, ^continue, ^report`, where `^report` calls the module's internal
-   `@dlc_out_of_bounds(message, index, size)`, which writes the message with `dprintf(2, ...)`
-   (unbuffered: nothing is lost to `abort`; libc only, so it works in the JIT and in an
-   exported library alike) and calls `abort()`.
+   `llvm.cond_br ok, ^continue, ^report`, where `^report` writes the message (an internal
+   global string) with `dprintf(2, message, index, size)` (unbuffered: nothing is lost to
+   `abort`; libc only, so it works in the JIT and in an exported library alike) and calls
+   `abort()`. The report is inline, not a helper function: kernels are compiled as separate
+   units and linked, and the llvm dialect's function linkage does not reach LLVM IR.
 
 Without the option nothing is tagged or emitted: the code is the same as before.
 """
@@ -35,7 +36,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i32,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 BOUNDS_SITE_ATTR = "dlc.bounds_site"
 """On a load or store: `buffer <name> (arg N|local|global) in @<kernel>`."""
@@ -45,9 +46,6 @@ CHECK_CALLEE = "dlc.bounds_check"
 
 MESSAGE_ATTR = "dlc.bounds_message"
 """On a placeholder: the `dprintf` format of its report (`%lld` index, `%lld` size)."""
-
-REPORT_FUNCTION = "dlc_out_of_bounds"
-"""The module's internal function that prints a report and aborts."""
 
 _VIEW_OPS = (
     memref.CastOp, memref.SubviewOp, memref.ExpandShapeOp, memref.CollapseShapeOp,
@@ -135,7 +133,7 @@ def bounds_checks(
     return ops
 
 
-def expand_bounds_checks(module: ModuleOp, lowering: LLVMLowering) -> None:
+def expand_bounds_checks(module: ModuleOp) -> None:
     """Turns each placeholder check of the lowered `module` into a conditional branch to a
     block that reports the violation and aborts (see the module doc)."""
     checks = [
@@ -157,9 +155,15 @@ def expand_bounds_checks(module: ModuleOp, lowering: LLVMLowering) -> None:
         assert rest is not None, "a placeholder check is never a block's terminator"
         continuation = block.split_before(rest)
         address = llvm.AddressOfOp(symbol, llvm.LLVMPointerType())
+        stderr = int_constant(2, i32)
         report = Block([
             address,
-            llvm.CallOp(REPORT_FUNCTION, address.result, index, size),
+            stderr,
+            llvm.CallOp(
+                "dprintf", stderr.result, address.result, index, size, return_type=i32,
+                variadic_args=2,
+            ),
+            llvm.CallOp("abort"),
             llvm.UnreachableOp(),
         ])
         block.parent.add_block(report)
@@ -173,41 +177,21 @@ def expand_bounds_checks(module: ModuleOp, lowering: LLVMLowering) -> None:
             llvm.LLVMArrayType(len(data.encode()), IntegerType(8)), symbol, "internal",
             constant=True, value=StringAttr(data),
         ))
-    _add_report_function(module, lowering)
+    _declare_libc(module)
 
 
-def _add_report_function(module: ModuleOp, lowering: LLVMLowering) -> None:
-    """`@dlc_out_of_bounds(ptr message, iN index, iN size)`: `dprintf(2, message, index,
-    size)`, then `abort()`; and the declarations of `dprintf` and `abort`."""
-    ptr = llvm.LLVMPointerType()
-    index_type = lowering.index_type
-    void = llvm.LLVMVoidType()
+def _declare_libc(module: ModuleOp) -> None:
+    """Declares `int dprintf(int, const char *, ...)` and `void abort(void)` unless they are."""
     body = module.body.block
-    declared = {
-        op.sym_name.data for op in body.ops if isinstance(op, llvm.FuncOp)
-    }
+    declared = {op.sym_name.data for op in body.ops if isinstance(op, llvm.FuncOp)}
     if "dprintf" not in declared:
         body.add_op(llvm.FuncOp(
-            "dprintf", llvm.LLVMFunctionType([i32, ptr], i32, is_variadic=True),
+            "dprintf",
+            llvm.LLVMFunctionType([i32, llvm.LLVMPointerType()], i32, is_variadic=True),
             linkage=llvm.LinkageAttr("external"),
         ))
     if "abort" not in declared:
         body.add_op(llvm.FuncOp(
-            "abort", llvm.LLVMFunctionType([], void), linkage=llvm.LinkageAttr("external")
+            "abort", llvm.LLVMFunctionType([], llvm.LLVMVoidType()),
+            linkage=llvm.LinkageAttr("external"),
         ))
-    entry = Block(arg_types=[ptr, index_type, index_type])
-    message, index, size = entry.args
-    stderr = int_constant(2, i32)
-    entry.add_ops([
-        stderr,
-        llvm.CallOp(
-            "dprintf", stderr.result, message, index, size, return_type=i32,
-            variadic_args=2,
-        ),
-        llvm.CallOp("abort"),
-        llvm.UnreachableOp(),
-    ])
-    body.add_op(llvm.FuncOp(
-        REPORT_FUNCTION, llvm.LLVMFunctionType([ptr, index_type, index_type], void),
-        body=Region(entry),
-    ))

@@ -612,25 +612,24 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 // BOUNDS-NEXT:    llvm.store %[[V]]
 // BOUNDS:       ^[[LOAD_OOB]]:
 // BOUNDS-NEXT:    %[[LOAD_MSG:.*]] = llvm.mlir.addressof @[[LOAD_MESSAGE:dlc_oob_message_[0-9]+]] : !llvm.ptr
-// BOUNDS-NEXT:    llvm.call @dlc_out_of_bounds(%[[LOAD_MSG]], %[[I]], %[[SIZE]]) : (!llvm.ptr, i64, i64) -> ()
+// BOUNDS-NEXT:    %[[FD:.*]] = llvm.mlir.constant(2 : i32) : i32
+// BOUNDS-NEXT:    llvm.call @dprintf(%[[FD]], %[[LOAD_MSG]], %[[I]], %[[SIZE]]) vararg(!llvm.func<i32 (i32, !llvm.ptr, ...)>) : (i32, !llvm.ptr, i64, i64) -> i32
+// BOUNDS-NEXT:    llvm.call @abort() : () -> ()
 // BOUNDS-NEXT:    llvm.unreachable
 // BOUNDS-NEXT:  ^[[STORE_OOB]]:
 // BOUNDS-NEXT:    %[[STORE_MSG:.*]] = llvm.mlir.addressof @[[STORE_MESSAGE:dlc_oob_message_[0-9]+]] : !llvm.ptr
-// BOUNDS-NEXT:    llvm.call @dlc_out_of_bounds(%[[STORE_MSG]], %[[I]], %[[SIZE2]]) : (!llvm.ptr, i64, i64) -> ()
+// BOUNDS-NEXT:    %[[FD2:.*]] = llvm.mlir.constant(2 : i32) : i32
+// BOUNDS-NEXT:    llvm.call @dprintf(%[[FD2]], %[[STORE_MSG]], %[[I]], %[[SIZE2]])
+// BOUNDS-NEXT:    llvm.call @abort() : () -> ()
 // BOUNDS-NEXT:    llvm.unreachable
 // BOUNDS:       llvm.mlir.global internal constant @[[LOAD_MESSAGE]]("dlc: out-of-bounds load of buffer A (arg 0) in @check_bounds_load_store: index %lld not in [0, %lld) (dimension 0 of memref<8xf32>)\0A\00")
 // BOUNDS:       llvm.mlir.global internal constant @[[STORE_MESSAGE]]("dlc: out-of-bounds store of buffer B (arg 1) in @check_bounds_load_store: index %lld not in [0, %lld) (dimension 0 of memref<8xf32>)\0A\00")
 // BOUNDS:       llvm.func @dprintf(i32, !llvm.ptr, ...) -> i32
 // BOUNDS:       llvm.func @abort()
-// BOUNDS:       llvm.func internal @dlc_out_of_bounds(%[[FMT:.*]]: !llvm.ptr, %[[INDEX:.*]]: i64, %[[BOUND:.*]]: i64)
-// BOUNDS-NEXT:    %[[FD:.*]] = llvm.mlir.constant(2 : i32) : i32
-// BOUNDS-NEXT:    llvm.call @dprintf(%[[FD]], %[[FMT]], %[[INDEX]], %[[BOUND]]) vararg
-// BOUNDS-NEXT:    llvm.call @abort()
-// BOUNDS-NEXT:    llvm.unreachable
 
 // CHECK-LABEL: llvm.func @check_bounds_load_store
 // CHECK-NOT:     "ult"
-// CHECK-NOT:     dlc_out_of_bounds
+// CHECK-NOT:     dprintf
 // CHECK:       llvm.mlir.global external constant @dlc_metadata
 func.func @check_bounds_load_store(%A: memref<8xf32>, %B: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
@@ -657,7 +656,8 @@ func.func @check_bounds_load_store(%A: memref<8xf32>, %B: memref<8xf32>) attribu
 // BOUNDS:         llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
 // BOUNDS:       ^[[OOB]]:
 // BOUNDS-NEXT:    %[[MSG:.*]] = llvm.mlir.addressof
-// BOUNDS-NEXT:    llvm.call @dlc_out_of_bounds(%[[MSG]], %[[J]], %[[SIZE]])
+// BOUNDS-NEXT:    llvm.mlir.constant(2 : i32)
+// BOUNDS-NEXT:    llvm.call @dprintf(%{{.*}}, %[[MSG]], %[[J]], %[[SIZE]])
 // BOUNDS:       "dlc: out-of-bounds load of 16 lanes of buffer A (arg 0) in @check_bounds_vector: index %lld + 15 not in [0, %lld) (dimension 1 of memref<4x32xf32>)\0A\00"
 func.func @check_bounds_vector(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
