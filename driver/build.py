@@ -72,6 +72,11 @@ def build(
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
     resolved = resolve_target(target, threads)
+    if isinstance(resolved, GpuTarget) and check_bounds:
+        raise CompileError(
+            f"expected a CPU target with check_bounds (bounds checks are CPU code), found "
+            f"'{target}'"
+        )
     if isinstance(resolved, GpuTarget):
         return _build_for_device(model, resolved, entry, input_shapes, pipeline)
     options = CompileOptions(

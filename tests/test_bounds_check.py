@@ -123,6 +123,33 @@ def test_in_bounds_code_runs_checked_and_unchecked_alike() -> None:
         np.testing.assert_array_equal(got[:8], x)
 
 
+def test_emitted_llvm_ir_has_the_checks_only_when_asked(tmp_path: Path) -> None:
+    source = tmp_path / "kernel.mlir"
+    source.write_text(OUT_OF_BOUNDS)
+
+    def emitted(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(REPO / "tools" / "dlc"), "compile", str(source), "--target",
+             "llvm -mcpu=x86-64-v3", "--emit", "llvm", *flags],
+            cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+        )
+
+    checked, unchecked = emitted("--check-bounds"), emitted()
+    assert checked.returncode == 0 and unchecked.returncode == 0, checked.stderr
+    assert '@"dprintf"' in checked.stdout and '@"abort"' in checked.stdout
+    assert "dlc: out-of-bounds load of buffer A (arg 0) in @copy_one_past" in checked.stdout
+    assert "dprintf" not in unchecked.stdout and "out-of-bounds" not in unchecked.stdout
+
+
+def test_check_bounds_needs_a_cpu_target() -> None:
+    from xdsl.dialects.builtin import ModuleOp
+
+    import dlc
+
+    with pytest.raises(dlc.CompileError, match="expected a CPU target with check_bounds"):
+        dlc.compile(ModuleOp([]), "cuda", check_bounds=True)
+
+
 def test_check_bounds_is_part_of_the_cache_fingerprint() -> None:
     from dlc.driver.cache import CompileOptions
 

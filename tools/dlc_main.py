@@ -230,7 +230,9 @@ def emit_command(args: argparse.Namespace) -> None:
         module.attributes[TARGET_ATTR] = StringAttr(str(target))
     elif target.is_cuda:
         arch = arch or target.arch
-    text = emit_device_code(module, target.kind, args.emit, arch=arch)
+    text = emit_device_code(
+        module, target.kind, args.emit, arch=arch, check_bounds=args.check_bounds
+    )
     if args.output is None:
         sys.stdout.write(text)
         return
