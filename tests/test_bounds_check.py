@@ -244,7 +244,7 @@ ONNX_FAMILIES = (
 """The families whose first cases `checked_onnx_cases` runs (indexing, windows, views)."""
 
 
-def checked_onnx_cases(per_family: int = 2, families: tuple[str, ...] = ONNX_FAMILIES) -> None:
+def checked_onnx_cases(per_family: int = 1, families: tuple[str, ...] = ONNX_FAMILIES) -> None:
     """ONNX node cases compiled with `check_bounds=True`: every case that the unchecked
     compile passes passes checked too (and none traps)."""
     import dlc
