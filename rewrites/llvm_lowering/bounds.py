@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i32,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 BOUNDS_SITE_ATTR = "dlc.bounds_site"
 """On a load or store: `buffer <name> (arg N|local|global) in @<kernel>`."""
@@ -96,7 +96,7 @@ def bounds_checks(
     op: Operation,
     memref_type: MemRefType,
     indices: Sequence[SSAValue],
-    value_type: object,
+    value_type: Attribute,
     lowering: LLVMLowering,
 ) -> list[Operation]:
     """The checks of the access `op` of `memref_type[indices]` (lowered indices) moving a
@@ -118,9 +118,11 @@ def bounds_checks(
             continue
         what = f"{kind} of {width} lanes" if width > 1 else kind
         last = f" + {width - 1}" if width > 1 else ""
+        context = f"{where}".replace("%", "%%")
+        layout = f"{memref_type}".replace("%", "%%")
         message = (
-            f"dlc: out-of-bounds {what} of {where}: index %lld{last} not in [0, %lld) "
-            f"(dimension {dim} of {memref_type})\n"
+            f"dlc: out-of-bounds {what} of {context}: index %lld{last} not in [0, %lld) "
+            f"(dimension {dim} of {layout})\n"
         )
         bound = int_constant(max(limit, 0), lowering.index_type)
         ok = llvm.ICmpOp(
