@@ -18,7 +18,14 @@ Counterpart: AddressSanitizer's inline checks, TVM's `instrument_bound_checkers`
    `abort()`. The report is inline, not a helper function: kernels are compiled as separate
    units and linked, and the llvm dialect's function linkage does not reach LLVM IR.
 
-Without the option nothing is tagged or emitted: the code is the same as before.
+Without the option nothing is tagged or emitted: the code is the same as before. With it,
+LLVM deletes every check it proves redundant (affine indices over static shapes, which is most
+of them), so the checks that remain are those of data-dependent indices (Gather, Resize).
+
+The kernel and buffer names are the IR's: a model's kernels are `@dlc_kernel_<hash>` (`dlc
+profile` maps them to ONNX nodes) and the compile cache and `loop-dedup-functions` identify
+kernels by structure, not SSA names, so a buffer's name can be the one it had in the first
+model compiled with that kernel; its argument number is always exact.
 """
 
 from __future__ import annotations
