@@ -148,6 +148,12 @@ def test_check_bounds_needs_a_cpu_target() -> None:
 
     with pytest.raises(dlc.CompileError, match="expected a CPU target with check_bounds"):
         dlc.compile(ModuleOp([]), "cuda", check_bounds=True)
+    from dlc.driver.emit import emit_device_code
+    from xdsl.utils.exceptions import DiagnosticException
+
+    with pytest.raises(DiagnosticException, match="expected --target llvm or host with "
+                       "--check-bounds .* found --target cuda"):
+        emit_device_code(ModuleOp([]), "cuda", "ptx", check_bounds=True)
 
 
 def test_check_bounds_is_part_of_the_cache_fingerprint() -> None:
