@@ -37,6 +37,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     cache_max_bytes: int | None = 2 << 30,
     progress: bool = False,
     jobs: int | None = None,
+    check_bounds: bool = False,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -64,6 +65,10 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             compile, the least recently used entries are removed until the cache fits.
         progress: print progress on stderr when the compile takes more than a couple of seconds.
         jobs: processes compiling kernels in parallel (default: one per CPU).
+        check_bounds: every load and store checks its indices against the buffer's shape; a
+            violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
+            not in [0, 8) ...` to stderr and aborts the process (a debugging build: slower;
+            off by default, and then the code is unchanged).
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -78,7 +83,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         model, target, entry, input_shapes=input_shapes, opt_level=opt_level, pipeline=pipeline,
         threads=threads, tuning_log=tuning_log, cache=cache, cache_dir=cache_dir,
         cache_max_bytes=cache_max_bytes,
-        progress=progress, jobs=jobs,
+        progress=progress, jobs=jobs, check_bounds=check_bounds,
     )
 
 

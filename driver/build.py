@@ -36,13 +36,15 @@ DEVICE_TARGETS: dict[str, str] = {"opencl": "gpu-opencl", "cuda": "gpu-ptx"}
 def lower(
     module: ModuleOp, pipeline: str = "cpu", ctx: Context | None = None,
     threads: int | None = None,
+    check_bounds: bool = False,
 ) -> ModuleOp:
     """Run the named pipeline's applicable passes on `module` in place and return it.
 
     `threads` (if given) sets the thread count of the passes that take one: the default
-    schedule's parallel loops and `GOMP_parallel`'s team size (0: all cores).
+    schedule's parallel loops and `GOMP_parallel`'s team size (0: all cores); `check_bounds`
+    turns on `convert-loop-to-llvm`'s bounds checks.
     """
-    passes = pipeline_passes(module, pipeline, threads)
+    passes = pipeline_passes(module, pipeline, threads, check_bounds=check_bounds)
     if passes:
         PassPipeline(passes).apply(ctx or make_context(), module)
     return module
@@ -63,6 +65,7 @@ def build(
     cache_max_bytes: int | None = DEFAULT_MAX_BYTES,
     progress: bool = False,
     jobs: int | None = None,
+    check_bounds: bool = False,
 ) -> Executable:
     """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
 
@@ -75,10 +78,16 @@ def build(
     if jobs is not None and jobs < 1:
         raise CompileError(f"expected a positive number of compile jobs, found {jobs}")
     resolved = resolve_target(target, threads)
+    if isinstance(resolved, GpuTarget) and check_bounds:
+        raise CompileError(
+            f"expected a CPU target with check_bounds (bounds checks are CPU code), found "
+            f"'{target}'"
+        )
     if isinstance(resolved, GpuTarget):
         return _build_for_device(model, resolved, entry, input_shapes, pipeline)
     options = CompileOptions(
-        str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None
+        str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None,
+        check_bounds,
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
     source = Source(model, input_shapes)

@@ -92,6 +92,9 @@ class CompileOptions:
         threads: threads for parallel loops (0: all cores).
         tuning_log: an autotuning log whose best records schedule the kernels they match; its
             content is part of every cache key.
+        check_bounds: every load and store checks its indices and aborts with a report on a
+            violation (`convert-loop-to-llvm{check-bounds=true}`): checked and unchecked code
+            never share a cache entry.
     """
 
     target: str = "host"
@@ -99,6 +102,7 @@ class CompileOptions:
     pipeline: str = "cpu"
     threads: int = 0
     tuning_log: Path | None = None
+    check_bounds: bool = False
 
     def cpu_target(self) -> CpuTarget:
         """The target the code is for: `target` resolved (`host` with `threads` threads)."""
@@ -117,7 +121,8 @@ class CompileOptions:
                     f"cannot read the tuning log {self.tuning_log}: {e.strerror}"
                 ) from None
         return "|".join((compiler_fingerprint(), str(self.cpu_target()), str(self.opt_level),
-                         self.pipeline, str(self.threads), log))
+                         self.pipeline, str(self.threads), log,
+                         f"check_bounds={int(self.check_bounds)}"))
 
 
 def default_cache_dir() -> Path:

@@ -130,10 +130,11 @@ class Progress:
 
 def pipeline_passes(
     module: ModuleOp, pipeline: str, threads: int | None, tuning_log: Path | None = None,
-    tuning_target: str = "",
+    tuning_target: str = "", check_bounds: bool = False,
 ) -> tuple[ModulePass, ...]:
     """The passes the named `pipeline` runs on `module`: expanded, those for levels above the
-    module's skipped, thread counts set (unless `threads` is None) and, with a `tuning_log`,
+    module's skipped, thread counts set (unless `threads` is None), bounds checks on with
+    `check_bounds` (the passes with a `check_bounds` option) and, with a `tuning_log`,
     the loop lowering the log's tasks were made with followed by `loop-apply-tuning-log` (at
     the start for a loop-level module).
 
@@ -146,6 +147,8 @@ def pipeline_passes(
         raise CompileError(str(e)) from None
     if threads is not None:
         passes = with_options(passes, threads=threads)
+    if check_bounds:
+        passes = with_options(passes, check_bounds=True)
     passes = applicable(module, passes)
     if tuning_log is not None:
         passes = with_tuning_log(passes, tuning_log, tuning_target)
@@ -184,7 +187,9 @@ def whole_module_passes(
     target = options.cpu_target()
     module.attributes[TARGET_ATTR] = StringAttr(str(target))
     key = tuning_key(target) if options.tuning_log is not None else ""
-    passes = pipeline_passes(module, options.pipeline, options.threads, options.tuning_log, key)
+    passes = pipeline_passes(
+        module, options.pipeline, options.threads, options.tuning_log, key, options.check_bounds
+    )
     partition = index_of(passes, PARTITION_AFTER)
     split = len(passes) if partition is None else partition + 1
     run_passes(module, passes[:split], ctx, stats, progress)

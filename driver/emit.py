@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dlc.dialects import make_context
 from dlc.dialects.contracts import TARGET_ATTR
-from dlc.pipelines import applicable, named_pipeline, run_pipeline
+from dlc.pipelines import applicable, named_pipeline, run_pipeline, with_options
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -19,7 +19,8 @@ DEVICE_CODE: dict[tuple[str, str], str] = {
 
 
 def emit_device_code(
-    module: ModuleOp, target: str, emit: str, *, arch: str = "", lowered: bool = False
+    module: ModuleOp, target: str, emit: str, *, arch: str = "", lowered: bool = False,
+    check_bounds: bool = False,
 ) -> str:
     """The device code of a module as text, without running anything (`dlc compile --emit`).
 
@@ -33,6 +34,8 @@ def emit_device_code(
         arch: the CUDA architecture of `ptx`/`llvm` for cuda (sm_80, sm_90; default: the
             module's `dlc.target`, else sm_80).
         lowered: the module is already lowered by the target's pipeline (print only).
+        check_bounds: bounds-checked code (`convert-loop-to-llvm{check-bounds=true}`; CPU
+            only).
 
     Raises:
         DiagnosticException: an unsupported (target, emit) pair, or a lowering error.
@@ -43,11 +46,19 @@ def emit_device_code(
         raise DiagnosticException(
             f"expected one of {pairs}, found --target {target} --emit {emit}"
         )
+    if check_bounds and target != "llvm":
+        raise DiagnosticException(
+            f"expected --target llvm or host with --check-bounds (bounds checks are CPU code), "
+            f"found --target {target}"
+        )
     copy = module.clone()
     if not lowered:
         if target == "cuda" and arch:
             copy.attributes[TARGET_ATTR] = StringAttr(f"cuda -arch={arch}")
-        run_pipeline(copy, applicable(copy, named_pipeline(pipeline)), make_context())
+        passes = applicable(copy, named_pipeline(pipeline))
+        if check_bounds:
+            passes = with_options(passes, check_bounds=True)
+        run_pipeline(copy, passes, make_context())
     if emit == "ptx":
         from dlc.codegen.ptx import emit_ptx
 

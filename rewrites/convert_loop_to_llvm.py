@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NAME_ATTR, TARGET_ATTR, UNSIGNED_ATTR
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
 from dlc.rewrites.llvm_lowering.cf import cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
@@ -251,6 +252,11 @@ class ConvertLoopToLLVMPass(ModulePass):
         parallel_schedule: `static` (each thread one chunk of a parallel loop, from
             `omp_get_thread_num`/`omp_get_num_threads`) or `dynamic` (threads take one
             iteration at a time from libgomp: steadier when other processes load the cores).
+        check_bounds: check the indices of every load and store (scalar and vector, the
+            lanes of gathers and scatters included) against the buffer's dimensions; a
+            violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
+            not in [0, 8) (dimension 0 of memref<8xf32>)` to stderr and aborts
+            (`rewrites.llvm_lowering.bounds`). Off: no check, the same code as before.
     """
 
     name: ClassVar[str] = "convert-loop-to-llvm"
@@ -264,6 +270,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     threads: int = 0
     vector_bits: int = 0
     parallel_schedule: str = "static"
+    check_bounds: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = cpu_target_for(self.name, self.target, op)
@@ -271,6 +278,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes,
             self.vector_bits if self.vector_bits > 0 else target.vector_bits,
             self.threads if self.threads > 0 else target.threads, self.parallel_schedule,
+            self.check_bounds,
         )
         _check_input_level(op)
         signatures = [
@@ -283,11 +291,14 @@ class ConvertLoopToLLVMPass(ModulePass):
         from dlc.rewrites.llvm_lowering.vector import annotate_vector_alignment
 
         annotate_vector_alignment(op, lowering)
+        if self.check_bounds:
+            annotate_access_sites(op)
         PatternRewriteWalker(TypeDispatchApplier(structure_patterns(lowering))).rewrite_module(op)
         PatternRewriteWalker(
             TypeDispatchApplier(op_patterns(lowering, self.noalias_outputs))
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
+        expand_bounds_checks(op)
         _check_fully_lowered(op)
         if self.metadata and signatures:
             if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):

@@ -1,6 +1,7 @@
 """dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
 
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
+                [--check-bounds]
                 [--input-shape x=1x3x224x224] -o model.so
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
@@ -93,6 +94,9 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="processes compiling kernels (default: one per CPU)")
     parser.add_argument("--cache-dir", type=Path, help="the compile cache (default ~/.cache/dlc)")
     parser.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+    parser.add_argument("--check-bounds", action="store_true",
+                        help="check every load's and store's indices; abort with a report on "
+                        "a violation (a debugging build)")
     _cache_size_option(parser)
 
 
@@ -198,7 +202,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
         cache_max_bytes=args.cache_max_size,
-        progress=True, jobs=args.jobs,
+        progress=True, jobs=args.jobs, check_bounds=args.check_bounds,
     )
     return executable, time.perf_counter() - start
 
@@ -280,7 +284,9 @@ def emit_command(args: argparse.Namespace) -> None:
         module.attributes[TARGET_ATTR] = StringAttr(str(target))
     elif target.is_cuda:
         arch = arch or target.arch
-    text = emit_device_code(module, target.kind, args.emit, arch=arch)
+    text = emit_device_code(
+        module, target.kind, args.emit, arch=arch, check_bounds=args.check_bounds
+    )
     if args.output is None:
         sys.stdout.write(text)
         return

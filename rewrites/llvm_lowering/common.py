@@ -53,6 +53,8 @@ class LLVMLowering:
             `num_threads`); 0 lets the OpenMP runtime choose (all cores).
         parallel_schedule: how a parallel loop's iterations are shared out: `static` (one
             chunk per thread) or `dynamic` (one iteration at a time, from libgomp).
+        check_bounds: check every load's and store's indices against the buffer's shape and
+            abort with a report on a violation (`rewrites.llvm_lowering.bounds`).
     """
 
     index_bitwidth: int = 64
@@ -61,6 +63,7 @@ class LLVMLowering:
     vector_bits: int = 512
     num_threads: int = 0
     parallel_schedule: str = "static"
+    check_bounds: bool = False
 
     @cached_property
     def index_type(self) -> IntegerType:

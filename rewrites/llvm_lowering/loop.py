@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from dlc.dialects.contracts import UNROLL_FULL_ATTR
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.llvm_lowering.bounds import bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     constant_int_value,
@@ -239,6 +240,7 @@ class LoadLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
+        ops = [*bounds_checks(op, memref_type, indices, op.result.type, self.lowering), *ops]
         alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
         ops, address = typed_address(ops, address, self.lowering.storage_type(result_type))
@@ -259,6 +261,7 @@ class StoreLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
+        ops = [*bounds_checks(op, memref_type, indices, op.value.type, self.lowering), *ops]
         alignment = access_alignment_of(op, memref_type, self.lowering)
         extend, value = stored_value(value, self.lowering)
         ops, address = typed_address([*ops, *extend], address, value.type)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
+from dlc.rewrites.llvm_lowering.bounds import bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -212,6 +213,7 @@ class LoadLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        ops = [*bounds_checks(op, memref_type, indices, op.res.type, self.lowering), *ops]
         result_type = self.lowering.convert_type(op.res.type)
         alignment = self.lowering.size_in_bytes(op.res.type) or 1
         load = load_value(address, result_type, alignment, self.lowering)
@@ -231,6 +233,7 @@ class StoreLowering(RewritePattern):
         base = lowered(op.memref, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        ops = [*bounds_checks(op, memref_type, indices, op.value.type, self.lowering), *ops]
         extend, value = stored_value(value, self.lowering)
         store = llvm.StoreOp(value, address, self.lowering.size_in_bytes(op.value.type))
         rewriter.replace(op, [*ops, *extend, store], [])

@@ -29,6 +29,7 @@ from dlc.dialects.loop.ops import (
     StoreOp,
     YieldOp,
 )
+from dlc.rewrites.llvm_lowering.bounds import BOUNDS_SITE_ATTR, bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -56,7 +57,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
@@ -191,6 +192,8 @@ class LoadStoreLowering(RewritePattern):
         base = lowered(op.base, self.lowering, rewriter)
         indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
         ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        moved = op.result.type if isinstance(op, vector.LoadOp) else op.vector.type
+        ops = [*bounds_checks(op, memref_type, indices, moved, self.lowering), *ops]
         alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
         if isinstance(op, vector.LoadOp):
             result_type = self.lowering.convert_type(_vector_type(op, op.result))
@@ -405,10 +408,14 @@ class LoopVectorizer:
         self.constants: dict[int, SSAValue] = {}
         self.prologue = Block()
         self.fusable: dict[SSAValue, arith.MulfOp] = {}
+        self.site: Attribute | None = None
+        """The `dlc.bounds_site` of the access being widened, copied onto what it becomes."""
 
     # -- emission ------------------------------------------------------------------------------
 
     def emit(self, op: Operation) -> SSAValue | None:
+        if isinstance(op, LoadOp | StoreOp) and self.site is not None:
+            op.attributes[BOUNDS_SITE_ATTR] = self.site
         self.frames[-1][0].add_op(op)
         return op.results[0] if op.results else None
 
@@ -509,11 +516,13 @@ class LoopVectorizer:
         if isinstance(op, ForOp):
             self.widen_loop(op, env, width)
             return
-        if isinstance(op, LoadOp):
-            self.widen_load(op, env, width)
-            return
-        if isinstance(op, StoreOp):
-            self.widen_store(op, env, width)
+        if isinstance(op, LoadOp | StoreOp):
+            self.site = op.attributes.get(BOUNDS_SITE_ATTR)
+            if isinstance(op, LoadOp):
+                self.widen_load(op, env, width)
+            else:
+                self.widen_store(op, env, width)
+            self.site = None
             return
         if isinstance(op, AllocOp):
             self.widen_alloc(op, env, width)

@@ -2,6 +2,7 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3"}' | filecheck %s --check-prefix=ZNVER3
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3" vector_bits=512}' | filecheck %s --check-prefix=OVERRIDE
 // RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -588,4 +589,122 @@ func.func @vectorized_index_cast_gather(%idx: memref<4xi32>, %x: memref<8xf32>, 
 func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16>, %out: memref<4xi16> {dlc.unsigned}) attributes {dlc.num_outputs = 1 : i64} {
   "memref.copy"(%x, %out) : (memref<4xi16>, memref<4xi16>) -> ()
   func.return
+}
+
+// -----
+
+// With check-bounds, each index is compared (unsigned: a negative one fails too) with its
+// dimension before the access; a violation branches to a block that reports the kernel, the
+// buffer, the index and the dimension and aborts. Without the option nothing of it is emitted.
+
+// BOUNDS-LABEL: llvm.func @check_bounds_load_store
+// BOUNDS:         %[[SIZE:[0-9]+]] = llvm.mlir.constant(8) : i64
+// BOUNDS-NEXT:    %[[LOAD_OK:.*]] = llvm.icmp "ult" %[[I:[a-z0-9]+]], %[[SIZE]] : i64
+// BOUNDS-NEXT:    llvm.cond_br %[[LOAD_OK]], ^[[LOAD:bb[0-9]+]], ^[[LOAD_OOB:bb[0-9]+]]
+// BOUNDS-NEXT:  ^[[LOAD]]:
+// BOUNDS-NEXT:    llvm.getelementptr inbounds %A[%[[I]]]
+// BOUNDS-NEXT:    %[[V:.*]] = llvm.load
+// BOUNDS-NEXT:    %[[SIZE2:.*]] = llvm.mlir.constant(8) : i64
+// BOUNDS-NEXT:    %[[STORE_OK:.*]] = llvm.icmp "ult" %[[I]], %[[SIZE2]] : i64
+// BOUNDS-NEXT:    llvm.cond_br %[[STORE_OK]], ^[[STORE:bb[0-9]+]], ^[[STORE_OOB:bb[0-9]+]]
+// BOUNDS-NEXT:  ^[[STORE]]:
+// BOUNDS-NEXT:    llvm.getelementptr inbounds %B[%[[I]]]
+// BOUNDS-NEXT:    llvm.store %[[V]]
+// BOUNDS:       ^[[LOAD_OOB]]:
+// BOUNDS-NEXT:    %[[LOAD_MSG:.*]] = llvm.mlir.addressof @[[LOAD_MESSAGE:dlc_oob_message_[0-9]+]] : !llvm.ptr
+// BOUNDS-NEXT:    %[[FD:.*]] = llvm.mlir.constant(2 : i32) : i32
+// BOUNDS-NEXT:    llvm.call @dprintf(%[[FD]], %[[LOAD_MSG]], %[[I]], %[[SIZE]]) vararg(!llvm.func<i32 (i32, !llvm.ptr, ...)>) : (i32, !llvm.ptr, i64, i64) -> i32
+// BOUNDS-NEXT:    llvm.call @abort() : () -> ()
+// BOUNDS-NEXT:    llvm.unreachable
+// BOUNDS-NEXT:  ^[[STORE_OOB]]:
+// BOUNDS-NEXT:    %[[STORE_MSG:.*]] = llvm.mlir.addressof @[[STORE_MESSAGE:dlc_oob_message_[0-9]+]] : !llvm.ptr
+// BOUNDS-NEXT:    %[[FD2:.*]] = llvm.mlir.constant(2 : i32) : i32
+// BOUNDS-NEXT:    llvm.call @dprintf(%[[FD2]], %[[STORE_MSG]], %[[I]], %[[SIZE2]])
+// BOUNDS-NEXT:    llvm.call @abort() : () -> ()
+// BOUNDS-NEXT:    llvm.unreachable
+// BOUNDS:       llvm.mlir.global internal constant @[[LOAD_MESSAGE]]("dlc: out-of-bounds load of buffer A (arg 0) in @check_bounds_load_store: index %lld not in [0, %lld) (dimension 0 of memref<8xf32>)\0A\00")
+// BOUNDS:       llvm.mlir.global internal constant @[[STORE_MESSAGE]]("dlc: out-of-bounds store of buffer B (arg 1) in @check_bounds_load_store: index %lld not in [0, %lld) (dimension 0 of memref<8xf32>)\0A\00")
+// BOUNDS:       llvm.func @dprintf(i32, !llvm.ptr, ...) -> i32
+// BOUNDS:       llvm.func @abort()
+
+// CHECK-LABEL: llvm.func @check_bounds_load_store
+// CHECK-NOT:     "ult"
+// CHECK-NOT:     dprintf
+// CHECK:       llvm.mlir.global external constant @dlc_metadata
+func.func @check_bounds_load_store(%A: memref<8xf32>, %B: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 axis "i" {
+    %v = loop.load %A[%i] : memref<8xf32> -> f32
+    loop.store %v, %B[%i] : f32 -> memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A vector access of 16 lanes along the last dimension checks its first index against
+// `size - 16 + 1` (all lanes inside); a constant index inside its dimension is not checked.
+
+// BOUNDS-LABEL: llvm.func @check_bounds_vector
+// BOUNDS:         %[[LIMIT:[0-9]+]] = llvm.mlir.constant(17) : i64
+// BOUNDS-NEXT:    %[[OK:.*]] = llvm.icmp "ult" %[[J:[a-z0-9]+]], %[[LIMIT]] : i64
+// BOUNDS-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(32) : i64
+// BOUNDS-NEXT:    llvm.cond_br %[[OK]], ^{{.*}}, ^[[OOB:bb[0-9]+]]
+// BOUNDS-NOT:     llvm.icmp "ult"
+// BOUNDS:         llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// BOUNDS:       ^[[OOB]]:
+// BOUNDS-NEXT:    %[[MSG:.*]] = llvm.mlir.addressof
+// BOUNDS-NEXT:    llvm.mlir.constant(2 : i32)
+// BOUNDS-NEXT:    llvm.call @dprintf(%{{.*}}, %[[MSG]], %[[J]], %[[SIZE]])
+// BOUNDS:       "dlc: out-of-bounds load of 16 lanes of buffer A (arg 0) in @check_bounds_vector: index %lld + 15 not in [0, %lld) (dimension 1 of memref<4x32xf32>)\0A\00"
+func.func @check_bounds_vector(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  loop.for %j = %c0 to %c32 step %c16 axis "j" kind vectorized {
+    %v = loop.load %A[%c0, %j] : memref<4x32xf32> -> vector<16xf32>
+    loop.store %v, %B[%c0, %j] : vector<16xf32> -> memref<4x32xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A gather in a vectorized loop checks the index of each lane.
+
+// BOUNDS-LABEL: llvm.func @check_bounds_gather
+// BOUNDS-COUNT-4: llvm.icmp "ult" %{{.*}}, %{{.*}} : i64
+// BOUNDS-NOT:     llvm.icmp "ult"
+// BOUNDS:         llvm.return
+// BOUNDS:       "dlc: out-of-bounds load of buffer x (arg 1) in @check_bounds_gather: index %lld not in [0, %lld) (dimension 0 of memref<8xf32>)\0A\00"
+func.func @check_bounds_gather(%idx: memref<4xi32>, %x: memref<8xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind vectorized {
+    %k = loop.load %idx[%i] : memref<4xi32> -> i32
+    %j = arith.index_cast %k : i32 to index
+    %v = loop.load %x[%j] : memref<8xf32> -> f32
+    loop.store %v, %out[%i] : f32 -> memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A memref.load checks each index against its own dimension (not only the linear offset).
+
+// BOUNDS-LABEL: llvm.func @check_bounds_memref_load
+// BOUNDS:         %[[ROWS:[0-9]+]] = llvm.mlir.constant(2) : i64
+// BOUNDS-NEXT:    %[[ROW_OK:.*]] = llvm.icmp "ult" %i, %[[ROWS]] : i64
+// BOUNDS-NEXT:    llvm.cond_br %[[ROW_OK]]
+// BOUNDS:         %[[COLS:[0-9]+]] = llvm.mlir.constant(3) : i64
+// BOUNDS-NEXT:    %[[COL_OK:.*]] = llvm.icmp "ult" %j, %[[COLS]] : i64
+// BOUNDS-NEXT:    llvm.cond_br %[[COL_OK]]
+// BOUNDS:       "dlc: out-of-bounds load of buffer A (arg 0) in @check_bounds_memref_load: index %lld not in [0, %lld) (dimension 1 of memref<2x3xf32>)\0A\00"
+func.func @check_bounds_memref_load(%A: memref<2x3xf32>, %i: index, %j: index) -> f32 {
+  %v = memref.load %A[%i, %j] : memref<2x3xf32>
+  func.return %v : f32
 }
