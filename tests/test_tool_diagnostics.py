@@ -214,3 +214,22 @@ def test_bench_of_a_huge_input_checks_memory_before_making_it(
     err = tool_error(dlc_main.main, ["bench", model, "--repeat", "1", "--no-cache"], capsys)
     assert "dlc: error: @main needs 8.0 TiB of memory per call" in err
     assert "inputs and outputs of 8.0 TiB" in err
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def test_stale_declared_output_shape_is_a_warning(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A model whose output is declared 8x2 where Relu makes 2x8 compiles (exit 0, the library
+    written) with one `dlc: warning:` line naming the output and its producer."""
+    model = save_model(tmp_path / "stale.onnx", [helper.make_node("Relu", ["x"], ["y"],
+                                                                  name="act")], [2, 8], [8, 2])
+    out = tmp_path / "stale.so"
+    code = dlc_main.main(["compile", str(model), "-o", str(out), "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert out.is_file()
+    assert ("dlc: warning: graph output 'y' is declared with shape 8x2, but node 'act' (Relu) "
+            "produces tensor<2x8xf32>") in err, err
+    assert "Traceback" not in err and "UserWarning" not in err

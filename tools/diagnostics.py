@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -23,9 +24,13 @@ class ToolError(Exception):
 
 
 def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) -> int:
-    """Run `body`, print any failure as `<name>: error: ...` on stderr, return the exit code."""
+    """Run `body`, print any failure as `<name>: error: ...` on stderr, return the exit code.
+    Warnings `body` raises (a declared output shape the importer overrides, ...) are printed as
+    `<name>: warning: ...` and do not change the exit code."""
     try:
-        body()
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer(name)
+            body()
     except SystemExit as e:
         # argparse exits 2 on bad arguments after printing usage; dlc's tools exit 1 on any error.
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -53,6 +58,15 @@ def run_tool(name: str, body: Callable[[], None], show_traceback: bool = False) 
         print(f"{name}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _warning_printer(name: str) -> Callable[..., None]:
+    """A `warnings.showwarning` that prints `<name>: warning: <message>` on stderr."""
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        print(f"{name}: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def _annotated_excerpt(note: str, context: int = 3) -> str:

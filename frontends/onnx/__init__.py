@@ -1,6 +1,6 @@
 """dlc's ONNX frontend: `import_onnx` turns an ONNX model into graph dialect IR (`@main`)."""
 
-from dlc.frontends.onnx.errors import NotConstantError, OnnxImportError
+from dlc.frontends.onnx.errors import NotConstantError, OnnxImportError, ShapeHintWarning
 from dlc.frontends.onnx.importer import MAX_OPSET, MIN_OPSET, import_onnx, load_model
 from dlc.frontends.onnx.registry import OnnxOpConverter, register, supported_ops
 
@@ -10,6 +10,7 @@ __all__ = [
     "NotConstantError",
     "OnnxImportError",
     "OnnxOpConverter",
+    "ShapeHintWarning",
     "import_onnx",
     "load_model",
     "register",

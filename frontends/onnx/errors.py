@@ -21,3 +21,12 @@ class NotConstantError(OnnxImportError):
     def __init__(self, message: str, value_name: str) -> None:
         super().__init__(message)
         self.value_name = value_name
+
+
+class ShapeHintWarning(UserWarning):
+    """A graph output is declared with a shape that the importer's inference contradicts.
+
+    ONNX exporters write declared output shapes that are stale or partly unknown (`-1`); like
+    ONNX Runtime, dlc treats them as hints: the inferred shape is used and this warning says
+    where the two disagree (`run_tool` prints it as `<tool>: warning: ...`).
+    """

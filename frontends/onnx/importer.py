@@ -15,6 +15,7 @@ to need `dense_resource` blobs: ResNet-50 with 102 MB of random weights imports 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from dlc.frontends.onnx.context import (
     node_location,
     node_name,
 )
-from dlc.frontends.onnx.errors import OnnxImportError
+from dlc.frontends.onnx.errors import OnnxImportError, ShapeHintWarning
 from dlc.frontends.onnx.registry import ConvertedValue, Impl, lookup
 from dlc.frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
 from google.protobuf.message import DecodeError
@@ -477,28 +478,36 @@ class _Importer:
         return module
 
     def _check_output_type(self, value_info: onnx.ValueInfoProto, value: SSAValue) -> None:
+        """A declared element type must match what the graph computes (a compile error names the
+        producer). A declared shape is a hint, as in ONNX Runtime: unknown dims (`dim_param`, no
+        value, or a negative value as some exporters write) match anything; a static dim or a
+        rank that disagrees with inference is a `ShapeHintWarning`, and the inferred shape wins."""
         if value_info.type.WhichOneof("value") != "tensor_type":
             return
         tensor = value_info.type.tensor_type
         found = value.type
         assert isinstance(found, TensorType)
+        producer = next((describe_node(n) for n in self.graph.node
+                         if value_info.name in n.output), "its producer")
         declared_elem = tensor.elem_type
-        problem = ""
         if declared_elem:
             want = tensor_type(declared_elem, (), f"graph output '{value_info.name}'")
             if want.element_type != found.element_type:
-                problem = f"element type {onnx_type_name(declared_elem)}"
-        if not problem and tensor.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-            shape = found.get_shape()
-            if len(dims) != len(shape) or any(
-                    d is not None and d != s for d, s in zip(dims, shape, strict=False)):
-                problem = "shape " + "x".join("?" if d is None else str(d) for d in dims)
-        if problem:
-            producer = next((describe_node(n) for n in self.graph.node
-                             if value_info.name in n.output), "its producer")
-            raise OnnxImportError(f"graph output '{value_info.name}' is declared with {problem}, "
-                                  f"but {producer} produces {found}")
+                raise OnnxImportError(
+                    f"graph output '{value_info.name}' is declared with element type "
+                    f"{onnx_type_name(declared_elem)}, but {producer} produces {found}")
+        if not tensor.HasField("shape"):
+            return
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
+                for d in tensor.shape.dim]
+        shape = found.get_shape()
+        if len(dims) != len(shape) or any(
+                d is not None and d != s for d, s in zip(dims, shape, strict=False)):
+            declared = "x".join("?" if d is None else str(d) for d in dims)
+            warnings.warn(
+                f"graph output '{value_info.name}' is declared with shape {declared}, but "
+                f"{producer} produces {found}: the declared shape is a hint, the inferred one "
+                "is used", ShapeHintWarning, stacklevel=2)
 
 
 _CHECKER_CONTEXT = re.compile(

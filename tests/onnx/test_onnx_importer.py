@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 
 import numpy as np
 import onnx
@@ -14,6 +15,7 @@ from dlc.dialects.graph.interpreter import run_module
 from dlc.frontends.onnx import (
     OnnxImportError,
     OnnxOpConverter,
+    ShapeHintWarning,
     import_onnx,
     register,
     supported_ops,
@@ -260,12 +262,31 @@ def test_composite_converters_match_onnxruntime(node: onnx.NodeProto,
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_output_type_mismatch_names_the_producer() -> None:
+def test_declared_output_shape_is_a_hint() -> None:
+    """A stale declared shape (3x2 where Relu makes 2x3) is a warning naming the producer, and
+    the inferred shape is used; unknown dims (-1, dim_param) match silently."""
     proto = model([helper.make_node("Relu", ["x"], ["y"], name="act")], [tensor("x", [2, 3])],
                   [tensor("y", [3, 2])])
+    with pytest.warns(ShapeHintWarning,
+                      match=r"graph output 'y' is declared with shape 3x2, but node 'act' "
+                            r"\(Relu\) produces tensor<2x3xf32>"):
+        module = import_onnx(proto)
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(run_module(module, [x])[0], np.maximum(x, 0))
+    for dims in ([-1, 3], ["n", 3], [2, -1]):
+        proto = model([helper.make_node("Relu", ["x"], ["y"], name="act")],
+                      [tensor("x", [2, 3])], [tensor("y", dims)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            import_onnx(proto)
+
+
+def test_output_element_type_mismatch_names_the_producer() -> None:
+    proto = model([helper.make_node("Relu", ["x"], ["y"], name="act")], [tensor("x", [2, 3])],
+                  [helper.make_tensor_value_info("y", TensorProto.INT64, [2, 3])])
     with pytest.raises(OnnxImportError,
-                       match=r"graph output 'y' is declared with shape 3x2, but node 'act' "
-                             r"\(Relu\) produces tensor<2x3xf32>"):
+                       match=r"graph output 'y' is declared with element type INT64, but node "
+                             r"'act' \(Relu\) produces tensor<2x3xf32>"):
         import_onnx(proto)
 
 
