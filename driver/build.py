@@ -21,8 +21,9 @@ from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
 from dlc.driver.errors import CompileError
 from dlc.driver.source import ModelSource, Source
-from dlc.driver.target import host_arch, resolve_target
+from dlc.driver.target import resolve_target
 from dlc.runtime.executable import Executable, NativeModule
+from dlc.runtime.library import machine_arch
 from dlc.target import GpuTarget
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -97,8 +98,8 @@ def build(
     if compiled is None:
         compiled = _compile_source(source, options, store, key, progress, jobs)
     native: NativeModule
-    if compiled.arch != host_arch():
-        native = ForeignModule(compiled, host_arch())  # exported, never called here
+    if compiled.arch != machine_arch():
+        native = ForeignModule(compiled, machine_arch())  # exported, never called here
     else:
         try:
             native = compiled.link_in_process()

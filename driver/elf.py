@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from dlc.runtime.library import LibraryError
-
-ELF_MACHINES: dict[int, str] = {62: "x86_64", 183: "aarch64"}
-"""The architectures of ELF's `e_machine` numbers (EM_X86_64, EM_AARCH64), by dlc's names."""
+from dlc.runtime.library import ELF_MACHINES, LibraryError, elf_arch
 
 _SHT_SYMTAB = 2
 _SHT_NOBITS = 8
@@ -30,11 +27,11 @@ def _check_elf64(code: bytes) -> None:
 def object_arch(code: bytes) -> str:
     """The architecture of an ELF object file (its `e_machine`), by dlc's names."""
     _check_elf64(code)
-    machine = int.from_bytes(code[18:20], "little")
-    if machine not in ELF_MACHINES:
+    arch = elf_arch(code[:20])
+    if arch is None:
         raise LibraryError(f"expected an ELF object of {' or '.join(ELF_MACHINES.values())}, "
-                           f"found machine {machine}")
-    return ELF_MACHINES[machine]
+                           f"found machine {int.from_bytes(code[18:20], 'little')}")
+    return arch
 
 
 def _sections(code: bytes) -> list[tuple[int, ...]]:

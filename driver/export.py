@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlc.driver.elf import object_arch
-from dlc.driver.target import host_arch
-from dlc.runtime.library import LibraryError
+from dlc.runtime.library import LibraryError, machine_arch
 from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ def linker_for(arch: str) -> str:
     """The C compiler driver that assembles and links for `arch`: `cc` on a host of that
     architecture, else the GNU cross compiler (`aarch64-linux-gnu-gcc`). A `LibraryError`
     says what to install when it is not on PATH."""
-    if arch == host_arch():
+    if arch == machine_arch():
         compiler = shutil.which("cc")
         if compiler is None:
             raise LibraryError(
@@ -76,7 +75,7 @@ def linker_for(arch: str) -> str:
     compiler = shutil.which(name)
     if compiler is None:
         raise LibraryError(
-            f"cannot link a shared library for {arch} on this {host_arch()} host: no cross "
+            f"cannot link a shared library for {arch} on this {machine_arch()} host: no cross "
             f"compiler '{name}' on PATH (install Debian's {package}: apt-get install {package}); "
             "or export a .tar of the object files and link it on the target"
         )

@@ -8,7 +8,6 @@ before the pipeline runs, so that no pass ever asks the machine it runs on.
 
 from __future__ import annotations
 
-import platform
 from dataclasses import replace
 
 from dlc.driver.errors import CompileError
@@ -36,10 +35,3 @@ def resolve_cpu_target(text: str, threads: int = 0) -> CpuTarget:
     if not isinstance(target, CpuTarget):
         raise CompileError(f"expected a CPU target (host or llvm ...), found '{text}'")
     return target
-
-
-def host_arch() -> str:
-    """The architecture this process runs on, by dlc's names (`x86_64`, `aarch64`): code for
-    another one is compiled and exported, never linked in process."""
-    machine = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
