@@ -4,8 +4,8 @@
 It resolves the target (`host` here, through `driver.target`, and nowhere else), reads the
 model, runs the pipeline whole-module and per kernel (`driver.compiler`), with the on-disk
 cache, and links the result in process (code for another architecture, a cross compile, is
-only described: `artifact.ForeignModule`, to export); for a GPU target it lowers with the target's pipeline
-and hands the module to the GPU driver (`driver.gpu`).
+only described: `artifact.ForeignModule`, to export); for a GPU target it lowers with the
+target's pipeline and hands the module to the GPU driver (`driver.gpu`).
 """
 
 from __future__ import annotations

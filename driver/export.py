@@ -112,9 +112,11 @@ def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignme
 
 def _objects_arch(objects: Sequence[bytes]) -> str:
     arches = {object_arch(data) for data in objects}
+    if not arches:
+        raise LibraryError("expected at least one object file, found none")
     if len(arches) != 1:
-        raise LibraryError(f"expected objects of one architecture, found {', '.join(sorted(arches))}"
-                           if arches else "expected at least one object file, found none")
+        raise LibraryError(f"expected objects of one architecture, found "
+                           f"{', '.join(sorted(arches))}")
     return arches.pop()
 
 

@@ -14,12 +14,12 @@
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open; for another architecture (--target 'llvm
 -mtriple=aarch64-linux-gnu -mcpu=cortex-a72') it links with that architecture's cross compiler
-(aarch64-linux-gnu-gcc), or writes a .tar of objects, weights and link.sh to link on the target. The other commands take a .so or compile the model on the
-way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
---no-cache and `dlc cache`). Inputs not given are
-random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
-when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
-no output file is left half-written.
+(aarch64-linux-gnu-gcc), or writes a .tar of objects, weights and link.sh to link on the
+target (-o model.tar). The other commands take a .so or compile the model on the way (compiles
+are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir, --no-cache and `dlc
+cache`). Inputs not given are random (from --seed, default 0; integers are zeros), except for
+`run`, which makes them only when given --seed. Any failure is one `dlc: error: ...` line and
+exit code 1; no output file is left half-written.
 """
 
 from __future__ import annotations
