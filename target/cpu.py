@@ -310,7 +310,8 @@ class CpuTarget:
         cpu: LLVM's CPU name, one of `KNOWN_CPUS` (default: the generic CPU of the triple's
             architecture, else `x86-64`).
         mattr: the feature changes to the CPU's own, LLVM style (`+avx512f`, `-fma`), applied in
-            order: one per feature (the last given wins). This is LLVM's `target-features`.
+            order: one per feature (the last given wins), each a feature of the architecture
+            (`ARCH_FEATURES`). This is LLVM's `target-features`.
         threads: the threads parallel loops run on; 0: all the cores the program finds when it
             runs (the OpenMP runtime's default); a parallel loop is made either way.
         l1d_bytes, l2_bytes: data caches per core; l3_bytes: the last level, shared (None: the
