@@ -90,13 +90,20 @@ class CompiledModel:
         """Link the objects in this process (ORC JIT); the weights are used where they are."""
         return LinkedModule(self)
 
-    def export(self, path: str | Path) -> Path:
-        """Link the objects and the weights into the shared library `path` (atomically)."""
-        from dlc.driver.export import link_shared_library
+    @property
+    def arch(self) -> str:
+        """The architecture the objects are for (`x86_64`, `aarch64`)."""
+        from dlc.driver.elf import object_arch
 
-        return link_shared_library(
-            list(self.objects.values()), self.weights, path, self.uses_openmp
-        )
+        return object_arch(next(iter(self.objects.values())))
+
+    def export(self, path: str | Path) -> Path:
+        """Link the objects and the weights into the shared library `path`, or (a `.tar`
+        path) pack them with their link command to link elsewhere; atomically either way."""
+        from dlc.driver.export import link_shared_library, write_object_archive
+
+        write = write_object_archive if Path(path).suffix == ".tar" else link_shared_library
+        return write(list(self.objects.values()), self.weights, path, self.uses_openmp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +194,49 @@ class LinkedModule:
     def model_text(self) -> str | None:
         """The model's `dlc_model` JSON, or None."""
         return self._string(MODEL_SYMBOL)
+
+
+class ForeignModule:
+    """A `CompiledModel` for an architecture other than the host's, as a `NativeModule` for
+    `Executable`: its signatures and description (read from the objects' metadata symbols) for
+    export, but no code this process can call (TVM's cross-compiled module before
+    `export_library`)."""
+
+    def __init__(self, compiled: CompiledModel, host: str) -> None:
+        self.compiled = compiled
+        self.host = host
+
+    def _string(self, symbol: str) -> str | None:
+        from dlc.driver.elf import string_symbol
+
+        if symbol not in self.compiled.exports:
+            return None
+        for code in self.compiled.objects.values():
+            text = string_symbol(code, symbol)
+            if text is not None:
+                return text
+        return None
+
+    def metadata_text(self) -> str | None:
+        """The entry functions' `dlc_metadata` JSON, or None."""
+        return self._string(METADATA_SYMBOL)
+
+    def model_text(self) -> str | None:
+        """The model's `dlc_model` JSON, or None."""
+        return self._string(MODEL_SYMBOL)
+
+    def address(self, name: str) -> int:
+        """No address: the code is for another architecture (the error says what to do)."""
+        from dlc.runtime.executable import ExecutableError
+
+        arch = self.compiled.arch
+        raise ExecutableError(
+            f"cannot call @{name} here: it is compiled for {arch} and this host is {self.host}; "
+            f"export it (.export('model.so'), dlc compile -o model.so) and run the library on "
+            f"an {arch} machine (or under qemu-{arch})"
+        )
+
+    symbol_address = address
 
 
 def pack_weights(

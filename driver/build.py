@@ -3,8 +3,9 @@
 
 It resolves the target (`host` here, through `driver.target`, and nowhere else), reads the
 model, runs the pipeline whole-module and per kernel (`driver.compiler`), with the on-disk
-cache, and links the result in process; for a GPU target it lowers with the target's pipeline
-and hands the module to the GPU driver (`driver.gpu`).
+cache, and links the result in process (code for another architecture, a cross compile, is
+only described: `artifact.ForeignModule`, to export); for a GPU target it lowers with the
+target's pipeline and hands the module to the GPU driver (`driver.gpu`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from pathlib import Path
 
 from dlc.dialects import make_context
 from dlc.dialects.contracts import TARGET_ATTR
-from dlc.driver.artifact import CompiledModel
+from dlc.driver.artifact import CompiledModel, ForeignModule
 from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
 from dlc.driver.errors import CompileError
 from dlc.driver.source import ModelSource, Source
 from dlc.driver.target import resolve_target
-from dlc.runtime.executable import Executable
+from dlc.runtime.executable import Executable, NativeModule
+from dlc.runtime.library import machine_arch
 from dlc.target import GpuTarget
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -95,10 +97,14 @@ def build(
     compiled = store.load_model(key) if store is not None and key is not None else None
     if compiled is None:
         compiled = _compile_source(source, options, store, key, progress, jobs)
-    try:
-        native = compiled.link_in_process()
-    except RuntimeError as e:
-        raise CompileError(str(e)) from None
+    native: NativeModule
+    if compiled.arch != machine_arch():
+        native = ForeignModule(compiled, machine_arch())  # exported, never called here
+    else:
+        try:
+            native = compiled.link_in_process()
+        except RuntimeError as e:
+            raise CompileError(str(e)) from None
     executable = Executable(native, entry, compiled.export)
     executable.stats = compiled.stats
     return executable

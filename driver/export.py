@@ -1,5 +1,11 @@
 """Shared libraries out of compiled code: object files and weights linked by `cc -shared`
-(TVM's `export_library`).
+(TVM's `export_library`), or by a GNU cross compiler for another architecture.
+
+The objects' ELF machine says which architecture they are for (`object_arch`); `linker_for`
+picks the C compiler driver that assembles the weights and links for it: `cc` for the host's
+architecture, `aarch64-linux-gnu-gcc` (Debian's `gcc-aarch64-linux-gnu`) for AArch64 on an
+x86-64 host. Where no such driver is installed, `write_object_archive` packs the objects, the
+weights and the link command into a `.tar` to link on the target.
 
 The library's format (the metadata symbols, the weights' alignment) is the runtime's
 (`dlc.runtime.metadata`), which loads it with ctypes alone.
@@ -7,15 +13,18 @@ The library's format (the metadata symbols, the weights' alignment) is the runti
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dlc.runtime.library import LibraryError
+from dlc.driver.elf import object_arch
+from dlc.runtime.library import LibraryError, machine_arch
 from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 if TYPE_CHECKING:
@@ -33,20 +42,54 @@ def export_shared_library(
     """
     from dlc.driver.jit import parse_and_optimize, target_machine, uses_openmp
 
-    _c_compiler()
+    linker_for(target.arch)
     machine = target_machine(target, opt_level, position_independent=True)
     module = parse_and_optimize(llvm_ir, machine, opt_level)
     return link_shared_library([machine.emit_object(module)], {}, path, uses_openmp(llvm_ir))
 
 
-def _c_compiler() -> str:
-    compiler = shutil.which("cc")
+CROSS_COMPILERS: dict[str, tuple[str, str]] = {
+    "x86_64": ("x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),
+    "aarch64": ("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+}
+"""For each architecture, the GNU C compiler driver that links for it from another one, and
+Debian's package that installs it."""
+
+
+def linker_for(arch: str) -> str:
+    """The C compiler driver that assembles and links for `arch`: `cc` on a host of that
+    architecture, else the GNU cross compiler (`aarch64-linux-gnu-gcc`). A `LibraryError`
+    says what to install when it is not on PATH."""
+    if arch == machine_arch():
+        compiler = shutil.which("cc")
+        if compiler is None:
+            raise LibraryError(
+                "cannot link a shared library: no C compiler driver 'cc' on PATH (install gcc "
+                "or clang)"
+            )
+        return compiler
+    if arch not in CROSS_COMPILERS:
+        raise LibraryError(f"cannot link a shared library for {arch}: dlc links for "
+                           f"{' or '.join(CROSS_COMPILERS)}")
+    name, package = CROSS_COMPILERS[arch]
+    compiler = shutil.which(name)
     if compiler is None:
         raise LibraryError(
-            "cannot link a shared library: no C compiler driver 'cc' on PATH (install gcc or "
-            "clang)"
+            f"cannot link a shared library for {arch} on this {machine_arch()} host: no cross "
+            f"compiler '{name}' on PATH (install Debian's {package}: apt-get install {package}); "
+            "or export a .tar of the object files and link it on the target"
         )
     return compiler
+
+
+def link_command(
+    compiler: str, output: str, inputs: Sequence[str], uses_openmp: bool
+) -> list[str]:
+    """The command that links `inputs` (objects, the weights' assembly) into the shared library
+    `output`: references inside the library bind to its own definitions (`-Bsymbolic`); libm,
+    and libgomp for parallel loops."""
+    return [compiler, "-shared", "-Wl,-Bsymbolic", "-o", output, *inputs, "-lm",
+            *(["-lgomp"] if uses_openmp else [])]
 
 
 def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignment: int) -> str:
@@ -67,6 +110,23 @@ def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignme
     return "\n".join(lines) + "\n"
 
 
+def _objects_arch(objects: Sequence[bytes]) -> str:
+    arches = {object_arch(data) for data in objects}
+    if not arches:
+        raise LibraryError("expected at least one object file, found none")
+    if len(arches) != 1:
+        raise LibraryError(f"expected objects of one architecture, found "
+                           f"{', '.join(sorted(arches))}")
+    return arches.pop()
+
+
+def _output_directory(path: Path) -> Path:
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise LibraryError(f"cannot write {path}: no such directory {directory}")
+    return directory
+
+
 def link_shared_library(
     objects: Sequence[bytes],
     weights: Mapping[str, np.ndarray],
@@ -74,7 +134,7 @@ def link_shared_library(
     uses_openmp: bool = False,
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
-    library `path` with `cc -shared`.
+    library `path` with the C compiler driver of their architecture (`linker_for`).
 
     The weights are embedded in the library's read-only data under their symbols (assembled
     from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
@@ -84,11 +144,9 @@ def link_shared_library(
     from dlc.driver.artifact import write_weights
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 
-    compiler = _c_compiler()
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise LibraryError(f"cannot write {path}: no such directory {directory}")
+    compiler = linker_for(_objects_arch(objects))
+    directory = _output_directory(path)
     with tempfile.TemporaryDirectory(dir=directory, prefix=f".{path.name}.") as scratch:
         inputs: list[str] = []
         for index, data in enumerate(objects):
@@ -103,8 +161,7 @@ def link_shared_library(
             inputs.append(str(assembly))
         linked = Path(scratch) / path.name
         result = subprocess.run(
-            [compiler, "-shared", "-Wl,-Bsymbolic", "-o", str(linked), *inputs, "-lm",
-             *(["-lgomp"] if uses_openmp else [])],
+            link_command(compiler, str(linked), inputs, uses_openmp),
             capture_output=True,
             text=True,
             check=False,
@@ -115,4 +172,58 @@ def link_shared_library(
                 f"{result.stderr.strip()}"
             )
         os.replace(linked, path)
+    return path
+
+
+LINK_SCRIPT = "link.sh"
+"""The archive's link command: `sh link.sh [OUTPUT.so]` in the unpacked folder."""
+
+
+def write_object_archive(
+    objects: Sequence[bytes],
+    weights: Mapping[str, np.ndarray],
+    path: str | Path,
+    uses_openmp: bool = False,
+) -> Path:
+    """Pack `objects` (as `unit<N>.o`), the `weights` (`weights.bin` and the `weights.s` that
+    `.incbin`s it) and `link.sh`, the command that links them into `model.so`, into the tar
+    archive `path`: a library to link on the target (or wherever its compiler driver is). The
+    compiler driver is `$CC`, default `cc` there. The archive appears at `path` atomically."""
+    from dlc.driver.artifact import pack_weights
+    from dlc.runtime.metadata import WEIGHT_ALIGNMENT
+
+    path = Path(path)
+    _objects_arch(objects)
+    directory = _output_directory(path)
+    members: dict[str, bytes] = {f"unit{i}.o": data for i, data in enumerate(objects)}
+    inputs = list(members)
+    if weights:
+        layout, total = pack_weights(weights, WEIGHT_ALIGNMENT)
+        blob = bytearray(total)
+        for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
+            blob[offset : offset + nbytes] = memoryview(buffer).cast("B")
+        members["weights.bin"] = bytes(blob)
+        members["weights.s"] = weights_assembly(
+            layout, Path("weights.bin"), WEIGHT_ALIGNMENT).encode()
+        inputs.append("weights.s")
+    command = " ".join(link_command('"${CC:-cc}"', '"${1:-model.so}"', inputs, uses_openmp))
+    members[LINK_SCRIPT] = (
+        "#!/bin/sh\n# Links the model into a shared library (default model.so): run it in this\n"
+        f"# folder, with CC the C compiler driver for the target (default cc).\nset -e\n"
+        f"{command}\n"
+    ).encode()
+    with tempfile.NamedTemporaryFile(dir=directory, prefix=f".{path.name}.", delete=False) as out:
+        try:
+            with tarfile.open(fileobj=out, mode="w") as archive:
+                for name, data in members.items():
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    info.mode = 0o755 if name == LINK_SCRIPT else 0o644
+                    archive.addfile(info, io.BytesIO(data))
+            out.close()
+            os.replace(out.name, path)
+        except BaseException:
+            out.close()
+            os.unlink(out.name)
+            raise
     return path

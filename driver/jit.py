@@ -67,9 +67,10 @@ def target_machine(
     target: CpuTarget, opt_level: int = 3, position_independent: bool = False
 ) -> binding.TargetMachine:
     """A fresh TargetMachine for `target` (its triple, CPU and `-mattr` features): for a JIT
-    engine, or (`position_independent`) for an object file that goes into a shared library."""
-    binding.initialize_native_target()
-    binding.initialize_native_asmprinter()
+    engine, or (`position_independent`) for an object file that goes into a shared library
+    (of any architecture LLVM has a backend for: a cross compile makes another triple's)."""
+    binding.initialize_all_targets()
+    binding.initialize_all_asmprinters()
     try:
         llvm_target = binding.Target.from_triple(target.triple)
     except RuntimeError as e:

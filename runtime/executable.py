@@ -178,8 +178,7 @@ class Executable:
         self._exporter = exporter
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
-        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(self.signature.arguments)))
-        self._function = prototype(native.address(self.signature.name))
+        self._function_pointer: Callable[..., None] | None = None
         self.model = self._model_info(native)
         self._memory_checked = False
         self.stats: Any = None
@@ -196,6 +195,17 @@ class Executable:
         except MetadataError as e:
             raise ExecutableError(str(e)) from None
         return info if info.entry == self.signature.name else None
+
+    @property
+    def _function(self) -> Callable[..., None]:
+        """The entry function, looked up on the first call (a module compiled for another
+        architecture has signatures to export but no code to call: its lookup says so)."""
+        if self._function_pointer is None:
+            prototype = ctypes.CFUNCTYPE(
+                None, *([ctypes.c_void_p] * len(self.signature.arguments))
+            )
+            self._function_pointer = prototype(self._native.address(self.signature.name))
+        return self._function_pointer
 
     @property
     def native(self) -> NativeModule:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,24 @@ def prepare_openmp_environment() -> None:
         os.environ.setdefault(name, value)
 
 
+ELF_MACHINES: dict[int, str] = {62: "x86_64", 183: "aarch64"}
+"""The architectures of ELF's `e_machine` numbers (EM_X86_64, EM_AARCH64), by dlc's names."""
+
+
+def elf_arch(header: bytes) -> str | None:
+    """The architecture an ELF file's first 20 bytes name (by `ELF_MACHINES`), or None when they
+    are not a little-endian ELF header of one of them."""
+    if len(header) < 20 or header[:4] != b"\x7fELF" or header[5] != 1:
+        return None
+    return ELF_MACHINES.get(int.from_bytes(header[18:20], "little"))
+
+
+def machine_arch() -> str:
+    """The architecture this process runs on, by dlc's names (`x86_64`, `aarch64`)."""
+    machine = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
 class SharedLibrary:
     """A dlc shared library loaded with ctypes.
 
@@ -55,6 +74,13 @@ class SharedLibrary:
         try:
             self._library = ctypes.CDLL(str(self.path.resolve()))
         except OSError as e:
+            with open(self.path, "rb") as file:
+                arch = elf_arch(file.read(20))
+            if arch is not None and arch != machine_arch():
+                raise LibraryError(
+                    f"cannot load {self.path}: it is built for {arch} and this host is "
+                    f"{machine_arch()} (run it on an {arch} machine, or under qemu-{arch})"
+                ) from None
             raise LibraryError(f"cannot load {self.path}: {e}") from None
 
     def address(self, name: str) -> int:

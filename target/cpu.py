@@ -108,6 +108,34 @@ FEATURE_REQUIRES: dict[str, tuple[str, ...]] = {
 enables what `x` needs, `-x` disables what needs `x`."""
 
 
+ARCH_FEATURES: dict[str, frozenset[str]] = {
+    "x86_64": frozenset((
+        # What LLVM reports of an x86-64 host (llvmlite's get_host_cpu_features, LLVM 22) ...
+        "64bit adx aes amx-avx512 amx-bf16 amx-complex amx-fp16 amx-fp8 amx-int8 amx-movrs "
+        "amx-tf32 amx-tile avx avx10.1 avx10.2 avx2 avx512bf16 avx512bitalg avx512bw avx512cd "
+        "avx512dq avx512f avx512fp16 avx512ifma avx512vbmi avx512vbmi2 avx512vl avx512vnni "
+        "avx512vp2intersect avx512vpopcntdq avxifma avxneconvert avxvnni avxvnniint16 "
+        "avxvnniint8 bmi bmi2 ccmp cf cldemote clflushopt clwb clzero cmov cmpccxadd crc32 cx16 "
+        "cx8 egpr enqcmd f16c fma fma4 fsgsbase fxsr gfni hreset invpcid kl lwp lzcnt mmx movbe "
+        "movdir64b movdiri movrs mwaitx ndd nf pclmul pconfig pku popcnt ppx prefetchi prfchw "
+        "ptwrite push2pop2 raoint rdpid rdpru rdrnd rdseed rtm sahf serialize sgx sha sha512 "
+        "shstk sm3 sm4 sse sse2 sse3 sse4.1 sse4.2 sse4a ssse3 tbm tsxldtrk uintr usermsr vaes "
+        "vpclmulqdq waitpkg wbnoinvd widekl xop xsave xsavec xsaveopt xsaves zu "
+        # ... and the vector-width preferences of its tuning features.
+        "prefer-128-bit prefer-256-bit"
+    ).split()),
+    "aarch64": frozenset((
+        # LLVM's AArch64 instruction-set features (llc -mtriple=aarch64-linux-gnu -mattr=help).
+        "aes bf16 complxnum crc crypto dotprod f32mm f64mm flagm fp-armv8 fp16fml fullfp16 i8mm "
+        "jsconv lse lse2 mte neon pauth rcpc rcpc-immo rdm sha2 sha3 sm4 ssbs sve sve2 "
+        "sve2-bitperm v8.1a v8.2a v8.3a v8.4a v8.5a v8.6a v8.7a v9a"
+    ).split()),
+}
+"""The features `-mattr` accepts, by architecture: LLVM's names of the instruction-set features
+(LLVM knows more tuning features, which dlc does not take). A name outside its architecture's set
+is an error that lists the set."""
+
+
 def _closure(enabled: set[str], feature: str) -> None:
     if feature in enabled:
         return
@@ -282,7 +310,8 @@ class CpuTarget:
         cpu: LLVM's CPU name, one of `KNOWN_CPUS` (default: the generic CPU of the triple's
             architecture, else `x86-64`).
         mattr: the feature changes to the CPU's own, LLVM style (`+avx512f`, `-fma`), applied in
-            order: one per feature (the last given wins). This is LLVM's `target-features`.
+            order: one per feature (the last given wins), each a feature of the architecture
+            (`ARCH_FEATURES`). This is LLVM's `target-features`.
         threads: the threads parallel loops run on; 0: all the cores the program finds when it
             runs (the OpenMP runtime's default); a parallel loop is made either way.
         l1d_bytes, l2_bytes: data caches per core; l3_bytes: the last level, shared (None: the
@@ -306,9 +335,10 @@ class CpuTarget:
             cpu = cpu or _triple_arch(self.triple).generic_cpu
         info = KNOWN_CPUS.get(cpu or ARCHES["x86_64"].generic_cpu)
         if info is None:
-            raise TargetError(
-                f"expected a known CPU for -mcpu ({', '.join(KNOWN_CPUS)}), found '{cpu}'"
-            )
+            arch = _triple_arch(self.triple).name if self.triple else ""
+            names = [name for name, known in KNOWN_CPUS.items() if arch in ("", known.arch)]
+            what = f"known {arch} CPU" if arch else "known CPU"
+            raise TargetError(f"expected a {what} for -mcpu ({', '.join(names)}), found '{cpu}'")
         triple = self.triple or ARCHES[info.arch].default_triple
         if _triple_arch(triple).name != info.arch:
             raise TargetError(
@@ -318,6 +348,13 @@ class CpuTarget:
         if self.threads < 0:
             raise TargetError(f"expected -num-cores >= 0, found {self.threads}")
         mattr = canonical_mattr(self.mattr)
+        accepted = ARCH_FEATURES[info.arch]
+        for change in mattr:
+            if change[1:] not in accepted:
+                raise TargetError(
+                    f"expected a feature of {info.arch} in -mattr ({', '.join(sorted(accepted))})"
+                    f", found '{change}'"
+                )
         normalized = {
             "triple": triple, "cpu": info.name, "mattr": mattr,
             "l1d_bytes": info.l1d_bytes if self.l1d_bytes is None else self.l1d_bytes,

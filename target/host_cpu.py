@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlc.target.cpu import ARCHES, KNOWN_CPUS, CpuTarget, TargetError
+from dlc.target.cpu import ARCH_FEATURES, ARCHES, KNOWN_CPUS, CpuTarget, TargetError
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ def host_target(reported: HostCpu, threads: int) -> CpuTarget:
 
     A CPU of the table keeps its name, and `-mattr` lists what the host has beyond the table's
     features and every feature it lacks (a virtual machine may hide some the CPU name implies);
-    another CPU is described as its architecture's generic CPU plus every feature it has.
+    another CPU is described as its architecture's generic CPU plus every feature it has. Only
+    the features `-mattr` accepts (`ARCH_FEATURES`) are listed: a newer LLVM may report more.
     """
     arch = ARCHES.get(reported.triple.split("-", 1)[0])
     if arch is None:
@@ -82,9 +83,12 @@ def host_target(reported: HostCpu, threads: int) -> CpuTarget:
         info = KNOWN_CPUS[arch.generic_cpu]
     # What the host lacks first, then what it has beyond the table's: a feature the host has is
     # never turned off by one it lacks that needs it.
-    mattr = [f"-{name}" for name, enabled in sorted(reported.features.items()) if not enabled]
-    mattr += [f"+{name}" for name, enabled in sorted(reported.features.items())
-              if enabled and name not in info.features]
+    features = sorted(
+        (name, enabled) for name, enabled in reported.features.items()
+        if name in ARCH_FEATURES[arch.name]
+    )
+    mattr = [f"-{name}" for name, enabled in features if not enabled]
+    mattr += [f"+{name}" for name, enabled in features if enabled and name not in info.features]
     return CpuTarget(
         triple=reported.triple,
         cpu=info.name,

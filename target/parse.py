@@ -7,6 +7,7 @@ Grammar (flags in any order, each at most once, separated by spaces):
     cpu-flag   ::= "-mtriple=" TRIPLE          Linux triple of x86_64 or aarch64
                  | "-mcpu=" CPU                 a CPU of KNOWN_CPUS
                  | "-mattr=" CHANGE { "," CHANGE }    CHANGE ::= ("+" | "-") FEATURE
+                                                FEATURE: of ARCH_FEATURES[the CPU's architecture]
                  | "-num-cores=" INT            threads of parallel loops (0: all at run time)
                  | "-l1d-bytes=" INT | "-l2-bytes=" INT | "-l3-bytes=" INT
     cuda-target ::= "cuda" [ "-arch=" SM ]      SM: a key of CUDA_ARCHES (default sm_80)

@@ -32,7 +32,7 @@ from dlc.target import (
     parse_target,
 )
 from dlc.target import host_cpu as target_host
-from dlc.target.cpu import FEATURE_REQUIRES
+from dlc.target.cpu import ARCH_FEATURES, FEATURE_REQUIRES
 from dlc.target.host_cpu import HostCpu, host_target, sysfs_cache_sizes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -134,11 +134,15 @@ def cpu_targets(draw: st.DrawFn) -> CpuTarget:
     cpu = draw(st.sampled_from(sorted(KNOWN_CPUS)))
     arch = KNOWN_CPUS[cpu].arch
     triple = draw(st.sampled_from(["", ARCHES[arch].default_triple, f"{arch}-linux-gnu"]))
-    changes = draw(st.lists(st.tuples(st.sampled_from("+-"), st.sampled_from(_FEATURES)),
+    given_cpu = draw(st.sampled_from(["", cpu])) if not triple else cpu
+    if not given_cpu:
+        arch = "x86_64"  # the default CPU's
+    features = [name for name in _FEATURES if name in ARCH_FEATURES[arch]]
+    changes = draw(st.lists(st.tuples(st.sampled_from("+-"), st.sampled_from(features)),
                             max_size=6))
     caches = [draw(st.none() | st.integers(0, 1 << 30)) for _ in range(3)]
     return CpuTarget(
-        triple=triple, cpu=draw(st.sampled_from(["", cpu])) if not triple else cpu,
+        triple=triple, cpu=given_cpu,
         mattr=tuple(sign + name for sign, name in changes), threads=draw(st.integers(0, 256)),
         l1d_bytes=caches[0], l2_bytes=caches[1], l3_bytes=caches[2],
     )

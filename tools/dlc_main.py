@@ -2,7 +2,7 @@
 
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--check-bounds]
-                [--input-shape x=1x3x224x224] -o model.so
+                [--input-shape x=1x3x224x224] -o model.so|model.tar
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
@@ -12,12 +12,14 @@
     dlc cache info|clear [--cache-dir D]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
-and ctypes only) and `dlc run` open. The other commands take a .so or compile the model on the
-way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
---no-cache and `dlc cache`). Inputs not given are
-random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
-when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
-no output file is left half-written.
+and ctypes only) and `dlc run` open; for another architecture (--target 'llvm
+-mtriple=aarch64-linux-gnu -mcpu=cortex-a72') it links with that architecture's cross compiler
+(aarch64-linux-gnu-gcc), or writes a .tar of objects, weights and link.sh to link on the
+target (-o model.tar). The other commands take a .so or compile the model on the way (compiles
+are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir, --no-cache and `dlc
+cache`). Inputs not given are random (from --seed, default 0; integers are zeros), except for
+`run`, which makes them only when given --seed. Any failure is one `dlc: error: ...` line and
+exit code 1; no output file is left half-written.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     parser.add_argument("model", type=Path, help=what)
     parser.add_argument("--target", default="host",
                         help="the target: host (this machine, the default), a CPU target string "
-                        "('llvm -mcpu=znver3 -num-cores=4'), or cuda ('cuda -arch=sm_90') or "
-                        "opencl with --emit")
+                        "('llvm -mcpu=znver3 -num-cores=4', 'llvm -mtriple=aarch64-linux-gnu "
+                        "-mcpu=cortex-a72'), or cuda ('cuda -arch=sm_90') or opencl with --emit")
     parser.add_argument("--threads", type=_count(0, "number of threads"), default=0, metavar="N",
                         help="threads for parallel loops (0: all cores)")
     parser.add_argument("--pipeline", default="cpu", metavar="NAME",
@@ -137,8 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     compile_parser = commands.add_parser("compile", help="compile a model into a shared library")
     _common(compile_parser)
     compile_parser.add_argument("-o", "--output", type=Path,
-                                help="the library to write (default: <model>.so here), or the "
-                                "text file for --emit (default: stdout)")
+                                help="the library to write (default: <model>.so here), a .tar of "
+                                "its objects and link command to link elsewhere, or the text "
+                                "file for --emit (default: stdout)")
     compile_parser.add_argument("--emit", choices=["llvm", "ptx", "opencl"],
                                 help="print the lowered code instead of writing a library: LLVM "
                                 "IR (--target llvm or cuda), PTX (cuda) or OpenCL C (opencl)")
@@ -309,8 +312,8 @@ def compile_command(args: argparse.Namespace) -> None:
             "process)"
         )
     output = args.output or Path(args.model.with_suffix(".so").name)
-    if output.suffix != ".so":
-        raise ToolError(f"expected an output path ending in .so, found '{output}'")
+    if output.suffix not in (".so", ".tar"):
+        raise ToolError(f"expected an output path ending in .so or .tar, found '{output}'")
     executable, seconds = _executable(args)
     executable.export(output)
     stats = executable.stats
