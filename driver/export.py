@@ -33,13 +33,13 @@ def export_shared_library(
     """
     from dlc.driver.jit import parse_and_optimize, target_machine, uses_openmp
 
-    _c_compiler()
+    c_compiler()
     machine = target_machine(target, opt_level, position_independent=True)
     module = parse_and_optimize(llvm_ir, machine, opt_level)
     return link_shared_library([machine.emit_object(module)], {}, path, uses_openmp(llvm_ir))
 
 
-def _c_compiler() -> str:
+def c_compiler() -> str:
     compiler = shutil.which("cc")
     if compiler is None:
         raise LibraryError(
@@ -72,9 +72,11 @@ def link_shared_library(
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
+    libraries: Sequence[str] = (),
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
-    library `path` with `cc -shared`.
+    library `path` with `cc -shared` (and libm, libgomp where `uses_openmp`, and `libraries`,
+    linker flags such as `-ldl`).
 
     The weights are embedded in the library's read-only data under their symbols (assembled
     from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
@@ -84,7 +86,7 @@ def link_shared_library(
     from dlc.driver.artifact import write_weights
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 
-    compiler = _c_compiler()
+    compiler = c_compiler()
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
@@ -104,7 +106,7 @@ def link_shared_library(
         linked = Path(scratch) / path.name
         result = subprocess.run(
             [compiler, "-shared", "-Wl,-Bsymbolic", "-o", str(linked), *inputs, "-lm",
-             *(["-lgomp"] if uses_openmp else [])],
+             *(["-lgomp"] if uses_openmp else []), *libraries],
             capture_output=True,
             text=True,
             check=False,
