@@ -34,7 +34,6 @@ import numpy as np
 from dlc.driver.export import c_compiler, link_shared_library
 from dlc.runtime.gpu_host import (
     Alloc,
-    Call,
     Free,
     GpuProgram,
     HostFunction,
@@ -296,7 +295,8 @@ def _entry_function(name: str, host: int, nbytes: list[int], num_inputs: int) ->
         f"/* @{name}: inputs then outputs, host pointers; 0 on success. */",
         f"DLC_EXPORT int {symbol}({arguments}) __asm__({_c_string(name)});",
         f"static int run_{host}(void *const *host) {{",
-        f"    static const size_t nbytes[{max(1, count)}] = {{{', '.join(map(str, nbytes)) or '0'}}};",
+        f"    static const size_t nbytes[{max(1, count)}] = "
+        f"{{{', '.join(map(str, nbytes)) or '0'}}};",
         f"    dlc_value device[{max(1, count)}] = {{{{0}}}};",
         "    int status = -1;",
         f"    if (dlc_gpu_open({KERNELS_SYMBOL}) != 0)",

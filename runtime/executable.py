@@ -2,7 +2,8 @@
 `PackedFunc`, reduced to destination-passing style).
 
 The native code comes from the driver (object code linked in process) or a shared library
-(`runtime.library`); the signature comes from the module's `dlc_metadata`. Calling checks every
+(`runtime.library`; a GPU library's entry runs its kernels on the device and returns a status,
+`runtime.gpu_library`); the signature comes from the module's `dlc_metadata`. Calling checks every
 input against it (count, shape, dtype), allocates the outputs 64-byte aligned, and calls the
 function through ctypes with one pointer per buffer. Nothing here imports llvmlite.
 """
@@ -27,6 +28,7 @@ from dlc.runtime.metadata import (
     decode_metadata,
     decode_model_info,
     format_bytes,
+    metadata_device,
 )
 
 OUTPUT_ALIGNMENT = 64
@@ -172,14 +174,21 @@ class Executable:
             )
         try:
             self.signatures = decode_metadata(text)
+            self.device = metadata_device(text)
+            """The GPU target of a GPU library (`opencl`, `cuda`), None for CPU code."""
         except MetadataError as e:
             raise ExecutableError(str(e)) from None
         self._native = native
         self._exporter = exporter
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
-        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(self.signature.arguments)))
+        result = None if self.device is None else ctypes.c_int  # a GPU entry returns a status
+        prototype = ctypes.CFUNCTYPE(result, *([ctypes.c_void_p] * len(self.signature.arguments)))
         self._function = prototype(native.address(self.signature.name))
+        if self.device is not None:
+            from dlc.runtime.gpu_library import configure_driver
+
+            configure_driver(native, self.device)
         self.model = self._model_info(native)
         self._memory_checked = False
         self.stats: Any = None
@@ -265,7 +274,11 @@ class Executable:
         outputs = self._outputs(out, len(arrays))
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
-        self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
+        status = self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
+        if self.device is not None:
+            from dlc.runtime.gpu_library import check_status
+
+            check_status(self._native, status, self.name, self.device)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def prepare_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:
