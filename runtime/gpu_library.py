@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from dlc.runtime.executable import ExecutableError, NativeModule
@@ -42,21 +43,38 @@ def check_status(native: NativeModule, status: int, entry: str, device: str) -> 
 
 def configure_driver(native: NativeModule, device: str) -> None:
     """Before a GPU library's first call: for OpenCL without a system loader, point it at the
-    loader bundled with pyopencl (its own vendor, PoCL, loaded first so that the loader finds
-    it by name, and `PYOPENCL_HOME` set as the bundled loader expects). Nothing otherwise: the
-    library opens the system's driver, and says so in its error when there is none."""
+    loader bundled with pyopencl (`bundled_opencl`), its vendor libraries (PoCL) loaded first
+    so that the loader finds them by name, and `PYOPENCL_HOME` set (unless set) as the bundled
+    loader expects. Nothing otherwise: the library opens the system's driver, and says so in
+    its error when there is none. A `dlc_set_driver_library` call after this one wins."""
     if device != "opencl":
         return
-    path = bundled_opencl_loader()
-    if path is None:
+    bundled = bundled_opencl()
+    if bundled is None:
         return
+    os.environ.setdefault("PYOPENCL_HOME", str(bundled.home))
+    for vendor in bundled.vendors:
+        ctypes.CDLL(str(vendor))
     function = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)(native.address(SET_DRIVER_SYMBOL))
-    function(str(path).encode())  # nonzero once this library is open: it keeps its driver
+    function(str(bundled.loader).encode())  # nonzero once this library is open: it keeps its own
 
 
-def bundled_opencl_loader() -> Path | None:
-    """pyopencl's bundled OpenCL ICD loader, prepared for use, where the system has no
-    `libOpenCL.so.1`; None where the system has one or pyopencl is not installed."""
+@dataclass(frozen=True)
+class BundledOpenCL:
+    """The OpenCL ICD loader in pyopencl's wheel, and what it needs: the vendor libraries its
+    .icd files name (PoCL), loaded before it (the loader opens them by bare name), and the
+    package directory, in `PYOPENCL_HOME` (the bundled loader reads it). A C program sets the
+    same up with `PYOPENCL_HOME=<home> LD_PRELOAD=<vendors>` and
+    `dlc_set_driver_library("<loader>")`."""
+
+    loader: Path
+    vendors: tuple[Path, ...]
+    home: Path
+
+
+def bundled_opencl() -> BundledOpenCL | None:
+    """pyopencl's bundled OpenCL loader where the system has no `libOpenCL.so.1`; None where
+    the system has one or pyopencl is not installed."""
     try:
         ctypes.CDLL("libOpenCL.so.1")
         return None
@@ -65,14 +83,10 @@ def bundled_opencl_loader() -> Path | None:
     spec = importlib.util.find_spec("pyopencl")
     if spec is None or not spec.submodule_search_locations:
         return None
-    package = Path(next(iter(spec.submodule_search_locations)))
-    libraries = package / ".libs"
+    home = Path(next(iter(spec.submodule_search_locations)))
+    libraries = home / ".libs"
     loaders = sorted(libraries.glob("libOpenCL*.so*"))
     if not loaders:
         return None
-    os.environ.setdefault("PYOPENCL_HOME", str(package))
-    for icd in sorted(libraries.glob("*.icd")):
-        vendor = libraries / icd.read_text().strip()
-        if vendor.is_file():
-            ctypes.CDLL(str(vendor))
-    return loaders[0]
+    vendors = tuple(libraries / icd.read_text().strip() for icd in sorted(libraries.glob("*.icd")))
+    return BundledOpenCL(loaders[0], tuple(v for v in vendors if v.is_file()), home)

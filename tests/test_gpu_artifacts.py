@@ -3,7 +3,7 @@ device code and native host code in one .so that `dlc.load` opens with ctypes.
 
 OpenCL libraries run in a fresh process on PoCL and match ONNX Runtime and the graph
 interpreter. No GPU is lent to these tests: a CUDA library's PTX is checked by `ptxas` (where
-it is on PATH), and its host code runs against a fake CUDA driver (tests/gpu_fake/fake_cuda.c:
+it is on PATH), and its host code runs against a fake CUDA driver (tests/gpu_library/fake_cuda.c:
 host memory, kernels that do nothing, every driver call logged), whose log must show the
 launches the host plan makes (as the Python host program, runtime.gpu_host, runs them), the
 copies, and every buffer freed.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from dlc.driver.errors import CompileError
 from dlc.driver.gpu import gpu_program
 from dlc.driver.gpu_library import KERNELS_SYMBOL, export_gpu_library
 from dlc.runtime.gpu_host import HostProgram, KernelArgument
+from dlc.runtime.gpu_library import bundled_opencl
 from dlc.runtime.library import LibraryError
 from dlc.runtime.metadata import decode_metadata
 from dlc.tools.dlc_main import main
@@ -37,7 +39,8 @@ from xdsl.parser import Parser
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_CNN = REPO / "examples" / "small_cnn.onnx"
-FAKE_CUDA = Path(__file__).resolve().parent / "gpu_fake" / "fake_cuda.c"
+FAKE_CUDA = Path(__file__).resolve().parent / "gpu_library" / "fake_cuda.c"
+CALL_MLP = Path(__file__).resolve().parent / "gpu_library" / "call_mlp.c"
 RNG = np.random.default_rng(20261202)
 
 TWO_LAYERS = """
@@ -112,8 +115,6 @@ results = results if isinstance(results, tuple) else (results,)
 for i, array in enumerate(results):
     np.save({str(tmp_path)!r} + f"/out{{i}}.npy", array)
 """
-    import os
-
     env = {**os.environ, "PYTHONPATH": str(REPO), **(environment or {})}
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=REPO, env=env, timeout=300, check=False)
@@ -178,6 +179,35 @@ def test_opencl_library_without_a_driver_says_so(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (f"ExecutableError: @mlp failed on opencl: no OpenCL: cannot load "
             f"{tmp_path / 'no' / 'libOpenCL.so.1'}") in result.stdout
+
+
+def c_caller(tmp_path: Path, library: Path) -> Path:
+    """tests/gpu_library/call_mlp.c linked against `library`."""
+    program = tmp_path / "call_mlp"
+    subprocess.run(["cc", "-O1", "-o", str(program), str(CALL_MLP), str(library),
+                    f"-Wl,-rpath,{library.parent}"], check=True, capture_output=True, text=True)
+    return program
+
+
+@needs_cc
+@needs_opencl
+def test_opencl_library_called_from_c_matches_the_graph_interpreter(tmp_path: Path) -> None:
+    library = gpu_library(tmp_path, "opencl")
+    inputs = [RNG.standard_normal((8, 16)).astype(np.float32),
+              RNG.standard_normal((16, 32)).astype(np.float32)]
+    env, driver = dict(os.environ), ""
+    bundled = bundled_opencl()
+    if bundled is not None:  # no system OpenCL: pyopencl's loader and PoCL, as documented
+        env["PYOPENCL_HOME"] = str(bundled.home)
+        env["LD_PRELOAD"] = ":".join(str(v) for v in bundled.vendors)
+        driver = str(bundled.loader)
+    result = subprocess.run([str(c_caller(tmp_path, library)), driver],
+                            input=b"".join(a.tobytes() for a in inputs), capture_output=True,
+                            env=env, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr.decode()
+    (expected,) = run_module(module_of(TWO_LAYERS), inputs)
+    output = np.frombuffer(result.stdout, dtype=np.float32).reshape(8, 4)
+    np.testing.assert_allclose(output, expected, rtol=2e-4, atol=2e-4)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -338,6 +368,26 @@ def test_cuda_library_reports_a_failed_launch_and_frees_its_buffers(tmp_path: Pa
     assert "failed: CUDA_ERROR_FAKE (719)" in result.stdout
     (call,) = logged_calls(result.stderr, num_arguments=3)
     assert not call["live"] and not call["launches"]
+
+
+@needs_cc
+def test_cuda_library_called_from_c_copies_through_the_driver(tmp_path: Path) -> None:
+    """From C on the fake driver: the call succeeds, and the output comes back from device
+    memory (the fake's kernels do nothing: the output is what the allocation held, so only
+    its size is checked); without a driver the C caller gets the message."""
+    library = gpu_library(tmp_path, "cuda", "sm_80")
+    program = c_caller(tmp_path, library)
+    data = np.zeros(8 * 16 + 16 * 32, np.float32).tobytes()
+    result = subprocess.run([str(program), str(fake_driver(tmp_path))], input=data,
+                            capture_output=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr.decode()
+    assert len(result.stdout) == 8 * 4 * 4
+    assert b"launch fused_" in result.stderr
+    result = subprocess.run([str(program), str(tmp_path / "none.so")], input=data,
+                            capture_output=True, timeout=60, check=False)
+    assert result.returncode == 1
+    assert f"mlp failed: no CUDA driver: cannot load {tmp_path / 'none.so'}" in (
+        result.stderr.decode())
 
 
 @needs_cc
