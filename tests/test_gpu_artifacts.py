@@ -29,10 +29,20 @@ from dlc.driver.build import export_for_device, lower
 from dlc.driver.errors import CompileError
 from dlc.driver.gpu import gpu_program
 from dlc.driver.gpu_library import KERNELS_SYMBOL, export_gpu_library
-from dlc.runtime.gpu_host import HostProgram, KernelArgument
+from dlc.runtime.gpu_host import (
+    Call,
+    GpuProgram,
+    HostFunction,
+    HostPlan,
+    HostProgram,
+    KernelArgument,
+    Launch,
+    LaunchArgument,
+    Scalar,
+)
 from dlc.runtime.gpu_library import bundled_opencl
 from dlc.runtime.library import LibraryError
-from dlc.runtime.metadata import decode_metadata
+from dlc.runtime.metadata import ArgumentSpec, FunctionSignature, decode_metadata
 from dlc.tools.dlc_main import main
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -398,6 +408,89 @@ def test_cuda_library_without_a_driver_says_so(tmp_path: Path) -> None:
                        tmp_path, driver=missing)
     assert f"ExecutableError: @mlp failed on cuda: no CUDA driver: cannot load {missing}" in (
         result.stdout)
+
+
+# ----------------------------------------------------------------------------------------------
+# Host plans with scalar arguments and calls (which the GPU pipelines make rarely)
+# ----------------------------------------------------------------------------------------------
+
+SCALE_OPENCL = """
+__kernel void scale(__global float *y, __global const float *x, float a, long n, int b) {
+  long i = get_global_id(0);
+  if (i < n) y[i] = a * x[i] + (float)b;
+}
+"""
+
+SCALE_PTX = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry scale(
+	.param .u64 scale_param_0,
+	.param .u64 scale_param_1,
+	.param .f32 scale_param_2,
+	.param .u64 scale_param_3,
+	.param .u32 scale_param_4
+)
+{
+	ret;
+}
+"""
+"""What the fake driver reads of a kernel: its parameters (it runs nothing)."""
+
+
+def scale_program(target: str) -> GpuProgram:
+    """@scale_entry(x, y): y = 2.5 * x - 3 over 16 floats, through a call of @inner with the
+    scalars, which launches one kernel with float, int64 and int32 scalar arguments."""
+    launch = Launch("scale", (1, 1, 1), (16, 1, 1), (
+        LaunchArgument(1), LaunchArgument(0), LaunchArgument(2, "float32"),
+        LaunchArgument(3, "int64"), LaunchArgument(4, "int32")))
+    inner = HostFunction("inner", 5, (launch,))
+    entry = HostFunction("scale_entry", 2, (
+        Scalar(2, 2.5), Scalar(3, 16), Scalar(4, -3), Call("inner", (0, 1, 2, 3, 4))))
+    arguments = (ArgumentSpec("x", (16,), "float32"), ArgumentSpec("y", (16,), "float32"))
+    plan = HostPlan({"scale_entry": entry, "inner": inner}, {},
+                    {"scale_entry": FunctionSignature("scale_entry", arguments, 1)})
+    return GpuProgram(target, SCALE_OPENCL if target == "opencl" else SCALE_PTX, plan)
+
+
+@needs_cc
+@needs_opencl
+def test_scalar_arguments_and_calls_run_on_opencl(tmp_path: Path) -> None:
+    library = export_gpu_library(scale_program("opencl"), tmp_path / "scale.so")
+    x = RNG.standard_normal(16).astype(np.float32)
+    result = run_fresh(library, [x], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ExecutableError" not in result.stdout, result.stdout
+    np.testing.assert_allclose(np.load(tmp_path / "out0.npy"), 2.5 * x - 3, rtol=1e-6)
+
+
+@needs_cc
+@needs_opencl
+def test_opencl_build_failure_is_reported_with_the_log(tmp_path: Path) -> None:
+    program = scale_program("opencl")
+    broken = GpuProgram("opencl", program.source.replace("float a,", "flot a,"), program.plan)
+    library = export_gpu_library(broken, tmp_path / "broken.so")
+    result = run_fresh(library, [np.zeros(16, np.float32)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert ("ExecutableError: @scale_entry failed on opencl: the OpenCL C program failed to "
+            "build (-11): ") in result.stdout
+    assert "flot" in result.stdout  # the compiler's log names the error
+
+
+@needs_cc
+def test_scalar_arguments_reach_the_cuda_launch(tmp_path: Path) -> None:
+    program = scale_program("cuda")
+    library = export_gpu_library(program, tmp_path / "scale.so")
+    result = run_fresh(library, [np.zeros(16, np.float32)], tmp_path,
+                       driver=fake_driver(tmp_path))
+    assert result.returncode == 0, result.stderr
+    backend = TagBackend()
+    HostProgram(program.plan).call("scale_entry", [Tagged(("arg", i)) for i in range(2)],
+                                   backend)
+    assert backend.launches[0][3][2:] == (0x40200000, 16, 0xFFFFFFFD)  # 2.5f, 16, -3
+    first, _ = logged_calls(result.stderr, num_arguments=2)
+    assert first["launches"] == backend.launches
 
 
 # ----------------------------------------------------------------------------------------------
