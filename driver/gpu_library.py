@@ -30,6 +30,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import dlc.runtime
 import numpy as np
 from dlc.driver.export import c_compiler, link_shared_library
 from dlc.runtime.gpu_host import (
@@ -51,7 +52,7 @@ KERNELS_SYMBOL = "dlc_gpu_kernels"
 CONSTANT_SYMBOL = "dlc_gpu_constant_{}"
 """The symbol of the plan's i-th constant (in the plan's order)."""
 
-SHIM_DIRECTORY = Path(__file__).resolve().parent.parent / "runtime" / "gpu_shim"
+SHIM_DIRECTORY = Path(dlc.runtime.__file__).resolve().parent / "gpu_shim"
 """The device runtime's C sources (package data of `dlc.runtime`)."""
 
 SHIM_SOURCES: dict[str, tuple[str, ...]] = {

@@ -157,7 +157,9 @@ class Executable:
 
     `f(a, b)` checks `a` and `b` against the function's inputs, allocates its outputs, runs it and
     returns the output array (or a tuple of them when there are several). `f(a, b, out=(c,))`
-    writes into caller-provided outputs instead.
+    writes into caller-provided outputs instead. `device` is the GPU target of a GPU library
+    (`opencl`, `cuda`: its entry runs the kernels on the device and returns a status, a failure
+    raises an ExecutableError with the library's message), None for CPU code.
     """
 
     def __init__(
@@ -174,8 +176,7 @@ class Executable:
             )
         try:
             self.signatures = decode_metadata(text)
-            self.device = metadata_device(text)
-            """The GPU target of a GPU library (`opencl`, `cuda`), None for CPU code."""
+            self.device: str | None = metadata_device(text)
         except MetadataError as e:
             raise ExecutableError(str(e)) from None
         self._native = native
