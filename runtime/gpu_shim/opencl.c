@@ -51,6 +51,8 @@ typedef struct _cl_event *cl_event;
     X(cl_int, clEnqueueReadBuffer,                                                              \
       (cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint, const cl_event *,    \
        cl_event *))                                                                             \
+    X(cl_int, clReleaseProgram, (cl_program))                                                 \
+    X(cl_int, clReleaseContext, (cl_context))                                                 \
     X(cl_int, clFinish, (cl_command_queue))
 
 #define DECLARE(result, name, parameters) static result(*p_##name) parameters;
@@ -109,9 +111,16 @@ static int build(cl_device_id device, const char *source) {
         program = built;
         return 0;
     }
-    char log[1536] = "";
-    p_clGetProgramBuildInfo(built, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-    return dlc_gpu_fail("the OpenCL C program failed to build (%d): %s", status, log);
+    size_t size = 0;
+    char *log = NULL;
+    if (p_clGetProgramBuildInfo(built, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) ==
+            CL_SUCCESS &&
+        (log = calloc(size + 1, 1)) != NULL)
+        p_clGetProgramBuildInfo(built, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    dlc_gpu_fail("the OpenCL C program failed to build (%d): %s", status, log ? log : "");
+    free(log);
+    p_clReleaseProgram(built);
+    return -1;
 }
 
 int dlc_gpu_open(const char *source) {
@@ -124,12 +133,15 @@ int dlc_gpu_open(const char *source) {
     if (pick_device(&device) != 0)
         return -1;
     if (context == NULL) {
-        context = p_clCreateContext(NULL, 1, &device, NULL, NULL, &status);
+        cl_context created = p_clCreateContext(NULL, 1, &device, NULL, NULL, &status);
         if (status != CL_SUCCESS)
             return dlc_gpu_fail("clCreateContext failed (%d)", status);
-        queue = p_clCreateCommandQueue(context, device, 0, &status);
-        if (status != CL_SUCCESS)
+        queue = p_clCreateCommandQueue(created, device, 0, &status);
+        if (status != CL_SUCCESS) {
+            p_clReleaseContext(created);
             return dlc_gpu_fail("clCreateCommandQueue failed (%d)", status);
+        }
+        context = created;
     }
     return build(device, source);
 }
