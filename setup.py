@@ -20,4 +20,6 @@ setup(
         for layer in LAYERS
         for sub in ["", *find_packages(layer)]
     ],
+    # The device runtime a GPU library links (driver/gpu_library.py compiles it).
+    package_data={"dlc.runtime": ["gpu_shim/*.c", "gpu_shim/*.h"]},
 )

@@ -135,6 +135,34 @@ def _compile_source(
     return compiled
 
 
+def export_for_device(
+    model: ModelSource, target: str, path: str | Path, *,
+    input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str = "cpu",
+) -> Path:
+    """Compile a model for a GPU target (`opencl`, `cuda`, `cuda -arch=sm_90`) into the shared
+    library `path`: the kernels' source (OpenCL C, or PTX for the target's architecture) and
+    native host code that launches them (`driver.gpu_library`). Nothing runs: no GPU needed.
+
+    Raises:
+        CompileError: a CPU target, or the model cannot be compiled or linked.
+    """
+    from dlc.driver.gpu import gpu_program
+    from dlc.driver.gpu_library import export_gpu_library
+
+    resolved = resolve_target(target)
+    if not isinstance(resolved, GpuTarget):
+        raise CompileError(f"expected a GPU target (opencl, cuda ...), found '{target}'")
+    ctx = make_context()
+    try:
+        module = Source(model, input_shapes).module(ctx)
+        module.attributes[TARGET_ATTR] = StringAttr(str(resolved))
+        lower(module, DEVICE_TARGETS[resolved.kind] if pipeline == "cpu" else pipeline, ctx)
+        program = gpu_program(module, resolved.kind, resolved.arch if resolved.is_cuda else None)
+        return export_gpu_library(program, path)
+    except (DiagnosticException, RuntimeError) as e:
+        raise CompileError(str(e)) from None
+
+
 def _build_for_device(
     model: ModelSource, target: GpuTarget, entry: str | None,
     input_shapes: Mapping[str, Sequence[int]] | None, pipeline: str,

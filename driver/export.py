@@ -56,6 +56,11 @@ CROSS_COMPILERS: dict[str, tuple[str, str]] = {
 Debian's package that installs it."""
 
 
+def c_compiler() -> str:
+    """The C compiler driver for this host's architecture (`cc`)."""
+    return linker_for(machine_arch())
+
+
 def linker_for(arch: str) -> str:
     """The C compiler driver that assembles and links for `arch`: `cc` on a host of that
     architecture, else the GNU cross compiler (`aarch64-linux-gnu-gcc`). A `LibraryError`
@@ -83,13 +88,14 @@ def linker_for(arch: str) -> str:
 
 
 def link_command(
-    compiler: str, output: str, inputs: Sequence[str], uses_openmp: bool
+    compiler: str, output: str, inputs: Sequence[str], uses_openmp: bool,
+    libraries: Sequence[str] = (),
 ) -> list[str]:
     """The command that links `inputs` (objects, the weights' assembly) into the shared library
     `output`: references inside the library bind to its own definitions (`-Bsymbolic`); libm,
-    and libgomp for parallel loops."""
+    libgomp for parallel loops, and `libraries` (linker flags such as `-ldl`)."""
     return [compiler, "-shared", "-Wl,-Bsymbolic", "-o", output, *inputs, "-lm",
-            *(["-lgomp"] if uses_openmp else [])]
+            *(["-lgomp"] if uses_openmp else []), *libraries]
 
 
 def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignment: int) -> str:
@@ -132,9 +138,11 @@ def link_shared_library(
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
+    libraries: Sequence[str] = (),
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
-    library `path` with the C compiler driver of their architecture (`linker_for`).
+    library `path` with the C compiler driver of their architecture (`linker_for`), with libm,
+    libgomp where `uses_openmp`, and `libraries` (linker flags such as `-ldl`).
 
     The weights are embedded in the library's read-only data under their symbols (assembled
     from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
@@ -161,7 +169,7 @@ def link_shared_library(
             inputs.append(str(assembly))
         linked = Path(scratch) / path.name
         result = subprocess.run(
-            link_command(compiler, str(linked), inputs, uses_openmp),
+            link_command(compiler, str(linked), inputs, uses_openmp, libraries),
             capture_output=True,
             text=True,
             check=False,

@@ -59,7 +59,7 @@ def compile_for_device(
     device: Any | None = None,
 ) -> GpuExecutable:
     """Emit the kernels of a lowered module, plan its host functions, and load the program on
-    the target's runtime.
+    the target's runtime; the executable's `export` writes it as a GPU library.
 
     Args:
         module: a module lowered by the target's pipeline (`gpu-opencl`, `gpu-ptx`).
@@ -72,16 +72,22 @@ def compile_for_device(
         DiagnosticException: the module cannot be printed or planned (the message names the op).
         ExecutableError: the runtime is missing or the device refuses the program.
     """
+    from dlc.driver.gpu_library import export_gpu_library
+
     if target == "cuda":
         from dlc.runtime.cuda import device_arch, load_program, require_cuda
 
         number = 0 if device is None else int(device)
         require_cuda()
-        return load_program(gpu_program(module, target, arch or device_arch(number)), entry,
-                            number)
-    from dlc.runtime.opencl import load_program as load_opencl
+        program = gpu_program(module, target, arch or device_arch(number))
+        executable = load_program(program, entry, number)
+    else:
+        from dlc.runtime.opencl import load_program as load_opencl
 
-    return load_opencl(gpu_program(module, target), entry, device)
+        program = gpu_program(module, target)
+        executable = load_opencl(program, entry, device)
+    executable.exporter = lambda path: export_gpu_library(program, path)
+    return executable
 
 
 def gpu_program(module: ModuleOp, target: str, arch: str | None = None) -> GpuProgram:

@@ -2,7 +2,8 @@
 `PackedFunc`, reduced to destination-passing style).
 
 The native code comes from the driver (object code linked in process) or a shared library
-(`runtime.library`); the signature comes from the module's `dlc_metadata`. Calling checks every
+(`runtime.library`; a GPU library's entry runs its kernels on the device and returns a status,
+`runtime.gpu_library`); the signature comes from the module's `dlc_metadata`. Calling checks every
 input against it (count, shape, dtype), allocates the outputs 64-byte aligned, and calls the
 function through ctypes with one pointer per buffer. Nothing here imports llvmlite.
 """
@@ -27,6 +28,7 @@ from dlc.runtime.metadata import (
     decode_metadata,
     decode_model_info,
     format_bytes,
+    metadata_device,
 )
 
 OUTPUT_ALIGNMENT = 64
@@ -155,7 +157,9 @@ class Executable:
 
     `f(a, b)` checks `a` and `b` against the function's inputs, allocates its outputs, runs it and
     returns the output array (or a tuple of them when there are several). `f(a, b, out=(c,))`
-    writes into caller-provided outputs instead.
+    writes into caller-provided outputs instead. `device` is the GPU target of a GPU library
+    (`opencl`, `cuda`: its entry runs the kernels on the device and returns a status, a failure
+    raises an ExecutableError with the library's message), None for CPU code.
     """
 
     def __init__(
@@ -172,13 +176,18 @@ class Executable:
             )
         try:
             self.signatures = decode_metadata(text)
+            self.device: str | None = metadata_device(text)
         except MetadataError as e:
             raise ExecutableError(str(e)) from None
         self._native = native
         self._exporter = exporter
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
-        self._function_pointer: Callable[..., None] | None = None
+        self._function_pointer: Callable[..., int | None] | None = None
+        if self.device is not None:
+            from dlc.runtime.gpu_library import configure_driver
+
+            configure_driver(native, self.device)
         self.model = self._model_info(native)
         self._memory_checked = False
         self.stats: Any = None
@@ -197,12 +206,14 @@ class Executable:
         return info if info.entry == self.signature.name else None
 
     @property
-    def _function(self) -> Callable[..., None]:
+    def _function(self) -> Callable[..., int | None]:
         """The entry function, looked up on the first call (a module compiled for another
-        architecture has signatures to export but no code to call: its lookup says so)."""
+        architecture has signatures to export but no code to call: its lookup says so). A GPU
+        library's entry returns a status."""
         if self._function_pointer is None:
+            result = None if self.device is None else ctypes.c_int
             prototype = ctypes.CFUNCTYPE(
-                None, *([ctypes.c_void_p] * len(self.signature.arguments))
+                result, *([ctypes.c_void_p] * len(self.signature.arguments))
             )
             self._function_pointer = prototype(self._native.address(self.signature.name))
         return self._function_pointer
@@ -275,7 +286,11 @@ class Executable:
         outputs = self._outputs(out, len(arrays))
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
-        self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
+        status = self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
+        if self.device is not None:
+            from dlc.runtime.gpu_library import check_status
+
+            check_status(self._native, status, self.name, self.device)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def prepare_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -370,7 +371,9 @@ class GpuExecutable:
 
     def entry(self, name: str) -> GpuExecutable:
         """Another entry function of the same module (sharing the device program)."""
-        return GpuExecutable(self.program, self.backend, name, self.source)
+        executable = GpuExecutable(self.program, self.backend, name, self.source)
+        executable.exporter = self.exporter
+        return executable
 
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None
@@ -450,9 +453,16 @@ class GpuExecutable:
             raise ExecutableError(f"{what}: expected shape {spec.shape}, found {array.shape}")
         return array
 
-    def export(self, path: object) -> None:
-        """GPU executables live in the process that compiled them (no shared library)."""
-        raise ExecutableError("a GPU executable cannot be exported; compile the model again")
+    exporter: Callable[[Path], Path] | None = None
+    """Writes the program as a GPU shared library (set by the driver, which compiles it)."""
+
+    def export(self, path: str | Path) -> Path:
+        """Write the program as a shared library (device code and native host code) that
+        `dlc.load` opens (`dlc.driver.gpu_library`)."""
+        if self.exporter is None:
+            raise ExecutableError("this GPU executable cannot be exported; compile the model "
+                                  "again")
+        return self.exporter(Path(path))
 
 
 class DeviceCall:

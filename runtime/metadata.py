@@ -58,9 +58,17 @@ class FunctionSignature:
         return self.arguments[len(self.arguments) - self.num_outputs :]
 
 
-def encode_metadata(signatures: Sequence[FunctionSignature]) -> str:
-    """The JSON text for `signatures` (ASCII only, so its byte length is its length)."""
-    document = {
+DEVICE_KEY = "device"
+"""The metadata key of a GPU library (`driver.gpu_library`): the target (`opencl`, `cuda`) its
+device code is for. Its entry functions take host arrays like a CPU library's, but return an
+`int` status (0: success; else `dlc_last_error()` returns the message); a CPU library's metadata
+has no such key (its entry functions return nothing)."""
+
+
+def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None = None) -> str:
+    """The JSON text for `signatures` (ASCII only, so its byte length is its length); `device`:
+    the GPU target of a GPU library (`DEVICE_KEY`)."""
+    document: dict[str, object] = {
         "version": METADATA_VERSION,
         "functions": [
             {
@@ -74,7 +82,21 @@ def encode_metadata(signatures: Sequence[FunctionSignature]) -> str:
             for signature in signatures
         ],
     }
+    if device is not None:
+        document[DEVICE_KEY] = device
     return json.dumps(document, separators=(",", ":"), ensure_ascii=True)
+
+
+def metadata_device(text: str) -> str | None:
+    """The GPU target of a library's metadata (`DEVICE_KEY`), None for a CPU library's."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise MetadataError(f"malformed dlc metadata: {e}") from None
+    device = document.get(DEVICE_KEY) if isinstance(document, Mapping) else None
+    if device is not None and not isinstance(device, str):
+        raise MetadataError(f"malformed dlc metadata: expected a string device, found {device!r}")
+    return device
 
 
 def decode_metadata(text: str) -> dict[str, FunctionSignature]:

@@ -160,9 +160,9 @@ def test_argument_errors(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert dlc("compile", tiny, "--target", "ptx", cache=tmp_path / "c") == 1
     assert ("invalid target 'ptx': expected a target kind (llvm, cuda, opencl), found 'ptx'"
             in capsys.readouterr().err)
-    assert dlc("compile", tiny, "--target", "opencl", cache=tmp_path / "c") == 1
-    assert ("expected a CPU --target (host or llvm ...) for a shared library, found 'opencl'"
-            in capsys.readouterr().err)
+    assert dlc("compile", tiny, "--target", "opencl", "--arch", "sm_90",
+               cache=tmp_path / "c") == 1
+    assert "--arch applies to --target cuda, found 'opencl'" in capsys.readouterr().err
     assert dlc("compile", tiny, "--target", "llvm -mcpu=z80", cache=tmp_path / "c") == 1
     assert ("invalid target 'llvm -mcpu=z80': expected a known CPU for -mcpu"
             in capsys.readouterr().err)

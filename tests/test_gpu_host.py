@@ -261,7 +261,8 @@ def test_gpu_runtimes_import_no_compiler() -> None:
     """A deployed GPU program needs NumPy and the device library only: the runtimes import no
     xDSL, no llvmlite and no compiler package of dlc."""
     code = (
-        "import sys, dlc.runtime.gpu_host, dlc.runtime.opencl, dlc.runtime.cuda\n"
+        "import sys, dlc.runtime.gpu_host, dlc.runtime.opencl, dlc.runtime.cuda, "
+        "dlc.runtime.gpu_library\n"
         "compiler = ('dlc.dialects', 'dlc.target', 'dlc.frontends', 'dlc.rewrites', "
         "'dlc.codegen', 'dlc.pipelines', 'dlc.driver', 'dlc.autotune', 'xdsl', 'llvmlite')\n"
         "print(sorted(m for m in sys.modules if m.startswith(compiler)))\n"

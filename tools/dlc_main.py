@@ -3,6 +3,7 @@
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--check-bounds]
                 [--input-shape x=1x3x224x224] -o model.so|model.tar
+    dlc compile model.onnx --target opencl|cuda [--arch sm_90] -o model.so   (a GPU library)
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
@@ -305,15 +306,15 @@ def compile_command(args: argparse.Namespace) -> None:
     from dlc.driver.target import resolve_target
     from dlc.target import CpuTarget
 
-    if not isinstance(resolve_target(args.target, args.threads), CpuTarget):
-        raise ToolError(
-            f"expected a CPU --target (host or llvm ...) for a shared library, found "
-            f"'{args.target}' (GPU targets: use --emit, or dlc.compile(target=...) to run in "
-            "process)"
-        )
     output = args.output or Path(args.model.with_suffix(".so").name)
     if output.suffix not in (".so", ".tar"):
         raise ToolError(f"expected an output path ending in .so or .tar, found '{output}'")
+    if not isinstance(resolve_target(args.target, args.threads), CpuTarget):
+        if output.suffix != ".so":
+            raise ToolError(f"expected an output path ending in .so for a GPU library, found "
+                            f"'{output}'")
+        device_library_command(args, output)
+        return
     executable, seconds = _executable(args)
     executable.export(output)
     stats = executable.stats
@@ -337,6 +338,27 @@ def compile_command(args: argparse.Namespace) -> None:
     if slow and not stats.model_cache_hit:
         print("  stages:    " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow)
               + " (summed over processes)")
+
+
+def device_library_command(args: argparse.Namespace, output: Path) -> None:
+    """`dlc compile --target cuda|opencl`: a GPU library (device code, native host code);
+    nothing runs, so no GPU is needed."""
+    from dlc.driver.build import export_for_device
+
+    if not args.model.is_file():
+        raise ToolError(f"no such file: {args.model}")
+    if args.check_bounds:
+        raise ToolError(f"expected a CPU --target with --check-bounds (bounds checks are CPU "
+                        f"code), found '{args.target}'")
+    target = args.target
+    if args.arch:
+        if not target.strip().startswith("cuda"):
+            raise ToolError(f"--arch applies to --target cuda, found '{target}'")
+        target = f"cuda -arch={args.arch}"
+    start = time.perf_counter()
+    export_for_device(args.model, target, output, input_shapes=dict(args.input_shapes) or None)
+    print(f"dlc: compiled {args.model} -> {output} for {target} in "
+          f"{time.perf_counter() - start:.2f} s (device code and host code; dlc.load runs it)")
 
 
 def run_command(args: argparse.Namespace) -> None:
