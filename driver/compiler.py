@@ -588,7 +588,17 @@ class _Driver:
         stats.workspace_bytes = info.workspace_bytes if info is not None else 0
         stats.unplanned_bytes = unplanned
         stats.weight_bytes = sum(w.nbytes for w in weights.values())
-        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
+        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats,
+                             self._string_global(METADATA_SYMBOL),
+                             self._string_global(MODEL_SYMBOL))
+
+    def _string_global(self, symbol: str) -> str:
+        """The text of the entry unit's string global `symbol` (without its NUL), or ""."""
+        for op in self.module.ops:
+            if (isinstance(op, llvm.GlobalOp) and op.sym_name.data == symbol
+                    and isinstance(op.value, StringAttr)):
+                return op.value.data.rstrip("\0")
+        return ""
 
     def _compile_kernels(
         self, pending: list[tuple[str, ModuleOp]], suffix: Sequence[ModulePass]

@@ -20,6 +20,7 @@ from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 if TYPE_CHECKING:
     import numpy as np
+    from dlc.runtime.c_api import CInterface
 
 
 def export_shared_library(
@@ -67,19 +68,47 @@ def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignme
     return "\n".join(lines) + "\n"
 
 
+def c_api_link_inputs(api: CInterface, scratch: Path, compiler: str) -> list[str]:
+    """The linker inputs that give a library the C interface `api` (`runtime.c_api`): the
+    object of its C functions (the header and their source compiled with `compiler`) and a
+    version script that leaves them (and `dlc_prefix`) the only exported symbols."""
+    from dlc.runtime.c_api import c_header, c_wrapper_source, version_script
+
+    header = scratch / f"{api.prefix}.h"
+    header.write_text(c_header(api, f"{api.prefix}.so"))
+    source = scratch / "dlc_c_api.c"
+    source.write_text(c_wrapper_source(api, header.name))
+    wrapper = scratch / "dlc_c_api.o"
+    result = subprocess.run(
+        [compiler, "-c", "-fPIC", "-O2", "-std=c11", "-Wall", "-Werror", "-o", str(wrapper),
+         str(source)],
+        capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        raise LibraryError(
+            f"compiling the C interface of '{api.prefix}' failed ({compiler} exited with "
+            f"{result.returncode}): {result.stderr.strip()}"
+        )
+    script = scratch / "exports.map"
+    script.write_text(version_script(api))
+    return [str(wrapper), f"-Wl,--version-script={script}"]
+
+
 def link_shared_library(
     objects: Sequence[bytes],
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
+    c_api: CInterface | None = None,
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
     library `path` with `cc -shared`.
 
     The weights are embedded in the library's read-only data under their symbols (assembled
     from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
-    library bind to its own definitions (`-Bsymbolic`). The library appears at `path`
-    atomically: on any failure nothing is left there.
+    library bind to its own definitions (`-Bsymbolic`). With `c_api`, the library gets that C
+    interface and exports nothing else (`c_api_link_inputs`); without, every global symbol is
+    exported. The library appears at `path` atomically: on any failure nothing is left there.
     """
     from dlc.driver.artifact import write_weights
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
@@ -101,6 +130,8 @@ def link_shared_library(
             assembly = Path(scratch) / "weights.s"
             assembly.write_text(weights_assembly(layout, blob.resolve(), WEIGHT_ALIGNMENT))
             inputs.append(str(assembly))
+        if c_api is not None:
+            inputs += c_api_link_inputs(c_api, Path(scratch), compiler)
         linked = Path(scratch) / path.name
         result = subprocess.run(
             [compiler, "-shared", "-Wl,-Bsymbolic", "-o", str(linked), *inputs, "-lm",
