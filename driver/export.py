@@ -68,14 +68,18 @@ def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignme
     return "\n".join(lines) + "\n"
 
 
-def c_api_link_inputs(api: CInterface, scratch: Path, compiler: str) -> list[str]:
-    """The linker inputs that give a library the C interface `api` (`runtime.c_api`): the
-    object of its C functions (the header and their source compiled with `compiler`) and a
-    version script that leaves them (and `dlc_prefix`) the only exported symbols."""
+def c_api_link_inputs(
+    api: CInterface, library_name: str, scratch: Path, compiler: str
+) -> list[str]:
+    """The linker inputs that give the library `library_name` the C interface `api`
+    (`runtime.c_api`): the object of its C functions (the header and their source compiled
+    with `compiler`), a version script that leaves them (and `dlc_prefix`) the only exported
+    symbols, and the library's name as its soname (so that a program linked with it by path
+    finds it by name, through its rpath)."""
     from dlc.runtime.c_api import c_header, c_wrapper_source, version_script
 
     header = scratch / f"{api.prefix}.h"
-    header.write_text(c_header(api, f"{api.prefix}.so"))
+    header.write_text(c_header(api, library_name))
     source = scratch / "dlc_c_api.c"
     source.write_text(c_wrapper_source(api, header.name))
     wrapper = scratch / "dlc_c_api.o"
@@ -91,7 +95,7 @@ def c_api_link_inputs(api: CInterface, scratch: Path, compiler: str) -> list[str
         )
     script = scratch / "exports.map"
     script.write_text(version_script(api))
-    return [str(wrapper), f"-Wl,--version-script={script}"]
+    return [str(wrapper), f"-Wl,--version-script={script}", f"-Wl,-soname,{library_name}"]
 
 
 def link_shared_library(
@@ -131,7 +135,7 @@ def link_shared_library(
             assembly.write_text(weights_assembly(layout, blob.resolve(), WEIGHT_ALIGNMENT))
             inputs.append(str(assembly))
         if c_api is not None:
-            inputs += c_api_link_inputs(c_api, Path(scratch), compiler)
+            inputs += c_api_link_inputs(c_api, path.name, Path(scratch), compiler)
         linked = Path(scratch) / path.name
         result = subprocess.run(
             [compiler, "-shared", "-Wl,-Bsymbolic", "-o", str(linked), *inputs, "-lm",
