@@ -450,7 +450,8 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
     for suffix, _, meaning in ERROR_CODES:
         lines.append(f'  case {m}_{suffix}: return "{meaning}";')
     lines += ['  default: return "unknown error code";', "  }", "}", ""]
-    symbols = [s for s in dict.fromkeys(api.internal_symbols) if _SYMBOL.match(s)]
+    symbols = [s for s in dict.fromkeys([*api.internal_symbols, NUM_THREADS_SYMBOL])
+               if _SYMBOL.match(s)]
     for index, symbol in enumerate(symbols):
         lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{symbol}");')
     lines += [
