@@ -136,7 +136,8 @@ class CompiledModel:
         and for `c_prefix`/`c_header` on a module without a C interface.
         """
         from dlc.driver.export import link_shared_library
-        from dlc.runtime.c_api import CApiError, c_header as header_text, default_c_prefix
+        from dlc.runtime.c_api import CApiError, default_c_prefix
+        from dlc.runtime.c_api import c_header as header_text
 
         path = Path(path)
         api = self.c_interface(c_prefix if c_prefix is not None else default_c_prefix(path.stem))

@@ -306,16 +306,15 @@ def c_header(api: CInterface, library_name: str) -> str:
                 f"#define {name}_BYTES {tensor.size * itemsize}",
                 f'#define {name}_DTYPE "{spec.dtype}"',
             ]
-    lines += ["", f"struct {p}_inputs {{"]
-    for tensor in api.inputs:
-        lines.append(f"  const {tensor.c_type} *{tensor.member}; /* \"{_comment_text(tensor.name)}\""
-                     f" {tensor.spec.dtype}{_shape_text(tensor.spec)} */")
-    lines += ["};", "", f"struct {p}_outputs {{"]
-    for tensor in api.outputs:
-        lines.append(f"  {tensor.c_type} *{tensor.member}; /* \"{_comment_text(tensor.name)}\""
-                     f" {tensor.spec.dtype}{_shape_text(tensor.spec)} */")
+    for role, qualifier, tensors in (("inputs", "const ", api.inputs),
+                                     ("outputs", "", api.outputs)):
+        lines += ["", f"struct {p}_{role} {{"]
+        for tensor in tensors:
+            lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
+                         f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
+                         f"{_shape_text(tensor.spec)} */")
+        lines.append("};")
     lines += [
-        "};",
         "",
         "/* Runs the model on `inputs`, writing `outputs`; allocates the workspace. */",
         f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
@@ -323,7 +322,7 @@ def c_header(api: CInterface, library_name: str) -> str:
         "/* Runs the model in the caller's workspace (see Memory above). */",
         f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
         "*outputs,",
-        f"    void *workspace, size_t workspace_bytes);",
+        "    void *workspace, size_t workspace_bytes);",
         "",
         "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
         f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",

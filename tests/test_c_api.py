@@ -392,7 +392,7 @@ def test_dlc_compile_rejects_a_bad_prefix(
     assert main(["compile", str(source), "-o", str(tmp_path / "relu.so"), "--c-prefix", prefix,
                  "--cache-dir", str(tmp_path / "cache")]) == 1
     err = capsys.readouterr().err
-    assert f"--c-prefix: expected a C identifier as the C prefix" in err
+    assert "--c-prefix: expected a C identifier as the C prefix" in err
     assert f"found '{prefix}'" in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["relu.onnx"]  # nothing written
 

@@ -13,12 +13,11 @@
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open, and its C header (model.h, `dlc.runtime.c_api`): C programs
-call `<prefix>_run`, the library's only exported functions. The other commands take a .so or compile the model on the
-way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
---no-cache and `dlc cache`). Inputs not given are
-random (from --seed, default 0; integers are zeros), except for `run`, which makes them only
-when given --seed. Any failure is one `dlc: error: ...` line and exit code 1;
-no output file is left half-written.
+call `<prefix>_run`, the library's only exported functions. The other commands take a .so or
+compile the model on the way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see
+--cache-dir, --no-cache and `dlc cache`). Inputs not given are random (from --seed, default 0;
+integers are zeros), except for `run`, which makes them only when given --seed. Any failure is
+one `dlc: error: ...` line and exit code 1; no output file is left half-written.
 """
 
 from __future__ import annotations
