@@ -417,5 +417,6 @@ def test_an_x86_64_v3_library_has_no_avx512_and_runs(tmp_path: Path) -> None:
                                  check=True).stdout
     assert "%ymm" in disassembly
     assert "%zmm" not in disassembly
+    assert re.search(r"%k[0-7]\b", disassembly) is None  # nor AVX-512's mask registers
     image = np.random.default_rng(5).standard_normal((1, 1, 3, 32, 32)).astype(np.float32)
     assert_close(dlc.load(path)(image[0])[None], reference(image))
