@@ -146,6 +146,9 @@ class CompiledModel:
                 "this module has no C interface (it needs exactly one entry function, compiled "
                 "as a model): export it without a C prefix or header"
             )
+        if c_header is not None and not Path(c_header).parent.is_dir():
+            raise CApiError(f"cannot write the header {c_header}: no such directory "
+                            f"{Path(c_header).parent}")
         library = link_shared_library(
             list(self.objects.values()), self.weights, path, self.uses_openmp, api
         )

@@ -383,6 +383,18 @@ def test_dlc_compile_writes_the_header(tmp_path: Path, capsys: pytest.CaptureFix
     assert "net_run" in defined_dynamic_symbols(library)
 
 
+def test_dlc_compile_rejects_a_header_in_a_missing_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "relu.onnx"
+    onnx.save(relu_model(), source)
+    assert main(["compile", str(source), "-o", str(tmp_path / "relu.so"), "--c-header",
+                 str(tmp_path / "missing" / "relu.h"), "--cache-dir",
+                 str(tmp_path / "cache")]) == 1
+    assert "no such directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["relu.onnx"]
+
+
 @pytest.mark.parametrize("prefix", ["9lives", "a.b", "while"])
 def test_dlc_compile_rejects_a_bad_prefix(
     prefix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -314,6 +314,8 @@ def _c_interface_options(args: argparse.Namespace, output: Path) -> tuple[str, P
     header = args.c_header if args.c_header is not None else output.with_suffix(".h")
     if header.resolve() == output.resolve():
         raise ToolError(f"--c-header {header}: the header would overwrite the library")
+    if not header.resolve().parent.is_dir():
+        raise ToolError(f"--c-header {header}: no such directory {header.parent}")
     return prefix, header
 
 
