@@ -125,7 +125,8 @@ class CompiledModel:
         return c_interface(prefix, signature, info, internal)
 
     def export(
-        self, path: str | Path, c_prefix: str | None = None, c_header: str | Path | None = None
+        self, path: str | Path, c_prefix: str | None = None, c_header: str | Path | None = None,
+        with_c_api: bool = True,
     ) -> Path:
         """Link the objects and the weights into the shared library `path` (atomically).
 
@@ -133,13 +134,19 @@ class CompiledModel:
         (default: the library's file name made a C identifier) and exports nothing else;
         `c_header`, if given, is where its header is written (after the library). Raises
         `CApiError` (before anything is written) for a prefix that is not a C identifier,
-        and for `c_prefix`/`c_header` on a module without a C interface.
+        and for `c_prefix`/`c_header` on a module without a C interface. `with_c_api=False`
+        (libraries only this process loads: tuning trials) skips the C interface, and the
+        C compile it takes (~0.1 s): every symbol is exported then.
         """
         from dlc.driver.export import link_shared_library
         from dlc.runtime.c_api import CApiError, default_c_prefix
         from dlc.runtime.c_api import c_header as header_text
 
         path = Path(path)
+        if not with_c_api:
+            return link_shared_library(
+                list(self.objects.values()), self.weights, path, self.uses_openmp
+            )
         api = self.c_interface(c_prefix if c_prefix is not None else default_c_prefix(path.stem))
         if api is None and (c_prefix is not None or c_header is not None):
             raise CApiError(
