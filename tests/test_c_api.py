@@ -432,3 +432,45 @@ def test_an_x86_64_v3_library_has_no_avx512_and_runs(tmp_path: Path) -> None:
     assert re.search(r"%k[0-7]\b", disassembly) is None  # nor AVX-512's mask registers
     image = np.random.default_rng(5).standard_normal((1, 1, 3, 32, 32)).astype(np.float32)
     assert_close(dlc.load(path)(image[0])[None], reference(image))
+
+
+# ---------------------------------------------------------------------------------------------
+# Two model libraries in one process
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_cc
+def test_two_model_libraries_in_one_program(library: Path, tmp_path: Path) -> None:
+    """Both libraries export `dlc_prefix`: a C program links with both and calls both, and
+    `dlc.load` reads each library's own prefix and metadata."""
+    relu = dlc.compile(relu_model(), cache_dir=tmp_path / "cache").export(
+        tmp_path / "relu.so", c_header=tmp_path / "relu.h")
+    source = tmp_path / "both.c"
+    source.write_text(
+        '#include <stdio.h>\n#include "relu.h"\n#include "small_cnn.h"\n'
+        "int main(void) {\n"
+        "  static float x[RELU_INPUT_X_SIZE], y[RELU_OUTPUT_Y_SIZE];\n"
+        "  static float image[SMALL_CNN_INPUT_IMAGE_SIZE], scores[10];\n"
+        "  for (int i = 0; i < RELU_INPUT_X_SIZE; ++i) x[i] = (float)i - 16.0f;\n"
+        "  struct relu_inputs ri = {.x = x}; struct relu_outputs ro = {.y = y};\n"
+        "  struct small_cnn_inputs si = {.image = image};\n"
+        "  struct small_cnn_outputs so = {.probabilities = scores};\n"
+        "  if (relu_run(&ri, &ro) != RELU_OK || small_cnn_run(&si, &so) != SMALL_CNN_OK)\n"
+        "    return 1;\n"
+        '  printf("%g %g\\n", y[0], y[31]);\n'
+        "  return 0;\n}\n")
+    program = tmp_path / "both"
+    result = subprocess.run(
+        [str(CC), "-std=c11", "-Wall", "-Werror", f"-I{tmp_path}", f"-I{library.parent}",
+         "-o", str(program), str(source), str(relu), str(library),
+         f"-Wl,-rpath,{tmp_path}:{library.parent}"],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    result = subprocess.run([str(program)], capture_output=True, text=True, check=False,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "15"]
+    first, second = dlc.load(library), dlc.load(relu)
+    assert first.native.prefix == "small_cnn"  # type: ignore[attr-defined]
+    assert second.native.prefix == "relu"  # type: ignore[attr-defined]
+    assert first.input_names == ("image",) and second.input_names == ("x",)
