@@ -187,7 +187,8 @@ def _build_model(module: ModuleOp, constants_path: str, default_schedule: bool,
     compiled, _ = compile_module(module, CompileOptions(target=target, opt_level=opt_level),
                                  jobs=1)
     with tempfile.TemporaryDirectory(prefix="dlc-build-") as scratch:
-        return compiled.export(Path(scratch) / "kernel.so").read_bytes()
+        # loaded by this process only: no C interface to compile
+        return compiled.export(Path(scratch) / "kernel.so", with_c_api=False).read_bytes()
 
 
 def build_library(kernel_text: str, script: str | None, default_schedule: bool,

@@ -88,6 +88,11 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
 
 
 def load(path: str | Path, entry: str | None = None) -> Executable:
-    """Open a shared library written by `Executable.export` (ctypes and NumPy only)."""
+    """Open a shared library written by `Executable.export` (ctypes and NumPy only).
+
+    Trust: loading a library runs its code (its constructors run as it loads, with this
+    process's rights). A model library from an untrusted source is code from an untrusted
+    source: load only libraries you would run as programs.
+    """
     library = load_library(path)
     return Executable(library, entry, library_exporter(library.path))

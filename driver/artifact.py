@@ -15,10 +15,20 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL, WEIGHT_ALIGNMENT
+from dlc.runtime.metadata import (
+    METADATA_SYMBOL,
+    MODEL_SYMBOL,
+    WEIGHT_ALIGNMENT,
+    WORKSPACE_ENTRY_SUFFIX,
+    decode_metadata,
+    decode_model_info,
+)
+
+if TYPE_CHECKING:
+    from dlc.runtime.c_api import CInterface
 
 
 def aligned_copy(data: bytes | np.ndarray, alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
@@ -78,6 +88,10 @@ class CompiledModel:
         exports: the symbols the runtime looks up (entry functions, kernels, metadata).
         uses_openmp: the code calls libgomp (parallel loops).
         stats: how the compile went.
+        metadata_json: the entry functions' signatures (the `dlc_metadata` JSON the entry
+            unit holds), "" if unknown.
+        model_json: the model's description (`dlc_model`), "" if it has none (not one entry
+            function).
     """
 
     objects: dict[str, bytes]
@@ -85,6 +99,8 @@ class CompiledModel:
     exports: tuple[str, ...]
     uses_openmp: bool = False
     stats: CompileStats = field(default_factory=CompileStats)
+    metadata_json: str = ""
+    model_json: str = ""
 
     def link_in_process(self) -> LinkedModule:
         """Link the objects in this process (ORC JIT); the weights are used where they are."""
@@ -97,13 +113,69 @@ class CompiledModel:
 
         return object_arch(next(iter(self.objects.values())))
 
-    def export(self, path: str | Path) -> Path:
-        """Link the objects and the weights into the shared library `path`, or (a `.tar`
-        path) pack them with their link command to link elsewhere; atomically either way."""
-        from dlc.driver.export import link_shared_library, write_object_archive
+    def c_interface(self, prefix: str) -> CInterface | None:
+        """The C interface (`runtime.c_api`) of this model under `prefix`, or None when it
+        has none (not one entry function with a model description). Raises `CApiError` for a
+        prefix that is not a C identifier or clashes with the model's symbols."""
+        from dlc.runtime.c_api import c_interface, check_c_prefix
 
-        write = write_object_archive if Path(path).suffix == ".tar" else link_shared_library
-        return write(list(self.objects.values()), self.weights, path, self.uses_openmp)
+        check_c_prefix(prefix)
+        if not self.metadata_json or not self.model_json:
+            return None
+        info = decode_model_info(self.model_json)
+        signature = decode_metadata(self.metadata_json).get(info.entry)
+        if signature is None:
+            return None
+        internal = [*self.exports, *self.weights]
+        if info.workspace_bytes:
+            internal.append(info.entry + WORKSPACE_ENTRY_SUFFIX)
+        return c_interface(prefix, signature, info, internal)
+
+    def export(
+        self, path: str | Path, c_prefix: str | None = None, c_header: str | Path | None = None,
+        with_c_api: bool = True,
+    ) -> Path:
+        """Link the objects and the weights into the shared library `path`, or (a `.tar` path)
+        pack them, with the C interface's sources, and their link command to link elsewhere;
+        atomically either way.
+
+        A model (one entry function) gets the C interface of `runtime.c_api` under `c_prefix`
+        (default: the library's file name made a C identifier) and exports nothing else;
+        `c_header`, if given, is where its header is written (after the library). Raises
+        `CApiError` (before anything is written) for a prefix that is not a C identifier,
+        and for `c_prefix`/`c_header` on a module without a C interface. `with_c_api=False`
+        (libraries only this process loads: tuning trials) skips the C interface, and the
+        C compile it takes (~0.1 s): every symbol is exported then.
+        """
+        from dlc.driver.export import link_shared_library, write_object_archive
+        from dlc.runtime.c_api import CApiError, default_c_prefix
+        from dlc.runtime.c_api import c_header as header_text
+
+        path = Path(path)
+        if not with_c_api and path.suffix != ".tar":
+            return link_shared_library(
+                list(self.objects.values()), self.weights, path, self.uses_openmp
+            )
+        api = self.c_interface(c_prefix if c_prefix is not None else default_c_prefix(path.stem))
+        if api is None and (c_prefix is not None or c_header is not None):
+            raise CApiError(
+                "this module has no C interface (it needs exactly one entry function, compiled "
+                "as a model): export it without a C prefix or header"
+            )
+        if c_header is not None and not Path(c_header).parent.is_dir():
+            raise CApiError(f"cannot write the header {c_header}: no such directory "
+                            f"{Path(c_header).parent}")
+        if path.suffix == ".tar":
+            library = write_object_archive(
+                list(self.objects.values()), self.weights, path, self.uses_openmp, api
+            )
+        else:
+            library = link_shared_library(
+                list(self.objects.values()), self.weights, path, self.uses_openmp, c_api=api
+            )
+        if api is not None and c_header is not None:
+            write_text_atomically(Path(c_header), header_text(api, path.name))
+        return library
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,6 +309,23 @@ class ForeignModule:
         )
 
     symbol_address = address
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Writes `text` to `path` through a file beside it renamed over it (no half file)."""
+    import os
+    import tempfile
+
+    directory = path.parent if str(path.parent) else Path(".")
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(descriptor, "w") as out:
+            out.write(text)
+        os.chmod(name, 0o644)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def pack_weights(

@@ -288,7 +288,7 @@ class CompileCache:
             _touch(directory / "manifest.json")
             return CompiledModel(
                 objects, weights, tuple(manifest["exports"]), bool(manifest["uses_openmp"]),
-                stats,
+                stats, str(manifest["metadata_json"]), str(manifest["model_json"]),
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
@@ -320,6 +320,8 @@ class CompileCache:
                 "weights_sha256": hashlib.sha256(_read_weights(scratch / "weights.bin"))
                 .hexdigest(),
                 "stats": stats,
+                "metadata_json": model.metadata_json,
+                "model_json": model.model_json,
             }
             (scratch / "entry.o").write_bytes(self._wrap(model.objects["entry"]))
             (scratch / "manifest.json").write_text(json.dumps(manifest))

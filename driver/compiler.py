@@ -52,7 +52,12 @@ from dlc.pipelines import (
 from dlc.rewrites.convert_loop_to_llvm import argument_names
 from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
 from dlc.rewrites.loop_dedup_functions import structural_hash
-from dlc.rewrites.loop_plan_memory import buffer_bytes, element_bytes, is_entry_function
+from dlc.rewrites.loop_plan_memory import (
+    add_workspace_entry,
+    buffer_bytes,
+    element_bytes,
+    is_entry_function,
+)
 from dlc.rewrites.tuning.log import tuning_key
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
@@ -583,7 +588,17 @@ class _Driver:
         stats.workspace_bytes = info.workspace_bytes if info is not None else 0
         stats.unplanned_bytes = unplanned
         stats.weight_bytes = sum(w.nbytes for w in weights.values())
-        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
+        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats,
+                             self._string_global(METADATA_SYMBOL),
+                             self._string_global(MODEL_SYMBOL))
+
+    def _string_global(self, symbol: str) -> str:
+        """The text of the entry unit's string global `symbol` (without its NUL), or ""."""
+        for op in self.module.ops:
+            if (isinstance(op, llvm.GlobalOp) and op.sym_name.data == symbol
+                    and isinstance(op.value, StringAttr)):
+                return op.value.data.rstrip("\0")
+        return ""
 
     def _compile_kernels(
         self, pending: list[tuple[str, ModuleOp]], suffix: Sequence[ModulePass]
@@ -621,6 +636,9 @@ class _Driver:
     def _entry(
         self, suffix: Sequence[ModulePass], info: ModelInfo | None
     ) -> dict[str, np.ndarray]:
+        for function in [op for op in self.module.ops if is_entry_function(op)]:
+            assert isinstance(function, func.FuncOp)
+            add_workspace_entry(function)  # for a caller that owns memory (the C API)
         run_passes(self.module, suffix, self.ctx, self.stats)
         weights = externalize_constants(self.module)
         if info is not None:

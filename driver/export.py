@@ -29,6 +29,7 @@ from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
 if TYPE_CHECKING:
     import numpy as np
+    from dlc.runtime.c_api import CInterface
 
 
 def export_shared_library(
@@ -133,12 +134,63 @@ def _output_directory(path: Path) -> Path:
     return directory
 
 
+C_API_SOURCE = "dlc_c_api.c"
+"""The C interface's source file, next to its header, in a scratch folder or an archive."""
+C_API_EXPORTS = "exports.map"
+"""The version script that leaves the C interface the library's only exported symbols."""
+C_API_COMPILE_FLAGS = ("-c", "-fPIC", "-O2", "-std=c11")
+"""How the C interface's source is compiled (with the compiler driver that links)."""
+
+
+def c_api_files(api: CInterface, library_name: str) -> dict[str, str]:
+    """The C interface `api` of the library `library_name` as files, by name: its header, the
+    source of its functions, and the version script (`runtime.c_api`)."""
+    from dlc.runtime.c_api import c_header, c_wrapper_source, version_script
+
+    header = f"{api.prefix}.h"
+    return {
+        header: c_header(api, library_name),
+        C_API_SOURCE: c_wrapper_source(api, header),
+        C_API_EXPORTS: version_script(api),
+    }
+
+
+def c_api_link_flags(exports: str, library_name: str) -> list[str]:
+    """The linker flags of the C interface: the version script `exports` and the library's
+    name as its soname (so that a program linked with it by path finds it by name, through
+    its rpath)."""
+    return [f"-Wl,--version-script={exports}", f"-Wl,-soname,{library_name}"]
+
+
+def c_api_link_inputs(
+    api: CInterface, library_name: str, scratch: Path, compiler: str
+) -> list[str]:
+    """The linker inputs that give the library `library_name` the C interface `api`: the
+    object of its C functions (`c_api_files` compiled with `compiler`) and the flags of
+    `c_api_link_flags`, which leave them (and `dlc_prefix`) the only exported symbols."""
+    for name, text in c_api_files(api, library_name).items():
+        (scratch / name).write_text(text)
+    wrapper = scratch / "dlc_c_api.o"
+    result = subprocess.run(
+        [compiler, *C_API_COMPILE_FLAGS, "-Wall", "-Werror", "-o", str(wrapper),
+         str(scratch / C_API_SOURCE)],
+        capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        raise LibraryError(
+            f"compiling the C interface of '{api.prefix}' failed ({compiler} exited with "
+            f"{result.returncode}): {result.stderr.strip()}"
+        )
+    return [str(wrapper), *c_api_link_flags(str(scratch / C_API_EXPORTS), library_name)]
+
+
 def link_shared_library(
     objects: Sequence[bytes],
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
     libraries: Sequence[str] = (),
+    c_api: CInterface | None = None,
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
     library `path` with the C compiler driver of their architecture (`linker_for`), with libm,
@@ -146,8 +198,9 @@ def link_shared_library(
 
     The weights are embedded in the library's read-only data under their symbols (assembled
     from one blob with `.incbin`), each aligned to `WEIGHT_ALIGNMENT`. References inside the
-    library bind to its own definitions (`-Bsymbolic`). The library appears at `path`
-    atomically: on any failure nothing is left there.
+    library bind to its own definitions (`-Bsymbolic`). With `c_api`, the library gets that C
+    interface and exports nothing else (`c_api_link_inputs`); without, every global symbol is
+    exported. The library appears at `path` atomically: on any failure nothing is left there.
     """
     from dlc.driver.artifact import write_weights
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
@@ -167,6 +220,8 @@ def link_shared_library(
             assembly = Path(scratch) / "weights.s"
             assembly.write_text(weights_assembly(layout, blob.resolve(), WEIGHT_ALIGNMENT))
             inputs.append(str(assembly))
+        if c_api is not None:
+            inputs += c_api_link_inputs(c_api, path.name, Path(scratch), compiler)
         linked = Path(scratch) / path.name
         result = subprocess.run(
             link_command(compiler, str(linked), inputs, uses_openmp, libraries),
@@ -192,11 +247,15 @@ def write_object_archive(
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
+    c_api: CInterface | None = None,
 ) -> Path:
     """Pack `objects` (as `unit<N>.o`), the `weights` (`weights.bin` and the `weights.s` that
     `.incbin`s it) and `link.sh`, the command that links them into `model.so`, into the tar
     archive `path`: a library to link on the target (or wherever its compiler driver is). The
-    compiler driver is `$CC`, default `cc` there. The archive appears at `path` atomically."""
+    compiler driver is `$CC`, default `cc` there. With `c_api`, the archive also holds the C
+    interface's header, source and version script (`c_api_files`), and `link.sh` compiles the
+    source and links the library with that interface only. The archive appears at `path`
+    atomically."""
     from dlc.driver.artifact import pack_weights
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 
@@ -214,11 +273,19 @@ def write_object_archive(
         members["weights.s"] = weights_assembly(
             layout, Path("weights.bin"), WEIGHT_ALIGNMENT).encode()
         inputs.append("weights.s")
+    compile_api = ""
+    if c_api is not None:
+        for name, text in c_api_files(c_api, f"{path.stem}.so").items():
+            members[name] = text.encode()
+        compile_api = " ".join(['"${CC:-cc}"', *C_API_COMPILE_FLAGS, "-o", "dlc_c_api.o",
+                                C_API_SOURCE]) + "\n"
+        inputs += ["dlc_c_api.o",
+                   *c_api_link_flags(C_API_EXPORTS, '"$(basename "${1:-model.so}")"')]
     command = " ".join(link_command('"${CC:-cc}"', '"${1:-model.so}"', inputs, uses_openmp))
     members[LINK_SCRIPT] = (
         "#!/bin/sh\n# Links the model into a shared library (default model.so): run it in this\n"
         f"# folder, with CC the C compiler driver for the target (default cc).\nset -e\n"
-        f"{command}\n"
+        f"{compile_api}{command}\n"
     ).encode()
     with tempfile.NamedTemporaryFile(dir=directory, prefix=f".{path.name}.", delete=False) as out:
         try:

@@ -14,9 +14,13 @@ from typing import ClassVar
 from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
 from dlc.dialects.loop import AllocOp, DeallocOp
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
+from dlc.runtime.metadata import WORKSPACE_ENTRY_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -193,6 +197,54 @@ def plan_function(
     return plan
 
 
+def planned_workspace(function: func.FuncOp) -> AllocOp | None:
+    """The workspace allocation `apply_plan` put at the top of `function`, or None."""
+    if WORKSPACE_BYTES_ATTR not in function.attributes or not function.body.blocks:
+        return None
+    first = function.body.block.first_op
+    if not isinstance(first, AllocOp) or first.scope.data != "global":
+        return None
+    return first
+
+
+def add_workspace_entry(function: func.FuncOp) -> func.FuncOp | None:
+    """Gives a planned entry `@f` a twin `@f_with_workspace` (`WORKSPACE_ENTRY_SUFFIX`) that
+    takes the workspace as one more, last argument (`memref<Nxi8>`) and does what `@f` did;
+    `@f` then allocates the workspace, calls the twin and returns. The twin is public and not
+    an entry function (no `dlc.num_outputs`): a caller that owns memory calls it (a shared
+    library's `<prefix>_run_with_workspace`). Returns the twin, or None (and no change) when
+    `function` has no planned workspace."""
+    workspace = planned_workspace(function)
+    if workspace is None:
+        return None
+    twin = function.clone()
+    twin.sym_name = StringAttr(function.sym_name.data + WORKSPACE_ENTRY_SUFFIX)
+    for name in (NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR):
+        twin.attributes.pop(name, None)
+    workspace_type = workspace.result.type
+    body = twin.body.block
+    argument = body.insert_arg(workspace_type, len(body.args))
+    argument.name_hint = "workspace"
+    twin_alloc = body.first_op
+    assert isinstance(twin_alloc, AllocOp), "a clone of the planned function"
+    twin_alloc.result.replace_all_uses_with(argument)
+    Rewriter.erase_op(twin_alloc)
+    inputs = [*function.function_type.inputs.data, workspace_type]
+    twin.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
+    if twin.arg_attrs is not None:
+        twin.arg_attrs = ArrayAttr([*twin.arg_attrs.data, DictionaryAttr({})])
+    Rewriter.insert_op(twin, InsertPoint.after(function))
+
+    block = function.body.block
+    for op in reversed(list(block.ops)):
+        if op is not workspace:
+            op.detach()
+            op.erase(safe_erase=False)
+    call = func.CallOp(twin.sym_name.data, [*block.args, workspace.result], [])
+    Rewriter.insert_op([call, func.ReturnOp()], InsertPoint.at_end(block))
+    return twin
+
+
 @dataclass(frozen=True)
 class LoopPlanMemoryPass(ModulePass):
     """Places the intermediate buffers of entry functions in one workspace, reused by liveness.
@@ -212,6 +264,11 @@ class LoopPlanMemoryPass(ModulePass):
     placed largest first, each at the lowest aligned offset that overlaps no buffer placed before
     that is live at the same time (USMP's greedy_by_size); N is the peak, aligned.
 
+    With `workspace-argument`, each planned entry `@f` also gets a public twin
+    `@f_with_workspace` that takes the workspace as its last argument, and `@f` becomes: allocate
+    the workspace, call the twin, return (`add_workspace_entry`; the driver does this for every
+    model, for the C API's `<prefix>_run_with_workspace`).
+
     *Invariants*: two buffers live at the same op never share a byte, so no kernel's output
     overlaps its inputs; every offset is a multiple of `alignment`; functions without plannable
     buffers, kernels (private functions), nested allocations and scopes local/shared are left
@@ -221,12 +278,15 @@ class LoopPlanMemoryPass(ModulePass):
         alignment: byte alignment of every buffer in the workspace (a cache line, an AVX-512
             vector).
         index_bitwidth: the size of an `index` element, in bits (the target's pointer width).
+        workspace_argument: give each planned entry function its twin that takes the
+            workspace as an argument.
     """
 
     name: ClassVar[str] = "loop-plan-memory"
 
     alignment: int = 64
     index_bitwidth: int = 64
+    workspace_argument: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
@@ -235,12 +295,14 @@ class LoopPlanMemoryPass(ModulePass):
                 f"{self.alignment}"
             )
         peaks: list[int] = []
-        for function in op.ops:
+        for function in list(op.ops):
             if not is_entry_function(function):
                 continue
             assert isinstance(function, func.FuncOp)
             plan = plan_function(function, self.alignment, self.index_bitwidth)
             if plan is not None:
                 peaks.append(plan.peak_bytes)
+                if self.workspace_argument:
+                    add_workspace_entry(function)
         if peaks:
             op.attributes[WORKSPACE_BYTES_ATTR] = IntegerAttr(max(peaks), i64)

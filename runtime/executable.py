@@ -11,6 +11,7 @@ function through ctypes with one pointer per buffer. Nothing here imports llvmli
 from __future__ import annotations
 
 import ctypes
+import inspect
 import math
 import os
 import re
@@ -166,7 +167,7 @@ class Executable:
         self,
         native: NativeModule,
         entry: str | None = None,
-        exporter: Callable[[Path], Path] | None = None,
+        exporter: Callable[..., Path] | None = None,
     ) -> None:
         text = native.metadata_text()
         if text is None:
@@ -391,11 +392,29 @@ class Executable:
                         f"output {len(inputs) + i} of @{name} overlaps another argument"
                     )
 
-    def export(self, path: str | Path) -> Path:
-        """Write the compiled module as a shared library that `dlc.load` opens."""
+    def export(
+        self, path: str | Path, *, c_prefix: str | None = None,
+        c_header: str | Path | None = None,
+    ) -> Path:
+        """Write the compiled module as a shared library that `dlc.load` opens.
+
+        A compiled model's library has a C interface (`dlc.runtime.c_api`): functions named
+        `<c_prefix>_run` etc. (default prefix: the file name made a C identifier), the only
+        symbols it exports; `c_header` is where to write its header (default: none). A
+        library loaded with `dlc.load` is copied as it is (its prefix cannot change).
+        """
         if self._exporter is None:
             raise ExecutableError("this executable cannot be exported")
-        return self._exporter(Path(path))
+        options = {name: value for name, value in (("c_prefix", c_prefix),
+                                                   ("c_header", c_header)) if value is not None}
+        try:
+            inspect.signature(self._exporter).bind(Path(path), **options)
+        except TypeError:
+            raise ExecutableError(
+                f"this executable cannot be exported with {' or '.join(options)} (a library "
+                "loaded with dlc.load is copied as it is)"
+            ) from None
+        return self._exporter(Path(path), **options)
 
 
 def library_exporter(source: Path) -> Callable[[Path], Path]:

@@ -1,8 +1,12 @@
 """Shared libraries: load one with ctypes (TVM's `tvm.runtime.load_module`).
 
 Loading needs nothing but ctypes: the signatures of the entry functions are in the library
-itself, as the null-terminated JSON string `dlc_metadata`. Writing a library is the driver's
+itself, as the null-terminated JSON string `dlc_metadata` (in a model library with a C
+interface, found through its `dlc_prefix`: `runtime.c_api`). Writing a library is the driver's
 (`dlc.driver.export`).
+
+Trust: loading a library runs its code, constructors included. A model library from an
+untrusted source is code from an untrusted source.
 """
 
 from __future__ import annotations
@@ -10,13 +14,11 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL
-
-if TYPE_CHECKING:
-    pass
+from dlc.runtime.c_api import PREFIX_SYMBOL, read_prefix
+from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL, MetadataError
 
 
 class LibraryError(RuntimeError):
@@ -62,6 +64,15 @@ def machine_arch() -> str:
 class SharedLibrary:
     """A dlc shared library loaded with ctypes.
 
+    Trust: loading a library runs its code (its constructors, and the initializers of what it
+    links, run at load time), with this process's rights. A model library from an untrusted
+    source is code from an untrusted source: load only libraries you would run as programs.
+
+    A model library exported with its C interface (`runtime.c_api`) keeps every internal
+    symbol local; it exports `dlc_prefix` (the C prefix), through which the internal symbols
+    are found (`<prefix>_dlc_symbol`). Other libraries (kernels built for tuning, older
+    exports) export their symbols directly.
+
     Note: the dynamic loader caches libraries by path; loading a path again in the same process
     returns the library first loaded there, even if the file has been replaced since.
     """
@@ -82,31 +93,62 @@ class SharedLibrary:
                     f"{machine_arch()} (run it on an {arch} machine, or under qemu-{arch})"
                 ) from None
             raise LibraryError(f"cannot load {self.path}: {e}") from None
+        self.prefix: str | None = None
+        """The C interface's prefix, None for a library without one."""
+        self._lookup: Callable[[bytes], int | None] | None = None
+        prefix = self._exported_string(PREFIX_SYMBOL)
+        if prefix is not None:
+            try:
+                self.prefix = read_prefix(prefix)
+                lookup = getattr(self._library, f"{self.prefix}_dlc_symbol")
+            except (MetadataError, AttributeError) as e:
+                raise LibraryError(f"{self.path} has a broken C interface: {e}") from None
+            lookup.restype = ctypes.c_void_p
+            lookup.argtypes = [ctypes.c_char_p]
+            self._lookup = lookup
 
-    def address(self, name: str) -> int:
-        """The address of the exported function `name`."""
-        try:
-            function = getattr(self._library, name)
-        except AttributeError:
-            raise LibraryError(f"no function @{name} in {self.path}") from None
-        address = ctypes.cast(function, ctypes.c_void_p).value
-        assert address is not None
-        return address
-
-    def symbol_address(self, name: str) -> int:
-        """The address of the exported symbol `name` (a function or a weight)."""
+    def _exported(self, name: str) -> int | None:
         try:
             return ctypes.addressof(ctypes.c_char.in_dll(self._library, name))
         except ValueError:
-            raise LibraryError(f"no symbol @{name} in {self.path}") from None
+            return None
 
-    def _string(self, symbol: str) -> str | None:
-        try:
-            first = ctypes.c_char.in_dll(self._library, symbol)
-        except ValueError:
+    def _exported_string(self, name: str) -> str | None:
+        address = self._exported(name)
+        if address is None:
             return None
         try:
-            return ctypes.string_at(ctypes.addressof(first)).decode()
+            return ctypes.string_at(address).decode()
+        except UnicodeDecodeError:
+            raise LibraryError(f"@{name} of {self.path} is not text") from None
+
+    def _symbol(self, name: str) -> int | None:
+        """The address of the library's symbol `name` (internal ones through the C
+        interface), or None."""
+        if self._lookup is not None:
+            return self._lookup(name.encode()) or None
+        return self._exported(name)
+
+    def address(self, name: str) -> int:
+        """The address of the function `name`."""
+        address = self._symbol(name)
+        if address is None:
+            raise LibraryError(f"no function @{name} in {self.path}")
+        return address
+
+    def symbol_address(self, name: str) -> int:
+        """The address of the symbol `name` (a function or a weight)."""
+        address = self._symbol(name)
+        if address is None:
+            raise LibraryError(f"no symbol @{name} in {self.path}")
+        return address
+
+    def _string(self, symbol: str) -> str | None:
+        address = self._symbol(symbol)
+        if address is None:
+            return None
+        try:
+            return ctypes.string_at(address).decode()
         except UnicodeDecodeError:
             raise LibraryError(f"@{symbol} of {self.path} is not text") from None
 
@@ -120,5 +162,6 @@ class SharedLibrary:
 
 
 def load_library(path: str | Path) -> SharedLibrary:
-    """Load a shared library built by `export_shared_library` (ctypes only, no llvmlite)."""
+    """Load a shared library built by `export_shared_library` or `CompiledModel.export` (ctypes
+    only, no llvmlite). Loading runs the library's code: see `SharedLibrary`'s trust note."""
     return SharedLibrary(path)

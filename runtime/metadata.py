@@ -134,6 +134,12 @@ WEIGHT_ALIGNMENT = 64
 MODEL_SYMBOL = "dlc_model"
 """The name of the global that holds a compiled model's JSON description (`ModelInfo`)."""
 
+WORKSPACE_ENTRY_SUFFIX = "_with_workspace"
+"""The suffix of an entry function's twin that takes the planned workspace as one more, last
+argument (`void main_with_workspace(inputs..., outputs..., uint8_t *workspace)`, the workspace
+`ModelInfo.workspace_bytes` long and 64-byte aligned), present in a compiled model whose entry
+has a workspace; the entry itself allocates the workspace and calls it."""
+
 ARGUMENT_KINDS = ("input", "output", "workspace", "weight")
 """Where a kernel call's argument lives: an entry input or output (by index), the workspace (at
 a byte offset), or a weight (a global symbol)."""

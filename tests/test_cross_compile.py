@@ -223,6 +223,8 @@ def test_aarch64_executable_exports_but_does_not_run_here(tmp_path: Path) -> Non
     with tarfile.open(archive) as members:
         names = members.getnames()
         assert "link.sh" in names and "weights.s" in names and "weights.bin" in names
+        # the C interface travels with it: header, its functions' source, the version script
+        assert {"mlp.h", "dlc_c_api.c", "exports.map"} <= set(names)
         objects = [n for n in names if n.endswith(".o")]
         assert objects and all(
             object_arch(members.extractfile(n).read()) == "aarch64"  # type: ignore[union-attr]
@@ -235,6 +237,12 @@ def test_aarch64_executable_exports_but_does_not_run_here(tmp_path: Path) -> Non
     subprocess.run(["sh", "link.sh", "mlp.so"], cwd=unpacked, check=True,
                    env=dict(os.environ, CC=CROSS_CC))
     assert (unpacked / "mlp.so").read_bytes()[18:20] == (183).to_bytes(2, "little")
+    exported = subprocess.run(["aarch64-linux-gnu-nm", "-D", "--defined-only",
+                               str(unpacked / "mlp.so")], capture_output=True, text=True,
+                              check=True).stdout.split()[2::3]
+    assert sorted(exported) == sorted(["dlc_prefix", *(f"mlp_{name}" for name in (
+        "run", "run_with_workspace", "set_num_threads", "get_num_threads", "error_string",
+        "dlc_symbol"))])
     library = executable.export(tmp_path / "mlp.so")
     with pytest.raises(LibraryError, match="built for aarch64 and this host is x86_64"):
         dlc.load(library)
@@ -314,3 +322,42 @@ def test_aarch64_build_under_qemu_matches_the_host_build(
     np.testing.assert_allclose(host_out[0], host(x), rtol=0, atol=0)  # the C ABI is dlc's
     np.testing.assert_allclose(host_out[0], expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(cross_out[0], host_out[0], rtol=1e-5, atol=1e-5)
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples"
+
+
+def build_c_example(compiler: str, library: Path, output: Path) -> Path:
+    """examples/c/main.c built by `compiler` against `library` and its header (beside it)."""
+    subprocess.run([compiler, "-O2", "-std=c11", "-Wall", "-Werror", f"-I{library.parent}",
+                    "-o", str(output), str(EXAMPLE / "c" / "main.c"), str(library), "-lm",
+                    "-Wl,-rpath,$ORIGIN"], check=True)
+    return output
+
+
+@needs_qemu
+def test_the_c_example_built_for_aarch64_runs_under_qemu(tmp_path: Path) -> None:
+    """The C example (examples/c) against the small CNN's library and header, built for this
+    host and for cortex-a72: under qemu-aarch64 it prints the host build's scores (1e-5)."""
+    model = onnx.load(EXAMPLE / "small_cnn.onnx")
+    image = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    image.tofile(tmp_path / "image.bin")
+    scores: dict[str, np.ndarray] = {}
+    for name, target, compiler, runner in (
+        ("host", "host", "cc", []),
+        ("aarch64", AARCH64, CROSS_CC, [QEMU, "-L", str(SYSROOT)]),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        library = _compile(model, target, tmp_path / "cache").export(
+            folder / "small_cnn.so", c_prefix="small_cnn", c_header=folder / "small_cnn.h")
+        program = build_c_example(compiler, library, folder / "small_cnn_demo")
+        subprocess.run([*runner, str(program), str(tmp_path / "image.bin"),
+                        str(folder / "scores.bin")], check=True, timeout=300,
+                       capture_output=True)
+        scores[name] = np.fromfile(folder / "scores.bin", np.float32)
+    assert (tmp_path / "aarch64" / "small_cnn.so").read_bytes()[18:20] == (183).to_bytes(
+        2, "little")
+    np.testing.assert_allclose(scores["aarch64"], scores["host"], rtol=1e-5, atol=1e-5)
+    expected = ReferenceEvaluator(model).run(None, {model.graph.input[0].name: image})[0]
+    np.testing.assert_allclose(scores["host"], expected.reshape(-1), rtol=1e-4, atol=1e-4)

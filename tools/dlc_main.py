@@ -1,7 +1,7 @@
 """dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
 
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
-                [--check-bounds]
+                [--check-bounds] [--c-prefix NAME] [--c-header model.h]
                 [--input-shape x=1x3x224x224] -o model.so|model.tar
     dlc compile model.onnx --target opencl|cuda [--arch sm_90] -o model.so   (a GPU library)
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
@@ -13,14 +13,15 @@
     dlc cache info|clear [--cache-dir D]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
-and ctypes only) and `dlc run` open; for another architecture (--target 'llvm
--mtriple=aarch64-linux-gnu -mcpu=cortex-a72') it links with that architecture's cross compiler
-(aarch64-linux-gnu-gcc), or writes a .tar of objects, weights and link.sh to link on the
-target (-o model.tar). The other commands take a .so or compile the model on the way (compiles
-are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir, --no-cache and `dlc
-cache`). Inputs not given are random (from --seed, default 0; integers are zeros), except for
-`run`, which makes them only when given --seed. Any failure is one `dlc: error: ...` line and
-exit code 1; no output file is left half-written.
+and ctypes only) and `dlc run` open, and its C header (model.h, `dlc.runtime.c_api`): C programs
+call `<prefix>_run`, the library's only exported functions. For another architecture (--target
+'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72') it links with that architecture's cross
+compiler (aarch64-linux-gnu-gcc), or writes a .tar of objects, weights, the C interface and
+link.sh to link on the target (-o model.tar). The other commands take a .so or compile the model
+on the way (compiles are cached in ~/.cache/dlc, at most --cache-max-size, see --cache-dir,
+--no-cache and `dlc cache`). Inputs not given are random (from --seed, default 0; integers are
+zeros), except for `run`, which makes them only when given --seed. Any failure is one `dlc:
+error: ...` line and exit code 1; no output file is left half-written.
 """
 
 from __future__ import annotations
@@ -143,6 +144,13 @@ def _parser() -> argparse.ArgumentParser:
                                 help="the library to write (default: <model>.so here), a .tar of "
                                 "its objects and link command to link elsewhere, or the text "
                                 "file for --emit (default: stdout)")
+    compile_parser.add_argument("--c-prefix", metavar="NAME",
+                                help="the prefix of the library's C functions (NAME_run, ...) "
+                                "and header names: a C identifier (default: the model's file "
+                                "name made one)")
+    compile_parser.add_argument("--c-header", type=Path, metavar="PATH",
+                                help="where to write the library's C header (default: the "
+                                "library's path with .h)")
     compile_parser.add_argument("--emit", choices=["llvm", "ptx", "opencl"],
                                 help="print the lowered code instead of writing a library: LLVM "
                                 "IR (--target llvm or cuda), PTX (cuda) or OpenCL C (opencl)")
@@ -298,6 +306,24 @@ def emit_command(args: argparse.Namespace) -> None:
     print(f"dlc: wrote {args.emit} for {args.target} to {args.output}")
 
 
+def _c_interface_options(args: argparse.Namespace, output: Path) -> tuple[str, Path]:
+    """The library's C prefix (checked: before anything is compiled or written) and the path
+    of its header."""
+    from dlc.runtime.c_api import CApiError, check_c_prefix, default_c_prefix
+
+    prefix = args.c_prefix if args.c_prefix is not None else default_c_prefix(args.model.stem)
+    try:
+        check_c_prefix(prefix)
+    except CApiError as e:
+        raise ToolError(f"--c-prefix: {e}") from None
+    header = args.c_header if args.c_header is not None else output.with_suffix(".h")
+    if header.resolve() == output.resolve():
+        raise ToolError(f"--c-header {header}: the header would overwrite the library")
+    if not header.resolve().parent.is_dir():
+        raise ToolError(f"--c-header {header}: no such directory {header.parent}")
+    return prefix, header
+
+
 def compile_command(args: argparse.Namespace) -> None:
     """`dlc compile`: compile and export; print what the compile did."""
     if args.emit is not None:
@@ -313,10 +339,18 @@ def compile_command(args: argparse.Namespace) -> None:
         if output.suffix != ".so":
             raise ToolError(f"expected an output path ending in .so for a GPU library, found "
                             f"'{output}'")
+        if args.c_prefix is not None or args.c_header is not None:
+            raise ToolError("--c-prefix and --c-header apply to CPU libraries; a GPU library "
+                            "exports its entry functions as they are (see the README)")
         device_library_command(args, output)
         return
+    prefix, header = _c_interface_options(args, output)
     executable, seconds = _executable(args)
-    executable.export(output)
+    if executable.model is None and args.c_prefix is None and args.c_header is None:
+        header = None  # several entry functions: no C interface (nor header) to write
+        executable.export(output)
+    else:
+        executable.export(output, c_prefix=prefix, c_header=header)
     stats = executable.stats
     assert stats is not None and seconds is not None, "a compile has stats"
     cached = "model from the cache" if stats.model_cache_hit else (
@@ -330,6 +364,9 @@ def compile_command(args: argparse.Namespace) -> None:
         print(f"  kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
         print(f"  workspace: {format_bytes(stats.workspace_bytes)} planned{saved}")
     print(f"  weights:   {format_bytes(stats.weight_bytes)}")
+    if header is not None:
+        print(f"  C header:  {header} (functions {prefix}_run, {prefix}_run_with_workspace, "
+              "...)")
     if args.tuning_log is not None and not stats.model_cache_hit:
         kept = ", ".join(f"@{name}" for name in stats.kept_default) or "none"
         print(f"  tuning:    applied {len(stats.tuned)} record(s) from {args.tuning_log}; "
@@ -451,6 +488,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def _main(argv: list[str]) -> None:
+    from dlc.runtime.c_api import CApiError
     from dlc.runtime.library import LibraryError
 
     import dlc
@@ -458,7 +496,7 @@ def _main(argv: list[str]) -> None:
     args = _parser().parse_args(argv)
     try:
         COMMANDS[args.command](args)
-    except (dlc.CompileError, dlc.ExecutableError, LibraryError) as e:
+    except (dlc.CompileError, dlc.ExecutableError, LibraryError, CApiError) as e:
         raise ToolError(str(e)) from None
     except OSError as e:
         raise ToolError(f"{e.filename or ''}: {e.strerror}" if e.strerror else str(e)) from None

@@ -28,8 +28,10 @@ promote a register tile). Buffers are passed `noalias` when each is a `loop.allo
 an argument of an entry function (which the runtime never aliases): the body function then
 carries `dlc.num_outputs = 0`, so `FuncLowering` marks its buffer arguments `noalias` as it does
 an entry function's; LLVM keeps that knowledge when it inlines the body into the thread
-function. `GOMP_parallel` runs the thread function on `num_threads` threads (0: the OpenMP
-runtime's default, all cores) and returns when all are done.
+function. `GOMP_parallel` runs the thread function on `num_threads` threads and returns when all
+are done: the value of the global `dlc_num_threads` (`NUM_THREADS_SYMBOL`, defined `weak` in the
+module) where it is not 0, else the lowering's `num_threads` (0: the OpenMP runtime's default,
+all cores).
 """
 
 from __future__ import annotations
@@ -71,6 +73,37 @@ PARALLEL_SCHEDULES = ("static", "dynamic")
 GOMP_PARALLEL = "GOMP_parallel"
 """libgomp's entry: `void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
 unsigned flags)`."""
+
+
+NUM_THREADS_SYMBOL = "dlc_num_threads"
+"""The i32 global that every `GOMP_parallel` call reads its team size from when it is not 0 (a
+shared library's `<prefix>_set_num_threads` writes it; 0, the initial value, keeps the count the
+code was compiled with). Each unit that has parallel loops defines it `weak`, so that the units
+of one library (or one JIT library) share one copy."""
+
+
+def thread_count(anchor: Operation, compiled: int, rewriter: PatternRewriter) -> list[Operation]:
+    """Ops computing a parallel loop's team size (the last result, i32): `NUM_THREADS_SYMBOL`'s
+    value where it is not 0, else `compiled` (0: the OpenMP runtime's default); defines the
+    global in `anchor`'s module unless it is."""
+    module = _module_of(anchor)
+    if not any(
+        isinstance(op, llvm.GlobalOp) and op.sym_name.data == NUM_THREADS_SYMBOL
+        for op in module.ops
+    ):
+        rewriter.insert(
+            llvm.GlobalOp(i32, NUM_THREADS_SYMBOL, "weak", value=IntegerAttr(0, i32),
+                          alignment=4),
+            InsertPoint.at_start(module.body.block),
+        )
+    address = llvm.AddressOfOp(NUM_THREADS_SYMBOL, llvm.LLVMPointerType())
+    setting = llvm.LoadOp(address, i32, alignment=4)
+    zero = int_constant(0, i32)
+    is_set = llvm.ICmpOp(setting.dereferenced_value, zero.result,
+                         IntegerAttr(llvm.ICmpPredicateFlag("ne").to_int(), 64))
+    default = int_constant(compiled, i32)
+    threads = llvm.SelectOp(is_set, setting.dereferenced_value, default)
+    return [address, setting, zero, is_set, default, threads]
 
 
 def captured_values(loop: ForOp) -> list[SSAValue]:
@@ -391,9 +424,10 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
         address = _slot(data.res, offset, value.type)
         call_site += [*address, llvm.StoreOp(value, address[-1].results[0], 8)]
     thread_fn = llvm.AddressOfOp(name, pointer)
-    threads = int_constant(lowering.num_threads, i32)
+    count = thread_count(loop, lowering.num_threads, rewriter)
+    threads = count[-1].results[0]
     flags = int_constant(0, i32)
-    call_site += [thread_fn, threads, flags,
+    call_site += [thread_fn, *count, flags,
                   llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags)]
     rewriter.insert(call_site, InsertPoint.before(loop))
 

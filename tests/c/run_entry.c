@@ -8,6 +8,8 @@
  * void *output0, ...), one pointer per buffer (row-major, the dtypes of the library's
  * dlc_metadata), inputs then outputs; the callee allocates nothing the caller sees. Inputs
  * are read whole; outputs of BYTES bytes are zeroed, 64-byte aligned, and written back whole.
+ * A library with a C interface exports only `<prefix>_*` and `dlc_prefix`: the entry is then
+ * found as `dlc.load` finds it, through `<prefix>_dlc_symbol(ENTRY)`.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -17,6 +19,20 @@
 #define MAX_BUFFERS 8
 
 typedef void (*entry_fn)();
+typedef const void *(*symbol_fn)(const char *);
+
+/* ENTRY by name: exported, or (a library with a C interface) through <prefix>_dlc_symbol. */
+static entry_fn find_entry(void *library, const char *name) {
+    void *entry = dlsym(library, name);
+    const char *prefix = (const char *)dlsym(library, "dlc_prefix");
+    if (entry == NULL && prefix != NULL) {
+        char lookup[256];
+        snprintf(lookup, sizeof lookup, "%s_dlc_symbol", prefix);
+        symbol_fn symbol = (symbol_fn)dlsym(library, lookup);
+        if (symbol != NULL) entry = (void *)symbol(name);
+    }
+    return (entry_fn)entry;
+}
 
 static void *aligned_buffer(size_t bytes) {
     size_t rounded = (bytes + 63) / 64 * 64;
@@ -56,7 +72,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "run_entry: %s\n", dlerror());
         return 1;
     }
-    entry_fn entry = (entry_fn)dlsym(library, argv[2]);
+    entry_fn entry = find_entry(library, argv[2]);
     if (entry == NULL) {
         fprintf(stderr, "run_entry: no entry %s in %s\n", argv[2], argv[1]);
         return 1;

@@ -427,14 +427,21 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // -----
 
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
-// data block and calls GOMP_parallel with the thread function; each thread computes its static
+// data block and calls GOMP_parallel with the thread function on @dlc_num_threads threads where
+// that weak global is set (not 0), else the compiled count; each thread computes its static
 // chunk [first, last) of the iterations and runs them in the body function, whose buffers are
 // noalias.
 
+// CHECK:       llvm.mlir.global weak @dlc_num_threads(0 : i32) {addr_space = 0 : i32, alignment = 4 : i64} : i32
 // CHECK-LABEL: llvm.func @parallel_copy
 // CHECK:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
 // CHECK:         %[[FN:.*]] = llvm.mlir.addressof @parallel_copy_parallel0 : !llvm.ptr
-// CHECK-NEXT:    %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[SETTING_PTR:.*]] = llvm.mlir.addressof @dlc_num_threads : !llvm.ptr
+// CHECK-NEXT:    %[[SETTING:.*]] = llvm.load %[[SETTING_PTR]] {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[IS_SET:.*]] = llvm.icmp "ne" %[[SETTING]], %[[ZERO]] : i32
+// CHECK-NEXT:    %[[COMPILED:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[THREADS:.*]] = llvm.select %[[IS_SET]], %[[SETTING]], %[[COMPILED]] : i1, i32
 // CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
 // CHECK:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32

@@ -1,6 +1,7 @@
 // RUN: dlc-opt %s -p loop-plan-memory --split-input-file | filecheck %s
 // RUN: dlc-opt %s -p 'loop-plan-memory{alignment=256}' --split-input-file | filecheck %s --check-prefix=ALIGN
 // RUN: not dlc-opt %s -p 'loop-plan-memory{alignment=48}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: dlc-opt %s -p 'loop-plan-memory{workspace_argument=true}' --split-input-file | filecheck %s --check-prefix=TWIN
 
 // BAD: error: 'loop-plan-memory' expected an alignment that is a power of two, found 48
 
@@ -25,6 +26,22 @@
 // CHECK:         func.return
 // ALIGN-LABEL: func.func @chain_reuses_dead_buffers
 // ALIGN:         dlc.workspace_bytes = 6144 : i64
+// With workspace_argument, the entry allocates the workspace and calls its twin, which takes
+// the workspace as its last argument and runs the planned body; the twin is no entry function.
+// TWIN-LABEL: func.func @chain_reuses_dead_buffers(%x: memref<16xf32>, %out: memref<16xf32>)
+// TWIN-SAME:    dlc.num_outputs = 1 : i64
+// TWIN-SAME:    dlc.workspace_bytes = 6144 : i64
+// TWIN-NEXT:    %[[WS:.*]] = loop.alloc global : memref<6144xi8>
+// TWIN-NEXT:    func.call @chain_reuses_dead_buffers_with_workspace(%x, %out, %[[WS]]) : (memref<16xf32>, memref<16xf32>, memref<6144xi8>) -> ()
+// TWIN-NEXT:    func.return
+// TWIN-LABEL: func.func @chain_reuses_dead_buffers_with_workspace(%x: memref<16xf32>, %out: memref<16xf32>, %workspace: memref<6144xi8>)
+// TWIN-NOT:     dlc.num_outputs
+// TWIN-NOT:     loop.alloc
+// TWIN:         %[[OFF_A:.*]] = arith.constant 4096 : index
+// TWIN-NEXT:    %a = memref.view %workspace[%[[OFF_A]]][] : memref<6144xi8> to memref<256xf32>
+// TWIN-NEXT:    func.call @k1(%x, %a)
+// TWIN:         func.call @k4(%c, %out)
+// TWIN-NEXT:    func.return
 func.func @chain_reuses_dead_buffers(%x: memref<16xf32>, %out: memref<16xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %a = loop.alloc global : memref<256xf32>
   func.call @k1(%x, %a) : (memref<16xf32>, memref<256xf32>) -> ()

@@ -1,0 +1,488 @@
+"""The C interface of a model library: its header, its exported functions, and how they are made.
+
+Counterpart: TVM's AOT interface (`tvmgen_<name>_run(struct tvmgen_<name>_inputs *, struct
+tvmgen_<name>_outputs *)` and its `_workspace` variant, with the model's header). A library that
+`CompiledModel.export` writes exports only functions named under a prefix (a C identifier, by
+default the model's name), which `c_header` declares:
+
+    int <prefix>_run(const struct <prefix>_inputs *, struct <prefix>_outputs *);
+    int <prefix>_run_with_workspace(const struct <prefix>_inputs *, struct <prefix>_outputs *,
+                                    void *workspace, size_t workspace_bytes);
+    int <prefix>_set_num_threads(int);   int <prefix>_get_num_threads(void);
+    const char *<prefix>_error_string(int);
+    const void *<prefix>_dlc_symbol(const char *name);   /* for dlc.load */
+
+plus one fixed data symbol, `dlc_prefix` (`PREFIX_SYMBOL`): the prefix as a C string. That is
+how `dlc.load` (`runtime.library`) finds the rest without parsing ELF: it reads `dlc_prefix`,
+then asks `<prefix>_dlc_symbol` for the library's internal symbols (the metadata JSON
+`dlc_metadata`, the model description `dlc_model`, the entry function, kernels and weights),
+which are all local to the library. One fixed name is the least a loader that knows nothing of
+the model can start from; it is a few bytes of read-only data that no code references, so two
+model libraries in one program do not interfere (`dlsym` on a library's handle finds that
+library's own; the dynamic linker binds no reference to it).
+
+The functions are C source (`c_wrapper_source`) compiled with the library by the C compiler
+that links it; the linker's version script (`version_script`) keeps every other symbol local.
+This module only writes text: it imports neither xDSL nor llvmlite.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dlc.runtime.metadata import (
+    METADATA_SYMBOL,
+    MODEL_SYMBOL,
+    WEIGHT_ALIGNMENT,
+    WORKSPACE_ENTRY_SUFFIX,
+    ArgumentSpec,
+    FunctionSignature,
+    MetadataError,
+    ModelInfo,
+)
+
+PREFIX_SYMBOL = "dlc_prefix"
+"""The one exported symbol not under the prefix: a null-terminated string holding the prefix."""
+
+NUM_THREADS_SYMBOL = "dlc_num_threads"
+"""The library-global thread count that parallel loops read (the llvm lowering's
+`openmp.NUM_THREADS_SYMBOL`; 0: the compiled count)."""
+
+WORKSPACE_ALIGNMENT = WEIGHT_ALIGNMENT
+"""The alignment `<prefix>_run_with_workspace` requires of the caller's workspace."""
+
+ERROR_CODES: tuple[tuple[str, int, str], ...] = (
+    ("OK", 0, "success"),
+    ("ERROR_NULL_ARGUMENT", 1, "a struct pointer or a tensor pointer in it is NULL"),
+    ("ERROR_OUT_OF_MEMORY", 2, "the workspace could not be allocated"),
+    ("ERROR_WORKSPACE", 3, "the workspace is NULL, smaller than WORKSPACE_BYTES or not aligned "
+                           "to WORKSPACE_ALIGNMENT"),
+    ("ERROR_INVALID_ARGUMENT", 4, "an argument is out of range (a negative number of threads)"),
+)
+"""The return codes of the C functions: (macro suffix, value, meaning)."""
+
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch typedef "
+    "union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic "
+    "_Imaginary _Noreturn _Static_assert _Thread_local bool true false alignas alignof "
+    "static_assert thread_local nullptr constexpr typeof typeof_unqual".split()
+)
+"""C's keywords (C11 and C23): not usable as a prefix or a member name."""
+
+C_TYPES = {
+    "float32": "float", "float64": "double", "float16": "uint16_t",
+    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "bool": "uint8_t",
+}
+"""The C element type of each NumPy dtype an entry argument can have (float16: its IEEE bits;
+bool: one byte, 0 or 1)."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SYMBOL = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$]*\Z")
+
+
+class CApiError(ValueError):
+    """A C prefix that is not a C identifier, or a model the C interface cannot describe."""
+
+
+def check_c_prefix(prefix: str) -> str:
+    """`prefix` if it is a C identifier that is not a keyword (else `CApiError`)."""
+    if not _IDENTIFIER.match(prefix) or prefix in C_KEYWORDS:
+        raise CApiError(
+            f"expected a C identifier as the C prefix (letters, digits and '_', not starting "
+            f"with a digit, not a C keyword), found '{prefix}'"
+        )
+    return prefix
+
+
+def c_identifier(name: str, fallback: str = "model") -> str:
+    """`name` made a C identifier: every other character becomes '_', a leading digit gets
+    `fallback` and '_' before it, a keyword or an empty name becomes `fallback`."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not text.strip("_"):
+        return fallback
+    if text[0].isdigit():
+        text = f"{fallback}_{text}"
+    return text if text not in C_KEYWORDS else f"{text}_"
+
+
+def default_c_prefix(model_name: str) -> str:
+    """The prefix for a model called `model_name` (its file's stem): a C identifier."""
+    return c_identifier(model_name)
+
+
+@dataclass(frozen=True)
+class CTensor:
+    """One input or output as C sees it: its struct member and macro names, element type."""
+
+    spec: ArgumentSpec
+    name: str
+    member: str
+    macro: str
+
+    @property
+    def c_type(self) -> str:
+        return C_TYPES[self.spec.dtype]
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.spec.shape)
+
+
+def _tensors(specs: Sequence[ArgumentSpec], names: Sequence[str], role: str) -> list[CTensor]:
+    tensors: list[CTensor] = []
+    taken: set[str] = set()
+    for index, (spec, name) in enumerate(zip(specs, names, strict=True)):
+        if spec.dtype not in C_TYPES:
+            raise CApiError(
+                f"{role} {index} ('{name}') has element type {spec.dtype}, which the C "
+                "interface has no type for"
+            )
+        member = c_identifier(name, role)
+        while member.lower() in taken:  # macros are upper case: unique ignoring case
+            member += f"_{index}"
+        taken.add(member.lower())
+        tensors.append(CTensor(spec, name, member, f"{role.upper()}_{member.upper()}"))
+    return tensors
+
+
+@dataclass(frozen=True)
+class CInterface:
+    """The C interface of one model library: what the header declares and the wrapper defines.
+
+    Attributes:
+        prefix: the C identifier every exported function starts with.
+        signature: the entry function (destination-passing style).
+        info: the model's description (names, workspace).
+        internal_symbols: the library's own symbols that `<prefix>_dlc_symbol` returns
+            (entry, kernels, weights, metadata), all local to the library.
+    """
+
+    prefix: str
+    signature: FunctionSignature
+    info: ModelInfo
+    internal_symbols: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_c_prefix(self.prefix)
+        clashes = sorted(set(self.exported_functions) & set(self.internal_symbols))
+        if clashes:
+            raise CApiError(
+                f"the C prefix '{self.prefix}' makes {', '.join(clashes)}, which the model "
+                "already uses as a symbol: choose another prefix"
+            )
+
+    @property
+    def inputs(self) -> list[CTensor]:
+        return _tensors(self.signature.inputs, self.info.input_names, "input")
+
+    @property
+    def outputs(self) -> list[CTensor]:
+        return _tensors(self.signature.outputs, self.info.output_names, "output")
+
+    @property
+    def macro(self) -> str:
+        return self.prefix.upper()
+
+    @property
+    def exported_functions(self) -> tuple[str, ...]:
+        p = self.prefix
+        return (f"{p}_run", f"{p}_run_with_workspace", f"{p}_set_num_threads",
+                f"{p}_get_num_threads", f"{p}_error_string", f"{p}_dlc_symbol")
+
+    @property
+    def exported_symbols(self) -> tuple[str, ...]:
+        """Every symbol the library exports (the version script's global list)."""
+        return (*self.exported_functions, PREFIX_SYMBOL)
+
+    @property
+    def workspace_bytes(self) -> int:
+        return self.info.workspace_bytes
+
+
+def c_interface(
+    prefix: str, signature: FunctionSignature, info: ModelInfo,
+    internal_symbols: Sequence[str] = (),
+) -> CInterface:
+    """The C interface of a model with the entry `signature` and description `info`."""
+    if info.entry != signature.name:
+        raise CApiError(
+            f"the model description is of @{info.entry}, the signature of @{signature.name}"
+        )
+    return CInterface(prefix, signature, info, tuple(internal_symbols))
+
+
+# ---------------------------------------------------------------------------------------------
+# The header
+# ---------------------------------------------------------------------------------------------
+
+
+def _shape_text(spec: ArgumentSpec) -> str:
+    return "[" + ", ".join(str(d) for d in spec.shape) + "]"
+
+
+def c_header(api: CInterface, library_name: str) -> str:
+    """The header declaring `api` (for a library file named `library_name`)."""
+    p, m = api.prefix, api.macro
+    lines = [
+        f"/* {p}.h: the C interface of the dlc model library {library_name}.",
+        " * Generated by dlc (dlc compile --c-header); do not edit.",
+        " *",
+        f" * Build: cc app.c path/to/{library_name} -Wl,-rpath,'$ORIGIN' (the library needs",
+        " * libm, and libgomp when it has parallel loops: both are linked into it).",
+        " *",
+        f" * Calling: fill a struct {p}_inputs with one pointer per input and a struct",
+        f" * {p}_outputs with one per output; each points to a C-contiguous (row-major) buffer",
+        " * of the shape and element type given below, aligned at least to its element type",
+        f" * (64 bytes is best). Outputs must not overlap the inputs or each other. {p}_run",
+        f" * returns {m}_OK (0) or one of the error codes below, and writes the outputs only",
+        f" * when it returns {m}_OK.",
+        " *",
+        f" * Memory: {p}_run allocates the workspace ({m}_WORKSPACE_BYTES bytes) for the",
+        f" * call and frees it. {p}_run_with_workspace uses the caller's instead: at least",
+        f" * {m}_WORKSPACE_BYTES bytes at a multiple of {m}_WORKSPACE_ALIGNMENT (NULL is",
+        f" * accepted when {m}_WORKSPACE_BYTES is 0). Kernels may still allocate their own",
+        f" * scratch buffers (at most {m}_KERNEL_BUFFER_BYTES bytes per kernel) on the heap.",
+        " *",
+        " * Threads: parallel loops run on an OpenMP (libgomp) team. "
+        f"{p}_set_num_threads(n)",
+        " * sets its size for the parallel loops that start after it; 0 (the initial value)",
+        " * keeps the count the library was compiled with (dlc compile --threads; its 0 is",
+        " * libgomp's default: OMP_NUM_THREADS, else all cores). A library compiled with",
+        " * --threads 1 has no parallel loops.",
+        " *",
+        f" * Thread safety: {p}_run may be called from several threads at once: each call",
+        " * has its own workspace, the weights are read-only, and the library keeps no other",
+        f" * state. So may {p}_run_with_workspace, given a workspace (and outputs) of its own",
+        f" * per concurrent call. {p}_set_num_threads may be called at any time from any thread",
+        " * (an atomic store); concurrent calls each start their own OpenMP team.",
+        " *",
+        " * Trust: loading this library (dlopen, or linking a program with it) runs its code,",
+        " * constructors included. A model library from an untrusted source is code from an",
+        " * untrusted source.",
+        " */",
+        f"#ifndef {m}_H_",
+        f"#define {m}_H_",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        "/* Return codes */",
+    ]
+    for suffix, value, meaning in ERROR_CODES:
+        lines.append(f"#define {m}_{suffix} {value} /* {meaning} */")
+    lines += [
+        "",
+        f"#define {m}_NUM_INPUTS {len(api.signature.inputs)}",
+        f"#define {m}_NUM_OUTPUTS {len(api.signature.outputs)}",
+        f"#define {m}_WORKSPACE_BYTES {api.workspace_bytes}",
+        f"#define {m}_WORKSPACE_ALIGNMENT {WORKSPACE_ALIGNMENT}",
+        f"#define {m}_KERNEL_BUFFER_BYTES {api.info.kernel_buffer_bytes}",
+        "",
+        "/* Per tensor: NDIM, SHAPE (an initializer), SIZE (elements), BYTES, DTYPE (NumPy's",
+        " * name of its element type). */",
+    ]
+    for role, tensors in (("input", api.inputs), ("output", api.outputs)):
+        for index, tensor in enumerate(tensors):
+            spec = tensor.spec
+            name = f"{m}_{tensor.macro}"
+            shape = ", ".join(str(d) for d in spec.shape) or "1"
+            itemsize = _itemsize(spec.dtype)
+            lines += [
+                f'/* {role} {index}: "{_comment_text(tensor.name)}", {spec.dtype} '
+                f"{_shape_text(spec)} */",
+                f"#define {name}_NDIM {len(spec.shape)}",
+                f"#define {name}_SHAPE {{{shape}}}",
+                f"#define {name}_SIZE {tensor.size}",
+                f"#define {name}_BYTES {tensor.size * itemsize}",
+                f'#define {name}_DTYPE "{spec.dtype}"',
+            ]
+    for role, qualifier, tensors in (("inputs", "const ", api.inputs),
+                                     ("outputs", "", api.outputs)):
+        lines += ["", f"struct {p}_{role} {{"]
+        for tensor in tensors:
+            lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
+                         f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
+                         f"{_shape_text(tensor.spec)} */")
+        lines.append("};")
+    lines += [
+        "",
+        "/* Runs the model on `inputs`, writing `outputs`; allocates the workspace. */",
+        f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
+        "",
+        "/* Runs the model in the caller's workspace (see Memory above). */",
+        f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
+        "*outputs,",
+        "    void *workspace, size_t workspace_bytes);",
+        "",
+        "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
+        f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
+        f"int {p}_set_num_threads(int num_threads);",
+        "",
+        f"/* The count {p}_set_num_threads set last (0: none). */",
+        f"int {p}_get_num_threads(void);",
+        "",
+        "/* A static English description of a return code. */",
+        f"const char *{p}_error_string(int code);",
+        "",
+        "/* For dlc.load (Python): the address of one of the library's internal symbols",
+        f'   ("{METADATA_SYMBOL}", "{MODEL_SYMBOL}", the entry, kernels, weights), or NULL. */',
+        f"const void *{p}_dlc_symbol(const char *name);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "",
+        f"#endif /* {m}_H_ */",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _itemsize(dtype: str) -> int:
+    if dtype == "bool":
+        return 1
+    digits = re.search(r"\d+$", dtype)
+    assert digits is not None, "a sized dtype"
+    return int(digits.group()) // 8
+
+
+def _comment_text(name: str) -> str:
+    """`name` safe inside a C comment and a string literal."""
+    return re.sub(r"[^ -~]|\*/|\\|\"", "?", name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The definitions
+# ---------------------------------------------------------------------------------------------
+
+
+def c_wrapper_source(api: CInterface, header_name: str) -> str:
+    """C source defining the functions `c_header` declares, over the library's internal
+    entry function (and its workspace twin), compiled into the library."""
+    p, m = api.prefix, api.macro
+    entry = api.signature.name
+    arity = len(api.signature.arguments)
+    lines = [
+        f"/* The C interface of a dlc model library ({header_name}); generated by dlc. */",
+        f'#include "{header_name}"',
+        "",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        "",
+        f'const char {PREFIX_SYMBOL}[] = "{p}";',
+        "",
+        "/* The library's own symbols (local to it, by the linker's version script). */",
+        f"extern void dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
+        f' __asm__("{entry}");',
+    ]
+    if api.workspace_bytes:
+        lines.append(
+            f"extern void dlc_entry_with_workspace_({', '.join(['void *'] * (arity + 1))})"
+            f' __asm__("{entry}{WORKSPACE_ENTRY_SUFFIX}");'
+        )
+    lines += [
+        f"__attribute__((weak)) int dlc_num_threads_ __asm__(\"{NUM_THREADS_SYMBOL}\") = 0;",
+        "",
+        f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
+        "*outputs,",
+        "    void *workspace, size_t workspace_bytes) {",
+        f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+    ]
+    members = [f"inputs->{t.member}" for t in api.inputs]
+    members += [f"outputs->{t.member}" for t in api.outputs]
+    for member in members:
+        lines.append(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;")
+    arguments = [f"(void *){member}" for member in members]
+    if api.workspace_bytes:
+        lines += [
+            f"  if (workspace == NULL || workspace_bytes < {m}_WORKSPACE_BYTES ||",
+            f"      (uintptr_t)workspace % {m}_WORKSPACE_ALIGNMENT != 0)",
+            f"    return {m}_ERROR_WORKSPACE;",
+            f"  dlc_entry_with_workspace_({', '.join([*arguments, 'workspace'])});",
+        ]
+    else:
+        lines += [
+            "  (void)workspace;",
+            "  (void)workspace_bytes;",
+            f"  dlc_entry_({', '.join(arguments)});",
+        ]
+    lines += [f"  return {m}_OK;", "}", ""]
+    lines += [f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs) {{"]
+    if api.workspace_bytes:
+        rounded = -(-api.workspace_bytes // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+        lines += [
+            f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+            f"  void *workspace = aligned_alloc({m}_WORKSPACE_ALIGNMENT, {rounded});",
+            f"  if (workspace == NULL) return {m}_ERROR_OUT_OF_MEMORY;",
+            f"  int code = {p}_run_with_workspace(inputs, outputs, workspace, {rounded});",
+            "  free(workspace);",
+            "  return code;",
+        ]
+    else:
+        lines.append(f"  return {p}_run_with_workspace(inputs, outputs, NULL, 0);")
+    lines += [
+        "}",
+        "",
+        f"int {p}_set_num_threads(int num_threads) {{",
+        f"  if (num_threads < 0) return {m}_ERROR_INVALID_ARGUMENT;",
+        "  __atomic_store_n(&dlc_num_threads_, num_threads, __ATOMIC_RELAXED);",
+        f"  return {m}_OK;",
+        "}",
+        "",
+        f"int {p}_get_num_threads(void) {{",
+        "  return __atomic_load_n(&dlc_num_threads_, __ATOMIC_RELAXED);",
+        "}",
+        "",
+        f"const char *{p}_error_string(int code) {{",
+        "  switch (code) {",
+    ]
+    for suffix, _, meaning in ERROR_CODES:
+        lines.append(f'  case {m}_{suffix}: return "{meaning}";')
+    lines += ['  default: return "unknown error code";', "  }", "}", ""]
+    symbols = [s for s in dict.fromkeys([*api.internal_symbols, NUM_THREADS_SYMBOL])
+               if _SYMBOL.match(s)]
+    for index, symbol in enumerate(symbols):
+        lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{symbol}");')
+    lines += [
+        "",
+        "static const struct { const char *name; const void *address; } dlc_symbols_[] = {",
+    ]
+    for index, symbol in enumerate(symbols):
+        lines.append(f'  {{"{symbol}", dlc_symbol_{index}_}},')
+    lines += [
+        "  {NULL, NULL},",
+        "};",
+        "",
+        f"const void *{p}_dlc_symbol(const char *name) {{",
+        "  if (name == NULL) return NULL;",
+        "  for (size_t i = 0; dlc_symbols_[i].name != NULL; ++i)",
+        "    if (strcmp(dlc_symbols_[i].name, name) == 0) return dlc_symbols_[i].address;",
+        "  return NULL;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def version_script(api: CInterface) -> str:
+    """The linker version script that exports `api.exported_symbols` and nothing else."""
+    names = "".join(f"    {name};\n" for name in api.exported_symbols)
+    return "{\n  global:\n" + names + "  local:\n    *;\n};\n"
+
+
+def read_prefix(text: str) -> str:
+    """The prefix a library's `dlc_prefix` holds, checked (`MetadataError` if it is no
+    identifier)."""
+    if not _IDENTIFIER.match(text):
+        raise MetadataError(f"expected a C identifier in @{PREFIX_SYMBOL}, found {text!r}")
+    return text
