@@ -41,10 +41,12 @@ _GRAPH_FOLDS = (
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
 CPU_GRAPH_PASSES = (
-    f"{_GRAPH_FOLDS},graph-conv-transpose-to-subpixel,graph-winograd-conv,graph-fuse-ops"
+    f"{_GRAPH_FOLDS},graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
+    "graph-winograd-conv,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: `graph-opt` with transposed convs turned into
-sub-pixel convs and the 3-row convs into Winograd convs before fusion (the kernels the CPU
+sub-pixel convs, convs down a width-1 column into convs along a row, and the 3-row convs into
+Winograd convs before fusion (the kernels the CPU
 compiles, and so the tuner's tasks)."""
 
 LOOP_LOWERING = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
