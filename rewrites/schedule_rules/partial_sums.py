@@ -1,4 +1,5 @@
-"""Default CPU schedule of a long float sum: vector partial sums over blocks, combined pairwise.
+"""Default CPU schedule of a long float sum (or max, or min): vector partial results over
+blocks, combined pairwise.
 
 Counterpart: TVM's `rfactor` + `vectorize` of a reduction axis (each lane of the factored axis
 accumulates its own partial result), NumPy's pairwise summation (`pairwise_sum`), ONNX Runtime's
@@ -12,8 +13,13 @@ and combining the partials in a tree adds log2(B) more roundings: the error grow
 partials are a register tile, as the register-blocked kernel's (rewrites/schedule_rules/
 reduction.py), so that the loop also runs at the adders' throughput, not their latency.
 
+The same loops serve a float max or min (softmax's row maximum, ReduceMax, a max pool over a
+long window): their partials start at the combiner's identity (-inf, +inf) and change no result,
+only the speed (one vector max per element instead of a chain of scalar ones).
+
 For an innermost reduction loop `r` of extent N > B whose update is `home[p] = home[p] + x(r)`
-(`arith.addf`, a float element type), every access that depends on `r` contiguous in it:
+(`arith.addf`, or `maximumf`/`maxnumf`/`minimumf`/`minnumf` in place of `+`; a float element
+type), every access that depends on `r` contiguous in it:
 
     %part = loop.alloc local : memref<U x L x T>                   // U vectors of L lanes
     for r.v (unrolled U) { for r.l (vectorized L) { part[v, l] = 0 } }          // <name>.partials
@@ -66,7 +72,7 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     accumulation = _accumulation(update, home)
     if accumulation is None:
         return False
-    load, add = accumulation
+    load, combiner = accumulation
     element = load.result.type
     if not isinstance(element, AnyFloat):
         return False
@@ -85,20 +91,33 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     block = vectors * lanes
     if lanes < 2 or trip <= block:
         return False
-    _Splitter(loop, update, home, load, element, vectors, lanes).build(trip)
+    _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
     return True
 
 
-def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, arith.AddfOp] | None:
-    """(the load of `home`, the add) when the update's only store to `home` stores
-    `load(home) + x` at the load's indices, the load used by the add alone."""
+COMBINERS: dict[type[Operation], float] = {
+    arith.AddfOp: 0.0,
+    arith.MaximumfOp: float("-inf"),
+    arith.MaxnumfOp: float("-inf"),
+    arith.MinimumfOp: float("inf"),
+    arith.MinnumfOp: float("inf"),
+}
+"""The float combiners the rule splits, with the identity the partials start from. A sum's
+partials change the rounding (for the better); a max's or min's change nothing: they are exact
+and associative (NaN propagates through `maximumf` into whichever partial meets it)."""
+
+
+def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, Operation] | None:
+    """(the load of `home`, the combining op) when the update's only store to `home` stores
+    `combine(load(home), x)` at the load's indices (`combine` one of `COMBINERS`), the load
+    used by the combining op alone."""
     stores = [op for op in update.walk() if isinstance(op, StoreOp)]
     loads = [op for op in update.walk() if isinstance(op, LoadOp) and op.memref is home]
     if len(stores) != 1 or stores[0].memref is not home or len(loads) != 1:
         return None
     store, load = stores[0], loads[0]
     add = store.value.owner
-    if not isinstance(add, arith.AddfOp) or list(store.indices) != list(load.indices):
+    if type(add) not in COMBINERS or list(store.indices) != list(load.indices):
         return None
     if list(add.operands).count(load.result) != 1 or len(list(load.result.uses)) != 1:
         return None
@@ -109,8 +128,10 @@ class _Splitter:
     """Emits the partial-sum loops in place of the reduction loop."""
 
     def __init__(self, loop: ForOp, update: BlockOp, home: SSAValue, load: LoadOp,
-                 element: AnyFloat, vectors: int, lanes: int) -> None:
+                 element: AnyFloat, vectors: int, lanes: int,
+                 combiner: type[Operation] = arith.AddfOp) -> None:
         self.loop = loop
+        self.combiner = combiner
         self.update = update
         self.home = home
         self.home_indices = list(load.indices)
@@ -172,7 +193,7 @@ class _Splitter:
 
     def zero(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
         assert self.part is not None
-        zero = arith.ConstantOp(FloatAttr(0.0, self.element))
+        zero = arith.ConstantOp(FloatAttr(COMBINERS[self.combiner], self.element))
         store = StoreOp(zero.result, self.part, [v, l])
         ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
                            self.update.spatial_axes))
@@ -214,22 +235,22 @@ class _Splitter:
         return fill
 
     def add_block(self, into: list[SSAValue], other: list[SSAValue]) -> BlockOp:
-        """`part[into] = part[into] + part[other]`."""
+        """`part[into] = combine(part[into], part[other])`."""
         assert self.part is not None
         lhs = LoadOp(self.part, into)
         rhs = LoadOp(self.part, other)
-        add = arith.AddfOp(lhs, rhs)
+        add = self.combiner(lhs, rhs)
         store = StoreOp(add.result, self.part, into)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part], [self.part],
                        [lhs, rhs, add, store], self.update.spatial_axes)
 
     def combine(self) -> BlockOp:
-        """`home[p] = home[p] + part[0, 0]`."""
+        """`home[p] = combine(home[p], part[0, 0])`."""
         assert self.part is not None
         zero = self.const(0)
         total = LoadOp(self.part, [zero, zero])
         acc = LoadOp(self.home, self.home_indices)
-        add = arith.AddfOp(acc, total)
+        add = self.combiner(acc, total)
         store = StoreOp(add.result, self.home, self.home_indices)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part, self.home], [self.home],
                        [total, acc, add, store], self.update.spatial_axes)
