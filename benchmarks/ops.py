@@ -8,8 +8,9 @@ by `dlc.compile(model, threads=N)` and run by ONNX Runtime with `intra_op_num_th
 row prints both medians, dlc's throughput (GFLOP/s counting multiply-adds as 2 flops, or GB/s
 of input plus output bytes for the ops that only move data) and `ratio`: ORT's median time over
 dlc's (above 1: dlc is faster), and in parentheses the same ratio of CPU times (steadier on a
-loaded machine for one thread; see `common.Timing`). With `--check` a row also gives dlc's largest error relative to
-ORT's largest output magnitude. The summary lists the rows below `--bar` (default 0.7).
+loaded machine for one thread; see `common.Timing`). With `--check` a row also gives dlc's
+largest error relative to ORT's largest output magnitude. The summary lists the rows below
+`--bar` (default 0.7).
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ PIPELINES: dict[str, NamedPipeline] = {
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
+            "graph-opt with sub-pixel transposed convs, column convs as rows and Winograd convs "
+            "-> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
             "the module's target CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",

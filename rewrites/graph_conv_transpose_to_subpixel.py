@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-
 from dlc.dialects.graph.attrs import is_float_type
 from dlc.dialects.graph.ops import Conv2DOp, ReshapeOp, TransposeOp
 from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp, SliceOp
