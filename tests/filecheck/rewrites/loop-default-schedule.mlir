@@ -699,6 +699,41 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 
 // -----
 
+// A whole-tensor max of 1000 floats: the same tile, its partials starting at the identity of
+// max (-inf), folded and combined with `arith.maximumf`.
+// CHECK-LABEL: func.func @long_max
+// CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.block "max.partials" reads() writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:      loop.store %[[INF]], %[[P]]
+// CHECK:         loop.for %{{.*}} = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:               loop.block "max" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:         loop.block "max.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         loop.block "max.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
+// CHECK:           arith.maximumf
+// CHECK:         loop.for %{{.*}} = %c896 to %c1000 step %c1 axis "r" {
+func.func @long_max(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1000 = arith.constant 1000 : index
+  loop.block "max_init" reads() writes(%out : memref<f32>) {
+    %lowest = arith.constant 0xFF800000 : f32
+    loop.store %lowest, %out[] : f32 -> memref<f32>
+  }
+  loop.for %r = %c0 to %c1000 step %c1 axis "r" {
+    loop.block "max" reads(%x : memref<1000xf32>) writes(%out : memref<f32>) reduction ["r"] {
+      %v = loop.load %x[%r] : memref<1000xf32> -> f32
+      %acc = loop.load %out[] : memref<f32> -> f32
+      %s = arith.maximumf %acc, %v : f32
+      loop.store %s, %out[] : f32 -> memref<f32>
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A row sum no longer than a block (128 values, 16 lanes x 8 accumulators) keeps the
 // reassociating fallback: no tile of partials.
 // CHECK-LABEL: func.func @negative_short_row_sum
