@@ -27,12 +27,15 @@ type), every access that depends on `r` contiguous in it:
       for r.v (unrolled U) { for r.l (vectorized L) {
         part[v, l] = part[v, l] + x(r.o * B + v * L + l) } }                    // the update
     }
+    for r.t in [N - N mod B, N - N mod L) step L {                             // whole vectors
+      for r.v (unrolled 1) { for r.l (vectorized L) { part[0, l] = part[0, l] + x(r.t + l) } }
+    }
     for h in U/2, U/4, ..., 1: for r.v (unrolled h) { for r.l (vectorized L) {
       part[v, l] = part[v, l] + part[v + h, l] } }                              // <name>.combine
     for h in L/2, L/4, ..., 1: for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + h] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
-    for r in [N - N mod B, N) { home[p] = home[p] + x(r) }                      // the tail
+    for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
 
 The loops around `r` (spatial or outer reduction loops) are unchanged; the rule is keyed on the
 extent of the axis and the element type, not on the op the nest computes: a ReduceSum over the
@@ -163,6 +166,13 @@ class _Splitter:
         part = self.part = alloc.result
         ops: list[Operation] = [alloc, self.tile(self.vectors, self.zero)]
         ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate))
+        # The tail's whole vectors accumulate into the first row of partials (a scalar tail
+        # of up to B - 1 values cost more than the blocks when the update is costly: softmax's
+        # exp over 1000-wide rows ran 104 scalar exps a row, the blocks 56 vector ones).
+        vector_full = trip - trip % self.lanes
+        if vector_full > full:
+            ops.append(self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
+                                 self.accumulate_one, lb=full))
         half = self.vectors // 2
         while half:
             ops.append(self.tile(half, self.fold_vectors(half)))
@@ -176,8 +186,8 @@ class _Splitter:
         assert parent is not None
         for op in ops:
             parent.insert_op_before(op, self.loop)
-        if full < trip:
-            self.loop.operands = (self.const(full), *self.loop.operands[1:])
+        if vector_full < trip:
+            self.loop.operands = (self.const(vector_full), *self.loop.operands[1:])
         else:
             self.loop.detach()
             self.loop.erase()
@@ -198,8 +208,13 @@ class _Splitter:
         ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
                            self.update.spatial_axes))
 
-    def accumulate(self, ro: SSAValue, ops: list[Operation]) -> None:
-        """The update at `r = r.o + v * L + l` into `part[v, l]`."""
+    def accumulate_one(self, ro: SSAValue, ops: list[Operation]) -> None:
+        """The update at `r = r.t + l` into `part[0, l]` (one vector of the tail)."""
+        self.accumulate(ro, ops, 1)
+
+    def accumulate(self, ro: SSAValue, ops: list[Operation], vectors: int = 0) -> None:
+        """The update at `r = r.o + v * L + l` into `part[v, l]` (`vectors` rows, default
+        all)."""
         part = self.part
         assert part is not None
 
@@ -216,7 +231,7 @@ class _Splitter:
                     op.operands = (op.value, part, v, l)
             inner += [offset, base, index, clone]
 
-        ops.append(self.tile(self.vectors, at))
+        ops.append(self.tile(vectors or self.vectors, at))
 
     def fold_vectors(self, half: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
         """`part[v, l] += part[v + half, l]`."""
