@@ -40,9 +40,14 @@ _GRAPH_FOLDS = (
 )
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
-CPU_GRAPH_PASSES = f"{_GRAPH_FOLDS},graph-winograd-conv,graph-fuse-ops"
-"""The graph-level part of the `cpu` pipeline: `graph-opt` with the 3-row convs turned into
-Winograd convs before fusion (the kernels the CPU compiles, and so the tuner's tasks)."""
+CPU_GRAPH_PASSES = (
+    f"{_GRAPH_FOLDS},graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
+    "graph-winograd-conv,graph-fuse-ops"
+)
+"""The graph-level part of the `cpu` pipeline: `graph-opt` with transposed convs turned into
+sub-pixel convs, convs down a width-1 column into convs along a row, and the 3-row convs into
+Winograd convs before fusion (the kernels the CPU
+compiles, and so the tuner's tasks)."""
 
 LOOP_LOWERING = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
 """From fused graph functions to loop nests (the part of every pipeline the tuner's kernels
@@ -66,7 +71,8 @@ PIPELINES: dict[str, NamedPipeline] = {
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt with Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
+            "graph-opt with sub-pixel transposed convs, column convs as rows and Winograd convs "
+            "-> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
             "the module's target CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",

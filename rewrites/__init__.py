@@ -19,6 +19,10 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-simplify": ("dlc.rewrites.graph_simplify", "GraphSimplifyPass"),
     "graph-convert-layout": ("dlc.rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
+    "graph-conv-column-to-row": (
+        "dlc.rewrites.graph_conv_column_to_row", "GraphConvColumnToRowPass"),
+    "graph-conv-transpose-to-subpixel": (
+        "dlc.rewrites.graph_conv_transpose_to_subpixel", "GraphConvTransposeToSubpixelPass"),
     "graph-fuse-ops": ("dlc.rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
     # graph -> tensor_expr -> loop
     "convert-graph-to-tensor-expr": (

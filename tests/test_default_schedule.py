@@ -710,3 +710,20 @@ def test_long_row_sum_is_scheduled_in_partial_sums() -> None:
             inner = [op for op in outer.walk() if isinstance(op, ForOp)][1:]
             assert [loop.kind.data for loop in inner] == ["unrolled", "vectorized"]
             assert outer.step.owner.value.value.data == 8 * lanes  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_long_row_max_and_min_in_partials_are_exact(kind: str) -> None:
+    """A max or min over rows longer than a block runs in vector partials that start at the
+    combiner's identity: results equal NumPy's exactly, an infinity or a NaN in a row kept."""
+    x = RNG.standard_normal((5, 1003), dtype=np.float32)
+    x[1, 700] = np.inf
+    x[2, 5] = -np.inf
+    x[3, 999] = np.nan  # in the scalar tail
+    x[4, 17] = np.nan   # in the vector blocks
+    text = reduce_text(x.shape, (1,), kind)
+    loops, _ = scheduled_loops(text, target=AVX512)
+    assert any(loop.axis.data == "r0.o" for loop in loops)
+    result = compiled(text, 1)(x)
+    expected = np.max(x, axis=1) if kind == "max" else np.min(x, axis=1)
+    np.testing.assert_array_equal(result, expected)

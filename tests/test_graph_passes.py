@@ -721,7 +721,9 @@ def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
 
 def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
-               "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv"}
+               "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv",
+               # property tests in tests/test_conv_transpose_subpixel.py, test_conv_column_to_row.py
+               "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row"}
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

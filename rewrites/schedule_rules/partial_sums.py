@@ -1,4 +1,5 @@
-"""Default CPU schedule of a long float sum: vector partial sums over blocks, combined pairwise.
+"""Default CPU schedule of a long float sum (or max, or min): vector partial results over
+blocks, combined pairwise.
 
 Counterpart: TVM's `rfactor` + `vectorize` of a reduction axis (each lane of the factored axis
 accumulates its own partial result), NumPy's pairwise summation (`pairwise_sum`), ONNX Runtime's
@@ -12,8 +13,13 @@ and combining the partials in a tree adds log2(B) more roundings: the error grow
 partials are a register tile, as the register-blocked kernel's (rewrites/schedule_rules/
 reduction.py), so that the loop also runs at the adders' throughput, not their latency.
 
+The same loops serve a float max or min (softmax's row maximum, ReduceMax, a max pool over a
+long window): their partials start at the combiner's identity (-inf, +inf) and change no result,
+only the speed (one vector max per element instead of a chain of scalar ones).
+
 For an innermost reduction loop `r` of extent N > B whose update is `home[p] = home[p] + x(r)`
-(`arith.addf`, a float element type), every access that depends on `r` contiguous in it:
+(`arith.addf`, or `maximumf`/`maxnumf`/`minimumf`/`minnumf` in place of `+`; a float element
+type), every access that depends on `r` contiguous in it:
 
     %part = loop.alloc local : memref<U x L x T>                   // U vectors of L lanes
     for r.v (unrolled U) { for r.l (vectorized L) { part[v, l] = 0 } }          // <name>.partials
@@ -21,12 +27,15 @@ For an innermost reduction loop `r` of extent N > B whose update is `home[p] = h
       for r.v (unrolled U) { for r.l (vectorized L) {
         part[v, l] = part[v, l] + x(r.o * B + v * L + l) } }                    // the update
     }
+    for r.t in [N - N mod B, N - N mod L) step L {                             // whole vectors
+      for r.v (unrolled 1) { for r.l (vectorized L) { part[0, l] = part[0, l] + x(r.t + l) } }
+    }
     for h in U/2, U/4, ..., 1: for r.v (unrolled h) { for r.l (vectorized L) {
       part[v, l] = part[v, l] + part[v + h, l] } }                              // <name>.combine
     for h in L/2, L/4, ..., 1: for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + h] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
-    for r in [N - N mod B, N) { home[p] = home[p] + x(r) }                      // the tail
+    for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
 
 The loops around `r` (spatial or outer reduction loops) are unchanged; the rule is keyed on the
 extent of the axis and the element type, not on the op the nest computes: a ReduceSum over the
@@ -66,7 +75,7 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     accumulation = _accumulation(update, home)
     if accumulation is None:
         return False
-    load, add = accumulation
+    load, combiner = accumulation
     element = load.result.type
     if not isinstance(element, AnyFloat):
         return False
@@ -85,20 +94,33 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     block = vectors * lanes
     if lanes < 2 or trip <= block:
         return False
-    _Splitter(loop, update, home, load, element, vectors, lanes).build(trip)
+    _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
     return True
 
 
-def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, arith.AddfOp] | None:
-    """(the load of `home`, the add) when the update's only store to `home` stores
-    `load(home) + x` at the load's indices, the load used by the add alone."""
+COMBINERS: dict[type[Operation], float] = {
+    arith.AddfOp: 0.0,
+    arith.MaximumfOp: float("-inf"),
+    arith.MaxnumfOp: float("-inf"),
+    arith.MinimumfOp: float("inf"),
+    arith.MinnumfOp: float("inf"),
+}
+"""The float combiners the rule splits, with the identity the partials start from. A sum's
+partials change the rounding (for the better); a max's or min's change nothing: they are exact
+and associative (NaN propagates through `maximumf` into whichever partial meets it)."""
+
+
+def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, Operation] | None:
+    """(the load of `home`, the combining op) when the update's only store to `home` stores
+    `combine(load(home), x)` at the load's indices (`combine` one of `COMBINERS`), the load
+    used by the combining op alone."""
     stores = [op for op in update.walk() if isinstance(op, StoreOp)]
     loads = [op for op in update.walk() if isinstance(op, LoadOp) and op.memref is home]
     if len(stores) != 1 or stores[0].memref is not home or len(loads) != 1:
         return None
     store, load = stores[0], loads[0]
     add = store.value.owner
-    if not isinstance(add, arith.AddfOp) or list(store.indices) != list(load.indices):
+    if type(add) not in COMBINERS or list(store.indices) != list(load.indices):
         return None
     if list(add.operands).count(load.result) != 1 or len(list(load.result.uses)) != 1:
         return None
@@ -109,8 +131,10 @@ class _Splitter:
     """Emits the partial-sum loops in place of the reduction loop."""
 
     def __init__(self, loop: ForOp, update: BlockOp, home: SSAValue, load: LoadOp,
-                 element: AnyFloat, vectors: int, lanes: int) -> None:
+                 element: AnyFloat, vectors: int, lanes: int,
+                 combiner: type[Operation] = arith.AddfOp) -> None:
         self.loop = loop
+        self.combiner = combiner
         self.update = update
         self.home = home
         self.home_indices = list(load.indices)
@@ -142,6 +166,13 @@ class _Splitter:
         part = self.part = alloc.result
         ops: list[Operation] = [alloc, self.tile(self.vectors, self.zero)]
         ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate))
+        # The tail's whole vectors accumulate into the first row of partials (a scalar tail
+        # of up to B - 1 values cost more than the blocks when the update is costly: softmax's
+        # exp over 1000-wide rows ran 104 scalar exps a row, the blocks 56 vector ones).
+        vector_full = trip - trip % self.lanes
+        if vector_full > full:
+            ops.append(self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
+                                 self.accumulate_one, lb=full))
         half = self.vectors // 2
         while half:
             ops.append(self.tile(half, self.fold_vectors(half)))
@@ -155,8 +186,8 @@ class _Splitter:
         assert parent is not None
         for op in ops:
             parent.insert_op_before(op, self.loop)
-        if full < trip:
-            self.loop.operands = (self.const(full), *self.loop.operands[1:])
+        if vector_full < trip:
+            self.loop.operands = (self.const(vector_full), *self.loop.operands[1:])
         else:
             self.loop.detach()
             self.loop.erase()
@@ -172,13 +203,18 @@ class _Splitter:
 
     def zero(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
         assert self.part is not None
-        zero = arith.ConstantOp(FloatAttr(0.0, self.element))
+        zero = arith.ConstantOp(FloatAttr(COMBINERS[self.combiner], self.element))
         store = StoreOp(zero.result, self.part, [v, l])
         ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
                            self.update.spatial_axes))
 
-    def accumulate(self, ro: SSAValue, ops: list[Operation]) -> None:
-        """The update at `r = r.o + v * L + l` into `part[v, l]`."""
+    def accumulate_one(self, ro: SSAValue, ops: list[Operation]) -> None:
+        """The update at `r = r.t + l` into `part[0, l]` (one vector of the tail)."""
+        self.accumulate(ro, ops, 1)
+
+    def accumulate(self, ro: SSAValue, ops: list[Operation], vectors: int = 0) -> None:
+        """The update at `r = r.o + v * L + l` into `part[v, l]` (`vectors` rows, default
+        all)."""
         part = self.part
         assert part is not None
 
@@ -195,7 +231,7 @@ class _Splitter:
                     op.operands = (op.value, part, v, l)
             inner += [offset, base, index, clone]
 
-        ops.append(self.tile(self.vectors, at))
+        ops.append(self.tile(vectors or self.vectors, at))
 
     def fold_vectors(self, half: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
         """`part[v, l] += part[v + half, l]`."""
@@ -214,22 +250,22 @@ class _Splitter:
         return fill
 
     def add_block(self, into: list[SSAValue], other: list[SSAValue]) -> BlockOp:
-        """`part[into] = part[into] + part[other]`."""
+        """`part[into] = combine(part[into], part[other])`."""
         assert self.part is not None
         lhs = LoadOp(self.part, into)
         rhs = LoadOp(self.part, other)
-        add = arith.AddfOp(lhs, rhs)
+        add = self.combiner(lhs, rhs)
         store = StoreOp(add.result, self.part, into)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part], [self.part],
                        [lhs, rhs, add, store], self.update.spatial_axes)
 
     def combine(self) -> BlockOp:
-        """`home[p] = home[p] + part[0, 0]`."""
+        """`home[p] = combine(home[p], part[0, 0])`."""
         assert self.part is not None
         zero = self.const(0)
         total = LoadOp(self.part, [zero, zero])
         acc = LoadOp(self.home, self.home_indices)
-        add = arith.AddfOp(acc, total)
+        add = self.combiner(acc, total)
         store = StoreOp(add.result, self.home, self.home_indices)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part, self.home], [self.home],
                        [total, acc, add, store], self.update.spatial_axes)

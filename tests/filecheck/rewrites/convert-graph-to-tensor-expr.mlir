@@ -149,7 +149,7 @@ func.func @avg_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
 
 // -----
 
-// Softmax: max, exp(x - max), sum, divide.
+// Softmax: max, exp(x - max), sum, times the sum's reciprocal.
 // CHECK-LABEL: func.func @softmax
 func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %r = graph.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
@@ -162,9 +162,11 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 // CHECK:      %[[SUM:.*]] = tensor_expr.compute "softmax_sum" tag "softmax_sum" reduce [10] sum init 0.000000e+00 : f32 -> tensor<2xf32> {
 // CHECK:        tensor_expr.read %[[EXP]]
 // CHECK:      tensor_expr.compute "softmax" tag "softmax_norm" -> tensor<2x10xf32> {
-// CHECK:        tensor_expr.read %[[EXP]]
-// CHECK-NEXT:   tensor_expr.read %[[SUM]]
-// CHECK-NEXT:   arith.divf
+// CHECK:        %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:   %[[TOTAL:.*]] = tensor_expr.read %[[SUM]]
+// CHECK-NEXT:   %[[SCALE:.*]] = arith.divf %[[ONE]], %[[TOTAL]]
+// CHECK-NEXT:   %[[E:.*]] = tensor_expr.read %[[EXP]]
+// CHECK-NEXT:   arith.mulf %[[E]], %[[SCALE]]
 
 // -----
 

@@ -662,7 +662,8 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // A whole-tensor sum of 1000 floats (no spatial loop: it ran scalar, one accumulator) longer
 // than a block of 16 lanes x 8 accumulators (AVX-512, fma_units 2 x fma_latency 4): an 8x16
 // tile of partial sums accumulates blocks of 128 (vectors unrolled, lanes vectorized), is folded
-// pairwise (vectors, then lanes) and added to the output once; the 1000 mod 128 tail runs as
+// pairwise (vectors, then lanes) and added to the output once; the 1000 mod 128 tail's whole
+// vectors (896 to 992) accumulate into the first row of partials, the last 8 values run as
 // before.
 // CHECK-LABEL: func.func @long_sum
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
@@ -672,11 +673,16 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
 // CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK:                 loop.load %[[P]][%[[V]], %[[L]]]
+// CHECK:         loop.for %[[RT:.*]] = %c896 to %c992 step %c16 axis "r.t" {
+// CHECK-NEXT:      loop.for %[[V1:.*]] = %c0 to %c1 step %c1 axis "r.v" kind unrolled {
+// CHECK-NEXT:        loop.for %[[L1:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
+// CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:                 loop.load %[[P]][%[[V1]], %[[L1]]]
 // CHECK:         loop.block "sum.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind unrolled {
 // CHECK:         loop.block "sum.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
 // CHECK:         loop.dealloc %[[P]] : memref<8x16xf32>
-// CHECK:         loop.for %{{.*}} = %c896 to %c1000 step %c1 axis "r" {
+// CHECK:         loop.for %{{.*}} = %c992 to %c1000 step %c1 axis "r" {
 // CHECK-NEXT:      loop.block "sum" reads(%x : memref<1000xf32>) writes(%out : memref<f32>)
 func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
@@ -691,6 +697,41 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
       %v = loop.load %x[%r] : memref<1000xf32> -> f32
       %acc = loop.load %out[] : memref<f32> -> f32
       %s = arith.addf %acc, %v : f32
+      loop.store %s, %out[] : f32 -> memref<f32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A whole-tensor max of 1000 floats: the same tile, its partials starting at the identity of
+// max (-inf), folded and combined with `arith.maximumf`.
+// CHECK-LABEL: func.func @long_max
+// CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.block "max.partials" reads() writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:      loop.store %[[INF]], %[[P]]
+// CHECK:         loop.for %{{.*}} = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:               loop.block "max" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:         loop.block "max.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         loop.block "max.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
+// CHECK:           arith.maximumf
+// CHECK:         loop.for %{{.*}} = %c992 to %c1000 step %c1 axis "r" {
+func.func @long_max(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1000 = arith.constant 1000 : index
+  loop.block "max_init" reads() writes(%out : memref<f32>) {
+    %lowest = arith.constant 0xFF800000 : f32
+    loop.store %lowest, %out[] : f32 -> memref<f32>
+  }
+  loop.for %r = %c0 to %c1000 step %c1 axis "r" {
+    loop.block "max" reads(%x : memref<1000xf32>) writes(%out : memref<f32>) reduction ["r"] {
+      %v = loop.load %x[%r] : memref<1000xf32> -> f32
+      %acc = loop.load %out[] : memref<f32> -> f32
+      %s = arith.maximumf %acc, %v : f32
       loop.store %s, %out[] : f32 -> memref<f32>
     }
   }
