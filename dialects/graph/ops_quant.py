@@ -149,7 +149,9 @@ class QuantizeOp(GraphOp):
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
 
     traits = traits_def(Pure())
-    assembly_format = "$x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
+    )
 
     def __init__(self, x: SSAValue | Operation, scale: SSAValue | Operation,
                  zero_point: SSAValue | Operation, axis: int = 1) -> None:
@@ -193,7 +195,8 @@ class DequantizeOp(GraphOp):
     `axis`); constant scales must be positive and finite.
 
     Example:
-        %x = graph.dequantize %q, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+        %x = graph.dequantize %q, %s, %z
+            : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
     """
 
     name = "graph.dequantize"
@@ -205,7 +208,9 @@ class DequantizeOp(GraphOp):
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
 
     traits = traits_def(Pure())
-    assembly_format = "$x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
+    )
 
     def __init__(self, x: SSAValue | Operation, scale: SSAValue | Operation,
                  zero_point: SSAValue | Operation, axis: int = 1) -> None:

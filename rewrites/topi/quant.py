@@ -49,8 +49,9 @@ def _param(b: Builder, param: SSAValue, channel: SSAValue | None) -> SSAValue:
     return read(b, param, [channel])
 
 
-def _channel(i: list[SSAValue], axis: int) -> SSAValue:
-    return i[axis % len(i)]
+def _channel(i: list[SSAValue], axis: int) -> SSAValue | None:
+    """The index along `axis` (None for a rank-0 tensor, whose parameters are per tensor)."""
+    return i[axis % len(i)] if i else None
 
 
 @compute_definition(QuantizeOp)
