@@ -155,6 +155,8 @@ class DequantizeLinear(OnnxOpConverter):
     """`DequantizeLinear`: graph.dequantize (kept for constant inputs too, so that
     `graph-fold-qdq` sees the integer weights)."""
 
+    fold_constant_inputs = False
+
     @classmethod
     def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
         _check_scale(node, 1)
