@@ -164,45 +164,49 @@ class FoldQdqIntoIntegerOp(RewritePattern):
         acc_scale = (x.scale * w.scale).astype(np.float32)  # ORT's float32 product
         new_ops: list[Operation] = []
 
-        def const(array: np.ndarray) -> SSAValue:
+        def const(array: np.ndarray, name: str) -> SSAValue:
             constant = ConstantOp.from_array(array)
+            constant.result.name_hint = name
             new_ops.append(constant)
             return constant.result
 
-        weight = const(match.weight)
-        w_zero_point = const(w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point)
+        weight = const(match.weight, "weight_q")
+        w_zero_point = const(w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point,
+                             "weight_zero_point")
         bias = None
         if match.bias is not None:
             levels = np.rint(match.bias.astype(np.float64) / acc_scale.astype(np.float64))
-            bias = const(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32))
+            bias = const(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32), "bias_q")
         out_shape = shape_of(core.result)
+        multiplier = (acc_scale / np.float32(y_scale)).astype(np.float32)
+        channel_axis = 1 if isinstance(core, Conv2DOp) else len(out_shape) - 1
+        if multiplier.ndim == 1:
+            shape = [1] * len(out_shape)
+            shape[channel_axis] = multiplier.size
+            multiplier = multiplier.reshape(shape)
+        multiplier_value = const(multiplier, "multiplier")
+        one = const(np.array(1.0, np.float32), "one")
         if isinstance(core, Conv2DOp):
             integer: Operation = Conv2DIntegerOp(
                 x.op.x, weight, x.op.zero_point, w_zero_point, bias,
                 strides=core.strides_tuple(), padding=core.padding_tuple(),
                 dilation=core.dilation_tuple(), groups=core.groups_value())
-            channel_axis = 1
         else:
             integer = MatmulIntegerOp(x.op.x, weight, x.op.zero_point, w_zero_point)
-            channel_axis = len(out_shape) - 1
         integer.location = core.location
+        integer.results[0].name_hint = "acc"
         new_ops.append(integer)
         acc = integer.results[0]
         if bias is not None and isinstance(core, MatmulOp):
             new_ops.append(add := AddOp(acc, bias))
             acc = add.result
-        multiplier = (acc_scale / np.float32(y_scale)).astype(np.float32)
-        if multiplier.ndim == 1:
-            shape = [1] * len(out_shape)
-            shape[channel_axis] = multiplier.size
-            multiplier = multiplier.reshape(shape)
         new_ops.append(cast := CastOp(acc, f32))
-        new_ops.append(scaled := MulOp(cast.result, const(multiplier)))
+        new_ops.append(scaled := MulOp(cast.result, multiplier_value))
+        scaled.result.name_hint = "scaled"
         value = scaled.result
         if match.relu:
             new_ops.append(relu := ReluOp(value))
             value = relu.result
-        one = const(np.array(1.0, np.float32))
         requantized = QuantizeOp(value, one, op.zero_point, op.axis_value())
         requantized.location = op.location
         new_ops.append(requantized)
