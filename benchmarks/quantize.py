@@ -1,0 +1,161 @@
+"""Int8 accuracy figures: dlc against ONNX Runtime's int8 run, and `dlc quantize` against fp32.
+
+    python3 benchmarks/quantize.py [--samples 64] [--held-out 256] [--image 32]
+
+1. ORT-quantized models (`quantize_static` in QDQ format, per-channel int8 weights, uint8
+   activations; and `quantize_dynamic`) of a small convnet and a BERT-style transformer block
+   run through `dlc.compile` and through ONNX Runtime on the same random inputs: the difference
+   in quantization steps of the output (the scale of the model's last DequantizeLinear; for the
+   dynamic models, whose outputs are float, the largest difference relative to the output's
+   range is printed).
+2. `dlc.quantize` of ResNet-18 (benchmarks/model_zoo.py, BN folded, 10 classes) with `--samples`
+   calibration samples: top-1 agreement of the int8 model (compiled by dlc) with the fp32 model
+   (compiled by dlc) on `--held-out` other random samples, and the per-layer report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.model_zoo import GraphBuilder, _value, resnet18, transformer_block  # noqa: E402
+
+
+def small_convnet(image: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """Conv-BN-ReLU x3 (one strided, one 1x1), global pool, Gemm to 10 classes."""
+    g = GraphBuilder(np.random.default_rng(seed))
+    y = g.conv_bn("x", 3, 16, 3, 1, "conv1", relu=True)
+    y = g.conv_bn(y, 16, 32, 3, 2, "conv2", relu=True)
+    y = g.conv_bn(y, 32, 32, 1, 1, "conv3", relu=True)
+    y = g.node("GlobalAveragePool", [y], "pool")
+    y = g.node("Flatten", [y], "flatten", axis=1)
+    w = g.normal("fc.weight", (10, 32), np.sqrt(1.0 / 32))
+    b = g.normal("fc.bias", (10,), 0.01)
+    y = g.node("Gemm", [y, w, b], "fc", transB=1)
+    g.nodes[-1].output[0] = "y"
+    return g.model("convnet", [_value("x", [1, 3, image, image])], [_value("y", [1, 10])])
+
+
+class _Reader:
+    """ORT's CalibrationDataReader over a list of input dicts."""
+
+    def __init__(self, samples: list[dict[str, np.ndarray]]) -> None:
+        self.samples = iter(samples)
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self.samples, None)
+
+    def rewind(self) -> None:  # newer ORT versions call it
+        pass
+
+
+def _random(model: onnx.ModelProto, count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    initializers = {t.name for t in model.graph.initializer}
+    samples = []
+    for _ in range(count):
+        sample = {}
+        for value in model.graph.input:
+            if value.name in initializers:
+                continue
+            shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+            sample[value.name] = rng.normal(size=shape).astype(np.float32)
+        samples.append(sample)
+    return samples
+
+
+def _output_step(model: onnx.ModelProto) -> float | None:
+    """The scale of the DequantizeLinear that writes the model's (first) output, if any."""
+    initializers = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    output = model.graph.output[0].name
+    for node in model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.output[0] == output:
+            return float(np.asarray(initializers[node.input[1]]).reshape(-1)[0])
+    return None
+
+
+def compare_with_ort(name: str, model: onnx.ModelProto, directory: Path, samples: int) -> None:
+    """Quantize `model` with ORT (static QDQ, dynamic), run both through dlc and ORT."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
+
+    import dlc
+
+    float_path = directory / f"{name}.onnx"
+    onnx.save(model, float_path)
+    calibration = _random(model, samples, seed=1)
+    test = _random(model, 16, seed=2)
+    static_path, dynamic_path = directory / f"{name}.qdq.onnx", directory / f"{name}.dyn.onnx"
+    quantize_static(str(float_path), str(static_path), _Reader(calibration),
+                    quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_dynamic(str(float_path), str(dynamic_path), weight_type=QuantType.QInt8)
+    for kind, path in (("QDQ static", static_path), ("dynamic", dynamic_path)):
+        quantized = onnx.load(path)
+        executable = dlc.compile(quantized)
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        output = quantized.graph.output[0].name
+        got = np.stack([executable.run(s)[output] for s in test])
+        expected = np.stack([session.run([output], s)[0] for s in test])
+        difference = np.abs(got.astype(np.float64) - expected)
+        step = _output_step(quantized)
+        if step is not None:
+            steps = difference / step
+            within = float(np.mean(steps <= 1 + 1e-3))
+            print(f"{name:<12} {kind:<10} dlc vs ORT int8: {within:.4%} of {steps.size} outputs "
+                  f"within 1 step; worst {steps.max():.3f} steps (step {step:.4g})")
+        else:
+            spread = float(np.abs(expected).max())
+            print(f"{name:<12} {kind:<10} dlc vs ORT int8: worst |diff| {difference.max():.3g} "
+                  f"({difference.max() / spread:.3g} of max |output| {spread:.3g}) on "
+                  f"{difference.size} outputs")
+
+
+def dlc_quantize_top1(samples: int, held_out: int, image: int, directory: Path) -> None:
+    """`dlc.quantize` ResNet-18 and count top-1 agreement with fp32 on held-out inputs."""
+    import dlc
+
+    model = resnet18(batch=1, image=image, classes=10)
+    calibration = _random(model, samples, seed=10)
+    result = dlc.quantize(model, calibration, directory / "resnet18.int8.onnx")
+    print(result.report())
+    float_exe = dlc.compile(model)
+    int8_exe = dlc.compile(result.model)
+    test = _random(model, held_out, seed=11)
+    agree = 0
+    for sample in test:
+        expected = float_exe.run(sample)["logits"]
+        got = int8_exe.run(sample)["logits"]
+        agree += int(np.argmax(expected) == np.argmax(got))
+    print(f"resnet18 ({image}x{image}, 10 classes): dlc quantize (minmax, {samples} samples) "
+          f"top-1 agreement with fp32: {agree}/{held_out} = {agree / held_out:.2%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--held-out", type=int, default=256)
+    parser.add_argument("--image", type=int, default=32)
+    parser.add_argument("--skip-ort", action="store_true")
+    parser.add_argument("--skip-resnet", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        if not args.skip_ort:
+            compare_with_ort("convnet", small_convnet(), directory, args.samples)
+            compare_with_ort("transformer", transformer_block(seq=16, hidden=64, heads=4, mlp=128),
+                             directory, args.samples)
+        if not args.skip_resnet:
+            dlc_quantize_top1(args.samples, args.held_out, args.image, directory)
+
+
+if __name__ == "__main__":
+    main()
