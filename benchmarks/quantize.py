@@ -4,10 +4,12 @@
 
 1. ORT-quantized models (`quantize_static` in QDQ format, per-channel int8 weights, uint8
    activations; and `quantize_dynamic`) of a small convnet and a BERT-style transformer block
-   run through `dlc.compile` and through ONNX Runtime on the same random inputs: the difference
-   in quantization steps of the output (the scale of the model's last DequantizeLinear; for the
-   dynamic models, whose outputs are float, the largest difference relative to the output's
-   range is printed).
+   run through `dlc.compile` and through ONNX Runtime on the same random inputs, once with ORT's
+   int8 kernels (its QDQ fusions: QLinearConv, QLinearMatMul, and com.microsoft QLinearAdd,
+   QLinearSoftmax, ... with their own lookup tables) and once unoptimized (the QDQ graph as
+   written, float ops between Q and DQ): the difference in quantization steps of the output
+   (the scale of the model's last DequantizeLinear; for the dynamic models, whose outputs are
+   float, the largest difference relative to the output's range is printed).
 2. `dlc.quantize` of ResNet-18 (benchmarks/model_zoo.py, BN folded, 10 classes) with `--samples`
    calibration samples: top-1 agreement of the int8 model (compiled by dlc) with the fp32 model
    (compiled by dlc) on `--held-out` other random samples, and the per-layer report.
@@ -27,10 +29,11 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.model_zoo import GraphBuilder, _value, resnet18, transformer_block  # noqa: E402
+from dlc.quantization import fold_batch_norms  # noqa: E402
 
 
 def small_convnet(image: int = 16, seed: int = 0) -> onnx.ModelProto:
-    """Conv-BN-ReLU x3 (one strided, one 1x1), global pool, Gemm to 10 classes."""
+    """Conv-BN-ReLU x3 (one strided, one 1x1), global pool, Gemm to 10 classes; BN folded."""
     g = GraphBuilder(np.random.default_rng(seed))
     y = g.conv_bn("x", 3, 16, 3, 1, "conv1", relu=True)
     y = g.conv_bn(y, 16, 32, 3, 2, "conv2", relu=True)
@@ -41,7 +44,8 @@ def small_convnet(image: int = 16, seed: int = 0) -> onnx.ModelProto:
     b = g.normal("fc.bias", (10,), 0.01)
     y = g.node("Gemm", [y, w, b], "fc", transB=1)
     g.nodes[-1].output[0] = "y"
-    return g.model("convnet", [_value("x", [1, 3, image, image])], [_value("y", [1, 10])])
+    model = g.model("convnet", [_value("x", [1, 3, image, image])], [_value("y", [1, 10])])
+    return fold_batch_norms(model)  # what ORT's quantization pre-processing does
 
 
 class _Reader:
@@ -101,22 +105,33 @@ def compare_with_ort(name: str, model: onnx.ModelProto, directory: Path, samples
     for kind, path in (("QDQ static", static_path), ("dynamic", dynamic_path)):
         quantized = onnx.load(path)
         executable = dlc.compile(quantized)
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         output = quantized.graph.output[0].name
         got = np.stack([executable.run(s)[output] for s in test])
-        expected = np.stack([session.run([output], s)[0] for s in test])
-        difference = np.abs(got.astype(np.float64) - expected)
-        step = _output_step(quantized)
-        if step is not None:
-            steps = difference / step
-            within = float(np.mean(steps <= 1 + 1e-3))
-            print(f"{name:<12} {kind:<10} dlc vs ORT int8: {within:.4%} of {steps.size} outputs "
-                  f"within 1 step; worst {steps.max():.3f} steps (step {step:.4g})")
-        else:
-            spread = float(np.abs(expected).max())
-            print(f"{name:<12} {kind:<10} dlc vs ORT int8: worst |diff| {difference.max():.3g} "
-                  f"({difference.max() / spread:.3g} of max |output| {spread:.3g}) on "
-                  f"{difference.size} outputs")
+        reference = ort.SessionOptions()  # the QDQ graph as written: float ops between Q and DQ
+        reference.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sessions = {
+            "ORT int8": ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]),
+            "ORT unoptimized": ort.InferenceSession(str(path), reference,
+                                                    providers=["CPUExecutionProvider"]),
+        }
+        for peer, session in sessions.items():
+            expected = np.stack([session.run([output], s)[0] for s in test])
+            _print_difference(f"{name:<12} {kind:<10} dlc vs {peer:<15}", got, expected,
+                              _output_step(quantized))
+
+
+def _print_difference(label: str, got: np.ndarray, expected: np.ndarray, step: float | None
+                      ) -> None:
+    difference = np.abs(got.astype(np.float64) - expected)
+    if step is not None:
+        steps = difference / step
+        within = float(np.mean(steps <= 1 + 1e-3))
+        print(f"{label}: {within:.4%} of {steps.size} outputs within 1 step; worst "
+              f"{steps.max():.3f} steps (step {step:.4g})")
+        return
+    spread = float(np.abs(expected).max())
+    print(f"{label}: worst |diff| {difference.max():.3g} ({difference.max() / spread:.3g} of "
+          f"max |output| {spread:.3g}) on {difference.size} outputs")
 
 
 def dlc_quantize_top1(samples: int, held_out: int, image: int, directory: Path) -> None:

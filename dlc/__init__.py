@@ -43,8 +43,8 @@ _FACADE: dict[str, str] = {
 
 if TYPE_CHECKING:
     from dlc.api import compile, load
-    from dlc.quantization import QuantizationError, quantize
     from dlc.driver.errors import CompileError
+    from dlc.quantization import QuantizationError, quantize
     from dlc.runtime.executable import Executable, ExecutableError
 
 __all__ = ["CompileError", "Executable", "ExecutableError", "QuantizationError", "compile", "load",
