@@ -146,9 +146,9 @@ def test_unknown_keep_float_node_and_method() -> None:
 
 @pytest.mark.parametrize("method", ["minmax", "percentile", "entropy"])
 def test_quantized_model_runs_in_ort_and_dlc(tmp_path: Path, method: str) -> None:
-    """A standard QDQ model (Q/DQ on x, r1, r2, f and y): ORT runs it, dlc (integer kernels) agrees with ORT within one
-    output step, and it stays close to the float model; the report lists every quantized layer,
-    worst first."""
+    """A standard QDQ model (Q/DQ on x, r1, r2, f and y): ORT runs it, dlc (integer kernels)
+    agrees with ORT within one output step, and it stays close to the float model; the report
+    lists every quantized layer, worst first."""
     ort = pytest.importorskip("onnxruntime")
     model = _convnet()
     result = dlc.quantize(model, _calibration(16, 0), tmp_path / "q.onnx", method=method)

@@ -38,6 +38,12 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.dialects.graph.ops_quant import (
+    Conv2DIntegerOp,
+    DequantizeOp,
+    MatmulIntegerOp,
+    QuantizeOp,
+)
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
@@ -50,12 +56,6 @@ from dlc.dialects.graph.ops_tensor import (
     SliceOp,
     TopKOp,
     WhereOp,
-)
-from dlc.dialects.graph.ops_quant import (
-    Conv2DIntegerOp,
-    DequantizeOp,
-    MatmulIntegerOp,
-    QuantizeOp,
 )
 from xdsl.ir import Dialect
 
@@ -140,6 +140,7 @@ Graph = Dialect(
 )
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
 
-# The NumPy implementations of the ops_tensor.py ops join the interpreter's registry.
-import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401
+# The NumPy implementations of the ops_tensor.py and ops_quant.py ops join the interpreter's
+# registry.
 import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401
