@@ -10,9 +10,19 @@
    written, float ops between Q and DQ): the difference in quantization steps of the output
    (the scale of the model's last DequantizeLinear; for the dynamic models, whose outputs are
    float, the largest difference relative to the output's range is printed).
-2. `dlc.quantize` of ResNet-18 (benchmarks/model_zoo.py, BN folded, 10 classes) with `--samples`
-   calibration samples: top-1 agreement of the int8 model (compiled by dlc) with the fp32 model
-   (compiled by dlc) on `--held-out` other random samples, and the per-layer report.
+2. `dlc.quantize` of the small convnet and of ResNet-18 (benchmarks/model_zoo.py, BN folded, 10
+   classes) with `--samples` calibration samples: top-1 agreement of the int8 model (compiled by
+   dlc) with the fp32 model (compiled by dlc) on `--held-out` other random samples, and the
+   per-layer report.
+
+Figures (2026-12-02, this machine, defaults): dlc equals ORT's unoptimized QDQ run exactly (0
+steps) on both static models and within 1.1e-6 on the dynamic ones; against ORT's int8 kernels,
+the convnet is exact and the transformer block has 96.67% of outputs within 1 step, worst 3
+steps, which is also how far ORT's int8 run is from its own unoptimized one (its
+QLinearSoftmax / QLinearAdd / QLinearMul rounding). `dlc quantize` (minmax): convnet top-1
+agreement 100%, ResNet-18 (random weights, 32x32) 92.58%: uint8 noise of about 1% per
+quantized tensor compounds over 21 layers (6% logit error) against a median top-2 logit margin
+of a third of the logits' standard deviation.
 """
 
 from __future__ import annotations
@@ -134,24 +144,27 @@ def _print_difference(label: str, got: np.ndarray, expected: np.ndarray, step: f
           f"max |output| {spread:.3g}) on {difference.size} outputs")
 
 
-def dlc_quantize_top1(samples: int, held_out: int, image: int, directory: Path) -> None:
-    """`dlc.quantize` ResNet-18 and count top-1 agreement with fp32 on held-out inputs."""
+def dlc_quantize_top1(name: str, model: onnx.ModelProto, samples: int, held_out: int,
+                      method: str, directory: Path) -> None:
+    """`dlc.quantize` `model` and count top-1 agreement with fp32 on held-out inputs (both
+    compiled by dlc)."""
     import dlc
 
-    model = resnet18(batch=1, image=image, classes=10)
     calibration = _random(model, samples, seed=10)
-    result = dlc.quantize(model, calibration, directory / "resnet18.int8.onnx")
+    result = dlc.quantize(model, calibration, directory / f"{name}.int8.onnx", method=method)
     print(result.report())
     float_exe = dlc.compile(model)
     int8_exe = dlc.compile(result.model)
-    test = _random(model, held_out, seed=11)
-    agree = 0
-    for sample in test:
-        expected = float_exe.run(sample)["logits"]
-        got = int8_exe.run(sample)["logits"]
+    output = model.graph.output[0].name
+    agree, errors = 0, []
+    for sample in _random(model, held_out, seed=11):
+        expected = float_exe.run(sample)[output]
+        got = int8_exe.run(sample)[output]
         agree += int(np.argmax(expected) == np.argmax(got))
-    print(f"resnet18 ({image}x{image}, 10 classes): dlc quantize (minmax, {samples} samples) "
-          f"top-1 agreement with fp32: {agree}/{held_out} = {agree / held_out:.2%}")
+        errors.append(float(np.linalg.norm(got - expected) / np.linalg.norm(expected)))
+    print(f"{name}: dlc quantize ({method}, {samples} samples) top-1 agreement with fp32: "
+          f"{agree}/{held_out} = {agree / held_out:.2%}; mean relative logit error "
+          f"{np.mean(errors):.2%}")
 
 
 def main() -> None:
@@ -159,6 +172,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--held-out", type=int, default=256)
     parser.add_argument("--image", type=int, default=32)
+    parser.add_argument("--method", default="minmax", choices=["minmax", "percentile", "entropy"])
     parser.add_argument("--skip-ort", action="store_true")
     parser.add_argument("--skip-resnet", action="store_true")
     args = parser.parse_args()
@@ -168,8 +182,12 @@ def main() -> None:
             compare_with_ort("convnet", small_convnet(), directory, args.samples)
             compare_with_ort("transformer", transformer_block(seq=16, hidden=64, heads=4, mlp=128),
                              directory, args.samples)
+        dlc_quantize_top1("convnet", small_convnet(), args.samples, args.held_out,
+                          args.method, directory)
         if not args.skip_resnet:
-            dlc_quantize_top1(args.samples, args.held_out, args.image, directory)
+            dlc_quantize_top1(f"resnet18 ({args.image}x{args.image}, 10 classes)",
+                              resnet18(batch=1, image=args.image, classes=10), args.samples,
+                              args.held_out, args.method, directory)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ QDQ format: `QuantizeLinear` / `DequantizeLinear` around float ops (graph.quanti
 graph.dequantize; `graph-fold-qdq` later turns the pairs around convs and matmuls into integer
 ops). Operator format: `QLinearConv`, `QLinearMatMul`, `ConvInteger`, `MatMulInteger`,
 `DynamicQuantizeLinear`, and the `com.microsoft` ops of ORT's quantizers that have a public spec
-(`QLinearAdd`, `MatMulIntegerToFloat`, `DynamicQuantizeMatMul`). TVM's counterpart is
+(`QLinearAdd`, `QGemm`, `QLinearGlobalAveragePool`, `MatMulIntegerToFloat`,
+`DynamicQuantizeMatMul`). TVM's counterpart is
 `relay.frontend.onnx`'s QLinear* converters onto the QNN dialect.
 
 Requantization (`QLinearConv`, `QLinearMatMul`) is `quantize(f32(acc) * (sx * sw / sy), 1, zy)`,
@@ -15,7 +16,18 @@ epilogue.
 from __future__ import annotations
 
 import numpy as np
-from dlc.dialects.graph import AddOp, CastOp, DivOp, MulOp, NegOp, ReduceOp, ReshapeOp, SubOp
+from dlc.dialects.graph import (
+    AddOp,
+    CastOp,
+    DivOp,
+    GlobalAvgPool2DOp,
+    MulOp,
+    NegOp,
+    ReduceOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+)
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.interpreter_quant import quantize
 from dlc.dialects.graph.ops import MaxOp, MinOp
@@ -379,3 +391,59 @@ class DynamicQuantizeMatMul(OnnxOpConverter):
         b_scale = _param(node, node.input(2))
         scale = node.emit(MulOp(a_scale, b_scale))
         return [_to_float(node, acc, scale, node.input(4) if node.has_input(4) else None)]
+
+
+@register("QGemm", "com.microsoft")
+class QGemm(OnnxOpConverter):
+    """`com.microsoft.QGemm`: `alpha * (A' - a_zp) @ (B' - b_zp)` in int32 plus the int32 C
+    (at scale a_scale * b_scale), scaled by `a_scale * b_scale`, then quantized to
+    (y_scale, y_zero_point) when they are given, else float."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        for index in (1, 4):
+            _check_scale(node, index)
+        if node.attr_int("transA", 0):
+            raise node.error("expected transA = 0 (a transposed activation is not supported)")
+        a, b = node.input(0), node.input(3)
+        b_zp = _param(node, _default_zp(node, 5, 3))
+        if node.attr_int("transB", 0):
+            b = node.emit(TransposeOp(b, [1, 0]))
+        try:
+            acc = node.emit(MatmulIntegerOp(a, b, _param(node, _default_zp(node, 2, 0)), b_zp))
+        except VerifyException as e:
+            raise node.error(str(e)) from None
+        if node.has_input(6):
+            acc = node.emit(AddOp(acc, node.input(6)))
+        shape = list(shape_of(acc))
+        alpha = node.attr_float("alpha", 1.0)
+        quantized_output = node.has_input(7)
+        if quantized_output:
+            _check_scale(node, 7)
+        multiplier = _multiplier(node, 1, 4, 7 if quantized_output else None, shape,
+                                 len(shape) - 1)
+        if alpha != 1.0:
+            multiplier = node.emit(MulOp(multiplier, node.constant(np.array(alpha, np.float32))))
+        if not quantized_output:
+            return [node.emit(MulOp(node.emit(CastOp(acc, f32)), multiplier))]
+        return [requantize(node, acc, multiplier, _default_zp(node, 8, 0))]
+
+
+@register("QLinearGlobalAveragePool", "com.microsoft")
+class QLinearGlobalAveragePool(OnnxOpConverter):
+    """`com.microsoft.QLinearGlobalAveragePool`: `quantize(global_avg_pool(dequantize(X)))`
+    (NCHW; channels_last = 0)."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        for index in (1, 3):
+            _check_scale(node, index)
+        if node.attr_int("channels_last", 0):
+            raise node.error("expected channels_last = 0 (NCHW)")
+        if node.rank(0) != 4:
+            raise node.error(f"expected an input of rank 4, found {node.input_type(0)}")
+        x = node.emit(DequantizeOp(node.input(0), _param(node, node.input(1)),
+                                   _param(node, _default_zp(node, 2, 0)), 1))
+        pooled = node.emit(GlobalAvgPool2DOp(x))
+        return [node.emit(QuantizeOp(pooled, _param(node, node.input(3)),
+                                     _param(node, _default_zp(node, 4, 0)), 1))]
