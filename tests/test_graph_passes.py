@@ -721,7 +721,8 @@ def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
 
 def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
-               "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv"}
+               "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv",
+               "graph-fold-qdq"}  # graph-fold-qdq: tests/test_quant_ops.py
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

@@ -281,3 +281,81 @@ def test_zero_point_of_another_type_is_an_error_naming_the_node() -> None:
                    {"s": np.array(0.5, np.float32), "z": np.array(0, np.uint8)})
     with pytest.raises(dlc.CompileError, match=r"dq8.*zero point of element type i8, found ui8"):
         dlc.compile(model, cache=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# graph-fold-qdq keeps results within one step (the graph interpreter before and after)
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def _qdq_graphs(draw: st.DrawFn) -> tuple[onnx.ModelProto, np.ndarray, float]:
+    """x -> Q -> DQ -> Conv | MatMul | Gemm(transB) with DQ'd int8 weights (per tensor or per
+    channel) and int32 bias -> [Relu] -> Q -> DQ, with random shapes, scales and zero points."""
+    kind = draw(st.sampled_from(["Conv", "MatMul", "Gemm"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    per_channel, relu = draw(st.booleans()), draw(st.booleans())
+    x_dtype = draw(st.sampled_from([np.int8, np.uint8]))
+    x_scale = _scales(draw, 1).reshape(())
+    y_scale = np.float32(x_scale * draw(st.floats(2.0, 40.0)))
+    cout = draw(st.integers(1, 4))
+    if kind == "Conv":
+        cin, k, size = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(3, 5))
+        x_shape, w_shape, axis = [1, cin, size, size], (cout, cin, k, k), 0
+        out = size + 2 * (k // 2) - k + 1
+        y_shape = [1, cout, out, out]
+        node = helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[k // 2] * 4)
+    else:
+        cin = draw(st.integers(1, 5))
+        x_shape = [draw(st.integers(1, 3)), cin]
+        w_shape, axis = ((cout, cin), 0) if kind == "Gemm" else ((cin, cout), 1)
+        y_shape = [x_shape[0], cout]
+        node = (helper.make_node("Gemm", ["xd", "wd", "bd"], ["c"], transB=1) if kind == "Gemm"
+                else helper.make_node("MatMul", ["xd", "wd"], ["c"]))
+    w_scale = _scales(draw, cout if per_channel else 1)
+    if not per_channel:
+        w_scale = w_scale.reshape(())
+    inits = {
+        "xs": x_scale, "xz": _integers(rng, x_dtype, ()),
+        "w": _integers(rng, np.int8, w_shape), "ws": w_scale,
+        "wz": np.zeros(w_scale.shape, np.int8),
+        "b": rng.integers(-500, 500, cout).astype(np.int32),
+        "bs": (x_scale * w_scale).astype(np.float32) if per_channel else
+        np.float32(x_scale * w_scale), "bz": np.zeros(w_scale.shape, np.int32),
+        "ys": np.asarray(y_scale), "yz": _integers(rng, np.uint8, ()),
+    }
+    channel_attrs = {"axis": axis} if per_channel else {}
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], **channel_attrs),
+        helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bd"],
+                         **({"axis": 0} if per_channel else {})),
+        node,
+        *([helper.make_node("Relu", ["c"], ["r"])] if relu else []),
+        helper.make_node("QuantizeLinear", ["r" if relu else "c", "ys", "yz"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+    ]
+    scale = float(x_scale) * 127
+    x = (rng.normal(size=x_shape) * scale).astype(np.float32)
+    model = _model(nodes, [("x", TensorProto.FLOAT, x_shape)], ("y", TensorProto.FLOAT, y_shape),
+                   inits)
+    return model, x, float(y_scale)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_qdq_graphs())
+def test_fold_qdq_preserves_results_within_one_step(
+        case: tuple[onnx.ModelProto, np.ndarray, float]) -> None:
+    from dlc.pipelines import parse_pipeline
+    from xdsl.context import Context
+
+    model, x, step = case
+    module = import_onnx(model)
+    (before,) = run_module(module, [x])
+    for each in parse_pipeline("graph-fold-qdq"):
+        each.apply(Context(), module)
+    names = [op.name for op in module.walk()]
+    assert "graph.conv2d_integer" in names or "graph.matmul_integer" in names, names
+    (after,) = run_module(module, [x])
+    assert np.abs(after - before).max() <= step * 1.001

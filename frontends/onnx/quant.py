@@ -30,7 +30,7 @@ from dlc.dialects.graph import (
 )
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.interpreter_quant import quantize
-from dlc.dialects.graph.ops import MaxOp, MinOp
+from dlc.dialects.graph.ops import ConstantOp, MaxOp, MinOp
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
@@ -74,6 +74,8 @@ def _param(node: NodeContext, value: SSAValue) -> SSAValue:
     """A scale or zero point as the ops want it: rank 0 when it has one element, else rank 1."""
     shape = shape_of(value)
     if int(np.prod(shape)) == 1 and shape != ():
+        if isinstance(value.owner, ConstantOp):  # stays a constant, for graph-fold-qdq
+            return node.constant(value.owner.to_array().reshape(()))
         return node.emit(ReshapeOp(value, []))
     if len(shape) > 1:
         raise node.error(f"expected a scale or zero point of rank 0 or 1, found shape "
