@@ -5,7 +5,9 @@ The public API is a thin façade over the compiler's parts:
   an ONNX model (`.onnx` path or ModelProto), an `.mlir` file or an xDSL module and return an
   `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` returning the outputs by
   name, `m.export("model.so")` writing a shared library with the weights inside;
-- `dlc.load(path)`: open such a library with ctypes and NumPy alone (no LLVM, no xDSL).
+- `dlc.load(path)`: open such a library with ctypes and NumPy alone (no LLVM, no xDSL);
+- `dlc.quantize(model, calibration, output)`: post-training int8 quantization into a QDQ ONNX
+  model (calibrated min-max, percentile or entropy ranges; a per-layer error report).
 
 The compiler's layers are subpackages: `dlc.dialects`, `dlc.target`, `dlc.frontends`,
 `dlc.rewrites`, `dlc.codegen`, `dlc.pipelines`, `dlc.runtime`, `dlc.driver`, `dlc.autotune`,
@@ -31,6 +33,8 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isdir(
 _FACADE: dict[str, str] = {
     "compile": "dlc.api",
     "load": "dlc.api",
+    "quantize": "dlc.quantization",
+    "QuantizationError": "dlc.quantization",
     "CompileError": "dlc.driver.errors",
     "Executable": "dlc.runtime.executable",
     "ExecutableError": "dlc.runtime.executable",
@@ -40,9 +44,11 @@ _FACADE: dict[str, str] = {
 if TYPE_CHECKING:
     from dlc.api import compile, load
     from dlc.driver.errors import CompileError
+    from dlc.quantization import QuantizationError, quantize
     from dlc.runtime.executable import Executable, ExecutableError
 
-__all__ = ["CompileError", "Executable", "ExecutableError", "compile", "load"]
+__all__ = ["CompileError", "Executable", "ExecutableError", "QuantizationError", "compile", "load",
+           "quantize"]
 
 
 def __getattr__(name: str) -> Any:

@@ -36,7 +36,7 @@ class NamedPipeline:
 
 
 _GRAPH_FOLDS = (
-    "graph-fold-constants,graph-simplify,graph-fold-batch-norm,graph-simplify,cse,dce"
+    "graph-fold-qdq,graph-fold-constants,graph-simplify,graph-fold-batch-norm,graph-simplify,cse,dce"
 )
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 

@@ -16,6 +16,7 @@ PASSES: dict[str, tuple[str, str]] = {
     # graph level
     "graph-fold-constants": ("dlc.rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
     "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
+    "graph-fold-qdq": ("dlc.rewrites.graph_fold_qdq", "GraphFoldQdqPass"),
     "graph-simplify": ("dlc.rewrites.graph_simplify", "GraphSimplifyPass"),
     "graph-convert-layout": ("dlc.rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),

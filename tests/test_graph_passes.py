@@ -723,7 +723,8 @@ def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
                "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv",
                # property tests in tests/test_conv_transpose_subpixel.py, test_conv_column_to_row.py
-               "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row"}
+               "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row",
+               "graph-fold-qdq"}  # graph-fold-qdq: tests/test_quant_ops.py
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

@@ -11,6 +11,7 @@
     dlc tune model.onnx|kernel.mlir --trials N [--log F]   (then: dlc compile --tuning-log F)
     dlc tune replay model.onnx --log F [-o scheduled.mlir]
     dlc cache info|clear [--cache-dir D]
+    dlc quantize model.onnx --calibration data.npz|DIR -o model.int8.onnx [--method entropy]
 
 `compile` writes a shared library holding the model's code and weights, which `dlc.load` (NumPy
 and ctypes only) and `dlc run` open, and its C header (model.h, `dlc.runtime.c_api`): C programs
@@ -187,9 +188,11 @@ def _parser() -> argparse.ArgumentParser:
                               help="the compile cache (default ~/.cache/dlc)")
     _cache_size_option(cache_parser)
 
+    from dlc.tools.dlc_quantize import add_quantize_subcommand
     from dlc.tools.dlc_tune import add_tune_subcommand
 
     add_tune_subcommand(commands)
+    add_quantize_subcommand(commands)
     return parser
 
 
@@ -468,6 +471,13 @@ def cache_command(args: argparse.Namespace) -> None:
           f"{format_bytes(args.cache_max_size)})")
 
 
+def quantize_command(args: argparse.Namespace) -> None:
+    """`dlc quantize` (tools/dlc_quantize.py): int8 post-training quantization into QDQ ONNX."""
+    from dlc.tools.dlc_quantize import quantize_command as run_quantize
+
+    run_quantize(args)
+
+
 def tune_command(args: argparse.Namespace) -> None:
     """`dlc tune` (tools/dlc_tune.py): tune a model's kernels into a log, or replay a log."""
     from dlc.tools.dlc_tune import run_tune
@@ -484,6 +494,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "bench": bench_command,
     "tune": tune_command,
     "cache": cache_command,
+    "quantize": quantize_command,
 }
 
 

@@ -38,6 +38,12 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.dialects.graph.ops_quant import (
+    Conv2DIntegerOp,
+    DequantizeOp,
+    MatmulIntegerOp,
+    QuantizeOp,
+)
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
@@ -64,6 +70,8 @@ __all__ = [
     # ops_tensor.py
     "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
+    # ops_quant.py
+    "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
 ]
 
 Graph = Dialect(
@@ -119,6 +127,11 @@ Graph = Dialect(
         ArgMaxOp,
         TopKOp,
         ConvTranspose2DOp,
+        # Quantized: exact integer semantics (ops_quant.py)
+        QuantizeOp,
+        DequantizeOp,
+        Conv2DIntegerOp,
+        MatmulIntegerOp,
         # Fused groups
         FusedOp,
         YieldOp,
@@ -127,5 +140,7 @@ Graph = Dialect(
 )
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
 
-# The NumPy implementations of the ops_tensor.py ops join the interpreter's registry.
+# The NumPy implementations of the ops_tensor.py and ops_quant.py ops join the interpreter's
+# registry.
+import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

@@ -391,7 +391,8 @@ class _Importer:
         assert impl is not None
         given = [name for name in node.input if name]
         try:
-            if all(self.scope.entry(n).array is not None for n in given):
+            if converter.fold_constant_inputs and all(
+                    self.scope.entry(n).array is not None for n in given):
                 outputs = self._fold(node, opset, impl)
             else:
                 outputs = self._convert_in(self.scope, node, opset, impl)

@@ -32,6 +32,7 @@ CONVERTER_MODULES: tuple[str, ...] = (
     "dlc.frontends.onnx.nn",
     "dlc.frontends.onnx.norm",
     "dlc.frontends.onnx.pool",
+    "dlc.frontends.onnx.quant",
     "dlc.frontends.onnx.reduce",
     "dlc.frontends.onnx.resize",
     "dlc.frontends.onnx.select",
@@ -51,6 +52,9 @@ class OnnxOpConverter:
 
     op_type: ClassVar[str] = ""
     domain: ClassVar[str] = ""
+    fold_constant_inputs: ClassVar[bool] = True
+    """Whether a node whose inputs are all constants is evaluated at import time (DequantizeLinear
+    says no: `graph-fold-qdq` needs to see the integer weights)."""
 
     @classmethod
     def versions(cls) -> list[int]:

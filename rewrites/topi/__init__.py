@@ -1,7 +1,7 @@
 """dlc's TOPI: one compute definition per graph op, written with `tensor_expr.compute`.
 
 Counterpart: Apache TVM's TOPI (topi/python/tvm/topi). Definitions live in small modules by
-family (elementwise, nn, pool, reduce, resize, sort, tensor, transform,
+family (elementwise, nn, pool, quant, reduce, resize, sort, tensor, transform,
 winograd) and register themselves
 for their op classes with `@compute_definition`; `lookup_definition(op_type)` finds the one for
 an op. Importing this package loads every module, so the registry is complete.
@@ -11,6 +11,7 @@ from dlc.rewrites.topi import (
     elementwise,
     nn,
     pool,
+    quant,
     reduce,
     resize,
     sort,
@@ -33,6 +34,7 @@ __all__ = [
     "lookup_definition",
     "nn",
     "pool",
+    "quant",
     "reduce",
     "resize",
     "sort",

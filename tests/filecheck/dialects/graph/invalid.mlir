@@ -575,3 +575,121 @@ func.func @negative_conv_transpose2d_output(%x: tensor<1x4x1x1xf32>, %w: tensor<
   %r = graph.conv_transpose2d %x, %w {padding = array<i64: 1, 0, 1, 0>} : (tensor<1x4x1x1xf32>, tensor<4x3x1x1xf32>) -> tensor<1x3x1x1xf32>
   func.return
 }
+
+// -----
+
+// Quantized ops (ops_quant.py).
+
+func.func @negative_quantize_zero_scale(%x: tensor<4xf32>) {
+  %s = graph.constant dense<0.0> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  // CHECK: 'graph.quantize' op expected positive finite scales, found 0.0
+  %q = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_dequantize_nan_scale(%x: tensor<4xi8>) {
+  %s = graph.constant dense<"0x0000C07F"> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  // CHECK: 'graph.dequantize' op expected positive finite scales, found nan
+  %d = graph.dequantize %x, %s, %z : (tensor<4xi8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_channels(%x: tensor<1x3x4xf32>, %s: tensor<2xf32>, %z: tensor<2xi8>) {
+  // CHECK: 'graph.quantize' op expected 3 per-channel scales (axis 1 of tensor<1x3x4xf32>), found 2
+  %q = graph.quantize %x, %s, %z {axis = 1 : i64} : (tensor<1x3x4xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x3x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_zero_point_shape(%x: tensor<1x3x4xf32>, %s: tensor<3xf32>, %z: tensor<i8>) {
+  // CHECK: 'graph.quantize' op expected the zero point's shape tensor<i8> to match the scale's tensor<3xf32>
+  %q = graph.quantize %x, %s, %z : (tensor<1x3x4xf32>, tensor<3xf32>, tensor<i8>) -> tensor<1x3x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_int_input(%x: tensor<4xi32>, %s: tensor<f32>, %z: tensor<i8>) {
+  // CHECK: 'graph.quantize' op expected a floating-point input, found tensor<4xi32>
+  %q = graph.quantize %x, %s, %z : (tensor<4xi32>, tensor<f32>, tensor<i8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_i16(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i16>) {
+  // CHECK: 'graph.quantize' op expected a zero point of element type i8 or ui8, found tensor<i16>
+  %q = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i16>) -> tensor<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @negative_dequantize_zero_point_type(%x: tensor<4xi8>, %s: tensor<f32>, %z: tensor<ui8>) {
+  // CHECK: 'graph.dequantize' op expected a zero point of element type i8, found tensor<ui8>
+  %d = graph.dequantize %x, %s, %z : (tensor<4xi8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_f64_scale(%x: tensor<4xf32>, %s: tensor<f64>, %z: tensor<i8>) {
+  // CHECK: 'graph.quantize' op expected an f32 scale, found tensor<f64>
+  %q = graph.quantize %x, %s, %z : (tensor<4xf32>, tensor<f64>, tensor<i8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_integer_float(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xi8>, %xz: tensor<f32>, %wz: tensor<i8>) {
+  // CHECK: 'graph.conv2d_integer' op expected an input of element type i8 or ui8, found tensor<1x3x8x8xf32>
+  %r = graph.conv2d_integer %x, %w, %xz, %wz : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xi8>, tensor<f32>, tensor<i8>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_integer_channels(%x: tensor<1x3x8x8xi8>, %w: tensor<4x2x3x3xi8>, %xz: tensor<i8>, %wz: tensor<i8>) {
+  // CHECK: 'graph.conv2d_integer' op expected input channels 3 to match weight channels 2 (groups 1)
+  %r = graph.conv2d_integer %x, %w, %xz, %wz : (tensor<1x3x8x8xi8>, tensor<4x2x3x3xi8>, tensor<i8>, tensor<i8>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_integer_weight_zero_point(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>, %xz: tensor<i8>, %wz: tensor<3xi8>) {
+  // CHECK: 'graph.conv2d_integer' op expected the weight zero point of rank 0 or shape (4), found tensor<3xi8>
+  %r = graph.conv2d_integer %x, %w, %xz, %wz : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>, tensor<i8>, tensor<3xi8>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_conv2d_integer_bias(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>, %xz: tensor<i8>, %wz: tensor<i8>, %b: tensor<4xf32>) {
+  // CHECK: 'graph.conv2d_integer' op expected an i32 bias, found tensor<4xf32>
+  %r = graph.conv2d_integer %x, %w, %xz, %wz, %b : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>, tensor<i8>, tensor<i8>, tensor<4xf32>) -> tensor<1x4x6x6xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_matmul_integer_zero_point(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %az: tensor<2xui8>, %bz: tensor<i8>) {
+  // CHECK: 'graph.matmul_integer' op expected the lhs zero point of rank 0, found tensor<2xui8>
+  %r = graph.matmul_integer %a, %b, %az, %bz : (tensor<2x3xui8>, tensor<3x4xi8>, tensor<2xui8>, tensor<i8>) -> tensor<2x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_matmul_integer_contracting(%a: tensor<2x3xui8>, %b: tensor<5x4xi8>, %az: tensor<ui8>, %bz: tensor<i8>) {
+  // CHECK: 'graph.matmul_integer' op expected contracting dims to match, found 3 (lhs tensor<2x3xi32>) and 5 (rhs tensor<5x4xi32>)
+  %r = graph.matmul_integer %a, %b, %az, %bz : (tensor<2x3xui8>, tensor<5x4xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4xi32>
+  func.return
+}

@@ -411,6 +411,46 @@ func.func @conv_transpose2d(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) ->
   func.return %r : tensor<1x3x9x9xf32>
 }
 
+// CHECK-LABEL: func.func @quantize
+func.func @quantize(%x: tensor<1x2x4xf32>, %s: tensor<2xf32>, %z: tensor<2xi8>) -> tensor<1x2x4xi8> {
+  %q = graph.quantize %x, %s, %z {axis = 1 : i64}
+      : (tensor<1x2x4xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x2x4xi8>
+  // CHECK-NEXT: %q = graph.quantize %x, %s, %z : (tensor<1x2x4xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x2x4xi8>
+  func.return %q : tensor<1x2x4xi8>
+}
+
+// CHECK-LABEL: func.func @dequantize
+func.func @dequantize(%q: tensor<4xui8>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<4xf32> {
+  %x = graph.dequantize %q, %s, %z
+      : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  // CHECK-NEXT: %x = graph.dequantize %q, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  func.return %x : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @conv2d_integer
+func.func @conv2d_integer(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %xz: tensor<ui8>, %wz: tensor<4xi8>) -> tensor<1x4x8x8xi32> {
+  %r = graph.conv2d_integer %x, %w, %xz, %wz {padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<ui8>, tensor<4xi8>)
+      -> tensor<1x4x8x8xi32>
+  // CHECK-NEXT: %r = graph.conv2d_integer %x, %w, %xz, %wz {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<1x4x8x8xi32>
+  func.return %r : tensor<1x4x8x8xi32>
+}
+
+// CHECK-LABEL: func.func @conv2d_integer_bias
+func.func @conv2d_integer_bias(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>, %xz: tensor<i8>, %wz: tensor<i8>, %b: tensor<4xi32>) -> tensor<1x4x6x6xi32> {
+  %r = graph.conv2d_integer %x, %w, %xz, %wz, %b : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>, tensor<i8>, tensor<i8>, tensor<4xi32>) -> tensor<1x4x6x6xi32>
+  // CHECK-NEXT: %r = graph.conv2d_integer %x, %w, %xz, %wz, %b : (tensor<1x3x8x8xi8>, tensor<4x3x3x3xi8>, tensor<i8>, tensor<i8>, tensor<4xi32>) -> tensor<1x4x6x6xi32>
+  func.return %r : tensor<1x4x6x6xi32>
+}
+
+// CHECK-LABEL: func.func @matmul_integer
+func.func @matmul_integer(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %az: tensor<ui8>, %bz: tensor<4xi8>) -> tensor<2x4xi32> {
+  %r = graph.matmul_integer %a, %b, %az, %bz
+      : (tensor<2x3xui8>, tensor<3x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<2x4xi32>
+  // CHECK-NEXT: %r = graph.matmul_integer %a, %b, %az, %bz : (tensor<2x3xui8>, tensor<3x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<2x4xi32>
+  func.return %r : tensor<2x4xi32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {

@@ -1,0 +1,145 @@
+"""Compute definitions of the quantized graph ops: quantize, dequantize, conv2d_integer and
+matmul_integer.
+
+Counterpart: TVM's QNN canonicalization (`qnn.quantize` → round/clip/cast, `qnn.conv2d` →
+`nn.conv2d` over zero-point-shifted int32 operands). The integer conv and matmul shift their
+operands in injective computes ("shift") that `tensor-expr-inline` inlines into the reduction,
+then reuse graph.conv2d's and graph.matmul's definitions; quantize rounds half to even
+(`math.roundeven`) and saturates in f32 before converting, exactly as the interpreter does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dlc.dialects.graph.ops_quant import (
+    Conv2DIntegerOp,
+    DequantizeOp,
+    MatmulIntegerOp,
+    QuantizeOp,
+    quantized_range,
+)
+from dlc.rewrites.topi.common import (
+    binary,
+    check_element_type,
+    constant,
+    emit_compute,
+    read,
+    shape_of,
+    tensor_type,
+)
+from dlc.rewrites.topi.elementwise import INJECTIVE
+from dlc.rewrites.topi.nn import conv2d, matmul
+from dlc.rewrites.topi.registry import compute_definition
+from dlc.rewrites.topi.tensor import convert
+from xdsl.builder import Builder
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import IndexType, TensorType, f32, i32
+from xdsl.ir import Operation, SSAValue
+
+
+def _param(b: Builder, param: SSAValue, channel: SSAValue | None) -> SSAValue:
+    """A rank-0 or rank-1 scale / zero point: its only element, or the element at `channel`."""
+    shape = shape_of(param)
+    if not shape:
+        return read(b, param, [])
+    if shape[0] == 1 or channel is None:
+        return read(b, param, [constant(b, 0, IndexType())])
+    return read(b, param, [channel])
+
+
+def _channel(i: list[SSAValue], axis: int) -> SSAValue | None:
+    """The index along `axis` (None for a rank-0 tensor, whose parameters are per tensor)."""
+    return i[axis % len(i)] if i else None
+
+
+@compute_definition(QuantizeOp)
+def quantize(op: QuantizeOp, builder: Builder) -> SSAValue:
+    """`out[i...] = convert(clamp(roundeven(x[i...] / scale[c]) + zp[c], lo, hi))`, in f32."""
+    result_type = tensor_type(op.result)
+    element = result_type.get_element_type()
+    bounds = quantized_range(element)
+    assert bounds is not None, "the verifier admits i8 and ui8 results only"
+    axis = op.axis_value()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        channel = _channel(i, axis)
+        x = convert(b, read(b, op.x, i), f32)
+        scale = _param(b, op.scale, channel)
+        zero_point = convert(b, _param(b, op.zero_point, channel), f32)
+        scaled = binary(b, "div", x, scale)
+        rounded = b.insert(mathd.RoundEvenOp(scaled)).result
+        shifted = binary(b, "add", rounded, zero_point)
+        low = binary(b, "max", shifted, constant(b, bounds[0], f32))
+        clamped = binary(b, "min", low, constant(b, bounds[1], f32))
+        return convert(b, clamped, element)
+
+    return emit_compute(builder, op, "quantize", result_type, body, tag=INJECTIVE)
+
+
+@compute_definition(DequantizeOp)
+def dequantize(op: DequantizeOp, builder: Builder) -> SSAValue:
+    """`out[i...] = f32(i32(x[i...]) - i32(zp[c])) * scale[c]`."""
+    result_type = tensor_type(op.result)
+    axis = op.axis_value()
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        channel = _channel(i, axis)
+        x = convert(b, read(b, op.x, i), i32)
+        zero_point = convert(b, _param(b, op.zero_point, channel), i32)
+        difference = convert(b, binary(b, "sub", x, zero_point), f32)
+        return binary(b, "mul", difference, _param(b, op.scale, channel))
+
+    return emit_compute(builder, op, "dequantize", result_type, body, tag=INJECTIVE)
+
+
+def _shift(builder: Builder, origin: Operation, x: SSAValue, zero_point: SSAValue,
+           channel_axis: int | None) -> SSAValue:
+    """The compute "shift": `i32(x[i...]) - i32(zp[c])` (`c` the index along `channel_axis`)."""
+    shape = shape_of(x)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        channel = None if channel_axis is None else _channel(i, channel_axis)
+        value = convert(b, read(b, x, i), i32)
+        return binary(b, "sub", value, convert(b, _param(b, zero_point, channel), i32))
+
+    return emit_compute(builder, origin, "shift", TensorType(i32, shape), body, tag=INJECTIVE)
+
+
+class _OnShifted:
+    """`op` seen with some operands replaced (the shifted i32 tensors), so that graph.conv2d's
+    and graph.matmul's definitions serve the integer ops; everything else is `op`'s."""
+
+    def __init__(self, op: Operation, **operands: SSAValue | None) -> None:
+        self._op = op
+        self._operands = operands
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._operands:
+            return self._operands[name]
+        return getattr(self._op, name)
+
+
+def _operands_i32(op: Operation, values: Sequence[SSAValue]) -> None:
+    for value in values:
+        check_element_type(op, tensor_type(value).get_element_type())
+
+
+@compute_definition(Conv2DIntegerOp)
+def conv2d_integer(op: Conv2DIntegerOp, builder: Builder) -> SSAValue:
+    """graph.conv2d's definition over `shift(input)` and `shift(weight)` (per output channel);
+    the padding of the shifted input is 0, the input's zero point."""
+    _operands_i32(op, [op.input, op.weight])
+    x = _shift(builder, op, op.input, op.input_zero_point, None)
+    w = _shift(builder, op, op.weight, op.weight_zero_point, 0)
+    return conv2d(_OnShifted(op, input=x, weight=w, bias=op.bias), builder)  # type: ignore[arg-type]
+
+
+@compute_definition(MatmulIntegerOp)
+def matmul_integer(op: MatmulIntegerOp, builder: Builder) -> SSAValue:
+    """graph.matmul's definition over `shift(lhs)` and `shift(rhs)` (per output column)."""
+    _operands_i32(op, [op.lhs, op.rhs])
+    a = _shift(builder, op, op.lhs, op.lhs_zero_point, None)
+    b = _shift(builder, op, op.rhs, op.rhs_zero_point, -1)
+    return matmul(_OnShifted(op, lhs=a, rhs=b), builder)  # type: ignore[arg-type]

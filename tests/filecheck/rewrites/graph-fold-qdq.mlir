@@ -1,0 +1,105 @@
+// RUN: dlc-opt %s --split-input-file -p graph-fold-qdq | filecheck %s
+
+// quantize(conv2d(dequantize(x), dequantize(w), dequantize(b))): x scale 0.5, w scales [0.25,
+// 0.125] per output channel, y scale 2.0. Accumulator scales [0.125, 0.0625]; multipliers
+// [0.0625, 0.03125]; the bias [1.0, -0.5] becomes [8, -8] accumulator steps.
+
+// CHECK-LABEL: @conv_per_channel
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x1x4x4xui8>)
+// CHECK-DAG:   %[[W:.*]] = graph.constant dense<{{.*}}> : tensor<2x1x1x1xi8>
+// CHECK-DAG:   %[[WZ:.*]] = graph.constant dense<0> : tensor<2xi8>
+// CHECK-DAG:   %[[B:.*]] = graph.constant dense<[8, -8]> : tensor<2xi32>
+// CHECK-DAG:   %[[M:.*]] = graph.constant dense<{{\[\[\[\[}}6.250000e-02]], {{\[\[}}3.125000e-02]]]]> : tensor<1x2x1x1xf32>
+// CHECK-DAG:   %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK:       %[[ACC:.*]] = graph.conv2d_integer %[[X]], %[[W]], %{{.*}}, %[[WZ]], %[[B]] {padding = array<i64: 1, 1, 1, 1>}
+// CHECK-SAME:  -> tensor<1x2x6x6xi32>
+// CHECK-NEXT:  %[[F:.*]] = graph.cast %[[ACC]] : (tensor<1x2x6x6xi32>) -> tensor<1x2x6x6xf32>
+// CHECK-NEXT:  %[[S:.*]] = graph.mul %[[F]], %[[M]]
+// CHECK-NEXT:  %[[Q:.*]] = graph.quantize %[[S]], %[[ONE]], %{{.*}} :
+// CHECK-NOT:   graph.dequantize
+// CHECK-NOT:   graph.conv2d %
+// CHECK:       func.return %[[Q]]
+func.func @conv_per_channel(%x: tensor<1x1x4x4xui8>) -> tensor<1x2x6x6xi8> {
+  %xs = graph.constant dense<0.5> : tensor<f32>
+  %xz = graph.constant dense<128> : tensor<ui8>
+  %w = graph.constant dense<[[[[3]]], [[[-5]]]]> : tensor<2x1x1x1xi8>
+  %ws = graph.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %wz = graph.constant dense<0> : tensor<2xi8>
+  %b = graph.constant dense<[1.0, -0.5]> : tensor<2xf32>
+  %ys = graph.constant dense<2.0> : tensor<f32>
+  %yz = graph.constant dense<0> : tensor<i8>
+  %xd = graph.dequantize %x, %xs, %xz : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x4x4xf32>
+  %wd = graph.dequantize %w, %ws, %wz {axis = 0 : i64} : (tensor<2x1x1x1xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x1x1x1xf32>
+  %c = graph.conv2d %xd, %wd, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x6x6xf32>
+  %q = graph.quantize %c, %ys, %yz : (tensor<1x2x6x6xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x6x6xi8>
+  func.return %q : tensor<1x2x6x6xi8>
+}
+
+// -----
+
+// matmul with Gemm's transposed weight, a relu, and a bias added to the int32 accumulator.
+
+// CHECK-LABEL: @matmul_transposed_relu_bias
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x3xi8>)
+// CHECK-DAG:   %[[W:.*]] = graph.constant dense<{{\[\[}}1, 4], [2, 5], [3, 6]]> : tensor<3x2xi8>
+// CHECK-DAG:   %[[B:.*]] = graph.constant dense<[4, -4]> : tensor<2xi32>
+// CHECK:       %[[ACC:.*]] = graph.matmul_integer %[[X]], %[[W]], %{{.*}}, %{{.*}} : (tensor<2x3xi8>, tensor<3x2xi8>, tensor<i8>, tensor<i8>) -> tensor<2x2xi32>
+// CHECK-NEXT:  %[[SUM:.*]] = graph.add %[[ACC]], %[[B]]
+// CHECK-NEXT:  %[[F:.*]] = graph.cast %[[SUM]]
+// CHECK-NEXT:  %[[S:.*]] = graph.mul %[[F]], %{{.*}}
+// CHECK-NEXT:  %[[R:.*]] = graph.relu %[[S]]
+// CHECK-NEXT:  %[[Q:.*]] = graph.quantize %[[R]]
+// CHECK-NOT:   graph.transpose
+// CHECK:       func.return %[[Q]]
+func.func @matmul_transposed_relu_bias(%x: tensor<2x3xi8>) -> tensor<2x2xui8> {
+  %s = graph.constant dense<0.25> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %w = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi8>
+  %b = graph.constant dense<[0.25, -0.25]> : tensor<2xf32>
+  %ys = graph.constant dense<0.5> : tensor<f32>
+  %yz = graph.constant dense<0> : tensor<ui8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
+  %wd = graph.dequantize %w, %s, %z : (tensor<2x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xf32>
+  %wt = graph.transpose %wd {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %m = graph.matmul %xd, %wt : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %a = graph.add %m, %b : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %r = graph.relu %a : tensor<2x2xf32>
+  %q = graph.quantize %r, %ys, %yz : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  func.return %q : tensor<2x2xui8>
+}
+
+// -----
+
+// The float input comes from no dequantize: nothing folds.
+
+// CHECK-LABEL: @negative_float_input
+// CHECK:       graph.conv2d
+// CHECK:       graph.quantize
+// CHECK-NOT:   graph.conv2d_integer
+func.func @negative_float_input(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xi8> {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %w = graph.constant dense<[[[[3]]]]> : tensor<1x1x1x1xi8>
+  %wd = graph.dequantize %w, %s, %z : (tensor<1x1x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<1x1x1x1xf32>
+  %c = graph.conv2d %x, %wd : (tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x4x4xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xi8>
+  func.return %q : tensor<1x1x4x4xi8>
+}
+
+// -----
+
+// The float conv result has a second user: the float value is still needed, nothing folds.
+
+// CHECK-LABEL: @negative_two_users
+// CHECK:       graph.conv2d %
+// CHECK-NOT:   graph.conv2d_integer
+func.func @negative_two_users(%x: tensor<1x1x4x4xi8>) -> (tensor<1x1x4x4xi8>, tensor<1x1x4x4xf32>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %w = graph.constant dense<[[[[3]]]]> : tensor<1x1x1x1xi8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<1x1x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xf32>
+  %wd = graph.dequantize %w, %s, %z : (tensor<1x1x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<1x1x1x1xf32>
+  %c = graph.conv2d %xd, %wd : (tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x4x4xf32>
+  %q = graph.quantize %c, %s, %z : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xi8>
+  func.return %q, %c : tensor<1x1x4x4xi8>, tensor<1x1x4x4xf32>
+}

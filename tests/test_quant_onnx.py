@@ -1,0 +1,200 @@
+"""ONNX Runtime's quantized models (QDQ and operator formats, static and dynamic, and the
+com.microsoft ops of its quantizers) through dlc.compile, against ONNX Runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dlc
+
+ort = pytest.importorskip("onnxruntime")
+quantization = pytest.importorskip("onnxruntime.quantization")
+
+
+def _float_model(kind: str, seed: int = 0) -> onnx.ModelProto:
+    """A conv net (conv-relu-conv(stride 2)-relu-pool-gemm) or an MLP block with a residual."""
+    rng = np.random.default_rng(seed)
+    inits: list[onnx.TensorProto] = []
+
+    def weight(name: str, shape: tuple[int, ...], scale: float = 0.2) -> str:
+        inits.append(numpy_helper.from_array((rng.normal(size=shape) * scale)
+                                             .astype(np.float32), name))
+        return name
+
+    if kind == "convnet":
+        nodes = [
+            helper.make_node("Conv", ["x", weight("w1", (8, 3, 3, 3)), weight("b1", (8,))],
+                             ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+            helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+            helper.make_node("Conv", ["r1", weight("w2", (16, 8, 3, 3)), weight("b2", (16,))],
+                             ["c2"], pads=[1, 1, 1, 1], strides=[2, 2], name="conv2"),
+            helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+            helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="pool"),
+            helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+            helper.make_node("Gemm", ["f", weight("wf", (10, 16)), weight("bf", (10,))], ["y"],
+                             transB=1, name="fc"),
+        ]
+        shapes = ([1, 3, 12, 12], [1, 10])
+    else:
+        nodes = [
+            helper.make_node("MatMul", ["x", weight("w1", (32, 64))], ["m1"], name="fc1"),
+            helper.make_node("Add", ["m1", weight("b1", (64,))], ["a1"], name="bias1"),
+            helper.make_node("Relu", ["a1"], ["r1"], name="relu1"),
+            helper.make_node("MatMul", ["r1", weight("w2", (64, 32))], ["m2"], name="fc2"),
+            helper.make_node("Add", ["m2", weight("b2", (32,))], ["a2"], name="bias2"),
+            helper.make_node("Add", ["a2", "x"], ["y"], name="residual"),
+        ]
+        shapes = ([2, 8, 32], [2, 8, 32])
+    graph = helper.make_graph(nodes, kind, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                          shapes[0])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shapes[1])],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+class _Reader:
+    def __init__(self, samples: list[dict[str, np.ndarray]]) -> None:
+        self.samples = iter(samples)
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self.samples, None)
+
+
+def _samples(model: onnx.ModelProto, count: int, seed: int) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    return [{"x": rng.normal(size=shape).astype(np.float32)} for _ in range(count)]
+
+
+def _quantized(tmp_path: Path, kind: str, mode: str) -> onnx.ModelProto:
+    model = _float_model(kind)
+    source, target = tmp_path / f"{kind}.onnx", tmp_path / f"{kind}.{mode}.onnx"
+    onnx.save(model, source)
+    if mode == "dynamic":
+        quantization.quantize_dynamic(str(source), str(target))
+    else:
+        quantization.quantize_static(
+            str(source), str(target), _Reader(_samples(model, 16, 1)),
+            quant_format=quantization.QuantFormat.QDQ if mode == "qdq"
+            else quantization.QuantFormat.QOperator,
+            per_channel=mode == "qdq")
+    return onnx.load(target)
+
+
+def _step(model: onnx.ModelProto) -> float | None:
+    arrays = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "DequantizeLinear" and node.output[0] == model.graph.output[0].name:
+            return float(arrays[node.input[1]].reshape(-1)[0])
+    return None
+
+
+@pytest.mark.parametrize(("kind", "mode"), [
+    ("convnet", "qdq"), ("convnet", "qoperator"), ("convnet", "dynamic"), ("mlp", "qdq"),
+    ("mlp", "qoperator"),
+    ("mlp", "dynamic"),
+])
+def test_ort_quantized_model_matches_ort(tmp_path: Path, kind: str, mode: str) -> None:
+    """Outputs within one quantization step of ORT's int8 run (QDQ / operator format); the
+    dynamic models' float outputs within float rounding."""
+    model = _quantized(tmp_path, kind, mode)
+    executable = dlc.compile(model, cache=False)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    step = _step(model)
+    for sample in _samples(model, 4, 2):
+        got = executable.run(sample)["y"]
+        (expected,) = session.run(["y"], sample)
+        if step is None:
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+        else:
+            assert np.abs(got - expected).max() <= step * 1.001
+
+
+def test_qdq_convs_and_gemm_become_integer_ops(tmp_path: Path) -> None:
+    """graph-fold-qdq turns each QDQ conv and the Gemm into integer ops (no float conv left)."""
+    from dlc.frontends.onnx.importer import import_onnx
+    from dlc.pipelines import parse_pipeline
+    from xdsl.context import Context
+
+    module = import_onnx(_quantized(tmp_path, "convnet", "qdq"))
+    for each in parse_pipeline("graph-fold-qdq,graph-fold-constants,dce"):
+        each.apply(Context(), module)
+    names = [op.name for op in module.walk()]
+    assert names.count("graph.conv2d_integer") == 2
+    assert names.count("graph.matmul_integer") == 1
+    assert "graph.conv2d" not in names and "graph.matmul" not in names
+
+
+def _single(node: onnx.NodeProto, inputs: list[tuple[str, int, list[int]]],
+            outputs: list[tuple[str, int, list[int]]], inits: dict[str, np.ndarray],
+            domain_version: int | None = None) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [node], "single", [helper.make_tensor_value_info(*i) for i in inputs],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    opsets = [helper.make_opsetid("", 19)]
+    if domain_version is not None:
+        opsets.append(helper.make_opsetid("com.microsoft", domain_version))
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def _run_both(model: onnx.ModelProto, feed: dict[str, np.ndarray]
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    executable = dlc.compile(model, cache=False)
+    got = executable.run(feed)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in model.graph.output]
+    return list(zip([got[n] for n in names], session.run(names, feed), strict=True))
+
+
+def test_dynamic_quantize_linear_matches_ort() -> None:
+    x = np.random.default_rng(0).normal(size=(3, 7)).astype(np.float32) * 3
+    model = _single(helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
+                    [("x", TensorProto.FLOAT, [3, 7])],
+                    [("y", TensorProto.UINT8, [3, 7]), ("s", TensorProto.FLOAT, []),
+                     ("z", TensorProto.UINT8, [])], {})
+    for got, expected in _run_both(model, {"x": x}):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_qlinear_matmul_per_column_matches_ort() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (4, 6)).astype(np.uint8)
+    inits = {"as": np.array(0.02, np.float32), "az": np.array(120, np.uint8),
+             "b": rng.integers(-128, 128, (6, 5)).astype(np.int8),
+             "bs": np.array(0.01, np.float32), "bz": np.array(0, np.int8),
+             "ys": np.array(0.05, np.float32), "yz": np.array(128, np.uint8)}
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+                            ["y"])
+    model = _single(node, [("a", TensorProto.UINT8, [4, 6])], [("y", TensorProto.UINT8, [4, 5])],
+                    inits)
+    for got, expected in _run_both(model, {"a": a}):
+        assert np.abs(got.astype(int) - expected.astype(int)).max() <= 1
+
+
+def test_com_microsoft_matmul_integer_to_float_and_dynamic_quantize_matmul() -> None:
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(3, 8)).astype(np.float32)
+    inits = {"b": rng.integers(-128, 128, (8, 4)).astype(np.int8),
+             "bs": np.array(0.01, np.float32), "bz": np.array(3, np.int8),
+             "bias": rng.normal(size=4).astype(np.float32)}
+    node = helper.make_node("DynamicQuantizeMatMul", ["a", "b", "bs", "bz", "bias"], ["y"],
+                            domain="com.microsoft")
+    model = _single(node, [("a", TensorProto.FLOAT, [3, 8])], [("y", TensorProto.FLOAT, [3, 4])],
+                    inits, domain_version=1)
+    for got, expected in _run_both(model, {"a": a}):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    aq = rng.integers(0, 256, (3, 8)).astype(np.uint8)
+    inits = {"b": inits["b"], "as": np.array(0.02, np.float32), "bs": np.array(0.01, np.float32),
+             "az": np.array(100, np.uint8), "bz": np.array(3, np.int8), "bias": inits["bias"]}
+    node = helper.make_node("MatMulIntegerToFloat", ["a", "b", "as", "bs", "az", "bz", "bias"],
+                            ["y"], domain="com.microsoft")
+    model = _single(node, [("a", TensorProto.UINT8, [3, 8])], [("y", TensorProto.FLOAT, [3, 4])],
+                    inits, domain_version=1)
+    for got, expected in _run_both(model, {"a": aq}):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
