@@ -15,13 +15,14 @@ For each engine and model the worker reports:
 - compile: dlc's compile time from an empty compile cache in round 1 (the cold compile the
   issue bounds; later rounds hit the cache), ONNX Runtime's session and OpenVINO's
   `compile_model` times;
-- steady: the median latency of back-to-back calls (`benchmarks.common.time_calls`);
+- steady: the median latency of back-to-back calls (`benchmarks.common.time_calls`), and its
+  CPU time (all threads: on a loaded machine the steadier measure of an engine's work);
 - periodic: the median latency of one call after 20 ms idle (a request stream with gaps: thread
   pools that go to sleep pay to wake up);
 - the first output, from which the parent computes the max relative error against ONNX Runtime
   (max |got - ort| / max |ort|).
 
-A model's latency is the best round's median; the summary gives each engine's geometric means of
+A model's figure is the best round's median; the summary gives each engine's geometric means of
 the ratios to ONNX Runtime. Installing the engines and model libraries: the `zoo` extra
 (README.md, "Benchmarks").
 """
@@ -53,6 +54,11 @@ RELATIVE_TOLERANCE = 1e-3
 
 PERIODIC_PAUSE = 0.02
 """Seconds of idle time before each periodic call."""
+
+METRICS = ("steady", "periodic", "cpu")
+"""Per engine and model: the median wall seconds of back-to-back calls and of a call after
+`PERIODIC_PAUSE`, and the median CPU seconds (all threads) of a back-to-back call, the steadier
+measure of an engine's own work when other processes load the machine."""
 
 
 @dataclass(frozen=True)
@@ -611,7 +617,7 @@ def measure(engine: str, path: Path, threads: int, repeats: int, cache_dir: Path
         samples.append(time.perf_counter() - start)
     unpin_threads(pinned)
     return {"compile": seconds, "steady": steady.median, "steady_best": steady.best,
-            "periodic": float(np.median(samples))}
+            "cpu": steady.cpu, "periodic": float(np.median(samples))}
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -686,7 +692,7 @@ def bench_model(model: ZooModel, args: argparse.Namespace, work: Path) -> dict[s
             outputs[engine] = output
             if round_index == 0:
                 entry["compile"] = result["compile"]
-            for key in ("steady", "periodic"):
+            for key in METRICS:
                 entry[key] = min(entry.get(key, math.inf), result[key])
     if "ort" in outputs:
         expected = np.load(outputs["ort"])
@@ -704,11 +710,10 @@ def _ms(value: float | None) -> str:
 def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
     """The zoo table (ms for ONNX Runtime, ratios to it for the others) and geometric means."""
     lines = ["| model | ort steady ms | ort periodic ms | "
-             + " | ".join(f"{e} steady / periodic (x ort) | {e} compile s | {e} err"
+             + " | ".join(f"{e} steady / periodic / cpu (x ort) | {e} compile s | {e} err"
                           for e in engines if e != "ort") + " |"]
     lines.append("|" + " --- |" * (3 + 3 * (len(engines) - 1)))
-    ratios: dict[str, dict[str, list[float]]] = {
-        e: {"steady": [], "periodic": []} for e in engines}
+    ratios: dict[str, dict[str, list[float]]] = {e: {key: [] for key in METRICS} for e in engines}
     failures: list[str] = []
     for row in rows:
         if "error" in row:
@@ -725,7 +730,7 @@ def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
                 cells += ["FAILED", "-", "-"]
                 continue
             pair = []
-            for key in ("steady", "periodic"):
+            for key in METRICS:
                 if key in entry and key in ort:
                     ratio = entry[key] / ort[key]
                     ratios[engine][key].append(ratio)
@@ -743,12 +748,12 @@ def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
         if engine == "ort":
             continue
         means = []
-        for key in ("steady", "periodic"):
+        for key in METRICS:
             values = ratios[engine][key]
             means.append(f"{math.exp(sum(map(math.log, values)) / len(values)):.2f}x"
                          if values else "-")
         lines.append(f"geometric mean {engine}/ort over {len(ratios[engine]['steady'])} models:"
-                     f" steady {means[0]}, periodic {means[1]}")
+                     f" steady {means[0]}, periodic {means[1]}, cpu {means[2]}")
     if failures:
         lines.append("failures:")
         lines += [f"  {failure}" for failure in failures]

@@ -72,19 +72,22 @@ def test_relative_error_flags_shape_and_non_finite_differences() -> None:
 def test_summary_gives_ratios_geometric_means_and_failures() -> None:
     rows = [
         {"model": "a", "engines": {
-            "ort": {"compile": 0.1, "steady": 0.010, "periodic": 0.020},
-            "dlc": {"compile": 3.0, "steady": 0.005, "periodic": 0.010, "error_vs_ort": 1e-6}}},
+            "ort": {"compile": 0.1, "steady": 0.010, "periodic": 0.020, "cpu": 0.02},
+            "dlc": {"compile": 3.0, "steady": 0.005, "periodic": 0.010, "cpu": 0.01,
+                    "error_vs_ort": 1e-6}}},
         {"model": "b", "engines": {
-            "ort": {"compile": 0.1, "steady": 0.010, "periodic": 0.010},
-            "dlc": {"compile": 2.0, "steady": 0.020, "periodic": 0.040, "error_vs_ort": 0.5}}},
+            "ort": {"compile": 0.1, "steady": 0.010, "periodic": 0.010, "cpu": 0.02},
+            "dlc": {"compile": 2.0, "steady": 0.020, "periodic": 0.040, "cpu": 0.02,
+                    "error_vs_ort": 0.5}}},
         {"model": "c", "engines": {"ort": {"steady": 0.01, "periodic": 0.01},
                                    "dlc": {"error": "CompileError: no converter for Mod"}}},
         {"model": "d", "error": "export: RuntimeError: boom"},
     ]
     text = zoo.summarise(rows, ["dlc", "ort"])
-    assert "| a | 10.00 | 20.00 | 0.50 / 0.50 | 3.0 | 1.0e-06 |" in text
-    assert "| b | 10.00 | 10.00 | 2.00 / 4.00 | 2.0 | 5.0e-01 |" in text
-    assert "geometric mean dlc/ort over 2 models: steady 1.00x, periodic 1.41x" in text
+    assert "| a | 10.00 | 20.00 | 0.50 / 0.50 / 0.50 | 3.0 | 1.0e-06 |" in text
+    assert "| b | 10.00 | 10.00 | 2.00 / 4.00 / 1.00 | 2.0 | 5.0e-01 |" in text
+    assert ("geometric mean dlc/ort over 2 models: steady 1.00x, periodic 1.41x, cpu 0.71x"
+            in text)
     assert "b (dlc): mismatch, max rel err 5.00e-01" in text
     assert "c (dlc): CompileError: no converter for Mod" in text
     assert "d: export: RuntimeError: boom" in text
