@@ -21,7 +21,10 @@ scheduled by the elementwise rule (innermost axis vectorized, outermost in paral
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp
+from dlc.rewrites.schedule import ScheduleError, parallel, reorder
 from dlc.rewrites.schedule.common import (
     constant_value,
     index_constant,
@@ -154,19 +157,43 @@ def _erase_unused(root: Operation) -> None:
         refresh_reads(block)
 
 
+def shared_loop(nest: Elementwise, split: ForOp) -> ForOp | None:
+    """The loop the parts share, run in parallel around them all: the outermost spatial loop
+    other than `split` and the innermost one with at least two iterations; None if there is
+    none (then each part gets its own parallel loop)."""
+    for loop in nest.spatial[:-1]:
+        trip = loop.trip_count()
+        if loop is not split and trip is not None and trip >= 2:
+            return loop
+    return None
+
+
 def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
     """Split the nest at the points where its blocks' comparisons of one induction variable
     with constants change value, then schedule each part as an elementwise nest; returns False,
-    changing nothing, when there are no such points."""
+    changing nothing, when there are no such points.
+
+    With threads, when another loop than the split one (and the innermost) has two iterations
+    or more, that loop is moved above the split loop and runs in parallel around all the parts,
+    which are its body's siblings: one parallel region for the whole concat, not one per input
+    (a DenseNet concat has up to 64 inputs; a region each cost compile time, outlined functions,
+    and a fork and join per input at run time)."""
     found = split_points(nest)
     if found is None:
         return False
     loop, points = found
-    root = nest.spatial[0]
+    shared = shared_loop(nest, loop) if config.parallel else None
+    if shared is not None and nest.spatial.index(shared) > nest.spatial.index(loop):
+        try:
+            reorder([shared, loop])
+        except ScheduleError:
+            shared = None
+    root = loop if shared is not None else nest.spatial[0]
+    part_config = replace(config, threads=1) if shared is not None else config
     lb, ub = constant_value(loop.lb), constant_value(loop.ub)
     assert lb == 0 and ub is not None, "analyze() takes unit loops only"
     edges = [lb, *points, ub]
-    position = nest.spatial.index(loop)
+    position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
     parent = root.parent_block()
     assert parent is not None
     for low, high in zip(edges[:-1], edges[1:], strict=True):
@@ -181,6 +208,11 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
         _erase_unused(part)
         part_nest = analyze(part)
         if isinstance(part_nest, Elementwise):
-            schedule_elementwise(part_nest, config)
+            schedule_elementwise(part_nest, part_config)
     Rewriter.erase_op(root)
+    if shared is not None:
+        try:
+            parallel(shared)
+        except ScheduleError:
+            pass
     return True
