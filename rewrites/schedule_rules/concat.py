@@ -1,5 +1,5 @@
 """Default CPU schedule of a concatenation: the nest is split into one part per input, each
-vectorized and parallel like an elementwise nest.
+vectorized like an elementwise nest, all inside one parallel loop.
 
 Counterpart: TVM's `LoopPartition` pass (a loop is split where a condition in its body changes
 value, so that each part runs without it), and ONNX Runtime's Concat, one copy per input.
@@ -16,7 +16,14 @@ is cloned once per range between those points, the loop of `%i` restricted to it
 
 In each part every such comparison has one value: the `select`s it decides take their operand,
 the `minui` clamps that cannot bind go, the loads nothing uses any more go, and the part is
-scheduled by the elementwise rule (innermost axis vectorized, outermost in parallel).
+scheduled by the elementwise rule (innermost axis vectorized). With threads, the parts are
+siblings inside one parallel loop: the outermost other loop with two iterations or more, moved
+above the split loop (NCHW along the channels: the rows' loop), so that a concat of many inputs
+(DenseNet's, up to 64) is one parallel region; without such a loop each part is parallel on its
+own, as an elementwise nest:
+
+    loop.for %c = 0 to 96 { loop.for %h = 0 to 7 { ... } }
+ -> loop.for %h = 0 to 7 parallel { loop.for %c = 0 to 64 { A } loop.for %c = 0 to 32 { B } }
 """
 
 from __future__ import annotations
