@@ -521,26 +521,13 @@ def export(model: ZooModel, directory: Path) -> Path:
 
 
 def inputs_of(path: Path, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs for the ONNX file's graph inputs: standard-normal floats, and token ids in
-    [0, 1000) for integer inputs (every zoo vocabulary is larger)."""
+    """Seeded inputs for the ONNX file's graph inputs (`model_zoo.random_inputs`): standard
+    normal floats, token ids in [0, 1000) (every zoo vocabulary is larger)."""
     import onnx
-    from onnx import helper
 
-    model = onnx.load(str(path), load_external_data=False)
-    rng = np.random.default_rng(seed)
-    initializers = {t.name for t in model.graph.initializer}
-    feeds: dict[str, np.ndarray] = {}
-    for value in model.graph.input:
-        if value.name in initializers:
-            continue
-        tensor_type = value.type.tensor_type
-        shape = [d.dim_value for d in tensor_type.shape.dim]
-        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
-        if np.issubdtype(dtype, np.floating):
-            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
-        else:
-            feeds[value.name] = rng.integers(0, 1000, shape).astype(dtype)
-    return feeds
+    from benchmarks.model_zoo import random_inputs
+
+    return random_inputs(onnx.load(str(path), load_external_data=False), seed, int_high=1000)
 
 
 # ---------------------------------------------------------------------------------------------
