@@ -236,8 +236,10 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 """The benchmark models by name, each a builder with its default (benchmarked) configuration."""
 
 
-def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded standard-normal float32 inputs (zeros-based ints) for `model`'s graph inputs."""
+def random_inputs(model: onnx.ModelProto, seed: int = 0, int_high: int = 4
+                  ) -> dict[str, np.ndarray]:
+    """Seeded inputs for `model`'s graph inputs: standard-normal floats, integers (token ids,
+    indices) drawn from [0, int_high)."""
     rng = np.random.default_rng(seed)
     initializers = {t.name for t in model.graph.initializer}
     inputs: dict[str, np.ndarray] = {}
@@ -250,5 +252,5 @@ def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray
         if np.issubdtype(dtype, np.floating):
             inputs[value.name] = rng.standard_normal(shape).astype(dtype)
         else:
-            inputs[value.name] = rng.integers(0, 4, shape).astype(dtype)
+            inputs[value.name] = rng.integers(0, int_high, shape).astype(dtype)
     return inputs

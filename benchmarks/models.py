@@ -28,16 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import time_calls  # noqa: E402
 from benchmarks.model_zoo import MODELS, random_inputs  # noqa: E402
+from benchmarks.zoo import relative_error  # noqa: E402
 
 TARGETS = {"resnet18": 1.2, "transformer": 1.2, "mlp": 1.2}
 """The latency ratio dlc / ONNX Runtime each model should stay under."""
 
 RELATIVE_TOLERANCE = 1e-4
-
-
-def relative_error(got: np.ndarray, expected: np.ndarray) -> float:
-    """max |got - expected| / max |expected|."""
-    return float(np.max(np.abs(got - expected)) / max(float(np.max(np.abs(expected))), 1e-30))
 
 
 def tvm_available() -> bool:

@@ -524,18 +524,34 @@ def test_concat_parts_match_numpy(
 
 
 def test_concat_schedule_structure() -> None:
-    """Two inputs concatenated along the innermost axis: two nests, each loading one input at
-    contiguous indices (no select, no clamp), vectorized and parallel."""
+    """Two inputs concatenated along the innermost axis: one parallel loop over the rows around
+    two vectorized parts, each loading one input at contiguous indices (no select, no clamp)."""
     from dlc.dialects.loop.ops import LoadOp
     from xdsl.dialects import arith
 
     loops, scheduled = scheduled_loops(concat_text([(8, 24), (8, 40)], 1))
     kinds = [loop.kind.data for loop in loops]
-    assert kinds == ["parallel", "vectorized", "parallel", "vectorized"], kinds
-    assert [loop.trip_count() for loop in loops] == [8, 24, 8, 40]
+    assert kinds == ["parallel", "vectorized", "vectorized"], kinds
+    assert [loop.trip_count() for loop in loops] == [8, 24, 40]
     assert not any(isinstance(op, arith.SelectOp | arith.MinUIOp) for op in scheduled.walk())
     loads = [op for op in scheduled.walk() if isinstance(op, LoadOp)]
     assert [load.memref.name_hint for load in loads] == ["x0", "x1"]
+
+
+def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
+    """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
+    channel loop and runs in parallel around the four parts (one parallel region, not four);
+    single-threaded, no loop is parallel and each part is its own nest."""
+    shapes = [(1, 64, 7, 7)] + [(1, 32, 7, 7)] * 3
+    loops, _ = scheduled_loops(concat_text(shapes, 1))
+    assert [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops] == [
+        ("i0", "serial", 1), ("i2", "parallel", 7),
+        ("i1", "serial", 64), ("i3", "vectorized", 7), ("i1", "serial", 32),
+        ("i3", "vectorized", 7), ("i1", "serial", 32), ("i3", "vectorized", 7),
+        ("i1", "serial", 32), ("i3", "vectorized", 7)]
+    loops, _ = scheduled_loops(concat_text(shapes, 1), threads=1)
+    assert [loop.kind.data for loop in loops].count("parallel") == 0
+    assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2", "i3"] * 4
 
 
 def pad_model(shape: tuple[int, ...], pads: list[int]) -> object:

@@ -1,13 +1,26 @@
-"""Converters of ONNX ops that select elements: Gather, Slice, Split, ArgMax, TopK."""
+"""Converters of ONNX ops that select elements: Gather, GatherElements, Slice, Split, ArgMax,
+TopK."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dlc.dialects.graph.ops_tensor import ArgMaxOp, GatherOp, SliceOp, TopKOp
-from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis
+import numpy as np
+from dlc.dialects.graph import AddOp, MulOp
+from dlc.dialects.graph.attrs import is_float_type
+from dlc.dialects.graph.ops_tensor import (
+    ArgMaxOp,
+    CastOp,
+    CompareOp,
+    GatherOp,
+    SliceOp,
+    TopKOp,
+    WhereOp,
+)
+from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
+from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 
@@ -19,6 +32,49 @@ class Gather(OnnxOpConverter):
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
         axis = normalize_axis(node, node.attr_int("axis", 0), node.rank(0))
         return [node.emit(GatherOp(node.input(0), node.input(1), axis))]
+
+
+@register("GatherElements")
+class GatherElements(OnnxOpConverter):
+    """`GatherElements` (`numpy.take_along_axis`): a graph.gather from `x` flattened, at the
+    linear index of each element, `indices[i] * stride(axis)` plus the linear offset of `i`'s
+    other coordinates (an import-time constant); negative indices count from the end. Constant
+    indices make the whole index an import-time constant."""
+
+    @classmethod
+    def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
+        shape, index_shape = node.shape(0), node.shape(1)
+        rank = len(shape)
+        axis = normalize_axis(node, node.attr_int("axis", 0), rank)
+        if len(index_shape) != rank or any(
+                index_shape[d] > shape[d] for d in range(rank) if d != axis):
+            raise node.error(f"expected indices of rank {rank} no larger than the data "
+                             f"{list(shape)} off axis {axis}, found {list(index_shape)}")
+        if is_float_type(node.element_type(1)):
+            raise node.error("expected integer indices")
+        strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(rank)]
+        grid = np.indices(index_shape, dtype=np.int64)
+        offset = sum((grid[d] * strides[d] for d in range(rank) if d != axis),
+                     np.zeros(index_shape, np.int64))
+        flat = reshape(node, node.input(0), [int(np.prod(shape, dtype=np.int64))])
+        indices = node.const(1)
+        if indices is not None:
+            index = indices.astype(np.int64)
+            if np.any((index < -shape[axis]) | (index >= shape[axis])):
+                raise node.error(f"expected indices in [{-shape[axis]}, {shape[axis]}) along "
+                                 f"axis {axis}")
+            linear = node.constant(offset + np.where(index < 0, index + shape[axis], index)
+                                   * strides[axis])
+            return [node.emit(GatherOp(flat, linear, 0))]
+        index = node.input(1)
+        if node.element_type(1) != i64:
+            index = node.emit(CastOp(index, i64))
+        dim = node.constant(np.array(shape[axis], np.int64))
+        negative = node.emit(CompareOp(index, node.constant(np.array(0, np.int64)), "lt"))
+        index = node.emit(WhereOp(negative, node.emit(AddOp(index, dim)), index))
+        index = node.emit(MulOp(index, node.constant(np.array(strides[axis], np.int64))))
+        linear = node.emit(AddOp(index, node.constant(offset)))
+        return [node.emit(GatherOp(flat, linear, 0))]
 
 
 def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: Sequence[int],

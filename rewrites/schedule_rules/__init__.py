@@ -12,7 +12,7 @@ Rules, tried in order on each loop nest of a function:
   vectorized interior copy;
 - `concat` (rewrites/schedule_rules/concat.py): an elementwise nest whose block compares an
   induction variable with constants (TOPI's concat) split at those points, one part per input,
-  each scheduled as elementwise;
+  each vectorized as elementwise, all inside one shared parallel loop;
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
 - `partial-sums` (rewrites/schedule_rules/partial_sums.py): a float sum (or max, or min)

@@ -1,5 +1,5 @@
 """Default CPU schedule of a concatenation: the nest is split into one part per input, each
-vectorized and parallel like an elementwise nest.
+vectorized like an elementwise nest, all inside one parallel loop.
 
 Counterpart: TVM's `LoopPartition` pass (a loop is split where a condition in its body changes
 value, so that each part runs without it), and ONNX Runtime's Concat, one copy per input.
@@ -16,12 +16,22 @@ is cloned once per range between those points, the loop of `%i` restricted to it
 
 In each part every such comparison has one value: the `select`s it decides take their operand,
 the `minui` clamps that cannot bind go, the loads nothing uses any more go, and the part is
-scheduled by the elementwise rule (innermost axis vectorized, outermost in parallel).
+scheduled by the elementwise rule (innermost axis vectorized). With threads, the parts are
+siblings inside one parallel loop: the outermost other loop with two iterations or more, moved
+above the split loop (NCHW along the channels: the rows' loop), so that a concat of many inputs
+(DenseNet's, up to 64) is one parallel region; without such a loop each part is parallel on its
+own, as an elementwise nest:
+
+    loop.for %c = 0 to 96 { loop.for %h = 0 to 7 { ... } }
+ -> loop.for %h = 0 to 7 parallel { loop.for %c = 0 to 64 { A } loop.for %c = 0 to 32 { B } }
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp
+from dlc.rewrites.schedule import ScheduleError, parallel, reorder
 from dlc.rewrites.schedule.common import (
     constant_value,
     index_constant,
@@ -154,19 +164,43 @@ def _erase_unused(root: Operation) -> None:
         refresh_reads(block)
 
 
+def shared_loop(nest: Elementwise, split: ForOp) -> ForOp | None:
+    """The loop the parts share, run in parallel around them all: the outermost spatial loop
+    other than `split` and the innermost one with at least two iterations; None if there is
+    none (then each part gets its own parallel loop)."""
+    for loop in nest.spatial[:-1]:
+        trip = loop.trip_count()
+        if loop is not split and trip is not None and trip >= 2:
+            return loop
+    return None
+
+
 def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
     """Split the nest at the points where its blocks' comparisons of one induction variable
     with constants change value, then schedule each part as an elementwise nest; returns False,
-    changing nothing, when there are no such points."""
+    changing nothing, when there are no such points.
+
+    With threads, when another loop than the split one (and the innermost) has two iterations
+    or more, that loop is moved above the split loop and runs in parallel around all the parts,
+    which are its body's siblings: one parallel region for the whole concat, not one per input
+    (a DenseNet concat has up to 64 inputs; a region each cost compile time, outlined functions,
+    and a fork and join per input at run time)."""
     found = split_points(nest)
     if found is None:
         return False
     loop, points = found
-    root = nest.spatial[0]
+    shared = shared_loop(nest, loop) if config.parallel else None
+    if shared is not None and nest.spatial.index(shared) > nest.spatial.index(loop):
+        try:
+            reorder([shared, loop])
+        except ScheduleError:
+            shared = None
+    root = loop if shared is not None else nest.spatial[0]
+    part_config = replace(config, threads=1) if shared is not None else config
     lb, ub = constant_value(loop.lb), constant_value(loop.ub)
     assert lb == 0 and ub is not None, "analyze() takes unit loops only"
     edges = [lb, *points, ub]
-    position = nest.spatial.index(loop)
+    position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
     parent = root.parent_block()
     assert parent is not None
     for low, high in zip(edges[:-1], edges[1:], strict=True):
@@ -181,6 +215,11 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
         _erase_unused(part)
         part_nest = analyze(part)
         if isinstance(part_nest, Elementwise):
-            schedule_elementwise(part_nest, config)
+            schedule_elementwise(part_nest, part_config)
     Rewriter.erase_op(root)
+    if shared is not None:
+        try:
+            parallel(shared)
+        except ScheduleError:
+            pass
     return True

@@ -26,8 +26,9 @@ FAMILIES: tuple[str, ...] = (
     "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip", "Min", "Max", "Sum", "Mean",
     "BatchNormalization", "InstanceNormalization", "LayerNormalization", "LRN", "MaxPool",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "Reshape",
-    "Transpose", "Concat", "Flatten", "Squeeze", "Unsqueeze", "Gather", "Slice", "Split",
-    "Expand", "Tile", "Where", "Equal", "Less", "Greater", "Cast", "Identity", "Dropout",
+    "Transpose", "Concat", "Flatten", "Squeeze", "Unsqueeze", "Gather", "GatherElements",
+    "Slice", "Split", "Expand", "Tile", "Where", "Equal", "Less", "Greater", "Cast", "Identity",
+    "Dropout",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "Resize", "Upsample",
     "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK",
 )

@@ -262,6 +262,37 @@ def test_composite_converters_match_onnxruntime(node: onnx.NodeProto,
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("axis,index_shape", [(0, (2, 3, 4)), (1, (3, 2, 4)), (-1, (3, 3, 6))])
+@pytest.mark.parametrize("constant", [True, False])
+def test_gather_elements_matches_onnxruntime(axis: int, index_shape: tuple[int, ...],
+                                             constant: bool) -> None:
+    """GatherElements with constant indices (an import-time linear index) and with int32
+    indices as an input (computed in the graph), negative ones included."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    dim = x.shape[axis]
+    indices = rng.integers(-dim, dim, index_shape).astype(np.int32)
+    ort = pytest.importorskip("onnxruntime")
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)
+    inputs = [tensor("x", x.shape)] + ([] if constant else
+                                       [tensor("i", index_shape, TensorProto.INT32)])
+    proto = model([node], inputs, [tensor("y", list(index_shape))],
+                  {"i": indices} if constant else {})
+    feeds = {"x": x} if constant else {"x": x, "i": indices}
+    want = ort.InferenceSession(proto.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = run_module(import_onnx(proto), list(feeds.values()))[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_elements_rejects_constant_indices_out_of_range() -> None:
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="pick", axis=1)
+    proto = model([node], [tensor("x", (2, 3))], [tensor("y", (2, 1))],
+                  {"i": np.array([[3], [0]], np.int64)})
+    with pytest.raises(OnnxImportError, match=r"pick.*expected indices in \[-3, 3\) along axis 1"):
+        import_onnx(proto)
+
+
 def test_declared_output_shape_is_a_hint() -> None:
     """A stale declared shape (3x2 where Relu makes 2x3) is a warning naming the producer, and
     the inferred shape is used; unknown dims (-1, dim_param) match silently."""

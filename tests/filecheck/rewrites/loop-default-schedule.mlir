@@ -475,33 +475,31 @@ func.func @max_pool_stride2(%x: memref<1x2x9x9xf32>, %out: memref<1x2x4x4xf32>) 
 // -----
 
 // A concat of three inputs along the innermost axis (TOPI's select chain over clamped loads,
-// fused with a relu): split into one nest per input at 16 and 48; in each, the select and the
-// clamps fold away, only that input is loaded (at the induction variable, shifted back for the
-// store), and the part is vectorized and parallel like an elementwise nest.
+// fused with a relu): split into one part per input at 16 and 48, all inside one parallel loop
+// over the rows; in each, the select and the clamps fold away, only that input is loaded (at the
+// induction variable, shifted back for the store), and the part is vectorized.
 // CHECK-LABEL: func.func @concat_three
 // CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
-// CHECK-NEXT:      loop.for %[[J0:.*]] = %c0 to %c16 step %c1 axis "i1" kind vectorized {
+// CHECK:           loop.for %[[J0:.*]] = %c0 to %c16 step %c1 axis "i1" kind vectorized {
 // CHECK-NEXT:        loop.block "relu" reads(%a : memref<4x16xf32>) writes(%out : memref<4x64xf32>)
 // CHECK-NEXT:          loop.load %a[%{{.*}}, %[[J0]]] : memref<4x16xf32> -> f32
 // CHECK-NOT:           arith.select
 // CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[J0]]] : f32 -> memref<4x64xf32>
-// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
-// CHECK-NEXT:      loop.for %[[J1:.*]] = %c0 to %c32 step %c1 axis "i1" kind vectorized {
+// CHECK:           loop.for %[[J1:.*]] = %c0{{.*}} to %c32 step %c1{{.*}} axis "i1" kind vectorized {
 // CHECK-NEXT:        loop.block "relu" reads(%b : memref<4x32xf32>) writes(%out : memref<4x64xf32>)
 // CHECK-NEXT:          %[[OFFSET1:.*]] = arith.constant 16 : index
 // CHECK-NEXT:          %[[AT1:.*]] = arith.addi %[[J1]], %[[OFFSET1]] : index
 // CHECK-NEXT:          loop.load %b[%{{.*}}, %[[J1]]] : memref<4x32xf32> -> f32
 // CHECK-NOT:           arith.select
 // CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[AT1]]] : f32 -> memref<4x64xf32>
-// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i0" kind parallel {
-// CHECK-NEXT:      loop.for %[[J2:.*]] = %c0 to %c16 step %c1 axis "i1" kind vectorized {
+// CHECK:           loop.for %[[J2:.*]] = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} axis "i1" kind vectorized {
 // CHECK-NEXT:        loop.block "relu" reads(%c : memref<4x16xf32>) writes(%out : memref<4x64xf32>)
 // CHECK-NEXT:          %[[OFFSET2:.*]] = arith.constant 48 : index
 // CHECK-NEXT:          %[[AT2:.*]] = arith.addi %[[J2]], %[[OFFSET2]] : index
 // CHECK-NEXT:          loop.load %c[%{{.*}}, %[[J2]]] : memref<4x16xf32> -> f32
 // CHECK-NOT:           arith.select
 // CHECK:               loop.store %{{.*}}, %out[%{{.*}}, %[[AT2]]] : f32 -> memref<4x64xf32>
-// CHECK-NOT:     loop.for
+// CHECK-NOT:     loop.for {{.*}} kind parallel
 // CHECK:         func.return
 func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4x16xf32>, %out: memref<4x64xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
