@@ -37,16 +37,6 @@ from pathlib import Path
 import dlc.runtime
 import numpy as np
 from dlc.driver.export import c_compiler, link_shared_library
-from dlc.runtime.gpu_host import (
-    Alloc,
-    Free,
-    GpuProgram,
-    HostFunction,
-    Launch,
-    Scalar,
-    Step,
-    Weight,
-)
 from dlc.runtime.c_api import (
     LAST_ERROR_SYMBOL,
     SET_DRIVER_SYMBOL,
@@ -57,6 +47,16 @@ from dlc.runtime.c_api import (
     default_c_prefix,
 )
 from dlc.runtime.c_api import c_header as c_header_text
+from dlc.runtime.gpu_host import (
+    Alloc,
+    Free,
+    GpuProgram,
+    HostFunction,
+    Launch,
+    Scalar,
+    Step,
+    Weight,
+)
 from dlc.runtime.library import LibraryError
 from dlc.runtime.metadata import METADATA_SYMBOL, ModelInfo, encode_metadata
 

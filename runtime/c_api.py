@@ -20,14 +20,14 @@ itself, its parallelism the kernels' grids) it declares
     const char *<prefix>_last_error(void);              /* the device runtime's message */
     int <prefix>_set_driver_library(const char *path);  /* before the first call */
 
-Every library has one fixed data symbol, `dlc_prefix` (`PREFIX_SYMBOL`): the prefix as a C string. That is
-how `dlc.load` (`runtime.library`) finds the rest without parsing ELF: it reads `dlc_prefix`,
-then asks `<prefix>_dlc_symbol` for the library's internal symbols (the metadata JSON
-`dlc_metadata`, the model description `dlc_model`, the entry function, kernels and weights),
-which are all local to the library. One fixed name is the least a loader that knows nothing of
-the model can start from; it is a few bytes of read-only data that no code references, so two
-model libraries in one program do not interfere (`dlsym` on a library's handle finds that
-library's own; the dynamic linker binds no reference to it).
+Every library has one fixed data symbol, `dlc_prefix` (`PREFIX_SYMBOL`): the prefix as a C
+string. That is how `dlc.load` (`runtime.library`) finds the rest without parsing ELF: it reads
+`dlc_prefix`, then asks `<prefix>_dlc_symbol` for the library's internal symbols (the metadata
+JSON `dlc_metadata`, the model description `dlc_model`, the entry function, kernels and
+weights), which are all local to the library. One fixed name is the least a loader that knows
+nothing of the model can start from; it is a few bytes of read-only data that no code
+references, so two model libraries in one program do not interfere (`dlsym` on a library's
+handle finds that library's own; the dynamic linker binds no reference to it).
 
 The functions are C source (`c_wrapper_source`) compiled with the library by the C compiler
 that links it; the linker's version script (`version_script`) keeps every other symbol local.

@@ -3,11 +3,11 @@ device code and native host code in one .so that `dlc.load` opens with ctypes.
 
 OpenCL libraries run in a fresh process on PoCL and match ONNX Runtime and the graph
 interpreter, from Python (`dlc.load`) and from C through the library's header (`runtime.c_api`:
-`<prefix>_run` over host arrays; only `<prefix>_*` and `dlc_prefix` exported). No GPU is lent to these tests: a CUDA library's PTX is checked by `ptxas` (where
-it is on PATH), and its host code runs against a fake CUDA driver (tests/gpu_library/fake_cuda.c:
-host memory, kernels that do nothing, every driver call logged), whose log must show the
-launches the host plan makes (as the Python host program, runtime.gpu_host, runs them), the
-copies, and every buffer freed.
+`<prefix>_run` over host arrays; only `<prefix>_*` and `dlc_prefix` exported). No GPU is lent to
+these tests: a CUDA library's PTX is checked by `ptxas` (where it is on PATH), and its host code
+runs against a fake CUDA driver (tests/gpu_library/fake_cuda.c: host memory, kernels that do
+nothing, every driver call logged), whose log must show the launches the host plan makes (as the
+Python host program, runtime.gpu_host, runs them), the copies, and every buffer freed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dlc.driver.build import export_for_device, lower
 from dlc.driver.errors import CompileError
 from dlc.driver.gpu import gpu_program
 from dlc.driver.gpu_library import KERNELS_SYMBOL, export_gpu_library
+from dlc.runtime.c_api import CApiError
 from dlc.runtime.gpu_host import (
     Call,
     GpuProgram,
@@ -528,6 +529,24 @@ def test_scalar_arguments_reach_the_cuda_launch(tmp_path: Path) -> None:
     assert backend.launches[0][3][2:] == (0x40200000, 16, 0xFFFFFFFD)  # 2.5f, 16, -3
     first, _ = logged_calls(result.stderr, num_arguments=2)
     assert first["launches"] == backend.launches
+
+
+@needs_cc
+def test_program_with_two_entries_exports_them_without_a_c_interface(tmp_path: Path) -> None:
+    program = scale_program("cuda")
+    plan = program.plan
+    again = HostFunction("scale_again", 2, plan.functions["scale_entry"].steps)
+    signature = FunctionSignature("scale_again", plan.signatures["scale_entry"].arguments, 1)
+    two = GpuProgram("cuda", program.source, HostPlan(
+        {**plan.functions, "scale_again": again}, {},
+        {**plan.signatures, "scale_again": signature}))
+    with pytest.raises(CApiError, match="no C interface .* exactly one entry function"):
+        export_gpu_library(two, tmp_path / "two.so", c_prefix="scale")
+    assert list(tmp_path.iterdir()) == []
+    library = export_gpu_library(two, tmp_path / "two.so")
+    assert {"scale_entry", "scale_again", "dlc_last_error", "dlc_set_driver_library"} <= (
+        exported_symbols(library))
+    assert "dlc_prefix" not in exported_symbols(library)
 
 
 # ----------------------------------------------------------------------------------------------
