@@ -196,9 +196,11 @@ def test_compiled_opencl_executable_exports_a_library(tmp_path: Path) -> None:
     executable = dlc.compile(module_of(TWO_LAYERS), target="opencl")
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     w1 = RNG.standard_normal((16, 32)).astype(np.float32)
-    library = executable.export(tmp_path / "exported.so")
+    library = executable.export(tmp_path / "exported.so", c_prefix="net",
+                                c_header=tmp_path / "net.h")
+    assert "int net_run(" in (tmp_path / "net.h").read_text()
     loaded = dlc.load(library)
-    assert loaded.device == "opencl"
+    assert loaded.device == "opencl" and c_prefix_of(library) == "net"
     np.testing.assert_allclose(loaded(x, w1), executable(x, w1), rtol=1e-5, atol=1e-6)
 
 
