@@ -138,13 +138,22 @@ def _compile_source(
 def export_for_device(
     model: ModelSource, target: str, path: str | Path, *,
     input_shapes: Mapping[str, Sequence[int]] | None = None, pipeline: str = "cpu",
+    c_prefix: str | None = None, c_header: str | Path | None = None,
+    c_interface_optional: bool = False,
 ) -> Path:
     """Compile a model for a GPU target (`opencl`, `cuda`, `cuda -arch=sm_90`) into the shared
     library `path`: the kernels' source (OpenCL C, or PTX for the target's architecture) and
     native host code that launches them (`driver.gpu_library`). Nothing runs: no GPU needed.
 
+    A model (one entry function) gets the C interface of `runtime.c_api` for a GPU library
+    under `c_prefix` (default: the file name made a C identifier); its header is written to
+    `c_header` if given. `c_interface_optional`: a module with several entry functions is
+    exported without one (and no header) instead of refusing `c_prefix`/`c_header` (what
+    `dlc compile` does unless its options name them).
+
     Raises:
         CompileError: a CPU target, or the model cannot be compiled or linked.
+        CApiError: a bad prefix, or `c_prefix`/`c_header` for a module without a C interface.
     """
     from dlc.driver.gpu import gpu_program
     from dlc.driver.gpu_library import export_gpu_library
@@ -158,7 +167,9 @@ def export_for_device(
         module.attributes[TARGET_ATTR] = StringAttr(str(resolved))
         lower(module, DEVICE_TARGETS[resolved.kind] if pipeline == "cpu" else pipeline, ctx)
         program = gpu_program(module, resolved.kind, resolved.arch if resolved.is_cuda else None)
-        return export_gpu_library(program, path)
+        if c_interface_optional and len(program.plan.signatures) != 1:
+            c_prefix = c_header = None
+        return export_gpu_library(program, path, c_prefix, c_header)
     except (DiagnosticException, RuntimeError) as e:
         raise CompileError(str(e)) from None
 

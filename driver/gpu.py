@@ -86,7 +86,8 @@ def compile_for_device(
 
         program = gpu_program(module, target)
         executable = load_opencl(program, entry, device)
-    executable.exporter = lambda path: export_gpu_library(program, path)
+    executable.exporter = lambda path, c_prefix=None, c_header=None: export_gpu_library(
+        program, path, c_prefix, c_header)
     return executable
 
 

@@ -18,6 +18,10 @@ device, runs the host plan, copies the outputs back, and returns 0, else nonzero
 message in `const char *dlc_last_error(void)` (the library's last failure in the calling
 thread). `int dlc_set_driver_library(const char *path)` names the driver library to open
 instead of the default, before the first call. Calls are serialised by a lock per library.
+A program with one entry function (a model) gets the C interface of `runtime.c_api` on top
+(`<prefix>_run` over host arrays, `<prefix>_last_error`, `<prefix>_set_driver_library`):
+then those and `dlc_prefix` are all the library exports, and `dlc.load` finds the entry and
+the functions above through `<prefix>_dlc_symbol`.
 The kernels' source is the null-terminated string `dlc_gpu_kernels`; the constants are
 weights (`dlc_gpu_constant_<i>`), uploaded at their first use and kept on the device.
 """
@@ -33,6 +37,16 @@ from pathlib import Path
 import dlc.runtime
 import numpy as np
 from dlc.driver.export import c_compiler, link_shared_library
+from dlc.runtime.c_api import (
+    LAST_ERROR_SYMBOL,
+    SET_DRIVER_SYMBOL,
+    CApiError,
+    CInterface,
+    c_interface,
+    check_c_prefix,
+    default_c_prefix,
+)
+from dlc.runtime.c_api import c_header as c_header_text
 from dlc.runtime.gpu_host import (
     Alloc,
     Free,
@@ -44,7 +58,7 @@ from dlc.runtime.gpu_host import (
     Weight,
 )
 from dlc.runtime.library import LibraryError
-from dlc.runtime.metadata import METADATA_SYMBOL, encode_metadata
+from dlc.runtime.metadata import METADATA_SYMBOL, ModelInfo, encode_metadata
 
 KERNELS_SYMBOL = "dlc_gpu_kernels"
 """The symbol of the kernels' source (OpenCL C or PTX), a null-terminated string."""
@@ -73,22 +87,61 @@ C_FLAGS = ("-O2", "-fPIC", "-fvisibility=hidden", "-std=gnu11")
 """How the host code and the device runtime are compiled."""
 
 
-def export_gpu_library(program: GpuProgram, path: str | Path) -> Path:
+def gpu_c_interface(program: GpuProgram, prefix: str) -> CInterface | None:
+    """The C interface (`runtime.c_api`, GPU flavour) of `program` under `prefix`, or None
+    when it has several entry functions. Raises `CApiError` for a prefix that is not a C
+    identifier or clashes with the library's symbols."""
+    check_c_prefix(prefix)
+    signatures = list(program.plan.signatures.values())
+    if len(signatures) != 1:
+        return None
+    (signature,) = signatures
+    info = ModelInfo(signature.name, tuple(a.name for a in signature.inputs),
+                     tuple(a.name for a in signature.outputs))
+    internal = [signature.name, METADATA_SYMBOL, KERNELS_SYMBOL, LAST_ERROR_SYMBOL,
+                SET_DRIVER_SYMBOL,
+                *(CONSTANT_SYMBOL.format(i) for i in range(len(program.plan.constants)))]
+    return c_interface(prefix, signature, info, internal, device=program.target)
+
+
+def export_gpu_library(
+    program: GpuProgram, path: str | Path, c_prefix: str | None = None,
+    c_header: str | Path | None = None,
+) -> Path:
     """Write `program` (device code and host plan, `driver.gpu.gpu_program`) as the shared
     library `path`, which `dlc.load` opens and C calls (see the module docstring for the ABI).
 
-    The library appears at `path` atomically; nothing is left there on failure.
+    A program with one entry function gets the C interface of `runtime.c_api` for a GPU
+    library under `c_prefix` (default: the library's file name made a C identifier) and
+    exports nothing else; `c_header`, if given, is where its header is written (after the
+    library). A program with several exports its entry functions and runtime functions as
+    they are. The library appears at `path` atomically; nothing is left there on failure.
 
     Raises:
+        CApiError: a prefix that is not a C identifier, or `c_prefix`/`c_header` for a
+            program with several entry functions (before anything is written).
         LibraryError: no C compiler, a target without a device runtime, a plan the host code
             cannot express, or a failed compile or link.
     """
+    from dlc.driver.artifact import write_text_atomically
+
+    path = Path(path)
     units = SHIM_SOURCES.get(program.target)
     if units is None:
         raise LibraryError(
             f"expected a GPU program for {' or '.join(SHIM_SOURCES)}, found one for "
             f"'{program.target}'"
         )
+    api = gpu_c_interface(program, c_prefix if c_prefix is not None
+                          else default_c_prefix(path.stem))
+    if api is None and (c_prefix is not None or c_header is not None):
+        raise CApiError(
+            "this GPU program has no C interface (it needs exactly one entry function): "
+            "export it without a C prefix or header"
+        )
+    if c_header is not None and not Path(c_header).parent.is_dir():
+        raise CApiError(f"cannot write the header {c_header}: no such directory "
+                        f"{Path(c_header).parent}")
     compiler = c_compiler()
     sources = {f"{name}": (SHIM_DIRECTORY / name).read_text() for name in units}
     sources["host.c"] = host_code(program)
@@ -98,7 +151,11 @@ def export_gpu_library(program: GpuProgram, path: str | Path) -> Path:
     }
     for index, array in enumerate(program.plan.constants.values()):
         weights[CONSTANT_SYMBOL.format(index)] = np.ascontiguousarray(array)
-    return link_shared_library(objects, weights, path, libraries=("-ldl", "-lpthread"))
+    library = link_shared_library(objects, weights, path, libraries=("-ldl", "-lpthread"),
+                                  c_api=api)
+    if api is not None and c_header is not None:
+        write_text_atomically(Path(c_header), c_header_text(api, path.name))
+    return library
 
 
 def _compile_units(compiler: str, sources: Mapping[str, str]) -> list[bytes]:

@@ -12,14 +12,22 @@ default the model's name), which `c_header` declares:
     const char *<prefix>_error_string(int);
     const void *<prefix>_dlc_symbol(const char *name);   /* for dlc.load */
 
-plus one fixed data symbol, `dlc_prefix` (`PREFIX_SYMBOL`): the prefix as a C string. That is
-how `dlc.load` (`runtime.library`) finds the rest without parsing ELF: it reads `dlc_prefix`,
-then asks `<prefix>_dlc_symbol` for the library's internal symbols (the metadata JSON
-`dlc_metadata`, the model description `dlc_model`, the entry function, kernels and weights),
-which are all local to the library. One fixed name is the least a loader that knows nothing of
-the model can start from; it is a few bytes of read-only data that no code references, so two
-model libraries in one program do not interfere (`dlsym` on a library's handle finds that
-library's own; the dynamic linker binds no reference to it).
+A GPU library (`driver.gpu_library`, `CInterface.device` set) has the same header shape, its
+tensor pointers host arrays, and returns `<PREFIX>_ERROR_DEVICE` when its device runtime fails;
+in place of the workspace and thread functions (its memory is device memory it allocates
+itself, its parallelism the kernels' grids) it declares
+
+    const char *<prefix>_last_error(void);              /* the device runtime's message */
+    int <prefix>_set_driver_library(const char *path);  /* before the first call */
+
+Every library has one fixed data symbol, `dlc_prefix` (`PREFIX_SYMBOL`): the prefix as a C
+string. That is how `dlc.load` (`runtime.library`) finds the rest without parsing ELF: it reads
+`dlc_prefix`, then asks `<prefix>_dlc_symbol` for the library's internal symbols (the metadata
+JSON `dlc_metadata`, the model description `dlc_model`, the entry function, kernels and
+weights), which are all local to the library. One fixed name is the least a loader that knows
+nothing of the model can start from; it is a few bytes of read-only data that no code
+references, so two model libraries in one program do not interfere (`dlsym` on a library's
+handle finds that library's own; the dynamic linker binds no reference to it).
 
 The functions are C source (`c_wrapper_source`) compiled with the library by the C compiler
 that links it; the linker's version script (`version_script`) keeps every other symbol local.
@@ -54,6 +62,15 @@ NUM_THREADS_SYMBOL = "dlc_num_threads"
 WORKSPACE_ALIGNMENT = WEIGHT_ALIGNMENT
 """The alignment `<prefix>_run_with_workspace` requires of the caller's workspace."""
 
+LAST_ERROR_SYMBOL = "dlc_last_error"
+"""A GPU library's `const char *dlc_last_error(void)` (internal; `<prefix>_last_error`): the
+message of its last failure in the calling thread."""
+
+SET_DRIVER_SYMBOL = "dlc_set_driver_library"
+"""A GPU library's `int dlc_set_driver_library(const char *path)` (internal;
+`<prefix>_set_driver_library`): the driver library to open instead of the default; nonzero
+once the device is open."""
+
 ERROR_CODES: tuple[tuple[str, int, str], ...] = (
     ("OK", 0, "success"),
     ("ERROR_NULL_ARGUMENT", 1, "a struct pointer or a tensor pointer in it is NULL"),
@@ -62,7 +79,14 @@ ERROR_CODES: tuple[tuple[str, int, str], ...] = (
                            "to WORKSPACE_ALIGNMENT"),
     ("ERROR_INVALID_ARGUMENT", 4, "an argument is out of range (a negative number of threads)"),
 )
-"""The return codes of the C functions: (macro suffix, value, meaning)."""
+"""The return codes of a CPU library's C functions: (macro suffix, value, meaning)."""
+
+DEVICE_ERROR_CODES: tuple[tuple[str, int, str], ...] = (
+    *ERROR_CODES[:2],
+    ("ERROR_DEVICE", 5, "the device runtime failed (no driver or device, or a failed build, "
+                        "allocation, copy or launch): the last_error function says why"),
+)
+"""The return codes of a GPU library's C functions (the same values where they mean the same)."""
 
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
@@ -161,12 +185,15 @@ class CInterface:
         info: the model's description (names, workspace).
         internal_symbols: the library's own symbols that `<prefix>_dlc_symbol` returns
             (entry, kernels, weights, metadata), all local to the library.
+        device: the GPU target of a GPU library (`opencl`, `cuda`), whose entry takes host
+            arrays and returns a status (`runtime.metadata.DEVICE_KEY`); None for a CPU one.
     """
 
     prefix: str
     signature: FunctionSignature
     info: ModelInfo
     internal_symbols: tuple[str, ...] = ()
+    device: str | None = None
 
     def __post_init__(self) -> None:
         check_c_prefix(self.prefix)
@@ -190,8 +217,15 @@ class CInterface:
         return self.prefix.upper()
 
     @property
+    def error_codes(self) -> tuple[tuple[str, int, str], ...]:
+        return DEVICE_ERROR_CODES if self.device is not None else ERROR_CODES
+
+    @property
     def exported_functions(self) -> tuple[str, ...]:
         p = self.prefix
+        if self.device is not None:
+            return (f"{p}_run", f"{p}_last_error", f"{p}_set_driver_library",
+                    f"{p}_error_string", f"{p}_dlc_symbol")
         return (f"{p}_run", f"{p}_run_with_workspace", f"{p}_set_num_threads",
                 f"{p}_get_num_threads", f"{p}_error_string", f"{p}_dlc_symbol")
 
@@ -207,14 +241,15 @@ class CInterface:
 
 def c_interface(
     prefix: str, signature: FunctionSignature, info: ModelInfo,
-    internal_symbols: Sequence[str] = (),
+    internal_symbols: Sequence[str] = (), device: str | None = None,
 ) -> CInterface:
-    """The C interface of a model with the entry `signature` and description `info`."""
+    """The C interface of a model with the entry `signature` and description `info` (of a
+    GPU library for `device`)."""
     if info.entry != signature.name:
         raise CApiError(
             f"the model description is of @{info.entry}, the signature of @{signature.name}"
         )
-    return CInterface(prefix, signature, info, tuple(internal_symbols))
+    return CInterface(prefix, signature, info, tuple(internal_symbols), device)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,6 +268,126 @@ def c_header(api: CInterface, library_name: str) -> str:
         f"/* {p}.h: the C interface of the dlc model library {library_name}.",
         " * Generated by dlc (dlc compile --c-header); do not edit.",
         " *",
+        *(_device_notes(api, library_name) if api.device is not None
+          else _cpu_notes(api, library_name)),
+        " *",
+        " * Trust: loading this library (dlopen, or linking a program with it) runs its code,",
+        " * constructors included. A model library from an untrusted source is code from an",
+        " * untrusted source.",
+        " */",
+        f"#ifndef {m}_H_",
+        f"#define {m}_H_",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        "/* Return codes */",
+    ]
+    for suffix, value, meaning in api.error_codes:
+        lines.append(f"#define {m}_{suffix} {value} /* {meaning} */")
+    lines += [
+        "",
+        f"#define {m}_NUM_INPUTS {len(api.signature.inputs)}",
+        f"#define {m}_NUM_OUTPUTS {len(api.signature.outputs)}",
+    ]
+    if api.device is not None:
+        lines.append(f'#define {m}_DEVICE "{api.device}"')
+    else:
+        lines += [
+            f"#define {m}_WORKSPACE_BYTES {api.workspace_bytes}",
+            f"#define {m}_WORKSPACE_ALIGNMENT {WORKSPACE_ALIGNMENT}",
+            f"#define {m}_KERNEL_BUFFER_BYTES {api.info.kernel_buffer_bytes}",
+        ]
+    lines += [
+        "",
+        "/* Per tensor: NDIM, SHAPE (an initializer), SIZE (elements), BYTES, DTYPE (NumPy's",
+        " * name of its element type). */",
+    ]
+    for role, tensors in (("input", api.inputs), ("output", api.outputs)):
+        for index, tensor in enumerate(tensors):
+            spec = tensor.spec
+            name = f"{m}_{tensor.macro}"
+            shape = ", ".join(str(d) for d in spec.shape) or "1"
+            itemsize = _itemsize(spec.dtype)
+            lines += [
+                f'/* {role} {index}: "{_comment_text(tensor.name)}", {spec.dtype} '
+                f"{_shape_text(spec)} */",
+                f"#define {name}_NDIM {len(spec.shape)}",
+                f"#define {name}_SHAPE {{{shape}}}",
+                f"#define {name}_SIZE {tensor.size}",
+                f"#define {name}_BYTES {tensor.size * itemsize}",
+                f'#define {name}_DTYPE "{spec.dtype}"',
+            ]
+    for role, qualifier, tensors in (("inputs", "const ", api.inputs),
+                                     ("outputs", "", api.outputs)):
+        lines += ["", f"struct {p}_{role} {{"]
+        for tensor in tensors:
+            lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
+                         f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
+                         f"{_shape_text(tensor.spec)} */")
+        lines.append("};")
+    lines += [""]
+    if api.device is not None:
+        lines += [
+            "/* Runs the model on the host arrays `inputs`, writing the host arrays `outputs`",
+            "   (copies in, launches, copies back). */",
+            f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
+            "",
+            f"/* Why the last call that returned {m}_ERROR_DEVICE in this thread failed (the",
+            "   device runtime's message; empty if none). */",
+            f"const char *{p}_last_error(void);",
+            "",
+            "/* The driver library to dlopen instead of the default (libOpenCL.so.1,",
+            f"   libcuda.so.1), before the first {p}_run; {m}_ERROR_DEVICE once the device",
+            "   is open. */",
+            f"int {p}_set_driver_library(const char *path);",
+        ]
+    else:
+        lines += [
+            "/* Runs the model on `inputs`, writing `outputs`; allocates the workspace. */",
+            f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
+            "",
+            "/* Runs the model in the caller's workspace (see Memory above). */",
+            f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
+            "*outputs,",
+            "    void *workspace, size_t workspace_bytes);",
+            "",
+            "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
+            f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
+            f"int {p}_set_num_threads(int num_threads);",
+            "",
+            f"/* The count {p}_set_num_threads set last (0: none). */",
+            f"int {p}_get_num_threads(void);",
+        ]
+    lines += [
+        "",
+        "/* A static English description of a return code. */",
+        f"const char *{p}_error_string(int code);",
+        "",
+        "/* For dlc.load (Python): the address of one of the library's internal symbols",
+        (f'   ("{METADATA_SYMBOL}", the entry, the kernels\' source, weights, the device '
+         "runtime's functions),\n   or NULL. */" if api.device is not None else
+         f'   ("{METADATA_SYMBOL}", "{MODEL_SYMBOL}", the entry, kernels, weights), or NULL. */'),
+        f"const void *{p}_dlc_symbol(const char *name);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "",
+        f"#endif /* {m}_H_ */",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
+    """The header's notes on building with, calling, memory and threads of a CPU library."""
+    p, m = api.prefix, api.macro
+    return [
         f" * Build: cc app.c path/to/{library_name} -Wl,-rpath,'$ORIGIN' (the library needs",
         " * libm, and libgomp when it has parallel loops: both are linked into it).",
         " *",
@@ -261,91 +416,40 @@ def c_header(api: CInterface, library_name: str) -> str:
         f" * state. So may {p}_run_with_workspace, given a workspace (and outputs) of its own",
         f" * per concurrent call. {p}_set_num_threads may be called at any time from any thread",
         " * (an atomic store); concurrent calls each start their own OpenMP team.",
+    ]
+
+
+def _device_notes(api: CInterface, library_name: str) -> list[str]:
+    """The header's notes on building with, calling, memory and threads of a GPU library."""
+    p, m = api.prefix, api.macro
+    driver = "libcuda.so.1" if api.device == "cuda" else "libOpenCL.so.1"
+    context = "CUDA primary context" if api.device == "cuda" else "OpenCL context"
+    return [
+        f" * A GPU library ({api.device}): the kernels' device code and the host code that",
+        " * launches them.",
         " *",
-        " * Trust: loading this library (dlopen, or linking a program with it) runs its code,",
-        " * constructors included. A model library from an untrusted source is code from an",
-        " * untrusted source.",
-        " */",
-        f"#ifndef {m}_H_",
-        f"#define {m}_H_",
-        "",
-        "#include <stddef.h>",
-        "#include <stdint.h>",
-        "",
-        "#ifdef __cplusplus",
-        'extern "C" {',
-        "#endif",
-        "",
-        "/* Return codes */",
+        f" * Build: cc app.c path/to/{library_name} -Wl,-rpath,'$ORIGIN' (no GPU SDK needed:",
+        f" * the library opens the driver library, {driver}, with dlopen at the first call;",
+        f" * {p}_set_driver_library names another one first).",
+        " *",
+        f" * Calling: fill a struct {p}_inputs with one pointer per input and a struct",
+        f" * {p}_outputs with one per output; each points to a C-contiguous (row-major) HOST",
+        " * array of the shape and element type given below. There is no device-pointer",
+        f" * variant: the library's buffers live in its own {context}.",
+        f" * {p}_run copies the inputs to the device, launches the kernels, copies",
+        f" * the outputs back and returns {m}_OK (0); else an error code below, and for",
+        f" * {m}_ERROR_DEVICE (no driver or device, a failed build, allocation, copy or",
+        f" * launch) {p}_last_error() says why. The outputs are written only on {m}_OK.",
+        " *",
+        " * Memory: each call allocates device buffers for the inputs, outputs and",
+        " * intermediates and frees them; each weight is uploaded at its first use and kept on",
+        f" * the device. So there is no {p}_run_with_workspace (the workspace is device memory",
+        f" * the library allocates itself) and no {p}_set_num_threads (the parallelism is the",
+        " * kernels' grids).",
+        " *",
+        f" * Thread safety: {p}_run may be called from several threads; calls into one",
+        f" * library are serialised by a lock. {p}_last_error is per thread.",
     ]
-    for suffix, value, meaning in ERROR_CODES:
-        lines.append(f"#define {m}_{suffix} {value} /* {meaning} */")
-    lines += [
-        "",
-        f"#define {m}_NUM_INPUTS {len(api.signature.inputs)}",
-        f"#define {m}_NUM_OUTPUTS {len(api.signature.outputs)}",
-        f"#define {m}_WORKSPACE_BYTES {api.workspace_bytes}",
-        f"#define {m}_WORKSPACE_ALIGNMENT {WORKSPACE_ALIGNMENT}",
-        f"#define {m}_KERNEL_BUFFER_BYTES {api.info.kernel_buffer_bytes}",
-        "",
-        "/* Per tensor: NDIM, SHAPE (an initializer), SIZE (elements), BYTES, DTYPE (NumPy's",
-        " * name of its element type). */",
-    ]
-    for role, tensors in (("input", api.inputs), ("output", api.outputs)):
-        for index, tensor in enumerate(tensors):
-            spec = tensor.spec
-            name = f"{m}_{tensor.macro}"
-            shape = ", ".join(str(d) for d in spec.shape) or "1"
-            itemsize = _itemsize(spec.dtype)
-            lines += [
-                f'/* {role} {index}: "{_comment_text(tensor.name)}", {spec.dtype} '
-                f"{_shape_text(spec)} */",
-                f"#define {name}_NDIM {len(spec.shape)}",
-                f"#define {name}_SHAPE {{{shape}}}",
-                f"#define {name}_SIZE {tensor.size}",
-                f"#define {name}_BYTES {tensor.size * itemsize}",
-                f'#define {name}_DTYPE "{spec.dtype}"',
-            ]
-    for role, qualifier, tensors in (("inputs", "const ", api.inputs),
-                                     ("outputs", "", api.outputs)):
-        lines += ["", f"struct {p}_{role} {{"]
-        for tensor in tensors:
-            lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
-                         f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
-                         f"{_shape_text(tensor.spec)} */")
-        lines.append("};")
-    lines += [
-        "",
-        "/* Runs the model on `inputs`, writing `outputs`; allocates the workspace. */",
-        f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
-        "",
-        "/* Runs the model in the caller's workspace (see Memory above). */",
-        f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
-        "*outputs,",
-        "    void *workspace, size_t workspace_bytes);",
-        "",
-        "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
-        f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
-        f"int {p}_set_num_threads(int num_threads);",
-        "",
-        f"/* The count {p}_set_num_threads set last (0: none). */",
-        f"int {p}_get_num_threads(void);",
-        "",
-        "/* A static English description of a return code. */",
-        f"const char *{p}_error_string(int code);",
-        "",
-        "/* For dlc.load (Python): the address of one of the library's internal symbols",
-        f'   ("{METADATA_SYMBOL}", "{MODEL_SYMBOL}", the entry, kernels, weights), or NULL. */',
-        f"const void *{p}_dlc_symbol(const char *name);",
-        "",
-        "#ifdef __cplusplus",
-        "}",
-        "#endif",
-        "",
-        f"#endif /* {m}_H_ */",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def _itemsize(dtype: str) -> int:
@@ -368,10 +472,9 @@ def _comment_text(name: str) -> str:
 
 def c_wrapper_source(api: CInterface, header_name: str) -> str:
     """C source defining the functions `c_header` declares, over the library's internal
-    entry function (and its workspace twin), compiled into the library."""
+    entry function (a CPU library's: and its workspace twin; a GPU library's: and its device
+    runtime's error and driver functions), compiled into the library."""
     p, m = api.prefix, api.macro
-    entry = api.signature.name
-    arity = len(api.signature.arguments)
     lines = [
         f"/* The C interface of a dlc model library ({header_name}); generated by dlc. */",
         f'#include "{header_name}"',
@@ -382,6 +485,84 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
         f'const char {PREFIX_SYMBOL}[] = "{p}";',
         "",
         "/* The library's own symbols (local to it, by the linker's version script). */",
+    ]
+    members = [f"inputs->{t.member}" for t in api.inputs]
+    members += [f"outputs->{t.member}" for t in api.outputs]
+    if api.device is not None:
+        lines += _device_functions(api, members)
+    else:
+        lines += _cpu_functions(api, members)
+    lines += [
+        f"const char *{p}_error_string(int code) {{",
+        "  switch (code) {",
+    ]
+    for suffix, _, meaning in api.error_codes:
+        lines.append(f'  case {m}_{suffix}: return "{meaning}";')
+    lines += ['  default: return "unknown error code";', "  }", "}", ""]
+    extra = (LAST_ERROR_SYMBOL, SET_DRIVER_SYMBOL) if api.device else (NUM_THREADS_SYMBOL,)
+    symbols = [s for s in dict.fromkeys([*api.internal_symbols, *extra]) if _SYMBOL.match(s)]
+    for index, symbol in enumerate(symbols):
+        lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{symbol}");')
+    lines += [
+        "",
+        "static const struct { const char *name; const void *address; } dlc_symbols_[] = {",
+    ]
+    for index, symbol in enumerate(symbols):
+        lines.append(f'  {{"{symbol}", dlc_symbol_{index}_}},')
+    lines += [
+        "  {NULL, NULL},",
+        "};",
+        "",
+        f"const void *{p}_dlc_symbol(const char *name) {{",
+        "  if (name == NULL) return NULL;",
+        "  for (size_t i = 0; dlc_symbols_[i].name != NULL; ++i)",
+        "    if (strcmp(dlc_symbols_[i].name, name) == 0) return dlc_symbols_[i].address;",
+        "  return NULL;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _device_functions(api: CInterface, members: Sequence[str]) -> list[str]:
+    """A GPU library's `_run`, `_last_error` and `_set_driver_library`, over its entry (which
+    returns nonzero on a failure) and its device runtime."""
+    p, m = api.prefix, api.macro
+    arity = len(api.signature.arguments)
+    lines = [
+        f"extern int dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
+        f' __asm__("{api.signature.name}");',
+        f'extern const char *dlc_last_error_(void) __asm__("{LAST_ERROR_SYMBOL}");',
+        f'extern int dlc_set_driver_library_(const char *) __asm__("{SET_DRIVER_SYMBOL}");',
+        "",
+        f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs) {{",
+        f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+    ]
+    for member in members:
+        lines.append(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;")
+    arguments = ", ".join(f"(void *){member}" for member in members)
+    lines += [
+        f"  return dlc_entry_({arguments}) == 0 ? {m}_OK : {m}_ERROR_DEVICE;",
+        "}",
+        "",
+        f"const char *{p}_last_error(void) {{ return dlc_last_error_(); }}",
+        "",
+        f"int {p}_set_driver_library(const char *path) {{",
+        f"  if (path == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+        f"  return dlc_set_driver_library_(path) == 0 ? {m}_OK : {m}_ERROR_DEVICE;",
+        "}",
+        "",
+    ]
+    return lines
+
+
+def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
+    """A CPU library's `_run`, `_run_with_workspace` and thread functions, over its entry
+    (and its workspace twin) and the library-global thread count."""
+    p, m = api.prefix, api.macro
+    entry = api.signature.name
+    arity = len(api.signature.arguments)
+    lines = [
         f"extern void dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
         f' __asm__("{entry}");',
     ]
@@ -398,8 +579,6 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
         "    void *workspace, size_t workspace_bytes) {",
         f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
     ]
-    members = [f"inputs->{t.member}" for t in api.inputs]
-    members += [f"outputs->{t.member}" for t in api.outputs]
     for member in members:
         lines.append(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;")
     arguments = [f"(void *){member}" for member in members]
@@ -443,35 +622,8 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
         "  return __atomic_load_n(&dlc_num_threads_, __ATOMIC_RELAXED);",
         "}",
         "",
-        f"const char *{p}_error_string(int code) {{",
-        "  switch (code) {",
     ]
-    for suffix, _, meaning in ERROR_CODES:
-        lines.append(f'  case {m}_{suffix}: return "{meaning}";')
-    lines += ['  default: return "unknown error code";', "  }", "}", ""]
-    symbols = [s for s in dict.fromkeys([*api.internal_symbols, NUM_THREADS_SYMBOL])
-               if _SYMBOL.match(s)]
-    for index, symbol in enumerate(symbols):
-        lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{symbol}");')
-    lines += [
-        "",
-        "static const struct { const char *name; const void *address; } dlc_symbols_[] = {",
-    ]
-    for index, symbol in enumerate(symbols):
-        lines.append(f'  {{"{symbol}", dlc_symbol_{index}_}},')
-    lines += [
-        "  {NULL, NULL},",
-        "};",
-        "",
-        f"const void *{p}_dlc_symbol(const char *name) {{",
-        "  if (name == NULL) return NULL;",
-        "  for (size_t i = 0; dlc_symbols_[i].name != NULL; ++i)",
-        "    if (strcmp(dlc_symbols_[i].name, name) == 0) return dlc_symbols_[i].address;",
-        "  return NULL;",
-        "}",
-        "",
-    ]
-    return "\n".join(lines)
+    return lines
 
 
 def version_script(api: CInterface) -> str:

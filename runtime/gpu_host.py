@@ -453,16 +453,22 @@ class GpuExecutable:
             raise ExecutableError(f"{what}: expected shape {spec.shape}, found {array.shape}")
         return array
 
-    exporter: Callable[[Path], Path] | None = None
-    """Writes the program as a GPU shared library (set by the driver, which compiles it)."""
+    exporter: Callable[..., Path] | None = None
+    """Writes the program as a GPU shared library: `exporter(path, c_prefix, c_header)` (set
+    by the driver, which compiles it)."""
 
-    def export(self, path: str | Path) -> Path:
+    def export(
+        self, path: str | Path, *, c_prefix: str | None = None,
+        c_header: str | Path | None = None,
+    ) -> Path:
         """Write the program as a shared library (device code and native host code) that
-        `dlc.load` opens (`dlc.driver.gpu_library`)."""
+        `dlc.load` opens and C calls (`dlc.driver.gpu_library`). A model's library has the C
+        interface of a GPU library (`dlc.runtime.c_api`) under `c_prefix` (default: the file
+        name made a C identifier); `c_header` is where to write its header (default: none)."""
         if self.exporter is None:
             raise ExecutableError("this GPU executable cannot be exported; compile the model "
                                   "again")
-        return self.exporter(Path(path))
+        return self.exporter(Path(path), c_prefix, c_header)
 
 
 class DeviceCall:

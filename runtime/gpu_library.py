@@ -2,7 +2,9 @@
 functions that take host arrays and return a status, the message of a failure, and the driver
 library their device runtime opens (TVM's `cuda`/`opencl` modules loaded from a library).
 
-A GPU library opens `libOpenCL.so.1` or `libcuda.so.1` at its first call. Where no system
+A GPU library opens `libOpenCL.so.1` or `libcuda.so.1` at its first call. With a C interface
+(`runtime.c_api`) its entry and these functions are local to it; `NativeModule.address` finds
+them through `<prefix>_dlc_symbol` as it finds a CPU library's. Where no system
 OpenCL loader exists but pyopencl's wheel is installed (`pip install 'dlc[opencl]'`: pyopencl
 bundles an ICD loader and PoCL), `configure_driver` points an OpenCL library at that bundled
 loader instead. Only ctypes and the standard library are used here.
@@ -16,14 +18,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlc.runtime.c_api import LAST_ERROR_SYMBOL, SET_DRIVER_SYMBOL
 from dlc.runtime.executable import ExecutableError, NativeModule
-
-LAST_ERROR_SYMBOL = "dlc_last_error"
-"""`const char *dlc_last_error(void)`: the library's last failure in the calling thread."""
-
-SET_DRIVER_SYMBOL = "dlc_set_driver_library"
-"""`int dlc_set_driver_library(const char *path)`: the driver library to open instead of the
-default; nonzero once the device is open."""
 
 
 def last_error(native: NativeModule) -> str:
@@ -46,7 +42,7 @@ def configure_driver(native: NativeModule, device: str) -> None:
     loader bundled with pyopencl (`bundled_opencl`), its vendor libraries (PoCL) loaded first
     so that the loader finds them by name, and `PYOPENCL_HOME` set (unless set) as the bundled
     loader expects. Nothing otherwise: the library opens the system's driver, and says so in
-    its error when there is none. A `dlc_set_driver_library` call after this one wins."""
+    its error when there is none. A `<prefix>_set_driver_library` call after this one wins."""
     if device != "opencl":
         return
     bundled = bundled_opencl()
@@ -65,7 +61,7 @@ class BundledOpenCL:
     .icd files name (PoCL), loaded before it (the loader opens them by bare name), and the
     package directory, in `PYOPENCL_HOME` (the bundled loader reads it). A C program sets the
     same up with `PYOPENCL_HOME=<home> LD_PRELOAD=<vendors>` and
-    `dlc_set_driver_library("<loader>")`."""
+    `<prefix>_set_driver_library("<loader>")`."""
 
     loader: Path
     vendors: tuple[Path, ...]

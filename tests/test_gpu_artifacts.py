@@ -2,11 +2,12 @@
 device code and native host code in one .so that `dlc.load` opens with ctypes.
 
 OpenCL libraries run in a fresh process on PoCL and match ONNX Runtime and the graph
-interpreter. No GPU is lent to these tests: a CUDA library's PTX is checked by `ptxas` (where
-it is on PATH), and its host code runs against a fake CUDA driver (tests/gpu_library/fake_cuda.c:
-host memory, kernels that do nothing, every driver call logged), whose log must show the
-launches the host plan makes (as the Python host program, runtime.gpu_host, runs them), the
-copies, and every buffer freed.
+interpreter, from Python (`dlc.load`) and from C through the library's header (`runtime.c_api`:
+`<prefix>_run` over host arrays; only `<prefix>_*` and `dlc_prefix` exported). No GPU is lent to
+these tests: a CUDA library's PTX is checked by `ptxas` (where it is on PATH), and its host code
+runs against a fake CUDA driver (tests/gpu_library/fake_cuda.c: host memory, kernels that do
+nothing, every driver call logged), whose log must show the launches the host plan makes (as the
+Python host program, runtime.gpu_host, runs them), the copies, and every buffer freed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dlc.driver.build import export_for_device, lower
 from dlc.driver.errors import CompileError
 from dlc.driver.gpu import gpu_program
 from dlc.driver.gpu_library import KERNELS_SYMBOL, export_gpu_library
+from dlc.runtime.c_api import CApiError
 from dlc.runtime.gpu_host import (
     Call,
     GpuProgram,
@@ -41,7 +43,7 @@ from dlc.runtime.gpu_host import (
     Scalar,
 )
 from dlc.runtime.gpu_library import bundled_opencl
-from dlc.runtime.library import LibraryError
+from dlc.runtime.library import LibraryError, load_library
 from dlc.runtime.metadata import ArgumentSpec, FunctionSignature, decode_metadata
 from dlc.tools.dlc_main import main
 from xdsl.dialects.builtin import ModuleOp
@@ -89,12 +91,26 @@ def module_of(text: str) -> ModuleOp:
     return Parser(make_context(), text).parse_module()
 
 
-def gpu_library(tmp_path: Path, target: str, arch: str | None = None) -> Path:
-    """TWO_LAYERS as a GPU library for `target`."""
+def gpu_library(tmp_path: Path, target: str, arch: str | None = None,
+                c_prefix: str | None = None) -> Path:
+    """TWO_LAYERS as a GPU library for `target` (with `c_prefix`: its header beside it)."""
     module = module_of(TWO_LAYERS)
     lower(module, "gpu-opencl" if target == "opencl" else "gpu-ptx")
     path = tmp_path / f"two_layers_{target}{arch or ''}.so"
-    return export_gpu_library(gpu_program(module, target, arch), path)
+    header = tmp_path / f"{c_prefix}.h" if c_prefix else None
+    return export_gpu_library(gpu_program(module, target, arch), path, c_prefix, header)
+
+
+def c_prefix_of(library: Path) -> str:
+    handle = ctypes.CDLL(str(library))
+    return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(handle, "dlc_prefix"))).decode()
+
+
+def exported_symbols(library: Path) -> set[str]:
+    """The symbols the library defines for the dynamic linker (`nm -D --defined-only`)."""
+    result = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True,
+                            text=True, check=True)
+    return {line.split()[-1] for line in result.stdout.splitlines() if line.strip()}
 
 
 def run_fresh(library: Path, inputs: Sequence[np.ndarray], tmp_path: Path,
@@ -111,7 +127,10 @@ import dlc
 library = {str(library)!r}
 m = dlc.load(library)
 if {str(driver) if driver else None!r}:  # after dlc.load, which may pick pyopencl's loader
-    ctypes.CDLL(library).dlc_set_driver_library({str(driver).encode() if driver else b''!r})
+    handle = ctypes.CDLL(library)
+    prefix = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(handle, "dlc_prefix")))
+    setter = getattr(handle, prefix.decode() + "_set_driver_library")
+    assert setter({str(driver).encode() if driver else b''!r}) == 0
 assert "xdsl" not in sys.modules and "llvmlite" not in sys.modules
 inputs = [np.load({str(tmp_path)!r} + f"/in{{i}}.npy") for i in range({len(inputs)})]
 for call in range(2):
@@ -156,7 +175,9 @@ def test_dlc_compile_opencl_library_matches_onnx_runtime(
     ort = pytest.importorskip("onnxruntime")
     library = tmp_path / "small_cnn.so"
     assert main(["compile", str(SMALL_CNN), "--target", "opencl", "-o", str(library)]) == 0
-    assert f"-> {library} for opencl" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"-> {library} for opencl" in out
+    assert f"C header:  {tmp_path / 'small_cnn.h'} (functions small_cnn_run" in out
     session = ort.InferenceSession(str(SMALL_CNN), providers=["CPUExecutionProvider"])
     (spec,) = session.get_inputs()
     x = RNG.standard_normal([int(d) for d in spec.shape]).astype(np.float32)
@@ -175,9 +196,11 @@ def test_compiled_opencl_executable_exports_a_library(tmp_path: Path) -> None:
     executable = dlc.compile(module_of(TWO_LAYERS), target="opencl")
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     w1 = RNG.standard_normal((16, 32)).astype(np.float32)
-    library = executable.export(tmp_path / "exported.so")
+    library = executable.export(tmp_path / "exported.so", c_prefix="net",
+                                c_header=tmp_path / "net.h")
+    assert "int net_run(" in (tmp_path / "net.h").read_text()
     loaded = dlc.load(library)
-    assert loaded.device == "opencl"
+    assert loaded.device == "opencl" and c_prefix_of(library) == "net"
     np.testing.assert_allclose(loaded(x, w1), executable(x, w1), rtol=1e-5, atol=1e-6)
 
 
@@ -192,17 +215,27 @@ def test_opencl_library_without_a_driver_says_so(tmp_path: Path) -> None:
 
 
 def c_caller(tmp_path: Path, library: Path) -> Path:
-    """tests/gpu_library/call_mlp.c linked against `library`."""
+    """tests/gpu_library/call_mlp.c, which includes the library's header mlp.h (beside it),
+    linked against `library`."""
     program = tmp_path / "call_mlp"
-    subprocess.run(["cc", "-O1", "-o", str(program), str(CALL_MLP), str(library),
-                    f"-Wl,-rpath,{library.parent}"], check=True, capture_output=True, text=True)
+    subprocess.run(["cc", "-O1", "-Wall", "-Werror", "-I", str(library.parent), "-o",
+                    str(program), str(CALL_MLP), str(library), f"-Wl,-rpath,{library.parent}"],
+                   check=True, capture_output=True, text=True)
     return program
 
 
 @needs_cc
 @needs_opencl
 def test_opencl_library_called_from_c_matches_the_graph_interpreter(tmp_path: Path) -> None:
-    library = gpu_library(tmp_path, "opencl")
+    """A C program that includes the library's header calls mlp_run on host arrays (on PoCL
+    where the system has no OpenCL); the library exports its C interface only."""
+    library = gpu_library(tmp_path, "opencl", c_prefix="mlp")
+    assert exported_symbols(library) == {
+        "dlc_prefix", "mlp_run", "mlp_last_error", "mlp_set_driver_library", "mlp_error_string",
+        "mlp_dlc_symbol"}
+    header = (tmp_path / "mlp.h").read_text()
+    assert "run_with_workspace" not in header.split("*/", 1)[1]  # said why, not declared
+    assert "set_num_threads(" not in header and "HOST" in header
     inputs = [RNG.standard_normal((8, 16)).astype(np.float32),
               RNG.standard_normal((16, 32)).astype(np.float32)]
     env, driver = dict(os.environ), ""
@@ -226,20 +259,24 @@ def test_opencl_library_called_from_c_matches_the_graph_interpreter(tmp_path: Pa
 
 
 def kernels_source(library: Path) -> str:
-    handle = ctypes.CDLL(str(library))
-    first = ctypes.c_char.in_dll(handle, KERNELS_SYMBOL)
-    return ctypes.string_at(ctypes.addressof(first)).decode()
+    """The library's `dlc_gpu_kernels`, found through its C interface as dlc.load finds it."""
+    return ctypes.string_at(load_library(library).symbol_address(KERNELS_SYMBOL)).decode()
 
 
 @needs_cc
-def test_cuda_library_exports_its_entry_and_runtime_symbols_only(tmp_path: Path) -> None:
+def test_cuda_library_exports_its_c_interface_only(tmp_path: Path) -> None:
     library = gpu_library(tmp_path, "cuda", "sm_80")
+    prefix = "two_layers_cudasm_80"  # the file name's
     handle = ctypes.CDLL(str(library))  # loads without libcuda: the driver is opened at first use
-    for symbol in ("mlp", "dlc_last_error", "dlc_set_driver_library", "dlc_metadata"):
-        assert hasattr(handle, symbol), symbol
-    for hidden in ("dlc_gpu_open", "dlc_gpu_launch", "dlc_gpu_alloc", "host_0", "run_0"):
+    assert c_prefix_of(library) == prefix
+    assert exported_symbols(library) == {"dlc_prefix", *(f"{prefix}_{name}" for name in (
+        "run", "last_error", "set_driver_library", "error_string", "dlc_symbol"))}
+    for hidden in ("mlp", "dlc_last_error", "dlc_set_driver_library", "dlc_metadata",
+                   KERNELS_SYMBOL, "dlc_gpu_open", "host_0", "run_0"):
         assert not hasattr(handle, hidden), hidden
-    metadata = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(handle, "dlc_metadata")))
+    loaded = load_library(library)
+    metadata = ctypes.string_at(loaded.symbol_address("dlc_metadata"))
+    assert loaded.address("mlp") and loaded.address("dlc_set_driver_library")
     assert json.loads(metadata)["device"] == "cuda"
     signature = decode_metadata(metadata.decode())["mlp"]
     assert [a.shape for a in signature.arguments] == [(8, 16), (16, 32), (8, 4)]
@@ -382,10 +419,12 @@ def test_cuda_library_reports_a_failed_launch_and_frees_its_buffers(tmp_path: Pa
 
 @needs_cc
 def test_cuda_library_called_from_c_copies_through_the_driver(tmp_path: Path) -> None:
-    """From C on the fake driver: the call succeeds, and the output comes back from device
-    memory (the fake's kernels do nothing: the output is what the allocation held, so only
-    its size is checked); without a driver the C caller gets the message."""
-    library = gpu_library(tmp_path, "cuda", "sm_80")
+    """From C through the header on the fake driver: mlp_run succeeds, and the output comes
+    back from device memory (the fake's kernels do nothing: the output is what the allocation
+    held, so only its size is checked); without a driver mlp_run returns MLP_ERROR_DEVICE and
+    mlp_last_error the message."""
+    library = gpu_library(tmp_path, "cuda", "sm_80", c_prefix="mlp")
+    assert "#define MLP_ERROR_DEVICE 5" in (tmp_path / "mlp.h").read_text()
     program = c_caller(tmp_path, library)
     data = np.zeros(8 * 16 + 16 * 32, np.float32).tobytes()
     result = subprocess.run([str(program), str(fake_driver(tmp_path))], input=data,
@@ -395,9 +434,10 @@ def test_cuda_library_called_from_c_copies_through_the_driver(tmp_path: Path) ->
     assert b"launch fused_" in result.stderr
     result = subprocess.run([str(program), str(tmp_path / "none.so")], input=data,
                             capture_output=True, timeout=60, check=False)
-    assert result.returncode == 1
-    assert f"mlp failed: no CUDA driver: cannot load {tmp_path / 'none.so'}" in (
-        result.stderr.decode())
+    assert result.returncode == 5, result.stderr.decode()
+    assert (f"mlp_run returned 5 (the device runtime failed (no driver or device, or a failed "
+            f"build, allocation, copy or launch): the last_error function says why): no CUDA "
+            f"driver: cannot load {tmp_path / 'none.so'}") in result.stderr.decode()
 
 
 @needs_cc
@@ -493,6 +533,24 @@ def test_scalar_arguments_reach_the_cuda_launch(tmp_path: Path) -> None:
     assert first["launches"] == backend.launches
 
 
+@needs_cc
+def test_program_with_two_entries_exports_them_without_a_c_interface(tmp_path: Path) -> None:
+    program = scale_program("cuda")
+    plan = program.plan
+    again = HostFunction("scale_again", 2, plan.functions["scale_entry"].steps)
+    signature = FunctionSignature("scale_again", plan.signatures["scale_entry"].arguments, 1)
+    two = GpuProgram("cuda", program.source, HostPlan(
+        {**plan.functions, "scale_again": again}, {},
+        {**plan.signatures, "scale_again": signature}))
+    with pytest.raises(CApiError, match="no C interface .* exactly one entry function"):
+        export_gpu_library(two, tmp_path / "two.so", c_prefix="scale")
+    assert list(tmp_path.iterdir()) == []
+    library = export_gpu_library(two, tmp_path / "two.so")
+    assert {"scale_entry", "scale_again", "dlc_last_error", "dlc_set_driver_library"} <= (
+        exported_symbols(library))
+    assert "dlc_prefix" not in exported_symbols(library)
+
+
 # ----------------------------------------------------------------------------------------------
 # Errors at export
 # ----------------------------------------------------------------------------------------------
@@ -525,6 +583,35 @@ def test_failed_export_leaves_nothing(tmp_path: Path) -> None:
                        "one for 'vulkan'"):
         export_gpu_library(bad, tmp_path / "model.so")
     assert list(tmp_path.iterdir()) == []
+
+
+@needs_cc
+def test_cli_gpu_library_with_a_c_prefix_and_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library, header = tmp_path / "m.so", tmp_path / "include" / "net.h"
+    header.parent.mkdir()
+    assert main(["compile", str(SMALL_CNN), "--target", "cuda", "--arch", "sm_90", "--c-prefix",
+                 "net", "--c-header", str(header), "-o", str(library)]) == 0
+    assert f"C header:  {header} (functions net_run, net_last_error" in capsys.readouterr().out
+    assert exported_symbols(library) == {"dlc_prefix", "net_run", "net_last_error",
+                                         "net_set_driver_library", "net_error_string",
+                                         "net_dlc_symbol"}
+    text = header.read_text()
+    assert "int net_run(const struct net_inputs *inputs, struct net_outputs *outputs);" in text
+    assert '#define NET_DEVICE "cuda"' in text and "WORKSPACE_BYTES" not in text
+    program = tmp_path / "includes_it.c"  # the header compiles as C, and as C++'s extern "C"
+    program.write_text('#include "net.h"\nint main(void) { return net_run(0, 0) != '
+                       "NET_ERROR_NULL_ARGUMENT; }\n")
+    subprocess.run(["cc", "-Wall", "-Werror", "-I", str(header.parent), "-o",
+                    str(tmp_path / "includes_it"), str(program), str(library)],
+                   check=True, capture_output=True, text=True)
+    assert subprocess.run([str(tmp_path / "includes_it")], env={
+        **os.environ, "LD_LIBRARY_PATH": str(tmp_path)}, check=False).returncode == 0
+    assert main(["compile", str(SMALL_CNN), "--target", "opencl", "--c-prefix", "int",
+                 "-o", str(tmp_path / "n.so")]) == 1
+    assert "--c-prefix: expected a C identifier" in capsys.readouterr().err
+    assert not (tmp_path / "n.so").exists()
 
 
 def test_cli_gpu_library_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
                 [--check-bounds] [--c-prefix NAME] [--c-header model.h]
                 [--input-shape x=1x3x224x224] -o model.so|model.tar
-    dlc compile model.onnx --target opencl|cuda [--arch sm_90] -o model.so   (a GPU library)
+    dlc compile model.onnx --target opencl|cuda [--arch sm_90] [--c-prefix NAME]
+                [--c-header model.h] -o model.so   (a GPU library)
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
     dlc run model.so|model.onnx --input x=x.npy|--seed N [--output-dir D]
     dlc profile model.onnx|model.so [--input x=x.npy] [--repeat N] [--top K]
@@ -342,10 +343,7 @@ def compile_command(args: argparse.Namespace) -> None:
         if output.suffix != ".so":
             raise ToolError(f"expected an output path ending in .so for a GPU library, found "
                             f"'{output}'")
-        if args.c_prefix is not None or args.c_header is not None:
-            raise ToolError("--c-prefix and --c-header apply to CPU libraries; a GPU library "
-                            "exports its entry functions as they are (see the README)")
-        device_library_command(args, output)
+        device_library_command(args, output, *_c_interface_options(args, output))
         return
     prefix, header = _c_interface_options(args, output)
     executable, seconds = _executable(args)
@@ -380,9 +378,11 @@ def compile_command(args: argparse.Namespace) -> None:
               + " (summed over processes)")
 
 
-def device_library_command(args: argparse.Namespace, output: Path) -> None:
-    """`dlc compile --target cuda|opencl`: a GPU library (device code, native host code);
-    nothing runs, so no GPU is needed."""
+def device_library_command(
+    args: argparse.Namespace, output: Path, prefix: str, header: Path
+) -> None:
+    """`dlc compile --target cuda|opencl`: a GPU library (device code, native host code) with
+    its C interface and header (a model's); nothing runs, so no GPU is needed."""
     from dlc.driver.build import export_for_device
 
     if not args.model.is_file():
@@ -396,9 +396,14 @@ def device_library_command(args: argparse.Namespace, output: Path) -> None:
             raise ToolError(f"--arch applies to --target cuda, found '{target}'")
         target = f"cuda -arch={args.arch}"
     start = time.perf_counter()
-    export_for_device(args.model, target, output, input_shapes=dict(args.input_shapes) or None)
+    explicit = args.c_prefix is not None or args.c_header is not None
+    before = header.stat().st_mtime_ns if header.exists() else None
+    export_for_device(args.model, target, output, input_shapes=dict(args.input_shapes) or None,
+                      c_prefix=prefix, c_header=header, c_interface_optional=not explicit)
     print(f"dlc: compiled {args.model} -> {output} for {target} in "
           f"{time.perf_counter() - start:.2f} s (device code and host code; dlc.load runs it)")
+    if header.is_file() and header.stat().st_mtime_ns != before:  # not so for several entries
+        print(f"  C header:  {header} (functions {prefix}_run, {prefix}_last_error, ...)")
 
 
 def run_command(args: argparse.Namespace) -> None:

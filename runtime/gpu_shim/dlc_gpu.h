@@ -3,8 +3,10 @@
  * (driver/gpu_library.py), which calls it.
  *
  * The driver library (libOpenCL.so.1, libcuda.so.1) is opened with dlopen at first use, so a
- * GPU library links and loads without a GPU SDK. Every function but the exported ones is
- * hidden (the units are compiled with -fvisibility=hidden). Errors return nonzero and leave a
+ * GPU library links and loads without a GPU SDK. Every function but the DLC_EXPORT ones is
+ * hidden (the units are compiled with -fvisibility=hidden); a library with a C interface
+ * (runtime/c_api.py) makes those local too and calls them as <prefix>_last_error and
+ * <prefix>_set_driver_library. Errors return nonzero and leave a
  * message for dlc_last_error(). Calls are serialised by one lock per library (the host code
  * takes it around each entry call).
  */
