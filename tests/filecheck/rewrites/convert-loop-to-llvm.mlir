@@ -225,20 +225,27 @@ func.func @vector_load_store(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attribu
 
 // -----
 
-// A small local buffer is an alloca in the entry block, 64-byte aligned; a global one comes from
-// aligned_alloc and goes back with free at its dealloc.
+// A small local buffer is an alloca in the entry block, 64-byte aligned; a global one is taken
+// from its allocation site's cache slot (an internal global, 0 at first: dlc_buffer_take
+// allocates only when the slot is empty) and given back to the slot at its dealloc.
 
 // CHECK-LABEL: llvm.func @buffers
 // CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[LOCAL:.*]] = llvm.alloca %[[N]] x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
-// CHECK:         %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK:         %[[SLOT:.*]] = llvm.mlir.addressof @[[CACHE:dlc_buffer_cache_0]] : !llvm.ptr
+// CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
 // CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(4096) : i64
-// CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @dlc_buffer_take(%[[SLOT]], %[[ALIGN]], %[[SIZE]]) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK:         llvm.getelementptr inbounds %[[LOCAL]]
 // CHECK:         llvm.getelementptr inbounds %[[HEAP]]
-// CHECK:         llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
+// CHECK:         %[[BACK:.*]] = llvm.mlir.addressof @[[CACHE]] : !llvm.ptr
+// CHECK-NEXT:    llvm.call @dlc_buffer_release(%[[BACK]], %[[HEAP]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NOT:     llvm.call @free
 // CHECK:       llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
 // CHECK:       llvm.func @free(!llvm.ptr)
+// CHECK:       llvm.func @dlc_buffer_take(!llvm.ptr, i64, i64) -> !llvm.ptr
+// CHECK:       llvm.func @dlc_buffer_release(!llvm.ptr, !llvm.ptr)
+// CHECK:       llvm.mlir.global internal @[[CACHE]](0 : i64) {{.*}} : i64
 func.func @buffers(%A: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -259,8 +266,8 @@ func.func @buffers(%A: memref<4xf32>) {
 // A global buffer without dealloc lives until the function returns.
 
 // CHECK-LABEL: llvm.func @buffer_until_return
-// CHECK:         %[[HEAP:.*]] = llvm.call @aligned_alloc
-// CHECK:         llvm.call @free(%[[HEAP]])
+// CHECK:         %[[HEAP:.*]] = llvm.call @dlc_buffer_take
+// CHECK:         llvm.call @dlc_buffer_release(%{{.*}}, %[[HEAP]])
 // CHECK-NEXT:    llvm.return
 func.func @buffer_until_return(%x: f32) {
   %c0 = arith.constant 0 : index
