@@ -250,8 +250,10 @@ class ConvertLoopToLLVMPass(ModulePass):
         vector_bits: vector register width for vectorized loops; 0: the target's (512 with
             AVX-512).
         parallel_schedule: `static` (each thread one chunk of a parallel loop, from
-            `omp_get_thread_num`/`omp_get_num_threads`) or `dynamic` (threads take one
-            iteration at a time from libgomp: steadier when other processes load the cores).
+            `omp_get_thread_num`/`omp_get_num_threads`), `dynamic` (threads take one
+            iteration at a time from libgomp: steadier when other processes load the cores)
+            or `guided` (libgomp's shrinking chunks: the remaining iterations over the thread
+            count, so few hand-outs, and a late thread finds the work done).
         check_bounds: check the indices of every load and store (scalar and vector, the
             lanes of gathers and scatters included) against the buffer's dimensions; a
             violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
@@ -269,7 +271,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     target: str = ""
     threads: int = 0
     vector_bits: int = 0
-    parallel_schedule: str = "static"
+    parallel_schedule: str = "guided"
     check_bounds: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -138,3 +138,46 @@ def test_concurrent_calls_get_buffers_of_their_own(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert not failures, failures
+
+
+# ------------------------------------------------------------------------------------------
+# DLC_NUM_THREADS
+# ------------------------------------------------------------------------------------------
+
+
+def test_dlc_num_threads_sets_the_thread_count_a_compile_leaves_at_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlc.driver.target import resolve_cpu_target
+
+    monkeypatch.setenv("DLC_NUM_THREADS", "3")
+    assert resolve_cpu_target("host").threads == 3
+    assert resolve_cpu_target("host", 2).threads == 2  # threads= wins
+    assert resolve_cpu_target("llvm -mcpu=znver3").threads == 3
+    assert resolve_cpu_target("llvm -mcpu=znver3 -num-cores=4").threads == 4  # the string wins
+    monkeypatch.delenv("DLC_NUM_THREADS")
+    assert resolve_cpu_target("llvm -mcpu=znver3").threads == 0
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_dlc_num_threads_must_be_a_positive_count(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from dlc.driver.errors import CompileError
+    from dlc.driver.target import resolve_cpu_target
+
+    monkeypatch.setenv("DLC_NUM_THREADS", value)
+    with pytest.raises(CompileError, match=f"expected DLC_NUM_THREADS to be a number of "
+                                           f"threads \\(an integer >= 1\\), found '{value}'"):
+        resolve_cpu_target("host")
+
+
+def test_dlc_num_threads_is_the_openmp_default_of_a_loaded_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlc.runtime.library import prepare_openmp_environment
+
+    monkeypatch.setenv("DLC_NUM_THREADS", "3")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    prepare_openmp_environment()
+    assert os.environ["OMP_NUM_THREADS"] == "3"

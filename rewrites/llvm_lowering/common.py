@@ -52,7 +52,8 @@ class LLVMLowering:
         num_threads: the number of threads a parallel loop runs on (`GOMP_parallel`'s
             `num_threads`); 0 lets the OpenMP runtime choose (all cores).
         parallel_schedule: how a parallel loop's iterations are shared out: `static` (one
-            chunk per thread) or `dynamic` (one iteration at a time, from libgomp).
+            chunk per thread), `dynamic` (one iteration at a time, from libgomp) or `guided`
+            (shrinking chunks, from libgomp).
         check_bounds: check every load's and store's indices against the buffer's shape and
             abort with a report on a violation (`rewrites.llvm_lowering.bounds`).
     """
@@ -62,7 +63,7 @@ class LLVMLowering:
     max_stack_bytes: int = 64 * 1024
     vector_bits: int = 512
     num_threads: int = 0
-    parallel_schedule: str = "static"
+    parallel_schedule: str = "guided"
     check_bounds: bool = False
 
     @cached_property

@@ -18,7 +18,11 @@ A `loop.for` of kind `parallel` is outlined into two internal functions and repl
 
 With `parallel_schedule = "dynamic"` the thread function instead takes one iteration at a
 time from libgomp (`GOMP_loop_dynamic_start`/`_next`, `GOMP_loop_end_nowait`) until none is
-left: a thread the OS preempts then delays nobody.
+left: a thread the OS preempts then delays nobody. `guided` is the same with libgomp's guided
+chunks (`GOMP_loop_guided_start`/`_next`: each chunk the remaining iterations over the thread
+count, at least one): few hand-outs while every thread runs, single iterations at the end, so
+that a thread that starts late (descheduled, or woken from sleep) finds the work done by the
+others instead of holding them up with a static chunk of its own.
 
 Constants the loop uses are cloned into the body function instead of being passed.
 
@@ -65,7 +69,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
-PARALLEL_SCHEDULES = ("static", "dynamic")
+PARALLEL_SCHEDULES = ("static", "dynamic", "guided")
 """How the iterations of a parallel loop are shared out (`LLVMLowering.parallel_schedule`)."""
 
 GOMP_PARALLEL = "GOMP_parallel"
@@ -283,7 +287,8 @@ def _thread_function(
 
     `static`: one chunk per thread from `omp_get_thread_num`/`omp_get_num_threads`.
     `dynamic`: chunks of one iteration handed out by libgomp (`GOMP_loop_dynamic_start`/`next`)
-    until none is left, so that a thread that the OS preempts does not hold the others up.
+    until none is left, so that a thread that the OS preempts does not hold the others up;
+    `guided`: the same with shrinking chunks (`GOMP_loop_guided_start`/`next`).
     """
     pointer = llvm.LLVMPointerType()
     entry = Block(arg_types=[pointer])
@@ -301,7 +306,7 @@ def _thread_function(
         one_slot = int_constant(1, i64)
         bounds = [llvm.AllocaOp(one_slot, i64, alignment=8) for _ in range(2)]
         zero, one = int_constant(0, i64), int_constant(1, i64)
-        started = llvm.CallOp("GOMP_loop_dynamic_start", zero.result, trip, one.result,
+        started = llvm.CallOp(f"GOMP_loop_{schedule}_start", zero.result, trip, one.result,
                               one.result, bounds[0].res, bounds[1].res,
                               return_type=i8)
         flag_zero = int_constant(0, i8)
@@ -312,7 +317,7 @@ def _thread_function(
         entry.add_ops(ops)
         first = llvm.LoadOp(bounds[0].res, i64, 8)
         last = llvm.LoadOp(bounds[1].res, i64, 8)
-        more = llvm.CallOp("GOMP_loop_dynamic_next", bounds[0].res, bounds[1].res,
+        more = llvm.CallOp(f"GOMP_loop_{schedule}_next", bounds[0].res, bounds[1].res,
                            return_type=i8)
         again_zero = int_constant(0, i8)
         again = llvm.ICmpOp(more.returned, again_zero, IntegerAttr(1, i64))
@@ -371,8 +376,8 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     else:
         flag = i8
         declarations = {
-            "GOMP_loop_dynamic_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
-            "GOMP_loop_dynamic_next": llvm.LLVMFunctionType([pointer] * 2, flag),
+            f"GOMP_loop_{schedule}_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
+            f"GOMP_loop_{schedule}_next": llvm.LLVMFunctionType([pointer] * 2, flag),
             "GOMP_loop_end_nowait": llvm.LLVMFunctionType([], void),
         }
         for callee, function_type in declarations.items():

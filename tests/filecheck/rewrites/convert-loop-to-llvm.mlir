@@ -3,6 +3,7 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3" vector_bits=512}' | filecheck %s --check-prefix=OVERRIDE
 // RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_schedule=static}' | filecheck %s --check-prefix=STATIC
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -434,9 +435,10 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // -----
 
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
-// data block and calls GOMP_parallel with the thread function; each thread computes its static
-// chunk [first, last) of the iterations and runs them in the body function, whose buffers are
-// noalias.
+// data block and calls GOMP_parallel with the thread function; each thread takes guided chunks
+// [first, last) of the iterations from libgomp (the default schedule) and runs them in the body
+// function, whose buffers are noalias. With parallel_schedule=static each thread computes its
+// one chunk instead.
 
 // CHECK-LABEL: llvm.func @parallel_copy
 // CHECK:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
@@ -444,16 +446,27 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // CHECK-NEXT:    %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
-// CHECK:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
-// CHECK-NEXT:    %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
-// CHECK-NEXT:    %[[NTH32:.*]] = llvm.call @omp_get_num_threads() : () -> i32
-// CHECK-NEXT:    %[[NTH:.*]] = llvm.sext %[[NTH32]] : i32 to i64
-// CHECK:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
-// CHECK-NEXT:    %[[START:.*]] = llvm.mul %[[TID]], %[[CHUNK]] : i64
-// CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.umin.i64"(%[[START]], %{{.*}})
-// CHECK:         %[[LAST:.*]] = llvm.call_intrinsic "llvm.umin.i64"
+// CHECK:         %[[FIRST_SLOT:.*]] = llvm.alloca
+// CHECK-NEXT:    %[[LAST_SLOT:.*]] = llvm.alloca
+// CHECK:         %[[STARTED:.*]] = llvm.call @GOMP_loop_guided_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST_SLOT]], %[[LAST_SLOT]])
+// CHECK:       ^[[BODY:.*]]:
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.load %[[FIRST_SLOT]]
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.load %[[LAST_SLOT]]
 // CHECK-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
+// CHECK-NEXT:    %{{.*}} = llvm.call @GOMP_loop_guided_next(%[[FIRST_SLOT]], %[[LAST_SLOT]])
+// CHECK:         llvm.call @GOMP_loop_end_nowait()
 // CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
+
+// STATIC-LABEL: llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
+// STATIC:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// STATIC-NEXT:    %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
+// STATIC-NEXT:    %[[NTH32:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// STATIC-NEXT:    %[[NTH:.*]] = llvm.sext %[[NTH32]] : i32 to i64
+// STATIC:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
+// STATIC-NEXT:    %[[START:.*]] = llvm.mul %[[TID]], %[[CHUNK]] : i64
+// STATIC-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.umin.i64"(%[[START]], %{{.*}})
+// STATIC:         %[[LAST:.*]] = llvm.call_intrinsic "llvm.umin.i64"
+// STATIC-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
 func.func @parallel_copy(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
