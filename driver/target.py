@@ -14,7 +14,6 @@ from dataclasses import replace
 from dlc.driver.errors import CompileError
 from dlc.target import HOST, CpuTarget, Target, TargetError, host, parse_target
 
-
 THREADS_VARIABLE = "DLC_NUM_THREADS"
 """The environment variable giving the threads of parallel loops when a compile asks for 0
 (`dlc.compile(threads=0)`, `dlc compile` without `--threads`)."""

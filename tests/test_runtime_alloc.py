@@ -55,7 +55,6 @@ COUNT_CALLS = textwrap.dedent("""
 def two_convs_model() -> object:
     """`Relu(Conv(Relu(BatchNormalization(Conv(x)))))` on 1x16x20x20, 3x3 convs: Winograd
     kernels (with transform buffers) and an intermediate in the entry's workspace."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(1)

@@ -37,9 +37,9 @@ from dlc.rewrites.llvm_lowering.common import (
 from dlc.rewrites.llvm_lowering.memref import (
     NSW,
     buffer_bytes,
-    element_address,
     cached_heap_allocate,
     cached_heap_release,
+    element_address,
     entry_block_of,
     load_value,
     memref_type_of,
@@ -364,8 +364,8 @@ class AllocLowering(RewritePattern):
     site's cache slot where the buffer is allocated and given back at each `loop.dealloc`
     (`memref.cached_heap_allocate`: `aligned_alloc` only on the first call or a concurrent one,
     so that a call allocates nothing and touches no fresh page); a buffer without dealloc lives
-    until the end of the function, so it is taken on entry and given back before every return. Scope `shared` is a
-    GPU notion and is rejected.
+    until the end of the function, so it is taken on entry and given back before every return.
+    Scope `shared` is a GPU notion and is rejected.
     """
 
     lowering: LLVMLowering
