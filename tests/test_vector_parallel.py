@@ -208,7 +208,7 @@ def test_parallel_chunks(rows: int, threads: int, schedule: str) -> None:
 def test_parallel_dynamic_schedules_call_libgomp_loop(schedule: str) -> None:
     text = llvm_ir(PARALLEL.format(m=8), num_threads=2, schedule=schedule)
     assert f'@"GOMP_loop_{schedule}_start"' in text and f'@"GOMP_loop_{schedule}_next"' in text
-    assert "omp_get_thread_num" not in text
+    assert "omp_get_num_threads" not in text
 
 
 def test_parallel_calls_gomp_parallel() -> None:

@@ -4,6 +4,7 @@
 // RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_schedule=static}' | filecheck %s --check-prefix=STATIC
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" adaptive_threads=false}' | filecheck %s --check-prefix=FIXED
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -438,13 +439,36 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // data block and calls GOMP_parallel with the thread function; each thread takes guided chunks
 // [first, last) of the iterations from libgomp (the default schedule) and runs them in the body
 // function, whose buffers are noalias. With parallel_schedule=static each thread computes its
-// one chunk instead.
+// one chunk instead. The team adapts (adaptive_threads, default): while the module's countdown
+// is above 0 the region runs on the caller alone; a region whose caller waited at its end (from
+// thread 0's finishing time, which the thread function records, to the return) longer than
+// max(half the region, 50 us) sets the countdown to 64; each region counts it down.
 
 // CHECK-LABEL: llvm.func @parallel_copy
 // CHECK:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
 // CHECK:         %[[FN:.*]] = llvm.mlir.addressof @parallel_copy_parallel0 : !llvm.ptr
-// CHECK-NEXT:    %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    %[[FULL:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK:         %[[COUNTDOWN_ADDRESS:.*]] = llvm.mlir.addressof @[[COUNTDOWN_GLOBAL:dlc_team_serial_regions]] : !llvm.ptr
+// CHECK-NEXT:    %[[COUNTDOWN:.*]] = llvm.load %[[COUNTDOWN_ADDRESS]] {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK:         %[[SERIAL:.*]] = llvm.icmp "sgt" %[[COUNTDOWN]], %{{.*}} : i32
+// CHECK-NEXT:    %[[THREADS:.*]] = llvm.select %[[SERIAL]], %{{.*}}, %[[FULL]] : i1, i32
+// CHECK-NEXT:    %[[START:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    %[[END:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    %[[DONE_ADDRESS:.*]] = llvm.mlir.addressof @[[DONE_GLOBAL:dlc_team_master_done]] : !llvm.ptr
+// CHECK-NEXT:    %[[DONE:.*]] = llvm.load %[[DONE_ADDRESS]] {alignment = 8 : i64} : !llvm.ptr -> f64
+// CHECK-NEXT:    %[[WAITED:.*]] = llvm.fsub %[[END]], %[[DONE]] : f64
+// CHECK-NEXT:    %[[TOOK:.*]] = llvm.fsub %[[END]], %[[START]] : f64
+// CHECK:         %[[HALF:.*]] = llvm.fmul %[[TOOK]], %{{.*}} : f64
+// CHECK-NEXT:    %[[LEAST:.*]] = llvm.mlir.constant(5.000000e-05 : f64) : f64
+// CHECK-NEXT:    %[[THRESHOLD:.*]] = llvm.call_intrinsic "llvm.maxnum.f64"(%[[HALF]], %[[LEAST]])
+// CHECK-NEXT:    %[[LONG:.*]] = llvm.fcmp "ogt" %[[WAITED]], %[[THRESHOLD]] : f64
+// CHECK:         %[[CONTENDED:.*]] = llvm.select %[[SERIAL]], %{{.*}}, %[[LONG]] : i1, i1
+// CHECK:         %[[COUNTED:.*]] = llvm.call_intrinsic "llvm.smax.i32"
+// CHECK-NEXT:    %[[AGAIN:.*]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.select %[[CONTENDED]], %[[AGAIN]], %[[COUNTED]] : i1, i32
+// CHECK-NEXT:    llvm.store %[[NEXT]], %[[COUNTDOWN_ADDRESS]] {alignment = 4 : i64} : i32, !llvm.ptr
+// CHECK:       llvm.mlir.global internal @[[COUNTDOWN_GLOBAL]](0 : i32)
 // CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
 // CHECK:         %[[FIRST_SLOT:.*]] = llvm.alloca
 // CHECK-NEXT:    %[[LAST_SLOT:.*]] = llvm.alloca
@@ -454,8 +478,22 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // CHECK-NEXT:    %[[LAST:.*]] = llvm.load %[[LAST_SLOT]]
 // CHECK-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
 // CHECK-NEXT:    %{{.*}} = llvm.call @GOMP_loop_guided_next(%[[FIRST_SLOT]], %[[LAST_SLOT]])
-// CHECK:         llvm.call @GOMP_loop_end_nowait()
+// CHECK:         %[[TID:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK:         %[[IS_MASTER:.*]] = llvm.icmp "eq" %[[TID]], %{{.*}} : i32
+// CHECK-NEXT:    %[[MINE:.*]] = llvm.mlir.addressof @[[DONE_GLOBAL]] : !llvm.ptr
+// CHECK-NEXT:    %[[OTHERS:.*]] = llvm.mlir.addressof @dlc_team_scratch : !llvm.ptr
+// CHECK-NEXT:    %[[WHERE:.*]] = llvm.select %[[IS_MASTER]], %[[MINE]], %[[OTHERS]] : i1, !llvm.ptr
+// CHECK-NEXT:    %[[NOW:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    llvm.store %[[NOW]], %[[WHERE]] {alignment = 8 : i64} : f64, !llvm.ptr
+// CHECK-NEXT:    llvm.call @GOMP_loop_end_nowait()
 // CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
+
+// FIXED-LABEL: llvm.func @parallel_copy
+// FIXED:         %[[THREADS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// FIXED-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// FIXED-NEXT:    llvm.call @GOMP_parallel(%{{.*}}, %{{.*}}, %[[THREADS]], %[[FLAGS]])
+// FIXED-NEXT:    llvm.return
+// FIXED-NOT:     dlc_team
 
 // STATIC-LABEL: llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
 // STATIC:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
