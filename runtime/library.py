@@ -36,8 +36,9 @@ with 1000 polls (or none), and ResNet-18 320-690 ms against 80-140 ms (ONNX Runt
 167 ms). Fully passive waiting (`OMP_WAIT_POLICY=passive`, no spin at all) made 2-thread kernels
 on an idle 2-vCPU host run on one core (the woken thread kept landing on its waker's core), so
 the spin stays, short. Parallel loops take guided chunks (`convert-loop-to-llvm`'s
-`parallel_schedule`), so a thread that starts late holds no static share of the work. A user's
-own `OMP_*`/`GOMP_*` settings win."""
+`parallel_schedule`), so a thread that starts late holds no static share of the work, and a
+kernel whose regions wait for late threads runs serially for a while (`adaptive_threads`).
+A user's own `OMP_*`/`GOMP_*` settings win."""
 
 
 def prepare_openmp_environment() -> None:

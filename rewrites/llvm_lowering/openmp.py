@@ -24,6 +24,16 @@ count, at least one): few hand-outs while every thread runs, single iterations a
 that a thread that starts late (descheduled, or woken from sleep) finds the work done by the
 others instead of holding them up with a static chunk of its own.
 
+With `adaptive_threads` (the default) the call site reads the module's countdown
+`@dlc_team_serial_regions`: above 0, the region runs on the calling thread alone
+(`num_threads = 1`); it times the region with `omp_get_wtime`, and thread 0 of the thread
+function stores when it ran out of iterations into `@dlc_team_master_done`. A region whose
+caller then waited longer than max(half the region, 50 us) for the rest of its team (threads
+that the OS ran late: the cores are shared) sets the countdown to 64; every region counts it
+down, so the team is tried again. The state is per module (per kernel unit) and unsynchronised:
+concurrent calls may blur a measurement, never a result (every schedule runs each iteration
+once, whatever the team size).
+
 Constants the loop uses are cloned into the body function instead of being passed.
 
 The body function keeps the loop-level ops: the rest of `convert-loop-to-llvm` lowers them like
