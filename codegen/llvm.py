@@ -16,7 +16,7 @@ from typing import IO
 
 import llvmlite.ir as ir
 import numpy as np
-from dlc.dialects.contracts import UNROLL_FULL_ATTR
+from dlc.dialects.contracts import BUFFER_RELEASE, BUFFER_TAKE, UNROLL_FULL_ATTR
 from dlc.dialects.target_attr import op_target
 from dlc.target import DEFAULT_CPU_TARGET, CpuTarget, parse_cpu_target
 from xdsl.backend.llvm.convert import convert_module
@@ -64,6 +64,7 @@ def emit_llvm_ir(module: ModuleOp) -> str:
         for op, value in dense.items():
             op.properties["value"] = value
 
+    define_buffer_cache(ir_module)
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
             _finish_global(op, ir_module.get_global(op.sym_name.data))
@@ -83,6 +84,46 @@ def emit_llvm_ir(module: ModuleOp) -> str:
             set.add(function.attributes, attribute)
     text = str(ir_module)
     return text if text.endswith("\n") else text + "\n"
+
+
+def define_buffer_cache(ir_module: ir.Module) -> None:
+    """Defines `dlc_buffer_take` and `dlc_buffer_release` (internal: each module has its own)
+    where `ir_module` declares them (`rewrites.llvm_lowering.memref.cached_heap_allocate`): the
+    llvm dialect has no atomic instructions, so their bodies are written here, in LLVM IR.
+
+        ptr take(ptr slot, i64 align, i64 size):
+            cached = atomicrmw xchg slot, 0 acquire
+            return cached ? cached : aligned_alloc(align, size)
+        void release(ptr slot, ptr buffer):
+            (_, stored) = cmpxchg slot, 0, buffer acq_rel monotonic
+            if (!stored) free(buffer)
+    """
+    take = ir_module.globals.get(BUFFER_TAKE)
+    release = ir_module.globals.get(BUFFER_RELEASE)
+    if isinstance(take, ir.Function) and take.is_declaration:
+        slot, alignment, size = take.args
+        index = alignment.type
+        take.linkage = "internal"
+        builder = ir.IRBuilder(take.append_basic_block("entry"))
+        cached = builder.atomic_rmw("xchg", slot, ir.Constant(index, 0), "acquire")
+        hit = builder.icmp_unsigned("!=", cached, ir.Constant(index, 0))
+        with builder.if_then(hit, likely=True):
+            builder.ret(builder.inttoptr(cached, take.return_value.type))
+        builder.ret(builder.call(ir_module.get_global("aligned_alloc"), [alignment, size]))
+    if isinstance(release, ir.Function) and release.is_declaration:
+        slot, buffer = release.args
+        release.linkage = "internal"
+        builder = ir.IRBuilder(release.append_basic_block("entry"))
+        index = ir.IntType(64)
+        take_type = ir_module.globals.get(BUFFER_TAKE)
+        if isinstance(take_type, ir.Function):
+            index = take_type.args[1].type
+        value = builder.ptrtoint(buffer, index)
+        exchanged = builder.cmpxchg(slot, ir.Constant(index, 0), value, "acq_rel", "monotonic")
+        stored = builder.extract_value(exchanged, 1)
+        with builder.if_then(builder.not_(stored), likely=False):
+            builder.call(ir_module.get_global("free"), [buffer])
+        builder.ret_void()
 
 
 def _finish_global(op: llvm.GlobalOp, variable: ir.GlobalValue) -> None:

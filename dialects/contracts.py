@@ -88,3 +88,14 @@ NVVM kernel attribute). Written by `target-gpu-lower-to-nvvm`; read by the `-t p
 TARGET_TRIPLE_ATTR = "llvm.target_triple"
 """`StringAttr` on a `target_gpu.module`: the LLVM target triple of its functions
 (`dlc.target.NVPTX_TRIPLE`). Written by `target-gpu-lower-to-nvvm`."""
+
+BUFFER_TAKE = "dlc_buffer_take"
+"""The function `ptr dlc_buffer_take(ptr slot, i64 alignment, i64 size)` that lowered code calls
+for a heap buffer: the buffer cached in the allocation site's `slot` (taken out of it
+atomically), else a fresh `aligned_alloc(alignment, size)`. Declared by `convert-loop-to-llvm`
+(`rewrites.llvm_lowering.memref.cached_heap_allocate`); defined, internal to each module, by the
+`-t llvm` emitter (`codegen.llvm.define_buffer_cache`), since the llvm dialect has no atomics."""
+
+BUFFER_RELEASE = "dlc_buffer_release"
+"""The function `void dlc_buffer_release(ptr slot, ptr buffer)`: puts `buffer` back into `slot`
+when the slot is empty (an atomic compare-and-swap), else frees it (see `BUFFER_TAKE`)."""

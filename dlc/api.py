@@ -53,7 +53,8 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         pipeline: the named pipeline (default `cpu`: graph-opt with Winograd convs,
             tensor_expr, loops, memory plan, schedules, llvm; `cpu-direct`: the same with every
             conv direct); passes for levels above the module's are skipped.
-        threads: threads for parallel loops (0: all cores, 1: none).
+        threads: threads for parallel loops (1: none; 0: the environment variable
+            `DLC_NUM_THREADS` where set, else all the cores this process may use).
         tuning_log: an autotuning log (`dlc tune`): kernels with a record for this host get
             its best schedule (applied after `convert-tensor-expr-to-loop`, which then leaves
             epilogues unfused as tuning did), the others the default schedule; the log's

@@ -250,8 +250,15 @@ class ConvertLoopToLLVMPass(ModulePass):
         vector_bits: vector register width for vectorized loops; 0: the target's (512 with
             AVX-512).
         parallel_schedule: `static` (each thread one chunk of a parallel loop, from
-            `omp_get_thread_num`/`omp_get_num_threads`) or `dynamic` (threads take one
-            iteration at a time from libgomp: steadier when other processes load the cores).
+            `omp_get_thread_num`/`omp_get_num_threads`), `dynamic` (threads take one
+            iteration at a time from libgomp: steadier when other processes load the cores)
+            or `guided` (libgomp's shrinking chunks: the remaining iterations over the thread
+            count, so few hand-outs, and a late thread finds the work done).
+        adaptive_threads: after a parallel region whose caller waited at its end for threads
+            the OS ran late (longer than half the region, and 50 us), the module's next 64
+            regions run on the calling thread alone, then the team is tried again (a team whose
+            threads are descheduled, on cores other processes share, is slower than one
+            thread); off: every region on the whole team.
         check_bounds: check the indices of every load and store (scalar and vector, the
             lanes of gathers and scatters included) against the buffer's dimensions; a
             violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
@@ -269,8 +276,9 @@ class ConvertLoopToLLVMPass(ModulePass):
     target: str = ""
     threads: int = 0
     vector_bits: int = 0
-    parallel_schedule: str = "static"
+    parallel_schedule: str = "guided"
     check_bounds: bool = False
+    adaptive_threads: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = cpu_target_for(self.name, self.target, op)
@@ -278,7 +286,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes,
             self.vector_bits if self.vector_bits > 0 else target.vector_bits,
             self.threads if self.threads > 0 else target.threads, self.parallel_schedule,
-            self.check_bounds,
+            self.check_bounds, self.adaptive_threads,
         )
         _check_input_level(op)
         signatures = [

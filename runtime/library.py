@@ -25,22 +25,35 @@ class LibraryError(RuntimeError):
     """A shared library could not be built or loaded, or lacks a symbol."""
 
 
-OPENMP_ENVIRONMENT = {"GOMP_SPINCOUNT": "100000"}
+OPENMP_ENVIRONMENT = {"GOMP_SPINCOUNT": "1000"}
 """Set in the process environment (unless already set) before libgomp loads: an idle OpenMP
-thread spins for a bounded while (100k polls, of the order of a millisecond), then sleeps. Passive
-waiting (`OMP_WAIT_POLICY=passive`, every region wakes its threads from a futex) made 2-thread
-kernels run on one core on the 2-vCPU hosts dlc is measured on: the woken thread kept landing on
-its waker's core (conv3x3 64->64 56x56: 2.5 ms at 2 threads vs 1.1 ms with the bounded spin, the
-same as 1 thread). Spinning forever (`active`) would steal a core from other processes; libgomp
-still throttles the spin when there are more threads than cores. A user's own `OMP_*`/`GOMP_*`
-settings win."""
+thread spins for a short while (1000 polls, some tens of microseconds: long enough to stay awake
+between the kernels of one call), then sleeps on a futex.
+
+A long spin (it was 100000 polls, about a millisecond) was measured to be the worst choice when
+the cores are shared: every spinning thread takes a core that a thread doing work (its own
+process's, or a twin replica's) needs, and every parallel region waits for its slowest thread.
+On a 2-vCPU host loaded by other processes (load average 10-14; `benchmarks/periodic.py`),
+conv3x3+BN+ReLU (64 channels, 56x56) took 30-58 ms per call with the long spin against 1.5-4 ms
+with 1000 polls (or none), and ResNet-18 320-690 ms against 80-140 ms (ONNX Runtime: 2.3 and
+167 ms). Fully passive waiting (`OMP_WAIT_POLICY=passive`, no spin at all) made 2-thread kernels
+on an idle 2-vCPU host run on one core (the woken thread kept landing on its waker's core), so
+the spin stays, short. Parallel loops take guided chunks (`convert-loop-to-llvm`'s
+`parallel_schedule`), so a thread that starts late holds no static share of the work, and a
+kernel whose regions wait for late threads runs serially for a while (`adaptive_threads`).
+A user's own `OMP_*`/`GOMP_*` settings win."""
 
 
 def prepare_openmp_environment() -> None:
     """Sets `OPENMP_ENVIRONMENT` (where unset) for a libgomp that has not loaded yet: before JIT
-    code or a library linked with -lgomp brings it in."""
+    code or a library linked with -lgomp brings it in; and `OMP_NUM_THREADS` from
+    `DLC_NUM_THREADS` (where that is set and this is not), for code compiled for a target
+    without a thread count (`-num-cores`), which runs on the OpenMP runtime's default."""
     for name, value in OPENMP_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
+    threads = os.environ.get("DLC_NUM_THREADS", "").strip()
+    if threads.isdigit() and int(threads) > 0:
+        os.environ.setdefault("OMP_NUM_THREADS", threads)
 
 
 ELF_MACHINES: dict[int, str] = {62: "x86_64", 183: "aarch64"}

@@ -261,7 +261,15 @@ def test_the_thread_count_reaches_gomp_parallel(library: Path, tmp_path: Path) -
     result = subprocess.run([str(program), "3", "1", "0", "2"], capture_output=True, text=True,
                             check=False, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["3: 3", "1: 1", f"0: {COMPILED_THREADS}", "2: 2"]
+    # Each line lists the distinct team sizes GOMP_parallel was asked for: the setting, and 1
+    # where the adaptive team ran a region on the caller alone after its threads came late
+    # (convert-loop-to-llvm{adaptive_threads}, timing-dependent on a loaded machine).
+    seen = dict(line.split(":") for line in result.stdout.splitlines())
+    assert list(seen) == ["3", "1", "0", "2"], result.stdout
+    for setting, asked in seen.items():
+        want = int(setting) or COMPILED_THREADS
+        sizes = {int(size) for size in asked.split()}
+        assert want in sizes and sizes <= {want, 1}, result.stdout
 
 
 @needs_cc

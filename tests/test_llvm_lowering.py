@@ -447,11 +447,12 @@ func.func @f(%A: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
 }
 """
     stack = lower(text)
-    assert "llvm.alloca" in str(stack) and "aligned_alloc" not in str(stack)
+    assert "llvm.alloca" in str(stack) and "dlc_buffer_take" not in str(stack)
     module = parse(text)
     ConvertLoopToLLVMPass(max_stack_bytes=128).apply(make_context(), module)
     assert "llvm.alloca" not in str(module)
-    assert str(module).count("llvm.call @free") == 1
+    assert str(module).count("llvm.call @dlc_buffer_take") == 1
+    assert str(module).count("llvm.call @dlc_buffer_release") == 1
 
 
 # ------------------------------------------------------------------------------------------

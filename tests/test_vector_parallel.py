@@ -193,7 +193,7 @@ func.func @rows(%x: memref<{m}x24xf32>, %out: memref<{m}x24xf32>)
 """
 
 
-@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+@pytest.mark.parametrize("schedule", ["static", "dynamic", "guided"])
 @pytest.mark.parametrize(("rows", "threads"), [(1, 2), (2, 3), (7, 1), (7, 2), (64, 2)])
 def test_parallel_chunks(rows: int, threads: int, schedule: str) -> None:
     """Every iteration runs exactly once whatever the split (more threads than iterations,
@@ -204,10 +204,11 @@ def test_parallel_chunks(rows: int, threads: int, schedule: str) -> None:
     np.testing.assert_allclose(result, expected)
 
 
-def test_parallel_dynamic_schedule_calls_libgomp_loop() -> None:
-    text = llvm_ir(PARALLEL.format(m=8), num_threads=2, schedule="dynamic")
-    assert '@"GOMP_loop_dynamic_start"' in text and '@"GOMP_loop_dynamic_next"' in text
-    assert "omp_get_thread_num" not in text
+@pytest.mark.parametrize("schedule", ["dynamic", "guided"])
+def test_parallel_dynamic_schedules_call_libgomp_loop(schedule: str) -> None:
+    text = llvm_ir(PARALLEL.format(m=8), num_threads=2, schedule=schedule)
+    assert f'@"GOMP_loop_{schedule}_start"' in text and f'@"GOMP_loop_{schedule}_next"' in text
+    assert "omp_get_num_threads" not in text
 
 
 def test_parallel_calls_gomp_parallel() -> None:

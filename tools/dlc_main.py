@@ -84,7 +84,7 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         "('llvm -mcpu=znver3 -num-cores=4', 'llvm -mtriple=aarch64-linux-gnu "
                         "-mcpu=cortex-a72'), or cuda ('cuda -arch=sm_90') or opencl with --emit")
     parser.add_argument("--threads", type=_count(0, "number of threads"), default=0, metavar="N",
-                        help="threads for parallel loops (0: all cores)")
+                        help="threads for parallel loops (0: DLC_NUM_THREADS, else all cores)")
     parser.add_argument("--pipeline", default="cpu", metavar="NAME",
                         help="the named pipeline for the CPU (default cpu; cpu-direct: "
                         "no Winograd convs)")

@@ -52,7 +52,13 @@ class LLVMLowering:
         num_threads: the number of threads a parallel loop runs on (`GOMP_parallel`'s
             `num_threads`); 0 lets the OpenMP runtime choose (all cores).
         parallel_schedule: how a parallel loop's iterations are shared out: `static` (one
-            chunk per thread) or `dynamic` (one iteration at a time, from libgomp).
+            chunk per thread), `dynamic` (one iteration at a time, from libgomp) or `guided`
+            (shrinking chunks, from libgomp).
+        adaptive_threads: a parallel region whose caller waited at its end for threads the OS
+            ran late (longer than half the region) makes the next regions of the module run on
+            the calling thread alone for a while, then the team is tried again
+            (`rewrites.llvm_lowering.openmp`): on cores shared with other processes, a team
+            whose threads are descheduled is slower than one thread.
         check_bounds: check every load's and store's indices against the buffer's shape and
             abort with a report on a violation (`rewrites.llvm_lowering.bounds`).
     """
@@ -62,8 +68,9 @@ class LLVMLowering:
     max_stack_bytes: int = 64 * 1024
     vector_bits: int = 512
     num_threads: int = 0
-    parallel_schedule: str = "static"
+    parallel_schedule: str = "guided"
     check_bounds: bool = False
+    adaptive_threads: bool = True
 
     @cached_property
     def index_type(self) -> IntegerType:

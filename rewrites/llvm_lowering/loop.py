@@ -37,10 +37,10 @@ from dlc.rewrites.llvm_lowering.common import (
 from dlc.rewrites.llvm_lowering.memref import (
     NSW,
     buffer_bytes,
+    cached_heap_allocate,
+    cached_heap_release,
     element_address,
     entry_block_of,
-    heap_allocate,
-    heap_free,
     load_value,
     memref_type_of,
     stack_allocate,
@@ -360,10 +360,12 @@ class AllocLowering(RewritePattern):
 
     Scope `local` up to `max_stack_bytes`: an `llvm.alloca` in the function's entry block (its
     deallocs vanish), aligned like heap buffers to `alloc_alignment` (vector accesses rely on
-    it). Scope `global`, or a larger local buffer: `aligned_alloc` where the buffer is
-    allocated and `free` at each `loop.dealloc`; a buffer without dealloc lives until the end of
-    the function, so it is allocated on entry and freed before every return. Scope `shared` is a
-    GPU notion and is rejected.
+    it). Scope `global`, or a larger local buffer: a heap buffer taken from the allocation
+    site's cache slot where the buffer is allocated and given back at each `loop.dealloc`
+    (`memref.cached_heap_allocate`: `aligned_alloc` only on the first call or a concurrent one,
+    so that a call allocates nothing and touches no fresh page); a buffer without dealloc lives
+    until the end of the function, so it is taken on entry and given back before every return.
+    Scope `shared` is a GPU notion and is rejected.
     """
 
     lowering: LLVMLowering
@@ -386,17 +388,17 @@ class AllocLowering(RewritePattern):
             replace_with_lowered(op, [], [pointer], rewriter)
             return
         alignment = self.lowering.alloc_alignment
-        allocation = heap_allocate(op, size, alignment, self.lowering, rewriter)
+        allocation, slot = cached_heap_allocate(op, size, alignment, self.lowering, rewriter)
         pointer = allocation[-1].results[0]
         if deallocs:
             rewriter.insert(allocation, InsertPoint.before(op))
             for dealloc in deallocs:
-                rewriter.replace(dealloc, heap_free(dealloc, pointer, rewriter), [])
+                rewriter.replace(dealloc, cached_heap_release(slot, pointer), [])
         else:
             function = _function_of(op)
             rewriter.insert(allocation, InsertPoint.at_start(entry_block_of(op)))
             for terminator in _returns_of(function):
-                rewriter.insert(heap_free(op, pointer, rewriter), InsertPoint.before(terminator))
+                rewriter.insert(cached_heap_release(slot, pointer), InsertPoint.before(terminator))
         replace_with_lowered(op, [], [pointer], rewriter)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.contracts import BUFFER_RELEASE, BUFFER_TAKE
 from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.rewrites.llvm_lowering.bounds import bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
@@ -30,7 +31,10 @@ from dlc.rewrites.llvm_lowering.common import (
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    IntegerAttr,
     MemRefType,
+    ModuleOp,
+    StringAttr,
     TensorType,
     UnitAttr,
     i1,
@@ -179,6 +183,67 @@ def heap_free(
         rewriter,
     )
     return [llvm.CallOp("free", pointer)]
+
+
+BUFFER_SLOT_PREFIX = "dlc_buffer_cache_"
+"""The name of each allocation site's slot: an internal i64 global, 0 or a cached buffer."""
+
+
+def _module_of(op: Operation) -> ModuleOp:
+    module = op
+    while not isinstance(module, ModuleOp):
+        parent = module.parent_op()
+        if parent is None:
+            raise lowering_error(op, "expected to be nested in a builtin.module")
+        module = parent
+    return module
+
+
+def cached_heap_allocate(
+    anchor: Operation, size: int, alignment: int, lowering: LLVMLowering, rewriter: PatternRewriter
+) -> tuple[list[Operation], str]:
+    """Ops taking a heap buffer for the allocation site `anchor` from its cache slot (a new
+    internal global, null at first): `dlc_buffer_take(@slot, alignment, size rounded up)`, which
+    allocates only when the slot is empty (the first call, or a concurrent one). The last op's
+    result is the pointer; the slot's name goes to `cached_heap_release`.
+
+    A site's size is static, so a cached buffer always fits; a call takes the buffer and gives it
+    back (`dlc_buffer_release`), so calls made one after the other allocate nothing after the
+    first, and concurrent calls (threads, re-entry) each get a buffer of their own. A cached
+    buffer lives as long as the process (ONNX Runtime's arena, TVM's workspace pool)."""
+    index_type = lowering.index_type
+    ptr = llvm.LLVMPointerType()
+    module = _module_of(anchor)
+    ensure_declared(anchor, "aligned_alloc", llvm.LLVMFunctionType([index_type, index_type], ptr),
+                    rewriter)
+    ensure_declared(anchor, "free", llvm.LLVMFunctionType([ptr], llvm.LLVMVoidType()), rewriter)
+    ensure_declared(anchor, BUFFER_TAKE,
+                    llvm.LLVMFunctionType([ptr, index_type, index_type], ptr), rewriter)
+    ensure_declared(anchor, BUFFER_RELEASE, llvm.LLVMFunctionType([ptr, ptr], llvm.LLVMVoidType()),
+                    rewriter)
+    taken = {
+        attr.data for op in module.ops
+        if isinstance(attr := getattr(op, "sym_name", None), StringAttr)
+    }
+    index = 0
+    while f"{BUFFER_SLOT_PREFIX}{index}" in taken:
+        index += 1
+    slot_name = f"{BUFFER_SLOT_PREFIX}{index}"
+    slot = llvm.GlobalOp(index_type, slot_name, "internal", value=IntegerAttr(0, index_type),
+                         alignment=8)
+    rewriter.insert(slot, InsertPoint.at_end(module.body.block))
+    rounded = max(alignment, (size + alignment - 1) // alignment * alignment)
+    address = llvm.AddressOfOp(slot_name, ptr)
+    align = int_constant(alignment, index_type)
+    nbytes = int_constant(rounded, index_type)
+    call = llvm.CallOp(BUFFER_TAKE, address.result, align, nbytes, return_type=ptr)
+    return [address, align, nbytes, call], slot_name
+
+
+def cached_heap_release(slot_name: str, pointer: SSAValue) -> list[Operation]:
+    """Ops giving the buffer `pointer` back to the slot `slot_name` (`cached_heap_allocate`)."""
+    address = llvm.AddressOfOp(slot_name, llvm.LLVMPointerType())
+    return [address, llvm.CallOp(BUFFER_RELEASE, address.result, pointer)]
 
 
 def stack_allocate(

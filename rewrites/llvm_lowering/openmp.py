@@ -18,7 +18,21 @@ A `loop.for` of kind `parallel` is outlined into two internal functions and repl
 
 With `parallel_schedule = "dynamic"` the thread function instead takes one iteration at a
 time from libgomp (`GOMP_loop_dynamic_start`/`_next`, `GOMP_loop_end_nowait`) until none is
-left: a thread the OS preempts then delays nobody.
+left: a thread the OS preempts then delays nobody. `guided` is the same with libgomp's guided
+chunks (`GOMP_loop_guided_start`/`_next`: each chunk the remaining iterations over the thread
+count, at least one): few hand-outs while every thread runs, single iterations at the end, so
+that a thread that starts late (descheduled, or woken from sleep) finds the work done by the
+others instead of holding them up with a static chunk of its own.
+
+With `adaptive_threads` (the default) the call site reads the module's countdown
+`@dlc_team_serial_regions`: above 0, the region runs on the calling thread alone
+(`num_threads = 1`); it times the region with `omp_get_wtime`, and thread 0 of the thread
+function stores when it ran out of iterations into `@dlc_team_master_done`. A region whose
+caller then waited longer than max(half the region, 50 us) for the rest of its team (threads
+that the OS ran late: the cores are shared) sets the countdown to 64; every region counts it
+down, so the team is tried again. The state is per module (per kernel unit) and unsynchronised:
+concurrent calls may blur a measurement, never a result (every schedule runs each iteration
+once, whatever the team size).
 
 Constants the loop uses are cloned into the body function instead of being passed.
 
@@ -51,12 +65,15 @@ from dlc.rewrites.llvm_lowering.common import (
 from dlc.rewrites.llvm_lowering.memref import entry_block_of
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
+    FloatAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
+    f64,
+    i1,
     i8,
     i32,
     i64,
@@ -67,7 +84,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
-PARALLEL_SCHEDULES = ("static", "dynamic")
+PARALLEL_SCHEDULES = ("static", "dynamic", "guided")
 """How the iterations of a parallel loop are shared out (`LLVMLowering.parallel_schedule`)."""
 
 GOMP_PARALLEL = "GOMP_parallel"
@@ -104,6 +121,95 @@ def thread_count(anchor: Operation, compiled: int, rewriter: PatternRewriter) ->
     default = int_constant(compiled, i32)
     threads = llvm.SelectOp(is_set, setting.dereferenced_value, default)
     return [address, setting, zero, is_set, default, threads]
+
+
+SERIAL_REGIONS = "dlc_team_serial_regions"
+"""An internal i32 global per module: how many more parallel regions run on the calling
+thread alone (`LLVMLowering.adaptive_threads`); 0: the whole team."""
+
+MASTER_DONE = "dlc_team_master_done"
+"""An internal f64 global per module: when (`omp_get_wtime`) thread 0 of the last region ran
+out of iterations."""
+
+SCRATCH = "dlc_team_scratch"
+"""An internal f64 global per module that the other threads' finishing times go to."""
+
+SERIAL_AFTER_WAIT = 64
+"""How many regions run serially after a region whose caller waited for its team (then the
+team is tried again)."""
+
+MIN_WAIT_SECONDS = 5e-5
+"""A wait at the end of a region shorter than this never counts as contention (waking a thread
+costs some tens of microseconds)."""
+
+
+def _ensure_team_globals(anchor: Operation, rewriter: PatternRewriter) -> None:
+    """The module's adaptive-team state (`SERIAL_REGIONS`, `MASTER_DONE`, `SCRATCH`)."""
+    module = _module_of(anchor)
+    taken = {
+        attr.data for op in module.ops
+        if isinstance(attr := getattr(op, "sym_name", None), StringAttr)
+    }
+    state = [(SERIAL_REGIONS, i32, IntegerAttr(0, i32)), (MASTER_DONE, f64, FloatAttr(0.0, f64)),
+             (SCRATCH, f64, FloatAttr(0.0, f64))]
+    for name, type_, value in state:
+        if name not in taken:
+            global_op = llvm.GlobalOp(type_, name, "internal", value=value, alignment=8)
+            rewriter.insert(global_op, InsertPoint.at_end(module.body.block))
+
+
+def _record_master_done(ops: list[Operation]) -> None:
+    """Ops storing `omp_get_wtime()` into `MASTER_DONE` on thread 0, `SCRATCH` on the others
+    (branch-free)."""
+    pointer = llvm.LLVMPointerType()
+    tid = llvm.CallOp("omp_get_thread_num", return_type=i32)
+    zero = int_constant(0, i32)
+    is_master = llvm.ICmpOp(tid.returned, zero.result, IntegerAttr(0, i64))  # eq
+    done = llvm.AddressOfOp(MASTER_DONE, pointer)
+    scratch = llvm.AddressOfOp(SCRATCH, pointer)
+    target = llvm.SelectOp(is_master, done, scratch)
+    now = llvm.CallOp("omp_get_wtime", return_type=f64)
+    ops += [tid, zero, is_master, done, scratch, target, now,
+            llvm.StoreOp(now.returned, target.res, 8)]
+
+
+def _adaptive_call(
+    thread_fn: SSAValue, data: SSAValue, full: SSAValue, flags: SSAValue
+) -> list[Operation]:
+    """`GOMP_parallel` on the whole team (`full` threads) or, while `SERIAL_REGIONS` counts
+    down, on the calling thread alone; afterwards, a region whose caller waited at its end for
+    longer than half the region (and `MIN_WAIT_SECONDS`) for threads that the OS ran late
+    makes the next `SERIAL_AFTER_WAIT` regions serial."""
+    pointer = llvm.LLVMPointerType()
+    ops: list[Operation] = []
+    countdown_address = llvm.AddressOfOp(SERIAL_REGIONS, pointer)
+    countdown = llvm.LoadOp(countdown_address, i32, 4)
+    zero, one = int_constant(0, i32), int_constant(1, i32)
+    serial = llvm.ICmpOp(countdown.dereferenced_value, zero.result, IntegerAttr(4, i64))  # sgt
+    threads = llvm.SelectOp(serial, one, full)
+    start = llvm.CallOp("omp_get_wtime", return_type=f64)
+    call = llvm.CallOp(GOMP_PARALLEL, thread_fn, data, threads.res, flags)
+    end = llvm.CallOp("omp_get_wtime", return_type=f64)
+    done_address = llvm.AddressOfOp(MASTER_DONE, pointer)
+    done = llvm.LoadOp(done_address, f64, 8)
+    waited = llvm.FSubOp(end.returned, done.dereferenced_value)
+    took = llvm.FSubOp(end.returned, start.returned)
+    half = llvm.ConstantOp(FloatAttr(0.5, f64), f64)
+    half_took = llvm.FMulOp(took, half)
+    least = llvm.ConstantOp(FloatAttr(MIN_WAIT_SECONDS, f64), f64)
+    threshold = call_intrinsic("llvm.maxnum.f64", [half_took.res, least.result], f64)
+    long_wait = llvm.FCmpOp(waited, threshold, "ogt")
+    false = int_constant(0, i1)
+    contended = llvm.SelectOp(serial, false, long_wait)
+    less = llvm.SubOp(countdown.dereferenced_value, one.result)
+    clamped = call_intrinsic("llvm.smax.i32", [less.res, zero.result], i32)
+    again = int_constant(SERIAL_AFTER_WAIT, i32)
+    following = llvm.SelectOp(contended, again, clamped)
+    ops += [countdown_address, countdown, zero, one, serial, threads, start, call, end,
+            done_address, done, waited, took, half, half_took, least, threshold, long_wait, false,
+            contended, less, clamped, again, following,
+            llvm.StoreOp(following.res, countdown_address, 4)]
+    return ops
 
 
 def captured_values(loop: ForOp) -> list[SSAValue]:
@@ -309,14 +415,15 @@ def _unpack(data: SSAValue, offsets: list[int], types: list[Attribute]
 
 
 def _thread_function(
-    name: str, offsets: list[int], types: list[Attribute], schedule: str
+    name: str, offsets: list[int], types: list[Attribute], schedule: str, adaptive: bool = False
 ) -> llvm.FuncOp:
     """`@<name>(data)`: unpack the captured values (the trip count last), take this thread's
     iterations, run the body on them.
 
     `static`: one chunk per thread from `omp_get_thread_num`/`omp_get_num_threads`.
     `dynamic`: chunks of one iteration handed out by libgomp (`GOMP_loop_dynamic_start`/`next`)
-    until none is left, so that a thread that the OS preempts does not hold the others up.
+    until none is left, so that a thread that the OS preempts does not hold the others up;
+    `guided`: the same with shrinking chunks (`GOMP_loop_guided_start`/`next`).
     """
     pointer = llvm.LLVMPointerType()
     entry = Block(arg_types=[pointer])
@@ -328,13 +435,15 @@ def _thread_function(
     if schedule == "static":
         first, last = _static_chunk(trip, ops)
         ops.append(llvm.CallOp(f"{name}_body", *captured, first, last))
+        if adaptive:
+            _record_master_done(ops)
         ops.append(llvm.ReturnOp())
         entry.add_ops(ops)
     else:
         one_slot = int_constant(1, i64)
         bounds = [llvm.AllocaOp(one_slot, i64, alignment=8) for _ in range(2)]
         zero, one = int_constant(0, i64), int_constant(1, i64)
-        started = llvm.CallOp("GOMP_loop_dynamic_start", zero.result, trip, one.result,
+        started = llvm.CallOp(f"GOMP_loop_{schedule}_start", zero.result, trip, one.result,
                               one.result, bounds[0].res, bounds[1].res,
                               return_type=i8)
         flag_zero = int_constant(0, i8)
@@ -345,7 +454,7 @@ def _thread_function(
         entry.add_ops(ops)
         first = llvm.LoadOp(bounds[0].res, i64, 8)
         last = llvm.LoadOp(bounds[1].res, i64, 8)
-        more = llvm.CallOp("GOMP_loop_dynamic_next", bounds[0].res, bounds[1].res,
+        more = llvm.CallOp(f"GOMP_loop_{schedule}_next", bounds[0].res, bounds[1].res,
                            return_type=i8)
         again_zero = int_constant(0, i8)
         again = llvm.ICmpOp(more.returned, again_zero, IntegerAttr(1, i64))
@@ -353,7 +462,10 @@ def _thread_function(
                       llvm.CallOp(f"{name}_body", *captured, first.dereferenced_value,
                                   last.dereferenced_value),
                       more, again_zero, again, llvm.CondBrOp(again, body, [], done, [])])
-        done.add_ops([llvm.CallOp("GOMP_loop_end_nowait"), llvm.ReturnOp()])
+        finish: list[Operation] = []
+        if adaptive:
+            _record_master_done(finish)
+        done.add_ops([*finish, llvm.CallOp("GOMP_loop_end_nowait"), llvm.ReturnOp()])
         blocks += [body, done]
     return llvm.FuncOp(
         name,
@@ -398,14 +510,18 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
             loop, f"expected a parallel schedule among {', '.join(PARALLEL_SCHEDULES)}, "
             f"found '{schedule}'"
         )
+    if lowering.adaptive_threads:
+        ensure_declared(loop, "omp_get_thread_num", llvm.LLVMFunctionType([], i32), rewriter)
+        ensure_declared(loop, "omp_get_wtime", llvm.LLVMFunctionType([], f64), rewriter)
+        _ensure_team_globals(loop, rewriter)
     if schedule == "static":
         for callee in ("omp_get_thread_num", "omp_get_num_threads"):
             ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
     else:
         flag = i8
         declarations = {
-            "GOMP_loop_dynamic_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
-            "GOMP_loop_dynamic_next": llvm.LLVMFunctionType([pointer] * 2, flag),
+            f"GOMP_loop_{schedule}_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
+            f"GOMP_loop_{schedule}_next": llvm.LLVMFunctionType([pointer] * 2, flag),
             "GOMP_loop_end_nowait": llvm.LLVMFunctionType([], void),
         }
         for callee, function_type in declarations.items():
@@ -427,11 +543,14 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     count = thread_count(loop, lowering.num_threads, rewriter)
     threads = count[-1].results[0]
     flags = int_constant(0, i32)
-    call_site += [thread_fn, *count, flags,
-                  llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags)]
+    call_site += [thread_fn, *count, flags]
+    if lowering.adaptive_threads:
+        call_site += _adaptive_call(thread_fn.result, data.res, threads, flags.result)
+    else:
+        call_site.append(llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags))
     rewriter.insert(call_site, InsertPoint.before(loop))
 
     body_fn = _body_function(name, loop, captured, noalias)
-    thread = _thread_function(name, offsets, types, schedule)
+    thread = _thread_function(name, offsets, types, schedule, lowering.adaptive_threads)
     rewriter.insert([thread, body_fn], InsertPoint.at_end(module.body.block))
     rewriter.erase(loop)

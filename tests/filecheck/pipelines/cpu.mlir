@@ -2,13 +2,14 @@
 
 // Two dense layers sharing one structure: graph-opt fuses matmul + relu into groups, the two
 // groups become one kernel (their weights are arguments), and the intermediate between the
-// calls lives in the planned workspace: one aligned_alloc in @main, a byte offset into it.
+// calls lives in the planned workspace: one buffer taken from its cache slot in @main, a byte
+// offset into it.
 
 // CHECK-LABEL: llvm.func @main
-// CHECK:         %[[WS:.*]] = llvm.call @aligned_alloc
+// CHECK:         %[[WS:.*]] = llvm.call @dlc_buffer_take
 // CHECK:         llvm.call @[[KERNEL:fused_matmul_relu_0]](%{{.*}}, %{{.*}}, %[[VIEW:.*]]) :
 // CHECK:         llvm.call @[[KERNEL]](%[[VIEW]], %{{.*}}, %{{.*}}) :
-// CHECK:         llvm.call @free(%[[WS]])
+// CHECK:         llvm.call @dlc_buffer_release(%{{.*}}, %[[WS]])
 // CHECK:       llvm.func internal @[[KERNEL]](
 // CHECK-NOT:   llvm.func internal @fused_matmul_relu_1
 // CHECK:       llvm.mlir.global external constant @dlc_metadata

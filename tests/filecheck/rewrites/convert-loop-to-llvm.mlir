@@ -3,6 +3,8 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3" vector_bits=512}' | filecheck %s --check-prefix=OVERRIDE
 // RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_schedule=static}' | filecheck %s --check-prefix=STATIC
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" adaptive_threads=false}' | filecheck %s --check-prefix=FIXED
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -225,20 +227,27 @@ func.func @vector_load_store(%A: memref<4x32xf32>, %B: memref<4x32xf32>) attribu
 
 // -----
 
-// A small local buffer is an alloca in the entry block, 64-byte aligned; a global one comes from
-// aligned_alloc and goes back with free at its dealloc.
+// A small local buffer is an alloca in the entry block, 64-byte aligned; a global one is taken
+// from its allocation site's cache slot (an internal global, 0 at first: dlc_buffer_take
+// allocates only when the slot is empty) and given back to the slot at its dealloc.
 
 // CHECK-LABEL: llvm.func @buffers
 // CHECK-NEXT:    %[[N:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[LOCAL:.*]] = llvm.alloca %[[N]] x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
-// CHECK:         %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK:         %[[SLOT:.*]] = llvm.mlir.addressof @[[CACHE:dlc_buffer_cache_0]] : !llvm.ptr
+// CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
 // CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(4096) : i64
-// CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[HEAP:.*]] = llvm.call @dlc_buffer_take(%[[SLOT]], %[[ALIGN]], %[[SIZE]]) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK:         llvm.getelementptr inbounds %[[LOCAL]]
 // CHECK:         llvm.getelementptr inbounds %[[HEAP]]
-// CHECK:         llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
+// CHECK:         %[[BACK:.*]] = llvm.mlir.addressof @[[CACHE]] : !llvm.ptr
+// CHECK-NEXT:    llvm.call @dlc_buffer_release(%[[BACK]], %[[HEAP]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NOT:     llvm.call @free
 // CHECK:       llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
 // CHECK:       llvm.func @free(!llvm.ptr)
+// CHECK:       llvm.func @dlc_buffer_take(!llvm.ptr, i64, i64) -> !llvm.ptr
+// CHECK:       llvm.func @dlc_buffer_release(!llvm.ptr, !llvm.ptr)
+// CHECK:       llvm.mlir.global internal @[[CACHE]](0 : i64) {{.*}} : i64
 func.func @buffers(%A: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -259,8 +268,8 @@ func.func @buffers(%A: memref<4xf32>) {
 // A global buffer without dealloc lives until the function returns.
 
 // CHECK-LABEL: llvm.func @buffer_until_return
-// CHECK:         %[[HEAP:.*]] = llvm.call @aligned_alloc
-// CHECK:         llvm.call @free(%[[HEAP]])
+// CHECK:         %[[HEAP:.*]] = llvm.call @dlc_buffer_take
+// CHECK:         llvm.call @dlc_buffer_release(%{{.*}}, %[[HEAP]])
 // CHECK-NEXT:    llvm.return
 func.func @buffer_until_return(%x: f32) {
   %c0 = arith.constant 0 : index
@@ -428,9 +437,13 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
 // data block and calls GOMP_parallel with the thread function on @dlc_num_threads threads where
-// that weak global is set (not 0), else the compiled count; each thread computes its static
-// chunk [first, last) of the iterations and runs them in the body function, whose buffers are
-// noalias.
+// that weak global is set (not 0), else the compiled count; each thread takes guided chunks
+// [first, last) of the iterations from libgomp (the default schedule) and runs them in the body
+// function, whose buffers are noalias. With parallel_schedule=static each thread computes its
+// one chunk instead. The team adapts (adaptive_threads, default): while the module's countdown
+// is above 0 the region runs on the caller alone; a region whose caller waited at its end (from
+// thread 0's finishing time, which the thread function records, to the return) longer than
+// max(half the region, 50 us) sets the countdown to 64; each region counts it down.
 
 // CHECK:       llvm.mlir.global weak @dlc_num_threads(0 : i32) {addr_space = 0 : i32, alignment = 4 : i64} : i32
 // CHECK-LABEL: llvm.func @parallel_copy
@@ -441,19 +454,64 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[IS_SET:.*]] = llvm.icmp "ne" %[[SETTING]], %[[ZERO]] : i32
 // CHECK-NEXT:    %[[COMPILED:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    %[[THREADS:.*]] = llvm.select %[[IS_SET]], %[[SETTING]], %[[COMPILED]] : i1, i32
-// CHECK:         llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    %[[FULL:.*]] = llvm.select %[[IS_SET]], %[[SETTING]], %[[COMPILED]] : i1, i32
+// CHECK:         %[[COUNTDOWN_ADDRESS:.*]] = llvm.mlir.addressof @[[COUNTDOWN_GLOBAL:dlc_team_serial_regions]] : !llvm.ptr
+// CHECK-NEXT:    %[[COUNTDOWN:.*]] = llvm.load %[[COUNTDOWN_ADDRESS]] {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK:         %[[SERIAL:.*]] = llvm.icmp "sgt" %[[COUNTDOWN]], %{{.*}} : i32
+// CHECK-NEXT:    %[[THREADS:.*]] = llvm.select %[[SERIAL]], %{{.*}}, %[[FULL]] : i1, i32
+// CHECK-NEXT:    %[[START:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[DATA]], %[[THREADS]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    %[[END:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    %[[DONE_ADDRESS:.*]] = llvm.mlir.addressof @[[DONE_GLOBAL:dlc_team_master_done]] : !llvm.ptr
+// CHECK-NEXT:    %[[DONE:.*]] = llvm.load %[[DONE_ADDRESS]] {alignment = 8 : i64} : !llvm.ptr -> f64
+// CHECK-NEXT:    %[[WAITED:.*]] = llvm.fsub %[[END]], %[[DONE]] : f64
+// CHECK-NEXT:    %[[TOOK:.*]] = llvm.fsub %[[END]], %[[START]] : f64
+// CHECK:         %[[HALF:.*]] = llvm.fmul %[[TOOK]], %{{.*}} : f64
+// CHECK-NEXT:    %[[LEAST:.*]] = llvm.mlir.constant(5.000000e-05 : f64) : f64
+// CHECK-NEXT:    %[[THRESHOLD:.*]] = llvm.call_intrinsic "llvm.maxnum.f64"(%[[HALF]], %[[LEAST]])
+// CHECK-NEXT:    %[[LONG:.*]] = llvm.fcmp "ogt" %[[WAITED]], %[[THRESHOLD]] : f64
+// CHECK:         %[[CONTENDED:.*]] = llvm.select %[[SERIAL]], %{{.*}}, %[[LONG]] : i1, i1
+// CHECK:         %[[COUNTED:.*]] = llvm.call_intrinsic "llvm.smax.i32"
+// CHECK-NEXT:    %[[AGAIN:.*]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.select %[[CONTENDED]], %[[AGAIN]], %[[COUNTED]] : i1, i32
+// CHECK-NEXT:    llvm.store %[[NEXT]], %[[COUNTDOWN_ADDRESS]] {alignment = 4 : i64} : i32, !llvm.ptr
+// CHECK:       llvm.mlir.global internal @[[COUNTDOWN_GLOBAL]](0 : i32)
 // CHECK:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
-// CHECK:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
-// CHECK-NEXT:    %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
-// CHECK-NEXT:    %[[NTH32:.*]] = llvm.call @omp_get_num_threads() : () -> i32
-// CHECK-NEXT:    %[[NTH:.*]] = llvm.sext %[[NTH32]] : i32 to i64
-// CHECK:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
-// CHECK-NEXT:    %[[START:.*]] = llvm.mul %[[TID]], %[[CHUNK]] : i64
-// CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.umin.i64"(%[[START]], %{{.*}})
-// CHECK:         %[[LAST:.*]] = llvm.call_intrinsic "llvm.umin.i64"
+// CHECK:         %[[FIRST_SLOT:.*]] = llvm.alloca
+// CHECK-NEXT:    %[[LAST_SLOT:.*]] = llvm.alloca
+// CHECK:         %[[STARTED:.*]] = llvm.call @GOMP_loop_guided_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST_SLOT]], %[[LAST_SLOT]])
+// CHECK:       ^[[BODY:.*]]:
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.load %[[FIRST_SLOT]]
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.load %[[LAST_SLOT]]
 // CHECK-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
+// CHECK-NEXT:    %{{.*}} = llvm.call @GOMP_loop_guided_next(%[[FIRST_SLOT]], %[[LAST_SLOT]])
+// CHECK:         %[[TID:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK:         %[[IS_MASTER:.*]] = llvm.icmp "eq" %[[TID]], %{{.*}} : i32
+// CHECK-NEXT:    %[[MINE:.*]] = llvm.mlir.addressof @[[DONE_GLOBAL]] : !llvm.ptr
+// CHECK-NEXT:    %[[OTHERS:.*]] = llvm.mlir.addressof @dlc_team_scratch : !llvm.ptr
+// CHECK-NEXT:    %[[WHERE:.*]] = llvm.select %[[IS_MASTER]], %[[MINE]], %[[OTHERS]] : i1, !llvm.ptr
+// CHECK-NEXT:    %[[NOW:.*]] = llvm.call @omp_get_wtime() : () -> f64
+// CHECK-NEXT:    llvm.store %[[NOW]], %[[WHERE]] {alignment = 8 : i64} : f64, !llvm.ptr
+// CHECK-NEXT:    llvm.call @GOMP_loop_end_nowait()
 // CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
+
+// FIXED-LABEL: llvm.func @parallel_copy
+// FIXED:         %[[THREADS:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i32
+// FIXED-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// FIXED-NEXT:    llvm.call @GOMP_parallel(%{{.*}}, %{{.*}}, %[[THREADS]], %[[FLAGS]])
+// FIXED-NEXT:    llvm.return
+// FIXED-NOT:     dlc_team
+
+// STATIC-LABEL: llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr)
+// STATIC:         %[[TID32:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// STATIC-NEXT:    %[[TID:.*]] = llvm.sext %[[TID32]] : i32 to i64
+// STATIC-NEXT:    %[[NTH32:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// STATIC-NEXT:    %[[NTH:.*]] = llvm.sext %[[NTH32]] : i32 to i64
+// STATIC:         %[[CHUNK:.*]] = llvm.udiv %{{.*}}, %[[NTH]] : i64
+// STATIC-NEXT:    %[[START:.*]] = llvm.mul %[[TID]], %[[CHUNK]] : i64
+// STATIC-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.umin.i64"(%[[START]], %{{.*}})
+// STATIC:         %[[LAST:.*]] = llvm.call_intrinsic "llvm.umin.i64"
+// STATIC-NEXT:    llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
 func.func @parallel_copy(%A: memref<8x16xf32>, %B: memref<8x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -15,7 +15,7 @@
 // CHECK-NOT:     memref.view
 // CHECK:         func.return
 // LLVM-LABEL: llvm.func @view_at_byte_offset
-// LLVM:         %[[BASE:.*]] = llvm.call @aligned_alloc
+// LLVM:         %[[BASE:.*]] = llvm.call @dlc_buffer_take
 // LLVM:         %[[ADDR:.*]] = llvm.getelementptr inbounds %[[BASE]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // LLVM:         llvm.getelementptr inbounds %[[ADDR]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // LLVM-NOT:     unrealized_conversion_cast

@@ -120,3 +120,38 @@ module attributes {dlc.target = "llvm -mcpu=znver3 -mattr=avx2"} {
     llvm.return
   }
 }
+
+// -----
+
+// A module that takes heap buffers from cache slots (convert-loop-to-llvm) gets its own internal
+// definitions of dlc_buffer_take (an atomic exchange empties the slot; aligned_alloc only when
+// it was empty) and dlc_buffer_release (a compare-and-swap puts the buffer back into an empty
+// slot; free otherwise).
+
+// CHECK:       @"dlc_buffer_cache_0" = internal global i64 0, align 8
+// CHECK-LABEL: define void @"cached_buffer"()
+// CHECK:         %[[BUFFER:.*]] = call ccc ptr @"dlc_buffer_take"({{.*}} @"dlc_buffer_cache_0", i64 64, i64 4096)
+// CHECK:         call ccc void @"dlc_buffer_release"({{.*}} @"dlc_buffer_cache_0", ptr %[[BUFFER]])
+// CHECK-LABEL: define internal ptr @"dlc_buffer_take"(ptr %".1", i64 %".2", i64 %".3")
+// CHECK:         %[[CACHED:.*]] = atomicrmw xchg ptr %".1", i64 0 acquire
+// CHECK:         inttoptr i64 %[[CACHED]] to ptr
+// CHECK:         call ptr @"aligned_alloc"(i64 %".2", i64 %".3")
+// CHECK-LABEL: define internal void @"dlc_buffer_release"(ptr %".1", ptr %".2")
+// CHECK:         cmpxchg ptr %".1", i64 0, i64 %{{.*}} acq_rel monotonic
+// CHECK:         call void @"free"(ptr %".2")
+builtin.module {
+  llvm.func @cached_buffer() {
+    %slot = llvm.mlir.addressof @dlc_buffer_cache_0 : !llvm.ptr
+    %align = llvm.mlir.constant(64) : i64
+    %size = llvm.mlir.constant(4096) : i64
+    %buffer = llvm.call @dlc_buffer_take(%slot, %align, %size) : (!llvm.ptr, i64, i64) -> !llvm.ptr
+    %back = llvm.mlir.addressof @dlc_buffer_cache_0 : !llvm.ptr
+    llvm.call @dlc_buffer_release(%back, %buffer) : (!llvm.ptr, !llvm.ptr) -> ()
+    llvm.return
+  }
+  llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
+  llvm.func @free(!llvm.ptr)
+  llvm.func @dlc_buffer_take(!llvm.ptr, i64, i64) -> !llvm.ptr
+  llvm.func @dlc_buffer_release(!llvm.ptr, !llvm.ptr)
+  llvm.mlir.global internal @dlc_buffer_cache_0(0 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
+}
