@@ -78,6 +78,8 @@ class CompiledModel:
         exports: the symbols the runtime looks up (entry functions, kernels, metadata).
         uses_openmp: the code calls libgomp (parallel loops).
         stats: how the compile went.
+        externs: the external functions the code calls (custom ops computed by C code), by
+            symbol: (the shared library that defines it, the custom op that calls it).
     """
 
     objects: dict[str, bytes]
@@ -85,6 +87,7 @@ class CompiledModel:
     exports: tuple[str, ...]
     uses_openmp: bool = False
     stats: CompileStats = field(default_factory=CompileStats)
+    externs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def link_in_process(self) -> LinkedModule:
         """Link the objects in this process (ORC JIT); the weights are used where they are."""
@@ -102,8 +105,20 @@ class CompiledModel:
         path) pack them with their link command to link elsewhere; atomically either way."""
         from dlc.driver.export import link_shared_library, write_object_archive
 
-        write = write_object_archive if Path(path).suffix == ".tar" else link_shared_library
-        return write(list(self.objects.values()), self.weights, path, self.uses_openmp)
+        objects = list(self.objects.values())
+        if Path(path).suffix == ".tar":
+            if self.externs:
+                raise LinkError(
+                    "cannot pack a model that calls external functions "
+                    f"({', '.join(sorted(self.externs))}) into a .tar: export a .so"
+                )
+            return write_object_archive(objects, self.weights, path, self.uses_openmp)
+        libraries: list[str] = []
+        for library in dict.fromkeys(lib for lib, _ in self.externs.values()):
+            libraries.append(library)
+            if "/" in library:
+                libraries.append(f"-Wl,-rpath,{Path(library).parent}")
+        return link_shared_library(objects, self.weights, path, self.uses_openmp, libraries)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +149,30 @@ class LinkError(RuntimeError):
     """The objects of a compiled model do not link (a missing or clashing symbol)."""
 
 
+def resolve_extern(symbol: str, library: str, op: str) -> tuple[Any, int]:
+    """Loads `library` (kept loaded by the handle returned) and finds `symbol` in it.
+
+    Raises:
+        LinkError: the library cannot be loaded or does not define `symbol`; the message names
+            the custom op `op` and the symbol.
+    """
+    try:
+        handle = ctypes.CDLL(library)
+    except OSError as e:
+        raise LinkError(
+            f"custom op {op}: cannot load library {library} for external function @{symbol}: {e}"
+        ) from None
+    try:
+        function = getattr(handle, symbol)
+    except AttributeError:
+        raise LinkError(
+            f"custom op {op}: external function @{symbol} is not defined in {library}"
+        ) from None
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    assert address is not None
+    return handle, int(address)
+
+
 class LinkedModule:
     """A `CompiledModel` linked in this process: a `NativeModule` for `Executable`.
 
@@ -155,6 +194,11 @@ class LinkedModule:
         builder.add_current_process()
         for symbol, buffer in compiled.weights.items():
             builder.import_symbol(symbol, buffer.ctypes.data)
+        self._libraries = []
+        for symbol, (library, op) in compiled.externs.items():
+            handle, address = resolve_extern(symbol, library, op)
+            self._libraries.append(handle)
+            builder.import_symbol(symbol, address)
         for symbol in compiled.exports:
             builder.export_symbol(symbol)
         name = f"dlc_module_{next(_library_numbers)}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dlc.dialects import make_context
 from dlc.dialects.contracts import TARGET_ATTR
+from dlc.dialects.graph.custom import registered_custom_ops
 from dlc.driver.artifact import CompiledModel, ForeignModule
 from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
@@ -93,7 +94,10 @@ def build(
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
     source = Source(model, input_shapes)
-    key = source.cache_key(options, store) if store is not None else None
+    # A custom op's compute and library are Python objects the model's bytes do not name: with
+    # any registered, whole models are not cached (kernels still are, by their loop IR).
+    whole_model = store is not None and not registered_custom_ops()
+    key = source.cache_key(options, store) if whole_model else None
     compiled = store.load_model(key) if store is not None and key is not None else None
     if compiled is None:
         compiled = _compile_source(source, options, store, key, progress, jobs)

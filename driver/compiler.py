@@ -36,6 +36,7 @@ from dlc.dialects.contracts import (
     TUNED_ATTR,
     WORKSPACE_BYTES_ATTR,
 )
+from dlc.dialects.graph.custom import EXTERN_LIBRARY_ATTR, EXTERN_OP_ATTR
 from dlc.dialects.loop.ops import AllocOp
 from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
 from dlc.driver.cache import CompileCache, CompileOptions, digest
@@ -583,7 +584,9 @@ class _Driver:
         stats.workspace_bytes = info.workspace_bytes if info is not None else 0
         stats.unplanned_bytes = unplanned
         stats.weight_bytes = sum(w.nbytes for w in weights.values())
-        return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats)
+        return CompiledModel(
+            self.objects, weights, exports, self.uses_openmp, stats, extern_functions(self.module)
+        )
 
     def _compile_kernels(
         self, pending: list[tuple[str, ModuleOp]], suffix: Sequence[ModulePass]
@@ -652,6 +655,19 @@ class _Driver:
             ):
                 symbols.append(op.sym_name.data)
         return tuple(dict.fromkeys(symbols))
+
+
+def extern_functions(module: ModuleOp) -> dict[str, tuple[str, str]]:
+    """The external functions the lowered entry unit declares for custom ops, by symbol:
+    (library, custom op) from their `dlc.extern_library` and `dlc.extern_op` attributes."""
+    found: dict[str, tuple[str, str]] = {}
+    for op in module.ops:
+        library = op.attributes.get(EXTERN_LIBRARY_ATTR)
+        if isinstance(op, llvm.FuncOp) and isinstance(library, StringAttr):
+            custom = op.attributes.get(EXTERN_OP_ATTR)
+            name = custom.data if isinstance(custom, StringAttr) else "?"
+            found[op.sym_name.data] = (library.data, name)
+    return found
 
 
 def default_jobs() -> int:

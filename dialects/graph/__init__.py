@@ -38,6 +38,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.dialects.graph.custom import CustomOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
@@ -64,6 +65,8 @@ __all__ = [
     # ops_tensor.py
     "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
+    # custom.py
+    "CustomOp",
 ]
 
 Graph = Dialect(
@@ -119,6 +122,8 @@ Graph = Dialect(
         ArgMaxOp,
         TopKOp,
         ConvTranspose2DOp,
+        # User-defined ops (custom.py)
+        CustomOp,
         # Fused groups
         FusedOp,
         YieldOp,
