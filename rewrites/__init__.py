@@ -20,6 +20,10 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-convert-layout": ("dlc.rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
     "graph-fuse-ops": ("dlc.rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
+    "graph-annotate-target": (
+        "dlc.rewrites.graph_annotate_target", "GraphAnnotateTargetPass"),
+    "graph-merge-regions": ("dlc.rewrites.graph_merge_regions", "GraphMergeRegionsPass"),
+    "graph-partition": ("dlc.rewrites.graph_partition", "GraphPartitionPass"),
     # graph -> tensor_expr -> loop
     "convert-graph-to-tensor-expr": (
         "dlc.rewrites.convert_graph_to_tensor_expr", "ConvertGraphToTensorExprPass"),
