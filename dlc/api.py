@@ -39,6 +39,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     jobs: int | None = None,
     check_bounds: bool = False,
     fallback: str | None = None,
+    byoc: str | None = None,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -76,6 +77,10 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             `graph-merge-regions`, `graph-partition`), each compiled for its target, and the
             result (`driver.heterogeneous.HeterogeneousExecutable`) runs them in order, the
             data copied to and from the device at region boundaries.
+        byoc: an external library that computes the ops it supports (BYOC): `cblas` (2-D f32
+            matmuls as OpenBLAS sgemm calls; the `cblas` extra). The graph is partitioned
+            (`graph-annotate-target{targets="cblas,llvm"}`, ...) and each region becomes
+            generated C code calling the library (`driver.byoc`).
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -97,7 +102,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         model, target, entry, input_shapes=input_shapes, opt_level=opt_level, pipeline=pipeline,
         threads=threads, tuning_log=tuning_log, cache=cache, cache_dir=cache_dir,
         cache_max_bytes=cache_max_bytes,
-        progress=progress, jobs=jobs, check_bounds=check_bounds,
+        progress=progress, jobs=jobs, check_bounds=check_bounds, byoc=byoc,
     )
 
 

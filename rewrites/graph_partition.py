@@ -12,7 +12,7 @@ from typing import ClassVar
 from dlc.dialects.graph.ops import ConstantOp
 from dlc.rewrites.convert_graph_to_tensor_expr import unique_symbol
 from dlc.rewrites.graph_annotate_target import annotated_ops
-from dlc.rewrites.partition_targets import REGION_ATTR, TARGET_ATTR
+from dlc.rewrites.partition_targets import REGION_ATTR, TARGET_ATTR, partition_target
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
@@ -31,9 +31,11 @@ def _regions(module: ModuleOp) -> dict[int, list[Operation]]:
     return regions
 
 
-def outline_region(module: ModuleOp, ops: list[Operation], symbol: str, target: str) -> None:
+def outline_region(module: ModuleOp, ops: list[Operation], symbol: str, target: str,
+                   copy_constants: bool = True) -> None:
     """Moves `ops` (consecutive in their block) into `func.func private @symbol` marked with
-    `target` and calls it in their place; constants they read are copied in."""
+    `target` and calls it in their place; constants they read are copied in (or, without
+    `copy_constants`, passed as arguments)."""
     members = set(ops)
     inputs: list[SSAValue] = []
     constants: list[Operation] = []
@@ -42,7 +44,7 @@ def outline_region(module: ModuleOp, ops: list[Operation], symbol: str, target: 
             owner = operand.owner
             if owner in members or operand in inputs:
                 continue
-            if isinstance(owner, ConstantOp):
+            if isinstance(owner, ConstantOp) and copy_constants:
                 if owner not in constants:
                     constants.append(owner)
                 continue
@@ -100,16 +102,32 @@ class GraphPartitionPass(ModulePass):
     *Invariants*: the module's results (the graph interpreter runs `func.call`); no graph op
     but constants remains in the functions that held regions.
 
-    No options.
+    A region of an external target (BYOC: `cblas`) gets the constants it reads as arguments
+    (the library reads them where they are), not copies.
+
+    Options:
+        outline: the targets whose regions are outlined, comma-separated (default: all); the
+            ops of the other regions stay in place, their marks removed.
     """
 
     name: ClassVar[str] = "graph-partition"
 
+    outline: str = ""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         taken = {f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp)}
+        chosen = {t.strip() for t in self.outline.split(",") if t.strip()}
+        for name in chosen:
+            partition_target(name)
         for index, ops in sorted(_regions(op).items()):
             target = ops[0].attributes[TARGET_ATTR]
             assert isinstance(target, StringAttr)
+            if chosen and target.data not in chosen:
+                for kept in ops:
+                    del kept.attributes[TARGET_ATTR]
+                    del kept.attributes[REGION_ATTR]
+                continue
+            external = partition_target(target.data).external
             symbol = unique_symbol(f"{target.data}_region_{index}", taken)
             taken.add(symbol)
-            outline_region(op, ops, symbol, target.data)
+            outline_region(op, ops, symbol, target.data, copy_constants=not external)

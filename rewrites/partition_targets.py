@@ -3,8 +3,8 @@
 Counterpart: TVM's BYOC `target.<name>` op attributes (`tvm.ir.register_op_attr(op,
 "target.dnnl")`) read by `AnnotateTarget`. A target says which graph ops it can run;
 `graph-annotate-target` gives each op the first target of its list that supports it. Targets
-register themselves with `register_partition_target`; `llvm` (the CPU) and `opencl` (GPUs) are
-built in.
+register themselves with `register_partition_target`; `llvm` (the CPU), `opencl` (GPUs) and
+`cblas` (an external library: `driver.byoc` generates its code) are built in.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.dialects.graph.custom import CustomOp, lookup_custom_op
+from dlc.dialects.graph.ops import MatmulOp
 from dlc.rewrites.topi import lookup_definition
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
@@ -32,6 +34,9 @@ class PartitionTarget:
     name: str
     supports: Callable[[Operation], bool]
     summary: str
+    external: bool = False
+    """Whether an external library computes its regions (BYOC): graph-partition then passes
+    the constants a region reads as arguments instead of copying them in."""
 
 
 def _has_compute(op: Operation) -> bool:
@@ -61,6 +66,19 @@ register_partition_target(PartitionTarget(
 register_partition_target(PartitionTarget(
     "opencl", lambda op: _has_compute(op) and not _is_extern_call(op),
     "OpenCL devices: ops with a compute definition, but no calls of external C functions"))
+
+
+def _is_f32_matrix_product(op: Operation) -> bool:
+    if not isinstance(op, MatmulOp):
+        return False
+    types = [op.lhs.type, op.rhs.type, op.result.type]
+    return all(isinstance(t, TensorType) and t.get_element_type() == f32
+               and len(t.get_shape()) == 2 for t in types)
+
+
+register_partition_target(PartitionTarget(
+    "cblas", _is_f32_matrix_product,
+    "OpenBLAS's cblas_sgemm (scipy-openblas32): 2-D f32 graph.matmul", external=True))
 
 
 def known_targets() -> list[str]:

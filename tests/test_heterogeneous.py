@@ -85,5 +85,5 @@ def test_op_opencl_lacks_runs_on_the_cpu(scale_op: None) -> None:
 def test_unknown_target_lists_the_known_ones(scale_op: None) -> None:
     model = hetero_model(np.ones(6, np.float32), np.ones((6, 6), np.float32))
     with pytest.raises(dlc.CompileError, match=r"unknown partition target 'tpu' \(known targets: "
-                                               r"llvm, opencl\)"):
+                                               r"cblas, llvm, opencl\)"):
         dlc.compile(model, target="tpu", fallback="llvm")
