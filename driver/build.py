@@ -127,7 +127,7 @@ def _compile_source(
         if byoc is not None:
             from dlc.driver.byoc import offload
 
-            offload(module, byoc, ctx)
+            offload(module, byoc, ctx, threads=options.threads)
         imported = time.perf_counter() - start
         compiled, kernel_keys = compile_module(module, options, store, reporter, ctx, jobs)
     except DiagnosticException as e:

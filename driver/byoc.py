@@ -1,7 +1,7 @@
 """External code generation (BYOC): regions of an external target become calls of a library.
 
 Counterpart: TVM's BYOC codegens (`relay.ext.<compiler>`: `CSourceModuleCodegen` for the DNNL
-and cblas examples). `offload(module, "cblas")` partitions the graph (`graph-annotate-target
+and cblas examples). `offload(module, "cblas")` folds the graph (graph-opt's folds) and partitions it (`graph-annotate-target
 {targets="cblas,llvm"}`, `graph-merge-regions`, `graph-partition{outline=cblas}`), writes C
 source for each cblas region (one `cblas_sgemm` per `graph.matmul`, temporaries between them),
 compiles it into a shared library linked to the external library, and replaces the region's
@@ -25,6 +25,7 @@ from pathlib import Path
 from dlc.dialects.graph.custom import EXTERN_LIBRARY_ATTR, EXTERN_OP_ATTR
 from dlc.dialects.graph.ops import MatmulOp
 from dlc.driver.errors import CompileError
+from dlc.driver.heterogeneous import GRAPH_FOLDS
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites.partition_targets import TARGET_ATTR
 from xdsl.context import Context
@@ -74,9 +75,11 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def cblas_region_source(function: func.FuncOp) -> str:
+def cblas_region_source(function: func.FuncOp, threads: int = 0) -> str:
     """The C function `void <name>(const float *arg0, ..., float *out0, ...)` computing the
-    cblas region `function` (2-D f32 matmuls) with `scipy_cblas_sgemm`."""
+    cblas region `function` (2-D f32 matmuls) with `scipy_cblas_sgemm`; with `threads` > 0,
+    the first call sets OpenBLAS's thread count to it (so that OpenBLAS's pool and dlc's do
+    not oversubscribe the cores)."""
     name = function.sym_name.data
     block = function.body.block
     names: dict[SSAValue, str] = {}
@@ -94,8 +97,13 @@ def cblas_region_source(function: func.FuncOp) -> str:
         "void scipy_cblas_sgemm(int order, int transa, int transb, int m, int n, int k,",
         "                       float alpha, const float *a, int lda, const float *b, int ldb,",
         "                       float beta, float *c, int ldc);",
+        "void scipy_openblas_set_num_threads(int threads);",
         f"void {name}({', '.join(params)}) {{",
     ]
+    if threads > 0:
+        lines += ["  static int configured = 0;",
+                  f"  if (!configured) {{ scipy_openblas_set_num_threads({threads}); "
+                  "configured = 1; }"]
     temporaries: list[str] = []
     for op in block.ops:
         if isinstance(op, func.ReturnOp):
@@ -124,7 +132,7 @@ def cblas_region_source(function: func.FuncOp) -> str:
     return "\n".join(lines) + "\n"
 
 
-CODEGENS: dict[str, Callable[[func.FuncOp], str]] = {"cblas": cblas_region_source}
+CODEGENS: dict[str, Callable[[func.FuncOp, int], str]] = {"cblas": cblas_region_source}
 """The C source generator of each BYOC target, by partition target name."""
 
 LIBRARIES: dict[str, Callable[[], ExternalLibrary | None]] = {"cblas": cblas_library}
@@ -159,9 +167,10 @@ def build_region_library(source: str, library: ExternalLibrary, directory: Path)
 
 
 def offload(module: ModuleOp, target: str, ctx: Context,
-            directory: Path | None = None) -> list[str]:
+            directory: Path | None = None, threads: int = 0) -> list[str]:
     """Partitions `module` (graph level) between `target` and dlc and turns each `target`
-    region into an external function; returns the regions' symbols.
+    region into an external function (using `threads` threads; 0: the library's default);
+    returns the regions' symbols.
 
     Raises:
         CompileError: `target` is unknown or its library is missing (the message says why).
@@ -171,15 +180,16 @@ def offload(module: ModuleOp, target: str, ctx: Context,
         raise CompileError(f"--byoc {target}: {reason}")
     library = LIBRARIES[target]()
     assert library is not None
-    spec = (f'graph-annotate-target{{targets="{target},llvm"}},graph-merge-regions,'
-            f"graph-partition{{outline={target}}}")
+    # The graph folds first, so that weights transposed by Gemm reach the library folded.
+    spec = (f'{GRAPH_FOLDS},graph-annotate-target{{targets="{target},llvm"}},'
+            f"graph-merge-regions,graph-partition{{outline={target}}}")
     PassPipeline(parse_pipeline(spec)).apply(ctx, module)
     regions: list[str] = []
     for function in list(module.ops):
         mark = function.attributes.get(TARGET_ATTR)
         if not isinstance(function, func.FuncOp) or not isinstance(mark, StringAttr):
             continue
-        source = CODEGENS[target](function)
+        source = CODEGENS[target](function, threads)
         path = build_region_library(source, library, directory or byoc_cache_dir())
         name = function.sym_name.data
         declaration = func.FuncOp.external(name, list(function.function_type.inputs),
