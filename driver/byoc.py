@@ -1,16 +1,18 @@
 """External code generation (BYOC): regions of an external target become calls of a library.
 
 Counterpart: TVM's BYOC codegens (`relay.ext.<compiler>`: `CSourceModuleCodegen` for the DNNL
-and cblas examples). `offload(module, "cblas")` folds the graph (graph-opt's folds) and partitions it (`graph-annotate-target
-{targets="cblas,llvm"}`, `graph-merge-regions`, `graph-partition{outline=cblas}`), writes C
-source for each cblas region (one `cblas_sgemm` per `graph.matmul`, temporaries between them),
+and cblas examples). `offload(module, "cblas")` folds the graph (graph-opt's folds), partitions
+it (`graph-annotate-target{targets="cblas,llvm"}`, `graph-merge-regions`,
+`graph-partition{outline=cblas}`), writes C source for each cblas region (one `cblas_sgemm` per
+`graph.matmul`, temporaries between them; `onednn`: `driver/byoc_onednn.py`),
 compiles it into a shared library linked to the external library, and replaces the region's
 function by a declaration carrying `dlc.extern_library`: from there on it is an external
 function like a custom op's, called with one pointer per tensor (inputs, then outputs), loaded
 in process to run and linked into exported libraries.
 
 The external libraries are optional extras: `cblas` needs OpenBLAS from `scipy-openblas32`
-(`pip install dlc[cblas]`) and a C compiler; `available_reason` says what is missing.
+(`pip install dlc[cblas]`), `onednn` oneDNN's CPU wheels (`dlc[onednn]`), and both a C
+compiler; `available_reason` says what is missing.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def cblas_library() -> ExternalLibrary | None:
                                      f"-Wl,-rpath,{lib_dir}"))
 
 
+def onednn_library() -> ExternalLibrary | None:
+    """oneDNN of the `onednn-cpu-gomp` and `onednn-devel-cpu-gomp` packages (a CPU build: the
+    `onednn` wheels are SYCL builds whose CPU engine needs a SYCL CPU device), or None."""
+    from dlc.driver.byoc_onednn import onednn_prefix
+
+    prefix = onednn_prefix()
+    if prefix is None:
+        return None
+    lib_dir = str(prefix / "lib")
+    # DT_RPATH (not RUNPATH) also finds libdnnl's own dependencies (TBB, the SYCL runtime),
+    # which the wheels put beside it without a run path of their own.
+    return ExternalLibrary(lib_dir, (f"-I{prefix / 'include'}", f"-L{lib_dir}", "-ldnnl",
+                                     "-Wl,--disable-new-dtags", f"-Wl,-rpath,{lib_dir}"))
+
+
 def available_reason(name: str) -> str | None:
     """Why the BYOC target `name` cannot be used here, or None if it can."""
     if name not in CODEGENS:
@@ -62,6 +79,9 @@ def available_reason(name: str) -> str | None:
         return "no C compiler (cc) to build the external code"
     if name == "cblas" and cblas_library() is None:
         return "scipy-openblas32 is not installed (pip install 'dlc[cblas]')"
+    if name == "onednn" and onednn_library() is None:
+        return ("oneDNN is not installed (pip install 'dlc[onednn]': onednn-cpu-gomp, "
+                "onednn-devel-cpu-gomp)")
     return None
 
 
@@ -132,10 +152,20 @@ def cblas_region_source(function: func.FuncOp, threads: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-CODEGENS: dict[str, Callable[[func.FuncOp, int], str]] = {"cblas": cblas_region_source}
+def _onednn_source(function: func.FuncOp, threads: int) -> str:
+    from dlc.driver.byoc_onednn import onednn_region_source
+
+    return onednn_region_source(function, threads)
+
+
+CODEGENS: dict[str, Callable[[func.FuncOp, int], str]] = {
+    "cblas": cblas_region_source, "onednn": _onednn_source,
+}
 """The C source generator of each BYOC target, by partition target name."""
 
-LIBRARIES: dict[str, Callable[[], ExternalLibrary | None]] = {"cblas": cblas_library}
+LIBRARIES: dict[str, Callable[[], ExternalLibrary | None]] = {
+    "cblas": cblas_library, "onednn": onednn_library,
+}
 
 
 def byoc_cache_dir() -> Path:

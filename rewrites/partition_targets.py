@@ -4,7 +4,7 @@ Counterpart: TVM's BYOC `target.<name>` op attributes (`tvm.ir.register_op_attr(
 "target.dnnl")`) read by `AnnotateTarget`. A target says which graph ops it can run;
 `graph-annotate-target` gives each op the first target of its list that supports it. Targets
 register themselves with `register_partition_target`; `llvm` (the CPU), `opencl` (GPUs) and
-`cblas` (an external library: `driver.byoc` generates its code) are built in.
+`cblas` and `onednn` (external libraries: `driver.byoc` generates their code) are built in.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.dialects.graph.custom import CustomOp, lookup_custom_op
-from dlc.dialects.graph.ops import MatmulOp
+from dlc.dialects.graph.ops import AvgPool2DOp, Conv2DOp, MatmulOp, MaxPool2DOp, ReluOp
 from dlc.rewrites.topi import lookup_definition
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Operation
@@ -79,6 +79,40 @@ def _is_f32_matrix_product(op: Operation) -> bool:
 register_partition_target(PartitionTarget(
     "cblas", _is_f32_matrix_product,
     "OpenBLAS's cblas_sgemm (scipy-openblas32): 2-D f32 graph.matmul", external=True))
+
+
+def _f32_tensors(op: Operation, rank: int | None = None) -> bool:
+    types = [v.type for v in (*op.operands, *op.results)]
+    return all(isinstance(t, TensorType) and t.get_element_type() == f32
+               and (rank is None or len(t.get_shape()) == rank) for t in types)
+
+
+def _onednn_supports(op: Operation) -> bool:
+    """The ops `driver/byoc_onednn.py` makes oneDNN primitives of (f32, plain layouts)."""
+    if isinstance(op, Conv2DOp):
+        return (_f32_tensors(op, None) and op.layout.data == "NCHW"
+                and op.kernel_layout.data == "OIHW" and len(_shape(op.input)) == 4)
+    if isinstance(op, MaxPool2DOp | AvgPool2DOp):
+        dilation = getattr(op, "dilation", None)
+        undilated = dilation is None or all(d == 1 for d in dilation.get_values())
+        return (_f32_tensors(op, 4) and op.layout.data == "NCHW"
+                and not op.ceil_mode.value.data and undilated)
+    if isinstance(op, MatmulOp):
+        return _f32_tensors(op, 2)
+    if isinstance(op, ReluOp):
+        return _f32_tensors(op)
+    return False
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    type = getattr(value, "type", None)
+    return tuple(type.get_shape()) if isinstance(type, TensorType) else ()
+
+
+register_partition_target(PartitionTarget(
+    "onednn", _onednn_supports,
+    "oneDNN primitives (onednn, onednn-devel): f32 NCHW conv2d, max/avg pool, 2-D matmul, "
+    "relu (fused into a conv or matmul it follows)", external=True))
 
 
 def known_targets() -> list[str]:

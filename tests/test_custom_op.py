@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from dlc.custom_op import CustomOpError, ExternFunction, register_op, unregister_op
 from dlc.dialects import make_context
 from dlc.dialects.graph.custom import CustomOp
 from dlc.dialects.graph.interpreter import run_module
@@ -25,6 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.passes import PassPipeline
 
 import dlc
+from dlc.custom_op import CustomOpError, ExternFunction, register_op, unregister_op
 
 DOMAIN = "com.dlc.test"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from dlc.custom_op import ExternFunction, register_op, unregister_op
 from onnx import TensorProto, helper, numpy_helper
 
 import dlc
+from dlc.custom_op import ExternFunction, register_op, unregister_op
 
 DOMAIN = "com.dlc.hetero"
 
@@ -85,5 +85,5 @@ def test_op_opencl_lacks_runs_on_the_cpu(scale_op: None) -> None:
 def test_unknown_target_lists_the_known_ones(scale_op: None) -> None:
     model = hetero_model(np.ones(6, np.float32), np.ones((6, 6), np.float32))
     with pytest.raises(dlc.CompileError, match=r"unknown partition target 'tpu' \(known targets: "
-                                               r"cblas, llvm, opencl\)"):
+                                               r"cblas, llvm, onednn, opencl\)"):
         dlc.compile(model, target="tpu", fallback="llvm")

@@ -20,7 +20,8 @@ func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %fc: tensor<16
   %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
     : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
   %r = graph.relu %c : tensor<1x4x8x8xf32>
-  %p = graph.max_pool2d %r {kernel = array<i64: 4, 4>, strides = array<i64: 4, 4>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x2x2xf32>
+  %p = graph.max_pool2d %r {kernel = array<i64: 4, 4>, strides = array<i64: 4, 4>}
+    : (tensor<1x4x8x8xf32>) -> tensor<1x4x2x2xf32>
   %f = graph.reshape %p {shape = array<i64: 1, 16>} : (tensor<1x4x2x2xf32>) -> tensor<1x16xf32>
   %m = graph.matmul %f, %fc : (tensor<1x16xf32>, tensor<16x5xf32>) -> tensor<1x5xf32>
   %s = graph.sigmoid %m : tensor<1x5xf32>

@@ -1,6 +1,7 @@
 """The graph dialect: dlc's tensor-level IR (TVM's Relay / Relax), with its Dialect object last."""
 
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.custom import CustomOp
 from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
@@ -38,7 +39,6 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
-from dlc.dialects.graph.custom import CustomOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,

@@ -2,7 +2,7 @@
 // RUN: dlc-opt %s --split-input-file -p 'graph-annotate-target{targets="opencl,llvm" overrides="graph.matmul=llvm,last=llvm"}' | filecheck %s --check-prefix=OVERRIDE
 // RUN: not dlc-opt %s -p 'graph-annotate-target{targets="opencl,tpu"}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 
-// UNKNOWN: unknown partition target 'tpu' (known targets: cblas, llvm, opencl)
+// UNKNOWN: unknown partition target 'tpu' (known targets: cblas, llvm, onednn, opencl)
 
 // Every op goes to the first target that supports it; constants are not placed.
 
