@@ -1,8 +1,8 @@
-"""Convnets with dlc alone, dlc with BYOC offload (cblas: the dense layers as OpenBLAS sgemm),
-and ONNX Runtime, in one run.
+"""Convnets with dlc alone, dlc with BYOC offload (onednn: convs, pools, dense layers as oneDNN
+primitives; cblas: the dense layers as OpenBLAS sgemm), and ONNX Runtime, in one run.
 
 Run: `python3 benchmarks/byoc.py [--models vgg_mini resnet18 mlp] [--repeats 15] [--threads 0]
-[--byoc cblas]`.
+[--byoc onednn cblas]`.
 
 For each model (seeded weights): the median latency of each implementation (interleaved,
 `benchmarks.common.time_calls`), the ratio to ONNX Runtime, the number of offloaded regions,
@@ -86,18 +86,17 @@ def bench(name: str, args: argparse.Namespace) -> bool:
     session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     expected = session.run(None, feeds)[0]
-    alone = dlc.compile(model, threads=args.threads)
-    offloaded = dlc.compile(model, threads=args.threads, byoc=args.byoc)
-    regions = len(offloaded.native.compiled.externs)
-    errors = {"dlc": relative_error(alone(*inputs), expected),
-              f"dlc+{args.byoc}": relative_error(offloaded(*inputs), expected)}
-    timings = time_calls({
-        "dlc": lambda: alone(*inputs),
-        f"dlc+{args.byoc}": lambda: offloaded(*inputs),
-        "ort": lambda: session.run(None, feeds),
-    }, repeats=args.repeats)
+    compiled = {"dlc": dlc.compile(model, threads=args.threads)}
+    for library in args.byoc:
+        compiled[f"dlc+{library}"] = dlc.compile(model, threads=args.threads, byoc=library)
+    errors = {label: relative_error(c(*inputs), expected) for label, c in compiled.items()}
+    calls = {label: (lambda c=c: c(*inputs)) for label, c in compiled.items()}
+    timings = time_calls({**calls, "ort": lambda: session.run(None, feeds)},
+                         repeats=args.repeats)
     base = timings["ort"].median
-    print(f"{name}: {regions} region(s) offloaded to {args.byoc}")
+    offloaded = ", ".join(f"{len(compiled[f'dlc+{lib}'].native.compiled.externs)} to {lib}"
+                          for lib in args.byoc)
+    print(f"{name}: regions offloaded: {offloaded}")
     for label, timing in timings.items():
         error = f"  rel.err vs ort {errors[label]:.1e}" if label in errors else ""
         print(f"  {label:<12} {timing.median * 1e3:9.3f} ms  x{base / timing.median:5.2f} vs ort"
@@ -111,14 +110,15 @@ def main() -> None:
                         choices=list(MODELS))
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=0, help="0: all cores")
-    parser.add_argument("--byoc", default="cblas")
+    parser.add_argument("--byoc", nargs="+", default=["onednn", "cblas"])
     args = parser.parse_args()
     from dlc.driver.byoc import available_reason
 
-    reason = available_reason(args.byoc)
-    if reason is not None:
-        print(f"benchmarks/byoc.py: --byoc {args.byoc} is not available: {reason}")
-        sys.exit(1)
+    for library in args.byoc:
+        reason = available_reason(library)
+        if reason is not None:
+            print(f"benchmarks/byoc.py: --byoc {library} is not available: {reason}")
+            sys.exit(1)
     ok = [bench(name, args) for name in args.models]
     if not all(ok):
         print(f"some dlc result differs from ONNX Runtime by more than {RELATIVE_TOLERANCE}")

@@ -58,6 +58,8 @@ _PRELUDE = r"""#include <oneapi/dnnl/dnnl.h>
   fprintf(stderr, "dlc onednn region: %s failed with status %d\n", #call, (int)s_); \
   abort(); } } while (0)
 
+void omp_set_num_threads(int threads);
+
 static dnnl_engine_t dlc_engine;
 static dnnl_stream_t dlc_stream;
 
@@ -248,7 +250,9 @@ def _relu(region: _Region, op: ReluOp, dst: str) -> None:
 
 def onednn_region_source(function: func.FuncOp, threads: int = 0) -> str:
     """The C function `void <name>(const float *in0, ..., float *out0, ...)` running the
-    region `function` as oneDNN primitives (`threads` is oneDNN's own: its build decides)."""
+    region `function` as oneDNN primitives. With `threads` > 0, the first call sets the OpenMP
+    thread count of the calling thread (oneDNN's CPU build runs on libgomp, dlc's pool) to it,
+    so that oneDNN's parallel regions do not oversubscribe the cores dlc was given."""
     region = _Region(function)
     block = function.body.block
     params = []
@@ -291,6 +295,7 @@ def onednn_region_source(function: func.FuncOp, threads: int = 0) -> str:
     lines = [_PRELUDE, *region.statics, f"void {region.name}({', '.join(params)}) {{",
              f"  if (!{region.name}_p0) {{",
              "    if (!dlc_engine) {",
+             *([f"      omp_set_num_threads({threads});"] if threads > 0 else []),
              "      DLC_CHECK(dnnl_engine_create(&dlc_engine, dnnl_cpu, 0));",
              "      DLC_CHECK(dnnl_stream_create(&dlc_stream, dlc_engine, "
              "dnnl_stream_default_flags));",
