@@ -118,7 +118,25 @@ def unregister_op(op_type: str, domain: str = "") -> None:
     unregister_definition(definition.qualified_name)
 
 
+def load_custom_ops(path: str) -> None:
+    """Runs the Python file `path`, which registers custom ops (`dlc compile --custom-ops`,
+    `dlc-opt --custom-ops`).
+
+    Raises:
+        CustomOpError: the file is missing or raises (the message names it and the error).
+    """
+    import runpy
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise CustomOpError(f"--custom-ops: no such file: {path}")
+    try:
+        runpy.run_path(str(path))
+    except Exception as e:
+        raise CustomOpError(f"--custom-ops {path}: {type(e).__name__}: {e}") from None
+
+
 __all__ = [
     "CustomOpDefinition", "CustomOpError", "Expr", "ExternFunction", "Tensor",
-    "TensorExprBuilder", "TensorInfo", "register_op", "registered_custom_ops", "unregister_op",
+    "TensorExprBuilder", "TensorInfo", "load_custom_ops", "register_op", "registered_custom_ops", "unregister_op",
 ]

@@ -221,14 +221,13 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
 
 def load_custom_ops(path: Path) -> None:
     """Runs the Python file `path` (which registers custom ops)."""
-    import runpy
+    from dlc.custom_op import CustomOpError
+    from dlc.custom_op import load_custom_ops as load
 
-    if not path.is_file():
-        raise ToolError(f"no such file: {path}")
     try:
-        runpy.run_path(str(path))
-    except Exception as e:
-        raise ToolError(f"--custom-ops {path}: {type(e).__name__}: {e}") from None
+        load(str(path))
+    except CustomOpError as e:
+        raise ToolError(str(e)) from None
 
 
 def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Generator

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 from dlc.dialects.graph.attrs import FusionKind, from_numpy_dtype, to_numpy_dtype
@@ -226,7 +226,8 @@ class CustomOp(IRDLOperation):
 
     Semantics: `outputs = definition(inputs, attrs)`, where the definition is the one registered
     as `op_type` (`domain::OpType`). The verifier requires the op to be registered and its result
-    types to be those its shape function gives; the fusion kind is the definition's.
+    types to be those its shape function gives; the fusion kind is the definition's (the class
+    says OPAQUE; `fusion_kind(op)` reads each op's through `group_fusion_kind`).
 
     Example:
         %y = graph.custom %x {op_type = "com.example::Swish", attrs = {beta = 1.0 : f64}} :
@@ -242,6 +243,9 @@ class CustomOp(IRDLOperation):
 
     traits = traits_def(Pure())
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs)"
+
+    if TYPE_CHECKING:
+        fusion_kind: ClassVar[FusionKind]
 
     def __init__(
         self,
@@ -299,6 +303,9 @@ class CustomOp(IRDLOperation):
                 f"{', '.join(map(str, expected))} from its shape function, found "
                 f"{', '.join(map(str, found))}"
             )
+
+
+CustomOp.fusion_kind = FusionKind.OPAQUE  # type: ignore[attr-defined] - per op: group_fusion_kind
 
 
 @implements(CustomOp)
