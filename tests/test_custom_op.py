@@ -245,3 +245,29 @@ def test_missing_extern_library_names_op_and_symbol(tmp_path: Path) -> None:
             dlc.compile(scale_model(np.ones(6, np.float32)), cache=False)
     finally:
         unregister_op("ScaleRows", DOMAIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools
+# ---------------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_dlc_opt_checks_semantics_of_custom_ops() -> None:
+    ops = REPO / "tests" / "filecheck" / "dialects" / "graph" / "custom_ops.py"
+    module = ('func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n'
+              '  %y = graph.custom %x {op_type = "com.example::Swish", attrs = {beta = 2.0 : f64}}'
+              ' : (tensor<2x3xf32>) -> tensor<2x3xf32>\n  func.return %y : tensor<2x3xf32>\n}\n')
+    import sys
+
+    command = [sys.executable, str(REPO / "tools" / "dlc-opt"), "-", "--custom-ops", str(ops),
+               "-p", "convert-graph-to-tensor-expr,convert-tensor-expr-to-loop",
+               "--check-semantics"]
+    result = subprocess.run(command, input=module, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert 'tensor_expr' not in result.stdout and "loop.for" in result.stdout
+    missing = subprocess.run(command[:3], input=module, capture_output=True, text=True,
+                             check=False)
+    assert missing.returncode == 1
+    assert "expected a registered custom op, found 'com.example::Swish'" in missing.stderr

@@ -1,6 +1,7 @@
 """The custom op that tests/filecheck/dialects/graph/ops.mlir uses (`dlc-opt --custom-ops`)."""
 
 import numpy as np
+
 from dlc.custom_op import register_op
 
 register_op(
