@@ -6,7 +6,8 @@ groups, bias) a convolution, `graph.matmul` (2-D) a matmul, `graph.max_pool2d` /
 `graph.avg_pool2d` a pooling, `graph.relu` an eltwise; a relu that alone reads a conv's or
 matmul's result is fused into it as an eltwise post-op. The primitives, and their memory
 objects, are created on the region's first call and kept (once per loaded executable); each call
-points the memory objects at that call's buffers, executes, and waits on the stream.
+points the memory objects at that call's buffers, executes, and waits on the stream (so a
+region, like dlc's entry functions, is not for concurrent calls).
 Intermediate tensors are allocated per call. Layouts are the plain ones dlc uses (nchw, oihw /
 goihw, ab): no reorders at region boundaries.
 """

@@ -55,3 +55,25 @@ def test_region_source_fuses_relu_as_post_op() -> None:
     assert "dnnl_pooling_max" in source
     assert "static dnnl_primitive_t onednn_region_0_p1;" in source
     assert "onednn_region_0_p2" not in source
+
+
+def test_dlc_compile_byoc_onednn_command(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import onnx
+
+    rng = np.random.default_rng(12)
+    model = convnet(rng)
+    path = tmp_path / "convnet.onnx"
+    onnx.save(model, path)
+    tool = Path(__file__).resolve().parent.parent / "tools" / "dlc"
+    output = tmp_path / "convnet.so"
+    result = subprocess.run(
+        [sys.executable, str(tool), "compile", str(path), "--byoc", "onednn", "--no-cache",
+         "-o", str(output)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    reference = dlc.compile(model, cache=False)
+    np.testing.assert_allclose(dlc.load(output)(x), reference(x), rtol=1e-4, atol=1e-4)
