@@ -138,5 +138,6 @@ def load_custom_ops(path: str) -> None:
 
 __all__ = [
     "CustomOpDefinition", "CustomOpError", "Expr", "ExternFunction", "Tensor",
-    "TensorExprBuilder", "TensorInfo", "load_custom_ops", "register_op", "registered_custom_ops", "unregister_op",
+    "TensorExprBuilder", "TensorInfo", "load_custom_ops", "register_op", "registered_custom_ops",
+    "unregister_op",
 ]
