@@ -38,6 +38,8 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     progress: bool = False,
     jobs: int | None = None,
     check_bounds: bool = False,
+    fallback: str | None = None,
+    byoc: str | None = None,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -70,6 +72,16 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
             not in [0, 8) ...` to stderr and aborts the process (a debugging build: slower;
             off by default, and then the code is unchanged).
+        fallback: heterogeneous execution: each op runs on `target` (a partition target:
+            `opencl`, `llvm`) when that target supports it, else on `fallback` (`llvm`: the
+            host CPU); the graph is partitioned into regions (`graph-annotate-target`,
+            `graph-merge-regions`, `graph-partition`), each compiled for its target, and the
+            result (`driver.heterogeneous.HeterogeneousExecutable`) runs them in order, the
+            data copied to and from the device at region boundaries.
+        byoc: an external library that computes the ops it supports (BYOC): `cblas` (2-D f32
+            matmuls as OpenBLAS sgemm calls; the `cblas` extra). The graph is partitioned
+            (`graph-annotate-target{targets="cblas,llvm"}`, ...) and each region becomes
+            generated C code calling the library (`driver.byoc`).
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -78,13 +90,20 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
+    if fallback is not None:
+        from dlc.driver.heterogeneous import build_heterogeneous
+
+        return build_heterogeneous(  # type: ignore[return-value] - the same call API
+            model, target, fallback, input_shapes=input_shapes, opt_level=opt_level,
+            threads=threads, cache=cache, cache_dir=cache_dir, jobs=jobs,
+        )
     from dlc.driver.build import build
 
     return build(
         model, target, entry, input_shapes=input_shapes, opt_level=opt_level, pipeline=pipeline,
         threads=threads, tuning_log=tuning_log, cache=cache, cache_dir=cache_dir,
         cache_max_bytes=cache_max_bytes,
-        progress=progress, jobs=jobs, check_bounds=check_bounds,
+        progress=progress, jobs=jobs, check_bounds=check_bounds, byoc=byoc,
     )
 
 

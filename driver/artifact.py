@@ -92,6 +92,8 @@ class CompiledModel:
             unit holds), "" if unknown.
         model_json: the model's description (`dlc_model`), "" if it has none (not one entry
             function).
+        externs: the external functions the code calls (custom ops computed by C code), by
+            symbol: (the shared library that defines it, the custom op that calls it).
     """
 
     objects: dict[str, bytes]
@@ -101,6 +103,7 @@ class CompiledModel:
     stats: CompileStats = field(default_factory=CompileStats)
     metadata_json: str = ""
     model_json: str = ""
+    externs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def link_in_process(self) -> LinkedModule:
         """Link the objects in this process (ORC JIT); the weights are used where they are."""
@@ -152,10 +155,19 @@ class CompiledModel:
         from dlc.runtime.c_api import c_header as header_text
 
         path = Path(path)
-        if not with_c_api and path.suffix != ".tar":
-            return link_shared_library(
-                list(self.objects.values()), self.weights, path, self.uses_openmp
+        objects = list(self.objects.values())
+        if path.suffix == ".tar" and self.externs:
+            raise LinkError(
+                "cannot pack a model that calls external functions "
+                f"({', '.join(sorted(self.externs))}) into a .tar: export a .so"
             )
+        libraries: list[str] = []
+        for library in dict.fromkeys(lib for lib, _ in self.externs.values()):
+            libraries.append(library)
+            if "/" in library:
+                libraries.append(f"-Wl,-rpath,{Path(library).parent}")
+        if not with_c_api and path.suffix != ".tar":
+            return link_shared_library(objects, self.weights, path, self.uses_openmp, libraries)
         api = self.c_interface(c_prefix if c_prefix is not None else default_c_prefix(path.stem))
         if api is None and (c_prefix is not None or c_header is not None):
             raise CApiError(
@@ -166,12 +178,10 @@ class CompiledModel:
             raise CApiError(f"cannot write the header {c_header}: no such directory "
                             f"{Path(c_header).parent}")
         if path.suffix == ".tar":
-            library = write_object_archive(
-                list(self.objects.values()), self.weights, path, self.uses_openmp, api
-            )
+            library = write_object_archive(objects, self.weights, path, self.uses_openmp, api)
         else:
             library = link_shared_library(
-                list(self.objects.values()), self.weights, path, self.uses_openmp, c_api=api
+                objects, self.weights, path, self.uses_openmp, libraries, c_api=api
             )
         if api is not None and c_header is not None:
             write_text_atomically(Path(c_header), header_text(api, path.name))
@@ -206,6 +216,30 @@ class LinkError(RuntimeError):
     """The objects of a compiled model do not link (a missing or clashing symbol)."""
 
 
+def resolve_extern(symbol: str, library: str, op: str) -> tuple[Any, int]:
+    """Loads `library` (kept loaded by the handle returned) and finds `symbol` in it.
+
+    Raises:
+        LinkError: the library cannot be loaded or does not define `symbol`; the message names
+            the custom op `op` and the symbol.
+    """
+    try:
+        handle = ctypes.CDLL(library)
+    except OSError as e:
+        raise LinkError(
+            f"custom op {op}: cannot load library {library} for external function @{symbol}: {e}"
+        ) from None
+    try:
+        function = getattr(handle, symbol)
+    except AttributeError:
+        raise LinkError(
+            f"custom op {op}: external function @{symbol} is not defined in {library}"
+        ) from None
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    assert address is not None
+    return handle, int(address)
+
+
 class LinkedModule:
     """A `CompiledModel` linked in this process: a `NativeModule` for `Executable`.
 
@@ -227,6 +261,11 @@ class LinkedModule:
         builder.add_current_process()
         for symbol, buffer in compiled.weights.items():
             builder.import_symbol(symbol, buffer.ctypes.data)
+        self._libraries = []
+        for symbol, (library, op) in compiled.externs.items():
+            handle, address = resolve_extern(symbol, library, op)
+            self._libraries.append(handle)
+            builder.import_symbol(symbol, address)
         for symbol in compiled.exports:
             builder.export_symbol(symbol)
         name = f"dlc_module_{next(_library_numbers)}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dlc.dialects import make_context
 from dlc.dialects.contracts import TARGET_ATTR
+from dlc.dialects.graph.custom import registered_custom_ops
 from dlc.driver.artifact import CompiledModel, ForeignModule
 from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
 from dlc.driver.compiler import Progress, compile_module, pipeline_passes
@@ -68,6 +69,7 @@ def build(
     progress: bool = False,
     jobs: int | None = None,
     check_bounds: bool = False,
+    byoc: str | None = None,
 ) -> Executable:
     """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
 
@@ -93,10 +95,13 @@ def build(
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
     source = Source(model, input_shapes)
-    key = source.cache_key(options, store) if store is not None else None
+    # A custom op's compute and library are Python objects the model's bytes do not name: with
+    # any registered, whole models are not cached (kernels still are, by their loop IR).
+    whole_model = store is not None and not registered_custom_ops() and byoc is None
+    key = source.cache_key(options, store) if whole_model else None
     compiled = store.load_model(key) if store is not None and key is not None else None
     if compiled is None:
-        compiled = _compile_source(source, options, store, key, progress, jobs)
+        compiled = _compile_source(source, options, store, key, progress, jobs, byoc)
     native: NativeModule
     if compiled.arch != machine_arch():
         native = ForeignModule(compiled, machine_arch())  # exported, never called here
@@ -112,13 +117,17 @@ def build(
 
 def _compile_source(
     source: Source, options: CompileOptions, store: CompileCache | None, key: str | None,
-    progress: bool, jobs: int | None,
+    progress: bool, jobs: int | None, byoc: str | None = None,
 ) -> CompiledModel:
     reporter = Progress(source.label, progress)
     start = time.perf_counter()
     ctx = make_context()
     try:
         module = source.module(ctx)
+        if byoc is not None:
+            from dlc.driver.byoc import offload
+
+            offload(module, byoc, ctx, threads=options.threads)
         imported = time.perf_counter() - start
         compiled, kernel_keys = compile_module(module, options, store, reporter, ctx, jobs)
     except DiagnosticException as e:

@@ -36,6 +36,7 @@ from dlc.dialects.contracts import (
     TUNED_ATTR,
     WORKSPACE_BYTES_ATTR,
 )
+from dlc.dialects.graph.custom import EXTERN_LIBRARY_ATTR, EXTERN_OP_ATTR
 from dlc.dialects.loop.ops import AllocOp
 from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
 from dlc.driver.cache import CompileCache, CompileOptions, digest
@@ -590,7 +591,7 @@ class _Driver:
         stats.weight_bytes = sum(w.nbytes for w in weights.values())
         return CompiledModel(self.objects, weights, exports, self.uses_openmp, stats,
                              self._string_global(METADATA_SYMBOL),
-                             self._string_global(MODEL_SYMBOL))
+                             self._string_global(MODEL_SYMBOL), extern_functions(self.module))
 
     def _string_global(self, symbol: str) -> str:
         """The text of the entry unit's string global `symbol` (without its NUL), or ""."""
@@ -670,6 +671,19 @@ class _Driver:
             ):
                 symbols.append(op.sym_name.data)
         return tuple(dict.fromkeys(symbols))
+
+
+def extern_functions(module: ModuleOp) -> dict[str, tuple[str, str]]:
+    """The external functions the lowered entry unit declares for custom ops, by symbol:
+    (library, custom op) from their `dlc.extern_library` and `dlc.extern_op` attributes."""
+    found: dict[str, tuple[str, str]] = {}
+    for op in module.ops:
+        library = op.attributes.get(EXTERN_LIBRARY_ATTR)
+        if isinstance(op, llvm.FuncOp) and isinstance(library, StringAttr):
+            custom = op.attributes.get(EXTERN_OP_ATTR)
+            name = custom.data if isinstance(custom, StringAttr) else "?"
+            found[op.sym_name.data] = (library.data, name)
+    return found
 
 
 def default_jobs() -> int:

@@ -25,6 +25,10 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-conv-transpose-to-subpixel": (
         "dlc.rewrites.graph_conv_transpose_to_subpixel", "GraphConvTransposeToSubpixelPass"),
     "graph-fuse-ops": ("dlc.rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
+    "graph-annotate-target": (
+        "dlc.rewrites.graph_annotate_target", "GraphAnnotateTargetPass"),
+    "graph-merge-regions": ("dlc.rewrites.graph_merge_regions", "GraphMergeRegionsPass"),
+    "graph-partition": ("dlc.rewrites.graph_partition", "GraphPartitionPass"),
     # graph -> tensor_expr -> loop
     "convert-graph-to-tensor-expr": (
         "dlc.rewrites.convert_graph_to_tensor_expr", "ConvertGraphToTensorExprPass"),

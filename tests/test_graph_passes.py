@@ -719,12 +719,43 @@ def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
     assert len(graph_ops(module, Conv2DOp)) == (0 if rewritten else 1)
 
 
+# ---------------------------------------------------------------------------------------------
+# graph-annotate-target, graph-merge-regions, graph-partition
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(random_dags(), st.data())
+def test_partition_preserves_results(case: Case, data: st.DataObject) -> None:
+    from dlc.rewrites.partition_targets import TARGET_ATTR
+
+    module = case.module
+    names = sorted({op.name for op in graph_ops(module) if not isinstance(op, ConstantOp)})
+    on_cpu = data.draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    overrides = ",".join(f"{name}=llvm" for name in on_cpu)
+    spec = (f'graph-annotate-target{{targets="opencl,llvm" overrides="{overrides}"}},'
+            "graph-merge-regions,graph-partition")
+    check_pass(module, spec, exact=True)
+    main = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
+    for op in main.body.block.ops:
+        assert isinstance(op, ConstantOp | func.CallOp | func.ReturnOp), op.name
+    for function in module.ops:
+        if function is main:
+            continue
+        assert isinstance(function, func.FuncOp)
+        target = function.attributes[TARGET_ATTR].data
+        expected = {op.name in on_cpu for op in function.body.block.ops
+                    if op.dialect_name() == "graph" and not isinstance(op, ConstantOp)}
+        assert expected == {target == "llvm"}
+
+
 def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
                "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv",
                # property tests in tests/test_conv_transpose_subpixel.py, test_conv_column_to_row.py
                "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row",
-               "graph-fold-qdq"}  # graph-fold-qdq: tests/test_quant_ops.py
+               "graph-fold-qdq",  # graph-fold-qdq: tests/test_quant_ops.py
+               "graph-annotate-target", "graph-merge-regions", "graph-partition"}
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

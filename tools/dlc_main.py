@@ -103,6 +103,12 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     parser.add_argument("--check-bounds", action="store_true",
                         help="check every load's and store's indices; abort with a report on "
                         "a violation (a debugging build)")
+    parser.add_argument("--byoc", metavar="LIBRARY",
+                        help="offload the ops an external library supports to it (cblas: "
+                        "2-D f32 matmuls as OpenBLAS sgemm calls)")
+    parser.add_argument("--custom-ops", type=Path, metavar="FILE.py",
+                        help="a Python file to run first, that registers custom ops "
+                        "(dlc.custom_op.register_op)")
     _cache_size_option(parser)
 
 
@@ -212,15 +218,28 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         if args.input_shapes:
             raise ToolError("--input-shape applies when compiling, not to a compiled .so")
         return dlc.load(args.model), None
+    if args.custom_ops is not None:
+        load_custom_ops(args.custom_ops)
     start = time.perf_counter()
     executable = dlc.compile(
         args.model, args.target, input_shapes=dict(args.input_shapes) or None,
         opt_level=args.opt_level, pipeline=args.pipeline, threads=args.threads,
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
         cache_max_bytes=args.cache_max_size,
-        progress=True, jobs=args.jobs, check_bounds=args.check_bounds,
+        progress=True, jobs=args.jobs, check_bounds=args.check_bounds, byoc=args.byoc,
     )
     return executable, time.perf_counter() - start
+
+
+def load_custom_ops(path: Path) -> None:
+    """Runs the Python file `path` (which registers custom ops)."""
+    from dlc.custom_op import CustomOpError
+    from dlc.custom_op import load_custom_ops as load
+
+    try:
+        load(str(path))
+    except CustomOpError as e:
+        raise ToolError(str(e)) from None
 
 
 def _random_input(shape: Sequence[int], dtype: np.dtype[Any], rng: np.random.Generator

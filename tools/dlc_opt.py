@@ -266,6 +266,13 @@ class DlcOptMain(xDSLOptMain):
             "(this machine; also accepted as a pass option, target=host)",
         )
         arg_parser.add_argument(
+            "--custom-ops",
+            metavar="FILE.py",
+            default=None,
+            help="a Python file to run first, that registers custom ops "
+            "(dlc.custom_op.register_op): graph.custom ops of them then verify and run",
+        )
+        arg_parser.add_argument(
             "--dump-graph",
             metavar="FILE",
             default=None,
@@ -494,6 +501,13 @@ class DlcOptMain(xDSLOptMain):
         return module_to_dot(prog, f"dlc_{len(self.dot_graphs)}")
 
     def run(self) -> None:
+        if self.args.custom_ops is not None:
+            from dlc.custom_op import CustomOpError, load_custom_ops
+
+            try:
+                load_custom_ops(self.args.custom_ops)
+            except CustomOpError as e:
+                raise ToolError(str(e)) from None
         super().run()
         if self.args.output_file is not None:
             write_atomically(self.args.output_file, self.pending_output.getvalue())

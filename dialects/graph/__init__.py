@@ -1,6 +1,7 @@
 """The graph dialect: dlc's tensor-level IR (TVM's Relay / Relax), with its Dialect object last."""
 
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
+from dlc.dialects.graph.custom import CustomOp
 from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
@@ -72,6 +73,8 @@ __all__ = [
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
+    # custom.py
+    "CustomOp",
 ]
 
 Graph = Dialect(
@@ -132,6 +135,8 @@ Graph = Dialect(
         DequantizeOp,
         Conv2DIntegerOp,
         MatmulIntegerOp,
+        # User-defined ops (custom.py)
+        CustomOp,
         # Fused groups
         FusedOp,
         YieldOp,

@@ -111,3 +111,9 @@ def supported_ops() -> dict[str, list[int]]:
     """Every ONNX op (default domain) dlc converts, with the opset versions it has methods for."""
     _load()
     return {op: cls.versions() for (domain, op), cls in sorted(_REGISTRY.items()) if not domain}
+
+
+def unregister(op_type: str, domain: str = "") -> None:
+    """Removes the converter of `op_type` in `domain` (no error if there is none): for
+    user-defined ops (`frontends/onnx/custom.py`) that are registered again."""
+    _REGISTRY.pop((domain, op_type), None)

@@ -1,13 +1,14 @@
 """dlc's TOPI: one compute definition per graph op, written with `tensor_expr.compute`.
 
 Counterpart: Apache TVM's TOPI (topi/python/tvm/topi). Definitions live in small modules by
-family (elementwise, nn, pool, quant, reduce, resize, sort, tensor, transform,
-winograd) and register themselves
+family (custom (user-defined ops), elementwise, nn, pool, quant, reduce, resize, sort, tensor,
+transform, winograd) and register themselves
 for their op classes with `@compute_definition`; `lookup_definition(op_type)` finds the one for
 an op. Importing this package loads every module, so the registry is complete.
 """
 
 from dlc.rewrites.topi import (
+    custom,
     elementwise,
     nn,
     pool,
@@ -29,6 +30,7 @@ from dlc.rewrites.topi.registry import (
 __all__ = [
     "Definition",
     "compute_definition",
+    "custom",
     "defined_op_types",
     "elementwise",
     "lookup_definition",

@@ -1,5 +1,5 @@
-// RUN: dlc-opt %s --elide-elementsattrs-if-larger=0 | filecheck %s
-// RUN: %roundtrip | filecheck %s
+// RUN: dlc-opt %s --custom-ops %S/custom_ops.py --elide-elementsattrs-if-larger=0 | filecheck %s
+// RUN: dlc-opt %s --custom-ops %S/custom_ops.py --elide-elementsattrs-if-larger=0 | dlc-opt --custom-ops %S/custom_ops.py --print-op-generic --elide-elementsattrs-if-larger=0 | dlc-opt --custom-ops %S/custom_ops.py --elide-elementsattrs-if-larger=0 | filecheck %s
 
 // One case per op: the `Example:` of its docstring (tests/test_graph_dialect.py checks that each
 // example appears here verbatim), printed back in the custom form, directly and after a round trip
@@ -449,6 +449,15 @@ func.func @matmul_integer(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %az: tensor<u
       : (tensor<2x3xui8>, tensor<3x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<2x4xi32>
   // CHECK-NEXT: %r = graph.matmul_integer %a, %b, %az, %bz : (tensor<2x3xui8>, tensor<3x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<2x4xi32>
   func.return %r : tensor<2x4xi32>
+}
+
+// A user-defined op (registered by custom_ops.py, which dlc-opt runs with --custom-ops).
+// CHECK-LABEL: func.func @custom
+func.func @custom(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = graph.custom %x {op_type = "com.example::Swish", attrs = {beta = 1.0 : f64}} :
+      (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %y = graph.custom %x {op_type = "com.example::Swish", attrs = {beta = 1.000000e+00 : f64}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
 }
 
 // The blob of @constant_resource travels with the module.
