@@ -92,6 +92,56 @@ def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
+class ConvWindow:
+    """The accessors of a convolution's window attributes (`strides`, `padding`, `dilation`,
+    `groups`: i64 arrays and an i64), shared by the graph ops that convolve. A mixin: the op
+    defines the attributes."""
+
+    if TYPE_CHECKING:  # declared by the op (irdl fields), not here
+        strides: DenseArrayBase
+        padding: DenseArrayBase
+        dilation: DenseArrayBase
+        groups: IntegerAttr
+
+    def strides_tuple(self) -> tuple[int, ...]:
+        """`strides` as (sh, sw)."""
+        return _ints(self.strides)
+
+    def padding_tuple(self) -> tuple[int, ...]:
+        """`padding` as (top, left, bottom, right)."""
+        return _ints(self.padding)
+
+    def dilation_tuple(self) -> tuple[int, ...]:
+        """`dilation` as (dh, dw)."""
+        return _ints(self.dilation)
+
+    def groups_value(self) -> int:
+        """The number of groups."""
+        return self.groups.value.data
+
+
+class ConvLayouts(ConvWindow):
+    """`ConvWindow` with the data and weight layouts (`layout`, `kernel_layout`)."""
+
+    if TYPE_CHECKING:  # declared by the op (irdl fields), not here
+        input: SSAValue
+        layout: StringAttr
+        kernel_layout: StringAttr
+
+    def layout_value(self) -> str:
+        """The input and output layout, e.g. "NCHW"."""
+        return self.layout.data
+
+    def kernel_layout_value(self) -> str:
+        """The weight layout, e.g. "OIHW"."""
+        return self.kernel_layout.data
+
+    def is_depthwise(self) -> bool:
+        """Whether each input channel is its own group (groups == C > 1)."""
+        channels = self.input.type.get_shape()[self.layout_value().index("C")]
+        return self.groups_value() == channels and channels > 1
+
+
 def _tensor(op_name: str, what: str, type: Attribute) -> TensorType:
     """`type` as a static-shape ranked tensor type, or a verifier error naming `what`."""
     if not isinstance(type, TensorType):
@@ -903,7 +953,7 @@ class MatmulOp(GraphOp):
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)
 @irdl_op_definition
-class Conv2DOp(GraphOp):
+class Conv2DOp(ConvLayouts, GraphOp):
     """2-D convolution (cross-correlation), grouped and dilated, with an optional bias.
 
     Semantics: for layout NCHW the input is N×C×H×W and the weight O×(C/groups)×KH×KW
@@ -1045,34 +1095,6 @@ class Conv2DOp(GraphOp):
             layout=self.layout_value(), kernel_layout=self.kernel_layout_value(),
         )
 
-    def strides_tuple(self) -> tuple[int, ...]:
-        """`strides` as (sh, sw)."""
-        return _ints(self.strides)
-
-    def padding_tuple(self) -> tuple[int, ...]:
-        """`padding` as (top, left, bottom, right)."""
-        return _ints(self.padding)
-
-    def dilation_tuple(self) -> tuple[int, ...]:
-        """`dilation` as (dh, dw)."""
-        return _ints(self.dilation)
-
-    def groups_value(self) -> int:
-        """The number of groups."""
-        return self.groups.value.data
-
-    def layout_value(self) -> str:
-        """The input and output layout, e.g. "NCHW"."""
-        return self.layout.data
-
-    def kernel_layout_value(self) -> str:
-        """The weight layout, e.g. "OIHW"."""
-        return self.kernel_layout.data
-
-    def is_depthwise(self) -> bool:
-        """Whether each input channel is its own group (groups == C > 1)."""
-        channels = self.input.type.get_shape()[self.layout_value().index("C")]
-        return self.groups_value() == channels and channels > 1
 
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)

@@ -20,6 +20,7 @@ from dlc.dialects.graph.attrs import FusionKind, is_float_type
 from dlc.dialects.graph.ops import (
     ConstantOp,
     Conv2DOp,
+    ConvLayouts,
     GraphOp,
     MatmulOp,
     _ints,
@@ -263,7 +264,9 @@ def _as_i32(type: Attribute) -> TensorType:
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)
 @irdl_op_definition
-class Conv2DIntegerOp(GraphOp):
+class Conv2DIntegerOp(ConvLayouts, GraphOp):
+    # ConvLayouts: the accessors of graph.conv2d, so that its interpreter and compute
+    # definition serve this op on the shifted (i32) operands.
     """Integer 2-D convolution with zero points, accumulating in i32 (ONNX ConvInteger,
     `qnn.conv2d`).
 
@@ -358,38 +361,6 @@ class Conv2DIntegerOp(GraphOp):
             self.weight_zero_point.type, None if self.bias is None else self.bias.type,
             _ints(self.strides), _ints(self.padding), _ints(self.dilation),
             self.groups.value.data, self.layout.data, self.kernel_layout.data)
-
-    # The accessors of graph.conv2d, so that its interpreter and compute definition serve this
-    # op on the shifted (i32) operands.
-
-    def strides_tuple(self) -> tuple[int, ...]:
-        """`strides` as (sh, sw)."""
-        return _ints(self.strides)
-
-    def padding_tuple(self) -> tuple[int, ...]:
-        """`padding` as (top, left, bottom, right)."""
-        return _ints(self.padding)
-
-    def dilation_tuple(self) -> tuple[int, ...]:
-        """`dilation` as (dh, dw)."""
-        return _ints(self.dilation)
-
-    def groups_value(self) -> int:
-        """The number of groups."""
-        return self.groups.value.data
-
-    def layout_value(self) -> str:
-        """The input and output layout ("NCHW")."""
-        return self.layout.data
-
-    def kernel_layout_value(self) -> str:
-        """The weight layout ("OIHW")."""
-        return self.kernel_layout.data
-
-    def is_depthwise(self) -> bool:
-        """Whether each input channel is its own group (groups == C > 1)."""
-        channels = self.input.type.get_shape()[self.layout_value().index("C")]
-        return self.groups_value() == channels and channels > 1
 
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)

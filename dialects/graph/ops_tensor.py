@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from dlc.dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
 from dlc.dialects.graph.ops import (
+    ConvWindow,
     GraphOp,
     _ints,
     _normalize_axis,
@@ -780,7 +781,7 @@ class TopKOp(IRDLOperation):
 
 @with_fusion_kind(FusionKind.OUT_FUSABLE)
 @irdl_op_definition
-class ConvTranspose2DOp(GraphOp):
+class ConvTranspose2DOp(ConvWindow, GraphOp):
     """2-D transposed convolution (ONNX ConvTranspose, the gradient of conv2d), NCHW.
 
     Semantics: input N×C×H×W, weight C×(O/groups)×KH×KW, optional 1-D bias of length O. Each
@@ -889,25 +890,9 @@ class ConvTranspose2DOp(GraphOp):
             output_padding=_ints(self.output_padding), dilation=_ints(self.dilation),
             groups=self.groups.value.data)
 
-    def strides_tuple(self) -> tuple[int, ...]:
-        """(sh, sw)."""
-        return _ints(self.strides)
-
-    def padding_tuple(self) -> tuple[int, ...]:
-        """(top, left, bottom, right), cropped from the full output."""
-        return _ints(self.padding)
-
     def output_padding_tuple(self) -> tuple[int, ...]:
         """(extra rows, extra columns) added at the end of the full output."""
         return _ints(self.output_padding)
-
-    def dilation_tuple(self) -> tuple[int, ...]:
-        """(dh, dw)."""
-        return _ints(self.dilation)
-
-    def groups_value(self) -> int:
-        """The number of groups."""
-        return self.groups.value.data
 
 
 TENSOR_OPS: tuple[type[IRDLOperation], ...] = (
