@@ -276,9 +276,9 @@ class ConvertLoopToLLVMPass(ModulePass):
     target: str = ""
     threads: int = 0
     vector_bits: int = 0
-    parallel_schedule: str = "guided"
+    parallel_schedule: str = "static"
     check_bounds: bool = False
-    adaptive_threads: bool = True
+    adaptive_threads: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = cpu_target_for(self.name, self.target, op)

@@ -25,23 +25,26 @@ class LibraryError(RuntimeError):
     """A shared library could not be built or loaded, or lacks a symbol."""
 
 
-OPENMP_ENVIRONMENT = {"GOMP_SPINCOUNT": "1000"}
+OPENMP_ENVIRONMENT = {"GOMP_SPINCOUNT": "100000"}
 """Set in the process environment (unless already set) before libgomp loads: an idle OpenMP
-thread spins for a short while (1000 polls, some tens of microseconds: long enough to stay awake
-between the kernels of one call), then sleeps on a futex.
+thread spins for a bounded while (100000 polls, of the order of a millisecond: it stays awake
+between the kernels of one call), then sleeps on a futex; libgomp throttles the spin when there
+are more threads than cores.
 
-A long spin (it was 100000 polls, about a millisecond) was measured to be the worst choice when
-the cores are shared: every spinning thread takes a core that a thread doing work (its own
-process's, or a twin replica's) needs, and every parallel region waits for its slowest thread.
-On a 2-vCPU host loaded by other processes (load average 10-14; `benchmarks/periodic.py`),
-conv3x3+BN+ReLU (64 channels, 56x56) took 30-58 ms per call with the long spin against 1.5-4 ms
-with 1000 polls (or none), and ResNet-18 320-690 ms against 80-140 ms (ONNX Runtime: 2.3 and
-167 ms). Fully passive waiting (`OMP_WAIT_POLICY=passive`, no spin at all) made 2-thread kernels
-on an idle 2-vCPU host run on one core (the woken thread kept landing on its waker's core), so
-the spin stays, short. Parallel loops take guided chunks (`convert-loop-to-llvm`'s
-`parallel_schedule`), so a thread that starts late holds no static share of the work, and a
-kernel whose regions wait for late threads runs serially for a while (`adaptive_threads`).
-A user's own `OMP_*`/`GOMP_*` settings win."""
+Measured on an idle 2-vCPU host, one run each (`python3 benchmarks/models.py --models
+transformer resnet18 --threads 2`, ratios to ONNX Runtime in the same run), with parallel loops
+in static chunks: 100000 polls gave ResNet-18 1.06x and the transformer block 0.81-1.26x; 1000
+polls made them 1.4-3.3x (a thread that slept between two kernels is woken for every parallel
+region). Guided chunks (`convert-loop-to-llvm{parallel_schedule=guided}`) cost ResNet-18 1.44x,
+and the adaptive team (`adaptive_threads=true`) 1.5-1.9x: on an idle machine the wake-up of a
+thread already counts as a late thread, so kernels ran serially. Both stay as options for
+machines whose cores are loaded by other processes, where short spins and guided chunks were
+measured better (conv3x3+BN+ReLU at load 10-14: 30-58 ms per call with the long spin against
+1.5-4 ms with 1000 polls). Beside a twin process running the same model (2x is the fair share),
+the defaults took ResNet-18 from 19.6 to 51.9 ms (2.65x; ONNX Runtime 2.57x) and the conv from
+0.81 to 0.97 ms (1.2x): `python3 -m benchmarks.periodic`. Fully passive waiting
+(`OMP_WAIT_POLICY=passive`) made 2-thread kernels on an idle 2-vCPU host run on one core (the
+woken thread kept landing on its waker's core). A user's own `OMP_*`/`GOMP_*` settings win."""
 
 
 def prepare_openmp_environment() -> None:

@@ -68,9 +68,9 @@ class LLVMLowering:
     max_stack_bytes: int = 64 * 1024
     vector_bits: int = 512
     num_threads: int = 0
-    parallel_schedule: str = "guided"
+    parallel_schedule: str = "static"
     check_bounds: bool = False
-    adaptive_threads: bool = True
+    adaptive_threads: bool = False
 
     @cached_property
     def index_type(self) -> IntegerType:

@@ -1,9 +1,9 @@
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_schedule=guided adaptive_threads=true}' | filecheck %s
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3"}' | filecheck %s --check-prefix=ZNVER3
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3" vector_bits=512}' | filecheck %s --check-prefix=OVERRIDE
 // RUN: not dlc-opt %s --split-input-file -p 'convert-loop-to-llvm{target="llvm -mcpu=znver3 -num-cores=two"}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_schedule=static}' | filecheck %s --check-prefix=STATIC
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512"}' | filecheck %s --check-prefix=STATIC
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" adaptive_threads=false}' | filecheck %s --check-prefix=FIXED
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
@@ -437,10 +437,10 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
 // data block and calls GOMP_parallel with the thread function on @dlc_num_threads threads where
-// that weak global is set (not 0), else the compiled count; each thread takes guided chunks
-// [first, last) of the iterations from libgomp (the default schedule) and runs them in the body
-// function, whose buffers are noalias. With parallel_schedule=static each thread computes its
-// one chunk instead. The team adapts (adaptive_threads, default): while the module's countdown
+// that weak global is set (not 0), else the compiled count. By default (STATIC) each thread
+// computes its one chunk [first, last) of the iterations and runs it in the body function, whose
+// buffers are noalias; with parallel_schedule=guided (CHECK) threads take guided chunks from
+// libgomp instead. With adaptive_threads=true (CHECK) the team adapts: while the module's countdown
 // is above 0 the region runs on the caller alone; a region whose caller waited at its end (from
 // thread 0's finishing time, which the thread function records, to the return) longer than
 // max(half the region, 50 us) sets the countdown to 64; each region counts it down.
