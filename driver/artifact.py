@@ -151,8 +151,8 @@ class CompiledModel:
         C compile it takes (~0.1 s): every symbol is exported then.
         """
         from dlc.driver.export import link_shared_library, write_object_archive
-        from dlc.runtime.c_api import CApiError, default_c_prefix
         from dlc.runtime.c_api import c_header as header_text
+        from dlc.runtime.c_api import check_export_request, default_c_prefix
 
         path = Path(path)
         objects = list(self.objects.values())
@@ -169,14 +169,7 @@ class CompiledModel:
         if not with_c_api and path.suffix != ".tar":
             return link_shared_library(objects, self.weights, path, self.uses_openmp, libraries)
         api = self.c_interface(c_prefix if c_prefix is not None else default_c_prefix(path.stem))
-        if api is None and (c_prefix is not None or c_header is not None):
-            raise CApiError(
-                "this module has no C interface (it needs exactly one entry function, compiled "
-                "as a model): export it without a C prefix or header"
-            )
-        if c_header is not None and not Path(c_header).parent.is_dir():
-            raise CApiError(f"cannot write the header {c_header}: no such directory "
-                            f"{Path(c_header).parent}")
+        check_export_request(api, c_prefix, c_header, "module")
         if path.suffix == ".tar":
             library = write_object_archive(objects, self.weights, path, self.uses_openmp, api)
         else:

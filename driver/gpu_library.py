@@ -40,10 +40,10 @@ from dlc.driver.export import c_compiler, link_shared_library
 from dlc.runtime.c_api import (
     LAST_ERROR_SYMBOL,
     SET_DRIVER_SYMBOL,
-    CApiError,
     CInterface,
     c_interface,
     check_c_prefix,
+    check_export_request,
     default_c_prefix,
 )
 from dlc.runtime.c_api import c_header as c_header_text
@@ -134,14 +134,7 @@ def export_gpu_library(
         )
     api = gpu_c_interface(program, c_prefix if c_prefix is not None
                           else default_c_prefix(path.stem))
-    if api is None and (c_prefix is not None or c_header is not None):
-        raise CApiError(
-            "this GPU program has no C interface (it needs exactly one entry function): "
-            "export it without a C prefix or header"
-        )
-    if c_header is not None and not Path(c_header).parent.is_dir():
-        raise CApiError(f"cannot write the header {c_header}: no such directory "
-                        f"{Path(c_header).parent}")
+    check_export_request(api, c_prefix, c_header, "GPU program")
     compiler = c_compiler()
     sources = {f"{name}": (SHIM_DIRECTORY / name).read_text() for name in units}
     sources["host.c"] = host_code(program)

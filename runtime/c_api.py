@@ -40,6 +40,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
@@ -122,6 +123,22 @@ def check_c_prefix(prefix: str) -> str:
             f"with a digit, not a C keyword), found '{prefix}'"
         )
     return prefix
+
+
+def check_export_request(
+    api: CInterface | None, c_prefix: str | None, c_header: str | Path | None, module: str
+) -> None:
+    """Refuses (`CApiError`, before anything is written) a C prefix or header asked of a
+    `module` ("module", "GPU program") that has no C interface (`api` None: not exactly one
+    entry function), and a header in a directory that does not exist."""
+    if api is None and (c_prefix is not None or c_header is not None):
+        raise CApiError(
+            f"this {module} has no C interface (it needs exactly one entry function): export "
+            "it without a C prefix or header"
+        )
+    if c_header is not None and not Path(c_header).parent.is_dir():
+        raise CApiError(f"cannot write the header {c_header}: no such directory "
+                        f"{Path(c_header).parent}")
 
 
 def c_identifier(name: str, fallback: str = "model") -> str:

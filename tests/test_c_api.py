@@ -21,6 +21,7 @@ from dlc.runtime.c_api import (
     c_identifier,
     c_interface,
     check_c_prefix,
+    check_export_request,
     default_c_prefix,
 )
 from dlc.runtime.metadata import ArgumentSpec, FunctionSignature, ModelInfo
@@ -482,3 +483,16 @@ def test_two_model_libraries_in_one_program(library: Path, tmp_path: Path) -> No
     assert first.native.prefix == "small_cnn"  # type: ignore[attr-defined]
     assert second.native.prefix == "relu"  # type: ignore[attr-defined]
     assert first.input_names == ("image",) and second.input_names == ("x",)
+
+
+def test_export_requests_a_module_without_a_c_interface_cannot_make(tmp_path: Path) -> None:
+    """A prefix or header asked of a module with no C interface: `CApiError` saying what to
+    do, for CPU modules and GPU programs alike (a header in a missing directory: the export
+    tests)."""
+    for prefix, header in (("net", None), (None, tmp_path / "net.h")):
+        with pytest.raises(CApiError, match=r"this module has no C interface \(it needs exactly "
+                           r"one entry function\): export it without a C prefix or header"):
+            check_export_request(None, prefix, header, "module")
+    with pytest.raises(CApiError, match=r"this GPU program has no C interface"):
+        check_export_request(None, "net", None, "GPU program")
+    check_export_request(None, None, None, "module")  # nothing asked: nothing to refuse
