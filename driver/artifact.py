@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
     MODEL_SYMBOL,
@@ -177,7 +178,7 @@ class CompiledModel:
                 objects, self.weights, path, self.uses_openmp, libraries, c_api=api
             )
         if api is not None and c_header is not None:
-            write_text_atomically(Path(c_header), header_text(api, path.name))
+            write_atomically(c_header, header_text(api, path.name), mode=0o644)
         return library
 
 
@@ -341,23 +342,6 @@ class ForeignModule:
         )
 
     symbol_address = address
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """Writes `text` to `path` through a file beside it renamed over it (no half file)."""
-    import os
-    import tempfile
-
-    directory = path.parent if str(path.parent) else Path(".")
-    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(descriptor, "w") as out:
-            out.write(text)
-        os.chmod(name, 0o644)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
 
 
 def pack_weights(

@@ -41,6 +41,7 @@ import numpy as np
 from dlc.driver.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
 from dlc.driver.errors import CompileError
 from dlc.runtime.executable import aligned_empty
+from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 from dlc.target import CpuTarget
 
@@ -157,18 +158,6 @@ def _touch(path: Path) -> None:
         os.utime(path)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 @dataclass(frozen=True)
 class CacheUsage:
     """What a cache directory holds: kernel objects, models, and their bytes on disk."""
@@ -212,7 +201,8 @@ class CompileCache:
         value = hashlib.sha256(path.read_bytes()).hexdigest()
         index[str(path)] = [stamp, value]
         with contextlib.suppress(OSError):
-            _write_atomically(index_path, json.dumps(index).encode())
+            index_path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(index_path, json.dumps(index).encode())
         return value
 
     # -- kernel objects -------------------------------------------------------------------------
@@ -249,7 +239,8 @@ class CompileCache:
     def store_object(self, key: str, payload: bytes) -> None:
         """Caches object code under `key` (errors writing the cache are ignored)."""
         with contextlib.suppress(OSError):
-            _write_atomically(self._object_path(key), self._wrap(payload))
+            self._object_path(key).parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self._object_path(key), self._wrap(payload))
 
     # -- whole models ---------------------------------------------------------------------------
 

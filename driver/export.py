@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlc.driver.elf import object_arch
+from dlc.runtime.files import write_atomically
 from dlc.runtime.library import LibraryError, machine_arch
 from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 
@@ -261,7 +262,7 @@ def write_object_archive(
 
     path = Path(path)
     _objects_arch(objects)
-    directory = _output_directory(path)
+    _output_directory(path)  # a missing directory is an error before any work
     members: dict[str, bytes] = {f"unit{i}.o": data for i, data in enumerate(objects)}
     inputs = list(members)
     if weights:
@@ -287,18 +288,12 @@ def write_object_archive(
         f"# folder, with CC the C compiler driver for the target (default cc).\nset -e\n"
         f"{compile_api}{command}\n"
     ).encode()
-    with tempfile.NamedTemporaryFile(dir=directory, prefix=f".{path.name}.", delete=False) as out:
-        try:
-            with tarfile.open(fileobj=out, mode="w") as archive:
-                for name, data in members.items():
-                    info = tarfile.TarInfo(name)
-                    info.size = len(data)
-                    info.mode = 0o755 if name == LINK_SCRIPT else 0o644
-                    archive.addfile(info, io.BytesIO(data))
-            out.close()
-            os.replace(out.name, path)
-        except BaseException:
-            out.close()
-            os.unlink(out.name)
-            raise
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o755 if name == LINK_SCRIPT else 0o644
+            archive.addfile(info, io.BytesIO(data))
+    write_atomically(path, tar.getvalue())
     return path

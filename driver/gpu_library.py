@@ -123,7 +123,7 @@ def export_gpu_library(
         LibraryError: no C compiler, a target without a device runtime, a plan the host code
             cannot express, or a failed compile or link.
     """
-    from dlc.driver.artifact import write_text_atomically
+    from dlc.runtime.files import write_atomically
 
     path = Path(path)
     units = SHIM_SOURCES.get(program.target)
@@ -147,7 +147,7 @@ def export_gpu_library(
     library = link_shared_library(objects, weights, path, libraries=("-ldl", "-lpthread"),
                                   c_api=api)
     if api is not None and c_header is not None:
-        write_text_atomically(Path(c_header), c_header_text(api, path.name))
+        write_atomically(c_header, c_header_text(api, path.name), mode=0o644)
     return library
 
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 import ctypes
 import inspect
 import math
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
     FunctionSignature,
     MetadataError,
@@ -425,16 +423,7 @@ def library_exporter(source: Path) -> Callable[[Path], Path]:
     def export(path: Path) -> Path:
         if path.resolve() == source.resolve():
             return path
-        directory = path.parent if str(path.parent) else Path(".")
-        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-        try:
-            with os.fdopen(descriptor, "wb") as target, open(source, "rb") as data:
-                shutil.copyfileobj(data, target)
-            os.chmod(name, 0o755)
-            os.replace(name, path)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
+        write_atomically(path, source.read_bytes(), mode=0o755)
         return path
 
     return export

@@ -10,12 +10,12 @@ import io
 import os
 import re
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
+from dlc.runtime.files import write_atomically
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 
@@ -80,23 +80,6 @@ def _annotated_excerpt(note: str, context: int = 3) -> str:
     while end < len(lines) and not set(lines[end].strip()) <= {"-"}:
         end += 1
     return "\n".join(lines[max(0, first - context): end + 1])
-
-
-def write_atomically(path: str | Path, data: str | bytes) -> None:
-    """Write `data` to `path` so that a reader never sees a half-written file."""
-    path = Path(path)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 _UNSAFE_FILE_CHAR = re.compile(r"[^A-Za-z0-9_.-]")

@@ -38,8 +38,9 @@ from typing import Any
 
 import numpy as np
 from dlc.runtime.executable import Executable
+from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import format_bytes
-from dlc.tools.diagnostics import ToolError, run_tool, save_outputs, write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool, save_outputs
 from dlc.tools.dlc_run import _load_input
 
 DEFAULT_CACHE_BYTES = 2 << 30

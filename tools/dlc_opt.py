@@ -32,7 +32,8 @@ from io import BytesIO, StringIO
 from pathlib import Path
 from typing import IO, Any
 
-from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.runtime.files import write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool
 from dlc.tools.elide_constants import (
     DEFAULT_ELIDE_LIMIT,
     elide_large_constants,

@@ -17,7 +17,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from dlc.tools.diagnostics import ToolError, write_atomically
+from dlc.runtime.files import write_atomically
+from dlc.tools.diagnostics import ToolError
 
 
 def add_quantize_subcommand(subparsers: Any) -> argparse.ArgumentParser:

@@ -12,7 +12,8 @@ import argparse
 import sys
 from io import StringIO
 
-from dlc.tools.diagnostics import ToolError, run_tool, write_atomically
+from dlc.runtime.files import write_atomically
+from dlc.tools.diagnostics import ToolError, run_tool
 from xdsl.printer import Printer
 
 
