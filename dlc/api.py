@@ -98,13 +98,17 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             threads=threads, cache=cache, cache_dir=cache_dir, jobs=jobs,
         )
     from dlc.driver.build import build
+    from dlc.driver.specialize import build_onnx
 
-    return build(
-        model, target, entry, input_shapes=input_shapes, opt_level=opt_level, pipeline=pipeline,
-        threads=threads, tuning_log=tuning_log, cache=cache, cache_dir=cache_dir,
-        cache_max_bytes=cache_max_bytes,
-        progress=progress, jobs=jobs, check_bounds=check_bounds, byoc=byoc,
-    )
+    def build_for(source: ModelSource, shapes: Mapping[str, Sequence[int]]) -> Executable:
+        return build(
+            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
+            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
+            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
+            jobs=jobs, check_bounds=check_bounds, byoc=byoc,
+        )
+
+    return build_onnx(model, input_shapes, build_for)  # type: ignore[return-value]
 
 
 def load(path: str | Path, entry: str | None = None) -> Executable:

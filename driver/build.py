@@ -133,6 +133,7 @@ def _compile_source(
     except DiagnosticException as e:
         error = CompileError(str(e))
         error.__notes__ = list(getattr(e, "__notes__", []))
+        error.diagnostic = e  # type: ignore[attr-defined] - driver.specialize reads it
         raise error from None
     compiled.stats.seconds = {"import": imported, **compiled.stats.seconds}
     if store is not None and key is not None:

@@ -280,6 +280,11 @@ def _inputs(
                         "or --seed N for random inputs)")
     if missing and isinstance(executable, Executable):
         executable.check_memory()  # before making inputs a call could not run on
+    if missing and not isinstance(executable, Executable):
+        raise ToolError(
+            f"missing inputs: {', '.join(missing)}; the model's inputs have runtime shapes "
+            f"({executable.describe()}), so random inputs need --input-shape for each, or give "
+            "--input NAME=FILE.npy")
     rng = np.random.default_rng(0 if seed is None else seed)
     arrays = []
     for index, name in enumerate(names):
@@ -445,6 +450,8 @@ def profile_command(args: argparse.Namespace) -> None:
 
     executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
+    if not isinstance(executable, Executable):  # runtime shapes: this call's specialization
+        executable, inputs = executable.specialization(inputs)
     print(profile(executable, inputs, args.repeat).table(args.top))
 
 

@@ -23,6 +23,16 @@ class NotConstantError(OnnxImportError):
         self.value_name = value_name
 
 
+class DynamicInputError(OnnxImportError):
+    """A graph input has a dynamic or undeclared shape and no static shape was given for it.
+    `input_name` names the input: a caller that knows the call's shapes (`driver.specialize`)
+    may give them and import again."""
+
+    def __init__(self, message: str, input_name: str) -> None:
+        super().__init__(message)
+        self.input_name = input_name
+
+
 class ShapeHintWarning(UserWarning):
     """A graph output is declared with a shape that the importer's inference contradicts.
 

@@ -32,7 +32,7 @@ from dlc.frontends.onnx.context import (
     node_location,
     node_name,
 )
-from dlc.frontends.onnx.errors import OnnxImportError, ShapeHintWarning
+from dlc.frontends.onnx.errors import DynamicInputError, OnnxImportError, ShapeHintWarning
 from dlc.frontends.onnx.registry import ConvertedValue, Impl, lookup
 from dlc.frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
 from google.protobuf.message import DecodeError
@@ -364,21 +364,22 @@ class _Importer:
                                       f"{axis}, but the model declares {want}")
         return shape
 
-    def _dynamic_input_error(self, name: str, declared: list[int | str] | None) -> OnnxImportError:
+    def _dynamic_input_error(self, name: str, declared: list[int | str] | None
+                             ) -> DynamicInputError:
         user = self._first_user(name)
         if declared is None:
-            return OnnxImportError(
+            return DynamicInputError(
                 f"graph input '{name}' has no declared shape{user}; dlc needs static shapes: "
                 f"give one with --input-shape {name}=<d0>x<d1>x... (input_shapes={{'{name}': "
-                "(...)}} from Python)")
+                "(...)}} from Python)", name)
         axis = next(i for i, d in enumerate(declared) if isinstance(d, str))
         example = "x".join(str(d) if isinstance(d, int) else "1" for d in declared)
         shown = "x".join(str(d) for d in declared)
         as_tuple = str(tuple(int(d) for d in example.split("x")))
-        return OnnxImportError(
+        return DynamicInputError(
             f"graph input '{name}' has dynamic dimension {axis} ('{declared[axis]}') in shape "
             f"{shown}{user}; dlc needs static shapes: give one with --input-shape "
-            f"{name}={example} (input_shapes={{'{name}': {as_tuple}}} from Python)")
+            f"{name}={example} (input_shapes={{'{name}': {as_tuple}}} from Python)", name)
 
     # ---------------------------------------------------------------- nodes
 

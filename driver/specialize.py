@@ -1,0 +1,228 @@
+"""Shape-specializing executables: an ONNX model with dynamic dimensions, or with graph inputs
+whose values decide shapes, compiled once per call signature and dispatched at run time.
+
+`dlc.compile(model)` returns a `SpecializingExecutable` when the model's inputs are not fully
+static and `input_shapes` does not fix them, or when the importer needs the value of a graph
+input (a Reshape's shape, a Slice's starts, a Resize's sizes or a TopK's k passed at run time).
+A call checks the inputs against the declared signature (dtype, rank, static dims, and the
+`dim_param` symbols: two dims named `N` must agree), then looks up the specialization for the
+input shapes and the bound inputs' values; a miss compiles one (`driver.build`, through the
+on-disk cache, so a signature seen before in any process costs an import and a cache read).
+The last `max_specializations` stay in memory.
+
+This is specialization, as XLA and TorchDynamo do it, not kernels with symbolic extents: each
+new signature pays a compile, and a library (`export`) is written for one shape, so `export`
+asks for `input_shapes`. A model with few distinct call shapes (a fixed set of image sizes and
+batch sizes) runs at static speed; one with a new shape every call is a poor fit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import onnx
+from dlc.driver.errors import CompileError
+from dlc.frontends.onnx.binding import bind_inputs, declared_inputs, inputs_to_bind
+from dlc.frontends.onnx.errors import NotConstantError
+from dlc.runtime.executable import Executable, ExecutableError
+
+Builder = Callable[[onnx.ModelProto, Mapping[str, Sequence[int]]], Executable]
+"""Compiles a model for static input shapes (`driver.build.build` with the user's options)."""
+
+
+class SpecializingExecutable:
+    """An executable for a model with runtime shapes: `m(x, ...)`, `m.run({...})` as
+    `Executable`, each call signature compiled on first use (see the module docstring)."""
+
+    def __init__(self, model: onnx.ModelProto, build: Builder, *,
+                 input_shapes: Mapping[str, Sequence[int]] | None = None,
+                 bound: Sequence[str] = (), max_specializations: int = 8) -> None:
+        self.model = model
+        self._build = build
+        given = {k: tuple(int(d) for d in v) for k, v in (input_shapes or {}).items()}
+        self._declared = [replace(i, shape=given[i.name]) if i.name in given else i
+                          for i in declared_inputs(model)]
+        self._bound = list(bound)
+        self._cache: OrderedDict[tuple[Any, ...], tuple[Executable, list[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_specializations = max_specializations
+        self.compiles = 0
+        self.stats = None
+
+    # -- the signature -----------------------------------------------------------------------
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(i.name for i in self._declared)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.model.graph.output)
+
+    @property
+    def value_inputs(self) -> tuple[str, ...]:
+        """The inputs whose values (not only shapes) select the specialization, as found so far."""
+        return tuple(self._bound)
+
+    def describe(self) -> str:
+        return ", ".join(i.describe() for i in self._declared)
+
+    def check_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:
+        """The inputs as arrays after checking them against the declared signature: count,
+        dtype, rank, static dims and `dim_param` symbols (ExecutableError naming the input, the
+        dim and the constraint)."""
+        if len(inputs) != len(self._declared):
+            raise ExecutableError(f"expected {len(self._declared)} inputs ({self.describe()}), "
+                                  f"found {len(inputs)}")
+        arrays: list[np.ndarray] = []
+        symbols: dict[str, tuple[int, str, int]] = {}
+        for index, (spec, value) in enumerate(zip(self._declared, inputs, strict=True)):
+            array = np.asarray(value)
+            if not isinstance(value, np.ndarray) and np.can_cast(array.dtype, spec.dtype,
+                                                                 "same_kind"):
+                array = array.astype(spec.dtype)
+            what = f"input {index} ('{spec.name}')"
+            if array.dtype != spec.dtype:
+                raise ExecutableError(f"{what}: expected dtype {spec.dtype}, found {array.dtype}")
+            if spec.shape is not None:
+                if array.ndim != len(spec.shape):
+                    raise ExecutableError(f"{what}: expected rank {len(spec.shape)} "
+                                          f"({spec.describe()}), found shape {array.shape}")
+                for axis, (want, got) in enumerate(zip(spec.shape, array.shape, strict=True)):
+                    if isinstance(want, int) and want != got:
+                        raise ExecutableError(f"{what}: dim {axis} must be {want}, found {got}")
+                    if isinstance(want, str):
+                        if want in symbols and symbols[want][2] != got:
+                            first, name, size = symbols[want]
+                            raise ExecutableError(
+                                f"{what}: dim {axis} is '{want}' = {got}, but '{want}' = "
+                                f"{size} from dim {first} of input '{name}'")
+                        symbols.setdefault(want, (axis, spec.name, got))
+            arrays.append(np.ascontiguousarray(array))
+        return arrays
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def specialization(self, inputs: Sequence[object]) -> tuple[Executable, list[np.ndarray]]:
+        """The compiled executable for these inputs' signature (compiling it on a miss) and the
+        arrays to pass it (the inputs not bound into it)."""
+        arrays = self.check_inputs(inputs)
+        by_name = dict(zip(self.input_names, arrays, strict=True))
+        with self._lock:
+            key = self._key(by_name)
+            hit = self._cache.get(key)
+            if hit is None:
+                hit = self._compile(by_name)
+                key = self._key(by_name)  # compiling may have found more value inputs
+                self._cache[key] = hit
+                while len(self._cache) > self.max_specializations:
+                    self._cache.popitem(last=False)
+            self._cache.move_to_end(key)
+        executable, passed = hit
+        return executable, [by_name[n] for n in passed]
+
+    def _key(self, by_name: Mapping[str, np.ndarray]) -> tuple[Any, ...]:
+        shapes = tuple(by_name[n].shape for n in self.input_names)
+        values = tuple((n, by_name[n].tobytes()) for n in self._bound)
+        return shapes, values
+
+    def _compile(self, by_name: Mapping[str, np.ndarray]) -> tuple[Executable, list[str]]:
+        for _ in range(len(self.input_names) + 1):
+            model = bind_inputs(self.model, {n: by_name[n] for n in self._bound})
+            shapes = {n: by_name[n].shape for n in self.input_names if n not in self._bound}
+            try:
+                executable = self._build(model, shapes)
+            except CompileError as e:
+                cause = getattr(e, "diagnostic", None)
+                more = (inputs_to_bind(self.model, cause, self._bound)
+                        if isinstance(cause, NotConstantError) else [])
+                if not more:
+                    raise
+                self._bound.extend(more)
+                continue
+            self.compiles += 1
+            self.stats = executable.stats
+            return executable, [n for n in self.input_names if n not in self._bound]
+        raise AssertionError("unreachable: every round binds at least one input")
+
+    def __call__(self, *inputs: object) -> np.ndarray | tuple[np.ndarray, ...]:
+        executable, arrays = self.specialization(inputs)
+        return executable(*arrays)
+
+    def run(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Runs on inputs given by name; returns the outputs by name."""
+        names = self.input_names
+        missing = [n for n in names if n not in inputs]
+        unknown = sorted(set(inputs) - set(names))
+        if missing or unknown:
+            problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
+                [f"unknown {', '.join(map(repr, unknown))}"] if unknown else [])
+            raise ExecutableError(f"the model expects inputs {', '.join(map(repr, names))}: "
+                                  f"{'; '.join(problems)}")
+        results = self(*(inputs[n] for n in names))
+        outputs = results if isinstance(results, tuple) else (results,)
+        return dict(zip(self.output_names, outputs, strict=True))
+
+    def export(self, path: object, **_: object) -> None:
+        """A library is compiled for one shape: this refuses, saying which shapes to fix."""
+        dynamic = [i for i in self._declared if not i.is_static]
+        if dynamic:
+            example = " ".join(
+                f"--input-shape {i.name}="
+                + ("x".join(str(d) if isinstance(d, int) else "1" for d in i.shape)
+                   if i.shape is not None else "<d0>x<d1>x...")
+                for i in dynamic)
+            raise ExecutableError(
+                f"cannot export {path}: the model has dynamic input shapes "
+                f"({'; '.join(i.describe() for i in dynamic)}), and a library is compiled for "
+                f"one shape: give them ({example}; input_shapes={{...}} from Python)")
+        raise ExecutableError(
+            f"cannot export {path}: the values of inputs {', '.join(self._bound)} decide "
+            "shapes, and a library is compiled for one shape: make them constants "
+            "(initializers) to export")
+
+
+
+def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,
+               build: Builder) -> Executable | SpecializingExecutable:
+    """`build(model, input_shapes)`, or a `SpecializingExecutable` when the build stops on an
+    ONNX model (a ModelProto or `.onnx` path) whose input shapes `input_shapes` leaves dynamic,
+    or that needs the value of a graph input at import time. The model is read twice only in
+    that case: a static model builds (and hits the model cache) as it always did."""
+    from dlc.frontends.onnx import DynamicInputError, NotConstantError
+
+    given = dict(input_shapes or {})
+    try:
+        return build(model, given)  # type: ignore[arg-type] - a path or module builds as it is
+    except CompileError as e:
+        cause = getattr(e, "diagnostic", None)
+        if not isinstance(cause, DynamicInputError | NotConstantError):
+            raise
+        proto = model if isinstance(model, onnx.ModelProto) else _read(model)
+        bound = inputs_to_bind(proto, cause) if isinstance(cause, NotConstantError) else []
+        if isinstance(cause, NotConstantError) and not bound:
+            raise  # a value no graph input decides: binding cannot help
+        return SpecializingExecutable(proto, _with_shapes(build, given), input_shapes=given,
+                                      bound=bound)
+
+
+def _with_shapes(build: Builder, given: Mapping[str, Sequence[int]]) -> Builder:
+    def with_given(model: onnx.ModelProto, shapes: Mapping[str, Sequence[int]]) -> Executable:
+        names = {i.name for i in model.graph.input}
+        return build(model, {**{k: v for k, v in given.items() if k in names}, **shapes})
+
+    return with_given
+
+
+def _read(path: object) -> onnx.ModelProto:
+    from dlc.frontends.onnx import OnnxImportError, load_model
+
+    try:
+        return load_model(path)  # type: ignore[arg-type]
+    except (OnnxImportError, OSError) as e:
+        raise CompileError(str(e)) from None
