@@ -134,7 +134,8 @@ class SpecializingExecutable:
     def _compile(self, by_name: Mapping[str, np.ndarray]) -> tuple[Executable, list[str]]:
         for _ in range(len(self.input_names) + 1):
             model = bind_inputs(self.model, {n: by_name[n] for n in self._bound})
-            shapes = {n: by_name[n].shape for n in self.input_names if n not in self._bound}
+            shapes = {i.name: by_name[i.name].shape for i in self._declared
+                      if not i.is_static and i.name not in self._bound}
             try:
                 executable = self._build(model, shapes)
             except CompileError as e:

@@ -52,7 +52,7 @@ def declared_inputs(model: onnx.ModelProto) -> list[DeclaredInput]:
         shape: tuple[Dim, ...] | None = None
         if tensor.HasField("shape"):
             shape = tuple(
-                d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                d.dim_value if d.HasField("dim_value") and d.dim_value >= 0
                 else (d.dim_param or None) for d in tensor.shape.dim
             )
         inputs.append(DeclaredInput(value_info.name, dtype, shape))
