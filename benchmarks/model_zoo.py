@@ -217,6 +217,38 @@ def mlp(batch: int = 64, sizes: tuple[int, ...] = (784, 512, 512, 10), seed: int
     return g.model("mlp", [_value("x", [batch, sizes[0]])], [_value("logits", [batch, sizes[-1]])])
 
 
+def yolo_style(channels: int = 8, batch: int | str = "N", height: int | str = "H",
+               width: int | str = "W", seed: int = 3) -> onnx.ModelProto:
+    """A small YOLO-style detector over `x` (batch, 3, height, width), dims symbolic by default
+    (height and width multiples of 8 at run time): three strided conv + SiLU stages, an SPPF
+    block (three chained 5x5 max pools, concatenated, 1x1 conv), a nearest x2 upsample
+    concatenated with the stride-4 features, and two 1x1 detection heads (`head4`, `head8`)."""
+    g = GraphBuilder(np.random.default_rng(seed))
+
+    def conv_silu(x: str, cin: int, cout: int, k: int, stride: int, name: str) -> str:
+        w = g.normal(f"{name}.weight", (cout, cin, k, k), np.sqrt(1.0 / (cin * k * k)))
+        b = g.normal(f"{name}.bias", (cout,), 0.1)
+        c = g.node("Conv", [x, w, b], name, strides=[stride] * 2, pads=[k // 2] * 4)
+        return g.node("Mul", [c, g.node("Sigmoid", [c], f"{name}.sigmoid")], f"{name}.silu")
+
+    c = channels
+    s4 = conv_silu(conv_silu("x", 3, c, 3, 2, "stem"), c, 2 * c, 3, 2, "stage4")
+    pools = [conv_silu(s4, 2 * c, 4 * c, 3, 2, "stage8")]
+    for i in range(3):
+        pools.append(g.node("MaxPool", [pools[-1]], f"sppf.pool{i}", kernel_shape=[5, 5],
+                            pads=[2] * 4))
+    sppf = conv_silu(g.node("Concat", pools, "sppf.concat", axis=1), 16 * c, 4 * c, 1, 1, "sppf")
+    scales = g.weight("upsample.scales", np.array([1, 1, 2, 2], np.float32))
+    up = g.node("Resize", [sppf, "", scales], "upsample", mode="nearest")
+    neck = conv_silu(g.node("Concat", [up, s4], "neck.concat", axis=1), 6 * c, 2 * c, 3, 1, "neck")
+    for head, source, cin in (("head4", neck, 2 * c), ("head8", sppf, 4 * c)):
+        w = g.normal(f"{head}.weight", (6, cin, 1, 1), 0.1)
+        g.node("Conv", [source, w], head)
+    return g.model("yolo_style", [_value("x", [batch, 3, height, width])],  # type: ignore[list-item]
+                   [_value("head4", [batch, 6, "H4", "W4"]),  # type: ignore[list-item]
+                    _value("head8", [batch, 6, "H8", "W8"])])  # type: ignore[list-item]
+
+
 def light_resnet50_path() -> Path:
     """The `light_resnet50.onnx` the onnx package ships (weights made by ConstantOfShape)."""
     return Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"

@@ -11,12 +11,13 @@ import numpy as np
 import onnx
 import pytest
 from dlc.driver.specialize import SpecializingExecutable
+from dlc.runtime.executable import Executable, ExecutableError
 from dlc.tools.dlc_main import main
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
-from dlc.runtime.executable import Executable, ExecutableError
+from benchmarks.model_zoo import yolo_style
 from tests.onnx.models import model, tensor
 
 RNG = np.random.default_rng(0)
@@ -165,3 +166,20 @@ def test_cli_runs_a_dynamic_model_and_refuses_to_export_it(
     assert main(["compile", str(path), "-o", str(library), "--input-shape", "x=2x3x5x5",
                  "--input-shape", "z=2x3", *cache]) == 0
     assert library.exists()
+
+
+@pytest.mark.slow
+def test_yolo_style_detector_runs_batches_and_image_sizes_like_onnxruntime() -> None:
+    onnxruntime = pytest.importorskip("onnxruntime")
+    proto = yolo_style()  # declared x[N, 3, H, W]
+    executable = dlc.compile(proto, jobs=1)
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    for batch, size in [(1, 320), (4, 320), (1, 640), (4, 640)]:
+        x = RNG.standard_normal((batch, 3, size, size)).astype(np.float32)
+        got = executable(x)
+        want = session.run(None, {"x": x})
+        for value, expected in zip(got, want, strict=True):
+            assert value.shape == expected.shape
+            np.testing.assert_allclose(value, expected, rtol=1e-3, atol=1e-4)
+    assert executable.compiles == 4

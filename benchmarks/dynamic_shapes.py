@@ -1,0 +1,73 @@
+"""Runtime shapes: one executable for a model with dynamic dims against the same model compiled
+for each static shape, and ONNX Runtime, in one run.
+
+Run: `python3 benchmarks/dynamic_shapes.py [--threads 2] [--shapes 1x320 4x320 1x640]
+[--repeats 10]`.
+
+The model is `benchmarks/model_zoo.yolo_style` (input `x` declared [N, 3, H, W]). For each call
+shape it prints the first call's seconds through the dynamic executable (a compile of that
+signature, cold cache), then the steady latency of the dynamic executable, of a static compile
+of that shape, and of ONNX Runtime, with the ratios dynamic/static and dynamic/ORT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--shapes", nargs="+", default=["1x320", "4x320", "1x640"],
+                        help="BATCHxSIZE call shapes (SIZE a multiple of 8)")
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+
+    import onnxruntime
+
+    import dlc
+    from benchmarks.common import time_calls
+    from benchmarks.model_zoo import yolo_style
+
+    model = yolo_style()
+    options = onnxruntime.SessionOptions()
+    if args.threads:
+        options.intra_op_num_threads = args.threads
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                           providers=["CPUExecutionProvider"])
+    with tempfile.TemporaryDirectory() as cache:
+        dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache)
+        print(f"yolo_style, threads={args.threads or 'all'}: x declared "
+              f"{dynamic.describe()}")
+        print(f"{'shape':>14} {'first call s':>12} {'dynamic ms':>11} {'static ms':>10} "
+              f"{'ORT ms':>8} {'dyn/static':>10} {'dyn/ORT':>8} {'max err':>9}")
+        for spec in args.shapes:
+            batch, size = (int(v) for v in spec.split("x"))
+            x = np.random.default_rng(0).standard_normal((batch, 3, size, size)).astype(np.float32)
+            start = time.perf_counter()
+            got = dynamic(x)
+            first = time.perf_counter() - start
+            static = dlc.compile(model, threads=args.threads, cache_dir=cache,
+                                 input_shapes={"x": x.shape})
+            want = session.run(None, {"x": x})
+            error = max(float(np.abs(a - b).max()) for a, b in zip(got, want, strict=True))
+            timings = time_calls({
+                "dynamic": lambda x=x: dynamic(x),
+                "static": lambda x=x, static=static: static(x),
+                "onnxruntime": lambda x=x: session.run(None, {"x": x}),
+            }, repeats=args.repeats)
+            d, s, o = (timings[k].median * 1e3 for k in ("dynamic", "static", "onnxruntime"))
+            print(f"{'x'.join(map(str, x.shape)):>14} {first:12.2f} {d:11.3f} {s:10.3f} "
+                  f"{o:8.3f} {d / s:10.2f} {d / o:8.2f} {error:9.1e}")
+
+
+if __name__ == "__main__":
+    main()
