@@ -156,6 +156,10 @@ def test_cli_runs_a_dynamic_model_and_refuses_to_export_it(
     assert main(["run", str(path), "--input", f"x={tmp_path / 'x.npy'}",
                  "--input", f"z={tmp_path / 'z.npy'}", *cache]) == 0
     assert "// total: float32 [2, 3]" in capsys.readouterr().out
+    np.save(tmp_path / "z3.npy", np.ones((3, 3), np.float32))
+    assert main(["run", str(path), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--input", f"z={tmp_path / 'z3.npy'}", *cache]) == 1
+    assert "input 1 ('z'): dim 0 is 'N' = 3, but 'N' = 2" in capsys.readouterr().err
     assert main(["run", str(path), "--seed", "1", *cache]) == 1
     assert "random inputs need --input-shape" in capsys.readouterr().err
     library = tmp_path / "m.so"
