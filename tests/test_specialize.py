@@ -156,6 +156,9 @@ def test_cli_runs_a_dynamic_model_and_refuses_to_export_it(
     assert main(["run", str(path), "--input", f"x={tmp_path / 'x.npy'}",
                  "--input", f"z={tmp_path / 'z.npy'}", *cache]) == 0
     assert "// total: float32 [2, 3]" in capsys.readouterr().out
+    assert main(["profile", str(path), "--input", f"x={tmp_path / 'x.npy'}",
+                 "--input", f"z={tmp_path / 'z.npy'}", "--repeat", "2", *cache]) == 0
+    assert "whole model (one call)" in capsys.readouterr().out
     np.save(tmp_path / "z3.npy", np.ones((3, 3), np.float32))
     assert main(["run", str(path), "--input", f"x={tmp_path / 'x.npy'}",
                  "--input", f"z={tmp_path / 'z3.npy'}", *cache]) == 1

@@ -232,6 +232,13 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
     return executable, time.perf_counter() - start
 
 
+def _runtime_shapes(executable: object) -> bool:
+    """Whether `executable` specializes per call shape (driver.specialize, imported only when
+    a model has runtime shapes, so that the CLI starts fast)."""
+    module = sys.modules.get("dlc.driver.specialize")
+    return module is not None and isinstance(executable, module.SpecializingExecutable)
+
+
 def load_custom_ops(path: Path) -> None:
     """Runs the Python file `path` (which registers custom ops)."""
     from dlc.custom_op import CustomOpError
@@ -280,7 +287,7 @@ def _inputs(
                         "or --seed N for random inputs)")
     if missing and isinstance(executable, Executable):
         executable.check_memory()  # before making inputs a call could not run on
-    if missing and not isinstance(executable, Executable):
+    if missing and _runtime_shapes(executable):
         raise ToolError(
             f"missing inputs: {', '.join(missing)}; the model's inputs have runtime shapes "
             f"({executable.describe()}), so random inputs need --input-shape for each, or give "
@@ -450,7 +457,7 @@ def profile_command(args: argparse.Namespace) -> None:
 
     executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
-    if not isinstance(executable, Executable):  # runtime shapes: this call's specialization
+    if _runtime_shapes(executable):  # this call's specialization
         executable, inputs = executable.specialization(inputs)
     print(profile(executable, inputs, args.repeat).table(args.top))
 
