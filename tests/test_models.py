@@ -284,17 +284,21 @@ def test_integer_and_scalar_inputs(tmp_path: Path) -> None:
         module(ids.astype(np.float32), 0.5)
 
 
-def test_dynamic_dimensions_take_input_shapes(tmp_path: Path) -> None:
+def test_dynamic_dimensions_take_input_shapes_or_specialize(tmp_path: Path) -> None:
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="relu")], "dynamic",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(dlc.CompileError, match="batch"):
-        dlc.compile(model, cache_dir=tmp_path)
     module = dlc.compile(model, input_shapes={"x": [3, 4]}, cache_dir=tmp_path)
+    assert isinstance(module, dlc.Executable)
     x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(module(x), np.maximum(x, 0))
+    dynamic = dlc.compile(model, cache_dir=tmp_path)  # per call shape (driver.specialize)
+    np.testing.assert_array_equal(dynamic(x), np.maximum(x, 0))
+    np.testing.assert_array_equal(dynamic(x[:1]), np.maximum(x[:1], 0))
+    with pytest.raises(dlc.ExecutableError, match="batch"):
+        dynamic.export(tmp_path / "m.so")
 
 
 def test_unsupported_ops_are_a_compile_error(tmp_path: Path) -> None:
