@@ -14,6 +14,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import UNSIGNED_ATTR
 from dlc.dialects.graph.ops import ConstantOp, FusedOp
 from dlc.dialects.graph.ops import YieldOp as GraphYieldOp
+from dlc.rewrites.control_flow import convert_control_flow
 from dlc.rewrites.topi import defined_op_types, lookup_definition
 from dlc.rewrites.topi.elementwise import op_short_name
 from xdsl.builder import Builder
@@ -329,6 +330,7 @@ class ConvertGraphToTensorExprPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_static_shapes(op)
+        convert_control_flow(op)
         outline_fused_groups(op)
         lower_graph_ops(op)
         for leftover in op.walk():
