@@ -1867,13 +1867,13 @@ class FlattenOp(GraphOp):
 # ---------------------------------------------------------------------------------------------
 
 
-@with_fusion_kind(FusionKind.OPAQUE)
 def _control_ops() -> tuple[type[IRDLOperation], ...]:
     from dlc.dialects.graph.ops_control import CONTROL_FLOW_OPS
 
     return CONTROL_FLOW_OPS
 
 
+@with_fusion_kind(FusionKind.OPAQUE)
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """Terminator of a `graph.fused` body and of the regions of `graph.if` and `graph.loop`.
