@@ -127,6 +127,7 @@ def _extract(value: SSAValue, ops: list[Operation]) -> SSAValue:
     indices: list[SSAValue] = []
     if value.type.get_shape():
         zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        zero.result.name_hint = "c0"
         ops.append(zero)
         indices = [zero.result] * len(value.type.get_shape())
     extract = tensor.ExtractOp(value, indices, value.type.get_element_type())
@@ -134,8 +135,9 @@ def _extract(value: SSAValue, ops: list[Operation]) -> SSAValue:
     return extract.result
 
 
-def _i64(value: int, ops: list[Operation]) -> SSAValue:
+def _i64(value: int, ops: list[Operation], name: str) -> SSAValue:
     constant = arith.ConstantOp(IntegerAttr(value, i64))
+    constant.result.name_hint = name
     ops.append(constant)
     return constant.result
 
@@ -182,9 +184,8 @@ def _convert_if(op: IfOp, outliner: _Outliner) -> None:
     if_op = scf.IfOp(cond, types, branches[0], branches[1])
     if_op.location = op.location
     cond.name_hint = "cond"
-    for new, old in zip(if_op.results, op.results, strict=True):
-        new.name_hint = old.name_hint
-    Rewriter.replace_op(op, [*ops, if_op], list(if_op.results))
+    Rewriter.insert_op(ops, InsertPoint.before(op))
+    Rewriter.replace_op(op, if_op, list(if_op.results))
 
 
 def _convert_loop(op: LoopOp, outliner: _Outliner) -> None:
@@ -192,8 +193,9 @@ def _convert_loop(op: LoopOp, outliner: _Outliner) -> None:
     function, outer = outliner.outline(op, op.body, "body")
     ops: list[Operation] = []
     trip = _extract(op.max_trip, ops)
+    trip.name_hint = "max_trip"
     if (length := op.scan_length()) is not None:
-        bound = arith.MinSIOp(trip, _i64(length, ops))
+        bound = arith.MinSIOp(trip, _i64(length, ops, "scan_length"))
         ops.append(bound)
         trip = bound.result
     go = _extract(op.cond, ops)
@@ -202,12 +204,14 @@ def _convert_loop(op: LoopOp, outliner: _Outliner) -> None:
         assert isinstance(value.type, TensorType)
         dtype = to_numpy_dtype(value.type.get_element_type())
         constant = splat_constant(np.zeros((), dtype), value.type.get_shape())
+        constant.result.name_hint = "scan_init"
         ops.append(constant)
         zeros.append(constant.result)
     state_types: list[Attribute] = [i64, _I1, *(v.type for v in op.outputs)]
-    initial = [_i64(0, ops), go, *op.inits, *zeros]
+    initial = [_i64(0, ops, "first"), go, *op.inits, *zeros]
 
     before = Block(arg_types=state_types)
+    before.args[0].name_hint, before.args[1].name_hint = "i", "go"
     more = arith.CmpiOp(before.args[0], trip, "slt")
     ok = arith.AndIOp(more, before.args[1])
     before.add_ops([more, ok, scf.ConditionOp(ok, *before.args)])
@@ -228,7 +232,7 @@ def _convert_loop(op: LoopOp, outliner: _Outliner) -> None:
     call.location = op.location
     body_ops.append(call)
     next_cond = _extract(call.results[0], body_ops)
-    next_iteration = arith.AddiOp(iteration, _i64(1, body_ops))
+    next_iteration = arith.AddiOp(iteration, _i64(1, body_ops, "one"))
     body_ops.append(next_iteration)
     stacked: list[SSAValue] = []
     if op.scan_outputs:
@@ -250,9 +254,11 @@ def _convert_loop(op: LoopOp, outliner: _Outliner) -> None:
     while_op = scf.WhileOp(initial, state_types, Region(before), Region(after))
     while_op.location = op.location
     trip.name_hint, go.name_hint = "trip", "go"
-    for new, old in zip(while_op.results[2:], op.results, strict=True):
-        new.name_hint = old.name_hint
-    Rewriter.replace_op(op, [*ops, while_op], list(while_op.results[2:]))
+    for index, carried_arg in enumerate([*before.args[2:], *after.args[2:]]):
+        carried_arg.name_hint = f"state{index % (len(state_types) - 2)}"
+    while_op.results[0].name_hint, while_op.results[1].name_hint = "iterations", "done"
+    Rewriter.insert_op(ops, InsertPoint.before(op))
+    Rewriter.replace_op(op, while_op, list(while_op.results[2:]))
 
 
 def convert_control_flow(module: ModuleOp) -> None:
