@@ -691,7 +691,7 @@ class _FunctionLowering:
         if isinstance(op, scf.IfOp):
             self._emit_if(op)
         else:
-            self._emit_while(op)
+            inner += self._emit_while(op)
         self.body += [DeallocOp(buffer) for buffer in inner]
 
     def _region_ops(self, ops: Sequence[Operation]) -> list[Operation]:
@@ -751,9 +751,10 @@ class _FunctionLowering:
         if_op.location = op.location
         self.body.append(if_op)
 
-    def _emit_while(self, op: scf.WhileOp) -> None:
+    def _emit_while(self, op: scf.WhileOp) -> list[SSAValue]:
         """Tensors carried by the loop live in one buffer each (the result's), updated in
-        place; only the scalars are carried by the loop-level `scf.while`."""
+        place; only the scalars are carried by the loop-level `scf.while`. Returns the
+        temporaries it allocated (before the loop)."""
         states = [self.buffers.get(v) for v in op.results]
         for value, state in zip(op.arguments, states, strict=True):
             if state is not None and self._operand(value) is not state:
@@ -782,7 +783,8 @@ class _FunctionLowering:
         ops = self._region_ops(list(op.after_region.block.ops))
         terminator = op.after_region.block.last_op
         assert isinstance(terminator, scf.YieldOp)
-        ops += self._update_states(list(terminator.arguments), states)
+        update, temporaries = self._update_states(list(terminator.arguments), states)
+        ops += update
         ops.append(scf.YieldOp(*(self._operand(terminator.arguments[i])
                                  for i in scalar_positions)))
         after.add_ops(ops)
@@ -792,12 +794,14 @@ class _FunctionLowering:
         for position, result in zip(scalar_positions, while_op.results, strict=True):
             self.scalars[op.results[position]] = result
         self.body.append(while_op)
+        return temporaries
 
     def _update_states(self, yielded: list[SSAValue], states: list[SSAValue | None]
-                       ) -> list[Operation]:
+                       ) -> tuple[list[Operation], list[SSAValue]]:
         """Copies of the yielded tensors into the state buffers; a yielded state buffer that
         another state also receives is copied through a temporary first."""
         ops: list[Operation] = []
+        temporaries: list[SSAValue] = []
         sources = [self.buffers.get(v) if s is not None else None
                    for v, s in zip(yielded, states, strict=True)]
         for index, (source, state) in enumerate(zip(sources, states, strict=True)):
@@ -808,10 +812,11 @@ class _FunctionLowering:
             self.body.append(temp)
             ops += self._copy(source, temp.result, "loop_swap")
             sources[index] = temp.result
+            temporaries.append(temp.result)
         for source, state in zip(sources, states, strict=True):
             if state is not None and source is not None and source is not state:
                 ops += self._copy(source, state, "loop_carry")
-        return ops
+        return ops, temporaries
 
 
 # ----------------------------------------------------------------------------------------------
@@ -827,7 +832,12 @@ class ConvertTensorExprToLoopPass(ModulePass):
     with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
     `tensor_expr.yield`), `arith.constant dense<...> : tensor<...>`, scalar `arith`/`math` ops,
-    `func.call` and `func.return`. Anything else fails the pass with a diagnostic naming the op.
+    `func.call` and `func.return`, and the control flow `convert-graph-to-tensor-expr` makes of
+    graph.if / graph.loop (rewrites/control_flow.py): `tensor.extract`, and `scf.if` /
+    `scf.while` on tensors and scalars whose regions hold only `func.call`, `tensor.extract`,
+    `tensor.from_elements`, `tensor.insert_slice` (a row at a dynamic leading offset), scalar
+    `arith` ops and their terminators. Anything else fails the pass with a diagnostic naming
+    the op.
 
     *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
     without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
@@ -850,6 +860,18 @@ class ConvertTensorExprToLoopPass(ModulePass):
     block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
     outputs (or passes its own output when the call's result is returned). Epilogue fusion
     (below) puts several blocks in one nest. Computes are never dropped, even if unused.
+
+    Control flow is bufferized in place: `tensor.extract` becomes a `loop.load`; every tensor
+    made inside a region (call results, `tensor.from_elements`) gets a `loop.alloc global`
+    before the `scf` op and a `loop.dealloc` after it (so memory planning sees them at the top
+    level, live across the whole op). `scf.if` becomes a result-less `scf.if` whose branches
+    copy the yielded buffers into the result buffers (nests with blocks `"copy_out<k>"`).
+    `scf.while` keeps only its scalars as loop-carried values: each carried tensor lives in one
+    state buffer (the result's, so the output when it is returned), initialised by a
+    `"loop_init"` copy before the loop and updated by a `"loop_carry"` copy at the end of each
+    iteration (through a `"loop_swap"` temporary when it receives another state's buffer);
+    `tensor.insert_slice` of a scan element writes into its state buffer at the row
+    (`"scan_insert"`).
 
     *Invariants*: one block per compute, named after it, in the loops named after its axes
     (blocks of fused epilogues sit in the loops of their reduction and use its spatial axis
