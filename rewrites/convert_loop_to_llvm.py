@@ -58,8 +58,8 @@ LOWERED_DIALECTS = ("llvm",)
 
 def structure_patterns(lowering: LLVMLowering | None = None) -> list[RewritePattern]:
     """Patterns that turn structured control flow (`loop.for`, `loop.block`, `scf.for`,
-    `scf.if`, `scf.while`) into `cf` branches (vectorized loops into vector code, parallel loops into
-    outlined functions run by `GOMP_parallel`)."""
+    `scf.if`, `scf.while`) into `cf` branches (vectorized loops into vector code, parallel
+    loops into outlined functions run by `GOMP_parallel`)."""
     from dlc.rewrites.llvm_lowering.loop import loop_structure_patterns
 
     return [*loop_structure_patterns(lowering or LLVMLowering()), ForLowering(), IfLowering(),

@@ -10,8 +10,8 @@ shapes tests use; large index spaces are evaluated in chunks of the outermost ax
 Besides computes, a function may hold `arith.constant` tensors (weights), `func.call` to other
 functions of the module and `func.return`, and the control flow of graph.if / graph.loop
 (rewrites/control_flow.py): `scf.if`, `scf.while`, `tensor.extract`, `tensor.from_elements`,
-`tensor.insert_slice` and scalar `arith` ops. A read out of bounds is an error (the IR must clamp its
-indices), and so is an op the evaluator does not know.
+`tensor.insert_slice` and scalar `arith` ops. A read out of bounds is an error (the IR must
+clamp its indices), and so is an op the evaluator does not know.
 """
 
 from __future__ import annotations

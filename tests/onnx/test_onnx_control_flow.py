@@ -61,7 +61,8 @@ def loop_rnn_model(seed: int = 0) -> onnx.ModelProto:
     body = h.make_graph(
         [h.make_node("MatMul", ["h_in", "W"], ["hw"]), h.make_node("MatMul", ["x", "U"], ["xu"]),
          h.make_node("Add", ["hw", "xu"], ["s0"]), h.make_node("Add", ["s0", "b"], ["s1"]),
-         h.make_node("Tanh", ["s1"], ["h_out"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+         h.make_node("Tanh", ["s1"], ["h_out"]),
+         h.make_node("Identity", ["cond_in"], ["cond_out"])],
         "body",
         [_info("i", T.INT64, []), _info("cond_in", T.BOOL, []), _info("h_in", T.FLOAT, [2, 8])],
         [_info("cond_out", T.BOOL, []), _info("h_out", T.FLOAT, [2, 8])])
