@@ -19,7 +19,14 @@ import math
 from collections.abc import Sequence
 
 from dlc.dialects.graph.attrs import FusionKind
-from dlc.dialects.graph.ops import YieldOp, _tensor, _types, op_error, with_fusion_kind
+from dlc.dialects.graph.ops import (
+    GraphCanonicalizationPatterns,
+    YieldOp,
+    _tensor,
+    _types,
+    op_error,
+    with_fusion_kind,
+)
 from xdsl.dialects.builtin import IntegerType, TensorType, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
@@ -101,7 +108,7 @@ class IfOp(IRDLOperation):
     then_region = region_def("single_block")
     else_region = region_def("single_block")
 
-    traits = traits_def(Pure(), RecursiveMemoryEffect())
+    traits = traits_def(Pure(), RecursiveMemoryEffect(), GraphCanonicalizationPatterns())
 
     def __init__(self, cond: SSAValue, result_types: Sequence[Attribute],
                  then_region: Region, else_region: Region) -> None:
