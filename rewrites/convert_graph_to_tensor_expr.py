@@ -14,6 +14,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import UNSIGNED_ATTR
 from dlc.dialects.graph.ops import ConstantOp, FusedOp
 from dlc.dialects.graph.ops import YieldOp as GraphYieldOp
+from dlc.rewrites.control_flow import convert_control_flow
 from dlc.rewrites.topi import defined_op_types, lookup_definition
 from dlc.rewrites.topi.elementwise import op_short_name
 from xdsl.builder import Builder
@@ -294,9 +295,16 @@ class ConvertGraphToTensorExprPass(ModulePass):
 
     *Input invariant*: `func.func`s over ranked tensors of static shape whose bodies hold graph
     ops (possibly grouped in `graph.fused`), `func.call` and `func.return`. Every graph op must
-    have a compute definition in `rewrites/topi`.
+    have a compute definition in `rewrites/topi`; `graph.if` and `graph.loop` may hold any of
+    these in their regions.
 
-    *Output IR*: each `graph.fused` becomes a private `func.func` named after the group
+    *Output IR*: first, each region of a `graph.if` / `graph.loop` becomes a private function
+    (`@<fn>_then_<n>`, `@<fn>_else_<n>`, `@<fn>_body_<n>`) of its captures and block
+    arguments, lowered below like any function, and the op becomes `scf.if` / `scf.while` on
+    tensors around calls of them, with `tensor.extract` of the conditions and trip count,
+    `tensor.from_elements` of the iteration number and `tensor.insert_slice` of scan rows
+    (rewrites/control_flow.py, whose docstring shows the IR). Then each `graph.fused` becomes
+    a private `func.func` named after the group
     (`@fused_conv2d_relu_0`: the group's `name`, else `fused_` and its ops, made unique with a
     `_<n>` suffix), placed after its caller and called with `func.call`. Each graph op becomes
     one or more `tensor_expr.compute`s named after the op ("conv2d", "relu"; the helpers of an
@@ -329,6 +337,7 @@ class ConvertGraphToTensorExprPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_static_shapes(op)
+        convert_control_flow(op)
         outline_fused_groups(op)
         lower_graph_ops(op)
         for leftover in op.walk():

@@ -12,7 +12,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NAME_ATTR, TARGET_ATTR, UNSIGNED_ATTR
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
-from dlc.rewrites.llvm_lowering.cf import cf_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
@@ -58,11 +58,12 @@ LOWERED_DIALECTS = ("llvm",)
 
 def structure_patterns(lowering: LLVMLowering | None = None) -> list[RewritePattern]:
     """Patterns that turn structured control flow (`loop.for`, `loop.block`, `scf.for`,
-    `scf.if`) into `cf` branches (vectorized loops into vector code, parallel loops into
-    outlined functions run by `GOMP_parallel`)."""
+    `scf.if`, `scf.while`) into `cf` branches (vectorized loops into vector code, parallel
+    loops into outlined functions run by `GOMP_parallel`)."""
     from dlc.rewrites.llvm_lowering.loop import loop_structure_patterns
 
-    return [*loop_structure_patterns(lowering or LLVMLowering()), ForLowering(), IfLowering()]
+    return [*loop_structure_patterns(lowering or LLVMLowering()), ForLowering(), IfLowering(),
+            WhileLowering()]
 
 
 def op_patterns(lowering: LLVMLowering, noalias_entry_arguments: bool) -> list[RewritePattern]:

@@ -17,7 +17,7 @@ from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.dialects.tensor_expr import ComputeOp, ReadOp, YieldOp
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -129,11 +129,38 @@ def _check_compute_body(compute: ComputeOp, fn: str) -> None:
         _check_scalar_op(op, where)
 
 
+_REGION_OPS = (CallOp, tensor.ExtractOp, tensor.FromElementsOp, tensor.InsertSliceOp,
+               scf.YieldOp, scf.ConditionOp)
+"""What the regions of `scf.if` and `scf.while` may hold, besides scalar arith ops."""
+
+
+def _check_control_flow(op: scf.IfOp | scf.WhileOp, fn: str) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                if isinstance(inner, _REGION_OPS):
+                    continue
+                if inner.name.startswith(_SCALAR_DIALECTS) and not inner.regions:
+                    _check_scalar_op(inner, f"in the regions of '{op.name}' in @{fn}")
+                    continue
+                _fail(inner, f"'{inner.name}' op expected one of func.call, tensor.extract, "
+                             f"tensor.from_elements, tensor.insert_slice, scalar arith ops in "
+                             f"the regions of '{op.name}' in @{fn} ({PASS_NAME}), found "
+                             f"'{inner.name}'")
+    for value in op.results:
+        if not (_is_static_tensor(value.type) or _is_scalar_type(value.type)):
+            _fail(op, f"'{op.name}' op expected results of static tensor or scalar types, "
+                      f"found {value.type}")
+
+
 def _check_top_level_op(op: Operation, fn: str) -> None:
     if isinstance(op, ComputeOp):
         _check_compute_body(op, fn)
         return
-    if isinstance(op, ReturnOp):
+    if isinstance(op, ReturnOp | tensor.ExtractOp):
+        return
+    if isinstance(op, scf.IfOp | scf.WhileOp):
+        _check_control_flow(op, fn)
         return
     if isinstance(op, CallOp):
         for type_ in op.result_types:
@@ -354,6 +381,11 @@ class _ModuleLowering:
                 self.module.body.block.insert_op_before(global_op, first)
 
 
+def state_is_scalar(value: SSAValue) -> bool:
+    """Whether a value carried by a `scf.while` is a scalar (else a tensor with a buffer)."""
+    return not isinstance(value.type, TensorType)
+
+
 class _FunctionLowering:
     """Builds the destination-passing `func.func` of one tensor_expr function."""
 
@@ -437,15 +469,15 @@ class _FunctionLowering:
         if not isinstance(terminator, ReturnOp):
             return
         for value, out in zip(terminator.arguments, outs, strict=True):
-            made_here = isinstance(value.owner, ComputeOp | CallOp)
+            made_here = isinstance(value.owner, ComputeOp | CallOp | scf.IfOp | scf.WhileOp)
             if made_here and value not in self.destinations:
                 self.destinations[value] = out
         self.buffers.update(self.destinations)
 
     def _allocated(self, plan: _FunctionPlan, unit: Operation) -> list[SSAValue]:
         """The values of `unit` that get a `loop.alloc`ed buffer (not outputs, not local)."""
-        if isinstance(unit, CallOp):
-            values = list(unit.results)
+        if isinstance(unit, CallOp | scf.IfOp | scf.WhileOp):
+            values = [v for v in unit.results if isinstance(v.type, TensorType)]
         elif isinstance(unit, ComputeOp):
             group = plan.group_of[unit]
             values = [m.result for m in group.members if self._needs_buffer(plan, group, m)]
@@ -482,6 +514,8 @@ class _FunctionLowering:
             self._emit_group(plan, plan.group_of[op])
         elif isinstance(op, CallOp):
             self._emit_call(op)
+        elif isinstance(op, scf.IfOp | scf.WhileOp | tensor.ExtractOp):
+            self._emit_control_flow(op)
         elif isinstance(op, ReturnOp):
             self._emit_return(op, outs)
         else:
@@ -619,19 +653,170 @@ class _FunctionLowering:
             source = self.buffers[value]
             if source is out:
                 continue
-            type_ = value.type
-            assert isinstance(type_, TensorType)
-            shape = type_.get_shape()
-            axes = [f"i{d}" for d in range(len(shape))]
-
-            def copy(ivs: list[SSAValue], source: SSAValue = source, out: SSAValue = out,
-                     axes: list[str] = axes, index: int = index) -> list[Operation]:
-                load = LoadOp(source, ivs)
-                store = StoreOp(load, out, ivs)
-                return [BlockOp(copy_block_name(index), [source], [out], [load, store], axes)]
-
-            self.body += self._nest(shape, axes, copy)
+            self.body += self._copy(source, out, copy_block_name(index))
         self.body.append(ReturnOp())
+
+    def _copy(self, source: SSAValue, dest: SSAValue, name: str,
+              prefix: Sequence[SSAValue] = ()) -> list[Operation]:
+        """A nest copying all of `source` into `dest` (at `dest[*prefix, ...]`)."""
+        type_ = source.type
+        assert isinstance(type_, MemRefType)
+        shape = type_.get_shape()
+        axes = [f"i{d}" for d in range(len(shape))]
+
+        def copy(ivs: list[SSAValue]) -> list[Operation]:
+            load = LoadOp(source, ivs)
+            store = StoreOp(load, dest, [*prefix, *ivs])
+            return [BlockOp(name, [source], [dest], [load, store], axes)]
+
+        return self._nest(shape, axes, copy)
+
+    # -- control flow (scf on tensors, from graph.if / graph.loop) -------------------------------
+
+    def _emit_control_flow(self, op: scf.IfOp | scf.WhileOp | tensor.ExtractOp) -> None:
+        """Bufferizes `op` (see the pass docstring): the buffers of values made inside its
+        regions are allocated before it and freed after it."""
+        if isinstance(op, tensor.ExtractOp):
+            self.body += self._region_ops([op])
+            return
+        inner: list[SSAValue] = []
+        for region_op in op.walk():
+            if isinstance(region_op, CallOp | tensor.FromElementsOp):
+                for value in region_op.results:
+                    alloc = AllocOp(_memref_type(value.type), "global")
+                    alloc.result.name_hint = value.name_hint
+                    self.body.append(alloc)
+                    self.buffers[value] = alloc.result
+                    inner.append(alloc.result)
+        if isinstance(op, scf.IfOp):
+            self._emit_if(op)
+        else:
+            inner += self._emit_while(op)
+        self.body += [DeallocOp(buffer) for buffer in inner]
+
+    def _region_ops(self, ops: Sequence[Operation]) -> list[Operation]:
+        """The loop-level ops of the non-terminator ops of a control-flow region."""
+        out: list[Operation] = []
+        for op in ops:
+            if isinstance(op, scf.YieldOp | scf.ConditionOp):
+                continue
+            if isinstance(op, CallOp):
+                operands = [self._operand(value) for value in op.arguments]
+                operands += [self.buffers[value] for value in op.results]
+                call = CallOp(op.callee, operands, [])
+                call.location = op.location
+                out.append(call)
+            elif isinstance(op, tensor.ExtractOp):
+                load = LoadOp(self.buffers[op.tensor], [self._operand(i) for i in op.indices])
+                load.result.name_hint = op.result.name_hint
+                self.scalars[op.result] = load.result
+                out.append(load)
+            elif isinstance(op, tensor.FromElementsOp):
+                buffer = self.buffers[op.result]
+                type_ = op.result.type
+                assert isinstance(type_, TensorType)
+                zeros = [self._index(0)] * len(type_.get_shape())
+                out.append(StoreOp(self._operand(op.elements[0]), buffer, zeros))
+            elif isinstance(op, tensor.InsertSliceOp):
+                dest = self.buffers[op.dest]
+                self.buffers[op.result] = dest
+                dynamic = iter(op.offsets)
+                prefix = [self._operand(next(dynamic)) if offset < 0 else self._index(offset)
+                          for offset in op.static_offsets.get_values()]
+                source_rank = len(self.buffers[op.source].type.get_shape())  # type: ignore
+                out += self._copy(self.buffers[op.source], dest, "scan_insert",
+                                  prefix[: len(prefix) - source_rank])
+            else:
+                clone = op.clone(value_mapper=dict(self.scalars))
+                self.scalars.update(zip(op.results, clone.results, strict=True))
+                out.append(clone)
+        return out
+
+    def _emit_if(self, op: scf.IfOp) -> None:
+        results = [self.buffers.get(v) for v in op.results]
+        regions: list[Region] = []
+        for region in (op.true_region, op.false_region):
+            block = region.block
+            ops = self._region_ops(list(block.ops))
+            terminator = block.last_op
+            assert isinstance(terminator, scf.YieldOp)
+            for index, (value, dest) in enumerate(zip(terminator.arguments, results,
+                                                      strict=True)):
+                assert dest is not None, "tensor results have buffers"
+                if self.buffers[value] is not dest:
+                    ops += self._copy(self.buffers[value], dest, copy_block_name(index))
+            ops.append(scf.YieldOp())
+            regions.append(Region(Block(ops)))
+        if_op = scf.IfOp(self.scalars[op.cond], [], regions[0], regions[1])
+        if_op.location = op.location
+        self.body.append(if_op)
+
+    def _emit_while(self, op: scf.WhileOp) -> list[SSAValue]:
+        """Tensors carried by the loop live in one buffer each (the result's), updated in
+        place; only the scalars are carried by the loop-level `scf.while`. Returns the
+        temporaries it allocated (before the loop)."""
+        states = [self.buffers.get(v) for v in op.results]
+        for value, state in zip(op.arguments, states, strict=True):
+            if state is not None and self._operand(value) is not state:
+                self.body += self._copy(self._operand(value), state, "loop_init")
+        scalar_positions = [i for i, v in enumerate(op.arguments) if state_is_scalar(v)]
+        scalar_types = [op.arguments[i].type for i in scalar_positions]
+
+        def enter(block: Block) -> Block:
+            new = Block(arg_types=scalar_types)
+            for position, arg in zip(scalar_positions, new.args, strict=True):
+                arg.name_hint = block.args[position].name_hint
+                self.scalars[block.args[position]] = arg
+            for arg, state in zip(block.args, states, strict=True):
+                if state is not None:
+                    self.buffers[arg] = state
+            return new
+
+        before = enter(op.before_region.block)
+        condition = op.before_region.block.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        ops = self._region_ops(list(op.before_region.block.ops))
+        forwarded = [self._operand(condition.args[i]) for i in scalar_positions]
+        before.add_ops([*ops, scf.ConditionOp(self._operand(condition.condition), *forwarded)])
+
+        after = enter(op.after_region.block)
+        ops = self._region_ops(list(op.after_region.block.ops))
+        terminator = op.after_region.block.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        update, temporaries = self._update_states(list(terminator.arguments), states)
+        ops += update
+        ops.append(scf.YieldOp(*(self._operand(terminator.arguments[i])
+                                 for i in scalar_positions)))
+        after.add_ops(ops)
+        while_op = scf.WhileOp([self._operand(op.arguments[i]) for i in scalar_positions],
+                               scalar_types, Region(before), Region(after))
+        while_op.location = op.location
+        for position, result in zip(scalar_positions, while_op.results, strict=True):
+            self.scalars[op.results[position]] = result
+        self.body.append(while_op)
+        return temporaries
+
+    def _update_states(self, yielded: list[SSAValue], states: list[SSAValue | None]
+                       ) -> tuple[list[Operation], list[SSAValue]]:
+        """Copies of the yielded tensors into the state buffers; a yielded state buffer that
+        another state also receives is copied through a temporary first."""
+        ops: list[Operation] = []
+        temporaries: list[SSAValue] = []
+        sources = [self.buffers.get(v) if s is not None else None
+                   for v, s in zip(yielded, states, strict=True)]
+        for index, (source, state) in enumerate(zip(sources, states, strict=True)):
+            if state is None or source is None or source is state or source not in states:
+                continue
+            temp = AllocOp(source.type, "global")  # type: ignore[arg-type]
+            temp.result.name_hint = "carried"
+            self.body.append(temp)
+            ops += self._copy(source, temp.result, "loop_swap")
+            sources[index] = temp.result
+            temporaries.append(temp.result)
+        for source, state in zip(sources, states, strict=True):
+            if state is not None and source is not None and source is not state:
+                ops += self._copy(source, state, "loop_carry")
+        return ops, temporaries
 
 
 # ----------------------------------------------------------------------------------------------
@@ -647,7 +832,12 @@ class ConvertTensorExprToLoopPass(ModulePass):
     with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
     `tensor_expr.yield`), `arith.constant dense<...> : tensor<...>`, scalar `arith`/`math` ops,
-    `func.call` and `func.return`. Anything else fails the pass with a diagnostic naming the op.
+    `func.call` and `func.return`, and the control flow `convert-graph-to-tensor-expr` makes of
+    graph.if / graph.loop (rewrites/control_flow.py): `tensor.extract`, and `scf.if` /
+    `scf.while` on tensors and scalars whose regions hold only `func.call`, `tensor.extract`,
+    `tensor.from_elements`, `tensor.insert_slice` (a row at a dynamic leading offset), scalar
+    `arith` ops and their terminators. Anything else fails the pass with a diagnostic naming
+    the op.
 
     *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
     without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
@@ -670,6 +860,18 @@ class ConvertTensorExprToLoopPass(ModulePass):
     block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
     outputs (or passes its own output when the call's result is returned). Epilogue fusion
     (below) puts several blocks in one nest. Computes are never dropped, even if unused.
+
+    Control flow is bufferized in place: `tensor.extract` becomes a `loop.load`; every tensor
+    made inside a region (call results, `tensor.from_elements`) gets a `loop.alloc global`
+    before the `scf` op and a `loop.dealloc` after it (so memory planning sees them at the top
+    level, live across the whole op). `scf.if` becomes a result-less `scf.if` whose branches
+    copy the yielded buffers into the result buffers (nests with blocks `"copy_out<k>"`).
+    `scf.while` keeps only its scalars as loop-carried values: each carried tensor lives in one
+    state buffer (the result's, so the output when it is returned), initialised by a
+    `"loop_init"` copy before the loop and updated by a `"loop_carry"` copy at the end of each
+    iteration (through a `"loop_swap"` temporary when it receives another state's buffer);
+    `tensor.insert_slice` of a scan element writes into its state buffer at the row
+    (`"scan_insert"`).
 
     *Invariants*: one block per compute, named after it, in the loops named after its axes
     (blocks of fused epilogues sit in the loops of their reduction and use its spatial axis

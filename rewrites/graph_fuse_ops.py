@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.ops import ConstantOp, FusedOp, YieldOp
+from dlc.dialects.graph.ops_control import IfOp, LoopOp
 from dlc.dialects.graph.utils import num_elements, op_users
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -192,7 +193,10 @@ class GraphFuseOpsPass(ModulePass):
     """Group graph ops into `graph.fused` ops by their fusion kinds (TVM's FuseOps).
 
     *Input invariant*: functions whose bodies are single blocks of graph ops (other ops are
-    left alone and end groups). Existing `graph.fused` ops are kept as they are.
+    left alone and end groups). Existing `graph.fused` ops are kept as they are. The regions
+    of `graph.if` and `graph.loop` are fused like function bodies (a value captured from an
+    enclosing block becomes an input of the group that uses it); the control-flow ops
+    themselves are never part of a group.
 
     *Output IR*: every graph op of a `func.func` body other than `graph.constant` is inside
     exactly one `graph.fused` (a group may hold a single op). A group is
@@ -229,8 +233,13 @@ class GraphFuseOpsPass(ModulePass):
         taken = {
             fused.name_value() or "" for fused in op.walk() if isinstance(fused, FusedOp)
         }
-        for function in op.walk():
-            if isinstance(function, func.FuncOp) and len(function.body.blocks) == 1:
-                fuse_block(
-                    function.body.blocks[0], self.max_depth, self.inline_constant_limit, taken
-                )
+        blocks = [
+            function.body.blocks[0] for function in op.walk()
+            if isinstance(function, func.FuncOp) and len(function.body.blocks) == 1
+        ]
+        blocks += [
+            region.block for region_op in op.walk() if isinstance(region_op, IfOp | LoopOp)
+            for region in region_op.regions
+        ]
+        for block in blocks:
+            fuse_block(block, self.max_depth, self.inline_constant_limit, taken)

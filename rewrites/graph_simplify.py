@@ -28,8 +28,9 @@ class GraphSimplifyPass(ModulePass):
     transposes that only move size-1 axes turned into reshapes, reshape/flatten chains merged
     into one reshape, reshapes to the operand's own type removed, single-input concats
     removed, `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
-    when the constant's broadcast leaves x's type unchanged, and casts, pads, broadcasts and
-    slices that return their operand unchanged removed.
+    when the constant's broadcast leaves x's type unchanged, casts, pads, broadcasts and
+    slices that return their operand unchanged removed, and a `graph.if` on a constant
+    condition replaced by the ops of the branch it takes.
 
     *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign;
     no op is created that was not there in another form; the patterns are also the ops'

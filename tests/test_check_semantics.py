@@ -44,6 +44,34 @@ func.func @net(%x: tensor<1x2x5x5xf32>) -> tensor<1x3x5x5xf32> {
 """
 
 
+LOOP_IF = """
+func.func @cf(%c: tensor<i1>, %x: tensor<2x3xf32>, %y: tensor<3xf32>)
+    -> (tensor<2x3xf32>, tensor<4x3xf32>) {
+  %m = graph.constant dense<4> : tensor<i64>
+  %t = graph.constant dense<true> : tensor<i1>
+  %r:2 = graph.loop (%m, %t, %x) : (tensor<i64>, tensor<i1>, tensor<2x3xf32>)
+      -> (tensor<2x3xf32>, tensor<4x3xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2x3xf32>):
+    %w = graph.add %v, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %n = graph.if %c : tensor<i1> -> tensor<2x3xf32> {
+      %a = graph.relu %w : tensor<2x3xf32>
+      graph.yield %a : tensor<2x3xf32>
+    } else {
+      %e = graph.tanh %w : tensor<2x3xf32>
+      graph.yield %e : tensor<2x3xf32>
+    }
+    %s = graph.reduce %n {kind = "sum", axes = array<i64: 0>, keepdims = false}
+      : (tensor<2x3xf32>) -> tensor<3xf32>
+    graph.yield %ci, %n, %s : tensor<i1>, tensor<2x3xf32>, tensor<3xf32>
+  }
+  func.return %r#0, %r#1 : tensor<2x3xf32>, tensor<4x3xf32>
+}
+"""
+
+TO_LOOPS = ("graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,"
+            "convert-tensor-expr-to-loop,loop-dedup-functions")
+
+
 def run(
     tmp_path: Path, source: str, *args: str, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
@@ -365,3 +393,23 @@ def test_dump_graph_after_lowering_draws_the_last_graph(
     assert run(tmp_path, CONV_BN + ADD_RELU, "-p", "graph-opt", f"--dump-graph={graph_level}",
                capsys=capsys)[0] == 0
     assert lowered.read_text() == graph_level.read_text()
+
+
+def test_control_flow_is_checked_down_to_the_loop_level(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """graph.loop and graph.if run in the graph interpreter, their scf forms in the tensor_expr
+    evaluator and the loop interpreter: the lowering is checked pass by pass."""
+    code, out, err = run(tmp_path, LOOP_IF, "--check-semantics", "-p", TO_LOOPS, capsys=capsys)
+    assert (code, err) == (0, "")
+    assert "scf.while" in out and "scf.if" in out
+
+
+@pytest.mark.parametrize("pipeline", ["test-break-add", f"{TO_LOOPS},test-break-loop"])
+def test_broken_pass_inside_a_loop_body_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pipeline: str
+) -> None:
+    code, _, err = run(tmp_path, LOOP_IF, "--check-semantics", "--check-semantics-seed", "1",
+                       "-p", pipeline, capsys=capsys)
+    broken = pipeline.rsplit(",", 1)[-1]
+    assert code == 1 and f"pass '{broken}' changed the results of @cf" in err

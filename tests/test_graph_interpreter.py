@@ -469,7 +469,7 @@ def test_errors_name_what_went_wrong() -> None:
 
 
 def test_every_graph_op_has_an_implementation() -> None:
-    handled_by_the_driver = {graph.FusedOp, graph.YieldOp}
+    handled_by_the_driver = {graph.FusedOp, graph.YieldOp, graph.IfOp, graph.LoopOp}
     missing = [
         op.name
         for op in graph.Graph.operations
@@ -491,3 +491,40 @@ def test_rank_zero_results_are_arrays() -> None:
     result = run_op(lambda x, y: graph.MatmulOp(x, y), a, b)
     assert isinstance(result, np.ndarray) and result.shape == ()
     np.testing.assert_allclose(result, a @ b, rtol=1e-6)
+
+
+LOOP_SCAN = """
+func.func @f(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>, %limit: tensor<f32>)
+    -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %r:2 = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>)
+      -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    %n = graph.add %v, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %s = graph.reduce %n {kind = "sum", axes = array<i64: 0>, keepdims = false}
+      : (tensor<2xf32>) -> tensor<f32>
+    %go = graph.compare %s, %limit {predicate = "lt"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    graph.yield %go, %n, %v : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  func.return %r#0, %r#1 : tensor<2xf32>, tensor<3x2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(("trip", "cond", "limit", "iterations"), [
+    (10, True, 100.0, 3),  # bounded by the scan length D = 3
+    (2, True, 100.0, 2),  # by the trip count
+    (10, True, 7.0, 2),  # the sum 9 of the second iteration stops it
+    (10, False, 100.0, 0),  # never starts
+])
+def test_loop_runs_while_trip_count_condition_and_scan_length_allow(
+    trip: int, cond: bool, limit: float, iterations: int
+) -> None:
+    module = Parser(make_context(), LOOP_SCAN).parse_module()
+    x = np.array([1.0, 2.0], np.float32)
+    carried, stacked = run_module(module, [np.array(trip), np.array(cond), x,
+                                           np.array(limit, np.float32)])
+    np.testing.assert_array_equal(carried, x * (iterations + 1))
+    expected = np.zeros((3, 2), np.float32)
+    for row in range(iterations):
+        expected[row] = x * (row + 1)
+    np.testing.assert_array_equal(stacked, expected)

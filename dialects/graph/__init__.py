@@ -39,6 +39,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
 )
+from dlc.dialects.graph.ops_control import IfOp, LoopOp
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
@@ -71,6 +72,8 @@ __all__ = [
     # ops_tensor.py
     "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
+    # ops_control.py
+    "IfOp", "LoopOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
     # custom.py
@@ -137,6 +140,9 @@ Graph = Dialect(
         MatmulIntegerOp,
         # User-defined ops (custom.py)
         CustomOp,
+        # Control flow: regions over the enclosing function's values (ops_control.py)
+        IfOp,
+        LoopOp,
         # Fused groups
         FusedOp,
         YieldOp,

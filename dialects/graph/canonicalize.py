@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dlc.dialects.graph.ops import (
     AddOp,
     ConcatOp,
+    ConstantOp,
     DivOp,
     FlattenOp,
     MulOp,
@@ -21,6 +22,7 @@ from dlc.dialects.graph.ops import (
     SubOp,
     TransposeOp,
 )
+from dlc.dialects.graph.ops_control import IfOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
 from dlc.dialects.graph.utils import (
     compose_permutations,
@@ -37,6 +39,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import region_dce
 
 
@@ -165,6 +168,25 @@ class RemoveNeutralOperand(RewritePattern):
                 return
 
 
+class InlineConstantIf(RewritePattern):
+    """`graph.if` on a constant condition → the ops of the branch it takes, inlined in its
+    place (exported models branch on shapes that are static here)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: IfOp, rewriter: PatternRewriter) -> None:
+        condition = op.cond.owner
+        if not isinstance(condition, ConstantOp):
+            return
+        taken = op.then_region if bool(condition.to_array().reshape(-1)[0]) else op.else_region
+        block = taken.block
+        terminator = block.last_op
+        assert terminator is not None, "verified: the region ends with graph.yield"
+        values = list(terminator.operands)
+        rewriter.erase_op(terminator)
+        rewriter.inline_block(block, InsertPoint.before(op))
+        rewriter.replace_op(op, [], values)
+
+
 def simplify_patterns() -> list[RewritePattern]:
     """Every graph-simplify pattern, for other passes and pipelines to reuse."""
     return [
@@ -176,6 +198,7 @@ def simplify_patterns() -> list[RewritePattern]:
         RemoveSingleInputConcat(),
         RemoveNeutralOperand(),
         RemoveNoOpTensorOp(),
+        InlineConstantIf(),
     ]
 
 
@@ -193,6 +216,7 @@ _PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
     PadOp: (RemoveNoOpTensorOp,),
     BroadcastToOp: (RemoveNoOpTensorOp,),
     SliceOp: (RemoveNoOpTensorOp,),
+    IfOp: (InlineConstantIf,),
 }
 
 

@@ -9,7 +9,8 @@ against the op's declared result type, so a wrong implementation cannot go unnot
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -52,6 +53,7 @@ from dlc.dialects.graph.ops import (
     YieldOp,
     elements_to_array,
 )
+from dlc.dialects.graph.ops_control import IfOp, LoopOp
 from dlc.dialects.graph.winograd import conv_rows
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -157,15 +159,23 @@ def _check_input(name: str, index: int, value: np.ndarray, type: Attribute) -> n
 
 
 def _run_block(
-    block: Block, args: Sequence[np.ndarray], terminator: type[Operation]
+    block: Block, args: Sequence[np.ndarray], terminator: type[Operation],
+    outer: Mapping[SSAValue, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
-    """Run `block` with `args` bound to its arguments; return the terminator's operands."""
-    env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
+    """Run `block` with `args` bound to its arguments; return the terminator's operands.
+
+    `outer` holds the values of the enclosing blocks that a region's ops may use (captures)."""
+    env: ChainMap[SSAValue, np.ndarray] = ChainMap(
+        dict(zip(block.args, args, strict=True)), *(() if outer is None else (outer,))
+    )
     for op in block.ops:
         operands = [env[v] for v in op.operands]
         if isinstance(op, terminator):
             return operands
-        results = _run_op(op, operands)
+        if isinstance(op, IfOp | LoopOp):
+            results = _run_control_flow(op, operands, env)
+        else:
+            results = _run_op(op, operands)
         if len(results) != len(op.results):
             raise InterpreterError(
                 f"graph interpreter: '{op.name}' produced {len(results)} results, "
@@ -177,6 +187,35 @@ def _run_block(
         f"graph interpreter: block ended without '{terminator.name}' "
         f"(in '{block.parent_op().name if block.parent_op() else 'a detached block'}')"
     )
+
+
+def _run_control_flow(
+    op: IfOp | LoopOp, operands: list[np.ndarray], env: Mapping[SSAValue, np.ndarray]
+) -> list[np.ndarray]:
+    """`graph.if` runs one region, `graph.loop` its body per iteration (see ops_control.py)."""
+    if isinstance(op, IfOp):
+        region = op.then_region if bool(operands[0].reshape(-1)[0]) else op.else_region
+        return _run_block(region.block, [], YieldOp, env)
+    max_trip = int(operands[0].reshape(-1)[0])
+    cond = bool(operands[1].reshape(-1)[0])
+    carried = operands[2:]
+    scans = [np.zeros(v.type.get_shape(), to_numpy_dtype(v.type.get_element_type()))
+             for v in op.scan_outputs]  # pyright: ignore[reportAttributeAccessIssue]
+    length = op.scan_length()
+    if length is not None:
+        max_trip = min(max_trip, length)
+    iteration_type, cond_type = (arg.type for arg in op.body.block.args[:2])
+    iteration = 0
+    while iteration < max_trip and cond:
+        args = [np.full(iteration_type.get_shape(), iteration, np.int64),  # type: ignore
+                np.full(cond_type.get_shape(), cond, np.bool_), *carried]  # type: ignore
+        yielded = _run_block(op.body.block, args, YieldOp, env)
+        cond = bool(yielded[0].reshape(-1)[0])
+        carried = yielded[1 : 1 + op.num_carried]
+        for scan, element in zip(scans, yielded[1 + op.num_carried :], strict=True):
+            scan[iteration] = element
+        iteration += 1
+    return [*carried, *scans]
 
 
 def _run_op(op: Operation, operands: list[np.ndarray]) -> list[np.ndarray]:

@@ -1867,12 +1867,19 @@ class FlattenOp(GraphOp):
 # ---------------------------------------------------------------------------------------------
 
 
+def _control_ops() -> tuple[type[IRDLOperation], ...]:
+    from dlc.dialects.graph.ops_control import CONTROL_FLOW_OPS
+
+    return CONTROL_FLOW_OPS
+
+
 @with_fusion_kind(FusionKind.OPAQUE)
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Terminator of a `graph.fused` body.
+    """Terminator of a `graph.fused` body and of the regions of `graph.if` and `graph.loop`.
 
-    Semantics: its operands are the results of the enclosing `graph.fused`, in order.
+    Semantics: its operands are the results of the enclosing `graph.fused` or `graph.if`, in
+    order; in a `graph.loop` body, the next condition, carried values and scan elements.
 
     Example:
         graph.yield %y : tensor<2x4xf32>
@@ -1882,7 +1889,7 @@ class YieldOp(IRDLOperation):
 
     values = var_operand_def()
 
-    traits = lazy_traits_def(lambda: (Pure(), IsTerminator(), HasParent(FusedOp)))
+    traits = lazy_traits_def(lambda: (Pure(), IsTerminator(), HasParent(FusedOp, *_control_ops())))
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
     def __init__(self, *values: SSAValue | Operation) -> None:

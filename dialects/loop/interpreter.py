@@ -32,7 +32,7 @@ from dlc.dialects.loop.ops import (
     StoreOp,
     YieldOp,
 )
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -173,6 +173,50 @@ class LoopInterpreter:
     def _block(self, op: BlockOp) -> Step:
         body, run = op.body.block, self._run
         return lambda env: run(body, env)
+
+    def _region(self, block: Block, env: dict[SSAValue, Value], args: Sequence[Value]
+                ) -> list[Value]:
+        """Runs a region of `scf.if` / `scf.while` on `args`; returns its terminator's operands
+        (for `scf.condition`: the condition, then the forwarded values)."""
+        for arg, value in zip(block.args, args, strict=True):
+            env[arg] = value
+        terminator = block.last_op
+        steps = self._steps.get(block)
+        if steps is None:
+            steps = self._steps[block] = [self._compile(op) for op in block.ops
+                                          if op is not terminator]
+        for step in steps:
+            step(env)
+        assert terminator is not None
+        return [env[value] for value in terminator.operands]
+
+    def _if(self, op: scf.IfOp) -> Step:
+        cond, results = op.cond, op.results
+        then_block = op.true_region.block
+        else_block = op.false_region.blocks.first
+
+        def choose(env: dict[SSAValue, Value]) -> None:
+            block = then_block if env[cond] else else_block
+            if block is not None:
+                for result, value in zip(results, self._region(block, env, []), strict=True):
+                    env[result] = value
+
+        return choose
+
+    def _while(self, op: scf.WhileOp) -> Step:
+        before, after = op.before_region.block, op.after_region.block
+
+        def loop(env: dict[SSAValue, Value]) -> None:
+            state = [env[value] for value in op.arguments]
+            while True:
+                cond, *forwarded = self._region(before, env, state)
+                if not cond:
+                    break
+                state = self._region(after, env, forwarded)
+            for result, value in zip(op.results, forwarded, strict=True):
+                env[result] = value
+
+        return loop
 
     def _access(
         self, op: LoadOp | StoreOp, value_type: Attribute
@@ -319,6 +363,8 @@ Step = Callable[[dict[SSAValue, Value]], list[Value] | None]
 _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     ForOp: LoopInterpreter._for,
     BlockOp: LoopInterpreter._block,
+    scf.IfOp: LoopInterpreter._if,
+    scf.WhileOp: LoopInterpreter._while,
     YieldOp: lambda interpreter, op: lambda env: None,
     LoadOp: LoopInterpreter._load,
     StoreOp: LoopInterpreter._store,

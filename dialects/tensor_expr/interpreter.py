@@ -8,8 +8,10 @@ is the loop over the index space, written as array operations so that it stays f
 shapes tests use; large index spaces are evaluated in chunks of the outermost axis.
 
 Besides computes, a function may hold `arith.constant` tensors (weights), `func.call` to other
-functions of the module and `func.return`. A read out of bounds is an error (the IR must clamp its
-indices), and so is an op the evaluator does not know.
+functions of the module and `func.return`, and the control flow of graph.if / graph.loop
+(rewrites/control_flow.py): `scf.if`, `scf.while`, `tensor.extract`, `tensor.from_elements`,
+`tensor.insert_slice` and scalar `arith` ops. A read out of bounds is an error (the IR must
+clamp its indices), and so is an op the evaluator does not know.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dlc.dialects.contracts import UNSIGNED_ATTR
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.ops import elements_to_array
 from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -32,7 +34,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 
@@ -159,11 +161,69 @@ def _run_function_level_op(
         inputs = [env[v] for v in op.arguments]
         for result, value in zip(op.results, run_function(callee, inputs, module), strict=True):
             env[result] = value
+    elif isinstance(op, scf.IfOp | scf.WhileOp | tensor.ExtractOp | tensor.FromElementsOp
+                    | tensor.InsertSliceOp) or (op.name in _BODY_OPS and not op.regions):
+        _run_control_flow_op(op, env, module)
     else:
         raise TensorExprUnsupportedError(
             f"'{op.name}' op is not evaluated at the tensor_expr level: expected "
-            "tensor_expr.compute, arith.constant, func.call or func.return"
+            "tensor_expr.compute, arith.constant, func.call, func.return or control flow "
+            "(scf.if, scf.while, tensor.extract, tensor.from_elements, tensor.insert_slice)"
         )
+
+
+def _run_region(block: Block, args: Sequence[np.ndarray], env: dict[SSAValue, np.ndarray],
+                module: ModuleOp | None) -> list[np.ndarray]:
+    """Runs a region of `scf.if` / `scf.while`; returns what its terminator passes on (for
+    `scf.condition`: the condition, then the forwarded values)."""
+    local = dict(env)
+    local.update(zip(block.args, args, strict=True))
+    for op in block.ops:
+        if isinstance(op, scf.YieldOp):
+            return [local[v] for v in op.arguments]
+        if isinstance(op, scf.ConditionOp):
+            return [local[op.condition], *(local[v] for v in op.args)]
+        _run_function_level_op(op, local, module)
+    raise TensorExprInterpreterError(f"a region of '{block.parent_op()}' has no terminator")
+
+
+def _run_control_flow_op(op: Operation, env: dict[SSAValue, np.ndarray],
+                         module: ModuleOp | None) -> None:
+    if isinstance(op, scf.IfOp):
+        region = op.true_region if bool(env[op.cond]) else op.false_region
+        results = _run_region(region.block, [], env, module)
+    elif isinstance(op, scf.WhileOp):
+        state = [env[v] for v in op.arguments]
+        while True:
+            cond, *forwarded = _run_region(op.before_region.block, state, env, module)
+            if not bool(cond):
+                results = forwarded
+                break
+            state = _run_region(op.after_region.block, forwarded, env, module)
+    elif isinstance(op, tensor.ExtractOp):
+        index = tuple(int(env[i]) for i in op.indices)
+        results = [np.asarray(env[op.tensor][index])]
+    elif isinstance(op, tensor.FromElementsOp):
+        type_ = op.result.type
+        assert isinstance(type_, TensorType)
+        elements = [env[v] for v in op.elements]
+        results = [np.array(elements, _dtype(type_.get_element_type()))
+                   .reshape(type_.get_shape())]
+    elif isinstance(op, tensor.InsertSliceOp):
+        dest = env[op.dest].copy()
+        dynamic = iter(op.offsets)
+        offsets = [int(env[next(dynamic)]) if o < 0 else o
+                   for o in op.static_offsets.get_values()]
+        sizes = list(op.static_sizes.get_values())
+        window = tuple(slice(o, o + n) for o, n in zip(offsets, sizes, strict=True))
+        dest[window] = env[op.source].reshape(sizes)
+        results = [dest]
+    else:
+        operands = [env[v] for v in op.operands]
+        results = [np.asarray(_BODY_OPS[op.name](op, operands))
+                   .astype(_dtype(op.results[0].type), copy=False)]
+    for value, result in zip(op.results, results, strict=True):
+        env[value] = result
 
 
 def _constant(value: Attribute, type: Attribute) -> np.ndarray:

@@ -11,9 +11,9 @@ from typing import Protocol, TypeVar
 import numpy as np
 from dlc.frontends.onnx.errors import NotConstantError, OnnxImportError
 from dlc.frontends.onnx.tensors import numpy_dtype_of, tensor_to_array
-from onnx import AttributeProto, NodeProto
+from onnx import AttributeProto, GraphProto, NodeProto
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, UnknownLoc
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 
 class Scope(Protocol):
@@ -39,6 +39,12 @@ class Scope(Protocol):
         """A new constant holding `array`."""
         ...
 
+    def subgraph(self, graph: GraphProto, arg_types: Sequence[TensorType]
+                 ) -> tuple[Block, list[SSAValue]]:
+        """`graph` converted into a new block with arguments of `arg_types` (captures by name
+        from this scope), and its output values."""
+        ...
+
 
 _REQUIRED = object()
 T = TypeVar("T")
@@ -51,6 +57,7 @@ _ATTR_KINDS: dict[int, str] = {
     AttributeProto.FLOATS: "FLOATS",
     AttributeProto.TENSOR: "TENSOR",
     AttributeProto.STRINGS: "STRINGS",
+    AttributeProto.GRAPH: "GRAPH",
 }
 
 
@@ -227,7 +234,28 @@ class NodeContext:
             return None
         return tensor_to_array(attr.t, f"attribute '{name}' of {describe_node(self.node)}")
 
+    def attr_graph(self, name: str) -> GraphProto:
+        """Graph attribute `name` (required): an If branch, a Loop or Scan body."""
+        attr = self._attr(name, AttributeProto.GRAPH, _REQUIRED)
+        assert attr is not None
+        return attr.g
+
+    def subgraph(self, name: str, arg_types: Sequence[TensorType]
+                 ) -> tuple[Block, list[SSAValue]]:
+        """Graph attribute `name` converted into a new block (see `Scope.subgraph`); an error
+        inside names this node and the subgraph."""
+        graph = self.attr_graph(name)
+        try:
+            return self.scope.subgraph(graph, arg_types)
+        except OnnxImportError as e:
+            raise self.error(f"in subgraph '{name}': {e}") from None
+
     # ---------------------------------------------------------------- emitting
+
+    @property
+    def location(self) -> NameLoc | UnknownLoc:
+        """The location of the ops made for this node."""
+        return self._location
 
     def emit_op(self, op: Operation) -> Operation:
         """Append `op` (located at this node) to the block being built and return it."""

@@ -156,13 +156,24 @@ class _Entry:
 
 
 class _FunctionScope:
-    """The body of `@main`: every ONNX value by name; constants materialized on first use."""
+    """The body of `@main`: every ONNX value by name; constants materialized on first use.
 
-    def __init__(self, block: Block) -> None:
+    `importer` converts the subgraphs of control-flow nodes (`subgraph`)."""
+
+    def __init__(self, block: Block, importer: _Importer | None = None) -> None:
         self.block = block
+        self.importer = importer
         self.entries: dict[str, _Entry] = {}
         self.dropped_outputs: dict[str, str] = {}
         self.inserted: list[Operation] = []
+
+    def subgraph(self, graph: onnx.GraphProto, arg_types: Sequence[TensorType]
+                 ) -> tuple[Block, list[SSAValue]]:
+        """Converts `graph` (an If branch, a Loop or Scan body) into a new block whose arguments
+        have `arg_types` (one per graph input); its nodes may use this scope's values by name
+        (captures). Returns the block, without terminator, and the graph's output values."""
+        assert self.importer is not None, "only an importer's scopes convert subgraphs"
+        return self.importer.convert_subgraph(graph, self, arg_types)
 
     def entry(self, name: str) -> _Entry:
         entry = self.entries.get(name)
@@ -199,6 +210,27 @@ class _FunctionScope:
         return op.results[0]
 
 
+class _SubgraphScope(_FunctionScope):
+    """The block of a subgraph: its own values by name first, then its enclosing scope's (an
+    outer value is used directly in the region, and an outer constant is materialized in the
+    outer block, before the region op)."""
+
+    def __init__(self, block: Block, outer: _FunctionScope) -> None:
+        super().__init__(block, outer.importer)
+        self.outer = outer
+        self.dropped_outputs = outer.dropped_outputs
+
+    def entry(self, name: str) -> _Entry:
+        if name in self.entries:
+            return self.entries[name]
+        return self.outer.entry(name)
+
+    def value(self, name: str) -> SSAValue:
+        if name in self.entries:
+            return super().value(name)
+        return self.outer.value(name)
+
+
 class _FoldScope(_FunctionScope):
     """A scratch block in which a node whose inputs are all constants is converted, to be
     evaluated by the graph interpreter and replaced by constants."""
@@ -232,7 +264,7 @@ class _Importer:
         self.input_shapes = input_shapes
         self.opsets: dict[str, int] = {}
         self.block = Block()
-        self.scope = _FunctionScope(self.block)
+        self.scope = _FunctionScope(self.block, self)
         self.arg_names: list[str] = []
 
     def run(self) -> ModuleOp:
@@ -242,7 +274,7 @@ class _Importer:
         self._read_initializers()
         self._read_inputs()
         for node in self.graph.node:
-            self._convert(node)
+            self._convert(node, self.scope)
         return self._finish()
 
     # ---------------------------------------------------------------- checks before converting
@@ -262,7 +294,7 @@ class _Importer:
     def _check_supported(self) -> None:
         """Raise one error listing every node whose op (at the model's opset) dlc cannot convert."""
         problems: list[str] = []
-        for node in self.graph.node:
+        for node in _nodes_with_subgraphs(self.graph):
             domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
             opset = self.opsets.get(domain)
             where = f"{node.op_type} (domain '{domain or 'ai.onnx'}', " + (
@@ -383,7 +415,27 @@ class _Importer:
 
     # ---------------------------------------------------------------- nodes
 
-    def _convert(self, node: onnx.NodeProto) -> None:
+    def convert_subgraph(self, graph: onnx.GraphProto, outer: _FunctionScope,
+                         arg_types: Sequence[TensorType]) -> tuple[Block, list[SSAValue]]:
+        """See `_FunctionScope.subgraph`."""
+        if len(graph.input) != len(arg_types):
+            raise OnnxImportError(f"subgraph '{graph.name}' expected {len(arg_types)} inputs, "
+                                  f"found {len(graph.input)}")
+        block = Block(arg_types=arg_types)
+        scope = _SubgraphScope(block, outer)
+        for init in graph.initializer:
+            array = tensor_to_array(init, f"initializer '{init.name}'")
+            scope.entries[init.name] = _Entry(array_type(array), name_location(init.name),
+                                              array=array)
+        for value_info, arg in zip(graph.input, block.args, strict=True):
+            arg.name_hint = ssa_name(value_info.name)
+            assert isinstance(arg.type, TensorType)
+            scope.entries[value_info.name] = _Entry(arg.type, UnknownLoc(), ssa=arg)
+        for node in graph.node:
+            self._convert(node, scope)
+        return block, [scope.value(output.name) for output in graph.output]
+
+    def _convert(self, node: onnx.NodeProto, scope: _FunctionScope) -> None:
         domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
         opset = self.opsets[domain]
         converter = lookup(node.op_type, domain)
@@ -393,10 +445,10 @@ class _Importer:
         given = [name for name in node.input if name]
         try:
             if converter.fold_constant_inputs and all(
-                    self.scope.entry(n).array is not None for n in given):
-                outputs = self._fold(node, opset, impl)
+                    scope.entry(n).array is not None for n in given):
+                outputs = self._fold(scope, node, opset, impl)
             else:
-                outputs = self._convert_in(self.scope, node, opset, impl)
+                outputs = self._convert_in(scope, node, opset, impl)
         except OnnxImportError as e:
             if str(e).startswith(describe_node(node, opset)):
                 raise e from None
@@ -406,7 +458,7 @@ class _Importer:
         except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
-        self._record(node, outputs)
+        self._record(scope, node, outputs)
 
     def _convert_in(self, scope: _FunctionScope, node: onnx.NodeProto, opset: int,
                     impl: Impl) -> list[ConvertedValue]:
@@ -417,9 +469,10 @@ class _Importer:
             verify_shape_bounds(op)
         return outputs[:len(node.output)]  # converters may give optional outputs not asked for
 
-    def _fold(self, node: onnx.NodeProto, opset: int, impl: Impl) -> list[ConvertedValue]:
+    def _fold(self, outer: _FunctionScope, node: onnx.NodeProto, opset: int, impl: Impl
+              ) -> list[ConvertedValue]:
         """Convert a node whose inputs are all constants, and evaluate it to constants."""
-        scope = _FoldScope(self.scope)
+        scope = _FoldScope(outer)
         outputs = self._convert_in(scope, node, opset, impl)
         for i, out in enumerate(outputs):
             if isinstance(out, SSAValue) and out in scope.known:
@@ -431,30 +484,31 @@ class _Importer:
         try:
             arrays = _evaluate(scope.block, values)
         except Exception:  # noqa: BLE001 - the interpreter cannot fold it: keep the ops
-            return self._convert_in(self.scope, node, opset, impl)
+            return self._convert_in(outer, node, opset, impl)
         for i, array in zip(computed, arrays, strict=True):
             outputs[i] = array
         return outputs
 
-    def _record(self, node: onnx.NodeProto, outputs: list[ConvertedValue]) -> None:
+    def _record(self, scope: _FunctionScope, node: onnx.NodeProto,
+                outputs: list[ConvertedValue]) -> None:
         location = node_location(node)
         for index, name in enumerate(node.output):
             if not name:
                 continue
             if index >= len(outputs):
-                self.scope.dropped_outputs[name] = (
+                scope.dropped_outputs[name] = (
                     f"output {index} ('{name}') of {describe_node(node)} is not supported by dlc")
                 continue
             out = outputs[index]
             if isinstance(out, np.ndarray):
-                self.scope.entries[name] = _Entry(array_type(out), location, array=out)
+                scope.entries[name] = _Entry(array_type(out), location, array=out)
                 continue
             if not isinstance(out.type, TensorType):
                 raise OnnxImportError(f"{describe_node(node)}: converter produced a value of "
                                       f"type {out.type}, expected a tensor")
             if not isinstance(out, BlockArgument) and out.name_hint is None:
                 out.name_hint = ssa_name(name)
-            self.scope.entries[name] = _Entry(out.type, location, ssa=out)
+            scope.entries[name] = _Entry(out.type, location, ssa=out)
 
     # ---------------------------------------------------------------- the function
 
@@ -548,6 +602,17 @@ def _is_splat(array: np.ndarray) -> bool:
         return True
     flat = array.reshape(-1)
     return bool(flat[0] == flat[-1]) and bool((flat == flat[0]).all())
+
+
+def _nodes_with_subgraphs(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
+    """The nodes of `graph` and, recursively, of the subgraphs in their attributes."""
+    nodes: list[onnx.NodeProto] = []
+    for node in graph.node:
+        nodes.append(node)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                nodes += _nodes_with_subgraphs(sub)
+    return nodes
 
 
 def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:

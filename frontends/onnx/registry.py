@@ -28,6 +28,7 @@ _IMPL_NAME = re.compile(r"_impl_v(\d+)$")
 CONVERTER_MODULES: tuple[str, ...] = (
     "dlc.frontends.onnx.elementwise",
     "dlc.frontends.onnx.activation",
+    "dlc.frontends.onnx.control",
     "dlc.frontends.onnx.einsum",
     "dlc.frontends.onnx.nn",
     "dlc.frontends.onnx.norm",

@@ -32,6 +32,7 @@ FAMILIES: tuple[str, ...] = (
     "Dropout",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "Resize", "Upsample",
     "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK",
+    "If", "Loop", "Scan",
 )
 """The ONNX ops whose node cases form dlc's conformance suite (the frontend issue's list)."""
 
@@ -65,6 +66,12 @@ class Outcome:
 def _array(value: object) -> np.ndarray:
     if isinstance(value, onnx.TensorProto):
         return numpy_helper.to_array(value)
+    if isinstance(value, list | tuple):  # a sequence (Loop and If cases): an array of objects
+        holder = np.empty(len(value), dtype=object)
+        holder[:] = [np.asarray(v) for v in value]
+        return holder
+    if value is None:  # an empty optional
+        return np.empty(0, dtype=object)
     return np.asarray(value)
 
 

@@ -399,3 +399,103 @@ func.func @negative_no_definition(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %r : tensor<2xf32>
 }
 // CHECK: 'graph.mystery' op has no compute definition: expected one of the ops defined in rewrites/topi (graph.abs, graph.add,
+
+// -----
+
+// graph.if: each region becomes a private function of its captures; the choice stays in the
+// function as scf.if on tensors around the calls.
+
+// CHECK-LABEL: func.func @if_outlined(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<2xf32>)
+// CHECK-NEXT:    %[[COND:.*]] = tensor.extract %c[] : tensor<i1>
+// CHECK-NEXT:    %[[R:.*]] = scf.if %[[COND]] -> (tensor<2xf32>) {
+// CHECK-NEXT:      %[[T:.*]] = func.call @if_outlined_then_0(%x) : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:      scf.yield %[[T]] : tensor<2xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[E:.*]] = func.call @if_outlined_else_0(%y) : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:      scf.yield %[[E]] : tensor<2xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R]] : tensor<2xf32>
+// CHECK:       func.func private @if_outlined_else_0(%y: tensor<2xf32>) -> tensor<2xf32> {
+// CHECK-NEXT:    func.return %y : tensor<2xf32>
+// CHECK:       func.func private @if_outlined_then_0(%x: tensor<2xf32>) -> tensor<2xf32> {
+// CHECK-NEXT:    tensor_expr.compute "relu"
+func.func @if_outlined(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+    %t = graph.relu %x : tensor<2xf32>
+    graph.yield %t : tensor<2xf32>
+  } else {
+    graph.yield %y : tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}
+
+// -----
+
+// graph.loop: the body becomes a function of (captures, iteration, condition, carried); the loop
+// is scf.while over (iteration, condition, carried tensors, scan accumulators), bounded by the
+// trip count and the scan length, each scan element inserted at row `iteration`.
+
+// CHECK-LABEL: func.func @loop_outlined
+// CHECK-NEXT:    %[[M:.*]] = tensor.extract %m[] : tensor<i64>
+// CHECK-NEXT:    %[[LEN:.*]] = arith.constant 3 : i64
+// CHECK-NEXT:    %[[TRIP:.*]] = arith.minsi %[[M]], %[[LEN]] : i64
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[GO:.*]] = tensor.extract %c[%[[C0]]] : tensor<1xi1>
+// CHECK-NEXT:    %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<3x2xf32>
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %{{.*}}, %{{.*}}, %[[R0:.*]], %[[R1:.*]] = scf.while (%[[I:.*]] = %[[FIRST]], %[[G:.*]] = %[[GO]], %[[S0:.*]] = %x, %[[S1:.*]] = %[[ZEROS]])
+// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi slt, %[[I]], %[[TRIP]] : i64
+// CHECK-NEXT:      %[[OK:.*]] = arith.andi %[[MORE]], %[[G]] : i1
+// CHECK-NEXT:      scf.condition(%[[OK]]) %[[I]], %[[G]], %[[S0]], %[[S1]]
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb0(%iteration: i64, %cond: i1, %[[V:.*]]: tensor<2xf32>, %[[ACC:.*]]: tensor<3x2xf32>):
+// CHECK-NEXT:      %[[IT:.*]] = tensor.from_elements %iteration : tensor<i64>
+// CHECK-NEXT:      %[[CT:.*]] = tensor.from_elements %cond : tensor<i1>
+// CHECK-NEXT:      %[[NEXTC:.*]], %[[NEXTV:.*]], %[[ELEM:.*]] = func.call @loop_outlined_body_0(%w, %[[IT]], %[[CT]], %[[V]])
+// CHECK-NEXT:      %[[NC:.*]] = tensor.extract %[[NEXTC]][] : tensor<i1>
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:      %[[NI:.*]] = arith.addi %iteration, %[[ONE]] : i64
+// CHECK-NEXT:      %[[ROW:.*]] = arith.index_cast %iteration : i64 to index
+// CHECK-NEXT:      %[[STACKED:.*]] = tensor.insert_slice %[[ELEM]] into %[[ACC]][%[[ROW]], 0] [1, 2] [1, 1] : tensor<2xf32> into tensor<3x2xf32>
+// CHECK-NEXT:      scf.yield %[[NI]], %[[NC]], %[[NEXTV]], %[[STACKED]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R0]], %[[R1]] : tensor<2xf32>, tensor<3x2xf32>
+// CHECK:       func.func private @loop_outlined_body_0(%w: tensor<2xf32>, %i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>) -> (tensor<i1>, tensor<2xf32>, tensor<2xf32>)
+// CHECK-NEXT:    %[[N:.*]] = tensor_expr.compute "mul"
+// CHECK:         func.return %ci, %[[N]], %v
+func.func @loop_outlined(%m: tensor<i64>, %c: tensor<1xi1>, %x: tensor<2xf32>, %w: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %r:2 = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<1xi1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    %n = graph.mul %v, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    graph.yield %ci, %n, %v : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  func.return %r#0, %r#1 : tensor<2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Nested control flow: the inner graph.if moves into the outer body's function, and is
+// outlined from there (its capture %y, two scopes up, is passed through the outer function).
+
+// CHECK-LABEL: func.func @nested_if_in_loop
+// CHECK:         func.call @nested_if_in_loop_body_0(%y, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:       func.func private @nested_if_in_loop_body_0(%y: tensor<2xf32>, %i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>)
+// CHECK:         scf.if %{{.*}} -> (tensor<2xf32>) {
+// CHECK-NEXT:      func.call @nested_if_in_loop_body_0_then_0(%v, %y)
+// CHECK:         } else {
+// CHECK-NEXT:      func.call @nested_if_in_loop_body_0_else_0(%v)
+// CHECK:       func.func private @nested_if_in_loop_body_0_else_0(%v: tensor<2xf32>)
+// CHECK:       func.func private @nested_if_in_loop_body_0_then_0(%v: tensor<2xf32>, %y: tensor<2xf32>)
+func.func @nested_if_in_loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    %n = graph.if %ci : tensor<i1> -> tensor<2xf32> {
+      %a = graph.add %v, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      graph.yield %a : tensor<2xf32>
+    } else {
+      graph.yield %v : tensor<2xf32>
+    }
+    graph.yield %ci, %n : tensor<i1>, tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}

@@ -773,3 +773,41 @@ func.func @check_bounds_memref_load(%A: memref<2x3xf32>, %i: index, %j: index) -
   %v = memref.load %A[%i, %j] : memref<2x3xf32>
   func.return %v : f32
 }
+
+// -----
+
+// scf.while (the loop of graph.loop in an entry function): the "before" region is the header,
+// scf.condition a conditional branch to the body or to the exit, whose arguments are the loop's
+// results; the body branches back to the header.
+
+// CHECK-LABEL: llvm.func @scf_while
+// CHECK:         %[[FIRST:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[GO:.*]] = llvm.mlir.constant(true) : i1
+// CHECK-NEXT:    llvm.br ^[[HEADER:.*]](%[[FIRST]], %[[GO]] : i64, i1)
+// CHECK-NEXT:  ^[[HEADER]](%i: i64, %g: i1):
+// CHECK-NEXT:    %more = llvm.icmp "slt" %i, %trip : i64
+// CHECK-NEXT:    %ok = llvm.and %more, %g : i1
+// CHECK-NEXT:    llvm.cond_br %ok, ^[[BODY:.*]](%i, %g : i64, i1), ^[[EXIT:.*]](%i, %g : i64, i1)
+// CHECK-NEXT:  ^[[BODY]](%iteration: i64, %cond: i1):
+// CHECK-NEXT:    %one = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %next = llvm.add %iteration, %one : i64
+// CHECK-NEXT:    llvm.br ^[[HEADER]](%next, %cond : i64, i1)
+// CHECK-NEXT:  ^[[EXIT]](%last: i64, %done: i1):
+// CHECK:         llvm.store %last, %out
+func.func @scf_while(%n: memref<i64>, %out: memref<i64>) attributes {dlc.num_outputs = 1 : i64} {
+  %trip = loop.load %n[] : memref<i64> -> i64
+  %first = arith.constant 0 : i64
+  %go = arith.constant true
+  %last, %done = scf.while (%i = %first, %g = %go) : (i64, i1) -> (i64, i1) {
+    %more = arith.cmpi slt, %i, %trip : i64
+    %ok = arith.andi %more, %g : i1
+    scf.condition(%ok) %i, %g : i64, i1
+  } do {
+  ^bb0(%iteration: i64, %cond: i1):
+    %one = arith.constant 1 : i64
+    %next = arith.addi %iteration, %one : i64
+    scf.yield %next, %cond : i64, i1
+  }
+  loop.store %last, %out[] : i64 -> memref<i64>
+  func.return
+}

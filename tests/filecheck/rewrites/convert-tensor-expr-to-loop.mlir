@@ -459,3 +459,129 @@ func.func @negative_op_in_compute_body(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+// scf.if on tensors: the result gets a buffer (here the output), each branch copies its yielded
+// value into it; the call's result buffer is allocated around the whole if.
+
+// CHECK-LABEL: func.func @if_bufferized(%c: memref<i1>, %x: memref<2xf32>, %out: memref<2xf32>)
+// CHECK:         %[[COND:.*]] = loop.load %c[] : memref<i1> -> i1
+// CHECK-NEXT:    %[[T:.*]] = loop.alloc global : memref<2xf32>
+// CHECK-NEXT:    scf.if %[[COND]] {
+// CHECK-NEXT:      func.call @then(%x, %[[T]]) : (memref<2xf32>, memref<2xf32>) -> ()
+// CHECK:             loop.block "copy_out0" reads(%[[T]] : memref<2xf32>) writes(%out : memref<2xf32>)
+// CHECK:         } else {
+// CHECK:             loop.block "copy_out0" reads(%x : memref<2xf32>) writes(%out : memref<2xf32>)
+// CHECK:         loop.dealloc %[[T]] : memref<2xf32>
+// CHECK-NEXT:    func.return
+
+func.func @if_bufferized(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %cond = tensor.extract %c[] : tensor<i1>
+  %r = scf.if %cond -> (tensor<2xf32>) {
+    %t = func.call @then(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    scf.yield %t : tensor<2xf32>
+  } else {
+    scf.yield %x : tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}
+func.func private @then(tensor<2xf32>) -> tensor<2xf32>
+
+// -----
+
+// scf.while: the tensors it carries live in their result buffers (the outputs), initialised
+// before the loop; only the scalars stay loop-carried. The body stores the iteration into a
+// buffer, calls the body function, reloads the condition, writes the scan element into row %row
+// in place and copies the new carried value into its state.
+
+// CHECK-LABEL: func.func @while_bufferized(%m: memref<i64>, %x: memref<2xf32>, %out: memref<2xf32>, %out_1: memref<3x2xf32>)
+// CHECK:         %[[TRIP:.*]] = loop.load %m[] : memref<i64> -> i64
+// CHECK:         %[[IT:.*]] = loop.alloc global : memref<i64>
+// CHECK-NEXT:    %[[NEXT:.*]] = loop.alloc global : memref<i1>
+// CHECK-NEXT:    %[[V:.*]] = loop.alloc global : memref<2xf32>
+// CHECK-NEXT:    %[[ELEM:.*]] = loop.alloc global : memref<2xf32>
+// CHECK:           loop.block "loop_init" reads(%x : memref<2xf32>) writes(%out : memref<2xf32>)
+// CHECK:           loop.block "loop_init" reads(%scan_init : memref<3x2xf32>) writes(%out_1 : memref<3x2xf32>)
+// CHECK:         scf.while (%i = %first, %g = %go) : (i64, i1) -> (i64, i1) {
+// CHECK-NEXT:      %more = arith.cmpi slt, %i, %[[TRIP]] : i64
+// CHECK-NEXT:      %ok = arith.andi %more, %g : i1
+// CHECK-NEXT:      scf.condition(%ok) %i, %g : i64, i1
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb0(%iteration: i64, %cond: i1):
+// CHECK-NEXT:      loop.store %iteration, %[[IT]][] : i64 -> memref<i64>
+// CHECK-NEXT:      func.call @body(%[[IT]], %out, %[[NEXT]], %[[V]], %[[ELEM]])
+// CHECK-NEXT:      %next = loop.load %[[NEXT]][] : memref<i1> -> i1
+// CHECK:           %row = arith.index_cast %iteration : i64 to index
+// CHECK:             loop.block "scan_insert" reads(%[[ELEM]] : memref<2xf32>) writes(%out_1 : memref<3x2xf32>)
+// CHECK-NEXT:          %[[E:.*]] = loop.load %[[ELEM]][%[[J:.*]]] : memref<2xf32> -> f32
+// CHECK-NEXT:          loop.store %[[E]], %out_1[%row, %[[J]]] : f32 -> memref<3x2xf32>
+// CHECK:             loop.block "loop_carry" reads(%[[V]] : memref<2xf32>) writes(%out : memref<2xf32>)
+// CHECK:           scf.yield %{{.*}}, %next : i64, i1
+// CHECK:         loop.dealloc %[[IT]] : memref<i64>
+
+func.func @while_bufferized(%m: tensor<i64>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %trip = tensor.extract %m[] : tensor<i64>
+  %go = arith.constant true
+  %scan_init = arith.constant dense<0.000000e+00> : tensor<3x2xf32>
+  %first = arith.constant 0 : i64
+  %n, %done, %v, %s = scf.while (%i = %first, %g = %go, %state0 = %x, %state1 = %scan_init) : (i64, i1, tensor<2xf32>, tensor<3x2xf32>) -> (i64, i1, tensor<2xf32>, tensor<3x2xf32>) {
+    %more = arith.cmpi slt, %i, %trip : i64
+    %ok = arith.andi %more, %g : i1
+    scf.condition(%ok) %i, %g, %state0, %state1 : i64, i1, tensor<2xf32>, tensor<3x2xf32>
+  } do {
+  ^bb0(%iteration: i64, %cond: i1, %state0_1: tensor<2xf32>, %state1_1: tensor<3x2xf32>):
+    %it = tensor.from_elements %iteration : tensor<i64>
+    %b:3 = func.call @body(%it, %state0_1) : (tensor<i64>, tensor<2xf32>) -> (tensor<i1>, tensor<2xf32>, tensor<2xf32>)
+    %next = tensor.extract %b#0[] : tensor<i1>
+    %one = arith.constant 1 : i64
+    %i1 = arith.addi %iteration, %one : i64
+    %row = arith.index_cast %iteration : i64 to index
+    %stacked = tensor.insert_slice %b#2 into %state1_1[%row, 0] [1, 2] [1, 1] : tensor<2xf32> into tensor<3x2xf32>
+    scf.yield %i1, %next, %b#1, %stacked : i64, i1, tensor<2xf32>, tensor<3x2xf32>
+  }
+  func.return %v, %s : tensor<2xf32>, tensor<3x2xf32>
+}
+func.func private @body(tensor<i64>, tensor<2xf32>) -> (tensor<i1>, tensor<2xf32>, tensor<2xf32>)
+
+// -----
+
+// Carried tensors that trade places go through temporaries (no state is overwritten before it is
+// read).
+
+// CHECK-LABEL: func.func @while_swapping_states
+// CHECK:         %[[T0:.*]] = loop.alloc global : memref<2xf32>
+// CHECK-NEXT:    %[[T1:.*]] = loop.alloc global : memref<2xf32>
+// CHECK-NEXT:    scf.while
+// CHECK:           loop.block "loop_swap" reads(%out_1 : memref<2xf32>) writes(%[[T0]] : memref<2xf32>)
+// CHECK:           loop.block "loop_swap" reads(%out : memref<2xf32>) writes(%[[T1]] : memref<2xf32>)
+// CHECK:           loop.block "loop_carry" reads(%[[T0]] : memref<2xf32>) writes(%out : memref<2xf32>)
+// CHECK:           loop.block "loop_carry" reads(%[[T1]] : memref<2xf32>) writes(%out_1 : memref<2xf32>)
+// CHECK:         loop.dealloc %[[T0]] : memref<2xf32>
+// CHECK-NEXT:    loop.dealloc %[[T1]] : memref<2xf32>
+
+func.func @while_swapping_states(%x: tensor<2xf32>, %y: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %go = arith.constant true
+  %g, %a, %b = scf.while (%c = %go, %p = %x, %q = %y) : (i1, tensor<2xf32>, tensor<2xf32>) -> (i1, tensor<2xf32>, tensor<2xf32>) {
+    scf.condition(%c) %c, %p, %q : i1, tensor<2xf32>, tensor<2xf32>
+  } do {
+  ^bb0(%c2: i1, %p2: tensor<2xf32>, %q2: tensor<2xf32>):
+    %no = arith.constant false
+    scf.yield %no, %q2, %p2 : i1, tensor<2xf32>, tensor<2xf32>
+  }
+  func.return %a, %b : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK: 'tensor.empty' op expected one of func.call, tensor.extract, tensor.from_elements, tensor.insert_slice, scalar arith ops in the regions of 'scf.if' in @negative_op_in_region (convert-tensor-expr-to-loop), found 'tensor.empty'
+
+func.func @negative_op_in_region(%c: i1, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = scf.if %c -> (tensor<2xf32>) {
+    %t = tensor.empty() : tensor<2xf32>
+    scf.yield %t : tensor<2xf32>
+  } else {
+    scf.yield %x : tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}

@@ -158,3 +158,50 @@ func.func @negative_two_convs(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %s = graph.add %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   func.return %s : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// The regions of graph.if and graph.loop are fused like function bodies; a captured value (%a,
+// %w) becomes an input of the group that uses it; the control-flow op joins no group, and a value
+// used inside a region (%a) ends its producer's group.
+
+// CHECK-LABEL: @fuse_inside_regions
+// CHECK:       %[[A:.*]] = graph.fused (%x) {kind = "elementwise", name = "fused_exp"}
+// CHECK:       %[[R:.*]] = graph.if %c : tensor<i1> -> tensor<2x3xf32> {
+// CHECK-NEXT:    %[[T:.*]] = graph.fused (%[[A]], %w) {kind = "out_fusable", name = "fused_matmul_relu"}
+// CHECK:           graph.yield %{{.*}} : tensor<2x3xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    graph.yield %[[T]] : tensor<2x3xf32>
+// CHECK-NEXT:  } else {
+// CHECK-NEXT:    graph.yield %[[A]] : tensor<2x3xf32>
+// CHECK-NEXT:  }
+// CHECK:       graph.fused (%[[R]]) {kind = "elementwise", name = "fused_neg"}
+func.func @fuse_inside_regions(%c: tensor<i1>, %x: tensor<2x3xf32>, %w: tensor<3x3xf32>) -> tensor<2x3xf32> {
+  %a = graph.exp %x : tensor<2x3xf32>
+  %r = graph.if %c : tensor<i1> -> tensor<2x3xf32> {
+    %m = graph.matmul %a, %w : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+    %t = graph.relu %m : tensor<2x3xf32>
+    graph.yield %t : tensor<2x3xf32>
+  } else {
+    graph.yield %a : tensor<2x3xf32>
+  }
+  %s = graph.neg %r : tensor<2x3xf32>
+  func.return %s : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @fuse_inside_loop_body
+// CHECK:       graph.loop (%m, %c, %x)
+// CHECK:       ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+// CHECK-NEXT:    %[[N:.*]] = graph.fused (%v, %x) {kind = "broadcast", name = "fused_add_tanh"}
+// CHECK:         graph.yield %ci, %[[N]] : tensor<i1>, tensor<2xf32>
+func.func @fuse_inside_loop_body(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    %s = graph.add %v, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %n = graph.tanh %s : tensor<2xf32>
+    graph.yield %ci, %n : tensor<i1>, tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}

@@ -169,3 +169,37 @@ func.func @negative_reversing_slice_and_real_cast(%x: tensor<2x3xf32>) -> (tenso
   %s = graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: 2, 3>, steps = array<i64: 1, -1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %c, %s : tensor<2x3xi32>, tensor<2x3xf32>
 }
+
+// -----
+
+// A graph.if on a constant condition is replaced by the branch it takes.
+
+// CHECK-LABEL: @constant_if_inlined
+// CHECK-SAME:  (%[[X:.*]]: tensor<2xf32>)
+// CHECK-NEXT:  %[[E:.*]] = graph.exp %[[X]] : tensor<2xf32>
+// CHECK-NEXT:  func.return %[[E]], %[[X]] : tensor<2xf32>, tensor<2xf32>
+func.func @constant_if_inlined(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %c = graph.constant dense<false> : tensor<1xi1>
+  %r:2 = graph.if %c : tensor<1xi1> -> (tensor<2xf32>, tensor<2xf32>) {
+    %t = graph.relu %x : tensor<2xf32>
+    graph.yield %t, %t : tensor<2xf32>, tensor<2xf32>
+  } else {
+    %e = graph.exp %x : tensor<2xf32>
+    graph.yield %e, %x : tensor<2xf32>, tensor<2xf32>
+  }
+  func.return %r#0, %r#1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_runtime_if
+// CHECK:       graph.if %c
+func.func @negative_runtime_if(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+    %t = graph.relu %x : tensor<2xf32>
+    graph.yield %t : tensor<2xf32>
+  } else {
+    graph.yield %x : tensor<2xf32>
+  }
+  func.return %r : tensor<2xf32>
+}

@@ -315,7 +315,7 @@ func.func @negative_flatten_axis(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @negative_yield_parent(%a: tensor<3xf32>) {
-  // CHECK: 'graph.yield' expects parent op 'graph.fused'
+  // CHECK: 'graph.yield' expects parent op to be one of 'graph.fused', 'graph.if', 'graph.loop'
   graph.yield %a : tensor<3xf32>
 }
 
@@ -691,5 +691,164 @@ func.func @negative_matmul_integer_zero_point(%a: tensor<2x3xui8>, %b: tensor<3x
 func.func @negative_matmul_integer_contracting(%a: tensor<2x3xui8>, %b: tensor<5x4xi8>, %az: tensor<ui8>, %bz: tensor<i8>) {
   // CHECK: 'graph.matmul_integer' op expected contracting dims to match, found 3 (lhs tensor<2x3xi32>) and 5 (rhs tensor<5x4xi32>)
   %r = graph.matmul_integer %a, %b, %az, %bz : (tensor<2x3xui8>, tensor<5x4xi8>, tensor<ui8>, tensor<i8>) -> tensor<2x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @negative_if_condition(%c: tensor<2xi1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.if' op expected the condition to be a one-element tensor of i1, found tensor<2xi1>
+  %r = graph.if %c : tensor<2xi1> -> tensor<2xf32> {
+    graph.yield %x : tensor<2xf32>
+  } else {
+    graph.yield %x : tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_if_branch_types(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<3xf32>) {
+  // CHECK: 'graph.if' op expected the else region to yield the result types (tensor<2xf32>), found (tensor<3xf32>)
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+    graph.yield %x : tensor<2xf32>
+  } else {
+    graph.yield %y : tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_if_region_arguments(%c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.if' op expected the then region to take no arguments, found 1
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+  ^bb0(%a: tensor<2xf32>):
+    graph.yield %a : tensor<2xf32>
+  } else {
+    graph.yield %x : tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_if_terminator(%c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.if' op expected the then region to end with graph.yield, found 'test.termop'
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+    "test.termop"() : () -> ()
+  } else {
+    graph.yield %x : tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_max_trip(%m: tensor<i32>, %c: tensor<i1>) {
+  // CHECK: 'graph.loop' op expected max_trip to be a one-element tensor of i64, found tensor<i32>
+  graph.loop (%m, %c) : (tensor<i32>, tensor<i1>) -> () {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>):
+    graph.yield %ci : tensor<i1>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_carried_results(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected the first 1 result types to be the carried types (tensor<2xf32>), found (tensor<3xf32>)
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<3xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    graph.yield %ci, %v : tensor<i1>, tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_body_arguments(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected the body to take 3 arguments (iteration, condition, carried), found 2
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>):
+    graph.yield %ci, %x : tensor<i1>, tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_iteration_argument(%m: tensor<i64>, %c: tensor<i1>) {
+  // CHECK: 'graph.loop' op expected the body's iteration argument to be a one-element tensor of i64, found tensor<2xi64>
+  graph.loop (%m, %c) : (tensor<i64>, tensor<i1>) -> () {
+  ^bb0(%i: tensor<2xi64>, %ci: tensor<i1>):
+    graph.yield %ci : tensor<i1>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_carried_arguments(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected the body's carried arguments to have the carried types (tensor<2xf32>), found (tensor<2xf16>)
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf16>):
+    graph.yield %ci, %x : tensor<i1>, tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_yield_count(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected the body to yield 2 values (condition, carried, scan elements), found 1
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    graph.yield %ci : tensor<i1>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_yielded_condition(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected the body's yielded condition to be a one-element tensor of i1, found tensor<2xf32>
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    graph.yield %v, %v : tensor<2xf32>, tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_yielded_carried(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<3xf32>) {
+  // CHECK: 'graph.loop' op expected the body to yield the carried types (tensor<2xf32>), found (tensor<3xf32>)
+  %r = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    graph.yield %ci, %y : tensor<i1>, tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_scan_output_shape(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected scan output #0 to stack elements of type tensor<2xf32> along a new leading axis, found tensor<3x3xf32>
+  %r = graph.loop (%m, %c) : (tensor<i64>, tensor<i1>) -> tensor<3x3xf32> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>):
+    graph.yield %ci, %x : tensor<i1>, tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_loop_scan_lengths(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) {
+  // CHECK: 'graph.loop' op expected every scan output to have the same leading size, found [3, 4]
+  %r:2 = graph.loop (%m, %c) : (tensor<i64>, tensor<i1>) -> (tensor<3x2xf32>, tensor<4x2xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>):
+    graph.yield %ci, %x, %x : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
   func.return
 }

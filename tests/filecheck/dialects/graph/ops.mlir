@@ -284,6 +284,67 @@ func.func @flatten(%x: tensor<2x3x4x5xf32>) -> tensor<2x60xf32> {
   func.return %r : tensor<2x60xf32>
 }
 
+// CHECK-LABEL: func.func @if_op
+func.func @if_op(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+    %t = graph.relu %x : tensor<2xf32>
+    graph.yield %t : tensor<2xf32>
+  } else {
+    %e = graph.neg %x : tensor<2xf32>
+    graph.yield %e : tensor<2xf32>
+  }
+  // CHECK-NEXT: %r = graph.if %c : tensor<i1> -> tensor<2xf32> {
+  // CHECK-NEXT:   %t = graph.relu %x : tensor<2xf32>
+  // CHECK-NEXT:   graph.yield %t : tensor<2xf32>
+  // CHECK-NEXT: } else {
+  // CHECK-NEXT:   %e = graph.neg %x : tensor<2xf32>
+  // CHECK-NEXT:   graph.yield %e : tensor<2xf32>
+  // CHECK-NEXT: }
+  func.return %r : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @if_two_results_in_loop
+func.func @if_two_results_in_loop(%c: tensor<1xi1>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %r:2 = graph.if %c {note} : tensor<1xi1> -> (tensor<2xf32>, tensor<2xf32>) {
+    graph.yield %x, %x : tensor<2xf32>, tensor<2xf32>
+  } else {
+    %e = graph.exp %x : tensor<2xf32>
+    graph.yield %x, %e : tensor<2xf32>, tensor<2xf32>
+  }
+  // CHECK-NEXT: %r, %r_1 = graph.if %c {note} : tensor<1xi1> -> (tensor<2xf32>, tensor<2xf32>) {
+  // CHECK-NEXT:   graph.yield %x, %x : tensor<2xf32>, tensor<2xf32>
+  // CHECK-NEXT: } else {
+  func.return %r#0, %r#1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @loop_op
+func.func @loop_op(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %r:2 = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>)
+      -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+    %n = graph.relu %v : tensor<2xf32>
+    graph.yield %ci, %n, %v : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  // CHECK-NEXT: %r, %r_1 = graph.loop (%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  // CHECK-NEXT: ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %v: tensor<2xf32>):
+  // CHECK-NEXT:   %n = graph.relu %v : tensor<2xf32>
+  // CHECK-NEXT:   graph.yield %ci, %n, %v : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  // CHECK-NEXT: }
+  func.return %r#0, %r#1 : tensor<2xf32>, tensor<3x2xf32>
+}
+
+// CHECK-LABEL: func.func @loop_without_carried_values
+func.func @loop_without_carried_values(%m: tensor<1xi64>, %c: tensor<1xi1>) {
+  graph.loop (%m, %c) : (tensor<1xi64>, tensor<1xi1>) -> () {
+  ^bb0(%i: tensor<1xi64>, %ci: tensor<1xi1>):
+    graph.yield %ci : tensor<1xi1>
+  }
+  // CHECK-NEXT: graph.loop (%m, %c) : (tensor<1xi64>, tensor<1xi1>) -> () {
+  // CHECK-NEXT: ^bb0(%i: tensor<1xi64>, %ci: tensor<1xi1>):
+  // CHECK-NEXT:   graph.yield %ci : tensor<1xi1>
+  func.return
+}
+
 // CHECK-LABEL: func.func @fused
 func.func @fused(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
   %r = graph.fused (%x, %w) {kind = "out_fusable", name = "fused_matmul_relu"}
