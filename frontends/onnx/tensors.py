@@ -25,7 +25,8 @@ _DTYPES: dict[int, np.dtype] = {
     TensorProto.BOOL: np.dtype(np.bool_),
 }
 """Every ONNX element type dlc imports, with its NumPy dtype. Booleans are `i1`, unsigned
-integers `ui<N>`, signed ones signless `i<N>`, BFLOAT16 `bf16` held as `ml_dtypes.bfloat16` (see `dialects.graph.attrs.from_numpy_dtype`)."""
+integers `ui<N>`, signed ones signless `i<N>`, BFLOAT16 is `bf16` held as `ml_dtypes.bfloat16`
+(see `dialects.graph.attrs.from_numpy_dtype`)."""
 
 
 def onnx_type_name(elem_type: int) -> str:

@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
     i16,
-    i64,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
