@@ -1,0 +1,81 @@
+"""Mixed precision in dlc: fp32 against bf16 (and f16) compiled models, latency and accuracy.
+
+Run: `python3 benchmarks/low_precision.py [--models resnet18 transformer] [--precisions bf16 f16]
+[--samples 16] [--repeats 15] [--threads 0]`.
+
+For each model (built by `benchmarks/model_zoo.py`, seeded) it compiles the fp32 model and the
+same model with `dlc.compile(..., precision=P)` (`graph-to-low-precision{type=P}`), times them
+interleaved in the same run (`benchmarks.common.time_calls`, median), and compares their
+outputs on `--samples` random inputs: max |low - fp32|, that over max |fp32| (relative), and
+the top-1 agreement of the last axis (classifiers: the predicted class).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import time_calls  # noqa: E402
+from benchmarks.model_zoo import MODELS, random_inputs  # noqa: E402
+
+
+def bench(name: str, args: argparse.Namespace, cache: Path) -> None:
+    import dlc
+
+    model = MODELS[name]()
+    compiled = {"fp32": dlc.compile(model, threads=args.threads, cache_dir=cache)}
+    for precision in args.precisions:
+        compiled[precision] = dlc.compile(model, threads=args.threads, cache_dir=cache,
+                                          precision=precision)
+    inputs = random_inputs(model)
+    arrays = list(inputs.values())
+    runs = {label: (lambda m=m: m(*arrays)) for label, m in compiled.items()}
+    timings = time_calls(runs, repeats=args.repeats, min_seconds=0.05)
+    base_ms = timings["fp32"].median * 1e3
+    line = f"{name}: latency fp32 {base_ms:.3f} ms"
+    for precision in args.precisions:
+        low_ms = timings[precision].median * 1e3
+        line += f", {precision} {low_ms:.3f} ms ({low_ms / base_ms:.2f}x fp32)"
+    print(line)
+    rng = np.random.default_rng(1)
+    for precision in args.precisions:
+        worst_abs = worst_rel = 0.0
+        agree = 0
+        for _ in range(args.samples):
+            sample = [rng.standard_normal(a.shape).astype(a.dtype) for a in arrays]
+            reference = np.asarray(compiled["fp32"](*sample), dtype=np.float64)
+            got = np.asarray(compiled[precision](*sample), dtype=np.float64)
+            error = float(np.abs(got - reference).max())
+            worst_abs = max(worst_abs, error)
+            worst_rel = max(worst_rel, error / max(float(np.abs(reference).max()), 1e-30))
+            flat_ref = reference.reshape(-1, reference.shape[-1])
+            flat_got = got.reshape(-1, got.shape[-1])
+            agree += float(np.mean(flat_ref.argmax(-1) == flat_got.argmax(-1)))
+        print(f"  {precision} vs fp32 on {args.samples} random inputs: max abs error "
+              f"{worst_abs:.3e}, max rel error {worst_rel:.3e}, top-1 agreement "
+              f"{100 * agree / args.samples:.1f}%")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["resnet18", "transformer"],
+                        choices=list(MODELS))
+    parser.add_argument("--precisions", nargs="+", default=["bf16"], choices=["bf16", "f16"])
+    parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=0, help="0: all cores")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        for name in args.models:
+            bench(name, args, Path(directory) / "cache")
+
+
+if __name__ == "__main__":
+    main()
