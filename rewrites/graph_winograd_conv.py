@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.graph.attrs import is_float_type, is_low_precision_float
+from dlc.dialects.graph.attrs import is_float_type
 from dlc.dialects.graph.ops import Conv2DOp, Conv2DWinogradOp
 from dlc.dialects.graph.utils import build_constant, constant_array, shape_of
 from dlc.dialects.graph.winograd import TILES, tile_rows, transform_weight
@@ -54,7 +54,7 @@ def _eligible(op: Conv2DOp, min_channels: int, min_width: int) -> bool:
         and op.dilation_tuple() == (1, 1) and weight_shape[2] == 3
         and min(weight_shape[0], weight_shape[1]) >= min_channels
         and shape_of(op.result)[3] >= min_width
-        and is_float_type(element_type) and not is_low_precision_float(element_type)
+        and is_float_type(element_type)
     )
 
 
@@ -91,8 +91,8 @@ class GraphWinogradConvPass(ModulePass):
     *Input invariant*: any module.
 
     *Output IR*: each `graph.conv2d` with layout NCHW / OIHW, one group, stride 1, dilation 1,
-    a weight of 3 rows (any width) that a `graph.constant` defines, an f32 or f64 element type
-    (f16 and bf16 would lose too much in the transforms) and at
+    a weight of 3 rows (any width) that a `graph.constant` defines, a float element type (on
+    f16 and bf16 the transforms compute in f32, `rewrites.topi.winograd`) and at
     least `min-channels` input and output channels and an output row of at least `min-width`
     becomes `graph.conv2d_winograd` with the same input, bias and padding and the weight
     `U = G w` (a new constant, computed in float64 and stored in the weight's dtype), when

@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph.interpreter import run_module
 from dlc.driver.errors import CompileError
 from dlc.frontends.onnx import import_onnx
@@ -20,7 +21,6 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.passes import PassPipeline
 
 import dlc
-from dlc.dialects import make_context
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RNG = np.random.default_rng(23)
