@@ -7,7 +7,8 @@ For each model (built by `benchmarks/model_zoo.py`, seeded) it compiles the fp32
 same model with `dlc.compile(..., precision=P)` (`graph-to-low-precision{type=P}`), times them
 interleaved in the same run (`benchmarks.common.time_calls`, median), and compares their
 outputs on `--samples` random inputs: max |low - fp32|, that over max |fp32| (relative), and
-the top-1 agreement of the last axis (classifiers: the predicted class).
+the top-1 agreement of the last axis (classifiers: the predicted class) and how often fp32's top-1
+is among the low-precision run's top 5.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def bench(name: str, args: argparse.Namespace, cache: Path) -> None:
     rng = np.random.default_rng(1)
     for precision in args.precisions:
         worst_abs = worst_rel = 0.0
-        agree = 0
+        agree = agree5 = 0.0
         for _ in range(args.samples):
             sample = [rng.standard_normal(a.shape).astype(a.dtype) for a in arrays]
             reference = np.asarray(compiled["fp32"](*sample), dtype=np.float64)
@@ -56,10 +57,14 @@ def bench(name: str, args: argparse.Namespace, cache: Path) -> None:
             worst_rel = max(worst_rel, error / max(float(np.abs(reference).max()), 1e-30))
             flat_ref = reference.reshape(-1, reference.shape[-1])
             flat_got = got.reshape(-1, got.shape[-1])
-            agree += float(np.mean(flat_ref.argmax(-1) == flat_got.argmax(-1)))
+            top1 = flat_ref.argmax(-1)
+            agree += float(np.mean(top1 == flat_got.argmax(-1)))
+            top5 = np.argsort(-flat_got, axis=-1)[:, :5]
+            agree5 += float(np.mean((top5 == top1[:, None]).any(-1)))
         print(f"  {precision} vs fp32 on {args.samples} random inputs: max abs error "
               f"{worst_abs:.3e}, max rel error {worst_rel:.3e}, top-1 agreement "
-              f"{100 * agree / args.samples:.1f}%")
+              f"{100 * agree / args.samples:.1f}%, fp32's top-1 in the top-5 "
+              f"{100 * agree5 / args.samples:.1f}%")
     sys.stdout.flush()
 
 

@@ -105,6 +105,45 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 
 // -----
 
+// bf16 is its bits in an i16, computed in f32: extf shifts the bits up, each op's result is
+// rounded to nearest even on the bits ((bits + 0x7FFF + lsb) >> 16, a NaN gets the quiet bit
+// 0x400000 instead), constants are their bf16 bits (1.0 is 0x3F80 = 16256).
+
+// CHECK-LABEL: llvm.func @bf16_arith
+// CHECK-SAME:    (%[[A:.*]]: i16, %[[B:.*]]: i16) -> i16
+// CHECK-NEXT:    %[[AZ:.*]] = llvm.zext %[[A]] : i16 to i32
+// CHECK-NEXT:    %[[C16:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[AS:.*]] = llvm.shl %[[AZ]], %[[C16]] : i32
+// CHECK-NEXT:    %[[AF:.*]] = llvm.bitcast %[[AS]] : i32 to f32
+// CHECK:         %[[BF:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:    %[[SUM:.*]] = llvm.fadd %[[AF]], %[[BF]] : f32
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[SUM]] : f32 to i32
+// CHECK-NEXT:    %[[S16:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[HIGH:.*]] = llvm.lshr %[[BITS]], %[[S16]] : i32
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[LSB:.*]] = llvm.and %[[HIGH]], %[[ONE]] : i32
+// CHECK-NEXT:    %[[HALF:.*]] = llvm.mlir.constant(32767 : i32) : i32
+// CHECK-NEXT:    %[[BIAS:.*]] = llvm.add %[[LSB]], %[[HALF]] : i32
+// CHECK-NEXT:    %[[ROUNDED:.*]] = llvm.add %[[BITS]], %[[BIAS]] : i32
+// CHECK-NEXT:    %[[QB:.*]] = llvm.mlir.constant(4194304 : i32) : i32
+// CHECK-NEXT:    %[[QUIET:.*]] = llvm.or %[[BITS]], %[[QB]] : i32
+// CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.select %[[NAN]], %[[QUIET]], %[[ROUNDED]] : i1, i32
+// CHECK-NEXT:    %[[SHIFTED:.*]] = llvm.lshr %[[CHOSEN]], %[[S16]] : i32
+// CHECK-NEXT:    %[[S:.*]] = llvm.trunc %[[SHIFTED]] : i32 to i16
+// CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(16256 : i16) : i16
+// CHECK:         llvm.fmul %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     bf16
+// CHECK:         llvm.return %{{.*}} : i16
+func.func @bf16_arith(%a: bf16, %b: bf16) -> bf16 {
+  %s = arith.addf %a, %b : bf16
+  %one = arith.constant 1.0 : bf16
+  %t = arith.mulf %s, %one : bf16
+  func.return %t : bf16
+}
+
+// -----
+
 // A libm function on a vector runs lane by lane.
 
 // CHECK-LABEL: llvm.func @math_vector_libm
