@@ -105,8 +105,8 @@ C_TYPES = {
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "bool": "uint8_t",
 }
-"""The C element type of each NumPy dtype an entry argument can have (float16 and bfloat16: their bits;
-bool: one byte, 0 or 1)."""
+"""The C element type of each NumPy dtype an entry argument can have (float16 and bfloat16:
+their bits; bool: one byte, 0 or 1)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SYMBOL = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$]*\Z")
