@@ -273,3 +273,29 @@ def test_precision_errors(tmp_path) -> None:
         _compile(model, tmp_path, precision="int4")
     with pytest.raises(CompileError, match="expected a CPU target with precision bf16"):
         dlc.compile(model, "opencl", precision="bf16", cache=False)
+
+
+def test_dlc_compile_precision_flag(tmp_path, capsys) -> None:
+    """`dlc compile --precision bf16` writes a library whose weights are bf16 (a smaller .so)
+    and whose results stay within the bf16 tolerance; a GPU target is refused."""
+    from dlc.tools.dlc_main import main
+
+    model = _resnet_block(channels=32)
+    path = tmp_path / "block.onnx"
+    onnx.save(model, path)
+    sizes = {}
+    for precision in ("fp32", "bf16"):
+        library = tmp_path / f"{precision}.so"
+        assert main(["compile", str(path), "--target", TARGET, "--threads", "2",
+                     "--precision", precision, "-o", str(library),
+                     "--cache-dir", str(tmp_path / "cache")]) == 0
+        sizes[precision] = library.stat().st_size
+    x = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    reference = dlc.load(tmp_path / "fp32.so")(x)
+    got = dlc.load(tmp_path / "bf16.so")(x)
+    assert np.abs(got - reference).max() / np.abs(reference).max() < TOLERANCE["bf16"]
+    assert sizes["bf16"] < sizes["fp32"]
+    capsys.readouterr()
+    assert main(["compile", str(path), "--target", "opencl", "--precision", "bf16",
+                 "-o", str(tmp_path / "gpu.so")]) == 1
+    assert "expected a CPU --target with --precision bf16" in capsys.readouterr().err
