@@ -299,3 +299,29 @@ def test_dlc_compile_precision_flag(tmp_path, capsys) -> None:
     assert main(["compile", str(path), "--target", "opencl", "--precision", "bf16",
                  "-o", str(tmp_path / "gpu.so")]) == 1
     assert "expected a CPU --target with --precision bf16" in capsys.readouterr().err
+
+
+BF16_GRAPH = """
+func.func @f(%x: tensor<4x8xbf16>, %y: tensor<8x4xbf16>) -> tensor<4x4xbf16> {
+  %m = graph.matmul %x, %y : (tensor<4x8xbf16>, tensor<8x4xbf16>) -> tensor<4x4xbf16>
+  %a = graph.add %m, %m : (tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
+  %r = graph.relu %a : tensor<4x4xbf16>
+  func.return %r : tensor<4x4xbf16>
+}
+"""
+
+
+def test_bf16_through_tensor_expr_and_loop_interpreters(tmp_path, capsys) -> None:
+    """bf16 IR keeps its results through tensor_expr and loop (each level's interpreter, after
+    every pass: `--check-semantics`), and the check does see bf16 (a broken loop pass is
+    caught)."""
+    from dlc.tools.dlc_opt import main
+
+    path = tmp_path / "bf16.mlir"
+    path.write_text(BF16_GRAPH)
+    lowering = ("convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+                "loop-default-schedule")
+    assert main([str(path), "--check-semantics", "-p", lowering]) == 0
+    capsys.readouterr()
+    assert main([str(path), "--check-semantics", "-p", f"{lowering},test-break-loop"]) == 1
+    assert "pass 'test-break-loop' changed the results of @f" in capsys.readouterr().err
