@@ -251,7 +251,7 @@ def test_mixed_precision_in_the_interpreter(name: str, precision: str) -> None:
     assert error > 0  # something did run in low precision
 
 
-@pytest.mark.parametrize("precision", ["bf16", "f16"])
+@pytest.mark.parametrize("precision", ["bf16", pytest.param("f16", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_mixed_precision_compiled(name: str, precision: str, tmp_path) -> None:
     """dlc.compile(precision=...) within the tolerance of the fp32 build, and close to the
