@@ -73,7 +73,9 @@ class GraphToLowPrecisionPass(ModulePass):
     the ops to convert compute in f32.
 
     *Output IR*: each op of `LOW_PRECISION_OPS` (conv2d, conv_transpose2d, matmul) takes and
-    returns tensors of `type`; an op of `FOLLOW_OPS` whose float operands are all of `type` or
+    returns tensors of `type`, except an output layer (a result that reaches only the
+    function's results, through follow ops: a classifier's Gemm), which stays f32 since its
+    rounded result would only be widened again (logits a bf16 step apart would tie); an op of `FOLLOW_OPS` whose float operands are all of `type` or
     constants (add, relu, max_pool2d, reshape, ...) runs in `type` too; every other op, those
     named in `keep-fp32` included, sees f32 operands. A `graph.cast` is inserted wherever a
     value crosses between the two precisions; a cast of a `graph.constant` is folded into a
@@ -137,12 +139,27 @@ class _Converter:
                 continue
             if isinstance(op, func.ReturnOp):
                 self._cast_operands(op, f32, only_low=True)
-            elif name in LOW_PRECISION_OPS and name not in self.keep:
+            elif name in LOW_PRECISION_OPS and name not in self.keep and not all(
+                self._feeds_only_results(r) for r in op.results
+            ):
                 self._to_low(op)
             elif name in FOLLOW_OPS and name not in self.keep and self._follows_low(op):
                 self._to_low(op)
             else:
                 self._cast_operands(op, f32, only_low=True)
+
+    def _feeds_only_results(self, value: SSAValue) -> bool:
+        """Whether `value` reaches only the function's results, through follow ops: then it is
+        an output layer, whose low-precision result would only be rounded and widened again."""
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, func.ReturnOp):
+                continue
+            if user.name not in FOLLOW_OPS or user.name in self.keep:
+                return False
+            if not all(self._feeds_only_results(r) for r in user.results):
+                return False
+        return True
 
     def _is_low(self, value: SSAValue) -> bool:
         type_ = value.type

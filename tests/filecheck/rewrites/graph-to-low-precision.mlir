@@ -54,20 +54,48 @@ func.func @conv_relu_matmul_softmax(%x: tensor<1x2x4x4xf32>) -> tensor<1x3xf32> 
 
 // -----
 
-// A residual add of two bf16 values follows them; the result is cast back for the return.
+// A residual add of two bf16 values follows them; softmax gets an f32 copy.
 
 // CHECK-LABEL: @residual_add_follows
 // CHECK:       %[[A:.*]] = graph.matmul {{.*}} -> tensor<4x4xbf16>
 // CHECK:       %[[B:.*]] = graph.matmul {{.*}} -> tensor<4x4xbf16>
 // CHECK-NEXT:  %[[S:.*]] = graph.add %[[A]], %[[B]] : (tensor<4x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16>
-// CHECK-NEXT:  %[[R:.*]] = graph.cast %[[S]] : (tensor<4x4xbf16>) -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[S32:.*]] = graph.cast %[[S]] : (tensor<4x4xbf16>) -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[R:.*]] = graph.softmax %[[S32]] {axis = 1 : i64} : tensor<4x4xf32>
 // CHECK-NEXT:  func.return %[[R]] : tensor<4x4xf32>
 func.func @residual_add_follows(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %w = graph.constant dense<0.5> : tensor<4x4xf32>
   %a = graph.matmul %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %b = graph.matmul %a, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %s = graph.add %a, %b : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  func.return %s : tensor<4x4xf32>
+  %r = graph.softmax %s {axis = 1 : i64} : tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// An output layer (a matmul whose result reaches only the function's results, here through a
+// bias add) stays f32: its bf16 result would only be widened again. The hidden layer before
+// it runs in bf16; its relu follows; the result is cast back for the classifier.
+
+// CHECK-LABEL: @output_layer_stays_f32
+// CHECK:       %[[H:.*]] = graph.matmul {{.*}} -> tensor<2x8xbf16>
+// CHECK-NEXT:  %[[R:.*]] = graph.relu %[[H]] : tensor<2x8xbf16>
+// CHECK-NEXT:  %[[R32:.*]] = graph.cast %[[R]] : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK-NEXT:  %[[W2:.*]] = graph.constant {{.*}} : tensor<8x3xf32>
+// CHECK-NEXT:  %[[L:.*]] = graph.matmul %[[R32]], %[[W2]] : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:  %[[B:.*]] = graph.constant {{.*}} : tensor<3xf32>
+// CHECK-NEXT:  %[[Y:.*]] = graph.add %[[L]], %[[B]] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<2x3xf32>
+func.func @output_layer_stays_f32(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w1 = graph.constant dense<0.5> : tensor<4x8xf32>
+  %h = graph.matmul %x, %w1 : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  %r = graph.relu %h : tensor<2x8xf32>
+  %w2 = graph.constant dense<0.25> : tensor<8x3xf32>
+  %l = graph.matmul %r, %w2 : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
+  %b = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %y = graph.add %l, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
 }
 
 // -----
@@ -79,12 +107,13 @@ func.func @residual_add_follows(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // CHECK:       %[[A:.*]] = graph.matmul {{.*}} -> tensor<4x4xbf16>
 // CHECK-NEXT:  %[[A32:.*]] = graph.cast %[[A]] : (tensor<4x4xbf16>) -> tensor<4x4xf32>
 // CHECK-NEXT:  %[[S:.*]] = graph.add %[[A32]], %[[Y]] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-// CHECK-NEXT:  func.return %[[S]]
+// CHECK-NEXT:  graph.softmax %[[S]]
 func.func @mixed_add_in_f32(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %w = graph.constant dense<0.5> : tensor<4x4xf32>
   %a = graph.matmul %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %s = graph.add %a, %y : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  func.return %s : tensor<4x4xf32>
+  %r = graph.softmax %s {axis = 1 : i64} : tensor<4x4xf32>
+  func.return %r : tensor<4x4xf32>
 }
 
 // -----
