@@ -75,8 +75,9 @@ class GraphToLowPrecisionPass(ModulePass):
     *Output IR*: each op of `LOW_PRECISION_OPS` (conv2d, conv_transpose2d, matmul) takes and
     returns tensors of `type`, except an output layer (a result that reaches only the
     function's results, through follow ops: a classifier's Gemm), which stays f32 since its
-    rounded result would only be widened again (logits a bf16 step apart would tie); an op of `FOLLOW_OPS` whose float operands are all of `type` or
-    constants (add, relu, max_pool2d, reshape, ...) runs in `type` too; every other op, those
+    rounded result would only be widened again (logits a bf16 step apart would tie); an op
+    of `FOLLOW_OPS` whose float operands are all of `type` or constants (add, relu,
+    max_pool2d, reshape, ...) runs in `type` too; every other op, those
     named in `keep-fp32` included, sees f32 operands. A `graph.cast` is inserted wherever a
     value crosses between the two precisions; a cast of a `graph.constant` is folded into a
     new constant of `type` (the weights are stored in low precision, rounded to nearest even).
