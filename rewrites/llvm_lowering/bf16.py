@@ -146,7 +146,11 @@ def f32_to_bf16(value: SSAValue, result_type: Attribute) -> list[Operation]:
     magnitude = _append(ops, llvm.AndOp(bits, _append(ops, _splat(0x7FFFFFFF, wide))))
     is_nan = _append(ops, llvm.ICmpOp(magnitude, _append(ops, _splat(0x7F800000, wide)),
                                       IntegerAttr(llvm.ICmpPredicateFlag.UGT.to_int(), i64)))
-    chosen = _append(ops, llvm.SelectOp(is_nan, quiet, rounded))
+    # select(is_nan, quiet, rounded) as a bit blend: xDSL's llvm.select verifies a scalar
+    # condition only (LLVM's instcombine makes the blend a select again)
+    mask = _append(ops, llvm.SExtOp(is_nan, wide))
+    chosen = _append(ops, llvm.XOrOp(rounded, _append(
+        ops, llvm.AndOp(_append(ops, llvm.XOrOp(quiet, rounded)), mask))))
     shifted = _append(ops, llvm.LShrOp(chosen, sixteen))
     ops.append(llvm.TruncOp(shifted, result_type))
     return ops
