@@ -40,6 +40,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     check_bounds: bool = False,
     fallback: str | None = None,
     byoc: str | None = None,
+    precision: str = "fp32",
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -82,6 +83,12 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             matmuls as OpenBLAS sgemm calls; the `cblas` extra). The graph is partitioned
             (`graph-annotate-target{targets="cblas,llvm"}`, ...) and each region becomes
             generated C code calling the library (`driver.byoc`).
+        precision: `fp32` (default: the model's own types), or `bf16` / `f16` (`fp16`): mixed
+            precision as TVM's ToMixedPrecision does it (`graph-to-low-precision`): convs and
+            matmuls take low-precision inputs and weights (stored rounded to nearest even),
+            accumulate in f32 and round their result once; elementwise and data-movement ops
+            between them follow; softmax, reductions, normalizations, exp/log and divisions
+            stay in f32. Inputs and outputs keep their types.
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -90,6 +97,11 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
+    if fallback is not None and precision != "fp32":
+        from dlc.driver.errors import CompileError
+
+        raise CompileError(f"expected no fallback with precision {precision} (heterogeneous "
+                           "execution runs the model's own types)")
     if fallback is not None:
         from dlc.driver.heterogeneous import build_heterogeneous
 
@@ -105,7 +117,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
             pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
             cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
-            jobs=jobs, check_bounds=check_bounds, byoc=byoc,
+            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
         )
 
     return build_onnx(model, input_shapes, build_for)  # type: ignore[return-value]

@@ -19,7 +19,7 @@ from dlc.dialects.contracts import TARGET_ATTR
 from dlc.dialects.graph.custom import registered_custom_ops
 from dlc.driver.artifact import CompiledModel, ForeignModule
 from dlc.driver.cache import DEFAULT_MAX_BYTES, CompileCache, CompileOptions
-from dlc.driver.compiler import Progress, compile_module, pipeline_passes
+from dlc.driver.compiler import PRECISIONS, Progress, compile_module, pipeline_passes
 from dlc.driver.errors import CompileError
 from dlc.driver.source import ModelSource, Source
 from dlc.driver.target import resolve_target
@@ -70,6 +70,7 @@ def build(
     jobs: int | None = None,
     check_bounds: bool = False,
     byoc: str | None = None,
+    precision: str = "fp32",
 ) -> Executable:
     """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
 
@@ -87,11 +88,18 @@ def build(
             f"expected a CPU target with check_bounds (bounds checks are CPU code), found "
             f"'{target}'"
         )
+    if precision not in PRECISIONS:
+        raise CompileError(f"expected precision fp32, bf16 or f16, found '{precision}'")
+    if isinstance(resolved, GpuTarget) and precision != "fp32":
+        raise CompileError(
+            f"expected a CPU target with precision {precision} (mixed precision is lowered for "
+            f"CPUs), found '{target}'"
+        )
     if isinstance(resolved, GpuTarget):
         return _build_for_device(model, resolved, entry, input_shapes, pipeline)
     options = CompileOptions(
         str(resolved), opt_level, pipeline, threads, Path(tuning_log) if tuning_log else None,
-        check_bounds,
+        check_bounds, precision,
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
     source = Source(model, input_shapes)

@@ -96,6 +96,8 @@ class CompileOptions:
         check_bounds: every load and store checks its indices and aborts with a report on a
             violation (`convert-loop-to-llvm{check-bounds=true}`): checked and unchecked code
             never share a cache entry.
+        precision: `fp32` (as the model is), or `bf16` / `f16`: the compute-heavy ops run in
+            that type with f32 accumulation (`graph-to-low-precision`).
     """
 
     target: str = "host"
@@ -104,6 +106,7 @@ class CompileOptions:
     threads: int = 0
     tuning_log: Path | None = None
     check_bounds: bool = False
+    precision: str = "fp32"
 
     def cpu_target(self) -> CpuTarget:
         """The target the code is for: `target` resolved (`host` with `threads` threads)."""
@@ -123,7 +126,8 @@ class CompileOptions:
                 ) from None
         return "|".join((compiler_fingerprint(), str(self.cpu_target()), str(self.opt_level),
                          self.pipeline, str(self.threads), log,
-                         f"check_bounds={int(self.check_bounds)}"))
+                         f"check_bounds={int(self.check_bounds)}",
+                         f"precision={self.precision}"))
 
 
 def default_cache_dir() -> Path:

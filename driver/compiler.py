@@ -136,13 +136,14 @@ class Progress:
 
 def pipeline_passes(
     module: ModuleOp, pipeline: str, threads: int | None, tuning_log: Path | None = None,
-    tuning_target: str = "", check_bounds: bool = False,
+    tuning_target: str = "", check_bounds: bool = False, precision: str = "fp32",
 ) -> tuple[ModulePass, ...]:
     """The passes the named `pipeline` runs on `module`: expanded, those for levels above the
     module's skipped, thread counts set (unless `threads` is None), bounds checks on with
     `check_bounds` (the passes with a `check_bounds` option) and, with a `tuning_log`,
     the loop lowering the log's tasks were made with followed by `loop-apply-tuning-log` (at
-    the start for a loop-level module).
+    the start for a loop-level module), and with `precision` bf16 or f16,
+    `graph-to-low-precision{type=...}` after the graph folds (`with_precision`).
 
     Raises:
         CompileError: no such pipeline.
@@ -155,10 +156,49 @@ def pipeline_passes(
         passes = with_options(passes, threads=threads)
     if check_bounds:
         passes = with_options(passes, check_bounds=True)
+    passes = with_precision(passes, precision)
     passes = applicable(module, passes)
     if tuning_log is not None:
         passes = with_tuning_log(passes, tuning_log, tuning_target)
     return passes
+
+
+PRECISIONS = {"fp32": None, "bf16": "bf16", "f16": "f16", "fp16": "f16"}
+"""The `precision` values `dlc.compile` takes, with the `graph-to-low-precision` type of each."""
+
+
+def with_precision(passes: tuple[ModulePass, ...], precision: str) -> tuple[ModulePass, ...]:
+    """`passes` with `graph-to-low-precision{type=...}` for `precision` (bf16, f16) inserted
+    after the graph folds (batch norms are folded into the f32 weights first, then rounded
+    once), before the first of `LOW_PRECISION_BEFORE`; `passes` itself for fp32.
+
+    Raises:
+        CompileError: an unknown precision, or a pipeline with none of those passes.
+    """
+    if precision not in PRECISIONS:
+        raise CompileError(
+            f"expected precision fp32, bf16 or f16, found '{precision}'"
+        )
+    low = PRECISIONS[precision]
+    if low is None:
+        return passes
+    from dlc.rewrites.graph_to_low_precision import GraphToLowPrecisionPass
+
+    positions = [i for i in (index_of(passes, n) for n in LOW_PRECISION_BEFORE) if i is not None]
+    if not positions:
+        raise CompileError(
+            f"precision {precision}: the pipeline has none of {', '.join(LOW_PRECISION_BEFORE)} "
+            "to place graph-to-low-precision before"
+        )
+    at = min(positions)
+    return (*passes[:at], GraphToLowPrecisionPass(type=low), *passes[at:])
+
+
+LOW_PRECISION_BEFORE = (
+    "graph-conv-transpose-to-subpixel", "graph-winograd-conv", "graph-fuse-ops",
+    "convert-graph-to-tensor-expr",
+)
+"""`graph-to-low-precision` goes right before the first of these passes."""
 
 
 def with_tuning_log(
@@ -194,7 +234,8 @@ def whole_module_passes(
     module.attributes[TARGET_ATTR] = StringAttr(str(target))
     key = tuning_key(target) if options.tuning_log is not None else ""
     passes = pipeline_passes(
-        module, options.pipeline, options.threads, options.tuning_log, key, options.check_bounds
+        module, options.pipeline, options.threads, options.tuning_log, key, options.check_bounds,
+        options.precision,
     )
     partition = index_of(passes, PARTITION_AFTER)
     split = len(passes) if partition is None else partition + 1

@@ -24,6 +24,8 @@ PASSES: dict[str, tuple[str, str]] = {
         "dlc.rewrites.graph_conv_column_to_row", "GraphConvColumnToRowPass"),
     "graph-conv-transpose-to-subpixel": (
         "dlc.rewrites.graph_conv_transpose_to_subpixel", "GraphConvTransposeToSubpixelPass"),
+    "graph-to-low-precision": (
+        "dlc.rewrites.graph_to_low_precision", "GraphToLowPrecisionPass"),
     "graph-fuse-ops": ("dlc.rewrites.graph_fuse_ops", "GraphFuseOpsPass"),
     "graph-annotate-target": (
         "dlc.rewrites.graph_annotate_target", "GraphAnnotateTargetPass"),

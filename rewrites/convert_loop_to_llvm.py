@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NAME_ATTR, TARGET_ATTR, UNSIGNED_ATTR
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
 from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
@@ -94,9 +95,8 @@ def numpy_dtype_name(element_type: Attribute, lowering: LLVMLowering) -> str | N
             return None
         unsigned = element_type.signedness.data == Signedness.UNSIGNED
         return f"{'uint' if unsigned else 'int'}{width}"
-    names = {Float16Type: "float16", Float32Type: "float32", Float64Type: "float64"}
-    if isinstance(element_type, BFloat16Type):
-        return None
+    names = {Float16Type: "float16", BFloat16Type: "bfloat16", Float32Type: "float32",
+             Float64Type: "float64"}
     return names.get(type(element_type))
 
 
@@ -290,6 +290,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             self.check_bounds, self.adaptive_threads,
         )
         _check_input_level(op)
+        legalize_bf16_arith(op)
         signatures = [
             entry_signature(function, lowering)
             for function in op.ops

@@ -91,7 +91,8 @@ class GraphWinogradConvPass(ModulePass):
     *Input invariant*: any module.
 
     *Output IR*: each `graph.conv2d` with layout NCHW / OIHW, one group, stride 1, dilation 1,
-    a weight of 3 rows (any width) that a `graph.constant` defines, a float element type and at
+    a weight of 3 rows (any width) that a `graph.constant` defines, a float element type (on
+    f16 and bf16 the transforms compute in f32, `rewrites.topi.winograd`) and at
     least `min-channels` input and output channels and an output row of at least `min-width`
     becomes `graph.conv2d_winograd` with the same input, bias and padding and the weight
     `U = G w` (a new constant, computed in float64 and stored in the weight's dtype), when

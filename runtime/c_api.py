@@ -100,12 +100,13 @@ C_KEYWORDS = frozenset(
 
 C_TYPES = {
     "float32": "float", "float64": "double", "float16": "uint16_t",
+    "bfloat16": "uint16_t",
     "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "bool": "uint8_t",
 }
-"""The C element type of each NumPy dtype an entry argument can have (float16: its IEEE bits;
-bool: one byte, 0 or 1)."""
+"""The C element type of each NumPy dtype an entry argument can have (float16 and bfloat16:
+their bits; bool: one byte, 0 or 1)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SYMBOL = re.compile(r"[A-Za-z_.$][A-Za-z0-9_.$]*\Z")

@@ -142,7 +142,22 @@ def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
     return None
 
 
+def bfloat16_dtype() -> np.dtype[Any]:
+    """The NumPy dtype of bf16 arguments: `ml_dtypes.bfloat16` where ml_dtypes is installed (it
+    comes with onnx), else `uint16` holding the bits (the upper half of the float32 pattern).
+
+    An executable whose argument is bf16 also accepts a `uint16` array as those bits.
+    """
+    try:
+        import ml_dtypes
+    except ImportError:
+        return np.dtype(np.uint16)
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def _dtype(name: str, signature: FunctionSignature) -> np.dtype[Any]:
+    if name == "bfloat16":
+        return bfloat16_dtype()
     try:
         return np.dtype(name)
     except TypeError:
@@ -268,6 +283,8 @@ class Executable:
         ):
             return value
         array = np.asarray(value)
+        if spec.dtype == "bfloat16" and array.dtype == np.uint16:
+            array = array.view(dtype)  # bf16 given as its bits
         if not isinstance(value, np.ndarray) and np.can_cast(array.dtype, dtype, "same_kind"):
             array = array.astype(dtype)  # a Python or NumPy scalar, or a list: take its value
         if array.dtype != dtype:

@@ -50,7 +50,7 @@ from dlc.tools.check_semantics import random_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, bf16, f16, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
@@ -720,6 +720,39 @@ def test_winograd_conv_preserves_results_and_rewrites_what_it_may(
 
 
 # ---------------------------------------------------------------------------------------------
+# graph-to-low-precision
+# ---------------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(random_dags(), st.sampled_from(["bf16", "f16"]))
+def test_to_low_precision_stays_close_and_keeps_sensitive_ops_f32(case: Case, kind: str) -> None:
+    from dlc.rewrites.graph_to_low_precision import FOLLOW_OPS, KEEP_FP32_OPS
+
+    def reaches_only_results(value: SSAValue) -> bool:  # an output layer's result
+        return all(isinstance(use.operation, func.ReturnOp) or (
+            use.operation.name in FOLLOW_OPS and use.operation.name not in KEEP_FP32_OPS
+            and all(reaches_only_results(r) for r in use.operation.results))
+            for use in value.uses)
+
+    module = case.module
+    signature = [f.function_type for f in module.ops if isinstance(f, func.FuncOp)]
+    # 8 (bf16) or 11 (f16) significand bits, a few roundings deep
+    tolerance = 6e-2 if kind == "bf16" else 8e-3
+    check_pass(module, f"graph-to-low-precision{{type={kind}}}", rtol=tolerance, atol=tolerance)
+    assert [f.function_type for f in module.ops if isinstance(f, func.FuncOp)] == signature
+    for op in graph_ops(module):
+        element_types = {o.type.get_element_type() for o in op.operands}  # type: ignore
+        if op.name == "graph.matmul" and not reaches_only_results(op.results[0]):
+            assert element_types == {bf16 if kind == "bf16" else f16}, op
+        if op.name in KEEP_FP32_OPS:
+            assert element_types == {f32}, op
+    once = text(module)
+    apply(module, f"graph-to-low-precision{{type={kind}}}")
+    assert text(module) == once  # idempotent
+
+
+# ---------------------------------------------------------------------------------------------
 # graph-annotate-target, graph-merge-regions, graph-partition
 # ---------------------------------------------------------------------------------------------
 
@@ -755,7 +788,8 @@ def test_every_graph_pass_has_property_coverage() -> None:
                # property tests in tests/test_conv_transpose_subpixel.py, test_conv_column_to_row.py
                "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row",
                "graph-fold-qdq",  # graph-fold-qdq: tests/test_quant_ops.py
-               "graph-annotate-target", "graph-merge-regions", "graph-partition"}
+               "graph-annotate-target", "graph-merge-regions", "graph-partition",
+               "graph-to-low-precision"}
     registered = {name for name in get_all_passes() if name.startswith("graph-")}
     assert registered <= covered | {"graph-opt"}, registered - covered
 

@@ -1,8 +1,8 @@
 """dlc: compile, run, profile and benchmark whole models (tvmc for dlc).
 
     dlc compile model.onnx [--target host|'llvm -mcpu=...'] [--threads N] [--tuning-log F]
-                [--check-bounds] [--c-prefix NAME] [--c-header model.h]
-                [--input-shape x=1x3x224x224] -o model.so|model.tar
+                [--check-bounds] [--precision fp32|bf16|f16] [--c-prefix NAME]
+                [--c-header model.h] [--input-shape x=1x3x224x224] -o model.so|model.tar
     dlc compile model.onnx --target opencl|cuda [--arch sm_90] [--c-prefix NAME]
                 [--c-header model.h] -o model.so   (a GPU library)
     dlc compile model.onnx --target cuda|opencl|host|'llvm ...' --emit ptx|opencl|llvm [-o FILE]
@@ -104,6 +104,10 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
     parser.add_argument("--check-bounds", action="store_true",
                         help="check every load's and store's indices; abort with a report on "
                         "a violation (a debugging build)")
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16", "f16"),
+                        help="bf16 or f16: convs and matmuls in that type with f32 "
+                        "accumulation, sensitive ops (softmax, reductions, exp, ...) in f32 "
+                        "(graph-to-low-precision); inputs and outputs keep their types")
     parser.add_argument("--byoc", metavar="LIBRARY",
                         help="offload the ops an external library supports to it (cblas: "
                         "2-D f32 matmuls as OpenBLAS sgemm calls)")
@@ -228,6 +232,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
         cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs, check_bounds=args.check_bounds, byoc=args.byoc,
+        precision=args.precision,
     )
     return executable, time.perf_counter() - start
 
@@ -320,6 +325,9 @@ def emit_command(args: argparse.Namespace) -> None:
 
     if not args.model.is_file():
         raise ToolError(f"no such file: {args.model}")
+    if getattr(args, "precision", "fp32") != "fp32":
+        raise ToolError(f"expected no --emit with --precision {args.precision} (--emit prints "
+                        "the model's own types; compile a library instead)")
     if args.model.suffix == ".onnx":
         from dlc.frontends.onnx import import_onnx
 
@@ -422,6 +430,9 @@ def device_library_command(
     if args.check_bounds:
         raise ToolError(f"expected a CPU --target with --check-bounds (bounds checks are CPU "
                         f"code), found '{args.target}'")
+    if args.precision != "fp32":
+        raise ToolError(f"expected a CPU --target with --precision {args.precision} (mixed "
+                        f"precision is lowered for CPUs), found '{args.target}'")
     target = args.target
     if args.arch:
         if not target.strip().startswith("cuda"):

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     IntegerType,
     Signedness,
+    bf16,
     f16,
     f32,
     f64,
@@ -76,8 +79,16 @@ def fusion_kind(op: Operation) -> FusionKind:
     return FusionKind.OPAQUE
 
 
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+"""The NumPy dtype of `bf16` values: `ml_dtypes.bfloat16` (ONNX's own choice; `astype` from
+float32 rounds to nearest, ties to even, and keeps NaN a NaN)."""
+
+LOW_PRECISION_FLOATS: tuple[type[Attribute], ...] = (Float16Type, BFloat16Type)
+"""The 16-bit float types. Graph ops on them compute in f32 and round each result once."""
+
 _FLOAT_DTYPES: dict[type[Attribute], np.dtype] = {
     Float16Type: np.dtype(np.float16),
+    BFloat16Type: BFLOAT16,
     Float32Type: np.dtype(np.float32),
     Float64Type: np.dtype(np.float64),
 }
@@ -89,7 +100,8 @@ _UNSIGNED_INT_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64
 def to_numpy_dtype(element_type: Attribute) -> np.dtype:
     """The NumPy dtype that holds values of a builtin element type (signless ints are signed).
 
-    Raises ValueError for types NumPy cannot hold (bf16, i4, index, ...).
+    `bf16` is `BFLOAT16` (`ml_dtypes.bfloat16`). Raises ValueError for types NumPy cannot hold
+    (i4, index, ...).
     """
     if (dtype := _FLOAT_DTYPES.get(type(element_type))) is not None:
         return dtype
@@ -112,6 +124,7 @@ def from_numpy_dtype(dtype: np.dtype | type) -> Attribute:
     dtype = np.dtype(dtype)
     floats: dict[np.dtype, AnyFloat] = {
         np.dtype(np.float16): f16,
+        BFLOAT16: bf16,
         np.dtype(np.float32): f32,
         np.dtype(np.float64): f64,
     }
@@ -124,6 +137,11 @@ def from_numpy_dtype(dtype: np.dtype | type) -> Attribute:
     if dtype.kind == "u":
         return IntegerType(dtype.itemsize * 8, Signedness.UNSIGNED)
     raise ValueError(f"NumPy dtype {dtype} has no builtin element type")
+
+
+def is_low_precision_float(element_type: Attribute) -> bool:
+    """Whether `element_type` is `f16` or `bf16`."""
+    return isinstance(element_type, LOW_PRECISION_FLOATS)
 
 
 def is_float_type(element_type: Attribute) -> bool:

@@ -2,8 +2,11 @@
 
 It runs `func.func` bodies over `graph` ops (plus `func.return`, `func.call`, `graph.fused` and
 tensor-typed `arith.constant`), one NumPy implementation per op, registered with `@implements`.
-Each op computes in its operands' dtype (float32 stays float32) and every result is checked
-against the op's declared result type, so a wrong implementation cannot go unnoticed.
+Each op computes in its operands' dtype (float32 stays float32), except that f16 and bf16
+operands (NumPy float16, `ml_dtypes.bfloat16`) are widened to float32 and each result of such an
+op is rounded once, to nearest even, to its declared type: the semantics of a low-precision graph
+op, which the compiled code keeps (accumulation in f32, one rounding per op). Every result is
+checked against the op's declared result type, so a wrong implementation cannot go unnoticed.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 from dlc.dialects.arith_numpy import erf
-from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.attrs import BFLOAT16, to_numpy_dtype
 from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
@@ -240,11 +243,32 @@ def _run_op(op: Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise InterpreterError(f"graph interpreter: no NumPy implementation for '{op.name}'")
+    low_precision = any(a.dtype in _LOW_PRECISION for a in operands)
+    if low_precision:
+        operands = [a.astype(np.float32) if a.dtype in _LOW_PRECISION else a for a in operands]
     with np.errstate(all="ignore"):  # IEEE semantics: overflow, 0/0, log(0) give inf or NaN
         result = implementation(op, operands)
-    if isinstance(result, np.ndarray | np.generic):
-        return [np.asarray(result)]
-    return [np.asarray(r) for r in result]
+    results = [np.asarray(result)] if isinstance(result, np.ndarray | np.generic) else [
+        np.asarray(r) for r in result
+    ]
+    if low_precision:
+        results = [
+            _round_to_declared(value, r.type)
+            for value, r in zip(results, op.results, strict=False)
+        ]
+    return results
+
+
+_LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
+"""The dtypes of f16 and bf16: ops on them compute in float32 and round each result once."""
+
+
+def _round_to_declared(value: np.ndarray, type: Attribute) -> np.ndarray:
+    """A float32 `value` rounded (to nearest even) to the f16/bf16 of its declared type."""
+    if not isinstance(type, TensorType) or value.dtype != np.float32:
+        return value
+    dtype = to_numpy_dtype(type.get_element_type())
+    return value.astype(dtype) if dtype in _LOW_PRECISION else value
 
 
 def _check_result(op: Operation, type: Attribute, value: np.ndarray) -> np.ndarray:

@@ -88,7 +88,8 @@ class CastOp(GraphOp):
 
     Semantics: the result has the operand's shape. Float to integer truncates toward zero
     (values out of the target's range are undefined); to `i1`, any non-zero value is true; from
-    `i1`, true is 1. Both element types must have a NumPy dtype (no bf16, no index).
+    `i1`, true is 1; to f16 or bf16, floats round to nearest even. Both element types must
+    have a NumPy dtype (bf16: `ml_dtypes.bfloat16`; no index, no i4).
 
     Example:
         %r = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>

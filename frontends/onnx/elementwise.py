@@ -264,7 +264,7 @@ def cast_to(node: NodeContext, value: SSAValue, element: Attribute) -> SSAValue:
 
 @register("Cast")
 class Cast(OnnxOpConverter):
-    """`Cast`: graph.cast to attribute `to` (numeric and bool types; no strings, no bf16)."""
+    """`Cast`: graph.cast to attribute `to` (numeric and bool types, f16 and bf16; no strings)."""
 
     @classmethod
     def _impl_v6(cls, node: NodeContext) -> list[ConvertedValue]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from dlc.dialects.graph.attrs import from_numpy_dtype, to_numpy_dtype
+from dlc.dialects.graph.attrs import BFLOAT16, from_numpy_dtype, to_numpy_dtype
 from dlc.frontends.onnx.errors import OnnxImportError
 from onnx import TensorProto, numpy_helper
 from xdsl.dialects.builtin import TensorType
@@ -13,6 +13,7 @@ _DTYPES: dict[int, np.dtype] = {
     TensorProto.FLOAT: np.dtype(np.float32),
     TensorProto.DOUBLE: np.dtype(np.float64),
     TensorProto.FLOAT16: np.dtype(np.float16),
+    TensorProto.BFLOAT16: BFLOAT16,
     TensorProto.INT8: np.dtype(np.int8),
     TensorProto.INT16: np.dtype(np.int16),
     TensorProto.INT32: np.dtype(np.int32),
@@ -24,7 +25,8 @@ _DTYPES: dict[int, np.dtype] = {
     TensorProto.BOOL: np.dtype(np.bool_),
 }
 """Every ONNX element type dlc imports, with its NumPy dtype. Booleans are `i1`, unsigned
-integers `ui<N>`, signed ones signless `i<N>` (see `dialects.graph.attrs.from_numpy_dtype`)."""
+integers `ui<N>`, signed ones signless `i<N>`, BFLOAT16 is `bf16` held as `ml_dtypes.bfloat16`
+(see `dialects.graph.attrs.from_numpy_dtype`)."""
 
 
 def onnx_type_name(elem_type: int) -> str:

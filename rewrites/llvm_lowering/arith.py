@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.rewrites.llvm_lowering.bf16 import bf16_constant, bf16_to_f32, f32_to_bf16, is_bf16
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
     call_intrinsic,
@@ -114,6 +115,8 @@ class ConstantLowering(RewritePattern):
             if result_type.width.data == 1:
                 raw &= 1
             new_value: Attribute = IntegerAttr(raw, result_type)
+        elif is_bf16(op.result.type) and isinstance(value, FloatAttr | DenseIntOrFPElementsAttr):
+            new_value = bf16_constant(value, result_type)
         elif isinstance(value, FloatAttr):
             new_value = value
         elif isinstance(value, DenseIntOrFPElementsAttr) and isinstance(result_type, VectorType):
@@ -289,7 +292,15 @@ class CastLowering(RewritePattern):
             return
         (source,) = lowered_operands(op, self.lowering, rewriter)
         result_type = self.lowering.convert_type(op.results[0].type)
-        if kind is arith.TruncFOp and _element(source.type) == Float64Type() and isinstance(
+        if kind is arith.ExtFOp and is_bf16(op.operands[0].type):
+            new_ops = bf16_to_f32(source, result_type)
+        elif kind is arith.TruncFOp and is_bf16(op.results[0].type):
+            new_ops = []
+            if _element(source.type) == Float64Type():
+                new_ops = double_to_float_odd(source)
+                source = new_ops[-1].results[0]
+            new_ops += f32_to_bf16(source, result_type)
+        elif kind is arith.TruncFOp and _element(source.type) == Float64Type() and isinstance(
             _element(result_type), Float16Type
         ):
             new_ops = double_to_half(source, result_type)
@@ -320,6 +331,14 @@ def double_to_half(source: SSAValue, result_type: Attribute) -> list[Operation]:
     nearest f32: inexact iff `fpext(t) != x` (bitwise); `t` rounded away from zero iff
     `|fpext(t)| > |x|` (the magnitude bits as integers), and then toward zero is `bits(t) - 1`.
     """
+    ops = double_to_float_odd(source)
+    ops.append(llvm.FPTruncOp(ops[-1].results[0], result_type))
+    return ops
+
+
+def double_to_float_odd(source: SSAValue) -> list[Operation]:
+    """llvm ops: f64 `source` (or a vector) rounded to f32 *to odd* (see `double_to_half`): a
+    second rounding to any type of at most 22 significand bits is then correctly rounded."""
     shape = source.type.get_shape() if isinstance(source.type, VectorType) else None
 
     def like_source(scalar: Attribute) -> Attribute:
@@ -342,8 +361,7 @@ def double_to_half(source: SSAValue, result_type: Attribute) -> list[Operation]:
     odd = ops_append(ops, llvm.OrOp(toward_zero, ops_append(
         ops, llvm.ZExtOp(inexact, like_source(i32))
     )))
-    rounded = ops_append(ops, llvm.BitcastOp(odd, like_source(Float32Type())))
-    ops.append(llvm.FPTruncOp(rounded, result_type))
+    ops.append(llvm.BitcastOp(odd, like_source(Float32Type())))
     return ops
 
 

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i1,
     i8,
+    i16,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -79,13 +80,18 @@ class LLVMLowering:
         return IntegerType(self.index_bitwidth)
 
     def convert_type(self, type_: Attribute) -> Attribute:
-        """The llvm-dialect type of `type_`: index -> iN, memref -> !llvm.ptr, else unchanged."""
+        """The llvm-dialect type of `type_`: index -> iN, memref -> !llvm.ptr, bf16 -> i16 (its
+        bits, see `rewrites.llvm_lowering.bf16`), else unchanged."""
         if isinstance(type_, IndexType):
             return self.index_type
         if isinstance(type_, MemRefType):
             return llvm.LLVMPointerType()
+        if isinstance(type_, BFloat16Type):
+            return i16
         if isinstance(type_, VectorType) and isinstance(type_.element_type, IndexType):
             return VectorType(self.index_type, type_.get_shape())
+        if isinstance(type_, VectorType) and isinstance(type_.element_type, BFloat16Type):
+            return VectorType(i16, type_.get_shape())
         return type_
 
     def storage_type(self, type_: Attribute) -> Attribute:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from dlc.dialects.graph.attrs import to_numpy_dtype
+from dlc.dialects.graph.attrs import is_low_precision_float, to_numpy_dtype
 from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    f32,
     f64,
     i64,
 )
@@ -94,6 +95,27 @@ def check_element_type(op: Operation, element_type: Attribute) -> None:
         f"'{op.name}' op expected a float, signless or unsigned integer element type, found "
         f"{element_type}"
     )
+
+
+def accumulator_type(element_type: Attribute) -> Attribute:
+    """The type a sum of products of `element_type` accumulates in: f32 for f16 and bf16 (as
+    their GEMM instructions, `vdpbf16ps`, and ONNX Runtime do), else `element_type` itself."""
+    return f32 if is_low_precision_float(element_type) else element_type
+
+
+def convert_float(b: Builder, value: SSAValue, element_type: Attribute) -> SSAValue:
+    """`value` (a float scalar) as the float type `element_type`: `arith.extf` to a wider
+    float (exact), `arith.truncf` (to nearest even) to a narrower one, f16 <-> bf16 through f32
+    (one rounding); `value` itself if the types match."""
+    source = value.type
+    if source == element_type:
+        return value
+    width = source.bitwidth  # pyright: ignore[reportAttributeAccessIssue]
+    target_width = element_type.bitwidth  # pyright: ignore[reportAttributeAccessIssue]
+    if width == target_width:
+        value = b.insert(arith.ExtFOp(value, f32)).result
+    kind = arith.ExtFOp if target_width > width else arith.TruncFOp
+    return b.insert(kind(value, element_type)).result  # pyright: ignore[reportArgumentType]
 
 
 def zero_attr(element_type: Attribute) -> IntegerAttr | FloatAttr:

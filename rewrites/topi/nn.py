@@ -14,12 +14,14 @@ from dlc.dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
 from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
 from dlc.dialects.tensor_expr.ops import ComputeBody
 from dlc.rewrites.topi.common import (
+    accumulator_type,
     affine,
     binary,
     broadcast_indices,
     check_element_type,
     clamp_index,
     constant,
+    convert_float,
     divide_index,
     emit_compute,
     guarded_read,
@@ -38,7 +40,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 PAD_TAG = "pad"
 """The tag (and name) of the compute that materialises a zero-padded input."""
@@ -102,6 +104,7 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
+    accumulator = accumulator_type(element_type)
     w_shape = shape_of(op.weight)
     group_channels, groups = w_shape[i_pos], op.groups_value()
     outs_per_group = w_shape[o_pos] // groups
@@ -129,13 +132,14 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
              w_pos: affine(b, [(i[w_pos], sw), (rw, dw)])}
         )
         w_indices = _place({o_pos: i[c_pos], i_pos: rc, kh_pos: rh, kw_pos: rw})
-        return binary(b, "mul", read(b, source, x_indices), read(b, op.weight, w_indices))
+        return binary(b, "mul", convert_float(b, read(b, source, x_indices), accumulator),
+                      convert_float(b, read(b, op.weight, w_indices), accumulator))
 
     conv = emit_compute(
-        builder, op, "conv2d", result_type, body, tag=conv2d_tag(op),
-        reduce_extents=extents, combiner="sum", init=zero_attr(element_type),
+        builder, op, "conv2d", TensorType(accumulator, result_type.get_shape()), body,
+        tag=conv2d_tag(op), reduce_extents=extents, combiner="sum", init=zero_attr(accumulator),
     )
-    return bias_add(builder, op, conv, op.bias, c_pos)
+    return bias_add(builder, op, conv, op.bias, c_pos, element_type)
 
 
 def _place(by_position: dict[int, SSAValue]) -> list[SSAValue]:
@@ -158,6 +162,7 @@ def matmul(op: MatmulOp, builder: Builder) -> SSAValue:
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
+    accumulator = accumulator_type(element_type)
     a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
     out_shape = shape_of(op.result)
     lhs_vector, rhs_vector = len(a_shape) == 1, len(b_shape) == 1
@@ -177,12 +182,15 @@ def matmul(op: MatmulOp, builder: Builder) -> SSAValue:
         rhs = read(
             b, op.rhs, [k] if rhs_vector else operand_indices(b, b_shape, batch, [k, *column])
         )
-        return binary(b, "mul", lhs, rhs)
+        return binary(b, "mul", convert_float(b, lhs, accumulator),
+                      convert_float(b, rhs, accumulator))
 
-    return emit_compute(
-        builder, op, "matmul", result_type, body, tag="batch_matmul" if batch_rank else "matmul",
-        reduce_extents=[a_shape[-1]], combiner="sum", init=zero_attr(element_type),
+    product = emit_compute(
+        builder, op, "matmul", TensorType(accumulator, out_shape), body,
+        tag="batch_matmul" if batch_rank else "matmul", reduce_extents=[a_shape[-1]],
+        combiner="sum", init=zero_attr(accumulator),
     )
+    return bias_add(builder, op, product, None, 0, element_type)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,6 +289,7 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
+    accumulator = accumulator_type(element_type)
     _, channels, height, width = shape_of(op.input)
     _, outs_per_group, kh, kw = shape_of(op.weight)
     groups = op.groups_value()
@@ -314,27 +323,42 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
         ix, hit_x = source_index(b, x, rw, 1)
         hit = b.insert(arith.AndIOp(hit_y, hit_x)).result
         product = binary(
-            b, "mul", read(b, op.input, [n, channel, iy, ix]),
-            read(b, op.weight, [channel, local_out, rh, rw]),
+            b, "mul", convert_float(b, read(b, op.input, [n, channel, iy, ix]), accumulator),
+            convert_float(b, read(b, op.weight, [channel, local_out, rh, rw]), accumulator),
         )
-        return b.insert(arith.SelectOp(hit, product, constant(b, 0, element_type))).result
+        return b.insert(arith.SelectOp(hit, product, constant(b, 0, accumulator))).result
 
     conv = emit_compute(
-        builder, op, "conv_transpose2d", result_type, body, tag="conv2d_transpose_nchw",
-        reduce_extents=[in_per_group, kh, kw], combiner="sum", init=zero_attr(element_type),
+        builder, op, "conv_transpose2d", TensorType(accumulator, result_type.get_shape()), body,
+        tag="conv2d_transpose_nchw", reduce_extents=[in_per_group, kh, kw], combiner="sum",
+        init=zero_attr(accumulator),
     )
-    return bias_add(builder, op, conv, op.bias, 1)
+    return bias_add(builder, op, conv, op.bias, 1, element_type)
 
 
 def bias_add(
     builder: Builder, op: Operation, conv: SSAValue, bias: SSAValue | None,
-    channel_pos: int,
+    channel_pos: int, element_type: Attribute | None = None,
 ) -> SSAValue:
-    """`conv + bias[c]` as the injective compute "bias_add" (conv itself without a bias)."""
-    if bias is None:
+    """`conv + bias[c]` as the injective compute "bias_add" (conv itself without a bias).
+
+    With `element_type` other than the accumulator's (a bf16 or f16 conv accumulated in f32), the
+    bias is added in the accumulator's type and the sum rounded once to `element_type` (the
+    compute "round" where there is no bias).
+    """
+    accumulator = tensor_type(conv).get_element_type()
+    element_type = element_type or accumulator
+    if bias is None and element_type == accumulator:
         return conv
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        return binary(b, "add", read(b, conv, i), read(b, bias, [i[channel_pos]]))
+        value = read(b, conv, i)
+        if bias is not None:
+            term = convert_float(b, read(b, bias, [i[channel_pos]]), accumulator) if (
+                element_type != accumulator) else read(b, bias, [i[channel_pos]])
+            value = binary(b, "add", value, term)
+        return convert_float(b, value, element_type)
 
-    return emit_compute(builder, op, "bias_add", tensor_type(conv), body, tag=INJECTIVE)
+    result_type = TensorType(element_type, shape_of(conv))
+    name = "bias_add" if bias is not None else "round"
+    return emit_compute(builder, op, name, result_type, body, tag=INJECTIVE)

@@ -24,6 +24,7 @@ from dlc.rewrites.topi.common import (
     check_element_type,
     clamp_index,
     constant,
+    convert_float,
     emit_compute,
     guarded_read,
     index,
@@ -56,7 +57,8 @@ def _width(element_type: Attribute) -> int:
 def convert(b: Builder, x: SSAValue, target: Attribute) -> SSAValue:
     """`x` converted to `target` as ONNX Cast does: floats truncate toward zero into integers,
     anything non-zero is true in i1, i1 true is 1; unsigned integers (and i1) zero-extend and
-    convert to float as unsigned; integers of one width keep their bits."""
+    convert to float as unsigned; integers of one width keep their bits; floats extend exactly
+    and truncate to nearest even (f16 <-> bf16 through f32)."""
     source = x.type
     if source == target:
         return x
@@ -65,9 +67,7 @@ def convert(b: Builder, x: SSAValue, target: Attribute) -> SSAValue:
             return b.insert(arith.CmpfOp(x, constant(b, 0, source), "une")).result
         return b.insert(arith.CmpiOp(x, constant(b, 0, source), "ne")).result
     if is_float(source) and is_float(target):
-        wider = source.bitwidth < target.bitwidth  # pyright: ignore[reportAttributeAccessIssue]
-        op_type = arith.ExtFOp if wider else arith.TruncFOp
-        return b.insert(op_type(x, target)).result  # pyright: ignore[reportArgumentType]
+        return convert_float(b, x, target)
     if is_float(source):
         to_int = arith.FPToUIOp if is_unsigned(target) else arith.FPToSIOp
         return b.insert(to_int(x, target)).result

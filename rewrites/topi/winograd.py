@@ -21,10 +21,12 @@ import numpy as np
 from dlc.dialects.graph.ops import Conv2DWinogradOp
 from dlc.dialects.graph.winograd import tile_rows, transform_matrices
 from dlc.rewrites.topi.common import (
+    accumulator_type,
     affine,
     binary,
     check_element_type,
     constant,
+    convert_float,
     divide_index,
     emit_compute,
     index,
@@ -77,10 +79,15 @@ def _linear_combination(
 
 @compute_definition(Conv2DWinogradOp)
 def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
-    """pad → winograd_input → conv2d (1xKW per transform row) → winograd_output → bias_add."""
+    """pad → winograd_input → conv2d (1xKW per transform row) → winograd_output → bias_add.
+
+    On f16/bf16 the transforms, products and sums are in f32 (the accumulator type) and the
+    result is rounded once, in "bias_add" (or "round").
+    """
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
+    accumulator = accumulator_type(element_type)
     tile = op.tile_value()
     b_t, _, a_t = transform_matrices(tile)
     alpha, out_channels, channels, kw = shape_of(op.weight)
@@ -96,13 +103,15 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
     def input_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         batch, row, channel, t, x = i
         rows = [
-            read(b, source, [batch, channel, affine(b, [(t, tile)], r), x]) for r in range(alpha)
+            convert_float(b, read(b, source, [batch, channel, affine(b, [(t, tile)], r), x]),
+                          accumulator)
+            for r in range(alpha)
         ]
-        return _linear_combination(b, b_t, row, rows, element_type)
+        return _linear_combination(b, b_t, row, rows, accumulator)
 
     transformed = emit_compute(
         builder, op, "winograd_input",
-        TensorType(element_type, [n, alpha, channels, tiles, width]), input_body,
+        TensorType(accumulator, [n, alpha, channels, tiles, width]), input_body,
         tag=WINOGRAD_INPUT_TAG,
     )
 
@@ -110,22 +119,23 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
         batch, row, k, t, w = i
         channel, j = r
         return binary(
-            b, "mul", read(b, op.weight, [row, k, channel, j]),
+            b, "mul", convert_float(b, read(b, op.weight, [row, k, channel, j]), accumulator),
             read(b, transformed, [batch, row, channel, t, affine(b, [(w, 1), (j, 1)])]),
         )
 
     products = emit_compute(
-        builder, op, "conv2d", TensorType(element_type, [n, alpha, out_channels, tiles, out_w]),
+        builder, op, "conv2d", TensorType(accumulator, [n, alpha, out_channels, tiles, out_w]),
         product_body, tag="conv2d_winograd_nchw", reduce_extents=[channels, kw],
-        combiner="sum", init=zero_attr(element_type),
+        combiner="sum", init=zero_attr(accumulator),
     )
 
     def output_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         batch, k, h, w = i
         t, row = divide_index(b, h, tile), remainder_index(b, h, tile)
         terms = [read(b, products, [batch, index(b, a), k, t, w]) for a in range(alpha)]
-        return _linear_combination(b, a_t, row, terms, element_type)
+        return _linear_combination(b, a_t, row, terms, accumulator)
 
     output = emit_compute(
-        builder, op, "winograd_output", result_type, output_body, tag=WINOGRAD_OUTPUT_TAG)
-    return bias_add(builder, op, output, op.bias, 1)
+        builder, op, "winograd_output", TensorType(accumulator, result_type.get_shape()),
+        output_body, tag=WINOGRAD_OUTPUT_TAG)
+    return bias_add(builder, op, output, op.bias, 1, element_type)

@@ -105,6 +105,63 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 
 // -----
 
+// bf16 is its bits in an i16, computed in f32: extf shifts the bits up, each op's result is
+// rounded to nearest even on the bits ((bits + 0x7FFF + lsb) >> 16, a NaN gets the quiet bit
+// 0x400000 instead, chosen by a bit blend), constants are their bf16 bits (1.0 is 0x3F80 =
+// 16256). A vectorized loop does the same on vectors (the blend, not llvm.select, which
+// verifies scalar conditions only).
+
+// CHECK-LABEL: llvm.func @bf16_arith
+// CHECK-SAME:    (%[[A:.*]]: i16, %[[B:.*]]: i16) -> i16
+// CHECK-NEXT:    %[[AZ:.*]] = llvm.zext %[[A]] : i16 to i32
+// CHECK-NEXT:    %[[C16:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[AS:.*]] = llvm.shl %[[AZ]], %[[C16]] : i32
+// CHECK-NEXT:    %[[AF:.*]] = llvm.bitcast %[[AS]] : i32 to f32
+// CHECK:         %[[BF:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:    %[[SUM:.*]] = llvm.fadd %[[AF]], %[[BF]] : f32
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[SUM]] : f32 to i32
+// CHECK-NEXT:    %[[S16:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT:    %[[HIGH:.*]] = llvm.lshr %[[BITS]], %[[S16]] : i32
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[LSB:.*]] = llvm.and %[[HIGH]], %[[ONE]] : i32
+// CHECK-NEXT:    %[[HALF:.*]] = llvm.mlir.constant(32767 : i32) : i32
+// CHECK-NEXT:    %[[BIAS:.*]] = llvm.add %[[LSB]], %[[HALF]] : i32
+// CHECK-NEXT:    %[[ROUNDED:.*]] = llvm.add %[[BITS]], %[[BIAS]] : i32
+// CHECK-NEXT:    %[[QB:.*]] = llvm.mlir.constant(4194304 : i32) : i32
+// CHECK-NEXT:    %[[QUIET:.*]] = llvm.or %[[BITS]], %[[QB]] : i32
+// CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    %[[MASK:.*]] = llvm.sext %[[NAN]] : i1 to i32
+// CHECK-NEXT:    %[[DIFF:.*]] = llvm.xor %[[QUIET]], %[[ROUNDED]] : i32
+// CHECK-NEXT:    %[[PICK:.*]] = llvm.and %[[DIFF]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.xor %[[ROUNDED]], %[[PICK]] : i32
+// CHECK-NEXT:    %[[SHIFTED:.*]] = llvm.lshr %[[CHOSEN]], %[[S16]] : i32
+// CHECK-NEXT:    %[[S:.*]] = llvm.trunc %[[SHIFTED]] : i32 to i16
+// CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(16256 : i16) : i16
+// CHECK:         llvm.fmul %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     bf16
+// CHECK:         llvm.return %{{.*}} : i16
+func.func @bf16_arith(%a: bf16, %b: bf16) -> bf16 {
+  %s = arith.addf %a, %b : bf16
+  %one = arith.constant 1.0 : bf16
+  %t = arith.mulf %s, %one : bf16
+  func.return %t : bf16
+}
+
+// -----
+
+// CHECK-LABEL: llvm.func @bf16_vector
+// CHECK-SAME:    (%{{.*}}: vector<16xi16>, %{{.*}}: vector<16xi16>) -> vector<16xi16>
+// CHECK:         llvm.fadd %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:         llvm.icmp "ugt" %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK-NEXT:    llvm.sext %{{.*}} : vector<16xi1> to vector<16xi32>
+// CHECK:         llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
+func.func @bf16_vector(%a: vector<16xbf16>, %b: vector<16xbf16>) -> vector<16xbf16> {
+  %s = arith.addf %a, %b : vector<16xbf16>
+  func.return %s : vector<16xbf16>
+}
+
+// -----
+
 // A libm function on a vector runs lane by lane.
 
 // CHECK-LABEL: llvm.func @math_vector_libm

@@ -378,9 +378,9 @@ func.func @negative_fused_yield_types(%a: tensor<3xf32>) {
 
 // ops_tensor.py: data movement, selection and conversion.
 
-func.func @negative_cast_element_type(%x: tensor<2xbf16>) {
-  // CHECK: 'graph.cast' op expected element types with a NumPy dtype, found bf16
-  %r = graph.cast %x : (tensor<2xbf16>) -> tensor<2xf32>
+func.func @negative_cast_element_type(%x: tensor<2xi4>) {
+  // CHECK: 'graph.cast' op expected element types with a NumPy dtype, found i4
+  %r = graph.cast %x : (tensor<2xi4>) -> tensor<2xf32>
   func.return
 }
 

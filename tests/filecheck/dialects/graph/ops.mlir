@@ -384,6 +384,15 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
   func.return %r : tensor<2x3xi32>
 }
 
+// CHECK-LABEL: func.func @cast_bf16
+func.func @cast_bf16(%x: tensor<2x3xf32>) -> tensor<2x3xf16> {
+  %b = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  // CHECK-NEXT: %b = graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %h = graph.cast %b : (tensor<2x3xbf16>) -> tensor<2x3xf16>
+  // CHECK-NEXT: %h = graph.cast %b : (tensor<2x3xbf16>) -> tensor<2x3xf16>
+  func.return %h : tensor<2x3xf16>
+}
+
 // CHECK-LABEL: func.func @compare
 func.func @compare(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
   %r = graph.compare %a, %b {predicate = "lt"}
