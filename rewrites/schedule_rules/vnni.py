@@ -1,0 +1,584 @@
+"""Default CPU schedule of an int8 GEMM on a target with AVX-512 VNNI: `vpdpbusd` micro-kernels.
+
+Counterpart: TVM's x86 `dense_vnni` / `conv2d_NCHWc_int8` schedules (weights packed as
+`[N/16][K/4][16][4]` int8, the inner 16x4 block tensorized into `dot_16x1x16_uint8_int8_int32`),
+oneDNN's u8s8s32 GEMM with its compensation terms.
+
+The nest is `graph.matmul_integer`'s (rewrites/topi/quant.py): `C[i, j] = sum_k (ext(A[i, k]) -
+za) * (ext(B[k, j]) - zb[j])`, A and B bytes (u8 or s8: `extui` or `extsi`), the zero points any
+values that do not depend on `k` (za not on `i` nor `j`, zb not on `i`). `vpdpbusd` multiplies
+u8 by s8, so the operands are shifted into those types where they are not (`a' = a + 128` for
+s8 A, `b' = b - 128` for u8 B: a flip of the sign bit), which shifts the zero points the same
+way (`za' = za + 128`, `zb' = zb - 128`), and the product is expanded exactly (i32 arithmetic
+wraps the same way on both sides):
+
+    C[i, j] = dot(a'_i, b'_j) - zb'_j * (rowsum(a'_i) - K * za') - za' * colsum(b'_j)
+
+Emitted, before the nest it replaces:
+
+    Bp = pack B into [G * NP][K/4][64] (16 columns x 4 k per 64 bytes, zero padded; a constant
+         B is packed at compile time by loop-fold-constant-nests)
+    [Ap = A as u8 in [M][K/4 * 4], zero padded: only for s8 A or K not a multiple of 4]
+    colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too)
+    for g in column groups of NP panels (parallel) {       // NR = 16 NP columns
+      for row blocks of MR rows (and a tail block of M mod MR rows) {
+        tile = loop.alloc local [MR][NR] i32, zeroed
+        for k4 { for r (unrolled MR) { for p (unrolled NP) {
+          for j.i (16) { for k.i (4) { tile[r, 16p + j.i] += a'[i, 4k4 + k.i] * Bp[..] } }
+                                          // -> transform.loop.tensorize "x86.avx512.vpdpbusd"
+        } } }
+        for r (unrolled) { for c (vectorized, the group's valid columns) {
+          C[i, j] = tile[r, c] - zb'_j * (rowsum[i] - K za') - za' colsum[j] } }
+      } }
+
+MR x NP (x16 lanes) is 6 x 4 (24 of AVX-512's 32 registers hold the tile: `max_accumulators`),
+8 x 2 or 8 x 1 for narrower matrices. The rule applies only when the target has `avx512vnni`
+(`CpuConfig.features`); elsewhere the generic reduction rule schedules the i32 nest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
+from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import Reduction
+from dlc.target.intrinsics import VPDPBUSD
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i8, i32
+from xdsl.ir import Block, Operation, SSAValue
+
+LANES = 16
+"""i32 lanes of one vpdpbusd (its `j` extent)."""
+DEPTH = 4
+"""Bytes each lane reduces per vpdpbusd (its `k` extent)."""
+PANEL = LANES * DEPTH
+"""Bytes of B one vpdpbusd reads: 16 columns x 4 rows."""
+
+
+@dataclass
+class Int8Gemm:
+    """What the rule reads of a matched int8 GEMM nest."""
+
+    nest: Reduction
+    i: SSAValue
+    j: SSAValue
+    k: SSAValue
+    a: SSAValue
+    b: SSAValue
+    a_signed: bool
+    b_signed: bool
+    za: SSAValue | None
+    zb: SSAValue | None
+    m: int
+    n: int
+    depth: int
+
+
+def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
+    """The int8 GEMM the nest computes (module docstring), or None."""
+    if len(nest.spatial) != 2 or len(nest.reduction) != 1 or nest.alloc is not None:
+        return None
+    if nest.epilogues or nest.init is None:
+        return None
+    i, j = (loop.induction_var for loop in nest.spatial)
+    k = nest.reduction[0].induction_var
+    extents = [loop.trip_count() for loop in (*nest.spatial, nest.reduction[0])]
+    if any(extent is None for extent in extents):
+        return None
+    m, n, depth = extents
+    if not _zero_init(nest.init, nest.home, i, j):
+        return None
+    stores = [op for op in nest.update.body.block.ops if isinstance(op, StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not nest.home:
+        return None
+    store = stores[0]
+    if list(store.indices) != [i, j] or store.value.type != i32:
+        return None
+    add = store.value.owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    mul = None
+    for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        if (isinstance(acc.owner, LoadOp) and acc.owner.memref is nest.home
+                and list(acc.owner.indices) == [i, j] and isinstance(other.owner, arith.MuliOp)):
+            mul = other.owner
+    if mul is None:
+        return None
+    factors = [_factor(value) for value in (mul.lhs, mul.rhs)]
+    if any(factor is None for factor in factors):
+        return None
+    by_role: dict[str, tuple[LoadOp, bool, SSAValue | None]] = {}
+    for load, signed, zero in factors:  # type: ignore[misc]
+        if list(load.indices) == [i, k]:
+            by_role["a"] = (load, signed, zero)
+        elif list(load.indices) == [k, j]:
+            by_role["b"] = (load, signed, zero)
+    if set(by_role) != {"a", "b"}:
+        return None
+    a_load, a_signed, za = by_role["a"]
+    b_load, b_signed, zb = by_role["b"]
+    if za is not None and depends_on(za, {i, j, k}):
+        return None
+    if zb is not None and depends_on(zb, {i, k}):
+        return None
+    return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
+                    m, n, depth)  # type: ignore[arg-type]
+
+
+def _zero_init(init: BlockOp, home: SSAValue, i: SSAValue, j: SSAValue) -> bool:
+    stores = [op for op in init.body.block.ops if isinstance(op, StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not home or list(stores[0].indices) != [i, j]:
+        return False
+    value = stores[0].value.owner
+    return (isinstance(value, arith.ConstantOp) and isinstance(value.value, IntegerAttr)
+            and value.value.value.data == 0)
+
+
+def _factor(value: SSAValue) -> tuple[LoadOp, bool, SSAValue | None] | None:
+    """(load of a byte, whether it is signed, the zero point subtracted or None) of
+    `ext(load)` or `ext(load) - zero_point`."""
+    zero: SSAValue | None = None
+    owner = value.owner
+    if isinstance(owner, arith.SubiOp):
+        value, zero = owner.lhs, owner.rhs
+        owner = value.owner
+    if not isinstance(owner, arith.ExtUIOp | arith.ExtSIOp):
+        return None
+    load = owner.input.owner
+    if not isinstance(load, LoadOp) or load.result.type != i8:
+        return None
+    return load, isinstance(owner, arith.ExtSIOp), zero
+
+
+def tile_shape(gemm: Int8Gemm, config: CpuConfig) -> tuple[int, int]:
+    """(MR rows, NP panels of 16 columns) of the micro-kernel."""
+    panels = -(-gemm.n // LANES)
+    np_ = min(4, panels)
+    mr = max(1, min(config.max_rows, config.max_accumulators // np_, gemm.m))
+    return mr, np_
+
+
+def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
+    """Replace an int8 GEMM nest by its VNNI schedule (module docstring); False, changing
+    nothing, when the target lacks avx512vnni or the nest is not an int8 GEMM."""
+    if VPDPBUSD.missing_features(config.features):
+        return False
+    gemm = match_int8_gemm(nest)
+    if gemm is None:
+        return False
+    builder = _Builder(gemm, config)
+    root = nest.spatial[0]
+    ops = builder.build()
+    parent = root.parent_block()
+    assert parent is not None
+    for op in ops:
+        parent.insert_op_before(op, root)
+    root.detach()
+    root.erase()
+    for loop in builder.dots:
+        tensorize(loop, VPDPBUSD.name, config.features)
+    if config.parallel:
+        for loop in builder.parallel_loops:
+            try:
+                parallel(loop)
+            except ScheduleError:
+                continue
+    return True
+
+
+Body = Callable[[SSAValue, list[Operation]], None]
+
+
+class _Builder:
+    """Emits the schedule before the original nest (module docstring)."""
+
+    def __init__(self, gemm: Int8Gemm, config: CpuConfig) -> None:
+        self.gemm = gemm
+        self.config = config
+        self.anchor = gemm.nest.spatial[0]
+        self.name = gemm.nest.update.block_name.data
+        self.mr, self.np = tile_shape(gemm, config)
+        self.k4 = -(-gemm.depth // DEPTH)
+        self.groups = -(-gemm.n // (LANES * self.np))
+        self.dots: list[ForOp] = []
+        self.parallel_loops: list[ForOp] = []
+        self.ones: dict[int, SSAValue] = {}
+
+    # -- small builders ------------------------------------------------------------------------
+
+    def const(self, value: int) -> SSAValue:
+        return index_constant(value, self.anchor)
+
+    def loop(self, lb: int | SSAValue, ub: int, axis: str, kind: str, body: Body) -> ForOp:
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = value_name(axis)
+        ops: list[Operation] = []
+        body(block.args[0], ops)
+        block.add_ops([*ops, YieldOp()])
+        lb_value = self.const(lb) if isinstance(lb, int) else lb
+        return ForOp(lb_value, self.const(ub), self.const(1), block, axis, kind)
+
+    def affine(self, ops: list[Operation], *terms: tuple[SSAValue, int] | int) -> SSAValue:
+        """`sum(value * factor) + constant` as index arithmetic appended to `ops`."""
+        total: SSAValue | None = None
+        offset = 0
+        for term in terms:
+            if isinstance(term, int):
+                offset += term
+                continue
+            value, factor = term
+            if factor != 1:
+                product = arith.MuliOp(value, self.const(factor))
+                ops.append(product)
+                value = product.result
+            if total is None:
+                total = value
+            else:
+                summed = arith.AddiOp(total, value)
+                ops.append(summed)
+                total = summed.result
+        if total is None:
+            return self.const(offset)
+        if offset:
+            summed = arith.AddiOp(total, self.const(offset))
+            ops.append(summed)
+            total = summed.result
+        return total
+
+    def i32(self, value: int, ops: list[Operation]) -> SSAValue:
+        constant = arith.ConstantOp(IntegerAttr(value, i32))
+        ops.append(constant)
+        return constant.result
+
+    def dot(self, acc: SSAValue, acc_index: Callable[[SSAValue, list[Operation]], list[SSAValue]],
+            a: SSAValue, a_index: Callable[[SSAValue, list[Operation]], list[SSAValue]],
+            b: SSAValue, b_index: Callable[[SSAValue, SSAValue, list[Operation]],
+                                           list[SSAValue]],
+            name: str, body: list[Operation]) -> None:
+        """`for j.i (16) { for k.i (4) { acc[..j.i] += u8(a[..k.i]) * s8(b[..j.i, k.i]) } }`,
+        recorded for tensorizing."""
+
+        def lane(ji: SSAValue, lane_ops: list[Operation]) -> None:
+            def depth(ki: SSAValue, inner: list[Operation]) -> None:
+                ops: list[Operation] = []
+                acc_at = acc_index(ji, ops)
+                a_load = LoadOp(a, a_index(ki, ops))
+                a_ext = arith.ExtUIOp(a_load, i32)
+                b_load = LoadOp(b, b_index(ji, ki, ops))
+                b_ext = arith.ExtSIOp(b_load, i32)
+                product = arith.MuliOp(a_ext, b_ext)
+                old = LoadOp(acc, acc_at)
+                summed = arith.AddiOp(old, product)
+                ops += [a_load, a_ext, b_load, b_ext, product, old, summed,
+                        StoreOp(summed, acc, acc_at)]
+                inner.append(BlockOp(name, [a, b], [acc], ops, reduction_axes=["j.i", "k.i"]))
+
+            lane_ops.append(self.loop(0, DEPTH, "k.i", "serial", depth))
+
+        loop = self.loop(0, LANES, "j.i", "serial", lane)
+        self.dots.append(loop)
+        body.append(loop)
+
+    def fill(self, buffer: SSAValue, value: int, name: str) -> list[Operation]:
+        """A nest storing `value` into every element of a 1-D or 2-D buffer (innermost
+        vectorized)."""
+        memref_type = buffer.type
+        assert isinstance(memref_type, MemRefType)
+        shape = memref_type.get_shape()
+        element = memref_type.get_element_type()
+
+        def store(indices: list[SSAValue], ops: list[Operation]) -> None:
+            constant = arith.ConstantOp(IntegerAttr(value, element))  # type: ignore[arg-type]
+            ops.append(BlockOp(name, [], [buffer],
+                               [constant, StoreOp(constant, buffer, indices)]))
+
+        if len(shape) == 1:
+            return [self.loop(0, shape[0], "c", "vectorized", lambda c, ops: store([c], ops))]
+        return [self.loop(0, shape[0], "r", "serial", lambda r, ops: ops.append(
+            self.loop(0, shape[1], "c", "vectorized", lambda c, inner: store([r, c], inner))))]
+
+    def ones_buffer(self, size: int, ops: list[Operation]) -> SSAValue:
+        """A local buffer of `size` bytes of 1 (the other operand of a row or column sum)."""
+        alloc = AllocOp(MemRefType(i8, [size]), "local")
+        alloc.result.name_hint = f"ones{size}"
+        ops.append(alloc)
+        ops += self.fill(alloc.result, 1, f"{self.name}.ones")
+        return alloc.result
+
+    # -- the zero points, as values at a point of the output -----------------------------------
+
+    def clone_value(self, value: SSAValue, mapping: dict[SSAValue, SSAValue],
+                    ops: list[Operation]) -> SSAValue:
+        """`value` (computed in the original nest) recomputed with `mapping` for its ivs."""
+        if value in mapping:
+            return mapping[value]
+        owner = value.owner
+        root = self.gemm.nest.spatial[0]
+        if isinstance(owner, Block):
+            holder = owner.parent_op()
+            assert holder is None or not root.is_ancestor(holder), "the nest's ivs are mapped"
+            return value
+        if not root.is_ancestor(owner):
+            return value
+        operands = [self.clone_value(operand, mapping, ops) for operand in owner.operands]
+        clone = owner.clone()
+        for index, operand in enumerate(operands):
+            clone.operands[index] = operand
+        ops.append(clone)
+        for old, new in zip(owner.results, clone.results, strict=True):
+            mapping[old] = new
+        return mapping[value]
+
+    def zero_points(self, i: SSAValue, j: SSAValue, ops: list[Operation]
+                    ) -> tuple[SSAValue, SSAValue]:
+        """(za', zb'_j) at output column `j`, as i32: the zero points of the shifted
+        operands (0 where there is none)."""
+        gemm = self.gemm
+        mapping = {gemm.i: i, gemm.j: j}
+        za = self.i32(0, ops) if gemm.za is None else self.clone_value(gemm.za, mapping, ops)
+        zb = self.i32(0, ops) if gemm.zb is None else self.clone_value(gemm.zb, mapping, ops)
+        if gemm.a_signed:
+            shifted = arith.AddiOp(za, self.i32(128, ops))
+            ops.append(shifted)
+            za = shifted.result
+        if not gemm.b_signed:
+            shifted = arith.SubiOp(zb, self.i32(128, ops))
+            ops.append(shifted)
+            zb = shifted.result
+        return za, zb
+
+    # -- the schedule --------------------------------------------------------------------------
+
+    def build(self) -> list[Operation]:
+        ops: list[Operation] = []
+        packed_b = self.pack_b(ops)
+        a = self.pack_a(ops) if self.gemm.a_signed or self.gemm.depth % DEPTH else self.gemm.a
+        colsum = self.colsum(packed_b, ops)
+        rowsum = self.rowsum(a, ops)
+        ops += self.kernels(a, packed_b, rowsum, colsum)
+        for buffer in [packed_b, colsum, rowsum, *([a] if a is not self.gemm.a else [])]:
+            ops.append(DeallocOp(buffer))
+        return ops
+
+    def pack_b(self, ops: list[Operation]) -> SSAValue:
+        """`Bp[p, k4, 4 l + d] = b'[4 k4 + d, 16 p + l]`, zero outside B."""
+        gemm = self.gemm
+        panels = self.groups * self.np
+        alloc = AllocOp(MemRefType(i8, [panels, self.k4, PANEL]), "global")
+        alloc.result.name_hint = f"{gemm.b.name_hint or 'B'}_vnni"
+        ops.append(alloc)
+        packed = alloc.result
+
+        def copy(p: SSAValue, k4: SSAValue, l: SSAValue, body: list[Operation]) -> None:
+            inner: list[Operation] = []
+            lane = arith.DivUIOp(l, self.const(DEPTH))
+            step = arith.RemUIOp(l, self.const(DEPTH))
+            inner += [lane, step]
+            column = self.affine(inner, (p, LANES), (lane.result, 1))
+            row = self.affine(inner, (k4, DEPTH), (step.result, 1))
+            value = self.guarded_load(gemm.b, [row, column], [gemm.depth, gemm.n],
+                                      not gemm.b_signed, inner)
+            inner.append(StoreOp(value, packed, [p, k4, l]))
+            body.append(BlockOp(f"{self.name}.pack_b", [gemm.b], [packed], inner,
+                                ["p", "k4", "l"]))
+
+        ops.append(self.loop(0, panels, "p", "serial", lambda p, body: body.append(
+            self.loop(0, self.k4, "k4", "serial", lambda k4, inner: inner.append(
+                self.loop(0, PANEL, "l", "serial", lambda l, lane: copy(p, k4, l, lane)))))))
+        return packed
+
+    def guarded_load(self, buffer: SSAValue, indices: list[SSAValue], bounds: list[int],
+                     flip: bool, ops: list[Operation]) -> SSAValue:
+        """`buffer[indices]` (sign bit flipped if `flip`) where every index is below its bound,
+        else 0; the load reads a clamped index, so it never leaves the buffer."""
+        inside: SSAValue | None = None
+        clamped: list[SSAValue] = []
+        for index, bound in zip(indices, bounds, strict=True):
+            test = arith.CmpiOp(index, self.const(bound), "ult")
+            low = arith.MinUIOp(index, self.const(bound - 1))
+            ops += [test, low]
+            clamped.append(low.result)
+            if inside is None:
+                inside = test.result
+            else:
+                both = arith.AndIOp(inside, test)
+                ops.append(both)
+                inside = both.result
+        value: SSAValue = LoadOp(buffer, clamped).result
+        ops.append(value.owner)  # type: ignore[arg-type]
+        if flip:
+            sign = arith.ConstantOp(IntegerAttr(-128, i8))
+            flipped = arith.XOrIOp(value, sign)
+            ops += [sign, flipped]
+            value = flipped.result
+        zero = arith.ConstantOp(IntegerAttr(0, i8))
+        assert inside is not None
+        selected = arith.SelectOp(inside, value, zero)
+        ops += [zero, selected]
+        return selected.result
+
+    def pack_a(self, ops: list[Operation]) -> SSAValue:
+        """`Ap[i, k] = a'[i, k]`, zero past K (a whole number of 4-byte blocks)."""
+        gemm = self.gemm
+        alloc = AllocOp(MemRefType(i8, [gemm.m, self.k4 * DEPTH]), "global")
+        alloc.result.name_hint = f"{gemm.a.name_hint or 'A'}_u8"
+        ops.append(alloc)
+        packed = alloc.result
+
+        def copy(i: SSAValue, k: SSAValue, body: list[Operation]) -> None:
+            inner: list[Operation] = []
+            value = self.guarded_load(gemm.a, [i, k], [gemm.m, gemm.depth], gemm.a_signed, inner)
+            inner.append(StoreOp(value, packed, [i, k]))
+            body.append(BlockOp(f"{self.name}.pack_a", [gemm.a], [packed], inner, ["i", "k"]))
+
+        ops.append(self.loop(0, gemm.m, "i", "serial", lambda i, body: body.append(
+            self.loop(0, self.k4 * DEPTH, "k", "serial", lambda k, inner: copy(i, k, inner)))))
+        return packed
+
+    def colsum(self, packed_b: SSAValue, ops: list[Operation]) -> SSAValue:
+        """`colsum[16 p + l] = sum_k b'[k, 16 p + l]`, as vpdpbusd(ones, Bp)."""
+        panels = self.groups * self.np
+        alloc = AllocOp(MemRefType(i32, [panels * LANES]), "global")
+        alloc.result.name_hint = "colsum"
+        ops.append(alloc)
+        colsum = alloc.result
+        ops += self.fill(colsum, 0, f"{self.name}.colsum_init")
+        ones = self.ones_buffer(DEPTH, ops)
+
+        def step(p: SSAValue, k4: SSAValue, body: list[Operation]) -> None:
+            self.dot(
+                colsum, lambda ji, o: [self.affine(o, (p, LANES), (ji, 1))],
+                ones, lambda ki, o: [ki],
+                packed_b, lambda ji, ki, o: [p, k4, self.affine(o, (ji, DEPTH), (ki, 1))],
+                f"{self.name}.colsum", body)
+
+        ops.append(self.loop(0, panels, "p", "serial", lambda p, body: body.append(
+            self.loop(0, self.k4, "k4", "serial", lambda k4, inner: step(p, k4, inner)))))
+        return colsum
+
+    def rowsum(self, a: SSAValue, ops: list[Operation]) -> SSAValue:
+        """`rowsum[i, l] = sum_k a'[i, k]` (every lane l the same), as vpdpbusd(a', ones)."""
+        gemm = self.gemm
+        alloc = AllocOp(MemRefType(i32, [gemm.m, LANES]), "global")
+        alloc.result.name_hint = "rowsum"
+        ops.append(alloc)
+        rowsum = alloc.result
+        ops += self.fill(rowsum, 0, f"{self.name}.rowsum_init")
+        ones = self.ones_buffer(PANEL, ops)
+
+        def step(i: SSAValue, k4: SSAValue, body: list[Operation]) -> None:
+            self.dot(
+                rowsum, lambda ji, o: [i, ji],
+                a, lambda ki, o: [i, self.affine(o, (k4, DEPTH), (ki, 1))],
+                ones, lambda ji, ki, o: [self.affine(o, (ji, DEPTH), (ki, 1))],
+                f"{self.name}.rowsum", body)
+
+        ops.append(self.loop(0, gemm.m, "i", "serial", lambda i, body: body.append(
+            self.loop(0, self.k4, "k4", "serial", lambda k4, inner: step(i, k4, inner)))))
+        return rowsum
+
+    def kernels(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue
+                ) -> list[Operation]:
+        """The column groups (parallel), each over its row blocks."""
+        gemm = self.gemm
+        width = LANES * self.np
+        full_groups, tail_columns = divmod(gemm.n, width)
+        ops: list[Operation] = []
+
+        def group(g: SSAValue, columns: int, body: list[Operation]) -> None:
+            full_rows, tail_rows = divmod(gemm.m, self.mr)
+            if full_rows:
+                rows_loop = self.loop(0, full_rows, "i.o", "serial", lambda io, inner: inner.extend(
+                    self.micro(a, packed_b, rowsum, colsum, io, self.mr, g, columns)))
+                body.append(rows_loop)
+                if full_groups < 2:
+                    self.parallel_loops.append(rows_loop)
+            if tail_rows:
+                body.extend(self.micro(a, packed_b, rowsum, colsum, self.const(full_rows),
+                                       tail_rows, g, columns))
+
+        if full_groups:
+            groups = self.loop(0, full_groups, "j.o", "serial",
+                               lambda g, body: group(g, width, body))
+            ops.append(groups)
+            if full_groups >= 2:
+                self.parallel_loops.append(groups)
+        if tail_columns:
+            group(self.const(full_groups), tail_columns, ops)
+        return ops
+
+    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue,
+              row_block: SSAValue, rows: int, g: SSAValue, columns: int) -> list[Operation]:
+        """One MR x NR tile: rows `row_block * MR + r` (r < rows), panels `g * NP + p`; the
+        epilogue writes its `columns` valid columns."""
+        gemm = self.gemm
+        width = LANES * self.np
+        tile_alloc = AllocOp(MemRefType(i32, [rows, width]), "local")
+        tile_alloc.result.name_hint = "tile"
+        tile = tile_alloc.result
+        ops: list[Operation] = [tile_alloc]
+
+        def row_of(r: SSAValue, o: list[Operation]) -> SSAValue:
+            return self.affine(o, (row_block, self.mr), (r, 1))
+
+        def init(r: SSAValue, body: list[Operation]) -> None:
+            def lane(c: SSAValue, inner: list[Operation]) -> None:
+                zero = arith.ConstantOp(IntegerAttr(0, i32))
+                inner.append(BlockOp(f"{self.name}.init", [], [tile],
+                                     [zero, StoreOp(zero, tile, [r, c])], ["r", "c"]))
+
+            body.append(self.loop(0, width, "c", "vectorized", lane))
+
+        ops.append(self.loop(0, rows, "r", "unrolled", init))
+
+        def update(k4: SSAValue, body: list[Operation]) -> None:
+            def row(r: SSAValue, row_body: list[Operation]) -> None:
+                def panel(p: SSAValue, panel_body: list[Operation]) -> None:
+                    self.dot(
+                        tile, lambda ji, o: [r, self.affine(o, (p, LANES), (ji, 1))],
+                        a, lambda ki, o: [row_of(r, o), self.affine(o, (k4, DEPTH), (ki, 1))],
+                        packed_b, lambda ji, ki, o: [
+                            self.affine(o, (g, self.np), (p, 1)), k4,
+                            self.affine(o, (ji, DEPTH), (ki, 1))],
+                        self.name, panel_body)
+
+                row_body.append(self.loop(0, self.np, "p", "unrolled", panel))
+
+            body.append(self.loop(0, rows, "r", "unrolled", row))
+
+        ops.append(self.loop(0, self.k4, "k4", "serial", update))
+
+        def epilogue(r: SSAValue, body: list[Operation]) -> None:
+            def lane(c: SSAValue, inner: list[Operation]) -> None:
+                o: list[Operation] = []
+                i = row_of(r, o)
+                j = self.affine(o, (g, width), (c, 1))
+                za, zb = self.zero_points(i, j, o)
+                dot = LoadOp(tile, [r, c])
+                sum_a = LoadOp(rowsum, [i, self.const(0)])
+                sum_b = LoadOp(colsum, [j])
+                depth_za = arith.MuliOp(za, self.i32(gemm.depth, o))
+                row_term = arith.SubiOp(sum_a, depth_za)
+                row_comp = arith.MuliOp(zb, row_term)
+                col_comp = arith.MuliOp(za, sum_b)
+                partial = arith.SubiOp(dot, row_comp)
+                value = arith.SubiOp(partial, col_comp)
+                o += [dot, sum_a, sum_b, depth_za, row_term, row_comp, col_comp, partial, value,
+                      StoreOp(value, gemm.nest.home, [i, j])]
+                reads = [tile]
+                for op in o:
+                    if isinstance(op, LoadOp) and op.memref not in reads:
+                        reads.append(op.memref)
+                inner.append(BlockOp(f"{self.name}.write", reads, [gemm.nest.home], o,
+                                     ["r", "c"]))
+
+            body.append(self.loop(0, columns, "c", "vectorized", lane))
+
+        ops.append(self.loop(0, rows, "r", "unrolled", epilogue))
+        ops.append(DeallocOp(tile))
+        return ops
+
