@@ -104,10 +104,14 @@ class Intrinsic:
 
 
 def _flat_dot(spatial: int, reduction: int, acc_type: type, widen: Callable[[np.ndarray],
-              np.ndarray]) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """The reference of a 1-D dot intrinsic: `acc[j] += sum_k a[k] * b[j * R + k]`."""
+              np.ndarray], views: tuple[type, type] | None = None
+              ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The reference of a 1-D dot intrinsic: `acc[j] += sum_k a[k] * b[j * R + k]`, the bytes of
+    a and b read as the `views` dtypes (u8, s8) whatever their arrays' dtypes."""
 
     def reference(acc: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if views is not None:
+            a, b = np.asarray(a).view(views[0]), np.asarray(b).view(views[1])
         products = widen(b).reshape(spatial, reduction) * widen(a).reshape(1, reduction)
         with np.errstate(over="ignore"):
             return (acc + products.sum(axis=1, dtype=acc_type)).astype(acc_type)
@@ -115,8 +119,11 @@ def _flat_dot(spatial: int, reduction: int, acc_type: type, widen: Callable[[np.
     return reference
 
 
-def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+def _bf16_to_f32(values: np.ndarray) -> np.ndarray:
+    """bf16 values as f32: raw 16-bit patterns (uint16 arrays) widened, other arrays cast."""
+    if values.dtype == np.uint16:
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values.astype(np.float32)
 
 
 VPDPBUSD = Intrinsic(
@@ -131,7 +138,7 @@ VPDPBUSD = Intrinsic(
     ),
     features=frozenset({"avx512vnni"}),
     llvm_intrinsic="llvm.x86.avx512.vpdpbusd.512",
-    reference=_flat_dot(16, 4, np.int32, lambda x: x.astype(np.int32)),
+    reference=_flat_dot(16, 4, np.int32, lambda x: x.astype(np.int32), (np.uint8, np.int8)),
 )
 """`vpdpbusd zmm`: acc[j] += sum_k u8(a[k]) * s8(b[4j + k]), j < 16, k < 4, wrapping (not
 saturating) i32 sums. a is 4 bytes broadcast to all lanes; b 64 bytes: 16 blocks of 4."""
