@@ -304,3 +304,69 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   %t = transform.loop.tensorize %i, "ptx.mma.m16n8k16.f16" : (!transform.any_op) -> !transform.any_op
   transform.yield
 }
+
+// -----
+
+// The default schedule of an int8 GEMM on a VNNI target (transform.loop.apply_rules runs the
+// `vnni-int8-gemm` rule, rewrites/schedule_rules/vnni.py): B packed into [N/16][K/4][64]
+// panels, row and column sums and the 6x16 register tile each a tensorized vpdpbusd, the
+// zero points applied in the epilogue.
+// CHECK-LABEL: func.func @int8_gemm_default
+// CHECK:       %[[BP:.*]] = loop.alloc global : memref<1x2x64xi8>
+// CHECK:       loop.block "matmul.pack_b" reads(%{{.*}} : memref<8x16xi8>) writes(%[[BP]] : memref<1x2x64xi8>)
+// CHECK:       loop.block "matmul.colsum"
+// CHECK:         loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:       loop.block "matmul.rowsum"
+// CHECK:         loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:       %[[TILE:.*]] = loop.alloc local : memref<6x16xi32>
+// CHECK:       loop.for %{{.*}} axis "k4" {
+// CHECK-NEXT:    loop.for %{{.*}} axis "r" kind unrolled {
+// CHECK-NEXT:      loop.for %{{.*}} axis "p" kind unrolled {
+// CHECK-NEXT:        loop.block "matmul" reads(%{{.*}}, %[[BP]] : memref<6x8xi8>, memref<1x2x64xi8>) writes(%[[TILE]] : memref<6x16xi32>) {
+// CHECK:               %[[ACC:.*]] = loop.load %[[TILE]]{{.*}} -> vector<16xi32>
+// CHECK-NEXT:          %[[A:.*]] = loop.load {{.*}} : memref<6x8xi8> -> vector<4xi8>
+// CHECK-NEXT:          %[[B:.*]] = loop.load %[[BP]]{{.*}} -> vector<64xi8>
+// CHECK-NEXT:          %[[S:.*]] = loop.intrinsic "x86.avx512.vpdpbusd" %[[ACC]], %[[A]], %[[B]]
+// CHECK-NEXT:          loop.store %[[S]], %[[TILE]]
+// CHECK:       loop.block "matmul.write"
+// CHECK:         loop.store %{{.*}}, %{{.*}} : i32 -> memref<6x16xi32>
+func.func @int8_gemm_default(%a: memref<6x8xi8>, %b: memref<8x16xi8>, %az: memref<i8>, %bz: memref<i8>, %out: memref<6x16xi32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i0 = %c0 to %c6 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<6x16xi32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0 : i32
+        loop.store %init, %out[%i0, %i1] : i32 -> memref<6x16xi32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %az, %b, %bz : memref<6x8xi8>, memref<i8>, memref<8x16xi8>, memref<i8>) writes(%out : memref<6x16xi32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<6x8xi8> -> i8
+          %1 = arith.extui %0 : i8 to i32
+          %2 = loop.load %az[] : memref<i8> -> i8
+          %3 = arith.extui %2 : i8 to i32
+          %4 = arith.subi %1, %3 : i32
+          %5 = loop.load %b[%r0, %i1] : memref<8x16xi8> -> i8
+          %6 = arith.extsi %5 : i8 to i32
+          %7 = loop.load %bz[] : memref<i8> -> i8
+          %8 = arith.extsi %7 : i8 to i32
+          %9 = arith.subi %6, %8 : i32
+          %10 = arith.muli %4, %9 : i32
+          %acc = loop.load %out[%i0, %i1] : memref<6x16xi32> -> i32
+          %11 = arith.addi %acc, %10 : i32
+          loop.store %11, %out[%i0, %i1] : i32 -> memref<6x16xi32>
+        }
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i0" : (!transform.any_op) -> !transform.any_op
+  transform.loop.apply_rules %i [1, 8, 24, 0, 0] : !transform.any_op
+  transform.yield
+}
