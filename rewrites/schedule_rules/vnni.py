@@ -16,7 +16,7 @@ wraps the same way on both sides):
 
 Emitted, before the nest it replaces:
 
-    Bp = pack B into [G * NP][K/4][64] (16 columns x 4 k per 64 bytes, zero padded; a constant
+    Bp = pack B into [G][K/4][NP][64] (16 columns x 4 k per 64 bytes, zero padded; a constant
          B is packed at compile time by loop-fold-constant-nests)
     [Ap = A as u8 in [M][K/4 * 4], zero padded: only for s8 A or K not a multiple of 4]
     colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too)
@@ -369,31 +369,52 @@ class _Builder:
         return ops
 
     def pack_b(self, ops: list[Operation]) -> SSAValue:
-        """`Bp[p, k4, 4 l + d] = b'[4 k4 + d, 16 p + l]`, zero outside B."""
+        """`Bp[g, k4, p, 4 l + d] = b'[4 k4 + d, 16 (NP g + p) + l]`, zero outside B: a
+        reduction step of a column group reads its NP panels' 64 bytes one after the other.
+        Loads are guarded (clamped and selected) only when B does not fill the panels."""
         gemm = self.gemm
-        panels = self.groups * self.np
-        alloc = AllocOp(MemRefType(i8, [panels, self.k4, PANEL]), "global")
+        alloc = AllocOp(MemRefType(i8, [self.groups, self.k4, self.np, PANEL]), "global")
         alloc.result.name_hint = f"{gemm.b.name_hint or 'B'}_vnni"
         ops.append(alloc)
         packed = alloc.result
+        guarded = gemm.n % (LANES * self.np) != 0 or gemm.depth % DEPTH != 0
 
-        def copy(p: SSAValue, k4: SSAValue, l: SSAValue, body: list[Operation]) -> None:
+        def copy(g: SSAValue, k4: SSAValue, p: SSAValue, lane: SSAValue, step: SSAValue,
+                 body: list[Operation]) -> None:
             inner: list[Operation] = []
-            lane = arith.DivUIOp(l, self.const(DEPTH))
-            step = arith.RemUIOp(l, self.const(DEPTH))
-            inner += [lane, step]
-            column = self.affine(inner, (p, LANES), (lane.result, 1))
-            row = self.affine(inner, (k4, DEPTH), (step.result, 1))
-            value = self.guarded_load(gemm.b, [row, column], [gemm.depth, gemm.n],
-                                      not gemm.b_signed, inner)
-            inner.append(StoreOp(value, packed, [p, k4, l]))
+            column = self.affine(inner, (g, LANES * self.np), (p, LANES), (lane, 1))
+            row = self.affine(inner, (k4, DEPTH), (step, 1))
+            if guarded:
+                value = self.guarded_load(gemm.b, [row, column], [gemm.depth, gemm.n],
+                                          not gemm.b_signed, inner)
+            else:
+                value = self.load_byte(gemm.b, [row, column], not gemm.b_signed, inner)
+            at = self.affine(inner, (lane, DEPTH), (step, 1))
+            inner.append(StoreOp(value, packed, [g, k4, p, at]))
             body.append(BlockOp(f"{self.name}.pack_b", [gemm.b], [packed], inner,
-                                ["p", "k4", "l"]))
+                                ["g", "k4", "p", "l", "d"]))
 
-        ops.append(self.loop(0, panels, "p", "serial", lambda p, body: body.append(
+        def panel(g: SSAValue, k4: SSAValue, p: SSAValue, body: list[Operation]) -> None:
+            body.append(self.loop(0, LANES, "l", "serial", lambda lane, inner: inner.append(
+                self.loop(0, DEPTH, "d", "unrolled",
+                          lambda step, o: copy(g, k4, p, lane, step, o)))))
+
+        ops.append(self.loop(0, self.groups, "g", "serial", lambda g, body: body.append(
             self.loop(0, self.k4, "k4", "serial", lambda k4, inner: inner.append(
-                self.loop(0, PANEL, "l", "serial", lambda l, lane: copy(p, k4, l, lane)))))))
+                self.loop(0, self.np, "p", "serial", lambda p, o: panel(g, k4, p, o)))))))
         return packed
+
+    def load_byte(self, buffer: SSAValue, indices: list[SSAValue], flip: bool,
+                  ops: list[Operation]) -> SSAValue:
+        """`buffer[indices]`, its sign bit flipped if `flip` (u8 <-> s8 shifted by 128)."""
+        value: SSAValue = LoadOp(buffer, indices).result
+        ops.append(value.owner)  # type: ignore[arg-type]
+        if flip:
+            sign = arith.ConstantOp(IntegerAttr(-128, i8))
+            flipped = arith.XOrIOp(value, sign)
+            ops += [sign, flipped]
+            value = flipped.result
+        return value
 
     def guarded_load(self, buffer: SSAValue, indices: list[SSAValue], bounds: list[int],
                      flip: bool, ops: list[Operation]) -> SSAValue:
@@ -412,13 +433,7 @@ class _Builder:
                 both = arith.AndIOp(inside, test)
                 ops.append(both)
                 inside = both.result
-        value: SSAValue = LoadOp(buffer, clamped).result
-        ops.append(value.owner)  # type: ignore[arg-type]
-        if flip:
-            sign = arith.ConstantOp(IntegerAttr(-128, i8))
-            flipped = arith.XOrIOp(value, sign)
-            ops += [sign, flipped]
-            value = flipped.result
+        value = self.load_byte(buffer, clamped, flip, ops)
         zero = arith.ConstantOp(IntegerAttr(0, i8))
         assert inside is not None
         selected = arith.SelectOp(inside, value, zero)
@@ -444,7 +459,7 @@ class _Builder:
         return packed
 
     def colsum(self, packed_b: SSAValue, ops: list[Operation]) -> SSAValue:
-        """`colsum[16 p + l] = sum_k b'[k, 16 p + l]`, as vpdpbusd(ones, Bp)."""
+        """`colsum[j] = sum_k b'[k, j]`, as vpdpbusd(ones, Bp) per panel."""
         panels = self.groups * self.np
         alloc = AllocOp(MemRefType(i32, [panels * LANES]), "global")
         alloc.result.name_hint = "colsum"
@@ -453,15 +468,16 @@ class _Builder:
         ops += self.fill(colsum, 0, f"{self.name}.colsum_init")
         ones = self.ones_buffer(DEPTH, ops)
 
-        def step(p: SSAValue, k4: SSAValue, body: list[Operation]) -> None:
+        def step(g: SSAValue, p: SSAValue, k4: SSAValue, body: list[Operation]) -> None:
             self.dot(
-                colsum, lambda ji, o: [self.affine(o, (p, LANES), (ji, 1))],
+                colsum, lambda ji, o: [self.affine(o, (g, LANES * self.np), (p, LANES), (ji, 1))],
                 ones, lambda ki, o: [ki],
-                packed_b, lambda ji, ki, o: [p, k4, self.affine(o, (ji, DEPTH), (ki, 1))],
+                packed_b, lambda ji, ki, o: [g, k4, p, self.affine(o, (ji, DEPTH), (ki, 1))],
                 f"{self.name}.colsum", body)
 
-        ops.append(self.loop(0, panels, "p", "serial", lambda p, body: body.append(
-            self.loop(0, self.k4, "k4", "serial", lambda k4, inner: step(p, k4, inner)))))
+        ops.append(self.loop(0, self.groups, "g", "serial", lambda g, body: body.append(
+            self.loop(0, self.np, "p", "serial", lambda p, inner: inner.append(
+                self.loop(0, self.k4, "k4", "serial", lambda k4, o: step(g, p, k4, o)))))))
         return colsum
 
     def rowsum(self, a: SSAValue, ops: list[Operation]) -> SSAValue:
@@ -560,8 +576,7 @@ class _Builder:
                         tile, lambda ji, o: [r, self.affine(o, (p, LANES), (ji, 1))],
                         a, lambda ki, o: [row_of(r, o), self.affine(o, (k4, DEPTH), (ki, 1))],
                         packed_b, lambda ji, ki, o: [
-                            self.affine(o, (g, self.np), (p, 1)), k4,
-                            self.affine(o, (ji, DEPTH), (ki, 1))],
+                            g, k4, p, self.affine(o, (ji, DEPTH), (ki, 1))],
                         self.name, panel_body)
 
                 row_body.append(self.loop(0, self.np, "p", "unrolled", panel))

@@ -308,12 +308,12 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 // -----
 
 // The default schedule of an int8 GEMM on a VNNI target (transform.loop.apply_rules runs the
-// `vnni-int8-gemm` rule, rewrites/schedule_rules/vnni.py): B packed into [N/16][K/4][64]
+// `vnni-int8-gemm` rule, rewrites/schedule_rules/vnni.py): B packed into [N/(16 NP)][K/4][NP][64]
 // panels, row and column sums and the 6x16 register tile each a tensorized vpdpbusd, the
 // zero points applied in the epilogue.
 // CHECK-LABEL: func.func @int8_gemm_default
-// CHECK:       %[[BP:.*]] = loop.alloc global : memref<1x2x64xi8>
-// CHECK:       loop.block "matmul.pack_b" reads(%{{.*}} : memref<8x16xi8>) writes(%[[BP]] : memref<1x2x64xi8>)
+// CHECK:       %[[BP:.*]] = loop.alloc global : memref<1x2x1x64xi8>
+// CHECK:       loop.block "matmul.pack_b" reads(%{{.*}} : memref<8x16xi8>) writes(%[[BP]] : memref<1x2x1x64xi8>)
 // CHECK:       loop.block "matmul.colsum"
 // CHECK:         loop.intrinsic "x86.avx512.vpdpbusd"
 // CHECK:       loop.block "matmul.rowsum"
@@ -322,7 +322,7 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 // CHECK:       loop.for %{{.*}} axis "k4" {
 // CHECK-NEXT:    loop.for %{{.*}} axis "r" kind unrolled {
 // CHECK-NEXT:      loop.for %{{.*}} axis "p" kind unrolled {
-// CHECK-NEXT:        loop.block "matmul" reads(%{{.*}}, %[[BP]] : memref<6x8xi8>, memref<1x2x64xi8>) writes(%[[TILE]] : memref<6x16xi32>) {
+// CHECK-NEXT:        loop.block "matmul" reads(%{{.*}}, %[[BP]] : memref<6x8xi8>, memref<1x2x1x64xi8>) writes(%[[TILE]] : memref<6x16xi32>) {
 // CHECK:               %[[ACC:.*]] = loop.load %[[TILE]]{{.*}} -> vector<16xi32>
 // CHECK-NEXT:          %[[A:.*]] = loop.load {{.*}} : memref<6x8xi8> -> vector<4xi8>
 // CHECK-NEXT:          %[[B:.*]] = loop.load %[[BP]]{{.*}} -> vector<64xi8>
