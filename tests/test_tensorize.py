@@ -57,8 +57,11 @@ def _gemm_module(m: int, k: int, n: int, a: str, b: str, per_column: bool) -> st
 
 
 def _lower(text: str, target: str) -> ModuleOp:
+    return _lower_module(Parser(make_context(), text).parse_module(), target)
+
+
+def _lower_module(module: ModuleOp, target: str) -> ModuleOp:
     ctx = make_context()
-    module = Parser(ctx, text).parse_module()
     spec = f'{LOOPS},loop-default-schedule{{target="{target}"}}'
     for module_pass in parse_pipeline(spec):
         module_pass.apply(ctx, module)
@@ -222,3 +225,33 @@ def test_int8_conv_on_a_vnni_target_matches_the_graph_interpreter(x_dtype: type)
     (reference,) = run_module(import_onnx(model), [x])
     got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
     np.testing.assert_array_equal(got, reference)
+
+
+def _qlinear_matmul_model(m: int, k: int, n: int, seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    inits = {
+        "xs": np.float32(0.02), "xz": np.uint8(rng.integers(0, 256)),
+        "w": _integers(rng, np.int8, (k, n)), "ws": np.float32(0.01), "wz": np.int8(0),
+        "ys": np.float32(0.05), "yz": np.uint8(rng.integers(0, 256)),
+    }
+    node = helper.make_node("QLinearMatMul", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                            ["y"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n])],
+        [numpy_helper.from_array(np.asarray(v), name) for name, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_requantized_gemm_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
+    """QLinearMatMul: the requantize tail fused into the integer GEMM's epilogue runs in the
+    VNNI kernel's write-back (no int32 tensor in memory), equal to the graph interpreter."""
+    model = _qlinear_matmul_model(11, 40, 35, 5)
+    module = import_onnx(model)
+    x = _integers(np.random.default_rng(6), np.uint8, (11, 40))
+    (reference,) = run_module(module, [x])
+    lowered = _lower_module(import_onnx(model), VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in lowered.walk())
+    if _host_has_vnni():
+        got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
+        np.testing.assert_array_equal(got, reference)

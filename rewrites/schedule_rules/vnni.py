@@ -6,7 +6,9 @@ oneDNN's u8s8s32 GEMM with its compensation terms.
 
 The nest is `graph.matmul_integer`'s (rewrites/topi/quant.py): `C[i, j] = sum_k (ext(A[i, k]) -
 za) * (ext(B[k, j]) - zb[j])`, A and B bytes (u8 or s8: `extui` or `extsi`), the zero points any
-values that do not depend on `k` (za not on `i` nor `j`, zb not on `i`). `vpdpbusd` multiplies
+values that do not depend on `k` (za not on `i` nor `j`, zb not on `i`); the sum goes to the
+output, or to a local accumulator that fused epilogue blocks read (a requantize tail: cast,
+scale, round, clamp, quantize), which the write-back then runs on each sum. `vpdpbusd` multiplies
 u8 by s8, so the operands are shifted into those types where they are not (`a' = a + 128` for
 s8 A, `b' = b - 128` for u8 B: a flip of the sign bit), which shifts the zero points the same
 way (`za' = za + 128`, `zb' = zb - 128`), and the product is expanded exactly (i32 arithmetic
@@ -28,9 +30,11 @@ Emitted, before the nest it replaces:
                                           // -> transform.loop.tensorize "x86.avx512.vpdpbusd"
         } } }
         for r (unrolled) { for c (vectorized, the group's valid columns) {
-          C[i, j] = tile[r, c] - zb'_j * (rowsum[i] - K za') - za' colsum[j] } }
+          C[i, j] = tile[r, c] - zb'_j * (rowsum[i] - K za') - za' colsum[j]
+          [or the fused epilogues on that value] } }
       } }
 
+Batched GEMMs and convs are not matched (they keep the generic int32 schedule).
 MR x NP (x16 lanes) is 6 x 4 (24 of AVX-512's 32 registers hold the tile: `max_accumulators`),
 8 x 2 or 8 x 1 for narrower matrices. The rule applies only when the target has `avx512vnni`
 (`CpuConfig.features`); elsewhere the generic reduction rule schedules the i32 nest.
@@ -80,13 +84,14 @@ class Int8Gemm:
     m: int
     n: int
     depth: int
+    local: bool
+    """Whether the sum goes to a local accumulator (`nest.alloc`) that the epilogues read,
+    rather than to the output at `[i, j]`."""
 
 
 def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     """The int8 GEMM the nest computes (module docstring), or None."""
-    if len(nest.spatial) != 2 or len(nest.reduction) != 1 or nest.alloc is not None:
-        return None
-    if nest.epilogues or nest.init is None:
+    if len(nest.spatial) != 2 or len(nest.reduction) != 1 or nest.init is None:
         return None
     i, j = (loop.induction_var for loop in nest.spatial)
     k = nest.reduction[0].induction_var
@@ -94,13 +99,14 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     if any(extent is None for extent in extents):
         return None
     m, n, depth = extents
-    if not _zero_init(nest.init, nest.home, i, j):
-        return None
+    local = nest.alloc is not None
     stores = [op for op in nest.update.body.block.ops if isinstance(op, StoreOp)]
     if len(stores) != 1 or stores[0].memref is not nest.home:
         return None
     store = stores[0]
-    if list(store.indices) != [i, j] or store.value.type != i32:
+    if not _home_indices(store, i, j, k, local) or store.value.type != i32:
+        return None
+    if not _zero_init(nest.init, store) or not _epilogues_fit(nest, store, i, j, k):
         return None
     add = store.value.owner
     if not isinstance(add, arith.AddiOp):
@@ -108,7 +114,8 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     mul = None
     for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
         if (isinstance(acc.owner, LoadOp) and acc.owner.memref is nest.home
-                and list(acc.owner.indices) == [i, j] and isinstance(other.owner, arith.MuliOp)):
+                and list(acc.owner.indices) == list(store.indices)
+                and isinstance(other.owner, arith.MuliOp)):
             mul = other.owner
     if mul is None:
         return None
@@ -130,12 +137,40 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     if zb is not None and depends_on(zb, {i, k}):
         return None
     return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
-                    m, n, depth)  # type: ignore[arg-type]
+                    m, n, depth, local)  # type: ignore[arg-type]
 
 
-def _zero_init(init: BlockOp, home: SSAValue, i: SSAValue, j: SSAValue) -> bool:
+def _home_indices(store: StoreOp, i: SSAValue, j: SSAValue, k: SSAValue, local: bool) -> bool:
+    """The output at `[i, j]`, or (a local accumulator) indices that no loop moves."""
+    if not local:
+        return list(store.indices) == [i, j]
+    return not any(depends_on(index, {i, j, k}) for index in store.indices)
+
+
+def _epilogues_fit(nest: Reduction, store: StoreOp, i: SSAValue, j: SSAValue,
+                   k: SSAValue) -> bool:
+    """Whether every epilogue reads the sum only where the update stores it, writes neither
+    the sum nor a GEMM operand, and moves with `i` and `j` only (an elementwise tail: cast,
+    requantize)."""
+    for block in nest.epilogues:
+        for op in block.walk():
+            if isinstance(op, StoreOp) and op.memref is nest.home:
+                return False
+            if (isinstance(op, LoadOp) and op.memref is nest.home
+                    and list(op.indices) != list(store.indices)):
+                return False
+            if isinstance(op, LoadOp | StoreOp) and any(
+                    depends_on(index, {k}) for index in op.indices):
+                return False
+            if op.regions and op is not block:
+                return False
+    return True
+
+
+def _zero_init(init: BlockOp, update: StoreOp) -> bool:
     stores = [op for op in init.body.block.ops if isinstance(op, StoreOp)]
-    if len(stores) != 1 or stores[0].memref is not home or list(stores[0].indices) != [i, j]:
+    if (len(stores) != 1 or stores[0].memref is not update.memref
+            or list(stores[0].indices) != list(update.indices)):
         return False
     value = stores[0].value.owner
     return (isinstance(value, arith.ConstantOp) and isinstance(value.value, IntegerAttr)
@@ -354,6 +389,31 @@ class _Builder:
             ops.append(shifted)
             zb = shifted.result
         return za, zb
+
+    def tail(self, i: SSAValue, j: SSAValue, value: SSAValue, ops: list[Operation]
+             ) -> list[SSAValue]:
+        """Stores the sum at output point (i, j): into the output, or (a local accumulator)
+        through copies of the fused epilogues, which read `value` for the sum. Returns the
+        buffers written."""
+        gemm = self.gemm
+        nest = gemm.nest
+        if not gemm.local:
+            ops.append(StoreOp(value, nest.home, [i, j]))
+        writes = [] if gemm.local else [nest.home]
+        mapping: dict[SSAValue, SSAValue] = {gemm.i: i, gemm.j: j}
+        for block in nest.epilogues:
+            for op in block.body.block.ops:
+                if isinstance(op, YieldOp):
+                    continue
+                if isinstance(op, LoadOp) and op.memref is nest.home:
+                    mapping[op.result] = value
+                    continue
+                for operand in op.operands:
+                    if operand not in mapping:
+                        self.clone_value(operand, mapping, ops)
+                ops.append(op.clone(value_mapper=mapping))
+            writes += [buffer for buffer in block.writes if buffer not in writes]
+        return writes
 
     # -- the schedule --------------------------------------------------------------------------
 
@@ -600,14 +660,13 @@ class _Builder:
                 col_comp = arith.MuliOp(za, sum_b)
                 partial = arith.SubiOp(dot, row_comp)
                 value = arith.SubiOp(partial, col_comp)
-                o += [dot, sum_a, sum_b, depth_za, row_term, row_comp, col_comp, partial, value,
-                      StoreOp(value, gemm.nest.home, [i, j])]
+                o += [dot, sum_a, sum_b, depth_za, row_term, row_comp, col_comp, partial, value]
+                writes = self.tail(i, j, value.result, o)
                 reads = [tile]
                 for op in o:
                     if isinstance(op, LoadOp) and op.memref not in reads:
                         reads.append(op.memref)
-                inner.append(BlockOp(f"{self.name}.write", reads, [gemm.nest.home], o,
-                                     ["r", "c"]))
+                inner.append(BlockOp(f"{self.name}.write", reads, writes, o, ["r", "c"]))
 
             body.append(self.loop(0, columns, "c", "vectorized", lane))
 
