@@ -314,7 +314,7 @@ class _Builder:
                 summed = arith.AddiOp(old, product)
                 ops += [a_load, a_ext, b_load, b_ext, product, old, summed,
                         StoreOp(summed, acc, acc_at)]
-                inner.append(BlockOp(name, [a, b], [acc], ops, reduction_axes=["j.i", "k.i"]))
+                inner.append(BlockOp(name, [a, b], [acc], ops, ["j.i"], ["k.i"]))
 
             lane_ops.append(self.loop(0, DEPTH, "k.i", "serial", depth))
 
