@@ -62,8 +62,8 @@ class IntrinsicLowering(RewritePattern):
             else:
                 args.append(_cast(value, arg_type, ops))
         acc_lanes, acc_element = entry.acc.llvm_type
-        call = call_intrinsic(
-            entry.llvm_intrinsic, args, VectorType(intrinsic_element_type(acc_element), [acc_lanes]))
+        acc_type = VectorType(intrinsic_element_type(acc_element), [acc_lanes])
+        call = call_intrinsic(entry.llvm_intrinsic, args, acc_type)
         ops.append(call)
         result_type = op.result.type
         assert isinstance(result_type, VectorType)

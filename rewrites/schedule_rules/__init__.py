@@ -43,12 +43,12 @@ from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, bare_reduction
 from dlc.rewrites.schedule_rules.pad import schedule_pad
 from dlc.rewrites.schedule_rules.partial_sums import split_sum
-from dlc.rewrites.schedule_rules.vnni import schedule_vnni_gemm
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
     mark_parallel,
     schedule_reduction,
 )
+from dlc.rewrites.schedule_rules.vnni import schedule_vnni_gemm
 from xdsl.ir import Operation
 
 __all__ = ["RULES", "CpuConfig", "Rule", "schedule_nest"]

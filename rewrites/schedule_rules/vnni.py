@@ -108,27 +108,11 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
         return None
     if not _zero_init(nest.init, store) or not _epilogues_fit(nest, store, i, j, k):
         return None
-    add = store.value.owner
-    if not isinstance(add, arith.AddiOp):
-        return None
-    mul = None
-    for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-        if (isinstance(acc.owner, LoadOp) and acc.owner.memref is nest.home
-                and list(acc.owner.indices) == list(store.indices)
-                and isinstance(other.owner, arith.MuliOp)):
-            mul = other.owner
+    mul = _product(store)
     if mul is None:
         return None
-    factors = [_factor(value) for value in (mul.lhs, mul.rhs)]
-    if any(factor is None for factor in factors):
-        return None
-    by_role: dict[str, tuple[LoadOp, bool, SSAValue | None]] = {}
-    for load, signed, zero in factors:  # type: ignore[misc]
-        if list(load.indices) == [i, k]:
-            by_role["a"] = (load, signed, zero)
-        elif list(load.indices) == [k, j]:
-            by_role["b"] = (load, signed, zero)
-    if set(by_role) != {"a", "b"}:
+    by_role = _factors(mul, i, j, k)
+    if by_role is None:
         return None
     a_load, a_signed, za = by_role["a"]
     b_load, b_signed, zb = by_role["b"]
@@ -138,6 +122,34 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
         return None
     return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
                     m, n, depth, local)  # type: ignore[arg-type]
+
+
+def _product(store: StoreOp) -> arith.MuliOp | None:
+    """The product `p` of an update `home[x] = home[x] + p`."""
+    add = store.value.owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        if (isinstance(acc.owner, LoadOp) and acc.owner.memref is store.memref
+                and list(acc.owner.indices) == list(store.indices)
+                and isinstance(other.owner, arith.MuliOp)):
+            return other.owner
+    return None
+
+
+def _factors(mul: arith.MuliOp, i: SSAValue, j: SSAValue, k: SSAValue
+             ) -> dict[str, tuple[LoadOp, bool, SSAValue | None]] | None:
+    """The two factors by role: "a" loads `A[i, k]`, "b" loads `B[k, j]`."""
+    by_role: dict[str, tuple[LoadOp, bool, SSAValue | None]] = {}
+    for value in (mul.lhs, mul.rhs):
+        factor = _factor(value)
+        if factor is None:
+            return None
+        if list(factor[0].indices) == [i, k]:
+            by_role["a"] = factor
+        elif list(factor[0].indices) == [k, j]:
+            by_role["b"] = factor
+    return by_role if set(by_role) == {"a", "b"} else None
 
 
 def _home_indices(store: StoreOp, i: SSAValue, j: SSAValue, k: SSAValue, local: bool) -> bool:
