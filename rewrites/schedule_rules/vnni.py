@@ -579,9 +579,11 @@ class _Builder:
         # interleave: one row at a time waits the instruction's latency at every step.
         full, tail = divmod(gemm.m, ROWSUM_ROWS)
         if full:
-            ops.append(self.loop(0, full, "i.o", "serial", lambda io, body: body.append(
+            blocks = self.loop(0, full, "i.o", "serial", lambda io, body: body.append(
                 self.loop(0, self.k4, "k4", "serial",
-                          lambda k4, inner: rows(io, ROWSUM_ROWS, k4, inner)))))
+                          lambda k4, inner: rows(io, ROWSUM_ROWS, k4, inner))))
+            ops.append(blocks)
+            self.parallel_loops.append(blocks)
         if tail:
             ops.append(self.loop(0, self.k4, "k4", "serial",
                                  lambda k4, inner: rows(self.const(full), tail, k4, inner)))
