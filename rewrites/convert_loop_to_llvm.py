@@ -17,6 +17,7 @@ from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.intrinsic import intrinsic_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
@@ -79,6 +80,7 @@ def op_patterns(lowering: LLVMLowering, noalias_entry_arguments: bool) -> list[R
         *math_to_llvm_patterns(lowering),
         *memref_to_llvm_patterns(lowering),
         *vector_to_llvm_patterns(lowering),
+        *intrinsic_to_llvm_patterns(lowering),
         *loop_memory_patterns(lowering),
     ]
 

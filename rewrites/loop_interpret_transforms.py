@@ -35,6 +35,7 @@ from dlc.rewrites.schedule import (
     reorder,
     reverse_compute_at,
     split,
+    tensorize,
     tile,
     unroll,
     vectorize,
@@ -345,6 +346,15 @@ class LoopTransformFunctions(InterpreterFunctions):
         handles = {block: op.block, loop: op.loop}
         self._run(op, handles, lambda: reverse_compute_at(block, loop))
         return ()
+
+    @impl(tl.TensorizeOp)
+    def run_tensorize(self, interpreter: Interpreter, op: tl.TensorizeOp, args: PythonValues
+                      ) -> PythonValues:
+        loop = self._payload(op, op.target, args[0], ForOp)
+        name, features = op.intrinsic.data, self.target.features
+        block = self._run(op, {loop: op.target}, lambda: tensorize(loop, name, features))
+        self._consume(op, op.target)
+        return (OperationHandle(block),)
 
     # -- upstream ops xDSL does not interpret ----------------------------------------------------
 

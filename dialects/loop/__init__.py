@@ -22,6 +22,7 @@ from dlc.dialects.loop.ops import (
     BlockOp,
     DeallocOp,
     ForOp,
+    IntrinsicOp,
     LoadOp,
     StoreOp,
     YieldOp,
@@ -37,6 +38,7 @@ __all__ = [
     "BlockOp",
     "DeallocOp",
     "ForOp",
+    "IntrinsicOp",
     "LoadOp",
     "Loop",
     "StoreOp",
@@ -53,6 +55,8 @@ Loop = Dialect(
         # memory access
         LoadOp,
         StoreOp,
+        # tensor intrinsics
+        IntrinsicOp,
         # buffers
         AllocOp,
         DeallocOp,

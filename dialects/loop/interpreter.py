@@ -28,6 +28,7 @@ from dlc.dialects.loop.ops import (
     BlockOp,
     DeallocOp,
     ForOp,
+    IntrinsicOp,
     LoadOp,
     StoreOp,
     YieldOp,
@@ -272,6 +273,17 @@ class LoopInterpreter:
 
         return store
 
+    def _intrinsic(self, op: IntrinsicOp) -> Step:
+        from dlc.target.intrinsics import get_intrinsic
+
+        reference = get_intrinsic(op.intrinsic.data).reference
+        acc, lhs, rhs, result = op.acc, op.lhs, op.rhs, op.result
+
+        def call(env: dict[SSAValue, Value]) -> None:
+            env[result] = reference(env[acc], env[lhs], env[rhs])
+
+        return call
+
     def _alloc(self, op: AllocOp) -> Step:
         result, type_ = op.result, op.result.type
 
@@ -368,6 +380,7 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     YieldOp: lambda interpreter, op: lambda env: None,
     LoadOp: LoopInterpreter._load,
     StoreOp: LoopInterpreter._store,
+    IntrinsicOp: LoopInterpreter._intrinsic,
     AllocOp: LoopInterpreter._alloc,
     DeallocOp: LoopInterpreter._dealloc,
     memref.GetGlobalOp: LoopInterpreter._get_global,

@@ -730,3 +730,80 @@ class DeallocOp(IRDLOperation):
 
     def __init__(self, memref: SSAValue | Operation) -> None:
         super().__init__(operands=[memref])
+
+
+# ----------------------------------------------------------------------------------------------
+# Tensor intrinsics
+# ----------------------------------------------------------------------------------------------
+
+
+def intrinsic_element_type(name: str) -> Attribute:
+    """The builtin type of an element type name of the intrinsic library (`i8`, `bf16`, ...)."""
+    from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
+
+    return {
+        "i8": IntegerType(8), "i32": IntegerType(32), "f16": Float16Type(),
+        "bf16": BFloat16Type(), "f32": Float32Type(),
+    }[name]
+
+
+@irdl_op_definition
+class IntrinsicOp(IRDLOperation):
+    """Calls a tensor intrinsic of the library (target/intrinsics.py) on vector operands.
+
+    Semantics: `%r = loop.intrinsic "NAME" %acc, %a, %b` computes what the library's entry NAME
+    describes over the flat vectors: the accumulator `acc` (whose type is the result's) plus
+    the dot products of `a` and `b` (vpdpbusd: `r[j] = acc[j] + sum_k u8(a[k]) * s8(b[4j + k])`).
+    Each operand is a 1-D vector of the entry's element type (bytes are `i8`) and length (the
+    contiguous elements its access pattern covers). Made by `transform.loop.tensorize`; lowered
+    to the entry's LLVM intrinsic by convert-loop-to-llvm. Pure.
+
+    Example:
+        %r = loop.intrinsic "x86.avx512.vpdpbusd" %acc, %a, %b
+            : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+    """
+
+    name = "loop.intrinsic"
+
+    intrinsic = prop_def(StringAttr)
+    acc = operand_def(VectorType)
+    lhs = operand_def(VectorType)
+    rhs = operand_def(VectorType)
+    result = result_def(VectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$intrinsic $acc `,` $lhs `,` $rhs attr-dict `:` `(` type($acc) `,` type($lhs) `,` "
+        "type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(
+        self, intrinsic: str, acc: SSAValue | Operation, lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+    ) -> None:
+        super().__init__(
+            operands=[acc, lhs, rhs], properties={"intrinsic": StringAttr(intrinsic)},
+            result_types=[SSAValue.get(acc).type],
+        )
+
+    def verify_(self) -> None:
+        from dlc.target.intrinsics import ELEMENT_TYPES, IntrinsicError, get_intrinsic
+
+        try:
+            entry = get_intrinsic(self.intrinsic.data)
+        except IntrinsicError as error:
+            raise VerifyException(f"'{self.name}' op {error}") from None
+        if self.result.type != self.acc.type:
+            raise VerifyException(
+                f"'{self.name}' op expected the result type {self.result.type} to be the "
+                f"accumulator's, found {self.acc.type}"
+            )
+        for operand, value in zip(entry.operands, (self.acc, self.lhs, self.rhs), strict=True):
+            expected = VectorType(
+                intrinsic_element_type(ELEMENT_TYPES[operand.element]), [entry.lanes(operand)])
+            if value.type != expected:
+                raise VerifyException(
+                    f"'{self.name}' op expected operand '{operand.role}' of "
+                    f"\"{entry.name}\" to be {expected}, found {value.type}"
+                )

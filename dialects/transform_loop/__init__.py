@@ -24,6 +24,7 @@ from dlc.dialects.transform_loop.ops import (
     ReorderOp,
     ReverseComputeAtOp,
     SplitOp,
+    TensorizeOp,
     TileOp,
     UnrollOp,
     VectorizeOp,
@@ -48,6 +49,7 @@ __all__ = [
     "ReorderOp",
     "ReverseComputeAtOp",
     "SplitOp",
+    "TensorizeOp",
     "TileOp",
     "TransformLoop",
     "UnrollOp",
@@ -81,6 +83,8 @@ TransformLoop = Dialect(
         ApplyRulesOp,
         ComputeAtOp,
         ReverseComputeAtOp,
+        # tensor intrinsics
+        TensorizeOp,
     ],
     [],
 )

@@ -895,6 +895,49 @@ class ReverseComputeAtOp(IRDLOperation):
     assembly_format = "$block `,` $loop attr-dict `:` type($block) `,` type($loop)"
 
 
+@irdl_op_definition
+class TensorizeOp(IRDLOperation):
+    """Replaces the loop nest under a loop by a tensor intrinsic of dlc's intrinsic library.
+
+    Semantics: consumes `target` (one `loop.for`), the outermost of as many perfectly nested
+    serial loops as the intrinsic `intrinsic` (target/intrinsics.py) has axes, each from 0 with
+    step 1 and the extent of one axis, around one `loop.block` computing
+    `acc = acc + ext(a) * ext(b)`, whose loads move as the entry's operands do (element types
+    and strides). The loops are removed; the block keeps the loads, now vector loads at the
+    loops' first iteration, and a `loop.intrinsic` call. Fails, naming the block or loop, when
+    the nest does not fit, when the target (the pass's `target`) lacks the intrinsic's
+    features, or for a warp-level GPU intrinsic (`ptx.mma.*`: matched, not emitted on the CPU).
+    Returns a handle to the block. TVM: `sch.tensorize`.
+
+    Example:
+        %blk = transform.loop.tensorize %j1, "x86.avx512.vpdpbusd"
+            : (!transform.any_op) -> !transform.any_op
+
+      before (C: memref<Mx16xi32>, A: memref<Mx4xi8> u8, B: memref<64xi8> s8; j = j1, k = k1):
+        loop.for %j1 = %c0 to %c16 ... axis "j1" { loop.for %k1 = %c0 to %c4 ... axis "k1" {
+          loop.block "dot" ... { %a = loop.load %A[%i, %k1]  %ae = arith.extui %a
+            %l = (%j1 * 4 + %k1)  %b = loop.load %B[%l]  %be = arith.extsi %b
+            %c = loop.load %C[%i, %j1]  %s = arith.addi %c, (arith.muli %ae, %be)
+            loop.store %s, %C[%i, %j1] } } }
+      after (tests/filecheck/transform/tensorize.mlir):
+        loop.block "dot" ... {
+          %a = loop.load %A[%i, %c0] : memref<Mx4xi8> -> vector<4xi8>
+          %b = loop.load %B[%l0] : memref<64xi8> -> vector<64xi8>
+          %c = loop.load %C[%i, %c0] : memref<Mx16xi32> -> vector<16xi32>
+          %s = loop.intrinsic "x86.avx512.vpdpbusd" %c, %a, %b
+              : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+          loop.store %s, %C[%i, %c0] : vector<16xi32> -> memref<Mx16xi32> }
+    """
+
+    name = "transform.loop.tensorize"
+
+    target = operand_def(_HANDLE)
+    intrinsic = prop_def(StringAttr)
+    result = result_def(_HANDLE)
+
+    assembly_format = "$target `,` $intrinsic attr-dict `:` functional-type(operands, results)"
+
+
 # ----------------------------------------------------------------------------------------------
 # Parameters
 # ----------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from dlc.rewrites.schedule.match import get_loops, match_blocks, match_loop
 from dlc.rewrites.schedule.pack import pack
 from dlc.rewrites.schedule.reorder import reorder
 from dlc.rewrites.schedule.split import split
+from dlc.rewrites.schedule.tensorize import match_intrinsic, tensorize
 from dlc.rewrites.schedule.tile import tile
 from dlc.rewrites.schedule.unroll import unroll
 
@@ -33,12 +34,14 @@ __all__ = [
     "fuse",
     "get_loops",
     "match_blocks",
+    "match_intrinsic",
     "match_loop",
     "pack",
     "parallel",
     "reorder",
     "reverse_compute_at",
     "split",
+    "tensorize",
     "tile",
     "unroll",
     "vectorize",

@@ -3,6 +3,9 @@ rule recognises a nest by its structure and rewrites it with the schedule primit
 composite of them.
 
 Rules, tried in order on each loop nest of a function:
+- `vnni-int8-gemm` (rewrites/schedule_rules/vnni.py): an int8 GEMM (graph.matmul_integer's
+  nest) on a target with avx512vnni: B packed into `[N/16][K/4][64]` panels, `vpdpbusd`
+  micro-kernels made with `tensorize`, zero points and signedness as exact compensation terms;
 - `reduction` (rewrites/schedule_rules/reduction.py): GEMM/dense, conv2d, depthwise conv,
   pools and reductions whose innermost spatial axis is contiguous: a register-blocked
   micro-kernel (B packed into panels for GEMM), parallel outer loop; a conv2d whose innermost
@@ -45,6 +48,7 @@ from dlc.rewrites.schedule_rules.reduction import (
     mark_parallel,
     schedule_reduction,
 )
+from dlc.rewrites.schedule_rules.vnni import schedule_vnni_gemm
 from xdsl.ir import Operation
 
 __all__ = ["RULES", "CpuConfig", "Rule", "schedule_nest"]
@@ -80,6 +84,7 @@ def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("vnni-int8-gemm", Reduction, schedule_vnni_gemm),  # type: ignore[arg-type]
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]

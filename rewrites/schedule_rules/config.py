@@ -41,6 +41,8 @@ class CpuConfig:
         pack: pack GEMM-like vector operands (B) into panels.
         pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that
             costs more than it saves at 8 rows).
+        features: the target's features (LLVM's names): rules that emit tensor intrinsics
+            (the VNNI int8 GEMM) apply only when the target has what they need.
     """
 
     vector_bits: int
@@ -53,6 +55,7 @@ class CpuConfig:
     min_vector_extent: int = 4
     pack: bool = True
     pack_rows: bool = False
+    features: frozenset[str] = frozenset()
 
     @classmethod
     def for_target(
@@ -75,6 +78,7 @@ class CpuConfig:
             l2_bytes=l2_bytes or target.l2_bytes or 0,
             fma_units=target.fma_units,
             fma_latency=target.fma_latency,
+            features=target.features,
             **knobs,  # type: ignore[arg-type]
         )
 

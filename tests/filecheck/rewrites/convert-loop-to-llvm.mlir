@@ -868,3 +868,27 @@ func.func @scf_while(%n: memref<i64>, %out: memref<i64>) attributes {dlc.num_out
   loop.store %last, %out[] : i64 -> memref<i64>
   func.return
 }
+
+// -----
+
+// A tensor intrinsic: vpdpbusd's 4 bytes of a broadcast as one i32 word, its 64 bytes of b
+// bitcast to 16 words, the library entry's LLVM intrinsic called.
+// CHECK-LABEL: llvm.func @intrinsic_vpdpbusd
+// CHECK:         %[[WORD:.*]] = llvm.bitcast %a : vector<4xi8> to i32
+// CHECK:         %[[INSERTED:.*]] = llvm.insertelement %[[WORD]]
+// CHECK-NEXT:    %[[SPLAT:.*]] = llvm.shufflevector %[[INSERTED]], %[[INSERTED]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi32>
+// CHECK-NEXT:    %[[WORDS:.*]] = llvm.bitcast %b : vector<64xi8> to vector<16xi32>
+// CHECK-NEXT:    %r = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%acc, %[[SPLAT]], %[[WORDS]]) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+func.func @intrinsic_vpdpbusd(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<64xi8>) -> vector<16xi32> {
+  %r = loop.intrinsic "x86.avx512.vpdpbusd" %acc, %a, %b : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+  func.return %r : vector<16xi32>
+}
+
+// -----
+
+// A warp-level GPU intrinsic has no LLVM call on the CPU.
+// CHECK: 'loop.intrinsic' op expected an intrinsic with an LLVM call, found "ptx.mma.m16n8k32.s8" (mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32), which only the GPU path emits
+func.func @negative_intrinsic_gpu_only(%acc: vector<128xi32>, %a: vector<512xi8>, %b: vector<256xi8>) -> vector<128xi32> {
+  %r = loop.intrinsic "ptx.mma.m16n8k32.s8" %acc, %a, %b : (vector<128xi32>, vector<512xi8>, vector<256xi8>) -> vector<128xi32>
+  func.return %r : vector<128xi32>
+}

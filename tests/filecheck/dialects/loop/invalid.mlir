@@ -158,3 +158,19 @@ func.func @negative_alloc_dynamic() {
   func.return
 }
 // CHECK: 'loop.alloc' op expected a static shape, found memref<?xf32>
+
+// -----
+
+func.func @negative_intrinsic_unknown(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<64xi8>) {
+  %r = loop.intrinsic "x86.vpdpwssd" %acc, %a, %b : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+  func.return
+}
+// CHECK: 'loop.intrinsic' op expected an intrinsic among ptx.mma.m16n8k16.bf16, ptx.mma.m16n8k16.f16, ptx.mma.m16n8k32.s8, x86.avx512.vdpbf16ps, x86.avx512.vpdpbusd, found 'x86.vpdpwssd'
+
+// -----
+
+func.func @negative_intrinsic_operand(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<32xi8>) {
+  %r = loop.intrinsic "x86.avx512.vpdpbusd" %acc, %a, %b : (vector<16xi32>, vector<4xi8>, vector<32xi8>) -> vector<16xi32>
+  func.return
+}
+// CHECK: 'loop.intrinsic' op expected operand 'b' of "x86.avx512.vpdpbusd" to be vector<64xi8>, found vector<32xi8>

@@ -127,3 +127,12 @@ func.func @generic_yield(%c0: index) {
 }
 // CHECK: loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i" {
 // CHECK-NEXT: }
+
+// A tensor intrinsic of the library (target/intrinsics.py) on vector operands.
+// CHECK-LABEL: func.func @intrinsic
+func.func @intrinsic(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<64xi8>) -> vector<16xi32> {
+  %r = loop.intrinsic "x86.avx512.vpdpbusd" %acc, %a, %b
+      : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+  func.return %r : vector<16xi32>
+}
+// CHECK: %{{.*}} = loop.intrinsic "x86.avx512.vpdpbusd" %{{.*}}, %{{.*}}, %{{.*}} : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>

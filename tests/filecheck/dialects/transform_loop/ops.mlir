@@ -59,5 +59,7 @@ transform.named_sequence @all_ops(%root: !transform.any_op) {
   transform.loop.apply_rules %i [0, %rows, %acc, 0, 512]
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
   // CHECK: transform.loop.apply_rules %{{.*}} [0, %{{.*}}, %{{.*}}, 0, 512] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+  %blk = transform.loop.tensorize %j1, "x86.avx512.vpdpbusd" : (!transform.any_op) -> !transform.any_op
+  // CHECK: transform.loop.tensorize %{{.*}}, "x86.avx512.vpdpbusd" : (!transform.any_op) -> !transform.any_op
   transform.yield
 }

@@ -1,0 +1,690 @@
+"""Default CPU schedule of an int8 GEMM on a target with AVX-512 VNNI: `vpdpbusd` micro-kernels.
+
+Counterpart: TVM's x86 `dense_vnni` / `conv2d_NCHWc_int8` schedules (weights packed as
+`[N/16][K/4][16][4]` int8, the inner 16x4 block tensorized into `dot_16x1x16_uint8_int8_int32`),
+oneDNN's u8s8s32 GEMM with its compensation terms.
+
+The nest is `graph.matmul_integer`'s (rewrites/topi/quant.py): `C[i, j] = sum_k (ext(A[i, k]) -
+za) * (ext(B[k, j]) - zb[j])`, A and B bytes (u8 or s8: `extui` or `extsi`), the zero points any
+values that do not depend on `k` (za not on `i` nor `j`, zb not on `i`); the sum goes to the
+output, or to a local accumulator that fused epilogue blocks read (a requantize tail: cast,
+scale, round, clamp, quantize), which the write-back then runs on each sum. `vpdpbusd` multiplies
+u8 by s8, so the operands are shifted into those types where they are not (`a' = a + 128` for
+s8 A, `b' = b - 128` for u8 B: a flip of the sign bit), which shifts the zero points the same
+way (`za' = za + 128`, `zb' = zb - 128`), and the product is expanded exactly (i32 arithmetic
+wraps the same way on both sides):
+
+    C[i, j] = dot(a'_i, b'_j) - zb'_j * (rowsum(a'_i) - K * za') - za' * colsum(b'_j)
+
+Emitted, before the nest it replaces:
+
+    Bp = pack B into [G][K/4][NP][64] (16 columns x 4 k per 64 bytes, zero padded; a constant
+         B is packed at compile time by loop-fold-constant-nests)
+    [Ap = A as u8 in [M][K/4 * 4], zero padded: only for s8 A or K not a multiple of 4]
+    colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too)
+    for g in column groups of NP panels (parallel) {       // NR = 16 NP columns
+      for row blocks of MR rows (and a tail block of M mod MR rows) {
+        tile = loop.alloc local [MR][NR] i32, zeroed
+        for k4 { for r (unrolled MR) { for p (unrolled NP) {
+          for j.i (16) { for k.i (4) { tile[r, 16p + j.i] += a'[i, 4k4 + k.i] * Bp[..] } }
+                                          // -> transform.loop.tensorize "x86.avx512.vpdpbusd"
+        } } }
+        for r (unrolled) { for c (vectorized, the group's valid columns) {
+          C[i, j] = tile[r, c] - zb'_j * (rowsum[i] - K za') - za' colsum[j]
+          [or the fused epilogues on that value] } }
+      } }
+
+Batched GEMMs and convs are not matched (they keep the generic int32 schedule).
+MR x NP (x16 lanes) is 6 x 4 (24 of AVX-512's 32 registers hold the tile: `max_accumulators`),
+8 x 2 or 8 x 1 for narrower matrices. The rule applies only when the target has `avx512vnni`
+(`CpuConfig.features`); elsewhere the generic reduction rule schedules the i32 nest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
+from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import Reduction
+from dlc.target.intrinsics import VPDPBUSD
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i8, i32
+from xdsl.ir import Block, Operation, SSAValue
+
+LANES = 16
+"""i32 lanes of one vpdpbusd (its `j` extent)."""
+DEPTH = 4
+"""Bytes each lane reduces per vpdpbusd (its `k` extent)."""
+PANEL = LANES * DEPTH
+"""Bytes of B one vpdpbusd reads: 16 columns x 4 rows."""
+ROWSUM_ROWS = 8
+"""Rows whose sums are computed together: 8 independent vpdpbusd chains instead of one, which
+waits the instruction's 5-cycle latency at every step (the row sums of a 1024^3 GEMM took 8% of
+its time one row at a time, perf annotate)."""
+
+
+@dataclass
+class Int8Gemm:
+    """What the rule reads of a matched int8 GEMM nest."""
+
+    nest: Reduction
+    i: SSAValue
+    j: SSAValue
+    k: SSAValue
+    a: SSAValue
+    b: SSAValue
+    a_signed: bool
+    b_signed: bool
+    za: SSAValue | None
+    zb: SSAValue | None
+    m: int
+    n: int
+    depth: int
+    local: bool
+    """Whether the sum goes to a local accumulator (`nest.alloc`) that the epilogues read,
+    rather than to the output at `[i, j]`."""
+
+
+def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
+    """The int8 GEMM the nest computes (module docstring), or None."""
+    if len(nest.spatial) != 2 or len(nest.reduction) != 1 or nest.init is None:
+        return None
+    i, j = (loop.induction_var for loop in nest.spatial)
+    k = nest.reduction[0].induction_var
+    extents = [loop.trip_count() for loop in (*nest.spatial, nest.reduction[0])]
+    if any(extent is None for extent in extents):
+        return None
+    m, n, depth = extents
+    local = nest.alloc is not None
+    stores = [op for op in nest.update.body.block.ops if isinstance(op, StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not nest.home:
+        return None
+    store = stores[0]
+    if not _home_indices(store, i, j, k, local) or store.value.type != i32:
+        return None
+    if not _zero_init(nest.init, store) or not _epilogues_fit(nest, store, i, j, k):
+        return None
+    mul = _product(store)
+    if mul is None:
+        return None
+    by_role = _factors(mul, i, j, k)
+    if by_role is None:
+        return None
+    a_load, a_signed, za = by_role["a"]
+    b_load, b_signed, zb = by_role["b"]
+    if za is not None and depends_on(za, {i, j, k}):
+        return None
+    if zb is not None and depends_on(zb, {i, k}):
+        return None
+    return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
+                    m, n, depth, local)  # type: ignore[arg-type]
+
+
+def _product(store: StoreOp) -> arith.MuliOp | None:
+    """The product `p` of an update `home[x] = home[x] + p`."""
+    add = store.value.owner
+    if not isinstance(add, arith.AddiOp):
+        return None
+    for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        if (isinstance(acc.owner, LoadOp) and acc.owner.memref is store.memref
+                and list(acc.owner.indices) == list(store.indices)
+                and isinstance(other.owner, arith.MuliOp)):
+            return other.owner
+    return None
+
+
+def _factors(mul: arith.MuliOp, i: SSAValue, j: SSAValue, k: SSAValue
+             ) -> dict[str, tuple[LoadOp, bool, SSAValue | None]] | None:
+    """The two factors by role: "a" loads `A[i, k]`, "b" loads `B[k, j]`."""
+    by_role: dict[str, tuple[LoadOp, bool, SSAValue | None]] = {}
+    for value in (mul.lhs, mul.rhs):
+        factor = _factor(value)
+        if factor is None:
+            return None
+        if list(factor[0].indices) == [i, k]:
+            by_role["a"] = factor
+        elif list(factor[0].indices) == [k, j]:
+            by_role["b"] = factor
+    return by_role if set(by_role) == {"a", "b"} else None
+
+
+def _home_indices(store: StoreOp, i: SSAValue, j: SSAValue, k: SSAValue, local: bool) -> bool:
+    """The output at `[i, j]`, or (a local accumulator) indices that no loop moves."""
+    if not local:
+        return list(store.indices) == [i, j]
+    return not any(depends_on(index, {i, j, k}) for index in store.indices)
+
+
+def _epilogues_fit(nest: Reduction, store: StoreOp, i: SSAValue, j: SSAValue,
+                   k: SSAValue) -> bool:
+    """Whether every epilogue reads the sum only where the update stores it, writes neither
+    the sum nor a GEMM operand, and moves with `i` and `j` only (an elementwise tail: cast,
+    requantize)."""
+    for block in nest.epilogues:
+        for op in block.walk():
+            if isinstance(op, StoreOp) and op.memref is nest.home:
+                return False
+            if (isinstance(op, LoadOp) and op.memref is nest.home
+                    and list(op.indices) != list(store.indices)):
+                return False
+            if isinstance(op, LoadOp | StoreOp) and any(
+                    depends_on(index, {k}) for index in op.indices):
+                return False
+            if op.regions and op is not block:
+                return False
+    return True
+
+
+def _zero_init(init: BlockOp, update: StoreOp) -> bool:
+    stores = [op for op in init.body.block.ops if isinstance(op, StoreOp)]
+    if (len(stores) != 1 or stores[0].memref is not update.memref
+            or list(stores[0].indices) != list(update.indices)):
+        return False
+    value = stores[0].value.owner
+    return (isinstance(value, arith.ConstantOp) and isinstance(value.value, IntegerAttr)
+            and value.value.value.data == 0)
+
+
+def _factor(value: SSAValue) -> tuple[LoadOp, bool, SSAValue | None] | None:
+    """(load of a byte, whether it is signed, the zero point subtracted or None) of
+    `ext(load)` or `ext(load) - zero_point`."""
+    zero: SSAValue | None = None
+    owner = value.owner
+    if isinstance(owner, arith.SubiOp):
+        value, zero = owner.lhs, owner.rhs
+        owner = value.owner
+    if not isinstance(owner, arith.ExtUIOp | arith.ExtSIOp):
+        return None
+    load = owner.input.owner
+    if not isinstance(load, LoadOp) or load.result.type != i8:
+        return None
+    return load, isinstance(owner, arith.ExtSIOp), zero
+
+
+def tile_shape(gemm: Int8Gemm, config: CpuConfig) -> tuple[int, int]:
+    """(MR rows, NP panels of 16 columns) of the micro-kernel."""
+    panels = -(-gemm.n // LANES)
+    np_ = min(4, panels)
+    mr = max(1, min(config.max_rows, config.max_accumulators // np_, gemm.m))
+    return mr, np_
+
+
+def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
+    """Replace an int8 GEMM nest by its VNNI schedule (module docstring); False, changing
+    nothing, when the target lacks avx512vnni or the nest is not an int8 GEMM."""
+    if VPDPBUSD.missing_features(config.features):
+        return False
+    gemm = match_int8_gemm(nest)
+    if gemm is None:
+        return False
+    builder = _Builder(gemm, config)
+    root = nest.spatial[0]
+    ops = builder.build()
+    parent = root.parent_block()
+    assert parent is not None
+    for op in ops:
+        parent.insert_op_before(op, root)
+    root.detach()
+    root.erase()
+    for loop in builder.dots:
+        tensorize(loop, VPDPBUSD.name, config.features)
+    if config.parallel:
+        for loop in builder.parallel_loops:
+            try:
+                parallel(loop)
+            except ScheduleError:
+                continue
+    return True
+
+
+Body = Callable[[SSAValue, list[Operation]], None]
+
+
+class _Builder:
+    """Emits the schedule before the original nest (module docstring)."""
+
+    def __init__(self, gemm: Int8Gemm, config: CpuConfig) -> None:
+        self.gemm = gemm
+        self.config = config
+        self.anchor = gemm.nest.spatial[0]
+        self.name = gemm.nest.update.block_name.data
+        self.mr, self.np = tile_shape(gemm, config)
+        self.k4 = -(-gemm.depth // DEPTH)
+        self.groups = -(-gemm.n // (LANES * self.np))
+        self.dots: list[ForOp] = []
+        self.parallel_loops: list[ForOp] = []
+        self.ones: dict[int, SSAValue] = {}
+
+    # -- small builders ------------------------------------------------------------------------
+
+    def const(self, value: int) -> SSAValue:
+        return index_constant(value, self.anchor)
+
+    def loop(self, lb: int | SSAValue, ub: int, axis: str, kind: str, body: Body) -> ForOp:
+        block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = value_name(axis)
+        ops: list[Operation] = []
+        body(block.args[0], ops)
+        block.add_ops([*ops, YieldOp()])
+        lb_value = self.const(lb) if isinstance(lb, int) else lb
+        return ForOp(lb_value, self.const(ub), self.const(1), block, axis, kind)
+
+    def affine(self, ops: list[Operation], *terms: tuple[SSAValue, int] | int) -> SSAValue:
+        """`sum(value * factor) + constant` as index arithmetic appended to `ops`."""
+        total: SSAValue | None = None
+        offset = 0
+        for term in terms:
+            if isinstance(term, int):
+                offset += term
+                continue
+            value, factor = term
+            if factor != 1:
+                product = arith.MuliOp(value, self.const(factor))
+                ops.append(product)
+                value = product.result
+            if total is None:
+                total = value
+            else:
+                summed = arith.AddiOp(total, value)
+                ops.append(summed)
+                total = summed.result
+        if total is None:
+            return self.const(offset)
+        if offset:
+            summed = arith.AddiOp(total, self.const(offset))
+            ops.append(summed)
+            total = summed.result
+        return total
+
+    def i32(self, value: int, ops: list[Operation]) -> SSAValue:
+        constant = arith.ConstantOp(IntegerAttr(value, i32))
+        ops.append(constant)
+        return constant.result
+
+    def dot(self, acc: SSAValue, acc_index: Callable[[SSAValue, list[Operation]], list[SSAValue]],
+            a: SSAValue, a_index: Callable[[SSAValue, list[Operation]], list[SSAValue]],
+            b: SSAValue, b_index: Callable[[SSAValue, SSAValue, list[Operation]],
+                                           list[SSAValue]],
+            name: str, body: list[Operation]) -> None:
+        """`for j.i (16) { for k.i (4) { acc[..j.i] += u8(a[..k.i]) * s8(b[..j.i, k.i]) } }`,
+        recorded for tensorizing."""
+
+        def lane(ji: SSAValue, lane_ops: list[Operation]) -> None:
+            def depth(ki: SSAValue, inner: list[Operation]) -> None:
+                ops: list[Operation] = []
+                acc_at = acc_index(ji, ops)
+                a_load = LoadOp(a, a_index(ki, ops))
+                a_ext = arith.ExtUIOp(a_load, i32)
+                b_load = LoadOp(b, b_index(ji, ki, ops))
+                b_ext = arith.ExtSIOp(b_load, i32)
+                product = arith.MuliOp(a_ext, b_ext)
+                old = LoadOp(acc, acc_at)
+                summed = arith.AddiOp(old, product)
+                ops += [a_load, a_ext, b_load, b_ext, product, old, summed,
+                        StoreOp(summed, acc, acc_at)]
+                inner.append(BlockOp(name, [a, b], [acc], ops, ["j.i"], ["k.i"]))
+
+            lane_ops.append(self.loop(0, DEPTH, "k.i", "serial", depth))
+
+        loop = self.loop(0, LANES, "j.i", "serial", lane)
+        self.dots.append(loop)
+        body.append(loop)
+
+    def fill(self, buffer: SSAValue, value: int, name: str) -> list[Operation]:
+        """A nest storing `value` into every element of a 1-D or 2-D buffer (innermost
+        vectorized)."""
+        memref_type = buffer.type
+        assert isinstance(memref_type, MemRefType)
+        shape = memref_type.get_shape()
+        element = memref_type.get_element_type()
+
+        def store(indices: list[SSAValue], ops: list[Operation]) -> None:
+            constant = arith.ConstantOp(IntegerAttr(value, element))  # type: ignore[arg-type]
+            ops.append(BlockOp(name, [], [buffer],
+                               [constant, StoreOp(constant, buffer, indices)]))
+
+        if len(shape) == 1:
+            return [self.loop(0, shape[0], "c", "vectorized", lambda c, ops: store([c], ops))]
+        return [self.loop(0, shape[0], "r", "serial", lambda r, ops: ops.append(
+            self.loop(0, shape[1], "c", "vectorized", lambda c, inner: store([r, c], inner))))]
+
+    def ones_buffer(self, size: int, ops: list[Operation]) -> SSAValue:
+        """A local buffer of `size` bytes of 1 (the other operand of a row or column sum)."""
+        alloc = AllocOp(MemRefType(i8, [size]), "local")
+        alloc.result.name_hint = f"ones{size}"
+        ops.append(alloc)
+        ops += self.fill(alloc.result, 1, f"{self.name}.ones")
+        return alloc.result
+
+    # -- the zero points, as values at a point of the output -----------------------------------
+
+    def clone_value(self, value: SSAValue, mapping: dict[SSAValue, SSAValue],
+                    ops: list[Operation]) -> SSAValue:
+        """`value` (computed in the original nest) recomputed with `mapping` for its ivs."""
+        if value in mapping:
+            return mapping[value]
+        owner = value.owner
+        root = self.gemm.nest.spatial[0]
+        if isinstance(owner, Block):
+            holder = owner.parent_op()
+            assert holder is None or not root.is_ancestor(holder), "the nest's ivs are mapped"
+            return value
+        if not root.is_ancestor(owner):
+            return value
+        operands = [self.clone_value(operand, mapping, ops) for operand in owner.operands]
+        clone = owner.clone()
+        for index, operand in enumerate(operands):
+            clone.operands[index] = operand
+        ops.append(clone)
+        for old, new in zip(owner.results, clone.results, strict=True):
+            mapping[old] = new
+        return mapping[value]
+
+    def zero_points(self, i: SSAValue, j: SSAValue, ops: list[Operation]
+                    ) -> tuple[SSAValue, SSAValue]:
+        """(za', zb'_j) at output column `j`, as i32: the zero points of the shifted
+        operands (0 where there is none)."""
+        gemm = self.gemm
+        mapping = {gemm.i: i, gemm.j: j}
+        za = self.i32(0, ops) if gemm.za is None else self.clone_value(gemm.za, mapping, ops)
+        zb = self.i32(0, ops) if gemm.zb is None else self.clone_value(gemm.zb, mapping, ops)
+        if gemm.a_signed:
+            shifted = arith.AddiOp(za, self.i32(128, ops))
+            ops.append(shifted)
+            za = shifted.result
+        if not gemm.b_signed:
+            shifted = arith.SubiOp(zb, self.i32(128, ops))
+            ops.append(shifted)
+            zb = shifted.result
+        return za, zb
+
+    def tail(self, i: SSAValue, j: SSAValue, value: SSAValue, ops: list[Operation]
+             ) -> list[SSAValue]:
+        """Stores the sum at output point (i, j): into the output, or (a local accumulator)
+        through copies of the fused epilogues, which read `value` for the sum. Returns the
+        buffers written."""
+        gemm = self.gemm
+        nest = gemm.nest
+        if not gemm.local:
+            ops.append(StoreOp(value, nest.home, [i, j]))
+        writes = [] if gemm.local else [nest.home]
+        mapping: dict[SSAValue, SSAValue] = {gemm.i: i, gemm.j: j}
+        for block in nest.epilogues:
+            for op in block.body.block.ops:
+                if isinstance(op, YieldOp):
+                    continue
+                if isinstance(op, LoadOp) and op.memref is nest.home:
+                    mapping[op.result] = value
+                    continue
+                for operand in op.operands:
+                    if operand not in mapping:
+                        self.clone_value(operand, mapping, ops)
+                ops.append(op.clone(value_mapper=mapping))
+            writes += [buffer for buffer in block.writes if buffer not in writes]
+        return writes
+
+    # -- the schedule --------------------------------------------------------------------------
+
+    def build(self) -> list[Operation]:
+        ops: list[Operation] = []
+        packed_b = self.pack_b(ops)
+        a = self.pack_a(ops) if self.gemm.a_signed or self.gemm.depth % DEPTH else self.gemm.a
+        colsum = self.colsum(packed_b, ops)
+        rowsum = self.rowsum(a, ops)
+        ops += self.kernels(a, packed_b, rowsum, colsum)
+        for buffer in [packed_b, colsum, rowsum, *([a] if a is not self.gemm.a else [])]:
+            ops.append(DeallocOp(buffer))
+        return ops
+
+    def pack_b(self, ops: list[Operation]) -> SSAValue:
+        """`Bp[g, k4, p, 4 l + d] = b'[4 k4 + d, 16 (NP g + p) + l]`, zero outside B: a
+        reduction step of a column group reads its NP panels' 64 bytes one after the other.
+        Loads are guarded (clamped and selected) only when B does not fill the panels."""
+        gemm = self.gemm
+        alloc = AllocOp(MemRefType(i8, [self.groups, self.k4, self.np, PANEL]), "global")
+        alloc.result.name_hint = f"{gemm.b.name_hint or 'B'}_vnni"
+        ops.append(alloc)
+        packed = alloc.result
+        guarded = gemm.n % (LANES * self.np) != 0 or gemm.depth % DEPTH != 0
+
+        def copy(g: SSAValue, k4: SSAValue, p: SSAValue, lane: SSAValue, step: SSAValue,
+                 body: list[Operation]) -> None:
+            inner: list[Operation] = []
+            column = self.affine(inner, (g, LANES * self.np), (p, LANES), (lane, 1))
+            row = self.affine(inner, (k4, DEPTH), (step, 1))
+            if guarded:
+                value = self.guarded_load(gemm.b, [row, column], [gemm.depth, gemm.n],
+                                          not gemm.b_signed, inner)
+            else:
+                value = self.load_byte(gemm.b, [row, column], not gemm.b_signed, inner)
+            at = self.affine(inner, (lane, DEPTH), (step, 1))
+            inner.append(StoreOp(value, packed, [g, k4, p, at]))
+            body.append(BlockOp(f"{self.name}.pack_b", [gemm.b], [packed], inner,
+                                ["g", "k4", "p", "l", "d"]))
+
+        def panel(g: SSAValue, k4: SSAValue, p: SSAValue, body: list[Operation]) -> None:
+            body.append(self.loop(0, LANES, "l", "serial", lambda lane, inner: inner.append(
+                self.loop(0, DEPTH, "d", "unrolled",
+                          lambda step, o: copy(g, k4, p, lane, step, o)))))
+
+        ops.append(self.loop(0, self.groups, "g", "serial", lambda g, body: body.append(
+            self.loop(0, self.k4, "k4", "serial", lambda k4, inner: inner.append(
+                self.loop(0, self.np, "p", "serial", lambda p, o: panel(g, k4, p, o)))))))
+        return packed
+
+    def load_byte(self, buffer: SSAValue, indices: list[SSAValue], flip: bool,
+                  ops: list[Operation]) -> SSAValue:
+        """`buffer[indices]`, its sign bit flipped if `flip` (u8 <-> s8 shifted by 128)."""
+        value: SSAValue = LoadOp(buffer, indices).result
+        ops.append(value.owner)  # type: ignore[arg-type]
+        if flip:
+            sign = arith.ConstantOp(IntegerAttr(-128, i8))
+            flipped = arith.XOrIOp(value, sign)
+            ops += [sign, flipped]
+            value = flipped.result
+        return value
+
+    def guarded_load(self, buffer: SSAValue, indices: list[SSAValue], bounds: list[int],
+                     flip: bool, ops: list[Operation]) -> SSAValue:
+        """`buffer[indices]` (sign bit flipped if `flip`) where every index is below its bound,
+        else 0; the load reads a clamped index, so it never leaves the buffer."""
+        inside: SSAValue | None = None
+        clamped: list[SSAValue] = []
+        for index, bound in zip(indices, bounds, strict=True):
+            test = arith.CmpiOp(index, self.const(bound), "ult")
+            low = arith.MinUIOp(index, self.const(bound - 1))
+            ops += [test, low]
+            clamped.append(low.result)
+            if inside is None:
+                inside = test.result
+            else:
+                both = arith.AndIOp(inside, test)
+                ops.append(both)
+                inside = both.result
+        value = self.load_byte(buffer, clamped, flip, ops)
+        zero = arith.ConstantOp(IntegerAttr(0, i8))
+        assert inside is not None
+        selected = arith.SelectOp(inside, value, zero)
+        ops += [zero, selected]
+        return selected.result
+
+    def pack_a(self, ops: list[Operation]) -> SSAValue:
+        """`Ap[i, k] = a'[i, k]`, zero past K (a whole number of 4-byte blocks)."""
+        gemm = self.gemm
+        alloc = AllocOp(MemRefType(i8, [gemm.m, self.k4 * DEPTH]), "global")
+        alloc.result.name_hint = f"{gemm.a.name_hint or 'A'}_u8"
+        ops.append(alloc)
+        packed = alloc.result
+
+        def copy(i: SSAValue, k: SSAValue, body: list[Operation]) -> None:
+            inner: list[Operation] = []
+            value = self.guarded_load(gemm.a, [i, k], [gemm.m, gemm.depth], gemm.a_signed, inner)
+            inner.append(StoreOp(value, packed, [i, k]))
+            body.append(BlockOp(f"{self.name}.pack_a", [gemm.a], [packed], inner, ["i", "k"]))
+
+        ops.append(self.loop(0, gemm.m, "i", "serial", lambda i, body: body.append(
+            self.loop(0, self.k4 * DEPTH, "k", "serial", lambda k, inner: copy(i, k, inner)))))
+        return packed
+
+    def colsum(self, packed_b: SSAValue, ops: list[Operation]) -> SSAValue:
+        """`colsum[j] = sum_k b'[k, j]`, as vpdpbusd(ones, Bp) per panel."""
+        panels = self.groups * self.np
+        alloc = AllocOp(MemRefType(i32, [panels * LANES]), "global")
+        alloc.result.name_hint = "colsum"
+        ops.append(alloc)
+        colsum = alloc.result
+        ops += self.fill(colsum, 0, f"{self.name}.colsum_init")
+        ones = self.ones_buffer(DEPTH, ops)
+
+        def step(g: SSAValue, p: SSAValue, k4: SSAValue, body: list[Operation]) -> None:
+            self.dot(
+                colsum, lambda ji, o: [self.affine(o, (g, LANES * self.np), (p, LANES), (ji, 1))],
+                ones, lambda ki, o: [ki],
+                packed_b, lambda ji, ki, o: [g, k4, p, self.affine(o, (ji, DEPTH), (ki, 1))],
+                f"{self.name}.colsum", body)
+
+        ops.append(self.loop(0, self.groups, "g", "serial", lambda g, body: body.append(
+            self.loop(0, self.np, "p", "serial", lambda p, inner: inner.append(
+                self.loop(0, self.k4, "k4", "serial", lambda k4, o: step(g, p, k4, o)))))))
+        return colsum
+
+    def rowsum(self, a: SSAValue, ops: list[Operation]) -> SSAValue:
+        """`rowsum[i, l] = sum_k a'[i, k]` (every lane l the same), as vpdpbusd(a', ones)."""
+        gemm = self.gemm
+        alloc = AllocOp(MemRefType(i32, [gemm.m, LANES]), "global")
+        alloc.result.name_hint = "rowsum"
+        ops.append(alloc)
+        rowsum = alloc.result
+        ops += self.fill(rowsum, 0, f"{self.name}.rowsum_init")
+        ones = self.ones_buffer(PANEL, ops)
+
+        def rows(block: SSAValue, count: int, k4: SSAValue, body: list[Operation]) -> None:
+            def row(r: SSAValue, inner: list[Operation]) -> None:
+                def at(o: list[Operation]) -> SSAValue:
+                    return self.affine(o, (block, ROWSUM_ROWS), (r, 1))
+
+                self.dot(
+                    rowsum, lambda ji, o: [at(o), ji],
+                    a, lambda ki, o: [at(o), self.affine(o, (k4, DEPTH), (ki, 1))],
+                    ones, lambda ji, ki, o: [self.affine(o, (ji, DEPTH), (ki, 1))],
+                    f"{self.name}.rowsum", inner)
+
+            body.append(self.loop(0, count, "r", "unrolled", row))
+
+        # Blocks of rows, so that the sums of different rows (independent vpdpbusd chains)
+        # interleave: one row at a time waits the instruction's latency at every step.
+        full, tail = divmod(gemm.m, ROWSUM_ROWS)
+        if full:
+            blocks = self.loop(0, full, "i.o", "serial", lambda io, body: body.append(
+                self.loop(0, self.k4, "k4", "serial",
+                          lambda k4, inner: rows(io, ROWSUM_ROWS, k4, inner))))
+            ops.append(blocks)
+            self.parallel_loops.append(blocks)
+        if tail:
+            ops.append(self.loop(0, self.k4, "k4", "serial",
+                                 lambda k4, inner: rows(self.const(full), tail, k4, inner)))
+        return rowsum
+
+    def kernels(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue
+                ) -> list[Operation]:
+        """The column groups (parallel), each over its row blocks."""
+        gemm = self.gemm
+        width = LANES * self.np
+        full_groups, tail_columns = divmod(gemm.n, width)
+        ops: list[Operation] = []
+
+        def group(g: SSAValue, columns: int, body: list[Operation]) -> None:
+            full_rows, tail_rows = divmod(gemm.m, self.mr)
+            if full_rows:
+                rows_loop = self.loop(0, full_rows, "i.o", "serial", lambda io, inner: inner.extend(
+                    self.micro(a, packed_b, rowsum, colsum, io, self.mr, g, columns)))
+                body.append(rows_loop)
+                if full_groups < 2:
+                    self.parallel_loops.append(rows_loop)
+            if tail_rows:
+                body.extend(self.micro(a, packed_b, rowsum, colsum, self.const(full_rows),
+                                       tail_rows, g, columns))
+
+        if full_groups:
+            groups = self.loop(0, full_groups, "j.o", "serial",
+                               lambda g, body: group(g, width, body))
+            ops.append(groups)
+            if full_groups >= 2:
+                self.parallel_loops.append(groups)
+        if tail_columns:
+            group(self.const(full_groups), tail_columns, ops)
+        return ops
+
+    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue,
+              row_block: SSAValue, rows: int, g: SSAValue, columns: int) -> list[Operation]:
+        """One MR x NR tile: rows `row_block * MR + r` (r < rows), panels `g * NP + p`; the
+        epilogue writes its `columns` valid columns."""
+        gemm = self.gemm
+        width = LANES * self.np
+        tile_alloc = AllocOp(MemRefType(i32, [rows, width]), "local")
+        tile_alloc.result.name_hint = "tile"
+        tile = tile_alloc.result
+        ops: list[Operation] = [tile_alloc]
+
+        def row_of(r: SSAValue, o: list[Operation]) -> SSAValue:
+            return self.affine(o, (row_block, self.mr), (r, 1))
+
+        def init(r: SSAValue, body: list[Operation]) -> None:
+            def lane(c: SSAValue, inner: list[Operation]) -> None:
+                zero = arith.ConstantOp(IntegerAttr(0, i32))
+                inner.append(BlockOp(f"{self.name}.init", [], [tile],
+                                     [zero, StoreOp(zero, tile, [r, c])], ["r", "c"]))
+
+            body.append(self.loop(0, width, "c", "vectorized", lane))
+
+        ops.append(self.loop(0, rows, "r", "unrolled", init))
+
+        def update(k4: SSAValue, body: list[Operation]) -> None:
+            def row(r: SSAValue, row_body: list[Operation]) -> None:
+                def panel(p: SSAValue, panel_body: list[Operation]) -> None:
+                    self.dot(
+                        tile, lambda ji, o: [r, self.affine(o, (p, LANES), (ji, 1))],
+                        a, lambda ki, o: [row_of(r, o), self.affine(o, (k4, DEPTH), (ki, 1))],
+                        packed_b, lambda ji, ki, o: [
+                            g, k4, p, self.affine(o, (ji, DEPTH), (ki, 1))],
+                        self.name, panel_body)
+
+                row_body.append(self.loop(0, self.np, "p", "unrolled", panel))
+
+            body.append(self.loop(0, rows, "r", "unrolled", row))
+
+        ops.append(self.loop(0, self.k4, "k4", "serial", update))
+
+        def epilogue(r: SSAValue, body: list[Operation]) -> None:
+            def lane(c: SSAValue, inner: list[Operation]) -> None:
+                o: list[Operation] = []
+                i = row_of(r, o)
+                j = self.affine(o, (g, width), (c, 1))
+                za, zb = self.zero_points(i, j, o)
+                dot = LoadOp(tile, [r, c])
+                sum_a = LoadOp(rowsum, [i, self.const(0)])
+                sum_b = LoadOp(colsum, [j])
+                depth_za = arith.MuliOp(za, self.i32(gemm.depth, o))
+                row_term = arith.SubiOp(sum_a, depth_za)
+                row_comp = arith.MuliOp(zb, row_term)
+                col_comp = arith.MuliOp(za, sum_b)
+                partial = arith.SubiOp(dot, row_comp)
+                value = arith.SubiOp(partial, col_comp)
+                o += [dot, sum_a, sum_b, depth_za, row_term, row_comp, col_comp, partial, value]
+                writes = self.tail(i, j, value.result, o)
+                reads = [tile]
+                for op in o:
+                    if isinstance(op, LoadOp) and op.memref not in reads:
+                        reads.append(op.memref)
+                inner.append(BlockOp(f"{self.name}.write", reads, writes, o, ["r", "c"]))
+
+            body.append(self.loop(0, columns, "c", "vectorized", lane))
+
+        ops.append(self.loop(0, rows, "r", "unrolled", epilogue))
+        ops.append(DeallocOp(tile))
+        return ops
+

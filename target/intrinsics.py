@@ -1,0 +1,232 @@
+"""The tensor intrinsics dlc can tensorize a loop nest into, described as data.
+
+Counterpart: TVM's `TensorIntrin.register(name, desc, impl)` (the desc a TensorIR block, the impl
+the call it becomes) and its x86 `dot_16x1x16_uint8_int8_int32` / CUDA `mma_sync` intrinsics.
+Here an entry says, as data, the loop nest it implements (its axes, their extents and iteration
+kinds), the access pattern of each operand (its element type and the element stride of each
+axis in the operand's last dimension: 0 where the axis does not move it), the statement it
+computes (`acc[...] += ext(a[...]) * ext(b[...])`, the extension following the element
+types), the call it emits (an LLVM intrinsic with how each operand is passed, or a PTX
+instruction) and the target features it needs. `transform.loop.tensorize`
+(rewrites/schedule/tensorize.py) matches a nest against an entry; the LLVM lowering of
+`loop.intrinsic` (rewrites/llvm_lowering/intrinsic.py) reads the same entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ELEMENT_TYPES: dict[str, str] = {
+    "u8": "i8", "s8": "i8", "i32": "i32", "f16": "f16", "bf16": "bf16", "f32": "f32",
+}
+"""The element types an operand may have, and the builtin type of its buffer (unsigned and
+signed bytes are both `i8` buffers: the extension of the load, `extui` or `extsi`, says which)."""
+
+
+@dataclass(frozen=True)
+class IntrinsicOperand:
+    """One operand of an intrinsic.
+
+    Attributes:
+        role: "acc" (read and written: the accumulator), "a" or "b" (read).
+        element: one of `ELEMENT_TYPES`.
+        strides: the element stride of each axis in the operand's buffer, row-major flattened
+            (0: the axis does not move the operand, which is then broadcast along it). Operands
+            passed as vectors must lie in the buffer's last dimension; for a "fragment" the
+            largest stride is a leading dimension, which may be any larger stride (a tile of
+            a bigger row-major matrix).
+        passing: how the LLVM call receives the operand: "vector" (its elements bitcast to
+            `llvm_type`), "splat32" (its elements, 32 bits in all, as one word broadcast to
+            every lane of `llvm_type`), or "fragment" (a PTX register fragment).
+        llvm_type: the LLVM vector type of the argument, as (lanes, element): `(16, "i32")`.
+    """
+
+    role: str
+    element: str
+    strides: Mapping[str, int]
+    passing: str = "vector"
+    llvm_type: tuple[int, str] = (0, "")
+
+    def lanes(self, extents: Mapping[str, int]) -> int:
+        """The number of contiguous elements the operand covers (its vector length)."""
+        return 1 + sum((extents[axis] - 1) * stride for axis, stride in self.strides.items())
+
+
+@dataclass(frozen=True)
+class Intrinsic:
+    """A tensor intrinsic: the nest it implements and the call it becomes.
+
+    Attributes:
+        name: what `transform.loop.tensorize` and `loop.intrinsic` call it.
+        summary: one line for messages and docs.
+        arch: "x86_64" or "nvptx".
+        axes: the nest's axes as (name, extent, kind), kind "spatial" or "reduction".
+        operands: the accumulator first, then a and b.
+        features: the target features it needs (LLVM's names).
+        llvm_intrinsic: the LLVM intrinsic the call lowers to ("" for a PTX instruction).
+        ptx: the PTX instruction (for the GPU path; "" on the CPU).
+        warp_level: whether one call is made by a whole warp (mma.sync), each thread holding a
+            fragment: such an entry describes the nest for matching but runs only on a GPU.
+    """
+
+    name: str
+    summary: str
+    arch: str
+    axes: tuple[tuple[str, int, str], ...]
+    operands: tuple[IntrinsicOperand, IntrinsicOperand, IntrinsicOperand]
+    features: frozenset[str]
+    llvm_intrinsic: str = ""
+    ptx: str = ""
+    warp_level: bool = False
+    reference: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] = field(
+        default=lambda acc, a, b: acc, repr=False, compare=False)
+    """`acc + a . b` over the flat operand vectors, in NumPy (the loop interpreter's semantics
+    of the call)."""
+
+    @property
+    def extents(self) -> dict[str, int]:
+        return {axis: extent for axis, extent, _ in self.axes}
+
+    @property
+    def acc(self) -> IntrinsicOperand:
+        return self.operands[0]
+
+    def lanes(self, operand: IntrinsicOperand) -> int:
+        """The contiguous elements `operand` covers."""
+        return operand.lanes(self.extents)
+
+    def missing_features(self, features: frozenset[str]) -> list[str]:
+        """The features the intrinsic needs that `features` lacks, sorted."""
+        return sorted(self.features - features)
+
+
+def _flat_dot(spatial: int, reduction: int, acc_type: type, widen: Callable[[np.ndarray],
+              np.ndarray], views: tuple[type, type] | None = None
+              ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The reference of a 1-D dot intrinsic: `acc[j] += sum_k a[k] * b[j * R + k]`, the bytes of
+    a and b read as the `views` dtypes (u8, s8) whatever their arrays' dtypes."""
+
+    def reference(acc: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if views is not None:
+            a, b = np.asarray(a).view(views[0]), np.asarray(b).view(views[1])
+        products = widen(b).reshape(spatial, reduction) * widen(a).reshape(1, reduction)
+        with np.errstate(over="ignore"):
+            return (acc + products.sum(axis=1, dtype=acc_type)).astype(acc_type)
+
+    return reference
+
+
+def _bf16_to_f32(values: np.ndarray) -> np.ndarray:
+    """bf16 values as f32: raw 16-bit patterns (uint16 arrays) widened, other arrays cast."""
+    if values.dtype == np.uint16:
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values.astype(np.float32)
+
+
+VPDPBUSD = Intrinsic(
+    name="x86.avx512.vpdpbusd",
+    summary="AVX-512 VNNI: 16 i32 lanes, each += the dot of 4 u8 (broadcast) by 4 s8",
+    arch="x86_64",
+    axes=(("j", 16, "spatial"), ("k", 4, "reduction")),
+    operands=(
+        IntrinsicOperand("acc", "i32", {"j": 1, "k": 0}, "vector", (16, "i32")),
+        IntrinsicOperand("a", "u8", {"j": 0, "k": 1}, "splat32", (16, "i32")),
+        IntrinsicOperand("b", "s8", {"j": 4, "k": 1}, "vector", (16, "i32")),
+    ),
+    features=frozenset({"avx512vnni"}),
+    llvm_intrinsic="llvm.x86.avx512.vpdpbusd.512",
+    reference=_flat_dot(16, 4, np.int32, lambda x: x.astype(np.int32), (np.uint8, np.int8)),
+)
+"""`vpdpbusd zmm`: acc[j] += sum_k u8(a[k]) * s8(b[4j + k]), j < 16, k < 4, wrapping (not
+saturating) i32 sums. a is 4 bytes broadcast to all lanes; b 64 bytes: 16 blocks of 4."""
+
+VDPBF16PS = Intrinsic(
+    name="x86.avx512.vdpbf16ps",
+    summary="AVX-512 BF16: 16 f32 lanes, each += the dot of 2 bf16 (broadcast) by 2 bf16",
+    arch="x86_64",
+    axes=(("j", 16, "spatial"), ("k", 2, "reduction")),
+    operands=(
+        IntrinsicOperand("acc", "f32", {"j": 1, "k": 0}, "vector", (16, "f32")),
+        IntrinsicOperand("a", "bf16", {"j": 0, "k": 1}, "splat32", (32, "bf16")),
+        IntrinsicOperand("b", "bf16", {"j": 2, "k": 1}, "vector", (32, "bf16")),
+    ),
+    features=frozenset({"avx512bf16"}),
+    llvm_intrinsic="llvm.x86.avx512bf16.dpbf16ps.512",
+    reference=_flat_dot(16, 2, np.float32, _bf16_to_f32),
+)
+"""`vdpbf16ps zmm`: acc[j] += a[0] * b[2j] + a[1] * b[2j + 1] in f32 (bf16 products are exact
+in f32; the instruction rounds once per pair and flushes denormals, so it may differ from the
+scalar nest in the last bit)."""
+
+MMA_M16N8K16_F16 = Intrinsic(
+    name="ptx.mma.m16n8k16.f16",
+    summary="PTX mma.sync m16n8k16: a 16x8 f32 tile += 16x16 f16 (row) x 16x8 f16 (col)",
+    arch="nvptx",
+    axes=(("i", 16, "spatial"), ("j", 8, "spatial"), ("k", 16, "reduction")),
+    operands=(
+        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment"),
+        IntrinsicOperand("a", "f16", {"i": 16, "j": 0, "k": 1}, "fragment"),
+        IntrinsicOperand("b", "f16", {"i": 0, "j": 16, "k": 1}, "fragment"),
+    ),
+    features=frozenset({"sm_80"}),
+    ptx="mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    warp_level=True,
+)
+"""Warp-level: C[i, j] += sum_k A[i, k] * B[k, j], A row-major, B stored column-major (as
+`Bt[j, k]`), one 16x8 f32 tile per warp."""
+
+MMA_M16N8K16_BF16 = Intrinsic(
+    name="ptx.mma.m16n8k16.bf16",
+    summary="PTX mma.sync m16n8k16: a 16x8 f32 tile += 16x16 bf16 (row) x 16x8 bf16 (col)",
+    arch="nvptx",
+    axes=MMA_M16N8K16_F16.axes,
+    operands=(
+        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment"),
+        IntrinsicOperand("a", "bf16", {"i": 16, "j": 0, "k": 1}, "fragment"),
+        IntrinsicOperand("b", "bf16", {"i": 0, "j": 16, "k": 1}, "fragment"),
+    ),
+    features=frozenset({"sm_80"}),
+    ptx="mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    warp_level=True,
+)
+
+MMA_M16N8K32_S8 = Intrinsic(
+    name="ptx.mma.m16n8k32.s8",
+    summary="PTX mma.sync m16n8k32: a 16x8 s32 tile += 16x32 s8 (row) x 32x8 s8 (col)",
+    arch="nvptx",
+    axes=(("i", 16, "spatial"), ("j", 8, "spatial"), ("k", 32, "reduction")),
+    operands=(
+        IntrinsicOperand("acc", "i32", {"i": 8, "j": 1, "k": 0}, "fragment"),
+        IntrinsicOperand("a", "s8", {"i": 32, "j": 0, "k": 1}, "fragment"),
+        IntrinsicOperand("b", "s8", {"i": 0, "j": 32, "k": 1}, "fragment"),
+    ),
+    features=frozenset({"sm_80"}),
+    ptx="mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+    warp_level=True,
+)
+
+INTRINSICS: dict[str, Intrinsic] = {
+    entry.name: entry
+    for entry in (VPDPBUSD, VDPBF16PS, MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K32_S8)
+}
+"""The intrinsic library, by name."""
+
+
+class IntrinsicError(ValueError):
+    """An unknown intrinsic name (the message lists the known ones)."""
+
+
+def get_intrinsic(name: str) -> Intrinsic:
+    """The entry named `name`.
+
+    Raises:
+        IntrinsicError: no entry has that name.
+    """
+    entry = INTRINSICS.get(name)
+    if entry is None:
+        raise IntrinsicError(
+            f"expected an intrinsic among {', '.join(sorted(INTRINSICS))}, found '{name}'")
+    return entry

@@ -1,0 +1,257 @@
+"""Tensor intrinsics: the library's entries, `tensorize`, the VNNI int8 GEMM default schedule.
+
+Host-independent checks pass the target explicitly (cascadelake: AVX-512 VNNI, no BF16) and run
+the scheduled loops in the loop interpreter; the JIT tests of the VNNI code skip on hosts without
+avx512vnni. The oracle is NumPy's int32 GEMM (and the graph interpreter for the int8 conv).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dlc.dialects import make_context
+from dlc.dialects.graph.interpreter import run_module
+from dlc.dialects.loop.interpreter import run_function
+from dlc.dialects.loop.ops import ForOp, IntrinsicOp
+from dlc.frontends.onnx.importer import import_onnx
+from dlc.pipelines import parse_pipeline
+from dlc.rewrites.schedule import ScheduleError, tensorize
+from dlc.target.intrinsics import INTRINSICS, VDPBF16PS, VPDPBUSD, get_intrinsic
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+import dlc
+
+VNNI_TARGET = "llvm -mcpu=cascadelake"
+"""A target with avx512vnni (and not avx512bf16)."""
+
+LOOPS = (
+    "graph-opt,convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+    "loop-dedup-functions,loop-plan-memory"
+)
+
+
+def _host_has_vnni() -> bool:
+    import llvmlite.binding as llvm
+
+    return bool(llvm.get_host_cpu_features().get("avx512vnni", False))
+
+
+needs_vnni = pytest.mark.skipif(not _host_has_vnni(), reason="the host lacks avx512_vnni")
+
+_TYPES = {"ui8": np.uint8, "i8": np.int8}
+
+
+def _gemm_module(m: int, k: int, n: int, a: str, b: str, per_column: bool) -> str:
+    zb = f"tensor<{n}x{b}>" if per_column else f"tensor<{b}>"
+    types = f"(tensor<{m}x{k}x{a}>, tensor<{k}x{n}x{b}>, tensor<{a}>, {zb})"
+    return (
+        f"func.func @mm(%a: tensor<{m}x{k}x{a}>, %b: tensor<{k}x{n}x{b}>, %az: tensor<{a}>, "
+        f"%bz: {zb}) -> tensor<{m}x{n}xi32> {{\n"
+        f"  %r = graph.matmul_integer %a, %b, %az, %bz : {types} -> tensor<{m}x{n}xi32>\n"
+        f"  func.return %r : tensor<{m}x{n}xi32>\n}}\n"
+    )
+
+
+def _lower(text: str, target: str) -> ModuleOp:
+    return _lower_module(Parser(make_context(), text).parse_module(), target)
+
+
+def _lower_module(module: ModuleOp, target: str) -> ModuleOp:
+    ctx = make_context()
+    spec = f'{LOOPS},loop-default-schedule{{target="{target}"}}'
+    for module_pass in parse_pipeline(spec):
+        module_pass.apply(ctx, module)
+    return module
+
+
+def _integers(rng: np.random.Generator, dtype: type, shape: tuple[int, ...]) -> np.ndarray:
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def _case_inputs(rng: np.random.Generator, m: int, k: int, n: int, a: str, b: str,
+                 per_column: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    x = _integers(rng, _TYPES[a], (m, k))
+    w = _integers(rng, _TYPES[b], (k, n))
+    xz = _integers(rng, _TYPES[a], ())
+    wz = _integers(rng, _TYPES[b], (n,) if per_column else ())
+    expected = (x.astype(np.int32) - np.int32(xz)) @ (w.astype(np.int32) - wz.astype(np.int32))
+    return [x, w, xz, wz], expected
+
+
+_shapes = st.tuples(st.integers(1, 19), st.integers(1, 37), st.integers(1, 70))
+_signs = st.tuples(st.sampled_from(["ui8", "i8"]), st.sampled_from(["ui8", "i8"]), st.booleans())
+
+
+# ---------------------------------------------------------------------------------------------
+# The library
+# ---------------------------------------------------------------------------------------------
+
+
+def test_library_entries_describe_their_nests() -> None:
+    assert [VPDPBUSD.lanes(op) for op in VPDPBUSD.operands] == [16, 4, 64]
+    assert [VDPBF16PS.lanes(op) for op in VDPBF16PS.operands] == [16, 2, 32]
+    assert VPDPBUSD.features == {"avx512vnni"} and VDPBF16PS.features == {"avx512bf16"}
+    mma = get_intrinsic("ptx.mma.m16n8k32.s8")
+    assert mma.extents == {"i": 16, "j": 8, "k": 32} and mma.warp_level
+    assert {entry.arch for entry in INTRINSICS.values()} == {"x86_64", "nvptx"}
+    with pytest.raises(ValueError, match="expected an intrinsic among .* found 'nope'"):
+        get_intrinsic("nope")
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_vpdpbusd_reference_is_the_u8_by_s8_dot(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    acc = rng.integers(-2**31, 2**31, 16).astype(np.int32)
+    a = _integers(rng, np.int8, (4,))  # an i8 buffer: the reference reads it as u8
+    b = _integers(rng, np.int8, (64,))
+    expected = acc.astype(np.int64) + (b.reshape(16, 4).astype(np.int64)
+                                       @ a.view(np.uint8).astype(np.int64))
+    wrapped = ((expected + 2**31) % 2**32 - 2**31).astype(np.int32)
+    np.testing.assert_array_equal(VPDPBUSD.reference(acc, a, b), wrapped)
+
+
+# ---------------------------------------------------------------------------------------------
+# The default schedule, host-independent: the IR and the loop interpreter
+# ---------------------------------------------------------------------------------------------
+
+
+def test_vnni_target_tensorizes_the_int8_gemm_and_others_do_not() -> None:
+    text = _gemm_module(8, 12, 32, "ui8", "i8", False)
+    vnni = _lower(text, VNNI_TARGET)
+    calls = [op for op in vnni.walk() if isinstance(op, IntrinsicOp)]
+    assert calls and {op.intrinsic.data for op in calls} == {VPDPBUSD.name}
+    plain = _lower(text, "llvm -mcpu=skylake-avx512")
+    assert not any(isinstance(op, IntrinsicOp) for op in plain.walk())
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.tuples(st.integers(1, 9), st.integers(1, 21), st.integers(1, 40)),
+       signs=_signs, seed=st.integers(0, 2**32 - 1))
+def test_vnni_schedule_in_the_loop_interpreter_matches_numpy(
+        shape: tuple[int, int, int], signs: tuple[str, str, bool], seed: int) -> None:
+    """Random shapes (remainders of 16 columns, 4-deep reductions and row blocks), every
+    signedness of A and B, per-tensor or per-column zero points."""
+    m, k, n = shape
+    a, b, per_column = signs
+    module = _lower(_gemm_module(m, k, n, a, b, per_column), VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    inputs, expected = _case_inputs(np.random.default_rng(seed), m, k, n, a, b, per_column)
+    # Loop-level buffers are signless: the interpreter takes bytes as int8.
+    (got,) = run_function(module, "mm", [x.view(np.int8) for x in inputs])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_tensorize_refuses_a_target_without_the_feature() -> None:
+    module = _lower(_gemm_module(4, 8, 16, "ui8", "i8", False), "llvm -mcpu=skylake-avx512")
+    loop = next(op for op in module.walk() if isinstance(op, ForOp))
+    with pytest.raises(ScheduleError, match='expected a target with avx512vnni'):
+        tensorize(loop, VPDPBUSD.name, frozenset({"avx512f"}))
+
+
+# ---------------------------------------------------------------------------------------------
+# The JIT: the VNNI code on this host
+# ---------------------------------------------------------------------------------------------
+
+
+def _run_compiled(m: int, k: int, n: int, a: str, b: str, per_column: bool, seed: int,
+                  tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / f"mm_{m}_{k}_{n}_{a}_{b}_{per_column}.mlir"
+    path.write_text(_gemm_module(m, k, n, a, b, per_column))
+    executable = dlc.compile(path, target=VNNI_TARGET, cache=False)
+    inputs, expected = _case_inputs(np.random.default_rng(seed), m, k, n, a, b, per_column)
+    np.testing.assert_array_equal(executable(*inputs), expected)
+
+
+@needs_vnni
+@pytest.mark.parametrize(("m", "k", "n", "a", "b", "per_column"), [
+    (1, 1, 1, "ui8", "i8", False),     # everything a remainder
+    (7, 13, 33, "ui8", "i8", True),    # odd sizes, per-column zero points
+    (13, 64, 128, "ui8", "i8", False),  # whole panels and 4-blocks, a row tail
+    (5, 9, 17, "i8", "ui8", False),    # both operands shifted (+-128)
+    (64, 100, 200, "i8", "i8", True),  # several column groups and a column tail
+])
+def test_vnni_gemm_jit_matches_numpy(m: int, k: int, n: int, a: str, b: str, per_column: bool,
+                                     tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _run_compiled(m, k, n, a, b, per_column, m * 1000 + k * 10 + n, tmp_path)
+
+
+@needs_vnni
+@settings(max_examples=5, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(shape=_shapes, signs=_signs, seed=st.integers(0, 2**32 - 1))
+def test_vnni_gemm_jit_random_shapes(shape: tuple[int, int, int], signs: tuple[str, str, bool],
+                                     seed: int, tmp_path) -> None:  # type: ignore
+    _run_compiled(*shape, *signs, seed, tmp_path)
+
+
+@needs_vnni
+def test_matmul_integer_onnx_with_weight_runs_the_vnni_kernel() -> None:
+    """ONNX MatMulInteger with a constant s8 weight (packed at compile time) and no zero
+    points, as benchmarks/int8_gemm.py runs it."""
+    rng = np.random.default_rng(3)
+    x = _integers(rng, np.uint8, (37, 96))
+    w = _integers(rng, np.int8, (96, 50))
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [37, 96])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [37, 50])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    got = dlc.compile(model, target=VNNI_TARGET, threads=2, cache=False)(x)
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
+
+
+@needs_vnni
+@pytest.mark.parametrize("x_dtype", [np.uint8, np.int8])
+def test_int8_conv_on_a_vnni_target_matches_the_graph_interpreter(x_dtype: type) -> None:
+    """ConvInteger compiled for a VNNI target (the conv keeps the generic int32 schedule: the
+    VNNI rule matches GEMMs) equals the graph interpreter."""
+    rng = np.random.default_rng(4)
+    x = _integers(rng, x_dtype, (1, 8, 9, 9))
+    w = _integers(rng, np.int8, (16, 8, 3, 3))
+    xz = _integers(rng, x_dtype, ())
+    graph = helper.make_graph(
+        [helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], pads=[1, 1, 1, 1])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8 if x_dtype is np.uint8
+                                       else TensorProto.INT8, [1, 8, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 16, 9, 9])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    (reference,) = run_module(import_onnx(model), [x])
+    got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
+    np.testing.assert_array_equal(got, reference)
+
+
+def _qlinear_matmul_model(m: int, k: int, n: int, seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    inits = {
+        "xs": np.float32(0.02), "xz": np.uint8(rng.integers(0, 256)),
+        "w": _integers(rng, np.int8, (k, n)), "ws": np.float32(0.01), "wz": np.int8(0),
+        "ys": np.float32(0.05), "yz": np.uint8(rng.integers(0, 256)),
+    }
+    node = helper.make_node("QLinearMatMul", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                            ["y"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n])],
+        [numpy_helper.from_array(np.asarray(v), name) for name, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_requantized_gemm_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
+    """QLinearMatMul: the requantize tail fused into the integer GEMM's epilogue runs in the
+    VNNI kernel's write-back (no int32 tensor in memory), equal to the graph interpreter."""
+    model = _qlinear_matmul_model(11, 40, 35, 5)
+    module = import_onnx(model)
+    x = _integers(np.random.default_rng(6), np.uint8, (11, 40))
+    (reference,) = run_module(module, [x])
+    lowered = _lower_module(import_onnx(model), VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in lowered.walk())
+    if _host_has_vnni():
+        got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
+        np.testing.assert_array_equal(got, reference)
