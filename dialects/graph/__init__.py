@@ -45,6 +45,7 @@ from dlc.dialects.graph.ops_quant import (
     MatmulIntegerOp,
     QuantizeOp,
 )
+from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RNNOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
@@ -73,6 +74,8 @@ __all__ = [
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
+    # ops_recurrent.py
+    "GRUOp", "LSTMOp", "RNNOp",
     # custom.py
     "CustomOp",
 ]
@@ -135,6 +138,10 @@ Graph = Dialect(
         DequantizeOp,
         Conv2DIntegerOp,
         MatmulIntegerOp,
+        # Recurrent: a loop over time (ops_recurrent.py)
+        LSTMOp,
+        GRUOp,
+        RNNOp,
         # User-defined ops (custom.py)
         CustomOp,
         # Fused groups
@@ -145,7 +152,8 @@ Graph = Dialect(
 )
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
 
-# The NumPy implementations of the ops_tensor.py and ops_quant.py ops join the interpreter's
-# registry.
+# The NumPy implementations of the ops_tensor.py, ops_quant.py and ops_recurrent.py ops join the
+# interpreter's registry.
 import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_recurrent  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401
