@@ -31,6 +31,7 @@ FAMILIES: tuple[str, ...] = (
     "Dropout",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "Resize", "Upsample",
     "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK",
+    "LSTM", "GRU", "RNN",
 )
 """The ONNX ops whose node cases form dlc's conformance suite (the frontend issue's list)."""
 
