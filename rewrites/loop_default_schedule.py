@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import SCHEDULED_ATTR
+from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
 from dlc.dialects.loop.ops import ForOp
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
@@ -27,7 +27,8 @@ class LoopDefaultSchedulePass(ModulePass):
     compute: perfectly nested spatial loops around blocks, or around an init block, reduction
     loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
     any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
-    left as they are.
+    left as they are. The time loop of a scan (annotated `dlc.scan`) stays serial and each nest
+    in its body is scheduled as a function's nest is.
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
@@ -84,5 +85,16 @@ class LoopDefaultSchedulePass(ModulePass):
             if SCHEDULED_ATTR in function.attributes:
                 continue
             for root in list(function.body.block.ops):
-                if isinstance(root, ForOp):
+                if not isinstance(root, ForOp):
+                    continue
+                if is_scan_loop(root):
+                    for inner in list(root.body.block.ops):
+                        if isinstance(inner, ForOp):
+                            schedule_nest(inner, config)
+                else:
                     schedule_nest(root, config)
+
+
+def is_scan_loop(loop: ForOp) -> bool:
+    """Whether `loop` is a scan's time loop (its body a sequence of nests run once per step)."""
+    return loop.annotations is not None and SCAN_ANNOTATION in loop.annotations.data
