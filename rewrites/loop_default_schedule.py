@@ -6,7 +6,7 @@ structure) and the TOPI x86 schedules a build uses when no tuning log has a reco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
@@ -28,7 +28,8 @@ class LoopDefaultSchedulePass(ModulePass):
     loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
     any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
     left as they are. The time loop of a scan (annotated `dlc.scan`) stays serial and each nest
-    in its body is scheduled as a function's nest is.
+    in its body is scheduled as a function's nest is, but without packing (a pack inside the
+    time loop would run at every step, and loop-fold-constant-nests folds top-level nests only).
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
@@ -88,9 +89,10 @@ class LoopDefaultSchedulePass(ModulePass):
                 if not isinstance(root, ForOp):
                     continue
                 if is_scan_loop(root):
+                    step_config = replace(config, pack=False)
                     for inner in list(root.body.block.ops):
                         if isinstance(inner, ForOp):
-                            schedule_nest(inner, config)
+                            schedule_nest(inner, step_config)
                 else:
                     schedule_nest(root, config)
 

@@ -46,9 +46,11 @@ from xdsl.ir import SSAValue
 
 INJECTIVE = "injective"
 MATMUL = "matmul"
-RECURRENT_GATE = "recurrent_gate"
-"""The tag of a gate that a GEMM of the same step reads (GRU's reset): kept materialised by
-tensor-expr-inline, which would otherwise recompute it for every term of the GEMM."""
+RECURRENT = "recurrent"
+"""The tag of what a GEMM reads that tensor-expr-inline must keep materialised: the transposed
+weights (K×GH, so that the GEMMs' B is contiguous along the output axis; constant weights are
+transposed at compile time by loop-fold-constant-nests) and GRU's reset gate (inlined, the GEMM
+would recompute it for every term)."""
 
 ScalarFn = Callable[[Builder, SSAValue], SSAValue]
 
@@ -137,6 +139,16 @@ class _Direction:
     def dim(self, b: Builder) -> SSAValue:
         return index(b, self.d)
 
+    def transposed(self, weight: SSAValue, what: str) -> SSAValue:
+        """weight[d] transposed: out[k, j] = weight[d, j, k] (K×GH, B of a GEMM)."""
+        _, gh, k = shape_of(weight)
+        result = TensorType(self.element, [k, gh])
+
+        def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+            return read(b, weight, [self.dim(b), i[1], i[0]])
+
+        return emit_compute(self.builder, self.op, self.name(what), result, body, tag=RECURRENT)
+
     def input_projection(self, gates: int, biases: Sequence[tuple[int, int]]) -> SSAValue:
         """xw[t, n, j] = sum_k x[t, n, k] * w[d, j, k] + sum of b[d, offset + j] over `biases`
         (offset, count): the biases added to gate columns [0, count)."""
@@ -144,11 +156,12 @@ class _Direction:
         inputs = shape_of(op.x)[2]
         gh = gates * self.hidden
         result = TensorType(element, [self.steps, self.batch, gh])
+        wt = self.transposed(op.w, "wt")
+        self.rt = self.transposed(op.r, "rt")
 
         def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
             t, n, j = i
-            return binary(b, "mul", read(b, op.x, [t, n, r[0]]), read(b, op.w, [self.dim(b), j,
-                                                                                  r[0]]))
+            return binary(b, "mul", read(b, op.x, [t, n, r[0]]), read(b, wt, [r[0], j]))
 
         product = emit_compute(self.builder, op, self.name("xw"), result, body, tag=MATMUL,
                                reduce_extents=[inputs], combiner="sum",
@@ -180,7 +193,8 @@ class _Direction:
 
     def recurrence(self, b: Builder, h: SSAValue, offset: int, count: int, name: str,
                    scale: SSAValue | None = None) -> SSAValue:
-        """hr[n, j] = sum_k h[n, k] (* scale[n, k]) * r[d, offset + j, k], j < count."""
+        """hr[n, j] = sum_k h[n, k] (* scale[n, k]) * r[d, offset + j, k], j < count (read from
+        the transposed r made by `input_projection`)."""
         op, element = self.op, self.element
         result = TensorType(element, [self.batch, count])
 
@@ -190,7 +204,7 @@ class _Direction:
             if scale is not None:
                 value = binary(bb, "mul", value, read(bb, scale, [n, r[0]]))
             row = bb.insert(arith.AddiOp(j, index(bb, offset))).result if offset else j
-            return binary(bb, "mul", value, read(bb, op.r, [self.dim(bb), row, r[0]]))
+            return binary(bb, "mul", value, read(bb, self.rt, [r[0], row]))
 
         return emit_compute(b, op, self.name(name), result, body, tag=MATMUL,
                             reduce_extents=[self.hidden], combiner="sum",
@@ -378,7 +392,7 @@ def gru(op: GRUOp, builder: Builder) -> list[SSAValue]:
             def reset_body(bb: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
                 return f(bb, dir_.gate(bb, xw_t, hr, *i, 1))
 
-            reset = emit_compute(b, op, dir_.name("reset"), cell, reset_body, tag=RECURRENT_GATE)
+            reset = emit_compute(b, op, dir_.name("reset"), cell, reset_body, tag=RECURRENT)
             if linear:
                 candidate_hr = hr
             else:
