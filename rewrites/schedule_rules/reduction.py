@@ -183,7 +183,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         rows = extent(nest.spatial[row])
         mr = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
     latency_bound = mr * vectors < config.fma_units * config.fma_latency
-    if packing is None and latency_bound and columns > nr:
+    if latency_bound and columns > nr:
         # Few rows (a GEMV, a recurrent step at batch 1): widen the tile along the columns so
         # that enough independent accumulators hide the FMA latency.
         wide = min(config.max_accumulators // mr, config.fma_units * config.fma_latency,
