@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from dlc.dialects.graph.interpreter import implements
 from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RecurrentOp, RNNOp
 
@@ -45,11 +44,16 @@ def activation_function(name: str, alpha: float, beta: float) -> Activation:
 
 
 def _activations(op: RecurrentOp, direction: int) -> list[Activation]:
+    """The activations of `direction`, each clipping its input when the op has `clip` (except
+    LSTM's `h`, whose input is the cell state: ONNX Runtime clips the gates only)."""
     clip = op.clip_value()
     functions = [activation_function(*a) for a in op.activation_list(direction)]
     if clip is None:
         return functions
-    return [lambda x, f=f: f(np.clip(x, -clip, clip)) for f in functions]
+    clipped = [lambda x, f=f: f(np.clip(x, -clip, clip)) for f in functions]
+    if isinstance(op, LSTMOp):
+        clipped[2] = functions[2]
+    return clipped
 
 
 Cell = Callable[[np.ndarray, list[np.ndarray], int], tuple[list[np.ndarray], np.ndarray]]

@@ -15,7 +15,8 @@ forward and reverse, 2 for bidirectional) and G gates (LSTM 4, GRU 3, RNN 1):
 - attributes: `direction` (forward | reverse | bidirectional), `hidden_size` (H), `activations`
   (lowercase ONNX names, A per direction: LSTM f, g, h; GRU f, g; RNN f), `activation_alpha` and
   `activation_beta` (one f64 per activation, the value it uses or 0 where it takes none), the
-  optional `clip` (inputs of activations are clamped to [-clip, clip]); LSTM `input_forget`
+  optional `clip` (inputs of activations are clamped to [-clip, clip], except that of LSTM's
+  `h`, the cell state, which ONNX Runtime leaves unclipped); LSTM `input_forget`
   (f = 1 - i), GRU `linear_before_reset`.
 The reverse direction visits steps from the last valid one down to 0; a step past a batch entry's
 length keeps that entry's state and writes zeros to y.

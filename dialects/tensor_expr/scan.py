@@ -1,4 +1,4 @@
-"""`tensor_expr.scan`: a sequential loop over time whose step is a group of computes (TVM's te.scan).
+"""`tensor_expr.scan`: a sequential loop over time whose step is a group of computes (te.scan).
 
 Counterpart: TVM's `te.scan(init, update, state_placeholder)`, the construct TVM writes RNNs and
 LSTMs with; also ONNX's Scan with its state and scan inputs. Recurrent ops lower to one scan per
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from dlc.dialects.tensor_expr.ops import ComputeOp
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import TensorType, UnitAttr
+from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -25,7 +25,6 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint

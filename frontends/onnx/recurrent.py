@@ -10,7 +10,6 @@ their ONNX Runtime defaults (as ONNX Runtime reads them).
 from __future__ import annotations
 
 import numpy as np
-
 from dlc.dialects.graph import GRUOp, LSTMOp, RNNOp, TransposeOp
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.ops_recurrent import (

@@ -271,6 +271,9 @@ class _Direction:
 
         scan = ScanOp.build(self.name("scan"), inits, sequences, body, self.reverse)
         scan.location = self.op.location
+        hints = ["h_prev", "c_prev"][: len(inits)] + ["xw_t", "mask_t"][: len(sequences)]
+        for arg, hint in zip(scan.body.block.args, hints, strict=True):
+            arg.name_hint = hint
         for result, hint in zip(scan.outs, [*(f"{self.prefix}_state{k}" for k in
                                               range(len(inits))), f"{self.prefix}_ys"],
                                 strict=True):
@@ -321,7 +324,8 @@ def lstm(op: LSTMOp, builder: Builder) -> list[SSAValue]:
     def direction(dir_: _Direction) -> list[SSAValue]:
         hs = dir_.hidden
         xw = dir_.input_projection(4, [(0, 4 * hs), (4 * hs, 4 * hs)])
-        f, g, hact = dir_.acts
+        f, g, _ = dir_.acts
+        hact = activation(*op.activation_list(dir_.d)[2], None)  # the cell state is not clipped
         element = dir_.element
 
         def peephole(b: Builder, which: int, j: SSAValue) -> SSAValue:
