@@ -110,6 +110,7 @@ class RecurrentOp(IRDLOperation):
         r: Operand
         b: Operand
         initial_h: Operand
+        sequence_lens: Operand | None
         y: OpResult
         y_h: OpResult
 
@@ -153,7 +154,7 @@ class RecurrentOp(IRDLOperation):
 
     def sequence_lengths(self) -> SSAValue | None:
         """The optional `sequence_lens` operand."""
-        raise NotImplementedError
+        return self.sequence_lens
 
     # -- verification ----------------------------------------------------------------------------
 
@@ -321,9 +322,6 @@ class LSTMOp(RecurrentOp):
         super().__init__(operands=[*operands, lens], result_types=result_types,
                          attributes=attributes)
 
-    def sequence_lengths(self) -> SSAValue | None:
-        return self.sequence_lens
-
     def _extra_operands(self) -> dict[str, tuple[Attribute, list[int]]]:
         return {"p": (self.p.type, [self.num_directions(), 3 * self.hidden()])}
 
@@ -388,9 +386,6 @@ class GRUOp(RecurrentOp):
         super().__init__(operands=[*operands, lens], result_types=result_types,
                          attributes=attributes)
 
-    def sequence_lengths(self) -> SSAValue | None:
-        return self.sequence_lens
-
     def linear_before_reset_value(self) -> bool:
         """Whether the reset gate applies after the recurrence GEMM."""
         return bool(self.linear_before_reset.value.data)
@@ -442,9 +437,6 @@ class RNNOp(RecurrentOp):
         super().__init__(operands=[*operands, lens], result_types=result_types,
                          attributes=_attributes(type(self), direction, hidden_size, activations,
                                                 clip))
-
-    def sequence_lengths(self) -> SSAValue | None:
-        return self.sequence_lens
 
 
 RECURRENT_OPS: tuple[type[IRDLOperation], ...] = (LSTMOp, GRUOp, RNNOp)

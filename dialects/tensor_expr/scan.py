@@ -217,6 +217,9 @@ class ScanOp(IRDLOperation):
 class ScanYieldOp(IRDLOperation):
     """Ends a `tensor_expr.scan` body: the next states, then the step's outputs.
 
+    Semantics: terminates the scan's body; its operands are the S next states (of the states'
+    types), then the step's outputs, which the scan stacks along a new leading axis.
+
     Example:
         tensor_expr.scan_yield %next, %next : tensor<2x3xf32>, tensor<2x3xf32>
     """
