@@ -6,7 +6,7 @@ structure) and the TOPI x86 schedules a build uses when no tuning log has a reco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
@@ -29,7 +29,9 @@ class LoopDefaultSchedulePass(ModulePass):
     loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
     any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
     left as they are. The time loop of a scan (annotated `dlc.scan`) stays serial and each nest
-    in its body is scheduled as a function's nest is; then the buffers its schedules made
+    in its body is scheduled as a function's nest is, but on one thread (a step is a few
+    microseconds of work: a parallel region per nest and step would cost more than it saves,
+    and far more when the cores are shared); then the buffers its schedules made
     whose filling nests read only what the time loop never writes (a recurrence GEMM's packed
     weight) are allocated and filled once, before the time loop, and freed after it, where
     loop-fold-constant-nests can fold them.
@@ -92,9 +94,10 @@ class LoopDefaultSchedulePass(ModulePass):
                 if not isinstance(root, ForOp):
                     continue
                 if is_scan_loop(root):
+                    step_config = replace(config, threads=1)
                     for inner in list(root.body.block.ops):
                         if isinstance(inner, ForOp):
-                            schedule_nest(inner, config)
+                            schedule_nest(inner, step_config)
                     hoist_invariant_packs(root)
                 else:
                     schedule_nest(root, config)
