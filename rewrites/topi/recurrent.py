@@ -121,7 +121,8 @@ def activation(name: str, alpha: float, beta: float, clip: float | None) -> Scal
 
 
 class _Direction:
-    """What one direction's computes are built from, and their names."""
+    """What one direction's computes are built from, and their names; making one emits the
+    direction's transposed weights."""
 
     def __init__(self, op: RecurrentOp, builder: Builder, direction: int) -> None:
         self.op, self.builder, self.d = op, builder, direction
@@ -132,6 +133,8 @@ class _Direction:
         self.steps, self.batch, self.hidden = steps, batch, op.hidden()
         self.element = tensor_type(op.x).get_element_type()
         self.acts = [activation(*a, op.clip_value()) for a in op.activation_list(direction)]
+        self.wt = self.transposed(op.w, "wt")
+        self.rt = self.transposed(op.r, "rt")
 
     def name(self, what: str) -> str:
         return f"{self.prefix}_{what}_{self.suffix}"
@@ -156,12 +159,10 @@ class _Direction:
         inputs = shape_of(op.x)[2]
         gh = gates * self.hidden
         result = TensorType(element, [self.steps, self.batch, gh])
-        wt = self.transposed(op.w, "wt")
-        self.rt = self.transposed(op.r, "rt")
 
         def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
             t, n, j = i
-            return binary(b, "mul", read(b, op.x, [t, n, r[0]]), read(b, wt, [r[0], j]))
+            return binary(b, "mul", read(b, op.x, [t, n, r[0]]), read(b, self.wt, [r[0], j]))
 
         product = emit_compute(self.builder, op, self.name("xw"), result, body, tag=MATMUL,
                                reduce_extents=[inputs], combiner="sum",
@@ -194,7 +195,7 @@ class _Direction:
     def recurrence(self, b: Builder, h: SSAValue, offset: int, count: int, name: str,
                    scale: SSAValue | None = None) -> SSAValue:
         """hr[n, j] = sum_k h[n, k] (* scale[n, k]) * r[d, offset + j, k], j < count (read from
-        the transposed r made by `input_projection`)."""
+        the transposed r)."""
         op, element = self.op, self.element
         result = TensorType(element, [self.batch, count])
 
