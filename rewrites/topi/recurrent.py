@@ -134,7 +134,6 @@ class _Direction:
         self.element = tensor_type(op.x).get_element_type()
         self.acts = [activation(*a, op.clip_value()) for a in op.activation_list(direction)]
         self.wt = self.transposed(op.w, "wt")
-        self.rt = self.transposed(op.r, "rt")
 
     def name(self, what: str) -> str:
         return f"{self.prefix}_{what}_{self.suffix}"
@@ -142,13 +141,16 @@ class _Direction:
     def dim(self, b: Builder) -> SSAValue:
         return index(b, self.d)
 
-    def transposed(self, weight: SSAValue, what: str) -> SSAValue:
-        """weight[d] transposed: out[k, j] = weight[d, j, k] (K×GH, B of a GEMM)."""
+    def transposed(self, weight: SSAValue, what: str, offset: int = 0,
+                   count: int | None = None) -> SSAValue:
+        """Rows [offset, offset + count) of weight[d] transposed: out[k, j] =
+        weight[d, offset + j, k] (K×count, the B of a GEMM, whole so that it can be packed)."""
         _, gh, k = shape_of(weight)
-        result = TensorType(self.element, [k, gh])
+        result = TensorType(self.element, [k, gh - offset if count is None else count])
 
         def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-            return read(b, weight, [self.dim(b), i[1], i[0]])
+            row = b.insert(arith.AddiOp(i[1], index(b, offset))).result if offset else i[1]
+            return read(b, weight, [self.dim(b), row, i[0]])
 
         return emit_compute(self.builder, self.op, self.name(what), result, body, tag=RECURRENT)
 
@@ -192,20 +194,19 @@ class _Direction:
 
         return emit_compute(self.builder, self.op, self.name(what), result, body, tag="copy")
 
-    def recurrence(self, b: Builder, h: SSAValue, offset: int, count: int, name: str,
+    def recurrence(self, b: Builder, h: SSAValue, weight: SSAValue, name: str,
                    scale: SSAValue | None = None) -> SSAValue:
-        """hr[n, j] = sum_k h[n, k] (* scale[n, k]) * r[d, offset + j, k], j < count (read from
-        the transposed r)."""
+        """hr[n, j] = sum_k h[n, k] (* scale[n, k]) * weight[k, j], with `weight` rows of r
+        transposed (`transposed`)."""
         op, element = self.op, self.element
-        result = TensorType(element, [self.batch, count])
+        result = TensorType(element, [self.batch, shape_of(weight)[1]])
 
         def body(bb: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
             n, j = i
             value = read(bb, h, [n, r[0]])
             if scale is not None:
                 value = binary(bb, "mul", value, read(bb, scale, [n, r[0]]))
-            row = bb.insert(arith.AddiOp(j, index(bb, offset))).result if offset else j
-            return binary(bb, "mul", value, read(bb, self.rt, [r[0], row]))
+            return binary(bb, "mul", value, read(bb, weight, [r[0], j]))
 
         return emit_compute(b, op, self.name(name), result, body, tag=MATMUL,
                             reduce_extents=[self.hidden], combiner="sum",
@@ -327,6 +328,7 @@ def lstm(op: LSTMOp, builder: Builder) -> list[SSAValue]:
         xw = dir_.input_projection(4, [(0, 4 * hs), (4 * hs, 4 * hs)])
         f, g, _ = dir_.acts
         hact = activation(*op.activation_list(dir_.d)[2], None)  # the cell state is not clipped
+        rt = dir_.transposed(op.r, "rt")
         element = dir_.element
 
         def peephole(b: Builder, which: int, j: SSAValue) -> SSAValue:
@@ -336,7 +338,7 @@ def lstm(op: LSTMOp, builder: Builder) -> list[SSAValue]:
         def step(b: Builder, states: list[SSAValue], xw_t: SSAValue, mask: SSAValue | None
                  ) -> list[SSAValue]:
             h_prev, c_prev = states
-            hr = dir_.recurrence(b, h_prev, 0, 4 * hs, "hr")
+            hr = dir_.recurrence(b, h_prev, rt, "hr")
             cell = TensorType(element, [dir_.batch, hs])
 
             def c_body(bb: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
@@ -388,20 +390,23 @@ def gru(op: GRUOp, builder: Builder) -> list[SSAValue]:
         f, g = dir_.acts
         element = dir_.element
         cell = TensorType(element, [dir_.batch, hs])
+        # Without linear_before_reset the candidate's GEMM reads r*H: its rows get their own B.
+        rt = dir_.transposed(op.r, "rt", 0, None if linear else 2 * hs)
+        rt_h = None if linear else dir_.transposed(op.r, "rt_h", 2 * hs, hs)
 
         def step(b: Builder, states: list[SSAValue], xw_t: SSAValue, mask: SSAValue | None
                  ) -> list[SSAValue]:
             (h_prev,) = states
-            hr = dir_.recurrence(b, h_prev, 0, 3 * hs if linear else 2 * hs, "hr")
+            hr = dir_.recurrence(b, h_prev, rt, "hr")
 
             def reset_body(bb: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
                 return f(bb, dir_.gate(bb, xw_t, hr, *i, 1))
 
             reset = emit_compute(b, op, dir_.name("reset"), cell, reset_body, tag=RECURRENT)
-            if linear:
+            if rt_h is None:
                 candidate_hr = hr
             else:
-                candidate_hr = dir_.recurrence(b, h_prev, 2 * hs, hs, "hr_reset", scale=reset)
+                candidate_hr = dir_.recurrence(b, h_prev, rt_h, "hr_reset", scale=reset)
 
             def h_body(bb: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
                 n, j = i
@@ -438,11 +443,12 @@ def rnn(op: RNNOp, builder: Builder) -> list[SSAValue]:
         xw = dir_.input_projection(1, [(0, hs), (hs, hs)])
         (f,) = dir_.acts
         cell = TensorType(dir_.element, [dir_.batch, hs])
+        rt = dir_.transposed(op.r, "rt")
 
         def step(b: Builder, states: list[SSAValue], xw_t: SSAValue, mask: SSAValue | None
                  ) -> list[SSAValue]:
             (h_prev,) = states
-            hr = dir_.recurrence(b, h_prev, 0, hs, "hr")
+            hr = dir_.recurrence(b, h_prev, rt, "hr")
 
             def h_body(bb: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
                 n, j = i

@@ -408,9 +408,10 @@ func.func @negative_no_definition(%x: tensor<2xf32>) -> tensor<2xf32> {
 // activation; y and y_h gathered from the scan's results.
 // CHECK-LABEL: func.func @rnn_reverse
 // CHECK:         %[[WT:.*]] = tensor_expr.compute "rnn_wt_bw" tag "recurrent" -> tensor<2x4xf32>
-// CHECK:         %[[RT:.*]] = tensor_expr.compute "rnn_rt_bw" tag "recurrent" -> tensor<4x4xf32>
 // CHECK:         %[[XW:.*]] = tensor_expr.compute "rnn_xw_bw" tag "matmul" reduce [2] sum init 0.000000e+00 : f32 -> tensor<3x1x4xf32>
+// CHECK:           tensor_expr.read %[[WT]]
 // CHECK:         %[[XWB:.*]] = tensor_expr.compute "rnn_xwb_bw" tag "injective" -> tensor<3x1x4xf32>
+// CHECK:         %[[RT:.*]] = tensor_expr.compute "rnn_rt_bw" tag "recurrent" -> tensor<4x4xf32>
 // CHECK:         %[[H0:.*]] = tensor_expr.compute "rnn_h0_bw" tag "copy" -> tensor<1x4xf32>
 // CHECK:         %[[STATE:.*]], %[[YS:.*]] = tensor_expr.scan "rnn_scan_bw" reverse inits(%[[H0]] : tensor<1x4xf32>) sequences(%[[XWB]] : tensor<3x1x4xf32>) -> (tensor<1x4xf32>, tensor<3x1x4xf32>) {
 // CHECK-NEXT:    ^{{.*}}(%[[HPREV:.*]]: tensor<1x4xf32>, %[[XWT:.*]]: tensor<1x4xf32>):
