@@ -754,8 +754,10 @@ class ConvertTensorExprToLoopPass(ModulePass):
     *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors
     with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
-    `tensor_expr.yield`), `arith.constant dense<...> : tensor<...>`, scalar `arith`/`math` ops,
-    `func.call` and `func.return`. Anything else fails the pass with a diagnostic naming the op.
+    `tensor_expr.yield`), `tensor_expr.scan` (whose body holds computes, scalar
+    `arith.constant`s and its `tensor_expr.scan_yield`), `arith.constant dense<...> : tensor<...>`,
+    scalar `arith`/`math` ops, `func.call` and `func.return`. Anything else fails the pass with a
+    diagnostic naming the op (also a scan yielding one state as another's next state).
 
     *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
     without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
@@ -778,6 +780,13 @@ class ConvertTensorExprToLoopPass(ModulePass):
     block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
     outputs (or passes its own output when the call's result is returned). Epilogue fusion
     (below) puts several blocks in one nest. Computes are never dropped, even if unused.
+    A scan becomes: nests `"<scan>_init<k>"` copying each init into the buffer of the scan's
+    result k (the state lives there), `loop.alloc global`s for the step's computes, then one
+    serial `loop.for` axis `"<scan>_t"` with `annotations {dlc.scan}` over the steps (reversed:
+    `t_rev = T-1-t`) holding the step's nests (a read of a sequence's slice reads the
+    sequence at the step's index first), then `"<scan>_state<k>"` nests copying each next state
+    over its state and `"<scan>_out<k>"` nests storing each step output into row t of its
+    stacked result; the step's buffers are freed after the loop.
 
     *Invariants*: one block per compute, named after it, in the loops named after its axes
     (blocks of fused epilogues sit in the loops of their reduction and use its spatial axis
