@@ -3,14 +3,14 @@
 Run: `python3 benchmarks/ops.py [--threads 2] [--repeats 7] [--filter convT] [--check]`.
 Each case (conv 1x1, 3x3 s1/s2, depthwise, grouped, dilated, Kx1 and 1xK, 1-D, 7x7, transposed
 conv, pooling, Resize, GEMM shapes, LayerNorm, Softmax, attention, Concat/Split/Transpose
-blocks) is one ONNX model built with onnx.helper (random weights as initializers), compiled
-by `dlc.compile(model, threads=N)` and run by ONNX Runtime with `intra_op_num_threads=N`. Each
-row prints both medians, dlc's throughput (GFLOP/s counting multiply-adds as 2 flops, or GB/s
-of input plus output bytes for the ops that only move data) and `ratio`: ORT's median time over
-dlc's (above 1: dlc is faster), and in parentheses the same ratio of CPU times (steadier on a
-loaded machine for one thread; see `common.Timing`). With `--check` a row also gives dlc's
-largest error relative to ORT's largest output magnitude. The summary lists the rows below
-`--bar` (default 0.7).
+blocks, LSTM/GRU/RNN) is one ONNX model built with onnx.helper (random weights as initializers),
+compiled by `dlc.compile(model, threads=N)` and run by ONNX Runtime with
+`intra_op_num_threads=N`. Each row prints both medians, dlc's throughput (GFLOP/s counting
+multiply-adds as 2 flops, or GB/s of input plus output bytes for the ops that only move data)
+and `ratio`: ORT's median time over dlc's (above 1: dlc is faster), and in parentheses the same
+ratio of CPU times (steadier on a loaded machine for one thread; see `common.Timing`). With
+`--check` a row also gives dlc's largest error relative to ORT's largest output magnitude. The
+summary lists the rows below `--bar` (default 0.7).
 """
 
 from __future__ import annotations
@@ -266,6 +266,21 @@ def concat_block(name: str, c: int, hw: int, branches: int) -> Case:
     return Case(name, b.model([y]), b.inputs, flops=2.0 * branches * (c // 2) * c * hw * hw)
 
 
+def recurrent(name: str, op: str, seq: int, batch: int, inputs: int, hidden: int,
+              direction: str = "forward") -> Case:
+    """LSTM, GRU or RNN (weights and biases as initializers, no initial state): the Y output."""
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    d = 2 if direction == "bidirectional" else 1
+    b = Builder()
+    x = b.input((seq, batch, inputs))
+    w = b.weight((d, gates * hidden, inputs), scale=1.0 / np.sqrt(hidden))
+    r = b.weight((d, gates * hidden, hidden), scale=1.0 / np.sqrt(hidden))
+    bias = b.weight((d, 2 * gates * hidden), scale=0.1)
+    y = b.node(op, [x, w, r, bias], outputs=1, hidden_size=hidden, direction=direction)[0]
+    flops = 2.0 * d * seq * batch * gates * hidden * (inputs + hidden)
+    return Case(name, b.model([y]), b.inputs, flops=flops)
+
+
 CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "conv1x1 64->128 28", 64, 128, (28, 28), (1, 1)),
     functools.partial(conv, "conv1x1 256->64 56", 256, 64, (56, 56), (1, 1)),
@@ -317,6 +332,11 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(channel_shuffle, "shuffle unit 232 14", 232, 14),
     functools.partial(concat_block, "concat 4x1x1 256 28", 256, 28, 4),
     functools.partial(transpose, "transpose NCHW->NHWC 64 56", (1, 64, 56, 56), [0, 2, 3, 1]),
+    functools.partial(recurrent, "lstm bidir seq50 b1 256->256", "LSTM", 50, 1, 256, 256,
+                      "bidirectional"),
+    functools.partial(recurrent, "lstm seq50 b16 256->256", "LSTM", 50, 16, 256, 256),
+    functools.partial(recurrent, "gru seq50 b1 256->256", "GRU", 50, 1, 256, 256),
+    functools.partial(recurrent, "rnn seq100 b4 128->128", "RNN", 100, 4, 128, 128),
 ]
 
 

@@ -51,6 +51,12 @@ SCHEDULED_ATTR = "dlc.scheduled"
 (`loop-default-schedule`, `loop-gpu-default-schedule`) leave it alone. Written by those passes
 and by applying a tuning log."""
 
+SCAN_ANNOTATION = "dlc.scan"
+"""Key (`UnitAttr`) in the `annotations` of a `loop.for`: the time loop of a `tensor_expr.scan`,
+whose body is a sequence of loop nests run once per step. Written by
+`convert-tensor-expr-to-loop`; read by `loop-default-schedule`, which schedules each nest of the
+body as it schedules a function's nests."""
+
 TUNED_ATTR = "dlc.tuned"
 """`StringAttr` on a function scheduled from a tuning log: the workload key of its record.
 Written by `loop-apply-tuning-log`; read by the driver's compile statistics."""

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
+from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
-from dlc.dialects.tensor_expr import ComputeOp, ReadOp, YieldOp
+from dlc.dialects.tensor_expr import ComputeOp, ReadOp, ScanOp, ScanYieldOp, YieldOp
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
@@ -162,6 +162,9 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
     if isinstance(op, scf.IfOp | scf.WhileOp):
         _check_control_flow(op, fn)
         return
+    if isinstance(op, ScanOp):
+        _check_scan(op, fn)
+        return
     if isinstance(op, CallOp):
         for type_ in op.result_types:
             if not _is_static_tensor(type_):
@@ -178,6 +181,23 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
         return
     _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, arith.*, math.*, func.call, "
               f"func.return in the body of @{fn} ({PASS_NAME}), found '{op.name}'")
+
+
+def _check_scan(scan: ScanOp, fn: str) -> None:
+    states = scan.state_args
+    for position, value in enumerate(scan.yielded[: len(states)]):
+        if value in states and value is not states[position]:
+            _fail(scan, f"'{scan.name}' op expected next state #{position} to be computed in the "
+                        f"body or to be state #{position} itself, found another state")
+    for op in scan.body.block.ops:
+        if isinstance(op, ComputeOp):
+            _check_compute_body(op, fn)
+        elif isinstance(op, arith.ConstantOp) and _is_scalar_type(op.result.type):
+            continue
+        elif not isinstance(op, ScanYieldOp):
+            _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, scalar "
+                      f"arith.constant, tensor_expr.scan_yield in the body of '{scan.name}' in "
+                      f"@{fn} ({PASS_NAME}), found '{op.name}'")
 
 
 def check_input(module: ModuleOp) -> None:
@@ -203,6 +223,11 @@ def check_input(module: ModuleOp) -> None:
 def _memref_type(type_: Attribute) -> MemRefType:
     assert isinstance(type_, TensorType)
     return MemRefType(type_.get_element_type(), type_.get_shape())
+
+
+def _static_shape(type_: Attribute) -> tuple[int, ...]:
+    assert isinstance(type_, TensorType)
+    return tuple(type_.get_shape())
 
 
 def _top_level_user(op: Operation, func_block: Block) -> Operation:
@@ -399,6 +424,7 @@ class _FunctionLowering:
         self.scalars: dict[SSAValue, SSAValue] = {}
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.destinations: dict[SSAValue, SSAValue] = {}
+        self.slices: dict[SSAValue, SSAValue] = {}
 
     # -- the function ---------------------------------------------------------------------------
 
@@ -469,14 +495,15 @@ class _FunctionLowering:
         if not isinstance(terminator, ReturnOp):
             return
         for value, out in zip(terminator.arguments, outs, strict=True):
-            made_here = isinstance(value.owner, ComputeOp | CallOp | scf.IfOp | scf.WhileOp)
+            made_here = isinstance(value.owner,
+                                   ComputeOp | CallOp | ScanOp | scf.IfOp | scf.WhileOp)
             if made_here and value not in self.destinations:
                 self.destinations[value] = out
         self.buffers.update(self.destinations)
 
     def _allocated(self, plan: _FunctionPlan, unit: Operation) -> list[SSAValue]:
         """The values of `unit` that get a `loop.alloc`ed buffer (not outputs, not local)."""
-        if isinstance(unit, CallOp | scf.IfOp | scf.WhileOp):
+        if isinstance(unit, CallOp | ScanOp | scf.IfOp | scf.WhileOp):
             values = [v for v in unit.results if isinstance(v.type, TensorType)]
         elif isinstance(unit, ComputeOp):
             group = plan.group_of[unit]
@@ -516,6 +543,8 @@ class _FunctionLowering:
             self._emit_call(op)
         elif isinstance(op, scf.IfOp | scf.WhileOp | tensor.ExtractOp):
             self._emit_control_flow(op)
+        elif isinstance(op, ScanOp):
+            self._emit_scan(op)
         elif isinstance(op, ReturnOp):
             self._emit_return(op, outs)
         else:
@@ -616,6 +645,9 @@ class _FunctionLowering:
                 source = homes.get(op.tensor)
                 if source is None:
                     indices = tuple(mapping.get(index, index) for index in op.indices)
+                    step = self.slices.get(op.tensor)
+                    if step is not None:  # the current slice of a scan's sequence
+                        indices = (step, *indices)
                     source = _Home(self.buffers[op.tensor], indices)
                 if source.buffer not in reads and source.buffer is not home.buffer:
                     reads.append(source.buffer)
@@ -635,6 +667,83 @@ class _FunctionLowering:
             value = combined.results[0]
         ops.append(StoreOp(value, home.buffer, home.indices))
         return BlockOp(compute.block_name, reads, [home.buffer], ops, spatial, reduction)
+
+    # -- scans ----------------------------------------------------------------------------------
+
+    def _copy_nest(self, name: str, shape: Sequence[int], source: SSAValue,
+                   source_prefix: Sequence[SSAValue], target: SSAValue,
+                   target_prefix: Sequence[SSAValue]) -> list[Operation]:
+        """A nest copying `source[prefix.., i..]` to `target[prefix.., i..]` over `shape`."""
+        axes = [f"i{d}" for d in range(len(shape))]
+
+        def copy(ivs: list[SSAValue]) -> list[Operation]:
+            load = LoadOp(source, [*source_prefix, *ivs])
+            store = StoreOp(load, target, [*target_prefix, *ivs])
+            return [BlockOp(name, [source], [target], [load, store], axes)]
+
+        return self._nest(shape, axes, copy)
+
+    def _emit_scan(self, scan: ScanOp) -> None:
+        """The states live in the buffers of the scan's first results: copied from the inits
+        first, then read by the step's nests and overwritten with the next states at the end of
+        each step. The step's own buffers are allocated once, around the time loop."""
+        name = scan.block_name.data
+        num = len(scan.inits)
+        state_buffers = [self.buffers[result] for result in scan.outs[:num]]
+        for k, (init, buffer) in enumerate(zip(scan.inits, state_buffers, strict=True)):
+            shape = _static_shape(init.type)
+            self.body += self._copy_nest(f"{name}_init{k}", shape, self.buffers[init], [],
+                                         buffer, [])
+        for arg, buffer in zip(scan.state_args, state_buffers, strict=True):
+            self.buffers[arg] = buffer
+        block = scan.body.block
+        plan = _FunctionPlan(block, self.module.fuse_epilogue)
+        plan.build()
+        units = [op for op in block.ops if isinstance(op, ComputeOp) and plan.emitted_at(op)]
+        step_buffers: list[SSAValue] = []
+        for unit in units:
+            for value in self._allocated(plan, unit):
+                alloc = AllocOp(_memref_type(value.type), "global")
+                alloc.result.name_hint = value.name_hint
+                self.body.append(alloc)
+                self.buffers[value] = alloc.result
+                step_buffers.append(alloc.result)
+        outer, self.body = self.body, []
+        loop_block = Block(arg_types=[IndexType()])
+        iv = loop_block.args[0]
+        iv.name_hint = "t"
+        step: SSAValue = iv
+        if scan.is_reverse:
+            reverse = arith.SubiOp(self._index(scan.steps - 1), iv)
+            reverse.result.name_hint = "t_rev"
+            self.body.append(reverse)
+            step = reverse.result
+        for arg, sequence in zip(scan.slice_args, scan.sequences, strict=True):
+            self.buffers[arg] = self.buffers[sequence]
+            self.slices[arg] = step
+        for op in block.ops:
+            if isinstance(op, arith.ConstantOp):
+                clone = op.clone()
+                self.scalars[op.result] = clone.result
+                self.body.append(clone)
+        for unit in units:
+            self._emit_group(plan, plan.group_of[unit])
+        yielded = scan.yielded
+        for k, (value, state) in enumerate(zip(yielded[:num], scan.state_args, strict=True)):
+            if value is not state:
+                self.body += self._copy_nest(f"{name}_state{k}", _static_shape(value.type),
+                                             self.buffers[value], [], state_buffers[k], [])
+        for k, (value, result) in enumerate(zip(yielded[num:], scan.outs[num:], strict=True)):
+            prefix = [step] if value in self.slices else []
+            self.body += self._copy_nest(f"{name}_out{k}", _static_shape(value.type),
+                                         self.buffers[value], prefix, self.buffers[result],
+                                         [step])
+        loop_block.add_ops(self.body)
+        self.body = outer
+        self.body.append(ForOp(self._index(0), self._index(scan.steps), self._index(1),
+                               loop_block, f"{name}_t",
+                               annotations={SCAN_ANNOTATION: UnitAttr()}))
+        self.body += [DeallocOp(buffer) for buffer in step_buffers]
 
     # -- calls and returns ----------------------------------------------------------------------
 
@@ -831,13 +940,15 @@ class ConvertTensorExprToLoopPass(ModulePass):
     *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors
     with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
-    `tensor_expr.yield`), `arith.constant dense<...> : tensor<...>`, scalar `arith`/`math` ops,
-    `func.call` and `func.return`, and the control flow `convert-graph-to-tensor-expr` makes of
-    graph.if / graph.loop (rewrites/control_flow.py): `tensor.extract`, and `scf.if` /
-    `scf.while` on tensors and scalars whose regions hold only `func.call`, `tensor.extract`,
-    `tensor.from_elements`, `tensor.insert_slice` (a row at a dynamic leading offset), scalar
-    `arith` ops and their terminators. Anything else fails the pass with a diagnostic naming
-    the op.
+    `tensor_expr.yield`), `tensor_expr.scan` (whose body holds computes, scalar
+    `arith.constant`s and its `tensor_expr.scan_yield`), `arith.constant dense<...> : tensor<...>`,
+    scalar `arith`/`math` ops, `func.call` and `func.return`, and the control flow
+    `convert-graph-to-tensor-expr` makes of graph.if / graph.loop (rewrites/control_flow.py):
+    `tensor.extract`, and `scf.if` / `scf.while` on tensors and scalars whose regions hold only
+    `func.call`, `tensor.extract`, `tensor.from_elements`, `tensor.insert_slice` (a row at a
+    dynamic leading offset), scalar `arith` ops and their terminators. Anything else fails the
+    pass with a diagnostic naming the op (also a scan yielding one state as another's next
+    state).
 
     *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
     without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
@@ -860,6 +971,13 @@ class ConvertTensorExprToLoopPass(ModulePass):
     block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
     outputs (or passes its own output when the call's result is returned). Epilogue fusion
     (below) puts several blocks in one nest. Computes are never dropped, even if unused.
+    A scan becomes: nests `"<scan>_init<k>"` copying each init into the buffer of the scan's
+    result k (the state lives there), `loop.alloc global`s for the step's computes, then one
+    serial `loop.for` axis `"<scan>_t"` with `annotations {dlc.scan}` over the steps (reversed:
+    `t_rev = T-1-t`) holding the step's nests (a read of a sequence's slice reads the
+    sequence at the step's index first), then `"<scan>_state<k>"` nests copying each next state
+    over its state and `"<scan>_out<k>"` nests storing each step output into row t of its
+    stacked result; the step's buffers are freed after the loop.
 
     Control flow is bufferized in place: `tensor.extract` becomes a `loop.load`; every tensor
     made inside a region (call results, `tensor.from_elements`) gets a `loop.alloc global`

@@ -6,16 +6,17 @@ structure) and the TOPI x86 schedules a build uses when no tuning log has a reco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from dlc.dialects.contracts import SCHEDULED_ATTR
-from dlc.dialects.loop.ops import ForOp
+from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 
@@ -27,7 +28,13 @@ class LoopDefaultSchedulePass(ModulePass):
     compute: perfectly nested spatial loops around blocks, or around an init block, reduction
     loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
     any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
-    left as they are.
+    left as they are. The time loop of a scan (annotated `dlc.scan`) stays serial and each nest
+    in its body is scheduled as a function's nest is, but on one thread (a step is a few
+    microseconds of work: a parallel region per nest and step would cost more than it saves,
+    and far more when the cores are shared); then the buffers its schedules made
+    whose filling nests read only what the time loop never writes (a recurrence GEMM's packed
+    weight) are allocated and filled once, before the time loop, and freed after it, where
+    loop-fold-constant-nests can fold them.
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
@@ -84,5 +91,61 @@ class LoopDefaultSchedulePass(ModulePass):
             if SCHEDULED_ATTR in function.attributes:
                 continue
             for root in list(function.body.block.ops):
-                if isinstance(root, ForOp):
+                if not isinstance(root, ForOp):
+                    continue
+                if is_scan_loop(root):
+                    step_config = replace(config, threads=1)
+                    for inner in list(root.body.block.ops):
+                        if isinstance(inner, ForOp):
+                            schedule_nest(inner, step_config)
+                    hoist_invariant_packs(root)
+                else:
                     schedule_nest(root, config)
+
+
+def hoist_invariant_packs(loop: ForOp) -> None:
+    """Moves out of `loop` each `loop.alloc` of its body with the nests that fill it, when
+    those nests read only buffers the loop does not write and use no value defined in the loop
+    outside themselves; its `loop.dealloc` moves after the loop."""
+    body = loop.body.block
+    written = {value for op in loop.walk() if isinstance(op, BlockOp) for value in op.writes}
+    for alloc in [op for op in body.ops if isinstance(op, AllocOp)]:
+        buffer = alloc.result
+        fills = [op for op in body.ops if isinstance(op, ForOp)
+                 and any(buffer in b.writes for b in op.walk() if isinstance(b, BlockOp))]
+        frees = [use.operation for use in buffer.uses if isinstance(use.operation, DeallocOp)]
+        if not fills or len(frees) != 1 or frees[0].parent_block() is not body:
+            continue
+        if not all(_invariant_fill(fill, buffer, written - {buffer}, loop) for fill in fills):
+            continue
+        for op in (alloc, *fills):
+            op.detach()
+            loop.parent_block().insert_op_before(op, loop)  # type: ignore[union-attr]
+        frees[0].detach()
+        loop.parent_block().insert_op_after(frees[0], loop)  # type: ignore[union-attr]
+
+
+def _invariant_fill(fill: ForOp, buffer: SSAValue, written: set[SSAValue], loop: ForOp) -> bool:
+    blocks = [op for op in fill.walk() if isinstance(op, BlockOp)]
+    if any(set(b.writes) != {buffer} or written.intersection(b.reads) for b in blocks):
+        return False
+    inside = {v for op in fill.walk() for v in op.results}
+    inside |= {a for op in fill.walk() for r in op.regions for blk in r.blocks for a in blk.args}
+    return all(
+        operand in inside or operand is buffer or not loop.is_ancestor(_defining_op(operand))
+        for op in fill.walk() for operand in op.operands
+    )
+
+
+def _defining_op(value: SSAValue) -> Operation:
+    owner = value.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        assert parent is not None
+        return parent
+    return owner
+
+
+def is_scan_loop(loop: ForOp) -> bool:
+    """Whether `loop` is a scan's time loop (its body a sequence of nests run once per step)."""
+    return loop.annotations is not None and SCAN_ANNOTATION in loop.annotations.data

@@ -10,6 +10,7 @@ evaluates such nests with NumPy (`dialects.loop.evaluate`) and passes the packed
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -163,7 +164,7 @@ class _Folder:
         self.symbols = {
             op.sym_name.data for op in module.ops if isinstance(op, memref.GlobalOp | func.FuncOp)
         }
-        self.made: dict[tuple[str, int, tuple[str, ...]], str] = {}
+        self.made: dict[tuple[str, tuple[int, int], tuple[str, ...]], str] = {}
         self.new_globals: list[memref.GlobalOp] = []
 
     def array(self, name: str) -> np.ndarray:
@@ -172,26 +173,40 @@ class _Folder:
         return elements_to_array(value, "memref.global")
 
     def fold(self, function: func.FuncOp, calls: list[func.CallOp]) -> list[func.CallOp]:
-        """Folds the constant nests of `function` for every call; returns the new calls."""
-        for ordinal, nest in enumerate(_constant_nests(function)):
-            names = []
-            for call in calls:
-                passed = [_passed_global(call, a.index, self.globals) for a in nest.arguments]
-                if None in passed:
-                    break
-                names.append(tuple(passed))
-            else:
-                try:
-                    packed = [self.packed(function, ordinal, nest, n) for n in names]  # type: ignore[arg-type]
-                except NestEvaluationError:
+        """Folds the constant nests of `function` for every call, until none is left (a folded
+        buffer may feed another re-layout, as a transposed weight feeds its pack); returns the
+        new calls."""
+        failed: set[ForOp] = set()
+        for round_ in itertools.count():
+            for ordinal, nest in enumerate(_constant_nests(function)):
+                if failed.intersection(nest.roots):
                     continue
-                calls = self.rewrite(function, nest, calls, packed)
-        return calls
+                names = []
+                for call in calls:
+                    passed = [_passed_global(call, a.index, self.globals)
+                              for a in nest.arguments]
+                    if None in passed:
+                        break
+                    names.append(tuple(passed))
+                else:
+                    try:
+                        key = (round_, ordinal)
+                        packed = [self.packed(function, key, nest, n)  # type: ignore[arg-type]
+                                  for n in names]
+                    except NestEvaluationError:
+                        failed.update(nest.roots)
+                        continue
+                    calls = self.rewrite(function, nest, calls, packed)
+                    break
+                failed.update(nest.roots)
+            else:
+                return calls
+        raise AssertionError("unreachable")
 
-    def packed(self, function: func.FuncOp, ordinal: int, nest: _ConstantNest,
+    def packed(self, function: func.FuncOp, ordinal: tuple[int, int], nest: _ConstantNest,
                names: tuple[str, ...]) -> str:
-        """The name of the global holding the result of `function`'s nest number `ordinal` (in
-        `_constant_nests` order) for the constants `names`."""
+        """The name of the global holding the result of `function`'s nest number `ordinal`
+        (folding round, position in `_constant_nests` order) for the constants `names`."""
         key = (function.sym_name.data, ordinal, names)
         made = self.made.get(key)
         if made is not None:
@@ -214,7 +229,9 @@ class _Folder:
             index += 1
             name = f"{base}{index}"
         self.symbols.add(name)
-        self.new_globals.append(constant_global(name, memref_type, result))
+        made_global = constant_global(name, memref_type, result)
+        self.new_globals.append(made_global)
+        self.globals[name] = made_global
         self.made[key] = name
         return name
 
@@ -291,7 +308,9 @@ class _Folder:
                     last = op
         block = self.module.body.block
         point = InsertPoint.after(last) if last is not None else InsertPoint.at_start(block)
-        Rewriter.insert_op(self.new_globals, point)
+        # A made global that a later fold consumed entirely (a transposed weight, once packed)
+        # is dropped.
+        Rewriter.insert_op([g for g in self.new_globals if g.sym_name.data in used], point)
 
 
 @dataclass(frozen=True)
@@ -309,8 +328,10 @@ class LoopFoldConstantNestsPass(ModulePass):
     passes a new constant global holding the nest's result for that call's constants (computed
     once per distinct kernel and constants; elements the nest does not write are zero). The
     nests, the `loop.alloc` and its `loop.dealloc` go, and so do the arguments only the nest
-    read, the `get_global`s that fed them and constant globals nothing reads any more. A nest
-    the evaluator cannot run (vector accesses, bounds varying inside it) is left as it is.
+    read, the `get_global`s that fed them and constant globals nothing reads any more. Folding
+    repeats until no nest qualifies, so a chain of re-layouts (a transpose, then its pack) folds
+    into one constant. A nest the evaluator cannot run (vector accesses, bounds varying inside
+    it) is left as it is.
 
     *Invariants*: every call computes what it did; entry functions and their signatures are
     untouched.

@@ -1,9 +1,11 @@
-"""The pass `math-polynomial-approximation`: f32 `math.exp` and `math.erf` as arith polynomials.
+"""The pass `math-polynomial-approximation`: f32 `math.exp`, `math.erf` and `math.tanh` as arith
+polynomials.
 
 Counterpart: MLIR's `PolynomialApproximation` patterns (`-test-math-polynomial-approximation`),
-TVM's `fast_exp`/`fast_erf`, tinygrad's transcendental decompositions. LLVM has no vector exp
-or erf of its own: `llvm.exp` on `<16 x float>` becomes 16 calls of libm's `expf`, and `erf` is a
-libm call per element; a softmax or a GELU then spends most of its time there. Expanded into
+TVM's `fast_exp`/`fast_erf`/`fast_tanh`, tinygrad's transcendental decompositions. LLVM has no
+vector exp, erf or tanh of its own: `llvm.exp` on `<16 x float>` becomes 16 calls of libm's
+`expf`, and `erf` and `tanh` are libm calls per element; a softmax, a GELU or an LSTM's gates
+then spend most of their time there. Expanded into
 arith ops (floor, multiply-adds, an exponent built with integer ops), they vectorize with the
 loop around them.
 """
@@ -50,6 +52,18 @@ ERF_P = 0.3275911
 ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 """Abramowitz and Stegun 7.1.26: erf(x) = 1 - t A(t) exp(-x^2), t = 1 / (1 + p x), x >= 0,
 absolute error under 1.5e-7 (used from |x| = 0.5, where erf is above 0.52)."""
+TANH_CLAMP = 7.99881172180175781
+"""tanh's argument is clamped to [-TANH_CLAMP, TANH_CLAMP], where the rational function reaches
+1 - 3.4e-7 (tanh(7.999) rounds to 1 - 6e-8 in f32)."""
+TANH_TINY = 0.0004
+"""Below this magnitude tanh(x) is x (to f32 precision)."""
+TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+          5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+          4.89352455891786e-03)
+TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+          4.89352518554385e-03)
+"""Eigen's (and MLIR's TanhApproximation) rational approximation: tanh(x) ~ x P(x^2) / Q(x^2),
+highest first; error under 3.5e-7 over the whole line."""
 
 
 class _Builder:
@@ -116,6 +130,16 @@ class _Builder:
         return self.where_negative(self.emit(arith.SubfOp(magnitude, self.const(0.5))),
                                    small, large)
 
+    def tanh(self, x: SSAValue) -> SSAValue:
+        clamped = self.emit(arith.MinimumfOp(
+            self.emit(arith.MaximumfOp(x, self.const(-TANH_CLAMP))), self.const(TANH_CLAMP)))
+        square = self.mul(clamped, clamped)
+        ratio = self.emit(arith.DivfOp(self.mul(clamped, self.horner(square, TANH_P)),
+                                       self.horner(square, TANH_Q)))
+        magnitude = self.emit(math.AbsFOp(x))
+        return self.where_negative(self.emit(arith.SubfOp(magnitude, self.const(TANH_TINY))),
+                                   x, ratio)
+
     def where_negative(self, d: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a` where `d`'s sign bit is set, else `b`: a blend of bits by the mask the sign bit
         spreads to (an arithmetic shift), so that no compare is needed (a vector `fcmp` the
@@ -136,6 +160,7 @@ class _Builder:
 EXPANSIONS: dict[type[Operation], Callable[[_Builder, SSAValue], SSAValue]] = {
     math.ExpOp: _Builder.exp,
     math.ErfOp: _Builder.erf,
+    math.TanhOp: _Builder.tanh,
 }
 """The math ops this pass expands, and the builder method that writes each one's polynomial."""
 
@@ -153,7 +178,7 @@ class PolynomialApproximation(RewritePattern):
 
 @dataclass(frozen=True)
 class MathPolynomialApproximationPass(ModulePass):
-    """Expand f32 `math.exp` and `math.erf` into arith polynomials that vectorize.
+    """Expand f32 `math.exp`, `math.erf` and `math.tanh` into arith polynomials that vectorize.
 
     *Input invariant*: any IR with scalar f32 `math` ops (dlc runs it on loop-level kernels,
     whose ops are scalar until `convert-loop-to-llvm` vectorizes them, polynomials included;
@@ -165,10 +190,13 @@ class MathPolynomialApproximationPass(ModulePass):
     `n + 126 + 2^23`, no `fptosi`); above 88.72 the result is +inf, below -86.6 about
     2e-38 (not a denormal), and NaN stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
-    the exp above) from there, `math.copysign` giving the sign. Other types are left alone.
+    the exp above) from there, `math.copysign` giving the sign. `math.tanh` becomes
+    x P(x^2) / Q(x^2) (Eigen's rational approximation, argument clamped to [-7.9988, 7.9988])
+    and x itself below |x| = 0.0004 (a sign-bit blend, no compare); NaN stays NaN. Other types
+    are left alone.
 
     *Invariants*: results within about 2 ulp of libm's for exp (relative), 1.5e-7 absolute
-    for erf (2e-8 below 0.5); no libm call is left for these ops.
+    for erf (2e-8 below 0.5), 3.5e-7 for tanh; no libm call is left for these ops.
     """
 
     name: ClassVar[str] = "math-polynomial-approximation"

@@ -24,10 +24,11 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-KEEP_TAGS = ("pad", "winograd_input")
-"""The tags of injective computes kept materialised by default: a conv's padded input, and the
+KEEP_TAGS = ("pad", "winograd_input", "recurrent")
+"""The tags of injective computes kept materialised by default: a conv's padded input, the
 transformed input of a Winograd conv (its products read each element KW times per output
-channel; inlined, each read would redo the transform)."""
+channel; inlined, each read would redo the transform), and what a recurrent op's GEMMs read
+(transposed weights, GRU's reset gate: inlined, a GEMM would re-read or recompute them per term)."""
 
 
 def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[ReadOp] | None:
@@ -105,10 +106,11 @@ class TensorExprInlinePass(ModulePass):
 
     Options:
         keep_tags (`keep-tags`): tags of computes that stay materialised even though they are
-            injective. Default "pad,winograd_input": a schedule wants the padded input of a
-            conv2d as a buffer, so that the convolution's inner loops read it without bounds
-            checks (inlined, every multiply-add would carry the clamp-and-select of the
-            padding), and a Winograd conv's transformed input likewise (`KEEP_TAGS`).
+            injective. Default "pad,winograd_input,recurrent": a schedule wants the padded
+            input of a conv2d as a buffer, so that the convolution's inner loops read it without
+            bounds checks (inlined, every multiply-add would carry the clamp-and-select of the
+            padding), a Winograd conv's transformed input likewise, and what a recurrent op's
+            GEMMs read (`KEEP_TAGS`).
             `keep-tags=` (empty) inlines every injective compute.
     """
 

@@ -46,6 +46,7 @@ from dlc.dialects.graph.ops_quant import (
     MatmulIntegerOp,
     QuantizeOp,
 )
+from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RNNOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     BroadcastToOp,
@@ -76,6 +77,8 @@ __all__ = [
     "IfOp", "LoopOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
+    # ops_recurrent.py
+    "GRUOp", "LSTMOp", "RNNOp",
     # custom.py
     "CustomOp",
 ]
@@ -138,6 +141,10 @@ Graph = Dialect(
         DequantizeOp,
         Conv2DIntegerOp,
         MatmulIntegerOp,
+        # Recurrent: a loop over time (ops_recurrent.py)
+        LSTMOp,
+        GRUOp,
+        RNNOp,
         # User-defined ops (custom.py)
         CustomOp,
         # Control flow: regions over the enclosing function's values (ops_control.py)
@@ -151,7 +158,8 @@ Graph = Dialect(
 )
 """The graph dialect: tensor ops with shape inference and fusion kinds."""
 
-# The NumPy implementations of the ops_tensor.py and ops_quant.py ops join the interpreter's
-# registry.
+# The NumPy implementations of the ops_tensor.py, ops_quant.py and ops_recurrent.py ops join the
+# interpreter's registry.
 import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_recurrent  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

@@ -25,6 +25,7 @@ from dlc.dialects.contracts import UNSIGNED_ATTR
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.ops import elements_to_array
 from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
+from dlc.dialects.tensor_expr.scan import ScanOp, ScanYieldOp
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -151,6 +152,9 @@ def _run_function_level_op(
         env[op.result] = evaluate_compute(op, env)
     elif isinstance(op, arith.ConstantOp):
         env[op.result] = _constant(op.value, op.result.type)
+    elif isinstance(op, ScanOp):
+        for result, value in zip(op.outs, _run_scan(op, env), strict=True):
+            env[result] = value
     elif isinstance(op, func.CallOp):
         callee = None if module is None else SymbolTable.lookup_symbol(module, op.callee)
         if not isinstance(callee, func.FuncOp):
@@ -167,9 +171,47 @@ def _run_function_level_op(
     else:
         raise TensorExprUnsupportedError(
             f"'{op.name}' op is not evaluated at the tensor_expr level: expected "
-            "tensor_expr.compute, arith.constant, func.call, func.return or control flow "
-            "(scf.if, scf.while, tensor.extract, tensor.from_elements, tensor.insert_slice)"
+            "tensor_expr.compute, tensor_expr.scan, arith.constant, func.call, func.return or "
+            "control flow (scf.if, scf.while, tensor.extract, tensor.from_elements, "
+            "tensor.insert_slice)"
         )
+
+
+def _run_scan(op: ScanOp, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
+    """The final states and stacked step outputs of a `tensor_expr.scan`."""
+    states = [env[v] for v in op.inits]
+    sequences = [env[v] for v in op.sequences]
+    num = len(states)
+    stacked: list[np.ndarray] = []
+    steps = range(op.steps - 1, -1, -1) if op.is_reverse else range(op.steps)
+    for t in steps:
+        inner = dict(env)
+        inner.update(zip(op.state_args, states, strict=True))
+        inner.update(zip(op.slice_args, (s[t] for s in sequences), strict=True))
+        for inner_op in op.body.block.ops:
+            if isinstance(inner_op, ScanYieldOp):
+                break
+            _run_function_level_op(inner_op, inner, None)
+        values = [inner[v] for v in op.yielded]
+        states = values[:num]
+        if not stacked:
+            stacked = [np.zeros((op.steps, *v.shape), v.dtype) for v in values[num:]]
+        for out, value in zip(stacked, values[num:], strict=True):
+            out[t] = value
+    if not stacked:
+        stacked = [np.zeros(_shape(r.type), to_numpy_dtype(_element(r.type)))
+                   for r in op.outs[num:]]
+    return [*states, *stacked]
+
+
+def _shape(type: Attribute) -> tuple[int, ...]:
+    assert isinstance(type, TensorType)
+    return tuple(type.get_shape())
+
+
+def _element(type: Attribute) -> Attribute:
+    assert isinstance(type, TensorType)
+    return type.get_element_type()
 
 
 def _run_region(block: Block, args: Sequence[np.ndarray], env: dict[SSAValue, np.ndarray],

@@ -227,6 +227,17 @@ class NodeContext:
             return None if default is None else list(default)  # type: ignore[arg-type]
         return [float(v) for v in attr.floats]
 
+    def attr_strs(self, name: str, default: Sequence[str] | None | object = _REQUIRED
+                  ) -> list[str] | None:
+        """String-list attribute `name` (required unless a default is given)."""
+        attr = self._attr(name, AttributeProto.STRINGS, default)
+        if attr is None:
+            return None if default is None else list(default)  # type: ignore[arg-type]
+        try:
+            return [v.decode("utf-8") for v in attr.strings]
+        except UnicodeDecodeError:
+            raise self.error(f"expected attribute '{name}' to be UTF-8 text") from None
+
     def attr_tensor(self, name: str) -> np.ndarray | None:
         """Tensor attribute `name` as an array, or None if the node does not set it."""
         attr = self._attr(name, AttributeProto.TENSOR, None)

@@ -34,6 +34,7 @@ CONVERTER_MODULES: tuple[str, ...] = (
     "dlc.frontends.onnx.norm",
     "dlc.frontends.onnx.pool",
     "dlc.frontends.onnx.quant",
+    "dlc.frontends.onnx.recurrent",
     "dlc.frontends.onnx.reduce",
     "dlc.frontends.onnx.resize",
     "dlc.frontends.onnx.select",

@@ -182,6 +182,13 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     if row is not None:
         rows = extent(nest.spatial[row])
         mr = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
+    latency_bound = mr * vectors < config.fma_units * config.fma_latency
+    if latency_bound and columns > nr:
+        # Few rows (a GEMV, a recurrent step at batch 1): widen the tile along the columns so
+        # that enough independent accumulators hide the FMA latency.
+        wide = min(config.max_accumulators // mr, config.fma_units * config.fma_latency,
+                   -(-columns // lanes))
+        nr = max(nr, wide * lanes)
     row_packing = (
         _row_packing(nest, row, column) if packing is not None and config.pack_rows else None
     )

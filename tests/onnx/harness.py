@@ -33,6 +33,7 @@ FAMILIES: tuple[str, ...] = (
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "Resize", "Upsample",
     "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK",
     "If", "Loop", "Scan",
+    "LSTM", "GRU", "RNN",
 )
 """The ONNX ops whose node cases form dlc's conformance suite (the frontend issue's list)."""
 

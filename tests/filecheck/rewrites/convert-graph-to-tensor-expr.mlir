@@ -499,3 +499,36 @@ func.func @nested_if_in_loop(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>,
   }
   func.return %r : tensor<2xf32>
 }
+
+// -----
+
+// A recurrent op: the weights transposed (kept by tensor-expr-inline: tag "recurrent"), the
+// input projection of every step as one GEMM with the biases added, the initial state of the
+// direction, then one scan (reverse here) whose step is the recurrence GEMM and the fused
+// activation; y and y_h gathered from the scan's results.
+// CHECK-LABEL: func.func @rnn_reverse
+// CHECK:         %[[WT:.*]] = tensor_expr.compute "rnn_wt_bw" tag "recurrent" -> tensor<2x4xf32>
+// CHECK:         %[[XW:.*]] = tensor_expr.compute "rnn_xw_bw" tag "matmul" reduce [2] sum init 0.000000e+00 : f32 -> tensor<3x1x4xf32>
+// CHECK:           tensor_expr.read %[[WT]]
+// CHECK:         %[[XWB:.*]] = tensor_expr.compute "rnn_xwb_bw" tag "injective" -> tensor<3x1x4xf32>
+// CHECK:         %[[RT:.*]] = tensor_expr.compute "rnn_rt_bw" tag "recurrent" -> tensor<4x4xf32>
+// CHECK:         %[[H0:.*]] = tensor_expr.compute "rnn_h0_bw" tag "copy" -> tensor<1x4xf32>
+// CHECK:         %[[STATE:.*]], %[[YS:.*]] = tensor_expr.scan "rnn_scan_bw" reverse inits(%[[H0]] : tensor<1x4xf32>) sequences(%[[XWB]] : tensor<3x1x4xf32>) -> (tensor<1x4xf32>, tensor<3x1x4xf32>) {
+// CHECK-NEXT:    ^{{.*}}(%[[HPREV:.*]]: tensor<1x4xf32>, %[[XWT:.*]]: tensor<1x4xf32>):
+// CHECK-NEXT:      %[[HR:.*]] = tensor_expr.compute "rnn_hr_bw" tag "matmul" reduce [4] sum init 0.000000e+00 : f32 -> tensor<1x4xf32>
+// CHECK:             tensor_expr.read %[[HPREV]]
+// CHECK:             tensor_expr.read %[[RT]]
+// CHECK:           %[[H:.*]] = tensor_expr.compute "rnn_h_bw" tag "injective" -> tensor<1x4xf32>
+// CHECK:             tensor_expr.read %[[XWT]]
+// CHECK:             tensor_expr.read %[[HR]]
+// CHECK:             arith.maximumf
+// CHECK:           tensor_expr.scan_yield %[[H]], %[[H]] : tensor<1x4xf32>, tensor<1x4xf32>
+// CHECK:         %[[Y:.*]] = tensor_expr.compute "rnn_y" tag "injective" -> tensor<3x1x1x4xf32>
+// CHECK:           tensor_expr.read %[[YS]]
+// CHECK:         %[[YH:.*]] = tensor_expr.compute "rnn_h_out" tag "injective" -> tensor<1x1x4xf32>
+// CHECK:           tensor_expr.read %[[STATE]]
+// CHECK:         func.return %[[Y]], %[[YH]]
+func.func @rnn_reverse(%x: tensor<3x1x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<1x4x4xf32>, %b: tensor<1x8xf32>, %h0: tensor<1x1x4xf32>) -> (tensor<3x1x1x4xf32>, tensor<1x1x4xf32>) {
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "reverse", hidden_size = 4 : i64, activations = ["relu"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<3x1x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<1x8xf32>, tensor<1x1x4xf32>) -> (tensor<3x1x1x4xf32>, tensor<1x1x4xf32>)
+  func.return %y, %yh : tensor<3x1x1x4xf32>, tensor<1x1x4xf32>
+}

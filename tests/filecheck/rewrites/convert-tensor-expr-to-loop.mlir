@@ -585,3 +585,52 @@ func.func @negative_op_in_region(%c: i1, %x: tensor<2xf32>) -> tensor<2xf32> {
   }
   func.return %r : tensor<2xf32>
 }
+
+// -----
+
+// A scan: the states live in the buffers of its first results (here the output), copied from the
+// inits first; the step's computes are nests inside one serial time loop annotated dlc.scan
+// (reversed: t_rev = T-1-t), reading the slice of a sequence at the step; their buffers are
+// allocated around the loop; each step ends by copying the next state over the state and the
+// step's output into its row of the stacked result.
+// CHECK-LABEL: func.func @scan_reverse
+// CHECK-SAME:    (%[[H0:.*]]: memref<2x3xf32>, %[[XS:.*]]: memref<5x2x3xf32>, %[[OUT:.*]]: memref<2x3xf32>, %[[YS:.*]]: memref<5x2x3xf32>)
+// CHECK:         loop.block "rnn_init0" reads(%[[H0]] : memref<2x3xf32>) writes(%[[OUT]] : memref<2x3xf32>)
+// CHECK:         %[[NEXT:.*]] = loop.alloc global : memref<2x3xf32>
+// CHECK-NEXT:    loop.for %[[T:.*]] = %{{.*}} to %[[C5:.*]] step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK-NEXT:      %[[TREV:.*]] = arith.subi %{{.*}}, %[[T]] : index
+// CHECK:             loop.block "step" reads(%[[OUT]], %[[XS]] : memref<2x3xf32>, memref<5x2x3xf32>) writes(%[[NEXT]] : memref<2x3xf32>)
+// CHECK-NEXT:          loop.load %[[OUT]][%[[I:.*]], %[[J:.*]]] : memref<2x3xf32> -> f32
+// CHECK-NEXT:          loop.load %[[XS]][%[[TREV]], %[[I]], %[[J]]] : memref<5x2x3xf32> -> f32
+// CHECK:             loop.block "rnn_state0" reads(%[[NEXT]] : memref<2x3xf32>) writes(%[[OUT]] : memref<2x3xf32>)
+// CHECK:             loop.block "rnn_out0" reads(%[[NEXT]] : memref<2x3xf32>) writes(%[[YS]] : memref<5x2x3xf32>)
+// CHECK:               loop.store %{{.*}}, %[[YS]][%[[TREV]], %{{.*}}, %{{.*}}] : f32 -> memref<5x2x3xf32>
+// CHECK:         loop.dealloc %[[NEXT]] : memref<2x3xf32>
+// CHECK-NEXT:    func.return
+func.func @scan_reverse(%h0: tensor<2x3xf32>, %xs: tensor<5x2x3xf32>) -> (tensor<2x3xf32>, tensor<5x2x3xf32>) {
+  %h, %ys = tensor_expr.scan "rnn" reverse inits(%h0 : tensor<2x3xf32>)
+      sequences(%xs : tensor<5x2x3xf32>) -> (tensor<2x3xf32>, tensor<5x2x3xf32>) {
+  ^bb0(%state: tensor<2x3xf32>, %x: tensor<2x3xf32>):
+    %next = tensor_expr.compute "step" -> tensor<2x3xf32> {
+    ^bb1(%i: index, %j: index):
+      %a = tensor_expr.read %state[%i, %j] : tensor<2x3xf32>
+      %b = tensor_expr.read %x[%i, %j] : tensor<2x3xf32>
+      %s = arith.addf %a, %b : f32
+      tensor_expr.yield %s : f32
+    }
+    tensor_expr.scan_yield %next, %next : tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  func.return %h, %ys : tensor<2x3xf32>, tensor<5x2x3xf32>
+}
+
+// -----
+
+// Two states swapped by the body cannot be copied over each other in place.
+func.func @negative_scan_swapped_states(%a0: tensor<2xf32>, %b0: tensor<2xf32>, %xs: tensor<3x2xf32>) -> tensor<2xf32> {
+  // CHECK: 'tensor_expr.scan' op expected next state #0 to be computed in the body or to be state #0 itself, found another state
+  %a, %b = tensor_expr.scan "swap" inits(%a0, %b0 : tensor<2xf32>, tensor<2xf32>) sequences(%xs : tensor<3x2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  ^bb0(%sa: tensor<2xf32>, %sb: tensor<2xf32>, %x: tensor<2xf32>):
+    tensor_expr.scan_yield %sb, %sa : tensor<2xf32>, tensor<2xf32>
+  }
+  func.return %a : tensor<2xf32>
+}

@@ -764,3 +764,79 @@ func.func @negative_short_row_sum(%x: memref<4x128xf32>, %out: memref<4xf32>) at
   }
   func.return
 }
+
+
+// -----
+
+// The nests inside a scan's time loop (annotated dlc.scan) are scheduled like a function's; the
+// pack of the GEMM's B, which the loop never writes, is allocated and filled once before the
+// time loop and freed after it; the time loop stays serial.
+// CHECK-LABEL: func.func @scan_loop_pack_hoisted
+// CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<1x16x64xf32>
+// CHECK-NEXT:    loop.for %{{.*}} axis "k"
+// CHECK:           loop.block "hr.pack"
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK-NOT:       hr.pack
+// CHECK:           loop.block "hr" reads(%{{.*}}, %[[PACKED]] : memref<2x16xf32>, memref<1x16x64xf32>)
+// CHECK:           loop.block "h"
+// CHECK:           loop.block "rnn_state0"
+// CHECK:         loop.dealloc %[[PACKED]] : memref<1x16x64xf32>
+func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, %xs: memref<4x2x16xf32>, %out: memref<2x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c2 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "rnn_init0" reads(%h0 : memref<2x16xf32>) writes(%out : memref<2x16xf32>) spatial ["i0", "i1"] {
+        %0 = loop.load %h0[%i0, %i1] : memref<2x16xf32> -> f32
+        loop.store %0, %out[%i0, %i1] : f32 -> memref<2x16xf32>
+      }
+    }
+  }
+  %hr = loop.alloc global : memref<2x64xf32>
+  %next = loop.alloc global : memref<2x16xf32>
+  loop.for %t = %c0 to %c4 step %c1 axis "rnn_t" annotations {dlc.scan} {
+    loop.for %i = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j = %c0 to %c64 step %c1 axis "j" {
+        loop.block "hr_init" reads() writes(%hr : memref<2x64xf32>) spatial ["i", "j"] {
+          %init = arith.constant 0.000000e+00 : f32
+          loop.store %init, %hr[%i, %j] : f32 -> memref<2x64xf32>
+        }
+        loop.for %k = %c0 to %c16 step %c1 axis "k" {
+          loop.block "hr" reads(%out, %w : memref<2x16xf32>, memref<16x64xf32>) writes(%hr : memref<2x64xf32>) spatial ["i", "j"] reduction ["k"] {
+            %a = loop.load %out[%i, %k] : memref<2x16xf32> -> f32
+            %b = loop.load %w[%k, %j] : memref<16x64xf32> -> f32
+            %p = arith.mulf %a, %b : f32
+            %acc = loop.load %hr[%i, %j] : memref<2x64xf32> -> f32
+            %1 = arith.addf %acc, %p : f32
+            loop.store %1, %hr[%i, %j] : f32 -> memref<2x64xf32>
+          }
+        }
+      }
+    }
+    loop.for %i_1 = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c16 step %c1 axis "j" {
+        loop.block "h" reads(%hr, %xs : memref<2x64xf32>, memref<4x2x16xf32>) writes(%next : memref<2x16xf32>) spatial ["i", "j"] {
+          %a_1 = loop.load %hr[%i_1, %j_1] : memref<2x64xf32> -> f32
+          %b_1 = loop.load %xs[%t, %i_1, %j_1] : memref<4x2x16xf32> -> f32
+          %s = arith.addf %a_1, %b_1 : f32
+          loop.store %s, %next[%i_1, %j_1] : f32 -> memref<2x16xf32>
+        }
+      }
+    }
+    loop.for %i0_1 = %c0 to %c2 step %c1 axis "i0" {
+      loop.for %i1_1 = %c0 to %c16 step %c1 axis "i1" {
+        loop.block "rnn_state0" reads(%next : memref<2x16xf32>) writes(%out : memref<2x16xf32>) spatial ["i0", "i1"] {
+          %2 = loop.load %next[%i0_1, %i1_1] : memref<2x16xf32> -> f32
+          loop.store %2, %out[%i0_1, %i1_1] : f32 -> memref<2x16xf32>
+        }
+      }
+    }
+  }
+  loop.dealloc %hr : memref<2x64xf32>
+  loop.dealloc %next : memref<2x16xf32>
+  func.return
+}

@@ -96,3 +96,64 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+// A chain of re-layouts (a transpose, then a nest that reads the transposed buffer: here a scale
+// by 2, as a pack reads a transposed weight) folds into one constant: after the first fold the
+// second nest reads a constant argument too; the intermediate global is not kept.
+// CHECK:       "memref.global"() <{sym_name = "w_t_t2", type = memref<3x2xf32>, initial_value = dense<{{\[}}[2.000000e+00, 8.000000e+00], [4.000000e+00, 1.000000e+01], [6.000000e+00, 1.200000e+01]]> : tensor<3x2xf32>, sym_visibility = "private", constant}>
+// CHECK-NOT:   sym_name = "w_t"
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[T:.*]] = memref.get_global @w_t_t2 : memref<3x2xf32>
+// CHECK-NEXT:    func.call @chain(%x, %[[T]], %out)
+// CHECK:       func.func private @chain(%x: memref<3x2xf32>, %t2: memref<3x2xf32>, %out: memref<3x2xf32>)
+// CHECK-NOT:     loop.alloc
+// CHECK:         loop.block "add" reads(%x, %t2 : memref<3x2xf32>, memref<3x2xf32>)
+builtin.module {
+  "memref.global"() <{sym_name = "w", type = memref<2x3xf32>, initial_value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%x: memref<3x2xf32>, %out: memref<3x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<2x3xf32>
+    func.call @chain(%x, %w, %out) : (memref<3x2xf32>, memref<2x3xf32>, memref<3x2xf32>) -> ()
+    func.return
+  }
+  func.func private @chain(%x: memref<3x2xf32>, %w: memref<2x3xf32>, %out: memref<3x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %two = arith.constant 2.0 : f32
+    %t = loop.alloc global : memref<3x2xf32>
+    loop.for %i = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j = %c0 to %c2 step %c1 axis "j" {
+        loop.block "transpose" reads(%w : memref<2x3xf32>) writes(%t : memref<3x2xf32>) spatial ["i", "j"] {
+          %v = loop.load %w[%j, %i] : memref<2x3xf32> -> f32
+          loop.store %v, %t[%i, %j] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    %t2 = loop.alloc global : memref<3x2xf32>
+    loop.for %i_1 = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c2 step %c1 axis "j" {
+        loop.block "scale" reads(%t : memref<3x2xf32>) writes(%t2 : memref<3x2xf32>) spatial ["i", "j"] {
+          %v = loop.load %t[%i_1, %j_1] : memref<3x2xf32> -> f32
+          %s = arith.mulf %v, %two : f32
+          loop.store %s, %t2[%i_1, %j_1] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    loop.for %i_2 = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j_2 = %c0 to %c2 step %c1 axis "j" {
+        loop.block "add" reads(%x, %t2 : memref<3x2xf32>, memref<3x2xf32>) writes(%out : memref<3x2xf32>) spatial ["i", "j"] {
+          %a = loop.load %x[%i_2, %j_2] : memref<3x2xf32> -> f32
+          %b = loop.load %t2[%i_2, %j_2] : memref<3x2xf32> -> f32
+          %s = arith.addf %a, %b : f32
+          loop.store %s, %out[%i_2, %j_2] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    loop.dealloc %t : memref<3x2xf32>
+    loop.dealloc %t2 : memref<3x2xf32>
+    func.return
+  }
+}

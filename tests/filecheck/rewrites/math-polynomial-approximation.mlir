@@ -55,6 +55,27 @@ func.func @erf(%x: f32) -> f32 {
   func.return %y : f32
 }
 
+// tanh: the argument clamped to [-7.9988, 7.9988], x P(x^2) / Q(x^2), and x itself below
+// |x| = 0.0004, blended by the sign bit of |x| - 0.0004 (no compare).
+// CHECK-LABEL: func.func @tanh(%x: f32) -> f32 {
+// CHECK-NOT:     math.tanh
+// CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
+// CHECK:         %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK-NEXT:    %[[SQ:.*]] = arith.mulf %[[C]], %[[C]] : f32
+// CHECK:         %[[NUM:.*]] = arith.mulf %[[C]], %{{.*}} : f32
+// CHECK:         %[[RATIO:.*]] = arith.divf %[[NUM]], %{{.*}} : f32
+// CHECK-NEXT:    %[[ABS:.*]] = math.absf %x : f32
+// CHECK:         %[[D:.*]] = arith.subf %[[ABS]], %{{.*}} : f32
+// CHECK-NEXT:    %[[DB:.*]] = arith.bitcast %[[D]] : f32 to i32
+// CHECK:         %[[MASK:.*]] = arith.shrsi %[[DB]], %{{.*}} : i32
+// CHECK-NEXT:    %[[XB:.*]] = arith.bitcast %x : f32 to i32
+// CHECK-NEXT:    %[[RB:.*]] = arith.bitcast %[[RATIO]] : f32 to i32
+// CHECK:         func.return
+func.func @tanh(%x: f32) -> f32 {
+  %y = math.tanh %x : f32
+  func.return %y : f32
+}
+
 // Other types keep their math op (and their libm call).
 // CHECK-LABEL: func.func @f64
 // CHECK-NEXT:    math.exp %x : f64

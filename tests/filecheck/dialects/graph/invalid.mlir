@@ -852,3 +852,75 @@ func.func @negative_loop_scan_lengths(%m: tensor<i64>, %c: tensor<i1>, %x: tenso
   }
   func.return
 }
+
+// -----
+
+func.func @negative_recurrent_direction(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected direction to be one of forward, reverse, bidirectional, found 'sideways'
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "sideways", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_weight_shape(%x: tensor<5x2x4xf32>, %w: tensor<1x9x4xf32>, %r: tensor<1x9x3xf32>, %b: tensor<1x18xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected w of type tensor<1x3x4xf32>, found tensor<1x9x4xf32>
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_activation_count(%x: tensor<5x2x4xf32>, %w: tensor<2x9x4xf32>, %r: tensor<2x9x3xf32>, %b: tensor<2x18xf32>, %h0: tensor<2x2x3xf32>) {
+  // CHECK: 'graph.gru' op expected 4 activations for direction 'bidirectional', found 2
+  %y, %yh = graph.gru %x, %w, %r, %b, %h0 {direction = "bidirectional", hidden_size = 3 : i64, activations = ["sigmoid", "tanh"], activation_alpha = array<f64: 0.0, 0.0>, activation_beta = array<f64: 0.0, 0.0>} : (tensor<5x2x4xf32>, tensor<2x9x4xf32>, tensor<2x9x3xf32>, tensor<2x18xf32>, tensor<2x2x3xf32>) -> (tensor<5x2x2x3xf32>, tensor<2x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_unknown_activation(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected activations among relu, tanh, sigmoid, affine, leakyrelu, thresholdedrelu, scaledtanh, hardsigmoid, elu, softsign, softplus, found 'gelu'
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["gelu"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_alpha_count(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected activation_alpha to hold 1 f64 values, found array<f64: 0.000000e+00, 1.000000e+00>
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0, 1.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_clip(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected a positive clip, found -1.0
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>, clip = -1.0 : f64} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_sequence_lens(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>, %lens: tensor<2xi64>) {
+  // CHECK: 'graph.rnn' op expected sequence_lens of type tensor<2xi32>, found tensor<2xi64>
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 seq_lens(%lens) {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>, tensor<2xi64>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_lstm_peepholes(%x: tensor<5x2x4xf32>, %w: tensor<1x12x4xf32>, %r: tensor<1x12x3xf32>, %b: tensor<1x24xf32>, %h0: tensor<1x2x3xf32>, %c0: tensor<1x2x3xf32>, %p: tensor<1x12xf32>) {
+  // CHECK: 'graph.lstm' op expected p of type tensor<1x9xf32>, found tensor<1x12xf32>
+  %y, %yh, %yc = graph.lstm %x, %w, %r, %b, %h0, %c0, %p {direction = "forward", hidden_size = 3 : i64, activations = ["sigmoid", "tanh", "tanh"], activation_alpha = array<f64: 0.0, 0.0, 0.0>, activation_beta = array<f64: 0.0, 0.0, 0.0>} : (tensor<5x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, tensor<1x24xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// -----
+
+func.func @negative_recurrent_result(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tensor<1x3x3xf32>, %b: tensor<1x6xf32>, %h0: tensor<1x2x3xf32>) {
+  // CHECK: 'graph.rnn' op expected result types tensor<5x1x2x3xf32>, tensor<1x2x3xf32>, found tensor<5x2x3xf32>, tensor<1x2x3xf32>
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}

@@ -530,6 +530,42 @@ func.func @custom(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   func.return %y : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @lstm
+func.func @lstm(%x: tensor<5x2x4xf32>, %w: tensor<1x12x4xf32>, %r: tensor<1x12x3xf32>, %b: tensor<1x24xf32>, %h0: tensor<1x2x3xf32>, %c0: tensor<1x2x3xf32>, %p: tensor<1x9xf32>) -> tensor<5x1x2x3xf32> {
+  %y, %yh, %yc = graph.lstm %x, %w, %r, %b, %h0, %c0, %p
+      {direction = "forward", hidden_size = 3 : i64, activations = ["sigmoid", "tanh",
+       "tanh"], activation_alpha = array<f64: 0.0, 0.0, 0.0>,
+       activation_beta = array<f64: 0.0, 0.0, 0.0>, input_forget = false}
+      : (tensor<5x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, tensor<1x24xf32>,
+         tensor<1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x9xf32>)
+      -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>)
+  // CHECK-NEXT: %y, %yh, %yc = graph.lstm %x, %w, %r, %b, %h0, %c0, %p {direction = "forward", hidden_size = 3 : i64, activations = ["sigmoid", "tanh", "tanh"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>} : (tensor<5x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, tensor<1x24xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x9xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return %y : tensor<5x1x2x3xf32>
+}
+
+// CHECK-LABEL: func.func @gru
+func.func @gru(%x: tensor<5x2x4xf32>, %w: tensor<1x9x4xf32>, %r: tensor<1x9x3xf32>, %b: tensor<1x18xf32>, %h0: tensor<1x2x3xf32>) -> tensor<1x2x3xf32> {
+  %y, %yh = graph.gru %x, %w, %r, %b, %h0
+      {direction = "reverse", hidden_size = 3 : i64, activations = ["sigmoid", "tanh"],
+       activation_alpha = array<f64: 0.0, 0.0>, activation_beta = array<f64: 0.0, 0.0>,
+       linear_before_reset = true}
+      : (tensor<5x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>,
+         tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  // CHECK-NEXT: %y, %yh = graph.gru %x, %w, %r, %b, %h0 {direction = "reverse", hidden_size = 3 : i64, activations = ["sigmoid", "tanh"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00>, linear_before_reset = true} : (tensor<5x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>) -> (tensor<5x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return %yh : tensor<1x2x3xf32>
+}
+
+// CHECK-LABEL: func.func @rnn
+func.func @rnn(%x: tensor<5x2x4xf32>, %w: tensor<2x3x4xf32>, %r: tensor<2x3x3xf32>, %b: tensor<2x6xf32>, %h0: tensor<2x2x3xf32>, %lens: tensor<2xi32>) -> tensor<5x2x2x3xf32> {
+  %y, %yh = graph.rnn %x, %w, %r, %b, %h0 seq_lens(%lens)
+      {direction = "bidirectional", hidden_size = 3 : i64, activations = ["tanh", "relu"],
+       activation_alpha = array<f64: 0.0, 0.0>, activation_beta = array<f64: 0.0, 0.0>}
+      : (tensor<5x2x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>, tensor<2x6xf32>,
+         tensor<2x2x3xf32>, tensor<2xi32>) -> (tensor<5x2x2x3xf32>, tensor<2x2x3xf32>)
+  // CHECK-NEXT: %y, %yh = graph.rnn %x, %w, %r, %b, %h0 seq_lens(%lens) {direction = "bidirectional", hidden_size = 3 : i64, activations = ["tanh", "relu"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00>} : (tensor<5x2x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>, tensor<2x6xf32>, tensor<2x2x3xf32>, tensor<2xi32>) -> (tensor<5x2x2x3xf32>, tensor<2x2x3xf32>)
+  func.return %y : tensor<5x2x2x3xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {

@@ -156,3 +156,47 @@ func.func @negative_yield_outside_compute(%a: f32) {
   tensor_expr.yield %a : f32
 }
 // CHECK: 'tensor_expr.yield' expects parent op 'tensor_expr.compute'
+
+// -----
+
+func.func @negative_scan_sequence_extent(%h0: tensor<2xf32>, %xs: tensor<5x2xf32>, %zs: tensor<4x2xf32>) {
+  // CHECK: 'tensor_expr.scan' op expected every sequence to have the leading extent 5, found tensor<4x2xf32>
+  %h = tensor_expr.scan "s" inits(%h0 : tensor<2xf32>) sequences(%xs, %zs : tensor<5x2xf32>, tensor<4x2xf32>) -> (tensor<2xf32>) {
+  ^bb0(%state: tensor<2xf32>, %x: tensor<2xf32>, %z: tensor<2xf32>):
+    tensor_expr.scan_yield %state : tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_scan_state_type(%h0: tensor<2xf32>, %xs: tensor<5x3xf32>) {
+  // CHECK: 'tensor_expr.scan' op expected the next states to have the states' types, found tensor<3xf32>
+  %h = tensor_expr.scan "s" inits(%h0 : tensor<2xf32>) sequences(%xs : tensor<5x3xf32>) -> (tensor<2xf32>) {
+  ^bb0(%state: tensor<2xf32>, %x: tensor<3xf32>):
+    tensor_expr.scan_yield %x : tensor<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_scan_block_arguments(%h0: tensor<2xf32>, %xs: tensor<5x3xf32>) {
+  // CHECK: 'tensor_expr.scan' op expected block arguments of types tensor<2xf32>, tensor<3xf32>, found tensor<2xf32>, tensor<5x3xf32>
+  %h = tensor_expr.scan "s" inits(%h0 : tensor<2xf32>) sequences(%xs : tensor<5x3xf32>) -> (tensor<2xf32>) {
+  ^bb0(%state: tensor<2xf32>, %x: tensor<5x3xf32>):
+    tensor_expr.scan_yield %state : tensor<2xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @negative_scan_results(%h0: tensor<2xf32>, %xs: tensor<5x3xf32>) {
+  // CHECK: 'tensor_expr.scan' op expected result types tensor<2xf32>, tensor<5x2xf32>, found tensor<2xf32>, tensor<2xf32>
+  %h, %y = tensor_expr.scan "s" inits(%h0 : tensor<2xf32>) sequences(%xs : tensor<5x3xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  ^bb0(%state: tensor<2xf32>, %x: tensor<3xf32>):
+    tensor_expr.scan_yield %state, %state : tensor<2xf32>, tensor<2xf32>
+  }
+  func.return
+}

@@ -96,3 +96,23 @@ func.func @fill() -> tensor<f32> {
 // CHECK-NEXT:   %{{.*}} = arith.constant 1.000000e+00 : f32
 // CHECK-NEXT:   tensor_expr.yield %{{.*}} : f32
 // CHECK-NEXT: }
+
+// CHECK-LABEL: func.func @scan
+func.func @scan(%h0: tensor<2x3xf32>, %xs: tensor<5x2x3xf32>) -> tensor<5x2x3xf32> {
+  %h, %ys = tensor_expr.scan "rnn" reverse inits(%h0 : tensor<2x3xf32>)
+      sequences(%xs : tensor<5x2x3xf32>) -> (tensor<2x3xf32>, tensor<5x2x3xf32>) {
+  ^bb0(%state: tensor<2x3xf32>, %x: tensor<2x3xf32>):
+    %next = tensor_expr.compute "step" -> tensor<2x3xf32> {
+    ^bb1(%i: index, %j: index):
+      %a = tensor_expr.read %state[%i, %j] : tensor<2x3xf32>
+      %b = tensor_expr.read %x[%i, %j] : tensor<2x3xf32>
+      %s = arith.addf %a, %b : f32
+      tensor_expr.yield %s : f32
+    }
+    tensor_expr.scan_yield %next, %next : tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  // CHECK: %h, %ys = tensor_expr.scan "rnn" reverse inits(%h0 : tensor<2x3xf32>) sequences(%xs : tensor<5x2x3xf32>) -> (tensor<2x3xf32>, tensor<5x2x3xf32>) {
+  // CHECK-NEXT: ^bb0(%state: tensor<2x3xf32>, %x: tensor<2x3xf32>):
+  // CHECK: tensor_expr.scan_yield %next, %next : tensor<2x3xf32>, tensor<2x3xf32>
+  func.return %ys : tensor<5x2x3xf32>
+}
