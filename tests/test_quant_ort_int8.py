@@ -185,3 +185,22 @@ def test_ort_quantized_zoo_model_matches_ort_int8(tmp_path: Path, name: str, mod
     share, worst = within_one_step(np.stack(got), np.stack(expected), _output_step(model))
     print(f"{name} {mode}: {share:.4%} within one step of ORT's int8 run, worst {worst:.2f}")
     assert share >= 0.999, (share, worst)
+
+
+def test_quantize_of_a_scalar_constant_folds_at_import() -> None:
+    """ORT's quantizer writes `QuantizeLinear(constant scalar)` (BERT's 1/sqrt(d) and GELU's
+    constants); the importer folds it to a rank-0 array, not a NumPy scalar."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["c", "cs", "cz"], ["cq"]),
+        helper.make_node("DequantizeLinear", ["cq", "cs", "cz"], ["cd"]),
+        helper.make_node("Mul", ["x", "cd"], ["y"]),
+    ]
+    inits = {"c": np.array(0.125, np.float32), "cs": np.array(0.125 / 255, np.float32),
+             "cz": np.array(0, np.uint8)}
+    graph = helper.make_graph(
+        nodes, "scalar", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.array([1.0, -2.0, 8.0], np.float32)
+    np.testing.assert_array_equal(dlc.compile(model, cache=False).run({"x": x})["y"], x / 8)
