@@ -7,10 +7,11 @@ requantized. The integer form reads int8 activations, never materializes float o
 requantization (cast, multiply, quantize) is an elementwise tail that `graph-fuse-ops` puts into
 the conv's epilogue.
 
-ORT's QDQ transformer also fuses uint8 Mul into QLinearMul and Softmax into QLinearSoftmax,
+ORT's QDQ transformer also fuses uint8 Mul and Add into QLinearMul / QLinearAdd and Softmax into
+QLinearSoftmax,
 whose rounding differs from the float QDQ graph on ties (Mul) and by design (Softmax's exp
 table and `floor(1 / y_scale)` multiplier); the differences compound to several steps at a
-transformer's output. ONNX leaves the fused form's float order open, so dlc folds these two the
+transformer's output. ONNX leaves the fused form's float order open, so dlc folds these the
 way ORT does and its int8 results agree with ORT's (benchmarks/quantize.py).
 """
 
@@ -44,7 +45,7 @@ from dlc.dialects.graph.ops_quant import (
 from dlc.dialects.graph.ops_tensor import CastOp, GatherOp
 from dlc.dialects.graph.utils import constant_array, shape_of
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32, i32
+from xdsl.dialects.builtin import ModuleOp, f32, f64, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -296,6 +297,64 @@ class FoldQdqMul(RewritePattern):
         rewriter.replace_op(op, new_ops, [requantized.result])
 
 
+class FoldQdqAdd(RewritePattern):
+    """`quantize(add(dequantize(a, sa, za), dequantize(b, sb, zb)), sc, zc)` (uint8, per tensor,
+    operands of one shape) → ONNX Runtime's QLinearAdd (MLAS's AVX2 kernel): with float32
+    ratios `rA = sa / sc`, `rB = sb / sc` and `k = zc - (rA za + rB zb)`, the output level is
+    `round(fma(a, rA, fma(b, rB, k)))`, saturated. Each fma is computed exactly in float64 and
+    rounded once to float32 (exact: the products have at most 32 significant bits and the sums
+    stay within 53)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        add = op.x.owner
+        c_scale, c_zero = constant_array(op.scale), constant_array(op.zero_point)
+        if (not isinstance(add, AddOp) or not _only_user(op.x) or c_scale is None
+                or np.ndim(c_scale) != 0 or c_zero is None):
+            return
+        a, b = _per_tensor(add.lhs), _per_tensor(add.rhs)
+        element = op.result.type.get_element_type()
+        if (a is None or b is None or element != UI8
+                or any(d.op.x.type.get_element_type() != element for d in (a, b))
+                or shape_of(add.lhs) != shape_of(add.rhs)):
+            return
+        f = np.float32
+        ratio_a, ratio_b = f(a.scale / f(c_scale)), f(b.scale / f(c_scale))
+        fixed = f(f(np.asarray(c_zero, np.int64)) - f(f(ratio_a * f(a.zero_point))
+                                                      + f(ratio_b * f(b.zero_point))))
+        new_ops: list[Operation] = []
+
+        def const(value: float | np.floating, dtype: type = np.float64) -> SSAValue:
+            constant = ConstantOp.from_array(np.asarray(value, dtype))
+            new_ops.append(constant)
+            return constant.result
+
+        def raw_f64(dq: _Dequantized) -> SSAValue:
+            levels = DequantizeOp(dq.op.x, const(1.0, np.float32),
+                                  const(0, np.asarray(dq.zero_point).dtype.type),
+                                  dq.op.axis_value())
+            wide = CastOp(levels.results[0], f64)
+            new_ops.extend([levels, wide])
+            return wide.result
+
+        def fma(x: SSAValue, ratio: np.floating, addend: SSAValue) -> SSAValue:
+            product = MulOp(x, const(ratio))
+            total = AddOp(product.result, addend)
+            rounded = CastOp(total.result, f32)
+            new_ops.extend([product, total, rounded])
+            return rounded.result
+
+        inner = fma(raw_f64(b), ratio_b, const(fixed))
+        inner_wide = CastOp(inner, f64)
+        new_ops.append(inner_wide)
+        outer = fma(raw_f64(a), ratio_a, inner_wide.result)
+        requantized = QuantizeOp(outer, const(1.0, np.float32),
+                                 const(0, np.asarray(c_zero).dtype.type), op.axis_value())
+        requantized.location = op.location
+        new_ops.append(requantized)
+        rewriter.replace_op(op, new_ops, [requantized.result])
+
+
 def softmax_table(x_scale: float, length: int) -> np.ndarray:
     """ONNX Runtime's QLinearSoftmax lookup table for input scale `x_scale` and `length`
     elements per softmax: entry i is `exp((i - 255 + shift) * x_scale)` in double, stored as
@@ -371,20 +430,23 @@ class GraphFoldQdqPass(ModulePass):
     added to the int32 accumulator. The multiplier is computed in float32 as ONNX Runtime does.
     Dead dequantizes are removed. `quantize(mul(dequantize(a), dequantize(b)), sc, zc)` (uint8,
     per tensor) → `quantize(f32(a - za) * f32(b - zb) * (sa sb / sc) + zc, 1, 0)`
-    (`FoldQdqMul`, ORT's QLinearMul); `quantize(softmax(dequantize(x)), sy, zy)` (per tensor) →
-    ORT's QLinearSoftmax (`FoldQdqSoftmax`: an exp table of the levels, multiplier
-    floor(1 / sy)).
+    (`FoldQdqMul`, ORT's QLinearMul); a uint8 add of two same-shaped dequantizes → ORT's
+    QLinearAdd (`FoldQdqAdd`: two float32 fused multiply-adds);
+    `quantize(softmax(dequantize(x)), sy, zy)` (per tensor) → ORT's QLinearSoftmax
+    (`FoldQdqSoftmax`: an exp table of the levels, multiplier floor(1 / sy)).
 
-    *Invariants*: each conv/matmul/mul output differs from the float QDQ computation by at most
-    one quantization step (float rounding against the exact integer sum or product, ties);
-    a softmax output by at most one step plus the rounding of `1 / floor(1 / sy)` against sy
-    (for the calibrated sy = 1/255: one step); the results are then those of ONNX Runtime's
-    int8 run. The integer op's result has one user, the cast of its fused requantize tail.
+    *Invariants*: each conv/matmul/mul/add output differs from the float QDQ computation by
+    at most one quantization step (float rounding against the exact integer sum or product,
+    ties); a softmax output by at most one step plus the rounding of `1 / floor(1 / sy)`
+    against sy (for the calibrated sy = 1/255: one step); the results are then those of ONNX
+    Runtime's int8 run. The integer op's result has one user, the cast of its fused
+    requantize tail.
     """
 
     name: ClassVar[str] = "graph-fold-qdq"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqMul(), FoldQdqSoftmax()]),
+            GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqMul(), FoldQdqAdd(),
+                                         FoldQdqSoftmax()]),
             post_walk_func=region_dce).rewrite_module(op)

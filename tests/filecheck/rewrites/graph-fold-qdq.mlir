@@ -190,3 +190,41 @@ func.func @softmax(%x: tensor<2x4xui8>) -> tensor<2x4xui8> {
   %q = graph.quantize %p, %ys, %yz : (tensor<2x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4xui8>
   func.return %q : tensor<2x4xui8>
 }
+
+// -----
+
+// quantize(add(dequantize(a), dequantize(b))) is ONNX Runtime's QLinearAdd: ratios 0.5 and
+// 0.25, fixed part 3 - (0.5 * 10 + 0.25 * 4) = -3, each fused multiply-add exact in f64 and
+// rounded once to f32, then quantize with scale 1 and zero point 0.
+
+// CHECK-LABEL: @add
+// CHECK-SAME:  (%[[A:.*]]: tensor<4xui8>, %[[B:.*]]: tensor<4xui8>)
+// CHECK:       %[[LB:.*]] = graph.dequantize %[[B]], %{{.*}}, %{{.*}} : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+// CHECK-NEXT:  %[[WB:.*]] = graph.cast %[[LB]] : (tensor<4xf32>) -> tensor<4xf64>
+// CHECK-NEXT:  %[[K:.*]] = graph.constant dense<-3.000000e+00> : tensor<f64>
+// CHECK-NEXT:  %[[RB:.*]] = graph.constant dense<2.500000e-01> : tensor<f64>
+// CHECK-NEXT:  %[[PB:.*]] = graph.mul %[[WB]], %[[RB]]
+// CHECK-NEXT:  %[[SB:.*]] = graph.add %[[PB]], %[[K]]
+// CHECK-NEXT:  %[[T:.*]] = graph.cast %[[SB]] : (tensor<4xf64>) -> tensor<4xf32>
+// CHECK-NEXT:  %[[TW:.*]] = graph.cast %[[T]] : (tensor<4xf32>) -> tensor<4xf64>
+// CHECK:       %[[LA:.*]] = graph.dequantize %[[A]]
+// CHECK-NEXT:  %[[WA:.*]] = graph.cast %[[LA]]
+// CHECK-NEXT:  %[[RA:.*]] = graph.constant dense<5.000000e-01> : tensor<f64>
+// CHECK-NEXT:  %[[PA:.*]] = graph.mul %[[WA]], %[[RA]]
+// CHECK-NEXT:  %[[SA:.*]] = graph.add %[[PA]], %[[TW]]
+// CHECK-NEXT:  %[[C:.*]] = graph.cast %[[SA]] : (tensor<4xf64>) -> tensor<4xf32>
+// CHECK:       %[[Q:.*]] = graph.quantize %[[C]], %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+// CHECK-NEXT:  func.return %[[Q]]
+func.func @add(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %as = graph.constant dense<0.5> : tensor<f32>
+  %az = graph.constant dense<10> : tensor<ui8>
+  %bs = graph.constant dense<0.25> : tensor<f32>
+  %bz = graph.constant dense<4> : tensor<ui8>
+  %cs = graph.constant dense<1.0> : tensor<f32>
+  %cz = graph.constant dense<3> : tensor<ui8>
+  %ad = graph.dequantize %a, %as, %az : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  %bd = graph.dequantize %b, %bs, %bz : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  %s = graph.add %ad, %bd : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %q = graph.quantize %s, %cs, %cz : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+  func.return %q : tensor<4xui8>
+}
