@@ -16,7 +16,8 @@ are also quantized by `quantize_dynamic` (int8 weights, activations quantized at
 
 Every (model, variant, engine) is timed alone in its own process by benchmarks/zoo.py's worker,
 once ("one run"; engines in the order given), as BASELINES.md asks: the median latency of
-back-to-back calls on the same seeded input. The table gives ONNX Runtime's milliseconds and the
+back-to-back calls on the same seeded input, and (a second table) the median CPU time of all
+threads per call, the steadier figure when other processes load the machine. The table gives ONNX Runtime's milliseconds and the
 other engines' ratios to it, then each engine's int8/fp32 ratio, and the difference of dlc's and
 OpenVINO's int8 output from ONNX Runtime's int8 output in quantization steps of the model's last
 DequantizeLinear (or relative to the output's range where the output is not quantized).
@@ -179,16 +180,17 @@ def bench_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, An
     return row
 
 
-def _ms(entry: dict[str, Any] | None) -> str:
-    if not entry or "steady" not in entry:
+def _ms(entry: dict[str, Any] | None, metric: str = "steady") -> str:
+    if not entry or metric not in entry:
         return "FAILED" if entry else "-"
-    return f"{entry['steady'] * 1e3:.2f}"
+    return f"{entry[metric] * 1e3:.2f}"
 
 
-def _ratio(entry: dict[str, Any] | None, base: dict[str, Any] | None) -> str:
-    if not entry or not base or "steady" not in entry or "steady" not in base:
+def _ratio(entry: dict[str, Any] | None, base: dict[str, Any] | None, metric: str = "steady"
+           ) -> str:
+    if not entry or not base or metric not in entry or metric not in base:
         return "-"
-    return f"{entry['steady'] / base['steady']:.2f}x"
+    return f"{entry[metric] / base[metric]:.2f}x"
 
 
 def _vs_ort(entry: dict[str, Any] | None) -> str:
@@ -200,11 +202,13 @@ def _vs_ort(entry: dict[str, Any] | None) -> str:
     return f"rel {figures['relative']:.1e}"
 
 
-def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
-    """Two tables: latency per variant (ORT in ms, the others as ratios to ORT on the same
-    file) with the error against ORT, and each engine's int8/fp32 (and dynamic/fp32) ratio."""
+def summarise(rows: list[dict[str, Any]], engines: list[str], metric: str = "steady") -> str:
+    """Two tables of `metric` (`steady`: the median wall time of back-to-back calls; `cpu`: the
+    CPU time of all threads per call, the steadier measure on a loaded machine): per variant
+    (ORT in ms, the others also as ratios to ORT on the same file) with the error against
+    ORT, and each engine's int8/fp32 (and dynamic/fp32) ratio."""
     others = [engine for engine in engines if engine != "ort"]
-    lines = ["| model | variant | ort ms | " + " | ".join(
+    lines = [f"{metric} (ms):", "| model | variant | ort ms | " + " | ".join(
         f"{e} ms | {e}/ort | {e} vs ort output" for e in others) + " |"]
     lines.append("|" + " --- |" * (3 + 3 * len(others)))
     failures: list[str] = []
@@ -214,10 +218,10 @@ def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
             continue
         for variant, entries in row["variants"].items():
             ort = entries.get("ort")
-            cells = [row["model"], variant, _ms(ort)]
+            cells = [row["model"], variant, _ms(ort, metric)]
             for engine in others:
                 entry = entries.get(engine)
-                cells += [_ms(entry), _ratio(entry, ort), _vs_ort(entry)]
+                cells += [_ms(entry, metric), _ratio(entry, ort, metric), _vs_ort(entry)]
             lines.append("| " + " | ".join(cells) + " |")
             for engine, entry in entries.items():
                 if "error" in entry:
@@ -229,9 +233,9 @@ def summarise(rows: list[dict[str, Any]], engines: list[str]) -> str:
             continue
         variants = row["variants"]
         fp32 = variants.get("fp32", {})
-        cells = [row["model"]] + [_ratio(variants.get("int8", {}).get(e), fp32.get(e))
+        cells = [row["model"]] + [_ratio(variants.get("int8", {}).get(e), fp32.get(e), metric)
                                   for e in engines]
-        cells.append(_ratio(variants.get("dynamic", {}).get("dlc"), fp32.get("dlc")))
+        cells.append(_ratio(variants.get("dynamic", {}).get("dlc"), fp32.get("dlc"), metric))
         lines.append("| " + " | ".join(cells) + " |")
     if failures:
         lines.append("failures:")
@@ -273,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(f"{name}: {json.dumps(row)} ({time.perf_counter() - start:.0f} s)", flush=True)
     print(summarise(rows, args.engines))
+    print(summarise(rows, args.engines, "cpu"))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     return 0
