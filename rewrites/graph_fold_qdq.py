@@ -6,6 +6,13 @@ float conv, the same int8 values as an integer conv of x and w accumulated in in
 requantized. The integer form reads int8 activations, never materializes float ones, and its
 requantization (cast, multiply, quantize) is an elementwise tail that `graph-fuse-ops` puts into
 the conv's epilogue.
+
+ORT's QDQ transformer also fuses uint8 Mul and Add into QLinearMul / QLinearAdd and Softmax into
+QLinearSoftmax,
+whose rounding differs from the float QDQ graph on ties (Mul) and by design (Softmax's exp
+table and `floor(1 / y_scale)` multiplier); the differences compound to several steps at a
+transformer's output. ONNX leaves the fused form's float order open, so dlc folds these the
+way ORT does and its int8 results agree with ORT's (benchmarks/quantize.py).
 """
 
 from __future__ import annotations
@@ -15,20 +22,34 @@ from typing import ClassVar
 
 import numpy as np
 from dlc.dialects.graph.interpreter_quant import dequantize
-from dlc.dialects.graph.ops import AddOp, ConstantOp, Conv2DOp, MatmulOp, MulOp, ReluOp, TransposeOp
+from dlc.dialects.graph.ops import (
+    AddOp,
+    ConstantOp,
+    Conv2DOp,
+    DivOp,
+    MatmulOp,
+    MulOp,
+    ReduceOp,
+    ReluOp,
+    SoftmaxOp,
+    SubOp,
+    TransposeOp,
+)
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
     MatmulIntegerOp,
+    UI8,
     QuantizeOp,
 )
-from dlc.dialects.graph.ops_tensor import CastOp
+from dlc.dialects.graph.ops_tensor import CastOp, GatherOp
 from dlc.dialects.graph.utils import constant_array, shape_of
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import ModuleOp, f32, f64, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -213,9 +234,188 @@ class FoldQdqIntoIntegerOp(RewritePattern):
         rewriter.replace_op(op, new_ops, [requantized.result])
 
 
+def _per_tensor(value: SSAValue) -> _Dequantized | None:
+    """`value`'s dequantize when its scale and zero point are per-tensor constants."""
+    dq = _dequantized(value)
+    if dq is None or dq.scale.ndim != 0 or dq.zero_point.ndim != 0:
+        return None
+    return dq
+
+
+def _name(ops: list[Operation], *names: str) -> None:
+    """Name the first results of the last `len(names) + 1` ops (the last is the quantize)."""
+    for op, name in zip(ops[-len(names) - 1:], names, strict=False):
+        op.results[0].name_hint = name
+
+
+def _levels(dq: _Dequantized, new_ops: list[Operation]) -> SSAValue:
+    """`f32(x - zero_point)` of a dequantize's integer input: exact (|x - zp| <= 255)."""
+    one = ConstantOp.from_array(np.array(1.0, np.float32))
+    levels = DequantizeOp(dq.op.x, one.result, dq.op.zero_point, dq.op.axis_value())
+    one.result.name_hint, levels.results[0].name_hint = "one", "levels"
+    new_ops += [one, levels]
+    return levels.results[0]
+
+
+class FoldQdqMul(RewritePattern):
+    """`quantize(mul(dq(a, sa, za), dq(b, sb, zb)), sc, zc)` (per-tensor, one element type) →
+    `quantize(f32((a - za) (b - zb)) * (sa sb / sc) + zc, 1, 0)` for uint8 (ORT 1.32 fuses
+    no int8 Mul, and neither does dlc): ONNX Runtime's QLinearMul
+    (MLAS: the integer product, one float32 multiplier computed as `sa * sb / sc`, the zero
+    point added in float, round half to even, saturate). The float QDQ form rounds the product
+    of the two dequantized values and then divides by sc; on the exact ties that quantized
+    products hit (a multiplier near 1/2 or 1) the two orders round to different levels, which
+    the next layers widen to several steps."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        mul = op.x.owner
+        c_scale = constant_array(op.scale)
+        if (not isinstance(mul, MulOp) or not _only_user(op.x) or c_scale is None
+                or np.ndim(c_scale) != 0 or constant_array(op.zero_point) is None):
+            return
+        a, b = _per_tensor(mul.lhs), _per_tensor(mul.rhs)
+        element = op.result.type.get_element_type()
+        if (a is None or b is None or element != UI8
+                or any(d.op.x.type.get_element_type() != element for d in (a, b))):
+            return
+        zero_point = np.asarray(constant_array(op.zero_point))
+        multiplier = (a.scale * b.scale) / np.float32(c_scale)  # float32, in MLAS's order
+        new_ops: list[Operation] = []
+        product = MulOp(_levels(a, new_ops), _levels(b, new_ops))
+        ratio = ConstantOp.from_array(np.asarray(multiplier, np.float32))
+        scaled = MulOp(product.result, ratio.result)
+        offset = ConstantOp.from_array(np.asarray(zero_point, np.float32))
+        shifted = AddOp(scaled.result, offset.result)
+        one = ConstantOp.from_array(np.array(1.0, np.float32))
+        zero = ConstantOp.from_array(np.zeros((), zero_point.dtype))
+        requantized = QuantizeOp(shifted.result, one.result, zero.result, op.axis_value())
+        requantized.location = op.location
+        new_ops += [product, ratio, scaled, offset, shifted, one, zero, requantized]
+        _name(new_ops, "product", "multiplier", "scaled", "zero_point_f", "shifted", "one",
+              "zero")
+        rewriter.replace_op(op, new_ops, [requantized.result])
+
+
+class FoldQdqAdd(RewritePattern):
+    """`quantize(add(dequantize(a, sa, za), dequantize(b, sb, zb)), sc, zc)` (uint8, per tensor,
+    operands of one shape) → ONNX Runtime's QLinearAdd (MLAS's AVX2 kernel): with float32
+    ratios `rA = sa / sc`, `rB = sb / sc` and `k = zc - (rA za + rB zb)`, the output level is
+    `round(fma(a, rA, fma(b, rB, k)))`, saturated. Each fma is computed exactly in float64 and
+    rounded once to float32 (exact: the products have at most 32 significant bits and the sums
+    stay within 53)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        add = op.x.owner
+        c_scale, c_zero = constant_array(op.scale), constant_array(op.zero_point)
+        if (not isinstance(add, AddOp) or not _only_user(op.x) or c_scale is None
+                or np.ndim(c_scale) != 0 or c_zero is None):
+            return
+        a, b = _per_tensor(add.lhs), _per_tensor(add.rhs)
+        element = op.result.type.get_element_type()
+        if (a is None or b is None or element != UI8
+                or any(d.op.x.type.get_element_type() != element for d in (a, b))
+                or shape_of(add.lhs) != shape_of(add.rhs)):
+            return
+        f = np.float32
+        ratio_a, ratio_b = f(a.scale / f(c_scale)), f(b.scale / f(c_scale))
+        fixed = f(f(np.asarray(c_zero, np.int64)) - f(f(ratio_a * f(a.zero_point))
+                                                      + f(ratio_b * f(b.zero_point))))
+        new_ops: list[Operation] = []
+
+        def const(value: float | np.floating, dtype: type = np.float64) -> SSAValue:
+            constant = ConstantOp.from_array(np.asarray(value, dtype))
+            new_ops.append(constant)
+            return constant.result
+
+        def raw_f64(dq: _Dequantized) -> SSAValue:
+            levels = DequantizeOp(dq.op.x, const(1.0, np.float32),
+                                  const(0, np.asarray(dq.zero_point).dtype.type),
+                                  dq.op.axis_value())
+            wide = CastOp(levels.results[0], f64)
+            new_ops.extend([levels, wide])
+            return wide.result
+
+        def fma(x: SSAValue, ratio: np.floating, addend: SSAValue) -> SSAValue:
+            product = MulOp(x, const(ratio))
+            total = AddOp(product.result, addend)
+            rounded = CastOp(total.result, f32)
+            new_ops.extend([product, total, rounded])
+            return rounded.result
+
+        inner = fma(raw_f64(b), ratio_b, const(fixed))
+        inner_wide = CastOp(inner, f64)
+        new_ops.append(inner_wide)
+        outer = fma(raw_f64(a), ratio_a, inner_wide.result)
+        requantized = QuantizeOp(outer, const(1.0, np.float32),
+                                 const(0, np.asarray(c_zero).dtype.type), op.axis_value())
+        requantized.location = op.location
+        new_ops.append(requantized)
+        rewriter.replace_op(op, new_ops, [requantized.result])
+
+
+def softmax_table(x_scale: float, length: int) -> np.ndarray:
+    """ONNX Runtime's QLinearSoftmax lookup table for input scale `x_scale` and `length`
+    elements per softmax: entry i is `exp((i - 255 + shift) * x_scale)` in double, stored as
+    float32, with `shift = max(0, log(FLT_MAX / length) - 5) / x_scale` (a common factor that
+    keeps the sum of `length` entries finite and away from denormals)."""
+    shift = max(0.0, float(np.log(np.float64(np.finfo(np.float32).max) / length)) - 5.0)
+    shift /= float(x_scale)
+    levels = np.arange(256, dtype=np.float64)
+    return np.exp((levels - 255.0 + shift) * np.float64(x_scale)).astype(np.float32)
+
+
+class FoldQdqSoftmax(RewritePattern):
+    """`quantize(softmax(dq(x, sx, zx)), sy, zy)` (per tensor) → ONNX Runtime's QLinearSoftmax:
+    `t = table[x - max(x) + 255]` (`softmax_table`), `quantize(t * floor(1 / sy) / sum(t), 1,
+    zy)`. That is ORT's integer softmax, not the float QDQ graph's: the exp comes from a
+    256-entry table of the input levels, and the output scale is `1 / floor(1 / sy)` (for a
+    calibrated [0, 1] output, sy = 1/255: the same), so outputs may differ from the float form
+    by one step; dlc follows ORT, whose QDQ transformer makes this fusion, so that QDQ models
+    agree with ORT's int8 run."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        softmax = op.x.owner
+        y_scale = constant_array(op.scale)
+        if (not isinstance(softmax, SoftmaxOp) or not _only_user(op.x) or y_scale is None
+                or np.ndim(y_scale) != 0 or constant_array(op.zero_point) is None):
+            return
+        x = _per_tensor(softmax.x)
+        if x is None or x.op.x.type.get_element_type() != op.result.type.get_element_type():
+            return
+        shape = shape_of(softmax.result)
+        axis = softmax.axis.value.data % len(shape)
+        new_ops: list[Operation] = []
+        one = ConstantOp.from_array(np.array(1.0, np.float32))
+        zero = ConstantOp.from_array(np.zeros((), x.zero_point.dtype))
+        levels = DequantizeOp(x.op.x, one.result, zero.result, x.op.axis_value())
+        top = ReduceOp(levels.results[0], "max", [axis])
+        below = SubOp(levels.results[0], top.result)
+        base = ConstantOp.from_array(np.array(255.0, np.float32))
+        index_f = AddOp(below.result, base.result)
+        index = CastOp(index_f.result, i32)
+        table = ConstantOp.from_array(softmax_table(float(x.scale), shape[axis]))
+        exps = GatherOp(table.result, index.result, 0)
+        total = ReduceOp(exps.result, "sum", [axis])
+        inverse = np.floor(np.float32(1.0) / np.float32(y_scale)).astype(np.float32)
+        factor = ConstantOp.from_array(np.asarray(inverse, np.float32))
+        scaled = MulOp(exps.result, factor.result)
+        probs = DivOp(scaled.result, total.result)
+        requantized = QuantizeOp(probs.result, one.result, op.zero_point, op.axis_value())
+        requantized.location = op.location
+        new_ops += [one, zero, levels, top, below, base, index_f, index, table, exps, total,
+                    factor, scaled, probs, requantized]
+        _name(new_ops, "one", "zero", "levels", "row_max", "below_max", "offset", "index_f",
+              "index", "exp_table", "exps", "row_sum", "inverse_scale", "scaled", "probs")
+        rewriter.replace_op(op, new_ops, [requantized.result])
+
+
 @dataclass(frozen=True)
 class GraphFoldQdqPass(ModulePass):
-    """Fold QDQ pairs around float convs and matmuls into integer ops with a fused requantize.
+    """Fold QDQ pairs around float convs and matmuls into integer ops with a fused requantize,
+    and around uint8 muls and softmaxes into ONNX Runtime's integer forms of them.
 
     *Input invariant*: any module. A pattern folds when the quantize's scale is a per-tensor
     constant; the conv/matmul input is a `graph.dequantize` with constant per-tensor scale and
@@ -228,14 +428,25 @@ class GraphFoldQdqPass(ModulePass):
     zy)` → `quantize([relu](f32(conv2d_integer(x, w, zx, zw, round(b / (sx sw)))) * (sx sw /
     sy)), 1, zy)`; the same for `matmul` (and `matmul + b`) with `matmul_integer` and the bias
     added to the int32 accumulator. The multiplier is computed in float32 as ONNX Runtime does.
-    Dead dequantizes are removed.
+    Dead dequantizes are removed. `quantize(mul(dequantize(a), dequantize(b)), sc, zc)` (uint8,
+    per tensor) → `quantize(f32(a - za) * f32(b - zb) * (sa sb / sc) + zc, 1, 0)`
+    (`FoldQdqMul`, ORT's QLinearMul); a uint8 add of two same-shaped dequantizes → ORT's
+    QLinearAdd (`FoldQdqAdd`: two float32 fused multiply-adds);
+    `quantize(softmax(dequantize(x)), sy, zy)` (per tensor) → ORT's QLinearSoftmax
+    (`FoldQdqSoftmax`: an exp table of the levels, multiplier floor(1 / sy)).
 
-    *Invariants*: each output differs from the float QDQ computation by at most one
-    quantization step (the float conv's rounding against the exact integer sum); the integer
-    op's result has one user, the cast of its fused requantize tail.
+    *Invariants*: each conv/matmul/mul/add output differs from the float QDQ computation by
+    at most one quantization step (float rounding against the exact integer sum or product,
+    ties); a softmax output by at most one step plus the rounding of `1 / floor(1 / sy)`
+    against sy (for the calibrated sy = 1/255: one step); the results are then those of ONNX
+    Runtime's int8 run. The integer op's result has one user, the cast of its fused
+    requantize tail.
     """
 
     name: ClassVar[str] = "graph-fold-qdq"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldQdqIntoIntegerOp(), post_walk_func=region_dce).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqMul(), FoldQdqAdd(),
+                                         FoldQdqSoftmax()]),
+            post_walk_func=region_dce).rewrite_module(op)

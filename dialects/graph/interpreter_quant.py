@@ -34,7 +34,7 @@ def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: int
     s = along_axis(np.asarray(scale, np.float32), x.ndim, axis)
     z = along_axis(zero_point.astype(np.float32), x.ndim, axis)
     q = np.rint(x.astype(np.float32) / s) + z
-    return np.clip(q, info.min, info.max).astype(zero_point.dtype)
+    return np.asarray(np.clip(q, info.min, info.max)).astype(zero_point.dtype)  # 0-d stays
 
 
 def dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: int = 1
@@ -42,7 +42,7 @@ def dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: i
     """`(x - zero_point) * scale` in float32 (the difference exact in int64)."""
     s = along_axis(np.asarray(scale, np.float32), x.ndim, axis)
     z = along_axis(zero_point.astype(np.int64), x.ndim, axis)
-    return ((x.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
+    return np.asarray((x.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
 
 
 @implements(QuantizeOp)

@@ -66,9 +66,9 @@ from dlc.rewrites.schedule_rules.nest import (
     extent,
 )
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType
 from xdsl.dialects.llvm import FastMathFlag
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 MAX_UNROLLED_REDUCTION = 9
 """The innermost reduction loops are unrolled inside the kernel while the product of their trip
@@ -134,6 +134,14 @@ class KernelPlan:
     """GEMM's `A[i, k]` (the broadcast operand), packed into `[ceil(M/MR)][K][MR]` panels so that
     the MR values a reduction step broadcasts are contiguous (MR rows of a row-major A lie a
     whole row apart: the same cache set for a 4 KiB row)."""
+
+
+def _zero_of(element: Attribute) -> arith.ConstantOp:
+    """The zero that pads a packed panel: an integer for the int8/int32 GEMMs of quantized
+    convs and matmuls, a float otherwise."""
+    if isinstance(element, IntegerType):
+        return arith.ConstantOp(IntegerAttr(0, element))
+    return arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
 
 
 def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
@@ -737,7 +745,7 @@ class _Builder:
                 inside = arith.CmpiOp(column, limit, "ult")
                 clamped = arith.MinUIOp(column, self.const(packing.columns - 1))
                 load = LoadOp(source, [k, clamped.result])
-                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                zero = _zero_of(element)
                 value = arith.SelectOp(inside, load, zero)
                 inner += [inside, clamped, load, zero, value]
                 stored: SSAValue = value.result
@@ -804,7 +812,7 @@ class _Builder:
                 inside = arith.CmpiOp(channel, self.const(packing.columns), "ult")
                 clamped = arith.MinUIOp(channel, self.const(packing.columns - 1))
                 load = LoadOp(source, [*bs, clamped.result, *ks])
-                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                zero = _zero_of(element)
                 value = arith.SelectOp(inside, load, zero)
                 inner += [inside, clamped, load, zero, value]
                 stored: SSAValue = value.result
@@ -860,7 +868,7 @@ class _Builder:
                 inside = arith.CmpiOp(row, self.const(packing.rows), "ult")
                 clamped = arith.MinUIOp(row, self.const(packing.rows - 1))
                 load = LoadOp(source, [clamped.result, k])
-                zero = arith.ConstantOp(FloatAttr(0.0, element))  # type: ignore[arg-type]
+                zero = _zero_of(element)
                 value = arith.SelectOp(inside, load, zero)
                 inner += [inside, clamped, load, zero, value]
                 stored: SSAValue = value.result

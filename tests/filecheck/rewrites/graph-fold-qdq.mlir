@@ -103,3 +103,128 @@ func.func @negative_two_users(%x: tensor<1x1x4x4xi8>) -> (tensor<1x1x4x4xi8>, te
   %q = graph.quantize %c, %s, %z : (tensor<1x1x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x4x4xi8>
   func.return %q, %c : tensor<1x1x4x4xi8>, tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// quantize(mul(dequantize(a), dequantize(b))) is ONNX Runtime's QLinearMul: the product of
+// the integer levels, one float32 multiplier 0.5 * 0.25 / 4 = 0.03125, the output zero point
+// added in float, then quantize with scale 1 and zero point 0.
+
+// CHECK-LABEL: @mul
+// CHECK-SAME:  (%[[A:.*]]: tensor<2x3xui8>, %[[B:.*]]: tensor<2x3xui8>)
+// CHECK-DAG:   %[[AZ:.*]] = graph.constant dense<128> : tensor<ui8>
+// CHECK-DAG:   %[[BZ:.*]] = graph.constant dense<3> : tensor<ui8>
+// CHECK:       %[[LA:.*]] = graph.dequantize %[[A]], %{{.*}}, %[[AZ]]
+// CHECK:       %[[LB:.*]] = graph.dequantize %[[B]], %{{.*}}, %[[BZ]]
+// CHECK:       %[[P:.*]] = graph.mul %[[LA]], %[[LB]]
+// CHECK:       %[[M:.*]] = graph.constant dense<3.125000e-02> : tensor<f32>
+// CHECK-NEXT:  %[[S:.*]] = graph.mul %[[P]], %[[M]]
+// CHECK-NEXT:  %[[CZ:.*]] = graph.constant dense<7.000000e+00> : tensor<f32>
+// CHECK-NEXT:  %[[SH:.*]] = graph.add %[[S]], %[[CZ]]
+// CHECK-NEXT:  %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:  %[[ZERO:.*]] = graph.constant dense<0> : tensor<ui8>
+// CHECK-NEXT:  %[[Q:.*]] = graph.quantize %[[SH]], %[[ONE]], %[[ZERO]]
+// CHECK-NEXT:  func.return %[[Q]]
+func.func @mul(%a: tensor<2x3xui8>, %b: tensor<2x3xui8>) -> tensor<2x3xui8> {
+  %as = graph.constant dense<0.5> : tensor<f32>
+  %az = graph.constant dense<128> : tensor<ui8>
+  %bs = graph.constant dense<0.25> : tensor<f32>
+  %bz = graph.constant dense<3> : tensor<ui8>
+  %cs = graph.constant dense<4.0> : tensor<f32>
+  %cz = graph.constant dense<7> : tensor<ui8>
+  %ad = graph.dequantize %a, %as, %az : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xf32>
+  %bd = graph.dequantize %b, %bs, %bz : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xf32>
+  %m = graph.mul %ad, %bd : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %q = graph.quantize %m, %cs, %cz : (tensor<2x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+  func.return %q : tensor<2x3xui8>
+}
+
+// -----
+
+// A mul whose operands have different element types is ORT's float QDQ, not QLinearMul: kept.
+
+// CHECK-LABEL: @mul_mixed_types
+// CHECK:       %[[M:.*]] = graph.mul
+// CHECK-NEXT:  graph.quantize %[[M]]
+func.func @mul_mixed_types(%a: tensor<3xui8>, %b: tensor<3xi8>) -> tensor<3xui8> {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %uz = graph.constant dense<0> : tensor<ui8>
+  %iz = graph.constant dense<0> : tensor<i8>
+  %ad = graph.dequantize %a, %s, %uz : (tensor<3xui8>, tensor<f32>, tensor<ui8>) -> tensor<3xf32>
+  %bd = graph.dequantize %b, %s, %iz : (tensor<3xi8>, tensor<f32>, tensor<i8>) -> tensor<3xf32>
+  %m = graph.mul %ad, %bd : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %q = graph.quantize %m, %s, %uz : (tensor<3xf32>, tensor<f32>, tensor<ui8>) -> tensor<3xui8>
+  func.return %q : tensor<3xui8>
+}
+
+// -----
+
+// quantize(softmax(dequantize(x))) is ONNX Runtime's QLinearSoftmax: exp from a 256-entry table
+// indexed by x - max(x) + 255, times floor(1 / y_scale) (254 for the float32 1/255), divided by
+// the row's sum, quantized with scale 1 and the output's zero point.
+
+// CHECK-LABEL: @softmax
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x4xui8>)
+// CHECK:       %[[L:.*]] = graph.dequantize %[[X]], %{{.*}}, %{{.*}} : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x4xf32>
+// CHECK-NEXT:  %[[MAX:.*]] = graph.reduce %[[L]] {kind = "max", axes = array<i64: 1>}
+// CHECK-NEXT:  %[[D:.*]] = graph.sub %[[L]], %[[MAX]]
+// CHECK-NEXT:  %[[C255:.*]] = graph.constant dense<2.550000e+02> : tensor<f32>
+// CHECK-NEXT:  %[[IF:.*]] = graph.add %[[D]], %[[C255]]
+// CHECK-NEXT:  %[[I:.*]] = graph.cast %[[IF]] : (tensor<2x4xf32>) -> tensor<2x4xi32>
+// CHECK-NEXT:  %[[T:.*]] = graph.constant dense{{.*}} : tensor<256xf32>
+// CHECK-NEXT:  %[[E:.*]] = graph.gather %[[T]], %[[I]]
+// CHECK-NEXT:  %[[SUM:.*]] = graph.reduce %[[E]] {kind = "sum", axes = array<i64: 1>}
+// CHECK-NEXT:  %[[INV:.*]] = graph.constant dense<2.540000e+02> : tensor<f32>
+// CHECK-NEXT:  %[[S:.*]] = graph.mul %[[E]], %[[INV]]
+// CHECK-NEXT:  %[[P:.*]] = graph.div %[[S]], %[[SUM]]
+// CHECK-NEXT:  %[[Q:.*]] = graph.quantize %[[P]], %{{.*}}, %{{.*}} :
+// CHECK-NOT:   graph.softmax
+// CHECK:       func.return %[[Q]]
+func.func @softmax(%x: tensor<2x4xui8>) -> tensor<2x4xui8> {
+  %xs = graph.constant dense<0.125> : tensor<f32>
+  %xz = graph.constant dense<100> : tensor<ui8>
+  %ys = graph.constant dense<0.00392156886> : tensor<f32>
+  %yz = graph.constant dense<0> : tensor<ui8>
+  %xd = graph.dequantize %x, %xs, %xz : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x4xf32>
+  %p = graph.softmax %xd {axis = 1 : i64} : tensor<2x4xf32>
+  %q = graph.quantize %p, %ys, %yz : (tensor<2x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4xui8>
+  func.return %q : tensor<2x4xui8>
+}
+
+// -----
+
+// quantize(add(dequantize(a), dequantize(b))) is ONNX Runtime's QLinearAdd: ratios 0.5 and
+// 0.25, fixed part 3 - (0.5 * 10 + 0.25 * 4) = -3, each fused multiply-add exact in f64 and
+// rounded once to f32, then quantize with scale 1 and zero point 0.
+
+// CHECK-LABEL: @add
+// CHECK-SAME:  (%[[A:.*]]: tensor<4xui8>, %[[B:.*]]: tensor<4xui8>)
+// CHECK:       %[[LB:.*]] = graph.dequantize %[[B]], %{{.*}}, %{{.*}} : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+// CHECK-NEXT:  %[[WB:.*]] = graph.cast %[[LB]] : (tensor<4xf32>) -> tensor<4xf64>
+// CHECK-NEXT:  %[[K:.*]] = graph.constant dense<-3.000000e+00> : tensor<f64>
+// CHECK-NEXT:  %[[RB:.*]] = graph.constant dense<2.500000e-01> : tensor<f64>
+// CHECK-NEXT:  %[[PB:.*]] = graph.mul %[[WB]], %[[RB]]
+// CHECK-NEXT:  %[[SB:.*]] = graph.add %[[PB]], %[[K]]
+// CHECK-NEXT:  %[[T:.*]] = graph.cast %[[SB]] : (tensor<4xf64>) -> tensor<4xf32>
+// CHECK-NEXT:  %[[TW:.*]] = graph.cast %[[T]] : (tensor<4xf32>) -> tensor<4xf64>
+// CHECK:       %[[LA:.*]] = graph.dequantize %[[A]]
+// CHECK-NEXT:  %[[WA:.*]] = graph.cast %[[LA]]
+// CHECK-NEXT:  %[[RA:.*]] = graph.constant dense<5.000000e-01> : tensor<f64>
+// CHECK-NEXT:  %[[PA:.*]] = graph.mul %[[WA]], %[[RA]]
+// CHECK-NEXT:  %[[SA:.*]] = graph.add %[[PA]], %[[TW]]
+// CHECK-NEXT:  %[[C:.*]] = graph.cast %[[SA]] : (tensor<4xf64>) -> tensor<4xf32>
+// CHECK:       %[[Q:.*]] = graph.quantize %[[C]], %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+// CHECK-NEXT:  func.return %[[Q]]
+func.func @add(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %as = graph.constant dense<0.5> : tensor<f32>
+  %az = graph.constant dense<10> : tensor<ui8>
+  %bs = graph.constant dense<0.25> : tensor<f32>
+  %bz = graph.constant dense<4> : tensor<ui8>
+  %cs = graph.constant dense<1.0> : tensor<f32>
+  %cz = graph.constant dense<3> : tensor<ui8>
+  %ad = graph.dequantize %a, %as, %az : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  %bd = graph.dequantize %b, %bs, %bz : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  %s = graph.add %ad, %bd : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %q = graph.quantize %s, %cs, %cz : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+  func.return %q : tensor<4xui8>
+}
