@@ -204,7 +204,7 @@ class DropPaddingOnlyTaps(RewritePattern):
         window: list[slice] = [slice(None)] * 4
         padding = [top, left, bottom, right]
         dilations = list(op.dilation_tuple())
-        for axis, (lo, hi) in enumerate(((top, bottom), (left, right))):
+        for axis, lo in enumerate((top, left)):
             dim = "HW"[axis]
             size, out = in_shape[layout.index(dim)], out_shape[layout.index(dim)]
             kernel = weight.shape[kernel_layout.index(dim)]
