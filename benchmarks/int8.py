@@ -99,8 +99,7 @@ class _Reader:
 
 def quantized_models(name: str, path: Path, calibration: int) -> dict[str, Path]:
     """{variant: ONNX file}: the fp32 file and ORT's quantized ones beside it (made once)."""
-    from onnxruntime.quantization import (QuantFormat, QuantType, quantize_dynamic,
-                                          quantize_static)
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
 
     files = {"fp32": path}
     static = path.with_name(f"{path.stem}.qdq{calibration}.onnx")

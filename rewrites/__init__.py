@@ -48,6 +48,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-plan-memory": ("dlc.rewrites.loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-fold-constant-nests": (
         "dlc.rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
+    "loop-fuse-nests": ("dlc.rewrites.loop_fuse_nests", "LoopFuseNestsPass"),
     # loop -> llvm
     "math-polynomial-approximation": (
         "dlc.rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),

@@ -36,10 +36,10 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
 )
 from dlc.dialects.graph.ops_quant import (
+    UI8,
     Conv2DIntegerOp,
     DequantizeOp,
     MatmulIntegerOp,
-    UI8,
     QuantizeOp,
 )
 from dlc.dialects.graph.ops_tensor import CastOp, GatherOp

@@ -29,10 +29,13 @@ class GraphSimplifyPass(ModulePass):
     into one reshape, reshapes to the operand's own type removed, single-input concats
     removed, `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
     when the constant's broadcast leaves x's type unchanged, casts, pads, broadcasts and
-    slices that return their operand unchanged removed, and a `graph.if` on a constant
-    condition replaced by the ops of the branch it takes.
+    slices that return their operand unchanged removed, a `graph.if` on a constant condition
+    replaced by the ops of the branch it takes, and the outer kernel rows and columns of a conv
+    with a constant weight that only ever read zero padding cut off (a dilated conv on a map
+    smaller than its dilation: DeepLab's ASPP 3x3 convs become 1x1 convs).
 
-    *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign;
+    *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign
+    (and a conv's dropped `w * 0` products, which a non-finite weight would have made NaN);
     no op is created that was not there in another form; the patterns are also the ops'
     canonicalization patterns, so `canonicalize` applies them.
 

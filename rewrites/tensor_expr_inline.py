@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from dlc.dialects.tensor_expr.ops import ComputeOp, ReadOp, YieldOp
 from xdsl.context import Context
+from xdsl.dialects import math
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -31,12 +32,41 @@ channel; inlined, each read would redo the transform), and what a recurrent op's
 (transposed weights, GRU's reset gate: inlined, a GEMM would re-read or recompute them per term)."""
 
 
+TRANSCENDENTAL_OPS: tuple[type[Operation], ...] = (
+    math.ExpOp, math.Exp2Op, math.ExpM1Op, math.LogOp, math.Log1pOp, math.Log2Op, math.Log10Op,
+    math.TanhOp, math.ErfOp, math.PowFOp, math.SinOp, math.CosOp, math.TanOp, math.AtanOp,
+    math.Atan2Op,
+)
+"""Ops whose cost is tens of instructions an element (a polynomial or a library call): a
+producer that holds one is computed once and stored rather than recomputed per reader."""
+
+
+def is_expensive(producer: ComputeOp) -> bool:
+    """Whether `producer`'s body evaluates a transcendental function (`TRANSCENDENTAL_OPS`)."""
+    return any(isinstance(op, TRANSCENDENTAL_OPS) for op in producer.body.walk())
+
+
+def reads_repeat_work(readers: Sequence[ReadOp]) -> bool:
+    """Whether inlining at `readers` would evaluate an element more than once: the reads sit in
+    more than one compute, or in one compute at different indices (a stencil). Reads of the
+    same element in the same compute cost one evaluation (LLVM merges the copies)."""
+    first = readers[0]
+    home = first.parent_op()
+    return any(
+        read.parent_op() is not home or tuple(read.indices) != tuple(first.indices)
+        for read in readers[1:]
+    )
+
+
 def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[ReadOp] | None:
     """The reads of `producer` to substitute, or None when it must stay materialised.
 
     A producer is inlined when it has no reduction, its tag is not in `keep_tags`, it is used
-    at all, and every use is a `tensor_expr.read` inside another compute (not a function
-    result, not a call operand).
+    at all, every use is a `tensor_expr.read` inside another compute (not a function result,
+    not a call operand), and it is cheap to recompute: a producer that evaluates a
+    transcendental function (`is_expensive`) is inlined only where each element is then still
+    evaluated once (`reads_repeat_work`). Softmax's exp(x - max), read by both the sum and the
+    normalisation, stays one stored compute instead of two exps an element.
     """
     if producer.get_reduce_extents():
         return None
@@ -48,7 +78,11 @@ def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[Rea
         if not isinstance(reader, ReadOp) or producer.is_ancestor(reader):
             return None
         readers.append(reader)
-    return readers or None
+    if not readers:
+        return None
+    if is_expensive(producer) and reads_repeat_work(readers):
+        return None
+    return readers
 
 
 def substitute(producer: ComputeOp, read: ReadOp, rewriter: PatternRewriter) -> None:
@@ -100,9 +134,14 @@ class TensorExprInlinePass(ModulePass):
     chain of injective computes after a reduction becomes one epilogue compute reading the
     reduction: relu(bias_add(conv2d)) is conv2d plus one "relu" compute.
 
+    A producer that evaluates a transcendental function (exp, log, tanh, erf, ...) is inlined
+    only where that evaluates each of its elements once (one reading compute, one index
+    tuple): softmax's exp(x - max), read by its sum and its normalisation, stays stored.
+
     *Invariants*: every function computes the same values (each element of an inlined producer
-    is recomputed where it is read, so a producer read by several computes is computed several
-    times, as with TVM's compute_inline); the number of materialised tensors never grows.
+    is recomputed where it is read, so a cheap producer read by several computes is computed
+    several times, as with TVM's compute_inline); the number of materialised tensors never
+    grows.
 
     Options:
         keep_tags (`keep-tags`): tags of computes that stay materialised even though they are

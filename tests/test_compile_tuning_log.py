@@ -98,8 +98,9 @@ def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
     module = parse_module(model, ctx)
     suffix, tuned = whole_module_passes(module, CompileOptions(tuning_log=log), ctx)
     assert list(tuned.values()) == [workload.key]
-    # schedules (and folding constant packing) see the whole module; only lowering is per kernel
-    lowering = ["math-polynomial-approximation", "convert-memref-view-to-llvm",
+    # schedules (and folding constant packing) see the whole module; fusing a kernel's nests
+    # and lowering are per kernel
+    lowering = ["loop-fuse-nests", "math-polynomial-approximation", "convert-memref-view-to-llvm",
                 "convert-loop-to-llvm"]
     assert [p.name for p in suffix] == lowering
     kernels = [

@@ -14,6 +14,7 @@ from dlc.dialects.graph.ops import (
     AddOp,
     ConcatOp,
     ConstantOp,
+    Conv2DOp,
     DivOp,
     FlattenOp,
     MulOp,
@@ -25,7 +26,9 @@ from dlc.dialects.graph.ops import (
 from dlc.dialects.graph.ops_control import IfOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
 from dlc.dialects.graph.utils import (
+    build_constant,
     compose_permutations,
+    constant_array,
     is_identity_permutation,
     shape_of,
     splat_value,
@@ -187,6 +190,68 @@ class InlineConstantIf(RewritePattern):
         rewriter.replace_op(op, [], values)
 
 
+def image_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int,
+               ) -> tuple[int, int]:
+    """The first and last tap of a convolution window along one axis that read the image (not
+    the zero padding) for at least one output position.
+
+    Tap `k` reads input index `o * stride + k * dilation - pad` for the outputs `o` in
+    [0, out); a tap whose every index falls outside [0, size) only multiplies padding.
+    Returns (0, kernel - 1) when every tap reads the image, and (-1, -1) when none does.
+    """
+    kept = [k for k in range(kernel)
+            if any(0 <= o * stride + k * dilation - pad < size for o in range(out))]
+    return (kept[0], kept[-1]) if kept else (-1, -1)
+
+
+class DropPaddingOnlyTaps(RewritePattern):
+    """A conv whose outer kernel rows or columns read only zero padding → the same conv with
+    those taps cut from its (constant) weight and the padding reduced to match.
+
+    This is what a dilated conv with a large dilation on a small feature map looks like
+    (DeepLab's ASPP: dilation 24 and 36 on a 16x16 map): every tap but the centre reads
+    padding, so the 3x3 conv is a 1x1 conv that needs no padded copy of its input. The
+    products dropped are `w * 0`, so the sums are unchanged (exactly, for finite weights).
+    Only when the weight is a `graph.constant` and the new padding is non-negative.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        weight = constant_array(op.weight)
+        if weight is None:
+            return
+        layout, kernel_layout = op.layout_value(), op.kernel_layout_value()
+        in_shape, out_shape = shape_of(op.input), shape_of(op.result)
+        top, left, bottom, right = op.padding_tuple()
+        window: list[slice] = [slice(None)] * 4
+        padding = [top, left, bottom, right]
+        dilations = list(op.dilation_tuple())
+        for axis, lo in enumerate((top, left)):
+            dim = "HW"[axis]
+            size, out = in_shape[layout.index(dim)], out_shape[layout.index(dim)]
+            kernel = weight.shape[kernel_layout.index(dim)]
+            stride, dilation = op.strides_tuple()[axis], op.dilation_tuple()[axis]
+            first, last = image_taps(size, out, kernel, stride, dilation, lo)
+            if first < 0 or (first, last) == (0, kernel - 1):
+                continue  # (no tap reads the image: leave the all-zero conv alone)
+            new_lo = lo - first * dilation
+            new_hi = (out - 1) * stride + last * dilation - lo - (size - 1)
+            if new_lo < 0 or new_hi < 0:
+                continue
+            window[kernel_layout.index(dim)] = slice(first, last + 1)
+            padding[axis], padding[axis + 2] = new_lo, new_hi
+            if first == last:
+                dilations[axis] = 1  # one tap left: its dilation means nothing
+        if all(cut == slice(None) for cut in window):
+            return
+        new_weight = build_constant(weight[tuple(window)])
+        conv = Conv2DOp(op.input, new_weight, op.bias, strides=op.strides_tuple(),
+                        padding=padding, dilation=dilations,
+                        groups=op.groups_value(), layout=layout, kernel_layout=kernel_layout)
+        conv.location = op.location
+        rewriter.replace(op, [new_weight, conv], [conv.result])
+
+
 def simplify_patterns() -> list[RewritePattern]:
     """Every graph-simplify pattern, for other passes and pipelines to reuse."""
     return [
@@ -199,6 +264,7 @@ def simplify_patterns() -> list[RewritePattern]:
         RemoveNeutralOperand(),
         RemoveNoOpTensorOp(),
         InlineConstantIf(),
+        DropPaddingOnlyTaps(),
     ]
 
 
@@ -217,6 +283,7 @@ _PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
     BroadcastToOp: (RemoveNoOpTensorOp,),
     SliceOp: (RemoveNoOpTensorOp,),
     IfOp: (InlineConstantIf,),
+    Conv2DOp: (DropPaddingOnlyTaps,),
 }
 
 

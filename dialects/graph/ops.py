@@ -981,7 +981,7 @@ class Conv2DOp(ConvLayouts, GraphOp):
     layout = attr_def(StringAttr, default_value=StringAttr("NCHW"))
     kernel_layout = attr_def(StringAttr, default_value=StringAttr("OIHW"))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = (
         "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )

@@ -203,3 +203,45 @@ func.func @negative_runtime_if(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf3
   }
   func.return %r : tensor<2xf32>
 }
+
+// -----
+
+// A dilated conv on a map smaller than its dilation (DeepLab's ASPP): only the centre tap ever
+// reads the image, the others read zero padding; the conv becomes a 1x1 conv without padding.
+// CHECK-LABEL: @padding_only_taps_dropped
+// CHECK:       %[[W:.*]] = graph.constant dense<5.000000e+00> : tensor<1x1x1x1xf32>
+// CHECK-NEXT:  %[[R:.*]] = graph.conv2d %x, %[[W]], %b : (tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>
+// CHECK-NEXT:  func.return %[[R]]
+func.func @padding_only_taps_dropped(%x: tensor<1x1x4x4xf32>, %b: tensor<1xf32>) -> tensor<1x1x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %r = graph.conv2d %x, %w, %b {padding = array<i64: 4, 4, 4, 4>, dilation = array<i64: 4, 4>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>
+  func.return %r : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Only the rows are cut (dilation 3 over 3 rows); the columns all read the image and keep
+// their padding and dilation.
+// CHECK-LABEL: @padding_only_rows_dropped
+// CHECK:       %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}4.000000e+00, 5.000000e+00, 6.000000e+00]]]]> : tensor<1x1x1x3xf32>
+// CHECK-NEXT:  graph.conv2d %x, %[[W]] {padding = array<i64: 0, 1, 0, 1>} : (tensor<1x1x3x5xf32>, tensor<1x1x1x3xf32>) -> tensor<1x1x3x5xf32>
+func.func @padding_only_rows_dropped(%x: tensor<1x1x3x5xf32>) -> tensor<1x1x3x5xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %r = graph.conv2d %x, %w {padding = array<i64: 3, 1, 3, 1>, dilation = array<i64: 3, 1>} : (tensor<1x1x3x5xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x3x5xf32>
+  func.return %r : tensor<1x1x3x5xf32>
+}
+
+// -----
+
+// Every tap reads the image somewhere (an ordinary padded 3x3 conv), or the weight is not a
+// constant to cut: the convs stay.
+// CHECK-LABEL: @negative_taps_read_the_image
+// CHECK:       graph.conv2d %x, %w0 {padding = array<i64: 1, 1, 1, 1>}
+// CHECK-SAME:  tensor<1x1x3x3xf32>
+// CHECK:       graph.conv2d %x, %w1 {padding = array<i64: 4, 4, 4, 4>, dilation = array<i64: 4, 4>}
+func.func @negative_taps_read_the_image(%x: tensor<1x1x4x4xf32>, %w1: tensor<1x1x3x3xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %w0 = graph.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %r0 = graph.conv2d %x, %w0 {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  %r1 = graph.conv2d %x, %w1 {padding = array<i64: 4, 4, 4, 4>, dilation = array<i64: 4, 4>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  func.return %r0, %r1 : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+}

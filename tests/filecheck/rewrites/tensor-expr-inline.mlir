@@ -92,13 +92,13 @@ func.func @pad_kept_by_default(%X: tensor<6xf32>, %W: tensor<3xf32>) -> tensor<6
 
 // -----
 
-// A producer read by two computes is copied into both, at each read's own indices.
+// A cheap producer read by two computes is copied into both, at each read's own indices.
 // CHECK-LABEL: func.func @two_readers
 func.func @two_readers(%X: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %e = tensor_expr.compute "exp" tag "injective" -> tensor<4xf32> {
+  %e = tensor_expr.compute "neg" tag "injective" -> tensor<4xf32> {
   ^bb0(%i: index):
     %x = tensor_expr.read %X[%i] : tensor<4xf32>
-    %y = math.exp %x : f32
+    %y = arith.negf %x : f32
     tensor_expr.yield %y : f32
   }
   %rev = tensor_expr.compute "reverse" tag "injective" -> tensor<4xf32> {
@@ -116,16 +116,16 @@ func.func @two_readers(%X: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   }
   func.return %rev, %sq : tensor<4xf32>, tensor<4xf32>
 }
-// CHECK-NOT:  "exp"
+// CHECK-NOT:  "neg"
 // CHECK:      tensor_expr.compute "reverse"
 // CHECK:        %[[J:.*]] = arith.subi
 // CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %X[%[[J]]] : tensor<4xf32>
-// CHECK-NEXT:   %[[Y:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:   %[[Y:.*]] = arith.negf %[[X]] : f32
 // CHECK-NEXT:   tensor_expr.yield %[[Y]] : f32
 // CHECK:      tensor_expr.compute "square"
 // CHECK-NEXT: ^bb0(%[[I:.*]]: index):
 // CHECK-NEXT:   %[[X:.*]] = tensor_expr.read %X[%[[I]]] : tensor<4xf32>
-// CHECK-NEXT:   %[[Y:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:   %[[Y:.*]] = arith.negf %[[X]] : f32
 // CHECK-NEXT:   arith.mulf %[[Y]], %[[Y]] : f32
 
 // -----
@@ -197,3 +197,68 @@ func.func @winograd_input_kept_by_default(%X: tensor<4x6xf32>, %U: tensor<4x3xf3
 // ALL-NOT:    "winograd_input"
 // ALL:        tensor_expr.compute "conv2d"
 // ALL-NOT:    "winograd_input"
+
+// -----
+
+// Softmax's exp(x - max) is read by the sum and by the normalisation: inlined, every element's
+// exp would be computed twice, so it stays one stored compute. A cheap producer read by the
+// same two computes is still inlined (with keep-tags="" too).
+// CHECK-LABEL: func.func @expensive_producer_kept
+// ALL-LABEL:   func.func @expensive_producer_kept
+func.func @expensive_producer_kept(%X: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %e = tensor_expr.compute "exp" tag "injective" -> tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %X[%i, %j] : tensor<2x4xf32>
+    %y = math.exp %x : f32
+    tensor_expr.yield %y : f32
+  }
+  %n = tensor_expr.compute "neg" tag "injective" -> tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %X[%i, %j] : tensor<2x4xf32>
+    %y = arith.negf %x : f32
+    tensor_expr.yield %y : f32
+  }
+  %s = tensor_expr.compute "sum" tag "reduce" reduce [4] sum init 0.0 : f32 -> tensor<2xf32> {
+  ^bb0(%i: index, %k: index):
+    %a = tensor_expr.read %e[%i, %k] : tensor<2x4xf32>
+    %b = tensor_expr.read %n[%i, %k] : tensor<2x4xf32>
+    %p = arith.addf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  %d = tensor_expr.compute "div" tag "injective" -> tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = tensor_expr.read %e[%i, %j] : tensor<2x4xf32>
+    %b = tensor_expr.read %n[%i, %j] : tensor<2x4xf32>
+    %t = tensor_expr.read %s[%i] : tensor<2xf32>
+    %q = arith.addf %a, %b : f32
+    %r = arith.divf %q, %t : f32
+    tensor_expr.yield %r : f32
+  }
+  %u = tensor_expr.compute "exp_once" tag "injective" -> tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %x = tensor_expr.read %X[%i, %j] : tensor<2x4xf32>
+    %y = math.exp %x : f32
+    tensor_expr.yield %y : f32
+  }
+  %v = tensor_expr.compute "square" tag "injective" -> tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = tensor_expr.read %u[%i, %j] : tensor<2x4xf32>
+    %b = tensor_expr.read %u[%i, %j] : tensor<2x4xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %d, %v : tensor<2x4xf32>, tensor<2x4xf32>
+}
+// CHECK:      %[[E:.*]] = tensor_expr.compute "exp" tag "injective"
+// CHECK:      tensor_expr.compute "sum"
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[K:.*]]: index):
+// CHECK-NEXT:   tensor_expr.read %[[E]][%[[I]], %[[K]]]
+// CHECK-NEXT:   tensor_expr.read %X[%[[I]], %[[K]]]
+// CHECK-NEXT:   arith.negf
+// CHECK:      tensor_expr.compute "div"
+// CHECK:        tensor_expr.read %[[E]]
+// CHECK-NOT:  "exp_once"
+// CHECK:      tensor_expr.compute "square"
+// CHECK-COUNT-2: math.exp
+// ALL:        tensor_expr.compute "exp" tag "injective"
+// ALL-NOT:    "neg"
