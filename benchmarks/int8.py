@@ -15,12 +15,13 @@ are also quantized by `quantize_dynamic` (int8 weights, activations quantized at
 `DynamicQuantizeLinear`, `MatMulInteger`).
 
 Every (model, variant, engine) is timed alone in its own process by benchmarks/zoo.py's worker,
-once ("one run"; engines in the order given), as BASELINES.md asks: the median latency of
-back-to-back calls on the same seeded input, and (a second table) the median CPU time of all
-threads per call, the steadier figure when other processes load the machine. The table gives
-ONNX Runtime's milliseconds and the other engines' ratios to it, then each engine's int8/fp32
-ratio, and the difference of dlc's and OpenVINO's int8 output from ONNX Runtime's int8 output in quantization steps of the model's last
-DequantizeLinear (or relative to the output's range where the output is not quantized).
+once ("one run"; engines in the order given), as BASELINES.md asks: the median latency of back-to-
+back calls on the same seeded input, and (a second table) the median CPU time of all threads per
+call, the steadier figure when other processes load the machine. The table gives ONNX Runtime's
+milliseconds and the other engines' ratios to it, then each engine's int8/fp32 ratio, and the
+difference of dlc's and OpenVINO's int8 output from ONNX Runtime's int8 output in quantization
+steps of the model's last DequantizeLinear (or relative to the output's range where the output is
+not quantized).
 
 Installing the engines and model libraries: the `zoo` extra (README.md, "Benchmarks").
 """
