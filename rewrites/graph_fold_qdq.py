@@ -231,7 +231,7 @@ class FoldQdqIntoIntegerOp(RewritePattern):
         requantized = QuantizeOp(value, one, op.zero_point, op.axis_value())
         requantized.location = op.location
         new_ops.append(requantized)
-        rewriter.replace_op(op, new_ops, [requantized.result])
+        rewriter.replace(op, new_ops, [requantized.result])
 
 
 def _per_tensor(value: SSAValue) -> _Dequantized | None:
@@ -294,7 +294,7 @@ class FoldQdqMul(RewritePattern):
         new_ops += [product, ratio, scaled, offset, shifted, one, zero, requantized]
         _name(new_ops, "product", "multiplier", "scaled", "zero_point_f", "shifted", "one",
               "zero")
-        rewriter.replace_op(op, new_ops, [requantized.result])
+        rewriter.replace(op, new_ops, [requantized.result])
 
 
 class FoldQdqAdd(RewritePattern):
@@ -352,7 +352,7 @@ class FoldQdqAdd(RewritePattern):
                                  const(0, np.asarray(c_zero).dtype.type), op.axis_value())
         requantized.location = op.location
         new_ops.append(requantized)
-        rewriter.replace_op(op, new_ops, [requantized.result])
+        rewriter.replace(op, new_ops, [requantized.result])
 
 
 def softmax_table(x_scale: float, length: int) -> np.ndarray:
@@ -409,7 +409,7 @@ class FoldQdqSoftmax(RewritePattern):
                     factor, scaled, probs, requantized]
         _name(new_ops, "one", "zero", "levels", "row_max", "below_max", "offset", "index_f",
               "index", "exp_table", "exps", "row_sum", "inverse_scale", "scaled", "probs")
-        rewriter.replace_op(op, new_ops, [requantized.result])
+        rewriter.replace(op, new_ops, [requantized.result])
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,7 @@ class InlineConstantIf(RewritePattern):
         values = list(terminator.operands)
         rewriter.erase_op(terminator)
         rewriter.inline_block(block, InsertPoint.before(op))
-        rewriter.replace_op(op, [], values)
+        rewriter.replace(op, [], values)
 
 
 def image_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int,
