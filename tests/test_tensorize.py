@@ -255,3 +255,80 @@ def test_requantized_gemm_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
     if _host_has_vnni():
         got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
         np.testing.assert_array_equal(got, reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# vdpbf16ps alone: the intrinsic's LLVM call on this host
+# ---------------------------------------------------------------------------------------------
+
+BF16_TARGET = "llvm -mcpu=sapphirerapids"
+"""A target with avx512bf16."""
+
+
+def _host_has_bf16() -> bool:
+    import llvmlite.binding as llvm
+
+    return bool(llvm.get_host_cpu_features().get("avx512bf16", False))
+
+
+needs_bf16 = pytest.mark.skipif(not _host_has_bf16(), reason="the host lacks avx512_bf16")
+
+_BF16_DOT = """
+func.func @dot(%A: memref<2xbf16>, %B: memref<32xbf16>, %C0: memref<16xf32>, %C: memref<16xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  loop.for %j = %c0 to %c16 step %c1 axis "j" {
+    %v = loop.load %C0[%j] : memref<16xf32> -> f32
+    loop.store %v, %C[%j] : f32 -> memref<16xf32>
+  }
+  loop.for %j = %c0 to %c16 step %c1 axis "j" {
+    loop.for %k = %c0 to %c2 step %c1 axis "k" {
+      loop.block "dot" reads(%A, %B : memref<2xbf16>, memref<32xbf16>) writes(%C : memref<16xf32>) spatial ["j"] reduction ["k"] {
+        %l = arith.muli %j, %c2 : index
+        %l2 = arith.addi %l, %k : index
+        %a = loop.load %A[%k] : memref<2xbf16> -> bf16
+        %ae = arith.extf %a : bf16 to f32
+        %b = loop.load %B[%l2] : memref<32xbf16> -> bf16
+        %be = arith.extf %b : bf16 to f32
+        %p = arith.mulf %ae, %be : f32
+        %c = loop.load %C[%j] : memref<16xf32> -> f32
+        %s = arith.addf %c, %p : f32
+        loop.store %s, %C[%j] : f32 -> memref<16xf32>
+      }
+    }
+  }
+  func.return
+}
+"""
+
+
+def _bf16_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random normal bf16 values as their bits (f32 values truncated to their top 16 bits)."""
+    values = rng.standard_normal(shape).astype(np.float32)
+    return (values.view(np.uint32) >> 16).astype(np.uint16)
+
+
+@needs_bf16
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vdpbf16ps_alone_jit_matches_numpy(seed: int, tmp_path) -> None:  # type: ignore
+    """The tensorized 16x2 nest compiled for a BF16 target: the call's operands reach LLVM as
+    `<16 x i32>` words (xDSL prints no bfloat) and compute acc + a . b per lane."""
+    module = Parser(make_context(), _BF16_DOT).parse_module()
+    loop = next(op for op in module.walk()
+                if isinstance(op, ForOp) and any(isinstance(o, ForOp) for o in op.body.walk()))
+    tensorize(loop, VDPBF16PS.name, frozenset({"avx512bf16"}))
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    path = tmp_path / "dot.mlir"
+    path.write_text(str(module))
+    executable = dlc.compile(path, target=BF16_TARGET, cache=False)
+    rng = np.random.default_rng(seed)
+    a, b = _bf16_bits(rng, (2,)), _bf16_bits(rng, (32,))
+    acc = rng.standard_normal(16).astype(np.float32)
+    expected = VDPBF16PS.reference(acc, a, b)
+    exact = acc + (b.astype(np.uint32) << 16).view(np.float32).reshape(16, 2).astype(
+        np.float64) @ (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    np.testing.assert_allclose(expected, exact, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(executable(a, b, acc), expected, rtol=1e-5, atol=1e-5)
