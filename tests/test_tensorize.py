@@ -332,3 +332,131 @@ def test_vdpbf16ps_alone_jit_matches_numpy(seed: int, tmp_path) -> None:  # type
         np.float64) @ (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     np.testing.assert_allclose(expected, exact, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(executable(a, b, acc), expected, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The avx512bf16-gemm default rule: bf16 GEMMs as vdpbf16ps micro-kernels
+# ---------------------------------------------------------------------------------------------
+
+
+def _bf16_gemm_module(m: int, k: int, n: int) -> str:
+    types = f"(tensor<{m}x{k}xbf16>, tensor<{k}x{n}xbf16>)"
+    return (
+        f"func.func @mm(%a: tensor<{m}x{k}xbf16>, %b: tensor<{k}x{n}xbf16>) -> "
+        f"tensor<{m}x{n}xbf16> {{\n"
+        f"  %r = graph.matmul %a, %b : {types} -> tensor<{m}x{n}xbf16>\n"
+        f"  func.return %r : tensor<{m}x{n}xbf16>\n}}\n"
+    )
+
+
+def _bf16_case(rng: np.random.Generator, m: int, k: int, n: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(A bits, B bits, the f64 product of their bf16 values)."""
+    a, b = _bf16_bits(rng, (m, k)), _bf16_bits(rng, (k, n))
+    return a, b, _bf16_values(a).astype(np.float64) @ _bf16_values(b).astype(np.float64)
+
+
+def _bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _assert_bf16_product(got: np.ndarray, expected: np.ndarray, k: int) -> None:
+    """The bf16 result within its final rounding (2^-8 relative) plus the f32 sums' error,
+    which vdpbf16ps's pairwise rounding makes differ from the scalar nest's."""
+    values = _bf16_values(np.asarray(got).view(np.uint16))
+    scale = np.abs(expected).max() + 1e-30
+    np.testing.assert_allclose(values, expected, rtol=2.0**-8, atol=scale * k * 2.0**-22)
+
+
+def test_bf16_target_tensorizes_the_bf16_gemm_and_others_do_not() -> None:
+    text = _bf16_gemm_module(8, 12, 32)
+    bf16 = _lower(text, BF16_TARGET)
+    calls = [op for op in bf16.walk() if isinstance(op, IntrinsicOp)]
+    assert calls and {op.intrinsic.data for op in calls} == {VDPBF16PS.name}
+    plain = _lower(text, VNNI_TARGET)  # cascadelake: no avx512bf16
+    assert not any(isinstance(op, IntrinsicOp) for op in plain.walk())
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.tuples(st.integers(1, 9), st.integers(1, 21), st.integers(1, 40)),
+       seed=st.integers(0, 2**32 - 1))
+def test_bf16_schedule_in_the_loop_interpreter_matches_numpy(
+        shape: tuple[int, int, int], seed: int) -> None:
+    """Random shapes (remainders of 16 columns, pairs of k and row blocks) in the loop
+    interpreter, whose vdpbf16ps is the library entry's reference: host independent."""
+    import ml_dtypes
+
+    m, k, n = shape
+    module = _lower(_bf16_gemm_module(m, k, n), BF16_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    a, b, expected = _bf16_case(np.random.default_rng(seed), m, k, n)
+    (got,) = run_function(module, "mm", [a.view(ml_dtypes.bfloat16), b.view(ml_dtypes.bfloat16)])
+    _assert_bf16_product(got, expected, k)
+
+
+def _run_bf16_compiled(m: int, k: int, n: int, seed: int, tmp_path) -> None:  # type: ignore
+    path = tmp_path / f"mm_bf16_{m}_{k}_{n}.mlir"
+    path.write_text(_bf16_gemm_module(m, k, n))
+    executable = dlc.compile(path, target=BF16_TARGET, cache=False)
+    a, b, expected = _bf16_case(np.random.default_rng(seed), m, k, n)
+    _assert_bf16_product(executable(a, b), expected, k)
+
+
+@needs_bf16
+@pytest.mark.parametrize(("m", "k", "n"), [
+    (1, 1, 1),       # everything a remainder (odd K padded)
+    (7, 13, 33),     # odd sizes
+    (12, 64, 128),   # whole panels and pairs, whole row blocks
+    (64, 101, 200),  # several column groups, a column tail, odd K
+])
+def test_bf16_gemm_jit_matches_numpy(m: int, k: int, n: int, tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(m, k, n, m * 1000 + k * 10 + n, tmp_path)
+
+
+@needs_bf16
+@settings(max_examples=5, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(shape=st.tuples(st.integers(1, 19), st.integers(1, 37), st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1))
+def test_bf16_gemm_jit_random_shapes(shape: tuple[int, int, int], seed: int,
+                                     tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(*shape, seed, tmp_path)
+
+
+@needs_bf16
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_bf16_matmul_onnx_with_weight_runs_the_vdpbf16ps_kernel(precision: str) -> None:
+    """ONNX MatMul with a constant weight (B packed at compile time): a bf16 model as it is,
+    and an f32 model compiled with precision="bf16" (a Relu after the MatMul, so that it is
+    not the output layer, which stays f32)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(5)
+    m, k, n = 37, 95, 50
+    a, b, _ = _bf16_case(rng, m, k, n)
+    x, w = _bf16_values(a), _bf16_values(b)
+    if precision == "bf16":
+        kind = TensorProto.FLOAT
+        weight = numpy_helper.from_array(w, "w")
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]),
+                 helper.make_node("Relu", ["t"], ["y"])]
+        expected = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+        inputs = x
+    else:
+        kind = TensorProto.BFLOAT16
+        weight = helper.make_tensor("w", kind, [k, n], b.tobytes(), raw=True)
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+        expected = x.astype(np.float64) @ w.astype(np.float64)
+        inputs = a.view(ml_dtypes.bfloat16)
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", kind, [m, k])],
+        [helper.make_tensor_value_info("y", kind, [m, n])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    executable = dlc.compile(model, target=BF16_TARGET, cache=False, precision=precision)
+    got = np.asarray(executable(inputs))
+    if got.dtype == np.float32:
+        # f32 output of the bf16 ReLU: its input was rounded to bf16 once.
+        np.testing.assert_allclose(got, expected, rtol=2.0**-8,
+                                   atol=np.abs(expected).max() * k * 2.0**-22)
+    else:
+        _assert_bf16_product(got.view(np.uint16), expected, k)
