@@ -339,13 +339,15 @@ def test_vdpbf16ps_alone_jit_matches_numpy(seed: int, tmp_path) -> None:  # type
 # ---------------------------------------------------------------------------------------------
 
 
-def _bf16_gemm_module(m: int, k: int, n: int) -> str:
-    types = f"(tensor<{m}x{k}xbf16>, tensor<{k}x{n}xbf16>)"
+def _bf16_gemm_module(m: int, k: int, n: int, batch: str = "") -> str:
+    """`graph.matmul` of bf16 A [batch..., m, k] by B [k, n] (`batch`: "1x" for a leading
+    batch of 1, as ONNX MatMuls of [1, seq, hidden] activations have)."""
+    a, y = f"tensor<{batch}{m}x{k}xbf16>", f"tensor<{batch}{m}x{n}xbf16>"
+    types = f"({a}, tensor<{k}x{n}xbf16>)"
     return (
-        f"func.func @mm(%a: tensor<{m}x{k}xbf16>, %b: tensor<{k}x{n}xbf16>) -> "
-        f"tensor<{m}x{n}xbf16> {{\n"
-        f"  %r = graph.matmul %a, %b : {types} -> tensor<{m}x{n}xbf16>\n"
-        f"  func.return %r : tensor<{m}x{n}xbf16>\n}}\n"
+        f"func.func @mm(%a: {a}, %b: tensor<{k}x{n}xbf16>) -> {y} {{\n"
+        f"  %r = graph.matmul %a, %b : {types} -> {y}\n"
+        f"  func.return %r : {y}\n}}\n"
     )
 
 
@@ -394,12 +396,35 @@ def test_bf16_schedule_in_the_loop_interpreter_matches_numpy(
     _assert_bf16_product(got, expected, k)
 
 
-def _run_bf16_compiled(m: int, k: int, n: int, seed: int, tmp_path) -> None:  # type: ignore
+def _run_bf16_compiled(m: int, k: int, n: int, seed: int, tmp_path,  # type: ignore
+                       batch: str = "") -> None:
     path = tmp_path / f"mm_bf16_{m}_{k}_{n}.mlir"
-    path.write_text(_bf16_gemm_module(m, k, n))
+    path.write_text(_bf16_gemm_module(m, k, n, batch))
     executable = dlc.compile(path, target=BF16_TARGET, cache=False)
     a, b, expected = _bf16_case(np.random.default_rng(seed), m, k, n)
-    _assert_bf16_product(executable(a, b), expected, k)
+    a = a.reshape(1, m, k) if batch else a
+    got = np.asarray(executable(a, b))
+    assert got.shape == ((1, m, n) if batch else (m, n))
+    _assert_bf16_product(got.reshape(m, n), expected, k)
+
+
+def test_bf16_rule_takes_a_leading_batch_of_one_in_the_loop_interpreter() -> None:
+    """`[1, M, K] x [K, N]` (a transformer's linear layers): the batch loop of one iteration
+    is kept as index 0."""
+    import ml_dtypes
+
+    m, k, n = 7, 13, 20
+    module = _lower(_bf16_gemm_module(m, k, n, "1x"), BF16_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    a, b, expected = _bf16_case(np.random.default_rng(11), m, k, n)
+    (got,) = run_function(module, "mm", [a.reshape(1, m, k).view(ml_dtypes.bfloat16),
+                                         b.view(ml_dtypes.bfloat16)])
+    _assert_bf16_product(np.asarray(got).reshape(m, n), expected, k)
+
+
+@needs_bf16
+def test_bf16_gemm_jit_with_a_leading_batch_of_one(tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(9, 31, 40, 12, tmp_path, "1x")
 
 
 @needs_bf16

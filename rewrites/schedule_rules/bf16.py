@@ -25,7 +25,9 @@ extf(A[i, k]) * extf(B[k, j])` into an f32 accumulator, followed by the epilogue
 `vdpbf16ps` adds each pair of products to the lane in one rounding and flushes denormal inputs
 and outputs, so results may differ from the scalar nest's in the last bits (and for values
 below 2^-126). The zero padding adds exact zeros (a NaN or infinity in A times a padded zero of
-B lands only in columns past N, which nothing reads). Batched GEMMs and convs are not matched.
+B lands only in columns past N, which nothing reads). Leading spatial loops of one iteration
+(a `[1, M, K] x [K, N]` MatMul) are matched; batched GEMMs (a batch over 1, or B batched too) and
+convs are not.
 The tile shape is the VNNI rule's (`vnni.tile_shape`): 6 x 4 panels on AVX-512. The rule applies
 only when the target has `avx512bf16` (`CpuConfig.features`); elsewhere the generic reduction
 rule schedules the f32-accumulating nest.
@@ -36,8 +38,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
+from dlc.rewrites.schedule.common import depends_on
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import Reduction
 from dlc.rewrites.schedule_rules.vnni import (
@@ -74,15 +77,21 @@ class Bf16Gemm:
     local: bool
     """Whether the sum goes to a local accumulator (`nest.alloc`) that the epilogues read,
     rather than to the output at `[i, j]`."""
+    lead: tuple[SSAValue, ...] = ()
+    """Leading spatial loops of one iteration (the batch of 1 of a `[1, M, K] x [K, N]`
+    MatMul), whose induction variables index A and the output first."""
 
 
 def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
     """The bf16 GEMM the nest computes (module docstring), or None."""
-    if len(nest.spatial) != 2 or len(nest.reduction) != 1 or nest.init is None:
+    if len(nest.spatial) < 2 or len(nest.reduction) != 1 or nest.init is None:
         return None
-    i, j = (loop.induction_var for loop in nest.spatial)
+    if any(loop.trip_count() != 1 for loop in nest.spatial[:-2]):
+        return None
+    lead = tuple(loop.induction_var for loop in nest.spatial[:-2])
+    i, j = (loop.induction_var for loop in nest.spatial[-2:])
     k = nest.reduction[0].induction_var
-    extents = [loop.trip_count() for loop in (*nest.spatial, nest.reduction[0])]
+    extents = [loop.trip_count() for loop in (*nest.spatial[-2:], nest.reduction[0])]
     if any(extent is None for extent in extents):
         return None
     m, n, depth = extents
@@ -91,7 +100,13 @@ def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
     if len(stores) != 1 or stores[0].memref is not nest.home:
         return None
     store = stores[0]
-    if not _home_indices(store, i, j, k, local) or store.value.type != f32:
+    if local:
+        if not _home_indices(store, i, j, k, local) or any(
+                depends_on(index, set(lead)) for index in store.indices):
+            return None
+    elif list(store.indices) != [*lead, i, j]:
+        return None
+    if store.value.type != f32:
         return None
     if not _zero_init(nest.init, store) or not _epilogues_fit(nest, store, i, j, k):
         return None
@@ -106,14 +121,14 @@ def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
         load = ext.input.owner
         if not isinstance(load, LoadOp) or not isinstance(load.result.type, BFloat16Type):
             return None
-        if list(load.indices) == [i, k]:
+        if list(load.indices) == [*lead, i, k]:
             roles["a"] = load.memref
         elif list(load.indices) == [k, j]:
             roles["b"] = load.memref
     if set(roles) != {"a", "b"}:
         return None
     return Bf16Gemm(nest, i, j, k, roles["a"], roles["b"], m, n, depth,  # type: ignore[arg-type]
-                    local)
+                    local, lead)
 
 
 def _product(store: StoreOp) -> arith.MulfOp | None:
@@ -176,6 +191,34 @@ class _Bf16Builder(GemmBuilder):
         self.mr, self.np = tile_shape(gemm, config)  # type: ignore[arg-type]
         self.k2 = -(-gemm.depth // PAIR)
         self.groups = -(-gemm.n // (LANES * self.np))
+        self.lead_zeros = [self.const(0) for _ in gemm.lead]
+
+    def tail(self, i: SSAValue, j: SSAValue, value: SSAValue, ops: list[Operation]
+             ) -> list[SSAValue]:
+        """`GemmBuilder.tail` at output point (0.., i, j): the leading loops' single
+        iteration."""
+        gemm = self.gemm
+        if not gemm.lead:
+            return super().tail(i, j, value, ops)
+        nest = gemm.nest
+        if not gemm.local:
+            ops.append(StoreOp(value, nest.home, [*self.lead_zeros, i, j]))
+        writes = [] if gemm.local else [nest.home]
+        mapping: dict[SSAValue, SSAValue] = {gemm.i: i, gemm.j: j}
+        mapping.update(zip(gemm.lead, self.lead_zeros, strict=True))
+        for block in nest.epilogues:
+            for op in block.body.block.ops:
+                if isinstance(op, YieldOp):
+                    continue
+                if isinstance(op, LoadOp) and op.memref is nest.home:
+                    mapping[op.result] = value
+                    continue
+                for operand in op.operands:
+                    if operand not in mapping:
+                        self.clone_value(operand, mapping, ops)
+                ops.append(op.clone(value_mapper=mapping))
+            writes += [buffer for buffer in block.writes if buffer not in writes]
+        return writes
 
     def build(self) -> list[Operation]:
         gemm = self.gemm
@@ -218,9 +261,9 @@ class _Bf16Builder(GemmBuilder):
         body.append(loop)
 
     def guarded_bf16(self, buffer: SSAValue, indices: list[SSAValue], bounds: list[int],
-                     ops: list[Operation]) -> SSAValue:
-        """`buffer[indices]` where every index is below its bound, else 0; the load reads a
-        clamped index, so it never leaves the buffer."""
+                     ops: list[Operation], prefix: list[SSAValue] | None = None) -> SSAValue:
+        """`buffer[*prefix, *indices]` where every index is below its bound, else 0; the load
+        reads a clamped index, so it never leaves the buffer."""
         inside: SSAValue | None = None
         clamped: list[SSAValue] = []
         for index, bound in zip(indices, bounds, strict=True):
@@ -234,7 +277,7 @@ class _Bf16Builder(GemmBuilder):
                 both = arith.AndIOp(inside, test)
                 ops.append(both)
                 inside = both.result
-        load = LoadOp(buffer, clamped)
+        load = LoadOp(buffer, [*(prefix or []), *clamped])
         zero = arith.ConstantOp(FloatAttr(0.0, bf16))
         assert inside is not None
         selected = arith.SelectOp(inside, load, zero)
@@ -287,7 +330,8 @@ class _Bf16Builder(GemmBuilder):
 
         def copy(i: SSAValue, k: SSAValue, body: list[Operation]) -> None:
             inner: list[Operation] = []
-            value = self.guarded_bf16(gemm.a, [i, k], [gemm.m, gemm.depth], inner)
+            value = self.guarded_bf16(gemm.a, [i, k], [gemm.m, gemm.depth], inner,
+                                      self.lead_zeros)
             inner.append(StoreOp(value, packed, [i, k]))
             body.append(BlockOp(f"{self.name}.pack_a", [gemm.a], [packed], inner, ["i", "k"]))
 
@@ -352,7 +396,8 @@ class _Bf16Builder(GemmBuilder):
                 def panel(p: SSAValue, panel_body: list[Operation]) -> None:
                     self.bf16_dot(
                         tile, lambda ji, o: [r, self.affine(o, (p, LANES), (ji, 1))],
-                        a, lambda ki, o: [row_of(r, o), self.affine(o, (k2, PAIR), (ki, 1))],
+                        a, lambda ki, o: [*(self.lead_zeros if a is self.gemm.a else []),
+                                          row_of(r, o), self.affine(o, (k2, PAIR), (ki, 1))],
                         packed_b, lambda ji, ki, o: [
                             g, k2, p, self.affine(o, (ji, PAIR), (ki, 1))],
                         panel_body)
