@@ -286,7 +286,8 @@ func.func @dot(%A: memref<2xbf16>, %B: memref<32xbf16>, %C0: memref<16xf32>, %C:
   }
   loop.for %j = %c0 to %c16 step %c1 axis "j" {
     loop.for %k = %c0 to %c2 step %c1 axis "k" {
-      loop.block "dot" reads(%A, %B : memref<2xbf16>, memref<32xbf16>) writes(%C : memref<16xf32>) spatial ["j"] reduction ["k"] {
+      loop.block "dot" reads(%A, %B : memref<2xbf16>, memref<32xbf16>)
+          writes(%C : memref<16xf32>) spatial ["j"] reduction ["k"] {
         %l = arith.muli %j, %c2 : index
         %l2 = arith.addi %l, %k : index
         %a = loop.load %A[%k] : memref<2xbf16> -> bf16

@@ -100,13 +100,7 @@ def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
     if len(stores) != 1 or stores[0].memref is not nest.home:
         return None
     store = stores[0]
-    if local:
-        if not _home_indices(store, i, j, k, local) or any(
-                depends_on(index, set(lead)) for index in store.indices):
-            return None
-    elif list(store.indices) != [*lead, i, j]:
-        return None
-    if store.value.type != f32:
+    if not _home_fits(store, lead, i, j, k, local) or store.value.type != f32:
         return None
     if not _zero_init(nest.init, store) or not _epilogues_fit(nest, store, i, j, k):
         return None
@@ -129,6 +123,15 @@ def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
         return None
     return Bf16Gemm(nest, i, j, k, roles["a"], roles["b"], m, n, depth,  # type: ignore[arg-type]
                     local, lead)
+
+
+def _home_fits(store: StoreOp, lead: tuple[SSAValue, ...], i: SSAValue, j: SSAValue,
+               k: SSAValue, local: bool) -> bool:
+    """The output at `[lead..., i, j]`, or (a local accumulator) indices no loop moves."""
+    if not local:
+        return list(store.indices) == [*lead, i, j]
+    return _home_indices(store, i, j, k, local) and not any(
+        depends_on(index, set(lead)) for index in store.indices)
 
 
 def _product(store: StoreOp) -> arith.MulfOp | None:
