@@ -453,8 +453,8 @@ def test_bf16_gemm_jit_random_shapes(shape: tuple[int, int, int], seed: int,
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_bf16_matmul_onnx_with_weight_runs_the_vdpbf16ps_kernel(precision: str) -> None:
     """ONNX MatMul with a constant weight (B packed at compile time): a bf16 model as it is,
-    and an f32 model compiled with precision="bf16" (a Relu after the MatMul, so that it is
-    not the output layer, which stays f32)."""
+    and an f32 model compiled with precision="bf16" (MatMul, Relu, MatMul: the first is a bf16
+    GEMM, the second the output layer, which stays f32)."""
     import ml_dtypes
 
     rng = np.random.default_rng(5)
@@ -463,26 +463,32 @@ def test_bf16_matmul_onnx_with_weight_runs_the_vdpbf16ps_kernel(precision: str) 
     x, w = _bf16_values(a), _bf16_values(b)
     if precision == "bf16":
         kind = TensorProto.FLOAT
-        weight = numpy_helper.from_array(w, "w")
+        w2 = rng.standard_normal((n, 6)).astype(np.float32)
+        weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w2, "w2")]
         nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]),
-                 helper.make_node("Relu", ["t"], ["y"])]
-        expected = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+                 helper.make_node("Relu", ["t"], ["r"]),
+                 helper.make_node("MatMul", ["r", "w2"], ["y"])]
+        hidden = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+        expected = hidden @ w2.astype(np.float64)
+        # The hidden layer is rounded to bf16 once (2^-8 relative), then summed in f32.
+        bound = 2.0**-7 * (hidden @ np.abs(w2.astype(np.float64))).max()
         inputs = x
+        n_out = 6
     else:
         kind = TensorProto.BFLOAT16
-        weight = helper.make_tensor("w", kind, [k, n], b.tobytes(), raw=True)
+        weights = [helper.make_tensor("w", kind, [k, n], b.tobytes(), raw=True)]
         nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
         expected = x.astype(np.float64) @ w.astype(np.float64)
         inputs = a.view(ml_dtypes.bfloat16)
+        n_out = n
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", kind, [m, k])],
-        [helper.make_tensor_value_info("y", kind, [m, n])], [weight])
+        [helper.make_tensor_value_info("y", kind, [m, n_out])], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     executable = dlc.compile(model, target=BF16_TARGET, cache=False, precision=precision)
     got = np.asarray(executable(inputs))
-    if got.dtype == np.float32:
-        # f32 output of the bf16 ReLU: its input was rounded to bf16 once.
-        np.testing.assert_allclose(got, expected, rtol=2.0**-8,
-                                   atol=np.abs(expected).max() * k * 2.0**-22)
+    if precision == "bf16":
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=0, atol=bound)
     else:
         _assert_bf16_product(got.view(np.uint16), expected, k)
