@@ -492,3 +492,56 @@ def test_bf16_matmul_onnx_with_weight_runs_the_vdpbf16ps_kernel(precision: str) 
         np.testing.assert_allclose(got, expected, rtol=0, atol=bound)
     else:
         _assert_bf16_product(got.view(np.uint16), expected, k)
+
+
+_BF16_NEST_FROM_ONE = """
+func.func @mm(%a: memref<6x8xbf16>, %b: memref<8x16xbf16>, %out: memref<6x16xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c1 to %c6 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<6x16xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i0, %i1] : f32 -> memref<6x16xf32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %b : memref<6x8xbf16>, memref<8x16xbf16>)
+            writes(%out : memref<6x16xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<6x8xbf16> -> bf16
+          %1 = loop.load %b[%r0, %i1] : memref<8x16xbf16> -> bf16
+          %2 = arith.extf %0 : bf16 to f32
+          %3 = arith.extf %1 : bf16 to f32
+          %4 = arith.mulf %2, %3 : f32
+          %acc = loop.load %out[%i0, %i1] : memref<6x16xf32> -> f32
+          %5 = arith.addf %acc, %4 : f32
+          loop.store %5, %out[%i0, %i1] : f32 -> memref<6x16xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("lower_bound", ["%c0", "%c1"])
+def test_bf16_rule_takes_nests_counting_from_zero_only(lower_bound: str) -> None:
+    """The rule's schedule indexes rows from 0: a nest over rows 1..5 keeps the generic one.
+    (Its sum goes straight to an f32 output: the rule stores it at [i, j].)"""
+    text = _BF16_NEST_FROM_ONE.replace("%i0 = %c1", f"%i0 = {lower_bound}")
+    module = Parser(make_context(), text).parse_module()
+    for module_pass in parse_pipeline(f'loop-default-schedule{{target="{BF16_TARGET}"}}'):
+        module_pass.apply(make_context(), module)
+    tensorized = any(isinstance(op, IntrinsicOp) for op in module.walk())
+    assert tensorized == (lower_bound == "%c0")
+    if tensorized:
+        import ml_dtypes
+
+        a, b, expected = _bf16_case(np.random.default_rng(13), 6, 8, 16)
+        (got,) = run_function(module, "mm", [a.view(ml_dtypes.bfloat16),
+                                             b.view(ml_dtypes.bfloat16)])
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

@@ -86,6 +86,10 @@ def match_bf16_gemm(nest: Reduction) -> Bf16Gemm | None:
     """The bf16 GEMM the nest computes (module docstring), or None."""
     if len(nest.spatial) < 2 or len(nest.reduction) != 1 or nest.init is None:
         return None
+    loops = (*nest.spatial, nest.reduction[0])
+    if any((bounds := loop.constant_bounds()) is None or bounds[0] != 0 or bounds[2] != 1
+           for loop in loops):
+        return None  # the schedule counts every index from 0 by 1
     if any(loop.trip_count() != 1 for loop in nest.spatial[:-2]):
         return None
     lead = tuple(loop.induction_var for loop in nest.spatial[:-2])
