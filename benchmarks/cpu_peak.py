@@ -85,6 +85,22 @@ def vpdpbusd_per_cycle(clock: float, iterations: int = 1_000_000) -> float:
     return iterations * 24 / seconds / clock
 
 
+FLOPS_PER_VDPBF16PS = 64
+"""16 f32 lanes x 2 bf16 products, a multiply and an add each."""
+
+FLOPS_PER_FMA_ZMM = 32
+"""16 f32 lanes x a multiply and an add."""
+
+
+def per_cycle(instruction: str, clock: float, iterations: int = 1_000_000) -> float:
+    """`instruction zmm30, zmm31, zmmR` (any 3-operand accumulating AVX-512 instruction:
+    `vdpbf16ps`, `vfmadd231ps`) retired per cycle, over 24 independent chains."""
+    body = "\\0A".join(f"{instruction} %zmm30, %zmm31, %zmm{r}" for r in range(24))
+    clobbers = ",".join(f"~{{zmm{r}}}" for r in range(24))
+    seconds = _timed(_loop(body, clobbers), iterations)
+    return iterations * 24 / seconds / clock
+
+
 def main() -> None:
     clock = clock_hz()
     per_cycle = vpdpbusd_per_cycle(clock)

@@ -150,8 +150,8 @@ VDPBF16PS = Intrinsic(
     axes=(("j", 16, "spatial"), ("k", 2, "reduction")),
     operands=(
         IntrinsicOperand("acc", "f32", {"j": 1, "k": 0}, "vector", (16, "f32")),
-        IntrinsicOperand("a", "bf16", {"j": 0, "k": 1}, "splat32", (32, "bf16")),
-        IntrinsicOperand("b", "bf16", {"j": 2, "k": 1}, "vector", (32, "bf16")),
+        IntrinsicOperand("a", "bf16", {"j": 0, "k": 1}, "splat32", (16, "i32")),
+        IntrinsicOperand("b", "bf16", {"j": 2, "k": 1}, "vector", (16, "i32")),
     ),
     features=frozenset({"avx512bf16"}),
     llvm_intrinsic="llvm.x86.avx512bf16.dpbf16ps.512",
@@ -159,7 +159,9 @@ VDPBF16PS = Intrinsic(
 )
 """`vdpbf16ps zmm`: acc[j] += a[0] * b[2j] + a[1] * b[2j + 1] in f32 (bf16 products are exact
 in f32; the instruction rounds once per pair and flushes denormals, so it may differ from the
-scalar nest in the last bit)."""
+scalar nest in the last bit). a and b are passed as `<16 x i32>` (their bf16 bit patterns,
+`vector<32xi16>` in dlc, bitcast): xDSL's LLVM printer has no `bfloat`, and LLVM upgrades that
+older signature of the intrinsic to `<32 x bfloat>` when it parses the module."""
 
 MMA_M16N8K16_F16 = Intrinsic(
     name="ptx.mma.m16n8k16.f16",

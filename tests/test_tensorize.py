@@ -255,3 +255,293 @@ def test_requantized_gemm_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
     if _host_has_vnni():
         got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
         np.testing.assert_array_equal(got, reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# vdpbf16ps alone: the intrinsic's LLVM call on this host
+# ---------------------------------------------------------------------------------------------
+
+BF16_TARGET = "llvm -mcpu=sapphirerapids"
+"""A target with avx512bf16."""
+
+
+def _host_has_bf16() -> bool:
+    import llvmlite.binding as llvm
+
+    return bool(llvm.get_host_cpu_features().get("avx512bf16", False))
+
+
+needs_bf16 = pytest.mark.skipif(not _host_has_bf16(), reason="the host lacks avx512_bf16")
+
+_BF16_DOT = """
+func.func @dot(%A: memref<2xbf16>, %B: memref<32xbf16>, %C0: memref<16xf32>, %C: memref<16xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  loop.for %j = %c0 to %c16 step %c1 axis "j" {
+    %v = loop.load %C0[%j] : memref<16xf32> -> f32
+    loop.store %v, %C[%j] : f32 -> memref<16xf32>
+  }
+  loop.for %j = %c0 to %c16 step %c1 axis "j" {
+    loop.for %k = %c0 to %c2 step %c1 axis "k" {
+      loop.block "dot" reads(%A, %B : memref<2xbf16>, memref<32xbf16>)
+          writes(%C : memref<16xf32>) spatial ["j"] reduction ["k"] {
+        %l = arith.muli %j, %c2 : index
+        %l2 = arith.addi %l, %k : index
+        %a = loop.load %A[%k] : memref<2xbf16> -> bf16
+        %ae = arith.extf %a : bf16 to f32
+        %b = loop.load %B[%l2] : memref<32xbf16> -> bf16
+        %be = arith.extf %b : bf16 to f32
+        %p = arith.mulf %ae, %be : f32
+        %c = loop.load %C[%j] : memref<16xf32> -> f32
+        %s = arith.addf %c, %p : f32
+        loop.store %s, %C[%j] : f32 -> memref<16xf32>
+      }
+    }
+  }
+  func.return
+}
+"""
+
+
+def _bf16_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random normal bf16 values as their bits (f32 values truncated to their top 16 bits)."""
+    values = rng.standard_normal(shape).astype(np.float32)
+    return (values.view(np.uint32) >> 16).astype(np.uint16)
+
+
+@needs_bf16
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vdpbf16ps_alone_jit_matches_numpy(seed: int, tmp_path) -> None:  # type: ignore
+    """The tensorized 16x2 nest compiled for a BF16 target: the call's operands reach LLVM as
+    `<16 x i32>` words (xDSL prints no bfloat) and compute acc + a . b per lane."""
+    module = Parser(make_context(), _BF16_DOT).parse_module()
+    loop = next(op for op in module.walk()
+                if isinstance(op, ForOp) and any(isinstance(o, ForOp) for o in op.body.walk()))
+    tensorize(loop, VDPBF16PS.name, frozenset({"avx512bf16"}))
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    path = tmp_path / "dot.mlir"
+    path.write_text(str(module))
+    executable = dlc.compile(path, target=BF16_TARGET, cache=False)
+    rng = np.random.default_rng(seed)
+    a, b = _bf16_bits(rng, (2,)), _bf16_bits(rng, (32,))
+    acc = rng.standard_normal(16).astype(np.float32)
+    expected = VDPBF16PS.reference(acc, a, b)
+    exact = acc + (b.astype(np.uint32) << 16).view(np.float32).reshape(16, 2).astype(
+        np.float64) @ (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    np.testing.assert_allclose(expected, exact, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(executable(a, b, acc), expected, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The avx512bf16-gemm default rule: bf16 GEMMs as vdpbf16ps micro-kernels
+# ---------------------------------------------------------------------------------------------
+
+
+def _bf16_gemm_module(m: int, k: int, n: int, batch: str = "") -> str:
+    """`graph.matmul` of bf16 A [batch..., m, k] by B [k, n] (`batch`: "1x" for a leading
+    batch of 1, as ONNX MatMuls of [1, seq, hidden] activations have)."""
+    a, y = f"tensor<{batch}{m}x{k}xbf16>", f"tensor<{batch}{m}x{n}xbf16>"
+    types = f"({a}, tensor<{k}x{n}xbf16>)"
+    return (
+        f"func.func @mm(%a: {a}, %b: tensor<{k}x{n}xbf16>) -> {y} {{\n"
+        f"  %r = graph.matmul %a, %b : {types} -> {y}\n"
+        f"  func.return %r : {y}\n}}\n"
+    )
+
+
+def _bf16_case(rng: np.random.Generator, m: int, k: int, n: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(A bits, B bits, the f64 product of their bf16 values)."""
+    a, b = _bf16_bits(rng, (m, k)), _bf16_bits(rng, (k, n))
+    return a, b, _bf16_values(a).astype(np.float64) @ _bf16_values(b).astype(np.float64)
+
+
+def _bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _assert_bf16_product(got: np.ndarray, expected: np.ndarray, k: int) -> None:
+    """The bf16 result within its final rounding (2^-8 relative) plus the f32 sums' error,
+    which vdpbf16ps's pairwise rounding makes differ from the scalar nest's."""
+    values = _bf16_values(np.asarray(got).view(np.uint16))
+    scale = np.abs(expected).max() + 1e-30
+    np.testing.assert_allclose(values, expected, rtol=2.0**-8, atol=scale * k * 2.0**-22)
+
+
+def test_bf16_target_tensorizes_the_bf16_gemm_and_others_do_not() -> None:
+    text = _bf16_gemm_module(8, 12, 32)
+    bf16 = _lower(text, BF16_TARGET)
+    calls = [op for op in bf16.walk() if isinstance(op, IntrinsicOp)]
+    assert calls and {op.intrinsic.data for op in calls} == {VDPBF16PS.name}
+    plain = _lower(text, VNNI_TARGET)  # cascadelake: no avx512bf16
+    assert not any(isinstance(op, IntrinsicOp) for op in plain.walk())
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.tuples(st.integers(1, 9), st.integers(1, 21), st.integers(1, 40)),
+       seed=st.integers(0, 2**32 - 1))
+def test_bf16_schedule_in_the_loop_interpreter_matches_numpy(
+        shape: tuple[int, int, int], seed: int) -> None:
+    """Random shapes (remainders of 16 columns, pairs of k and row blocks) in the loop
+    interpreter, whose vdpbf16ps is the library entry's reference: host independent."""
+    import ml_dtypes
+
+    m, k, n = shape
+    module = _lower(_bf16_gemm_module(m, k, n), BF16_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    a, b, expected = _bf16_case(np.random.default_rng(seed), m, k, n)
+    (got,) = run_function(module, "mm", [a.view(ml_dtypes.bfloat16), b.view(ml_dtypes.bfloat16)])
+    _assert_bf16_product(got, expected, k)
+
+
+def _run_bf16_compiled(m: int, k: int, n: int, seed: int, tmp_path,  # type: ignore
+                       batch: str = "") -> None:
+    path = tmp_path / f"mm_bf16_{m}_{k}_{n}.mlir"
+    path.write_text(_bf16_gemm_module(m, k, n, batch))
+    executable = dlc.compile(path, target=BF16_TARGET, cache=False)
+    a, b, expected = _bf16_case(np.random.default_rng(seed), m, k, n)
+    a = a.reshape(1, m, k) if batch else a
+    got = np.asarray(executable(a, b))
+    assert got.shape == ((1, m, n) if batch else (m, n))
+    _assert_bf16_product(got.reshape(m, n), expected, k)
+
+
+def test_bf16_rule_takes_a_leading_batch_of_one_in_the_loop_interpreter() -> None:
+    """`[1, M, K] x [K, N]` (a transformer's linear layers): the batch loop of one iteration
+    is kept as index 0."""
+    import ml_dtypes
+
+    m, k, n = 7, 13, 20
+    module = _lower(_bf16_gemm_module(m, k, n, "1x"), BF16_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    a, b, expected = _bf16_case(np.random.default_rng(11), m, k, n)
+    (got,) = run_function(module, "mm", [a.reshape(1, m, k).view(ml_dtypes.bfloat16),
+                                         b.view(ml_dtypes.bfloat16)])
+    _assert_bf16_product(np.asarray(got).reshape(m, n), expected, k)
+
+
+@needs_bf16
+def test_bf16_gemm_jit_with_a_leading_batch_of_one(tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(9, 31, 40, 12, tmp_path, "1x")
+
+
+@needs_bf16
+@pytest.mark.parametrize(("m", "k", "n"), [
+    (1, 1, 1),       # everything a remainder (odd K padded)
+    (7, 13, 33),     # odd sizes
+    (12, 64, 128),   # whole panels and pairs, whole row blocks
+    (64, 101, 200),  # several column groups, a column tail, odd K
+])
+def test_bf16_gemm_jit_matches_numpy(m: int, k: int, n: int, tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(m, k, n, m * 1000 + k * 10 + n, tmp_path)
+
+
+@needs_bf16
+@settings(max_examples=5, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(shape=st.tuples(st.integers(1, 19), st.integers(1, 37), st.integers(1, 70)),
+       seed=st.integers(0, 2**32 - 1))
+def test_bf16_gemm_jit_random_shapes(shape: tuple[int, int, int], seed: int,
+                                     tmp_path) -> None:  # type: ignore
+    _run_bf16_compiled(*shape, seed, tmp_path)
+
+
+@needs_bf16
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_bf16_matmul_onnx_with_weight_runs_the_vdpbf16ps_kernel(precision: str) -> None:
+    """ONNX MatMul with a constant weight (B packed at compile time): a bf16 model as it is,
+    and an f32 model compiled with precision="bf16" (MatMul, Relu, MatMul: the first is a bf16
+    GEMM, the second the output layer, which stays f32)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(5)
+    m, k, n = 37, 95, 50
+    a, b, _ = _bf16_case(rng, m, k, n)
+    x, w = _bf16_values(a), _bf16_values(b)
+    if precision == "bf16":
+        kind = TensorProto.FLOAT
+        w2 = rng.standard_normal((n, 6)).astype(np.float32)
+        weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w2, "w2")]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]),
+                 helper.make_node("Relu", ["t"], ["r"]),
+                 helper.make_node("MatMul", ["r", "w2"], ["y"])]
+        hidden = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+        expected = hidden @ w2.astype(np.float64)
+        # The hidden layer is rounded to bf16 once (2^-8 relative), then summed in f32.
+        bound = 2.0**-7 * (hidden @ np.abs(w2.astype(np.float64))).max()
+        inputs = x
+        n_out = 6
+    else:
+        kind = TensorProto.BFLOAT16
+        weights = [helper.make_tensor("w", kind, [k, n], b.tobytes(), raw=True)]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+        expected = x.astype(np.float64) @ w.astype(np.float64)
+        inputs = a.view(ml_dtypes.bfloat16)
+        n_out = n
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", kind, [m, k])],
+        [helper.make_tensor_value_info("y", kind, [m, n_out])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    executable = dlc.compile(model, target=BF16_TARGET, cache=False, precision=precision)
+    got = np.asarray(executable(inputs))
+    if precision == "bf16":
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=0, atol=bound)
+    else:
+        _assert_bf16_product(got.view(np.uint16), expected, k)
+
+
+_BF16_NEST_FROM_ONE = """
+func.func @mm(%a: memref<6x8xbf16>, %b: memref<8x16xbf16>, %out: memref<6x16xf32>)
+    attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c1 to %c6 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<6x16xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i0, %i1] : f32 -> memref<6x16xf32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %b : memref<6x8xbf16>, memref<8x16xbf16>)
+            writes(%out : memref<6x16xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<6x8xbf16> -> bf16
+          %1 = loop.load %b[%r0, %i1] : memref<8x16xbf16> -> bf16
+          %2 = arith.extf %0 : bf16 to f32
+          %3 = arith.extf %1 : bf16 to f32
+          %4 = arith.mulf %2, %3 : f32
+          %acc = loop.load %out[%i0, %i1] : memref<6x16xf32> -> f32
+          %5 = arith.addf %acc, %4 : f32
+          loop.store %5, %out[%i0, %i1] : f32 -> memref<6x16xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("lower_bound", ["%c0", "%c1"])
+def test_bf16_rule_takes_nests_counting_from_zero_only(lower_bound: str) -> None:
+    """The rule's schedule indexes rows from 0: a nest over rows 1..5 keeps the generic one.
+    (Its sum goes straight to an f32 output: the rule stores it at [i, j].)"""
+    text = _BF16_NEST_FROM_ONE.replace("%i0 = %c1", f"%i0 = {lower_bound}")
+    module = Parser(make_context(), text).parse_module()
+    for module_pass in parse_pipeline(f'loop-default-schedule{{target="{BF16_TARGET}"}}'):
+        module_pass.apply(make_context(), module)
+    tensorized = any(isinstance(op, IntrinsicOp) for op in module.walk())
+    assert tensorized == (lower_bound == "%c0")
+    if tensorized:
+        import ml_dtypes
+
+        a, b, expected = _bf16_case(np.random.default_rng(13), 6, 8, 16)
+        (got,) = run_function(module, "mm", [a.view(ml_dtypes.bfloat16),
+                                             b.view(ml_dtypes.bfloat16)])
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

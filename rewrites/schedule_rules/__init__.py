@@ -6,6 +6,9 @@ Rules, tried in order on each loop nest of a function:
 - `vnni-int8-gemm` (rewrites/schedule_rules/vnni.py): an int8 GEMM (graph.matmul_integer's
   nest) on a target with avx512vnni: B packed into `[N/16][K/4][64]` panels, `vpdpbusd`
   micro-kernels made with `tensorize`, zero points and signedness as exact compensation terms;
+- `avx512bf16-gemm` (rewrites/schedule_rules/bf16.py): a bf16 GEMM (graph.matmul's nest under
+  precision="bf16": f32 sums of extended bf16 products) on a target with avx512bf16: B packed
+  into `[N/16][K/2][32]` panels, `vdpbf16ps` micro-kernels made with `tensorize`;
 - `reduction` (rewrites/schedule_rules/reduction.py): GEMM/dense, conv2d, depthwise conv,
   pools and reductions whose innermost spatial axis is contiguous: a register-blocked
   micro-kernel (B packed into panels for GEMM), parallel outer loop; a conv2d whose innermost
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import ForOp
+from dlc.rewrites.schedule_rules.bf16 import schedule_bf16_gemm
 from dlc.rewrites.schedule_rules.concat import schedule_concat
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
@@ -85,6 +89,7 @@ def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 
 RULES: tuple[Rule, ...] = (
     Rule("vnni-int8-gemm", Reduction, schedule_vnni_gemm),  # type: ignore[arg-type]
+    Rule("avx512bf16-gemm", Reduction, schedule_bf16_gemm),  # type: ignore[arg-type]
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]

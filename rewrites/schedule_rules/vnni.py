@@ -221,7 +221,7 @@ def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
     gemm = match_int8_gemm(nest)
     if gemm is None:
         return False
-    builder = _Builder(gemm, config)
+    builder = GemmBuilder(gemm, config)
     root = nest.spatial[0]
     ops = builder.build()
     parent = root.parent_block()
@@ -244,8 +244,9 @@ def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
 Body = Callable[[SSAValue, list[Operation]], None]
 
 
-class _Builder:
-    """Emits the schedule before the original nest (module docstring)."""
+class GemmBuilder:
+    """Emits the schedule before the original nest (module docstring); the bf16 GEMM rule
+    (schedule_rules/bf16.py) reuses its loop, index and epilogue builders."""
 
     def __init__(self, gemm: Int8Gemm, config: CpuConfig) -> None:
         self.gemm = gemm

@@ -886,6 +886,23 @@ func.func @intrinsic_vpdpbusd(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector
 
 // -----
 
+// vdpbf16ps: bf16 values are i16 bits, passed as <16 x i32> words (LLVM upgrades that signature
+// to <32 x bfloat>; xDSL's printer has no bfloat): a's 2 bf16 broadcast as one word, b's 32
+// bitcast to 16 words.
+// CHECK-LABEL: llvm.func @intrinsic_vdpbf16ps
+// CHECK:         %[[WORD:.*]] = llvm.bitcast %a : vector<2xi16> to i32
+// CHECK:         %[[INSERTED:.*]] = llvm.insertelement %[[WORD]]
+// CHECK-NEXT:    %[[SPLAT:.*]] = llvm.shufflevector %[[INSERTED]], %[[INSERTED]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi32>
+// CHECK-NEXT:    %[[WORDS:.*]] = llvm.bitcast %b : vector<32xi16> to vector<16xi32>
+// CHECK-NEXT:    %r = llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%acc, %[[SPLAT]], %[[WORDS]]) : (vector<16xf32>, vector<16xi32>, vector<16xi32>) -> vector<16xf32>
+// CHECK-NOT:     bf16
+func.func @intrinsic_vdpbf16ps(%acc: vector<16xf32>, %a: vector<2xbf16>, %b: vector<32xbf16>) -> vector<16xf32> {
+  %r = loop.intrinsic "x86.avx512.vdpbf16ps" %acc, %a, %b : (vector<16xf32>, vector<2xbf16>, vector<32xbf16>) -> vector<16xf32>
+  func.return %r : vector<16xf32>
+}
+
+// -----
+
 // A warp-level GPU intrinsic has no LLVM call on the CPU.
 // CHECK: 'loop.intrinsic' op expected an intrinsic with an LLVM call, found "ptx.mma.m16n8k32.s8" (mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32), which only the GPU path emits
 func.func @negative_intrinsic_gpu_only(%acc: vector<128xi32>, %a: vector<512xi8>, %b: vector<256xi8>) -> vector<128xi32> {

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=cascadelake"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=sapphirerapids"}' | filecheck %s --check-prefix=SPR
 
 // The docstring example: a 16x4 u8 x s8 dot block (B packed 16 blocks of 4 in its last
 // dimension) becomes one vpdpbusd; the loops go, the loads read vectors at their first iteration.
@@ -360,6 +361,76 @@ func.func @int8_gemm_default(%a: memref<6x8xi8>, %b: memref<8x16xi8>, %az: memre
           loop.store %11, %out[%i0, %i1] : i32 -> memref<6x16xi32>
         }
       }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i0" : (!transform.any_op) -> !transform.any_op
+  transform.loop.apply_rules %i [1, 8, 24, 0, 0] : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// The default schedule of a bf16 GEMM (graph.matmul under precision="bf16": f32 sums of
+// extended bf16 products, rounded in an epilogue) on an AVX-512 BF16 target (the
+// `avx512bf16-gemm` rule, rewrites/schedule_rules/bf16.py): B packed into
+// [N/(16 NP)][K/2][NP][32] bf16 panels, A's odd K padded to even, the 6x16 f32 register tile a
+// tensorized vdpbf16ps, the round epilogue reading the tile. cascadelake lacks avx512bf16: the
+// generic reduction rule keeps the scalar products.
+// SPR-LABEL: func.func @bf16_gemm_default
+// SPR:       %[[BP:.*]] = loop.alloc global : memref<1x4x1x32xbf16>
+// SPR:       loop.block "matmul.pack_b" reads(%{{.*}} : memref<7x16xbf16>) writes(%[[BP]] : memref<1x4x1x32xbf16>)
+// SPR:       %[[AP:.*]] = loop.alloc global : memref<6x8xbf16>
+// SPR:       loop.block "matmul.pack_a" reads(%{{.*}} : memref<6x7xbf16>) writes(%[[AP]] : memref<6x8xbf16>)
+// SPR:       %[[TILE:.*]] = loop.alloc local : memref<6x16xf32>
+// SPR:       loop.for %{{.*}} axis "k2" {
+// SPR-NEXT:    loop.for %{{.*}} axis "r" kind unrolled {
+// SPR-NEXT:      loop.for %{{.*}} axis "p" kind unrolled {
+// SPR-NEXT:        loop.block "matmul" reads(%[[AP]], %[[BP]] : memref<6x8xbf16>, memref<1x4x1x32xbf16>) writes(%[[TILE]] : memref<6x16xf32>) {
+// SPR:               %[[ACC:.*]] = loop.load %[[TILE]]{{.*}} -> vector<16xf32>
+// SPR-NEXT:          %[[A:.*]] = loop.load %[[AP]]{{.*}} : memref<6x8xbf16> -> vector<2xbf16>
+// SPR-NEXT:          %[[B:.*]] = loop.load %[[BP]]{{.*}} -> vector<32xbf16>
+// SPR-NEXT:          %[[S:.*]] = loop.intrinsic "x86.avx512.vdpbf16ps" %[[ACC]], %[[A]], %[[B]]
+// SPR-NEXT:          loop.store %[[S]], %[[TILE]]
+// SPR:       loop.block "matmul.write" reads(%[[TILE]] : memref<6x16xf32>) writes(%{{.*}} : memref<6x16xbf16>)
+// SPR:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK-LABEL: func.func @bf16_gemm_default
+// CHECK-NOT:   loop.intrinsic
+// CHECK:       func.return
+func.func @bf16_gemm_default(%a: memref<6x7xbf16>, %b: memref<7x16xbf16>, %out: memref<6x16xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i0 = %c0 to %c6 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      %acc = loop.alloc local : memref<1xf32>
+      loop.block "matmul_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+      }
+      loop.for %r0 = %c0 to %c7 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %b : memref<6x7xbf16>, memref<7x16xbf16>) writes(%acc : memref<1xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<6x7xbf16> -> bf16
+          %1 = loop.load %b[%r0, %i1] : memref<7x16xbf16> -> bf16
+          %2 = arith.extf %0 : bf16 to f32
+          %3 = arith.extf %1 : bf16 to f32
+          %4 = arith.mulf %2, %3 : f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %5 = arith.addf %acc_1, %4 : f32
+          loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+      loop.block "round" reads(%acc : memref<1xf32>) writes(%out : memref<6x16xbf16>) spatial ["i0", "i1"] {
+        %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+        %7 = arith.truncf %6 : f32 to bf16
+        loop.store %7, %out[%i0, %i1] : bf16 -> memref<6x16xbf16>
+      }
+      loop.dealloc %acc : memref<1xf32>
     }
   }
   func.return
