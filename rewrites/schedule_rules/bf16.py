@@ -39,7 +39,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, LoadOp, StoreOp, YieldOp
-from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
 from dlc.rewrites.schedule.common import depends_on
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import Reduction
@@ -48,6 +47,7 @@ from dlc.rewrites.schedule_rules.vnni import (
     GemmBuilder,
     _epilogues_fit,
     _home_indices,
+    replace_by_tensorized_gemm,
     tile_shape,
 )
 from dlc.target.intrinsics import VDPBF16PS
@@ -169,24 +169,7 @@ def schedule_bf16_gemm(nest: Reduction, config: CpuConfig) -> bool:
     gemm = match_bf16_gemm(nest)
     if gemm is None:
         return False
-    builder = _Bf16Builder(gemm, config)
-    root = nest.spatial[0]
-    ops = builder.build()
-    parent = root.parent_block()
-    assert parent is not None
-    for op in ops:
-        parent.insert_op_before(op, root)
-    root.detach()
-    root.erase()
-    for loop in builder.dots:
-        tensorize(loop, VDPBF16PS.name, config.features)
-    if config.parallel:
-        for loop in builder.parallel_loops:
-            try:
-                parallel(loop)
-            except ScheduleError:
-                continue
-    return True
+    return replace_by_tensorized_gemm(nest, _Bf16Builder(gemm, config), VDPBF16PS.name, config)
 
 
 class _Bf16Builder(GemmBuilder):

@@ -221,7 +221,14 @@ def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
     gemm = match_int8_gemm(nest)
     if gemm is None:
         return False
-    builder = GemmBuilder(gemm, config)
+    return replace_by_tensorized_gemm(nest, GemmBuilder(gemm, config), VPDPBUSD.name, config)
+
+
+def replace_by_tensorized_gemm(nest: Reduction, builder: GemmBuilder, intrinsic: str,
+                               config: CpuConfig) -> bool:
+    """Replace `nest` by the loops `builder` makes, tensorize its dot loops with `intrinsic`
+    and parallelize its parallel loops (where `config` says so); True. The one tail of the
+    tensorized GEMM rules (vnni-int8-gemm, avx512bf16-gemm)."""
     root = nest.spatial[0]
     ops = builder.build()
     parent = root.parent_block()
@@ -231,7 +238,7 @@ def schedule_vnni_gemm(nest: Reduction, config: CpuConfig) -> bool:
     root.detach()
     root.erase()
     for loop in builder.dots:
-        tensorize(loop, VPDPBUSD.name, config.features)
+        tensorize(loop, intrinsic, config.features)
     if config.parallel:
         for loop in builder.parallel_loops:
             try:
