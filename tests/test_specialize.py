@@ -182,11 +182,11 @@ def test_yolo_style_detector_runs_batches_and_image_sizes_like_onnxruntime() -> 
     executable = dlc.compile(proto, jobs=1)
     session = onnxruntime.InferenceSession(proto.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
-    for batch, size in [(1, 320), (4, 320), (1, 640), (4, 640)]:
+    for batch, size in [(1, 64), (3, 64), (1, 96), (1, 64)]:
         x = RNG.standard_normal((batch, 3, size, size)).astype(np.float32)
         got = executable(x)
         want = session.run(None, {"x": x})
         for value, expected in zip(got, want, strict=True):
             assert value.shape == expected.shape
             np.testing.assert_allclose(value, expected, rtol=1e-3, atol=1e-4)
-    assert executable.compiles == 4
+    assert executable.compiles == 3  # the repeated signature runs from memory
