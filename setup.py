@@ -21,5 +21,5 @@ setup(
         for sub in ["", *find_packages(layer)]
     ],
     # The device runtime a GPU library links (driver/gpu_library.py compiles it).
-    package_data={"dlc.runtime": ["gpu_shim/*.c", "gpu_shim/*.h"]},
+    package_data={"dlc.runtime": ["gpu_shim/*.c", "gpu_shim/*.h", "thread_pool/*.c"]},
 )

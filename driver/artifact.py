@@ -244,9 +244,12 @@ class LinkedModule:
     def __init__(self, compiled: CompiledModel) -> None:
         import llvmlite.binding as binding
         from dlc.driver.jit import load_openmp
+        from dlc.driver.thread_pool import load_pool, uses_pool
 
         if compiled.uses_openmp:
             load_openmp()
+        if any(uses_pool(code) for code in compiled.objects.values()):
+            load_pool()
         self.compiled = compiled
         self.weights = compiled.weights
         builder = binding.JITLibraryBuilder()

@@ -38,6 +38,7 @@ from dlc.dialects.contracts import (
 )
 from dlc.dialects.graph.custom import EXTERN_LIBRARY_ATTR, EXTERN_OP_ATTR
 from dlc.dialects.loop.ops import AllocOp
+from dlc.driver import thread_pool
 from dlc.driver.artifact import CompiledModel, CompileStats, aligned_copy
 from dlc.driver.cache import CompileCache, CompileOptions, digest
 from dlc.driver.errors import CompileError
@@ -154,6 +155,7 @@ def pipeline_passes(
         raise CompileError(str(e)) from None
     if threads is not None:
         passes = with_options(passes, threads=threads)
+    passes = with_options(passes, parallel_runtime=thread_pool.parallel_runtime())
     if check_bounds:
         passes = with_options(passes, check_bounds=True)
     passes = with_precision(passes, precision)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -23,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dlc.driver import thread_pool
 from dlc.driver.elf import object_arch
 from dlc.runtime.files import write_atomically
 from dlc.runtime.library import LibraryError, machine_arch
@@ -223,6 +225,7 @@ def link_shared_library(
             inputs.append(str(assembly))
         if c_api is not None:
             inputs += c_api_link_inputs(c_api, path.name, Path(scratch), compiler)
+        inputs += thread_pool.link_inputs(objects)
         linked = Path(scratch) / path.name
         result = subprocess.run(
             link_command(compiler, str(linked), inputs, uses_openmp, libraries),
@@ -238,6 +241,10 @@ def link_shared_library(
         os.replace(linked, path)
     return path
 
+
+POOL_MEMBER = "dlc_thread_pool.c"
+"""An archive's copy of dlc's thread pool (`driver.thread_pool`), which `link.sh` compiles in
+when the objects call it."""
 
 LINK_SCRIPT = "link.sh"
 """The archive's link command: `sh link.sh [OUTPUT.so]` in the unpacked folder."""
@@ -282,6 +289,10 @@ def write_object_archive(
                                 C_API_SOURCE]) + "\n"
         inputs += ["dlc_c_api.o",
                    *c_api_link_flags(C_API_EXPORTS, '"$(basename "${1:-model.so}")"')]
+    pool = thread_pool.link_inputs(objects)
+    if pool:
+        members[POOL_MEMBER] = thread_pool.POOL_SOURCE.read_bytes()
+        inputs += [shlex.quote(flag) for flag in pool[:-1]] + [POOL_MEMBER]
     command = " ".join(link_command('"${CC:-cc}"', '"${1:-model.so}"', inputs, uses_openmp))
     members[LINK_SCRIPT] = (
         "#!/bin/sh\n# Links the model into a shared library (default model.so): run it in this\n"

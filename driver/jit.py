@@ -130,6 +130,10 @@ class JitModule:
         self._machine = target_machine(target, opt_level)
         if uses_openmp(llvm_ir):
             load_openmp()
+        from dlc.driver.thread_pool import load_pool, uses_pool
+
+        if uses_pool(llvm_ir):
+            load_pool()
         module = parse_and_optimize(llvm_ir, self._machine, opt_level)
         self._functions = {f.name for f in module.functions if not f.is_declaration}
         self._globals = {g.name for g in module.global_variables}

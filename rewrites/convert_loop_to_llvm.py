@@ -267,6 +267,12 @@ class ConvertLoopToLLVMPass(ModulePass):
             violation prints `dlc: out-of-bounds load of buffer A (arg 0) in @kernel: index 8
             not in [0, 8) (dimension 0 of memref<8xf32>)` to stderr and aborts
             (`rewrites.llvm_lowering.bounds`). Off: no check, the same code as before.
+        parallel_runtime: `gomp` (an OpenMP team through libgomp's `GOMP_parallel`, with
+            `parallel_schedule` and `adaptive_threads`) or `dlc` (`dlc_parallel_for`, dlc's
+            thread pool in `runtime/thread_pool/pool.c`, which the driver links or loads:
+            the caller and the pool's threads claim chunks of the iterations, and the caller
+            never waits for a thread that has not started, so a region stays fast when other
+            processes share the cores).
     """
 
     name: ClassVar[str] = "convert-loop-to-llvm"
@@ -282,6 +288,7 @@ class ConvertLoopToLLVMPass(ModulePass):
     parallel_schedule: str = "static"
     check_bounds: bool = False
     adaptive_threads: bool = False
+    parallel_runtime: str = "gomp"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = cpu_target_for(self.name, self.target, op)
@@ -289,7 +296,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes,
             self.vector_bits if self.vector_bits > 0 else target.vector_bits,
             self.threads if self.threads > 0 else target.threads, self.parallel_schedule,
-            self.check_bounds, self.adaptive_threads,
+            self.check_bounds, self.adaptive_threads, self.parallel_runtime,
         )
         _check_input_level(op)
         legalize_bf16_arith(op)

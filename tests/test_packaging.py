@@ -35,6 +35,7 @@ def test_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     assert "dlc/tools/dlc_opt.py" in names
     assert {"dlc/runtime/gpu_shim/dlc_gpu.h", "dlc/runtime/gpu_shim/opencl.c",
             "dlc/runtime/gpu_shim/cuda.c"} <= set(names)  # what a GPU library compiles
+    assert "dlc/runtime/thread_pool/pool.c" in names  # what parallel loops run on
     (entry_points,) = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "dlc-opt = dlc.tools.dlc_opt:main" in text

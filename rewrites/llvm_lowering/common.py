@@ -62,6 +62,11 @@ class LLVMLowering:
             whose threads are descheduled is slower than one thread.
         check_bounds: check every load's and store's indices against the buffer's shape and
             abort with a report on a violation (`rewrites.llvm_lowering.bounds`).
+        parallel_runtime: what runs a parallel loop's iterations: `gomp` (an OpenMP team,
+            `GOMP_parallel`, with `parallel_schedule` and `adaptive_threads`) or `dlc` (dlc's
+            own pool, `dlc_parallel_for` of `runtime/thread_pool/pool.c`: chunks claimed by
+            the caller and the pool's threads, the caller never waiting for a thread that has
+            not started).
     """
 
     index_bitwidth: int = 64
@@ -72,6 +77,7 @@ class LLVMLowering:
     parallel_schedule: str = "static"
     check_bounds: bool = False
     adaptive_threads: bool = False
+    parallel_runtime: str = "gomp"
 
     @cached_property
     def index_type(self) -> IntegerType:

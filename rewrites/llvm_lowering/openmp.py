@@ -84,6 +84,13 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
+PARALLEL_RUNTIMES = ("gomp", "dlc")
+"""What runs parallel loops (`LLVMLowering.parallel_runtime`): libgomp, or dlc's pool."""
+
+DLC_PARALLEL_FOR = "dlc_parallel_for"
+"""dlc's pool (`runtime/thread_pool/pool.c`): `void dlc_parallel_for(void (*task)(void *data,
+int64_t first, int64_t last), void *data, int64_t trip, int32_t threads)`."""
+
 PARALLEL_SCHEDULES = ("static", "dynamic", "guided")
 """How the iterations of a parallel loop are shared out (`LLVMLowering.parallel_schedule`)."""
 
@@ -475,6 +482,51 @@ def _thread_function(
     )
 
 
+def _chunk_function(name: str, offsets: list[int], types: list[Attribute]) -> llvm.FuncOp:
+    """`@<name>(data, first, last)` for dlc's pool: unpack the captured values and run the body
+    on iterations `[first, last)` (the pool hands out the chunks)."""
+    pointer = llvm.LLVMPointerType()
+    entry = Block(arg_types=[pointer, i64, i64])
+    data, first, last = entry.args
+    data.name_hint, first.name_hint, last.name_hint = "data", "first", "last"
+    ops, values = _unpack(data, offsets, types)
+    *captured, _trip = values
+    ops += [llvm.CallOp(f"{name}_body", *captured, first, last), llvm.ReturnOp()]
+    entry.add_ops(ops)
+    return llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType([pointer, i64, i64], llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("internal"),
+        body=Region([entry]),
+    )
+
+
+def _declare_runtime(loop: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> None:
+    """Declare the runtime functions that `lowering`'s parallel loops call."""
+    pointer, void = llvm.LLVMPointerType(), llvm.LLVMVoidType()
+    declarations: dict[str, llvm.LLVMFunctionType] = {}
+    schedule = lowering.parallel_schedule
+    if lowering.parallel_runtime == "dlc":
+        declarations[DLC_PARALLEL_FOR] = llvm.LLVMFunctionType([pointer, pointer, i64, i32], void)
+    else:
+        declarations[GOMP_PARALLEL] = llvm.LLVMFunctionType([pointer, pointer, i32, i32], void)
+        if lowering.adaptive_threads:
+            declarations["omp_get_thread_num"] = llvm.LLVMFunctionType([], i32)
+            declarations["omp_get_wtime"] = llvm.LLVMFunctionType([], f64)
+            _ensure_team_globals(loop, rewriter)
+        if schedule == "static":
+            for callee in ("omp_get_thread_num", "omp_get_num_threads"):
+                declarations[callee] = llvm.LLVMFunctionType([], i32)
+        else:
+            declarations.update({
+                f"GOMP_loop_{schedule}_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, i8),
+                f"GOMP_loop_{schedule}_next": llvm.LLVMFunctionType([pointer] * 2, i8),
+                "GOMP_loop_end_nowait": llvm.LLVMFunctionType([], void),
+            })
+    for callee, function_type in declarations.items():
+        ensure_declared(loop, callee, function_type, rewriter)
+
+
 def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> None:
     """Replace the parallel `loop` by a `GOMP_parallel` call running it on a thread team (see
     the module's docstring)."""
@@ -501,32 +553,24 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     noalias = all(_is_unaliased_buffer(value) for value in memrefs)
 
     pointer = llvm.LLVMPointerType()
-    void = llvm.LLVMVoidType()
-    ensure_declared(loop, GOMP_PARALLEL,
-                    llvm.LLVMFunctionType([pointer, pointer, i32, i32], void), rewriter)
-    schedule = lowering.parallel_schedule
+    runtime, schedule = lowering.parallel_runtime, lowering.parallel_schedule
+    if runtime not in PARALLEL_RUNTIMES:
+        raise lowering_error(
+            loop, f"expected a parallel runtime among {', '.join(PARALLEL_RUNTIMES)}, "
+            f"found '{runtime}'"
+        )
     if schedule not in PARALLEL_SCHEDULES:
         raise lowering_error(
             loop, f"expected a parallel schedule among {', '.join(PARALLEL_SCHEDULES)}, "
             f"found '{schedule}'"
         )
-    if lowering.adaptive_threads:
-        ensure_declared(loop, "omp_get_thread_num", llvm.LLVMFunctionType([], i32), rewriter)
-        ensure_declared(loop, "omp_get_wtime", llvm.LLVMFunctionType([], f64), rewriter)
-        _ensure_team_globals(loop, rewriter)
-    if schedule == "static":
-        for callee in ("omp_get_thread_num", "omp_get_num_threads"):
-            ensure_declared(loop, callee, llvm.LLVMFunctionType([], i32), rewriter)
-    else:
-        flag = i8
-        declarations = {
-            f"GOMP_loop_{schedule}_start": llvm.LLVMFunctionType([i64] * 4 + [pointer] * 2, flag),
-            f"GOMP_loop_{schedule}_next": llvm.LLVMFunctionType([pointer] * 2, flag),
-            "GOMP_loop_end_nowait": llvm.LLVMFunctionType([], void),
-        }
-        for callee, function_type in declarations.items():
-            ensure_declared(loop, callee, function_type, rewriter)
-
+    if runtime == "dlc" and (schedule != "static" or lowering.adaptive_threads):
+        raise lowering_error(
+            loop, "expected the default parallel_schedule (static) and no adaptive_threads "
+            "with parallel_runtime=dlc (the pool hands out chunks itself), found "
+            f"parallel_schedule={schedule} adaptive_threads={lowering.adaptive_threads}"
+        )
+    _declare_runtime(loop, lowering, rewriter)
     nbytes = int_constant(size, lowering.index_type)
     data = llvm.AllocaOp(nbytes, i8, alignment=16)
     data.res.name_hint = "data"
@@ -544,13 +588,17 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     threads = count[-1].results[0]
     flags = int_constant(0, i32)
     call_site += [thread_fn, *count, flags]
-    if lowering.adaptive_threads:
+    if runtime == "dlc":
+        call_site.append(llvm.CallOp(DLC_PARALLEL_FOR, thread_fn, data.res, lowered_values[-1],
+                                     threads))
+    elif lowering.adaptive_threads:
         call_site += _adaptive_call(thread_fn.result, data.res, threads, flags.result)
     else:
         call_site.append(llvm.CallOp(GOMP_PARALLEL, thread_fn, data.res, threads, flags))
     rewriter.insert(call_site, InsertPoint.before(loop))
 
     body_fn = _body_function(name, loop, captured, noalias)
-    thread = _thread_function(name, offsets, types, schedule, lowering.adaptive_threads)
+    thread = (_chunk_function(name, offsets, types) if runtime == "dlc"
+              else _thread_function(name, offsets, types, schedule, lowering.adaptive_threads))
     rewriter.insert([thread, body_fn], InsertPoint.at_end(module.body.block))
     rewriter.erase(loop)

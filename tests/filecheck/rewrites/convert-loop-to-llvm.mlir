@@ -5,6 +5,7 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" check-bounds=true}' | filecheck %s --check-prefix=BOUNDS
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512"}' | filecheck %s --check-prefix=STATIC
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" adaptive_threads=false}' | filecheck %s --check-prefix=FIXED
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_runtime=dlc}' | filecheck %s --check-prefix=POOL
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -551,6 +552,22 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 // CHECK-NEXT:    llvm.store %[[NOW]], %[[WHERE]] {alignment = 8 : i64} : f64, !llvm.ptr
 // CHECK-NEXT:    llvm.call @GOMP_loop_end_nowait()
 // CHECK:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
+
+// With parallel_runtime=dlc (POOL) the loop goes to dlc's pool instead: one call of
+// dlc_parallel_for with the chunk function, the data block, the trip count and the thread count;
+// the chunk function runs the body on the [first, last) the pool hands it.
+// POOL-LABEL: llvm.func @parallel_copy
+// POOL:         %[[DATA:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64} : (i64) -> !llvm.ptr
+// POOL:         %[[FN:.*]] = llvm.mlir.addressof @parallel_copy_parallel0 : !llvm.ptr
+// POOL:         %[[THREADS:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i32
+// POOL:         llvm.call @dlc_parallel_for(%[[FN]], %[[DATA]], %{{.*}}, %[[THREADS]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> ()
+// POOL-NEXT:    llvm.return
+// POOL-NOT:     GOMP
+// POOL-NOT:     omp_get
+// POOL:       llvm.func internal @parallel_copy_parallel0(%[[D:.*]]: !llvm.ptr, %[[FIRST:.*]]: i64, %[[LAST:.*]]: i64)
+// POOL:         llvm.call @parallel_copy_parallel0_body(%{{.*}}, %{{.*}}, %[[FIRST]], %[[LAST]])
+// POOL-NEXT:    llvm.return
+// POOL:       llvm.func internal @parallel_copy_parallel0_body(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
 
 // FIXED-LABEL: llvm.func @parallel_copy
 // FIXED:         %[[THREADS:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i32
