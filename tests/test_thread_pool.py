@@ -1,0 +1,74 @@
+"""dlc's thread pool (`runtime/thread_pool/pool.c`, `driver/thread_pool.py`): every iteration
+once under concurrent and nested regions, models on it match the libgomp lowering, and the
+driver falls back to libgomp without a C compiler."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from dlc.driver import thread_pool
+from onnx import TensorProto, helper, numpy_helper
+
+import dlc
+
+REPO = Path(__file__).resolve().parent.parent
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (cc)")
+
+
+@needs_cc
+def test_every_iteration_runs_once_under_concurrent_and_nested_regions(tmp_path: Path) -> None:
+    program = tmp_path / "pool_stress"
+    built = subprocess.run(
+        ["cc", "-O2", "-std=gnu11", "-pthread", "-o", str(program),
+         str(REPO / "tests" / "c" / "pool_stress.c"), str(thread_pool.POOL_SOURCE)],
+        capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    result = subprocess.run([str(program)], capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout
+
+
+def _matmul_relu(n: int) -> onnx.ModelProto:
+    w = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+        "mm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [n, n])],
+        [numpy_helper.from_array(w, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@needs_cc
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_model_on_the_pool_matches_numpy(threads: int) -> None:
+    model = _matmul_relu(96)
+    executable = dlc.compile(model, threads=threads, cache=False)
+    x = np.random.default_rng(1).standard_normal((96, 96)).astype(np.float32)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    for _ in range(20):  # regions back to back, the pool threads awake or asleep
+        np.testing.assert_allclose(executable(x), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_without_a_c_compiler_parallel_loops_go_to_libgomp(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.setattr(thread_pool.shutil, "which", lambda _: None)
+    assert thread_pool.parallel_runtime() == "gomp"
+    executable = dlc.compile(_matmul_relu(64), threads=2, cache=False)
+    x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
+    w = numpy_helper.to_array(_matmul_relu(64).graph.initializer[0])
+    np.testing.assert_allclose(executable(x), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-5)
+    with pytest.raises(dlc.runtime.library.LibraryError, match="no C compiler"):
+        thread_pool.pool_library()
+
+
+def test_the_pool_is_found_in_objects_and_ir() -> None:
+    assert thread_pool.uses_pool(b"\x00dlc_parallel_for\x00")
+    assert thread_pool.uses_pool("call void @dlc_parallel_for(ptr @f, ptr %d, i64 8, i32 2)")
+    assert not thread_pool.uses_pool(b"GOMP_parallel")
+    assert thread_pool.link_inputs([b"GOMP_parallel"]) == []
+    assert str(thread_pool.POOL_SOURCE) in thread_pool.link_inputs([b"dlc_parallel_for"])
