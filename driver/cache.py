@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from dlc.driver import thread_pool
 from dlc.driver.artifact import CompiledModel, CompileStats, weights_from_blob, write_weights
 from dlc.driver.errors import CompileError
 from dlc.runtime.executable import aligned_empty
@@ -127,7 +128,8 @@ class CompileOptions:
         return "|".join((compiler_fingerprint(), str(self.cpu_target()), str(self.opt_level),
                          self.pipeline, str(self.threads), log,
                          f"check_bounds={int(self.check_bounds)}",
-                         f"precision={self.precision}"))
+                         f"precision={self.precision}",
+                         f"parallel_runtime={thread_pool.parallel_runtime()}"))
 
 
 def default_cache_dir() -> Path:

@@ -18,6 +18,7 @@ claimed.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -48,10 +49,25 @@ def available() -> bool:
     return shutil.which("cc") is not None
 
 
+RUNTIME_VARIABLE = "DLC_PARALLEL_RUNTIME"
+"""An environment variable that picks the runtime of parallel loops (`dlc` or `gomp`) for code
+the driver compiles from then on (to compare them; a cache entry is made for one of them)."""
+
+
 def parallel_runtime() -> str:
-    """The `parallel_runtime` the driver lowers parallel loops to: `dlc` where the pool can be
-    built, else `gomp`."""
-    return "dlc" if available() else "gomp"
+    """The `parallel_runtime` the driver lowers parallel loops to: `$DLC_PARALLEL_RUNTIME`
+    where set (`dlc` or `gomp`), else `dlc` where the pool can be built, else `gomp`.
+    Raises CompileError for another value, or `dlc` without a C compiler."""
+    from dlc.driver.errors import CompileError
+
+    chosen = os.environ.get(RUNTIME_VARIABLE, "").strip()
+    if chosen not in ("", "dlc", "gomp"):
+        raise CompileError(f"expected {RUNTIME_VARIABLE} to be 'dlc' or 'gomp', found "
+                           f"'{chosen}'")
+    if chosen == "dlc" and not available():
+        raise CompileError(f"{RUNTIME_VARIABLE}=dlc needs a C compiler driver 'cc' on PATH to "
+                           "build dlc's thread pool (install gcc or clang)")
+    return chosen or ("dlc" if available() else "gomp")
 
 
 def uses_pool(code: bytes | str) -> bool:

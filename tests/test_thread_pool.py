@@ -72,3 +72,12 @@ def test_the_pool_is_found_in_objects_and_ir() -> None:
     assert not thread_pool.uses_pool(b"GOMP_parallel")
     assert thread_pool.link_inputs([b"GOMP_parallel"]) == []
     assert str(thread_pool.POOL_SOURCE) in thread_pool.link_inputs([b"dlc_parallel_for"])
+
+
+def test_the_environment_picks_the_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "gomp")
+    assert thread_pool.parallel_runtime() == "gomp"
+    monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "tbb")
+    with pytest.raises(dlc.CompileError, match="expected DLC_PARALLEL_RUNTIME to be 'dlc' or "
+                       "'gomp', found 'tbb'"):
+        dlc.compile(_matmul_relu(32), threads=2)
