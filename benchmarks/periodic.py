@@ -123,6 +123,7 @@ def with_twin(name: str, engine: str, args: argparse.Namespace, directory: Path,
 def measure(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         directory = Path(args.directory or temporary)
+        directory.mkdir(parents=True, exist_ok=True)
         for name in args.models:
             for engine in args.engines:
                 function = runner(name, engine, directory, args.threads)
