@@ -93,7 +93,15 @@ def pool_library(cache_dir: Path | None = None) -> Path:
     path = directory / f"dlc_thread_pool-{key}.so"
     if path.exists():
         return path
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return _compile_pool(compiler, directory, path)
+    except OSError:  # a read-only cache: build this process's copy in a temporary folder
+        scratch = Path(tempfile.mkdtemp(prefix="dlc-thread-pool-"))
+        return _compile_pool(compiler, scratch, scratch / path.name)
+
+
+def _compile_pool(compiler: str, directory: Path, path: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=directory, prefix=".pool.") as scratch:
         built = Path(scratch) / path.name
         result = subprocess.run([compiler, "-shared", *POOL_FLAGS, "-o", str(built),

@@ -81,3 +81,15 @@ def test_the_environment_picks_the_runtime(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(dlc.CompileError, match="expected DLC_PARALLEL_RUNTIME to be 'dlc' or "
                        "'gomp', found 'tbb'"):
         dlc.compile(_matmul_relu(32), threads=2)
+
+
+@needs_cc
+def test_the_pool_library_is_built_once_per_source(tmp_path: Path) -> None:
+    first = thread_pool.pool_library(tmp_path)
+    assert first.parent == tmp_path / "runtime" and first.exists()
+    stamp = first.stat().st_mtime_ns
+    assert thread_pool.pool_library(tmp_path) == first and first.stat().st_mtime_ns == stamp
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")  # an unusable cache: a temporary copy instead
+    elsewhere = thread_pool.pool_library(blocked)
+    assert elsewhere.exists() and blocked not in elsewhere.parents
