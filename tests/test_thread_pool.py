@@ -93,3 +93,17 @@ def test_the_pool_library_is_built_once_per_source(tmp_path: Path) -> None:
     blocked.write_text("not a folder")  # an unusable cache: a temporary copy instead
     elsewhere = thread_pool.pool_library(blocked)
     assert elsewhere.exists() and blocked not in elsewhere.parents
+
+
+@needs_cc
+def test_unloading_the_pool_stops_its_threads(tmp_path: Path) -> None:
+    program = tmp_path / "pool_unload"
+    built = subprocess.run(["cc", "-O2", "-o", str(program),
+                            str(REPO / "tests" / "c" / "pool_unload.c"), "-ldl"],
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    library = thread_pool.pool_library(tmp_path)
+    result = subprocess.run([str(program), str(library)], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.stdout.split() == ["ok", "3", "1"]  # 2 pool threads beside main, then none

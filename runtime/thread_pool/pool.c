@@ -20,7 +20,8 @@
  *
  * One region runs at a time: a call made while another is running (from another thread of
  * the process, or from inside a task) runs serially on its caller. A forked child starts
- * with no pool threads and makes its own.
+ * with no pool threads and makes its own. When the library is unloaded (or the process
+ * exits), its pool threads are stopped and joined.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -66,6 +67,8 @@ static _Atomic int32_t sleepers;
 static pthread_mutex_t submit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started; /* pool threads started (under grow_lock) */
+static pthread_t pool_threads[MAX_THREADS];
+static _Atomic int stopping; /* set when the library unloads: pool threads return */
 static _Thread_local int inside_task;
 static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
 
@@ -142,10 +145,10 @@ static void *pool_thread(void *arg) {
             atomic_fetch_sub(&sleepers, 1);
             deadline = 0;
         }
+        if (atomic_load(&stopping)) return NULL;
         seen = number;
         take_chunks(number, self);
     }
-    return NULL;
 }
 
 static void after_fork_in_child(void) {
@@ -165,18 +168,26 @@ static int grow_pool(int wanted) {
     pthread_once(&fork_handler_once, install_fork_handler);
     pthread_mutex_lock(&grow_lock);
     while (started < wanted) {
-        pthread_t thread;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int failed = pthread_create(&thread, &attr, pool_thread, (void *)(intptr_t)(started + 1));
-        pthread_attr_destroy(&attr);
-        if (failed) break;
+        if (pthread_create(&pool_threads[started], NULL, pool_thread,
+                           (void *)(intptr_t)(started + 1)) != 0)
+            break;
         started++;
     }
     int running = started;
     pthread_mutex_unlock(&grow_lock);
     return running;
+}
+
+/* When the library unloads (dlclose, or the process exits), its pool threads must not be left
+ * running its code: wake them, and wait until they have returned. */
+__attribute__((destructor)) static void stop_pool(void) {
+    pthread_mutex_lock(&grow_lock);
+    atomic_store(&stopping, 1);
+    atomic_fetch_add(&region_number, 1);
+    futex_wake_all(&region_number);
+    for (int i = 0; i < started; i++) pthread_join(pool_threads[i], NULL);
+    started = 0;
+    pthread_mutex_unlock(&grow_lock);
 }
 
 static int default_threads(void) {
