@@ -130,6 +130,9 @@ static void *pool_thread(void *arg) {
         int64_t deadline = 0;
         unsigned polls = 0;
         while ((number = atomic_load_explicit(&region_number, memory_order_acquire)) == seen) {
+            /* A thread that starts after the library began to unload saw its last region
+             * number as `seen`: it must not wait for another. */
+            if (atomic_load(&stopping)) return NULL;
             if (++polls % POLLS_PER_CHECK != 0) {
                 cpu_relax();
                 continue;

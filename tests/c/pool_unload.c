@@ -1,7 +1,9 @@
 /* dlc's thread pool unloads cleanly (tests/test_thread_pool.py): a program dlopens the pool
  * library given on the command line, runs a region on 3 threads, dlcloses the library, and
- * goes on running (so that a pool thread left in the unmapped code would crash it). Prints
- * "ok" and the number of threads the process has after each step. */
+ * goes on running (so that a pool thread left in the unmapped code would crash it); then 50
+ * times more, load, run on 8 threads and unload at once (pool threads that have not started
+ * yet when the library unloads must stop too, not wait for a region). Prints "ok" and the
+ * number of threads the process has during the first region and at the end. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -40,6 +42,14 @@ int main(int argc, char **argv) {
   int during = process_threads();
   dlclose(library);
   struct timespec pause = {0, 50 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  for (int round = 0; round < 50; round++) {
+    library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) return 1;
+    run = (parallel_for)dlsym(library, "dlc_parallel_for");
+    run(add, sums, 1000, 8);
+    dlclose(library);
+  }
   nanosleep(&pause, NULL);
   printf("ok %d %d\n", during, process_threads());
   return 0;
