@@ -2,10 +2,12 @@
 
 // exp: clamp (NaN-propagating max/min), n = floor(x log2(e) + 1/2), r = x - n ln2 in two
 // parts, Cephes' polynomial, and 2^n as 2 * 2^(n-1) built from float bits: the integer n + 126
-// is read from the mantissa of n + 126 + 2^23 (no fptosi) and shifted into the exponent.
+// is read from the mantissa of n + 126 + 2^23 (no fptosi) and shifted into the exponent; below
+// the clamp the result is exactly 0 (a select: no tiny value a softmax scales into denormals).
 // CHECK-LABEL: func.func @exp(%x: f32) -> f32 {
 // CHECK-NOT:     math.exp
-// CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
+// CHECK:         %[[MIN:.*]] = arith.constant -8.660000e+01 : f32
+// CHECK:         %[[LO:.*]] = arith.maximumf %x, %[[MIN]] : f32
 // CHECK:         %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
 // CHECK:         arith.mulf %[[C]], %{{.*}} : f32
 // CHECK:         %[[N:.*]] = math.floor %{{.*}} : f32
@@ -21,7 +23,10 @@
 // CHECK-NEXT:    %[[Y:.*]] = arith.mulf %{{.*}}, %[[P2]] : f32
 // CHECK-NEXT:    arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:    %[[R:.*]] = arith.mulf %[[Y]], %{{.*}} : f32
-// CHECK-NEXT:    func.return %[[R]] : f32
+// CHECK-NEXT:    %[[UNDER:.*]] = arith.cmpf olt, %x, %[[MIN]] : f32
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[E0:.*]] = arith.select %[[UNDER]], %[[ZERO]], %[[R]] : f32
+// CHECK-NEXT:    func.return %[[E0]] : f32
 // CHECK-NOT:     arith.fptosi
 func.func @exp(%x: f32) -> f32 {
   %y = math.exp %x : f32
