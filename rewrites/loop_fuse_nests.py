@@ -194,8 +194,9 @@ class LoopFuseNestsPass(ModulePass):
     absorbs the top-level loops of its kind that follow it over the same bounds and step
     (`can_fuse`: every
     buffer one of them writes and the other uses is indexed at one same position by the loop's
-    own induction variable in every access; the function's arguments count as one buffer, as
-    a caller may pass one buffer as an input and the output), in order: their bodies run after
+    own induction variable in the stores of the one and every access of the other; the
+    function's arguments count as one buffer, as a caller may pass one buffer as an input and
+    the output), in order: their bodies run after
     its own in each iteration. Constants and static allocations between them move above the
     fused loop, deallocations below it; any other op in between ends the run. The same is
     then done inside the fused loop, so that nests fuse as deep as their loops match
