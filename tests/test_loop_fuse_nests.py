@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from dlc.dialects import make_context
 from dlc.dialects.loop.ops import ForOp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects import func, math
 from xdsl.parser import Parser
 

@@ -1,7 +1,8 @@
 """math-polynomial-approximation: compiled exp, erf and tanh (vectorized, through the cpu
 pipeline) agree with float64 references over their whole range: exp within 1 ulp relative from
--86.6 to the overflow, +inf above, exactly 0 below -87.4 and never a denormal, NaN kept; erf within 3e-7 absolute (2e-7 relative below 0.5);
-tanh within 3.5e-7 absolute and relative, NaN kept."""
+-86.6 to the overflow, +inf above, exactly 0 below -87.4 and never a denormal, NaN kept; erf
+within 3e-7 absolute (2e-7 relative below 0.5); tanh within 3.5e-7 absolute and relative, NaN
+kept."""
 
 from __future__ import annotations
 
