@@ -281,6 +281,10 @@ class GraphFuseOpsPass(ModulePass):
       and elementwise ops feeding those (conv2d + add bias + relu is one group);
     - or a chain of injective ops, with elementwise/broadcast producers;
     - or a reduction with its elementwise/broadcast prologue;
+    - or a row group: reductions over the same trailing axes (keepdims) of one shape with the
+      elementwise/broadcast ops around them whose results have that shape or the reduced one
+      (a layer norm; `merge_row_groups`), formed when all results of one such group go to
+      one other;
     - or one opaque op (softmax, unknown ops).
     A value with several users ends its group unless all the users are in the group; a group
     has at most `max-depth` ops and one out-fusable op. Its body's arguments are the values it
