@@ -15,7 +15,7 @@
 // CHECK:         arith.constant 0.000198756912 : f32
 // CHECK:         %[[FLOOR:.*]] = arith.constant -1.260000e+02 : f32
 // CHECK-NEXT:    %[[NF:.*]] = arith.maximumf %[[N]], %[[FLOOR]] : f32
-// CHECK-NEXT:    arith.constant 8.388734e+06 : f32
+// CHECK-NEXT:    arith.constant 0x4B00007E : f32
 // CHECK-NEXT:    %[[M:.*]] = arith.addf %[[NF]], %{{.*}} : f32
 // CHECK-NEXT:    %[[MB:.*]] = arith.bitcast %[[M]] : f32 to i32
 // CHECK-NEXT:    arith.constant 1258291200 : i32
