@@ -46,8 +46,6 @@ result is under the smallest normal float) and a normal float everywhere else. A
 there would turn into denormals once scaled down (a softmax row divides it by its sum, and a
 causal mask's -inf gives exactly such inputs), and a matmul reading denormals runs tens of
 times slower on x86 (microcode assists)."""
-EXPONENT_FLOOR = -126.0
-"""The least n whose 2^(n-1) the exponent bits hold as a normal float's field (n + 126 >= 0)."""
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 """ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
 EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
@@ -117,13 +115,14 @@ class _Builder:
         y = self.add(self.add(self.mul(p, self.mul(r, r)), r), self.const(1.0))
         # 2^n as 2 * 2^(n - 1): n reaches 128 below the overflow, past the largest exponent.
         # n + 126 is read from the low mantissa bits of n + 126 + 2^23 (exact: it is a small
-        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion); n is
-        # floored at -126 there (a max, no compare: those split into lanes too), whose exponent
-        # field 0 makes 2^(n-1) the float 0.
-        floored = self.emit(arith.MaximumfOp(n, self.const(EXPONENT_FLOOR)))
-        shifted = self.add(floored, self.const(126.0 + 2.0**23))
+        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion). The
+        # integer is floored at 0 (an integer max: one instruction, no compare, which would
+        # split into lanes too; at n = -127, n + 126 + 2^23 reads as -2), and an exponent field
+        # of 0 makes 2^(n-1) the float 0. A NaN x makes the polynomial NaN, whatever the bits.
+        shifted = self.add(n, self.const(126.0 + 2.0**23))
         exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
                                           self.int_const(0x4B000000)))
+        exponent = self.emit(arith.MaxSIOp(exponent, self.int_const(0)))
         bits = self.emit(arith.ShLIOp(exponent, self.int_const(23)))
         # a NaN goes through the clamps (maximumf/minimumf propagate it) into the polynomial
         return self.mul(self.mul(y, self.emit(arith.BitcastOp(bits, self.type))),
@@ -197,9 +196,10 @@ class MathPolynomialApproximationPass(ModulePass):
 
     *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
     to [-88, 88.8], `math.floor`), Cephes' degree-7 polynomial for exp(r) and 2^n built as
-    2 times the float bits `(max(n, -126) + 126) << 23` (the integer read from the mantissa of
-    `n + 126 + 2^23`, no `fptosi`); above 88.72 the result is +inf, below about -87.3 exactly
-    0 (exponent field 0: never a tiny value that scales into denormals), and NaN stays NaN.
+    2 times the float bits `max(n + 126, 0) << 23` (the integer read from the mantissa of
+    `n + 126 + 2^23`, no `fptosi`; an integer max); above 88.72 the result is +inf, below
+    about -87.3 exactly 0 (exponent field 0: never a tiny value that scales into denormals),
+    and NaN stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
     the exp above) from there, `math.copysign` giving the sign. `math.tanh` becomes
     x P(x^2) / Q(x^2) (Eigen's rational approximation, argument clamped to [-7.9988, 7.9988])
