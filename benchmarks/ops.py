@@ -284,6 +284,7 @@ def recurrent(name: str, op: str, seq: int, batch: int, inputs: int, hidden: int
 CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "conv1x1 64->128 28", 64, 128, (28, 28), (1, 1)),
     functools.partial(conv, "conv1x1 256->64 56", 256, 64, (56, 56), (1, 1)),
+    functools.partial(conv, "conv1x1 512->1000 13", 512, 1000, (13, 13), (1, 1)),
     functools.partial(conv, "conv3x3 s1 64->64 56", 64, 64, (56, 56), (3, 3)),
     functools.partial(conv, "conv3x3 s1 256->256 14", 256, 256, (14, 14), (3, 3)),
     functools.partial(conv, "conv3x3 s2 64->128 56", 64, 128, (56, 56), (3, 3), stride=2),

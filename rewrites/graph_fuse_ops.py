@@ -6,6 +6,16 @@ elementwise/broadcast op joins an injective or reduction consumer (a reduction's
 epilogue of an out-fusable op; injective ops join injective consumers; reductions and OPAQUE ops
 take nothing after them. An op joins the group of its consumers only when all of its users are
 in that one group, so no value is computed twice and every group is convex.
+
+One rule goes past TVM's: groups that all work row by row merge (`merge_row_groups`). A row
+reduction (over the trailing axes, keeping them as 1s) whose result is broadcast back over the
+rows it reduced, together with the reduction's own input, is the shape of a layer norm, an RMS
+norm or a decomposed softmax (mean, x - mean, the mean of its squares, the scaled result: four
+groups by the rules above, four kernels each streaming the tensor). When every op of a
+producer group and of the one consumer group of all its results is elementwise, broadcast or
+such a reduction over one same row split, the two become one group: its nests share their
+outer loops over the rows, so loop-fuse-nests runs every stage on a row in one parallel loop
+while the row is in cache.
 """
 
 from __future__ import annotations
@@ -14,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
-from dlc.dialects.graph.ops import ConstantOp, FusedOp, YieldOp
+from dlc.dialects.graph.ops import ConstantOp, FusedOp, ReduceOp, YieldOp
 from dlc.dialects.graph.ops_control import IfOp, LoopOp
-from dlc.dialects.graph.utils import num_elements, op_users
+from dlc.dialects.graph.utils import num_elements, op_users, shape_of
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -91,6 +101,73 @@ def plan_groups(block: Block, max_depth: int = DEFAULT_MAX_DEPTH) -> list[FusedG
             groups.append(target)
         target.add(op)
         group_of[id(op)] = target
+    return groups
+
+
+def _row_split(op: Operation) -> tuple[tuple[int, ...], int] | None:
+    """(the full shape, the first reduced axis) of a reduction over the trailing axes of its
+    input that keeps them as 1s; None for any other op."""
+    if not isinstance(op, ReduceOp) or not op.keepdims_value():
+        return None
+    shape = shape_of(op.x)
+    axes = ReduceOp.reduced_axes(len(shape), op.axes_tuple())
+    if not axes or list(axes) != list(range(axes[0], len(shape))):
+        return None
+    return shape, axes[0]
+
+
+def rows_of(ops: list[Operation]) -> tuple[tuple[int, ...], int] | None:
+    """(full shape, first reduced axis) when `ops` work row by row: at least one reduction, all
+    over the same trailing axes of the same shape, and every other op elementwise or broadcast
+    with a result of that shape or the reduced one (the rows' values); None otherwise."""
+    splits = {_row_split(op) for op in ops if isinstance(op, ReduceOp)}
+    if len(splits) != 1 or None in splits:
+        return None
+    split = splits.pop()
+    assert split is not None
+    full, axis = split
+    reduced = (*full[:axis], *[1] * (len(full) - axis))
+    for op in ops:
+        if isinstance(op, ReduceOp):
+            continue
+        if fusion_kind(op) > FusionKind.BROADCAST or len(op.results) != 1:
+            return None
+        result = op.results[0].type
+        if not isinstance(result, TensorType) or shape_of(op.results[0]) not in (full, reduced):
+            return None
+    return split
+
+
+def merge_row_groups(groups: list[FusedGroup], block: Block, max_depth: int) -> list[FusedGroup]:
+    """Merge each group whose results are all used by one other group into that group when both
+    work row by row over the same rows (`rows_of`: the module docstring's layer-norm shape),
+    until no more merge; returns the groups left, each still listing its output op first and
+    its ops in reverse block order."""
+    position = {id(op): index for index, op in enumerate(block.ops)}
+    group_of = {id(op): group for group in groups for op in group.ops}
+    merged = True
+    while merged:
+        merged = False
+        for producer in list(groups):
+            members = {id(op) for op in producer.ops}
+            consumers = {
+                id(group_of.get(id(user))): group_of.get(id(user))
+                for op in producer.ops for user in op_users(op) if id(user) not in members
+            }
+            if len(consumers) != 1 or None in consumers.values():
+                continue
+            (consumer,) = consumers.values()
+            assert consumer is not None
+            ops = [*consumer.ops, *producer.ops]
+            if len(ops) > max_depth or rows_of(ops) is None:
+                continue
+            ops.sort(key=lambda op: -position[id(op)])
+            consumer.ops = ops
+            consumer.kind = max(consumer.kind, producer.kind)
+            for op in producer.ops:
+                group_of[id(op)] = consumer
+            groups.remove(producer)
+            merged = True
     return groups
 
 
@@ -177,7 +254,7 @@ def fuse_block(
 ) -> list[FusedOp]:
     """Fuse the graph ops of `block` into `graph.fused` groups; returns the new fused ops."""
     taken = set() if taken_names is None else taken_names
-    groups = plan_groups(block, max_depth)
+    groups = merge_row_groups(plan_groups(block, max_depth), block, max_depth)
     group_of = {id(op): group for group in groups for op in group.ops}
     constants = _movable_constants(block, group_of, inline_constant_limit)
     fused_ops: list[FusedOp] = []
@@ -204,6 +281,10 @@ class GraphFuseOpsPass(ModulePass):
       and elementwise ops feeding those (conv2d + add bias + relu is one group);
     - or a chain of injective ops, with elementwise/broadcast producers;
     - or a reduction with its elementwise/broadcast prologue;
+    - or a row group: reductions over the same trailing axes (keepdims) of one shape with the
+      elementwise/broadcast ops around them whose results have that shape or the reduced one
+      (a layer norm; `merge_row_groups`), formed when all results of one such group go to
+      one other;
     - or one opaque op (softmax, unknown ops).
     A value with several users ends its group unless all the users are in the group; a group
     has at most `max-depth` ops and one out-fusable op. Its body's arguments are the values it

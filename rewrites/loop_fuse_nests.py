@@ -81,11 +81,13 @@ def can_fuse(first: ForOp, second: ForOp) -> bool:
     """Whether `second` (after `first` in the same block) can run inside `first`'s iterations.
 
     Both must be loops of one kind of `FUSED_KINDS` over the same range. Every buffer one of them
-    stores to and the other loads or stores must be indexed, by every access of both, at one same
-    position by the loop's own induction variable: iteration i of either loop then touches only the
-    slice i of the buffers they share, so running `second`'s iteration i right after `first`'s keeps
-    every dependence, and iterations stay independent. The function's arguments count as one buffer
-    (they may alias).
+    stores to and the other loads or stores must be indexed, by the stores of the one and every
+    access of the other, at one same position by the loop's own induction variable: iteration i
+    of either loop then touches only the slice i of what the other one stores, so running
+    `second`'s iteration i right after `first`'s keeps every dependence, and iterations stay
+    independent. The function's arguments count as one buffer (they may alias): a layer norm's
+    scale, read by the second loop at the row's column only, does not stop the fusion with a
+    first loop that only reads the input, as the scale is not stored to.
     """
     if first.kind.data not in FUSED_KINDS or second.kind.data != first.kind.data:
         return False
@@ -101,11 +103,18 @@ def can_fuse(first: ForOp, second: ForOp) -> bool:
             sides = classes.setdefault(_alias_key(buffer), ([], []))
             sides[side].extend((access, store, iv) for access, store in accesses)
     for in_first, in_second in classes.values():
-        if not in_first or not in_second:
+        # Fusing reorders only pairs of an access of `first` and one of `second` of which one
+        # stores: those accesses must all slice the buffer by the iteration. (Pairs within one
+        # loop keep their order; a buffer both only read, or only read by one while the other
+        # reads it too, orders nothing.)
+        involved: list[tuple[LoadOp | StoreOp, bool, SSAValue]] = []
+        if any(store for _, store, _ in in_first):
+            involved += [use for use in in_first if use[1]] + in_second
+        if any(store for _, store, _ in in_second):
+            involved += in_first + [use for use in in_second if use[1]]
+        if not in_first or not in_second or not involved:
             continue
-        if not any(store for _, store, _ in (*in_first, *in_second)):
-            continue  # both only read it
-        if not _iteration_position((access, iv) for access, _, iv in (*in_first, *in_second)):
+        if not _iteration_position((access, iv) for access, _, iv in involved):
             return False
     return True
 
@@ -185,8 +194,9 @@ class LoopFuseNestsPass(ModulePass):
     absorbs the top-level loops of its kind that follow it over the same bounds and step
     (`can_fuse`: every
     buffer one of them writes and the other uses is indexed at one same position by the loop's
-    own induction variable in every access; the function's arguments count as one buffer, as
-    a caller may pass one buffer as an input and the output), in order: their bodies run after
+    own induction variable in the stores of the one and every access of the other; the
+    function's arguments count as one buffer, as a caller may pass one buffer as an input and
+    the output), in order: their bodies run after
     its own in each iteration. Constants and static allocations between them move above the
     fused loop, deallocations below it; any other op in between ends the run. The same is
     then done inside the fused loop, so that nests fuse as deep as their loops match

@@ -37,9 +37,15 @@ from xdsl.pattern_rewriter import (
 )
 
 EXP_MAX = 88.8
-"""exp's argument is clamped to [EXP_MIN, EXP_MAX]: 2^(n-1) stays a normal float (n <= 128),
-and from about 88.73 (where exp(x) exceeds the largest float) the product overflows to +inf."""
-EXP_MIN = -86.6
+"""exp's argument is clamped to [EXP_MIN, EXP_MAX]; from about 88.73 (where exp(x) exceeds the
+largest float) the product overflows to +inf."""
+EXP_MIN = -88.0
+"""At the lower clamp n = -127: 2^(n-1) is built with its exponent field floored at 0 (the
+float 0), so that exp is exactly 0 wherever n <= -126 (below about -87.3, where the true
+result is under the smallest normal float) and a normal float everywhere else. A tiny result
+there would turn into denormals once scaled down (a softmax row divides it by its sum, and a
+causal mask's -inf gives exactly such inputs), and a matmul reading denormals runs tens of
+times slower on x86 (microcode assists)."""
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 """ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
 EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
@@ -109,10 +115,14 @@ class _Builder:
         y = self.add(self.add(self.mul(p, self.mul(r, r)), r), self.const(1.0))
         # 2^n as 2 * 2^(n - 1): n reaches 128 below the overflow, past the largest exponent.
         # n + 126 is read from the low mantissa bits of n + 126 + 2^23 (exact: it is a small
-        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion).
+        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion). The
+        # integer is floored at 0 (an integer max: one instruction, no compare, which would
+        # split into lanes too; at n = -127, n + 126 + 2^23 reads as -2), and an exponent field
+        # of 0 makes 2^(n-1) the float 0. A NaN x makes the polynomial NaN, whatever the bits.
         shifted = self.add(n, self.const(126.0 + 2.0**23))
         exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
                                           self.int_const(0x4B000000)))
+        exponent = self.emit(arith.MaxSIOp(exponent, self.int_const(0)))
         bits = self.emit(arith.ShLIOp(exponent, self.int_const(23)))
         # a NaN goes through the clamps (maximumf/minimumf propagate it) into the polynomial
         return self.mul(self.mul(y, self.emit(arith.BitcastOp(bits, self.type))),
@@ -185,10 +195,11 @@ class MathPolynomialApproximationPass(ModulePass):
     vector-typed ops are left alone: xDSL's `arith.fptosi` takes scalars only).
 
     *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
-    to [-86.6, 88.72], `math.floor`), Cephes' degree-7 polynomial for exp(r) and 2^n built as
-    2 times the float bits `(n + 126) << 23` (the integer read from the mantissa of
-    `n + 126 + 2^23`, no `fptosi`); above 88.72 the result is +inf, below -86.6 about
-    2e-38 (not a denormal), and NaN stays NaN.
+    to [-88, 88.8], `math.floor`), Cephes' degree-7 polynomial for exp(r) and 2^n built as
+    2 times the float bits `max(n + 126, 0) << 23` (the integer read from the mantissa of
+    `n + 126 + 2^23`, no `fptosi`; an integer max); above 88.72 the result is +inf, below
+    about -87.3 exactly 0 (exponent field 0: never a tiny value that scales into denormals),
+    and NaN stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
     the exp above) from there, `math.copysign` giving the sign. `math.tanh` becomes
     x P(x^2) / Q(x^2) (Eigen's rational approximation, argument clamped to [-7.9988, 7.9988])

@@ -45,7 +45,7 @@ from dlc.dialects.graph.ops import (
 )
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites import get_all_passes
-from dlc.rewrites.graph_fuse_ops import is_fusable
+from dlc.rewrites.graph_fuse_ops import is_fusable, rows_of
 from dlc.tools.check_semantics import random_inputs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -503,9 +503,10 @@ def _check_groups(module: ModuleOp, max_depth: int) -> None:
                 assert not (isinstance(owner, Operation) and id(owner) in members
                             and not isinstance(owner, ConstantOp))
         reductions = [op for op in compute if fusion_kind(op) == FusionKind.REDUCTION]
-        for reduction in reductions:  # nothing after a reduction in its group
-            users = [use.operation for use in reduction.results[0].uses]
-            assert all(isinstance(u, YieldOp) for u in users)
+        if rows_of(compute) is None:  # nothing after a reduction, but in a row group
+            for reduction in reductions:
+                users = [use.operation for use in reduction.results[0].uses]
+                assert all(isinstance(u, YieldOp) for u in users)
         opaque = [op for op in compute if fusion_kind(op) == FusionKind.OPAQUE]
         assert not opaque or len(compute) == 1
         # only the last op's results leave the group: values used twice end their group

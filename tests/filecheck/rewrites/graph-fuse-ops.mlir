@@ -103,6 +103,73 @@ func.func @reduction_with_prologue(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 
 // -----
 
+// A layer norm as the ONNX importer writes it: the row mean, x - mean (used by the variance and
+// by the result), the mean of its squares, and the scaled result. By the rules above these are
+// four groups; every op works row by row over the same trailing axis (results of the full
+// shape or the rows' 1s), so they merge into one group: one kernel that loop-fuse-nests runs
+// as one loop over the rows.
+
+// CHECK-LABEL: @layer_norm_rows
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x8xf32>, %[[G:.*]]: tensor<8xf32>)
+// CHECK-NEXT:  %[[Y:.*]] = graph.fused (%[[X]], %[[G]]) {kind = "reduction", name = "fused_reduce_sub_mul_add"}
+// CHECK:         %[[MEAN:.*]] = graph.reduce
+// CHECK:         graph.sub %{{.*}}, %[[MEAN]]
+// CHECK:         %[[VAR:.*]] = graph.reduce
+// CHECK:         graph.add %[[VAR]]
+// CHECK:         graph.sqrt
+// CHECK:         graph.reciprocal
+// CHECK:         graph.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %[[Y]]
+func.func @layer_norm_rows(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> tensor<2x8xf32> {
+  %mean = graph.reduce %x {axes = array<i64: 1>, kind = "mean"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %d = graph.sub %x, %mean : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %sq = graph.mul %d, %d : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %var = graph.reduce %sq {axes = array<i64: 1>, kind = "mean"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %eps = graph.constant dense<1.0e-5> : tensor<f32>
+  %ve = graph.add %var, %eps : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %sd = graph.sqrt %ve : tensor<2x1xf32>
+  %inv = graph.reciprocal %sd : tensor<2x1xf32>
+  %n = graph.mul %d, %inv : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = graph.mul %n, %g : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  func.return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// A reduction over the leading axis (a column mean) broadcast back: not rows, so the groups of
+// the rules above stay.
+
+// CHECK-LABEL: @negative_leading_axis_reduction
+// CHECK-NEXT:  %[[M:.*]] = graph.fused (%{{.*}}) {kind = "reduction", name = "fused_reduce"}
+// CHECK-NEXT:  ^
+// CHECK-NEXT:    graph.reduce
+// CHECK-NEXT:    graph.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  graph.fused (%{{.*}}, %[[M]]) {kind = "broadcast", name = "fused_sub"}
+func.func @negative_leading_axis_reduction(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %mean = graph.reduce %x {axes = array<i64: 0>, kind = "mean"} : (tensor<2x8xf32>) -> tensor<1x8xf32>
+  %d = graph.sub %x, %mean : (tensor<2x8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  func.return %d : tensor<2x8xf32>
+}
+
+// -----
+
+// A row group (the mean and x - mean) feeding a matmul: the matmul (out-fusable, not row by
+// row) keeps its own group.
+
+// CHECK-LABEL: @rows_stop_at_matmul
+// CHECK:       %[[D:.*]] = graph.fused (%{{.*}}) {kind = "reduction", name = "fused_reduce_sub"}
+// CHECK:       graph.fused (%[[D]], %{{.*}}) {kind = "out_fusable", name = "fused_matmul"}
+func.func @rows_stop_at_matmul(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %mean = graph.reduce %x {axes = array<i64: 1>, kind = "mean"} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %d = graph.sub %x, %mean : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = graph.matmul %d, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+
+// -----
+
 // An elementwise op feeding a conv is not fused into it (the conv would recompute it).
 
 // CHECK-LABEL: @negative_no_prologue_into_conv

@@ -182,3 +182,81 @@ func.func @nested_fusion(%x: memref<1x4x8xf32>, %out: memref<1x4x8xf32>) {
   loop.dealloc %t : memref<1x4x8xf32>
   func.return
 }
+
+// -----
+
+// A row sum, then a row scaled by it and by a per-column weight (a layer norm's scale): the
+// weight is a function argument read at the column only, but neither loop stores to an
+// argument the other one reads, so the argument class orders nothing and the loops fuse.
+// CHECK-LABEL: func.func @read_only_argument_at_column
+// CHECK:         loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK:           loop.block "sum"
+// CHECK:           loop.block "scale"
+// CHECK-NEXT:        loop.load %x[%[[I]], %{{.*}}]
+// CHECK-NEXT:        loop.load %t[%[[I]]]
+// CHECK-NEXT:        loop.load %g[%{{.*}}]
+// CHECK-NOT:     loop.for {{.*}} axis "i"
+func.func @read_only_argument_at_column(%x: memref<4x8xf32>, %g: memref<8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %t = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %r = %c0 to %c8 step %c1 axis "r" {
+      loop.block "sum" reads(%x : memref<4x8xf32>) writes(%t : memref<4xf32>) spatial ["i"] reduction ["r"] {
+        %v = loop.load %x[%i, %r] : memref<4x8xf32> -> f32
+        %acc = loop.load %t[%i] : memref<4xf32> -> f32
+        %s = arith.addf %acc, %v : f32
+        loop.store %s, %t[%i] : f32 -> memref<4xf32>
+      }
+    }
+  }
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" kind vectorized {
+      loop.block "scale" reads(%x, %t, %g : memref<4x8xf32>, memref<4xf32>, memref<8xf32>) writes(%out : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        %s = loop.load %t[%i] : memref<4xf32> -> f32
+        %w = loop.load %g[%j] : memref<8xf32> -> f32
+        %p = arith.mulf %v, %s : f32
+        %q = arith.mulf %p, %w : f32
+        loop.store %q, %out[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.dealloc %t : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// The first loop stores to an argument (the output) and the second reads another argument at
+// the column only: the two may be one buffer, so iteration i of the second could read what a
+// later iteration of the first writes; the loops stay apart.
+// CHECK-LABEL: func.func @negative_stored_argument_read_at_column
+// CHECK-COUNT-2: loop.for {{.*}} axis "i" kind parallel
+func.func @negative_stored_argument_read_at_column(%x: memref<4x8xf32>, %g: memref<8xf32>, %out: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "copy" reads(%x : memref<4x8xf32>) writes(%out : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        loop.store %v, %out[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "scale" reads(%x, %g : memref<4x8xf32>, memref<8xf32>) writes(%y : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        %w = loop.load %g[%j] : memref<8xf32> -> f32
+        %p = arith.mulf %v, %w : f32
+        loop.store %p, %y[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  func.return
+}

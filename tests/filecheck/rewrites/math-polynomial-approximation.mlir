@@ -2,7 +2,9 @@
 
 // exp: clamp (NaN-propagating max/min), n = floor(x log2(e) + 1/2), r = x - n ln2 in two
 // parts, Cephes' polynomial, and 2^n as 2 * 2^(n-1) built from float bits: the integer n + 126
-// is read from the mantissa of n + 126 + 2^23 (no fptosi) and shifted into the exponent.
+// is read from the mantissa of n + 126 + 2^23 (no fptosi), floored at 0 by an integer max and
+// shifted into the exponent (exponent field 0: the result is exactly 0, never a tiny value that
+// a softmax scales into denormals; a max, not a compare and select, which split into lanes).
 // CHECK-LABEL: func.func @exp(%x: f32) -> f32 {
 // CHECK-NOT:     math.exp
 // CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
@@ -15,8 +17,10 @@
 // CHECK-NEXT:    %[[MB:.*]] = arith.bitcast %[[M]] : f32 to i32
 // CHECK-NEXT:    arith.constant 1258291200 : i32
 // CHECK-NEXT:    %[[E:.*]] = arith.subi %[[MB]], %{{.*}} : i32
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[EF:.*]] = arith.maxsi %[[E]], %[[ZERO]] : i32
 // CHECK-NEXT:    arith.constant 23 : i32
-// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[E]], %{{.*}} : i32
+// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[EF]], %{{.*}} : i32
 // CHECK-NEXT:    %[[P2:.*]] = arith.bitcast %[[BITS]] : i32 to f32
 // CHECK-NEXT:    %[[Y:.*]] = arith.mulf %{{.*}}, %[[P2]] : f32
 // CHECK-NEXT:    arith.constant 2.000000e+00 : f32
