@@ -34,6 +34,7 @@ from dlc.rewrites.topi.nn import conv2d, matmul, pad
 from dlc.rewrites.topi.registry import compute_definition
 from dlc.rewrites.topi.tensor import convert
 from xdsl.builder import Builder
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType, f32, i32
 from xdsl.ir import Operation, SSAValue
@@ -73,9 +74,25 @@ def quantize(op: QuantizeOp, builder: Builder) -> SSAValue:
         shifted = binary(b, "add", rounded, zero_point)
         low = binary(b, "max", shifted, constant(b, bounds[0], f32))
         clamped = binary(b, "min", low, constant(b, bounds[1], f32))
-        return convert(b, clamped, element)
+        return convert(b, _integral_to_i32(b, clamped), element)
 
     return emit_compute(builder, op, "quantize", result_type, body, tag=INJECTIVE)
+
+
+MAGIC = 12582912.0
+"""1.5 * 2^23: an integral f32 `x` with |x| < 2^22 plus MAGIC has the bits `MAGIC_BITS + x`."""
+MAGIC_BITS = 0x4B400000
+
+
+def _integral_to_i32(b: Builder, x: SSAValue) -> SSAValue:
+    """An integral f32 of magnitude below 2^22 (a rounded, clamped quantize value) as i32:
+    `bitcast(x + 1.5 * 2^23) - bits(1.5 * 2^23)`, vector code, where LLVM's x86 backend
+    scalarizes vector `fptoui.sat` / `fptosi.sat` (16 conversions and 32 compares per 16
+    values). A NaN (an input NaN: its quantization is unspecified) comes out as its payload's
+    low bits, 0 for the default NaN."""
+    shifted = binary(b, "add", x, constant(b, MAGIC, f32))
+    bits = b.insert(arith.BitcastOp(shifted, i32)).result
+    return b.insert(arith.SubiOp(bits, constant(b, MAGIC_BITS, i32))).result
 
 
 @compute_definition(DequantizeOp)
