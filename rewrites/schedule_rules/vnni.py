@@ -472,8 +472,11 @@ class GemmBuilder:
 
     def point(self, i: SSAValue, j: SSAValue, ops: list[Operation]
               ) -> dict[SSAValue, SSAValue]:
-        """The original nest's spatial induction variables at GEMM point (row i, column j)."""
+        """The original nest's spatial induction variables at GEMM point (row i, column j)
+        (of a dense GEMM of another rule, which has no loop lists: its `i` and `j`)."""
         gemm = self.gemm
+        if not isinstance(gemm, Int8Gemm):
+            return {gemm.i: i, gemm.j: j}
         mapping = {iv: self.const(0) for iv in gemm.units}
         mapping.update(self.delinearize(i, gemm.rows, ops))
         mapping.update(self.delinearize(j, gemm.cols, ops))
@@ -522,7 +525,8 @@ class GemmBuilder:
         nest = gemm.nest
         mapping = self.point(i, j, ops)
         if not gemm.local:
-            ops.append(StoreOp(value, nest.home, [mapping[iv] for iv in gemm.outputs]))
+            outputs = gemm.outputs if isinstance(gemm, Int8Gemm) else (gemm.i, gemm.j)
+            ops.append(StoreOp(value, nest.home, [mapping[iv] for iv in outputs]))
         writes = [] if gemm.local else [nest.home]
         for block in nest.epilogues:
             for op in block.body.block.ops:
