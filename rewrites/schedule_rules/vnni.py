@@ -62,13 +62,6 @@ DEPTH = 4
 """Bytes each lane reduces per vpdpbusd (its `k` extent)."""
 PANEL = LANES * DEPTH
 """Bytes of B one vpdpbusd reads: 16 columns x 4 rows."""
-SWAP_RATIO = 2
-"""A constant weight of N columns takes the panels from a run-time operand of depth K (which
-then goes to the rows) when N <= SWAP_RATIO * K: per output pixel the row copy moves K bytes
-and the write-back stores N values one by one, against a panel packing of K bytes at ~4x the
-cost of a copy. Measured on 1-thread NCHW convs with a constant weight: 16 -> 96 1x1 at
-112x112 (no swap) 1.9 ms, swapped 3.1 ms; 3 -> 32 3x3 stride 2 at 224 (K 27) 1.2 ms, swapped
-0.7 ms; 96 -> 24 1x1 at 56 0.52 ms, swapped 0.31 ms."""
 UNROLL_PACK = 16
 """A packing nest's inner loops of up to this many iterations together (a conv's kernel rows
 and columns) are unrolled: a loop of 3 byte copies spent more on its control than on the
@@ -130,12 +123,14 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
 
     The factor that moves with the innermost (non-unit) spatial loop is B (its columns are
     the output's contiguous axis), the other A, unless only the other is a constant weight
-    (`is_constant_argument`) with no more columns than the depth: then that one is B, whose
-    panel packing (a byte interleave, and for an implicit operand index division) loop-fold-
-    constant-nests does at compile time, and the run-time operand is A, copied into plain rows
-    (an NCHW conv's im2col: K bytes a pixel, the cheap way round), at the price of a strided
-    write-back (N values a pixel: hence N <= SWAP_RATIO K; a 1x1 conv expanding 16 channels
-    to 96 keeps the input in panels). Each spatial loop of more than one iteration
+    (`is_constant_argument`): then that one is B, whose panel packing (a byte interleave, and
+    for an implicit operand index division) loop-fold-constant-nests does at compile time,
+    and the run-time operand is A, copied into plain rows (an NCHW conv's im2col, the cheap
+    way round), at the price of a strided write-back. Measured on 1-thread requantized NCHW
+    convs, input in panels / in rows: 16 -> 96 1x1 at 112^2 1.27 / 1.04 ms, 96 -> 24 1x1 at
+    56^2 0.51 / 0.32 ms, 128 -> 256 1x1 at 28^2 0.35 / 0.30 ms, 64 -> 64 3x3 at 56^2 0.33 /
+    0.33 ms (and 2.6 / 1.3 ms before the packing's short loops were unrolled). Each spatial
+    loop of more than one iteration
     must move exactly one factor (a loop moving both, a batch or a depthwise channel, is not
     a GEMM)."""
     if not nest.reduction or nest.init is None:
@@ -177,9 +172,7 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
         return None
     b_at = 0 if live and live[-1] in moved[0] else 1
     if (is_constant_argument(factors[1 - b_at][0].memref)  # type: ignore[index]
-            and not is_constant_argument(factors[b_at][0].memref)  # type: ignore[index]
-            and _product_of(_moved_by(live, moved[1 - b_at], extent))
-            <= SWAP_RATIO * _product_of(tuple((iv, extent[iv]) for iv in reduction))):
+            and not is_constant_argument(factors[b_at][0].memref)):  # type: ignore[index]
         b_at = 1 - b_at  # the constant operand's panels are packed once, at compile time
     (a_load, a_signed, za), (b_load, b_signed, zb) = factors[1 - b_at], factors[b_at]  # type: ignore[misc]
     rows = tuple((iv, extent[iv]) for iv in live if iv in moved[1 - b_at])
@@ -197,11 +190,6 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
                     m, n, depth, local, a_load, b_load, rows, cols, depths, units,
                     tuple(spatial), plain_a, plain_b)
-
-
-def _moved_by(live: list[SSAValue], moved: set[SSAValue], extent: dict[SSAValue, int]
-              ) -> tuple[Loop, ...]:
-    return tuple((iv, extent[iv]) for iv in live if iv in moved)
 
 
 def _product_of(loops: tuple[Loop, ...]) -> int:
