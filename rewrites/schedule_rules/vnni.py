@@ -34,7 +34,14 @@ Emitted, before the nest it replaces:
           [or the fused epilogues on that value] } }
       } }
 
-Batched GEMMs and convs are not matched (they keep the generic int32 schedule).
+An int8 conv is matched as an implicit GEMM (`match_int8_gemm`): the nest's spatial loops
+split into those that move only A (the rows) and those that move only B (the columns), the
+reduction loops are the depth, each a row-major linearization of its loops. Such an operand is
+packed through its own load (recomputed at the loops of `pack_implicit_a` / `pack_implicit_b`:
+for an NCHW conv with a constant weight, the weight into the panels at compile time and the
+input's im2col into rows), and the write-back stores at the delinearized output point.
+Batched GEMMs and depthwise convs (a loop moving both operands) are not matched (they keep the
+generic int32 schedule).
 MR x NP (x16 lanes) is 6 x 4 (24 of AVX-512's 32 registers hold the tile: `max_accumulators`),
 8 x 2 or 8 x 1 for narrower matrices. The rule applies only when the target has `avx512vnni`
 (`CpuConfig.features`); elsewhere the generic reduction rule schedules the i32 nest.
