@@ -689,7 +689,11 @@ class GemmBuilder:
             inner.append(StoreOp(value, packed, [i, k]))
             body.append(BlockOp(f"{self.name}.pack_a", _reads(inner), [packed], inner))
 
-        ops += self.nest_over((*gemm.rows, *gemm.depths), "a", "serial", copy)
+        nest = self.nest_over((*gemm.rows, *gemm.depths), "a", "serial", copy)
+        ops += nest
+        if (nest and isinstance(nest[0], ForOp) and (gemm.rows or gemm.depths)[0][1] > 1
+                and not is_constant_argument(gemm.a)):
+            self.parallel_loops.append(nest[0])  # a run-time im2col: split among the threads
         return packed
 
     def pack_implicit_b(self, ops: list[Operation]) -> SSAValue:
