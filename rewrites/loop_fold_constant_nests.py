@@ -146,6 +146,24 @@ def _passed_global(
     return None
 
 
+def is_constant_argument(value: SSAValue) -> bool:
+    """Whether `value` is an argument of a function that every call in its module passes a
+    constant global: a nest reading only such arguments is evaluated at compile time by this
+    pass (what a schedule may count on when it chooses which operand to repack)."""
+    if not isinstance(value, BlockArgument):
+        return False
+    function = value.owner.parent_op()
+    if not isinstance(function, func.FuncOp) or value.owner is not function.body.block:
+        return False
+    module = function.parent_op()
+    if not isinstance(module, ModuleOp):
+        return False
+    calls = call_sites(module).get(function.sym_name.data, [])
+    globals_ = _constant_globals(module)
+    return bool(calls) and all(
+        _passed_global(call, value.index, globals_) is not None for call in calls)
+
+
 def constant_global(name: str, memref_type: MemRefType, array: np.ndarray) -> memref.GlobalOp:
     """`memref.global "private" constant @name : memref_type = dense<array>` (raw bytes)."""
     little_endian = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)

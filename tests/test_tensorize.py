@@ -12,7 +12,7 @@ import pytest
 from dlc.dialects import make_context
 from dlc.dialects.graph.interpreter import run_module
 from dlc.dialects.loop.interpreter import run_function
-from dlc.dialects.loop.ops import ForOp, IntrinsicOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, IntrinsicOp
 from dlc.frontends.onnx.importer import import_onnx
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites.schedule import ScheduleError, tensorize
@@ -209,8 +209,8 @@ def test_matmul_integer_onnx_with_weight_runs_the_vnni_kernel() -> None:
 @needs_vnni
 @pytest.mark.parametrize("x_dtype", [np.uint8, np.int8])
 def test_int8_conv_on_a_vnni_target_matches_the_graph_interpreter(x_dtype: type) -> None:
-    """ConvInteger compiled for a VNNI target (the conv keeps the generic int32 schedule: the
-    VNNI rule matches GEMMs) equals the graph interpreter."""
+    """ConvInteger compiled for a VNNI target (an implicit GEMM: the VNNI kernel) equals the
+    graph interpreter."""
     rng = np.random.default_rng(4)
     x = _integers(rng, x_dtype, (1, 8, 9, 9))
     w = _integers(rng, np.int8, (16, 8, 3, 3))
@@ -225,6 +225,136 @@ def test_int8_conv_on_a_vnni_target_matches_the_graph_interpreter(x_dtype: type)
     (reference,) = run_module(import_onnx(model), [x])
     got = dlc.compile(model, target=VNNI_TARGET, cache=False)(x)
     np.testing.assert_array_equal(got, reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# int8 convs as implicit GEMMs on the VNNI kernel
+# ---------------------------------------------------------------------------------------------
+
+
+def _conv_integer_module(n: int, c: int, size: int, o: int, kernel: int, stride: int, pad: int,
+                         dilation: int, x: str, w: str, per_channel: bool) -> str:
+    """`graph.conv2d_integer` of x [n, c, size, size] by w [o, c, kernel, kernel]; the weight
+    and the zero points are arguments."""
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    wz = f"tensor<{o}x{w}>" if per_channel else f"tensor<{w}>"
+    x_type, w_type = f"tensor<{n}x{c}x{size}x{size}x{x}>", f"tensor<{o}x{c}x{kernel}x{kernel}x{w}>"
+    y_type = f"tensor<{n}x{o}x{out}x{out}xi32>"
+    attrs = (f"strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, "
+             f"{pad}, {pad}>, dilation = array<i64: {dilation}, {dilation}>")
+    return (
+        f"func.func @conv(%x: {x_type}, %w: {w_type}, %xz: tensor<{x}>, %wz: {wz}) -> {y_type} {{\n"
+        f"  %r = graph.conv2d_integer %x, %w, %xz, %wz {{{attrs}}} : "
+        f"({x_type}, {w_type}, tensor<{x}>, {wz}) -> {y_type}\n"
+        f"  func.return %r : {y_type}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(("n", "c", "size", "o", "kernel", "stride", "pad", "dilation", "x", "w",
+                          "per_channel"), [
+    (1, 3, 9, 24, 3, 2, 1, 1, "ui8", "i8", True),    # 3 input channels (K = 27), stride 2
+    (1, 24, 5, 17, 1, 1, 0, 1, "i8", "i8", False),   # 1x1, s8 input (shifted), 17 outputs
+    (2, 4, 7, 8, 3, 1, 2, 2, "ui8", "ui8", False),   # batch 2, dilation 2, u8 weight
+    (1, 3, 11, 5, 7, 2, 3, 1, "ui8", "i8", True),    # 7x7 stride 2 (a stem)
+])
+def test_vnni_conv_in_the_loop_interpreter_matches_the_graph_interpreter(
+        n: int, c: int, size: int, o: int, kernel: int, stride: int, pad: int, dilation: int,
+        x: str, w: str, per_channel: bool) -> None:
+    """Int8 convs (weights as arguments: the input takes the panels) scheduled as implicit
+    GEMMs for a VNNI target, run in the loop interpreter: host independent."""
+    text = _conv_integer_module(n, c, size, o, kernel, stride, pad, dilation, x, w, per_channel)
+    rng = np.random.default_rng(n * 1000 + c * 10 + o)
+    inputs = [_integers(rng, _TYPES[x], (n, c, size, size)),
+              _integers(rng, _TYPES[w], (o, c, kernel, kernel)), _integers(rng, _TYPES[x], ()),
+              _integers(rng, _TYPES[w], (o,) if per_channel else ())]
+    (reference,) = run_module(Parser(make_context(), text).parse_module(), inputs)
+    module = _lower(text, VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
+    (got,) = run_function(module, "conv", [value.view(np.int8) for value in inputs])
+    np.testing.assert_array_equal(got, reference)
+
+
+def _conv_integer_model(x: np.ndarray, w: np.ndarray, xz: np.ndarray, stride: int, pad: int,
+                        dilation: int):  # type: ignore[no-untyped-def]
+    """ONNX ConvInteger with a constant weight and input zero point."""
+    n, c, size, _ = x.shape
+    o, _, kernel, _ = w.shape
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    x_type = TensorProto.UINT8 if x.dtype == np.uint8 else TensorProto.INT8
+    node = helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], pads=[pad] * 4,
+                            strides=[stride] * 2, dilations=[dilation] * 2)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", x_type, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [n, o, out, out])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_vnni_conv_with_a_constant_weight_packs_the_input_in_rows() -> None:
+    """A constant weight takes the panels and the input the rows (a plain im2col copy), in
+    the loop interpreter, equal to the graph interpreter."""
+    rng = np.random.default_rng(8)
+    x = _integers(rng, np.uint8, (1, 3, 7, 7))
+    model = _conv_integer_model(x, _integers(rng, np.int8, (5, 3, 3, 3)), np.uint8(7), 2, 1, 1)
+    (reference,) = run_module(import_onnx(model), [x])
+    module = _lower_module(import_onnx(model), VNNI_TARGET)
+    blocks = {op.block_name.data: op for op in module.walk() if isinstance(op, BlockOp)}
+    assert [value.name_hint for value in blocks["conv2d.pack_a"].reads] == ["pad"]
+    (got,) = run_function(module, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(got, reference)
+
+
+@needs_vnni
+@pytest.mark.parametrize(("c", "size", "o", "kernel", "stride", "pad", "dilation", "x_dtype"), [
+    (8, 9, 16, 3, 1, 1, 1, np.uint8),
+    (3, 17, 24, 7, 2, 3, 1, np.uint8),   # odd channels, 7x7 stride 2
+    (24, 10, 13, 1, 1, 0, 1, np.int8),   # 1x1, s8 input
+    (16, 12, 32, 3, 2, 2, 2, np.uint8),  # stride 2, dilation 2
+    (64, 14, 70, 3, 1, 1, 1, np.uint8),  # several column groups and a column tail
+])
+def test_vnni_conv_jit_matches_the_graph_interpreter(
+        c: int, size: int, o: int, kernel: int, stride: int, pad: int, dilation: int,
+        x_dtype: type) -> None:
+    rng = np.random.default_rng(c * 100 + o)
+    x = _integers(rng, x_dtype, (1, c, size, size))
+    model = _conv_integer_model(x, _integers(rng, np.int8, (o, c, kernel, kernel)),
+                                _integers(rng, x_dtype, ()), stride, pad, dilation)
+    (reference,) = run_module(import_onnx(model), [x])
+    got = dlc.compile(model, target=VNNI_TARGET, threads=2, cache=False)(x)
+    np.testing.assert_array_equal(got, reference)
+
+
+def _qlinear_conv_model(c: int, size: int, o: int, seed: int):  # type: ignore[no-untyped-def]
+    """QLinearConv 3x3, padding 1, per-channel s8 weights and u8 activations."""
+    rng = np.random.default_rng(seed)
+    inits = {
+        "xs": np.float32(0.02), "xz": np.uint8(rng.integers(0, 256)),
+        "w": _integers(rng, np.int8, (o, c, 3, 3)),
+        "ws": rng.uniform(0.002, 0.01, o).astype(np.float32), "wz": np.zeros(o, np.int8),
+        "ys": np.float32(0.05), "yz": np.uint8(rng.integers(0, 256)),
+    }
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                            ["y"], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, o, size, size])],
+        [numpy_helper.from_array(np.asarray(v), name) for name, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_requantized_conv_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
+    """QLinearConv: the requantize tail runs in the VNNI kernel's write-back, equal to the
+    graph interpreter (loop interpreter everywhere, the JIT on a VNNI host)."""
+    model = _qlinear_conv_model(5, 6, 7, 9)
+    x = _integers(np.random.default_rng(10), np.uint8, (1, 5, 6, 6))
+    (reference,) = run_module(import_onnx(model), [x])
+    lowered = _lower_module(import_onnx(model), VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in lowered.walk())
+    (got,) = run_function(lowered, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint8), reference)
+    if _host_has_vnni():
+        np.testing.assert_array_equal(
+            dlc.compile(model, target=VNNI_TARGET, cache=False)(x), reference)
 
 
 def _qlinear_matmul_model(m: int, k: int, n: int, seed: int):  # type: ignore[no-untyped-def]

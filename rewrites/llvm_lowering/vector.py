@@ -534,7 +534,8 @@ class LoopVectorizer:
                 raise Unvectorizable("dealloc of a varying buffer")
             self.emit(DeallocOp(buffer))
             return
-        if op.regions or op.successors or not is_side_effect_free(op):
+        if op.regions or op.successors or not (is_side_effect_free(op)
+                                               or _divides_by_nonzero_constant(op)):
             raise Unvectorizable(f"'{op.name}' in the body")
         self.widen_pure(op, env, width)
 
@@ -822,6 +823,18 @@ class LoopVectorizer:
             return Affine(self.add(l_base, r_base), l_stride + r_stride)
         base = self.emit_value(arith.SubiOp(l_base, r_base))
         return Affine(base, l_stride - r_stride)
+
+
+def _divides_by_nonzero_constant(op: Operation) -> bool:
+    """`arith.extsi` (which xDSL 0.75 declares no memory effects for, so `is_side_effect_free`
+    says no: a signed zero point in an epilogue left it serial), or an integer division or
+    remainder by a non-zero constant (a delinearized index): pure."""
+    if isinstance(op, arith.ExtSIOp):
+        return True
+    if not isinstance(op, arith.DivUIOp | arith.RemUIOp | arith.DivSIOp | arith.RemSIOp):
+        return False
+    divisor = known_constant(op.rhs)
+    return divisor is not None and divisor != 0
 
 
 def known_constant(value: SSAValue) -> int | None:

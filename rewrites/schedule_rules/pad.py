@@ -4,7 +4,8 @@ Counterpart: TVM's `topi.nn.pad` scheduled as an injective op, and oneDNN's padd
 preparation (memset + interior copy).
 
 A "pad" block stores `select(in_bounds, X[clamp(i - before)], value)` at every point of the
-padded buffer `P`: the clamped indices are not contiguous in the innermost axis, so the nest
+padded buffer `P` (`value` a constant, or a load at constant indices: an int8 conv's input
+zero point): the clamped indices are not contiguous in the innermost axis, so the nest
 cannot be vectorized as it is. It becomes, inside the loops of the leading axes that are not
 padded (N, C for an NCHW conv2d), a fill and an interior copy, both vectorized in the innermost
 axis; the outermost loop runs in parallel (one parallel region, and each channel's fill is still
@@ -121,19 +122,21 @@ def _pad_parts(
     if len(nest.blocks) != 1 or nest.blocks[0].block_name.data != PAD_BLOCK:
         return None
     block = nest.blocks[0]
-    loads = [op for op in block.walk() if isinstance(op, LoadOp)]
     stores = [op for op in block.walk() if isinstance(op, StoreOp)]
-    if len(loads) != 1 or len(stores) != 1:
+    if len(stores) != 1:
         return None
-    load, store = loads[0], stores[0]
+    store = stores[0]
+    select = store.value.owner
+    if not isinstance(select, arith.SelectOp) or not _uniform_value(select.rhs):
+        return None
+    loads = [op for op in block.walk() if isinstance(op, LoadOp) and op is not select.rhs.owner]
+    if len(loads) != 1:
+        return None
+    load = loads[0]
     ivs = [loop.induction_var for loop in nest.spatial]
     if list(store.indices) != ivs or len(load.indices) != len(ivs):
         return None
-    select = store.value.owner
-    if not isinstance(select, arith.SelectOp) or select.lhs is not load.result:
-        return None
-    pad_value = select.rhs.owner
-    if not isinstance(pad_value, arith.ConstantOp):
+    if select.lhs is not load.result:
         return None
     reads = [_read_offset(index, iv) for index, iv in zip(load.indices, ivs, strict=True)]
     if any(read is None or read[0] < 0 for read in reads):
@@ -147,6 +150,27 @@ def _pad_parts(
     if interior is None:
         return None
     return load, store, select.rhs, [before for before, _ in known], interior
+
+
+def _uniform_value(value: SSAValue) -> bool:
+    """A constant, or a load at constant indices (a quantized input's zero point: an int8
+    conv pads with it)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        return True
+    return isinstance(owner, LoadOp) and all(
+        isinstance(index.owner, arith.ConstantOp) for index in owner.indices)
+
+
+def _clone_uniform(value: SSAValue) -> list[Operation]:
+    """Copies of the ops computing a `_uniform_value` (the last one's result is the value)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        return [owner.clone()]
+    assert isinstance(owner, LoadOp)
+    ops: list[Operation] = [index.owner.clone() for index in owner.indices]  # type: ignore[union-attr]
+    ops.append(LoadOp(owner.memref, [op.results[0] for op in ops]))
+    return ops
 
 
 def _nest(
@@ -193,13 +217,13 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
     padded_type = padded.type
     assert isinstance(padded_type, MemRefType)
     axes = [loop.axis.data for loop in nest.spatial]
-    value_op = pad_value.owner
-    assert isinstance(value_op, arith.ConstantOp)
+    value_owner = pad_value.owner
+    value_reads = [value_owner.memref] if isinstance(value_owner, LoadOp) else []
 
     def fill(ivs: list[SSAValue]) -> list[Operation]:
-        value = value_op.clone()
-        body = [value, StoreOp(value.result, padded, ivs)]
-        return [BlockOp(f"{PAD_BLOCK}.fill", [], [padded], body, axes)]
+        value = _clone_uniform(pad_value)
+        body = [*value, StoreOp(value[-1].results[0], padded, ivs)]
+        return [BlockOp(f"{PAD_BLOCK}.fill", value_reads, [padded], body, axes)]
 
     def copy(ivs: list[SSAValue]) -> list[Operation]:
         body: list[Operation] = []

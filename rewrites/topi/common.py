@@ -352,9 +352,10 @@ def guarded_read(
     tensor: SSAValue,
     indices: Sequence[SSAValue],
     guarded: Sequence[bool],
-    pad_value: IntegerAttr | FloatAttr,
+    pad_value: IntegerAttr | FloatAttr | SSAValue,
 ) -> SSAValue:
-    """`tensor[indices]` where all indices are in bounds, else `pad_value`, never reading outside.
+    """`tensor[indices]` where all indices are in bounds, else `pad_value` (a constant, or a
+    value computed in the body), never reading outside.
 
     Only the axes flagged in `guarded` are tested and clamped; the others must be in bounds.
     """
@@ -373,7 +374,10 @@ def guarded_read(
     element = read(b, tensor, clamped)
     if in_bounds is None:
         return element
-    pad = constant(b, pad_value.value.data, pad_value.type)
+    if isinstance(pad_value, SSAValue):
+        pad = pad_value
+    else:
+        pad = constant(b, pad_value.value.data, pad_value.type)
     return b.insert(arith.SelectOp(in_bounds, element, pad)).result
 
 

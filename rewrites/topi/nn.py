@@ -8,7 +8,7 @@ Counterpart: TVM's `topi.nn.conv2d_nchw` / `conv2d_nhwc` / `depthwise_conv2d_nch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dlc.dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
 from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
@@ -56,11 +56,12 @@ def pad(
     x: SSAValue,
     before: dict[int, int],
     after: dict[int, int],
-    pad_value: float,
+    pad_value: float | Callable[[Builder], SSAValue],
 ) -> SSAValue:
     """The compute "pad": `x` with `before[axis]` / `after[axis]` elements of `pad_value` added.
 
-    `padded[i...] = select(in_bounds, x[clamp(i - before)], pad_value)` (TVM's topi.nn.pad).
+    `padded[i...] = select(in_bounds, x[clamp(i - before)], pad_value)` (TVM's topi.nn.pad);
+    a callable `pad_value` builds the value in the compute's body (a read of a zero point).
     """
     in_shape = shape_of(x)
     x_type = tensor_type(x)
@@ -72,7 +73,8 @@ def pad(
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         indices = [affine(b, [(i[axis], 1)], -before.get(axis, 0)) for axis in range(len(i))]
         guarded = [bool(before.get(axis, 0) or after.get(axis, 0)) for axis in range(len(i))]
-        return guarded_read(b, x, indices, guarded, scalar_attr(pad_value, element_type))
+        value = pad_value(b) if callable(pad_value) else scalar_attr(pad_value, element_type)
+        return guarded_read(b, x, indices, guarded, value)
 
     return emit_compute(
         builder, origin, PAD_TAG, TensorType(element_type, out_shape), body, tag=PAD_TAG

@@ -30,10 +30,11 @@ from dlc.rewrites.topi.common import (
     tensor_type,
 )
 from dlc.rewrites.topi.elementwise import INJECTIVE
-from dlc.rewrites.topi.nn import conv2d, matmul
+from dlc.rewrites.topi.nn import conv2d, matmul, pad
 from dlc.rewrites.topi.registry import compute_definition
 from dlc.rewrites.topi.tensor import convert
 from xdsl.builder import Builder
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType, f32, i32
 from xdsl.ir import Operation, SSAValue
@@ -73,9 +74,25 @@ def quantize(op: QuantizeOp, builder: Builder) -> SSAValue:
         shifted = binary(b, "add", rounded, zero_point)
         low = binary(b, "max", shifted, constant(b, bounds[0], f32))
         clamped = binary(b, "min", low, constant(b, bounds[1], f32))
-        return convert(b, clamped, element)
+        return convert(b, _integral_to_i32(b, clamped), element)
 
     return emit_compute(builder, op, "quantize", result_type, body, tag=INJECTIVE)
+
+
+MAGIC = 12582912.0
+"""1.5 * 2^23: an integral f32 `x` with |x| < 2^22 plus MAGIC has the bits `MAGIC_BITS + x`."""
+MAGIC_BITS = 0x4B400000
+
+
+def _integral_to_i32(b: Builder, x: SSAValue) -> SSAValue:
+    """An integral f32 of magnitude below 2^22 (a rounded, clamped quantize value) as i32:
+    `bitcast(x + 1.5 * 2^23) - bits(1.5 * 2^23)`, vector code, where LLVM's x86 backend
+    scalarizes vector `fptoui.sat` / `fptosi.sat` (16 conversions and 32 compares per 16
+    values). A NaN (an input NaN: its quantization is unspecified) comes out as its payload's
+    low bits, 0 for the default NaN."""
+    shifted = binary(b, "add", x, constant(b, MAGIC, f32))
+    bits = b.insert(arith.BitcastOp(shifted, i32)).result
+    return b.insert(arith.SubiOp(bits, constant(b, MAGIC_BITS, i32))).result
 
 
 @compute_definition(DequantizeOp)
@@ -128,12 +145,25 @@ def _operands_i32(op: Operation, values: Sequence[SSAValue]) -> None:
 
 @compute_definition(Conv2DIntegerOp)
 def conv2d_integer(op: Conv2DIntegerOp, builder: Builder) -> SSAValue:
-    """graph.conv2d's definition over `shift(input)` and `shift(weight)` (per output channel);
-    the padding of the shifted input is 0, the input's zero point."""
+    """graph.conv2d's definition over `shift(pad(input))` and `shift(weight)` (per output
+    channel). The input is padded in its own 8-bit type with its zero point (which shifts to
+    0), so that the conv's reduction reads bytes: `ext(pad[..]) - zp` is the int8 GEMM operand
+    that the VNNI schedule (schedule_rules/vnni.py) matches, and the pad buffer is 4x smaller
+    than a padded int32 copy."""
     _operands_i32(op, [op.input, op.weight])
-    x = _shift(builder, op, op.input, op.input_zero_point, None)
+    source = op.input
+    padding = op.padding_tuple()
+    if any(padding):
+        layout = op.layout_value()
+        h_pos, w_pos = layout.index("H"), layout.index("W")
+        top, left, bottom, right = padding
+        zero_point = op.input_zero_point
+        source = pad(builder, op, op.input, {h_pos: top, w_pos: left},
+                     {h_pos: bottom, w_pos: right}, lambda b: _param(b, zero_point, None))
+    x = _shift(builder, op, source, op.input_zero_point, None)
     w = _shift(builder, op, op.weight, op.weight_zero_point, 0)
-    return conv2d(_OnShifted(op, input=x, weight=w, bias=op.bias), builder)  # type: ignore[arg-type]
+    shifted = _OnShifted(op, input=x, weight=w, bias=op.bias, padding_tuple=lambda: (0, 0, 0, 0))
+    return conv2d(shifted, builder)  # type: ignore[arg-type]
 
 
 @compute_definition(MatmulIntegerOp)

@@ -840,3 +840,47 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
   loop.dealloc %next : memref<2x16xf32>
   func.return
 }
+
+// -----
+
+// An int8 conv's pad (graph.conv2d_integer pads its u8 input with the input's zero point, a
+// load at constant indices): a fill with that value and an interior copy, both vectorized.
+
+// CHECK-LABEL: func.func @pad_zero_point
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i3" kind vectorized {
+// CHECK-NEXT:      loop.block "pad.fill" reads(%xz : memref<i8>) writes(%pad : memref<1x3x8x8xi8>)
+// CHECK-NEXT:        %[[Z:.*]] = loop.load %xz[] : memref<i8> -> i8
+// CHECK-NEXT:        loop.store %[[Z]], %pad[
+// CHECK:         loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i3" kind vectorized {
+// CHECK-NEXT:      loop.block "pad" reads(%x : memref<1x3x6x6xi8>) writes(%pad : memref<1x3x8x8xi8>)
+func.func @pad_zero_point(%x: memref<1x3x6x6xi8>, %xz: memref<i8>, %pad: memref<1x3x8x8xi8>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c3 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c8 step %c1 axis "i3" {
+          loop.block "pad" reads(%xz, %x : memref<i8>, memref<1x3x6x6xi8>) writes(%pad : memref<1x3x8x8xi8>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.constant 1 : index
+            %1 = arith.subi %i2, %0 : index
+            %2 = arith.subi %i3, %0 : index
+            %3 = loop.load %xz[] : memref<i8> -> i8
+            %4 = arith.constant 6 : index
+            %5 = arith.cmpi ult, %1, %4 : index
+            %6 = arith.constant 5 : index
+            %7 = arith.minui %1, %6 : index
+            %8 = arith.cmpi ult, %2, %4 : index
+            %9 = arith.andi %5, %8 : i1
+            %10 = arith.minui %2, %6 : index
+            %11 = loop.load %x[%i0, %i1, %7, %10] : memref<1x3x6x6xi8> -> i8
+            %12 = arith.select %9, %11, %3 : i8
+            loop.store %12, %pad[%i0, %i1, %i2, %i3] : i8 -> memref<1x3x8x8xi8>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}

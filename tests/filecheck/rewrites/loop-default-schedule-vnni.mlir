@@ -1,0 +1,203 @@
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=cascadelake -num-cores=1"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=skylake-avx512 -num-cores=1"}' | filecheck %s --check-prefix=NOVNNI
+
+// The rule vnni-int8-gemm on int8 convs (implicit GEMMs): graph.conv2d_integer 3 -> 4 channels,
+// 3x3, stride 2, padding 1, as convert-tensor-expr-to-loop writes it (the input padded in u8
+// with its zero point). K = 3*3*3 = 27 (7 quads, the last zero padded), 9 output pixels.
+
+// With the weight an argument, B (the panels) is the operand moving with the output's innermost
+// axis, the input: its bytes are packed through the conv's own load (im2col fused into the
+// packing; the packed position divides the column index), A is the weight, in rows.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_0
+// CHECK:         %[[B:.*]] = loop.alloc global : memref<1x7x1x64xi8>
+// CHECK:         loop.block "conv2d.pack_b_zero" reads() writes(%[[B]] : memref<1x7x1x64xi8>)
+// CHECK:         loop.block "conv2d.pack_b" reads(%pad : memref<1x3x8x8xi8>) writes(%[[B]] : memref<1x7x1x64xi8>)
+// CHECK:           loop.load %pad[%c0, %b0, %{{.*}}, %{{.*}}] : memref<1x3x8x8xi8> -> i8
+// CHECK:           arith.xori
+// CHECK:           arith.divui
+// CHECK:         %[[A:.*]] = loop.alloc global : memref<4x28xi8>
+// CHECK:         loop.block "conv2d.pack_a" reads(%w : memref<4x3x3x3xi8>) writes(%[[A]] : memref<4x28xi8>)
+// CHECK:         loop.block "conv2d" reads(%[[A]], %[[B]] : memref<4x28xi8>, memref<1x7x1x64xi8>)
+// CHECK:           loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:         loop.block "conv2d.write"
+// CHECK:           loop.store %{{.*}}, %out[%c0, %{{.*}}, %{{.*}}, %{{.*}}] : i32 -> memref<1x4x3x3xi32>
+// CHECK-NOT:     loop.block "conv2d" reads(%pad, %w
+// NOVNNI-NOT:    loop.intrinsic
+// NOVNNI:        loop.block "conv2d" reads(%pad, %xz, %w_packed, %wz
+
+
+  func.func @c(%x: memref<1x3x6x6xi8> {dlc.unsigned}, %w: memref<4x3x3x3xi8>, %xz: memref<i8> {dlc.unsigned}, %wz: memref<i8>, %out: memref<1x4x3x3xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    func.call @fused_conv2d_integer_0(%x, %w, %xz, %wz, %out) : (memref<1x3x6x6xi8>, memref<4x3x3x3xi8>, memref<i8>, memref<i8>, memref<1x4x3x3xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_0(%x: memref<1x3x6x6xi8>, %w: memref<4x3x3x3xi8>, %xz: memref<i8>, %wz: memref<i8>, %out: memref<1x4x3x3xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %pad = loop.alloc global : memref<1x3x8x8xi8>
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c3 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c8 step %c1 axis "i3" {
+            loop.block "pad" reads(%xz, %x : memref<i8>, memref<1x3x6x6xi8>) writes(%pad : memref<1x3x8x8xi8>) spatial ["i0", "i1", "i2", "i3"] {
+              %0 = arith.constant 1 : index
+              %1 = arith.subi %i2, %0 : index
+              %2 = arith.subi %i3, %0 : index
+              %3 = loop.load %xz[] : memref<i8> -> i8
+              %4 = arith.constant 6 : index
+              %5 = arith.cmpi ult, %1, %4 : index
+              %6 = arith.constant 5 : index
+              %7 = arith.minui %1, %6 : index
+              %8 = arith.cmpi ult, %2, %4 : index
+              %9 = arith.andi %5, %8 : i1
+              %10 = arith.minui %2, %6 : index
+              %11 = loop.load %x[%i0, %i1, %7, %10] : memref<1x3x6x6xi8> -> i8
+              %12 = arith.select %9, %11, %3 : i8
+              loop.store %12, %pad[%i0, %i1, %i2, %i3] : i8 -> memref<1x3x8x8xi8>
+            }
+          }
+        }
+      }
+    }
+    loop.for %i0_1 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1_1 = %c0 to %c4 step %c1 axis "i1" {
+        loop.for %i2_1 = %c0 to %c3 step %c1 axis "i2" {
+          loop.for %i3_1 = %c0 to %c3 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x4x3x3xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0_1, %i1_1, %i2_1, %i3_1] : i32 -> memref<1x4x3x3xi32>
+            }
+            loop.for %r0 = %c0 to %c3 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%pad, %xz, %w, %wz : memref<1x3x8x8xi8>, memref<i8>, memref<4x3x3x3xi8>, memref<i8>) writes(%out : memref<1x4x3x3xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %13 = arith.constant 2 : index
+                    %14 = arith.muli %i2_1, %13 : index
+                    %15 = arith.addi %14, %r1 : index
+                    %16 = arith.muli %i3_1, %13 : index
+                    %17 = arith.addi %16, %r2 : index
+                    %18 = loop.load %pad[%i0_1, %r0, %15, %17] : memref<1x3x8x8xi8> -> i8
+                    %19 = arith.extui %18 : i8 to i32
+                    %20 = loop.load %xz[] : memref<i8> -> i8
+                    %21 = arith.extui %20 : i8 to i32
+                    %22 = arith.subi %19, %21 : i32
+                    %23 = loop.load %w[%i1_1, %r0, %r1, %r2] : memref<4x3x3x3xi8> -> i8
+                    %24 = arith.extsi %23 : i8 to i32
+                    %25 = loop.load %wz[] : memref<i8> -> i8
+                    %26 = arith.extsi %25 : i8 to i32
+                    %27 = arith.subi %24, %26 : i32
+                    %28 = arith.muli %22, %27 : i32
+                    %acc = loop.load %out[%i0_1, %i1_1, %i2_1, %i3_1] : memref<1x4x3x3xi32> -> i32
+                    %29 = arith.addi %acc, %28 : i32
+                    loop.store %29, %out[%i0_1, %i1_1, %i2_1, %i3_1] : i32 -> memref<1x4x3x3xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    loop.dealloc %pad : memref<1x3x8x8xi8>
+    func.return
+  }
+
+// -----
+
+// With the weight a constant global at every call, the weight takes the panels (loop-fold-
+// constant-nests packs them at compile time) and the input the rows: a plain im2col copy into
+// [9 pixels][28] bytes; the write-back stores each output channel of a pixel.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_0
+// CHECK:         %[[B:.*]] = loop.alloc global : memref<1x7x1x64xi8>
+// CHECK:         loop.block "conv2d.pack_b" reads(%w : memref<4x3x3x3xi8>) writes(%[[B]] : memref<1x7x1x64xi8>)
+// CHECK:         %[[A:.*]] = loop.alloc global : memref<9x28xi8>
+// CHECK:         loop.block "conv2d.pack_a" reads(%pad : memref<1x3x8x8xi8>) writes(%[[A]] : memref<9x28xi8>)
+// CHECK-NOT:       arith.divui
+// CHECK:           loop.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] : i8 -> memref<9x28xi8>
+// CHECK:         loop.block "conv2d.rowsum" reads(%[[A]]
+// CHECK:         loop.block "conv2d" reads(%[[A]], %[[B]] : memref<9x28xi8>, memref<1x7x1x64xi8>)
+// CHECK:           loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:         loop.block "conv2d.write"
+// NOVNNI-NOT:    loop.intrinsic
+  "memref.global"() <{sym_name = "w", type = memref<4x3x3x3xi8>, initial_value = dense<1> : tensor<4x3x3x3xi8>, constant, sym_visibility = "private"}> : () -> ()
+
+  func.func @c(%x: memref<1x3x6x6xi8> {dlc.unsigned}, %xz: memref<i8> {dlc.unsigned}, %wz: memref<i8>, %out: memref<1x4x3x3xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<4x3x3x3xi8>
+    func.call @fused_conv2d_integer_0(%x, %w, %xz, %wz, %out) : (memref<1x3x6x6xi8>, memref<4x3x3x3xi8>, memref<i8>, memref<i8>, memref<1x4x3x3xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_0(%x: memref<1x3x6x6xi8>, %w: memref<4x3x3x3xi8>, %xz: memref<i8>, %wz: memref<i8>, %out: memref<1x4x3x3xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %pad = loop.alloc global : memref<1x3x8x8xi8>
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c3 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c8 step %c1 axis "i3" {
+            loop.block "pad" reads(%xz, %x : memref<i8>, memref<1x3x6x6xi8>) writes(%pad : memref<1x3x8x8xi8>) spatial ["i0", "i1", "i2", "i3"] {
+              %0 = arith.constant 1 : index
+              %1 = arith.subi %i2, %0 : index
+              %2 = arith.subi %i3, %0 : index
+              %3 = loop.load %xz[] : memref<i8> -> i8
+              %4 = arith.constant 6 : index
+              %5 = arith.cmpi ult, %1, %4 : index
+              %6 = arith.constant 5 : index
+              %7 = arith.minui %1, %6 : index
+              %8 = arith.cmpi ult, %2, %4 : index
+              %9 = arith.andi %5, %8 : i1
+              %10 = arith.minui %2, %6 : index
+              %11 = loop.load %x[%i0, %i1, %7, %10] : memref<1x3x6x6xi8> -> i8
+              %12 = arith.select %9, %11, %3 : i8
+              loop.store %12, %pad[%i0, %i1, %i2, %i3] : i8 -> memref<1x3x8x8xi8>
+            }
+          }
+        }
+      }
+    }
+    loop.for %i0_1 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1_1 = %c0 to %c4 step %c1 axis "i1" {
+        loop.for %i2_1 = %c0 to %c3 step %c1 axis "i2" {
+          loop.for %i3_1 = %c0 to %c3 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x4x3x3xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0_1, %i1_1, %i2_1, %i3_1] : i32 -> memref<1x4x3x3xi32>
+            }
+            loop.for %r0 = %c0 to %c3 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%pad, %xz, %w, %wz : memref<1x3x8x8xi8>, memref<i8>, memref<4x3x3x3xi8>, memref<i8>) writes(%out : memref<1x4x3x3xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %13 = arith.constant 2 : index
+                    %14 = arith.muli %i2_1, %13 : index
+                    %15 = arith.addi %14, %r1 : index
+                    %16 = arith.muli %i3_1, %13 : index
+                    %17 = arith.addi %16, %r2 : index
+                    %18 = loop.load %pad[%i0_1, %r0, %15, %17] : memref<1x3x8x8xi8> -> i8
+                    %19 = arith.extui %18 : i8 to i32
+                    %20 = loop.load %xz[] : memref<i8> -> i8
+                    %21 = arith.extui %20 : i8 to i32
+                    %22 = arith.subi %19, %21 : i32
+                    %23 = loop.load %w[%i1_1, %r0, %r1, %r2] : memref<4x3x3x3xi8> -> i8
+                    %24 = arith.extsi %23 : i8 to i32
+                    %25 = loop.load %wz[] : memref<i8> -> i8
+                    %26 = arith.extsi %25 : i8 to i32
+                    %27 = arith.subi %24, %26 : i32
+                    %28 = arith.muli %22, %27 : i32
+                    %acc = loop.load %out[%i0_1, %i1_1, %i2_1, %i3_1] : memref<1x4x3x3xi32> -> i32
+                    %29 = arith.addi %acc, %28 : i32
+                    loop.store %29, %out[%i0_1, %i1_1, %i2_1, %i3_1] : i32 -> memref<1x4x3x3xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    loop.dealloc %pad : memref<1x3x8x8xi8>
+    func.return
+  }
