@@ -46,7 +46,7 @@ from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, bare_reduction
 from dlc.rewrites.schedule_rules.pad import schedule_pad
-from dlc.rewrites.schedule_rules.partial_sums import split_sum
+from dlc.rewrites.schedule_rules.partial_sums import collapse_rows, split_sum
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
     mark_parallel,
@@ -78,10 +78,16 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 
 
 def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
-    """A long float sum in partial sums (module docstring); returns whether it applied."""
+    """A long float sum in partial sums (module docstring), its two innermost reduction loops
+    first merged where they walk whole rows (`collapse_rows`); returns whether it applied."""
     assert isinstance(nest, Reduction)
-    if not split_sum(nest.reduction[-1], nest.update, nest.home, config):
-        return False
+    merged = collapse_rows(nest)
+    innermost = merged if merged is not None else nest.reduction[-1]
+    if not split_sum(innermost, nest.update, nest.home, config):
+        if merged is None:
+            return False
+        _row_reduction(nest, config)  # merged but short: LLVM vectorizes the one loop
+        return True
     if config.parallel and nest.spatial:
         mark_parallel([nest.spatial[0]])
     return True

@@ -47,11 +47,28 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
+from dlc.rewrites.schedule import fuse
+from dlc.rewrites.schedule.common import depends_on, index_constant, is_pure, value_name
 from dlc.rewrites.schedule_rules.config import CpuConfig
-from dlc.rewrites.schedule_rules.nest import accesses_in, body_of, contiguous_in, is_unit_loop
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, MemRefType
+from dlc.rewrites.schedule_rules.nest import (
+    Reduction,
+    accesses_in,
+    body_of,
+    contiguous_in,
+    extent,
+    is_unit_loop,
+)
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
 PARTIALS_BLOCK = "partials"
@@ -96,6 +113,78 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
         return False
     _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
     return True
+
+
+def collapse_rows(nest: Reduction) -> ForOp | None:
+    """Merges the two innermost reduction loops into one when they walk whole rows of every
+    buffer they read: each such load indexes its last two axes by the two loops' induction
+    variables themselves (the outer one, then the inner one, whose extent is the last axis's)
+    and nothing else by them. The loads then read a `memref.collapse_shape` of their buffer
+    (the last two axes as one, made before the nest) at the merged loop's index, contiguous in
+    it: a global average pool's 14x14 window becomes one reduction over 196 contiguous
+    elements, long enough for vector partial sums. Returns the merged loop, or None, changing
+    nothing, if the loops or the loads are not of that form."""
+    if len(nest.reduction) < 2 or not nest.spatial:
+        return None
+    outer, inner = nest.reduction[-2], nest.reduction[-1]
+    if body_of(outer) != [inner] or body_of(inner) != [nest.update]:
+        return None
+    if not is_unit_loop(outer) or not is_unit_loop(inner):
+        return None
+    row_ivs = {outer.induction_var, inner.induction_var}
+    root = nest.spatial[0]
+    rows: list[tuple[LoadOp, list[SSAValue]]] = []
+    for access in accesses_in([nest.update]):
+        indices = list(access.indices)
+        if not any(depends_on(index, row_ivs) for index in indices):
+            continue
+        buffer_type = access.memref.type
+        if (
+            not isinstance(access, LoadOp) or access.memref is nest.home
+            or len(indices) < 2 or indices[-2] is not outer.induction_var
+            or indices[-1] is not inner.induction_var
+            or any(depends_on(index, row_ivs) for index in indices[:-2])
+            or not isinstance(buffer_type, MemRefType)
+            or not isinstance(buffer_type.layout, NoneAttr)
+            or buffer_type.get_shape()[-1] != extent(inner)
+            or (access.memref.owner is not None
+                and isinstance(access.memref.owner, Operation)
+                and root.is_ancestor(access.memref.owner))
+        ):
+            return None
+        rows.append((access, indices[:-2]))
+    if not rows:
+        return None
+    buffers = {load.memref for load, _ in rows}
+    if any(isinstance(op, LoadOp) and op.memref in buffers and all(op is not load for load, _ in rows)
+           for op in nest.update.walk()):
+        return None  # the buffer is also read off the rows
+    parent = root.parent_block()
+    assert parent is not None
+    views: dict[SSAValue, SSAValue] = {}
+    for buffer in buffers:
+        buffer_type = buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        shape = list(buffer_type.get_shape())
+        groups = [[axis] for axis in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
+        view = memref.CollapseShapeOp(
+            operands=[buffer],
+            result_types=[MemRefType(buffer_type.get_element_type(),
+                                     [*shape[:-2], shape[-2] * shape[-1]])],
+            properties={"reassociation": ArrayAttr(
+                ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+        )
+        parent.insert_op_before(view, root)
+        views[buffer] = view.result
+    merged = fuse(outer, inner)
+    for load, leading in rows:
+        load.operands = (views[load.memref], *leading, merged.induction_var)
+    nest.update.operands = tuple(views.get(value, value) for value in nest.update.operands)
+    for op in reversed(body_of(merged)):
+        if op is not nest.update and is_pure(op) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    return merged
 
 
 COMBINERS: dict[type[Operation], float] = {
