@@ -743,3 +743,82 @@ def test_long_row_max_and_min_in_partials_are_exact(kind: str) -> None:
     result = compiled(text, 1)(x)
     expected = np.max(x, axis=1) if kind == "max" else np.min(x, axis=1)
     np.testing.assert_array_equal(result, expected)
+
+
+def global_avg_pool_text(c: int, h: int, w: int) -> str:
+    x_t, y_t = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<1x{c}x1x1xf32>"
+    return f"""
+func.func @gap(%x: {x_t}) -> {y_t} {{
+  %r = graph.global_avg_pool2d %x : ({x_t}) -> {y_t}
+  func.return %r : {y_t}
+}}
+"""
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 40), h=st.integers(1, 20), w=st.integers(1, 20),
+       threads=st.sampled_from([1, 2]))
+def test_global_avg_pool_matches_numpy(c: int, h: int, w: int, threads: int) -> None:
+    """Windows of every size: merged into one contiguous reduction (in partial sums when longer
+    than a block of 128, else one loop LLVM vectorizes), or left as two loops (one row)."""
+    x = RNG.standard_normal((1, c, h, w), dtype=np.float32)
+    got = compiled(global_avg_pool_text(c, h, w), threads)(x)
+    np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_global_avg_pool_window_is_one_reduction_in_the_interpreter() -> None:
+    """The scheduled 14x14 window reads a collapsed view over 196 elements in partial sums;
+    the loop interpreter runs the schedule (the view shares the input's buffer) and agrees with
+    NumPy."""
+    from dlc.dialects.loop.interpreter import run_function
+    from xdsl.dialects import memref
+
+    loops, scheduled = scheduled_loops(global_avg_pool_text(6, 14, 14))  # type: ignore[misc]
+    views = [op for op in scheduled.walk() if isinstance(op, memref.CollapseShapeOp)]
+    assert [tuple(view.result.type.get_shape()) for view in views] == [(1, 6, 196)]
+    assert any(loop.axis.data == "r0.r1.fused.o" for loop in loops)
+    x = RNG.standard_normal((1, 6, 14, 14), dtype=np.float32)
+    (out,) = run_function(scheduled, "gap", [x])
+    np.testing.assert_allclose(out, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def depthwise_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int
+                        ) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = w.shape[2]
+    out_h = (padded.shape[2] - k) // stride + 1
+    out_w = (padded.shape[3] - k) // stride + 1
+    out = np.zeros((1, x.shape[1], out_h, out_w), dtype=np.float64)
+    for i in range(k):
+        for j in range(k):
+            window = padded[:, :, i: i + stride * out_h: stride, j: j + stride * out_w: stride]
+            out += window * w[None, :, 0, i, j, None, None]
+    return (out + b[None, :, None, None]).astype(np.float32)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 24), size=st.integers(3, 30), k=st.sampled_from([3, 5]),
+       stride=st.sampled_from([1, 2]), threads=st.sampled_from([1, 2]))
+def test_padded_depthwise_conv_matches_numpy(c: int, size: int, k: int, stride: int,
+                                             threads: int) -> None:
+    """A depthwise conv with 'same' padding: its pad nest runs in the conv's channel loop
+    (loop-fuse-nests) on a padded plane private to the iteration, border filled, interior
+    copied."""
+    pad = k // 2
+    out = (size + 2 * pad - k) // stride + 1
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{c}x1x{k}x{k}xf32>"
+    y_t = f"tensor<1x{c}x{out}x{out}xf32>"
+    text = f"""
+func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
+  %y = graph.conv2d %x, %w, %b {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>,
+      strides = array<i64: {stride}, {stride}>, groups = {c} : i64}}
+      : ({x_t}, {w_t}, tensor<{c}xf32>) -> {y_t}
+  func.return %y : {y_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    w = RNG.standard_normal((c, 1, k, k), dtype=np.float32)
+    b = RNG.standard_normal(c, dtype=np.float32)
+    got = compiled(text, threads)(x, w, b)
+    np.testing.assert_allclose(got, depthwise_reference(x, w, b, stride, pad),
+                               rtol=1e-4, atol=1e-4)
