@@ -822,3 +822,26 @@ func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
     got = compiled(text, threads)(x, w, b)
     np.testing.assert_allclose(got, depthwise_reference(x, w, b, stride, pad),
                                rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 300), o=st.integers(1, 40), threads=st.sampled_from([1, 2]))
+def test_conv1x1_on_one_pixel_matches_numpy(c: int, o: int, threads: int) -> None:
+    """A squeeze-excite GEMV (1x1 conv on a 1x1 image, then hard sigmoid): the channel loop,
+    its unit kernel loops dropped and unit axes folded into views, in partial sums when long."""
+    x_t, w_t, y_t = (f"tensor<1x{c}x1x1xf32>", f"tensor<{o}x{c}x1x1xf32>",
+                     f"tensor<1x{o}x1x1xf32>")
+    text = f"""
+func.func @se(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  %r = graph.conv2d %x, %w, %b : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  %y = graph.relu %r : {y_t}
+  func.return %y : {y_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, 1, 1), dtype=np.float32)
+    w = RNG.standard_normal((o, c, 1, 1), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    got = compiled(text, threads)(x, w, b)
+    expected = np.maximum(np.einsum("oc,c->o", w[:, :, 0, 0].astype(np.float64),
+                                    x[0, :, 0, 0].astype(np.float64)) + b, 0)
+    np.testing.assert_allclose(got[0, :, 0, 0], expected, rtol=1e-4, atol=1e-4)

@@ -48,7 +48,15 @@ from collections.abc import Callable
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.schedule import fuse
-from dlc.rewrites.schedule.common import depends_on, index_constant, is_pure, value_name
+from dlc.rewrites.schedule.common import (
+    depends_on,
+    constant_value,
+    index_constant,
+    is_pure,
+    refresh_reads,
+    rename_axis,
+    value_name,
+)
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import (
     Reduction,
@@ -115,6 +123,118 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     return True
 
 
+def _tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
+    """A `memref.collapse_shape` of `buffer`'s last `count` axes into one, made before
+    `before`."""
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    shape = list(buffer_type.get_shape())
+    head = len(shape) - count
+    groups = [[axis] for axis in range(head)] + [list(range(head, len(shape)))]
+    tail = 1
+    for size in shape[head:]:
+        tail *= size
+    view = memref.CollapseShapeOp(
+        operands=[buffer],
+        result_types=[MemRefType(buffer_type.get_element_type(), [*shape[:head], tail])],
+        properties={"reassociation": ArrayAttr(
+            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+    )
+    parent = before.parent_block()
+    assert parent is not None
+    parent.insert_op_before(view, before)
+    return view.result
+
+
+def _defined_outside(buffer: SSAValue, root: Operation) -> bool:
+    owner = buffer.owner
+    return not (isinstance(owner, Operation) and root.is_ancestor(owner))
+
+
+def _always_zero(index: SSAValue) -> bool:
+    """Whether `index` is 0 at every point: a constant 0, the induction variable of a loop
+    over [0, 1), or a sum of such."""
+    if constant_value(index) == 0:
+        return True
+    owner = index.owner
+    if isinstance(owner, Block):
+        loop = owner.parent_op()
+        return isinstance(loop, ForOp) and loop.constant_bounds() == (0, 1, 1)
+    if isinstance(owner, arith.AddiOp):
+        return _always_zero(owner.lhs) and _always_zero(owner.rhs)
+    return False
+
+
+def drop_unit_tails(nest: Reduction) -> bool:
+    """Makes the innermost reduction loop's axis the last of the buffers it reads when only
+    axes of size 1, indexed at 0, follow it (a 1x1 conv on a 1x1 image reads `W[oc, ic, 0, 0]`
+    and `x[0, ic, 0, 0]`): those loads read a `memref.collapse_shape` of the axis and the
+    unit ones after it, at the loop's index, contiguous in it. Returns whether it changed any
+    load."""
+    if not nest.spatial:
+        return False
+    loop, root = nest.reduction[-1], nest.spatial[0]
+    iv = loop.induction_var
+    rewrites: list[tuple[LoadOp, int]] = []
+    for access in accesses_in([nest.update]):
+        indices = list(access.indices)
+        if not any(depends_on(index, {iv}) for index in indices):
+            continue
+        buffer_type = access.memref.type
+        if not isinstance(access, LoadOp) or access.memref is nest.home:
+            return False
+        positions = [p for p, index in enumerate(indices) if index is iv]
+        if (len(positions) != 1 or not isinstance(buffer_type, MemRefType)
+                or not isinstance(buffer_type.layout, NoneAttr)
+                or not _defined_outside(access.memref, root)):
+            return False
+        position = positions[0]
+        shape = buffer_type.get_shape()
+        trailing = indices[position + 1:]
+        if any(depends_on(index, {iv}) for index in indices[:position]):
+            return False
+        if any(shape[position + 1 + k] != 1 or not _always_zero(index)
+               for k, index in enumerate(trailing)):
+            return False
+        if trailing:
+            rewrites.append((access, position))
+    if not rewrites:
+        return False
+    views: dict[tuple[SSAValue, int], SSAValue] = {}
+    for load, position in rewrites:
+        rank = len(load.indices)
+        key = (load.memref, position)
+        if key not in views:
+            views[key] = _tail_view(load.memref, rank - position, root)
+        load.operands = (views[key], *list(load.indices)[:position + 1])
+    refresh_reads(nest.update, views.values())
+    return True
+
+
+def drop_unit_reductions(nest: Reduction) -> bool:
+    """Removes the reduction loops of one iteration that directly hold the update (a 1x1
+    conv's kernel-window loops inside its loop over input channels), their induction variables
+    replaced by 0, so that the loop over a long axis is the innermost; returns whether it
+    removed any (`nest.reduction` follows)."""
+    dropped = False
+    while len(nest.reduction) > 1:
+        loop = nest.reduction[-1]
+        bounds = loop.constant_bounds()
+        if bounds != (0, 1, 1) or body_of(loop) != [nest.update]:
+            break
+        loop.induction_var.replace_all_uses_with(index_constant(0, loop))
+        nest.update.detach()
+        block = loop.parent_block()
+        assert block is not None
+        block.insert_op_before(nest.update, loop)
+        rename_axis(nest.update, loop.axis.data, [])
+        loop.detach()
+        loop.erase()
+        nest.reduction.pop()
+        dropped = True
+    return dropped
+
+
 def collapse_rows(nest: Reduction) -> ForOp | None:
     """Merges the two innermost reduction loops into one when they walk whole rows of every
     buffer they read: each such load indexes its last two axes by the two loops' induction
@@ -147,9 +267,7 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
             or not isinstance(buffer_type, MemRefType)
             or not isinstance(buffer_type.layout, NoneAttr)
             or buffer_type.get_shape()[-1] != extent(inner)
-            or (access.memref.owner is not None
-                and isinstance(access.memref.owner, Operation)
-                and root.is_ancestor(access.memref.owner))
+            or not _defined_outside(access.memref, root)
         ):
             return None
         rows.append((access, indices[:-2]))
@@ -159,27 +277,11 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
     if any(isinstance(op, LoadOp) and op.memref in buffers and all(op is not load for load, _ in rows)
            for op in nest.update.walk()):
         return None  # the buffer is also read off the rows
-    parent = root.parent_block()
-    assert parent is not None
-    views: dict[SSAValue, SSAValue] = {}
-    for buffer in buffers:
-        buffer_type = buffer.type
-        assert isinstance(buffer_type, MemRefType)
-        shape = list(buffer_type.get_shape())
-        groups = [[axis] for axis in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
-        view = memref.CollapseShapeOp(
-            operands=[buffer],
-            result_types=[MemRefType(buffer_type.get_element_type(),
-                                     [*shape[:-2], shape[-2] * shape[-1]])],
-            properties={"reassociation": ArrayAttr(
-                ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
-        )
-        parent.insert_op_before(view, root)
-        views[buffer] = view.result
+    views = {buffer: _tail_view(buffer, 2, root) for buffer in buffers}
     merged = fuse(outer, inner)
     for load, leading in rows:
         load.operands = (views[load.memref], *leading, merged.induction_var)
-    nest.update.operands = tuple(views.get(value, value) for value in nest.update.operands)
+    refresh_reads(nest.update, views.values())
     for op in reversed(body_of(merged)):
         if op is not nest.update and is_pure(op) and not any(r.uses for r in op.results):
             op.detach()

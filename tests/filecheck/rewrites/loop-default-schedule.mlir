@@ -943,3 +943,59 @@ func.func @negative_partial_rows(%x: memref<3x12x12xf32>, %out: memref<3xf32>) a
   }
   func.return
 }
+
+// -----
+
+// A 1x1 conv on a 1x1 image (a squeeze-excite block's GEMV): the kernel-window loops of one
+// iteration inside the loop over 160 input channels go (their axes leave the block), and the
+// unit axes after the channel axis fold into it through collapsed views, so that the channel
+// loop is innermost and contiguous in every load: vector partial sums, 8x16.
+// CHECK-LABEL: func.func @gemv_conv1x1
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<1x160x1x1xf32> into memref<1x160xf32>
+// CHECK-DAG:     %[[W:.*]] = memref.collapse_shape %w {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<4x160x1x1xf32> into memref<4x160xf32>
+// CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.o" {
+// CHECK:           loop.block "conv2d" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
+// CHECK-NOT:     axis "r1"
+// CHECK:         loop.block "conv2d.combine"
+func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %out: memref<1x4x1x1xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c160 = arith.constant 160 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c1 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c160 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x160x1x1xf32>, memref<4x160x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %h = arith.addi %i2, %r1 : index
+                  %v = arith.addi %i3, %r2 : index
+                  %0 = loop.load %x[%i0, %r0, %h, %v] : memref<1x160x1x1xf32> -> f32
+                  %1 = loop.load %w[%i1, %r0, %r1, %r2] : memref<4x160x1x1xf32> -> f32
+                  %2 = arith.mulf %0, %1 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %3 = arith.addf %acc_1, %2 : f32
+                  loop.store %3, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "store" reads(%acc : memref<1xf32>) writes(%out : memref<1x4x1x1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %4 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            loop.store %4, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x4x1x1xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
