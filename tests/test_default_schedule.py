@@ -541,7 +541,8 @@ def test_concat_schedule_structure() -> None:
 def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
     """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
     channel loop and runs in parallel around the four parts (one parallel region, not four);
-    single-threaded, no loop is parallel and each part is its own nest."""
+    single-threaded, no loop is parallel and each part is its own elementwise nest, its 7x7
+    planes one run of 49 (`merge_rows`)."""
     shapes = [(1, 64, 7, 7)] + [(1, 32, 7, 7)] * 3
     loops, _ = scheduled_loops(concat_text(shapes, 1))
     assert [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops] == [
@@ -551,7 +552,7 @@ def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
         ("i1", "serial", 32), ("i3", "vectorized", 7)]
     loops, _ = scheduled_loops(concat_text(shapes, 1), threads=1)
     assert [loop.kind.data for loop in loops].count("parallel") == 0
-    assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2", "i3"] * 4
+    assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2.i3.fused"] * 4
 
 
 def pad_model(shape: tuple[int, ...], pads: list[int]) -> object:
@@ -845,3 +846,22 @@ func.func @se(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
     expected = np.maximum(np.einsum("oc,c->o", w[:, :, 0, 0].astype(np.float64),
                                     x[0, :, 0, 0].astype(np.float64)) + b, 0)
     np.testing.assert_allclose(got[0, :, 0, 0], expected, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 20), h=st.integers(1, 12), w=st.integers(1, 20),
+       threads=st.sampled_from([1, 2]))
+def test_broadcast_scale_of_planes_matches_numpy(c: int, h: int, w: int, threads: int) -> None:
+    """x * s (s per channel) + x: planes whose rows merge into one run (`merge_rows`, rows
+    not a whole number of vectors) or stay rows, vs NumPy."""
+    x_t, s_t = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<1x{c}x1x1xf32>"
+    text = f"""
+func.func @scale(%x: {x_t}, %s: {s_t}) -> {x_t} {{
+  %m = graph.mul %x, %s : ({x_t}, {s_t}) -> {x_t}
+  %y = graph.add %m, %x : ({x_t}, {x_t}) -> {x_t}
+  func.return %y : {x_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, h, w), dtype=np.float32)
+    s = RNG.standard_normal((1, c, 1, 1), dtype=np.float32)
+    np.testing.assert_allclose(compiled(text, threads)(x, s), x * s + x, rtol=1e-6, atol=1e-6)

@@ -123,7 +123,7 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     return True
 
 
-def _tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
+def tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
     """A `memref.collapse_shape` of `buffer`'s last `count` axes into one, made before
     `before`."""
     buffer_type = buffer.type
@@ -146,7 +146,7 @@ def _tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
     return view.result
 
 
-def _defined_outside(buffer: SSAValue, root: Operation) -> bool:
+def defined_outside(buffer: SSAValue, root: Operation) -> bool:
     owner = buffer.owner
     return not (isinstance(owner, Operation) and root.is_ancestor(owner))
 
@@ -186,7 +186,7 @@ def drop_unit_tails(nest: Reduction) -> bool:
         positions = [p for p, index in enumerate(indices) if index is iv]
         if (len(positions) != 1 or not isinstance(buffer_type, MemRefType)
                 or not isinstance(buffer_type.layout, NoneAttr)
-                or not _defined_outside(access.memref, root)):
+                or not defined_outside(access.memref, root)):
             return False
         position = positions[0]
         shape = buffer_type.get_shape()
@@ -205,7 +205,7 @@ def drop_unit_tails(nest: Reduction) -> bool:
         rank = len(load.indices)
         key = (load.memref, position)
         if key not in views:
-            views[key] = _tail_view(load.memref, rank - position, root)
+            views[key] = tail_view(load.memref, rank - position, root)
         load.operands = (views[key], *list(load.indices)[:position + 1])
     refresh_reads(nest.update, views.values())
     return True
@@ -267,7 +267,7 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
             or not isinstance(buffer_type, MemRefType)
             or not isinstance(buffer_type.layout, NoneAttr)
             or buffer_type.get_shape()[-1] != extent(inner)
-            or not _defined_outside(access.memref, root)
+            or not defined_outside(access.memref, root)
         ):
             return None
         rows.append((access, indices[:-2]))
@@ -277,7 +277,7 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
     if any(isinstance(op, LoadOp) and op.memref in buffers and all(op is not load for load, _ in rows)
            for op in nest.update.walk()):
         return None  # the buffer is also read off the rows
-    views = {buffer: _tail_view(buffer, 2, root) for buffer in buffers}
+    views = {buffer: tail_view(buffer, 2, root) for buffer in buffers}
     merged = fuse(outer, inner)
     for load, leading in rows:
         load.operands = (views[load.memref], *leading, merged.induction_var)

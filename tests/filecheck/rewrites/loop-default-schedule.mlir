@@ -999,3 +999,77 @@ func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %o
   }
   func.return
 }
+
+// -----
+
+// A squeeze-excite scale (x * s, s broadcast over a 7x7 plane): rows of 7 would each be one
+// 7-lane vector; the two innermost loops walk whole rows of %x and %out, so they merge into one
+// vectorized loop over the 49 elements of collapsed views; %s, read per channel, is unchanged.
+// CHECK-LABEL: func.func @plane_rows_merge
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c4 step %c1 axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[P:.*]] = %c0 to %c49 step %c1 axis "i1.i2.fused" kind vectorized {
+// CHECK-NEXT:        loop.block "scale" reads(%[[X]], %s : memref<4x49xf32>, memref<4xf32>) writes(%[[OUT]] : memref<4x49xf32>) spatial ["i0", "i1.i2.fused"]
+// CHECK-NEXT:          loop.load %[[X]][%[[C]], %[[P]]]
+// CHECK-NEXT:          loop.load %s[%[[C]]]
+// CHECK:               loop.store %{{.*}}, %[[OUT]][%[[C]], %[[P]]]
+
+// Rows of 16 are whole vectors already, and a row read transposed is not a row: both keep
+// their loops.
+// CHECK-LABEL: func.func @negative_rows_stay
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized
+// CHECK:         loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i1"
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i2"
+func.func @plane_rows_merge(%x: memref<4x7x7xf32>, %s: memref<4xf32>, %out: memref<4x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c7 = arith.constant 7 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c7 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c7 step %c1 axis "i2" {
+        loop.block "scale" reads(%x, %s : memref<4x7x7xf32>, memref<4xf32>) writes(%out : memref<4x7x7xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i0, %i1, %i2] : memref<4x7x7xf32> -> f32
+          %1 = loop.load %s[%i0] : memref<4xf32> -> f32
+          %2 = arith.mulf %0, %1 : f32
+          loop.store %2, %out[%i0, %i1, %i2] : f32 -> memref<4x7x7xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+func.func @negative_rows_stay(%x: memref<4x16x16xf32>, %y: memref<4x10x10xf32>, %out: memref<4x16x16xf32>, %t: memref<4x10x10xf32>) attributes {dlc.num_outputs = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c10 = arith.constant 10 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c16 step %c1 axis "i2" {
+        loop.block "neg" reads(%x : memref<4x16x16xf32>) writes(%out : memref<4x16x16xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i0, %i1, %i2] : memref<4x16x16xf32> -> f32
+          %1 = arith.negf %0 : f32
+          loop.store %1, %out[%i0, %i1, %i2] : f32 -> memref<4x16x16xf32>
+        }
+      }
+    }
+  }
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c10 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c10 step %c1 axis "i2" {
+        loop.block "add_transposed" reads(%y : memref<4x10x10xf32>) writes(%t : memref<4x10x10xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %y[%i0, %i1, %i2] : memref<4x10x10xf32> -> f32
+          %1 = loop.load %y[%i0, %i2, %i1] : memref<4x10x10xf32> -> f32
+          %2 = arith.addf %0, %1 : f32
+          loop.store %2, %t[%i0, %i1, %i2] : f32 -> memref<4x10x10xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
