@@ -13,7 +13,6 @@ cache.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -294,13 +293,13 @@ class LoopFuseNestsPass(ModulePass):
 
     *Output IR*: in each function body, a top-level `loop.for` of kind `parallel` or `serial`
     absorbs the top-level loops of its kind that follow it over the same bounds and step
-    (`can_fuse`: each
-    access of one and access of the other to a buffer both use, one of them a store, index it
-    at one same position by their loop's own induction variable; the function's arguments
-    count as one buffer, as a caller may pass one buffer as an input and the output), in order: their bodies run after
-    its own in each iteration. Constants and static allocations between them move above the
-    fused loop, deallocations below it; any other op in between ends the run. The same is
-    then done inside the fused loop, so that nests fuse as deep as their loops match
+    (`can_fuse`: each access of one and access of the other to a buffer both use, one of
+    them a store, index it at one same position by their loop's own induction variable; the
+    function's arguments count as one buffer, as a caller may pass one buffer as an input
+    and the output), in order: their bodies run after its own in each iteration. Constants
+    and static allocations between them move above the fused loop, deallocations below it;
+    any other op in between ends the run. The same is then done inside the fused loop, so
+    that nests fuse as deep as their loops match
     (softmax's four nests over [batch, heads, rows] become one parallel loop over the rows
     running the four stages on each row).
 

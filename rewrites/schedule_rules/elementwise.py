@@ -7,7 +7,8 @@ parallel), dlight's fallback rule.
 Schedule: the two innermost spatial loops merge into one when they walk whole rows of every
 buffer they touch and a row is not a whole number of vectors (`merge_rows`: a 7x7 plane is one
 run of 49 elements, three full vectors and one element, instead of seven 7-lane ones); then the
-innermost spatial loop becomes `vectorized` when the `vectorize` primitive finds it legal (every access contiguous or invariant in it) and it has at least `min_vector_extent`
+innermost spatial loop becomes `vectorized` when the `vectorize` primitive finds it legal
+(every access contiguous or invariant in it) and it has at least `min_vector_extent`
 iterations; the code generator splits it into 16-lane vectors plus one narrower remainder. The
 outermost loop with at least two iterations becomes `parallel` (when more than one thread).
 """

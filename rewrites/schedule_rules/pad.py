@@ -1,4 +1,4 @@
-"""Default CPU schedule of a padding nest (TOPI's "pad" compute): fill the border, copy the interior.
+"""Default CPU schedule of a padding nest (TOPI's "pad" compute): border fills, interior copy.
 
 Counterpart: TVM's `topi.nn.pad` scheduled as an injective op, and oneDNN's padded-buffer
 preparation (memset + interior copy).

@@ -49,8 +49,8 @@ from collections.abc import Callable
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.schedule import fuse
 from dlc.rewrites.schedule.common import (
-    depends_on,
     constant_value,
+    depends_on,
     index_constant,
     is_pure,
     refresh_reads,
@@ -274,7 +274,8 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
     if not rows:
         return None
     buffers = {load.memref for load, _ in rows}
-    if any(isinstance(op, LoadOp) and op.memref in buffers and all(op is not load for load, _ in rows)
+    row_loads = {load for load, _ in rows}
+    if any(isinstance(op, LoadOp) and op.memref in buffers and op not in row_loads
            for op in nest.update.walk()):
         return None  # the buffer is also read off the rows
     views = {buffer: tail_view(buffer, 2, root) for buffer in buffers}
