@@ -42,10 +42,14 @@ class LoopDefaultSchedulePass(ModulePass):
     loops innermost but one; GEMM's B packed into `[ceil(N/NR)][K][NR]` panels first); a
     conv2d whose input is strided along `ow` gets that kernel over (ow rows, output-channel
     columns), its weight packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels first; an
-    elementwise nest gets its innermost loop `vectorized`; a float sum whose innermost reduction
-    axis is contiguous and longer than `lanes * fma_units * fma_latency` (also a whole-tensor
-    sum, with no spatial loop) accumulates in a `loop.alloc local` tile of vector partial sums
-    combined pairwise (error growing like n/B, not n); the outermost loop with at least two
+    elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
+    when they walk whole rows that are not a whole number of vectors, the buffers read and
+    written through `memref.collapse_shape` views made before the nest); a float sum whose
+    innermost reduction axis is contiguous and longer than `lanes * fma_units * fma_latency`
+    (also a whole-tensor sum, with no spatial loop; a pool window's whole rows merged into one
+    axis and one-iteration loops and unit axes after the reduced one dropped first, the same
+    way) accumulates in a `loop.alloc local` tile of vector partial sums combined pairwise
+    (error growing like n/B, not n); the outermost loop with at least two
     iterations becomes `parallel` when more than one thread is used.
 
     *Invariants*: results are unchanged (same blocks, cloned at the points they compute; only

@@ -13,15 +13,15 @@ cache.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.rewrites.schedule.common import constant_value
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -57,16 +57,14 @@ def _memory_uses(loop: ForOp) -> dict[SSAValue, list[tuple[LoadOp | StoreOp, boo
     return uses
 
 
-def _iteration_position(
-    accesses: Iterable[tuple[LoadOp | StoreOp, SSAValue]],
-) -> set[int]:
-    """The index positions at which every access indexes its buffer by its loop's induction
-    variable itself."""
-    positions: set[int] | None = None
-    for access, induction_var in accesses:
-        here = {p for p, index in enumerate(access.indices) if index is induction_var}
-        positions = here if positions is None else positions & here
-    return positions or set()
+def _same_slice(first: LoadOp | StoreOp, first_iv: SSAValue,
+                second: LoadOp | StoreOp, second_iv: SSAValue) -> bool:
+    """Whether some index position holds each access's own loop induction variable: iteration
+    i of one loop and iteration j != i of the other then touch different slices."""
+    return any(
+        a is first_iv and b is second_iv
+        for a, b in zip(first.indices, second.indices, strict=False)
+    )
 
 
 def _alias_key(buffer: SSAValue) -> object:
@@ -80,14 +78,14 @@ def _alias_key(buffer: SSAValue) -> object:
 def can_fuse(first: ForOp, second: ForOp) -> bool:
     """Whether `second` (after `first` in the same block) can run inside `first`'s iterations.
 
-    Both must be loops of one kind of `FUSED_KINDS` over the same range. Every buffer one of them
-    stores to and the other loads or stores must be indexed, by the stores of the one and every
-    access of the other, at one same position by the loop's own induction variable: iteration i
-    of either loop then touches only the slice i of what the other one stores, so running
-    `second`'s iteration i right after `first`'s keeps every dependence, and iterations stay
-    independent. The function's arguments count as one buffer (they may alias): a layer norm's
-    scale, read by the second loop at the row's column only, does not stop the fusion with a
-    first loop that only reads the input, as the scale is not stored to.
+    Both must be loops of one kind of `FUSED_KINDS` over the same range. Each pair of an access in
+    `first` and one in `second` to a buffer they share, one of the two a store, must index it at
+    one same position by its loop's own induction variable: iteration i of either loop then
+    touches only the slice i of what the other writes, so running `second`'s iteration i right
+    after `first`'s keeps every dependence, and iterations stay independent. Accesses of one loop
+    among themselves, and reads in both, constrain nothing (a conv's weight, read at the channel
+    in one position, beside its input read at the channel in another). The function's arguments
+    count as one buffer (they may alias).
     """
     if first.kind.data not in FUSED_KINDS or second.kind.data != first.kind.data:
         return False
@@ -102,21 +100,13 @@ def can_fuse(first: ForOp, second: ForOp) -> bool:
         for buffer, accesses in uses.items():
             sides = classes.setdefault(_alias_key(buffer), ([], []))
             sides[side].extend((access, store, iv) for access, store in accesses)
-    for in_first, in_second in classes.values():
-        # Fusing reorders only pairs of an access of `first` and one of `second` of which one
-        # stores: those accesses must all slice the buffer by the iteration. (Pairs within one
-        # loop keep their order; a buffer both only read, or only read by one while the other
-        # reads it too, orders nothing.)
-        involved: list[tuple[LoadOp | StoreOp, bool, SSAValue]] = []
-        if any(store for _, store, _ in in_first):
-            involved += [use for use in in_first if use[1]] + in_second
-        if any(store for _, store, _ in in_second):
-            involved += in_first + [use for use in in_second if use[1]]
-        if not in_first or not in_second or not involved:
-            continue
-        if not _iteration_position((access, iv) for access, _, iv in involved):
-            return False
-    return True
+    return all(
+        _same_slice(a, a_iv, b, b_iv)
+        for in_first, in_second in classes.values()
+        for a, a_store, a_iv in in_first
+        for b, b_store, b_iv in in_second
+        if a_store or b_store  # two reads never conflict
+    )
 
 
 def _hoistable(op: Operation) -> bool:
@@ -183,6 +173,117 @@ def fuse_block(block: Block) -> int:
         position = list(block.ops).index(first) + 1
 
 
+def _enclosing_loops(op: Operation, stop: Block) -> list[ForOp]:
+    """The loops around `op` below `stop`, outermost first."""
+    loops: list[ForOp] = []
+    parent = op.parent_op()
+    while parent is not None and parent.parent_block() is not stop:
+        if isinstance(parent, ForOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    if isinstance(parent, ForOp):
+        loops.append(parent)
+    return loops[::-1]
+
+
+def _private_loops(
+    accesses: list[LoadOp | StoreOp], block: Block,
+) -> list[tuple[ForOp, int]]:
+    """The outermost loops around every access (parallel or serial ones, from the outermost
+    of `block` down, as long as each qualifies) whose induction variable indexes the buffer at
+    one same position in every access, with that position."""
+    common = _enclosing_loops(accesses[0], block)
+    for access in accesses[1:]:
+        loops = _enclosing_loops(access, block)
+        shared = 0
+        while shared < min(len(common), len(loops)) and common[shared] is loops[shared]:
+            shared += 1
+        common = common[:shared]
+    private: list[tuple[ForOp, int]] = []
+    for loop in common:
+        if loop.kind.data not in FUSED_KINDS:
+            break
+        iv = loop.body.block.args[0]
+        positions = [p for p, index in enumerate(accesses[0].indices) if index is iv]
+        positions = [p for p in positions if all(a.indices[p] is iv for a in accesses)]
+        if not positions:
+            break
+        private.append((loop, positions[0]))
+    return private
+
+
+def privatize_buffers(block: Block, max_bytes: int) -> int:
+    """Makes each buffer allocated in `block` that only the iterations of a loop there touch,
+    each its own slice, a buffer of one slice allocated in the loop's body (MLIR
+    affine-loop-fusion's private memrefs); returns how many buffers shrank.
+
+    A buffer qualifies when its uses are loads, stores, the read and write lists of blocks and
+    one `loop.dealloc` in `block`, and the loops (parallel or serial) around all its accesses
+    index it, from the outermost down, each at one position by their own induction variable:
+    no iteration then reads what another wrote. Those positions become extent 1, indexed at 0;
+    the buffer is allocated `local` (per thread) at the start of the innermost such loop's
+    body and freed at its end, when one slice takes at most `max_bytes` (larger ones stay
+    shared: a big local buffer would be a heap allocation per iteration).
+    """
+    shrunk = 0
+    for alloc in [op for op in block.ops if isinstance(op, AllocOp)]:
+        buffer = alloc.result
+        accesses: list[LoadOp | StoreOp] = []
+        deallocs: list[DeallocOp] = []
+        usable = True
+        for use in buffer.uses:
+            user = use.operation
+            if isinstance(user, LoadOp | StoreOp) and user.memref is buffer:
+                accesses.append(user)
+            elif isinstance(user, DeallocOp) and user.parent_block() is block:
+                deallocs.append(user)
+            elif not isinstance(user, BlockOp):
+                usable = False
+        if not usable or not accesses or len(deallocs) > 1:
+            continue
+        private = _private_loops(accesses, block)
+        memref_type = buffer.type
+        assert isinstance(memref_type, MemRefType)
+        shape = list(memref_type.get_shape())
+        if not private or all(shape[position] == 1 for _, position in private):
+            continue
+        positions = {position for _, position in private}
+        new_shape = [1 if axis in positions else size for axis, size in enumerate(shape)]
+        new_type = MemRefType(memref_type.get_element_type(), new_shape)
+        slice_bytes = buffer_bytes(new_type)
+        if slice_bytes is None or slice_bytes > max_bytes:
+            continue
+        body = private[-1][0].body.block
+        new_alloc = AllocOp(new_type, "local")
+        first = body.first_op
+        assert first is not None
+        if isinstance(first, arith.ConstantOp) and constant_value(first.result) == 0:
+            zero = first  # made for a buffer privatized before
+            body.insert_op_after(new_alloc, zero)
+        else:
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            body.insert_ops_before([zero, new_alloc], first)
+        for access in accesses:
+            first_index = len(access.operands) - len(access.indices)
+            access.operands = tuple(
+                zero.result if number - first_index in positions else operand
+                for number, operand in enumerate(access.operands)
+            )
+        buffer.replace_all_uses_with(new_alloc.result)
+        new_alloc.result.name_hint = buffer.name_hint
+        for dealloc in deallocs:
+            dealloc.detach()
+            terminator = body.last_op
+            if isinstance(terminator, YieldOp):
+                body.insert_op_before(dealloc, terminator)
+            else:
+                body.add_op(dealloc)
+        alloc.detach()
+        alloc.erase()
+        shrunk += 1
+    return shrunk
+
+
 @dataclass(frozen=True)
 class LoopFuseNestsPass(ModulePass):
     """Fuse consecutive loop nests whose outer loops match and share only slices per iteration.
@@ -192,26 +293,38 @@ class LoopFuseNestsPass(ModulePass):
 
     *Output IR*: in each function body, a top-level `loop.for` of kind `parallel` or `serial`
     absorbs the top-level loops of its kind that follow it over the same bounds and step
-    (`can_fuse`: every
-    buffer one of them writes and the other uses is indexed at one same position by the loop's
-    own induction variable in the stores of the one and every access of the other; the
-    function's arguments count as one buffer, as a caller may pass one buffer as an input and
-    the output), in order: their bodies run after
-    its own in each iteration. Constants and static allocations between them move above the
-    fused loop, deallocations below it; any other op in between ends the run. The same is
-    then done inside the fused loop, so that nests fuse as deep as their loops match
+    (`can_fuse`: each access of one and access of the other to a buffer both use, one of
+    them a store, index it at one same position by their loop's own induction variable; the
+    function's arguments count as one buffer, as a caller may pass one buffer as an input
+    and the output), in order: their bodies run after its own in each iteration. Constants
+    and static allocations between them move above the fused loop, deallocations below it;
+    any other op in between ends the run. The same is then done inside the fused loop, so
+    that nests fuse as deep as their loops match
     (softmax's four nests over [batch, heads, rows] become one parallel loop over the rows
     running the four stages on each row).
 
     *Invariants*: results are unchanged (each iteration runs the same blocks in the same order
-    on the same elements); buffers keep their size; fewer parallel regions, never more.
+    on the same elements); buffers keep their size unless privatized; fewer parallel regions,
+    never more.
 
-    No options.
+    Then each buffer allocated in the function body that only a (fused) loop's iterations
+    touch, each iteration its own slice (indexed by the loop's induction variable at one
+    position in every access), becomes one slice allocated `local` in the loop's body
+    (`privatize_buffers`, MLIR affine-loop-fusion's private memrefs): a conv's padded input,
+    once its pad nest runs in the conv's channel loop, is one channel's plane that stays in
+    cache, not the whole padded tensor written out and read back.
+
+    Options:
+        max_private_bytes: the largest slice a buffer is privatized to (the stack buffers of
+            `convert-loop-to-llvm`, `max_stack_bytes`, by default).
     """
 
     name: ClassVar[str] = "loop-fuse-nests"
+
+    max_private_bytes: int = 64 * 1024
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.walk():
             if isinstance(function, func.FuncOp) and function.body.blocks:
                 fuse_block(function.body.block)
+                privatize_buffers(function.body.block, self.max_private_bytes)

@@ -541,7 +541,8 @@ def test_concat_schedule_structure() -> None:
 def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
     """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
     channel loop and runs in parallel around the four parts (one parallel region, not four);
-    single-threaded, no loop is parallel and each part is its own nest."""
+    single-threaded, no loop is parallel and each part is its own elementwise nest, its 7x7
+    planes one run of 49 (`merge_rows`)."""
     shapes = [(1, 64, 7, 7)] + [(1, 32, 7, 7)] * 3
     loops, _ = scheduled_loops(concat_text(shapes, 1))
     assert [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops] == [
@@ -551,7 +552,7 @@ def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
         ("i1", "serial", 32), ("i3", "vectorized", 7)]
     loops, _ = scheduled_loops(concat_text(shapes, 1), threads=1)
     assert [loop.kind.data for loop in loops].count("parallel") == 0
-    assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2", "i3"] * 4
+    assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2.i3.fused"] * 4
 
 
 def pad_model(shape: tuple[int, ...], pads: list[int]) -> object:
@@ -743,3 +744,124 @@ def test_long_row_max_and_min_in_partials_are_exact(kind: str) -> None:
     result = compiled(text, 1)(x)
     expected = np.max(x, axis=1) if kind == "max" else np.min(x, axis=1)
     np.testing.assert_array_equal(result, expected)
+
+
+def global_avg_pool_text(c: int, h: int, w: int) -> str:
+    x_t, y_t = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<1x{c}x1x1xf32>"
+    return f"""
+func.func @gap(%x: {x_t}) -> {y_t} {{
+  %r = graph.global_avg_pool2d %x : ({x_t}) -> {y_t}
+  func.return %r : {y_t}
+}}
+"""
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 40), h=st.integers(1, 20), w=st.integers(1, 20),
+       threads=st.sampled_from([1, 2]))
+def test_global_avg_pool_matches_numpy(c: int, h: int, w: int, threads: int) -> None:
+    """Windows of every size: merged into one contiguous reduction (in partial sums when longer
+    than a block of 128, else one loop LLVM vectorizes), or left as two loops (one row)."""
+    x = RNG.standard_normal((1, c, h, w), dtype=np.float32)
+    got = compiled(global_avg_pool_text(c, h, w), threads)(x)
+    np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_global_avg_pool_window_is_one_reduction_in_the_interpreter() -> None:
+    """The scheduled 14x14 window reads a collapsed view over 196 elements in partial sums;
+    the loop interpreter runs the schedule (the view shares the input's buffer) and agrees with
+    NumPy."""
+    from dlc.dialects.loop.interpreter import run_function
+    from xdsl.dialects import memref
+
+    loops, scheduled = scheduled_loops(global_avg_pool_text(6, 14, 14))  # type: ignore[misc]
+    views = [op for op in scheduled.walk() if isinstance(op, memref.CollapseShapeOp)]
+    assert [tuple(view.result.type.get_shape()) for view in views] == [(1, 6, 196)]
+    assert any(loop.axis.data == "r0.r1.fused.o" for loop in loops)
+    x = RNG.standard_normal((1, 6, 14, 14), dtype=np.float32)
+    (out,) = run_function(scheduled, "gap", [x])
+    np.testing.assert_allclose(out, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def depthwise_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, pad: int
+                        ) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = w.shape[2]
+    out_h = (padded.shape[2] - k) // stride + 1
+    out_w = (padded.shape[3] - k) // stride + 1
+    out = np.zeros((1, x.shape[1], out_h, out_w), dtype=np.float64)
+    for i in range(k):
+        for j in range(k):
+            window = padded[:, :, i: i + stride * out_h: stride, j: j + stride * out_w: stride]
+            out += window * w[None, :, 0, i, j, None, None]
+    return (out + b[None, :, None, None]).astype(np.float32)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 24), size=st.integers(3, 30), k=st.sampled_from([3, 5]),
+       stride=st.sampled_from([1, 2]), threads=st.sampled_from([1, 2]))
+def test_padded_depthwise_conv_matches_numpy(c: int, size: int, k: int, stride: int,
+                                             threads: int) -> None:
+    """A depthwise conv with 'same' padding: its pad nest runs in the conv's channel loop
+    (loop-fuse-nests) on a padded plane private to the iteration, border filled, interior
+    copied."""
+    pad = k // 2
+    out = (size + 2 * pad - k) // stride + 1
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{c}x1x{k}x{k}xf32>"
+    y_t = f"tensor<1x{c}x{out}x{out}xf32>"
+    text = f"""
+func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
+  %y = graph.conv2d %x, %w, %b {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>,
+      strides = array<i64: {stride}, {stride}>, groups = {c} : i64}}
+      : ({x_t}, {w_t}, tensor<{c}xf32>) -> {y_t}
+  func.return %y : {y_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    w = RNG.standard_normal((c, 1, k, k), dtype=np.float32)
+    b = RNG.standard_normal(c, dtype=np.float32)
+    got = compiled(text, threads)(x, w, b)
+    np.testing.assert_allclose(got, depthwise_reference(x, w, b, stride, pad),
+                               rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 300), o=st.integers(1, 40), threads=st.sampled_from([1, 2]))
+def test_conv1x1_on_one_pixel_matches_numpy(c: int, o: int, threads: int) -> None:
+    """A squeeze-excite GEMV (1x1 conv on a 1x1 image, then hard sigmoid): the channel loop,
+    its unit kernel loops dropped and unit axes folded into views, in partial sums when long."""
+    x_t, w_t, y_t = (f"tensor<1x{c}x1x1xf32>", f"tensor<{o}x{c}x1x1xf32>",
+                     f"tensor<1x{o}x1x1xf32>")
+    text = f"""
+func.func @se(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  %r = graph.conv2d %x, %w, %b : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  %y = graph.relu %r : {y_t}
+  func.return %y : {y_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, 1, 1), dtype=np.float32)
+    w = RNG.standard_normal((o, c, 1, 1), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    got = compiled(text, threads)(x, w, b)
+    expected = np.maximum(np.einsum("oc,c->o", w[:, :, 0, 0].astype(np.float64),
+                                    x[0, :, 0, 0].astype(np.float64)) + b, 0)
+    np.testing.assert_allclose(got[0, :, 0, 0], expected, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 20), h=st.integers(1, 12), w=st.integers(1, 20),
+       threads=st.sampled_from([1, 2]))
+def test_broadcast_scale_of_planes_matches_numpy(c: int, h: int, w: int, threads: int) -> None:
+    """x * s (s per channel) + x: planes whose rows merge into one run (`merge_rows`, rows
+    not a whole number of vectors) or stay rows, vs NumPy."""
+    x_t, s_t = f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<1x{c}x1x1xf32>"
+    text = f"""
+func.func @scale(%x: {x_t}, %s: {s_t}) -> {x_t} {{
+  %m = graph.mul %x, %s : ({x_t}, {s_t}) -> {x_t}
+  %y = graph.add %m, %x : ({x_t}, {x_t}) -> {x_t}
+  func.return %y : {x_t}
+}}
+"""
+    x = RNG.standard_normal((1, c, h, w), dtype=np.float32)
+    s = RNG.standard_normal((1, c, 1, 1), dtype=np.float32)
+    np.testing.assert_allclose(compiled(text, threads)(x, s), x * s + x, rtol=1e-6, atol=1e-6)

@@ -3,7 +3,8 @@
 Counterpart: running a TVM PrimFunc with its (slow) TIR interpreter, or MLIR's reference
 execution. It executes `func.func`s over memrefs one op at a time: `loop.for` (every kind runs
 serially, in order), `loop.block`, `loop.load`/`loop.store` (scalar or vector), `loop.alloc`/
-`loop.dealloc`, `memref.get_global`, `func.call`/`func.return`, and `arith`, `math`,
+`loop.dealloc`, `memref.get_global`, `memref.collapse_shape` (a view of the same buffer),
+`func.call`/`func.return`, and `arith`, `math`,
 `vector.broadcast` and `vector.fma` on NumPy scalars (`index` values are Python ints, `i1` is
 `np.bool_`, vectors are 1-D arrays). Buffers are NumPy arrays, updated in place. Fine for the
 small shapes of tests.
@@ -326,6 +327,22 @@ class LoopInterpreter:
         raise LoopInterpreterError(f"'memref.get_global' expected a memref.global @{name}, "
                                    "found none")
 
+    def _collapse_shape(self, op: memref.CollapseShapeOp) -> Step:
+        source, result = op.src, op.result
+        result_type = result.type
+        assert isinstance(result_type, MemRefType)
+        shape = tuple(result_type.get_shape())
+
+        def collapse(env: dict[SSAValue, Value]) -> None:
+            buffer = env[source]
+            view = buffer.reshape(shape)
+            if not np.shares_memory(view, buffer):
+                raise LoopInterpreterError(
+                    f"'{op.name}' expected a contiguous {source.type}, found a strided one")
+            env[result] = view
+
+        return collapse
+
     def _call(self, op: func.CallOp) -> Step:
         callee, arguments, results = op.callee.string_value(), tuple(op.arguments), op.results
 
@@ -384,6 +401,7 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     AllocOp: LoopInterpreter._alloc,
     DeallocOp: LoopInterpreter._dealloc,
     memref.GetGlobalOp: LoopInterpreter._get_global,
+    memref.CollapseShapeOp: LoopInterpreter._collapse_shape,
     func.CallOp: LoopInterpreter._call,
     func.ReturnOp: LoopInterpreter._return,
     arith.ConstantOp: LoopInterpreter._constant,

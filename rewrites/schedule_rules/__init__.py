@@ -46,7 +46,12 @@ from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
 from dlc.rewrites.schedule_rules.nest import Elementwise, Reduction, analyze, bare_reduction
 from dlc.rewrites.schedule_rules.pad import schedule_pad
-from dlc.rewrites.schedule_rules.partial_sums import split_sum
+from dlc.rewrites.schedule_rules.partial_sums import (
+    collapse_rows,
+    drop_unit_reductions,
+    drop_unit_tails,
+    split_sum,
+)
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
     mark_parallel,
@@ -78,10 +83,20 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
 
 
 def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
-    """A long float sum in partial sums (module docstring); returns whether it applied."""
+    """A long float sum in partial sums (module docstring), after its innermost reduction loops
+    of one iteration are dropped (`drop_unit_reductions`), unit axes after the innermost one's
+    collapsed into it (`drop_unit_tails`) and its two innermost ones merged where they walk
+    whole rows (`collapse_rows`); returns whether it applied."""
     assert isinstance(nest, Reduction)
-    if not split_sum(nest.reduction[-1], nest.update, nest.home, config):
-        return False
+    changed = drop_unit_reductions(nest)
+    changed = drop_unit_tails(nest) or changed
+    merged = collapse_rows(nest)
+    innermost = merged if merged is not None else nest.reduction[-1]
+    if not split_sum(innermost, nest.update, nest.home, config):
+        if merged is None and not changed:
+            return False
+        _row_reduction(nest, config)  # reshaped but short: LLVM vectorizes the inner loop
+        return True
     if config.parallel and nest.spatial:
         mark_parallel([nest.spatial[0]])
     return True

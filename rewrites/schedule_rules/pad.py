@@ -1,4 +1,4 @@
-"""Default CPU schedule of a padding nest (TOPI's "pad" compute): fill, then copy the interior.
+"""Default CPU schedule of a padding nest (TOPI's "pad" compute): border fills, interior copy.
 
 Counterpart: TVM's `topi.nn.pad` scheduled as an injective op, and oneDNN's padded-buffer
 preparation (memset + interior copy).
@@ -7,12 +7,13 @@ A "pad" block stores `select(in_bounds, X[clamp(i - before)], value)` at every p
 padded buffer `P` (`value` a constant, or a load at constant indices: an int8 conv's input
 zero point): the clamped indices are not contiguous in the innermost axis, so the nest
 cannot be vectorized as it is. It becomes, inside the loops of the leading axes that are not
-padded (N, C for an NCHW conv2d), a fill and an interior copy, both vectorized in the innermost
-axis; the outermost loop runs in parallel (one parallel region, and each channel's fill is still
-in cache when its copy runs):
+padded (N, C for an NCHW conv2d), fills of the border (`border_boxes`: on each padded axis the
+slab before and the slab after the interior) and an interior copy, each vectorized in the
+innermost axis, so that every point is stored once; the outermost loop runs in parallel (one
+parallel region, and each channel's border and interior are written together):
 
     loop.for %n, %c (parallel) {
-      loop.for ... { loop.block "pad.fill" { P[n, c, i...] = value } }        // P's plane
+      loop.for ... { loop.block "pad.fill" { P[n, c, i + start...] = value } }   // each slab
       loop.for ... { loop.block "pad" { P[n, c, i + before...] = X[n, c, i...] } }  // interior
     }
 
@@ -192,6 +193,24 @@ def _nest(
     return loop
 
 
+def border_boxes(
+    shape: list[int], before: list[int], interior: list[int],
+) -> list[tuple[list[int], list[int]]]:
+    """The `(starts, extents)` of disjoint boxes, none empty, that cover `shape` less the
+    interior box (`before` to `before + interior` on each axis): on each axis in turn, the
+    slabs before and after the interior, over the interior of the axes before it and the
+    whole of the axes after it."""
+    boxes: list[tuple[list[int], list[int]]] = []
+    for axis, size in enumerate(shape):
+        low, high = before[axis], before[axis] + interior[axis]
+        for start, stop in ((0, low), (high, size)):
+            starts = [*before[:axis], start, *([0] * (len(shape) - axis - 1))]
+            extents = [*interior[:axis], stop - start, *shape[axis + 1:]]
+            if all(extent > 0 for extent in extents):
+                boxes.append((starts, extents))
+    return boxes
+
+
 def _vectorize_innermost(root: ForOp, config: CpuConfig) -> None:
     """Vectorize each innermost loop of the nest that is long enough and legal to."""
     for loop in [op for op in root.walk() if isinstance(op, ForOp)]:
@@ -220,9 +239,18 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
     value_owner = pad_value.owner
     value_reads = [value_owner.memref] if isinstance(value_owner, LoadOp) else []
 
-    def fill(ivs: list[SSAValue]) -> list[Operation]:
+    def fill(ivs: list[SSAValue], starts: list[int]) -> list[Operation]:
         value = _clone_uniform(pad_value)
-        body = [*value, StoreOp(value[-1].results[0], padded, ivs)]
+        body: list[Operation] = [*value]
+        indices: list[SSAValue] = []
+        for iv, start in zip(ivs, starts, strict=True):
+            if start == 0:
+                indices.append(iv)
+                continue
+            shifted = arith.AddiOp(iv, index_constant(start, root))
+            body.append(shifted)
+            indices.append(shifted.result)
+        body.append(StoreOp(value[-1].results[0], padded, indices))
         return [BlockOp(f"{PAD_BLOCK}.fill", value_reads, [padded], body, axes)]
 
     def copy(ivs: list[SSAValue]) -> list[Operation]:
@@ -248,11 +276,16 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
 
     def both(outer: list[SSAValue]) -> list[Operation]:
         inner_axes = axes[shared:]
-        fill_nest = _nest(padded_shape[shared:], inner_axes, root,
-                          lambda ivs: fill([*outer, *ivs]))
+        outer_starts = [0] * shared
+        fill_nests = [
+            _nest(extents, inner_axes, root,
+                  lambda ivs, starts=starts: fill([*outer, *ivs], [*outer_starts, *starts]))
+            for starts, extents in border_boxes(
+                padded_shape[shared:], before[shared:], interior[shared:])
+        ]
         copy_nest = _nest(interior[shared:], inner_axes, root,
                           lambda ivs: copy([*outer, *ivs]))
-        return [fill_nest, copy_nest]
+        return [*fill_nests, copy_nest]
 
     if shared:
         nests = [_nest(interior[:shared], axes[:shared], root, both)]

@@ -47,11 +47,36 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
+from dlc.rewrites.schedule import fuse
+from dlc.rewrites.schedule.common import (
+    constant_value,
+    depends_on,
+    index_constant,
+    is_pure,
+    refresh_reads,
+    rename_axis,
+    value_name,
+)
 from dlc.rewrites.schedule_rules.config import CpuConfig
-from dlc.rewrites.schedule_rules.nest import accesses_in, body_of, contiguous_in, is_unit_loop
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, MemRefType
+from dlc.rewrites.schedule_rules.nest import (
+    Reduction,
+    accesses_in,
+    body_of,
+    contiguous_in,
+    extent,
+    is_unit_loop,
+)
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
 PARTIALS_BLOCK = "partials"
@@ -96,6 +121,173 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
         return False
     _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
     return True
+
+
+def tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
+    """A `memref.collapse_shape` of `buffer`'s last `count` axes into one, made before
+    `before`."""
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    shape = list(buffer_type.get_shape())
+    head = len(shape) - count
+    groups = [[axis] for axis in range(head)] + [list(range(head, len(shape)))]
+    tail = 1
+    for size in shape[head:]:
+        tail *= size
+    view = memref.CollapseShapeOp(
+        operands=[buffer],
+        result_types=[MemRefType(buffer_type.get_element_type(), [*shape[:head], tail])],
+        properties={"reassociation": ArrayAttr(
+            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+    )
+    parent = before.parent_block()
+    assert parent is not None
+    parent.insert_op_before(view, before)
+    return view.result
+
+
+def defined_outside(buffer: SSAValue, root: Operation) -> bool:
+    owner = buffer.owner
+    return not (isinstance(owner, Operation) and root.is_ancestor(owner))
+
+
+def _always_zero(index: SSAValue) -> bool:
+    """Whether `index` is 0 at every point: a constant 0, the induction variable of a loop
+    over [0, 1), or a sum of such."""
+    if constant_value(index) == 0:
+        return True
+    owner = index.owner
+    if isinstance(owner, Block):
+        loop = owner.parent_op()
+        return isinstance(loop, ForOp) and loop.constant_bounds() == (0, 1, 1)
+    if isinstance(owner, arith.AddiOp):
+        return _always_zero(owner.lhs) and _always_zero(owner.rhs)
+    return False
+
+
+def drop_unit_tails(nest: Reduction) -> bool:
+    """Makes the innermost reduction loop's axis the last of the buffers it reads when only
+    axes of size 1, indexed at 0, follow it (a 1x1 conv on a 1x1 image reads `W[oc, ic, 0, 0]`
+    and `x[0, ic, 0, 0]`): those loads read a `memref.collapse_shape` of the axis and the
+    unit ones after it, at the loop's index, contiguous in it. Returns whether it changed any
+    load."""
+    if not nest.spatial:
+        return False
+    loop, root = nest.reduction[-1], nest.spatial[0]
+    iv = loop.induction_var
+    rewrites: list[tuple[LoadOp, int]] = []
+    for access in accesses_in([nest.update]):
+        indices = list(access.indices)
+        if not any(depends_on(index, {iv}) for index in indices):
+            continue
+        buffer_type = access.memref.type
+        if not isinstance(access, LoadOp) or access.memref is nest.home:
+            return False
+        positions = [p for p, index in enumerate(indices) if index is iv]
+        if (len(positions) != 1 or not isinstance(buffer_type, MemRefType)
+                or not isinstance(buffer_type.layout, NoneAttr)
+                or not defined_outside(access.memref, root)):
+            return False
+        position = positions[0]
+        shape = buffer_type.get_shape()
+        trailing = indices[position + 1:]
+        if any(depends_on(index, {iv}) for index in indices[:position]):
+            return False
+        if any(shape[position + 1 + k] != 1 or not _always_zero(index)
+               for k, index in enumerate(trailing)):
+            return False
+        if trailing:
+            rewrites.append((access, position))
+    if not rewrites:
+        return False
+    views: dict[tuple[SSAValue, int], SSAValue] = {}
+    for load, position in rewrites:
+        rank = len(load.indices)
+        key = (load.memref, position)
+        if key not in views:
+            views[key] = tail_view(load.memref, rank - position, root)
+        load.operands = (views[key], *list(load.indices)[:position + 1])
+    refresh_reads(nest.update, views.values())
+    return True
+
+
+def drop_unit_reductions(nest: Reduction) -> bool:
+    """Removes the reduction loops of one iteration that directly hold the update (a 1x1
+    conv's kernel-window loops inside its loop over input channels), their induction variables
+    replaced by 0, so that the loop over a long axis is the innermost; returns whether it
+    removed any (`nest.reduction` follows)."""
+    dropped = False
+    while len(nest.reduction) > 1:
+        loop = nest.reduction[-1]
+        bounds = loop.constant_bounds()
+        if bounds != (0, 1, 1) or body_of(loop) != [nest.update]:
+            break
+        loop.induction_var.replace_all_uses_with(index_constant(0, loop))
+        nest.update.detach()
+        block = loop.parent_block()
+        assert block is not None
+        block.insert_op_before(nest.update, loop)
+        rename_axis(nest.update, loop.axis.data, [])
+        loop.detach()
+        loop.erase()
+        nest.reduction.pop()
+        dropped = True
+    return dropped
+
+
+def collapse_rows(nest: Reduction) -> ForOp | None:
+    """Merges the two innermost reduction loops into one when they walk whole rows of every
+    buffer they read: each such load indexes its last two axes by the two loops' induction
+    variables themselves (the outer one, then the inner one, whose extent is the last axis's)
+    and nothing else by them. The loads then read a `memref.collapse_shape` of their buffer
+    (the last two axes as one, made before the nest) at the merged loop's index, contiguous in
+    it: a global average pool's 14x14 window becomes one reduction over 196 contiguous
+    elements, long enough for vector partial sums. Returns the merged loop, or None, changing
+    nothing, if the loops or the loads are not of that form."""
+    if len(nest.reduction) < 2 or not nest.spatial:
+        return None
+    outer, inner = nest.reduction[-2], nest.reduction[-1]
+    if body_of(outer) != [inner] or body_of(inner) != [nest.update]:
+        return None
+    if not is_unit_loop(outer) or not is_unit_loop(inner):
+        return None
+    row_ivs = {outer.induction_var, inner.induction_var}
+    root = nest.spatial[0]
+    rows: list[tuple[LoadOp, list[SSAValue]]] = []
+    for access in accesses_in([nest.update]):
+        indices = list(access.indices)
+        if not any(depends_on(index, row_ivs) for index in indices):
+            continue
+        buffer_type = access.memref.type
+        if (
+            not isinstance(access, LoadOp) or access.memref is nest.home
+            or len(indices) < 2 or indices[-2] is not outer.induction_var
+            or indices[-1] is not inner.induction_var
+            or any(depends_on(index, row_ivs) for index in indices[:-2])
+            or not isinstance(buffer_type, MemRefType)
+            or not isinstance(buffer_type.layout, NoneAttr)
+            or buffer_type.get_shape()[-1] != extent(inner)
+            or not defined_outside(access.memref, root)
+        ):
+            return None
+        rows.append((access, indices[:-2]))
+    if not rows:
+        return None
+    buffers = {load.memref for load, _ in rows}
+    row_loads = {load for load, _ in rows}
+    if any(isinstance(op, LoadOp) and op.memref in buffers and op not in row_loads
+           for op in nest.update.walk()):
+        return None  # the buffer is also read off the rows
+    views = {buffer: tail_view(buffer, 2, root) for buffer in buffers}
+    merged = fuse(outer, inner)
+    for load, leading in rows:
+        load.operands = (views[load.memref], *leading, merged.induction_var)
+    refresh_reads(nest.update, views.values())
+    for op in reversed(body_of(merged)):
+        if op is not nest.update and is_pure(op) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    return merged
 
 
 COMBINERS: dict[type[Operation], float] = {

@@ -85,17 +85,33 @@ func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40
 
 // -----
 
-// conv2d (NCHW): the pad nest becomes, per channel (in parallel), a vectorized fill and a
-// vectorized interior copy; the conv
+// conv2d (NCHW): the pad nest becomes, per channel (in parallel), fills of the border (the
+// row above and the row below the interior, whole and vectorized; then the column left and the
+// column right of it, over the interior rows) and a vectorized interior copy; the conv
 // blocks 4 output channels (rows: the input does not depend on them, so each input vector is
 // reused 4 times) by a whole 6-wide output row (vectorized columns), with the 3x3 window
 // unrolled inside the loop over input channels; the bias epilogue writes the tile; output rows run in parallel.
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
-// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i2" {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i2" {
 // CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i3" kind vectorized {
 // CHECK-NEXT:          loop.block "pad.fill" reads() writes(%pad : memref<1x2x8x8xf32>)
+// CHECK:                 loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK:           loop.for %[[BELOW:.*]] = %c0 to %c1 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i3" kind vectorized {
+// CHECK-NEXT:          loop.block "pad.fill"
+// CHECK:                 %[[ROW7:.*]] = arith.addi %[[BELOW]], %c7 : index
+// CHECK-NEXT:            loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %[[ROW7]], %{{.*}}]
+// CHECK:           loop.for %[[LEFT:.*]] = %c0 to %c6 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" {
+// CHECK-NEXT:          loop.block "pad.fill"
+// CHECK:                 %[[ROW:.*]] = arith.addi %[[LEFT]], %c1 : index
+// CHECK-NEXT:            loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
+// CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" {
+// CHECK-NEXT:          loop.block "pad.fill"
+// CHECK-NOT:       loop.block "pad.fill"
 // CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" {
 // CHECK-NEXT:        loop.for %[[W:.*]] = %c0 to %c6 step %c1 axis "i3" kind vectorized {
 // CHECK-NEXT:          loop.block "pad" reads(%x : memref<1x2x6x6xf32>) writes(%pad : memref<1x2x8x8xf32>)
@@ -620,9 +636,16 @@ func.func @lanes_follow_the_target(%a: memref<4x8xf32>, %b: memref<8x64xf32>, %o
 // A pad of a slice (ONNX Pad [0,1,1, 0,0,-1], the slice inlined): the pad nest reads the
 // unsliced 1x2x3 buffer, but its condition lets only the slice's 2 columns through, so the
 // interior copy runs over 2 columns (not 3, which wrote past the interior into the padding).
+// The border is the row above the interior and the column left of it (nothing after either).
 
 // CHECK-LABEL: func.func @pad_of_slice_interior_extent
-// CHECK:         loop.block "pad.fill"
+// CHECK:         loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i1" {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c3 step %c1 axis "i2"
+// CHECK-NEXT:        loop.block "pad.fill"
+// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "i1" {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i2"
+// CHECK-NEXT:        loop.block "pad.fill"
+// CHECK-NOT:     loop.block "pad.fill"
 // CHECK:         loop.for %[[ROW:.*]] = %c0 to %c2 step %c1 axis "i1" {
 // CHECK-NEXT:      loop.for %[[COL:.*]] = %c0 to %c2 step %c1 axis "i2" {
 // CHECK-NEXT:        loop.block "pad" reads(%x : memref<1x2x3xf32>) writes(%out : memref<1x3x3xf32>)
@@ -838,6 +861,216 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
   }
   loop.dealloc %hr : memref<2x64xf32>
   loop.dealloc %next : memref<2x16xf32>
+  func.return
+}
+
+// -----
+
+// A global average pool's sum over 12x12 windows (rows of 12: too short for partial sums): the
+// two reduction loops read whole rows of %x, so they merge into one loop over the 144
+// contiguous elements of a collapsed view (made before the nest), long enough for 8x16 vector
+// partial sums; the channels run in parallel.
+// CHECK-LABEL: func.func @window_rows_merge
+// CHECK:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
+// CHECK:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
+// CHECK:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
+// CHECK-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
+// CHECK:           loop.block "pool_sum.combine"
+
+// A window that is not whole rows (10 of each row of 12) keeps its two loops.
+// CHECK-LABEL: func.func @negative_partial_rows
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "r1" {
+func.func @window_rows_merge(%x: memref<3x12x12xf32>, %out: memref<3xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c12 = arith.constant 12 : index
+  loop.for %i0 = %c0 to %c3 step %c1 axis "i0" {
+    %acc = loop.alloc local : memref<1xf32>
+    loop.block "pool_sum_init" reads() writes(%acc : memref<1xf32>) spatial ["i0"] {
+      %init = arith.constant 0.000000e+00 : f32
+      loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+    }
+    loop.for %r0 = %c0 to %c12 step %c1 axis "r0" {
+      loop.for %r1 = %c0 to %c12 step %c1 axis "r1" {
+        loop.block "pool_sum" reads(%x : memref<3x12x12xf32>) writes(%acc : memref<1xf32>) spatial ["i0"] reduction ["r0", "r1"] {
+          %0 = loop.load %x[%i0, %r0, %r1] : memref<3x12x12xf32> -> f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %1 = arith.addf %acc_1, %0 : f32
+          loop.store %1, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+    }
+    loop.block "pool" reads(%acc : memref<1xf32>) writes(%out : memref<3xf32>) spatial ["i0"] {
+      %2 = loop.load %acc[%c0] : memref<1xf32> -> f32
+      loop.store %2, %out[%i0] : f32 -> memref<3xf32>
+    }
+    loop.dealloc %acc : memref<1xf32>
+  }
+  func.return
+}
+
+func.func @negative_partial_rows(%x: memref<3x12x12xf32>, %out: memref<3xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c10 = arith.constant 10 : index
+  loop.for %i0 = %c0 to %c3 step %c1 axis "i0" {
+    %acc = loop.alloc local : memref<1xf32>
+    loop.block "pool_sum_init" reads() writes(%acc : memref<1xf32>) spatial ["i0"] {
+      %init = arith.constant 0.000000e+00 : f32
+      loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+    }
+    loop.for %r0 = %c0 to %c10 step %c1 axis "r0" {
+      loop.for %r1 = %c0 to %c10 step %c1 axis "r1" {
+        loop.block "pool_sum" reads(%x : memref<3x12x12xf32>) writes(%acc : memref<1xf32>) spatial ["i0"] reduction ["r0", "r1"] {
+          %0 = loop.load %x[%i0, %r0, %r1] : memref<3x12x12xf32> -> f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %1 = arith.addf %acc_1, %0 : f32
+          loop.store %1, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+    }
+    loop.block "pool" reads(%acc : memref<1xf32>) writes(%out : memref<3xf32>) spatial ["i0"] {
+      %2 = loop.load %acc[%c0] : memref<1xf32> -> f32
+      loop.store %2, %out[%i0] : f32 -> memref<3xf32>
+    }
+    loop.dealloc %acc : memref<1xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A 1x1 conv on a 1x1 image (a squeeze-excite block's GEMV): the kernel-window loops of one
+// iteration inside the loop over 160 input channels go (their axes leave the block), and the
+// unit axes after the channel axis fold into it through collapsed views, so that the channel
+// loop is innermost and contiguous in every load: vector partial sums, 8x16.
+// CHECK-LABEL: func.func @gemv_conv1x1
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<1x160x1x1xf32> into memref<1x160xf32>
+// CHECK-DAG:     %[[W:.*]] = memref.collapse_shape %w {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<4x160x1x1xf32> into memref<4x160xf32>
+// CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.o" {
+// CHECK:           loop.block "conv2d" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
+// CHECK-NOT:     axis "r1"
+// CHECK:         loop.block "conv2d.combine"
+func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %out: memref<1x4x1x1xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c160 = arith.constant 160 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c1 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c160 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x160x1x1xf32>, memref<4x160x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %h = arith.addi %i2, %r1 : index
+                  %v = arith.addi %i3, %r2 : index
+                  %0 = loop.load %x[%i0, %r0, %h, %v] : memref<1x160x1x1xf32> -> f32
+                  %1 = loop.load %w[%i1, %r0, %r1, %r2] : memref<4x160x1x1xf32> -> f32
+                  %2 = arith.mulf %0, %1 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %3 = arith.addf %acc_1, %2 : f32
+                  loop.store %3, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "store" reads(%acc : memref<1xf32>) writes(%out : memref<1x4x1x1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %4 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            loop.store %4, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x4x1x1xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A squeeze-excite scale (x * s, s broadcast over a 7x7 plane): rows of 7 would each be one
+// 7-lane vector; the two innermost loops walk whole rows of %x and %out, so they merge into one
+// vectorized loop over the 49 elements of collapsed views; %s, read per channel, is unchanged.
+// CHECK-LABEL: func.func @plane_rows_merge
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c4 step %c1 axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[P:.*]] = %c0 to %c49 step %c1 axis "i1.i2.fused" kind vectorized {
+// CHECK-NEXT:        loop.block "scale" reads(%[[X]], %s : memref<4x49xf32>, memref<4xf32>) writes(%[[OUT]] : memref<4x49xf32>) spatial ["i0", "i1.i2.fused"]
+// CHECK-NEXT:          loop.load %[[X]][%[[C]], %[[P]]]
+// CHECK-NEXT:          loop.load %s[%[[C]]]
+// CHECK:               loop.store %{{.*}}, %[[OUT]][%[[C]], %[[P]]]
+
+// Rows of 16 are whole vectors already, and a row read transposed is not a row: both keep
+// their loops.
+// CHECK-LABEL: func.func @negative_rows_stay
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized
+// CHECK:         loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i1"
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i2"
+func.func @plane_rows_merge(%x: memref<4x7x7xf32>, %s: memref<4xf32>, %out: memref<4x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c7 = arith.constant 7 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c7 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c7 step %c1 axis "i2" {
+        loop.block "scale" reads(%x, %s : memref<4x7x7xf32>, memref<4xf32>) writes(%out : memref<4x7x7xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i0, %i1, %i2] : memref<4x7x7xf32> -> f32
+          %1 = loop.load %s[%i0] : memref<4xf32> -> f32
+          %2 = arith.mulf %0, %1 : f32
+          loop.store %2, %out[%i0, %i1, %i2] : f32 -> memref<4x7x7xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+func.func @negative_rows_stay(%x: memref<4x16x16xf32>, %y: memref<4x10x10xf32>, %out: memref<4x16x16xf32>, %t: memref<4x10x10xf32>) attributes {dlc.num_outputs = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c10 = arith.constant 10 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c16 step %c1 axis "i2" {
+        loop.block "neg" reads(%x : memref<4x16x16xf32>) writes(%out : memref<4x16x16xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i0, %i1, %i2] : memref<4x16x16xf32> -> f32
+          %1 = arith.negf %0 : f32
+          loop.store %1, %out[%i0, %i1, %i2] : f32 -> memref<4x16x16xf32>
+        }
+      }
+    }
+  }
+  loop.for %i0 = %c0 to %c4 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c10 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c10 step %c1 axis "i2" {
+        loop.block "add_transposed" reads(%y : memref<4x10x10xf32>) writes(%t : memref<4x10x10xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %y[%i0, %i1, %i2] : memref<4x10x10xf32> -> f32
+          %1 = loop.load %y[%i0, %i2, %i1] : memref<4x10x10xf32> -> f32
+          %2 = arith.addf %0, %1 : f32
+          loop.store %2, %t[%i0, %i1, %i2] : f32 -> memref<4x10x10xf32>
+        }
+      }
+    }
+  }
   func.return
 }
 

@@ -1,22 +1,33 @@
 // RUN: dlc-opt %s -p loop-fuse-nests --split-input-file | filecheck %s
+// RUN: dlc-opt %s -p 'loop-fuse-nests{max_private_bytes=16}' --split-input-file | filecheck %s --check-prefix=SMALL
 
 // A row max, then a row-wise use of it (softmax's first two stages): both parallel over the
-// rows, the max indexed by the row: one parallel loop runs both stages per row; the buffer
-// allocated between them moves above it, the dealloc below it.
+// rows, the max indexed by the row: one parallel loop runs both stages per row. The buffers
+// between the stages, each row touched only by its own iteration, become one row allocated
+// in the loop (private to the thread), indexed at 0 where the row was.
 // CHECK-LABEL: func.func @row_stages_fused
-// CHECK:         %[[M:.*]] = loop.alloc global : memref<4xf32>
-// CHECK-NEXT:    %[[E:.*]] = loop.alloc global : memref<4x8xf32>
+// CHECK-NOT:     loop.alloc global
 // CHECK:         loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG:       %[[E:.*]] = loop.alloc local : memref<1x8xf32>
+// CHECK-DAG:       %[[M:.*]] = loop.alloc local : memref<1xf32>
 // CHECK:           loop.block "max"
-// CHECK:           loop.block "sub" reads(%x, %[[M]] : memref<4x8xf32>, memref<4xf32>) writes(%[[E]] : memref<4x8xf32>)
+// CHECK:             loop.store %{{.*}}, %[[M]][%[[ZERO]]]
+// CHECK:           loop.block "sub" reads(%x, %[[M]] : memref<4x8xf32>, memref<1xf32>) writes(%[[E]] : memref<1x8xf32>)
 // CHECK-NEXT:        loop.load %x[%[[I]], %{{.*}}]
-// CHECK-NEXT:        loop.load %[[M]][%[[I]]]
+// CHECK-NEXT:        loop.load %[[M]][%[[ZERO]]]
 // CHECK-NOT:     loop.for {{.*}} kind parallel
 // CHECK:           loop.block "copy"
-// CHECK-NEXT:        loop.load %[[E]][%[[I]], %{{.*}}]
-// CHECK:         loop.dealloc %[[M]]
-// CHECK-NEXT:    loop.dealloc %[[E]]
+// CHECK-NEXT:        loop.load %[[E]][%[[ZERO]], %{{.*}}]
+// CHECK:           loop.dealloc %[[M]]
+// CHECK-NEXT:      loop.dealloc %[[E]]
+// CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
+// With max_private_bytes=16 the row of 8 floats (32 bytes) stays whole, the max (4) shrinks.
+// SMALL-LABEL: func.func @row_stages_fused
+// SMALL:         loop.alloc global : memref<4x8xf32>
+// SMALL:         loop.for
+// SMALL:           loop.alloc local : memref<1xf32>
 func.func @row_stages_fused(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -143,13 +154,16 @@ func.func @negative_arguments_may_alias(%x: memref<4x4xf32>, %out: memref<4x4xf3
 // -----
 
 // Nests under a unit batch loop (a kernel over 1xHxN): the serial batch loops fuse, then the
-// parallel row loops inside them.
+// parallel row loops inside them; the buffer between them shrinks to one row of the two loops.
 // CHECK-LABEL: func.func @nested_fusion
 // CHECK:         loop.for %[[B:.*]] = %c0 to %c1 step %c1 axis "b" {
 // CHECK-NEXT:      loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK-NEXT:        %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[T:.*]] = loop.alloc local : memref<1x1x8xf32>
 // CHECK:             loop.block "neg"
 // CHECK:             loop.block "abs"
-// CHECK-NEXT:          loop.load %t[%[[B]], %[[I]], %{{.*}}]
+// CHECK-NEXT:          loop.load %[[T]][%[[ZERO]], %[[ZERO]], %{{.*}}]
+// CHECK:             loop.dealloc %[[T]]
 // CHECK-NOT:     loop.for {{.*}} axis "b"
 func.func @nested_fusion(%x: memref<1x4x8xf32>, %out: memref<1x4x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -185,15 +199,115 @@ func.func @nested_fusion(%x: memref<1x4x8xf32>, %out: memref<1x4x8xf32>) {
 
 // -----
 
+// A conv's padded input: the pad nest writes the padded plane of each channel, the conv reads
+// its channel's plane at the channel position and the weight (also an argument, which may
+// alias the output) at the channel in another position. Only accesses of the two loops to a
+// buffer one of them writes must share a position: the weight's read, beside the output's
+// write in the same loop, constrains nothing. The loops fuse and the padded buffer becomes one
+// channel's plane.
+// CHECK-LABEL: func.func @pad_into_channel_loop
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c4 step %c1 axis "c" kind parallel {
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[P:.*]] = loop.alloc local : memref<1x10xf32>
+// CHECK:             loop.store %{{.*}}, %[[P]][%[[ZERO]], %{{.*}}]
+// CHECK-NOT:     loop.for {{.*}} axis "c"
+// CHECK:             loop.load %[[P]][%[[ZERO]], %{{.*}}]
+// CHECK-NEXT:        loop.load %w[%[[C]], %{{.*}}]
+// CHECK:           loop.dealloc %[[P]]
+func.func @pad_into_channel_loop(%x: memref<4x8xf32>, %w: memref<4x3xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c10 = arith.constant 10 : index
+  %p = loop.alloc global : memref<4x10xf32>
+  loop.for %c = %c0 to %c4 step %c1 axis "c" kind parallel {
+    loop.for %j = %c0 to %c10 step %c1 axis "j" {
+      loop.block "pad.fill" reads() writes(%p : memref<4x10xf32>) spatial ["c", "j"] {
+        %z = arith.constant 0.0 : f32
+        loop.store %z, %p[%c, %j] : f32 -> memref<4x10xf32>
+      }
+    }
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "pad" reads(%x : memref<4x8xf32>) writes(%p : memref<4x10xf32>) spatial ["c", "j"] {
+        %v = loop.load %x[%c, %j] : memref<4x8xf32> -> f32
+        %j1 = arith.addi %j, %c1 : index
+        loop.store %v, %p[%c, %j1] : f32 -> memref<4x10xf32>
+      }
+    }
+  }
+  loop.for %c = %c0 to %c4 step %c1 axis "c" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.for %k = %c0 to %c3 step %c1 axis "k" {
+        loop.block "conv" reads(%p, %w, %out : memref<4x10xf32>, memref<4x3xf32>, memref<4x8xf32>) writes(%out : memref<4x8xf32>) spatial ["c", "j"] reduction ["k"] {
+          %jk = arith.addi %j, %k : index
+          %v = loop.load %p[%c, %jk] : memref<4x10xf32> -> f32
+          %f = loop.load %w[%c, %k] : memref<4x3xf32> -> f32
+          %a = loop.load %out[%c, %j] : memref<4x8xf32> -> f32
+          %m = arith.mulf %v, %f : f32
+          %r = arith.addf %a, %m : f32
+          loop.store %r, %out[%c, %j] : f32 -> memref<4x8xf32>
+        }
+      }
+    }
+  }
+  loop.dealloc %p : memref<4x10xf32>
+  func.return
+}
+
+// -----
+
+// Buffers that stay whole: one written across iterations (row i + 1 of the loop's own
+// buffer), and one read by another loop transposed (the loops do not fuse).
+// CHECK-LABEL: func.func @negative_not_private
+// CHECK:         %[[S:.*]] = loop.alloc global : memref<5x8xf32>
+// CHECK-NEXT:    %[[U:.*]] = loop.alloc global : memref<4x8xf32>
+// CHECK-NOT:     loop.alloc local
+func.func @negative_not_private(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %s = loop.alloc global : memref<5x8xf32>
+  %u = loop.alloc global : memref<4x8xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "shift" reads(%x, %s : memref<4x8xf32>, memref<5x8xf32>) writes(%s, %u : memref<5x8xf32>, memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        %i1 = arith.addi %i, %c1 : index
+        loop.store %v, %s[%i1, %j] : f32 -> memref<5x8xf32>
+        %w = loop.load %s[%i, %j] : memref<5x8xf32> -> f32
+        loop.store %w, %u[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "copy" reads(%u : memref<4x8xf32>) writes(%out : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %u[%j, %i] : memref<4x8xf32> -> f32
+        loop.store %v, %out[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.dealloc %s : memref<5x8xf32>
+  loop.dealloc %u : memref<4x8xf32>
+  func.return
+}
+
+// -----
+
 // A row sum, then a row scaled by it and by a per-column weight (a layer norm's scale): the
 // weight is a function argument read at the column only, but neither loop stores to an
-// argument the other one reads, so the argument class orders nothing and the loops fuse.
+// argument the other one reads, so the argument class orders nothing and the loops fuse (and
+// the row sums, each row's its own, become one private element per row).
 // CHECK-LABEL: func.func @read_only_argument_at_column
 // CHECK:         loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK:           %[[T:.*]] = loop.alloc local : memref<1xf32>
 // CHECK:           loop.block "sum"
 // CHECK:           loop.block "scale"
 // CHECK-NEXT:        loop.load %x[%[[I]], %{{.*}}]
-// CHECK-NEXT:        loop.load %t[%[[I]]]
+// CHECK-NEXT:        loop.load %[[T]][%{{.*}}] : memref<1xf32>
 // CHECK-NEXT:        loop.load %g[%{{.*}}]
 // CHECK-NOT:     loop.for {{.*}} axis "i"
 func.func @read_only_argument_at_column(%x: memref<4x8xf32>, %g: memref<8xf32>, %out: memref<4x8xf32>) {
