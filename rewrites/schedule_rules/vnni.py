@@ -125,6 +125,27 @@ class Int8Gemm:
     """Whether B is read as `B[k, j]`."""
 
 
+def _accumulator_store(nest: Reduction, spatial: list[SSAValue], reduction: list[SSAValue]
+                       ) -> StoreOp | None:
+    """The update's one i32 store into the nest's accumulator (at the spatial indices, or
+    anywhere fixed in a local accumulator), zero-initialized and with epilogues that fit, or
+    None."""
+    stores = [op for op in nest.update.body.block.ops if isinstance(op, StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not nest.home:
+        return None
+    store = stores[0]
+    if store.value.type != i32:
+        return None
+    if nest.alloc is not None:
+        if any(depends_on(index, {*spatial, *reduction}) for index in store.indices):
+            return None
+    elif list(store.indices) != spatial:
+        return None
+    if not _zero_init(nest.init, store) or not _epilogues_fit_over(nest, store, set(reduction)):
+        return None
+    return store
+
+
 def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     """The int8 GEMM the nest computes (module docstring), or None.
 
@@ -154,18 +175,8 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     units = tuple(iv for iv in (*spatial, *reduction) if extent[iv] == 1)
     live = [iv for iv in spatial if iv not in units]
     local = nest.alloc is not None
-    stores = [op for op in nest.update.body.block.ops if isinstance(op, StoreOp)]
-    if len(stores) != 1 or stores[0].memref is not nest.home:
-        return None
-    store = stores[0]
-    if store.value.type != i32:
-        return None
-    if local:
-        if any(depends_on(index, {*spatial, *reduction}) for index in store.indices):
-            return None
-    elif list(store.indices) != spatial:
-        return None
-    if not _zero_init(nest.init, store) or not _epilogues_fit_over(nest, store, set(reduction)):
+    store = _accumulator_store(nest, spatial, reduction)
+    if store is None:
         return None
     mul = _product(store)
     if mul is None:
