@@ -209,7 +209,8 @@ class CmpiLowering(RewritePattern):
 class CmpfLowering(RewritePattern):
     """`arith.cmpf` -> `llvm.fcmp` with the predicate of the same name; on vectors (which the
     vectorizer makes, typed `vector<N x i1>`) one vector `llvm.fcmp` (dlc's, which takes
-    vectors: `dialects.llvm_vector`). LLVM does not always rebuild one from lanes."""
+    vectors: `dialects.llvm_vector`). LLVM does not always rebuild one from lanes. The
+    predicates `false` and `true` become constants (xDSL's LLVM IR export cannot print them)."""
 
     lowering: LLVMLowering
 
@@ -218,7 +219,10 @@ class CmpfLowering(RewritePattern):
         lhs, rhs = lowered_operands(op, self.lowering, rewriter)
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         if name in ("false", "true"):
-            name = f"_{name}"
+            result_type = self.lowering.convert_type(op.result.type)
+            constant = _integer_splat(int(name == "true"), result_type)
+            replace_with_lowered(op, [constant], constant.results, rewriter)
+            return
         new_op = FCmpOp(lhs, rhs, name)
         new_op.properties["fastmathFlags"] = _fast_math(op)
         replace_with_lowered(op, [new_op], new_op.results, rewriter)
