@@ -108,9 +108,8 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 
 // bf16 is its bits in an i16, computed in f32: extf shifts the bits up, each op's result is
 // rounded to nearest even on the bits ((bits + 0x7FFF + lsb) >> 16, a NaN gets the quiet bit
-// 0x400000 instead, chosen by a bit blend), constants are their bf16 bits (1.0 is 0x3F80 =
-// 16256). A vectorized loop does the same on vectors (the blend, not llvm.select, which
-// verifies scalar conditions only).
+// 0x400000 instead, chosen by llvm.select), constants are their bf16 bits (1.0 is 0x3F80 =
+// 16256). A vectorized loop does the same on vectors.
 
 // CHECK-LABEL: llvm.func @bf16_arith
 // CHECK-SAME:    (%[[A:.*]]: i16, %[[B:.*]]: i16) -> i16
@@ -131,10 +130,7 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 // CHECK-NEXT:    %[[QB:.*]] = llvm.mlir.constant(4194304 : i32) : i32
 // CHECK-NEXT:    %[[QUIET:.*]] = llvm.or %[[BITS]], %[[QB]] : i32
 // CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:    %[[MASK:.*]] = llvm.sext %[[NAN]] : i1 to i32
-// CHECK-NEXT:    %[[DIFF:.*]] = llvm.xor %[[QUIET]], %[[ROUNDED]] : i32
-// CHECK-NEXT:    %[[PICK:.*]] = llvm.and %[[DIFF]], %[[MASK]] : i32
-// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.xor %[[ROUNDED]], %[[PICK]] : i32
+// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.select %[[NAN]], %[[QUIET]], %[[ROUNDED]] : i1, i32
 // CHECK-NEXT:    %[[SHIFTED:.*]] = llvm.lshr %[[CHOSEN]], %[[S16]] : i32
 // CHECK-NEXT:    %[[S:.*]] = llvm.trunc %[[SHIFTED]] : i32 to i16
 // CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(16256 : i16) : i16
@@ -153,8 +149,8 @@ func.func @bf16_arith(%a: bf16, %b: bf16) -> bf16 {
 // CHECK-LABEL: llvm.func @bf16_vector
 // CHECK-SAME:    (%{{.*}}: vector<16xi16>, %{{.*}}: vector<16xi16>) -> vector<16xi16>
 // CHECK:         llvm.fadd %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK:         llvm.icmp "ugt" %{{.*}}, %{{.*}} : vector<16xi32>
-// CHECK-NEXT:    llvm.sext %{{.*}} : vector<16xi1> to vector<16xi32>
+// CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK-NEXT:    llvm.select %[[NAN]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xi32>
 // CHECK:         llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
 func.func @bf16_vector(%a: vector<16xbf16>, %b: vector<16xbf16>) -> vector<16xbf16> {
   %s = arith.addf %a, %b : vector<16xbf16>
