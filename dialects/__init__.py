@@ -32,6 +32,12 @@ def _target_gpu() -> Dialect:
     return TargetGpu
 
 
+def _llvm() -> Dialect:
+    from dlc.dialects.llvm_vector import llvm_dialect
+
+    return llvm_dialect()
+
+
 def _transform() -> Dialect:
     from dlc.dialects.transform_loop import transform_dialect
 
@@ -66,6 +72,8 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     # `transform.loop.*` ops are looked up in the dialect named "transform" (the text before the
     # first dot), so dlc's transform ops come as the upstream dialect extended with them.
     dialects["transform"] = _transform
+    # `llvm.fcmp` and `llvm.select` on vectors (`dialects.llvm_vector`), as the lowering makes them.
+    dialects["llvm"] = _llvm
     return dialects
 
 

@@ -116,8 +116,8 @@ class _Builder:
         # 2^n as 2 * 2^(n - 1): n reaches 128 below the overflow, past the largest exponent.
         # n + 126 is read from the low mantissa bits of n + 126 + 2^23 (exact: it is a small
         # integer), not with fptosi, which LLVM splits into lanes (saturating conversion). The
-        # integer is floored at 0 (an integer max: one instruction, no compare, which would
-        # split into lanes too; at n = -127, n + 126 + 2^23 reads as -2), and an exponent field
+        # integer is floored at 0 (an integer max: one instruction, no compare and select; at
+        # n = -127, n + 126 + 2^23 reads as -2), and an exponent field
         # of 0 makes 2^(n-1) the float 0. A NaN x makes the polynomial NaN, whatever the bits.
         shifted = self.add(n, self.const(126.0 + 2.0**23))
         exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
@@ -152,8 +152,7 @@ class _Builder:
 
     def where_negative(self, d: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a` where `d`'s sign bit is set, else `b`: a blend of bits by the mask the sign bit
-        spreads to (an arithmetic shift), so that no compare is needed (a vector `fcmp` the
-        LLVM lowering would have to split into lanes)."""
+        spreads to (an arithmetic shift), so that no compare is needed."""
         mask = self.emit(arith.ShRSIOp(self.emit(arith.BitcastOp(d, self.int_type)),
                                        self.int_const(31)))
         a_bits = self.emit(arith.BitcastOp(a, self.int_type))

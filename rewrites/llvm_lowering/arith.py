@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.llvm_vector import FCmpOp, SelectOp
 from dlc.rewrites.llvm_lowering.bf16 import bf16_constant, bf16_to_f32, f32_to_bf16, is_bf16
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
@@ -20,11 +21,9 @@ from dlc.rewrites.llvm_lowering.common import (
     lowering_error,
     ops_append,
     replace_with_lowered,
-    scalarize,
 )
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
-    AnyFloat,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -34,7 +33,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     VectorType,
-    i1,
     i32,
     i64,
 )
@@ -209,12 +207,10 @@ class CmpiLowering(RewritePattern):
 
 @dataclass
 class CmpfLowering(RewritePattern):
-    """`arith.cmpf` -> `llvm.fcmp` with the predicate of the same name.
-
-    On vectors (which the vectorizer makes, typed `vector<N x i1>`) the compare runs lane by
-    lane, because xDSL's `llvm.fcmp` verifies scalars only; LLVM's SLP vectorizer turns the
-    lanes back into one vector `fcmp`.
-    """
+    """`arith.cmpf` -> `llvm.fcmp` with the predicate of the same name; on vectors (which the
+    vectorizer makes, typed `vector<N x i1>`) one vector `llvm.fcmp` (dlc's, which takes
+    vectors: `dialects.llvm_vector`). LLVM does not always rebuild one from lanes. The
+    predicates `false` and `true` become constants (xDSL's LLVM IR export cannot print them)."""
 
     lowering: LLVMLowering
 
@@ -223,57 +219,27 @@ class CmpfLowering(RewritePattern):
         lhs, rhs = lowered_operands(op, self.lowering, rewriter)
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         if name in ("false", "true"):
-            name = f"_{name}"
-        fast_math = _fast_math(op)
-
-        def compare(lanes: list[SSAValue]) -> tuple[list[Operation], SSAValue]:
-            fcmp = llvm.FCmpOp(lanes[0], lanes[1], name)
-            fcmp.properties["fastmathFlags"] = fast_math
-            return [fcmp], fcmp.res
-
-        if isinstance(lhs.type, VectorType):
-            result_type = VectorType(i1, lhs.type.get_shape())
-            new_ops, result = scalarize([lhs, rhs], result_type, compare)
-        else:
-            new_ops, result = compare([lhs, rhs])
-        replace_with_lowered(op, new_ops, [result], rewriter)
+            result_type = self.lowering.convert_type(op.result.type)
+            constant = _integer_splat(int(name == "true"), result_type)
+            replace_with_lowered(op, [constant], constant.results, rewriter)
+            return
+        new_op = FCmpOp(lhs, rhs, name)
+        new_op.properties["fastmathFlags"] = _fast_math(op)
+        replace_with_lowered(op, [new_op], new_op.results, rewriter)
 
 
 @dataclass
 class SelectLowering(RewritePattern):
-    """`arith.select` -> `llvm.select`; with a vector condition (which the vectorizer makes),
-    a bit blend `rhs ^ ((lhs ^ rhs) & sext(cond))` on the values' bits instead, because xDSL's
-    `llvm.select` verifies a scalar condition only. LLVM's instcombine turns the blend back into
-    one vector `select` (a masked move on AVX-512)."""
+    """`arith.select` -> `llvm.select`, with a scalar or (as the vectorizer makes) a vector
+    condition (dlc's `llvm.select`, which takes vectors: `dialects.llvm_vector`)."""
 
     lowering: LLVMLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         cond, lhs, rhs = lowered_operands(op, self.lowering, rewriter)
-        if not isinstance(cond.type, VectorType):
-            new_op = llvm.SelectOp(cond, lhs, rhs)
-            replace_with_lowered(op, [new_op], new_op.results, rewriter)
-            return
-        value_type = lhs.type
-        assert isinstance(value_type, VectorType)
-        element = value_type.get_element_type()
-        width = element.bitwidth if isinstance(element, IntegerType | AnyFloat) else 64
-        bits_type = VectorType(IntegerType(width), value_type.get_shape())
-        ops: list[Operation] = []
-
-        def bits(value: SSAValue) -> SSAValue:
-            if value.type == bits_type:
-                return value
-            return ops_append(ops, llvm.BitcastOp(value, bits_type))
-
-        mask = cond if width == 1 else ops_append(ops, llvm.SExtOp(cond, bits_type))
-        a, b = bits(lhs), bits(rhs)
-        chosen = ops_append(ops, llvm.XOrOp(b, ops_append(
-            ops, llvm.AndOp(ops_append(ops, llvm.XOrOp(a, b)), mask))))
-        if chosen.type != value_type:
-            chosen = ops_append(ops, llvm.BitcastOp(chosen, value_type))
-        replace_with_lowered(op, ops, [chosen], rewriter)
+        new_op = SelectOp(cond, lhs, rhs)
+        replace_with_lowered(op, [new_op], new_op.results, rewriter)
 
 
 @dataclass

@@ -20,6 +20,7 @@ done in f32 and only the conversions know the format:
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects.llvm_vector import SelectOp
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -146,11 +147,7 @@ def f32_to_bf16(value: SSAValue, result_type: Attribute) -> list[Operation]:
     magnitude = _append(ops, llvm.AndOp(bits, _append(ops, _splat(0x7FFFFFFF, wide))))
     is_nan = _append(ops, llvm.ICmpOp(magnitude, _append(ops, _splat(0x7F800000, wide)),
                                       IntegerAttr(llvm.ICmpPredicateFlag.UGT.to_int(), i64)))
-    # select(is_nan, quiet, rounded) as a bit blend: xDSL's llvm.select verifies a scalar
-    # condition only (LLVM's instcombine makes the blend a select again)
-    mask = _append(ops, llvm.SExtOp(is_nan, wide))
-    chosen = _append(ops, llvm.XOrOp(rounded, _append(
-        ops, llvm.AndOp(_append(ops, llvm.XOrOp(quiet, rounded)), mask))))
+    chosen = _append(ops, SelectOp(is_nan, quiet, rounded))  # dlc's: vector conditions too
     shifted = _append(ops, llvm.LShrOp(chosen, sixteen))
     ops.append(llvm.TruncOp(shifted, result_type))
     return ops

@@ -108,9 +108,8 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 
 // bf16 is its bits in an i16, computed in f32: extf shifts the bits up, each op's result is
 // rounded to nearest even on the bits ((bits + 0x7FFF + lsb) >> 16, a NaN gets the quiet bit
-// 0x400000 instead, chosen by a bit blend), constants are their bf16 bits (1.0 is 0x3F80 =
-// 16256). A vectorized loop does the same on vectors (the blend, not llvm.select, which
-// verifies scalar conditions only).
+// 0x400000 instead, chosen by llvm.select), constants are their bf16 bits (1.0 is 0x3F80 =
+// 16256). A vectorized loop does the same on vectors.
 
 // CHECK-LABEL: llvm.func @bf16_arith
 // CHECK-SAME:    (%[[A:.*]]: i16, %[[B:.*]]: i16) -> i16
@@ -131,10 +130,7 @@ func.func @truncf_double_to_half(%x: f64) -> f16 {
 // CHECK-NEXT:    %[[QB:.*]] = llvm.mlir.constant(4194304 : i32) : i32
 // CHECK-NEXT:    %[[QUIET:.*]] = llvm.or %[[BITS]], %[[QB]] : i32
 // CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:    %[[MASK:.*]] = llvm.sext %[[NAN]] : i1 to i32
-// CHECK-NEXT:    %[[DIFF:.*]] = llvm.xor %[[QUIET]], %[[ROUNDED]] : i32
-// CHECK-NEXT:    %[[PICK:.*]] = llvm.and %[[DIFF]], %[[MASK]] : i32
-// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.xor %[[ROUNDED]], %[[PICK]] : i32
+// CHECK-NEXT:    %[[CHOSEN:.*]] = llvm.select %[[NAN]], %[[QUIET]], %[[ROUNDED]] : i1, i32
 // CHECK-NEXT:    %[[SHIFTED:.*]] = llvm.lshr %[[CHOSEN]], %[[S16]] : i32
 // CHECK-NEXT:    %[[S:.*]] = llvm.trunc %[[SHIFTED]] : i32 to i16
 // CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(16256 : i16) : i16
@@ -153,8 +149,8 @@ func.func @bf16_arith(%a: bf16, %b: bf16) -> bf16 {
 // CHECK-LABEL: llvm.func @bf16_vector
 // CHECK-SAME:    (%{{.*}}: vector<16xi16>, %{{.*}}: vector<16xi16>) -> vector<16xi16>
 // CHECK:         llvm.fadd %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK:         llvm.icmp "ugt" %{{.*}}, %{{.*}} : vector<16xi32>
-// CHECK-NEXT:    llvm.sext %{{.*}} : vector<16xi1> to vector<16xi32>
+// CHECK:         %[[NAN:.*]] = llvm.icmp "ugt" %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK-NEXT:    llvm.select %[[NAN]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xi32>
 // CHECK:         llvm.trunc %{{.*}} : vector<16xi32> to vector<16xi16>
 func.func @bf16_vector(%a: vector<16xbf16>, %b: vector<16xbf16>) -> vector<16xbf16> {
   %s = arith.addf %a, %b : vector<16xbf16>
@@ -644,19 +640,14 @@ func.func @unrolled_too_long(%A: memref<65xf32>) attributes {dlc.num_outputs = 1
 
 // Booleans take a byte each in memory (NumPy's bool), also in vector code: an i1 buffer is
 // loaded and stored as i8 (trunc after the load, zext before the store). A vectorized float
-// compare runs lane by lane into a vector of i1 (xDSL's llvm.fcmp takes scalars; LLVM's SLP
-// vectorizer joins the lanes again).
+// compare is one llvm.fcmp of vectors, giving a vector of i1.
 
 // CHECK-LABEL: llvm.func @vectorized_compare_into_bool_buffer
 // CHECK:         %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // CHECK:         %[[MASK_BYTES:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> vector<4xi8>
 // CHECK-NEXT:    %[[MASK:.*]] = llvm.trunc %[[MASK_BYTES]] : vector<4xi8> to vector<4xi1>
-// CHECK:         llvm.shufflevector %[[A]], %[[A]] [0] : vector<4xf32>
-// CHECK:         llvm.fcmp "olt" %{{.*}}, %{{.*}} : f32
-// CHECK:         llvm.insertelement %{{.*}} : vector<4xi1>
-// CHECK-COUNT-3: llvm.fcmp "olt" %{{.*}}, %{{.*}} : f32
-// CHECK:         %[[LESS:.*]] = llvm.insertelement %{{.*}} : vector<4xi1>
+// CHECK-NEXT:    %[[LESS:.*]] = llvm.fcmp "olt" %[[A]], %[[B]] : vector<4xf32>
 // CHECK-NEXT:    %[[BOTH:.*]] = llvm.and %[[LESS]], %[[MASK]] : vector<4xi1>
 // CHECK:         %[[BYTES:.*]] = llvm.zext %[[BOTH]] : vector<4xi1> to vector<4xi8>
 // CHECK:         llvm.store %[[BYTES]], %{{.*}} {alignment = 1 : i64} : vector<4xi8>, !llvm.ptr
@@ -925,4 +916,42 @@ func.func @intrinsic_vdpbf16ps(%acc: vector<16xf32>, %a: vector<2xbf16>, %b: vec
 func.func @negative_intrinsic_gpu_only(%acc: vector<128xi32>, %a: vector<512xi8>, %b: vector<256xi8>) -> vector<128xi32> {
   %r = loop.intrinsic "ptx.mma.m16n8k32.s8" %acc, %a, %b : (vector<128xi32>, vector<512xi8>, vector<256xi8>) -> vector<128xi32>
   func.return %r : vector<128xi32>
+}
+
+// -----
+
+// Vectorized compares and selects stay whole vectors: one llvm.fcmp / llvm.icmp of
+// vector<16xf32> / vector<16xi32> giving vector<16xi1>, and one llvm.select on it (no lanes
+// extracted; LLVM does not always rebuild a vector compare from lanes).
+
+// CHECK-LABEL: llvm.func @vectorized_compare_select
+// CHECK-NOT:     llvm.extractelement
+// CHECK:         %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[Y:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[I:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xi32>
+// CHECK:         %[[J:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xi32>
+// CHECK-NEXT:    %[[LT:.*]] = llvm.fcmp "ult" %[[X]], %[[Y]] : vector<16xf32>
+// CHECK-NEXT:    %[[GT:.*]] = llvm.icmp "sgt" %[[I]], %[[J]] : vector<16xi32>
+// CHECK-NEXT:    %[[BOTH:.*]] = llvm.and %[[LT]], %[[GT]] : vector<16xi1>
+// CHECK-NEXT:    %[[R:.*]] = llvm.select %[[BOTH]], %[[X]], %[[Y]] : vector<16xi1>, vector<16xf32>
+// CHECK:         llvm.store %[[R]], %{{.*}} : vector<16xf32>, !llvm.ptr
+// CHECK-NOT:     llvm.extractelement
+// CHECK:         llvm.return
+func.func @vectorized_compare_select(%X: memref<16xf32>, %Y: memref<16xf32>, %I: memref<16xi32>,
+    %J: memref<16xi32>, %Z: memref<16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  loop.for %k = %c0 to %c16 step %c1 axis "k" kind vectorized {
+    %x = loop.load %X[%k] : memref<16xf32> -> f32
+    %y = loop.load %Y[%k] : memref<16xf32> -> f32
+    %i = loop.load %I[%k] : memref<16xi32> -> i32
+    %j = loop.load %J[%k] : memref<16xi32> -> i32
+    %lt = arith.cmpf ult, %x, %y : f32
+    %gt = arith.cmpi sgt, %i, %j : i32
+    %both = arith.andi %lt, %gt : i1
+    %r = arith.select %both, %x, %y : f32
+    loop.store %r, %Z[%k] : f32 -> memref<16xf32>
+  }
+  func.return
 }

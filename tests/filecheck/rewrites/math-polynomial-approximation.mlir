@@ -4,7 +4,7 @@
 // parts, Cephes' polynomial, and 2^n as 2 * 2^(n-1) built from float bits: the integer n + 126
 // is read from the mantissa of n + 126 + 2^23 (no fptosi), floored at 0 by an integer max and
 // shifted into the exponent (exponent field 0: the result is exactly 0, never a tiny value that
-// a softmax scales into denormals; a max, not a compare and select, which split into lanes).
+// a softmax scales into denormals; a max, not a compare and select).
 // CHECK-LABEL: func.func @exp(%x: f32) -> f32 {
 // CHECK-NOT:     math.exp
 // CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
