@@ -32,9 +32,13 @@ def test_every_pass_has_a_filecheck_file() -> None:
 
 
 def test_every_filecheck_file_has_a_pass() -> None:
+    """tests/filecheck/rewrites/<pass>.mlir, and more files of one pass in a folder of its name
+    (tests/filecheck/rewrites/<pass>/<aspect>.mlir, as MLIR keeps a conversion's tests)."""
     names = set(get_dlc_passes())
     files = sorted(p.stem for p in REWRITE_TESTS.glob("*.mlir")) if REWRITE_TESTS.is_dir() else []
-    orphans = [f for f in files if f not in names]
+    folders = sorted(p.parent.name for p in REWRITE_TESTS.glob("*/*.mlir")
+                     if p.parent.name != "Inputs")
+    orphans = [f for f in [*files, *folders] if f not in names]
     assert not orphans, f"tests/filecheck/rewrites files with no registered pass: {orphans}"
 
 
