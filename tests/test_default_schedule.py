@@ -712,6 +712,18 @@ def test_reductions_over_inner_and_outer_axes_match_numpy(
     assert np.all(np.abs(result - expected) <= 1e-6 * scale + 1e-6)
 
 
+@pytest.mark.parametrize("shape", [(5, 7), (2, 1, 9), (3, 4, 1)])
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_a_reduction_to_a_scalar_has_no_parallel_loop_to_mark(shape: tuple[int, ...],
+                                                              kind: str) -> None:
+    """Reducing every axis leaves no spatial loop: the short merged row is scheduled without
+    one (differential fuzz cases 273 and 288 of seed 2 crashed here)."""
+    x = RNG.standard_normal(shape, dtype=np.float32)
+    result = compiled(reduce_text(shape, tuple(range(len(shape))), kind), 2)(x)
+    expected = np.sum(x.astype(np.float64)) if kind == "sum" else np.max(x)
+    np.testing.assert_allclose(result, expected, rtol=1e-5)
+
+
 def test_long_row_sum_is_scheduled_in_partial_sums() -> None:
     """The partial-sums rule keys on the axis's extent: a row longer than a block (16 lanes x
     8 accumulators with AVX-512, 8 x 8 with AVX2) gets a `UxL` tile of partials; a short one

@@ -76,7 +76,7 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     """The fallback for a reduction (module docstring); returns whether it changed anything."""
     assert isinstance(nest, Reduction)
     changed = allow_reassociation(nest)
-    if config.parallel:
+    if config.parallel and nest.spatial:  # a reduction to a scalar has no spatial loop
         mark_parallel([nest.spatial[0]])
         changed = changed or any(loop.kind.data == "parallel" for loop in nest.spatial)
     return changed
