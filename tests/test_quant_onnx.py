@@ -210,6 +210,26 @@ def _run_both(model: onnx.ModelProto, feed: dict[str, np.ndarray]
     return list(zip([got[n] for n in names], session.run(names, feed), strict=True))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_integer_max_pool_matches_ort(dtype: type) -> None:
+    """An ONNX MaxPool on an int8 / uint8 tensor (no QDQ around it; ORT runs it as is): the
+    padding must lose to the type's minimum, which the first row holds."""
+    from dlc.dialects.graph.interpreter import run_module
+    from dlc.frontends.onnx.importer import import_onnx
+
+    onnx_type = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    model = _single(helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3],
+                                     pads=[1, 1, 1, 1], strides=[2, 2]),
+                    [("x", onnx_type, [1, 3, 9, 9])], [("y", onnx_type, [1, 3, 5, 5])], {})
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(0).integers(info.min, info.max, (1, 3, 9, 9)).astype(dtype)
+    x[:, :, :2, :] = info.min
+    ((got, expected),) = _run_both(model, {"x": x})
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(run_module(import_onnx(model), [x])[0], expected)
+
+
 def test_dynamic_quantize_linear_matches_ort() -> None:
     x = np.random.default_rng(0).normal(size=(3, 7)).astype(np.float32) * 3
     model = _single(helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]),
