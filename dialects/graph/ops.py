@@ -1229,8 +1229,9 @@ class MaxPool2DOp(_Pool2DOp):
     Semantics: the maximum over each `kernel` window of the H and W axes (layout NCHW or NHWC),
     moved by `strides`, with `dilation`; padding ([top, left, bottom, right]) never wins the max
     (it holds -inf, or the integer type's minimum: int8 and uint8 pools are those of quantized
-    models, `graph-fold-qdq`). With `ceil_mode` the output size rounds up, dropping a last window that would start in the
-    end padding. Each pad must be smaller than the window extent.
+    models, `graph-fold-qdq`). With `ceil_mode` the output size rounds up, dropping a last
+    window that would start in the end padding. Each pad must be smaller than the window extent.
+    The element type is float or integer (not i1).
 
     Example:
         %r = graph.max_pool2d %x
