@@ -474,9 +474,8 @@ class GraphFoldQdqPass(ModulePass):
     at most one quantization step (float rounding against the exact integer sum or product,
     ties); a softmax output by at most one step plus the rounding of `1 / floor(1 / sy)`
     against sy (for the calibrated sy = 1/255: one step); a max pool's output is exact; the
-    results are then those of ONNX
-    Runtime's int8 run. The integer op's result has one user, the cast of its fused
-    requantize tail.
+    results are then those of ONNX Runtime's int8 run. The integer conv's or matmul's result
+    has one user, the cast of its fused requantize tail.
     """
 
     name: ClassVar[str] = "graph-fold-qdq"
