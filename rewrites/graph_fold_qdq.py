@@ -28,6 +28,7 @@ from dlc.dialects.graph.ops import (
     Conv2DOp,
     DivOp,
     MatmulOp,
+    MaxPool2DOp,
     MulOp,
     ReduceOp,
     ReluOp,
@@ -412,6 +413,38 @@ class FoldQdqSoftmax(RewritePattern):
         rewriter.replace(op, new_ops, [requantized.result])
 
 
+class FoldQdqMaxPool(RewritePattern):
+    """`quantize(max_pool2d(dequantize(x, s, z)), s, z)` (per tensor, one scale, zero point and
+    element type on both sides) → `max_pool2d(x)` on the integer tensor, as ONNX Runtime's QDQ
+    transformer drops the pair around a MaxPool and runs it on int8. Dequantizing is monotone
+    (s > 0), so the max of the dequantized window is the dequantize of the integer max, and
+    quantizing it with the same s and z gives that integer back exactly; padding holds the
+    integer type's minimum, which never wins, as -inf never does. Not for average pools, whose
+    mean rounds."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        pool = op.x.owner
+        if not isinstance(pool, MaxPool2DOp) or not _only_user(op.x):
+            return
+        x = _per_tensor(pool.x)
+        y_scale, y_zero = constant_array(op.scale), constant_array(op.zero_point)
+        if x is None or y_scale is None or y_zero is None or np.ndim(y_scale) != 0:
+            return
+        y_zero = np.asarray(y_zero)
+        if (x.op.x.type.get_element_type() != op.result.type.get_element_type()
+                or y_zero.ndim != 0 or y_zero.dtype != x.zero_point.dtype
+                or not x.scale > 0 or x.scale != np.float32(y_scale)
+                or x.zero_point != y_zero):
+            return
+        integer = MaxPool2DOp(
+            x.op.x, kernel=pool.kernel_tuple(), strides=pool.strides_tuple(),
+            padding=pool.padding_tuple(), dilation=pool.dilation_tuple(),
+            ceil_mode=pool.ceil_mode_value(), layout=pool.layout_value())
+        integer.location = pool.location
+        rewriter.replace(op, [integer], [integer.result])
+
+
 @dataclass(frozen=True)
 class GraphFoldQdqPass(ModulePass):
     """Fold QDQ pairs around float convs and matmuls into integer ops with a fused requantize,
@@ -433,14 +466,16 @@ class GraphFoldQdqPass(ModulePass):
     (`FoldQdqMul`, ORT's QLinearMul); a uint8 add of two same-shaped dequantizes → ORT's
     QLinearAdd (`FoldQdqAdd`: two float32 fused multiply-adds);
     `quantize(softmax(dequantize(x)), sy, zy)` (per tensor) → ORT's QLinearSoftmax
-    (`FoldQdqSoftmax`: an exp table of the levels, multiplier floor(1 / sy)).
+    (`FoldQdqSoftmax`: an exp table of the levels, multiplier floor(1 / sy));
+    `quantize(max_pool2d(dequantize(x, s, z)), s, z)` (per tensor, the same s, z and element
+    type on both sides) → `max_pool2d(x)` on the integers (`FoldQdqMaxPool`, exact).
 
     *Invariants*: each conv/matmul/mul/add output differs from the float QDQ computation by
     at most one quantization step (float rounding against the exact integer sum or product,
     ties); a softmax output by at most one step plus the rounding of `1 / floor(1 / sy)`
-    against sy (for the calibrated sy = 1/255: one step); the results are then those of ONNX
-    Runtime's int8 run. The integer op's result has one user, the cast of its fused
-    requantize tail.
+    against sy (for the calibrated sy = 1/255: one step); a max pool's output is exact; the
+    results are then those of ONNX Runtime's int8 run. The integer conv's or matmul's result
+    has one user, the cast of its fused requantize tail.
     """
 
     name: ClassVar[str] = "graph-fold-qdq"
@@ -448,5 +483,5 @@ class GraphFoldQdqPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqMul(), FoldQdqAdd(),
-                                         FoldQdqSoftmax()]),
+                                         FoldQdqSoftmax(), FoldQdqMaxPool()]),
             post_walk_func=region_dce).rewrite_module(op)

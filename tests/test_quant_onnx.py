@@ -130,6 +130,64 @@ def test_qdq_convs_and_gemm_become_integer_ops(tmp_path: Path) -> None:
     assert "graph.conv2d" not in names and "graph.matmul" not in names
 
 
+def _pool_model() -> onnx.ModelProto:
+    """conv -> relu -> max pool (3x3, pad 1, stride 2: ResNet's stem) -> conv, float."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((rng.normal(size=shape) * 0.3).astype(np.float32), name)
+             for name, shape in (("w1", (8, 3, 3, 3)), ("b1", (8,)), ("w2", (4, 8, 3, 3)),
+                                 ("b2", (4,)))]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2], name="pool"),
+        helper.make_node("Conv", ["p", "w2", "b2"], ["y"], pads=[1, 1, 1, 1], name="conv2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 11, 11])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_qdq_max_pool_runs_on_int8_and_matches_ort(tmp_path: Path) -> None:
+    """ORT's `quantize_static` puts DQ -> MaxPool -> Q with one scale around the pool, and ORT
+    runs it on int8; graph-fold-qdq does too (an int8 max_pool2d, no float pool left, its
+    padding the int8 minimum). The folded module agrees with the graph interpreter's run of
+    the unfolded one and with ORT's int8 run to one quantization step."""
+    from dlc.dialects.graph.interpreter import run_module
+    from dlc.frontends.onnx.importer import import_onnx
+    from dlc.pipelines import parse_pipeline
+    from xdsl.context import Context
+
+    model = _pool_model()
+    source, target = tmp_path / "pool.onnx", tmp_path / "pool.qdq.onnx"
+    onnx.save(model, source)
+    quantization.quantize_static(str(source), str(target), _Reader(_samples(model, 8, 1)),
+                                 quant_format=quantization.QuantFormat.QDQ,
+                                 activation_type=quantization.QuantType.QInt8)
+    quantized = onnx.load(target)
+    folded = import_onnx(quantized)
+    for each in parse_pipeline("graph-fold-qdq,graph-fold-constants,dce"):
+        each.apply(Context(), folded)
+    pools = [op for op in folded.walk() if op.name == "graph.max_pool2d"]
+    assert [str(p.result.type) for p in pools] == ["tensor<1x8x6x6xi8>"]
+    executable = dlc.compile(quantized, cache=False)
+    session = ort.InferenceSession(quantized.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    step = _step(quantized)
+    assert step is not None
+    for sample in _samples(model, 3, 2):
+        # Negative inputs make relu's zeros (-128 when the zero point is the minimum) meet the
+        # padding: a padded -inf -> float max -> quantize or an int8 -128 pad both lose.
+        got = executable.run(sample)["y"]
+        (interpreted,) = run_module(folded, [sample["x"]])
+        (unfolded,) = run_module(import_onnx(quantized), [sample["x"]])
+        (expected,) = session.run(["y"], sample)
+        assert np.abs(got - interpreted).max() <= step * 1.001
+        assert np.abs(interpreted - unfolded).max() <= step * 1.001
+        assert np.abs(got - expected).max() <= step * 1.001
+
+
 def _single(node: onnx.NodeProto, inputs: list[tuple[str, int, list[int]]],
             outputs: list[tuple[str, int, list[int]]], inits: dict[str, np.ndarray],
             domain_version: int | None = None) -> onnx.ModelProto:
@@ -150,6 +208,26 @@ def _run_both(model: onnx.ModelProto, feed: dict[str, np.ndarray]
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in model.graph.output]
     return list(zip([got[n] for n in names], session.run(names, feed), strict=True))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_integer_max_pool_matches_ort(dtype: type) -> None:
+    """An ONNX MaxPool on an int8 / uint8 tensor (no QDQ around it; ORT runs it as is): the
+    padding must lose to the type's minimum, which the first row holds."""
+    from dlc.dialects.graph.interpreter import run_module
+    from dlc.frontends.onnx.importer import import_onnx
+
+    onnx_type = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    model = _single(helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3],
+                                     pads=[1, 1, 1, 1], strides=[2, 2]),
+                    [("x", onnx_type, [1, 3, 9, 9])], [("y", onnx_type, [1, 3, 5, 5])], {})
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(0).integers(info.min, info.max, (1, 3, 9, 9)).astype(dtype)
+    x[:, :, :2, :] = info.min
+    ((got, expected),) = _run_both(model, {"x": x})
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(run_module(import_onnx(model), [x])[0], expected)
 
 
 def test_dynamic_quantize_linear_matches_ort() -> None:

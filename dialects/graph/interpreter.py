@@ -453,7 +453,9 @@ def _pool_geometry(op: MaxPool2DOp | AvgPool2DOp, x: np.ndarray) -> tuple[list[i
 def _max_pool2d(op: MaxPool2DOp, args: list[np.ndarray]) -> np.ndarray:
     x = _to_nchw(args[0], op.layout_value())
     out, extra = _pool_geometry(op, x)
-    padded = _pad_hw(x, op.padding_tuple(), -np.inf, extra)
+    # Padding never wins: -inf, or the integer type's minimum (int8/uint8 quantized pools).
+    lowest = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+    padded = _pad_hw(x, op.padding_tuple(), lowest, extra)
     windows = _windows(padded, op.kernel_tuple(), op.strides_tuple(), op.dilation_tuple(), out)
     return _from_nchw(windows.max(axis=(4, 5)), op.layout_value())
 

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     f32,
@@ -390,11 +391,21 @@ class _Pool2DOp(GraphOp):
     def pool_type(
         cls, x: Attribute, kernel: Sequence[int], strides: Sequence[int],
         padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool, layout: str,
+        integers: bool = False,
     ) -> TensorType:
-        """Result type of a pool window `kernel` sliding over the H and W axes of `x`."""
+        """Result type of a pool window `kernel` sliding over the H and W axes of `x`; the
+        element type is float, or with `integers` also an integer type wider than i1."""
         x_type = _tensor(cls.name, "the input", x)
         _require_rank(cls.name, "an input", x_type, 4)
-        _require_float(cls.name, x_type)
+        element = x_type.get_element_type()
+        if not integers:
+            _require_float(cls.name, x_type)
+        elif not is_float_type(element) and not (
+            isinstance(element, IntegerType) and element.width.data > 1
+        ):
+            raise op_error(
+                cls.name, f"expected a floating-point or integer element type, found {element}"
+            )
         for attr_name, values, count in (
             ("kernel", kernel, 2), ("strides", strides, 2), ("padding", padding, 4),
             ("dilation", dilation, 2),
@@ -1216,9 +1227,11 @@ class MaxPool2DOp(_Pool2DOp):
     """2-D max pooling (ONNX MaxPool).
 
     Semantics: the maximum over each `kernel` window of the H and W axes (layout NCHW or NHWC),
-    moved by `strides`, with `dilation`; padding ([top, left, bottom, right]) never wins the max.
-    With `ceil_mode` the output size rounds up, dropping a last window that would start in the
-    end padding. Each pad must be smaller than the window extent.
+    moved by `strides`, with `dilation`; padding ([top, left, bottom, right]) never wins the max
+    (it holds -inf, or the integer type's minimum: int8 and uint8 pools are those of quantized
+    models, `graph-fold-qdq`). With `ceil_mode` the output size rounds up, dropping a last
+    window that would start in the end padding. Each pad must be smaller than the window extent.
+    The element type is float or integer (not i1).
 
     Example:
         %r = graph.max_pool2d %x
@@ -1271,7 +1284,8 @@ class MaxPool2DOp(_Pool2DOp):
         layout: str = "NCHW",
     ) -> TensorType:
         """The pooled type: H and W replaced by the number of window positions."""
-        return cls.pool_type(x, kernel, strides, padding, dilation, ceil_mode, layout)
+        return cls.pool_type(x, kernel, strides, padding, dilation, ceil_mode, layout,
+                             integers=True)
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(

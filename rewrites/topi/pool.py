@@ -2,7 +2,8 @@
 
 Counterpart: TVM's `topi.nn.pool2d` and `topi.nn.global_pool`. Where a window can leave the
 input, the windows read a "pad" compute of it: padding, and the overhang of a last window in ceil
-mode, hold -inf for a max (so they never win) and 0 for a sum. Averages are a sum compute (tag
+mode, hold -inf for a max (the integer type's minimum for the int8/uint8 pools of quantized
+models; either never wins) and 0 for a sum. Averages are a sum compute (tag
 "pool_avg") followed by an injective division by the number of counted elements, which is a
 constant when every window counts the same number.
 """
@@ -136,7 +137,7 @@ class _Window:
 @compute_definition(MaxPool2DOp)
 def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
     """`out[n, c, h, w] = max over (rh, rw) of x[n, c, h*sh + rh*dh - top, w*sw + rw*dw - left]`,
-    out-of-input elements reading -inf (tag "pool_max")."""
+    out-of-input elements reading -inf, or the minimum of an integer type (tag "pool_max")."""
     window = _Window(op, op.dilation_tuple())
     result_type = tensor_type(op.result)
     combiner, lowest = reduction("max", result_type.get_element_type())

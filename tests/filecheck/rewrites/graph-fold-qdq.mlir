@@ -228,3 +228,72 @@ func.func @add(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
   %q = graph.quantize %s, %cs, %cz : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
   func.return %q : tensor<4xui8>
 }
+
+// -----
+
+// quantize(max_pool2d(dequantize(x))) with one scale and zero point on both sides: the pool
+// runs on the int8 tensor (its padding then holds -128, which never wins).
+
+// CHECK-LABEL: @max_pool_same_scale
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x6x6xi8>)
+// CHECK-NEXT:  %[[P:.*]] = graph.max_pool2d %[[X]] {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8>
+// CHECK-NEXT:  func.return %[[P]]
+func.func @max_pool_same_scale(%x: tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8> {
+  %s = graph.constant dense<0.125> : tensor<f32>
+  %z = graph.constant dense<-3> : tensor<i8>
+  %s2 = graph.constant dense<0.125> : tensor<f32>
+  %z2 = graph.constant dense<-3> : tensor<i8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<1x2x6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x6x6xf32>
+  %p = graph.max_pool2d %xd {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %q = graph.quantize %p, %s2, %z2 : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
+  func.return %q : tensor<1x2x3x3xi8>
+}
+
+// -----
+
+// uint8 with ceil mode and dilation: the attributes carry over.
+
+// CHECK-LABEL: @max_pool_uint8_ceil
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x1x5x5xui8>)
+// CHECK-NEXT:  %[[P:.*]] = graph.max_pool2d %[[X]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilation = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x1x5x5xui8>) -> tensor<1x1x2x2xui8>
+// CHECK-NEXT:  func.return %[[P]]
+func.func @max_pool_uint8_ceil(%x: tensor<1x1x5x5xui8>) -> tensor<1x1x2x2xui8> {
+  %s = graph.constant dense<0.02> : tensor<f32>
+  %z = graph.constant dense<128> : tensor<ui8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<1x1x5x5xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x5x5xf32>
+  %p = graph.max_pool2d %xd {ceil_mode = true, dilation = array<i64: 2, 2>, kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>
+  %q = graph.quantize %p, %s, %z : (tensor<1x1x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x1x2x2xui8>
+  func.return %q : tensor<1x1x2x2xui8>
+}
+
+// -----
+
+// Different scales (or zero points) on the two sides requantize: nothing folds.
+
+// CHECK-LABEL: @max_pool_other_scale
+// CHECK:       graph.dequantize
+// CHECK-NEXT:  graph.max_pool2d %{{.*}} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  graph.quantize
+// CHECK-LABEL: @max_pool_other_zero_point
+// CHECK:       graph.dequantize
+// CHECK-NEXT:  graph.max_pool2d %{{.*}} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  graph.quantize
+func.func @max_pool_other_scale(%x: tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8> {
+  %s = graph.constant dense<0.125> : tensor<f32>
+  %s2 = graph.constant dense<0.25> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<1x2x6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x6x6xf32>
+  %p = graph.max_pool2d %xd {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %q = graph.quantize %p, %s2, %z : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
+  func.return %q : tensor<1x2x3x3xi8>
+}
+
+func.func @max_pool_other_zero_point(%x: tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8> {
+  %s = graph.constant dense<0.125> : tensor<f32>
+  %z = graph.constant dense<0> : tensor<i8>
+  %z2 = graph.constant dense<1> : tensor<i8>
+  %xd = graph.dequantize %x, %s, %z : (tensor<1x2x6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x6x6xf32>
+  %p = graph.max_pool2d %xd {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %q = graph.quantize %p, %s, %z2 : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
+  func.return %q : tensor<1x2x3x3xi8>
+}

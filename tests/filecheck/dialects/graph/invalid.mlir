@@ -210,6 +210,22 @@ func.func @negative_pool_padding(%x: tensor<1x4x8x8xf32>) {
 
 // -----
 
+func.func @negative_max_pool_bool(%x: tensor<1x4x8x8xi1>) {
+  // CHECK: 'graph.max_pool2d' op expected a floating-point or integer element type, found i1
+  %r = graph.max_pool2d %x {kernel = array<i64: 2, 2>} : (tensor<1x4x8x8xi1>) -> tensor<1x4x7x7xi1>
+  func.return
+}
+
+// -----
+
+func.func @negative_avg_pool_integer(%x: tensor<1x4x8x8xi8>) {
+  // CHECK: 'graph.avg_pool2d' op expected a floating-point element type, found i8
+  %r = graph.avg_pool2d %x {kernel = array<i64: 2, 2>} : (tensor<1x4x8x8xi8>) -> tensor<1x4x7x7xi8>
+  func.return
+}
+
+// -----
+
 func.func @negative_pool_output_size(%x: tensor<1x4x2x8xf32>) {
   // CHECK: 'graph.avg_pool2d' op expected a positive output size for dim H, found 0 (input 2, window extent 3)
   %r = graph.avg_pool2d %x {kernel = array<i64: 3, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x4x1x6xf32>

@@ -214,6 +214,15 @@ func.func @max_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
   func.return %r : tensor<1x4x4x4xf32>
 }
 
+// CHECK-LABEL: func.func @max_pool2d_int8
+func.func @max_pool2d_int8(%x: tensor<1x4x8x8xi8>, %u: tensor<1x4x8x8xui8>) -> (tensor<1x4x4x4xi8>, tensor<1x4x4x4xui8>) {
+  %r = graph.max_pool2d %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xi8>) -> tensor<1x4x4x4xi8>
+  // CHECK-NEXT: %r = graph.max_pool2d %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xi8>) -> tensor<1x4x4x4xi8>
+  %s = graph.max_pool2d %u {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xui8>
+  // CHECK-NEXT: %s = graph.max_pool2d %u {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xui8>
+  func.return %r, %s : tensor<1x4x4x4xi8>, tensor<1x4x4x4xui8>
+}
+
 // CHECK-LABEL: func.func @avg_pool2d
 func.func @avg_pool2d(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x5x5xf32> {
   %r = graph.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>,
