@@ -3,8 +3,9 @@
 Counterpart: TVM's `topi.image.resize2d`, which computes the source coordinate and the
 interpolation weights in the compute body. Here they depend only on static shapes and
 attributes, so they are computed once, at compile time, into small tables that the compute
-reads: for each resized axis a, `taps_a[o, t]` (i64, the input index of tap t of output o,
-already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[o, t]`. Nearest is then
+reads: for each resized axis a, `taps_a[t, o]` (i64, the input index of tap t of output o,
+already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[t, o]`, the output index
+last so that the tables are read contiguously along the output's rows. Nearest is then
 an injective gather; linear and cubic a sum over the taps of all resized axes (tag "resize").
 With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
 suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
@@ -152,7 +153,7 @@ def _outside(
 
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
-    """`out[o...] = sum over taps t of x[taps_a[o_a, t_a]...] * prod_a weights_a[o_a, t_a]`,
+    """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
     over the resized axes a (other axes map one to one); nearest reads its single tap. Outputs
     outside the input (tf_crop_and_resize) are `extrapolation_value`."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
@@ -168,11 +169,12 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     extents: list[int] = []
     for axis in resized:
         taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
-        taps_table = dense_constant(builder, taps[:, 0] if nearest else taps, i64)
+        by_tap = np.ascontiguousarray(taps.T)
+        taps_table = dense_constant(builder, by_tap[0] if nearest else by_tap, i64)
         taps_table.name_hint = f"resize_taps{axis}"
         weight_table = None
         if not nearest:
-            weight_table = dense_constant(builder, weights, element_type)
+            weight_table = dense_constant(builder, np.ascontiguousarray(weights.T), element_type)
             weight_table.name_hint = f"resize_weights{axis}"
         tables[axis] = (taps_table, weight_table)
         extents.append(taps.shape[1])
@@ -186,10 +188,10 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
         for position, axis in enumerate(resized):
             taps_table, weight_table = tables[axis]
             tap = [] if nearest else [r[position]]
-            raw = read(b, taps_table, [i[axis], *tap])
+            raw = read(b, taps_table, [*tap, i[axis]])
             indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
             if weight_table is not None:
-                w = read(b, weight_table, [i[axis], *tap])
+                w = read(b, weight_table, [*tap, i[axis]])
                 weight = w if weight is None else binary(b, "mul", weight, w)
         value = read(b, op.x, indices)
         value = value if weight is None else binary(b, "mul", value, weight)
