@@ -70,7 +70,7 @@ def bind(loop: ForOp, thread: str) -> None:
     loop.properties["thread"] = StringAttr(thread)
 
 
-def vectorize(loop: ForOp, gathers: bool = False) -> None:
+def vectorize(loop: ForOp) -> None:
     """Marks `loop` vectorized: its iterations become the lanes of vector operations.
 
     What is accepted (everything else fails, naming the op that is not):
@@ -80,9 +80,7 @@ def vectorize(loop: ForOp, gathers: bool = False) -> None:
       ops without regions (`arith`, `math`);
     - the induction variable is used only through `arith.addi` with loop-invariant values, and
       such *lane* indices appear only as the last index of a load or store (a contiguous vector
-      access); a load whose indices are all invariant is a broadcast; with `gathers`, a load
-      may also have other loop-dependent indices (the code generator gathers it lane by lane;
-      the caller decides that this pays, e.g. for an index read from a table);
+      access); a load whose indices are all invariant is a broadcast;
     - every store into a buffer from outside the loop has its lane index last (a store that does
       not depend on the loop would be a reduction across lanes, which is not vectorized).
     """
@@ -108,7 +106,7 @@ def vectorize(loop: ForOp, gathers: bool = False) -> None:
         if op is loop or isinstance(op, BlockOp) or op.name == "loop.yield":
             continue
         if isinstance(op, LoadOp | StoreOp):
-            _check_access(loop, op, lanes, gathers)
+            _check_access(loop, op, lanes)
         elif not is_pure(op):
             raise ScheduleError(
                 f"cannot vectorize: expected only blocks, loads, stores and side-effect-free "
@@ -156,9 +154,7 @@ def _varies(value: SSAValue, loop: ForOp) -> bool:
         or not is_pure(value.owner)
 
 
-def _check_access(
-    loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue], gathers: bool = False
-) -> None:
+def _check_access(loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue]) -> None:
     kind = "load" if isinstance(op, LoadOp) else "store"
     value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
     if isinstance(value_type, VectorType):
@@ -166,8 +162,6 @@ def _check_access(
             f"cannot vectorize: expected scalar loads and stores, found a vector {kind}", loop
         )
     indices = list(op.indices)
-    if gathers and isinstance(op, LoadOp):
-        return
     if any(index in lanes for index in indices[:-1]):
         raise ScheduleError(
             f"cannot vectorize: expected the lane index only as the last index, found a "

@@ -8,9 +8,8 @@ Schedule: the two innermost spatial loops merge into one when they walk whole ro
 buffer they touch and a row is not a whole number of vectors (`merge_rows`: a 7x7 plane is one
 run of 49 elements, three full vectors and one element, instead of seven 7-lane ones); then the
 innermost spatial loop becomes `vectorized` when the `vectorize` primitive finds it legal
-(every access contiguous or invariant in it, or a load gathered at an index read from a table
-contiguously along it: nearest resize, a gather with constant indices) and it has at least
-`min_vector_extent` iterations; the code generator splits it into 16-lane vectors plus one narrower remainder. The
+(every access contiguous or invariant in it) and it has at least `min_vector_extent`
+iterations; the code generator splits it into 16-lane vectors plus one narrower remainder. The
 outermost loop with at least two iterations becomes `parallel` (when more than one thread).
 """
 
@@ -20,13 +19,7 @@ from dlc.dialects.loop.ops import LoadOp, StoreOp
 from dlc.rewrites.schedule import ScheduleError, fuse, vectorize
 from dlc.rewrites.schedule.common import depends_on, is_pure, set_block_buffers
 from dlc.rewrites.schedule_rules.config import CpuConfig
-from dlc.rewrites.schedule_rules.nest import (
-    Elementwise,
-    accesses_in,
-    body_of,
-    contiguous_in,
-    extent,
-)
+from dlc.rewrites.schedule_rules.nest import Elementwise, accesses_in, body_of, extent
 from dlc.rewrites.schedule_rules.partial_sums import defined_outside, tail_view
 from dlc.rewrites.schedule_rules.reduction import mark_parallel
 from xdsl.dialects.builtin import MemRefType, NoneAttr
@@ -96,11 +89,8 @@ def schedule_elementwise(nest: Elementwise, config: CpuConfig) -> bool:
     changed = element is not None and merge_rows(nest, config.lanes(element))
     inner = nest.spatial[-1]
     if extent(inner) >= config.min_vector_extent:
-        gathers = contiguous_in(
-            accesses_in(list(nest.blocks)), inner.induction_var, None, gathers=True
-        )
         try:
-            vectorize(inner, gathers=gathers)
+            vectorize(inner)
             changed = True
         except ScheduleError:
             pass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.schedule.common import depends_on, inner_loop, is_pure
-from xdsl.dialects.arith import AddiOp, ConstantOp, IndexCastOp, MuliOp, SubiOp
+from xdsl.dialects.arith import AddiOp, ConstantOp, MuliOp, SubiOp
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
@@ -169,33 +169,13 @@ def lane_stride(index: SSAValue, iv: SSAValue) -> int | None:
     return None
 
 
-def is_table_index(index: SSAValue, iv: SSAValue) -> bool:
-    """Whether `index` is an entry of a table read contiguously along `iv`: `iv` reaches it only
-    through casts (`arith.index_cast`) of one `loop.load` whose last index is a lane index of
-    `iv` and whose other indices are `iv`-free (resize's source-index tables, a gather with
-    constant indices). Vectorized, such an index is one vector load and the access it indexes
-    a gather."""
-    owner = index.owner
-    while isinstance(owner, IndexCastOp):
-        owner = owner.input.owner
-    if not isinstance(owner, LoadOp) or not owner.indices:
-        return False
-    indices = list(owner.indices)
-    return is_lane_index(indices[-1], iv) and not any(
-        depends_on(other, {iv}) for other in indices[:-1]
-    )
-
-
 def contiguous_in(
-    accesses: list[LoadOp | StoreOp], iv: SSAValue, home: SSAValue | None, max_stride: int = 1,
-    gathers: bool = False,
+    accesses: list[LoadOp | StoreOp], iv: SSAValue, home: SSAValue | None, max_stride: int = 1
 ) -> bool:
     """Whether every access that depends on `iv` does so only through its last index, as a lane
     index (so that vectorizing `iv` gives contiguous vector accesses); with `max_stride` > 1,
     loads may also move by up to that many elements per lane (the vectorizer reads them as
-    contiguous vectors and shuffles them); with `gathers`, loads may also be indexed last by an
-    entry of a table read contiguously along `iv` (`is_table_index`; the vectorizer gathers
-    them lane by lane)."""
+    contiguous vectors and shuffles them)."""
     for access in accesses:
         if access.memref is home:
             continue
@@ -205,8 +185,6 @@ def contiguous_in(
         if any(depends_on(index, {iv}) for index in indices[:-1]):
             return False
         if is_lane_index(indices[-1], iv):
-            continue
-        if gathers and isinstance(access, LoadOp) and is_table_index(indices[-1], iv):
             continue
         stride = lane_stride(indices[-1], iv) if isinstance(access, LoadOp) else None
         if stride is None or not 1 <= stride <= max_stride:

@@ -161,7 +161,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     if not contiguous_in(accesses, iv, nest.home):
         channel_plan = plan_channel_kernel(nest, config)
         if channel_plan is not None or not contiguous_in(
-            accesses, iv, nest.home, MAX_SHUFFLED_STRIDE, gathers=True
+            accesses, iv, nest.home, MAX_SHUFFLED_STRIDE
         ):
             return channel_plan
     if columns < config.min_vector_extent or lanes < 2:
