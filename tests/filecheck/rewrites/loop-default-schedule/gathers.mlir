@@ -64,7 +64,7 @@ func.func @strided_table(%x: memref<16xf32>, %table: memref<32xi64>, %out: memre
 
 // -----
 
-// Bilinear resize x2 (a sum over 2x2 taps): the register-tile kernel, rows unrolled and
+// A sum over 2x2 taps of tables (bilinear resize x2 in one compute): the register-tile kernel, rows unrolled and
 // columns vectorized inside the tap loops; the taps' weights and source columns read as
 // vectors along the row, the input gathered at them.
 
