@@ -8,8 +8,8 @@ already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[t, o]`, t
 last so that the tables are read contiguously along the output's rows. Nearest is then
 an injective gather; linear and cubic, being separable, one sum over the taps of one axis per
 resized axis (tag "resize"; the axes that shrink the data most first, at equal ratios the
-innermost first: a 2x upsampling gathers along the rows of the input's height only and then
-mixes whole rows, which vectorizes without gathers).
+innermost first when they grow, last when they shrink: a 2x upsampling gathers along the rows
+of the input's height only and then mixes whole rows, which vectorizes without gathers).
 With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
 suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
 on the output index.
@@ -223,10 +223,14 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
         return emit_compute(builder, op, "resize", result_type, body, tag=INJECTIVE)
 
     # Linear and cubic are separable: one sum over the taps of one axis at a time. Axes that
-    # shrink the data most go first; at equal ratios the innermost first, so that the
-    # gathered (contiguous-axis) pass runs over the fewest rows and the other axes' passes
-    # read whole rows.
-    order = sorted(resized, key=lambda a: (out_shape[a] / in_shape[a], -a))
+    # shrink the data most go first; at equal ratios the innermost first when they grow and
+    # last when they shrink, so that the gathered (contiguous-axis) pass runs over the fewest
+    # rows and the other axes' passes read whole rows.
+    def order_key(a: int) -> tuple[float, int]:
+        ratio = out_shape[a] / in_shape[a]
+        return (ratio, -a if ratio > 1 else a)
+
+    order = sorted(resized, key=order_key)
     interpolated, shape = op.x, list(in_shape)
     for axis in order:
         shape[axis] = out_shape[axis]
