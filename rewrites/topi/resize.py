@@ -3,9 +3,13 @@
 Counterpart: TVM's `topi.image.resize2d`, which computes the source coordinate and the
 interpolation weights in the compute body. Here they depend only on static shapes and
 attributes, so they are computed once, at compile time, into small tables that the compute
-reads: for each resized axis a, `taps_a[o, t]` (i64, the input index of tap t of output o,
-already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[o, t]`. Nearest is then
-an injective gather; linear and cubic a sum over the taps of all resized axes (tag "resize").
+reads: for each resized axis a, `taps_a[t, o]` (i64, the input index of tap t of output o,
+already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[t, o]`, the output index
+last so that the tables are read contiguously along the output's rows. Nearest is then
+an injective gather; linear and cubic, being separable, one sum over the taps of one axis per
+resized axis (tag "resize"; the axes that shrink the data most first, at equal ratios the
+innermost first when they grow, last when they shrink: a 2x upsampling gathers along the rows
+of the input's height only and then mixes whole rows, which vectorizes without gathers).
 With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
 suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
 on the output index.
@@ -33,7 +37,7 @@ from dlc.rewrites.topi.elementwise import INJECTIVE
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, i64
+from xdsl.dialects.builtin import IndexType, TensorType, i64
 from xdsl.ir import SSAValue
 
 # ---------------------------------------------------------------------------------------------
@@ -150,11 +154,33 @@ def _outside(
     return outside
 
 
+def _interpolate(
+    builder: Builder, op: ResizeOp, source: SSAValue, axis: int,
+    table: tuple[SSAValue, SSAValue | None], taps: int, result_type: TensorType,
+) -> SSAValue:
+    """`out[o...] = sum over t of source[..., taps[t, o_axis], ...] * weights[t, o_axis]`."""
+    taps_table, weight_table = table
+    assert weight_table is not None
+
+    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        indices = list(i)
+        raw = read(b, taps_table, [r[0], i[axis]])
+        indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
+        weight = read(b, weight_table, [r[0], i[axis]])
+        return binary(b, "mul", read(b, source, indices), weight)
+
+    return emit_compute(
+        builder, op, "resize", result_type, body, tag="resize", reduce_extents=[taps],
+        combiner="sum", init=zero_attr(result_type.get_element_type()),
+    )
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
-    """`out[o...] = sum over taps t of x[taps_a[o_a, t_a]...] * prod_a weights_a[o_a, t_a]`,
-    over the resized axes a (other axes map one to one); nearest reads its single tap. Outputs
-    outside the input (tf_crop_and_resize) are `extrapolation_value`."""
+    """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
+    over the resized axes a (other axes map one to one), summed one axis at a time
+    (`_interpolate`); nearest reads its single tap. Outputs outside the input
+    (tf_crop_and_resize) are `extrapolation_value`."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
@@ -168,11 +194,12 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     extents: list[int] = []
     for axis in resized:
         taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
-        taps_table = dense_constant(builder, taps[:, 0] if nearest else taps, i64)
+        by_tap = np.ascontiguousarray(taps.T)
+        taps_table = dense_constant(builder, by_tap[0] if nearest else by_tap, i64)
         taps_table.name_hint = f"resize_taps{axis}"
         weight_table = None
         if not nearest:
-            weight_table = dense_constant(builder, weights, element_type)
+            weight_table = dense_constant(builder, np.ascontiguousarray(weights.T), element_type)
             weight_table.name_hint = f"resize_weights{axis}"
         tables[axis] = (taps_table, weight_table)
         extents.append(taps.shape[1])
@@ -180,30 +207,37 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
             ranges[axis] = inside
     extrapolation = op.extrapolation_value_value()
 
-    def body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        indices = list(i)
-        weight: SSAValue | None = None
-        for position, axis in enumerate(resized):
-            taps_table, weight_table = tables[axis]
-            tap = [] if nearest else [r[position]]
-            raw = read(b, taps_table, [i[axis], *tap])
-            indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
-            if weight_table is not None:
-                w = read(b, weight_table, [i[axis], *tap])
-                weight = w if weight is None else binary(b, "mul", weight, w)
-        value = read(b, op.x, indices)
-        value = value if weight is None else binary(b, "mul", value, weight)
-        if nearest and (outside := _outside(b, i, ranges)) is not None:
-            fill = constant(b, extrapolation, element_type)
-            value = b.insert(arith.SelectOp(outside, fill, value)).result
-        return value
-
     if nearest or not resized:
+
+        def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+            indices = list(i)
+            for axis in resized:
+                raw = read(b, tables[axis][0], [i[axis]])
+                indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
+            value = read(b, op.x, indices)
+            if (outside := _outside(b, i, ranges)) is not None:
+                fill = constant(b, extrapolation, element_type)
+                value = b.insert(arith.SelectOp(outside, fill, value)).result
+            return value
+
         return emit_compute(builder, op, "resize", result_type, body, tag=INJECTIVE)
-    interpolated = emit_compute(
-        builder, op, "resize", result_type, body, tag="resize", reduce_extents=extents,
-        combiner="sum", init=zero_attr(element_type),
-    )
+
+    # Linear and cubic are separable: one sum over the taps of one axis at a time. Axes that
+    # shrink the data most go first; at equal ratios the innermost first when they grow and
+    # last when they shrink, so that the gathered (contiguous-axis) pass runs over the fewest
+    # rows and the other axes' passes read whole rows.
+    def order_key(a: int) -> tuple[float, int]:
+        ratio = out_shape[a] / in_shape[a]
+        return (ratio, -a if ratio > 1 else a)
+
+    order = sorted(resized, key=order_key)
+    interpolated, shape = op.x, list(in_shape)
+    for axis in order:
+        shape[axis] = out_shape[axis]
+        interpolated = _interpolate(
+            builder, op, interpolated, axis, tables[axis], extents[resized.index(axis)],
+            TensorType(element_type, shape),
+        )
     if not ranges:
         return interpolated
 
