@@ -779,6 +779,8 @@ def test_global_avg_pool_matches_numpy(c: int, h: int, w: int, threads: int) -> 
     np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.xfail(strict=True, reason="collapse_rows is off (schedule_rules.COLLAPSE_ROWS): "
+                   "it gave wrong results on AArch64")
 def test_global_avg_pool_window_is_one_reduction_in_the_interpreter() -> None:
     """The scheduled 14x14 window reads a collapsed view over 196 elements in partial sums;
     the loop interpreter runs the schedule (the view shares the input's buffer) and agrees with

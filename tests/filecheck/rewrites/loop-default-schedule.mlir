@@ -869,15 +869,21 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
 // A global average pool's sum over 12x12 windows (rows of 12: too short for partial sums): the
 // two reduction loops read whole rows of %x, so they merge into one loop over the 144
 // contiguous elements of a collapsed view (made before the nest), long enough for 8x16 vector
-// partial sums; the channels run in parallel.
+// partial sums; the channels run in parallel. The merge is off for now (schedule_rules
+// COLLAPSE_ROWS: wrong results on AArch64), so these MERGE lines are not checked; the
+// rows stay two loops:
 // CHECK-LABEL: func.func @window_rows_merge
-// CHECK:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
-// CHECK:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
-// CHECK:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
-// CHECK:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
-// CHECK-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
-// CHECK:           loop.block "pool_sum.combine"
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} axis "r0" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "r1" {
+// MERGE-LABEL: func.func @window_rows_merge
+// MERGE:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
+// MERGE:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
+// MERGE:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// MERGE:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
+// MERGE:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
+// MERGE-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
+// MERGE:           loop.block "pool_sum.combine"
 
 // A window that is not whole rows (10 of each row of 12) keeps its two loops.
 // CHECK-LABEL: func.func @negative_partial_rows
