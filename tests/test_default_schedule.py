@@ -538,6 +538,7 @@ def test_concat_schedule_structure() -> None:
     assert [load.memref.name_hint for load in loads] == ["x0", "x1"]
 
 
+@pytest.mark.xfail(reason="merge_rows is off (elementwise.MERGE_ROWS): it broke recurrent ops")
 def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
     """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
     channel loop and runs in parallel around the four parts (one parallel region, not four);
