@@ -20,6 +20,7 @@ from dlc.dialects.graph.ops import elements_to_array
 from dlc.dialects.loop.evaluate import NestEvaluationError, constant_value, evaluate_nest
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, StoreOp
 from dlc.rewrites.loop_dedup_functions import call_sites, kernels, num_inputs, replace_call
+from dlc.rewrites.schedule.common import base_buffer
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -95,7 +96,8 @@ def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
     stores: dict[SSAValue, int] = {}
     for store in function.walk():
         if isinstance(store, StoreOp):
-            stores[store.memref] = stores.get(store.memref, 0) + 1
+            buffer = base_buffer(store.memref)  # a store through a view writes its buffer
+            stores[buffer] = stores.get(buffer, 0) + 1
     groups: dict[SSAValue, tuple[list[ForOp], set[SSAValue]]] = {}
     rejected: set[SSAValue] = set()
     for root in block.ops:
@@ -104,7 +106,7 @@ def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
         blocks = _blocks(root)
         fills = _fills(root, blocks, block, constants)
         if fills is None:
-            rejected.update(value for inner in blocks for value in inner.writes)
+            rejected.update(base_buffer(value) for inner in blocks for value in inner.writes)
             continue
         target, reads = fills
         roots, arguments = groups.setdefault(target, ([], set()))

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.loop_plan_memory import buffer_bytes
-from dlc.rewrites.schedule.common import constant_value
+from dlc.rewrites.schedule.common import base_buffer, constant_value, kept_axes
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
@@ -60,16 +60,20 @@ def _memory_uses(loop: ForOp) -> dict[SSAValue, list[tuple[LoadOp | StoreOp, boo
 def _same_slice(first: LoadOp | StoreOp, first_iv: SSAValue,
                 second: LoadOp | StoreOp, second_iv: SSAValue) -> bool:
     """Whether some index position holds each access's own loop induction variable: iteration
-    i of one loop and iteration j != i of the other then touch different slices."""
+    i of one loop and iteration j != i of the other then touch different slices. Through a
+    view (`memref.collapse_shape`), only the leading axes it keeps count."""
+    shared = min(kept_axes(first.memref), kept_axes(second.memref))
     return any(
         a is first_iv and b is second_iv
-        for a, b in zip(first.indices, second.indices, strict=False)
+        for a, b in zip(list(first.indices)[:shared], list(second.indices)[:shared], strict=False)
     )
 
 
 def _alias_key(buffer: SSAValue) -> object:
-    """What `buffer` may share memory with: itself, or, for a function argument, every other
-    argument (a caller may pass one buffer as an input and as the output of a kernel)."""
+    """What `buffer` may share memory with: itself and its views, or, for a function argument,
+    every other argument (a caller may pass one buffer as an input and as the output of a
+    kernel)."""
+    buffer = base_buffer(buffer)
     if isinstance(buffer, BlockArgument) and not isinstance(buffer.owner.parent_op(), ForOp):
         return "arguments"
     return buffer

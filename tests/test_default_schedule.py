@@ -538,7 +538,6 @@ def test_concat_schedule_structure() -> None:
     assert [load.memref.name_hint for load in loads] == ["x0", "x1"]
 
 
-@pytest.mark.xfail(reason="merge_rows is off (elementwise.MERGE_ROWS): it broke recurrent ops")
 def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
     """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
     channel loop and runs in parallel around the four parts (one parallel region, not four);
@@ -742,6 +741,47 @@ def test_long_row_sum_is_scheduled_in_partial_sums() -> None:
             assert outer.step.owner.value.value.data == 8 * lanes  # type: ignore[attr-defined]
 
 
+@given(count=st.integers(1, 40))
+def test_halvings_fold_every_partial_into_the_first_once(count: int) -> None:
+    """Each step adds partial `v + offset` into `v` for `v < folded`, never reading a partial
+    already folded away: any count (14 on cortex-a72) ends with every value in partial 0."""
+    from dlc.rewrites.schedule_rules.partial_sums import halvings
+
+    partials = [{index} for index in range(count)]
+    alive = count
+    for folded, offset in halvings(count):
+        assert folded + offset == alive and 0 < folded <= offset
+        for v in range(folded):
+            assert not partials[v] & partials[v + offset]
+            partials[v] |= partials[v + offset]
+        alive = offset
+    assert alive == 1 and partials[0] == set(range(count))
+
+
+AARCH64 = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72"
+"""2 FMA units x 7 cycles: 14 partial-sum vectors of 4 lanes, not a power of two."""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(extent=st.integers(57, 400), kind=st.sampled_from(["sum", "max"]))
+def test_partials_of_a_target_with_14_accumulators_in_the_loop_interpreter(
+    extent: int, kind: str
+) -> None:
+    """Rows longer than cortex-a72's block (14 x 4) combine all 14 partials (the fold once
+    dropped the odd ones: a 64-value window summed 56 of them, found by the AArch64 build of
+    the C example)."""
+    from dlc.dialects.loop.interpreter import run_function
+
+    _, parsed = scheduled_loops(reduce_text((3, extent), (1,), kind), target=AARCH64)
+    shapes = [tuple(op.result.type.get_shape()) for op in parsed.walk()
+              if isinstance(op, AllocOp)]
+    assert (14, 4) in shapes, shapes
+    x = RNG.standard_normal((3, extent), dtype=np.float32)
+    (result,) = run_function(parsed, "r", [x])
+    expected = x.astype(np.float64).sum(axis=1) if kind == "sum" else x.max(axis=1)
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("kind", ["max", "min"])
 def test_long_row_max_and_min_in_partials_are_exact(kind: str) -> None:
     """A max or min over rows longer than a block runs in vector partials that start at the
@@ -780,8 +820,6 @@ def test_global_avg_pool_matches_numpy(c: int, h: int, w: int, threads: int) -> 
     np.testing.assert_allclose(got, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="collapse_rows is off (schedule_rules.COLLAPSE_ROWS): "
-                   "it gave wrong results on AArch64")
 def test_global_avg_pool_window_is_one_reduction_in_the_interpreter() -> None:
     """The scheduled 14x14 window reads a collapsed view over 196 elements in partial sums;
     the loop interpreter runs the schedule (the view shares the input's buffer) and agrees with

@@ -19,12 +19,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from xdsl.dialects import memref
 from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MinUIOp, MuliOp, RemUIOp
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
+    MemRefType,
     StringAttr,
     i32,
 )
@@ -159,6 +161,31 @@ def same_value(a: SSAValue, b: SSAValue) -> bool:
     if index < 0 or y.results[index] is not b:
         return False
     return all(same_value(p, q) for p, q in zip(x.operands, y.operands, strict=True))
+
+
+def base_buffer(value: SSAValue) -> SSAValue:
+    """The buffer `value` is a view of (through `memref.collapse_shape`, which the schedule
+    rules make to walk whole rows as one run), or `value` itself: what a dependence between
+    two accesses must compare, as a view and its source are one memory."""
+    while isinstance(owner := value.owner, memref.CollapseShapeOp):
+        value = owner.src
+    return value
+
+
+def kept_axes(value: SSAValue) -> int:
+    """How many leading axes `value` shares with `base_buffer(value)`, index for index: its
+    whole rank for the buffer itself, the axes before the first merged group for a view."""
+    memref_type = value.type
+    rank = len(memref_type.get_shape()) if isinstance(memref_type, MemRefType) else 0
+    owner = value.owner
+    if not isinstance(owner, memref.CollapseShapeOp):
+        return rank
+    kept = 0
+    for group in owner.reassociation:
+        if len(group.data) != 1 or group.data[0].value.data != kept:
+            break
+        kept += 1
+    return min(kept, kept_axes(owner.src))
 
 
 def accesses(op: Operation, buffer: SSAValue) -> list[LoadOp | StoreOp]:

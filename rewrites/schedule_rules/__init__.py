@@ -82,11 +82,6 @@ def _row_reduction(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     return changed
 
 
-COLLAPSE_ROWS = False
-"""Whether the partial-sums rule merges a reduction's two innermost loops that read whole rows
-(`collapse_rows`); off until the wrong results it gave on AArch64 are understood."""
-
-
 def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     """A long float sum in partial sums (module docstring), after its innermost reduction loops
     of one iteration are dropped (`drop_unit_reductions`), unit axes after the innermost one's
@@ -95,10 +90,7 @@ def _partial_sums(nest: Elementwise | Reduction, config: CpuConfig) -> bool:
     assert isinstance(nest, Reduction)
     changed = drop_unit_reductions(nest)
     changed = drop_unit_tails(nest) or changed
-    # Merging the window's rows (`collapse_rows`) is off: a model built with it for AArch64
-    # (the C example under qemu, tests/test_cross_compile.py) computes wrong scores, and the
-    # cause is not found yet.
-    merged = collapse_rows(nest) if COLLAPSE_ROWS else None
+    merged = collapse_rows(nest)
     innermost = merged if merged is not None else nest.reduction[-1]
     if not split_sum(innermost, nest.update, nest.home, config):
         if merged is None and not changed:

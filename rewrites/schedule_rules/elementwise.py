@@ -25,10 +25,6 @@ from dlc.rewrites.schedule_rules.reduction import mark_parallel
 from xdsl.dialects.builtin import MemRefType, NoneAttr
 from xdsl.ir import SSAValue
 
-MERGE_ROWS = False
-"""Whether the rule merges a nest's two innermost loops that walk whole rows (`merge_rows`);
-off until the wrong LSTM/GRU/RNN results it gave (tests/test_recurrent.py) are understood."""
-
 
 def merge_rows(nest: Elementwise, lanes: int) -> bool:
     """Merges the two innermost spatial loops (`fuse`) when rows of `lanes`-wide vectors would
@@ -90,7 +86,7 @@ def schedule_elementwise(nest: Elementwise, config: CpuConfig) -> bool:
     """Vectorize and parallelize an elementwise nest; returns whether anything changed."""
     stores = [op for op in accesses_in(list(nest.blocks)) if isinstance(op, StoreOp)]
     element = stores[0].value.type if stores else None
-    changed = MERGE_ROWS and element is not None and merge_rows(nest, config.lanes(element))
+    changed = element is not None and merge_rows(nest, config.lanes(element))
     inner = nest.spatial[-1]
     if extent(inner) >= config.min_vector_extent:
         try:

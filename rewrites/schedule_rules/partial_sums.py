@@ -30,9 +30,9 @@ type), every access that depends on `r` contiguous in it:
     for r.t in [N - N mod B, N - N mod L) step L {                             // whole vectors
       for r.v (unrolled 1) { for r.l (vectorized L) { part[0, l] = part[0, l] + x(r.t + l) } }
     }
-    for h in U/2, U/4, ..., 1: for r.v (unrolled h) { for r.l (vectorized L) {
-      part[v, l] = part[v, l] + part[v + h, l] } }                              // <name>.combine
-    for h in L/2, L/4, ..., 1: for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + h] }
+    for (h, k) in halvings(U): for r.v (unrolled h) { for r.l (vectorized L) {    // h = n/2,
+      part[v, l] = part[v, l] + part[v + k, l] } }              // <name>.combine  k = n - h
+    for (h, k) in halvings(L): for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + k] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
     for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
@@ -88,6 +88,19 @@ def block_size(config: CpuConfig, element: object) -> tuple[int, int]:
     """(vectors U, lanes L) of the partial sums for `element`: L lanes of the target's vector,
     U = the accumulators that keep its adders busy (`fma_units * fma_latency`)."""
     return max(1, config.fma_units * config.fma_latency), config.lanes(element)
+
+
+def halvings(count: int) -> list[tuple[int, int]]:
+    """The steps (folded, offset) that combine `count` partials into the first one: each step
+    adds partial `v + offset` into partial `v` for `v < folded`, halving what is left and
+    keeping the odd one (`offset = count - folded`), so any count works, not only powers of
+    two."""
+    steps: list[tuple[int, int]] = []
+    while count > 1:
+        folded = count // 2
+        steps.append((folded, count - folded))
+        count -= folded
+    return steps
 
 
 def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -> bool:
@@ -365,14 +378,13 @@ class _Splitter:
         if vector_full > full:
             ops.append(self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
                                  self.accumulate_one, lb=full))
-        half = self.vectors // 2
-        while half:
-            ops.append(self.tile(half, self.fold_vectors(half)))
-            half //= 2
-        half = self.lanes // 2
-        while half:
-            ops.append(self.for_(half, 1, f"{self.axis}.l", "unrolled", self.fold_lanes(half)))
-            half //= 2
+        # Pairwise halving that keeps the odd one out: 14 partials (cortex-a72's 2 x 7) fold
+        # as 7 + 7, then 3 into the last 4, then 2 + 2, then 1 + 1.
+        for count, offset in halvings(self.vectors):
+            ops.append(self.tile(count, self.fold_vectors(offset)))
+        for count, offset in halvings(self.lanes):
+            ops.append(self.for_(count, 1, f"{self.axis}.l", "unrolled",
+                                 self.fold_lanes(offset)))
         ops += [self.combine(), DeallocOp(part)]
         parent = self.loop.parent_block()
         assert parent is not None
@@ -425,18 +437,18 @@ class _Splitter:
 
         ops.append(self.tile(vectors or self.vectors, at))
 
-    def fold_vectors(self, half: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
-        """`part[v, l] += part[v + half, l]`."""
+    def fold_vectors(self, offset: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
+        """`part[v, l] += part[v + offset, l]`."""
         def fill(v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
-            other = arith.AddiOp(v, self.const(half))
+            other = arith.AddiOp(v, self.const(offset))
             ops += [other, self.add_block([v, l], [other.result, l])]
 
         return fill
 
-    def fold_lanes(self, half: int) -> Callable[[SSAValue, list[Operation]], None]:
-        """`part[0, l] += part[0, l + half]`."""
+    def fold_lanes(self, offset: int) -> Callable[[SSAValue, list[Operation]], None]:
+        """`part[0, l] += part[0, l + offset]`."""
         def fill(l: SSAValue, ops: list[Operation]) -> None:
-            other = arith.AddiOp(l, self.const(half))
+            other = arith.AddiOp(l, self.const(offset))
             ops += [other, self.add_block([self.const(0), l], [self.const(0), other.result])]
 
         return fill

@@ -866,24 +866,64 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
 
 // -----
 
+// The same time loop writing its state through a `memref.collapse_shape` view (as the
+// elementwise rule's merged rows do): the nests that fill %tile read the state, which the loop
+// writes through the view, so they stay in the loop (once, the view hid the write and the
+// fill ran once before the loop: LSTM/GRU/RNN results were wrong from the second step).
+// CHECK-LABEL: func.func @scan_loop_fill_reading_a_view_target_stays
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK:           loop.alloc local : memref<2x16xf32>
+// CHECK:           loop.block "fill"
+// CHECK:           loop.block "rnn_state0"
+// CHECK:           loop.dealloc
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @scan_loop_fill_reading_a_view_target_stays(%out: memref<2x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %flat = memref.collapse_shape %out [[0, 1]] : memref<2x16xf32> into memref<32xf32>
+  loop.for %t = %c0 to %c4 step %c1 axis "rnn_t" annotations {dlc.scan} {
+    %tile = loop.alloc local : memref<2x16xf32>
+    loop.for %i = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j = %c0 to %c16 step %c1 axis "j" {
+        loop.block "fill" reads(%out : memref<2x16xf32>) writes(%tile : memref<2x16xf32>) spatial ["i", "j"] {
+          %a = loop.load %out[%i, %j] : memref<2x16xf32> -> f32
+          %s = arith.addf %a, %a : f32
+          loop.store %s, %tile[%i, %j] : f32 -> memref<2x16xf32>
+        }
+      }
+    }
+    loop.for %k = %c0 to %c32 step %c1 axis "k" {
+      loop.block "rnn_state0" reads(%tile : memref<2x16xf32>) writes(%flat : memref<32xf32>) spatial ["k"] {
+        %q = arith.divui %k, %c16 : index
+        %r = arith.remui %k, %c16 : index
+        %v = loop.load %tile[%q, %r] : memref<2x16xf32> -> f32
+        loop.store %v, %flat[%k] : f32 -> memref<32xf32>
+      }
+    }
+    loop.dealloc %tile : memref<2x16xf32>
+  }
+  func.return
+}
+
+// -----
+
 // A global average pool's sum over 12x12 windows (rows of 12: too short for partial sums): the
 // two reduction loops read whole rows of %x, so they merge into one loop over the 144
 // contiguous elements of a collapsed view (made before the nest), long enough for 8x16 vector
-// partial sums; the channels run in parallel. The merge is off for now (schedule_rules
-// COLLAPSE_ROWS: wrong results on AArch64), so these MERGE lines are not checked; the
-// rows stay two loops:
+// partial sums; the channels run in parallel.
 // CHECK-LABEL: func.func @window_rows_merge
-// CHECK-NOT:     memref.collapse_shape
-// CHECK:         loop.for %{{.*}} axis "r0" {
-// CHECK-NEXT:      loop.for %{{.*}} axis "r1" {
-// MERGE-LABEL: func.func @window_rows_merge
-// MERGE:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
-// MERGE:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
-// MERGE:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// MERGE:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
-// MERGE:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
-// MERGE-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
-// MERGE:           loop.block "pool_sum.combine"
+// CHECK:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
+// CHECK:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
+// CHECK:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
+// CHECK-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
+// CHECK:           loop.block "pool_sum.combine"
 
 // A window that is not whole rows (10 of each row of 12) keeps its two loops.
 // CHECK-LABEL: func.func @negative_partial_rows
@@ -1007,28 +1047,27 @@ func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %o
 }
 
 // -----
-// (merge_rows is off for now, elementwise.MERGE_ROWS: these MERGE lines are not checked.)
 
 // A squeeze-excite scale (x * s, s broadcast over a 7x7 plane): rows of 7 would each be one
 // 7-lane vector; the two innermost loops walk whole rows of %x and %out, so they merge into one
 // vectorized loop over the 49 elements of collapsed views; %s, read per channel, is unchanged.
-// MERGE-LABEL: func.func @plane_rows_merge
-// MERGE-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
-// MERGE-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
-// MERGE:         loop.for %[[C:.*]] = %c0 to %c4 step %c1 axis "i0" kind parallel {
-// MERGE-NEXT:      loop.for %[[P:.*]] = %c0 to %c49 step %c1 axis "i1.i2.fused" kind vectorized {
-// MERGE-NEXT:        loop.block "scale" reads(%[[X]], %s : memref<4x49xf32>, memref<4xf32>) writes(%[[OUT]] : memref<4x49xf32>) spatial ["i0", "i1.i2.fused"]
-// MERGE-NEXT:          loop.load %[[X]][%[[C]], %[[P]]]
-// MERGE-NEXT:          loop.load %s[%[[C]]]
-// MERGE:               loop.store %{{.*}}, %[[OUT]][%[[C]], %[[P]]]
+// CHECK-LABEL: func.func @plane_rows_merge
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<4x7x7xf32> into memref<4x49xf32>
+// CHECK:         loop.for %[[C:.*]] = %c0 to %c4 step %c1 axis "i0" kind parallel {
+// CHECK-NEXT:      loop.for %[[P:.*]] = %c0 to %c49 step %c1 axis "i1.i2.fused" kind vectorized {
+// CHECK-NEXT:        loop.block "scale" reads(%[[X]], %s : memref<4x49xf32>, memref<4xf32>) writes(%[[OUT]] : memref<4x49xf32>) spatial ["i0", "i1.i2.fused"]
+// CHECK-NEXT:          loop.load %[[X]][%[[C]], %[[P]]]
+// CHECK-NEXT:          loop.load %s[%[[C]]]
+// CHECK:               loop.store %{{.*}}, %[[OUT]][%[[C]], %[[P]]]
 
 // Rows of 16 are whole vectors already, and a row read transposed is not a row: both keep
 // their loops.
-// MERGE-LABEL: func.func @negative_rows_stay
-// MERGE-NOT:     memref.collapse_shape
-// MERGE:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized
-// MERGE:         loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i1"
-// MERGE-NEXT:      loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i2"
+// CHECK-LABEL: func.func @negative_rows_stay
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized
+// CHECK:         loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i1"
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c10 step %c1 axis "i2"
 func.func @plane_rows_merge(%x: memref<4x7x7xf32>, %s: memref<4xf32>, %out: memref<4x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
