@@ -123,19 +123,24 @@ def fuse_into(first: ForOp, second: ForOp) -> None:
     """Moves `second`'s body to the end of `first`'s (its induction variable replaced by
     `first`'s) and erases `second`."""
     target = first.body.block
-    terminator = target.last_op
     source = second.body.block
     source.args[0].replace_all_uses_with(target.args[0])
     for op in list(source.ops):
         if isinstance(op, YieldOp):
             continue
         op.detach()
-        if isinstance(terminator, YieldOp):
-            target.insert_op_before(op, terminator)
-        else:
-            target.add_op(op)
+        _append(target, op)
     second.detach()
     second.erase()
+
+
+def _append(body: Block, op: Operation) -> None:
+    """Adds `op` at the end of a loop `body`, before its `loop.yield` if it has one."""
+    terminator = body.last_op
+    if isinstance(terminator, YieldOp):
+        body.insert_op_before(op, terminator)
+    else:
+        body.add_op(op)
 
 
 def fuse_block(block: Block) -> int:
@@ -277,11 +282,7 @@ def privatize_buffers(block: Block, max_bytes: int) -> int:
         new_alloc.result.name_hint = buffer.name_hint
         for dealloc in deallocs:
             dealloc.detach()
-            terminator = body.last_op
-            if isinstance(terminator, YieldOp):
-                body.insert_op_before(dealloc, terminator)
-            else:
-                body.add_op(dealloc)
+            _append(body, dealloc)
         alloc.detach()
         alloc.erase()
         shrunk += 1

@@ -239,33 +239,29 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
     value_owner = pad_value.owner
     value_reads = [value_owner.memref] if isinstance(value_owner, LoadOp) else []
 
-    def fill(ivs: list[SSAValue], starts: list[int]) -> list[Operation]:
-        value = _clone_uniform(pad_value)
-        body: list[Operation] = [*value]
+    def shifted(ivs: list[SSAValue], offsets: list[int], body: list[Operation]) -> list[SSAValue]:
+        """`ivs[d] + offsets[d]` each (the iv itself at offset 0), their adds appended to
+        `body`."""
         indices: list[SSAValue] = []
-        for iv, start in zip(ivs, starts, strict=True):
-            if start == 0:
-                indices.append(iv)
-                continue
-            shifted = arith.AddiOp(iv, index_constant(start, root))
-            body.append(shifted)
-            indices.append(shifted.result)
-        body.append(StoreOp(value[-1].results[0], padded, indices))
-        return [BlockOp(f"{PAD_BLOCK}.fill", value_reads, [padded], body, axes)]
-
-    def copy(ivs: list[SSAValue]) -> list[Operation]:
-        body: list[Operation] = []
-        element = LoadOp(source, ivs)
-        body.append(element)
-        indices: list[SSAValue] = []
-        for iv, offset in zip(ivs, before, strict=True):
+        for iv, offset in zip(ivs, offsets, strict=True):
             if offset == 0:
                 indices.append(iv)
                 continue
-            shifted = arith.AddiOp(iv, index_constant(offset, root))
-            body.append(shifted)
-            indices.append(shifted.result)
-        body.append(StoreOp(element.result, padded, indices))
+            add = arith.AddiOp(iv, index_constant(offset, root))
+            body.append(add)
+            indices.append(add.result)
+        return indices
+
+    def fill(ivs: list[SSAValue], starts: list[int]) -> list[Operation]:
+        value = _clone_uniform(pad_value)
+        body: list[Operation] = [*value]
+        body.append(StoreOp(value[-1].results[0], padded, shifted(ivs, starts, body)))
+        return [BlockOp(f"{PAD_BLOCK}.fill", value_reads, [padded], body, axes)]
+
+    def copy(ivs: list[SSAValue]) -> list[Operation]:
+        element = LoadOp(source, ivs)
+        body: list[Operation] = [element]
+        body.append(StoreOp(element.result, padded, shifted(ivs, list(before), body)))
         return [BlockOp(PAD_BLOCK, [source], [padded], body, axes)]
 
     padded_shape = list(padded_type.get_shape())

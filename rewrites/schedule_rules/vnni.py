@@ -335,6 +335,17 @@ def replace_by_tensorized_gemm(nest: Reduction, builder: GemmBuilder, intrinsic:
 Body = Callable[[SSAValue, list[Operation]], None]
 
 
+
+def _flipped(value: SSAValue, flip: bool, ops: list[Operation]) -> SSAValue:
+    """`value` (an i8) with its sign bit flipped if `flip` (u8 <-> s8 shifted by 128), the ops
+    appended to `ops`."""
+    if not flip:
+        return value
+    sign = arith.ConstantOp(IntegerAttr(-128, i8))
+    flipped = arith.XOrIOp(value, sign)
+    ops += [sign, flipped]
+    return flipped.result
+
 class GemmBuilder:
     """Emits the schedule before the original nest (module docstring); the bf16 GEMM rule
     (schedule_rules/bf16.py) reuses its loop, index and epilogue builders."""
@@ -645,13 +656,7 @@ class GemmBuilder:
         assert load is not None
         full = {iv: self.const(0) for iv in self.gemm.units}
         full.update(mapping)
-        value = self.clone_value(load.result, full, ops)
-        if flip:
-            sign = arith.ConstantOp(IntegerAttr(-128, i8))
-            flipped = arith.XOrIOp(value, sign)
-            ops += [sign, flipped]
-            value = flipped.result
-        return value
+        return _flipped(self.clone_value(load.result, full, ops), flip, ops)
 
     def fill_all(self, buffer: SSAValue, name: str) -> list[Operation]:
         """A nest storing 0 into every element of `buffer` (any rank)."""
@@ -746,14 +751,9 @@ class GemmBuilder:
     def load_byte(self, buffer: SSAValue, indices: list[SSAValue], flip: bool,
                   ops: list[Operation]) -> SSAValue:
         """`buffer[indices]`, its sign bit flipped if `flip` (u8 <-> s8 shifted by 128)."""
-        value: SSAValue = LoadOp(buffer, indices).result
-        ops.append(value.owner)  # type: ignore[arg-type]
-        if flip:
-            sign = arith.ConstantOp(IntegerAttr(-128, i8))
-            flipped = arith.XOrIOp(value, sign)
-            ops += [sign, flipped]
-            value = flipped.result
-        return value
+        load = LoadOp(buffer, indices)
+        ops.append(load)
+        return _flipped(load.result, flip, ops)
 
     def guarded_load(self, buffer: SSAValue, indices: list[SSAValue], bounds: list[int],
                      flip: bool, ops: list[Operation]) -> SSAValue:
