@@ -12,6 +12,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
 from dlc.rewrites.pass_target import cpu_target_for
+from dlc.rewrites.schedule.common import view_source
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -109,10 +110,12 @@ class LoopDefaultSchedulePass(ModulePass):
 
 def hoist_invariant_packs(loop: ForOp) -> None:
     """Moves out of `loop` each `loop.alloc` of its body with the nests that fill it, when
-    those nests read only buffers the loop does not write and use no value defined in the loop
-    outside themselves; its `loop.dealloc` moves after the loop."""
+    those nests read only buffers the loop does not write (a write through a reshaped view is a
+    write of the buffer it views) and use no value defined in the loop outside themselves; its
+    `loop.dealloc` moves after the loop."""
     body = loop.body.block
-    written = {value for op in loop.walk() if isinstance(op, BlockOp) for value in op.writes}
+    written = {view_source(value) for op in loop.walk() if isinstance(op, BlockOp)
+               for value in op.writes}
     for alloc in [op for op in body.ops if isinstance(op, AllocOp)]:
         buffer = alloc.result
         fills = [op for op in body.ops if isinstance(op, ForOp)
@@ -131,7 +134,8 @@ def hoist_invariant_packs(loop: ForOp) -> None:
 
 def _invariant_fill(fill: ForOp, buffer: SSAValue, written: set[SSAValue], loop: ForOp) -> bool:
     blocks = [op for op in fill.walk() if isinstance(op, BlockOp)]
-    if any(set(b.writes) != {buffer} or written.intersection(b.reads) for b in blocks):
+    if any(set(b.writes) != {buffer} or written.intersection(map(view_source, b.reads))
+           for b in blocks):
         return False
     inside = {v for op in fill.walk() for v in op.results}
     inside |= {a for op in fill.walk() for r in op.regions for blk in r.blocks for a in blk.args}

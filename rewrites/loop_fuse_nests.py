@@ -18,9 +18,9 @@ from typing import ClassVar
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.loop_plan_memory import buffer_bytes
-from dlc.rewrites.schedule.common import constant_value
+from dlc.rewrites.schedule.common import constant_value, view_source
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -60,16 +60,40 @@ def _memory_uses(loop: ForOp) -> dict[SSAValue, list[tuple[LoadOp | StoreOp, boo
 def _same_slice(first: LoadOp | StoreOp, first_iv: SSAValue,
                 second: LoadOp | StoreOp, second_iv: SSAValue) -> bool:
     """Whether some index position holds each access's own loop induction variable: iteration
-    i of one loop and iteration j != i of the other then touch different slices."""
+    i of one loop and iteration j != i of the other then touch different slices. Through two
+    different memrefs (a buffer and a `memref.collapse_shape` of it), only the leading axes
+    that both keep as they are mean the same axis."""
+    kept = min(len(first.indices), len(second.indices))
+    if first.memref is not second.memref:
+        kept = min(_kept_axes(first.memref), _kept_axes(second.memref))
     return any(
         a is first_iv and b is second_iv
-        for a, b in zip(first.indices, second.indices, strict=False)
+        for a, b in list(zip(first.indices, second.indices, strict=False))[:kept]
     )
 
 
+def _kept_axes(buffer: SSAValue) -> int:
+    """How many leading axes of `buffer` are the same axes of the buffer it views (all of
+    them for a buffer that is no reshaped view)."""
+    kept = len(buffer.type.get_shape()) if isinstance(buffer.type, MemRefType) else 0
+    owner = buffer.owner
+    while isinstance(owner, memref.CollapseShapeOp | memref.ExpandShapeOp):
+        groups = owner.reassociation  # type: ignore[union-attr]
+        leading = 0
+        for group in groups.data:
+            if len(group.data) != 1:
+                break
+            leading += 1
+        kept = min(kept, leading)
+        owner = owner.operands[0].owner
+    return kept
+
+
 def _alias_key(buffer: SSAValue) -> object:
-    """What `buffer` may share memory with: itself, or, for a function argument, every other
-    argument (a caller may pass one buffer as an input and as the output of a kernel)."""
+    """What `buffer` may share memory with: the buffer it is a reshaped view of, or itself,
+    or, for a function argument (or a view of one), every other argument (a caller may pass
+    one buffer as an input and as the output of a kernel)."""
+    buffer = view_source(buffer)
     if isinstance(buffer, BlockArgument) and not isinstance(buffer.owner.parent_op(), ForOp):
         return "arguments"
     return buffer
@@ -85,7 +109,8 @@ def can_fuse(first: ForOp, second: ForOp) -> bool:
     after `first`'s keeps every dependence, and iterations stay independent. Accesses of one loop
     among themselves, and reads in both, constrain nothing (a conv's weight, read at the channel
     in one position, beside its input read at the channel in another). The function's arguments
-    count as one buffer (they may alias).
+    count as one buffer (they may alias), and a reshaped view (`memref.collapse_shape`) as the
+    buffer it views, at the leading axes it keeps.
     """
     if first.kind.data not in FUSED_KINDS or second.kind.data != first.kind.data:
         return False

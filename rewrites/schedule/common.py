@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i32,
 )
+from xdsl.dialects.memref import CollapseShapeOp, ExpandShapeOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
@@ -159,6 +160,18 @@ def same_value(a: SSAValue, b: SSAValue) -> bool:
     if index < 0 or y.results[index] is not b:
         return False
     return all(same_value(p, q) for p, q in zip(x.operands, y.operands, strict=True))
+
+
+def view_source(buffer: SSAValue) -> SSAValue:
+    """The buffer that `buffer` is a reshaped view of (through `memref.collapse_shape` and
+    `memref.expand_shape`, which the schedule rules make to merge whole rows), or `buffer`
+    itself: what a pass that tracks buffers by value must compare (a write through a view is a
+    write of its source)."""
+    owner = buffer.owner
+    while isinstance(owner, CollapseShapeOp | ExpandShapeOp):
+        buffer = owner.operands[0]
+        owner = buffer.owner
+    return buffer
 
 
 def accesses(op: Operation, buffer: SSAValue) -> list[LoadOp | StoreOp]:

@@ -866,6 +866,78 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
 
 // -----
 
+// The same scan with its state written through a collapsed view of %out (as merged rows write
+// it): a write of the view is a write of %out, so the GEMM that reads %out, and the register
+// tile it fills, stay inside the time loop (the 8-column %w is not packed).
+// CHECK-LABEL: func.func @scan_state_written_through_view
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local
+// CHECK:           loop.block "hr" reads(%out, %w : memref<2x16xf32>, memref<16x8xf32>) writes(%[[TILE]]
+// CHECK:           loop.block "rnn_state0"
+func.func @scan_state_written_through_view(%h0: memref<2x16xf32>, %w: memref<16x8xf32>, %xs: memref<4x2x16xf32>, %out: memref<2x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i0 = %c0 to %c2 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "rnn_init0" reads(%h0 : memref<2x16xf32>) writes(%out : memref<2x16xf32>) spatial ["i0", "i1"] {
+        %0 = loop.load %h0[%i0, %i1] : memref<2x16xf32> -> f32
+        loop.store %0, %out[%i0, %i1] : f32 -> memref<2x16xf32>
+      }
+    }
+  }
+  %hr = loop.alloc global : memref<2x8xf32>
+  %next = loop.alloc global : memref<2x16xf32>
+  loop.for %t = %c0 to %c4 step %c1 axis "rnn_t" annotations {dlc.scan} {
+    loop.for %i = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j = %c0 to %c8 step %c1 axis "j" {
+        loop.block "hr_init" reads() writes(%hr : memref<2x8xf32>) spatial ["i", "j"] {
+          %init = arith.constant 0.000000e+00 : f32
+          loop.store %init, %hr[%i, %j] : f32 -> memref<2x8xf32>
+        }
+        loop.for %k = %c0 to %c16 step %c1 axis "k" {
+          loop.block "hr" reads(%out, %w : memref<2x16xf32>, memref<16x8xf32>) writes(%hr : memref<2x8xf32>) spatial ["i", "j"] reduction ["k"] {
+            %a = loop.load %out[%i, %k] : memref<2x16xf32> -> f32
+            %b = loop.load %w[%k, %j] : memref<16x8xf32> -> f32
+            %p = arith.mulf %a, %b : f32
+            %acc = loop.load %hr[%i, %j] : memref<2x8xf32> -> f32
+            %1 = arith.addf %acc, %p : f32
+            loop.store %1, %hr[%i, %j] : f32 -> memref<2x8xf32>
+          }
+        }
+      }
+    }
+    loop.for %i_1 = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c16 step %c1 axis "j" {
+        loop.block "h" reads(%hr, %xs : memref<2x8xf32>, memref<4x2x16xf32>) writes(%next : memref<2x16xf32>) spatial ["i", "j"] {
+          %a_1 = loop.load %hr[%i_1, %j_1] : memref<2x8xf32> -> f32
+          %b_1 = loop.load %xs[%t, %i_1, %j_1] : memref<4x2x16xf32> -> f32
+          %s = arith.addf %a_1, %b_1 : f32
+          loop.store %s, %next[%i_1, %j_1] : f32 -> memref<2x16xf32>
+        }
+      }
+    }
+    %nv = memref.collapse_shape %next [[0 : i64, 1 : i64]] : memref<2x16xf32> into memref<32xf32>
+    %ov = memref.collapse_shape %out [[0 : i64, 1 : i64]] : memref<2x16xf32> into memref<32xf32>
+    loop.for %f = %c0 to %c32 step %c1 axis "f" {
+      loop.block "rnn_state0" reads(%nv : memref<32xf32>) writes(%ov : memref<32xf32>) spatial ["f"] {
+        %2 = loop.load %nv[%f] : memref<32xf32> -> f32
+        loop.store %2, %ov[%f] : f32 -> memref<32xf32>
+      }
+    }
+  }
+  loop.dealloc %hr : memref<2x8xf32>
+  loop.dealloc %next : memref<2x16xf32>
+  func.return
+}
+
+// -----
+
 // A global average pool's sum over 12x12 windows (rows of 12: too short for partial sums): the
 // two reduction loops read whole rows of %x, so they merge into one loop over the 144
 // contiguous elements of a collapsed view (made before the nest), long enough for 8x16 vector
