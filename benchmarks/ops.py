@@ -2,13 +2,13 @@
 
 Run: `python3 benchmarks/ops.py [--threads 2] [--repeats 7] [--filter convT] [--check]`.
 Each case (conv 1x1, 3x3 s1/s2, depthwise, grouped, dilated, Kx1 and 1xK, 1-D, 7x7, transposed
-conv, pooling, Resize, GEMM shapes, LayerNorm, Softmax, attention, Concat/Split/Transpose
-blocks, LSTM/GRU/RNN) is one ONNX model built with onnx.helper (random weights as initializers),
-compiled by `dlc.compile(model, threads=N)` and run by ONNX Runtime with
-`intra_op_num_threads=N`. Each row prints both medians, dlc's throughput (GFLOP/s counting
-multiply-adds as 2 flops, or GB/s of input plus output bytes for the ops that only move data)
-and `ratio`: ORT's median time over dlc's (above 1: dlc is faster), and in parentheses the same
-ratio of CPU times (steadier on a loaded machine for one thread; see `common.Timing`). With
+conv, pooling, Resize, GEMM shapes, LayerNorm, Softmax, attention, Concat/Split/Transpose blocks,
+MobileNetV2 inverted residual blocks, LSTM/GRU/RNN) is one ONNX model built with onnx.helper
+(random weights as initializers), compiled by `dlc.compile(model, threads=N)` and run by ONNX
+Runtime with `intra_op_num_threads=N`. Each row prints both medians, dlc's throughput (GFLOP/s
+counting multiply-adds as 2 flops, or GB/s of input plus output bytes for the ops that only move
+data) and `ratio`: ORT's median time over dlc's (above 1: dlc is faster), and in parentheses the
+same ratio of CPU times (steadier on a loaded machine for one thread; see `common.Timing`). With
 `--check` a row also gives dlc's largest error relative to ORT's largest output magnitude. The
 summary lists the rows below `--bar` (default 0.7).
 """
@@ -249,6 +249,28 @@ def channel_shuffle(name: str, c: int, hw: int) -> Case:
     return Case(name, b.model([y]), b.inputs, flops=2.0 * half * half * hw * hw)
 
 
+def inverted_residual(name: str, c: int, hw: int, blocks: int, expand: int = 6) -> Case:
+    """MobileNetV2's inverted residual blocks, `blocks` of them in a row: 1x1 expansion to
+    `expand * c` channels + ReLU6, depthwise 3x3 + ReLU6, 1x1 projection back to `c`, plus the
+    block's input (batch norms folded into the convs' biases, as the exported nets have them)."""
+    b = Builder()
+    y = b.input((1, c, hw, hw))
+    wide = expand * c
+    low, high = b.floats([0.0]), b.floats([6.0])
+    for _ in range(blocks):
+        e = b.one("Conv", [y, b.weight((wide, c, 1, 1)), b.weight((wide,), 0.1)],
+                  kernel_shape=[1, 1])
+        e = b.one("Clip", [e, low, high])
+        d = b.one("Conv", [e, b.weight((wide, 1, 3, 3)), b.weight((wide,), 0.1)],
+                  kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=wide)
+        d = b.one("Clip", [d, low, high])
+        p = b.one("Conv", [d, b.weight((c, wide, 1, 1)), b.weight((c,), 0.1)],
+                  kernel_shape=[1, 1])
+        y = b.one("Add", [p, y])
+    flops = blocks * 2.0 * hw * hw * (2 * c * wide + 9 * wide)
+    return Case(name, b.model([y]), b.inputs, flops=flops)
+
+
 def transpose(name: str, shape: tuple[int, ...], perm: list[int]) -> Case:
     b = Builder()
     x = b.input(shape)
@@ -285,6 +307,14 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "conv1x1 64->128 28", 64, 128, (28, 28), (1, 1)),
     functools.partial(conv, "conv1x1 256->64 56", 256, 64, (56, 56), (1, 1)),
     functools.partial(conv, "conv1x1 512->1000 13", 512, 1000, (13, 13), (1, 1)),
+    # Mobile nets' pointwise convs: many channels over small planes (MobileNetV2's 7x7 and
+    # 14x14 stages) and few channels over large ones (SqueezeNet's squeeze and expand).
+    functools.partial(conv, "conv1x1 960->160 7", 960, 160, (7, 7), (1, 1)),
+    functools.partial(conv, "conv1x1 160->960 7", 160, 960, (7, 7), (1, 1)),
+    functools.partial(conv, "conv1x1 384->64 14", 384, 64, (14, 14), (1, 1)),
+    functools.partial(conv, "conv1x1 64->384 14", 64, 384, (14, 14), (1, 1)),
+    functools.partial(conv, "conv1x1 128->16 55", 128, 16, (55, 55), (1, 1)),
+    functools.partial(conv, "conv1x1 16->64 55", 16, 64, (55, 55), (1, 1)),
     functools.partial(conv, "conv3x3 s1 64->64 56", 64, 64, (56, 56), (3, 3)),
     functools.partial(conv, "conv3x3 s1 256->256 14", 256, 256, (14, 14), (3, 3)),
     functools.partial(conv, "conv3x3 s2 64->128 56", 64, 128, (56, 56), (3, 3), stride=2),
@@ -293,6 +323,9 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "depthwise3x3 s2 144 56", 144, 144, (56, 56), (3, 3), stride=2,
                       groups=144),
     functools.partial(conv, "depthwise3x3 s1 576 14", 576, 576, (14, 14), (3, 3), groups=576),
+    functools.partial(conv, "depthwise3x3 s2 96 112", 96, 96, (112, 112), (3, 3), stride=2,
+                      groups=96),
+    functools.partial(conv, "depthwise3x3 s1 960 7", 960, 960, (7, 7), (3, 3), groups=960),
     functools.partial(conv, "depthwise7x7 s1 96 56", 96, 96, (56, 56), (7, 7), groups=96),
     functools.partial(conv, "grouped3x3 g32 128 56", 128, 128, (56, 56), (3, 3), groups=32),
     functools.partial(conv, "grouped3x3 g8 256 28", 256, 256, (28, 28), (3, 3), groups=8),
@@ -331,6 +364,10 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(attention, "attention 12h 128x64", 12, 128, 64),
     functools.partial(attention, "attention 8h 256x64", 8, 256, 64),
     functools.partial(channel_shuffle, "shuffle unit 232 14", 232, 14),
+    functools.partial(inverted_residual, "inverted residual x2 24 56", 24, 56, 2),
+    functools.partial(inverted_residual, "inverted residual x3 32 28", 32, 28, 3),
+    functools.partial(inverted_residual, "inverted residual x4 64 14", 64, 14, 4),
+    functools.partial(inverted_residual, "inverted residual x2 160 7", 160, 7, 2),
     functools.partial(concat_block, "concat 4x1x1 256 28", 256, 28, 4),
     functools.partial(transpose, "transpose NCHW->NHWC 64 56", (1, 64, 56, 56), [0, 2, 3, 1]),
     functools.partial(recurrent, "lstm bidir seq50 b1 256->256", "LSTM", 50, 1, 256, 256,

@@ -977,3 +977,61 @@ def test_resize_rows_are_vectorized_with_gathers(mode: str) -> None:
     if mode == "linear":
         assert len([op for op in parsed.walk() if isinstance(op, AllocOp)]) >= 2
         assert all(loop.kind.data == "vectorized" for loop in loops if loop.axis.data == "i3.i")
+
+
+def conv1x1_text(c: int, o: int, h: int, w: int, residual: bool = False) -> str:
+    x_t, w_t, y_t = (f"tensor<1x{c}x{h}x{w}xf32>", f"tensor<{o}x{c}x1x1xf32>",
+                     f"tensor<1x{o}x{h}x{w}xf32>")
+    add = (f"%s = graph.add %y, %z : ({y_t}, {y_t}) -> {y_t}" if residual
+           else f"%s = graph.relu %y : {y_t}")
+    return f"""
+func.func @pw(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>, %z: {y_t}) -> {y_t} {{
+  %r = graph.conv2d %x, %w, %b : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  %y = graph.relu %r : {y_t}
+  {add}
+  func.return %s : {y_t}
+}}
+"""
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=st.integers(1, 70), o=st.integers(1, 40), h=st.integers(1, 16), w=st.integers(1, 20),
+       residual=st.booleans(), threads=st.sampled_from([1, 2]))
+def test_pointwise_conv_matches_numpy(c: int, o: int, h: int, w: int, residual: bool,
+                                      threads: int) -> None:
+    """1x1 convs (bias, ReLU, maybe a residual add: a second buffer read by whole rows) over
+    planes whose rows merge into one run (`merge_rows`, few input channels) or stay rows for
+    the channel kernel (many), vs NumPy."""
+    x = RNG.standard_normal((1, c, h, w), dtype=np.float32)
+    wt = RNG.standard_normal((o, c, 1, 1), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    z = RNG.standard_normal((1, o, h, w), dtype=np.float32)
+    got = compiled(conv1x1_text(c, o, h, w, residual), threads)(x, wt, b, z)
+    y = np.maximum(np.einsum("oc,nchw->nohw", wt[:, :, 0, 0].astype(np.float64), x)
+                   + b[None, :, None, None], 0)
+    expected = y + z if residual else np.maximum(y, 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "size", "merged", "columns_first"),
+    [(16, 64, 55, True, False), (256, 64, 56, True, True), (960, 32, 7, False, False)],
+)
+def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, merged: bool,
+                                      columns_first: bool) -> None:
+    """A 1x1 conv's plane merges into one run, for the row kernel over (output channels x
+    plane), when the channel kernel's fuller lanes would not pay for its transposed epilogue
+    over the input channels (16 or 256 of them against rows of 55 or 56 lanes, not 960 against
+    rows of 7); when the input (K x plane) exceeds half the L2, the loop over the plane's
+    column blocks is outermost (and parallel), each block's input reused by every row block."""
+    from xdsl.dialects import memref
+
+    loops, scheduled = scheduled_loops(  # type: ignore[misc]
+        conv1x1_text(c, o, size, size), l2_bytes=1 << 20)
+    views = [op for op in scheduled.walk() if isinstance(op, memref.CollapseShapeOp)]
+    assert bool(views) == merged
+    if merged:
+        assert {tuple(view.result.type.get_shape()) for view in views} >= {
+            (1, c, size * size), (1, o, size * size)}
+        outer = next(loop for loop in loops if loop.kind.data == "parallel")
+        assert outer.axis.data == ("i2.i3.fused.o" if columns_first else "i1.o")

@@ -163,12 +163,15 @@ def same_value(a: SSAValue, b: SSAValue) -> bool:
     return all(same_value(p, q) for p, q in zip(x.operands, y.operands, strict=True))
 
 
+_RESHAPES = (memref.CollapseShapeOp, memref.ExpandShapeOp)
+
+
 def base_buffer(value: SSAValue) -> SSAValue:
-    """The buffer `value` is a view of (through `memref.collapse_shape`, which the schedule
-    rules make to walk whole rows as one run), or `value` itself: what a dependence between
-    two accesses must compare, as a view and its source are one memory."""
-    while isinstance(owner := value.owner, memref.CollapseShapeOp):
-        value = owner.src
+    """The buffer `value` is a view of (through `memref.collapse_shape` / `expand_shape`, which
+    the schedule rules make to walk whole rows as one run), or `value` itself: what a
+    dependence between two accesses must compare, as a view and its source are one memory."""
+    while isinstance(owner := value.owner, _RESHAPES):
+        value = owner.operands[0]
     return value
 
 
@@ -178,14 +181,14 @@ def kept_axes(value: SSAValue) -> int:
     memref_type = value.type
     rank = len(memref_type.get_shape()) if isinstance(memref_type, MemRefType) else 0
     owner = value.owner
-    if not isinstance(owner, memref.CollapseShapeOp):
+    if not isinstance(owner, _RESHAPES):
         return rank
     kept = 0
     for group in owner.reassociation:
         if len(group.data) != 1 or group.data[0].value.data != kept:
             break
         kept += 1
-    return min(kept, kept_axes(owner.src))
+    return min(kept, kept_axes(owner.operands[0]))
 
 
 def accesses(op: Operation, buffer: SSAValue) -> list[LoadOp | StoreOp]:

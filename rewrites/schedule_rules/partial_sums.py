@@ -44,7 +44,7 @@ last axis, a whole-tensor sum, softmax's sum of exponentials, layer norm's mean 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.schedule import fuse
@@ -55,6 +55,7 @@ from dlc.rewrites.schedule.common import (
     is_pure,
     refresh_reads,
     rename_axis,
+    set_block_buffers,
     value_name,
 )
 from dlc.rewrites.schedule_rules.config import CpuConfig
@@ -246,6 +247,84 @@ def drop_unit_reductions(nest: Reduction) -> bool:
         nest.reduction.pop()
         dropped = True
     return dropped
+
+
+def merge_rows(spatial: list[ForOp], blocks: Sequence[BlockOp], lanes: int,
+               fixed: Collection[SSAValue] = ()) -> bool:
+    """Merges the two innermost loops of the perfectly nested `spatial` band (`fuse`) when
+    rows of `lanes`-wide vectors would leave a remainder in every row, and every load and store
+    of `blocks` that depends on either indexes the last two axes of its buffer by the two
+    induction variables (in order, the row whole; each maybe plus a value that is always 0, as
+    a 1x1 conv reads `x[n, c, oh + kh, ow + kw]` with one-iteration window loops) and by
+    nothing else; those accesses then go through a `memref.collapse_shape` of the two axes
+    (made before the nest) at the merged index: a 7x7 plane is one run of 49 elements. Returns
+    whether it merged; `spatial` follows. Nothing merges when one of those buffers is in
+    `fixed` (a reduction's accumulator, which its kernel must find as it is)."""
+    if len(spatial) < 2:
+        return False
+    outer, inner = spatial[-2], spatial[-1]
+    if body_of(outer) != [inner] or extent(inner) % lanes == 0:
+        return False
+    ivs = {outer.induction_var, inner.induction_var}
+    root = spatial[0]
+    rows: list[LoadOp | StoreOp] = []
+    others: set[SSAValue] = set()
+    for access in accesses_in(list(blocks)):
+        indices = list(access.indices)
+        if not any(depends_on(index, ivs) for index in indices):
+            others.add(access.memref)
+            continue
+        buffer_type = access.memref.type
+        if (
+            len(indices) < 2 or not _indexes_by(indices[-2], outer.induction_var)
+            or not _indexes_by(indices[-1], inner.induction_var)
+            or any(depends_on(index, ivs) for index in indices[:-2])
+            or not isinstance(buffer_type, MemRefType)
+            or not isinstance(buffer_type.layout, NoneAttr)
+            or buffer_type.get_shape()[-1] != extent(inner)
+            or not defined_outside(access.memref, root)
+        ):
+            return False
+        rows.append(access)
+    buffers = {access.memref for access in rows}
+    if not rows or buffers & others or buffers.intersection(fixed):
+        return False
+    views = {buffer: tail_view(buffer, 2, root) for buffer in buffers}
+    merged = fuse(outer, inner)
+    for access in rows:
+        leading = list(access.indices)[:-2]
+        if isinstance(access, StoreOp):
+            access.operands = (access.value, views[access.memref], *leading,
+                               merged.induction_var)
+        else:
+            access.operands = (views[access.memref], *leading, merged.induction_var)
+    for block in blocks:  # the indices the merged one replaced (`oh + kh`)
+        for op in reversed(list(block.walk())):
+            if op is not block and is_pure(op) and op.results and not any(
+                    result.uses for result in op.results):
+                op.detach()
+                op.erase()
+    for op in reversed(body_of(merged)):
+        if is_pure(op) and not any(result.uses for result in op.results):
+            op.detach()
+            op.erase()  # the row and column the merged index no longer needs
+    for block in blocks:
+        set_block_buffers(block, [views.get(b, b) for b in block.reads],
+                          [views.get(b, b) for b in block.writes])
+    spatial.pop()
+    spatial[-1] = merged
+    return True
+
+
+def _indexes_by(index: SSAValue, iv: SSAValue) -> bool:
+    """Whether `index` is `iv`, or `iv` plus a value that is always 0."""
+    if index is iv:
+        return True
+    owner = index.owner
+    return isinstance(owner, arith.AddiOp) and (
+        (owner.lhs is iv and _always_zero(owner.rhs))
+        or (owner.rhs is iv and _always_zero(owner.lhs))
+    )
 
 
 def collapse_rows(nest: Reduction) -> ForOp | None:

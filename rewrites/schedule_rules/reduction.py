@@ -37,6 +37,16 @@ epilogue runs transposed, `for c.i (serial NR) { for r.i (vectorized MR) }`, so 
 MR contiguous outputs of one channel at a time (vectorized over channels it would scatter lane by
 lane, H*W apart: 16x the stores, and 1.5x the whole model's compile time for ResNet-18).
 
+A conv2d whose rows only partly fill the vector lanes (a 7-, 14- or 55-wide row) gets the
+channel kernel too when its fuller lanes save more reduction work than its transposed epilogue
+costs (`TRANSPOSED_EPILOGUE_COST`: a 3x3 conv's hundreds of reduction steps). Otherwise, when
+the two innermost spatial loops walk whole rows of every buffer (a 1x1 conv with few input
+channels: `x[n, c, oh, ow]`, `out[n, o, oh, ow]`), they merge into one loop over the plane
+(`merge_rows`: collapsed views made before the nest), and the row kernel runs over
+(output channels x plane x input channels), a GEMM with contiguous rows; when its input is
+larger than half the L2, the loop over the plane's column blocks is outermost, so that each
+block's input stays in cache for every block of output channels.
+
 A nest the channel kernel does not fit whose loads move by 2-4 elements per step of `c` (a
 stride-2 pooling window over a padded input) gets the kernel above all the same: the vectorizer
 reads such loads as contiguous vectors and shuffles them (ResNet-18's 3x3/2 max pool: 0.40 ->
@@ -65,6 +75,7 @@ from dlc.rewrites.schedule_rules.nest import (
     contiguous_in,
     extent,
 )
+from dlc.rewrites.schedule_rules.partial_sums import merge_rows
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType
 from xdsl.dialects.llvm import FastMathFlag
@@ -84,12 +95,23 @@ column index the tile stays a stack buffer; LLVM still keeps it in registers acr
 reduction loop (LICM promotes the loop-invariant tile accesses) and stores it once before the
 epilogue. Same speed: ResNet-18 1.04x/1.02x ORT unrolled vs 0.99x/1.02x serial (two runs)."""
 
-MIN_LANE_USE = 1.0
-"""Below this share of used vector lanes (a 7-wide conv2d row fills 7 of 16; a 56-wide one 56 of
-64), a conv2d that the channel kernel fits is vectorized over its output channels instead of its
-row, if that uses more lanes. Measured (best of 9, interleaved, conv3x3+BN+ReLU, 2 threads): at
-0.875 lane use the channel kernel is 1.14-1.17x faster (64x56x56, 128x28x28, 256x14x14), at
-0.9375 1.03-1.21x (64x60x60, 128x30x30, 256x15x15); at 0.83 with 32 channels 0.94-0.97x."""
+TRANSPOSED_EPILOGUE_COST = 0.75
+"""What the channel kernel's transposed epilogue costs, in vector instructions per output, beyond
+the row kernel's: it reads each column of the tile as MR values a row apart before it stores
+them as one vector of MR contiguous outputs.
+
+A conv2d whose rows fill vector lanes only partly (a 7-wide row fills 7 of 16 lanes, a 28-wide
+one 28 of 32) is vectorized over its output channels instead when that saves more reduction
+work than the epilogue costs (`channel_kernel_pays`): per `lanes` outputs the row kernel issues
+`K / row_use` FMAs and the channel kernel `K / channel_use` plus `lanes *` this. Measured (best
+of 9, interleaved, conv3x3+BN+ReLU, 2 threads): at 0.875 lane use the channel kernel is
+1.14-1.17x faster (64x56x56, 128x28x28, 256x14x14), at 0.9375 1.03-1.21x (64x60x60, 128x30x30,
+256x15x15); at 0.83 with 32 channels 0.94-0.97x. One thread, CPU time, AVX-512, with
+K x (1/row_use - 1/channel_use) in brackets against the threshold `lanes *` this (12): the
+channel kernel 1.2x faster on a Winograd 3x3 conv 32->32 at 14x14 [13.7], even on 16->16 [6.9];
+the row kernel 2.4x faster on a direct 3x3 conv 8->32 at 28x28 [10.3].
+A 1x1 conv's rows merge into one run over its plane first (`merge_rows`) when the row kernel
+then pays: from 14x14 up the run fills its lanes, and the channel kernel stays for 7x7 planes."""
 
 
 @dataclass
@@ -127,7 +149,10 @@ class KernelPlan:
     columns_first: bool = False
     """The loop over column blocks (packed panels) is outside the other spatial axes too: when
     the packed operand is larger than half the L2, each panel is loaded into L2 once and used
-    for the whole output instead of once per output row (a conv2d with a large weight)."""
+    for the whole output instead of once per output row (a conv2d with a large weight). An
+    unpacked GEMM-like nest (only its row and column axes longer than 1: a 1x1 conv over a
+    merged plane) whose vector operand, all columns, is larger than half the L2 loops over the
+    column blocks outside its row blocks too: each row block would stream all of it again."""
     rows_contiguous: bool = False
     """The output is contiguous along the rows, not the columns (the channel kernel): the
     epilogue is vectorized over rows, one column at a time."""
@@ -166,11 +191,12 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
             return channel_plan
     if columns < config.min_vector_extent or lanes < 2:
         return None
-    if _lane_use(columns, lanes) < MIN_LANE_USE:
+    if _lane_use(columns, lanes) < 1:
         channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None and _lane_use(
-            extent(nest.spatial[channel_plan.column]), lanes
-        ) > _lane_use(columns, lanes):
+        if channel_plan is not None and channel_kernel_pays(
+            reduction_length(nest), _lane_use(columns, lanes),
+            _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes,
+        ):
             return channel_plan
     vector_loads = [
         access for access in accesses
@@ -204,7 +230,30 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     if packing is not None:
         panel_bytes = packing.rows * nr * element_bytes(element)
         group = max(1, min(-(-columns // nr), config.l2_bytes // 2 // max(panel_bytes, 1)))
-    return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group)
+    streamed = reduction_length(nest) * columns * element_bytes(element)
+    columns_first = (
+        packing is None and row is not None and mr < extent(nest.spatial[row])
+        and all(extent(loop) == 1 for d, loop in enumerate(nest.spatial) if d not in (row, column))
+        and streamed > config.l2_bytes // 2
+    )
+    return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group,
+                      columns_first=columns_first)
+
+
+def reduction_length(nest: Reduction) -> int:
+    """The iterations of `nest`'s reduction loops at one output point (K)."""
+    length = 1
+    for loop in nest.reduction:
+        length *= extent(loop)
+    return length
+
+
+def channel_kernel_pays(length: int, row_use: float, channel_use: float, lanes: int) -> bool:
+    """Whether the channel kernel's fuller lanes (`channel_use` of them against the row
+    kernel's `row_use`) save more FMAs over a reduction of `length` than its transposed
+    epilogue costs (`TRANSPOSED_EPILOGUE_COST`), per `lanes` outputs."""
+    saved = length * (1 / row_use - 1 / channel_use)
+    return saved > lanes * TRANSPOSED_EPILOGUE_COST
 
 
 def _lane_use(extent_: int, lanes: int) -> float:
@@ -949,6 +998,11 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
     plan = plan_kernel(nest, config)
     if plan is None:
         return False
+    if _row_kernel_after_merge(nest, config, plan.lanes) and merge_rows(
+            nest.spatial, [nest.init, nest.update, *nest.epilogues], plan.lanes,
+            fixed={nest.home}):
+        plan = plan_kernel(nest, config)  # the merged rows are contiguous: a kernel fits
+        assert plan is not None
     builder = _Builder(nest, plan, config)
     root = nest.spatial[0]
     ops = builder.build()
@@ -961,6 +1015,18 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
     if config.parallel:
         mark_parallel([op for op in ops if isinstance(op, ForOp)])
     return True
+
+
+def _row_kernel_after_merge(nest: Reduction, config: CpuConfig, lanes: int) -> bool:
+    """Whether `nest`'s two innermost spatial axes, merged into one run (`merge_rows`), would
+    get the row kernel, not the channel kernel (whose rows gain nothing from the merge)."""
+    if len(nest.spatial) < 2:
+        return False
+    merged = extent(nest.spatial[-2]) * extent(nest.spatial[-1])
+    channel_plan = plan_channel_kernel(nest, config)
+    return channel_plan is None or not channel_kernel_pays(
+        reduction_length(nest), _lane_use(merged, lanes),
+        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes)
 
 
 def mark_parallel(roots: list[ForOp]) -> None:

@@ -912,6 +912,78 @@ func.func @scan_loop_fill_reading_a_view_target_stays(%out: memref<2x16xf32>) at
 
 // -----
 
+// The same scan with its state written through a collapsed view of %out (as merged rows write
+// it): a write of the view is a write of %out, so the GEMM that reads %out, and the register
+// tile it fills, stay inside the time loop (the 8-column %w is not packed).
+// CHECK-LABEL: func.func @scan_state_written_through_view
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local
+// CHECK:           loop.block "hr" reads(%out, %w : memref<2x16xf32>, memref<16x8xf32>) writes(%[[TILE]]
+// CHECK:           loop.block "rnn_state0"
+func.func @scan_state_written_through_view(%h0: memref<2x16xf32>, %w: memref<16x8xf32>, %xs: memref<4x2x16xf32>, %out: memref<2x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i0 = %c0 to %c2 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "rnn_init0" reads(%h0 : memref<2x16xf32>) writes(%out : memref<2x16xf32>) spatial ["i0", "i1"] {
+        %0 = loop.load %h0[%i0, %i1] : memref<2x16xf32> -> f32
+        loop.store %0, %out[%i0, %i1] : f32 -> memref<2x16xf32>
+      }
+    }
+  }
+  %hr = loop.alloc global : memref<2x8xf32>
+  %next = loop.alloc global : memref<2x16xf32>
+  loop.for %t = %c0 to %c4 step %c1 axis "rnn_t" annotations {dlc.scan} {
+    loop.for %i = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j = %c0 to %c8 step %c1 axis "j" {
+        loop.block "hr_init" reads() writes(%hr : memref<2x8xf32>) spatial ["i", "j"] {
+          %init = arith.constant 0.000000e+00 : f32
+          loop.store %init, %hr[%i, %j] : f32 -> memref<2x8xf32>
+        }
+        loop.for %k = %c0 to %c16 step %c1 axis "k" {
+          loop.block "hr" reads(%out, %w : memref<2x16xf32>, memref<16x8xf32>) writes(%hr : memref<2x8xf32>) spatial ["i", "j"] reduction ["k"] {
+            %a = loop.load %out[%i, %k] : memref<2x16xf32> -> f32
+            %b = loop.load %w[%k, %j] : memref<16x8xf32> -> f32
+            %p = arith.mulf %a, %b : f32
+            %acc = loop.load %hr[%i, %j] : memref<2x8xf32> -> f32
+            %1 = arith.addf %acc, %p : f32
+            loop.store %1, %hr[%i, %j] : f32 -> memref<2x8xf32>
+          }
+        }
+      }
+    }
+    loop.for %i_1 = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c16 step %c1 axis "j" {
+        loop.block "h" reads(%hr, %xs : memref<2x8xf32>, memref<4x2x16xf32>) writes(%next : memref<2x16xf32>) spatial ["i", "j"] {
+          %a_1 = loop.load %hr[%i_1, %j_1] : memref<2x8xf32> -> f32
+          %b_1 = loop.load %xs[%t, %i_1, %j_1] : memref<4x2x16xf32> -> f32
+          %s = arith.addf %a_1, %b_1 : f32
+          loop.store %s, %next[%i_1, %j_1] : f32 -> memref<2x16xf32>
+        }
+      }
+    }
+    %nv = memref.collapse_shape %next [[0 : i64, 1 : i64]] : memref<2x16xf32> into memref<32xf32>
+    %ov = memref.collapse_shape %out [[0 : i64, 1 : i64]] : memref<2x16xf32> into memref<32xf32>
+    loop.for %f = %c0 to %c32 step %c1 axis "f" {
+      loop.block "rnn_state0" reads(%nv : memref<32xf32>) writes(%ov : memref<32xf32>) spatial ["f"] {
+        %2 = loop.load %nv[%f] : memref<32xf32> -> f32
+        loop.store %2, %ov[%f] : f32 -> memref<32xf32>
+      }
+    }
+  }
+  loop.dealloc %hr : memref<2x8xf32>
+  loop.dealloc %next : memref<2x16xf32>
+  func.return
+}
+
+// -----
+
 // A global average pool's sum over 12x12 windows (rows of 12: too short for partial sums): the
 // two reduction loops read whole rows of %x, so they merge into one loop over the 144
 // contiguous elements of a collapsed view (made before the nest), long enough for 8x16 vector
@@ -1157,6 +1229,126 @@ func.func @pad_zero_point(%x: memref<1x3x6x6xi8>, %xz: memref<i8>, %pad: memref<
             %12 = arith.select %9, %11, %3 : i8
             loop.store %12, %pad[%i0, %i1, %i2, %i3] : i8 -> memref<1x3x8x8xi8>
           }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A 1x1 conv with 16 input channels and 8 output channels over 5x5 planes: rows of 5 would fill
+// 5 of 16 lanes, and the channel kernel, 8 of 16, would save nothing for its transposed
+// epilogue, so the plane's rows merge (the window loops of one iteration add 0 to
+// `oh` and `ow`) into one run of 25: a GEMM over (output channels x plane x input channels), its
+// input and output read and written through collapsed views, the output stored as row vectors.
+// CHECK-LABEL: func.func @conv1x1_rows_merge
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x16x5x5xf32> into memref<1x16x25xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x8x5x5xf32> into memref<1x8x25xf32>
+// CHECK:         %[[TILE:.*]] = loop.alloc local : memref<8x25xf32>
+// CHECK:         loop.for %[[R:.*]] = %c0 to %c16 step %c1 axis "r0" {
+// CHECK:           loop.for %[[P:.*]] = %c0 to %c25 step %c1 axis "i2.i3.fused.i" kind vectorized {
+// CHECK-NEXT:        loop.block "conv2d" reads(%[[X]], %w : memref<1x16x25xf32>, memref<8x16x1x1xf32>) writes(%[[TILE]] : memref<8x25xf32>) spatial ["i0", "i1", "i2.i3.fused"]
+// CHECK-NEXT:          loop.load %[[X]][%{{.*}}, %[[R]], %[[P]]]
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1.i" kind unrolled {
+// CHECK-NEXT:      loop.for %[[Q:.*]] = %c0 to %c25 step %c1 axis "i2.i3.fused.i" kind vectorized {
+// CHECK-NEXT:        loop.block "relu" reads(%[[TILE]], %b : memref<8x25xf32>, memref<8xf32>) writes(%[[OUT]] : memref<1x8x25xf32>)
+// CHECK:               loop.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %[[Q]]]
+func.func @conv1x1_rows_merge(%x: memref<1x16x5x5xf32>, %w: memref<8x16x1x1xf32>, %b: memref<8xf32>, %out: memref<1x8x5x5xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c5 = arith.constant 5 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c5 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c5 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c16 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x16x5x5xf32>, memref<8x16x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i2, %r1 : index
+                  %1 = arith.addi %i3, %r2 : index
+                  %2 = loop.load %x[%i0, %r0, %0, %1] : memref<1x16x5x5xf32> -> f32
+                  %3 = loop.load %w[%i1, %r0, %r1, %r2] : memref<8x16x1x1xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %5 = arith.addf %acc_1, %4 : f32
+                  loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc, %b : memref<1xf32>, memref<8xf32>) writes(%out : memref<1x8x5x5xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = loop.load %b[%i1] : memref<8xf32> -> f32
+            %8 = arith.addf %6, %7 : f32
+            %9 = arith.constant 0.000000e+00 : f32
+            %10 = arith.maximumf %8, %9 : f32
+            loop.store %10, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x8x5x5xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// The same over 7x7 planes with 512 input channels: the channel kernel's full lanes save far
+// more than its epilogue costs, so the rows stay rows (7 of them per tile, 32 channels wide).
+// CHECK-LABEL: func.func @negative_conv1x1_channel_kernel
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.alloc local : memref<7x32xf32>
+func.func @negative_conv1x1_channel_kernel(%x: memref<1x512x7x7xf32>, %w: memref<32x512x1x1xf32>, %b: memref<32xf32>, %out: memref<1x32x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c7 = arith.constant 7 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c32 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c7 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c7 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c512 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x512x7x7xf32>, memref<32x512x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i2, %r1 : index
+                  %1 = arith.addi %i3, %r2 : index
+                  %2 = loop.load %x[%i0, %r0, %0, %1] : memref<1x512x7x7xf32> -> f32
+                  %3 = loop.load %w[%i1, %r0, %r1, %r2] : memref<32x512x1x1xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %5 = arith.addf %acc_1, %4 : f32
+                  loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc, %b : memref<1xf32>, memref<32xf32>) writes(%out : memref<1x32x7x7xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = loop.load %b[%i1] : memref<32xf32> -> f32
+            %8 = arith.addf %6, %7 : f32
+            %9 = arith.constant 0.000000e+00 : f32
+            %10 = arith.maximumf %8, %9 : f32
+            loop.store %10, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x32x7x7xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
         }
       }
     }

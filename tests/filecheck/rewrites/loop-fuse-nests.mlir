@@ -374,3 +374,76 @@ func.func @negative_stored_argument_read_at_column(%x: memref<4x8xf32>, %g: memr
   }
   func.return
 }
+
+// -----
+
+// The first nest writes %e through a collapsed view (rows merged by a schedule rule), the
+// second reads %e itself, each iteration a column that every iteration of the first writes:
+// the view is %e, so the two do not fuse.
+// CHECK-LABEL: func.func @negative_write_through_view
+// CHECK:         loop.block "fill"
+// CHECK:       }
+// CHECK:         loop.for %{{.*}} axis "i" kind parallel {
+// CHECK:           loop.block "transpose"
+func.func @negative_write_through_view(%x: memref<4x8xf32>, %out: memref<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %e = loop.alloc global : memref<4x2x4xf32>
+  %ev = memref.collapse_shape %e [[0 : i64], [1 : i64, 2 : i64]] : memref<4x2x4xf32> into memref<4x8xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "fill" reads(%x : memref<4x8xf32>) writes(%ev : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        loop.store %v, %ev[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.for %i2 = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %k = %c0 to %c4 step %c1 axis "k" {
+      loop.block "transpose" reads(%e : memref<4x2x4xf32>) writes(%out : memref<4x4xf32>) spatial ["i", "k"] {
+        %v = loop.load %e[%k, %c0, %i2] : memref<4x2x4xf32> -> f32
+        loop.store %v, %out[%i2, %k] : f32 -> memref<4x4xf32>
+      }
+    }
+  }
+  loop.dealloc %e : memref<4x2x4xf32>
+  func.return
+}
+
+// -----
+
+// The same with the second nest reading row i of %e: the view keeps the leading axis, so
+// iteration i of both touches only row i, and they fuse.
+// CHECK-LABEL: func.func @write_through_view_same_row
+// CHECK:         loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK:           loop.block "fill"
+// CHECK:           loop.block "rows"
+// CHECK-NOT:     kind parallel
+func.func @write_through_view_same_row(%x: memref<4x8xf32>, %out: memref<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %e = loop.alloc global : memref<4x2x4xf32>
+  %ev = memref.collapse_shape %e [[0 : i64], [1 : i64, 2 : i64]] : memref<4x2x4xf32> into memref<4x8xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.block "fill" reads(%x : memref<4x8xf32>) writes(%ev : memref<4x8xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<4x8xf32> -> f32
+        loop.store %v, %ev[%i, %j] : f32 -> memref<4x8xf32>
+      }
+    }
+  }
+  loop.for %i2 = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %k = %c0 to %c4 step %c1 axis "k" {
+      loop.block "rows" reads(%e : memref<4x2x4xf32>) writes(%out : memref<4x4xf32>) spatial ["i", "k"] {
+        %v = loop.load %e[%i2, %c1, %k] : memref<4x2x4xf32> -> f32
+        loop.store %v, %out[%i2, %k] : f32 -> memref<4x4xf32>
+      }
+    }
+  }
+  loop.dealloc %e : memref<4x2x4xf32>
+  func.return
+}
