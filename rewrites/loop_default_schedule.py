@@ -113,8 +113,9 @@ class LoopDefaultSchedulePass(ModulePass):
 
 def hoist_invariant_packs(loop: ForOp) -> None:
     """Moves out of `loop` each `loop.alloc` of its body with the nests that fill it, when
-    those nests read only buffers the loop does not write (directly or through a view) and use no value defined in the loop
-    outside themselves; its `loop.dealloc` moves after the loop."""
+    those nests read only buffers the loop does not write (directly or through a view) and
+    use no value defined in the loop outside themselves; its `loop.dealloc` moves after the
+    loop."""
     body = loop.body.block
     written = {base_buffer(value) for op in loop.walk() if isinstance(op, BlockOp)
                for value in op.writes}

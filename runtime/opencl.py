@@ -9,6 +9,7 @@ PoCL (`pip install pocl-binary-distribution`) runs the kernels on the CPU.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +51,30 @@ def default_device() -> Any:
         raise OpenCLError("no OpenCL device found")
     gpus = [d for d in devices if d.type & cl.device_type.GPU]
     return (gpus or devices)[0]
+
+
+_PROBE_KERNEL = "__kernel void dlc_probe(__global float *a) { a[get_global_id(0)] += 1.0f; }"
+
+
+@functools.cache
+def unavailable_reason() -> str | None:
+    """Why OpenCL programs cannot run in this process, or None when they can: pyopencl
+    missing, no device, or a device whose compiler cannot build a one-line kernel (PoCL 3.0,
+    built on LLVM 14, fails on CPUs newer than LLVM 14 knows: "unknown target CPU
+    'generic'"). Probed once per process; tests and tools skip with this reason."""
+    device: Any = None
+    try:
+        cl = _import_pyopencl()
+        device = default_device()
+        cl.Program(cl.Context([device]), _PROBE_KERNEL).build()
+    except OpenCLError as e:
+        return str(e)
+    except Exception as e:  # noqa: BLE001 - pyopencl's build and context errors
+        lines = [line for line in str(e).splitlines() if "error" in line.lower()]
+        detail = lines[-1].strip() if lines else str(e).splitlines()[0]
+        name = "" if device is None else f" {device.name.strip()!r}"
+        return f"the OpenCL device{name} cannot build a kernel: {detail}"
+    return None
 
 
 class OpenCLBackend:

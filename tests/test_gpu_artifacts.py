@@ -45,6 +45,7 @@ from dlc.runtime.gpu_host import (
 from dlc.runtime.gpu_library import bundled_opencl
 from dlc.runtime.library import LibraryError, load_library
 from dlc.runtime.metadata import ArgumentSpec, FunctionSignature, decode_metadata
+from dlc.runtime.opencl import unavailable_reason as opencl_unavailable_reason
 from dlc.tools.dlc_main import main
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -69,20 +70,9 @@ func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32>) -> tensor<8x4xf32> 
 """Two layers with constants (weights on the device) and scalars in the kernels."""
 
 
-def _opencl_unavailable_reason() -> str | None:
-    try:
-        import pyopencl
-    except ImportError:
-        return "pyopencl is not installed (pip install pyopencl pocl-binary-distribution)"
-    try:
-        if not [d for p in pyopencl.get_platforms() for d in p.get_devices()]:
-            return "no OpenCL device"
-    except pyopencl.Error as e:
-        return f"no OpenCL platform: {e}"
-    return None
 
 
-NO_OPENCL = _opencl_unavailable_reason()
+NO_OPENCL = opencl_unavailable_reason()
 needs_opencl = pytest.mark.skipif(NO_OPENCL is not None, reason=f"{NO_OPENCL}")
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler 'cc' on PATH")
 

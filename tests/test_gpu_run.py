@@ -18,6 +18,7 @@ import pytest
 from dlc.dialects.graph.interpreter import run_module
 from dlc.runtime.cuda import cuda_unavailable_reason
 from dlc.runtime.gpu_host import GpuExecutable
+from dlc.runtime.opencl import unavailable_reason as opencl_unavailable_reason
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -30,19 +31,13 @@ RTOL = ATOL = 2e-4
 Build = Callable[..., Sequence[Operation]]
 
 
-def _opencl_unavailable_reason() -> str | None:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return "pyopencl is not installed (pip install pyopencl pocl-binary-distribution)"
-    return None
 
 
 def _target(name: str, reason: str | None) -> object:
     return pytest.param(name, marks=pytest.mark.skipif(reason is not None, reason=f"{reason}"))
 
 
-OPENCL = _target("opencl", _opencl_unavailable_reason())
+OPENCL = _target("opencl", opencl_unavailable_reason())
 TARGETS = [OPENCL, _target("cuda", cuda_unavailable_reason())]
 """The GPU targets the numeric tests run on, each skipped where its runtime is missing."""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from dlc.runtime.opencl import unavailable_reason as opencl_unavailable_reason
 from onnx import TensorProto, helper, numpy_helper
 
 import dlc
@@ -29,12 +30,6 @@ void dlc_hetero_scale(const float *x, const float *w, float *out) {
 """
 
 
-def _opencl_missing() -> str | None:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return "pyopencl is not installed (the opencl extra: pyopencl pocl-binary-distribution)"
-    return None
 
 
 @pytest.fixture
@@ -69,7 +64,8 @@ def hetero_model(w: np.ndarray, w2: np.ndarray) -> onnx.ModelProto:
     )
 
 
-@pytest.mark.skipif(_opencl_missing() is not None, reason=f"{_opencl_missing()}")
+@pytest.mark.skipif(opencl_unavailable_reason() is not None,
+                    reason=f"{opencl_unavailable_reason()}")
 def test_op_opencl_lacks_runs_on_the_cpu(scale_op: None) -> None:
     rng = np.random.default_rng(5)
     w = rng.standard_normal(6).astype(np.float32)

@@ -472,8 +472,9 @@ def test_resnet18_dedups_kernels_and_plans_memory(cache_dir: Path) -> None:
 
 
 def test_cached_parallel_kernels_link_in_a_fresh_process(tmp_path: Path) -> None:
-    """A kernel taken from the disk cache still links libgomp when it has parallel loops (the
-    second model has other weights, so its kernels, not the whole model, come from the cache)."""
+    """A kernel taken from the disk cache still links its parallel runtime (libgomp, or dlc's
+    pool with DLC_PARALLEL_RUNTIME=dlc) when it has parallel loops (the second model has other
+    weights, so its kernels, not the whole model, come from the cache)."""
 
     def save(scale: float) -> Path:
         graph = helper.make_graph(
@@ -492,8 +493,9 @@ def test_cached_parallel_kernels_link_in_a_fresh_process(tmp_path: Path) -> None
                             threads=2)
             x = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
             assert np.array_equal(m(x), {scale} * x)
-            gomp = "libgomp" in open("/proc/self/maps").read()
-            print("parallel" if gomp else "serial", m.stats.kernels_cached)
+            maps = open("/proc/self/maps").read()
+            linked = "libgomp" in maps or "dlc_thread_pool" in maps
+            print("parallel" if linked else "serial", m.stats.kernels_cached)
         """)
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                               cwd=REPO, timeout=300)
