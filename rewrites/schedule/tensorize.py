@@ -440,16 +440,28 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
     lane_loop, inner = at.loop(0, WARP_SIZE, f"{name}.lane", "bound", "threadIdx.x")
     lane = lane_loop.induction_var
     group, thread = inner.div(lane, 4), inner.rem(lane, 4)
+    group.name_hint, thread.name_hint = "group", "thread"
 
     def body(b: IRBuilder) -> None:
         cloner = Cloner(loop, {}, b)
+        cached: dict[tuple[str, int, int], SSAValue] = {}
+
+        def axis_value(kind: str, scale: int, offset: int) -> SSAValue:
+            """group + offset, or thread * scale + offset, built once."""
+            if kind == "thread" and (kind, scale, 0) not in cached:
+                cached[(kind, scale, 0)] = b.mul(thread, scale)
+            key = (kind, scale, offset)
+            if key not in cached:
+                cached[key] = b.add(group if kind == "group" else cached[(kind, scale, 0)],
+                                    offset)
+            return cached[key]
 
         def indices(load: LoadOp | StoreOp, fragment: Fragment, element: int) -> list[SSAValue]:
             group_offset, thread_offset = fragment.offsets[element]
             values = {axis: b.const(0) for axis in ivs}
-            values[fragment.group_axis] = b.add(group, group_offset)
-            values[fragment.thread_axis] = b.add(b.mul(thread, fragment.thread_scale),
-                                                 thread_offset)
+            values[fragment.group_axis] = axis_value("group", 1, group_offset)
+            values[fragment.thread_axis] = axis_value("thread", fragment.thread_scale,
+                                                      thread_offset)
             cloner.mapping = {ivs[axis]: value for axis, value in values.items()}
             return [cloner.value(index) for index in load.indices]
 
