@@ -7,6 +7,10 @@ loop interpreter runs it and must find the same results), and `convert-loop-to-t
 the `target-gpu-*` passes turn it into a kernel. The rules build IR with `ir_builder.IRBuilder`.
 Rules, tried in order on each top-level nest of a function:
 
+- `mma-gemm` (a GEMM as below whose factors are f16 or bf16 loads widened to an f32
+  accumulator, on a target with a warp-level intrinsic for them: PTX `mma.sync` m16n8k16 from
+  sm_80): blocks of warps, each warp computing 16x8 fragments with `mma.sync` from A and B
+  tiles in shared memory into an f32 output tile in shared memory (`MmaGemmBuilder`).
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
@@ -823,7 +827,7 @@ class GemmBuilder:
     def _copy(self, at: IRBuilder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
         """Each thread copies (tile size / threads) elements of the A (or B) tile into shared
         memory; elements past M, N or K are zeros."""
-        t, shape = self.t, self.shape
+        t = self.t
         width = t.bm if is_a else t.bn
         count = t.bk * width // (t.ty * t.tx)
         which = "a" if is_a else "b"

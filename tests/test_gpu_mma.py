@@ -149,7 +149,9 @@ func.func @gemm(%A: memref<{m}x{k}xf16>, %B: {b_type}, %C: memref<{m}x{n}xf32>) 
   loop.for %i = %c0 to %c16 step %c1 axis "i" {{
   loop.for %j = %c0 to %c8 step %c1 axis "j" {{
   loop.for %k = %c0 to %c16 step %c1 axis "k" {{
-    loop.block "mm" reads(%A, %B : memref<{m}x{k}xf16>, {b_type}) writes(%C : memref<{m}x{n}xf32>) spatial ["io", "jo", "i", "j"] reduction ["ko", "k"] {{
+    loop.block "mm" reads(%A, %B : memref<{m}x{k}xf16>, {b_type})
+        writes(%C : memref<{m}x{n}xf32>)
+        spatial ["io", "jo", "i", "j"] reduction ["ko", "k"] {{
       %ib = arith.muli %io, %c16 : index
       %ii = arith.addi %ib, %i : index
       %jb = arith.muli %jo, %c8 : index
@@ -303,6 +305,25 @@ def test_mma_gemm_schedule_matches_numpy(a_shape: tuple, b_shape: tuple,
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
                                rtol=2e-3, atol=2e-3)
+
+
+def test_f16_conv_takes_the_mma_gemm_rule_and_keeps_its_results() -> None:
+    text = """
+    func.func @f(%x: tensor<1x16x6x6xf16>, %w: tensor<24x16x3x3xf16>) -> tensor<1x24x6x6xf16> {
+      %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>}
+          : (tensor<1x16x6x6xf16>, tensor<24x16x3x3xf16>) -> tensor<1x24x6x6xf16>
+      func.return %y : tensor<1x24x6x6xf16>
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    PassPipeline(parse_pipeline(TO_LOOPS)).apply(make_context(), module)
+    x = RNG.standard_normal((1, 16, 6, 6)).astype(np.float16)
+    w = RNG.standard_normal((24, 16, 3, 3)).astype(np.float16)
+    (want,) = run_function(module, "f", [x, w])
+    assert _schedule(module, _config(min_gemm_blocks=0)) == ["elementwise", "mma-gemm"]
+    (got,) = run_function(module, "f", [x, w])
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                               rtol=4e-3, atol=4e-3)
 
 
 @pytest.mark.parametrize("config, element, rule", [
