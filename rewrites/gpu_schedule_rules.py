@@ -1064,13 +1064,18 @@ class MmaGemmBuilder(GemmBuilder):
     """Builds a GEMM of warp-level `mma.sync` tiles in place of the nest.
 
     A block of wy x wx warps (threadIdx.y: the warp, threadIdx.x: its lane) computes a
-    bm x bn tile of the output, accumulated in f32 in shared memory (`c_tile`, zeroed first).
-    For each bk-slice of the reduction all threads copy A (bm x bk, row-major) and B
-    (bn x bk: B transposed, so that both are read along k) into shared memory, elements past M,
-    N or K being zeros; then each warp accumulates its fm x fn fragments: a 16 x 8 x 16 nest
-    `c[i, j] += extf(a[i, k]) * extf(b[j, k])` that `tensorize` replaces by the lanes'
-    fragment loads, one `mma.sync` and the fragment stores. The init, update and epilogue
-    blocks then run once per output element of the tile, on the accumulated value.
+    bm x bn tile of the output. Each lane keeps its accumulator fragments in registers
+    (`acc_fragments`, a local buffer [warp][lane][fm][fn][element], zeroed first, one slice per
+    thread after `target-gpu-compact-private-buffers`). For each bk-slice of the reduction all
+    threads copy A (bm x bk, row-major) and B (bn x bk: B transposed, so that both are read
+    along k) into shared memory, elements past M, N or K being zeros; then each warp
+    accumulates its fm x fn fragments: a 16 x 8 x 16 nest `c[i, j] += extf(a[i, k]) *
+    extf(b[j, k])` on the warp's part of the output tile, which `tensorize` replaces by the
+    lanes' fragment loads, one `mma.sync` and the fragment stores, whose accesses to the tile
+    then go to the lane's registers instead. At the end the lanes write their fragments into
+    the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
+    the init, update and epilogue blocks run once per output element of the tile, on the
+    accumulated value.
     """
 
     def __init__(self, nest: Reduction, shape: GemmShape, tiles: MmaTiles, entry: Intrinsic,
@@ -1091,14 +1096,27 @@ class MmaGemmBuilder(GemmBuilder):
         a_tile = at.value(AllocOp(MemRefType(self.factor, [t.bm, t.bk]), "shared"), "a_tile")
         b_tile = at.value(AllocOp(MemRefType(self.factor, [t.bn, t.bk]), "shared"), "b_tile")
         c_tile = at.value(AllocOp(MemRefType(self.element, [t.bm, t.bn]), "shared"), "c_tile")
-        self._each_element(at, "acc_init", lambda b, r, c: b.insert(StoreOp(
-            b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element)), c_tile,
-            [r, c])))
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
+        fragments = at.value(AllocOp(MemRefType(
+            self.element, [t.wy * t.wx, 32, t.fm, t.fn, fragment.elements]), "local"),
+            "acc_fragments")
+
+        def zero(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
+            value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
+            b.insert(StoreOp(value, fragments, index))
+
+        def write_out(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
+            b.insert(StoreOp(b.value(LoadOp(fragments, index)), c_tile,
+                             [where["i"], where["j"]]))
+
+        self._each_fragment(at, "acc_init", zero, positions=False)
         k_loop, inner = at.loop(0, -(-self.shape.k // t.bk), f"{self.name}.ko")
         k0 = inner.mul(k_loop.induction_var, t.bk)
         self._stage(inner, k0, a_tile, is_a=True)
         self._stage(inner, k0, b_tile, is_a=False)
-        self._warps(inner, a_tile, b_tile, c_tile)
+        self._warps(inner, a_tile, b_tile, c_tile, fragments)
+        self._each_fragment(at, "acc_out", write_out)
         self._mma_epilogue(at, c_tile)
         self.root.detach()
         self.root.erase()
@@ -1109,17 +1127,39 @@ class MmaGemmBuilder(GemmBuilder):
         lane_loop, inner = inner.thread_loop(32, f"{self.name}.{name}.lane", "threadIdx.x")
         return warp_loop.induction_var, lane_loop.induction_var, inner
 
-    def _each_element(self, at: IRBuilder, name: str, body: Callable[
-            [IRBuilder, SSAValue, SSAValue], object]) -> None:
-        """A block `name` run by every thread for its share of the bm x bn tile (consecutive
-        threads on consecutive columns), `body(builder, row, column)`."""
+    def _warp_origin(self, b: IRBuilder, warp: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The row and column of a warp's part of the block tile."""
         t = self.mt
+        return b.mul(b.div(warp, t.wx), t.fm * t.m), b.mul(b.rem(warp, t.wx), t.fn * t.n)
+
+    def _each_fragment(self, at: IRBuilder, name: str, body: Callable[
+            [IRBuilder, list[SSAValue], dict[str, SSAValue]], None],
+            positions: bool = True) -> None:
+        """A block `name` run by every lane for each element of each of its accumulator
+        fragments: `body(builder, index in acc_fragments, {"i": row, "j": column} in the
+        block tile)`, the position from the fragment layout (empty without `positions`)."""
+        t = self.mt
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
         warp, lane, inner = self._threads(at, name)
-        e_loop, inner = inner.loop(0, t.bm * t.bn // t.threads, f"{self.name}.{name}")
+        fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.{name}.fm", "unrolled")
+        fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.{name}.fn", "unrolled")
+        fm, fn = fm_loop.induction_var, fn_loop.induction_var
 
         def build(b: IRBuilder) -> None:
-            linear = b.add(b.mul(e_loop.induction_var, t.threads), b.add(b.mul(warp, 32), lane))
-            body(b, b.div(linear, t.bn), b.rem(linear, t.bn))
+            if not positions:
+                for element in range(fragment.elements):
+                    body(b, [warp, lane, fm, fn, b.const(element)], {})
+                return
+            row0, col0 = self._warp_origin(b, warp)
+            origin = {"i": b.add(row0, b.mul(fm, t.m)), "j": b.add(col0, b.mul(fn, t.n))}
+            group, thread = b.div(lane, 4), b.mul(b.rem(lane, 4), fragment.thread_scale)
+            for element, (group_offset, thread_offset) in enumerate(fragment.offsets):
+                where = {fragment.group_axis: b.add(group, group_offset),
+                         fragment.thread_axis: b.add(thread, thread_offset)}
+                where = {axis: b.value(arith.AddiOp(origin[axis], value))
+                         for axis, value in where.items()}
+                body(b, [warp, lane, fm, fn, b.const(element)], where)
 
         inner.block(f"{self.name}.{name}", build)
 
@@ -1143,16 +1183,16 @@ class MmaGemmBuilder(GemmBuilder):
 
         inner.block(f"{self.name}.load_{which}", copy)
 
-    def _warps(self, at: IRBuilder, a_tile: SSAValue, b_tile: SSAValue, c_tile: SSAValue
-               ) -> None:
-        """Each warp accumulates its fragments: the 16 x 8 x 16 nests, tensorized."""
+    def _warps(self, at: IRBuilder, a_tile: SSAValue, b_tile: SSAValue, c_tile: SSAValue,
+               fragments: SSAValue) -> None:
+        """Each warp accumulates its fragments: the 16 x 8 x 16 nests, tensorized; the
+        accumulator's fragments then come from and go to the lane's registers."""
         from dlc.rewrites.schedule import tensorize
 
         t = self.mt
         warp_loop, inner = at.thread_loop(t.wy * t.wx, f"{self.name}.mma.warp", "threadIdx.y")
         warp = warp_loop.induction_var
-        row0 = inner.mul(inner.div(warp, t.wx), t.fm * t.m)
-        col0 = inner.mul(inner.rem(warp, t.wx), t.fn * t.n)
+        row0, col0 = self._warp_origin(inner, warp)
         ks_loop, inner = inner.loop(0, t.bk // t.k, f"{self.name}.ks", "unrolled")
         fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.fm", "unrolled")
         fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.fn", "unrolled")
@@ -1174,7 +1214,39 @@ class MmaGemmBuilder(GemmBuilder):
                              [row, col]))
 
         inner.block(f"{self.name}.mma", mma)
-        tensorize(i_loop, self.entry.name, self.features)
+        block = tensorize(i_loop, self.entry.name, self.features)
+        lane_loop = block.parent_op()
+        assert isinstance(lane_loop, ForOp)
+        self._to_registers(block, c_tile, fragments, [
+            warp, lane_loop.induction_var, fm_loop.induction_var, fn_loop.induction_var])
+
+    def _to_registers(self, block: BlockOp, c_tile: SSAValue, fragments: SSAValue,
+                      lane_index: list[SSAValue]) -> None:
+        """Make the tensorized block read and write the lane's accumulator fragment in
+        `fragments` (element e at `lane_index + [e]`) instead of the output tile: its loads of
+        the tile are the fragment's elements in order, and so are its stores."""
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
+        for access_type in (LoadOp, StoreOp):
+            accesses = [op for op in block.body.block.ops
+                        if isinstance(op, access_type) and op.memref is c_tile]
+            assert len(accesses) == fragment.elements
+            for element, access in enumerate(accesses):
+                at = IRBuilder.before(access, anchor=block)
+                index = [*lane_index, at.const(element)]
+                if isinstance(access, LoadOp):
+                    new = at.value(LoadOp(fragments, index, access.result.type))
+                    access.result.replace_all_uses_with(new)
+                else:
+                    at.insert(StoreOp(access.value, fragments, index))
+                access.detach()
+                access.erase()
+        for op in reversed(list(block.body.block.ops)):
+            if is_pure(op) and not op.regions and op.results and \
+                    not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        _refresh_buffers(block)
 
     def _mma_epilogue(self, at: IRBuilder, c_tile: SSAValue) -> None:
         """Per output element of the block tile inside M and N: the original init, the update
