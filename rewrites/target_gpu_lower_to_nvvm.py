@@ -393,9 +393,13 @@ class WarpIntrinsicLowering(RewritePattern):
         %d = loop.intrinsic "ptx.mma.m16n8k16.f16" %c, %a, %b
             : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
       ->
-        %r = llvm.inline_asm "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+        %r = llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
             {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
             "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f" %a0, .. %b1, %c0, .. %c3 -> !llvm.struct<(f32, ...)>
+
+    The assembly is volatile (`has_side_effects`), as CUTLASS writes it: its result depends on
+    the other lanes' registers, which LLVM cannot see, so it must not be moved into a branch,
+    merged or dropped.
     """
 
     lowering: LLVMLowering
@@ -443,7 +447,8 @@ class WarpIntrinsicLowering(RewritePattern):
         constraints = ",".join([f"={letter}"] * count + ["r"] * (len(a_regs) + len(b_regs))
                                + [letter] * count)
         struct = llvm.LLVMStructType.from_type_list([acc_type.element_type] * count)
-        asm = llvm.InlineAsmOp(text, constraints, [*a_regs, *b_regs, *acc_regs], [struct])
+        asm = llvm.InlineAsmOp(text, constraints, [*a_regs, *b_regs, *acc_regs], [struct],
+                               has_side_effects=True)
         ops.append(asm)
         result = ops_append(ops, llvm.UndefOp(acc_type))
         for lane in range(count):
@@ -496,8 +501,9 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     nctaid}.{x,y,z}`, barriers call `llvm.nvvm.barrier0`, each shared buffer is an internal
     `addrspace(3)` `llvm.mlir.global` of the gpu module accessed through `!llvm.ptr<3>`, and
     math functions NVPTX has no instruction for are f32 expressions of `llvm.nvvm.ex2.approx`,
-    `lg2.approx`, `sin.approx`, `cos.approx`. Each `target_gpu.module` gets
-    `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
+    `lg2.approx`, `sin.approx`, `cos.approx`; a warp-level `loop.intrinsic` (PTX `mma.sync`)
+    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`). Each
+    `target_gpu.module` gets `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
     `target_gpu.launch`es are unchanged (the CUDA runtime runs them).
 
     *Invariants*: inside `target_gpu.module`s only `llvm` ops remain (the pass fails naming

@@ -57,7 +57,7 @@ target_gpu.module @kernels {
 // CHECK:         %[[BW:.*]] = llvm.bitcast %[[BV]] : vector<4xf16> to vector<2xi32>
 // CHECK-NEXT:    %[[B0V:.*]] = llvm.shufflevector %[[BW]], %[[BW]] [0] : vector<2xi32>
 // CHECK-NEXT:    %[[B0:.*]] = llvm.bitcast %[[B0V]] : vector<1xi32> to i32
-// CHECK:         %[[R:.*]] = llvm.inline_asm "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[B0]], %{{.*}}, %[[C0]], %{{.*}}, %{{.*}}, %{{.*}} : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         %[[R:.*]] = llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[B0]], %{{.*}}, %[[C0]], %{{.*}}, %{{.*}}, %{{.*}} : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:         llvm.extractvalue %[[R]][0]
 // CHECK:         llvm.extractvalue %[[R]][3]
 // CHECK:         %[[D:.*]] = llvm.insertelement %{{.*}}[%{{.*}} : i32] : vector<4xf32>
@@ -81,7 +81,7 @@ target_gpu.module @kernels {
 // CHECK-LABEL: llvm.func @mma_s8
 // CHECK:         llvm.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
 // CHECK:         llvm.bitcast %{{.*}} : vector<8xi8> to vector<2xi32>
-// CHECK:         llvm.inline_asm "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" {{.*}} -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" {{.*}} -> !llvm.struct<(i32, i32, i32, i32)>
 target_gpu.module @kernels {
   target_gpu.kernel @mma_s8(%c: memref<4xi32>, %a: memref<16xi8>, %b: memref<8xi8>) {
     %c0 = arith.constant 0 : index
