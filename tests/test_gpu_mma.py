@@ -21,7 +21,11 @@ import numpy as np
 import pytest
 from dlc.codegen.ptx import emit_ptx
 from dlc.dialects import make_context
-from dlc.dialects.loop.interpreter import LoopInterpreter, run_function
+from dlc.dialects.loop.interpreter import (
+    LoopInterpreter,
+    LoopUnsupportedError,
+    run_function,
+)
 from dlc.dialects.loop.ops import ForOp, IntrinsicOp
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
@@ -36,7 +40,7 @@ from dlc.target.intrinsics import (
     warp_reference,
 )
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f16, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f16, f32
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
@@ -228,6 +232,18 @@ def test_a_wrong_lane_mapping_in_the_ir_fails(monkeypatch: pytest.MonkeyPatch, r
     got = _run_gemm(module, a, np.ascontiguousarray(b.T), c)
     want = c + a.astype(np.float32) @ b.astype(np.float32)
     assert not np.allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_interpreter_needs_the_lanes_of_a_warp_around_a_warp_call() -> None:
+    module = _tensorized(16, 8, 16, True)
+    lane = next(op for op in module.walk() if isinstance(op, ForOp)
+                and op.axis.data == "mm.lane")
+    lane.properties["kind"] = StringAttr("serial")
+    del lane.properties["thread"]
+    a, b = np.zeros((16, 16), np.float16), np.zeros((8, 16), np.float16)
+    with pytest.raises(LoopUnsupportedError, match="expected a warp-level 'loop.intrinsic' "
+                                                   "inside a loop bound to threadIdx.x"):
+        _run_gemm(module, a, b, np.zeros((16, 8), np.float32))
 
 
 def test_tensorize_refuses_b_stored_row_major() -> None:

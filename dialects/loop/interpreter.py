@@ -4,10 +4,16 @@ Counterpart: running a TVM PrimFunc with its (slow) TIR interpreter, or MLIR's r
 execution. It executes `func.func`s over memrefs one op at a time: `loop.for` (every kind runs
 serially, in order), `loop.block`, `loop.load`/`loop.store` (scalar or vector), `loop.alloc`/
 `loop.dealloc`, `memref.get_global`, `memref.collapse_shape` (a view of the same buffer),
-`func.call`/`func.return`, and `arith`, `math`,
-`vector.broadcast` and `vector.fma` on NumPy scalars (`index` values are Python ints, `i1` is
-`np.bool_`, vectors are 1-D arrays). Buffers are NumPy arrays, updated in place. Fine for the
-small shapes of tests.
+`func.call`/`func.return`, `loop.intrinsic` (the library entry's reference), and `arith`,
+`math`, `vector.broadcast`, `vector.fma`, `vector.insert`/`vector.extract` (static positions) on
+NumPy scalars (`index` values are Python ints, `i1` is `np.bool_`, vectors are 1-D arrays).
+Buffers are NumPy arrays, updated in place. Fine for the small shapes of tests.
+
+A warp-level `loop.intrinsic` (PTX `mma.sync`) is a call by all 32 lanes of a warp: the loop
+bound to `threadIdx.x` around it runs its lanes in lock step, each with its own values, up to
+the call; the call then sees every lane's fragments (the intrinsic's model,
+`target.intrinsics.warp_reference`, gathers the tiles by the PTX fragment layouts), and the
+lanes go on to the next call or the end of the loop body.
 
 It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
 access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
