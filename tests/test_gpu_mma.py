@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from dlc.codegen.ptx import emit_ptx
 from dlc.dialects import make_context
+from dlc.dialects.arith_numpy import numpy_dtype
 from dlc.dialects.loop.interpreter import (
     LoopInterpreter,
     LoopUnsupportedError,
@@ -40,7 +41,7 @@ from dlc.target.intrinsics import (
     warp_reference,
 )
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f16, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, bf16, f16, f32
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
@@ -303,24 +304,28 @@ def _config(target: str = "cuda -arch=sm_80", **changes: object) -> GpuScheduleC
     return dataclasses.replace(config, **changes)
 
 
-@pytest.mark.parametrize("a_shape, b_shape, min_blocks", [
-    ((64, 48), (48, 40), None),           # the target's grid: small warp tiles
-    ((64, 64), (64, 64), 0),              # 2 x 2 warps of 2 x 4 fragments, two k steps
-    ((50, 40), (40, 30), 0),              # M, N, K not multiples of the tiles: zero padding
-    ((2, 32, 16), (2, 16, 24), 0),        # batched
+@pytest.mark.parametrize("a_shape, b_shape, min_blocks, element", [
+    ((64, 48), (48, 40), None, f16),      # the target's grid: small warp tiles
+    ((64, 64), (64, 64), 0, f16),         # 2 x 2 warps of 2 x 4 fragments, two k steps
+    ((50, 40), (40, 30), 0, f16),         # M, N, K not multiples of the tiles: zero padding
+    ((2, 32, 16), (2, 16, 24), 0, f16),   # batched
+    ((32, 48), (48, 16), 0, bf16),        # mma.sync m16n8k16 bf16
 ])
 def test_mma_gemm_schedule_matches_numpy(a_shape: tuple, b_shape: tuple,
-                                         min_blocks: int | None) -> None:
-    module = _matmul_module(a_shape, b_shape)
+                                         min_blocks: int | None, element) -> None:
+    module = _matmul_module(a_shape, b_shape, element)
     config = _config() if min_blocks is None else _config(min_gemm_blocks=min_blocks)
     assert _schedule(module, config) == ["mma-gemm"]
-    assert any(isinstance(op, IntrinsicOp) for op in module.walk())
-    a = RNG.standard_normal(a_shape).astype(np.float16)
-    b = RNG.standard_normal(b_shape).astype(np.float16)
+    calls = [op for op in module.walk() if isinstance(op, IntrinsicOp)]
+    assert calls and calls[0].intrinsic.data.endswith(".f16" if element == f16 else ".bf16")
+    dtype = numpy_dtype(element)
+    a = RNG.standard_normal(a_shape).astype(dtype)
+    b = RNG.standard_normal(b_shape).astype(dtype)
     (got,) = run_function(module, "f", [a, b])
-    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
+    tolerance = 2e-3 if element == f16 else 2e-2
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
-                               rtol=2e-3, atol=2e-3)
+                               rtol=tolerance, atol=tolerance)
 
 
 def test_f16_conv_takes_the_mma_gemm_rule_and_keeps_its_results() -> None:
