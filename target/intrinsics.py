@@ -7,9 +7,11 @@ kinds), the access pattern of each operand (its element type and the element str
 axis in the operand's last dimension: 0 where the axis does not move it), the statement it
 computes (`acc[...] += ext(a[...]) * ext(b[...])`, the extension following the element
 types), the call it emits (an LLVM intrinsic with how each operand is passed, or a PTX
-instruction) and the target features it needs. `transform.loop.tensorize`
-(rewrites/schedule/tensorize.py) matches a nest against an entry; the LLVM lowering of
-`loop.intrinsic` (rewrites/llvm_lowering/intrinsic.py) reads the same entry.
+instruction with the fragment layout of each operand over a warp's lanes) and the target
+features it needs. `transform.loop.tensorize` (rewrites/schedule/tensorize.py) matches a nest
+against an entry; the LLVM lowering of `loop.intrinsic` (rewrites/llvm_lowering/intrinsic.py),
+its NVVM lowering (rewrites/target_gpu_lower_to_nvvm.py) and the loop interpreter read the
+same entry.
 """
 
 from __future__ import annotations
@@ -108,7 +110,9 @@ class Intrinsic:
         llvm_intrinsic: the LLVM intrinsic the call lowers to ("" for a PTX instruction).
         ptx: the PTX instruction (for the GPU path; "" on the CPU).
         warp_level: whether one call is made by a whole warp (mma.sync), each thread holding a
-            fragment: such an entry describes the nest for matching but runs only on a GPU.
+            fragment (its operands' `fragment` layouts): `tensorize` distributes such a nest
+            over the lanes of a warp, and it runs only on a GPU (the loop interpreter models
+            it with `warp_reference`).
     """
 
     name: str
