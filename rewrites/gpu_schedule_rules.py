@@ -7,6 +7,10 @@ loop interpreter runs it and must find the same results), and `convert-loop-to-t
 the `target-gpu-*` passes turn it into a kernel. The rules build IR with `ir_builder.IRBuilder`.
 Rules, tried in order on each top-level nest of a function:
 
+- `mma-gemm` (a GEMM as below whose factors are f16 or bf16 loads widened to an f32
+  accumulator, on a target with a warp-level intrinsic for them: PTX `mma.sync` m16n8k16 from
+  sm_80): blocks of warps, each warp computing 16x8 fragments with `mma.sync` from A and B
+  tiles in shared memory into an f32 output tile in shared memory (`MmaGemmBuilder`).
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
@@ -34,7 +38,15 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dlc.dialects.loop.ops import AllocOp, BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    ForOp,
+    LoadOp,
+    StoreOp,
+    YieldOp,
+    intrinsic_element_type,
+)
 from dlc.rewrites.ir_builder import IRBuilder, wrap_in_bound_loops
 from dlc.rewrites.schedule import ScheduleError, fuse, split, vectorize
 from dlc.rewrites.schedule.common import index_constant, is_pure
@@ -45,10 +57,12 @@ from dlc.rewrites.schedule_rules.nest import (
     bare_reduction,
 )
 from dlc.target import GpuTarget
+from dlc.target.intrinsics import ELEMENT_TYPES, Intrinsic
 from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     AnyFloat,
+    Float32Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -77,6 +91,8 @@ class GpuScheduleConfig:
             7x7x512 layers: 8 blocks of 128x32) still fills the device. On an H200, ResNet-18
             went from 7.13 to 1.89 ms (PyTorch eager on cuDNN: 1.3-2.0 ms), its compile from
             26 to 5 s; GEMM 4096^3 keeps its 8x8 tiles (30.6 TFLOP/s).
+        features: the target's architecture features (`sm_80`, ...): the `mma-gemm` rule
+            needs those of a warp-level intrinsic (`dlc.target.intrinsics`).
     """
 
     threads: int = 256
@@ -89,6 +105,7 @@ class GpuScheduleConfig:
     min_gemm_extent: int = 16
     warp_size: int = 32
     min_gemm_blocks: int = 0
+    features: frozenset[str] = frozenset()
 
     @classmethod
     def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
@@ -102,6 +119,7 @@ class GpuScheduleConfig:
             tile_threads=(tile, tile),
             warp_size=target.warp_size,
             min_gemm_blocks=2 * target.multiprocessors,
+            features=target.features,
         )
 
 
@@ -191,6 +209,8 @@ def schedule_nest(root: ForOp | BlockOp, config: GpuScheduleConfig) -> str:
         return "single"
     nest = analyze(root)
     if isinstance(nest, Reduction):
+        if schedule_mma_gemm(nest, config):
+            return "mma-gemm"
         if schedule_gemm(nest, config):
             return "gemm"
         if _tree_worthy(nest, config) and schedule_tree_reduction(nest, config):
@@ -609,6 +629,8 @@ class GemmShape:
         m_loops, n_loops, batch_loops: the spatial loops only A depends on, only B depends on,
             and the others.
         m, n, k, batch: the extents (products of the loops' trip counts).
+        widened: whether the factors are loads widened by `arith.extf` (an f16 or bf16 GEMM
+            accumulating in f32), not loads of the accumulator's type.
     """
 
     update: Update
@@ -621,6 +643,7 @@ class GemmShape:
     n: int
     k: int
     batch: int
+    widened: bool = False
 
 
 def match_gemm(nest: Reduction) -> GemmShape | None:
@@ -633,8 +656,13 @@ def match_gemm(nest: Reduction) -> GemmShape | None:
     product = update.x.owner
     if not isinstance(product, arith.MulfOp) or not isinstance(update.combine, arith.AddfOp):
         return None
-    loads = [operand.owner for operand in product.operands]
+    factors = [operand.owner for operand in product.operands]
+    widened = [isinstance(factor, arith.ExtFOp) for factor in factors]
+    loads = [factor.input.owner if isinstance(factor, arith.ExtFOp) else factor
+             for factor in factors]
     if not all(isinstance(load, LoadOp) for load in loads) or loads[0] is loads[1]:
+        return None
+    if any(widened) and not all(widened):
         return None
     a_load, b_load = loads  # type: ignore[misc]
     others = [op for op in update.slice if isinstance(op, LoadOp) and op not in loads]
@@ -651,7 +679,7 @@ def match_gemm(nest: Reduction) -> GemmShape | None:
     return GemmShape(
         update, a_load, b_load, m_loops, n_loops, batch_loops,  # type: ignore[arg-type]
         math.prod(map(_trip, m_loops)), math.prod(map(_trip, n_loops)),
-        math.prod(reduction_extents), math.prod(map(_trip, batch_loops)),
+        math.prod(reduction_extents), math.prod(map(_trip, batch_loops)), all(widened),
     )
 
 
@@ -717,7 +745,7 @@ def gemm_tiles(shape: GemmShape, config: GpuScheduleConfig, element_bytes: int) 
 def schedule_gemm(nest: Reduction, config: GpuScheduleConfig) -> bool:
     """Tile a GEMM-like reduction through shared memory and registers (see the module doc)."""
     shape = match_gemm(nest)
-    if shape is None:
+    if shape is None or shape.widened:
         return False
     element = shape.update.element
     if not isinstance(element, AnyFloat):
@@ -740,16 +768,18 @@ class GemmBuilder:
         self.name = shape.update.block.block_name.data
         self.element = shape.update.element
 
-    def build(self) -> None:
-        root, shape, t = self.root, self.shape, self.t
+    def _grid(self, bm: int, bn: int) -> IRBuilder:
+        """The block loops (batch, M / bm, N / bn) in place of the nest; sets `batch_map`,
+        `m0`, `n0`; returns a builder of their body."""
+        root, shape = self.root, self.shape
         top = IRBuilder.before(root, anchor=root)
         batch_ivs: list[SSAValue] = []
         at = top
         batch_loop: ForOp | None = None
         if shape.batch > 1:
             batch_loop, at = top.loop(0, shape.batch, f"{self.name}.batch", "bound", "blockIdx.z")
-        by_loop, at = at.loop(0, -(-shape.m // t.bm), f"{self.name}.by", "bound", "blockIdx.y")
-        bx_loop, at = at.loop(0, -(-shape.n // t.bn), f"{self.name}.bx", "bound", "blockIdx.x")
+        by_loop, at = at.loop(0, -(-shape.m // bm), f"{self.name}.by", "bound", "blockIdx.y")
+        bx_loop, at = at.loop(0, -(-shape.n // bn), f"{self.name}.bx", "bound", "blockIdx.x")
         batch_extents = [_trip(lp) for lp in shape.batch_loops]
         if batch_loop is not None:
             batch_ivs = at.decompose(batch_loop.induction_var, batch_extents)
@@ -757,8 +787,13 @@ class GemmBuilder:
             batch_ivs = [at.const(0) for _ in shape.batch_loops]
         self.batch_map = dict(zip([lp.induction_var for lp in shape.batch_loops], batch_ivs,
                                   strict=True))
-        self.m0 = at.mul(by_loop.induction_var, t.bm)
-        self.n0 = at.mul(bx_loop.induction_var, t.bn)
+        self.m0 = at.mul(by_loop.induction_var, bm)
+        self.n0 = at.mul(bx_loop.induction_var, bn)
+        return at
+
+    def build(self) -> None:
+        root, shape, t = self.root, self.shape, self.t
+        at = self._grid(t.bm, t.bn)
         a_tile = at.value(AllocOp(MemRefType(self.element, [t.bk, t.bm]), "shared"), "a_tile")
         b_tile = at.value(AllocOp(MemRefType(self.element, [t.bk, t.bn]), "shared"), "b_tile")
         acc = at.value(AllocOp(MemRefType(self.element, [t.ty, t.tx, t.tm, t.tn]), "local"),
@@ -792,7 +827,7 @@ class GemmBuilder:
     def _copy(self, at: IRBuilder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
         """Each thread copies (tile size / threads) elements of the A (or B) tile into shared
         memory; elements past M, N or K are zeros."""
-        t, shape = self.t, self.shape
+        t = self.t
         width = t.bm if is_a else t.bn
         count = t.bk * width // (t.ty * t.tx)
         which = "a" if is_a else "b"
@@ -804,28 +839,34 @@ class GemmBuilder:
                            b.add(b.mul(ty, t.tx), tx))
             if is_a:  # k fastest: coalesced along the reduction axis of A
                 row, kk = b.div(linear, t.bk), b.rem(linear, t.bk)
-                origin, limit, loops = self.m0, shape.m, shape.m_loops
             else:  # n fastest: coalesced along N
                 kk, row = b.div(linear, t.bn), b.rem(linear, t.bn)
-                origin, limit, loops = self.n0, shape.n, shape.n_loops
-            outer, k = b.add(origin, row), b.add(k0, kk)
-            inside = b.value(arith.AndIOp(
-                b.value(arith.CmpiOp(outer, b.const(limit), "ult")),
-                b.value(arith.CmpiOp(k, b.const(shape.k), "ult"))))
-            outer_c = b.value(arith.MinUIOp(outer, b.const(limit - 1)))
-            k_c = b.value(arith.MinUIOp(k, b.const(shape.k - 1)))
-            mapping = dict(self.batch_map)
-            mapping.update(zip([lp.induction_var for lp in loops],
-                               b.decompose(outer_c, [_trip(lp) for lp in loops]), strict=True))
-            mapping.update(zip([lp.induction_var for lp in self.nest.reduction],
-                               b.decompose(k_c, [_trip(lp) for lp in self.nest.reduction]),
-                               strict=True))
-            load = self.shape.a_load if is_a else self.shape.b_load
-            value = Cloner(self.root, mapping, b).op(load).results[0]
-            zero = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
-            b.insert(StoreOp(b.value(arith.SelectOp(inside, value, zero)), tile, [kk, row]))
+            value = self._factor(b, is_a, b.add(self.m0 if is_a else self.n0, row), b.add(k0, kk))
+            b.insert(StoreOp(value, tile, [kk, row]))
 
         inner.block(f"{self.name}.load_{which}", copy)
+
+    def _factor(self, b: IRBuilder, is_a: bool, outer: SSAValue, k: SSAValue) -> SSAValue:
+        """The element of A at (m, k) = (`outer`, `k`) (of B at (k, n) when not `is_a`), as the
+        nest loads it; zero past M (N) or K."""
+        shape = self.shape
+        limit, loops = (shape.m, shape.m_loops) if is_a else (shape.n, shape.n_loops)
+        inside = b.value(arith.AndIOp(
+            b.value(arith.CmpiOp(outer, b.const(limit), "ult")),
+            b.value(arith.CmpiOp(k, b.const(shape.k), "ult"))))
+        outer_c = b.value(arith.MinUIOp(outer, b.const(limit - 1)))
+        k_c = b.value(arith.MinUIOp(k, b.const(shape.k - 1)))
+        mapping = dict(self.batch_map)
+        mapping.update(zip([lp.induction_var for lp in loops],
+                           b.decompose(outer_c, [_trip(lp) for lp in loops]), strict=True))
+        mapping.update(zip([lp.induction_var for lp in self.nest.reduction],
+                           b.decompose(k_c, [_trip(lp) for lp in self.nest.reduction]),
+                           strict=True))
+        load = shape.a_load if is_a else shape.b_load
+        value = Cloner(self.root, mapping, b).op(load).results[0]
+        element = value.type
+        zero = b.value(arith.ConstantOp(FloatAttr(0.0, element), element))  # type: ignore[arg-type]
+        return b.value(arith.SelectOp(inside, value, zero))
 
     def _accumulate(self, at: IRBuilder, acc: SSAValue, a_tile: SSAValue, b_tile: SSAValue) -> None:
         t = self.t
@@ -886,14 +927,13 @@ class GemmBuilder:
             statements.append(nest.dealloc)
         for op in statements:
             if op is shape.update.block:
-                self._final_update(cloner, acc, ty, tx, i, j)
+                self._final_update(cloner, lambda b: b.value(LoadOp(acc, [ty, tx, i, j])))
             else:
                 cloner.op(op)
 
-    def _final_update(
-        self, cloner: Cloner, acc: SSAValue, ty: SSAValue, tx: SSAValue, i: SSAValue,
-        j: SSAValue,
-    ) -> Operation:
+    def _final_update(self, cloner: Cloner, x: Callable[[IRBuilder], SSAValue]) -> Operation:
+        """A clone of the update block combining the accumulator with `x` (the accumulated
+        sum of the products) instead of one product."""
         update = self.shape.update
         ivs = {lp.induction_var for lp in self.nest.reduction}
         for op in update.slice:  # the reduction's variables are gone: x comes from the tile
@@ -904,8 +944,341 @@ class GemmBuilder:
         assert isinstance(clone, BlockOp)
         new = match_update(clone, cloner.value(self.nest.home), [])
         assert new is not None, "a clone of a matched update matches"
-        _replace_x(new, lambda b: b.value(LoadOp(acc, [ty, tx, i, j])))
+        _replace_x(new, x)
         return clone
+
+
+# ----------------------------------------------------------------------------------------------
+# GEMM on tensor cores: warp tiles of PTX mma.sync fragments
+# ----------------------------------------------------------------------------------------------
+
+MMA_WARP_FRAGMENTS = (2, 4)
+"""The mma fragments (16 x 8 each) a warp computes along M and N at most: a 32 x 32 warp
+tile."""
+
+MMA_WARPS = (2, 2)
+"""The warps of an mma block along M and N at most (128 threads: a 64 x 64 block tile)."""
+
+
+@dataclass(frozen=True)
+class MmaTiles:
+    """An mma GEMM block: wy x wx warps, each computing fm x fn fragments of the intrinsic's
+    m x n tile, the reduction staged bk at a time (a multiple of the intrinsic's k)."""
+
+    wy: int
+    wx: int
+    fm: int
+    fn: int
+    bk: int
+    m: int
+    n: int
+    k: int
+
+    @property
+    def bm(self) -> int:
+        return self.wy * self.fm * self.m
+
+    @property
+    def bn(self) -> int:
+        return self.wx * self.fn * self.n
+
+    @property
+    def threads(self) -> int:
+        return self.wy * self.wx * 32
+
+
+def mma_intrinsic(shape: GemmShape, config: GpuScheduleConfig) -> Intrinsic | None:
+    """The warp-level intrinsic of the library a GEMM can run on with this target (its factor
+    types, its f32 accumulator, the target's features), or None."""
+    from dlc.target.intrinsics import INTRINSICS
+
+    if not shape.widened or not isinstance(shape.update.element, Float32Type):
+        return None
+    factor = shape.a_load.result.type
+    for entry in INTRINSICS.values():
+        if not entry.warp_level or entry.missing_features(config.features):
+            continue
+        acc, a, b = entry.operands
+        if acc.element != "f32" or a.element != b.element:
+            continue
+        if intrinsic_element_type(ELEMENT_TYPES[a.element]) == factor:
+            return entry
+    return None
+
+
+def mma_tiles(shape: GemmShape, entry: Intrinsic, config: GpuScheduleConfig) -> MmaTiles | None:
+    """The largest block tile the problem fills (warps and fragments halved while a block
+    would cover more than the problem, or the grid has too few blocks), or None when M or N is
+    below one fragment or shared memory cannot hold the tiles."""
+    extents = entry.extents
+    em, en, ek = extents["i"], extents["j"], extents["k"]
+    if shape.m < em or shape.n < en:
+        return None
+
+    def fit(parts: list[int], extent: int, unit: int) -> None:
+        while parts[0] * parts[1] * unit > extent and parts[0] * parts[1] > 1:
+            parts[1 if parts[1] > 1 else 0] //= 2
+
+    rows, cols = [MMA_WARPS[0], MMA_WARP_FRAGMENTS[0]], [MMA_WARPS[1], MMA_WARP_FRAGMENTS[1]]
+    fit(rows, shape.m, em)
+    fit(cols, shape.n, en)
+
+    def blocks() -> int:
+        return shape.batch * -(-shape.m // (rows[0] * rows[1] * em)) * \
+            -(-shape.n // (cols[0] * cols[1] * en))
+
+    while blocks() < config.min_gemm_blocks and rows[1] * cols[1] > 1:
+        if rows[1] >= cols[1]:
+            rows[1] //= 2
+        else:
+            cols[1] //= 2
+    bk = 2 * ek if shape.k >= 2 * ek else ek
+    tiles = MmaTiles(rows[0], cols[0], rows[1], cols[1], bk, em, en, ek)
+    element_bytes = 2
+    if (tiles.bm * bk) % tiles.threads or (tiles.bn * bk) % tiles.threads or \
+            (tiles.bm * tiles.bn) % tiles.threads:
+        return None
+    shared = (tiles.bm + tiles.bn) * bk * element_bytes + tiles.bm * tiles.bn * 4
+    if shared > config.shared_memory_bytes:
+        return None
+    return tiles
+
+
+def schedule_mma_gemm(nest: Reduction, config: GpuScheduleConfig) -> bool:
+    """Run an f16 (bf16) GEMM accumulating in f32 on tensor cores: warps of `mma.sync` (see
+    `MmaGemmBuilder`), where the target has the intrinsic."""
+    shape = match_gemm(nest)
+    if shape is None:
+        return False
+    entry = mma_intrinsic(shape, config)
+    if entry is None:
+        return False
+    tiles = mma_tiles(shape, entry, config)
+    if tiles is None:
+        return False
+    MmaGemmBuilder(nest, shape, tiles, entry, config.features).build()
+    return True
+
+
+class MmaGemmBuilder(GemmBuilder):
+    """Builds a GEMM of warp-level `mma.sync` tiles in place of the nest.
+
+    A block of wy x wx warps (threadIdx.y: the warp, threadIdx.x: its lane) computes a
+    bm x bn tile of the output. Each lane keeps its accumulator fragments in registers
+    (`acc_fragments`, a local buffer [warp][lane][fm][fn][element], zeroed first, one slice per
+    thread after `target-gpu-compact-private-buffers`). For each bk-slice of the reduction all
+    threads copy A (bm x bk, row-major) and B (bn x bk: B transposed, so that both are read
+    along k) into shared memory, elements past M, N or K being zeros; then each warp
+    accumulates its fm x fn fragments: a 16 x 8 x 16 nest `c[i, j] += extf(a[i, k]) *
+    extf(b[j, k])` on the warp's part of the output tile, which `tensorize` replaces by the
+    lanes' fragment loads, one `mma.sync` and the fragment stores, whose accesses to the tile
+    then go to the lane's registers instead. At the end the lanes write their fragments into
+    the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
+    the init, update and epilogue blocks run once per output element of the tile, on the
+    accumulated value.
+    """
+
+    def __init__(self, nest: Reduction, shape: GemmShape, tiles: MmaTiles, entry: Intrinsic,
+                 features: frozenset[str]) -> None:
+        self.nest = nest
+        self.shape = shape
+        self.mt = tiles
+        self.entry = entry
+        self.features = features
+        self.root = nest.spatial[0]
+        self.name = shape.update.block.block_name.data
+        self.element = shape.update.element
+        self.factor = shape.a_load.result.type
+
+    def build(self) -> None:
+        t = self.mt
+        at = self._grid(t.bm, t.bn)
+        a_tile = at.value(AllocOp(MemRefType(self.factor, [t.bm, t.bk]), "shared"), "a_tile")
+        b_tile = at.value(AllocOp(MemRefType(self.factor, [t.bn, t.bk]), "shared"), "b_tile")
+        c_tile = at.value(AllocOp(MemRefType(self.element, [t.bm, t.bn]), "shared"), "c_tile")
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
+        fragments = at.value(AllocOp(MemRefType(
+            self.element, [t.wy * t.wx, 32, t.fm, t.fn, fragment.elements]), "local"),
+            "acc_fragments")
+
+        def zero(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
+            value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
+            b.insert(StoreOp(value, fragments, index))
+
+        def write_out(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
+            b.insert(StoreOp(b.value(LoadOp(fragments, index)), c_tile,
+                             [where["i"], where["j"]]))
+
+        self._each_fragment(at, "acc_init", zero, positions=False)
+        k_loop, inner = at.loop(0, -(-self.shape.k // t.bk), f"{self.name}.ko")
+        k0 = inner.mul(k_loop.induction_var, t.bk)
+        self._stage(inner, k0, a_tile, is_a=True)
+        self._stage(inner, k0, b_tile, is_a=False)
+        self._warps(inner, a_tile, b_tile, c_tile, fragments)
+        self._each_fragment(at, "acc_out", write_out)
+        self._mma_epilogue(at, c_tile)
+        self.root.detach()
+        self.root.erase()
+
+    def _threads(self, at: IRBuilder, name: str) -> tuple[SSAValue, SSAValue, IRBuilder]:
+        warp_loop, inner = at.thread_loop(self.mt.wy * self.mt.wx, f"{self.name}.{name}.warp",
+                                          "threadIdx.y")
+        lane_loop, inner = inner.thread_loop(32, f"{self.name}.{name}.lane", "threadIdx.x")
+        return warp_loop.induction_var, lane_loop.induction_var, inner
+
+    def _warp_origin(self, b: IRBuilder, warp: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The row and column of a warp's part of the block tile."""
+        t = self.mt
+        return b.mul(b.div(warp, t.wx), t.fm * t.m), b.mul(b.rem(warp, t.wx), t.fn * t.n)
+
+    def _each_fragment(self, at: IRBuilder, name: str, body: Callable[
+            [IRBuilder, list[SSAValue], dict[str, SSAValue]], None],
+            positions: bool = True) -> None:
+        """A block `name` run by every lane for each element of each of its accumulator
+        fragments: `body(builder, index in acc_fragments, {"i": row, "j": column} in the
+        block tile)`, the position from the fragment layout (empty without `positions`)."""
+        t = self.mt
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
+        warp, lane, inner = self._threads(at, name)
+        fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.{name}.fm", "unrolled")
+        fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.{name}.fn", "unrolled")
+        fm, fn = fm_loop.induction_var, fn_loop.induction_var
+
+        def build(b: IRBuilder) -> None:
+            if not positions:
+                for element in range(fragment.elements):
+                    body(b, [warp, lane, fm, fn, b.const(element)], {})
+                return
+            row0, col0 = self._warp_origin(b, warp)
+            origin = {"i": b.add(row0, b.mul(fm, t.m)), "j": b.add(col0, b.mul(fn, t.n))}
+            group, thread = b.div(lane, 4), b.mul(b.rem(lane, 4), fragment.thread_scale)
+            for element, (group_offset, thread_offset) in enumerate(fragment.offsets):
+                where = {fragment.group_axis: b.add(group, group_offset),
+                         fragment.thread_axis: b.add(thread, thread_offset)}
+                where = {axis: b.value(arith.AddiOp(origin[axis], value))
+                         for axis, value in where.items()}
+                body(b, [warp, lane, fm, fn, b.const(element)], where)
+
+        inner.block(f"{self.name}.{name}", build)
+
+    def _stage(self, at: IRBuilder, k0: SSAValue, tile: SSAValue, is_a: bool) -> None:
+        """All threads copy the A (bm x bk) or B (bn x bk) slice into shared memory: A read
+        along k, B along N (coalesced in row-major inputs)."""
+        t = self.mt
+        width = t.bm if is_a else t.bn
+        which = "a" if is_a else "b"
+        warp, lane, inner = self._threads(at, f"load_{which}")
+        e_loop, inner = inner.loop(0, width * t.bk // t.threads, f"{self.name}.load_{which}")
+
+        def copy(b: IRBuilder) -> None:
+            linear = b.add(b.mul(e_loop.induction_var, t.threads), b.add(b.mul(warp, 32), lane))
+            if is_a:
+                row, kk = b.div(linear, t.bk), b.rem(linear, t.bk)
+            else:
+                kk, row = b.div(linear, t.bn), b.rem(linear, t.bn)
+            value = self._factor(b, is_a, b.add(self.m0 if is_a else self.n0, row), b.add(k0, kk))
+            b.insert(StoreOp(value, tile, [row, kk]))
+
+        inner.block(f"{self.name}.load_{which}", copy)
+
+    def _warps(self, at: IRBuilder, a_tile: SSAValue, b_tile: SSAValue, c_tile: SSAValue,
+               fragments: SSAValue) -> None:
+        """Each warp accumulates its fragments: the 16 x 8 x 16 nests, tensorized; the
+        accumulator's fragments then come from and go to the lane's registers."""
+        from dlc.rewrites.schedule import tensorize
+
+        t = self.mt
+        warp_loop, inner = at.thread_loop(t.wy * t.wx, f"{self.name}.mma.warp", "threadIdx.y")
+        warp = warp_loop.induction_var
+        row0, col0 = self._warp_origin(inner, warp)
+        ks_loop, inner = inner.loop(0, t.bk // t.k, f"{self.name}.ks", "unrolled")
+        fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.fm", "unrolled")
+        fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.fn", "unrolled")
+        i_loop, inner = inner.loop(0, t.m, f"{self.name}.i")
+        j_loop, inner = inner.loop(0, t.n, f"{self.name}.j")
+        k_loop, inner = inner.loop(0, t.k, f"{self.name}.k")
+        a_first = self.shape.update.x.owner.operands[0].owner.input.owner \
+            is self.shape.a_load  # type: ignore[union-attr]
+
+        def mma(b: IRBuilder) -> None:
+            row = b.add(b.add(row0, b.mul(fm_loop.induction_var, t.m)), i_loop.induction_var)
+            col = b.add(b.add(col0, b.mul(fn_loop.induction_var, t.n)), j_loop.induction_var)
+            kk = b.add(b.mul(ks_loop.induction_var, t.k), k_loop.induction_var)
+            a = b.value(arith.ExtFOp(b.value(LoadOp(a_tile, [row, kk])), self.element))
+            bv = b.value(arith.ExtFOp(b.value(LoadOp(b_tile, [col, kk])), self.element))
+            product = arith.MulfOp(a, bv) if a_first else arith.MulfOp(bv, a)
+            current = b.value(LoadOp(c_tile, [row, col]))
+            b.insert(StoreOp(b.value(arith.AddfOp(current, b.value(product))), c_tile,
+                             [row, col]))
+
+        inner.block(f"{self.name}.mma", mma)
+        block = tensorize(i_loop, self.entry.name, self.features)
+        lane_loop = block.parent_op()
+        assert isinstance(lane_loop, ForOp)
+        self._to_registers(block, c_tile, fragments, [
+            warp, lane_loop.induction_var, fm_loop.induction_var, fn_loop.induction_var])
+
+    def _to_registers(self, block: BlockOp, c_tile: SSAValue, fragments: SSAValue,
+                      lane_index: list[SSAValue]) -> None:
+        """Make the tensorized block read and write the lane's accumulator fragment in
+        `fragments` (element e at `lane_index + [e]`) instead of the output tile: its loads of
+        the tile are the fragment's elements in order, and so are its stores."""
+        fragment = self.entry.acc.fragment
+        assert fragment is not None
+        for access_type in (LoadOp, StoreOp):
+            accesses = [op for op in block.body.block.ops
+                        if isinstance(op, access_type) and op.memref is c_tile]
+            assert len(accesses) == fragment.elements
+            for element, access in enumerate(accesses):
+                at = IRBuilder.before(access, anchor=block)
+                index = [*lane_index, at.const(element)]
+                if isinstance(access, LoadOp):
+                    new = at.value(LoadOp(fragments, index, access.result.type))
+                    access.result.replace_all_uses_with(new)
+                else:
+                    at.insert(StoreOp(access.value, fragments, index))
+                access.detach()
+                access.erase()
+        for op in reversed(list(block.body.block.ops)):
+            if is_pure(op) and not op.regions and op.results and \
+                    not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        _refresh_buffers(block)
+
+    def _mma_epilogue(self, at: IRBuilder, c_tile: SSAValue) -> None:
+        """Per output element of the block tile inside M and N: the original init, the update
+        with the accumulated value, and the epilogues."""
+        t, shape, nest = self.mt, self.shape, self.nest
+        warp, lane, inner = self._threads(at, "store")
+        e_loop, inner = inner.loop(0, t.bm * t.bn // t.threads, f"{self.name}.store")
+        linear = inner.add(inner.mul(e_loop.induction_var, t.threads),
+                           inner.add(inner.mul(warp, 32), lane))
+        r, c = inner.div(linear, t.bn), inner.rem(linear, t.bn)
+        m, n = inner.add(self.m0, r), inner.add(self.n0, c)
+        if shape.m % t.bm or shape.n % t.bn:
+            inside = inner.value(arith.AndIOp(
+                inner.value(arith.CmpiOp(m, inner.const(shape.m), "ult")),
+                inner.value(arith.CmpiOp(n, inner.const(shape.n), "ult"))))
+            trip = inner.value(arith.SelectOp(inside, inner.const(1), inner.const(0)))
+            _, inner = inner.loop(0, trip, f"{self.name}.in_bounds")
+        mapping = dict(self.batch_map)
+        mapping.update(zip([lp.induction_var for lp in shape.m_loops],
+                           inner.decompose(m, [_trip(lp) for lp in shape.m_loops]), strict=True))
+        mapping.update(zip([lp.induction_var for lp in shape.n_loops],
+                           inner.decompose(n, [_trip(lp) for lp in shape.n_loops]), strict=True))
+        cloner = Cloner(self.root, mapping, inner)
+        statements: list[Operation] = [op for op in (nest.alloc, nest.init) if op is not None]
+        statements += [shape.update.block, *nest.epilogues]
+        if nest.dealloc is not None:
+            statements.append(nest.dealloc)
+        for op in statements:
+            if op is shape.update.block:
+                self._final_update(cloner, lambda b: b.value(LoadOp(c_tile, [r, c])))
+            else:
+                cloner.op(op)
 
 
 def _string(text: str) -> Attribute:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar
 from dlc.dialects.dominance import verify_dominance
 from dlc.dialects.loop.ops import BlockOp, ForOp
 from dlc.dialects.transform_loop import ops as tl
-from dlc.rewrites.pass_target import cpu_target_for
+from dlc.rewrites.pass_target import cpu_target_for, gpu_target_for
 from dlc.rewrites.schedule import (
     bind,
     cache_read,
@@ -67,9 +67,11 @@ class LoopTransformFunctions(InterpreterFunctions):
     fails, as does using a handle whose payload op was erased by an earlier transform.
     """
 
-    def __init__(self, root: Operation, target: CpuTarget, vector_bits: int = 0) -> None:
+    def __init__(self, root: Operation, target: CpuTarget, vector_bits: int = 0,
+                 gpu_features: frozenset[str] = frozenset()) -> None:
         self.root = root
         self.target = target
+        self.gpu_features = gpu_features
         self.vector_bits = vector_bits
         self.consumed: dict[SSAValue, str] = {}
 
@@ -351,7 +353,7 @@ class LoopTransformFunctions(InterpreterFunctions):
     def run_tensorize(self, interpreter: Interpreter, op: tl.TensorizeOp, args: PythonValues
                       ) -> PythonValues:
         loop = self._payload(op, op.target, args[0], ForOp)
-        name, features = op.intrinsic.data, self.target.features
+        name, features = op.intrinsic.data, self.target.features | self.gpu_features
         block = self._run(op, {loop: op.target}, lambda: tensorize(loop, name, features))
         self._consume(op, op.target)
         return (OperationHandle(block),)
@@ -418,6 +420,8 @@ class LoopInterpretTransformsPass(ModulePass):
             `loop-default-schedule`'s option of the same name).
         vector_bits: the vector register width `transform.loop.apply_rules` schedules for; 0:
             the target's.
+        gpu_target: the GPU whose warp-level intrinsics `transform.loop.tensorize` may use
+            (`cuda -arch=sm_80`: PTX `mma.sync`); empty: none (they are refused).
     """
 
     name: ClassVar[str] = "loop-interpret-transforms"
@@ -426,6 +430,7 @@ class LoopInterpretTransformsPass(ModulePass):
     library: str | None = None
     target: str = ""
     vector_bits: int = 0
+    gpu_target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         script_root: Operation = op
@@ -441,7 +446,11 @@ class LoopInterpretTransformsPass(ModulePass):
 
         interpreter.register_implementations(TransformFunctions(ctx, get_all_passes()))
         target = cpu_target_for(self.name, self.target, op)
-        interpreter.register_implementations(LoopTransformFunctions(op, target, self.vector_bits))
+        gpu_features: frozenset[str] = frozenset()
+        if self.gpu_target:
+            gpu_features = gpu_target_for(self.name, self.gpu_target, op).features
+        interpreter.register_implementations(
+            LoopTransformFunctions(op, target, self.vector_bits, gpu_features))
         interpreter.call_op(sequence, (OperationHandle(op),))
         _erase_transform_ops(op)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR, TARGET_TRIPLE_ATTR
-from dlc.dialects.loop.ops import LoadOp, StoreOp
+from dlc.dialects.loop.ops import IntrinsicOp, LoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -39,17 +39,20 @@ from dlc.rewrites.llvm_lowering.common import (
     lowered,
     lowered_operands,
     lowering_error,
+    ops_append,
     replace_with_lowered,
     scalarize,
 )
 from dlc.rewrites.llvm_lowering.memref import element_address
 from dlc.rewrites.pass_target import gpu_target_for
 from dlc.target import NVPTX_TRIPLE
+from dlc.target.intrinsics import get_intrinsic
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     Float16Type,
     Float32Type,
@@ -62,6 +65,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -379,9 +383,86 @@ def _from_f32(value: SSAValue, element: Attribute, emit: _Emit) -> SSAValue:
 # ----------------------------------------------------------------------------------------------
 
 
+@dataclass
+class WarpIntrinsicLowering(RewritePattern):
+    """A warp-level `loop.intrinsic` (a lane's fragments) -> its PTX instruction as inline
+    assembly: each operand's fragment packed into 32-bit registers in element order (two f16
+    or four s8 per `.b32` register, `r` constraints; f32 accumulators one per `f` register),
+    the result's registers gathered back into a vector:
+
+        %d = loop.intrinsic "ptx.mma.m16n8k16.f16" %c, %a, %b
+            : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+      ->
+        %r = llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+            {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+            "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f" %a0, .. %b1, %c0, .. %c3 -> !llvm.struct<(f32, ...)>
+
+    The assembly is volatile (`has_side_effects`), as CUTLASS writes it: its result depends on
+    the other lanes' registers, which LLVM cannot see, so it must not be moved into a branch,
+    merged or dropped.
+    """
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: IntrinsicOp, rewriter: PatternRewriter) -> None:
+        from dlc.rewrites.llvm_lowering.common import extract_lane
+
+        entry = get_intrinsic(op.intrinsic.data)
+        if not entry.warp_level:
+            raise lowering_error(
+                op, f'expected a GPU intrinsic in a kernel, found "{entry.name}" (the CPU '
+                f"intrinsic {entry.llvm_intrinsic})")
+        acc, lhs, rhs = lowered_operands(op, self.lowering, rewriter)
+        ops: list[Operation] = []
+
+        def registers(value: SSAValue, is_acc: bool) -> list[SSAValue]:
+            vector_type = value.type
+            assert isinstance(vector_type, VectorType)
+            if not is_acc:
+                bits = vector_type.element_type.bitwidth  # type: ignore[attr-defined]
+                words = vector_type.element_count() * bits // 32
+                value = ops_append(ops, llvm.BitcastOp(value, VectorType(i32, [words])))
+            lanes = value.type.element_count()  # type: ignore[attr-defined]
+            found = []
+            for lane in range(lanes):
+                extract = extract_lane(value, lane)
+                ops.extend(extract)
+                found.append(extract[-1].results[0])
+            return found
+
+        acc_type = acc.type
+        assert isinstance(acc_type, VectorType)
+        acc_regs = registers(acc, True)
+        a_regs, b_regs = registers(lhs, False), registers(rhs, False)
+        letter = "f" if isinstance(acc_type.element_type, Float32Type) else "r"
+        count = len(acc_regs)
+        numbers = iter(range(count + len(a_regs) + len(b_regs) + count))
+
+        def group(size: int) -> str:
+            return "{" + ", ".join(f"${next(numbers)}" for _ in range(size)) + "}"
+
+        text = (f"{entry.ptx} {group(count)}, {group(len(a_regs))}, {group(len(b_regs))}, "
+                f"{group(count)};")
+        constraints = ",".join([f"={letter}"] * count + ["r"] * (len(a_regs) + len(b_regs))
+                               + [letter] * count)
+        struct = llvm.LLVMStructType.from_type_list([acc_type.element_type] * count)
+        asm = llvm.InlineAsmOp(text, constraints, [*a_regs, *b_regs, *acc_regs], [struct],
+                               has_side_effects=True)
+        ops.append(asm)
+        result = ops_append(ops, llvm.UndefOp(acc_type))
+        for lane in range(count):
+            element = ops_append(ops, llvm.ExtractValueOp(
+                DenseArrayBase.from_list(i64, [lane]), asm.results[0], acc_type.element_type))
+            position = ops_append(ops, int_constant(lane, i32))
+            result = ops_append(ops, llvm.InsertElementOp(result, element, position))
+        replace_with_lowered(op, ops, [result], rewriter)
+
+
 def nvvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns of the GPU-specific ops, tried before the shared llvm-lowering patterns."""
     return [
+        WarpIntrinsicLowering(lowering),
         CoordinateLowering(lowering),
         SharedAccessLowering(lowering),
         BarrierLowering(),
@@ -420,8 +501,9 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     nctaid}.{x,y,z}`, barriers call `llvm.nvvm.barrier0`, each shared buffer is an internal
     `addrspace(3)` `llvm.mlir.global` of the gpu module accessed through `!llvm.ptr<3>`, and
     math functions NVPTX has no instruction for are f32 expressions of `llvm.nvvm.ex2.approx`,
-    `lg2.approx`, `sin.approx`, `cos.approx`. Each `target_gpu.module` gets
-    `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
+    `lg2.approx`, `sin.approx`, `cos.approx`; a warp-level `loop.intrinsic` (PTX `mma.sync`)
+    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`). Each
+    `target_gpu.module` gets `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
     `target_gpu.launch`es are unchanged (the CUDA runtime runs them).
 
     *Invariants*: inside `target_gpu.module`s only `llvm` ops remain (the pass fails naming

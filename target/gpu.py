@@ -62,6 +62,16 @@ class GpuTarget:
         """LLVM's triple for the kernels (`nvptx64-nvidia-cuda`; "" for OpenCL C)."""
         return NVPTX_TRIPLE if self.is_cuda else ""
 
+    @property
+    def features(self) -> frozenset[str]:
+        """The architectures whose instructions kernels may use, `sm_N` for every N up to this
+        one's (an intrinsic needing `sm_80`, PTX `mma.sync` m16n8k16, runs on sm_90); none for
+        OpenCL."""
+        if not self.is_cuda:
+            return frozenset()
+        number = int("".join(c for c in self.arch.removeprefix("sm_") if c.isdigit()))
+        return frozenset(f"sm_{n}" for n in range(50, number + 1))
+
     def __str__(self) -> str:
         return f"cuda -arch={self.arch}" if self.is_cuda else "opencl"
 

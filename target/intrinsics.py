@@ -7,9 +7,11 @@ kinds), the access pattern of each operand (its element type and the element str
 axis in the operand's last dimension: 0 where the axis does not move it), the statement it
 computes (`acc[...] += ext(a[...]) * ext(b[...])`, the extension following the element
 types), the call it emits (an LLVM intrinsic with how each operand is passed, or a PTX
-instruction) and the target features it needs. `transform.loop.tensorize`
-(rewrites/schedule/tensorize.py) matches a nest against an entry; the LLVM lowering of
-`loop.intrinsic` (rewrites/llvm_lowering/intrinsic.py) reads the same entry.
+instruction with the fragment layout of each operand over a warp's lanes) and the target
+features it needs. `transform.loop.tensorize` (rewrites/schedule/tensorize.py) matches a nest
+against an entry; the LLVM lowering of `loop.intrinsic` (rewrites/llvm_lowering/intrinsic.py),
+its NVVM lowering (rewrites/target_gpu_lower_to_nvvm.py) and the loop interpreter read the
+same entry.
 """
 
 from __future__ import annotations
@@ -24,6 +26,42 @@ ELEMENT_TYPES: dict[str, str] = {
 }
 """The element types an operand may have, and the builtin type of its buffer (unsigned and
 signed bytes are both `i8` buffers: the extension of the load, `extui` or `extsi`, says which)."""
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """The part of an operand's tile one lane of a warp holds in registers (PTX ISA, "Matrix
+    fragments for mma.m16n8k16" and "mma.m16n8k32"): with `group = lane // 4` and
+    `thread = lane % 4`, element `e` of the lane's fragment is at
+    `group_axis = group + offsets[e][0]` and `thread_axis = thread * thread_scale +
+    offsets[e][1]`; the fragment's elements are packed into 32-bit registers in order.
+
+    Attributes:
+        group_axis: the intrinsic axis the lane's group (lane // 4) moves.
+        thread_axis: the axis its thread in the group (lane % 4) moves.
+        thread_scale: elements of `thread_axis` per thread of the group.
+        offsets: per fragment element, its (group_axis, thread_axis) offset.
+    """
+
+    group_axis: str
+    thread_axis: str
+    thread_scale: int
+    offsets: tuple[tuple[int, int], ...]
+
+    @property
+    def elements(self) -> int:
+        """The elements each lane holds."""
+        return len(self.offsets)
+
+    def coordinates(self, lane: int, element: int) -> dict[str, int]:
+        """The axis values of element `element` of lane `lane`'s fragment."""
+        group_offset, thread_offset = self.offsets[element]
+        return {self.group_axis: lane // 4 + group_offset,
+                self.thread_axis: (lane % 4) * self.thread_scale + thread_offset}
+
+
+WARP_SIZE = 32
+"""Lanes of the warp that runs one warp-level (`mma.sync`) intrinsic."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +80,8 @@ class IntrinsicOperand:
             `llvm_type`), "splat32" (its elements, 32 bits in all, as one word broadcast to
             every lane of `llvm_type`), or "fragment" (a PTX register fragment).
         llvm_type: the LLVM vector type of the argument, as (lanes, element): `(16, "i32")`.
+        fragment: for a warp-level intrinsic, which elements of the operand's tile each lane
+            holds (PTX's fragment layout).
     """
 
     role: str
@@ -49,6 +89,7 @@ class IntrinsicOperand:
     strides: Mapping[str, int]
     passing: str = "vector"
     llvm_type: tuple[int, str] = (0, "")
+    fragment: Fragment | None = None
 
     def lanes(self, extents: Mapping[str, int]) -> int:
         """The number of contiguous elements the operand covers (its vector length)."""
@@ -69,7 +110,9 @@ class Intrinsic:
         llvm_intrinsic: the LLVM intrinsic the call lowers to ("" for a PTX instruction).
         ptx: the PTX instruction (for the GPU path; "" on the CPU).
         warp_level: whether one call is made by a whole warp (mma.sync), each thread holding a
-            fragment: such an entry describes the nest for matching but runs only on a GPU.
+            fragment (its operands' `fragment` layouts): `tensorize` distributes such a nest
+            over the lanes of a warp, and it runs only on a GPU (the loop interpreter models
+            it with `warp_reference`).
     """
 
     name: str
@@ -98,6 +141,13 @@ class Intrinsic:
         """The contiguous elements `operand` covers."""
         return operand.lanes(self.extents)
 
+    def vector_lanes(self, operand: IntrinsicOperand) -> int:
+        """The length of the vector `loop.intrinsic` takes for `operand`: a lane's fragment for
+        a warp-level entry, else the contiguous elements the operand covers."""
+        if operand.fragment is not None:
+            return operand.fragment.elements
+        return self.lanes(operand)
+
     def missing_features(self, features: frozenset[str]) -> list[str]:
         """The features the intrinsic needs that `features` lacks, sorted."""
         return sorted(self.features - features)
@@ -117,6 +167,41 @@ def _flat_dot(spatial: int, reduction: int, acc_type: type, widen: Callable[[np.
             return (acc + products.sum(axis=1, dtype=acc_type)).astype(acc_type)
 
     return reference
+
+
+def warp_reference(entry: Intrinsic, acc: np.ndarray, a: np.ndarray, b: np.ndarray
+                   ) -> np.ndarray:
+    """What a warp-level entry computes from the fragments of all its lanes (arrays of
+    `WARP_SIZE` rows, a lane's fragment per row): the tiles gathered by the fragment layouts,
+    `acc + a . b` over the reduction axis, and the result's fragments (a model of `mma.sync`,
+    used by the loop interpreter)."""
+    extents = entry.extents
+
+    def tile(operand: IntrinsicOperand, fragments: np.ndarray) -> np.ndarray:
+        fragment = operand.fragment
+        assert fragment is not None
+        axes = [axis for axis, _, _ in entry.axes if operand.strides.get(axis, 0)]
+        values = np.zeros([extents[axis] for axis in axes], dtype=fragments.dtype)
+        for lane in range(WARP_SIZE):
+            for element in range(fragment.elements):
+                where = fragment.coordinates(lane, element)
+                values[tuple(where[axis] for axis in axes)] = fragments[lane, element]
+        return values
+
+    acc_operand, a_operand, b_operand = entry.operands
+    wide = np.float32 if acc_operand.element == "f32" else np.int64
+    a_tile = tile(a_operand, np.asarray(a)).astype(wide)  # (i, k)
+    b_tile = tile(b_operand, np.asarray(b)).astype(wide)  # (j, k)
+    c_tile = tile(acc_operand, np.asarray(acc)).astype(wide)  # (i, j)
+    d_tile = c_tile + a_tile @ b_tile.T
+    fragment = acc_operand.fragment
+    assert fragment is not None
+    result = np.empty_like(np.asarray(acc))
+    for lane in range(WARP_SIZE):
+        for element in range(fragment.elements):
+            where = fragment.coordinates(lane, element)
+            result[lane, element] = d_tile[where["i"], where["j"]]
+    return result
 
 
 def _bf16_to_f32(values: np.ndarray) -> np.ndarray:
@@ -163,15 +248,40 @@ scalar nest in the last bit). a and b are passed as `<16 x i32>` (their bf16 bit
 `vector<32xi16>` in dlc, bitcast): xDSL's LLVM printer has no `bfloat`, and LLVM upgrades that
 older signature of the intrinsic to `<32 x bfloat>` when it parses the module."""
 
+_C_FRAGMENT = Fragment("i", "j", 2, ((0, 0), (0, 1), (8, 0), (8, 1)))
+"""The 16x8 accumulator of mma.m16n8k16 and m16n8k32: c0, c1 in row `group`, c2, c3 eight rows
+below, at columns `2 * thread` and `2 * thread + 1`."""
+
+_A16_FRAGMENT = Fragment(
+    "i", "k", 2, ((0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)))
+"""A (16x16, 16-bit) of mma.m16n8k16: a0..a7 at rows group, group + 8 and columns 2 * thread
+(+1), then the same eight columns to the right."""
+
+_B16_FRAGMENT = Fragment("j", "k", 2, ((0, 0), (0, 1), (0, 8), (0, 9)))
+"""B (16x8, 16-bit) of mma.m16n8k16: b0..b3 in column `group` at rows 2 * thread (+1) and
+eight rows below."""
+
+_A8_FRAGMENT = Fragment("i", "k", 4, tuple(
+    (8 * ((e // 4) % 2), 16 * (e // 8) + e % 4) for e in range(16)))
+"""A (16x32, 8-bit) of mma.m16n8k32: a0..a3 at row group, columns 4 * thread .. +3; a4..a7
+eight rows below; a8..a15 the same sixteen columns to the right."""
+
+_B8_FRAGMENT = Fragment("j", "k", 4, tuple((0, 16 * (e // 4) + e % 4) for e in range(8)))
+"""B (32x8, 8-bit) of mma.m16n8k32: b0..b3 in column group at rows 4 * thread .. +3, b4..b7
+sixteen rows below."""
+
 MMA_M16N8K16_F16 = Intrinsic(
     name="ptx.mma.m16n8k16.f16",
     summary="PTX mma.sync m16n8k16: a 16x8 f32 tile += 16x16 f16 (row) x 16x8 f16 (col)",
     arch="nvptx",
     axes=(("i", 16, "spatial"), ("j", 8, "spatial"), ("k", 16, "reduction")),
     operands=(
-        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment"),
-        IntrinsicOperand("a", "f16", {"i": 16, "j": 0, "k": 1}, "fragment"),
-        IntrinsicOperand("b", "f16", {"i": 0, "j": 16, "k": 1}, "fragment"),
+        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment",
+                         fragment=_C_FRAGMENT),
+        IntrinsicOperand("a", "f16", {"i": 16, "j": 0, "k": 1}, "fragment",
+                         fragment=_A16_FRAGMENT),
+        IntrinsicOperand("b", "f16", {"i": 0, "j": 16, "k": 1}, "fragment",
+                         fragment=_B16_FRAGMENT),
     ),
     features=frozenset({"sm_80"}),
     ptx="mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
@@ -186,9 +296,12 @@ MMA_M16N8K16_BF16 = Intrinsic(
     arch="nvptx",
     axes=MMA_M16N8K16_F16.axes,
     operands=(
-        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment"),
-        IntrinsicOperand("a", "bf16", {"i": 16, "j": 0, "k": 1}, "fragment"),
-        IntrinsicOperand("b", "bf16", {"i": 0, "j": 16, "k": 1}, "fragment"),
+        IntrinsicOperand("acc", "f32", {"i": 8, "j": 1, "k": 0}, "fragment",
+                         fragment=_C_FRAGMENT),
+        IntrinsicOperand("a", "bf16", {"i": 16, "j": 0, "k": 1}, "fragment",
+                         fragment=_A16_FRAGMENT),
+        IntrinsicOperand("b", "bf16", {"i": 0, "j": 16, "k": 1}, "fragment",
+                         fragment=_B16_FRAGMENT),
     ),
     features=frozenset({"sm_80"}),
     ptx="mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
@@ -201,9 +314,12 @@ MMA_M16N8K32_S8 = Intrinsic(
     arch="nvptx",
     axes=(("i", 16, "spatial"), ("j", 8, "spatial"), ("k", 32, "reduction")),
     operands=(
-        IntrinsicOperand("acc", "i32", {"i": 8, "j": 1, "k": 0}, "fragment"),
-        IntrinsicOperand("a", "s8", {"i": 32, "j": 0, "k": 1}, "fragment"),
-        IntrinsicOperand("b", "s8", {"i": 0, "j": 32, "k": 1}, "fragment"),
+        IntrinsicOperand("acc", "i32", {"i": 8, "j": 1, "k": 0}, "fragment",
+                         fragment=_C_FRAGMENT),
+        IntrinsicOperand("a", "s8", {"i": 32, "j": 0, "k": 1}, "fragment",
+                         fragment=_A8_FRAGMENT),
+        IntrinsicOperand("b", "s8", {"i": 0, "j": 32, "k": 1}, "fragment",
+                         fragment=_B8_FRAGMENT),
     ),
     features=frozenset({"sm_80"}),
     ptx="mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",

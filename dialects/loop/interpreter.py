@@ -4,10 +4,16 @@ Counterpart: running a TVM PrimFunc with its (slow) TIR interpreter, or MLIR's r
 execution. It executes `func.func`s over memrefs one op at a time: `loop.for` (every kind runs
 serially, in order), `loop.block`, `loop.load`/`loop.store` (scalar or vector), `loop.alloc`/
 `loop.dealloc`, `memref.get_global`, `memref.collapse_shape` (a view of the same buffer),
-`func.call`/`func.return`, and `arith`, `math`,
-`vector.broadcast` and `vector.fma` on NumPy scalars (`index` values are Python ints, `i1` is
-`np.bool_`, vectors are 1-D arrays). Buffers are NumPy arrays, updated in place. Fine for the
-small shapes of tests.
+`func.call`/`func.return`, `loop.intrinsic` (the library entry's reference), and `arith`,
+`math`, `vector.broadcast`, `vector.fma`, `vector.insert`/`vector.extract` (static positions) on
+NumPy scalars (`index` values are Python ints, `i1` is `np.bool_`, vectors are 1-D arrays).
+Buffers are NumPy arrays, updated in place. Fine for the small shapes of tests.
+
+A warp-level `loop.intrinsic` (PTX `mma.sync`) is a call by all 32 lanes of a warp: the loop
+bound to `threadIdx.x` around it runs its lanes in lock step, each with its own values, up to
+the call; the call then sees every lane's fragments (the intrinsic's model,
+`target.intrinsics.warp_reference`, gathers the tiles by the PTX fragment layouts), and the
+lanes go on to the next call or the end of the loop body.
 
 It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
 access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
@@ -162,6 +168,8 @@ class LoopInterpreter:
     def _for(self, op: ForOp) -> Step:
         lb, ub, step, iv, body = op.lb, op.ub, op.step, op.induction_var, op.body.block
         run, axis = self._run, op.axis.data
+        if any(_is_warp_call(nested) and _enclosing_for(nested) is op for nested in op.walk()):
+            return self._warp(op)
 
         def loop(env: dict[SSAValue, Value]) -> None:
             if env[step] <= 0:
@@ -171,6 +179,51 @@ class LoopInterpreter:
                 run(body, env)
 
         return loop
+
+    def _warp(self, op: ForOp) -> Step:
+        """A loop over a warp's lanes around warp-level intrinsic calls (`mma.sync`): the lanes
+        run in lock step around each call, which then sees every lane's fragments (between
+        calls, lane after lane, as the serial loop would)."""
+        axis = op.axis.data
+        if op.kind.data != "bound" or op.thread is None or op.thread.data != "threadIdx.x":
+            raise LoopUnsupportedError(
+                f"'loop.for' \"{axis}\" expected a warp-level 'loop.intrinsic' inside a loop "
+                f"bound to threadIdx.x, found it inside a {op.kind.data} loop")
+        phases: list[list[Step]] = [[]]
+        calls: list[IntrinsicOp] = []
+        for nested in _straight_line(op.body.block, axis):
+            if _is_warp_call(nested):
+                assert isinstance(nested, IntrinsicOp)
+                calls.append(nested)
+                phases.append([])
+            else:
+                phases[-1].append(self._compile(nested))
+        lb, ub, step, iv = op.lb, op.ub, op.step, op.induction_var
+
+        def lock_step(env: dict[SSAValue, Value]) -> None:
+            from dlc.target.intrinsics import WARP_SIZE, get_intrinsic, warp_reference
+
+            lanes = list(range(env[lb], env[ub], env[step]))
+            if lanes != list(range(WARP_SIZE)):
+                raise LoopInterpreterError(
+                    f"'loop.for' \"{axis}\" expected the {WARP_SIZE} lanes of a warp around a "
+                    f"warp-level 'loop.intrinsic', found iterations {lanes[:3]}...")
+            envs = [dict(env) for _ in lanes]
+            for lane, lane_env in zip(lanes, envs, strict=True):
+                lane_env[iv] = lane
+            for phase, call in zip(phases, [*calls, None], strict=True):
+                for lane_env in envs:
+                    for run_step in phase:
+                        run_step(lane_env)
+                if call is None:
+                    continue
+                operands = [np.stack([lane_env[value] for lane_env in envs])
+                            for value in (call.acc, call.lhs, call.rhs)]
+                result = warp_reference(get_intrinsic(call.intrinsic.data), *operands)
+                for lane_env, row in zip(envs, result, strict=True):
+                    lane_env[call.result] = row.copy()
+
+        return lock_step
 
     def _block(self, op: BlockOp) -> Step:
         body, run = op.body.block, self._run
@@ -386,6 +439,41 @@ class LoopInterpreter:
         return value
 
 
+def _is_warp_call(op: Operation) -> bool:
+    """Whether `op` calls a warp-level intrinsic (all the lanes of a warp together)."""
+    if not isinstance(op, IntrinsicOp):
+        return False
+    from dlc.target.intrinsics import IntrinsicError, get_intrinsic
+
+    try:
+        return get_intrinsic(op.intrinsic.data).warp_level
+    except IntrinsicError:
+        return False
+
+
+def _enclosing_for(op: Operation) -> ForOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ForOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _straight_line(block: Block, axis: str) -> list[Operation]:
+    """The ops of `block` with the bodies of its `loop.block`s inlined, in order; a warp-level
+    call must not sit in other control flow (the lanes could not meet at it)."""
+    ops: list[Operation] = []
+    for op in block.ops:
+        if isinstance(op, BlockOp):
+            ops.extend(_straight_line(op.body.block, axis))
+            continue
+        if op.regions and any(_is_warp_call(nested) for nested in op.walk()):
+            raise LoopUnsupportedError(
+                f"'loop.for' \"{axis}\" expected its warp-level 'loop.intrinsic' outside "
+                f"control flow, found it inside a '{op.name}'")
+        ops.append(op)
+    return ops
+
+
 Step = Callable[[dict[SSAValue, Value]], list[Value] | None]
 """One op, translated: runs it on an environment; returns a list only for `func.return`."""
 
@@ -484,5 +572,14 @@ _SCALAR_OPS: dict[str, OpImpl] = {
     "vector.broadcast": lambda op, args: np.broadcast_to(
         args[0], _shape_of(op.results[0].type)).copy(),
     "vector.fma": lambda op, args: args[0] * args[1] + args[2],
+    "vector.insert": lambda op, args: _insert(op, args),
+    "vector.extract": lambda op, args: np.asarray(args[0])[tuple(op.static_position.get_values())],
 }
+
+
+def _insert(op: Operation, args: list[Any]) -> np.ndarray:
+    """`vector.insert` at a static position: a copy of the vector with one element set."""
+    result = np.array(args[1], copy=True)
+    result[tuple(op.static_position.get_values())] = args[0]  # type: ignore[attr-defined]
+    return result
 """Scalar (and elementwise vector) ops: operands in, one result out, converted to its type."""

@@ -758,6 +758,12 @@ class IntrinsicOp(IRDLOperation):
     contiguous elements its access pattern covers). Made by `transform.loop.tensorize`; lowered
     to the entry's LLVM intrinsic by convert-loop-to-llvm. Pure.
 
+    A warp-level entry (`ptx.mma.m16n8k16.f16`: PTX `mma.sync`) is called by the 32 lanes of a
+    warp together: each operand is the calling lane's fragment (its elements of the tile, in
+    the order of the entry's fragment layout), and the call must sit in a `loop.for` of 32
+    iterations bound to `threadIdx.x` (the lanes; the loop interpreter runs its iterations in
+    lock step around the call). Lowered to the PTX instruction by target-gpu-lower-to-nvvm.
+
     Example:
         %r = loop.intrinsic "x86.avx512.vpdpbusd" %acc, %a, %b
             : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
@@ -801,7 +807,8 @@ class IntrinsicOp(IRDLOperation):
             )
         for operand, value in zip(entry.operands, (self.acc, self.lhs, self.rhs), strict=True):
             expected = VectorType(
-                intrinsic_element_type(ELEMENT_TYPES[operand.element]), [entry.lanes(operand)])
+                intrinsic_element_type(ELEMENT_TYPES[operand.element]),
+                [entry.vector_lanes(operand)])
             if value.type != expected:
                 raise VerifyException(
                     f"'{self.name}' op expected operand '{operand.role}' of "

@@ -904,10 +904,14 @@ class TensorizeOp(IRDLOperation):
     step 1 and the extent of one axis, around one `loop.block` computing
     `acc = acc + ext(a) * ext(b)`, whose loads move as the entry's operands do (element types
     and strides). The loops are removed; the block keeps the loads, now vector loads at the
-    loops' first iteration, and a `loop.intrinsic` call. Fails, naming the block or loop, when
-    the nest does not fit, when the target (the pass's `target`) lacks the intrinsic's
-    features, or for a warp-level GPU intrinsic (`ptx.mma.*`: matched, not emitted on the CPU).
-    Returns a handle to the block. TVM: `sch.tensorize`.
+    loops' first iteration, and a `loop.intrinsic` call. A warp-level GPU intrinsic
+    (`ptx.mma.*`: PTX `mma.sync`) instead becomes a loop over the warp's 32 lanes bound to
+    `threadIdx.x` around the block, which loads each lane's fragments (the PTX ISA layout),
+    calls the intrinsic and stores the result's fragment (rewrites/schedule/tensorize.py).
+    Fails, naming the block or loop, when the nest does not fit, when the target lacks the
+    intrinsic's features (the pass's `target`, and `gpu_target` for `sm_80`...), or when a
+    loop around a warp-level nest is already bound to `threadIdx.x`. Returns a handle to the
+    block. TVM: `sch.tensorize`.
 
     Example:
         %blk = transform.loop.tensorize %j1, "x86.avx512.vpdpbusd"

@@ -51,12 +51,15 @@ from dlc.rewrites.schedule.common import (
 )
 from dlc.target.intrinsics import (
     ELEMENT_TYPES,
+    WARP_SIZE,
+    Fragment,
     Intrinsic,
     IntrinsicError,
     IntrinsicOperand,
     get_intrinsic,
 )
 from xdsl.dialects import arith
+from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, StringAttr, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator
@@ -85,17 +88,28 @@ def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str]) -> BlockOp:
     """Replaces the nest under `loop` by the intrinsic named `intrinsic` of the library.
 
     Preconditions: the intrinsic exists and the target has its features (`features`, LLVM's
-    names); it runs on the CPU (not a warp-level GPU instruction); the nest fits it
-    (`match_intrinsic`). Returns the block, now holding the call.
+    names, or `sm_80`... for a GPU); the nest fits it (`match_intrinsic`); for a warp-level
+    entry (PTX `mma.sync`), no loop around the nest is bound to `threadIdx.x` (the warp's lanes
+    become that axis). Returns the block, now holding the call.
+
+    A warp-level entry replaces the nest by a loop over the warp's 32 lanes, bound to
+    `threadIdx.x`, around the block: each lane loads its fragment of each operand (the
+    elements the entry's fragment layout gives it, one scalar load each, at the indices the
+    original loads computed for those axis values), calls `loop.intrinsic` on the fragments,
+    and stores its fragment of the result where the accumulator was:
+
+        loop.for %i = 0 to 16 { loop.for %j = 0 to 8 { loop.for %k = 0 to 16 {
+          loop.block "mm" { C[i, j] += extf(A[i, k]) * extf(B[j, k]) } } } }
+      ->
+        loop.for %lane = 0 to 32 axis "mm.lane" kind bound thread "threadIdx.x" {
+          loop.block "mm" {
+            // a0..a7 at (i, k) = (lane/4 + {0,0,8,8,0,0,8,8}, lane%4*2 + {0,1,0,1,8,9,8,9})
+            %a = vector.insert ... : vector<8xf16>   %b = ... vector<4xf16>
+            %c = ... vector<4xf32>  (c0..c3 at (lane/4 + {0,0,8,8}, lane%4*2 + {0,1,0,1}))
+            %d = loop.intrinsic "ptx.mma.m16n8k16.f16" %c, %a, %b
+            loop.store (vector.extract %d[e]), C[...] for each e } }
     """
     entry = _entry(intrinsic, loop)
-    if entry.warp_level:
-        match_intrinsic(loop, entry)
-        raise ScheduleError(
-            f'cannot tensorize with "{entry.name}" here: the nest fits it, but it is a '
-            f"warp-level GPU instruction ({entry.ptx}) that only the GPU path emits",
-            loop,
-        )
     missing = entry.missing_features(features)
     if missing:
         raise ScheduleError(
@@ -104,6 +118,8 @@ def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str]) -> BlockOp:
             loop,
         )
     match = match_intrinsic(loop, entry)
+    if entry.warp_level:
+        return _rewrite_warp(loop, match)
     _rewrite(loop, match)
     return match.block
 
@@ -400,3 +416,87 @@ def _erase_statement(store: StoreOp) -> None:
                     and (is_pure(owner) or isinstance(owner, LoadOp | arith.ExtSIOp))
                     and not isinstance(owner, arith.ConstantOp)):
                 pending.append(owner)
+
+
+def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
+    """Replaces the band by a loop over the warp's lanes around a block that gathers each
+    lane's fragments, calls the warp-level intrinsic and scatters the result's fragment."""
+    from dlc.rewrites.gpu_schedule_rules import Cloner
+    from dlc.rewrites.ir_builder import IRBuilder
+    from dlc.rewrites.schedule.common import enclosing_loops
+
+    block, entry = match.block, match.intrinsic
+    for outer in enclosing_loops(loop):
+        if outer.kind.data == "bound" and outer.thread is not None and \
+                outer.thread.data == "threadIdx.x":
+            raise ScheduleError(
+                f'cannot tensorize with "{entry.name}": expected no loop around the nest bound '
+                f'to threadIdx.x (the warp\'s lanes), found loop "{outer.axis.data}"',
+                loop,
+            )
+    ivs = {axis: inner.induction_var for axis, inner in match.loops.items()}
+    name = block.block_name.data
+    at = IRBuilder.before(loop, anchor=loop)
+    lane_loop, inner = at.loop(0, WARP_SIZE, f"{name}.lane", "bound", "threadIdx.x")
+    lane = lane_loop.induction_var
+    group, thread = inner.div(lane, 4), inner.rem(lane, 4)
+    group.name_hint, thread.name_hint = "group", "thread"
+
+    def body(b: IRBuilder) -> None:
+        cloner = Cloner(loop, {}, b)
+        cached: dict[tuple[str, int, int], SSAValue] = {}
+
+        def axis_value(kind: str, scale: int, offset: int) -> SSAValue:
+            """group + offset, or thread * scale + offset, built once."""
+            if kind == "thread" and (kind, scale, 0) not in cached:
+                cached[(kind, scale, 0)] = b.mul(thread, scale)
+            key = (kind, scale, offset)
+            if key not in cached:
+                cached[key] = b.add(group if kind == "group" else cached[(kind, scale, 0)],
+                                    offset)
+            return cached[key]
+
+        def indices(load: LoadOp | StoreOp, fragment: Fragment, element: int) -> list[SSAValue]:
+            group_offset, thread_offset = fragment.offsets[element]
+            values = {axis: b.const(0) for axis in ivs}
+            values[fragment.group_axis] = axis_value("group", 1, group_offset)
+            values[fragment.thread_axis] = axis_value("thread", fragment.thread_scale,
+                                                      thread_offset)
+            cloner.mapping = {ivs[axis]: value for axis, value in values.items()}
+            return [cloner.value(index) for index in load.indices]
+
+        fragments: list[SSAValue] = []
+        for load, operand in zip(match.loads, entry.operands, strict=True):
+            fragment = operand.fragment
+            assert fragment is not None
+            element_type = intrinsic_element_type(ELEMENT_TYPES[operand.element])
+            vector: SSAValue | None = None
+            for element in range(fragment.elements):
+                scalar = b.value(LoadOp(load.memref, indices(load, fragment, element),
+                                        element_type))
+                if vector is None:
+                    vector = b.value(vector_dialect.BroadcastOp(
+                        scalar, VectorType(element_type, [fragment.elements])))
+                else:
+                    vector = b.value(vector_dialect.InsertOp(scalar, vector, [element]))
+            assert vector is not None
+            vector.name_hint = f"{operand.role}_fragment"
+            fragments.append(vector)
+        result = b.value(IntrinsicOp(entry.name, *fragments), "d_fragment")
+        fragment = entry.acc.fragment
+        assert fragment is not None
+        for element in range(fragment.elements):
+            value = b.value(vector_dialect.ExtractOp(result, [element], result.type.element_type))
+            b.insert(StoreOp(value, match.store.memref, indices(match.store, fragment, element)))
+
+    removed = {inner.axis.data for inner in match.loops.values()}
+    new_block = inner.block(name, body)
+    for prop in ("spatial_axes", "reduction_axes"):
+        names = block.properties[prop]
+        assert isinstance(names, ArrayAttr)
+        new_block.properties[prop] = ArrayAttr(
+            [axis for axis in names.data
+             if isinstance(axis, StringAttr) and axis.data not in removed])
+    loop.detach()
+    loop.erase(safe_erase=False)
+    return new_block

@@ -913,9 +913,9 @@ func.func @intrinsic_vdpbf16ps(%acc: vector<16xf32>, %a: vector<2xbf16>, %b: vec
 
 // A warp-level GPU intrinsic has no LLVM call on the CPU.
 // CHECK: 'loop.intrinsic' op expected an intrinsic with an LLVM call, found "ptx.mma.m16n8k32.s8" (mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32), which only the GPU path emits
-func.func @negative_intrinsic_gpu_only(%acc: vector<128xi32>, %a: vector<512xi8>, %b: vector<256xi8>) -> vector<128xi32> {
-  %r = loop.intrinsic "ptx.mma.m16n8k32.s8" %acc, %a, %b : (vector<128xi32>, vector<512xi8>, vector<256xi8>) -> vector<128xi32>
-  func.return %r : vector<128xi32>
+func.func @negative_intrinsic_gpu_only(%acc: vector<4xi32>, %a: vector<16xi8>, %b: vector<8xi8>) -> vector<4xi32> {
+  %r = loop.intrinsic "ptx.mma.m16n8k32.s8" %acc, %a, %b : (vector<4xi32>, vector<16xi8>, vector<8xi8>) -> vector<4xi32>
+  func.return %r : vector<4xi32>
 }
 
 // -----

@@ -279,3 +279,81 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
   }
   func.return
 }
+
+// -----
+
+// An f16 GEMM accumulating in f32 on sm_80 (the default target) runs on tensor cores
+// (`mma-gemm`): 2 x 3 blocks of 4 warps (threadIdx.y) of 32 lanes (threadIdx.x). Each lane's
+// accumulator fragments live in a local buffer indexed [warp][lane][fm][fn][element]
+// (registers once compacted), zeroed first; per 32-wide slice of K, A (32 x 32) and B
+// transposed (16 x 32) are staged in shared memory, then each warp's 16 x 8 x 16 nests are
+// tensorized into mma.sync (two k steps) reading and writing the lane's fragments; the lanes
+// then write their fragments into the output tile in shared memory (c0..c3 at rows
+// group, group + 8 and columns 2 thread, + 1), and the init, update (from the tile) and rounding
+// run per output element.
+// CHECK-LABEL: func.func @gemm_f16
+// CHECK:       loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.by" kind bound thread "blockIdx.y" {
+// CHECK-NEXT:    loop.for %{{.*}} = %c0 to %c3 step %c1 axis "matmul.bx" kind bound thread "blockIdx.x" {
+// CHECK:           %[[A:.*]] = loop.alloc shared : memref<32x32xf16>
+// CHECK-NEXT:      %[[B:.*]] = loop.alloc shared : memref<16x32xf16>
+// CHECK-NEXT:      %[[C:.*]] = loop.alloc shared : memref<32x16xf32>
+// CHECK-NEXT:      %[[F:.*]] = loop.alloc local : memref<4x32x1x1x4xf32>
+// CHECK:           loop.block "matmul.acc_init" reads() writes(%[[F]] : memref<4x32x1x1x4xf32>)
+// CHECK:           loop.for %{{.*}} axis "matmul.ko" {
+// CHECK:             loop.block "matmul.load_a" reads(%{{.*}} : memref<64x32xf16>) writes(%[[A]] : memref<32x32xf16>)
+// CHECK:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x32xf16>)
+// CHECK:             loop.for %[[W:.*]] = %c0 to %c4 step %c1 axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
+// CHECK:               loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.ks" kind unrolled {
+// CHECK:                 loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
+// CHECK:                   loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
+// CHECK:                     loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
+// CHECK:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x32xf16>, memref<16x32xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
+// CHECK:                         loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
+// CHECK:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %{{.*}}, %{{.*}} : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+// CHECK:                         loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
+// CHECK:           loop.block "matmul.acc_out" reads(%[[F]] : memref<4x32x1x1x4xf32>) writes(%[[C]] : memref<32x16xf32>)
+// CHECK:           loop.for %{{.*}} axis "matmul.store.warp" kind bound thread "threadIdx.y" {
+// CHECK:             loop.block "matmul_init"
+// CHECK:             loop.block "matmul" reads(%[[C]] : memref<32x16xf32>)
+// CHECK:             loop.block "round"
+// KERNEL-LABEL: target_gpu.kernel @gemm_f16_round
+// KERNEL:         loop.alloc local : memref<1x1x4xf32>
+// KERNEL:         target_gpu.barrier
+// KERNEL:         loop.intrinsic "ptx.mma.m16n8k16.f16"
+// KERNEL:         loop.intrinsic "ptx.mma.m16n8k16.f16"
+// KERNEL:         target_gpu.barrier
+func.func @gemm_f16(%0: memref<64x32xf16>, %1: memref<32x48xf16>, %out: memref<64x48xf16>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  loop.for %i0 = %c0 to %c64 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c48 step %c1 axis "i1" {
+      %acc = loop.alloc local : memref<1xf32>
+      loop.block "matmul_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+      }
+      loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+        loop.block "matmul" reads(%0, %1 : memref<64x32xf16>, memref<32x48xf16>) writes(%acc : memref<1xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %2 = loop.load %0[%i0, %r0] : memref<64x32xf16> -> f16
+          %3 = loop.load %1[%r0, %i1] : memref<32x48xf16> -> f16
+          %4 = arith.extf %2 : f16 to f32
+          %5 = arith.extf %3 : f16 to f32
+          %6 = arith.mulf %4, %5 : f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %7 = arith.addf %acc_1, %6 : f32
+          loop.store %7, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+      loop.block "round" reads(%acc : memref<1xf32>) writes(%out : memref<64x48xf16>) spatial ["i0", "i1"] {
+        %8 = loop.load %acc[%c0] : memref<1xf32> -> f32
+        %9 = arith.truncf %8 : f32 to f16
+        loop.store %9, %out[%i0, %i1] : f16 -> memref<64x48xf16>
+      }
+      loop.dealloc %acc : memref<1xf32>
+    }
+  }
+  func.return
+}

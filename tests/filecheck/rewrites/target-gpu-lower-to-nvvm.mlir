@@ -42,6 +42,75 @@ target_gpu.module @kernels {
 
 // -----
 
+// A warp-level mma.sync becomes inline PTX: the lane's f16 fragments packed two per 32-bit
+// register (a: 4, b: 2, "r"), the f32 accumulator one per register ("f"), the result's four
+// registers gathered back into a vector.
+// CHECK-LABEL: llvm.func @mma_f16
+// CHECK:         %[[CV:.*]] = llvm.load %{{.*}} -> vector<4xf32>
+// CHECK:         %[[AV:.*]] = llvm.load %{{.*}} -> vector<8xf16>
+// CHECK:         %[[BV:.*]] = llvm.load %{{.*}} -> vector<4xf16>
+// CHECK-NEXT:    %[[C0V:.*]] = llvm.shufflevector %[[CV]], %[[CV]] [0] : vector<4xf32>
+// CHECK-NEXT:    %[[C0:.*]] = llvm.bitcast %[[C0V]] : vector<1xf32> to f32
+// CHECK:         %[[AW:.*]] = llvm.bitcast %[[AV]] : vector<8xf16> to vector<4xi32>
+// CHECK-NEXT:    %[[A0V:.*]] = llvm.shufflevector %[[AW]], %[[AW]] [0] : vector<4xi32>
+// CHECK-NEXT:    %[[A0:.*]] = llvm.bitcast %[[A0V]] : vector<1xi32> to i32
+// CHECK:         %[[BW:.*]] = llvm.bitcast %[[BV]] : vector<4xf16> to vector<2xi32>
+// CHECK-NEXT:    %[[B0V:.*]] = llvm.shufflevector %[[BW]], %[[BW]] [0] : vector<2xi32>
+// CHECK-NEXT:    %[[B0:.*]] = llvm.bitcast %[[B0V]] : vector<1xi32> to i32
+// CHECK:         %[[R:.*]] = llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[B0]], %{{.*}}, %[[C0]], %{{.*}}, %{{.*}}, %{{.*}} : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         llvm.extractvalue %[[R]][0]
+// CHECK:         llvm.extractvalue %[[R]][3]
+// CHECK:         %[[D:.*]] = llvm.insertelement %{{.*}}[%{{.*}} : i32] : vector<4xf32>
+// CHECK-NEXT:    llvm.getelementptr
+// CHECK-NEXT:    llvm.store %[[D]]
+target_gpu.module @kernels {
+  target_gpu.kernel @mma_f16(%c: memref<4xf32>, %a: memref<8xf16>, %b: memref<4xf16>) {
+    %c0 = arith.constant 0 : index
+    %cv = loop.load %c[%c0] : memref<4xf32> -> vector<4xf32>
+    %av = loop.load %a[%c0] : memref<8xf16> -> vector<8xf16>
+    %bv = loop.load %b[%c0] : memref<4xf16> -> vector<4xf16>
+    %d = loop.intrinsic "ptx.mma.m16n8k16.f16" %cv, %av, %bv : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+    loop.store %d, %c[%c0] : vector<4xf32> -> memref<4xf32>
+    target_gpu.return
+  }
+}
+
+// -----
+
+// The int8 mma.sync (m16n8k32): four s8 per register, an s32 accumulator in "r" registers.
+// CHECK-LABEL: llvm.func @mma_s8
+// CHECK:         llvm.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
+// CHECK:         llvm.bitcast %{{.*}} : vector<8xi8> to vector<2xi32>
+// CHECK:         llvm.inline_asm has_side_effects "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" {{.*}} -> !llvm.struct<(i32, i32, i32, i32)>
+target_gpu.module @kernels {
+  target_gpu.kernel @mma_s8(%c: memref<4xi32>, %a: memref<16xi8>, %b: memref<8xi8>) {
+    %c0 = arith.constant 0 : index
+    %cv = loop.load %c[%c0] : memref<4xi32> -> vector<4xi32>
+    %av = loop.load %a[%c0] : memref<16xi8> -> vector<16xi8>
+    %bv = loop.load %b[%c0] : memref<8xi8> -> vector<8xi8>
+    %d = loop.intrinsic "ptx.mma.m16n8k32.s8" %cv, %av, %bv : (vector<4xi32>, vector<16xi8>, vector<8xi8>) -> vector<4xi32>
+    loop.store %d, %c[%c0] : vector<4xi32> -> memref<4xi32>
+    target_gpu.return
+  }
+}
+
+// -----
+
+// CHECK: 'loop.intrinsic' op expected a GPU intrinsic in a kernel, found "x86.avx512.vpdpbusd" (the CPU intrinsic llvm.x86.avx512.vpdpbusd.512)
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_cpu_intrinsic(%c: memref<16xi32>, %a: memref<4xi8>, %b: memref<64xi8>) {
+    %c0 = arith.constant 0 : index
+    %cv = loop.load %c[%c0] : memref<16xi32> -> vector<16xi32>
+    %av = loop.load %a[%c0] : memref<4xi8> -> vector<4xi8>
+    %bv = loop.load %b[%c0] : memref<64xi8> -> vector<64xi8>
+    %d = loop.intrinsic "x86.avx512.vpdpbusd" %cv, %av, %bv : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+    loop.store %d, %c[%c0] : vector<16xi32> -> memref<16xi32>
+    target_gpu.return
+  }
+}
+
+// -----
+
 // Math functions NVPTX has no instruction for become NVVM's approximate ex2/lg2.
 // CHECK-LABEL: llvm.func @exp_log
 // CHECK:         %[[V:.*]] = llvm.load

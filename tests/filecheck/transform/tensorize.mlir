@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=cascadelake"}' | filecheck %s
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=sapphirerapids"}' | filecheck %s --check-prefix=SPR
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'loop-interpret-transforms{target="llvm -mcpu=cascadelake" gpu_target="cuda -arch=sm_80"}' | filecheck %s --check-prefix=GPU
 
 // The docstring example: a 16x4 u8 x s8 dot block (B packed 16 blocks of 4 in its last
 // dimension) becomes one vpdpbusd; the loops go, the loads read vectors at their first iteration.
@@ -274,9 +275,49 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 // -----
 
 // A 16x8x16 f16 nest (A row-major, B stored as Bt[j][k] in a 32-wide buffer: a leading
-// dimension) fits PTX mma.sync m16n8k16, which only the GPU path emits.
-// CHECK: 'transform.loop.tensorize' op failed on loop "i" (%i): cannot tensorize with "ptx.mma.m16n8k16.f16" here: the nest fits it, but it is a warp-level GPU instruction (mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32) that only the GPU path emits
-func.func @negative_mma_fits_gpu_only(%A: memref<16x16xf16>, %Bt: memref<8x32xf16>, %C: memref<16x8xf32>) {
+// dimension) fits PTX mma.sync m16n8k16. Without a GPU target it is refused; with sm_80 the
+// nest becomes a loop over the warp's lanes (threadIdx.x): each lane loads its fragments
+// (PTX ISA layout: group = lane / 4, thread = lane % 4; A's a0..a7 at rows group, group + 8 and
+// columns 2 thread (+1, +8, +9); B's b0..b3 at column group; C's c0..c3 at rows group,
+// group + 8 and columns 2 thread (+1)), calls the intrinsic and stores its C fragment back.
+// CHECK: 'transform.loop.tensorize' op failed on loop "i" (%i): cannot tensorize with "ptx.mma.m16n8k16.f16": expected a target with sm_80, found one without sm_80
+// GPU-LABEL: func.func @mma_warp_fragments
+// GPU:         loop.for %[[LANE:.*]] = %{{.*}} to %c32 step %{{.*}} axis "mma.lane" kind bound thread "threadIdx.x" {
+// GPU-NEXT:      %[[G:.*]] = arith.divui %[[LANE]], %c4 : index
+// GPU-NEXT:      %[[T:.*]] = arith.remui %[[LANE]], %c4 : index
+// GPU-NEXT:      loop.block "mma" reads(%A, %Bt : memref<16x16xf16>, memref<8x32xf16>) writes(%C : memref<16x8xf32>) {
+// GPU-NEXT:        %[[T2:.*]] = arith.muli %[[T]], %c2 : index
+// GPU-NEXT:        %[[C0:.*]] = loop.load %C[%[[G]], %[[T2]]] : memref<16x8xf32> -> f32
+// GPU-NEXT:        %[[V0:.*]] = vector.broadcast %[[C0]] : f32 to vector<4xf32>
+// GPU-NEXT:        %[[T21:.*]] = arith.addi %[[T2]], %c1 : index
+// GPU-NEXT:        %[[C1:.*]] = loop.load %C[%[[G]], %[[T21]]]
+// GPU-NEXT:        %[[V1:.*]] = vector.insert %[[C1]], %[[V0]] [1] : f32 into vector<4xf32>
+// GPU-NEXT:        %[[G8:.*]] = arith.addi %[[G]], %c8 : index
+// GPU-NEXT:        %[[C2:.*]] = loop.load %C[%[[G8]], %[[T2]]]
+// GPU-NEXT:        %[[V2:.*]] = vector.insert %[[C2]], %[[V1]] [2]
+// GPU-NEXT:        %[[C3:.*]] = loop.load %C[%[[G8]], %[[T21]]]
+// GPU-NEXT:        %[[ACC:.*]] = vector.insert %[[C3]], %[[V2]] [3]
+// GPU-NEXT:        loop.load %A[%[[G]], %[[T2]]] : memref<16x16xf16> -> f16
+// GPU:             loop.load %A[%[[G8]], %[[T21]]] : memref<16x16xf16> -> f16
+// GPU:             %[[T28:.*]] = arith.addi %[[T2]], %c8 : index
+// GPU-NEXT:        loop.load %A[%[[G]], %[[T28]]]
+// GPU:             %[[T29:.*]] = arith.addi %[[T2]], %c9 : index
+// GPU:             loop.load %A[%[[G8]], %[[T29]]]
+// GPU-NEXT:        %[[A:.*]] = vector.insert %{{.*}}, %{{.*}} [7] : f16 into vector<8xf16>
+// GPU-NEXT:        loop.load %Bt[%[[G]], %[[T2]]] : memref<8x32xf16> -> f16
+// GPU:             loop.load %Bt[%[[G]], %[[T21]]]
+// GPU:             loop.load %Bt[%[[G]], %[[T28]]]
+// GPU:             loop.load %Bt[%[[G]], %[[T29]]]
+// GPU-NEXT:        %[[B:.*]] = vector.insert %{{.*}}, %{{.*}} [3] : f16 into vector<4xf16>
+// GPU-NEXT:        %[[D:.*]] = loop.intrinsic "ptx.mma.m16n8k16.f16" %[[ACC]], %[[A]], %[[B]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+// GPU-NEXT:        %[[D0:.*]] = vector.extract %[[D]][0] : f32 from vector<4xf32>
+// GPU-NEXT:        loop.store %[[D0]], %C[%[[G]], %[[T2]]]
+// GPU:             %[[D3:.*]] = vector.extract %[[D]][3]
+// GPU-NEXT:        loop.store %[[D3]], %C[%[[G8]], %[[T21]]]
+// GPU-NEXT:      }
+// GPU-NEXT:    }
+// GPU-NEXT:    func.return
+func.func @mma_warp_fragments(%A: memref<16x16xf16>, %Bt: memref<8x32xf16>, %C: memref<16x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index

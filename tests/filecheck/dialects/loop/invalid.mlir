@@ -174,3 +174,12 @@ func.func @negative_intrinsic_operand(%acc: vector<16xi32>, %a: vector<4xi8>, %b
   func.return
 }
 // CHECK: 'loop.intrinsic' op expected operand 'b' of "x86.avx512.vpdpbusd" to be vector<64xi8>, found vector<32xi8>
+
+// -----
+
+// A warp-level intrinsic takes a lane's fragments (8 f16 of A for mma.m16n8k16), not tiles.
+func.func @negative_intrinsic_fragment(%acc: vector<4xf32>, %a: vector<256xf16>, %b: vector<4xf16>) {
+  %r = loop.intrinsic "ptx.mma.m16n8k16.f16" %acc, %a, %b : (vector<4xf32>, vector<256xf16>, vector<4xf16>) -> vector<4xf32>
+  func.return
+}
+// CHECK: 'loop.intrinsic' op expected operand 'a' of "ptx.mma.m16n8k16.f16" to be vector<8xf16>, found vector<256xf16>

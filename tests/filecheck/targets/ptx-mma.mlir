@@ -1,0 +1,33 @@
+// REQUIRES: ptxas
+// RUN: dlc-opt %s -p gpu-ptx -t ptx | ptxas -arch=sm_80 - -o /dev/null
+// RUN: dlc-opt %s --dlc-target='cuda -arch=sm_90' -p gpu-ptx -t ptx | ptxas -arch=sm_90 - -o /dev/null
+// RUN: dlc-opt %s -p gpu-ptx -t ptx | filecheck %s
+// RUN: dlc-opt %s --dlc-target='cuda -arch=sm_90' -p gpu-ptx -t ptx | filecheck %s --check-prefix=SM90
+
+// An f16 GEMM (f32 accumulation, rounded to f16) through the gpu-ptx pipeline runs on tensor
+// cores: each warp's fragments are loaded from the shared-memory tiles (A and B transposed, f16
+// halves packed in pairs into 32-bit registers), multiplied by mma.sync m16n8k16 into the f32
+// output tile in shared memory, and rounded to f16 on the way out. ptxas assembles the kernel
+// for sm_80 and sm_90.
+
+// CHECK:       .target sm_80
+// CHECK-LABEL: .visible .entry fused_matmul_0_round(
+// CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_round_a_tile[{{[0-9]+}}];
+// CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_round_b_tile[{{[0-9]+}}];
+// CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_round_c_tile[{{[0-9]+}}];
+// CHECK:         mov.u32 {{.*}}%tid.x
+// CHECK:         bar.sync 0;
+// CHECK:         ld.shared.b16
+// CHECK:         mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK:         st.shared.b32
+// CHECK:         bar.sync 0;
+// CHECK:         cvt.rn.f16.f32
+// CHECK:         st.global.b16
+
+// SM90:        .target sm_90
+// SM90:        mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+func.func @gemm(%0: tensor<128x64xf16>, %1: tensor<64x96xf16>) -> tensor<128x96xf16> {
+  %2 = graph.matmul %0, %1 : (tensor<128x64xf16>, tensor<64x96xf16>) -> tensor<128x96xf16>
+  func.return %2 : tensor<128x96xf16>
+}
