@@ -25,8 +25,13 @@ for sy = 1/255). graph-fold-qdq now folds both the same way: the block equals OR
 (0 steps), as do the zoo's BERT-mini (99.95% within 1 step, worst 2) and MobileNetV2; a
 torchvision ResNet-18 at 64x64 is 99.83% within 1 step (worst 2; uint8 QDQ Add is folded into
 ORT's QLinearAdd form too, `fma(a, sa/sc, fma(b, sb/sc, zc - ...))`, without changing that
-figure; with only its convs, Gemm and max-pools quantized it is 99.4%, so some QLinearConv
-detail remains to be found).
+figure; with only its convs, Gemm and max-pools quantized it is 99.4%). Cause (found
+later): torch's export shares one zero bias among a stage's convs, read through Identity
+nodes; ORT fuses only the direct reader into QLinearConv and runs 16 of the 20 convs as float
+Conv on dequantized inputs, whose float sums differ from dlc's exact integer conv on
+near-ties (first: one level at layer1.1.conv2, exact 41.4999995 against QLinearConv's
+float32 `acc * multiplier` = 41.5). After ORT's `quant_pre_process` every conv is a
+QLinearConv and dlc equals ORT's int8 run (0 steps; tests/test_quant_ort_int8.py).
 
 `dlc quantize` (minmax): convnet top-1 agreement 100%; ResNet-18 (random weights, 10 classes)
 92.6% at 32x32, 97.7% at 224x224 (percentile 98.05%). The per-tensor sensitivity (one tensor
