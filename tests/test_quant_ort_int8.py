@@ -192,24 +192,22 @@ def test_ort_quantized_zoo_model_matches_ort_int8(tmp_path: Path, name: str, mod
     path = _torch_model(name, tmp_path)
     float_model = onnx.load(path)
     target = tmp_path / f"{name}.{mode}.onnx"
-    if mode == "qdq" and name != "bert":
-        # ORT's documented pre-processing (shape inference, its basic graph optimizations) of
-        # the convnets (the pre-processed BERT crashes dlc's JIT linking: a relocation out of
-        # 32-bit range, RuntimeDyldELF, not understood yet). Without it, torch's ResNet-18
-        # export shares one zero bias among a stage's convs (the first reads the initializer,
-        # the others through Identity nodes); ORT's QDQ transformer then fuses only the direct
-        # reader into QLinearConv and runs the other 16 convs as float Conv on dequantized
-        # inputs (the QDQ graph as written), whose float sums dlc's integer conv does not
-        # reproduce bit for bit: one level of 16384 apart at layer1.1.conv2 (exact 41.4999995,
-        # QLinearConv's float32 acc * multiplier 41.5, a tie rounded to even), widened by the
-        # later layers to 99.825% within one step, worst 2.
+    if mode == "qdq":
+        # ORT's documented pre-processing (shape inference, its basic graph optimizations).
+        # Without it, torch's ResNet-18 export shares one zero bias among a stage's convs
+        # (the first reads the initializer, the others through Identity nodes); ORT's QDQ
+        # transformer then fuses only the direct reader into QLinearConv and runs the other
+        # 16 convs as float Conv on dequantized inputs (the QDQ graph as written), whose
+        # float sums dlc's integer conv does not reproduce bit for bit: one level of 16384
+        # apart at layer1.1.conv2 (exact 41.4999995, QLinearConv's float32 acc * multiplier
+        # 41.5, a tie rounded to even), widened by the later layers to 99.825% within one
+        # step, worst 2.
         preprocessed = tmp_path / f"{name}.pre.onnx"
         from onnxruntime.quantization.shape_inference import quant_pre_process
 
         quant_pre_process(str(path), str(preprocessed))
         path = preprocessed
         float_model = onnx.load(path)
-    if mode == "qdq":
         samples = iter([random_inputs(float_model, seed, int_high=1000) for seed in range(8)])
 
         class Reader:
