@@ -199,6 +199,24 @@ def test_cli(tmp_path: Path) -> None:
                            "onnxruntime"], capture_output=True, text=True, cwd=REPO)
     assert good.returncode == 0, good.stderr
     assert "rel. error" in good.stdout and (tmp_path / "q.onnx").exists()
+    plain = subprocess.run([*command, "--calibration", str(tmp_path / "cal.npz"), "-o",
+                            str(tmp_path / "q0.onnx"), "--method", "percentile", "--runner",
+                            "onnxruntime", "--no-bias-correction", "--no-report"],
+                           capture_output=True, text=True, cwd=REPO)
+    assert plain.returncode == 0, plain.stderr
+
+    def biases(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+        return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer
+                if t.data_type == TensorProto.INT32}
+
+    expected = biases(dlc.quantize(_convnet(), _calibration(4, 0), method="percentile",
+                                   runner="onnxruntime", report=False,
+                                   bias_correction=False).model)
+    got, corrected = biases(onnx.load(tmp_path / "q0.onnx")), biases(onnx.load(tmp_path /
+                                                                             "q.onnx"))
+    assert got.keys() == expected.keys() == corrected.keys()
+    assert all(np.array_equal(got[k], expected[k]) for k in got)
+    assert any(not np.array_equal(got[k], corrected[k]) for k in got)
 
 
 # ---------------------------------------------------------------------------------------------
