@@ -321,8 +321,10 @@ def _weight_axis(node: onnx.NodeProto, weight: np.ndarray) -> int | None:
 def _quantized_output(node: onnx.NodeProto, has_bias: bool, users: dict[str, list[onnx.NodeProto]],
                       initializers: Mapping[str, onnx.TensorProto], graph_outputs: set[str],
                       keep_float: Sequence[str]) -> str:
-    """Where a layer's output is quantized: after a following bias Add (MatMul) and a Relu,
-    when each is the only consumer."""
+    """Where a layer's output is quantized: after a following bias Add (MatMul) or residual
+    Add (a Conv's output plus another tensor, ResNet's shortcut) and a Relu, when each is the
+    only consumer. Both convs of a residual Add (the block's and a downsample shortcut's) then
+    share one quantized output, the sum's."""
     output = node.output[0]
     for follower in ("Add", "Relu"):
         followers = users.get(output, [])
@@ -331,8 +333,13 @@ def _quantized_output(node: onnx.NodeProto, has_bias: bool, users: dict[str, lis
             continue
         if follower == "Add":
             other = [i for i in followers[0].input if i != output]
-            if (node.op_type != "MatMul" or has_bias or len(other) != 1
-                    or other[0] not in initializers):
+            if len(other) != 1:
+                continue
+            bias_add = node.op_type == "MatMul" and not has_bias and other[0] in initializers
+            # A residual connection: conv + shortcut [+ ReLU] quantized once, at the end (as
+            # TensorRT fuses it), not the conv's output and then the sum again.
+            residual = node.op_type == "Conv" and other[0] not in initializers
+            if not (bias_add or residual):
                 continue
         output = followers[0].output[0]
     return output
@@ -472,13 +479,70 @@ def _unique(taken: set[str], base: str) -> str:
     return name
 
 
+def _conv_tap_means(node: onnx.NodeProto, input_mean: np.ndarray, kernel: tuple[int, int],
+                    out_shape: tuple[int, int]) -> np.ndarray | None:
+    """`A[i, kh, kw]`: the mean over a conv's output positions of the input value that tap
+    (kh, kw) of input channel i reads (0 in the padding), from the mean input map
+    `input_mean` [C, H, W]; None for an `auto_pad` other than NOTSET."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    auto_pad = attrs.get("auto_pad", b"NOTSET")
+    if (auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad) != "NOTSET":
+        return None
+    strides = list(attrs.get("strides", [1, 1]))
+    dilations = list(attrs.get("dilations", [1, 1]))
+    pads = list(attrs.get("pads", [0, 0, 0, 0]))
+    padded = np.pad(input_mean, ((0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    taps = np.zeros((input_mean.shape[0], *kernel))
+    for kh in range(kernel[0]):
+        for kw in range(kernel[1]):
+            h0, w0 = kh * dilations[0], kw * dilations[1]
+            window = padded[:, h0:h0 + strides[0] * (out_shape[0] - 1) + 1:strides[0],
+                            w0:w0 + strides[1] * (out_shape[1] - 1) + 1:strides[1]]
+            taps[:, kh, kw] = window.mean(axis=(1, 2))
+    return taps
+
+
+def _bias_correction(layer: _Layer, weight: np.ndarray, dequantized: np.ndarray,
+                     input_mean: np.ndarray, out_shape: Sequence[int] | None = None
+                     ) -> np.ndarray | None:
+    """The mean error that int8 weights add to each output channel of a layer on the
+    calibration data, to be added to its bias (Nagel et al. 2019, "Data-Free Quantization",
+    empirical bias correction): `sum_k (w - dequantize(quantize(w)))[n, k] * E[x_k]`, E[x]
+    the calibrated mean input (for a conv, the mean input map, so that taps in the padding
+    read 0). Rounding the weights leaves each output channel an error that is constant for a
+    constant input; ReLU outputs have a positive mean, so it does not average out, and a
+    global pool then passes it to the logits whole (the white rounding noise it averages
+    away). None for a MatMul without a bias to put it in."""
+    error = weight.astype(np.float64) - dequantized.astype(np.float64)
+    if layer.node.op_type == "Conv":
+        groups = next((a.i for a in layer.node.attribute if a.name == "group"), 1)
+        out_channels, in_per_group = error.shape[:2]
+        taps = None
+        if input_mean.ndim == 3 and out_shape is not None:
+            taps = _conv_tap_means(layer.node, input_mean, error.shape[2:], tuple(out_shape))
+        if taps is None:  # the per-channel mean at every tap
+            channel = input_mean.reshape(input_mean.shape[0], -1).mean(axis=1)
+            taps = np.broadcast_to(channel[:, None, None], (channel.size, *error.shape[2:]))
+        taps = taps.reshape(groups, in_per_group, *error.shape[2:])
+        group_of = np.arange(out_channels) // (out_channels // groups)
+        return np.einsum("oikl,oikl->o", error, taps[group_of])
+    if layer.node.op_type == "MatMul" and layer.bias is None:
+        return None
+    # Gemm's weight is [N, K] with transB (axis 0 is the output), MatMul's [K, N].
+    matrix = error if layer.weight_axis == 0 else error.T
+    return matrix @ input_mean
+
+
 def _quantized_weights(layer: _Layer, initializers: Mapping[str, onnx.TensorProto],
-                       x_scale: float, per_channel: bool, taken: set[str]
+                       x_scale: float, per_channel: bool, taken: set[str],
+                       input_mean: tuple[np.ndarray, Sequence[int]] | None = None
                        ) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto],
                                   tuple[str, str | None]]:
     """The DequantizeLinear nodes and initializers of a layer's int8 weight (symmetric, per
     channel or per tensor) and int32 bias (at scale x_scale * w_scale), and the names of the
-    dequantized weight and bias."""
+    dequantized weight and bias. With `input_mean` (the calibrated mean input and the layer's
+    output spatial shape, see `_channel_mean`) the bias absorbs the mean error of the int8
+    weights (`_bias_correction`; a conv or Gemm without a bias gets one)."""
     weight = numpy_helper.to_array(initializers[layer.weight]).astype(np.float32)
     axis = layer.weight_axis if per_channel else None
     w_scale = int8_weight_params(weight, axis)
@@ -496,19 +560,29 @@ def _quantized_weights(layer: _Layer, initializers: Mapping[str, onnx.TensorProt
     nodes = [helper.make_node("DequantizeLinear", names[:3], [names[3]],
                               name=_unique(taken, f"{layer.weight}_DequantizeLinear"),
                               **axis_attrs)]
-    if layer.bias is None:
+    correction = None
+    if input_mean is not None:
+        correction = _bias_correction(layer, weight, (w_q * w_scale.reshape(shape)).astype(
+            np.float32), *input_mean)
+    if layer.bias is None and correction is None:
         return nodes, tensors, (names[3], None)
-    bias = numpy_helper.to_array(initializers[layer.bias]).astype(np.float64)
+    if layer.bias is None:
+        bias = np.zeros(correction.shape, np.float64)
+    else:
+        bias = numpy_helper.to_array(initializers[layer.bias]).astype(np.float64)
+    if correction is not None:
+        bias = bias + correction
+    bias_name = layer.bias or f"{layer.weight}_bias"
     b_scale = (np.float32(x_scale) * w_scale).astype(np.float32)
     b_q = np.clip(np.rint(bias / np.broadcast_to(b_scale, bias.shape)), -(2**31),
                   2**31 - 1).astype(np.int32)
-    b_names = [_unique(taken, f"{layer.bias}_{s}") for s in ("quantized", "scale",
+    b_names = [_unique(taken, f"{bias_name}_{s}") for s in ("quantized", "scale",
                                                             "zero_point", "dequantized")]
     tensors += [numpy_helper.from_array(b_q, b_names[0]),
                 numpy_helper.from_array(b_scale.reshape(param_shape), b_names[1]),
                 numpy_helper.from_array(np.zeros(param_shape, np.int32), b_names[2])]
     nodes.append(helper.make_node("DequantizeLinear", b_names[:3], [b_names[3]],
-                                  name=_unique(taken, f"{layer.bias}_DequantizeLinear"),
+                                  name=_unique(taken, f"{bias_name}_DequantizeLinear"),
                                   **({"axis": 0} if axis is not None else {})))
     return nodes, tensors, (names[3], b_names[3])
 
@@ -526,14 +600,18 @@ def _rewired(node: onnx.NodeProto, dequantized: Mapping[str, str],
     if weights is not None:
         copy.input[1] = weights[0]
         if weights[1] is not None:
-            copy.input[2] = weights[1]
+            if len(copy.input) > 2:
+                copy.input[2] = weights[1]
+            else:  # a bias that bias correction added
+                copy.input.append(weights[1])
     for index, name in enumerate(copy.output):
         copy.output[index] = renamed.get(name, name)
     return copy
 
 
 def _build_qdq(model: onnx.ModelProto, layers: list[_Layer],
-               params: dict[str, tuple[np.float32, np.uint8]], per_channel: bool
+               params: dict[str, tuple[np.float32, np.uint8]], per_channel: bool,
+               input_means: Mapping[int, tuple[np.ndarray, Sequence[int]]] | None = None
                ) -> onnx.ModelProto:
     quantized = onnx.ModelProto()
     quantized.CopyFrom(model)
@@ -572,7 +650,8 @@ def _build_qdq(model: onnx.ModelProto, layers: list[_Layer],
     weight_inputs: dict[int, tuple[str, str | None]] = {}
     for layer in layers:
         nodes_of_layer, tensors, inputs = _quantized_weights(
-            layer, initializers, float(params[layer.activation][0]), per_channel, taken)
+            layer, initializers, float(params[layer.activation][0]), per_channel, taken,
+            None if input_means is None else input_means.get(layer.index))
         new_initializers += tensors
         weight_nodes[layer.index] = nodes_of_layer
         weight_inputs[layer.index] = inputs
@@ -615,6 +694,7 @@ def quantize(
     keep_float: Sequence[str] = (),
     runner: str = "dlc",
     report: bool = True,
+    bias_correction: bool = True,
 ) -> QuantizeResult:
     """Quantize `model` to int8 (QDQ ONNX) with ranges calibrated on `calibration`.
 
@@ -630,6 +710,8 @@ def quantize(
         runner: what runs the models for calibration and the report: `dlc` (compiled by dlc)
             or `onnxruntime`.
         report: measure each layer's error (runs the quantized model on the calibration data).
+        bias_correction: fold the mean error that each layer's int8 weights add to its
+            output on the calibration data into its bias (default; `_bias_correction`).
 
     Returns:
         The quantized model, the calibrated ranges and the per-layer errors, worst first.
@@ -663,7 +745,10 @@ def quantize(
     ranges = {t: range_of(np.concatenate([v.reshape(-1) for v in values]))
               for t, values in collected.items()}
     params = {t: uint8_params(*ranges[t]) for t in tensors}
-    quantized = _build_qdq(proto, layers, params, per_channel)
+    means = ({layer.index: (_channel_mean(collected[layer.activation], layer),
+                            collected[layer.output][0].shape[2:]) for layer in layers}
+             if bias_correction else None)
+    quantized = _build_qdq(proto, layers, params, per_channel, means)
     result = QuantizeResult(quantized, ranges, [], [layer.node.name or layer.node.output[0]
                                                     for layer in layers], list(keep_float))
     if report:
@@ -671,6 +756,17 @@ def quantize(
     if output is not None:
         _save_atomically(quantized, Path(output))
     return result
+
+
+def _channel_mean(values: list[np.ndarray], layer: _Layer) -> np.ndarray:
+    """The mean over the calibration samples of a layer's activation: for a 2-D conv, the
+    mean input map [C, H, W] (over samples and batch); else of each channel of the last
+    axis."""
+    if layer.node.op_type == "Conv" and values[0].ndim == 4:
+        return np.mean([v.astype(np.float64).mean(axis=0) for v in values], axis=0)
+    total = sum(v.reshape(-1, v.shape[-1]).astype(np.float64).sum(0) for v in values)
+    count = sum(v.size // v.shape[-1] for v in values)
+    return np.asarray(total, np.float64) / count
 
 
 def _layer_errors(quantized: onnx.ModelProto, layers: list[_Layer],

@@ -143,6 +143,15 @@ def _match(q: QuantizeOp) -> _Match | None:
     core = value.owner
     if not isinstance(core, Conv2DOp | MatmulOp) or not _only_user(value):
         return None
+    match = _match_core(core, bias_value)
+    if match is not None:
+        match.relu = relu
+    return match
+
+
+def _match_core(core: Conv2DOp | MatmulOp, bias_value: SSAValue | None) -> _Match | None:
+    """The integer form's operands of a conv (its bias operand) or matmul (`bias_value`, an
+    added bias) whose input and weight are dequantizes of constants' scales."""
     if isinstance(core, Conv2DOp):
         if core.layout_value() != "NCHW" or core.kernel_layout_value() != "OIHW":
             return None
@@ -167,7 +176,7 @@ def _match(q: QuantizeOp) -> _Match | None:
             return None
         bias = np.broadcast_to(bias.reshape(-1), (out_shape[-1],))
     assert bias is None or isinstance(bias, np.ndarray)
-    return _Match(core, x, w, weight, bias, relu)
+    return _Match(core, x, w, weight, bias, False)
 
 
 class FoldQdqIntoIntegerOp(RewritePattern):
@@ -233,6 +242,70 @@ class FoldQdqIntoIntegerOp(RewritePattern):
         requantized.location = op.location
         new_ops.append(requantized)
         rewriter.replace(op, new_ops, [requantized.result])
+
+
+def _folds_with_its_quantize(value: SSAValue) -> bool:
+    """Whether a conv's result reaches (through a ReLU) a quantize that
+    `FoldQdqIntoIntegerOp` folds together with the conv."""
+    if not value.has_one_use():
+        return False
+    user = next(iter(value.uses)).operation
+    if isinstance(user, ReluOp) and user.result.has_one_use():
+        user = next(iter(user.result.uses)).operation
+    if not isinstance(user, QuantizeOp):
+        return False
+    y_scale = constant_array(user.scale)
+    return y_scale is not None and np.ndim(y_scale) == 0 and _match(user) is not None
+
+
+class FoldQdqConvFloatOutput(RewritePattern):
+    """`conv2d(dq(x), dq(w)[, b])` whose float result's one user is an add (a residual sum:
+    `dlc quantize` quantizes a ResNet block once, after conv + shortcut + ReLU) →
+    `f32(conv2d_integer(x, w, zx, zw, round(b / (sx sw)))) * (sx sw)`: the int32 accumulator
+    dequantized, an elementwise tail that the sum, the ReLU and the quantize after it join in
+    the conv's epilogue. Equal to the float conv of the dequantized values up to the float
+    conv's own rounding (the integer sum is exact)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+        if (_folds_with_its_quantize(op.result) or not op.result.has_one_use()
+                or not isinstance(next(iter(op.result.uses)).operation, AddOp)):
+            return
+        match = _match_core(op, op.bias)
+        if match is None:
+            return
+        x, w = match.x, match.w
+        acc_scale = (x.scale * w.scale).astype(np.float32)  # ORT's float32 product
+        new_ops: list[Operation] = []
+
+        def const(array: np.ndarray, name: str) -> SSAValue:
+            constant = ConstantOp.from_array(array)
+            constant.result.name_hint = name
+            new_ops.append(constant)
+            return constant.result
+
+        weight = const(match.weight, "weight_q")
+        w_zero_point = const(w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point,
+                             "weight_zero_point")
+        bias = None
+        if match.bias is not None:
+            levels = np.rint(match.bias.astype(np.float64) / acc_scale.astype(np.float64))
+            bias = const(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32), "bias_q")
+        scale = acc_scale
+        if scale.ndim == 1:
+            scale = scale.reshape(1, -1, *[1] * (len(shape_of(op.result)) - 2))
+        scale_value = const(scale, "acc_scale")
+        integer = Conv2DIntegerOp(
+            x.op.x, weight, x.op.zero_point, w_zero_point, bias, strides=op.strides_tuple(),
+            padding=op.padding_tuple(), dilation=op.dilation_tuple(),
+            groups=op.groups_value())
+        integer.location = op.location
+        integer.results[0].name_hint = "acc"
+        cast = CastOp(integer.results[0], f32)
+        scaled = MulOp(cast.result, scale_value)
+        scaled.result.name_hint = "dequantized"
+        new_ops += [integer, cast, scaled]
+        rewriter.replace(op, new_ops, [scaled.result])
 
 
 def _per_tensor(value: SSAValue) -> _Dequantized | None:
@@ -461,7 +534,9 @@ class GraphFoldQdqPass(ModulePass):
     zy)` → `quantize([relu](f32(conv2d_integer(x, w, zx, zw, round(b / (sx sw)))) * (sx sw /
     sy)), 1, zy)`; the same for `matmul` (and `matmul + b`) with `matmul_integer` and the bias
     added to the int32 accumulator. The multiplier is computed in float32 as ONNX Runtime does.
-    Dead dequantizes are removed. `quantize(mul(dequantize(a), dequantize(b)), sc, zc)` (uint8,
+    A conv of dequantizes whose float result goes to an add (a residual sum, quantized after
+    it) → `f32(conv2d_integer(...)) * (sx sw)` (`FoldQdqConvFloatOutput`). Dead dequantizes
+    are removed. `quantize(mul(dequantize(a), dequantize(b)), sc, zc)` (uint8,
     per tensor) → `quantize(f32(a - za) * f32(b - zb) * (sa sb / sc) + zc, 1, 0)`
     (`FoldQdqMul`, ORT's QLinearMul); a uint8 add of two same-shaped dequantizes → ORT's
     QLinearAdd (`FoldQdqAdd`: two float32 fused multiply-adds);
@@ -482,6 +557,7 @@ class GraphFoldQdqPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqMul(), FoldQdqAdd(),
-                                         FoldQdqSoftmax(), FoldQdqMaxPool()]),
+            GreedyRewritePatternApplier([FoldQdqIntoIntegerOp(), FoldQdqConvFloatOutput(),
+                                         FoldQdqMul(), FoldQdqAdd(), FoldQdqSoftmax(),
+                                         FoldQdqMaxPool()]),
             post_walk_func=region_dce).rewrite_module(op)

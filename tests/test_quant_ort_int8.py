@@ -122,6 +122,9 @@ def _torch_model(name: str, directory: Path) -> Path:
     encoder (transformers, hidden 64, 4 heads, seq 32)."""
     from benchmarks import zoo
 
+    if name == "resnet18-zoo":
+        return _zoo_resnet18(directory)
+    pytest.importorskip("torch")
     torch = zoo._torch()
     if name == "bert":
         pytest.importorskip("transformers")
@@ -150,22 +153,61 @@ def _torch_model(name: str, directory: Path) -> Path:
     return path
 
 
+def _zoo_resnet18(directory: Path) -> Path:
+    """benchmarks/model_zoo.py's ResNet-18 (torchvision's layout) at 64x64 with torchvision's
+    initialization, BN folded as torch's export folds it: conv weights N(0, 2 / fan_out), zero
+    biases; the classifier U(+-1 / sqrt(fan_in)). Runs without torch."""
+    from benchmarks.model_zoo import resnet18
+    from dlc.quantization import fold_batch_norms
+
+    model = fold_batch_norms(resnet18(batch=1, image=64, classes=1000))
+    rng = np.random.default_rng(5)
+    convs = {n.input[1]: n.input[2] for n in model.graph.node if n.op_type == "Conv"}
+    replaced = []
+    for tensor in model.graph.initializer:
+        array = numpy_helper.to_array(tensor)
+        if tensor.name in convs:
+            fan_out = array.shape[0] * array.shape[2] * array.shape[3]
+            array = rng.normal(size=array.shape) * np.sqrt(2 / fan_out / (1 + 1e-5))
+        elif tensor.name in convs.values():
+            array = np.zeros_like(array)
+        else:  # the classifier's weight [classes, 512] and bias
+            array = rng.uniform(-1, 1, array.shape) / np.sqrt(512)
+        replaced.append(numpy_helper.from_array(array.astype(np.float32), tensor.name))
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(replaced)
+    model.graph.output[0].name = "output"
+    model.graph.node[-1].output[0] = "output"
+    path = directory / "resnet18-zoo.onnx"
+    onnx.save(model, path)
+    return path
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "bert"])
+@pytest.mark.parametrize("name", ["resnet18", "resnet18-zoo", "mobilenet_v2", "bert"])
 @pytest.mark.parametrize("mode", ["qdq", "dynamic"])
 def test_ort_quantized_zoo_model_matches_ort_int8(tmp_path: Path, name: str, mode: str) -> None:
     from benchmarks.model_zoo import random_inputs
-
-    if (name, mode) == ("resnet18", "qdq"):
-        # Measured 99.825% within one step, worst 2 (2026-12-02), with or without FoldQdqAdd;
-        # with only Conv/Gemm/MaxPool quantized 99.4%: some QLinearConv requantization
-        # detail of ORT's that dlc does not reproduce yet (not found).
-        pytest.xfail("ORT-quantized QDQ ResNet-18: 99.83% of outputs within one step")
 
     path = _torch_model(name, tmp_path)
     float_model = onnx.load(path)
     target = tmp_path / f"{name}.{mode}.onnx"
     if mode == "qdq":
+        # ORT's documented pre-processing (shape inference, its basic graph optimizations).
+        # Without it, torch's ResNet-18 export shares one zero bias among a stage's convs
+        # (the first reads the initializer, the others through Identity nodes); ORT's QDQ
+        # transformer then fuses only the direct reader into QLinearConv and runs the other
+        # 16 convs as float Conv on dequantized inputs (the QDQ graph as written), whose
+        # float sums dlc's integer conv does not reproduce bit for bit: one level of 16384
+        # apart at layer1.1.conv2 (exact 41.4999995, QLinearConv's float32 acc * multiplier
+        # 41.5, a tie rounded to even), widened by the later layers to 99.825% within one
+        # step, worst 2.
+        preprocessed = tmp_path / f"{name}.pre.onnx"
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+
+        quant_pre_process(str(path), str(preprocessed))
+        path = preprocessed
+        float_model = onnx.load(path)
         samples = iter([random_inputs(float_model, seed, int_high=1000) for seed in range(8)])
 
         class Reader:

@@ -199,3 +199,116 @@ def test_cli(tmp_path: Path) -> None:
                            "onnxruntime"], capture_output=True, text=True, cwd=REPO)
     assert good.returncode == 0, good.stderr
     assert "rel. error" in good.stdout and (tmp_path / "q.onnx").exists()
+    plain = subprocess.run([*command, "--calibration", str(tmp_path / "cal.npz"), "-o",
+                            str(tmp_path / "q0.onnx"), "--method", "percentile", "--runner",
+                            "onnxruntime", "--no-bias-correction", "--no-report"],
+                           capture_output=True, text=True, cwd=REPO)
+    assert plain.returncode == 0, plain.stderr
+
+    def biases(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+        return {t.name: numpy_helper.to_array(t) for t in model.graph.initializer
+                if t.data_type == TensorProto.INT32}
+
+    expected = biases(dlc.quantize(_convnet(), _calibration(4, 0), method="percentile",
+                                   runner="onnxruntime", report=False,
+                                   bias_correction=False).model)
+    got, corrected = biases(onnx.load(tmp_path / "q0.onnx")), biases(onnx.load(tmp_path /
+                                                                             "q.onnx"))
+    assert got.keys() == expected.keys() == corrected.keys()
+    assert all(np.array_equal(got[k], expected[k]) for k in got)
+    assert any(not np.array_equal(got[k], corrected[k]) for k in got)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bias correction and residual quantization points
+# ---------------------------------------------------------------------------------------------
+
+
+def _conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad: int, groups: int) -> np.ndarray:
+    """Direct NCHW conv (no bias), float64."""
+    n, c, h, width = x.shape
+    o, per_group, k, _ = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - k) // stride + 1, (width + 2 * pad - k) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    for oc in range(o):
+        g = oc // (o // groups)
+        for i in range(oh):
+            for j in range(ow):
+                window = x[:, g * per_group:(g + 1) * per_group, i * stride:i * stride + k,
+                           j * stride:j * stride + k]
+                out[:, oc, i, j] = np.einsum("nckl,ckl->n", window, w[oc])
+    return out
+
+
+def test_bias_correction_is_the_mean_output_error_of_the_int8_weights() -> None:
+    """The correction equals the mean over samples and output positions of conv(x, w - wq),
+    computed directly: the padding's zeros (a ReLU output's mean is far from 0) and groups
+    included."""
+    from dlc.quantization import _bias_correction, _channel_mean, _Layer
+
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(6, 2, 3, 3))
+    dequantized = w + rng.uniform(-0.01, 0.01, w.shape)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2],
+                            group=2)
+    layer = _Layer(node, 0, "x", "w", 0, None, "y")
+    samples = [np.maximum(rng.normal(size=(1, 4, 7, 7)) + 0.5, 0) for _ in range(5)]
+    expected = np.mean([_conv2d(x, w - dequantized, 2, 1, 2).mean(axis=(0, 2, 3))
+                        for x in samples], axis=0)
+    got = _bias_correction(layer, w, dequantized, _channel_mean(samples, layer), (4, 4))
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    # Without the padding's zeros (the per-channel mean at every tap) it is another value.
+    flat = _bias_correction(layer, w, dequantized, _channel_mean(samples, layer)[:, :1, :1])
+    assert not np.allclose(flat, expected, rtol=1e-3)
+
+
+def test_bias_correction_removes_the_mean_error_of_each_layer() -> None:
+    """On the calibration data, the mean error per output channel of each quantized conv
+    (before its ReLU) shrinks with bias correction; a conv without a bias gets one."""
+    ort = pytest.importorskip("onnxruntime")
+    from dlc.quantization import _with_outputs
+
+    model = _convnet(4)
+    model.graph.node[3].input.pop()  # conv2 without its bias
+    calibration = _calibration(16, 5)
+    results = {flag: dlc.quantize(model, calibration, runner="onnxruntime", report=False,
+                                  bias_correction=flag) for flag in (False, True)}
+    conv2 = next(n for n in results[True].model.graph.node if n.name == "conv2")
+    assert len(conv2.input) == 3
+
+    def run(m: onnx.ModelProto) -> np.ndarray:
+        session = ort.InferenceSession(_with_outputs(m, ["c2"]).SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        return np.stack([session.run(["c2"], {"x": x})[0] for x in calibration["x"]])
+
+    float_c2 = run(fold_batch_norms(model))
+    bias_error = {flag: np.abs((run(r.model) - float_c2).mean(axis=(0, 1, 3, 4))).mean()
+                  for flag, r in results.items()}
+    assert bias_error[True] < 0.5 * bias_error[False], bias_error
+
+
+def test_residual_add_is_quantized_once_after_the_relu() -> None:
+    """conv -> Add(shortcut) -> Relu: one QuantizeLinear, on the Relu's output, not on the
+    conv's."""
+    rng = np.random.default_rng(6)
+    inits = [numpy_helper.from_array(rng.normal(size=(4, 4, 3, 3)).astype(np.float32), "w")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Add", ["c", "x"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    result = dlc.quantize(model, {"x": rng.normal(size=(4, 1, 4, 6, 6)).astype(np.float32)},
+                          runner="onnxruntime", report=False)
+    quantized = [n.input[0] for n in result.model.graph.node if n.op_type == "QuantizeLinear"]
+    assert sorted(quantized) == ["x", "y_float"], quantized
+    # dlc runs it (the conv reads int8, its float output joins the shortcut) as ORT does.
+    ort = pytest.importorskip("onnxruntime")
+    x = rng.normal(size=(1, 4, 6, 6)).astype(np.float32)
+    got = dlc.compile(result.model, cache=False).run({"x": x})["y"]
+    expected = ort.InferenceSession(result.model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+    step = result.ranges["y"][1] / 255
+    assert np.abs(got - expected).max() <= step * 1.001

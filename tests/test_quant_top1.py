@@ -3,12 +3,10 @@
 
 dlc calibrates (64 samples, the fp32 model compiled by dlc); the int8 QDQ model is evaluated
 with ONNX Runtime, whose int8 run dlc matches exactly on QDQ convnets
-(tests/test_quant_ort_int8.py), because dlc's int8 kernels are still unvectorized and 256
-held-back samples would take minutes. Measured (2026-12-02): 97.66% (min-max), 98.05%
-(percentile). The issue asks for 99%; on a random-weight network the top-2 logit margins are a
-third of the logits' spread (median), and int8 activations leave a relative logit error of
-1.3% at 224x224 (6% at 32x32, where the 1x1 final feature map averages no noise away), so the
-target is not met; see benchmarks/quantize.py for the analysis.
+(tests/test_quant_ort_int8.py), so that 256 held-back samples take seconds. The issue asks for
+99%. Measured (2026-12-02): 96.5% (percentile) before bias correction, residual fusion and
+the float stem conv and classifier; with them 99.22% (254/256, entropy; percentile 98.8%:
+the margin to 99% is one or two samples, benchmarks/quantize.py has the analysis).
 """
 
 from __future__ import annotations
@@ -28,7 +26,10 @@ def test_dlc_quantize_resnet18_top1_agreement() -> None:
 
     model = fold_batch_norms(resnet18(batch=1, image=224, classes=10))
     calibration = [random_inputs(model, seed) for seed in range(64)]
-    result = dlc.quantize(model, calibration, method="percentile", report=False)
+    # The stem conv (whose input is the image) and the classifier stay float; every other conv
+    # is int8, with bias correction and one quantization point per residual block.
+    result = dlc.quantize(model, calibration, method="entropy", keep_float=["conv1", "fc"],
+                          report=False)
     output = model.graph.output[0].name
     sessions = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
                 for m in (model, result.model)]
@@ -38,4 +39,4 @@ def test_dlc_quantize_resnet18_top1_agreement() -> None:
         expected, got = (s.run([output], sample)[0] for s in sessions)
         agree += int(np.argmax(expected) == np.argmax(got))
     print(f"top-1 agreement {agree}/256 = {agree / 256:.2%}")
-    assert agree / 256 >= 0.96
+    assert agree / 256 >= 0.99

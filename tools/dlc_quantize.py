@@ -3,6 +3,7 @@
     dlc quantize model.onnx --calibration data.npz|DIR -o model.int8.onnx
                  [--method minmax|percentile|entropy] [--percentile P] [--per-tensor]
                  [--keep-float NODE ...] [--runner dlc|onnxruntime] [--no-report]
+                 [--no-bias-correction]
 
 The calibration data is an .npz holding each model input (one sample, or N stacked on a leading
 axis), or a directory of such files. The per-layer error report (float vs quantized output of
@@ -44,6 +45,9 @@ def add_quantize_subcommand(subparsers: Any) -> argparse.ArgumentParser:
                         help="what runs the float and quantized models (default dlc)")
     parser.add_argument("--no-report", action="store_true",
                         help="skip the per-layer error report")
+    parser.add_argument("--no-bias-correction", action="store_true",
+                        help="keep the biases as they are (by default each absorbs the mean "
+                             "error of its layer's int8 weights on the calibration data)")
     return parser
 
 
@@ -58,7 +62,8 @@ def quantize_command(args: argparse.Namespace) -> None:
         result = quantize(args.model, args.calibration, method=args.method,
                           percentile=args.percentile, per_channel=not args.per_tensor,
                           keep_float=args.keep_float, runner=args.runner,
-                          report=not args.no_report)
+                          report=not args.no_report,
+                          bias_correction=not args.no_bias_correction)
     except QuantizationError as e:
         raise ToolError(str(e)) from None
     write_atomically(output, result.model.SerializeToString())

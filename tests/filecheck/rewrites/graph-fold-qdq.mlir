@@ -297,3 +297,41 @@ func.func @max_pool_other_zero_point(%x: tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi
   %q = graph.quantize %p, %s, %z2 : (tensor<1x2x3x3xf32>, tensor<f32>, tensor<i8>) -> tensor<1x2x3x3xi8>
   func.return %q : tensor<1x2x3x3xi8>
 }
+
+// -----
+
+// A conv whose float output joins a residual sum before it is quantized (`dlc quantize`'s
+// ResNet block): the integer conv, its accumulator dequantized (times sx * sw = [0.125,
+// 0.0625]); the sum, relu and quantize stay as they are.
+
+// CHECK-LABEL: @conv_float_output_residual
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x1x4x4xui8>, %[[R:.*]]: tensor<1x2x4x4xf32>)
+// CHECK-DAG:   %[[W:.*]] = graph.constant dense<{{.*}}> : tensor<2x1x1x1xi8>
+// CHECK-DAG:   %[[B:.*]] = graph.constant dense<[8, -8]> : tensor<2xi32>
+// CHECK-DAG:   %[[S:.*]] = graph.constant dense<{{\[\[\[\[}}1.250000e-01]], {{\[\[}}6.250000e-02]]]]> : tensor<1x2x1x1xf32>
+// CHECK:       %[[ACC:.*]] = graph.conv2d_integer %[[X]], %[[W]], %{{.*}}, %{{.*}}, %[[B]]
+// CHECK-SAME:  -> tensor<1x2x4x4xi32>
+// CHECK-NEXT:  %[[F:.*]] = graph.cast %[[ACC]] : (tensor<1x2x4x4xi32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:  %[[D:.*]] = graph.mul %[[F]], %[[S]]
+// CHECK-NEXT:  %[[SUM:.*]] = graph.add %[[D]], %[[R]]
+// CHECK-NEXT:  %[[RELU:.*]] = graph.relu %[[SUM]]
+// CHECK-NEXT:  %[[Q:.*]] = graph.quantize %[[RELU]]
+// CHECK-NOT:   graph.conv2d %
+// CHECK:       func.return %[[Q]]
+func.func @conv_float_output_residual(%x: tensor<1x1x4x4xui8>, %r: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xui8> {
+  %xs = graph.constant dense<0.5> : tensor<f32>
+  %xz = graph.constant dense<128> : tensor<ui8>
+  %w = graph.constant dense<[[[[3]]], [[[-5]]]]> : tensor<2x1x1x1xi8>
+  %ws = graph.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %wz = graph.constant dense<0> : tensor<2xi8>
+  %b = graph.constant dense<[1.0, -0.5]> : tensor<2xf32>
+  %ys = graph.constant dense<0.25> : tensor<f32>
+  %yz = graph.constant dense<0> : tensor<ui8>
+  %xd = graph.dequantize %x, %xs, %xz : (tensor<1x1x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x4x4xf32>
+  %wd = graph.dequantize %w, %ws, %wz {axis = 0 : i64} : (tensor<2x1x1x1xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x1x1x1xf32>
+  %c = graph.conv2d %xd, %wd, %b : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %s = graph.add %c, %r : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.relu %s : tensor<1x2x4x4xf32>
+  %q = graph.quantize %a, %ys, %yz : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+  func.return %q : tensor<1x2x4x4xui8>
+}
