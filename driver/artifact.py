@@ -201,8 +201,14 @@ def _process_jit() -> Any:
             binding.initialize_native_target()
             binding.initialize_native_asmprinter()
             # Only object code is added, so the JIT's own target machine (the host's) never
-            # compiles anything.
-            _jit = binding.create_lljit_compiler()
+            # compiles anything. JITLink, not RuntimeDyld: RuntimeDyld places an object's
+            # sections (and its GOT) in separate mappings, and once the address space is
+            # crowded (torch's CUDA libraries loaded, many models linked) they can land more
+            # than 2 GiB apart, past the reach of the small code model's 32-bit PC-relative
+            # relocations (an assertion in RuntimeDyldELF aborted the process). JITLink puts
+            # each linked graph in one contiguous allocation and makes GOT entries and stubs
+            # for what lies outside it.
+            _jit = binding.create_lljit_compiler(use_jit_link=True)
         return _jit
 
 
