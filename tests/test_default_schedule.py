@@ -878,6 +878,69 @@ func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
                                rtol=1e-4, atol=1e-4)
 
 
+def depthwise_text(c: int, size: int, k: int, stride: int, pad: int) -> str:
+    out = (size + 2 * pad - k) // stride + 1
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{c}x1x{k}x{k}xf32>"
+    y_t = f"tensor<1x{c}x{out}x{out}xf32>"
+    return f"""
+func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
+  %y = graph.conv2d %x, %w, %b {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>,
+      strides = array<i64: {stride}, {stride}>, groups = {c} : i64}}
+      : ({x_t}, {w_t}, tensor<{c}xf32>) -> {y_t}
+  func.return %y : {y_t}
+}}
+"""
+
+
+@st.composite
+def depthwise_shapes(draw: st.DrawFn) -> tuple[int, int, int, int, int]:
+    """(channels, plane size 1..16, window 3 or 5, stride 1 or 2, padding that leaves at
+    least one output)."""
+    k = draw(st.sampled_from([3, 5]))
+    size = draw(st.integers(1, 16))
+    pad = draw(st.integers(max(0, -(-(k - size) // 2)), k // 2))
+    return draw(st.integers(1, 70)), size, k, draw(st.sampled_from([1, 2])), pad
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=depthwise_shapes(), threads=st.sampled_from([1, 2]))
+def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int, int],
+                                                threads: int) -> None:
+    """A depthwise conv with its input plane packed channel-last for the channel kernel
+    (`plane_packing`), taken wherever it fits (its cost made nil), against NumPy."""
+    from dlc.rewrites.schedule_rules import reduction
+
+    c, size, k, stride, pad = shape
+    x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
+    w = RNG.standard_normal((c, 1, k, k), dtype=np.float32)
+    b = RNG.standard_normal(c, dtype=np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reduction, "PLANE_PACK_COST", -1e6)
+        got = compiled(depthwise_text(c, size, k, stride, pad), threads)(x, w, b)
+    np.testing.assert_allclose(got, depthwise_reference(x, w, b, stride, pad),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("c", "size", "k", "stride", "plane"), [
+    (64, 7, 5, 1, True),     # 7 of 16 lanes, a 5x5 window: the pack pays
+    (64, 7, 7, 1, True),
+    (64, 7, 3, 1, False),    # a 3x3 window saves less than the pack costs
+    (40, 7, 5, 1, False),    # 40 channels fill 40 of 64 lanes
+    (64, 14, 5, 2, False),   # 6.6 packed inputs per output
+    (64, 16, 5, 1, False),   # 16-wide rows fill their lanes
+])
+def test_depthwise_channel_kernel_by_window_and_plane(c: int, size: int, k: int, stride: int,
+                                                      plane: bool) -> None:
+    """The depthwise channel kernel (its input plane packed, `conv2d.pack_plane`) is chosen by
+    the lanes it fills against the row kernel's, the window and the packed inputs per output
+    (`PLANE_PACK_COST`)."""
+    from dlc.dialects.loop.ops import BlockOp
+
+    _, parsed = scheduled_loops(depthwise_text(c, size, k, stride, k // 2), threads=1)
+    names = {op.block_name.data for op in parsed.walk() if isinstance(op, BlockOp)}
+    assert ("conv2d.pack_plane" in names) == plane
+
+
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=st.integers(1, 300), o=st.integers(1, 40), threads=st.sampled_from([1, 2]))
 def test_conv1x1_on_one_pixel_matches_numpy(c: int, o: int, threads: int) -> None:

@@ -14,8 +14,9 @@ Rules, tried in order on each loop nest of a function:
   micro-kernel (B packed into panels for GEMM), parallel outer loop; a conv2d whose innermost
   axis is strided (stride > 1), or whose rows fill few lanes over a long reduction (a 3x3
   conv): the same kernel vectorized over output channels, the OIHW weight packed into
-  `[OC/NR][IC][KH][KW][NR]` panels; a 1x1 conv over a short reduction: its plane's rows merged
-  into one contiguous run first;
+  `[OC/NR][IC][KH][KW][NR]` panels (a depthwise conv's input plane too, channel-last into
+  `[C/NR][IH][IW][NR]`, when a wide window on a narrow row pays for that scalar pack); a 1x1
+  conv over a short reduction: its plane's rows merged into one contiguous run first;
 - `pad` (rewrites/schedule_rules/pad.py): TOPI's "pad" compute as a vectorized fill and a
   vectorized interior copy;
 - `concat` (rewrites/schedule_rules/concat.py): an elementwise nest whose block compares an

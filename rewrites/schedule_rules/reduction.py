@@ -47,6 +47,12 @@ channels: `x[n, c, oh, ow]`, `out[n, o, oh, ow]`), they merge into one loop over
 larger than half the L2, the loop over the plane's column blocks is outermost, so that each
 block's input stays in cache for every block of output channels.
 
+A depthwise conv reads its input at the output channel too (`x[n, c, ih, iw]`): its channel
+kernel first packs that input channel-last, `[n][ceil(C/NR)][IH][IW][NR]` (`plane_packing`), so
+that a reduction step loads the NR channels at one input point as one vector next to the NR
+weights. The pack is scalar, so it pays only for wide windows on rows that fill few lanes
+(`PLANE_PACK_COST`: 5x5 and 7x7 windows on 7x7 planes); a 3x3 window keeps the row kernel.
+
 A nest the channel kernel does not fit whose loads move by 2-4 elements per step of `c` (a
 stride-2 pooling window over a padded input) gets the kernel above all the same: the vectorizer
 reads such loads as contiguous vectors and shuffles them (ResNet-18's 3x3/2 max pool: 0.40 ->
@@ -114,6 +120,22 @@ A 1x1 conv's rows merge into one run over its plane first (`merge_rows`) when th
 then pays: from 14x14 up the run fills its lanes, and the channel kernel stays for 7x7 planes."""
 
 
+PLANE_PACK_COST = 0.4
+"""What packing one element of a channel kernel's input plane channel-last costs (a scalar
+load and store per element, `_Builder.pack_channels_nest`), in vector instructions per output
+beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output (`_plane_kernel_pays`).
+
+A depthwise conv in NCHW reads its input at the output channel, so the channel kernel (full
+lanes over channels where a 7-wide row fills 7 of 16) needs the padded input plane packed
+`[ceil(C/NR)][IH][IW][NR]` first. Measured (1 thread, CPU time, AVX-512, best of 7
+interleaved, channel kernel / row kernel): 5x5 at 7x7, 480 and 1152 channels 0.83-0.93, 96
+channels 0.86, 40 channels (lanes 40 of 64) 1.13; 7x7 at 7x7, 960 channels 0.91-0.92; 5x5/2
+at 14x14 0.96-1.03; 3x3 at 7x7 1.46 (960 channels), 5x5 at 14x14 1.18, 3x3/2 at 56x56 2.8:
+the scalar pack costs about as much as a 3x3 window saves, so only wide windows on 7-wide
+rows take it (0.4: 5x5 and 7x7 at 7x7 with full channel blocks; not 5x5/2, whose input is
+6.6 elements per output)."""
+
+
 @dataclass
 class Packing:
     """A GEMM-like vector operand `B[k, j]` to pack into `[ceil(C/NR)][K][NR]` panels, or (with
@@ -156,6 +178,10 @@ class KernelPlan:
     rows_contiguous: bool = False
     """The output is contiguous along the rows, not the columns (the channel kernel): the
     epilogue is vectorized over rows, one column at a time."""
+    plane_packing: Packing | None = None
+    """The channel kernel's input read at the output channel too (a depthwise conv's
+    `X[n, c, ih, iw]`): packed channel-last into `[n][ceil(C/NR)][IH][IW][NR]` panels, so that
+    the NR channels a reduction step reads at one input point are one contiguous vector."""
     """GEMM's `A[i, k]` (the broadcast operand), packed into `[ceil(M/MR)][K][MR]` panels so that
     the MR values a reduction step broadcasts are contiguous (MR rows of a row-major A lie a
     whole row apart: the same cache set for a 4 KiB row)."""
@@ -185,18 +211,17 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     iv = c_loop.induction_var
     if not contiguous_in(accesses, iv, nest.home):
         channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None or not contiguous_in(
-            accesses, iv, nest.home, MAX_SHUFFLED_STRIDE
-        ):
+        shuffled = contiguous_in(accesses, iv, nest.home, MAX_SHUFFLED_STRIDE)
+        if channel_plan is not None and channel_plan.plane_packing is not None and shuffled:
+            if _plane_kernel_pays(nest, channel_plan, columns, lanes):
+                return channel_plan
+        elif channel_plan is not None or not shuffled:
             return channel_plan
     if columns < config.min_vector_extent or lanes < 2:
         return None
     if _lane_use(columns, lanes) < 1:
         channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None and channel_kernel_pays(
-            reduction_length(nest), _lane_use(columns, lanes),
-            _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes,
-        ):
+        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes):
             return channel_plan
     vector_loads = [
         access for access in accesses
@@ -248,12 +273,31 @@ def reduction_length(nest: Reduction) -> int:
     return length
 
 
-def channel_kernel_pays(length: int, row_use: float, channel_use: float, lanes: int) -> bool:
+def channel_kernel_pays(length: int, row_use: float, channel_use: float, lanes: int,
+                        extra: float = 0.0) -> bool:
     """Whether the channel kernel's fuller lanes (`channel_use` of them against the row
     kernel's `row_use`) save more FMAs over a reduction of `length` than its transposed
-    epilogue costs (`TRANSPOSED_EPILOGUE_COST`), per `lanes` outputs."""
+    epilogue costs (`TRANSPOSED_EPILOGUE_COST`) plus `extra` instructions per output, per
+    `lanes` outputs."""
     saved = length * (1 / row_use - 1 / channel_use)
-    return saved > lanes * TRANSPOSED_EPILOGUE_COST
+    return saved > lanes * (TRANSPOSED_EPILOGUE_COST + extra)
+
+
+def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, lanes: int
+                       ) -> bool:
+    """Whether the channel kernel `channel_plan` beats the row kernel over `columns`-wide rows
+    (`channel_kernel_pays`), counting its input plane's channel-last pack as `PLANE_PACK_COST`
+    per packed element."""
+    extra = 0.0
+    if channel_plan.plane_packing is not None:
+        outputs = 1
+        for d, loop in enumerate(nest.spatial):
+            if d != channel_plan.column:
+                outputs *= extent(loop)
+        extra = channel_plan.plane_packing.rows / outputs * PLANE_PACK_COST
+    return channel_kernel_pays(
+        reduction_length(nest), _lane_use(columns, lanes),
+        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra)
 
 
 def _lane_use(extent_: int, lanes: int) -> float:
@@ -294,12 +338,14 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     c_iv = nest.spatial[column].induction_var
     if column == row or lanes < 2:
         return None
-    if any(depends_on(index, {c_iv}) for other in loads if other is not load
-           for index in other.indices):
+    channels = extent(nest.spatial[column])
+    planes = [other for other in loads if other is not load
+              and any(depends_on(index, {c_iv}) for index in other.indices)]
+    plane_packing = _plane_packing(nest, planes, c_iv, channels) if planes else None
+    if planes and plane_packing is None:
         return None
     if any(load.memref in block.writes for block in (nest.init, nest.update, *nest.epilogues)):
         return None
-    channels = extent(nest.spatial[column])
     if channels < config.min_vector_extent:
         return None
     memref_type = load.memref.type
@@ -315,7 +361,34 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
                           rows * element_bytes(element))
     weight_bytes = channels * rows * element_bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
-                      columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True)
+                      columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True,
+                      plane_packing=plane_packing)
+
+
+def _plane_packing(nest: Reduction, loads: list[LoadOp], c_iv: SSAValue, channels: int
+                   ) -> Packing | None:
+    """The packing of a channel kernel's input that the update reads at the output channel
+    too (a depthwise conv's `X[n, c, ih, iw]`): exactly one such load, whose index at one
+    position is the channel axis itself and whose other indices do not depend on it, from a
+    buffer no block writes, with exactly `channels` channels."""
+    if len(loads) != 1:
+        return None
+    load = loads[0]
+    positions = [q for q, index in enumerate(load.indices) if depends_on(index, {c_iv})]
+    if len(positions) != 1 or load.indices[positions[0]] is not c_iv:
+        return None
+    prefix = positions[0]
+    memref_type = load.memref.type
+    assert isinstance(memref_type, MemRefType)
+    shape = memref_type.get_shape()
+    if shape[prefix] != channels or prefix == len(shape) - 1:
+        return None
+    if any(load.memref in block.writes for block in (nest.init, nest.update, *nest.epilogues)):
+        return None
+    rows = 1
+    for size in shape[prefix + 1:]:
+        rows *= size
+    return Packing(load, load.memref, rows, channels, channel_first=True, prefix=prefix)
 
 
 def _channel_weight(
@@ -324,7 +397,8 @@ def _channel_weight(
 ) -> tuple[int, int] | None:
     """(the output-channel axis, its index position) when `load` reads a weight
     `W[b..., oc, r...]`: outer spatial axes `b` other than `row`, a spatial axis `oc`, then
-    indices that depend on reduction axes only."""
+    indices that depend on no spatial axis and some on reduction axes (a depthwise conv's
+    `W[c, 0, kh, kw]`)."""
     memref_type = load.memref.type
     if not isinstance(memref_type, MemRefType) or memref_type.get_num_dims() < 2:
         return None
@@ -335,7 +409,7 @@ def _channel_weight(
             return None
         rest = load.indices[prefix + 1:]
         if not any(depends_on(index, spatial_ivs) for index in rest):
-            if all(depends_on(index, reduction_ivs) for index in rest):
+            if any(depends_on(index, reduction_ivs) for index in rest):
                 return column, prefix  # (the caller rejects column == row)
             return None
         if column == row:
@@ -507,6 +581,7 @@ class _Builder:
         self.name = nest.update.block_name.data
         self.packed: SSAValue | None = None
         self.packed_rows: SSAValue | None = None
+        self.packed_plane: SSAValue | None = None
 
     def const(self, value: int) -> SSAValue:
         return index_constant(value, self.anchor)
@@ -529,7 +604,12 @@ class _Builder:
     def build(self) -> list[Operation]:
         ops: list[Operation] = []
         if self.plan.packing is not None and self.plan.packing.channel_first:
-            ops += self.pack_channels_nest(self.plan.packing)
+            pack_ops, self.packed = self.pack_channels_nest(self.plan.packing, "pack")
+            ops += pack_ops
+            if self.plan.plane_packing is not None:
+                pack_ops, self.packed_plane = self.pack_channels_nest(
+                    self.plan.plane_packing, "pack_plane")
+                ops += pack_ops
         elif self.plan.packing is not None:
             ops += self.pack_nest(self.plan.packing)
         if self.plan.row_packing is not None:
@@ -547,7 +627,7 @@ class _Builder:
         columns = extent(self.nest.spatial[self.plan.column])
         nest_ops = self.level(levels, {}, self.const(0), self.plan.mr, self.const(0), columns)
         ops += nest_ops
-        for packed in (self.packed, self.packed_rows):
+        for packed in (self.packed, self.packed_rows, self.packed_plane):
             if packed is not None:
                 ops.append(DeallocOp(packed))
         return ops
@@ -832,10 +912,11 @@ class _Builder:
             ops += last
         return ops
 
-    def pack_channels_nest(self, packing: Packing) -> list[Operation]:
-        """`Wp[p, k..., l] = W[p * NR + l, k...]` (zero past the last channel), `Wp` allocated:
-        one panel per NR output channels, so that a reduction step reads NR contiguous
-        weights."""
+    def pack_channels_nest(self, packing: Packing, suffix: str
+                           ) -> tuple[list[Operation], SSAValue]:
+        """`Wp[b..., p, k..., l] = W[b..., p * NR + l, k...]` (zero past the last channel), `Wp`
+        allocated (and returned after the nest's ops): one panel per NR output channels, so
+        that a reduction step reads NR contiguous weights (or, for a plane packing, inputs)."""
         nr = self.plan.nr
         element = _element_type(packing.buffer)
         memref_type = packing.buffer.type
@@ -847,9 +928,8 @@ class _Builder:
         packed_type = MemRefType(element, [*outer, panels, *rest, nr])  # type: ignore[arg-type]
         alloc = AllocOp(packed_type, "global")
         alloc.result.name_hint = f"{packing.buffer.name_hint or 'W'}_packed"
-        self.packed = alloc.result
         source, packed = packing.buffer, alloc.result
-        name = f"{self.name}.pack"
+        name = f"{self.name}.{suffix}"
         axes = [*(f"b{d}" for d in range(len(outer))), "p",
                 *(f"k{d}" for d in range(len(rest))), "l"]
 
@@ -895,7 +975,7 @@ class _Builder:
 
         ops: list[Operation] = [alloc]
         panels_of([], ops)
-        return ops
+        return ops, packed
 
     def pack_rows_nest(self, packing: Packing) -> list[Operation]:
         """`Ap[p, k, r] = A[p * MR + r, k]` (zero past the last row), `Ap` allocated."""
@@ -951,16 +1031,22 @@ class _Builder:
 
     def use_packed(self, block: BlockOp, panel: SSAValue, lane: SSAValue) -> None:
         """Make the update's load of `B[k, j]` read `Bp[panel, k, lane]`."""
-        packing = self.plan.packing
-        assert packing is not None and self.packed is not None
-        for op in block.walk():
-            if isinstance(op, LoadOp) and op.memref is packing.buffer:
+        assert self.plan.packing is not None and self.packed is not None
+        replaced = {self.plan.packing.buffer: self.packed}
+        for packing, packed in ((self.plan.packing, self.packed),
+                                (self.plan.plane_packing, self.packed_plane)):
+            if packing is None or packed is None:
+                continue
+            replaced[packing.buffer] = packed
+            for op in block.walk():
+                if not isinstance(op, LoadOp) or op.memref is not packing.buffer:
+                    continue
                 if packing.channel_first:
                     outer, rest = op.indices[:packing.prefix], op.indices[packing.prefix + 1:]
-                    op.operands = (self.packed, *outer, panel, *rest, lane)
+                    op.operands = (packed, *outer, panel, *rest, lane)
                 else:
-                    op.operands = (self.packed, panel, op.indices[0], lane)
-        reads = [self.packed if value is packing.buffer else value for value in block.reads]
+                    op.operands = (packed, panel, op.indices[0], lane)
+        reads = [replaced.get(value, value) for value in block.reads]
         from dlc.rewrites.schedule.common import set_block_buffers
 
         set_block_buffers(block, reads, list(block.writes))
@@ -1024,9 +1110,7 @@ def _row_kernel_after_merge(nest: Reduction, config: CpuConfig, lanes: int) -> b
         return False
     merged = extent(nest.spatial[-2]) * extent(nest.spatial[-1])
     channel_plan = plan_channel_kernel(nest, config)
-    return channel_plan is None or not channel_kernel_pays(
-        reduction_length(nest), _lane_use(merged, lanes),
-        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes)
+    return channel_plan is None or not _plane_kernel_pays(nest, channel_plan, merged, lanes)
 
 
 def mark_parallel(roots: list[ForOp]) -> None:
