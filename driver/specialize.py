@@ -85,7 +85,7 @@ class SpecializingExecutable:
         if all(isinstance(value, np.ndarray) for value in inputs):
             signature = tuple((value.shape, value.dtype) for value in inputs)  # type: ignore[union-attr]
             if signature in self._checked:
-                return [np.ascontiguousarray(value) for value in inputs]
+                return [_contiguous(value) for value in inputs]  # type: ignore[arg-type]
         arrays: list[np.ndarray] = []
         symbols: dict[str, tuple[int, str, int]] = {}
         for index, (spec, value) in enumerate(zip(self._declared, inputs, strict=True)):
@@ -110,7 +110,7 @@ class SpecializingExecutable:
                                 f"{what}: dim {axis} is '{want}' = {got}, but '{want}' = "
                                 f"{size} from dim {first} of input '{name}'")
                         symbols.setdefault(want, (axis, spec.name, got))
-            arrays.append(np.ascontiguousarray(array))
+            arrays.append(_contiguous(array))
         if len(self._checked) < 64 * self.max_specializations:
             self._checked.add(tuple((array.shape, array.dtype) for array in arrays))
         return arrays
@@ -196,6 +196,12 @@ class SpecializingExecutable:
             "shapes, and a library is compiled for one shape: make them constants "
             "(initializers) to export")
 
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    """`array` C-contiguous, keeping its rank (`np.ascontiguousarray` makes a scalar 1-D, which
+    would bind a rank-0 input, a Range's start or a Loop's trip count, as shape [1])."""
+    return np.require(array, requirements="C")
 
 
 def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,

@@ -109,9 +109,14 @@ class Loop(OnnxOpConverter):
         scans = outs[1 + len(inits):]
         scan_types: list[Attribute] = []
         if scans:
-            if trip is None:
-                raise node.error("expected the trip count M to be known at import time: the "
-                                 "loop has scan outputs, whose length dlc needs statically")
+            if not node.has_input(0):
+                raise node.error("expected a trip count M: the loop has scan outputs, whose "
+                                 "length dlc needs statically")
+            # A trip count computed at run time is a NotConstantError naming it: a caller
+            # that knows the graph inputs it comes from binds them (`driver.specialize`
+            # compiles one specialization per trip count).
+            trip = node.require_const(0, "the trip count M, which decides the length of the "
+                                         "scan outputs")
             length = int(trip.reshape(-1)[0])
             for value in scans:
                 assert isinstance(value.type, TensorType)

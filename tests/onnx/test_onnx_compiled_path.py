@@ -138,3 +138,16 @@ def test_cast_double_to_half() -> None:
                   [tensor("x", [5], TensorProto.DOUBLE)], [tensor("y", [5], TensorProto.FLOAT16)])
     x = np.array([0.1, 1 + 2.0**-11 + 2.0**-40, -65504.0, 1e-7, 3.0], np.float64)
     compiled_matches_reference(proto, x)
+
+
+@pytest.mark.parametrize("op_type", ["Ceil", "Floor", "Round"])
+def test_ceil_floor_round(op_type: str) -> None:
+    """Ceil, Floor and Round (halves to even) through the compiled path, on halves of both
+    parities and signs, integral values, infinities and NaN."""
+    x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0, -3.0],
+                  [0.49999997, -0.7, 1e20, np.inf, -np.inf, np.nan, 7.25, -7.75]], np.float32)
+    proto = model([helper.make_node(op_type, ["x"], ["y"])], [tensor("x", [2, 8])],
+                  [tensor("y", [2, 8])])
+    (got,) = compiled_matches_reference(proto, x)
+    np.testing.assert_array_equal(got, {"Ceil": np.ceil, "Floor": np.floor,
+                                        "Round": np.rint}[op_type](x))
