@@ -8,7 +8,9 @@ of each scanned input (`graph.gather` at the iteration number, or at `length - 1
 reverse scan), runs the Scan body, and stacks the scan outputs; an output axis other than 0 or a
 reverse output direction becomes a `graph.transpose` or a reversing `graph.gather` after the
 loop. Shapes are static: both If branches must yield the same types, carried values keep their
-types, and Loop's scan outputs need a trip count known at import time.
+types, and Loop's scan outputs need a trip count known at import time: one computed from graph
+inputs is a `NotConstantError` naming it, on which `dlc.compile` specializes (a compile per
+trip count).
 """
 
 from __future__ import annotations
