@@ -306,3 +306,60 @@ def test_loop_body_slicing_at_the_iteration_number_matches_onnxruntime(
         for ours, interp, theirs in zip(compiled(*inputs), interpreted, want, strict=True):
             np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(interp, theirs, rtol=1e-6, atol=1e-6)
+
+
+def scan8_model(sequence_lens: np.ndarray | None) -> onnx.ModelProto:
+    """Scan opset 8 over a batch of 3: a running sum of x and of y read backwards
+    (`directions`), with the sum stacked as the scan output; `sequence_lens` an initializer,
+    or absent."""
+    body = h.make_graph(
+        [h.make_node("Add", ["acc_in", "x_t"], ["a"]), h.make_node("Mul", ["a", "y_t"], ["acc_out"]),
+         h.make_node("Identity", ["acc_out"], ["out"])],
+        "body", [_info("acc_in", T.FLOAT, [2]), _info("x_t", T.FLOAT, [2]),
+                 _info("y_t", T.FLOAT, [2])],
+        [_info("acc_out", T.FLOAT, [2]), _info("out", T.FLOAT, [2])])
+    node = h.make_node("Scan", ["lens" if sequence_lens is not None else "", "acc0", "x", "y"],
+                       ["acc", "outs"], name="scan8", body=body, num_scan_inputs=2,
+                       directions=[0, 1])
+    graph = h.make_graph(
+        [node], "scan8",
+        [_info("acc0", T.FLOAT, [3, 2]), _info("x", T.FLOAT, [3, 4, 2]),
+         _info("y", T.FLOAT, [3, 4, 2])],
+        [_info("acc", T.FLOAT, [3, 2]), _info("outs", T.FLOAT, [3, 4, 2])],
+        [] if sequence_lens is None else [nh.from_array(sequence_lens, "lens")])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 8)])
+
+
+def _scan8_reference(acc0: np.ndarray, x: np.ndarray, y: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    acc, outs = acc0.copy(), np.zeros_like(x)
+    for t in range(x.shape[1]):
+        acc = (acc + x[:, t]) * y[:, x.shape[1] - 1 - t]
+        outs[:, t] = acc
+    return acc, outs
+
+
+@pytest.mark.parametrize("sequence_lens", [None, np.array([4, 4, 4], np.int32)])
+def test_scan_opset8_batched_with_directions_matches_numpy(
+        sequence_lens: np.ndarray | None) -> None:
+    """Scan-8 becomes one Scan-9 per batch element (the interpreter and the compiled path);
+    full-length sequence_lens are accepted. NumPy and ONNX Runtime are the references."""
+    rng = np.random.default_rng(6)
+    model = scan8_model(sequence_lens)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (3, 4, 2), (3, 4, 2))]
+    want = _scan8_reference(*inputs)
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for theirs, ours in zip(session.run(None, _feeds(model, inputs)), want, strict=True):
+        np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5)
+    compiled = dlc.compile(model, cache=False, jobs=1)
+    for got in (compiled(*inputs), run_module(import_onnx(model), inputs)):
+        for ours, theirs in zip(got, want, strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_scan_opset8_short_sequence_lens_is_an_error_naming_the_node() -> None:
+    with pytest.raises(OnnxImportError, match=r"node 'scan8' \(Scan, opset 8\): expected "
+                       r"sequence_lens to be the scan length 4 for each of the 3 batch "
+                       r"elements \(dlc scans whole sequences\), found \[4, 2, 4\]"):
+        import_onnx(scan8_model(np.array([4, 2, 4], np.int32)))
