@@ -339,7 +339,7 @@ def _scan8_reference(acc0: np.ndarray, x: np.ndarray, y: np.ndarray
     return acc, outs
 
 
-@pytest.mark.parametrize("sequence_lens", [None, np.array([4, 4, 4], np.int32)])
+@pytest.mark.parametrize("sequence_lens", [None, np.array([4, 4, 4], np.int64)])
 def test_scan_opset8_batched_with_directions_matches_numpy(
         sequence_lens: np.ndarray | None) -> None:
     """Scan-8 becomes one Scan-9 per batch element (the interpreter and the compiled path);
@@ -362,4 +362,4 @@ def test_scan_opset8_short_sequence_lens_is_an_error_naming_the_node() -> None:
     with pytest.raises(OnnxImportError, match=r"node 'scan8' \(Scan, opset 8\): expected "
                        r"sequence_lens to be the scan length 4 for each of the 3 batch "
                        r"elements \(dlc scans whole sequences\), found \[4, 2, 4\]"):
-        import_onnx(scan8_model(np.array([4, 2, 4], np.int32)))
+        import_onnx(scan8_model(np.array([4, 2, 4], np.int64)))
