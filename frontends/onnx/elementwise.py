@@ -1,6 +1,6 @@
-"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg, Ceil, Floor, Round), the
-variadic Min, Max, Sum, Mean, comparisons, Where and Cast. Each maps onto the graph op of the
-same meaning."""
+"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg,
+Ceil, Floor, Round), the variadic Min, Max, Sum, Mean, comparisons, Where and Cast. Each maps
+onto the graph op of the same meaning."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 from dlc.dialects.graph import AddOp, ClipOp, MulOp, ReshapeOp, SubOp
 from dlc.dialects.graph.attrs import is_float_type
-from dlc.dialects.graph.utils import constant_array
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
     CastOp,
@@ -18,6 +17,7 @@ from dlc.dialects.graph.ops_tensor import (
     TopKOp,
     WhereOp,
 )
+from dlc.dialects.graph.utils import constant_array
 from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register

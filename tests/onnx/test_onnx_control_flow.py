@@ -313,7 +313,8 @@ def scan8_model(sequence_lens: np.ndarray | None) -> onnx.ModelProto:
     (`directions`), with the sum stacked as the scan output; `sequence_lens` an initializer,
     or absent."""
     body = h.make_graph(
-        [h.make_node("Add", ["acc_in", "x_t"], ["a"]), h.make_node("Mul", ["a", "y_t"], ["acc_out"]),
+        [h.make_node("Add", ["acc_in", "x_t"], ["a"]),
+         h.make_node("Mul", ["a", "y_t"], ["acc_out"]),
          h.make_node("Identity", ["acc_out"], ["out"])],
         "body", [_info("acc_in", T.FLOAT, [2]), _info("x_t", T.FLOAT, [2]),
                  _info("y_t", T.FLOAT, [2])],
