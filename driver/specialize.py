@@ -3,7 +3,8 @@ whose values decide shapes, compiled once per call signature and dispatched at r
 
 `dlc.compile(model)` returns a `SpecializingExecutable` when the model's inputs are not fully
 static and `input_shapes` does not fix them, or when the importer needs the value of a graph
-input (a Reshape's shape, a Slice's starts, a Resize's sizes or a TopK's k passed at run time).
+input (a Reshape's shape, a Slice's starts, a Resize's sizes, a TopK's k, or the trip count of
+a Loop with scan outputs, passed at run time or computed from inputs).
 A call checks the inputs against the declared signature (dtype, rank, static dims, and the
 `dim_param` symbols: two dims named `N` must agree), then looks up the specialization for the
 input shapes and the bound inputs' values; a miss compiles one (`driver.build`, through the
