@@ -131,7 +131,8 @@ def _argmax_indices(node: NodeContext, x: SSAValue, pooled: SSAValue) -> SSAValu
     needed = [(sizes[a] - 1) * strides[a] + dilations[a] * (kernel[a] - 1) + 1
               for a in range(rank)]
     ends = [max(needed[a] - spatial[a] - pads[a], 0) for a in range(rank)]
-    padded = node.emit(PadOp(x, [0, 0, *pads[:rank], 0, 0, *ends]))
+    padded = (node.emit(PadOp(x, [0, 0, *pads[:rank], 0, 0, *ends]))
+              if any(pads[:rank]) or any(ends) else x)
     order = range(rank) if storage_order == 0 else reversed(range(rank))
     step, flat_strides = 1, [0] * rank
     for a in reversed(list(order)):
