@@ -3,7 +3,8 @@ whose values decide shapes, compiled once per call signature and dispatched at r
 
 `dlc.compile(model)` returns a `SpecializingExecutable` when the model's inputs are not fully
 static and `input_shapes` does not fix them, or when the importer needs the value of a graph
-input (a Reshape's shape, a Slice's starts, a Resize's sizes or a TopK's k passed at run time).
+input (a Reshape's shape, a Slice's starts, a Resize's sizes, a TopK's k, or the trip count of
+a Loop with scan outputs, passed at run time or computed from inputs).
 A call checks the inputs against the declared signature (dtype, rank, static dims, and the
 `dim_param` symbols: two dims named `N` must agree), then looks up the specialization for the
 input shapes and the bound inputs' values; a miss compiles one (`driver.build`, through the
@@ -85,7 +86,7 @@ class SpecializingExecutable:
         if all(isinstance(value, np.ndarray) for value in inputs):
             signature = tuple((value.shape, value.dtype) for value in inputs)  # type: ignore[union-attr]
             if signature in self._checked:
-                return [np.ascontiguousarray(value) for value in inputs]
+                return [_contiguous(value) for value in inputs]  # type: ignore[arg-type]
         arrays: list[np.ndarray] = []
         symbols: dict[str, tuple[int, str, int]] = {}
         for index, (spec, value) in enumerate(zip(self._declared, inputs, strict=True)):
@@ -110,7 +111,7 @@ class SpecializingExecutable:
                                 f"{what}: dim {axis} is '{want}' = {got}, but '{want}' = "
                                 f"{size} from dim {first} of input '{name}'")
                         symbols.setdefault(want, (axis, spec.name, got))
-            arrays.append(np.ascontiguousarray(array))
+            arrays.append(_contiguous(array))
         if len(self._checked) < 64 * self.max_specializations:
             self._checked.add(tuple((array.shape, array.dtype) for array in arrays))
         return arrays
@@ -196,6 +197,12 @@ class SpecializingExecutable:
             "shapes, and a library is compiled for one shape: make them constants "
             "(initializers) to export")
 
+
+
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    """`array` C-contiguous, keeping its rank (`np.ascontiguousarray` makes a scalar 1-D, which
+    would bind a rank-0 input, a Range's start or a Loop's trip count, as shape [1])."""
+    return np.require(array, requirements="C")
 
 
 def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
@@ -229,6 +229,21 @@ def test_emit_device_code(target: str, emit: str, marker: str) -> None:
 def test_emit_device_code_rejects_unknown_pairs() -> None:
     with pytest.raises(DiagnosticException, match="found --target opencl --emit ptx"):
         emit_device_code(small_model(), "opencl", "ptx")
+
+
+@pytest.mark.parametrize(("op_class", "ptx", "opencl"), [
+    (g.CeilOp, "cvt.rpi.f32.f32", "ceil("), (g.FloorOp, "cvt.rmi.f32.f32", "floor("),
+    (g.RoundOp, "cvt.rni.f32.f32", "rint(")])
+def test_rounding_ops_emit_device_instructions(op_class: type[g.CeilOp], ptx: str,
+                                               opencl: str) -> None:
+    """graph.ceil / floor / round become PTX's round-to-integer conversions (toward +inf,
+    -inf, nearest even) and OpenCL's built-ins: no libm call on the device."""
+    def build(a: SSAValue) -> list[Operation]:
+        scaled = g.MulOp(a, a)
+        return [scaled, op_class(scaled)]
+
+    assert ptx in emit_device_code(graph_module([(64, 64)], build), "cuda", "ptx")
+    assert opencl in emit_device_code(graph_module([(64, 64)], build), "opencl", "opencl")
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")

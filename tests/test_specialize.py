@@ -190,3 +190,44 @@ def test_yolo_style_detector_runs_batches_and_image_sizes_like_onnxruntime() -> 
             assert value.shape == expected.shape
             np.testing.assert_allclose(value, expected, rtol=1e-3, atol=1e-4)
     assert executable.compiles == 3  # the repeated signature runs from memory
+
+
+def _range_loop() -> onnx.ModelProto:
+    """Range as ONNX's function body expands it: trip count ceil((limit - start) / delta),
+    computed at run time from three scalar inputs, drives a Loop whose scan output stacks the
+    running value (its length is the trip count)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Add", ["prev", "delta"], ["current"]),
+         helper.make_node("Identity", ["prev"], ["range"])],
+        "body", [tensor("i", [], TensorProto.INT64), tensor("cond", [], TensorProto.BOOL),
+                 tensor("prev", [])],
+        [tensor("cond_out", [], TensorProto.BOOL), tensor("current", []), tensor("range", [])])
+    nodes = [
+        helper.make_node("Sub", ["limit", "start"], ["span"]),
+        helper.make_node("Div", ["span", "delta"], ["steps"]),
+        helper.make_node("Ceil", ["steps"], ["ceiled"]),
+        helper.make_node("Relu", ["ceiled"], ["count"]),
+        helper.make_node("Cast", ["count"], ["trip"], to=TensorProto.INT64),
+        helper.make_node("Loop", ["trip", "", "start"], ["last", "out"], body=body),
+    ]
+    return model(nodes, [tensor("start", []), tensor("limit", []), tensor("delta", [])],
+                 [tensor("last", []), tensor("out", ["n"])], opset=17)
+
+
+def test_a_loop_trip_count_from_inputs_specializes_its_scan_outputs() -> None:
+    """A Loop with scan outputs whose trip count is computed from graph inputs: those inputs
+    decide the scan outputs' length, so they are bound per call (one compile per trip count,
+    a repeated value hits the cache), and scalar inputs keep rank 0 when bound."""
+    proto = _range_loop()
+    executable = dlc.compile(proto, cache=False, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    calls = [(1.0, 6.0, 2.0), (0.5, 2.0, 0.25), (1.0, 6.0, 2.0), (3.0, 1.0, 1.0)]
+    for start, limit, delta in calls:
+        inputs = [np.array(v, np.float32) for v in (start, limit, delta)]
+        count = max(0, int(np.ceil((limit - start) / delta)))
+        values = np.float32(start) + np.float32(delta) * np.arange(count + 1, dtype=np.float32)
+        # onnx.reference cannot stack an empty scan output: NumPy is the reference here.
+        assert_matches(executable(*inputs), [values[count], values[:count]])
+    assert executable.value_inputs == ("delta", "limit", "start")
+    assert executable.compiles == 3

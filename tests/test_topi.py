@@ -187,7 +187,7 @@ def test_integer_pow(element: Attribute) -> None:
 
 
 UNARY = [g.ReluOp, g.SigmoidOp, g.TanhOp, g.ExpOp, g.ErfOp, g.SqrtOp, g.NegOp, g.AbsOp,
-         g.LogOp, g.ReciprocalOp]
+         g.LogOp, g.ReciprocalOp, g.CeilOp, g.FloorOp, g.RoundOp]
 
 
 @pytest.mark.parametrize("op_class", UNARY)
@@ -196,6 +196,18 @@ def test_unary(op_class: type[g.ReluOp]) -> None:
     x = np.random.default_rng(2).standard_normal((2, 3, 4)).astype(np.float32) * 3
     if op_class in (g.SqrtOp, g.LogOp):
         x = np.abs(x) + 0.1
+    check(module, inputs=[x])
+
+
+@pytest.mark.parametrize("op_class", [g.CeilOp, g.FloorOp, g.RoundOp])
+def test_rounding_at_halves_and_specials(op_class: type[g.CeilOp]) -> None:
+    """Ceil, floor and round (halves to even, as ONNX Round) on integral values, halves of
+    both parities and signs, infinities and NaN: lowered == graph interpreter == NumPy."""
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0, -3.0, 0.49999997, 1e20, np.inf,
+                  -np.inf, np.nan], np.float32)
+    module = graph_module([tensor([x.size])], lambda b, a: [insert(b, op_class(a[0]))])
+    reference = {g.CeilOp: np.ceil, g.FloorOp: np.floor, g.RoundOp: np.rint}[op_class]
+    np.testing.assert_array_equal(run_graph(module, [x])[0], reference(x))
     check(module, inputs=[x])
 
 

@@ -7,6 +7,7 @@ from dlc.dialects.graph.ops import (
     AddOp,
     AvgPool2DOp,
     BatchNormOp,
+    CeilOp,
     ClipOp,
     ConcatOp,
     ConstantOp,
@@ -16,6 +17,7 @@ from dlc.dialects.graph.ops import (
     ErfOp,
     ExpOp,
     FlattenOp,
+    FloorOp,
     FusedOp,
     GlobalAvgPool2DOp,
     GraphOp,
@@ -31,6 +33,7 @@ from dlc.dialects.graph.ops import (
     ReduceOp,
     ReluOp,
     ReshapeOp,
+    RoundOp,
     SigmoidOp,
     SoftmaxOp,
     SqrtOp,
@@ -63,12 +66,12 @@ from dlc.dialects.graph.ops_tensor import (
 from xdsl.ir import Dialect
 
 __all__ = [
-    "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "ClipOp", "ConcatOp", "ConstantOp",
-    "Conv2DOp", "Conv2DWinogradOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FusedOp",
+    "AbsOp", "AddOp", "AvgPool2DOp", "BatchNormOp", "CeilOp", "ClipOp", "ConcatOp", "ConstantOp",
+    "Conv2DOp", "Conv2DWinogradOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FloorOp", "FusedOp",
     "FusionKind",
     "GlobalAvgPool2DOp", "Graph", "GraphOp", "LogOp", "MatmulOp", "MaxOp", "MaxPool2DOp",
     "MinOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
-    "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
+    "RoundOp", "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
     "fusion_kind",
     # ops_tensor.py
     "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
@@ -107,6 +110,9 @@ Graph = Dialect(
         AbsOp,
         LogOp,
         ReciprocalOp,
+        CeilOp,
+        FloorOp,
+        RoundOp,
         ClipOp,
         # Out-fusable: matmul, convolution, pooling
         MatmulOp,

@@ -24,6 +24,7 @@ from dlc.dialects.graph.ops import (
     AddOp,
     AvgPool2DOp,
     BatchNormOp,
+    CeilOp,
     ClipOp,
     ConcatOp,
     ConstantOp,
@@ -33,6 +34,7 @@ from dlc.dialects.graph.ops import (
     ErfOp,
     ExpOp,
     FlattenOp,
+    FloorOp,
     FusedOp,
     GlobalAvgPool2DOp,
     LogOp,
@@ -47,6 +49,7 @@ from dlc.dialects.graph.ops import (
     ReduceOp,
     ReluOp,
     ReshapeOp,
+    RoundOp,
     SigmoidOp,
     SoftmaxOp,
     SqrtOp,
@@ -351,6 +354,9 @@ implements(NegOp)(_unary(np.negative))
 implements(AbsOp)(_unary(np.abs))
 implements(LogOp)(_unary(np.log))
 implements(ReciprocalOp)(_unary(np.reciprocal))
+implements(CeilOp)(_unary(np.ceil))
+implements(FloorOp)(_unary(np.floor))
+implements(RoundOp)(_unary(np.rint))  # halves to even, as ONNX Round
 
 
 @implements(ClipOp)

@@ -836,6 +836,51 @@ class LogOp(_UnaryOp):
 
 @with_fusion_kind(FusionKind.ELEMENTWISE)
 @irdl_op_definition
+class CeilOp(_UnaryOp):
+    """Round up.
+
+    Semantics: `result = ceil(x)` elementwise, the least integral value >= x (NaN, +-inf and
+    +-0 unchanged); float only.
+
+    Example:
+        %r = graph.ceil %x : tensor<4xf32>
+    """
+
+    name = "graph.ceil"
+
+
+@with_fusion_kind(FusionKind.ELEMENTWISE)
+@irdl_op_definition
+class FloorOp(_UnaryOp):
+    """Round down.
+
+    Semantics: `result = floor(x)` elementwise, the greatest integral value <= x (NaN, +-inf
+    and +-0 unchanged); float only.
+
+    Example:
+        %r = graph.floor %x : tensor<4xf32>
+    """
+
+    name = "graph.floor"
+
+
+@with_fusion_kind(FusionKind.ELEMENTWISE)
+@irdl_op_definition
+class RoundOp(_UnaryOp):
+    """Round to the nearest integral value, halves to even (ONNX Round, IEEE roundeven).
+
+    Semantics: `result = roundeven(x)` elementwise (2.5 -> 2, -1.5 -> -2; NaN, +-inf and +-0
+    unchanged); float only.
+
+    Example:
+        %r = graph.round %x : tensor<4xf32>
+    """
+
+    name = "graph.round"
+
+
+@with_fusion_kind(FusionKind.ELEMENTWISE)
+@irdl_op_definition
 class ReciprocalOp(_UnaryOp):
     """Reciprocal.
 

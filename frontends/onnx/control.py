@@ -8,7 +8,9 @@ of each scanned input (`graph.gather` at the iteration number, or at `length - 1
 reverse scan), runs the Scan body, and stacks the scan outputs; an output axis other than 0 or a
 reverse output direction becomes a `graph.transpose` or a reversing `graph.gather` after the
 loop. Shapes are static: both If branches must yield the same types, carried values keep their
-types, and Loop's scan outputs need a trip count known at import time.
+types, and Loop's scan outputs need a trip count known at import time: one computed from graph
+inputs is a `NotConstantError` naming it, on which `dlc.compile` specializes (a compile per
+trip count).
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from dlc.dialects.graph import GatherOp, IfOp, LoopOp, SubOp, TransposeOp, YieldOp
+from dlc.dialects.graph import (
+    ConcatOp,
+    GatherOp,
+    IfOp,
+    LoopOp,
+    ReshapeOp,
+    SubOp,
+    TransposeOp,
+    YieldOp,
+)
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from onnx import GraphProto, ValueInfoProto
@@ -109,9 +120,14 @@ class Loop(OnnxOpConverter):
         scans = outs[1 + len(inits):]
         scan_types: list[Attribute] = []
         if scans:
-            if trip is None:
-                raise node.error("expected the trip count M to be known at import time: the "
-                                 "loop has scan outputs, whose length dlc needs statically")
+            if not node.has_input(0):
+                raise node.error("expected a trip count M: the loop has scan outputs, whose "
+                                 "length dlc needs statically")
+            # A trip count computed at run time is a NotConstantError naming it: a caller
+            # that knows the graph inputs it comes from binds them (`driver.specialize`
+            # compiles one specialization per trip count).
+            trip = node.require_const(0, "the trip count M, which decides the length of the "
+                                         "scan outputs")
             length = int(trip.reshape(-1)[0])
             for value in scans:
                 assert isinstance(value.type, TensorType)
@@ -133,19 +149,73 @@ def _normalize(node: NodeContext, axis: int, rank: int, what: str) -> int:
 @register("Scan")
 class Scan(OnnxOpConverter):
     """Scan(initial states..., scan inputs...) with `body` -> `graph.loop` over the scanned
-    axis (see the module docstring). Opset 8 (batched, with sequence_lens) is not converted."""
+    axis (see the module docstring). Opset 8 (batched, with `sequence_lens`) becomes one
+    opset-9 scan per batch element, unrolled over the static batch, stacked back."""
 
     fold_constant_inputs = False
+
+    @classmethod
+    def _impl_v8(cls, node: NodeContext) -> list[ConvertedValue]:
+        """Inputs (sequence_lens, states [B, ...]..., scan inputs [B, T, ...]...), outputs
+        (final states [B, ...]..., scan outputs [B, T, ...]...), the scan along axis 1 and
+        `directions` per scan input. `sequence_lens`, if given, must be T for every batch
+        element (known at import time: a runtime one specializes on it)."""
+        num_scan = node.attr_int("num_scan_inputs")
+        count = node.num_inputs - 1 - num_scan
+        if count < 0 or num_scan < 1:
+            raise node.error(f"expected sequence_lens, the states and {num_scan} scan inputs "
+                             f"(at least one), found {node.num_inputs} inputs")
+        states = [node.input(1 + i) for i in range(count)]
+        scanned = [node.input(1 + count + i) for i in range(num_scan)]
+        ranks = [v.type.get_num_dims() for v in [*states, *scanned]]  # type: ignore
+        batches = {v.type.get_shape()[0]  # type: ignore[attr-defined]
+                   for v, rank in zip([*states, *scanned], ranks, strict=True) if rank}
+        if len(batches) != 1 or min(ranks[:count], default=1) < 1 or min(ranks[count:]) < 2:
+            raise node.error("expected states [batch, ...] and scan inputs [batch, length, "
+                             "...] of one batch size, found "
+                             f"({_types([*states, *scanned])})")
+        (batch,) = batches
+        lengths = {v.type.get_shape()[1] for v in scanned}  # type: ignore[attr-defined]
+        if node.has_input(0):
+            given = node.require_const(0, "the sequence lengths").reshape(-1)
+            if given.shape != (batch,) or np.any(given != max(lengths)):
+                raise node.error(f"expected sequence_lens to be the scan length "
+                                 f"{max(lengths)} for each of the {batch} batch elements "
+                                 f"(dlc scans whole sequences), found {given.tolist()}")
+        directions = node.attr_ints("directions", [0] * num_scan) or []
+        results: list[list[SSAValue]] = []
+        for b in range(batch):
+            index = node.constant(np.array(b, np.int64))
+            results.append(cls._scan(
+                node, [node.emit(GatherOp(v, index, 0)) for v in states],
+                [node.emit(GatherOp(v, index, 0)) for v in scanned], [0] * num_scan,
+                list(directions), None, None))
+        stacked: list[ConvertedValue] = []
+        for parts in zip(*results, strict=True):
+            rows = [node.emit(ReshapeOp(v, [1, *v.type.get_shape()]))  # type: ignore
+                    for v in parts]
+            stacked.append(rows[0] if len(rows) == 1 else node.emit(ConcatOp(rows, 0)))
+        return stacked
 
     @classmethod
     def _impl_v9(cls, node: NodeContext) -> list[ConvertedValue]:
         num_scan = node.attr_int("num_scan_inputs")
         states = [node.input(i) for i in range(node.num_inputs - num_scan)]
         scanned = [node.input(i) for i in range(node.num_inputs - num_scan, node.num_inputs)]
+        return list(cls._scan(
+            node, states, scanned, node.attr_ints("scan_input_axes", [0] * num_scan) or [],
+            node.attr_ints("scan_input_directions", [0] * num_scan) or [],
+            node.attr_ints("scan_output_axes", None),
+            node.attr_ints("scan_output_directions", None)))
+
+    @classmethod
+    def _scan(cls, node: NodeContext, states: list[SSAValue], scanned: list[SSAValue],
+              in_axes: list[int], in_dirs: list[int], out_axes: list[int] | None,
+              out_dirs: list[int] | None) -> list[SSAValue]:
+        """The opset-9 scan of `scanned` along `in_axes` (reversed where `in_dirs`), the
+        scan outputs stacked along `out_axes` (default 0, reversed where `out_dirs`)."""
         if not scanned:
             raise node.error("expected at least one scan input")
-        in_axes = node.attr_ints("scan_input_axes", [0] * num_scan) or []
-        in_dirs = node.attr_ints("scan_input_directions", [0] * num_scan) or []
         lengths: set[int] = set()
         elements: list[TensorType] = []
         for index, value in enumerate(scanned):
@@ -191,15 +261,16 @@ class Scan(OnnxOpConverter):
                     states, [*(v.type for v in states), *scan_types], Region(loop_block))
         node.emit_op(op)
         return [*op.results[: len(states)],
-                *cls._arrange(node, list(op.results[len(states):]), length)]
+                *cls._arrange(node, list(op.results[len(states):]), length, out_axes,
+                              out_dirs)]
 
     @classmethod
-    def _arrange(cls, node: NodeContext, stacked: list[SSAValue], length: int
-                 ) -> list[SSAValue]:
+    def _arrange(cls, node: NodeContext, stacked: list[SSAValue], length: int,
+                 out_axes: list[int] | None, out_dirs: list[int] | None) -> list[SSAValue]:
         """Each stacked scan output reversed and moved to its `scan_output_axes` axis."""
         count = len(stacked)
-        out_axes = node.attr_ints("scan_output_axes", [0] * count) or []
-        out_dirs = node.attr_ints("scan_output_directions", [0] * count) or []
+        out_axes = out_axes or [0] * count
+        out_dirs = out_dirs or [0] * count
         results: list[SSAValue] = []
         for value, axis, direction in zip(stacked, out_axes, out_dirs, strict=True):
             rank = value.type.get_num_dims()  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
-"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg), the
-variadic Min, Max, Sum, Mean, comparisons, Where and Cast. Each maps onto the graph op of the
-same meaning."""
+"""Converters of elementwise ONNX ops: arithmetic (Add ... Pow), unary math (Sqrt ... Neg,
+Ceil, Floor, Round), the variadic Min, Max, Sum, Mean, comparisons, Where and Cast. Each maps
+onto the graph op of the same meaning."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import numpy as np
 from dlc.dialects.graph import (
     AbsOp,
     AddOp,
+    CeilOp,
     DivOp,
     ErfOp,
     ExpOp,
+    FloorOp,
     LogOp,
     MaxOp,
     MinOp,
@@ -20,6 +22,7 @@ from dlc.dialects.graph import (
     NegOp,
     PowOp,
     ReciprocalOp,
+    RoundOp,
     SqrtOp,
     SubOp,
 )
@@ -127,6 +130,29 @@ class Erf(OnnxOpConverter):
     @classmethod
     def _impl_v9(cls, node: NodeContext) -> list[ConvertedValue]:
         return [node.emit(ErfOp(node.input(0)))]
+
+
+@register("Ceil")
+class Ceil(UnaryConverter):
+    """`Ceil`: graph.ceil."""
+
+    graph_op = CeilOp
+
+
+@register("Floor")
+class Floor(UnaryConverter):
+    """`Floor`: graph.floor."""
+
+    graph_op = FloorOp
+
+
+@register("Round")
+class Round(OnnxOpConverter):
+    """`Round` (from opset 11): graph.round (halves to even)."""
+
+    @classmethod
+    def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(RoundOp(node.input(0)))]
 
 
 @register("Abs")

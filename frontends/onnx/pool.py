@@ -8,6 +8,7 @@ counted, is a product over the axes) can be taken one axis at a time.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 from dlc.dialects.graph import AddOp, AvgPool2DOp, DivOp, GlobalAvgPool2DOp, MaxPool2DOp, ReduceOp
 from dlc.dialects.graph.attrs import is_float_type
 from dlc.dialects.graph.ops import window_output_size
-from dlc.dialects.graph.ops_tensor import CastOp, PadOp, SliceOp
+from dlc.dialects.graph.ops_tensor import CastOp, CompareOp, PadOp, SliceOp, WhereOp
 from dlc.frontends.onnx.common import element_type_of, reshape, shape_of, window_attrs
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
@@ -109,23 +110,80 @@ def _pool(node: NodeContext, x: SSAValue, is_max: bool) -> SSAValue:
     return x
 
 
+def _argmax_indices(node: NodeContext, x: SSAValue, pooled: SSAValue) -> SSAValue:
+    """MaxPool's `Indices` output: for each window, the flat index into `x` (N x C x D1 ...,
+    row-major, or with `storage_order` 1 the spatial axes column-major; padding not counted)
+    of its first element, in the window's row-major order, equal to the pooled max. One
+    strided slice of `x` per tap, compared with the max; taken from the last tap to the
+    first, each match replaces the index (a constant per tap), so the first match is left."""
+    shape = shape_of(x)
+    spatial = shape[2:]
+    kernel = node.attr_ints("kernel_shape")
+    assert kernel is not None
+    strides, dilations, pads = window_attrs(node, spatial, kernel)
+    ceil_mode = bool(node.attr_int("ceil_mode", 0))
+    storage_order = node.attr_int("storage_order", 0)
+    if storage_order not in (0, 1):
+        raise node.error(f"expected storage_order 0 or 1, found {storage_order}")
+    rank = len(spatial)
+    sizes = [window_output_size(spatial[a], kernel[a], strides[a], pads[a], pads[a + rank],
+                                dilations[a], ceil_mode) for a in range(rank)]
+    needed = [(sizes[a] - 1) * strides[a] + dilations[a] * (kernel[a] - 1) + 1
+              for a in range(rank)]
+    ends = [max(needed[a] - spatial[a] - pads[a], 0) for a in range(rank)]
+    padded = (node.emit(PadOp(x, [0, 0, *pads[:rank], 0, 0, *ends]))
+              if any(pads[:rank]) or any(ends) else x)
+    order = range(rank) if storage_order == 0 else reversed(range(rank))
+    step, flat_strides = 1, [0] * rank
+    for a in reversed(list(order)):
+        flat_strides[a], step = step, step * spatial[a]
+    grids = np.meshgrid(*(np.arange(n) for n in sizes), indexing="ij")
+    index: SSAValue | None = None
+    for tap in reversed(list(itertools.product(*(range(k) for k in kernel)))):
+        positions = [grids[a] * strides[a] - pads[a] + tap[a] * dilations[a]
+                     for a in range(rank)]
+        valid = np.logical_and.reduce([(p >= 0) & (p < n) for p, n in
+                                       zip(positions, spatial, strict=True)])
+        if not valid.any():
+            continue
+        flat = sum((p * f for p, f in zip(positions, flat_strides, strict=True)),
+                   np.zeros(sizes, np.int64)).astype(np.int64)
+        here = node.constant(flat.reshape(1, 1, *sizes))
+        part = node.emit(SliceOp(padded, [0, 0, *(t * d for t, d in zip(tap, dilations,
+                                                                         strict=True))],
+                                 [*shape[:2], *sizes], [1, 1, *strides]))
+        match = node.emit(CompareOp(part, pooled, "eq"))
+        if not valid.all():
+            mask = node.constant(valid.reshape(1, 1, *sizes))
+            match = node.emit(WhereOp(mask, match, node.constant(np.array(False))))
+        index = here if index is None else node.emit(WhereOp(match, here, index))
+    assert index is not None
+    planes = np.arange(shape[0] * shape[1], dtype=np.int64) * math.prod(spatial)
+    return node.emit(AddOp(index, node.constant(planes.reshape(*shape[:2], *[1] * rank))))
+
+
 @register("MaxPool")
 class MaxPool(OnnxOpConverter):
     """`MaxPool`: graph.max_pool2d (separable beyond 2-D). Integer inputs are pooled as floats
-    wide enough to hold them exactly. Output 0 only: the Indices output is not supported."""
+    wide enough to hold them exactly. The optional second output, `Indices` (from opset 8),
+    is `_argmax_indices`."""
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
         element = node.element_type(0)
         if is_float_type(element):
-            return [_pool(node, node.input(0), is_max=True)]
-        assert isinstance(element, IntegerType)
-        if element.width.data > 32:
-            raise node.error(f"expected a float or at most 32-bit integer input, found "
-                             f"{node.input_type(0)}")
-        wide = f32 if element.width.data <= 16 else f64
-        as_float = node.emit(CastOp(node.input(0), wide))
-        return [node.emit(CastOp(_pool(node, as_float, is_max=True), element))]
+            pooled = _pool(node, node.input(0), is_max=True)
+        else:
+            assert isinstance(element, IntegerType)
+            if element.width.data > 32:
+                raise node.error(f"expected a float or at most 32-bit integer input, found "
+                                 f"{node.input_type(0)}")
+            wide = f32 if element.width.data <= 16 else f64
+            as_float = node.emit(CastOp(node.input(0), wide))
+            pooled = node.emit(CastOp(_pool(node, as_float, is_max=True), element))
+        if len(node.node.output) < 2 or not node.node.output[1]:
+            return [pooled]
+        return [pooled, _argmax_indices(node, node.input(0), pooled)]
 
 
 @register("AveragePool")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from dlc.dialects.graph import AddOp, MulOp
+from dlc.dialects.graph import AddOp, ClipOp, MulOp, ReshapeOp, SubOp
 from dlc.dialects.graph.attrs import is_float_type
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
@@ -17,6 +17,7 @@ from dlc.dialects.graph.ops_tensor import (
     TopKOp,
     WhereOp,
 )
+from dlc.dialects.graph.utils import constant_array
 from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
@@ -103,10 +104,78 @@ def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: 
     return node.emit(SliceOp(x, first, sizes, strides))
 
 
+def _one_int(value: SSAValue) -> int | None:
+    """The integer held by a one-element integer `graph.constant`, else None."""
+    known = constant_array(value)
+    if known is None or known.size != 1 or known.dtype.kind not in "iu":
+        return None
+    return int(known.reshape(-1)[0])
+
+
+def _offset_form(value: SSAValue) -> tuple[SSAValue, int]:
+    """(base, c) with `value` = base + c elementwise, seen through reshapes and additions or
+    subtractions of one-element constants (`Unsqueeze(i)` and `Unsqueeze(Add(i, 1))` share the
+    base `i`)."""
+    offset = 0
+    while True:
+        owner = value.owner
+        if isinstance(owner, ReshapeOp):
+            value = owner.x
+        elif isinstance(owner, AddOp) and (c := _one_int(owner.rhs)) is not None:
+            offset, value = offset + c, owner.lhs
+        elif isinstance(owner, AddOp) and (c := _one_int(owner.lhs)) is not None:
+            offset, value = offset + c, owner.rhs
+        elif isinstance(owner, SubOp) and (c := _one_int(owner.rhs)) is not None:
+            offset, value = offset - c, owner.lhs
+        else:
+            return value, offset
+
+
+def runtime_window(node: NodeContext) -> SSAValue | None:
+    """Slice (opset 10+) with starts and ends computed at run time as one base plus constant
+    offsets (`starts = i`, `ends = i + k`: loop bodies slicing at the iteration number), unit
+    steps and constant axes: a window of static size k whose start is known at run time, as one
+    graph.gather per axis at `start + arange(k)`. A negative start counts from the end; the
+    start is then clamped to [0, dim - k], so that the window stays inside the data (where
+    ONNX would clamp the end and return fewer elements, a shape known only at run time). None
+    when the bounds are not of that form."""
+    axes_given = node.const(3) if node.has_input(3) else np.array([], np.int64)
+    steps_given = node.const(4) if node.has_input(4) else np.array([1], np.int64)
+    if axes_given is None or steps_given is None or np.any(steps_given != 1):
+        return None
+    start_base, start_offset = _offset_form(node.input(1))
+    end_base, end_offset = _offset_form(node.input(2))
+    if start_base is not end_base or node.rank(1) != 1:
+        return None
+    count = node.shape(1)[0]
+    shape = node.shape(0)
+    axes = normalize_axes(node, as_int_list(axes_given) or list(range(count)), len(shape))
+    if len(axes) != count:
+        raise node.error(f"expected as many axes as starts, found {len(axes)} and {count}")
+    size = end_offset - start_offset
+    dtype = node.input_type(1).get_element_type()
+    starts = node.input(1)
+    if dtype != i64:
+        starts = node.emit(CastOp(starts, i64))
+    x = node.input(0)
+    for index, axis in enumerate(axes):
+        dim = shape[axis]
+        if not 0 <= size <= dim:
+            raise node.error(f"expected the window size (ends - starts = {size}, known at "
+                             f"import time) in [0, {dim}] along axis {axis}")
+        start = node.emit(GatherOp(starts, node.constant(np.array(index, np.int64)), 0))
+        negative = node.emit(CompareOp(start, node.constant(np.array(0, np.int64)), "lt"))
+        wrapped = node.emit(AddOp(start, node.constant(np.array(dim, np.int64))))
+        start = node.emit(ClipOp(node.emit(WhereOp(negative, wrapped, start)), 0, dim - size))
+        positions = node.emit(AddOp(start, node.constant(np.arange(size, dtype=np.int64))))
+        x = node.emit(GatherOp(x, positions, axis))
+    return x
+
+
 @register("Slice")
 class Slice(OnnxOpConverter):
     """`Slice`: graph.slice; the bounds are attributes before opset 10 and import-time inputs
-    after (with steps)."""
+    after (with steps), or starts and ends that differ by constants (`runtime_window`)."""
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
@@ -119,6 +188,10 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
+        if node.const(1) is None or node.const(2) is None:
+            window = runtime_window(node)
+            if window is not None:
+                return [window]
         starts = as_int_list(node.require_const(1, "the starts"))
         ends = as_int_list(node.require_const(2, "the ends"))
         axes = node.optional_const_ints(3, "the axes") or list(range(len(starts)))

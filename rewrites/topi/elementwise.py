@@ -12,10 +12,12 @@ from collections.abc import Callable
 from dlc.dialects.graph.ops import (
     AbsOp,
     AddOp,
+    CeilOp,
     ClipOp,
     DivOp,
     ErfOp,
     ExpOp,
+    FloorOp,
     LogOp,
     MaxOp,
     MinOp,
@@ -24,6 +26,7 @@ from dlc.dialects.graph.ops import (
     PowOp,
     ReciprocalOp,
     ReluOp,
+    RoundOp,
     SigmoidOp,
     SqrtOp,
     SubOp,
@@ -124,8 +127,8 @@ def _reciprocal(b: Builder, x: SSAValue) -> SSAValue:
     return b.insert(arith.DivfOp(constant(b, 1, x.type), x)).result
 
 
-def _math(op_type: type[mathd.ExpOp | mathd.TanhOp | mathd.ErfOp | mathd.SqrtOp | mathd.LogOp]
-          ) -> ScalarFn:
+def _math(op_type: type[mathd.ExpOp | mathd.TanhOp | mathd.ErfOp | mathd.SqrtOp | mathd.LogOp
+                         | mathd.CeilOp | mathd.FloorOp | mathd.RoundEvenOp]) -> ScalarFn:
     return lambda b, x: b.insert(op_type(x)).result
 
 
@@ -140,6 +143,9 @@ _UNARY: dict[type, ScalarFn] = {
     AbsOp: _abs,
     LogOp: _math(mathd.LogOp),
     ReciprocalOp: _reciprocal,
+    CeilOp: _math(mathd.CeilOp),
+    FloorOp: _math(mathd.FloorOp),
+    RoundOp: _math(mathd.RoundEvenOp),
 }
 
 
@@ -158,10 +164,11 @@ def elementwise(
 @compute_definition(*_UNARY)
 def unary(
     op: ReluOp | SigmoidOp | TanhOp | ExpOp | ErfOp | SqrtOp | NegOp | AbsOp | LogOp
-    | ReciprocalOp,
+    | ReciprocalOp | CeilOp | FloorOp | RoundOp,
     builder: Builder,
 ) -> SSAValue:
-    """`out[i...] = f(x[i...])`; sigmoid is 1 / (1 + exp(-x)), erf is math.erf."""
+    """`out[i...] = f(x[i...])`; sigmoid is 1 / (1 + exp(-x)), erf is math.erf, round is
+    math.roundeven (ONNX rounds halves to even)."""
     check_element_type(op, tensor_type(op.x).get_element_type())
     return elementwise(builder, op, op.x, _UNARY[type(op)])
 

@@ -138,3 +138,41 @@ def test_cast_double_to_half() -> None:
                   [tensor("x", [5], TensorProto.DOUBLE)], [tensor("y", [5], TensorProto.FLOAT16)])
     x = np.array([0.1, 1 + 2.0**-11 + 2.0**-40, -65504.0, 1e-7, 3.0], np.float64)
     compiled_matches_reference(proto, x)
+
+
+@pytest.mark.parametrize("op_type", ["Ceil", "Floor", "Round"])
+def test_ceil_floor_round(op_type: str) -> None:
+    """Ceil, Floor and Round (halves to even) through the compiled path, on halves of both
+    parities and signs, integral values, infinities and NaN."""
+    x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0, -3.0],
+                  [0.49999997, -0.7, 1e20, np.inf, -np.inf, np.nan, 7.25, -7.75]], np.float32)
+    proto = model([helper.make_node(op_type, ["x"], ["y"])], [tensor("x", [2, 8])],
+                  [tensor("y", [2, 8])])
+    (got,) = compiled_matches_reference(proto, x)
+    np.testing.assert_array_equal(got, {"Ceil": np.ceil, "Floor": np.floor,
+                                        "Round": np.rint}[op_type](x))
+
+
+@pytest.mark.parametrize(("attrs", "shape"), [
+    ({"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, [2, 3, 6, 7]),
+    ({"kernel_shape": [2, 3], "strides": [2, 2], "storage_order": 1}, [1, 2, 7, 6]),
+    ({"kernel_shape": [2, 2], "dilations": [2, 1], "pads": [0, 1, 1, 0], "ceil_mode": 1,
+      "strides": [2, 2]}, [1, 2, 7, 7]),
+    ({"kernel_shape": [3], "strides": [2], "pads": [1, 1]}, [2, 2, 9]),
+])
+def test_maxpool_indices_match_onnxruntime(attrs: dict[str, object], shape: list[int]) -> None:
+    """MaxPool's Indices (flat NCHW index of the first max in the window's row-major order,
+    or with storage_order 1 the spatial axes column-major), on inputs with many ties (small
+    integers as floats) and with padding, dilations and ceil mode, against ONNX Runtime."""
+    ort = pytest.importorskip("onnxruntime")
+    x = np.random.default_rng(8).integers(-3, 3, shape).astype(np.float32)
+    proto = model([helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],  # type: ignore
+                  [tensor("x", shape)], [tensor("y", [None] * len(shape)),
+                                         tensor("i", [None] * len(shape), TensorProto.INT64)],
+                  opset=12)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x})
+    got = dlc.compile(proto, cache=False, jobs=1)(x)
+    assert got[1].dtype == np.int64
+    for value, expected in zip(got, want, strict=True):
+        np.testing.assert_array_equal(value, expected)

@@ -10,7 +10,8 @@ import onnx
 import pytest
 from dlc.dialects.graph import IfOp, LoopOp
 from dlc.dialects.graph.interpreter import run_module
-from dlc.frontends.onnx import OnnxImportError, import_onnx
+from dlc.frontends.onnx import NotConstantError, OnnxImportError, import_onnx
+from dlc.frontends.onnx.binding import import_binding
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -230,7 +231,10 @@ def test_if_with_branches_of_different_shapes_is_an_error_naming_the_node() -> N
         import_onnx(model)
 
 
-def test_loop_scan_output_without_a_static_trip_count_is_an_error() -> None:
+def test_loop_scan_output_with_a_runtime_trip_count_specializes_on_it() -> None:
+    """Importing alone, a trip count given at run time is an error naming the value (the scan
+    output's length depends on it); dlc.compile binds it per call instead: one compile per
+    trip count, the scan output as long as the count."""
     body = h.make_graph(
         [h.make_node("Identity", ["cond_in"], ["cond_out"]),
          h.make_node("Identity", ["v_in"], ["v_out"]), h.make_node("Identity", ["v_in"], ["s"])],
@@ -239,6 +243,124 @@ def test_loop_scan_output_without_a_static_trip_count_is_an_error() -> None:
         [_info("cond_out", T.BOOL, []), _info("v_out", T.FLOAT, [2]), _info("s", T.FLOAT, [2])])
     model = _model([h.make_node("Loop", ["n", "", "v0"], ["v", "ss"], name="lp", body=body)],
                    [_info("n", T.INT64, []), _info("v0", T.FLOAT, [2])],
-                   [_info("v", T.FLOAT, [2]), _info("ss", T.FLOAT, [2])])
-    with pytest.raises(OnnxImportError, match="node 'lp' .*expected the trip count M to be known"):
+                   [_info("v", T.FLOAT, [2]), _info("ss", T.FLOAT, [None, 2])])
+    with pytest.raises(NotConstantError, match=r"node 'lp' \(Loop, opset 17\): expected input "
+                       r"0 \('n', the trip count M, which decides the length of the scan "
+                       r"outputs\) to be known at import time") as caught:
         import_onnx(model)
+    assert caught.value.value_name == "n"
+    compiled = dlc.compile(model, cache=False, jobs=1)
+    v0 = np.array([1.5, -2.0], np.float32)
+    for n in (3, 1, 3):
+        v, ss = compiled(np.array(n, np.int64), v0)
+        np.testing.assert_array_equal(v, v0)
+        np.testing.assert_array_equal(ss, np.tile(v0, (n, 1)))
+    assert compiled.value_inputs == ("n",) and compiled.compiles == 2
+
+
+def sliding_window_model(width: int, offset: int) -> onnx.ModelProto:
+    """A Loop over a runtime trip count whose body takes `x[i + offset : i + offset + width]`
+    (starts and ends computed from the iteration number, as Unsqueeze/Add/Sub) and stacks
+    the windows: a runtime-start slice of static size."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["cond_in"], ["cond_out"]),
+         h.make_node("Sub", ["i", "minus_offset"], ["first"]),
+         h.make_node("Add", ["first", "width"], ["last"]),
+         h.make_node("Unsqueeze", ["first", "zero"], ["starts"]),
+         h.make_node("Unsqueeze", ["last", "zero"], ["ends"]),
+         h.make_node("Slice", ["x", "starts", "ends", "axes"], ["window"]),
+         h.make_node("Add", ["acc_in", "window"], ["acc_out"]),
+         h.make_node("Identity", ["window"], ["scan"])],
+        "body",
+        [_info("i", T.INT64, []), _info("cond_in", T.BOOL, []),
+         _info("acc_in", T.FLOAT, [3, width])],
+        [_info("cond_out", T.BOOL, []), _info("acc_out", T.FLOAT, [3, width]),
+         _info("scan", T.FLOAT, [3, width])])
+    return _model(
+        [h.make_node("Loop", ["n", "", "acc0"], ["acc", "windows"], body=body)],
+        [_info("n", T.INT64, []), _info("x", T.FLOAT, [3, 8]),
+         _info("acc0", T.FLOAT, [3, width])],
+        [_info("acc", T.FLOAT, [3, width]), _info("windows", T.FLOAT, [None, 3, width])],
+        {"minus_offset": np.array(-offset, np.int64), "width": np.array(width, np.int64),
+         "axes": np.array([1], np.int64), "zero": np.array([0], np.int64)})
+
+
+@pytest.mark.parametrize("width, offset", [(1, 0), (3, 2), (2, -8)])
+def test_loop_body_slicing_at_the_iteration_number_matches_onnxruntime(
+        width: int, offset: int) -> None:
+    """Windows of static width at runtime starts (negative ones from the end), through the
+    compiled path (specialized on the trip count), the interpreter and ONNX Runtime."""
+    rng = np.random.default_rng(5)
+    model = sliding_window_model(width, offset)
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    acc0 = np.zeros((3, width), np.float32)
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    compiled = dlc.compile(model, cache=False, jobs=1)
+    for n in (1, 8 - width - max(offset, 0)):
+        inputs = [np.array(n, np.int64), x, acc0]
+        want = session.run(None, _feeds(model, inputs))
+        _, module, bound = import_binding(model, _feeds(model, inputs))
+        assert bound == ["n"]
+        interpreted = run_module(module, inputs[1:])
+        for ours, interp, theirs in zip(compiled(*inputs), interpreted, want, strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(interp, theirs, rtol=1e-6, atol=1e-6)
+
+
+def scan8_model(sequence_lens: np.ndarray | None) -> onnx.ModelProto:
+    """Scan opset 8 over a batch of 3: a running sum of x and of y read backwards
+    (`directions`), with the sum stacked as the scan output; `sequence_lens` an initializer,
+    or absent."""
+    body = h.make_graph(
+        [h.make_node("Add", ["acc_in", "x_t"], ["a"]),
+         h.make_node("Mul", ["a", "y_t"], ["acc_out"]),
+         h.make_node("Identity", ["acc_out"], ["out"])],
+        "body", [_info("acc_in", T.FLOAT, [2]), _info("x_t", T.FLOAT, [2]),
+                 _info("y_t", T.FLOAT, [2])],
+        [_info("acc_out", T.FLOAT, [2]), _info("out", T.FLOAT, [2])])
+    node = h.make_node("Scan", ["lens" if sequence_lens is not None else "", "acc0", "x", "y"],
+                       ["acc", "outs"], name="scan8", body=body, num_scan_inputs=2,
+                       directions=[0, 1])
+    graph = h.make_graph(
+        [node], "scan8",
+        [_info("acc0", T.FLOAT, [3, 2]), _info("x", T.FLOAT, [3, 4, 2]),
+         _info("y", T.FLOAT, [3, 4, 2])],
+        [_info("acc", T.FLOAT, [3, 2]), _info("outs", T.FLOAT, [3, 4, 2])],
+        [] if sequence_lens is None else [nh.from_array(sequence_lens, "lens")])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 8)])
+
+
+def _scan8_reference(acc0: np.ndarray, x: np.ndarray, y: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    acc, outs = acc0.copy(), np.zeros_like(x)
+    for t in range(x.shape[1]):
+        acc = (acc + x[:, t]) * y[:, x.shape[1] - 1 - t]
+        outs[:, t] = acc
+    return acc, outs
+
+
+@pytest.mark.parametrize("sequence_lens", [None, np.array([4, 4, 4], np.int64)])
+def test_scan_opset8_batched_with_directions_matches_numpy(
+        sequence_lens: np.ndarray | None) -> None:
+    """Scan-8 becomes one Scan-9 per batch element (the interpreter and the compiled path);
+    full-length sequence_lens are accepted. NumPy and ONNX Runtime are the references."""
+    rng = np.random.default_rng(6)
+    model = scan8_model(sequence_lens)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (3, 4, 2), (3, 4, 2))]
+    want = _scan8_reference(*inputs)
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for theirs, ours in zip(session.run(None, _feeds(model, inputs)), want, strict=True):
+        np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5)
+    compiled = dlc.compile(model, cache=False, jobs=1)
+    for got in (compiled(*inputs), run_module(import_onnx(model), inputs)):
+        for ours, theirs in zip(got, want, strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_scan_opset8_short_sequence_lens_is_an_error_naming_the_node() -> None:
+    with pytest.raises(OnnxImportError, match=r"node 'scan8' \(Scan, opset 8\): expected "
+                       r"sequence_lens to be the scan length 4 for each of the 3 batch "
+                       r"elements \(dlc scans whole sequences\), found \[4, 2, 4\]"):
+        import_onnx(scan8_model(np.array([4, 2, 4], np.int64)))

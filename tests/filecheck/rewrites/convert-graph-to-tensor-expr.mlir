@@ -35,6 +35,26 @@ func.func @sigmoid(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Rounding: ceil, floor, and round as math.roundeven (ONNX Round takes halves to even).
+// CHECK-LABEL: func.func @rounding
+func.func @rounding(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
+  %c = graph.ceil %x : tensor<4xf16>
+  %f = graph.floor %x : tensor<4xf16>
+  %r = graph.round %x : tensor<4xf16>
+  func.return %c, %f, %r : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+}
+// CHECK:      tensor_expr.compute "ceil" tag "injective" -> tensor<4xf16> {
+// CHECK:        %[[X:.*]] = tensor_expr.read %x[%{{.*}}] : tensor<4xf16>
+// CHECK-NEXT:   %[[C:.*]] = math.ceil %[[X]] : f16
+// CHECK-NEXT:   tensor_expr.yield %[[C]] : f16
+// CHECK:      tensor_expr.compute "floor" tag "injective" -> tensor<4xf16> {
+// CHECK:        math.floor %{{.*}} : f16
+// CHECK:      tensor_expr.compute "round" tag "injective" -> tensor<4xf16> {
+// CHECK:        math.roundeven %{{.*}} : f16
+// CHECK-NOT:  graph.
+
+// -----
+
 // A padded conv2d with bias: a "pad" compute (clamped read + select), the reduction reading it
 // at h * stride + rh, then the bias.
 // CHECK-LABEL: func.func @conv2d_padded_bias

@@ -50,6 +50,14 @@ func.func @negative_float_only(%a: tensor<3xi32>) {
 
 // -----
 
+func.func @negative_ceil_integer(%a: tensor<3xi64>) {
+  // CHECK: 'graph.ceil' op expected a floating-point element type, found i64
+  %r = graph.ceil %a : tensor<3xi64>
+  func.return
+}
+
+// -----
+
 func.func @negative_clip_bounds(%a: tensor<3xf32>) {
   // CHECK: 'graph.clip' op expected min <= max, found min 6.0 and max 0.0
   %r = graph.clip %a {max = 0.0 : f32, min = 6.0 : f32} : tensor<3xf32>

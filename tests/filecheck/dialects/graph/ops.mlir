@@ -114,6 +114,12 @@ func.func @unary_1d(%x: tensor<4xf32>) {
   // CHECK-NEXT: %r5 = graph.log %x : tensor<4xf32>
   %r6 = graph.reciprocal %x : tensor<4xf32>
   // CHECK-NEXT: %r6 = graph.reciprocal %x : tensor<4xf32>
+  %r7 = graph.ceil %x : tensor<4xf32>
+  // CHECK-NEXT: %r7 = graph.ceil %x : tensor<4xf32>
+  %r8 = graph.floor %x : tensor<4xf32>
+  // CHECK-NEXT: %r8 = graph.floor %x : tensor<4xf32>
+  %r9 = graph.round %x : tensor<4xf32>
+  // CHECK-NEXT: %r9 = graph.round %x : tensor<4xf32>
   func.return
 }
 
@@ -144,6 +150,18 @@ func.func @log(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 func.func @reciprocal(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = graph.reciprocal %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @ceil(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.ceil %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @floor(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.floor %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+func.func @round(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.round %x : tensor<4xf32>
   func.return %r : tensor<4xf32>
 }
 

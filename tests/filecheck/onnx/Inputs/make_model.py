@@ -31,12 +31,35 @@ def old_opset() -> onnx.ModelProto:
     return proto
 
 
+def maxpool_indices() -> onnx.ModelProto:
+    return model([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool",
+                                   kernel_shape=[2, 2], strides=[2, 2])],
+                 [tensor("x", [1, 2, 4, 4])],
+                 [tensor("y", [1, 2, 2, 2]), tensor("i", [1, 2, 2, 2], onnx.TensorProto.INT64)])
+
+
+def loop_window() -> onnx.ModelProto:
+    """A Loop of 5 windows x[:, i + 2 : i + 4] (the trip count an initializer)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    from tests.onnx.test_onnx_control_flow import sliding_window_model
+
+    proto = sliding_window_model(2, 2)
+    trip = [i for i in proto.graph.input if i.name == "n"]
+    proto.graph.input.remove(trip[0])
+    proto.graph.initializer.append(numpy_helper.from_array(np.array(5, np.int64), "n"))
+    return proto
+
+
 MODELS = {
     "conv_block": conv_block,
     "conv_block_dynamic": lambda: conv_block(batch="N"),
     "shape_chain": shape_chain,
     "unsupported": unsupported,
     "old_opset": old_opset,
+    "maxpool_indices": maxpool_indices,
+    "loop_window": loop_window,
 }
 
 
