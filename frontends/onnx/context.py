@@ -19,6 +19,9 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 class Scope(Protocol):
     """Where a converter's values live and its ops go (the function body, or a folding block)."""
 
+    in_region: bool
+    """Whether the ops go into a control-flow node's subgraph (a Loop, Scan or If body)."""
+
     def value(self, name: str) -> SSAValue:
         """The SSA value of ONNX value `name`, materializing a constant if need be."""
         ...

@@ -160,6 +160,10 @@ class _FunctionScope:
 
     `importer` converts the subgraphs of control-flow nodes (`subgraph`)."""
 
+    in_region = False
+    """Whether this scope is a control-flow node's subgraph (whose shapes cannot be specialized
+    per call: they would have to be fixed for every iteration)."""
+
     def __init__(self, block: Block, importer: _Importer | None = None) -> None:
         self.block = block
         self.importer = importer
@@ -214,6 +218,8 @@ class _SubgraphScope(_FunctionScope):
     """The block of a subgraph: its own values by name first, then its enclosing scope's (an
     outer value is used directly in the region, and an outer constant is materialized in the
     outer block, before the region op)."""
+
+    in_region = True
 
     def __init__(self, block: Block, outer: _FunctionScope) -> None:
         super().__init__(block, outer.importer)

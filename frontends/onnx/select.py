@@ -137,8 +137,10 @@ def runtime_window(node: NodeContext) -> SSAValue | None:
     steps and constant axes: a window of static size k whose start is known at run time, as one
     graph.gather per axis at `start + arange(k)`. A negative start counts from the end; the
     start is then clamped to [0, dim - k], so that the window stays inside the data (where
-    ONNX would clamp the end and return fewer elements, a shape known only at run time). None
-    when the bounds are not of that form."""
+    ONNX would clamp the end and return fewer elements, a shape known only at run time: a
+    known deviation, so it is used only in Loop/Scan/If bodies, whose shapes cannot be
+    specialized per call; a top-level Slice with runtime bounds is specialized on them, exactly).
+    None when the bounds are not of that form."""
     axes_given = node.const(3) if node.has_input(3) else np.array([], np.int64)
     steps_given = node.const(4) if node.has_input(4) else np.array([1], np.int64)
     if axes_given is None or steps_given is None or np.any(steps_given != 1):
@@ -188,7 +190,7 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
-        if node.const(1) is None or node.const(2) is None:
+        if (node.const(1) is None or node.const(2) is None) and node.scope.in_region:
             window = runtime_window(node)
             if window is not None:
                 return [window]
