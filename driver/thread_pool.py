@@ -1,13 +1,13 @@
 """dlc's thread pool (`runtime/thread_pool/pool.c`): built for the JIT, linked into libraries.
 
-Parallel loops lowered with `convert-loop-to-llvm{parallel_runtime=dlc}` (what the driver
-asks for with `DLC_PARALLEL_RUNTIME=dlc`) call `dlc_parallel_for` (see pool.c for how it
-shares out chunks, and `rewrites.llvm_lowering.openmp` for the call). Code that runs in this
-process resolves it from a shared library compiled once per source text with the host's C
-compiler and kept in dlc's cache directory (`pool_library`); a shared library or object
-archive that dlc writes gets the source compiled into it, with the symbol hidden, so that
-each library has its own pool (`link_inputs`). By default, and without a C compiler, the
-driver lowers parallel loops to libgomp (`parallel_runtime`).
+Parallel loops lowered with `convert-loop-to-llvm{parallel_runtime=dlc}` (the `cpu` pipelines'
+setting) call `dlc_parallel_for` (see pool.c for how it shares out chunks, and
+`rewrites.llvm_lowering.openmp` for the call). Code that runs in this process resolves it from
+a shared library compiled once per source text with the host's C compiler and kept in dlc's
+cache directory (`pool_library`); a shared library or object archive that dlc writes gets the
+source compiled into it, with the symbol hidden, so that each library has its own pool
+(`link_inputs`). Without a C compiler the driver lowers parallel loops to libgomp instead
+(`parallel_runtime`).
 
 Measured (idle 2-core host and beside other processes) in the closing notes of issue 21:
 libgomp's barrier at the end of each region waits for every thread of the team, so one
@@ -56,9 +56,7 @@ the driver compiles from then on (to compare them; a cache entry is made for one
 
 def parallel_runtime() -> str:
     """The `parallel_runtime` the driver lowers parallel loops to: `$DLC_PARALLEL_RUNTIME`
-    where set (`dlc` or `gomp`), else `gomp`. The pool is opt-in for now: the whole test
-    suite died twice, silently, in a process that had run many models on it (see the
-    closing notes of issue 21), and the cause is not found yet.
+    where set (`dlc` or `gomp`), else `dlc` where the pool can be built, else `gomp`.
     Raises CompileError for another value, or `dlc` without a C compiler."""
     from dlc.driver.errors import CompileError
 
@@ -69,7 +67,7 @@ def parallel_runtime() -> str:
     if chosen == "dlc" and not available():
         raise CompileError(f"{RUNTIME_VARIABLE}=dlc needs a C compiler driver 'cc' on PATH to "
                            "build dlc's thread pool (install gcc or clang)")
-    return chosen or "gomp"
+    return chosen or ("dlc" if available() else "gomp")
 
 
 def uses_pool(code: bytes | str) -> bool:

@@ -407,7 +407,7 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
     p, m = api.prefix, api.macro
     return [
         f" * Build: cc app.c path/to/{library_name} -Wl,-rpath,'$ORIGIN' (the library needs",
-        " * libm, and libgomp or pthreads when it has parallel loops: linked into it).",
+        " * libm, and pthreads when it has parallel loops: both are linked into it).",
         " *",
         f" * Calling: fill a struct {p}_inputs with one pointer per input and a struct",
         f" * {p}_outputs with one per output; each points to a C-contiguous (row-major) buffer",
@@ -422,9 +422,9 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
         f" * accepted when {m}_WORKSPACE_BYTES is 0). Kernels may still allocate their own",
         f" * scratch buffers (at most {m}_KERNEL_BUFFER_BYTES bytes per kernel) on the heap.",
         " *",
-        " * Threads: parallel loops run on the calling thread and threads started on first use",
-        " * (an OpenMP team, or dlc's own pool where the library was compiled with",
-        " * DLC_PARALLEL_RUNTIME=dlc). "
+        " * Threads: parallel loops run on the library's own thread pool (the calling thread",
+        " * and pool threads started on first use, which take chunks of each loop; the caller",
+        " * never waits for a pool thread that has not started). "
         f"{p}_set_num_threads(n)",
         " * sets how many threads the parallel loops that start after it use; 0 (the initial",
         " * value) keeps the count the library was compiled with (dlc compile --threads; its",
@@ -435,7 +435,8 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
         " * has its own workspace, the weights are read-only, and the library keeps no other",
         f" * state. So may {p}_run_with_workspace, given a workspace (and outputs) of its own",
         f" * per concurrent call. {p}_set_num_threads may be called at any time from any thread",
-        " * (an atomic store); concurrent calls each run their own parallel loops.",
+        " * (an atomic store); while one call's parallel loop runs on the pool, a concurrent",
+        " * call's loops run on its own thread.",
     ]
 
 

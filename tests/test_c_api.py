@@ -254,10 +254,10 @@ def build_c_program(source: Path, library: Path, program: Path) -> None:
 
 
 @needs_cc
-def test_the_thread_count_reaches_the_thread_team(library: Path, tmp_path: Path) -> None:
-    """The library's parallel loops run on the team size the setter asked for: a run with the
-    count set to N leaves N - 1 threads beside the caller (libgomp's team, like dlc's pool,
-    grows on demand and keeps its threads), and 0 means the compiled count."""
+def test_the_thread_count_reaches_the_thread_pool(library: Path, tmp_path: Path) -> None:
+    """The library's parallel loops run on the pool compiled into it, on the team size the
+    setter asked for: a run with the count set to N leaves N - 1 pool threads beside the
+    caller (the pool grows on demand and never shrinks), and 0 means the compiled count."""
     program = tmp_path / "thread_count"
     build_c_program(REPO / "tests" / "c" / "thread_count.c", library, program)
     result = subprocess.run([str(program), "1", "2", "1", "3", "0"], capture_output=True,

@@ -45,9 +45,7 @@ def _matmul_relu(n: int) -> onnx.ModelProto:
 
 @needs_cc
 @pytest.mark.parametrize("threads", [2, 3])
-def test_a_model_on_the_pool_matches_numpy(threads: int, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
-    monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "dlc")
+def test_a_model_on_the_pool_matches_numpy(threads: int) -> None:
     model = _matmul_relu(96)
     executable = dlc.compile(model, threads=threads, cache=False)
     x = np.random.default_rng(1).standard_normal((96, 96)).astype(np.float32)
@@ -60,10 +58,6 @@ def test_without_a_c_compiler_parallel_loops_go_to_libgomp(monkeypatch: pytest.M
                                                            ) -> None:
     monkeypatch.setattr(thread_pool.shutil, "which", lambda _: None)
     assert thread_pool.parallel_runtime() == "gomp"
-    monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "dlc")
-    with pytest.raises(dlc.CompileError, match="needs a C compiler"):
-        thread_pool.parallel_runtime()
-    monkeypatch.delenv("DLC_PARALLEL_RUNTIME")
     executable = dlc.compile(_matmul_relu(64), threads=2, cache=False)
     x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
     w = numpy_helper.to_array(_matmul_relu(64).graph.initializer[0])
@@ -81,11 +75,6 @@ def test_the_pool_is_found_in_objects_and_ir() -> None:
 
 
 def test_the_environment_picks_the_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("DLC_PARALLEL_RUNTIME", raising=False)
-    assert thread_pool.parallel_runtime() == "gomp"  # the default, for now
-    if thread_pool.available():
-        monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "dlc")
-        assert thread_pool.parallel_runtime() == "dlc"
     monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "gomp")
     assert thread_pool.parallel_runtime() == "gomp"
     monkeypatch.setenv("DLC_PARALLEL_RUNTIME", "tbb")

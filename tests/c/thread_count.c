@@ -1,8 +1,8 @@
 /* Whether small_cnn_set_num_threads reaches the model's parallel loops (tests/test_c_api.py).
  *
- * The library's parallel loops run on a thread team (libgomp's, or dlc's pool compiled into
- * the library) that starts threads on demand: a region asked to run on N threads has N - 1
- * threads beside its caller, and they stay. For each count given on the command line this program sets the
+ * The library's parallel loops run on dlc's thread pool (compiled into the library), which
+ * starts threads on demand: a region asked to run on N threads has N - 1 pool threads beside
+ * its caller, and they stay. For each count given on the command line this program sets the
  * count, runs the model on zeros and prints "COUNT: THREADS", the number of threads the
  * process then has (the entries of /proc/self/task). */
 #define _GNU_SOURCE
