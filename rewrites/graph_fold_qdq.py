@@ -126,6 +126,31 @@ class _Match:
     bias: np.ndarray | None
     relu: bool
 
+    def integer_operands(self, new_ops: list[Operation]
+                         ) -> tuple[np.ndarray, SSAValue, SSAValue, SSAValue | None]:
+        """(accumulator scale sx * sw, the int8 weight, its zero point, the int32 bias
+        `round(b / (sx sw))` or None), the constants appended to `new_ops`."""
+        w = self.w
+        acc_scale = (self.x.scale * w.scale).astype(np.float32)  # ORT's float32 product
+        weight = _named_constant(self.weight, "weight_q", new_ops)
+        w_zero_point = _named_constant(
+            w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point,
+            "weight_zero_point", new_ops)
+        bias = None
+        if self.bias is not None:
+            levels = np.rint(self.bias.astype(np.float64) / acc_scale.astype(np.float64))
+            bias = _named_constant(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32),
+                                   "bias_q", new_ops)
+        return acc_scale, weight, w_zero_point, bias
+
+
+def _named_constant(array: np.ndarray, name: str, new_ops: list[Operation]) -> SSAValue:
+    """A `graph.constant` of `array` named `name`, appended to `new_ops`."""
+    constant = ConstantOp.from_array(array)
+    constant.result.name_hint = name
+    new_ops.append(constant)
+    return constant.result
+
 
 def _match(q: QuantizeOp) -> _Match | None:
     value, relu = q.x, False
@@ -191,23 +216,13 @@ class FoldQdqIntoIntegerOp(RewritePattern):
         match = _match(op)
         if match is None:
             return
-        core, x, w = match.core, match.x, match.w
-        acc_scale = (x.scale * w.scale).astype(np.float32)  # ORT's float32 product
+        core, x = match.core, match.x
         new_ops: list[Operation] = []
+        acc_scale, weight, w_zero_point, bias = match.integer_operands(new_ops)
 
         def const(array: np.ndarray, name: str) -> SSAValue:
-            constant = ConstantOp.from_array(array)
-            constant.result.name_hint = name
-            new_ops.append(constant)
-            return constant.result
+            return _named_constant(array, name, new_ops)
 
-        weight = const(match.weight, "weight_q")
-        w_zero_point = const(w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point,
-                             "weight_zero_point")
-        bias = None
-        if match.bias is not None:
-            levels = np.rint(match.bias.astype(np.float64) / acc_scale.astype(np.float64))
-            bias = const(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32), "bias_q")
         out_shape = shape_of(core.result)
         multiplier = (acc_scale / np.float32(y_scale)).astype(np.float32)
         channel_axis = 1 if isinstance(core, Conv2DOp) else len(out_shape) - 1
@@ -274,23 +289,13 @@ class FoldQdqConvFloatOutput(RewritePattern):
         match = _match_core(op, op.bias)
         if match is None:
             return
-        x, w = match.x, match.w
-        acc_scale = (x.scale * w.scale).astype(np.float32)  # ORT's float32 product
+        x = match.x
         new_ops: list[Operation] = []
+        acc_scale, weight, w_zero_point, bias = match.integer_operands(new_ops)
 
         def const(array: np.ndarray, name: str) -> SSAValue:
-            constant = ConstantOp.from_array(array)
-            constant.result.name_hint = name
-            new_ops.append(constant)
-            return constant.result
+            return _named_constant(array, name, new_ops)
 
-        weight = const(match.weight, "weight_q")
-        w_zero_point = const(w.zero_point.reshape(-1) if w.zero_point.ndim else w.zero_point,
-                             "weight_zero_point")
-        bias = None
-        if match.bias is not None:
-            levels = np.rint(match.bias.astype(np.float64) / acc_scale.astype(np.float64))
-            bias = const(np.clip(levels, -(2**31), 2**31 - 1).astype(np.int32), "bias_q")
         scale = acc_scale
         if scale.ndim == 1:
             scale = scale.reshape(1, -1, *[1] * (len(shape_of(op.result)) - 2))
