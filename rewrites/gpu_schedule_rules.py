@@ -898,7 +898,7 @@ class GemmBuilder:
     def _epilogue(self, at: IRBuilder, acc: SSAValue) -> None:
         """Per output element of the thread's sub-tile (inside M and N): the original init,
         the update with the accumulated value, and the epilogues."""
-        t, shape, nest = self.t, self.shape, self.nest
+        t = self.t
         ty, tx, inner = self._threads(at, "store")
         # Constant trip counts (unrolled: the accumulator stays in registers); a trip-0/1 loop
         # guards the elements past M or N when the tiles do not divide them.
@@ -907,7 +907,16 @@ class GemmBuilder:
         i, j = i_loop.induction_var, j_loop.induction_var
         m = inner.add(inner.add(self.m0, inner.mul(ty, t.tm)), i)
         n = inner.add(inner.add(self.n0, inner.mul(tx, t.tn)), j)
-        if shape.m % t.bm or shape.n % t.bn:
+        self._write_back(inner, m, n, t.bm, t.bn,
+                         lambda b: b.value(LoadOp(acc, [ty, tx, i, j])))
+
+    def _write_back(self, inner: IRBuilder, m: SSAValue, n: SSAValue, bm: int, bn: int,
+                    x: Callable[[IRBuilder], SSAValue]) -> None:
+        """At output element (m, n) of a `bm` x `bn` block tile: a trip-0/1 loop guarding the
+        elements past M or N when the tiles do not divide them, then the original init, the
+        update combining the accumulated value `x` and the epilogues, cloned at (m, n)."""
+        shape, nest = self.shape, self.nest
+        if shape.m % bm or shape.n % bn:
             inside = inner.value(arith.AndIOp(
                 inner.value(arith.CmpiOp(m, inner.const(shape.m), "ult")),
                 inner.value(arith.CmpiOp(n, inner.const(shape.n), "ult"))))
@@ -919,15 +928,13 @@ class GemmBuilder:
         mapping.update(zip([lp.induction_var for lp in shape.n_loops],
                            inner.decompose(n, [_trip(lp) for lp in shape.n_loops]), strict=True))
         cloner = Cloner(self.root, mapping, inner)
-        statements: list[Operation] = [
-            op for op in (nest.alloc, nest.init) if op is not None
-        ]
+        statements: list[Operation] = [op for op in (nest.alloc, nest.init) if op is not None]
         statements += [shape.update.block, *nest.epilogues]
         if nest.dealloc is not None:
             statements.append(nest.dealloc)
         for op in statements:
             if op is shape.update.block:
-                self._final_update(cloner, lambda b: b.value(LoadOp(acc, [ty, tx, i, j])))
+                self._final_update(cloner, x)
             else:
                 cloner.op(op)
 
@@ -1251,34 +1258,14 @@ class MmaGemmBuilder(GemmBuilder):
     def _mma_epilogue(self, at: IRBuilder, c_tile: SSAValue) -> None:
         """Per output element of the block tile inside M and N: the original init, the update
         with the accumulated value, and the epilogues."""
-        t, shape, nest = self.mt, self.shape, self.nest
+        t = self.mt
         warp, lane, inner = self._threads(at, "store")
         e_loop, inner = inner.loop(0, t.bm * t.bn // t.threads, f"{self.name}.store")
         linear = inner.add(inner.mul(e_loop.induction_var, t.threads),
                            inner.add(inner.mul(warp, 32), lane))
         r, c = inner.div(linear, t.bn), inner.rem(linear, t.bn)
         m, n = inner.add(self.m0, r), inner.add(self.n0, c)
-        if shape.m % t.bm or shape.n % t.bn:
-            inside = inner.value(arith.AndIOp(
-                inner.value(arith.CmpiOp(m, inner.const(shape.m), "ult")),
-                inner.value(arith.CmpiOp(n, inner.const(shape.n), "ult"))))
-            trip = inner.value(arith.SelectOp(inside, inner.const(1), inner.const(0)))
-            _, inner = inner.loop(0, trip, f"{self.name}.in_bounds")
-        mapping = dict(self.batch_map)
-        mapping.update(zip([lp.induction_var for lp in shape.m_loops],
-                           inner.decompose(m, [_trip(lp) for lp in shape.m_loops]), strict=True))
-        mapping.update(zip([lp.induction_var for lp in shape.n_loops],
-                           inner.decompose(n, [_trip(lp) for lp in shape.n_loops]), strict=True))
-        cloner = Cloner(self.root, mapping, inner)
-        statements: list[Operation] = [op for op in (nest.alloc, nest.init) if op is not None]
-        statements += [shape.update.block, *nest.epilogues]
-        if nest.dealloc is not None:
-            statements.append(nest.dealloc)
-        for op in statements:
-            if op is shape.update.block:
-                self._final_update(cloner, lambda b: b.value(LoadOp(c_tile, [r, c])))
-            else:
-                cloner.op(op)
+        self._write_back(inner, m, n, t.bm, t.bn, lambda b: b.value(LoadOp(c_tile, [r, c])))
 
 
 def _string(text: str) -> Attribute:

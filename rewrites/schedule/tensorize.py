@@ -393,13 +393,7 @@ def _rewrite(loop: ForOp, match: IntrinsicMatch) -> None:
     block.body.block.insert_op_before(call, match.store)
     block.body.block.insert_op_before(store, match.store)
     _erase_statement(match.store)
-    removed = {inner.axis.data for inner in match.loops.values()}
-    for prop in ("spatial_axes", "reduction_axes"):
-        names = block.properties[prop]
-        assert isinstance(names, ArrayAttr)
-        block.properties[prop] = ArrayAttr(
-            [name for name in names.data
-             if isinstance(name, StringAttr) and name.data not in removed])
+    _drop_axes(block, block, match)
 
 
 def _erase_statement(store: StoreOp) -> None:
@@ -489,14 +483,20 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
             value = b.value(vector_dialect.ExtractOp(result, [element], result.type.element_type))
             b.insert(StoreOp(value, match.store.memref, indices(match.store, fragment, element)))
 
-    removed = {inner.axis.data for inner in match.loops.values()}
     new_block = inner.block(name, body)
-    for prop in ("spatial_axes", "reduction_axes"):
-        names = block.properties[prop]
-        assert isinstance(names, ArrayAttr)
-        new_block.properties[prop] = ArrayAttr(
-            [axis for axis in names.data
-             if isinstance(axis, StringAttr) and axis.data not in removed])
+    _drop_axes(block, new_block, match)
     loop.detach()
     loop.erase(safe_erase=False)
     return new_block
+
+
+def _drop_axes(source: BlockOp, target: BlockOp, match: IntrinsicMatch) -> None:
+    """`target`'s spatial and reduction axes: `source`'s, less those of the loops the
+    intrinsic replaced (`match.loops`)."""
+    removed = {inner.axis.data for inner in match.loops.values()}
+    for prop in ("spatial_axes", "reduction_axes"):
+        names = source.properties[prop]
+        assert isinstance(names, ArrayAttr)
+        target.properties[prop] = ArrayAttr(
+            [name for name in names.data
+             if isinstance(name, StringAttr) and name.data not in removed])
