@@ -176,3 +176,24 @@ def test_maxpool_indices_match_onnxruntime(attrs: dict[str, object], shape: list
     assert got[1].dtype == np.int64
     for value, expected in zip(got, want, strict=True):
         np.testing.assert_array_equal(value, expected)
+
+
+@pytest.mark.parametrize(("attrs", "dtype", "message"), [
+    ({"kernel_shape": [2, 2], "storage_order": 2}, TensorProto.FLOAT,
+     r"expected storage_order 0 or 1, found 2"),
+    ({"kernel_shape": [2, 2]}, TensorProto.INT64,
+     r"expected a float or at most 32-bit integer input, found tensor<1x2x4x4xi64>"),
+])
+def test_maxpool_bad_input_is_an_error_naming_the_node(attrs: dict[str, object], dtype: int,
+                                                      message: str) -> None:
+    from dlc.frontends.onnx import OnnxImportError
+
+    outputs = [tensor("y", [None] * 4, dtype)]
+    if "storage_order" in attrs:
+        outputs.append(tensor("i", [None] * 4, TensorProto.INT64))
+    proto = model([helper.make_node("MaxPool", ["x"], [o.name for o in outputs], name="pool",
+                                    **attrs)],  # type: ignore[arg-type]
+                  [tensor("x", [1, 2, 4, 4], dtype)], outputs, opset=12)
+    with pytest.raises(OnnxImportError, match=r"node 'pool' \(MaxPool, opset 12\): " + message):
+        import_onnx(proto)
+

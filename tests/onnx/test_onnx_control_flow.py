@@ -364,3 +364,41 @@ def test_scan_opset8_short_sequence_lens_is_an_error_naming_the_node() -> None:
                        r"sequence_lens to be the scan length 4 for each of the 3 batch "
                        r"elements \(dlc scans whole sequences\), found \[4, 2, 4\]"):
         import_onnx(scan8_model(np.array([4, 2, 4], np.int64)))
+
+
+def test_loop_body_window_wider_than_the_data_is_an_error_naming_the_slice() -> None:
+    """A runtime-start window of 9 elements along an axis of 8 cannot be gathered."""
+    with pytest.raises(OnnxImportError, match=r"\(Slice, opset \d+\): expected the window "
+                       r"size \(ends - starts = 9, known at import time\) in \[0, 8\] along "
+                       r"axis 1"):
+        import_onnx(sliding_window_model(9, 0))
+
+
+def test_loop_body_window_with_more_axes_than_starts_is_an_error() -> None:
+    model = sliding_window_model(2, 0)
+    for init in model.graph.initializer:
+        if init.name == "axes":
+            init.CopyFrom(nh.from_array(np.array([0, 1], np.int64), "axes"))
+    with pytest.raises(OnnxImportError, match=r"\(Slice, opset \d+\): expected as many axes "
+                       r"as starts, found 2 and 1"):
+        import_onnx(model)
+
+
+def test_scan_opset8_inputs_of_two_batch_sizes_is_an_error_naming_the_node() -> None:
+    model = scan8_model(None)
+    model.graph.input[1].type.tensor_type.shape.dim[0].dim_value = 2  # x: [2, 4, 2]
+    with pytest.raises(OnnxImportError, match=r"node 'scan8' \(Scan, opset 8\): expected "
+                       r"states \[batch, \.\.\.\] and scan inputs \[batch, length, \.\.\.\] "
+                       r"of one batch size"):
+        import_onnx(model)
+
+
+def test_scan_opset8_with_too_few_inputs_is_an_error_naming_the_node() -> None:
+    model = scan8_model(None)
+    for attr in model.graph.node[0].attribute:
+        if attr.name == "num_scan_inputs":
+            attr.i = 5
+    with pytest.raises(OnnxImportError, match=r"node 'scan8' \(Scan, opset 8\): expected "
+                       r"sequence_lens, the states and 5 scan inputs \(at least one\), "
+                       r"found 4 inputs"):
+        import_onnx(model)
