@@ -157,3 +157,60 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+// The buffer the transposing nest fills from a constant is also written by a later nest, through a
+// `memref.collapse_shape` view of it: its contents are not the constant's alone, so nothing folds
+// (the store through the view counts as a store into the buffer).
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[W:.*]] = memref.get_global @w : memref<2x3xf32>
+// CHECK:         func.call @transpose_then_overwrite(%x, %[[W]], %out)
+// CHECK:       func.func private @transpose_then_overwrite
+// CHECK:         %t = loop.alloc global : memref<3x2xf32>
+// CHECK:         loop.block "transpose"
+// CHECK:         %flat = memref.collapse_shape %t
+// CHECK:         loop.block "overwrite"
+// CHECK:         loop.block "add"
+builtin.module {
+  "memref.global"() <{sym_name = "w", type = memref<2x3xf32>, initial_value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%x: memref<3x2xf32>, %out: memref<3x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<2x3xf32>
+    func.call @transpose_then_overwrite(%x, %w, %out) : (memref<3x2xf32>, memref<2x3xf32>, memref<3x2xf32>) -> ()
+    func.return
+  }
+  func.func private @transpose_then_overwrite(%x: memref<3x2xf32>, %w: memref<2x3xf32>, %out: memref<3x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %t = loop.alloc global : memref<3x2xf32>
+    loop.for %i = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j = %c0 to %c2 step %c1 axis "j" {
+        loop.block "transpose" reads(%w : memref<2x3xf32>) writes(%t : memref<3x2xf32>) spatial ["i", "j"] {
+          %v = loop.load %w[%j, %i] : memref<2x3xf32> -> f32
+          loop.store %v, %t[%i, %j] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    %flat = memref.collapse_shape %t [[0, 1]] : memref<3x2xf32> into memref<6xf32>
+    loop.for %k = %c0 to %c2 step %c1 axis "k" {
+      loop.block "overwrite" reads(%x : memref<3x2xf32>) writes(%flat : memref<6xf32>) spatial ["k"] {
+        %v = loop.load %x[%c0, %k] : memref<3x2xf32> -> f32
+        loop.store %v, %flat[%k] : f32 -> memref<6xf32>
+      }
+    }
+    loop.for %i_1 = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c2 step %c1 axis "j" {
+        loop.block "add" reads(%x, %t : memref<3x2xf32>, memref<3x2xf32>) writes(%out : memref<3x2xf32>) spatial ["i", "j"] {
+          %a = loop.load %x[%i_1, %j_1] : memref<3x2xf32> -> f32
+          %b = loop.load %t[%i_1, %j_1] : memref<3x2xf32> -> f32
+          %s = arith.addf %a, %b : f32
+          loop.store %s, %out[%i_1, %j_1] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    loop.dealloc %t : memref<3x2xf32>
+    func.return
+  }
+}
