@@ -30,9 +30,11 @@ class LoopDefaultSchedulePass(ModulePass):
     loops and an update block, with fused epilogue blocks). Nests of another shape, nests with
     any loop that is not serial (already scheduled) and functions marked `dlc.scheduled` are
     left as they are. The time loop of a scan (annotated `dlc.scan`) stays serial and each nest
-    in its body is scheduled as a function's nest is, but on one thread (a step is a few
-    microseconds of work: a parallel region per nest and step would cost more than it saves,
-    and far more when the cores are shared); then the buffers its schedules made
+    in its body is scheduled as a function's nest is, on one thread unless the nest runs at
+    least `STEP_PARALLEL_MIN_ITERATIONS` block iterations per step (a step of a batch-1
+    recurrence is a few microseconds of work, where a parallel region per nest and step costs
+    more than it saves; a batch-16 LSTM's recurrence GEMM is tens); then the buffers its
+    schedules made
     whose filling nests read only what the time loop never writes (a recurrence GEMM's packed
     weight) are allocated and filled once, before the time loop, and freed after it, where
     loop-fold-constant-nests can fold them.
@@ -102,10 +104,11 @@ class LoopDefaultSchedulePass(ModulePass):
                 if not isinstance(root, ForOp):
                     continue
                 if is_scan_loop(root):
-                    step_config = replace(config, threads=1)
+                    serial = replace(config, threads=1)
                     for inner in list(root.body.block.ops):
                         if isinstance(inner, ForOp):
-                            schedule_nest(inner, step_config)
+                            large = block_iterations(inner) >= STEP_PARALLEL_MIN_ITERATIONS
+                            schedule_nest(inner, config if large else serial)
                     hoist_invariant_packs(root)
                 else:
                     schedule_nest(root, config)
@@ -155,6 +158,31 @@ def _defining_op(value: SSAValue) -> Operation:
         assert parent is not None
         return parent
     return owner
+
+
+STEP_PARALLEL_MIN_ITERATIONS = 1 << 20
+"""The block iterations from which a nest in a scan's time loop runs on threads: about 8 us of
+one core's vector FMAs, several times what a parallel region of dlc's pool costs to start and
+join. Measured (2 threads, `benchmarks/ops.py --filter lstm`): the batch-16 LSTM's recurrence
+GEMM (16x256x1024, 4M iterations) on threads took the layer from 0.35x to 1.12-1.18x ORT's speed;
+the batch-1 layers' (256K) stay serial."""
+
+
+def block_iterations(root: ForOp) -> int:
+    """How many times the `loop.block`s of the nest at `root` run in all (loops with runtime
+    bounds counted once)."""
+    total = 0
+    for block in root.walk():
+        if not isinstance(block, BlockOp):
+            continue
+        count, parent = 1, block.parent_op()
+        while isinstance(parent, ForOp):
+            count *= parent.trip_count() or 1
+            if parent is root:
+                break
+            parent = parent.parent_op()
+        total += count
+    return total
 
 
 def is_scan_loop(loop: ForOp) -> bool:

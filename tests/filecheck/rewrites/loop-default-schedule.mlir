@@ -864,6 +864,77 @@ func.func @scan_loop_pack_hoisted(%h0: memref<2x16xf32>, %w: memref<16x64xf32>, 
   func.return
 }
 
+// A nest in a scan's time loop that runs at least 2^20 block iterations per step (a batch-16
+// recurrence GEMM: 16x1024 outputs, 256 terms each) gets a parallel loop; the step's small
+// nests stay on one thread, and the time loop stays serial.
+// CHECK-LABEL: func.func @scan_loop_large_step_parallel
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "rnn_t" annotations {dlc.scan} {
+// CHECK:           kind parallel
+// CHECK:           loop.block "hr" reads
+// CHECK-NOT:       kind parallel
+// CHECK:           loop.block "h" reads
+// CHECK-NOT:       kind parallel
+// CHECK:           loop.block "rnn_state0"
+func.func @scan_loop_large_step_parallel(%h0: memref<16x256xf32>, %w: memref<256x1024xf32>, %xs: memref<4x16x256xf32>, %out: memref<16x256xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 256 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 16 : index
+  %c64 = arith.constant 1024 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c2 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.block "rnn_init0" reads(%h0 : memref<16x256xf32>) writes(%out : memref<16x256xf32>) spatial ["i0", "i1"] {
+        %0 = loop.load %h0[%i0, %i1] : memref<16x256xf32> -> f32
+        loop.store %0, %out[%i0, %i1] : f32 -> memref<16x256xf32>
+      }
+    }
+  }
+  %hr = loop.alloc global : memref<16x1024xf32>
+  %next = loop.alloc global : memref<16x256xf32>
+  loop.for %t = %c0 to %c4 step %c1 axis "rnn_t" annotations {dlc.scan} {
+    loop.for %i = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j = %c0 to %c64 step %c1 axis "j" {
+        loop.block "hr_init" reads() writes(%hr : memref<16x1024xf32>) spatial ["i", "j"] {
+          %init = arith.constant 0.000000e+00 : f32
+          loop.store %init, %hr[%i, %j] : f32 -> memref<16x1024xf32>
+        }
+        loop.for %k = %c0 to %c16 step %c1 axis "k" {
+          loop.block "hr" reads(%out, %w : memref<16x256xf32>, memref<256x1024xf32>) writes(%hr : memref<16x1024xf32>) spatial ["i", "j"] reduction ["k"] {
+            %a = loop.load %out[%i, %k] : memref<16x256xf32> -> f32
+            %b = loop.load %w[%k, %j] : memref<256x1024xf32> -> f32
+            %p = arith.mulf %a, %b : f32
+            %acc = loop.load %hr[%i, %j] : memref<16x1024xf32> -> f32
+            %1 = arith.addf %acc, %p : f32
+            loop.store %1, %hr[%i, %j] : f32 -> memref<16x1024xf32>
+          }
+        }
+      }
+    }
+    loop.for %i_1 = %c0 to %c2 step %c1 axis "i" {
+      loop.for %j_1 = %c0 to %c16 step %c1 axis "j" {
+        loop.block "h" reads(%hr, %xs : memref<16x1024xf32>, memref<4x16x256xf32>) writes(%next : memref<16x256xf32>) spatial ["i", "j"] {
+          %a_1 = loop.load %hr[%i_1, %j_1] : memref<16x1024xf32> -> f32
+          %b_1 = loop.load %xs[%t, %i_1, %j_1] : memref<4x16x256xf32> -> f32
+          %s = arith.addf %a_1, %b_1 : f32
+          loop.store %s, %next[%i_1, %j_1] : f32 -> memref<16x256xf32>
+        }
+      }
+    }
+    loop.for %i0_1 = %c0 to %c2 step %c1 axis "i0" {
+      loop.for %i1_1 = %c0 to %c16 step %c1 axis "i1" {
+        loop.block "rnn_state0" reads(%next : memref<16x256xf32>) writes(%out : memref<16x256xf32>) spatial ["i0", "i1"] {
+          %2 = loop.load %next[%i0_1, %i1_1] : memref<16x256xf32> -> f32
+          loop.store %2, %out[%i0_1, %i1_1] : f32 -> memref<16x256xf32>
+        }
+      }
+    }
+  }
+  loop.dealloc %hr : memref<16x1024xf32>
+  loop.dealloc %next : memref<16x256xf32>
+  func.return
+}
+
 // -----
 
 // The same time loop writing its state through a `memref.collapse_shape` view (as the
