@@ -1098,3 +1098,68 @@ def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, merged: bool,
             (1, c, size * size), (1, o, size * size)}
         outer = next(loop for loop in loops if loop.kind.data == "parallel")
         assert outer.axis.data == ("i2.i3.fused.o" if columns_first else "i1.o")
+
+
+def grouped_text(groups: int, cg: int, og: int, size: int, k: int, stride: int) -> str:
+    pad = k // 2
+    out = (size + 2 * pad - k) // stride + 1
+    c, o = groups * cg, groups * og
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{o}x{cg}x{k}x{k}xf32>"
+    y_t = f"tensor<1x{o}x{out}x{out}xf32>"
+    return f"""
+func.func @g(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  %c = graph.conv2d %x, %w, %b {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>,
+      strides = array<i64: {stride}, {stride}>, groups = {groups} : i64}}
+      : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  %y = graph.relu %c : {y_t}
+  func.return %y : {y_t}
+}}
+"""
+
+
+def grouped_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, groups: int, stride: int
+                      ) -> np.ndarray:
+    k = w.shape[2]
+    pad = k // 2
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out_h = (padded.shape[2] - k) // stride + 1
+    cg, og = w.shape[1], w.shape[0] // groups
+    out = np.zeros((1, w.shape[0], out_h, out_h))
+    for g in range(groups):
+        for i in range(k):
+            for j in range(k):
+                window = padded[0, g * cg:(g + 1) * cg,
+                                i: i + stride * out_h: stride, j: j + stride * out_h: stride]
+                out[0, g * og:(g + 1) * og] += np.einsum(
+                    "chw,oc->ohw", window, w[g * og:(g + 1) * og, :, i, j])
+    return np.maximum(out + b[None, :, None, None], 0).astype(np.float32)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups=st.integers(2, 4), cg=st.integers(2, 9), og=st.sampled_from([4, 16, 32, 48]),
+       size=st.integers(3, 15), k=st.sampled_from([1, 3]), stride=st.sampled_from([1, 2]),
+       threads=st.sampled_from([1, 2]))
+def test_grouped_conv_matches_numpy(groups: int, cg: int, og: int, size: int, k: int,
+                                    stride: int, threads: int) -> None:
+    """Grouped convs (several input channels per group): with 16 or more outputs per group
+    the channel kernel reads the input at the tile's group (`channel_group`), else the row
+    kernel; both against NumPy."""
+    x = RNG.standard_normal((1, groups * cg, size, size), dtype=np.float32)
+    w = RNG.standard_normal((groups * og, cg, k, k), dtype=np.float32)
+    b = RNG.standard_normal(groups * og, dtype=np.float32)
+    got = compiled(grouped_text(groups, cg, og, size, k, stride), threads)(x, w, b)
+    np.testing.assert_allclose(got, grouped_reference(x, w, b, groups, stride),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("og", "channel_kernel"), [(32, True), (16, True), (8, False)])
+def test_grouped_conv_takes_the_channel_kernel_when_a_tile_fits_a_group(
+        og: int, channel_kernel: bool) -> None:
+    """A 3x3 conv in 8 groups over 28-wide rows (28 of 32 lanes): the channel kernel (its weight
+    packed, `conv2d.pack`) when NR (16 lanes or a multiple) divides the outputs per group;
+    with 8 outputs per group its tiles would span groups, and the row kernel stays."""
+    from dlc.dialects.loop.ops import BlockOp
+
+    _, parsed = scheduled_loops(grouped_text(8, 32, og, 28, 3, 1), threads=1)
+    names = {op.block_name.data for op in parsed.walk() if isinstance(op, BlockOp)}
+    assert ("conv2d.pack" in names) == channel_kernel

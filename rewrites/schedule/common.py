@@ -127,15 +127,17 @@ def is_defined_outside(value: SSAValue, op: Operation) -> bool:
     return not op.is_ancestor(owner)
 
 
-def depends_on(value: SSAValue, sources: set[SSAValue]) -> bool:
-    """Whether `value` is one of `sources` or computed from them by pure ops."""
+def depends_on(value: SSAValue, sources: set[SSAValue],
+               through: frozenset[SSAValue] | set[SSAValue] = frozenset()) -> bool:
+    """Whether `value` is one of `sources` or computed from them by pure ops (not counting
+    what it computes from them only through values of `through`)."""
     seen: set[SSAValue] = set()
     pending = [value]
     while pending:
         current = pending.pop()
         if current in sources:
             return True
-        if current in seen:
+        if current in seen or current in through:
             continue
         seen.add(current)
         owner = current.owner

@@ -1426,3 +1426,62 @@ func.func @negative_conv1x1_channel_kernel(%x: memref<1x512x7x7xf32>, %w: memref
   }
   func.return
 }
+
+// -----
+
+// A grouped conv (2 groups of 2 input and 16 output channels; 6-wide rows fill 6 of 16 lanes)
+// takes the channel kernel: the input is read at the output channel's group, `oc // 16`, which
+// the kernel takes at the tile's first channel (16 channels per tile, one group), so the input
+// value is one scalar for every lane, not a per-lane gather.
+// CHECK-LABEL: func.func @grouped_conv
+// CHECK:         loop.block "conv2d.pack"
+// CHECK:         loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i1.o" {
+// CHECK:           %tile = loop.alloc local : memref<6x16xf32>
+// CHECK:           loop.for %{{.*}} axis "i1.l" kind vectorized {
+// CHECK:             loop.block "conv2d" reads(%x, %w_packed
+// CHECK:               %[[G:.*]] = arith.divui %[[C]], %{{.*}} : index
+// CHECK:               %[[S:.*]] = arith.muli %[[G]], %{{.*}} : index
+// CHECK:               %[[IC:.*]] = arith.addi %[[S]], %r0 : index
+// CHECK:               loop.load %x[%{{.*}}, %[[IC]], %{{.*}}, %{{.*}}]
+func.func @grouped_conv(%x: memref<1x4x8x8xf32>, %w: memref<32x2x3x3xf32>, %out: memref<1x32x6x6xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c32 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c6 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c6 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<1x32x6x6xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x32x6x6xf32>
+          }
+          loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x4x8x8xf32>, memref<32x2x3x3xf32>) writes(%out : memref<1x32x6x6xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.constant 16 : index
+                  %1 = arith.divui %i1, %0 : index
+                  %2 = arith.constant 2 : index
+                  %3 = arith.muli %1, %2 : index
+                  %4 = arith.addi %3, %r0 : index
+                  %5 = arith.addi %i2, %r1 : index
+                  %6 = arith.addi %i3, %r2 : index
+                  %7 = loop.load %x[%i0, %4, %5, %6] : memref<1x4x8x8xf32> -> f32
+                  %8 = loop.load %w[%i1, %r0, %r1, %r2] : memref<32x2x3x3xf32> -> f32
+                  %9 = arith.mulf %7, %8 : f32
+                  %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x32x6x6xf32> -> f32
+                  %10 = arith.addf %acc, %9 : f32
+                  loop.store %10, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x32x6x6xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
