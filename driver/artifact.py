@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from dlc.runtime.files import write_atomically
+from dlc.runtime.executable import aligned_empty
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
     MODEL_SYMBOL,
@@ -35,9 +36,7 @@ if TYPE_CHECKING:
 def aligned_copy(data: bytes | np.ndarray, alignment: int = WEIGHT_ALIGNMENT) -> np.ndarray:
     """A read-only 1-D uint8 array holding `data`, starting at a multiple of `alignment`."""
     source = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
-    raw = np.empty(source.nbytes + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
-    copy = raw[start : start + source.nbytes]
+    copy = aligned_empty((source.nbytes,), np.dtype(np.uint8), alignment)
     copy[:] = source.reshape(-1).view(np.uint8)
     copy.flags.writeable = False
     return copy

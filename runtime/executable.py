@@ -64,11 +64,25 @@ class ExecutableError(ValueError):
     usable entry function."""
 
 
+def data_address(array: np.ndarray) -> int:
+    """The address of a C-contiguous `array`'s first element. Through the buffer protocol
+    (a `c_char` over the array's memory): about a third of `array.ctypes.data`'s time, which
+    builds a ctypes helper object on every call; a call of a small kernel passes several. An
+    array the protocol will not expose writable (read-only, or empty) takes `ctypes.data`."""
+    try:
+        return ctypes.addressof(_CHAR.from_buffer(array))
+    except (TypeError, ValueError):
+        return array.ctypes.data
+
+
+_CHAR = ctypes.c_char
+
+
 def aligned_empty(shape: Sequence[int], dtype: np.dtype[Any], alignment: int) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts at a multiple of `alignment`."""
     nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
+    start = -data_address(raw) % alignment
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
@@ -302,7 +316,7 @@ class Executable:
         outputs = self._outputs(out, len(arrays))
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
-        status = self._function(*(array.ctypes.data for array in (*arrays, *outputs)))
+        status = self._function(*map(data_address, (*arrays, *outputs)))
         if self.device is not None:
             from dlc.runtime.gpu_library import check_status
 

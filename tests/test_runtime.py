@@ -547,3 +547,18 @@ except dlc.ExecutableError as e:
                             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "refused: @main needs" in result.stdout and "address-space limit" in result.stdout
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(12, dtype=np.float32).reshape(3, 4),
+    lambda: np.arange(12, dtype=np.float32).reshape(3, 4)[1:],  # an offset view
+    lambda: np.frombuffer(bytes(48), dtype=np.float32),  # read-only: the fallback
+    lambda: np.zeros((0, 4), dtype=np.float32),  # empty: the fallback
+])
+def test_data_address_is_the_address_of_the_first_element(make) -> None:
+    from dlc.runtime.executable import aligned_empty, data_address
+
+    array = make()
+    assert data_address(array) == array.ctypes.data
+    aligned = aligned_empty((5, 3), np.dtype(np.float32), 64)
+    assert data_address(aligned) % 64 == 0 and aligned.shape == (5, 3)
