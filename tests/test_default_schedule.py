@@ -725,20 +725,24 @@ def test_a_reduction_to_a_scalar_has_no_parallel_loop_to_mark(shape: tuple[int, 
 
 
 def test_long_row_sum_is_scheduled_in_partial_sums() -> None:
-    """The partial-sums rule keys on the axis's extent: a row longer than a block (16 lanes x
-    8 accumulators with AVX-512, 8 x 8 with AVX2) gets a `UxL` tile of partials; a short one
-    keeps the reassociating fallback."""
-    for target, lanes, extent, split in ((AVX512, 16, 1000, True), (AVX2, 8, 1000, True),
-                                         (AVX512, 16, 128, False), (AVX2, 8, 65, True)):
+    """The partial-sums rule keys on the axis's extent: a row of at least a block (16 lanes x
+    8 accumulators with AVX-512, 8 x 8 with AVX2) gets a `UxL` tile of partials, a row of at
+    least two vectors one accumulator per whole vector up to U; a shorter one keeps the
+    reassociating fallback."""
+    for target, lanes, extent, vectors in ((AVX512, 16, 1000, 8), (AVX2, 8, 1000, 8),
+                                           (AVX512, 16, 128, 8), (AVX2, 8, 65, 8),
+                                           (AVX512, 16, 40, 2), (AVX512, 16, 31, 0)):
         loops, parsed = scheduled_loops(reduce_text((4, extent), (1,)), target=target)
         tiles = [op for op in parsed.walk() if isinstance(op, AllocOp)]  # type: ignore[attr-defined]
         shapes = [tuple(tile.result.type.get_shape()) for tile in tiles]
-        assert ((8, lanes) in shapes) == split, (target, extent, shapes)
+        split = vectors > 0
+        assert ((vectors, lanes) in shapes) == split and len(shapes) == split, (
+            target, extent, shapes)
         if split:
             outer = next(loop for loop in loops if loop.axis.data == "r0.o")
             inner = [op for op in outer.walk() if isinstance(op, ForOp)][1:]
             assert [loop.kind.data for loop in inner] == ["unrolled", "vectorized"]
-            assert outer.step.owner.value.value.data == 8 * lanes  # type: ignore[attr-defined]
+            assert outer.step.owner.value.value.data == vectors * lanes  # type: ignore[attr-defined]
 
 
 @given(count=st.integers(1, 40))

@@ -17,7 +17,8 @@ The same loops serve a float max or min (softmax's row maximum, ReduceMax, a max
 long window): their partials start at the combiner's identity (-inf, +inf) and change no result,
 only the speed (one vector max per element instead of a chain of scalar ones).
 
-For an innermost reduction loop `r` of extent N > B whose update is `home[p] = home[p] + x(r)`
+For an innermost reduction loop `r` of extent N >= 2 L (U then at most N // L vectors, so that
+B <= N) whose update is `home[p] = home[p] + x(r)`
 (`arith.addf`, or `maximumf`/`maxnumf`/`minimumf`/`minnumf` in place of `+`; a float element
 type), every access that depends on `r` contiguous in it:
 
@@ -85,6 +86,13 @@ COMBINE_BLOCK = "combine"
 """Suffixes of the names of the blocks this rule adds (`<update>.partials`, `<update>.combine`)."""
 
 
+MIN_VECTORS = 2
+"""The fewest whole vectors a reduction axis must hold for partial sums: a shorter one stays a
+scalar loop. A shorter axis than `fma_units * fma_latency` vectors gets as many accumulators as
+it has whole vectors (softmax's max and sum over 128-wide attention rows: 8 vectors of 16, where
+the scalar loops of `llvm.maximum` and `fadd` took 9 cycles per element)."""
+
+
 def block_size(config: CpuConfig, element: object) -> tuple[int, int]:
     """(vectors U, lanes L) of the partial sums for `element`: L lanes of the target's vector,
     U = the accumulators that keep its adders busy (`fma_units * fma_latency`)."""
@@ -107,8 +115,8 @@ def halvings(count: int) -> list[tuple[int, int]]:
 def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -> bool:
     """Accumulate the innermost reduction `loop` (whose body is `update`, accumulating into
     `home`) in partial sums (module docstring); returns False, changing nothing, if it does not
-    apply: not a float `addf` accumulation, not contiguous in the loop, or not longer than a
-    block."""
+    apply: not a float `addf` (or max, min) accumulation, not contiguous in the loop, or
+    shorter than `MIN_VECTORS` vectors."""
     if body_of(loop) != [update] or not is_unit_loop(loop):
         return False
     accumulation = _accumulation(update, home)
@@ -130,9 +138,9 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
     vectors, lanes = block_size(config, element)
     trip = loop.trip_count()
     assert trip is not None
-    block = vectors * lanes
-    if lanes < 2 or trip <= block:
+    if lanes < 2 or trip < MIN_VECTORS * lanes:
         return False
+    vectors = min(vectors, trip // lanes)
     _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
     return True
 

@@ -552,10 +552,10 @@ func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4
 
 // -----
 
-// A row reduction (a sum over the contiguous last axis, as softmax's and layer norm's): no
-// register tile applies, so the rows run in parallel and the update's add may reassociate
-// (`fastmath<reassoc>`: LLVM vectorizes the loop over r into partial sums); the init and the
-// rest of the update are unchanged.
+// A row reduction (a sum over the contiguous last axis, as softmax's and layer norm's) shorter
+// than two vectors (24 of 16 lanes): no register tile and no partial sums apply, so the rows run
+// in parallel and the update's add may reassociate (`fastmath<reassoc>`); the init and the rest
+// of the update are unchanged.
 // CHECK-LABEL: func.func @row_sum
 // CHECK:         loop.for %{{.*}} axis "i" kind parallel {
 // CHECK:           loop.block "sum_init"
@@ -564,7 +564,42 @@ func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4
 // CHECK:               %[[E:.*]] = math.exp %{{.*}} : f32
 // CHECK-NEXT:          %[[ACC:.*]] = loop.load %out[%{{.*}}] : memref<64xf32> -> f32
 // CHECK-NEXT:          %{{.*}} = arith.addf %[[ACC]], %[[E]] fastmath<reassoc> : f32
-func.func @row_sum(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+func.func @row_sum(%x: memref<64x24xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 24 : index
+  loop.for %i = %c0 to %c64 step %c1 axis "i" {
+    loop.block "sum_init" reads() writes(%out : memref<64xf32>) spatial ["i"] {
+      %zero = arith.constant 0.000000e+00 : f32
+      loop.store %zero, %out[%i] : f32 -> memref<64xf32>
+    }
+    loop.for %r = %c0 to %c128 step %c1 axis "r" {
+      loop.block "sum" reads(%x : memref<64x24xf32>) writes(%out : memref<64xf32>) spatial ["i"] reduction ["r"] {
+        %v = loop.load %x[%i, %r] : memref<64x24xf32> -> f32
+        %e = math.exp %v : f32
+        %acc = loop.load %out[%i] : memref<64xf32> -> f32
+        %s = arith.addf %acc, %e : f32
+        loop.store %s, %out[%i] : f32 -> memref<64xf32>
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// The same sum over 128-wide rows: 8 whole vectors, fewer than the 2 x 4 x ... accumulators that
+// would keep the adders busy for a long row, so the partial sums take one accumulator per
+// vector (8 x 16), the loop over blocks runs once, and the partials combine pairwise.
+// CHECK-LABEL: func.func @row_sum_of_eight_vectors
+// CHECK:         loop.for %{{.*}} axis "i" kind parallel {
+// CHECK:           %[[PART:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:           loop.block "sum.partials"
+// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r.o" {
+// CHECK:             loop.block "sum" reads(%x : memref<64x128xf32>) writes(%[[PART]] : memref<8x16xf32>)
+// CHECK:           loop.block "sum.combine"
+func.func @row_sum_of_eight_vectors(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -761,24 +796,24 @@ func.func @long_max(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 
 // -----
 
-// A row sum no longer than a block (128 values, 16 lanes x 8 accumulators) keeps the
-// reassociating fallback: no tile of partials.
+// A row sum shorter than two vectors (31 values, 16 lanes) keeps the reassociating fallback:
+// no tile of partials.
 // CHECK-LABEL: func.func @negative_short_row_sum
 // CHECK-NOT:     loop.alloc
 // CHECK:         arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
-func.func @negative_short_row_sum(%x: memref<4x128xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+func.func @negative_short_row_sum(%x: memref<4x31xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  %c128 = arith.constant 128 : index
+  %c128 = arith.constant 31 : index
   loop.for %i = %c0 to %c4 step %c1 axis "i" {
     loop.block "sum_init" reads() writes(%out : memref<4xf32>) spatial ["i"] {
       %zero = arith.constant 0.000000e+00 : f32
       loop.store %zero, %out[%i] : f32 -> memref<4xf32>
     }
     loop.for %r = %c0 to %c128 step %c1 axis "r" {
-      loop.block "sum" reads(%x : memref<4x128xf32>) writes(%out : memref<4xf32>) spatial ["i"] reduction ["r"] {
-        %v = loop.load %x[%i, %r] : memref<4x128xf32> -> f32
+      loop.block "sum" reads(%x : memref<4x31xf32>) writes(%out : memref<4xf32>) spatial ["i"] reduction ["r"] {
+        %v = loop.load %x[%i, %r] : memref<4x31xf32> -> f32
         %acc = loop.load %out[%i] : memref<4xf32> -> f32
         %s = arith.addf %acc, %v : f32
         loop.store %s, %out[%i] : f32 -> memref<4xf32>
