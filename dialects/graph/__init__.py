@@ -49,6 +49,7 @@ from dlc.dialects.graph.ops_quant import (
     MatmulIntegerOp,
     QuantizeOp,
 )
+from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
 from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RNNOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
@@ -78,6 +79,8 @@ __all__ = [
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
     # ops_control.py
     "IfOp", "LoopOp",
+    # ops_dynamic.py
+    "NonMaxSuppressionOp", "NonZeroOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
     # ops_recurrent.py
@@ -142,6 +145,9 @@ Graph = Dialect(
         ArgMaxOp,
         TopKOp,
         ConvTranspose2DOp,
+        # Data-dependent extents: padded to a bound, with a count (ops_dynamic.py)
+        NonZeroOp,
+        NonMaxSuppressionOp,
         # Quantized: exact integer semantics (ops_quant.py)
         QuantizeOp,
         DequantizeOp,
@@ -167,5 +173,6 @@ Graph = Dialect(
 # The NumPy implementations of the ops_tensor.py, ops_quant.py and ops_recurrent.py ops join the
 # interpreter's registry.
 import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_dynamic  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_recurrent  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

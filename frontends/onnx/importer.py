@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 from dlc.dialects.contracts import ONNX_NAME_ATTR
 from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.dialects.graph.extents import ExtentError, mark_valid_extents
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.context import (
     NodeContext,
@@ -532,6 +533,10 @@ class _Importer:
             arg_attrs=_name_attrs(self.arg_names),
             res_attrs=_name_attrs([o.name for o in self.graph.output]),
         )
+        try:
+            mark_valid_extents(func)
+        except ExtentError as e:
+            raise OnnxImportError(str(e)) from None
         module = ModuleOp([func])
         try:
             module.verify()
