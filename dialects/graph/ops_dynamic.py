@@ -109,9 +109,9 @@ class NonMaxSuppressionOp(IRDLOperation):
 
     Example:
         %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou, %thr
-            {bound = 2 : i64, center_point_box = 0 : i64}
-            : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>,
-               tensor<1xf32>) -> (tensor<2x3xi64>, tensor<i64>)
+            {bound = 2 : i64}
+            : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>,
+              tensor<1xf32> -> tensor<2x3xi64>, tensor<i64>
     """
 
     name = "graph.non_max_suppression"
@@ -130,7 +130,9 @@ class NonMaxSuppressionOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = (
         "$boxes `,` $scores `,` $max_output_boxes_per_class `,` $iou_threshold "
-        "(`,` $score_threshold^)? attr-dict `:` functional-type(operands, results)"
+        "(`,` $score_threshold^)? attr-dict `:` type($boxes) `,` type($scores) `,` "
+        "type($max_output_boxes_per_class) `,` type($iou_threshold) "
+        "(`,` type($score_threshold)^)? `->` type($selected) `,` type($count)"
     )
 
     def __init__(

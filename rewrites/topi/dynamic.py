@@ -297,8 +297,12 @@ def non_max_suppression(op: NonMaxSuppressionOp, builder: Builder) -> Sequence[S
 
     scan = ScanOp.build("nms", [no_selection, no_counts], [candidates], step)
     scan.location = op.location
+    for arg, hint in zip(scan.body.block.args, ["chosen", "counts", "candidate"], strict=True):
+        arg.name_hint = hint
+    no_selection.name_hint, no_counts.name_hint = "none_chosen", "no_counts"
     builder.insert(scan)
     chosen, counts = scan.outs[0], scan.outs[1]
+    chosen.name_hint, counts.name_hint = "nms_chosen", "nms_counts"
     groups = batches * classes
 
     def group_count(b: Builder, q: SSAValue) -> SSAValue:

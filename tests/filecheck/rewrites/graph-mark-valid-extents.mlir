@@ -1,0 +1,70 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p graph-mark-valid-extents | filecheck %s
+
+// NonZero's indices, transposed: the valid extent moves to axis 0 of the result, which is
+// marked for trimming by the count, returned as one more result.
+// CHECK-LABEL: func.func @nonzero_transposed
+// CHECK-SAME:  -> (tensor<6x2xi64> {onnx.name = "y", dlc.valid_extent = array<i64: 0, 1>}, tensor<i64> {dlc.extent_count})
+// CHECK:         %[[I:.*]], %[[N:.*]] = graph.nonzero
+// CHECK:         %[[T:.*]] = graph.transpose %[[I]]
+// CHECK-NEXT:    func.return %[[T]], %[[N]] : tensor<6x2xi64>, tensor<i64>
+func.func @nonzero_transposed(%x: tensor<2x3xf32>) -> (tensor<6x2xi64> {onnx.name = "y"}) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %t = graph.transpose %i {perm = array<i64: 1, 0>} : (tensor<2x6xi64>) -> tensor<6x2xi64>
+  func.return %t : tensor<6x2xi64>
+}
+
+// -----
+
+// Gathering with the padded indices (the padding holds index 0) keeps the extent on the
+// indices' axis; two results with one count share it; an unpadded result is left alone.
+// CHECK-LABEL: func.func @gather_at_nonzero
+// CHECK-SAME:  -> (tensor<1x6xf32> {dlc.valid_extent = array<i64: 1, 3>}, tensor<2x6xi64> {dlc.valid_extent = array<i64: 1, 3>}, tensor<6xf32>, tensor<i64> {dlc.extent_count})
+// CHECK:         func.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x6xf32>, tensor<2x6xi64>, tensor<6xf32>, tensor<i64>
+func.func @gather_at_nonzero(%x: tensor<2x3xf32>, %f: tensor<6xf32>) -> (tensor<1x6xf32>, tensor<2x6xi64>, tensor<6xf32>) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %row = graph.slice %i {starts = array<i64: 1, 0>, sizes = array<i64: 1, 6>, steps = array<i64: 1, 1>} : (tensor<2x6xi64>) -> tensor<1x6xi64>
+  %g = graph.gather %f, %row {axis = 0 : i64} : (tensor<6xf32>, tensor<1x6xi64>) -> tensor<1x6xf32>
+  func.return %g, %i, %f : tensor<1x6xf32>, tensor<2x6xi64>, tensor<6xf32>
+}
+
+// -----
+
+// A function already marked is left alone.
+// CHECK-LABEL: func.func @already_marked
+// CHECK-SAME:  -> (tensor<2x6xi64> {dlc.valid_extent = array<i64: 1, 1>}, tensor<i64> {dlc.extent_count})
+// CHECK-NEXT:    graph.nonzero
+// CHECK-NEXT:    func.return %{{.*}}, %{{.*}} : tensor<2x6xi64>, tensor<i64>
+func.func @already_marked(%x: tensor<2x3xf32>) -> (tensor<2x6xi64> {dlc.valid_extent = array<i64: 1, 1>}, tensor<i64> {dlc.extent_count}) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  func.return %i, %n : tensor<2x6xi64>, tensor<i64>
+}
+
+// -----
+
+// A reduction over the padded axis would sum the padding: an error naming it.
+// CHECK: 'graph.reduce' op consumes the data-dependent extent of 'graph.nonzero' op along axis 1 (it is not known to ignore the padding)
+func.func @negative_reduce_over_padding(%x: tensor<2x3xf32>) -> tensor<2xi64> {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %s = graph.reduce %i {kind = "sum", axes = array<i64: 1>, keepdims = false} : (tensor<2x6xi64>) -> tensor<2xi64>
+  func.return %s : tensor<2xi64>
+}
+
+// -----
+
+// Slicing the padded axis would cut at the bound, not at the count.
+// CHECK: 'graph.slice' op consumes the data-dependent extent of 'graph.nonzero' op along axis 1 (it slices the padded axis)
+func.func @negative_slice_padded_axis(%x: tensor<2x3xf32>) -> tensor<2x2xi64> {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %s = graph.slice %i {starts = array<i64: 0, 0>, sizes = array<i64: 2, 2>, steps = array<i64: 1, 1>} : (tensor<2x6xi64>) -> tensor<2x2xi64>
+  func.return %s : tensor<2x2xi64>
+}
+
+// -----
+
+// An elementwise op with an operand that is not broadcast along the padded axis.
+// CHECK: 'graph.add' op consumes the data-dependent extent of 'graph.nonzero' op along axis 1 (another operand is not broadcast along the padded axis)
+func.func @negative_add_unpadded(%x: tensor<2x3xf32>, %y: tensor<2x6xi64>) -> tensor<2x6xi64> {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %s = graph.add %i, %y : (tensor<2x6xi64>, tensor<2x6xi64>) -> tensor<2x6xi64>
+  func.return %s : tensor<2x6xi64>
+}
