@@ -61,7 +61,7 @@ def _describe(op: Operation) -> str:
     node = op.attributes.get(ONNX_NODE_ATTR)
     name = node.data if isinstance(node, StringAttr) else None
     if name is None and isinstance(op.location, NameLoc):
-        name = str(op.location.name)
+        name = op.location.desc.data
     return f"'{op.name}' op" + (f" (node '{name}')" if name else "")
 
 
