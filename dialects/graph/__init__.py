@@ -43,13 +43,13 @@ from dlc.dialects.graph.ops import (
     YieldOp,
 )
 from dlc.dialects.graph.ops_control import IfOp, LoopOp
+from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
     MatmulIntegerOp,
     QuantizeOp,
 )
-from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
 from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RNNOp
 from dlc.dialects.graph.ops_tensor import (
     ArgMaxOp,
@@ -172,7 +172,7 @@ Graph = Dialect(
 
 # The NumPy implementations of the ops_tensor.py, ops_quant.py and ops_recurrent.py ops join the
 # interpreter's registry.
-import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_dynamic  # noqa: E402, F401
+import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_recurrent  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

@@ -30,9 +30,9 @@ from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, GatherOp, Slice
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    NameLoc,
     DenseArrayBase,
     DictionaryAttr,
+    NameLoc,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -212,30 +212,39 @@ def mark_valid_extents(function: func.FuncOp) -> bool:
     if not any(isinstance(op, NonZeroOp | NonMaxSuppressionOp) for op in function.walk()):
         return False
     cache: dict[SSAValue, Extent | None] = {}
-    returned: func.ReturnOp | None = None
     for op in function.walk():
         for value in op.results:
             extent_of(value, cache)
-        if isinstance(op, func.ReturnOp) and op.parent_op() is function:
-            returned = op
-    # a value padded by an op inside a region, read outside it, is caught by extent_of; one
-    # returned from a region (yield) is not trimmable: the region op reports it
-    for op in function.walk():
-        if op.regions and not isinstance(op, func.FuncOp):
-            for region_op in op.walk():
-                if region_op.name.endswith("yield") or isinstance(region_op, func.ReturnOp):
-                    for value in region_op.operands:
-                        found = extent_of(value, cache)
-                        if found is not None:
-                            raise _error(op, found, "a region result cannot be trimmed")
-    if returned is None:
+    _check_region_results(function, cache)
+    returned = function.body.blocks[0].last_op if function.body.blocks else None
+    if not isinstance(returned, func.ReturnOp):
         return False
+    return _return_counts(function, returned, cache)
+
+
+def _check_region_results(function: func.FuncOp, cache: dict[SSAValue, Extent | None]) -> None:
+    """A padded value read outside its region is caught by `extent_of`; one that a region
+    yields cannot be trimmed: the region op reports it."""
+    for op in function.walk():
+        if not op.regions or isinstance(op, func.FuncOp):
+            continue
+        for inner in op.walk():
+            if not (inner.name.endswith("yield") or isinstance(inner, func.ReturnOp)):
+                continue
+            found = next((e for e in (extent_of(v, cache) for v in inner.operands) if e), None)
+            if found is not None:
+                raise _error(op, found, "a region result cannot be trimmed")
+
+
+def _return_counts(function: func.FuncOp, returned: func.ReturnOp,
+                   cache: dict[SSAValue, Extent | None]) -> bool:
+    """Mark the padded results of `function` and return their counts as more results."""
     values = list(returned.operands)
     attrs: list[DictionaryAttr] = (
-        [a for a in function.res_attrs.data] if function.res_attrs is not None
+        list(function.res_attrs.data) if function.res_attrs is not None
         else [DictionaryAttr({}) for _ in values])
     counts: list[SSAValue] = []
-    for index, value in enumerate(list(values)):
+    for index, value in enumerate(values):
         extent = extent_of(value, cache)
         if extent is None:
             continue

@@ -208,17 +208,10 @@ def _suppresses(b: Builder, first: list[SSAValue], second: list[SSAValue], cente
                 _cmpf(b, union, zero, "ogt"), _cmpf(b, iou, threshold, "ogt"))
 
 
-@compute_definition(NonMaxSuppressionOp)
-def non_max_suppression(op: NonMaxSuppressionOp, builder: Builder) -> Sequence[SSAValue]:
-    """selected[row] = [b, c, box] of the row-th selection, (b, c)-major; 0 past the count."""
+def _nms_candidates(op: NonMaxSuppressionOp, builder: Builder) -> SSAValue:
+    """candidates[t, b, c] = the box of rank t in (b, c), by descending score, ties by index."""
     batches, num_boxes, _ = shape_of(op.boxes)
     classes = shape_of(op.scores)[1]
-    bound = op.bound_value()
-    element = tensor_type(op.boxes).get_element_type()
-    check_element_type(op, element)
-    if bound == 0 or batches * classes == 0:
-        return _padded_constant(builder, shape_of(op.selected))
-    center = op.center_point_box_value()
     count_init = IntegerAttr(0, i64)
     scores = op.scores
 
@@ -237,10 +230,25 @@ def non_max_suppression(op: NonMaxSuppressionOp, builder: Builder) -> Sequence[S
         hit = _cmpi(b, read(b, rank, [n, c, r[0]]), _i64(b, t), "eq")
         return b.insert(arith.SelectOp(hit, _i64(b, r[0]), constant(b, 0, i64))).result
 
-    candidates = emit_compute(builder, op, "nms_candidates",
-                              TensorType(i64, [num_boxes, batches, classes]), candidates_body,
-                              tag=TAG, reduce_extents=[num_boxes], combiner="sum",
-                              init=count_init)
+    return emit_compute(builder, op, "nms_candidates",
+                        TensorType(i64, [num_boxes, batches, classes]), candidates_body,
+                        tag=TAG, reduce_extents=[num_boxes], combiner="sum", init=count_init)
+
+
+@compute_definition(NonMaxSuppressionOp)
+def non_max_suppression(op: NonMaxSuppressionOp, builder: Builder) -> Sequence[SSAValue]:
+    """selected[row] = [b, c, box] of the row-th selection, (b, c)-major; 0 past the count."""
+    batches, num_boxes, _ = shape_of(op.boxes)
+    classes = shape_of(op.scores)[1]
+    bound = op.bound_value()
+    element = tensor_type(op.boxes).get_element_type()
+    check_element_type(op, element)
+    if bound == 0 or batches * classes == 0:
+        return _padded_constant(builder, shape_of(op.selected))
+    center = op.center_point_box_value()
+    count_init = IntegerAttr(0, i64)
+    scores = op.scores
+    candidates = _nms_candidates(op, builder)
     selected_type = TensorType(i64, [batches, classes, bound])
     counts_type = TensorType(i64, [batches, classes])
     no_selection = dense_constant(builder, np.zeros((batches, classes, bound), np.int64), i64)

@@ -158,7 +158,8 @@ def test_nms_constant_limit_bounds_the_result() -> None:
 def test_constant_nonzero_is_folded_to_its_exact_shape() -> None:
     proto = model([helper.make_node("NonZero", ["c"], ["i"]),
                    helper.make_node("Add", ["i", "x"], ["y"])],
-                  [tensor("x", [2, 1], TensorProto.INT64)], [tensor("y", [2, 2], TensorProto.INT64)],
+                  [tensor("x", [2, 1], TensorProto.INT64)],
+                  [tensor("y", [2, 2], TensorProto.INT64)],
                   {"c": np.array([[0, 3], [4, 0]], np.float32)})
     module = import_onnx(proto)
     assert "graph.nonzero" not in str(module) and "tensor<2x2xi64>" in str(module)
