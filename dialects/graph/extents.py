@@ -12,7 +12,8 @@ and the node, as is a Shape or Size of such a value (the ONNX importer asks `ext
 
 `mark_valid_extents` checks a function and makes its results trimmable: a result with a valid
 extent gets `dlc.valid_extent = array<i64: axis, count>` and the count is appended as a result
-marked `dlc.extent_count`; the graph interpreter and the compiled executables return the result
+marked `dlc.extent_count` (and named `<result>_count` after the result's ONNX name); the graph
+interpreter and the compiled executables return the result
 cut to the count and do not return the count (`dialects/contracts.py`).
 """
 
@@ -22,7 +23,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dlc.dialects.contracts import EXTENT_COUNT_ATTR, ONNX_NODE_ATTR, VALID_EXTENT_ATTR
+from dlc.dialects.contracts import (
+    EXTENT_COUNT_ATTR,
+    ONNX_NAME_ATTR,
+    ONNX_NODE_ATTR,
+    VALID_EXTENT_ATTR,
+)
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.ops import ConcatOp, FlattenOp, ReshapeOp, TransposeOp
 from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
@@ -257,7 +263,14 @@ def _return_counts(function: func.FuncOp, returned: func.ReturnOp,
     if not counts:
         return False
     returned.operands = (*values, *counts)
-    attrs += [DictionaryAttr({EXTENT_COUNT_ATTR: UnitAttr()}) for _ in counts]
+    for count in counts:  # named after the first result it trims: `<name>_count`
+        first = next(attrs[i] for i, v in enumerate(values)
+                     if (e := extent_of(v, cache)) is not None and e.count == count)
+        name = first.data.get(ONNX_NAME_ATTR)
+        marks: dict[str, Attribute] = {EXTENT_COUNT_ATTR: UnitAttr()}
+        if isinstance(name, StringAttr):
+            marks[ONNX_NAME_ATTR] = StringAttr(f"{name.data}_count")
+        attrs.append(DictionaryAttr(marks))
     function.res_attrs = ArrayAttr(attrs)
     function.function_type = func.FunctionType.from_lists(
         function.function_type.inputs.data, [v.type for v in returned.operands])

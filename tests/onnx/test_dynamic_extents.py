@@ -7,6 +7,8 @@ sparsity, NonMaxSuppression with overlapping boxes, tied scores and runtime thre
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -191,3 +193,18 @@ def test_metadata_carries_valid_extents() -> None:
     assert decoded == signature and decoded.count_outputs == frozenset({1})
     plain = FunctionSignature("f", (ArgumentSpec("x", (3,), "float32"),), 0)
     assert "valid_extents" not in encode_metadata([plain])
+
+
+def test_exported_library_trims_and_declares_the_count(tmp_path: Path) -> None:
+    """A library carries the valid extents in its metadata: `dlc.load` trims as the JIT does;
+    its C header declares the padded output and the count beside it (`<output>_count`)."""
+    proto = nonzero_model((3, 4))
+    compiled = dlc.compile(proto, cache=False, jobs=1)
+    path = compiled.export(tmp_path / "nz.so", c_prefix="nz",  # type: ignore[attr-defined]
+                           c_header=tmp_path / "nz.h")
+    loaded = dlc.load(path)
+    x = np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 0, 4]], np.float32)
+    np.testing.assert_array_equal(loaded(x), np.array(np.nonzero(x)))
+    assert loaded.output_names == ("i",)
+    header = (tmp_path / "nz.h").read_text()
+    assert "NZ_OUTPUT_I_SHAPE" in header and "NZ_OUTPUT_I_COUNT_SHAPE" in header

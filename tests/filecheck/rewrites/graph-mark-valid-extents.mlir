@@ -3,7 +3,7 @@
 // NonZero's indices, transposed: the valid extent moves to axis 0 of the result, which is
 // marked for trimming by the count, returned as one more result.
 // CHECK-LABEL: func.func @nonzero_transposed
-// CHECK-SAME:  -> (tensor<6x2xi64> {onnx.name = "y", dlc.valid_extent = array<i64: 0, 1>}, tensor<i64> {dlc.extent_count})
+// CHECK-SAME:  -> (tensor<6x2xi64> {onnx.name = "y", dlc.valid_extent = array<i64: 0, 1>}, tensor<i64> {dlc.extent_count, onnx.name = "y_count"})
 // CHECK:         %[[I:.*]], %[[N:.*]] = graph.nonzero
 // CHECK:         %[[T:.*]] = graph.transpose %[[I]]
 // CHECK-NEXT:    func.return %[[T]], %[[N]] : tensor<6x2xi64>, tensor<i64>
