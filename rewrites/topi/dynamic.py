@@ -3,19 +3,20 @@
 Counterpart: TVM's `topi.argwhere` and `topi.vision.non_max_suppression`, which write a
 data-dependent number of rows; here, as in XLA's bounded dynamic shapes, the result has its
 static bound and the rows past the count hold 0 (`dialects/graph/ops_dynamic.py`). No scatter
-exists in tensor_expr, so the compaction is written as counting reductions, O(n²) along the
-compacted axis (like `topk`, sort.py):
+exists in tensor_expr, so each output element finds its input:
 
-- nonzero: "nonzero_prefix"[f] counts the nonzero elements at flat positions <= f; the j-th
-  nonzero element sits at the flat position where the prefix first exceeds j, which is the
-  number of positions whose prefix is <= j ("nonzero_position"); "nonzero_indices" unravels it.
+- nonzero: "nonzero_flag" marks the nonzero elements, a scan carries their running sum (its
+  final state is the count, its outputs the inclusive prefix sums), and the j-th nonzero
+  element sits at the first flat position whose prefix exceeds j, found by a binary search
+  unrolled in "nonzero_position" (O(n log n)); "nonzero_indices" unravels it.
 - non_max_suppression: "nms_rank" ranks each box within its (batch, class) by descending score
   (ties: lower index first), "nms_candidates" lists the boxes by rank (rank-major, the scan's
   sequence); a `tensor_expr.scan` over the ranks carries the boxes selected so far and their
   count per (batch, class), and selects the candidate when it passes the score threshold, the
   count is below max_output_boxes_per_class and no selected box overlaps it by more than the IoU
   threshold (ONNX's reference IoU test, step for step); "nms_offset" and "nms_selected" then
-  lay the selections out (batch, class)-major.
+  lay the selections out (batch, class)-major. The ranking is O(boxes²) per class, the
+  selection O(boxes × bound), the layout O(rows × batches × classes).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from dlc.rewrites.topi.common import (
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i1, i64
 from xdsl.ir import SSAValue
 
 TAG = "dynamic"
@@ -87,6 +88,27 @@ def _padded_constant(b: Builder, shape: Sequence[int]) -> list[SSAValue]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _running_sum(op: NonZeroOp, builder: Builder, flags: SSAValue
+                 ) -> tuple[SSAValue, SSAValue]:
+    """(total, inclusive prefix sums) of a 1-d i64 tensor: a scan carrying the running sum."""
+
+    def step(b: Builder, states: list[SSAValue], slices: list[SSAValue]) -> list[SSAValue]:
+        def body(bb: Builder, _i: list[SSAValue], _r: list[SSAValue]) -> SSAValue:
+            return bb.insert(arith.AddiOp(read(bb, states[0], []), read(bb, slices[0], []))).result
+
+        total = emit_compute(b, op, "nonzero_running", TensorType(i64, []), body, tag=TAG)
+        return [total, total]
+
+    zero = dense_constant(builder, np.zeros((), dtype=np.int64), i64)
+    scan = ScanOp.build("nonzero", [zero], [flags], step)
+    scan.location = op.location
+    for arg, hint in zip(scan.body.block.args, ["running", "flag"], strict=True):
+        arg.name_hint = hint
+    builder.insert(scan)
+    scan.outs[0].name_hint, scan.outs[1].name_hint = "nonzero_count", "nonzero_prefix"
+    return scan.outs[0], scan.outs[1]
+
+
 @compute_definition(NonZeroOp)
 def nonzero(op: NonZeroOp, builder: Builder) -> Sequence[SSAValue]:
     """indices[d, j] = coordinate d of the j-th nonzero element (row-major), 0 past the count."""
@@ -105,26 +127,34 @@ def nonzero(op: NonZeroOp, builder: Builder) -> Sequence[SSAValue]:
         zero = constant(b, 0, element)
         return _cmpf(b, x, zero, "une") if is_float(element) else _cmpi(b, x, zero, "ne")
 
-    def prefix_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        up_to = _cmpi(b, r[0], i[0], "ule")
-        return _flag(b, _and(b, up_to, is_nonzero(b, r[0])))
+    def flag_body(b: Builder, i: list[SSAValue], _r: list[SSAValue]) -> SSAValue:
+        return _flag(b, is_nonzero(b, i[0]))
 
-    count_init = IntegerAttr(0, i64)
-    prefix = emit_compute(builder, op, "nonzero_prefix", TensorType(i64, [numel]), prefix_body,
-                          tag=TAG, reduce_extents=[numel], combiner="sum", init=count_init)
+    flags = emit_compute(builder, op, "nonzero_flag", TensorType(i64, [numel]), flag_body,
+                         tag=TAG)
+    count, prefix = _running_sum(op, builder, flags)
+    search_steps = numel.bit_length()  # a lower bound over numel + 1 outcomes
 
-    def count_body(b: Builder, _i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        return _flag(b, is_nonzero(b, r[0]))
-
-    count = emit_compute(builder, op, "nonzero_count", TensorType(i64, []), count_body, tag=TAG,
-                         reduce_extents=[numel], combiner="sum", init=count_init)
-
-    def position_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
-        return _flag(b, _cmpi(b, read(b, prefix, [r[0]]), _i64(b, i[0]), "sle"))
+    def position_body(b: Builder, i: list[SSAValue], _r: list[SSAValue]) -> SSAValue:
+        """The first flat position whose prefix exceeds j (binary search, unrolled)."""
+        j = _i64(b, i[0])
+        low, high = constant(b, 0, i64), constant(b, numel, i64)
+        one = constant(b, 1, i64)
+        for _ in range(search_steps):
+            open_range = _cmpi(b, low, high, "slt")
+            middle = b.insert(arith.ShRUIOp(b.insert(arith.AddiOp(low, high)).result,
+                                            one)).result
+            at_or_below = _cmpi(b, read(b, prefix, [_as_index(b, middle, numel)]), j, "sle")
+            right = _and(b, open_range, at_or_below)
+            left = _and(b, open_range, b.insert(arith.XOrIOp(
+                at_or_below, b.insert(arith.ConstantOp(IntegerAttr(1, i1))).result)).result)
+            after = b.insert(arith.AddiOp(middle, one)).result
+            low = b.insert(arith.SelectOp(right, after, low)).result
+            high = b.insert(arith.SelectOp(left, middle, high)).result
+        return low
 
     position = emit_compute(builder, op, "nonzero_position", TensorType(i64, [numel]),
-                            position_body, tag=TAG, reduce_extents=[numel], combiner="sum",
-                            init=count_init)
+                            position_body, tag=TAG)
 
     def indices_body(b: Builder, i: list[SSAValue], _r: list[SSAValue]) -> SSAValue:
         d, j = i

@@ -208,3 +208,15 @@ def test_exported_library_trims_and_declares_the_count(tmp_path: Path) -> None:
     assert loaded.output_names == ("i",)
     header = (tmp_path / "nz.h").read_text()
     assert "NZ_OUTPUT_I_SHAPE" in header and "NZ_OUTPUT_I_COUNT_SHAPE" in header
+
+
+@pytest.mark.parametrize("shape", [(1,), (17,), (2, 0), (2, 1, 3, 2)])
+def test_nonzero_shapes(shape: tuple[int, ...]) -> None:
+    """Binary searches of 1 to 6 steps, and no elements at all."""
+    proto = nonzero_model(shape)
+    compiled = dlc.compile(proto, cache=False, jobs=1)
+    rng = np.random.default_rng(len(shape))
+    for density in (0.0, 0.5, 1.0):
+        x = rng.standard_normal(shape).astype(np.float32)
+        x[rng.random(shape) >= density] = 0
+        check(proto, compiled, x)

@@ -352,21 +352,25 @@ func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
 
 // -----
 
-// NonZero, padded to every element: the inclusive prefix count of nonzero elements (NaN is
-// nonzero: `une`), the count, the flat position of the j-th nonzero element (how many prefixes
-// are <= j), then its coordinates, 0 from the count on.
+// NonZero, padded to every element: a flag per flat position (NaN is nonzero: `une`), their
+// running sum by a scan (its final state is the count), the flat position of the j-th nonzero
+// element by a binary search of the prefix sums (3 steps for 6 elements: lower bound over 7
+// outcomes), then its coordinates, 0 from the count on.
 // CHECK-LABEL: func.func @nonzero
 func.func @nonzero(%x: tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>) {
   %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
   func.return %i, %n : tensor<2x6xi64>, tensor<i64>
 }
-// CHECK:      %[[PREFIX:.*]] = tensor_expr.compute "nonzero_prefix" tag "dynamic" reduce [6] sum init 0 : i64 -> tensor<6xi64> {
-// CHECK:        arith.cmpi ule
+// CHECK:      %[[FLAGS:.*]] = tensor_expr.compute "nonzero_flag" tag "dynamic" -> tensor<6xi64> {
 // CHECK:        arith.cmpf une
-// CHECK:      %[[COUNT:.*]] = tensor_expr.compute "nonzero_count" tag "dynamic" reduce [6] sum init 0 : i64 -> tensor<i64> {
-// CHECK:      %[[POS:.*]] = tensor_expr.compute "nonzero_position" tag "dynamic" reduce [6] sum init 0 : i64 -> tensor<6xi64> {
-// CHECK:        tensor_expr.read %[[PREFIX]]
-// CHECK:        arith.cmpi sle
+// CHECK:      %[[COUNT:.*]], %[[PREFIX:.*]] = tensor_expr.scan "nonzero" inits(%{{.*}} : tensor<i64>) sequences(%[[FLAGS]] : tensor<6xi64>) -> (tensor<i64>, tensor<6xi64>) {
+// CHECK-NEXT: ^bb0(%[[RUNNING:.*]]: tensor<i64>, %[[FLAG:.*]]: tensor<i64>):
+// CHECK-NEXT:   %[[NEXT:.*]] = tensor_expr.compute "nonzero_running" tag "dynamic" -> tensor<i64> {
+// CHECK:          arith.addi
+// CHECK:        tensor_expr.scan_yield %[[NEXT]], %[[NEXT]] : tensor<i64>, tensor<i64>
+// CHECK:      %[[POS:.*]] = tensor_expr.compute "nonzero_position" tag "dynamic" -> tensor<6xi64> {
+// CHECK-COUNT-3: tensor_expr.read %[[PREFIX]]
+// CHECK-NOT:    tensor_expr.read %[[PREFIX]]
 // CHECK:      %[[I:.*]] = tensor_expr.compute "nonzero_indices" tag "dynamic" -> tensor<2x6xi64> {
 // CHECK:        tensor_expr.read %[[POS]]
 // CHECK:        arith.divsi
