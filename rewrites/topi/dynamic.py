@@ -246,9 +246,15 @@ def _nms_candidates(op: NonMaxSuppressionOp, builder: Builder) -> SSAValue:
     scores = op.scores
 
     def rank_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        """Whether box r comes before box i[2]: NaN scores last (tied with each other), so
+        that the ranks are a permutation of the boxes (the interpreter's stable argsort)."""
         mine, other = read(b, scores, i), read(b, scores, [i[0], i[1], r[0]])
-        ahead = _cmpf(b, other, mine, "ogt")
-        tied = _and(b, _cmpf(b, other, mine, "oeq"), _cmpi(b, r[0], i[2], "ult"))
+        mine_nan, other_nan = _cmpf(b, mine, mine, "uno"), _cmpf(b, other, other, "uno")
+        over_nan = _and(b, mine_nan, _cmpf(b, other, other, "ord"))
+        ahead = b.insert(arith.OrIOp(_cmpf(b, other, mine, "ogt"), over_nan)).result
+        same = b.insert(arith.OrIOp(_cmpf(b, other, mine, "oeq"),
+                                    _and(b, mine_nan, other_nan))).result
+        tied = _and(b, same, _cmpi(b, r[0], i[2], "ult"))
         return _flag(b, b.insert(arith.OrIOp(ahead, tied)).result)
 
     rank = emit_compute(builder, op, "nms_rank", TensorType(i64, [batches, classes, num_boxes]),

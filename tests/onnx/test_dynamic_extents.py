@@ -220,3 +220,18 @@ def test_nonzero_shapes(shape: tuple[int, ...]) -> None:
         x = rng.standard_normal(shape).astype(np.float32)
         x[rng.random(shape) >= density] = 0
         check(proto, compiled, x)
+
+
+def test_nms_with_nan_scores_selects_them_last() -> None:
+    """NaN scores rank below every number (and the ranks stay a permutation): the compiled
+    code agrees with the graph interpreter (ONNX's reference leaves their order to Python's
+    sort of unordered values)."""
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou"], ["s"])
+    proto = model([node], [tensor("boxes", [1, 4, 4]), tensor("scores", [1, 1, 4])],
+                  [tensor("s", ["n", 3], TensorProto.INT64)],
+                  {"max": np.array([4], np.int64), "iou": np.array([0.5], np.float32)})
+    boxes = np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5], [6, 6, 7, 7]]], np.float32)
+    scores = np.array([[[np.nan, 0.5, np.nan, 0.9]]], np.float32)
+    want = np.array([[0, 0, 3], [0, 0, 1], [0, 0, 0], [0, 0, 2]], np.int64)
+    np.testing.assert_array_equal(run_graph(import_onnx(proto), [boxes, scores])[0], want)
+    np.testing.assert_array_equal(dlc.compile(proto, cache=False, jobs=1)(boxes, scores), want)

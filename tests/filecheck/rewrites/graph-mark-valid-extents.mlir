@@ -29,6 +29,40 @@ func.func @gather_at_nonzero(%x: tensor<2x3xf32>, %f: tensor<6xf32>) -> (tensor<
 
 // -----
 
+// NonMaxSuppression's rows are padded along axis 0: an unsqueeze (a reshape keeping the axis)
+// moves the extent to axis 1, a broadcast add of a [1, 1, 3] row keeps it, a concat along the
+// last axis of two values padded alike keeps it.
+// CHECK-LABEL: func.func @nms_reshaped_and_concatenated
+// CHECK-SAME:  -> (tensor<1x4x6xi64> {dlc.valid_extent = array<i64: 1, 1>}, tensor<i64> {dlc.extent_count})
+func.func @nms_reshaped_and_concatenated(%b: tensor<1x2x4xf32>, %s: tensor<1x2x2xf32>, %m: tensor<i64>, %t: tensor<f32>, %o: tensor<1x1x3xi64>) -> tensor<1x4x6xi64> {
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x2x4xf32>, tensor<1x2x2xf32>, tensor<i64>, tensor<f32> -> tensor<4x3xi64>, tensor<i64>
+  %u = graph.reshape %r {shape = array<i64: 1, 4, 3>} : (tensor<4x3xi64>) -> tensor<1x4x3xi64>
+  %a = graph.add %u, %o : (tensor<1x4x3xi64>, tensor<1x1x3xi64>) -> tensor<1x4x3xi64>
+  %c = graph.concat %u, %a {axis = 2 : i64} : (tensor<1x4x3xi64>, tensor<1x4x3xi64>) -> tensor<1x4x6xi64>
+  func.return %c : tensor<1x4x6xi64>
+}
+
+// -----
+
+// A concat along the padded axis would put the second operand after the first one's padding.
+// CHECK: 'graph.concat' op consumes the data-dependent extent of 'graph.nonzero' op along axis 1 (it concatenates along the padded axis)
+func.func @negative_concat_padded_axis(%x: tensor<2x3xf32>) -> tensor<2x12xi64> {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %c = graph.concat %i, %i {axis = 1 : i64} : (tensor<2x6xi64>, tensor<2x6xi64>) -> tensor<2x12xi64>
+  func.return %c : tensor<2x12xi64>
+}
+
+// -----
+
+// A reshape that merges the padded axis with another one interleaves the padding.
+// CHECK: 'graph.reshape' op consumes the data-dependent extent of 'graph.nonzero' op along axis 1 (it merges or splits the padded axis)
+func.func @negative_reshape_merges_padded_axis(%x: tensor<2x3xf32>) -> tensor<12xi64> {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  %r = graph.reshape %i {shape = array<i64: 12>} : (tensor<2x6xi64>) -> tensor<12xi64>
+  func.return %r : tensor<12xi64>
+}
+// -----
+
 // A function already marked is left alone.
 // CHECK-LABEL: func.func @already_marked
 // CHECK-SAME:  -> (tensor<2x6xi64> {dlc.valid_extent = array<i64: 1, 1>}, tensor<i64> {dlc.extent_count})
