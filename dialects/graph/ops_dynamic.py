@@ -99,9 +99,10 @@ class NonMaxSuppressionOp(IRDLOperation):
     Scalars: `max_output_boxes_per_class` (i64; negative counts as 0), `iou_threshold` and the
     optional `score_threshold` (the boxes' type). For each batch b and class c, the boxes whose
     score is above `score_threshold` (all of them without it) are visited by descending score,
-    ties by ascending index, NaN scores last; a box is selected unless its IoU with a box already selected for
-    (b, c) is above `iou_threshold` (ONNX's reference: boxes that do not overlap, or with an
-    empty area, have IoU 0), until min(max_output_boxes_per_class, `bound`) are selected.
+    ties by ascending index, NaN scores last; a box is selected unless its IoU with a box
+    already selected for (b, c) is above `iou_threshold` (ONNX's reference: boxes that do not
+    overlap, or with an empty area, have IoU 0), until min(max_output_boxes_per_class, `bound`)
+    are selected.
     `bound` (0 <= bound <= N) is the static bound on the boxes selected per class: the value of
     `max_output_boxes_per_class` where it is known when compiling, else N. Result `selected`
     is (B·C·bound)×3 `i64`: rows [b, c, box] in (b, c, selection) order, the first `count` valid
