@@ -18,7 +18,8 @@ from xdsl.utils.exceptions import PassFailedException
 class GraphMarkValidExtentsPass(ModulePass):
     """Mark the results padded by `graph.nonzero` / `graph.non_max_suppression` for trimming.
 
-    *Input invariant*: graph-level functions. The ONNX importer runs the same marking, so an
+    *Input invariant*: graph-level functions, before `graph-fuse-ops` (a fused group is a
+    region, which this pass does not look into). The ONNX importer runs the same marking, so an
     imported model needs no pass; IR written by hand runs it before lowering.
 
     *Output IR*: every public function whose result carries a data-dependent valid extent (the

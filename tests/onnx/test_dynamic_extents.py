@@ -15,7 +15,7 @@ import pytest
 from dlc.dialects.graph.interpreter import run_module as run_graph
 from dlc.frontends.onnx import OnnxImportError, import_onnx
 from dlc.runtime.metadata import ArgumentSpec, FunctionSignature, decode_metadata, encode_metadata
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
@@ -235,3 +235,63 @@ def test_nms_with_nan_scores_selects_them_last() -> None:
     want = np.array([[0, 0, 3], [0, 0, 1], [0, 0, 0], [0, 0, 2]], np.int64)
     np.testing.assert_array_equal(run_graph(import_onnx(proto), [boxes, scores])[0], want)
     np.testing.assert_array_equal(dlc.compile(proto, cache=False, jobs=1)(boxes, scores), want)
+
+
+CHAIN_OPS = ("Transpose", "Cast", "AddColumn", "Unsqueeze", "Neg", "Gather")
+
+
+def chain_model(steps: list[str]) -> onnx.ModelProto:
+    """NonZero of a 3×4 input, then `steps`, each an op that ignores the padding."""
+    nodes = [helper.make_node("NonZero", ["x"], ["v0"])]
+    constants: dict[str, np.ndarray] = {}
+    rank, elem = 2, TensorProto.INT64
+    for k, step in enumerate(steps):
+        src, dst = f"v{k}", f"v{k + 1}"
+        if step == "Transpose":
+            nodes.append(helper.make_node("Transpose", [src], [dst],
+                                          perm=list(reversed(range(rank)))))
+        elif step == "Cast":
+            elem = TensorProto.INT32 if elem == TensorProto.INT64 else TensorProto.INT64
+            nodes.append(helper.make_node("Cast", [src], [dst], to=elem))
+        elif step == "AddColumn":  # a constant broadcast along every axis but the last
+            constants[f"c{k}"] = np.array([1], dtype=np.int64 if elem == TensorProto.INT64
+                                          else np.int32)
+            nodes.append(helper.make_node("Add", [src, f"c{k}"], [dst]))
+        elif step == "Unsqueeze":
+            constants[f"a{k}"] = np.array([0], np.int64)
+            nodes.append(helper.make_node("Unsqueeze", [src, f"a{k}"], [dst]))
+            rank += 1
+        elif step == "Neg":
+            nodes.append(helper.make_node("Neg", [src], [dst]))
+        else:  # Gather from a table at the indices (in [-20, 20): negative ones wrap)
+            constants[f"t{k}"] = (np.arange(64, dtype=np.int64) * 5 % 16).reshape(64, 1)
+            nodes.append(helper.make_node("Gather", [f"t{k}", src], [dst], axis=0))
+            rank += 1
+            elem = TensorProto.INT64
+    out = f"v{len(steps)}"
+    return model(nodes, [tensor("x", [3, 4])],
+                 [tensor(out, [f"d{i}" for i in range(rank)], elem)], constants)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(CHAIN_OPS), max_size=4), st.integers(0, 2**32 - 1))
+@example(["Gather", "AddColumn", "Gather", "Transpose"], 1)
+@example(["Neg", "Cast", "Gather", "Unsqueeze"], 2)
+def test_extents_follow_padding_insensitive_ops(steps: list[str], seed: int) -> None:
+    """graph-mark-valid-extents' property: whatever chain of padding-insensitive ops follows
+    NonZero, the marked and trimmed result is ONNX's; marking again changes nothing."""
+    from dlc.rewrites.graph_mark_valid_extents import GraphMarkValidExtentsPass
+    from xdsl.context import Context
+
+    proto = chain_model(steps)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    x[rng.random((3, 4)) < 0.5] = 0
+    want = ReferenceEvaluator(proto).run(None, {"x": x})[0]
+    module = import_onnx(proto)
+    text = str(module)
+    GraphMarkValidExtentsPass().apply(Context(), module)
+    assert str(module) == text
+    got = run_graph(module, [x])[0]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
