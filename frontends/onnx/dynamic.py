@@ -35,8 +35,8 @@ class NonZero(OnnxOpConverter):
 class NonMaxSuppression(OnnxOpConverter):
     """`NonMaxSuppression`: graph.non_max_suppression. The bound on the boxes selected per class
     is `max_output_boxes_per_class` clipped to the number of boxes when it is known at import
-    time, else the number of boxes (so a runtime value needs no recompile); an absent
-    `max_output_boxes_per_class` selects nothing, an absent `iou_threshold` is 0, an absent
+    time, else the number of boxes (so a runtime value needs no recompile); an absent (or
+    empty) `max_output_boxes_per_class` selects nothing, an absent `iou_threshold` is 0, an absent
     `score_threshold` filters nothing."""
 
     fold_constant_inputs = False
@@ -52,18 +52,17 @@ class NonMaxSuppression(OnnxOpConverter):
         if center not in (0, 1):
             raise node.error(f"expected center_point_box 0 or 1, found {center}")
         float_type = node.element_type(0)
-        if node.has_input(2):
-            known = node.const(2)
-            max_boxes = node.input(2)
-            if known is not None:
-                if known.size != 1:
-                    raise node.error(f"expected one max_output_boxes_per_class, found "
-                                     f"{known.size}")
-                bound = min(max(int(known.reshape(-1)[0]), 0), num_boxes)
-            else:
-                bound = num_boxes
-        else:
+        known = node.const(2) if node.has_input(2) else np.zeros(0, np.int64)
+        if known is not None and known.size == 0:  # absent, or empty: selects nothing
             max_boxes, bound = node.constant(np.zeros((), dtype=np.int64)), 0
+        elif known is not None:
+            if known.size != 1:
+                raise node.error(f"expected one max_output_boxes_per_class, found "
+                                 f"{known.size}")
+            max_boxes = node.input(2)
+            bound = min(max(int(known.reshape(-1)[0]), 0), num_boxes)
+        else:
+            max_boxes, bound = node.input(2), num_boxes
         if max_boxes.type != TensorType(i64, []) and max_boxes.type != TensorType(i64, [1]):
             raise node.error(f"expected max_output_boxes_per_class of type tensor<i64> or "
                              f"tensor<1xi64>, found {max_boxes.type}")

@@ -295,3 +295,15 @@ def test_extents_follow_padding_insensitive_ops(steps: list[str], seed: int) -> 
     got = run_graph(module, [x])[0]
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_nms_without_max_output_selects_nothing() -> None:
+    """An absent max_output_boxes_per_class is 0 (ONNX): a bound of 0, an empty result."""
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["s"])
+    proto = model([node], [tensor("boxes", [1, 3, 4]), tensor("scores", [1, 2, 3])],
+                  [tensor("s", ["n", 3], TensorProto.INT64)])
+    boxes = np.random.default_rng(0).random((1, 3, 4)).astype(np.float32)
+    scores = np.ones((1, 2, 3), np.float32)
+    assert run_graph(import_onnx(proto), [boxes, scores])[0].shape == (0, 3)
+    got = dlc.compile(proto, cache=False, jobs=1)(boxes, scores)
+    assert got.shape == (0, 3) and got.dtype == np.int64
