@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from dlc.dialects.contracts import (
     EXTENT_COUNT_ATTR,
     ONNX_NAME_ATTR,
@@ -293,25 +294,16 @@ def valid_extents(function: func.FuncOp) -> tuple[dict[int, tuple[int, int]], se
     return trims, counts
 
 
-def trim_results(function: func.FuncOp, results: Sequence[object]) -> list[object]:
+def trim_results(function: func.FuncOp, results: Sequence[np.ndarray]) -> list[np.ndarray]:
     """`results` of a marked function as the model defines them: each trimmed to its count, the
-    counts left out."""
+    counts left out (the runtime's `Executable` does the same from the metadata)."""
     trims, counts = valid_extents(function)
-    if not trims and not counts:
-        return list(results)
-    out: list[object] = []
+    out: list[np.ndarray] = []
     for index, result in enumerate(results):
         if index in counts:
             continue
         if index in trims:
             axis, count = trims[index]
-            result = _take(result, axis, int(results[count]))  # type: ignore[call-overload]
+            result = np.asarray(result)[(slice(None),) * axis + (slice(0, int(results[count])),)]
         out.append(result)
     return out
-
-
-def _take(array: object, axis: int, count: int) -> object:
-    import numpy as np
-
-    value = np.asarray(array)
-    return value[(slice(None),) * axis + (slice(0, count),)]

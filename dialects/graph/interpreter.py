@@ -122,11 +122,10 @@ def run_module(
                 f"graph interpreter: expected one public function to run, found {names}; "
                 "name the entry"
             )
-        return cast(list[np.ndarray], trim_results(public[0], run_function(public[0], inputs)))
+        return trim_results(public[0], run_function(public[0], inputs))
     for candidate in funcs:
         if candidate.sym_name.data == entry:
-            return cast(list[np.ndarray],
-                        trim_results(candidate, run_function(candidate, inputs)))
+            return trim_results(candidate, run_function(candidate, inputs))
     raise InterpreterError(f"graph interpreter: no function @{entry} in the module")
 
 
