@@ -105,3 +105,17 @@ atomically), else a fresh `aligned_alloc(alignment, size)`. Declared by `convert
 BUFFER_RELEASE = "dlc_buffer_release"
 """The function `void dlc_buffer_release(ptr slot, ptr buffer)`: puts `buffer` back into `slot`
 when the slot is empty (an atomic compare-and-swap), else frees it (see `BUFFER_TAKE`)."""
+
+VALID_EXTENT_ATTR = "dlc.valid_extent"
+"""`array<i64: axis, count>` in an entry function's result attributes: the result is padded
+along `axis` to a static bound, and only its first `r[count]` entries along it are valid, where
+`r[count]` is the function's result number `count` (a 0-d `i64`, which carries
+`EXTENT_COUNT_ATTR`). Written by `dialects.graph.extents.mark_valid_extents` (the ONNX importer,
+`graph-mark-valid-extents`); carried to the lowered entry's argument attributes by
+`convert-tensor-expr-to-loop`; read by the graph interpreter and `convert-loop-to-llvm` (the
+metadata), whose runtimes trim the result to the count and return neither the padding nor the
+count (XLA's bounded dynamic shapes)."""
+
+EXTENT_COUNT_ATTR = "dlc.extent_count"
+"""`UnitAttr` in an entry function's result attributes: the result is the count of valid
+entries of another result (`VALID_EXTENT_ATTR`), which the runtimes do not return."""

@@ -18,6 +18,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fold-qdq": ("dlc.rewrites.graph_fold_qdq", "GraphFoldQdqPass"),
     "graph-simplify": ("dlc.rewrites.graph_simplify", "GraphSimplifyPass"),
+    "graph-mark-valid-extents": (
+        "dlc.rewrites.graph_mark_valid_extents", "GraphMarkValidExtentsPass"),
     "graph-convert-layout": ("dlc.rewrites.graph_convert_layout", "GraphConvertLayoutPass"),
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
     "graph-conv-column-to-row": (

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NAME_ATTR, TARGET_ATTR, UNSIGNED_ATTR
+from dlc.dialects.contracts import (
+    NUM_OUTPUTS_ATTR,
+    ONNX_NAME_ATTR,
+    TARGET_ATTR,
+    UNSIGNED_ATTR,
+    VALID_EXTENT_ATTR,
+)
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
@@ -33,6 +39,7 @@ from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -141,7 +148,14 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
         arguments.append(ArgumentSpec(arg_names[index], type_.get_shape(), dtype))
-    return FunctionSignature(name, tuple(arguments), num_outputs)
+    first_output = len(inputs) - num_outputs
+    extents = []
+    for index in range(first_output, len(inputs)):
+        marked = arg_attrs[index].data.get(VALID_EXTENT_ATTR) if index < len(arg_attrs) else None
+        if isinstance(marked, DenseArrayBase):
+            axis, count = (int(v) for v in marked.get_values())
+            extents.append((index - first_output, axis, count))
+    return FunctionSignature(name, tuple(arguments), num_outputs, tuple(extents))
 
 
 def argument_names(function: func.FuncOp, num_outputs: int) -> list[str]:

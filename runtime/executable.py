@@ -260,10 +260,13 @@ class Executable:
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        """The outputs' names, in order."""
+        """The outputs' names, in order (without the counts of padded outputs)."""
         if self.model is not None:
-            return self.model.output_names
-        return tuple(arg.name for arg in self.signature.outputs)
+            names = self.model.output_names
+        else:
+            names = tuple(arg.name for arg in self.signature.outputs)
+        counts = self.signature.count_outputs
+        return tuple(name for i, name in enumerate(names) if i not in counts)
 
     def _select(self, entry: str | None) -> FunctionSignature:
         names = ", ".join(f"@{name}" for name in sorted(self.signatures)) or "none"
@@ -321,7 +324,29 @@ class Executable:
             from dlc.runtime.gpu_library import check_status
 
             check_status(self._native, status, self.name, self.device)
+        if self.signature.valid_extents:
+            outputs = self._trimmed(outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _trimmed(self, outputs: list[np.ndarray]) -> list[np.ndarray]:
+        """The outputs as the model defines them: each padded output cut to its count along
+        its axis (a view), the counts left out (`FunctionSignature.valid_extents`)."""
+        trims = {output: (axis, count) for output, axis, count in self.signature.valid_extents}
+        counts = self.signature.count_outputs
+        result = []
+        for index, array in enumerate(outputs):
+            if index in counts:
+                continue
+            if index in trims:
+                axis, count = trims[index]
+                valid = int(outputs[count])
+                if not 0 <= valid <= array.shape[axis]:
+                    raise ExecutableError(
+                        f"output {index} of @{self.name}: count {valid} outside the bound "
+                        f"{array.shape[axis]} of axis {axis}")
+                array = array[(slice(None),) * axis + (slice(0, valid),)]
+            result.append(array)
+        return result
 
     def prepare_inputs(self, inputs: Sequence[object]) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays after checking them against the signature (count,

@@ -46,6 +46,16 @@ class FunctionSignature:
     name: str
     arguments: tuple[ArgumentSpec, ...]
     num_outputs: int
+    valid_extents: tuple[tuple[int, int, int], ...] = ()
+    """(output, axis, count output) for each output padded to a static bound along `axis`, of
+    which only the first `outputs[count]` entries (a 0-d int64) are valid (a NonZero's or a
+    NonMaxSuppression's data-dependent size, `dlc.valid_extent`); indices count outputs from 0.
+    The Python runtime returns such outputs trimmed and does not return the counts."""
+
+    @property
+    def count_outputs(self) -> frozenset[int]:
+        """The outputs that hold the counts of `valid_extents` (not returned to callers)."""
+        return frozenset(count for _, _, count in self.valid_extents)
 
     @property
     def inputs(self) -> tuple[ArgumentSpec, ...]:
@@ -78,6 +88,8 @@ def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None 
                     {"name": arg.name, "shape": list(arg.shape), "dtype": arg.dtype}
                     for arg in signature.arguments
                 ],
+                **({"valid_extents": [list(e) for e in signature.valid_extents]}
+                   if signature.valid_extents else {}),
             }
             for signature in signatures
         ],
@@ -117,7 +129,13 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
                 ArgumentSpec(str(arg["name"]), tuple(int(d) for d in arg["shape"]), arg["dtype"])
                 for arg in entry["arguments"]
             )
-            signature = FunctionSignature(entry["name"], arguments, int(entry["num_outputs"]))
+            extents = tuple(
+                (int(output), int(axis), int(count))
+                for output, axis, count in entry.get("valid_extents", ())
+            )
+            signature = FunctionSignature(
+                entry["name"], arguments, int(entry["num_outputs"]), extents
+            )
             signatures[signature.name] = signature
     except (KeyError, TypeError, ValueError) as e:
         raise MetadataError(f"malformed dlc metadata: {type(e).__name__}: {e}") from None

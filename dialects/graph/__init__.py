@@ -43,6 +43,7 @@ from dlc.dialects.graph.ops import (
     YieldOp,
 )
 from dlc.dialects.graph.ops_control import IfOp, LoopOp
+from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
@@ -78,6 +79,8 @@ __all__ = [
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
     # ops_control.py
     "IfOp", "LoopOp",
+    # ops_dynamic.py
+    "NonMaxSuppressionOp", "NonZeroOp",
     # ops_quant.py
     "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
     # ops_recurrent.py
@@ -142,6 +145,9 @@ Graph = Dialect(
         ArgMaxOp,
         TopKOp,
         ConvTranspose2DOp,
+        # Data-dependent extents: padded to a bound, with a count (ops_dynamic.py)
+        NonZeroOp,
+        NonMaxSuppressionOp,
         # Quantized: exact integer semantics (ops_quant.py)
         QuantizeOp,
         DequantizeOp,
@@ -166,6 +172,7 @@ Graph = Dialect(
 
 # The NumPy implementations of the ops_tensor.py, ops_quant.py and ops_recurrent.py ops join the
 # interpreter's registry.
+import dlc.dialects.graph.interpreter_dynamic  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_quant  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_recurrent  # noqa: E402, F401
 import dlc.dialects.graph.interpreter_tensor  # noqa: E402, F401

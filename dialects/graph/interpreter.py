@@ -107,7 +107,12 @@ def implements(*op_types: type[Operation]) -> Callable[[_ImplT], _ImplT]:
 def run_module(
     module: ModuleOp, inputs: Sequence[np.ndarray], entry: str | None = None
 ) -> list[np.ndarray]:
-    """Run the function `entry` of `module` (default: its only public function) on `inputs`."""
+    """Run the function `entry` of `module` (default: its only public function) on `inputs`.
+
+    Results with a data-dependent valid extent come back trimmed to it, without their counts
+    (`dialects.graph.extents`), as the compiled executables return them."""
+    from dlc.dialects.graph.extents import trim_results
+
     funcs = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
     if entry is None:
         public = [f for f in funcs if _is_public(f) and f.body.blocks]
@@ -117,10 +122,10 @@ def run_module(
                 f"graph interpreter: expected one public function to run, found {names}; "
                 "name the entry"
             )
-        return run_function(public[0], inputs)
+        return trim_results(public[0], run_function(public[0], inputs))
     for candidate in funcs:
         if candidate.sym_name.data == entry:
-            return run_function(candidate, inputs)
+            return trim_results(candidate, run_function(candidate, inputs))
     raise InterpreterError(f"graph interpreter: no function @{entry} in the module")
 
 

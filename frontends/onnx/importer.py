@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 from dlc.dialects.contracts import ONNX_NAME_ATTR
 from dlc.dialects.graph.attrs import from_numpy_dtype
+from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.context import (
     NodeContext,
@@ -532,6 +533,10 @@ class _Importer:
             arg_attrs=_name_attrs(self.arg_names),
             res_attrs=_name_attrs([o.name for o in self.graph.output]),
         )
+        try:
+            mark_valid_extents(func)
+        except ExtentError as e:
+            raise OnnxImportError(str(e)) from None
         module = ModuleOp([func])
         try:
             module.verify()
@@ -543,7 +548,8 @@ class _Importer:
         """A declared element type must match what the graph computes (a compile error names the
         producer). A declared shape is a hint, as in ONNX Runtime: unknown dims (`dim_param`, no
         value, or a negative value as some exporters write) match anything; a static dim or a
-        rank that disagrees with inference is a `ShapeHintWarning`, and the inferred shape wins."""
+        rank that disagrees with inference is a `ShapeHintWarning`, and the inferred shape wins.
+        A data-dependent extent (NonZero's, padded to its bound) matches any declared size."""
         if value_info.type.WhichOneof("value") != "tensor_type":
             return
         tensor = value_info.type.tensor_type
@@ -563,6 +569,12 @@ class _Importer:
         dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
                 for d in tensor.shape.dim]
         shape = found.get_shape()
+        try:
+            extent = extent_of(value)
+        except ExtentError:
+            extent = None  # reported with its node by mark_valid_extents
+        if extent is not None and extent.axis < len(dims):
+            dims[extent.axis] = None  # known at run time only: the data decides it
         if len(dims) != len(shape) or any(
                 d is not None and d != s for d, s in zip(dims, shape, strict=False)):
             declared = "x".join("?" if d is None else str(d) for d in dims)

@@ -29,6 +29,7 @@ CONVERTER_MODULES: tuple[str, ...] = (
     "dlc.frontends.onnx.elementwise",
     "dlc.frontends.onnx.activation",
     "dlc.frontends.onnx.control",
+    "dlc.frontends.onnx.dynamic",
     "dlc.frontends.onnx.einsum",
     "dlc.frontends.onnx.nn",
     "dlc.frontends.onnx.norm",

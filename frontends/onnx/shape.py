@@ -5,6 +5,7 @@ ConstantOfShape, Range. They produce arrays, never ops (TVM folds the same ops w
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects.graph.extents import extent_of
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
@@ -41,17 +42,29 @@ class Constant(OnnxOpConverter):
                          "string constants are not supported)")
 
 
+def static_shape(node: NodeContext) -> tuple[int, ...]:
+    """The static shape of input 0, which must not have a data-dependent extent (the padded
+    result of NonZero or NonMaxSuppression: its shape is the bound, not the data's)."""
+    if node.const(0) is None:
+        extent = extent_of(node.input(0))
+        if extent is not None:
+            raise node.error(f"consumes the data-dependent extent of {extent.source} along "
+                             f"axis {extent.axis}: its size is known only at run time, and dlc "
+                             "compiles static shapes (a known limit)")
+    return node.shape(0)
+
+
 @register("Shape")
 class Shape(OnnxOpConverter):
     """`Shape`: the static shape of its input as an int64 vector (v15: sliced by start/end)."""
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [np.array(node.shape(0), dtype=np.int64)]
+        return [np.array(static_shape(node), dtype=np.int64)]
 
     @classmethod
     def _impl_v15(cls, node: NodeContext) -> list[ConvertedValue]:
-        shape = node.shape(0)
+        shape = static_shape(node)
         start = node.attr_int("start", 0)
         end = node.attr_int("end", len(shape))
         return [np.array(shape[slice(start, end)], dtype=np.int64)]
@@ -63,7 +76,7 @@ class Size(OnnxOpConverter):
 
     @classmethod
     def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [np.array(int(np.prod(node.shape(0), dtype=np.int64)), dtype=np.int64)]
+        return [np.array(int(np.prod(static_shape(node), dtype=np.int64)), dtype=np.int64)]
 
 
 @register("ConstantOfShape")

@@ -31,7 +31,8 @@ FAMILIES: tuple[str, ...] = (
     "Slice", "Split", "Expand", "Tile", "Where", "Equal", "Less", "Greater", "Cast", "Identity",
     "Dropout",
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Pad", "Resize", "Upsample",
-    "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK",
+    "Constant", "ConstantOfShape", "Shape", "Range", "Einsum", "ArgMax", "TopK", "NonZero",
+    "NonMaxSuppression",
     "If", "Loop", "Scan",
     "LSTM", "GRU", "RNN",
 )

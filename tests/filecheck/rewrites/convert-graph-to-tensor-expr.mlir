@@ -352,6 +352,67 @@ func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
 
 // -----
 
+// NonZero, padded to every element: a flag per flat position (NaN is nonzero: `une`), their
+// running sum by a scan (its final state is the count), the flat position of the j-th nonzero
+// element by a binary search of the prefix sums (3 steps for 6 elements: lower bound over 7
+// outcomes), then its coordinates, 0 from the count on.
+// CHECK-LABEL: func.func @nonzero
+func.func @nonzero(%x: tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  func.return %i, %n : tensor<2x6xi64>, tensor<i64>
+}
+// CHECK:      %[[FLAGS:.*]] = tensor_expr.compute "nonzero_flag" tag "dynamic" -> tensor<6xi64> {
+// CHECK:        arith.cmpf une
+// CHECK:      %[[COUNT:.*]], %[[PREFIX:.*]] = tensor_expr.scan "nonzero" inits(%{{.*}} : tensor<i64>) sequences(%[[FLAGS]] : tensor<6xi64>) -> (tensor<i64>, tensor<6xi64>) {
+// CHECK-NEXT: ^bb0(%[[RUNNING:.*]]: tensor<i64>, %[[FLAG:.*]]: tensor<i64>):
+// CHECK-NEXT:   %[[NEXT:.*]] = tensor_expr.compute "nonzero_running" tag "dynamic" -> tensor<i64> {
+// CHECK:          arith.addi
+// CHECK:        tensor_expr.scan_yield %[[NEXT]], %[[NEXT]] : tensor<i64>, tensor<i64>
+// CHECK:      %[[POS:.*]] = tensor_expr.compute "nonzero_position" tag "dynamic" -> tensor<6xi64> {
+// CHECK-COUNT-3: tensor_expr.read %[[PREFIX]]
+// CHECK-NOT:    tensor_expr.read %[[PREFIX]]
+// CHECK:      %[[I:.*]] = tensor_expr.compute "nonzero_indices" tag "dynamic" -> tensor<2x6xi64> {
+// CHECK:        tensor_expr.read %[[POS]]
+// CHECK:        arith.divsi
+// CHECK:        arith.remsi
+// CHECK:        tensor_expr.read %[[COUNT]][] : tensor<i64>
+// CHECK:      func.return %[[I]], %[[COUNT]] : tensor<2x6xi64>, tensor<i64>
+
+// -----
+
+// NonMaxSuppression: boxes ranked by score per (batch, class), listed by rank, then a scan over
+// the ranks carrying the boxes selected so far and their count; each step tests the candidate
+// against the selected boxes (IoU, ONNX's reference test), the count against the limit and the
+// score against the threshold; the selections are then laid out (batch, class)-major.
+// CHECK-LABEL: func.func @non_max_suppression
+func.func @non_max_suppression(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<6x3xi64>, tensor<i64>) {
+  %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou, %thr {bound = 3 : i64} : tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32> -> tensor<6x3xi64>, tensor<i64>
+  func.return %s, %n : tensor<6x3xi64>, tensor<i64>
+}
+// CHECK:      %[[RANK:.*]] = tensor_expr.compute "nms_rank" tag "dynamic" reduce [6] sum init 0 : i64 -> tensor<1x2x6xi64> {
+// CHECK:      %[[CANDIDATES:.*]] = tensor_expr.compute "nms_candidates" tag "dynamic" reduce [6] sum init 0 : i64 -> tensor<6x1x2xi64> {
+// CHECK:        tensor_expr.read %[[RANK]]
+// CHECK:      %[[CHOSEN:.*]], %[[COUNTS:.*]] = tensor_expr.scan "nms" inits(%{{.*}}, %{{.*}} : tensor<1x2x3xi64>, tensor<1x2xi64>) sequences(%[[CANDIDATES]] : tensor<6x1x2xi64>) -> (tensor<1x2x3xi64>, tensor<1x2xi64>) {
+// CHECK-NEXT: ^bb0(%[[CHOSEN_T:.*]]: tensor<1x2x3xi64>, %[[COUNTS_T:.*]]: tensor<1x2xi64>, %[[CANDIDATE:.*]]: tensor<1x2xi64>):
+// CHECK:        %[[SUPPRESSED:.*]] = tensor_expr.compute "nms_suppressed" tag "dynamic" reduce [3] sum init 0 : i64 -> tensor<1x2xi64> {
+// CHECK:          tensor_expr.read %iou
+// CHECK:          arith.divf
+// CHECK:        %[[ACCEPT:.*]] = tensor_expr.compute "nms_accept" tag "dynamic" -> tensor<1x2xi64> {
+// CHECK:          tensor_expr.read %[[SUPPRESSED]]
+// CHECK:          tensor_expr.read %max
+// CHECK:          tensor_expr.read %thr
+// CHECK:        %[[NEXT_CHOSEN:.*]] = tensor_expr.compute "nms_chosen" tag "dynamic" -> tensor<1x2x3xi64> {
+// CHECK:        %[[NEXT_COUNTS:.*]] = tensor_expr.compute "nms_counts" tag "dynamic" -> tensor<1x2xi64> {
+// CHECK:        tensor_expr.scan_yield %[[NEXT_CHOSEN]], %[[NEXT_COUNTS]]
+// CHECK:      %[[OFFSET:.*]] = tensor_expr.compute "nms_offset" tag "dynamic" reduce [2] sum init 0 : i64 -> tensor<1x2xi64> {
+// CHECK:      %[[TOTAL:.*]] = tensor_expr.compute "nms_count" tag "dynamic" reduce [2] sum init 0 : i64 -> tensor<i64> {
+// CHECK:      %[[SELECTED:.*]] = tensor_expr.compute "nms_selected" tag "dynamic" reduce [2] sum init 0 : i64 -> tensor<6x3xi64> {
+// CHECK:        tensor_expr.read %[[OFFSET]]
+// CHECK:        tensor_expr.read %[[CHOSEN]]
+// CHECK:      func.return %[[SELECTED]], %[[TOTAL]] : tensor<6x3xi64>, tensor<i64>
+
+// -----
+
 // Transposed convolution: only taps landing on an input element (a multiple of the stride, in
 // range) contribute; the others select 0.
 // CHECK-LABEL: func.func @conv_transpose2d

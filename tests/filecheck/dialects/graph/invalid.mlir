@@ -570,6 +570,102 @@ func.func @negative_topk_results(%x: tensor<3xf32>) {
 
 // -----
 
+func.func @negative_nonzero_indices(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.nonzero' op expected indices of type tensor<2x6xi64>, found tensor<2x3xi64>
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x3xi64>, tensor<i64>)
+  func.return
+}
+
+// -----
+
+func.func @negative_nonzero_count(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.nonzero' op expected the count result of type tensor<i64>, found tensor<1xi64>
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<1xi64>)
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_boxes(%b: tensor<1x6x5xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected boxes of shape [batches, boxes, 4], found tensor<1x6x5xf32>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 1 : i64} : tensor<1x6x5xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32> -> tensor<1x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_scores(%b: tensor<1x6x4xf32>, %s: tensor<1x1x5xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected scores of shape [1, classes, 6] for boxes tensor<1x6x4xf32>, found tensor<1x1x5xf32>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 1 : i64} : tensor<1x6x4xf32>, tensor<1x1x5xf32>, tensor<i64>, tensor<f32> -> tensor<1x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_integer_boxes(%b: tensor<1x6x4xi32>, %s: tensor<1x1x6xi32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected float boxes and scores of one type, found tensor<1x6x4xi32> and tensor<1x1x6xi32>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 1 : i64} : tensor<1x6x4xi32>, tensor<1x1x6xi32>, tensor<i64>, tensor<f32> -> tensor<1x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_bound(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected 'bound' in [0, 6], found 7
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 7 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32> -> tensor<7x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_selected(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected selected indices of type tensor<2x3xi64>, found tensor<6x3xi64>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32> -> tensor<6x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_count(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected the count result of type tensor<i64>, found tensor<i32>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32> -> tensor<2x3xi64>, tensor<i32>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_center_point_box(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected 'center_point_box' 0 or 1, found 2
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64, center_point_box = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32> -> tensor<2x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_max_output(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<2xi64>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected max_output_boxes_per_class to be a scalar (shape [] or [1]), found tensor<2xi64>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<2xi64>, tensor<f32> -> tensor<2x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_max_output_type(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i32>, %t: tensor<f32>) {
+  // CHECK: 'graph.non_max_suppression' op expected max_output_boxes_per_class of i64 element type, found tensor<i32>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i32>, tensor<f32> -> tensor<2x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @negative_nms_threshold_type(%b: tensor<1x6x4xf32>, %s: tensor<1x1x6xf32>, %m: tensor<i64>, %t: tensor<f16>) {
+  // CHECK: 'graph.non_max_suppression' op expected iou_threshold of the boxes' element type, found tensor<f16>
+  %r, %n = graph.non_max_suppression %b, %s, %m, %t {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f16> -> tensor<2x3xi64>, tensor<i64>
+  func.return
+}
+
+// -----
+
 func.func @negative_conv_transpose2d_channels(%x: tensor<1x4x5x5xf32>, %w: tensor<3x3x3x3xf32>) {
   // CHECK: 'graph.conv_transpose2d' op expected weight dim 0 to be the 4 input channels, found 3
   %r = graph.conv_transpose2d %x, %w : (tensor<1x4x5x5xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x7x7xf32>

@@ -499,6 +499,30 @@ func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
   func.return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
 }
 
+// CHECK-LABEL: func.func @nonzero
+func.func @nonzero(%x: tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>) {
+  %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  // CHECK-NEXT: %i, %n = graph.nonzero %x : (tensor<2x3xf32>) -> (tensor<2x6xi64>, tensor<i64>)
+  func.return %i, %n : tensor<2x6xi64>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @non_max_suppression
+func.func @non_max_suppression(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x1x6xf32>, %max: tensor<1xi64>, %iou: tensor<1xf32>, %thr: tensor<1xf32>) -> (tensor<2x3xi64>, tensor<i64>) {
+  %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou, %thr
+      {bound = 2 : i64}
+      : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>,
+        tensor<1xf32> -> tensor<2x3xi64>, tensor<i64>
+  // CHECK-NEXT: %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou, %thr {bound = 2 : i64} : tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32> -> tensor<2x3xi64>, tensor<i64>
+  func.return %s, %n : tensor<2x3xi64>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @non_max_suppression_without_score_threshold
+func.func @non_max_suppression_without_score_threshold(%boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x5xf32>, %max: tensor<i64>, %iou: tensor<f32>) -> (tensor<30x3xi64>, tensor<i64>) {
+  %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou {bound = 5 : i64, center_point_box = 1 : i64} : tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<i64>, tensor<f32> -> tensor<30x3xi64>, tensor<i64>
+  // CHECK-NEXT: %s, %n = graph.non_max_suppression %boxes, %scores, %max, %iou {bound = 5 : i64, center_point_box = 1 : i64} : tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<i64>, tensor<f32> -> tensor<30x3xi64>, tensor<i64>
+  func.return %s, %n : tensor<30x3xi64>, tensor<i64>
+}
+
 // CHECK-LABEL: func.func @conv_transpose2d
 func.func @conv_transpose2d(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32> {
   %r = graph.conv_transpose2d %x, %w
