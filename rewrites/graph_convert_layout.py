@@ -364,7 +364,8 @@ class GraphConvertLayoutPass(ModulePass):
             input channels (the VNNI kernel's A rows copied whole for a 1x1 conv, B the weight's
             panels packed at compile time) whose output channels are the contiguous axis the
             kernel's write-back stores in vectors, and a depthwise conv vectorizes along the
-            channels; float convs keep the layout their schedules expect.
+            channels; float convs keep the layout their schedules expect. A module without an
+            integer conv to convert is left unchanged (its transposes do not move).
     """
 
     name: ClassVar[str] = "graph-convert-layout"
@@ -378,6 +379,10 @@ class GraphConvertLayoutPass(ModulePass):
             raise PassFailedException(
                 f"graph-convert-layout: expected layout in {supported}, found '{self.layout}'"
             )
+        if self.integer_only and not any(
+                isinstance(conv, Conv2DIntegerOp) and conv.layout_value() != self.layout
+                for conv in op.walk()):
+            return  # no int8 region: the module's own transposes stay where they are
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [ConvertConvLayout(self.layout, self.integer_only),

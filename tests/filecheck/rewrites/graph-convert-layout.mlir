@@ -173,3 +173,20 @@ func.func @int8_region_follows(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %f = graph.conv2d %d, %fw : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   func.return %f : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// Without an integer conv, integer_only changes nothing: the float conv keeps NCHW and the
+// module's own transpose does not sink.
+
+// INT8-LABEL:  @negative_no_integer_conv
+// INT8-NEXT:   %[[T:.*]] = graph.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>}
+// INT8-NEXT:   %[[R:.*]] = graph.relu %[[T]]
+// INT8:        %[[C:.*]] = graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>)
+func.func @negative_no_integer_conv(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>) {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %r = graph.relu %t : tensor<1x4x4x2xf32>
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r, %c : tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>
+}
