@@ -32,7 +32,9 @@ from dlc.dialects.graph.ops import (
     SoftmaxOp,
     TransposeOp,
     broadcast_shapes,
+    i64_attr,
 )
+from dlc.dialects.graph.ops_quant import Conv2DIntegerOp, DequantizeOp, QuantizeOp
 from dlc.dialects.graph.utils import (
     build_constant,
     constant_array,
@@ -111,14 +113,19 @@ def _replace_with_transposed(
 
 
 class ConvertConvLayout(RewritePattern):
-    """`conv2d` in another layout → transpose, conv2d in `layout`, transpose back."""
+    """`conv2d` / `conv2d_integer` in another layout → transpose, the conv in `layout`,
+    transpose back (only `conv2d_integer` with `integer_only`)."""
 
-    def __init__(self, layout: str) -> None:
+    def __init__(self, layout: str, integer_only: bool = False) -> None:
         self.layout = layout
         self.kernel_layout = KERNEL_LAYOUTS[layout]
+        self.integer_only = integer_only
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: Conv2DOp | Conv2DIntegerOp, rewriter: PatternRewriter
+                          ) -> None:
+        if isinstance(op, Conv2DOp) and self.integer_only:
+            return
         if op.layout_value() == self.layout and op.kernel_layout_value() == self.kernel_layout:
             return
         new_ops: list[Operation] = []
@@ -129,19 +136,20 @@ class ConvertConvLayout(RewritePattern):
             op.weight, layout_permutation(op.kernel_layout_value(), self.kernel_layout)
         )
         new_ops += input_ops + weight_ops
-        conv = Conv2DOp(
-            input, weight, op.bias,
-            strides=op.strides_tuple(), padding=op.padding_tuple(),
-            dilation=op.dilation_tuple(), groups=op.groups_value(),
-            layout=self.layout, kernel_layout=self.kernel_layout,
-        )
-        back = TransposeOp(conv, layout_permutation(self.layout, op.layout_value()))
+        conv = recreate(op, [input, weight, *op.operands[2:]],
+                        [_permuted_type(op.result.type,
+                                        layout_permutation(op.layout_value(), self.layout))])
+        conv.attributes["layout"] = StringAttr(self.layout)
+        conv.attributes["kernel_layout"] = StringAttr(self.kernel_layout)
+        back = TransposeOp(conv.results[0], layout_permutation(self.layout, op.layout_value()))
         rewriter.replace(op, [*new_ops, conv, back])
 
 
 def _is_layout_agnostic(op: Operation) -> bool:
-    """Elementwise and NumPy-broadcasting graph ops: every axis is treated alike."""
-    if op.dialect_name() != "graph" or isinstance(op, BatchNormOp) or op.regions:
+    """Elementwise and NumPy-broadcasting graph ops: every axis is treated alike (not quantize
+    and dequantize: their per-channel parameters follow an `axis`)."""
+    if (op.dialect_name() != "graph" or isinstance(op, BatchNormOp | QuantizeOp | DequantizeOp)
+            or op.regions):
         return False
     if fusion_kind(op) not in (FusionKind.ELEMENTWISE, FusionKind.BROADCAST):
         return False
@@ -282,6 +290,22 @@ class SinkTransposeThroughSoftmax(RewritePattern):
         _replace_with_transposed(rewriter, op, [new], perm)
 
 
+class SinkTransposeThroughQuantize(RewritePattern):
+    """`quantize(transpose(x, p), s, z, axis=k)` → `transpose(quantize(x, s, z, axis=p[k]), p)`,
+    and the same for dequantize (per-tensor or per-channel parameters)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp | DequantizeOp, rewriter: PatternRewriter) -> None:
+        transpose = _transposed_operand(op.x)
+        if transpose is None:
+            return
+        perm = transpose.perm_tuple()
+        new = recreate(op, [transpose.x, op.scale, op.zero_point],
+                       [_permuted_type(op.result.type, inverse_permutation(perm))])
+        new.attributes["axis"] = i64_attr(perm[op.axis_value() % len(perm)])
+        _replace_with_transposed(rewriter, op, [new], perm)
+
+
 class FoldTransposeOfConstant(RewritePattern):
     """`transpose(constant)` → the transposed constant (same size: the module does not grow)."""
 
@@ -304,6 +328,7 @@ def layout_propagation_patterns() -> list[RewritePattern]:
         SinkTransposeThroughConcat(),
         SinkTransposeThroughReduce(),
         SinkTransposeThroughSoftmax(),
+        SinkTransposeThroughQuantize(),
     ]
 
 
@@ -311,30 +336,42 @@ def layout_propagation_patterns() -> list[RewritePattern]:
 class GraphConvertLayoutPass(ModulePass):
     """Run every conv2d in one data layout; other layout-free ops follow; transposes at the edges.
 
-    *Input invariant*: any module; conv2d in any layout (a permutation of NCHW with any kernel
-    layout). Ops the pass does not know are left alone (a transpose stays in front of them).
+    *Input invariant*: any module; conv2d and conv2d_integer in any layout (a permutation of
+    NCHW with any kernel layout). Ops the pass does not know are left alone (a transpose stays
+    in front of them).
 
-    *Output IR*: every `graph.conv2d` has `layout` and its paired `kernel_layout` (NHWC/HWIO or
-    NCHW/OIHW); constant weights are transposed at compile time. `graph.transpose` ops sink
-    through elementwise and broadcast ops (by fusion kind; batch norm excepted, its channel
-    axis is fixed), max/avg/global-avg pools (whose `layout` changes to NCHW or NHWC), concat,
-    reduce and softmax (whose axes are remapped); transposes of transposes compose, identity
-    ones vanish, and ones that only move size-1 axes become reshapes. So a region of
-    conv-heavy code runs in `layout`, with transposes only where it meets the function's
-    arguments and results or ops that depend on the layout (reshape, flatten, batch norm, …).
+    *Output IR*: every `graph.conv2d` and `graph.conv2d_integer` (only these with
+    `integer_only`) has `layout` and its paired `kernel_layout` (NHWC/HWIO or NCHW/OIHW);
+    constant weights are transposed at compile time. `graph.transpose` ops sink through
+    elementwise and broadcast ops (by fusion kind; batch norm excepted, its channel axis is
+    fixed), quantize and dequantize (whose per-channel `axis` is remapped), max/avg/global-avg
+    pools (whose `layout` changes to NCHW or NHWC), concat, reduce and softmax (whose axes are
+    remapped); transposes of transposes compose, identity ones vanish, and ones that only move
+    size-1 axes become reshapes. So a region of conv-heavy code runs in `layout`, with
+    transposes only where it meets the function's arguments and results or ops that depend on
+    the layout (reshape, flatten, batch norm, …).
 
     *Invariants*: only data movement changes, so results are unchanged up to the order in
-    which convolutions and pools sum (float rounding); the number of convolutions and pools is
-    unchanged; each conversion adds at most one transpose per edge of the region.
+    which convolutions and pools sum (float rounding; integer convs are exact); the number of
+    convolutions and pools is unchanged; each conversion adds at most one transpose per edge
+    of the region.
 
     Options:
         layout: the target data layout, NHWC (default) or NCHW. Blocked layouts (NCHWc) are
             not supported yet.
+        integer_only: convert only the integer convs (`conv2d_integer`): the `cpu` pipeline
+            runs int8 regions in NHWC, where a conv is a GEMM over pixel rows of contiguous
+            input channels (the VNNI kernel's A rows copied whole for a 1x1 conv, B the weight's
+            panels packed at compile time) whose output channels are the contiguous axis the
+            kernel's write-back stores in vectors, and a depthwise conv vectorizes along the
+            channels; float convs keep the layout their schedules expect. A module without an
+            integer conv to convert is left unchanged (its transposes do not move).
     """
 
     name: ClassVar[str] = "graph-convert-layout"
 
     layout: str = "NHWC"
+    integer_only: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.layout not in KERNEL_LAYOUTS:
@@ -342,9 +379,14 @@ class GraphConvertLayoutPass(ModulePass):
             raise PassFailedException(
                 f"graph-convert-layout: expected layout in {supported}, found '{self.layout}'"
             )
+        if self.integer_only and not any(
+                isinstance(conv, Conv2DIntegerOp) and conv.layout_value() != self.layout
+                for conv in op.walk()):
+            return  # no int8 region: the module's own transposes stay where they are
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [ConvertConvLayout(self.layout), *layout_propagation_patterns()]
+                [ConvertConvLayout(self.layout, self.integer_only),
+                 *layout_propagation_patterns()]
             ),
             post_walk_func=region_dce,
         ).rewrite_module(op)

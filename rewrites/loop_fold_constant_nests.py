@@ -166,6 +166,29 @@ def is_constant_argument(value: SSAValue) -> bool:
         _passed_global(call, value.index, globals_) is not None for call in calls)
 
 
+def constant_argument_values(value: SSAValue) -> np.ndarray | None:
+    """The elements of a constant argument (`is_constant_argument`) when every call passes the
+    same values, else None (what a schedule may specialize on, as a zero point of 0)."""
+    if not is_constant_argument(value):
+        return None
+    assert isinstance(value, BlockArgument)
+    function = value.owner.parent_op()
+    assert isinstance(function, func.FuncOp)
+    module = function.parent_op()
+    assert isinstance(module, ModuleOp)
+    globals_ = _constant_globals(module)
+    arrays = []
+    for call in call_sites(module)[function.sym_name.data]:
+        name = _passed_global(call, value.index, globals_)
+        assert name is not None
+        initial = globals_[name].initial_value
+        assert isinstance(initial, DenseIntOrFPElementsAttr)
+        arrays.append(elements_to_array(initial, "memref.global"))
+    if any(not np.array_equal(array, arrays[0]) for array in arrays[1:]):
+        return None
+    return arrays[0]
+
+
 def constant_global(name: str, memref_type: MemRefType, array: np.ndarray) -> memref.GlobalOp:
     """`memref.global "private" constant @name : memref_type = dense<array>` (raw bytes)."""
     little_endian = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)

@@ -8,13 +8,16 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects import make_context
 from dlc.dialects.graph.interpreter import run_module
 from dlc.dialects.graph.interpreter_quant import dequantize, quantize
 from dlc.frontends.onnx.importer import import_onnx
+from dlc.pipelines import parse_pipeline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import StringAttr
 
 import dlc
 
@@ -99,10 +102,8 @@ def _integers(rng: np.random.Generator, dtype: type, shape: object) -> np.ndarra
     return rng.integers(info.min, info.max + 1, size=shape).astype(dtype)
 
 
-@settings(max_examples=30, deadline=None)
-@given(case=_conv_case())
-def test_conv_integer_matches_onnx_reference(case: dict) -> None:  # type: ignore[type-arg]
-    """ConvInteger (zero points, per output channel, grouped, padded with the zero point)."""
+def _conv_integer_case(case: dict) -> tuple[onnx.ModelProto, np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+    """(ConvInteger model, input, ONNX reference's output) of a `_conv_case`."""
     rng = np.random.default_rng(case["seed"])
     x = _integers(rng, case["x_dtype"], (1, case["cin"], case["size"], case["size"]))
     w = _integers(rng, case["w_dtype"], (case["cout"], case["cin"] // case["groups"],
@@ -117,7 +118,30 @@ def test_conv_integer_matches_onnx_reference(case: dict) -> None:  # type: ignor
         {"w": w, "xz": xz, "wz": wz})).run(None, {"x": x})
     model = _model([node], [("x", _INT[case["x_dtype"]], list(x.shape))],
                    ("y", TensorProto.INT32, list(expected.shape)), {"w": w, "xz": xz, "wz": wz})
+    return model, x, expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=_conv_case())
+def test_conv_integer_matches_onnx_reference(case: dict) -> None:  # type: ignore[type-arg]
+    """ConvInteger (zero points, per output channel, grouped, padded with the zero point)."""
+    model, x, expected = _conv_integer_case(case)
     (got,) = run_module(import_onnx(model), [x])
+    np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=_conv_case())
+def test_conv_integer_in_nhwc_matches_onnx_reference(case: dict) -> None:  # type: ignore[type-arg]
+    """ConvInteger moved to NHWC / HWIO by graph-convert-layout{integer_only} (the per-channel
+    weight zero point then along the weight's axis 3): the interpreter's result is unchanged."""
+    model, x, expected = _conv_integer_case(case)
+    module = import_onnx(model)
+    for module_pass in parse_pipeline("graph-convert-layout{integer_only=true}"):
+        module_pass.apply(make_context(), module)
+    assert [op.attributes["layout"] for op in module.walk()  # type: ignore[union-attr]
+            if op.name == "graph.conv2d_integer"] == [StringAttr("NHWC")]
+    (got,) = run_module(module, [x])
     np.testing.assert_array_equal(got, expected)
 
 

@@ -275,19 +275,68 @@ def test_vnni_conv_in_the_loop_interpreter_matches_the_graph_interpreter(
 
 
 def _conv_integer_model(x: np.ndarray, w: np.ndarray, xz: np.ndarray, stride: int, pad: int,
-                        dilation: int):  # type: ignore[no-untyped-def]
-    """ONNX ConvInteger with a constant weight and input zero point."""
+                        dilation: int, groups: int = 1,
+                        wz: np.ndarray | None = None):  # type: ignore[no-untyped-def]
+    """ONNX ConvInteger with a constant weight and zero points."""
     n, c, size, _ = x.shape
     o, _, kernel, _ = w.shape
     out = (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
     x_type = TensorProto.UINT8 if x.dtype == np.uint8 else TensorProto.INT8
-    node = helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], pads=[pad] * 4,
-                            strides=[stride] * 2, dilations=[dilation] * 2)
+    inputs = ["x", "w", "xz"] + ([] if wz is None else ["wz"])
+    node = helper.make_node("ConvInteger", inputs, ["y"], pads=[pad] * 4,
+                            strides=[stride] * 2, dilations=[dilation] * 2, group=groups)
+    initializers = {"w": w, "xz": xz} | ({} if wz is None else {"wz": wz})
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", x_type, list(x.shape))],
         [helper.make_tensor_value_info("y", TensorProto.INT32, [n, o, out, out])],
-        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xz, "xz")])
+        [numpy_helper.from_array(v, name) for name, v in initializers.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _nhwc_conv_integer_module(c: int, size: int, o: int, kernel: int, stride: int, pad: int,
+                              groups: int, x: str) -> str:
+    """`graph.conv2d_integer` in NHWC / HWIO (the layout graph-convert-layout gives int8
+    regions) of x [1, size, size, c] by an s8 weight [kernel, kernel, c / groups, o] with
+    per-output-channel zero points, all arguments."""
+    out = (size + 2 * pad - kernel) // stride + 1
+    x_type = f"tensor<1x{size}x{size}x{c}x{x}>"
+    w_type = f"tensor<{kernel}x{kernel}x{c // groups}x{o}xi8>"
+    y_type = f"tensor<1x{out}x{out}x{o}xi32>"
+    attrs = (f"strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, "
+             f"{pad}, {pad}>, groups = {groups} : i64, layout = \"NHWC\", "
+             f"kernel_layout = \"HWIO\"")
+    operands = f"({x_type}, {w_type}, tensor<{x}>, tensor<{o}xi8>)"
+    return (
+        f"func.func @conv(%x: {x_type}, %w: {w_type}, %xz: tensor<{x}>, %wz: tensor<{o}xi8>) "
+        f"-> {y_type} {{\n"
+        f"  %r = graph.conv2d_integer %x, %w, %xz, %wz {{{attrs}}} : {operands} -> {y_type}\n"
+        f"  func.return %r : {y_type}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(("c", "size", "o", "kernel", "stride", "pad", "groups", "x"), [
+    (16, 6, 24, 1, 1, 0, 1, "ui8"),    # 1x1: A the input's pixel rows
+    (5, 7, 17, 3, 2, 1, 1, "i8"),      # 3x3 stride 2, s8 input, channels not multiples of 4
+    (3, 9, 8, 3, 2, 1, 1, "ui8"),      # a stem: 3 input channels
+    (12, 6, 12, 3, 1, 1, 12, "ui8"),   # depthwise: the generic schedule, along the channels
+])
+def test_nhwc_int8_conv_in_the_loop_interpreter_matches_the_graph_interpreter(
+        c: int, size: int, o: int, kernel: int, stride: int, pad: int, groups: int,
+        x: str) -> None:
+    """Int8 convs in NHWC (as the cpu pipeline's graph-convert-layout{integer_only} leaves
+    them) lowered for a VNNI target and run in the loop interpreter (host independent): a GEMM
+    conv runs on the VNNI kernel, a depthwise one on the generic schedule, and both equal the
+    graph interpreter."""
+    text = _nhwc_conv_integer_module(c, size, o, kernel, stride, pad, groups, x)
+    rng = np.random.default_rng(c * 100 + o + groups)
+    inputs = [_integers(rng, _TYPES[x], (1, size, size, c)),
+              _integers(rng, np.int8, (kernel, kernel, c // groups, o)),
+              _integers(rng, _TYPES[x], ()), _integers(rng, np.int8, (o,))]
+    (reference,) = run_module(Parser(make_context(), text).parse_module(), inputs)
+    module = _lower(text, VNNI_TARGET)
+    assert any(isinstance(op, IntrinsicOp) for op in module.walk()) == (groups == 1)
+    (got,) = run_function(module, "conv", [value.view(np.int8) for value in inputs])
+    np.testing.assert_array_equal(got, reference)
 
 
 def test_vnni_conv_with_a_constant_weight_packs_the_input_in_rows() -> None:

@@ -68,7 +68,8 @@ def _shifted(x: np.ndarray, zero_point: np.ndarray, rank_axis: int | None) -> np
 @implements(Conv2DIntegerOp)
 def _conv2d_integer(op: Conv2DIntegerOp, args: list[np.ndarray]) -> np.ndarray:
     x, w, xz, wz, *bias = args
-    return _conv2d(op, [_shifted(x, xz, None), _shifted(w, wz, 0), *bias])  # type: ignore[arg-type]
+    output_channels = op.kernel_layout_value().index("O")
+    return _conv2d(op, [_shifted(x, xz, None), _shifted(w, wz, output_channels), *bias])  # type: ignore[arg-type]
 
 
 @implements(MatmulIntegerOp)

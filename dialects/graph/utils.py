@@ -208,11 +208,14 @@ def recreate(
     """A new op of `op`'s class with `operands` and `result_types` and `op`'s attributes.
 
     For ops whose attributes do not depend on the operand shapes (elementwise ops), this is
-    how a pass rebuilds an op it does not know by name.
+    how a pass rebuilds an op it does not know by name. The new op keeps `op`'s location (the
+    ONNX node it came from, which profiles name).
     """
-    return type(op).create(
+    new = type(op).create(
         operands=list(operands),
         result_types=list(result_types),
         attributes=dict(op.attributes),
         properties=dict(op.properties),
     )
+    new.location = op.location
+    return new

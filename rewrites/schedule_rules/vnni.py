@@ -21,7 +21,8 @@ Emitted, before the nest it replaces:
     Bp = pack B into [G][K/4][NP][64] (16 columns x 4 k per 64 bytes, zero padded; a constant
          B is packed at compile time by loop-fold-constant-nests)
     [Ap = A as u8 in [M][K/4 * 4], zero padded: only for s8 A or K not a multiple of 4]
-    colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too)
+    colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too;
+                                     no rowsum where zb' is 0: an s8 B whose zero points are 0)
     for g in column groups of NP panels (parallel) {       // NR = 16 NP columns
       for row blocks of MR rows (and a tail block of M mod MR rows) {
         tile = loop.alloc local [MR][NR] i32, zeroed
@@ -39,7 +40,9 @@ split into those that move only A (the rows) and those that move only B (the col
 reduction loops are the depth, each a row-major linearization of its loops. Such an operand is
 packed through its own load (recomputed at the loops of `pack_implicit_a` / `pack_implicit_b`:
 for an NCHW conv with a constant weight, the weight into the panels at compile time and the
-input's im2col into rows), and the write-back stores at the delinearized output point.
+input's im2col into rows), and the write-back stores at the delinearized output point. The
+depth loop that walks A's last index alone (an NHWC conv's input channels) is linearized
+innermost, and A's packing copies it in vectors.
 Batched GEMMs and depthwise convs (a loop moving both operands) are not matched (they keep the
 generic int32 schedule).
 MR x NP (x16 lanes) is 6 x 4 (24 of AVX-512's 32 registers hold the tile: `max_accumulators`),
@@ -53,7 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from dlc.rewrites.loop_fold_constant_nests import is_constant_argument
+from dlc.rewrites.loop_fold_constant_nests import constant_argument_values, is_constant_argument
 from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
 from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
 from dlc.rewrites.schedule_rules.config import CpuConfig
@@ -195,7 +198,8 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     (a_load, a_signed, za), (b_load, b_signed, zb) = factors[1 - b_at], factors[b_at]  # type: ignore[misc]
     rows = tuple((iv, extent[iv]) for iv in live if iv in moved[1 - b_at])
     cols = tuple((iv, extent[iv]) for iv in live if iv in moved[b_at])
-    depths = tuple((iv, extent[iv]) for iv in reduction if iv not in units)
+    depths = _contiguous_last(tuple((iv, extent[iv]) for iv in reduction if iv not in units),
+                              a_load)
     row_ivs, col_ivs = {iv for iv, _ in rows}, {iv for iv, _ in cols}
     if za is not None and depends_on(za, {*col_ivs, *reduction}):
         return None
@@ -208,6 +212,23 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
                     m, n, depth, local, a_load, b_load, rows, cols, depths, units,
                     tuple(spatial), plain_a, plain_b)
+
+
+def _moves_only_last_index(load: LoadOp, iv: SSAValue) -> bool:
+    """Whether `iv` moves the last index of `load` and no other (a contiguous walk)."""
+    *outer, last = load.indices
+    return depends_on(last, {iv}) and not any(depends_on(index, {iv}) for index in outer)
+
+
+def _contiguous_last(depths: tuple[Loop, ...], a_load: LoadOp) -> tuple[Loop, ...]:
+    """The depth loops with the one that walks A's last index (an NHWC conv's input channels,
+    outside the kernel window's loops in the nest) moved innermost: A's rows are then packed
+    in whole vectors of bytes. Any order of the depth is exact, as long as both operands' packings
+    (which linearize `depths`) agree."""
+    walking = [loop for loop in depths if _moves_only_last_index(a_load, loop[0])]
+    if len(depths) < 2 or not walking or walking[0] is depths[-1]:
+        return depths
+    return (*(loop for loop in depths if loop is not walking[0]), walking[0])
 
 
 def _product_of(loops: tuple[Loop, ...]) -> int:
@@ -361,6 +382,13 @@ class GemmBuilder:
         self.dots: list[ForOp] = []
         self.parallel_loops: list[ForOp] = []
         self.ones: dict[int, SSAValue] = {}
+
+    def zb_vanishes(self) -> bool:
+        """Whether zb' is 0 at every column (an s8 B without zero point or with zeros, as
+        symmetric int8 weights have): then the row sums' term vanishes and they are not
+        computed (their vpdpbusd(a', 1) cost as much as one more panel of B)."""
+        gemm = self.gemm
+        return gemm.b_signed and (gemm.zb is None or _is_zero(gemm.zb))
 
     # -- small builders ------------------------------------------------------------------------
 
@@ -572,9 +600,10 @@ class GemmBuilder:
         else:
             a = gemm.a
         colsum = self.colsum(packed_b, ops)
-        rowsum = self.rowsum(a, ops)
+        rowsum = None if self.zb_vanishes() else self.rowsum(a, ops)
         ops += self.kernels(a, packed_b, rowsum, colsum)
-        for buffer in [packed_b, colsum, rowsum, *([a] if a is not self.gemm.a else [])]:
+        for buffer in [packed_b, colsum, *([rowsum] if rowsum is not None else []),
+                       *([a] if a is not self.gemm.a else [])]:
             ops.append(DeallocOp(buffer))
         return ops
 
@@ -615,10 +644,12 @@ class GemmBuilder:
         return packed
 
     def nest_over(self, loops: tuple[Loop, ...], axis: str, kind: str,
-                  body: Callable[[dict[SSAValue, SSAValue], list[Operation]], None]
-                  ) -> list[Operation]:
+                  body: Callable[[dict[SSAValue, SSAValue], list[Operation]], None],
+                  vector_innermost: bool = False) -> list[Operation]:
         """Loops over `loops` (new induction variables, same trip counts, in order; outermost
-        of kind `kind`); `body` gets the mapping of the originals to the new ones."""
+        of kind `kind`, inner ones of at most UNROLL_PACK iterations together unrolled, and
+        with `vector_innermost` an innermost one of more vectorized); `body` gets the mapping
+        of the originals to the new ones."""
         if not loops:
             ops: list[Operation] = []
             body({}, ops)
@@ -633,6 +664,8 @@ class GemmBuilder:
                     count = loops[depth + 1][1]
                     inner_count = _product_of(loops[depth + 1:])
                     kind = "unrolled" if inner_count <= UNROLL_PACK else "serial"
+                    if vector_innermost and depth + 2 == len(loops) and kind == "serial":
+                        kind = "vectorized"
                     ops.append(self.loop(0, count, f"{axis}{depth + 1}", kind,
                                          level(depth + 1, inner)))
             return build
@@ -705,12 +738,20 @@ class GemmBuilder:
             inner.append(StoreOp(value, packed, [i, k]))
             body.append(BlockOp(f"{self.name}.pack_a", _reads(inner), [packed], inner))
 
-        nest = self.nest_over((*gemm.rows, *gemm.depths), "a", "serial", copy)
+        nest = self.nest_over((*gemm.rows, *gemm.depths), "a", "serial", copy,
+                              self.contiguous_depth(gemm.a_load))
         ops += nest
         if (nest and isinstance(nest[0], ForOp) and (gemm.rows or gemm.depths)[0][1] > 1
                 and not is_constant_argument(gemm.a)):
             self.parallel_loops.append(nest[0])  # a run-time im2col: split among the threads
         return packed
+
+    def contiguous_depth(self, load: LoadOp | None) -> bool:
+        """Whether the innermost depth loop moves only the last index of the operand's load
+        (an NHWC input's channels): its packing then copies whole vectors of bytes."""
+        if load is None or not self.gemm.depths:
+            return False
+        return _moves_only_last_index(load, self.gemm.depths[-1][0])
 
     def pack_implicit_b(self, ops: list[Operation]) -> SSAValue:
         """`Bp` (pack_b's layout) of an implicit B (a conv's input: `x[n, c, oh s + kh d, ow
@@ -856,7 +897,8 @@ class GemmBuilder:
                                  lambda k4, inner: rows(self.const(full), tail, k4, inner)))
         return rowsum
 
-    def kernels(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue
+    def kernels(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None,
+                colsum: SSAValue
                 ) -> list[Operation]:
         """The column groups (parallel), each over its row blocks."""
         gemm = self.gemm
@@ -886,7 +928,7 @@ class GemmBuilder:
             group(self.const(full_groups), tail_columns, ops)
         return ops
 
-    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue, colsum: SSAValue,
+    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None, colsum: SSAValue,
               row_block: SSAValue, rows: int, g: SSAValue, columns: int) -> list[Operation]:
         """One MR x NR tile: rows `row_block * MR + r` (r < rows), panels `g * NP + p`; the
         epilogue writes its `columns` valid columns."""
@@ -933,15 +975,20 @@ class GemmBuilder:
                 j = self.affine(o, (g, width), (c, 1))
                 za, zb = self.zero_points(i, j, o)
                 dot = LoadOp(tile, [r, c])
-                sum_a = LoadOp(rowsum, [i, self.const(0)])
+                o.append(dot)
+                partial = dot.result
+                if rowsum is not None:
+                    sum_a = LoadOp(rowsum, [i, self.const(0)])
+                    depth_za = arith.MuliOp(za, self.i32(gemm.depth, o))
+                    row_term = arith.SubiOp(sum_a, depth_za)
+                    row_comp = arith.MuliOp(zb, row_term)
+                    minus_row = arith.SubiOp(partial, row_comp)
+                    o += [sum_a, depth_za, row_term, row_comp, minus_row]
+                    partial = minus_row.result
                 sum_b = LoadOp(colsum, [j])
-                depth_za = arith.MuliOp(za, self.i32(gemm.depth, o))
-                row_term = arith.SubiOp(sum_a, depth_za)
-                row_comp = arith.MuliOp(zb, row_term)
                 col_comp = arith.MuliOp(za, sum_b)
-                partial = arith.SubiOp(dot, row_comp)
                 value = arith.SubiOp(partial, col_comp)
-                o += [dot, sum_a, sum_b, depth_za, row_term, row_comp, col_comp, partial, value]
+                o += [sum_b, col_comp, value]
                 writes = self.tail(i, j, value.result, o)
                 reads = [tile]
                 for op in o:
@@ -954,6 +1001,20 @@ class GemmBuilder:
         ops.append(self.loop(0, rows, "r", "unrolled", epilogue))
         ops.append(DeallocOp(tile))
         return ops
+
+
+def _is_zero(value: SSAValue) -> bool:
+    """Whether `value` is 0 wherever it is computed: a constant 0, or the extension of a load
+    from a constant argument whose elements are all 0 (a per-channel zero point)."""
+    owner = value.owner
+    if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp):
+        return _is_zero(owner.input)
+    if isinstance(owner, arith.ConstantOp):
+        return isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0
+    if isinstance(owner, LoadOp):
+        values = constant_argument_values(owner.memref)
+        return values is not None and not values.any()
+    return False
 
 
 def _reads(ops: list[Operation]) -> list[SSAValue]:

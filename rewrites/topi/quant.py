@@ -161,7 +161,8 @@ def conv2d_integer(op: Conv2DIntegerOp, builder: Builder) -> SSAValue:
         source = pad(builder, op, op.input, {h_pos: top, w_pos: left},
                      {h_pos: bottom, w_pos: right}, lambda b: _param(b, zero_point, None))
     x = _shift(builder, op, source, op.input_zero_point, None)
-    w = _shift(builder, op, op.weight, op.weight_zero_point, 0)
+    output_channels = op.kernel_layout_value().index("O")
+    w = _shift(builder, op, op.weight, op.weight_zero_point, output_channels)
     shifted = _OnShifted(op, input=x, weight=w, bias=op.bias, padding_tuple=lambda: (0, 0, 0, 0))
     return conv2d(shifted, builder)  # type: ignore[arg-type]
 

@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file -p graph-convert-layout | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{layout=NHWC},graph-convert-layout{layout=NCHW}' | filecheck %s --check-prefix=BACK
+// RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{integer_only=true}' | filecheck %s --check-prefix=INT8
 // RUN: not dlc-opt %s -p 'graph-convert-layout{layout=NCHW16c}' 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: dlc-opt: error: graph-convert-layout: expected layout in NCHW, NHWC, found 'NCHW16c'
 
@@ -134,4 +135,58 @@ func.func @negative_mixed_layout_operands(%x: tensor<1x2x4x4xf32>, %y: tensor<1x
   %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   %a = graph.add %c, %y : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   func.return %a : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// An int8 region: the integer conv moves to NHWC (its weight to HWIO, the per-output-channel
+// weight zero point unchanged), the per-channel dequantize of its accumulator follows with its
+// axis remapped to 3; the per-tensor quantize in front stays (a transpose of its bytes, not of
+// the floats). With integer_only the float conv keeps NCHW and the region ends in front of it.
+
+// CHECK-LABEL: @int8_region_follows
+// CHECK:       graph.conv2d_integer %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"}
+// CHECK:       graph.dequantize %{{.*}} {axis = 3 : i64} : (tensor<1x4x4x2xi32>, tensor<2xf32>, tensor<2xi32>) -> tensor<1x4x4x2xf32>
+// CHECK:       graph.conv2d %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"}
+// INT8-LABEL:  @int8_region_follows
+// INT8-SAME:   (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// INT8:        %[[Q:.*]] = graph.quantize %[[X]], %{{.*}}, %[[Z:.*]] : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+// INT8:        %[[WZ:.*]] = graph.constant dense<[0, 1]> : tensor<2xi8>
+// INT8-NEXT:   %[[IN:.*]] = graph.transpose %[[Q]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xui8>) -> tensor<1x4x4x2xui8>
+// INT8-NEXT:   %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}1, 3], [2, 4]]]]> : tensor<1x1x2x2xi8>
+// INT8-NEXT:   %[[C:.*]] = graph.conv2d_integer %[[IN]], %[[W]], %[[Z]], %[[WZ]] {layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x4x4x2xui8>, tensor<1x1x2x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<1x4x4x2xi32>
+// INT8:        %[[D:.*]] = graph.dequantize %[[C]], %{{.*}}, %{{.*}} {axis = 3 : i64} : (tensor<1x4x4x2xi32>, tensor<2xf32>, tensor<2xi32>) -> tensor<1x4x4x2xf32>
+// INT8-NEXT:   %[[NCHW:.*]] = graph.transpose %[[D]] {perm = array<i64: 0, 3, 1, 2>}
+// INT8:        %[[F:.*]] = graph.conv2d %[[NCHW]], %{{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+// INT8-NEXT:   func.return %[[F]]
+func.func @int8_region_follows(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %s = graph.constant dense<5.000000e-01> : tensor<f32>
+  %z = graph.constant dense<128> : tensor<ui8>
+  %q = graph.quantize %x, %s, %z : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+  %w = graph.constant dense<[[[[1]], [[2]]], [[[3]], [[4]]]]> : tensor<2x2x1x1xi8>
+  %wz = graph.constant dense<[0, 1]> : tensor<2xi8>
+  %c = graph.conv2d_integer %q, %w, %z, %wz : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<1x2x4x4xi32>
+  %cs = graph.constant dense<[2.500000e-01, 5.000000e-01]> : tensor<2xf32>
+  %cz = graph.constant dense<0> : tensor<2xi32>
+  %d = graph.dequantize %c, %cs, %cz {axis = 1 : i64} : (tensor<1x2x4x4xi32>, tensor<2xf32>, tensor<2xi32>) -> tensor<1x2x4x4xf32>
+  %fw = graph.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
+  %f = graph.conv2d %d, %fw : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %f : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Without an integer conv, integer_only changes nothing: the float conv keeps NCHW and the
+// module's own transpose does not sink.
+
+// INT8-LABEL:  @negative_no_integer_conv
+// INT8-NEXT:   %[[T:.*]] = graph.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>}
+// INT8-NEXT:   %[[R:.*]] = graph.relu %[[T]]
+// INT8:        %[[C:.*]] = graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>)
+func.func @negative_no_integer_conv(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>) {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %r = graph.relu %t : tensor<1x4x4x2xf32>
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r, %c : tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>
 }

@@ -201,3 +201,141 @@
     loop.dealloc %pad : memref<1x3x8x8xi8>
     func.return
   }
+
+// -----
+
+// An NHWC 3x3 conv (as graph-convert-layout{integer_only} leaves int8 convs) with a constant
+// weight: the weight takes the panels, the input the rows. The depth loop over the input
+// channels (outermost in the nest) moves innermost, so A's rows are packed in whole vectors
+// of channel bytes. The weight zero point is a constant 0 (symmetric s8 weights): zb' = 0,
+// so no row sums are computed and the write-back subtracts only za' * colsum.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_0
+// CHECK-NOT:     rowsum
+// CHECK:         %[[A:.*]] = loop.alloc global : memref<1x288xi8>
+// CHECK:         loop.for %[[KH:.*]] = %c0 to %c3
+// CHECK-NEXT:      loop.for %[[KW:.*]] = %c0 to %c3
+// CHECK-NEXT:        loop.for %[[CI:.*]] = %c0 to %c32 step %c1 axis "a2" kind vectorized {
+// CHECK-NEXT:          loop.block "conv2d.pack_a" reads(%x : memref<1x3x3x32xi8>) writes(%[[A]] : memref<1x288xi8>)
+// CHECK:                 loop.load %x[%c0, %{{.*}}, %{{.*}}, %[[CI]]]
+// CHECK-NOT:     rowsum
+// CHECK:         loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK-NOT:     rowsum
+// CHECK:         loop.block "conv2d.write"
+// CHECK-NOT:     rowsum
+// CHECK:       func.return
+
+// With a zero point of 2 the row sums are computed and read by the write-back.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_1
+// CHECK:         %[[ROWSUM:.*]] = loop.alloc global : memref<1x16xi32>
+// CHECK:         loop.block "conv2d.rowsum"
+// CHECK:         loop.block "conv2d.write" reads(%{{.*}}, %[[ROWSUM]], %{{.*}} : {{.*}})
+
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst0", type = memref<i8>, initial_value = dense<3> : tensor<i8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst1", type = memref<3x3x32x16xi8>, initial_value = dense<1> : tensor<3x3x32x16xi8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst2", type = memref<16xi8>, initial_value = dense<0> : tensor<16xi8>, sym_visibility = "private", constant}> : () -> ()
+  func.func @c(%x: memref<1x3x3x32xi8> {dlc.unsigned}, %out: memref<1x1x1x16xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %xz = memref.get_global @fused_conv2d_integer_0_cst0 : memref<i8>
+    %w = memref.get_global @fused_conv2d_integer_0_cst1 : memref<3x3x32x16xi8>
+    %wz = memref.get_global @fused_conv2d_integer_0_cst2 : memref<16xi8>
+    func.call @fused_conv2d_integer_0(%x, %xz, %w, %wz, %out) : (memref<1x3x3x32xi8>, memref<i8>, memref<3x3x32x16xi8>, memref<16xi8>, memref<1x1x1x16xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_0(%x: memref<1x3x3x32xi8>, %xz: memref<i8>, %w: memref<3x3x32x16xi8>, %wz: memref<16xi8>, %out: memref<1x1x1x16xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %c16 = arith.constant 16 : index
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c1 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c16 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x1x1x16xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x1x1x16xi32>
+            }
+            loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%x, %xz, %w, %wz : memref<1x3x3x32xi8>, memref<i8>, memref<3x3x32x16xi8>, memref<16xi8>) writes(%out : memref<1x1x1x16xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %0 = arith.addi %i1, %r1 : index
+                    %1 = arith.addi %i2, %r2 : index
+                    %2 = loop.load %x[%i0, %0, %1, %r0] : memref<1x3x3x32xi8> -> i8
+                    %3 = arith.extui %2 : i8 to i32
+                    %4 = loop.load %xz[] : memref<i8> -> i8
+                    %5 = arith.extui %4 : i8 to i32
+                    %6 = arith.subi %3, %5 : i32
+                    %7 = loop.load %w[%r1, %r2, %r0, %i3] : memref<3x3x32x16xi8> -> i8
+                    %8 = arith.extsi %7 : i8 to i32
+                    %9 = loop.load %wz[%i3] : memref<16xi8> -> i8
+                    %10 = arith.extsi %9 : i8 to i32
+                    %11 = arith.subi %8, %10 : i32
+                    %12 = arith.muli %6, %11 : i32
+                    %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x1x1x16xi32> -> i32
+                    %13 = arith.addi %acc, %12 : i32
+                    loop.store %13, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x1x1x16xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    func.return
+  }
+
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst0", type = memref<i8>, initial_value = dense<3> : tensor<i8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst1", type = memref<3x3x32x16xi8>, initial_value = dense<1> : tensor<3x3x32x16xi8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst2", type = memref<16xi8>, initial_value = dense<2> : tensor<16xi8>, sym_visibility = "private", constant}> : () -> ()
+  func.func @c_nonzero(%x: memref<1x3x3x32xi8> {dlc.unsigned}, %out: memref<1x1x1x16xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %xz = memref.get_global @fused_conv2d_integer_1_cst0 : memref<i8>
+    %w = memref.get_global @fused_conv2d_integer_1_cst1 : memref<3x3x32x16xi8>
+    %wz = memref.get_global @fused_conv2d_integer_1_cst2 : memref<16xi8>
+    func.call @fused_conv2d_integer_1(%x, %xz, %w, %wz, %out) : (memref<1x3x3x32xi8>, memref<i8>, memref<3x3x32x16xi8>, memref<16xi8>, memref<1x1x1x16xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_1(%x: memref<1x3x3x32xi8>, %xz: memref<i8>, %w: memref<3x3x32x16xi8>, %wz: memref<16xi8>, %out: memref<1x1x1x16xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %c16 = arith.constant 16 : index
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c1 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c16 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x1x1x16xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x1x1x16xi32>
+            }
+            loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%x, %xz, %w, %wz : memref<1x3x3x32xi8>, memref<i8>, memref<3x3x32x16xi8>, memref<16xi8>) writes(%out : memref<1x1x1x16xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %0 = arith.addi %i1, %r1 : index
+                    %1 = arith.addi %i2, %r2 : index
+                    %2 = loop.load %x[%i0, %0, %1, %r0] : memref<1x3x3x32xi8> -> i8
+                    %3 = arith.extui %2 : i8 to i32
+                    %4 = loop.load %xz[] : memref<i8> -> i8
+                    %5 = arith.extui %4 : i8 to i32
+                    %6 = arith.subi %3, %5 : i32
+                    %7 = loop.load %w[%r1, %r2, %r0, %i3] : memref<3x3x32x16xi8> -> i8
+                    %8 = arith.extsi %7 : i8 to i32
+                    %9 = loop.load %wz[%i3] : memref<16xi8> -> i8
+                    %10 = arith.extsi %9 : i8 to i32
+                    %11 = arith.subi %8, %10 : i32
+                    %12 = arith.muli %6, %11 : i32
+                    %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x1x1x16xi32> -> i32
+                    %13 = arith.addi %acc, %12 : i32
+                    loop.store %13, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x1x1x16xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    func.return
+  }
