@@ -43,6 +43,7 @@ from dlc.dialects.loop.ops import (
     BlockOp,
     ForOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
     intrinsic_element_type,
@@ -495,7 +496,7 @@ def _refresh_buffers(block: BlockOp) -> None:
             writes.append(op.memref)
     reads: list[SSAValue] = []
     for op in block.walk():
-        if isinstance(op, LoadOp) and not _defined_inside(op.memref, block) \
+        if isinstance(op, LoadOp | MatrixLoadOp) and not _defined_inside(op.memref, block) \
                 and op.memref not in reads and op.memref not in writes:
             reads.append(op.memref)
     set_block_buffers(block, reads, writes)
@@ -1221,7 +1222,7 @@ class MmaGemmBuilder(GemmBuilder):
                              [row, col]))
 
         inner.block(f"{self.name}.mma", mma)
-        block = tensorize(i_loop, self.entry.name, self.features)
+        block = tensorize(i_loop, self.entry.name, self.features, matrix_loads=True)
         lane_loop = block.parent_op()
         assert isinstance(lane_loop, ForOp)
         self._to_registers(block, c_tile, fragments, [

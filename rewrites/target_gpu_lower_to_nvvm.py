@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR, TARGET_TRIPLE_ATTR
-from dlc.dialects.loop.ops import IntrinsicOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import IntrinsicOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -46,7 +46,7 @@ from dlc.rewrites.llvm_lowering.common import (
 from dlc.rewrites.llvm_lowering.memref import element_address
 from dlc.rewrites.pass_target import gpu_target_for
 from dlc.target import NVPTX_TRIPLE
-from dlc.target.intrinsics import get_intrinsic
+from dlc.target.intrinsics import get_intrinsic, get_matrix_load
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
@@ -192,29 +192,82 @@ class SharedAccessLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoadOp | StoreOp) or not is_shared_memref(op.memref.type):
             return
-        memref_type = op.memref.type
-        assert isinstance(memref_type, MemRefType)
-        base = lowered(op.memref, self.lowering, rewriter)
-        indices = [lowered(index, self.lowering, rewriter) for index in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
-        element_size = self.lowering.size_in_bytes(memref_type.get_element_type())
-        assert element_size is not None
-        if ops and isinstance(ops[-1], llvm.GEPOp):
-            linear = ops.pop().ssa_indices[0]
-            index_type = self.lowering.index_type
-            size = int_constant(element_size, index_type)
-            offset = llvm.MulOp(linear, size)
-            start = llvm.PtrToIntOp(base, index_type)
-            total = llvm.AddOp(start.results[0], offset.results[0])
-            pointer = llvm.IntToPtrOp.create(operands=[total.res], result_types=[SHARED_POINTER])
-            ops += [size, offset, start, total, pointer]
-            address = pointer.results[0]
+        ops, address, element_size = shared_address(op, self.lowering, rewriter)
         if isinstance(op, LoadOp):
             load = llvm.LoadOp(address, self.lowering.convert_type(op.result.type), element_size)
             replace_with_lowered(op, [*ops, load], load.results, rewriter)
         else:
             value = lowered(op.value, self.lowering, rewriter)
             rewriter.replace(op, [*ops, llvm.StoreOp(value, address, element_size)], [])
+
+
+def shared_address(op: LoadOp | StoreOp | MatrixLoadOp, lowering: LLVMLowering,
+                   rewriter: PatternRewriter) -> tuple[list[Operation], SSAValue, int]:
+    """Ops computing the `!llvm.ptr<3>` of the shared element an access reads or writes (base
+    + byte offset), that pointer and the element's size in bytes."""
+    memref_type = op.memref.type
+    assert isinstance(memref_type, MemRefType)
+    base = lowered(op.memref, lowering, rewriter)
+    indices = [lowered(index, lowering, rewriter) for index in op.indices]
+    ops, address = element_address(base, memref_type, indices, lowering, op)
+    element_size = lowering.size_in_bytes(memref_type.get_element_type())
+    assert element_size is not None
+    if ops and isinstance(ops[-1], llvm.GEPOp):
+        linear = ops.pop().ssa_indices[0]
+        index_type = lowering.index_type
+        size = int_constant(element_size, index_type)
+        offset = llvm.MulOp(linear, size)
+        start = llvm.PtrToIntOp(base, index_type)
+        total = llvm.AddOp(start.results[0], offset.results[0])
+        pointer = llvm.IntToPtrOp.create(operands=[total.res], result_types=[SHARED_POINTER])
+        ops += [size, offset, start, total, pointer]
+        address = pointer.results[0]
+    return ops, address, element_size
+
+
+@dataclass
+class MatrixLoadLowering(RewritePattern):
+    """A `loop.matrix_load` (PTX `ldmatrix`) -> its instruction as volatile inline PTX on the
+    lane's 32-bit shared address, one `.b32` register (two 16-bit elements) per matrix,
+    gathered back into the lane's vector:
+
+        %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16, 3> -> vector<8xf16>
+      ->
+        %a = llvm.ptrtoint %p : !llvm.ptr<3> to i32     (%p: the address of S[r, c])
+        %m = llvm.inline_asm has_side_effects
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r" %a
+        %f = bitcast (the four i32 as vector<4xi32>) to vector<8xf16>
+
+    Volatile, like `mma.sync`: every lane's result depends on the other lanes' addresses, and
+    the load must stay between the barriers around it.
+    """
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatrixLoadOp, rewriter: PatternRewriter) -> None:
+        entry = get_matrix_load(op.intrinsic.data)
+        if not is_shared_memref(op.memref.type):
+            raise lowering_error(
+                op, f'expected "{entry.name}" to read shared memory, found {op.memref.type}')
+        ops, address, _ = shared_address(op, self.lowering, rewriter)
+        word = ops_append(ops, llvm.PtrToIntOp(address, i32))
+        count = entry.matrices
+        registers = ", ".join(f"${n}" for n in range(count))
+        struct = llvm.LLVMStructType.from_type_list([i32] * count)
+        asm = llvm.InlineAsmOp(f"{entry.ptx} {{{registers}}}, [${count}];",
+                               ",".join(["=r"] * count + ["r"]), [word], [struct],
+                               has_side_effects=True)
+        ops.append(asm)
+        words = ops_append(ops, llvm.UndefOp(VectorType(i32, [count])))
+        for n in range(count):
+            value = ops_append(ops, llvm.ExtractValueOp(
+                DenseArrayBase.from_list(i64, [n]), asm.results[0], i32))
+            position = ops_append(ops, int_constant(n, i32))
+            words = ops_append(ops, llvm.InsertElementOp(words, value, position))
+        result = ops_append(ops, llvm.BitcastOp(
+            words, self.lowering.convert_type(op.result.type)))
+        replace_with_lowered(op, ops, [result], rewriter)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -463,6 +516,7 @@ def nvvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns of the GPU-specific ops, tried before the shared llvm-lowering patterns."""
     return [
         WarpIntrinsicLowering(lowering),
+        MatrixLoadLowering(lowering),
         CoordinateLowering(lowering),
         SharedAccessLowering(lowering),
         BarrierLowering(),

@@ -24,6 +24,7 @@ from dlc.dialects.loop.ops import (
     ForOp,
     IntrinsicOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "IntrinsicOp",
     "LoadOp",
     "Loop",
+    "MatrixLoadOp",
     "StoreOp",
     "YieldOp",
 ]
@@ -55,6 +57,7 @@ Loop = Dialect(
         # memory access
         LoadOp,
         StoreOp,
+        MatrixLoadOp,
         # tensor intrinsics
         IntrinsicOp,
         # buffers

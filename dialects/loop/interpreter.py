@@ -13,7 +13,9 @@ A warp-level `loop.intrinsic` (PTX `mma.sync`) is a call by all 32 lanes of a wa
 bound to `threadIdx.x` around it runs its lanes in lock step, each with its own values, up to
 the call; the call then sees every lane's fragments (the intrinsic's model,
 `target.intrinsics.warp_reference`, gathers the tiles by the PTX fragment layouts), and the
-lanes go on to the next call or the end of the loop body.
+lanes go on to the next call or the end of the loop body. A `loop.matrix_load` (PTX
+`ldmatrix`) is such a call too: it reads the 8-element row at each lane's address and hands
+each lane its elements by the entry's layout (`target.intrinsics.matrix_load_reference`).
 
 It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
 access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
@@ -37,6 +39,7 @@ from dlc.dialects.loop.ops import (
     ForOp,
     IntrinsicOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
 )
@@ -190,18 +193,21 @@ class LoopInterpreter:
                 f"'loop.for' \"{axis}\" expected a warp-level 'loop.intrinsic' inside a loop "
                 f"bound to threadIdx.x, found it inside a {op.kind.data} loop")
         phases: list[list[Step]] = [[]]
-        calls: list[IntrinsicOp] = []
+        calls: list[Callable[[list[dict[SSAValue, Value]]], None]] = []
         for nested in _straight_line(op.body.block, axis):
-            if _is_warp_call(nested):
+            if isinstance(nested, MatrixLoadOp):
+                calls.append(self._matrix_load(nested))
+                phases.append([])
+            elif _is_warp_call(nested):
                 assert isinstance(nested, IntrinsicOp)
-                calls.append(nested)
+                calls.append(_warp_intrinsic(nested))
                 phases.append([])
             else:
                 phases[-1].append(self._compile(nested))
         lb, ub, step, iv = op.lb, op.ub, op.step, op.induction_var
 
         def lock_step(env: dict[SSAValue, Value]) -> None:
-            from dlc.target.intrinsics import WARP_SIZE, get_intrinsic, warp_reference
+            from dlc.target.intrinsics import WARP_SIZE
 
             lanes = list(range(env[lb], env[ub], env[step]))
             if lanes != list(range(WARP_SIZE)):
@@ -215,15 +221,38 @@ class LoopInterpreter:
                 for lane_env in envs:
                     for run_step in phase:
                         run_step(lane_env)
-                if call is None:
-                    continue
-                operands = [np.stack([lane_env[value] for lane_env in envs])
-                            for value in (call.acc, call.lhs, call.rhs)]
-                result = warp_reference(get_intrinsic(call.intrinsic.data), *operands)
-                for lane_env, row in zip(envs, result, strict=True):
-                    lane_env[call.result] = row.copy()
+                if call is not None:
+                    call(envs)
 
         return lock_step
+
+    def _matrix_load(self, op: MatrixLoadOp) -> Callable[[list[dict[SSAValue, Value]]], None]:
+        """The warp's `ldmatrix`: the 8-element row at each lane's address, then each lane's
+        elements by the entry's layout (rows must be 16-byte aligned, as on the GPU)."""
+        from dlc.target.intrinsics import MatrixLoad, get_matrix_load, matrix_load_reference
+
+        entry = get_matrix_load(op.intrinsic.data)
+        vector_type = VectorType(op.memref.type.get_element_type(),  # type: ignore[attr-defined]
+                                 [MatrixLoad.ROWS])
+        where, result = self._access(op, vector_type), op.result
+
+        def load(envs: list[dict[SSAValue, Value]]) -> None:
+            rows = []
+            for lane_env in envs:
+                buffer, position = where(lane_env)
+                flat = np.ravel_multi_index(
+                    tuple(p.start if isinstance(p, slice) else p for p in position), buffer.shape)
+                if flat % MatrixLoad.ROWS:
+                    raise LoopInterpreterError(
+                        f"'loop.matrix_load' \"{entry.name}\" expected 16-byte aligned rows "
+                        f"(element offsets multiple of {MatrixLoad.ROWS}), found offset {flat} "
+                        f"in {op.memref.type}")
+                rows.append(buffer[position].copy())
+            values = matrix_load_reference(entry, np.stack(rows))
+            for lane_env, row in zip(envs, values, strict=True):
+                lane_env[result] = row.copy()
+
+        return load
 
     def _block(self, op: BlockOp) -> Step:
         body, run = op.body.block, self._run
@@ -439,8 +468,27 @@ class LoopInterpreter:
         return value
 
 
+def _warp_intrinsic(call: IntrinsicOp) -> Callable[[list[dict[SSAValue, Value]]], None]:
+    """A warp-level `loop.intrinsic` on the environments of the warp's lanes."""
+    from dlc.target.intrinsics import get_intrinsic, warp_reference
+
+    entry = get_intrinsic(call.intrinsic.data)
+
+    def run(envs: list[dict[SSAValue, Value]]) -> None:
+        operands = [np.stack([lane_env[value] for lane_env in envs])
+                    for value in (call.acc, call.lhs, call.rhs)]
+        result = warp_reference(entry, *operands)
+        for lane_env, row in zip(envs, result, strict=True):
+            lane_env[call.result] = row.copy()
+
+    return run
+
+
 def _is_warp_call(op: Operation) -> bool:
-    """Whether `op` calls a warp-level intrinsic (all the lanes of a warp together)."""
+    """Whether `op` is made by all the lanes of a warp together: a warp-level intrinsic or a
+    matrix load."""
+    if isinstance(op, MatrixLoadOp):
+        return True
     if not isinstance(op, IntrinsicOp):
         return False
     from dlc.target.intrinsics import IntrinsicError, get_intrinsic

@@ -349,9 +349,10 @@ def _defined_inside(value: SSAValue, op: Operation) -> bool:
 
 
 def _accessed_buffers(op: Operation) -> Iterator[tuple[Operation, SSAValue, bool]]:
-    """(access op, buffer, is_write) for every load and store nested in `op`."""
+    """(access op, buffer, is_write) for every load (matrix loads among them) and store
+    nested in `op`."""
     for nested in op.walk():
-        if isinstance(nested, LoadOp):
+        if isinstance(nested, LoadOp | MatrixLoadOp):
             yield nested, nested.memref, False
         elif isinstance(nested, StoreOp):
             yield nested, nested.memref, True
@@ -814,3 +815,68 @@ class IntrinsicOp(IRDLOperation):
                     f"'{self.name}' op expected operand '{operand.role}' of "
                     f"\"{entry.name}\" to be {expected}, found {value.type}"
                 )
+
+
+@irdl_op_definition
+class MatrixLoadOp(IRDLOperation):
+    """Loads the calling lane's part of 8x8 matrices of 16-bit elements, a warp at a time
+    (PTX `ldmatrix`: an entry of the library's `MATRIX_LOADS`, target/intrinsics.py).
+
+    Semantics: `%f = loop.matrix_load "NAME" %S[%r, %c]` is made by the 32 lanes of a warp
+    together: each lane gives the address of one row of 8 contiguous elements, `S[r, c]` to
+    `S[r, c + 7]` (16-byte aligned; lanes `8q` to `8q + 7` give rows 0..7 of matrix q), and
+    receives its elements of the matrices in the order of the entry's layout (two per matrix:
+    a vector of `2 * matrices` elements of the buffer's 16-bit type). The buffer must be in
+    shared memory on a GPU; the call must sit in a `loop.for` of 32 iterations bound to
+    `threadIdx.x` (the loop interpreter runs the lanes in lock step around it, as for a
+    warp-level `loop.intrinsic`). Made by `tensorize` (warp-level entries, `matrix_loads`);
+    lowered to the PTX instruction by target-gpu-lower-to-nvvm. Reading out of bounds or at
+    an unaligned row is undefined (the interpreter reports it).
+
+    Example:
+        %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16> -> vector<8xf16>
+    """
+
+    name = "loop.matrix_load"
+
+    intrinsic = prop_def(StringAttr)
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    result = result_def(VectorType)
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = (
+        "$intrinsic $memref `[` $indices `]` attr-dict `:` type($memref) `->` type($result)"
+    )
+
+    def __init__(self, intrinsic: str, memref: SSAValue | Operation,
+                 indices: Sequence[SSAValue | Operation]) -> None:
+        from dlc.target.intrinsics import get_matrix_load
+
+        memref_type = SSAValue.get(memref).type
+        assert isinstance(memref_type, MemRefType)
+        lanes = get_matrix_load(intrinsic).elements
+        super().__init__(
+            operands=[memref, indices], properties={"intrinsic": StringAttr(intrinsic)},
+            result_types=[VectorType(memref_type.get_element_type(), [lanes])])
+
+    def verify_(self) -> None:
+        from dlc.target.intrinsics import IntrinsicError, get_matrix_load
+
+        try:
+            entry = get_matrix_load(self.intrinsic.data)
+        except IntrinsicError as error:
+            raise VerifyException(f"'{self.name}' op {error}") from None
+        memref_type = self.memref.type
+        assert isinstance(memref_type, MemRefType)
+        element = memref_type.get_element_type()
+        if getattr(element, "bitwidth", 0) != 16:
+            raise VerifyException(
+                f"'{self.name}' op expected a buffer of 16-bit elements, found {memref_type}")
+        expected = VectorType(element, [entry.elements])
+        if self.result.type != expected:
+            raise VerifyException(
+                f"'{self.name}' op expected the result of \"{entry.name}\" to be {expected}, "
+                f"found {self.result.type}")
+        _verify_access(self, self.memref, self.indices, element)

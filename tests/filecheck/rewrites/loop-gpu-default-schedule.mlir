@@ -287,7 +287,9 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // accumulator fragments live in a local buffer indexed [warp][lane][fm][fn][element]
 // (registers once compacted), zeroed first; per 32-wide slice of K, A (32 x 32) and B
 // transposed (16 x 32) are staged in shared memory, then each warp's 16 x 8 x 16 nests are
-// tensorized into mma.sync (two k steps) reading and writing the lane's fragments; the lanes
+// tensorized into mma.sync (two k steps) reading and writing the lane's fragments, the factors'
+// fragments loaded by ldmatrix (x4 for A: lanes 8q..8q+7 give rows 8 (q % 2) + lane % 8 at
+// column 8 (q / 2); x2 for B); the lanes
 // then write their fragments into the output tile in shared memory (c0..c3 at rows
 // group, group + 8 and columns 2 thread, + 1), and the init, update (from the tile) and rounding
 // run per output element.
@@ -309,7 +311,12 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // CHECK:                     loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
 // CHECK:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x32xf16>, memref<16x32xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
 // CHECK:                         loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
-// CHECK:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %{{.*}}, %{{.*}} : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+// CHECK:                         %[[Q:.*]] = arith.divui %{{.*}}, %c8 : index
+// CHECK:                         %[[A_ROW:.*]] = arith.remui %[[L]], %c8 : index
+// CHECK:                         %[[AF:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x32xf16> -> vector<8xf16>
+// CHECK:                         %[[BF:.*]] = loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x32xf16> -> vector<4xf16>
+// CHECK-NOT:                     loop.load %[[A]]
+// CHECK:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %[[AF]], %[[BF]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
 // CHECK:                         loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
 // CHECK:           loop.block "matmul.acc_out" reads(%[[F]] : memref<4x32x1x1x4xf32>) writes(%[[C]] : memref<32x16xf32>)
 // CHECK:           loop.for %{{.*}} axis "matmul.store.warp" kind bound thread "threadIdx.y" {

@@ -96,6 +96,49 @@ target_gpu.module @kernels {
 
 // -----
 
+// A matrix load (ldmatrix) becomes inline PTX on the lane's 32-bit shared address: one "=r"
+// register (two f16) per 8x8 matrix, gathered into a vector of words and bitcast to the
+// lane's f16 elements.
+// CHECK-LABEL: llvm.func @ldmatrix
+// CHECK:         %[[TILE:.*]] = llvm.mlir.addressof @ldmatrix_tile : !llvm.ptr<3>
+// CHECK:         %[[P:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK-NEXT:    %[[W:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr<3> to i32
+// CHECK-NEXT:    %[[R:.*]] = llvm.inline_asm has_side_effects "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r" %[[W]] : (i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         llvm.extractvalue %[[R]][3] : !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         %[[WORDS:.*]] = llvm.insertelement %{{.*}}[%{{.*}} : i32] : vector<4xi32>
+// CHECK-NEXT:    %[[F:.*]] = llvm.bitcast %[[WORDS]] : vector<4xi32> to vector<8xf16>
+// CHECK:         %[[T:.*]] = llvm.inline_asm has_side_effects "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];", "=r,=r,r"
+// CHECK:         llvm.bitcast %{{.*}} : vector<2xi32> to vector<4xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @ldmatrix(%out: memref<32x8xf16>, %out2: memref<32x4xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %tile = target_gpu.shared_alloc : memref<16x16xf16, 3>
+    %t = target_gpu.thread_id "x"
+    %row = arith.remui %t, %c8 : index
+    %f = loop.matrix_load "ptx.ldmatrix.x4" %tile[%row, %c0] : memref<16x16xf16, 3> -> vector<8xf16>
+    loop.store %f, %out[%t, %c0] : vector<8xf16> -> memref<32x8xf16>
+    %g = loop.matrix_load "ptx.ldmatrix.x2.trans" %tile[%row, %c8] : memref<16x16xf16, 3> -> vector<4xf16>
+    loop.store %g, %out2[%t, %c0] : vector<4xf16> -> memref<32x4xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
+// CHECK: 'loop.matrix_load' op expected "ptx.ldmatrix.x2" to read shared memory, found memref<16x16xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_matrix_load_global(%in: memref<16x16xf16>, %out: memref<32x4xf16>) {
+    %c0 = arith.constant 0 : index
+    %t = target_gpu.thread_id "x"
+    %g = loop.matrix_load "ptx.ldmatrix.x2" %in[%c0, %c0] : memref<16x16xf16> -> vector<4xf16>
+    loop.store %g, %out[%t, %c0] : vector<4xf16> -> memref<32x4xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
 // CHECK: 'loop.intrinsic' op expected a GPU intrinsic in a kernel, found "x86.avx512.vpdpbusd" (the CPU intrinsic llvm.x86.avx512.vpdpbusd.512)
 target_gpu.module @kernels {
   target_gpu.kernel @negative_cpu_intrinsic(%c: memref<16xi32>, %a: memref<4xi8>, %b: memref<64xi8>) {

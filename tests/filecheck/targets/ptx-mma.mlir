@@ -5,8 +5,8 @@
 // RUN: dlc-opt %s --dlc-target='cuda -arch=sm_90' -p gpu-ptx -t ptx | filecheck %s --check-prefix=SM90
 
 // An f16 GEMM (f32 accumulation, rounded to f16) through the gpu-ptx pipeline runs on tensor
-// cores: each warp's fragments are loaded from the shared-memory tiles (A and B transposed, f16
-// halves packed in pairs into 32-bit registers), multiplied by mma.sync m16n8k16 into the f32
+// cores: each warp's fragments are loaded from the shared-memory tiles (A and B transposed) by
+// ldmatrix (x4 for A, x2 for B; no scalar 16-bit shared loads), multiplied by mma.sync m16n8k16 into the f32
 // output tile in shared memory, and rounded to f16 on the way out. ptxas assembles the kernel
 // for sm_80 and sm_90.
 
@@ -17,7 +17,10 @@
 // CHECK-DAG:     .shared .align 16 .b8 fused_matmul_0_round_c_tile[{{[0-9]+}}];
 // CHECK:         mov.u32 {{.*}}%tid.x
 // CHECK:         bar.sync 0;
-// CHECK:         ld.shared.b16
+// CHECK-NOT:     ld.shared.b16
+// CHECK:         ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
+// CHECK:         ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
+// CHECK-NOT:     ld.shared.b16
 // CHECK:         mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
 // CHECK:         st.shared.b32
 // CHECK:         bar.sync 0;

@@ -183,3 +183,29 @@ func.func @negative_intrinsic_fragment(%acc: vector<4xf32>, %a: vector<256xf16>,
   func.return
 }
 // CHECK: 'loop.intrinsic' op expected operand 'a' of "ptx.mma.m16n8k16.f16" to be vector<8xf16>, found vector<256xf16>
+
+// -----
+
+func.func @negative_matrix_load_unknown(%S: memref<16x16xf16>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x8" %S[%i, %i] : memref<16x16xf16> -> vector<16xf16>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected a matrix load among ptx.ldmatrix.x1, ptx.ldmatrix.x1.trans, ptx.ldmatrix.x2, ptx.ldmatrix.x2.trans, ptx.ldmatrix.x4, ptx.ldmatrix.x4.trans, found 'ptx.ldmatrix.x8'
+
+// -----
+
+// ldmatrix moves 16-bit elements only.
+func.func @negative_matrix_load_element(%S: memref<16x16xf32>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x2" %S[%i, %i] : memref<16x16xf32> -> vector<4xf32>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected a buffer of 16-bit elements, found memref<16x16xf32>
+
+// -----
+
+// Each lane receives two elements per 8x8 matrix: four for x2.
+func.func @negative_matrix_load_result(%S: memref<16x16xf16>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x2" %S[%i, %i] : memref<16x16xf16> -> vector<8xf16>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected the result of "ptx.ldmatrix.x2" to be vector<4xf16>, found vector<8xf16>

@@ -136,3 +136,11 @@ func.func @intrinsic(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<64xi8>) 
   func.return %r : vector<16xi32>
 }
 // CHECK: %{{.*}} = loop.intrinsic "x86.avx512.vpdpbusd" %{{.*}}, %{{.*}}, %{{.*}} : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+
+// A warp's matrix load (ldmatrix): the lane's row address in, its elements of four 8x8 matrices out.
+// CHECK-LABEL: func.func @matrix_load
+func.func @matrix_load(%S: memref<64x32xf16>, %r: index, %c: index) -> vector<8xf16> {
+  %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16> -> vector<8xf16>
+  func.return %f : vector<8xf16>
+}
+// CHECK: %{{.*}} = loop.matrix_load "ptx.ldmatrix.x4" %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xf16> -> vector<8xf16>
