@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.rewrites.schedule.common import index_constant, value_name
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -139,7 +139,8 @@ class IRBuilder(Builder):
             if isinstance(op, StoreOp) and op.memref not in writes:
                 writes.append(op.memref)
         for op in body.walk():
-            if isinstance(op, LoadOp) and op.memref not in reads and op.memref not in writes:
+            if isinstance(op, LoadOp | MatrixLoadOp) and op.memref not in reads and \
+                    op.memref not in writes:
                 reads.append(op.memref)
         block = BlockOp(name, reads, writes, body, spatial)
         self.insert(block)
