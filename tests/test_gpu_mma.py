@@ -531,3 +531,17 @@ def test_mma_gemm_ptx_assembles(tmp_path, arch: str) -> None:
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
+def test_gpu_benchmark_compiles_the_fp16_gemm_without_a_gpu(capsys: pytest.CaptureFixture
+                                                             ) -> None:
+    """`benchmarks/gpu.py --compile-only` (the GPU benchmark's kernels, through ptxas): the
+    fp16 GEMM uses ldmatrix and mma.sync and spills nothing."""
+    from benchmarks.gpu import main
+
+    assert main(["--compile-only", "sm_90", "--gemm", "64"]) == 0
+    out = capsys.readouterr().out
+    fp16 = out.split("float16", 1)[1]
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in fp16 and "mma.sync.aligned" in fp16
+    assert "0 bytes spill stores, 0 bytes spill loads" in fp16 and "Used" in fp16
