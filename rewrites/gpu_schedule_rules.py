@@ -10,7 +10,8 @@ Rules, tried in order on each top-level nest of a function:
 - `mma-gemm` (a GEMM as below whose factors are f16 or bf16 loads widened to an f32
   accumulator, on a target with a warp-level intrinsic for them: PTX `mma.sync` m16n8k16 from
   sm_80): blocks of warps, each warp computing 16x8 fragments with `mma.sync` from A and B
-  tiles in shared memory into an f32 output tile in shared memory (`MmaGemmBuilder`).
+  tiles in shared memory (fragments loaded by `ldmatrix`) into f32 accumulators in registers,
+  written to an output tile in shared memory for the epilogues (`MmaGemmBuilder`).
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
@@ -994,6 +995,18 @@ class MmaTiles:
     def threads(self) -> int:
         return self.wy * self.wx * 32
 
+    @property
+    def row(self) -> int:
+        """The row length (elements) of the A and B tiles in shared memory: bk, padded to an
+        odd number of 16-byte units (`MatrixLoad.ROWS` 16-bit elements) so that the 8 rows one
+        ldmatrix phase reads (16 bytes each) fall on distinct shared memory banks: rows 16 * odd
+        bytes apart cover every 16-byte slot of the banks' 128-byte cycle once (32 or 64 bytes
+        apart, 4 or 2 rows would share a slot: a 4- or 2-way bank conflict)."""
+        from dlc.target.intrinsics import MatrixLoad
+
+        units = self.bk // MatrixLoad.ROWS
+        return self.bk if units % 2 else self.bk + MatrixLoad.ROWS
+
 
 def mma_intrinsic(shape: GemmShape, config: GpuScheduleConfig) -> Intrinsic | None:
     """The warp-level intrinsic of the library a GEMM can run on with this target (its factor
@@ -1046,7 +1059,7 @@ def mma_tiles(shape: GemmShape, entry: Intrinsic, config: GpuScheduleConfig) -> 
     if (tiles.bm * bk) % tiles.threads or (tiles.bn * bk) % tiles.threads or \
             (tiles.bm * tiles.bn) % tiles.threads:
         return None
-    shared = (tiles.bm + tiles.bn) * bk * element_bytes + tiles.bm * tiles.bn * 4
+    shared = (tiles.bm + tiles.bn) * tiles.row * element_bytes + tiles.bm * tiles.bn * 4
     if shared > config.shared_memory_bytes:
         return None
     return tiles
@@ -1076,11 +1089,12 @@ class MmaGemmBuilder(GemmBuilder):
     (`acc_fragments`, a local buffer [warp][lane][fm][fn][element], zeroed first, one slice per
     thread after `target-gpu-compact-private-buffers`). For each bk-slice of the reduction all
     threads copy A (bm x bk, row-major) and B (bn x bk: B transposed, so that both are read
-    along k) into shared memory, elements past M, N or K being zeros; then each warp
-    accumulates its fm x fn fragments: a 16 x 8 x 16 nest `c[i, j] += extf(a[i, k]) *
-    extf(b[j, k])` on the warp's part of the output tile, which `tensorize` replaces by the
-    lanes' fragment loads, one `mma.sync` and the fragment stores, whose accesses to the tile
-    then go to the lane's registers instead. At the end the lanes write their fragments into
+    along k) into shared memory (rows padded, `MmaTiles.row`), elements past M, N or K being
+    zeros; then each warp accumulates its fm x fn fragments: a 16 x 8 x 16 nest
+    `c[i, j] += extf(a[i, k]) * extf(b[j, k])` on the warp's part of the output tile, which
+    `tensorize` replaces by the lanes' fragment loads (one `ldmatrix` for A's fragment, one
+    for B's: `loop.matrix_load`), one `mma.sync` and the fragment stores, whose accesses to the
+    tile then go to the lane's registers instead. At the end the lanes write their fragments into
     the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
     the init, update and epilogue blocks run once per output element of the tile, on the
     accumulated value.
@@ -1101,8 +1115,8 @@ class MmaGemmBuilder(GemmBuilder):
     def build(self) -> None:
         t = self.mt
         at = self._grid(t.bm, t.bn)
-        a_tile = at.value(AllocOp(MemRefType(self.factor, [t.bm, t.bk]), "shared"), "a_tile")
-        b_tile = at.value(AllocOp(MemRefType(self.factor, [t.bn, t.bk]), "shared"), "b_tile")
+        a_tile = at.value(AllocOp(MemRefType(self.factor, [t.bm, t.row]), "shared"), "a_tile")
+        b_tile = at.value(AllocOp(MemRefType(self.factor, [t.bn, t.row]), "shared"), "b_tile")
         c_tile = at.value(AllocOp(MemRefType(self.element, [t.bm, t.bn]), "shared"), "c_tile")
         fragment = self.entry.acc.fragment
         assert fragment is not None

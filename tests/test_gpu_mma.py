@@ -545,3 +545,14 @@ def test_gpu_benchmark_compiles_the_fp16_gemm_without_a_gpu(capsys: pytest.Captu
     fp16 = out.split("float16", 1)[1]
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in fp16 and "mma.sync.aligned" in fp16
     assert "0 bytes spill stores, 0 bytes spill loads" in fp16 and "Used" in fp16
+
+
+@pytest.mark.parametrize("bk, row", [(16, 24), (32, 40)])
+def test_mma_tile_rows_put_an_ldmatrix_phase_on_distinct_banks(bk: int, row: int) -> None:
+    from dlc.rewrites.gpu_schedule_rules import MmaTiles
+
+    tiles = MmaTiles(2, 2, 2, 4, bk, 16, 8, 16)
+    assert tiles.row == row
+    # 8 rows of 16 bytes (f16), 128-byte bank cycle: every 16-byte slot once
+    slots = {(r * tiles.row * 2 // 16) % 8 for r in range(8)}
+    assert len(slots) == 8

@@ -286,7 +286,8 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // (`mma-gemm`): 2 x 3 blocks of 4 warps (threadIdx.y) of 32 lanes (threadIdx.x). Each lane's
 // accumulator fragments live in a local buffer indexed [warp][lane][fm][fn][element]
 // (registers once compacted), zeroed first; per 32-wide slice of K, A (32 x 32) and B
-// transposed (16 x 32) are staged in shared memory, then each warp's 16 x 8 x 16 nests are
+// transposed (16 x 32) are staged in shared memory (rows padded to 40 elements, 80 bytes: the
+// 8 rows an ldmatrix reads fall on distinct banks), then each warp's 16 x 8 x 16 nests are
 // tensorized into mma.sync (two k steps) reading and writing the lane's fragments, the factors'
 // fragments loaded by ldmatrix (x4 for A: lanes 8q..8q+7 give rows 8 (q % 2) + lane % 8 at
 // column 8 (q / 2); x2 for B); the lanes
@@ -296,25 +297,25 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // CHECK-LABEL: func.func @gemm_f16
 // CHECK:       loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.by" kind bound thread "blockIdx.y" {
 // CHECK-NEXT:    loop.for %{{.*}} = %c0 to %c3 step %c1 axis "matmul.bx" kind bound thread "blockIdx.x" {
-// CHECK:           %[[A:.*]] = loop.alloc shared : memref<32x32xf16>
-// CHECK-NEXT:      %[[B:.*]] = loop.alloc shared : memref<16x32xf16>
+// CHECK:           %[[A:.*]] = loop.alloc shared : memref<32x40xf16>
+// CHECK-NEXT:      %[[B:.*]] = loop.alloc shared : memref<16x40xf16>
 // CHECK-NEXT:      %[[C:.*]] = loop.alloc shared : memref<32x16xf32>
 // CHECK-NEXT:      %[[F:.*]] = loop.alloc local : memref<4x32x1x1x4xf32>
 // CHECK:           loop.block "matmul.acc_init" reads() writes(%[[F]] : memref<4x32x1x1x4xf32>)
 // CHECK:           loop.for %{{.*}} axis "matmul.ko" {
-// CHECK:             loop.block "matmul.load_a" reads(%{{.*}} : memref<64x32xf16>) writes(%[[A]] : memref<32x32xf16>)
-// CHECK:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x32xf16>)
+// CHECK:             loop.block "matmul.load_a" reads(%{{.*}} : memref<64x32xf16>) writes(%[[A]] : memref<32x40xf16>)
+// CHECK:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x40xf16>)
 // CHECK:             loop.for %[[W:.*]] = %c0 to %c4 step %c1 axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
 // CHECK:               loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.ks" kind unrolled {
 // CHECK:                 loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
 // CHECK:                   loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
 // CHECK:                     loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
-// CHECK:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x32xf16>, memref<16x32xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
+// CHECK:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x40xf16>, memref<16x40xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
 // CHECK:                         loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
 // CHECK:                         %[[Q:.*]] = arith.divui %{{.*}}, %c8 : index
 // CHECK:                         %[[A_ROW:.*]] = arith.remui %[[L]], %c8 : index
-// CHECK:                         %[[AF:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x32xf16> -> vector<8xf16>
-// CHECK:                         %[[BF:.*]] = loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x32xf16> -> vector<4xf16>
+// CHECK:                         %[[AF:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x40xf16> -> vector<8xf16>
+// CHECK:                         %[[BF:.*]] = loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x40xf16> -> vector<4xf16>
 // CHECK-NOT:                     loop.load %[[A]]
 // CHECK:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %[[AF]], %[[BF]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
 // CHECK:                         loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
