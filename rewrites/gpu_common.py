@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dlc.dialects.loop.ops import AllocOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
+from dlc.dialects.loop.ops import AllocOp, AsyncCopyOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import DIMENSIONS, KernelOp, is_shared_memref
 from dlc.rewrites.llvm_lowering.common import lowering_error
 from dlc.rewrites.schedule.common import constant_value
@@ -132,8 +132,8 @@ def buffer_scope(buffer: SSAValue) -> str:
 
 
 def accessed_buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """(read, written) shared and global buffers of the loads (matrix loads among them) and
-    stores in `op`."""
+    """(read, written) shared and global buffers of the loads (matrix loads among them),
+    stores and async copies (read the source, write the destination) in `op`."""
     reads: set[SSAValue] = set()
     writes: set[SSAValue] = set()
     for nested in op.walk():
@@ -141,6 +141,9 @@ def accessed_buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
             reads.add(nested.memref)
         elif isinstance(nested, StoreOp) and buffer_scope(nested.memref) != "local":
             writes.add(nested.memref)
+        elif isinstance(nested, AsyncCopyOp):
+            reads.add(nested.source)
+            writes.add(nested.dest)
     return reads, writes
 
 

@@ -12,12 +12,21 @@ get patterns of their own here, tried before the shared ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR, TARGET_TRIPLE_ATTR
-from dlc.dialects.loop.ops import IntrinsicOp, LoadOp, MatrixLoadOp, StoreOp
+from dlc.dialects.loop.ops import (
+    ASYNC_COPY_BYTES,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
+    IntrinsicOp,
+    LoadOp,
+    MatrixLoadOp,
+    StoreOp,
+)
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -192,7 +201,8 @@ class SharedAccessLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoadOp | StoreOp) or not is_shared_memref(op.memref.type):
             return
-        ops, address, element_size = shared_address(op, self.lowering, rewriter)
+        ops, address, element_size = shared_address(op, op.memref, op.indices, self.lowering,
+                                                    rewriter)
         if isinstance(op, LoadOp):
             load = llvm.LoadOp(address, self.lowering.convert_type(op.result.type), element_size)
             replace_with_lowered(op, [*ops, load], load.results, rewriter)
@@ -201,14 +211,15 @@ class SharedAccessLowering(RewritePattern):
             rewriter.replace(op, [*ops, llvm.StoreOp(value, address, element_size)], [])
 
 
-def shared_address(op: LoadOp | StoreOp | MatrixLoadOp, lowering: LLVMLowering,
-                   rewriter: PatternRewriter) -> tuple[list[Operation], SSAValue, int]:
-    """Ops computing the `!llvm.ptr<3>` of the shared element an access reads or writes (base
-    + byte offset), that pointer and the element's size in bytes."""
-    memref_type = op.memref.type
+def shared_address(op: Operation, memref: SSAValue, indices: Sequence[SSAValue],
+                   lowering: LLVMLowering, rewriter: PatternRewriter
+                   ) -> tuple[list[Operation], SSAValue, int]:
+    """Ops computing the `!llvm.ptr<3>` of the shared element `memref[indices]` that `op`
+    accesses (base + byte offset), that pointer and the element's size in bytes."""
+    memref_type = memref.type
     assert isinstance(memref_type, MemRefType)
-    base = lowered(op.memref, lowering, rewriter)
-    indices = [lowered(index, lowering, rewriter) for index in op.indices]
+    base = lowered(memref, lowering, rewriter)
+    indices = [lowered(index, lowering, rewriter) for index in indices]
     ops, address = element_address(base, memref_type, indices, lowering, op)
     element_size = lowering.size_in_bytes(memref_type.get_element_type())
     assert element_size is not None
@@ -250,7 +261,7 @@ class MatrixLoadLowering(RewritePattern):
         if not is_shared_memref(op.memref.type):
             raise lowering_error(
                 op, f'expected "{entry.name}" to read shared memory, found {op.memref.type}')
-        ops, address, _ = shared_address(op, self.lowering, rewriter)
+        ops, address, _ = shared_address(op, op.memref, op.indices, self.lowering, rewriter)
         word = ops_append(ops, llvm.PtrToIntOp(address, i32))
         count = entry.matrices
         registers = ", ".join(f"${n}" for n in range(count))
@@ -268,6 +279,51 @@ class MatrixLoadLowering(RewritePattern):
         result = ops_append(ops, llvm.BitcastOp(
             words, self.lowering.convert_type(op.result.type)))
         replace_with_lowered(op, ops, [result], rewriter)
+
+
+@dataclass
+class AsyncCopyLowering(RewritePattern):
+    """`loop.async_copy`, `loop.async_commit`, `loop.async_wait` -> volatile inline PTX
+    `cp.async.cg.shared.global [shared], [global], 16, bytes;` (the source's generic address,
+    which is its global one, as CUTLASS passes it; `bytes` = valid elements x their size: 0
+    zero-fills), `cp.async.commit_group;` and `cp.async.wait_group N;`. The wait clobbers
+    memory: the shared loads after it must not move above it."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, AsyncCommitOp):
+            rewriter.replace(op, [llvm.InlineAsmOp(
+                "cp.async.commit_group;", "~{memory}", [], [], has_side_effects=True)], [])
+            return
+        if isinstance(op, AsyncWaitOp):
+            rewriter.replace(op, [llvm.InlineAsmOp(
+                f"cp.async.wait_group {op.pending.value.data};", "~{memory}", [], [],
+                has_side_effects=True)], [])
+            return
+        if not isinstance(op, AsyncCopyOp):
+            return
+        if not is_shared_memref(op.dest.type):
+            raise lowering_error(
+                op, f"expected the destination in shared memory, found {op.dest.type}")
+        ops, shared, size = shared_address(op, op.dest, op.dest_indices, self.lowering,
+                                           rewriter)
+        word = ops_append(ops, llvm.PtrToIntOp(shared, i32))
+        source_type = op.source.type
+        assert isinstance(source_type, MemRefType)
+        base = lowered(op.source, self.lowering, rewriter)
+        indices = [lowered(index, self.lowering, rewriter) for index in op.source_indices]
+        address_ops, source = element_address(base, source_type, indices, self.lowering, op)
+        ops += address_ops
+        valid = lowered(op.valid, self.lowering, rewriter)
+        bytes_ = ops_append(ops, llvm.MulOp(valid, ops_append(
+            ops, int_constant(size, self.lowering.index_type))))
+        if self.lowering.index_type != i32:
+            bytes_ = ops_append(ops, llvm.TruncOp(bytes_, i32))
+        ops.append(llvm.InlineAsmOp(
+            f"cp.async.cg.shared.global [$0], [$1], {ASYNC_COPY_BYTES}, $2;", "r,l,r",
+            [word, source, bytes_], [], has_side_effects=True))
+        rewriter.replace(op, ops, [])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -517,6 +573,7 @@ def nvvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     return [
         WarpIntrinsicLowering(lowering),
         MatrixLoadLowering(lowering),
+        AsyncCopyLowering(lowering),
         CoordinateLowering(lowering),
         SharedAccessLowering(lowering),
         BarrierLowering(),

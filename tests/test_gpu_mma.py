@@ -27,7 +27,7 @@ from dlc.dialects.loop.interpreter import (
     LoopUnsupportedError,
     run_function,
 )
-from dlc.dialects.loop.ops import ForOp, IntrinsicOp, MatrixLoadOp
+from dlc.dialects.loop.ops import AsyncCopyOp, AsyncWaitOp, ForOp, IntrinsicOp, MatrixLoadOp
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites.gpu_schedule_rules import GpuScheduleConfig, schedule_function
 from dlc.rewrites.schedule import ScheduleError, tensorize
@@ -45,7 +45,7 @@ from dlc.target.intrinsics import (
     warp_reference,
 )
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, bf16, f16, f32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, bf16, f16, f32
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
@@ -314,12 +314,25 @@ def test_interpreter_needs_the_lanes_of_a_warp_around_a_warp_call() -> None:
         _run_gemm(module, a, b, np.zeros((16, 8), np.float32))
 
 
-def test_tensorize_refuses_b_stored_row_major() -> None:
-    """The entry reads B as `.col` (Bt[j][k], k contiguous): a row-major B does not fit."""
-    module = Parser(make_context(), _tile_nest(16, 8, 16, False)).parse_module()
+def test_tensorize_gathers_b_stored_row_major() -> None:
+    """The entry reads B as `.col` (Bt[j][k]); a lane gathers its fragment element by element,
+    so a row-major B (k x n) fits as well and computes the same GEMM."""
+    module = _tensorized(32, 16, 32, False)
+    a = RNG.standard_normal((32, 32)).astype(np.float16)
+    b = RNG.standard_normal((32, 16)).astype(np.float16)
+    c = RNG.standard_normal((32, 16)).astype(np.float32)
+    got = _run_gemm(module, a, b, c)
+    np.testing.assert_allclose(got, c + a.astype(np.float32) @ b.astype(np.float32),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_tensorize_refuses_a_factor_not_moved_by_its_axis() -> None:
+    """B must move with j: a B read at a fixed column (the same for every j) does not fit."""
+    text = _tile_nest(16, 8, 16, True).replace("%B[%jj, %kk]", "%B[%c0, %kk]")
+    module = Parser(make_context(), text).parse_module()
     band = next(op for op in module.walk() if isinstance(op, ForOp) and op.axis.data == "i")
-    with pytest.raises(ScheduleError, match="expected operand 'b' .* to move at least 16 "
-                                            "elements .* per step of axis j, found 1"):
+    with pytest.raises(ScheduleError, match="expected operand 'b' .* to move per step of axis "
+                                            "j, found 0 elements"):
         tensorize(band, MMA_M16N8K16_F16.name, SM80.features)
 
 
@@ -389,7 +402,9 @@ def test_mma_gemm_schedule_matches_numpy(a_shape: tuple, b_shape: tuple,
     calls = [op for op in module.walk() if isinstance(op, IntrinsicOp)]
     assert calls and calls[0].intrinsic.data.endswith(".f16" if element == f16 else ".bf16")
     loads = sorted(op.intrinsic.data for op in module.walk() if isinstance(op, MatrixLoadOp))
-    assert loads == ["ptx.ldmatrix.x2", "ptx.ldmatrix.x4"]  # the factors' fragments
+    pipelined = any(isinstance(op, AsyncCopyOp) for op in module.walk())
+    # the factors' fragments: B ([k][n] row-major) through .trans where cp.async keeps its rows
+    assert loads == ["ptx.ldmatrix.x2" + (".trans" if pipelined else ""), "ptx.ldmatrix.x4"]
     dtype = numpy_dtype(element)
     a = RNG.standard_normal(a_shape).astype(dtype)
     b = RNG.standard_normal(b_shape).astype(dtype)
@@ -417,6 +432,73 @@ def test_f16_conv_takes_the_mma_gemm_rule_and_keeps_its_results() -> None:
     (got,) = run_function(module, "f", [x, w])
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
                                rtol=4e-3, atol=4e-3)
+
+
+# ----------------------------------------------------------------------------------------------
+# The cp.async pipeline of mma-gemm
+# ----------------------------------------------------------------------------------------------
+
+
+def _pipelined(a_shape: tuple, b_shape: tuple, depth: int, **changes: object) -> ModuleOp:
+    module = _matmul_module(a_shape, b_shape)
+    config = _config(pipeline_depth=depth, **changes)
+    assert _schedule(module, config) == ["mma-gemm"]
+    return module
+
+
+def _check_gemm(module: ModuleOp, a_shape: tuple, b_shape: tuple) -> None:
+    a = RNG.standard_normal(a_shape).astype(np.float16)
+    b = RNG.standard_normal(b_shape).astype(np.float16)
+    (got,) = run_function(module, "f", [a, b])
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                               rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, depth, min_blocks", [
+    ((37, 40), (40, 24), 2, 0),        # odd M; K = 40: the second K tile is partly zeros
+    ((50, 72), (72, 56), 3, 0),        # three stages, three K tiles, odd M
+    ((64, 48), (48, 40), 2, None),     # the target's grid: small tiles, fewer chunks than threads
+    ((2, 24, 48), (2, 48, 16), 2, 0),  # batched
+    ((16, 8), (8, 8), 3, 0),           # one K tile: the stages ahead copy only zeros
+])
+def test_pipelined_mma_gemm_matches_numpy(a_shape: tuple, b_shape: tuple, depth: int,
+                                          min_blocks: int | None) -> None:
+    changes = {} if min_blocks is None else {"min_gemm_blocks": min_blocks}
+    module = _pipelined(a_shape, b_shape, depth, **changes)
+    waits = sorted(op.pending.value.data for op in module.walk() if isinstance(op, AsyncWaitOp))
+    assert waits == [0, depth - 1]
+    assert any(isinstance(op, AsyncCopyOp) for op in module.walk())
+    _check_gemm(module, a_shape, b_shape)
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((32, 20), (20, 16)),   # K not a multiple of 8 halves: rows of A are not 16-byte aligned
+    ((32, 16), (16, 20)),   # N not a multiple of 8: rows of B are not
+])
+def test_unaligned_rows_are_copied_through_registers(a_shape: tuple, b_shape: tuple) -> None:
+    module = _pipelined(a_shape, b_shape, 2, min_gemm_blocks=0)
+    assert not any(isinstance(op, AsyncCopyOp | AsyncWaitOp) for op in module.walk())
+    _check_gemm(module, a_shape, b_shape)
+
+
+@pytest.mark.parametrize("mutation", ["no wait", "wait for one group too few"])
+def test_reading_a_stage_before_its_copies_land_fails(mutation: str) -> None:
+    """The interpreter performs a copy at the wait that completes it: the pipeline without its
+    wait in the loop (or waiting with one group more pending) reads stale tiles (NaN)."""
+    module = _pipelined((32, 64), (64, 16), 2, min_gemm_blocks=0)
+    wait = next(op for op in module.walk() if isinstance(op, AsyncWaitOp)
+                and op.pending.value.data == 1)
+    if mutation == "no wait":
+        wait.detach()
+        wait.erase()
+    else:
+        wait.properties["pending"] = IntegerAttr(2, 64)
+    a = RNG.standard_normal((32, 64)).astype(np.float16)
+    b = RNG.standard_normal((64, 16)).astype(np.float16)
+    (got,) = run_function(module, "f", [a, b])
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    assert not np.allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
 
 
 def _wrong_origins(tiling):
@@ -507,11 +589,11 @@ def test_mma_gemm_needs_sm80_and_f16(config: GpuScheduleConfig, element, rule: s
 # ----------------------------------------------------------------------------------------------
 
 
-def _mma_ptx(arch: str) -> str:
+def _mma_ptx(arch: str, depth: int = 2) -> str:
     module = _matmul_module((64, 64), (64, 64))
     PassPipeline(parse_pipeline(
-        f'loop-gpu-default-schedule{{target="cuda -arch={arch}"}},{TO_PTX}')).apply(
-        make_context(), module)
+        f'loop-gpu-default-schedule{{target="cuda -arch={arch}" pipeline_depth={depth}}},'
+        f'{TO_PTX}')).apply(make_context(), module)
     return emit_ptx(module)
 
 
@@ -524,9 +606,12 @@ def test_mma_gemm_emits_mma_sync() -> None:
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_mma_gemm_ptx_assembles(tmp_path, arch: str) -> None:
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_mma_gemm_ptx_assembles(tmp_path, arch: str, depth: int) -> None:
+    ptx = _mma_ptx(arch, depth)
+    assert ("cp.async.wait_group " + str(depth - 1) in ptx) == (depth > 1)
     path = tmp_path / "mma.ptx"
-    path.write_text(_mma_ptx(arch))
+    path.write_text(ptx)
     result = subprocess.run(["ptxas", f"-arch={arch}", str(path), "-o", "/dev/null"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

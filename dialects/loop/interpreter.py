@@ -17,6 +17,11 @@ lanes go on to the next call or the end of the loop body. A `loop.matrix_load` (
 `ldmatrix`) is such a call too: it reads the 8-element row at each lane's address and hands
 each lane its elements by the entry's layout (`target.intrinsics.matrix_load_reference`).
 
+`loop.async_copy` (PTX `cp.async`) copies nothing when it runs: the copy joins the open
+group, which `loop.async_commit` closes, and happens (reading its source then) at the
+`loop.async_wait` that leaves its group no longer pending, so that reading the destination
+too early reads stale data (NaN in fresh shared buffers).
+
 It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
 access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
 allocations (and the outputs `run_function` makes) are filled with NaN (integers: a garbage
@@ -34,6 +39,9 @@ from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
 from dlc.dialects.graph.ops import elements_to_array
 from dlc.dialects.loop.ops import (
     AllocOp,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
     BlockOp,
     DeallocOp,
     ForOp,
@@ -115,6 +123,10 @@ class LoopInterpreter:
         self._freed: set[int] = set()
         self._kept: list[np.ndarray] = []  # freed buffers stay alive: their ids stay unique
         self._steps: dict[Block, list[Step]] = {}
+        # async copies (`loop.async_copy`): the open group, then the committed ones, oldest
+        # first; each copy is (destination buffer and index, source buffer and index or None)
+        self._async_open: list[Any] = []
+        self._async_groups: list[list[Any]] = []
 
     def function(self, name: str) -> func.FuncOp:
         """The function @name of the module."""
@@ -303,7 +315,7 @@ class LoopInterpreter:
         return loop
 
     def _access(
-        self, op: LoadOp | StoreOp, value_type: Attribute
+        self, op: LoadOp | StoreOp | MatrixLoadOp | _AccessView, value_type: Attribute
     ) -> Callable[[dict[SSAValue, Value]], tuple[np.ndarray, tuple[int | slice, ...]]]:
         """A function giving the buffer and the NumPy index an access reads or writes."""
         memref_value, indices = op.memref, tuple(op.indices)
@@ -366,6 +378,47 @@ class LoopInterpreter:
             env[result] = reference(env[acc], env[lhs], env[rhs])
 
         return call
+
+    def _async_copy(self, op: AsyncCopyOp) -> Step:
+        """Records the copy in the open group; it happens at the `loop.async_wait` that
+        completes its group (reading the source then)."""
+        vector = VectorType(op.dest.type.get_element_type(),  # type: ignore[attr-defined]
+                            [op.width])
+        source = self._access(_AccessView(op.source, op.source_indices, op.name), vector)
+        dest = self._access(_AccessView(op.dest, op.dest_indices, op.name), vector)
+        valid, width = op.valid, op.width
+
+        def start(env: dict[SSAValue, Value]) -> None:
+            count = env[valid]
+            if count not in (0, width):
+                raise LoopInterpreterError(
+                    f"'loop.async_copy' expected {width} or 0 valid elements, found {count}")
+            target = dest(env)
+            origin = source(env) if count else None
+            self._async_open.append((target, origin))
+
+        return start
+
+    def _async_commit(self, op: AsyncCommitOp) -> Step:
+        def commit(env: dict[SSAValue, Value]) -> None:
+            self._async_groups.append(self._async_open)
+            self._async_open = []
+
+        return commit
+
+    def _async_wait(self, op: AsyncWaitOp) -> Step:
+        pending = op.pending.value.data
+
+        def wait(env: dict[SSAValue, Value]) -> None:
+            while len(self._async_groups) > pending:
+                for (buffer, where), origin in self._async_groups.pop(0):
+                    if origin is None:
+                        buffer[where] = 0
+                    else:
+                        source, at = origin
+                        buffer[where] = source[at]
+
+        return wait
 
     def _alloc(self, op: AllocOp) -> Step:
         result, type_ = op.result, op.result.type
@@ -468,6 +521,13 @@ class LoopInterpreter:
         return value
 
 
+class _AccessView:
+    """An access's buffer and indices, as `LoopInterpreter._access` reads them off a load."""
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], name: str) -> None:
+        self.memref, self.indices, self.name = memref, indices, name
+
+
 def _warp_intrinsic(call: IntrinsicOp) -> Callable[[list[dict[SSAValue, Value]]], None]:
     """A warp-level `loop.intrinsic` on the environments of the warp's lanes."""
     from dlc.target.intrinsics import get_intrinsic, warp_reference
@@ -534,6 +594,9 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     LoadOp: LoopInterpreter._load,
     StoreOp: LoopInterpreter._store,
     IntrinsicOp: LoopInterpreter._intrinsic,
+    AsyncCopyOp: LoopInterpreter._async_copy,
+    AsyncCommitOp: LoopInterpreter._async_commit,
+    AsyncWaitOp: LoopInterpreter._async_wait,
     AllocOp: LoopInterpreter._alloc,
     DeallocOp: LoopInterpreter._dealloc,
     memref.GetGlobalOp: LoopInterpreter._get_global,

@@ -340,10 +340,12 @@ def _fits(load: LoadOp, operand: IntrinsicOperand, ivs: dict[str, SSAValue],
                     f'is not in "{axis}"')
         flat = sum(c * s for c, s in zip(coefficients, row_major, strict=True))  # type: ignore
         expected = operand.strides.get(axis, 0)
-        if operand.passing == "fragment" and expected == max(operand.strides.values()):
-            if flat < expected:
-                return (f"expected {what} to move at least {expected} elements (a leading "
-                        f'dimension) per step of axis {axis}, found {flat}')
+        if operand.passing == "fragment":
+            # a lane gathers its fragment element by element: any layout that gives each
+            # element of the tile its own place will do (B stored [k][j] as well as [j][k])
+            if (flat == 0) != (expected == 0):
+                return (f"expected {what} to {'move' if expected else 'not move'} per step of "
+                        f"axis {axis}, found {flat} elements")
             continue
         if flat != expected:
             return (f"expected {what} to move {expected} elements per step of axis {axis}, "
@@ -486,7 +488,7 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch, matrix_loads: bool) -> Blo
             fragment = operand.fragment
             assert fragment is not None
             element_type = intrinsic_element_type(ELEMENT_TYPES[operand.element])
-            tiling = _matrix_tiling(load, operand) if matrix_loads else None
+            tiling = _matrix_tiling(load, operand, ivs) if matrix_loads else None
             if tiling is not None:
                 where = _matrix_row(b, lane, tiling)
                 loaded = b.value(MatrixLoadOp(tiling.load.name, load.memref,
@@ -520,10 +522,12 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch, matrix_loads: bool) -> Blo
     return new_block
 
 
-def _matrix_tiling(load: LoadOp, operand: IntrinsicOperand) -> MatrixTiling | None:
+def _matrix_tiling(load: LoadOp, operand: IntrinsicOperand, ivs: dict[str, SSAValue]
+                   ) -> MatrixTiling | None:
     """How a `ldmatrix` loads `operand`'s fragment from `load`'s buffer, or None where none
-    can: a factor of 16-bit elements in shared memory, its contiguous axis (stride 1) along
-    the rows the instruction reads."""
+    can: a factor of 16-bit elements in shared memory, its contiguous axis (the one moving
+    only the last index, by 1; `ivs`: the loop of each axis) along the rows the instruction
+    reads (`.trans` where that is the fragment's group axis: B stored [k][j])."""
     from dlc.rewrites.gpu_common import buffer_scope
 
     fragment = operand.fragment
@@ -531,7 +535,9 @@ def _matrix_tiling(load: LoadOp, operand: IntrinsicOperand) -> MatrixTiling | No
         return None
     if getattr(load.result.type, "bitwidth", 0) != 16:
         return None
-    contiguous = [axis for axis, stride in operand.strides.items() if stride == 1]
+    contiguous = [axis for axis, value in ivs.items()
+                  if _coefficient(load.indices[-1], value, set(ivs.values())) == 1
+                  and not any(depends_on(index, {value}) for index in load.indices[:-1])]
     if len(contiguous) != 1:
         return None
     return matrix_tiling(fragment, contiguous[0])

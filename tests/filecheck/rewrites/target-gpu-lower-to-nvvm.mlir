@@ -126,6 +126,45 @@ target_gpu.module @kernels {
 
 // -----
 
+// Async copies become volatile inline PTX: cp.async.cg of 16 bytes from the source's (generic =
+// global) address to the 32-bit shared address, the byte count (valid elements x 2: 0
+// zero-fills) as its source size; commit_group and wait_group N clobber memory.
+// CHECK-LABEL: llvm.func @async_copy
+// CHECK:         %[[P:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK-NEXT:    %[[S:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr<3> to i32
+// CHECK:         %[[G:.*]] = llvm.getelementptr inbounds %G[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK:         %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[B32:.*]] = llvm.trunc %[[BYTES]] : i64 to i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r" %[[S]], %[[G]], %[[B32]] : (i32, !llvm.ptr, i32) -> ()
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.commit_group;", "~{memory}"
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.wait_group 1;", "~{memory}"
+target_gpu.module @kernels {
+  target_gpu.kernel @async_copy(%G: memref<64x64xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %tile = target_gpu.shared_alloc : memref<2x16x40xf16, 3>
+    %t = target_gpu.thread_id "x"
+    loop.async_copy %G[%t, %c8], %tile[%c0, %t, %c8], %c8 : memref<64x64xf16>, memref<2x16x40xf16, 3>
+    loop.async_commit
+    loop.async_wait 1
+    target_gpu.return
+  }
+}
+
+// -----
+
+// CHECK: 'loop.async_copy' op expected the destination in shared memory, found memref<16x16xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_async_copy_global(%G: memref<64x64xf16>, %D: memref<16x16xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    loop.async_copy %G[%c0, %c8], %D[%c0, %c8], %c8 : memref<64x64xf16>, memref<16x16xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
 // CHECK: 'loop.matrix_load' op expected "ptx.ldmatrix.x2" to read shared memory, found memref<16x16xf16>
 target_gpu.module @kernels {
   target_gpu.kernel @negative_matrix_load_global(%in: memref<16x16xf16>, %out: memref<32x4xf16>) {

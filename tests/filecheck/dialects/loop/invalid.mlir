@@ -209,3 +209,28 @@ func.func @negative_matrix_load_result(%S: memref<16x16xf16>, %i: index) {
   func.return
 }
 // CHECK: 'loop.matrix_load' op expected the result of "ptx.ldmatrix.x2" to be vector<4xf16>, found vector<8xf16>
+
+// -----
+
+// cp.async moves 16 bytes of one element type.
+func.func @negative_async_copy_types(%G: memref<64xf32>, %S: memref<64xf16>, %i: index) {
+  loop.async_copy %G[%i], %S[%i], %i : memref<64xf32>, memref<64xf16>
+  func.return
+}
+// CHECK: 'loop.async_copy' op expected the same element type in memref<64xf32> and memref<64xf16>
+
+// -----
+
+func.func @negative_async_copy_narrow(%G: memref<4xf16>, %S: memref<64xf16>, %i: index) {
+  loop.async_copy %G[%i], %S[%i], %i : memref<4xf16>, memref<64xf16>
+  func.return
+}
+// CHECK: 'loop.async_copy' op expected a vector width at most the last dimension 4 of memref<4xf16>, found 8
+
+// -----
+
+func.func @negative_async_wait() {
+  loop.async_wait -1
+  func.return
+}
+// CHECK: 'loop.async_wait' op expected a pending count >= 0, found -1
