@@ -11,7 +11,9 @@ Rules, tried in order on each top-level nest of a function:
   accumulator, on a target with a warp-level intrinsic for them: PTX `mma.sync` m16n8k16 from
   sm_80): blocks of warps, each warp computing 16x8 fragments with `mma.sync` from A and B
   tiles in shared memory (fragments loaded by `ldmatrix`) into f32 accumulators in registers,
-  written to an output tile in shared memory for the epilogues (`MmaGemmBuilder`).
+  written to an output tile in shared memory for the epilogues (`MmaGemmBuilder`); the tiles
+  are filled by a `cp.async` pipeline of `pipeline_depth` stages where the factors' rows allow
+  16-byte copies (`mma_pipeline`).
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
