@@ -613,7 +613,10 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     `addrspace(3)` `llvm.mlir.global` of the gpu module accessed through `!llvm.ptr<3>`, and
     math functions NVPTX has no instruction for are f32 expressions of `llvm.nvvm.ex2.approx`,
     `lg2.approx`, `sin.approx`, `cos.approx`; a warp-level `loop.intrinsic` (PTX `mma.sync`)
-    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`). Each
+    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`), and so are
+    `loop.matrix_load` (`ldmatrix`, `MatrixLoadLowering`) and `loop.async_copy`/
+    `async_commit`/`async_wait` (`cp.async.cg`, `commit_group`, `wait_group`:
+    `AsyncCopyLowering`). Each
     `target_gpu.module` gets `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
     `target_gpu.launch`es are unchanged (the CUDA runtime runs them).
 

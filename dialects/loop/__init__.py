@@ -10,7 +10,8 @@ A loop nest is `loop.for` ops (each with an axis name and a kind: serial, parall
 unrolled, or bound to a GPU axis) around a `loop.block` that names one compute statement and
 declares the buffers it reads and writes; inside it, `loop.load`/`loop.store` (scalar or vector)
 and upstream `arith`/`math` ops. `loop.alloc` makes intermediate buffers with a storage scope
-(global, local, shared).
+(global, local, shared). GPU-only: `loop.intrinsic` (tensor intrinsics, warp-level `mma.sync`),
+`loop.matrix_load` (`ldmatrix`) and `loop.async_copy`/`async_commit`/`async_wait` (`cp.async`).
 """
 
 from dlc.dialects.loop.ops import (
