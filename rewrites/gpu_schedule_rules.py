@@ -1179,9 +1179,10 @@ class MmaGemmBuilder(GemmBuilder):
     along k) into shared memory (rows padded, `MmaTiles.row`), elements past M, N or K being
     zeros; then each warp accumulates its fm x fn fragments: a 16 x 8 x 16 nest
     `c[i, j] += extf(a[i, k]) * extf(b[j, k])` on the warp's part of the output tile, which
-    `tensorize` replaces by the lanes' fragment loads (one `ldmatrix` for A's fragment, one
-    for B's: `loop.matrix_load`), one `mma.sync` and the fragment stores, whose accesses to the
-    tile then go to the lane's registers instead. At the end the lanes write their fragments into
+    `tensorize` replaces by the lanes' fragment loads, one `mma.sync` and the fragment
+    stores; the accumulator's accesses then go to the lane's registers, and the factors'
+    fragments come from registers too, loaded before the fm x fn nests of each k step by one
+    `ldmatrix` per fragment (`loop.matrix_load`, `_load_fragments`). At the end the lanes write their fragments into
     the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
     the init, update and epilogue blocks run once per output element of the tile, on the
     accumulated value.
@@ -1212,6 +1213,12 @@ class MmaGemmBuilder(GemmBuilder):
         fragments = at.value(AllocOp(MemRefType(
             self.element, [t.wy * t.wx, 32, t.fm, t.fn, fragment.elements]), "local"),
             "acc_fragments")
+        self.factor_fragments = [
+            at.value(AllocOp(MemRefType(self.factor, [t.wy * t.wx, 32, count, operand.fragment
+                                                      .elements]), "local"), f"{name}_fragments")
+            for operand, count, name in ((self.entry.operands[1], t.fm, "a"),
+                                         (self.entry.operands[2], t.fn, "b"))
+            if operand.fragment is not None]
 
         def zero(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
             value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
@@ -1387,6 +1394,10 @@ class MmaGemmBuilder(GemmBuilder):
         warp = warp_loop.induction_var
         row0, col0 = self._warp_origin(inner, warp)
         ks_loop, inner = inner.loop(0, t.bk // t.k, f"{self.name}.ks", "unrolled")
+        kk0 = inner.mul(ks_loop.induction_var, t.k)
+        for is_a in (True, False):
+            self._load_fragments(inner, warp, row0 if is_a else col0, kk0,
+                                 a_tile if is_a else b_tile, stage, is_a)
         fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.fm", "unrolled")
         fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.fn", "unrolled")
         i_loop, inner = inner.loop(0, t.m, f"{self.name}.i")
@@ -1412,8 +1423,54 @@ class MmaGemmBuilder(GemmBuilder):
         block = tensorize(i_loop, self.entry.name, self.features, matrix_loads=True)
         lane_loop = block.parent_op()
         assert isinstance(lane_loop, ForOp)
-        self._to_registers(block, c_tile, fragments, [
-            warp, lane_loop.induction_var, fm_loop.induction_var, fn_loop.induction_var])
+        lane = lane_loop.induction_var
+        for buffer, tile, f in ((self.factor_fragments[0], a_tile, fm_loop.induction_var),
+                                (self.factor_fragments[1], b_tile, fn_loop.induction_var)):
+            matrix_load = next(op for op in block.walk()
+                               if isinstance(op, MatrixLoadOp) and op.memref is tile)
+            at_load = IRBuilder.before(matrix_load, anchor=block)
+            loaded = at_load.value(LoadOp(buffer, [warp, lane, f, at_load.const(0)],
+                                          matrix_load.result.type))
+            matrix_load.result.replace_all_uses_with(loaded)
+            matrix_load.detach()
+            matrix_load.erase()
+        self._to_registers(block, c_tile, fragments, [warp, lane, fm_loop.induction_var,
+                                                      fn_loop.induction_var])
+
+    def _load_fragments(self, at: IRBuilder, warp: SSAValue, origin: SSAValue, kk0: SSAValue,
+                        tile: SSAValue, stage: SSAValue | None, is_a: bool) -> None:
+        """Each lane of the warp loads its fragments of A (of B) for one k step, fragment f
+        of fm (fn) into `factor_fragments[..][warp][lane][f]`, one `ldmatrix` each, by the
+        tiling of the intrinsic's fragment layout over the tile (rows along the tile's
+        contiguous axis): once per k step, not once per (A, B) fragment pair."""
+        from dlc.rewrites.schedule.tensorize import matrix_row_address
+        from dlc.target.intrinsics import matrix_tiling
+
+        t = self.mt
+        operand = self.entry.operands[1 if is_a else 2]
+        fragment = operand.fragment
+        assert fragment is not None
+        outer_axis = "i" if is_a else "j"
+        along_k = t.stages == 1 or t.contiguous[0 if is_a else 1] == "k"
+        tiling = matrix_tiling(fragment, "k" if along_k else outer_axis)
+        assert tiling is not None, "16-bit m16n8k16 fragments are ldmatrix tiles"
+        which = "a" if is_a else "b"
+        count, extent = (t.fm, t.m) if is_a else (t.fn, t.n)
+        f_loop, inner = at.loop(0, count, f"{self.name}.{which}_fragment.f", "unrolled")
+        lane_loop, inner = inner.thread_loop(32, f"{self.name}.{which}_fragment.lane",
+                                             "threadIdx.x")
+        f, lane = f_loop.induction_var, lane_loop.induction_var
+
+        def load(b: IRBuilder) -> None:
+            where = matrix_row_address(b, lane, tiling)
+            row = b.add(b.add(origin, b.mul(f, extent)), where[outer_axis])
+            kk = b.add(kk0, where["k"])
+            value = b.value(MatrixLoadOp(tiling.load.name, tile,
+                                         self._tile_index(is_a, stage, row, kk)))
+            b.insert(StoreOp(value, self.factor_fragments[0 if is_a else 1],
+                             [warp, lane, f, b.const(0)]))
+
+        inner.block(f"{self.name}.{which}_fragment", load)
 
     def _to_registers(self, block: BlockOp, c_tile: SSAValue, fragments: SSAValue,
                       lane_index: list[SSAValue]) -> None:

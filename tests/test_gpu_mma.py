@@ -525,9 +525,10 @@ def test_a_wrong_ldmatrix_lane_layout_fails(monkeypatch: pytest.MonkeyPatch,
     intrinsics = importlib.import_module("dlc.target.intrinsics")
     module = _matmul_module((32, 32), (32, 16))
     if mutation == "emitted rows":
-        real = tensorize_module.matrix_tiling
-        monkeypatch.setattr(tensorize_module, "matrix_tiling",
-                            lambda fragment, axis: _wrong_origins(real(fragment, axis)))
+        real = intrinsics.matrix_tiling
+        for where in (tensorize_module, intrinsics):  # the rule's loads and tensorize's
+            monkeypatch.setattr(where, "matrix_tiling",
+                                lambda fragment, axis: _wrong_origins(real(fragment, axis)))
     assert _schedule(module, _config(min_gemm_blocks=0)) == ["mma-gemm"]
     monkeypatch.undo()
     if mutation == "model layout":

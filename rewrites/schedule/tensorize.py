@@ -490,7 +490,7 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch, matrix_loads: bool) -> Blo
             element_type = intrinsic_element_type(ELEMENT_TYPES[operand.element])
             tiling = _matrix_tiling(load, operand, ivs) if matrix_loads else None
             if tiling is not None:
-                where = _matrix_row(b, lane, tiling)
+                where = matrix_row_address(b, lane, tiling)
                 loaded = b.value(MatrixLoadOp(tiling.load.name, load.memref,
                                               at_axes(load, where)))
                 loaded.name_hint = f"{operand.role}_fragment"
@@ -543,7 +543,8 @@ def _matrix_tiling(load: LoadOp, operand: IntrinsicOperand, ivs: dict[str, SSAVa
     return matrix_tiling(fragment, contiguous[0])
 
 
-def _matrix_row(b: IRBuilder, lane: SSAValue, tiling: MatrixTiling) -> dict[str, SSAValue]:
+def matrix_row_address(b: IRBuilder, lane: SSAValue, tiling: MatrixTiling
+                       ) -> dict[str, SSAValue]:
     """The axis values of the row whose address `lane` gives to the matrix load: its matrix
     q = lane % (8 * matrices) / 8 selects the matrix's origin (a sum over the bits of q where
     the origins are linear in them, as for the mma fragments: `8 * (q % 2)`; else a chain of

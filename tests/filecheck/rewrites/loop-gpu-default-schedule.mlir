@@ -293,8 +293,8 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // transposed (16 x 32) are staged in shared memory (rows padded to 40 elements, 80 bytes: the
 // 8 rows an ldmatrix reads fall on distinct banks), then each warp's 16 x 8 x 16 nests are
 // tensorized into mma.sync (two k steps) reading and writing the lane's fragments, the factors'
-// fragments loaded by ldmatrix (x4 for A: lanes 8q..8q+7 give rows 8 (q % 2) + lane % 8 at
-// column 8 (q / 2); x2 for B); the lanes
+// fragments loaded per k step by ldmatrix into local buffers (x4 for A: lanes 8q..8q+7 give
+// rows 8 (q % 2) + lane % 8 at column 8 (q / 2); x2 for B), once per fragment; the lanes
 // then write their fragments into the output tile in shared memory (c0..c3 at rows
 // group, group + 8 and columns 2 thread, + 1), and the init, update (from the tile) and rounding
 // run per output element.
@@ -311,18 +311,24 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // SYNC:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x40xf16>)
 // SYNC:             loop.for %[[W:.*]] = %c0 to %c4 step %c1 axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
 // SYNC:               loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.ks" kind unrolled {
-// SYNC:                 loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
-// SYNC:                   loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
-// SYNC:                     loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
-// SYNC:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x40xf16>, memref<16x40xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
-// SYNC:                         loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
-// SYNC:                         %[[Q:.*]] = arith.divui %{{.*}}, %c8 : index
-// SYNC:                         %[[A_ROW:.*]] = arith.remui %[[L]], %c8 : index
-// SYNC:                         %[[AF:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x40xf16> -> vector<8xf16>
-// SYNC:                         %[[BF:.*]] = loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x40xf16> -> vector<4xf16>
-// SYNC-NOT:                     loop.load %[[A]]
-// SYNC:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %[[AF]], %[[BF]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
-// SYNC:                         loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
+// SYNC:                 loop.for %{{.*}} axis "matmul.a_fragment.f" kind unrolled {
+// SYNC-NEXT:               loop.for %[[AL:.*]] = %c0 to %c32 step %c1 axis "matmul.a_fragment.lane" kind bound thread "threadIdx.x" {
+// SYNC-NEXT:                 loop.block "matmul.a_fragment" reads(%[[A]] : memref<32x40xf16>) writes(%[[AF:.*]] : memref<4x32x1x8xf16>) {
+// SYNC:                        %[[Q:.*]] = arith.divui %{{.*}}, %c8 : index
+// SYNC-NEXT:                   %[[A_ROW:.*]] = arith.remui %[[AL]], %c8 : index
+// SYNC:                        %[[AV:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x40xf16> -> vector<8xf16>
+// SYNC-NEXT:                   loop.store %[[AV]], %[[AF]][%[[W]], %[[AL]], %{{.*}}, %c0] : vector<8xf16> -> memref<4x32x1x8xf16>
+// SYNC:                    loop.block "matmul.b_fragment" reads(%[[B]] : memref<16x40xf16>) writes(%[[BF:.*]] : memref<4x32x1x4xf16>) {
+// SYNC:                        loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x40xf16> -> vector<4xf16>
+// SYNC:                  loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
+// SYNC:                    loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
+// SYNC:                      loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
+// SYNC:                        loop.block "matmul.mma" reads(%[[AF]], %[[BF]] : memref<4x32x1x8xf16>, memref<4x32x1x4xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
+// SYNC:                          loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
+// SYNC:                          %[[AFV:.*]] = loop.load %[[AF]][%[[W]], %[[L]], %[[FM]], %c0] : memref<4x32x1x8xf16> -> vector<8xf16>
+// SYNC-NEXT:                     %[[BFV:.*]] = loop.load %[[BF]][%[[W]], %[[L]], %[[FN]], %c0] : memref<4x32x1x4xf16> -> vector<4xf16>
+// SYNC-NEXT:                     loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %[[AFV]], %[[BFV]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+// SYNC:                          loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
 // SYNC:           loop.block "matmul.acc_out" reads(%[[F]] : memref<4x32x1x1x4xf32>) writes(%[[C]] : memref<32x16xf32>)
 // SYNC:           loop.for %{{.*}} axis "matmul.store.warp" kind bound thread "threadIdx.y" {
 // SYNC:             loop.block "matmul_init"
