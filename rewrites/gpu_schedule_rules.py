@@ -1183,9 +1183,9 @@ class MmaGemmBuilder(GemmBuilder):
     stores; the accumulator's accesses then go to the lane's registers, and the factors'
     fragments come from registers too, loaded before the fm x fn nests of each k step by one
     `ldmatrix` per fragment (`loop.matrix_load`, `_load_fragments`). At the end the lanes
-    write their fragments into the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
-    the init, update and epilogue blocks run once per output element of the tile, on the
-    accumulated value.
+    write their fragments into the output tile in shared memory (`c_tile`, at the positions
+    of the fragment layout), and the init, update and epilogue blocks run once per output
+    element of the tile, on the accumulated value.
     """
 
     def __init__(self, nest: Reduction, shape: GemmShape, tiles: MmaTiles, entry: Intrinsic,
