@@ -4,6 +4,8 @@
 Needs an NVIDIA GPU (written for an H100/H200: sm_90), its driver, and `pip install cuda-python`
 (plus cupy or torch for the cuBLAS column, onnxruntime-gpu or torchvision for the ResNet-18
 column). It cannot run on machines without them: it then prints why and exits with status 2.
+`--compile-only sm_90` needs no GPU: it compiles the GEMMs for that architecture and prints
+what `ptxas -v` says of each kernel (registers, shared memory, spills), then exits.
 
 Measured, side by side in one run, with CUDA events around the kernels only (inputs already on
 the device; warm-up runs first):
@@ -13,13 +15,18 @@ the device; warm-up runs first):
   Runtime with the CUDA provider, and dlc's effective TFLOP/s (3.64 GFLOP per image).
 
     python3 benchmarks/gpu.py [--gemm 4096] [--repeat 20] [--skip-resnet] [--json out.json]
+    python3 benchmarks/gpu.py --compile-only sm_80 --gemm 1024
+
+The fp16 GEMM runs on tensor cores (the `mma-gemm` rule: ldmatrix + mma.sync m16n8k16, f32
+accumulation); its reference is cuBLAS's fp16 GEMM (`torch.matmul` where CuPy is missing).
 
 Runs on H200s (sm_90), 2026-11-29, `--gemm 4096 --repeat 20`: GEMM fp32 30.6 TFLOP/s, 0.60x
-cuBLAS (51.4); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (722-760: tensor cores, which dlc's kernels
-do not use); ResNet-18 1.84-1.89 ms against PyTorch eager on cuDNN at 1.30-1.99 ms on different
-machines (0.71-1.05x; this ONNX Runtime had no CUDA provider), output within 4.7e-7 of ONNX
-Runtime on the CPU; as a CUDA graph 1.839 ms against 1.885 ms launched kernel by kernel. (The
-first run, before GEMM thread tiles shrank to fill the grid, had ResNet-18 at 7.07 ms.)
+cuBLAS (51.4); GEMM fp16 45.0 TFLOP/s, 0.06x cuBLAS (722-760), measured before the fp16 GEMM
+ran on tensor cores (not measured since: no GPU); ResNet-18 1.84-1.89 ms against PyTorch
+eager on cuDNN at 1.30-1.99 ms on different machines (0.71-1.05x; this ONNX Runtime had no
+CUDA provider), output within 4.7e-7 of ONNX Runtime on the CPU; as a CUDA graph 1.839 ms
+against 1.885 ms launched kernel by kernel. (The first run, before GEMM thread tiles shrank to
+fill the grid, had ResNet-18 at 7.07 ms.)
 """
 
 from __future__ import annotations
@@ -108,6 +115,49 @@ def gemm_module(n: int, dtype: str) -> Any:
     return ModuleOp([function])
 
 
+def lowered_gemm(n: int, dtype: str, arch: str) -> Any:
+    """The n^3 GEMM of `dtype` through the gpu-ptx pipeline, scheduled for `arch` (its
+    multiprocessors size the grid)."""
+    from dlc.dialects import make_context
+    from dlc.dialects.contracts import TARGET_ATTR
+    from dlc.driver.build import lower
+    from xdsl.dialects.builtin import StringAttr
+
+    module = gemm_module(n, dtype)
+    module.attributes[TARGET_ATTR] = StringAttr(f"cuda -arch={arch}")
+    return lower(module, "gpu-ptx", make_context())
+
+
+def ptxas_report(n: int, dtypes: list[str], arch: str) -> int:
+    """Print `ptxas -v`'s resources of each GEMM kernel for `arch` (no GPU needed)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    from dlc.codegen.ptx import emit_ptx
+
+    if shutil.which("ptxas") is None:
+        print("benchmarks/gpu.py --compile-only needs ptxas on the PATH", file=sys.stderr)
+        return 2
+    for dtype in dtypes:
+        ptx = emit_ptx(lowered_gemm(n, dtype, arch), arch)
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as source:
+            source.write(ptx)
+            source.flush()
+            done = subprocess.run(["ptxas", "-v", f"-arch={arch}", source.name, "-o",
+                                   "/dev/null"], capture_output=True, text=True)
+        if done.returncode:
+            print(f"gemm {n}^3 {dtype}: ptxas failed:\n{done.stderr}", file=sys.stderr)
+            return 1
+        kinds = sorted(set(re.findall(r"\b(mma\.sync\.\S+|ldmatrix\.\S+)", ptx)))
+        print(f"gemm {n}^3 {dtype} ({arch}; {', '.join(kinds) or 'no tensor cores'}):")
+        for line in done.stderr.splitlines():
+            if "entry function" in line or "Used" in line or "spill" in line:
+                print("  " + line.replace("ptxas info    : ", "").strip())
+    return 0
+
+
 def time_dlc(executable: Any, inputs: list[np.ndarray], repeat: int) -> tuple[float, float]:
     """Milliseconds per call of a CUDA `GpuExecutable` between CUDA events (inputs already on
     the device): the host plan launching kernel by kernel, and its launches replayed as a CUDA
@@ -132,19 +182,15 @@ def dlc_gemm(n: int, dtype: str, repeat: int, arch: str) -> tuple[float | None, 
     a = rng.standard_normal((n, n)).astype(dtype)
     b = rng.standard_normal((n, n)).astype(dtype)
     try:
-        module = gemm_module(n, dtype)
-        from dlc.dialects import make_context
-        from dlc.driver.build import lower
-
-        lower(module, "gpu-ptx", make_context())
-        executable = compile_for_device(module, "cuda", arch=arch)
+        executable = compile_for_device(lowered_gemm(n, dtype, arch), "cuda", arch=arch)
     except Exception as e:  # an unsupported dtype is a result line, not a crash
         return None, [f"dlc could not compile the {dtype} GEMM: {e}"]
     notes = []
     if n <= 2048:
         check = executable(a, b)
-        error = float(np.abs(check.astype(np.float64) - a.astype(np.float64) @ b).max())
-        notes.append(f"max |error| vs NumPy: {error:.3g}")
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        error = float(np.abs(check.astype(np.float64) - want).max() / np.abs(want).max())
+        notes.append(f"max |error| vs NumPy, relative to max |C|: {error:.3g}")
     del dlc
     launched, graph = time_dlc(executable, [a, b], repeat)
     notes.append(f"launched: {launched:.3f} ms; replayed as a CUDA graph: {graph:.3f} ms")
@@ -300,7 +346,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-resnet", action="store_true")
     parser.add_argument("--no-fp16", action="store_true")
     parser.add_argument("--json", help="also write the results as JSON to this file")
+    parser.add_argument("--compile-only", metavar="ARCH",
+                        help="compile the GEMMs for ARCH (sm_80, sm_90) and print ptxas's "
+                        "register, shared memory and spill counts; needs no GPU")
     args = parser.parse_args(argv)
+    if args.compile_only:
+        dtypes = ["float32"] + ([] if args.no_fp16 else ["float16"])
+        return ptxas_report(args.gemm, dtypes, args.compile_only)
 
     from dlc.runtime.cuda import cuda_unavailable_reason, device_arch
 

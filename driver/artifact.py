@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dlc.runtime.files import write_atomically
 from dlc.runtime.executable import aligned_empty
+from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
     MODEL_SYMBOL,

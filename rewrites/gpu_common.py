@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dlc.dialects.loop.ops import AllocOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import AllocOp, AsyncCopyOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import DIMENSIONS, KernelOp, is_shared_memref
 from dlc.rewrites.llvm_lowering.common import lowering_error
 from dlc.rewrites.schedule.common import constant_value
@@ -132,14 +132,18 @@ def buffer_scope(buffer: SSAValue) -> str:
 
 
 def accessed_buffers(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """(read, written) shared and global buffers of the loads and stores in `op`."""
+    """(read, written) shared and global buffers of the loads (matrix loads among them),
+    stores and async copies (read the source, write the destination) in `op`."""
     reads: set[SSAValue] = set()
     writes: set[SSAValue] = set()
     for nested in op.walk():
-        if isinstance(nested, LoadOp) and buffer_scope(nested.memref) != "local":
+        if isinstance(nested, LoadOp | MatrixLoadOp) and buffer_scope(nested.memref) != "local":
             reads.add(nested.memref)
         elif isinstance(nested, StoreOp) and buffer_scope(nested.memref) != "local":
             writes.add(nested.memref)
+        elif isinstance(nested, AsyncCopyOp):
+            reads.add(nested.source)
+            writes.add(nested.dest)
     return reads, writes
 
 

@@ -10,7 +10,10 @@ Rules, tried in order on each top-level nest of a function:
 - `mma-gemm` (a GEMM as below whose factors are f16 or bf16 loads widened to an f32
   accumulator, on a target with a warp-level intrinsic for them: PTX `mma.sync` m16n8k16 from
   sm_80): blocks of warps, each warp computing 16x8 fragments with `mma.sync` from A and B
-  tiles in shared memory into an f32 output tile in shared memory (`MmaGemmBuilder`).
+  tiles in shared memory (fragments loaded by `ldmatrix`) into f32 accumulators in registers,
+  written to an output tile in shared memory for the epilogues (`MmaGemmBuilder`); the tiles
+  are filled by a `cp.async` pipeline of `pipeline_depth` stages where the factors' rows allow
+  16-byte copies (`mma_pipeline`).
 - `gemm` (matmul, batched matmul, conv2d and any reduction `C += A * B` whose two loads split the
   spatial axes into an M side and an N side): block tiling into shared memory and thread tiling
   in registers. A 16x16-thread block computes a BM x BN tile of the output (BM, BN up to 128),
@@ -34,6 +37,7 @@ Rules, tried in order on each top-level nest of a function:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ from dlc.dialects.loop.ops import (
     BlockOp,
     ForOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
     intrinsic_element_type,
@@ -93,6 +98,10 @@ class GpuScheduleConfig:
             26 to 5 s; GEMM 4096^3 keeps its 8x8 tiles (30.6 TFLOP/s).
         features: the target's architecture features (`sm_80`, ...): the `mma-gemm` rule
             needs those of a warp-level intrinsic (`dlc.target.intrinsics`).
+        pipeline_depth: the K tiles of an `mma-gemm` in flight: from 2, the A and B tiles are
+            copied by `cp.async` (`sm_80`) into that many shared-memory stages, tile k + depth
+            - 1 loading while tile k is computed (where the factors are rows of global
+            buffers that 16-byte copies can read); 1: copies through registers.
     """
 
     threads: int = 256
@@ -106,6 +115,7 @@ class GpuScheduleConfig:
     warp_size: int = 32
     min_gemm_blocks: int = 0
     features: frozenset[str] = frozenset()
+    pipeline_depth: int = 2
 
     @classmethod
     def for_target(cls, target: GpuTarget, threads: int = 0) -> GpuScheduleConfig:
@@ -495,7 +505,7 @@ def _refresh_buffers(block: BlockOp) -> None:
             writes.append(op.memref)
     reads: list[SSAValue] = []
     for op in block.walk():
-        if isinstance(op, LoadOp) and not _defined_inside(op.memref, block) \
+        if isinstance(op, LoadOp | MatrixLoadOp) and not _defined_inside(op.memref, block) \
                 and op.memref not in reads and op.memref not in writes:
             reads.append(op.memref)
     set_block_buffers(block, reads, writes)
@@ -856,17 +866,27 @@ class GemmBuilder:
             b.value(arith.CmpiOp(k, b.const(shape.k), "ult"))))
         outer_c = b.value(arith.MinUIOp(outer, b.const(limit - 1)))
         k_c = b.value(arith.MinUIOp(k, b.const(shape.k - 1)))
-        mapping = dict(self.batch_map)
-        mapping.update(zip([lp.induction_var for lp in loops],
-                           b.decompose(outer_c, [_trip(lp) for lp in loops]), strict=True))
-        mapping.update(zip([lp.induction_var for lp in self.nest.reduction],
-                           b.decompose(k_c, [_trip(lp) for lp in self.nest.reduction]),
-                           strict=True))
         load = shape.a_load if is_a else shape.b_load
-        value = Cloner(self.root, mapping, b).op(load).results[0]
+        value = b.value(LoadOp(load.memref, self._factor_indices(b, is_a, outer_c, k_c)))
         element = value.type
         zero = b.value(arith.ConstantOp(FloatAttr(0.0, element), element))  # type: ignore[arg-type]
         return b.value(arith.SelectOp(inside, value, zero))
+
+    def _factor_indices(self, b: IRBuilder, is_a: bool, outer: SSAValue, k: SSAValue
+                        ) -> list[SSAValue]:
+        """The indices at which the nest loads A at (m, k) = (`outer`, `k`) (B at (k, n) when
+        not `is_a`), both in range."""
+        shape = self.shape
+        loops = shape.m_loops if is_a else shape.n_loops
+        mapping = dict(self.batch_map)
+        mapping.update(zip([lp.induction_var for lp in loops],
+                           b.decompose(outer, [_trip(lp) for lp in loops]), strict=True))
+        mapping.update(zip([lp.induction_var for lp in self.nest.reduction],
+                           b.decompose(k, [_trip(lp) for lp in self.nest.reduction]),
+                           strict=True))
+        load = shape.a_load if is_a else shape.b_load
+        cloner = Cloner(self.root, mapping, b)
+        return [cloner.value(index) for index in load.indices]
 
     def _accumulate(self, at: IRBuilder, acc: SSAValue, a_tile: SSAValue, b_tile: SSAValue) -> None:
         t = self.t
@@ -980,6 +1000,12 @@ class MmaTiles:
     m: int
     n: int
     k: int
+    stages: int = 1
+    """Shared-memory stages of the A and B tiles (1: no pipeline)."""
+    contiguous: tuple[str, str] = ("k", "k")
+    """Per factor (A, B), the axis along the rows of its tile: "k" ([rows][k]) or "outer"
+    ([k][rows]: M for A, N for B), the one contiguous in the global buffer it is copied from
+    (a pipelined tile; the others are [rows][k])."""
 
     @property
     def bm(self) -> int:
@@ -992,6 +1018,34 @@ class MmaTiles:
     @property
     def threads(self) -> int:
         return self.wy * self.wx * 32
+
+    @property
+    def row(self) -> int:
+        """The row length (elements) of the A and B tiles in shared memory: bk, padded to an
+        odd number of 16-byte units (`MatrixLoad.ROWS` 16-bit elements) so that the 8 rows one
+        ldmatrix phase reads (16 bytes each) fall on distinct shared memory banks: rows 16 * odd
+        bytes apart cover every 16-byte slot of the banks' 128-byte cycle once (32 or 64 bytes
+        apart, 4 or 2 rows would share a slot: a 4- or 2-way bank conflict)."""
+
+        return padded_row(self.bk)
+
+    def tile_shape(self, is_a: bool) -> list[int]:
+        """The shape of the A or B tile in shared memory: [stages][rows][k] or [stages][k]
+        [rows] (rows padded, `padded_row`); without a pipeline [rows][k]."""
+        rows = self.bm if is_a else self.bn
+        if self.stages == 1:
+            return [rows, self.row]
+        if self.contiguous[0 if is_a else 1] == "k":
+            return [self.stages, rows, self.row]
+        return [self.stages, self.bk, padded_row(rows)]
+
+
+def padded_row(length: int) -> int:
+    """`length` 16-bit elements padded to an odd number of 16-byte units (see `MmaTiles.row`)."""
+    from dlc.target.intrinsics import MatrixLoad
+
+    units = -(-length // MatrixLoad.ROWS)
+    return units * MatrixLoad.ROWS + (0 if units % 2 else MatrixLoad.ROWS)
 
 
 def mma_intrinsic(shape: GemmShape, config: GpuScheduleConfig) -> Intrinsic | None:
@@ -1045,7 +1099,7 @@ def mma_tiles(shape: GemmShape, entry: Intrinsic, config: GpuScheduleConfig) -> 
     if (tiles.bm * bk) % tiles.threads or (tiles.bn * bk) % tiles.threads or \
             (tiles.bm * tiles.bn) % tiles.threads:
         return None
-    shared = (tiles.bm + tiles.bn) * bk * element_bytes + tiles.bm * tiles.bn * 4
+    shared = (tiles.bm + tiles.bn) * tiles.row * element_bytes + tiles.bm * tiles.bn * 4
     if shared > config.shared_memory_bytes:
         return None
     return tiles
@@ -1063,8 +1117,55 @@ def schedule_mma_gemm(nest: Reduction, config: GpuScheduleConfig) -> bool:
     tiles = mma_tiles(shape, entry, config)
     if tiles is None:
         return False
+    tiles = mma_pipeline(nest, shape, tiles, config)
     MmaGemmBuilder(nest, shape, tiles, entry, config.features).build()
     return True
+
+
+def mma_pipeline(nest: Reduction, shape: GemmShape, tiles: MmaTiles, config: GpuScheduleConfig
+                 ) -> MmaTiles:
+    """The tiles with `config.pipeline_depth` stages of `cp.async` copies where both factors
+    allow 16-byte copies (`async_copy_axis`) and the stages fit in shared memory; else the
+    tiles as they are (no pipeline)."""
+    from dlc.dialects.loop.ops import ASYNC_COPY_BYTES
+
+    depth = config.pipeline_depth
+    if depth < 2 or "sm_80" not in config.features:
+        return tiles
+    width = ASYNC_COPY_BYTES // 2
+    axes = (async_copy_axis(nest, shape, True, width), async_copy_axis(nest, shape, False, width))
+    if axes[0] is None or axes[1] is None:
+        return tiles
+    pipelined = dataclasses.replace(tiles, stages=depth, contiguous=(axes[0], axes[1]))
+    elements = sum(math.prod(pipelined.tile_shape(is_a)) for is_a in (True, False))
+    if elements * 2 + tiles.bm * tiles.bn * 4 > config.shared_memory_bytes:
+        return tiles
+    return pipelined
+
+
+def async_copy_axis(nest: Reduction, shape: GemmShape, is_a: bool, width: int) -> str | None:
+    """"k" or "outer" where the factor's load reads a global buffer's last dimension along the
+    reduction (K) or along M (N for B), `width` elements at a time in bounds and 16-byte
+    aligned (that dimension and the extent along it multiples of `width`, the axis one loop
+    indexing the last dimension alone); else None."""
+    from dlc.rewrites.gpu_common import buffer_scope
+    from dlc.rewrites.schedule.common import depends_on
+
+    load = shape.a_load if is_a else shape.b_load
+    memref_type = load.memref.type
+    if buffer_scope(load.memref) != "global" or not isinstance(memref_type, MemRefType) or \
+            memref_type.get_shape()[-1] % width:
+        return None
+    candidates = (("k", nest.reduction, shape.k),
+                  ("outer", shape.m_loops if is_a else shape.n_loops, shape.m if is_a else shape.n))
+    for axis, loops, extent in candidates:
+        if len(loops) != 1 or extent % width:
+            continue
+        iv = loops[0].induction_var
+        if load.indices[-1] is iv and not any(depends_on(index, {iv})
+                                              for index in load.indices[:-1]):
+            return axis
+    return None
 
 
 class MmaGemmBuilder(GemmBuilder):
@@ -1075,14 +1176,16 @@ class MmaGemmBuilder(GemmBuilder):
     (`acc_fragments`, a local buffer [warp][lane][fm][fn][element], zeroed first, one slice per
     thread after `target-gpu-compact-private-buffers`). For each bk-slice of the reduction all
     threads copy A (bm x bk, row-major) and B (bn x bk: B transposed, so that both are read
-    along k) into shared memory, elements past M, N or K being zeros; then each warp
-    accumulates its fm x fn fragments: a 16 x 8 x 16 nest `c[i, j] += extf(a[i, k]) *
-    extf(b[j, k])` on the warp's part of the output tile, which `tensorize` replaces by the
-    lanes' fragment loads, one `mma.sync` and the fragment stores, whose accesses to the tile
-    then go to the lane's registers instead. At the end the lanes write their fragments into
-    the output tile in shared memory (`c_tile`, at the positions of the fragment layout), and
-    the init, update and epilogue blocks run once per output element of the tile, on the
-    accumulated value.
+    along k) into shared memory (rows padded, `MmaTiles.row`), elements past M, N or K being
+    zeros; then each warp accumulates its fm x fn fragments: a 16 x 8 x 16 nest
+    `c[i, j] += extf(a[i, k]) * extf(b[j, k])` on the warp's part of the output tile, which
+    `tensorize` replaces by the lanes' fragment loads, one `mma.sync` and the fragment
+    stores; the accumulator's accesses then go to the lane's registers, and the factors'
+    fragments come from registers too, loaded before the fm x fn nests of each k step by one
+    `ldmatrix` per fragment (`loop.matrix_load`, `_load_fragments`). At the end the lanes
+    write their fragments into the output tile in shared memory (`c_tile`, at the positions
+    of the fragment layout), and the init, update and epilogue blocks run once per output
+    element of the tile, on the accumulated value.
     """
 
     def __init__(self, nest: Reduction, shape: GemmShape, tiles: MmaTiles, entry: Intrinsic,
@@ -1100,14 +1203,22 @@ class MmaGemmBuilder(GemmBuilder):
     def build(self) -> None:
         t = self.mt
         at = self._grid(t.bm, t.bn)
-        a_tile = at.value(AllocOp(MemRefType(self.factor, [t.bm, t.bk]), "shared"), "a_tile")
-        b_tile = at.value(AllocOp(MemRefType(self.factor, [t.bn, t.bk]), "shared"), "b_tile")
+        a_tile = at.value(AllocOp(MemRefType(self.factor, t.tile_shape(True)), "shared"),
+                          "a_tile")
+        b_tile = at.value(AllocOp(MemRefType(self.factor, t.tile_shape(False)), "shared"),
+                          "b_tile")
         c_tile = at.value(AllocOp(MemRefType(self.element, [t.bm, t.bn]), "shared"), "c_tile")
         fragment = self.entry.acc.fragment
         assert fragment is not None
         fragments = at.value(AllocOp(MemRefType(
             self.element, [t.wy * t.wx, 32, t.fm, t.fn, fragment.elements]), "local"),
             "acc_fragments")
+        self.factor_fragments = [
+            at.value(AllocOp(MemRefType(self.factor, [t.wy * t.wx, 32, count, operand.fragment
+                                                      .elements]), "local"), f"{name}_fragments")
+            for operand, count, name in ((self.entry.operands[1], t.fm, "a"),
+                                         (self.entry.operands[2], t.fn, "b"))
+            if operand.fragment is not None]
 
         def zero(b: IRBuilder, index: list[SSAValue], where: dict[str, SSAValue]) -> None:
             value = b.value(arith.ConstantOp(FloatAttr(0.0, self.element), self.element))
@@ -1118,11 +1229,15 @@ class MmaGemmBuilder(GemmBuilder):
                              [where["i"], where["j"]]))
 
         self._each_fragment(at, "acc_init", zero, positions=False)
-        k_loop, inner = at.loop(0, -(-self.shape.k // t.bk), f"{self.name}.ko")
-        k0 = inner.mul(k_loop.induction_var, t.bk)
-        self._stage(inner, k0, a_tile, is_a=True)
-        self._stage(inner, k0, b_tile, is_a=False)
-        self._warps(inner, a_tile, b_tile, c_tile, fragments)
+        tiles = -(-self.shape.k // t.bk)
+        if t.stages == 1:
+            k_loop, inner = at.loop(0, tiles, f"{self.name}.ko")
+            k0 = inner.mul(k_loop.induction_var, t.bk)
+            self._stage(inner, k0, a_tile, is_a=True)
+            self._stage(inner, k0, b_tile, is_a=False)
+            self._warps(inner, a_tile, b_tile, c_tile, fragments, None)
+        else:
+            self._pipeline(at, tiles, a_tile, b_tile, c_tile, fragments)
         self._each_fragment(at, "acc_out", write_out)
         self._mma_epilogue(at, c_tile)
         self.root.detach()
@@ -1190,8 +1305,86 @@ class MmaGemmBuilder(GemmBuilder):
 
         inner.block(f"{self.name}.load_{which}", copy)
 
+    def _pipeline(self, at: IRBuilder, tiles: int, a_tile: SSAValue, b_tile: SSAValue,
+                  c_tile: SSAValue, fragments: SSAValue) -> None:
+        """The K tiles through `stages` shared-memory stages: the first stages - 1 tiles'
+        copies started (`cp.async`, one group each), then per tile k the copies of tile
+        k + stages - 1 into its stage (zeros past K), a commit, a wait leaving stages - 1
+        groups pending (tile k has landed), and the warps' mma on tile k's stage; all copies
+        finished at the end. `target-gpu-insert-barriers` puts a barrier before the warps
+        (after the wait) and before the next copies (the stage they overwrite was read)."""
+        from dlc.dialects.loop.ops import AsyncCommitOp, AsyncWaitOp
+
+        stages = self.mt.stages
+        for tile in range(stages - 1):
+            self._copy(at, at.const(tile), at.const(tile), a_tile, is_a=True)
+            self._copy(at, at.const(tile), at.const(tile), b_tile, is_a=False)
+            at.insert(AsyncCommitOp())
+        k_loop, inner = at.loop(0, tiles, f"{self.name}.ko")
+        ko = k_loop.induction_var
+        ahead = inner.add(ko, stages - 1)
+        stage = inner.rem(ahead, stages)
+        self._copy(inner, ahead, stage, a_tile, is_a=True)
+        self._copy(inner, ahead, stage, b_tile, is_a=False)
+        inner.insert(AsyncCommitOp())
+        inner.insert(AsyncWaitOp(stages - 1))
+        self._warps(inner, a_tile, b_tile, c_tile, fragments, inner.rem(ko, stages))
+        at.insert(AsyncWaitOp(0))
+
+    def _copy(self, at: IRBuilder, tile: SSAValue, stage: SSAValue, buffer: SSAValue,
+              is_a: bool) -> None:
+        """All threads start the 16-byte copies (`loop.async_copy`) of K tile `tile` of A
+        (bm x bk) or B (bn x bk) into stage `stage` of its shared buffer, along the axis
+        contiguous in global memory; chunks past M, N or K read nothing (zeros)."""
+        from dlc.dialects.loop.ops import ASYNC_COPY_BYTES, AsyncCopyOp
+
+        t, shape = self.mt, self.shape
+        width = ASYNC_COPY_BYTES // 2
+        which = "a" if is_a else "b"
+        rows, limit = (t.bm, shape.m) if is_a else (t.bn, shape.n)
+        along_k = t.contiguous[0 if is_a else 1] == "k"
+        per_line = (t.bk if along_k else rows) // width
+        chunks = rows * t.bk // width
+        warp, lane, inner = self._threads(at, f"copy_{which}")
+        e_loop, inner = inner.loop(0, -(-chunks // t.threads), f"{self.name}.copy_{which}")
+        linear = inner.add(inner.mul(e_loop.induction_var, t.threads),
+                           inner.add(inner.mul(warp, 32), lane))
+        if chunks % t.threads:  # the threads past the last chunk copy nothing
+            trip = inner.value(arith.SelectOp(
+                inner.value(arith.CmpiOp(linear, inner.const(chunks), "ult")),
+                inner.const(1), inner.const(0)))
+            _, inner = inner.loop(0, trip, f"{self.name}.copy_{which}.chunk")
+
+        def copy(b: IRBuilder) -> None:
+            line, along = b.div(linear, per_line), b.mul(b.rem(linear, per_line), width)
+            row, kk = (line, along) if along_k else (along, line)
+            outer = b.add(self.m0 if is_a else self.n0, row)
+            k = b.add(b.mul(tile, t.bk), kk)
+            inside = b.value(arith.AndIOp(
+                b.value(arith.CmpiOp(outer, b.const(limit), "ult")),
+                b.value(arith.CmpiOp(k, b.const(shape.k), "ult"))))
+            valid = b.value(arith.SelectOp(inside, b.const(width), b.const(0)))
+            source = self._factor_indices(
+                b, is_a, b.value(arith.MinUIOp(outer, b.const(limit - 1))),
+                b.value(arith.MinUIOp(k, b.const(shape.k - 1))))
+            load = shape.a_load if is_a else shape.b_load
+            b.insert(AsyncCopyOp(load.memref, source, buffer,
+                                 self._tile_index(is_a, stage, row, kk), valid))
+
+        inner.block(f"{self.name}.copy_{which}", copy)
+
+    def _tile_index(self, is_a: bool, stage: SSAValue | None, row: SSAValue, kk: SSAValue
+                    ) -> list[SSAValue]:
+        """The index of element (row, k) of the A (B) tile, in stage `stage` (None: no
+        pipeline), by the tile's layout (`MmaTiles.tile_shape`)."""
+        if stage is None:
+            return [row, kk]
+        if self.mt.contiguous[0 if is_a else 1] == "k":
+            return [stage, row, kk]
+        return [stage, kk, row]
+
     def _warps(self, at: IRBuilder, a_tile: SSAValue, b_tile: SSAValue, c_tile: SSAValue,
-               fragments: SSAValue) -> None:
+               fragments: SSAValue, stage: SSAValue | None) -> None:
         """Each warp accumulates its fragments: the 16 x 8 x 16 nests, tensorized; the
         accumulator's fragments then come from and go to the lane's registers."""
         from dlc.rewrites.schedule import tensorize
@@ -1201,6 +1394,10 @@ class MmaGemmBuilder(GemmBuilder):
         warp = warp_loop.induction_var
         row0, col0 = self._warp_origin(inner, warp)
         ks_loop, inner = inner.loop(0, t.bk // t.k, f"{self.name}.ks", "unrolled")
+        kk0 = inner.mul(ks_loop.induction_var, t.k)
+        for is_a in (True, False):
+            self._load_fragments(inner, warp, row0 if is_a else col0, kk0,
+                                 a_tile if is_a else b_tile, stage, is_a)
         fm_loop, inner = inner.loop(0, t.fm, f"{self.name}.fm", "unrolled")
         fn_loop, inner = inner.loop(0, t.fn, f"{self.name}.fn", "unrolled")
         i_loop, inner = inner.loop(0, t.m, f"{self.name}.i")
@@ -1213,19 +1410,67 @@ class MmaGemmBuilder(GemmBuilder):
             row = b.add(b.add(row0, b.mul(fm_loop.induction_var, t.m)), i_loop.induction_var)
             col = b.add(b.add(col0, b.mul(fn_loop.induction_var, t.n)), j_loop.induction_var)
             kk = b.add(b.mul(ks_loop.induction_var, t.k), k_loop.induction_var)
-            a = b.value(arith.ExtFOp(b.value(LoadOp(a_tile, [row, kk])), self.element))
-            bv = b.value(arith.ExtFOp(b.value(LoadOp(b_tile, [col, kk])), self.element))
+            a = b.value(arith.ExtFOp(b.value(LoadOp(
+                a_tile, self._tile_index(True, stage, row, kk))), self.element))
+            bv = b.value(arith.ExtFOp(b.value(LoadOp(
+                b_tile, self._tile_index(False, stage, col, kk))), self.element))
             product = arith.MulfOp(a, bv) if a_first else arith.MulfOp(bv, a)
             current = b.value(LoadOp(c_tile, [row, col]))
             b.insert(StoreOp(b.value(arith.AddfOp(current, b.value(product))), c_tile,
                              [row, col]))
 
         inner.block(f"{self.name}.mma", mma)
-        block = tensorize(i_loop, self.entry.name, self.features)
+        block = tensorize(i_loop, self.entry.name, self.features, matrix_loads=True)
         lane_loop = block.parent_op()
         assert isinstance(lane_loop, ForOp)
-        self._to_registers(block, c_tile, fragments, [
-            warp, lane_loop.induction_var, fm_loop.induction_var, fn_loop.induction_var])
+        lane = lane_loop.induction_var
+        for buffer, tile, f in ((self.factor_fragments[0], a_tile, fm_loop.induction_var),
+                                (self.factor_fragments[1], b_tile, fn_loop.induction_var)):
+            matrix_load = next(op for op in block.walk()
+                               if isinstance(op, MatrixLoadOp) and op.memref is tile)
+            at_load = IRBuilder.before(matrix_load, anchor=block)
+            loaded = at_load.value(LoadOp(buffer, [warp, lane, f, at_load.const(0)],
+                                          matrix_load.result.type))
+            matrix_load.result.replace_all_uses_with(loaded)
+            matrix_load.detach()
+            matrix_load.erase()
+        self._to_registers(block, c_tile, fragments, [warp, lane, fm_loop.induction_var,
+                                                      fn_loop.induction_var])
+
+    def _load_fragments(self, at: IRBuilder, warp: SSAValue, origin: SSAValue, kk0: SSAValue,
+                        tile: SSAValue, stage: SSAValue | None, is_a: bool) -> None:
+        """Each lane of the warp loads its fragments of A (of B) for one k step, fragment f
+        of fm (fn) into `factor_fragments[..][warp][lane][f]`, one `ldmatrix` each, by the
+        tiling of the intrinsic's fragment layout over the tile (rows along the tile's
+        contiguous axis): once per k step, not once per (A, B) fragment pair."""
+        from dlc.rewrites.schedule.tensorize import matrix_row_address
+        from dlc.target.intrinsics import matrix_tiling
+
+        t = self.mt
+        operand = self.entry.operands[1 if is_a else 2]
+        fragment = operand.fragment
+        assert fragment is not None
+        outer_axis = "i" if is_a else "j"
+        along_k = t.stages == 1 or t.contiguous[0 if is_a else 1] == "k"
+        tiling = matrix_tiling(fragment, "k" if along_k else outer_axis)
+        assert tiling is not None, "16-bit m16n8k16 fragments are ldmatrix tiles"
+        which = "a" if is_a else "b"
+        count, extent = (t.fm, t.m) if is_a else (t.fn, t.n)
+        f_loop, inner = at.loop(0, count, f"{self.name}.{which}_fragment.f", "unrolled")
+        lane_loop, inner = inner.thread_loop(32, f"{self.name}.{which}_fragment.lane",
+                                             "threadIdx.x")
+        f, lane = f_loop.induction_var, lane_loop.induction_var
+
+        def load(b: IRBuilder) -> None:
+            where = matrix_row_address(b, lane, tiling)
+            row = b.add(b.add(origin, b.mul(f, extent)), where[outer_axis])
+            kk = b.add(kk0, where["k"])
+            value = b.value(MatrixLoadOp(tiling.load.name, tile,
+                                         self._tile_index(is_a, stage, row, kk)))
+            b.insert(StoreOp(value, self.factor_fragments[0 if is_a else 1],
+                             [warp, lane, f, b.const(0)]))
+
+        inner.block(f"{self.name}.{which}_fragment", load)
 
     def _to_registers(self, block: BlockOp, c_tile: SSAValue, fragments: SSAValue,
                       lane_index: list[SSAValue]) -> None:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import AsyncCopyOp, BlockOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.rewrites.schedule.common import index_constant, value_name
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -136,11 +136,15 @@ class IRBuilder(Builder):
         reads: list[SSAValue] = []
         writes: list[SSAValue] = []
         for op in body.walk():
-            if isinstance(op, StoreOp) and op.memref not in writes:
-                writes.append(op.memref)
+            written = op.dest if isinstance(op, AsyncCopyOp) else \
+                op.memref if isinstance(op, StoreOp) else None
+            if written is not None and written not in writes:
+                writes.append(written)
         for op in body.walk():
-            if isinstance(op, LoadOp) and op.memref not in reads and op.memref not in writes:
-                reads.append(op.memref)
+            read = op.source if isinstance(op, AsyncCopyOp) else \
+                op.memref if isinstance(op, LoadOp | MatrixLoadOp) else None
+            if read is not None and read not in reads and read not in writes:
+                reads.append(read)
         block = BlockOp(name, reads, writes, body, spatial)
         self.insert(block)
         return block

@@ -4,6 +4,7 @@ rules (TVM dlight's `ApplyDefaultSchedule` with the GPU rules).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -14,6 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 
 @dataclass(frozen=True)
@@ -42,16 +44,25 @@ class LoopGpuDefaultSchedulePass(ModulePass):
             empty: the module's `dlc.target`, else `dlc.target.DEFAULT_GPU_TARGET` (sm_80).
         threads: threads per block of elementwise and reduction kernels (0: 256, capped by
             the target).
+        pipeline_depth: the K tiles of an `mma-gemm` in flight (2: load tile k + 1 with
+            `cp.async` while computing tile k; 3: two ahead; 1: no pipeline, copies through
+            registers).
     """
 
     name: ClassVar[str] = "loop-gpu-default-schedule"
 
     target: str = ""
     threads: int = 0
+    pipeline_depth: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = gpu_target_for(self.name, self.target, op)
-        config = GpuScheduleConfig.for_target(target, self.threads)
+        if self.pipeline_depth not in (1, 2, 3):
+            raise PassFailedException(
+                f"'{self.name}' expected a pipeline_depth of 1, 2 or 3, found "
+                f"{self.pipeline_depth}")
+        config = dataclasses.replace(GpuScheduleConfig.for_target(target, self.threads),
+                                     pipeline_depth=self.pipeline_depth)
         for function in list(op.ops):
             if not isinstance(function, func.FuncOp) or not function.body.blocks:
                 continue

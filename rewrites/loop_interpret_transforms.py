@@ -354,7 +354,9 @@ class LoopTransformFunctions(InterpreterFunctions):
                       ) -> PythonValues:
         loop = self._payload(op, op.target, args[0], ForOp)
         name, features = op.intrinsic.data, self.target.features | self.gpu_features
-        block = self._run(op, {loop: op.target}, lambda: tensorize(loop, name, features))
+        matrix_loads = op.matrix_loads is not None
+        block = self._run(op, {loop: op.target},
+                          lambda: tensorize(loop, name, features, matrix_loads))
         self._consume(op, op.target)
         return (OperationHandle(block),)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from dlc.dialects.contracts import GLOBAL_FENCE_ATTR
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import AsyncCopyOp, BlockOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from dlc.dialects.target_gpu.ops import BarrierOp
 from dlc.rewrites.gpu_common import (
     accessed_buffers,
@@ -124,7 +124,8 @@ def _sync_block(block: Block, state: SyncState) -> SyncState:
         if isinstance(op, BarrierOp):
             state = SyncState()
             continue
-        if not any(isinstance(n, LoadOp | StoreOp) for n in op.walk()):
+        if not any(isinstance(n, LoadOp | MatrixLoadOp | StoreOp | AsyncCopyOp)
+                   for n in op.walk()):
             continue
         if _is_compound(op) and any(is_thread_loop(n) for n in op.walk()):
             state = _sync_compound(op, state)

@@ -12,12 +12,21 @@ get patterns of their own here, tried before the shared ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import NVVM_KERNEL_ATTR, TARGET_ATTR, TARGET_TRIPLE_ATTR
-from dlc.dialects.loop.ops import IntrinsicOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import (
+    ASYNC_COPY_BYTES,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
+    IntrinsicOp,
+    LoadOp,
+    MatrixLoadOp,
+    StoreOp,
+)
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
     BlockDimOp,
@@ -46,7 +55,7 @@ from dlc.rewrites.llvm_lowering.common import (
 from dlc.rewrites.llvm_lowering.memref import element_address
 from dlc.rewrites.pass_target import gpu_target_for
 from dlc.target import NVPTX_TRIPLE
-from dlc.target.intrinsics import get_intrinsic
+from dlc.target.intrinsics import get_intrinsic, get_matrix_load
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects import math as math_dialect
@@ -192,29 +201,129 @@ class SharedAccessLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, LoadOp | StoreOp) or not is_shared_memref(op.memref.type):
             return
-        memref_type = op.memref.type
-        assert isinstance(memref_type, MemRefType)
-        base = lowered(op.memref, self.lowering, rewriter)
-        indices = [lowered(index, self.lowering, rewriter) for index in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
-        element_size = self.lowering.size_in_bytes(memref_type.get_element_type())
-        assert element_size is not None
-        if ops and isinstance(ops[-1], llvm.GEPOp):
-            linear = ops.pop().ssa_indices[0]
-            index_type = self.lowering.index_type
-            size = int_constant(element_size, index_type)
-            offset = llvm.MulOp(linear, size)
-            start = llvm.PtrToIntOp(base, index_type)
-            total = llvm.AddOp(start.results[0], offset.results[0])
-            pointer = llvm.IntToPtrOp.create(operands=[total.res], result_types=[SHARED_POINTER])
-            ops += [size, offset, start, total, pointer]
-            address = pointer.results[0]
+        ops, address, element_size = shared_address(op, op.memref, op.indices, self.lowering,
+                                                    rewriter)
         if isinstance(op, LoadOp):
             load = llvm.LoadOp(address, self.lowering.convert_type(op.result.type), element_size)
             replace_with_lowered(op, [*ops, load], load.results, rewriter)
         else:
             value = lowered(op.value, self.lowering, rewriter)
             rewriter.replace(op, [*ops, llvm.StoreOp(value, address, element_size)], [])
+
+
+def shared_address(op: Operation, memref: SSAValue, indices: Sequence[SSAValue],
+                   lowering: LLVMLowering, rewriter: PatternRewriter
+                   ) -> tuple[list[Operation], SSAValue, int]:
+    """Ops computing the `!llvm.ptr<3>` of the shared element `memref[indices]` that `op`
+    accesses (base + byte offset), that pointer and the element's size in bytes."""
+    memref_type = memref.type
+    assert isinstance(memref_type, MemRefType)
+    base = lowered(memref, lowering, rewriter)
+    indices = [lowered(index, lowering, rewriter) for index in indices]
+    ops, address = element_address(base, memref_type, indices, lowering, op)
+    element_size = lowering.size_in_bytes(memref_type.get_element_type())
+    assert element_size is not None
+    if ops and isinstance(ops[-1], llvm.GEPOp):
+        linear = ops.pop().ssa_indices[0]
+        index_type = lowering.index_type
+        size = int_constant(element_size, index_type)
+        offset = llvm.MulOp(linear, size)
+        start = llvm.PtrToIntOp(base, index_type)
+        total = llvm.AddOp(start.results[0], offset.results[0])
+        pointer = llvm.IntToPtrOp.create(operands=[total.res], result_types=[SHARED_POINTER])
+        ops += [size, offset, start, total, pointer]
+        address = pointer.results[0]
+    return ops, address, element_size
+
+
+@dataclass
+class MatrixLoadLowering(RewritePattern):
+    """A `loop.matrix_load` (PTX `ldmatrix`) -> its instruction as volatile inline PTX on the
+    lane's 32-bit shared address, one `.b32` register (two 16-bit elements) per matrix,
+    gathered back into the lane's vector:
+
+        %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16, 3> -> vector<8xf16>
+      ->
+        %a = llvm.ptrtoint %p : !llvm.ptr<3> to i32     (%p: the address of S[r, c])
+        %m = llvm.inline_asm has_side_effects
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r" %a
+        %f = bitcast (the four i32 as vector<4xi32>) to vector<8xf16>
+
+    Volatile, like `mma.sync`: every lane's result depends on the other lanes' addresses, and
+    the load must stay between the barriers around it.
+    """
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatrixLoadOp, rewriter: PatternRewriter) -> None:
+        entry = get_matrix_load(op.intrinsic.data)
+        if not is_shared_memref(op.memref.type):
+            raise lowering_error(
+                op, f'expected "{entry.name}" to read shared memory, found {op.memref.type}')
+        ops, address, _ = shared_address(op, op.memref, op.indices, self.lowering, rewriter)
+        word = ops_append(ops, llvm.PtrToIntOp(address, i32))
+        count = entry.matrices
+        registers = ", ".join(f"${n}" for n in range(count))
+        struct = llvm.LLVMStructType.from_type_list([i32] * count)
+        asm = llvm.InlineAsmOp(f"{entry.ptx} {{{registers}}}, [${count}];",
+                               ",".join(["=r"] * count + ["r"]), [word], [struct],
+                               has_side_effects=True)
+        ops.append(asm)
+        words = ops_append(ops, llvm.UndefOp(VectorType(i32, [count])))
+        for n in range(count):
+            value = ops_append(ops, llvm.ExtractValueOp(
+                DenseArrayBase.from_list(i64, [n]), asm.results[0], i32))
+            position = ops_append(ops, int_constant(n, i32))
+            words = ops_append(ops, llvm.InsertElementOp(words, value, position))
+        result = ops_append(ops, llvm.BitcastOp(
+            words, self.lowering.convert_type(op.result.type)))
+        replace_with_lowered(op, ops, [result], rewriter)
+
+
+@dataclass
+class AsyncCopyLowering(RewritePattern):
+    """`loop.async_copy`, `loop.async_commit`, `loop.async_wait` -> volatile inline PTX
+    `cp.async.cg.shared.global [shared], [global], 16, bytes;` (the source's generic address,
+    which is its global one, as CUTLASS passes it; `bytes` = valid elements x their size: 0
+    zero-fills), `cp.async.commit_group;` and `cp.async.wait_group N;`. The wait clobbers
+    memory: the shared loads after it must not move above it."""
+
+    lowering: LLVMLowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, AsyncCommitOp):
+            rewriter.replace(op, [llvm.InlineAsmOp(
+                "cp.async.commit_group;", "~{memory}", [], [], has_side_effects=True)], [])
+            return
+        if isinstance(op, AsyncWaitOp):
+            rewriter.replace(op, [llvm.InlineAsmOp(
+                f"cp.async.wait_group {op.pending.value.data};", "~{memory}", [], [],
+                has_side_effects=True)], [])
+            return
+        if not isinstance(op, AsyncCopyOp):
+            return
+        if not is_shared_memref(op.dest.type):
+            raise lowering_error(
+                op, f"expected the destination in shared memory, found {op.dest.type}")
+        ops, shared, size = shared_address(op, op.dest, op.dest_indices, self.lowering,
+                                           rewriter)
+        word = ops_append(ops, llvm.PtrToIntOp(shared, i32))
+        source_type = op.source.type
+        assert isinstance(source_type, MemRefType)
+        base = lowered(op.source, self.lowering, rewriter)
+        indices = [lowered(index, self.lowering, rewriter) for index in op.source_indices]
+        address_ops, source = element_address(base, source_type, indices, self.lowering, op)
+        ops += address_ops
+        valid = lowered(op.valid, self.lowering, rewriter)
+        bytes_ = ops_append(ops, llvm.MulOp(valid, ops_append(
+            ops, int_constant(size, self.lowering.index_type))))
+        if self.lowering.index_type != i32:
+            bytes_ = ops_append(ops, llvm.TruncOp(bytes_, i32))
+        ops.append(llvm.InlineAsmOp(
+            f"cp.async.cg.shared.global [$0], [$1], {ASYNC_COPY_BYTES}, $2;", "r,l,r",
+            [word, source, bytes_], [], has_side_effects=True))
+        rewriter.replace(op, ops, [])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -463,6 +572,8 @@ def nvvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns of the GPU-specific ops, tried before the shared llvm-lowering patterns."""
     return [
         WarpIntrinsicLowering(lowering),
+        MatrixLoadLowering(lowering),
+        AsyncCopyLowering(lowering),
         CoordinateLowering(lowering),
         SharedAccessLowering(lowering),
         BarrierLowering(),
@@ -502,7 +613,10 @@ class TargetGpuLowerToNvvmPass(ModulePass):
     `addrspace(3)` `llvm.mlir.global` of the gpu module accessed through `!llvm.ptr<3>`, and
     math functions NVPTX has no instruction for are f32 expressions of `llvm.nvvm.ex2.approx`,
     `lg2.approx`, `sin.approx`, `cos.approx`; a warp-level `loop.intrinsic` (PTX `mma.sync`)
-    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`). Each
+    is its instruction as volatile inline PTX (`WarpIntrinsicLowering`), and so are
+    `loop.matrix_load` (`ldmatrix`, `MatrixLoadLowering`) and `loop.async_copy`/
+    `async_commit`/`async_wait` (`cp.async.cg`, `commit_group`, `wait_group`:
+    `AsyncCopyLowering`). Each
     `target_gpu.module` gets `llvm.target_triple = "nvptx64-nvidia-cuda"`. Host functions and their
     `target_gpu.launch`es are unchanged (the CUDA runtime runs them).
 

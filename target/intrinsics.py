@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -331,6 +332,162 @@ INTRINSICS: dict[str, Intrinsic] = {
     for entry in (VPDPBUSD, VDPBF16PS, MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K32_S8)
 }
 """The intrinsic library, by name."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Warp-level matrix loads: PTX ldmatrix
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatrixLoad:
+    """A warp-level load of 8x8 matrices of 16-bit elements from shared memory into the
+    lanes' registers (PTX `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`), as data.
+
+    PTX semantics (PTX ISA, "Warp-level matrix load instruction: ldmatrix"): lanes `8q` to
+    `8q + 7` give the addresses of rows 0 to 7 of matrix q (a row: 8 contiguous 16-bit
+    elements, 16 bytes, 16-byte aligned; the addresses of lanes past `8 * matrices` are
+    ignored); each lane then holds two elements of each matrix q, its elements `2q` and
+    `2q + 1`, at the positions `result` gives over the stored matrix's `row` and `column`:
+    row `lane // 4`, columns `2 * (lane % 4) + {0, 1}`, or with `.trans` the transposed
+    positions (row `2 * (lane % 4) + {0, 1}`, column `lane // 4`). That is the layout of the
+    16-bit `mma.sync` fragments, which a warp thus loads in one instruction per operand.
+
+    Attributes:
+        name: what `loop.matrix_load` calls it.
+        ptx: the PTX instruction.
+        matrices: the 8x8 matrices loaded (1, 2 or 4); each lane receives 2 per matrix.
+        result: where a lane's two elements of one matrix lie (axes "row", "column").
+        features: the target features it needs.
+    """
+
+    name: str
+    ptx: str
+    matrices: int
+    result: Fragment
+    features: frozenset[str] = frozenset({"sm_75"})
+
+    ROWS: ClassVar[int] = 8
+    """Rows (and columns) of each matrix; a row is `ROWS` contiguous elements."""
+
+    @property
+    def elements(self) -> int:
+        """The elements each lane receives."""
+        return self.result.elements * self.matrices
+
+    @property
+    def transpose(self) -> bool:
+        return self.result.group_axis == "column"
+
+    def address_row(self, lane: int) -> tuple[int, int]:
+        """(matrix, row) whose address lane `lane` gives (lanes past `8 * matrices` repeat
+        the first ones: PTX ignores their addresses)."""
+        return divmod(lane % (self.ROWS * self.matrices), self.ROWS)
+
+    def position(self, lane: int, element: int) -> tuple[int, int, int]:
+        """(matrix, row, column) in the stored matrices of element `element` of lane `lane`."""
+        matrix, pair = divmod(element, self.result.elements)
+        where = self.result.coordinates(lane, pair)
+        return matrix, where["row"], where["column"]
+
+
+def matrix_load_reference(entry: MatrixLoad, rows: np.ndarray) -> np.ndarray:
+    """What each lane receives (an array of `WARP_SIZE` rows of `entry.elements`) from the
+    8-element rows at the lanes' addresses (`rows[lane]`): a model of `ldmatrix`, used by
+    the loop interpreter."""
+    matrices = np.zeros((entry.matrices, MatrixLoad.ROWS, MatrixLoad.ROWS), dtype=rows.dtype)
+    for lane in range(MatrixLoad.ROWS * entry.matrices):
+        matrix, row = entry.address_row(lane)
+        matrices[matrix, row] = rows[lane]
+    result = np.empty((WARP_SIZE, entry.elements), dtype=rows.dtype)
+    for lane in range(WARP_SIZE):
+        for element in range(entry.elements):
+            result[lane, element] = matrices[entry.position(lane, element)]
+    return result
+
+
+def _ldmatrix(matrices: int, transpose: bool) -> MatrixLoad:
+    suffix = ".trans" if transpose else ""
+    rows, columns = ("column", "row") if transpose else ("row", "column")
+    return MatrixLoad(
+        name=f"ptx.ldmatrix.x{matrices}{suffix}",
+        ptx=f"ldmatrix.sync.aligned.m8n8.x{matrices}{suffix}.shared.b16",
+        matrices=matrices,
+        result=Fragment(rows, columns, 2, ((0, 0), (0, 1))),
+    )
+
+
+MATRIX_LOADS: dict[str, MatrixLoad] = {
+    entry.name: entry
+    for entry in (_ldmatrix(n, t) for t in (False, True) for n in (1, 2, 4))
+}
+"""The warp-level matrix loads, by name."""
+
+
+@dataclass(frozen=True)
+class MatrixTiling:
+    """How one `MatrixLoad` loads an operand's fragment: the stored matrices' rows and
+    columns run along the operand's axes `row_axis` and `column_axis` (the column axis must
+    be contiguous in memory), matrix q starting at `origins[q]` (axis -> value)."""
+
+    load: MatrixLoad
+    row_axis: str
+    column_axis: str
+    origins: tuple[tuple[tuple[str, int], ...], ...]
+
+
+def matrix_tiling(fragment: Fragment, contiguous_axis: str) -> MatrixTiling | None:
+    """The `MATRIX_LOADS` entry (and its placement) whose result is `fragment` for every lane
+    and element, the stored rows running along `contiguous_axis`; None where none fits (not
+    two 16-bit elements per matrix, elements of a matrix not 8x8-aligned...)."""
+    axes = (fragment.group_axis, fragment.thread_axis)
+    if contiguous_axis not in axes:
+        return None
+    column_axis = contiguous_axis
+    row_axis = axes[1 - axes.index(contiguous_axis)]
+    for load in MATRIX_LOADS.values():
+        if load.elements != fragment.elements:
+            continue
+        wanted_transpose = column_axis == fragment.group_axis
+        if load.transpose != wanted_transpose:
+            continue
+        origins = []
+        for matrix in range(load.matrices):
+            _, row, column = load.position(0, 2 * matrix)
+            first = fragment.coordinates(0, 2 * matrix)
+            origins.append(((row_axis, first[row_axis] - row),
+                            (column_axis, first[column_axis] - column)))
+        tiling = MatrixTiling(load, row_axis, column_axis, tuple(origins))
+        if all(_tiling_gives(tiling, fragment, lane) for lane in range(WARP_SIZE)):
+            return tiling
+    return None
+
+
+def _tiling_gives(tiling: MatrixTiling, fragment: Fragment, lane: int) -> bool:
+    for element in range(fragment.elements):
+        matrix, row, column = tiling.load.position(lane, element)
+        origin = dict(tiling.origins[matrix])
+        if origin[tiling.row_axis] % MatrixLoad.ROWS or origin[tiling.column_axis] % \
+                MatrixLoad.ROWS:
+            return False
+        expected = {tiling.row_axis: origin[tiling.row_axis] + row,
+                    tiling.column_axis: origin[tiling.column_axis] + column}
+        if fragment.coordinates(lane, element) != expected:
+            return False
+    return True
+
+
+def get_matrix_load(name: str) -> MatrixLoad:
+    """The matrix load named `name`.
+
+    Raises:
+        IntrinsicError: no entry has that name.
+    """
+    entry = MATRIX_LOADS.get(name)
+    if entry is None:
+        raise IntrinsicError(
+            f"expected a matrix load among {', '.join(sorted(MATRIX_LOADS))}, found '{name}'")
+    return entry
 
 
 class IntrinsicError(ValueError):

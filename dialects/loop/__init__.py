@@ -10,7 +10,8 @@ A loop nest is `loop.for` ops (each with an axis name and a kind: serial, parall
 unrolled, or bound to a GPU axis) around a `loop.block` that names one compute statement and
 declares the buffers it reads and writes; inside it, `loop.load`/`loop.store` (scalar or vector)
 and upstream `arith`/`math` ops. `loop.alloc` makes intermediate buffers with a storage scope
-(global, local, shared).
+(global, local, shared). GPU-only: `loop.intrinsic` (tensor intrinsics, warp-level `mma.sync`),
+`loop.matrix_load` (`ldmatrix`) and `loop.async_copy`/`async_commit`/`async_wait` (`cp.async`).
 """
 
 from dlc.dialects.loop.ops import (
@@ -19,11 +20,15 @@ from dlc.dialects.loop.ops import (
     THREAD_AXES,
     AllocatesResult,
     AllocOp,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
     BlockOp,
     DeallocOp,
     ForOp,
     IntrinsicOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
 )
@@ -35,12 +40,16 @@ __all__ = [
     "THREAD_AXES",
     "AllocatesResult",
     "AllocOp",
+    "AsyncCommitOp",
+    "AsyncCopyOp",
+    "AsyncWaitOp",
     "BlockOp",
     "DeallocOp",
     "ForOp",
     "IntrinsicOp",
     "LoadOp",
     "Loop",
+    "MatrixLoadOp",
     "StoreOp",
     "YieldOp",
 ]
@@ -55,6 +64,10 @@ Loop = Dialect(
         # memory access
         LoadOp,
         StoreOp,
+        MatrixLoadOp,
+        AsyncCopyOp,
+        AsyncCommitOp,
+        AsyncWaitOp,
         # tensor intrinsics
         IntrinsicOp,
         # buffers

@@ -13,7 +13,14 @@ A warp-level `loop.intrinsic` (PTX `mma.sync`) is a call by all 32 lanes of a wa
 bound to `threadIdx.x` around it runs its lanes in lock step, each with its own values, up to
 the call; the call then sees every lane's fragments (the intrinsic's model,
 `target.intrinsics.warp_reference`, gathers the tiles by the PTX fragment layouts), and the
-lanes go on to the next call or the end of the loop body.
+lanes go on to the next call or the end of the loop body. A `loop.matrix_load` (PTX
+`ldmatrix`) is such a call too: it reads the 8-element row at each lane's address and hands
+each lane its elements by the entry's layout (`target.intrinsics.matrix_load_reference`).
+
+`loop.async_copy` (PTX `cp.async`) copies nothing when it runs: the copy joins the open
+group, which `loop.async_commit` closes, and happens (reading its source then) at the
+`loop.async_wait` that leaves its group no longer pending, so that reading the destination
+too early reads stale data (NaN in fresh shared buffers).
 
 It is strict where compiled code would silently misbehave, so that it makes a good oracle: an
 access out of bounds, to a freed buffer, or a store into a constant global is an error; fresh
@@ -32,11 +39,15 @@ from dlc.dialects.contracts import NUM_OUTPUTS_ATTR
 from dlc.dialects.graph.ops import elements_to_array
 from dlc.dialects.loop.ops import (
     AllocOp,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
     BlockOp,
     DeallocOp,
     ForOp,
     IntrinsicOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     YieldOp,
 )
@@ -112,6 +123,10 @@ class LoopInterpreter:
         self._freed: set[int] = set()
         self._kept: list[np.ndarray] = []  # freed buffers stay alive: their ids stay unique
         self._steps: dict[Block, list[Step]] = {}
+        # async copies (`loop.async_copy`): the open group, then the committed ones, oldest
+        # first; each copy is (destination buffer and index, source buffer and index or None)
+        self._async_open: list[Any] = []
+        self._async_groups: list[list[Any]] = []
 
     def function(self, name: str) -> func.FuncOp:
         """The function @name of the module."""
@@ -190,18 +205,21 @@ class LoopInterpreter:
                 f"'loop.for' \"{axis}\" expected a warp-level 'loop.intrinsic' inside a loop "
                 f"bound to threadIdx.x, found it inside a {op.kind.data} loop")
         phases: list[list[Step]] = [[]]
-        calls: list[IntrinsicOp] = []
+        calls: list[Callable[[list[dict[SSAValue, Value]]], None]] = []
         for nested in _straight_line(op.body.block, axis):
-            if _is_warp_call(nested):
+            if isinstance(nested, MatrixLoadOp):
+                calls.append(self._matrix_load(nested))
+                phases.append([])
+            elif _is_warp_call(nested):
                 assert isinstance(nested, IntrinsicOp)
-                calls.append(nested)
+                calls.append(_warp_intrinsic(nested))
                 phases.append([])
             else:
                 phases[-1].append(self._compile(nested))
         lb, ub, step, iv = op.lb, op.ub, op.step, op.induction_var
 
         def lock_step(env: dict[SSAValue, Value]) -> None:
-            from dlc.target.intrinsics import WARP_SIZE, get_intrinsic, warp_reference
+            from dlc.target.intrinsics import WARP_SIZE
 
             lanes = list(range(env[lb], env[ub], env[step]))
             if lanes != list(range(WARP_SIZE)):
@@ -215,15 +233,38 @@ class LoopInterpreter:
                 for lane_env in envs:
                     for run_step in phase:
                         run_step(lane_env)
-                if call is None:
-                    continue
-                operands = [np.stack([lane_env[value] for lane_env in envs])
-                            for value in (call.acc, call.lhs, call.rhs)]
-                result = warp_reference(get_intrinsic(call.intrinsic.data), *operands)
-                for lane_env, row in zip(envs, result, strict=True):
-                    lane_env[call.result] = row.copy()
+                if call is not None:
+                    call(envs)
 
         return lock_step
+
+    def _matrix_load(self, op: MatrixLoadOp) -> Callable[[list[dict[SSAValue, Value]]], None]:
+        """The warp's `ldmatrix`: the 8-element row at each lane's address, then each lane's
+        elements by the entry's layout (rows must be 16-byte aligned, as on the GPU)."""
+        from dlc.target.intrinsics import MatrixLoad, get_matrix_load, matrix_load_reference
+
+        entry = get_matrix_load(op.intrinsic.data)
+        vector_type = VectorType(op.memref.type.get_element_type(),  # type: ignore[attr-defined]
+                                 [MatrixLoad.ROWS])
+        where, result = self._access(op, vector_type), op.result
+
+        def load(envs: list[dict[SSAValue, Value]]) -> None:
+            rows = []
+            for lane_env in envs:
+                buffer, position = where(lane_env)
+                flat = np.ravel_multi_index(
+                    tuple(p.start if isinstance(p, slice) else p for p in position), buffer.shape)
+                if flat % MatrixLoad.ROWS:
+                    raise LoopInterpreterError(
+                        f"'loop.matrix_load' \"{entry.name}\" expected 16-byte aligned rows "
+                        f"(element offsets multiple of {MatrixLoad.ROWS}), found offset {flat} "
+                        f"in {op.memref.type}")
+                rows.append(buffer[position].copy())
+            values = matrix_load_reference(entry, np.stack(rows))
+            for lane_env, row in zip(envs, values, strict=True):
+                lane_env[result] = row.copy()
+
+        return load
 
     def _block(self, op: BlockOp) -> Step:
         body, run = op.body.block, self._run
@@ -274,7 +315,7 @@ class LoopInterpreter:
         return loop
 
     def _access(
-        self, op: LoadOp | StoreOp, value_type: Attribute
+        self, op: LoadOp | StoreOp | MatrixLoadOp | _AccessView, value_type: Attribute
     ) -> Callable[[dict[SSAValue, Value]], tuple[np.ndarray, tuple[int | slice, ...]]]:
         """A function giving the buffer and the NumPy index an access reads or writes."""
         memref_value, indices = op.memref, tuple(op.indices)
@@ -337,6 +378,47 @@ class LoopInterpreter:
             env[result] = reference(env[acc], env[lhs], env[rhs])
 
         return call
+
+    def _async_copy(self, op: AsyncCopyOp) -> Step:
+        """Records the copy in the open group; it happens at the `loop.async_wait` that
+        completes its group (reading the source then)."""
+        vector = VectorType(op.dest.type.get_element_type(),  # type: ignore[attr-defined]
+                            [op.width])
+        source = self._access(_AccessView(op.source, op.source_indices, op.name), vector)
+        dest = self._access(_AccessView(op.dest, op.dest_indices, op.name), vector)
+        valid, width = op.valid, op.width
+
+        def start(env: dict[SSAValue, Value]) -> None:
+            count = env[valid]
+            if count not in (0, width):
+                raise LoopInterpreterError(
+                    f"'loop.async_copy' expected {width} or 0 valid elements, found {count}")
+            target = dest(env)
+            origin = source(env) if count else None
+            self._async_open.append((target, origin))
+
+        return start
+
+    def _async_commit(self, op: AsyncCommitOp) -> Step:
+        def commit(env: dict[SSAValue, Value]) -> None:
+            self._async_groups.append(self._async_open)
+            self._async_open = []
+
+        return commit
+
+    def _async_wait(self, op: AsyncWaitOp) -> Step:
+        pending = op.pending.value.data
+
+        def wait(env: dict[SSAValue, Value]) -> None:
+            while len(self._async_groups) > pending:
+                for (buffer, where), origin in self._async_groups.pop(0):
+                    if origin is None:
+                        buffer[where] = 0
+                    else:
+                        source, at = origin
+                        buffer[where] = source[at]
+
+        return wait
 
     def _alloc(self, op: AllocOp) -> Step:
         result, type_ = op.result, op.result.type
@@ -439,8 +521,34 @@ class LoopInterpreter:
         return value
 
 
+class _AccessView:
+    """An access's buffer and indices, as `LoopInterpreter._access` reads them off a load."""
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], name: str) -> None:
+        self.memref, self.indices, self.name = memref, indices, name
+
+
+def _warp_intrinsic(call: IntrinsicOp) -> Callable[[list[dict[SSAValue, Value]]], None]:
+    """A warp-level `loop.intrinsic` on the environments of the warp's lanes."""
+    from dlc.target.intrinsics import get_intrinsic, warp_reference
+
+    entry = get_intrinsic(call.intrinsic.data)
+
+    def run(envs: list[dict[SSAValue, Value]]) -> None:
+        operands = [np.stack([lane_env[value] for lane_env in envs])
+                    for value in (call.acc, call.lhs, call.rhs)]
+        result = warp_reference(entry, *operands)
+        for lane_env, row in zip(envs, result, strict=True):
+            lane_env[call.result] = row.copy()
+
+    return run
+
+
 def _is_warp_call(op: Operation) -> bool:
-    """Whether `op` calls a warp-level intrinsic (all the lanes of a warp together)."""
+    """Whether `op` is made by all the lanes of a warp together: a warp-level intrinsic or a
+    matrix load."""
+    if isinstance(op, MatrixLoadOp):
+        return True
     if not isinstance(op, IntrinsicOp):
         return False
     from dlc.target.intrinsics import IntrinsicError, get_intrinsic
@@ -486,6 +594,9 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     LoadOp: LoopInterpreter._load,
     StoreOp: LoopInterpreter._store,
     IntrinsicOp: LoopInterpreter._intrinsic,
+    AsyncCopyOp: LoopInterpreter._async_copy,
+    AsyncCommitOp: LoopInterpreter._async_commit,
+    AsyncWaitOp: LoopInterpreter._async_wait,
     AllocOp: LoopInterpreter._alloc,
     DeallocOp: LoopInterpreter._dealloc,
     memref.GetGlobalOp: LoopInterpreter._get_global,

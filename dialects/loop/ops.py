@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from xdsl.builder import Builder
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DictionaryAttr,
     IndexType,
@@ -349,12 +350,16 @@ def _defined_inside(value: SSAValue, op: Operation) -> bool:
 
 
 def _accessed_buffers(op: Operation) -> Iterator[tuple[Operation, SSAValue, bool]]:
-    """(access op, buffer, is_write) for every load and store nested in `op`."""
+    """(access op, buffer, is_write) for every load (matrix loads among them), store and async
+    copy (a read and a write) nested in `op`."""
     for nested in op.walk():
-        if isinstance(nested, LoadOp):
+        if isinstance(nested, LoadOp | MatrixLoadOp):
             yield nested, nested.memref, False
         elif isinstance(nested, StoreOp):
             yield nested, nested.memref, True
+        elif isinstance(nested, AsyncCopyOp):
+            yield nested, nested.source, False
+            yield nested, nested.dest, True
 
 
 @irdl_op_definition
@@ -814,3 +819,176 @@ class IntrinsicOp(IRDLOperation):
                     f"'{self.name}' op expected operand '{operand.role}' of "
                     f"\"{entry.name}\" to be {expected}, found {value.type}"
                 )
+
+
+ASYNC_COPY_BYTES = 16
+"""The bytes one `loop.async_copy` moves (PTX `cp.async.cg`: 16)."""
+
+
+@irdl_op_definition
+class AsyncCopyOp(IRDLOperation):
+    """Starts a copy of 16 contiguous bytes from a global buffer into a shared one, completed
+    by a later `loop.async_wait` (PTX `cp.async.cg.shared.global` 16 bytes).
+
+    Semantics: `loop.async_copy %G[%i, %k], %S[%r, %c], %n` reads the first `n` of the
+    16 / element-size elements `G[i, k..]` along the last dimension (`n` is that count or 0:
+    then nothing is read, and `G[i, k]` need not be in bounds) and writes them, zero-filled to
+    16 bytes, at `S[r, c..]`, both 16-byte aligned. The copy belongs to the calling thread's
+    group that the next `loop.async_commit` closes; it has happened once a `loop.async_wait`
+    leaves fewer groups pending than that group's age, and not before: reading `S` in between
+    is undefined (the loop interpreter performs the copy at that wait).
+
+    Example:
+        loop.async_copy %G[%i, %k], %S[%r, %c], %n : memref<64x64xf16>, memref<32x40xf16>
+    """
+
+    name = "loop.async_copy"
+
+    source = operand_def(MemRefType)
+    source_indices = var_operand_def(IndexType)
+    dest = operand_def(MemRefType)
+    dest_indices = var_operand_def(IndexType)
+    valid = operand_def(IndexType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$source `[` $source_indices `]` `,` $dest `[` $dest_indices `]` `,` $valid attr-dict "
+        "`:` type($source) `,` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue | Operation, source_indices: Sequence[SSAValue],
+                 dest: SSAValue | Operation, dest_indices: Sequence[SSAValue],
+                 valid: SSAValue | Operation) -> None:
+        super().__init__(operands=[source, source_indices, dest, dest_indices, valid])
+
+    @property
+    def width(self) -> int:
+        """The elements one copy moves."""
+        element = self.dest.type.get_element_type()  # type: ignore[attr-defined]
+        return ASYNC_COPY_BYTES * 8 // element.bitwidth
+
+    def verify_(self) -> None:
+        for buffer in (self.source, self.dest):
+            element = buffer.type.get_element_type()  # type: ignore[attr-defined]
+            bits = getattr(element, "bitwidth", 0)
+            if not bits or (ASYNC_COPY_BYTES * 8) % bits:
+                raise VerifyException(
+                    f"'{self.name}' op expected elements that divide 16 bytes, found {buffer.type}")
+        if self.source.type.get_element_type() != self.dest.type.get_element_type():  # type: ignore
+            raise VerifyException(
+                f"'{self.name}' op expected the same element type in {self.source.type} and "
+                f"{self.dest.type}")
+        width = VectorType(self.dest.type.get_element_type(), [self.width])  # type: ignore
+        _verify_access(self, self.source, self.source_indices, width)
+        _verify_access(self, self.dest, self.dest_indices, width)
+
+
+@irdl_op_definition
+class AsyncCommitOp(IRDLOperation):
+    """Closes the calling thread's group of `loop.async_copy`s started since the last commit
+    (PTX `cp.async.commit_group`); a commit without copies makes an empty group.
+
+    Semantics: no operands; its effect is on the pending copies. Placed outside `threadIdx`
+    loops it is every thread's (the loop interpreter keeps one queue of groups for the block).
+
+    Example:
+        loop.async_commit
+    """
+
+    name = "loop.async_commit"
+
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class AsyncWaitOp(IRDLOperation):
+    """Waits until at most `pending` of the calling thread's committed groups of copies are
+    unfinished (PTX `cp.async.wait_group`): the older ones have written their data.
+
+    Semantics: the property `pending` (>= 0); copies then visible to the thread itself (other
+    threads need a barrier after their waits, as for stores).
+
+    Example:
+        loop.async_wait 1
+    """
+
+    name = "loop.async_wait"
+
+    pending = prop_def(IntegerAttr[I64])
+
+    assembly_format = "$pending attr-dict"
+
+    def __init__(self, pending: int) -> None:
+        super().__init__(properties={"pending": IntegerAttr(pending, 64)})
+
+    def verify_(self) -> None:
+        if self.pending.value.data < 0:
+            raise VerifyException(
+                f"'{self.name}' op expected a pending count >= 0, found {self.pending.value.data}")
+
+
+@irdl_op_definition
+class MatrixLoadOp(IRDLOperation):
+    """Loads the calling lane's part of 8x8 matrices of 16-bit elements, a warp at a time
+    (PTX `ldmatrix`: an entry of the library's `MATRIX_LOADS`, target/intrinsics.py).
+
+    Semantics: `%f = loop.matrix_load "NAME" %S[%r, %c]` is made by the 32 lanes of a warp
+    together: each lane gives the address of one row of 8 contiguous elements, `S[r, c]` to
+    `S[r, c + 7]` (16-byte aligned; lanes `8q` to `8q + 7` give rows 0..7 of matrix q), and
+    receives its elements of the matrices in the order of the entry's layout (two per matrix:
+    a vector of `2 * matrices` elements of the buffer's 16-bit type). The buffer must be in
+    shared memory on a GPU; the call must sit in a `loop.for` of 32 iterations bound to
+    `threadIdx.x` (the loop interpreter runs the lanes in lock step around it, as for a
+    warp-level `loop.intrinsic`). Made by `tensorize` (warp-level entries, `matrix_loads`);
+    lowered to the PTX instruction by target-gpu-lower-to-nvvm. Reading out of bounds or at
+    an unaligned row is undefined (the interpreter reports it).
+
+    Example:
+        %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16> -> vector<8xf16>
+    """
+
+    name = "loop.matrix_load"
+
+    intrinsic = prop_def(StringAttr)
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    result = result_def(VectorType)
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = (
+        "$intrinsic $memref `[` $indices `]` attr-dict `:` type($memref) `->` type($result)"
+    )
+
+    def __init__(self, intrinsic: str, memref: SSAValue | Operation,
+                 indices: Sequence[SSAValue | Operation]) -> None:
+        from dlc.target.intrinsics import get_matrix_load
+
+        memref_type = SSAValue.get(memref).type
+        assert isinstance(memref_type, MemRefType)
+        lanes = get_matrix_load(intrinsic).elements
+        super().__init__(
+            operands=[memref, indices], properties={"intrinsic": StringAttr(intrinsic)},
+            result_types=[VectorType(memref_type.get_element_type(), [lanes])])
+
+    def verify_(self) -> None:
+        from dlc.target.intrinsics import IntrinsicError, get_matrix_load
+
+        try:
+            entry = get_matrix_load(self.intrinsic.data)
+        except IntrinsicError as error:
+            raise VerifyException(f"'{self.name}' op {error}") from None
+        memref_type = self.memref.type
+        assert isinstance(memref_type, MemRefType)
+        element = memref_type.get_element_type()
+        if getattr(element, "bitwidth", 0) != 16:
+            raise VerifyException(
+                f"'{self.name}' op expected a buffer of 16-bit elements, found {memref_type}")
+        expected = VectorType(element, [entry.elements])
+        if self.result.type != expected:
+            raise VerifyException(
+                f"'{self.name}' op expected the result of \"{entry.name}\" to be {expected}, "
+                f"found {self.result.type}")
+        _verify_access(self, self.memref, self.indices, element)

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.transform import ParamType, TransformHandleType
@@ -907,7 +908,9 @@ class TensorizeOp(IRDLOperation):
     loops' first iteration, and a `loop.intrinsic` call. A warp-level GPU intrinsic
     (`ptx.mma.*`: PTX `mma.sync`) instead becomes a loop over the warp's 32 lanes bound to
     `threadIdx.x` around the block, which loads each lane's fragments (the PTX ISA layout),
-    calls the intrinsic and stores the result's fragment (rewrites/schedule/tensorize.py).
+    calls the intrinsic and stores the result's fragment (rewrites/schedule/tensorize.py);
+    with `matrix_loads`, a 16-bit factor in shared memory whose fragment a PTX `ldmatrix`
+    gives is loaded by one `loop.matrix_load` per lane instead.
     Fails, naming the block or loop, when the nest does not fit, when the target lacks the
     intrinsic's features (the pass's `target`, and `gpu_target` for `sm_80`...), or when a
     loop around a warp-level nest is already bound to `threadIdx.x`. Returns a handle to the
@@ -937,9 +940,12 @@ class TensorizeOp(IRDLOperation):
 
     target = operand_def(_HANDLE)
     intrinsic = prop_def(StringAttr)
+    matrix_loads = opt_prop_def(UnitAttr)
     result = result_def(_HANDLE)
 
-    assembly_format = "$target `,` $intrinsic attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$target `,` $intrinsic (`matrix_loads` $matrix_loads^)? attr-dict `:` "
+        "functional-type(operands, results)")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, MatrixLoadOp, StoreOp
 from xdsl.dialects import memref
 from xdsl.dialects.arith import AddiOp, ConstantOp, DivUIOp, MinUIOp, MuliOp, RemUIOp
 from xdsl.dialects.builtin import (
@@ -704,7 +704,7 @@ def refresh_reads(block: BlockOp, extra: Iterable[SSAValue] = ()) -> None:
     """Drop reads the block no longer loads from; add the `extra` buffers it now loads from."""
     loaded = {
         op.memref for op in block.walk()
-        if isinstance(op, LoadOp) and is_defined_outside(op.memref, block)
+        if isinstance(op, LoadOp | MatrixLoadOp) and is_defined_outside(op.memref, block)
     }
     reads = [buffer for buffer in block.reads if buffer in loaded]
     for buffer in extra:

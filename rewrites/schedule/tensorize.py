@@ -31,12 +31,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dlc.dialects.loop.ops import (
     BlockOp,
     ForOp,
     IntrinsicOp,
     LoadOp,
+    MatrixLoadOp,
     StoreOp,
     intrinsic_element_type,
 )
@@ -56,13 +58,19 @@ from dlc.target.intrinsics import (
     Intrinsic,
     IntrinsicError,
     IntrinsicOperand,
+    MatrixLoad,
+    MatrixTiling,
     get_intrinsic,
+    matrix_tiling,
 )
 from xdsl.dialects import arith
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import ArrayAttr, IndexType, MemRefType, StringAttr, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator
+
+if TYPE_CHECKING:
+    from dlc.rewrites.ir_builder import IRBuilder
 
 _EXTENSIONS: dict[str, type[Operation] | None] = {
     "u8": arith.ExtUIOp, "s8": arith.ExtSIOp, "f16": arith.ExtFOp, "bf16": arith.ExtFOp,
@@ -84,7 +92,8 @@ class IntrinsicMatch:
     store: StoreOp
 
 
-def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str]) -> BlockOp:
+def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str],
+              matrix_loads: bool = False) -> BlockOp:
     """Replaces the nest under `loop` by the intrinsic named `intrinsic` of the library.
 
     Preconditions: the intrinsic exists and the target has its features (`features`, LLVM's
@@ -108,6 +117,15 @@ def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str]) -> BlockOp:
             %c = ... vector<4xf32>  (c0..c3 at (lane/4 + {0,0,8,8}, lane%4*2 + {0,1,0,1}))
             %d = loop.intrinsic "ptx.mma.m16n8k16.f16" %c, %a, %b
             loop.store (vector.extract %d[e]), C[...] for each e } }
+
+    With `matrix_loads`, a factor of 16-bit elements in shared memory whose fragment layout a
+    PTX `ldmatrix` gives (`target.intrinsics.matrix_tiling`, the stored rows running along
+    the operand's contiguous axis, `k` for both factors of m16n8k16) is loaded by one
+    `loop.matrix_load` instead of scalar loads: each lane passes the address of the row it
+    stands for (lanes 8q..8q+7: rows 0..7 of matrix q, whose origin the tiling gives), e.g.
+    for A: `%a = loop.matrix_load "ptx.ldmatrix.x4" %A[i, k]` with i = lane % 8 + 8 * (q % 2),
+    k = 8 * (q / 2), q = lane / 8. The caller guarantees that those rows are 16-byte aligned
+    (the loop interpreter checks it).
     """
     entry = _entry(intrinsic, loop)
     missing = entry.missing_features(features)
@@ -119,7 +137,7 @@ def tensorize(loop: ForOp, intrinsic: str, features: frozenset[str]) -> BlockOp:
         )
     match = match_intrinsic(loop, entry)
     if entry.warp_level:
-        return _rewrite_warp(loop, match)
+        return _rewrite_warp(loop, match, matrix_loads)
     _rewrite(loop, match)
     return match.block
 
@@ -322,10 +340,12 @@ def _fits(load: LoadOp, operand: IntrinsicOperand, ivs: dict[str, SSAValue],
                     f'is not in "{axis}"')
         flat = sum(c * s for c, s in zip(coefficients, row_major, strict=True))  # type: ignore
         expected = operand.strides.get(axis, 0)
-        if operand.passing == "fragment" and expected == max(operand.strides.values()):
-            if flat < expected:
-                return (f"expected {what} to move at least {expected} elements (a leading "
-                        f'dimension) per step of axis {axis}, found {flat}')
+        if operand.passing == "fragment":
+            # a lane gathers its fragment element by element: any layout that gives each
+            # element of the tile its own place will do (B stored [k][j] as well as [j][k])
+            if (flat == 0) != (expected == 0):
+                return (f"expected {what} to {'move' if expected else 'not move'} per step of "
+                        f"axis {axis}, found {flat} elements")
             continue
         if flat != expected:
             return (f"expected {what} to move {expected} elements per step of axis {axis}, "
@@ -412,9 +432,10 @@ def _erase_statement(store: StoreOp) -> None:
                 pending.append(owner)
 
 
-def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
+def _rewrite_warp(loop: ForOp, match: IntrinsicMatch, matrix_loads: bool) -> BlockOp:
     """Replaces the band by a loop over the warp's lanes around a block that gathers each
-    lane's fragments, calls the warp-level intrinsic and scatters the result's fragment."""
+    lane's fragments (by `loop.matrix_load` where `matrix_loads` and the operand allows),
+    calls the warp-level intrinsic and scatters the result's fragment."""
     from dlc.rewrites.gpu_schedule_rules import Cloner
     from dlc.rewrites.ir_builder import IRBuilder
     from dlc.rewrites.schedule.common import enclosing_loops
@@ -450,20 +471,31 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
                                     offset)
             return cached[key]
 
+        def at_axes(load: LoadOp | StoreOp, where: dict[str, SSAValue]) -> list[SSAValue]:
+            """The indices of `load` with the axes at `where` (the others at 0)."""
+            cloner.mapping = {iv: where.get(axis) or b.const(0) for axis, iv in ivs.items()}
+            return [cloner.value(index) for index in load.indices]
+
         def indices(load: LoadOp | StoreOp, fragment: Fragment, element: int) -> list[SSAValue]:
             group_offset, thread_offset = fragment.offsets[element]
-            values = {axis: b.const(0) for axis in ivs}
-            values[fragment.group_axis] = axis_value("group", 1, group_offset)
-            values[fragment.thread_axis] = axis_value("thread", fragment.thread_scale,
-                                                      thread_offset)
-            cloner.mapping = {ivs[axis]: value for axis, value in values.items()}
-            return [cloner.value(index) for index in load.indices]
+            return at_axes(load, {
+                fragment.group_axis: axis_value("group", 1, group_offset),
+                fragment.thread_axis: axis_value("thread", fragment.thread_scale,
+                                                 thread_offset)})
 
         fragments: list[SSAValue] = []
         for load, operand in zip(match.loads, entry.operands, strict=True):
             fragment = operand.fragment
             assert fragment is not None
             element_type = intrinsic_element_type(ELEMENT_TYPES[operand.element])
+            tiling = _matrix_tiling(load, operand, ivs) if matrix_loads else None
+            if tiling is not None:
+                where = matrix_row_address(b, lane, tiling)
+                loaded = b.value(MatrixLoadOp(tiling.load.name, load.memref,
+                                              at_axes(load, where)))
+                loaded.name_hint = f"{operand.role}_fragment"
+                fragments.append(loaded)
+                continue
             vector: SSAValue | None = None
             for element in range(fragment.elements):
                 scalar = b.value(LoadOp(load.memref, indices(load, fragment, element),
@@ -488,6 +520,62 @@ def _rewrite_warp(loop: ForOp, match: IntrinsicMatch) -> BlockOp:
     loop.detach()
     loop.erase(safe_erase=False)
     return new_block
+
+
+def _matrix_tiling(load: LoadOp, operand: IntrinsicOperand, ivs: dict[str, SSAValue]
+                   ) -> MatrixTiling | None:
+    """How a `ldmatrix` loads `operand`'s fragment from `load`'s buffer, or None where none
+    can: a factor of 16-bit elements in shared memory, its contiguous axis (the one moving
+    only the last index, by 1; `ivs`: the loop of each axis) along the rows the instruction
+    reads (`.trans` where that is the fragment's group axis: B stored [k][j])."""
+    from dlc.rewrites.gpu_common import buffer_scope
+
+    fragment = operand.fragment
+    if operand.role == "acc" or fragment is None or buffer_scope(load.memref) != "shared":
+        return None
+    if getattr(load.result.type, "bitwidth", 0) != 16:
+        return None
+    contiguous = [axis for axis, value in ivs.items()
+                  if _coefficient(load.indices[-1], value, set(ivs.values())) == 1
+                  and not any(depends_on(index, {value}) for index in load.indices[:-1])]
+    if len(contiguous) != 1:
+        return None
+    return matrix_tiling(fragment, contiguous[0])
+
+
+def matrix_row_address(b: IRBuilder, lane: SSAValue, tiling: MatrixTiling
+                       ) -> dict[str, SSAValue]:
+    """The axis values of the row whose address `lane` gives to the matrix load: its matrix
+    q = lane % (8 * matrices) / 8 selects the matrix's origin (a sum over the bits of q where
+    the origins are linear in them, as for the mma fragments: `8 * (q % 2)`; else a chain of
+    selects), plus lane % 8 rows."""
+    rows = MatrixLoad.ROWS
+    count = tiling.load.matrices
+    matrix = b.div(b.rem(lane, rows * count), rows)
+    matrix.name_hint = "matrix"
+    where: dict[str, SSAValue] = {}
+    for axis in (tiling.row_axis, tiling.column_axis):
+        origins = [dict(origin)[axis] for origin in tiling.origins]
+        bits = list(range(count.bit_length() - 1))
+        steps = {bit: origins[1 << bit] - origins[0] for bit in bits}
+        terms: list[SSAValue] = [b.rem(lane, rows)] if axis == tiling.row_axis else []
+        if all(origins[q] == origins[0] + sum(steps[bit] for bit in bits if q >> bit & 1)
+               for q in range(count)):
+            terms += [b.mul(b.rem(b.div(matrix, 1 << bit), 2), step)
+                      for bit, step in steps.items() if step]
+            offset = origins[0]
+        else:
+            value = b.const(origins[-1])
+            for q in reversed(range(count - 1)):
+                is_q = b.value(arith.CmpiOp(matrix, b.const(q), "eq"))
+                value = b.value(arith.SelectOp(is_q, b.const(origins[q]), value))
+            terms.append(value)
+            offset = 0
+        total = terms[0] if terms else b.const(offset)
+        for term in terms[1:]:
+            total = b.add(total, term)
+        where[axis] = b.add(total, offset) if terms else total
+    return where
 
 
 def _drop_axes(source: BlockOp, target: BlockOp, match: IntrinsicMatch) -> None:

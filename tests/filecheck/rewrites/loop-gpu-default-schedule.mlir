@@ -1,9 +1,12 @@
 // RUN: dlc-opt %s --split-input-file -p loop-gpu-default-schedule | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'loop-gpu-default-schedule{pipeline_depth=1}' | filecheck %s --check-prefix=SYNC
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p loop-gpu-default-schedule,convert-loop-to-target-gpu,target-gpu-compact-private-buffers,target-gpu-insert-barriers,target-gpu-map-bound-loops,target-gpu-unroll,target-gpu-vectorize | filecheck %s --check-prefix=KERNEL
 // RUN: not dlc-opt %s --split-input-file -p 'loop-gpu-default-schedule{target="llvm -mcpu=znver3"}' 2>&1 | filecheck %s --check-prefix=NOT-GPU
 // RUN: not dlc-opt %s --split-input-file --dlc-target='cuda -arch=sm_70' -p loop-gpu-default-schedule 2>&1 | filecheck %s --check-prefix=BAD-ARCH
+// RUN: not dlc-opt %s --split-input-file -p 'loop-gpu-default-schedule{pipeline_depth=4}' 2>&1 | filecheck %s --check-prefix=BAD-DEPTH
 
 // NOT-GPU: dlc-opt: error: loop-gpu-default-schedule: invalid target option: expected a GPU target (cuda ..., opencl), found 'llvm -mcpu=znver3'
+// BAD-DEPTH: 'loop-gpu-default-schedule' expected a pipeline_depth of 1, 2 or 3, found 4
 // BAD-ARCH: dlc-opt: error: invalid target 'cuda -arch=sm_70': expected a CUDA architecture for -arch (sm_80, sm_90), found 'sm_70'
 
 // The inputs are convert-tensor-expr-to-loop's nests. Every scheduled nest must then convert to
@@ -283,39 +286,54 @@ func.func @marked(%a: memref<8xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.
 // -----
 
 // An f16 GEMM accumulating in f32 on sm_80 (the default target) runs on tensor cores
-// (`mma-gemm`): 2 x 3 blocks of 4 warps (threadIdx.y) of 32 lanes (threadIdx.x). Each lane's
+// (`mma-gemm`; here without a pipeline, pipeline_depth=1: the factors are copied through
+// registers): 2 x 3 blocks of 4 warps (threadIdx.y) of 32 lanes (threadIdx.x). Each lane's
 // accumulator fragments live in a local buffer indexed [warp][lane][fm][fn][element]
 // (registers once compacted), zeroed first; per 32-wide slice of K, A (32 x 32) and B
-// transposed (16 x 32) are staged in shared memory, then each warp's 16 x 8 x 16 nests are
-// tensorized into mma.sync (two k steps) reading and writing the lane's fragments; the lanes
+// transposed (16 x 32) are staged in shared memory (rows padded to 40 elements, 80 bytes: the
+// 8 rows an ldmatrix reads fall on distinct banks), then each warp's 16 x 8 x 16 nests are
+// tensorized into mma.sync (two k steps) reading and writing the lane's fragments, the factors'
+// fragments loaded per k step by ldmatrix into local buffers (x4 for A: lanes 8q..8q+7 give
+// rows 8 (q % 2) + lane % 8 at column 8 (q / 2); x2 for B), once per fragment; the lanes
 // then write their fragments into the output tile in shared memory (c0..c3 at rows
 // group, group + 8 and columns 2 thread, + 1), and the init, update (from the tile) and rounding
 // run per output element.
-// CHECK-LABEL: func.func @gemm_f16
-// CHECK:       loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.by" kind bound thread "blockIdx.y" {
-// CHECK-NEXT:    loop.for %{{.*}} = %c0 to %c3 step %c1 axis "matmul.bx" kind bound thread "blockIdx.x" {
-// CHECK:           %[[A:.*]] = loop.alloc shared : memref<32x32xf16>
-// CHECK-NEXT:      %[[B:.*]] = loop.alloc shared : memref<16x32xf16>
-// CHECK-NEXT:      %[[C:.*]] = loop.alloc shared : memref<32x16xf32>
-// CHECK-NEXT:      %[[F:.*]] = loop.alloc local : memref<4x32x1x1x4xf32>
-// CHECK:           loop.block "matmul.acc_init" reads() writes(%[[F]] : memref<4x32x1x1x4xf32>)
-// CHECK:           loop.for %{{.*}} axis "matmul.ko" {
-// CHECK:             loop.block "matmul.load_a" reads(%{{.*}} : memref<64x32xf16>) writes(%[[A]] : memref<32x32xf16>)
-// CHECK:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x32xf16>)
-// CHECK:             loop.for %[[W:.*]] = %c0 to %c4 step %c1 axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
-// CHECK:               loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.ks" kind unrolled {
-// CHECK:                 loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
-// CHECK:                   loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
-// CHECK:                     loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
-// CHECK:                       loop.block "matmul.mma" reads(%[[A]], %[[B]] : memref<32x32xf16>, memref<16x32xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
-// CHECK:                         loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
-// CHECK:                         loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %{{.*}}, %{{.*}} : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
-// CHECK:                         loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
-// CHECK:           loop.block "matmul.acc_out" reads(%[[F]] : memref<4x32x1x1x4xf32>) writes(%[[C]] : memref<32x16xf32>)
-// CHECK:           loop.for %{{.*}} axis "matmul.store.warp" kind bound thread "threadIdx.y" {
-// CHECK:             loop.block "matmul_init"
-// CHECK:             loop.block "matmul" reads(%[[C]] : memref<32x16xf32>)
-// CHECK:             loop.block "round"
+// SYNC-LABEL: func.func @gemm_f16
+// SYNC:       loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.by" kind bound thread "blockIdx.y" {
+// SYNC-NEXT:    loop.for %{{.*}} = %c0 to %c3 step %c1 axis "matmul.bx" kind bound thread "blockIdx.x" {
+// SYNC:           %[[A:.*]] = loop.alloc shared : memref<32x40xf16>
+// SYNC-NEXT:      %[[B:.*]] = loop.alloc shared : memref<16x40xf16>
+// SYNC-NEXT:      %[[C:.*]] = loop.alloc shared : memref<32x16xf32>
+// SYNC-NEXT:      %[[F:.*]] = loop.alloc local : memref<4x32x1x1x4xf32>
+// SYNC:           loop.block "matmul.acc_init" reads() writes(%[[F]] : memref<4x32x1x1x4xf32>)
+// SYNC:           loop.for %{{.*}} axis "matmul.ko" {
+// SYNC:             loop.block "matmul.load_a" reads(%{{.*}} : memref<64x32xf16>) writes(%[[A]] : memref<32x40xf16>)
+// SYNC:             loop.block "matmul.load_b" reads(%{{.*}} : memref<32x48xf16>) writes(%[[B]] : memref<16x40xf16>)
+// SYNC:             loop.for %[[W:.*]] = %c0 to %c4 step %c1 axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
+// SYNC:               loop.for %{{.*}} = %c0 to %c2 step %c1 axis "matmul.ks" kind unrolled {
+// SYNC:                 loop.for %{{.*}} axis "matmul.a_fragment.f" kind unrolled {
+// SYNC-NEXT:               loop.for %[[AL:.*]] = %c0 to %c32 step %c1 axis "matmul.a_fragment.lane" kind bound thread "threadIdx.x" {
+// SYNC-NEXT:                 loop.block "matmul.a_fragment" reads(%[[A]] : memref<32x40xf16>) writes(%[[AF:.*]] : memref<4x32x1x8xf16>) {
+// SYNC:                        %[[Q:.*]] = arith.divui %{{.*}}, %c8 : index
+// SYNC-NEXT:                   %[[A_ROW:.*]] = arith.remui %[[AL]], %c8 : index
+// SYNC:                        %[[AV:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%{{.*}}, %{{.*}}] : memref<32x40xf16> -> vector<8xf16>
+// SYNC-NEXT:                   loop.store %[[AV]], %[[AF]][%[[W]], %[[AL]], %{{.*}}, %c0] : vector<8xf16> -> memref<4x32x1x8xf16>
+// SYNC:                    loop.block "matmul.b_fragment" reads(%[[B]] : memref<16x40xf16>) writes(%[[BF:.*]] : memref<4x32x1x4xf16>) {
+// SYNC:                        loop.matrix_load "ptx.ldmatrix.x2" %[[B]][%{{.*}}, %{{.*}}] : memref<16x40xf16> -> vector<4xf16>
+// SYNC:                  loop.for %[[FM:.*]] = %c0 to %c1 step %c1 axis "matmul.fm" kind unrolled {
+// SYNC:                    loop.for %[[FN:.*]] = %c0 to %c1 step %c1 axis "matmul.fn" kind unrolled {
+// SYNC:                      loop.for %[[L:.*]] = %c0 to %c32 step %c1 axis "matmul.mma.lane" kind bound thread "threadIdx.x" {
+// SYNC:                        loop.block "matmul.mma" reads(%[[AF]], %[[BF]] : memref<4x32x1x8xf16>, memref<4x32x1x4xf16>) writes(%[[F]] : memref<4x32x1x1x4xf32>) {
+// SYNC:                          loop.load %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c0]
+// SYNC:                          %[[AFV:.*]] = loop.load %[[AF]][%[[W]], %[[L]], %[[FM]], %c0] : memref<4x32x1x8xf16> -> vector<8xf16>
+// SYNC-NEXT:                     %[[BFV:.*]] = loop.load %[[BF]][%[[W]], %[[L]], %[[FN]], %c0] : memref<4x32x1x4xf16> -> vector<4xf16>
+// SYNC-NEXT:                     loop.intrinsic "ptx.mma.m16n8k16.f16" %{{.*}}, %[[AFV]], %[[BFV]] : (vector<4xf32>, vector<8xf16>, vector<4xf16>) -> vector<4xf32>
+// SYNC:                          loop.store %{{.*}}, %[[F]][%[[W]], %[[L]], %[[FM]], %[[FN]], %c3]
+// SYNC:           loop.block "matmul.acc_out" reads(%[[F]] : memref<4x32x1x1x4xf32>) writes(%[[C]] : memref<32x16xf32>)
+// SYNC:           loop.for %{{.*}} axis "matmul.store.warp" kind bound thread "threadIdx.y" {
+// SYNC:             loop.block "matmul_init"
+// SYNC:             loop.block "matmul" reads(%[[C]] : memref<32x16xf32>)
+// SYNC:             loop.block "round"
 // KERNEL-LABEL: target_gpu.kernel @gemm_f16_round
 // KERNEL:         loop.alloc local : memref<1x1x4xf32>
 // KERNEL:         target_gpu.barrier
@@ -351,6 +369,84 @@ func.func @gemm_f16(%0: memref<64x32xf16>, %1: memref<32x48xf16>, %out: memref<6
         %8 = loop.load %acc[%c0] : memref<1xf32> -> f32
         %9 = arith.truncf %8 : f32 to f16
         loop.store %9, %out[%i0, %i1] : f16 -> memref<64x48xf16>
+      }
+      loop.dealloc %acc : memref<1xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A GEMM large enough for full 64 x 64 blocks (2048 x 64 by 64 x 1024) whose factors are rows
+// of global buffers is software-pipelined over its K tiles (pipeline_depth 2): the A and B tiles
+// have two stages, A [stage][m][k] (k contiguous in A), B [stage][k][n] (n contiguous in B;
+// rows padded to 40 and 72 elements); the first tile's 16-byte copies (loop.async_copy, zeros
+// past M, N, K) start before the loop and form one group; each iteration starts the copies of
+// tile k + 1 into stage (k + 1) % 2, commits them, waits until one group is left pending (tile
+// k has landed) and runs the warps' ldmatrix (B: .trans) + mma.sync on stage k % 2; all copies
+// are finished after the loop. In the kernel, a barrier precedes each iteration's copies (the
+// stage they overwrite was read) and follows the wait (before the warps read the tile).
+// CHECK-LABEL: func.func @gemm_f16_pipelined
+// CHECK:           %[[A:.*]] = loop.alloc shared : memref<2x64x40xf16>
+// CHECK-NEXT:      %[[B:.*]] = loop.alloc shared : memref<2x32x72xf16>
+// CHECK:           loop.block "matmul.copy_a" reads(%{{.*}} : memref<2048x64xf16>) writes(%[[A]] : memref<2x64x40xf16>)
+// CHECK:             loop.async_copy %{{.*}}[%{{.*}}, %{{.*}}], %[[A]][%c0, %{{.*}}, %{{.*}}], %{{.*}} : memref<2048x64xf16>, memref<2x64x40xf16>
+// CHECK:           loop.block "matmul.copy_b" reads(%{{.*}} : memref<64x1024xf16>) writes(%[[B]] : memref<2x32x72xf16>)
+// CHECK:             loop.async_copy %{{.*}}[%{{.*}}, %{{.*}}], %[[B]][%c0, %{{.*}}, %{{.*}}], %{{.*}} : memref<64x1024xf16>, memref<2x32x72xf16>
+// CHECK:           loop.async_commit
+// CHECK-NEXT:      loop.for %[[KO:.*]] = %c0 to %c2 step %c1 axis "matmul.ko" {
+// CHECK-NEXT:        %[[NEXT:.*]] = arith.addi %[[KO]], %c1 : index
+// CHECK-NEXT:        %[[WSTAGE:.*]] = arith.remui %[[NEXT]], %c2 : index
+// CHECK:               loop.async_copy %{{.*}}, %[[A]][%[[WSTAGE]], %{{.*}}, %{{.*}}], %{{.*}}
+// CHECK:               loop.async_copy %{{.*}}, %[[B]][%[[WSTAGE]], %{{.*}}, %{{.*}}], %{{.*}}
+// CHECK:             loop.async_commit
+// CHECK-NEXT:        loop.async_wait 1
+// CHECK-NEXT:        %[[RSTAGE:.*]] = arith.remui %[[KO]], %c2 : index
+// CHECK:             loop.for %{{.*}} axis "matmul.mma.warp" kind bound thread "threadIdx.y" {
+// CHECK:                 loop.matrix_load "ptx.ldmatrix.x4" %[[A]][%[[RSTAGE]], %{{.*}}, %{{.*}}] : memref<2x64x40xf16> -> vector<8xf16>
+// CHECK:                 loop.matrix_load "ptx.ldmatrix.x2.trans" %[[B]][%[[RSTAGE]], %{{.*}}, %{{.*}}] : memref<2x32x72xf16> -> vector<4xf16>
+// CHECK:                 loop.intrinsic "ptx.mma.m16n8k16.f16"
+// CHECK:           loop.async_wait 0
+// CHECK-NEXT:      loop.for %{{.*}} axis "matmul.acc_out.warp"
+// KERNEL-LABEL: target_gpu.kernel @gemm_f16_pipelined_round
+// KERNEL:         loop.async_commit
+// KERNEL-NEXT:    loop.for %{{.*}} axis "matmul.ko" {
+// KERNEL:           target_gpu.barrier
+// KERNEL-NEXT:      loop.for %{{.*}} axis "matmul.copy_a" {
+// KERNEL:           loop.async_commit
+// KERNEL-NEXT:      loop.async_wait 1
+// KERNEL:           target_gpu.barrier
+// KERNEL:           loop.matrix_load "ptx.ldmatrix.x4"
+func.func @gemm_f16_pipelined(%0: memref<2048x64xf16>, %1: memref<64x1024xf16>, %out: memref<2048x1024xf16>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 64 : index
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 1024 : index
+  %c64 = arith.constant 2048 : index
+  loop.for %i0 = %c0 to %c64 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c48 step %c1 axis "i1" {
+      %acc = loop.alloc local : memref<1xf32>
+      loop.block "matmul_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+      }
+      loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+        loop.block "matmul" reads(%0, %1 : memref<2048x64xf16>, memref<64x1024xf16>) writes(%acc : memref<1xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %2 = loop.load %0[%i0, %r0] : memref<2048x64xf16> -> f16
+          %3 = loop.load %1[%r0, %i1] : memref<64x1024xf16> -> f16
+          %4 = arith.extf %2 : f16 to f32
+          %5 = arith.extf %3 : f16 to f32
+          %6 = arith.mulf %4, %5 : f32
+          %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+          %7 = arith.addf %acc_1, %6 : f32
+          loop.store %7, %acc[%c0] : f32 -> memref<1xf32>
+        }
+      }
+      loop.block "round" reads(%acc : memref<1xf32>) writes(%out : memref<2048x1024xf16>) spatial ["i0", "i1"] {
+        %8 = loop.load %acc[%c0] : memref<1xf32> -> f32
+        %9 = arith.truncf %8 : f32 to f16
+        loop.store %9, %out[%i0, %i1] : f16 -> memref<2048x1024xf16>
       }
       loop.dealloc %acc : memref<1xf32>
     }

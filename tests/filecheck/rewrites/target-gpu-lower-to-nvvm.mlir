@@ -96,6 +96,88 @@ target_gpu.module @kernels {
 
 // -----
 
+// A matrix load (ldmatrix) becomes inline PTX on the lane's 32-bit shared address: one "=r"
+// register (two f16) per 8x8 matrix, gathered into a vector of words and bitcast to the
+// lane's f16 elements.
+// CHECK-LABEL: llvm.func @ldmatrix
+// CHECK:         %[[TILE:.*]] = llvm.mlir.addressof @ldmatrix_tile : !llvm.ptr<3>
+// CHECK:         %[[P:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK-NEXT:    %[[W:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr<3> to i32
+// CHECK-NEXT:    %[[R:.*]] = llvm.inline_asm has_side_effects "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,r" %[[W]] : (i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         llvm.extractvalue %[[R]][3] : !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         %[[WORDS:.*]] = llvm.insertelement %{{.*}}[%{{.*}} : i32] : vector<4xi32>
+// CHECK-NEXT:    %[[F:.*]] = llvm.bitcast %[[WORDS]] : vector<4xi32> to vector<8xf16>
+// CHECK:         %[[T:.*]] = llvm.inline_asm has_side_effects "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];", "=r,=r,r"
+// CHECK:         llvm.bitcast %{{.*}} : vector<2xi32> to vector<4xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @ldmatrix(%out: memref<32x8xf16>, %out2: memref<32x4xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %tile = target_gpu.shared_alloc : memref<16x16xf16, 3>
+    %t = target_gpu.thread_id "x"
+    %row = arith.remui %t, %c8 : index
+    %f = loop.matrix_load "ptx.ldmatrix.x4" %tile[%row, %c0] : memref<16x16xf16, 3> -> vector<8xf16>
+    loop.store %f, %out[%t, %c0] : vector<8xf16> -> memref<32x8xf16>
+    %g = loop.matrix_load "ptx.ldmatrix.x2.trans" %tile[%row, %c8] : memref<16x16xf16, 3> -> vector<4xf16>
+    loop.store %g, %out2[%t, %c0] : vector<4xf16> -> memref<32x4xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
+// Async copies become volatile inline PTX: cp.async.cg of 16 bytes from the source's (generic =
+// global) address to the 32-bit shared address, the byte count (valid elements x 2: 0
+// zero-fills) as its source size; commit_group and wait_group N clobber memory.
+// CHECK-LABEL: llvm.func @async_copy
+// CHECK:         %[[P:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK-NEXT:    %[[S:.*]] = llvm.ptrtoint %[[P]] : !llvm.ptr<3> to i32
+// CHECK:         %[[G:.*]] = llvm.getelementptr inbounds %G[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK:         %[[BYTES:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[B32:.*]] = llvm.trunc %[[BYTES]] : i64 to i32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r" %[[S]], %[[G]], %[[B32]] : (i32, !llvm.ptr, i32) -> ()
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.commit_group;", "~{memory}"
+// CHECK-NEXT:    llvm.inline_asm has_side_effects "cp.async.wait_group 1;", "~{memory}"
+target_gpu.module @kernels {
+  target_gpu.kernel @async_copy(%G: memref<64x64xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %tile = target_gpu.shared_alloc : memref<2x16x40xf16, 3>
+    %t = target_gpu.thread_id "x"
+    loop.async_copy %G[%t, %c8], %tile[%c0, %t, %c8], %c8 : memref<64x64xf16>, memref<2x16x40xf16, 3>
+    loop.async_commit
+    loop.async_wait 1
+    target_gpu.return
+  }
+}
+
+// -----
+
+// CHECK: 'loop.async_copy' op expected the destination in shared memory, found memref<16x16xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_async_copy_global(%G: memref<64x64xf16>, %D: memref<16x16xf16>) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    loop.async_copy %G[%c0, %c8], %D[%c0, %c8], %c8 : memref<64x64xf16>, memref<16x16xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
+// CHECK: 'loop.matrix_load' op expected "ptx.ldmatrix.x2" to read shared memory, found memref<16x16xf16>
+target_gpu.module @kernels {
+  target_gpu.kernel @negative_matrix_load_global(%in: memref<16x16xf16>, %out: memref<32x4xf16>) {
+    %c0 = arith.constant 0 : index
+    %t = target_gpu.thread_id "x"
+    %g = loop.matrix_load "ptx.ldmatrix.x2" %in[%c0, %c0] : memref<16x16xf16> -> vector<4xf16>
+    loop.store %g, %out[%t, %c0] : vector<4xf16> -> memref<32x4xf16>
+    target_gpu.return
+  }
+}
+
+// -----
+
 // CHECK: 'loop.intrinsic' op expected a GPU intrinsic in a kernel, found "x86.avx512.vpdpbusd" (the CPU intrinsic llvm.x86.avx512.vpdpbusd.512)
 target_gpu.module @kernels {
   target_gpu.kernel @negative_cpu_intrinsic(%c: memref<16xi32>, %a: memref<4xi8>, %b: memref<64xi8>) {

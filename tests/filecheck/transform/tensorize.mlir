@@ -349,6 +349,61 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
+// With `matrix_loads`, a factor in shared memory is loaded by ldmatrix: A (16x16, k contiguous)
+// by one x4 whose lanes 8q..8q+7 give rows lane % 8 + 8 (q % 2) at column 8 (q / 2); Bt in
+// global memory keeps its scalar loads, as does the accumulator.
+// GPU-LABEL: func.func @mma_matrix_loads
+// GPU:         %[[AS:.*]] = loop.alloc shared : memref<16x16xf16>
+// GPU:         loop.for %[[LANE:.*]] = %{{.*}} to %c32 step %{{.*}} axis "mma.lane" kind bound thread "threadIdx.x" {
+// GPU:           loop.block "mma" reads(%[[AS]], %Bt : memref<16x16xf16>, memref<8x16xf16>) writes(%C : memref<16x8xf32>) {
+// GPU:             %[[ACC:.*]] = vector.insert %{{.*}}, %{{.*}} [3] : f32 into vector<4xf32>
+// GPU-NEXT:        %[[L32:.*]] = arith.remui %[[LANE]], %c32 : index
+// GPU-NEXT:        %[[Q:.*]] = arith.divui %[[L32]], %c8 : index
+// GPU-NEXT:        %[[R:.*]] = arith.remui %[[LANE]], %c8 : index
+// GPU-NEXT:        %[[Q2:.*]] = arith.remui %[[Q]], %c2 : index
+// GPU-NEXT:        %[[R8:.*]] = arith.muli %[[Q2]], %c8 : index
+// GPU-NEXT:        %[[ROW:.*]] = arith.addi %[[R]], %[[R8]] : index
+// GPU-NEXT:        %[[QH:.*]] = arith.divui %[[Q]], %c2 : index
+// GPU-NEXT:        %[[QH2:.*]] = arith.remui %[[QH]], %c2 : index
+// GPU-NEXT:        %[[COL:.*]] = arith.muli %[[QH2]], %c8 : index
+// GPU-NEXT:        %[[A:.*]] = loop.matrix_load "ptx.ldmatrix.x4" %[[AS]][%[[ROW]], %[[COL]]] : memref<16x16xf16> -> vector<8xf16>
+// GPU-NEXT:        loop.load %Bt[%{{.*}}, %{{.*}}] : memref<8x16xf16> -> f16
+// GPU:             %[[B:.*]] = vector.insert %{{.*}}, %{{.*}} [3] : f16 into vector<4xf16>
+// GPU-NEXT:        loop.intrinsic "ptx.mma.m16n8k16.f16" %[[ACC]], %[[A]], %[[B]]
+func.func @mma_matrix_loads(%Bt: memref<8x16xf16>, %C: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %A = loop.alloc shared : memref<16x16xf16>
+  loop.for %i = %c0 to %c16 step %c1 axis "i" {
+    loop.for %j = %c0 to %c8 step %c1 axis "j" {
+      loop.for %k = %c0 to %c16 step %c1 axis "k" {
+        loop.block "mma" reads(%A, %Bt : memref<16x16xf16>, memref<8x16xf16>) writes(%C : memref<16x8xf32>) spatial ["i", "j"] reduction ["k"] {
+          %a = loop.load %A[%i, %k] : memref<16x16xf16> -> f16
+          %ae = arith.extf %a : f16 to f32
+          %b = loop.load %Bt[%j, %k] : memref<8x16xf16> -> f16
+          %be = arith.extf %b : f16 to f32
+          %p = arith.mulf %ae, %be : f32
+          %c = loop.load %C[%i, %j] : memref<16x8xf32> -> f32
+          %s = arith.addf %c, %p : f32
+          loop.store %s, %C[%i, %j] : f32 -> memref<16x8xf32>
+        }
+      }
+    }
+  }
+  loop.dealloc %A : memref<16x16xf16>
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "mma" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
+  %t = transform.loop.tensorize %i, "ptx.mma.m16n8k16.f16" matrix_loads : (!transform.any_op) -> !transform.any_op
+  transform.yield
+}
+
+// -----
+
 // The default schedule of an int8 GEMM on a VNNI target (transform.loop.apply_rules runs the
 // `vnni-int8-gemm` rule, rewrites/schedule_rules/vnni.py): B packed into [N/(16 NP)][K/4][NP][64]
 // panels, row and column sums and the 6x16 register tile each a tensorized vpdpbusd, the

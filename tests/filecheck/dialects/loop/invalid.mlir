@@ -183,3 +183,54 @@ func.func @negative_intrinsic_fragment(%acc: vector<4xf32>, %a: vector<256xf16>,
   func.return
 }
 // CHECK: 'loop.intrinsic' op expected operand 'a' of "ptx.mma.m16n8k16.f16" to be vector<8xf16>, found vector<256xf16>
+
+// -----
+
+func.func @negative_matrix_load_unknown(%S: memref<16x16xf16>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x8" %S[%i, %i] : memref<16x16xf16> -> vector<16xf16>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected a matrix load among ptx.ldmatrix.x1, ptx.ldmatrix.x1.trans, ptx.ldmatrix.x2, ptx.ldmatrix.x2.trans, ptx.ldmatrix.x4, ptx.ldmatrix.x4.trans, found 'ptx.ldmatrix.x8'
+
+// -----
+
+// ldmatrix moves 16-bit elements only.
+func.func @negative_matrix_load_element(%S: memref<16x16xf32>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x2" %S[%i, %i] : memref<16x16xf32> -> vector<4xf32>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected a buffer of 16-bit elements, found memref<16x16xf32>
+
+// -----
+
+// Each lane receives two elements per 8x8 matrix: four for x2.
+func.func @negative_matrix_load_result(%S: memref<16x16xf16>, %i: index) {
+  %f = loop.matrix_load "ptx.ldmatrix.x2" %S[%i, %i] : memref<16x16xf16> -> vector<8xf16>
+  func.return
+}
+// CHECK: 'loop.matrix_load' op expected the result of "ptx.ldmatrix.x2" to be vector<4xf16>, found vector<8xf16>
+
+// -----
+
+// cp.async moves 16 bytes of one element type.
+func.func @negative_async_copy_types(%G: memref<64xf32>, %S: memref<64xf16>, %i: index) {
+  loop.async_copy %G[%i], %S[%i], %i : memref<64xf32>, memref<64xf16>
+  func.return
+}
+// CHECK: 'loop.async_copy' op expected the same element type in memref<64xf32> and memref<64xf16>
+
+// -----
+
+func.func @negative_async_copy_narrow(%G: memref<4xf16>, %S: memref<64xf16>, %i: index) {
+  loop.async_copy %G[%i], %S[%i], %i : memref<4xf16>, memref<64xf16>
+  func.return
+}
+// CHECK: 'loop.async_copy' op expected a vector width at most the last dimension 4 of memref<4xf16>, found 8
+
+// -----
+
+func.func @negative_async_wait() {
+  loop.async_wait -1
+  func.return
+}
+// CHECK: 'loop.async_wait' op expected a pending count >= 0, found -1

@@ -136,3 +136,23 @@ func.func @intrinsic(%acc: vector<16xi32>, %a: vector<4xi8>, %b: vector<64xi8>) 
   func.return %r : vector<16xi32>
 }
 // CHECK: %{{.*}} = loop.intrinsic "x86.avx512.vpdpbusd" %{{.*}}, %{{.*}}, %{{.*}} : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
+
+// A warp's matrix load (ldmatrix): the lane's row address in, its elements of four 8x8 matrices out.
+// CHECK-LABEL: func.func @matrix_load
+func.func @matrix_load(%S: memref<64x32xf16>, %r: index, %c: index) -> vector<8xf16> {
+  %f = loop.matrix_load "ptx.ldmatrix.x4" %S[%r, %c] : memref<64x32xf16> -> vector<8xf16>
+  func.return %f : vector<8xf16>
+}
+// CHECK: %{{.*}} = loop.matrix_load "ptx.ldmatrix.x4" %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x32xf16> -> vector<8xf16>
+
+// Asynchronous copies (cp.async): start, close the group, wait for all but the newest group.
+// CHECK-LABEL: func.func @async_copy
+func.func @async_copy(%G: memref<64x64xf16>, %S: memref<32x40xf16>, %i: index, %k: index, %r: index, %c: index, %n: index) {
+  loop.async_copy %G[%i, %k], %S[%r, %c], %n : memref<64x64xf16>, memref<32x40xf16>
+  loop.async_commit
+  loop.async_wait 1
+  func.return
+}
+// CHECK:      loop.async_copy %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} : memref<64x64xf16>, memref<32x40xf16>
+// CHECK-NEXT: loop.async_commit
+// CHECK-NEXT: loop.async_wait 1
