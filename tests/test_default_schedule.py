@@ -10,7 +10,7 @@ from dlc.dialects import make_context
 from dlc.dialects.loop.ops import AllocOp, ForOp
 from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
 from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -894,20 +894,26 @@ func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
 
 @st.composite
 def depthwise_shapes(draw: st.DrawFn) -> tuple[int, int, int, int, int]:
-    """(channels, plane size 1..16, window 3 or 5, stride 1 or 2, padding that leaves at
+    """(channels, plane size 1..20, window 3, 5 or 7, stride 1 or 2, padding that leaves at
     least one output)."""
-    k = draw(st.sampled_from([3, 5]))
-    size = draw(st.integers(1, 16))
+    k = draw(st.sampled_from([3, 5, 7]))
+    size = draw(st.integers(1, 20))
     pad = draw(st.integers(max(0, -(-(k - size) // 2)), k // 2))
     return draw(st.integers(1, 70)), size, k, draw(st.sampled_from([1, 2])), pad
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=depthwise_shapes(), threads=st.sampled_from([1, 2]))
+@example(shape=(40, 7, 5, 1, 2), threads=1)   # a full panel and a 8-channel one; 121 = 7 * 16 + 9
+@example(shape=(33, 14, 5, 2, 2), threads=2)  # 324 = 20 * 16 + 4 points per plane
+@example(shape=(64, 5, 7, 1, 3), threads=1)   # 121 points again, two full panels
+@example(shape=(32, 2, 3, 1, 1), threads=1)   # a 16-point plane: blocks only, no last points
 def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int, int],
                                                 threads: int) -> None:
     """A depthwise conv with its input plane packed channel-last for the channel kernel
-    (`plane_packing`), taken wherever it fits (its cost made nil), against NumPy."""
+    (`plane_packing`: blocks of 16 points transposed in registers, the last points one by
+    one, a partial panel of channels point by point), taken wherever it fits (its cost made
+    nil), against NumPy."""
     from dlc.rewrites.schedule_rules import reduction
 
     c, size, k, stride, pad = shape

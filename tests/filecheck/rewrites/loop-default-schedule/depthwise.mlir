@@ -5,12 +5,26 @@
 // channel-last into [1][1][11][11][32] (one panel of NR = 32 channels), the OIHW weight into
 // [1][1][5][5][32]; a reduction step loads 32 channels of both at one point (7 rows of the
 // output row unrolled, 2 vectors of 16 lanes), and the bias epilogue runs transposed (one
-// channel at a time, the 7 outputs of its row vectorized).
+// channel at a time, the 7 outputs of its row vectorized). The input's pack walks the plane
+// as one axis of 121 points (collapsed views of the padded input and of the packed buffer):
+// 7 blocks of 16 points, each a vectorized loop over the 32 channels around a loop over the
+// block's 16 points (which the vectorizer transposes in registers), then the last 9 points
+// one at a time, their channels unrolled.
 
 // CHECK-LABEL: func.func @plane_kernel
 // CHECK:         %[[W:.*]] = loop.alloc global : memref<1x1x5x5x32xf32>
 // CHECK:         %[[X:.*]] = loop.alloc global : memref<1x1x11x11x32xf32>
-// CHECK:         loop.block "conv2d.pack_plane" reads(%pad : memref<1x32x11x11xf32>) writes(%[[X]] : memref<1x1x11x11x32xf32>)
+// CHECK:         %[[PLANE:.*]] = memref.collapse_shape %pad {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x32x11x11xf32> into memref<1x32x121xf32>
+// CHECK-NEXT:    %[[XV:.*]] = memref.collapse_shape %[[X]] {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64], [4 : i64]] : memref<1x1x11x11x32xf32> into memref<1x1x121x32xf32>
+// CHECK:         loop.for %[[KO:.*]] = %{{.*}} to %c112 step %c16 axis "k.o" {
+// CHECK-NEXT:      loop.for %[[L:.*]] = %{{.*}} to %c32 step %{{.*}} axis "l" kind vectorized {
+// CHECK-NEXT:        loop.for %[[KK:.*]] = %{{.*}} to %c16 step %{{.*}} axis "kk" {
+// CHECK-NEXT:          %[[K:.*]] = arith.addi %[[KO]], %[[KK]] : index
+// CHECK-NEXT:          loop.block "conv2d.pack_plane" reads(%[[PLANE]] : memref<1x32x121xf32>) writes(%[[XV]] : memref<1x1x121x32xf32>)
+// CHECK:                 %[[V:.*]] = loop.load %[[PLANE]][%{{.*}}, %{{.*}}, %[[K]]]
+// CHECK-NEXT:            loop.store %[[V]], %[[XV]][%{{.*}}, %{{.*}}, %[[K]], %[[L]]]
+// CHECK:         loop.for %[[K2:.*]] = %c112 to %c121 step %{{.*}} axis "k" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "l" kind unrolled {
 // CHECK:         %[[TILE:.*]] = loop.alloc local : memref<7x32xf32>
 // CHECK:         loop.for %{{.*}} axis "r0" {
 // CHECK-NEXT:      loop.for %{{.*}} axis "r1" kind unrolled {
