@@ -930,16 +930,20 @@ def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int,
 @pytest.mark.parametrize(("c", "size", "k", "stride", "plane"), [
     (64, 7, 5, 1, True),     # 7 of 16 lanes, a 5x5 window: the pack pays
     (64, 7, 7, 1, True),
-    (64, 7, 3, 1, False),    # a 3x3 window saves less than the pack costs
-    (40, 7, 5, 1, False),    # 40 channels fill 40 of 64 lanes
-    (64, 14, 5, 2, False),   # 6.6 packed inputs per output
+    (960, 7, 3, 1, True),    # a 3x3 window too: each row-kernel FMA has its own input load
+    (40, 7, 5, 1, True),     # 40 channels fill 40 of 48 lanes
+    (672, 14, 5, 2, True),   # 6.6 packed inputs per output, but stride-2 rows shuffle
+    (576, 14, 3, 1, False),  # 14-wide rows fill 14 of 16 lanes: too little to save
+    (144, 56, 3, 2, False),  # 28 of 32 lanes, 4.3 packed inputs per output
+    (96, 56, 7, 1, False),   # 56 of 64 lanes; the packed plane (1.5 MB) exceeds the L2
     (64, 16, 5, 1, False),   # 16-wide rows fill their lanes
 ])
 def test_depthwise_channel_kernel_by_window_and_plane(c: int, size: int, k: int, stride: int,
                                                       plane: bool) -> None:
     """The depthwise channel kernel (its input plane packed, `conv2d.pack_plane`) is chosen by
-    the lanes it fills against the row kernel's, the window and the packed inputs per output
-    (`PLANE_PACK_COST`)."""
+    the lanes it fills against the row kernel's, the window, the row kernel's input reads
+    (`row_input_cost`: strided rows shuffle) and the packed inputs per output
+    (`PLANE_PACK_COST`), when the packed plane fits the L2."""
     from dlc.dialects.loop.ops import BlockOp
 
     _, parsed = scheduled_loops(depthwise_text(c, size, k, stride, k // 2), threads=1)

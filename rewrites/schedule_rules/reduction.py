@@ -50,8 +50,11 @@ block's input stays in cache for every block of output channels.
 A depthwise conv reads its input at the output channel too (`x[n, c, ih, iw]`): its channel
 kernel first packs that input channel-last, `[n][ceil(C/NR)][IH][IW][NR]` (`plane_packing`), so
 that a reduction step loads the NR channels at one input point as one vector next to the NR
-weights. The pack is scalar, so it pays only for wide windows on rows that fill few lanes
-(`PLANE_PACK_COST`: 5x5 and 7x7 windows on 7x7 planes); a 3x3 window keeps the row kernel.
+weights. The pack walks the plane as one axis in blocks of one vector's points, which the
+vectorizer transposes in registers (`PLANE_PACK_COST`). The row kernel, whose rows share no
+input vector there (each FMA loads its own; a strided row shuffles too: `row_input_cost`),
+loses to it on rows that fill few lanes when the packed plane fits the L2: 3x3, 5x5 and 7x7
+windows on 7x7 planes, 5x5/2 on 14x14; 14-wide and wider rows keep the row kernel.
 
 A nest the channel kernel does not fit whose loads move by 2-4 elements per step of `c` (a
 stride-2 pooling window over a padded input) gets the kernel above all the same: the vectorizer
@@ -80,6 +83,7 @@ from dlc.rewrites.schedule_rules.nest import (
     body_of,
     contiguous_in,
     extent,
+    lane_stride,
 )
 from dlc.rewrites.schedule_rules.partial_sums import collapse_axes, merge_rows
 from xdsl.dialects import arith
@@ -128,19 +132,21 @@ then pays: from 14x14 up the run fills its lanes, and the channel kernel stays f
 
 
 PLANE_PACK_COST = 0.4
-"""What packing one element of a channel kernel's input plane channel-last costs (a scalar
-load and store per element, `_Builder.pack_channels_nest`), in vector instructions per output
-beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output (`_plane_kernel_pays`).
+"""What packing one element of a channel kernel's input plane channel-last costs, in vector
+instructions per output beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output
+(`_plane_kernel_pays`). The pack (`_Builder.pack_channels_nest`) copies blocks of 16 points x 16
+channels as 16 row loads, 64 shuffles and 16 stores (`LoopVectorizer.widen_transposed_copy`):
+0.375 instructions per element.
 
 A depthwise conv in NCHW reads its input at the output channel, so the channel kernel (full
 lanes over channels where a 7-wide row fills 7 of 16) needs the padded input plane packed
-`[ceil(C/NR)][IH][IW][NR]` first. Measured (1 thread, CPU time, AVX-512, best of 7
-interleaved, channel kernel / row kernel): 5x5 at 7x7, 480 and 1152 channels 0.83-0.93, 96
-channels 0.86, 40 channels (lanes 40 of 64) 1.13; 7x7 at 7x7, 960 channels 0.91-0.92; 5x5/2
-at 14x14 0.96-1.03; 3x3 at 7x7 1.46 (960 channels), 5x5 at 14x14 1.18, 3x3/2 at 56x56 2.8:
-the scalar pack costs about as much as a 3x3 window saves, so only wide windows on 7-wide
-rows take it (0.4: 5x5 and 7x7 at 7x7 with full channel blocks; not 5x5/2, whose input is
-6.6 elements per output)."""
+`[ceil(C/NR)][IH][IW][NR]` first. Measured (1 thread, best of 15 interleaved, this Zen 5 host,
+channel kernel / row kernel): 3x3 at 7x7 on 960 channels 0.76, 5x5 at 7x7 on 1152 0.48 (40
+channels 0.85), 5x5/2 at 14x14 on 672 0.50; 3x3 at 14x14 on 576 1.71, 3x3/2 at 56x56 2.58,
+3x3/2 at 112x112 1.85, 3x3 at 56x56 4.3, 7x7 at 56x56 1.70 (its packed plane exceeds the L2).
+With the row kernel's input reads (`row_input_cost`) that places every one of them (0.31-0.51
+would; with the earlier scalar pack, LLVM's gathers, 3x3 at 7x7 was 1.46 and 5x5/2 at 14x14
+0.96-1.03)."""
 
 
 @dataclass
@@ -220,7 +226,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         channel_plan = plan_channel_kernel(nest, config)
         shuffled = contiguous_in(accesses, iv, nest.home, MAX_SHUFFLED_STRIDE)
         if channel_plan is not None and channel_plan.plane_packing is not None and shuffled:
-            if _plane_kernel_pays(nest, channel_plan, columns, lanes):
+            if _plane_kernel_pays(nest, channel_plan, columns, lanes, config):
                 return channel_plan
         elif channel_plan is not None or not shuffled:
             return channel_plan
@@ -228,7 +234,8 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         return None
     if _lane_use(columns, lanes) < 1:
         channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes):
+        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes,
+                                                           config):
             return channel_plan
     vector_loads = [
         access for access in accesses
@@ -281,30 +288,61 @@ def reduction_length(nest: Reduction) -> int:
 
 
 def channel_kernel_pays(length: int, row_use: float, channel_use: float, lanes: int,
-                        extra: float = 0.0) -> bool:
+                        extra: float = 0.0, row_step: float = 1.0) -> bool:
     """Whether the channel kernel's fuller lanes (`channel_use` of them against the row
     kernel's `row_use`) save more FMAs over a reduction of `length` than its transposed
     epilogue costs (`TRANSPOSED_EPILOGUE_COST`) plus `extra` instructions per output, per
-    `lanes` outputs."""
-    saved = length * (1 / row_use - 1 / channel_use)
+    `lanes` outputs; a reduction step of the row kernel costs `row_step` vector instructions
+    (its FMA, plus the input reads no other row shares: `row_input_cost`), one of the channel
+    kernel's 1."""
+    saved = length * (row_step / row_use - 1 / channel_use)
     return saved > lanes * (TRANSPOSED_EPILOGUE_COST + extra)
 
 
-def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, lanes: int
-                       ) -> bool:
+def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, lanes: int,
+                       config: CpuConfig) -> bool:
     """Whether the channel kernel `channel_plan` beats the row kernel over `columns`-wide rows
     (`channel_kernel_pays`), counting its input plane's channel-last pack as `PLANE_PACK_COST`
-    per packed element."""
-    extra = 0.0
-    if channel_plan.plane_packing is not None:
+    per packed element and the row kernel's own reads of that input (`row_input_cost`). A
+    packed plane larger than the L2 never pays: the pack runs before the kernel, which would
+    read it back from the L3 (a 7x7 window on 96 x 56x56: 1.5 MB, 1.7x slower than the row
+    kernel, one thread, this Zen 5 host)."""
+    extra, row_step = 0.0, 1.0
+    packing = channel_plan.plane_packing
+    if packing is not None:
+        element = _element_type(packing.buffer)
+        memref_type = packing.buffer.type
+        assert isinstance(memref_type, MemRefType) and element is not None
+        channels = -(-packing.columns // channel_plan.nr) * channel_plan.nr
+        packed_bytes = channels * packing.rows * element_bytes(element)
+        for size in memref_type.get_shape()[:packing.prefix]:
+            packed_bytes *= size
+        if config.l2_bytes and packed_bytes > config.l2_bytes:
+            return False
         outputs = 1
         for d, loop in enumerate(nest.spatial):
             if d != channel_plan.column:
                 outputs *= extent(loop)
-        extra = channel_plan.plane_packing.rows / outputs * PLANE_PACK_COST
+        extra = packing.rows / outputs * PLANE_PACK_COST
+        row_step = 1 + row_input_cost(packing.load, nest.spatial[-1].induction_var, lanes)
     return channel_kernel_pays(
         reduction_length(nest), _lane_use(columns, lanes),
-        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra)
+        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra, row_step)
+
+
+def row_input_cost(load: LoadOp, iv: SSAValue, lanes: int) -> float:
+    """Vector instructions the row kernel (vectorized over `iv`) spends per reduction step
+    reading `load`, an input that it reads at the output channel too (a depthwise conv's
+    `x[n, c, oh + kh, ow * s + kw]`: no other row of the tile reads the same vector, so each
+    FMA has its own): one load for a contiguous row (`s` = 1), `s` loads and `s - 1` shuffles
+    for a stride the vectorizer shuffles (2..`MAX_SHUFFLED_STRIDE`), a load and an insert per
+    lane otherwise (a gather)."""
+    stride = lane_stride(load.indices[-1], iv) if load.indices else None
+    if stride == 1:
+        return 1.0
+    if stride is not None and 2 <= stride <= MAX_SHUFFLED_STRIDE:
+        return 2.0 * stride - 1
+    return 2.0 * lanes
 
 
 def _lane_use(extent_: int, lanes: int) -> float:
@@ -1187,7 +1225,8 @@ def _row_kernel_after_merge(nest: Reduction, config: CpuConfig, lanes: int) -> b
         return False
     merged = extent(nest.spatial[-2]) * extent(nest.spatial[-1])
     channel_plan = plan_channel_kernel(nest, config)
-    return channel_plan is None or not _plane_kernel_pays(nest, channel_plan, merged, lanes)
+    return channel_plan is None or not _plane_kernel_pays(nest, channel_plan, merged, lanes,
+                                                          config)
 
 
 def mark_parallel(roots: list[ForOp]) -> None:
