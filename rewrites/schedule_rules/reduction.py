@@ -187,7 +187,13 @@ class KernelPlan:
     for the whole output instead of once per output row (a conv2d with a large weight). An
     unpacked GEMM-like nest (only its row and column axes longer than 1: a 1x1 conv over a
     merged plane) whose vector operand, all columns, is larger than half the L2 loops over the
-    column blocks outside its row blocks too: each row block would stream all of it again."""
+    column blocks outside its row blocks too: each row block would stream all of it again.
+    A channel kernel with a packed input plane (a depthwise conv) loops over its channel blocks
+    outermost as well: only that block reads its panel of the plane, which then stays in L1 for
+    all of the block's output rows (swept once per row, the whole packed plane came back from
+    L2 each time: 5x5 at 7x7 on 1152 channels 0.059 -> 0.056 ms, 5x5/2 at 14x14 on 672
+    0.068 -> 0.060, 3x3 at 7x7 on 960 0.035 -> 0.033), and the parallel loop has as many
+    iterations as channel blocks (21-36 there) instead of 7 output rows."""
     rows_contiguous: bool = False
     """The output is contiguous along the rows, not the columns (the channel kernel): the
     epilogue is vectorized over rows, one column at a time."""
@@ -406,7 +412,8 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
                           rows * element_bytes(element))
     weight_bytes = channels * rows * element_bytes(element)
     return KernelPlan(row, column, lanes, mr, nr, packing,
-                      columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True,
+                      columns_first=weight_bytes > config.l2_bytes // 2 or plane_packing is not None,
+                      rows_contiguous=True,
                       plane_packing=plane_packing)
 
 
