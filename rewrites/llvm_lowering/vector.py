@@ -395,8 +395,9 @@ class LoopVectorizer:
     affine with stride 1 and whose other indices are uniform become vector loads and stores
     (`loop.load ... -> vector<W x T>`); loads whose last index moves by 2-4 elements per lane
     are read as contiguous vectors and shuffled (`emit_strided_load`); loads at uniform indices
-    stay scalar and are broadcast where a vector needs them; other accesses are gathered or
-    scattered lane by lane. A
+    stay scalar and are broadcast where a vector needs them; an inner loop of W iterations that
+    only copies `dst[..., k, l] = src[..., l, k]` is a W x W transpose in registers
+    (`widen_transposed_copy`); other accesses are gathered or scattered lane by lane. A
     `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`. Nested
     `loop.block`s are inlined; nested loops with uniform bounds keep running, with a widened
     body; a `loop.alloc local` inside becomes one buffer with a trailing dimension of W lanes.
@@ -566,40 +567,18 @@ class LoopVectorizer:
         `width` x `width` block (a channel-last pack). It becomes `width` contiguous row loads
         (one per lane), a `log2(width)`-stage shuffle network (`transpose_rows`) and `width`
         contiguous stores, where widening lane by lane would read `width`^2 scalars. Returns
-        False, emitting nothing, when `op` is not such a copy."""
+        False, emitting no access (at most index arithmetic nothing uses), when `op` is not
+        such a copy."""
         if width < 2 or width & (width - 1) or op.constant_bounds() != (0, width, 1):
             return False
-        body: list[Operation] = []
-        pending = [nested for nested in op.body.block.ops]
-        while pending:
-            nested = pending.pop(0)
-            if isinstance(nested, BlockOp):
-                pending = [*nested.body.block.ops, *pending]
-            elif not isinstance(nested, YieldOp):
-                body.append(nested)
-        loads = [nested for nested in body if isinstance(nested, LoadOp)]
-        stores = [nested for nested in body if isinstance(nested, StoreOp)]
-        if len(loads) != 1 or len(stores) != 1:
+        copy = _copy_walking_by_one(op)
+        if copy is None:
             return False
-        load, store = loads[0], stores[0]
+        load, store, pure = copy
         kk = op.induction_var
-        if store.value is not load.result or load.memref is store.memref:
-            return False
-        if isinstance(load.result.type, VectorType) or not load.indices:
-            return False
-        for nested in body:
-            if nested is load or nested is store:
-                continue
-            if nested.regions or not is_side_effect_free(nested) or not all(
-                    isinstance(result.type, IndexType) for result in nested.results):
-                return False
-        *outer, last = load.indices
-        if any(depends_on(index, {kk}) for index in outer) or not _walks_by_one(last, kk):
-            return False
         memref_lanes = [self.lanes_of(buffer, env) for buffer in (load.memref, store.memref)]
         if not all(isinstance(lanes, Uniform) for lanes in memref_lanes):
             return False
-        pure = [nested for nested in body if nested is not load and nested is not store]
 
         def indices_at(access: LoadOp | StoreOp, step: int) -> list[Lanes]:
             point = dict(env)
@@ -646,8 +625,9 @@ class LoopVectorizer:
                 # of the new high row: clear -> low[i | d], set -> high[i].
                 low_mask = [i if not i & d else width + (i ^ d) for i in range(width)]
                 high_mask = [i | d if not i & d else width + i for i in range(width)]
-                rows[low], rows[high] = (self.shuffle(rows[low], rows[high], low_mask, vector_type),
-                                         self.shuffle(rows[low], rows[high], high_mask, vector_type))
+                low_row = self.shuffle(rows[low], rows[high], low_mask, vector_type)
+                rows[high] = self.shuffle(rows[low], rows[high], high_mask, vector_type)
+                rows[low] = low_row
             d *= 2
         return rows
 
@@ -931,6 +911,38 @@ def _divides_by_nonzero_constant(op: Operation) -> bool:
         return False
     divisor = known_constant(op.rhs)
     return divisor is not None and divisor != 0
+
+
+def _copy_walking_by_one(loop: ForOp) -> tuple[LoadOp, StoreOp, list[Operation]] | None:
+    """(the load, the store, the index arithmetic) of `loop`'s body when it only copies one
+    scalar from one buffer to another (looking through `loop.block`s), the load's last index
+    walking by one with the loop and its other indices not moving; else None."""
+    body: list[Operation] = []
+    pending = list(loop.body.block.ops)
+    while pending:
+        nested = pending.pop(0)
+        if isinstance(nested, BlockOp):
+            pending = [*nested.body.block.ops, *pending]
+        elif not isinstance(nested, YieldOp):
+            body.append(nested)
+    loads = [nested for nested in body if isinstance(nested, LoadOp)]
+    stores = [nested for nested in body if isinstance(nested, StoreOp)]
+    if len(loads) != 1 or len(stores) != 1:
+        return None
+    load, store = loads[0], stores[0]
+    if store.value is not load.result or load.memref is store.memref:
+        return None
+    if isinstance(load.result.type, VectorType) or not load.indices:
+        return None
+    pure = [nested for nested in body if nested is not load and nested is not store]
+    if any(nested.regions or not is_side_effect_free(nested) or not all(
+            isinstance(result.type, IndexType) for result in nested.results) for nested in pure):
+        return None
+    iv = loop.induction_var
+    *outer, last = load.indices
+    if any(depends_on(index, {iv}) for index in outer) or not _walks_by_one(last, iv):
+        return None
+    return load, store, pure
 
 
 def _walks_by_one(value: SSAValue, iv: SSAValue) -> bool:

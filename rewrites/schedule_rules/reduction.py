@@ -411,10 +411,9 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
     mr, nr = channel_tile(extent(nest.spatial[row]), channels, lanes, config,
                           rows * element_bytes(element))
     weight_bytes = channels * rows * element_bytes(element)
-    return KernelPlan(row, column, lanes, mr, nr, packing,
-                      columns_first=weight_bytes > config.l2_bytes // 2 or plane_packing is not None,
-                      rows_contiguous=True,
-                      plane_packing=plane_packing)
+    columns_first = weight_bytes > config.l2_bytes // 2 or plane_packing is not None
+    return KernelPlan(row, column, lanes, mr, nr, packing, columns_first=columns_first,
+                      rows_contiguous=True, plane_packing=plane_packing)
 
 
 def _plane_packing(nest: Reduction, loads: list[LoadOp], c_iv: SSAValue, channels: int
@@ -1025,8 +1024,9 @@ class _Builder:
                                       lambda b, inner: panels_of([*bs, b], inner)))
                 return
             if full and views is not None:
-                body.append(self.loop(0, full, 1, "p", "serial",
-                                      lambda p, inner: transposed(bs, p, inner)))
+                body.append(self.loop(0, full, 1, "p", "serial", lambda p, inner:
+                                      self.pack_plane_blocks(bs, p, inner, views, rest, name,
+                                                             axes[:len(outer) + 1], lane_kind)))
             elif full:
                 body.append(self.loop(0, full, 1, "p", "serial",
                                       lambda p, inner: dims(bs, p, [], inner, False)))
@@ -1035,52 +1035,55 @@ class _Builder:
 
         ops: list[Operation] = [alloc]
         views = self.pack_views(packing, packed) if runtime else None
-        lanes = self.plan.lanes
+        if views is not None:
+            ops += views[2]
+        panels_of([], ops)
+        return ops, packed
+
+    def pack_plane_blocks(
+        self, bs: list[SSAValue], p: SSAValue, body: list[Operation],
+        views: tuple[SSAValue, SSAValue, list[Operation]], rest: list[int], name: str,
+        outer_axes: list[str], lane_kind: str,
+    ) -> None:
+        """Panel `p` of a plane packing, `rest` collapsed into one axis `k` (`views`: the
+        source's and the packed buffer's `pack_views`): blocks of `lanes` points copied by a
+        vectorized loop over the panel's channels around a loop over the block's points (the
+        vectorizer transposes each lanes x lanes block in registers:
+        `LoopVectorizer.widen_transposed_copy`), then the last points one by one."""
+        nr, lanes = self.plan.nr, self.plan.lanes
+        source_view, packed_view, _ = views
         plane = 1
         for size in rest:
             plane *= size
         main = plane - plane % lanes
 
-        def transposed(bs: list[SSAValue], p: SSAValue, body: list[Operation]) -> None:
-            """The panel's plane, `rest` collapsed into one axis `k`: blocks of `lanes` points
-            copied by a vectorized loop over the panel's channels around a loop over the
-            block's points (the vectorizer transposes each lanes x lanes block in registers:
-            `LoopVectorizer.widen_transposed_copy`), then the last points one by one."""
-            assert views is not None
-            source_view, packed_view, _ = views
+        def point(k: SSAValue, l: SSAValue, inner: list[Operation]) -> None:
+            block_ops: list[Operation] = []
+            channel = _add(_mul(p, nr, self, block_ops), l, block_ops)
+            load = LoadOp(source_view, [*bs, channel, k])
+            block_ops += [load, StoreOp(load, packed_view, [*bs, p, k, l])]
+            inner.append(BlockOp(name, [source_view], [packed_view], block_ops,
+                                 [*outer_axes, "k", "l"]))
 
-            def point(k: SSAValue, l: SSAValue, inner: list[Operation]) -> None:
-                block_ops: list[Operation] = []
-                channel = _add(_mul(p, nr, self, block_ops), l, block_ops)
-                load = LoadOp(source_view, [*bs, channel, k])
-                block_ops += [load, StoreOp(load, packed_view, [*bs, p, k, l])]
-                inner.append(BlockOp(name, [source_view], [packed_view], block_ops,
-                                     [*axes[:len(outer) + 1], "k", "l"]))
+        def block_of(ko: SSAValue, block_body: list[Operation]) -> None:
+            def lane(l: SSAValue, lane_body: list[Operation]) -> None:
+                def step(kk: SSAValue, step_body: list[Operation]) -> None:
+                    k = arith.AddiOp(ko, kk)
+                    step_body.append(k)
+                    point(k.result, l, step_body)
 
-            def block_of(ko: SSAValue, block_body: list[Operation]) -> None:
-                def lane(l: SSAValue, lane_body: list[Operation]) -> None:
-                    def step(kk: SSAValue, step_body: list[Operation]) -> None:
-                        k = arith.AddiOp(ko, kk)
-                        step_body.append(k)
-                        point(k.result, l, step_body)
+                lane_body.append(self.loop(0, lanes, 1, "kk", "serial", step))
 
-                    lane_body.append(self.loop(0, lanes, 1, "kk", "serial", step))
+            block_body.append(self.loop(0, nr, 1, "l", "vectorized", lane))
 
-                block_body.append(self.loop(0, nr, 1, "l", "vectorized", lane))
+        def last(k: SSAValue, inner: list[Operation]) -> None:
+            inner.append(self.loop(0, nr, 1, "l", lane_kind,
+                                   lambda l, lane_ops: point(k, l, lane_ops)))
 
-            def last(k: SSAValue, inner: list[Operation]) -> None:
-                inner.append(self.loop(0, nr, 1, "l", lane_kind,
-                                       lambda l, lane_ops: point(k, l, lane_ops)))
-
-            if main:
-                body.append(self.loop(0, main, lanes, "k.o", "serial", block_of))
-            if plane > main:
-                body.append(self.loop(main, plane, 1, "k", "serial", last))
-
-        if views is not None:
-            ops += views[2]
-        panels_of([], ops)
-        return ops, packed
+        if main:
+            body.append(self.loop(0, main, lanes, "k.o", "serial", block_of))
+        if plane > main:
+            body.append(self.loop(main, plane, 1, "k", "serial", last))
 
     def pack_views(self, packing: Packing, packed: SSAValue
                    ) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
