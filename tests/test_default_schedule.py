@@ -934,6 +934,8 @@ def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int,
     (40, 7, 5, 1, True),     # 40 channels fill 40 of 48 lanes
     (672, 14, 5, 2, True),   # 6.6 packed inputs per output, but stride-2 rows shuffle
     (576, 14, 3, 1, False),  # 14-wide rows fill 14 of 16 lanes: too little to save
+    (672, 14, 5, 1, True),   # ... with a 3x3 window; a 5x5 one saves enough
+    (120, 28, 5, 1, False),  # 28-wide rows: two vectors a row keep the row kernel
     (144, 56, 3, 2, False),  # 28 of 32 lanes, 4.3 packed inputs per output
     (96, 56, 7, 1, False),   # 56 of 64 lanes; the packed plane (1.5 MB) exceeds the L2
     (64, 16, 5, 1, False),   # 16-wide rows fill their lanes
