@@ -53,9 +53,9 @@ that a reduction step loads the NR channels at one input point as one vector nex
 weights. The pack walks the plane as one axis in blocks of one vector's points, which the
 vectorizer transposes in registers (`PLANE_PACK_COST`). The row kernel, whose rows share no
 input vector there (each FMA loads its own; a strided row shuffles too: `row_input_cost`),
-loses to it on rows of one vector that fill few of its lanes when the packed plane fits the
-L2: 3x3, 5x5 and 7x7 windows on 7x7 planes, 5x5 and 5x5/2 on 14x14; a 3x3 window on a 14-wide
-row and rows of two vectors or more keep the row kernel.
+loses to it on rows that fill at most half a vector when the packed plane fits the L2: 3x3,
+5x5 and 7x7 windows on 7x7 planes (5x5/2 on 14x14); 14-wide and wider rows keep the row
+kernel.
 
 A nest the channel kernel does not fit whose loads move by 2-4 elements per step of `c` (a
 stride-2 pooling window over a padded input) gets the kernel above all the same: the vectorizer
@@ -311,14 +311,16 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
     """Whether the channel kernel `channel_plan` beats the row kernel over `columns`-wide rows
     (`channel_kernel_pays`), counting its input plane's channel-last pack as `PLANE_PACK_COST`
     per packed element and the row kernel's own reads of that input (`row_input_cost`). It
-    never pays on rows of more than one vector, whose row kernel keeps two or more vectors per
-    row in flight (5x5 on 28x28 planes, 72 and 120 channels: 1.27x and 1.62x slower than the
-    row kernel, one thread, CPU time, this Zen 5 host; on 14x14, 480 and 672 channels, 0.77x
-    and 0.76x), nor with a packed plane larger than the L2: the pack runs before the kernel,
+    never pays on rows that fill more than half a vector (one thread, CPU time, this Zen 5
+    host, channel / row kernel: 5x5 on 14x14 planes, 480 and 672 channels, 0.77 with a bias
+    epilogue but 1.02-1.03 with EfficientNet's SiLU, which the transposed epilogue runs on
+    14 lanes a channel; on 28x28 planes, 72 and 120 channels, 1.27 and 1.62, the row kernel
+    keeping two vectors a row in flight; 7-wide rows with SiLU 0.61 (5x5, 5x5/2) and 0.83
+    (3x3)), nor with a packed plane larger than the L2: the pack runs before the kernel,
     which would read it back from the L3 (a 7x7 window on 96 x 56x56: 1.5 MB, 1.7x slower)."""
     extra, row_step = 0.0, 1.0
     packing = channel_plan.plane_packing
-    if packing is not None and columns > lanes:
+    if packing is not None and 2 * columns > lanes:
         return False
     if packing is not None:
         element = _element_type(packing.buffer)
