@@ -46,8 +46,10 @@ class LoopDefaultSchedulePass(ModulePass):
     conv2d whose input is strided along `ow` gets that kernel over (ow rows, output-channel
     columns), its weight packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels first, as does a
     conv2d whose rows fill few vector lanes when that saves more than its transposed epilogue
-    costs (a 3x3 conv); a 1x1 conv for which it does not (few input channels) has its plane's
-    rows merged into one contiguous loop (collapsed views) for the first kernel; an
+    costs (a 3x3 conv), and a depthwise conv on such rows (7x7 and 14x14/2 planes) when the
+    packed plane fits the L2, its input plane packed channel-last first (blocks transposed in
+    registers by the vectorizer); a 1x1 conv for which it does not (few input channels) has
+    its plane's rows merged into one contiguous loop (collapsed views) for the first kernel; an
     elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
     when they walk whole rows that are not a whole number of vectors, the buffers read and
     written through `memref.collapse_shape` views made before the nest); a float sum whose

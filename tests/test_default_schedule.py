@@ -10,7 +10,7 @@ from dlc.dialects import make_context
 from dlc.dialects.loop.ops import AllocOp, ForOp
 from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
 from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -898,20 +898,26 @@ func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {y_t} {{
 
 @st.composite
 def depthwise_shapes(draw: st.DrawFn) -> tuple[int, int, int, int, int]:
-    """(channels, plane size 1..16, window 3 or 5, stride 1 or 2, padding that leaves at
+    """(channels, plane size 1..20, window 3, 5 or 7, stride 1 or 2, padding that leaves at
     least one output)."""
-    k = draw(st.sampled_from([3, 5]))
-    size = draw(st.integers(1, 16))
+    k = draw(st.sampled_from([3, 5, 7]))
+    size = draw(st.integers(1, 20))
     pad = draw(st.integers(max(0, -(-(k - size) // 2)), k // 2))
     return draw(st.integers(1, 70)), size, k, draw(st.sampled_from([1, 2])), pad
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=depthwise_shapes(), threads=st.sampled_from([1, 2]))
+@example(shape=(40, 7, 5, 1, 2), threads=1)   # a full panel and a 8-channel one; 121 = 7 * 16 + 9
+@example(shape=(33, 14, 5, 2, 2), threads=2)  # 324 = 20 * 16 + 4 points per plane
+@example(shape=(64, 5, 7, 1, 3), threads=1)   # 121 points again, two full panels
+@example(shape=(32, 2, 3, 1, 1), threads=1)   # a 16-point plane: blocks only, no last points
 def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int, int],
                                                 threads: int) -> None:
     """A depthwise conv with its input plane packed channel-last for the channel kernel
-    (`plane_packing`), taken wherever it fits (its cost made nil), against NumPy."""
+    (`plane_packing`: blocks of 16 points transposed in registers, the last points one by
+    one, a partial panel of channels point by point), taken wherever it fits (its cost model
+    bypassed), against NumPy."""
     from dlc.rewrites.schedule_rules import reduction
 
     c, size, k, stride, pad = shape
@@ -919,7 +925,7 @@ def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int,
     w = RNG.standard_normal((c, 1, k, k), dtype=np.float32)
     b = RNG.standard_normal(c, dtype=np.float32)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(reduction, "PLANE_PACK_COST", -1e6)
+        patch.setattr(reduction, "_plane_kernel_pays", lambda *args: True)
         got = compiled(depthwise_text(c, size, k, stride, pad), threads)(x, w, b)
     np.testing.assert_allclose(got, depthwise_reference(x, w, b, stride, pad),
                                rtol=1e-4, atol=1e-4)
@@ -928,16 +934,22 @@ def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int,
 @pytest.mark.parametrize(("c", "size", "k", "stride", "plane"), [
     (64, 7, 5, 1, True),     # 7 of 16 lanes, a 5x5 window: the pack pays
     (64, 7, 7, 1, True),
-    (64, 7, 3, 1, False),    # a 3x3 window saves less than the pack costs
-    (40, 7, 5, 1, False),    # 40 channels fill 40 of 64 lanes
-    (64, 14, 5, 2, False),   # 6.6 packed inputs per output
+    (960, 7, 3, 1, True),    # a 3x3 window too: each row-kernel FMA has its own input load
+    (40, 7, 5, 1, True),     # 40 channels fill 40 of 48 lanes
+    (672, 14, 5, 2, True),   # 6.6 packed inputs per output, but stride-2 rows shuffle
+    (576, 14, 3, 1, False),  # 14-wide rows fill more than half of 16 lanes
+    (672, 14, 5, 1, False),
+    (120, 28, 5, 1, False),  # 28-wide rows: two vectors a row
+    (144, 56, 3, 2, False),  # 28 of 32 lanes, 4.3 packed inputs per output
+    (96, 56, 7, 1, False),   # 56 of 64 lanes; the packed plane (1.5 MB) exceeds the L2
     (64, 16, 5, 1, False),   # 16-wide rows fill their lanes
 ])
 def test_depthwise_channel_kernel_by_window_and_plane(c: int, size: int, k: int, stride: int,
                                                       plane: bool) -> None:
     """The depthwise channel kernel (its input plane packed, `conv2d.pack_plane`) is chosen by
-    the lanes it fills against the row kernel's, the window and the packed inputs per output
-    (`PLANE_PACK_COST`)."""
+    the lanes it fills against the row kernel's, the window, the row kernel's input reads
+    (`row_input_cost`: strided rows shuffle) and the packed inputs per output
+    (`PLANE_PACK_COST`), when the packed plane fits the L2."""
     from dlc.dialects.loop.ops import BlockOp
 
     _, parsed = scheduled_loops(depthwise_text(c, size, k, stride, k // 2), threads=1)

@@ -147,6 +147,48 @@ def test_vectorized_strided_load(stride: int, m: int) -> None:
     assert ("insertelement" in ir) == (stride > 4)
 
 
+TRANSPOSED_COPY = """
+func.func @pack(%x: memref<{c}x{k}xf32>, %out: memref<{k}x{c}xf32>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cb = arith.constant {block} : index
+  %cc = arith.constant {c} : index
+  %ck = arith.constant {k} : index
+  loop.for %ko = %c0 to %ck step %cb axis "ko" {{
+    loop.for %l = %c0 to %cc step %c1 axis "l" kind vectorized {{
+      loop.for %kk = %c0 to %cb step %c1 axis "kk" {{
+        loop.block "pack" reads(%x : memref<{c}x{k}xf32>) writes(%out : memref<{k}x{c}xf32>)
+            spatial ["ko", "l", "kk"] {{
+          %k = arith.addi %ko, %kk : index
+          %v = loop.load %x[%l, %k] : memref<{c}x{k}xf32> -> f32
+          loop.store %v, %out[%k, %l] : f32 -> memref<{k}x{c}xf32>
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("c, k, block", [(16, 16, 16), (32, 48, 16), (48, 16, 16), (20, 16, 16),
+                                         (16, 24, 8), (16, 12, 4)])
+def test_vectorized_transposed_copy(c: int, k: int, block: int) -> None:
+    """A vectorized loop over the rows of `x` around a loop of one vector's lanes along them
+    (a channel-last pack) transposes blocks in registers: row loads and shuffles, no
+    lane-by-lane gather, where the inner loop has as many iterations as a vector has lanes
+    (16 f32); other blocks (8 or 4 iterations) and a narrower remainder of lanes (20 rows:
+    16 + 4) still copy correctly."""
+    x = RNG.standard_normal((c, k), dtype=np.float32)
+    text = TRANSPOSED_COPY.format(c=c, k=k, block=block)
+    np.testing.assert_array_equal(run(text, x), x.T)
+    if block == 16 and c % 16 == 0:
+        ir = llvm_ir(text)
+        assert "load <16 x float>" in ir and "shufflevector" in ir
+        assert "insertelement" not in ir
+
+
 LANE_REDUCTION = """
 func.func @sum(%x: memref<32xf32>, %out: memref<1xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index

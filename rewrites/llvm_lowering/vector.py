@@ -45,6 +45,7 @@ from dlc.rewrites.llvm_lowering.common import (
     splat,
 )
 from dlc.rewrites.llvm_lowering.memref import element_address, memref_type_of
+from dlc.rewrites.schedule.common import depends_on
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -394,8 +395,9 @@ class LoopVectorizer:
     affine with stride 1 and whose other indices are uniform become vector loads and stores
     (`loop.load ... -> vector<W x T>`); loads whose last index moves by 2-4 elements per lane
     are read as contiguous vectors and shuffled (`emit_strided_load`); loads at uniform indices
-    stay scalar and are broadcast where a vector needs them; other accesses are gathered or
-    scattered lane by lane. A
+    stay scalar and are broadcast where a vector needs them; an inner loop of W iterations that
+    only copies `dst[..., k, l] = src[..., l, k]` is a W x W transpose in registers
+    (`widen_transposed_copy`); other accesses are gathered or scattered lane by lane. A
     `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`. Nested
     `loop.block`s are inlined; nested loops with uniform bounds keep running, with a widened
     body; a `loop.alloc local` inside becomes one buffer with a trailing dimension of W lanes.
@@ -540,6 +542,8 @@ class LoopVectorizer:
         self.widen_pure(op, env, width)
 
     def widen_loop(self, op: ForOp, env: dict[SSAValue, Lanes], width: int) -> None:
+        if self.widen_transposed_copy(op, env, width):
+            return
         bounds = [self.lanes_of(value, env) for value in op.operands]
         if not all(isinstance(bound, Uniform) for bound in bounds):
             raise Unvectorizable(f'loop "{op.axis.data}" with bounds that differ between lanes')
@@ -554,6 +558,78 @@ class LoopVectorizer:
         self.frames.pop()
         block.add_op(YieldOp())
         self.emit(ForOp(lb, ub, step, block, op.axis, kind, op.thread, op.annotations))
+
+    def widen_transposed_copy(self, op: ForOp, env: dict[SSAValue, Lanes], width: int) -> bool:
+        """Widen `op`, an inner loop `kk` of `width` iterations (a power of two) whose body only
+        copies `dst[..., ll] = src[..., kk]` (one load, one store of the loaded value, index
+        arithmetic) where the lanes `ll` pick the rows of `src` and `kk` walks its last index
+        by one, and `dst`'s last index is contiguous in the lanes: a transpose of a
+        `width` x `width` block (a channel-last pack). It becomes `width` contiguous row loads
+        (one per lane), a `log2(width)`-stage shuffle network (`transpose_rows`) and `width`
+        contiguous stores, where widening lane by lane would read `width`^2 scalars. Returns
+        False, emitting no access (at most index arithmetic nothing uses), when `op` is not
+        such a copy."""
+        if width < 2 or width & (width - 1) or op.constant_bounds() != (0, width, 1):
+            return False
+        copy = _copy_walking_by_one(op)
+        if copy is None:
+            return False
+        load, store, pure = copy
+        kk = op.induction_var
+        memref_lanes = [self.lanes_of(buffer, env) for buffer in (load.memref, store.memref)]
+        if not all(isinstance(lanes, Uniform) for lanes in memref_lanes):
+            return False
+
+        def indices_at(access: LoadOp | StoreOp, step: int) -> list[Lanes]:
+            point = dict(env)
+            point[kk] = Uniform(self.index(step))
+            for nested in pure:
+                self.widen_pure(nested, point, width)
+            return [self.lanes_of(index, point) for index in access.indices]
+
+        vector_type = VectorType(load.result.type, [width])
+        first = indices_at(load, 0)
+        if not isinstance(first[-1], Uniform):
+            return False
+        targets = [indices_at(store, step) for step in range(width)]
+        contiguous = [self._contiguous(indices) for indices in targets]
+        if any(indices is None for indices in contiguous):
+            return False
+        self.site = load.attributes.get(BOUNDS_SITE_ATTR)
+        rows = [
+            self.emit_vector_load(load.memref, [self.lane_scalar(index, lane) for index in first],
+                                  vector_type)
+            for lane in range(width)
+        ]
+        self.site = store.attributes.get(BOUNDS_SITE_ATTR)
+        for indices, column in zip(contiguous, self.transpose_rows(rows, vector_type),
+                                   strict=True):
+            assert indices is not None
+            self.emit_vector_store(column, store.memref, indices)
+        self.site = None
+        return True
+
+    def transpose_rows(self, rows: list[SSAValue], vector_type: VectorType) -> list[SSAValue]:
+        """The columns of the square matrix whose rows are `rows` (a power of two of them): one
+        stage per bit `d` of the position swaps that bit between the row and the lane index,
+        two two-source shuffles per pair of rows `j`, `j | d` (W log2 W shuffles in all)."""
+        width = len(rows)
+        rows = list(rows)
+        d = 1
+        while d < width:
+            for low in range(width):
+                if low & d:
+                    continue
+                high = low | d
+                # lane i of the new low row: i's bit d clear -> low[i], set -> high[i ^ d];
+                # of the new high row: clear -> low[i | d], set -> high[i].
+                low_mask = [i if not i & d else width + (i ^ d) for i in range(width)]
+                high_mask = [i | d if not i & d else width + i for i in range(width)]
+                low_row = self.shuffle(rows[low], rows[high], low_mask, vector_type)
+                rows[high] = self.shuffle(rows[low], rows[high], high_mask, vector_type)
+                rows[low] = low_row
+            d *= 2
+        return rows
 
     def widen_alloc(self, op: Operation, env: dict[SSAValue, Lanes], width: int) -> None:
 
@@ -835,6 +911,51 @@ def _divides_by_nonzero_constant(op: Operation) -> bool:
         return False
     divisor = known_constant(op.rhs)
     return divisor is not None and divisor != 0
+
+
+def _copy_walking_by_one(loop: ForOp) -> tuple[LoadOp, StoreOp, list[Operation]] | None:
+    """(the load, the store, the index arithmetic) of `loop`'s body when it only copies one
+    scalar from one buffer to another (looking through `loop.block`s), the load's last index
+    walking by one with the loop and its other indices not moving; else None."""
+    body: list[Operation] = []
+    pending = list(loop.body.block.ops)
+    while pending:
+        nested = pending.pop(0)
+        if isinstance(nested, BlockOp):
+            pending = [*nested.body.block.ops, *pending]
+        elif not isinstance(nested, YieldOp):
+            body.append(nested)
+    loads = [nested for nested in body if isinstance(nested, LoadOp)]
+    stores = [nested for nested in body if isinstance(nested, StoreOp)]
+    if len(loads) != 1 or len(stores) != 1:
+        return None
+    load, store = loads[0], stores[0]
+    if store.value is not load.result or load.memref is store.memref:
+        return None
+    if isinstance(load.result.type, VectorType) or not load.indices:
+        return None
+    pure = [nested for nested in body if nested is not load and nested is not store]
+    if any(nested.regions or not is_side_effect_free(nested) or not all(
+            isinstance(result.type, IndexType) for result in nested.results) for nested in pure):
+        return None
+    iv = loop.induction_var
+    *outer, last = load.indices
+    if any(depends_on(index, {iv}) for index in outer) or not _walks_by_one(last, iv):
+        return None
+    return load, store, pure
+
+
+def _walks_by_one(value: SSAValue, iv: SSAValue) -> bool:
+    """Whether `value` is `iv` or `x + iv` (either order) with `x` independent of `iv`."""
+    if value is iv:
+        return True
+    owner = value.owner
+    if not isinstance(owner, arith.AddiOp):
+        return False
+    for term, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+        if _walks_by_one(term, iv) and not depends_on(other, {iv}):
+            return True
+    return False
 
 
 def known_constant(value: SSAValue) -> int | None:

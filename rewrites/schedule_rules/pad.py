@@ -27,13 +27,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.rewrites.llvm_lowering.loop import MAX_UNROLLED_TRIP
 from dlc.rewrites.schedule import ScheduleError, vectorize
 from dlc.rewrites.schedule.common import constant_value, index_constant, value_name
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import Elementwise, body_of
 from dlc.rewrites.schedule_rules.reduction import mark_parallel
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 PAD_BLOCK = "pad"
@@ -212,16 +213,36 @@ def border_boxes(
 
 
 def _vectorize_innermost(root: ForOp, config: CpuConfig) -> None:
-    """Vectorize each innermost loop of the nest that is long enough and legal to."""
+    """Vectorize each innermost loop of the nest that is long enough and legal to; unroll one
+    too short to vectorize with its loop over rows (`_unroll_narrow`)."""
     for loop in [op for op in root.walk() if isinstance(op, ForOp)]:
         if any(isinstance(op, ForOp) for op in body_of(loop)):
             continue
         if (loop.trip_count() or 0) < config.min_vector_extent:
+            _unroll_narrow(loop)
             continue
         try:
             vectorize(loop)
         except ScheduleError:
             pass
+
+
+def _unroll_narrow(loop: ForOp) -> None:
+    """Mark a slab's innermost loop, too short to vectorize (the left and right border columns
+    of a padded plane, 1-3 wide), and the loop over its rows around it `unrolled` when the two
+    run at most `MAX_UNROLLED_TRIP` iterations together: straight-line stores. Left serial,
+    LLVM would unroll the short loop and vectorize the one over rows into scatters a row apart
+    (`vpscatterqq`: 10% of a 5x5/2 depthwise conv on 672 x 14x14, its pad's side columns)."""
+    rows = loop.parent_op()
+    trip = loop.trip_count() or 0
+    if not isinstance(rows, ForOp) or body_of(rows) != [loop] or trip < 1:
+        return
+    row_trip = rows.trip_count() or 0
+    if row_trip < 1 or row_trip * trip > MAX_UNROLLED_TRIP:
+        return
+    for unrolled in (rows, loop):
+        if unrolled.kind.data == "serial":
+            unrolled.properties["kind"] = StringAttr("unrolled")
 
 
 def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:

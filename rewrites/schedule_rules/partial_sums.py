@@ -150,22 +150,32 @@ def tail_view(buffer: SSAValue, count: int, before: Operation) -> SSAValue:
     `before`."""
     buffer_type = buffer.type
     assert isinstance(buffer_type, MemRefType)
-    shape = list(buffer_type.get_shape())
-    head = len(shape) - count
-    groups = [[axis] for axis in range(head)] + [list(range(head, len(shape)))]
-    tail = 1
-    for size in shape[head:]:
-        tail *= size
-    view = memref.CollapseShapeOp(
-        operands=[buffer],
-        result_types=[MemRefType(buffer_type.get_element_type(), [*shape[:head], tail])],
-        properties={"reassociation": ArrayAttr(
-            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
-    )
+    view = collapse_axes(buffer, len(buffer_type.get_shape()) - count, count)
     parent = before.parent_block()
     assert parent is not None
     parent.insert_op_before(view, before)
     return view.result
+
+
+def collapse_axes(buffer: SSAValue, first: int, count: int) -> memref.CollapseShapeOp:
+    """A (not yet inserted) `memref.collapse_shape` of `buffer`'s axes `first` to
+    `first + count - 1` into one; the other axes stay."""
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    shape = list(buffer_type.get_shape())
+    end = first + count
+    groups = ([[axis] for axis in range(first)] + [list(range(first, end))]
+              + [[axis] for axis in range(end, len(shape))])
+    merged = 1
+    for size in shape[first:end]:
+        merged *= size
+    return memref.CollapseShapeOp(
+        operands=[buffer],
+        result_types=[MemRefType(buffer_type.get_element_type(),
+                                 [*shape[:first], merged, *shape[end:]])],
+        properties={"reassociation": ArrayAttr(
+            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+    )
 
 
 def defined_outside(buffer: SSAValue, root: Operation) -> bool:

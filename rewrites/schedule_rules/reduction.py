@@ -50,8 +50,12 @@ block's input stays in cache for every block of output channels.
 A depthwise conv reads its input at the output channel too (`x[n, c, ih, iw]`): its channel
 kernel first packs that input channel-last, `[n][ceil(C/NR)][IH][IW][NR]` (`plane_packing`), so
 that a reduction step loads the NR channels at one input point as one vector next to the NR
-weights. The pack is scalar, so it pays only for wide windows on rows that fill few lanes
-(`PLANE_PACK_COST`: 5x5 and 7x7 windows on 7x7 planes); a 3x3 window keeps the row kernel.
+weights. The pack walks the plane as one axis in blocks of one vector's points, which the
+vectorizer transposes in registers (`PLANE_PACK_COST`). The row kernel, whose rows share no
+input vector there (each FMA loads its own; a strided row shuffles too: `row_input_cost`),
+loses to it on rows that fill at most half a vector when the packed plane fits the L2: 3x3,
+5x5 and 7x7 windows on 7x7 planes (5x5/2 on 14x14); 14-wide and wider rows keep the row
+kernel.
 A grouped conv with several input channels per group reads its input at the output channel's
 group, `x[n, (oc // G) * C/groups + rc, ih, iw]`: when NR lanes divide G, a tile's channels share
 one group, and the channel kernel reads that input at the tile's first channel, one value
@@ -86,10 +90,18 @@ from dlc.rewrites.schedule_rules.nest import (
     body_of,
     contiguous_in,
     extent,
+    lane_stride,
 )
-from dlc.rewrites.schedule_rules.partial_sums import merge_rows
+from dlc.rewrites.schedule_rules.partial_sums import collapse_axes, merge_rows
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+)
 from xdsl.dialects.llvm import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -127,19 +139,21 @@ then pays: from 14x14 up the run fills its lanes, and the channel kernel stays f
 
 
 PLANE_PACK_COST = 0.4
-"""What packing one element of a channel kernel's input plane channel-last costs (a scalar
-load and store per element, `_Builder.pack_channels_nest`), in vector instructions per output
-beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output (`_plane_kernel_pays`).
+"""What packing one element of a channel kernel's input plane channel-last costs, in vector
+instructions per output beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output
+(`_plane_kernel_pays`). The pack (`_Builder.pack_channels_nest`) copies blocks of 16 points x 16
+channels as 16 row loads, 64 shuffles and 16 stores (`LoopVectorizer.widen_transposed_copy`):
+0.375 instructions per element.
 
 A depthwise conv in NCHW reads its input at the output channel, so the channel kernel (full
 lanes over channels where a 7-wide row fills 7 of 16) needs the padded input plane packed
-`[ceil(C/NR)][IH][IW][NR]` first. Measured (1 thread, CPU time, AVX-512, best of 7
-interleaved, channel kernel / row kernel): 5x5 at 7x7, 480 and 1152 channels 0.83-0.93, 96
-channels 0.86, 40 channels (lanes 40 of 64) 1.13; 7x7 at 7x7, 960 channels 0.91-0.92; 5x5/2
-at 14x14 0.96-1.03; 3x3 at 7x7 1.46 (960 channels), 5x5 at 14x14 1.18, 3x3/2 at 56x56 2.8:
-the scalar pack costs about as much as a 3x3 window saves, so only wide windows on 7-wide
-rows take it (0.4: 5x5 and 7x7 at 7x7 with full channel blocks; not 5x5/2, whose input is
-6.6 elements per output)."""
+`[ceil(C/NR)][IH][IW][NR]` first. Measured (1 thread, best of 15 interleaved, this Zen 5 host,
+channel kernel / row kernel): 3x3 at 7x7 on 960 channels 0.76, 5x5 at 7x7 on 1152 0.48 (40
+channels 0.85), 5x5/2 at 14x14 on 672 0.50; 3x3 at 14x14 on 576 1.71, 3x3/2 at 56x56 2.58,
+3x3/2 at 112x112 1.85, 3x3 at 56x56 4.3, 7x7 at 56x56 1.70 (its packed plane exceeds the L2).
+With the row kernel's input reads (`row_input_cost`) that places every one of them (0.31-0.51
+would; with the earlier scalar pack, LLVM's gathers, 3x3 at 7x7 was 1.46 and 5x5/2 at 14x14
+0.96-1.03)."""
 
 
 @dataclass
@@ -180,7 +194,13 @@ class KernelPlan:
     for the whole output instead of once per output row (a conv2d with a large weight). An
     unpacked GEMM-like nest (only its row and column axes longer than 1: a 1x1 conv over a
     merged plane) whose vector operand, all columns, is larger than half the L2 loops over the
-    column blocks outside its row blocks too: each row block would stream all of it again."""
+    column blocks outside its row blocks too: each row block would stream all of it again.
+    A channel kernel with a packed input plane (a depthwise conv) loops over its channel blocks
+    outermost as well: only that block reads its panel of the plane, which then stays in L1 for
+    all of the block's output rows (swept once per row, the whole packed plane came back from
+    L2 each time: 5x5 at 7x7 on 1152 channels 0.059 -> 0.056 ms, 5x5/2 at 14x14 on 672
+    0.068 -> 0.060, 3x3 at 7x7 on 960 0.035 -> 0.033), and the parallel loop has as many
+    iterations as channel blocks (21-36 there) instead of 7 output rows."""
     rows_contiguous: bool = False
     """The output is contiguous along the rows, not the columns (the channel kernel): the
     epilogue is vectorized over rows, one column at a time."""
@@ -224,7 +244,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         channel_plan = plan_channel_kernel(nest, config)
         shuffled = contiguous_in(accesses, iv, nest.home, MAX_SHUFFLED_STRIDE)
         if channel_plan is not None and channel_plan.plane_packing is not None and shuffled:
-            if _plane_kernel_pays(nest, channel_plan, columns, lanes):
+            if _plane_kernel_pays(nest, channel_plan, columns, lanes, config):
                 return channel_plan
         elif channel_plan is not None or not shuffled:
             return channel_plan
@@ -232,7 +252,8 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         return None
     if _lane_use(columns, lanes) < 1:
         channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes):
+        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes,
+                                                           config):
             return channel_plan
     vector_loads = [
         access for access in accesses
@@ -285,30 +306,67 @@ def reduction_length(nest: Reduction) -> int:
 
 
 def channel_kernel_pays(length: int, row_use: float, channel_use: float, lanes: int,
-                        extra: float = 0.0) -> bool:
+                        extra: float = 0.0, row_step: float = 1.0) -> bool:
     """Whether the channel kernel's fuller lanes (`channel_use` of them against the row
     kernel's `row_use`) save more FMAs over a reduction of `length` than its transposed
     epilogue costs (`TRANSPOSED_EPILOGUE_COST`) plus `extra` instructions per output, per
-    `lanes` outputs."""
-    saved = length * (1 / row_use - 1 / channel_use)
+    `lanes` outputs; a reduction step of the row kernel costs `row_step` vector instructions
+    (its FMA, plus the input reads no other row shares: `row_input_cost`), one of the channel
+    kernel's 1."""
+    saved = length * (row_step / row_use - 1 / channel_use)
     return saved > lanes * (TRANSPOSED_EPILOGUE_COST + extra)
 
 
-def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, lanes: int
-                       ) -> bool:
+def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, lanes: int,
+                       config: CpuConfig) -> bool:
     """Whether the channel kernel `channel_plan` beats the row kernel over `columns`-wide rows
     (`channel_kernel_pays`), counting its input plane's channel-last pack as `PLANE_PACK_COST`
-    per packed element."""
-    extra = 0.0
-    if channel_plan.plane_packing is not None:
+    per packed element and the row kernel's own reads of that input (`row_input_cost`). It
+    never pays on rows that fill more than half a vector (one thread, CPU time, this Zen 5
+    host, channel / row kernel: 5x5 on 14x14 planes, 480 and 672 channels, 0.77 with a bias
+    epilogue but 1.02-1.03 with EfficientNet's SiLU, which the transposed epilogue runs on
+    14 lanes a channel; on 28x28 planes, 72 and 120 channels, 1.27 and 1.62, the row kernel
+    keeping two vectors a row in flight; 7-wide rows with SiLU 0.61 (5x5, 5x5/2) and 0.83
+    (3x3)), nor with a packed plane larger than the L2: the pack runs before the kernel,
+    which would read it back from the L3 (a 7x7 window on 96 x 56x56: 1.5 MB, 1.7x slower)."""
+    extra, row_step = 0.0, 1.0
+    packing = channel_plan.plane_packing
+    if packing is not None and 2 * columns > lanes:
+        return False
+    if packing is not None:
+        element = _element_type(packing.buffer)
+        memref_type = packing.buffer.type
+        assert isinstance(memref_type, MemRefType) and element is not None
+        channels = -(-packing.columns // channel_plan.nr) * channel_plan.nr
+        packed_bytes = channels * packing.rows * element_bytes(element)
+        for size in memref_type.get_shape()[:packing.prefix]:
+            packed_bytes *= size
+        if config.l2_bytes and packed_bytes > config.l2_bytes:
+            return False
         outputs = 1
         for d, loop in enumerate(nest.spatial):
             if d != channel_plan.column:
                 outputs *= extent(loop)
-        extra = channel_plan.plane_packing.rows / outputs * PLANE_PACK_COST
+        extra = packing.rows / outputs * PLANE_PACK_COST
+        row_step = 1 + row_input_cost(packing.load, nest.spatial[-1].induction_var, lanes)
     return channel_kernel_pays(
         reduction_length(nest), _lane_use(columns, lanes),
-        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra)
+        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra, row_step)
+
+
+def row_input_cost(load: LoadOp, iv: SSAValue, lanes: int) -> float:
+    """Vector instructions the row kernel (vectorized over `iv`) spends per reduction step
+    reading `load`, an input that it reads at the output channel too (a depthwise conv's
+    `x[n, c, oh + kh, ow * s + kw]`: no other row of the tile reads the same vector, so each
+    FMA has its own): one load for a contiguous row (`s` = 1), `s` loads and `s - 1` shuffles
+    for a stride the vectorizer shuffles (2..`MAX_SHUFFLED_STRIDE`), a load and an insert per
+    lane otherwise (a gather)."""
+    stride = lane_stride(load.indices[-1], iv) if load.indices else None
+    if stride == 1:
+        return 1.0
+    if stride is not None and 2 <= stride <= MAX_SHUFFLED_STRIDE:
+        return 2.0 * stride - 1
+    return 2.0 * lanes
 
 
 def _lane_use(extent_: int, lanes: int) -> float:
@@ -377,9 +435,9 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
         mr, nr = channel_tile(extent(nest.spatial[row]), lanes, lanes, config,
                               rows * element_bytes(element))
     weight_bytes = channels * rows * element_bytes(element)
-    return KernelPlan(row, column, lanes, mr, nr, packing,
-                      columns_first=weight_bytes > config.l2_bytes // 2, rows_contiguous=True,
-                      plane_packing=plane_packing, channel_group=group)
+    columns_first = weight_bytes > config.l2_bytes // 2 or plane_packing is not None
+    return KernelPlan(row, column, lanes, mr, nr, packing, columns_first=columns_first,
+                      rows_contiguous=True, plane_packing=plane_packing, channel_group=group)
 
 
 def _group_divisions(nest: Reduction, c_iv: SSAValue) -> dict[SSAValue, int]:
@@ -651,7 +709,7 @@ class _Builder:
             ops += pack_ops
             if self.plan.plane_packing is not None:
                 pack_ops, self.packed_plane = self.pack_channels_nest(
-                    self.plan.plane_packing, "pack_plane")
+                    self.plan.plane_packing, "pack_plane", runtime=True)
                 ops += pack_ops
         elif self.plan.packing is not None:
             ops += self.pack_nest(self.plan.packing)
@@ -968,7 +1026,7 @@ class _Builder:
             ops += last
         return ops
 
-    def pack_channels_nest(self, packing: Packing, suffix: str
+    def pack_channels_nest(self, packing: Packing, suffix: str, runtime: bool = False
                            ) -> tuple[list[Operation], SSAValue]:
         """`Wp[b..., p, k..., l] = W[b..., p * NR + l, k...]` (zero past the last channel), `Wp`
         allocated (and returned after the nest's ops): one panel per NR output channels, so
@@ -1008,11 +1066,16 @@ class _Builder:
             inner.append(StoreOp(stored, packed, [*bs, p, *ks, l]))
             body.append(BlockOp(name, [source], [packed], inner, axes))
 
+        # A runtime pack (an input plane) copies a channel's lanes unrolled where it copies
+        # point by point: scalar copies, which LLVM would otherwise vectorize into gathers
+        # (slower: 0.094 -> 0.074 ms for a 5x5 depthwise conv on 1152 x 7x7, one thread).
+        lane_kind = "unrolled" if runtime else "serial"
+
         def dims(bs: list[SSAValue], p: SSAValue, ks: list[SSAValue], body: list[Operation],
                  guard: bool) -> None:
             depth = len(ks)
             if depth == len(rest):
-                body.append(self.loop(0, nr, 1, "l", "serial",
+                body.append(self.loop(0, nr, 1, "l", lane_kind,
                                       lambda l, inner: copy(bs, p, ks, l, inner, guard)))
                 return
             body.append(self.loop(0, rest[depth], 1, f"k{depth}", "serial",
@@ -1023,15 +1086,84 @@ class _Builder:
                 body.append(self.loop(0, outer[len(bs)], 1, f"b{len(bs)}", "serial",
                                       lambda b, inner: panels_of([*bs, b], inner)))
                 return
-            if full:
+            if full and views is not None:
+                body.append(self.loop(0, full, 1, "p", "serial", lambda p, inner:
+                                      self.pack_plane_blocks(bs, p, inner, views, rest, name,
+                                                             axes[:len(outer) + 1], lane_kind)))
+            elif full:
                 body.append(self.loop(0, full, 1, "p", "serial",
                                       lambda p, inner: dims(bs, p, [], inner, False)))
             if panels > full:
                 dims(bs, self.const(full), [], body, True)
 
         ops: list[Operation] = [alloc]
+        views = self.pack_views(packing, packed) if runtime else None
+        if views is not None:
+            ops += views[2]
         panels_of([], ops)
         return ops, packed
+
+    def pack_plane_blocks(
+        self, bs: list[SSAValue], p: SSAValue, body: list[Operation],
+        views: tuple[SSAValue, SSAValue, list[Operation]], rest: list[int], name: str,
+        outer_axes: list[str], lane_kind: str,
+    ) -> None:
+        """Panel `p` of a plane packing, `rest` collapsed into one axis `k` (`views`: the
+        source's and the packed buffer's `pack_views`): blocks of `lanes` points copied by a
+        vectorized loop over the panel's channels around a loop over the block's points (the
+        vectorizer transposes each lanes x lanes block in registers:
+        `LoopVectorizer.widen_transposed_copy`), then the last points one by one."""
+        nr, lanes = self.plan.nr, self.plan.lanes
+        source_view, packed_view, _ = views
+        plane = 1
+        for size in rest:
+            plane *= size
+        main = plane - plane % lanes
+
+        def point(k: SSAValue, l: SSAValue, inner: list[Operation]) -> None:
+            block_ops: list[Operation] = []
+            channel = _add(_mul(p, nr, self, block_ops), l, block_ops)
+            load = LoadOp(source_view, [*bs, channel, k])
+            block_ops += [load, StoreOp(load, packed_view, [*bs, p, k, l])]
+            inner.append(BlockOp(name, [source_view], [packed_view], block_ops,
+                                 [*outer_axes, "k", "l"]))
+
+        def block_of(ko: SSAValue, block_body: list[Operation]) -> None:
+            def lane(l: SSAValue, lane_body: list[Operation]) -> None:
+                def step(kk: SSAValue, step_body: list[Operation]) -> None:
+                    k = arith.AddiOp(ko, kk)
+                    step_body.append(k)
+                    point(k.result, l, step_body)
+
+                lane_body.append(self.loop(0, lanes, 1, "kk", "serial", step))
+
+            block_body.append(self.loop(0, nr, 1, "l", "vectorized", lane))
+
+        def last(k: SSAValue, inner: list[Operation]) -> None:
+            inner.append(self.loop(0, nr, 1, "l", lane_kind,
+                                   lambda l, lane_ops: point(k, l, lane_ops)))
+
+        if main:
+            body.append(self.loop(0, main, lanes, "k.o", "serial", block_of))
+        if plane > main:
+            body.append(self.loop(main, plane, 1, "k", "serial", last))
+
+    def pack_views(self, packing: Packing, packed: SSAValue
+                   ) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
+        """Views of a plane packing's source `[b..., C, rest...]` and of its packed buffer
+        `[b..., P, rest..., NR]` with `rest` collapsed into one axis (`collapse_axes`), and the
+        ops that make them, when the source has the identity layout and `NR` is a multiple of
+        the lanes; None otherwise (the pack then copies point by point)."""
+        source_type = packing.buffer.type
+        assert isinstance(source_type, MemRefType)
+        count = source_type.get_num_dims() - packing.prefix - 1
+        if not isinstance(source_type.layout, NoneAttr) or self.plan.nr % self.plan.lanes:
+            return None
+        if count == 1:
+            return packing.buffer, packed, []
+        first = packing.prefix + 1
+        views = [collapse_axes(packing.buffer, first, count), collapse_axes(packed, first, count)]
+        return views[0].result, views[1].result, list(views)
 
     def pack_rows_nest(self, packing: Packing) -> list[Operation]:
         """`Ap[p, k, r] = A[p * MR + r, k]` (zero past the last row), `Ap` allocated."""
@@ -1166,7 +1298,8 @@ def _row_kernel_after_merge(nest: Reduction, config: CpuConfig, lanes: int) -> b
         return False
     merged = extent(nest.spatial[-2]) * extent(nest.spatial[-1])
     channel_plan = plan_channel_kernel(nest, config)
-    return channel_plan is None or not _plane_kernel_pays(nest, channel_plan, merged, lanes)
+    return channel_plan is None or not _plane_kernel_pays(nest, channel_plan, merged, lanes,
+                                                          config)
 
 
 def mark_parallel(roots: list[ForOp]) -> None:

@@ -451,6 +451,35 @@ func.func @vectorized_gather(%x: memref<4x4xf32>, %out: memref<4xf32>) attribute
 
 // -----
 
+// A vectorized loop over rows around a loop of one vector's lanes along them that only copies
+// `out[k, l] = x[l, k]` (a channel-last pack) transposes the block in registers: one contiguous
+// load per row (lane), log2(4) = 2 stages of two-source shuffles (bit 1 of the position, then
+// bit 2), one contiguous store per column; no lane-by-lane gather.
+
+// CHECK-LABEL: llvm.func @vectorized_transposed_copy
+// CHECK-COUNT-4: llvm.load %{{.*}} -> vector<4xf32>
+// CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [0, 4, 2, 6] : vector<4xf32>
+// CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [1, 5, 3, 7] : vector<4xf32>
+// CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [0, 1, 4, 5] : vector<4xf32>
+// CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [2, 3, 6, 7] : vector<4xf32>
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = {{[0-9]+}} : i64} : vector<4xf32>, !llvm.ptr
+// CHECK-NOT:     llvm.insertelement
+// CHECK:         llvm.return
+func.func @vectorized_transposed_copy(%x: memref<4x4xf32>, %out: memref<4x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %l = %c0 to %c4 step %c1 axis "l" kind vectorized {
+    loop.for %k = %c0 to %c4 step %c1 axis "k" {
+      %v = loop.load %x[%l, %k] : memref<4x4xf32> -> f32
+      loop.store %v, %out[%k, %l] : f32 -> memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A load whose last index moves by 2 (or 3, 4) elements per lane reads the span from the first
 // lane's element to the last one's as contiguous vectors, none reaching past it, and picks the
 // lanes with shuffles: 8 lanes of stride 2 read elements [0, 15) as two vectors at 0 and 7, one

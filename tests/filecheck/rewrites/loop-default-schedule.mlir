@@ -87,7 +87,8 @@ func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40
 
 // conv2d (NCHW): the pad nest becomes, per channel (in parallel), fills of the border (the
 // row above and the row below the interior, whole and vectorized; then the column left and the
-// column right of it, over the interior rows) and a vectorized interior copy; the conv
+// column right of it, over the interior rows, both loops unrolled: too narrow to vectorize, and
+// left to LLVM they would become scatters down the column) and a vectorized interior copy; the conv
 // blocks 4 output channels (rows: the input does not depend on them, so each input vector is
 // reused 4 times) by a whole 6-wide output row (vectorized columns), with the 3x3 window
 // unrolled inside the loop over input channels; the bias epilogue writes the tile; output rows run in parallel.
@@ -103,13 +104,13 @@ func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40
 // CHECK-NEXT:          loop.block "pad.fill"
 // CHECK:                 %[[ROW7:.*]] = arith.addi %[[BELOW]], %c7 : index
 // CHECK-NEXT:            loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %[[ROW7]], %{{.*}}]
-// CHECK:           loop.for %[[LEFT:.*]] = %c0 to %c6 step %c1 axis "i2" {
-// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" {
+// CHECK:           loop.for %[[LEFT:.*]] = %c0 to %c6 step %c1 axis "i2" kind unrolled {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" kind unrolled {
 // CHECK-NEXT:          loop.block "pad.fill"
 // CHECK:                 %[[ROW:.*]] = arith.addi %[[LEFT]], %c1 : index
 // CHECK-NEXT:            loop.store %{{.*}}, %pad[%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}]
-// CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" {
-// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" {
+// CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" kind unrolled {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i3" kind unrolled {
 // CHECK-NEXT:          loop.block "pad.fill"
 // CHECK-NOT:       loop.block "pad.fill"
 // CHECK:           loop.for %{{.*}} = %c0 to %c6 step %c1 axis "i2" {
@@ -672,17 +673,18 @@ func.func @lanes_follow_the_target(%a: memref<4x8xf32>, %b: memref<8x64xf32>, %o
 // unsliced 1x2x3 buffer, but its condition lets only the slice's 2 columns through, so the
 // interior copy runs over 2 columns (not 3, which wrote past the interior into the padding).
 // The border is the row above the interior and the column left of it (nothing after either).
+// Every part is too narrow to vectorize: each runs unrolled, its loop over rows too.
 
 // CHECK-LABEL: func.func @pad_of_slice_interior_extent
-// CHECK:         loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i1" {
-// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c3 step %c1 axis "i2"
+// CHECK:         loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i1" kind unrolled {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c3 step %c1 axis "i2" kind unrolled
 // CHECK-NEXT:        loop.block "pad.fill"
-// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "i1" {
-// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i2"
+// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "i1" kind unrolled {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c1 step %c1 axis "i2" kind unrolled
 // CHECK-NEXT:        loop.block "pad.fill"
 // CHECK-NOT:     loop.block "pad.fill"
-// CHECK:         loop.for %[[ROW:.*]] = %c0 to %c2 step %c1 axis "i1" {
-// CHECK-NEXT:      loop.for %[[COL:.*]] = %c0 to %c2 step %c1 axis "i2" {
+// CHECK:         loop.for %[[ROW:.*]] = %c0 to %c2 step %c1 axis "i1" kind unrolled {
+// CHECK-NEXT:      loop.for %[[COL:.*]] = %c0 to %c2 step %c1 axis "i2" kind unrolled {
 // CHECK-NEXT:        loop.block "pad" reads(%x : memref<1x2x3xf32>) writes(%out : memref<1x3x3xf32>)
 // CHECK-NEXT:          loop.load %x[%{{.*}}, %[[ROW]], %[[COL]]] : memref<1x2x3xf32> -> f32
 func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x3xf32>) attributes {dlc.num_outputs = 1 : i64} {
