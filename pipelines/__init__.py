@@ -41,11 +41,13 @@ _GRAPH_FOLDS = (
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
 CPU_GRAPH_PASSES = (
-    f"{_GRAPH_FOLDS},graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
+    f"{_GRAPH_FOLDS},graph-conv-split-bands,graph-conv-transpose-to-subpixel,"
+    "graph-conv-column-to-row,"
     "graph-winograd-conv,graph-fuse-ops"
 )
-"""The graph-level part of the `cpu` pipeline: `graph-opt` with transposed convs turned into
-sub-pixel convs, convs down a width-1 column into convs along a row, and the 3-row convs into
+"""The graph-level part of the `cpu` pipeline: `graph-opt` with convs whose taps read padding
+over bands of the output split into one conv per band, transposed convs turned into sub-pixel
+convs, convs down a width-1 column into convs along a row, and the 3-row convs into
 Winograd convs before fusion (the kernels the CPU
 compiles, and so the tuner's tasks)."""
 
@@ -72,7 +74,8 @@ PIPELINES: dict[str, NamedPipeline] = {
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt with sub-pixel transposed convs, column convs as rows and Winograd convs "
+            "graph-opt with dilated convs split into bands where taps read padding, sub-pixel "
+            "transposed convs, column convs as rows and Winograd convs "
             "-> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
             "the module's target CPU",
