@@ -77,8 +77,9 @@ def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[Rea
     at all, every use is a `tensor_expr.read` inside another compute (not a function result,
     not a call operand), and it is cheap to recompute: a producer that evaluates a
     transcendental function (`is_expensive`) is inlined only where each element is then still
-    evaluated once (`reads_repeat_work`: not in a stencil, not under a broadcast). Softmax's exp(x - max), read by both the sum and the
-    normalisation, stays one stored compute instead of two exps an element.
+    evaluated once (`reads_repeat_work`: not in a stencil, not under a broadcast). Softmax's
+    exp(x - max), read by both the sum and the normalisation, stays one stored compute instead
+    of two exps an element.
     """
     if producer.get_reduce_extents():
         return None

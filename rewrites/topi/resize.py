@@ -175,6 +175,23 @@ def _interpolate(
     )
 
 
+def _repeat_factor(op: ResizeOp, axis: int, out_shape: tuple[int, ...],
+                  in_shape: tuple[int, ...]) -> int | None:
+    """The integer `k` when nearest's taps along `axis` are `o // k` (an integer upsampling
+    whose rounding picks each input element for `k` consecutive outputs: asymmetric with
+    floor, half_pixel with round_prefer_floor, ...), else None. The compute then divides the
+    output index instead of reading the table, which the vectorizer turns into one load of
+    `lanes / k` elements and a shuffle instead of a gather."""
+    size, length = out_shape[axis], in_shape[axis]
+    if size % length or size == length:
+        return None
+    factor = size // length
+    taps, _ = axis_taps(op, axis, size, length)
+    if not np.array_equal(taps[:, 0], np.arange(size) // factor):
+        return None
+    return factor
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
@@ -212,6 +229,10 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
         def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
             indices = list(i)
             for axis in resized:
+                if nearest and (factor := _repeat_factor(op, axis, out_shape, in_shape)):
+                    divisor = index(b, factor)
+                    indices[axis] = b.insert(arith.DivUIOp(i[axis], divisor)).result
+                    continue
                 raw = read(b, tables[axis][0], [i[axis]])
                 indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
             value = read(b, op.x, indices)
