@@ -327,6 +327,7 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "conv1x1 64->384 14", 64, 384, (14, 14), (1, 1)),
     # DeepLabV3's ASPP 1x1 convs: rows of one vector.
     functools.partial(conv, "conv1x1 960->256 16", 960, 256, (16, 16), (1, 1)),
+    functools.partial(conv, "conv1x1 160->960 16", 160, 960, (16, 16), (1, 1)),
     functools.partial(conv, "conv1x1 128->16 55", 128, 16, (55, 55), (1, 1)),
     functools.partial(conv, "conv1x1 16->64 55", 16, 64, (55, 55), (1, 1)),
     functools.partial(conv, "conv3x3 s1 64->64 56", 64, 64, (56, 56), (3, 3)),
