@@ -45,7 +45,8 @@ class LoopDefaultSchedulePass(ModulePass):
     columns), its weight packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels first, as does a
     conv2d whose rows fill few vector lanes when that saves more than its transposed epilogue
     costs (a 3x3 conv); a 1x1 conv for which it does not (few input channels) has its plane's
-    rows merged into one contiguous loop (collapsed views) for the first kernel; an
+    rows merged into one contiguous loop (collapsed views) for the first kernel, when a row is
+    not a whole number of vectors or is a single vector (too narrow for a two-vector tile); an
     elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
     when they walk whole rows that are not a whole number of vectors, the buffers read and
     written through `memref.collapse_shape` views made before the nest); a float sum whose
