@@ -72,10 +72,11 @@ class SplitConvIntoBands(RewritePattern):
     """`conv2d(x, w)` whose taps read padding over bands of the output along H (else W) →
     `concat(conv2d(slice(x), w[taps of band]) for each band)` along that axis, when the
     multiply-adds saved are at least `min_saved_macs` per extra conv and `min_saved_fraction` of
-    the conv's."""
+    the conv's, and every band has at least `min_band_outputs` output positions."""
 
     min_saved_macs: int
     min_saved_fraction: float
+    min_band_outputs: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
@@ -95,10 +96,8 @@ class SplitConvIntoBands(RewritePattern):
             found = bands(size, out, kernel, stride, dilation, padding[axis])
             if found is None or len(found) < 2:
                 continue
-            used = sum((b.stop - b.start) * (b.last - b.first + 1) for b in found)
-            saved = macs - macs * used // (out * kernel)
-            if (saved < self.min_saved_macs * (len(found) - 1)
-                    or saved < macs * self.min_saved_fraction):
+            other = out_shape[layout.index("HW"[1 - axis])]
+            if not self._pays(found, macs, out * kernel, other):
                 continue
             ops: list[Operation] = []
             results = [self._band_conv(op, band, axis, ops) for band in found]
@@ -106,6 +105,17 @@ class SplitConvIntoBands(RewritePattern):
             ops.append(concat)
             rewriter.replace(op, ops, [concat.result])
             return
+
+    def _pays(self, found: list[Band], macs: int, taps: int, other: int) -> bool:
+        """Whether splitting into `found` saves enough of the conv's `macs` (over `taps`
+        output-tap pairs along the axis) with bands of enough outputs (`other` along the
+        other axis): a band of few outputs reads its weights for little work, and the bands
+        together read the taps they share once each."""
+        used = sum((b.stop - b.start) * (b.last - b.first + 1) for b in found)
+        saved = macs - macs * used // taps
+        return (saved >= self.min_saved_macs * (len(found) - 1)
+                and saved >= macs * self.min_saved_fraction
+                and all((b.stop - b.start) * other >= self.min_band_outputs for b in found))
 
     @staticmethod
     def _band_conv(op: Conv2DOp, band: Band, axis: int, ops: list[Operation]) -> SSAValue:
@@ -168,7 +178,8 @@ class GraphConvSplitBandsPass(ModulePass):
     bands within each of which every kernel tap reads the image at every position or at none,
     and every position reads the image through some tap, and for which the multiply-adds of
     the taps that read only padding are at least `min-saved-macs` per extra conv and
-    `min-saved-fraction` of the conv's, becomes one
+    `min-saved-fraction` of the conv's, and whose every band has `min-band-outputs` output
+    positions, becomes one
     `graph.conv2d` per band over a `graph.slice` of the input rows that band reads (no
     padding along that axis; the weight cut to the band's taps: a new constant when the
     weight is a `graph.constant`, else a `graph.slice`; dilation 1 when one tap is left)
@@ -186,13 +197,19 @@ class GraphConvSplitBandsPass(ModulePass):
             axis must save (default 1/4: a 'same' 3x3 conv, whose border taps read padding
             over one row or column, is left whole; the bands of a split are smaller convs,
             whose kernels run less efficiently).
+        min_band_outputs: the output positions (of one channel) each band must have
+            (default 16, a vector's worth: a band reads the weights of its taps from memory,
+            and with few outputs it does little work per weight read; the 3x3 convs of a 2x2
+            map stay whole, DeepLab's ASPP conv on a 16x16 map splits into bands of 16 to 64).
     """
 
     name: ClassVar[str] = "graph-conv-split-bands"
 
     min_saved_macs: int = 1 << 20
     min_saved_fraction: float = 0.25
+    min_band_outputs: int = 16
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(SplitConvIntoBands(self.min_saved_macs, self.min_saved_fraction),
-                             post_walk_func=region_dce).rewrite_module(op)
+        pattern = SplitConvIntoBands(self.min_saved_macs, self.min_saved_fraction,
+                                     self.min_band_outputs)
+        PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_module(op)

@@ -7,13 +7,13 @@ reads: for each resized axis a, `taps_a[t, o]` (i64, the input index of tap t of
 already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[t, o]`, the output index
 last so that the tables are read contiguously along the output's rows. Nearest is then
 an injective gather (or, along an axis upsampled by an integer k whose taps are `o // k`, a
-read at `o floordiv k`, which the vectorizer turns into one load and a shuffle); linear and cubic, being separable, one sum over the taps of one axis per
-resized axis (tag "resize"; the axes that shrink the data most first, at equal ratios the
-innermost first when they grow, last when they shrink: a 2x upsampling gathers along the rows
-of the input's height only and then mixes whole rows, which vectorizes without gathers).
-With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
-suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
-on the output index.
+read at `o floordiv k`, which the vectorizer turns into one load and a shuffle); linear and
+cubic, being separable, one sum over the taps of one axis per resized axis (tag "resize"; the
+axes that shrink the data most first, at equal ratios the innermost first when they grow, last
+when they shrink: a 2x upsampling gathers along the rows of the input's height only and then
+mixes whole rows, which vectorizes without gathers). With tf_crop_and_resize, the outputs whose
+coordinate falls outside the input (a prefix and a suffix of each axis, the coordinate being
+monotonic) take `extrapolation_value` through a select on the output index.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-// RUN: dlc-opt %s --split-input-file -p 'graph-conv-split-bands{min_saved_macs=0}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'graph-conv-split-bands{min_saved_macs=0 min_band_outputs=1}' | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p graph-conv-split-bands | filecheck %s --check-prefix=DEFAULT
-// RUN: dlc-opt %s --split-input-file -p 'graph-conv-split-bands{min_saved_macs=0}' | filecheck %s --check-prefix=COUNT
+// RUN: dlc-opt %s --split-input-file -p 'graph-conv-split-bands{min_saved_macs=0 min_band_outputs=1}' | filecheck %s --check-prefix=COUNT
 
 // A 3x1 conv, dilation 3 and padding 3 down a 4-row map: the top tap reads the image only for
 // output row 3, the bottom one only for row 0. Three bands: row 0 (taps 1 and 2, over the
@@ -17,8 +17,8 @@
 // CHECK-NEXT:  %[[BOTTOM:.*]] = graph.conv2d %[[X]], %[[W2]], %[[B]] {dilation = array<i64: 3, 1>} : (tensor<1x1x4x2xf32>, tensor<1x1x2x1xf32>, tensor<1xf32>) -> tensor<1x1x1x2xf32>
 // CHECK-NEXT:  %[[R:.*]] = graph.concat %[[TOP]], %[[MID]], %[[BOTTOM]] {axis = 2 : i64}
 // CHECK-NEXT:  func.return %[[R]]
-// The default option keeps a conv this small whole (it saves 8 multiply-adds, not 2^20 per
-// extra conv).
+// The default options keep a conv this small whole (it saves 8 multiply-adds, not 2^20 per
+// extra conv, and its bands have 2 and 4 outputs, not 16).
 // DEFAULT-LABEL: @row_bands
 // DEFAULT-NEXT:  graph.constant
 // DEFAULT-NEXT:  graph.conv2d {{.*}} {padding = array<i64: 3, 0, 3, 0>, dilation = array<i64: 3, 1>}
