@@ -373,6 +373,8 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(squeeze_excite, "squeeze-excite 672 14", 672, 14, 28),
     functools.partial(resize, "resize nearest x2 64 56", "nearest", 64, 56, 2),
     functools.partial(resize, "resize bilinear x2 64 56", "linear", 64, 56, 2),
+    # DeepLabV3's last op: the 21 class maps upsampled 16x to the input.
+    functools.partial(resize, "resize bilinear x16 21 16", "linear", 21, 16, 16),
     functools.partial(matmul, "matmul 512^3", (), 512, 512, 512),
     functools.partial(matmul, "matmul 1024^3", (), 1024, 1024, 1024),
     functools.partial(matmul, "matmul skinny 16x1024x1024", (), 16, 1024, 1024),
