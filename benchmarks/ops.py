@@ -2,8 +2,9 @@
 
 Run: `python3 benchmarks/ops.py [--threads 2] [--repeats 7] [--filter convT] [--check]`.
 Each case (conv 1x1, 3x3 s1/s2, depthwise, grouped, dilated, Kx1 and 1xK, 1-D, 7x7, transposed
-conv, pooling, Resize, squeeze-excite, GEMM shapes, LayerNorm, Softmax, attention, Concat/Split/Transpose blocks,
-MobileNetV2 inverted residual blocks, LSTM/GRU/RNN) is one ONNX model built with onnx.helper
+conv, pooling, Resize, squeeze-excite, GEMM shapes, LayerNorm, Softmax, attention,
+Concat/Split/Transpose blocks, MobileNetV2 inverted residual blocks, LSTM/GRU/RNN) is one ONNX
+model built with onnx.helper
 (random weights as initializers), compiled by `dlc.compile(model, threads=N)` and run by ONNX
 Runtime with `intra_op_num_threads=N`. Each row prints both medians, dlc's throughput (GFLOP/s
 counting multiply-adds as 2 flops, or GB/s of input plus output bytes for the ops that only move

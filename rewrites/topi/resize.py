@@ -210,8 +210,15 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     tables: dict[int, tuple[SSAValue, SSAValue | None]] = {}
     ranges: dict[int, tuple[int, int]] = {}
     extents: list[int] = []
+    repeats = {axis: factor for axis in resized
+               if nearest and (factor := _repeat_factor(op, axis, out_shape, in_shape))}
     for axis in resized:
         taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
+        extents.append(taps.shape[1])
+        if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
+            ranges[axis] = inside
+        if axis in repeats:
+            continue
         by_tap = np.ascontiguousarray(taps.T)
         taps_table = dense_constant(builder, by_tap[0] if nearest else by_tap, i64)
         taps_table.name_hint = f"resize_taps{axis}"
@@ -220,9 +227,6 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
             weight_table = dense_constant(builder, np.ascontiguousarray(weights.T), element_type)
             weight_table.name_hint = f"resize_weights{axis}"
         tables[axis] = (taps_table, weight_table)
-        extents.append(taps.shape[1])
-        if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
-            ranges[axis] = inside
     extrapolation = op.extrapolation_value_value()
 
     if nearest or not resized:
@@ -230,8 +234,8 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
         def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
             indices = list(i)
             for axis in resized:
-                if nearest and (factor := _repeat_factor(op, axis, out_shape, in_shape)):
-                    divisor = index(b, factor)
+                if axis in repeats:
+                    divisor = index(b, repeats[axis])
                     indices[axis] = b.insert(arith.DivUIOp(i[axis], divisor)).result
                     continue
                 raw = read(b, tables[axis][0], [i[axis]])
