@@ -2,8 +2,9 @@
 
 Run: `python3 benchmarks/ops.py [--threads 2] [--repeats 7] [--filter convT] [--check]`.
 Each case (conv 1x1, 3x3 s1/s2, depthwise, grouped, dilated, Kx1 and 1xK, 1-D, 7x7, transposed
-conv, pooling, Resize, GEMM shapes, LayerNorm, Softmax, attention, Concat/Split/Transpose blocks,
-MobileNetV2 inverted residual blocks, LSTM/GRU/RNN) is one ONNX model built with onnx.helper
+conv, pooling, Resize, squeeze-excite, GEMM shapes, LayerNorm, Softmax, attention,
+Concat/Split/Transpose blocks, MobileNetV2 inverted residual blocks, LSTM/GRU/RNN) is one ONNX
+model built with onnx.helper
 (random weights as initializers), compiled by `dlc.compile(model, threads=N)` and run by ONNX
 Runtime with `intra_op_num_threads=N`. Each row prints both medians, dlc's throughput (GFLOP/s
 counting multiply-adds as 2 flops, or GB/s of input plus output bytes for the ops that only move
@@ -187,6 +188,18 @@ def resize(name: str, mode: str, c: int, hw: int, scale: int) -> Case:
                 bytes=4.0 * c * hw * hw * (1 + scale * scale))
 
 
+def squeeze_excite(name: str, c: int, hw: int, squeeze: int) -> Case:
+    """EfficientNet's squeeze-excite: x * sigmoid(conv(silu(conv(global_avg_pool(x)))))."""
+    b = Builder()
+    x = b.input((1, c, hw, hw))
+    pooled = b.one("GlobalAveragePool", [x])
+    h = b.one("Conv", [pooled, b.weight((squeeze, c, 1, 1)), b.weight((squeeze,), 0.1)])
+    h = b.one("Mul", [h, b.one("Sigmoid", [h])])
+    s = b.one("Conv", [h, b.weight((c, squeeze, 1, 1)), b.weight((c,), 0.1)])
+    y = b.one("Mul", [x, b.one("Sigmoid", [s])])
+    return Case(name, b.model([y]), b.inputs, bytes=4.0 * 3 * c * hw * hw)
+
+
 def matmul(name: str, batch: tuple[int, ...], m: int, k: int, n: int) -> Case:
     """`x @ W` with a constant W (a layer), or with batch dims two inputs (activations)."""
     b = Builder()
@@ -313,6 +326,9 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "conv1x1 160->960 7", 160, 960, (7, 7), (1, 1)),
     functools.partial(conv, "conv1x1 384->64 14", 384, 64, (14, 14), (1, 1)),
     functools.partial(conv, "conv1x1 64->384 14", 64, 384, (14, 14), (1, 1)),
+    # DeepLabV3's ASPP 1x1 convs: rows of one vector.
+    functools.partial(conv, "conv1x1 960->256 16", 960, 256, (16, 16), (1, 1)),
+    functools.partial(conv, "conv1x1 160->960 16", 160, 960, (16, 16), (1, 1)),
     functools.partial(conv, "conv1x1 128->16 55", 128, 16, (55, 55), (1, 1)),
     functools.partial(conv, "conv1x1 16->64 55", 16, 64, (55, 55), (1, 1)),
     functools.partial(conv, "conv3x3 s1 64->64 56", 64, 64, (56, 56), (3, 3)),
@@ -336,6 +352,9 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(conv, "grouped3x3 g8 256 28", 256, 256, (28, 28), (3, 3), groups=8),
     functools.partial(conv, "dilated3x3 d2 128 28", 128, 128, (28, 28), (3, 3), dilation=2),
     functools.partial(conv, "dilated3x3 d4 64 56", 64, 64, (56, 56), (3, 3), dilation=4),
+    # DeepLabV3's ASPP: the dilation close to the map, most taps read padding.
+    functools.partial(conv, "dilated3x3 d12 960->256 16", 960, 256, (16, 16), (3, 3),
+                      dilation=12),
     functools.partial(conv, "conv5x1 64->64 256x1", 64, 64, (256, 1), (5, 1)),
     functools.partial(conv, "conv7x1 128->128 17", 128, 128, (17, 17), (7, 1)),
     functools.partial(conv, "conv1x7 128->128 17", 128, 128, (17, 17), (1, 7)),
@@ -351,8 +370,12 @@ CASES: list[Callable[[], Case]] = [
     functools.partial(pool, "maxpool3x3 s2 64 112", "MaxPool", 64, 112, 3, 2, 1),
     functools.partial(pool, "avgpool2x2 s2 128 56", "AveragePool", 128, 56, 2, 2),
     functools.partial(pool, "globalavgpool 512 14", "GlobalAveragePool", 512, 14, 0, 0),
+    functools.partial(squeeze_excite, "squeeze-excite 144 56", 144, 56, 6),
+    functools.partial(squeeze_excite, "squeeze-excite 672 14", 672, 14, 28),
     functools.partial(resize, "resize nearest x2 64 56", "nearest", 64, 56, 2),
     functools.partial(resize, "resize bilinear x2 64 56", "linear", 64, 56, 2),
+    # DeepLabV3's last op: the 21 class maps upsampled 16x to the input.
+    functools.partial(resize, "resize bilinear x16 21 16", "linear", 21, 16, 16),
     functools.partial(matmul, "matmul 512^3", (), 512, 512, 512),
     functools.partial(matmul, "matmul 1024^3", (), 1024, 1024, 1024),
     functools.partial(matmul, "matmul skinny 16x1024x1024", (), 16, 1024, 1024),

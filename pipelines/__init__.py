@@ -41,13 +41,14 @@ _GRAPH_FOLDS = (
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
 CPU_GRAPH_PASSES = (
-    f"{_GRAPH_FOLDS},graph-convert-layout{{integer_only=true}},"
+    f"{_GRAPH_FOLDS},graph-convert-layout{{integer_only=true}},graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
     "graph-winograd-conv,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: `graph-opt` with int8 convs (`conv2d_integer`) in
 NHWC (graph-convert-layout's `integer_only`: the VNNI kernel copies a 1x1 conv's input rows whole
-and stores whole vectors of output channels; float convs keep NCHW), transposed convs turned into
+and stores whole vectors of output channels; float convs keep NCHW), convs whose taps read
+padding over bands of the output split into one conv per band, transposed convs turned into
 sub-pixel convs, convs down a width-1 column into convs along a row, and the 3-row convs into
 Winograd convs before fusion (the kernels the CPU
 compiles, and so the tuner's tasks)."""
@@ -75,8 +76,9 @@ PIPELINES: dict[str, NamedPipeline] = {
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt with int8 convs in NHWC, sub-pixel transposed convs, column convs as rows "
-            "and Winograd convs -> tensor_expr -> loop -> dedup, memory plan -> "
+            "graph-opt with int8 convs in NHWC, dilated convs split into bands where taps read "
+            "padding, sub-pixel transposed convs, column convs as rows and Winograd convs "
+            "-> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
             "the module's target CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",

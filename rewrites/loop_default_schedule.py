@@ -49,7 +49,9 @@ class LoopDefaultSchedulePass(ModulePass):
     costs (a 3x3 conv), and a depthwise conv on such rows (7x7 and 14x14/2 planes) when the
     packed plane fits the L2, its input plane packed channel-last first (blocks transposed in
     registers by the vectorizer); a 1x1 conv for which it does not (few input channels) has
-    its plane's rows merged into one contiguous loop (collapsed views) for the first kernel; an
+    its plane's rows merged into one contiguous loop (collapsed views) for the first kernel,
+    when a row is not a whole number of vectors or is a single vector (too narrow for a
+    two-vector tile); an
     elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
     when they walk whole rows that are not a whole number of vectors, the buffers read and
     written through `memref.collapse_shape` views made before the nest); a float sum whose

@@ -46,16 +46,28 @@ def is_expensive(producer: ComputeOp) -> bool:
     return any(isinstance(op, TRANSCENDENTAL_OPS) for op in producer.body.walk())
 
 
-def reads_repeat_work(readers: Sequence[ReadOp]) -> bool:
-    """Whether inlining at `readers` would evaluate an element more than once: the reads sit in
-    more than one compute, or in one compute at different indices (a stencil). Reads of the
-    same element in the same compute cost one evaluation (LLVM merges the copies)."""
+def reads_repeat_work(producer: ComputeOp, readers: Sequence[ReadOp]) -> bool:
+    """Whether inlining `producer` at `readers` would evaluate an element more than once: the
+    reads sit in more than one compute, or in one compute at different indices (a stencil), or
+    in a compute with more points than `producer` has elements (a broadcast: squeeze-excite's
+    sigmoid of C channels read by the product over the C x H x W plane would be evaluated H * W
+    times per channel). Reads of the same element in the same compute cost one evaluation
+    (LLVM merges the copies)."""
     first = readers[0]
     home = first.parent_op()
-    return any(
-        read.parent_op() is not home or tuple(read.indices) != tuple(first.indices)
-        for read in readers[1:]
-    )
+    if any(read.parent_op() is not home or tuple(read.indices) != tuple(first.indices)
+           for read in readers[1:]):
+        return True
+    return isinstance(home, ComputeOp) and _points(home) > _points(producer)
+
+
+def _points(compute: ComputeOp) -> int:
+    """The points a compute evaluates its body at: its result's elements times its reduction
+    extents."""
+    points = 1
+    for size in (*compute.result.type.get_shape(), *compute.get_reduce_extents()):
+        points *= size
+    return points
 
 
 def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[ReadOp] | None:
@@ -65,8 +77,9 @@ def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[Rea
     at all, every use is a `tensor_expr.read` inside another compute (not a function result,
     not a call operand), and it is cheap to recompute: a producer that evaluates a
     transcendental function (`is_expensive`) is inlined only where each element is then still
-    evaluated once (`reads_repeat_work`). Softmax's exp(x - max), read by both the sum and the
-    normalisation, stays one stored compute instead of two exps an element.
+    evaluated once (`reads_repeat_work`: not in a stencil, not under a broadcast). Softmax's
+    exp(x - max), read by both the sum and the normalisation, stays one stored compute instead
+    of two exps an element.
     """
     if producer.get_reduce_extents():
         return None
@@ -80,7 +93,7 @@ def inlinable_readers(producer: ComputeOp, keep_tags: Sequence[str]) -> list[Rea
         readers.append(reader)
     if not readers:
         return None
-    if is_expensive(producer) and reads_repeat_work(readers):
+    if is_expensive(producer) and reads_repeat_work(producer, readers):
         return None
     return readers
 
@@ -136,7 +149,9 @@ class TensorExprInlinePass(ModulePass):
 
     A producer that evaluates a transcendental function (exp, log, tanh, erf, ...) is inlined
     only where that evaluates each of its elements once (one reading compute, one index
-    tuple): softmax's exp(x - max), read by its sum and its normalisation, stays stored.
+    tuple, no more points than the producer has elements): softmax's exp(x - max), read by its
+    sum and its normalisation, stays stored, and so does squeeze-excite's per-channel sigmoid,
+    read by the product over the whole plane.
 
     *Invariants*: every function computes the same values (each element of an inlined producer
     is recomputed where it is read, so a cheap producer read by several computes is computed

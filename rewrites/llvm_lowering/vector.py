@@ -293,10 +293,22 @@ class Uniform:
 
 @dataclass(frozen=True)
 class Affine:
-    """An `index` value that is `base + lane * stride` in lane `lane` (`base` is uniform)."""
+    """An `index` value that is `base + lane * stride` in lane `lane` (`base` is uniform and a
+    known multiple of `align`)."""
 
     base: SSAValue
     stride: int
+    align: int = 1
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """An `index` value that is `base + lane // factor` in lane `lane` (`base` is uniform): a
+    contiguous index divided by a constant that divides its first lane's (a nearest
+    upsampling's `o floordiv 2`), each element repeated `factor` times."""
+
+    base: SSAValue
+    factor: int
 
 
 @dataclass(frozen=True)
@@ -315,7 +327,7 @@ class Private:
     buffer: SSAValue
 
 
-Lanes = Uniform | Affine | Varying | Private
+Lanes = Uniform | Affine | Repeated | Varying | Private
 """What one scalar value of the loop body is across the W lanes of a vector iteration."""
 
 
@@ -391,10 +403,13 @@ class LoopVectorizer:
     """Widens the body of one `loop.for` of kind `vectorized` into vector operations.
 
     Each scalar value of the body becomes `Uniform`, `Affine` (index arithmetic that moves by a
-    constant stride per lane) or `Varying` (a vector). Loads and stores whose last index is
+    constant stride per lane), `Repeated` (a contiguous index divided by a constant that divides
+    its first lane's and the width) or `Varying` (a vector). Loads and stores whose last index is
     affine with stride 1 and whose other indices are uniform become vector loads and stores
     (`loop.load ... -> vector<W x T>`); loads whose last index moves by 2-4 elements per lane
-    are read as contiguous vectors and shuffled (`emit_strided_load`); loads at uniform indices
+    are read as contiguous vectors and shuffled (`emit_strided_load`); loads whose last index is
+    `Repeated` read the `width / factor` elements as one narrower vector and repeat each lane
+    by a shuffle (`emit_repeated_load`); loads at uniform indices
     stay scalar and are broadcast where a vector needs them; an inner loop of W iterations that
     only copies `dst[..., k, l] = src[..., l, k]` is a W x W transpose in registers
     (`widen_transposed_copy`); other accesses are gathered or scattered lane by lane. A
@@ -461,12 +476,12 @@ class LoopVectorizer:
             return lanes.value
         if isinstance(lanes, Uniform):
             return self.broadcast(lanes.value, width)
-        if isinstance(lanes, Affine):
+        if isinstance(lanes, Affine | Repeated):
+            offsets = [lane * lanes.stride if isinstance(lanes, Affine) else lane // lanes.factor
+                       for lane in range(width)]
             base = self.broadcast(lanes.base, width)
             steps = arith.ConstantOp(
-                DenseIntOrFPElementsAttr.from_list(
-                    VectorType(IndexType(), [width]), [lane * lanes.stride for lane in range(width)]
-                )
+                DenseIntOrFPElementsAttr.from_list(VectorType(IndexType(), [width]), offsets)
             )
             self.prologue.add_op(steps)
             return self.emit_value(arith.AddiOp(base, steps.result))
@@ -478,6 +493,8 @@ class LoopVectorizer:
             return lanes.value
         if isinstance(lanes, Affine):
             return self.add(lanes.base, self.index(lane * lanes.stride))
+        if isinstance(lanes, Repeated):
+            return self.add(lanes.base, self.index(lane // lanes.factor))
         if isinstance(lanes, Varying):
             vector_type = lanes.value.type
             assert isinstance(vector_type, VectorType)
@@ -489,12 +506,14 @@ class LoopVectorizer:
     # -- driver --------------------------------------------------------------------------------
 
     def widen_chunk(
-        self, body_ops: Sequence[Operation], base: SSAValue, width: int, target: Block
+        self, body_ops: Sequence[Operation], base: SSAValue, width: int, target: Block,
+        align: int = 1,
     ) -> None:
-        """Emit into `target` the body for lanes `base + l * step`, `l < width`."""
+        """Emit into `target` the body for lanes `base + l * step`, `l < width`, `base` a known
+        multiple of `align`."""
         step = known_constant(self.loop.step)
         assert step is not None
-        env: dict[SSAValue, Lanes] = {self.loop.induction_var: Affine(base, step)}
+        env: dict[SSAValue, Lanes] = {self.loop.induction_var: Affine(base, step, align)}
         self.frames.append((target, {}))
         self.widen_ops(body_ops, env, width)
         self.frames.pop()
@@ -686,6 +705,13 @@ class LoopVectorizer:
                 self.emit_vector_load(memref.value, contiguous, vector_type)
             )
             return
+        repeated = self._repeated(indices, width)
+        if repeated is not None:
+            outer, base, factor = repeated
+            env[op.results[0]] = Varying(
+                self.emit_repeated_load(memref.value, outer, base, factor, vector_type)
+            )
+            return
         strided = self._strided(indices)
         if strided is not None and width > 1:
             outer, base, stride = strided
@@ -723,6 +749,34 @@ class LoopVectorizer:
         if not isinstance(last, Affine) or not 2 <= last.stride <= MAX_SHUFFLED_STRIDE:
             return None
         return [index.value for index in outer], last.base, last.stride  # type: ignore[union-attr]
+
+    def _repeated(self, indices: list[Lanes], width: int
+                  ) -> tuple[list[SSAValue], SSAValue, int] | None:
+        """(outer indices, lane 0's last index, factor) of an access whose last index is
+        `Repeated` over whole groups of lanes and whose other indices are uniform."""
+        if not indices:
+            return None
+        *outer, last = indices
+        if not all(isinstance(index, Uniform) for index in outer):
+            return None
+        if not isinstance(last, Repeated) or width % last.factor or width == last.factor:
+            return None
+        return [index.value for index in outer], last.base, last.factor  # type: ignore[union-attr]
+
+    def emit_repeated_load(
+        self, memref: SSAValue, outer: list[SSAValue], base: SSAValue, factor: int,
+        vector_type: VectorType,
+    ) -> SSAValue:
+        """Lanes `base + l // factor` of a row: the `width / factor` elements they read, as one
+        narrower vector load, each repeated `factor` times by one shuffle (a nearest 2x
+        upsampling's row: 8 elements loaded, `vpermps` to 16 lanes)."""
+        width = vector_type.get_shape()[0]
+        narrow = VectorType(vector_type.element_type, [width // factor])
+        part = self.emit_vector_load(memref, [*outer, base], narrow)
+        mask = [lane // factor for lane in range(width)]
+        return self.emit_value(vector.ShuffleOp(
+            part, part, DenseArrayBase.from_list(i64, mask), result_type=vector_type
+        ))
 
     def emit_strided_load(
         self, memref: SSAValue, outer: list[SSAValue], base: SSAValue, stride: int,
@@ -846,6 +900,10 @@ class LoopVectorizer:
         if affine is not None:
             env[op.results[0]] = affine
             return
+        repeated = self._repeated_index(op, operands, width)
+        if repeated is not None:
+            env[op.results[0]] = repeated
+            return
         for value in (*op.operands, *op.results):
             if isinstance(value.type, VectorType | MemRefType):
                 raise Unvectorizable(f"'{op.name}' on {value.type}")
@@ -891,14 +949,45 @@ class LoopVectorizer:
                     constant = known_constant(factor.value)
                     if constant is not None:
                         base = self.emit_value(arith.MuliOp(scaled.base, factor.value))
-                        return Affine(base, scaled.stride * constant)
+                        return Affine(base, scaled.stride * constant, scaled.align * abs(constant))
             return None
         l_base, l_stride = (lhs.base, lhs.stride) if isinstance(lhs, Affine) else (lhs.value, 0)  # type: ignore[union-attr]
         r_base, r_stride = (rhs.base, rhs.stride) if isinstance(rhs, Affine) else (rhs.value, 0)  # type: ignore[union-attr]
+        align = math.gcd(_alignment(lhs), _alignment(rhs))
         if isinstance(op, arith.AddiOp):
-            return Affine(self.add(l_base, r_base), l_stride + r_stride)
+            return Affine(self.add(l_base, r_base), l_stride + r_stride, align)
         base = self.emit_value(arith.SubiOp(l_base, r_base))
-        return Affine(base, l_stride - r_stride)
+        return Affine(base, l_stride - r_stride, align)
+
+    def _repeated_index(self, op: Operation, operands: list[Lanes], width: int
+                        ) -> Repeated | None:
+        """`x floordiv k` of a contiguous index `x` whose first lane is a known multiple of the
+        constant `k` (k dividing the width): lanes `x0 / k + l // k`, or None."""
+        if not isinstance(op, arith.DivUIOp | arith.DivSIOp | arith.FloorDivSIOp):
+            return None
+        lhs, rhs = operands
+        if not isinstance(lhs, Affine) or lhs.stride != 1 or not isinstance(rhs, Uniform):
+            return None
+        factor = known_constant(rhs.value)
+        if factor is None or factor < 2 or width % factor or lhs.align % factor:
+            return None
+        base = self.emit_value(type(op)(lhs.base, rhs.value))
+        return Repeated(base, factor)
+
+
+ALIGNED = 1 << 30
+"""The alignment of the index 0 (a multiple of every alignment that matters)."""
+
+
+def _alignment(lanes: Lanes) -> int:
+    """A number the first lane of an index is known to be a multiple of."""
+    if isinstance(lanes, Affine):
+        return lanes.align
+    if isinstance(lanes, Uniform):
+        constant = known_constant(lanes.value)
+        if constant is not None:
+            return abs(constant) or ALIGNED
+    return 1
 
 
 def _divides_by_nonzero_constant(op: Operation) -> bool:
@@ -1011,21 +1100,23 @@ def vectorize_loop(op: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter)
     try:
         if full <= MAX_STRAIGHT_CHUNKS:
             for chunk in range(full):
-                base = vectorizer.index(lb + chunk * lanes * step)
-                vectorizer.widen_chunk(body, base, lanes, out)
+                start = lb + chunk * lanes * step
+                vectorizer.widen_chunk(body, vectorizer.index(start), lanes, out,
+                                       abs(start) or ALIGNED)
         else:
             inner = Block(arg_types=[IndexType()])
             vectorizer.frames.append((inner, {}))
             scaled = vectorizer.mul(inner.args[0], lanes * step)
             base = vectorizer.add(scaled, vectorizer.index(lb))
             vectorizer.frames.pop()
-            vectorizer.widen_chunk(body, base, lanes, inner)
+            vectorizer.widen_chunk(body, base, lanes, inner, math.gcd(lanes * step, lb))
             inner.add_op(YieldOp())
             out.add_op(ForOp(vectorizer.index(0), vectorizer.index(full), vectorizer.index(1),
                              inner, f"{op.axis.data}.vec"))
         if remainder:
-            base = vectorizer.index(lb + full * lanes * step)
-            vectorizer.widen_chunk(body, base, remainder, out)
+            start = lb + full * lanes * step
+            vectorizer.widen_chunk(body, vectorizer.index(start), remainder, out,
+                                   abs(start) or ALIGNED)
     except Unvectorizable:
         for block in (out, vectorizer.prologue):
             _erase_ops(block)

@@ -19,7 +19,8 @@ from dlc.rewrites.schedule.common import (
     is_pure,
     require_kind,
 )
-from xdsl.dialects.builtin import StringAttr, VectorType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, VectorType
 from xdsl.ir import Operation, SSAValue
 
 
@@ -80,7 +81,9 @@ def vectorize(loop: ForOp) -> None:
       ops without regions (`arith`, `math`);
     - the induction variable is used only through `arith.addi` with loop-invariant values, and
       such *lane* indices appear only as the last index of a load or store (a contiguous vector
-      access); a load whose indices are all invariant is a broadcast;
+      access), or through an unsigned division of a lane index by a positive constant that is
+      only the last index of loads (each element read for that many lanes: a nearest
+      upsampling's row); a load whose indices are all invariant is a broadcast;
     - every store into a buffer from outside the loop has its lane index last (a store that does
       not depend on the loop would be a reduction across lanes, which is not vectorized).
     """
@@ -102,11 +105,14 @@ def vectorize(loop: ForOp) -> None:
     if step != 1:
         raise ScheduleError(f"cannot vectorize: expected step 1, found {step}", loop)
     lanes = _lane_values(loop)
+    repeated = _repeated_lanes(loop, lanes)
     for op in loop.walk():
         if op is loop or isinstance(op, BlockOp) or op.name == "loop.yield":
             continue
         if isinstance(op, LoadOp | StoreOp):
-            _check_access(loop, op, lanes)
+            _check_access(loop, op, lanes, repeated)
+        elif op.results and op.results[0] in repeated:
+            continue
         elif not is_pure(op):
             raise ScheduleError(
                 f"cannot vectorize: expected only blocks, loads, stores and side-effect-free "
@@ -146,6 +152,24 @@ def _lane_values(loop: ForOp) -> set[SSAValue]:
     return lanes
 
 
+def _repeated_lanes(loop: ForOp, lanes: set[SSAValue]) -> set[SSAValue]:
+    """The `arith.divui`s of a lane index by a positive constant whose only uses are the last
+    index of loads."""
+    repeated: set[SSAValue] = set()
+    for op in loop.walk():
+        if not isinstance(op, arith.DivUIOp) or op.lhs not in lanes:
+            continue
+        divisor = op.rhs.owner
+        if not (isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr)
+                and divisor.value.value.data > 0):
+            continue
+        if all(isinstance(use.operation, LoadOp) and use.index == len(use.operation.operands) - 1
+               and use.operation.indices and use.operation.indices[-1] is op.result
+               for use in op.result.uses):
+            repeated.add(op.result)
+    return repeated
+
+
 def _varies(value: SSAValue, loop: ForOp) -> bool:
     """Whether `value` may differ between iterations of `loop`."""
     if is_defined_outside(value, loop):
@@ -154,7 +178,8 @@ def _varies(value: SSAValue, loop: ForOp) -> bool:
         or not is_pure(value.owner)
 
 
-def _check_access(loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue]) -> None:
+def _check_access(loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue],
+                  repeated: set[SSAValue]) -> None:
     kind = "load" if isinstance(op, LoadOp) else "store"
     value_type = op.result.type if isinstance(op, LoadOp) else op.value.type
     if isinstance(value_type, VectorType):
@@ -168,7 +193,7 @@ def _check_access(loop: ForOp, op: LoadOp | StoreOp, lanes: set[SSAValue]) -> No
             f"strided {kind} of {op.memref.type}",
             loop,
         )
-    if any(_varies(index, loop) and index not in lanes for index in indices):
+    if any(_varies(index, loop) and index not in lanes | repeated for index in indices):
         raise ScheduleError(
             f"cannot vectorize: expected the indices of a {kind} to be loop-invariant or the "
             f"lane index, found another index computation in a {kind} of {op.memref.type}",

@@ -16,7 +16,8 @@ Rules, tried in order on each loop nest of a function:
   conv): the same kernel vectorized over output channels, the OIHW weight packed into
   `[OC/NR][IC][KH][KW][NR]` panels (a depthwise conv's input plane too, channel-last into
   `[C/NR][IH][IW][NR]`, when a wide window on a narrow row pays for that scalar pack); a 1x1
-  conv over a short reduction: its plane's rows merged into one contiguous run first;
+  conv over a short reduction, or whose rows are one vector: its plane's rows merged into one
+  contiguous run first;
 - `pad` (rewrites/schedule_rules/pad.py): TOPI's "pad" compute as a vectorized fill and a
   vectorized interior copy;
 - `concat` (rewrites/schedule_rules/concat.py): an elementwise nest whose block compares an

@@ -268,9 +268,10 @@ def drop_unit_reductions(nest: Reduction) -> bool:
 
 
 def merge_rows(spatial: list[ForOp], blocks: Sequence[BlockOp], lanes: int,
-               fixed: Collection[SSAValue] = ()) -> bool:
+               fixed: Collection[SSAValue] = (), row_vectors: int = 1) -> bool:
     """Merges the two innermost loops of the perfectly nested `spatial` band (`fuse`) when
-    rows of `lanes`-wide vectors would leave a remainder in every row, and every load and store
+    rows of `lanes`-wide vectors would leave a remainder in every row, or a row is shorter than
+    `row_vectors` vectors (a kernel tile that wide would not fit one), and every load and store
     of `blocks` that depends on either indexes the last two axes of its buffer by the two
     induction variables (in order, the row whole; each maybe plus a value that is always 0, as
     a 1x1 conv reads `x[n, c, oh + kh, ow + kw]` with one-iteration window loops) and by
@@ -281,7 +282,8 @@ def merge_rows(spatial: list[ForOp], blocks: Sequence[BlockOp], lanes: int,
     if len(spatial) < 2:
         return False
     outer, inner = spatial[-2], spatial[-1]
-    if body_of(outer) != [inner] or extent(inner) % lanes == 0:
+    whole_rows = extent(inner) % lanes == 0 and extent(inner) >= row_vectors * lanes
+    if body_of(outer) != [inner] or whole_rows:
         return False
     ivs = {outer.induction_var, inner.induction_var}
     root = spatial[0]

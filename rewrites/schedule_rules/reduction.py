@@ -1274,7 +1274,7 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
         return False
     if _row_kernel_after_merge(nest, config, plan.lanes) and merge_rows(
             nest.spatial, [nest.init, nest.update, *nest.epilogues], plan.lanes,
-            fixed={nest.home}):
+            fixed={nest.home}, row_vectors=2):
         plan = plan_kernel(nest, config)  # the merged rows are contiguous: a kernel fits
         assert plan is not None
     builder = _Builder(nest, plan, config)

@@ -6,13 +6,14 @@ attributes, so they are computed once, at compile time, into small tables that t
 reads: for each resized axis a, `taps_a[t, o]` (i64, the input index of tap t of output o,
 already clamped into the axis; `taps_a[o]` for nearest) and `weights_a[t, o]`, the output index
 last so that the tables are read contiguously along the output's rows. Nearest is then
-an injective gather; linear and cubic, being separable, one sum over the taps of one axis per
-resized axis (tag "resize"; the axes that shrink the data most first, at equal ratios the
-innermost first when they grow, last when they shrink: a 2x upsampling gathers along the rows
-of the input's height only and then mixes whole rows, which vectorizes without gathers).
-With tf_crop_and_resize, the outputs whose coordinate falls outside the input (a prefix and a
-suffix of each axis, the coordinate being monotonic) take `extrapolation_value` through a select
-on the output index.
+an injective gather (or, along an axis upsampled by an integer k whose taps are `o // k`, a
+read at `o floordiv k`, which the vectorizer turns into one load and a shuffle); linear and
+cubic, being separable, one sum over the taps of one axis per resized axis (tag "resize"; the
+axes that shrink the data most first, at equal ratios the innermost first when they grow, last
+when they shrink: a 2x upsampling gathers along the rows of the input's height only and then
+mixes whole rows, which vectorizes without gathers). With tf_crop_and_resize, the outputs whose
+coordinate falls outside the input (a prefix and a suffix of each axis, the coordinate being
+monotonic) take `extrapolation_value` through a select on the output index.
 """
 
 from __future__ import annotations
@@ -175,6 +176,23 @@ def _interpolate(
     )
 
 
+def _repeat_factor(op: ResizeOp, axis: int, out_shape: tuple[int, ...],
+                  in_shape: tuple[int, ...]) -> int | None:
+    """The integer `k` when nearest's taps along `axis` are `o // k` (an integer upsampling
+    whose rounding picks each input element for `k` consecutive outputs: asymmetric with
+    floor, half_pixel with round_prefer_floor, ...), else None. The compute then divides the
+    output index instead of reading the table, which the vectorizer turns into one load of
+    `lanes / k` elements and a shuffle instead of a gather."""
+    size, length = out_shape[axis], in_shape[axis]
+    if size % length or size == length:
+        return None
+    factor = size // length
+    taps, _ = axis_taps(op, axis, size, length)
+    if not np.array_equal(taps[:, 0], np.arange(size) // factor):
+        return None
+    return factor
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
@@ -192,8 +210,15 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     tables: dict[int, tuple[SSAValue, SSAValue | None]] = {}
     ranges: dict[int, tuple[int, int]] = {}
     extents: list[int] = []
+    repeats = {axis: factor for axis in resized
+               if nearest and (factor := _repeat_factor(op, axis, out_shape, in_shape))}
     for axis in resized:
         taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
+        extents.append(taps.shape[1])
+        if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
+            ranges[axis] = inside
+        if axis in repeats:
+            continue
         by_tap = np.ascontiguousarray(taps.T)
         taps_table = dense_constant(builder, by_tap[0] if nearest else by_tap, i64)
         taps_table.name_hint = f"resize_taps{axis}"
@@ -202,9 +227,6 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
             weight_table = dense_constant(builder, np.ascontiguousarray(weights.T), element_type)
             weight_table.name_hint = f"resize_weights{axis}"
         tables[axis] = (taps_table, weight_table)
-        extents.append(taps.shape[1])
-        if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
-            ranges[axis] = inside
     extrapolation = op.extrapolation_value_value()
 
     if nearest or not resized:
@@ -212,6 +234,10 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
         def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
             indices = list(i)
             for axis in resized:
+                if axis in repeats:
+                    divisor = index(b, repeats[axis])
+                    indices[axis] = b.insert(arith.DivUIOp(i[axis], divisor)).result
+                    continue
                 raw = read(b, tables[axis][0], [i[axis]])
                 indices[axis] = b.insert(arith.IndexCastOp(raw, IndexType())).result
             value = read(b, op.x, indices)

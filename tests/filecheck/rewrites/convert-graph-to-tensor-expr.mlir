@@ -316,21 +316,34 @@ func.func @gather(%x: tensor<2x5xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {
 
 // -----
 
-// Resize: the taps are computed at compile time into i64 tables; nearest is a gather.
+// Resize: the taps are computed at compile time into i64 tables; nearest is a gather. Along an
+// axis upsampled by an integer factor k whose taps are o // k (both axes of the first case), no
+// table: the output index divided by k.
 // CHECK-LABEL: func.func @resize_nearest
 func.func @resize_nearest(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
   func.return %r : tensor<1x1x4x6xf32>
 }
-// CHECK-NEXT: %[[TH:.*]] = arith.constant dense<[0, 0, 1, 1]> : tensor<4xi64>
-// CHECK-NEXT: %[[TW:.*]] = arith.constant dense<[0, 0, 1, 1, 2, 2]> : tensor<6xi64>
 // CHECK-NEXT: tensor_expr.compute "resize" tag "injective" -> tensor<1x1x4x6xf32> {
 // CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index):
-// CHECK-NEXT:   %[[RH:.*]] = tensor_expr.read %[[TH]][%[[H]]] : tensor<4xi64>
-// CHECK-NEXT:   %[[IH:.*]] = arith.index_cast %[[RH]] : i64 to index
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[IH:.*]] = arith.divui %[[H]], %[[TWO]] : index
+// CHECK-NEXT:   %[[IW:.*]] = arith.divui %[[W]], %[[TWO]] : index
+// CHECK-NEXT:   tensor_expr.read %x[%[[N]], %[[C]], %[[IH]], %[[IW]]] : tensor<1x1x2x3xf32>
+
+// CHECK-LABEL: func.func @resize_nearest_gather
+func.func @resize_nearest_gather(%x: tensor<1x1x2x4xf32>) -> tensor<1x1x4x6xf32> {
+  %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>, scales = array<f64: 1.0, 1.0, 2.0, 1.5>} : (tensor<1x1x2x4xf32>) -> tensor<1x1x4x6xf32>
+  func.return %r : tensor<1x1x4x6xf32>
+}
+// CHECK-NEXT: %[[TW:.*]] = arith.constant dense<[0, 0, 1, 2, 2, 3]> : tensor<6xi64>
+// CHECK-NEXT: tensor_expr.compute "resize" tag "injective" -> tensor<1x1x4x6xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[H:.*]]: index, %[[W:.*]]: index):
+// CHECK-NEXT:   %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:   %[[IH:.*]] = arith.divui %[[H]], %[[TWO]] : index
 // CHECK-NEXT:   %[[RW:.*]] = tensor_expr.read %[[TW]][%[[W]]] : tensor<6xi64>
 // CHECK-NEXT:   %[[IW:.*]] = arith.index_cast %[[RW]] : i64 to index
-// CHECK-NEXT:   tensor_expr.read %x[%[[N]], %[[C]], %[[IH]], %[[IW]]] : tensor<1x1x2x3xf32>
+// CHECK-NEXT:   tensor_expr.read %x[%[[N]], %[[C]], %[[IH]], %[[IW]]] : tensor<1x1x2x4xf32>
 
 // -----
 

@@ -518,6 +518,41 @@ func.func @vectorized_strided_loads(%x: memref<16xf32>, %y: memref<10xf32>, %out
 
 // -----
 
+// A load at `i floordiv 2` (`arith.divui` by a constant dividing the first lane's index and
+// the width: a nearest 2x upsampling's row) reads the 8 elements that 16 lanes read as one
+// narrower vector and repeats each by one shuffle, 16 lanes from 16 outputs and then the 8
+// remaining ones from 4 elements. Divided by 3, which does not divide the width, it is
+// gathered lane by lane.
+
+// CHECK-LABEL: llvm.func @vectorized_repeated_loads
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK-NEXT:    %[[R:.*]] = llvm.shufflevector %[[A]], %[[A]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7] : vector<8xf32>
+// CHECK:         llvm.store %[[R]], %{{.*}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NEXT:    llvm.shufflevector %[[B]], %[[B]] [0, 0, 1, 1, 2, 2, 3, 3] : vector<4xf32>
+// CHECK:         llvm.insertelement
+// CHECK:         llvm.return
+func.func @vectorized_repeated_loads(%x: memref<12xf32>, %out: memref<24xf32>, %y: memref<8xf32>, %out3: memref<24xf32>) attributes {dlc.num_outputs = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c24 = arith.constant 24 : index
+  loop.for %i = %c0 to %c24 step %c1 axis "i" kind vectorized {
+    %j = arith.divui %i, %c2 : index
+    %v = loop.load %x[%j] : memref<12xf32> -> f32
+    loop.store %v, %out[%i] : f32 -> memref<24xf32>
+  }
+  loop.for %k = %c0 to %c24 step %c1 axis "k" kind vectorized {
+    %l = arith.divui %k, %c3 : index
+    %w = loop.load %y[%l] : memref<8xf32> -> f32
+    loop.store %w, %out3[%k] : f32 -> memref<24xf32>
+  }
+  func.return
+}
+
+// -----
+
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
 // data block and calls GOMP_parallel with the thread function on @dlc_num_threads threads where
 // that weak global is set (not 0), else the compiled count. By default (STATIC) each thread

@@ -1412,6 +1412,67 @@ func.func @conv1x1_rows_merge(%x: memref<1x16x5x5xf32>, %w: memref<8x16x1x1xf32>
 
 // -----
 
+// A 1x1 conv over 16x16 planes: with AVX-512 a row is one whole vector, a tile of 8 such rows
+// would have 8 accumulators, too few to hide the FMA latency, so the plane's rows merge into
+// one run of 256 and the tile is two vectors wide (8x32, 16 accumulators). With AVX2 a row is
+// already two vectors: the rows stay.
+// CHECK-LABEL: func.func @conv1x1_one_vector_rows_merge
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x64x16x16xf32> into memref<1x64x256xf32>
+// CHECK-DAG:     memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x16x16x16xf32> into memref<1x16x256xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c256 step %c32 axis "i2.i3.fused.o"
+// CHECK-NEXT:      loop.alloc local : memref<8x32xf32>
+// CHECK:           loop.block "conv2d" reads(%[[X]], %w : memref<1x64x256xf32>, memref<16x64x1x1xf32>)
+// ZNVER3-LABEL: func.func @conv1x1_one_vector_rows_merge
+// ZNVER3-NOT:     memref.collapse_shape
+// ZNVER3:         loop.alloc local : memref<6x16xf32>
+func.func @conv1x1_one_vector_rows_merge(%x: memref<1x64x16x16xf32>, %w: memref<16x64x1x1xf32>, %b: memref<16xf32>, %out: memref<1x16x16x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c16 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c16 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c16 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c64 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x64x16x16xf32>, memref<16x64x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i2, %r1 : index
+                  %1 = arith.addi %i3, %r2 : index
+                  %2 = loop.load %x[%i0, %r0, %0, %1] : memref<1x64x16x16xf32> -> f32
+                  %3 = loop.load %w[%i1, %r0, %r1, %r2] : memref<16x64x1x1xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %5 = arith.addf %acc_1, %4 : f32
+                  loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc, %b : memref<1xf32>, memref<16xf32>) writes(%out : memref<1x16x16x16xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = loop.load %b[%i1] : memref<16xf32> -> f32
+            %8 = arith.addf %6, %7 : f32
+            %9 = arith.constant 0.000000e+00 : f32
+            %10 = arith.maximumf %8, %9 : f32
+            loop.store %10, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x16x16x16xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // The same over 7x7 planes with 512 input channels: the channel kernel's full lanes save far
 // more than its epilogue costs, so the rows stay rows (7 of them per tile, 32 channels wide).
 // CHECK-LABEL: func.func @negative_conv1x1_channel_kernel

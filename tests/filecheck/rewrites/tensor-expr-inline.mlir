@@ -262,3 +262,61 @@ func.func @expensive_producer_kept(%X: tensor<2x4xf32>) -> (tensor<2x4xf32>, ten
 // CHECK-COUNT-2: math.exp
 // ALL:        tensor_expr.compute "exp" tag "injective"
 // ALL-NOT:    "neg"
+
+// -----
+
+// Squeeze-excite: the sigmoid of 4 channels is read by the product over the 4x3x3 plane at
+// the channel index alone. Inlined, each channel's exp would be evaluated 9 times (once per
+// point of the plane), so the sigmoid stays stored; the bias add it reads is cheap and is
+// inlined into it. A cheap producer under the same broadcast is inlined.
+// CHECK-LABEL: func.func @expensive_producer_under_broadcast_kept
+func.func @expensive_producer_under_broadcast_kept(%X: tensor<4x3x3xf32>, %S: tensor<4xf32>, %B: tensor<4xf32>) -> (tensor<4x3x3xf32>, tensor<4x3x3xf32>) {
+  %a = tensor_expr.compute "bias_add" tag "injective" -> tensor<4xf32> {
+  ^bb0(%c: index):
+    %s = tensor_expr.read %S[%c] : tensor<4xf32>
+    %b = tensor_expr.read %B[%c] : tensor<4xf32>
+    %y = arith.addf %s, %b : f32
+    tensor_expr.yield %y : f32
+  }
+  %g = tensor_expr.compute "sigmoid" tag "injective" -> tensor<4xf32> {
+  ^bb0(%c: index):
+    %s = tensor_expr.read %a[%c] : tensor<4xf32>
+    %n = arith.negf %s : f32
+    %e = math.exp %n : f32
+    tensor_expr.yield %e : f32
+  }
+  %m = tensor_expr.compute "mul" tag "broadcast" -> tensor<4x3x3xf32> {
+  ^bb0(%c: index, %h: index, %w: index):
+    %x = tensor_expr.read %X[%c, %h, %w] : tensor<4x3x3xf32>
+    %s = tensor_expr.read %g[%c] : tensor<4xf32>
+    %y = arith.mulf %x, %s : f32
+    tensor_expr.yield %y : f32
+  }
+  %n = tensor_expr.compute "neg" tag "injective" -> tensor<4xf32> {
+  ^bb0(%c: index):
+    %s = tensor_expr.read %S[%c] : tensor<4xf32>
+    %y = arith.negf %s : f32
+    tensor_expr.yield %y : f32
+  }
+  %p = tensor_expr.compute "mul_cheap" tag "broadcast" -> tensor<4x3x3xf32> {
+  ^bb0(%c: index, %h: index, %w: index):
+    %x = tensor_expr.read %X[%c, %h, %w] : tensor<4x3x3xf32>
+    %s = tensor_expr.read %n[%c] : tensor<4xf32>
+    %y = arith.mulf %x, %s : f32
+    tensor_expr.yield %y : f32
+  }
+  func.return %m, %p : tensor<4x3x3xf32>, tensor<4x3x3xf32>
+}
+// CHECK:      %[[G:.*]] = tensor_expr.compute "sigmoid" tag "injective" -> tensor<4xf32> {
+// CHECK-NEXT: ^bb0(%[[C:.*]]: index):
+// CHECK-NEXT:   tensor_expr.read %S[%[[C]]]
+// CHECK-NEXT:   tensor_expr.read %B[%[[C]]]
+// CHECK-NEXT:   arith.addf
+// CHECK-NEXT:   arith.negf
+// CHECK-NEXT:   math.exp
+// CHECK:      tensor_expr.compute "mul" tag "broadcast"
+// CHECK:        tensor_expr.read %[[G]]
+// CHECK-NOT:    math.exp
+// CHECK-NOT:  tensor_expr.compute "neg"
+// CHECK:      tensor_expr.compute "mul_cheap"
+// CHECK:        arith.negf

@@ -15,7 +15,7 @@
 // CHECK:        convert-loop-to-llvm {{ +}}Lower loop-level dlc IR to the llvm dialect
 // CHECK:      named pipelines
 // CHECK-NEXT:   graph-opt {{ +}}graph-level optimizations: fold constants and
-// CHECK:        cpu {{ +}}graph-opt with int8 convs in NHWC, sub-pixel transposed convs
+// CHECK:        cpu {{ +}}graph-opt with int8 convs in NHWC, dilated convs split into
 // CHECK:      targets (-t NAME
 // CHECK-NEXT:   llvm {{ +}}LLVM IR of an llvm-dialect module
 // CHECK-NEXT:   ptx {{ +}}PTX of the module's kernels

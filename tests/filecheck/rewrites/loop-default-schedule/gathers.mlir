@@ -40,6 +40,63 @@ func.func @nearest(%x: memref<1x2x3x5xf32>, %taps2: memref<6xi64>, %taps3: memre
 
 // -----
 
+// Nearest resize x2 whose taps are `o floordiv 2` (resize's compute divides the output index
+// instead of reading a table): the division of the lane index by a constant, used only as the
+// last index of a load, still lets the row loop be vectorized (the code generator reads each
+// element once and repeats it). The same division as a store index does not.
+
+// CHECK-LABEL: func.func @nearest_divided
+// CHECK:         loop.for %[[I3:.*]] = %{{.*}} axis "i3" kind vectorized {
+// CHECK:           %[[D:.*]] = arith.divui %[[I3]], %c2 : index
+// CHECK-NEXT:      loop.load %x[%{{.*}}, %{{.*}}, %{{.*}}, %[[D]]]
+// CHECK-LABEL: func.func @negative_divided_store_index
+// CHECK:         loop.for %{{.*}} = %{{.*}} axis "i3" {
+func.func @nearest_divided(%x: memref<1x2x3x5xf32>, %out: memref<1x2x6x10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %c10 = arith.constant 10 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c6 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c10 step %c1 axis "i3" {
+          loop.block "resize" reads(%x : memref<1x2x3x5xf32>) writes(%out : memref<1x2x6x10xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.divui %i2, %c2 : index
+            %1 = arith.divui %i3, %c2 : index
+            %2 = loop.load %x[%i0, %i1, %0, %1] : memref<1x2x3x5xf32> -> f32
+            loop.store %2, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x2x6x10xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+func.func @negative_divided_store_index(%x: memref<1x2x6x10xf32>, %out: memref<1x2x6x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %c10 = arith.constant 10 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c6 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c10 step %c1 axis "i3" {
+          loop.block "copy" reads(%x : memref<1x2x6x10xf32>) writes(%out : memref<1x2x6x5xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.divui %i3, %c2 : index
+            %1 = loop.load %x[%i0, %i1, %i2, %i3] : memref<1x2x6x10xf32> -> f32
+            loop.store %1, %out[%i0, %i1, %i2, %0] : f32 -> memref<1x2x6x5xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // An index read from a table at 2 * i3 (not contiguously along the row): the row stays serial.
 
 // CHECK-LABEL: func.func @strided_table
