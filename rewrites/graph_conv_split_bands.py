@@ -54,13 +54,19 @@ def bands(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int
     would be the bias alone).
 
     Tap `k` reads input `o * stride + k * dilation - pad`, inside the image for the outputs
-    `o` of an interval; the band edges are the ends of those intervals."""
-    valid = [[o for o in range(out) if 0 <= o * stride + k * dilation - pad < size]
-             for k in range(kernel)]
-    edges = sorted({0, out} | {v[0] for v in valid if v} | {v[-1] + 1 for v in valid if v})
+    `o` of an interval (computed in closed form: O(kernel), whatever the sizes, so that an
+    absurd padding or size costs no time here); the band edges are the ends of those
+    intervals."""
+    valid: list[tuple[int, int] | None] = []
+    for k in range(kernel):
+        offset = k * dilation - pad  # o * stride + offset in [0, size)
+        first = max(0, -(offset // stride))
+        stop = min(out, (size - 1 - offset) // stride + 1)
+        valid.append((first, stop) if first < stop else None)
+    edges = sorted({0, out} | {v[0] for v in valid if v} | {v[1] for v in valid if v})
     result: list[Band] = []
     for start, stop in zip(edges, edges[1:], strict=False):
-        taps = [k for k in range(kernel) if valid[k] and valid[k][0] <= start < valid[k][-1] + 1]
+        taps = [k for k, v in enumerate(valid) if v and v[0] <= start < v[1]]
         if not taps:
             return None
         result.append(Band(start, stop, taps[0], taps[-1]))

@@ -52,6 +52,43 @@ def test_bands_of_the_aspp_conv() -> None:
     assert bands(5, 5, 1, 1, 1, 0) == [Band(0, 5, 0, 0)]
 
 
+def enumerated_bands(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int
+                     ) -> list[Band] | None:
+    """`bands` by enumerating every output position (the definition)."""
+    valid = [[o for o in range(out) if 0 <= o * stride + k * dilation - pad < size]
+             for k in range(kernel)]
+    edges = sorted({0, out} | {v[0] for v in valid if v} | {v[-1] + 1 for v in valid if v})
+    result = []
+    for start, stop in zip(edges, edges[1:], strict=False):
+        taps = [k for k in range(kernel) if valid[k] and valid[k][0] <= start <= valid[k][-1]]
+        if not taps:
+            return None
+        result.append(Band(start, stop, taps[0], taps[-1]))
+    return result
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(1, 40), kernel=st.integers(1, 7), stride=st.integers(1, 4),
+       dilation=st.integers(1, 13), pad=st.integers(0, 30), extra=st.integers(0, 30))
+def test_bands_match_their_definition(size: int, kernel: int, stride: int, dilation: int,
+                                      pad: int, extra: int) -> None:
+    """The closed-form intervals give the bands that enumerating the outputs gives."""
+    out = (size + pad + extra - dilation * (kernel - 1) - 1) // stride + 1
+    if out > 0:
+        assert bands(size, out, kernel, stride, dilation, pad) == enumerated_bands(
+            size, out, kernel, stride, dilation, pad)
+
+
+def test_bands_of_an_absurd_padding_take_no_time() -> None:
+    """A fuzzed padding of 2^31 (dlc's test of models too large to run) is found bandless at
+    once: the bands do not enumerate the 2^31 outputs (that took all memory)."""
+    assert bands(32, 2**31 + 1, 3, 1, 1, 2**31) is None
+    n = 2**31
+    assert bands(n, n, 3, 1, 1, 1) == [Band(0, 1, 1, 2), Band(1, n - 1, 0, 2),
+                                       Band(n - 1, n, 0, 1)]
+
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups=st.sampled_from([1, 2]), c=st.integers(1, 2), o=st.integers(1, 2),
        h=st.integers(1, 9), w=st.integers(1, 9), kh=st.integers(1, 3), kw=st.integers(1, 3),
