@@ -55,12 +55,12 @@ class LoopDefaultSchedulePass(ModulePass):
     elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
     when they walk whole rows that are not a whole number of vectors, the buffers read and
     written through `memref.collapse_shape` views made before the nest); a float sum whose
-    innermost reduction axis is contiguous and longer than `lanes * fma_units * fma_latency`
-    (also a whole-tensor sum, with no spatial loop; a pool window's whole rows merged into one
-    axis and one-iteration loops and unit axes after the reduced one dropped first, the same
-    way) accumulates in a `loop.alloc local` tile of vector partial sums combined pairwise
-    (error growing like n/B, not n); the outermost loop with at least two
-    iterations becomes `parallel` when more than one thread is used.
+    innermost reduction axis is contiguous and at least two vectors long (blocks of up to
+    `lanes * fma_units * fma_latency`; also a whole-tensor sum, with no spatial loop; a pool
+    window's whole rows merged into one axis and one-iteration loops and unit axes after the
+    reduced one dropped first, the same way) accumulates in a `loop.alloc local` tile of
+    vector partial sums combined pairwise (error growing like n/B, not n); the outermost loop
+    with at least two iterations becomes `parallel` when more than one thread is used.
 
     *Invariants*: results are unchanged (same blocks, cloned at the points they compute; only
     the order of independent iterations and the floating-point contraction of mul+add change);
