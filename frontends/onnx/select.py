@@ -1,5 +1,5 @@
-"""Converters of ONNX ops that select elements: Gather, GatherElements, Slice, Split, ArgMax,
-TopK."""
+"""Converters of ONNX ops that select elements: Gather, GatherElements, GatherND, Slice, Split,
+ArgMax, TopK."""
 
 from __future__ import annotations
 
@@ -75,6 +75,77 @@ class GatherElements(OnnxOpConverter):
         index = node.emit(WhereOp(negative, node.emit(AddOp(index, dim)), index))
         index = node.emit(MulOp(index, node.constant(np.array(strides[axis], np.int64))))
         linear = node.emit(AddOp(index, node.constant(offset)))
+        return [node.emit(GatherOp(flat, linear, 0))]
+
+
+@register("GatherND")
+class GatherND(OnnxOpConverter):
+    """`GatherND`: a graph.gather along axis 0 of the data with its first `batch_dims + k`
+    axes flattened into one (`k`: the indices' last dim), at the linear index of each index
+    tuple: `sum_j index[..., j] * stride_j` (negative indices count from the end) plus the
+    tuple's batch offset, an import-time constant. Each component `index[..., j]` is a
+    graph.gather of the indices along their last axis, so indices that carry a valid extent
+    (NonZero's, transposed) keep it through to the result. Constant indices make the whole
+    index an import-time constant (checked against the data's dims)."""
+
+    @classmethod
+    def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
+        return cls._impl_v12(node)
+
+    @classmethod
+    def _impl_v12(cls, node: NodeContext) -> list[ConvertedValue]:
+        shape, index_shape = node.shape(0), node.shape(1)
+        batch = node.attr_int("batch_dims", 0)
+        if is_float_type(node.element_type(1)):
+            raise node.error("expected integer indices")
+        if not index_shape:
+            raise node.error("expected indices of rank at least 1, found a scalar")
+        k = index_shape[-1]
+        if not 0 <= batch < min(len(shape), len(index_shape)):
+            raise node.error(f"expected batch_dims in [0, {min(len(shape), len(index_shape))}),"
+                             f" found {batch}")
+        if tuple(index_shape[:batch]) != tuple(shape[:batch]):
+            raise node.error(f"expected the first {batch} dims of the indices "
+                             f"{list(index_shape)} to be the data's {list(shape[:batch])}")
+        if not 1 <= k <= len(shape) - batch:
+            raise node.error(f"expected the indices' last dim in [1, {len(shape) - batch}] for "
+                             f"data {list(shape)} and batch_dims {batch}, found {k}")
+        dims = np.array(shape[batch:batch + k], np.int64)
+        strides = np.array([int(np.prod(dims[j + 1:], dtype=np.int64)) for j in range(k)],
+                           np.int64)
+        rest = list(shape[batch + k:])
+        flat = reshape(node, node.input(0), [int(np.prod(shape[:batch + k], dtype=np.int64)),
+                                             *rest])
+        tuples = tuple(index_shape[:-1])
+        # Each tuple's batch offset: its batch coordinates' linear index times the size of
+        # one batch element's indexed block.
+        grid = np.indices(tuples, dtype=np.int64) if tuples else np.zeros((0,), np.int64)
+        batch_strides = [int(np.prod(shape[d + 1:batch], dtype=np.int64)) * int(np.prod(dims))
+                         for d in range(batch)]
+        offset = sum((grid[d] * batch_strides[d] for d in range(batch)),
+                     np.zeros(tuples, np.int64))
+        indices = node.const(1)
+        if indices is not None:
+            index = indices.astype(np.int64)
+            if np.any((index < -dims) | (index >= dims)):
+                raise node.error(f"expected index tuples within the dims {dims.tolist()}")
+            linear = (np.where(index < 0, index + dims, index) * strides).sum(axis=-1)
+            return [node.emit(GatherOp(flat, node.constant(offset + linear), 0))]
+        index = node.input(1)
+        if node.element_type(1) != i64:
+            index = node.emit(CastOp(index, i64))
+        negative = node.emit(CompareOp(index, node.constant(np.array(0, np.int64)), "lt"))
+        index = node.emit(WhereOp(negative, node.emit(AddOp(index, node.constant(dims))), index))
+        last = len(index_shape) - 1
+        linear: SSAValue | None = None
+        for j in range(k):
+            part = node.emit(GatherOp(index, node.constant(np.array(j, np.int64)), last))
+            if strides[j] != 1:
+                part = node.emit(MulOp(part, node.constant(np.array(strides[j], np.int64))))
+            linear = part if linear is None else node.emit(AddOp(linear, part))
+        assert linear is not None
+        if batch:
+            linear = node.emit(AddOp(linear, node.constant(offset)))
         return [node.emit(GatherOp(flat, linear, 0))]
 
 

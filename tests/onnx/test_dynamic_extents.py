@@ -307,3 +307,26 @@ def test_nms_without_max_output_selects_nothing() -> None:
     assert run_graph(import_onnx(proto), [boxes, scores])[0].shape == (0, 3)
     got = dlc.compile(proto, cache=False, jobs=1)(boxes, scores)
     assert got.shape == (0, 3) and got.dtype == np.int64
+
+
+@pytest.fixture(scope="module")
+def masked_select() -> tuple[onnx.ModelProto, object]:
+    """`x[x > 0]` as torch exports it: NonZero of the mask, transposed to one index tuple per
+    row, then GatherND: the valid extent follows the tuples to the gathered values."""
+    nodes = [helper.make_node("Greater", ["x", "zero"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["tuples"], perm=[1, 0]),
+             helper.make_node("GatherND", ["x", "tuples"], ["y"])]
+    proto = model(nodes, [tensor("x", [4, 6])], [tensor("y", ["n"])],
+                  {"zero": np.array(0, np.float32)})
+    return proto, dlc.compile(proto, cache=False, jobs=1)
+
+
+@SETTINGS
+@given(st.floats(0, 1), st.integers(0, 2**32 - 1))
+def test_masked_select_through_gather_nd(masked_select: tuple[onnx.ModelProto, object],
+                                         density: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = np.abs(rng.standard_normal((4, 6))).astype(np.float32) + 0.5
+    x[rng.random(x.shape) >= density] *= -1
+    check(*masked_select, x)

@@ -160,6 +160,25 @@ def test_converter_errors_name_node_and_op() -> None:
                                    "permutation of 0..1, found [0, 0]")
 
 
+@pytest.mark.parametrize(
+    ("data", "indices", "batch", "values", "message"),
+    [([4, 5], [3, 3], 0, None, "expected the indices' last dim in [1, 2] for data [4, 5] and "
+      "batch_dims 0, found 3"),
+     ([2, 5], [3, 1], 1, None, "expected the first 1 dims of the indices [3, 1] to be the "
+      "data's [2]"),
+     ([4, 5], [1, 2], 0, np.array([[4, 0]]), "expected index tuples within the dims [4, 5]")],
+)
+def test_gather_nd_errors_name_the_node(data: list[int], indices: list[int], batch: int,
+                                        values: np.ndarray | None, message: str) -> None:
+    node = helper.make_node("GatherND", ["x", "i"], ["y"], name="gnd", batch_dims=batch)
+    inputs = [tensor("x", data)]
+    if values is None:
+        inputs.append(tensor("i", indices, TensorProto.INT64))
+    proto = model([node], inputs, [tensor("y", ["n"])],
+                  None if values is None else {"i": values.astype(np.int64)})
+    assert import_error(proto) == f"node 'gnd' (GatherND, opset 17): {message}"
+
+
 def test_success_writes_the_output_file(tmp_path: Path) -> None:
     path, out = tmp_path / "m.onnx", tmp_path / "out.mlir"
     onnx.save(shape_chain(), path)
