@@ -119,3 +119,11 @@ count (XLA's bounded dynamic shapes)."""
 EXTENT_COUNT_ATTR = "dlc.extent_count"
 """`UnitAttr` in an entry function's result attributes: the result is the count of valid
 entries of another result (`VALID_EXTENT_ATTR`), which the runtimes do not return."""
+
+DIM_SYMBOLS_ATTR = "dlc.dim_symbols"
+"""`ArrayAttr` of `StringAttr` in an entry function's argument/result attributes, one per dim of
+a tensor (or memref) with a dynamic dim: the symbol that names each dynamic dim (`"N"`, the ONNX
+`dim_param`), and `""` for a static one. Every dim with one symbol has one size in a call (the
+batch that all inputs share). Written by the ONNX importer (`dynamic_batch`); read by
+`dialects.dim_symbols` (its verifier and queries), the graph interpreter and the runtimes' shape
+checks, which name the input and dim of a mismatch."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim
 from dlc.dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
@@ -159,12 +160,6 @@ def _tensor(
         shape = "a static shape after its leading dim" if leading_dynamic else "a static shape"
         raise op_error(op_name, f"expected {what} to have {shape}, found {type}")
     return type
-
-
-def has_dynamic_leading_dim(type: Attribute) -> bool:
-    """Whether `type` is a shaped type whose leading dim is dynamic (`?`)."""
-    shape = type.get_shape() if isinstance(type, TensorType) else ()
-    return bool(shape) and shape[0] < 0
 
 
 def _require_static_axis(op_name: str, what: str, type: TensorType, axis: int) -> None:

@@ -1,0 +1,153 @@
+"""A dynamic leading (batch) dim end to end: the ONNX importer's `dynamic_batch` keeps a shared
+leading `dim_param` as `?` named in `dlc.dim_symbols`, graph shape inference carries it, and the
+graph interpreter runs one module for every batch size; checked against ONNX's reference
+evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from dlc.dialects.contracts import DIM_SYMBOLS_ATTR
+from dlc.dialects.dim_symbols import argument_symbols, bind_symbols, verify_dim_symbols
+from dlc.dialects.graph.interpreter import InterpreterError, run_module
+from dlc.frontends.onnx.errors import DynamicInputError
+from dlc.frontends.onnx.importer import import_onnx
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType, f32
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import VerifyException
+
+from tests.onnx.models import model, tensor
+
+RNG = np.random.default_rng(0)
+
+
+def cnn(batch: int | str = "N") -> onnx.ModelProto:
+    """x[N,3,8,8] -> Conv 3x3 (pad 1, bias) -> Relu -> MaxPool 2x2 -> Flatten -> Gemm (transB)
+    -> Softmax over the classes."""
+    rng = np.random.default_rng(3)
+    weights = {
+        "w": rng.standard_normal((8, 3, 3, 3)).astype(np.float32),
+        "b": rng.standard_normal(8).astype(np.float32),
+        "g": rng.standard_normal((10, 8 * 4 * 4)).astype(np.float32),
+        "gc": rng.standard_normal(10).astype(np.float32),
+        "shape": np.array([0, 8, 16], np.int64),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Reshape", ["p", "shape"], ["q"]),
+        helper.make_node("Flatten", ["q"], ["f"]),
+        helper.make_node("Gemm", ["f", "g", "gc"], ["y"], transB=1),
+        helper.make_node("Softmax", ["y"], ["s"], axis=1),
+    ]
+    return model(nodes, [tensor("x", [batch, 3, 8, 8])], [tensor("s", [batch, 10])], weights,
+                 opset=17)
+
+
+def main_of(module: object) -> FuncOp:
+    return next(op for op in module.walk() if isinstance(op, FuncOp))  # type: ignore[attr-defined]
+
+
+def test_the_importer_keeps_the_batch_symbolic_and_names_it() -> None:
+    func = main_of(import_onnx(cnn(), dynamic_batch=True))
+    arg, result = func.function_type.inputs.data[0], func.function_type.outputs.data[0]
+    assert isinstance(arg, TensorType) and arg.get_shape()[1:] == (3, 8, 8)
+    assert arg.get_shape()[0] < 0
+    assert isinstance(result, TensorType) and result.get_shape()[1:] == (10,)
+    assert result.get_shape()[0] < 0
+    assert argument_symbols(func) == [("N", "", "", "")]
+    assert func.res_attrs is not None
+    assert func.res_attrs.data[0].data[DIM_SYMBOLS_ATTR] == ArrayAttr(
+        [StringAttr("N"), StringAttr("")])
+
+
+def test_without_the_option_a_dynamic_batch_still_needs_a_shape() -> None:
+    with pytest.raises(DynamicInputError, match="dynamic dimension 0 \\('N'\\)"):
+        import_onnx(cnn())
+    func = main_of(import_onnx(cnn(), {"x": (2, 3, 8, 8)}, dynamic_batch=True))
+    assert func.function_type.inputs.data[0] == TensorType(f32, [2, 3, 8, 8])
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_one_module_runs_every_batch_size(n: int) -> None:
+    module = import_onnx(cnn(), dynamic_batch=True)
+    x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+    (got,) = run_module(module, [x])
+    (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+    assert got.shape == (n, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_node_that_is_not_batch_polymorphic_is_refused() -> None:
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    proto = model(nodes, [tensor("x", ["N", 3])], [tensor("y", [3])],
+                  {"axes": np.array([0], np.int64)}, opset=17)
+    with pytest.raises(DynamicInputError, match="ReduceSum.*reads 'x'.*not batch-polymorphic"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_a_reshape_of_the_batch_is_refused() -> None:
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", [2, -1])],
+                  {"shape": np.array([2, -1], np.int64)}, opset=17)
+    with pytest.raises(Exception, match="to keep the dynamic leading dim"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_the_shape_of_the_batch_is_not_a_constant() -> None:
+    nodes = [helper.make_node("Shape", ["x"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", [2], onnx.TensorProto.INT64)],
+                  {}, opset=17)
+    with pytest.raises(Exception, match="dynamic batch"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_inputs_share_one_batch_symbol() -> None:
+    nodes = [helper.make_node("Add", ["x", "z"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4]), tensor("z", ["M", 4])], [tensor("y", ["N", 4])],
+                  {}, opset=17)
+    with pytest.raises(DynamicInputError, match="leading dim 'M'.*is 'N'"):
+        import_onnx(proto, dynamic_batch=True)
+    proto = model(nodes, [tensor("x", ["N", 4]), tensor("z", ["N", 4])], [tensor("y", ["N", 4])],
+                  {}, opset=17)
+    module = import_onnx(proto, dynamic_batch=True)
+    a, b = np.ones((3, 4), np.float32), np.ones((2, 4), np.float32)
+    with pytest.raises(InterpreterError, match=r"input #1 dim 0 \('N'\) is 2, but input #0 dim 0 "
+                                               r"is 3"):
+        run_module(module, [a, b])
+    np.testing.assert_array_equal(run_module(module, [a, a])[0], a + a)
+
+
+def test_bind_symbols() -> None:
+    assert bind_symbols([("N", ""), ("N", "", "")], [(4, 3), (4, 1, 2)]) == {"N": 4}
+    with pytest.raises(ValueError, match=r"input #1 dim 0 \('N'\) is 5"):
+        bind_symbols([("N", ""), ("N",)], [(4, 3), (5,)])
+
+
+def _func(arg: TensorType, symbols: list[str] | None) -> FuncOp:
+    attrs = {} if symbols is None else {
+        DIM_SYMBOLS_ATTR: ArrayAttr([StringAttr(s) for s in symbols])}
+    func = FuncOp("f", ([arg], []))
+    func.arg_attrs = ArrayAttr([DictionaryAttr(attrs)])
+    return func
+
+
+@pytest.mark.parametrize(("shape", "symbols", "message"), [
+    ([-1, 3], None, "expected a symbol for dynamic dim 0"),
+    ([-1, 3], ["N"], "expected 2 dim symbols, found 1"),
+    ([-1, 3], ["N", "C"], "expected no symbol for static dim 1, found 'C'"),
+    ([2, 3], ["", ""], None),
+    ([-1, 3], ["N", ""], None),
+])
+def test_verify_dim_symbols(shape: list[int], symbols: list[str] | None,
+                            message: str | None) -> None:
+    func = _func(TensorType(f32, shape), symbols)
+    if message is None:
+        verify_dim_symbols(func)
+        return
+    with pytest.raises(VerifyException, match=f"@f argument #0 .*: {message}"):
+        verify_dim_symbols(func)
