@@ -127,3 +127,13 @@ a tensor (or memref) with a dynamic dim: the symbol that names each dynamic dim 
 batch that all inputs share). Written by the ONNX importer (`dynamic_batch`); read by
 `dialects.dim_symbols` (its verifier and queries), the graph interpreter and the runtimes' shape
 checks, which name the input and dim of a mismatch."""
+
+BATCH_ROWS_ATTR = "dlc.batch_rows"
+"""`StringAttr` in an entry function's argument/result attributes: the argument is one row of a
+batch whose size is the symbol (`"N"`), known at run time only; the function computes one row
+and the runtime calls it once per row, with the row's slice of each such argument (the other
+arguments whole). Written by `graph-batch-rows` (from `DIM_SYMBOLS_ATTR` on a leading `?`);
+carried to the lowered entry by `convert-graph-to-tensor-expr` and
+`convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm` (the metadata's `batch`) and the
+runtimes, which take the batch from the inputs' leading dims, check that they agree and
+allocate outputs of that many rows."""

@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
     # graph level
+    "graph-batch-rows": ("dlc.rewrites.graph_batch_rows", "GraphBatchRowsPass"),
     "graph-fold-constants": ("dlc.rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
     "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fold-qdq": ("dlc.rewrites.graph_fold_qdq", "GraphFoldQdqPass"),
