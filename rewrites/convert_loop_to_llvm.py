@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import (
+    BATCH_ROWS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
     TARGET_ATTR,
@@ -147,7 +148,10 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"'func.func' op expected argument {index} of entry function @{name} to be a "
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
-        arguments.append(ArgumentSpec(arg_names[index], type_.get_shape(), dtype))
+        batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
+        arguments.append(ArgumentSpec(
+            arg_names[index], type_.get_shape(), dtype,
+            batch.data if isinstance(batch, StringAttr) else ""))
     first_output = len(inputs) - num_outputs
     extents = []
     for index in range(first_output, len(inputs)):

@@ -289,14 +289,21 @@ class Executable:
         """Another entry function of the same compiled module."""
         return Executable(self._native, name, self._exporter)
 
-    def _check(self, index: int, value: object, role: str) -> np.ndarray:
+    def _check(self, index: int, value: object, role: str, rows: int | None = None
+               ) -> np.ndarray:
+        """`value` as argument `index`'s array; a batched argument (`ArgumentSpec.batch`) has
+        `rows` rows (any number when None: the first input fixes it)."""
         spec = self.signature.arguments[index]
         dtype = self._dtypes[index]
         names = self.input_names if role == "input" else ()
         name = names[index] if index < len(names) else spec.name
         what = f"{role} {index} ('{name}') of @{self.name}"
+        shape = spec.shape
+        if spec.batch:
+            given = getattr(value, "shape", None) or np.shape(value)  # type: ignore[arg-type]
+            shape = (int(given[0]) if rows is None and given else rows or 0, *spec.shape[1:])
         if (
-            isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == spec.shape
+            isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == shape
         ):
             return value
         array = np.asarray(value)
@@ -306,19 +313,61 @@ class Executable:
             array = array.astype(dtype)  # a Python or NumPy scalar, or a list: take its value
         if array.dtype != dtype:
             raise ExecutableError(f"{what}: expected dtype {dtype}, found {array.dtype}")
-        if array.shape != spec.shape:
+        if array.shape != shape:
+            if spec.batch:
+                row = "x".join(map(str, spec.shape[1:]))
+                raise ExecutableError(
+                    f"{what}: expected shape {spec.batch}x{row} ('{spec.batch}' = {shape[0]}), "
+                    f"found {tuple(array.shape)}")
             raise ExecutableError(
                 f"{what}: expected shape {spec.shape}, found {tuple(array.shape)}"
             )
         return array
 
+    @property
+    def batch_symbol(self) -> str | None:
+        """The symbol of the dynamic batch the entry runs per row (`ArgumentSpec.batch`), or
+        None when every argument is passed whole."""
+        return next((arg.batch for arg in self.signature.arguments if arg.batch), None)
+
+    def _rows(self, arrays: list[np.ndarray]) -> int:
+        """The batch of a call: the leading dim of the batched inputs, which must agree."""
+        first: tuple[str, int] | None = None
+        names = self.input_names
+        for index, (spec, array) in enumerate(zip(self.signature.inputs, arrays, strict=True)):
+            if not spec.batch:
+                continue
+            if first is None:
+                first = (names[index], array.shape[0])
+            elif array.shape[0] != first[1]:
+                raise ExecutableError(
+                    f"input {index} ('{names[index]}') of @{self.name}: dim 0 is "
+                    f"'{spec.batch}' = {array.shape[0]}, but '{spec.batch}' = {first[1]} from "
+                    f"dim 0 of input '{first[0]}'")
+        return 1 if first is None else first[1]
+
+    def _run_rows(self, arrays: list[np.ndarray], outputs: list[np.ndarray], rows: int) -> None:
+        """Run the entry once per batch row: batched arguments advance one row per call."""
+        arguments = [*arrays, *outputs]
+        specs = self.signature.arguments
+        bases = [data_address(a) for a in arguments]
+        steps = [a.nbytes // rows if spec.batch and rows else 0
+                 for spec, a in zip(specs, arguments, strict=True)]
+        function = self._function
+        for row in range(rows):
+            function(*(base + row * step for base, step in zip(bases, steps, strict=True)))
+
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None
     ) -> np.ndarray | tuple[np.ndarray, ...]:
         arrays = self.prepare_inputs(inputs)
-        outputs = self._outputs(out, len(arrays))
+        rows = self._rows(arrays) if self.batch_symbol is not None else None
+        outputs = self._outputs(out, len(arrays), rows)
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
+        if rows is not None:
+            self._run_rows(arrays, outputs, rows)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
         status = self._function(*map(data_address, (*arrays, *outputs)))
         if self.device is not None:
             from dlc.runtime.gpu_library import check_status
@@ -411,11 +460,13 @@ class Executable:
         outputs = results if isinstance(results, tuple) else (results,)
         return dict(zip(self.output_names, outputs, strict=True))
 
-    def _outputs(self, out: Sequence[np.ndarray] | None, first: int) -> list[np.ndarray]:
+    def _outputs(self, out: Sequence[np.ndarray] | None, first: int, rows: int | None = None
+                 ) -> list[np.ndarray]:
         specs = self.signature.outputs
         if out is None:
             return [
-                aligned_empty(spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)
+                aligned_empty((rows, *spec.shape[1:]) if spec.batch and rows is not None
+                              else spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)
                 for i, spec in enumerate(specs)
             ]
         if len(out) != len(specs):
@@ -433,7 +484,7 @@ class Executable:
                     f"output {first + i} of @{self.name}: expected a writeable array, found a "
                     "read-only one"
                 )
-            checked.append(self._check(first + i, array, "output"))
+            checked.append(self._check(first + i, array, "output", rows))
         return checked
 
     @staticmethod

@@ -151,3 +151,98 @@ def test_verify_dim_symbols(shape: list[int], symbols: list[str] | None,
         return
     with pytest.raises(VerifyException, match=f"@f argument #0 .*: {message}"):
         verify_dim_symbols(func)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled: one compile, every batch size
+# ---------------------------------------------------------------------------------------------
+
+
+def two_inputs(batch: str = "N", other: str = "N", reduce_batch: bool = False
+               ) -> onnx.ModelProto:
+    """x[N,3,4,4] -> Conv 1x1 -> Relu -> GlobalAveragePool -> Flatten, plus z[N, 4]; with
+    `reduce_batch` also a ReduceSum over the batch (not batch-polymorphic)."""
+    w = np.random.default_rng(5).standard_normal((4, 3, 1, 1)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Add", ["f", "z"], ["y"]),
+    ]
+    outputs = [tensor("y", [batch, 4])]
+    weights: dict[str, np.ndarray] = {"w": w}
+    if reduce_batch:
+        nodes.append(helper.make_node("ReduceSum", ["y", "axes"], ["t"], keepdims=0))
+        outputs.append(tensor("t", [4]))
+        weights["axes"] = np.array([0], np.int64)
+    return model(nodes, [tensor("x", [batch, 3, 4, 4]), tensor("z", [other, 4])], outputs,
+                 weights, opset=17)
+
+
+def compile_counting(proto: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
+                     ) -> tuple[object, list[int]]:
+    import dlc
+    import dlc.driver.build as build
+
+    compiles: list[int] = []
+    original = build._compile_source
+
+    def counted(*args: object, **kwargs: object) -> object:
+        compiles.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "_compile_source", counted)
+    executable = dlc.compile(proto, cache=False, jobs=1, threads=1, dynamic_batch=True)
+    return executable, compiles
+
+
+def test_one_compile_runs_batch_1_3_and_8(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.runtime.executable import Executable
+
+    executable, compiles = compile_counting(cnn(), monkeypatch)
+    assert isinstance(executable, Executable) and executable.batch_symbol == "N"
+    for n in (1, 3, 8, 3):
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        got = executable(x)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        assert isinstance(got, np.ndarray) and got.shape == (n, 10)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(compiles) == 1
+
+
+def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.runtime.executable import Executable, ExecutableError
+
+    proto = two_inputs()
+    executable, compiles = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, Executable)
+    x = RNG.standard_normal((5, 3, 4, 4)).astype(np.float32)
+    z = RNG.standard_normal((5, 4)).astype(np.float32)
+    (want,) = ReferenceEvaluator(proto).run(None, {"x": x, "z": z})
+    np.testing.assert_allclose(executable(x, z), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ExecutableError, match=r"input 1 \('z'\) of @main: dim 0 is 'N' = 2, but "
+                                              r"'N' = 5 from dim 0 of input 'x'"):
+        executable(x, z[:2])
+    with pytest.raises(ExecutableError, match=r"input 0 \('x'\) of @main: expected shape "
+                                              r"Nx3x4x4 \('N' = 5\), found \(5, 3, 4, 5\)"):
+        executable(np.zeros((5, 3, 4, 5), np.float32), z)
+    out = np.empty((5, 4), np.float32)
+    executable(x, z, out=(out,))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert len(compiles) == 1
+
+
+def test_a_model_that_mixes_rows_falls_back_to_specialization(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.driver.specialize import SpecializingExecutable
+
+    proto = two_inputs(reduce_batch=True)
+    executable, _ = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, SpecializingExecutable)
+    x = RNG.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    z = RNG.standard_normal((2, 4)).astype(np.float32)
+    got = executable(x, z)
+    want = ReferenceEvaluator(proto).run(None, {"x": x, "z": z})
+    for value, expected in zip(got, want, strict=True):  # type: ignore[arg-type]
+        np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5)
