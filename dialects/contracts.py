@@ -136,4 +136,10 @@ arguments whole). Written by `graph-batch-rows` (from `DIM_SYMBOLS_ATTR` on a le
 carried to the lowered entry by `convert-graph-to-tensor-expr` and
 `convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm` (the metadata's `batch`) and the
 runtimes, which take the batch from the inputs' leading dims, check that they agree and
-allocate outputs of that many rows."""
+allocate outputs of that many rows. A block entry (`BATCH_BLOCK_SUFFIX`) has the same marks on
+arguments of `k` rows."""
+
+BATCH_BLOCK_SUFFIX = "__rows"
+"""The name of an entry `<entry>__rows<k>` is that of `<entry>` compiled for `k` batch rows at
+once (`graph-batch-rows{block=k}`): the runtimes run it for each whole block of `k` rows of a
+call and `<entry>` (one row) for the rest, and do not offer it as an entry of its own."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
+from dlc.dialects.contracts import BATCH_BLOCK_SUFFIX, BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
 from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -25,11 +25,11 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 
-def _row_type(type: Attribute) -> Attribute:
-    """`tensor<?x...>` as one row, `tensor<1x...>`; any other type unchanged."""
+def _row_type(type: Attribute, rows: int = 1) -> Attribute:
+    """`tensor<?x...>` as `rows` rows, `tensor<rowsx...>`; any other type unchanged."""
     if not isinstance(type, TensorType) or not has_dynamic_leading_dim(type):
         return type
-    return TensorType(type.get_element_type(), [1, *type.get_shape()[1:]])
+    return TensorType(type.get_element_type(), [rows, *type.get_shape()[1:]])
 
 
 @dataclass(frozen=True)
@@ -41,19 +41,37 @@ class GraphBatchRowsPass(ModulePass):
     (`dlc.dim_symbols`, the ONNX importer's `dynamic_batch`), and every op with a dynamic type
     batch-polymorphic (the graph verifiers admit `?` in no other op).
 
-    Output IR: the same function with every leading `?` set to 1; each argument and result
+    Output IR: the same function with every leading `?` set to 1 (one row); each argument and result
     that had one carries `dlc.batch_rows = "<symbol>"` instead of `dlc.dim_symbols`. The other
     types, ops and attributes are unchanged (`graph.reshape`'s leading -1 now infers 1).
 
+    With `block` > 1, a copy of the function compiled for `block` rows at once is added after
+    it as `<name>__rows<block>` (`dlc.batch_rows` marks the same arguments): the runtime runs it
+    for each whole block of rows and the row function for the rest, so that a batch of `block`
+    or more rows runs the kernels of a static batch (a matmul's rows share its weight loads).
+
     Invariants: a function without dynamic dims is left alone; the rewritten function verifies.
+
+    Options:
+        block: the rows of the block entry (0 or 1: none).
     """
 
     name = "graph-batch-rows"
 
+    block: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in op.ops:
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                _batch_rows(function)
+        for function in list(op.ops):
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            if self.block > 1 and _is_dynamic(function):
+                _batch_symbol(function)  # the function's errors name it, not its copy
+                blocked = function.clone()
+                blocked.sym_name = StringAttr(
+                    f"{function.sym_name.data}{BATCH_BLOCK_SUFFIX}{self.block}")
+                _batch_rows(blocked, self.block)
+                op.body.block.insert_op_after(blocked, function)
+            _batch_rows(function)
 
 
 def _batch_symbol(function: func.FuncOp) -> str:
@@ -95,11 +113,14 @@ def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, 
     return ArrayAttr(new)
 
 
-def _batch_rows(function: func.FuncOp) -> None:
+def _is_dynamic(function: func.FuncOp) -> bool:
     types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
-    dynamic = any(has_dynamic_leading_dim(t) for t in types) or any(
+    return any(has_dynamic_leading_dim(t) for t in types) or any(
         has_dynamic_leading_dim(r.type) for op in function.walk() for r in op.results)
-    if not dynamic:
+
+
+def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
+    if not _is_dynamic(function):
         return
     symbol = _batch_symbol(function)
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
@@ -111,16 +132,16 @@ def _batch_rows(function: func.FuncOp) -> None:
                     f"'{op.name}' op expected dynamic dims only in the leading dim (the batch), "
                     f"found {result.type}")
             if has_dynamic_leading_dim(result.type):
-                Rewriter.replace_value_with_new_type(result, _row_type(result.type))
+                Rewriter.replace_value_with_new_type(result, _row_type(result.type, rows))
         for region in op.regions:
             for block in region.blocks:
                 for arg in list(block.args):
                     if has_dynamic_leading_dim(arg.type):
-                        Rewriter.replace_value_with_new_type(arg, _row_type(arg.type))
+                        Rewriter.replace_value_with_new_type(arg, _row_type(arg.type, rows))
     function.arg_attrs = _row_attrs(function.arg_attrs, inputs, symbol)
     function.res_attrs = _row_attrs(function.res_attrs, outputs, symbol)
     function.function_type = func.FunctionType.from_lists(
-        [_row_type(t) for t in inputs], [_row_type(t) for t in outputs])
+        [_row_type(t, rows) for t in inputs], [_row_type(t, rows) for t in outputs])
     try:
         function.verify()
     except VerifyException as e:

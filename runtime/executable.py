@@ -30,6 +30,10 @@ from dlc.runtime.metadata import (
     metadata_device,
 )
 
+BATCH_BLOCK_SUFFIX = "__rows"
+"""`<entry>__rows<k>`: `<entry>` for k batch rows at once (`dlc.dialects.contracts`, which the
+runtime does not import)."""
+
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
 vector)."""
@@ -156,6 +160,12 @@ def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
     return None
 
 
+def _block_of(name: str, signatures: Mapping[str, FunctionSignature]) -> int | None:
+    """k when `name` is `<entry>__rows<k>`, the block entry of another entry of `signatures`."""
+    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
+    return int(rows) if base in signatures and rows.isdigit() else None
+
+
 def bfloat16_dtype() -> np.dtype[Any]:
     """The NumPy dtype of bf16 arguments: `ml_dtypes.bfloat16` where ml_dtypes is installed (it
     comes with onnx), else `uint16` holding the bits (the upper half of the float32 pattern).
@@ -212,6 +222,7 @@ class Executable:
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
         self._function_pointer: Callable[..., int | None] | None = None
+        self._block_entry: tuple[int, Callable[..., int | None]] | None | bool = False
         if self.device is not None:
             from dlc.runtime.gpu_library import configure_driver
 
@@ -274,11 +285,29 @@ class Executable:
             if entry not in self.signatures:
                 raise ExecutableError(f"no entry function @{entry} (entry functions: {names})")
             return self.signatures[entry]
-        if len(self.signatures) != 1:
+        entries = [s for name, s in self.signatures.items() if _block_of(name, self.signatures)
+                   is None]
+        if len(entries) != 1:
             raise ExecutableError(
                 f"expected one entry function or an explicit entry, found {names}"
             )
-        return next(iter(self.signatures.values()))
+        return entries[0]
+
+    @property
+    def _block(self) -> tuple[int, Callable[..., int | None]] | None:
+        """(k, function) of the entry's block entry `<entry>__rows<k>` (k batch rows at once),
+        or None."""
+        if self._block_entry is False:
+            found = [(rows, name) for name in self.signatures
+                     if (rows := _block_of(name, self.signatures)) is not None
+                     and name == f"{self.name}{BATCH_BLOCK_SUFFIX}{rows}"]
+            self._block_entry = None
+            if found:
+                rows, name = max(found)
+                prototype = ctypes.CFUNCTYPE(
+                    None, *([ctypes.c_void_p] * len(self.signatures[name].arguments)))
+                self._block_entry = (rows, prototype(self._native.address(name)))
+        return self._block_entry
 
     @property
     def name(self) -> str:
@@ -353,9 +382,16 @@ class Executable:
         bases = [data_address(a) for a in arguments]
         steps = [a.nbytes // rows if spec.batch and rows else 0
                  for spec, a in zip(specs, arguments, strict=True)]
+        row = 0
+        block = self._block if rows > 1 else None
+        if block is not None:
+            size, blocked = block
+            while row + size <= rows:
+                blocked(*(base + row * step for base, step in zip(bases, steps, strict=True)))
+                row += size
         function = self._function
-        for row in range(rows):
-            function(*(base + row * step for base, step in zip(bases, steps, strict=True)))
+        for rest in range(row, rows):
+            function(*(base + rest * step for base, step in zip(bases, steps, strict=True)))
 
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None

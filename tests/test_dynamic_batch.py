@@ -182,8 +182,9 @@ def two_inputs(batch: str = "N", other: str = "N", reduce_batch: bool = False
 
 def compile_counting(proto: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
                      ) -> tuple[object, list[int]]:
-    import dlc
     import dlc.driver.build as build
+
+    import dlc
 
     compiles: list[int] = []
     original = build._compile_source

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p graph-batch-rows | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=4}' | filecheck %s --check-prefix=BLOCK
 
 // The leading `?` of every type becomes 1 (one batch row); the arguments and results that had
 // it say so with dlc.batch_rows, and reshape's leading -1 now infers 1.
@@ -11,6 +12,18 @@
 // CHECK-NEXT:  %[[F:.*]] = graph.reshape %[[R]] {shape = array<i64: -1, 256>} : (tensor<1x4x8x8xf32>) -> tensor<1x256xf32>
 // CHECK-NEXT:  %[[Y:.*]] = graph.matmul %[[F]], %[[M]] : (tensor<1x256xf32>, tensor<256x10xf32>) -> tensor<1x10xf32>
 // CHECK-NEXT:  func.return %[[Y]] : tensor<1x10xf32>
+// With a block, a copy for 4 rows follows the row function.
+// BLOCK-LABEL: func.func @conv_flatten_matmul(
+// BLOCK-SAME:  tensor<1x3x8x8xf32>
+// BLOCK:       func.func @conv_flatten_matmul__rows4(%{{.*}}: tensor<4x3x8x8xf32> {onnx.name = "x", dlc.batch_rows = "N"}
+// BLOCK-SAME:  -> (tensor<4x10xf32> {onnx.name = "y", dlc.batch_rows = "N"})
+// BLOCK:       graph.reshape %{{.*}} {shape = array<i64: -1, 256>} : (tensor<4x4x8x8xf32>) -> tensor<4x256xf32>
+// BLOCK:       graph.matmul {{.*}} -> tensor<4x10xf32>
+// BLOCK-LABEL: func.func @negative_static(
+// BLOCK-NEXT:    graph.relu
+// BLOCK-NEXT:    func.return
+// BLOCK-NEXT:  }
+// BLOCK-NEXT:  }
 func.func @conv_flatten_matmul(%x: tensor<?x3x8x8xf32> {onnx.name = "x", dlc.dim_symbols = ["N", "", "", ""]}, %w: tensor<4x3x3x3xf32>, %m: tensor<256x10xf32>) -> (tensor<?x10xf32> {onnx.name = "y", dlc.dim_symbols = ["N", ""]}) {
   %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x8x8xf32>
   %r = graph.relu %c : tensor<?x4x8x8xf32>
