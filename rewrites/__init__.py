@@ -14,7 +14,6 @@ from xdsl.passes import ModulePass
 
 PASSES: dict[str, tuple[str, str]] = {
     # graph level
-    "graph-batch-rows": ("dlc.rewrites.graph_batch_rows", "GraphBatchRowsPass"),
     "graph-fold-constants": ("dlc.rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
     "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fold-qdq": ("dlc.rewrites.graph_fold_qdq", "GraphFoldQdqPass"),
@@ -25,6 +24,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
     "graph-conv-column-to-row": (
         "dlc.rewrites.graph_conv_column_to_row", "GraphConvColumnToRowPass"),
+    "graph-batch-rows": ("dlc.rewrites.graph_batch_rows", "GraphBatchRowsPass"),
     "graph-conv-split-bands": ("dlc.rewrites.graph_conv_split_bands", "GraphConvSplitBandsPass"),
     "graph-conv-transpose-to-subpixel": (
         "dlc.rewrites.graph_conv_transpose_to_subpixel", "GraphConvTransposeToSubpixelPass"),
