@@ -247,3 +247,36 @@ def test_a_model_that_mixes_rows_falls_back_to_specialization(
     want = ReferenceEvaluator(proto).run(None, {"x": x, "z": z})
     for value, expected in zip(got, want, strict=True):  # type: ignore[arg-type]
         np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: object) -> None:
+    from dlc.runtime.executable import Executable
+
+    import dlc
+
+    executable, _ = compile_counting(cnn(), monkeypatch)
+    assert isinstance(executable, Executable)
+    assert sorted(executable.signatures) == ["main", "main__rows8"]
+    library = dlc.load(executable.export(f"{tmp_path}/model.so"))
+    assert library.name == "main" and library.batch_symbol == "N"
+    for n in (11, 2):  # one block of 8 and 3 rows; rows only
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(library(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_metadata_carries_the_batch() -> None:
+    from dlc.runtime.metadata import (
+        ArgumentSpec,
+        FunctionSignature,
+        decode_metadata,
+        encode_metadata,
+    )
+
+    signature = FunctionSignature("main", (ArgumentSpec("x", (1, 3), "float32", "N"),
+                                           ArgumentSpec("w", (3,), "float32"),
+                                           ArgumentSpec("y", (1, 3), "float32", "N")), 1)
+    text = encode_metadata([signature])
+    assert text.count('"batch":"N"') == 2
+    assert decode_metadata(text) == {"main": signature}

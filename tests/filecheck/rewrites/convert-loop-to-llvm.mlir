@@ -787,6 +787,21 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 
 // -----
 
+// Arguments that are one row of a dynamic batch (dlc.batch_rows, from graph-batch-rows) say so
+// in the entry signature (`batch`); the others have no `batch` key.
+
+// CHECK-LABEL: llvm.func @batch_rows
+// CHECK:       llvm.mlir.global external constant @dlc_metadata
+// CHECK-SAME:    {\22name\22:\22x\22,\22shape\22:[1,4],\22dtype\22:\22float32\22,\22batch\22:\22N\22}
+// CHECK-SAME:    {\22name\22:\22w\22,\22shape\22:[4],\22dtype\22:\22float32\22}
+// CHECK-SAME:    {\22name\22:\22y\22,\22shape\22:[1,4],\22dtype\22:\22float32\22,\22batch\22:\22N\22}
+func.func @batch_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %w: memref<4xf32> {onnx.name = "w"}, %y: memref<1x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<1x4xf32>, memref<1x4xf32>) -> ()
+  func.return
+}
+
+// -----
+
 // With check-bounds, each index is compared (unsigned: a negative one fails too) with its
 // dimension before the access; a violation branches to a block that reports the kernel, the
 // buffer, the index and the dimension and aborts. Without the option nothing of it is emitted.
