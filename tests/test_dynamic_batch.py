@@ -13,6 +13,8 @@ from dlc.dialects.dim_symbols import argument_symbols, bind_symbols, verify_dim_
 from dlc.dialects.graph.interpreter import InterpreterError, run_module
 from dlc.frontends.onnx.errors import DynamicInputError
 from dlc.frontends.onnx.importer import import_onnx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType, f32
@@ -280,3 +282,102 @@ def test_the_metadata_carries_the_batch() -> None:
     text = encode_metadata([signature])
     assert text.count('"batch":"N"') == 2
     assert decode_metadata(text) == {"main": signature}
+
+
+# ---------------------------------------------------------------------------------------------
+# graph-batch-rows: the row function computes each row of the batched function
+# ---------------------------------------------------------------------------------------------
+
+_STEPS = ("relu", "bias", "conv", "pool", "transpose", "softmax", "self_add")
+
+
+def _batched_module(steps: list[str], channels: int, size: int, seed: int
+                    ) -> tuple[object, tuple[int, ...]]:
+    """A function over x: tensor<?xCxSxS> applying `steps` (batch-polymorphic graph ops), then
+    a flatten and a matmul; the module and the row shape of x."""
+    from dlc.dialects.contracts import ONNX_NAME_ATTR
+    from dlc.dialects.dim_symbols import symbols_attr
+    from dlc.dialects.graph.ops import (
+        AddOp,
+        Conv2DOp,
+        FlattenOp,
+        MatmulOp,
+        MaxPool2DOp,
+        ReluOp,
+        SoftmaxOp,
+        TransposeOp,
+    )
+    from dlc.dialects.graph.utils import build_constant
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
+    from xdsl.dialects.func import ReturnOp
+    from xdsl.ir import Block, Region
+
+    rng = np.random.default_rng(seed)
+    row = (channels, size, size)
+    block = Block(arg_types=[TensorType(f32, [DYNAMIC_INDEX, *row])])
+    value = block.args[0]
+
+    def add(op: object) -> object:
+        block.add_op(op)  # type: ignore[arg-type]
+        return op.results[0]  # type: ignore[attr-defined]
+
+    def constant(shape: tuple[int, ...]) -> object:
+        return add(build_constant(rng.standard_normal(shape).astype(np.float32)))
+
+    layout_nchw = True
+    for step in steps:
+        shape = value.type.get_shape()  # type: ignore[attr-defined]
+        if step == "relu":
+            value = add(ReluOp(value))
+        elif step == "self_add":
+            value = add(AddOp(value, value))
+        elif step == "bias":
+            value = add(AddOp(value, constant(shape[1:2] + (1,) * (len(shape) - 2))))
+        elif step == "conv" and layout_nchw:
+            value = add(Conv2DOp(value, constant((shape[1], shape[1], 3, 3)),
+                                 padding=(1, 1, 1, 1)))
+        elif step == "pool" and layout_nchw and shape[2] % 2 == 0 and shape[2] > 1:
+            value = add(MaxPool2DOp(value, kernel=(2, 2), strides=(2, 2)))
+        elif step == "transpose":
+            value = add(TransposeOp(value, [0, 2, 3, 1] if layout_nchw else [0, 3, 1, 2]))
+            layout_nchw = not layout_nchw
+        elif step == "softmax":
+            value = add(SoftmaxOp(value, axis=1))
+    value = add(FlattenOp(value))
+    features = value.type.get_shape()[1]  # type: ignore[attr-defined]
+    value = add(MatmulOp(value, constant((features, 5))))
+    block.add_op(ReturnOp(value))  # type: ignore[arg-type]
+    function = FuncOp("main", ([block.args[0].type], [value.type]),  # type: ignore[attr-defined]
+                      Region(block))
+    function.arg_attrs = ArrayAttr([DictionaryAttr({
+        ONNX_NAME_ATTR: StringAttr("x"), DIM_SYMBOLS_ATTR: symbols_attr(["N", "", "", ""])})])
+    function.res_attrs = ArrayAttr([DictionaryAttr({
+        DIM_SYMBOLS_ATTR: symbols_attr(["N", ""])})])
+    module = ModuleOp([function])
+    module.verify()
+    return module, row
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.sampled_from(_STEPS), max_size=5),
+       channels=st.integers(1, 4), size=st.sampled_from([1, 2, 4]), rows=st.integers(1, 6),
+       seed=st.integers(0, 2**16))
+def test_batch_rows_computes_each_row(steps: list[str], channels: int, size: int, rows: int,
+                                      seed: int) -> None:
+    from dlc.dialects import make_context
+    from dlc.rewrites.graph_batch_rows import GraphBatchRowsPass
+
+    module, row = _batched_module(steps, channels, size, seed)
+    x = np.random.default_rng(seed).standard_normal((rows, *row)).astype(np.float32)
+    (want,) = run_module(module, [x])  # the batched function, all rows at once
+    batched = module.clone()  # type: ignore[attr-defined]
+    GraphBatchRowsPass(block=3).apply(make_context(), batched)
+    batched.verify()
+    functions = {f.sym_name.data: f for f in batched.ops if isinstance(f, FuncOp)}
+    assert set(functions) == {"main", "main__rows3"}
+    assert argument_symbols(functions["main"]) == [("", "", "", "")]
+    got = np.concatenate([run_module(batched, [x[i:i + 1]], "main")[0] for i in range(rows)])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    if rows >= 3:
+        (block,) = run_module(batched, [x[:3]], "main__rows3")
+        np.testing.assert_allclose(block, want[:3], rtol=1e-4, atol=1e-4)
