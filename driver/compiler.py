@@ -30,6 +30,7 @@ from typing import TextIO
 
 import numpy as np
 from dlc.dialects.contracts import (
+    BATCH_ENTRY_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NODES_ATTR,
     TARGET_ATTR,
@@ -704,7 +705,8 @@ class _Driver:
         symbols = [
             op.sym_name.data
             for op in self.module.ops
-            if isinstance(op, llvm.FuncOp) and NUM_OUTPUTS_ATTR in op.attributes
+            if isinstance(op, llvm.FuncOp)
+            and (NUM_OUTPUTS_ATTR in op.attributes or BATCH_ENTRY_ATTR in op.attributes)
             and op.linkage.linkage.data == "external" and op.body.blocks
         ]
         symbols += [s for s in self.objects if s != ENTRY_UNIT]

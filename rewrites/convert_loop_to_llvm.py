@@ -18,6 +18,7 @@ from dlc.dialects.contracts import (
     VALID_EXTENT_ATTR,
 )
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.batch import batch_entries
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
 from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
@@ -336,6 +337,7 @@ class ConvertLoopToLLVMPass(ModulePass):
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
+        op.body.block.add_ops(batch_entries(signatures))
         _check_fully_lowered(op)
         if self.metadata and signatures:
             if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):

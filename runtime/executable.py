@@ -34,6 +34,10 @@ BATCH_BLOCK_SUFFIX = "__rows"
 """`<entry>__rows<k>`: `<entry>` for k batch rows at once (`dlc.dialects.contracts`, which the
 runtime does not import)."""
 
+BATCH_ENTRY_SUFFIX = "__batch"
+"""`<entry>__batch(int64_t n, void *...)`: `<entry>` run natively on a batch of n rows
+(`dlc.rewrites.llvm_lowering.batch`)."""
+
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
 vector)."""
@@ -223,6 +227,7 @@ class Executable:
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
         self._function_pointer: Callable[..., int | None] | None = None
         self._block_entry: tuple[int, Callable[..., int | None]] | None | bool = False
+        self._batch_function: Callable[..., None] | None | bool = False
         if self.device is not None:
             from dlc.runtime.gpu_library import configure_driver
 
@@ -375,8 +380,29 @@ class Executable:
                     f"dim 0 of input '{first[0]}'")
         return 1 if first is None else first[1]
 
+    @property
+    def _batch_entry(self) -> Callable[..., None] | None:
+        """The native batch loop `<entry>__batch(i64 n, ptr...)`, or None (a library compiled
+        before it existed: the rows are then run from here)."""
+        if self._batch_function is False:
+            self._batch_function = None
+            try:
+                address = self._native.address(f"{self.name}{BATCH_ENTRY_SUFFIX}")
+            except Exception:  # noqa: BLE001 - each native module has its own lookup error
+                address = 0
+            if address:
+                prototype = ctypes.CFUNCTYPE(
+                    None, ctypes.c_int64, *([ctypes.c_void_p] * len(self.signature.arguments)))
+                self._batch_function = prototype(address)
+        return self._batch_function
+
     def _run_rows(self, arrays: list[np.ndarray], outputs: list[np.ndarray], rows: int) -> None:
-        """Run the entry once per batch row: batched arguments advance one row per call."""
+        """Run the entry on each batch row (the native batch loop where there is one): batched
+        arguments advance one row per call, blocks of rows through the block entry."""
+        batch = self._batch_entry
+        if batch is not None:
+            batch(rows, *map(data_address, (*arrays, *outputs)))
+            return
         arguments = [*arrays, *outputs]
         specs = self.signature.arguments
         bases = [data_address(a) for a in arguments]

@@ -205,6 +205,7 @@ def test_one_compile_runs_batch_1_3_and_8(monkeypatch: pytest.MonkeyPatch) -> No
 
     executable, compiles = compile_counting(cnn(), monkeypatch)
     assert isinstance(executable, Executable) and executable.batch_symbol == "N"
+    assert executable._batch_entry is not None  # the native batch loop, not the Python one
     for n in (1, 3, 8, 3):
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         got = executable(x)
@@ -262,6 +263,7 @@ def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatc
     assert sorted(executable.signatures) == ["main", "main__rows8"]
     library = dlc.load(executable.export(f"{tmp_path}/model.so"))
     assert library.name == "main" and library.batch_symbol == "N"
+    assert library._batch_entry is not None
     for n in (11, 2):  # one block of 8 and 3 rows; rows only
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
