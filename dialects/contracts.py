@@ -136,19 +136,11 @@ arguments whole). Written by `graph-batch-rows` (from `DIM_SYMBOLS_ATTR` on a le
 carried to the lowered entry by `convert-graph-to-tensor-expr` and
 `convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm` (the metadata's `batch`) and the
 runtimes, which take the batch from the inputs' leading dims, check that they agree and
-allocate outputs of that many rows. A block entry (`BATCH_BLOCK_SUFFIX`) has the same marks on
-arguments of `k` rows."""
-
-BATCH_BLOCK_SUFFIX = "__rows"
-"""The name of an entry `<entry>__rows<k>` is that of `<entry>` compiled for `k` batch rows at
-once (`graph-batch-rows{block=k}`): the runtimes run it for each whole block of `k` rows of a
-call and `<entry>` (one row) for the rest, and do not offer it as an entry of its own."""
-
-BATCH_ENTRY_SUFFIX = "__batch"
-"""`<entry>__batch(i64 n, ptr...)`: `<entry>` run on a batch of n rows (`BATCH_ENTRY_ATTR`)."""
+allocate outputs of that many rows. A block entry (`runtime.metadata.BATCH_BLOCK_SUFFIX`) has
+the same marks on arguments of `k` rows."""
 
 BATCH_ENTRY_ATTR = "dlc.batch_entry"
-"""`UnitAttr` on an `llvm.func @<entry>__batch(i64 n, ptr...)`: the native loop that runs an
-entry with a dynamic batch on n rows (its block entry on whole blocks, then its row entry).
-Written by `convert-loop-to-llvm`; read by the driver (an exported symbol) and called by the
-runtimes."""
+"""`UnitAttr` on an `llvm.func @<entry>__batch(i64 n, ptr...)`
+(`runtime.metadata.BATCH_ENTRY_SUFFIX`): the native loop that runs an entry with a dynamic batch
+on n rows (its block entry on whole blocks, then its row entry). Written by
+`convert-loop-to-llvm`; read by the driver (an exported symbol) and called by the runtimes."""

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlc.dialects.contracts import BATCH_BLOCK_SUFFIX, BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
+from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
 from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
+from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType

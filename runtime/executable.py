@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import numpy as np
 from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
+    BATCH_BLOCK_SUFFIX,
+    BATCH_ENTRY_SUFFIX,
     FunctionSignature,
     MetadataError,
     ModelInfo,
@@ -29,14 +31,6 @@ from dlc.runtime.metadata import (
     format_bytes,
     metadata_device,
 )
-
-BATCH_BLOCK_SUFFIX = "__rows"
-"""`<entry>__rows<k>`: `<entry>` for k batch rows at once (`dlc.dialects.contracts`, which the
-runtime does not import)."""
-
-BATCH_ENTRY_SUFFIX = "__batch"
-"""`<entry>__batch(int64_t n, void *...)`: `<entry>` run natively on a batch of n rows
-(`dlc.rewrites.llvm_lowering.batch`)."""
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512

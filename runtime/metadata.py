@@ -158,6 +158,14 @@ WEIGHT_ALIGNMENT = 64
 MODEL_SYMBOL = "dlc_model"
 """The name of the global that holds a compiled model's JSON description (`ModelInfo`)."""
 
+BATCH_BLOCK_SUFFIX = "__rows"
+"""The name of an entry `<entry>__rows<k>` is that of `<entry>` compiled for `k` batch rows at
+once (`graph-batch-rows{block=k}`): the runtimes run it for each whole block of `k` rows of a
+call and `<entry>` (one row) for the rest, and do not offer it as an entry of its own."""
+
+BATCH_ENTRY_SUFFIX = "__batch"
+"""`<entry>__batch(i64 n, ptr...)`: `<entry>` run on a batch of n rows (`dlc.batch_entry`)."""
+
 WORKSPACE_ENTRY_SUFFIX = "_with_workspace"
 """The suffix of an entry function's twin that takes the planned workspace as one more, last
 argument (`void main_with_workspace(inputs..., outputs..., uint8_t *workspace)`, the workspace

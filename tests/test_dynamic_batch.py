@@ -383,3 +383,26 @@ def test_batch_rows_computes_each_row(steps: list[str], channels: int, size: int
     if rows >= 3:
         (block,) = run_module(batched, [x[:3]], "main__rows3")
         np.testing.assert_allclose(block, want[:3], rtol=1e-4, atol=1e-4)
+
+
+def test_the_c_interface_runs_a_batch(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    import ctypes
+
+    executable, _ = compile_counting(cnn(), monkeypatch)
+    path = executable.export(f"{tmp_path}/model.so", c_prefix="cnn")  # type: ignore[attr-defined]
+    library = ctypes.CDLL(str(path))
+
+    class Pointers(ctypes.Structure):
+        _fields_ = [("p", ctypes.c_void_p)]
+
+    run_batch = library.cnn_run_batch
+    run_batch.argtypes = [ctypes.c_int64, ctypes.POINTER(Pointers), ctypes.POINTER(Pointers)]
+    run_batch.restype = ctypes.c_int
+    n = 10
+    x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+    out = np.zeros((n, 10), np.float32)
+    status = run_batch(n, Pointers(x.ctypes.data), Pointers(out.ctypes.data))
+    assert status == 0
+    (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    assert run_batch(-1, Pointers(x.ctypes.data), Pointers(out.ctypes.data)) != 0

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dlc.dialects.contracts import BATCH_BLOCK_SUFFIX, BATCH_ENTRY_ATTR, BATCH_ENTRY_SUFFIX
+from dlc.dialects.contracts import BATCH_ENTRY_ATTR
 from dlc.rewrites.llvm_lowering.common import int_constant
-from dlc.runtime.metadata import FunctionSignature
+from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX, BATCH_ENTRY_SUFFIX, FunctionSignature
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i8, i64
 from xdsl.ir import Block, Region, SSAValue
