@@ -8,6 +8,8 @@ default the model's name), which `c_header` declares:
     int <prefix>_run(const struct <prefix>_inputs *, struct <prefix>_outputs *);
     int <prefix>_run_with_workspace(const struct <prefix>_inputs *, struct <prefix>_outputs *,
                                     void *workspace, size_t workspace_bytes);
+    int <prefix>_run_batch(int64_t rows, const struct <prefix>_inputs *,   /* a dynamic */
+                           struct <prefix>_outputs *);                      /* batch only */
     int <prefix>_set_num_threads(int);   int <prefix>_get_num_threads(void);
     const char *<prefix>_error_string(int);
     const void *<prefix>_dlc_symbol(const char *name);   /* for dlc.load */
