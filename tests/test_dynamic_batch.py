@@ -406,3 +406,19 @@ def test_the_c_interface_runs_a_batch(monkeypatch: pytest.MonkeyPatch, tmp_path:
     (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
     assert run_batch(-1, Pointers(x.ctypes.data), Pointers(out.ctypes.data)) != 0
+
+
+def test_dlc_compile_dynamic_batch_writes_one_library(tmp_path: object) -> None:
+    from dlc.tools.dlc_main import main
+
+    import dlc
+
+    path, library = f"{tmp_path}/cnn.onnx", f"{tmp_path}/cnn.so"
+    onnx.save(cnn(), path)
+    assert main(["compile", path, "--dynamic-batch", "--no-cache", "--jobs", "1",
+                 "-o", library]) == 0
+    loaded = dlc.load(library)
+    for n in (4, 9):
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(loaded(x), want, rtol=1e-5, atol=1e-5)
