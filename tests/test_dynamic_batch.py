@@ -422,3 +422,18 @@ def test_dlc_compile_dynamic_batch_writes_one_library(tmp_path: object) -> None:
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
         np.testing.assert_allclose(loaded(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_model_cache_keeps_the_batch(tmp_path: object) -> None:
+    import dlc
+
+    for _ in range(2):  # compiled, then read from the cache
+        executable = dlc.compile(cnn(), cache_dir=str(tmp_path), jobs=1, threads=1,
+                                 dynamic_batch=True)
+        assert executable.batch_symbol == "N"  # type: ignore[union-attr]
+        x = RNG.standard_normal((3, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    static = dlc.compile(cnn(), cache_dir=str(tmp_path), jobs=1, threads=1,
+                         input_shapes={"x": (3, 3, 8, 8)})
+    assert static.batch_symbol is None  # the dynamic compile is not this one's cache entry
