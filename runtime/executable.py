@@ -5,7 +5,10 @@ The native code comes from the driver (object code linked in process) or a share
 (`runtime.library`; a GPU library's entry runs its kernels on the device and returns a status,
 `runtime.gpu_library`); the signature comes from the module's `dlc_metadata`. Calling checks every
 input against it (count, shape, dtype), allocates the outputs 64-byte aligned, and calls the
-function through ctypes with one pointer per buffer. Nothing here imports llvmlite.
+function through ctypes with one pointer per buffer. An entry with a dynamic batch (arguments
+whose metadata has `batch`: one row each) takes N from the batched inputs' leading dims (they
+must agree), allocates outputs of N rows and calls its native batch loop `<entry>__batch(n,
+...)` once. Nothing here imports llvmlite.
 """
 
 from __future__ import annotations
@@ -158,10 +161,11 @@ def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
     return None
 
 
-def _block_of(name: str, signatures: Mapping[str, FunctionSignature]) -> int | None:
-    """k when `name` is `<entry>__rows<k>`, the block entry of another entry of `signatures`."""
+def _is_block_entry(name: str, signatures: Mapping[str, FunctionSignature]) -> bool:
+    """Whether `name` is `<entry>__rows<k>`, the block entry of another entry of `signatures`
+    (called by that entry's batch loop, not offered as an entry)."""
     base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
-    return int(rows) if base in signatures and rows.isdigit() else None
+    return base in signatures and rows.isdigit()
 
 
 def bfloat16_dtype() -> np.dtype[Any]:
@@ -220,8 +224,7 @@ class Executable:
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
         self._function_pointer: Callable[..., int | None] | None = None
-        self._block_entry: tuple[int, Callable[..., int | None]] | None | bool = False
-        self._batch_function: Callable[..., None] | None | bool = False
+        self._batch_function: Callable[..., None] | None = None
         if self.device is not None:
             from dlc.runtime.gpu_library import configure_driver
 
@@ -284,29 +287,13 @@ class Executable:
             if entry not in self.signatures:
                 raise ExecutableError(f"no entry function @{entry} (entry functions: {names})")
             return self.signatures[entry]
-        entries = [s for name, s in self.signatures.items() if _block_of(name, self.signatures)
-                   is None]
+        entries = [s for name, s in self.signatures.items()
+                   if not _is_block_entry(name, self.signatures)]
         if len(entries) != 1:
             raise ExecutableError(
                 f"expected one entry function or an explicit entry, found {names}"
             )
         return entries[0]
-
-    @property
-    def _block(self) -> tuple[int, Callable[..., int | None]] | None:
-        """(k, function) of the entry's block entry `<entry>__rows<k>` (k batch rows at once),
-        or None."""
-        if self._block_entry is False:
-            found = [(rows, name) for name in self.signatures
-                     if (rows := _block_of(name, self.signatures)) is not None
-                     and name == f"{self.name}{BATCH_BLOCK_SUFFIX}{rows}"]
-            self._block_entry = None
-            if found:
-                rows, name = max(found)
-                prototype = ctypes.CFUNCTYPE(
-                    None, *([ctypes.c_void_p] * len(self.signatures[name].arguments)))
-                self._block_entry = (rows, prototype(self._native.address(name)))
-        return self._block_entry
 
     @property
     def name(self) -> str:
@@ -375,43 +362,21 @@ class Executable:
         return 1 if first is None else first[1]
 
     @property
-    def _batch_entry(self) -> Callable[..., None] | None:
-        """The native batch loop `<entry>__batch(i64 n, ptr...)`, or None (a library compiled
-        before it existed: the rows are then run from here)."""
-        if self._batch_function is False:
-            self._batch_function = None
+    def _batch_entry(self) -> Callable[..., None]:
+        """The native batch loop `<entry>__batch(i64 n, ptr...)` of an entry with batched
+        arguments (`convert-loop-to-llvm` adds it with the metadata's `batch`)."""
+        if self._batch_function is None:
+            name = f"{self.name}{BATCH_ENTRY_SUFFIX}"
             try:
-                address = self._native.address(f"{self.name}{BATCH_ENTRY_SUFFIX}")
-            except Exception:  # noqa: BLE001 - each native module has its own lookup error
-                address = 0
-            if address:
-                prototype = ctypes.CFUNCTYPE(
-                    None, ctypes.c_int64, *([ctypes.c_void_p] * len(self.signature.arguments)))
-                self._batch_function = prototype(address)
+                address = self._native.address(name)
+            except Exception as e:  # noqa: BLE001 - each native module has its own lookup error
+                raise ExecutableError(
+                    f"@{self.name} has batched arguments but no batch entry @{name}: {e}"
+                ) from None
+            prototype = ctypes.CFUNCTYPE(
+                None, ctypes.c_int64, *([ctypes.c_void_p] * len(self.signature.arguments)))
+            self._batch_function = prototype(address)
         return self._batch_function
-
-    def _run_rows(self, arrays: list[np.ndarray], outputs: list[np.ndarray], rows: int) -> None:
-        """Run the entry on each batch row (the native batch loop where there is one): batched
-        arguments advance one row per call, blocks of rows through the block entry."""
-        batch = self._batch_entry
-        if batch is not None:
-            batch(rows, *map(data_address, (*arrays, *outputs)))
-            return
-        arguments = [*arrays, *outputs]
-        specs = self.signature.arguments
-        bases = [data_address(a) for a in arguments]
-        steps = [a.nbytes // rows if spec.batch and rows else 0
-                 for spec, a in zip(specs, arguments, strict=True)]
-        row = 0
-        block = self._block if rows > 1 else None
-        if block is not None:
-            size, blocked = block
-            while row + size <= rows:
-                blocked(*(base + row * step for base, step in zip(bases, steps, strict=True)))
-                row += size
-        function = self._function
-        for rest in range(row, rows):
-            function(*(base + rest * step for base, step in zip(bases, steps, strict=True)))
 
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None
@@ -421,8 +386,8 @@ class Executable:
         outputs = self._outputs(out, len(arrays), rows)
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
-        if rows is not None:
-            self._run_rows(arrays, outputs, rows)
+        if rows is not None:  # a dynamic batch: the native loop over its rows
+            self._batch_entry(rows, *map(data_address, (*arrays, *outputs)))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         status = self._function(*map(data_address, (*arrays, *outputs)))
         if self.device is not None:
