@@ -119,3 +119,28 @@ count (XLA's bounded dynamic shapes)."""
 EXTENT_COUNT_ATTR = "dlc.extent_count"
 """`UnitAttr` in an entry function's result attributes: the result is the count of valid
 entries of another result (`VALID_EXTENT_ATTR`), which the runtimes do not return."""
+
+DIM_SYMBOLS_ATTR = "dlc.dim_symbols"
+"""`ArrayAttr` of `StringAttr` in an entry function's argument/result attributes, one per dim of
+a tensor (or memref) with a dynamic dim: the symbol that names each dynamic dim (`"N"`, the ONNX
+`dim_param`), and `""` for a static one. Every dim with one symbol has one size in a call (the
+batch that all inputs share). Written by the ONNX importer (`dynamic_batch`); read by
+`dialects.dim_symbols` (its verifier and queries), the graph interpreter and the runtimes' shape
+checks, which name the input and dim of a mismatch."""
+
+BATCH_ROWS_ATTR = "dlc.batch_rows"
+"""`StringAttr` in an entry function's argument/result attributes: the argument is one row of a
+batch whose size is the symbol (`"N"`), known at run time only; the function computes one row
+and the runtime calls it once per row, with the row's slice of each such argument (the other
+arguments whole). Written by `graph-batch-rows` (from `DIM_SYMBOLS_ATTR` on a leading `?`);
+carried to the lowered entry by `convert-graph-to-tensor-expr` and
+`convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm` (the metadata's `batch`) and the
+runtimes, which take the batch from the inputs' leading dims, check that they agree and
+allocate outputs of that many rows. A block entry (`runtime.metadata.BATCH_BLOCK_SUFFIX`) has
+the same marks on arguments of `k` rows."""
+
+BATCH_ENTRY_ATTR = "dlc.batch_entry"
+"""`UnitAttr` on an `llvm.func @<entry>__batch(i64 n, ptr...)`
+(`runtime.metadata.BATCH_ENTRY_SUFFIX`): the native loop that runs an entry with a dynamic batch
+on n rows (its block entry on whole blocks, then its row entry). Written by
+`convert-loop-to-llvm`; read by the driver (an exported symbol) and called by the runtimes."""

@@ -41,6 +41,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     fallback: str | None = None,
     byoc: str | None = None,
     precision: str = "fp32",
+    dynamic_batch: bool = False,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -89,6 +90,13 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             accumulate in f32 and round their result once; elementwise and data-movement ops
             between them follow; softmax, reductions, normalizations, exp/log and divisions
             stay in f32. Inputs and outputs keep their types.
+        dynamic_batch: compile an ONNX model whose inputs share a dynamic leading dim (a
+            `dim_param`, the batch) once for every batch size: the importer keeps it as `?`
+            (`import_onnx(dynamic_batch=True)`), `graph-batch-rows` compiles the function of one
+            row with static shapes and the default schedules, and the executable runs it once
+            per row of the call's inputs (checking that they agree). A model that is not
+            batch-polymorphic (an op mixing rows, a Shape of the batch, other dynamic dims)
+            falls back to specialization, as without the option. CPU targets only.
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -120,7 +128,17 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
         )
 
-    return build_onnx(model, input_shapes, build_for)  # type: ignore[return-value]
+    def build_batched(source: ModelSource, shapes: Mapping[str, Sequence[int]]) -> Executable:
+        return build(
+            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
+            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
+            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
+            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
+            dynamic_batch=True,
+        )
+
+    batched = build_batched if dynamic_batch and pipeline.startswith("cpu") else None
+    return build_onnx(model, input_shapes, build_for, batched)  # type: ignore[return-value]
 
 
 def load(path: str | Path, entry: str | None = None) -> Executable:

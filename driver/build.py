@@ -71,6 +71,7 @@ def build(
     check_bounds: bool = False,
     byoc: str | None = None,
     precision: str = "fp32",
+    dynamic_batch: bool = False,
 ) -> Executable:
     """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
 
@@ -102,7 +103,7 @@ def build(
         check_bounds, precision,
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
-    source = Source(model, input_shapes)
+    source = Source(model, input_shapes, dynamic_batch)
     # A custom op's compute and library are Python objects the model's bytes do not name: with
     # any registered, whole models are not cached (kernels still are, by their loop IR).
     whole_model = store is not None and not registered_custom_ops() and byoc is None

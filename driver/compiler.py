@@ -30,6 +30,7 @@ from typing import TextIO
 
 import numpy as np
 from dlc.dialects.contracts import (
+    BATCH_ENTRY_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NODES_ATTR,
     TARGET_ATTR,
@@ -62,6 +63,7 @@ from dlc.rewrites.loop_plan_memory import (
 )
 from dlc.rewrites.tuning.log import tuning_key
 from dlc.runtime.metadata import (
+    BATCH_BLOCK_SUFFIX,
     METADATA_SYMBOL,
     MODEL_SYMBOL,
     KernelArgument,
@@ -390,12 +392,22 @@ def _argument(value: SSAValue, entry: func.FuncOp, num_inputs: int) -> KernelArg
     return None
 
 
+def _is_block_entry(name: str, entries: set[str]) -> bool:
+    """Whether `name` is `<entry>__rows<k>` for another entry (`graph-batch-rows`' block)."""
+    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
+    return base in entries and rows.isdigit()
+
+
 def describe_model(
     module: ModuleOp, display_names: dict[str, str]
 ) -> tuple[ModelInfo | None, int]:
     """The model description of `module`'s only entry function (None if it has several or
-    none), and the bytes its intermediates would take unplanned. Loop level, after planning."""
+    none; the block entry of a dynamic batch, `<entry>__rows<k>`, does not count), and the bytes
+    its intermediates would take unplanned. Loop level, after planning."""
     entries = [op for op in module.ops if is_entry_function(op)]
+    names = {op.sym_name.data for op in entries if isinstance(op, func.FuncOp)}
+    entries = [op for op in entries
+               if isinstance(op, func.FuncOp) and not _is_block_entry(op.sym_name.data, names)]
     if len(entries) != 1:
         return None, 0
     entry = entries[0]
@@ -704,7 +716,8 @@ class _Driver:
         symbols = [
             op.sym_name.data
             for op in self.module.ops
-            if isinstance(op, llvm.FuncOp) and NUM_OUTPUTS_ATTR in op.attributes
+            if isinstance(op, llvm.FuncOp)
+            and (NUM_OUTPUTS_ATTR in op.attributes or BATCH_ENTRY_ATTR in op.attributes)
             and op.linkage.linkage.data == "external" and op.body.blocks
         ]
         symbols += [s for s in self.objects if s != ENTRY_UNIT]

@@ -206,14 +206,24 @@ def _contiguous(array: np.ndarray) -> np.ndarray:
 
 
 def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,
-               build: Builder) -> Executable | SpecializingExecutable:
+               build: Builder, batched: Builder | None = None
+               ) -> Executable | SpecializingExecutable:
     """`build(model, input_shapes)`, or a `SpecializingExecutable` when the build stops on an
     ONNX model (a ModelProto or `.onnx` path) whose input shapes `input_shapes` leaves dynamic,
     or that needs the value of a graph input at import time. The model is read twice only in
-    that case: a static model builds (and hits the model cache) as it always did."""
-    from dlc.frontends.onnx import DynamicInputError, NotConstantError
+    that case: a static model builds (and hits the model cache) as it always did.
+
+    With `batched` (a build with a dynamic batch, `dlc.compile(dynamic_batch=True)`), that build
+    comes first; a model it cannot import (not batch-polymorphic) goes on as without it."""
+    from dlc.frontends.onnx import DynamicInputError, NotConstantError, OnnxImportError
 
     given = dict(input_shapes or {})
+    if batched is not None:
+        try:
+            return batched(model, given)  # type: ignore[arg-type]
+        except CompileError as e:
+            if not isinstance(getattr(e, "diagnostic", None), OnnxImportError):
+                raise
     try:
         return build(model, given)  # type: ignore[arg-type] - a path or module builds as it is
     except CompileError as e:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import (
+    BATCH_ROWS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
     TARGET_ATTR,
@@ -17,6 +18,7 @@ from dlc.dialects.contracts import (
     VALID_EXTENT_ATTR,
 )
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
+from dlc.rewrites.llvm_lowering.batch import batch_entries
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
 from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
@@ -147,7 +149,10 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"'func.func' op expected argument {index} of entry function @{name} to be a "
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
-        arguments.append(ArgumentSpec(arg_names[index], type_.get_shape(), dtype))
+        batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
+        arguments.append(ArgumentSpec(
+            arg_names[index], type_.get_shape(), dtype,
+            batch.data if isinstance(batch, StringAttr) else ""))
     first_output = len(inputs) - num_outputs
     extents = []
     for index in range(first_output, len(inputs)):
@@ -332,6 +337,7 @@ class ConvertLoopToLLVMPass(ModulePass):
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
+        op.body.block.add_ops(batch_entries(signatures))
         _check_fully_lowered(op)
         if self.metadata and signatures:
             if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):

@@ -8,6 +8,8 @@ default the model's name), which `c_header` declares:
     int <prefix>_run(const struct <prefix>_inputs *, struct <prefix>_outputs *);
     int <prefix>_run_with_workspace(const struct <prefix>_inputs *, struct <prefix>_outputs *,
                                     void *workspace, size_t workspace_bytes);
+    int <prefix>_run_batch(int64_t rows, const struct <prefix>_inputs *,   /* a dynamic */
+                           struct <prefix>_outputs *);                      /* batch only */
     int <prefix>_set_num_threads(int);   int <prefix>_get_num_threads(void);
     const char *<prefix>_error_string(int);
     const void *<prefix>_dlc_symbol(const char *name);   /* for dlc.load */
@@ -43,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlc.runtime.metadata import (
+    BATCH_ENTRY_SUFFIX,
     METADATA_SYMBOL,
     MODEL_SYMBOL,
     WEIGHT_ALIGNMENT,
@@ -239,12 +242,21 @@ class CInterface:
         return DEVICE_ERROR_CODES if self.device is not None else ERROR_CODES
 
     @property
+    def batch(self) -> str:
+        """The symbol of the entry's dynamic batch (`ArgumentSpec.batch`) on a CPU library,
+        whose `<prefix>_run_batch` runs a batch of rows; "" otherwise."""
+        if self.device is not None:
+            return ""
+        return next((a.batch for a in self.signature.arguments if a.batch), "")
+
+    @property
     def exported_functions(self) -> tuple[str, ...]:
         p = self.prefix
         if self.device is not None:
             return (f"{p}_run", f"{p}_last_error", f"{p}_set_driver_library",
                     f"{p}_error_string", f"{p}_dlc_symbol")
-        return (f"{p}_run", f"{p}_run_with_workspace", f"{p}_set_num_threads",
+        batch = (f"{p}_run_batch",) if self.batch else ()
+        return (f"{p}_run", *batch, f"{p}_run_with_workspace", f"{p}_set_num_threads",
                 f"{p}_get_num_threads", f"{p}_error_string", f"{p}_dlc_symbol")
 
     @property
@@ -344,9 +356,10 @@ def c_header(api: CInterface, library_name: str) -> str:
                                      ("outputs", "", api.outputs)):
         lines += ["", f"struct {p}_{role} {{"]
         for tensor in tensors:
+            rows = f", one row of {tensor.spec.batch}" if tensor.spec.batch else ""
             lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
                          f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
-                         f"{_shape_text(tensor.spec)} */")
+                         f"{_shape_text(tensor.spec)}{rows} */")
         lines.append("};")
     lines += [""]
     if api.device is not None:
@@ -369,6 +382,16 @@ def c_header(api: CInterface, library_name: str) -> str:
             "/* Runs the model on `inputs`, writing `outputs`; allocates the workspace. */",
             f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs);",
             "",
+            *([
+                f"/* A batch of `rows` rows ('{api.batch}', the model's dynamic batch): the "
+                "members marked",
+                "   \"one row\" point at `rows` consecutive rows of the shape shown; runs the "
+                "model on",
+                f"   each ({m}_ERROR_INVALID_ARGUMENT for a negative count). */",
+                f"int {p}_run_batch(int64_t rows, const struct {p}_inputs *inputs, "
+                f"struct {p}_outputs *outputs);",
+                "",
+            ] if api.batch else []),
             "/* Runs the model in the caller's workspace (see Memory above). */",
             f"int {p}_run_with_workspace(const struct {p}_inputs *inputs, struct {p}_outputs "
             "*outputs,",
@@ -617,6 +640,21 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
             f"  dlc_entry_({', '.join(arguments)});",
         ]
     lines += [f"  return {m}_OK;", "}", ""]
+    if api.batch:
+        lines += [
+            f"extern void dlc_batch_entry_(int64_t, {', '.join(['void *'] * arity)})"
+            f' __asm__("{entry}{BATCH_ENTRY_SUFFIX}");',
+            "",
+            f"int {p}_run_batch(int64_t rows, const struct {p}_inputs *inputs, "
+            f"struct {p}_outputs *outputs) {{",
+            f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+            *(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;" for member in members),
+            f"  if (rows < 0) return {m}_ERROR_INVALID_ARGUMENT;",
+            f"  dlc_batch_entry_(rows, {', '.join(arguments)});",
+            f"  return {m}_OK;",
+            "}",
+            "",
+        ]
     lines += [f"int {p}_run(const struct {p}_inputs *inputs, struct {p}_outputs *outputs) {{"]
     if api.workspace_bytes:
         rounded = -(-api.workspace_bytes // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT

@@ -5,7 +5,10 @@ The native code comes from the driver (object code linked in process) or a share
 (`runtime.library`; a GPU library's entry runs its kernels on the device and returns a status,
 `runtime.gpu_library`); the signature comes from the module's `dlc_metadata`. Calling checks every
 input against it (count, shape, dtype), allocates the outputs 64-byte aligned, and calls the
-function through ctypes with one pointer per buffer. Nothing here imports llvmlite.
+function through ctypes with one pointer per buffer. An entry with a dynamic batch (arguments
+whose metadata has `batch`: one row each) takes N from the batched inputs' leading dims (they
+must agree), allocates outputs of N rows and calls its native batch loop `<entry>__batch(n,
+...)` once. Nothing here imports llvmlite.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
+    BATCH_BLOCK_SUFFIX,
+    BATCH_ENTRY_SUFFIX,
     FunctionSignature,
     MetadataError,
     ModelInfo,
@@ -156,6 +161,13 @@ def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
     return None
 
 
+def _is_block_entry(name: str, signatures: Mapping[str, FunctionSignature]) -> bool:
+    """Whether `name` is `<entry>__rows<k>`, the block entry of another entry of `signatures`
+    (called by that entry's batch loop, not offered as an entry)."""
+    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
+    return base in signatures and rows.isdigit()
+
+
 def bfloat16_dtype() -> np.dtype[Any]:
     """The NumPy dtype of bf16 arguments: `ml_dtypes.bfloat16` where ml_dtypes is installed (it
     comes with onnx), else `uint16` holding the bits (the upper half of the float32 pattern).
@@ -212,6 +224,7 @@ class Executable:
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
         self._function_pointer: Callable[..., int | None] | None = None
+        self._batch_function: Callable[..., None] | None = None
         if self.device is not None:
             from dlc.runtime.gpu_library import configure_driver
 
@@ -274,11 +287,13 @@ class Executable:
             if entry not in self.signatures:
                 raise ExecutableError(f"no entry function @{entry} (entry functions: {names})")
             return self.signatures[entry]
-        if len(self.signatures) != 1:
+        entries = [s for name, s in self.signatures.items()
+                   if not _is_block_entry(name, self.signatures)]
+        if len(entries) != 1:
             raise ExecutableError(
                 f"expected one entry function or an explicit entry, found {names}"
             )
-        return next(iter(self.signatures.values()))
+        return entries[0]
 
     @property
     def name(self) -> str:
@@ -289,14 +304,21 @@ class Executable:
         """Another entry function of the same compiled module."""
         return Executable(self._native, name, self._exporter)
 
-    def _check(self, index: int, value: object, role: str) -> np.ndarray:
+    def _check(self, index: int, value: object, role: str, rows: int | None = None
+               ) -> np.ndarray:
+        """`value` as argument `index`'s array; a batched argument (`ArgumentSpec.batch`) has
+        `rows` rows (any number when None: the first input fixes it)."""
         spec = self.signature.arguments[index]
         dtype = self._dtypes[index]
         names = self.input_names if role == "input" else ()
         name = names[index] if index < len(names) else spec.name
         what = f"{role} {index} ('{name}') of @{self.name}"
+        shape = spec.shape
+        if spec.batch:
+            given = getattr(value, "shape", None) or np.shape(value)  # type: ignore[arg-type]
+            shape = (int(given[0]) if rows is None and given else rows or 0, *spec.shape[1:])
         if (
-            isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == spec.shape
+            isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == shape
         ):
             return value
         array = np.asarray(value)
@@ -306,19 +328,67 @@ class Executable:
             array = array.astype(dtype)  # a Python or NumPy scalar, or a list: take its value
         if array.dtype != dtype:
             raise ExecutableError(f"{what}: expected dtype {dtype}, found {array.dtype}")
-        if array.shape != spec.shape:
+        if array.shape != shape:
+            if spec.batch:
+                row = "x".join(map(str, spec.shape[1:]))
+                raise ExecutableError(
+                    f"{what}: expected shape {spec.batch}x{row} ('{spec.batch}' = {shape[0]}), "
+                    f"found {tuple(array.shape)}")
             raise ExecutableError(
                 f"{what}: expected shape {spec.shape}, found {tuple(array.shape)}"
             )
         return array
 
+    @property
+    def batch_symbol(self) -> str | None:
+        """The symbol of the dynamic batch the entry runs per row (`ArgumentSpec.batch`), or
+        None when every argument is passed whole."""
+        return next((arg.batch for arg in self.signature.arguments if arg.batch), None)
+
+    def _rows(self, arrays: list[np.ndarray]) -> int:
+        """The batch of a call: the leading dim of the batched inputs, which must agree."""
+        first: tuple[str, int] | None = None
+        names = self.input_names
+        for index, (spec, array) in enumerate(zip(self.signature.inputs, arrays, strict=True)):
+            if not spec.batch:
+                continue
+            if first is None:
+                first = (names[index], array.shape[0])
+            elif array.shape[0] != first[1]:
+                raise ExecutableError(
+                    f"input {index} ('{names[index]}') of @{self.name}: dim 0 is "
+                    f"'{spec.batch}' = {array.shape[0]}, but '{spec.batch}' = {first[1]} from "
+                    f"dim 0 of input '{first[0]}'")
+        return 1 if first is None else first[1]
+
+    @property
+    def _batch_entry(self) -> Callable[..., None]:
+        """The native batch loop `<entry>__batch(i64 n, ptr...)` of an entry with batched
+        arguments (`convert-loop-to-llvm` adds it with the metadata's `batch`)."""
+        if self._batch_function is None:
+            name = f"{self.name}{BATCH_ENTRY_SUFFIX}"
+            try:
+                address = self._native.address(name)
+            except Exception as e:  # noqa: BLE001 - each native module has its own lookup error
+                raise ExecutableError(
+                    f"@{self.name} has batched arguments but no batch entry @{name}: {e}"
+                ) from None
+            prototype = ctypes.CFUNCTYPE(
+                None, ctypes.c_int64, *([ctypes.c_void_p] * len(self.signature.arguments)))
+            self._batch_function = prototype(address)
+        return self._batch_function
+
     def __call__(
         self, *inputs: object, out: Sequence[np.ndarray] | None = None
     ) -> np.ndarray | tuple[np.ndarray, ...]:
         arrays = self.prepare_inputs(inputs)
-        outputs = self._outputs(out, len(arrays))
+        rows = self._rows(arrays) if self.batch_symbol is not None else None
+        outputs = self._outputs(out, len(arrays), rows)
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
+        if rows is not None:  # a dynamic batch: the native loop over its rows
+            self._batch_entry(rows, *map(data_address, (*arrays, *outputs)))
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
         status = self._function(*map(data_address, (*arrays, *outputs)))
         if self.device is not None:
             from dlc.runtime.gpu_library import check_status
@@ -411,11 +481,13 @@ class Executable:
         outputs = results if isinstance(results, tuple) else (results,)
         return dict(zip(self.output_names, outputs, strict=True))
 
-    def _outputs(self, out: Sequence[np.ndarray] | None, first: int) -> list[np.ndarray]:
+    def _outputs(self, out: Sequence[np.ndarray] | None, first: int, rows: int | None = None
+                 ) -> list[np.ndarray]:
         specs = self.signature.outputs
         if out is None:
             return [
-                aligned_empty(spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)
+                aligned_empty((rows, *spec.shape[1:]) if spec.batch and rows is not None
+                              else spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)
                 for i, spec in enumerate(specs)
             ]
         if len(out) != len(specs):
@@ -433,7 +505,7 @@ class Executable:
                     f"output {first + i} of @{self.name}: expected a writeable array, found a "
                     "read-only one"
                 )
-            checked.append(self._check(first + i, array, "output"))
+            checked.append(self._check(first + i, array, "output", rows))
         return checked
 
     @staticmethod

@@ -36,6 +36,10 @@ class ArgumentSpec:
     name: str
     shape: tuple[int, ...]
     dtype: str
+    batch: str = ""
+    """The symbol of a dynamic batch (`"N"`) when the argument is one row of it
+    (`dlc.batch_rows`): `shape` is the row's (leading dim 1), a call passes N rows, and the
+    function runs once per row; empty for an argument passed whole."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,8 @@ def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None 
                 "name": signature.name,
                 "num_outputs": signature.num_outputs,
                 "arguments": [
-                    {"name": arg.name, "shape": list(arg.shape), "dtype": arg.dtype}
+                    {"name": arg.name, "shape": list(arg.shape), "dtype": arg.dtype,
+                     **({"batch": arg.batch} if arg.batch else {})}
                     for arg in signature.arguments
                 ],
                 **({"valid_extents": [list(e) for e in signature.valid_extents]}
@@ -126,7 +131,8 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
     try:
         for entry in document["functions"]:
             arguments = tuple(
-                ArgumentSpec(str(arg["name"]), tuple(int(d) for d in arg["shape"]), arg["dtype"])
+                ArgumentSpec(str(arg["name"]), tuple(int(d) for d in arg["shape"]), arg["dtype"],
+                             str(arg.get("batch", "")))
                 for arg in entry["arguments"]
             )
             extents = tuple(
@@ -151,6 +157,14 @@ WEIGHT_ALIGNMENT = 64
 
 MODEL_SYMBOL = "dlc_model"
 """The name of the global that holds a compiled model's JSON description (`ModelInfo`)."""
+
+BATCH_BLOCK_SUFFIX = "__rows"
+"""The name of an entry `<entry>__rows<k>` is that of `<entry>` compiled for `k` batch rows at
+once (`graph-batch-rows{block=k}`): the runtimes run it for each whole block of `k` rows of a
+call and `<entry>` (one row) for the rest, and do not offer it as an entry of its own."""
+
+BATCH_ENTRY_SUFFIX = "__batch"
+"""`<entry>__batch(i64 n, ptr...)`: `<entry>` run on a batch of n rows (`dlc.batch_entry`)."""
 
 WORKSPACE_ENTRY_SUFFIX = "_with_workspace"
 """The suffix of an entry function's twin that takes the planned workspace as one more, last

@@ -192,7 +192,7 @@ def test_checking_stops_at_the_llvm_dialect(
     assert err.startswith(
         "dlc-opt: note: --check-semantics stopped after pass 'convert-loop-to-llvm': the module "
         "is at the llvm dialect, which no interpreter runs; passes checked before it: "
-        "graph-fold-qdq, graph-fold-constants,"
+        "graph-batch-rows, graph-fold-qdq, graph-fold-constants,"
     ), err
     assert "loop-default-schedule, loop-fold-constant-nests" in err
     assert err.count("\n") == 1  # one note

@@ -96,6 +96,10 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         default=[], metavar="NAME=DIMS",
                         help="static shape of an input with dynamic dimensions, e.g. "
                         "x=1x3x224x224 (repeatable)")
+    parser.add_argument("--dynamic-batch", action="store_true",
+                        help="compile a model whose inputs share a dynamic leading dim (the "
+                        "batch) once for every batch size (falls back to shapes per call when "
+                        "its ops mix rows)")
     parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
     parser.add_argument("--jobs", "-j", type=_count(1, "number of jobs"), metavar="N",
                         help="processes compiling kernels (default: one per CPU)")
@@ -232,7 +236,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         tuning_log=args.tuning_log, cache=not args.no_cache, cache_dir=args.cache_dir,
         cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs, check_bounds=args.check_bounds, byoc=args.byoc,
-        precision=args.precision,
+        precision=args.precision, dynamic_batch=args.dynamic_batch,
     )
     return executable, time.perf_counter() - start
 

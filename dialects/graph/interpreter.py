@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 from dlc.dialects.arith_numpy import erf
+from dlc.dialects.dim_symbols import argument_symbols, bind_symbols, fits_shape
 from dlc.dialects.graph.attrs import BFLOAT16, to_numpy_dtype
 from dlc.dialects.graph.ops import (
     AbsOp,
@@ -146,6 +147,10 @@ def run_function(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np
         _check_input(name, index, np.asarray(value), type)
         for index, (value, type) in enumerate(zip(inputs, arg_types, strict=True))
     ]
+    try:
+        bind_symbols(argument_symbols(function), [a.shape for a in arrays])
+    except ValueError as e:
+        raise InterpreterError(f"graph interpreter: {name} {e}") from None
     return _run_block(function.body.blocks[0], arrays, func.ReturnOp)
 
 
@@ -161,7 +166,7 @@ def _check_input(name: str, index: int, value: np.ndarray, type: Attribute) -> n
             "arguments can be run"
         )
     dtype = to_numpy_dtype(type.get_element_type())
-    if value.shape != type.get_shape() or value.dtype != dtype:
+    if not fits_shape(value.shape, type.get_shape()) or value.dtype != dtype:
         raise InterpreterError(
             f"graph interpreter: {name} expected input #{index} of type {type} ({dtype}, shape "
             f"{type.get_shape()}), found {value.dtype} array of shape {value.shape}"
@@ -283,7 +288,7 @@ def _check_result(op: Operation, type: Attribute, value: np.ndarray) -> np.ndarr
     if not isinstance(type, TensorType):
         return value
     dtype = to_numpy_dtype(type.get_element_type())
-    if value.shape != type.get_shape() or value.dtype != dtype:
+    if not fits_shape(value.shape, type.get_shape()) or value.dtype != dtype:
         raise InterpreterError(
             f"graph interpreter: the implementation of '{op.name}' returned a {value.dtype} "
             f"array of shape {value.shape}, expected {type}"
@@ -544,7 +549,8 @@ def _reduce(op: ReduceOp, args: list[np.ndarray]) -> np.ndarray:
 
 @implements(ReshapeOp, FlattenOp)
 def _reshape(op: ReshapeOp | FlattenOp, args: list[np.ndarray]) -> np.ndarray:
-    return args[0].reshape(cast(TensorType, op.result.type).get_shape())
+    shape = cast(TensorType, op.result.type).get_shape()
+    return args[0].reshape([-1 if dim < 0 else dim for dim in shape])  # `?`: the batch
 
 
 @implements(TransposeOp)

@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim
 from dlc.dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BoolAttr,
     Builtin,
@@ -143,13 +145,35 @@ class ConvLayouts(ConvWindow):
         return self.groups_value() == channels and channels > 1
 
 
-def _tensor(op_name: str, what: str, type: Attribute) -> TensorType:
-    """`type` as a static-shape ranked tensor type, or a verifier error naming `what`."""
+def _tensor(
+    op_name: str, what: str, type: Attribute, *, leading_dynamic: bool = False
+) -> TensorType:
+    """`type` as a static-shape ranked tensor type, or a verifier error naming `what`.
+
+    With `leading_dynamic` the leading dim may be dynamic (`?`, the batch of a batch-polymorphic
+    op's data operand); every other dim must still be static.
+    """
     if not isinstance(type, TensorType):
         raise op_error(op_name, f"expected {what} to be a ranked tensor, found {type}")
-    if any(dim < 0 for dim in type.get_shape()):
-        raise op_error(op_name, f"expected {what} to have a static shape, found {type}")
+    dynamic = [axis for axis, dim in enumerate(type.get_shape()) if dim < 0]
+    if dynamic and not (leading_dynamic and dynamic == [0]):
+        shape = "a static shape after its leading dim" if leading_dynamic else "a static shape"
+        raise op_error(op_name, f"expected {what} to have {shape}, found {type}")
     return type
+
+
+def _require_static_axis(op_name: str, what: str, type: TensorType, axis: int) -> None:
+    """A batch-polymorphic op's `axis` (normalized) must not be the dynamic leading dim."""
+    if axis == 0 and has_dynamic_leading_dim(type):
+        raise op_error(op_name, f"expected {what} to be a static dim of {type}, found axis 0")
+
+
+def _require_batch_first(op_name: str, type: TensorType, batch_axis: int) -> None:
+    """A dynamic leading dim must be the layout's batch axis (`N`)."""
+    if batch_axis != 0 and has_dynamic_leading_dim(type):
+        raise op_error(
+            op_name, f"expected the dynamic leading dim of {type} to be the layout's N axis"
+        )
 
 
 def _same_element_type(op_name: str, types: Sequence[TensorType]) -> Attribute:
@@ -293,9 +317,15 @@ class GraphCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
 class GraphOp(IRDLOperation):
     """Base of every graph op with one tensor result computed by shape inference.
 
-    The verifier rejects dynamic dimensions, then recomputes the result type with the op's
-    `infer_type` and compares it with the declared one.
+    The verifier rejects dynamic dimensions (but a dynamic leading dim in a batch-polymorphic
+    op, `LEADING_DYNAMIC`), then recomputes the result type with the op's `infer_type` and
+    compares it with the declared one.
     """
+
+    LEADING_DYNAMIC: ClassVar[bool] = False
+    """Whether the op is batch-polymorphic: its data operands and its result may have a dynamic
+    leading dim (`?`, the batch), which shape inference carries from the operands to the result;
+    the other dims, and operands such as weights, stay static (its `infer_type` checks which)."""
 
     if TYPE_CHECKING:
         fusion_kind: ClassVar[FusionKind]
@@ -305,9 +335,12 @@ class GraphOp(IRDLOperation):
         raise NotImplementedError(f"{type(self).__name__} must define inferred_result_type")
 
     def verify_(self) -> None:
+        dynamic = self.LEADING_DYNAMIC
         for index, operand in enumerate(self.operands):
-            _tensor(self.name, f"operand #{index}", operand.type)
-        result_type = _tensor(self.name, "the result", self.results[0].type)
+            _tensor(self.name, f"operand #{index}", operand.type, leading_dynamic=dynamic)
+        result_type = _tensor(
+            self.name, "the result", self.results[0].type, leading_dynamic=dynamic
+        )
         inferred = self.inferred_result_type()
         if inferred != result_type:
             raise op_error(self.name, f"expected result type {inferred}, found {result_type}")
@@ -315,6 +348,8 @@ class GraphOp(IRDLOperation):
 
 class _BinaryOp(GraphOp):
     """Elementwise binary op with NumPy broadcasting."""
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -331,15 +366,18 @@ class _BinaryOp(GraphOp):
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
         """The broadcast shape of `lhs` and `rhs`, with their common element type."""
-        lhs_type = _tensor(cls.name, "the lhs", lhs)
-        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         if shape is None:
             raise op_error(
                 cls.name, f"expected broadcast-compatible operand shapes, found {lhs} and {rhs}"
             )
-        return TensorType(element_type, shape)
+        return _tensor(
+            cls.name, "the broadcast result", TensorType(element_type, shape),
+            leading_dynamic=True,
+        )
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.lhs.type, self.rhs.type)
@@ -350,6 +388,8 @@ class _UnaryOp(GraphOp):
 
     FLOAT_ONLY: ClassVar[bool] = True
     """Whether the op is defined on floating-point element types only."""
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
@@ -364,7 +404,7 @@ class _UnaryOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute) -> TensorType:
         """The operand's type (float element types only where the op needs them)."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         if cls.FLOAT_ONLY:
             _require_float(cls.name, x_type)
         return x_type
@@ -375,6 +415,8 @@ class _UnaryOp(GraphOp):
 
 class _Pool2DOp(GraphOp):
     """Shared shape rules of the 2-D sliding-window pools."""
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -395,7 +437,7 @@ class _Pool2DOp(GraphOp):
     ) -> TensorType:
         """Result type of a pool window `kernel` sliding over the H and W axes of `x`; the
         element type is float, or with `integers` also an integer type wider than i1."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         _require_rank(cls.name, "an input", x_type, 4)
         element = x_type.get_element_type()
         if not integers:
@@ -415,7 +457,8 @@ class _Pool2DOp(GraphOp):
         _require_positive(cls.name, "strides", strides)
         _require_positive(cls.name, "dilation", dilation)
         _require_non_negative(cls.name, "padding", padding)
-        _, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
+        n, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
+        _require_batch_first(cls.name, x_type, n)
         shape = list(x_type.get_shape())
         for axis, (dim, pos) in enumerate((("H", h), ("W", w))):
             extent = dilation[axis] * (kernel[axis] - 1) + 1
@@ -907,6 +950,7 @@ class ClipOp(GraphOp):
 
     name = "graph.clip"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
     result = result_def(T)
@@ -926,7 +970,7 @@ class ClipOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, min: float, max: float) -> TensorType:
         """The operand's type; the bounds must be ordered."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         if min > max:
             raise op_error(cls.name, f"expected min <= max, found min {min} and max {max}")
         return x_type
@@ -963,6 +1007,8 @@ class MatmulOp(GraphOp):
 
     name = "graph.matmul"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -978,8 +1024,10 @@ class MatmulOp(GraphOp):
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
         """numpy.matmul's result shape for `lhs @ rhs`."""
-        lhs_type = _tensor(cls.name, "the lhs", lhs)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
         rhs_type = _tensor(cls.name, "the rhs", rhs)
+        if lhs_type.get_num_dims() == 1:
+            _require_static_axis(cls.name, "the contracting dim", lhs_type, 0)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         a, b = list(lhs_type.get_shape()), list(rhs_type.get_shape())
         if not a or not b:
@@ -1001,7 +1049,9 @@ class MatmulOp(GraphOp):
                 cls.name, f"expected broadcast-compatible batch dims, found {lhs} and {rhs}"
             )
         shape = [*batch, *([] if lhs_vector else [a[-2]]), *([] if rhs_vector else [b[-1]])]
-        return TensorType(element_type, shape)
+        return _tensor(
+            cls.name, "the result", TensorType(element_type, shape), leading_dynamic=True
+        )
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.lhs.type, self.rhs.type)
@@ -1025,6 +1075,8 @@ class Conv2DOp(ConvLayouts, GraphOp):
     """
 
     name = "graph.conv2d"
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -1092,7 +1144,7 @@ class Conv2DOp(ConvLayouts, GraphOp):
         kernel_layout: str = "OIHW",
     ) -> TensorType:
         """The convolution's result type: the input's layout with O channels."""
-        input_type = _tensor(cls.name, "the input", input)
+        input_type = _tensor(cls.name, "the input", input, leading_dynamic=True)
         weight_type = _tensor(cls.name, "the weight", weight)
         _require_rank(cls.name, "an input", input_type, 4)
         _require_rank(cls.name, "a weight", weight_type, 4)
@@ -1108,6 +1160,7 @@ class Conv2DOp(ConvLayouts, GraphOp):
             raise op_error(cls.name, f"expected positive 'groups', found {groups}")
         n, c, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
         o, i, kh, kw = _layout_positions(cls.name, "kernel_layout", kernel_layout, "OIHW")
+        _require_batch_first(cls.name, input_type, n)
         x_shape, w_shape = input_type.get_shape(), weight_type.get_shape()
         channels, out_channels = x_shape[c], w_shape[o]
         if channels != w_shape[i] * groups:
@@ -1432,6 +1485,8 @@ class GlobalAvgPool2DOp(GraphOp):
 
     name = "graph.global_avg_pool2d"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     layout = attr_def(StringAttr, default_value=StringAttr("NCHW"))
@@ -1448,10 +1503,11 @@ class GlobalAvgPool2DOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, *, layout: str = "NCHW") -> TensorType:
         """The input type with H and W set to 1."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         _require_rank(cls.name, "an input", x_type, 4)
         _require_float(cls.name, x_type)
-        _, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
+        n, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")
+        _require_batch_first(cls.name, x_type, n)
         shape = list(x_type.get_shape())
         shape[h] = shape[w] = 1
         return TensorType(x_type.get_element_type(), shape)
@@ -1485,6 +1541,8 @@ class BatchNormOp(GraphOp):
     """
 
     name = "graph.batch_norm"
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -1523,7 +1581,7 @@ class BatchNormOp(GraphOp):
         cls, x: Attribute, scale: Attribute, bias: Attribute, mean: Attribute, var: Attribute
     ) -> TensorType:
         """The type of `x`; the four parameters must be 1-D of length C (x's axis 1)."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         if x_type.get_num_dims() < 2:
             raise op_error(cls.name, f"expected an input of rank >= 2, found {x_type}")
         _require_float(cls.name, x_type)
@@ -1563,6 +1621,7 @@ class SoftmaxOp(GraphOp):
 
     name = "graph.softmax"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
     result = result_def(T)
@@ -1581,9 +1640,10 @@ class SoftmaxOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, axis: int = -1) -> TensorType:
         """The operand's type; `axis` must be in range."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         _require_float(cls.name, x_type)
-        _normalize_axis(cls.name, axis, x_type.get_num_dims())
+        normalized = _normalize_axis(cls.name, axis, x_type.get_num_dims())
+        _require_static_axis(cls.name, "the softmax axis", x_type, normalized)
         return x_type
 
     def inferred_result_type(self) -> TensorType:
@@ -1701,13 +1761,17 @@ class ReshapeOp(GraphOp):
     """Reshape to `shape`, keeping the row-major order of the elements.
 
     Semantics: `shape` holds the result dims; at most one may be -1, which is inferred from the
-    element count. The element counts must match.
+    element count. The element counts must match. An operand with a dynamic leading dim (the
+    batch) keeps it: `shape` then starts with -1, the batch, and its other dims hold as many
+    elements as one row of the operand (`?x32x5x5` to `shape = [-1, 800]` is `?x800`).
 
     Example:
         %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
     """
 
     name = "graph.reshape"
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1726,13 +1790,23 @@ class ReshapeOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
         """The input element type with `shape` (its -1 resolved)."""
-        x_type = _tensor(cls.name, "the operand", x)
-        count = math.prod(x_type.get_shape())
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         if any(dim < -1 for dim in shape) or list(shape).count(-1) > 1:
             raise op_error(
                 cls.name,
                 f"expected 'shape' dims >= 0 with at most one -1, found {list(shape)}",
             )
+        if has_dynamic_leading_dim(x_type):
+            if not shape or shape[0] != -1:
+                raise op_error(
+                    cls.name,
+                    "expected 'shape' to start with -1 (the batch) for an operand with a "
+                    f"dynamic leading dim, found {list(shape)}",
+                )
+            row = cls.infer_type(TensorType(x_type.get_element_type(), x_type.get_shape()[1:]),
+                                 shape[1:])
+            return TensorType(x_type.get_element_type(), [DYNAMIC_INDEX, *row.get_shape()])
+        count = math.prod(x_type.get_shape())
         known = math.prod(dim for dim in shape if dim != -1)
         dims = list(shape)
         if -1 in dims:
@@ -1770,6 +1844,8 @@ class TransposeOp(GraphOp):
 
     name = "graph.transpose"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     perm = attr_def(DenseArrayBase.constr(i64))
@@ -1787,12 +1863,17 @@ class TransposeOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, perm: Sequence[int]) -> TensorType:
         """The input type with its dims permuted by `perm`."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         shape = x_type.get_shape()
         if sorted(perm) != list(range(len(shape))):
             raise op_error(
                 cls.name,
                 f"expected 'perm' to be a permutation of [0, {len(shape)}), found {list(perm)}",
+            )
+        if has_dynamic_leading_dim(x_type) and perm[0] != 0:
+            raise op_error(
+                cls.name, f"expected 'perm' to keep the dynamic leading dim of {x_type} first, "
+                f"found {list(perm)}",
             )
         return TensorType(x_type.get_element_type(), [shape[axis] for axis in perm])
 
@@ -1819,6 +1900,8 @@ class ConcatOp(GraphOp):
 
     name = "graph.concat"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64])
@@ -1839,10 +1922,15 @@ class ConcatOp(GraphOp):
         """The common input type with the `axis` dims summed."""
         if not inputs:
             raise op_error(cls.name, "expected at least one input, found none")
-        types = [_tensor(cls.name, f"input #{i}", t) for i, t in enumerate(inputs)]
+        types = [
+            _tensor(cls.name, f"input #{i}", t, leading_dynamic=True)
+            for i, t in enumerate(inputs)
+        ]
         element_type = _same_element_type(cls.name, types)
         rank = types[0].get_num_dims()
         concat_axis = _normalize_axis(cls.name, axis, rank)
+        for type in types:
+            _require_static_axis(cls.name, "the concat axis", type, concat_axis)
         shape = list(types[0].get_shape())
         for index, type in enumerate(types[1:], start=1):
             other = type.get_shape()
@@ -1884,6 +1972,8 @@ class FlattenOp(GraphOp):
 
     name = "graph.flatten"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
@@ -1901,9 +1991,18 @@ class FlattenOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, axis: int = 1) -> TensorType:
         """(prod(shape[:axis]), prod(shape[axis:])) with the input element type."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         shape = x_type.get_shape()
         split = _normalize_axis(cls.name, axis, len(shape), inclusive=True)
+        if has_dynamic_leading_dim(x_type):
+            if split == 0:
+                raise op_error(
+                    cls.name, f"expected axis >= 1 to keep the dynamic leading dim of {x_type} "
+                    f"in the rows, found {axis}",
+                )
+            return TensorType(
+                x_type.get_element_type(), [DYNAMIC_INDEX, math.prod(shape[split:])]
+            )
         return TensorType(
             x_type.get_element_type(), [math.prod(shape[:split]), math.prod(shape[split:])]
         )
@@ -2028,7 +2127,7 @@ class FusedOp(IRDLOperation):
 
     def verify_(self) -> None:
         for index, value in enumerate([*self.inputs, *self.outputs]):
-            _tensor(self.name, f"operand or result #{index}", value.type)
+            _tensor(self.name, f"operand or result #{index}", value.type, leading_dynamic=True)
         if self.kind is not None:
             try:
                 FusionKind.from_mnemonic(self.kind.data)

@@ -53,10 +53,12 @@ def element_type_of(value: SSAValue) -> Attribute:
 
 
 def reshape(node: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
-    """`value` reshaped to `shape`, or `value` itself when it already has that shape."""
+    """`value` reshaped to `shape`, or `value` itself when it already has that shape; a
+    dynamic dim in `shape` is the batch, kept as the leading dim."""
     if shape_of(value) == tuple(shape):
         return value
-    return node.emit(ReshapeOp(value, list(shape)))
+    # a dynamic leading dim (the batch) is kept: `shape = [-1, ...]` with the row's dims
+    return node.emit(ReshapeOp(value, [-1 if dim < 0 else dim for dim in shape]))
 
 
 def scaled(node: NodeContext, value: SSAValue, factor: float, like: int = 0) -> SSAValue:

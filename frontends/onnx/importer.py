@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from dlc.dialects.contracts import ONNX_NAME_ATTR
+from dlc.dialects.contracts import DIM_SYMBOLS_ATTR, ONNX_NAME_ATTR
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim, symbols_attr, verify_dim_symbols
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.shape_bounds import verify_shape_bounds
@@ -39,6 +40,7 @@ from dlc.frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_arr
 from google.protobuf.message import DecodeError
 from onnx.external_data_helper import load_external_data_for_model
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -50,7 +52,7 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 MIN_OPSET = 7
@@ -63,9 +65,25 @@ InputShapes = Mapping[str, Sequence[int]]
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
+BATCH_POLYMORPHIC_OPS = frozenset({
+    # elementwise and broadcasting
+    "Abs", "Add", "Ceil", "Clip", "Div", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
+    "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
+    "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout",
+    # windows over the inner axes, per batch row
+    "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
+    # the batch in the rows (M), the weights static
+    "Gemm", "MatMul",
+    # layout ops that keep axis 0 (their graph ops verify that they do)
+    "Concat", "Flatten", "Reshape", "Softmax", "Transpose",
+})
+"""The ONNX ops a value with a dynamic batch (`import_onnx(dynamic_batch=True)`) may flow
+through: each maps every batch row on its own, and its graph op keeps the leading dim."""
+
 
 def import_onnx(
-    model: onnx.ModelProto | str | Path, input_shapes: InputShapes | None = None
+    model: onnx.ModelProto | str | Path, input_shapes: InputShapes | None = None,
+    *, dynamic_batch: bool = False,
 ) -> ModuleOp:
     """Import an ONNX model as a module holding `func.func @main` over graph dialect ops.
 
@@ -73,6 +91,11 @@ def import_onnx(
         model: a ModelProto, or the path of a `.onnx` file.
         input_shapes: static shapes for graph inputs, by name; needed for inputs whose declared
             shape has dynamic dimensions, and checked against the declared shape otherwise.
+        dynamic_batch: keep a dynamic leading dim as `?` (the batch): an input not in
+            `input_shapes` whose declared shape is a named `dim_param` followed by static dims
+            keeps it, named in `dlc.dim_symbols`; all such inputs must share the symbol, and
+            every node that reads a batched value must be batch-polymorphic
+            (`BATCH_POLYMORPHIC_OPS`, and its graph op's verifier), else `DynamicInputError`.
 
     Raises:
         OnnxImportError: the model cannot be read, uses ops or opsets dlc does not convert, has
@@ -80,9 +103,10 @@ def import_onnx(
             node and op (all unsupported ops are listed in one error).
     """
     if isinstance(model, onnx.ModelProto):
-        return _Importer(model, dict(input_shapes or {})).run()
+        return _Importer(model, dict(input_shapes or {}), dynamic_batch=dynamic_batch).run()
     proto, serialized = _read_model(model)
-    return _Importer(proto, dict(input_shapes or {}), serialized).run()
+    return _Importer(proto, dict(input_shapes or {}), serialized,
+                     dynamic_batch=dynamic_batch).run()
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -264,8 +288,11 @@ class _Importer:
     """One import: checks the model, then converts its nodes in order into `@main`."""
 
     def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]],
-                 serialized: bytes | None = None) -> None:
+                 serialized: bytes | None = None, *, dynamic_batch: bool = False) -> None:
         self.model = model
+        self.dynamic_batch = dynamic_batch
+        self.batch_symbol: str | None = None
+        """The `dim_param` of the dynamic leading dims kept as `?` (`dynamic_batch`)."""
         self.serialized = serialized
         self.graph = model.graph
         self.input_shapes = input_shapes
@@ -380,11 +407,29 @@ class _Importer:
         given = self.input_shapes.get(name)
         if given is not None:
             shape = self._check_given_shape(name, declared, given)
+        elif self.dynamic_batch and self._keeps_batch(name, declared):
+            assert declared is not None
+            shape = (DYNAMIC_INDEX, *(int(d) for d in declared[1:]))
         elif declared is None or any(isinstance(d, str) for d in declared):
             raise self._dynamic_input_error(name, declared)
         else:
             shape = tuple(int(d) for d in declared)
         return tensor_type(tensor.elem_type, shape, f"graph input '{name}'")
+
+    def _keeps_batch(self, name: str, declared: list[int | str] | None) -> bool:
+        """Whether `declared` is a named leading `dim_param` and static dims (`dynamic_batch`);
+        a second symbol is an error, since the inputs share one batch."""
+        if not declared or not isinstance(declared[0], str) or declared[0] == "?":
+            return False
+        if any(isinstance(d, str) for d in declared[1:]):
+            return False
+        if self.batch_symbol is None:
+            self.batch_symbol = declared[0]
+        elif declared[0] != self.batch_symbol:
+            raise DynamicInputError(
+                f"graph input '{name}' has leading dim '{declared[0]}', but the batch of the "
+                f"other inputs is '{self.batch_symbol}': a dynamic batch is one symbol", name)
+        return True
 
     def _check_given_shape(self, name: str, declared: list[int | str] | None,
                            given: Sequence[int]) -> tuple[int, ...]:
@@ -450,6 +495,8 @@ class _Importer:
         impl = converter.impl_for(opset)
         assert impl is not None
         given = [name for name in node.input if name]
+        if self.dynamic_batch:
+            self._check_batch_polymorphic(node, scope, given, opset)
         try:
             if converter.fold_constant_inputs and all(
                     scope.entry(n).array is not None for n in given):
@@ -466,6 +513,19 @@ class _Importer:
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
         self._record(scope, node, outputs)
+
+    def _check_batch_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope,
+                                 given: list[str], opset: int) -> None:
+        """A node that reads a value with a dynamic batch must be batch-polymorphic."""
+        if node.op_type in BATCH_POLYMORPHIC_OPS and node.domain in _DEFAULT_DOMAINS:
+            return
+        for name in given:
+            type = scope.entry(name).type
+            if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
+                raise DynamicInputError(
+                    f"{describe_node(node, opset)} reads '{name}' ({type}), whose leading dim "
+                    f"is the dynamic batch '{self.batch_symbol}', and is not batch-polymorphic: "
+                    "compile it for static shapes", name)
 
     def _convert_in(self, scope: _FunctionScope, node: onnx.NodeProto, opset: int,
                     impl: Impl) -> list[ConvertedValue]:
@@ -530,8 +590,9 @@ class _Importer:
             "main",
             ([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
-            arg_attrs=_name_attrs(self.arg_names),
-            res_attrs=_name_attrs([o.name for o in self.graph.output]),
+            arg_attrs=self._name_attrs(self.arg_names, [a.type for a in self.block.args]),
+            res_attrs=self._name_attrs([o.name for o in self.graph.output],
+                                       [r.type for r in results]),
         )
         try:
             mark_valid_extents(func)
@@ -539,10 +600,24 @@ class _Importer:
             raise OnnxImportError(str(e)) from None
         module = ModuleOp([func])
         try:
+            verify_dim_symbols(func)
             module.verify()
         except VerifyException as e:
             raise OnnxImportError(f"internal error: the imported IR does not verify: {e}") from None
         return module
+
+    def _name_attrs(self, names: list[str], types: Sequence[Attribute]
+                    ) -> ArrayAttr[DictionaryAttr]:
+        """Each value's ONNX name, and the batch symbol of a dynamic leading dim."""
+        attrs: list[DictionaryAttr] = []
+        for name, type in zip(names, types, strict=True):
+            entries: dict[str, Attribute] = {ONNX_NAME_ATTR: StringAttr(name)}
+            if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
+                assert self.batch_symbol is not None
+                rank = type.get_num_dims()
+                entries[DIM_SYMBOLS_ATTR] = symbols_attr([self.batch_symbol] + [""] * (rank - 1))
+            attrs.append(DictionaryAttr(entries))
+        return ArrayAttr(attrs)
 
     def _check_output_type(self, value_info: onnx.ValueInfoProto, value: SSAValue) -> None:
         """A declared element type must match what the graph computes (a compile error names the
@@ -633,8 +708,6 @@ def _nodes_with_subgraphs(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
     return nodes
 
 
-def _name_attrs(names: list[str]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({ONNX_NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:

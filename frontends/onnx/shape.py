@@ -51,6 +51,9 @@ def static_shape(node: NodeContext) -> tuple[int, ...]:
             raise node.error(f"consumes the data-dependent extent of {extent.source} along "
                              f"axis {extent.axis}: its size is known only at run time, and dlc "
                              "compiles static shapes (a known limit)")
+    if any(dim < 0 for dim in node.shape(0)):
+        raise node.error(f"reads the shape of {node.input_type(0)}, whose leading dim is the "
+                         "dynamic batch: known at run time only")
     return node.shape(0)
 
 

@@ -89,7 +89,14 @@ class Reshape(OnnxOpConverter):
     def _impl_v5(cls, node: NodeContext) -> list[ConvertedValue]:
         target = as_int_list(node.require_const(1, "the shape"))
         allow_zero = bool(node.attr_int("allowzero", 0)) if node.opset >= 14 else False
-        shape = reshape_target(node, node.shape(0), target, allow_zero)
+        shape = node.shape(0)
+        if shape and shape[0] < 0:  # the dynamic batch: kept when the rows are reshaped alone
+            if not target or target[0] not in (0, -1) or (target[0] == 0 and allow_zero):
+                raise node.error(f"expected shape {list(target)} to keep the dynamic leading dim "
+                                 f"of {node.input_type(0)} (0 or -1 first)")
+            row = reshape_target(node, shape[1:], target[1:], allow_zero)
+            return [reshape(node, node.input(0), [shape[0], *row])]
+        shape = reshape_target(node, shape, target, allow_zero)
         return [reshape(node, node.input(0), shape)]
 
 

@@ -787,6 +787,52 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 
 // -----
 
+// Arguments that are one row of a dynamic batch (dlc.batch_rows, from graph-batch-rows) say so
+// in the entry signature (`batch`); the others have no `batch` key. @batch_rows__batch runs n
+// rows: the block entry (@batch_rows__rows4) on each whole block of 4 rows, then the row entry
+// on the rest, the batched pointers advanced by the rows' bytes (16 per row), `w` whole.
+
+// CHECK-LABEL: llvm.func @batch_rows__batch(
+// CHECK-SAME:    %n: i64, %[[X:[0-9]+]]: !llvm.ptr, %[[W:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr) attributes {dlc.batch_entry}
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    llvm.br ^[[BLOCKS:bb[0-9]+]](%[[ZERO]] : i64)
+// CHECK-NEXT:  ^[[BLOCKS]](%[[I:.*]]: i64):
+// CHECK-NEXT:    %[[K:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[END:.*]] = llvm.add %[[I]], %[[K]] : i64
+// CHECK-NEXT:    %[[FITS:.*]] = llvm.icmp "ule" %[[END]], %n : i64
+// CHECK-NEXT:    llvm.cond_br %[[FITS]], ^[[BLOCK:bb[0-9]+]](%[[I]] : i64), ^[[ROWS:bb[0-9]+]](%[[I]] : i64)
+// CHECK-NEXT:  ^[[BLOCK]](%[[B:.*]]: i64):
+// CHECK-NEXT:    %[[S:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    %[[OFF:.*]] = llvm.mul %[[B]], %[[S]] : i64
+// CHECK-NEXT:    %[[XB:.*]] = llvm.getelementptr inbounds %[[X]]{{\[}}%[[OFF]]{{\]}} : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK:         %[[YB:.*]] = llvm.getelementptr inbounds %[[Y]]
+// CHECK-NEXT:    llvm.call @batch_rows__rows4(%[[XB]], %[[W]], %[[YB]])
+// CHECK:         llvm.br ^[[BLOCKS]]
+// CHECK-NEXT:  ^[[ROWS]](%[[R:.*]]: i64):
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "ult" %[[R]], %n : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[ROW:bb[0-9]+]](%[[R]] : i64), ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[ROW]]
+// CHECK:         llvm.call @batch_rows(%{{.*}}, %[[W]], %{{.*}})
+// CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %{{.*}}, %[[ONE]] : i64
+// CHECK-NEXT:    llvm.br ^[[ROWS]](%[[NEXT]] : i64)
+// CHECK-NEXT:  ^[[DONE]]:
+// CHECK-NEXT:    llvm.return
+// CHECK:       llvm.mlir.global external constant @dlc_metadata
+// CHECK-SAME:    {\22name\22:\22x\22,\22shape\22:[1,4],\22dtype\22:\22float32\22,\22batch\22:\22N\22}
+// CHECK-SAME:    {\22name\22:\22w\22,\22shape\22:[4],\22dtype\22:\22float32\22}
+// CHECK-SAME:    {\22name\22:\22y\22,\22shape\22:[1,4],\22dtype\22:\22float32\22,\22batch\22:\22N\22}
+func.func @batch_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %w: memref<4xf32> {onnx.name = "w"}, %y: memref<1x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<1x4xf32>, memref<1x4xf32>) -> ()
+  func.return
+}
+func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %w: memref<4xf32> {onnx.name = "w"}, %y: memref<4x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+
+// -----
+
 // With check-bounds, each index is compared (unsigned: a negative one fails too) with its
 // dimension before the access; a violation branches to a block that reports the kernel, the
 // buffer, the index and the dimension and aborts. Without the option nothing of it is emitted.

@@ -2,16 +2,24 @@
 
 // Every verifier message of the graph dialect, one case each, in the order of ops.py.
 
-func.func @negative_dynamic_shape(%a: tensor<?x3xf32>) {
-  // CHECK: 'graph.relu' op expected operand #0 to have a static shape, found tensor<?x3xf32>
-  %r = graph.relu %a : tensor<?x3xf32>
+func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
+  // CHECK: 'graph.relu' op expected operand #0 to have a static shape after its leading dim, found tensor<3x?xf32>
+  %r = graph.relu %a : tensor<3x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.reduce' op expected operand #0 to have a static shape, found tensor<?x3xf32>
+  %r = graph.reduce %a {axes = array<i64: 1>, kind = "sum"} : (tensor<?x3xf32>) -> tensor<?x1xf32>
   func.return
 }
 
 // -----
 
 func.func @negative_dynamic_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
-  // CHECK: 'graph.add' op expected the result to have a static shape, found tensor<?x3xf32>
+  // CHECK: 'graph.add' op expected result type tensor<2x3xf32>, found tensor<?x3xf32>
   %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
   func.return
 }
@@ -338,6 +346,110 @@ func.func @negative_flatten_axis(%x: tensor<2x3xf32>) {
 
 // -----
 
+func.func @negative_dynamic_broadcast_not_leading(%a: tensor<?xf32>, %b: tensor<5x1xf32>) {
+  // CHECK: 'graph.add' op expected the broadcast result to have a static shape after its leading dim, found tensor<5x?xf32>
+  %r = graph.add %a, %b : (tensor<?xf32>, tensor<5x1xf32>) -> tensor<5x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_broadcast_static(%a: tensor<?x3xf32>, %b: tensor<4x3xf32>) {
+  // CHECK: 'graph.add' op expected broadcast-compatible operand shapes, found tensor<?x3xf32> and tensor<4x3xf32>
+  %r = graph.add %a, %b : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_conv_weight(%x: tensor<1x3x8x8xf32>, %w: tensor<?x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected the weight to have a static shape, found tensor<?x3x3x3xf32>
+  %r = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<?x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_conv_batch_not_n(%x: tensor<?x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // CHECK: 'graph.conv2d' op expected the dynamic leading dim of tensor<?x3x8x8xf32> to be the layout's N axis
+  %r = graph.conv2d %x, %w {layout = "CNHW"} : (tensor<?x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<?x16x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_matmul_rhs(%a: tensor<?x3xf32>, %b: tensor<?x4xf32>) {
+  // CHECK: 'graph.matmul' op expected the rhs to have a static shape, found tensor<?x4xf32>
+  %r = graph.matmul %a, %b : (tensor<?x3xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_matmul_contracting(%a: tensor<?xf32>, %b: tensor<3x4xf32>) {
+  // CHECK: 'graph.matmul' op expected the contracting dim to be a static dim of tensor<?xf32>, found axis 0
+  %r = graph.matmul %a, %b : (tensor<?xf32>, tensor<3x4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_softmax_axis(%x: tensor<?x10xf32>) {
+  // CHECK: 'graph.softmax' op expected the softmax axis to be a static dim of tensor<?x10xf32>, found axis 0
+  %r = graph.softmax %x {axis = 0 : i64} : tensor<?x10xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_reshape_batch(%x: tensor<?x3x4xf32>) {
+  // CHECK: 'graph.reshape' op expected 'shape' to start with -1 (the batch) for an operand with a dynamic leading dim, found [2, -1]
+  %r = graph.reshape %x {shape = array<i64: 2, -1>} : (tensor<?x3x4xf32>) -> tensor<2x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_reshape_row(%x: tensor<?x3x4xf32>) {
+  // CHECK: 'graph.reshape' op expected shape [5] to hold 12 elements, found 5
+  %r = graph.reshape %x {shape = array<i64: -1, 5>} : (tensor<?x3x4xf32>) -> tensor<?x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_transpose(%x: tensor<?x3xf32>) {
+  // CHECK: 'graph.transpose' op expected 'perm' to keep the dynamic leading dim of tensor<?x3xf32> first, found [1, 0]
+  %r = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<?x3xf32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_concat_axis(%a: tensor<?x3xf32>, %b: tensor<?x3xf32>) {
+  // CHECK: 'graph.concat' op expected the concat axis to be a static dim of tensor<?x3xf32>, found axis 0
+  %r = graph.concat %a, %b {axis = 0 : i64} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_concat_static(%a: tensor<?x3xf32>, %b: tensor<2x5xf32>) {
+  // CHECK: 'graph.concat' op expected input #1 to match tensor<?x3xf32> except along axis 1, found tensor<2x5xf32>
+  %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<?x3xf32>, tensor<2x5xf32>) -> tensor<?x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_dynamic_flatten_axis(%x: tensor<?x3xf32>) {
+  // CHECK: 'graph.flatten' op expected axis >= 1 to keep the dynamic leading dim of tensor<?x3xf32> in the rows, found 0
+  %r = graph.flatten %x {axis = 0 : i64} : (tensor<?x3xf32>) -> tensor<1x3xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_yield_parent(%a: tensor<3xf32>) {
   // CHECK: 'graph.yield' expects parent op to be one of 'graph.fused', 'graph.if', 'graph.loop'
   graph.yield %a : tensor<3xf32>
@@ -345,11 +457,11 @@ func.func @negative_yield_parent(%a: tensor<3xf32>) {
 
 // -----
 
-func.func @negative_fused_dynamic(%a: tensor<?xf32>) {
-  // CHECK: 'graph.fused' op expected operand or result #0 to have a static shape, found tensor<?xf32>
-  %r = graph.fused (%a) : (tensor<?xf32>) -> tensor<?xf32> {
-  ^bb0(%x: tensor<?xf32>):
-    graph.yield %x : tensor<?xf32>
+func.func @negative_fused_dynamic(%a: tensor<2x?xf32>) {
+  // CHECK: 'graph.fused' op expected operand or result #0 to have a static shape after its leading dim, found tensor<2x?xf32>
+  %r = graph.fused (%a) : (tensor<2x?xf32>) -> tensor<2x?xf32> {
+  ^bb0(%x: tensor<2x?xf32>):
+    graph.yield %x : tensor<2x?xf32>
   }
   func.return
 }

@@ -617,6 +617,33 @@ func.func @rnn(%x: tensor<5x2x4xf32>, %w: tensor<2x3x4xf32>, %r: tensor<2x3x3xf3
   func.return %y : tensor<5x2x2x3xf32>
 }
 
+// A dynamic leading dim (the batch) through the batch-polymorphic ops: shape inference carries it.
+
+// CHECK-LABEL: func.func @dynamic_batch
+func.func @dynamic_batch(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %m: tensor<64x10xf32>, %s: tensor<4xf32>) -> tensor<?x10xf32> {
+  %c = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  // CHECK: graph.conv2d {{.*}} -> tensor<?x4x8x8xf32>
+  %n = graph.batch_norm %c, %s, %s, %s, %s : (tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  %r = graph.relu %n : tensor<?x4x8x8xf32>
+  // CHECK: graph.relu %{{.*}} : tensor<?x4x8x8xf32>
+  %a = graph.add %r, %n : (tensor<?x4x8x8xf32>, tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %p = graph.max_pool2d %a {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x4x8x8xf32>) -> tensor<?x4x4x4xf32>
+  // CHECK: graph.max_pool2d {{.*}} -> tensor<?x4x4x4xf32>
+  %t = graph.transpose %p {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32>
+  %f = graph.flatten %t : (tensor<?x4x4x4xf32>) -> tensor<?x64xf32>
+  // CHECK: graph.flatten {{.*}} -> tensor<?x64xf32>
+  %h = graph.reshape %f {shape = array<i64: -1, 8, 8>} : (tensor<?x64xf32>) -> tensor<?x8x8xf32>
+  // CHECK: graph.reshape {{.*}} -> tensor<?x8x8xf32>
+  %k = graph.concat %h, %h {axis = 2 : i64} : (tensor<?x8x8xf32>, tensor<?x8x8xf32>) -> tensor<?x8x16xf32>
+  %g = graph.reshape %k {shape = array<i64: -1, 128>} : (tensor<?x8x16xf32>) -> tensor<?x128xf32>
+  %q = graph.global_avg_pool2d %a : (tensor<?x4x8x8xf32>) -> tensor<?x4x1x1xf32>
+  %mm = graph.matmul %f, %m : (tensor<?x64xf32>, tensor<64x10xf32>) -> tensor<?x10xf32>
+  // CHECK: graph.matmul {{.*}} -> tensor<?x10xf32>
+  %y = graph.softmax %mm {axis = 1 : i64} : tensor<?x10xf32>
+  %z = graph.clip %y {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<?x10xf32>
+  func.return %z : tensor<?x10xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {
@@ -629,3 +656,4 @@ func.func @rnn(%x: tensor<5x2x4xf32>, %w: tensor<2x3x4xf32>, %r: tensor<2x3x3xf3
     }
   }
 #-}
+

@@ -1,0 +1,75 @@
+"""A dynamic batch: one executable compiled with `dlc.compile(dynamic_batch=True)` (the row
+function, run once per row) against the same model compiled for each static batch, and ONNX
+Runtime, in one process, taking turns.
+
+Run: `python3 benchmarks/dynamic_batch.py [--model resnet18|mlp] [--batches 1 8]
+[--threads 1] [--image 64] [--repeats 10]`.
+
+Prints, per batch size, the median latency of the dynamic executable, of the static compile of
+that batch and of ONNX Runtime, the ratios dynamic/static and dynamic/ORT, and the largest
+difference from ORT; the dynamic executable is compiled once (the count is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["resnet18", "mlp"], default="resnet18")
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 8])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--image", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+
+    import onnxruntime
+
+    import dlc
+    from benchmarks.common import time_calls
+    from benchmarks.model_zoo import mlp, resnet18
+
+    def build(batch: int | str):  # noqa: ANN202 - an ONNX model
+        if args.model == "mlp":
+            return mlp(batch=batch)  # type: ignore[arg-type]
+        return resnet18(batch=batch, image=args.image, classes=100)  # type: ignore[arg-type]
+
+    model = build("N")
+    name = model.graph.input[0].name
+    row = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim][1:]
+    options = onnxruntime.SessionOptions()
+    if args.threads:
+        options.intra_op_num_threads = args.threads
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                           providers=["CPUExecutionProvider"])
+    with tempfile.TemporaryDirectory() as cache:
+        dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache, dynamic_batch=True)
+        print(f"{args.model}, threads={args.threads or 'all'}: {type(dynamic).__name__}, batch "
+              f"'{getattr(dynamic, 'batch_symbol', None)}', compiled once")
+        print(f"{'batch':>5} {'dynamic ms':>11} {'static ms':>10} {'ORT ms':>8} "
+              f"{'dyn/static':>10} {'dyn/ORT':>8} {'max err':>9}")
+        for batch in args.batches:
+            x = np.random.default_rng(0).standard_normal((batch, *row)).astype(np.float32)
+            static = dlc.compile(build(batch), threads=args.threads, cache_dir=cache)
+            want = session.run(None, {name: x})[0]
+            error = float(np.abs(dynamic(x) - want).max())
+            timings = time_calls({
+                "dynamic": lambda x=x: dynamic(x),
+                "static": lambda x=x, static=static: static(x),
+                "onnxruntime": lambda x=x: session.run(None, {name: x}),
+            }, repeats=args.repeats)
+            d, s, o = (timings[k].median * 1e3 for k in ("dynamic", "static", "onnxruntime"))
+            print(f"{batch:>5} {d:11.3f} {s:10.3f} {o:8.3f} {d / s:10.2f} {d / o:8.2f} "
+                  f"{error:9.1e}")
+
+
+if __name__ == "__main__":
+    main()

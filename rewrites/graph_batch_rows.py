@@ -1,0 +1,151 @@
+"""graph-batch-rows: a function over a dynamic batch (`?` leading dims) as its per-row function.
+
+The batch-polymorphic graph ops (`GraphOp.LEADING_DYNAMIC`: elementwise, conv, pools, matmul
+with the batch in M, reshapes and flattens that keep axis 0, softmax and concat over other
+axes) compute each row of their result from the same row of their batched operands, so a
+function whose only dynamic dims are the leading `?` of one symbol computes row `i` of every
+batched result from row `i` of every batched argument. Its kernels can then be compiled for one
+row, with static shapes: every default schedule (tiling, vectorizing, parallelizing the inner
+axes) and the memory plan stay as they are, and the runtime runs the row function once per row
+(TVM's and XLA's static kernels; the batch loop is the outermost loop of the whole model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
+from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
+from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+
+def _row_type(type: Attribute, rows: int = 1) -> Attribute:
+    """`tensor<?x...>` as `rows` rows, `tensor<rowsx...>`; any other type unchanged."""
+    if not isinstance(type, TensorType) or not has_dynamic_leading_dim(type):
+        return type
+    return TensorType(type.get_element_type(), [rows, *type.get_shape()[1:]])
+
+
+@dataclass(frozen=True)
+class GraphBatchRowsPass(ModulePass):
+    """Turn each function with a dynamic batch into the function of one batch row.
+
+    Input invariant: graph-level functions. A function is rewritten when a type in it has a
+    dynamic dim; all of them must then be leading dims, its arguments' named by one symbol
+    (`dlc.dim_symbols`, the ONNX importer's `dynamic_batch`), and every op with a dynamic type
+    batch-polymorphic (the graph verifiers admit `?` in no other op).
+
+    Output IR: the same function with every leading `?` set to 1 (one row); each argument and result
+    that had one carries `dlc.batch_rows = "<symbol>"` instead of `dlc.dim_symbols`. The other
+    types, ops and attributes are unchanged (`graph.reshape`'s leading -1 now infers 1).
+
+    With `block` > 1, a copy of the function compiled for `block` rows at once is added after
+    it as `<name>__rows<block>` (`dlc.batch_rows` marks the same arguments): the runtime runs it
+    for each whole block of rows and the row function for the rest, so that a batch of `block`
+    or more rows runs the kernels of a static batch (a matmul's rows share its weight loads).
+
+    Invariants: a function without dynamic dims is left alone; the rewritten function verifies.
+
+    Options:
+        block: the rows of the block entry (0 or 1: none).
+    """
+
+    name = "graph-batch-rows"
+
+    block: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(op.ops):
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            if self.block > 1 and _is_dynamic(function):
+                _batch_symbol(function)  # the function's errors name it, not its copy
+                blocked = function.clone()
+                blocked.sym_name = StringAttr(
+                    f"{function.sym_name.data}{BATCH_BLOCK_SUFFIX}{self.block}")
+                _batch_rows(blocked, self.block)
+                op.body.block.insert_op_after(blocked, function)
+            _batch_rows(function)
+
+
+def _batch_symbol(function: func.FuncOp) -> str:
+    name = f"'func.func' op @{function.sym_name.data}"
+    symbols: set[str] = set()
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    for index, type in enumerate(function.function_type.inputs.data):
+        if not isinstance(type, TensorType) or not any(d < 0 for d in type.get_shape()):
+            continue
+        if any(d < 0 for d in type.get_shape()[1:]):
+            raise PassFailedException(
+                f"{name} expected dynamic dims only in the leading dim (the batch), found "
+                f"{type} (argument #{index})")
+        symbol = dim_symbols(attrs[index] if index < len(attrs) else None,
+                             type.get_num_dims())[0]
+        if not symbol:
+            raise PassFailedException(
+                f"{name} expected the dynamic leading dim of argument #{index} ({type}) to be "
+                f"named by {DIM_SYMBOLS_ATTR}")
+        symbols.add(symbol)
+    if len(symbols) != 1:
+        found = ", ".join(f"'{s}'" for s in sorted(symbols)) or "none"
+        raise PassFailedException(
+            f"{name} expected one batch symbol for its dynamic leading dims, found {found}")
+    return symbols.pop()
+
+
+def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, ...],
+               symbol: str) -> ArrayAttr[DictionaryAttr] | None:
+    if not any(has_dynamic_leading_dim(t) for t in types):
+        return attrs
+    old = list(attrs.data) if attrs is not None else [DictionaryAttr({})] * len(types)
+    new = []
+    for attr, type in zip(old, types, strict=True):
+        entries = {k: v for k, v in attr.data.items() if k != DIM_SYMBOLS_ATTR}
+        if has_dynamic_leading_dim(type):
+            entries[BATCH_ROWS_ATTR] = StringAttr(symbol)
+        new.append(DictionaryAttr(entries))
+    return ArrayAttr(new)
+
+
+def _is_dynamic(function: func.FuncOp) -> bool:
+    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
+    return any(has_dynamic_leading_dim(t) for t in types) or any(
+        has_dynamic_leading_dim(r.type) for op in function.walk() for r in op.results)
+
+
+def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
+    if not _is_dynamic(function):
+        return
+    symbol = _batch_symbol(function)
+    inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
+    for op in list(function.walk()):
+        for result in list(op.results):
+            if isinstance(result.type, TensorType) and any(
+                    d < 0 for d in result.type.get_shape()[1:]):
+                raise PassFailedException(
+                    f"'{op.name}' op expected dynamic dims only in the leading dim (the batch), "
+                    f"found {result.type}")
+            if has_dynamic_leading_dim(result.type):
+                Rewriter.replace_value_with_new_type(result, _row_type(result.type, rows))
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in list(block.args):
+                    if has_dynamic_leading_dim(arg.type):
+                        Rewriter.replace_value_with_new_type(arg, _row_type(arg.type, rows))
+    function.arg_attrs = _row_attrs(function.arg_attrs, inputs, symbol)
+    function.res_attrs = _row_attrs(function.res_attrs, outputs, symbol)
+    function.function_type = func.FunctionType.from_lists(
+        [_row_type(t, rows) for t in inputs], [_row_type(t, rows) for t in outputs])
+    try:
+        function.verify()
+    except VerifyException as e:
+        raise PassFailedException(
+            f"'func.func' op @{function.sym_name.data} does not verify as one batch row: {e}"
+        ) from None

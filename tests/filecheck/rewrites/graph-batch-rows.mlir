@@ -1,0 +1,60 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p graph-batch-rows | filecheck %s
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=4}' | filecheck %s --check-prefix=BLOCK
+
+// The leading `?` of every type becomes 1 (one batch row); the arguments and results that had
+// it say so with dlc.batch_rows, and reshape's leading -1 now infers 1.
+
+// CHECK-LABEL: @conv_flatten_matmul
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x3x8x8xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %[[W:.*]]: tensor<4x3x3x3xf32>, %[[M:.*]]: tensor<256x10xf32>)
+// CHECK-SAME:  -> (tensor<1x10xf32> {onnx.name = "y", dlc.batch_rows = "N"})
+// CHECK-NEXT:  %[[C:.*]] = graph.conv2d %[[X]], %[[W]] {{.*}} -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:  %[[R:.*]] = graph.relu %[[C]] : tensor<1x4x8x8xf32>
+// CHECK-NEXT:  %[[F:.*]] = graph.reshape %[[R]] {shape = array<i64: -1, 256>} : (tensor<1x4x8x8xf32>) -> tensor<1x256xf32>
+// CHECK-NEXT:  %[[Y:.*]] = graph.matmul %[[F]], %[[M]] : (tensor<1x256xf32>, tensor<256x10xf32>) -> tensor<1x10xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<1x10xf32>
+// With a block, a copy for 4 rows follows the row function.
+// BLOCK-LABEL: func.func @conv_flatten_matmul(
+// BLOCK-SAME:  tensor<1x3x8x8xf32>
+// BLOCK:       func.func @conv_flatten_matmul__rows4(%{{.*}}: tensor<4x3x8x8xf32> {onnx.name = "x", dlc.batch_rows = "N"}
+// BLOCK-SAME:  -> (tensor<4x10xf32> {onnx.name = "y", dlc.batch_rows = "N"})
+// BLOCK:       graph.reshape %{{.*}} {shape = array<i64: -1, 256>} : (tensor<4x4x8x8xf32>) -> tensor<4x256xf32>
+// BLOCK:       graph.matmul {{.*}} -> tensor<4x10xf32>
+// BLOCK-LABEL: func.func @negative_static(
+// BLOCK-NEXT:    graph.relu
+// BLOCK-NEXT:    func.return
+// BLOCK-NEXT:  }
+// BLOCK-NEXT:  }
+func.func @conv_flatten_matmul(%x: tensor<?x3x8x8xf32> {onnx.name = "x", dlc.dim_symbols = ["N", "", "", ""]}, %w: tensor<4x3x3x3xf32>, %m: tensor<256x10xf32>) -> (tensor<?x10xf32> {onnx.name = "y", dlc.dim_symbols = ["N", ""]}) {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x8x8xf32>
+  %r = graph.relu %c : tensor<?x4x8x8xf32>
+  %f = graph.reshape %r {shape = array<i64: -1, 256>} : (tensor<?x4x8x8xf32>) -> tensor<?x256xf32>
+  %y = graph.matmul %f, %m : (tensor<?x256xf32>, tensor<256x10xf32>) -> tensor<?x10xf32>
+  func.return %y : tensor<?x10xf32>
+}
+
+// -----
+
+// A function with static shapes is left alone.
+
+// CHECK-LABEL: @negative_static
+// CHECK-SAME:  (%{{.*}}: tensor<2x3xf32>) -> tensor<2x3xf32>
+func.func @negative_static(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.relu %x : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK: 'func.func' op @negative_unnamed expected the dynamic leading dim of argument #0 (tensor<?x3xf32>) to be named by dlc.dim_symbols
+func.func @negative_unnamed(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %r = graph.relu %x : tensor<?x3xf32>
+  func.return %r : tensor<?x3xf32>
+}
+
+// -----
+
+// CHECK: 'func.func' op @negative_two_symbols expected one batch symbol for its dynamic leading dims, found 'M', 'N'
+func.func @negative_two_symbols(%x: tensor<?x3xf32> {dlc.dim_symbols = ["N", ""]}, %z: tensor<?x3xf32> {dlc.dim_symbols = ["M", ""]}) -> tensor<?x3xf32> {
+  %r = graph.add %x, %z : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  func.return %r : tensor<?x3xf32>
+}

@@ -1,0 +1,439 @@
+"""A dynamic leading (batch) dim end to end: the ONNX importer's `dynamic_batch` keeps a shared
+leading `dim_param` as `?` named in `dlc.dim_symbols`, graph shape inference carries it, and the
+graph interpreter runs one module for every batch size; checked against ONNX's reference
+evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from dlc.dialects.contracts import DIM_SYMBOLS_ATTR
+from dlc.dialects.dim_symbols import argument_symbols, bind_symbols, verify_dim_symbols
+from dlc.dialects.graph.interpreter import InterpreterError, run_module
+from dlc.frontends.onnx.errors import DynamicInputError
+from dlc.frontends.onnx.importer import import_onnx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType, f32
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import VerifyException
+
+from tests.onnx.models import model, tensor
+
+RNG = np.random.default_rng(0)
+
+
+def cnn(batch: int | str = "N") -> onnx.ModelProto:
+    """x[N,3,8,8] -> Conv 3x3 (pad 1, bias) -> Relu -> MaxPool 2x2 -> Flatten -> Gemm (transB)
+    -> Softmax over the classes."""
+    rng = np.random.default_rng(3)
+    weights = {
+        "w": rng.standard_normal((8, 3, 3, 3)).astype(np.float32),
+        "b": rng.standard_normal(8).astype(np.float32),
+        "g": rng.standard_normal((10, 8 * 4 * 4)).astype(np.float32),
+        "gc": rng.standard_normal(10).astype(np.float32),
+        "shape": np.array([0, 8, 16], np.int64),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Reshape", ["p", "shape"], ["q"]),
+        helper.make_node("Flatten", ["q"], ["f"]),
+        helper.make_node("Gemm", ["f", "g", "gc"], ["y"], transB=1),
+        helper.make_node("Softmax", ["y"], ["s"], axis=1),
+    ]
+    return model(nodes, [tensor("x", [batch, 3, 8, 8])], [tensor("s", [batch, 10])], weights,
+                 opset=17)
+
+
+def main_of(module: object) -> FuncOp:
+    return next(op for op in module.walk() if isinstance(op, FuncOp))  # type: ignore[attr-defined]
+
+
+def test_the_importer_keeps_the_batch_symbolic_and_names_it() -> None:
+    func = main_of(import_onnx(cnn(), dynamic_batch=True))
+    arg, result = func.function_type.inputs.data[0], func.function_type.outputs.data[0]
+    assert isinstance(arg, TensorType) and arg.get_shape()[1:] == (3, 8, 8)
+    assert arg.get_shape()[0] < 0
+    assert isinstance(result, TensorType) and result.get_shape()[1:] == (10,)
+    assert result.get_shape()[0] < 0
+    assert argument_symbols(func) == [("N", "", "", "")]
+    assert func.res_attrs is not None
+    assert func.res_attrs.data[0].data[DIM_SYMBOLS_ATTR] == ArrayAttr(
+        [StringAttr("N"), StringAttr("")])
+
+
+def test_without_the_option_a_dynamic_batch_still_needs_a_shape() -> None:
+    with pytest.raises(DynamicInputError, match="dynamic dimension 0 \\('N'\\)"):
+        import_onnx(cnn())
+    func = main_of(import_onnx(cnn(), {"x": (2, 3, 8, 8)}, dynamic_batch=True))
+    assert func.function_type.inputs.data[0] == TensorType(f32, [2, 3, 8, 8])
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_one_module_runs_every_batch_size(n: int) -> None:
+    module = import_onnx(cnn(), dynamic_batch=True)
+    x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+    (got,) = run_module(module, [x])
+    (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+    assert got.shape == (n, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_node_that_is_not_batch_polymorphic_is_refused() -> None:
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    proto = model(nodes, [tensor("x", ["N", 3])], [tensor("y", [3])],
+                  {"axes": np.array([0], np.int64)}, opset=17)
+    with pytest.raises(DynamicInputError, match="ReduceSum.*reads 'x'.*not batch-polymorphic"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_a_reshape_of_the_batch_is_refused() -> None:
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", [2, -1])],
+                  {"shape": np.array([2, -1], np.int64)}, opset=17)
+    with pytest.raises(Exception, match="to keep the dynamic leading dim"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_the_shape_of_the_batch_is_not_a_constant() -> None:
+    nodes = [helper.make_node("Shape", ["x"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", [2], onnx.TensorProto.INT64)],
+                  {}, opset=17)
+    with pytest.raises(Exception, match="dynamic batch"):
+        import_onnx(proto, dynamic_batch=True)
+
+
+def test_inputs_share_one_batch_symbol() -> None:
+    nodes = [helper.make_node("Add", ["x", "z"], ["y"])]
+    proto = model(nodes, [tensor("x", ["N", 4]), tensor("z", ["M", 4])], [tensor("y", ["N", 4])],
+                  {}, opset=17)
+    with pytest.raises(DynamicInputError, match="leading dim 'M'.*is 'N'"):
+        import_onnx(proto, dynamic_batch=True)
+    proto = model(nodes, [tensor("x", ["N", 4]), tensor("z", ["N", 4])], [tensor("y", ["N", 4])],
+                  {}, opset=17)
+    module = import_onnx(proto, dynamic_batch=True)
+    a, b = np.ones((3, 4), np.float32), np.ones((2, 4), np.float32)
+    with pytest.raises(InterpreterError, match=r"input #1 dim 0 \('N'\) is 2, but input #0 dim 0 "
+                                               r"is 3"):
+        run_module(module, [a, b])
+    np.testing.assert_array_equal(run_module(module, [a, a])[0], a + a)
+
+
+def test_bind_symbols() -> None:
+    assert bind_symbols([("N", ""), ("N", "", "")], [(4, 3), (4, 1, 2)]) == {"N": 4}
+    with pytest.raises(ValueError, match=r"input #1 dim 0 \('N'\) is 5"):
+        bind_symbols([("N", ""), ("N",)], [(4, 3), (5,)])
+
+
+def _func(arg: TensorType, symbols: list[str] | None) -> FuncOp:
+    attrs = {} if symbols is None else {
+        DIM_SYMBOLS_ATTR: ArrayAttr([StringAttr(s) for s in symbols])}
+    func = FuncOp("f", ([arg], []))
+    func.arg_attrs = ArrayAttr([DictionaryAttr(attrs)])
+    return func
+
+
+@pytest.mark.parametrize(("shape", "symbols", "message"), [
+    ([-1, 3], None, "expected a symbol for dynamic dim 0"),
+    ([-1, 3], ["N"], "expected 2 dim symbols, found 1"),
+    ([-1, 3], ["N", "C"], "expected no symbol for static dim 1, found 'C'"),
+    ([2, 3], ["", ""], None),
+    ([-1, 3], ["N", ""], None),
+])
+def test_verify_dim_symbols(shape: list[int], symbols: list[str] | None,
+                            message: str | None) -> None:
+    func = _func(TensorType(f32, shape), symbols)
+    if message is None:
+        verify_dim_symbols(func)
+        return
+    with pytest.raises(VerifyException, match=f"@f argument #0 .*: {message}"):
+        verify_dim_symbols(func)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled: one compile, every batch size
+# ---------------------------------------------------------------------------------------------
+
+
+def two_inputs(batch: str = "N", other: str = "N", reduce_batch: bool = False
+               ) -> onnx.ModelProto:
+    """x[N,3,4,4] -> Conv 1x1 -> Relu -> GlobalAveragePool -> Flatten, plus z[N, 4]; with
+    `reduce_batch` also a ReduceSum over the batch (not batch-polymorphic)."""
+    w = np.random.default_rng(5).standard_normal((4, 3, 1, 1)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Add", ["f", "z"], ["y"]),
+    ]
+    outputs = [tensor("y", [batch, 4])]
+    weights: dict[str, np.ndarray] = {"w": w}
+    if reduce_batch:
+        nodes.append(helper.make_node("ReduceSum", ["y", "axes"], ["t"], keepdims=0))
+        outputs.append(tensor("t", [4]))
+        weights["axes"] = np.array([0], np.int64)
+    return model(nodes, [tensor("x", [batch, 3, 4, 4]), tensor("z", [other, 4])], outputs,
+                 weights, opset=17)
+
+
+def compile_counting(proto: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
+                     ) -> tuple[object, list[int]]:
+    import dlc.driver.build as build
+
+    import dlc
+
+    compiles: list[int] = []
+    original = build._compile_source
+
+    def counted(*args: object, **kwargs: object) -> object:
+        compiles.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "_compile_source", counted)
+    executable = dlc.compile(proto, cache=False, jobs=1, threads=1, dynamic_batch=True)
+    return executable, compiles
+
+
+def test_one_compile_runs_batch_1_3_and_8(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.runtime.executable import Executable
+
+    executable, compiles = compile_counting(cnn(), monkeypatch)
+    assert isinstance(executable, Executable) and executable.batch_symbol == "N"
+    assert executable._batch_entry is not None  # the native batch loop is exported
+    for n in (1, 3, 8, 3):
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        got = executable(x)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        assert isinstance(got, np.ndarray) and got.shape == (n, 10)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(compiles) == 1
+
+
+def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.runtime.executable import Executable, ExecutableError
+
+    proto = two_inputs()
+    executable, compiles = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, Executable)
+    x = RNG.standard_normal((5, 3, 4, 4)).astype(np.float32)
+    z = RNG.standard_normal((5, 4)).astype(np.float32)
+    (want,) = ReferenceEvaluator(proto).run(None, {"x": x, "z": z})
+    np.testing.assert_allclose(executable(x, z), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ExecutableError, match=r"input 1 \('z'\) of @main: dim 0 is 'N' = 2, but "
+                                              r"'N' = 5 from dim 0 of input 'x'"):
+        executable(x, z[:2])
+    with pytest.raises(ExecutableError, match=r"input 0 \('x'\) of @main: expected shape "
+                                              r"Nx3x4x4 \('N' = 5\), found \(5, 3, 4, 5\)"):
+        executable(np.zeros((5, 3, 4, 5), np.float32), z)
+    out = np.empty((5, 4), np.float32)
+    executable(x, z, out=(out,))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert len(compiles) == 1
+
+
+def test_a_model_that_mixes_rows_falls_back_to_specialization(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlc.driver.specialize import SpecializingExecutable
+
+    proto = two_inputs(reduce_batch=True)
+    executable, _ = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, SpecializingExecutable)
+    x = RNG.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    z = RNG.standard_normal((2, 4)).astype(np.float32)
+    got = executable(x, z)
+    want = ReferenceEvaluator(proto).run(None, {"x": x, "z": z})
+    for value, expected in zip(got, want, strict=True):  # type: ignore[arg-type]
+        np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: object) -> None:
+    from dlc.runtime.executable import Executable
+
+    import dlc
+
+    executable, _ = compile_counting(cnn(), monkeypatch)
+    assert isinstance(executable, Executable)
+    assert sorted(executable.signatures) == ["main", "main__rows8"]
+    library = dlc.load(executable.export(f"{tmp_path}/model.so"))
+    assert library.name == "main" and library.batch_symbol == "N"
+    assert library._batch_entry is not None
+    for n in (11, 2):  # one block of 8 and 3 rows; rows only
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(library(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_metadata_carries_the_batch() -> None:
+    from dlc.runtime.metadata import (
+        ArgumentSpec,
+        FunctionSignature,
+        decode_metadata,
+        encode_metadata,
+    )
+
+    signature = FunctionSignature("main", (ArgumentSpec("x", (1, 3), "float32", "N"),
+                                           ArgumentSpec("w", (3,), "float32"),
+                                           ArgumentSpec("y", (1, 3), "float32", "N")), 1)
+    text = encode_metadata([signature])
+    assert text.count('"batch":"N"') == 2
+    assert decode_metadata(text) == {"main": signature}
+
+
+# ---------------------------------------------------------------------------------------------
+# graph-batch-rows: the row function computes each row of the batched function
+# ---------------------------------------------------------------------------------------------
+
+_STEPS = ("relu", "bias", "conv", "pool", "transpose", "softmax", "self_add")
+
+
+def _batched_module(steps: list[str], channels: int, size: int, seed: int
+                    ) -> tuple[object, tuple[int, ...]]:
+    """A function over x: tensor<?xCxSxS> applying `steps` (batch-polymorphic graph ops), then
+    a flatten and a matmul; the module and the row shape of x."""
+    from dlc.dialects.contracts import ONNX_NAME_ATTR
+    from dlc.dialects.dim_symbols import symbols_attr
+    from dlc.dialects.graph.ops import (
+        AddOp,
+        Conv2DOp,
+        FlattenOp,
+        MatmulOp,
+        MaxPool2DOp,
+        ReluOp,
+        SoftmaxOp,
+        TransposeOp,
+    )
+    from dlc.dialects.graph.utils import build_constant
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
+    from xdsl.dialects.func import ReturnOp
+    from xdsl.ir import Block, Region
+
+    rng = np.random.default_rng(seed)
+    row = (channels, size, size)
+    block = Block(arg_types=[TensorType(f32, [DYNAMIC_INDEX, *row])])
+    value = block.args[0]
+
+    def add(op: object) -> object:
+        block.add_op(op)  # type: ignore[arg-type]
+        return op.results[0]  # type: ignore[attr-defined]
+
+    def constant(shape: tuple[int, ...]) -> object:
+        return add(build_constant(rng.standard_normal(shape).astype(np.float32)))
+
+    layout_nchw = True
+    for step in steps:
+        shape = value.type.get_shape()  # type: ignore[attr-defined]
+        if step == "relu":
+            value = add(ReluOp(value))
+        elif step == "self_add":
+            value = add(AddOp(value, value))
+        elif step == "bias":
+            value = add(AddOp(value, constant(shape[1:2] + (1,) * (len(shape) - 2))))
+        elif step == "conv" and layout_nchw:
+            value = add(Conv2DOp(value, constant((shape[1], shape[1], 3, 3)),
+                                 padding=(1, 1, 1, 1)))
+        elif step == "pool" and layout_nchw and shape[2] % 2 == 0 and shape[2] > 1:
+            value = add(MaxPool2DOp(value, kernel=(2, 2), strides=(2, 2)))
+        elif step == "transpose":
+            value = add(TransposeOp(value, [0, 2, 3, 1] if layout_nchw else [0, 3, 1, 2]))
+            layout_nchw = not layout_nchw
+        elif step == "softmax":
+            value = add(SoftmaxOp(value, axis=1))
+    value = add(FlattenOp(value))
+    features = value.type.get_shape()[1]  # type: ignore[attr-defined]
+    value = add(MatmulOp(value, constant((features, 5))))
+    block.add_op(ReturnOp(value))  # type: ignore[arg-type]
+    function = FuncOp("main", ([block.args[0].type], [value.type]),  # type: ignore[attr-defined]
+                      Region(block))
+    function.arg_attrs = ArrayAttr([DictionaryAttr({
+        ONNX_NAME_ATTR: StringAttr("x"), DIM_SYMBOLS_ATTR: symbols_attr(["N", "", "", ""])})])
+    function.res_attrs = ArrayAttr([DictionaryAttr({
+        DIM_SYMBOLS_ATTR: symbols_attr(["N", ""])})])
+    module = ModuleOp([function])
+    module.verify()
+    return module, row
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.sampled_from(_STEPS), max_size=5),
+       channels=st.integers(1, 4), size=st.sampled_from([1, 2, 4]), rows=st.integers(1, 6),
+       seed=st.integers(0, 2**16))
+def test_batch_rows_computes_each_row(steps: list[str], channels: int, size: int, rows: int,
+                                      seed: int) -> None:
+    from dlc.dialects import make_context
+    from dlc.rewrites.graph_batch_rows import GraphBatchRowsPass
+
+    module, row = _batched_module(steps, channels, size, seed)
+    x = np.random.default_rng(seed).standard_normal((rows, *row)).astype(np.float32)
+    (want,) = run_module(module, [x])  # the batched function, all rows at once
+    batched = module.clone()  # type: ignore[attr-defined]
+    GraphBatchRowsPass(block=3).apply(make_context(), batched)
+    batched.verify()
+    functions = {f.sym_name.data: f for f in batched.ops if isinstance(f, FuncOp)}
+    assert set(functions) == {"main", "main__rows3"}
+    assert argument_symbols(functions["main"]) == [("", "", "", "")]
+    got = np.concatenate([run_module(batched, [x[i:i + 1]], "main")[0] for i in range(rows)])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    if rows >= 3:
+        (block,) = run_module(batched, [x[:3]], "main__rows3")
+        np.testing.assert_allclose(block, want[:3], rtol=1e-4, atol=1e-4)
+
+
+def test_the_c_interface_runs_a_batch(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    import ctypes
+
+    executable, _ = compile_counting(cnn(), monkeypatch)
+    path = executable.export(f"{tmp_path}/model.so", c_prefix="cnn")  # type: ignore[attr-defined]
+    library = ctypes.CDLL(str(path))
+
+    class Pointers(ctypes.Structure):
+        _fields_ = [("p", ctypes.c_void_p)]
+
+    run_batch = library.cnn_run_batch
+    run_batch.argtypes = [ctypes.c_int64, ctypes.POINTER(Pointers), ctypes.POINTER(Pointers)]
+    run_batch.restype = ctypes.c_int
+    n = 10
+    x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+    out = np.zeros((n, 10), np.float32)
+    status = run_batch(n, Pointers(x.ctypes.data), Pointers(out.ctypes.data))
+    assert status == 0
+    (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    assert run_batch(-1, Pointers(x.ctypes.data), Pointers(out.ctypes.data)) != 0
+
+
+def test_dlc_compile_dynamic_batch_writes_one_library(tmp_path: object) -> None:
+    from dlc.tools.dlc_main import main
+
+    import dlc
+
+    path, library = f"{tmp_path}/cnn.onnx", f"{tmp_path}/cnn.so"
+    onnx.save(cnn(), path)
+    assert main(["compile", path, "--dynamic-batch", "--no-cache", "--jobs", "1",
+                 "-o", library]) == 0
+    loaded = dlc.load(library)
+    for n in (4, 9):
+        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(loaded(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_model_cache_keeps_the_batch(tmp_path: object) -> None:
+    import dlc
+
+    for _ in range(2):  # compiled, then read from the cache
+        executable = dlc.compile(cnn(), cache_dir=str(tmp_path), jobs=1, threads=1,
+                                 dynamic_batch=True)
+        assert executable.batch_symbol == "N"  # type: ignore[union-attr]
+        x = RNG.standard_normal((3, 3, 8, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    static = dlc.compile(cnn(), cache_dir=str(tmp_path), jobs=1, threads=1,
+                         input_shapes={"x": (3, 3, 8, 8)})
+    assert static.batch_symbol is None  # the dynamic compile is not this one's cache entry
