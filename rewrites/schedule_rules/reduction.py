@@ -248,13 +248,19 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
                 return channel_plan
         elif channel_plan is not None or not shuffled:
             return channel_plan
+    if columns < config.min_vector_extent or _lane_use(columns, lanes) < 1:
+        # Rows that leave lanes idle, or too short to vectorize at all (a 3x3 conv on
+        # ResNet's last 2x2 or 1x1 planes: a scalar nest at 1 GFLOP/s): the channel kernel,
+        # where it pays; for rows too short, only over at least a whole vector of channels
+        # (fewer, as a squeeze-excite GEMV's 4, go to the reduction's partial sums).
+        channel_plan = plan_channel_kernel(nest, config)
+        if channel_plan is not None and (
+            columns >= config.min_vector_extent
+            or extent(nest.spatial[channel_plan.column]) >= lanes
+        ) and _plane_kernel_pays(nest, channel_plan, columns, lanes, config):
+            return channel_plan
     if columns < config.min_vector_extent or lanes < 2:
         return None
-    if _lane_use(columns, lanes) < 1:
-        channel_plan = plan_channel_kernel(nest, config)
-        if channel_plan is not None and _plane_kernel_pays(nest, channel_plan, columns, lanes,
-                                                           config):
-            return channel_plan
     vector_loads = [
         access for access in accesses
         if isinstance(access, LoadOp) and access.memref is not nest.home
