@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlc.target.cpu import ARCH_FEATURES, ARCHES, KNOWN_CPUS, CpuTarget, TargetError
+from dlc.target.cpu import ARCH_FEATURES, ARCHES, KNOWN_CPUS, CpuInfo, CpuTarget, TargetError
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ def host_target(reported: HostCpu, threads: int) -> CpuTarget:
     info = KNOWN_CPUS.get(reported.cpu)
     if info is None or info.arch != arch.name:
         info = KNOWN_CPUS[arch.generic_cpu]
+    info = _newest_contained(info, reported)
     # What the host lacks first, then what it has beyond the table's: a feature the host has is
     # never turned off by one it lacks that needs it.
     features = sorted(
@@ -98,6 +99,21 @@ def host_target(reported: HostCpu, threads: int) -> CpuTarget:
         l2_bytes=reported.caches.get(2),
         l3_bytes=reported.caches.get(3),
     )
+
+
+def _newest_contained(info: CpuInfo, reported: HostCpu) -> CpuInfo:
+    """The known CPU of `info`'s architecture with the most features, every one of which the
+    host has, where it has more than `info`: a virtual machine may report an older model's
+    number with a newer CPU's features (seen here: LLVM named a host `rocketlake`, a client
+    part with one 512-bit FMA unit, that has AMX and issues two `vpdpbusd` per cycle, a
+    Sapphire Rapids), and the FMA units and caches the schedules read come from the name."""
+    have = {name for name, enabled in reported.features.items() if enabled}
+    best = info
+    for candidate in KNOWN_CPUS.values():
+        if (candidate.arch == info.arch and candidate.features <= have
+                and len(candidate.features) > len(best.features)):
+            best = candidate
+    return best
 
 
 @functools.cache

@@ -284,6 +284,19 @@ def test_a_known_host_cpu_keeps_its_name_and_lists_what_differs() -> None:
         assert parse_target(str(target)) == target
 
 
+def test_a_host_with_a_newer_cpus_features_is_described_as_that_cpu() -> None:
+    """A virtual machine that reports a client model's name (`rocketlake`: one 512-bit FMA
+    unit) with a server CPU's features is the known CPU with the most features it has all of;
+    a host with nothing beyond its name's features keeps the name."""
+    server = KNOWN_CPUS["sapphirerapids"].features
+    host = host_target(HostCpu(X86, "rocketlake", dict.fromkeys(server, True), {}), 2)
+    assert (host.cpu, host.fma_units) == ("sapphirerapids", 2)
+    client = KNOWN_CPUS["rocketlake"].features
+    host = host_target(HostCpu(X86, "rocketlake", dict.fromkeys(client, True), {}), 2)
+    assert (host.cpu, host.fma_units) == ("rocketlake", 1)
+    assert host_target(AVX2_HOST, 2).cpu == "znver3"
+
+
 def test_an_unknown_host_cpu_is_its_architectures_generic_cpu_plus_its_features() -> None:
     future = host_target(reported_host("futurelake", {"sse", "sse2", "sse4.2", "avx", "avx2",
                                                       "fma", "f16c", "avx512f"}), 1)
