@@ -33,7 +33,8 @@ type), every access that depends on `r` contiguous in it:
     }
     for (h, k) in halvings(U): for r.v (unrolled h) { for r.l (vectorized L) {    // h = n/2,
       part[v, l] = part[v, l] + part[v + k, l] } }              // <name>.combine  k = n - h
-    for (h, k) in halvings(L): for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + k] }
+    for (h, k) in halvings(L): for r.l (vectorized h; unrolled if h = 1) {  // h-lane vectors
+      part[0, l] = part[0, l] + part[0, l + k] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
     for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
@@ -481,8 +482,14 @@ class _Splitter:
         # as 7 + 7, then 3 into the last 4, then 2 + 2, then 1 + 1.
         for count, offset in halvings(self.vectors):
             ops.append(self.tile(count, self.fold_vectors(offset)))
+        # The lanes fold as vectors of `count` lanes (one half of the vector onto the other: a
+        # lane shuffle and one vector op per halving), not lane by lane: scalar folds of a
+        # 16-lane max extracted each lane (and `llvm.maximum` on scalars moves each sign
+        # through a general register), about 150 instructions per combine, where a softmax
+        # over 128-wide rows combines twice per row.
         for count, offset in halvings(self.lanes):
-            ops.append(self.for_(count, 1, f"{self.axis}.l", "unrolled",
+            ops.append(self.for_(count, 1, f"{self.axis}.l",
+                                 "vectorized" if count > 1 else "unrolled",
                                  self.fold_lanes(offset)))
         ops += [self.combine(), DeallocOp(part)]
         parent = self.loop.parent_block()

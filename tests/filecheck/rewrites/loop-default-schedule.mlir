@@ -720,7 +720,9 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // A whole-tensor sum of 1000 floats (no spatial loop: it ran scalar, one accumulator) longer
 // than a block of 16 lanes x 8 accumulators (AVX-512, fma_units 2 x fma_latency 4): an 8x16
 // tile of partial sums accumulates blocks of 128 (vectors unrolled, lanes vectorized), is folded
-// pairwise (vectors, then lanes) and added to the output once; the 1000 mod 128 tail's whole
+// pairwise (vectors, then lanes: the lane halvings of 8, 4 and 2 as vectorized loops, narrower
+// vectors, where scalar folds went through a lane extract each) and added to the output once;
+// the 1000 mod 128 tail's whole
 // vectors (896 to 992) accumulate into the first row of partials, the last 8 values run as
 // before.
 // CHECK-LABEL: func.func @long_sum
@@ -737,7 +739,10 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK:                 loop.load %[[P]][%[[V1]], %[[L1]]]
 // CHECK:         loop.block "sum.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
-// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind unrolled {
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c4 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c1 step %c1 axis "r.l" kind unrolled {
 // CHECK:         loop.block "sum.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
 // CHECK:         loop.dealloc %[[P]] : memref<8x16xf32>
 // CHECK:         loop.for %{{.*}} = %c992 to %c1000 step %c1 axis "r" {
