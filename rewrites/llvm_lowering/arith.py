@@ -177,14 +177,16 @@ def _no_signed_zeros(op: Operation) -> bool:
 
 
 def nan_propagating_select(lhs: SSAValue, rhs: SSAValue, predicate: str) -> list[Operation]:
-    """`isnan(lhs) ? lhs : (lhs <predicate> rhs ? lhs : rhs)`: IEEE maximum (`ogt`) or minimum
-    (`olt`) up to the sign of a zero result, NaN from either side kept. x86 has it as one
-    `maxps` (which returns `rhs` when unordered) plus a NaN test and a blend: 3 instructions
-    where `llvm.maximum` orders +0 above -0 with 3 more (AVX-512: `vpmovd2m`, two blends)."""
-    pick = FCmpOp(lhs, rhs, predicate)
-    chosen = SelectOp(pick.results[0], lhs, rhs)
+    """`lhs <predicate> b ? lhs : b` with `b = isnan(lhs) ? lhs : rhs`: IEEE maximum (`ogt`)
+    or minimum (`olt`) up to the sign of a zero result, a NaN from either side kept. x86 has
+    the outer select as one `maxps` (which returns its second operand when unordered) after a
+    NaN test and a blend: 3 instructions where `llvm.maximum` orders +0 above -0 with 3 more
+    (AVX-512: `vpmovd2m`, two blends), and on scalars moves the sign through a general
+    register."""
     nan = FCmpOp(lhs, lhs, "uno")
-    return [pick, chosen, nan, SelectOp(nan.results[0], lhs, chosen.results[0])]
+    other = SelectOp(nan.results[0], lhs, rhs)
+    pick = FCmpOp(lhs, other.results[0], predicate)
+    return [nan, other, pick, SelectOp(pick.results[0], lhs, other.results[0])]
 
 
 def _fast_math(op: Operation) -> llvm.FastMathAttr:
