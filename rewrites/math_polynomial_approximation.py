@@ -50,9 +50,7 @@ times slower on x86 (microcode assists)."""
 SHIFTER = 1.5 * 2.0**23
 """A float whose ulp is 1 and which leaves room for +-2^22: `x + SHIFTER` rounds x to the
 nearest integer k, and the bits of the sum are SHIFTER's plus k (the magic-number rounding of
-ORT's MLAS and oneDNN)."""
-SHIFTER_BITS = 0x4B400000
-"""The bits of `SHIFTER` as an integer."""
+ORT's MLAS and oneDNN); SHIFTER's low 9 bits are 0."""
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 """ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
 EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
@@ -129,10 +127,11 @@ class _Builder:
         y = self.add(self.mul(y, self.const(2.0)), self.const(2.0))
         # exp(x) = 2 exp(r) 2^(n - 1): n reaches 128 below the overflow, past the largest
         # exponent. The exponent field n + 126 is at least 0 (EXP_MIN), and a field of 0 makes
-        # 2^(n-1) the float 0. A NaN x makes the polynomial NaN, whatever the bits.
-        exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
-                                          self.int_const(SHIFTER_BITS)))
-        bits = self.emit(arith.ShLIOp(exponent, self.int_const(23)))
+        # 2^(n-1) the float 0. It is the low 9 bits of the shifted sum's bits (SHIFTER's are
+        # 0 there), so one shift by 23 leaves it alone in the exponent field, SHIFTER's bits
+        # shifted out. A NaN x makes the polynomial NaN, whatever the bits.
+        bits = self.emit(arith.ShLIOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
+                                      self.int_const(23)))
         # a NaN goes through the clamps (maximumf/minimumf propagate it) into the polynomial
         return self.mul(y, self.emit(arith.BitcastOp(bits, self.type)))
 
@@ -204,8 +203,8 @@ class MathPolynomialApproximationPass(ModulePass):
     *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
     to [-87.5, 88.8]; n = round(x log2(e)) by the shifter `x log2(e) + 1.5 2^23 + 126`, no
     floor), Cephes' degree-7 polynomial for 2 exp(r) (the factor 2 folded into its last
-    multiply-add) and 2^(n-1) as the float bits `(n + 126) << 23`, the integer read from the
-    shifted sum's bits (no `fptosi`, no integer max); every step a multiply-add that the
+    multiply-add) and 2^(n-1) as the float bits `(n + 126) << 23`: the shifted sum's bits
+    shifted by 23 (its low 9 bits are n + 126; no `fptosi`, no integer max); every step a multiply-add that the
     vectorizer contracts; above 88.72 the result is +inf, below about -86.99 exactly 0
     (exponent field 0: never a tiny value that scales into denormals), and NaN stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
