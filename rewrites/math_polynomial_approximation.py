@@ -204,9 +204,10 @@ class MathPolynomialApproximationPass(ModulePass):
     to [-87.5, 88.8]; n = round(x log2(e)) by the shifter `x log2(e) + 1.5 2^23 + 126`, no
     floor), Cephes' degree-7 polynomial for 2 exp(r) (the factor 2 folded into its last
     multiply-add) and 2^(n-1) as the float bits `(n + 126) << 23`: the shifted sum's bits
-    shifted by 23 (its low 9 bits are n + 126; no `fptosi`, no integer max); every step a multiply-add that the
-    vectorizer contracts; above 88.72 the result is +inf, below about -86.99 exactly 0
-    (exponent field 0: never a tiny value that scales into denormals), and NaN stays NaN.
+    shifted by 23 (its low 9 bits are n + 126; no `fptosi`, no integer max); every step a
+    multiply-add that the vectorizer contracts; above 88.72 the result is +inf, below about
+    -86.99 exactly 0 (exponent field 0: never a tiny value that scales into denormals), and NaN
+    stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
     the exp above) from there, `math.copysign` giving the sign. `math.tanh` becomes
     x P(x^2) / Q(x^2) (Eigen's rational approximation, argument clamped to [-7.9988, 7.9988])
