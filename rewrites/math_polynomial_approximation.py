@@ -53,9 +53,12 @@ nearest integer k, and the bits of the sum are SHIFTER's plus k (the magic-numbe
 ORT's MLAS and oneDNN); SHIFTER's low 9 bits are 0."""
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 """ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
-EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                  1.6666665459e-1, 5.0000001201e-1)
-"""Cephes' expf: exp(r) ~ 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (about 1 ulp), highest first."""
+EXP_POLYNOMIAL = (1.3814570847898722e-3, 8.368730545043945e-3, 4.166838899254799e-2,
+                  1.666652113199234e-1, 4.999999403953552e-1)
+"""exp(r) ~ 1 + r + r^2 P(r) on [-ln2/2, ln2/2], P of degree 4 (exp's of degree 6), highest
+first: fitted to the minimax relative error (Lawson's iteration; 3.7e-9 with these f32
+coefficients, 1/32 ulp) where Cephes' degree-5 P (1.1e-9) took one multiply-add more per
+exp for error that f32 rounding hides."""
 ERF_TAYLOR = tuple(2 / pymath.sqrt(pymath.pi) * c
                    for c in (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
 """erf(x) = x * Q(x^2) below |x| = 0.5 (Taylor series, the next term under 2e-8), highest first."""
@@ -202,7 +205,7 @@ class MathPolynomialApproximationPass(ModulePass):
 
     *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
     to [-87.5, 88.8]; n = round(x log2(e)) by the shifter `x log2(e) + 1.5 2^23 + 126`, no
-    floor), Cephes' degree-7 polynomial for 2 exp(r) (the factor 2 folded into its last
+    floor), a degree-6 polynomial for 2 exp(r) (the factor 2 folded into its last
     multiply-add) and 2^(n-1) as the float bits `(n + 126) << 23`: the shifted sum's bits
     shifted by 23 (its low 9 bits are n + 126; no `fptosi`, no integer max); every step a
     multiply-add that the vectorizer contracts; above 88.72 the result is +inf, below about
