@@ -770,7 +770,8 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 
 // A whole-tensor max of 1000 floats: the same tile, its partials starting at the identity of
 // max (-inf), folded and combined with `arith.maximumf` marked `nsz` (the sign of a zero
-// maximum is as free as the reduction's order).
+// maximum is as free as the reduction's order), the partial its second operand (the lowering's
+// NaN test then falls on the loaded value, off the chain through the partial).
 // CHECK-LABEL: func.func @long_max
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
 // CHECK:         loop.block "max.partials" reads() writes(%[[P]] : memref<8x16xf32>)
@@ -778,7 +779,9 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 // CHECK-NEXT:      loop.store %[[INF]], %[[P]]
 // CHECK:         loop.for %{{.*}} = %c0 to %c896 step %c128 axis "r.o" {
 // CHECK:               loop.block "max" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
-// CHECK:                 arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK-NEXT:              %[[XV:.*]] = loop.load %x
+// CHECK-NEXT:              %[[ACC:.*]] = loop.load %[[P]]
+// CHECK-NEXT:              arith.maximumf %[[XV]], %[[ACC]] fastmath<nsz> : f32
 // CHECK:         loop.block "max.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK:           arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
 // CHECK:         loop.block "max.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
