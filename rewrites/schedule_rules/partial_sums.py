@@ -31,13 +31,14 @@ type), every access that depends on `r` contiguous in it:
     for r.t in [N - N mod B, N - N mod L) step L {                             // whole vectors
       for r.v (unrolled 1) { for r.l (vectorized L) { part[0, l] = part[0, l] + x(r.t + l) } }
     }
+    for r.v (unrolled 1) { for r.l (vectorized N mod L) {            // the tail: one narrower
+      part[0, l] = part[0, l] + x(N - N mod L + l) } }                         // vector
     for (h, k) in halvings(U): for r.v (unrolled h) { for r.l (vectorized L) {    // h = n/2,
       part[v, l] = part[v, l] + part[v + k, l] } }              // <name>.combine  k = n - h
     for (h, k) in halvings(L): for r.l (vectorized h; unrolled if h = 1) {  // h-lane vectors
       part[0, l] = part[0, l] + part[0, l + k] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
-    for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
 
 The loops around `r` (spatial or outer reduction loops) are unchanged; the rule is keyed on the
 extent of the axis and the element type, not on the op the nest computes: a ReduceSum over the
@@ -489,6 +490,12 @@ class _Splitter:
         if vector_full > full:
             ops.append(self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
                                  self.accumulate_one, lb=full))
+        # The last N mod L values too, as one narrower vector into the first lanes of the
+        # first partial (a scalar tail was a chain of scalar combines after the blocks: 8 of
+        # `llvm.maximum` and 8 adds per 1000-wide softmax row, each through a lane extract).
+        if vector_full < trip:
+            ops.append(self.tile(1, self.accumulate_at(self.const(vector_full)),
+                                 trip - vector_full))
         # Pairwise halving that keeps the odd one out: 14 partials (cortex-a72's 2 x 7) fold
         # as 7 + 7, then 3 into the last 4, then 2 + 2, then 1 + 1.
         for count, offset in halvings(self.vectors):
@@ -507,17 +514,15 @@ class _Splitter:
         assert parent is not None
         for op in ops:
             parent.insert_op_before(op, self.loop)
-        if vector_full < trip:
-            self.loop.operands = (self.const(vector_full), *self.loop.operands[1:])
-        else:
-            self.loop.detach()
-            self.loop.erase()
+        self.loop.detach()
+        self.loop.erase()
 
-    def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None]
-             ) -> ForOp:
-        """`for r.v (unrolled vectors) { for r.l (vectorized L) { fill(v, l) } }`."""
+    def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None],
+             lanes_: int = 0) -> ForOp:
+        """`for r.v (unrolled vectors) { for r.l (vectorized L) { fill(v, l) } }` (`lanes_`
+        lanes in place of L if given)."""
         def lanes(v: SSAValue, ops: list[Operation]) -> None:
-            ops.append(self.for_(self.lanes, 1, f"{self.axis}.l", "vectorized",
+            ops.append(self.for_(lanes_ or self.lanes, 1, f"{self.axis}.l", "vectorized",
                                  lambda l, inner: fill(v, l, inner)))
 
         return self.for_(vectors, 1, f"{self.axis}.v", "unrolled", lanes)
@@ -536,6 +541,11 @@ class _Splitter:
     def accumulate(self, ro: SSAValue, ops: list[Operation], vectors: int = 0) -> None:
         """The update at `r = r.o + v * L + l` into `part[v, l]` (`vectors` rows, default
         all)."""
+        ops.append(self.tile(vectors or self.vectors, self.accumulate_at(ro)))
+
+    def accumulate_at(self, ro: SSAValue) -> Callable[[SSAValue, SSAValue, list[Operation]],
+                                                      None]:
+        """`fill(v, l)` of the update at `r = ro + v * L + l` into `part[v, l]`."""
         part = self.part
         assert part is not None
 
@@ -560,7 +570,7 @@ class _Splitter:
                             combiner.operands = (rhs, lhs)
             inner += [offset, base, index, clone]
 
-        ops.append(self.tile(vectors or self.vectors, at))
+        return at
 
     def fold_vectors(self, offset: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
         """`part[v, l] += part[v + offset, l]`."""
