@@ -1598,3 +1598,68 @@ func.func @grouped_conv(%x: memref<1x4x8x8xf32>, %w: memref<32x2x3x3xf32>, %out:
   }
   func.return
 }
+
+// -----
+
+// A transposing copy (NCHW -> NHWC: the write's innermost axis, channels, is not the read's,
+// the plane's w): the 8 x 8 plane (8 not a multiple of 16 lanes) merges into one axis of 64
+// over collapsed views of both buffers, which is split by 16 as the channels are; the channels'
+// inner loop is vectorized around the plane's inner loop of 16 (a 16 x 16 block the vectorizer
+// transposes in registers); the plane's outer loop is parallel.
+// CHECK-LABEL: func.func @transposed_copy
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[\[}}0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x32x8x8xf32> into memref<1x32x64xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[\[}}0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<1x8x8x32xf32> into memref<1x64x32xf32>
+// CHECK:         loop.for %[[PO:.*]] = %c0 to %c64 step %c16 axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      loop.for %[[CO:.*]] = %c0 to %c32 step %c16 axis "i3.0" {
+// CHECK-NEXT:        loop.for %[[CI:.*]] = %c0 to %c16 step %c1 axis "i3.1" kind vectorized {
+// CHECK-NEXT:          loop.for %[[PI:.*]] = %c0 to %c16 step %c1 axis "i1.i2.fused.1" {
+// CHECK-NEXT:            %[[P:.*]] = arith.addi %[[PO]], %[[PI]] : index
+// CHECK-NEXT:            %[[C:.*]] = arith.addi %[[CO]], %[[CI]] : index
+// CHECK-NEXT:            loop.block "transpose" reads(%[[X]] : memref<1x32x64xf32>) writes(%[[OUT]] : memref<1x64x32xf32>)
+// CHECK-NEXT:              %[[V:.*]] = loop.load %[[X]][%{{.*}}, %[[C]], %[[P]]]
+// CHECK-NEXT:              loop.store %[[V]], %[[OUT]][%{{.*}}, %[[P]], %[[C]]]
+func.func @transposed_copy(%x: memref<1x32x8x8xf32>, %out: memref<1x8x8x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+          loop.block "transpose" reads(%x : memref<1x32x8x8xf32>) writes(%out : memref<1x8x8x32xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = loop.load %x[%i0, %i3, %i1, %i2] : memref<1x32x8x8xf32> -> f32
+            loop.store %0, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x8x8x32xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// negative: a copy whose innermost write axis is also the read's (a channel shuffle's
+// transpose of outer axes) is no transposing copy: it stays elementwise, its rows vectorized.
+// CHECK-LABEL: func.func @negative_copy_along_rows
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized {
+func.func @negative_copy_along_rows(%x: memref<4x8x16xf32>, %out: memref<8x4x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c0 to %c8 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c16 step %c1 axis "i2" {
+        loop.block "transpose" reads(%x : memref<4x8x16xf32>) writes(%out : memref<8x4x16xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i1, %i0, %i2] : memref<4x8x16xf32> -> f32
+          loop.store %0, %out[%i0, %i1, %i2] : f32 -> memref<8x4x16xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
