@@ -14,8 +14,8 @@ partials are a register tile, as the register-blocked kernel's (rewrites/schedul
 reduction.py), so that the loop also runs at the adders' throughput, not their latency.
 
 The same loops serve a float max or min (softmax's row maximum, ReduceMax, a max pool over a
-long window): their partials start at the combiner's identity (-inf, +inf) and change no result,
-only the speed (one vector max per element instead of a chain of scalar ones).
+long window): their partials start at the first block's values, like a sum's, and change no
+result, only the speed (one vector max per element instead of a chain of scalar ones).
 
 For an innermost reduction loop `r` of extent N >= 2 L (U then at most N // L vectors, so that
 B <= N) whose update is `home[p] = home[p] + x(r)`
@@ -23,8 +23,9 @@ B <= N) whose update is `home[p] = home[p] + x(r)`
 type), every access that depends on `r` contiguous in it:
 
     %part = loop.alloc local : memref<U x L x T>                   // U vectors of L lanes
-    for r.v (unrolled U) { for r.l (vectorized L) { part[v, l] = 0 } }          // <name>.partials
-    for r.o in [0, N / B) {
+    for r.v (unrolled U) { for r.l (vectorized L) {                            // <name>.partials
+      part[v, l] = x(v * L + l) } }                                // the first block's values
+    for r.o in [B, N - N mod B) step B {
       for r.v (unrolled U) { for r.l (vectorized L) {
         part[v, l] = part[v, l] + x(r.o * B + v * L + l) } }                    // the update
     }
@@ -74,11 +75,11 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     NoneAttr,
+    StringAttr,
     i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -404,16 +405,13 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
     return merged
 
 
-COMBINERS: dict[type[Operation], float] = {
-    arith.AddfOp: 0.0,
-    arith.MaximumfOp: float("-inf"),
-    arith.MaxnumfOp: float("-inf"),
-    arith.MinimumfOp: float("inf"),
-    arith.MinnumfOp: float("inf"),
-}
-"""The float combiners the rule splits, with the identity the partials start from. A sum's
-partials change the rounding (for the better); a max's or min's change nothing: they are exact
-and associative (NaN propagates through `maximumf` into whichever partial meets it)."""
+COMBINERS: tuple[type[Operation], ...] = (
+    arith.AddfOp, arith.MaximumfOp, arith.MaxnumfOp, arith.MinimumfOp, arith.MinnumfOp,
+)
+"""The float combiners the rule splits. A sum's partials change the rounding (for the
+better); a max's or min's change nothing: they are exact and associative (NaN propagates
+through `maximumf` into whichever partial meets it). The partials start as the first block's
+values, so no identity is needed."""
 
 
 def free_zero_sign(op: Operation) -> Operation:
@@ -481,8 +479,14 @@ class _Splitter:
         alloc = AllocOp(part_type, "local")
         alloc.result.name_hint = "partial"
         part = self.part = alloc.result
-        ops: list[Operation] = [alloc, self.tile(self.vectors, self.zero)]
-        ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate))
+        # The first block's values are the partials' first values (not combined into the
+        # identity: x + 0 and max(x, -inf) are instructions LLVM keeps, 24 of 250 per
+        # 128-wide softmax row); the blocks after it accumulate.
+        first = self.tile(self.vectors, self.accumulate_at(self.const(0), first=True))
+        ops: list[Operation] = [alloc, first]
+        if full > block:
+            ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate,
+                                 lb=block))
         # The tail's whole vectors accumulate into the first row of partials (a scalar tail
         # of up to B - 1 values cost more than the blocks when the update is costly: softmax's
         # exp over 1000-wide rows ran 104 scalar exps a row, the blocks 56 vector ones).
@@ -527,13 +531,6 @@ class _Splitter:
 
         return self.for_(vectors, 1, f"{self.axis}.v", "unrolled", lanes)
 
-    def zero(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
-        assert self.part is not None
-        zero = arith.ConstantOp(FloatAttr(COMBINERS[self.combiner], self.element))
-        store = StoreOp(zero.result, self.part, [v, l])
-        ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
-                           self.update.spatial_axes))
-
     def accumulate_one(self, ro: SSAValue, ops: list[Operation]) -> None:
         """The update at `r = r.t + l` into `part[0, l]` (one vector of the tail)."""
         self.accumulate(ro, ops, 1)
@@ -543,9 +540,10 @@ class _Splitter:
         all)."""
         ops.append(self.tile(vectors or self.vectors, self.accumulate_at(ro)))
 
-    def accumulate_at(self, ro: SSAValue) -> Callable[[SSAValue, SSAValue, list[Operation]],
-                                                      None]:
-        """`fill(v, l)` of the update at `r = ro + v * L + l` into `part[v, l]`."""
+    def accumulate_at(self, ro: SSAValue, first: bool = False
+                      ) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
+        """`fill(v, l)` of the update at `r = ro + v * L + l` into `part[v, l]`; `first`: the
+        value itself stored there (the block `<name>.partials`), not combined with it."""
         part = self.part
         assert part is not None
 
@@ -568,9 +566,31 @@ class _Splitter:
                         lhs, rhs = combiner.operands
                         if isinstance(lhs.owner, LoadOp) and lhs.owner.memref is part:
                             combiner.operands = (rhs, lhs)
+            if first:
+                self.store_value_itself(clone)
             inner += [offset, base, index, clone]
 
         return at
+
+    def store_value_itself(self, clone: BlockOp) -> None:
+        """Turn `clone`, an update of the partials (`part = combine(part, x)`), into
+        `part = x`, named `<name>.partials`."""
+        part = self.part
+        store = next(op for op in clone.walk() if isinstance(op, StoreOp) and op.memref is part)
+        combiner = store.value.owner
+        assert isinstance(combiner, Operation)
+        acc = next(op for op in combiner.operands
+                   if isinstance(op.owner, LoadOp) and op.owner.memref is part)
+        value = next(op for op in combiner.operands if op is not acc)
+        store.operands = (value, *store.operands[1:])
+        load = acc.owner
+        combiner.detach()
+        combiner.erase()
+        assert isinstance(load, LoadOp)
+        load.detach()
+        load.erase()
+        clone.properties["name"] = StringAttr(f"{self.name}.{PARTIALS_BLOCK}")
+        set_block_buffers(clone, [b for b in clone.reads if b is not part], [part])
 
     def fold_vectors(self, offset: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
         """`part[v, l] += part[v + offset, l]`."""

@@ -592,13 +592,18 @@ func.func @row_sum(%x: memref<64x24xf32>, %out: memref<64xf32>) attributes {dlc.
 
 // The same sum over 128-wide rows: 8 whole vectors, fewer than the 2 x 4 x ... accumulators that
 // would keep the adders busy for a long row, so the partial sums take one accumulator per
-// vector (8 x 16), the loop over blocks runs once, and the partials combine pairwise.
+// vector (8 x 16); the one block's values are the partials (no loop over blocks, no adds of
+// zeros: the exps are stored, not added), and the partials combine pairwise.
 // CHECK-LABEL: func.func @row_sum_of_eight_vectors
 // CHECK:         loop.for %{{.*}} axis "i" kind parallel {
 // CHECK:           %[[PART:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:           loop.block "sum.partials"
-// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r.o" {
-// CHECK:             loop.block "sum" reads(%x : memref<64x128xf32>) writes(%[[PART]] : memref<8x16xf32>)
+// CHECK-NEXT:      loop.for %[[V:.*]] = %c0 to %c8 step %c1 axis "r.v" kind unrolled {
+// CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
+// CHECK:               loop.block "sum.partials" reads(%x : memref<64x128xf32>) writes(%[[PART]] : memref<8x16xf32>)
+// CHECK-NEXT:            %[[X:.*]] = loop.load %x
+// CHECK-NEXT:            %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:            loop.store %[[E]], %[[PART]][%[[V]], %[[L]]]
+// CHECK-NOT:       axis "r.o"
 // CHECK:           loop.block "sum.combine"
 func.func @row_sum_of_eight_vectors(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
@@ -719,7 +724,8 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 
 // A whole-tensor sum of 1000 floats (no spatial loop: it ran scalar, one accumulator) longer
 // than a block of 16 lanes x 8 accumulators (AVX-512, fma_units 2 x fma_latency 4): an 8x16
-// tile of partial sums accumulates blocks of 128 (vectors unrolled, lanes vectorized), is folded
+// tile of partial sums starts as the first block's values and accumulates the next blocks of
+// 128 (vectors unrolled, lanes vectorized), is folded
 // pairwise (vectors, then lanes: the lane halvings of 8, 4 and 2 as vectorized loops, narrower
 // vectors, where scalar folds went through a lane extract each) and added to the output once;
 // the 1000 mod 128 tail's whole
@@ -727,8 +733,10 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // vector of 8 lanes into its first lanes (no scalar loop is left).
 // CHECK-LABEL: func.func @long_sum
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.block "sum.partials" reads() writes(%[[P]] : memref<8x16xf32>)
-// CHECK:         loop.for %[[RO:.*]] = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:         loop.block "sum.partials" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[X0:.*]] = loop.load %x
+// CHECK-NEXT:      loop.store %[[X0]], %[[P]]
+// CHECK:         loop.for %[[RO:.*]] = %c128 to %c896 step %c128 axis "r.o" {
 // CHECK-NEXT:      loop.for %[[V:.*]] = %c0 to %c8 step %c1 axis "r.v" kind unrolled {
 // CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
 // CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
@@ -773,16 +781,16 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 
 // -----
 
-// A whole-tensor max of 1000 floats: the same tile, its partials starting at the identity of
-// max (-inf), folded and combined with `arith.maximumf` marked `nsz` (the sign of a zero
+// A whole-tensor max of 1000 floats: the same tile, its partials starting as the first block's
+// values (not combined with -inf), folded and combined with `arith.maximumf` marked `nsz` (the sign of a zero
 // maximum is as free as the reduction's order), the partial its second operand (the lowering's
 // NaN test then falls on the loaded value, off the chain through the partial).
 // CHECK-LABEL: func.func @long_max
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.block "max.partials" reads() writes(%[[P]] : memref<8x16xf32>)
-// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0xff800000 : f32
-// CHECK-NEXT:      loop.store %[[INF]], %[[P]]
-// CHECK:         loop.for %{{.*}} = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:         loop.block "max.partials" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[X0:.*]] = loop.load %x
+// CHECK-NEXT:      loop.store %[[X0]], %[[P]]
+// CHECK:         loop.for %{{.*}} = %c128 to %c896 step %c128 axis "r.o" {
 // CHECK:               loop.block "max" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK-NEXT:              %[[XV:.*]] = loop.load %x
 // CHECK-NEXT:              %[[ACC:.*]] = loop.load %[[P]]
@@ -1115,8 +1123,8 @@ func.func @scan_state_written_through_view(%h0: memref<2x16xf32>, %w: memref<16x
 // CHECK:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
 // CHECK:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
 // CHECK:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
-// CHECK:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
+// CHECK:           loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r0.r1.fused.v" kind unrolled {
+// CHECK:             loop.block "pool_sum.partials" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
 // CHECK-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
 // CHECK:           loop.block "pool_sum.combine"
 
@@ -1195,8 +1203,8 @@ func.func @negative_partial_rows(%x: memref<3x12x12xf32>, %out: memref<3xf32>) a
 // CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<1x160x1x1xf32> into memref<1x160xf32>
 // CHECK-DAG:     %[[W:.*]] = memref.collapse_shape %w {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<4x160x1x1xf32> into memref<4x160xf32>
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.o" {
-// CHECK:           loop.block "conv2d" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r0.v" kind unrolled {
+// CHECK:           loop.block "conv2d.partials" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
 // CHECK-NOT:     axis "r1"
 // CHECK:         loop.block "conv2d.combine"
 func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %out: memref<1x4x1x1xf32>) attributes {dlc.num_outputs = 1 : i64} {
