@@ -51,7 +51,12 @@ class LoopDefaultSchedulePass(ModulePass):
     registers by the vectorizer); a 1x1 conv for which it does not (few input channels) has
     its plane's rows merged into one contiguous loop (collapsed views) for the first kernel,
     when a row is not a whole number of vectors or is a single vector (too narrow for a
-    two-vector tile); an
+    two-vector tile); a
+    copy whose innermost write axis is not its innermost read axis (a transpose that moves the
+    last axis) gets both axes split by the lanes, the write axis's inner loop `vectorized`
+    around the read axis's inner loop of `lanes` iterations (blocks the vectorizer transposes
+    in registers; a read axis that is not a whole number of vectors merged with the axis
+    before it in both buffers first, through collapsed views); an
     elementwise nest gets its innermost loop `vectorized` (its two innermost loops merged first
     when they walk whole rows that are not a whole number of vectors, the buffers read and
     written through `memref.collapse_shape` views made before the nest); a float sum whose

@@ -6,7 +6,7 @@ TVM's `fast_exp`/`fast_erf`/`fast_tanh`, tinygrad's transcendental decomposition
 vector exp, erf or tanh of its own: `llvm.exp` on `<16 x float>` becomes 16 calls of libm's
 `expf`, and `erf` and `tanh` are libm calls per element; a softmax, a GELU or an LSTM's gates
 then spend most of their time there. Expanded into
-arith ops (floor, multiply-adds, an exponent built with integer ops), they vectorize with the
+arith ops (multiply-adds, an exponent built with integer ops), they vectorize with the
 loop around them.
 """
 
@@ -39,18 +39,26 @@ from xdsl.pattern_rewriter import (
 EXP_MAX = 88.8
 """exp's argument is clamped to [EXP_MIN, EXP_MAX]; from about 88.73 (where exp(x) exceeds the
 largest float) the product overflows to +inf."""
-EXP_MIN = -88.0
-"""At the lower clamp n = -127: 2^(n-1) is built with its exponent field floored at 0 (the
-float 0), so that exp is exactly 0 wherever n <= -126 (below about -87.3, where the true
-result is under the smallest normal float) and a normal float everywhere else. A tiny result
+EXP_MIN = -87.5
+"""At the lower clamp n = round(x log2(e)) = -126: 2^(n-1) is built with the exponent field
+n + 126 = 0 (the float 0; never negative, so no integer max is needed), so that exp is exactly 0
+wherever n = -126 (below about -86.99, where the true result is under 1.7e-38, near the
+smallest normal float) and a normal float everywhere else. A tiny result
 there would turn into denormals once scaled down (a softmax row divides it by its sum, and a
 causal mask's -inf gives exactly such inputs), and a matmul reading denormals runs tens of
 times slower on x86 (microcode assists)."""
+SHIFTER = 1.5 * 2.0**23
+"""A float whose ulp is 1 and which leaves room for +-2^22: `x + SHIFTER` rounds x to the
+nearest integer k, and the bits of the sum are SHIFTER's plus k (the magic-number rounding of
+ORT's MLAS and oneDNN); SHIFTER's low 9 bits are 0."""
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4
 """ln 2 split in two (Cody and Waite) so that x - n ln 2 loses no bits."""
-EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                  1.6666665459e-1, 5.0000001201e-1)
-"""Cephes' expf: exp(r) ~ 1 + r + r^2 P(r) on [-ln2/2, ln2/2] (about 1 ulp), highest first."""
+EXP_POLYNOMIAL = (1.3814570847898722e-3, 8.368730545043945e-3, 4.166838899254799e-2,
+                  1.666652113199234e-1, 4.999999403953552e-1)
+"""exp(r) ~ 1 + r + r^2 P(r) on [-ln2/2, ln2/2], P of degree 4 (exp's of degree 6), highest
+first: fitted to the minimax relative error (Lawson's iteration; 3.7e-9 with these f32
+coefficients, 1/32 ulp) where Cephes' degree-5 P (1.1e-9) took one multiply-add more per
+exp for error that f32 rounding hides."""
 ERF_TAYLOR = tuple(2 / pymath.sqrt(pymath.pi) * c
                    for c in (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
 """erf(x) = x * Q(x^2) below |x| = 0.5 (Taylor series, the next term under 2e-8), highest first."""
@@ -107,26 +115,28 @@ class _Builder:
     def exp(self, x: SSAValue) -> SSAValue:
         clamped = self.emit(arith.MinimumfOp(
             self.emit(arith.MaximumfOp(x, self.const(EXP_MIN))), self.const(EXP_MAX)))
-        n = self.emit(math.FloorOp(self.add(self.mul(clamped, self.const(1 / pymath.log(2))),
-                                             self.const(0.5))))
-        r = self.emit(arith.SubfOp(clamped, self.mul(n, self.const(LN2_HI))))
-        r = self.emit(arith.SubfOp(r, self.mul(n, self.const(LN2_LO))))
+        # n = round(x log2(e)) by the shifter: x log2(e) + (SHIFTER + 126) rounds to an integer
+        # (its ulp is 1 there), whose low mantissa bits are n + 126 (no floor, no fptosi,
+        # which LLVM splits into lanes: a saturating conversion)
+        shifted = self.add(self.mul(clamped, self.const(1 / pymath.log(2))),
+                           self.const(SHIFTER + 126.0))
+        n = self.emit(arith.SubfOp(shifted, self.const(SHIFTER + 126.0)))
+        # r = x - n ln2 in two parts, each a multiply-add (n ln2_hi is exact)
+        r = self.add(self.mul(n, self.const(-LN2_HI)), clamped)
+        r = self.add(self.mul(n, self.const(-LN2_LO)), r)
         p = self.horner(r, EXP_POLYNOMIAL)
-        y = self.add(self.add(self.mul(p, self.mul(r, r)), r), self.const(1.0))
-        # 2^n as 2 * 2^(n - 1): n reaches 128 below the overflow, past the largest exponent.
-        # n + 126 is read from the low mantissa bits of n + 126 + 2^23 (exact: it is a small
-        # integer), not with fptosi, which LLVM splits into lanes (saturating conversion). The
-        # integer is floored at 0 (an integer max: one instruction, no compare and select; at
-        # n = -127, n + 126 + 2^23 reads as -2), and an exponent field
-        # of 0 makes 2^(n-1) the float 0. A NaN x makes the polynomial NaN, whatever the bits.
-        shifted = self.add(n, self.const(126.0 + 2.0**23))
-        exponent = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
-                                          self.int_const(0x4B000000)))
-        exponent = self.emit(arith.MaxSIOp(exponent, self.int_const(0)))
-        bits = self.emit(arith.ShLIOp(exponent, self.int_const(23)))
+        # 2 exp(r) = 2 ((r^2 P(r) + r) + 1) as one multiply-add (scaling by 2 is exact)
+        y = self.add(self.mul(p, self.mul(r, r)), r)
+        y = self.add(self.mul(y, self.const(2.0)), self.const(2.0))
+        # exp(x) = 2 exp(r) 2^(n - 1): n reaches 128 below the overflow, past the largest
+        # exponent. The exponent field n + 126 is at least 0 (EXP_MIN), and a field of 0 makes
+        # 2^(n-1) the float 0. It is the low 9 bits of the shifted sum's bits (SHIFTER's are
+        # 0 there), so one shift by 23 leaves it alone in the exponent field, SHIFTER's bits
+        # shifted out. A NaN x makes the polynomial NaN, whatever the bits.
+        bits = self.emit(arith.ShLIOp(self.emit(arith.BitcastOp(shifted, self.int_type)),
+                                      self.int_const(23)))
         # a NaN goes through the clamps (maximumf/minimumf propagate it) into the polynomial
-        return self.mul(self.mul(y, self.emit(arith.BitcastOp(bits, self.type))),
-                        self.const(2.0))
+        return self.mul(y, self.emit(arith.BitcastOp(bits, self.type)))
 
     def erf(self, x: SSAValue) -> SSAValue:
         magnitude = self.emit(math.AbsFOp(x))
@@ -194,11 +204,13 @@ class MathPolynomialApproximationPass(ModulePass):
     vector-typed ops are left alone: xDSL's `arith.fptosi` takes scalars only).
 
     *Output IR*: `math.exp` becomes Cody-Waite range reduction `x = n ln2 + r` (argument clamped
-    to [-88, 88.8], `math.floor`), Cephes' degree-7 polynomial for exp(r) and 2^n built as
-    2 times the float bits `max(n + 126, 0) << 23` (the integer read from the mantissa of
-    `n + 126 + 2^23`, no `fptosi`; an integer max); above 88.72 the result is +inf, below
-    about -87.3 exactly 0 (exponent field 0: never a tiny value that scales into denormals),
-    and NaN stays NaN.
+    to [-87.5, 88.8]; n = round(x log2(e)) by the shifter `x log2(e) + 1.5 2^23 + 126`, no
+    floor), a degree-6 polynomial for 2 exp(r) (the factor 2 folded into its last
+    multiply-add) and 2^(n-1) as the float bits `(n + 126) << 23`: the shifted sum's bits
+    shifted by 23 (its low 9 bits are n + 126; no `fptosi`, no integer max); every step a
+    multiply-add that the vectorizer contracts; above 88.72 the result is +inf, below about
+    -86.99 exactly 0 (exponent field 0: never a tiny value that scales into denormals), and NaN
+    stays NaN.
     `math.erf` becomes a Taylor polynomial below |x| = 0.5 and Abramowitz-Stegun 7.1.26 (with
     the exp above) from there, `math.copysign` giving the sign. `math.tanh` becomes
     x P(x^2) / Q(x^2) (Eigen's rational approximation, argument clamped to [-7.9988, 7.9988])

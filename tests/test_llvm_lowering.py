@@ -858,3 +858,24 @@ func.func @int_compares(%X: {m}, %Y: {m}, {", ".join(f"%O_{p}: {m}" for p in pre
         unsigned = predicate[0] == "u"
         a, b = (x.view(np.uint32), y.view(np.uint32)) if unsigned else (x, y)
         np.testing.assert_array_equal(got, np.where(compare(a, b), x, y), predicate)
+
+
+@pytest.mark.parametrize("kind", ["vectorized", "serial"])
+def test_max_and_min_without_signed_zeros_keep_nan_from_either_side(kind: str) -> None:
+    """`maximumf`/`minimumf` marked `nsz` (partial-sum combiners) lower to a NaN test, a blend
+    and a compare and select: equal to NumPy's NaN-propagating maximum and minimum wherever
+    either operand is NaN or infinite (a zero result may carry either sign: equal values)."""
+    n = 64
+    bodies = ["%r{k} = arith.maximumf %a, %b fastmath<nsz> : f32",
+              "%r{k} = arith.minimumf %a, %b fastmath<nsz> : f32"]
+    text = elementwise_module("minmax", "f32", 2, n, bodies, inputs=2)
+    text = text.replace('axis "i" {', f'axis "i" kind {kind} {{')
+    a = RNG.standard_normal(n).astype(np.float32)
+    b = RNG.standard_normal(n).astype(np.float32)
+    a[[1, 7, 20]] = np.nan
+    b[[2, 7, 33]] = np.nan
+    a[[3, 40]], b[[4, 40]] = np.inf, -np.inf
+    a[5], b[5] = -0.0, 0.0
+    y = compile_text(text)(a, b)
+    np.testing.assert_array_equal(y[0], np.maximum(a, b))
+    np.testing.assert_array_equal(y[1], np.minimum(a, b))

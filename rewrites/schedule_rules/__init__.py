@@ -23,6 +23,10 @@ Rules, tried in order on each loop nest of a function:
 - `concat` (rewrites/schedule_rules/concat.py): an elementwise nest whose block compares an
   induction variable with constants (TOPI's concat) split at those points, one part per input,
   each vectorized as elementwise, all inside one shared parallel loop;
+- `transposed-copy` (rewrites/schedule_rules/transpose.py): a copy whose innermost write axis
+  is not its innermost read axis (a Transpose that moves the last axis): both axes tiled by
+  the lanes, each lanes x lanes block transposed in registers by the vectorizer; the two axes
+  before a short read axis merged first where both buffers allow (56 x 56 as 196 x 16);
 - `elementwise` (rewrites/schedule_rules/elementwise.py): vectorize the innermost axis,
   parallel outer axis;
 - `partial-sums` (rewrites/schedule_rules/partial_sums.py): a float sum (or max, or min)
@@ -61,6 +65,7 @@ from dlc.rewrites.schedule_rules.reduction import (
     mark_parallel,
     schedule_reduction,
 )
+from dlc.rewrites.schedule_rules.transpose import schedule_transposed_copy
 from dlc.rewrites.schedule_rules.vnni import schedule_vnni_gemm
 from xdsl.ir import Operation
 
@@ -112,6 +117,7 @@ RULES: tuple[Rule, ...] = (
     Rule("reduction", Reduction, schedule_reduction),  # type: ignore[arg-type]
     Rule("pad", Elementwise, schedule_pad),  # type: ignore[arg-type]
     Rule("concat", Elementwise, schedule_concat),  # type: ignore[arg-type]
+    Rule("transposed-copy", Elementwise, schedule_transposed_copy),  # type: ignore[arg-type]
     Rule("elementwise", Elementwise, schedule_elementwise),  # type: ignore[arg-type]
     Rule("partial-sums", Reduction, _partial_sums),
     Rule("parallel", Reduction, _row_reduction),

@@ -14,8 +14,8 @@ partials are a register tile, as the register-blocked kernel's (rewrites/schedul
 reduction.py), so that the loop also runs at the adders' throughput, not their latency.
 
 The same loops serve a float max or min (softmax's row maximum, ReduceMax, a max pool over a
-long window): their partials start at the combiner's identity (-inf, +inf) and change no result,
-only the speed (one vector max per element instead of a chain of scalar ones).
+long window): their partials start at the first block's values, like a sum's, and change no
+result, only the speed (one vector max per element instead of a chain of scalar ones).
 
 For an innermost reduction loop `r` of extent N >= 2 L (U then at most N // L vectors, so that
 B <= N) whose update is `home[p] = home[p] + x(r)`
@@ -23,20 +23,23 @@ B <= N) whose update is `home[p] = home[p] + x(r)`
 type), every access that depends on `r` contiguous in it:
 
     %part = loop.alloc local : memref<U x L x T>                   // U vectors of L lanes
-    for r.v (unrolled U) { for r.l (vectorized L) { part[v, l] = 0 } }          // <name>.partials
-    for r.o in [0, N / B) {
+    for r.v (unrolled U) { for r.l (vectorized L) {                            // <name>.partials
+      part[v, l] = x(v * L + l) } }                                // the first block's values
+    for r.o in [B, N - N mod B) step B {
       for r.v (unrolled U) { for r.l (vectorized L) {
         part[v, l] = part[v, l] + x(r.o * B + v * L + l) } }                    // the update
     }
     for r.t in [N - N mod B, N - N mod L) step L {                             // whole vectors
       for r.v (unrolled 1) { for r.l (vectorized L) { part[0, l] = part[0, l] + x(r.t + l) } }
     }
+    for r.v (unrolled 1) { for r.l (vectorized N mod L) {            // the tail: one narrower
+      part[0, l] = part[0, l] + x(N - N mod L + l) } }                         // vector
     for (h, k) in halvings(U): for r.v (unrolled h) { for r.l (vectorized L) {    // h = n/2,
       part[v, l] = part[v, l] + part[v + k, l] } }              // <name>.combine  k = n - h
-    for (h, k) in halvings(L): for r.l (unrolled h) { part[0, l] = part[0, l] + part[0, l + k] }
+    for (h, k) in halvings(L): for r.l (vectorized h; unrolled if h = 1) {  // h-lane vectors
+      part[0, l] = part[0, l] + part[0, l + k] }
     home[p] = home[p] + part[0, 0]                                              // <name>.combine
     loop.dealloc %part
-    for r in [N - N mod L, N) { home[p] = home[p] + x(r) }                      // the tail
 
 The loops around `r` (spatial or outer reduction loops) are unchanged; the rule is keyed on the
 extent of the axis and the element type, not on the op the nest computes: a ReduceSum over the
@@ -72,11 +75,11 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     NoneAttr,
+    StringAttr,
     i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -402,16 +405,24 @@ def collapse_rows(nest: Reduction) -> ForOp | None:
     return merged
 
 
-COMBINERS: dict[type[Operation], float] = {
-    arith.AddfOp: 0.0,
-    arith.MaximumfOp: float("-inf"),
-    arith.MaxnumfOp: float("-inf"),
-    arith.MinimumfOp: float("inf"),
-    arith.MinnumfOp: float("inf"),
-}
-"""The float combiners the rule splits, with the identity the partials start from. A sum's
-partials change the rounding (for the better); a max's or min's change nothing: they are exact
-and associative (NaN propagates through `maximumf` into whichever partial meets it)."""
+COMBINERS: tuple[type[Operation], ...] = (
+    arith.AddfOp, arith.MaximumfOp, arith.MaxnumfOp, arith.MinimumfOp, arith.MinnumfOp,
+)
+"""The float combiners the rule splits. A sum's partials change the rounding (for the
+better); a max's or min's change nothing: they are exact and associative (NaN propagates
+through `maximumf` into whichever partial meets it). The partials start as the first block's
+values, so no identity is needed."""
+
+
+def free_zero_sign(op: Operation) -> Operation:
+    """Marks a `maximumf`/`minimumf` combiner of the partials `nsz` (returns `op`): a
+    reduction's order is free, and so is the sign of a zero it returns (+0 or -0 when both
+    are in the row; equal values). `convert-loop-to-llvm` then lowers it as a compare and
+    select that keeps NaN (3 x86 instructions), not `llvm.maximum` (6: it orders +0 above
+    -0), the instruction per vector of a softmax's row maximum."""
+    if isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
+        op.properties["fastmath"] = arith.FastMathFlagsAttr(["nsz"])
+    return op
 
 
 def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, Operation] | None:
@@ -468,8 +479,14 @@ class _Splitter:
         alloc = AllocOp(part_type, "local")
         alloc.result.name_hint = "partial"
         part = self.part = alloc.result
-        ops: list[Operation] = [alloc, self.tile(self.vectors, self.zero)]
-        ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate))
+        # The first block's values are the partials' first values (not combined into the
+        # identity: x + 0 and max(x, -inf) are instructions LLVM keeps, 24 of 250 per
+        # 128-wide softmax row); the blocks after it accumulate.
+        first = self.tile(self.vectors, self.accumulate_at(self.const(0), first=True))
+        ops: list[Operation] = [alloc, first]
+        if full > block:
+            ops.append(self.for_(full, block, f"{self.axis}.o", "serial", self.accumulate,
+                                 lb=block))
         # The tail's whole vectors accumulate into the first row of partials (a scalar tail
         # of up to B - 1 values cost more than the blocks when the update is costly: softmax's
         # exp over 1000-wide rows ran 104 scalar exps a row, the blocks 56 vector ones).
@@ -477,39 +494,42 @@ class _Splitter:
         if vector_full > full:
             ops.append(self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
                                  self.accumulate_one, lb=full))
+        # The last N mod L values too, as one narrower vector into the first lanes of the
+        # first partial (a scalar tail was a chain of scalar combines after the blocks: 8 of
+        # `llvm.maximum` and 8 adds per 1000-wide softmax row, each through a lane extract).
+        if vector_full < trip:
+            ops.append(self.tile(1, self.accumulate_at(self.const(vector_full)),
+                                 trip - vector_full))
         # Pairwise halving that keeps the odd one out: 14 partials (cortex-a72's 2 x 7) fold
         # as 7 + 7, then 3 into the last 4, then 2 + 2, then 1 + 1.
         for count, offset in halvings(self.vectors):
             ops.append(self.tile(count, self.fold_vectors(offset)))
+        # The lanes fold as vectors of `count` lanes (one half of the vector onto the other: a
+        # lane shuffle and one vector op per halving), not lane by lane: scalar folds of a
+        # 16-lane max extracted each lane (and `llvm.maximum` on scalars moves each sign
+        # through a general register), about 150 instructions per combine, where a softmax
+        # over 128-wide rows combines twice per row.
         for count, offset in halvings(self.lanes):
-            ops.append(self.for_(count, 1, f"{self.axis}.l", "unrolled",
+            ops.append(self.for_(count, 1, f"{self.axis}.l",
+                                 "vectorized" if count > 1 else "unrolled",
                                  self.fold_lanes(offset)))
         ops += [self.combine(), DeallocOp(part)]
         parent = self.loop.parent_block()
         assert parent is not None
         for op in ops:
             parent.insert_op_before(op, self.loop)
-        if vector_full < trip:
-            self.loop.operands = (self.const(vector_full), *self.loop.operands[1:])
-        else:
-            self.loop.detach()
-            self.loop.erase()
+        self.loop.detach()
+        self.loop.erase()
 
-    def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None]
-             ) -> ForOp:
-        """`for r.v (unrolled vectors) { for r.l (vectorized L) { fill(v, l) } }`."""
+    def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None],
+             lanes_: int = 0) -> ForOp:
+        """`for r.v (unrolled vectors) { for r.l (vectorized L) { fill(v, l) } }` (`lanes_`
+        lanes in place of L if given)."""
         def lanes(v: SSAValue, ops: list[Operation]) -> None:
-            ops.append(self.for_(self.lanes, 1, f"{self.axis}.l", "vectorized",
+            ops.append(self.for_(lanes_ or self.lanes, 1, f"{self.axis}.l", "vectorized",
                                  lambda l, inner: fill(v, l, inner)))
 
         return self.for_(vectors, 1, f"{self.axis}.v", "unrolled", lanes)
-
-    def zero(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
-        assert self.part is not None
-        zero = arith.ConstantOp(FloatAttr(COMBINERS[self.combiner], self.element))
-        store = StoreOp(zero.result, self.part, [v, l])
-        ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
-                           self.update.spatial_axes))
 
     def accumulate_one(self, ro: SSAValue, ops: list[Operation]) -> None:
         """The update at `r = r.t + l` into `part[0, l]` (one vector of the tail)."""
@@ -518,6 +538,12 @@ class _Splitter:
     def accumulate(self, ro: SSAValue, ops: list[Operation], vectors: int = 0) -> None:
         """The update at `r = r.o + v * L + l` into `part[v, l]` (`vectors` rows, default
         all)."""
+        ops.append(self.tile(vectors or self.vectors, self.accumulate_at(ro)))
+
+    def accumulate_at(self, ro: SSAValue, first: bool = False
+                      ) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
+        """`fill(v, l)` of the update at `r = ro + v * L + l` into `part[v, l]`; `first`: the
+        value itself stored there (the block `<name>.partials`), not combined with it."""
         part = self.part
         assert part is not None
 
@@ -532,9 +558,39 @@ class _Splitter:
                     op.operands = (part, v, l)
                 elif isinstance(op, StoreOp) and op.memref is part:
                     op.operands = (op.value, part, v, l)
+                    combiner = free_zero_sign(op.value.owner)
+                    if isinstance(combiner, arith.MaximumfOp | arith.MinimumfOp):
+                        # the partial second: the NaN test falls on the loaded value, off
+                        # the chain through the partial (a blend and a max, 5 cycles a step
+                        # on x86, not 8)
+                        lhs, rhs = combiner.operands
+                        if isinstance(lhs.owner, LoadOp) and lhs.owner.memref is part:
+                            combiner.operands = (rhs, lhs)
+            if first:
+                self.store_value_itself(clone)
             inner += [offset, base, index, clone]
 
-        ops.append(self.tile(vectors or self.vectors, at))
+        return at
+
+    def store_value_itself(self, clone: BlockOp) -> None:
+        """Turn `clone`, an update of the partials (`part = combine(part, x)`), into
+        `part = x`, named `<name>.partials`."""
+        part = self.part
+        store = next(op for op in clone.walk() if isinstance(op, StoreOp) and op.memref is part)
+        combiner = store.value.owner
+        assert isinstance(combiner, Operation)
+        acc = next(op for op in combiner.operands
+                   if isinstance(op.owner, LoadOp) and op.owner.memref is part)
+        value = next(op for op in combiner.operands if op is not acc)
+        store.operands = (value, *store.operands[1:])
+        load = acc.owner
+        combiner.detach()
+        combiner.erase()
+        assert isinstance(load, LoadOp)
+        load.detach()
+        load.erase()
+        clone.properties["name"] = StringAttr(f"{self.name}.{PARTIALS_BLOCK}")
+        set_block_buffers(clone, [b for b in clone.reads if b is not part], [part])
 
     def fold_vectors(self, offset: int) -> Callable[[SSAValue, SSAValue, list[Operation]], None]:
         """`part[v, l] += part[v + offset, l]`."""
@@ -557,7 +613,7 @@ class _Splitter:
         assert self.part is not None
         lhs = LoadOp(self.part, into)
         rhs = LoadOp(self.part, other)
-        add = self.combiner(lhs, rhs)
+        add = free_zero_sign(self.combiner(lhs, rhs))
         store = StoreOp(add.result, self.part, into)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part], [self.part],
                        [lhs, rhs, add, store], self.update.spatial_axes)
@@ -568,7 +624,7 @@ class _Splitter:
         zero = self.const(0)
         total = LoadOp(self.part, [zero, zero])
         acc = LoadOp(self.home, self.home_indices)
-        add = self.combiner(acc, total)
+        add = free_zero_sign(self.combiner(acc, total))
         store = StoreOp(add.result, self.home, self.home_indices)
         return BlockOp(f"{self.name}.{COMBINE_BLOCK}", [self.part, self.home], [self.home],
                        [total, acc, add, store], self.update.spatial_axes)

@@ -62,6 +62,32 @@ func.func @arith_vector(%x: vector<16xf32>) -> vector<16xf32> {
 
 // -----
 
+// maximumf/minimumf with nsz (a reduction's combiner): a NaN test, a blend and a compare and
+// select that x86 has as one maxps (which returns its second operand when unordered):
+// a > b' ? a : b' with b' = isnan(a) ? a : b, a NaN from either side kept; not llvm.maximum
+// (which also orders +0 above -0: three more x86 instructions per vector).
+// CHECK-LABEL: llvm.func @max_min_no_signed_zeros
+// CHECK-SAME:    (%[[A:.*]]: vector<16xf32>, %[[B:.*]]: vector<16xf32>)
+// CHECK-NOT:     llvm.maximum
+// CHECK:         %[[NAN:.*]] = llvm.fcmp "uno" %[[A]], %[[A]]
+// CHECK-NEXT:    %[[B1:.*]] = llvm.select %[[NAN]], %[[A]], %[[B]]
+// CHECK-NEXT:    %[[GT:.*]] = llvm.fcmp "ogt" %[[A]], %[[B1]]
+// CHECK-NEXT:    %[[M:.*]] = llvm.select %[[GT]], %[[A]], %[[B1]]
+// CHECK-NEXT:    %[[NAN2:.*]] = llvm.fcmp "uno" %[[M]], %[[M]]
+// CHECK-NEXT:    %[[B2:.*]] = llvm.select %[[NAN2]], %[[M]], %[[B]]
+// CHECK-NEXT:    %[[LT:.*]] = llvm.fcmp "olt" %[[M]], %[[B2]]
+// CHECK-NEXT:    %[[R:.*]] = llvm.select %[[LT]], %[[M]], %[[B2]]
+// CHECK-NEXT:    %[[STRICT:.*]] = llvm.call_intrinsic "llvm.maximum.v16f32"(%[[R]], %[[B]])
+// CHECK-NEXT:    llvm.return %[[STRICT]]
+func.func @max_min_no_signed_zeros(%a: vector<16xf32>, %b: vector<16xf32>) -> vector<16xf32> {
+  %m = arith.maximumf %a, %b fastmath<nsz> : vector<16xf32>
+  %n = arith.minimumf %m, %b fastmath<nsz> : vector<16xf32>
+  %s = arith.maximumf %n, %b : vector<16xf32>
+  func.return %s : vector<16xf32>
+}
+
+// -----
+
 // Intrinsics where LLVM has one, libm where it has not (declared once per module).
 
 // CHECK-LABEL: llvm.func @math_scalar

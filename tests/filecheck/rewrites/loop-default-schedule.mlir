@@ -592,13 +592,18 @@ func.func @row_sum(%x: memref<64x24xf32>, %out: memref<64xf32>) attributes {dlc.
 
 // The same sum over 128-wide rows: 8 whole vectors, fewer than the 2 x 4 x ... accumulators that
 // would keep the adders busy for a long row, so the partial sums take one accumulator per
-// vector (8 x 16), the loop over blocks runs once, and the partials combine pairwise.
+// vector (8 x 16); the one block's values are the partials (no loop over blocks, no adds of
+// zeros: the exps are stored, not added), and the partials combine pairwise.
 // CHECK-LABEL: func.func @row_sum_of_eight_vectors
 // CHECK:         loop.for %{{.*}} axis "i" kind parallel {
 // CHECK:           %[[PART:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:           loop.block "sum.partials"
-// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r.o" {
-// CHECK:             loop.block "sum" reads(%x : memref<64x128xf32>) writes(%[[PART]] : memref<8x16xf32>)
+// CHECK-NEXT:      loop.for %[[V:.*]] = %c0 to %c8 step %c1 axis "r.v" kind unrolled {
+// CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
+// CHECK:               loop.block "sum.partials" reads(%x : memref<64x128xf32>) writes(%[[PART]] : memref<8x16xf32>)
+// CHECK-NEXT:            %[[X:.*]] = loop.load %x
+// CHECK-NEXT:            %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:            loop.store %[[E]], %[[PART]][%[[V]], %[[L]]]
+// CHECK-NOT:       axis "r.o"
 // CHECK:           loop.block "sum.combine"
 func.func @row_sum_of_eight_vectors(%x: memref<64x128xf32>, %out: memref<64xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
@@ -719,14 +724,19 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 
 // A whole-tensor sum of 1000 floats (no spatial loop: it ran scalar, one accumulator) longer
 // than a block of 16 lanes x 8 accumulators (AVX-512, fma_units 2 x fma_latency 4): an 8x16
-// tile of partial sums accumulates blocks of 128 (vectors unrolled, lanes vectorized), is folded
-// pairwise (vectors, then lanes) and added to the output once; the 1000 mod 128 tail's whole
-// vectors (896 to 992) accumulate into the first row of partials, the last 8 values run as
-// before.
+// tile of partial sums starts as the first block's values and accumulates the next blocks of
+// 128 (vectors unrolled, lanes vectorized), is folded
+// pairwise (vectors, then lanes: the lane halvings of 8, 4 and 2 as vectorized loops, narrower
+// vectors, where scalar folds went through a lane extract each) and added to the output once;
+// the 1000 mod 128 tail's whole
+// vectors (896 to 992) accumulate into the first row of partials, the last 8 values as one
+// vector of 8 lanes into its first lanes (no scalar loop is left).
 // CHECK-LABEL: func.func @long_sum
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.block "sum.partials" reads() writes(%[[P]] : memref<8x16xf32>)
-// CHECK:         loop.for %[[RO:.*]] = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:         loop.block "sum.partials" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[X0:.*]] = loop.load %x
+// CHECK-NEXT:      loop.store %[[X0]], %[[P]]
+// CHECK:         loop.for %[[RO:.*]] = %c128 to %c896 step %c128 axis "r.o" {
 // CHECK-NEXT:      loop.for %[[V:.*]] = %c0 to %c8 step %c1 axis "r.v" kind unrolled {
 // CHECK-NEXT:        loop.for %[[L:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
 // CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
@@ -736,12 +746,20 @@ func.func @pad_of_slice_interior_extent(%x: memref<1x2x3xf32>, %out: memref<1x3x
 // CHECK-NEXT:        loop.for %[[L1:.*]] = %c0 to %c16 step %c1 axis "r.l" kind vectorized {
 // CHECK:               loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
 // CHECK:                 loop.load %[[P]][%[[V1]], %[[L1]]]
+// CHECK:         loop.for %[[V2:.*]] = %c0 to %c1 step %c1 axis "r.v" kind unrolled {
+// CHECK-NEXT:      loop.for %[[L2:.*]] = %c0 to %c8 step %c1 axis "r.l" kind vectorized {
+// CHECK:             %[[R2:.*]] = arith.addi %{{.*}}, %[[L2]] : index
+// CHECK:             loop.block "sum" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:          loop.load %x[%[[R2]]]
+// CHECK-NEXT:          loop.load %[[P]][%[[V2]], %[[L2]]]
 // CHECK:         loop.block "sum.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
-// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind unrolled {
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c4 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "r.l" kind vectorized {
+// CHECK:         loop.for %{{.*}} = %c0 to %c1 step %c1 axis "r.l" kind unrolled {
 // CHECK:         loop.block "sum.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
 // CHECK:         loop.dealloc %[[P]] : memref<8x16xf32>
-// CHECK:         loop.for %{{.*}} = %c992 to %c1000 step %c1 axis "r" {
-// CHECK-NEXT:      loop.block "sum" reads(%x : memref<1000xf32>) writes(%out : memref<f32>)
+// CHECK-NOT:     axis "r" {
 func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -763,20 +781,25 @@ func.func @long_sum(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num
 
 // -----
 
-// A whole-tensor max of 1000 floats: the same tile, its partials starting at the identity of
-// max (-inf), folded and combined with `arith.maximumf`.
+// A whole-tensor max of 1000 floats: the same tile, its partials starting as the first block's
+// values (not combined with -inf), folded and combined with `arith.maximumf` marked `nsz` (the sign of a zero
+// maximum is as free as the reduction's order), the partial its second operand (the lowering's
+// NaN test then falls on the loaded value, off the chain through the partial).
 // CHECK-LABEL: func.func @long_max
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.block "max.partials" reads() writes(%[[P]] : memref<8x16xf32>)
-// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0xff800000 : f32
-// CHECK-NEXT:      loop.store %[[INF]], %[[P]]
-// CHECK:         loop.for %{{.*}} = %c0 to %c896 step %c128 axis "r.o" {
+// CHECK:         loop.block "max.partials" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:      %[[X0:.*]] = loop.load %x
+// CHECK-NEXT:      loop.store %[[X0]], %[[P]]
+// CHECK:         loop.for %{{.*}} = %c128 to %c896 step %c128 axis "r.o" {
 // CHECK:               loop.block "max" reads(%x : memref<1000xf32>) writes(%[[P]] : memref<8x16xf32>)
+// CHECK-NEXT:              %[[XV:.*]] = loop.load %x
+// CHECK-NEXT:              %[[ACC:.*]] = loop.load %[[P]]
+// CHECK-NEXT:              arith.maximumf %[[XV]], %[[ACC]] fastmath<nsz> : f32
 // CHECK:         loop.block "max.combine" reads(%[[P]] : memref<8x16xf32>) writes(%[[P]] : memref<8x16xf32>)
-// CHECK:           arith.maximumf
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
 // CHECK:         loop.block "max.combine" reads(%[[P]], %out : memref<8x16xf32>, memref<f32>) writes(%out : memref<f32>)
-// CHECK:           arith.maximumf
-// CHECK:         loop.for %{{.*}} = %c992 to %c1000 step %c1 axis "r" {
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK-NOT:     axis "r" {
 func.func @long_max(%x: memref<1000xf32>, %out: memref<f32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -1100,8 +1123,8 @@ func.func @scan_state_written_through_view(%h0: memref<2x16xf32>, %w: memref<16x
 // CHECK:         %[[VIEW:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64]] : memref<3x12x12xf32> into memref<3x144xf32>
 // CHECK:         loop.for %[[C:.*]] = %c0 to %c3 step %c1 axis "i0" kind parallel {
 // CHECK:           %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:           loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.r1.fused.o" {
-// CHECK:             loop.block "pool_sum" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
+// CHECK:           loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r0.r1.fused.v" kind unrolled {
+// CHECK:             loop.block "pool_sum.partials" reads(%[[VIEW]] : memref<3x144xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0"] reduction ["r0.r1.fused"]
 // CHECK-NEXT:          loop.load %[[VIEW]][%[[C]], %{{.*}}] : memref<3x144xf32> -> f32
 // CHECK:           loop.block "pool_sum.combine"
 
@@ -1180,8 +1203,8 @@ func.func @negative_partial_rows(%x: memref<3x12x12xf32>, %out: memref<3xf32>) a
 // CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<1x160x1x1xf32> into memref<1x160xf32>
 // CHECK-DAG:     %[[W:.*]] = memref.collapse_shape %w {{\[}}[0 : i64], [1 : i64, 2 : i64, 3 : i64]] : memref<4x160x1x1xf32> into memref<4x160xf32>
 // CHECK:         %[[P:.*]] = loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.for %{{.*}} = %c0 to %c128 step %c128 axis "r0.o" {
-// CHECK:           loop.block "conv2d" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "r0.v" kind unrolled {
+// CHECK:           loop.block "conv2d.partials" reads({{.*}} : memref<1x160xf32>, memref<4x160xf32>) writes(%[[P]] : memref<8x16xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"]
 // CHECK-NOT:     axis "r1"
 // CHECK:         loop.block "conv2d.combine"
 func.func @gemv_conv1x1(%x: memref<1x160x1x1xf32>, %w: memref<4x160x1x1xf32>, %out: memref<1x4x1x1xf32>) attributes {dlc.num_outputs = 1 : i64} {
@@ -1577,6 +1600,71 @@ func.func @grouped_conv(%x: memref<1x4x8x8xf32>, %w: memref<32x2x3x3xf32>, %out:
               }
             }
           }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A transposing copy (NCHW -> NHWC: the write's innermost axis, channels, is not the read's,
+// the plane's w): the 8 x 8 plane (8 not a multiple of 16 lanes) merges into one axis of 64
+// over collapsed views of both buffers, which is split by 16 as the channels are; the channels'
+// inner loop is vectorized around the plane's inner loop of 16 (a 16 x 16 block the vectorizer
+// transposes in registers); the plane's outer loop is parallel.
+// CHECK-LABEL: func.func @transposed_copy
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[\[}}0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x32x8x8xf32> into memref<1x32x64xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[\[}}0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<1x8x8x32xf32> into memref<1x64x32xf32>
+// CHECK:         loop.for %[[PO:.*]] = %c0 to %c64 step %c16 axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      loop.for %[[CO:.*]] = %c0 to %c32 step %c16 axis "i3.0" {
+// CHECK-NEXT:        loop.for %[[CI:.*]] = %c0 to %c16 step %c1 axis "i3.1" kind vectorized {
+// CHECK-NEXT:          loop.for %[[PI:.*]] = %c0 to %c16 step %c1 axis "i1.i2.fused.1" {
+// CHECK-NEXT:            %[[P:.*]] = arith.addi %[[PO]], %[[PI]] : index
+// CHECK-NEXT:            %[[C:.*]] = arith.addi %[[CO]], %[[CI]] : index
+// CHECK-NEXT:            loop.block "transpose" reads(%[[X]] : memref<1x32x64xf32>) writes(%[[OUT]] : memref<1x64x32xf32>)
+// CHECK-NEXT:              %[[V:.*]] = loop.load %[[X]][%{{.*}}, %[[C]], %[[P]]]
+// CHECK-NEXT:              loop.store %[[V]], %[[OUT]][%{{.*}}, %[[P]], %[[C]]]
+func.func @transposed_copy(%x: memref<1x32x8x8xf32>, %out: memref<1x8x8x32xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+          loop.block "transpose" reads(%x : memref<1x32x8x8xf32>) writes(%out : memref<1x8x8x32xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = loop.load %x[%i0, %i3, %i1, %i2] : memref<1x32x8x8xf32> -> f32
+            loop.store %0, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x8x8x32xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// negative: a copy whose innermost write axis is also the read's (a channel shuffle's
+// transpose of outer axes) is no transposing copy: it stays elementwise, its rows vectorized.
+// CHECK-LABEL: func.func @negative_copy_along_rows
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2" kind vectorized {
+func.func @negative_copy_along_rows(%x: memref<4x8x16xf32>, %out: memref<8x4x16xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i0 = %c0 to %c8 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c16 step %c1 axis "i2" {
+        loop.block "transpose" reads(%x : memref<4x8x16xf32>) writes(%out : memref<8x4x16xf32>) spatial ["i0", "i1", "i2"] {
+          %0 = loop.load %x[%i1, %i0, %i2] : memref<4x8x16xf32> -> f32
+          loop.store %0, %out[%i0, %i1, %i2] : f32 -> memref<8x4x16xf32>
         }
       }
     }

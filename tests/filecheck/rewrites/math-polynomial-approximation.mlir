@@ -1,32 +1,39 @@
 // RUN: dlc-opt %s -p math-polynomial-approximation | filecheck %s
 
-// exp: clamp (NaN-propagating max/min), n = floor(x log2(e) + 1/2), r = x - n ln2 in two
-// parts, Cephes' polynomial, and 2^n as 2 * 2^(n-1) built from float bits: the integer n + 126
-// is read from the mantissa of n + 126 + 2^23 (no fptosi), floored at 0 by an integer max and
-// shifted into the exponent (exponent field 0: the result is exactly 0, never a tiny value that
-// a softmax scales into denormals; a max, not a compare and select).
+// exp: clamp (NaN-propagating max/min), n = round(x log2(e)) by the shifter (x log2(e) plus
+// 1.5 2^23 + 126, then minus it: no floor), r = x - n ln2 in two multiply-adds, a degree-6
+// polynomial times 2 as a last multiply-add 2 y + 2, and 2^(n-1) built from float bits: the
+// integer n + 126 is the low 9 bits of the shifted sum's bits (no fptosi): one shift by 23
+// moves it into the exponent field and the shifter's bits out (no subtraction); the clamp at
+// -87.5 keeps it at least 0 (no integer max; exponent field 0: the result is exactly 0, never
+// a tiny value that a softmax scales into denormals).
 // CHECK-LABEL: func.func @exp(%x: f32) -> f32 {
 // CHECK-NOT:     math.exp
 // CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
 // CHECK:         %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
-// CHECK:         arith.mulf %[[C]], %{{.*}} : f32
-// CHECK:         %[[N:.*]] = math.floor %{{.*}} : f32
-// CHECK:         arith.constant 0.693359375 : f32
-// CHECK:         arith.constant 0.000198756912 : f32
-// CHECK:         %[[M:.*]] = arith.addf %[[N]], %{{.*}} : f32
-// CHECK-NEXT:    %[[MB:.*]] = arith.bitcast %[[M]] : f32 to i32
-// CHECK-NEXT:    arith.constant 1258291200 : i32
-// CHECK-NEXT:    %[[E:.*]] = arith.subi %[[MB]], %{{.*}} : i32
-// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-NEXT:    %[[EF:.*]] = arith.maxsi %[[E]], %[[ZERO]] : i32
+// CHECK:         %[[XL:.*]] = arith.mulf %[[C]], %{{.*}} : f32
+// CHECK-NEXT:    %[[SHIFTER:.*]] = arith.constant 0x4B40007E : f32
+// CHECK-NEXT:    %[[T:.*]] = arith.addf %[[XL]], %[[SHIFTER]] : f32
+// CHECK:         %[[N:.*]] = arith.subf %[[T]], %{{.*}} : f32
+// CHECK-NEXT:    arith.constant -0.693359375 : f32
+// CHECK-NEXT:    %[[NH:.*]] = arith.mulf %[[N]], %{{.*}} : f32
+// CHECK-NEXT:    %[[R1:.*]] = arith.addf %[[NH]], %[[C]] : f32
+// CHECK:         %[[NL:.*]] = arith.mulf %[[N]], %{{.*}} : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.addf %[[NL]], %[[R1]] : f32
+// CHECK-NEXT:    arith.constant 0.00138145708 : f32
+// CHECK:         %[[Y:.*]] = arith.addf %{{.*}}, %[[R]] : f32
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %[[Y2:.*]] = arith.mulf %[[Y]], %[[TWO]] : f32
+// CHECK-NEXT:    %[[TWO2:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %[[Y3:.*]] = arith.addf %[[Y2]], %[[TWO2]] : f32
+// CHECK-NEXT:    %[[TB:.*]] = arith.bitcast %[[T]] : f32 to i32
 // CHECK-NEXT:    arith.constant 23 : i32
-// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[EF]], %{{.*}} : i32
+// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[TB]], %{{.*}} : i32
 // CHECK-NEXT:    %[[P2:.*]] = arith.bitcast %[[BITS]] : i32 to f32
-// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %{{.*}}, %[[P2]] : f32
-// CHECK-NEXT:    arith.constant 2.000000e+00 : f32
-// CHECK-NEXT:    %[[R:.*]] = arith.mulf %[[Y]], %{{.*}} : f32
-// CHECK-NEXT:    func.return %[[R]] : f32
+// CHECK-NEXT:    %[[RES:.*]] = arith.mulf %[[Y3]], %[[P2]] : f32
+// CHECK-NEXT:    func.return %[[RES]] : f32
 // CHECK-NOT:     arith.fptosi
+// CHECK-NOT:     math.floor
 func.func @exp(%x: f32) -> f32 {
   %y = math.exp %x : f32
   func.return %y : f32
@@ -41,7 +48,7 @@ func.func @exp(%x: f32) -> f32 {
 // CHECK:         %[[SQ:.*]] = arith.mulf %x, %x : f32
 // CHECK:         arith.constant 0.327591091 : f32
 // CHECK:         arith.negf %[[SQ]] : f32
-// CHECK:         math.floor
+// CHECK:         arith.constant 0x4B40007E : f32
 // CHECK:         %[[LARGE:.*]] = math.copysign %{{.*}}, %x : f32
 // CHECK:         %[[D:.*]] = arith.subf %[[ABS]], %{{.*}} : f32
 // CHECK-NEXT:    %[[DB:.*]] = arith.bitcast %[[D]] : f32 to i32
