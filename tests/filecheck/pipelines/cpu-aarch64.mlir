@@ -5,7 +5,8 @@
 
 // A dense layer through the cpu pipeline for an AArch64 target (a cross compile on any host):
 // the default schedule vectorizes by NEON's 128 bits (4 f32 lanes, never AVX's 8 or 16), and
-// the LLVM IR carries the triple, AArch64's data layout and the CPU on every function.
+// the LLVM IR carries the triple, AArch64's data layout and the CPU on every function. (The
+// weight is an argument: a splat constant would be folded into the kernel as a scalar.)
 
 // CHECK:       builtin.module attributes {dlc.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=2"}
 // CHECK:       llvm.func internal @fused_matmul_relu_0_parallel0_body
@@ -23,8 +24,7 @@
 // SCHED-NEXT:      loop.for %{{.*}} = %c0 to %c2 step %c1 axis "i1.v" kind unrolled {
 // SCHED:             loop.for %{{.*}} = %c0 to %c4 step %c1 axis "i1.l" kind vectorized {
 
-func.func @main(%x: tensor<16x32xf32>) -> tensor<16x24xf32> {
-  %w = graph.constant dense<0.5> : tensor<32x24xf32>
+func.func @main(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>) -> tensor<16x24xf32> {
   %a = graph.matmul %x, %w : (tensor<16x32xf32>, tensor<32x24xf32>) -> tensor<16x24xf32>
   %b = graph.relu %a : tensor<16x24xf32>
   func.return %b : tensor<16x24xf32>
