@@ -315,7 +315,7 @@ class ConvertLoopToLLVMPass(ModulePass):
             self.index_bitwidth, self.alloc_alignment, self.max_stack_bytes,
             self.vector_bits if self.vector_bits > 0 else target.vector_bits,
             self.threads if self.threads > 0 else target.threads, self.parallel_schedule,
-            self.check_bounds, self.adaptive_threads, self.parallel_runtime,
+            self.check_bounds, self.adaptive_threads, self.parallel_runtime, target.features,
         )
         _check_input_level(op)
         legalize_bf16_arith(op)

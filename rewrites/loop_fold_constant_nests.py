@@ -6,6 +6,12 @@ in MLIR. A default schedule packs a GEMM's B or a conv2d's weight into panels (`
 schedule`, `transform.loop.pack`); when the kernel's caller passes a constant global, packing it
 on every call re-reads and re-writes the whole weight (ResNet-18: 45 MB per inference). This pass
 evaluates such nests with NumPy (`dialects.loop.evaluate`) and passes the packed constant instead.
+It also puts into the kernel, as `arith.constant`s, the values of constants that every call
+passes with one value in every element (a quantize's scale and zero point, per-channel weight
+zero points of 0), so that LLVM folds them: the requantize tail `graph-fold-qdq` writes divides
+by a scale of 1, a `vdivps` per output vector (10 cycles each on AVX-512) until LLVM sees the
+1, and an int8 product `(ext(x) - zx) * (ext(w) - zw)` becomes a `vpmaddwd` rather than a
+`vpmulld` only where LLVM sees that both factors fit in 16 bits.
 """
 
 from __future__ import annotations
@@ -17,18 +23,23 @@ from typing import ClassVar
 import numpy as np
 from dlc.dialects.arith_numpy import numpy_dtype
 from dlc.dialects.graph.ops import elements_to_array
+from dlc.dialects.graph.utils import is_splat
 from dlc.dialects.loop.evaluate import NestEvaluationError, constant_value, evaluate_nest
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, StoreOp
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.rewrites.loop_dedup_functions import call_sites, kernels, num_inputs, replace_call
 from dlc.rewrites.schedule.common import base_buffer
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    FloatAttr,
     FunctionType,
+    IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -198,6 +209,60 @@ def constant_global(name: str, memref_type: MemRefType, array: np.ndarray) -> me
     )
     return memref.GlobalOp.get(StringAttr(name), memref_type, data, StringAttr("private"),
                                UnitAttr())
+
+
+def _scalar_attr(value: np.ndarray, element: object) -> IntegerAttr | FloatAttr | None:
+    """`value` (one element) as an attribute of `element` (an integer or float type), or None
+    for another element type."""
+    scalar = value.reshape(-1)[0]
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        signed = int(np.asarray(scalar).astype(np.int64))
+        # A signless constant: the element's bits, as a signed number.
+        signed = (signed + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
+        return IntegerAttr(signed, element)
+    if isinstance(element, AnyFloat):
+        return FloatAttr(float(scalar), element)
+    return None
+
+
+def inline_splat_constants(function: func.FuncOp, calls: list[func.CallOp],
+                           globals_: dict[str, memref.GlobalOp]) -> int:
+    """Replaces each scalar `loop.load` of an input argument that every call in `calls` passes
+    as a constant global of one value in every element (a scalar, or a splat: ORT's per-channel
+    weight zero points, all 0) by an `arith.constant` of that value; returns how many loads it
+    replaced. The argument stays (blocks still list it in `reads`)."""
+    if not calls:
+        return 0
+    replaced = 0
+    block = function.body.block
+    for argument in block.args[: num_inputs(function)]:
+        memref_type = argument.type
+        if not isinstance(memref_type, MemRefType) or not memref_type.has_static_shape():
+            continue
+        element = memref_type.get_element_type()
+        loads = [use.operation for use in argument.uses
+                 if isinstance(use.operation, LoadOp) and use.operation.memref is argument
+                 and use.operation.result.type == element]
+        if not loads:
+            continue
+        names = [_passed_global(call, argument.index, globals_) for call in calls]
+        if None in names:
+            continue
+        values = [elements_to_array(globals_[name].initial_value, "memref.global")  # type: ignore[arg-type, index]
+                  for name in names]
+        if not all(v.size and is_splat(v) for v in values) or any(
+                not np.array_equal(v.reshape(-1)[:1], values[0].reshape(-1)[:1]) for v in values):
+            continue
+        attr = _scalar_attr(np.asarray(values[0]), element)
+        if attr is None:
+            continue
+        for load in loads:
+            constant = arith.ConstantOp(attr)
+            constant.result.name_hint = load.result.name_hint
+            Rewriter.replace_op(load, constant)
+            replaced += 1
+    return replaced
 
 
 class _Folder:
@@ -374,7 +439,11 @@ class LoopFoldConstantNestsPass(ModulePass):
     read, the `get_global`s that fed them and constant globals nothing reads any more. Folding
     repeats until no nest qualifies, so a chain of re-layouts (a transpose, then its pack) folds
     into one constant. A nest the evaluator cannot run (vector accesses, bounds varying inside
-    it) is left as it is.
+    it) is left as it is. Then each scalar `loop.load` of an input argument that every call passes
+    as a constant global with one value in all its elements (a requantize tail's scale of 1, a
+    zero point, per-channel weight zero points of 0) becomes an `arith.constant` of that value
+    (the argument stays, listed by the blocks' `reads`), so that LLVM folds it (`x / 1.0`,
+    `x - 0`).
 
     *Invariants*: every call computes what it did; entry functions and their signatures are
     untouched.
@@ -391,4 +460,5 @@ class LoopFoldConstantNestsPass(ModulePass):
             calls = sites.get(function.sym_name.data, [])
             if calls:
                 sites[function.sym_name.data] = folder.fold(function, calls)
+                inline_splat_constants(function, sites[function.sym_name.data], folder.globals)
         folder.finish()

@@ -23,7 +23,8 @@ from typing import ClassVar
 import numpy as np
 
 ELEMENT_TYPES: dict[str, str] = {
-    "u8": "i8", "s8": "i8", "i32": "i32", "f16": "f16", "bf16": "bf16", "f32": "f32",
+    "u8": "i8", "s8": "i8", "s16": "i16", "i32": "i32", "f16": "f16", "bf16": "bf16",
+    "f32": "f32",
 }
 """The element types an operand may have, and the builtin type of its buffer (unsigned and
 signed bytes are both `i8` buffers: the extension of the load, `extui` or `extsi`, says which)."""
@@ -229,6 +230,40 @@ VPDPBUSD = Intrinsic(
 """`vpdpbusd zmm`: acc[j] += sum_k u8(a[k]) * s8(b[4j + k]), j < 16, k < 4, wrapping (not
 saturating) i32 sums. a is 4 bytes broadcast to all lanes; b 64 bytes: 16 blocks of 4."""
 
+def _pairwise_dot(spatial: int, reduction: int
+                  ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The reference of a lane-wise dot intrinsic: `acc[j] += sum_k a[j * R + k] * b[j * R + k]`
+    over signed 16-bit a and b (arrays of any dtype, read as int16), wrapping i32 sums."""
+
+    def reference(acc: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a = np.asarray(a).astype(np.int16).astype(np.int64).reshape(spatial, reduction)
+        b = np.asarray(b).astype(np.int16).astype(np.int64).reshape(spatial, reduction)
+        total = np.asarray(acc).astype(np.int64) + (a * b).sum(axis=1)
+        return (total & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+    return reference
+
+
+VPDPWSSD = Intrinsic(
+    name="x86.avx512.vpdpwssd",
+    summary="AVX-512 VNNI: 16 i32 lanes, each += the dot of its own 2 s16 by 2 s16",
+    arch="x86_64",
+    axes=(("j", 16, "spatial"), ("k", 2, "reduction")),
+    operands=(
+        IntrinsicOperand("acc", "i32", {"j": 1, "k": 0}, "vector", (16, "i32")),
+        IntrinsicOperand("a", "s16", {"j": 2, "k": 1}, "vector", (16, "i32")),
+        IntrinsicOperand("b", "s16", {"j": 2, "k": 1}, "vector", (16, "i32")),
+    ),
+    features=frozenset({"avx512vnni"}),
+    llvm_intrinsic="llvm.x86.avx512.vpdpwssd.512",
+    reference=_pairwise_dot(16, 2),
+)
+"""`vpdpwssd zmm`: acc[j] += s16(a[2j]) * s16(b[2j]) + s16(a[2j + 1]) * s16(b[2j + 1]),
+j < 16, wrapping i32 sums. Unlike vpdpbusd, both operands are per lane (64 bytes each): the
+vectorizer makes one of an i32 product of factors that fit in 16 bits accumulated by an add
+(`LoopVectorizer.pair_dot`: each i32 lane is the pair (low half, high half), the high half of
+one factor zeroed)."""
+
 VDPBF16PS = Intrinsic(
     name="x86.avx512.vdpbf16ps",
     summary="AVX-512 BF16: 16 f32 lanes, each += the dot of 2 bf16 (broadcast) by 2 bf16",
@@ -329,7 +364,8 @@ MMA_M16N8K32_S8 = Intrinsic(
 
 INTRINSICS: dict[str, Intrinsic] = {
     entry.name: entry
-    for entry in (VPDPBUSD, VDPBF16PS, MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K32_S8)
+    for entry in (VPDPBUSD, VPDPWSSD, VDPBF16PS, MMA_M16N8K16_F16, MMA_M16N8K16_BF16,
+                  MMA_M16N8K32_S8)
 }
 """The intrinsic library, by name."""
 

@@ -7,12 +7,14 @@ avx512vnni. The oracle is NumPy's int32 GEMM (and the graph interpreter for the 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from dlc.dialects import make_context
 from dlc.dialects.graph.interpreter import run_module
 from dlc.dialects.loop.interpreter import run_function
-from dlc.dialects.loop.ops import BlockOp, ForOp, IntrinsicOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, IntrinsicOp, LoadOp
 from dlc.frontends.onnx.importer import import_onnx
 from dlc.pipelines import parse_pipeline
 from dlc.rewrites.schedule import ScheduleError, tensorize
@@ -21,6 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import BlockArgument
 from xdsl.parser import Parser
 
 import dlc
@@ -404,6 +408,58 @@ def test_requantized_conv_keeps_its_fused_epilogue_in_the_vnni_kernel() -> None:
     if _host_has_vnni():
         np.testing.assert_array_equal(
             dlc.compile(model, target=VNNI_TARGET, cache=False)(x), reference)
+
+
+def test_requantize_scalars_become_constants_the_kernel_holds() -> None:
+    """QLinearConv with several zero points: after loop-fold-constant-nests no kernel loads a
+    one-element constant (the tail's scale of 1, the zero points are `arith.constant`s that LLVM
+    folds), and the loop interpreter still equals the graph interpreter."""
+    model = _qlinear_conv_model(6, 5, 9, 11)
+    x = _integers(np.random.default_rng(12), np.uint8, (1, 6, 5, 5))
+    (reference,) = run_module(import_onnx(model), [x])
+    lowered = _lower_module(import_onnx(model), VNNI_TARGET)
+    parse_pipeline("loop-fold-constant-nests")[0].apply(make_context(), lowered)
+    kernels = [op for op in lowered.ops if isinstance(op, FuncOp) and op.sym_name.data != "main"]
+    scalar_loads = [op for kernel in kernels for op in kernel.walk() if isinstance(op, LoadOp)
+                    and isinstance(op.memref, BlockArgument)
+                    and math.prod(op.memref.type.get_shape()) == 1]
+    assert kernels and not scalar_loads
+    (got,) = run_function(lowered, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint8), reference)
+
+
+@needs_vnni
+@pytest.mark.parametrize(("c", "size", "stride", "x_type"), [
+    (48, 9, 1, np.uint8),   # three whole 16-channel vectors: vpdpwssd
+    (20, 8, 2, np.uint8),   # stride 2, a 4-channel rest (mul + add)
+    (32, 6, 1, np.int8),    # s8 input
+])
+def test_depthwise_int8_conv_jit_matches_the_graph_interpreter(
+        c: int, size: int, stride: int, x_type: type) -> None:
+    """QLinearConv depthwise (the generic int8 schedule, whose products of 16-bit factors the
+    vectorizer makes vpdpwssd on a VNNI target), zero points nonzero everywhere (per-channel
+    weight zero points too), JIT-run: equal to the graph interpreter."""
+    rng = np.random.default_rng(c + size)
+    inits = {
+        "xs": np.float32(0.02), "xz": _integers(rng, x_type, ()),
+        "w": _integers(rng, np.int8, (c, 1, 3, 3)),
+        "ws": rng.uniform(0.002, 0.01, c).astype(np.float32),
+        "wz": _integers(rng, np.int8, (c,)),
+        "ys": np.float32(0.5), "yz": np.uint8(rng.integers(0, 256)),
+    }
+    element = TensorProto.UINT8 if x_type == np.uint8 else TensorProto.INT8
+    out = (size - 1) // stride + 1
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                            ["y"], pads=[1, 1, 1, 1], group=c, strides=[stride, stride])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", element, [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, c, out, out])],
+        [numpy_helper.from_array(np.asarray(v), name) for name, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = _integers(rng, x_type, (1, c, size, size))
+    (reference,) = run_module(import_onnx(model), [x])
+    got = dlc.compile(model, target=VNNI_TARGET, threads=1, cache=False)(x)
+    np.testing.assert_array_equal(got, reference)
 
 
 def _qlinear_matmul_model(m: int, k: int, n: int, seed: int):  # type: ignore[no-untyped-def]

@@ -295,3 +295,74 @@ def test_unrolled_loop_is_replicated_by_llvm() -> None:
     assert '!"llvm.loop.unroll.full"' in text and "br i1" in text
     optimized = str(parse_and_optimize(text, target_machine(DEFAULT_CPU_TARGET, 3), 3))
     assert "br i1" not in optimized and "br label" not in optimized
+
+
+PAIR_DOT = """
+func.func @pair_dot(%x: memref<{n}x{xt}>, %w: memref<{n}x{wt}>, %zx: memref<{xt}>,
+                    %acc: memref<{n}xi32>, %out: memref<{n}xi32>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cn = arith.constant {n} : index
+  loop.for %i = %c0 to %cn step %c1 axis "i" kind vectorized {{
+    loop.block "dot" reads(%x, %w, %zx, %acc : memref<{n}x{xt}>, memref<{n}x{wt}>, memref<{xt}>,
+        memref<{n}xi32>) writes(%out : memref<{n}xi32>) spatial ["i"] {{
+      %xi = loop.load %x[%i] : memref<{n}x{xt}> -> {xt}
+      %xe = arith.{xext} %xi : {xt} to i32
+      %z = loop.load %zx[] : memref<{xt}> -> {xt}
+      %ze = arith.{xext} %z : {xt} to i32
+      %xs = arith.subi %xe, %ze : i32
+      %wi = loop.load %w[%i] : memref<{n}x{wt}> -> {wt}
+      %we = arith.extsi %wi : {wt} to i32
+      %p = arith.muli %xs, %we : i32
+      %a = loop.load %acc[%i] : memref<{n}xi32> -> i32
+      %s = arith.addi %a, %p : i32
+      loop.store %s, %out[%i] : i32 -> memref<{n}xi32>
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize(("n", "xt", "xext", "wt"), [
+    (40, "i8", "extui", "i8"),    # u8 minus a zero point by s8: two 16-lane pair dots, a rest
+    (16, "i8", "extsi", "i16"),   # s8 by s16
+    (7, "i8", "extui", "i8"),     # no whole vector of 16: mul + add only
+])
+def test_pair_dot_of_16_bit_factors_matches_numpy(n: int, xt: str, xext: str, wt: str) -> None:
+    """`acc + (ext(x) - ext(zx)) * ext(w)` vectorized for a VNNI target: its 16-lane vectors
+    are vpdpwssd calls (in the LLVM IR), and the JIT-run result (on a VNNI host) equals NumPy
+    at the extremes of each type."""
+    from dlc.target.parse import parse_cpu_target
+
+    target = "llvm -mcpu=cascadelake"
+    module: ModuleOp = Parser(make_context(), PAIR_DOT.format(n=n, xt=xt, xext=xext, wt=wt)
+                              ).parse_module()
+    ConvertLoopToLLVMPass(target=target).apply(make_context(), module)
+    ir = emit_llvm_ir(module)
+    assert ("llvm.x86.avx512.vpdpwssd.512" in ir) == (n >= 16)
+    cpu = parse_cpu_target(target)
+    if cpu.features - set(target_machine_features()):
+        pytest.skip("the host lacks cascadelake's features")
+    x_type = np.uint8 if xext == "extui" else np.int8
+    w_type = np.int8 if wt == "i8" else np.int16
+    x_info, w_info = np.iinfo(x_type), np.iinfo(w_type)
+    x = RNG.integers(x_info.min, x_info.max + 1, n).astype(x_type)
+    w = RNG.integers(w_info.min, w_info.max + 1, n).astype(w_type)
+    x[:4] = [x_info.min, x_info.max, x_info.min, x_info.max][: min(4, n)]
+    w[:4] = [w_info.min, w_info.max, w_info.max, w_info.min][: min(4, n)]
+    zx = np.asarray(x_info.max if xext == "extui" else x_info.min, dtype=x_type)
+    acc = RNG.integers(-2**31, 2**31, n).astype(np.int32)
+    expected = (acc.astype(np.int64) + (x.astype(np.int64) - int(zx)) * w.astype(np.int64))
+    expected = (expected & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    got = Executable(JitModule(ir, target=cpu))(
+        x.view(np.int8), w.view(np.int8 if wt == "i8" else np.int16), zx.view(np.int8), acc)
+    np.testing.assert_array_equal(got, expected)
+
+
+def target_machine_features() -> frozenset[str]:
+    """The host's CPU features (LLVM's names) that it has."""
+    import llvmlite.binding as llvm
+
+    return frozenset(name for name, on in llvm.get_host_cpu_features().items() if on)

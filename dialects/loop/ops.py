@@ -747,7 +747,7 @@ def intrinsic_element_type(name: str) -> Attribute:
     from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
 
     return {
-        "i8": IntegerType(8), "i32": IntegerType(32), "f16": Float16Type(),
+        "i8": IntegerType(8), "i16": IntegerType(16), "i32": IntegerType(32), "f16": Float16Type(),
         "bf16": BFloat16Type(), "f32": Float32Type(),
     }[name]
 

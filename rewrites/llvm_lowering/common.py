@@ -67,6 +67,9 @@ class LLVMLowering:
             own pool, `dlc_parallel_for` of `runtime/thread_pool/pool.c`: chunks claimed by
             the caller and the pool's threads, the caller never waiting for a thread that has
             not started).
+        features: the target's instruction-set features (LLVM's names, `CpuTarget.features`):
+            the vectorizer calls an instruction only the features provide (`vpdpwssd` with
+            `avx512vnni`) where they have it.
     """
 
     index_bitwidth: int = 64
@@ -78,6 +81,7 @@ class LLVMLowering:
     check_bounds: bool = False
     adaptive_threads: bool = False
     parallel_runtime: str = "gomp"
+    features: frozenset[str] = frozenset()
 
     @cached_property
     def index_type(self) -> IntegerType:

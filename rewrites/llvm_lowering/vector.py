@@ -1,7 +1,8 @@
 """`vector` -> `llvm` for 1-D vectors (MLIR's VectorToLLVM, the part dlc's CPU code uses), and
 the vectorizer of `loop.for ... kind vectorized` (TVM's `VectorizeLoop`, MLIR's SuperVectorize).
 
-Broadcasts become insertelement + shufflevector, `vector.fma` the `llvm.fma` intrinsic,
+Broadcasts become insertelement + shufflevector, `vector.bitcast` `llvm.bitcast`, `vector.fma`
+the `llvm.fma` intrinsic,
 reductions the `llvm.vector.reduce.*` intrinsics (float add/mul in order, as LLVM's intrinsics
 without `reassoc` specify), loads and stores of N contiguous elements plain `llvm.load`/
 `llvm.store`, and extract/insert at static positions and `vector.shuffle` lane shuffles.
@@ -25,6 +26,7 @@ from dlc.dialects.loop.ops import (
     BlockOp,
     DeallocOp,
     ForOp,
+    IntrinsicOp,
     LoadOp,
     StoreOp,
     YieldOp,
@@ -46,6 +48,7 @@ from dlc.rewrites.llvm_lowering.common import (
 )
 from dlc.rewrites.llvm_lowering.memref import element_address, memref_type_of
 from dlc.rewrites.schedule.common import depends_on
+from dlc.target.intrinsics import VPDPWSSD
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -53,8 +56,10 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     VectorType,
+    i16,
     i32,
     i64,
 )
@@ -120,6 +125,19 @@ class BroadcastLowering(RewritePattern):
         source = lowered(op.source, self.lowering, rewriter)
         ops = splat(source, result_type)
         replace_with_lowered(op, ops, ops[-1].results, rewriter)
+
+
+@dataclass
+class BitcastLowering(RewritePattern):
+    """`vector.bitcast` (the same bits as another vector type) -> `llvm.bitcast`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.source, self.lowering, rewriter)
+        cast = llvm.BitcastOp(source, self.lowering.convert_type(op.result.type))
+        replace_with_lowered(op, [cast], cast.results, rewriter)
 
 
 @dataclass
@@ -265,6 +283,7 @@ def vector_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns that lower the 1-D `vector` ops dlc's CPU code uses."""
     return [
         BroadcastLowering(lowering),
+        BitcastLowering(lowering),
         FMALowering(lowering),
         ReductionLowering(lowering),
         LoadStoreLowering(lowering),
@@ -399,6 +418,38 @@ def annotate_vector_alignment(root: Operation, lowering: LLVMLowering) -> None:
         op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, i64)
 
 
+def integer_range(value: SSAValue, depth: int = 0) -> tuple[int, int] | None:
+    """Bounds (lowest, highest) of a scalar integer `value` that its definition proves: an
+    extension of a narrower integer, a constant, or a sum or difference of such; else None."""
+    if depth > 8:
+        return None
+    owner = value.owner
+    if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp):
+        source = owner.input.type
+        if not isinstance(source, IntegerType):
+            return None
+        bits = source.width.data
+        if isinstance(owner, arith.ExtSIOp):
+            return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return 0, (1 << bits) - 1
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        constant = owner.value.value.data
+        return constant, constant
+    if isinstance(owner, arith.AddiOp | arith.SubiOp):
+        lhs = integer_range(owner.lhs, depth + 1)
+        rhs = integer_range(owner.rhs, depth + 1)
+        if lhs is None or rhs is None:
+            return None
+        if isinstance(owner, arith.AddiOp):
+            return lhs[0] + rhs[0], lhs[1] + rhs[1]
+        return lhs[0] - rhs[1], lhs[1] - rhs[0]
+    return None
+
+
+def _fits_16_bits(bounds: tuple[int, int] | None) -> bool:
+    return bounds is not None and -(1 << 15) <= bounds[0] and bounds[1] < (1 << 15)
+
+
 class LoopVectorizer:
     """Widens the body of one `loop.for` of kind `vectorized` into vector operations.
 
@@ -413,7 +464,11 @@ class LoopVectorizer:
     stay scalar and are broadcast where a vector needs them; an inner loop of W iterations that
     only copies `dst[..., k, l] = src[..., l, k]` is a W x W transpose in registers
     (`widen_transposed_copy`); other accesses are gathered or scattered lane by lane. A
-    `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`. Nested
+    `arith.mulf` whose only user is an `arith.addf` is contracted into `vector.fma`; an i32
+    `arith.muli` of factors that fit in 16 bits (`integer_range`: extensions of bytes, zero
+    points subtracted) whose only user is an `arith.addi` becomes one `vpdpwssd` per 16 lanes
+    on a target with `avx512vnni` (`pair_dot`: an int8 depthwise conv's multiply-accumulate,
+    one instruction instead of `vpmulld`'s two and an add). Nested
     `loop.block`s are inlined; nested loops with uniform bounds keep running, with a widened
     body; a `loop.alloc local` inside becomes one buffer with a trailing dimension of W lanes.
     """
@@ -424,7 +479,9 @@ class LoopVectorizer:
         self.frames: list[tuple[Block, dict[tuple[SSAValue, int], SSAValue]]] = []
         self.constants: dict[int, SSAValue] = {}
         self.prologue = Block()
-        self.fusable: dict[SSAValue, arith.MulfOp] = {}
+        self.fusable: dict[SSAValue, arith.MulfOp | arith.MuliOp] = {}
+        self.pair_dots: dict[SSAValue, arith.MulfOp | arith.MuliOp] = {}
+        """Widened i32 products of 16-bit factors that an add accumulates (`pair_dot`)."""
         self.site: Attribute | None = None
         """The `dlc.bounds_site` of the access being widened, copied onto what it becomes."""
 
@@ -907,17 +964,8 @@ class LoopVectorizer:
         for value in (*op.operands, *op.results):
             if isinstance(value.type, VectorType | MemRefType):
                 raise Unvectorizable(f"'{op.name}' on {value.type}")
-        if isinstance(op, arith.AddfOp):
-            for mul_side, other in ((0, 1), (1, 0)):
-                product = operands[mul_side]
-                if isinstance(product, Varying) and product.value in self.fusable:
-                    mul = self.fusable.pop(product.value)
-                    addend = self.as_vector(operands[other], width)
-                    mul.detach()
-                    fma = vector.FMAOp(mul.lhs, mul.rhs, addend)
-                    mul.erase()
-                    env[op.results[0]] = Varying(self.emit_value(fma))
-                    return
+        if isinstance(op, arith.AddfOp | arith.AddiOp) and self.contract(op, operands, env, width):
+            return
         new_operands = [self.as_vector(operand, width) for operand in operands]
         result_types = [VectorType(result.type, [width]) for result in op.results]
         new_op = type(op).create(
@@ -933,6 +981,57 @@ class LoopVectorizer:
             user = next(iter(op.result.uses)).operation
             if isinstance(user, arith.AddfOp):
                 self.fusable[new_op.results[0]] = new_op  # type: ignore[assignment]
+        if isinstance(op, arith.MuliOp) and self.pairs_in_16_bits(op, width):
+            self.pair_dots[new_op.results[0]] = new_op  # type: ignore[assignment]
+
+    def contract(self, op: arith.AddfOp | arith.AddiOp, operands: list[Lanes],
+                 env: dict[SSAValue, Lanes], width: int) -> bool:
+        """Widens an add of a product widened before into one fused operation: `vector.fma`
+        for floats, `vpdpwssd` (`pair_dot`) for i32 products of 16-bit factors; returns
+        whether it did."""
+        products = self.fusable if isinstance(op, arith.AddfOp) else self.pair_dots
+        for mul_side, other in ((0, 1), (1, 0)):
+            product = operands[mul_side]
+            if not isinstance(product, Varying) or product.value not in products:
+                continue
+            mul = products.pop(product.value)
+            addend = self.as_vector(operands[other], width)
+            mul.detach()
+            if isinstance(op, arith.AddfOp):
+                fused = self.emit_value(vector.FMAOp(mul.lhs, mul.rhs, addend))
+            else:
+                fused = self.pair_dot(addend, mul.lhs, mul.rhs)
+            mul.erase()
+            env[op.results[0]] = Varying(fused)
+            return True
+        return False
+
+    def pairs_in_16_bits(self, op: arith.MuliOp, width: int) -> bool:
+        """Whether `op` (scalar) is an i32 product of factors that fit in 16 bits whose only
+        user is an `arith.addi`, widened to the lanes of `vpdpwssd` on a target that has it."""
+        if op.result.type != i32 or width != VPDPWSSD.extents["j"]:
+            return False
+        if VPDPWSSD.missing_features(self.lowering.features):
+            return False
+        if not op.result.has_one_use():
+            return False
+        if not isinstance(next(iter(op.result.uses)).operation, arith.AddiOp):
+            return False
+        return all(_fits_16_bits(integer_range(factor)) for factor in (op.lhs, op.rhs))
+
+    def pair_dot(self, accumulator: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`accumulator + lhs * rhs` over i32 lanes whose factors fit in 16 bits, as one
+        `vpdpwssd`: a lane of `lhs` is the pair (its value, its sign bits), the same lane of
+        `rhs` with the high half cleared is (its value, 0), so the lane's pair dot is the
+        product (no `vpmulld`, two uops, nor `vpmaddwd` and an add)."""
+        width = VPDPWSSD.extents["j"]
+        pairs = VectorType(i16, [2 * width])
+        low_half = self.broadcast(self.emit_value(arith.ConstantOp(IntegerAttr(0xFFFF, i32))),
+                                  width)
+        cleared = self.emit_value(arith.AndIOp(rhs, low_half))
+        return self.emit_value(IntrinsicOp(
+            VPDPWSSD.name, accumulator, self.emit_value(vector.BitcastOp(lhs, pairs)),
+            self.emit_value(vector.BitcastOp(cleared, pairs))))
 
     def _affine(self, op: Operation, operands: list[Lanes]) -> Affine | None:
         """The lanes of index arithmetic that stays affine in the lane, or None."""

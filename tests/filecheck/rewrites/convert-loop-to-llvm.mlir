@@ -6,6 +6,7 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512"}' | filecheck %s --check-prefix=STATIC
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" adaptive_threads=false}' | filecheck %s --check-prefix=FIXED
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=skylake-avx512" parallel_runtime=dlc}' | filecheck %s --check-prefix=POOL
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'convert-loop-to-llvm{target="llvm -mcpu=cascadelake"}' | filecheck %s --check-prefix=VNNI
 
 // BAD: dlc-opt: error: convert-loop-to-llvm: invalid target option: expected a non-negative integer for -num-cores, found 'two'
 
@@ -1088,6 +1089,49 @@ func.func @vectorized_compare_select(%X: memref<16xf32>, %Y: memref<16xf32>, %I:
     %both = arith.andi %lt, %gt : i1
     %r = arith.select %both, %x, %y : f32
     loop.store %r, %Z[%k] : f32 -> memref<16xf32>
+  }
+  func.return
+}
+
+// -----
+
+// An i32 product of factors that fit in 16 bits (u8 minus a zero point, s8), accumulated by an
+// add: on a target with avx512vnni (cascadelake) each 16-lane vector of it is one vpdpwssd,
+// the lanes as (value, sign bits) pairs by (value, 0) pairs; the 8-lane rest keeps mul + add.
+// Without VNNI (skylake-avx512) it stays mul + add.
+// VNNI-LABEL: llvm.func @pair_dot
+// VNNI:         llvm.mlir.constant(65535 : i32) : i32
+// VNNI:         %[[MASK:.*]] = llvm.shufflevector %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xi32>
+// VNNI-NEXT:    %[[W:.*]] = llvm.and %{{.*}}, %[[MASK]] : vector<16xi32>
+// VNNI-NEXT:    %[[XP:.*]] = llvm.bitcast %{{.*}} : vector<16xi32> to vector<32xi16>
+// VNNI-NEXT:    %[[WP:.*]] = llvm.bitcast %[[W]] : vector<16xi32> to vector<32xi16>
+// VNNI:         llvm.call_intrinsic "llvm.x86.avx512.vpdpwssd.512"(%{{.*}}) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+// VNNI-NOT:     llvm.mul %{{.*}} : vector<16xi32>
+// VNNI:         llvm.mul %{{.*}} : vector<8xi32>
+// VNNI-NOT:     vpdpwssd
+// VNNI:         llvm.return
+// CHECK-LABEL: llvm.func @pair_dot
+// CHECK-NOT:     vpdpwssd
+// CHECK:         llvm.mul %{{.*}} : vector<16xi32>
+// CHECK-NOT:     vpdpwssd
+// CHECK:         llvm.return
+func.func @pair_dot(%x: memref<24xi8>, %w: memref<24xi8>, %acc: memref<24xi32>, %out: memref<24xi32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c24 = arith.constant 24 : index
+  loop.for %i = %c0 to %c24 step %c1 axis "i" kind vectorized {
+    loop.block "dot" reads(%x, %w, %acc : memref<24xi8>, memref<24xi8>, memref<24xi32>) writes(%out : memref<24xi32>) spatial ["i"] {
+      %xi = loop.load %x[%i] : memref<24xi8> -> i8
+      %xe = arith.extui %xi : i8 to i32
+      %zx = arith.constant 3 : i32
+      %xs = arith.subi %xe, %zx : i32
+      %wi = loop.load %w[%i] : memref<24xi8> -> i8
+      %we = arith.extsi %wi : i8 to i32
+      %p = arith.muli %xs, %we : i32
+      %a = loop.load %acc[%i] : memref<24xi32> -> i32
+      %s = arith.addi %a, %p : i32
+      loop.store %s, %out[%i] : i32 -> memref<24xi32>
+    }
   }
   func.return
 }

@@ -214,3 +214,116 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+// Every call passes the same one-element constants (a requantize's scale of 1 and a zero
+// point): the kernel loads them no more, it holds them as constants, which LLVM folds (no
+// division by 1). The i8 zero point 200 (an u8 one) keeps its bits: -56.
+// CHECK-LABEL: func.func private @requantize
+// CHECK:         loop.block "quantize"
+// CHECK-NEXT:      %[[X:.*]] = loop.load %x[%i] : memref<4xf32> -> f32
+// CHECK-NEXT:      %[[S:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant -56 : i8
+// CHECK-NEXT:      %[[ZF:.*]] = arith.uitofp %[[Z]] : i8 to f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[X]], %[[S]] : f32
+builtin.module {
+  "memref.global"() <{sym_name = "one", type = memref<f32>, initial_value = dense<1.0> : tensor<f32>, constant, sym_visibility = "private"}> : () -> ()
+  "memref.global"() <{sym_name = "one_again", type = memref<f32>, initial_value = dense<1.0> : tensor<f32>, constant, sym_visibility = "private"}> : () -> ()
+  "memref.global"() <{sym_name = "zp", type = memref<i8>, initial_value = dense<-56> : tensor<i8>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%x: memref<4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %one = memref.get_global @one : memref<f32>
+    %one_again = memref.get_global @one_again : memref<f32>
+    %zp = memref.get_global @zp : memref<i8>
+    func.call @requantize(%x, %one, %zp, %out) : (memref<4xf32>, memref<f32>, memref<i8>, memref<4xf32>) -> ()
+    func.call @requantize(%out, %one_again, %zp, %out) : (memref<4xf32>, memref<f32>, memref<i8>, memref<4xf32>) -> ()
+    func.return
+  }
+  func.func private @requantize(%x: memref<4xf32>, %scale: memref<f32>, %zero_point: memref<i8>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    loop.for %i = %c0 to %c4 step %c1 axis "i" {
+      loop.block "quantize" reads(%x, %scale, %zero_point : memref<4xf32>, memref<f32>, memref<i8>) writes(%out : memref<4xf32>) spatial ["i"] {
+        %v = loop.load %x[%i] : memref<4xf32> -> f32
+        %s = loop.load %scale[] : memref<f32> -> f32
+        %z = loop.load %zero_point[] : memref<i8> -> i8
+        %zf = arith.uitofp %z : i8 to f32
+        %q = arith.divf %v, %s : f32
+        %r = arith.addf %q, %zf : f32
+        loop.store %r, %out[%i] : f32 -> memref<4xf32>
+      }
+    }
+    func.return
+  }
+}
+
+// -----
+
+// negative: the calls pass different scales, so the kernel keeps loading its scale.
+// CHECK-LABEL: func.func private @negative_scales_differ
+// CHECK:         %[[S:.*]] = loop.load %scale[] : memref<f32> -> f32
+// CHECK-NEXT:    arith.divf %{{.*}}, %[[S]] : f32
+builtin.module {
+  "memref.global"() <{sym_name = "one", type = memref<f32>, initial_value = dense<1.0> : tensor<f32>, constant, sym_visibility = "private"}> : () -> ()
+  "memref.global"() <{sym_name = "two", type = memref<f32>, initial_value = dense<2.0> : tensor<f32>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%x: memref<4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %one = memref.get_global @one : memref<f32>
+    %two = memref.get_global @two : memref<f32>
+    func.call @negative_scales_differ(%x, %one, %out) : (memref<4xf32>, memref<f32>, memref<4xf32>) -> ()
+    func.call @negative_scales_differ(%out, %two, %out) : (memref<4xf32>, memref<f32>, memref<4xf32>) -> ()
+    func.return
+  }
+  func.func private @negative_scales_differ(%x: memref<4xf32>, %scale: memref<f32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    loop.for %i = %c0 to %c4 step %c1 axis "i" {
+      loop.block "scale" reads(%x, %scale : memref<4xf32>, memref<f32>) writes(%out : memref<4xf32>) spatial ["i"] {
+        %v = loop.load %x[%i] : memref<4xf32> -> f32
+        %s = loop.load %scale[] : memref<f32> -> f32
+        %q = arith.divf %v, %s : f32
+        loop.store %q, %out[%i] : f32 -> memref<4xf32>
+      }
+    }
+    func.return
+  }
+}
+
+// -----
+
+// Per-channel weight zero points that are all 0 (a splat, what ORT's quantizer writes) become
+// the constant 0; per-channel scales that differ stay loads.
+// CHECK-LABEL: func.func private @splat_zero_points
+// CHECK:         loop.block "shift"
+// CHECK-NEXT:      %[[W:.*]] = loop.load %w[%i] : memref<4xi8> -> i8
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : i8
+// CHECK-NEXT:      %[[D:.*]] = arith.subi %[[W]], %[[Z]] : i8
+// CHECK-NEXT:      %[[S:.*]] = loop.load %scales[%i] : memref<4xf32> -> f32
+builtin.module {
+  "memref.global"() <{sym_name = "zeros", type = memref<4xi8>, initial_value = dense<0> : tensor<4xi8>, constant, sym_visibility = "private"}> : () -> ()
+  "memref.global"() <{sym_name = "scales", type = memref<4xf32>, initial_value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%w: memref<4xi8>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %zeros = memref.get_global @zeros : memref<4xi8>
+    %scales = memref.get_global @scales : memref<4xf32>
+    func.call @splat_zero_points(%w, %zeros, %scales, %out) : (memref<4xi8>, memref<4xi8>, memref<4xf32>, memref<4xf32>) -> ()
+    func.return
+  }
+  func.func private @splat_zero_points(%w: memref<4xi8>, %zero_points: memref<4xi8>, %scales: memref<4xf32>, %out: memref<4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    loop.for %i = %c0 to %c4 step %c1 axis "i" {
+      loop.block "shift" reads(%w, %zero_points, %scales : memref<4xi8>, memref<4xi8>, memref<4xf32>) writes(%out : memref<4xf32>) spatial ["i"] {
+        %v = loop.load %w[%i] : memref<4xi8> -> i8
+        %z = loop.load %zero_points[%i] : memref<4xi8> -> i8
+        %d = arith.subi %v, %z : i8
+        %s = loop.load %scales[%i] : memref<4xf32> -> f32
+        %f = arith.sitofp %d : i8 to f32
+        %r = arith.mulf %f, %s : f32
+        loop.store %r, %out[%i] : f32 -> memref<4xf32>
+      }
+    }
+    func.return
+  }
+}

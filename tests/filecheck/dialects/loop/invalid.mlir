@@ -165,7 +165,7 @@ func.func @negative_intrinsic_unknown(%acc: vector<16xi32>, %a: vector<4xi8>, %b
   %r = loop.intrinsic "x86.vpdpwssd" %acc, %a, %b : (vector<16xi32>, vector<4xi8>, vector<64xi8>) -> vector<16xi32>
   func.return
 }
-// CHECK: 'loop.intrinsic' op expected an intrinsic among ptx.mma.m16n8k16.bf16, ptx.mma.m16n8k16.f16, ptx.mma.m16n8k32.s8, x86.avx512.vdpbf16ps, x86.avx512.vpdpbusd, found 'x86.vpdpwssd'
+// CHECK: 'loop.intrinsic' op expected an intrinsic among ptx.mma.m16n8k16.bf16, ptx.mma.m16n8k16.f16, ptx.mma.m16n8k32.s8, x86.avx512.vdpbf16ps, x86.avx512.vpdpbusd, x86.avx512.vpdpwssd, found 'x86.vpdpwssd'
 
 // -----
 
