@@ -1131,27 +1131,31 @@ def test_pointwise_conv_matches_numpy(c: int, o: int, h: int, w: int, residual: 
 
 
 @pytest.mark.parametrize(
-    ("c", "o", "size", "merged", "columns_first"),
-    [(16, 64, 55, True, False), (256, 64, 56, True, True), (960, 32, 7, False, False)],
+    ("c", "o", "size", "threads", "merged", "columns_first"),
+    [(16, 64, 55, 1, True, False), (16, 64, 55, 2, True, True), (256, 64, 56, 1, True, True),
+     (256, 1024, 16, 2, True, False), (960, 32, 7, 2, False, False)],
 )
-def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, merged: bool,
+def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, threads: int, merged: bool,
                                       columns_first: bool) -> None:
     """A 1x1 conv's plane merges into one run, for the row kernel over (output channels x
     plane), when the channel kernel's fuller lanes would not pay for its transposed epilogue
     over the input channels (16 or 256 of them against rows of 55 or 56 lanes, not 960 against
-    rows of 7); when the input (K x plane) exceeds half the L2, the loop over the plane's
-    column blocks is outermost (and parallel), each block's input reused by every row block."""
+    rows of 7); when the input (K x plane) exceeds half the L2, or, with threads to share the
+    work, exceeds the weight (K x output channels: each thread would read all of it), the loop
+    over the plane's column blocks is outermost (and parallel), each block's input reused by
+    every row block."""
     from xdsl.dialects import memref
 
     loops, scheduled = scheduled_loops(  # type: ignore[misc]
-        conv1x1_text(c, o, size, size), l2_bytes=1 << 20)
+        conv1x1_text(c, o, size, size), threads=threads, l2_bytes=1 << 20)
     views = [op for op in scheduled.walk() if isinstance(op, memref.CollapseShapeOp)]
     assert bool(views) == merged
     if merged:
         assert {tuple(view.result.type.get_shape()) for view in views} >= {
             (1, c, size * size), (1, o, size * size)}
-        outer = next(loop for loop in loops if loop.kind.data == "parallel")
+        outer = next(loop for loop in loops if loop.axis.data in ("i2.i3.fused.o", "i1.o"))
         assert outer.axis.data == ("i2.i3.fused.o" if columns_first else "i1.o")
+        assert (outer.kind.data == "parallel") == (threads > 1)
 
 
 def grouped_text(groups: int, cg: int, og: int, size: int, k: int, stride: int) -> str:

@@ -1438,12 +1438,15 @@ func.func @conv1x1_rows_merge(%x: memref<1x16x5x5xf32>, %w: memref<8x16x1x1xf32>
 // A 1x1 conv over 16x16 planes: with AVX-512 a row is one whole vector, a tile of 8 such rows
 // would have 8 accumulators, too few to hide the FMA latency, so the plane's rows merge into
 // one run of 256 and the tile is two vectors wide (8x32, 16 accumulators). With AVX2 a row is
-// already two vectors: the rows stay.
+// already two vectors: the rows stay. The input (64 x 256 floats) is larger than the weight
+// (16 x 64): the two threads split the plane's column blocks, outermost (the loop over the
+// output channels' row blocks inside), so that each thread reads half the input, not all of it.
 // CHECK-LABEL: func.func @conv1x1_one_vector_rows_merge
 // CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x64x16x16xf32> into memref<1x64x256xf32>
 // CHECK-DAG:     memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x16x16x16xf32> into memref<1x16x256xf32>
-// CHECK:         loop.for %{{.*}} = %c0 to %c256 step %c32 axis "i2.i3.fused.o"
-// CHECK-NEXT:      loop.alloc local : memref<8x32xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c256 step %c32 axis "i2.i3.fused.o" kind parallel
+// CHECK:           loop.for %{{.*}} = %c0 to %c16 step %c8 axis "i1.o" {
+// CHECK-NEXT:        loop.alloc local : memref<8x32xf32>
 // CHECK:           loop.block "conv2d" reads(%[[X]], %w : memref<1x64x256xf32>, memref<16x64x1x1xf32>)
 // ZNVER3-LABEL: func.func @conv1x1_one_vector_rows_merge
 // ZNVER3-NOT:     memref.collapse_shape
