@@ -112,6 +112,21 @@ def time_calls(
     }
 
 
+def time_dynamic_static(dynamic: Callable[[object], object], static: Callable[[object], object],
+                        onnxruntime: Callable[[object], object], x: object,
+                        repeats: int) -> tuple[float, float, float]:
+    """Median milliseconds of one call on `x` of a dynamic-shape executable, the static compile
+    of the same shape and ONNX Runtime (`onnxruntime(x)` runs its session), timed together
+    (`time_calls`)."""
+    timings = time_calls({
+        "dynamic": lambda: dynamic(x),
+        "static": lambda: static(x),
+        "onnxruntime": lambda: onnxruntime(x),
+    }, repeats=repeats)
+    d, s, o = (timings[k].median * 1e3 for k in ("dynamic", "static", "onnxruntime"))
+    return d, s, o
+
+
 def report(title: str, flops: float, timings: dict[str, Timing], baseline: str) -> str:
     """One line per implementation: ms, GFLOP/s, and the ratios of `baseline`'s median wall
     time (and CPU time) to its own (above 1: faster than the baseline)."""

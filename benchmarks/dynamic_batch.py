@@ -34,7 +34,7 @@ def main() -> None:
     import onnxruntime
 
     import dlc
-    from benchmarks.common import time_calls
+    from benchmarks.common import time_dynamic_static
     from benchmarks.model_zoo import mlp, resnet18
 
     def build(batch: int | str):  # noqa: ANN202 - an ONNX model
@@ -61,12 +61,8 @@ def main() -> None:
             static = dlc.compile(build(batch), threads=args.threads, cache_dir=cache)
             want = session.run(None, {name: x})[0]
             error = float(np.abs(dynamic(x) - want).max())
-            timings = time_calls({
-                "dynamic": lambda x=x: dynamic(x),
-                "static": lambda x=x, static=static: static(x),
-                "onnxruntime": lambda x=x: session.run(None, {name: x}),
-            }, repeats=args.repeats)
-            d, s, o = (timings[k].median * 1e3 for k in ("dynamic", "static", "onnxruntime"))
+            d, s, o = time_dynamic_static(
+                dynamic, static, lambda x: session.run(None, {name: x}), x, args.repeats)
             print(f"{batch:>5} {d:11.3f} {s:10.3f} {o:8.3f} {d / s:10.2f} {d / o:8.2f} "
                   f"{error:9.1e}")
 

@@ -34,7 +34,7 @@ def main() -> None:
     import onnxruntime
 
     import dlc
-    from benchmarks.common import time_calls
+    from benchmarks.common import time_dynamic_static
     from benchmarks.model_zoo import yolo_style
 
     model = yolo_style()
@@ -59,12 +59,8 @@ def main() -> None:
                                  input_shapes={"x": x.shape})
             want = session.run(None, {"x": x})
             error = max(float(np.abs(a - b).max()) for a, b in zip(got, want, strict=True))
-            timings = time_calls({
-                "dynamic": lambda x=x: dynamic(x),
-                "static": lambda x=x, static=static: static(x),
-                "onnxruntime": lambda x=x: session.run(None, {"x": x}),
-            }, repeats=args.repeats)
-            d, s, o = (timings[k].median * 1e3 for k in ("dynamic", "static", "onnxruntime"))
+            d, s, o = time_dynamic_static(
+                dynamic, static, lambda x: session.run(None, {"x": x}), x, args.repeats)
             print(f"{'x'.join(map(str, x.shape)):>14} {first:12.2f} {d:11.3f} {s:10.3f} "
                   f"{o:8.3f} {d / s:10.2f} {d / o:8.2f} {error:9.1e}")
 

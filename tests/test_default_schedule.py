@@ -78,21 +78,26 @@ def conv_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int) -> np.
     return (out + b[None, :, None, None]).astype(np.float32)
 
 
+def conv3x3_text(c: int, o: int, size: int, relu: bool = False) -> str:
+    """A stride-1 3x3 conv2d with bias (and a ReLU) over a `size` x `size` plane, padding 1."""
+    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{o}x{c}x3x3xf32>"
+    y_t = f"tensor<1x{o}x{size}x{size}xf32>"
+    tail = f"%y = graph.relu %r : {y_t}\n  func.return %y" if relu else "func.return %r"
+    return f"""
+func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  %r = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}}
+      : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
+  {tail} : {y_t}
+}}
+"""
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     ("c", "o", "size"), [(3, 8, 9), pytest.param(4, 10, 20, marks=pytest.mark.slow)]
 )
 def test_conv2d_bias_relu(c: int, o: int, size: int, threads: int) -> None:
-    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{o}x{c}x3x3xf32>"
-    y_t = f"tensor<1x{o}x{size}x{size}xf32>"
-    text = f"""
-func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
-  %r = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}}
-      : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
-  %y = graph.relu %r : {y_t}
-  func.return %y : {y_t}
-}}
-"""
+    text = conv3x3_text(c, o, size, relu=True)
     x = RNG.standard_normal((1, c, size, size), dtype=np.float32)
     w = RNG.standard_normal((o, c, 3, 3), dtype=np.float32)
     b = RNG.standard_normal(o, dtype=np.float32)
@@ -424,15 +429,7 @@ def test_conv_on_planes_too_small_to_vectorize_takes_the_channel_kernel(
     output channels with the weight packed, not to a scalar nest (which ran at 1 GFLOP/s:
     ResNet-18 at 64x64 spent 93% of its time in three such convs); it matches NumPy."""
     c, o = 64, 96
-    x_t, w_t = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<{o}x{c}x3x3xf32>"
-    y_t = f"tensor<1x{o}x{size}x{size}xf32>"
-    text = f"""
-func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
-  %r = graph.conv2d %x, %w, %b {{padding = array<i64: 1, 1, 1, 1>}}
-      : ({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}
-  func.return %r : {y_t}
-}}
-"""
+    text = conv3x3_text(c, o, size)
     loops, parsed = scheduled_loops(text, threads=1, target=TARGETS[vector_bits])
     assert "conv2d.pack" in str(parsed)
     assert any(loop.axis.data == "i1.l" and loop.kind.data == "vectorized" for loop in loops)
