@@ -62,7 +62,8 @@ def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.
 def tiny_model(scale: float = 2.0) -> onnx.ModelProto:
     """y = Relu(x * w) + b over (2, 8), with constant w (not a splat: splat constants fold into
     kernels, which would make another scale another kernel) and b."""
-    w = numpy_helper.from_array(scale * np.linspace(1.0, 2.0, 16, dtype=np.float32).reshape(2, 8), "w")
+    w = numpy_helper.from_array(
+        scale * np.linspace(1.0, 2.0, 16, dtype=np.float32).reshape(2, 8), "w")
     b = numpy_helper.from_array(np.arange(8, dtype=np.float32), "b")
     nodes = [
         helper.make_node("Mul", ["x", "w"], ["m"], name="scale"),
