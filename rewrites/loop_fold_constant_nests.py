@@ -86,6 +86,7 @@ def _fills(
     if len(writes) != 1:
         return None
     (target,) = writes
+    reads.discard(target)  # an accumulation reads what it writes (a column sum)
     alloc = target.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block:
         return None

@@ -357,6 +357,84 @@ def test_vnni_conv_with_a_constant_weight_packs_the_input_in_rows() -> None:
     np.testing.assert_array_equal(got, reference)
 
 
+def _matmul_integer_model(x_shape: tuple[int, int], w: np.ndarray, xz: np.ndarray | None
+                          ):  # type: ignore[no-untyped-def]
+    """`MatMulInteger(x, w[, xz])`, w (and xz) constants."""
+    inputs = ["x", "w"] + ([] if xz is None else ["xz"])
+    inits = [numpy_helper.from_array(w, "w")]
+    if xz is not None:
+        inits.append(numpy_helper.from_array(xz, "xz"))
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", inputs, ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [x_shape[0], w.shape[1]])],
+        inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _blocks_named(module: ModuleOp, suffix: str) -> list[BlockOp]:
+    return [op for op in module.walk()
+            if isinstance(op, BlockOp) and op.block_name.data.endswith(suffix)]
+
+
+def test_column_sums_of_a_constant_weight_fold_at_compile_time() -> None:
+    """With an input zero point, the write-back subtracts `za * colsum(B)`; for a constant
+    weight the column sums are one scalar nest over the packed panels, which
+    loop-fold-constant-nests evaluates (its evaluator adds the sums up) into a constant
+    argument: no kernel computes them at run time, and the result is exact."""
+    rng = np.random.default_rng(21)
+    x = _integers(rng, np.uint8, (5, 40))
+    w = _integers(rng, np.int8, (40, 70))
+    xz = np.uint8(131)
+    module = _lower_module(import_onnx(_matmul_integer_model((5, 40), w, xz)), VNNI_TARGET)
+    assert _blocks_named(module, ".colsum")
+    for module_pass in parse_pipeline("loop-fold-constant-nests"):
+        module_pass.apply(make_context(), module)
+    assert not _blocks_named(module, ".colsum")
+    assert not _blocks_named(module, ".colsum_init")
+    assert any("colsum" in (arg.name_hint or "") for op in module.walk()
+               if isinstance(op, FuncOp) for arg in op.body.block.args)
+    (got,) = run_function(module, "main", [x.view(np.int8)])
+    expected = (x.astype(np.int32) - np.int32(xz)) @ w.astype(np.int32)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_no_column_sums_for_a_u8_input_without_zero_point() -> None:
+    """A u8 A with no zero point (za' = 0): the column sums' term vanishes and is not
+    computed (a GEMV on a constant weight spent most of its time on them)."""
+    rng = np.random.default_rng(22)
+    x = _integers(rng, np.uint8, (1, 48))
+    w = _integers(rng, np.int8, (48, 40))
+    module = _lower_module(import_onnx(_matmul_integer_model((1, 48), w, None)), VNNI_TARGET)
+    assert not _blocks_named(module, ".colsum")
+    assert not _blocks_named(module, ".colsum_init")
+    (got,) = run_function(module, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
+
+
+@pytest.mark.parametrize(("rows", "channels", "outermost"), [
+    (49, 96, "i.o"),     # one column group and a tail: the row blocks split, in one region
+    (49, 160, "i.o"),    # two groups and a serial tail: the row blocks balance better
+    (12, 1024, "j.o"),   # two row blocks, sixteen column groups
+])
+def test_vnni_threads_split_the_better_balanced_axis(rows: int, channels: int,
+                                                     outermost: str) -> None:
+    """With 2 threads, the parallel loop of an int8 GEMM's micro-kernels is the row blocks
+    when they balance the threads better than the column groups (and B fits half the L2),
+    else the column groups; the parallel rows' write-back (a delinearized row index in a
+    conv) is proven disjoint. Exact in the loop interpreter."""
+    rng = np.random.default_rng(rows + channels)
+    x = _integers(rng, np.uint8, (rows, 64))
+    w = _integers(rng, np.int8, (64, channels))
+    module = import_onnx(_matmul_integer_model((rows, 64), w, None))
+    module = _lower_module(module, "llvm -mcpu=cascadelake -num-cores=2")
+    parallel = [op.axis.data for op in module.walk()
+                if isinstance(op, ForOp) and op.kind.data == "parallel"]
+    assert parallel and parallel[0] == outermost
+    (got,) = run_function(module, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
+
+
 @needs_vnni
 @pytest.mark.parametrize(("c", "size", "o", "kernel", "stride", "pad", "dilation", "x_dtype"), [
     (8, 9, 16, 3, 1, 1, 1, np.uint8),

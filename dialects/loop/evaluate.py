@@ -13,7 +13,9 @@ nest holds: `loop.for` with bounds known outside the nest, `loop.block`, scalar
 `loop.load`/`loop.store`, and `arith`/`math` ops. Stores run op by op in
 program order, each over all its iterations in iteration order, which is the serial order as
 long as no iteration reads what another one of the same nest writes (a pure re-layout: the nest
-reads only buffers it does not write).
+reads only buffers it does not write), and for an accumulation `buf[i] = buf[i] + x` (a sum over
+the loops `i` does not depend on, as a packed weight's column sums), which adds each
+iteration's `x` in place (`np.add.at`): the serial result of integer sums.
 
 An index that is an affine function of the induction variables (sums and constant multiples:
 what a re-layout's indices are) is also kept as its coefficients; an access whose indices all
@@ -117,6 +119,13 @@ class _Evaluation:
                 if not buffer.flags.writeable:
                     raise NestEvaluationError(f"'{op.name}' stores into a constant buffer")
                 value = self.value(op.value, lanes)
+                increment = self.increment(op, lanes)
+                if increment is not None:
+                    # `buf[i] = buf[i] + x` (a sum, such as a packed weight's column sums):
+                    # every iteration adds its x to what the earlier ones left.
+                    *index, increment = np.broadcast_arrays(*index, increment)
+                    np.add.at(buffer, tuple(index), increment)
+                    continue
                 view = self.strided(op, buffer, shape)
                 if view is not None and _distinct_addresses(view):
                     view[...] = value
@@ -129,6 +138,20 @@ class _Evaluation:
                 self.env[op.result] = constant_value(op)
             else:
                 self.compute(op, lanes)
+
+    def increment(self, op: StoreOp, lanes: Lanes) -> Value | None:
+        """`x` of a store `buf[i] = buf[i] + x` (an integer `arith.addi` of a load of the same
+        element, the same index values), else None."""
+        add = op.value.owner
+        if not isinstance(add, arith.AddiOp):
+            return None
+        for acc, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+            load = acc.owner
+            if (isinstance(load, LoadOp) and load.memref is op.memref
+                    and len(load.indices) == len(op.indices)
+                    and all(a is b for a, b in zip(load.indices, op.indices, strict=True))):
+                return self.value(other, lanes)
+        return None
 
     def loop(self, op: ForOp, lanes: Lanes, shape: tuple[int, ...]) -> None:
         bounds = []

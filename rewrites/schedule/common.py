@@ -523,6 +523,72 @@ def disjoint_iterations(
         for other, partner in exact.items():
             if form.kind == "div" and partner.kind == "rem" and partner.divisor == form.divisor:
                 return [dim, other]
+    return _delinearized_dims(loop, step, accesses_indices)
+
+
+def _delinearized_dims(
+    loop: ForOp, step: int, accesses_indices: Sequence[Sequence[SSAValue]]
+) -> list[int] | None:
+    """Dimensions that tell the iterations apart through a delinearized index, or None.
+
+    An access whose indices hold the mixed-radix digits of one value `L` (`L % d0`,
+    `(L / d0) % d1`, ..., and the last quotient: how an implicit GEMM's linear row is mapped
+    back to a conv's output point) determines `L`; if in every access `L` has the same form
+    `scale * iv + invariants + offset` (the digits in the same dimensions with the same
+    divisors) and the offsets span less than `scale * step`, different iterations access
+    different elements.
+    """
+    dims: list[tuple[int, int]] | None = None
+    forms: list[_IndexForm] = []
+    for indices in accesses_indices:
+        found = None
+        for root in {id(_digit_root(index)): _digit_root(index) for index in indices}.values():
+            digits = _digits(root, indices)
+            form = _index_form(root, loop) if digits is not None else None
+            if digits is not None and form is not None and form.kind == "id":
+                found = digits, form
+                break
+        if found is None or (dims is not None and found[0] != dims):
+            return None
+        dims = found[0]
+        forms.append(found[1])
+    if dims is None or len({form.shape() for form in forms}) != 1:
+        return None
+    width = max(form.hi for form in forms) - min(form.lo for form in forms)
+    if width >= forms[0].scale * step:
+        return None
+    return [dim for dim, _ in dims]
+
+
+def _digit_root(value: SSAValue) -> SSAValue:
+    """The value that `value` is a chain of divisions and remainders by constants of."""
+    while isinstance(value.owner, DivUIOp | RemUIOp) and constant_value(value.owner.rhs):
+        value = value.owner.lhs
+    return value
+
+
+def _digits(value: SSAValue, indices: Sequence[SSAValue]) -> list[tuple[int, int]] | None:
+    """(dimension, divisor) of the indices that are the mixed-radix digits of `value`: an
+    index that is `value` itself (divisor 0), or one that is `value % d` and the digits of
+    `value / d`; None if the indices do not hold all of them."""
+    for dim, index in enumerate(indices):
+        if index is value:
+            return [(dim, 0)]
+    for use in value.uses:
+        rem = use.operation
+        divisor = constant_value(rem.operands[1]) if isinstance(rem, RemUIOp) else None
+        if not divisor or rem.operands[0] is not value:
+            continue
+        dim = next((d for d, index in enumerate(indices) if index is rem.results[0]), None)
+        if dim is None:
+            continue
+        for other in value.uses:
+            quotient = other.operation
+            if (isinstance(quotient, DivUIOp) and quotient.lhs is value
+                    and constant_value(quotient.rhs) == divisor):
+                rest = _digits(quotient.result, indices)
+                if rest is not None:
+                    return [(dim, divisor), *rest]
     return None
 
 

@@ -390,6 +390,12 @@ class GemmBuilder:
         gemm = self.gemm
         return gemm.b_signed and (gemm.zb is None or _is_zero(gemm.zb))
 
+    def za_vanishes(self) -> bool:
+        """Whether za' is 0 (a u8 A without zero point or with zero points of 0): then the
+        column sums' term vanishes and they are not computed."""
+        gemm = self.gemm
+        return not gemm.a_signed and (gemm.za is None or _is_zero(gemm.za))
+
     # -- small builders ------------------------------------------------------------------------
 
     def const(self, value: int) -> SSAValue:
@@ -599,10 +605,11 @@ class GemmBuilder:
             a = self.pack_a(ops)
         else:
             a = gemm.a
-        colsum = self.colsum(packed_b, ops)
+        colsum = None if self.za_vanishes() else self.colsum(packed_b, ops)
         rowsum = None if self.zb_vanishes() else self.rowsum(a, ops)
         ops += self.kernels(a, packed_b, rowsum, colsum)
-        for buffer in [packed_b, colsum, *([rowsum] if rowsum is not None else []),
+        for buffer in [packed_b, *([colsum] if colsum is not None else []),
+                       *([rowsum] if rowsum is not None else []),
                        *([a] if a is not self.gemm.a else [])]:
             ops.append(DeallocOp(buffer))
         return ops
@@ -839,12 +846,19 @@ class GemmBuilder:
         return packed
 
     def colsum(self, packed_b: SSAValue, ops: list[Operation]) -> SSAValue:
-        """`colsum[j] = sum_k b'[k, j]`, as vpdpbusd(ones, Bp) per panel."""
+        """`colsum[j] = sum_k b'[k, j]`: for a constant B, one scalar nest over the packed
+        panels that loop-fold-constant-nests evaluates at compile time (its whole-nest
+        evaluator adds the sums up); else vpdpbusd(ones, Bp) per panel, at run time (one
+        dependent chain per panel: at run time on a constant weight it took 13% of a 960 ->
+        160 1x1 conv at 7x7)."""
         panels = self.groups * self.np
         alloc = AllocOp(MemRefType(i32, [panels * LANES]), "global")
         alloc.result.name_hint = "colsum"
         ops.append(alloc)
         colsum = alloc.result
+        if is_constant_argument(self.gemm.b):
+            ops.append(self.folded_colsum(packed_b, colsum, panels))
+            return colsum
         ops += self.fill(colsum, 0, f"{self.name}.colsum_init")
         ones = self.ones_buffer(DEPTH, ops)
 
@@ -859,6 +873,35 @@ class GemmBuilder:
             self.loop(0, self.np, "p", "serial", lambda p, inner: inner.append(
                 self.loop(0, self.k4, "k4", "serial", lambda k4, o: step(g, p, k4, o)))))))
         return colsum
+
+    def folded_colsum(self, packed_b: SSAValue, colsum: SSAValue, panels: int) -> ForOp:
+        """`for j { colsum[j] = 0; for k4, d { colsum[j] += ext(Bp[.., k4, .., 4 l + d]) } }`
+        over the packed panels (`colsum`'s scalar form)."""
+
+        def column(j: SSAValue, body: list[Operation]) -> None:
+            zero = arith.ConstantOp(IntegerAttr(0, i32))
+            body.append(BlockOp(f"{self.name}.colsum_init", [], [colsum],
+                                [zero, StoreOp(zero, colsum, [j])]))
+
+            def step(k4: SSAValue, d: SSAValue, inner: list[Operation]) -> None:
+                o: list[Operation] = []
+                panel = arith.DivUIOp(j, self.const(LANES))
+                lane = arith.RemUIOp(j, self.const(LANES))
+                g = arith.DivUIOp(panel, self.const(self.np))
+                p = arith.RemUIOp(panel, self.const(self.np))
+                o += [panel, lane, g, p]
+                at = self.affine(o, (lane.result, DEPTH), (d, 1))
+                byte = LoadOp(packed_b, [g.result, k4, p.result, at])
+                wide = arith.ExtSIOp(byte, i32)
+                old = LoadOp(colsum, [j])
+                summed = arith.AddiOp(old, wide)
+                o += [byte, wide, old, summed, StoreOp(summed, colsum, [j])]
+                inner.append(BlockOp(f"{self.name}.colsum", [packed_b, colsum], [colsum], o))
+
+            body.append(self.loop(0, self.k4, "k4", "serial", lambda k4, inner: inner.append(
+                self.loop(0, DEPTH, "d", "serial", lambda d, o: step(k4, d, o)))))
+
+        return self.loop(0, panels * LANES, "j", "serial", column)
 
     def rowsum(self, a: SSAValue, ops: list[Operation]) -> SSAValue:
         """`rowsum[i, l] = sum_k a'[i, k]` (every lane l the same), as vpdpbusd(a', ones)."""
@@ -898,25 +941,50 @@ class GemmBuilder:
         return rowsum
 
     def kernels(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None,
-                colsum: SSAValue
+                colsum: SSAValue | None
                 ) -> list[Operation]:
-        """The column groups (parallel), each over its row blocks."""
+        """The row blocks (parallel) each over the column groups when that balances the
+        threads better and B's panels fit half the L2 (`rows_outermost`); else the column
+        groups (parallel), each over its row blocks."""
         gemm = self.gemm
         width = LANES * self.np
         full_groups, tail_columns = divmod(gemm.n, width)
+        full_rows, tail_rows = divmod(gemm.m, self.mr)
         ops: list[Operation] = []
 
+        def tiles(row_block: SSAValue, rows: int, g: SSAValue, columns: int) -> list[Operation]:
+            return self.micro(a, packed_b, rowsum, colsum, row_block, rows, g, columns)
+
+        def columns_of(row_block: SSAValue, rows: int, body: list[Operation],
+                       parallel: bool) -> None:
+            """Every column group of one row block."""
+            if full_groups:
+                groups = self.loop(0, full_groups, "j.o", "serial", lambda g, inner: inner.extend(
+                    tiles(row_block, rows, g, width)))
+                body.append(groups)
+                if parallel and full_groups >= 2:
+                    self.parallel_loops.append(groups)
+            if tail_columns:
+                body.extend(tiles(row_block, rows, self.const(full_groups), tail_columns))
+
+        if self.rows_outermost(full_rows, tail_rows, full_groups, tail_columns):
+            blocks = self.loop(0, full_rows, "i.o", "serial",
+                               lambda io, body: columns_of(io, self.mr, body, False))
+            ops.append(blocks)
+            self.parallel_loops.append(blocks)
+            if tail_rows:
+                columns_of(self.const(full_rows), tail_rows, ops, True)
+            return ops
+
         def group(g: SSAValue, columns: int, body: list[Operation]) -> None:
-            full_rows, tail_rows = divmod(gemm.m, self.mr)
             if full_rows:
                 rows_loop = self.loop(0, full_rows, "i.o", "serial", lambda io, inner: inner.extend(
-                    self.micro(a, packed_b, rowsum, colsum, io, self.mr, g, columns)))
+                    tiles(io, self.mr, g, columns)))
                 body.append(rows_loop)
                 if full_groups < 2:
                     self.parallel_loops.append(rows_loop)
             if tail_rows:
-                body.extend(self.micro(a, packed_b, rowsum, colsum, self.const(full_rows),
-                                       tail_rows, g, columns))
+                body.extend(tiles(self.const(full_rows), tail_rows, g, columns))
 
         if full_groups:
             groups = self.loop(0, full_groups, "j.o", "serial",
@@ -928,7 +996,30 @@ class GemmBuilder:
             group(self.const(full_groups), tail_columns, ops)
         return ops
 
-    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None, colsum: SSAValue,
+    def rows_outermost(self, full_rows: int, tail_rows: int, full_groups: int,
+                       tail_columns: int) -> bool:
+        """Whether the threads split the row blocks rather than the column groups: when the
+        whole packed B fits half the L2 (each thread streams all of it) and the threads' share
+        of the work, the serial tails included, is smaller that way. The column groups left
+        the threads idle on a conv whose output channels are one group and a tail (16 -> 96
+        at 112x112: one thread took the 64 columns' row blocks in one parallel region, the
+        tail's in another) or two groups and a tail (960 -> 160 at 7x7: the tail serial)."""
+        config = self.config
+        if not config.parallel or full_rows < 2:
+            return False
+        packed_bytes = self.groups * self.k4 * self.np * PANEL
+        if config.l2_bytes and packed_bytes > config.l2_bytes // 2:
+            return False
+        if full_groups < 2:
+            return True  # the same split, in one parallel region rather than one per group
+        threads = max(config.threads, 2)
+        by_rows = (-(-full_rows // threads) * self.mr + tail_rows) * self.gemm.n
+        by_columns = ((-(-full_groups // threads) * LANES * self.np + tail_columns)
+                      * self.gemm.m)
+        return by_rows < by_columns
+
+    def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None,
+              colsum: SSAValue | None,
               row_block: SSAValue, rows: int, g: SSAValue, columns: int) -> list[Operation]:
         """One MR x NR tile: rows `row_block * MR + r` (r < rows), panels `g * NP + p`; the
         epilogue writes its `columns` valid columns."""
@@ -985,11 +1076,13 @@ class GemmBuilder:
                     minus_row = arith.SubiOp(partial, row_comp)
                     o += [sum_a, depth_za, row_term, row_comp, minus_row]
                     partial = minus_row.result
-                sum_b = LoadOp(colsum, [j])
-                col_comp = arith.MuliOp(za, sum_b)
-                value = arith.SubiOp(partial, col_comp)
-                o += [sum_b, col_comp, value]
-                writes = self.tail(i, j, value.result, o)
+                if colsum is not None:
+                    sum_b = LoadOp(colsum, [j])
+                    col_comp = arith.MuliOp(za, sum_b)
+                    minus_col = arith.SubiOp(partial, col_comp)
+                    o += [sum_b, col_comp, minus_col]
+                    partial = minus_col.result
+                writes = self.tail(i, j, partial, o)
                 reads = [tile]
                 for op in o:
                     if isinstance(op, LoadOp) and op.memref not in reads:

@@ -295,3 +295,96 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   transform.loop.parallel %i0 : !transform.any_op
   transform.yield
 }
+
+// -----
+
+// A linear row index `6 io + r` (r < 6) delinearized into the output's (h, w) (an implicit
+// GEMM's write-back into a conv's output): the digits `(6 io + r) / 7` and `(6 io + r) % 7`
+// determine the row, so the iterations of "io" write different elements.
+// CHECK-LABEL: func.func @delinearized_rows
+// CHECK:       loop.for %{{.*}} axis "io" kind parallel {
+func.func @delinearized_rows(%T: memref<42xf32>, %O: memref<6x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  loop.for %io = %c0 to %c7 step %c1 axis "io" {
+    loop.for %r = %c0 to %c6 step %c1 axis "r" {
+      loop.block "write" reads(%T : memref<42xf32>) writes(%O : memref<6x7xf32>) {
+        %s = arith.muli %io, %c6 : index
+        %i = arith.addi %s, %r : index
+        %w = arith.remui %i, %c7 : index
+        %h = arith.divui %i, %c7 : index
+        %v = loop.load %T[%i] : memref<42xf32> -> f32
+        loop.store %v, %O[%h, %w] : f32 -> memref<6x7xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "write" in %root : (!transform.any_op) -> !transform.any_op
+  %io = transform.loop.match_loop %b axis "io" : (!transform.any_op) -> !transform.any_op
+  transform.loop.parallel %io : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// Only the remainder digit: `(6 io + r) % 7` repeats every 7 rows, so iterations may overlap.
+// CHECK:     'transform.loop.parallel' op failed on loop "io" (%io): cannot parallelize: expected the iterations to access disjoint elements of every buffer stored to inside, found accesses to memref<7xf32> that may overlap
+func.func @negative_remainder_digit_only(%T: memref<42xf32>, %O: memref<7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  loop.for %io = %c0 to %c7 step %c1 axis "io" {
+    loop.for %r = %c0 to %c6 step %c1 axis "r" {
+      loop.block "write" reads(%T : memref<42xf32>) writes(%O : memref<7xf32>) {
+        %s = arith.muli %io, %c6 : index
+        %i = arith.addi %s, %r : index
+        %w = arith.remui %i, %c7 : index
+        %v = loop.load %T[%i] : memref<42xf32> -> f32
+        loop.store %v, %O[%w] : f32 -> memref<7xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "write" in %root : (!transform.any_op) -> !transform.any_op
+  %io = transform.loop.match_loop %b axis "io" : (!transform.any_op) -> !transform.any_op
+  transform.loop.parallel %io : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// Digits of a row index whose offsets span a whole block (`7 io + r`, r < 8): rows of two
+// iterations overlap.
+// CHECK:     'transform.loop.parallel' op failed on loop "io" (%io): cannot parallelize: expected the iterations to access disjoint elements of every buffer stored to inside, found accesses to memref<8x7xf32> that may overlap
+func.func @negative_delinearized_overlap(%T: memref<64xf32>, %O: memref<8x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  loop.for %io = %c0 to %c7 step %c1 axis "io" {
+    loop.for %r = %c0 to %c8 step %c1 axis "r" {
+      loop.block "write" reads(%T : memref<64xf32>) writes(%O : memref<8x7xf32>) {
+        %s = arith.muli %io, %c7 : index
+        %i = arith.addi %s, %r : index
+        %w = arith.remui %i, %c7 : index
+        %h = arith.divui %i, %c7 : index
+        %v = loop.load %T[%i] : memref<64xf32> -> f32
+        loop.store %v, %O[%h, %w] : f32 -> memref<8x7xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "write" in %root : (!transform.any_op) -> !transform.any_op
+  %io = transform.loop.match_loop %b axis "io" : (!transform.any_op) -> !transform.any_op
+  transform.loop.parallel %io : !transform.any_op
+  transform.yield
+}
