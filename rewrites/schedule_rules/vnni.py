@@ -76,6 +76,9 @@ UNROLL_PACK = 16
 """A packing nest's inner loops of up to this many iterations together (a conv's kernel rows
 and columns) are unrolled: a loop of 3 byte copies spent more on its control than on the
 copies (a 64x56x56 3x3 conv: 2.35 ms, 1.27 ms with the columns unrolled)."""
+ROWS_BALANCE_SLACK = 1.125
+"""How much worse the threads' balance may be when they split the row blocks of a GEMM whose A
+is larger than its packed B (each thread then reads its own part of A rather than all of it)."""
 ROWSUM_ROWS = 8
 """Rows whose sums are computed together: 8 independent vpdpbusd chains instead of one, which
 waits the instruction's 5-cycle latency at every step (the row sums of a 1024^3 GEMM took 8% of
@@ -1016,6 +1019,11 @@ class GemmBuilder:
         by_rows = (-(-full_rows // threads) * self.mr + tail_rows) * self.gemm.n
         by_columns = ((-(-full_groups // threads) * LANES * self.np + tail_columns)
                       * self.gemm.m)
+        if self.gemm.m * self.k4 * DEPTH > packed_bytes:
+            # Split by columns, every thread reads all of A, the larger operand (a conv's
+            # im2col rows, which the threads packed by rows): ResNet-18's int8 128 -> 128 3x3
+            # conv at 28x28 scaled 1.23x from 1 to 2 threads that way.
+            return by_rows <= by_columns * ROWS_BALANCE_SLACK
         return by_rows < by_columns
 
     def micro(self, a: SSAValue, packed_b: SSAValue, rowsum: SSAValue | None,
