@@ -29,7 +29,8 @@ class GraphSimplifyPass(ModulePass):
     into one reshape, reshapes to the operand's own type removed, single-input concats
     removed, `x + 0`, `x - 0`, `x * 1`, `x / 1`, `x ** 1` (either side for + and *) removed
     when the constant's broadcast leaves x's type unchanged, casts, pads, broadcasts and
-    slices that return their operand unchanged removed, a `graph.if` on a constant condition
+    slices that return their operand unchanged removed, reductions (keeping their axes) over
+    axes of size 1 removed, a `graph.if` on a constant condition
     replaced by the ops of the branch it takes, and the outer kernel rows and columns of a conv
     with a constant weight that only ever read zero padding cut off (a dilated conv on a map
     smaller than its dilation: DeepLab's ASPP 3x3 convs become 1x1 convs).

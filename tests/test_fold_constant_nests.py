@@ -209,6 +209,45 @@ func.func @f(%W: memref<6x4xf32>, %O: memref<3x8xf32>) {
     np.testing.assert_array_equal(whole[:, :4], np.full((3, 4), w[5, 3]))
 
 
+def test_whole_nest_evaluation_adds_up_an_accumulation() -> None:
+    """A store `S[j] = S[j] + ext(W[k, j])` under a loop its index does not depend on (column
+    sums of a packed int8 weight, zeroed in the same nest) adds every iteration's value, as
+    the serial nest does, and agrees with the scalar interpreter."""
+    text = """
+func.func @f(%W: memref<5x3xi8>, %S: memref<3xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  loop.for %j = %c0 to %c3 step %c1 axis "j" {
+    %zero = arith.constant 0 : i32
+    loop.store %zero, %S[%j] : i32 -> memref<3xi32>
+    loop.for %k = %c0 to %c5 step %c1 axis "k" {
+      %w = loop.load %W[%k, %j] : memref<5x3xi8> -> i8
+      %x = arith.extsi %w : i8 to i32
+      %s = loop.load %S[%j] : memref<3xi32> -> i32
+      %t = arith.addi %s, %x : i32
+      loop.store %t, %S[%j] : i32 -> memref<3xi32>
+    }
+  }
+  func.return
+}
+"""
+    module = Parser(make_context(), text).parse_module()
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    w_arg, out = function.body.block.args
+    (nest,) = [op for op in function.body.block.ops if isinstance(op, ForOp)]
+    w = RNG.integers(-128, 128, (5, 3)).astype(np.int8)
+    whole = np.full(3, 77, np.int32)
+    scalar = np.full(3, 77, np.int32)
+    env = index_constants(function)
+    evaluate_nest(nest, {**env, w_arg: w, out: whole})
+    step = LoopInterpreter(module)._compile(nest)  # noqa: SLF001 - the step for one op
+    step({**env, w_arg: w, out: scalar})
+    np.testing.assert_array_equal(whole, w.astype(np.int32).sum(axis=0))
+    np.testing.assert_array_equal(whole, scalar)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.integers(1, 6), cols=st.integers(1, 9), lb=st.integers(0, 2),
        step=st.integers(1, 3), scale=st.integers(1, 3))

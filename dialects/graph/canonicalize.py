@@ -19,6 +19,7 @@ from dlc.dialects.graph.ops import (
     FlattenOp,
     MulOp,
     PowOp,
+    ReduceOp,
     ReshapeOp,
     SubOp,
     TransposeOp,
@@ -137,6 +138,17 @@ class RemoveNoOpTensorOp(RewritePattern):
             if any(step != 1 and dim != 1 for step, dim in steps):
                 return  # a reversal keeps the type but not the order
         _forward(rewriter, op, op.x)
+
+
+class RemoveUnitReduce(RewritePattern):
+    """A reduction that keeps its axes and reduces only axes of size 1 (`result` of the
+    operand's own type) → its operand: the sum, mean, max, min or product of one element is
+    that element (a layer norm over a width-1 axis)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ReduceOp, rewriter: PatternRewriter) -> None:
+        if op.result.type == op.x.type:
+            _forward(rewriter, op, op.x)
 
 
 _RIGHT_IDENTITY: dict[type[Operation], float] = {
@@ -263,6 +275,7 @@ def simplify_patterns() -> list[RewritePattern]:
         RemoveSingleInputConcat(),
         RemoveNeutralOperand(),
         RemoveNoOpTensorOp(),
+        RemoveUnitReduce(),
         InlineConstantIf(),
         DropPaddingOnlyTaps(),
     ]
@@ -283,6 +296,7 @@ _PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
     BroadcastToOp: (RemoveNoOpTensorOp,),
     SliceOp: (RemoveNoOpTensorOp,),
     IfOp: (InlineConstantIf,),
+    ReduceOp: (RemoveUnitReduce,),
     Conv2DOp: (DropPaddingOnlyTaps,),
 }
 

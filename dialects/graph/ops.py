@@ -1684,7 +1684,7 @@ class ReduceOp(GraphOp):
     axes = attr_def(DenseArrayBase.constr(i64))
     keepdims = attr_def(BoolAttr, default_value=bool_attr(True))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
     def __init__(

@@ -245,3 +245,18 @@ func.func @negative_taps_read_the_image(%x: tensor<1x1x4x4xf32>, %w1: tensor<1x1
   %r1 = graph.conv2d %x, %w1 {padding = array<i64: 4, 4, 4, 4>, dilation = array<i64: 4, 4>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
   func.return %r0, %r1 : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// A reduction over axes of size 1 that keeps them is its operand (the mean of one element);
+// one over a longer axis, or dropping the unit axis, stays.
+// CHECK-LABEL: @unit_reduce_removed
+// CHECK-NEXT:  %r1 = graph.reduce %x {axes = array<i64: 0>, kind = "sum"}
+// CHECK-NEXT:  %r2 = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "max"}
+// CHECK-NEXT:  func.return %x, %r1, %r2
+func.func @unit_reduce_removed(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<1x1xf32>, tensor<4xf32>) {
+  %r0 = graph.reduce %x {axes = array<i64: 1>, kind = "mean"} : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %r1 = graph.reduce %x {axes = array<i64: 0>, kind = "sum"} : (tensor<4x1xf32>) -> tensor<1x1xf32>
+  %r2 = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "max"} : (tensor<4x1xf32>) -> tensor<4xf32>
+  func.return %r0, %r1, %r2 : tensor<4x1xf32>, tensor<1x1xf32>, tensor<4xf32>
+}
