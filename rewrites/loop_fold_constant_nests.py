@@ -86,7 +86,10 @@ def _fills(
     if len(writes) != 1:
         return None
     (target,) = writes
-    reads.discard(target)  # an accumulation reads what it writes (a column sum)
+    if target in reads:
+        if not _accumulates_only(root, target):
+            return None
+        reads.discard(target)  # an accumulation reads what it writes (a column sum)
     alloc = target.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block:
         return None
@@ -97,6 +100,25 @@ def _fills(
     if not outside <= allowed | reads | {target}:
         return None
     return target, reads
+
+
+def _accumulates_only(root: ForOp, target: SSAValue) -> bool:
+    """Whether every load of `target` in `root` feeds only an `arith.addi` stored back into
+    `target` at the load's own indices (`buf[i] = buf[i] + x`, which whole-nest evaluation adds
+    up in serial order); a nest that reads its buffer otherwise (a recurrence `S[i - 1]`) is not
+    evaluated."""
+    for op in root.walk():
+        if not isinstance(op, LoadOp) or op.memref is not target:
+            continue
+        for use in op.result.uses:
+            add = use.operation
+            if not isinstance(add, arith.AddiOp) or not all(
+                    isinstance(store.operation, StoreOp) and store.operation.memref is target
+                    and store.index == 0
+                    and list(store.operation.indices) == list(op.indices)
+                    for store in add.result.uses):
+                return False
+    return True
 
 
 def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
@@ -432,8 +454,9 @@ class LoopFoldConstantNestsPass(ModulePass):
     *Output IR*: for the kernel's top-level `loop.for` nests that write only a buffer of a
     top-level `loop.alloc` (and hold every store into it) and read only input arguments that
     every call passes as a constant `memref.get_global` (a pack: `Bp[p, k, l] = B[k, p*NR + l]`,
-    often two nests, the whole panels and the partial last one),
-    the buffer becomes a new input argument (after the inputs, before the outputs) and each call
+    often two nests, the whole panels and the partial last one), besides the buffer itself
+    where they only accumulate into it (`buf[i] = buf[i] + x`: a packed int8 weight's column
+    sums), the buffer becomes a new input argument (after the inputs, before the outputs) and each call
     passes a new constant global holding the nest's result for that call's constants (computed
     once per distinct kernel and constants; elements the nest does not write are zero). The
     nests, the `loop.alloc` and its `loop.dealloc` go, and so do the arguments only the nest

@@ -6,6 +6,7 @@ time, and the scheduled program computes the same with the packed constants as w
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from dlc.dialects import make_context
 from dlc.dialects.loop.evaluate import _distinct_addresses, evaluate_nest
 from dlc.dialects.loop.interpreter import LoopInterpreter, run_function
@@ -114,6 +115,70 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x40xf32>) -> tensor<4x40xf32> {
     before = allocs(module)
     LoopFoldConstantNestsPass().apply(make_context(), module)
     assert before > 0 and allocs(module) == before
+
+
+_RUNNING_SUM = """
+"memref.global"() <{sym_name = "w", type = memref<4xi32>, initial_value = dense<[1, 2, 3, 4]> : tensor<4xi32>, sym_visibility = "private", constant}> : () -> ()
+func.func @f(%out: memref<4xi32>) attributes {dlc.num_outputs = 1 : i64} {
+  %w = memref.get_global @w : memref<4xi32>
+  func.call @k(%w, %out) : (memref<4xi32>, memref<4xi32>) -> ()
+  func.return
+}
+func.func private @k(%w: memref<4xi32>, %out: memref<4xi32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = loop.alloc global : memref<4xi32>
+  loop.for %z = %c0 to %c4 step %c1 axis "z" {
+    loop.block "zero" reads() writes(%s : memref<4xi32>) {
+      %zero = arith.constant 0 : i32
+      loop.store %zero, %s[%z] : i32 -> memref<4xi32>
+    }
+  }
+  loop.for %i = %c0 to %c4 step %c1 axis "i" {
+    loop.block "STEP" reads(%w, %s : memref<4xi32>, memref<4xi32>) writes(%s : memref<4xi32>) {
+      BODY
+    }
+  }
+  loop.for %j = %c0 to %c4 step %c1 axis "j" {
+    loop.block "copy" reads(%s : memref<4xi32>) writes(%out : memref<4xi32>) {
+      %v = loop.load %s[%j] : memref<4xi32> -> i32
+      loop.store %v, %out[%j] : i32 -> memref<4xi32>
+    }
+  }
+  loop.dealloc %s : memref<4xi32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize(("body", "folds"), [
+    # s[0] = w[0] + ... : every step adds to the one element it loads (an accumulation)
+    ("""%a = loop.load %s[%c0] : memref<4xi32> -> i32
+      %b = loop.load %w[%i] : memref<4xi32> -> i32
+      %t = arith.addi %a, %b : i32
+      loop.store %t, %s[%c0] : i32 -> memref<4xi32>""", True),
+    # s[i] = s[i - 1] + w[i]: a recurrence, which whole-nest evaluation cannot run
+    ("""%p = arith.subi %i, %c1 : index
+      %q = arith.maxsi %p, %c0 : index
+      %a = loop.load %s[%q] : memref<4xi32> -> i32
+      %b = loop.load %w[%i] : memref<4xi32> -> i32
+      %t = arith.addi %a, %b : i32
+      loop.store %t, %s[%i] : i32 -> memref<4xi32>""", False),
+])
+def test_only_accumulations_of_a_nest_into_its_own_buffer_fold(body: str, folds: bool) -> None:
+    """A nest that reads the buffer it fills folds only where each such read feeds an add
+    stored back at the same element (its serial result is the sum); a running sum over a
+    constant (`s[i - 1]`) keeps its nest. Either way the function computes what it did."""
+    text = _RUNNING_SUM.replace("BODY", body).replace("STEP", "step")
+    module = Parser(make_context(), text).parse_module()
+    before = run_function(module, "f", [])
+    LoopFoldConstantNestsPass().apply(make_context(), module)
+    module.verify()
+    remaining = [op for op in module.walk() if isinstance(op, AllocOp)]
+    assert (not remaining) == folds
+    for got, want in zip(run_function(module, "f", []), before, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def index_constants(function: func.FuncOp) -> dict:

@@ -22,9 +22,13 @@ Emitted, before the nest it replaces:
          B is packed at compile time by loop-fold-constant-nests)
     [Ap = A as u8 in [M][K/4 * 4], zero padded: only for s8 A or K not a multiple of 4]
     colsum[j] = vpdpbusd(1, Bp) per panel; rowsum[i] = vpdpbusd(a'_i, 1)    (tensorized too;
-                                     no rowsum where zb' is 0: an s8 B whose zero points are 0)
+                                     no rowsum where zb' is 0: an s8 B whose zero points are 0;
+                                     no colsum where za' is 0: a u8 A whose zero point is 0;
+                                     a constant B's colsum a scalar nest folded at compile time)
     for g in column groups of NP panels (parallel) {       // NR = 16 NP columns
       for row blocks of MR rows (and a tail block of M mod MR rows) {
+                      // or, with threads, the row blocks outermost and parallel
+                      // (`rows_outermost`: better balanced, or A the larger operand)
         tile = loop.alloc local [MR][NR] i32, zeroed
         for k4 { for r (unrolled MR) { for p (unrolled NP) {
           for j.i (16) { for k.i (4) { tile[r, 16p + j.i] += a'[i, 4k4 + k.i] * Bp[..] } }
