@@ -456,9 +456,10 @@ class LoopFoldConstantNestsPass(ModulePass):
     every call passes as a constant `memref.get_global` (a pack: `Bp[p, k, l] = B[k, p*NR + l]`,
     often two nests, the whole panels and the partial last one), besides the buffer itself
     where they only accumulate into it (`buf[i] = buf[i] + x`: a packed int8 weight's column
-    sums), the buffer becomes a new input argument (after the inputs, before the outputs) and each call
-    passes a new constant global holding the nest's result for that call's constants (computed
-    once per distinct kernel and constants; elements the nest does not write are zero). The
+    sums), the buffer becomes a new input argument (after the inputs, before the outputs) and
+    each call passes a new constant global holding the nest's result for that call's constants
+    (computed once per distinct kernel and constants; elements the nest does not write are
+    zero). The
     nests, the `loop.alloc` and its `loop.dealloc` go, and so do the arguments only the nest
     read, the `get_global`s that fed them and constant globals nothing reads any more. Folding
     repeats until no nest qualifies, so a chain of re-layouts (a transpose, then its pack) folds

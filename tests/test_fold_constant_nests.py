@@ -118,13 +118,16 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x40xf32>) -> tensor<4x40xf32> {
 
 
 _RUNNING_SUM = """
-"memref.global"() <{sym_name = "w", type = memref<4xi32>, initial_value = dense<[1, 2, 3, 4]> : tensor<4xi32>, sym_visibility = "private", constant}> : () -> ()
+"memref.global"() <{sym_name = "w", type = memref<4xi32>,
+                    initial_value = dense<[1, 2, 3, 4]> : tensor<4xi32>,
+                    sym_visibility = "private", constant}> : () -> ()
 func.func @f(%out: memref<4xi32>) attributes {dlc.num_outputs = 1 : i64} {
   %w = memref.get_global @w : memref<4xi32>
   func.call @k(%w, %out) : (memref<4xi32>, memref<4xi32>) -> ()
   func.return
 }
-func.func private @k(%w: memref<4xi32>, %out: memref<4xi32>) attributes {dlc.num_outputs = 1 : i64} {
+func.func private @k(%w: memref<4xi32>, %out: memref<4xi32>)
+    attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
