@@ -45,6 +45,75 @@ func.func @epilogue_chain(%A: tensor<4x8xf32>, %B: tensor<8x6xf32>, %bias: tenso
 
 // -----
 
+// A "pad" of a channels-last input that pads no channel, read by a reduction at the
+// reduction's own channel (a depthwise conv over NHWC): inlined by default, since the
+// in-bounds test depends on no channel (one test and select per vector of channels).
+// CHECK-LABEL: func.func @pad_inlined_into_a_channelwise_reduction
+// CHECK-NOT:   "pad"
+// CHECK:       tensor_expr.compute "depthwise"
+// CHECK:         arith.cmpi ult
+// CHECK:         tensor_expr.read %X[%{{.*}}, %[[C:.*]]] : tensor<6x4xf32>
+// CHECK:         arith.select
+func.func @pad_inlined_into_a_channelwise_reduction(%X: tensor<6x4xf32>, %W: tensor<3x4xf32>) -> tensor<6x4xf32> {
+  %pad = tensor_expr.compute "pad" tag "pad" -> tensor<8x4xf32> {
+  ^bb0(%p: index, %pc: index):
+    %one = arith.constant 1 : index
+    %q = arith.subi %p, %one : index
+    %six = arith.constant 6 : index
+    %in = arith.cmpi ult, %q, %six : index
+    %five = arith.constant 5 : index
+    %c = arith.minui %q, %five : index
+    %x = tensor_expr.read %X[%c, %pc] : tensor<6x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %v = arith.select %in, %x, %zero : f32
+    tensor_expr.yield %v : f32
+  }
+  %conv = tensor_expr.compute "depthwise" tag "depthwise_conv1d" reduce [3] sum init 0.0 : f32 -> tensor<6x4xf32> {
+  ^bb0(%h: index, %ch: index, %rh: index):
+    %ih = arith.addi %h, %rh : index
+    %x = tensor_expr.read %pad[%ih, %ch] : tensor<8x4xf32>
+    %w = tensor_expr.read %W[%rh, %ch] : tensor<3x4xf32>
+    %p = arith.mulf %x, %w : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %conv : tensor<6x4xf32>
+}
+
+// -----
+
+// The same pad read at a reduction axis (a conv over NHWC summing the input channels): the
+// select would sit in every multiply-add, so the pad stays.
+// CHECK-LABEL: func.func @pad_kept_for_a_reduction_over_channels
+// CHECK:       %[[PAD:.*]] = tensor_expr.compute "pad" tag "pad"
+// CHECK:       tensor_expr.compute "conv"
+// CHECK:         tensor_expr.read %[[PAD]]
+func.func @pad_kept_for_a_reduction_over_channels(%X: tensor<6x4xf32>, %W: tensor<3x4x2xf32>) -> tensor<6x2xf32> {
+  %pad = tensor_expr.compute "pad" tag "pad" -> tensor<8x4xf32> {
+  ^bb0(%p: index, %pc: index):
+    %one = arith.constant 1 : index
+    %q = arith.subi %p, %one : index
+    %six = arith.constant 6 : index
+    %in = arith.cmpi ult, %q, %six : index
+    %five = arith.constant 5 : index
+    %c = arith.minui %q, %five : index
+    %x = tensor_expr.read %X[%c, %pc] : tensor<6x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %v = arith.select %in, %x, %zero : f32
+    tensor_expr.yield %v : f32
+  }
+  %conv = tensor_expr.compute "conv" tag "conv1d" reduce [3, 4] sum init 0.0 : f32 -> tensor<6x2xf32> {
+  ^bb0(%h: index, %o: index, %rh: index, %rc: index):
+    %ih = arith.addi %h, %rh : index
+    %x = tensor_expr.read %pad[%ih, %rc] : tensor<8x4xf32>
+    %w = tensor_expr.read %W[%rh, %rc, %o] : tensor<3x4x2xf32>
+    %p = arith.mulf %x, %w : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %conv : tensor<6x2xf32>
+}
+
+// -----
+
 // A "pad" compute stays by default (the conv's loops then need no bounds checks); with
 // keep-tags="" it is inlined into the conv, indices substituted (h -> h + rh).
 // CHECK-LABEL: func.func @pad_kept_by_default
