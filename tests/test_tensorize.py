@@ -339,6 +339,14 @@ def test_nhwc_int8_conv_in_the_loop_interpreter_matches_the_graph_interpreter(
     (reference,) = run_module(Parser(make_context(), text).parse_module(), inputs)
     module = _lower(text, VNNI_TARGET)
     assert any(isinstance(op, IntrinsicOp) for op in module.walk()) == (groups == 1)
+    # A depthwise conv reads its padded input inline (the bounds test is uniform along the
+    # channels); a GEMM conv reads a stored pad (none for the 1x1 without padding).
+    pads = _blocks_named(module, "pad")
+    assert (not pads) == (groups > 1 or pad == 0)
+    if kernel == 1:  # one group and a tail of output channels: the threads split the rows,
+        parallel = [op.axis.data for op in module.walk()  # written back at (i / W, i % W)
+                    if isinstance(op, ForOp) and op.kind.data == "parallel"]
+        assert parallel[-1] == "i.o"
     (got,) = run_function(module, "conv", [value.view(np.int8) for value in inputs])
     np.testing.assert_array_equal(got, reference)
 
@@ -424,8 +432,9 @@ def test_vnni_threads_split_the_better_balanced_axis(rows: int, depth: int, chan
     """With 2 threads, the parallel loop of an int8 GEMM's micro-kernels is the row blocks
     when they balance the threads better than the column groups (and B fits half the L2), or
     about as well when A is the larger operand (each thread then reads its own rows of A),
-    else the column groups; the parallel rows' write-back (a delinearized row index in a
-    conv) is proven disjoint. Exact in the loop interpreter (the small cases)."""
+    else the column groups (the conv case, whose rows are written back at a delinearized
+    output point, is in the NHWC conv test above). Exact in the loop interpreter (the small
+    cases)."""
     rng = np.random.default_rng(rows + channels)
     x = _integers(rng, np.uint8, (rows, depth))
     w = _integers(rng, np.int8, (depth, channels))
