@@ -542,7 +542,8 @@ def _delinearized_dims(
     forms: list[_IndexForm] = []
     for indices in accesses_indices:
         found = None
-        for root in {id(_digit_root(index)): _digit_root(index) for index in indices}.values():
+        roots = {id(root): root for root in map(_digit_root, indices)}
+        for root in roots.values():
             digits = _digits(root, indices)
             form = _index_form(root, loop) if digits is not None else None
             if digits is not None and form is not None and form.kind == "id":
