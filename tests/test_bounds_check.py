@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -304,6 +305,41 @@ def checked_models(zoo: bool = True) -> None:
             np.testing.assert_allclose(value, reference, rtol=1e-3, atol=1e-3)
 
 
+def with_empty_batch(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` whose inputs and outputs have a leading dimension of 0."""
+    empty = onnx.ModelProto()
+    empty.CopyFrom(model)
+    for value in [*empty.graph.input, *empty.graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        if dims:
+            dims[0].Clear()
+            dims[0].dim_value = 0
+    return empty
+
+
+def checked_empty_batch() -> None:
+    """The small CNN and the zoo's MLP, with a batch of 0 (their schedules split, peel and pad
+    a leading axis of no iteration), compiled with `check_bounds=True`: outputs of ONNX
+    Runtime's shapes, nothing stored (a pad's batch-1 split stored at batch index 0 and
+    corrupted the heap)."""
+    import onnxruntime
+
+    import dlc
+    from benchmarks.model_zoo import mlp, random_inputs
+
+    for model in (onnx.load(REPO / "examples" / "small_cnn.onnx"), mlp(4, (64, 32, 10))):
+        empty = with_empty_batch(model)
+        inputs = random_inputs(empty)
+        assert all(value.shape[0] == 0 for value in inputs.values())
+        session = onnxruntime.InferenceSession(
+            empty.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        expected = session.run(None, inputs)
+        got = dlc.compile(empty, check_bounds=True, cache=False).run(inputs)
+        got = list(got.values()) if isinstance(got, dict) else [got]
+        assert [value.shape for value in got] == [value.shape for value in expected]
+
+
 def test_schedule_property_tests_under_the_check() -> None:
     _in_child("checked_schedule_properties")
 
@@ -318,6 +354,10 @@ def test_onnx_node_cases_under_the_check() -> None:
 
 def test_small_cnn_under_the_check() -> None:
     _in_child("checked_small_cnn")
+
+
+def test_empty_batch_under_the_check() -> None:
+    _in_child("checked_empty_batch")
 
 
 def checked_small_cnn() -> None:

@@ -289,6 +289,10 @@ def schedule_pad(nest: Elementwise, config: CpuConfig) -> bool:
         return [BlockOp(PAD_BLOCK, [source], [padded], body, axes)]
 
     padded_shape = list(padded_type.get_shape())
+    if 0 in padded_shape:  # an empty buffer (an input of batch 0): nothing to store
+        root.detach()
+        root.erase()
+        return True
     shared = 0
     while (shared < len(before) - 1 and before[shared] == 0
            and interior[shared] == padded_shape[shared]):

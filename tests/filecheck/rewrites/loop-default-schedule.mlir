@@ -1416,6 +1416,47 @@ func.func @pad_nhwc_batch_one(%x: memref<1x6x6x32xi8>, %xz: memref<i8>, %pad: me
 
 // -----
 
+// The same pad of an empty batch (an ONNX input of batch 0) stores nothing: the nest goes.
+// (The batch-1 split stored its interior and border at batch index 0, past the empty buffer,
+// and corrupted the heap.)
+
+// CHECK-LABEL: func.func @pad_nhwc_empty_batch
+// CHECK-NOT:     loop.
+// CHECK:         func.return
+func.func @pad_nhwc_empty_batch(%x: memref<0x6x6x32xi8>, %xz: memref<i8>, %pad: memref<0x8x8x32xi8>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i0 = %c0 to %c0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+          loop.block "pad" reads(%xz, %x : memref<i8>, memref<0x6x6x32xi8>) writes(%pad : memref<0x8x8x32xi8>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.constant 1 : index
+            %1 = arith.subi %i1, %0 : index
+            %2 = arith.subi %i2, %0 : index
+            %3 = loop.load %xz[] : memref<i8> -> i8
+            %4 = arith.constant 6 : index
+            %5 = arith.cmpi ult, %1, %4 : index
+            %6 = arith.constant 5 : index
+            %7 = arith.minui %1, %6 : index
+            %8 = arith.cmpi ult, %2, %4 : index
+            %9 = arith.andi %5, %8 : i1
+            %10 = arith.minui %2, %6 : index
+            %11 = loop.load %x[%i0, %7, %10, %i3] : memref<0x6x6x32xi8> -> i8
+            %12 = arith.select %9, %11, %3 : i8
+            loop.store %12, %pad[%i0, %i1, %i2, %i3] : i8 -> memref<0x8x8x32xi8>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A 1x1 conv with 16 input channels and 8 output channels over 5x5 planes: rows of 5 would fill
 // 5 of 16 lanes, and the channel kernel, 8 of 16, would save nothing for its transposed
 // epilogue, so the plane's rows merge (the window loops of one iteration add 0 to
