@@ -41,16 +41,19 @@ _GRAPH_FOLDS = (
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
 CPU_GRAPH_PASSES = (
-    f"graph-batch-rows{{block=8}},{_GRAPH_FOLDS},graph-convert-layout{{integer_only=true}},graph-conv-split-bands,"
+    f"graph-batch-rows{{block=8}},{_GRAPH_FOLDS},"
+    "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
     "graph-winograd-conv,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: a dynamic batch compiled as one row and as blocks of
 8 rows (`graph-batch-rows`; the runtime runs the blocks, then the rows left), then `graph-opt`
 with int8 convs (`conv2d_integer`) in NHWC (graph-convert-layout's `integer_only`: the VNNI
-kernel copies a 1x1 conv's input rows whole and stores whole vectors of output channels; float
-convs keep NCHW), convs whose taps read padding over bands of the output split into one conv per
-band, transposed convs turned into sub-pixel convs, convs down a width-1 column into convs along
+kernel copies a 1x1 conv's input rows whole and stores whole vectors of output channels) and
+the float convs of depthwise regions too (`depthwise_regions`: depthwise convs and the
+pointwise convs around them, a MobileNet's blocks; other float convs keep NCHW), convs
+whose taps read padding over bands of the output split into one conv per band, transposed
+convs turned into sub-pixel convs, convs down a width-1 column into convs along
 a row, and the 3-row convs into Winograd convs before fusion (the kernels the CPU compiles, and
 so the tuner's tasks)."""
 

@@ -59,6 +59,23 @@ class _ConstantNest:
     roots: tuple[ForOp, ...]
     alloc: AllocOp
     arguments: tuple[BlockArgument, ...]
+    views: tuple[SSAValue, ...] = ()
+    """Reshaped views of `arguments` (top-level `memref.collapse_shape` / `expand_shape`) that
+    the nests read instead: a channels-last 1x1 conv's HWIO weight seen as `[IC][OC]`."""
+
+
+RESHAPES = (memref.CollapseShapeOp, memref.ExpandShapeOp)
+
+
+def _view_source(value: SSAValue, block: Block) -> BlockArgument | None:
+    """The argument of `block` that `value` is a top-level reshape of, if it is one."""
+    owner = value.owner
+    if not isinstance(owner, RESHAPES) or owner.parent_block() is not block:
+        return None
+    source = owner.operands[0]
+    if isinstance(source, BlockArgument) and source.owner is block:
+        return source
+    return None
 
 
 def _blocks(op: Operation) -> list[BlockOp]:
@@ -93,7 +110,8 @@ def _fills(
     alloc = target.owner
     if not isinstance(alloc, AllocOp) or alloc.parent_block() is not block:
         return None
-    if not all(isinstance(r, BlockArgument) and r.owner is block for r in reads):
+    if not all(isinstance(r, BlockArgument) and r.owner is block
+               or _view_source(r, block) is not None for r in reads):
         return None
     inside = _defined_inside(root)
     outside = {operand for op in root.walk() for operand in op.operands if operand not in inside}
@@ -152,12 +170,14 @@ def _constant_nests(function: func.FuncOp) -> list[_ConstantNest]:
                     if isinstance(op, StoreOp) and op.memref is target)
         if target in rejected or count != stores.get(target, 0):
             continue
-        if not arguments or any(argument in stores for argument in arguments):
+        views = tuple(value for value in arguments if not isinstance(value, BlockArgument))
+        bases = {_view_source(view, block) for view in views} | (set(arguments) - set(views))
+        if not bases or any(argument in stores for argument in bases):
             continue
         alloc = target.owner
         assert isinstance(alloc, AllocOp)
-        ordered = tuple(sorted(arguments, key=lambda a: a.index))  # type: ignore[attr-defined]
-        nests.append(_ConstantNest(tuple(roots), alloc, ordered))  # type: ignore[arg-type]
+        ordered = tuple(sorted(bases, key=lambda a: a.index))  # type: ignore[union-attr]
+        nests.append(_ConstantNest(tuple(roots), alloc, ordered, views))  # type: ignore[arg-type]
     return nests
 
 
@@ -349,6 +369,11 @@ class _Folder:
         env: dict[SSAValue, object] = {nest.alloc.result: result}
         for argument, name in zip(nest.arguments, names, strict=True):
             env[argument] = self.array(name)
+        for view in nest.views:
+            view_type = view.type
+            assert isinstance(view_type, MemRefType)
+            source = env[view.owner.operands[0]]  # type: ignore[union-attr]
+            env[view] = np.reshape(source, tuple(view_type.get_shape()))
         for op in function.body.block.ops:
             if isinstance(op, arith.ConstantOp):
                 env[op.result] = constant_value(op)
@@ -383,6 +408,9 @@ class _Folder:
                 Rewriter.erase_op(use.operation)
         for root in nest.roots:
             Rewriter.erase_op(root)
+        for view in nest.views:
+            if not view.uses:
+                Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
         nest.alloc.result.replace_all_uses_with(argument)
         Rewriter.erase_op(nest.alloc)
         inputs = list(function.function_type.inputs.data)

@@ -1131,6 +1131,54 @@ def test_pointwise_conv_matches_numpy(c: int, o: int, h: int, w: int, residual: 
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+def conv1x1_nhwc_text(n: int, c: int, o: int, h: int, w: int, epilogue: bool) -> str:
+    x_t, w_t, y_t = (f"tensor<{n}x{h}x{w}x{c}xf32>", f"tensor<1x1x{c}x{o}xf32>",
+                     f"tensor<{n}x{h}x{w}x{o}xf32>")
+    conv = (f"%r = graph.conv2d %x, %w, %b {{layout = \"NHWC\", kernel_layout = \"HWIO\"}} : "
+            f"({x_t}, {w_t}, tensor<{o}xf32>) -> {y_t}")
+    tail = f"%y = graph.relu %r : {y_t}\n  func.return %y" if epilogue else "func.return %r"
+    return f"""
+func.func @pw_nhwc(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
+  {conv}
+  {tail} : {y_t}
+}}
+"""
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 2), c=st.integers(1, 70), o=st.integers(1, 80), h=st.integers(1, 9),
+       w=st.integers(1, 15), epilogue=st.booleans(), threads=st.sampled_from([1, 2]))
+def test_channels_last_pointwise_conv_matches_numpy(n: int, c: int, o: int, h: int, w: int,
+                                                    epilogue: bool, threads: int) -> None:
+    """Channels-last 1x1 convs (bias, maybe a fused ReLU), whose pixel rows
+    merge into one axis (`merge_axes`) and whose HWIO weight is packed as a 2-D B
+    (`drop_unit_heads`), vs NumPy."""
+    x = RNG.standard_normal((n, h, w, c), dtype=np.float32)
+    wt = RNG.standard_normal((1, 1, c, o), dtype=np.float32)
+    b = RNG.standard_normal(o, dtype=np.float32)
+    got = compiled(conv1x1_nhwc_text(n, c, o, h, w, epilogue), threads)(x, wt, b)
+    r = np.einsum("nhwc,co->nhwo", x.astype(np.float64), wt[0, 0]) + b
+    np.testing.assert_allclose(got, np.maximum(r, 0) if epilogue else r, rtol=1e-4, atol=1e-4)
+
+
+def test_channels_last_pointwise_conv_is_a_packed_gemm_over_pixels() -> None:
+    """The schedule of a channels-last 1x1 conv on a 7x7 plane: one loop over the 49 pixels'
+    row blocks and the packed weight (what the CPU pipeline makes of a MobileNet's pointwise
+    convs in their depthwise regions)."""
+    from dlc.pipelines import parse_pipeline
+
+    text = conv1x1_nhwc_text(1, 192, 1152, 7, 7, True)
+    scheduled = module(text)
+    for module_pass in parse_pipeline(
+            "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop,"
+            "loop-default-schedule{target=\"llvm -mcpu=skylake-avx512 -num-cores=2\"}"):
+        module_pass.apply(make_context(), scheduled)
+    printed = str(scheduled)
+    assert "memref<1x7x7x192xf32> into memref<1x49x192xf32>" in printed
+    assert "memref<1x1x192x1152xf32> into memref<192x1152xf32>" in printed
+    assert "loop.block \"conv2d.pack\"" in printed
+
+
 @pytest.mark.parametrize(
     ("c", "o", "size", "threads", "merged", "columns_first"),
     [(16, 64, 55, 1, True, False), (16, 64, 55, 2, True, True), (256, 64, 56, 1, True, True),

@@ -104,6 +104,30 @@ def test_conv_channel_panels_fold() -> None:
         check_folding(conv_text(weight, size, stride), [x])
 
 
+def test_packing_of_a_reshaped_constant_folds() -> None:
+    """A channels-last 1x1 conv packs its HWIO weight through a `memref.collapse_shape` of it
+    (`[1, 1, IC, OC]` seen as `[IC, OC]`): the pack folds all the same (the view's array is
+    the constant reshaped), and the view goes with it."""
+    weight = RNG.standard_normal((1, 1, 12, 40), dtype=np.float32)
+    x_type, y_type = "tensor<1x5x5x12xf32>", "tensor<1x5x5x40xf32>"
+    text = f"""
+func.func @f(%x: {x_type}) -> {y_type} {{
+  %w = {constant(weight)}
+  %c = graph.conv2d %x, %w {{layout = "NHWC", kernel_layout = "HWIO"}}
+      : ({x_type}, tensor<1x1x12x40xf32>) -> {y_type}
+  %y = graph.relu %c : {y_type}
+  func.return %y : {y_type}
+}}
+"""
+    x = RNG.standard_normal((1, 5, 5, 12), dtype=np.float32)
+    assert "memref<1x1x12x40xf32> into memref<12x40xf32>" in str(scheduled(text))
+    folded = check_folding(text, [x])
+    assert "memref<1x1x12x40xf32> into" not in str(folded)
+    (got,) = run_function(folded, "f", [x])
+    expected = np.maximum(np.einsum("nhwc,co->nhwo", x, weight[0, 0]), 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_kernel_with_a_non_constant_weight_keeps_its_packing() -> None:
     text = """
 func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x40xf32>) -> tensor<4x40xf32> {

@@ -246,6 +246,45 @@ def drop_unit_tails(nest: Reduction) -> bool:
     return True
 
 
+def drop_unit_heads(nest: Reduction) -> bool:
+    """Makes the update's GEMM-like vector operand a 2-D buffer when only axes of size 1,
+    indexed at 0, come before its last two (a channels-last 1x1 conv reads its HWIO weight
+    `W[0, 0, ic, oc]`): the load reads a `memref.collapse_shape` of the leading axes with the
+    row axis, `W'[ic, oc]`, at the same last two indices, so that the kernel can pack it into
+    panels (`_packing` takes a `B[k, j]`). Only a load whose last index is the innermost
+    spatial loop's induction variable and whose last but one depends on no spatial loop is
+    changed. Returns whether it changed any load."""
+    if not nest.spatial:
+        return False
+    root = nest.spatial[0]
+    column_iv = nest.spatial[-1].induction_var
+    spatial_ivs = {loop.induction_var for loop in nest.spatial}
+    views: dict[SSAValue, SSAValue] = {}
+    for access in accesses_in([nest.update]):
+        indices = list(access.indices)
+        buffer_type = access.memref.type
+        if (not isinstance(access, LoadOp) or access.memref is nest.home or len(indices) < 3
+                or indices[-1] is not column_iv or depends_on(indices[-2], spatial_ivs)
+                or not isinstance(buffer_type, MemRefType)
+                or not isinstance(buffer_type.layout, NoneAttr)
+                or not defined_outside(access.memref, root)):
+            continue
+        shape = buffer_type.get_shape()
+        if any(size != 1 or not _always_zero(index)
+               for size, index in zip(shape[:-2], indices[:-2], strict=True)):
+            continue
+        if access.memref not in views:
+            view = collapse_axes(access.memref, 0, len(shape) - 1)
+            parent = root.parent_block()
+            assert parent is not None
+            parent.insert_op_before(view, root)
+            views[access.memref] = view.result
+        access.operands = (views[access.memref], *indices[-2:])
+    if views:
+        refresh_reads(nest.update, views.values())
+    return bool(views)
+
+
 def drop_unit_reductions(nest: Reduction) -> bool:
     """Removes the reduction loops of one iteration that directly hold the update (a 1x1
     conv's kernel-window loops inside its loop over input channels), their induction variables
@@ -284,44 +323,79 @@ def merge_rows(spatial: list[ForOp], blocks: Sequence[BlockOp], lanes: int,
     `fixed` (a reduction's accumulator, which its kernel must find as it is)."""
     if len(spatial) < 2:
         return False
-    outer, inner = spatial[-2], spatial[-1]
-    whole_rows = extent(inner) % lanes == 0 and extent(inner) >= row_vectors * lanes
-    if body_of(outer) != [inner] or whole_rows:
+    inner = spatial[-1]
+    if extent(inner) % lanes == 0 and extent(inner) >= row_vectors * lanes:
+        return False
+    return merge_axes(spatial, len(spatial) - 2, blocks, fixed, last_axes=True)
+
+
+def merge_axes(spatial: list[ForOp], outer_at: int, blocks: Sequence[BlockOp],
+               fixed: Collection[SSAValue] = (), last_axes: bool = False) -> bool:
+    """Merges the loops `spatial[outer_at]` and the one directly and only inside it (`fuse`)
+    when every load and store of `blocks` that depends on either indexes two adjacent axes of
+    its buffer by the two induction variables (in order, the inner axis whole; each maybe plus
+    a value that is always 0) and no other axis by them: those accesses then go through a
+    `memref.collapse_shape` of the two axes (made before the nest) at the merged index. With
+    `last_axes` the two axes must be the buffer's last (the merged loop is vectorized: its run
+    must be contiguous); without, any two (a channels-last 1x1 conv's rows `x[n, oh, ow, c]`
+    merge into one axis of output pixels, `x[n, p, c]`). Returns whether it merged; `spatial`
+    follows. Nothing merges when one of those buffers is in `fixed`."""
+    outer, inner = spatial[outer_at], spatial[outer_at + 1]
+    if body_of(outer) != [inner]:
         return False
     ivs = {outer.induction_var, inner.induction_var}
     root = spatial[0]
-    rows: list[LoadOp | StoreOp] = []
+    rows: list[tuple[LoadOp | StoreOp, int]] = []
     others: set[SSAValue] = set()
     for access in accesses_in(list(blocks)):
         indices = list(access.indices)
         if not any(depends_on(index, ivs) for index in indices):
             others.add(access.memref)
             continue
+        axis = _merged_axis(access, indices, outer.induction_var, inner.induction_var)
         buffer_type = access.memref.type
         if (
-            len(indices) < 2 or not _indexes_by(indices[-2], outer.induction_var)
-            or not _indexes_by(indices[-1], inner.induction_var)
-            or any(depends_on(index, ivs) for index in indices[:-2])
+            axis is None or (last_axes and axis != len(indices) - 2)
             or not isinstance(buffer_type, MemRefType)
             or not isinstance(buffer_type.layout, NoneAttr)
-            or buffer_type.get_shape()[-1] != extent(inner)
+            or buffer_type.get_shape()[axis + 1] != extent(inner)
             or not defined_outside(access.memref, root)
         ):
             return False
-        rows.append(access)
-    buffers = {access.memref for access in rows}
+        rows.append((access, axis))
+    buffers = {access.memref for access, _ in rows}
     if not rows or buffers & others or buffers.intersection(fixed):
         return False
-    views = {buffer: tail_view(buffer, 2, root) for buffer in buffers}
+    if len({(access.memref, axis) for access, axis in rows}) != len(buffers):
+        return False  # one buffer merged at two places
+    views: dict[SSAValue, SSAValue] = {}
+    for access, axis in rows:
+        if access.memref not in views:
+            view = collapse_axes(access.memref, axis, 2)
+            parent = root.parent_block()
+            assert parent is not None
+            parent.insert_op_before(view, root)
+            views[access.memref] = view.result
     merged = fuse(outer, inner)
-    for access in rows:
-        leading = list(access.indices)[:-2]
+    for access, axis in rows:
+        indices = list(access.indices)
+        indices[axis:axis + 2] = [merged.induction_var]
         if isinstance(access, StoreOp):
-            access.operands = (access.value, views[access.memref], *leading,
-                               merged.induction_var)
+            access.operands = (access.value, views[access.memref], *indices)
         else:
-            access.operands = (views[access.memref], *leading, merged.induction_var)
-    for block in blocks:  # the indices the merged one replaced (`oh + kh`)
+            access.operands = (views[access.memref], *indices)
+    _erase_unused_indices(blocks, merged)
+    for block in blocks:
+        set_block_buffers(block, [views.get(b, b) for b in block.reads],
+                          [views.get(b, b) for b in block.writes])
+    spatial[outer_at:outer_at + 2] = [merged]
+    return True
+
+
+def _erase_unused_indices(blocks: Sequence[BlockOp], merged: ForOp) -> None:
+    """Erases the index arithmetic a merge left unused: in the blocks, the indices the merged
+    one replaced (`oh + kh`); in the merged loop's body, the row and column it recovered."""
+    for block in blocks:
         for op in reversed(list(block.walk())):
             if op is not block and is_pure(op) and op.results and not any(
                     result.uses for result in op.results):
@@ -330,13 +404,19 @@ def merge_rows(spatial: list[ForOp], blocks: Sequence[BlockOp], lanes: int,
     for op in reversed(body_of(merged)):
         if is_pure(op) and not any(result.uses for result in op.results):
             op.detach()
-            op.erase()  # the row and column the merged index no longer needs
-    for block in blocks:
-        set_block_buffers(block, [views.get(b, b) for b in block.reads],
-                          [views.get(b, b) for b in block.writes])
-    spatial.pop()
-    spatial[-1] = merged
-    return True
+            op.erase()
+
+
+def _merged_axis(access: LoadOp | StoreOp, indices: list[SSAValue], outer_iv: SSAValue,
+                 inner_iv: SSAValue) -> int | None:
+    """The axis `k` of `access` indexed by `outer_iv` (`k`) and `inner_iv` (`k + 1`), each
+    maybe plus a value that is always 0, when no other index depends on either; else None."""
+    ivs = {outer_iv, inner_iv}
+    for axis in range(len(indices) - 1):
+        if _indexes_by(indices[axis], outer_iv) and _indexes_by(indices[axis + 1], inner_iv):
+            rest = indices[:axis] + indices[axis + 2:]
+            return None if any(depends_on(index, ivs) for index in rest) else axis
+    return None
 
 
 def _indexes_by(index: SSAValue, iv: SSAValue) -> bool:

@@ -92,7 +92,12 @@ from dlc.rewrites.schedule_rules.nest import (
     extent,
     lane_stride,
 )
-from dlc.rewrites.schedule_rules.partial_sums import collapse_axes, merge_rows
+from dlc.rewrites.schedule_rules.partial_sums import (
+    collapse_axes,
+    drop_unit_heads,
+    merge_axes,
+    merge_rows,
+)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -1284,10 +1289,16 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
     plan = plan_kernel(nest, config)
     if plan is None:
         return False
+    if plan.packing is None and not plan.rows_contiguous and drop_unit_heads(nest):
+        plan = plan_kernel(nest, config)  # a 2-D vector operand now: packed into panels
+        assert plan is not None
     if _row_kernel_after_merge(nest, config, plan.lanes) and merge_rows(
             nest.spatial, [nest.init, nest.update, *nest.epilogues], plan.lanes,
             fixed={nest.home}, row_vectors=2):
         plan = plan_kernel(nest, config)  # the merged rows are contiguous: a kernel fits
+        assert plan is not None
+    if _merge_row_axes(nest, plan):
+        plan = plan_kernel(nest, config)  # more rows to block: the tile is planned again
         assert plan is not None
     builder = _Builder(nest, plan, config)
     root = nest.spatial[0]
@@ -1301,6 +1312,38 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
     if config.parallel:
         mark_parallel([op for op in ops if isinstance(op, ForOp)])
     return True
+
+
+def _merge_row_axes(nest: Reduction, plan: KernelPlan) -> bool:
+    """Merges the kernel's row axis with a spatial axis next to it (around it, or inside it
+    but not the column axis) when the update's vector operands depend on neither and every
+    access walks the two as one run (`merge_axes`): a channels-last 1x1 conv, `out[n, oh, ow,
+    oc] += x[n, oh, ow, ic] * w[ic, oc]`, becomes a GEMM over the plane's pixels, whose row
+    blocks span the plane (MR rows of every column panel, not MR of one image row of 7 or 14)
+    so that each panel of the weight is read once per row block of the whole plane, not once
+    per image row."""
+    if plan.row is None or plan.rows_contiguous:
+        return False
+    column_iv = nest.spatial[plan.column].induction_var
+    vector_loads = [
+        load for load in accesses_in([nest.update])
+        if isinstance(load, LoadOp) and load.memref is not nest.home
+        and any(depends_on(index, {column_iv}) for index in load.indices)
+    ]
+
+    def reused(axis: int) -> bool:
+        iv = nest.spatial[axis].induction_var
+        return extent(nest.spatial[axis]) > 1 and not any(
+            depends_on(index, {iv}) for load in vector_loads for index in load.indices)
+
+    blocks = [nest.init, nest.update, *nest.epilogues]
+    for outer in (plan.row, plan.row - 1):
+        if (0 <= outer and outer + 1 < len(nest.spatial) and plan.column not in (outer, outer + 1)
+                and reused(outer) and reused(outer + 1)
+                and merge_axes(nest.spatial, outer, blocks)):
+            nest.home = nest.init.writes[0]  # the output's merged view, when it accumulates there
+            return True
+    return False
 
 
 def _row_kernel_after_merge(nest: Reduction, config: CpuConfig, lanes: int) -> bool:

@@ -1,6 +1,7 @@
 // RUN: dlc-opt %s --split-input-file -p graph-convert-layout | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{layout=NHWC},graph-convert-layout{layout=NCHW}' | filecheck %s --check-prefix=BACK
 // RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{integer_only=true}' | filecheck %s --check-prefix=INT8
+// RUN: dlc-opt %s --split-input-file -p 'graph-convert-layout{depthwise_regions=true}' | filecheck %s --check-prefix=DW
 // RUN: not dlc-opt %s -p 'graph-convert-layout{layout=NCHW16c}' 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: dlc-opt: error: graph-convert-layout: expected layout in NCHW, NHWC, found 'NCHW16c'
 
@@ -189,4 +190,47 @@ func.func @negative_no_integer_conv(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2x
   %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
   %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   func.return %r, %c : tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// depthwise_regions: the depthwise conv and the pointwise convs connected to it (through the
+// relu) move to NHWC, one transpose in after the stem and one out at the result; the stem's
+// 3x3 conv keeps NCHW, and so does a 1x1 conv of stride 2 (not a GEMM over the pixels) that
+// only the stem's output reaches. Without a depthwise conv the option changes nothing (the
+// second function: its pointwise conv keeps NCHW).
+
+// DW-LABEL:  @depthwise_region
+// DW-SAME:   (%[[X:.*]]: tensor<1x3x16x16xf32>)
+// DW:        %[[STEM:.*]] = graph.conv2d %[[X]], %{{.*}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32>
+// DW:        graph.conv2d %[[STEM]], %{{.*}} {strides = array<i64: 2, 2>} : (tensor<1x8x8x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32>
+// DW:        %[[IN:.*]] = graph.transpose %[[STEM]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+// DW:        %[[EXPAND:.*]] = graph.conv2d %[[IN]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x8x8x8xf32>, tensor<1x1x8x16xf32>) -> tensor<1x8x8x16xf32>
+// DW-NEXT:   %[[R:.*]] = graph.relu %[[EXPAND]] : tensor<1x8x8x16xf32>
+// DW:        %[[DW:.*]] = graph.conv2d %[[R]], %{{.*}} {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x8x8x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x8x8x16xf32>
+// DW:        %[[PROJECT:.*]] = graph.conv2d %[[DW]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x8x8x16xf32>, tensor<1x1x16x8xf32>) -> tensor<1x8x8x8xf32>
+// DW-NEXT:   %[[OUT:.*]] = graph.transpose %[[PROJECT]] {perm = array<i64: 0, 3, 1, 2>}
+// DW:        func.return %[[OUT]]
+// DW-LABEL:  @no_depthwise_no_region
+// DW-NOT:    graph.transpose
+// DW:        graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+func.func @depthwise_region(%x: tensor<1x3x16x16xf32>) -> (tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>) {
+  %ws = graph.constant dense<1.0> : tensor<8x3x3x3xf32>
+  %stem = graph.conv2d %x, %ws {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %wd = graph.constant dense<1.0> : tensor<4x8x1x1xf32>
+  %down = graph.conv2d %stem, %wd {strides = array<i64: 2, 2>} : (tensor<1x8x8x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %we = graph.constant dense<1.0> : tensor<16x8x1x1xf32>
+  %expand = graph.conv2d %stem, %we : (tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %r = graph.relu %expand : tensor<1x16x8x8xf32>
+  %wdw = graph.constant dense<1.0> : tensor<16x1x3x3xf32>
+  %dw = graph.conv2d %r, %wdw {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %wp = graph.constant dense<1.0> : tensor<8x16x1x1xf32>
+  %project = graph.conv2d %dw, %wp : (tensor<1x16x8x8xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x8x8xf32>
+  func.return %project, %down : tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>
+}
+
+func.func @no_depthwise_no_region(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<8x8x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  func.return %c : tensor<1x8x4x4xf32>
 }

@@ -1457,6 +1457,60 @@ func.func @pad_nhwc_empty_batch(%x: memref<0x6x6x32xi8>, %xz: memref<i8>, %pad: 
 
 // -----
 
+// A channels-last 1x1 conv (HWIO weight): its rows `oh` and `ow` merge into one axis of
+// output pixels (`merge_axes`: x, out seen as 1x16x16 and 1x16x48), so that its row blocks
+// span the plane, and its weight's unit leading axes collapse (`drop_unit_heads`) into the
+// 2-D B a GEMM packs into panels: 8 pixels x 32 channels a tile, like a matmul.
+
+// CHECK-LABEL: func.func @conv1x1_nhwc
+// CHECK-DAG:     %[[W:.*]] = memref.collapse_shape %w {{\[}}[0 : i64, 1 : i64, 2 : i64], [3 : i64]] : memref<1x1x16x48xf32> into memref<16x48xf32>
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<1x4x4x16xf32> into memref<1x16x16xf32>
+// CHECK-DAG:     %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<1x4x4x48xf32> into memref<1x16x48xf32>
+// CHECK:         %[[B:.*]] = loop.alloc global : memref<2x16x32xf32>
+// CHECK:         loop.block "conv2d.pack" reads(%[[W]] : memref<16x48xf32>) writes(%[[B]] : memref<2x16x32xf32>)
+// CHECK:         loop.for %[[P:.*]] = %c0 to %c16 step %c8 axis "i1.i2.fused.o" kind parallel {
+// CHECK:           %{{.*}} = loop.alloc local : memref<8x32xf32>
+// CHECK:           loop.block "conv2d" reads(%[[X]], %[[B]] : memref<1x16x16xf32>, memref<2x16x32xf32>)
+// CHECK:           loop.block "conv2d.write" reads(%{{.*}} : memref<8x32xf32>) writes(%[[OUT]] : memref<1x16x48xf32>)
+func.func @conv1x1_nhwc(%x: memref<1x4x4x16xf32>, %w: memref<1x1x16x48xf32>, %out: memref<1x4x4x48xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c48 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<1x4x4x48xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x4x4x48xf32>
+          }
+          loop.for %r0 = %c0 to %c16 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x4x4x16xf32>, memref<1x1x16x48xf32>) writes(%out : memref<1x4x4x48xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i1, %r1 : index
+                  %1 = arith.addi %i2, %r2 : index
+                  %2 = loop.load %x[%i0, %0, %1, %r0] : memref<1x4x4x16xf32> -> f32
+                  %3 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x16x48xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x4x4x48xf32> -> f32
+                  %5 = arith.addf %acc, %4 : f32
+                  loop.store %5, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x4x4x48xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A 1x1 conv with 16 input channels and 8 output channels over 5x5 planes: rows of 5 would fill
 // 5 of 16 lanes, and the channel kernel, 8 of 16, would save nothing for its transposed
 // epilogue, so the plane's rows merge (the window loops of one iteration add 0 to
