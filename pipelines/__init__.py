@@ -75,12 +75,13 @@ PIPELINES: dict[str, NamedPipeline] = {
     for p in (
         NamedPipeline(
             "graph-opt",
-            "graph-level optimizations: fold constants and batch norms, simplify, fuse",
+            "graph-level optimizations: fold QDQ pairs, constants and batch norms, simplify, fuse",
             f"{_GRAPH_FOLDS},graph-fuse-ops",
         ),
         NamedPipeline(
             "cpu",
-            "graph-opt with int8 convs in NHWC, dilated convs split into bands where taps read "
+            "graph-opt with int8 convs and depthwise regions in NHWC, dilated convs split into "
+            "bands where taps read "
             "padding, sub-pixel transposed convs, column convs as rows and Winograd convs "
             "-> tensor_expr -> loop -> dedup, memory plan -> "
             "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "

@@ -351,27 +351,50 @@ def depthwise_regions(module: ModuleOp) -> set[Operation]:
     pointwise conv (`is_pointwise`) connected to one through elementwise ops, pools, concats,
     reductions, softmaxes and other such convs (a MobileNet's inverted residual blocks end to
     end, their squeeze-excite included). Convs with a spatial window (3x3, 7x7) stop a region:
-    their schedules are NCHW ones (direct or Winograd), so a ResNet has no region at all."""
+    their schedules are NCHW ones (direct or Winograd), so a ResNet has no region at all. A
+    region whose convs are fewer than twice its edges (`region_edges`: each a transpose) is
+    left out: a lone depthwise conv between NCHW ops would pay a transpose of its input and
+    one of its output, each a pass over memory like the conv itself."""
 
     def member(op: Operation) -> bool:
         if isinstance(op, Conv2DOp):
             return op.is_depthwise() or is_pointwise(op)
         return isinstance(op, LAYOUT_FOLLOWERS) or _is_layout_agnostic(op)
 
-    region: set[Operation] = set()
-    frontier = [op for op in module.walk() if isinstance(op, Conv2DOp) and op.is_depthwise()]
-    seen: set[Operation] = set(frontier)
-    while frontier:
-        op = frontier.pop()
-        if isinstance(op, Conv2DOp):
-            region.add(op)
-        neighbours = [value.owner for value in op.operands if isinstance(value.owner, Operation)]
-        neighbours += [use.operation for result in op.results for use in result.uses]
-        for neighbour in neighbours:
-            if neighbour not in seen and member(neighbour):
-                seen.add(neighbour)
-                frontier.append(neighbour)
-    return region
+    selected: set[Operation] = set()
+    seen: set[Operation] = set()
+    for seed in module.walk():
+        if not isinstance(seed, Conv2DOp) or not seed.is_depthwise() or seed in seen:
+            continue
+        region, frontier = {seed}, [seed]
+        while frontier:
+            op = frontier.pop()
+            neighbours = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+            neighbours += [use.operation for result in op.results for use in result.uses]
+            for neighbour in neighbours:
+                if neighbour not in region and member(neighbour):
+                    region.add(neighbour)
+                    frontier.append(neighbour)
+        seen |= region
+        convs = {op for op in region if isinstance(op, Conv2DOp)}
+        if len(convs) >= 2 * region_edges(region):
+            selected |= convs
+    return selected
+
+
+def region_edges(region: set[Operation]) -> int:
+    """The 4-D values that cross the boundary of `region` (ops): operands of its ops made
+    outside it (not constants) and results used outside it, each counted once: the transposes
+    converting the region adds before they sink and cancel."""
+    crossing: set[SSAValue] = set()
+    for op in region:
+        for value in op.operands:
+            if value.owner not in region and not isinstance(value.owner, ConstantOp):
+                crossing.add(value)
+        for result in op.results:
+            if any(use.operation not in region for use in result.uses):
+                crossing.add(result)
+    return sum(1 for value in crossing if len(shape_of(value)) == 4)
 
 
 @dataclass(frozen=True)

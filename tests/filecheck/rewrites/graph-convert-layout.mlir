@@ -194,11 +194,12 @@ func.func @negative_no_integer_conv(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2x
 
 // -----
 
-// depthwise_regions: the depthwise conv and the pointwise convs connected to it (through the
-// relu) move to NHWC, one transpose in after the stem and one out at the result; the stem's
-// 3x3 conv keeps NCHW, and so does a 1x1 conv of stride 2 (not a GEMM over the pixels) that
-// only the stem's output reaches. Without a depthwise conv the option changes nothing (the
-// second function: its pointwise conv keeps NCHW).
+// depthwise_regions: the depthwise convs and the pointwise convs connected to them (through
+// a relu and a residual add: two inverted residual blocks, six convs) move to NHWC, one
+// transpose in after the stem and one out at the result; the stem's 3x3 conv keeps NCHW, and so
+// does a 1x1 conv of stride 2 (not a GEMM over the pixels) that only the stem's output reaches.
+// A lone depthwise conv (the second function: one conv, two edges, so two transposes for one
+// conv) and a function without depthwise convs (the third) stay NCHW.
 
 // DW-LABEL:  @depthwise_region
 // DW-SAME:   (%[[X:.*]]: tensor<1x3x16x16xf32>)
@@ -209,8 +210,13 @@ func.func @negative_no_integer_conv(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2x
 // DW-NEXT:   %[[R:.*]] = graph.relu %[[EXPAND]] : tensor<1x8x8x16xf32>
 // DW:        %[[DW:.*]] = graph.conv2d %[[R]], %{{.*}} {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x8x8x16xf32>, tensor<3x3x1x16xf32>) -> tensor<1x8x8x16xf32>
 // DW:        %[[PROJECT:.*]] = graph.conv2d %[[DW]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"} : (tensor<1x8x8x16xf32>, tensor<1x1x16x8xf32>) -> tensor<1x8x8x8xf32>
-// DW-NEXT:   %[[OUT:.*]] = graph.transpose %[[PROJECT]] {perm = array<i64: 0, 3, 1, 2>}
+// DW-COUNT-3: graph.conv2d %{{.*}} {{.*}}layout = "NHWC"
+// DW-NEXT:   %[[ADD:.*]] = graph.add %{{.*}}, %[[PROJECT]] : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+// DW-NEXT:   %[[OUT:.*]] = graph.transpose %[[ADD]] {perm = array<i64: 0, 3, 1, 2>}
 // DW:        func.return %[[OUT]]
+// DW-LABEL:  @lone_depthwise_conv
+// DW-NOT:    graph.transpose
+// DW:        graph.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
 // DW-LABEL:  @no_depthwise_no_region
 // DW-NOT:    graph.transpose
 // DW:        graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
@@ -226,7 +232,18 @@ func.func @depthwise_region(%x: tensor<1x3x16x16xf32>) -> (tensor<1x8x8x8xf32>, 
   %dw = graph.conv2d %r, %wdw {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
   %wp = graph.constant dense<1.0> : tensor<8x16x1x1xf32>
   %project = graph.conv2d %dw, %wp : (tensor<1x16x8x8xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x8x8xf32>
-  func.return %project, %down : tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>
+  %expand2 = graph.conv2d %project, %we : (tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %dw2 = graph.conv2d %expand2, %wdw {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x8x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %project2 = graph.conv2d %dw2, %wp : (tensor<1x16x8x8xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x8x8xf32>
+  %block = graph.add %project2, %project : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  func.return %block, %down : tensor<1x8x8x8xf32>, tensor<1x4x4x4xf32>
+}
+
+func.func @lone_depthwise_conv(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<8x1x3x3xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %r = graph.relu %c : tensor<1x8x4x4xf32>
+  func.return %r : tensor<1x8x4x4xf32>
 }
 
 func.func @no_depthwise_no_region(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {

@@ -14,8 +14,8 @@
 // CHECK:        graph-fuse-ops {{ +}}Group graph ops into `graph.fused` ops by
 // CHECK:        convert-loop-to-llvm {{ +}}Lower loop-level dlc IR to the llvm dialect
 // CHECK:      named pipelines
-// CHECK-NEXT:   graph-opt {{ +}}graph-level optimizations: fold constants and
-// CHECK:        cpu {{ +}}graph-opt with int8 convs in NHWC, dilated convs split into
+// CHECK-NEXT:   graph-opt {{ +}}graph-level optimizations: fold QDQ pairs, constants
+// CHECK:        cpu {{ +}}graph-opt with int8 convs and depthwise regions in NHWC,
 // CHECK:      targets (-t NAME
 // CHECK-NEXT:   llvm {{ +}}LLVM IR of an llvm-dialect module
 // CHECK-NEXT:   ptx {{ +}}PTX of the module's kernels
