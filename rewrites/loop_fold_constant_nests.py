@@ -220,6 +220,23 @@ def is_constant_argument(value: SSAValue) -> bool:
         _passed_global(call, value.index, globals_) is not None for call in calls)
 
 
+def is_runtime_argument(value: SSAValue) -> bool:
+    """Whether `value` is an argument of a function that its module calls with something
+    other than a constant global at some call (an activation): a nest reading it runs on every
+    call. False for a function nothing calls (a kernel given alone, as in a FileCheck test: its
+    arguments are taken as the constants a model passes)."""
+    if not isinstance(value, BlockArgument):
+        return False
+    function = value.owner.parent_op()
+    if not isinstance(function, func.FuncOp) or value.owner is not function.body.block:
+        return False
+    module = function.parent_op()
+    if not isinstance(module, ModuleOp):
+        return False
+    calls = call_sites(module).get(function.sym_name.data, [])
+    return bool(calls) and not is_constant_argument(value)
+
+
 def constant_argument_values(value: SSAValue) -> np.ndarray | None:
     """The elements of a constant argument (`is_constant_argument`) when every call passes the
     same values, else None (what a schedule may specialize on, as a zero point of 0)."""
