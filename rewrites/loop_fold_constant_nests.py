@@ -202,22 +202,32 @@ def _passed_global(
     return None
 
 
+def _argument_calls(value: SSAValue) -> tuple[ModuleOp, list[func.CallOp]] | None:
+    """The module and the calls of the function whose argument `value` is, or None if `value`
+    is not an argument of a function in a module."""
+    if not isinstance(value, BlockArgument):
+        return None
+    function = value.owner.parent_op()
+    if not isinstance(function, func.FuncOp) or value.owner is not function.body.block:
+        return None
+    module = function.parent_op()
+    if not isinstance(module, ModuleOp):
+        return None
+    return module, call_sites(module).get(function.sym_name.data, [])
+
+
 def is_constant_argument(value: SSAValue) -> bool:
     """Whether `value` is an argument of a function that every call in its module passes a
     constant global: a nest reading only such arguments is evaluated at compile time by this
     pass (what a schedule may count on when it chooses which operand to repack)."""
-    if not isinstance(value, BlockArgument):
+    found = _argument_calls(value)
+    if found is None:
         return False
-    function = value.owner.parent_op()
-    if not isinstance(function, func.FuncOp) or value.owner is not function.body.block:
-        return False
-    module = function.parent_op()
-    if not isinstance(module, ModuleOp):
-        return False
-    calls = call_sites(module).get(function.sym_name.data, [])
+    module, calls = found
     globals_ = _constant_globals(module)
     return bool(calls) and all(
-        _passed_global(call, value.index, globals_) is not None for call in calls)
+        _passed_global(call, value.index, globals_) is not None  # type: ignore[attr-defined]
+        for call in calls)
 
 
 def is_runtime_argument(value: SSAValue) -> bool:
@@ -225,16 +235,8 @@ def is_runtime_argument(value: SSAValue) -> bool:
     other than a constant global at some call (an activation): a nest reading it runs on every
     call. False for a function nothing calls (a kernel given alone, as in a FileCheck test: its
     arguments are taken as the constants a model passes)."""
-    if not isinstance(value, BlockArgument):
-        return False
-    function = value.owner.parent_op()
-    if not isinstance(function, func.FuncOp) or value.owner is not function.body.block:
-        return False
-    module = function.parent_op()
-    if not isinstance(module, ModuleOp):
-        return False
-    calls = call_sites(module).get(function.sym_name.data, [])
-    return bool(calls) and not is_constant_argument(value)
+    found = _argument_calls(value)
+    return found is not None and bool(found[1]) and not is_constant_argument(value)
 
 
 def constant_argument_values(value: SSAValue) -> np.ndarray | None:
