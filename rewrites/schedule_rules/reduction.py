@@ -362,6 +362,7 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
     for d, loop in enumerate(nest.spatial):
         if d != channel_plan.column:
             outputs *= extent(loop)
+    outputs = max(outputs, 1)  # an empty batch: nothing to amortize over, nothing to divide by
     weight = channel_plan.packing
     if weight is not None and is_runtime_argument(weight.buffer):
         # The operand packed channel-first is an input of each call (a channels-last 1x1
