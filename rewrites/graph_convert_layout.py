@@ -167,7 +167,9 @@ class SinkTransposeThroughElementwise(RewritePattern):
 
     For elementwise and broadcast ops (by fusion kind, so new ops are picked up): every operand
     must be a transpose by the same p of a full-rank value, a constant (transposed at compile
-    time, after padding its rank), or all ones in shape (broadcast along anything).
+    time, after padding its rank), all ones in shape (broadcast along anything), or a value
+    whose transpose by p's inverse is already computed ahead of the op (a residual add of a
+    converted region's own input, `x + f(transpose(x))`: the add reads that transpose).
     """
 
     @op_type_rewrite_pattern
@@ -197,11 +199,28 @@ class SinkTransposeThroughElementwise(RewritePattern):
                 constant = build_constant(np.transpose(padded, inverse))
                 new_ops.append(constant)
                 operands.append(constant.result)
+            elif (existing := _existing_transpose(value, inverse, op)) is not None:
+                operands.append(existing)  # a residual add of the region's own input
             else:
                 return
         result_type = _permuted_type(op.results[0].type, inverse)
         new_ops.append(recreate(op, operands, [result_type]))
         _replace_with_transposed(rewriter, op, new_ops, perm)
+
+
+def _existing_transpose(value: SSAValue, perm: Sequence[int], before: Operation
+                        ) -> SSAValue | None:
+    """`transpose(value, perm)` where one is already computed in `before`'s block ahead of it
+    (a region's entry transpose of a value that its residual add also reads), else None."""
+    for use in value.uses:
+        user = use.operation
+        if (isinstance(user, TransposeOp) and user.perm_tuple() == tuple(perm)
+                and user.parent_block() is before.parent_block()
+                and user.parent_block() is not None
+                and user.parent_block().get_operation_index(user)  # type: ignore[union-attr]
+                < before.parent_block().get_operation_index(before)):  # type: ignore[union-attr]
+            return user.result
+    return None
 
 
 class SinkTransposeThroughPool(RewritePattern):

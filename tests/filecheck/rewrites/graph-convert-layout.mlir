@@ -251,3 +251,22 @@ func.func @no_depthwise_no_region(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32
   %c = graph.conv2d %x, %w : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
   func.return %c : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A residual add of the converted conv's own input: the transpose back sinks through the add,
+// which reads the transpose of %x the conv already has, so one transpose goes in and one out.
+
+// CHECK-LABEL: @residual_of_the_region_input
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x4x4xf32>)
+// CHECK-NEXT:  %[[IN:.*]] = graph.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK:       %[[C:.*]] = graph.conv2d %[[IN]], %{{.*}} {layout = "NHWC", kernel_layout = "HWIO"}
+// CHECK-NEXT:  %[[A:.*]] = graph.add %[[C]], %[[IN]] : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT:  %[[OUT:.*]] = graph.transpose %[[A]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:  func.return %[[OUT]]
+func.func @residual_of_the_region_input(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.add %c, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %a : tensor<1x2x4x4xf32>
+}
