@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
+from dlc.rewrites.loop_fold_constant_nests import fixed_call_sites
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.schedule.common import base_buffer
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
@@ -104,23 +105,27 @@ class LoopDefaultSchedulePass(ModulePass):
             max_rows=self.max_rows, pack=self.pack, pack_rows=self.pack_rows,
             l2_bytes=self.l2_bytes,
         )
-        for function in op.walk():
-            if not isinstance(function, func.FuncOp) or not function.body.blocks:
-                continue
-            if SCHEDULED_ATTR in function.attributes:
-                continue
-            for root in list(function.body.block.ops):
-                if not isinstance(root, ForOp):
-                    continue
-                if is_scan_loop(root):
-                    serial = replace(config, threads=1)
-                    for inner in list(root.body.block.ops):
-                        if isinstance(inner, ForOp):
-                            large = block_iterations(inner) >= STEP_PARALLEL_MIN_ITERATIONS
-                            schedule_nest(inner, config if large else serial)
-                    hoist_invariant_packs(root)
-                else:
-                    schedule_nest(root, config)
+        with fixed_call_sites(op):  # schedules add and remove no calls
+            for function in op.walk():
+                if isinstance(function, func.FuncOp) and function.body.blocks \
+                        and SCHEDULED_ATTR not in function.attributes:
+                    _schedule_function(function, config)
+
+
+def _schedule_function(function: func.FuncOp, config: CpuConfig) -> None:
+    """The default schedule of each top-level nest of `function`."""
+    for root in list(function.body.block.ops):
+        if not isinstance(root, ForOp):
+            continue
+        if is_scan_loop(root):
+            serial = replace(config, threads=1)
+            for inner in list(root.body.block.ops):
+                if isinstance(inner, ForOp):
+                    large = block_iterations(inner) >= STEP_PARALLEL_MIN_ITERATIONS
+                    schedule_nest(inner, config if large else serial)
+            hoist_invariant_packs(root)
+        else:
+            schedule_nest(root, config)
 
 
 def hoist_invariant_packs(loop: ForOp) -> None:
