@@ -369,7 +369,10 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
         # conv's activation, `x[n, p, ic]`, vectorized over the pixels `p`): packed on every
         # call, not folded. Counted, the row kernel wins on a 24-channel projection over 56x56
         # (3136 x 144 x 24: 41 -> 76 GFLOP/s, one thread; ORT 72).
-        extra += weight.rows * weight.columns / outputs * PLANE_PACK_COST
+        # Per output: the pack's elements over every output, channels included (a conv's
+        # runtime weight, 3x3 64->64 on 28x28, costs 0.3 instructions an output, not 19).
+        all_outputs = outputs * extent(nest.spatial[channel_plan.column])
+        extra += weight.rows * weight.columns / max(all_outputs, 1) * PLANE_PACK_COST
     packing = channel_plan.plane_packing
     if packing is not None and 2 * columns > lanes:
         return False
