@@ -3,9 +3,11 @@
 The rules are TVM's, read from each op's fusion kind (so new ops are picked up by declaring one):
 an OUT_FUSABLE op (conv2d, matmul, pools) takes the elementwise/broadcast chain after it; an
 elementwise/broadcast op joins an injective or reduction consumer (a reduction's prologue) or the
-epilogue of an out-fusable op; injective ops join injective consumers; reductions and OPAQUE ops
-take nothing after them. An op joins the group of its consumers only when all of its users are
-in that one group, so no value is computed twice and every group is convex.
+epilogue of an out-fusable op, and the epilogue first when both are open (TVM fuses an
+out-fusable op with its elementwise successors before it groups injective ops); injective ops
+join injective consumers; reductions and OPAQUE ops take nothing after them. An op joins the
+group of its consumers only when all of its users are in that one group, so no value is computed
+twice and every group is convex.
 
 One rule goes past TVM's: groups that all work row by row merge (`merge_row_groups`). A row
 reduction (over the trailing axes, keeping them as 1s) whose result is broadcast back over the
@@ -63,6 +65,39 @@ def is_fusable(op: Operation) -> bool:
     )
 
 
+def _feeds_only(op: Operation, sink: Operation) -> bool:
+    """Whether every use of `op`'s results reaches `sink` through elementwise/broadcast ops
+    only (`op` is `sink`, or each of its users is such an op feeding only `sink`)."""
+    if op is sink:
+        return True
+    users = op_users(op)
+    return bool(users) and all(
+        user is sink or (fusion_kind(user) <= FusionKind.BROADCAST and _feeds_only(user, sink))
+        for user in users
+    )
+
+
+def ends_an_epilogue(op: Operation) -> bool:
+    """Whether elementwise/broadcast `op` ends a chain that an out-fusable producer could take
+    as its epilogue: walking back through elementwise/broadcast operands that feed only `op`,
+    an out-fusable op all of whose uses reach `op` so (conv2d -> sigmoid -> mul: the SiLU)."""
+    stack = [operand.owner for operand in op.operands]
+    seen: set[int] = set()
+    while stack:
+        producer = stack.pop()
+        if id(producer) in seen or not isinstance(producer, Operation):
+            continue
+        seen.add(id(producer))
+        if not is_fusable(producer) or not _feeds_only(producer, op):
+            continue
+        kind = fusion_kind(producer)
+        if kind == FusionKind.OUT_FUSABLE:
+            return True
+        if kind <= FusionKind.BROADCAST:
+            stack.extend(operand.owner for operand in producer.operands)
+    return False
+
+
 def _may_join(op: Operation, group: FusedGroup, users: list[Operation]) -> bool:
     """Whether producer `op`, all of whose `users` are in `group`, may join it (TVM's rules)."""
     kind = fusion_kind(op)
@@ -70,6 +105,13 @@ def _may_join(op: Operation, group: FusedGroup, users: list[Operation]) -> bool:
     if kind <= FusionKind.BROADCAST:
         # Into an injective or reduction consumer, or an out-fusable op's epilogue: never as
         # the input of the out-fusable op itself (it reads each input element many times).
+        # Not into an injective group when an out-fusable producer could take it as its
+        # epilogue instead (TVM's order: conv2d + SiLU, then the transpose alone): in the
+        # injective group it turns a data movement the schedules vectorize (a transposed
+        # copy) into a nest of scalar loads, and the out-fusable op's output makes the same
+        # round trip through memory either way.
+        if FusionKind.INJECTIVE in user_kinds and ends_an_epilogue(op):
+            return False
         return all(k <= FusionKind.INJECTIVE or k == FusionKind.REDUCTION for k in user_kinds)
     if kind == FusionKind.INJECTIVE:
         return group.kind <= FusionKind.INJECTIVE
@@ -279,7 +321,9 @@ class GraphFuseOpsPass(ModulePass):
     exactly one `graph.fused` (a group may hold a single op). A group is
     - an out-fusable op (conv2d, matmul, pools) with the elementwise/broadcast ops after it
       and elementwise ops feeding those (conv2d + add bias + relu is one group);
-    - or a chain of injective ops, with elementwise/broadcast producers;
+    - or a chain of injective ops, with elementwise/broadcast producers, except a chain an
+      out-fusable producer takes as its epilogue (`ends_an_epilogue`: conv2d + SiLU, then
+      the transpose after it alone);
     - or a reduction with its elementwise/broadcast prologue;
     - or a row group: reductions over the same trailing axes (keepdims) of one shape with the
       elementwise/broadcast ops around them whose results have that shape or the reduced one

@@ -88,6 +88,42 @@ func.func @injective_chain(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 
 // -----
 
+// An elementwise chain that a conv could take as its epilogue (the SiLU) stays with the conv;
+// the transpose after it is a group of its own (a transposed copy), not a scalar nest of the
+// SiLU and the transpose. A chain with no out-fusable producer still joins the transpose
+// (@injective_chain above), and so does one whose conv has another user.
+
+// CHECK-LABEL: @silu_epilogue_before_transpose
+// CHECK-NEXT:  %[[C:.*]] = graph.fused (%{{.*}}) {kind = "out_fusable", name = "fused_conv2d_sigmoid_mul"}
+// CHECK:       graph.fused (%[[C]]) {kind = "injective", name = "fused_transpose"}
+// CHECK-NOT:   graph.fused
+// CHECK:       func.return
+func.func @silu_epilogue_before_transpose(%x: tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32> {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = graph.sigmoid %c : tensor<1x2x4x4xf32>
+  %m = graph.mul %c, %s : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %t = graph.transpose %m {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  func.return %t : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @conv_with_another_user_before_transpose
+// CHECK-NEXT:  %[[C:.*]] = graph.fused (%{{.*}}) {kind = "out_fusable", name = "fused_conv2d"}
+// CHECK:       graph.fused (%[[C]]) {kind = "injective", name = "fused_relu_transpose"}
+// CHECK:       graph.fused (%[[C]]) {kind = "elementwise", name = "fused_exp"}
+func.func @conv_with_another_user_before_transpose(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>) {
+  %w = graph.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.relu %c : tensor<1x2x4x4xf32>
+  %t = graph.transpose %r {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %e = graph.exp %c : tensor<1x2x4x4xf32>
+  func.return %t, %e : tensor<1x4x4x2xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // A reduction takes its elementwise prologue; the op after it starts a new group.
 
 // CHECK-LABEL: @reduction_with_prologue
