@@ -42,6 +42,13 @@ ONNX_NODES_ATTR = "dlc.onnx_nodes"
 from. Written by the driver after `convert-graph-to-tensor-expr`; moved to the calls by
 `loop-dedup-functions`; read by the driver (the profiler's kernel names)."""
 
+CONCAT_AXIS_ATTR = "dlc.concat_axis"
+"""`IntegerAttr` on a kernel whose whole body is one concatenation of its inputs, in argument
+order, along this axis (in [0, rank)) into its one output. Written by
+`convert-graph-to-tensor-expr` when it outlines a fused group that is a lone `graph.concat` of
+distinct group inputs; read by `loop-plan-memory`, which places the inputs inside the output
+instead of calling the kernel (`concat_aliases`)."""
+
 WORKSPACE_BYTES_ATTR = "dlc.workspace_bytes"
 """`IntegerAttr` on an entry function: the size of its planned workspace. Written by
 `loop-plan-memory`; read by the driver (the workspace the runtime allocates)."""

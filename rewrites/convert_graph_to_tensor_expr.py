@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import UNSIGNED_ATTR
-from dlc.dialects.graph.ops import ConstantOp, FusedOp
+from dlc.dialects.contracts import CONCAT_AXIS_ATTR, UNSIGNED_ATTR
+from dlc.dialects.graph.ops import ConcatOp, ConstantOp, FusedOp
 from dlc.dialects.graph.ops import YieldOp as GraphYieldOp
 from dlc.rewrites.control_flow import convert_control_flow
 from dlc.rewrites.topi import defined_op_types, lookup_definition
@@ -36,8 +36,9 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
     UnregisteredOp,
     VectorType,
+    i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -117,6 +118,18 @@ def unique_symbol(base: str, taken: set[str]) -> str:
     return f"{base}_{count}"
 
 
+def concat_of_arguments(block: Block) -> int | None:
+    """The axis (in [0, rank)) of a body that is one `graph.concat` of all of its arguments,
+    each once and in order, returned as its only result; None for any other body."""
+    ops = list(block.ops)
+    if len(ops) != 2 or not isinstance(ops[0], ConcatOp):
+        return None
+    concat, terminator = ops
+    if list(terminator.operands) != [concat.result] or list(concat.inputs) != list(block.args):
+        return None
+    return concat.normalized_axis()
+
+
 def outline_fused_group(
     fused: FusedOp, module: ModuleOp, taken: set[str], after: dict[Operation, Operation]
 ) -> func.FuncOp:
@@ -136,6 +149,8 @@ def outline_fused_group(
     Rewriter.replace_op(terminator, func.ReturnOp(*terminator.values))
     function = func.FuncOp(name, (input_types, output_types), region, "private")
     function.location = fused.location
+    if (axis := concat_of_arguments(region.block)) is not None:
+        function.attributes[CONCAT_AXIS_ATTR] = IntegerAttr(axis, i64)
     anchor: Operation = fused
     while (parent := anchor.parent_op()) is not module:
         assert parent is not None, "fused is inside the module"

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
+from dlc.dialects.contracts import CONCAT_AXIS_ATTR, NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
 from dlc.dialects.loop import AllocOp, DeallocOp
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.runtime.metadata import WORKSPACE_ENTRY_SUFFIX
@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 
@@ -128,6 +129,105 @@ def lifetimes(function: func.FuncOp, index_bitwidth: int = 64) -> list[Lifetime]
     return found
 
 
+@dataclass(frozen=True)
+class ConcatAlias:
+    """A concatenation done in place: each piece is allocated inside the output buffer, at its
+    byte offset there, and the concat kernel's call goes away."""
+
+    call: func.CallOp
+    output: AllocOp
+    pieces: tuple[tuple[AllocOp, int], ...]
+
+
+def _callee(call: func.CallOp) -> func.FuncOp | None:
+    found = SymbolTable.lookup_symbol(call, call.callee)
+    return found if isinstance(found, func.FuncOp) else None
+
+
+def _writes_and_reads(value: SSAValue) -> tuple[list[func.CallOp], list[func.CallOp]] | None:
+    """(the calls that take `value` as an output, those that take it as an input), or None
+    when something else than a call of a destination-passing function or a `loop.dealloc`
+    uses it (a view, a nested op: then it may be read or written anywhere)."""
+    writes: list[func.CallOp] = []
+    reads: list[func.CallOp] = []
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, DeallocOp):
+            continue
+        callee = _callee(user) if isinstance(user, func.CallOp) else None
+        outputs = callee.attributes.get(NUM_OUTPUTS_ATTR) if callee is not None else None
+        if not isinstance(user, func.CallOp) or not isinstance(outputs, IntegerAttr):
+            return None
+        first_output = len(user.arguments) - outputs.value.data
+        (writes if use.index >= first_output else reads).append(user)
+    return writes, reads
+
+
+def concat_aliases(function: func.FuncOp, buffers: Iterable[Lifetime],
+                   alignment: int) -> list[ConcatAlias]:
+    """The calls of concat kernels (`CONCAT_AXIS_ATTR`) in `function` whose pieces can live in
+    their output: the output and every piece are plannable `buffers`, distinct; the output has
+    no dims of size other than 1 before the axis (each piece is one contiguous run of it) and
+    the call is its only writer; each piece is written by exactly one call before the concat
+    and otherwise only read (by calls: no views), and starts at an `alignment`-multiple byte
+    offset of the output (the kernels' vector accesses may assume it)."""
+    plannable = {lifetime.alloc.result: lifetime for lifetime in buffers}
+    body = function.body.block
+    position = {op: index for index, op in enumerate(body.ops)}
+    aliases: list[ConcatAlias] = []
+    taken: set[SSAValue] = set()
+    for call in body.ops:
+        if not isinstance(call, func.CallOp) or (callee := _callee(call)) is None:
+            continue
+        axis = callee.attributes.get(CONCAT_AXIS_ATTR)
+        outputs = callee.attributes.get(NUM_OUTPUTS_ATTR)
+        if not isinstance(axis, IntegerAttr) or outputs != IntegerAttr(1, i64):
+            continue
+        *pieces, output = call.arguments
+        values = [*pieces, output]
+        if len(set(values)) != len(values) or taken & set(values):
+            continue
+        if any(value not in plannable for value in values):
+            continue
+        output_type = output.type
+        assert isinstance(output_type, MemRefType)
+        if any(size != 1 for size in output_type.get_shape()[:axis.value.data]):
+            continue
+        if (uses := _writes_and_reads(output)) is None or uses[0] != [call]:
+            continue
+        placed: list[tuple[AllocOp, int]] = []
+        offset = 0
+        for piece in pieces:
+            uses = _writes_and_reads(piece)
+            written_before = (
+                uses is not None and len(uses[0]) == 1
+                and position.get(uses[0][0], len(position)) < position[call]
+            )
+            if not written_before or offset % alignment:
+                break
+            placed.append((plannable[piece].alloc, offset))
+            offset += plannable[piece].size
+        if len(placed) != len(pieces):
+            continue
+        taken.update(values)
+        aliases.append(ConcatAlias(call, plannable[output].alloc, tuple(placed)))
+    return aliases
+
+
+def _merge_aliases(buffers: list[Lifetime], aliases: list[ConcatAlias]) -> list[Lifetime]:
+    """`buffers` with each concat's pieces folded into its output: one buffer live from the
+    first piece's allocation to the last use of any of them."""
+    merged = {id(lifetime.alloc): lifetime for lifetime in buffers}
+    for alias in aliases:
+        parts = [merged.pop(id(piece)) for piece, _ in alias.pieces]
+        whole = merged[id(alias.output)]
+        merged[id(alias.output)] = Lifetime(
+            whole.alloc, whole.size, min(whole.start, *(part.start for part in parts)),
+            max(whole.end, *(part.end for part in parts)),
+        )
+    return list(merged.values())
+
+
 def greedy_by_size(buffers: Iterable[Lifetime], alignment: int = 64) -> MemoryPlan:
     """Places the largest buffers first, each at the lowest aligned offset where it overlaps no
     buffer already placed that is live at the same time (USMP's `greedy_by_size`)."""
@@ -148,18 +248,24 @@ def greedy_by_size(buffers: Iterable[Lifetime], alignment: int = 64) -> MemoryPl
     return MemoryPlan(tuple(placed), align_up(peak, alignment))
 
 
-def apply_plan(function: func.FuncOp, plan: MemoryPlan) -> None:
+def apply_plan(function: func.FuncOp, plan: MemoryPlan,
+               aliases: Iterable[ConcatAlias] = ()) -> None:
     """Rewrites `function`: one `loop.alloc global` workspace of `plan.peak_bytes` bytes at the
     top of the body; each planned allocation becomes a `memref.view` at its offset, and its
-    `loop.dealloc`s go away."""
+    `loop.dealloc`s go away; so does each concat piece of `aliases`, at its output's offset
+    plus its own."""
     body = function.body.block
     workspace = AllocOp(MemRefType(i8, [plan.peak_bytes]), "global")
     workspace.result.name_hint = "workspace"
     first = body.first_op
     assert first is not None, "a planned function has ops"
     Rewriter.insert_op(workspace, InsertPoint.before(first))
-    for lifetime, offset in plan.offsets:
-        alloc = lifetime.alloc
+    offset_of = {id(lifetime.alloc): offset for lifetime, offset in plan.offsets}
+    placements = [(lifetime.alloc, offset) for lifetime, offset in plan.offsets] + [
+        (piece, offset_of[id(alias.output)] + offset)
+        for alias in aliases for piece, offset in alias.pieces
+    ]
+    for alloc, offset in placements:
         for use in list(alloc.result.uses):
             if isinstance(use.operation, DeallocOp):
                 Rewriter.erase_op(use.operation)
@@ -183,17 +289,24 @@ def is_entry_function(op: Operation) -> bool:
 
 
 def plan_function(
-    function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64
+    function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64,
+    concat_in_place: bool = False,
 ) -> MemoryPlan | None:
     """Plans and rewrites one function; None (and no change) if it has nothing to plan or was
-    planned before."""
+    planned before. With `concat_in_place`, the pieces of the concatenations `concat_aliases`
+    finds are placed inside their outputs and the concat calls are erased."""
     if WORKSPACE_BYTES_ATTR in function.attributes:
         return None
     buffers = lifetimes(function, index_bitwidth)
     if not buffers:
         return None
+    aliases = concat_aliases(function, buffers, alignment) if concat_in_place else []
+    if aliases:
+        for alias in aliases:
+            Rewriter.erase_op(alias.call)
+        buffers = _merge_aliases(lifetimes(function, index_bitwidth), aliases)
     plan = greedy_by_size(buffers, alignment)
-    apply_plan(function, plan)
+    apply_plan(function, plan, aliases)
     return plan
 
 
@@ -264,6 +377,15 @@ class LoopPlanMemoryPass(ModulePass):
     placed largest first, each at the lowest aligned offset that overlaps no buffer placed before
     that is live at the same time (USMP's greedy_by_size); N is the peak, aligned.
 
+    With `concat_in_place` (the default), a call of a concat kernel (`dlc.concat_axis`) whose
+    pieces are runs of its output is not made: each piece becomes a view inside the output's
+    bytes, and the output's buffer lives from the first piece's allocation on
+    (`concat_aliases`: the output and the pieces planned buffers, only 1s before the axis, each
+    piece written by one earlier call, read only by calls, at an aligned offset). Concat kernels
+    no call is left to are erased. TensorRT and ONNX Runtime's memory planners do the same
+    ("concat elimination"); in MLIR it is bufferization writing into `tensor.insert_slice`'s
+    destination.
+
     With `workspace-argument`, each planned entry `@f` also gets a public twin
     `@f_with_workspace` that takes the workspace as its last argument, and `@f` becomes: allocate
     the workspace, call the twin, return (`add_workspace_entry`; the driver does this for every
@@ -280,6 +402,7 @@ class LoopPlanMemoryPass(ModulePass):
         index_bitwidth: the size of an `index` element, in bits (the target's pointer width).
         workspace_argument: give each planned entry function its twin that takes the
             workspace as an argument.
+        concat_in_place: write the pieces of concatenations into their outputs (default on).
     """
 
     name: ClassVar[str] = "loop-plan-memory"
@@ -287,6 +410,7 @@ class LoopPlanMemoryPass(ModulePass):
     alignment: int = 64
     index_bitwidth: int = 64
     workspace_argument: bool = False
+    concat_in_place: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
@@ -299,10 +423,27 @@ class LoopPlanMemoryPass(ModulePass):
             if not is_entry_function(function):
                 continue
             assert isinstance(function, func.FuncOp)
-            plan = plan_function(function, self.alignment, self.index_bitwidth)
+            plan = plan_function(
+                function, self.alignment, self.index_bitwidth, self.concat_in_place
+            )
             if plan is not None:
                 peaks.append(plan.peak_bytes)
                 if self.workspace_argument:
                     add_workspace_entry(function)
         if peaks:
             op.attributes[WORKSPACE_BYTES_ATTR] = IntegerAttr(max(peaks), i64)
+        _erase_uncalled_concats(op)
+
+
+def _erase_uncalled_concats(module: ModuleOp) -> None:
+    """Erases the private concat kernels no call is left to (all done in place)."""
+    called = {
+        call.callee.root_reference.data for call in module.walk() if isinstance(call, func.CallOp)
+    }
+    for function in list(module.ops):
+        if (
+            isinstance(function, func.FuncOp) and CONCAT_AXIS_ATTR in function.attributes
+            and function.sym_visibility == StringAttr("private")
+            and function.sym_name.data not in called
+        ):
+            Rewriter.erase_op(function)

@@ -295,6 +295,39 @@ func.func @fused_group(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// A group that is one concat of its inputs, in order, is marked `dlc.concat_axis` (the axis in
+// [0, rank)) for loop-plan-memory's in-place concatenation; a concat that also reads a value
+// twice, or anything more than the concat, is not.
+// CHECK-LABEL: func.func @concat_groups
+// CHECK:       func.func private @fused_concat_0(%a: tensor<1x2x3xf32>, %b: tensor<1x4x3xf32>) -> tensor<1x6x3xf32> attributes {dlc.concat_axis = 1 : i64} {
+// CHECK:       func.func private @fused_concat_twice_0(
+// CHECK-NOT:     dlc.concat_axis
+// CHECK-SAME:    {
+// CHECK:       func.func private @fused_relu_concat_0(
+// CHECK-NOT:     dlc.concat_axis
+// CHECK-SAME:    {
+func.func @concat_groups(%x: tensor<1x2x3xf32>, %y: tensor<1x4x3xf32>) -> (tensor<1x6x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>) {
+  %r = graph.fused (%x, %y) {kind = "injective", name = "fused_concat"} : (tensor<1x2x3xf32>, tensor<1x4x3xf32>) -> tensor<1x6x3xf32> {
+  ^bb0(%a: tensor<1x2x3xf32>, %b: tensor<1x4x3xf32>):
+    %c = graph.concat %a, %b {axis = -2 : i64} : (tensor<1x2x3xf32>, tensor<1x4x3xf32>) -> tensor<1x6x3xf32>
+    graph.yield %c : tensor<1x6x3xf32>
+  }
+  %t = graph.fused (%x) {kind = "injective", name = "fused_concat_twice"} : (tensor<1x2x3xf32>) -> tensor<1x4x3xf32> {
+  ^bb0(%a: tensor<1x2x3xf32>):
+    %c = graph.concat %a, %a {axis = 1 : i64} : (tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<1x4x3xf32>
+    graph.yield %c : tensor<1x4x3xf32>
+  }
+  %u = graph.fused (%x) {kind = "injective", name = "fused_relu_concat"} : (tensor<1x2x3xf32>) -> tensor<1x4x3xf32> {
+  ^bb0(%a: tensor<1x2x3xf32>):
+    %e = graph.relu %a : tensor<1x2x3xf32>
+    %c = graph.concat %a, %e {axis = 1 : i64} : (tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<1x4x3xf32>
+    graph.yield %c : tensor<1x4x3xf32>
+  }
+  func.return %r, %t, %u : tensor<1x6x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>
+}
+
+// -----
+
 // Gather: the index read from the tensor is wrapped (negative counts from the end) and clamped.
 // CHECK-LABEL: func.func @gather
 func.func @gather(%x: tensor<2x5xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {

@@ -2,6 +2,7 @@
 // RUN: dlc-opt %s -p 'loop-plan-memory{alignment=256}' --split-input-file | filecheck %s --check-prefix=ALIGN
 // RUN: not dlc-opt %s -p 'loop-plan-memory{alignment=48}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: dlc-opt %s -p 'loop-plan-memory{workspace_argument=true}' --split-input-file | filecheck %s --check-prefix=TWIN
+// RUN: dlc-opt %s -p 'loop-plan-memory{concat_in_place=false}' --split-input-file | filecheck %s --check-prefix=KEEP
 
 // BAD: error: 'loop-plan-memory' expected an alignment that is a power of two, found 48
 
@@ -153,3 +154,90 @@ func.func @negative_already_planned(%x: memref<8xf32>, %out: memref<8xf32>) attr
   %workspace = loop.alloc global : memref<64xi8>
   func.return
 }
+
+// -----
+
+// A concatenation along an axis with only 1s before it is done in place: each piece is a view
+// at its offset inside the output (%a at 0, %b at 256), live as one buffer from %a's
+// allocation to the output's last use; the concat call and its kernel go away. The RUN line
+// with `concat_in_place=false` keeps them.
+// CHECK-LABEL: func.func @concat_in_place
+// CHECK-SAME:    dlc.workspace_bytes = 512 : i64
+// CHECK-NEXT:    %[[WS:.*]] = loop.alloc global : memref<512xi8>
+// CHECK-NEXT:    %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %a = memref.view %[[WS]][%[[OFF_A]]][] : memref<512xi8> to memref<1x16x4xf32>
+// CHECK-NEXT:    func.call @produce(%x, %a)
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    %b = memref.view %[[WS]][%[[OFF_B]]][] : memref<512xi8> to memref<1x16x4xf32>
+// CHECK-NEXT:    func.call @produce(%a, %b)
+// CHECK-NEXT:    %[[OFF_C:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %c = memref.view %[[WS]][%[[OFF_C]]][] : memref<512xi8> to memref<1x32x4xf32>
+// CHECK-NEXT:    func.call @consume(%c, %out)
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   func.func private @concat(
+// KEEP-LABEL: func.func @concat_in_place
+// KEEP-SAME:    dlc.workspace_bytes = 1024 : i64
+// KEEP:         func.call @concat(%a, %b, %c)
+// KEEP:       func.func private @concat(
+func.func @concat_in_place(%x: memref<1x16x4xf32>, %out: memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %a = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce(%x, %a) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %b = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce(%a, %b) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %c = loop.alloc global : memref<1x32x4xf32>
+  func.call @concat(%a, %b, %c) : (memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) -> ()
+  loop.dealloc %a : memref<1x16x4xf32>
+  loop.dealloc %b : memref<1x16x4xf32>
+  func.call @consume(%c, %out) : (memref<1x32x4xf32>, memref<1x32x4xf32>) -> ()
+  loop.dealloc %c : memref<1x32x4xf32>
+  func.return
+}
+func.func private @produce(memref<1x16x4xf32>, memref<1x16x4xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @consume(memref<1x32x4xf32>, memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @concat(memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
+
+// -----
+
+// Not in place: a leading dim of 2 before the axis (each piece is two runs of the output), a
+// piece at a byte offset that is no multiple of the alignment (48), a piece written twice, a
+// piece read through a view.
+// CHECK-LABEL: func.func @negative_concats
+// CHECK:         func.call @concat2(%a, %b, %c)
+// CHECK:         func.call @concat3(%d, %e, %f)
+// CHECK:         func.call @concat1(%g, %h, %i)
+// CHECK:         func.call @concat1(%j, %k, %l)
+// CHECK:       func.func private @concat1(
+func.func @negative_concats(%x: memref<1x16x4xf32>, %y: memref<1x3x4xf32>, %out: memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %a = loop.alloc global : memref<2x16x4xf32>
+  %b = loop.alloc global : memref<2x16x4xf32>
+  %c = loop.alloc global : memref<2x32x4xf32>
+  func.call @concat2(%a, %b, %c) : (memref<2x16x4xf32>, memref<2x16x4xf32>, memref<2x32x4xf32>) -> ()
+  %d = loop.alloc global : memref<1x3x4xf32>
+  func.call @produce3(%y, %d) : (memref<1x3x4xf32>, memref<1x3x4xf32>) -> ()
+  %e = loop.alloc global : memref<1x3x4xf32>
+  func.call @produce3(%y, %e) : (memref<1x3x4xf32>, memref<1x3x4xf32>) -> ()
+  %f = loop.alloc global : memref<1x6x4xf32>
+  func.call @concat3(%d, %e, %f) : (memref<1x3x4xf32>, memref<1x3x4xf32>, memref<1x6x4xf32>) -> ()
+  %g = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce1(%x, %g) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  func.call @produce1(%x, %g) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %h = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce1(%x, %h) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %i = loop.alloc global : memref<1x32x4xf32>
+  func.call @concat1(%g, %h, %i) : (memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) -> ()
+  %j = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce1(%x, %j) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %v = memref.collapse_shape %j [[0, 1, 2]] : memref<1x16x4xf32> into memref<64xf32>
+  %k = loop.alloc global : memref<1x16x4xf32>
+  func.call @produce1(%x, %k) : (memref<1x16x4xf32>, memref<1x16x4xf32>) -> ()
+  %l = loop.alloc global : memref<1x32x4xf32>
+  func.call @concat1(%j, %k, %l) : (memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) -> ()
+  func.call @consume6(%c, %i, %l, %f, %v, %out) : (memref<2x32x4xf32>, memref<1x32x4xf32>, memref<1x32x4xf32>, memref<1x6x4xf32>, memref<64xf32>, memref<1x32x4xf32>) -> ()
+  func.return
+}
+func.func private @produce1(memref<1x16x4xf32>, memref<1x16x4xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @produce3(memref<1x3x4xf32>, memref<1x3x4xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @consume6(memref<2x32x4xf32>, memref<1x32x4xf32>, memref<1x32x4xf32>, memref<1x6x4xf32>, memref<64xf32>, memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @concat1(memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
+func.func private @concat2(memref<2x16x4xf32>, memref<2x16x4xf32>, memref<2x32x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
+func.func private @concat3(memref<1x3x4xf32>, memref<1x3x4xf32>, memref<1x6x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
