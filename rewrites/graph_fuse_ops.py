@@ -65,16 +65,22 @@ def is_fusable(op: Operation) -> bool:
     )
 
 
-def _feeds_only(op: Operation, sink: Operation) -> bool:
+def _feeds_only(op: Operation, sink: Operation, known: dict[int, bool]) -> bool:
     """Whether every use of `op`'s results reaches `sink` through elementwise/broadcast ops
-    only (`op` is `sink`, or each of its users is such an op feeding only `sink`)."""
+    only (`op` is `sink`, or each of its users is such an op feeding only `sink`); `known`
+    memoizes the answer per op, so a chain of diamonds is walked once, not once per path."""
     if op is sink:
         return True
+    if (answer := known.get(id(op))) is not None:
+        return answer
     users = op_users(op)
-    return bool(users) and all(
-        user is sink or (fusion_kind(user) <= FusionKind.BROADCAST and _feeds_only(user, sink))
+    answer = bool(users) and all(
+        user is sink
+        or (fusion_kind(user) <= FusionKind.BROADCAST and _feeds_only(user, sink, known))
         for user in users
     )
+    known[id(op)] = answer
+    return answer
 
 
 def ends_an_epilogue(op: Operation) -> bool:
@@ -83,12 +89,13 @@ def ends_an_epilogue(op: Operation) -> bool:
     an out-fusable op all of whose uses reach `op` so (conv2d -> sigmoid -> mul: the SiLU)."""
     stack = [operand.owner for operand in op.operands]
     seen: set[int] = set()
+    known: dict[int, bool] = {}
     while stack:
         producer = stack.pop()
         if id(producer) in seen or not isinstance(producer, Operation):
             continue
         seen.add(id(producer))
-        if not is_fusable(producer) or not _feeds_only(producer, op):
+        if not is_fusable(producer) or not _feeds_only(producer, op, known):
             continue
         kind = fusion_kind(producer)
         if kind == FusionKind.OUT_FUSABLE:
