@@ -339,3 +339,61 @@
     }
     func.return
   }
+
+// -----
+
+// A dense 12x8 by 8x128 GEMM on one core: two row blocks of 6 rows, two column groups of 64.
+// B's panels fit the L2, so the row blocks are the outer loop and the column groups the inner
+// one (a block of A stays in L1 while B streams); the tile is zeroed, accumulated and written
+// back per (row block, column group).
+// CHECK-LABEL: func.func private @fused_matmul_integer_0
+// CHECK:         loop.for %[[IO:.*]] = %c0 to %c2 step %c1 axis "i.o" {
+// CHECK-NEXT:      loop.for %[[JO:.*]] = %c0 to %c2 step %c1 axis "j.o" {
+// CHECK:             loop.block "matmul.init" reads() writes(%[[TILE:.*]] : memref<6x64xi32>)
+// CHECK:             loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:             loop.block "matmul.write" reads(%[[TILE]]
+// CHECK-NOT:     axis "j.o"
+// CHECK:         func.return
+// NOVNNI-NOT:    loop.intrinsic
+
+"memref.global"() <{sym_name = "fused_matmul_integer_0_cst0", type = memref<i8>, initial_value = dense<0> : tensor<i8>, sym_visibility = "private", constant}> : () -> ()
+func.func @main(%a: memref<12x8xi8> {dlc.unsigned}, %b: memref<8x128xi8>, %out: memref<12x128xi32>) attributes {dlc.num_outputs = 1 : i64} {
+  func.call @fused_matmul_integer_0(%a, %b, %out) : (memref<12x8xi8>, memref<8x128xi8>, memref<12x128xi32>) -> ()
+  func.return
+}
+func.func private @fused_matmul_integer_0(%a: memref<12x8xi8>, %b: memref<8x128xi8>, %out: memref<12x128xi32>) attributes {dlc.num_outputs = 1 : i64} {
+  %az = memref.get_global @fused_matmul_integer_0_cst0 : memref<i8>
+  %bz = memref.get_global @fused_matmul_integer_0_cst0 : memref<i8>
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c12 = arith.constant 12 : index
+  loop.for %i0 = %c0 to %c12 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c128 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%out : memref<12x128xi32>) spatial ["i0", "i1"] {
+        %init = arith.constant 0 : i32
+        loop.store %init, %out[%i0, %i1] : i32 -> memref<12x128xi32>
+      }
+      loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%a, %az, %b, %bz : memref<12x8xi8>, memref<i8>, memref<8x128xi8>, memref<i8>) writes(%out : memref<12x128xi32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %0 = loop.load %a[%i0, %r0] : memref<12x8xi8> -> i8
+          %1 = arith.extui %0 : i8 to i32
+          %2 = loop.load %az[] : memref<i8> -> i8
+          %3 = arith.extui %2 : i8 to i32
+          %4 = arith.subi %1, %3 : i32
+          %5 = loop.load %b[%r0, %i1] : memref<8x128xi8> -> i8
+          %6 = arith.extsi %5 : i8 to i32
+          %7 = loop.load %bz[] : memref<i8> -> i8
+          %8 = arith.extsi %7 : i8 to i32
+          %9 = arith.subi %6, %8 : i32
+          %10 = arith.muli %4, %9 : i32
+          %acc = loop.load %out[%i0, %i1] : memref<12x128xi32> -> i32
+          %11 = arith.addi %acc, %10 : i32
+          loop.store %11, %out[%i0, %i1] : i32 -> memref<12x128xi32>
+        }
+      }
+    }
+  }
+  func.return
+}
