@@ -371,7 +371,12 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
         # (3136 x 144 x 24: 41 -> 76 GFLOP/s, one thread; ORT 72).
         # Per output: the pack's elements over every output, channels included (a conv's
         # runtime weight, 3x3 64->64 on 28x28, costs 0.3 instructions an output, not 19).
+        # An operand each of whose elements feeds one output (a reduction over the rows of an
+        # input, as a layer norm's mean) is not reused: its pack is a transposed copy of the
+        # input for nothing, where the reduction's partial sums read it contiguously.
         all_outputs = outputs * extent(nest.spatial[channel_plan.column])
+        if weight.rows * weight.columns >= all_outputs * reduction_length(nest):
+            return False
         extra += weight.rows * weight.columns / max(all_outputs, 1) * PLANE_PACK_COST
     packing = channel_plan.plane_packing
     if packing is not None and 2 * columns > lanes:
