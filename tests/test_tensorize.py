@@ -448,6 +448,28 @@ def test_vnni_threads_split_the_better_balanced_axis(rows: int, depth: int, chan
         np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
 
 
+def test_vnni_column_chunks_run_the_row_blocks_over_their_groups() -> None:
+    """Sixteen column groups on 2 threads: the parallel loop takes chunks of 4 groups (twice
+    as many chunks as threads), and inside a chunk the row blocks are the outer loop, each over
+    the chunk's groups (a block of A serves four groups from L1). The parallel primitive
+    proves the chunks disjoint through the column index `64 (4 t + g)` (a constant multiple
+    of a sum). Exact in the loop interpreter."""
+    rng = np.random.default_rng(7)
+    x = _integers(rng, np.uint8, (12, 64))
+    w = _integers(rng, np.int8, (64, 1024))
+    module = import_onnx(_matmul_integer_model((12, 64), w, None))
+    module = _lower_module(module, "llvm -mcpu=cascadelake -num-cores=2")
+    chunks = next(op for op in module.walk()
+                  if isinstance(op, ForOp) and op.kind.data == "parallel")
+    assert (chunks.axis.data, chunks.trip_count()) == ("j.o", 4)
+    blocks = [op for op in chunks.body.block.ops if isinstance(op, ForOp)]
+    assert [(op.axis.data, op.trip_count()) for op in blocks] == [("i.o", 2)]
+    groups = [op for op in blocks[0].body.block.ops if isinstance(op, ForOp)]
+    assert [(op.axis.data, op.trip_count()) for op in groups] == [("j.i", 4)]
+    (got,) = run_function(module, "main", [x.view(np.int8)])
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
+
+
 @needs_vnni
 @pytest.mark.parametrize(("c", "size", "o", "kernel", "stride", "pad", "dilation", "x_dtype"), [
     (8, 9, 16, 3, 1, 1, 1, np.uint8),

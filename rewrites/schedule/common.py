@@ -408,56 +408,47 @@ class _IndexForm:
     kind: str
     divisor: int
     scale: int
-    invariants: tuple[int, ...]
+    invariants: tuple[tuple[int, int], ...]
     lo: int
     hi: int
 
-    def shape(self) -> tuple[str, int, int, tuple[int, ...]]:
+    def shape(self) -> tuple[str, int, int, tuple[tuple[int, int], ...]]:
         return self.kind, self.divisor, self.scale, self.invariants
 
 
 def _index_form(value: SSAValue, loop: ForOp) -> _IndexForm | None:
     """The form of an index in terms of `loop`'s induction variable, or None if it has none.
 
-    `value` must be a sum (`arith.addi`) of one term computed from the induction variable (the
-    variable itself, or its `arith.divui`/`arith.remui` by a constant, times constants), of
-    constants, of values defined outside the loop, and of induction variables of loops inside it
-    with a constant start and step and a constant (or `arith.minui`-bounded) upper bound.
+    `value` must be a sum (`arith.addi`, and constant multiples of sums, which distribute) of
+    one term computed from the induction variable (the variable itself, or its
+    `arith.divui`/`arith.remui` by a constant, times constants), of constants, of values
+    defined outside the loop, and of induction variables of loops inside it with a constant
+    start and step and a constant (or `arith.minui`-bounded) upper bound.
     """
-    terms: list[SSAValue] = []
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if isinstance(current.owner, AddiOp):
-            pending.extend(current.owner.operands)
-        else:
-            terms.append(current)
+    terms = _sum_terms(value)
     iv = loop.induction_var
-    keys = [term for term in terms if depends_on(term, {iv})]
+    keys = [(term, factor) for term, factor in terms if depends_on(term, {iv})]
     if len(keys) != 1:
         return None
-    invariants: list[int] = []
+    invariants: list[tuple[int, int]] = []
     lo = hi = 0
-    for term in terms:
-        if term is keys[0]:
+    for term, factor in terms:
+        if term is keys[0][0]:
             continue
         constant = constant_value(term)
         inner = term.owner.parent_op() if isinstance(term, BlockArgument) else None
         span = _value_span(inner) if isinstance(inner, ForOp) and loop.is_ancestor(inner) else None
         if constant is not None:
-            lo, hi = lo + constant, hi + constant
+            lo, hi = lo + constant * factor, hi + constant * factor
         elif span is not None:
-            lo, hi = lo + span[0], hi + span[1]
+            lo, hi = lo + span[0] * factor, hi + span[1] * factor
         elif is_defined_outside(term, loop):
-            invariants.append(id(term))
+            invariants.append((id(term), factor))
         else:
             return None
-    scale, core = 1, keys[0]
+    scale, core = keys[0][1], keys[0][0]
     while isinstance(core.owner, MuliOp):
-        lhs, rhs = core.owner.operands
-        factor, other = constant_value(rhs), lhs
-        if factor is None:
-            factor, other = constant_value(lhs), rhs
+        factor, other = _constant_factor(core.owner)
         if not factor or factor < 0:
             return None
         scale, core = scale * factor, other
@@ -470,6 +461,36 @@ def _index_form(value: SSAValue, loop: ForOp) -> _IndexForm | None:
             kind = "div" if isinstance(owner, DivUIOp) else "rem"
             return _IndexForm(kind, divisor, scale, tuple(sorted(invariants)), lo, hi)
     return None
+
+
+def _constant_factor(product: MuliOp) -> tuple[int | None, SSAValue]:
+    """A product's constant operand (None if neither is one) and its other operand."""
+    lhs, rhs = product.operands
+    constant = constant_value(rhs)
+    if constant is not None:
+        return constant, lhs
+    return constant_value(lhs), rhs
+
+
+def _sum_terms(value: SSAValue) -> list[tuple[SSAValue, int]]:
+    """`value` as a sum of (term, factor) pairs: `arith.addi` split into its operands, and a
+    positive constant multiple of a sum distributed over it (`64 * (4 t + g)` is
+    `256 t + 64 g`)."""
+    terms: list[tuple[SSAValue, int]] = []
+    pending = [(value, 1)]
+    while pending:
+        current, factor = pending.pop()
+        owner = current.owner
+        if isinstance(owner, AddiOp):
+            pending.extend((operand, factor) for operand in owner.operands)
+            continue
+        if isinstance(owner, MuliOp):
+            constant, other = _constant_factor(owner)
+            if constant is not None and constant > 0 and isinstance(other.owner, AddiOp):
+                pending.append((other, factor * constant))
+                continue
+        terms.append((current, factor))
+    return terms
 
 
 def _value_span(loop: ForOp) -> tuple[int, int] | None:
