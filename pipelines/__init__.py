@@ -42,7 +42,8 @@ _GRAPH_FOLDS = (
 
 CPU_GRAPH_PASSES = (
     f"graph-batch-rows{{block=8}},{_GRAPH_FOLDS},"
-    "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-split-bands,"
+    "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-subsample,"
+    "graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
     "graph-winograd-conv,graph-fuse-ops"
 )
@@ -51,7 +52,8 @@ CPU_GRAPH_PASSES = (
 with int8 convs (`conv2d_integer`) in NHWC (graph-convert-layout's `integer_only`: the VNNI
 kernel copies a 1x1 conv's input rows whole and stores whole vectors of output channels) and
 the float convs of depthwise regions too (`depthwise_regions`: depthwise convs and the
-pointwise convs around them, a MobileNet's blocks; other float convs keep NCHW), convs
+pointwise convs around them, a MobileNet's blocks; other float convs keep NCHW), strided
+one-tap conv axes reading a sliced input (ResNet's 1x1 stride-2 shortcuts), convs
 whose taps read padding over bands of the output split into one conv per band, transposed
 convs turned into sub-pixel convs, convs down a width-1 column into convs along
 a row, and the 3-row convs into Winograd convs before fusion (the kernels the CPU compiles, and

@@ -24,6 +24,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "graph-winograd-conv": ("dlc.rewrites.graph_winograd_conv", "GraphWinogradConvPass"),
     "graph-conv-column-to-row": (
         "dlc.rewrites.graph_conv_column_to_row", "GraphConvColumnToRowPass"),
+    "graph-conv-subsample": ("dlc.rewrites.graph_conv_subsample", "GraphConvSubsamplePass"),
     "graph-batch-rows": ("dlc.rewrites.graph_batch_rows", "GraphBatchRowsPass"),
     "graph-conv-split-bands": ("dlc.rewrites.graph_conv_split_bands", "GraphConvSplitBandsPass"),
     "graph-conv-transpose-to-subpixel": (

@@ -788,8 +788,9 @@ def test_every_graph_pass_has_property_coverage() -> None:
     covered = {"graph-fold-constants", "graph-fold-batch-norm", "graph-simplify",
                "graph-convert-layout", "graph-fuse-ops", "graph-winograd-conv",
                # property tests in tests/test_conv_transpose_subpixel.py,
-               # test_conv_column_to_row.py, test_conv_split_bands.py
+               # test_conv_column_to_row.py, test_conv_split_bands.py, test_conv_subsample.py
                "graph-conv-transpose-to-subpixel", "graph-conv-column-to-row",
+               "graph-conv-subsample",
                "graph-conv-split-bands",
                "graph-fold-qdq",  # graph-fold-qdq: tests/test_quant_ops.py
                "graph-annotate-target", "graph-merge-regions", "graph-partition",
