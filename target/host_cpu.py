@@ -101,13 +101,20 @@ def host_target(reported: HostCpu, threads: int) -> CpuTarget:
     )
 
 
+SYSTEM_FEATURES = frozenset({"pku", "invpcid", "xsaves", "fsgsbase", "rdpid"})
+"""Features of the table's CPUs that concern the operating system (memory protection keys,
+TLB and context-switch instructions), not the code dlc emits: a hypervisor may hide them (seen
+here: a Sapphire Rapids guest without `pku`), so they do not decide which CPU a host is."""
+
+
 def _newest_contained(info: CpuInfo, reported: HostCpu) -> CpuInfo:
     """The known CPU of `info`'s architecture with the most features, every one of which the
-    host has, where it has more than `info`: a virtual machine may report an older model's
-    number with a newer CPU's features (seen here: LLVM named a host `rocketlake`, a client
-    part with one 512-bit FMA unit, that has AMX and issues two `vpdpbusd` per cycle, a
-    Sapphire Rapids), and the FMA units and caches the schedules read come from the name."""
-    have = {name for name, enabled in reported.features.items() if enabled}
+    host has (`SYSTEM_FEATURES` aside), where it has more than `info`: a virtual machine may
+    report an older model's number with a newer CPU's features (seen here: LLVM named a host
+    `rocketlake`, a client part with one 512-bit FMA unit, that has AMX and issues two
+    `vpdpbusd` per cycle, a Sapphire Rapids), and the FMA units and caches the schedules read
+    come from the name."""
+    have = {name for name, enabled in reported.features.items() if enabled} | SYSTEM_FEATURES
     best = info
     for candidate in KNOWN_CPUS.values():
         if (candidate.arch == info.arch and candidate.features <= have

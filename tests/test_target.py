@@ -291,6 +291,12 @@ def test_a_host_with_a_newer_cpus_features_is_described_as_that_cpu() -> None:
     server = KNOWN_CPUS["sapphirerapids"].features
     host = host_target(HostCpu(X86, "rocketlake", dict.fromkeys(server, True), {}), 2)
     assert (host.cpu, host.fma_units) == ("sapphirerapids", 2)
+    # A hypervisor hiding an operating-system feature (memory protection keys) hides no
+    # vector unit: the guest is still the server CPU, the feature turned off.
+    guest = {**dict.fromkeys(server, True), "pku": False}
+    host = host_target(HostCpu(X86, "rocketlake", guest, {}), 2)
+    assert (host.cpu, host.fma_units) == ("sapphirerapids", 2)
+    assert "-pku" in host.mattr
     client = KNOWN_CPUS["rocketlake"].features
     host = host_target(HostCpu(X86, "rocketlake", dict.fromkeys(client, True), {}), 2)
     assert (host.cpu, host.fma_units) == ("rocketlake", 1)
