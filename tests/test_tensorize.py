@@ -22,6 +22,7 @@ from dlc.target.intrinsics import INTRINSICS, VDPBF16PS, VPDPBUSD, get_intrinsic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument
@@ -319,7 +320,9 @@ def _nhwc_conv_integer_module(c: int, size: int, o: int, kernel: int, stride: in
 
 
 @pytest.mark.parametrize(("c", "size", "o", "kernel", "stride", "pad", "groups", "x"), [
-    (16, 6, 24, 1, 1, 0, 1, "ui8"),    # 1x1: A the input's pixel rows
+    (16, 6, 24, 1, 1, 0, 1, "ui8"),    # 1x1: A the input's pixel rows, read in place
+    (16, 5, 20, 1, 1, 0, 1, "i8"),     # 1x1, s8 input: its rows copied, flipped into u8
+    (6, 5, 20, 1, 1, 0, 1, "ui8"),     # 1x1, 6 channels: rows copied, padded to 8 bytes
     (5, 7, 17, 3, 2, 1, 1, "i8"),      # 3x3 stride 2, s8 input, channels not multiples of 4
     (3, 9, 8, 3, 2, 1, 1, "ui8"),      # a stem: 3 input channels
     (12, 6, 12, 3, 1, 1, 12, "ui8"),   # depthwise: the generic schedule, along the channels
@@ -347,6 +350,13 @@ def test_nhwc_int8_conv_in_the_loop_interpreter_matches_the_graph_interpreter(
         parallel = [op.axis.data for op in module.walk()  # written back at (i / W, i % W)
                     if isinstance(op, ForOp) and op.kind.data == "parallel"]
         assert parallel[-1] == "i.o"
+        # The input is the row-major [pixels, channels] matrix A: read through a view, and
+        # copied only where vpdpbusd needs other bytes (s8, or channels not a multiple of 4).
+        views = [op for op in module.walk() if isinstance(op, memref.CollapseShapeOp)]
+        assert [view.result.type.get_shape() for view in views] == [(size * size, c)]
+        copies = _blocks_named(module, "pack_a")
+        assert bool(copies) == (x == "i8" or c % 4 != 0)
+        assert all(list(copy.reads) == [views[0].result] for copy in copies)
     (got,) = run_function(module, "conv", [value.view(np.int8) for value in inputs])
     np.testing.assert_array_equal(got, reference)
 
@@ -475,6 +485,7 @@ def test_vnni_column_chunks_run_the_row_blocks_over_their_groups() -> None:
     (8, 9, 16, 3, 1, 1, 1, np.uint8),
     (3, 17, 24, 7, 2, 3, 1, np.uint8),   # odd channels, 7x7 stride 2
     (24, 10, 13, 1, 1, 0, 1, np.int8),   # 1x1, s8 input
+    (32, 7, 48, 1, 1, 0, 1, np.uint8),   # 1x1, u8 input: the kernels read its rows in place
     (16, 12, 32, 3, 2, 2, 2, np.uint8),  # stride 2, dilation 2
     (64, 14, 70, 3, 1, 1, 1, np.uint8),  # several column groups and a column tail
 ])

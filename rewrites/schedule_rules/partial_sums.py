@@ -186,7 +186,7 @@ def defined_outside(buffer: SSAValue, root: Operation) -> bool:
     return not (isinstance(owner, Operation) and root.is_ancestor(owner))
 
 
-def _always_zero(index: SSAValue) -> bool:
+def always_zero(index: SSAValue) -> bool:
     """Whether `index` is 0 at every point: a constant 0, the induction variable of a loop
     over [0, 1), or a sum of such."""
     if constant_value(index) == 0:
@@ -196,7 +196,7 @@ def _always_zero(index: SSAValue) -> bool:
         loop = owner.parent_op()
         return isinstance(loop, ForOp) and loop.constant_bounds() == (0, 1, 1)
     if isinstance(owner, arith.AddiOp):
-        return _always_zero(owner.lhs) and _always_zero(owner.rhs)
+        return always_zero(owner.lhs) and always_zero(owner.rhs)
     return False
 
 
@@ -228,7 +228,7 @@ def drop_unit_tails(nest: Reduction) -> bool:
         trailing = indices[position + 1:]
         if any(depends_on(index, {iv}) for index in indices[:position]):
             return False
-        if any(shape[position + 1 + k] != 1 or not _always_zero(index)
+        if any(shape[position + 1 + k] != 1 or not always_zero(index)
                for k, index in enumerate(trailing)):
             return False
         if trailing:
@@ -270,7 +270,7 @@ def drop_unit_heads(nest: Reduction) -> bool:
                 or not defined_outside(access.memref, root)):
             continue
         shape = buffer_type.get_shape()
-        if any(size != 1 or not _always_zero(index)
+        if any(size != 1 or not always_zero(index)
                for size, index in zip(shape[:-2], indices[:-2], strict=True)):
             continue
         if access.memref not in views:
@@ -425,8 +425,8 @@ def _indexes_by(index: SSAValue, iv: SSAValue) -> bool:
         return True
     owner = index.owner
     return isinstance(owner, arith.AddiOp) and (
-        (owner.lhs is iv and _always_zero(owner.rhs))
-        or (owner.rhs is iv and _always_zero(owner.lhs))
+        (owner.lhs is iv and always_zero(owner.rhs))
+        or (owner.rhs is iv and always_zero(owner.lhs))
     )
 
 

@@ -67,9 +67,10 @@ from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
 from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import Reduction
+from dlc.rewrites.schedule_rules.partial_sums import always_zero, collapse_axes, defined_outside
 from dlc.target.intrinsics import VPDPBUSD
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i8, i32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, NoneAttr, i8, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 LANES = 16
@@ -135,6 +136,10 @@ class Int8Gemm:
     """Whether A is read as `A[i, k]` (else through `a_load`: packed by `pack_implicit`)."""
     plain_b: bool = True
     """Whether B is read as `B[k, j]`."""
+    row_view: bool = False
+    """Whether an implicit A is a row-major matrix already (`_reads_rows`: an NHWC 1x1 conv's
+    input, its pixels the rows and its channels the depth): the kernels then read it through a
+    `memref.collapse_shape` to [M, K] instead of a copy."""
 
 
 def _accumulator_store(nest: Reduction, spatial: list[SSAValue], reduction: list[SSAValue]
@@ -218,9 +223,48 @@ def match_int8_gemm(nest: Reduction) -> Int8Gemm | None:
     i, j, k = (group[0][0] if len(group) == 1 else None for group in (rows, cols, depths))
     plain_a = i is not None and k is not None and list(a_load.indices) == [i, k]
     plain_b = j is not None and k is not None and list(b_load.indices) == [k, j]
+    row_view = not plain_a and _reads_rows(a_load, rows, depths, nest)
     return Int8Gemm(nest, i, j, k, a_load.memref, b_load.memref, a_signed, b_signed, za, zb,
                     m, n, depth, local, a_load, b_load, rows, cols, depths, units,
-                    tuple(spatial), plain_a, plain_b)
+                    tuple(spatial), plain_a, plain_b, row_view)
+
+
+def _reads_rows(load: LoadOp, rows: tuple[Loop, ...], depths: tuple[Loop, ...],
+                nest: Reduction) -> bool:
+    """Whether `load` reads a buffer (identity layout, made before the nest) whose last axis is
+    the one depth loop's index and whose axes before it are the row loops' indices, in order
+    and each over the whole axis, after leading axes of size 1 read at 0: the buffer is then
+    the row-major [M, K] matrix A itself (an NHWC 1x1 conv's input, stride 1, unpadded)."""
+    buffer_type = load.memref.type
+    if (len(depths) != 1 or not rows or not isinstance(buffer_type, MemRefType)
+            or not isinstance(buffer_type.layout, NoneAttr)
+            or not defined_outside(load.memref, nest.spatial[0])):
+        return False
+    shape = buffer_type.get_shape()
+    indices = [_without_zero_offset(index) for index in load.indices]
+    expected = [*rows, depths[0]]
+    lead = len(indices) - len(expected)
+    if lead < 0:
+        return False
+    if any(shape[p] != 1 or not always_zero(indices[p]) for p in range(lead)):
+        return False
+    return all(indices[lead + p] is iv and shape[lead + p] == count
+               for p, (iv, count) in enumerate(expected))
+
+
+def _without_zero_offset(index: SSAValue) -> SSAValue:
+    """`index` with any term that is always 0 added to it removed (`addi %i1, %r1` is `%i1`
+    for `%r1` the index of a loop of one iteration: a 1x1 kernel's row)."""
+    owner = index.owner
+    while isinstance(owner, arith.AddiOp):
+        if always_zero(owner.rhs):
+            index = owner.lhs
+        elif always_zero(owner.lhs):
+            index = owner.rhs
+        else:
+            break
+        owner = index.owner
+    return index
 
 
 def _moves_only_last_index(load: LoadOp, iv: SSAValue) -> bool:
@@ -608,18 +652,24 @@ class GemmBuilder:
         gemm = self.gemm
         ops: list[Operation] = []
         packed_b = self.pack_b(ops) if gemm.plain_b else self.pack_implicit_b(ops)
-        if not gemm.plain_a:
+        rows = gemm.a
+        if gemm.row_view:
+            view = collapse_axes(gemm.a, 0, len(gemm.a.type.get_shape()) - 1)  # type: ignore[attr-defined]
+            view.result.name_hint = f"{gemm.a.name_hint or 'A'}_rows"
+            ops.append(view)
+            rows = view.result
+        if not gemm.plain_a and not gemm.row_view:
             a = self.pack_implicit_a(ops)
         elif gemm.a_signed or gemm.depth % DEPTH:
-            a = self.pack_a(ops)
+            a = self.pack_a(rows, ops)
         else:
-            a = gemm.a
+            a = rows
         colsum = None if self.za_vanishes() else self.colsum(packed_b, ops)
         rowsum = None if self.zb_vanishes() else self.rowsum(a, ops)
         ops += self.kernels(a, packed_b, rowsum, colsum)
         for buffer in [packed_b, *([colsum] if colsum is not None else []),
                        *([rowsum] if rowsum is not None else []),
-                       *([a] if a is not self.gemm.a else [])]:
+                       *([a] if a is not rows else [])]:
             ops.append(DeallocOp(buffer))
         return ops
 
@@ -836,8 +886,9 @@ class GemmBuilder:
         ops += [zero, selected]
         return selected.result
 
-    def pack_a(self, ops: list[Operation]) -> SSAValue:
-        """`Ap[i, k] = a'[i, k]`, zero past K (a whole number of 4-byte blocks)."""
+    def pack_a(self, rows: SSAValue, ops: list[Operation]) -> SSAValue:
+        """`Ap[i, k] = a'[i, k]` of A's rows (`rows`: A, or its row view), zero past K (a whole
+        number of 4-byte blocks)."""
         gemm = self.gemm
         alloc = AllocOp(MemRefType(i8, [gemm.m, self.k4 * DEPTH]), "global")
         alloc.result.name_hint = f"{gemm.a.name_hint or 'A'}_u8"
@@ -846,9 +897,9 @@ class GemmBuilder:
 
         def copy(i: SSAValue, k: SSAValue, body: list[Operation]) -> None:
             inner: list[Operation] = []
-            value = self.guarded_load(gemm.a, [i, k], [gemm.m, gemm.depth], gemm.a_signed, inner)
+            value = self.guarded_load(rows, [i, k], [gemm.m, gemm.depth], gemm.a_signed, inner)
             inner.append(StoreOp(value, packed, [i, k]))
-            body.append(BlockOp(f"{self.name}.pack_a", [gemm.a], [packed], inner, ["i", "k"]))
+            body.append(BlockOp(f"{self.name}.pack_a", [rows], [packed], inner, ["i", "k"]))
 
         ops.append(self.loop(0, gemm.m, "i", "serial", lambda i, body: body.append(
             self.loop(0, self.k4 * DEPTH, "k", "serial", lambda k, inner: copy(i, k, inner)))))

@@ -342,6 +342,138 @@
 
 // -----
 
+// An NHWC 1x1 conv, stride 1, unpadded (16 -> 32 channels over a 4x4 image, constant weight):
+// the input is the row-major matrix A already, its 16 pixels the rows and its channels the
+// depth. The kernels read it through a collapse_shape to [16, 16], with no copy.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_0
+// CHECK:         %[[ROWS:.*]] = memref.collapse_shape %x {{\[\[}}0 : i64, 1 : i64, 2 : i64], [3 : i64]] : memref<1x4x4x16xi8> into memref<16x16xi8>
+// CHECK-NOT:     conv2d.pack_a
+// CHECK:         loop.block "conv2d" reads(%[[ROWS]], %{{.*}} : memref<16x16xi8>, memref<{{.*}}>)
+// CHECK:           loop.load %[[ROWS]][%{{.*}}, %{{.*}}] : memref<16x16xi8> -> vector<4xi8>
+// CHECK:           loop.intrinsic "x86.avx512.vpdpbusd"
+// CHECK:       func.return
+
+// A signed input (s8, extsi) is flipped into u8 as vpdpbusd needs it: the copy into the packed
+// rows reads the same view, a row and a depth index per byte.
+// CHECK-LABEL: func.func private @fused_conv2d_integer_1
+// CHECK:         %[[ROWS:.*]] = memref.collapse_shape %x {{.*}} : memref<1x4x4x16xi8> into memref<16x16xi8>
+// CHECK:         %[[A:.*]] = loop.alloc global : memref<16x16xi8>
+// CHECK:         loop.block "conv2d.pack_a" reads(%[[ROWS]] : memref<16x16xi8>) writes(%[[A]] : memref<16x16xi8>)
+// CHECK:           arith.xori
+// CHECK:         loop.block "conv2d" reads(%[[A]], %{{.*}} : memref<16x16xi8>, memref<{{.*}}>)
+
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst0", type = memref<i8>, initial_value = dense<3> : tensor<i8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst1", type = memref<1x1x16x32xi8>, initial_value = dense<1> : tensor<1x1x16x32xi8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_0_cst2", type = memref<32xi8>, initial_value = dense<0> : tensor<32xi8>, sym_visibility = "private", constant}> : () -> ()
+  func.func @c0(%x: memref<1x4x4x16xi8> {dlc.unsigned}, %out: memref<1x4x4x32xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %xz = memref.get_global @fused_conv2d_integer_0_cst0 : memref<i8>
+    %w = memref.get_global @fused_conv2d_integer_0_cst1 : memref<1x1x16x32xi8>
+    %wz = memref.get_global @fused_conv2d_integer_0_cst2 : memref<32xi8>
+    func.call @fused_conv2d_integer_0(%x, %xz, %w, %wz, %out) : (memref<1x4x4x16xi8>, memref<i8>, memref<1x1x16x32xi8>, memref<32xi8>, memref<1x4x4x32xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_0(%x: memref<1x4x4x16xi8>, %xz: memref<i8>, %w: memref<1x1x16x32xi8>, %wz: memref<32xi8>, %out: memref<1x4x4x32xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c4 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x4x4x32xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x4x4x32xi32>
+            }
+            loop.for %r0 = %c0 to %c16 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%x, %xz, %w, %wz : memref<1x4x4x16xi8>, memref<i8>, memref<1x1x16x32xi8>, memref<32xi8>) writes(%out : memref<1x4x4x32xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %0 = arith.addi %i1, %r1 : index
+                    %1 = arith.addi %i2, %r2 : index
+                    %2 = loop.load %x[%i0, %0, %1, %r0] : memref<1x4x4x16xi8> -> i8
+                    %3 = arith.extui %2 : i8 to i32
+                    %4 = loop.load %xz[] : memref<i8> -> i8
+                    %5 = arith.extui %4 : i8 to i32
+                    %6 = arith.subi %3, %5 : i32
+                    %7 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x16x32xi8> -> i8
+                    %8 = arith.extsi %7 : i8 to i32
+                    %9 = loop.load %wz[%i3] : memref<32xi8> -> i8
+                    %10 = arith.extsi %9 : i8 to i32
+                    %11 = arith.subi %8, %10 : i32
+                    %12 = arith.muli %6, %11 : i32
+                    %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x4x4x32xi32> -> i32
+                    %13 = arith.addi %acc, %12 : i32
+                    loop.store %13, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x4x4x32xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    func.return
+  }
+
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst0", type = memref<i8>, initial_value = dense<3> : tensor<i8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst1", type = memref<1x1x16x32xi8>, initial_value = dense<1> : tensor<1x1x16x32xi8>, sym_visibility = "private", constant}> : () -> ()
+  "memref.global"() <{sym_name = "fused_conv2d_integer_1_cst2", type = memref<32xi8>, initial_value = dense<0> : tensor<32xi8>, sym_visibility = "private", constant}> : () -> ()
+  func.func @c1(%x: memref<1x4x4x16xi8> , %out: memref<1x4x4x32xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %xz = memref.get_global @fused_conv2d_integer_1_cst0 : memref<i8>
+    %w = memref.get_global @fused_conv2d_integer_1_cst1 : memref<1x1x16x32xi8>
+    %wz = memref.get_global @fused_conv2d_integer_1_cst2 : memref<32xi8>
+    func.call @fused_conv2d_integer_1(%x, %xz, %w, %wz, %out) : (memref<1x4x4x16xi8>, memref<i8>, memref<1x1x16x32xi8>, memref<32xi8>, memref<1x4x4x32xi32>) -> ()
+    func.return
+  }
+  func.func private @fused_conv2d_integer_1(%x: memref<1x4x4x16xi8>, %xz: memref<i8>, %w: memref<1x1x16x32xi8>, %wz: memref<32xi8>, %out: memref<1x4x4x32xi32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+      loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+        loop.for %i2 = %c0 to %c4 step %c1 axis "i2" {
+          loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+            loop.block "conv2d_init" reads() writes(%out : memref<1x4x4x32xi32>) spatial ["i0", "i1", "i2", "i3"] {
+              %init = arith.constant 0 : i32
+              loop.store %init, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x4x4x32xi32>
+            }
+            loop.for %r0 = %c0 to %c16 step %c1 axis "r0" {
+              loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+                loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                  loop.block "conv2d" reads(%x, %xz, %w, %wz : memref<1x4x4x16xi8>, memref<i8>, memref<1x1x16x32xi8>, memref<32xi8>) writes(%out : memref<1x4x4x32xi32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                    %0 = arith.addi %i1, %r1 : index
+                    %1 = arith.addi %i2, %r2 : index
+                    %2 = loop.load %x[%i0, %0, %1, %r0] : memref<1x4x4x16xi8> -> i8
+                    %3 = arith.extsi %2 : i8 to i32
+                    %4 = loop.load %xz[] : memref<i8> -> i8
+                    %5 = arith.extsi %4 : i8 to i32
+                    %6 = arith.subi %3, %5 : i32
+                    %7 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x16x32xi8> -> i8
+                    %8 = arith.extsi %7 : i8 to i32
+                    %9 = loop.load %wz[%i3] : memref<32xi8> -> i8
+                    %10 = arith.extsi %9 : i8 to i32
+                    %11 = arith.subi %8, %10 : i32
+                    %12 = arith.muli %6, %11 : i32
+                    %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<1x4x4x32xi32> -> i32
+                    %13 = arith.addi %acc, %12 : i32
+                    loop.store %13, %out[%i0, %i1, %i2, %i3] : i32 -> memref<1x4x4x32xi32>
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    func.return
+  }
+
+// -----
+
 // A dense 12x8 by 8x128 GEMM on one core: two row blocks of 6 rows, two column groups of 64.
 // B's panels fit the L2, so the row blocks are the outer loop and the column groups the inner
 // one (a block of A stays in L1 while B streams); the tile is zeroed, accumulated and written
