@@ -50,7 +50,7 @@ CPU_GRAPH_PASSES = (
 """The graph-level part of the `cpu` pipeline: a dynamic batch compiled as one row and as blocks of
 8 rows (`graph-batch-rows`; the runtime runs the blocks, then the rows left), then `graph-opt`
 with int8 convs (`conv2d_integer`) in NHWC (graph-convert-layout's `integer_only`: the VNNI
-kernel copies a 1x1 conv's input rows whole and stores whole vectors of output channels) and
+kernel reads a 1x1 conv's input rows in place and stores whole vectors of output channels) and
 the float convs of depthwise regions too (`depthwise_regions`: depthwise convs and the
 pointwise convs around them, a MobileNet's blocks; other float convs keep NCHW), strided
 one-tap conv axes reading a sliced input (ResNet's 1x1 stride-2 shortcuts), convs

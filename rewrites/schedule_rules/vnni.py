@@ -46,7 +46,9 @@ split into those that move only A (the rows) and those that move only B (the col
 reduction loops are the depth, each a row-major linearization of its loops. Such an operand is
 packed through its own load (recomputed at the loops of `pack_implicit_a` / `pack_implicit_b`:
 for an NCHW conv with a constant weight, the weight into the panels at compile time and the
-input's im2col into rows), and the write-back stores at the delinearized output point. The
+input's im2col into rows; an A that is already row-major [M, K], an NHWC 1x1 conv's input, is
+read through a `memref.collapse_shape` instead: `_reads_rows`), and the write-back stores at the
+delinearized output point. The
 depth loop that walks A's last index alone (an NHWC conv's input channels) is linearized
 innermost, and A's packing copies it in vectors.
 Batched GEMMs and depthwise convs (a loop moving both operands) are not matched (they keep the
