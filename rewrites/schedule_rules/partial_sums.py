@@ -413,13 +413,13 @@ def _merged_axis(access: LoadOp | StoreOp, indices: list[SSAValue], outer_iv: SS
     maybe plus a value that is always 0, when no other index depends on either; else None."""
     ivs = {outer_iv, inner_iv}
     for axis in range(len(indices) - 1):
-        if _indexes_by(indices[axis], outer_iv) and _indexes_by(indices[axis + 1], inner_iv):
+        if indexes_by(indices[axis], outer_iv) and indexes_by(indices[axis + 1], inner_iv):
             rest = indices[:axis] + indices[axis + 2:]
             return None if any(depends_on(index, ivs) for index in rest) else axis
     return None
 
 
-def _indexes_by(index: SSAValue, iv: SSAValue) -> bool:
+def indexes_by(index: SSAValue, iv: SSAValue) -> bool:
     """Whether `index` is `iv`, or `iv` plus a value that is always 0."""
     if index is iv:
         return True

@@ -69,7 +69,12 @@ from dlc.rewrites.schedule import ScheduleError, parallel, tensorize
 from dlc.rewrites.schedule.common import depends_on, index_constant, value_name
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import Reduction
-from dlc.rewrites.schedule_rules.partial_sums import always_zero, collapse_axes, defined_outside
+from dlc.rewrites.schedule_rules.partial_sums import (
+    always_zero,
+    collapse_axes,
+    defined_outside,
+    indexes_by,
+)
 from dlc.target.intrinsics import VPDPBUSD
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, NoneAttr, i8, i32
@@ -235,38 +240,25 @@ def _reads_rows(load: LoadOp, rows: tuple[Loop, ...], depths: tuple[Loop, ...],
                 nest: Reduction) -> bool:
     """Whether `load` reads a buffer (identity layout, made before the nest) whose last axis is
     the one depth loop's index and whose axes before it are the row loops' indices, in order
-    and each over the whole axis, after leading axes of size 1 read at 0: the buffer is then
-    the row-major [M, K] matrix A itself (an NHWC 1x1 conv's input, stride 1, unpadded)."""
+    and each over the whole axis, after leading axes of size 1 read at 0 (an index plus a
+    one-iteration loop's index, `%i1 + %r1` of a 1x1 kernel, counts: `indexes_by`): the buffer
+    is then the row-major [M, K] matrix A itself (an NHWC 1x1 conv's input, stride 1,
+    unpadded)."""
     buffer_type = load.memref.type
     if (len(depths) != 1 or not rows or not isinstance(buffer_type, MemRefType)
             or not isinstance(buffer_type.layout, NoneAttr)
             or not defined_outside(load.memref, nest.spatial[0])):
         return False
     shape = buffer_type.get_shape()
-    indices = [_without_zero_offset(index) for index in load.indices]
+    indices = list(load.indices)
     expected = [*rows, depths[0]]
     lead = len(indices) - len(expected)
     if lead < 0:
         return False
     if any(shape[p] != 1 or not always_zero(indices[p]) for p in range(lead)):
         return False
-    return all(indices[lead + p] is iv and shape[lead + p] == count
+    return all(indexes_by(indices[lead + p], iv) and shape[lead + p] == count
                for p, (iv, count) in enumerate(expected))
-
-
-def _without_zero_offset(index: SSAValue) -> SSAValue:
-    """`index` with any term that is always 0 added to it removed (`addi %i1, %r1` is `%i1`
-    for `%r1` the index of a loop of one iteration: a 1x1 kernel's row)."""
-    owner = index.owner
-    while isinstance(owner, arith.AddiOp):
-        if always_zero(owner.rhs):
-            index = owner.lhs
-        elif always_zero(owner.lhs):
-            index = owner.rhs
-        else:
-            break
-        owner = index.owner
-    return index
 
 
 def _moves_only_last_index(load: LoadOp, iv: SSAValue) -> bool:
@@ -656,7 +648,9 @@ class GemmBuilder:
         packed_b = self.pack_b(ops) if gemm.plain_b else self.pack_implicit_b(ops)
         rows = gemm.a
         if gemm.row_view:
-            view = collapse_axes(gemm.a, 0, len(gemm.a.type.get_shape()) - 1)  # type: ignore[attr-defined]
+            a_type = gemm.a.type
+            assert isinstance(a_type, MemRefType), "_reads_rows admits memrefs only"
+            view = collapse_axes(gemm.a, 0, len(a_type.get_shape()) - 1)
             view.result.name_hint = f"{gemm.a.name_hint or 'A'}_rows"
             ops.append(view)
             rows = view.result
