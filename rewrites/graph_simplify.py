@@ -33,7 +33,9 @@ class GraphSimplifyPass(ModulePass):
     axes of size 1 removed, a `graph.if` on a constant condition
     replaced by the ops of the branch it takes, and the outer kernel rows and columns of a conv
     with a constant weight that only ever read zero padding cut off (a dilated conv on a map
-    smaller than its dilation: DeepLab's ASPP 3x3 convs become 1x1 convs).
+    smaller than its dilation: DeepLab's ASPP 3x3 convs become 1x1 convs), and a quantize of a
+    dequantize with the same constant scales, zero points and axis replaced by the integers it
+    started from (exact: `RemoveQuantizeRoundTrip`).
 
     *Invariants*: results are unchanged bit for bit, except that `-0.0 + 0` keeps its sign
     (and a conv's dropped `w * 0` products, which a non-finite weight would have made NaN);

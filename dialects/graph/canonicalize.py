@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from dlc.dialects.graph.ops import (
     AddOp,
     ConcatOp,
@@ -25,6 +26,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
 )
 from dlc.dialects.graph.ops_control import IfOp
+from dlc.dialects.graph.ops_quant import DequantizeOp, QuantizeOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, CastOp, PadOp, SliceOp
 from dlc.dialects.graph.utils import (
     build_constant,
@@ -264,6 +266,44 @@ class DropPaddingOnlyTaps(RewritePattern):
         rewriter.replace(op, [new_weight, conv], [conv.result])
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+
+
+class RemoveQuantizeRoundTrip(RewritePattern):
+    """`quantize(dequantize(q, s, z), s, z)` → `q` (constant scales and zero points equal on
+    both sides, the same axis, q of the quantize's type): a QDQ pair left around an op that
+    folded away (a zero bias add), as ONNX Runtime's QDQ cleanup removes a DQ -> Q pair with
+    matching parameters. Exact: with n = q - z an integer of magnitude at most 255 and each
+    float32 operation rounding by at most 2^-24 relative, `(n s) / s` lies within
+    255 * 2^-23 < 0.5 of n and rounds to n, and n + z = q needs no clamp. Not where 255 |s|
+    overflows float32, nor for a scale of 0 or NaN."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: QuantizeOp, rewriter: PatternRewriter) -> None:
+        dq = op.x.owner
+        if not isinstance(dq, DequantizeOp) or dq.x.type != op.result.type:
+            return
+        arrays = [constant_array(value) for value in
+                  (dq.scale, op.scale, dq.zero_point, op.zero_point)]
+        if any(array is None for array in arrays):
+            return
+        scale, y_scale, zero, y_zero = (np.asarray(array) for array in arrays)
+        if not (_same_array(scale, y_scale) and _same_array(zero, y_zero)):
+            return
+        magnitude = np.abs(scale.astype(np.float64))
+        if not (np.all(magnitude > 0) and np.all(255 * magnitude <= FLOAT32_MAX)):
+            return
+        if scale.size > 1:
+            rank = len(shape_of(dq.x))
+            if dq.axis_value() % rank != op.axis_value() % rank:
+                return
+        _forward(rewriter, op, dq.x)
+
+
 def simplify_patterns() -> list[RewritePattern]:
     """Every graph-simplify pattern, for other passes and pipelines to reuse."""
     return [
@@ -278,6 +318,7 @@ def simplify_patterns() -> list[RewritePattern]:
         RemoveUnitReduce(),
         InlineConstantIf(),
         DropPaddingOnlyTaps(),
+        RemoveQuantizeRoundTrip(),
     ]
 
 
@@ -298,6 +339,7 @@ _PATTERNS_BY_OP: dict[type[Operation], tuple[type[RewritePattern], ...]] = {
     IfOp: (InlineConstantIf,),
     ReduceOp: (RemoveUnitReduce,),
     Conv2DOp: (DropPaddingOnlyTaps,),
+    QuantizeOp: (RemoveQuantizeRoundTrip,),
 }
 
 

@@ -21,6 +21,7 @@ from dlc.dialects.graph.ops import (
     ConstantOp,
     Conv2DOp,
     ConvLayouts,
+    GraphCanonicalizationPatterns,
     GraphOp,
     MatmulOp,
     _ints,
@@ -149,7 +150,7 @@ class QuantizeOp(GraphOp):
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(1))
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = (
         "$x `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
     )

@@ -260,3 +260,49 @@ func.func @unit_reduce_removed(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<
   %r2 = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "max"} : (tensor<4x1xf32>) -> tensor<4xf32>
   func.return %r0, %r1, %r2 : tensor<4x1xf32>, tensor<1x1xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A quantize of a dequantize with equal constant scales, zero points and axis (separate
+// constants of one value, per tensor and per channel) is its integer operand: exact, since
+// (n s) / s rounds back to n for |n| <= 255.
+// CHECK-LABEL: @quantize_round_trip_removed
+// CHECK-NOT:   graph.quantize
+// CHECK-NOT:   graph.dequantize
+// CHECK:       func.return %q, %p
+func.func @quantize_round_trip_removed(%q: tensor<1x2x4xui8>, %p: tensor<1x2x4xi8>) -> (tensor<1x2x4xui8>, tensor<1x2x4xi8>) {
+  %s = graph.constant dense<0.0119807012> : tensor<f32>
+  %z = graph.constant dense<131> : tensor<ui8>
+  %s2 = graph.constant dense<0.0119807012> : tensor<f32>
+  %z2 = graph.constant dense<131> : tensor<ui8>
+  %d = graph.dequantize %q, %s, %z : (tensor<1x2x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4xf32>
+  %r = graph.quantize %d, %s2, %z2 : (tensor<1x2x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4xui8>
+  %cs = graph.constant dense<[0.5, 3.0e-3]> : tensor<2xf32>
+  %cz = graph.constant dense<[0, -7]> : tensor<2xi8>
+  %e = graph.dequantize %p, %cs, %cz {axis = 1 : i64} : (tensor<1x2x4xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x2x4xf32>
+  %t = graph.quantize %e, %cs, %cz {axis = -2 : i64} : (tensor<1x2x4xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x2x4xi8>
+  func.return %r, %t : tensor<1x2x4xui8>, tensor<1x2x4xi8>
+}
+
+// -----
+
+// Round trips that change values stay: another scale (a requantization), another zero point,
+// another element type, per-channel scales along another axis.
+// CHECK-LABEL: @quantize_requantizes
+// CHECK-COUNT-4: graph.quantize
+func.func @quantize_requantizes(%q: tensor<2x2xui8>, %p: tensor<2x2xi8>) -> (tensor<2x2xui8>, tensor<2x2xui8>, tensor<2x2xi8>, tensor<2x2xi8>) {
+  %s = graph.constant dense<0.5> : tensor<f32>
+  %s2 = graph.constant dense<0.25> : tensor<f32>
+  %z = graph.constant dense<3> : tensor<ui8>
+  %z2 = graph.constant dense<4> : tensor<ui8>
+  %zi = graph.constant dense<3> : tensor<i8>
+  %d = graph.dequantize %q, %s, %z : (tensor<2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x2xf32>
+  %r0 = graph.quantize %d, %s2, %z : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  %r1 = graph.quantize %d, %s, %z2 : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  %r2 = graph.quantize %d, %s, %zi : (tensor<2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<2x2xi8>
+  %cs = graph.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %cz = graph.constant dense<[0, 1]> : tensor<2xi8>
+  %e = graph.dequantize %p, %cs, %cz {axis = 0 : i64} : (tensor<2x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2xf32>
+  %r3 = graph.quantize %e, %cs, %cz {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2xi8>
+  func.return %r0, %r1, %r2, %r3 : tensor<2x2xui8>, tensor<2x2xui8>, tensor<2x2xi8>, tensor<2x2xi8>
+}
