@@ -879,3 +879,72 @@ def test_max_and_min_without_signed_zeros_keep_nan_from_either_side(kind: str) -
     y = compile_text(text)(a, b)
     np.testing.assert_array_equal(y[0], np.maximum(a, b))
     np.testing.assert_array_equal(y[1], np.minimum(a, b))
+
+
+# ------------------------------------------------------------------------------------------
+# Vector fptosi on x86: cvttps2dq with the saturating conversion's fixes
+# ------------------------------------------------------------------------------------------
+
+TRUNCATE_LANES = """
+func.func @truncate_lanes(%x: memref<16xf32>, %y: memref<8xf32>, %z: memref<4xf32>,
+    %s: memref<1xf32>, %a: memref<16xi32>, %b: memref<8xi32>, %c: memref<4xi32>,
+    %d: memref<1xi32>) attributes {dlc.num_outputs = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  loop.for %i = %c0 to %c16 step %c1 axis "i" kind vectorized {
+    loop.block "x" reads(%x : memref<16xf32>) writes(%a : memref<16xi32>) spatial ["i"] {
+      %v = loop.load %x[%i] : memref<16xf32> -> f32
+      %t = arith.fptosi %v : f32 to i32
+      loop.store %t, %a[%i] : i32 -> memref<16xi32>
+    }
+  }
+  loop.for %i = %c0 to %c8 step %c1 axis "i" kind vectorized {
+    loop.block "y" reads(%y : memref<8xf32>) writes(%b : memref<8xi32>) spatial ["i"] {
+      %v = loop.load %y[%i] : memref<8xf32> -> f32
+      %t = arith.fptosi %v : f32 to i32
+      loop.store %t, %b[%i] : i32 -> memref<8xi32>
+    }
+  }
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind vectorized {
+    loop.block "z" reads(%z : memref<4xf32>) writes(%c : memref<4xi32>) spatial ["i"] {
+      %v = loop.load %z[%i] : memref<4xf32> -> f32
+      %t = arith.fptosi %v : f32 to i32
+      loop.store %t, %c[%i] : i32 -> memref<4xi32>
+    }
+  }
+  loop.block "s" reads(%s : memref<1xf32>) writes(%d : memref<1xi32>) {
+    %v = loop.load %s[%c0] : memref<1xf32> -> f32
+    %t = arith.fptosi %v : f32 to i32
+    loop.store %t, %d[%c0] : i32 -> memref<1xi32>
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize(("target", "feature"), [
+    ("llvm -mcpu=skylake-avx512", "avx512f"),  # 16 lanes, the mask form
+    ("llvm -mcpu=znver3", "avx2"),             # 8 lanes
+    ("llvm -mcpu=x86-64", "sse2"),             # 4 lanes
+])
+def test_vector_fptosi_saturates_like_the_scalar_conversion(target: str, feature: str) -> None:
+    """Vectorized f32 -> i32 conversions (16, 8 and 4 lanes, and a scalar) truncate toward
+    zero, saturate out of range (both signs, infinities) and give 0 for NaN, on every x86
+    vector width: `saturated_truncation`'s fixes of `cvttps2dq`."""
+    if binding.get_process_triple().split("-")[0] != "x86_64" or not (
+            binding.get_host_cpu_features().get(feature, False)):
+        pytest.skip(f"the host cannot run {target!r} code")
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 2.0**31, -(2.0**31), 2.1e9, -2.2e9,
+                        2147483520.0, -2147483520.0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 3e38,
+                        -3e38, 1e-40, -0.0, 123456.7, -7.9, 16777217.0, -1.0], np.float32)
+    inputs = [special[:16], special[8:16], special[16:20], special[20:21]]
+    executable = dlc.compile(parse(TRUNCATE_LANES), target=target, cache=False)
+    outputs = executable(*inputs)
+    for x, got in zip(inputs, outputs, strict=True):
+        with np.errstate(invalid="ignore"):
+            expected = np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)),
+                                                        -(2.0**31), 2.0**31 - 1))
+        np.testing.assert_array_equal(got, expected.astype(np.int32))

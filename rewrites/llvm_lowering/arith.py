@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     VectorType,
+    i16,
     i32,
     i64,
 )
@@ -275,7 +276,8 @@ class SelectLowering(RewritePattern):
 
 @dataclass
 class CastLowering(RewritePattern):
-    """arith casts -> llvm casts; fptosi/fptoui -> saturating intrinsics; uitofp expanded;
+    """arith casts -> llvm casts; fptosi/fptoui -> saturating intrinsics (vectors of f32 to
+    i32 on x86 as `cvttps2dq` with fixes: `saturated_truncation`); uitofp expanded;
     truncf f64 -> f16 through f32 rounded to odd (no `__truncdfhf2` libcall)."""
 
     lowering: LLVMLowering
@@ -303,6 +305,10 @@ class CastLowering(RewritePattern):
             new_ops = double_to_half(source, result_type)
         elif kind in CAST_OPS:
             new_ops = [CAST_OPS[kind](source, result_type)]
+        elif kind is arith.FPToSIOp and (
+                truncating := x86_truncating_conversion(source.type, result_type,
+                                                        self.lowering.features)):
+            new_ops = saturated_truncation(source, result_type, truncating)
         elif kind in SATURATING_CASTS:
             name = (
                 f"{SATURATING_CASTS[kind]}.{intrinsic_suffix(result_type)}"
@@ -312,6 +318,57 @@ class CastLowering(RewritePattern):
         else:
             new_ops = unsigned_to_float(source, result_type)
         replace_with_lowered(op, new_ops, new_ops[-1].results, rewriter)
+
+
+X86_TRUNCATING_CONVERSIONS: dict[int, tuple[str, str, tuple[int, ...]]] = {
+    16: ("avx512f", "llvm.x86.avx512.mask.cvttps2dq.512", (0, -1, 4)),
+    8: ("avx", "llvm.x86.avx.cvtt.ps2dq.256", ()),
+    4: ("sse2", "llvm.x86.sse2.cvttps2dq", ()),
+}
+"""`cvttps2dq` by the f32 lanes it converts: the feature it needs, the intrinsic, and the
+arguments after the source (AVX-512's pass-through vector, mask and rounding: all lanes, the
+current mode)."""
+
+
+def x86_truncating_conversion(source: Attribute, result: Attribute, features: frozenset[str]
+                              ) -> tuple[str, tuple[int, ...]] | None:
+    """The x86 intrinsic (and its extra arguments) that converts a vector of f32 `source` to
+    i32 `result` toward zero, where the target has it; None otherwise (scalars, other types,
+    other targets: `llvm.fptosi.sat`, which AArch64 has as one instruction)."""
+    if not (isinstance(source, VectorType) and isinstance(result, VectorType)):
+        return None
+    if not isinstance(source.element_type, Float32Type) or result.element_type != i32:
+        return None
+    entry = X86_TRUNCATING_CONVERSIONS.get(source.get_shape()[0])
+    if entry is None or len(source.get_shape()) != 1 or entry[0] not in features:
+        return None
+    return entry[1], entry[2]
+
+
+def saturated_truncation(source: SSAValue, result_type: VectorType,
+                         conversion: tuple[str, tuple[int, ...]]) -> list[Operation]:
+    """`llvm.fptosi.sat` of f32 lanes to i32 as `cvttps2dq` and two fixes: the instruction
+    gives INT_MIN for every lane out of range or NaN (the saturated value below the range);
+    lanes >= 2^31 take INT_MAX and NaN lanes 0. Five instructions where LLVM's x86 backend
+    scalarizes the vector intrinsic (a conversion and two compares per lane): the same
+    results, bit for bit."""
+    name, extra = conversion
+    ops: list[Operation] = []
+    args: list[SSAValue] = [source]
+    if extra:
+        passthru, mask, rounding = extra
+        ops += [_integer_splat(passthru, result_type), int_constant(mask, i16),
+                int_constant(rounding, i32)]
+        args += [op.results[0] for op in ops]
+    truncated = call_intrinsic(name, args, result_type)
+    limit = _float_splat(2.0**31, source.type)
+    above = FCmpOp(source, limit.results[0], "oge")
+    largest = _integer_splat(2**31 - 1, result_type)
+    high = SelectOp(above.results[0], largest.results[0], truncated.results[0])
+    nan = FCmpOp(source, source, "uno")
+    zero = _integer_splat(0, result_type)
+    fixed = SelectOp(nan.results[0], zero.results[0], high.results[0])
+    return [*ops, truncated, limit, above, largest, high, nan, zero, fixed]
 
 
 def _element(type_: Attribute) -> Attribute:
