@@ -565,20 +565,45 @@ def test_concat_schedule_structure() -> None:
 
 
 def test_concat_of_many_channel_blocks_shares_one_parallel_loop() -> None:
-    """A DenseNet concat (NCHW, along the channels, batch 1): the rows' loop moves above the
-    channel loop and runs in parallel around the four parts (one parallel region, not four);
-    single-threaded, no loop is parallel and each part is its own elementwise nest, its 7x7
-    planes one run of 49 (`merge_rows`)."""
+    """A DenseNet concat (NCHW, along the channels, batch 1): one parallel loop over 8 slices
+    of the channels (the parts' sizes' common divisor 32, at most 4 slices per thread) around
+    the four parts (one parallel region, not four), each part's slice its 64 / 8 or 32 / 8
+    channels of whole 7x7 planes, one run of 49 (`merge_rows`); single-threaded, no loop is
+    parallel and each part is its own elementwise nest."""
     shapes = [(1, 64, 7, 7)] + [(1, 32, 7, 7)] * 3
     loops, _ = scheduled_loops(concat_text(shapes, 1))
     assert [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops] == [
-        ("i0", "serial", 1), ("i2", "parallel", 7),
-        ("i1", "serial", 64), ("i3", "vectorized", 7), ("i1", "serial", 32),
-        ("i3", "vectorized", 7), ("i1", "serial", 32), ("i3", "vectorized", 7),
-        ("i1", "serial", 32), ("i3", "vectorized", 7)]
+        ("i1.s", "parallel", 8),
+        ("i0", "serial", 1), ("i1.c", "serial", 8), ("i2.i3.fused", "vectorized", 49),
+        *[("i0", "serial", 1), ("i1.c", "serial", 4), ("i2.i3.fused", "vectorized", 49)] * 3]
     loops, _ = scheduled_loops(concat_text(shapes, 1), threads=1)
     assert [loop.kind.data for loop in loops].count("parallel") == 0
     assert [loop.axis.data for loop in loops] == ["i0", "i1", "i2.i3.fused"] * 4
+
+
+def test_concat_without_a_common_divisor_shares_the_rows() -> None:
+    """Parts whose sizes share no divisor (3 and 5 channels) are not sliced: the rows' loop
+    moves above the channel loop and runs in parallel around the parts."""
+    loops, _ = scheduled_loops(concat_text([(1, 3, 7, 7), (1, 5, 7, 7)], 1))
+    assert [(loop.axis.data, loop.kind.data) for loop in loops][:2] == [
+        ("i0", "serial"), ("i2", "parallel")]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    divisor=st.integers(2, 8),
+    multiples=st.lists(st.integers(1, 5), min_size=2, max_size=5),
+    plane=st.tuples(st.integers(1, 9), st.integers(1, 20)),
+    batch=st.integers(1, 2),
+)
+def test_sliced_concat_matches_numpy(divisor: int, multiples: list[int],
+                                     plane: tuple[int, int], batch: int) -> None:
+    """A concat (+ relu) along the channels of NCHW inputs whose channel counts share a
+    divisor, on 2 threads (sliced where the batch is 1), gives NumPy's result."""
+    shapes = [(batch, divisor * m, *plane) for m in multiples]
+    inputs = [RNG.standard_normal(shape, dtype=np.float32) for shape in shapes]
+    got = compiled(concat_text(shapes, 1), 2)(*inputs)
+    np.testing.assert_array_equal(got, np.maximum(np.concatenate(inputs, axis=1), 0))
 
 
 def pad_model(shape: tuple[int, ...], pads: list[int]) -> object:

@@ -24,27 +24,38 @@ own, as an elementwise nest:
 
     loop.for %c = 0 to 96 { loop.for %h = 0 to 7 { ... } }
  -> loop.for %h = 0 to 7 parallel { loop.for %c = 0 to 64 { A } loop.for %c = 0 to 32 { B } }
+
+That shared loop is inside the split one there (an NCHW concat along the channels, batch 1:
+DenseNet's), and moved out it gives each thread rows of every channel: runs of one row (7 or 14
+values, a vector with idle lanes), cache lines split between the threads. When the parts'
+sizes have a common divisor, the parts are sliced instead (`schedule_sliced`): one parallel loop
+over slices of the split axis, slice `s` of each part its `s`-th run of channels, whose planes
+merge into one contiguous run each. DenseNet-121's 58 concat(+BN+ReLU) kernels: 7.5 -> 2.4 ms
+(2 threads; the block-3 kernels on 14x14 planes ran at 7 GB/s).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, YieldOp
 from dlc.rewrites.schedule import ScheduleError, parallel, reorder
 from dlc.rewrites.schedule.common import (
     constant_value,
     index_constant,
     is_pure,
     refresh_reads,
+    rename_axis,
     replace_uses,
+    value_name,
 )
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.elementwise import schedule_elementwise
 from dlc.rewrites.schedule_rules.nest import Elementwise, analyze
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i1
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr, i1
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 LESS_THAN = {"slt": 2, "ult": 6}
@@ -175,6 +186,110 @@ def shared_loop(nest: Elementwise, split: ForOp) -> ForOp | None:
     return None
 
 
+MAX_SLICES_PER_THREAD = 4
+"""Slices of its channels a part of a sliced concat (`slices`) is cut into per thread, at most:
+the threads take the slices one at a time, and more slices than threads balance a thread that
+the system slowed."""
+
+
+def slices(nest: Elementwise, split: ForOp, edges: list[int], config: CpuConfig) -> int:
+    """How many slices each part's range of `split` is cut into when the parts run as slices
+    (`schedule_sliced`), or 0 where they do not: with threads, when no loop around `split` has
+    two iterations and the loop the parts would share is inside it (the rows of an NCHW concat
+    along the channels, which `schedule_concat` would move out, so that each thread copies rows
+    of every channel: short runs, lines shared between the threads), and the parts' sizes have
+    a common divisor of at least 2. The most slices dividing every part up to
+    `MAX_SLICES_PER_THREAD` per thread (0 threads: 2 assumed)."""
+    if not config.parallel or split is nest.spatial[-1]:
+        return 0
+    at = nest.spatial.index(split)
+    if any((loop.trip_count() or 0) >= 2 for loop in nest.spatial[:at]):
+        return 0
+    shared = shared_loop(nest, split)
+    if shared is None or nest.spatial.index(shared) < at:
+        return 0
+    common = 0
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        common = math.gcd(common, high - low)
+    most = MAX_SLICES_PER_THREAD * max(config.threads, 2)
+    return max((d for d in range(2, min(common, most) + 1) if common % d == 0), default=0)
+
+
+def _sliced_iv(block: BlockOp, iv: SSAValue, slice_iv: SSAValue, size: int, low: int
+               ) -> tuple[SSAValue, SSAValue]:
+    """Inside `block`, `(iv + slice * size) + low` in place of `iv` (the constant added last,
+    so that `simplify_part` folds the part's `- low`); returns it and `iv + slice * size`."""
+    ops: list[Operation] = []
+    start = slice_iv
+    if size != 1:
+        scale = arith.ConstantOp(IntegerAttr(size, IndexType()))
+        product = arith.MuliOp(slice_iv, scale.result)
+        ops += [scale, product]
+        start = product.result
+    within = arith.AddiOp(iv, start)
+    ops.append(within)
+    shifted = within
+    if low:
+        offset = arith.ConstantOp(IntegerAttr(low, IndexType()))
+        shifted = arith.AddiOp(within.result, offset.result)
+        ops += [offset, shifted]
+    body = block.body.block
+    head = body.first_op
+    assert head is not None
+    body.insert_ops_before(ops, head)
+    replace_uses(iv, shifted.result,
+                 keep=lambda user: user is within or not block.is_ancestor(user))
+    return shifted.result, within.result
+
+
+def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: int,
+                    config: CpuConfig) -> None:
+    """The parts inside one parallel loop over `count` slices: slice `s` of each part runs
+    over its `s`-th run of `size / count` values of `split`, and the loops inside `split`
+    (whole rows of every buffer: a plane) merge into one contiguous run, vectorized:
+
+        loop.for %c = 0 to 64 { loop.for %h = 0 to 14 { loop.for %w = 0 to 14 { ... } } }
+     -> loop.for %s = 0 to 8 parallel {
+          loop.for %c = 0 to 4 { loop.for %p = 0 to 196 vectorized { A[s * 4 + c, p] } }
+          loop.for %c = 0 to 4 { loop.for %p = 0 to 196 vectorized { B[.., s * 4 + c + 32] } } }
+
+    The parts write disjoint ranges of `split`'s axis, and each slice its own run in each."""
+    root = nest.spatial[0]
+    parent = root.parent_block()
+    assert parent is not None
+    axis = split.axis.data
+    outer_axis, inner_axis = f"{axis}.s", f"{axis}.c"
+    zero, one = index_constant(0, root), index_constant(1, root)
+    sliced = ForOp(zero, index_constant(count, root), one, Block([YieldOp()],
+                   arg_types=[IndexType()]), outer_axis)
+    sliced.induction_var.name_hint = value_name(outer_axis)
+    parent.insert_op_before(sliced, root)
+    position = [op for op in root.walk() if isinstance(op, ForOp)].index(split)
+    part_config = replace(config, threads=1)
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        size = (high - low) // count
+        part = root.clone()
+        sliced.body.block.insert_op_before(part, sliced.body.block.last_op)
+        part_loop = [op for op in part.walk() if isinstance(op, ForOp)][position]
+        part_loop.operands[1] = index_constant(size, part)
+        part_loop.properties["axis"] = StringAttr(inner_axis)
+        for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
+            iv = part_loop.induction_var
+            shifted, within = _sliced_iv(block, iv, sliced.induction_var, size, low)
+            simplify_part(block, shifted, {iv: (0, size - 1), within: (0, high - low - 1),
+                                           shifted: (low, high - 1)})
+        rename_axis(part, axis, [outer_axis, inner_axis])
+        _erase_unused(part)
+        part_nest = analyze(part)
+        if isinstance(part_nest, Elementwise):
+            schedule_elementwise(part_nest, part_config)
+    Rewriter.erase_op(root)
+    try:
+        parallel(sliced)
+    except ScheduleError:
+        pass
+
+
 def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
     """Split the nest at the points where its blocks' comparisons of one induction variable
     with constants change value, then schedule each part as an elementwise nest; returns False,
@@ -189,6 +304,13 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
     if found is None:
         return False
     loop, points = found
+    lb, ub = constant_value(loop.lb), constant_value(loop.ub)
+    assert lb == 0 and ub is not None, "analyze() takes unit loops only"
+    edges = [lb, *points, ub]
+    count = slices(nest, loop, edges, config)
+    if count:
+        schedule_sliced(nest, loop, edges, count, config)
+        return True
     shared = shared_loop(nest, loop) if config.parallel else None
     if shared is not None and nest.spatial.index(shared) > nest.spatial.index(loop):
         try:
@@ -197,9 +319,6 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
             shared = None
     root = loop if shared is not None else nest.spatial[0]
     part_config = replace(config, threads=1) if shared is not None else config
-    lb, ub = constant_value(loop.lb), constant_value(loop.ub)
-    assert lb == 0 and ub is not None, "analyze() takes unit loops only"
-    edges = [lb, *points, ub]
     position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
     parent = root.parent_block()
     assert parent is not None

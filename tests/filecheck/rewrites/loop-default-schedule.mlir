@@ -553,6 +553,69 @@ func.func @concat_three(%a: memref<4x16xf32>, %b: memref<4x32xf32>, %c: memref<4
 
 // -----
 
+// A concat along the channels of NCHW inputs (DenseNet's), batch 1: the parts (4 and 2
+// channels, common divisor 2) run inside one parallel loop over 2 slices of the channels; slice
+// %s of a part copies its channels s * size + c (size: the part's channels / 2), each a whole
+// 2x3 plane as one contiguous run of 6 (the plane's rows merged); the second part's clamp and
+// its `- 4` fold away, its store adds the offset 4.
+// CHECK-LABEL: func.func @concat_channels
+// CHECK:         loop.for %[[S:.*]] = %c0 to %c2 step %c1 axis "i1.s" kind parallel {
+// CHECK:           %[[X0:.*]] = memref.collapse_shape %x0 {{.*}} into memref<1x4x6xf32>
+// CHECK:           %[[OUT0:.*]] = memref.collapse_shape %out {{.*}} into memref<1x6x6xf32>
+// CHECK:             loop.for %[[C0:.*]] = %c0 to %c2 step %c1 axis "i1.c" {
+// CHECK-NEXT:          loop.for %[[P0:.*]] = %c0 to %c6 step %c1 axis "i2.i3.fused" kind vectorized {
+// CHECK:                 %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:            %[[START:.*]] = arith.muli %[[S]], %[[TWO]] : index
+// CHECK-NEXT:            %[[AT0:.*]] = arith.addi %[[C0]], %[[START]] : index
+// CHECK-NEXT:            loop.load %[[X0]][%{{.*}}, %[[AT0]], %[[P0]]]
+// CHECK-NOT:             arith.select
+// CHECK:                 loop.store %{{.*}}, %[[OUT0]][%{{.*}}, %[[AT0]], %[[P0]]]
+// CHECK:           %[[X1:.*]] = memref.collapse_shape %x1 {{.*}} into memref<1x2x6xf32>
+// CHECK:           %[[OUT1:.*]] = memref.collapse_shape %out {{.*}} into memref<1x6x6xf32>
+// CHECK:             loop.for %[[C1:.*]] = %c0 to %c1 step %c1 axis "i1.c" {
+// CHECK-NEXT:          loop.for %[[P1:.*]] = %c0 to %c6 step %c1 axis "i2.i3.fused" kind vectorized {
+// CHECK:                 %[[AT1:.*]] = arith.addi %[[C1]], %[[S]] : index
+// CHECK-NEXT:            %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:            %[[OUTAT1:.*]] = arith.addi %[[AT1]], %[[FOUR]] : index
+// CHECK-NEXT:            loop.load %[[X1]][%{{.*}}, %[[AT1]], %[[P1]]]
+// CHECK-NOT:             arith.minui
+// CHECK:                 loop.store %{{.*}}, %[[OUT1]][%{{.*}}, %[[OUTAT1]], %[[P1]]]
+// CHECK-NOT:     loop.for {{.*}} kind parallel
+// CHECK:         func.return
+func.func @concat_channels(%x0: memref<1x4x2x3xf32>, %x1: memref<1x2x2x3xf32>, %out: memref<1x6x2x3xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c6 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c2 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c3 step %c1 axis "i3" {
+          loop.block "relu" reads(%x1, %x0 : memref<1x2x2x3xf32>, memref<1x4x2x3xf32>) writes(%out : memref<1x6x2x3xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.constant 4 : index
+            %1 = arith.subi %i1, %0 : index
+            %2 = arith.constant 1 : index
+            %3 = arith.minui %1, %2 : index
+            %4 = loop.load %x1[%i0, %3, %i2, %i3] : memref<1x2x2x3xf32> -> f32
+            %5 = arith.constant 3 : index
+            %6 = arith.minui %i1, %5 : index
+            %7 = loop.load %x0[%i0, %6, %i2, %i3] : memref<1x4x2x3xf32> -> f32
+            %8 = arith.cmpi ult, %i1, %0 : index
+            %9 = arith.select %8, %7, %4 : f32
+            %10 = arith.constant 0.000000e+00 : f32
+            %11 = arith.maximumf %9, %10 : f32
+            loop.store %11, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x6x2x3xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A row reduction (a sum over the contiguous last axis, as softmax's and layer norm's) shorter
 // than two vectors (24 of 16 lanes): no register tile and no partial sums apply, so the rows run
 // in parallel and the update's add may reassociate (`fastmath<reassoc>`); the init and the rest
