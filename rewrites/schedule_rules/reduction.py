@@ -88,6 +88,7 @@ from dlc.rewrites.llvm_lowering.vector import MAX_SHUFFLED_STRIDE
 from dlc.rewrites.loop_fold_constant_nests import is_runtime_argument
 from dlc.rewrites.schedule import ScheduleError, parallel
 from dlc.rewrites.schedule.common import (
+    base_buffer,
     constant_value,
     depends_on,
     index_constant,
@@ -364,11 +365,13 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
             outputs *= extent(loop)
     outputs = max(outputs, 1)  # an empty batch: nothing to amortize over, nothing to divide by
     weight = channel_plan.packing
-    if weight is not None and is_runtime_argument(weight.buffer):
+    if weight is not None and is_runtime_argument(base_buffer(weight.buffer)):
         # The operand packed channel-first is an input of each call (a channels-last 1x1
         # conv's activation, `x[n, p, ic]`, vectorized over the pixels `p`): packed on every
         # call, not folded. Counted, the row kernel wins on a 24-channel projection over 56x56
-        # (3136 x 144 x 24: 41 -> 76 GFLOP/s, one thread; ORT 72).
+        # (3136 x 144 x 24: 41 -> 76 GFLOP/s, one thread; ORT 72). The operand is a view of
+        # the argument where the rows merged (`x[n, p, ic]` collapsed from `x[n, h, w, ic]`):
+        # its base buffer is what the check asks about.
         # Per output: the pack's elements over every output, channels included (a conv's
         # runtime weight, 3x3 64->64 on 28x28, costs 0.3 instructions an output, not 19).
         # An operand each of whose elements feeds one output (a reduction over the rows of an
