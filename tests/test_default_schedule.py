@@ -373,13 +373,15 @@ func.func @conv(%x: {x_t}, %w: {w_t}) -> {y_t} {{
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     ("c", "o", "size", "k", "pad"),
-    [(3, 20, 18, 7, 3), (5, 37, 13, 3, 1), (4, 6, 9, 1, 0), (2, 32, 8, 3, 1), (4, 32, 55, 3, 1)],
+    [(3, 20, 18, 7, 3), (5, 37, 13, 3, 1), (4, 6, 9, 1, 0), (2, 32, 8, 3, 1), (4, 32, 55, 3, 1),
+     (3, 24, 31, 3, 1)],
 )
 def test_strided_conv2d_bias_relu(c: int, o: int, size: int, k: int, pad: int,
                                   threads: int) -> None:
     """Strided conv2d (vectorized over output channels) vs the graph dialect's interpreter:
     7x7/2 and 3x3/2 and 1x1/2, output channels that are and are not multiples of 16, output rows
-    with and without a tail tile (28 wide: 4 tiles of 7)."""
+    with and without a tail tile (28 wide: 4 tiles of 7); a 3x3/2 stem of 3 channels
+    vectorized over its 16-wide output rows instead (`_strided_channel_kernel_pays`)."""
     from dlc.dialects.graph.interpreter import run_module
 
     text = strided_conv_text(c, o, size, k, pad)
@@ -503,6 +505,19 @@ def test_channel_kernel_rows_by_fma_cycles(extent: int, most: int, rows: int) ->
 
     config = CpuConfig.for_target(parse_cpu_target(AVX512), max_rows=most)
     assert channel_tile(extent, 64, 16, config) == (rows, 32)
+
+
+def test_short_strided_reduction_keeps_the_row_kernel() -> None:
+    """A 3x3/2 conv of 3 input channels (a MobileNet or SqueezeNet stem: 27 reduction steps)
+    over 16-wide output rows: the row kernel, its output channels the unrolled rows of the tile
+    and its output columns vectorized (the input read two columns apart per lane, shared by the
+    rows), the output stored as it is laid out; a 7x7/2 one (147 steps) keeps the channel kernel
+    (`test_strided_conv_schedule_structure`)."""
+    loops, parsed = scheduled_loops(strided_conv_text(3, 24, 31, 3, 1))
+    kinds = {(loop.axis.data, loop.kind.data) for loop in loops}
+    assert ("i1.i", "unrolled") in kinds and ("i3.i", "vectorized") in kinds, kinds
+    assert not any(axis == "i1.l" for axis, _ in kinds)  # no lanes over the output channels
+    assert not any(kind == "serial" and axis == "i1.i" for axis, kind in kinds)  # no transpose
 
 
 def test_channel_kernel_without_a_tail() -> None:

@@ -262,12 +262,8 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     accesses = accesses_in(blocks)
     iv = c_loop.induction_var
     if not contiguous_in(accesses, iv, nest.home):
-        channel_plan = plan_channel_kernel(nest, config)
-        shuffled = contiguous_in(accesses, iv, nest.home, MAX_SHUFFLED_STRIDE)
-        if channel_plan is not None and channel_plan.plane_packing is not None and shuffled:
-            if _plane_kernel_pays(nest, channel_plan, columns, lanes, config):
-                return channel_plan
-        elif channel_plan is not None or not shuffled:
+        decided, channel_plan = _strided_choice(nest, accesses, columns, lanes, config)
+        if decided:
             return channel_plan
     if columns < config.min_vector_extent or _lane_use(columns, lanes) < 1:
         # Rows that leave lanes idle, or too short to vectorize at all (a 3x3 conv on
@@ -399,6 +395,64 @@ def _plane_kernel_pays(nest: Reduction, channel_plan: KernelPlan, columns: int, 
     return channel_kernel_pays(
         reduction_length(nest), _lane_use(columns, lanes),
         _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes, extra, row_step)
+
+
+def _strided_choice(nest: Reduction, accesses: list[LoadOp | StoreOp], columns: int,
+                    lanes: int, config: CpuConfig) -> tuple[bool, KernelPlan | None]:
+    """For a nest whose innermost axis is not contiguous in some access: (True, the plan) when
+    the channel kernel (or nothing: None) is the answer, (False, None) when the row kernel
+    over the shuffled accesses is worth planning (`_plane_kernel_pays`,
+    `_strided_channel_kernel_pays`)."""
+    iv = nest.spatial[-1].induction_var
+    channel_plan = plan_channel_kernel(nest, config)
+    shuffled = contiguous_in(accesses, iv, nest.home, MAX_SHUFFLED_STRIDE)
+    if not shuffled:
+        return True, channel_plan
+    if channel_plan is None:
+        return False, None  # a strided pooling window: the row kernel, shuffling its loads
+    if channel_plan.plane_packing is not None:
+        pays = _plane_kernel_pays(nest, channel_plan, columns, lanes, config)
+    else:
+        pays = _strided_channel_kernel_pays(nest, channel_plan, accesses, columns, lanes, config)
+    return (True, channel_plan) if pays else (False, None)
+
+
+def _strided_channel_kernel_pays(nest: Reduction, channel_plan: KernelPlan,
+                                 accesses: list[LoadOp | StoreOp], columns: int, lanes: int,
+                                 config: CpuConfig) -> bool:
+    """Whether the channel kernel beats the row kernel on a conv whose rows read their input
+    with a stride the vectorizer shuffles (a stride-2 conv's `x[.., ow * 2 + kw]`;
+    `channel_kernel_pays`): a reduction step of the row kernel costs its FMA plus those reads
+    (`row_input_cost`), which its rows share where the reads do not depend on them (a conv's
+    output channels, up to `max_rows` of them with two vectors of columns; a pool's channels
+    each read their own), against the channel kernel's transposed epilogue. Over a long
+    reduction the reads cost more (ResNet-18's 7x7/2 stem, 3 -> 64, K = 147: 0.93 ms channel
+    kernel, 1.05 ms row kernel, 2 threads); over a short one the epilogue does (the 3x3/2 stems
+    of 3 input channels, K = 27: SqueezeNet's 3 -> 64 at 111 wide 0.367 -> 0.282 ms with the row
+    kernel, MobileNetV2's 3 -> 32 at 112 wide 0.214 -> 0.172 ms; ORT 0.215 and 0.174)."""
+    iv = nest.spatial[-1].induction_var
+    strided = [
+        access for access in accesses
+        if isinstance(access, LoadOp) and access.memref is not nest.home and access.indices
+        and depends_on(access.indices[-1], {iv}) and lane_stride(access.indices[-1], iv) != 1
+    ]
+    reads = sum(row_input_cost(load, iv, lanes) for load in strided)
+    updates = [a for a in accesses_in([nest.update]) if isinstance(a, LoadOp)]
+
+    def shares(loop: ForOp) -> bool:
+        """Whether the rows of `loop` share the strided reads (a conv's output channels; not a
+        pool's channels, each reading its own input)."""
+        row_iv = loop.induction_var
+        return extent(loop) > 1 and any(
+            depends_on(i, {row_iv}) for load in updates for i in load.indices
+        ) and not any(depends_on(i, {row_iv}) for load in strided for i in load.indices)
+
+    shared = any(shares(loop) for loop in nest.spatial[:-1])
+    rows = max(1, min(config.max_rows, config.max_accumulators // 2)) if shared else 1
+    return channel_kernel_pays(
+        reduction_length(nest), _lane_use(columns, lanes),
+        _lane_use(extent(nest.spatial[channel_plan.column]), lanes), lanes,
+        row_step=1 + reads / rows)
 
 
 def row_input_cost(load: LoadOp, iv: SSAValue, lanes: int) -> float:
