@@ -1155,6 +1155,8 @@ func.func @pw(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>, %z: {y_t}) -> {y_t} {{
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=st.integers(1, 70), o=st.integers(1, 40), h=st.integers(1, 16), w=st.integers(1, 20),
        residual=st.booleans(), threads=st.sampled_from([1, 2]))
+@example(c=64, o=48, h=7, w=7, residual=True, threads=2)  # the channel kernel on merged rows
+@example(c=64, o=48, h=7, w=7, residual=False, threads=1)
 def test_pointwise_conv_matches_numpy(c: int, o: int, h: int, w: int, residual: bool,
                                       threads: int) -> None:
     """1x1 convs (bias, ReLU, maybe a residual add: a second buffer read by whole rows) over
@@ -1222,17 +1224,16 @@ def test_channels_last_pointwise_conv_is_a_packed_gemm_over_pixels() -> None:
 @pytest.mark.parametrize(
     ("c", "o", "size", "threads", "merged", "columns_first"),
     [(16, 64, 55, 1, True, False), (16, 64, 55, 2, True, True), (256, 64, 56, 1, True, True),
-     (256, 1024, 16, 2, True, False), (960, 32, 7, 2, False, False)],
+     (256, 1024, 16, 2, True, False)],
 )
 def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, threads: int, merged: bool,
                                       columns_first: bool) -> None:
     """A 1x1 conv's plane merges into one run, for the row kernel over (output channels x
     plane), when the channel kernel's fuller lanes would not pay for its transposed epilogue
-    over the input channels (16 or 256 of them against rows of 55 or 56 lanes, not 960 against
-    rows of 7); when the input (K x plane) exceeds half the L2, or, with threads to share the
-    work, exceeds the weight (K x output channels: each thread would read all of it), the loop
-    over the plane's column blocks is outermost (and parallel), each block's input reused by
-    every row block."""
+    over the input channels (16 or 256 of them against rows of 55 or 56 lanes); when the input
+    (K x plane) exceeds half the L2, or, with threads to share the work, exceeds the weight (K
+    x output channels: each thread would read all of it), the loop over the plane's column
+    blocks is outermost (and parallel), each block's input reused by every row block."""
     from xdsl.dialects import memref
 
     loops, scheduled = scheduled_loops(  # type: ignore[misc]
@@ -1245,6 +1246,29 @@ def test_pointwise_conv_kernel_choice(c: int, o: int, size: int, threads: int, m
         outer = next(loop for loop in loops if loop.axis.data in ("i2.i3.fused.o", "i1.o"))
         assert outer.axis.data == ("i2.i3.fused.o" if columns_first else "i1.o")
         assert (outer.kind.data == "parallel") == (threads > 1)
+
+
+@pytest.mark.parametrize(("c", "o", "size"), [(960, 32, 7), (512, 256, 14), (512, 1000, 13)])
+def test_pointwise_channel_kernel_rows(c: int, o: int, size: int) -> None:
+    """A 1x1 conv over rows that fill few lanes of many input channels gets the channel kernel
+    (lanes over the output channels). Its rows are the plane's points, merged into one run, with
+    the loop over the output channels' weight panels outside them (each panel read once, not once
+    per output row: 960 -> 32 on 7x7, 512 -> 256 on 14x14), except where the panels are
+    outermost already, a weight larger than half the L2 (512 -> 1000 on 13x13: its rows stay
+    13 wide, 8 + 5)."""
+    from xdsl.dialects import memref
+
+    loops, scheduled = scheduled_loops(  # type: ignore[misc]
+        conv1x1_text(c, o, size, size), threads=2, l2_bytes=1 << 20)
+    axes = {(loop.axis.data, loop.kind.data) for loop in loops}
+    assert ("i1.l", "vectorized") in axes  # lanes over the output channels
+    views = [op for op in scheduled.walk() if isinstance(op, memref.CollapseShapeOp)]
+    merged = c * o * 4 <= 1 << 19
+    assert bool(views) == merged
+    rows = "i2.i3.fused.i" if merged else "i3.i"
+    assert (rows, "unrolled") in axes
+    first = next(loop for loop in loops if loop.axis.data in ("i1.o", "i2", "i2.i3.fused.o"))
+    assert first.axis.data == ("i1.o" if o > 32 else "i2.i3.fused.o") if merged else "i1.o"
 
 
 def grouped_text(groups: int, cg: int, og: int, size: int, k: int, stride: int) -> str:
