@@ -1705,11 +1705,16 @@ func.func @conv1x1_one_vector_rows_merge(%x: memref<1x64x16x16xf32>, %w: memref<
 // -----
 
 // The same over 7x7 planes with 512 input channels: the channel kernel's full lanes save far
-// more than its epilogue costs, so the rows stay rows (7 of them per tile, 32 channels wide).
-// CHECK-LABEL: func.func @negative_conv1x1_channel_kernel
-// CHECK-NOT:     memref.collapse_shape
-// CHECK:         loop.alloc local : memref<7x32xf32>
-func.func @negative_conv1x1_channel_kernel(%x: memref<1x512x7x7xf32>, %w: memref<32x512x1x1xf32>, %b: memref<32xf32>, %out: memref<1x32x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
+// more than its epilogue costs, so it vectorizes over the 32 output channels; its rows are the
+// plane's 49 points, merged into one run (7 per tile), so that its loop over the weight panels
+// is outside all of them (each panel read once, not once per output row).
+// CHECK-LABEL: func.func @conv1x1_channel_kernel_merged_rows
+// CHECK:         memref.collapse_shape %x {{.*}} : memref<1x512x7x7xf32> into memref<1x512x49xf32>
+// CHECK:         memref.collapse_shape %out {{.*}} : memref<1x32x7x7xf32> into memref<1x32x49xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c49 step %c7 axis "i2.i3.fused.o" kind parallel {
+// CHECK-NEXT:      loop.alloc local : memref<7x32xf32>
+// CHECK:           loop.for %{{.*}} axis "i1.l" kind vectorized {
+func.func @conv1x1_channel_kernel_merged_rows(%x: memref<1x512x7x7xf32>, %w: memref<32x512x1x1xf32>, %b: memref<32xf32>, %out: memref<1x32x7x7xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c512 = arith.constant 512 : index
