@@ -30,7 +30,10 @@ that the kernel streams it contiguously; the innermost reduction loops are unrol
 `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
 A conv2d whose innermost axis `ow` is strided in its input (stride > 1: vectorizing `ow` would
-gather) gets the same kernel with `c` = the output channels and `r` = `ow` (`plan_channel_kernel`):
+shuffle its input, and gather beyond a stride of 4) gets the same kernel with `c` = the output
+channels and `r` = `ow` (`plan_channel_kernel`) when that pays for its transposed epilogue over
+the reduction (`_strided_channel_kernel_pays`: a 7x7/2 stem, a 3x3/2 conv of many channels; a
+3x3/2 stem of 3 channels keeps the row kernel, its output rows vectorized):
 its OIHW weight is packed into `[ceil(OC/NR)][IC][KH][KW][NR]` panels so that a reduction step
 loads NR/16 weight vectors, broadcasts MR input scalars and issues MR * NR/16 FMAs; its
 epilogue runs transposed, `for c.i (serial NR) { for r.i (vectorized MR) }`, so that it stores
@@ -152,7 +155,9 @@ K x (1/row_use - 1/channel_use) in brackets against the threshold `lanes *` this
 channel kernel 1.2x faster on a Winograd 3x3 conv 32->32 at 14x14 [13.7], even on 16->16 [6.9];
 the row kernel 2.4x faster on a direct 3x3 conv 8->32 at 28x28 [10.3].
 A 1x1 conv's rows merge into one run over its plane first (`merge_rows`) when the row kernel
-then pays: from 14x14 up the run fills its lanes, and the channel kernel stays for 7x7 planes."""
+then pays: from 14x14 up the run fills its lanes, and the channel kernel stays for 7x7 planes,
+its rows then the plane's points where that moves its loop over the weight panels outside them
+(`_worth_merging`)."""
 
 
 PLANE_PACK_COST = 0.4
