@@ -116,20 +116,40 @@ def _value_range(value: SSAValue, known: dict[SSAValue, tuple[int, int]]) -> tup
     return None
 
 
-def _shifted_iv(block: BlockOp, iv: SSAValue, low: int) -> SSAValue:
+def _shifted_iv(block: BlockOp, iv: SSAValue, low: int, slice_iv: SSAValue | None = None,
+                size: int = 1) -> tuple[SSAValue, SSAValue]:
     """Inside `block`, `iv + low` in place of `iv` (whose loop now starts at 0, as the
-    schedule rules expect); `iv` itself where `low` is 0."""
-    if low == 0:
-        return iv
-    offset = arith.ConstantOp(IntegerAttr(low, IndexType()))
-    shifted = arith.AddiOp(iv, offset.result)
+    schedule rules expect), or with a slice's variable `(iv + slice * size) + low` (the
+    constant added last, so that `simplify_part` folds the part's `- low`). Returns the
+    replacement and `iv + slice * size` (`iv` itself without a slice); no op is added for a
+    term that is 0."""
+    ops: list[Operation] = []
+    within = iv
+    reader: Operation | None = None  # the op that reads `iv`, which keeps it
+    if slice_iv is not None:
+        start = slice_iv
+        if size != 1:
+            scale = arith.ConstantOp(IntegerAttr(size, IndexType()))
+            product = arith.MuliOp(slice_iv, scale.result)
+            ops += [scale, product]
+            start = product.result
+        added = arith.AddiOp(iv, start)
+        ops.append(added)
+        within, reader = added.result, added
+    shifted = within
+    if low:
+        offset = arith.ConstantOp(IntegerAttr(low, IndexType()))
+        total = arith.AddiOp(within, offset.result)
+        ops += [offset, total]
+        shifted, reader = total.result, reader or total
+    if reader is None:
+        return iv, iv
     body = block.body.block
-    first = body.first_op
-    assert first is not None
-    body.insert_ops_before([offset, shifted], first)
-    replace_uses(iv, shifted.result,
-                 keep=lambda user: user is shifted or not block.is_ancestor(user))
-    return shifted.result
+    head = body.first_op
+    assert head is not None
+    body.insert_ops_before(ops, head)
+    replace_uses(iv, shifted, keep=lambda user: user is reader or not block.is_ancestor(user))
+    return shifted, within
 
 
 def simplify_part(root: Operation, iv: SSAValue, known: dict[SSAValue, tuple[int, int]]) -> None:
@@ -215,33 +235,6 @@ def slices(nest: Elementwise, split: ForOp, edges: list[int], config: CpuConfig)
     return max((d for d in range(2, min(common, most) + 1) if common % d == 0), default=0)
 
 
-def _sliced_iv(block: BlockOp, iv: SSAValue, slice_iv: SSAValue, size: int, low: int
-               ) -> tuple[SSAValue, SSAValue]:
-    """Inside `block`, `(iv + slice * size) + low` in place of `iv` (the constant added last,
-    so that `simplify_part` folds the part's `- low`); returns it and `iv + slice * size`."""
-    ops: list[Operation] = []
-    start = slice_iv
-    if size != 1:
-        scale = arith.ConstantOp(IntegerAttr(size, IndexType()))
-        product = arith.MuliOp(slice_iv, scale.result)
-        ops += [scale, product]
-        start = product.result
-    within = arith.AddiOp(iv, start)
-    ops.append(within)
-    shifted = within
-    if low:
-        offset = arith.ConstantOp(IntegerAttr(low, IndexType()))
-        shifted = arith.AddiOp(within.result, offset.result)
-        ops += [offset, shifted]
-    body = block.body.block
-    head = body.first_op
-    assert head is not None
-    body.insert_ops_before(ops, head)
-    replace_uses(iv, shifted.result,
-                 keep=lambda user: user is within or not block.is_ancestor(user))
-    return shifted.result, within.result
-
-
 def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: int,
                     config: CpuConfig) -> None:
     """The parts inside one parallel loop over `count` slices: slice `s` of each part runs
@@ -275,7 +268,7 @@ def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: in
         part_loop.properties["axis"] = StringAttr(inner_axis)
         for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
             iv = part_loop.induction_var
-            shifted, within = _sliced_iv(block, iv, sliced.induction_var, size, low)
+            shifted, within = _shifted_iv(block, iv, low, sliced.induction_var, size)
             simplify_part(block, shifted, {iv: (0, size - 1), within: (0, high - low - 1),
                                            shifted: (low, high - 1)})
         rename_axis(part, axis, [outer_axis, inner_axis])
@@ -329,7 +322,7 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
         part_loop.operands[1] = index_constant(high - low, part)
         for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
             iv = part_loop.induction_var
-            shifted = _shifted_iv(block, iv, low)
+            shifted, _ = _shifted_iv(block, iv, low)
             simplify_part(block, shifted, {iv: (0, high - low - 1), shifted: (low, high - 1)})
         _erase_unused(part)
         part_nest = analyze(part)
