@@ -33,6 +33,25 @@ def test_every_iteration_runs_once_under_concurrent_and_nested_regions(tmp_path:
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout
 
 
+@needs_cc
+def test_participants_run_their_home_shards(tmp_path: Path) -> None:
+    """Back-to-back regions of 8 chunks on 2 threads: the caller runs chunks 0-3 and the pool
+    thread 4-7 (what keeps a kernel's part of its input in the cache of the core that wrote
+    it); with a shared counter they interleave and no region keeps its homes. On a loaded
+    machine a descheduled pool thread leaves its chunks to the caller: a tenth of the regions
+    suffices."""
+    program = tmp_path / "pool_affinity"
+    built = subprocess.run(
+        ["cc", "-O2", "-std=gnu11", "-pthread", "-o", str(program),
+         str(REPO / "tests" / "c" / "pool_affinity.c"), str(thread_pool.POOL_SOURCE)],
+        capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    result = subprocess.run([str(program)], capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) >= 20, f"{result.stdout.strip()} of 200 regions kept their homes"
+
+
 def _matmul_relu(n: int) -> onnx.ModelProto:
     w = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
     graph = helper.make_graph(

@@ -65,8 +65,8 @@ class LLVMLowering:
         parallel_runtime: what runs a parallel loop's iterations: `gomp` (an OpenMP team,
             `GOMP_parallel`, with `parallel_schedule` and `adaptive_threads`) or `dlc` (dlc's
             own pool, `dlc_parallel_for` of `runtime/thread_pool/pool.c`: chunks claimed by
-            the caller and the pool's threads, the caller never waiting for a thread that has
-            not started).
+            the caller and the pool's threads, each first from its own home shard, then from
+            the others', the caller never waiting for a thread that has not started).
         features: the target's instruction-set features (LLVM's names, `CpuTarget.features`):
             the vectorizer calls an instruction only the features provide (`vpdpwssd` with
             `avx512vnni`) where they have it.

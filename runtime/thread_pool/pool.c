@@ -10,13 +10,17 @@
  * done.
  *
  * Unlike an OpenMP team, the caller never waits for a thread that has not started: the
- * iterations are cut into a few chunks per thread that every participant (the caller
- * included) claims from one atomic counter, and the caller waits only for chunks already
- * claimed. When the cores are shared with other processes and a pool thread is descheduled,
- * the caller runs its share instead of spinning at a barrier until the OS runs that thread
- * again (ONNX Runtime's and TVM's pools work the same way). A pool thread that finished a
- * region spins for a while (yielding the core to anyone else who wants it) for the next one,
- * then sleeps on a futex.
+ * iterations are cut into a few chunks per thread, and the caller waits only for chunks
+ * already claimed. Each participant (the caller is participant 0, pool thread k is k) has a
+ * home shard, the k-th contiguous run of chunks, which it claims from the front; once its own
+ * shard is empty it takes the unclaimed chunks of the others' shards (work stealing). So on
+ * an idle machine participant k runs the same part of the iteration space in every region,
+ * and a kernel that reads what the previous one wrote over the same axis finds it in its own
+ * core's cache (ONNX Runtime's loop counter keeps such home shards too); and when the cores
+ * are shared with other processes and a pool thread is descheduled, the caller runs its share
+ * instead of spinning at a barrier until the OS runs that thread again. A pool thread that
+ * finished a region spins for a while (yielding the core to anyone else who wants it) for the
+ * next one, then sleeps on a futex.
  *
  * One region runs at a time: a call made while another is running (from another thread of
  * the process, or from inside a task) runs serially on its caller. A forked child starts
@@ -47,17 +51,23 @@
 
 typedef void (*dlc_task)(void *data, int64_t first, int64_t last);
 
-/* The region being run: its fields, written by the caller before `ticket` names the region,
- * and `ticket`, one word that names the region and its chunks:
- *     (region number << 32) | (chunk count << 16) | index of the next unclaimed chunk
- * A thread claims a chunk by a compare-and-swap of `ticket` from the value it read before the
+/* The region being run: its fields, written by the caller before the shards' tickets name
+ * the region, and per participant one ticket, a word that names the region and what is left
+ * of that participant's home shard:
+ *     (region number << 32) | (end of the shard << 16) | index of its next unclaimed chunk
+ * A thread claims a chunk by a compare-and-swap of a ticket from the value it read before the
  * fields: the swap succeeds only if the ticket did not move meanwhile, so the region still
- * had that chunk unclaimed (it could not have ended) and the fields read were its own. */
+ * had that chunk unclaimed (it could not have ended) and the fields read were its own. Each
+ * ticket has a cache line of its own: participants claiming from their own shards do not
+ * contend. */
 static _Atomic(dlc_task) region_task;
 static _Atomic(void *) region_data;
 static _Atomic int64_t region_trip;
+static _Atomic int64_t region_chunks;
 static _Atomic int32_t region_threads;
-static _Atomic uint64_t ticket;
+static struct {
+    _Alignas(64) _Atomic uint64_t ticket;
+} shards[MAX_THREADS];
 /* chunks of the current region that have finished */
 static _Atomic int64_t finished;
 /* the futex word pool threads sleep on: the region number */
@@ -100,23 +110,32 @@ static void run_chunk(dlc_task task, void *data, int64_t trip, int64_t chunks, i
     if (first < last) task(data, first, last);
 }
 
-/* Claim and run chunks of region `number` until none is left (or the region is another). */
+/* Claim and run chunks of region `number` until none is left (or the region is another):
+ * first those of participant `self`'s own shard, then the others', in turn after it. A ticket
+ * of another region means this one has ended (a region ends only once every chunk of every
+ * shard has run), or, read with a later region's thread count, that `number` is over. */
 static void take_chunks(uint32_t number, int32_t self) {
-    uint64_t current = atomic_load_explicit(&ticket, memory_order_acquire);
-    for (;;) {
-        if ((uint32_t)(current >> 32) != number) return;
-        int64_t chunks = (int64_t)((current >> 16) & 0xffff);
-        int64_t chunk = (int64_t)(current & 0xffff);
-        if (chunk >= chunks) return;
-        dlc_task task = atomic_load_explicit(&region_task, memory_order_relaxed);
-        void *data = atomic_load_explicit(&region_data, memory_order_relaxed);
-        int64_t trip = atomic_load_explicit(&region_trip, memory_order_relaxed);
-        if (self >= atomic_load_explicit(&region_threads, memory_order_relaxed)) return;
-        if (atomic_compare_exchange_weak_explicit(&ticket, &current, current + 1,
-                                                  memory_order_acq_rel, memory_order_acquire)) {
-            run_chunk(task, data, trip, chunks, chunk);
-            atomic_fetch_add_explicit(&finished, 1, memory_order_release);
-            current = atomic_load_explicit(&ticket, memory_order_acquire);
+    int32_t threads = atomic_load_explicit(&region_threads, memory_order_relaxed);
+    if (self >= threads) return;
+    for (int32_t i = 0; i < threads; i++) {
+        _Atomic uint64_t *ticket = &shards[(self + i) % threads].ticket;
+        uint64_t current = atomic_load_explicit(ticket, memory_order_acquire);
+        for (;;) {
+            if ((uint32_t)(current >> 32) != number) return;
+            int64_t end = (int64_t)((current >> 16) & 0xffff);
+            int64_t chunk = (int64_t)(current & 0xffff);
+            if (chunk >= end) break; /* this shard is done: the next one */
+            dlc_task task = atomic_load_explicit(&region_task, memory_order_relaxed);
+            void *data = atomic_load_explicit(&region_data, memory_order_relaxed);
+            int64_t trip = atomic_load_explicit(&region_trip, memory_order_relaxed);
+            int64_t chunks = atomic_load_explicit(&region_chunks, memory_order_relaxed);
+            if (atomic_compare_exchange_weak_explicit(ticket, &current, current + 1,
+                                                      memory_order_acq_rel,
+                                                      memory_order_acquire)) {
+                run_chunk(task, data, trip, chunks, chunk);
+                atomic_fetch_add_explicit(&finished, 1, memory_order_release);
+                current = atomic_load_explicit(ticket, memory_order_acquire);
+            }
         }
     }
 }
@@ -233,9 +252,14 @@ DLC_EXPORT void dlc_parallel_for(dlc_task task, void *data, int64_t trip, int32_
     atomic_store_explicit(&region_data, data, memory_order_relaxed);
     atomic_store_explicit(&region_trip, trip, memory_order_relaxed);
     atomic_store_explicit(&region_threads, threads, memory_order_relaxed);
+    atomic_store_explicit(&region_chunks, chunks, memory_order_relaxed);
     atomic_store_explicit(&finished, 0, memory_order_relaxed);
-    atomic_store_explicit(&ticket, (uint64_t)number << 32 | (uint64_t)chunks << 16,
-                          memory_order_release);
+    for (int32_t p = 0; p < threads; p++) { /* participant p's home: its p-th run of chunks */
+        uint64_t first = (uint64_t)(chunks * p / threads);
+        uint64_t end = (uint64_t)(chunks * (p + 1) / threads);
+        atomic_store_explicit(&shards[p].ticket, (uint64_t)number << 32 | end << 16 | first,
+                              memory_order_release);
+    }
     atomic_store(&region_number, number); /* sequentially consistent with `sleepers` */
     if (atomic_load(&sleepers) > 0) futex_wake_all(&region_number);
     inside_task = 1;
