@@ -230,6 +230,15 @@ class KernelPlan:
     rows_contiguous: bool = False
     """The output is contiguous along the rows, not the columns (the channel kernel): the
     epilogue is vectorized over rows, one column at a time."""
+    rows_first: bool = False
+    """The loop over row blocks is outside the loop over column blocks: a channel kernel whose
+    only other spatial axes have one iteration (a 1x1 conv over its merged plane) and whose
+    input, K x rows, is larger than its weight, K x channels. The outer loop is the parallel
+    one: threads splitting the row blocks each read all of the smaller operand and their part
+    of the larger, as `columns_first` decides for the row kernel; and each thread's pixels are
+    the part of the plane the producer's pixel-split loop wrote on its core (the pool's home
+    shards). SqueezeNet's squeeze convs on 13x13 (`dlc profile`, 2 threads): 384 -> 48
+    0.079 -> 0.057 ms, 512 -> 64 0.106 -> 0.075 ms."""
     plane_packing: Packing | None = None
     """The channel kernel's input read at the output channel too (a depthwise conv's
     `X[n, c, ih, iw]`): packed channel-last into `[n][ceil(C/NR)][IH][IW][NR]` panels, so that
@@ -542,7 +551,10 @@ def plan_channel_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None
                               rows * element_bytes(element))
     weight_bytes = channels * rows * element_bytes(element)
     columns_first = weight_bytes > config.l2_bytes // 2 or plane_packing is not None
+    rows_first = not columns_first and extent(nest.spatial[row]) > channels and all(
+        extent(loop) == 1 for d, loop in enumerate(nest.spatial) if d not in (row, column))
     return KernelPlan(row, column, lanes, mr, nr, packing, columns_first=columns_first,
+                      rows_first=rows_first,
                       rows_contiguous=True, plane_packing=plane_packing, channel_group=group)
 
 
@@ -827,6 +839,8 @@ class _Builder:
                 levels.append(d)
         if self.plan.columns_first:
             levels = ["c", *levels, "r"]
+        elif self.plan.rows_first:
+            levels += ["r", "c"]
         elif self.plan.packing is not None:
             levels += ["C", "r", "c"] if self.plan.group > 1 else ["c", "r"]
         else:

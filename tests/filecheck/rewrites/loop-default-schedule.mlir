@@ -1763,6 +1763,64 @@ func.func @conv1x1_channel_kernel_merged_rows(%x: memref<1x512x7x7xf32>, %w: mem
 
 // -----
 
+// A 1x1 conv whose input (512 x 169 merged pixels) is larger than its weight (512 x 64
+// channels): the channel kernel's loop over pixel tiles is outside its loop over the weight
+// panels, and it is the parallel one (each thread reads the whole small weight and its part of
+// the plane).
+// CHECK-LABEL: func.func @conv1x1_channel_kernel_rows_first
+// CHECK:         memref.collapse_shape %x {{.*}} : memref<1x512x13x13xf32> into memref<1x512x169xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c165 step %c5 axis "i2.i3.fused.o" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c64 step %c32 axis "i1.o" {
+// CHECK-NEXT:        loop.alloc local : memref<5x32xf32>
+func.func @conv1x1_channel_kernel_rows_first(%x: memref<1x512x13x13xf32>, %w: memref<64x512x1x1xf32>, %b: memref<64xf32>, %out: memref<1x64x13x13xf32>) attributes {dlc.num_outputs = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %c13 = arith.constant 13 : index
+  %c64 = arith.constant 64 : index
+  loop.for %i0 = %c0 to %c1 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c64 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c13 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c13 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c512 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<1x512x13x13xf32>, memref<64x512x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %0 = arith.addi %i2, %r1 : index
+                  %1 = arith.addi %i3, %r2 : index
+                  %2 = loop.load %x[%i0, %r0, %0, %1] : memref<1x512x13x13xf32> -> f32
+                  %3 = loop.load %w[%i1, %r0, %r1, %r2] : memref<64x512x1x1xf32> -> f32
+                  %4 = arith.mulf %2, %3 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %5 = arith.addf %acc_1, %4 : f32
+                  loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc, %b : memref<1xf32>, memref<64xf32>) writes(%out : memref<1x64x13x13xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = loop.load %b[%i1] : memref<64xf32> -> f32
+            %8 = arith.addf %6, %7 : f32
+            %9 = arith.constant 0.000000e+00 : f32
+            %10 = arith.maximumf %8, %9 : f32
+            loop.store %10, %out[%i0, %i1, %i2, %i3] : f32 -> memref<1x64x13x13xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A grouped conv (2 groups of 2 input and 16 output channels; 6-wide rows fill 6 of 16 lanes)
 // takes the channel kernel: the input is read at the output channel's group, `oc // 16`, which
 // the kernel takes at the tile's first channel (16 channels per tile, one group), so the input
