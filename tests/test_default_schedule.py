@@ -991,6 +991,8 @@ def depthwise_shapes(draw: st.DrawFn) -> tuple[int, int, int, int, int]:
 @example(shape=(33, 14, 5, 2, 2), threads=2)  # 324 = 20 * 16 + 4 points per plane
 @example(shape=(64, 5, 7, 1, 3), threads=1)   # 121 points again, two full panels
 @example(shape=(32, 2, 3, 1, 1), threads=1)   # a 16-point plane: blocks only, no last points
+@example(shape=(32, 14, 5, 2, 2), threads=2)  # read through its pad: 196 = 12 * 16 + 4 points
+@example(shape=(96, 9, 3, 1, 1), threads=2)   # through its pad, three panels, 81 points
 def test_depthwise_channel_kernel_matches_numpy(shape: tuple[int, int, int, int, int],
                                                 threads: int) -> None:
     """A depthwise conv with its input plane packed channel-last for the channel kernel
@@ -1034,6 +1036,23 @@ def test_depthwise_channel_kernel_by_window_and_plane(c: int, size: int, k: int,
     _, parsed = scheduled_loops(depthwise_text(c, size, k, stride, k // 2), threads=1)
     names = {op.block_name.data for op in parsed.walk() if isinstance(op, BlockOp)}
     assert ("conv2d.pack_plane" in names) == plane
+
+
+@pytest.mark.parametrize(("c", "through"), [(672, True), (64, True), (40, False)])
+def test_depthwise_plane_pack_reads_through_the_pad(c: int, through: bool) -> None:
+    """With whole panels of channels (NR = 32 divides them), the plane pack reads the
+    unpadded input and zero-fills the border of the packed plane, and the pad nest (its buffer
+    and its blocks) is gone; with a partial panel the pad stays and the pack reads it."""
+    from dlc.dialects.loop.ops import AllocOp, BlockOp
+
+    _, parsed = scheduled_loops(depthwise_text(c, 14, 5, 2, 2), threads=2)
+    names = {op.block_name.data for op in parsed.walk() if isinstance(op, BlockOp)}
+    assert "conv2d.pack_plane" in names
+    assert ("conv2d.pack_plane.fill" in names) == through
+    assert ("pad" in names) != through
+    padded = [op for op in parsed.walk() if isinstance(op, AllocOp)
+              and op.result.type.get_shape()[-2:] == (18, 18)]  # type: ignore[union-attr]
+    assert bool(padded) != through
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])

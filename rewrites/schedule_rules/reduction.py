@@ -107,6 +107,7 @@ from dlc.rewrites.schedule_rules.nest import (
     extent,
     lane_stride,
 )
+from dlc.rewrites.schedule_rules.padded_plane import PaddedPlane, find_padded_plane
 from dlc.rewrites.schedule_rules.partial_sums import (
     collapse_axes,
     drop_unit_heads,
@@ -801,6 +802,7 @@ class _Builder:
         self.packed: SSAValue | None = None
         self.packed_rows: SSAValue | None = None
         self.packed_plane: SSAValue | None = None
+        self.padded: PaddedPlane | None = None
 
     def const(self, value: int) -> SSAValue:
         return index_constant(value, self.anchor)
@@ -826,8 +828,9 @@ class _Builder:
             pack_ops, self.packed = self.pack_channels_nest(self.plan.packing, "pack")
             ops += pack_ops
             if self.plan.plane_packing is not None:
+                self.padded = self.padded_plane(self.plan.plane_packing)
                 pack_ops, self.packed_plane = self.pack_channels_nest(
-                    self.plan.plane_packing, "pack_plane", runtime=True)
+                    self.plan.plane_packing, "pack_plane", runtime=True, padded=self.padded)
                 ops += pack_ops
         elif self.plan.packing is not None:
             ops += self.pack_nest(self.plan.packing)
@@ -1146,11 +1149,37 @@ class _Builder:
             ops += last
         return ops
 
-    def pack_channels_nest(self, packing: Packing, suffix: str, runtime: bool = False
+    def padded_plane(self, packing: Packing) -> PaddedPlane | None:
+        """The pad a plane packing can read through (`find_padded_plane`): its panels whole
+        (no tail past the last channel), the lanes dividing NR, the pad leaving the axes up
+        to the channel's alone."""
+        root = self.nest.spatial[0]
+        parent = root.parent_block()
+        if parent is None or packing.columns % self.plan.nr or self.plan.nr % self.plan.lanes:
+            return None
+        readers = {op for op in root.walk() if isinstance(op, BlockOp)}
+        padded = find_padded_plane(list(parent.ops), packing.buffer, readers)
+        if padded is None or any(padded.before[:packing.prefix + 1]):
+            return None
+        return padded
+
+    def drop_pad(self) -> None:
+        """Erase the pad the plane packing read through (its nests, buffer and dealloc)."""
+        if self.padded is None:
+            return
+        for op in [*self.padded.nests, self.padded.dealloc, self.padded.alloc]:
+            if op is not None:
+                op.detach()
+                op.erase()
+
+    def pack_channels_nest(self, packing: Packing, suffix: str, runtime: bool = False,
+                           padded: PaddedPlane | None = None,
                            ) -> tuple[list[Operation], SSAValue]:
         """`Wp[b..., p, k..., l] = W[b..., p * NR + l, k...]` (zero past the last channel), `Wp`
         allocated (and returned after the nest's ops): one panel per NR output channels, so
-        that a reduction step reads NR contiguous weights (or, for a plane packing, inputs)."""
+        that a reduction step reads NR contiguous weights (or, for a plane packing, inputs).
+        With `padded`, `W` is a zero-padded plane read through its pad: the pack copies the
+        pad's source into the panels' interior and zero-fills their border."""
         nr = self.plan.nr
         element = _element_type(packing.buffer)
         memref_type = packing.buffer.type
@@ -1206,7 +1235,12 @@ class _Builder:
                 body.append(self.loop(0, outer[len(bs)], 1, f"b{len(bs)}", "serial",
                                       lambda b, inner: panels_of([*bs, b], inner)))
                 return
-            if full and views is not None:
+            if full and views is not None and padded is not None:
+                body.append(self.loop(0, full, 1, "p", "serial", lambda p, inner:
+                                      self.pack_padded_plane(bs, p, inner, views, padded,
+                                                             packing.prefix, name,
+                                                             axes[:len(outer) + 1], lane_kind)))
+            elif full and views is not None:
                 body.append(self.loop(0, full, 1, "p", "serial", lambda p, inner:
                                       self.pack_plane_blocks(bs, p, inner, views, rest, name,
                                                              axes[:len(outer) + 1], lane_kind)))
@@ -1218,6 +1252,16 @@ class _Builder:
 
         ops: list[Operation] = [alloc]
         views = self.pack_views(packing, packed) if runtime else None
+        if views is not None and padded is not None:
+            through = Packing(packing.load, padded.source, packing.rows, packing.columns,
+                              packing.channel_first, packing.prefix)
+            source_views = self.pack_views(through, packed)
+            if source_views is None:
+                padded = None
+            else:  # the source's view, and the packed buffer's; the first call's go
+                for unused in views[2]:
+                    unused.erase()
+                views = source_views
         if views is not None:
             ops += views[2]
         panels_of([], ops)
@@ -1227,6 +1271,7 @@ class _Builder:
         self, bs: list[SSAValue], p: SSAValue, body: list[Operation],
         views: tuple[SSAValue, SSAValue, list[Operation]], rest: list[int], name: str,
         outer_axes: list[str], lane_kind: str,
+        place: Callable[[SSAValue, list[Operation]], SSAValue] | None = None,
     ) -> None:
         """Panel `p` of a plane packing, `rest` collapsed into one axis `k` (`views`: the
         source's and the packed buffer's `pack_views`): blocks of `lanes` points copied by a
@@ -1243,8 +1288,9 @@ class _Builder:
         def point(k: SSAValue, l: SSAValue, inner: list[Operation]) -> None:
             block_ops: list[Operation] = []
             channel = _add(_mul(p, nr, self, block_ops), l, block_ops)
+            target = place(k, block_ops) if place is not None else k
             load = LoadOp(source_view, [*bs, channel, k])
-            block_ops += [load, StoreOp(load, packed_view, [*bs, p, k, l])]
+            block_ops += [load, StoreOp(load, packed_view, [*bs, p, target, l])]
             inner.append(BlockOp(name, [source_view], [packed_view], block_ops,
                                  [*outer_axes, "k", "l"]))
 
@@ -1267,6 +1313,73 @@ class _Builder:
             body.append(self.loop(0, main, lanes, "k.o", "serial", block_of))
         if plane > main:
             body.append(self.loop(main, plane, 1, "k", "serial", last))
+
+    def pack_padded_plane(
+        self, bs: list[SSAValue], p: SSAValue, body: list[Operation],
+        views: tuple[SSAValue, SSAValue, list[Operation]], padded: PaddedPlane, prefix: int,
+        name: str, outer_axes: list[str], lane_kind: str,
+    ) -> None:
+        """Panel `p` of a plane packing read through its pad: the border points of the padded
+        plane zero-filled, a vector of NR lanes each, then the source plane's points copied
+        as `pack_plane_blocks` copies them, each to its place inside the border."""
+        from dlc.rewrites.schedule_rules.pad import border_boxes
+
+        nr = self.plan.nr
+        source_type = padded.source.type
+        assert isinstance(source_type, MemRefType)
+        interior = list(source_type.get_shape())[prefix + 1:]
+        plane_shape = padded.padded[prefix + 1:]
+        before = padded.before[prefix + 1:]
+        strides = [1] * len(plane_shape)
+        for d in range(len(plane_shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * plane_shape[d + 1]
+        packed_view = views[1]
+        element = _element_type(packed_view)
+
+        def fill_box(starts: list[int], extents: list[int], ks: list[SSAValue],
+                     inner: list[Operation]) -> None:
+            depth = len(ks)
+            if depth < len(extents):
+                inner.append(self.loop(0, extents[depth], 1, f"k{depth}", "serial",
+                                       lambda k, box: fill_box(starts, extents, [*ks, k], box)))
+                return
+            point: list[Operation] = []
+            flat = self.const(sum(start * stride for start, stride in zip(
+                starts, strides, strict=True)))
+            for k, stride in zip(ks, strides, strict=True):
+                flat = _add(flat, _mul(k, stride, self, point), point)
+
+            def lane(l: SSAValue, lane_ops: list[Operation]) -> None:
+                zero = _zero_of(element)
+                lane_ops.append(BlockOp(f"{name}.fill", [], [packed_view], [
+                    zero, StoreOp(zero.result, packed_view, [*bs, p, flat, l])],
+                    [*outer_axes, "k", "l"]))
+
+            point.append(self.loop(0, nr, 1, "l", "vectorized", lane))
+            inner += point
+
+        for starts, extents in border_boxes(plane_shape, before, interior):
+            fill_box(starts, extents, [], body)
+
+        def place(k: SSAValue, ops: list[Operation]) -> SSAValue:
+            """The padded plane's flat index of the source plane's flat point `k`."""
+            flat = self.const(sum(b * stride for b, stride in zip(before, strides, strict=True)))
+            rest = 1
+            for d in range(len(interior) - 1, -1, -1):
+                coordinate = _div(k, rest, self, ops) if rest > 1 else k
+                if d:
+                    remainder = arith.RemUIOp(coordinate, self.const(interior[d]))
+                    ops.append(remainder)
+                    coordinate = remainder.result
+                flat = _add(flat, _mul(coordinate, strides[d], self, ops), ops)
+                rest *= interior[d]
+            return flat
+
+        plane = 1
+        for size in interior:
+            plane *= size
+        self.pack_plane_blocks(bs, p, body, views, [plane], name, outer_axes, lane_kind,
+                               place=place)
 
     def pack_views(self, packing: Packing, packed: SSAValue
                    ) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
@@ -1412,6 +1525,7 @@ def schedule_reduction(nest: Reduction, config: CpuConfig) -> bool:
         parent.insert_op_before(op, root)
     root.detach()
     root.erase()
+    builder.drop_pad()
     if config.parallel:
         mark_parallel([op for op in ops if isinstance(op, ForOp)])
     return True

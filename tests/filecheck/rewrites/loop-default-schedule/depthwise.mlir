@@ -5,25 +5,37 @@
 // channel-last into [1][1][11][11][32] (one panel of NR = 32 channels), the OIHW weight into
 // [1][1][5][5][32]; a reduction step loads 32 channels of both at one point (7 rows of the
 // output row unrolled, 2 vectors of 16 lanes), and the bias epilogue runs transposed (one
-// channel at a time, the 7 outputs of its row vectorized). The input's pack walks the plane
-// as one axis of 121 points (collapsed views of the padded input and of the packed buffer):
-// 7 blocks of 16 points, each a vectorized loop over the 32 channels around a loop over the
-// block's 16 points (which the vectorizer transposes in registers), then the last 9 points
-// one at a time, their channels unrolled.
+// channel at a time, the 7 outputs of its row vectorized). The pad nest before the conv is
+// gone: the pack reads the unpadded input through it (`padded_plane`), zero-filling the
+// border of the packed plane (rows 0-1 and 9-10 whole, then columns 0-1 and 9-10 of the rows
+// between, a vector of 32 channels per point) and copying the input's 49 points, walked as
+// one axis (collapsed views of the input and of the packed buffer), to their places inside
+// the border (point k to 24 + (k / 7) * 11 + k % 7): 3 blocks of 16 points, each a vectorized
+// loop over the 32 channels around a loop over the block's 16 points (which the vectorizer
+// transposes in registers), then the last point, its channels unrolled.
 
 // CHECK-LABEL: func.func @plane_kernel
+// CHECK-NOT:     %pad = loop.alloc
 // CHECK:         %[[W:.*]] = loop.alloc global : memref<1x1x5x5x32xf32>
 // CHECK:         %[[X:.*]] = loop.alloc global : memref<1x1x11x11x32xf32>
-// CHECK:         %[[PLANE:.*]] = memref.collapse_shape %pad {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x32x11x11xf32> into memref<1x32x121xf32>
+// CHECK-NEXT:    %[[PLANE:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x32x7x7xf32> into memref<1x32x49xf32>
 // CHECK-NEXT:    %[[XV:.*]] = memref.collapse_shape %[[X]] {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64], [4 : i64]] : memref<1x1x11x11x32xf32> into memref<1x1x121x32xf32>
-// CHECK:         loop.for %[[KO:.*]] = %{{.*}} to %c112 step %c16 axis "k.o" {
+// CHECK:         loop.for %{{.*}} = %c0 to %c2 step %c1 axis "k0" {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c11 step %c1 axis "k1" {
+// CHECK:             loop.block "conv2d.pack_plane.fill" reads() writes(%[[XV]] : memref<1x1x121x32xf32>)
+// CHECK:         loop.for %[[KO:.*]] = %{{.*}} to %c48 step %c16 axis "k.o" {
 // CHECK-NEXT:      loop.for %[[L:.*]] = %{{.*}} to %c32 step %{{.*}} axis "l" kind vectorized {
 // CHECK-NEXT:        loop.for %[[KK:.*]] = %{{.*}} to %c16 step %{{.*}} axis "kk" {
 // CHECK-NEXT:          %[[K:.*]] = arith.addi %[[KO]], %[[KK]] : index
-// CHECK-NEXT:          loop.block "conv2d.pack_plane" reads(%[[PLANE]] : memref<1x32x121xf32>) writes(%[[XV]] : memref<1x1x121x32xf32>)
-// CHECK:                 %[[V:.*]] = loop.load %[[PLANE]][%{{.*}}, %{{.*}}, %[[K]]]
-// CHECK-NEXT:            loop.store %[[V]], %[[XV]][%{{.*}}, %{{.*}}, %[[K]], %[[L]]]
-// CHECK:         loop.for %[[K2:.*]] = %c112 to %c121 step %{{.*}} axis "k" {
+// CHECK-NEXT:          loop.block "conv2d.pack_plane" reads(%[[PLANE]] : memref<1x32x49xf32>) writes(%[[XV]] : memref<1x1x121x32xf32>)
+// CHECK:                 %[[COL:.*]] = arith.remui %[[K]], %c7 : index
+// CHECK-NEXT:            %[[SHIFT:.*]] = arith.addi %c24, %[[COL]] : index
+// CHECK-NEXT:            %[[ROW:.*]] = arith.divui %[[K]], %c7 : index
+// CHECK-NEXT:            %[[ROWS:.*]] = arith.muli %[[ROW]], %c11 : index
+// CHECK-NEXT:            %[[AT:.*]] = arith.addi %[[SHIFT]], %[[ROWS]] : index
+// CHECK-NEXT:            %[[V:.*]] = loop.load %[[PLANE]][%{{.*}}, %{{.*}}, %[[K]]]
+// CHECK-NEXT:            loop.store %[[V]], %[[XV]][%{{.*}}, %{{.*}}, %[[AT]], %[[L]]]
+// CHECK:         loop.for %[[K2:.*]] = %c48 to %c49 step %{{.*}} axis "k" {
 // CHECK-NEXT:      loop.for %{{.*}} axis "l" kind unrolled {
 // CHECK:         %[[TILE:.*]] = loop.alloc local : memref<7x32xf32>
 // CHECK:         loop.for %{{.*}} axis "r0" {
@@ -38,6 +50,7 @@
 // CHECK-NEXT:      loop.for %{{.*}} axis "i3.i" kind vectorized {
 // CHECK-NEXT:        loop.block "bias_add" reads(%[[TILE]], %b
 // CHECK:         loop.dealloc %[[X]] : memref<1x1x11x11x32xf32>
+// CHECK-NOT:     loop.dealloc %pad
 func.func @plane_kernel(%x: memref<1x32x7x7xf32>, %w: memref<32x1x5x5xf32>, %b: memref<32xf32>, %out: memref<1x32x7x7xf32>) {
   %c0 = arith.constant 0 : index
   %c11 = arith.constant 11 : index
