@@ -64,7 +64,9 @@ A depthwise conv reads its input at the output channel too (`x[n, c, ih, iw]`): 
 kernel first packs that input channel-last, `[n][ceil(C/NR)][IH][IW][NR]` (`plane_packing`), so
 that a reduction step loads the NR channels at one input point as one vector next to the NR
 weights. The pack walks the plane as one axis in blocks of one vector's points, which the
-vectorizer transposes in registers (`PLANE_PACK_COST`). The row kernel, whose rows share no
+vectorizer transposes in registers (`PLANE_PACK_COST`); where the plane is a pad's, the pack
+reads the unpadded input through it and zero-fills the packed border, and the pad nest goes
+(`padded_plane`). The row kernel, whose rows share no
 input vector there (each FMA loads its own; a strided row shuffles too: `row_input_cost`),
 loses to it on rows that fill at most half a vector when the packed plane fits the L2: 3x3,
 5x5 and 7x7 windows on 7x7 planes (5x5/2 on 14x14); 14-wide and wider rows keep the row
