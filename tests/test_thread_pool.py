@@ -4,6 +4,7 @@ driver falls back to libgomp without a C compiler."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -40,6 +41,8 @@ def test_every_iteration_runs_once_under_concurrent_and_nested_regions(tmp_path:
 
 
 @needs_cc
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                    reason="the pool thread needs a core of its own to take part in a region")
 def test_participants_run_their_home_shards(tmp_path: Path) -> None:
     """Back-to-back regions of 8 chunks on 2 threads: the pool thread's first chunk is one of
     its home shard's (4-7) in every region it takes part in, whatever the load (what keeps a

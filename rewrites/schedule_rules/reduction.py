@@ -1159,8 +1159,8 @@ class _Builder:
         parent = root.parent_block()
         if parent is None or packing.columns % self.plan.nr or self.plan.nr % self.plan.lanes:
             return None
-        readers = {op for op in root.walk() if isinstance(op, BlockOp)}
-        padded = find_padded_plane(list(parent.ops), packing.buffer, readers)
+        # Only the update may read the padded buffer: it alone is rewritten to read the panels.
+        padded = find_padded_plane(list(parent.ops), packing.buffer, {self.nest.update})
         if padded is None or any(padded.before[:packing.prefix + 1]):
             return None
         return padded
@@ -1253,17 +1253,12 @@ class _Builder:
                 dims(bs, self.const(full), [], body, True)
 
         ops: list[Operation] = [alloc]
-        views = self.pack_views(packing, packed) if runtime else None
-        if views is not None and padded is not None:
-            through = Packing(packing.load, padded.source, packing.rows, packing.columns,
-                              packing.channel_first, packing.prefix)
-            source_views = self.pack_views(through, packed)
-            if source_views is None:
-                padded = None
-            else:  # the source's view, and the packed buffer's; the first call's go
-                for unused in views[2]:
-                    unused.erase()
-                views = source_views
+        read = packing if padded is None else Packing(
+            packing.load, padded.source, packing.rows, packing.columns, packing.channel_first,
+            packing.prefix)
+        views = self.pack_views(read, packed) if runtime else None
+        # `padded_plane` asked for what `pack_views` needs (identity layout, lanes dividing NR)
+        assert padded is None or views is not None
         if views is not None:
             ops += views[2]
         panels_of([], ops)
@@ -1324,6 +1319,7 @@ class _Builder:
         """Panel `p` of a plane packing read through its pad: the border points of the padded
         plane zero-filled, a vector of NR lanes each, then the source plane's points copied
         as `pack_plane_blocks` copies them, each to its place inside the border."""
+        # pad.py imports this module (`mark_parallel`): imported here, not at the top
         from dlc.rewrites.schedule_rules.pad import border_boxes
 
         nr = self.plan.nr
