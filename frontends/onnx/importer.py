@@ -353,6 +353,8 @@ class _Importer:
             data = self.model.SerializeToString()
         if len(data) >= 2**31:
             return
+        if _shapeless_graph_values(self.graph):
+            data = _with_unknown_rank_shapes(self.model).SerializeToString()
         try:
             onnx.checker.check_model(data)
         except onnx.checker.ValidationError as e:
@@ -657,6 +659,26 @@ class _Importer:
                 f"graph output '{value_info.name}' is declared with shape {declared}, but "
                 f"{producer} produces {found}: the declared shape is a hint, the inferred one "
                 "is used", ShapeHintWarning, stacklevel=2)
+
+
+def _shapeless_graph_values(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+    """The graph inputs and outputs whose tensor type has no shape at all (unknown rank, which
+    ONNX allows and ONNX Runtime runs, but `onnx.checker` rejects: "Field 'shape' of 'type' is
+    required but missing")."""
+    return [value for value in (*graph.input, *graph.output)
+            if value.type.WhichOneof("value") == "tensor_type"
+            and not value.type.tensor_type.HasField("shape")]
+
+
+def _with_unknown_rank_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` for the checker alone, each shapeless graph input and output given an
+    empty shape: the checker validates the rest of the model as it is, and the importer reads
+    the original (an output's missing shape is no hint at all; an input's is asked for)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for value in _shapeless_graph_values(copy.graph):
+        value.type.tensor_type.shape.SetInParent()
+    return copy
 
 
 _CHECKER_CONTEXT = re.compile(

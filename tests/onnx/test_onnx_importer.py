@@ -312,6 +312,30 @@ def test_declared_output_shape_is_a_hint() -> None:
             import_onnx(proto)
 
 
+def test_shapeless_graph_values_import() -> None:
+    """Graph inputs and outputs whose type has no shape at all (unknown rank: valid ONNX, which
+    ONNX Runtime runs and `onnx.checker` rejects) import: an output's shape is inferred, an
+    input's is given (here by `input_shapes`); the rest of the model is still checked."""
+    relu = helper.make_node("Relu", ["x"], ["y"], name="act")
+    shapeless_output = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    proto = model([relu], [tensor("x", [2, 3])], [shapeless_output])
+    with pytest.raises(onnx.checker.ValidationError, match="'shape' of 'type' is required"):
+        onnx.checker.check_model(proto)
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module = import_onnx(proto)
+    np.testing.assert_array_equal(run_module(module, [x])[0], np.maximum(x, 0))
+    shapeless_input = helper.make_tensor_value_info("x", TensorProto.FLOAT, None)
+    proto = model([relu], [shapeless_input], [shapeless_output])
+    module = import_onnx(proto, input_shapes={"x": [2, 3]})
+    np.testing.assert_array_equal(run_module(module, [x])[0], np.maximum(x, 0))
+    broken = model([helper.make_node("Relu", ["x"], ["y"], name="act", alpha=1.0)],
+                   [shapeless_input], [shapeless_output])
+    with pytest.raises(OnnxImportError, match="invalid ONNX model.*alpha"):
+        import_onnx(broken, input_shapes={"x": [2, 3]})
+
+
 def test_output_element_type_mismatch_names_the_producer() -> None:
     proto = model([helper.make_node("Relu", ["x"], ["y"], name="act")], [tensor("x", [2, 3])],
                   [helper.make_tensor_value_info("y", TensorProto.INT64, [2, 3])])
