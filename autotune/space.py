@@ -570,7 +570,7 @@ def matmul_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
 
 
 RULE_KNOBS: dict[str, tuple[int, ...]] = {
-    "rows": (2, 4, 6, 8),
+    "rows": (2, 4, 6, 8, 12),
     "accumulators": (8, 12, 16, 20, 24, 28),
     "pack_rows": (0, 1),
     "l2_kib": (256, 512, 1024, 2048),
@@ -628,7 +628,8 @@ def rules_template(workload: Workload, target: CpuTarget) -> TemplateSpace:
     for knob, candidates in RULE_KNOBS.items():
         if knob == "accumulators":  # the tile, the reused vectors and a broadcast in registers
             candidates = tuple(c for c in candidates if c + 2 <= target.vector_registers)
-        candidates = tuple(sorted({*candidates, default[knob]}))  # the default is a point
+        # the default is a point; 0 ("the target's") last, after the numbers
+        candidates = tuple(sorted({*candidates, default[knob]}, key=lambda c: (c == 0, c)))
         listed = ", ".join(str(c) for c in candidates)
         w.lines.append("    " + _knob_param(knob, knob, candidates[-1],
                                             f"{CANDIDATES_ATTR} = array<i64: {listed}>"))
@@ -649,7 +650,7 @@ def default_rule_values(target: CpuTarget) -> dict[str, int]:
     target's", resolved), so that the default schedule is one of the template's points."""
     rows, accumulators, pack_rows, l2_kib = default_rule_knobs()
     return {
-        "rows": rows,
+        "rows": rows,  # 0: the target's (`CpuConfig.max_rows` or `max_gemm_rows` by nest)
         "accumulators": accumulators or target.vector_registers * 3 // 4,
         "pack_rows": pack_rows,
         "l2_kib": l2_kib or target.l2_bytes // 1024,

@@ -80,7 +80,9 @@ class LoopDefaultSchedulePass(ModulePass):
         vector_bits: vector register width (0: the target's).
         max_accumulators: vector registers a micro-kernel tile may use (0: three quarters of
             the target's, 24 with AVX-512 and 12 with AVX2).
-        max_rows: the most rows of a micro-kernel tile.
+        max_rows: the most rows of a micro-kernel tile (0: the target's: 8, and up to the
+            L1's ways at a 4 KiB stride for a GEMM's tile over a packed panel,
+            `CpuConfig.max_gemm_rows`).
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.
         l2_bytes: per-core L2 size for grouping GEMM's B panels and for looping over a large
@@ -93,7 +95,7 @@ class LoopDefaultSchedulePass(ModulePass):
     threads: int = 0
     vector_bits: int = 0
     max_accumulators: int = 0
-    max_rows: int = 8
+    max_rows: int = 0
     pack: bool = True
     pack_rows: bool = False
     l2_bytes: int = 0

@@ -318,9 +318,9 @@ class LoopTransformFunctions(InterpreterFunctions):
         loop = self._payload(op, op.target, args[0], ForOp)
         threads, rows, accumulators, pack_rows, l2_kib = self._ints(
             op, op.static_knobs.get_values(), op.dynamic_knobs, args[1:])
-        if rows < 1 or accumulators < 0 or threads < 0 or l2_kib < 0:
-            raise self._fail(op, f"expected positive rows and non-negative accumulators, "
-                             f"threads and l2_kib (0: the target's), found rows {rows}, "
+        if rows < 0 or accumulators < 0 or threads < 0 or l2_kib < 0:
+            raise self._fail(op, f"expected non-negative rows, accumulators, threads and "
+                             f"l2_kib (0: the target's), found rows {rows}, "
                              f"accumulators {accumulators}, threads {threads}, l2_kib {l2_kib}")
         config = CpuConfig.for_target(
             self.target, threads=threads, vector_bits=self.vector_bits, max_rows=rows,

@@ -781,9 +781,9 @@ class ApplyRulesOp(IRDLOperation):
     (rewrites/schedule_rules: the register-blocked micro-kernel over packed panels for a
     reduction, vectorized + parallel loops for an elementwise nest). The knobs, integers or
     `!transform.param<i64>` operands, in this order: `threads` (0: the target's), `rows` (the
-    most rows of a micro-kernel tile), `accumulators` (vector registers the tile may use; 0:
-    three quarters of the target's), `pack_rows` (1: also pack GEMM's A into row panels),
-    `l2_kib` (the L2 size the panel grouping assumes; 0: the target's). The target is
+    most rows of a micro-kernel tile; 0: the target's), `accumulators` (vector registers the
+    tile may use; 0: three quarters of the target's), `pack_rows` (1: also pack GEMM's A into
+    row panels), `l2_kib` (the L2 size the panel grouping assumes; 0: the target's). The target is
     `loop-interpret-transforms`'s (its option, else the module's `dlc.target`). The rules are a
     template whose parameters the autotuner
     searches, like TVM's x86 `dense_pack` / `conv2d_NCHWc` templates. Fails, changing nothing,

@@ -34,9 +34,22 @@ class CpuConfig:
         fma_units, fma_latency: vector FMAs a core issues per cycle and the cycles until an
             FMA's result can be used (2 and 4 on Zen 3, Skylake and later): a micro-kernel
             needs `fma_units * fma_latency` independent accumulators to keep them busy.
-        max_rows: the largest number of rows of a micro-kernel tile. 8 rows of a row-major
-            operand whose rows are 4 KiB apart share one set of an 8-way L1 cache: more rows
-            thrash it (12 rows ran 35% slower here than 8).
+        max_rows: the largest number of rows of a micro-kernel tile whose reduction unrolls a
+            window (a 3x3 conv: LLVM's schedule of the unrolled steps spills the tile with 10
+            or more rows, 1.6-1.9x slower on a Sapphire Rapids).
+        max_gemm_rows: the largest number of rows of a tile whose vector operand is a packed
+            panel and whose reduction reads each operand at one point per step (a GEMM, a
+            Winograd conv's batched GEMMs): each row tile streams the panel from L2, so more
+            rows stream it fewer times. Its MR rows of a row-major A lie a row apart, all in
+            one L1 set when that is a multiple of 4 KiB: more rows than the L1 has ways thrash
+            it (12 rows ran 35% slower than 8 on an 8-way L1). The target's: the ways of its
+            L1 at that stride (`l1_ways_at_4k`), at least `max_rows`. On a 48 KiB, 12-way L1
+            (Sapphire Rapids), 12 rows against 8, MatMul + ReLU, three alternations of
+            separate processes, ms: 2 threads 512^3 0.91-0.93 -> 0.88-0.92, 1024^3 6.88-7.05
+            -> 6.60-6.79, 169x512x1000 0.63 -> 0.58, 196x1024x256 0.355 -> 0.333; 1 thread
+            512^3 1.69-1.70 -> 1.60-1.65. An unpacked vector operand (a 1x1 conv's plane read
+            in place, its slice staying in L1 across the row tiles) gains nothing and keeps
+            `max_rows` (256 -> 64 at 56x56 read 1.5% slower with 12).
         min_vector_extent: the smallest innermost extent worth vectorizing.
         pack: pack GEMM-like vector operands (B) into panels.
         pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that
@@ -52,6 +65,7 @@ class CpuConfig:
     fma_units: int
     fma_latency: int
     max_rows: int = 8
+    max_gemm_rows: int = 8
     min_vector_extent: int = 4
     pack: bool = True
     pack_rows: bool = False
@@ -66,15 +80,20 @@ class CpuConfig:
         vector_bits: int = 0,
         l2_bytes: int = 0,
         max_accumulators: int = 0,
+        max_rows: int = 0,
         **knobs: int | bool,
     ) -> CpuConfig:
-        """The configuration for `target`; each of `threads`, `vector_bits`, `l2_bytes` and
-        `max_accumulators` overrides the target's number unless 0. `knobs` are the other
-        fields (`max_rows`, `pack`, ...)."""
+        """The configuration for `target`; each of `threads`, `vector_bits`, `l2_bytes`,
+        `max_accumulators` and `max_rows` overrides the target's number unless 0 (a `max_rows`
+        given caps every tile: `max_gemm_rows` too). `knobs` are the other fields (`pack`,
+        ...)."""
+        rows = max_rows or cls.max_rows
         return cls(
             vector_bits=vector_bits or target.vector_bits,
             threads=threads or target.threads,
             max_accumulators=max_accumulators or target.vector_registers * 3 // 4,
+            max_rows=rows,
+            max_gemm_rows=max_rows or max(rows, l1_ways_at_4k(target)),
             l2_bytes=l2_bytes or target.l2_bytes or 0,
             fma_units=target.fma_units,
             fma_latency=target.fma_latency,
@@ -90,6 +109,16 @@ class CpuConfig:
     def lanes(self, element: object) -> int:
         """Lanes of one vector of `element` (16 for f32 with 512-bit vectors)."""
         return max(1, self.vector_bits // _bits(element))
+
+
+def l1_ways_at_4k(target: CpuTarget) -> int:
+    """How many lines 4 KiB apart the target's L1 data cache holds at once: its ways, on x86
+    (every x86 core since Nehalem indexes its L1 with 64 sets of 64-byte lines, so its ways
+    are its size over 4 KiB: 8 of a 32 KiB L1, 12 of a 48 KiB one); 0 where that is not known
+    (other architectures, or no L1 size)."""
+    if target.arch != "x86_64" or not target.l1d_bytes:
+        return 0
+    return target.l1d_bytes // 4096
 
 
 def element_bytes(element: object) -> int:

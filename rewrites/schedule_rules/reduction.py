@@ -23,11 +23,12 @@ innermost spatial axis `c` is contiguous in every access that depends on it:
 conv2d's output channel), so that each vector loaded at a reduction step is reused by MR rows
 while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an alloca accessed at
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
-is MR x NR with MR <= `max_rows` and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
-32 registers): 8x32 for GEMM, 6x56 for a 56-wide conv2d row; with AVX2's 8 lanes and 12 of 16
-registers, 6x16. A GEMM-like vector operand (a 2-D buffer read as `B[k, j]`) is first packed so
-that the kernel streams it contiguously; the innermost reduction loops are unrolled up to
-`MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
+is MR x NR with MR <= `max_rows` (`max_gemm_rows` for a packed vector operand and a kernel
+that unrolls no window: a GEMM) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
+32 registers): 8x32 for GEMM (12x32 where the L1 has 12 ways), 6x56 for a 56-wide conv2d row;
+with AVX2's 8 lanes and 12 of 16 registers, 6x16. A GEMM-like vector operand (a 2-D buffer
+read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
+reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
 A conv2d whose innermost axis `ow` is strided in its input (stride > 1: vectorizing `ow` would
 shuffle its input, and gather beyond a stride of 4) gets the same kernel with `c` = the output
@@ -312,7 +313,9 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     mr = 1
     if row is not None:
         rows = extent(nest.spatial[row])
-        mr = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
+        most = config.max_rows if packing is None or unrolls_a_window(nest) \
+            else config.max_gemm_rows
+        mr = max(1, min(rows, most, config.max_accumulators // vectors))
     latency_bound = mr * vectors < config.fma_units * config.fma_latency
     if latency_bound and columns > nr:
         # Few rows (a GEMV, a recurrent step at batch 1): widen the tile along the columns so
@@ -337,6 +340,27 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     )
     return KernelPlan(row, column, lanes, mr, nr, packing, row_packing, group,
                       columns_first=columns_first)
+
+
+def unrolled_reductions(nest: Reduction) -> set[ForOp]:
+    """The innermost reduction loops (never the outermost one: GEMM's k, conv2d's input
+    channels) whose trip counts multiply to at most `MAX_UNROLLED_REDUCTION`: the micro-kernel
+    unrolls them (a conv's window)."""
+    unrolled: set[ForOp] = set()
+    product = 1
+    for loop in reversed(nest.reduction[1:]):
+        trip = loop.trip_count() or 0
+        if trip == 0 or product * trip > MAX_UNROLLED_REDUCTION:
+            break
+        product *= trip
+        unrolled.add(loop)
+    return unrolled
+
+
+def unrolls_a_window(nest: Reduction) -> bool:
+    """Whether the micro-kernel of `nest` unrolls more than one reduction step (a 3x3 conv's
+    window; not a GEMM's or a 1x1 conv's one-iteration loops)."""
+    return any((loop.trip_count() or 0) > 1 for loop in unrolled_reductions(nest))
 
 
 def reduction_length(nest: Reduction) -> int:
@@ -1050,17 +1074,7 @@ class _Builder:
                 op.operands = (c_base, op.rhs)
 
     def unrolled_reductions(self) -> set[ForOp]:
-        """The innermost reduction loops (never the outermost one: GEMM's k, conv2d's input
-        channels) whose trip counts multiply to at most `MAX_UNROLLED_REDUCTION`."""
-        unrolled: set[ForOp] = set()
-        product = 1
-        for loop in reversed(self.nest.reduction[1:]):
-            trip = loop.trip_count() or 0
-            if trip == 0 or product * trip > MAX_UNROLLED_REDUCTION:
-                break
-            product *= trip
-            unrolled.add(loop)
-        return unrolled
+        return unrolled_reductions(self.nest)
 
     def clone_block(
         self, block: BlockOp, mapping: dict[SSAValue, SSAValue], tile: SSAValue,

@@ -51,6 +51,45 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
+// Rows 0: the target's (8 on Skylake-X, whose 32 KiB L1 has 8 ways; 12 on Sapphire Rapids: see
+// rewrites/loop-default-schedule/rows.mlir).
+// CHECK-LABEL: func.func @matmul_target_rows
+// CHECK:         loop.alloc local : memref<8x32xf32>
+func.func @matmul_target_rows(%A: memref<16x8xf32>, %B: memref<8x32xf32>, %C: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  loop.for %i = %c0 to %c16 step %c1 axis "i0" {
+    loop.for %j = %c0 to %c32 step %c1 axis "i1" {
+      loop.block "matmul_init" reads() writes(%C : memref<16x32xf32>) spatial ["i0", "i1"] {
+        %z = arith.constant 0.000000e+00 : f32
+        loop.store %z, %C[%i, %j] : f32 -> memref<16x32xf32>
+      }
+      loop.for %k = %c0 to %c8 step %c1 axis "r0" {
+        loop.block "matmul" reads(%A, %B : memref<16x8xf32>, memref<8x32xf32>) writes(%C : memref<16x32xf32>) spatial ["i0", "i1"] reduction ["r0"] {
+          %a = loop.load %A[%i, %k] : memref<16x8xf32> -> f32
+          %b = loop.load %B[%k, %j] : memref<8x32xf32> -> f32
+          %p = arith.mulf %a, %b : f32
+          %c = loop.load %C[%i, %j] : memref<16x32xf32> -> f32
+          %s = arith.addf %c, %p : f32
+          loop.store %s, %C[%i, %j] : f32 -> memref<16x32xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "matmul" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j, %k = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.loop.apply_rules %i [1, 0, 24, 0, 0] : !transform.any_op
+  transform.yield
+}
+
+// -----
+
 // No rule applies (a row sum on one thread: its only spatial axis is not contiguous and there is
 // nothing to run in parallel): a diagnostic, and the payload is untouched.
 // CHECK:     'transform.loop.apply_rules' op no default rule applies to the nest of loop "i" (%i)
@@ -81,8 +120,8 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
-// Negative knobs are rejected by name (0 accumulators, threads or L2 means the target's).
-// CHECK: 'transform.loop.apply_rules' op expected positive rows and non-negative accumulators, threads and l2_kib (0: the target's), found rows 8, accumulators -1, threads 1, l2_kib 0
+// Negative knobs are rejected by name (0 rows, accumulators, threads or L2 means the target's).
+// CHECK: 'transform.loop.apply_rules' op expected non-negative rows, accumulators, threads and l2_kib (0: the target's), found rows 8, accumulators -1, threads 1, l2_kib 0
 func.func @negative_knob(%A: memref<4x8xf32>, %S: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
