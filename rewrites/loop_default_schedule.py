@@ -81,7 +81,7 @@ class LoopDefaultSchedulePass(ModulePass):
         max_accumulators: vector registers a micro-kernel tile may use (0: three quarters of
             the target's, 24 with AVX-512 and 12 with AVX2).
         max_rows: the most rows of a micro-kernel tile (0: the target's: 8, and up to the
-            L1's ways at a 4 KiB stride for a GEMM's tile over a packed panel,
+            L1's ways at a 4 KiB stride for a GEMM over a weight packed at compile time,
             `CpuConfig.max_gemm_rows`).
         pack: pack GEMM-like operands (B) into panels.
         pack_rows: also pack GEMM's A into row panels.

@@ -37,19 +37,20 @@ class CpuConfig:
         max_rows: the largest number of rows of a micro-kernel tile whose reduction unrolls a
             window (a 3x3 conv: LLVM's schedule of the unrolled steps spills the tile with 10
             or more rows, 1.6-1.9x slower on a Sapphire Rapids).
-        max_gemm_rows: the largest number of rows of a tile whose vector operand is a packed
-            panel and whose reduction reads each operand at one point per step (a GEMM, a
-            Winograd conv's batched GEMMs): each row tile streams the panel from L2, so more
-            rows stream it fewer times. Its MR rows of a row-major A lie a row apart, all in
-            one L1 set when that is a multiple of 4 KiB: more rows than the L1 has ways thrash
-            it (12 rows ran 35% slower than 8 on an 8-way L1). The target's: the ways of its
-            L1 at that stride (`l1_ways_at_4k`), at least `max_rows`. On a 48 KiB, 12-way L1
-            (Sapphire Rapids), 12 rows against 8, MatMul + ReLU, three alternations of
-            separate processes, ms: 2 threads 512^3 0.91-0.93 -> 0.88-0.92, 1024^3 6.88-7.05
-            -> 6.60-6.79, 169x512x1000 0.63 -> 0.58, 196x1024x256 0.355 -> 0.333; 1 thread
-            512^3 1.69-1.70 -> 1.60-1.65. An unpacked vector operand (a 1x1 conv's plane read
-            in place, its slice staying in L1 across the row tiles) gains nothing and keeps
-            `max_rows` (256 -> 64 at 56x56 read 1.5% slower with 12).
+        max_gemm_rows: the largest number of rows of a GEMM tile over a weight packed at
+            compile time (its vector operand a constant, packed into panels; a reduction that
+            reads each operand at one point per step): each row tile streams the panels from
+            L2, so more rows stream them fewer times. Its MR rows of a row-major A lie a row
+            apart, all in one L1 set when that is a multiple of 4 KiB: more rows than the L1
+            has ways thrash it (12 rows ran 35% slower than 8 on an 8-way L1). The target's:
+            the ways of its L1 at that stride (`l1_ways_at_4k`), at least `max_rows`. On a
+            48 KiB, 12-way L1 (Sapphire Rapids), 12 rows against 8, MatMul + ReLU with a
+            constant B, three alternations of separate processes, ms: 2 threads 512^3
+            0.91-0.93 -> 0.88-0.92, 1024^3 6.88-7.05 -> 6.60-6.79, 169x512x1000 0.63 -> 0.58,
+            196x1024x256 0.355 -> 0.333; 1 thread 512^3 1.69-1.70 -> 1.60-1.65. 1x1 convs,
+            whose packed operand is the activation (packed at run time) and whose rows are the
+            output channels, keep `max_rows`: with 12 rows DeepLabV3's read 2-5% slower each
+            (whole model 11.9-12.4 -> 12.3-12.8 ms) and MobileNetV2's 2% faster.
         min_vector_extent: the smallest innermost extent worth vectorizing.
         pack: pack GEMM-like vector operands (B) into panels.
         pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that

@@ -23,8 +23,8 @@ innermost spatial axis `c` is contiguous in every access that depends on it:
 conv2d's output channel), so that each vector loaded at a reduction step is reused by MR rows
 while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an alloca accessed at
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
-is MR x NR with MR <= `max_rows` (`max_gemm_rows` for a packed vector operand and a kernel
-that unrolls no window: a GEMM) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
+is MR x NR with MR <= `max_rows` (`max_gemm_rows` for a GEMM over a weight packed at compile
+time) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
 32 registers): 8x32 for GEMM (12x32 where the L1 has 12 ways), 6x56 for a 56-wide conv2d row;
 with AVX2's 8 lanes and 12 of 16 registers, 6x16. A GEMM-like vector operand (a 2-D buffer
 read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
@@ -91,7 +91,7 @@ from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
 from dlc.rewrites.llvm_lowering.vector import MAX_SHUFFLED_STRIDE
-from dlc.rewrites.loop_fold_constant_nests import is_runtime_argument
+from dlc.rewrites.loop_fold_constant_nests import is_constant_argument, is_runtime_argument
 from dlc.rewrites.schedule import ScheduleError, parallel
 from dlc.rewrites.schedule.common import (
     base_buffer,
@@ -313,8 +313,7 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
     mr = 1
     if row is not None:
         rows = extent(nest.spatial[row])
-        most = config.max_rows if packing is None or unrolls_a_window(nest) \
-            else config.max_gemm_rows
+        most = config.max_gemm_rows if packs_a_weight(packing, nest) else config.max_rows
         mr = max(1, min(rows, most, config.max_accumulators // vectors))
     latency_bound = mr * vectors < config.fma_units * config.fma_latency
     if latency_bound and columns > nr:
@@ -355,6 +354,14 @@ def unrolled_reductions(nest: Reduction) -> set[ForOp]:
         product *= trip
         unrolled.add(loop)
     return unrolled
+
+
+def packs_a_weight(packing: Packing | None, nest: Reduction) -> bool:
+    """Whether `nest` is a GEMM over a weight packed at compile time: its vector operand a
+    constant argument packed into panels, and its kernel unrolls no window. Such a kernel takes
+    up to `max_gemm_rows` rows (each row tile streams the panels from L2 once)."""
+    return packing is not None and is_constant_argument(packing.buffer) \
+        and not unrolls_a_window(nest)
 
 
 def unrolls_a_window(nest: Reduction) -> bool:
