@@ -42,8 +42,9 @@ class CpuConfig:
             reads each operand at one point per step): each row tile streams the panels from
             L2, so more rows stream them fewer times. Its MR rows of a row-major A lie a row
             apart, all in one L1 set when that is a multiple of 4 KiB: more rows than the L1
-            has ways thrash it (12 rows ran 35% slower than 8 on an 8-way L1). The target's:
-            the ways of its L1 at that stride (`l1_ways_at_4k`), at least `max_rows`. On a
+            has ways thrash it (the measurement behind the old fixed cap of 8, taken for an
+            8-way L1: 12 rows 35% slower than 8). The target's: the ways of its L1 at that
+            stride (`l1_ways_at_4k`), at least `max_rows`. On a
             48 KiB, 12-way L1 (Sapphire Rapids), 12 rows against 8, MatMul + ReLU with a
             constant B, three alternations of separate processes, ms: 2 threads 512^3
             0.91-0.93 -> 0.88-0.92, 1024^3 6.88-7.05 -> 6.60-6.79, 169x512x1000 0.63 -> 0.58,
