@@ -70,6 +70,34 @@ def test_run_compiles_an_onnx_model(
     np.testing.assert_allclose(np.load(tmp_path / "o" / "y.npy"), expected(x), rtol=1e-6)
 
 
+def test_a_shapeless_input_runs_and_export_asks_for_its_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model whose input and output are declared with no shape (unknown rank, valid ONNX):
+    `dlc run` takes the shape from the input file; `dlc compile -o` needs `--input-shape`,
+    and without it is one error line, exit 1, no library written."""
+    node = helper.make_node("Relu", ["x"], ["y"], name="act")
+    graph = helper.make_graph([node], "shapeless",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = tmp_path / "shapeless.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "x.npy", x)
+    assert dlc("run", model, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir",
+               tmp_path / "o", cache=tmp_path / "c") == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "y.npy"), np.maximum(x, 0))
+    capsys.readouterr()
+    library = tmp_path / "shapeless.so"
+    assert dlc("compile", model, "-o", library, cache=tmp_path / "c") == 1
+    err = capsys.readouterr().err
+    assert "x: float32 (no declared shape)" in err and "--input-shape" in err
+    assert "Traceback" not in err and not library.exists()
+    assert dlc("compile", model, "--input-shape", "x=2x3", "-o", library,
+               cache=tmp_path / "c") == 0
+    assert library.exists()
+
+
 def test_profile_and_bench(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert dlc("profile", tiny, "--repeat", 3, cache=tmp_path / "c") == 0
     table = capsys.readouterr().out

@@ -34,9 +34,12 @@ class CpuConfig:
         fma_units, fma_latency: vector FMAs a core issues per cycle and the cycles until an
             FMA's result can be used (2 and 4 on Zen 3, Skylake and later): a micro-kernel
             needs `fma_units * fma_latency` independent accumulators to keep them busy.
-        max_rows: the largest number of rows of a micro-kernel tile whose reduction unrolls a
-            window (a 3x3 conv: LLVM's schedule of the unrolled steps spills the tile with 10
-            or more rows, 1.6-1.9x slower on a Sapphire Rapids).
+        max_rows: the largest number of rows of a micro-kernel tile, but for a GEMM's over a
+            weight packed at compile time (`max_gemm_rows`). A kernel that unrolls a window (a
+            3x3 conv) spills its tile with 10 or more rows (LLVM's schedule of the unrolled
+            steps: 1.6-1.9x slower on a Sapphire Rapids); a 1x1 conv's packs its activation at
+            run time, and with 12 rows DeepLabV3's read 2-5% slower each (whole model
+            11.9-12.4 -> 12.3-12.8 ms) while MobileNetV2's read 2% faster.
         max_gemm_rows: the largest number of rows of a GEMM tile over a weight packed at
             compile time (its vector operand a constant, packed into panels; a reduction that
             reads each operand at one point per step): each row tile streams the panels from
@@ -44,14 +47,11 @@ class CpuConfig:
             apart, all in one L1 set when that is a multiple of 4 KiB: more rows than the L1
             has ways thrash it (the measurement behind the old fixed cap of 8, taken for an
             8-way L1: 12 rows 35% slower than 8). The target's: the ways of its L1 at that
-            stride (`l1_ways_at_4k`), at least `max_rows`. On a
-            48 KiB, 12-way L1 (Sapphire Rapids), 12 rows against 8, MatMul + ReLU with a
-            constant B, three alternations of separate processes, ms: 2 threads 512^3
-            0.91-0.93 -> 0.88-0.92, 1024^3 6.88-7.05 -> 6.60-6.79, 169x512x1000 0.63 -> 0.58,
-            196x1024x256 0.355 -> 0.333; 1 thread 512^3 1.69-1.70 -> 1.60-1.65. 1x1 convs,
-            whose packed operand is the activation (packed at run time) and whose rows are the
-            output channels, keep `max_rows`: with 12 rows DeepLabV3's read 2-5% slower each
-            (whole model 11.9-12.4 -> 12.3-12.8 ms) and MobileNetV2's 2% faster.
+            stride (`l1_ways_at_4k`), at least `max_rows`. On a 48 KiB, 12-way L1 (Sapphire
+            Rapids), 12 rows against 8, MatMul + ReLU with a constant B, three alternations
+            of separate processes, ms: 2 threads 512^3 0.91-0.93 -> 0.88-0.92, 1024^3
+            6.88-7.05 -> 6.60-6.79, 169x512x1000 0.63 -> 0.58, 196x1024x256 0.355 -> 0.333;
+            1 thread 512^3 1.69-1.70 -> 1.60-1.65.
         min_vector_extent: the smallest innermost extent worth vectorizing.
         pack: pack GEMM-like vector operands (B) into panels.
         pack_rows: also pack GEMM's broadcast operand (A) into row panels (a scalar copy that

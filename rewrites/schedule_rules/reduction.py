@@ -24,9 +24,9 @@ conv2d's output channel), so that each vector loaded at a reduction step is reus
 while the MR x NR/16 accumulators stay in registers: LLVM promotes the tile (an alloca accessed at
 constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vector the kernel
 is MR x NR with MR <= `max_rows` (`max_gemm_rows` for a GEMM over a weight packed at compile
-time) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's
-32 registers): 8x32 for GEMM (12x32 where the L1 has 12 ways), 6x56 for a 56-wide conv2d row;
-with AVX2's 8 lanes and 12 of 16 registers, 6x16. A GEMM-like vector operand (a 2-D buffer
+time) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's 32 registers): 8x32 for
+GEMM (12x32 where the L1 has 12 ways), 6x56 for a 56-wide conv2d row; with AVX2's 8 lanes and
+12 of 16 registers, 6x16. A GEMM-like vector operand (a 2-D buffer
 read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
 reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
@@ -1009,7 +1009,7 @@ class _Builder:
     ) -> ForOp:
         nest, plan = self.nest, self.plan
         reduction_ivs: dict[SSAValue, SSAValue] = {}
-        unrolled = self.unrolled_reductions()
+        unrolled = unrolled_reductions(self.nest)
 
         def update_nest(body: list[Operation]) -> None:
             row_panel = _div(r_base, plan.mr, self, body) if plan.row_packing else None
@@ -1079,9 +1079,6 @@ class _Builder:
             if (isinstance(op, arith.DivUIOp) and op.lhs is channel
                     and constant_value(op.rhs) == self.plan.channel_group):
                 op.operands = (c_base, op.rhs)
-
-    def unrolled_reductions(self) -> set[ForOp]:
-        return unrolled_reductions(self.nest)
 
     def clone_block(
         self, block: BlockOp, mapping: dict[SSAValue, SSAValue], tile: SSAValue,
