@@ -18,7 +18,12 @@ from dlc.dialects.contracts import (
     VALID_EXTENT_ATTR,
 )
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
-from dlc.rewrites.llvm_lowering.batch import batch_entries
+from dlc.rewrites.llvm_lowering.batch import (
+    batch_entries,
+    declare_scratch_functions,
+    entry_cost,
+    has_padded_tail,
+)
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
 from dlc.rewrites.llvm_lowering.cf import WhileLowering, cf_to_llvm_patterns
@@ -326,6 +331,12 @@ class ConvertLoopToLLVMPass(ModulePass):
             and NUM_OUTPUTS_ATTR in function.attributes
             and function.sym_visibility != StringAttr("private")
         ]
+        batched = {s.name for s in signatures if any(a.batch for a in s.arguments)}
+        costs = {
+            function.sym_name.data: entry_cost(op, function, max(1, lowering.vector_bits // 32))
+            for function in op.ops
+            if isinstance(function, func.FuncOp) and function.sym_name.data in batched
+        }
         from dlc.rewrites.llvm_lowering.vector import annotate_vector_alignment
 
         annotate_vector_alignment(op, lowering)
@@ -337,7 +348,10 @@ class ConvertLoopToLLVMPass(ModulePass):
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
-        op.body.block.add_ops(batch_entries(signatures))
+        entries = batch_entries(signatures, costs)
+        if any(has_padded_tail(entry) for entry in entries):
+            declare_scratch_functions(op)
+        op.body.block.add_ops(entries)
         _check_fully_lowered(op)
         if self.metadata and signatures:
             if any(getattr(o, "sym_name", None) == StringAttr(METADATA_SYMBOL) for o in op.ops):

@@ -206,13 +206,82 @@ def test_one_compile_runs_batch_1_3_and_8(monkeypatch: pytest.MonkeyPatch) -> No
     executable, compiles = compile_counting(cnn(), monkeypatch)
     assert isinstance(executable, Executable) and executable.batch_symbol == "N"
     assert executable._batch_entry is not None  # the native batch loop is exported
-    for n in (1, 3, 8, 3):
+    for n in (1, 3, 8, 3, 7):  # 7: a tail that runs as a padded block (below)
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         got = executable(x)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
         assert isinstance(got, np.ndarray) and got.shape == (n, 10)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert len(compiles) == 1
+
+
+def dense(batch: int | str = "N") -> onnx.ModelProto:
+    """x[N, 96] -> MatMul [96, 256] -> Add -> Relu -> MatMul [256, 32]: at one row it reads
+    its weights more than it computes."""
+    rng = np.random.default_rng(7)
+    weights = {
+        "w1": rng.standard_normal((96, 256)).astype(np.float32),
+        "b1": rng.standard_normal(256).astype(np.float32),
+        "w2": rng.standard_normal((256, 32)).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"]),
+        helper.make_node("Add", ["h", "b1"], ["a"]),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("MatMul", ["r", "w2"], ["y"]),
+    ]
+    return model(nodes, [tensor("x", [batch, 96])], [tensor("y", [batch, 32])], weights,
+                 opset=17)
+
+
+def _tail_pads_from(proto: onnx.ModelProto) -> int | None:
+    """The fewest tail rows that run as a padded block in the `cpu` pipeline's batch entry,
+    from the entries' cost estimates (`padded_tail_rows`)."""
+    from dlc.dialects import make_context
+    from dlc.pipelines import named_pipeline, with_options
+    from dlc.rewrites.llvm_lowering.batch import entry_cost, padded_tail_rows
+
+    module = import_onnx(proto, dynamic_batch=True)
+    passes = with_options(named_pipeline("cpu"), target="llvm -mcpu=skylake-avx512 -num-cores=1")
+    for step in passes:
+        if step.name == "convert-loop-to-llvm":
+            break
+        step.apply(make_context(), module)
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, FuncOp)}
+    return padded_tail_rows(entry_cost(module, functions["main"], 16),
+                            entry_cost(module, functions["main__rows8"], 16), 8)
+
+
+def test_which_tails_run_as_a_padded_block() -> None:
+    from dlc.rewrites.llvm_lowering.batch import padded_tail_rows
+
+    assert _tail_pads_from(dense()) == 2  # weight-bound: the block costs what a row does
+    assert _tail_pads_from(cnn()) == 7  # a conv over 8x8 planes: only a tail of 7 rows
+    assert padded_tail_rows(1.0, 1.3, 8) == 2
+    assert padded_tail_rows(1.0, 6.4, 8) == 7
+    assert padded_tail_rows(1.0, 7.0, 8) is None  # 7 rows cost what the block does
+    assert padded_tail_rows(0.0, 1.0, 8) is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_padded_tail_computes_its_rows(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    """Every batch size of a model whose tails of 2-7 rows run as a padded block (the rows
+    copied into a block of 8, the last one repeated) gives each row what the reference
+    does, into a caller's output too."""
+    import dlc
+    from dlc.runtime.executable import Executable
+
+    executable = dlc.compile(dense(), cache=False, jobs=1, threads=threads, dynamic_batch=True)
+    assert isinstance(executable, Executable)
+    for n in range(1, 20):
+        x = RNG.standard_normal((n, 96)).astype(np.float32)
+        (want,) = ReferenceEvaluator(dense()).run(None, {"x": x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-4, atol=1e-4)
+    out = np.full((5, 32), np.nan, np.float32)
+    x = RNG.standard_normal((5, 96)).astype(np.float32)
+    executable(x, out=(out,))
+    np.testing.assert_allclose(out, ReferenceEvaluator(dense()).run(None, {"x": x})[0],
+                               rtol=1e-4, atol=1e-4)
 
 
 def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,7 +333,7 @@ def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatc
     library = dlc.load(executable.export(f"{tmp_path}/model.so"))
     assert library.name == "main" and library.batch_symbol == "N"
     assert library._batch_entry is not None
-    for n in (11, 2):  # one block of 8 and 3 rows; rows only
+    for n in (15, 11, 2):  # a block and a padded tail of 7; a block and 3 rows; rows only
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
         np.testing.assert_allclose(library(x), want, rtol=1e-5, atol=1e-5)

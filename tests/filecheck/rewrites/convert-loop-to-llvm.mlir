@@ -860,6 +860,58 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 
 // -----
 
+// A tail of rows that costs more than the block entry (the entries' estimated costs: here both
+// read a 4 KiB weight and compute nothing, so 2 rows cost more than a block of 4) runs as one
+// padded block: a scratch buffer holds a block of each batched argument (64-byte aligned: x
+// at 0, y at 64), the tail's rows of x are copied in and its last row repeated into the others,
+// the block entry runs on the scratch, and the tail's rows of y are copied out. A single row
+// still runs through the row entry.
+
+// CHECK:       llvm.func @memcpy(!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @pad_rows__batch(
+// CHECK-SAME:    %n: i64, %[[X:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr) attributes {dlc.batch_entry}
+// CHECK:         llvm.cond_br %{{.*}}, ^{{.*}}, ^[[TAIL:bb[0-9]+]](%{{.*}} : i64)
+// CHECK:         llvm.call @pad_rows__rows4(
+// CHECK:       ^[[TAIL]](%[[T:.*]]: i64):
+// CHECK-NEXT:    %[[LEFT:.*]] = llvm.sub %n, %[[T]] : i64
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[PADS:.*]] = llvm.icmp "uge" %[[LEFT]], %[[TWO]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[PADS]], ^[[PAD:bb[0-9]+]](%[[T]] : i64), ^[[ROWS:bb[0-9]+]](%[[T]] : i64)
+// CHECK:       ^[[PAD]](%[[P:.*]]: i64):
+// CHECK-NEXT:    %[[R:.*]] = llvm.sub %n, %[[P]] : i64
+// CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(128) : i64
+// CHECK-NEXT:    %[[SCRATCH:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]])
+// CHECK:         %[[XS:.*]] = llvm.getelementptr inbounds %[[SCRATCH]]
+// CHECK:         llvm.call @memcpy(%[[XS]], %{{.*}}, %{{.*}})
+// CHECK:         llvm.call @memcpy(
+// CHECK:         llvm.call @pad_rows__rows4(%[[XS]], %[[YS:.*]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK:         llvm.call @memcpy(%{{.*}}, %[[YS]], %{{.*}})
+// CHECK-NEXT:    llvm.call @free(%[[SCRATCH]])
+// CHECK:       ^[[ROWS]]
+// CHECK:         llvm.call @pad_rows(
+"memref.global"() <{sym_name = "pad_rows_weights", type = memref<1024xf32>, initial_value = dense<1.0> : tensor<1024xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func private @pad_rows_kernel(%x: memref<1x4xf32>, %w: memref<1024xf32>, %y: memref<1x4xf32>) {
+  "memref.copy"(%x, %y) : (memref<1x4xf32>, memref<1x4xf32>) -> ()
+  func.return
+}
+func.func private @pad_rows_kernel4(%x: memref<4x4xf32>, %w: memref<1024xf32>, %y: memref<4x4xf32>) {
+  "memref.copy"(%x, %y) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func @pad_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<1x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  %w = memref.get_global @pad_rows_weights : memref<1024xf32>
+  func.call @pad_rows_kernel(%x, %w, %y) : (memref<1x4xf32>, memref<1024xf32>, memref<1x4xf32>) -> ()
+  func.return
+}
+func.func @pad_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<4x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  %w = memref.get_global @pad_rows_weights : memref<1024xf32>
+  func.call @pad_rows_kernel4(%x, %w, %y) : (memref<4x4xf32>, memref<1024xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+
+// -----
+
 // With check-bounds, each index is compared (unsigned: a negative one fails too) with its
 // dimension before the access; a violation branches to a block that reports the kernel, the
 // buffer, the index and the dimension and aborts. Without the option nothing of it is emitted.
