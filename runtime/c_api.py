@@ -444,6 +444,9 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
         f" * {m}_WORKSPACE_BYTES bytes at a multiple of {m}_WORKSPACE_ALIGNMENT (NULL is",
         f" * accepted when {m}_WORKSPACE_BYTES is 0). Kernels may still allocate their own",
         f" * scratch buffers (at most {m}_KERNEL_BUFFER_BYTES bytes per kernel) on the heap.",
+        *([f" * {p}_run_batch may copy the rows left after its whole blocks into a heap",
+           " * block (freed before it returns; without memory it runs them one at a time)."]
+          if api.batch else []),
         " *",
         " * Threads: parallel loops run on the library's own thread pool (the calling thread",
         " * and pool threads started on first use, which take chunks of each loop; the caller",

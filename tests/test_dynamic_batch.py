@@ -268,8 +268,9 @@ def test_a_padded_tail_computes_its_rows(monkeypatch: pytest.MonkeyPatch, thread
     """Every batch size of a model whose tails of 2-7 rows run as a padded block (the rows
     copied into a block of 8, the last one repeated) gives each row what the reference
     does, into a caller's output too."""
-    import dlc
     from dlc.runtime.executable import Executable
+
+    import dlc
 
     executable = dlc.compile(dense(), cache=False, jobs=1, threads=threads, dynamic_batch=True)
     assert isinstance(executable, Executable)

@@ -25,7 +25,7 @@ from dlc.rewrites.llvm_lowering.common import int_constant
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX, BATCH_ENTRY_SUFFIX, FunctionSignature
 from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, UnitAttr, i8, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 WEIGHT_BYTE_COST = 0.5
 """What reading one byte of a constant (a weight) costs a kernel call, in the vector
@@ -170,10 +170,12 @@ def _copy(block: Block, destination: SSAValue, source: SSAValue, size: SSAValue)
                              return_type=llvm.LLVMPointerType()))
 
 
-def _padded_tail(signature: FunctionSignature, block_rows: int, start: SSAValue, n: SSAValue,
-                 arguments: list[SSAValue], steps: list[int], done: Block) -> list[Block]:
-    """The blocks running rows `start` .. `n` (fewer than `block_rows`) as one padded block:
-    the first one takes `start`; they end by branching to `done`."""
+def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
+                 arguments: list[SSAValue], steps: list[int], done: Block, rows_head: Block
+                 ) -> list[Block]:
+    """The blocks running the rows from their first one's argument to `n` (fewer than
+    `block_rows`) as one padded block, ending by branching to `done`; where the scratch
+    buffer cannot be allocated, to `rows_head` instead (the rows one at a time)."""
     entry = Block(arg_types=[i64])
     first = entry.args[0]
     rows = llvm.SubOp(n, first)
@@ -184,8 +186,13 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, start: SSAValue,
         total += -(-step * block_rows // SCRATCH_ALIGNMENT) * SCRATCH_ALIGNMENT if step else 0
     alignment, size = int_constant(SCRATCH_ALIGNMENT, i64), int_constant(total, i64)
     scratch = llvm.CallOp("aligned_alloc", alignment, size, return_type=llvm.LLVMPointerType())
-    entry.add_ops([alignment, size, scratch])
+    address, null = llvm.PtrToIntOp(scratch.results[0], i64), int_constant(0, i64)
+    failed = _compare(address.output, null.result, llvm.ICmpPredicateFlag.EQ)
+    copy_in = Block()
+    entry.add_ops([alignment, size, scratch, address, null, failed,
+                   llvm.CondBrOp(failed.res, rows_head, [first], copy_in, [])])
     buffer = scratch.results[0]
+    block_of_entry, entry = entry, copy_in
     first_output = len(arguments) - signature.num_outputs
     pointers: list[SSAValue] = []
     sources: list[tuple[SSAValue, SSAValue, int]] = []  # (scratch block, caller's rows, row)
@@ -234,7 +241,7 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, start: SSAValue,
         run.add_ops([row_size, at, length])
         _copy(run, _offset(run, arguments[index], at.res), pointers[index], length.res)
     run.add_ops([llvm.CallOp("free", buffer), llvm.BrOp(done)])
-    return [entry, fill_head, fill_body, run]
+    return [block_of_entry, copy_in, fill_head, fill_body, run]
 
 
 def batch_entry(signature: FunctionSignature, block_rows: int | None,
@@ -262,8 +269,7 @@ def batch_entry(signature: FunctionSignature, block_rows: int | None,
         after_blocks = rows_head
         if pad_from is not None:
             after_blocks = Block(arg_types=[i64])
-            padded = _padded_tail(signature, block_rows, after_blocks.args[0], n, arguments,
-                                  steps, done)
+            padded = _padded_tail(signature, block_rows, n, arguments, steps, done, rows_head)
             left = llvm.SubOp(n, after_blocks.args[0])
             least = int_constant(pad_from, i64)
             pads = _compare(left.res, least.result, llvm.ICmpPredicateFlag.UGE)

@@ -865,7 +865,7 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 // padded block: a scratch buffer holds a block of each batched argument (64-byte aligned: x
 // at 0, y at 64), the tail's rows of x are copied in and its last row repeated into the others,
 // the block entry runs on the scratch, and the tail's rows of y are copied out. A single row
-// still runs through the row entry.
+// still runs through the row entry, and so does the tail when the scratch cannot be allocated.
 
 // CHECK:       llvm.func @memcpy(!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
 // CHECK-LABEL: llvm.func @pad_rows__batch(
@@ -882,6 +882,10 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 // CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
 // CHECK-NEXT:    %[[SIZE:.*]] = llvm.mlir.constant(128) : i64
 // CHECK-NEXT:    %[[SCRATCH:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]])
+// CHECK-NEXT:    %[[ADDRESS:.*]] = llvm.ptrtoint %[[SCRATCH]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[NULL:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[FAILED:.*]] = llvm.icmp "eq" %[[ADDRESS]], %[[NULL]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[FAILED]], ^[[ROWS]](%[[P]] : i64), ^{{bb[0-9]+}}
 // CHECK:         %[[XS:.*]] = llvm.getelementptr inbounds %[[SCRATCH]]
 // CHECK:         llvm.call @memcpy(%[[XS]], %{{.*}}, %{{.*}})
 // CHECK:         llvm.call @memcpy(
