@@ -21,7 +21,8 @@ import math
 import numpy as np
 from dlc.dialects.contracts import BATCH_ENTRY_ATTR
 from dlc.dialects.loop.ops import BlockOp, ForOp, IntrinsicOp
-from dlc.rewrites.llvm_lowering.common import int_constant
+from dlc.rewrites.llvm_lowering.common import int_constant, is_declared
+from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX, BATCH_ENTRY_SUFFIX, FunctionSignature
 from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, UnitAttr, i8, i64
@@ -47,6 +48,17 @@ def _row_bytes(shape: tuple[int, ...], dtype: str) -> int:
     return math.prod(shape[1:]) * itemsize
 
 
+def _offset(block: Block, base: SSAValue, offset: SSAValue | int) -> SSAValue:
+    """`base` plus `offset` bytes (ops appended to `block`)."""
+    if isinstance(offset, int):
+        constant = int_constant(offset, i64)
+        block.add_op(constant)
+        offset = constant.result
+    address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[offset], inbounds=True)
+    block.add_op(address)
+    return address.result
+
+
 def _calls(block: Block, callee: str, row: SSAValue, arguments: list[SSAValue],
            steps: list[int]) -> None:
     """Appends to `block` the call of `callee` on the rows from `row` on."""
@@ -57,10 +69,8 @@ def _calls(block: Block, callee: str, row: SSAValue, arguments: list[SSAValue],
             continue
         size = int_constant(step, i64)
         offset = llvm.MulOp(row, size.result)
-        address = llvm.GEPOp(argument, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[offset.res],
-                             inbounds=True)
-        block.add_ops([size, offset, address])
-        pointers.append(address.result)
+        block.add_ops([size, offset])
+        pointers.append(_offset(block, argument, offset.res))
     block.add_op(llvm.CallOp(callee, *pointers))
 
 
@@ -98,11 +108,10 @@ def _work(function: func.FuncOp, lanes: int) -> float:
 
 
 def _bytes(type_: object) -> int:
-    if not isinstance(type_, MemRefType) or not type_.has_static_shape():
+    """A buffer's bytes (0 for anything else, a dynamic shape included)."""
+    if not isinstance(type_, MemRefType):
         return 0
-    element = type_.get_element_type()
-    width = getattr(element, "bitwidth", 32)
-    return math.prod(type_.get_shape()) * max(1, width // 8)
+    return buffer_bytes(type_) or 0
 
 
 def entry_cost(module: ModuleOp, entry: func.FuncOp, lanes: int) -> float:
@@ -140,8 +149,7 @@ def padded_tail_rows(row_cost: float, block_cost: float, block_rows: int) -> int
 
 def _declare(module: ModuleOp, name: str, function_type: llvm.LLVMFunctionType) -> None:
     """Declare the libc function `name` in `module` unless it is."""
-    if not any(getattr(getattr(op, "sym_name", None), "data", None) == name
-               for op in module.ops):
+    if not is_declared(module, name):
         module.body.block.add_op(
             llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external")))
 
@@ -152,17 +160,6 @@ def declare_scratch_functions(module: ModuleOp) -> None:
     _declare(module, "aligned_alloc", llvm.LLVMFunctionType([i64, i64], ptr))
     _declare(module, "memcpy", llvm.LLVMFunctionType([ptr, ptr, i64], ptr))
     _declare(module, "free", llvm.LLVMFunctionType([ptr], llvm.LLVMVoidType()))
-
-
-def _offset(block: Block, base: SSAValue, offset: SSAValue | int) -> SSAValue:
-    """`base` plus `offset` bytes (ops appended to `block`)."""
-    if isinstance(offset, int):
-        constant = int_constant(offset, i64)
-        block.add_op(constant)
-        offset = constant.result
-    address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[offset], inbounds=True)
-    block.add_op(address)
-    return address.result
 
 
 def _copy(block: Block, destination: SSAValue, source: SSAValue, size: SSAValue) -> None:
@@ -195,7 +192,7 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
     block_of_entry, entry = entry, copy_in
     first_output = len(arguments) - signature.num_outputs
     pointers: list[SSAValue] = []
-    sources: list[tuple[SSAValue, SSAValue, int]] = []  # (scratch block, caller's rows, row)
+    sources: list[tuple[SSAValue, int]] = []  # (scratch block, row bytes) of each input
     for index, (argument, step, offset) in enumerate(zip(arguments, steps, offsets, strict=True)):
         if not step:
             pointers.append(argument)
@@ -210,7 +207,7 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
             length = llvm.MulOp(rows.res, row_size.result)
             entry.add_op(length)
             _copy(entry, local, caller, length.res)
-            sources.append((local, caller, step))
+            sources.append((local, step))
     # Rows rows .. block_rows - 1 of each batched input repeat its last row.
     fill_head, fill_body, run = Block(arg_types=[i64]), Block(arg_types=[i64]), Block()
     entry.add_op(llvm.BrOp(fill_head, rows.res))
@@ -222,7 +219,7 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
     fill_body.add_op(one)
     last = llvm.SubOp(rows.res, one.result)
     fill_body.add_op(last)
-    for local, _, step in sources:
+    for local, step in sources:
         row_size = int_constant(step, i64)
         at, from_at = llvm.MulOp(fill_body.args[0], row_size.result), llvm.MulOp(last.res,
                                                                                   row_size.result)

@@ -249,12 +249,14 @@ def ensure_declared(
         if parent is None:
             raise lowering_error(anchor, "expected to be nested in a builtin.module")
         module = parent
-    for op in module.ops:
-        sym_name = getattr(op, "sym_name", None)
-        if sym_name is not None and getattr(sym_name, "data", None) == name:
-            return
-    declaration = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
-    rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
+    if not is_declared(module, name):
+        declaration = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
+        rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
+
+
+def is_declared(module: ModuleOp, name: str) -> bool:
+    """Whether `module` holds a symbol `name` (a function declared or defined)."""
+    return any(getattr(getattr(op, "sym_name", None), "data", None) == name for op in module.ops)
 
 
 def extract_lane(vector: SSAValue, lane: int) -> list[Operation]:
