@@ -12,10 +12,11 @@
 // BAD: dlc-opt: error: loop-default-schedule: invalid target option: expected a known CPU for -mcpu ({{.*}}), found 'foo'
 
 // GEMM: B is packed into [ceil(40/32)][8][32] panels, one per 32-column tile (row by row, the
-// rows split between the threads; the last panel zero-padded by a guarded copy); an 8x32
+// rows split between the threads; the last panel zero-padded by a guarded copy); a 7x32
 // register tile of unrolled rows and 16-lane vectorized columns accumulates over the reduction
 // loop r0 (innermost but one), reading A by broadcast and B's panel as vectors; the relu
-// epilogue writes the tile out. Row and column tails get their own (smaller) kernels.
+// epilogue writes the tile out. The 20 rows take three tiles of at most 8 rows, as even as
+// they can be (7, 7 and 6: `balanced_rows`); row and column tails get their own kernels.
 
 // CHECK-LABEL: func.func @matmul
 // CHECK:         %[[BP:.*]] = loop.alloc global : memref<2x8x32xf32>
@@ -25,28 +26,28 @@
 // CHECK-NEXT:          loop.block "matmul.pack" reads(%b : memref<8x40xf32>) writes(%[[BP]] : memref<2x8x32xf32>)
 // CHECK:         loop.block "matmul.pack"
 // CHECK:           arith.select
-// CHECK:         loop.for %[[IO:.*]] = %{{.*}} step %c8 axis "i0.o" kind parallel {
-// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<8x32xf32>
+// CHECK:         loop.for %[[IO:.*]] = %{{.*}} step %c7 axis "i0.o" kind parallel {
+// CHECK-NEXT:      %[[TILE:.*]] = loop.alloc local : memref<7x32xf32>
 // CHECK-NEXT:      loop.for %{{.*}} axis "i0.i" kind unrolled {
 // CHECK-NEXT:        loop.for %{{.*}} axis "i1.i" kind vectorized {
-// CHECK:               loop.block "matmul_init" reads() writes(%[[TILE]] : memref<8x32xf32>)
+// CHECK:               loop.block "matmul_init" reads() writes(%[[TILE]] : memref<7x32xf32>)
 // CHECK:           loop.for %[[K:.*]] = %{{.*}} axis "r0" {
 // CHECK-NEXT:        loop.for %[[RI:.*]] = %{{.*}} axis "i0.i" kind unrolled {
 // CHECK-NEXT:          loop.for %[[CV:.*]] = %{{.*}} axis "i1.v" kind unrolled {
 // CHECK:                 loop.for %[[CL:.*]] = %{{.*}} axis "i1.l" kind vectorized {
 // CHECK-NEXT:              %[[CI:.*]] = arith.addi %{{.*}}, %[[CL]] : index
-// CHECK:                     loop.block "matmul" reads(%a, %[[BP]] : memref<20x8xf32>, memref<2x8x32xf32>) writes(%[[TILE]] : memref<8x32xf32>)
+// CHECK:                     loop.block "matmul" reads(%a, %[[BP]] : memref<20x8xf32>, memref<2x8x32xf32>) writes(%[[TILE]] : memref<7x32xf32>)
 // CHECK-NEXT:                %{{.*}} = loop.load %a[%{{.*}}, %[[K]]] : memref<20x8xf32> -> f32
 // CHECK-NEXT:                %{{.*}} = loop.load %[[BP]][%{{.*}}, %[[K]], %[[CI]]] : memref<2x8x32xf32> -> f32
-// CHECK:                     loop.load %[[TILE]][%[[RI]], %{{.*}}] : memref<8x32xf32> -> f32
-// CHECK:                     loop.store %{{.*}}, %[[TILE]][%[[RI]], %{{.*}}] : f32 -> memref<8x32xf32>
+// CHECK:                     loop.load %[[TILE]][%[[RI]], %{{.*}}] : memref<7x32xf32> -> f32
+// CHECK:                     loop.store %{{.*}}, %[[TILE]][%[[RI]], %{{.*}}] : f32 -> memref<7x32xf32>
 // CHECK:           loop.for %{{.*}} axis "i0.i" kind unrolled {
 // CHECK-NEXT:        loop.for %{{.*}} axis "i1.i" kind vectorized {
-// CHECK:               loop.block "relu" reads(%[[TILE]] : memref<8x32xf32>) writes(%out : memref<20x40xf32>)
-// CHECK:           loop.dealloc %[[TILE]] : memref<8x32xf32>
-// CHECK:           loop.alloc local : memref<8x16xf32>
-// CHECK:         loop.alloc local : memref<4x32xf32>
-// CHECK:         loop.alloc local : memref<4x16xf32>
+// CHECK:               loop.block "relu" reads(%[[TILE]] : memref<7x32xf32>) writes(%out : memref<20x40xf32>)
+// CHECK:           loop.dealloc %[[TILE]] : memref<7x32xf32>
+// CHECK:           loop.alloc local : memref<7x16xf32>
+// CHECK:         loop.alloc local : memref<6x32xf32>
+// CHECK:         loop.alloc local : memref<6x16xf32>
 // CHECK:         loop.dealloc %[[BP]] : memref<2x8x32xf32>
 func.func @matmul(%a: memref<20x8xf32>, %b: memref<8x40xf32>, %out: memref<20x40xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index

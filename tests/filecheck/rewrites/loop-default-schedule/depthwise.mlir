@@ -135,6 +135,7 @@ func.func @plane_kernel(%x: memref<1x32x7x7xf32>, %w: memref<32x1x5x5xf32>, %b: 
 // CHECK:         loop.for %{{.*}} axis "r1" kind unrolled {
 // CHECK-NEXT:      loop.for %{{.*}} axis "i2.i" kind unrolled {
 // CHECK-NEXT:        loop.for %{{.*}} axis "i3.i" kind vectorized {
+// CHECK-NEXT:          arith.addi
 // CHECK-NEXT:          loop.block "conv2d" reads(%pad, %w : memref<1x32x16x16xf32>, memref<32x1x3x3xf32>) writes(%[[TILE]] : memref<{{[0-9]+}}x14xf32>)
 func.func @negative_narrow_window(%x: memref<1x32x14x14xf32>, %w: memref<32x1x3x3xf32>, %b: memref<32xf32>, %out: memref<1x32x14x14xf32>) {
   %c0 = arith.constant 0 : index
