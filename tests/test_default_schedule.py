@@ -354,6 +354,21 @@ def test_channel_tile(vector_bits: int, rows: int, panel: int, tile: tuple[int, 
     assert channel_tile(rows, 512, vector_bits // 32, config, panel * 4) == tile
 
 
+@pytest.mark.parametrize(("rows", "most", "mr"), [
+    (49, 8, 7), (49, 12, 10), (20, 8, 7), (28, 12, 10), (14, 6, 5),  # tails made even
+    (64, 8, 8), (197, 12, 12), (13, 8, 7), (5, 8, 5), (1, 12, 1), (24, 12, 12),
+])
+def test_balanced_rows(rows: int, most: int, mr: int) -> None:
+    """As few row tiles as `most` allows, as even as they can be: never more tiles than
+    `ceil(rows / most)`, never a tile above `most`, and the tail within a tile count of MR."""
+    from dlc.rewrites.schedule_rules.reduction import balanced_rows
+
+    assert balanced_rows(rows, most) == mr
+    tiles = -(-rows // mr)
+    assert mr <= most and tiles == -(-rows // min(rows, most))
+    assert rows - (tiles - 1) * mr > mr - tiles
+
+
 def test_seven_wide_conv_gets_one_tile_per_row() -> None:
     """ResNet-18's last stage (3x3 conv, 512 channels, 7x7): one 7-row tile per output row, no
     1-row tail tile, at both vector widths."""

@@ -26,7 +26,8 @@ constant offsets once `r.i` is unrolled) to vector registers. With a 16-lane vec
 is MR x NR with MR <= `max_rows` (`max_gemm_rows` for a GEMM over a weight packed at compile
 time) and MR * ceil(NR / 16) <= `max_accumulators` (24 of AVX-512's 32 registers): 8x32 for
 GEMM (12x32 where the L1 has 12 ways), 6x56 for a 56-wide conv2d row; with AVX2's 8 lanes and
-12 of 16 registers, 6x16. A GEMM-like vector operand (a 2-D buffer
+12 of 16 registers, 6x16; the rows split into as few tiles as that allows, as even as they
+can be (`balanced_rows`: 49 rows as 7 x 7, not 6 x 8 + 1). A GEMM-like vector operand (a 2-D buffer
 read as `B[k, j]`) is first packed so that the kernel streams it contiguously; the innermost
 reduction loops are unrolled up to `MAX_UNROLLED_REDUCTION` iterations (a 3x3 window).
 
