@@ -1,8 +1,10 @@
 """graph-batch-rows: a function over a dynamic batch (`?` leading dims) as its per-row function.
 
-The batch-polymorphic graph ops (`GraphOp.LEADING_DYNAMIC`: elementwise, conv, pools, matmul
-with the batch in M, reshapes and flattens that keep axis 0, softmax and concat over other
-axes) compute each row of their result from the same row of their batched operands, so a
+The batch-polymorphic graph ops (`GraphOp.LEADING_DYNAMIC`: elementwise, casts, compares and
+wheres, conv and transposed conv, pools, matmul with the batch in M, reshapes and flattens that
+keep axis 0, softmax and concat over other axes, reductions, argmaxes, gathers and pads over
+other axes, a gather of batched indices from a static table) compute each row of their result
+from the same row of their batched operands, so a
 function whose only dynamic dims are the leading `?` of one symbol computes row `i` of every
 batched result from row `i` of every batched argument. Its kernels can then be compiled for one
 row, with static shapes: every default schedule (tiling, vectorizing, parallelizing the inner

@@ -285,6 +285,103 @@ def test_a_padded_tail_computes_its_rows(monkeypatch: pytest.MonkeyPatch, thread
                                rtol=1e-4, atol=1e-4)
 
 
+def tokens(batch: int | str = "N") -> onnx.ModelProto:
+    """ids[N, 6] -> an embedding Gather, a mask (Equal, Unsqueeze, Where), LayerNormalization,
+    MatMul, Sigmoid, ReduceMean over the tokens, Greater/Where, Pad, ArgMax, Cast, Concat: the
+    ops of a text encoder's head, each over other axes than the batch."""
+    rng = np.random.default_rng(11)
+    weights = {
+        "E": rng.standard_normal((20, 16)).astype(np.float32),
+        "scale": rng.standard_normal(16).astype(np.float32),
+        "bias": rng.standard_normal(16).astype(np.float32),
+        "W": rng.standard_normal((16, 16)).astype(np.float32),
+        "zero": np.array(0.0, np.float32), "tenth": np.array(0.1, np.float32),
+        "masked_value": np.array(-5.0, np.float32), "zero_id": np.array(0, np.int64),
+        "pads": np.array([0, 1, 0, 2], np.int64), "axis2": np.array([2], np.int64),
+    }
+    nodes = [
+        helper.make_node("Gather", ["E", "ids"], ["emb"], axis=0),
+        helper.make_node("Equal", ["ids", "zero_id"], ["is_zero"]),
+        helper.make_node("Unsqueeze", ["is_zero", "axis2"], ["is_zero3"]),
+        helper.make_node("Where", ["is_zero3", "masked_value", "emb"], ["masked"]),
+        helper.make_node("LayerNormalization", ["masked", "scale", "bias"], ["ln"], axis=-1),
+        helper.make_node("MatMul", ["ln", "W"], ["h"]),
+        helper.make_node("Sigmoid", ["h"], ["s"]),
+        helper.make_node("ReduceMean", ["s"], ["m"], axes=[1], keepdims=0),
+        helper.make_node("Greater", ["m", "zero"], ["positive"]),
+        helper.make_node("Mul", ["m", "tenth"], ["small"]),
+        helper.make_node("Where", ["positive", "m", "small"], ["selected"]),
+        helper.make_node("Pad", ["selected", "pads"], ["padded"]),
+        helper.make_node("ArgMax", ["padded"], ["index"], axis=1, keepdims=1),
+        helper.make_node("Cast", ["index"], ["index_f"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("Concat", ["padded", "index_f"], ["y"], axis=1),
+    ]
+    return model(nodes, [tensor("ids", [batch, 6], onnx.TensorProto.INT64)],
+                 [tensor("y", [batch, 20])], weights, opset=17)
+
+
+def upsampler(batch: int | str = "N", reduce_axis: int = 3) -> onnx.ModelProto:
+    """x[N, 2, 4, 4] -> ConvTranspose (stride 2) -> InstanceNormalization -> ReduceMax over
+    `reduce_axis` (over axis 0, the batch, it is not batch-polymorphic)."""
+    rng = np.random.default_rng(12)
+    weights = {
+        "w": rng.standard_normal((2, 3, 3, 3)).astype(np.float32),
+        "b": rng.standard_normal(3).astype(np.float32),
+        "s": rng.standard_normal(3).astype(np.float32),
+        "t": rng.standard_normal(3).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w", "b"], ["c"], strides=[2, 2]),
+        helper.make_node("InstanceNormalization", ["c", "s", "t"], ["n"]),
+        helper.make_node("ReduceMax", ["n"], ["y"], axes=[reduce_axis], keepdims=1),
+    ]
+    shape: list[int | str] = [batch, 3, 9, 9]
+    shape[reduce_axis] = 1
+    return model(nodes, [tensor("x", [batch, 2, 4, 4])], [tensor("y", shape)], weights,
+                 opset=17)
+
+
+@pytest.mark.parametrize("build", [tokens, upsampler])
+def test_selection_reduction_and_transposed_convs_keep_the_batch(
+        monkeypatch: pytest.MonkeyPatch, build) -> None:  # noqa: ANN001 - a model builder
+    """Gathers, masks, layer norms, reductions and argmaxes over other axes than the batch,
+    pads of other axes, casts and transposed convs compile once for every batch size."""
+    from dlc.runtime.executable import Executable
+
+    proto = build()
+    executable, compiles = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, Executable) and executable.batch_symbol == "N"
+    name = proto.graph.input[0].name
+    for n in (1, 3, 9):
+        if build is tokens:
+            x = RNG.integers(0, 20, (n, 6)).astype(np.int64)
+        else:
+            x = RNG.standard_normal((n, 2, 4, 4)).astype(np.float32)
+        (want,) = ReferenceEvaluator(proto).run(None, {name: x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+        (interpreted,) = run_module(import_onnx(proto, dynamic_batch=True), [x])
+        np.testing.assert_allclose(interpreted, want, rtol=1e-5, atol=1e-5)
+    assert len(compiles) == 1
+
+
+def test_a_reduction_over_the_batch_falls_back_to_shapes_per_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ReduceMax is batch-polymorphic over other axes; over axis 0 its conversion fails on the
+    batched value, which is a DynamicInputError naming the node, and `dlc.compile` falls back
+    to specialization."""
+    from dlc.driver.specialize import SpecializingExecutable
+
+    proto = upsampler(reduce_axis=0)
+    with pytest.raises(DynamicInputError, match=r"ReduceMax.*reads 'n'.*not batch-polymorphic "
+                                                r"\(.*reduced axis.*axis 0\)"):
+        import_onnx(proto, dynamic_batch=True)
+    executable, _ = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, SpecializingExecutable)
+    x = RNG.standard_normal((3, 2, 4, 4)).astype(np.float32)
+    (want,) = ReferenceEvaluator(proto).run(None, {"x": x})
+    np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+
+
 def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     from dlc.runtime.executable import Executable, ExecutableError
 

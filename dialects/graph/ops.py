@@ -1678,6 +1678,8 @@ class ReduceOp(GraphOp):
 
     name = "graph.reduce"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     kind = attr_def(StringAttr)
@@ -1714,13 +1716,16 @@ class ReduceOp(GraphOp):
     def infer_type(
         cls, x: Attribute, kind: str, axes: Sequence[int], keepdims: bool = True
     ) -> TensorType:
-        """The input type with the reduced axes set to 1 (`keepdims`) or removed."""
-        x_type = _tensor(cls.name, "the operand", x)
+        """The input type with the reduced axes set to 1 (`keepdims`) or removed (never a
+        dynamic batch)."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         if kind not in REDUCE_KINDS:
             raise op_error(
                 cls.name, f"expected kind in {', '.join(REDUCE_KINDS)}, found '{kind}'"
             )
         reduced = cls.reduced_axes(x_type.get_num_dims(), axes)
+        for axis in reduced:
+            _require_static_axis(cls.name, "a reduced axis", x_type, axis)
         shape = [
             1 if axis in reduced else dim
             for axis, dim in enumerate(x_type.get_shape())

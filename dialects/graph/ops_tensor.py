@@ -9,6 +9,7 @@ of `ops.py`, and has a NumPy implementation in `interpreter_tensor.py`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from dlc.dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
 from dlc.dialects.graph.ops import (
@@ -20,6 +21,7 @@ from dlc.dialects.graph.ops import (
     _require_non_negative,
     _require_positive,
     _require_rank,
+    _require_static_axis,
     _same_element_type,
     _tensor,
     bool_attr,
@@ -97,6 +99,8 @@ class CastOp(GraphOp):
 
     name = "graph.cast"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -110,7 +114,7 @@ class CastOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, element_type: Attribute) -> TensorType:
         """The operand's shape with `element_type`."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         for element in (x_type.get_element_type(), element_type):
             try:
                 to_numpy_dtype(element)
@@ -120,7 +124,7 @@ class CastOp(GraphOp):
         return TensorType(element_type, x_type.get_shape())
 
     def inferred_result_type(self) -> TensorType:
-        result = _tensor(self.name, "the result", self.result.type)
+        result = _tensor(self.name, "the result", self.result.type, leading_dynamic=True)
         return self.infer_type(self.x.type, result.get_element_type())
 
 
@@ -143,6 +147,8 @@ class CompareOp(GraphOp):
 
     name = "graph.compare"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -162,8 +168,8 @@ class CompareOp(GraphOp):
     def infer_type(cls, lhs: Attribute, rhs: Attribute, predicate: str) -> TensorType:
         """The broadcast shape of the operands, of `i1`."""
         _require_choice(cls.name, "predicate", predicate, COMPARE_PREDICATES)
-        lhs_type = _tensor(cls.name, "the lhs", lhs)
-        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
         _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         if shape is None:
@@ -194,6 +200,8 @@ class WhereOp(GraphOp):
 
     name = "graph.where"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     condition = operand_def(TensorType)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -212,11 +220,11 @@ class WhereOp(GraphOp):
     @classmethod
     def infer_type(cls, condition: Attribute, lhs: Attribute, rhs: Attribute) -> TensorType:
         """The broadcast shape of the three operands, with the element type of lhs and rhs."""
-        cond_type = _tensor(cls.name, "the condition", condition)
+        cond_type = _tensor(cls.name, "the condition", condition, leading_dynamic=True)
         if cond_type.get_element_type() != _I1:
             raise op_error(cls.name, f"expected an i1 condition, found {condition}")
-        lhs_type = _tensor(cls.name, "the lhs", lhs)
-        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         shape = None if shape is None else broadcast_shapes(cond_type.get_shape(), shape)
@@ -251,6 +259,8 @@ class GatherOp(GraphOp):
 
     name = "graph.gather"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
@@ -268,14 +278,19 @@ class GatherOp(GraphOp):
 
     @classmethod
     def infer_type(cls, x: Attribute, indices: Attribute, axis: int = 0) -> TensorType:
-        """`x.shape[:axis] + indices.shape + x.shape[axis+1:]`, of x's element type."""
-        x_type = _tensor(cls.name, "the operand", x)
-        indices_type = _tensor(cls.name, "the indices", indices)
+        """`x.shape[:axis] + indices.shape + x.shape[axis+1:]`, of x's element type. With a
+        dynamic batch, either `x` is batched and gathered along another axis, or the indices
+        are batched and `x` is gathered along its axis 0 (an embedding lookup): each row of
+        the result comes from the same row of the batched operand."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        indices_type = _tensor(cls.name, "the indices", indices, leading_dynamic=True)
         _require_integer(cls.name, "indices", indices_type)
         shape = x_type.get_shape()
         axis = _normalize_axis(cls.name, axis, len(shape))
-        return TensorType(x_type.get_element_type(),
-                          [*shape[:axis], *indices_type.get_shape(), *shape[axis + 1:]])
+        _require_static_axis(cls.name, "the gathered axis", x_type, axis)
+        return _tensor(cls.name, "the result", TensorType(
+            x_type.get_element_type(),
+            [*shape[:axis], *indices_type.get_shape(), *shape[axis + 1:]]), leading_dynamic=True)
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.x.type, self.indices.type, self.axis_value())
@@ -381,6 +396,8 @@ class PadOp(GraphOp):
 
     name = "graph.pad"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     pads = attr_def(DenseArrayBase.constr(i64))
@@ -402,12 +419,14 @@ class PadOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, pads: Sequence[int], mode: str = "constant"
                    ) -> TensorType:
-        """Each dim grown by its begin and end pads."""
-        x_type = _tensor(cls.name, "the operand", x)
+        """Each dim grown by its begin and end pads (none on a dynamic batch)."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         shape = x_type.get_shape()
         rank = len(shape)
         _require_count(cls.name, "pads", pads, 2 * rank)
         _require_non_negative(cls.name, "pads", pads)
+        if pads[0] or pads[rank]:
+            _require_static_axis(cls.name, "a padded axis", x_type, 0)
         _require_choice(cls.name, "mode", mode, PAD_MODES)
         for axis, dim in enumerate(shape):
             before, after = pads[axis], pads[axis + rank]
@@ -656,6 +675,8 @@ class ArgMaxOp(GraphOp):
 
     name = "graph.argmax"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     axis = attr_def(IntegerAttr[I64], default_value=i64_attr(0))
@@ -677,9 +698,10 @@ class ArgMaxOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, axis: int = 0, keepdims: bool = True) -> TensorType:
         """x's shape with `axis` set to 1 or removed, of i64."""
-        x_type = _tensor(cls.name, "the operand", x)
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         shape = list(x_type.get_shape())
         axis = _normalize_axis(cls.name, axis, len(shape))
+        _require_static_axis(cls.name, "the reduced axis", x_type, axis)
         if shape[axis] == 0:
             raise op_error(cls.name, f"expected a non-empty axis {axis}, found {x}")
         if keepdims:
@@ -799,6 +821,8 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
 
     name = "graph.conv_transpose2d"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -846,7 +870,7 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
         groups: int = 1,
     ) -> TensorType:
         """N×O×OH×OW with OH = strides*(H-1) + dilation*(KH-1) + 1 + output_padding - pads."""
-        input_type = _tensor(cls.name, "the input", input)
+        input_type = _tensor(cls.name, "the input", input, leading_dynamic=True)
         weight_type = _tensor(cls.name, "the weight", weight)
         _require_rank(cls.name, "a 4-D input", input_type, 4)
         _require_rank(cls.name, "a 4-D weight", weight_type, 4)

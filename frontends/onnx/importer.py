@@ -75,10 +75,21 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     # the batch in the rows (M), the weights static
     "Gemm", "MatMul",
     # layout ops that keep axis 0 (their graph ops verify that they do)
-    "Concat", "Flatten", "Reshape", "Softmax", "Transpose",
+    "Concat", "Flatten", "Reshape", "Softmax", "Transpose", "Squeeze", "Unsqueeze",
+    # elementwise selection and conversion (graph.cast, compare, where)
+    "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
+    # over other axes than the batch (the graph ops refuse axis 0 of a dynamic batch)
+    "ArgMax", "Gather", "GlobalMaxPool", "InstanceNormalization", "LayerNormalization",
+    "LogSoftmax", "Pad", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+    "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare",
+    # decomposed into the ops above
+    "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",
 })
 """The ONNX ops a value with a dynamic batch (`import_onnx(dynamic_batch=True)`) may flow
-through: each maps every batch row on its own, and its graph op keeps the leading dim."""
+through: each maps every batch row on its own, and its graph ops keep the leading dim. A
+node of one of them whose conversion still fails on a batched value (a reduction or a gather
+over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
+shapes per call."""
 
 
 def import_onnx(
@@ -497,37 +508,53 @@ class _Importer:
         impl = converter.impl_for(opset)
         assert impl is not None
         given = [name for name in node.input if name]
-        if self.dynamic_batch:
-            self._check_batch_polymorphic(node, scope, given, opset)
+        batched = self._batched_input(scope, given) if self.dynamic_batch else None
+        if batched is not None:
+            self._check_batch_polymorphic(node, scope, batched, opset)
         try:
             if converter.fold_constant_inputs and all(
                     scope.entry(n).array is not None for n in given):
                 outputs = self._fold(scope, node, opset, impl)
             else:
                 outputs = self._convert_in(scope, node, opset, impl)
-        except OnnxImportError as e:
-            if str(e).startswith(describe_node(node, opset)):
+        except DynamicInputError:
+            raise
+        except (OnnxImportError, DiagnosticException, VerifyException) as e:
+            if batched is not None:
+                raise self._not_batch_polymorphic(node, scope, batched, opset, str(e)) from None
+            if isinstance(e, OnnxImportError) and str(e).startswith(describe_node(node, opset)):
                 raise e from None
-            raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
-        except (DiagnosticException, VerifyException) as e:
             raise OnnxImportError(f"{describe_node(node, opset)}: {e}") from None
         except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
         self._record(scope, node, outputs)
 
-    def _check_batch_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope,
-                                 given: list[str], opset: int) -> None:
-        """A node that reads a value with a dynamic batch must be batch-polymorphic."""
-        if node.op_type in BATCH_POLYMORPHIC_OPS and node.domain in _DEFAULT_DOMAINS:
-            return
+    @staticmethod
+    def _batched_input(scope: _FunctionScope, given: list[str]) -> str | None:
+        """The first of `given` whose type has the dynamic batch, if any."""
         for name in given:
             type = scope.entry(name).type
             if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
-                raise DynamicInputError(
-                    f"{describe_node(node, opset)} reads '{name}' ({type}), whose leading dim "
-                    f"is the dynamic batch '{self.batch_symbol}', and is not batch-polymorphic: "
-                    "compile it for static shapes", name)
+                return name
+        return None
+
+    def _check_batch_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope,
+                                 batched: str, opset: int) -> None:
+        """A node that reads a value with a dynamic batch must be batch-polymorphic."""
+        if node.op_type in BATCH_POLYMORPHIC_OPS and node.domain in _DEFAULT_DOMAINS:
+            return
+        raise self._not_batch_polymorphic(node, scope, batched, opset)
+
+    def _not_batch_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope, batched: str,
+                               opset: int, why: str = "") -> DynamicInputError:
+        """The error of `node`, which reads the batched value `batched` but cannot keep its
+        rows apart (`why`: what its conversion said)."""
+        because = f" ({why})" if why else ""
+        return DynamicInputError(
+            f"{describe_node(node, opset)} reads '{batched}' ({scope.entry(batched).type}), "
+            f"whose leading dim is the dynamic batch '{self.batch_symbol}', and is not "
+            f"batch-polymorphic{because}: compile it for static shapes", batched)
 
     def _convert_in(self, scope: _FunctionScope, node: onnx.NodeProto, opset: int,
                     impl: Impl) -> list[ConvertedValue]:

@@ -11,8 +11,48 @@ func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
 // -----
 
 func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xf32>) {
-  // CHECK: 'graph.reduce' op expected operand #0 to have a static shape, found tensor<?x3xf32>
-  %r = graph.reduce %a {axes = array<i64: 1>, kind = "sum"} : (tensor<?x3xf32>) -> tensor<?x1xf32>
+  // CHECK: 'graph.slice' op expected operand #0 to have a static shape, found tensor<?x3xf32>
+  %r = graph.slice %a {starts = array<i64: 0, 0>, sizes = array<i64: 1, 3>, steps = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<1x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reduce_over_the_dynamic_batch(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.reduce' op expected a reduced axis to be a static dim of tensor<?x3xf32>, found axis 0
+  %r = graph.reduce %a {axes = array<i64: 0>, kind = "sum"} : (tensor<?x3xf32>) -> tensor<1x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_gather_along_the_dynamic_batch(%a: tensor<?x3xf32>, %i: tensor<2xi64>) {
+  // CHECK: 'graph.gather' op expected the gathered axis to be a static dim of tensor<?x3xf32>, found axis 0
+  %r = graph.gather %a, %i {axis = 0 : i64} : (tensor<?x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_gather_of_batched_indices_along_another_axis(%a: tensor<4x3xf32>, %i: tensor<?x2xi64>) {
+  // CHECK: 'graph.gather' op expected the result to have a static shape after its leading dim, found tensor<4x?x2xf32>
+  %r = graph.gather %a, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<?x2xi64>) -> tensor<4x?x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_pad_of_the_dynamic_batch(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.pad' op expected a padded axis to be a static dim of tensor<?x3xf32>, found axis 0
+  %r = graph.pad %a {pads = array<i64: 1, 0, 0, 0>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_argmax_over_the_dynamic_batch(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.argmax' op expected the reduced axis to be a static dim of tensor<?x3xf32>, found axis 0
+  %r = graph.argmax %a {axis = 0 : i64} : (tensor<?x3xf32>) -> tensor<1x3xi64>
   func.return
 }
 

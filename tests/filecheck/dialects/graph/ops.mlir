@@ -644,6 +644,33 @@ func.func @dynamic_batch(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: t
   func.return %z : tensor<?x10xf32>
 }
 
+// The batch-polymorphic selection, conversion and reduction ops: over other axes than the
+// batch (a gather of batched data along axis 1, an embedding lookup of batched indices along
+// axis 0 of a static table, a reduction and an argmax over axis 1, a pad of axis 1), and a
+// transposed conv, whose N is the batch.
+
+// CHECK-LABEL: func.func @dynamic_batch_tensor_ops
+func.func @dynamic_batch_tensor_ops(%x: tensor<?x6xf32>, %ids: tensor<?x4xi64>, %table: tensor<20x6xf32>, %i: tensor<2xi64>, %img: tensor<?x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<?x8xf32> {
+  %g = graph.gather %x, %i {axis = 1 : i64} : (tensor<?x6xf32>, tensor<2xi64>) -> tensor<?x2xf32>
+  // CHECK: graph.gather {{.*}} -> tensor<?x2xf32>
+  %e = graph.gather %table, %ids {axis = 0 : i64} : (tensor<20x6xf32>, tensor<?x4xi64>) -> tensor<?x4x6xf32>
+  // CHECK: graph.gather {{.*}} -> tensor<?x4x6xf32>
+  %m = graph.reduce %e {axes = array<i64: 1>, keepdims = false, kind = "mean"} : (tensor<?x4x6xf32>) -> tensor<?x6xf32>
+  // CHECK: graph.reduce {{.*}} -> tensor<?x6xf32>
+  %c = graph.compare %m, %x {predicate = "gt"} : (tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x6xi1>
+  %s = graph.where %c, %m, %x : (tensor<?x6xi1>, tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  // CHECK: graph.where {{.*}} -> tensor<?x6xf32>
+  %a = graph.argmax %s {axis = 1 : i64} : (tensor<?x6xf32>) -> tensor<?x1xi64>
+  %f = graph.cast %a : (tensor<?x1xi64>) -> tensor<?x1xf32>
+  // CHECK: graph.cast {{.*}} -> tensor<?x1xf32>
+  %p = graph.pad %s {pads = array<i64: 0, 1, 0, 0>} : (tensor<?x6xf32>) -> tensor<?x7xf32>
+  // CHECK: graph.pad {{.*}} -> tensor<?x7xf32>
+  %y = graph.concat %p, %f {axis = 1 : i64} : (tensor<?x7xf32>, tensor<?x1xf32>) -> tensor<?x8xf32>
+  %t = graph.conv_transpose2d %img, %w {strides = array<i64: 2, 2>} : (tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<?x3x9x9xf32>
+  // CHECK: graph.conv_transpose2d {{.*}} -> tensor<?x3x9x9xf32>
+  func.return %y : tensor<?x8xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {
