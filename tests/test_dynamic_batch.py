@@ -382,6 +382,143 @@ def test_a_reduction_over_the_batch_falls_back_to_shapes_per_call(
     np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
 
 
+def viewer(batch: int | str = "N", mix: bool = False) -> onnx.ModelProto:
+    """x[N, 4, 6] viewed as `x.view(x.size(0), 2, 12)` the way exporters write it (Shape,
+    Gather 0, Unsqueeze, Concat, Reshape), then a MatMul divided by `x.size(2)` (Shape, Gather
+    2, Cast: a static dim). With `mix`, the view is `x.view(x.size(0) * 2, 12)`: the batch
+    multiplied, mixed with another axis."""
+    rng = np.random.default_rng(3)
+    weights = {
+        "W": rng.standard_normal((12, 5)).astype(np.float32), "zero": np.array(0, np.int64),
+        "two": np.array(2, np.int64), "axis0": np.array([0], np.int64),
+        "rest": np.array([12] if mix else [2, 12], np.int64),
+    }
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+        *([helper.make_node("Mul", ["n", "two"], ["n2"])] if mix else []),
+        helper.make_node("Unsqueeze", ["n2" if mix else "n", "axis0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"]),
+        helper.make_node("Gather", ["shape", "two"], ["d"], axis=0),
+        helper.make_node("Cast", ["d"], ["df"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("MatMul", ["r", "W"], ["m"]),
+        helper.make_node("Div", ["m", "df"], ["y"]),
+    ]
+    out: list[int | str] = ["M", 5] if mix else [batch, 2, 5]
+    return model(nodes, [tensor("x", [batch, 4, 6])], [tensor("y", out)], weights, opset=17)
+
+
+def test_a_view_of_the_batch_by_its_shape_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Shape` of a batched value folds at import time with the batch as a symbol: moved by
+    Gather, Unsqueeze and Concat into a Reshape's leading dim it keeps the batch (one compile),
+    and a static dim gathered from it is a constant."""
+    from dlc.runtime.executable import Executable
+
+    module = import_onnx(viewer(), dynamic_batch=True)
+    text = str(module)
+    assert "graph.reshape %x {shape = array<i64: -1, 2, 12>}" in text
+    assert "graph.constant dense<6.000000e+00> : tensor<f32>" in text
+    executable, compiles = compile_counting(viewer(), monkeypatch)
+    assert isinstance(executable, Executable)
+    for n in (1, 3, 9):
+        x = RNG.standard_normal((n, 4, 6)).astype(np.float32)
+        (want,) = ReferenceEvaluator(viewer()).run(None, {"x": x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert len(compiles) == 1
+
+
+def attention(batch: int | str = "N") -> onnx.ModelProto:
+    """Self-attention over x[N, 4, 8] with 2 heads as exporters write it: projections, views
+    to [N, 4, 2, 4] through Shape, heads transposed, `q @ k^T` and `p @ v` (both operands
+    batched), a masked softmax, the heads merged back."""
+    rng = np.random.default_rng(5)
+    weights = {f"W{n}": rng.standard_normal((8, 8)).astype(np.float32) for n in "qkv"}
+    weights.update({
+        "zero": np.array(0, np.int64), "axis0": np.array([0], np.int64),
+        "heads": np.array([4, 2, 4], np.int64), "merged": np.array([4, 8], np.int64),
+        "scale": np.array(0.5, np.float32),
+        "mask": np.triu(np.full((4, 4), -1e4, np.float32), 1),
+    })
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "heads"], ["split"], axis=0),
+        helper.make_node("Concat", ["n1", "merged"], ["join"], axis=0),
+    ]
+    for name in "qkv":
+        nodes += [
+            helper.make_node("MatMul", ["x", f"W{name}"], [f"{name}0"]),
+            helper.make_node("Reshape", [f"{name}0", "split"], [f"{name}1"]),
+            helper.make_node("Transpose", [f"{name}1"], [name],
+                             perm=[0, 2, 3, 1] if name == "k" else [0, 2, 1, 3]),
+        ]
+    nodes += [
+        helper.make_node("MatMul", ["q", "k"], ["scores0"]),
+        helper.make_node("Mul", ["scores0", "scale"], ["scores1"]),
+        helper.make_node("Add", ["scores1", "mask"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["o0"]),
+        helper.make_node("Transpose", ["o0"], ["o1"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["o1", "join"], ["y"]),
+    ]
+    return model(nodes, [tensor("x", [batch, 4, 8])], [tensor("y", [batch, 4, 8])], weights,
+                 opset=17)
+
+
+def test_attention_keeps_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Views through Shape and matmuls of two batched operands: one compile."""
+    from dlc.runtime.executable import Executable
+
+    executable, compiles = compile_counting(attention(), monkeypatch)
+    assert isinstance(executable, Executable)
+    for n in (1, 3, 9):
+        x = RNG.standard_normal((n, 4, 8)).astype(np.float32)
+        (want,) = ReferenceEvaluator(attention()).run(None, {"x": x})
+        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert len(compiles) == 1
+
+
+def test_arithmetic_on_the_batch_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's size multiplied (`x.view(x.size(0) * 2, 12)` mixes rows): a
+    DynamicInputError naming the node, and shapes per call."""
+    from dlc.driver.specialize import SpecializingExecutable
+
+    with pytest.raises(DynamicInputError, match=r"'n2' \(Mul.*computes with 'n'.*dynamic "
+                                                r"batch 'N'"):
+        import_onnx(viewer(mix=True), dynamic_batch=True)
+    executable, _ = compile_counting(viewer(mix=True), monkeypatch)
+    assert isinstance(executable, SpecializingExecutable)
+    x = RNG.standard_normal((3, 4, 6)).astype(np.float32)
+    (want,) = ReferenceEvaluator(viewer(mix=True)).run(None, {"x": x})
+    np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_fold_symbolic_moves_the_batch() -> None:
+    from dlc.frontends.onnx.batch_shape import (
+        BATCH,
+        fold_symbolic,
+        has_batch,
+        reshape_target,
+        symbolic_shape,
+    )
+
+    shape = symbolic_shape((-1, 3, 8))
+    assert has_batch(shape) and list(shape) == [BATCH, 3, 8]
+    assert symbolic_shape((-1, 3, 8), 1).dtype == np.int64  # the batch sliced off
+    assert fold_symbolic("Gather", [shape, np.array(2)], {}).tolist() == 8  # type: ignore[union-attr]
+    sliced = fold_symbolic("Slice", [shape, np.array([0]), np.array([2])], {})
+    assert sliced is not None and list(sliced) == [BATCH, 3]
+    joined = fold_symbolic("Concat", [sliced, np.array([4], np.int64)], {"axis": 0})
+    assert joined is not None and list(joined) == [BATCH, 3, 4]
+    assert reshape_target(joined).tolist() == [-1, 3, 4]  # type: ignore[union-attr]
+    assert reshape_target(np.array([3, BATCH], dtype=object)) is None  # the batch moved
+    assert fold_symbolic("Cast", [shape], {"to": onnx.TensorProto.FLOAT}) is None
+    with pytest.raises(TypeError):
+        np.array([BATCH], dtype=object) * 2
+
+
 def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     from dlc.runtime.executable import Executable, ExecutableError
 

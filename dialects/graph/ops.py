@@ -1023,11 +1023,15 @@ class MatmulOp(GraphOp):
 
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        """numpy.matmul's result shape for `lhs @ rhs`."""
+        """numpy.matmul's result shape for `lhs @ rhs`. A dynamic batch leads the lhs (the
+        rows, M, or a batch dim), or both operands' batch dims (attention's `q @ k^T`: row
+        `i` of the result is `lhs[i] @ rhs[i]`); never a contracting dim."""
         lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
-        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
         if lhs_type.get_num_dims() == 1:
             _require_static_axis(cls.name, "the contracting dim", lhs_type, 0)
+        if rhs_type.get_num_dims() < 3:
+            _require_static_axis(cls.name, "a dim of a matrix rhs", rhs_type, 0)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         a, b = list(lhs_type.get_shape()), list(rhs_type.get_shape())
         if not a or not b:

@@ -27,6 +27,13 @@ from dlc.dialects.dim_symbols import has_dynamic_leading_dim, symbols_attr, veri
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.shape_bounds import verify_shape_bounds
+from dlc.frontends.onnx.batch_shape import (
+    MOVING_OPS,
+    fold_symbolic,
+    has_batch,
+    symbolic_shape,
+)
+from dlc.frontends.onnx.batch_shape import reshape_target as batch_reshape_target
 from dlc.frontends.onnx.context import (
     NodeContext,
     describe_node,
@@ -50,6 +57,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -226,6 +234,11 @@ class _FunctionScope:
         entry = self.entry(name)
         if entry.ssa is None:
             assert entry.array is not None
+            if has_batch(entry.array):
+                raise DynamicInputError(
+                    f"'{name}' ({entry.array.tolist()}) holds the dynamic batch's size, known "
+                    "only at run time, and is used as a tensor: compile it for static shapes",
+                    name)
             entry.ssa = self._materialize(entry.array, entry.location)
             entry.ssa.name_hint = ssa_name(name)
         return entry.ssa
@@ -507,6 +520,12 @@ class _Importer:
         assert converter is not None
         impl = converter.impl_for(opset)
         assert impl is not None
+        if self.dynamic_batch and node.domain in _DEFAULT_DOMAINS:
+            folded = self._fold_batch_shape(node, scope, opset)
+            if folded is not None:
+                self._record(scope, node, [folded])
+                return
+            node = self._with_batch_reshape_target(node, scope, opset)
         given = [name for name in node.input if name]
         batched = self._batched_input(scope, given) if self.dynamic_batch else None
         if batched is not None:
@@ -529,6 +548,64 @@ class _Importer:
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
         self._record(scope, node, outputs)
+
+    def _fold_batch_shape(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                          ) -> np.ndarray | None:
+        """`node` folded on the dynamic batch's shape (`batch_shape`): a Shape of a batched
+        value, or an op moving the elements of a shape array that holds `BATCH`; None for
+        any other node. A node that would compute with `BATCH` is a `DynamicInputError`."""
+        if node.op_type == "Shape" and node.input and node.input[0]:
+            type = scope.entry(node.input[0]).type
+            if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
+                attrs = _attributes(node)
+                end = attrs.get("end")
+                return symbolic_shape(type.get_shape(), int(attrs.get("start", 0)),
+                                      None if end is None else int(end))
+        symbolic = [name for name in node.input if name and has_batch(scope.array(name))]
+        if not symbolic or node.op_type == "Reshape":
+            return None
+        folded = None
+        if node.op_type in MOVING_OPS:
+            arrays = [scope.array(name) if name else None for name in node.input]
+            if all(array is not None for name, array in zip(node.input, arrays, strict=True)
+                   if name):
+                try:
+                    folded = fold_symbolic(node.op_type, arrays, _attributes(node))
+                except (TypeError, ValueError, IndexError):
+                    folded = None
+        if folded is None:
+            raise self._uses_the_batch(node, scope, symbolic[0], opset)
+        return folded
+
+    def _with_batch_reshape_target(self, node: onnx.NodeProto, scope: _FunctionScope,
+                                   opset: int) -> onnx.NodeProto:
+        """A Reshape whose target is a shape array with `BATCH` first, as a copy reading the
+        target with -1 there (the converter keeps the dynamic leading dim); other nodes as
+        they are."""
+        if node.op_type != "Reshape" or len(node.input) < 2:
+            return node
+        target = scope.array(node.input[1])
+        if not has_batch(target):
+            return node
+        assert target is not None
+        resolved = batch_reshape_target(target)
+        if resolved is None:
+            raise self._uses_the_batch(node, scope, node.input[1], opset)
+        name = f"{node.input[1]}.batch_target"
+        scope.entries[name] = _Entry(array_type(resolved), scope.entry(node.input[1]).location,
+                                     array=resolved)
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        copy.input[1] = name
+        return copy
+
+    def _uses_the_batch(self, node: onnx.NodeProto, scope: _FunctionScope, name: str,
+                        opset: int) -> DynamicInputError:
+        return DynamicInputError(
+            f"{describe_node(node, opset)} computes with '{name}' "
+            f"({scope.array(name).tolist()}), which holds the dynamic batch "  # type: ignore[union-attr]
+            f"'{self.batch_symbol}' (only moved into a Reshape's leading dim is it kept): "
+            "compile it for static shapes", name)
 
     @staticmethod
     def _batched_input(scope: _FunctionScope, given: list[str]) -> str | None:
@@ -597,7 +674,8 @@ class _Importer:
                 continue
             out = outputs[index]
             if isinstance(out, np.ndarray):
-                scope.entries[name] = _Entry(array_type(out), location, array=out)
+                type = TensorType(i64, out.shape) if has_batch(out) else array_type(out)
+                scope.entries[name] = _Entry(type, location, array=out)
                 continue
             if not isinstance(out.type, TensorType):
                 raise OnnxImportError(f"{describe_node(node)}: converter produced a value of "
@@ -767,3 +845,8 @@ def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:
     func = FuncOp("fold", ([], [v.type for v in values]), Region(block))
     results = run_module(ModuleOp([func]), [])
     return [np.asarray(r) for r in results]
+
+
+def _attributes(node: onnx.NodeProto) -> dict[str, object]:
+    """The node's attributes by name, as Python values."""
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}

@@ -419,7 +419,7 @@ func.func @negative_dynamic_conv_batch_not_n(%x: tensor<?x3x8x8xf32>, %w: tensor
 // -----
 
 func.func @negative_dynamic_matmul_rhs(%a: tensor<?x3xf32>, %b: tensor<?x4xf32>) {
-  // CHECK: 'graph.matmul' op expected the rhs to have a static shape, found tensor<?x4xf32>
+  // CHECK: 'graph.matmul' op expected a dim of a matrix rhs to be a static dim of tensor<?x4xf32>, found axis 0
   %r = graph.matmul %a, %b : (tensor<?x3xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   func.return
 }

@@ -671,6 +671,15 @@ func.func @dynamic_batch_tensor_ops(%x: tensor<?x6xf32>, %ids: tensor<?x4xi64>, 
   func.return %y : tensor<?x8xf32>
 }
 
+// Both operands of a matmul batched (attention's q @ k^T): row i is lhs[i] @ rhs[i].
+
+// CHECK-LABEL: func.func @dynamic_batch_attention_matmul
+func.func @dynamic_batch_attention_matmul(%q: tensor<?x2x4x8xf32>, %k: tensor<?x2x8x4xf32>) -> tensor<?x2x4x4xf32> {
+  %s = graph.matmul %q, %k : (tensor<?x2x4x8xf32>, tensor<?x2x8x4xf32>) -> tensor<?x2x4x4xf32>
+  // CHECK: graph.matmul {{.*}} -> tensor<?x2x4x4xf32>
+  func.return %s : tensor<?x2x4x4xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {
