@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
 from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
+from dlc.dialects.graph.ops import i64_array
+from dlc.dialects.graph.ops_tensor import SliceOp
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -128,6 +130,8 @@ def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
     symbol = _batch_symbol(function)
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     for op in list(function.walk()):
+        if isinstance(op, SliceOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
+            op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # the batch, taken whole
         for result in list(op.results):
             if isinstance(result.type, TensorType) and any(
                     d < 0 for d in result.type.get_shape()[1:]):

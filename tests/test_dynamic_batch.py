@@ -429,11 +429,13 @@ def test_a_view_of_the_batch_by_its_shape_keeps_it(monkeypatch: pytest.MonkeyPat
 
 
 def attention(batch: int | str = "N") -> onnx.ModelProto:
-    """Self-attention over x[N, 4, 8] with 2 heads as exporters write it: projections, views
-    to [N, 4, 2, 4] through Shape, heads transposed, `q @ k^T` and `p @ v` (both operands
-    batched), a masked softmax, the heads merged back."""
+    """Self-attention over x[N, 4, 8] with 2 heads as exporters write it: one projection split
+    into q, k and v (Split along the features), views to [N, 4, 2, 4] through Shape, heads
+    transposed, `q @ k^T` and `p @ v` (both operands batched), a masked softmax, the heads
+    merged back."""
     rng = np.random.default_rng(5)
-    weights = {f"W{n}": rng.standard_normal((8, 8)).astype(np.float32) for n in "qkv"}
+    weights = {"W": rng.standard_normal((8, 24)).astype(np.float32),
+               "thirds": np.array([8, 8, 8], np.int64)}
     weights.update({
         "zero": np.array(0, np.int64), "axis0": np.array([0], np.int64),
         "heads": np.array([4, 2, 4], np.int64), "merged": np.array([4, 8], np.int64),
@@ -446,10 +448,11 @@ def attention(batch: int | str = "N") -> onnx.ModelProto:
         helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"]),
         helper.make_node("Concat", ["n1", "heads"], ["split"], axis=0),
         helper.make_node("Concat", ["n1", "merged"], ["join"], axis=0),
+        helper.make_node("MatMul", ["x", "W"], ["qkv"]),
+        helper.make_node("Split", ["qkv", "thirds"], ["q0", "k0", "v0"], axis=-1),
     ]
     for name in "qkv":
         nodes += [
-            helper.make_node("MatMul", ["x", f"W{name}"], [f"{name}0"]),
             helper.make_node("Reshape", [f"{name}0", "split"], [f"{name}1"]),
             helper.make_node("Transpose", [f"{name}1"], [name],
                              perm=[0, 2, 3, 1] if name == "k" else [0, 2, 1, 3]),

@@ -76,6 +76,9 @@ def _slice(op: SliceOp, args: list[np.ndarray]) -> np.ndarray:
     index = []
     for start, size, step in zip(op.starts_tuple(), op.sizes_tuple(), op.steps_tuple(),
                                  strict=True):
+        if size < 0:  # the dynamic batch, taken whole
+            index.append(slice(None))
+            continue
         if size == 0:
             index.append(slice(0, 0))
             continue

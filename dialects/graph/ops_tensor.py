@@ -32,6 +32,7 @@ from dlc.dialects.graph.ops import (
     with_fusion_kind,
 )
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BoolAttr,
     DenseArrayBase,
@@ -321,6 +322,8 @@ class SliceOp(GraphOp):
 
     name = "graph.slice"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     result = result_def(TensorType)
     starts = attr_def(DenseArrayBase.constr(i64))
@@ -335,28 +338,41 @@ class SliceOp(GraphOp):
         super().__init__(
             operands=[x],
             result_types=[self.infer_type(SSAValue.get(x).type, starts, sizes, steps)],
-            attributes={"starts": i64_array(starts), "sizes": i64_array(sizes),
+            attributes={"starts": i64_array(starts),
+                        "sizes": i64_array([max(size, -1) for size in sizes]),
                         "steps": i64_array(steps)},
         )
 
     @classmethod
     def infer_type(cls, x: Attribute, starts: Sequence[int], sizes: Sequence[int],
                    steps: Sequence[int]) -> TensorType:
-        """`sizes`, of x's element type; every element read must be inside x."""
-        x_type = _tensor(cls.name, "the operand", x)
+        """`sizes`, of x's element type; every element read must be inside x. A dynamic
+        batch is taken whole: start 0, step 1 and a dynamic (negative) size on axis 0."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         shape = x_type.get_shape()
         for attr_name, values in (("starts", starts), ("sizes", sizes), ("steps", steps)):
             _require_count(cls.name, attr_name, values, len(shape))
-        _require_non_negative(cls.name, "sizes", sizes)
+        first = 0
+        if shape and shape[0] < 0:
+            if starts[0] != 0 or sizes[0] >= 0 or steps[0] != 1:
+                raise op_error(cls.name, f"expected the dynamic batch of {x} taken whole (start "
+                                         f"0, a dynamic size, step 1), found start {starts[0]}, "
+                                         f"size {sizes[0]}, step {steps[0]}")
+            first = 1
+        _require_non_negative(cls.name, "sizes", sizes[first:])
         for axis, (dim, start, size, step) in enumerate(
                 zip(shape, starts, sizes, steps, strict=True)):
+            if axis < first:
+                continue
             if step == 0:
                 raise op_error(cls.name, f"expected non-zero 'steps', found {list(steps)}")
             last = start + (size - 1) * step
             if size and not (0 <= start < dim and 0 <= last < dim):
                 raise op_error(cls.name, f"expected axis {axis} to read inside [0, {dim}), "
                                          f"found elements {start} to {last}")
-        return TensorType(x_type.get_element_type(), list(sizes))
+        return TensorType(x_type.get_element_type(),
+                          [DYNAMIC_INDEX if axis < first else size
+                           for axis, size in enumerate(sizes)])
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.x.type, _ints(self.starts), _ints(self.sizes),

@@ -88,7 +88,8 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
     # over other axes than the batch (the graph ops refuse axis 0 of a dynamic batch)
     "ArgMax", "Gather", "GlobalMaxPool", "InstanceNormalization", "LayerNormalization",
-    "LogSoftmax", "Pad", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+    "LogSoftmax", "Pad", "Slice", "Split", "ReduceL1", "ReduceL2", "ReduceLogSum",
+    "ReduceLogSumExp",
     "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare",
     # decomposed into the ops above
     "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",

@@ -19,6 +19,8 @@
 // BLOCK-SAME:  -> (tensor<4x10xf32> {onnx.name = "y", dlc.batch_rows = "N"})
 // BLOCK:       graph.reshape %{{.*}} {shape = array<i64: -1, 256>} : (tensor<4x4x8x8xf32>) -> tensor<4x256xf32>
 // BLOCK:       graph.matmul {{.*}} -> tensor<4x10xf32>
+// BLOCK:       func.func @slice_rows__rows4(
+// BLOCK:         graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: 4, 3>, steps = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x3xf32>
 // BLOCK-LABEL: func.func @negative_static(
 // BLOCK-NEXT:    graph.relu
 // BLOCK-NEXT:    func.return
@@ -30,6 +32,17 @@ func.func @conv_flatten_matmul(%x: tensor<?x3x8x8xf32> {onnx.name = "x", dlc.dim
   %f = graph.reshape %r {shape = array<i64: -1, 256>} : (tensor<?x4x8x8xf32>) -> tensor<?x256xf32>
   %y = graph.matmul %f, %m : (tensor<?x256xf32>, tensor<256x10xf32>) -> tensor<?x10xf32>
   func.return %y : tensor<?x10xf32>
+}
+
+// -----
+
+// A slice that takes the batch whole (size -1 on axis 0) takes the row, or the block's rows.
+
+// CHECK-LABEL: @slice_rows
+// CHECK:         graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: 1, 3>, steps = array<i64: 1, 1>} : (tensor<1x6xf32>) -> tensor<1x3xf32>
+func.func @slice_rows(%x: tensor<?x6xf32> {dlc.dim_symbols = ["N", ""]}) -> tensor<?x3xf32> {
+  %s = graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: -1, 3>, steps = array<i64: 1, 1>} : (tensor<?x6xf32>) -> tensor<?x3xf32>
+  func.return %s : tensor<?x3xf32>
 }
 
 // -----

@@ -11,8 +11,8 @@ func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
 // -----
 
 func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xf32>) {
-  // CHECK: 'graph.slice' op expected operand #0 to have a static shape, found tensor<?x3xf32>
-  %r = graph.slice %a {starts = array<i64: 0, 0>, sizes = array<i64: 1, 3>, steps = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<1x3xf32>
+  // CHECK: 'graph.broadcast_to' op expected operand #0 to have a static shape, found tensor<?x3xf32>
+  %r = graph.broadcast_to %a {shape = array<i64: 2, 3>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
   func.return
 }
 
@@ -45,6 +45,14 @@ func.func @negative_gather_of_batched_indices_along_another_axis(%a: tensor<4x3x
 func.func @negative_pad_of_the_dynamic_batch(%a: tensor<?x3xf32>) {
   // CHECK: 'graph.pad' op expected a padded axis to be a static dim of tensor<?x3xf32>, found axis 0
   %r = graph.pad %a {pads = array<i64: 1, 0, 0, 0>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_slice_of_the_dynamic_batch(%a: tensor<?x3xf32>) {
+  // CHECK: 'graph.slice' op expected the dynamic batch of tensor<?x3xf32> taken whole (start 0, a dynamic size, step 1), found start 1, size -1, step 1
+  %r = graph.slice %a {starts = array<i64: 1, 0>, sizes = array<i64: -1, 3>, steps = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
   func.return
 }
 

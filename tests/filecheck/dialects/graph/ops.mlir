@@ -671,6 +671,15 @@ func.func @dynamic_batch_tensor_ops(%x: tensor<?x6xf32>, %ids: tensor<?x4xi64>, 
   func.return %y : tensor<?x8xf32>
 }
 
+// A slice of other axes takes the dynamic batch whole (start 0, size -1, step 1).
+
+// CHECK-LABEL: func.func @dynamic_batch_slice
+func.func @dynamic_batch_slice(%x: tensor<?x4x6xf32>) -> tensor<?x4x2xf32> {
+  %s = graph.slice %x {starts = array<i64: 0, 0, 4>, sizes = array<i64: -1, 4, 2>, steps = array<i64: 1, 1, 1>} : (tensor<?x4x6xf32>) -> tensor<?x4x2xf32>
+  // CHECK: graph.slice %x {starts = array<i64: 0, 0, 4>, sizes = array<i64: -1, 4, 2>, steps = array<i64: 1, 1, 1>} : (tensor<?x4x6xf32>) -> tensor<?x4x2xf32>
+  func.return %s : tensor<?x4x2xf32>
+}
+
 // Both operands of a matmul batched (attention's q @ k^T): row i is lhs[i] @ rhs[i].
 
 // CHECK-LABEL: func.func @dynamic_batch_attention_matmul
