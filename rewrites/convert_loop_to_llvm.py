@@ -333,7 +333,8 @@ class ConvertLoopToLLVMPass(ModulePass):
         ]
         batched = {s.name for s in signatures if any(a.batch for a in s.arguments)}
         costs = {
-            function.sym_name.data: entry_cost(op, function, max(1, lowering.vector_bits // 32))
+            function.sym_name.data: entry_cost(op, function, max(1, lowering.vector_bits // 32),
+                                             target.l2_bytes or 0)
             for function in op.ops
             if isinstance(function, func.FuncOp) and function.sym_name.data in batched
         }

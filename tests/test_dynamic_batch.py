@@ -206,7 +206,7 @@ def test_one_compile_runs_batch_1_3_and_8(monkeypatch: pytest.MonkeyPatch) -> No
     executable, compiles = compile_counting(cnn(), monkeypatch)
     assert isinstance(executable, Executable) and executable.batch_symbol == "N"
     assert executable._batch_entry is not None  # the native batch loop is exported
-    for n in (1, 3, 8, 3, 7):  # 7: a tail that runs as a padded block (below)
+    for n in (1, 3, 8, 3, 7):
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         got = executable(x)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
@@ -234,9 +234,9 @@ def dense(batch: int | str = "N") -> onnx.ModelProto:
                  opset=17)
 
 
-def _tail_pads_from(proto: onnx.ModelProto) -> int | None:
+def _tail_pads_from(proto: onnx.ModelProto, cache_bytes: int = 0) -> int | None:
     """The fewest tail rows that run as a padded block in the `cpu` pipeline's batch entry,
-    from the entries' cost estimates (`padded_tail_rows`)."""
+    from the entries' cost estimates (`padded_tail_rows`) with an L2 of `cache_bytes`."""
     from dlc.dialects import make_context
     from dlc.pipelines import named_pipeline, with_options
     from dlc.rewrites.llvm_lowering.batch import entry_cost, padded_tail_rows
@@ -248,14 +248,15 @@ def _tail_pads_from(proto: onnx.ModelProto) -> int | None:
             break
         step.apply(make_context(), module)
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, FuncOp)}
-    return padded_tail_rows(entry_cost(module, functions["main"], 16),
-                            entry_cost(module, functions["main__rows8"], 16), 8)
+    return padded_tail_rows(entry_cost(module, functions["main"], 16, cache_bytes),
+                            entry_cost(module, functions["main__rows8"], 16, cache_bytes), 8)
 
 
 def test_which_tails_run_as_a_padded_block() -> None:
     from dlc.rewrites.llvm_lowering.batch import padded_tail_rows
 
-    assert _tail_pads_from(dense()) == 2  # weight-bound: the block costs what a row does
+    assert _tail_pads_from(dense(), SMALL_L2) == 2  # weight-bound: a block costs a row
+    assert _tail_pads_from(dense(), 2 << 20) is None  # its 131 KB of weights stay in the L2
     assert _tail_pads_from(cnn()) == 7  # a conv over 8x8 planes: only a tail of 7 rows
     assert padded_tail_rows(1.0, 1.3, 8) == 2
     assert padded_tail_rows(1.0, 6.4, 8) == 7
@@ -263,17 +264,32 @@ def test_which_tails_run_as_a_padded_block() -> None:
     assert padded_tail_rows(0.0, 1.0, 8) is None
 
 
+SMALL_L2 = 64 * 1024
+"""An L2 smaller than `dense`'s weights, so that its entries are weight-bound."""
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_padded_tail_computes_its_rows(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+def test_a_padded_tail_computes_its_rows(tmp_path: object, threads: int) -> None:
     """Every batch size of a model whose tails of 2-7 rows run as a padded block (the rows
-    copied into a block of 8, the last one repeated) gives each row what the reference
-    does, into a caller's output too."""
+    copied into a block of 8, the last one repeated; this host's CPU with a 64 KiB L2, so
+    that the weights do not stay in it) gives each row what the reference does, into a
+    caller's output too, and so does its exported library."""
+    import dataclasses
+
     from dlc.runtime.executable import Executable
+    from dlc.target.host_cpu import host
 
     import dlc
 
-    executable = dlc.compile(dense(), cache=False, jobs=1, threads=threads, dynamic_batch=True)
+    target = str(dataclasses.replace(host(threads), l2_bytes=SMALL_L2))
+    executable = dlc.compile(dense(), cache=False, jobs=1, threads=threads, dynamic_batch=True,
+                             target=target)
     assert isinstance(executable, Executable)
+    library = dlc.load(executable.export(f"{tmp_path}/dense.so"))
+    for n in (3, 13):
+        x = RNG.standard_normal((n, 96)).astype(np.float32)
+        (want,) = ReferenceEvaluator(dense()).run(None, {"x": x})
+        np.testing.assert_allclose(library(x), want, rtol=1e-4, atol=1e-4)
     for n in range(1, 20):
         x = RNG.standard_normal((n, 96)).astype(np.float32)
         (want,) = ReferenceEvaluator(dense()).run(None, {"x": x})
@@ -571,7 +587,7 @@ def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatc
     library = dlc.load(executable.export(f"{tmp_path}/model.so"))
     assert library.name == "main" and library.batch_symbol == "N"
     assert library._batch_entry is not None
-    for n in (15, 11, 2):  # a block and a padded tail of 7; a block and 3 rows; rows only
+    for n in (15, 11, 2):  # a block and 7 rows; a block and 3 rows; rows only
         x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
         (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
         np.testing.assert_allclose(library(x), want, rtol=1e-5, atol=1e-5)
