@@ -59,18 +59,21 @@ def _offset(block: Block, base: SSAValue, offset: SSAValue | int) -> SSAValue:
     return address.result
 
 
+def _row_at(block: Block, base: SSAValue, row: SSAValue, step: int
+            ) -> tuple[SSAValue, SSAValue]:
+    """The address of row `row` of `base`, whose rows take `step` bytes, and `step` as an i64
+    value (ops appended to `block`)."""
+    size = int_constant(step, i64)
+    offset = llvm.MulOp(row, size.result)
+    block.add_ops([size, offset])
+    return _offset(block, base, offset.res), size.result
+
+
 def _calls(block: Block, callee: str, row: SSAValue, arguments: list[SSAValue],
            steps: list[int]) -> None:
     """Appends to `block` the call of `callee` on the rows from `row` on."""
-    pointers = []
-    for argument, step in zip(arguments, steps, strict=True):
-        if not step:
-            pointers.append(argument)
-            continue
-        size = int_constant(step, i64)
-        offset = llvm.MulOp(row, size.result)
-        block.add_ops([size, offset])
-        pointers.append(_offset(block, argument, offset.res))
+    pointers = [_row_at(block, argument, row, step)[0] if step else argument
+                for argument, step in zip(arguments, steps, strict=True)]
     block.add_op(llvm.CallOp(callee, *pointers))
 
 
@@ -207,14 +210,11 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
         if not step:
             pointers.append(argument)
             continue
-        row_size = int_constant(step, i64)
-        at = llvm.MulOp(first, row_size.result)
-        entry.add_ops([row_size, at])
-        caller = _offset(entry, argument, at.res)
+        caller, row_size = _row_at(entry, argument, first, step)
         local = _offset(entry, buffer, offset)
         pointers.append(local)
         if index < first_output:
-            length = llvm.MulOp(rows.res, row_size.result)
+            length = llvm.MulOp(rows.res, row_size)
             entry.add_op(length)
             _copy(entry, local, caller, length.res)
             sources.append((local, step))
@@ -230,23 +230,18 @@ def _padded_tail(signature: FunctionSignature, block_rows: int, n: SSAValue,
     last = llvm.SubOp(rows.res, one.result)
     fill_body.add_op(last)
     for local, step in sources:
-        row_size = int_constant(step, i64)
-        at, from_at = llvm.MulOp(fill_body.args[0], row_size.result), llvm.MulOp(last.res,
-                                                                                  row_size.result)
-        fill_body.add_ops([row_size, at, from_at])
-        _copy(fill_body, _offset(fill_body, local, at.res), _offset(fill_body, local, from_at.res),
-              row_size.result)
+        target, row_size = _row_at(fill_body, local, fill_body.args[0], step)
+        _copy(fill_body, target, _row_at(fill_body, local, last.res, step)[0], row_size)
     following = llvm.AddOp(fill_body.args[0], one.result)
     fill_body.add_ops([following, llvm.BrOp(fill_head, following.res)])
     run.add_op(llvm.CallOp(f"{signature.name}{BATCH_BLOCK_SUFFIX}{block_rows}", *pointers))
     for index in range(first_output, len(arguments)):
         if not steps[index]:
             continue
-        row_size = int_constant(steps[index], i64)
-        at = llvm.MulOp(first, row_size.result)
-        length = llvm.MulOp(rows.res, row_size.result)
-        run.add_ops([row_size, at, length])
-        _copy(run, _offset(run, arguments[index], at.res), pointers[index], length.res)
+        target, row_size = _row_at(run, arguments[index], first, steps[index])
+        length = llvm.MulOp(rows.res, row_size)
+        run.add_op(length)
+        _copy(run, target, pointers[index], length.res)
     run.add_ops([llvm.CallOp("free", buffer), llvm.BrOp(done)])
     return [block_of_entry, copy_in, fill_head, fill_body, run]
 

@@ -861,9 +861,10 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 // -----
 
 // A tail of rows that costs more than the block entry (the entries' estimated costs: here both
-// read a 4 KiB weight and compute nothing, so 2 rows cost more than a block of 4) runs as one
-// padded block: a scratch buffer holds a block of each batched argument (64-byte aligned: x
-// at 0, y at 64), the tail's rows of x are copied in and its last row repeated into the others,
+// read a 4 MiB weight, more than the target's 1 MiB L2, and compute nothing, so 2 rows cost
+// more than a block of 4) runs as one padded block: a scratch buffer holds a block of each
+// batched argument (64-byte aligned: x at 0, y at 64), the tail's rows of x are copied in and
+// its last row repeated into the others,
 // the block entry runs on the scratch, and the tail's rows of y are copied out. A single row
 // still runs through the row entry, and so does the tail when the scratch cannot be allocated.
 
@@ -894,23 +895,23 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 // CHECK-NEXT:    llvm.call @free(%[[SCRATCH]])
 // CHECK:       ^[[ROWS]]
 // CHECK:         llvm.call @pad_rows(
-"memref.global"() <{sym_name = "pad_rows_weights", type = memref<1024xf32>, initial_value = dense<1.0> : tensor<1024xf32>, sym_visibility = "private", constant}> : () -> ()
-func.func private @pad_rows_kernel(%x: memref<1x4xf32>, %w: memref<1024xf32>, %y: memref<1x4xf32>) {
+"memref.global"() <{sym_name = "pad_rows_weights", type = memref<1048576xf32>, initial_value = dense<1.0> : tensor<1048576xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func private @pad_rows_kernel(%x: memref<1x4xf32>, %w: memref<1048576xf32>, %y: memref<1x4xf32>) {
   "memref.copy"(%x, %y) : (memref<1x4xf32>, memref<1x4xf32>) -> ()
   func.return
 }
-func.func private @pad_rows_kernel4(%x: memref<4x4xf32>, %w: memref<1024xf32>, %y: memref<4x4xf32>) {
+func.func private @pad_rows_kernel4(%x: memref<4x4xf32>, %w: memref<1048576xf32>, %y: memref<4x4xf32>) {
   "memref.copy"(%x, %y) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
   func.return
 }
 func.func @pad_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<1x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
-  %w = memref.get_global @pad_rows_weights : memref<1024xf32>
-  func.call @pad_rows_kernel(%x, %w, %y) : (memref<1x4xf32>, memref<1024xf32>, memref<1x4xf32>) -> ()
+  %w = memref.get_global @pad_rows_weights : memref<1048576xf32>
+  func.call @pad_rows_kernel(%x, %w, %y) : (memref<1x4xf32>, memref<1048576xf32>, memref<1x4xf32>) -> ()
   func.return
 }
 func.func @pad_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<4x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
-  %w = memref.get_global @pad_rows_weights : memref<1024xf32>
-  func.call @pad_rows_kernel4(%x, %w, %y) : (memref<4x4xf32>, memref<1024xf32>, memref<4x4xf32>) -> ()
+  %w = memref.get_global @pad_rows_weights : memref<1048576xf32>
+  func.call @pad_rows_kernel4(%x, %w, %y) : (memref<4x4xf32>, memref<1048576xf32>, memref<4x4xf32>) -> ()
   func.return
 }
 
