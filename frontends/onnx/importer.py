@@ -89,8 +89,8 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     # over other axes than the batch (the graph ops refuse axis 0 of a dynamic batch)
     "ArgMax", "Gather", "GlobalMaxPool", "InstanceNormalization", "LayerNormalization",
     "LogSoftmax", "Pad", "Slice", "Split", "ReduceL1", "ReduceL2", "ReduceLogSum",
-    "ReduceLogSumExp",
-    "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare",
+    "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+    "ReduceSumSquare",
     # decomposed into the ops above
     "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",
 })
