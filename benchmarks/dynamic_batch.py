@@ -2,7 +2,7 @@
 function, run once per row) against the same model compiled for each static batch, and ONNX
 Runtime, in one process, taking turns.
 
-Run: `python3 benchmarks/dynamic_batch.py [--model resnet18|mlp] [--batches 1 8]
+Run: `python3 benchmarks/dynamic_batch.py [--model resnet18|mlp|transformer] [--batches 1 8]
 [--threads 1] [--image 64] [--repeats 10]`.
 
 Prints, per batch size, the median latency of the dynamic executable, of the static compile of
@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["resnet18", "mlp"], default="resnet18")
+    parser.add_argument("--model", choices=["resnet18", "mlp", "transformer"],
+                        default="resnet18")
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 8])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--image", type=int, default=64)
@@ -35,11 +36,13 @@ def main() -> None:
 
     import dlc
     from benchmarks.common import time_dynamic_static
-    from benchmarks.model_zoo import mlp, resnet18
+    from benchmarks.model_zoo import mlp, resnet18, transformer_block
 
     def build(batch: int | str):  # noqa: ANN202 - an ONNX model
         if args.model == "mlp":
             return mlp(batch=batch)  # type: ignore[arg-type]
+        if args.model == "transformer":
+            return transformer_block(seq=32, hidden=128, heads=4, mlp=512, batch=batch)
         return resnet18(batch=batch, image=args.image, classes=100)  # type: ignore[arg-type]
 
     model = build("N")

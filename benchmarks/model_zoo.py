@@ -149,15 +149,26 @@ def resnet18(batch: int = 1, image: int = 224, classes: int = 1000, seed: int = 
 
 
 def transformer_block(seq: int = 128, hidden: int = 256, heads: int = 4, mlp: int = 1024,
-                      batch: int = 1, seed: int = 0) -> onnx.ModelProto:
+                      batch: int | str = 1, seed: int = 0) -> onnx.ModelProto:
     """One post-norm transformer encoder layer (BERT's): self-attention, residual, LayerNorm,
-    MLP with GELU, residual, LayerNorm. Input `x` and output `y` of shape (batch, seq, hidden)."""
+    MLP with GELU, residual, LayerNorm. Input `x` and output `y` of shape (batch, seq, hidden);
+    a symbolic `batch` ("N") makes the head views from `x`'s shape, as exporters write
+    `x.view(x.size(0), ...)` (Shape, Gather, Unsqueeze, Concat)."""
     if hidden % heads:
         raise ValueError(f"expected hidden {hidden} divisible by heads {heads}")
     head = hidden // heads
     g = GraphBuilder(np.random.default_rng(seed))
-    split = g.shape("split_heads", [batch, seq, heads, head])
-    merge = g.shape("merge_heads", [batch, seq, hidden])
+    if isinstance(batch, str):
+        size = g.node("Gather", [g.node("Shape", ["x"], "x.shape"),
+                                 g.weight("zero", np.array(0, np.int64))], "x.size0", axis=0)
+        rows = g.node("Unsqueeze", [size, g.weight("axis0", np.array([0], np.int64))], "rows")
+        split = g.node("Concat", [rows, g.shape("split_heads", [seq, heads, head])],
+                       "split_heads.concat", axis=0)
+        merge = g.node("Concat", [rows, g.shape("merge_heads", [seq, hidden])],
+                       "merge_heads.concat", axis=0)
+    else:
+        split = g.shape("split_heads", [batch, seq, heads, head])
+        merge = g.shape("merge_heads", [batch, seq, hidden])
 
     def heads_of(name: str, transpose: list[int]) -> str:
         projected = g.linear("x", hidden, hidden, f"attn.{name}")
