@@ -50,6 +50,16 @@ def cnn(batch: int | str = "N") -> onnx.ModelProto:
                  opset=17)
 
 
+def assert_matches_reference(run, proto: onnx.ModelProto, inputs: list[np.ndarray],  # noqa: ANN001 - an executable
+                             tolerance: float = 1e-5) -> None:
+    """`run(x)` gives what ONNX's reference evaluator does for each of `inputs` (the model's
+    one input)."""
+    name = proto.graph.input[0].name
+    for x in inputs:
+        (want,) = ReferenceEvaluator(proto).run(None, {name: x})
+        np.testing.assert_allclose(run(x), want, rtol=tolerance, atol=tolerance)
+
+
 def main_of(module: object) -> FuncOp:
     return next(op for op in module.walk() if isinstance(op, FuncOp))  # type: ignore[attr-defined]
 
@@ -286,14 +296,10 @@ def test_a_padded_tail_computes_its_rows(tmp_path: object, threads: int) -> None
                              target=target)
     assert isinstance(executable, Executable)
     library = dlc.load(executable.export(f"{tmp_path}/dense.so"))
-    for n in (3, 13):
-        x = RNG.standard_normal((n, 96)).astype(np.float32)
-        (want,) = ReferenceEvaluator(dense()).run(None, {"x": x})
-        np.testing.assert_allclose(library(x), want, rtol=1e-4, atol=1e-4)
-    for n in range(1, 20):
-        x = RNG.standard_normal((n, 96)).astype(np.float32)
-        (want,) = ReferenceEvaluator(dense()).run(None, {"x": x})
-        np.testing.assert_allclose(executable(x), want, rtol=1e-4, atol=1e-4)
+    assert_matches_reference(library, dense(), [
+        RNG.standard_normal((n, 96)).astype(np.float32) for n in (3, 13)], 1e-4)
+    assert_matches_reference(executable, dense(), [
+        RNG.standard_normal((n, 96)).astype(np.float32) for n in range(1, 20)], 1e-4)
     out = np.full((5, 32), np.nan, np.float32)
     x = RNG.standard_normal((5, 96)).astype(np.float32)
     executable(x, out=(out,))
@@ -367,16 +373,13 @@ def test_selection_reduction_and_transposed_convs_keep_the_batch(
     proto = build()
     executable, compiles = compile_counting(proto, monkeypatch)
     assert isinstance(executable, Executable) and executable.batch_symbol == "N"
-    name = proto.graph.input[0].name
-    for n in (1, 3, 9):
-        if build is tokens:
-            x = RNG.integers(0, 20, (n, 6)).astype(np.int64)
-        else:
-            x = RNG.standard_normal((n, 2, 4, 4)).astype(np.float32)
-        (want,) = ReferenceEvaluator(proto).run(None, {name: x})
-        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
-        (interpreted,) = run_module(import_onnx(proto, dynamic_batch=True), [x])
-        np.testing.assert_allclose(interpreted, want, rtol=1e-5, atol=1e-5)
+    if build is tokens:
+        inputs = [RNG.integers(0, 20, (n, 6)).astype(np.int64) for n in (1, 3, 9)]
+    else:
+        inputs = [RNG.standard_normal((n, 2, 4, 4)).astype(np.float32) for n in (1, 3, 9)]
+    assert_matches_reference(executable, proto, inputs)
+    module = import_onnx(proto, dynamic_batch=True)
+    assert_matches_reference(lambda x: run_module(module, [x])[0], proto, inputs)
     assert len(compiles) == 1
 
 
@@ -393,9 +396,8 @@ def test_a_reduction_over_the_batch_falls_back_to_shapes_per_call(
         import_onnx(proto, dynamic_batch=True)
     executable, _ = compile_counting(proto, monkeypatch)
     assert isinstance(executable, SpecializingExecutable)
-    x = RNG.standard_normal((3, 2, 4, 4)).astype(np.float32)
-    (want,) = ReferenceEvaluator(proto).run(None, {"x": x})
-    np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert_matches_reference(executable, proto,
+                             [RNG.standard_normal((3, 2, 4, 4)).astype(np.float32)])
 
 
 def viewer(batch: int | str = "N", mix: bool = False) -> onnx.ModelProto:
@@ -437,10 +439,8 @@ def test_a_view_of_the_batch_by_its_shape_keeps_it(monkeypatch: pytest.MonkeyPat
     assert "graph.constant dense<6.000000e+00> : tensor<f32>" in text
     executable, compiles = compile_counting(viewer(), monkeypatch)
     assert isinstance(executable, Executable)
-    for n in (1, 3, 9):
-        x = RNG.standard_normal((n, 4, 6)).astype(np.float32)
-        (want,) = ReferenceEvaluator(viewer()).run(None, {"x": x})
-        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert_matches_reference(executable, viewer(), [
+        RNG.standard_normal((n, 4, 6)).astype(np.float32) for n in (1, 3, 9)])
     assert len(compiles) == 1
 
 
@@ -492,10 +492,8 @@ def test_attention_keeps_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
 
     executable, compiles = compile_counting(attention(), monkeypatch)
     assert isinstance(executable, Executable)
-    for n in (1, 3, 9):
-        x = RNG.standard_normal((n, 4, 8)).astype(np.float32)
-        (want,) = ReferenceEvaluator(attention()).run(None, {"x": x})
-        np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert_matches_reference(executable, attention(), [
+        RNG.standard_normal((n, 4, 8)).astype(np.float32) for n in (1, 3, 9)])
     assert len(compiles) == 1
 
 
@@ -509,9 +507,8 @@ def test_arithmetic_on_the_batch_falls_back(monkeypatch: pytest.MonkeyPatch) -> 
         import_onnx(viewer(mix=True), dynamic_batch=True)
     executable, _ = compile_counting(viewer(mix=True), monkeypatch)
     assert isinstance(executable, SpecializingExecutable)
-    x = RNG.standard_normal((3, 4, 6)).astype(np.float32)
-    (want,) = ReferenceEvaluator(viewer(mix=True)).run(None, {"x": x})
-    np.testing.assert_allclose(executable(x), want, rtol=1e-5, atol=1e-5)
+    assert_matches_reference(executable, viewer(mix=True),
+                             [RNG.standard_normal((3, 4, 6)).astype(np.float32)])
 
 
 def test_fold_symbolic_moves_the_batch() -> None:
@@ -587,10 +584,9 @@ def test_an_exported_library_runs_blocks_and_rows(monkeypatch: pytest.MonkeyPatc
     library = dlc.load(executable.export(f"{tmp_path}/model.so"))
     assert library.name == "main" and library.batch_symbol == "N"
     assert library._batch_entry is not None
-    for n in (15, 11, 2):  # a block and 7 rows; a block and 3 rows; rows only
-        x = RNG.standard_normal((n, 3, 8, 8)).astype(np.float32)
-        (want,) = ReferenceEvaluator(cnn()).run(None, {"x": x})
-        np.testing.assert_allclose(library(x), want, rtol=1e-5, atol=1e-5)
+    # a block and 7 rows; a block and 3 rows; rows only
+    assert_matches_reference(library, cnn(), [
+        RNG.standard_normal((n, 3, 8, 8)).astype(np.float32) for n in (15, 11, 2)])
 
 
 def test_the_metadata_carries_the_batch() -> None:
