@@ -243,6 +243,27 @@ def test_compiled_quantize_dequantize_per_channel(x_dtype: type) -> None:
     np.testing.assert_array_equal(got, manual.astype(np.float32))
 
 
+@pytest.mark.parametrize(("x_dtype", "zero_points"), [
+    (np.int8, [-128, -7, -1, 0, 1, 6, 127]), (np.uint8, [0, 1, 6, 128, 255])])
+def test_compiled_quantize_rounds_every_tie_to_even_at_odd_and_even_zero_points(
+        x_dtype: type, zero_points: list[int]) -> None:
+    """Every half step from -300 to 300 (ties on both sides of each bound), infinities and
+    values beyond 2^22: the compiled quantize (a clamp, then one f32 add that rounds and an i32
+    subtraction that adds the zero point) gives the interpreter's values at every zero point,
+    odd ones included, where rounding after adding the zero point would break ties the other
+    way."""
+    x = np.concatenate([np.arange(-600, 601, dtype=np.float32) / 2,
+                        np.array([np.inf, -np.inf, 1e30, -1e30, 2.0 ** 23 + 1], np.float32)])
+    for zero_point in zero_points:
+        point = np.array(zero_point, x_dtype)
+        model = _model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])],
+                       [("x", TensorProto.FLOAT, [x.size])], ("q", _INT[x_dtype], [x.size]),
+                       {"s": np.array(1.0, np.float32), "z": point})
+        got = dlc.compile(model, cache=False)(x)
+        np.testing.assert_array_equal(got, quantize(x, np.array(1.0, np.float32), point),
+                                      err_msg=f"zero point {zero_point}")
+
+
 # ---------------------------------------------------------------------------------------------
 # The requantize tail fuses into the integer conv: no i32 tensor between layers
 # ---------------------------------------------------------------------------------------------
