@@ -77,7 +77,15 @@ from dlc.rewrites.schedule_rules.partial_sums import (
 )
 from dlc.target.intrinsics import VPDPBUSD
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, NoneAttr, i8, i32
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    i8,
+    i32,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
 LANES = 16
@@ -429,6 +437,8 @@ class GemmBuilder:
         self.dots: list[ForOp] = []
         self.parallel_loops: list[ForOp] = []
         self.ones: dict[int, SSAValue] = {}
+        self.scaled_colsum = False
+        """Whether the column sums hold za' * colsum (`folded_colsum`)."""
 
     def zb_vanishes(self) -> bool:
         """Whether zb' is 0 at every column (an s8 B without zero point or with zeros, as
@@ -436,6 +446,15 @@ class GemmBuilder:
         computed (their vpdpbusd(a', 1) cost as much as one more panel of B)."""
         gemm = self.gemm
         return gemm.b_signed and (gemm.zb is None or _is_zero(gemm.zb))
+
+    def za_constant(self) -> int | None:
+        """za' (the shifted A's zero point) when it is known at compile time: no zero point, a
+        constant, or a per-tensor zero point read from a constant argument."""
+        gemm = self.gemm
+        za = 0 if gemm.za is None else _constant_int(gemm.za)
+        if za is None:
+            return None
+        return za + 128 if gemm.a_signed else za
 
     def za_vanishes(self) -> bool:
         """Whether za' is 0 (a u8 A without zero point or with zero points of 0): then the
@@ -913,7 +932,7 @@ class GemmBuilder:
         ops.append(alloc)
         colsum = alloc.result
         if is_constant_argument(self.gemm.b):
-            ops.append(self.folded_colsum(packed_b, colsum, panels))
+            ops.append(self.folded_colsum(packed_b, colsum, panels, self.za_constant()))
             return colsum
         ops += self.fill(colsum, 0, f"{self.name}.colsum_init")
         ones = self.ones_buffer(DEPTH, ops)
@@ -930,9 +949,13 @@ class GemmBuilder:
                 self.loop(0, self.k4, "k4", "serial", lambda k4, o: step(g, p, k4, o)))))))
         return colsum
 
-    def folded_colsum(self, packed_b: SSAValue, colsum: SSAValue, panels: int) -> ForOp:
+    def folded_colsum(self, packed_b: SSAValue, colsum: SSAValue, panels: int,
+                      factor: int | None) -> ForOp:
         """`for j { colsum[j] = 0; for k4, d { colsum[j] += ext(Bp[.., k4, .., 4 l + d]) } }`
-        over the packed panels (`colsum`'s scalar form)."""
+        over the packed panels (`colsum`'s scalar form); with a constant za' (`factor`), each
+        term times za', so that the epilogue subtracts `colsum[j]` without a multiply (a
+        `vpmulld`, or a shift for the 128 of a signed A, per 16 outputs)."""
+        self.scaled_colsum = factor is not None
 
         def column(j: SSAValue, body: list[Operation]) -> None:
             zero = arith.ConstantOp(IntegerAttr(0, i32))
@@ -949,9 +972,15 @@ class GemmBuilder:
                 at = self.affine(o, (lane.result, DEPTH), (d, 1))
                 byte = LoadOp(packed_b, [g.result, k4, p.result, at])
                 wide = arith.ExtSIOp(byte, i32)
+                o += [byte, wide]
+                term = wide.result
+                if factor is not None:
+                    scaled = arith.MuliOp(term, self.i32(factor, o))
+                    o.append(scaled)
+                    term = scaled.result
                 old = LoadOp(colsum, [j])
-                summed = arith.AddiOp(old, wide)
-                o += [byte, wide, old, summed, StoreOp(summed, colsum, [j])]
+                summed = arith.AddiOp(old, term)
+                o += [old, summed, StoreOp(summed, colsum, [j])]
                 inner.append(BlockOp(f"{self.name}.colsum", [packed_b, colsum], [colsum], o))
 
             body.append(self.loop(0, self.k4, "k4", "serial", lambda k4, inner: inner.append(
@@ -1197,9 +1226,14 @@ class GemmBuilder:
                     partial = minus_row.result
                 if colsum is not None:
                     sum_b = LoadOp(colsum, [j])
-                    col_comp = arith.MuliOp(za, sum_b)
+                    o.append(sum_b)
+                    col_comp = sum_b.result
+                    if not self.scaled_colsum:
+                        product = arith.MuliOp(za, sum_b)
+                        o.append(product)
+                        col_comp = product.result
                     minus_col = arith.SubiOp(partial, col_comp)
-                    o += [sum_b, col_comp, minus_col]
+                    o.append(minus_col)
                     partial = minus_col.result
                 writes = self.tail(i, j, partial, o)
                 reads = [tile]
@@ -1213,6 +1247,30 @@ class GemmBuilder:
         ops.append(self.loop(0, rows, "r", "unrolled", epilogue))
         ops.append(DeallocOp(tile))
         return ops
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    """The integer `value` is wherever it is computed, when known at compile time: a constant,
+    the extension of one, or a load from a constant argument whose elements are all equal (a
+    per-tensor zero point), read in the signedness its extension gives it."""
+    owner = value.owner
+    if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp):
+        inner = _constant_int(owner.input)
+        width = owner.input.type.bitwidth if isinstance(owner.input.type, IntegerType) else 0
+        if inner is None or not width:
+            return None
+        inner %= 1 << width
+        if isinstance(owner, arith.ExtSIOp) and inner >= 1 << (width - 1):
+            inner -= 1 << width
+        return inner
+    if isinstance(owner, arith.ConstantOp):
+        return owner.value.value.data if isinstance(owner.value, IntegerAttr) else None
+    if isinstance(owner, LoadOp):
+        values = constant_argument_values(owner.memref)
+        if values is None or not values.size or (values != values.flat[0]).any():
+            return None
+        return int(values.flat[0])
+    return None
 
 
 def _is_zero(value: SSAValue) -> bool:

@@ -208,7 +208,9 @@
 // weight: the weight takes the panels, the input the rows. The depth loop over the input
 // channels (outermost in the nest) moves innermost, so A's rows are packed in whole vectors
 // of channel bytes. The weight zero point is a constant 0 (symmetric s8 weights): zb' = 0,
-// so no row sums are computed and the write-back subtracts only za' * colsum.
+// so no row sums are computed and the write-back subtracts only za' * colsum. The input's zero
+// point is a constant (3), so the column sums' nest (folded at compile time) sums za' times each
+// weight, and the write-back subtracts them as they are, with no multiply.
 // CHECK-LABEL: func.func private @fused_conv2d_integer_0
 // CHECK-NOT:     rowsum
 // CHECK:         %[[A:.*]] = loop.alloc global : memref<1x288xi8>
@@ -217,10 +219,18 @@
 // CHECK-NEXT:        loop.for %[[CI:.*]] = %c0 to %c32 step %c1 axis "a2" kind vectorized {
 // CHECK-NEXT:          loop.block "conv2d.pack_a" reads(%x : memref<1x3x3x32xi8>) writes(%[[A]] : memref<1x288xi8>)
 // CHECK:                 loop.load %x[%c0, %{{.*}}, %{{.*}}, %[[CI]]]
+// CHECK:         loop.block "conv2d.colsum" reads(%w_vnni, %colsum
+// CHECK:           %[[BYTE:.*]] = arith.extsi %{{.*}} : i8 to i32
+// CHECK-NEXT:      %[[ZA:.*]] = arith.constant 3 : i32
+// CHECK-NEXT:      %[[TERM:.*]] = arith.muli %[[BYTE]], %[[ZA]] : i32
+// CHECK:           arith.addi %{{.*}}, %[[TERM]] : i32
 // CHECK-NOT:     rowsum
 // CHECK:         loop.intrinsic "x86.avx512.vpdpbusd"
 // CHECK-NOT:     rowsum
 // CHECK:         loop.block "conv2d.write"
+// CHECK:           %[[DOT:.*]] = loop.load %tile
+// CHECK-NEXT:      %[[SUM:.*]] = loop.load %colsum
+// CHECK-NEXT:      arith.subi %[[DOT]], %[[SUM]] : i32
 // CHECK-NOT:     rowsum
 // CHECK:       func.return
 
