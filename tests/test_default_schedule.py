@@ -334,17 +334,19 @@ func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{o}xf32>) -> {y_t} {{
 
 @pytest.mark.parametrize(
     ("vector_bits", "rows", "panel", "tile"),
-    [(256, 7, 512 * 9, (7, 8)), (256, 14, 256 * 9, (7, 8)), (256, 28, 128 * 9, (4, 16)),
+    [(256, 7, 512 * 9, (7, 8)), (256, 14, 256 * 9, (7, 8)), (256, 28, 128 * 9, (6, 16)),
      (256, 14, 1024, (5, 16)), (256, 7, 2048, (4, 16)), (256, 13, 9, (5, 16)),
      (512, 7, 512 * 9, (7, 32)), (512, 28, 128 * 9, (7, 32)), (512, 56, 64 * 9, (8, 32)),
-     (512, 13, 9, (8, 32))],
+     (512, 13, 9, (8, 32)), (512, 169, 512, (8, 32)), (512, 196, 256, (8, 32))],
 )
 def test_channel_tile(vector_bits: int, rows: int, panel: int, tile: tuple[int, int]) -> None:
     """The channel kernel's tile (512 output channels, a 512 KiB L2, `panel` weights per output
     channel): a 3x3 conv whose weight panel would crowd the L2 gets the dividing tile with the
     most accumulators (7x8 with AVX2 for 7 and 14 rows, no 1-row tail); otherwise two vectors
-    and the rows with the fewest FMA cycles (4 + 3 for 7 rows of a 1x1 conv, 5 + 5 + 4 for 14);
-    AVX-512 keeps its two-vector tiles."""
+    and the rows with the fewest cycles, each step's FMA cycles plus its overhead (4 + 3 for 7
+    rows of a 1x1 conv, 5 + 5 + 4 for 14, 6 x 4 + 4 for 28); AVX-512 keeps its two-vector
+    tiles, 8 rows for a merged plane's 169 or 196 (not 5 or 7: as many FMA cycles, more
+    steps)."""
     from dlc.rewrites.schedule_rules import CpuConfig
     from dlc.rewrites.schedule_rules.reduction import channel_tile
     from dlc.target import parse_cpu_target
@@ -509,11 +511,12 @@ def test_strided_conv_without_fused_epilogue_uses_the_channel_kernel(
 
 @pytest.mark.parametrize(
     ("extent", "most", "rows"),
-    [(28, 8, 7), (14, 8, 7), (56, 8, 8), (7, 8, 7), (30, 8, 6), (29, 8, 8), (3, 1, 1)],
+    [(28, 8, 7), (14, 8, 7), (56, 8, 8), (7, 8, 7), (30, 8, 8), (29, 8, 8), (3, 1, 1)],
 )
 def test_channel_kernel_rows_by_fma_cycles(extent: int, most: int, rows: int) -> None:
     """With 16-lane vectors and 24 accumulators (at most `most` rows): the rows with the fewest
-    FMA cycles, a tile without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
+    cycles, FMA cycles plus each step's overhead (30 = 3 x 8 + 6 rather than 5 x 6), a tile
+    without a tail on a tie (28 = 4 x 7 rather than 3 x 8 + 4)."""
     from dlc.rewrites.schedule_rules import CpuConfig
     from dlc.rewrites.schedule_rules.reduction import channel_tile
     from dlc.target import parse_cpu_target

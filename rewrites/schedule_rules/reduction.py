@@ -165,6 +165,17 @@ its rows then the plane's points where that moves its loop over the weight panel
 (`_worth_merging`)."""
 
 
+CHANNEL_STEP_OVERHEAD = 1.2
+"""What a reduction step of the channel kernel costs beyond its FMA issue cycles, in cycles
+(`channel_tile`): its MR broadcasts and NR/16 weight loads, the loop's own instructions; so
+that a tile of more rows, whose FMAs share one step's overhead, costs less per row. Fitted on
+1x1 convs over merged planes (2 threads, this Sapphire Rapids guest, ms, MR x 32 tiles): 169
+rows 5 -> 8 0.700 -> 0.647, 196 rows (1024 -> 256, 256 -> 1024 at 14x14) 7 -> 8 0.388 ->
+0.364 and 0.394 -> 0.376, 784 rows (512 -> 128, 128 -> 512 at 28x28) 7 -> 8 0.436 -> 0.365
+and 0.357 -> 0.325. Without it, tiles of 5 and 7 rows tied with 8 (the FMA cycles alone are
+the same per row)."""
+
+
 PLANE_PACK_COST = 0.4
 """What packing one element of a channel kernel's input plane channel-last costs, in vector
 instructions per output beside `TRANSPOSED_EPILOGUE_COST`, times the packed elements per output
@@ -698,9 +709,10 @@ def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig,
     exists, NR is two vectors (one if the channels fit in one) and MR the row count up to the
     register budget that makes the fewest FMA cycles over the whole row with its tail tile, a
     tile of M rows taking `max(M * vectors / fma_units, fma_latency)` cycles per reduction step
-    (fewer accumulators than the FMA units keep in flight leave them idle); on a tie, the MR
-    without a tail (one micro-kernel less to compile), then the larger. AVX-512's 24
-    accumulators keep 7x32 for 7, 14 and 28 rows and 8x32 for 56.
+    (fewer accumulators than the FMA units keep in flight leave them idle) plus
+    `CHANNEL_STEP_OVERHEAD`; on a tie, the MR without a tail (one micro-kernel less to
+    compile), then the larger. AVX-512's 24 accumulators keep 7x32 for 7, 14 and 28 rows and
+    8x32 for 56 and for a merged plane's 169, 196 or 784.
 
     Measured on this AVX2 host (2 threads, interleaved, ms, 6+1 rows / one-vector tile / this):
     conv3x3 512x7x7 2.48 / 2.08 / 2.08, 256x14x14 2.26 / 1.88 / 1.88; 1x1 convs, whose panel is
@@ -720,7 +732,7 @@ def channel_tile(rows: int, channels: int, lanes: int, config: CpuConfig,
     most = max(1, min(rows, config.max_rows, config.max_accumulators // vectors))
 
     def cycles(m: int) -> float:
-        return max(m * vectors / config.fma_units, config.fma_latency)
+        return max(m * vectors / config.fma_units, config.fma_latency) + CHANNEL_STEP_OVERHEAD
 
     def cost(m: int) -> tuple[float, bool, int]:
         tail = rows % m

@@ -1767,12 +1767,13 @@ func.func @conv1x1_channel_kernel_merged_rows(%x: memref<1x512x7x7xf32>, %w: mem
 // A 1x1 conv whose input (512 x 169 merged pixels) is larger than its weight (512 x 64
 // channels): the channel kernel's loop over pixel tiles is outside its loop over the weight
 // panels, and it is the parallel one (each thread reads the whole small weight and its part of
-// the plane).
+// the plane). Its 169 pixels run as 21 tiles of 8 and one of 1 (CHANNEL_STEP_OVERHEAD: 33 tiles
+// of 5 and one of 4 issue as many FMA cycles, with more steps).
 // CHECK-LABEL: func.func @conv1x1_channel_kernel_rows_first
 // CHECK:         memref.collapse_shape %x {{.*}} : memref<1x512x13x13xf32> into memref<1x512x169xf32>
-// CHECK:         loop.for %{{.*}} = %c0 to %c165 step %c5 axis "i2.i3.fused.o" kind parallel {
+// CHECK:         loop.for %{{.*}} = %c0 to %c168 step %c8 axis "i2.i3.fused.o" kind parallel {
 // CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c64 step %c32 axis "i1.o" {
-// CHECK-NEXT:        loop.alloc local : memref<5x32xf32>
+// CHECK-NEXT:        loop.alloc local : memref<8x32xf32>
 func.func @conv1x1_channel_kernel_rows_first(%x: memref<1x512x13x13xf32>, %w: memref<64x512x1x1xf32>, %b: memref<64xf32>, %out: memref<1x64x13x13xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
