@@ -3,8 +3,8 @@
 The batch-polymorphic graph ops (`GraphOp.LEADING_DYNAMIC`: elementwise, casts, compares and
 wheres, conv and transposed conv, pools, matmul with the batch in M, reshapes and flattens that
 keep axis 0, softmax and concat over other axes, reductions, argmaxes, gathers and pads over
-other axes, a gather of batched indices from a static table) compute each row of their result
-from the same row of their batched operands, so a
+other axes, a gather of batched indices from a static table, a broadcast to the batch) compute
+each row of their result from the same row of their batched operands, so a
 function whose only dynamic dims are the leading `?` of one symbol computes row `i` of every
 batched result from row `i` of every batched argument. Its kernels can then be compiled for one
 row, with static shapes: every default schedule (tiling, vectorizing, parallelizing the inner
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
 from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
 from dlc.dialects.graph.ops import i64_array
-from dlc.dialects.graph.ops_tensor import SliceOp
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, SliceOp
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -132,6 +132,9 @@ def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
     for op in list(function.walk()):
         if isinstance(op, SliceOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
             op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # the batch, taken whole
+        if isinstance(op, BroadcastToOp) and op.shape_tuple() and op.shape_tuple()[0] < 0:
+            op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # a broadcast to the batch
+            op.operands = [op.x]  # the batch operand only sized it
         for result in list(op.results):
             if isinstance(result.type, TensorType) and any(
                     d < 0 for d in result.type.get_shape()[1:]):

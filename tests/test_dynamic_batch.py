@@ -15,7 +15,7 @@ from dlc.frontends.onnx.errors import DynamicInputError
 from dlc.frontends.onnx.importer import import_onnx
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType, f32
 from xdsl.dialects.func import FuncOp
@@ -497,6 +497,105 @@ def test_attention_keeps_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(compiles) == 1
 
 
+def embeddings(batch: int | str = "N") -> onnx.ModelProto:
+    """BERT's embeddings as Hugging Face exports them without token types and positions given:
+    word embeddings of ids[N, 6], token types `zeros(ids.shape)` (ConstantOfShape of the ids'
+    shape), positions `arange(6)[None].expand(N, -1)` (Expand to Shape(ids), through the
+    Reshape, Equal and Where that PyTorch's exporter writes for the -1), an additive
+    mask `(1 - (ids != 0)[:, None, :].expand(N, 2, 6)) * -1e4` (Expand along a middle axis of
+    a batched value), and the sum through a MatMul."""
+    rng = np.random.default_rng(9)
+    weights = {
+        "words": rng.standard_normal((11, 8)).astype(np.float32),
+        "types": rng.standard_normal((2, 8)).astype(np.float32),
+        "positions": rng.standard_normal((6, 8)).astype(np.float32),
+        "arange": np.arange(6, dtype=np.int64).reshape(1, 6),
+        "W": rng.standard_normal((8, 6)).astype(np.float32),
+        "zero": np.array(0, np.int64), "axis1": np.array([1], np.int64),
+        "two": np.array([2, 6], np.int64), "axis0": np.array([0], np.int64),
+        "big": np.array(-1e4, np.float32), "flat": np.array([-1], np.int64),
+        "minus": np.array(-1, np.int64),
+    }
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["shape"]),
+        helper.make_node("ConstantOfShape", ["shape"], ["type_ids"],
+                         value=helper.make_tensor("v", onnx.TensorProto.INT64, [1], [0])),
+        helper.make_node("Reshape", ["shape", "flat"], ["target0"]),
+        helper.make_node("Shape", ["target0"], ["target_rank"]),
+        helper.make_node("ConstantOfShape", ["target_rank"], ["ones"],
+                         value=helper.make_tensor("o", onnx.TensorProto.INT64, [1], [1])),
+        helper.make_node("Mul", ["ones", "minus"], ["minus_ones"]),
+        helper.make_node("Equal", ["target0", "minus_ones"], ["is_minus"]),
+        helper.make_node("Where", ["is_minus", "ones", "target0"], ["target"]),
+        helper.make_node("Expand", ["arange", "target"], ["position_ids"]),
+        helper.make_node("Gather", ["words", "ids"], ["w"], axis=0),
+        helper.make_node("Gather", ["types", "type_ids"], ["t"], axis=0),
+        helper.make_node("Gather", ["positions", "position_ids"], ["p"], axis=0),
+        helper.make_node("Add", ["w", "t"], ["wt"]),
+        helper.make_node("Add", ["wt", "p"], ["e"]),
+        helper.make_node("MatMul", ["e", "W"], ["scores"]),
+        helper.make_node("Equal", ["ids", "zero"], ["pad"]),
+        helper.make_node("Cast", ["pad"], ["padf"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["padf", "axis1"], ["pad3"]),
+        helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "two"], ["mask_shape"], axis=0),
+        helper.make_node("Expand", ["pad3", "mask_shape"], ["mask"]),
+        helper.make_node("Mul", ["mask", "big"], ["bias"]),
+        helper.make_node("ReduceSum", ["bias", "axis1"], ["bias1"], keepdims=1),
+        helper.make_node("Add", ["scores", "bias1"], ["y"]),
+    ]
+    ids = helper.make_tensor_value_info("ids", onnx.TensorProto.INT64, [batch, 6])
+    return model(nodes, [ids], [tensor("y", [batch, 6, 6])], weights, opset=17)
+
+
+def test_expand_and_constant_of_shape_to_the_batch_keep_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Expand and ConstantOfShape to the shape of a batched value (the batch's size first, a
+    symbol at import time) become broadcasts to the batch (graph.broadcast_to with a leading
+    -1, sized by the batched input), so the model compiles once and matches ONNX's reference
+    at every batch size; graph-batch-rows makes them static broadcasts to the rows."""
+    from dlc.dialects import make_context
+    from dlc.pipelines import parse_pipeline
+    from dlc.runtime.executable import Executable
+
+    module = import_onnx(embeddings(), dynamic_batch=True)
+    text = str(module)
+    assert "graph.broadcast_to %0, %ids {shape = array<i64: -1, 6>}" in text
+    assert ": (tensor<1x6xi64>, tensor<?x6xi64>) -> tensor<?x6xi64>" in text
+    assert "{shape = array<i64: -1, 2, 6>} : (tensor<?x1x6xf32>) -> tensor<?x2x6xf32>" in text
+    rows = parse_pipeline("graph-batch-rows")
+    for p in rows:
+        p.apply(make_context(), module)
+    assert "%position_ids = graph.broadcast_to %arange {shape = array<i64: 1, 6>} : " \
+        "(tensor<1x6xi64>) -> tensor<1x6xi64>" in str(module)
+    executable, compiles = compile_counting(embeddings(), monkeypatch)
+    assert isinstance(executable, Executable)
+    ids = [RNG.integers(0, 11, (n, 6)).astype(np.int64) for n in (1, 3, 9)]
+    for x in ids:
+        x[:, -1] = 0  # padding, masked
+    assert_matches_reference(executable, embeddings(), ids, tolerance=1e-4)
+    assert len(compiles) == 1
+
+
+def test_an_expand_that_moves_the_batch_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An Expand whose operand's leading dim would have to equal the batch (a [2, 6] table to
+    [N, 6]: valid only at N = 2): a DynamicInputError naming the node, and shapes per call."""
+    from dlc.driver.specialize import SpecializingExecutable
+
+    proto = embeddings()
+    table = next(t for t in proto.graph.initializer if t.name == "arange")
+    table.CopyFrom(numpy_helper.from_array(np.arange(12, dtype=np.int64).reshape(2, 6) % 6,
+                                           "arange"))
+    with pytest.raises(DynamicInputError, match=r"Expand.*expected tensor<2x6xi64> to broadcast "
+                                                r"to the dynamic batch"):
+        import_onnx(proto, dynamic_batch=True)
+    executable, _ = compile_counting(proto, monkeypatch)
+    assert isinstance(executable, SpecializingExecutable)
+    assert_matches_reference(executable, proto, [RNG.integers(1, 11, (2, 6)).astype(np.int64)],
+                             tolerance=1e-4)
+
+
 def test_arithmetic_on_the_batch_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """The batch's size multiplied (`x.view(x.size(0) * 2, 12)` mixes rows): a
     DynamicInputError naming the node, and shapes per call."""
@@ -533,6 +632,16 @@ def test_fold_symbolic_moves_the_batch() -> None:
     assert fold_symbolic("Cast", [shape], {"to": onnx.TensorProto.FLOAT}) is None
     with pytest.raises(TypeError):
         np.array([BATCH], dtype=object) * 2
+    # PyTorch's `x.expand(n, -1)`: the target reshaped flat, compared with -1, -1s made 1.
+    flat = fold_symbolic("Reshape", [joined.reshape(1, 3), np.array([-1])], {})  # type: ignore[union-attr]
+    assert flat is not None and list(flat) == [BATCH, 3, 4]
+    assert fold_symbolic("Shape", [flat], {}).tolist() == [3]  # type: ignore[union-attr]
+    minus = np.array([-1, -1, 4], np.int64)
+    assert fold_symbolic("Equal", [flat, minus], {}).tolist() == [False, False, True]  # type: ignore[union-attr]
+    assert fold_symbolic("Equal", [flat, np.array([2, 3, 4])], {}) is None  # BATCH == 2: unknown
+    chosen = fold_symbolic("Where", [np.array([False, True, False]), np.ones(3, np.int64), flat],
+                           {})
+    assert chosen is not None and list(chosen) == [BATCH, 1, 4]
 
 
 def test_inputs_must_agree_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:

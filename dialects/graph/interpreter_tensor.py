@@ -102,7 +102,10 @@ def _pad(op: PadOp, args: list[np.ndarray]) -> np.ndarray:
 
 @implements(BroadcastToOp)
 def _broadcast_to(op: BroadcastToOp, args: list[np.ndarray]) -> np.ndarray:
-    return np.broadcast_to(args[0], op.shape_tuple())
+    shape = op.shape_tuple()
+    if shape and shape[0] < 0:  # the dynamic batch: the batch operand's (or x's) rows
+        shape = (args[-1].shape[0], *shape[1:])
+    return np.broadcast_to(args[0], shape)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim
 from dlc.dialects.graph.attrs import FusionKind, is_float_type, to_numpy_dtype
 from dlc.dialects.graph.ops import (
     ConvWindow,
@@ -473,41 +474,75 @@ class PadOp(GraphOp):
 @with_fusion_kind(FusionKind.BROADCAST)
 @irdl_op_definition
 class BroadcastToOp(GraphOp):
-    """Broadcast `x` to `shape` (ONNX Expand and Tile, `numpy.broadcast_to`).
+    """Broadcast `x` to `shape` (ONNX Expand and Tile, ConstantOfShape to a dynamic batch,
+    `numpy.broadcast_to`).
 
     Semantics: NumPy's one-way broadcast: `x` is aligned with the end of `shape`, and each of
-    its dims equals the target dim or is 1.
+    its dims equals the target dim or is 1. A leading target dim of -1 is the dynamic batch
+    (the expand of an exporter's `x.expand(batch, -1)`): the optional operand `batch`, a value
+    whose leading dim is that batch, gives its size (or, without it, `x`'s own dynamic
+    leading dim), and the result's leading dim is dynamic. `graph-batch-rows` makes it a static
+    broadcast to the rows.
 
     Example:
         %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+        %e = graph.broadcast_to %x, %ids {shape = array<i64: -1, 3>}
+            : (tensor<1x3xi64>, tensor<?x3xi64>) -> tensor<?x3xi64>
     """
 
     name = "graph.broadcast_to"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
+    batch = opt_operand_def(TensorType)
     result = result_def(TensorType)
     shape = attr_def(DenseArrayBase.constr(i64))
 
     traits = traits_def(Pure())
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+    assembly_format = "$x (`,` $batch^)? attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, x: SSAValue | Operation, shape: Sequence[int]) -> None:
-        super().__init__(operands=[x],
-                         result_types=[self.infer_type(SSAValue.get(x).type, shape)],
+    def __init__(self, x: SSAValue | Operation, shape: Sequence[int],
+                 batch: SSAValue | Operation | None = None) -> None:
+        batch_type = None if batch is None else SSAValue.get(batch).type
+        super().__init__(operands=[x, batch],
+                         result_types=[self.infer_type(SSAValue.get(x).type, shape, batch_type)],
                          attributes={"shape": i64_array(shape)})
 
     @classmethod
-    def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
-        """`shape`, of x's element type, when x broadcasts to it."""
-        x_type = _tensor(cls.name, "the operand", x)
-        _require_non_negative(cls.name, "shape", shape)
-        source = x_type.get_shape()
-        if len(source) > len(shape) or broadcast_shapes(source, shape) != tuple(shape):
+    def infer_type(cls, x: Attribute, shape: Sequence[int], batch: Attribute | None = None
+                   ) -> TensorType:
+        """`shape`, of x's element type, when x broadcasts to it. A leading -1 is the dynamic
+        batch: of `batch` (then x has no batch) or, without `batch`, of x (of the same rank)."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        source = list(x_type.get_shape())
+        target = list(shape)
+        batched_x = has_dynamic_leading_dim(x_type)
+        if target and target[0] == -1:
+            if batch is not None:
+                batch_type = _tensor(cls.name, "the batch operand", batch, leading_dynamic=True)
+                if not has_dynamic_leading_dim(batch_type) or batched_x:
+                    raise op_error(cls.name, f"expected a batch operand with a dynamic leading "
+                                   f"dim and an operand without one, found {batch} and {x}")
+            elif not batched_x or len(source) != len(target):
+                raise op_error(cls.name, "expected a batch operand, or an operand of the "
+                               f"target's rank with a dynamic leading dim, for the target "
+                               f"{target}, found {x}")
+            target[0] = 1  # checked as a broadcast of one row
+            if batched_x:
+                source[0] = 1
+        elif batch is not None or batched_x:
+            raise op_error(cls.name, f"expected a leading target dim of -1 for a dynamic batch, "
+                           f"found {target}")
+        _require_non_negative(cls.name, "shape", target)
+        if len(source) > len(target) or broadcast_shapes(source, target) != tuple(target):
             raise op_error(cls.name, f"expected {x} to broadcast to {list(shape)}")
-        return TensorType(x_type.get_element_type(), list(shape))
+        dims = [DYNAMIC_INDEX if d == -1 and axis == 0 else d for axis, d in enumerate(shape)]
+        return TensorType(x_type.get_element_type(), dims)
 
     def inferred_result_type(self) -> TensorType:
-        return self.infer_type(self.x.type, _ints(self.shape))
+        return self.infer_type(self.x.type, _ints(self.shape),
+                               None if self.batch is None else self.batch.type)
 
     def shape_tuple(self) -> tuple[int, ...]:
         """The result shape."""

@@ -5,13 +5,14 @@ Exporters write `x.view(x.size(0), ...)` as `Shape -> Gather -> Unsqueeze -> Con
 With a dynamic batch (`import_onnx(dynamic_batch=True)`) the importer folds such a chain as it
 folds static shapes, with one symbolic element: `BATCH`, the batch's size, known only at run
 time. The shape arrays are NumPy object arrays whose elements are ints or `BATCH`; only ops that
-move elements (Gather, Slice, Concat, Squeeze, Unsqueeze, Identity, integer Cast) fold them
-(`fold_symbolic`), a result without `BATCH` becoming an ordinary int64 constant (`Shape ->
-Gather(1)`: a static dim), and a `Reshape` whose target starts with `BATCH` keeps the batch
-(`reshape_target`: the converter's leading -1). Any other use of `BATCH` (arithmetic on it,
-`Expand` or `ConstantOfShape` to it, a `Reshape` that moves it) is not per row: the importer
-raises `DynamicInputError`, and the driver falls back to shapes per call (TVM Relax's symbolic
-shapes do this arithmetic; dlc does not).
+move elements (Gather, Slice, Concat, Squeeze, Unsqueeze, Identity, integer Cast, Reshape and
+Where of such arrays), the Shape of one, and comparisons whose answer is known (`BATCH` is never
+-1) fold them (`fold_symbolic`), a result without `BATCH` becoming an ordinary int64 constant
+(`Shape -> Gather(1)`: a static dim). A `Reshape`, `Expand` or `ConstantOfShape` whose shape
+starts with `BATCH` keeps the batch (`reshape_target`: the converters' leading -1: a view, a
+broadcast to the batch). Any other use of `BATCH` (arithmetic on it, a shape that moves it off
+the leading axis) is not per row: the importer raises `DynamicInputError`, and the driver falls
+back to shapes per call (TVM Relax's symbolic shapes do this arithmetic; dlc does not).
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ class _Batch:
 BATCH = _Batch()
 """The one symbolic element."""
 
-MOVING_OPS = frozenset({"Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Identity", "Cast"})
-"""The ONNX ops `fold_symbolic` folds on shape arrays holding `BATCH`."""
+MOVING_OPS = frozenset({"Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Identity", "Cast",
+                        "Reshape", "Shape", "Equal", "Where"})
+"""The ONNX ops `fold_symbolic` folds on shape arrays holding `BATCH`: those that move elements,
+the shape of such an array, and the two that an exporter's `x.expand(n, -1)` adds (PyTorch's
+`Equal(target, -1)` and `Where` that put 1 for each -1; `BATCH`, a size of at least 1, is never
+-1)."""
 
 
 def symbolic_shape(shape: tuple[int, ...], start: int = 0, end: int | None = None
@@ -89,7 +94,50 @@ def fold_symbolic(op_type: str, arrays: list[np.ndarray | None], attrs: dict[str
         return _squeezed(data, op_type, axes)
     if op_type == "Slice":
         return _sliced(data, arrays[1:])
+    if op_type == "Equal":
+        return _equal(arrays)
+    return _reshaped(op_type, data, arrays, attrs)
+
+
+def _reshaped(op_type: str, data: np.ndarray, arrays: list[np.ndarray | None],
+              attrs: dict[str, object]) -> np.ndarray | None:
+    """Shape, Reshape or Where (by a constant condition) of a shape array holding `BATCH`."""
+    if op_type == "Shape":
+        start, end = int(attrs.get("start", 0)), attrs.get("end")  # type: ignore[call-overload]
+        return np.array(data.shape[start:None if end is None else int(end)], np.int64)  # type: ignore[call-overload]
+    if op_type == "Reshape":
+        if len(arrays) < 2 or arrays[1] is None or has_batch(arrays[1]):
+            return None
+        return as_shape_array(data.reshape([int(d) for d in arrays[1].reshape(-1)]))
+    if op_type == "Where":
+        if len(arrays) < 3 or any(a is None for a in arrays) or has_batch(arrays[0]):
+            return None
+        condition, lhs, rhs = (np.asarray(a) for a in arrays)  # type: ignore[arg-type]
+        return as_shape_array(np.where(condition.astype(bool), lhs.astype(object),
+                                       rhs.astype(object)))
     return None
+
+
+def _equal(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    """Equal of two shape arrays, elementwise, when every comparison is known: `BATCH` equals
+    itself and is never below 1 (a batch size), so it differs from -1 and 0; against another
+    positive size it is unknown (None)."""
+    if len(arrays) != 2 or arrays[0] is None or arrays[1] is None:
+        return None
+    lhs, rhs = np.broadcast_arrays(arrays[0].astype(object), arrays[1].astype(object))
+
+    def equal(a: object, b: object) -> bool | None:
+        if a is BATCH and b is BATCH:
+            return True
+        if a is BATCH or b is BATCH:
+            other = b if a is BATCH else a
+            return False if int(other) < 1 else None  # type: ignore[call-overload]
+        return bool(a == b)
+
+    results = [equal(a, b) for a, b in zip(lhs.reshape(-1), rhs.reshape(-1), strict=True)]
+    if any(r is None for r in results):
+        return None
+    return np.array(results, bool).reshape(lhs.shape)
 
 
 def _squeezed(data: np.ndarray, op_type: str, axes: object) -> np.ndarray | None:

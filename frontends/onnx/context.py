@@ -42,6 +42,11 @@ class Scope(Protocol):
         """A new constant holding `array`."""
         ...
 
+    def batch_value(self) -> SSAValue | None:
+        """A value whose leading dim is the dynamic batch (the first such graph input), or None
+        without one."""
+        ...
+
     def subgraph(self, graph: GraphProto, arg_types: Sequence[TensorType]
                  ) -> tuple[Block, list[SSAValue]]:
         """`graph` converted into a new block with arguments of `arg_types` (captures by name
@@ -286,6 +291,15 @@ class NodeContext:
         value = self.scope.constant(np.asarray(array))
         if value.owner is not None and isinstance(value.owner, Operation):
             value.owner.location = self._location
+        return value
+
+    def batch(self) -> SSAValue:
+        """A value whose leading dim is the dynamic batch, which sizes a broadcast to it (a
+        shape input's leading -1, as the importer writes `BATCH` there)."""
+        value = self.scope.batch_value()
+        if value is None:
+            raise self.error("expected a graph input with a dynamic batch for the leading -1 "
+                             "of the shape")
         return value
 
     def scalar(self, value: float, like: int = 0) -> SSAValue:

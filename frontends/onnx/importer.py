@@ -93,12 +93,20 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     "ReduceSumSquare",
     # decomposed into the ops above
     "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",
+    # a broadcast along other axes than the batch (graph.broadcast_to with a leading -1)
+    "Expand",
 })
 """The ONNX ops a value with a dynamic batch (`import_onnx(dynamic_batch=True)`) may flow
 through: each maps every batch row on its own, and its graph ops keep the leading dim. A
 node of one of them whose conversion still fails on a batched value (a reduction or a gather
 over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
 shapes per call."""
+
+BATCH_TARGET_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0}
+"""The ops whose shape input may hold the dynamic batch's size (`BATCH`, first): the importer
+gives their converters -1 there (`_with_batch_target`), which keep the dynamic leading dim (a
+Reshape's target, a broadcast to the batch: Hugging Face's `x.expand(batch, ...)`, a mask made
+by ConstantOfShape)."""
 
 
 def import_onnx(
@@ -256,6 +264,12 @@ class _FunctionScope:
 
     def constant(self, array: np.ndarray) -> SSAValue:
         return self._materialize(array, UnknownLoc())
+
+    def batch_value(self) -> SSAValue | None:
+        outer = getattr(self, "outer", None)
+        if outer is not None:
+            return outer.batch_value()
+        return next((arg for arg in self.block.args if has_dynamic_leading_dim(arg.type)), None)
 
     def _materialize(self, array: np.ndarray, location: LocationAttr) -> SSAValue:
         op = _constant_op(array)
@@ -526,13 +540,15 @@ class _Importer:
             if folded is not None:
                 self._record(scope, node, [folded])
                 return
-            node = self._with_batch_reshape_target(node, scope, opset)
+            node, to_batch = self._with_batch_target(node, scope, opset)
+        else:
+            to_batch = False
         given = [name for name in node.input if name]
         batched = self._batched_input(scope, given) if self.dynamic_batch else None
         if batched is not None:
             self._check_batch_polymorphic(node, scope, batched, opset)
         try:
-            if converter.fold_constant_inputs and all(
+            if converter.fold_constant_inputs and not to_batch and all(
                     scope.entry(n).array is not None for n in given):
                 outputs = self._fold(scope, node, opset, impl)
             else:
@@ -563,8 +579,10 @@ class _Importer:
                 return symbolic_shape(type.get_shape(), int(attrs.get("start", 0)),
                                       None if end is None else int(end))
         symbolic = [name for name in node.input if name and has_batch(scope.array(name))]
-        if not symbolic or node.op_type == "Reshape":
-            return None
+        target = BATCH_TARGET_INPUTS.get(node.op_type)
+        if not symbolic or (target is not None and len(node.input) > target
+                            and symbolic == [node.input[target]]):
+            return None  # none, or only the shape input: `_with_batch_target`'s
         folded = None
         if node.op_type in MOVING_OPS:
             arrays = [scope.array(name) if name else None for name in node.input]
@@ -578,27 +596,29 @@ class _Importer:
             raise self._uses_the_batch(node, scope, symbolic[0], opset)
         return folded
 
-    def _with_batch_reshape_target(self, node: onnx.NodeProto, scope: _FunctionScope,
-                                   opset: int) -> onnx.NodeProto:
-        """A Reshape whose target is a shape array with `BATCH` first, as a copy reading the
-        target with -1 there (the converter keeps the dynamic leading dim); other nodes as
-        they are."""
-        if node.op_type != "Reshape" or len(node.input) < 2:
-            return node
-        target = scope.array(node.input[1])
+    def _with_batch_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                           ) -> tuple[onnx.NodeProto, bool]:
+        """A Reshape, Expand or ConstantOfShape whose shape input (`BATCH_TARGET_INPUTS`) is a
+        shape array with `BATCH` first, as a copy reading it with -1 there (the converters
+        keep the dynamic leading dim: Reshape's -1, a broadcast to the batch), and True;
+        other nodes as they are, and False."""
+        index = BATCH_TARGET_INPUTS.get(node.op_type)
+        if index is None or len(node.input) <= index or not node.input[index]:
+            return node, False
+        target = scope.array(node.input[index])
         if not has_batch(target):
-            return node
+            return node, False
         assert target is not None
         resolved = batch_reshape_target(target)
         if resolved is None:
-            raise self._uses_the_batch(node, scope, node.input[1], opset)
-        name = f"{node.input[1]}.batch_target"
-        scope.entries[name] = _Entry(array_type(resolved), scope.entry(node.input[1]).location,
-                                     array=resolved)
+            raise self._uses_the_batch(node, scope, node.input[index], opset)
+        name = f"{node.input[index]}.batch_target"
+        scope.entries[name] = _Entry(array_type(resolved),
+                                     scope.entry(node.input[index]).location, array=resolved)
         copy = onnx.NodeProto()
         copy.CopyFrom(node)
-        copy.input[1] = name
-        return copy
+        copy.input[index] = name
+        return copy, True
 
     def _uses_the_batch(self, node: onnx.NodeProto, scope: _FunctionScope, name: str,
                         opset: int) -> DynamicInputError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from dlc.dialects.graph.extents import extent_of
+from dlc.dialects.graph.ops_tensor import BroadcastToOp
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 
@@ -85,7 +86,8 @@ class Size(OnnxOpConverter):
 @register("ConstantOfShape")
 class ConstantOfShape(OnnxOpConverter):
     """`ConstantOfShape`: a tensor of the shape given by its (import-time) input, filled with
-    the one element of attribute `value` (default float32 0)."""
+    the one element of attribute `value` (default float32 0); with a leading -1 there (the
+    importer's dynamic batch), that element broadcast to the batch's rows."""
 
     @classmethod
     def _impl_v9(cls, node: NodeContext) -> list[ConvertedValue]:
@@ -93,13 +95,17 @@ class ConstantOfShape(OnnxOpConverter):
         if shape.ndim != 1 or shape.dtype != np.int64:
             raise node.error(f"expected the shape as a 1-D int64 tensor, found {shape.dtype} of "
                              f"shape {list(shape.shape)}")
-        if (shape < 0).any():
+        batch = shape.size > 0 and shape[0] == -1  # the importer's dynamic batch
+        if ((shape[1:] if batch else shape) < 0).any():
             raise node.error(f"expected non-negative dimensions, found {shape.tolist()}")
         value = node.attr_tensor("value")
         if value is None:
             value = np.zeros((1,), dtype=np.float32)
         if value.size != 1:
             raise node.error(f"expected attribute 'value' to hold one element, found {value.size}")
+        if batch:  # one element broadcast to the batch's rows
+            one = node.constant(value.reshape((1,) * shape.size))
+            return [node.emit(BroadcastToOp(one, [int(d) for d in shape], node.batch()))]
         # A read-only view of the one value: weights made this way cost no memory until used.
         return [np.broadcast_to(value.reshape(()), tuple(int(d) for d in shape))]
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim
 from dlc.dialects.graph import ConcatOp, FlattenOp, TransposeOp
 from dlc.dialects.graph.ops import broadcast_shapes
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, PadOp
 from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
-from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.context import NodeContext, describe_node
+from dlc.frontends.onnx.errors import DynamicInputError
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from dlc.frontends.onnx.select import strided_slice
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
 
 
 def _passthrough(node: NodeContext, index: int = 0) -> ConvertedValue:
@@ -195,11 +199,14 @@ class Unsqueeze(OnnxOpConverter):
 @register("Expand")
 class Expand(OnnxOpConverter):
     """`Expand` (from opset 8): graph.broadcast_to the two-way broadcast of the input's shape
-    and the import-time shape input."""
+    and the import-time shape input; a leading -1 there (the importer's dynamic batch) is a
+    broadcast to the batch (`expand_to_batch`)."""
 
     @classmethod
     def _impl_v8(cls, node: NodeContext) -> list[ConvertedValue]:
         target = as_int_list(node.require_const(1, "the shape"))
+        if target and target[0] == -1:
+            return [expand_to_batch(node, node.input(0), target)]
         shape = broadcast_shapes(node.shape(0), target)
         if shape is None:
             raise node.error(f"expected shape {target} to broadcast with "
@@ -207,6 +214,29 @@ class Expand(OnnxOpConverter):
         if shape == node.shape(0):
             return [_passthrough(node)]
         return [node.emit(BroadcastToOp(node.input(0), shape))]
+
+
+def expand_to_batch(node: NodeContext, value: SSAValue, target: Sequence[int]) -> SSAValue:
+    """`value` broadcast two-way with `target`, whose leading -1 is the dynamic batch: a
+    graph.broadcast_to with that -1, sized by a batched graph input (or by `value`, when it has
+    the batch itself). A value whose leading dim would have to equal the batch, or that would
+    move the batch off the leading axis, is a `DynamicInputError` (the driver compiles shapes per
+    call instead)."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    shape = list(value_type.get_shape())
+    batched = has_dynamic_leading_dim(value_type)
+    aligned = [1, *shape[1:]] if batched else shape
+    dims = broadcast_shapes(aligned, [1, *target[1:]])
+    if (dims is None or len(dims) != len(target) or (batched and len(shape) != len(target))
+            or (len(shape) == len(target) and not batched and shape[0] != 1)):
+        raise DynamicInputError(
+            f"{describe_node(node.node)}: expected {value_type} to broadcast to the dynamic batch "
+            f"as {list(target)} (-1: the batch), with the batch leading", node.node.input[0])
+    result = [-1, *dims[1:]]
+    if batched and result[1:] == shape[1:]:
+        return value
+    return node.emit(BroadcastToOp(value, result, None if batched else node.batch()))
 
 
 @register("Tile")

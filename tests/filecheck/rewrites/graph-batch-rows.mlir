@@ -21,6 +21,9 @@
 // BLOCK:       graph.matmul {{.*}} -> tensor<4x10xf32>
 // BLOCK:       func.func @slice_rows__rows4(
 // BLOCK:         graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: 4, 3>, steps = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<4x3xf32>
+// BLOCK-LABEL: func.func @broadcast_rows__rows4(
+// BLOCK:         graph.broadcast_to %t {shape = array<i64: 4, 6>} : (tensor<1x6xi64>) -> tensor<4x6xi64>
+// BLOCK:         graph.broadcast_to %m {shape = array<i64: 4, 2, 6>} : (tensor<4x1x6xf32>) -> tensor<4x2x6xf32>
 // BLOCK-LABEL: func.func @negative_static(
 // BLOCK-NEXT:    graph.relu
 // BLOCK-NEXT:    func.return
@@ -43,6 +46,20 @@ func.func @conv_flatten_matmul(%x: tensor<?x3x8x8xf32> {onnx.name = "x", dlc.dim
 func.func @slice_rows(%x: tensor<?x6xf32> {dlc.dim_symbols = ["N", ""]}) -> tensor<?x3xf32> {
   %s = graph.slice %x {starts = array<i64: 0, 2>, sizes = array<i64: -1, 3>, steps = array<i64: 1, 1>} : (tensor<?x6xf32>) -> tensor<?x3xf32>
   func.return %s : tensor<?x3xf32>
+}
+
+// -----
+
+// A broadcast to the batch (sized by a batched operand) broadcasts to the rows, the operand
+// that sized it dropped; one whose operand has the batch keeps it row by row.
+
+// CHECK-LABEL: @broadcast_rows
+// CHECK:         graph.broadcast_to %t {shape = array<i64: 1, 6>} : (tensor<1x6xi64>) -> tensor<1x6xi64>
+// CHECK:         graph.broadcast_to %m {shape = array<i64: 1, 2, 6>} : (tensor<1x1x6xf32>) -> tensor<1x2x6xf32>
+func.func @broadcast_rows(%ids: tensor<?x6xi64> {dlc.dim_symbols = ["N", ""]}, %t: tensor<1x6xi64>, %m: tensor<?x1x6xf32> {dlc.dim_symbols = ["N", "", ""]}) -> (tensor<?x6xi64>, tensor<?x2x6xf32>) {
+  %p = graph.broadcast_to %t, %ids {shape = array<i64: -1, 6>} : (tensor<1x6xi64>, tensor<?x6xi64>) -> tensor<?x6xi64>
+  %e = graph.broadcast_to %m {shape = array<i64: -1, 2, 6>} : (tensor<?x1x6xf32>) -> tensor<?x2x6xf32>
+  func.return %p, %e : tensor<?x6xi64>, tensor<?x2x6xf32>
 }
 
 // -----

@@ -10,9 +10,9 @@ func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
 
 // -----
 
-func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xf32>) {
-  // CHECK: 'graph.broadcast_to' op expected operand #0 to have a static shape, found tensor<?x3xf32>
-  %r = graph.broadcast_to %a {shape = array<i64: 2, 3>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
+func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xi8>, %s: tensor<f32>, %z: tensor<i8>) {
+  // CHECK: 'graph.dequantize' op expected operand #0 to have a static shape, found tensor<?x3xi8>
+  %r = graph.dequantize %a, %s, %z : (tensor<?x3xi8>, tensor<f32>, tensor<i8>) -> tensor<?x3xf32>
   func.return
 }
 
@@ -677,6 +677,38 @@ func.func @negative_pad_reflect(%x: tensor<2xf32>) {
 func.func @negative_broadcast_to(%x: tensor<2xf32>) {
   // CHECK: 'graph.broadcast_to' op expected tensor<2xf32> to broadcast to [2, 3]
   %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<2xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast_to_batch_without_batch(%x: tensor<1x3xf32>) {
+  // CHECK: 'graph.broadcast_to' op expected a batch operand, or an operand of the target's rank with a dynamic leading dim, for the target [-1, 3], found tensor<1x3xf32>
+  %r = graph.broadcast_to %x {shape = array<i64: -1, 3>} : (tensor<1x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast_to_batch_of_batched(%x: tensor<?x3xf32>, %n: tensor<?x5xf32>) {
+  // CHECK: 'graph.broadcast_to' op expected a batch operand with a dynamic leading dim and an operand without one, found tensor<?x5xf32> and tensor<?x3xf32>
+  %r = graph.broadcast_to %x, %n {shape = array<i64: -1, 3>} : (tensor<?x3xf32>, tensor<?x5xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast_to_batch_rows(%x: tensor<2x3xf32>, %n: tensor<?x5xf32>) {
+  // CHECK: 'graph.broadcast_to' op expected tensor<2x3xf32> to broadcast to [-1, 3]
+  %r = graph.broadcast_to %x, %n {shape = array<i64: -1, 3>} : (tensor<2x3xf32>, tensor<?x5xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_broadcast_to_batched_static_target(%x: tensor<?x3xf32>) {
+  // CHECK: 'graph.broadcast_to' op expected a leading target dim of -1 for a dynamic batch, found [2, 3]
+  %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
   func.return
 }
 

@@ -475,6 +475,16 @@ func.func @broadcast_to(%x: tensor<3xf32>) -> tensor<2x3xf32> {
   func.return %r : tensor<2x3xf32>
 }
 
+// A broadcast to a dynamic batch: sized by a batched operand, or by the operand's own batch.
+// CHECK-LABEL: func.func @broadcast_to_batch
+func.func @broadcast_to_batch(%x: tensor<1x3xi64>, %ids: tensor<?x5xi64>, %m: tensor<?x1x3xf32>) -> (tensor<?x3xi64>, tensor<?x4x3xf32>) {
+  %r = graph.broadcast_to %x, %ids {shape = array<i64: -1, 3>} : (tensor<1x3xi64>, tensor<?x5xi64>) -> tensor<?x3xi64>
+  // CHECK-NEXT: %r = graph.broadcast_to %x, %ids {shape = array<i64: -1, 3>} : (tensor<1x3xi64>, tensor<?x5xi64>) -> tensor<?x3xi64>
+  %e = graph.broadcast_to %m {shape = array<i64: -1, 4, 3>} : (tensor<?x1x3xf32>) -> tensor<?x4x3xf32>
+  // CHECK-NEXT: %e = graph.broadcast_to %m {shape = array<i64: -1, 4, 3>} : (tensor<?x1x3xf32>) -> tensor<?x4x3xf32>
+  func.return %r, %e : tensor<?x3xi64>, tensor<?x4x3xf32>
+}
+
 // CHECK-LABEL: func.func @resize
 func.func @resize(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
