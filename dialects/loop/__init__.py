@@ -29,6 +29,7 @@ from dlc.dialects.loop.ops import (
     IntrinsicOp,
     LoadOp,
     MatrixLoadOp,
+    PrefetchOp,
     StoreOp,
     YieldOp,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "LoadOp",
     "Loop",
     "MatrixLoadOp",
+    "PrefetchOp",
     "StoreOp",
     "YieldOp",
 ]
@@ -64,6 +66,7 @@ Loop = Dialect(
         # memory access
         LoadOp,
         StoreOp,
+        PrefetchOp,
         MatrixLoadOp,
         AsyncCopyOp,
         AsyncCommitOp,

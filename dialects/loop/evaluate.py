@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from dlc.dialects.arith_numpy import ARITH_MATH_OPS, numpy_dtype
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, PrefetchOp, StoreOp, YieldOp
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -101,7 +101,7 @@ class _Evaluation:
                 self.loop(op, lanes, shape)
             elif isinstance(op, BlockOp):
                 self.ops(list(op.body.block.ops), lanes, shape)
-            elif isinstance(op, YieldOp):
+            elif isinstance(op, YieldOp | PrefetchOp):
                 continue
             elif isinstance(op, LoadOp):
                 buffer, index = self.access(op, lanes, shape)

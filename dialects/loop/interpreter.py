@@ -48,6 +48,7 @@ from dlc.dialects.loop.ops import (
     IntrinsicOp,
     LoadOp,
     MatrixLoadOp,
+    PrefetchOp,
     StoreOp,
     YieldOp,
 )
@@ -592,6 +593,7 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     scf.WhileOp: LoopInterpreter._while,
     YieldOp: lambda interpreter, op: lambda env: None,
     LoadOp: LoopInterpreter._load,
+    PrefetchOp: lambda interpreter, op: lambda env: None,  # a hint: nothing to run
     StoreOp: LoopInterpreter._store,
     IntrinsicOp: LoopInterpreter._intrinsic,
     AsyncCopyOp: LoopInterpreter._async_copy,

@@ -374,7 +374,8 @@ class BlockOp(IRDLOperation):
     outside the block must load from `reads` or `writes` (a reduction reads what it accumulates),
     and every such `loop.store` must store into `writes`. The body is a single block without
     arguments, terminated by `loop.yield` (implicit in the custom form). The block has read and
-    write memory effects, so it is never removed as dead code.
+    write memory effects, so it is never removed as dead code. It writes at least one buffer,
+    unless it only prefetches (`loop.prefetch`: `writes()` empty, its buffers in `reads`).
 
     Example:
         loop.block "scale" reads(%X : memref<64xf32>) writes(%Y : memref<64xf32>) spatial ["i"] {
@@ -442,7 +443,8 @@ class BlockOp(IRDLOperation):
                 f"'{self.name}' op expected a body without arguments, "
                 f"found {len(self.body.block.args)}"
             )
-        if not self.writes:
+        if not self.writes and not any(
+                isinstance(op, PrefetchOp) for op in self.body.block.ops):
             raise VerifyException(
                 f"'{self.name}' op expected at least one written buffer in "
                 f"'{self.block_name.data}', found none"
@@ -650,6 +652,41 @@ class StoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_access(self, self.memref, self.indices, self.value.type)
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint that an element of a buffer will be read soon: the cache line holding it is
+    fetched into the cache (x86 `prefetcht0`, LLVM's `llvm.prefetch`).
+
+    Semantics: none; a program means the same without it. The indices may point past the
+    buffer's end (a prefetch never faults), one `index` per dimension. Schedules put one a few
+    reduction steps ahead of the loads of a micro-kernel whose operands stream from L2 or
+    memory (see `schedule_rules/reduction.py`). It has unknown memory effects, so that no pass
+    deletes or moves it as dead code.
+
+    Example:
+        loop.prefetch %A[%i, %k] : memref<16x64xf32>
+    """
+
+    name = "loop.prefetch"
+
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+
+    assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue | Operation,
+                 indices: Sequence[SSAValue | Operation]) -> None:
+        super().__init__(operands=[memref, indices])
+
+    def verify_(self) -> None:
+        memref_type = self.memref.type
+        assert isinstance(memref_type, MemRefType)
+        if len(self.indices) != memref_type.get_num_dims():
+            raise VerifyException(
+                f"'{self.name}' op expected {memref_type.get_num_dims()} indices for "
+                f"{memref_type}, found {len(self.indices)}")
 
 
 # ----------------------------------------------------------------------------------------------

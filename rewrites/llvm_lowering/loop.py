@@ -23,10 +23,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dlc.dialects.contracts import UNROLL_FULL_ATTR
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    PrefetchOp,
+    StoreOp,
+    YieldOp,
+)
 from dlc.rewrites.llvm_lowering.bounds import bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
     LLVMLowering,
+    call_intrinsic,
     constant_int_value,
     int_constant,
     lowered,
@@ -54,6 +64,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
+    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -249,6 +260,32 @@ class LoadLowering(RewritePattern):
 
 
 @dataclass
+class PrefetchLowering(RewritePattern):
+    """`loop.prefetch` -> `llvm.prefetch` of the element's address (a `getelementptr` without
+    `inbounds`: the element may lie past the buffer's end): a read (0), kept in every cache
+    level (locality 3), of data (1): x86's `prefetcht0`."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: PrefetchOp, rewriter: PatternRewriter) -> None:
+        memref_type = memref_type_of(op.memref, op)
+        base = lowered(op.memref, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
+        if ops and isinstance(ops[-1], llvm.GEPOp):  # past the end is allowed: not inbounds
+            gep = ops.pop()
+            assert isinstance(gep, llvm.GEPOp)
+            plain = llvm.GEPOp(gep.ptr, [llvm.GEP_USE_SSA_VAL], gep.elem_type,
+                               ssa_indices=list(gep.ssa_indices))
+            ops.append(plain)
+            address = plain.result
+        flags = [int_constant(value, i32) for value in (0, 3, 1)]
+        call = call_intrinsic("llvm.prefetch.p0", [address, *(f.result for f in flags)], None)
+        rewriter.replace(op, [*ops, *flags, call], [])
+
+
+@dataclass
 class StoreLowering(RewritePattern):
     """`loop.store` -> `llvm.store` of a scalar or of N contiguous elements (a vector)."""
 
@@ -431,6 +468,7 @@ def loop_memory_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns that lower `loop.load`, `loop.store`, `loop.alloc` and `loop.dealloc`."""
     return [
         LoadLowering(lowering),
+        PrefetchLowering(lowering),
         StoreLowering(lowering),
         AllocLowering(lowering),
         DeallocLowering(),

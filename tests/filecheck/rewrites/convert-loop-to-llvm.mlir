@@ -1192,3 +1192,19 @@ func.func @pair_dot(%x: memref<24xi8>, %w: memref<24xi8>, %acc: memref<24xi32>, 
   }
   func.return
 }
+
+// -----
+
+// A prefetch: the element's address, by a getelementptr without inbounds (a prefetch may point
+// past the buffer), then llvm.prefetch as a read (0) kept in every cache level (3) of data (1).
+// CHECK-LABEL: llvm.func @prefetch
+// CHECK:         %[[OFFSET:.*]] = llvm.add %{{.*}}, %{{.*}} overflow<nsw> : i64
+// CHECK-NEXT:    %[[ADDRESS:.*]] = llvm.getelementptr %{{.*}}[%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[RW:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[LOCALITY:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:    %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%[[ADDRESS]], %[[RW]], %[[LOCALITY]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+func.func @prefetch(%a: memref<16x64xf32>, %i: index, %k: index) {
+  loop.prefetch %a[%i, %k] : memref<16x64xf32>
+  func.return
+}

@@ -1771,9 +1771,20 @@ func.func @conv1x1_channel_kernel_merged_rows(%x: memref<1x512x7x7xf32>, %w: mem
 // of 5 and one of 4 issue as many FMA cycles, with more steps).
 // CHECK-LABEL: func.func @conv1x1_channel_kernel_rows_first
 // CHECK:         memref.collapse_shape %x {{.*}} : memref<1x512x13x13xf32> into memref<1x512x169xf32>
+// Each reduction step first prefetches what the step 16 ahead reads (PREFETCH_STEPS): the
+// input at the tile's first pixel and the two weight lines of the packed panel.
 // CHECK:         loop.for %{{.*}} = %c0 to %c168 step %c8 axis "i2.i3.fused.o" kind parallel {
 // CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c64 step %c32 axis "i1.o" {
 // CHECK-NEXT:        loop.alloc local : memref<8x32xf32>
+// CHECK:             loop.for %[[K:.*]] = %c0 to %c512 step %c1 axis "r0" {
+// CHECK-NEXT:          %[[AHEAD:.*]] = arith.addi %[[K]], %c16 : index
+// CHECK-NEXT:          %[[PANEL:.*]] = arith.divui %{{.*}}, %c32 : index
+// CHECK-NEXT:          loop.block "conv2d.prefetch" reads(%{{.*}}, %w_packed : memref<1x512x169xf32>, memref<2x512x1x1x32xf32>) writes() {
+// CHECK-NEXT:            loop.prefetch %{{.*}}[%{{.*}}, %[[AHEAD]], %{{.*}}] : memref<1x512x169xf32>
+// CHECK-NEXT:            loop.prefetch %w_packed[%[[PANEL]], %[[AHEAD]], %c0, %c0, %c0] : memref<2x512x1x1x32xf32>
+// CHECK-NEXT:            loop.prefetch %w_packed[%[[PANEL]], %[[AHEAD]], %c0, %c0, %c16] : memref<2x512x1x1x32xf32>
+// CHECK-NEXT:          }
+// CHECK-NEXT:          loop.for %{{.*}} axis "r1" kind unrolled {
 func.func @conv1x1_channel_kernel_rows_first(%x: memref<1x512x13x13xf32>, %w: memref<64x512x1x1xf32>, %b: memref<64xf32>, %out: memref<1x64x13x13xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

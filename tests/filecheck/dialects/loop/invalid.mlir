@@ -105,6 +105,14 @@ func.func @negative_load_index_count(%A: memref<4x8xf32>, %i: index) {
 
 // -----
 
+func.func @negative_prefetch_index_count(%A: memref<4x8xf32>, %i: index) {
+  loop.prefetch %A[%i] : memref<4x8xf32>
+  func.return
+}
+// CHECK: 'loop.prefetch' op expected 2 indices for memref<4x8xf32>, found 1
+
+// -----
+
 func.func @negative_load_element_type(%A: memref<4x8xf32>, %i: index) {
   %a = loop.load %A[%i, %i] : memref<4x8xf32> -> f16
   func.return

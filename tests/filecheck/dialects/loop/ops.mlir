@@ -156,3 +156,16 @@ func.func @async_copy(%G: memref<64x64xf16>, %S: memref<32x40xf16>, %i: index, %
 // CHECK:      loop.async_copy %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} : memref<64x64xf16>, memref<32x40xf16>
 // CHECK-NEXT: loop.async_commit
 // CHECK-NEXT: loop.async_wait 1
+
+// A prefetch (a hint, no semantics), and a block that only prefetches (it writes nothing).
+// CHECK-LABEL: func.func @prefetch
+func.func @prefetch(%A: memref<16x64xf32>, %i: index, %k: index) {
+  loop.prefetch %A[%i, %k] : memref<16x64xf32>
+  loop.block "p.prefetch" reads(%A : memref<16x64xf32>) writes() {
+    loop.prefetch %A[%k, %i] : memref<16x64xf32>
+  }
+  func.return
+}
+// CHECK:      loop.prefetch %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x64xf32>
+// CHECK-NEXT: loop.block "p.prefetch" reads(%{{.*}} : memref<16x64xf32>) writes() {
+// CHECK-NEXT:   loop.prefetch %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x64xf32>
