@@ -20,7 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    PrefetchOp,
+    StoreOp,
+    YieldOp,
+)
 from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.dialects.target_gpu.ops import (
     BarrierOp,
@@ -580,6 +589,7 @@ CLikePrinter._STATEMENTS = {
     AllocOp: CLikePrinter.print_alloc,
     DeallocOp: lambda printer, op: None,
     YieldOp: lambda printer, op: None,
+    PrefetchOp: lambda printer, op: None,  # a hint: OpenCL C and CUDA C go without
     SharedAllocOp: CLikePrinter.print_shared_alloc,
     ThreadIdOp: CLikePrinter.print_coordinate,
     BlockIdOp: CLikePrinter.print_coordinate,
