@@ -180,7 +180,10 @@ at ~9 cycles a step of an 8x32 tile, ~150 cycles, an L2 miss's latency and more.
 1x1 conv 1024 -> 256 at 14x14 (2 threads, this Sapphire Rapids guest, the exported library
 called from Python, ms, warm / after a 64 MB write): none 0.369 / 0.511, the weight lines 16
 steps ahead 0.374 / 0.504 (32: 0.375 / 0.485), the input 0.350 / 0.451, both 0.337-0.341 /
-0.437-0.440 (16 or 32 steps). ONNX Runtime: 0.388 / 0.457."""
+0.437-0.440 (16 or 32 steps). ONNX Runtime: 0.388 / 0.457. The row kernel likewise: a 1x1
+conv 256 -> 64 at 56x56 (its input rows read unpacked, 12.5 KB apart) 0.479 -> 0.421 / 0.714
+-> 0.620; MatMul with a constant B, 2 threads, 128x256x1024 0.216 -> 0.204, 512^3 0.84-0.87 ->
+0.80, 196x768x768 0.711 -> 0.686."""
 
 CHANNEL_STEP_OVERHEAD = 1.2
 """What a reduction step of the channel kernel costs beyond its FMA issue cycles, in cycles
@@ -1118,12 +1121,13 @@ class _Builder:
 
     def prefetches(self, loop: ForOp) -> bool:
         """Whether the kernel prefetches its operands `PREFETCH_STEPS` steps of the outermost
-        reduction `loop` ahead: a channel kernel (an input broadcast, packed weight panels)
-        whose steps are each one point of the window (a 1x1 conv: no unrolled window, whose
-        taps would each want their own prefetches) and whose reduction is long enough to run
-        ahead of."""
+        reduction `loop` ahead: a row or channel kernel (not a depthwise one, whose packed
+        plane stays in L1, nor a grouped one) whose steps are each one point of the window (a
+        GEMM, a 1x1 conv: no unrolled window; prefetching each tap of a 3x3 window, 21 lines a
+        step, made 3x3/2 convs of 256 and 512 channels 7-12% faster and of 64 and 128 channels
+        3-6% slower) and whose reduction is long enough to run ahead of."""
         plan = self.plan
-        return (plan.rows_contiguous and plan.plane_packing is None and not plan.channel_group
+        return (plan.plane_packing is None and not plan.channel_group
                 and not unrolls_a_window(self.nest) and loop not in unrolled_reductions(self.nest)
                 and (loop.trip_count() or 0) > 2 * PREFETCH_STEPS)
 
@@ -1133,8 +1137,9 @@ class _Builder:
         body: list[Operation],
     ) -> BlockOp:
         """`loop.prefetch` of what the update reads `PREFETCH_STEPS` steps of `loop` ahead (at
-        the tile's first row, and for each weight vector of the tile's columns): the input
-        scalars the rows broadcast and the packed weight lines; the last steps' prefetches
+        the tile's first row, and for each vector of the tile's columns): the scalar the rows
+        broadcast (a channel kernel's input, a row kernel's weight row), once, and the lines of
+        the vector operand (packed weights, or a row kernel's input row); the last steps' prefetches
         point past the buffers (harmless: a prefetch never faults, and no clamp costs a
         compare per step). Its index arithmetic is the update's own, cloned."""
         nest, plan = self.nest, self.plan
@@ -1148,20 +1153,25 @@ class _Builder:
         }
         steps[loop.induction_var] = ahead.result
         zero = self.const(0)
-        panel = _div(c_base, plan.nr, self, body)
+        panel = _div(c_base, plan.nr, self, body) if plan.packing is not None else None
         inner: list[Operation] = []
         reads: list[SSAValue] = []
+        column_iv = nest.spatial[plan.column].induction_var
         for vector in range(width // plan.lanes):
             ci = self.const(vector * plan.lanes)
             mapping = {**spatial_map(zero, ci, inner), **steps}
             clone = self.clone_block(nest.update, mapping, tile, zero, ci)
-            self.use_packed(clone, panel, ci)
+            if panel is not None:
+                self.use_packed(clone, panel, ci)
             dropped: list[Operation] = []
-            for op in list(clone.body.block.ops):
+            for original, op in zip(list(nest.update.body.block.ops),
+                                    list(clone.body.block.ops), strict=True):
                 if isinstance(op, LoadOp):
                     dropped.append(op)
-                    if op.memref is tile or (vector and op.memref is not self.packed):
-                        continue  # the input scalar: once, with the first vector
+                    assert isinstance(original, LoadOp)
+                    per_vector = any(depends_on(i, {column_iv}) for i in original.indices)
+                    if op.memref is tile or (vector and not per_vector):
+                        continue  # the broadcast scalar: once, with the first vector
                     inner.append(PrefetchOp(op.memref, list(op.indices)))
                     if op.memref not in reads:
                         reads.append(op.memref)

@@ -1650,9 +1650,19 @@ func.func @conv1x1_rows_merge(%x: memref<1x16x5x5xf32>, %w: memref<8x16x1x1xf32>
 // CHECK-LABEL: func.func @conv1x1_one_vector_rows_merge
 // CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x64x16x16xf32> into memref<1x64x256xf32>
 // CHECK-DAG:     memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<1x16x16x16xf32> into memref<1x16x256xf32>
-// CHECK:         loop.for %{{.*}} = %c0 to %c256 step %c32 axis "i2.i3.fused.o" kind parallel
-// CHECK:           loop.for %{{.*}} = %c0 to %c16 step %c8 axis "i1.o" {
+// Each reduction step prefetches the step 16 ahead (PREFETCH_STEPS): the two input vectors'
+// lines and the first row's weight.
+// CHECK:         loop.for %[[P:.*]] = %c0 to %c256 step %c32 axis "i2.i3.fused.o" kind parallel
+// CHECK:           loop.for %[[OC:.*]] = %c0 to %c16 step %c8 axis "i1.o" {
 // CHECK-NEXT:        loop.alloc local : memref<8x32xf32>
+// CHECK:             loop.for %[[K:.*]] = %c0 to %c64 step %c1 axis "r0" {
+// CHECK-NEXT:          %[[AHEAD:.*]] = arith.addi %[[K]], %c16 : index
+// CHECK-NEXT:          loop.block "conv2d.prefetch" reads(%[[X]], %w : memref<1x64x256xf32>, memref<16x64x1x1xf32>) writes() {
+// CHECK-NEXT:            loop.prefetch %[[X]][%{{.*}}, %[[AHEAD]], %[[P]]] : memref<1x64x256xf32>
+// CHECK-NEXT:            loop.prefetch %w[%[[OC]], %[[AHEAD]], %c0, %c0] : memref<16x64x1x1xf32>
+// CHECK-NEXT:            %[[SECOND:.*]] = arith.addi %[[P]], %c16 : index
+// CHECK-NEXT:            loop.prefetch %[[X]][%{{.*}}, %[[AHEAD]], %[[SECOND]]] : memref<1x64x256xf32>
+// CHECK-NEXT:          }
 // CHECK:           loop.block "conv2d" reads(%[[X]], %w : memref<1x64x256xf32>, memref<16x64x1x1xf32>)
 // ZNVER3-LABEL: func.func @conv1x1_one_vector_rows_merge
 // ZNVER3-NOT:     memref.collapse_shape
