@@ -266,9 +266,6 @@ class _FunctionScope:
         return self._materialize(array, UnknownLoc())
 
     def batch_value(self) -> SSAValue | None:
-        outer = getattr(self, "outer", None)
-        if outer is not None:
-            return outer.batch_value()
         return next((arg for arg in self.block.args if has_dynamic_leading_dim(arg.type)), None)
 
     def _materialize(self, array: np.ndarray, location: LocationAttr) -> SSAValue:
@@ -300,6 +297,9 @@ class _SubgraphScope(_FunctionScope):
             return super().value(name)
         return self.outer.value(name)
 
+    def batch_value(self) -> SSAValue | None:
+        return self.outer.batch_value()
+
 
 class _FoldScope(_FunctionScope):
     """A scratch block in which a node whose inputs are all constants is converted, to be
@@ -313,6 +313,9 @@ class _FoldScope(_FunctionScope):
 
     def entry(self, name: str) -> _Entry:
         return self.outer.entry(name)
+
+    def batch_value(self) -> SSAValue | None:
+        return self.outer.batch_value()
 
     def value(self, name: str) -> SSAValue:
         if name not in self.cache:
