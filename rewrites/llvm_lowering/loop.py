@@ -247,10 +247,7 @@ class LoadLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: LoadOp, rewriter: PatternRewriter) -> None:
-        memref_type = memref_type_of(op.memref, op)
-        base = lowered(op.memref, self.lowering, rewriter)
-        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
+        memref_type, indices, ops, address = _element_pointer(op, self.lowering, rewriter)
         ops = [*bounds_checks(op, memref_type, indices, op.result.type, self.lowering), *ops]
         alignment = access_alignment_of(op, memref_type, self.lowering)
         result_type = self.lowering.convert_type(op.result.type)
@@ -269,17 +266,7 @@ class PrefetchLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PrefetchOp, rewriter: PatternRewriter) -> None:
-        memref_type = memref_type_of(op.memref, op)
-        base = lowered(op.memref, self.lowering, rewriter)
-        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
-        if ops and isinstance(ops[-1], llvm.GEPOp):  # past the end is allowed: not inbounds
-            gep = ops.pop()
-            assert isinstance(gep, llvm.GEPOp)
-            plain = llvm.GEPOp(gep.ptr, [llvm.GEP_USE_SSA_VAL], gep.elem_type,
-                               ssa_indices=list(gep.ssa_indices))
-            ops.append(plain)
-            address = plain.result
+        _, _, ops, address = _element_pointer(op, self.lowering, rewriter, inbounds=False)
         flags = [int_constant(value, i32) for value in (0, 3, 1)]
         call = call_intrinsic("llvm.prefetch.p0", [address, *(f.result for f in flags)], None)
         rewriter.replace(op, [*ops, *flags, call], [])
@@ -293,16 +280,26 @@ class StoreLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: StoreOp, rewriter: PatternRewriter) -> None:
-        memref_type = memref_type_of(op.memref, op)
         value = lowered(op.value, self.lowering, rewriter)
-        base = lowered(op.memref, self.lowering, rewriter)
-        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = folded_element_address(base, memref_type, indices, self.lowering, op)
+        memref_type, indices, ops, address = _element_pointer(op, self.lowering, rewriter)
         ops = [*bounds_checks(op, memref_type, indices, op.value.type, self.lowering), *ops]
         alignment = access_alignment_of(op, memref_type, self.lowering)
         extend, value = stored_value(value, self.lowering)
         ops, address = typed_address([*ops, *extend], address, value.type)
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
+
+
+def _element_pointer(
+    op: LoadOp | StoreOp | PrefetchOp, lowering: LLVMLowering, rewriter: PatternRewriter,
+    inbounds: bool = True,
+) -> tuple[MemRefType, list[SSAValue], list[Operation], SSAValue]:
+    """The memref type, the lowered indices, and the ops computing the address of the element
+    `op` accesses (`folded_element_address`) with that address."""
+    memref_type = memref_type_of(op.memref, op)
+    base = lowered(op.memref, lowering, rewriter)
+    indices = [lowered(i, lowering, rewriter) for i in op.indices]
+    ops, address = folded_element_address(base, memref_type, indices, lowering, op, inbounds)
+    return memref_type, indices, ops, address
 
 
 def folded_element_address(
@@ -311,11 +308,13 @@ def folded_element_address(
     indices: Sequence[SSAValue],
     lowering: LLVMLowering,
     op: Operation,
+    inbounds: bool = True,
 ) -> tuple[list[Operation], SSAValue]:
     """`element_address` for a row-major memref, with the constant indices folded into one
     offset: `sum(index_d * stride_d)` needs a multiply and an add only per index that is not a
     constant (unrolled and vectorized code has many constant indices; fewer ops lower and
-    compile faster). Other layouts go through `element_address`."""
+    compile faster). Other layouts go through `element_address`. Without `inbounds` (a
+    prefetch's address, which may lie past the buffer) the `getelementptr` is a plain one."""
     strides, offset, row_major = strides_and_offset(memref_type, op)
     if not row_major or len(indices) != len(strides):
         return element_address(base, memref_type, indices, lowering, op)
@@ -346,7 +345,7 @@ def folded_element_address(
         return ops, base
     element_type = lowering.convert_type(memref_type.get_element_type())
     gep = llvm.GEPOp(
-        base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[linear], inbounds=True
+        base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[linear], inbounds=inbounds
     )
     return [*ops, gep], gep.result
 
