@@ -481,13 +481,12 @@ class BroadcastToOp(GraphOp):
     its dims equals the target dim or is 1. A leading target dim of -1 is the dynamic batch
     (the expand of an exporter's `x.expand(batch, -1)`): the optional operand `batch`, a value
     whose leading dim is that batch, gives its size (or, without it, `x`'s own dynamic
-    leading dim), and the result's leading dim is dynamic. `graph-batch-rows` makes it a static
-    broadcast to the rows.
+    leading dim), and the result's leading dim is dynamic: `graph.broadcast_to %x, %ids {shape
+    = array<i64: -1, 3>} : (tensor<1x3xi64>, tensor<?x5xi64>) -> tensor<?x3xi64>`.
+    `graph-batch-rows` makes it a static broadcast to the rows.
 
     Example:
         %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
-        %e = graph.broadcast_to %x, %ids {shape = array<i64: -1, 3>}
-            : (tensor<1x3xi64>, tensor<?x3xi64>) -> tensor<?x3xi64>
     """
 
     name = "graph.broadcast_to"
