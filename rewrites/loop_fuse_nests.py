@@ -16,7 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    PrefetchOp,
+    StoreOp,
+    YieldOp,
+)
 from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.rewrites.schedule.common import base_buffer, constant_value, kept_axes
 from xdsl.context import Context
@@ -40,7 +49,8 @@ def _same_bound(a: SSAValue, b: SSAValue) -> bool:
 def _memory_uses(loop: ForOp) -> dict[SSAValue, list[tuple[LoadOp | StoreOp, bool]]] | None:
     """Each buffer from outside `loop` that `loop` loads or stores, with those accesses (and
     whether each is a store); None when something else in it takes a buffer (a call, a copy),
-    which this pass does not reason about."""
+    which this pass does not reason about. A prefetch is a hint, not an access: it orders
+    nothing."""
     uses: dict[SSAValue, list[tuple[LoadOp | StoreOp, bool]]] = {}
     inside: set[SSAValue] = set()
     for op in loop.walk():
@@ -50,7 +60,7 @@ def _memory_uses(loop: ForOp) -> dict[SSAValue, list[tuple[LoadOp | StoreOp, boo
             if op.memref not in inside:
                 uses.setdefault(op.memref, []).append((op, isinstance(op, StoreOp)))
             continue
-        if isinstance(op, BlockOp | DeallocOp | AllocOp):
+        if isinstance(op, BlockOp | DeallocOp | AllocOp | PrefetchOp):
             continue
         if any(isinstance(value.type, MemRefType) for value in op.operands):
             return None

@@ -84,6 +84,7 @@ def layer_norm_module(shape: tuple[int, ...]) -> str:
        width=st.sampled_from([1, 7, 16, 33, 200, 768]))
 @example(rows=[8], width=7)  # 8 or 9 rows once went to the channel kernel, packing x transposed
 @example(rows=[1, 9], width=768)
+@example(rows=[2, 8], width=33)  # a kernel that prefetches once kept loop-fuse-nests from fusing
 def test_layer_norm_is_one_kernel_one_parallel_loop_and_matches_numpy(
     rows: list[int], width: int,
 ) -> None:

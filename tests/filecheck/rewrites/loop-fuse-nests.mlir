@@ -447,3 +447,48 @@ func.func @write_through_view_same_row(%x: memref<4x8xf32>, %out: memref<4x4xf32
   loop.dealloc %e : memref<4x2x4xf32>
   func.return
 }
+
+// -----
+
+// A prefetch is a hint, not an access: a nest that prefetches (a reduction kernel, ahead of
+// its loads) fuses like one that does not, the prefetch kept where it was.
+// CHECK-LABEL: func.func @prefetching_nest_fused
+// CHECK:         loop.for %[[I:.*]] = %c0 to %c4 step %c1 axis "i" kind parallel {
+// CHECK:           loop.prefetch %x[%[[I]], %{{.*}}]
+// CHECK:           loop.block "sum"
+// CHECK-NOT:     loop.for {{.*}} kind parallel
+// CHECK:           loop.block "scale"
+func.func @prefetching_nest_fused(%x: memref<4x64xf32>, %out: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %s = loop.alloc global : memref<4xf32>
+  loop.for %i = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %k = %c0 to %c64 step %c1 axis "k" {
+      %ahead = arith.addi %k, %c16 : index
+      loop.block "sum.prefetch" reads(%x : memref<4x64xf32>) writes() {
+        loop.prefetch %x[%i, %ahead] : memref<4x64xf32>
+      }
+      loop.block "sum" reads(%x, %s : memref<4x64xf32>, memref<4xf32>) writes(%s : memref<4xf32>) spatial ["i"] reduction ["k"] {
+        %v = loop.load %x[%i, %k] : memref<4x64xf32> -> f32
+        %a = loop.load %s[%i] : memref<4xf32> -> f32
+        %r = arith.addf %a, %v : f32
+        loop.store %r, %s[%i] : f32 -> memref<4xf32>
+      }
+    }
+  }
+  loop.for %i2 = %c0 to %c4 step %c1 axis "i" kind parallel {
+    loop.for %j = %c0 to %c64 step %c1 axis "j" kind vectorized {
+      loop.block "scale" reads(%x, %s : memref<4x64xf32>, memref<4xf32>) writes(%out : memref<4x64xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i2, %j] : memref<4x64xf32> -> f32
+        %a = loop.load %s[%i2] : memref<4xf32> -> f32
+        %r = arith.mulf %v, %a : f32
+        loop.store %r, %out[%i2, %j] : f32 -> memref<4x64xf32>
+      }
+    }
+  }
+  loop.dealloc %s : memref<4xf32>
+  func.return
+}
