@@ -174,6 +174,30 @@ def test_strided_pools_match_the_interpreter(op: str, c: int, size: int, k: int,
     np.testing.assert_allclose(compiled(text, threads)(x), expected, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_max_pool_keeps_nans_and_infinities_in_its_windows(threads: int) -> None:
+    """The window's `maximumf`, marked `nsz` (lowered as a NaN test and `maxps`, not
+    `llvm.maximum`), keeps a NaN wherever it is in the window (first, middle, last tap; the
+    NaN test is on the new value), -inf and +inf, and returns zero for windows of signed
+    zeros, in the vector columns and the tail."""
+    text = pool_text("max_pool2d", 3, 41, 3, 2, 1)
+    x = RNG.standard_normal((1, 3, 41, 41), dtype=np.float32)
+    x[0, 0, 0, 0] = np.nan    # the first tap of window (0, 0)
+    x[0, 0, 10, 11] = np.nan  # a middle tap
+    x[0, 1, 40, 40] = np.nan  # the last tap of the last window (the tail columns)
+    x[0, 2, 5, 7] = np.inf
+    x[0, 2, 21:24, 21:24] = -np.inf  # the whole window of output (11, 11)
+    x[0, 1, 21:24, 21:24] = np.where(RNG.random((3, 3)) < 0.5, -0.0, 0.0)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    expected = windows[:, :, ::2, ::2].max(axis=(4, 5))
+    actual = compiled(text, threads)(x)
+    np.testing.assert_array_equal(actual, expected)
+    assert np.isnan(actual[0, 0, 0, 0]) and np.isnan(actual[0, 0, 5, 5])
+    assert np.isnan(actual[0, 1, 20, 20])
+    assert actual[0, 2, 11, 11] == -np.inf and actual[0, 1, 11, 11] == 0.0
+
+
 def test_strided_max_pool_schedule_structure() -> None:
     """ResNet's 3x3/2 max pool (padding 1) reads a -inf padded copy of its input; its window
     loop gets the register tile of a reduction, rows unrolled and the output columns vectorized

@@ -62,6 +62,7 @@ from dlc.rewrites.schedule_rules.partial_sums import (
 )
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
+    free_zero_signs,
     mark_parallel,
     schedule_reduction,
 )
@@ -133,6 +134,8 @@ def schedule_nest(root: Operation, config: CpuConfig) -> str | None:
         if bare is not None and _partial_sums(bare, config):
             return "partial-sums"
         return None
+    if isinstance(nest, Reduction):
+        free_zero_signs(nest)
     for rule in RULES:
         if isinstance(nest, rule.kind) and rule.apply(nest, config):
             return rule.name

@@ -82,6 +82,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
+from xdsl.dialects.llvm import FastMathFlag
 from xdsl.ir import Block, Operation, SSAValue
 
 PARTIALS_BLOCK = "partials"
@@ -494,14 +495,26 @@ through `maximumf` into whichever partial meets it). The partials start as the f
 values, so no identity is needed."""
 
 
-def free_zero_sign(op: Operation) -> Operation:
-    """Marks a `maximumf`/`minimumf` combiner of the partials `nsz` (returns `op`): a
+def free_zero_sign(op: Operation, accumulator: SSAValue | None = None) -> Operation:
+    """Marks a `maximumf`/`minimumf` that accumulates a reduction `nsz` (returns `op`): a
     reduction's order is free, and so is the sign of a zero it returns (+0 or -0 when both
     are in the row; equal values). `convert-loop-to-llvm` then lowers it as a compare and
     select that keeps NaN (3 x86 instructions), not `llvm.maximum` (6: it orders +0 above
-    -0), the instruction per vector of a softmax's row maximum."""
-    if isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
-        op.properties["fastmath"] = arith.FastMathFlagsAttr(["nsz"])
+    -0), the instruction per vector of a softmax's row maximum and of a max pool's window.
+    With `accumulator` (the buffer the op's result goes back to), a load of it is put second:
+    the lowering's NaN test falls on the new value, off the chain through the accumulator (a
+    blend and a max, 5 cycles a step on x86, not 8)."""
+    if not isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
+        return op
+    flags = op.properties.get("fastmath")
+    present = list(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else []
+    if FastMathFlag.NO_SIGNED_ZEROS not in present:
+        op.properties["fastmath"] = arith.FastMathFlagsAttr(
+            [*present, FastMathFlag.NO_SIGNED_ZEROS])
+    lhs, rhs = op.operands
+    if isinstance(lhs.owner, LoadOp) and accumulator is not None \
+            and lhs.owner.memref is accumulator:
+        op.operands = (rhs, lhs)
     return op
 
 
@@ -638,14 +651,7 @@ class _Splitter:
                     op.operands = (part, v, l)
                 elif isinstance(op, StoreOp) and op.memref is part:
                     op.operands = (op.value, part, v, l)
-                    combiner = free_zero_sign(op.value.owner)
-                    if isinstance(combiner, arith.MaximumfOp | arith.MinimumfOp):
-                        # the partial second: the NaN test falls on the loaded value, off
-                        # the chain through the partial (a blend and a max, 5 cycles a step
-                        # on x86, not 8)
-                        lhs, rhs = combiner.operands
-                        if isinstance(lhs.owner, LoadOp) and lhs.owner.memref is part:
-                            combiner.operands = (rhs, lhs)
+                    free_zero_sign(op.value.owner, part)
             if first:
                 self.store_value_itself(clone)
             inner += [offset, base, index, clone]

@@ -442,6 +442,8 @@ func.func @conv_residual(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %res:
 // A 3x3/2 max pool: its window reads the input two columns apart per output column, which the
 // vectorizer reads as contiguous vectors and shuffles, so the nest gets a reduction's register
 // tile (4 rows unrolled x 4 columns vectorized) like a contiguous one; channels run in parallel.
+// Its `maximumf` is marked `nsz` (a reduction: the sign of a zero maximum is free) with the
+// accumulator second, so that it lowers to a NaN test of the new value and `maxps`.
 
 // CHECK-LABEL: func.func @max_pool_stride2
 // CHECK:         loop.for %[[C:.*]] = %{{.*}} axis "i1" kind parallel {
@@ -451,8 +453,10 @@ func.func @conv_residual(%x: memref<1x2x8x8xf32>, %w: memref<4x2x3x3xf32>, %res:
 // CHECK-NEXT:          loop.for %[[RI:.*]] = %{{.*}} axis "i2.i" kind unrolled {
 // CHECK-NEXT:            loop.for %[[CI:.*]] = %{{.*}} axis "i3.i" kind vectorized {
 // CHECK:                   arith.muli %[[CI]], %{{.*}} : index
-// CHECK:                   loop.load %x[%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x9x9xf32> -> f32
-// CHECK:                   loop.store %{{.*}}, %[[TILE]][%[[RI]], %[[CI]]] : f32 -> memref<4x4xf32>
+// CHECK:                   %[[V:.*]] = loop.load %x[%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : memref<1x2x9x9xf32> -> f32
+// CHECK-NEXT:              %[[ACC:.*]] = loop.load %[[TILE]]
+// CHECK-NEXT:              %[[M:.*]] = arith.maximumf %[[V]], %[[ACC]] fastmath<nsz> : f32
+// CHECK-NEXT:              loop.store %[[M]], %[[TILE]][%[[RI]], %[[CI]]] : f32 -> memref<4x4xf32>
 // CHECK:           loop.block "max_pool2d.write" reads(%[[TILE]] : memref<4x4xf32>) writes(%out : memref<1x2x4x4xf32>)
 func.func @max_pool_stride2(%x: memref<1x2x9x9xf32>, %out: memref<1x2x4x4xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index
