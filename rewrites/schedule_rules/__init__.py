@@ -2,7 +2,10 @@
 rule recognises a nest by its structure and rewrites it with the schedule primitives or a
 composite of them.
 
-Rules, tried in order on each loop nest of a function:
+Before any rule, a max or min reduction's combining `maximumf`/`minimumf` is marked `nsz` (the
+sign of a zero it returns is as free as the reduction's order; `free_zero_signs`), so that it
+lowers to a NaN test and one `maxps`/`minps`. Rules, tried in order on each loop nest of a
+function:
 - `vnni-int8-gemm` (rewrites/schedule_rules/vnni.py): an int8 GEMM (graph.matmul_integer's
   nest) on a target with avx512vnni: B packed into `[N/16][K/4][64]` panels, `vpdpbusd`
   micro-kernels made with `tensorize`, zero points and signedness as exact compensation terms;
