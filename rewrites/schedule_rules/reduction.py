@@ -87,6 +87,7 @@ reads such loads as contiguous vectors and shuffles them (ResNet-18's 3x3/2 max 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -102,6 +103,7 @@ from dlc.dialects.loop.ops import (
 )
 from dlc.rewrites.llvm_lowering.vector import MAX_SHUFFLED_STRIDE
 from dlc.rewrites.loop_fold_constant_nests import is_constant_argument, is_runtime_argument
+from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.rewrites.schedule import ScheduleError, parallel
 from dlc.rewrites.schedule.common import (
     base_buffer,
@@ -1123,14 +1125,33 @@ class _Builder:
     def prefetches(self, loop: ForOp) -> bool:
         """Whether the kernel prefetches its operands `PREFETCH_STEPS` steps of the outermost
         reduction `loop` ahead: a row or channel kernel (not a depthwise one, whose packed
-        plane stays in L1, nor a grouped one) whose steps are each one point of the window (a
-        GEMM, a 1x1 conv: no unrolled window; prefetching each tap of a 3x3 window, 21 lines a
-        step, made 3x3/2 convs of 256 and 512 channels 7-12% faster and of 64 and 128 channels
-        3-6% slower) and whose reduction is long enough to run ahead of."""
+        plane stays in L1, nor a grouped one) whose reduction is long enough to run ahead of,
+        and whose steps are each one point of the window (a GEMM, a 1x1 conv) or whose packed
+        weight exceeds the L2 (`streams_its_weight`)."""
         plan = self.plan
         return (plan.plane_packing is None and not plan.channel_group
-                and not unrolls_a_window(self.nest) and loop not in unrolled_reductions(self.nest)
+                and (not unrolls_a_window(self.nest) or self.streams_its_weight())
+                and loop not in unrolled_reductions(self.nest)
                 and (loop.trip_count() or 0) > 2 * PREFETCH_STEPS)
+
+    def streams_its_weight(self) -> bool:
+        """Whether the kernel's packed vector operand (a conv's weight) is larger than the
+        L2: it cannot be there when the kernel starts, streams from the L3 or memory at every
+        call, and each panel's first pass over the rows waits on it unless its lines are
+        prefetched. A smaller one may stay in the L2 from the call or the layer before, and
+        the prefetches of an unrolled window (a line per tap and vector, 18 a step for a
+        3x3 window 32 channels wide) then only cost issue slots. Measured (2 threads, this
+        Sapphire Rapids guest, ms, warm / after a 64 MB write, none -> the weight lines of
+        every tap): 3x3 512 -> 512 at 7x7 (9.4 MB) 0.63 -> 0.63 / 0.76-0.79 -> 0.71-0.72,
+        256 -> 256 at 14x14 (2.4 MB) 0.40 -> 0.38 / 0.52 -> 0.50, 3x3/2 256 -> 512 at 14x14
+        (4.7 MB) 0.327 -> 0.329 / 0.465 -> 0.444; but 3x3/2 128 -> 256 at 28x28 (1.2 MB)
+        0.305 -> 0.329 / 0.479 -> 0.487 and 64 -> 128 at 56x56 0.314 -> 0.334 / 0.448 ->
+        0.466."""
+        packing = self.plan.packing
+        if packing is None or not isinstance(packing.buffer.type, MemRefType):
+            return False
+        size = buffer_bytes(packing.buffer.type)
+        return size is not None and self.config.l2_bytes > 0 and size > self.config.l2_bytes
 
     def prefetch_block(
         self, spatial_map: Callable[[SSAValue, SSAValue, list[Operation]], PointMap],
@@ -1140,7 +1161,9 @@ class _Builder:
         """`loop.prefetch` of what the update reads `PREFETCH_STEPS` steps of `loop` ahead (at
         the tile's first row, and for each vector of the tile's columns): the scalar the rows
         broadcast (a channel kernel's input, a row kernel's weight row), once, and the lines of
-        the vector operand (packed weights, or a row kernel's input row); the last steps' prefetches
+        the vector operand (packed weights, or a row kernel's input row); under an unrolled
+        window, the vector operand's lines at every tap and not the input (its taps share
+        lines, which stay in the L1 from one step to the next); the last steps' prefetches
         point past the buffers (harmless: a prefetch never faults, and no clamp costs a
         compare per step). Its index arithmetic is the update's own, cloned."""
         nest, plan = self.nest, self.plan
@@ -1158,9 +1181,13 @@ class _Builder:
         inner: list[Operation] = []
         reads: list[SSAValue] = []
         column_iv = nest.spatial[plan.column].induction_var
-        for vector in range(width // plan.lanes):
+        window = [w for w in nest.reduction if w in unrolled_reductions(nest)]
+        taps = list(itertools.product(*(range(*(w.constant_bounds() or (0, 1, 1)))
+                                        for w in window)))
+        for tap, vector in itertools.product(taps, range(width // plan.lanes)):
             ci = self.const(vector * plan.lanes)
-            mapping = {**spatial_map(zero, ci, inner), **steps}
+            at_tap = {w.induction_var: self.const(v) for w, v in zip(window, tap, strict=True)}
+            mapping = {**spatial_map(zero, ci, inner), **steps, **at_tap}
             clone = self.clone_block(nest.update, mapping, tile, zero, ci)
             if panel is not None:
                 self.use_packed(clone, panel, ci)
@@ -1173,6 +1200,8 @@ class _Builder:
                     per_vector = any(depends_on(i, {column_iv}) for i in original.indices)
                     if op.memref is tile or (vector and not per_vector):
                         continue  # the broadcast scalar: once, with the first vector
+                    if not per_vector and len(taps) > 1:
+                        continue  # a window's input rows: the lines its taps share
                     inner.append(PrefetchOp(op.memref, list(op.indices)))
                     if op.memref not in reads:
                         reads.append(op.memref)
