@@ -173,8 +173,8 @@ channel kernel 1.2x faster on a Winograd 3x3 conv 32->32 at 14x14 [13.7], even o
 the row kernel 2.4x faster on a direct 3x3 conv 8->32 at 28x28 [10.3].
 A 1x1 conv's rows merge into one run over its plane first (`merge_rows`) when the row kernel
 then pays: from 14x14 up the run fills its lanes, and the channel kernel stays for 7x7 planes,
-its rows then the plane's points where that moves its loop over the weight panels outside them
-(`_worth_merging`)."""
+its rows then the plane's points, tiled over the whole plane, its loop over the weight panels
+outside them (`_worth_merging`)."""
 
 
 PREFETCH_STEPS = 16
@@ -1736,15 +1736,19 @@ def _merge_row_axes(nest: Reduction, plan: KernelPlan) -> bool:
 def _worth_merging(nest: Reduction, plan: KernelPlan, config: CpuConfig) -> bool:
     """Whether `nest`'s two innermost spatial axes are worth merging into one run
     (`merge_rows` decides whether they can): when the merged nest would get the row kernel,
-    whose vectors then run over the plane; and when `plan` is a channel kernel whose loop over
-    the output rows is outside its loop over the weight panels (not `columns_first`): its rows
-    are then the plane's points and the panels' loop goes outside them all, each panel read
-    once, not once per output row (ResNet-50's 1x1 convs on 14x14 planes, 2 threads: 256 ->
-    1024 0.53 -> 0.42 ms, 1024 -> 256 0.55 -> 0.42 ms; with the panels outermost already, as
-    SqueezeNet's 512 -> 1000 on 13x13, the merge only changed the tiles: 0.69 -> 0.77 ms)."""
+    whose vectors then run over the plane; and when `plan` is a channel kernel: its rows are
+    then the plane's points, in tiles of up to its register budget over the whole plane (8 of
+    196, not 7 of each 14-wide row), and where its loop over the output rows was outside its
+    loop over the weight panels (not `columns_first`), the panels' loop goes outside them all,
+    each panel read once, not once per output row (ResNet-50's 1x1 convs on 14x14 planes, 2
+    threads: 256 -> 1024 0.53 -> 0.42 ms, 1024 -> 256 0.55 -> 0.42 ms). With the panels
+    outermost already the tiles alone gain: 1024 -> 512 at 14x14 (2 threads, ms, warm /
+    after a 64 MB write) 0.527-0.548 -> 0.511 / 0.696-0.708 -> 0.673-0.691; 512 -> 1000 on
+    13x13 and 512 -> 2048, 2048 -> 512 on 7x7 within 1%; ResNet-50 in the zoo 1.08-1.20 ->
+    1.05-1.10x ORT (four runs each, alternated)."""
     if len(nest.spatial) < 2:
         return False
-    if plan.rows_contiguous and not plan.columns_first:
+    if plan.rows_contiguous:
         return True
     merged = extent(nest.spatial[-2]) * extent(nest.spatial[-1])
     channel_plan = plan_channel_kernel(nest, config)
