@@ -495,6 +495,17 @@ through `maximumf` into whichever partial meets it). The partials start as the f
 values, so no identity is needed."""
 
 
+def add_fast_math_flag(op: Operation, flag: FastMathFlag) -> bool:
+    """Adds `flag` to the float op's `fastmath` flags, keeping those it has; returns whether
+    it was missing."""
+    flags = op.properties.get("fastmath")
+    present = list(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else []
+    if flag in present:
+        return False
+    op.properties["fastmath"] = arith.FastMathFlagsAttr([*present, flag])
+    return True
+
+
 def free_zero_sign(op: Operation, accumulator: SSAValue | None = None) -> Operation:
     """Marks a `maximumf`/`minimumf` that accumulates a reduction `nsz` (returns `op`): a
     reduction's order is free, and so is the sign of a zero it returns (+0 or -0 when both
@@ -506,11 +517,7 @@ def free_zero_sign(op: Operation, accumulator: SSAValue | None = None) -> Operat
     blend and a max, 5 cycles a step on x86, not 8)."""
     if not isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
         return op
-    flags = op.properties.get("fastmath")
-    present = list(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else []
-    if FastMathFlag.NO_SIGNED_ZEROS not in present:
-        op.properties["fastmath"] = arith.FastMathFlagsAttr(
-            [*present, FastMathFlag.NO_SIGNED_ZEROS])
+    add_fast_math_flag(op, FastMathFlag.NO_SIGNED_ZEROS)
     lhs, rhs = op.operands
     if isinstance(lhs.owner, LoadOp) and accumulator is not None \
             and lhs.owner.memref is accumulator:

@@ -124,6 +124,7 @@ from dlc.rewrites.schedule_rules.nest import (
 )
 from dlc.rewrites.schedule_rules.padded_plane import PaddedPlane, find_padded_plane
 from dlc.rewrites.schedule_rules.partial_sums import (
+    add_fast_math_flag,
     collapse_axes,
     drop_unit_heads,
     free_zero_sign,
@@ -1136,17 +1137,17 @@ class _Builder:
 
     def streams_its_weight(self) -> bool:
         """Whether the kernel's packed vector operand (a conv's weight) is larger than the
-        L2: it cannot be there when the kernel starts, streams from the L3 or memory at every
-        call, and each panel's first pass over the rows waits on it unless its lines are
-        prefetched. A smaller one may stay in the L2 from the call or the layer before, and
-        the prefetches of an unrolled window (a line per tap and vector, 18 a step for a
-        3x3 window 32 channels wide) then only cost issue slots. Measured (2 threads, this
-        Sapphire Rapids guest, ms, warm / after a 64 MB write, none -> the weight lines of
-        every tap): 3x3 512 -> 512 at 7x7 (9.4 MB) 0.63 -> 0.63 / 0.76-0.79 -> 0.71-0.72,
-        256 -> 256 at 14x14 (2.4 MB) 0.40 -> 0.38 / 0.52 -> 0.50, 3x3/2 256 -> 512 at 14x14
-        (4.7 MB) 0.327 -> 0.329 / 0.465 -> 0.444; but 3x3/2 128 -> 256 at 28x28 (1.2 MB)
-        0.305 -> 0.329 / 0.479 -> 0.487 and 64 -> 128 at 56x56 0.314 -> 0.334 / 0.448 ->
-        0.466."""
+        L2: it cannot be there when the kernel starts, streams from the L3 or memory at
+        every call, and each panel's first pass over the rows waits on it unless its lines
+        are prefetched. A smaller one may stay in the L2 from the call or the layer before,
+        and the prefetches of an unrolled window (a line per tap and vector, 18 a step for a
+        3x3 window 32 channels wide) then only cost issue slots. Measured (2 threads, a
+        2-vCPU AVX-512 guest with a 2 MB L2 and a 480 MB L3, ms, warm / after a 64 MB write,
+        none -> the weight lines of every tap): 3x3 512 -> 512 at 7x7 (9.4 MB) 0.63 -> 0.63
+        / 0.76-0.79 -> 0.71-0.72, 256 -> 256 at 14x14 (2.4 MB) 0.40 -> 0.38 / 0.52 -> 0.50,
+        3x3/2 256 -> 512 at 14x14 (4.7 MB) 0.327 -> 0.329 / 0.465 -> 0.444; but 3x3/2 128 ->
+        256 at 28x28 (1.2 MB) 0.305 -> 0.329 / 0.479 -> 0.487 and 64 -> 128 at 56x56 0.314
+        -> 0.334 / 0.448 -> 0.466."""
         packing = self.plan.packing
         if packing is None or not isinstance(packing.buffer.type, MemRefType):
             return False
@@ -1181,7 +1182,8 @@ class _Builder:
         inner: list[Operation] = []
         reads: list[SSAValue] = []
         column_iv = nest.spatial[plan.column].induction_var
-        window = [w for w in nest.reduction if w in unrolled_reductions(nest)]
+        unrolled = unrolled_reductions(nest)
+        window = [w for w in nest.reduction if w in unrolled]
         taps = list(itertools.product(*(range(*(w.constant_bounds() or (0, 1, 1)))
                                         for w in window)))
         for tap, vector in itertools.product(taps, range(width // plan.lanes)):
@@ -1802,14 +1804,8 @@ def allow_reassociation(nest: Reduction) -> bool:
     flag."""
     marked = False
     for combine in _combiners(nest):
-        if not isinstance(combine, REASSOCIABLE):
-            continue
-        flags = combine.properties.get("fastmath")
-        present = list(flags.data) if isinstance(flags, arith.FastMathFlagsAttr) else []
-        if FastMathFlag.REASSOC not in present:
-            combine.properties["fastmath"] = arith.FastMathFlagsAttr(
-                [*present, FastMathFlag.REASSOC])
-            marked = True
+        if isinstance(combine, REASSOCIABLE):
+            marked = add_fast_math_flag(combine, FastMathFlag.REASSOC) or marked
     return marked
 
 
