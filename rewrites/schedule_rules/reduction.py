@@ -1112,8 +1112,10 @@ class _Builder:
             def inner(iv: SSAValue, inner_body: list[Operation]) -> None:
                 reduction_ivs[loop.induction_var] = iv
                 if depth == 0 and self.prefetches(loop):
-                    inner_body.append(self.prefetch_block(spatial_map, tile, width, c_base, loop,
-                                                          iv, inner_body))
+                    prefetch = self.prefetch_block(spatial_map, tile, width, c_base, loop, iv,
+                                                   inner_body)
+                    if prefetch is not None:
+                        inner_body.append(prefetch)
                 band(depth + 1, inner_body)
 
             body.append(self.loop(bounds[0], bounds[1], bounds[2], loop.axis.data, kind, inner))
@@ -1158,7 +1160,7 @@ class _Builder:
         self, spatial_map: Callable[[SSAValue, SSAValue, list[Operation]], PointMap],
         tile: SSAValue, width: int, c_base: SSAValue, loop: ForOp, iv: SSAValue,
         body: list[Operation],
-    ) -> BlockOp:
+    ) -> BlockOp | None:
         """`loop.prefetch` of what the update reads `PREFETCH_STEPS` steps of `loop` ahead (at
         the tile's first row, and for each vector of the tile's columns): the scalar the rows
         broadcast (a channel kernel's input, a row kernel's weight row), once, and the lines of
@@ -1166,7 +1168,9 @@ class _Builder:
         window, the vector operand's lines at every tap and not the input (its taps share
         lines, which stay in the L1 from one step to the next); the last steps' prefetches
         point past the buffers (harmless: a prefetch never faults, and no clamp costs a
-        compare per step). Its index arithmetic is the update's own, cloned."""
+        compare per step). Its index arithmetic is the update's own, cloned. None when the
+        update reads nothing to prefetch (only what it broadcasts, in a tile of more than one
+        vector's rows)."""
         nest, plan = self.nest, self.plan
         bounds = loop.constant_bounds()
         assert bounds is not None
@@ -1224,6 +1228,8 @@ class _Builder:
                 op.erase()
             else:
                 used.update(op.operands)
+        if not reads:
+            return None
         return BlockOp(f"{self.name}.prefetch", reads, [], inner)
 
     def use_tile_group(self, block: BlockOp, channel: SSAValue, c_base: SSAValue) -> None:
