@@ -16,6 +16,7 @@ by a scale of 1, a `vdivps` per output vector (10 cycles each on AVX-512) until 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -349,6 +350,10 @@ def inline_splat_constants(function: func.FuncOp, calls: list[func.CallOp],
     return replaced
 
 
+def _content_key(memref_type: MemRefType, array: np.ndarray) -> tuple[str, bytes]:
+    return str(memref_type), hashlib.sha256(array.tobytes()).digest()
+
+
 class _Folder:
     def __init__(self, module: ModuleOp) -> None:
         self.module = module
@@ -358,6 +363,7 @@ class _Folder:
         }
         self.made: dict[tuple[str, tuple[int, int], tuple[str, ...]], str] = {}
         self.new_globals: list[memref.GlobalOp] = []
+        self.contents: dict[tuple[str, bytes], list[tuple[str, np.ndarray]]] = {}
 
     def array(self, name: str) -> np.ndarray:
         value = self.globals[name].initial_value
@@ -420,6 +426,10 @@ class _Folder:
                 env[op.result] = constant_value(op)
         for root in nest.roots:
             evaluate_nest(root, env)
+        same = self.same_contents(memref_type, result)
+        if same is not None:
+            self.made[key] = same
+            return same
         base = f"{names[0]}_{nest.alloc.result.name_hint or 'folded'}".replace(".", "_")
         name, index = base, 0
         while name in self.symbols:
@@ -427,10 +437,19 @@ class _Folder:
             name = f"{base}{index}"
         self.symbols.add(name)
         made_global = constant_global(name, memref_type, result)
+        self.contents.setdefault(_content_key(memref_type, result), []).append((name, result))
         self.new_globals.append(made_global)
         self.globals[name] = made_global
         self.made[key] = name
         return name
+
+    def same_contents(self, memref_type: MemRefType, array: np.ndarray) -> str | None:
+        """The global made before with `array`'s type and elements (two kernels that pack one
+        weight alike: a dynamic batch's block entries of 4 and 8 rows), else None."""
+        for name, other in self.contents.get(_content_key(memref_type, array), []):
+            if np.array_equal(other, array):
+                return name
+        return None
 
     def rewrite(
         self, function: func.FuncOp, nest: _ConstantNest, calls: list[func.CallOp],
@@ -528,7 +547,7 @@ class LoopFoldConstantNestsPass(ModulePass):
     sums), the buffer becomes a new input argument (after the inputs, before the outputs) and
     each call passes a new constant global holding the nest's result for that call's constants
     (computed once per distinct kernel and constants; elements the nest does not write are
-    zero). The
+    zero; one global for equal results of the same type, whichever kernels made them). The
     nests, the `loop.alloc` and its `loop.dealloc` go, and so do the arguments only the nest
     read, the `get_global`s that fed them and constant globals nothing reads any more. Folding
     repeats until no nest qualifies, so a chain of re-layouts (a transpose, then its pack) folds

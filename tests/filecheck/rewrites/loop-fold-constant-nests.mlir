@@ -327,3 +327,81 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+// Two kernels (a dynamic batch's entries of 1 and 2 rows) transpose the same constant weight
+// alike: both calls pass one folded global, not two equal copies.
+// CHECK:       "memref.global"() <{sym_name = "w_t", type = memref<3x2xf32>
+// CHECK-NOT:   "memref.global"
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[T:.*]] = memref.get_global @w_t : memref<3x2xf32>
+// CHECK-NEXT:    func.call @row(%x, %[[T]], %out)
+// CHECK-LABEL: func.func @main__rows2
+// CHECK-NEXT:    %[[T2:.*]] = memref.get_global @w_t : memref<3x2xf32>
+// CHECK-NEXT:    func.call @rows2(%x, %[[T2]], %out)
+builtin.module {
+  "memref.global"() <{sym_name = "w", type = memref<2x3xf32>, initial_value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>, constant, sym_visibility = "private"}> : () -> ()
+  func.func @main(%x: memref<1x3xf32>, %out: memref<1x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<2x3xf32>
+    func.call @row(%x, %w, %out) : (memref<1x3xf32>, memref<2x3xf32>, memref<1x2xf32>) -> ()
+    func.return
+  }
+  func.func @main__rows2(%x: memref<2x3xf32>, %out: memref<2x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %w = memref.get_global @w : memref<2x3xf32>
+    func.call @rows2(%x, %w, %out) : (memref<2x3xf32>, memref<2x3xf32>, memref<2x2xf32>) -> ()
+    func.return
+  }
+  func.func private @row(%x: memref<1x3xf32>, %w: memref<2x3xf32>, %out: memref<1x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %t = loop.alloc global : memref<3x2xf32>
+    loop.for %i = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j = %c0 to %c2 step %c1 axis "j" {
+        loop.block "transpose" reads(%w : memref<2x3xf32>) writes(%t : memref<3x2xf32>) spatial ["i", "j"] {
+          %v = loop.load %w[%j, %i] : memref<2x3xf32> -> f32
+          loop.store %v, %t[%i, %j] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    loop.for %j_1 = %c0 to %c2 step %c1 axis "j" {
+      loop.block "first" reads(%x, %t : memref<1x3xf32>, memref<3x2xf32>) writes(%out : memref<1x2xf32>) spatial ["j"] {
+        %a = loop.load %x[%c0, %c0] : memref<1x3xf32> -> f32
+        %b = loop.load %t[%c0, %j_1] : memref<3x2xf32> -> f32
+        %s = arith.mulf %a, %b : f32
+        loop.store %s, %out[%c0, %j_1] : f32 -> memref<1x2xf32>
+      }
+    }
+    loop.dealloc %t : memref<3x2xf32>
+    func.return
+  }
+  func.func private @rows2(%x: memref<2x3xf32>, %w: memref<2x3xf32>, %out: memref<2x2xf32>) attributes {dlc.num_outputs = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %t = loop.alloc global : memref<3x2xf32>
+    loop.for %i = %c0 to %c3 step %c1 axis "i" {
+      loop.for %j = %c0 to %c2 step %c1 axis "j" {
+        loop.block "transpose" reads(%w : memref<2x3xf32>) writes(%t : memref<3x2xf32>) spatial ["i", "j"] {
+          %v = loop.load %w[%j, %i] : memref<2x3xf32> -> f32
+          loop.store %v, %t[%i, %j] : f32 -> memref<3x2xf32>
+        }
+      }
+    }
+    loop.for %r = %c0 to %c2 step %c1 axis "r" {
+      loop.for %j_1 = %c0 to %c2 step %c1 axis "j" {
+        loop.block "first" reads(%x, %t : memref<2x3xf32>, memref<3x2xf32>) writes(%out : memref<2x2xf32>) spatial ["r", "j"] {
+          %a = loop.load %x[%r, %c0] : memref<2x3xf32> -> f32
+          %b = loop.load %t[%c0, %j_1] : memref<3x2xf32> -> f32
+          %s = arith.mulf %a, %b : f32
+          loop.store %s, %out[%r, %j_1] : f32 -> memref<2x2xf32>
+        }
+      }
+    }
+    loop.dealloc %t : memref<3x2xf32>
+    func.return
+  }
+}
