@@ -146,8 +146,15 @@ runtimes, which take the batch from the inputs' leading dims, check that they ag
 allocate outputs of that many rows. A block entry (`runtime.metadata.BATCH_BLOCK_SUFFIX`) has
 the same marks on arguments of `k` rows."""
 
+BATCH_COST_ATTR = "dlc.batch_cost"
+"""`FloatAttr` on a loop-level entry function with batched arguments (`BATCH_ROWS_ATTR`): what
+one call of it costs (`rewrites.llvm_lowering.batch.entry_cost`), estimated while its kernels'
+bodies were in the module. Written by the compiler driver before it compiles the kernels apart
+(`annotate_batch_costs`); read by `convert-loop-to-llvm`, which plans a batch's calls from the
+costs and estimates them itself where the attribute is missing."""
+
 BATCH_ENTRY_ATTR = "dlc.batch_entry"
 """`UnitAttr` on an `llvm.func @<entry>__batch(i64 n, ptr...)`
 (`runtime.metadata.BATCH_ENTRY_SUFFIX`): the native loop that runs an entry with a dynamic batch
-on n rows (its block entry on whole blocks, then its row entry). Written by
+on n rows (its largest block entry on whole blocks, then the rows left by their plan). Written by
 `convert-loop-to-llvm`; read by the driver (an exported symbol) and called by the runtimes."""

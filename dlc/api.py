@@ -93,8 +93,9 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         dynamic_batch: compile an ONNX model whose inputs share a dynamic leading dim (a
             `dim_param`, the batch) once for every batch size: the importer keeps it as `?`
             (`import_onnx(dynamic_batch=True)`), `graph-batch-rows` compiles the function of one
-            row with static shapes and the default schedules, and the executable runs it once
-            per row of the call's inputs (checking that they agree). A model that is not
+            row and of blocks of rows with static shapes and the default schedules, and the
+            executable runs them over the call's rows (checking that the inputs agree on
+            their number). A model that is not
             batch-polymorphic (an op mixing rows, a Shape of the batch, other dynamic dims)
             falls back to specialization, as without the option. CPU targets only.
 

@@ -53,6 +53,7 @@ from dlc.pipelines import (
     with_options,
 )
 from dlc.rewrites.convert_loop_to_llvm import argument_names
+from dlc.rewrites.llvm_lowering.batch import annotate_batch_costs
 from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import (
@@ -63,13 +64,13 @@ from dlc.rewrites.loop_plan_memory import (
 )
 from dlc.rewrites.tuning.log import tuning_key
 from dlc.runtime.metadata import (
-    BATCH_BLOCK_SUFFIX,
     METADATA_SYMBOL,
     MODEL_SYMBOL,
     KernelArgument,
     KernelCall,
     ModelInfo,
     encode_model_info,
+    is_block_entry,
 )
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref
@@ -244,6 +245,8 @@ def whole_module_passes(
     partition = index_of(passes, PARTITION_AFTER)
     split = len(passes) if partition is None else partition + 1
     run_passes(module, passes[:split], ctx, stats, progress)
+    if split < len(passes):  # the kernels are compiled apart from the entries that call them
+        annotate_batch_costs(module, max(1, target.vector_bits // 32), target.l2_bytes or 0)
     tuned = {
         op.sym_name.data: op.attributes[TUNED_ATTR].data  # type: ignore[union-attr]
         for op in module.ops
@@ -392,12 +395,6 @@ def _argument(value: SSAValue, entry: func.FuncOp, num_inputs: int) -> KernelArg
     return None
 
 
-def _is_block_entry(name: str, entries: set[str]) -> bool:
-    """Whether `name` is `<entry>__rows<k>` for another entry (`graph-batch-rows`' block)."""
-    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
-    return base in entries and rows.isdigit()
-
-
 def describe_model(
     module: ModuleOp, display_names: dict[str, str]
 ) -> tuple[ModelInfo | None, int]:
@@ -407,7 +404,7 @@ def describe_model(
     entries = [op for op in module.ops if is_entry_function(op)]
     names = {op.sym_name.data for op in entries if isinstance(op, func.FuncOp)}
     entries = [op for op in entries
-               if isinstance(op, func.FuncOp) and not _is_block_entry(op.sym_name.data, names)]
+               if isinstance(op, func.FuncOp) and not is_block_entry(op.sym_name.data, names)]
     if len(entries) != 1:
         return None, 0
     entry = entries[0]

@@ -41,14 +41,15 @@ _GRAPH_FOLDS = (
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
 CPU_GRAPH_PASSES = (
-    f"graph-batch-rows{{block=8}},{_GRAPH_FOLDS},"
+    f"graph-batch-rows{{block=8 tails=true}},{_GRAPH_FOLDS},"
     "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-subsample,"
     "graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
     "graph-winograd-conv,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: a dynamic batch compiled as one row and as blocks of
-8 rows (`graph-batch-rows`; the runtime runs the blocks, then the rows left), then `graph-opt`
+8 rows, and of 4 and 2 where those still cost less than reading the weights (`graph-batch-rows`;
+the runtime runs the blocks of 8, then the rows left by their cheapest plan), then `graph-opt`
 with int8 convs (`conv2d_integer`) in NHWC (graph-convert-layout's `integer_only`: the VNNI
 kernel reads a 1x1 conv's input rows in place and stores whole vectors of output channels) and
 the float convs of depthwise regions too (`depthwise_regions`: depthwise convs and the
@@ -94,7 +95,7 @@ PIPELINES: dict[str, NamedPipeline] = {
             "cpu-direct",
             "cpu without Winograd: every conv direct (for comparison, or to keep the direct "
             "conv's rounding)",
-            f"graph-batch-rows{{block=8}},graph-opt,{_CPU_LOWERING}",
+            f"graph-batch-rows{{block=8 tails=true}},graph-opt,{_CPU_LOWERING}",
         ),
         NamedPipeline(
             "gpu-ptx",

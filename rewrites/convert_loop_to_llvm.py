@@ -19,9 +19,11 @@ from dlc.dialects.contracts import (
 )
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.batch import (
+    batch_costs,
     batch_entries,
+    batched_entries,
     declare_scratch_functions,
-    entry_cost,
+    entry_constants,
     has_padded_tail,
 )
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
@@ -331,13 +333,9 @@ class ConvertLoopToLLVMPass(ModulePass):
             and NUM_OUTPUTS_ATTR in function.attributes
             and function.sym_visibility != StringAttr("private")
         ]
-        batched = {s.name for s in signatures if any(a.batch for a in s.arguments)}
-        costs = {
-            function.sym_name.data: entry_cost(op, function, max(1, lowering.vector_bits // 32),
-                                             target.l2_bytes or 0)
-            for function in op.ops
-            if isinstance(function, func.FuncOp) and function.sym_name.data in batched
-        }
+        costs = batch_costs(op, max(1, lowering.vector_bits // 32), target.l2_bytes or 0)
+        constants = {function.sym_name.data: entry_constants(op, function)
+                     for function in batched_entries(op)}
         from dlc.rewrites.llvm_lowering.vector import annotate_vector_alignment
 
         annotate_vector_alignment(op, lowering)
@@ -349,7 +347,7 @@ class ConvertLoopToLLVMPass(ModulePass):
         ).rewrite_module(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
-        entries = batch_entries(signatures, costs)
+        entries = batch_entries(signatures, costs, constants, target.l2_bytes or 0)
         if any(has_padded_tail(entry) for entry in entries):
             declare_scratch_functions(op)
         op.body.block.add_ops(entries)

@@ -24,7 +24,6 @@ from typing import Any, Protocol
 import numpy as np
 from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import (
-    BATCH_BLOCK_SUFFIX,
     BATCH_ENTRY_SUFFIX,
     FunctionSignature,
     MetadataError,
@@ -32,6 +31,7 @@ from dlc.runtime.metadata import (
     decode_metadata,
     decode_model_info,
     format_bytes,
+    is_block_entry,
     metadata_device,
 )
 
@@ -161,13 +161,6 @@ def _cgroup_headroom(proc: Path, cgroup_root: Path) -> int | None:
     return None
 
 
-def _is_block_entry(name: str, signatures: Mapping[str, FunctionSignature]) -> bool:
-    """Whether `name` is `<entry>__rows<k>`, the block entry of another entry of `signatures`
-    (called by that entry's batch loop, not offered as an entry)."""
-    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
-    return base in signatures and rows.isdigit()
-
-
 def bfloat16_dtype() -> np.dtype[Any]:
     """The NumPy dtype of bf16 arguments: `ml_dtypes.bfloat16` where ml_dtypes is installed (it
     comes with onnx), else `uint16` holding the bits (the upper half of the float32 pattern).
@@ -288,7 +281,7 @@ class Executable:
                 raise ExecutableError(f"no entry function @{entry} (entry functions: {names})")
             return self.signatures[entry]
         entries = [s for name, s in self.signatures.items()
-                   if not _is_block_entry(name, self.signatures)]
+                   if not is_block_entry(name, self.signatures)]
         if len(entries) != 1:
             raise ExecutableError(
                 f"expected one entry function or an explicit entry, found {names}"

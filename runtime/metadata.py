@@ -9,7 +9,7 @@ module is the one definition of that format; it imports neither xDSL nor llvmlit
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 METADATA_SYMBOL = "dlc_metadata"
@@ -160,8 +160,16 @@ MODEL_SYMBOL = "dlc_model"
 
 BATCH_BLOCK_SUFFIX = "__rows"
 """The name of an entry `<entry>__rows<k>` is that of `<entry>` compiled for `k` batch rows at
-once (`graph-batch-rows{block=k}`): the runtimes run it for each whole block of `k` rows of a
-call and `<entry>` (one row) for the rest, and do not offer it as an entry of its own."""
+once (`graph-batch-rows`' blocks): a call's batch loop runs the largest for each whole block of
+rows and the others and `<entry>` (one row) for the rows left; the runtimes do not offer it as
+an entry of its own."""
+
+def is_block_entry(name: str, entries: Collection[str]) -> bool:
+    """Whether `name` is `<entry>__rows<k>`, the block entry of another of `entries` (called
+    by that entry's batch loop, not offered as an entry)."""
+    base, _, rows = name.rpartition(BATCH_BLOCK_SUFFIX)
+    return base in entries and rows.isdigit()
+
 
 BATCH_ENTRY_SUFFIX = "__batch"
 """`<entry>__batch(i64 n, ptr...)`: `<entry>` run on a batch of n rows (`dlc.batch_entry`)."""

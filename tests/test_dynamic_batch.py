@@ -244,34 +244,98 @@ def dense(batch: int | str = "N") -> onnx.ModelProto:
                  opset=17)
 
 
-def _tail_pads_from(proto: onnx.ModelProto, cache_bytes: int = 0) -> int | None:
-    """The fewest tail rows that run as a padded block in the `cpu` pipeline's batch entry,
-    from the entries' cost estimates (`padded_tail_rows`) with an L2 of `cache_bytes`."""
+Plan = list[list[tuple[int, str]]]
+"""Tail plans as (rows, how) lists: how is "" (whole), "padded" or "shifted"."""
+
+
+def _tail_plans(proto: onnx.ModelProto, cache_bytes: int) -> tuple[Plan, Plan]:
+    """The calls of each tail (0 rows to a block's less one) in the `cpu` pipeline's batch
+    entry, with no whole block before it and after whole blocks (`batch_plans`, from the
+    entries' cost estimates and constants with an L2 of `cache_bytes`, the blocks chosen for
+    the same L2)."""
     from dlc.dialects import make_context
     from dlc.pipelines import named_pipeline, with_options
-    from dlc.rewrites.llvm_lowering.batch import entry_cost, padded_tail_rows
+    from dlc.rewrites.llvm_lowering.batch import batch_plans, entry_constants, entry_cost
 
     module = import_onnx(proto, dynamic_batch=True)
-    passes = with_options(named_pipeline("cpu"), target="llvm -mcpu=skylake-avx512 -num-cores=1")
-    for step in passes:
+    target = f"llvm -mcpu=skylake-avx512 -num-cores=1 -l2-bytes={cache_bytes}"
+    for step in with_options(named_pipeline("cpu"), target=target):
         if step.name == "convert-loop-to-llvm":
             break
         step.apply(make_context(), module)
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, FuncOp)}
-    return padded_tail_rows(entry_cost(module, functions["main"], 16, cache_bytes),
-                            entry_cost(module, functions["main__rows8"], 16, cache_bytes), 8)
+    entries = {int(f.sym_name.data.partition("__rows")[2] or 1): f
+               for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data.startswith("main")}
+    plans = batch_plans(
+        {rows: entry_cost(module, f, 16, cache_bytes) for rows, f in entries.items()},
+        {rows: entry_constants(module, f) for rows, f in entries.items()},
+        cache_bytes, 96 * 4 + 32 * 4)
+    return tuple(  # type: ignore[return-value]
+        [[(call.rows, "padded" if call.padded else "shifted" if call.shifted else "")
+          for call in calls] for calls in table] for table in plans)
 
 
-def test_which_tails_run_as_a_padded_block() -> None:
-    from dlc.rewrites.llvm_lowering.batch import padded_tail_rows
+def test_which_tails_run_as_blocks() -> None:
+    """A model that reads its weights more than it computes (dense, weights beyond the L2)
+    gets blocks of 2, 3, 4, 6, 8, 12 and 16 rows, whole blocks of 16, and runs any tail as one
+    call that reads the weights once: a smaller batch through the block that fits it, padded;
+    a tail after whole blocks through an entry that reads the weights the block of 16 read
+    (one packed copy: loop-fold-constant-nests), on the batch's last rows (shifted).
+    With its weights in the L2, and for a conv net over 8x8 planes, tails run as rows (the
+    conv net, with no L2 to keep its weights, gets small blocks and runs tails through them)."""
+    from dlc.rewrites.llvm_lowering.batch import TailCall, tail_plans
 
-    assert _tail_pads_from(dense(), SMALL_L2) == 2  # weight-bound: a block costs a row
-    assert _tail_pads_from(dense(), 2 << 20) is None  # its 131 KB of weights stay in the L2
-    assert _tail_pads_from(cnn()) == 7  # a conv over 8x8 planes: only a tail of 7 rows
-    assert padded_tail_rows(1.0, 1.3, 8) == 2
-    assert padded_tail_rows(1.0, 6.4, 8) == 7
-    assert padded_tail_rows(1.0, 7.0, 8) is None  # 7 rows cost what the block does
-    assert padded_tail_rows(0.0, 1.0, 8) is None
+    alone, after = _tail_plans(dense(), SMALL_L2)
+    sizes = [1, 2, 3, 4, 6, 8, 12, 16]  # 16 runs the whole blocks
+    assert len(alone) == len(after) == 16
+    for left in range(1, 16):
+        fits = min(size for size in sizes if size >= left)
+        assert alone[left] == [(fits, "" if fits == left else "padded")], left
+        assert len(after[left]) == 1 and after[left][0][0] >= left, left
+        assert after[left][0][1] == ("" if after[left][0][0] == left else "shifted"), left
+    rows = [[(1, "")] * r for r in range(8)]
+    assert _tail_plans(dense(), 2 << 20) == (rows, rows)  # blocks of 8 only
+    assert _tail_plans(cnn(), SMALL_L2) == (rows, rows)
+    alone, after = _tail_plans(cnn(), 0)  # nothing cached: its 1-row calls read weights
+    assert alone == after and all(any(rows > 1 for rows, _ in plan) for plan in alone[2:])
+    # The cheapest plan: 5 rows as 4 + 1 when padding 8 costs more, else as a padded 8.
+    assert tail_plans({1: 1.0, 4: 2.5, 8: 4.0}, 8)[5] == (TailCall(4), TailCall(1))
+    assert tail_plans({1: 1.0, 4: 2.5, 8: 3.0}, 8)[5] == (TailCall(8, padded=True),)
+    assert tail_plans({1: 1.0, 4: 2.5, 8: 3.0}, 8, shifted=True)[5] == (
+        TailCall(8, shifted=True),)
+    # Costs proportional to the rows: the largest whole entries first, never padding.
+    assert tail_plans({1: 1.0, 2: 2.0, 4: 4.0, 8: 8.0}, 8)[7] == (
+        TailCall(4), TailCall(2), TailCall(1))
+    assert tail_plans({1: 1.0, 2: 2.0, 4: 4.0, 8: 8.0}, 8, shifted=True)[3] == (
+        TailCall(2), TailCall(1))
+
+
+def test_the_driver_plans_a_batch_from_the_kernels_it_compiles_apart() -> None:
+    """The driver compiles each kernel in a unit of its own, so the entry unit that
+    `convert-loop-to-llvm` builds the batch loop in holds only the kernels' declarations; the
+    entries' costs are taken before (`dlc.batch_cost`), from the kernels' bodies. From the
+    declarations alone a conv net whose weights do not stay in the (here empty) L2 would look
+    weight-bound, as if a block of 8 rows cost what a row does (ResNet-18 on 64x64 images ran
+    3 rows as a padded block of 8, 7.9 ms, rather than a block of 2 and a row, 3.9)."""
+    from dlc.dialects import make_context
+    from dlc.dialects.contracts import BATCH_COST_ATTR
+    from dlc.driver.cache import CompileOptions
+    from dlc.driver.compiler import split_kernel, standalone_kernels, whole_module_passes
+    from dlc.rewrites.llvm_lowering.batch import batch_costs, batched_entries, entry_cost
+
+    module = import_onnx(cnn(), dynamic_batch=True)
+    options = CompileOptions(target="llvm -mcpu=skylake-avx512 -num-cores=1 -l2-bytes=0",
+                             threads=1)
+    whole_module_passes(module, options, make_context())
+    entries = batched_entries(module)
+    assert {f.sym_name.data for f in entries} >= {"main", "main__rows8"}
+    assert all(BATCH_COST_ATTR in f.attributes for f in entries)
+    with_kernels = {f.sym_name.data: entry_cost(module, f, 16, 0) for f in entries}
+    for kernel in standalone_kernels(module):
+        split_kernel(kernel)
+    declared = {f.sym_name.data: entry_cost(module, f, 16, 0) for f in entries}
+    assert declared["main__rows8"] < 3 * declared["main"]  # what the declarations tell
+    assert with_kernels["main__rows8"] > 6 * with_kernels["main"]
+    assert batch_costs(module, 16, 0) == with_kernels
 
 
 SMALL_L2 = 64 * 1024
@@ -280,10 +344,11 @@ SMALL_L2 = 64 * 1024
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_padded_tail_computes_its_rows(tmp_path: object, threads: int) -> None:
-    """Every batch size of a model whose tails of 2-7 rows run as a padded block (the rows
-    copied into a block of 8, the last one repeated; this host's CPU with a 64 KiB L2, so
-    that the weights do not stay in it) gives each row what the reference does, into a
-    caller's output too, and so does its exported library."""
+    """Every batch size of a model whose tails run as blocks of 2 and 4 and as padded blocks
+    of 4 and 8 (the rows copied into the block, the last one repeated; this host's CPU with a
+    64 KiB L2, so that the weights do not stay in it: `test_which_tails_run_as_blocks`) gives
+    each row what the reference does, into a caller's output too, and so does its exported
+    library."""
     import dataclasses
 
     from dlc.runtime.executable import Executable

@@ -816,8 +816,11 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 
 // Arguments that are one row of a dynamic batch (dlc.batch_rows, from graph-batch-rows) say so
 // in the entry signature (`batch`); the others have no `batch` key. @batch_rows__batch runs n
-// rows: the block entry (@batch_rows__rows4) on each whole block of 4 rows, then the row entry
-// on the rest, the batched pointers advanced by the rows' bytes (16 per row), `w` whole.
+// rows: the block entry (@batch_rows__rows4) on each whole block of 4 rows, the batched
+// pointers advanced by the rows' bytes (16 per row), `w` whole; then the rows left: with no
+// whole block before them, one at a time through the row entry; after whole blocks, 3 rows
+// as the block entry on the batch's last 4 rows (shifted: its first row computed again, with
+// no copy, for what three calls cost), fewer one at a time.
 
 // CHECK-LABEL: llvm.func @batch_rows__batch(
 // CHECK-SAME:    %n: i64, %[[X:[0-9]+]]: !llvm.ptr, %[[W:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr) attributes {dlc.batch_entry}
@@ -827,7 +830,7 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 // CHECK-NEXT:    %[[K:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[END:.*]] = llvm.add %[[I]], %[[K]] : i64
 // CHECK-NEXT:    %[[FITS:.*]] = llvm.icmp "ule" %[[END]], %n : i64
-// CHECK-NEXT:    llvm.cond_br %[[FITS]], ^[[BLOCK:bb[0-9]+]](%[[I]] : i64), ^[[ROWS:bb[0-9]+]](%[[I]] : i64)
+// CHECK-NEXT:    llvm.cond_br %[[FITS]], ^[[BLOCK:bb[0-9]+]](%[[I]] : i64), ^[[TAIL:bb[0-9]+]](%[[I]] : i64)
 // CHECK-NEXT:  ^[[BLOCK]](%[[B:.*]]: i64):
 // CHECK-NEXT:    %[[S:.*]] = llvm.mlir.constant(16) : i64
 // CHECK-NEXT:    %[[OFF:.*]] = llvm.mul %[[B]], %[[S]] : i64
@@ -835,9 +838,28 @@ func.func @unsigned_arguments(%x: memref<4xi16> {dlc.unsigned}, %y: memref<4xi16
 // CHECK:         %[[YB:.*]] = llvm.getelementptr inbounds %[[Y]]
 // CHECK-NEXT:    llvm.call @batch_rows__rows4(%[[XB]], %[[W]], %[[YB]])
 // CHECK:         llvm.br ^[[BLOCKS]]
+// CHECK-NEXT:  ^[[TAIL]](%[[T:.*]]: i64):
+// CHECK-NEXT:    %[[NONE:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[ALONE:.*]] = llvm.icmp "eq" %[[T]], %[[NONE]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[ALONE]], ^[[ROWS:bb[0-9]+]](%[[T]] : i64), ^[[AFTER:bb[0-9]+]](%[[T]] : i64)
+// CHECK-NEXT:  ^[[AFTER]](%[[A:.*]]: i64):
+// CHECK-NEXT:    %[[LEFT:.*]] = llvm.sub %n, %[[A]] : i64
+// CHECK-NEXT:    %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:    %[[IS_THREE:.*]] = llvm.icmp "eq" %[[LEFT]], %[[THREE]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[IS_THREE]], ^[[SHIFTED:bb[0-9]+]](%[[A]] : i64), ^[[FEWER:bb[0-9]+]](%[[A]] : i64)
+// CHECK-NEXT:  ^[[SHIFTED]](%{{.*}}: i64):
+// CHECK-NEXT:    %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.sub %n, %[[FOUR]] : i64
+// CHECK-NEXT:    %[[S2:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    %[[OFF2:.*]] = llvm.mul %[[LAST]], %[[S2]] : i64
+// CHECK-NEXT:    %[[XL:.*]] = llvm.getelementptr inbounds %[[X]]{{\[}}%[[OFF2]]{{\]}}
+// CHECK:         llvm.call @batch_rows__rows4(%[[XL]], %[[W]], %{{.*}})
+// CHECK-NEXT:    llvm.br ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[FEWER]](%[[F:.*]]: i64):
+// CHECK-NEXT:    llvm.br ^[[ROWS]](%[[F]] : i64)
 // CHECK-NEXT:  ^[[ROWS]](%[[R:.*]]: i64):
 // CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "ult" %[[R]], %n : i64
-// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[ROW:bb[0-9]+]](%[[R]] : i64), ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[ROW:bb[0-9]+]](%[[R]] : i64), ^[[DONE]]
 // CHECK-NEXT:  ^[[ROW]]
 // CHECK:         llvm.call @batch_rows(%{{.*}}, %[[W]], %{{.*}})
 // CHECK:         %[[ONE:.*]] = llvm.mlir.constant(1) : i64
@@ -860,13 +882,15 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 
 // -----
 
-// A tail of rows that costs more than the block entry (the entries' estimated costs: here both
-// read a 4 MiB weight, more than the target's 1 MiB L2, and compute nothing, so 2 rows cost
-// more than a block of 4) runs as one padded block: a scratch buffer holds a block of each
-// batched argument (64-byte aligned: x at 0, y at 64), the tail's rows of x are copied in and
-// its last row repeated into the others,
-// the block entry runs on the scratch, and the tail's rows of y are copied out. A single row
-// still runs through the row entry, and so does the tail when the scratch cannot be allocated.
+// The rows left after the whole blocks run by their plan (`tail_plans`, from the entries'
+// estimated costs: here both read a 4 MiB weight, more than the target's 1 MiB L2, and compute
+// nothing, so a block of 4 costs about a row). With no whole block before them, 2 or 3 rows
+// run as one padded block: a scratch buffer holds a block of each batched argument (64-byte
+// aligned: x at 0, y at 64), the tail's rows of x are copied in and its last row repeated
+// into the others, the block entry runs on the scratch, and the tail's rows of y are copied
+// out. After whole blocks, they run as the block entry on the batch's last 4 rows (shifted:
+// no copy). A single row still runs through the row entry, and so does the tail when the
+// scratch cannot be allocated.
 
 // CHECK:       llvm.func @memcpy(!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
 // CHECK-LABEL: llvm.func @pad_rows__batch(
@@ -874,10 +898,36 @@ func.func @batch_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_row
 // CHECK:         llvm.cond_br %{{.*}}, ^{{.*}}, ^[[TAIL:bb[0-9]+]](%{{.*}} : i64)
 // CHECK:         llvm.call @pad_rows__rows4(
 // CHECK:       ^[[TAIL]](%[[T:.*]]: i64):
-// CHECK-NEXT:    %[[LEFT:.*]] = llvm.sub %n, %[[T]] : i64
+// CHECK-NEXT:    %[[NONE:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[ALONE:.*]] = llvm.icmp "eq" %[[T]], %[[NONE]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[ALONE]], ^[[SMALL:bb[0-9]+]](%[[T]] : i64), ^[[AFTER:bb[0-9]+]](%[[T]] : i64)
+// CHECK-NEXT:  ^[[SMALL]](%[[T0:.*]]: i64):
+// CHECK-NEXT:    %[[LEFT:.*]] = llvm.sub %n, %[[T0]] : i64
 // CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
-// CHECK-NEXT:    %[[PADS:.*]] = llvm.icmp "uge" %[[LEFT]], %[[TWO]] : i64
-// CHECK-NEXT:    llvm.cond_br %[[PADS]], ^[[PAD:bb[0-9]+]](%[[T]] : i64), ^[[ROWS:bb[0-9]+]](%[[T]] : i64)
+// CHECK-NEXT:    %[[IS_TWO:.*]] = llvm.icmp "eq" %[[LEFT]], %[[TWO]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[IS_TWO]], ^[[TWO_ROWS:bb[0-9]+]](%[[T0]] : i64), ^[[NOT_TWO:bb[0-9]+]](%[[T0]] : i64)
+// CHECK-NEXT:  ^[[TWO_ROWS]](%[[T2:.*]]: i64):
+// CHECK-NEXT:    llvm.br ^[[PAD:bb[0-9]+]](%[[T2]] : i64)
+// CHECK-NEXT:  ^[[NOT_TWO]](%[[T3:.*]]: i64):
+// CHECK-NEXT:    %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:    %[[IS_THREE:.*]] = llvm.icmp "eq" %[[LEFT]], %[[THREE]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[IS_THREE]], ^[[THREE_ROWS:bb[0-9]+]](%[[T3]] : i64), ^[[OTHER:bb[0-9]+]](%[[T3]] : i64)
+// CHECK-NEXT:  ^[[THREE_ROWS]](%[[T4:.*]]: i64):
+// CHECK-NEXT:    llvm.br ^[[PAD]](%[[T4]] : i64)
+// CHECK-NEXT:  ^[[OTHER]](%[[T5:.*]]: i64):
+// CHECK-NEXT:    llvm.br ^[[ROWS:bb[0-9]+]](%[[T5]] : i64)
+// CHECK-NEXT:  ^[[AFTER]](%[[A:.*]]: i64):
+// CHECK-NEXT:    %[[LEFT_A:.*]] = llvm.sub %n, %[[A]] : i64
+// CHECK-NEXT:    %[[TWO_A:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    llvm.icmp "eq" %[[LEFT_A]], %[[TWO_A]] : i64
+// CHECK-NEXT:    llvm.cond_br %{{.*}}, ^[[SHIFT_TWO:bb[0-9]+]](%[[A]] : i64), ^{{bb[0-9]+}}(%[[A]] : i64)
+// CHECK-NEXT:  ^[[SHIFT_TWO]](%{{.*}}: i64):
+// CHECK-NEXT:    %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[LAST:.*]] = llvm.sub %n, %[[FOUR]] : i64
+// CHECK:         llvm.call @pad_rows__rows4(
+// CHECK-NEXT:    llvm.br ^[[DONE:bb[0-9]+]]
+// CHECK:         llvm.call @pad_rows__rows4(
+// CHECK-NEXT:    llvm.br ^[[DONE]]
 // CHECK:       ^[[PAD]](%[[P:.*]]: i64):
 // CHECK-NEXT:    %[[R:.*]] = llvm.sub %n, %[[P]] : i64
 // CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
@@ -912,6 +962,57 @@ func.func @pad_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"},
 func.func @pad_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<4x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
   %w = memref.get_global @pad_rows_weights : memref<1048576xf32>
   func.call @pad_rows_kernel4(%x, %w, %y) : (memref<4x4xf32>, memref<1048576xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+
+// -----
+
+// Entries whose cost is proportional to their rows (no weights) run a tail as whole entries,
+// the largest first and no padding: after the blocks of 4, 2 rows through the block entry of
+// 2, 3 rows through it and then the row entry one row further on (the rows' bytes, 16, times
+// the row), and a single row through the row loop.
+
+// CHECK-LABEL: llvm.func @whole_rows__batch(
+// CHECK-SAME:    %n: i64, %[[X:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr) attributes {dlc.batch_entry}
+// CHECK:         llvm.call @whole_rows__rows4(
+// CHECK:         %[[LEFT:.*]] = llvm.sub %n, %{{.*}} : i64
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    llvm.icmp "eq" %[[LEFT]], %[[TWO]] : i64
+// CHECK-NEXT:    llvm.cond_br %{{.*}}, ^[[TWO_ROWS:bb[0-9]+]](%{{.*}} : i64), ^[[NOT_TWO:bb[0-9]+]](%{{.*}} : i64)
+// CHECK-NEXT:  ^[[TWO_ROWS]](%{{.*}}: i64):
+// CHECK:         llvm.call @whole_rows__rows2(
+// CHECK:         llvm.br ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[NOT_TWO]](%{{.*}}: i64):
+// CHECK-NEXT:    %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:    llvm.icmp "eq" %[[LEFT]], %[[THREE]] : i64
+// CHECK-NEXT:    llvm.cond_br %{{.*}}, ^[[THREE_ROWS:bb[0-9]+]](%{{.*}} : i64), ^[[OTHER:bb[0-9]+]](%{{.*}} : i64)
+// CHECK-NEXT:  ^[[THREE_ROWS]](%[[FIRST:.*]]: i64):
+// CHECK-NEXT:    %[[S:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    %[[OFFSET:.*]] = llvm.mul %[[FIRST]], %[[S]] : i64
+// CHECK-NEXT:    %[[XT:.*]] = llvm.getelementptr inbounds %[[X]]{{\[}}%[[OFFSET]]{{\]}}
+// CHECK:         llvm.call @whole_rows__rows2(%[[XT]], %{{.*}})
+// CHECK-NEXT:    %[[ADVANCE:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %[[FIRST]], %[[ADVANCE]] : i64
+// CHECK-NEXT:    %[[S2:.*]] = llvm.mlir.constant(16) : i64
+// CHECK-NEXT:    llvm.mul %[[NEXT]], %[[S2]] : i64
+// CHECK:         llvm.call @whole_rows(
+// CHECK:         llvm.br ^[[DONE]]
+// CHECK-NEXT:  ^[[OTHER]](%[[R:.*]]: i64):
+// CHECK-NEXT:    llvm.br ^[[ROWS:bb[0-9]+]](%[[R]] : i64)
+// CHECK-NEXT:  ^[[ROWS]](%{{.*}}: i64):
+// CHECK:         llvm.call @whole_rows(
+// CHECK:       ^[[DONE]]:
+// CHECK-NEXT:    llvm.return
+func.func @whole_rows(%x: memref<1x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<1x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<1x4xf32>, memref<1x4xf32>) -> ()
+  func.return
+}
+func.func @whole_rows__rows4(%x: memref<4x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<4x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func @whole_rows__rows2(%x: memref<2x4xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %y: memref<2x4xf32> {onnx.name = "y", dlc.batch_rows = "N"}) attributes {dlc.num_outputs = 1 : i64} {
+  "memref.copy"(%x, %y) : (memref<2x4xf32>, memref<2x4xf32>) -> ()
   func.return
 }
 

@@ -1,5 +1,8 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p graph-batch-rows | filecheck %s
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=4}' | filecheck %s --check-prefix=BLOCK
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=65536"}' | filecheck %s --check-prefix=TAILS
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=4194304"}' | filecheck %s --check-prefix=CACHED
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=znver3 -l2-bytes=65536"}' | filecheck %s --check-prefix=NARROW
 
 // The leading `?` of every type becomes 1 (one batch row); the arguments and results that had
 // it say so with dlc.batch_rows, and reshape's leading -1 now infers 1.
@@ -60,6 +63,48 @@ func.func @broadcast_rows(%ids: tensor<?x6xi64> {dlc.dim_symbols = ["N", ""]}, %
   %p = graph.broadcast_to %t, %ids {shape = array<i64: -1, 6>} : (tensor<1x6xi64>, tensor<?x6xi64>) -> tensor<?x6xi64>
   %e = graph.broadcast_to %m {shape = array<i64: -1, 2, 6>} : (tensor<?x1x6xf32>) -> tensor<?x2x6xf32>
   func.return %p, %e : tensor<?x6xi64>, tensor<?x2x6xf32>
+}
+
+// -----
+
+// With tails, blocks of the sizes 2, 3, 4, 6, 8, 12, 16 up to twice `block` are added,
+// largest first, where their rows cost less arithmetic than reading the weights once: here a
+// 1 MiB weight (0.5 per byte: 524288) against 16448 vector instructions of 16 lanes a row (a
+// 256 x 1024 matmul row and its relu), so every size up to 16 (31 rows would still do). With
+// 8 lanes (NARROW) a row costs twice as much: up to 12 (16 rows cost what the weights do). A
+// function whose weights are arguments gets none, and neither does this one when its weights
+// fit the L2 (CACHED).
+
+// TAILS-LABEL: func.func @conv_flatten_matmul(
+// TAILS:       func.func @conv_flatten_matmul__rows8(
+// TAILS-NOT:   func.func @conv_flatten_matmul__rows
+// TAILS-LABEL: func.func @dense_rows(
+// TAILS-SAME:    tensor<1x256xf32>
+// TAILS:       func.func @dense_rows__rows16(%{{.*}}: tensor<16x256xf32> {dlc.batch_rows = "N"}) -> (tensor<16x1024xf32> {dlc.batch_rows = "N"})
+// TAILS:       func.func @dense_rows__rows12(
+// TAILS:       func.func @dense_rows__rows8(
+// TAILS:       func.func @dense_rows__rows6(
+// TAILS:       func.func @dense_rows__rows4(%{{.*}}: tensor<4x256xf32> {dlc.batch_rows = "N"}) -> (tensor<4x1024xf32> {dlc.batch_rows = "N"})
+// TAILS:         graph.relu %{{.*}} : tensor<4x1024xf32>
+// TAILS:       func.func @dense_rows__rows3(
+// TAILS:       func.func @dense_rows__rows2(%{{.*}}: tensor<2x256xf32> {dlc.batch_rows = "N"})
+// TAILS-NOT:   func.func @dense_rows__rows
+// TAILS-LABEL: func.func @negative_static(
+// NARROW-LABEL: func.func @dense_rows(
+// NARROW-NEXT:    graph.constant
+// NARROW:       func.func @dense_rows__rows12(
+// NARROW:       func.func @dense_rows__rows8(
+// NARROW-NOT:   func.func @dense_rows__rows16
+// NARROW-LABEL: func.func @negative_static(
+// CACHED-LABEL: func.func @dense_rows(
+// CACHED:       func.func @dense_rows__rows8(
+// CACHED-NOT:   func.func @dense_rows__rows
+// CACHED-LABEL: func.func @negative_static(
+func.func @dense_rows(%x: tensor<?x256xf32> {dlc.dim_symbols = ["N", ""]}) -> (tensor<?x1024xf32> {dlc.dim_symbols = ["N", ""]}) {
+  %w = graph.constant dense<0.5> : tensor<256x1024xf32>
+  %y = graph.matmul %x, %w : (tensor<?x256xf32>, tensor<256x1024xf32>) -> tensor<?x1024xf32>
+  %r = graph.relu %y : tensor<?x1024xf32>
+  func.return %r : tensor<?x1024xf32>
 }
 
 // -----

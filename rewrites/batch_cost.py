@@ -1,0 +1,27 @@
+"""What one call of a model's entry costs, in the units both choices about a dynamic batch use:
+which block entries `graph-batch-rows` compiles (`tails`) and which calls the native batch
+loop makes for the rows of a call (`llvm_lowering.batch`).
+
+A call costs its arithmetic, counted in vector instructions, or the reading of its weights,
+whichever is more (a roofline per kernel). Weights that fit a core's L2 together cost nothing:
+consecutive calls find them there.
+"""
+
+from __future__ import annotations
+
+WEIGHT_BYTE_COST = 0.5
+"""What reading one byte of a constant (a weight) costs a kernel call, in the vector
+instructions it could issue meanwhile. A calibration, on a Sapphire Rapids guest (one thread,
+`benchmarks/dynamic_batch.py`): an MLP 784-512-512-10 (2.7 MB of weights) ran one row in 0.10
+ms and a block of 8 rows in 0.13 ms, ResNet-18 on 64x64 images (45 MB) 4.3 ms and 20.1 ms
+(4.7x, not 8x: its late convs, on 4x4 and 2x2 planes, do little work for their weights at one
+row). With 0.5 the estimates are 1.0x and 6.4x, so a tail of 2 or more rows of the MLP runs
+as a padded block (0.13 ms for 3 rows instead of 0.30) and of ResNet-18 only a tail of 7 (20
+ms instead of 30); at 0.2 ResNet-18 would never pad, at 1.0 it would from 5 rows (4.4x: right,
+but with no margin)."""
+
+
+def weight_cost(constant_bytes: int, cache_bytes: int) -> float:
+    """What reading `constant_bytes` of weights costs one call (`WEIGHT_BYTE_COST` a byte), or
+    nothing when they fit `cache_bytes` (a core's L2)."""
+    return WEIGHT_BYTE_COST * constant_bytes if constant_bytes > cache_bytes else 0.0
