@@ -287,16 +287,17 @@ def test_a_gemm_whose_weight_outweighs_its_rows_splits_the_weight_between_thread
     B and reads all of the small A, rather than splitting the rows and each streaming all of
     B (16 x 784 x 512, an MLP layer on a block of 16 rows: 0.039 -> 0.035 ms with 2 threads,
     whose one group, all 16 panels of B in half a 2 MB L2, left the rows to split). Where A
-    is the larger, the rows are split."""
+    is the larger, or B is small (a quarter of the L2 or less), the rows are split."""
     for threads in (2, 4):
         loops, _ = scheduled_loops(matmul_text(16, 784, 512), threads=threads,
                                    l2_bytes=2 << 20)
         split = [(loop.axis.data, loop.trip_count()) for loop in loops
                  if loop.kind.data == "parallel" and loop.axis.data != "k"]
         assert split == [("i1.g", threads)], (threads, split)
-    loops, _ = scheduled_loops(matmul_text(256, 64, 32), l2_bytes=2 << 20)
-    assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"
-            and loop.axis.data != "k"] == ["i0.o"]
+    for m, k, n in ((256, 64, 32), (16, 8, 64)):
+        loops, _ = scheduled_loops(matmul_text(m, k, n), l2_bytes=2 << 20)
+        assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"
+                and loop.axis.data != "k"] == ["i0.o"], (m, k, n)
 
 
 def test_gemm_tile_fits_the_registers_of_the_vector_width() -> None:

@@ -249,7 +249,8 @@ class KernelPlan:
     group: int = 1
     """Packed B panels per column group: the loop over groups is outside the loop over row
     blocks, so that a row block of A (in L1/L2) is reused by every panel of the group and the
-    group's panels stay in L2 (BLIS's NC blocking). When B is larger than A and loops run
+    group's panels stay in L2 (BLIS's NC blocking). When B is larger than A and than a quarter
+    of the L2 (where it matters that every thread would read all of it) and loops run
     parallel, at most a thread's share of the panels: the groups are then the parallel loop,
     each thread streaming its part of B rather than all of it for its rows (a 16 x 784 x 512
     GEMM, an MLP layer on 16 rows, 2 threads: 0.039 -> 0.035 ms; ViT's, BERT's and GPT's
@@ -373,8 +374,8 @@ def plan_kernel(nest: Reduction, config: CpuConfig) -> KernelPlan | None:
         panel_bytes = packing.rows * nr * element_bytes(element)
         panels = -(-columns // nr)
         group = max(1, min(panels, config.l2_bytes // 2 // max(panel_bytes, 1)))
-        if config.parallel and streamed > broadcast:
-            group = min(group, -(-panels // config.threads))
+        if config.parallel and streamed > max(broadcast, config.l2_bytes // 4):
+            group = min(group, -(-panels // max(config.threads, 2)))
     columns_first = (
         packing is None and row is not None and mr < extent(nest.spatial[row])
         and all(extent(loop) == 1 for d, loop in enumerate(nest.spatial) if d not in (row, column))
