@@ -25,3 +25,13 @@ def weight_cost(constant_bytes: int, cache_bytes: int) -> float:
     """What reading `constant_bytes` of weights costs one call (`WEIGHT_BYTE_COST` a byte), or
     nothing when they fit `cache_bytes` (a core's L2)."""
     return WEIGHT_BYTE_COST * constant_bytes if constant_bytes > cache_bytes else 0.0
+
+
+PARALLEL_REGION_COST = 58_000.0
+"""What starting and joining one parallel loop costs a call, in the vector instructions its
+threads could issue meanwhile: a calibration, on a 2-vCPU AVX-512 guest (2 threads,
+`benchmarks/dynamic_batch.py --model transformer`): a small transformer block's row entry (15
+kernels, 15 parallel loops, 925K vector instructions) ran in 0.083 ms and its block of 8 rows
+(21 parallel loops, 7.5M) in 0.40, 4.8x rather than 8x: 2.7 us a parallel loop (waking the
+other thread, waiting for it) at 21.5G instructions a second. Without it, 7 rows ran one at a
+time in 0.55 ms rather than as a padded block of 8 in 0.40."""

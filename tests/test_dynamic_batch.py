@@ -338,6 +338,43 @@ def test_the_driver_plans_a_batch_from_the_kernels_it_compiles_apart() -> None:
     assert batch_costs(module, 16, 0) == with_kernels
 
 
+def test_a_calls_parallel_loops_add_to_its_cost() -> None:
+    """An entry costs each parallel loop of its kernels `PARALLEL_REGION_COST` more (waking
+    the threads and joining them), so that a plan weighs a row call's fixed costs against a
+    block's: the same kernel with its loop serial costs that much less."""
+    from dlc.dialects import make_context
+    from dlc.rewrites.batch_cost import PARALLEL_REGION_COST
+    from dlc.rewrites.llvm_lowering.batch import entry_cost
+    from xdsl.parser import Parser
+
+    def cost(kind: str) -> float:
+        buffers = "%x: memref<64xf32>, %y: memref<64xf32>"
+        text = f"""
+        func.func @main({buffers}) attributes {{dlc.num_outputs = 1 : i64}} {{
+          func.call @double(%x, %y) : (memref<64xf32>, memref<64xf32>) -> ()
+          func.return
+        }}
+        func.func private @double({buffers}) {{
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c64 = arith.constant 64 : index
+          loop.for %i = %c0 to %c64 step %c1 axis "i" kind {kind} {{
+            loop.block "double" reads(%x : memref<64xf32>) writes(%y : memref<64xf32>)
+                spatial ["i"] {{
+              %v = loop.load %x[%i] : memref<64xf32> -> f32
+              %d = arith.addf %v, %v : f32
+              loop.store %d, %y[%i] : f32 -> memref<64xf32>
+            }}
+          }}
+          func.return
+        }}"""
+        module = Parser(make_context(), text).parse_module()
+        entry = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == "main")
+        return entry_cost(module, entry, 16)
+
+    assert cost("parallel") - cost("serial") == PARALLEL_REGION_COST
+
+
 SMALL_L2 = 64 * 1024
 """An L2 smaller than `dense`'s weights, so that its entries are weight-bound."""
 

@@ -30,7 +30,7 @@ from dlc.dialects.contracts import (
     NUM_OUTPUTS_ATTR,
 )
 from dlc.dialects.loop.ops import BlockOp, ForOp, IntrinsicOp
-from dlc.rewrites.batch_cost import weight_cost
+from dlc.rewrites.batch_cost import PARALLEL_REGION_COST, weight_cost
 from dlc.rewrites.llvm_lowering.common import int_constant, is_declared
 from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.runtime.metadata import (
@@ -136,8 +136,9 @@ def entry_cost(module: ModuleOp, entry: func.FuncOp, lanes: int, cache_bytes: in
     """An estimate of the time one call of `entry` (a loop-level entry function) takes, in
     arithmetic instructions on vectors of `lanes` (`_work`): each kernel it calls costs its
     instructions or what reading the constants it reads (memref.get_global) costs
-    (`batch_cost.weight_cost`), whichever is more (a roofline per kernel), and the entry's
-    arguments a byte each (reading and writing them). Constants that fit `cache_bytes` (a
+    (`batch_cost.weight_cost`), whichever is more (a roofline per kernel), plus
+    `PARALLEL_REGION_COST` for each of its parallel loops, and the entry's arguments a byte
+    each (reading and writing them). Constants that fit `cache_bytes` (a
     core's L2) together cost nothing: consecutive calls find them in the cache (a small
     transformer's 0.5 MB: its row calls are compute-bound, 6.5 of them to a block of 8)."""
     functions = {
@@ -161,7 +162,9 @@ def entry_cost(module: ModuleOp, entry: func.FuncOp, lanes: int, cache_bytes: in
     cost = _work(entry, lanes) + sum(_bytes(arg.type) for arg in entry.args)
     for callee, constants in calls:
         reading = weight_cost(sum(constants.values()), 0) if streams else 0.0
-        cost += max(_work(callee, lanes), reading)
+        regions = sum(1 for op in callee.walk()
+                      if isinstance(op, ForOp) and op.kind.data == "parallel")
+        cost += max(_work(callee, lanes), reading) + PARALLEL_REGION_COST * regions
     return cost
 
 
