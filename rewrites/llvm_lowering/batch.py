@@ -141,20 +141,8 @@ def entry_cost(module: ModuleOp, entry: func.FuncOp, lanes: int, cache_bytes: in
     each (reading and writing them). Constants that fit `cache_bytes` (a
     core's L2) together cost nothing: consecutive calls find them in the cache (a small
     transformer's 0.5 MB: its row calls are compute-bound, 6.5 of them to a block of 8)."""
-    functions = {
-        op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
-    }
-    calls: list[tuple[func.FuncOp, dict[str, int]]] = []
-    for op in entry.walk():
-        if not isinstance(op, func.CallOp):
-            continue
-        callee = functions.get(op.callee.string_value())
-        if callee is None:
-            continue
-        reads = [a.owner for a in op.arguments if isinstance(a.owner, memref.GetGlobalOp)]
-        reads += [o for o in callee.walk() if isinstance(o, memref.GetGlobalOp)]
-        calls.append((callee, {read.name_.root_reference.data: _bytes(read.memref.type)
-                               for read in reads}))
+    calls = [(callee, constants) for callee, constants in _calls_reading(module, entry)
+             if callee is not None]
     everything: dict[str, int] = {}
     for _, constants in calls:
         everything.update(constants)
@@ -465,18 +453,29 @@ class _Tails:
         run.add_op(llvm.BrOp(self.done))
 
 
-def entry_constants(module: ModuleOp, entry: func.FuncOp) -> dict[str, int]:
-    """The constant globals `entry` and the kernels it calls read, with their bytes."""
+def _calls_reading(module: ModuleOp, entry: func.FuncOp
+                   ) -> list[tuple[func.FuncOp | None, dict[str, int]]]:
+    """Each call `entry` makes: its callee (None when `module` does not define it) and the
+    constant globals it reads (passed as arguments, or read in the callee's body), with their
+    bytes."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
-    constants: dict[str, int] = {}
+    calls: list[tuple[func.FuncOp | None, dict[str, int]]] = []
     for op in entry.walk():
         if not isinstance(op, func.CallOp):
             continue
         callee = functions.get(op.callee.string_value())
         reads = [a.owner for a in op.arguments if isinstance(a.owner, memref.GetGlobalOp)]
         reads += [o for o in callee.walk() if isinstance(o, memref.GetGlobalOp)] if callee else []
-        constants.update({read.name_.root_reference.data: _bytes(read.memref.type)
-                          for read in reads})
+        calls.append((callee, {read.name_.root_reference.data: _bytes(read.memref.type)
+                               for read in reads}))
+    return calls
+
+
+def entry_constants(module: ModuleOp, entry: func.FuncOp) -> dict[str, int]:
+    """The constant globals `entry` and the kernels it calls read, with their bytes."""
+    constants: dict[str, int] = {}
+    for _, read in _calls_reading(module, entry):
+        constants.update(read)
     return constants
 
 
