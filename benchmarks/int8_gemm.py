@@ -6,11 +6,12 @@ Run: `python3 benchmarks/int8_gemm.py [--sizes 1024] [--threads 1 2] [--b-input]
 The model is `Y = MatMulInteger(A, B)`, A u8 [n, n] an input, B s8 [n, n] a constant weight (as
 in a quantized dense layer: dlc packs it into VNNI panels at compile time), or with `--b-input`
 an input too (then packed on every call). The peak is measured by `benchmarks/cpu_peak.py`:
-the core clock times 2 ports x 128 int8 ops per `vpdpbusd zmm` (the computed peak), and the
-`vpdpbusd` throughput an inline-assembly loop reaches (the measured one); with T threads, T
-times that. GOPS counts 2 n^3 ops. Times are medians (and bests) of interleaved repetitions:
-wall time, and process CPU time (on a host shared with other processes the CPU time of a
-one-thread run is the steadier measure of the code's own speed).
+the core clock times the int8 ops a cycle its `vpdpbusd` issues (2 zmm a cycle, 256 ops, on
+Intel's server cores; 1 zmm or 2 ymm, 128 ops, on AMD's Zen 4); with T threads, T times that.
+On a CPU with AMX the machine's int8 peak is AMX's (2048 ops a cycle a core), printed too.
+GOPS counts 2 n^3 ops. Times are medians (and bests) of interleaved repetitions: wall time,
+and process CPU time (on a host shared with other processes the CPU time of a one-thread run
+is the steadier measure of the code's own speed).
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import time_calls  # noqa: E402
-from benchmarks.cpu_peak import OPS_PER_VPDPBUSD, clock_hz, vpdpbusd_per_cycle  # noqa: E402
+from benchmarks.cpu_peak import (  # noqa: E402
+    AMX_OPS_PER_CYCLE,
+    clock_hz,
+    has_amx_int8,
+    measured_vnni_ops_per_cycle,
+)
 
 
 def gemm_model(size: int, b: np.ndarray | None):  # type: ignore[no-untyped-def]
@@ -57,12 +63,15 @@ def main() -> None:
     import dlc
 
     clock = clock_hz()
-    per_cycle = vpdpbusd_per_cycle(clock)
-    core_peak = clock * 2 * OPS_PER_VPDPBUSD
-    measured_peak = clock * per_cycle * OPS_PER_VPDPBUSD
-    print(f"cores {os.cpu_count()}; clock {clock / 1e9:.2f} GHz; vpdpbusd zmm {per_cycle:.2f}"
-          f"/cycle; int8 peak per core: computed {core_peak / 1e9:.0f} GOPS (2 ports x 128 "
-          f"ops x clock), measured {measured_peak / 1e9:.0f} GOPS")
+    zmm, ymm, ops_per_cycle = measured_vnni_ops_per_cycle(clock)
+    core_peak = clock * ops_per_cycle
+    print(f"cores {os.cpu_count()}; clock {clock / 1e9:.2f} GHz; vpdpbusd {zmm:.2f} zmm or "
+          f"{ymm:.2f} ymm a cycle: the VNNI peak per core is {ops_per_cycle:.0f} int8 ops a "
+          f"cycle, {core_peak / 1e9:.0f} GOPS")
+    amx = has_amx_int8()
+    if amx:
+        print(f"AMX: the machine's int8 peak per core is {AMX_OPS_PER_CYCLE} ops a cycle, "
+              f"{clock * AMX_OPS_PER_CYCLE / 1e9:.0f} GOPS; dlc does not emit tile instructions")
     rng = np.random.default_rng(0)
     for size in args.sizes:
         a = rng.integers(0, 256, (size, size)).astype(np.uint8)
@@ -92,9 +101,13 @@ def main() -> None:
                 print(f"  {timing.name:<5} {timing.median * 1e3:8.3f} ms (best "
                       f"{timing.best * 1e3:7.3f})  {wall:6.0f} GOPS wall (best {best:4.0f}) = "
                       f"{wall * 1e9 / peak:4.0%} (best {best * 1e9 / peak:4.0%}) of the "
-                      f"computed peak {peak / 1e9:.0f};  cpu {timing.cpu * 1e3:8.3f} ms = "
+                      f"VNNI peak {peak / 1e9:.0f};  cpu {timing.cpu * 1e3:8.3f} ms = "
                       f"{cpu * threads:6.0f} GOPS per {threads} core(s) of CPU time = "
                       f"{cpu * threads * 1e9 / peak:4.0%}")
+                if amx:
+                    amx_peak = clock * AMX_OPS_PER_CYCLE * threads
+                    print(f"        = {wall * 1e9 / amx_peak:4.0%} of the AMX peak "
+                          f"{amx_peak / 1e9:.0f}")
 
 
 def _ort(model, inputs: tuple[np.ndarray, ...], threads: int):  # type: ignore[no-untyped-def]
