@@ -45,7 +45,7 @@ CPU_GRAPH_PASSES = (
     "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-subsample,"
     "graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
-    "graph-winograd-conv,graph-fuse-ops"
+    "graph-winograd-conv,graph-fold-lookup-tables,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: a dynamic batch compiled as one row and as blocks of
 8 rows, and of 4 and 2 where those still cost less than reading the weights (`graph-batch-rows`;
@@ -57,7 +57,8 @@ pointwise convs around them, a MobileNet's blocks; other float convs keep NCHW),
 one-tap conv axes reading a sliced input (ResNet's 1x1 stride-2 shortcuts), convs
 whose taps read padding over bands of the output split into one conv per band, transposed
 convs turned into sub-pixel convs, convs down a width-1 column into convs along
-a row, and the 3-row convs into Winograd convs before fusion (the kernels the CPU compiles, and
+a row, the 3-row convs into Winograd convs, and elementwise chains over one int8 tensor into
+table lookups (`graph-fold-lookup-tables`) before fusion (the kernels the CPU compiles, and
 so the tuner's tasks)."""
 
 LOOP_LOWERING = "convert-graph-to-tensor-expr,tensor-expr-inline,convert-tensor-expr-to-loop"
@@ -78,8 +79,9 @@ PIPELINES: dict[str, NamedPipeline] = {
     for p in (
         NamedPipeline(
             "graph-opt",
-            "graph-level optimizations: fold QDQ pairs, constants and batch norms, simplify, fuse",
-            f"{_GRAPH_FOLDS},graph-fuse-ops",
+            "graph-level optimizations: fold QDQ pairs, constants and batch norms, simplify, "
+            "int8 chains as lookup tables, fuse",
+            f"{_GRAPH_FOLDS},graph-fold-lookup-tables,graph-fuse-ops",
         ),
         NamedPipeline(
             "cpu",

@@ -15,6 +15,8 @@ from xdsl.passes import ModulePass
 PASSES: dict[str, tuple[str, str]] = {
     # graph level
     "graph-fold-constants": ("dlc.rewrites.graph_fold_constants", "GraphFoldConstantsPass"),
+    "graph-fold-lookup-tables": ("dlc.rewrites.graph_fold_lookup_tables",
+                                 "GraphFoldLookupTablesPass"),
     "graph-fold-batch-norm": ("dlc.rewrites.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fold-qdq": ("dlc.rewrites.graph_fold_qdq", "GraphFoldQdqPass"),
     "graph-simplify": ("dlc.rewrites.graph_simplify", "GraphSimplifyPass"),

@@ -47,6 +47,7 @@ from dlc.dialects.graph.ops_dynamic import NonMaxSuppressionOp, NonZeroOp
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
+    LookupOp,
     MatmulIntegerOp,
     QuantizeOp,
 )
@@ -82,7 +83,7 @@ __all__ = [
     # ops_dynamic.py
     "NonMaxSuppressionOp", "NonZeroOp",
     # ops_quant.py
-    "Conv2DIntegerOp", "DequantizeOp", "MatmulIntegerOp", "QuantizeOp",
+    "Conv2DIntegerOp", "DequantizeOp", "LookupOp", "MatmulIntegerOp", "QuantizeOp",
     # ops_recurrent.py
     "GRUOp", "LSTMOp", "RNNOp",
     # custom.py
@@ -153,6 +154,7 @@ Graph = Dialect(
         DequantizeOp,
         Conv2DIntegerOp,
         MatmulIntegerOp,
+        LookupOp,
         # Recurrent: a loop over time (ops_recurrent.py)
         LSTMOp,
         GRUOp,

@@ -11,6 +11,7 @@ from dlc.dialects.graph.interpreter import _conv2d, _matmul, implements
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
+    LookupOp,
     MatmulIntegerOp,
     QuantizeOp,
 )
@@ -29,11 +30,13 @@ def along_axis(param: np.ndarray, rank: int, axis: int) -> np.ndarray:
 def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: int = 1
              ) -> np.ndarray:
     """`saturate(round_half_to_even(x / scale) + zero_point)` in the zero point's dtype; the
-    division in float32, as ONNX Runtime does it."""
+    division in float32, as ONNX Runtime does it. NaN quantizes to the type's lowest value, as
+    the compiled code's clamp makes it."""
     info = np.iinfo(zero_point.dtype)
     s = along_axis(np.asarray(scale, np.float32), x.ndim, axis)
     z = along_axis(zero_point.astype(np.float32), x.ndim, axis)
     q = np.rint(x.astype(np.float32) / s) + z
+    q = np.where(np.isnan(q), info.min, q)
     return np.asarray(np.clip(q, info.min, info.max)).astype(zero_point.dtype)  # 0-d stays
 
 
@@ -77,3 +80,9 @@ def _matmul_integer(op: MatmulIntegerOp, args: list[np.ndarray]) -> np.ndarray:
     a, b, az, bz = args
     return _matmul(op, [_shifted(a, az, None), _shifted(b, bz, -1)])  # type: ignore[arg-type]
 
+
+
+@implements(LookupOp)
+def _lookup(op: LookupOp, args: list[np.ndarray]) -> np.ndarray:
+    x, table = args
+    return np.asarray(table[x.astype(np.int64) - op.lowest()])

@@ -134,8 +134,9 @@ class QuantizeOp(GraphOp):
     Semantics: `result = saturate(round_half_to_even(x / scale) + zero_point)`, saturating to
     the zero point's element type (i8: [-128, 127], ui8: [0, 255]). `scale` (f32) and
     `zero_point` (the result's element type) are of rank 0 (per tensor) or rank 1 (per channel,
-    indexed by `x`'s dimension `axis`). A scale that is not positive and finite is rejected
-    when it is a constant, and undefined otherwise.
+    indexed by `x`'s dimension `axis`). NaN quantizes to the lowest value of the type. A scale
+    that is not positive and finite is rejected when it is a constant, and undefined
+    otherwise.
 
     Example:
         %q = graph.quantize %x, %s, %z {axis = 1 : i64}
@@ -425,3 +426,57 @@ class MatmulIntegerOp(GraphOp):
 
 QUANT_OPS = (QuantizeOp, DequantizeOp, Conv2DIntegerOp, MatmulIntegerOp)
 """The quantized ops, in the order the dialect lists them."""
+
+
+TABLE_ENTRIES = 256
+"""Entries of a `graph.lookup` table: one for each value of an 8-bit integer."""
+
+
+@with_fusion_kind(FusionKind.ELEMENTWISE)
+@irdl_op_definition
+class LookupOp(GraphOp):
+    """Look each 8-bit integer up in a table (TFLite's LUT for int8 activations, ONNX Runtime's
+    QLinearLookup): any elementwise function of an int8/uint8 tensor, precomputed.
+
+    Semantics: `result[i...] = table[x[i...] - lowest]`, with `lowest` the least value of x's
+    element type (ui8: 0, i8: -128), so that entry k holds the function at `lowest + k`.
+    `table` is a rank-1 tensor of 256 entries of the result's element type (any); the result
+    has x's shape. `graph-fold-lookup-tables` makes these from chains of elementwise ops (a
+    requantized GELU: dequantize, erf, quantize...) that depend on one 8-bit tensor alone.
+
+    Example:
+        %y = graph.lookup %x, %t : (tensor<2x3xui8>, tensor<256xi8>) -> tensor<2x3xi8>
+    """
+
+    name = "graph.lookup"
+
+    x = operand_def(TensorType)
+    table = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $table attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, x: SSAValue | Operation, table: SSAValue | Operation) -> None:
+        types = [SSAValue.get(v).type for v in (x, table)]
+        super().__init__(operands=[x, table], result_types=[self.infer_type(*types)])
+
+    @classmethod
+    def infer_type(cls, x: Attribute, table: Attribute) -> TensorType:
+        """`x`'s shape with the table's element type."""
+        x_type = _tensor(cls.name, "the input", x)
+        _require_quantized(cls.name, "an input", x_type)
+        table_type = _tensor(cls.name, "the table", table)
+        if table_type.get_shape() != (TABLE_ENTRIES,):
+            raise op_error(cls.name, f"expected a table of shape ({TABLE_ENTRIES}), found "
+                                     f"{table_type}")
+        return TensorType(table_type.get_element_type(), x_type.get_shape())
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.x.type, self.table.type)
+
+    def lowest(self) -> int:
+        """The least value of x's element type: the input of entry 0."""
+        bounds = quantized_range(self.x.type.get_element_type())
+        assert bounds is not None, "the verifier admits i8 and ui8 inputs only"
+        return bounds[0]

@@ -1,5 +1,5 @@
-"""Compute definitions of the quantized graph ops: quantize, dequantize, conv2d_integer and
-matmul_integer.
+"""Compute definitions of the quantized graph ops: quantize, dequantize, conv2d_integer,
+matmul_integer and lookup.
 
 Counterpart: TVM's QNN canonicalization (`qnn.quantize` → round/clip/cast, `qnn.conv2d` →
 `nn.conv2d` over zero-point-shifted int32 operands). The integer conv and matmul shift their
@@ -16,6 +16,7 @@ from typing import Any
 from dlc.dialects.graph.ops_quant import (
     Conv2DIntegerOp,
     DequantizeOp,
+    LookupOp,
     MatmulIntegerOp,
     QuantizeOp,
     quantized_range,
@@ -118,6 +119,20 @@ def dequantize(op: DequantizeOp, builder: Builder) -> SSAValue:
         return binary(b, "mul", difference, _param(b, op.scale, channel))
 
     return emit_compute(builder, op, "dequantize", result_type, body, tag=INJECTIVE)
+
+
+@compute_definition(LookupOp)
+def lookup(op: LookupOp, builder: Builder) -> SSAValue:
+    """`out[i...] = table[i32(x[i...]) - lowest]`: one load at a data-dependent index (the
+    table, 256 entries, stays in the L1)."""
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = convert(b, read(b, op.x, i), i32)
+        offset = binary(b, "sub", value, constant(b, op.lowest(), i32))
+        position = b.insert(arith.IndexCastOp(offset, IndexType())).result
+        return read(b, op.table, [position])
+
+    return emit_compute(builder, op, "lookup", tensor_type(op.result), body, tag=INJECTIVE)
 
 
 def _shift(builder: Builder, origin: Operation, x: SSAValue, zero_point: SSAValue,

@@ -1008,6 +1008,22 @@ func.func @negative_matmul_integer_contracting(%a: tensor<2x3xui8>, %b: tensor<5
 
 // -----
 
+func.func @negative_lookup_f32_input(%x: tensor<4xf32>, %t: tensor<256xf32>) {
+  // CHECK: 'graph.lookup' op expected an input of element type i8 or ui8, found tensor<4xf32>
+  %y = graph.lookup %x, %t : (tensor<4xf32>, tensor<256xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_lookup_short_table(%x: tensor<4xi8>, %t: tensor<128xf32>) {
+  // CHECK: 'graph.lookup' op expected a table of shape (256), found tensor<128xf32>
+  %y = graph.lookup %x, %t : (tensor<4xi8>, tensor<128xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_if_condition(%c: tensor<2xi1>, %x: tensor<2xf32>) {
   // CHECK: 'graph.if' op expected the condition to be a one-element tensor of i1, found tensor<2xi1>
   %r = graph.if %c : tensor<2xi1> -> tensor<2xf32> {

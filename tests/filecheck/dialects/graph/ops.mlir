@@ -582,6 +582,13 @@ func.func @matmul_integer(%a: tensor<2x3xui8>, %b: tensor<3x4xi8>, %az: tensor<u
   func.return %r : tensor<2x4xi32>
 }
 
+// CHECK-LABEL: func.func @lookup
+func.func @lookup(%x: tensor<2x3xui8>, %t: tensor<256xi8>) -> tensor<2x3xi8> {
+  %y = graph.lookup %x, %t : (tensor<2x3xui8>, tensor<256xi8>) -> tensor<2x3xi8>
+  // CHECK-NEXT: %y = graph.lookup %x, %t : (tensor<2x3xui8>, tensor<256xi8>) -> tensor<2x3xi8>
+  func.return %y : tensor<2x3xi8>
+}
+
 // A user-defined op (registered by custom_ops.py, which dlc-opt runs with --custom-ops).
 // CHECK-LABEL: func.func @custom
 func.func @custom(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
