@@ -793,6 +793,8 @@ def test_every_graph_pass_has_property_coverage() -> None:
                "graph-conv-subsample",
                "graph-conv-split-bands",
                "graph-fold-qdq",  # graph-fold-qdq: tests/test_quant_ops.py
+               # tests/test_lookup_tables.py: random QDQ chains, folded, against the graph
+               "graph-fold-lookup-tables",
                "graph-annotate-target", "graph-merge-regions", "graph-partition",
                "graph-to-low-precision",
                # tests/onnx/test_dynamic_extents.py: chains of padding-insensitive ops
