@@ -48,8 +48,9 @@ CPU_GRAPH_PASSES = (
     "graph-winograd-conv,graph-fold-lookup-tables,graph-fuse-ops"
 )
 """The graph-level part of the `cpu` pipeline: a dynamic batch compiled as one row and as blocks of
-8 rows, and of 4 and 2 where those still cost less than reading the weights (`graph-batch-rows`;
-the runtime runs the blocks of 8, then the rows left by their cheapest plan), then `graph-opt`
+8 rows, and of the sizes up to 16 that still cost less than reading the weights or that keep a
+tail of rows near a block of its own where each call's parallel loops weigh (`graph-batch-rows`;
+the runtime runs the largest blocks, then the rows left by their cheapest plan), then `graph-opt`
 with int8 convs (`conv2d_integer`) in NHWC (graph-convert-layout's `integer_only`: the VNNI
 kernel reads a 1x1 conv's input rows in place and stores whole vectors of output channels) and
 the float convs of depthwise regions too (`depthwise_regions`: depthwise convs and the

@@ -35,3 +35,16 @@ kernels, 15 parallel loops, 925K vector instructions) ran in 0.083 ms and its bl
 (21 parallel loops, 7.5M) in 0.40, 4.8x rather than 8x: 2.7 us a parallel loop (waking the
 other thread, waiting for it) at 21.5G instructions a second. Without it, 7 rows ran one at a
 time in 0.55 ms rather than as a padded block of 8 in 0.40."""
+
+
+TAIL_TOLERANCE = 1.25
+"""How much more than a block of its own size the rows left after the whole blocks may cost
+(the cheapest plan through the blocks there are: whole blocks, padded to a larger one, row by
+row): `graph-batch-rows` adds the blocks that keep every tail within it, where a call's fixed
+costs (its parallel loops) make rows one at a time dear."""
+
+
+def tail_cost(rows: int, work: float, fixed: float) -> float:
+    """What a block of `rows` rows costs by a graph-level estimate: its rows' arithmetic
+    (`work` each) and the fixed costs of one call (`fixed`: starting its parallel loops)."""
+    return rows * work + fixed

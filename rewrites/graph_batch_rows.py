@@ -22,7 +22,14 @@ from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
 from dlc.dialects.graph.ops import ConstantOp, Conv2DOp, MatmulOp, i64_array
 from dlc.dialects.graph.ops_quant import Conv2DIntegerOp, MatmulIntegerOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, ConvTranspose2DOp, SliceOp
-from dlc.rewrites.batch_cost import weight_cost
+from dlc.rewrites.batch_cost import (
+    PARALLEL_REGION_COST,
+    TAIL_TOLERANCE,
+    tail_cost,
+    weight_cost,
+)
+from dlc.rewrites.graph_fuse_ops import plan_groups
+from dlc.rewrites.llvm_lowering.batch import tail_plans
 from dlc.rewrites.loop_plan_memory import element_bytes
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
@@ -88,8 +95,9 @@ class GraphBatchRowsPass(ModulePass):
                 blocks = [self.block]
                 if self.tails:
                     target = cpu_target_for(self.name, self.target, op)
-                    blocks = sorted(blocks + tail_blocks(function, self.block, target.lanes(4),
-                                                         target.l2_bytes or 0), reverse=True)
+                    blocks = sorted(blocks + tail_blocks(
+                        function, self.block, target.lanes(4), target.l2_bytes or 0,
+                        parallel=target.threads != 1), reverse=True)
                 for rows in reversed(blocks):
                     blocked = function.clone()
                     blocked.sym_name = StringAttr(
@@ -137,24 +145,67 @@ def constant_bytes(function: func.FuncOp) -> int:
     return total
 
 
-def tail_blocks(function: func.FuncOp, block: int, lanes: int, cache_bytes: int) -> list[int]:
+def block_sizes(block: int) -> list[int]:
+    """The sizes of tail blocks up to twice `block`, but `block`: 2, 3, 4, 6, 8, 12, 16...
+    (powers of two and the halfway sizes between them, each at most 1.5 times the one
+    before)."""
+    sizes, power = [], 2
+    while power <= 2 * block:
+        sizes += [rows for rows in (power, power * 3 // 2) if rows <= 2 * block and rows != block]
+        power *= 2
+    return sizes
+
+
+def kernel_calls(function: func.FuncOp) -> int:
+    """The kernels one call of `function` runs, by a graph-level estimate: the groups
+    `graph-fuse-ops` would make of its ops with batched results."""
+    return sum(
+        1 for group in plan_groups(function.body.block)
+        if any(has_dynamic_leading_dim(r.type) for op in group.ops for r in op.results))
+
+
+def tail_blocks(function: func.FuncOp, block: int, lanes: int, cache_bytes: int,
+                parallel: bool = False) -> list[int]:
     """The rows of the blocks, other than `block`, that `function` gets with `tails`, largest
-    first: the sizes 2, 3, 4, 6, 8, 12, 16 (powers of two and the halfway sizes between them,
-    each at most 1.5 times the one before) up to twice `block`, whose rows cost less arithmetic
-    (`row_work`) than one reading of the weights (`batch_cost.weight_cost`): blocks that run in
-    about the time of one row, so that any batch up to them runs in one call that reads the
-    weights once, on at most half as many rows again as it has. An MLP 784-512-512-10 (2.7 MB
-    of weights for 42K vector instructions a row at 16 lanes): 16, 12, 6, 4, 3, 2; ResNet-18
-    on 64x64 images (45 MB for 9M): 2; a small transformer, whose weights fit the L2: none."""
+    first, from `block_sizes`:
+    - those whose rows cost less arithmetic (`row_work`) than one reading of the weights
+      (`batch_cost.weight_cost`): blocks that run in about the time of one row, so that any
+      batch up to them runs in one call that reads the weights once, on at most half as many
+      rows again as it has. An MLP 784-512-512-10 (2.7 MB of weights for 42K vector
+      instructions a row at 16 lanes): 16, 12, 6, 4, 3, 2; ResNet-18 on 64x64 images (45 MB
+      for 9M): 2; a small transformer, whose weights fit the L2: none;
+    - with `parallel` (kernels whose loops run on several threads), those below `block` that
+      keep every tail of fewer rows than `block` within `TAIL_TOLERANCE` of a block of its
+      own, where a call's parallel loops (`kernel_calls`, `PARALLEL_REGION_COST` each) cost
+      about as much as a row's arithmetic (`batch_cost.tail_cost`; the cheapest plan through
+      the blocks chosen, `llvm_lowering.batch.tail_plans`): a small transformer (15 kernels,
+      870K for 925K a row) gets 2 and 3, ResNet-18 (9M a row) none."""
     weights = weight_cost(constant_bytes(function), cache_bytes)
     work = row_work(function, lanes)
-    sizes = []
-    power = 2
-    while power <= 2 * block:
-        sizes += [rows for rows in (power, power * 3 // 2)
-                  if rows <= 2 * block and rows != block and rows * work < weights]
-        power *= 2
+    sizes = [rows for rows in block_sizes(block) if rows * work < weights]
+    if parallel:
+        fixed = kernel_calls(function) * PARALLEL_REGION_COST
+        sizes += [rows for rows in _fixed_cost_blocks(block, work, fixed, sizes)
+                  if rows not in sizes]
     return sorted(sizes, reverse=True)
+
+
+def _fixed_cost_blocks(block: int, work: float, fixed: float, chosen: list[int]) -> list[int]:
+    """The sizes below `block` to add to `chosen` so that each tail of 2 to `block` - 1 rows
+    costs at most `TAIL_TOLERANCE` times a block of its own (`tail_cost`), going up from the
+    smallest: where one does not, the smallest size that holds it is added."""
+    sizes = {1, block, *chosen}
+    added: list[int] = []
+    for left in range(2, block):
+        costs = {rows: tail_cost(rows, work, fixed) for rows in sizes}
+        plan = tail_plans(costs, block)[left]
+        if sum(costs[call.rows] for call in plan) <= TAIL_TOLERANCE * tail_cost(left, work, fixed):
+            continue
+        size = min(rows for rows in block_sizes(block) if rows >= left)
+        if size < block:
+            sizes.add(size)
+            added.append(size)
+    return added
 
 
 def _batch_symbol(function: func.FuncOp) -> str:

@@ -1,7 +1,8 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p graph-batch-rows | filecheck %s
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=4}' | filecheck %s --check-prefix=BLOCK
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=65536"}' | filecheck %s --check-prefix=TAILS
-// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=4194304"}' | filecheck %s --check-prefix=CACHED
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=4194304 -num-cores=1"}' | filecheck %s --check-prefix=CACHED
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=skylake-avx512 -l2-bytes=4194304"}' | filecheck %s --check-prefix=PARALLEL
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics -p 'graph-batch-rows{block=8 tails=true target="llvm -mcpu=znver3 -l2-bytes=65536"}' | filecheck %s --check-prefix=NARROW
 
 // The leading `?` of every type becomes 1 (one batch row); the arguments and results that had
@@ -72,8 +73,13 @@ func.func @broadcast_rows(%ids: tensor<?x6xi64> {dlc.dim_symbols = ["N", ""]}, %
 // 1 MiB weight (0.5 per byte: 524288) against 16448 vector instructions of 16 lanes a row (a
 // 256 x 1024 matmul row and its relu), so every size up to 16 (31 rows would still do). With
 // 8 lanes (NARROW) a row costs twice as much: up to 12 (16 rows cost what the weights do). A
-// function whose weights are arguments gets none, and neither does this one when its weights
-// fit the L2 (CACHED).
+// function whose weights are arguments gets none, and neither does this one on one thread
+// when its weights fit the L2 (CACHED). On several threads (PARALLEL, the target with no core count:
+// all there are) a call also starts each kernel's parallel loop (58000 each): one kernel here,
+// about 3.5 rows' arithmetic, so that rows one by one or padded to 8 cost more than 1.25 times
+// a block of their own, and blocks of 2, 3, 4 and 6 are added (2 rows one by one: 148896
+// against 90896 for a block of 2; 5 rows padded to 8: 189584 against 140240). The other
+// functions, whose rows cost next to nothing, run padded to 8 at no cost: none.
 
 // TAILS-LABEL: func.func @conv_flatten_matmul(
 // TAILS:       func.func @conv_flatten_matmul__rows8(
@@ -100,6 +106,17 @@ func.func @broadcast_rows(%ids: tensor<?x6xi64> {dlc.dim_symbols = ["N", ""]}, %
 // CACHED:       func.func @dense_rows__rows8(
 // CACHED-NOT:   func.func @dense_rows__rows
 // CACHED-LABEL: func.func @negative_static(
+// PARALLEL-LABEL: func.func @conv_flatten_matmul(
+// PARALLEL:       func.func @conv_flatten_matmul__rows8(
+// PARALLEL-NOT:   func.func @conv_flatten_matmul__rows
+// PARALLEL-LABEL: func.func @dense_rows(
+// PARALLEL:       func.func @dense_rows__rows8(
+// PARALLEL:       func.func @dense_rows__rows6(
+// PARALLEL:       func.func @dense_rows__rows4(
+// PARALLEL:       func.func @dense_rows__rows3(
+// PARALLEL:       func.func @dense_rows__rows2(
+// PARALLEL-NOT:   func.func @dense_rows__rows
+// PARALLEL-LABEL: func.func @negative_static(
 func.func @dense_rows(%x: tensor<?x256xf32> {dlc.dim_symbols = ["N", ""]}) -> (tensor<?x1024xf32> {dlc.dim_symbols = ["N", ""]}) {
   %w = graph.constant dense<0.5> : tensor<256x1024xf32>
   %y = graph.matmul %x, %w : (tensor<?x256xf32>, tensor<256x1024xf32>) -> tensor<?x1024xf32>
