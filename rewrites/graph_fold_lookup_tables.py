@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind, to_numpy_dtype
-from dlc.dialects.graph.interpreter import IMPLEMENTATIONS
+from dlc.dialects.graph.interpreter import IMPLEMENTATIONS, run_op
 from dlc.dialects.graph.ops import (
     ConstantOp,
     DivOp,
@@ -152,8 +152,7 @@ class _Chain:
             operands = [values.get(v) if v in values else v.owner.to_array()  # type: ignore[union-attr]
                         for v in op.operands]
             try:
-                with np.errstate(all="ignore"):
-                    result = np.asarray(IMPLEMENTATIONS[type(op)](op, operands))
+                (result,) = run_op(op, operands)  # type: ignore[arg-type]
             except Exception:  # noqa: BLE001 - a chain the interpreter cannot run stays
                 return None
             expected = to_numpy_dtype(op.results[0].type.get_element_type())

@@ -272,6 +272,14 @@ def _run_op(op: Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
     return results
 
 
+def run_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """`op`'s results on `operands` as `run_module` computes them (f16 and bf16 in f32, each
+    result rounded once), without checking them against `op`'s declared types: for operands
+    of other shapes than the op's, where its semantics allow (elementwise ops on a vector of
+    sample values)."""
+    return _run_op(op, list(operands))
+
+
 _LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
 """The dtypes of f16 and bf16: ops on them compute in float32 and round each result once."""
 
