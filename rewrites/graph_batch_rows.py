@@ -146,12 +146,15 @@ def constant_bytes(function: func.FuncOp) -> int:
 
 
 def block_sizes(block: int) -> list[int]:
-    """The sizes of tail blocks up to twice `block`, but `block`: 2, 3, 4, 6, 8, 12, 16...
-    (powers of two and the halfway sizes between them, each at most 1.5 times the one
-    before)."""
+    """The sizes of tail blocks up to twice `block`, but `block`: 2, 3, 4, 6, 8, 10, 12, 14,
+    16... (below 8 the powers of two and the halfway sizes between them, from 8 quarter steps),
+    so that a tail padded to the next size computes at most a fifth more rows than it has (5
+    rows as 6; 9 as 10, where the halfway sizes made it 12: a third more)."""
     sizes, power = [], 2
     while power <= 2 * block:
-        sizes += [rows for rows in (power, power * 3 // 2) if rows <= 2 * block and rows != block]
+        steps = (4, 5, 6, 7) if power >= 8 else (4, 6)
+        sizes += [rows for rows in (power * step // 4 for step in steps)
+                  if rows <= 2 * block and rows != block]
         power *= 2
     return sizes
 
@@ -170,10 +173,10 @@ def tail_blocks(function: func.FuncOp, block: int, lanes: int, cache_bytes: int,
     first, from `block_sizes`:
     - those whose rows cost less arithmetic (`row_work`) than one reading of the weights
       (`batch_cost.weight_cost`): blocks that run in about the time of one row, so that any
-      batch up to them runs in one call that reads the weights once, on at most half as many
-      rows again as it has. An MLP 784-512-512-10 (2.7 MB of weights for 42K vector
-      instructions a row at 16 lanes): 16, 12, 6, 4, 3, 2; ResNet-18 on 64x64 images (45 MB
-      for 9M): 2; a small transformer, whose weights fit the L2: none;
+      batch up to them runs in one call that reads the weights once, on at most a fifth more
+      rows than it has. An MLP 784-512-512-10 (2.7 MB of weights for 42K vector
+      instructions a row at 16 lanes): 16, 14, 12, 10, 6, 4, 3, 2; ResNet-18 on 64x64 images
+      (45 MB for 9M): 2; a small transformer, whose weights fit the L2: none;
     - with `parallel` (kernels whose loops run on several threads), those below `block` that
       keep every tail of fewer rows than `block` within `TAIL_TOLERANCE` of a block of its
       own, where a call's parallel loops (`kernel_calls`, `PARALLEL_REGION_COST` each) cost

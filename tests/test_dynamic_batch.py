@@ -276,8 +276,9 @@ def _tail_plans(proto: onnx.ModelProto, cache_bytes: int) -> tuple[Plan, Plan]:
 
 def test_which_tails_run_as_blocks() -> None:
     """A model that reads its weights more than it computes (dense, weights beyond the L2)
-    gets blocks of 2, 3, 4, 6, 8, 12 and 16 rows, whole blocks of 16, and runs any tail as one
-    call that reads the weights once: a smaller batch through the block that fits it, padded;
+    gets blocks of 2, 3, 4, 6, 8, 10, 12, 14 and 16 rows, whole blocks of 16, and runs any tail
+    as one call that reads the weights once: a smaller batch through the block that fits it,
+    padded;
     a tail after whole blocks through an entry that reads the weights the block of 16 read
     (one packed copy: loop-fold-constant-nests), on the batch's last rows (shifted).
     With its weights in the L2, and for a conv net over 8x8 planes, tails run as rows (the
@@ -285,7 +286,7 @@ def test_which_tails_run_as_blocks() -> None:
     from dlc.rewrites.llvm_lowering.batch import TailCall, tail_plans
 
     alone, after = _tail_plans(dense(), SMALL_L2)
-    sizes = [1, 2, 3, 4, 6, 8, 12, 16]  # 16 runs the whole blocks
+    sizes = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16]  # 16 runs the whole blocks
     assert len(alone) == len(after) == 16
     for left in range(1, 16):
         fits = min(size for size in sizes if size >= left)
