@@ -101,11 +101,9 @@ class _Chain:
     ops: list[Operation]
 
     @staticmethod
-    def grow(source: SSAValue) -> _Chain:
+    def grow(source: SSAValue, order: dict[Operation, int]) -> _Chain:
+        """The chain of `source`, among the ops of its block (`order`: their positions)."""
         shape = shape_of(source)
-        block = source.owner if isinstance(source.owner, Block) else source.owner.parent
-        assert block is not None
-        order = {op: index for index, op in enumerate(block.ops)}
         members: set[SSAValue] = {source}
         ops: list[Operation] = []
         candidates = {use.operation for use in source.uses if use.operation in order}
@@ -162,10 +160,11 @@ class _Chain:
         return values[ops[-1].results[0]].reshape(TABLE_ENTRIES)
 
 
-def fold_chains(source: SSAValue) -> int:
+def fold_chains(source: SSAValue, order: dict[Operation, int]) -> int:
     """Replace the values computed from `source` (an 8-bit integer tensor) alone, where they
-    cost more than a lookup, by lookups in tables of their values. Returns how many."""
-    chain = _Chain.grow(source)
+    cost more than a lookup, by lookups in tables of their values; `order` holds the positions
+    of the ops of its block (ops added since are not taken into chains). Returns how many."""
+    chain = _Chain.grow(source, order)
     folded = 0
     for output in chain.outputs():
         ops = chain.slice(output)
@@ -215,7 +214,9 @@ class GraphFoldLookupTablesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for region in [r for nested in op.walk() for r in nested.regions]:
-            folded = sum(fold_chains(source) for block in region.blocks
-                         for source in _sources(block))
+            folded = 0
+            for block in region.blocks:
+                order = {op: index for index, op in enumerate(block.ops)}
+                folded += sum(fold_chains(source, order) for source in _sources(block))
             if folded:
                 region_dce(region)
