@@ -35,7 +35,7 @@ function:
 - `partial-sums` (rewrites/schedule_rules/partial_sums.py): a float sum (or max, or min)
   whose innermost reduction axis is contiguous and at least two vectors long (a row reduction
   such as softmax's or layer norm's, or a whole-tensor sum without spatial loops): vector
-  partial sums over blocks of up to `lanes * fma_units * fma_latency`, combined pairwise,
+  partial sums over blocks of up to `lanes * max(8, fma_units * fma_latency)`, combined pairwise,
   so that the rounding error grows like n/B instead of n (TVM's rfactor, NumPy's pairwise
   sum); the outer axis runs in parallel;
 - otherwise (a reduction whose innermost spatial axis is strided: a row reduction such as

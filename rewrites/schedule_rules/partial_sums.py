@@ -8,7 +8,8 @@ accumulates its own partial result), NumPy's pairwise summation (`pairwise_sum`)
 A float sum accumulated in one register adds each value to an ever larger total: its rounding
 error grows like n (a sum of `ones(2**25)` in f32 stops at 2**24). Accumulating the innermost
 reduction axis in `B = lanes * accumulators` independent partial sums (the accumulators that keep
-the target's adders busy: `fma_units * fma_latency` vectors) makes each partial add n/B values,
+the target's adders busy, `fma_units * fma_latency` vectors, and at least `MIN_ACCUMULATORS`)
+makes each partial add n/B values,
 and combining the partials in a tree adds log2(B) more roundings: the error grows like n/B. The
 partials are a register tile, as the register-blocked kernel's (rewrites/schedule_rules/
 reduction.py), so that the loop also runs at the adders' throughput, not their latency.
