@@ -181,8 +181,9 @@ def tail_blocks(function: func.FuncOp, block: int, lanes: int, cache_bytes: int,
       keep every tail of fewer rows than `block` within `TAIL_TOLERANCE` of a block of its
       own, where a call's parallel loops (`kernel_calls`, `PARALLEL_REGION_COST` each) cost
       about as much as a row's arithmetic (`batch_cost.tail_cost`; the cheapest plan through
-      the blocks chosen, `llvm_lowering.batch.tail_plans`): a small transformer (15 kernels,
-      870K for 925K a row) gets 2 and 3, ResNet-18 (9M a row) none."""
+      the blocks chosen, `llvm_lowering.batch.tail_plans`): a small transformer (by this
+      estimate 21 kernels, 1.2M, for 423K a row) gets 2, 3, 4 and 6, ResNet-18 (9M a row)
+      none."""
     weights = weight_cost(constant_bytes(function), cache_bytes)
     work = row_work(function, lanes)
     sizes = [rows for rows in block_sizes(block) if rows * work < weights]
@@ -205,7 +206,7 @@ def _fixed_cost_blocks(block: int, work: float, fixed: float, chosen: list[int])
         if sum(costs[call.rows] for call in plan) <= TAIL_TOLERANCE * tail_cost(left, work, fixed):
             continue
         size = min(rows for rows in block_sizes(block) if rows >= left)
-        if size < block:
+        if size < block and size not in sizes:
             sizes.add(size)
             added.append(size)
     return added

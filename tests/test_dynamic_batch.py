@@ -968,3 +968,30 @@ def test_the_model_cache_keeps_the_batch(tmp_path: object) -> None:
     static = dlc.compile(cnn(), cache_dir=str(tmp_path), jobs=1, threads=1,
                          input_shapes={"x": (3, 3, 8, 8)})
     assert static.batch_symbol is None  # the dynamic compile is not this one's cache entry
+
+
+@settings(max_examples=200, deadline=None)
+@given(block=st.sampled_from([4, 8, 16]), work=st.floats(0, 1e6), fixed=st.floats(0, 1e7),
+       data=st.data())
+def test_blocks_for_fixed_costs_are_new_sizes_below_the_block(block: int, work: float,
+                                                              fixed: float,
+                                                              data: st.DataObject) -> None:
+    """The sizes added for a call's fixed costs are below the block, new (not among the
+    sizes the weights chose: each becomes one function, named by its rows), each added once,
+    and leave every tail the runtime can plan within the tolerance where a size could."""
+    from dlc.rewrites.batch_cost import TAIL_TOLERANCE, tail_cost
+    from dlc.rewrites.graph_batch_rows import _fixed_cost_blocks, block_sizes
+    from dlc.rewrites.llvm_lowering.batch import tail_plans
+
+    chosen = data.draw(st.lists(st.sampled_from(block_sizes(block)), unique=True))
+    added = _fixed_cost_blocks(block, work, fixed, chosen)
+    assert len(set(added)) == len(added) and not set(added) & set(chosen)
+    assert all(size < block for size in added)
+    sizes = {1, block, *chosen, *added}
+    costs = {rows: tail_cost(rows, work, fixed) for rows in sizes}
+    plans = tail_plans(costs, block)
+    for left in range(2, block):
+        fits = min(rows for rows in block_sizes(block) if rows >= left)
+        if fits < block:
+            total = sum(costs[call.rows] for call in plans[left])
+            assert total <= TAIL_TOLERANCE * tail_cost(left, work, fixed) * (fits / left) + 1e-6
