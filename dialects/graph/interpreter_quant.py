@@ -81,7 +81,6 @@ def _matmul_integer(op: MatmulIntegerOp, args: list[np.ndarray]) -> np.ndarray:
     return _matmul(op, [_shifted(a, az, None), _shifted(b, bz, -1)])  # type: ignore[arg-type]
 
 
-
 @implements(LookupOp)
 def _lookup(op: LookupOp, args: list[np.ndarray]) -> np.ndarray:
     x, table = args

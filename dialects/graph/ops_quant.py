@@ -424,10 +424,6 @@ class MatmulIntegerOp(GraphOp):
                                self.rhs_zero_point.type)
 
 
-QUANT_OPS = (QuantizeOp, DequantizeOp, Conv2DIntegerOp, MatmulIntegerOp)
-"""The quantized ops, in the order the dialect lists them."""
-
-
 TABLE_ENTRIES = 256
 """Entries of a `graph.lookup` table: one for each value of an 8-bit integer."""
 
@@ -480,3 +476,7 @@ class LookupOp(GraphOp):
         bounds = quantized_range(self.x.type.get_element_type())
         assert bounds is not None, "the verifier admits i8 and ui8 inputs only"
         return bounds[0]
+
+
+QUANT_OPS = (QuantizeOp, DequantizeOp, Conv2DIntegerOp, MatmulIntegerOp, LookupOp)
+"""The quantized ops, in the order the dialect lists them."""
