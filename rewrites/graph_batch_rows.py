@@ -21,7 +21,7 @@ from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
 from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
 from dlc.dialects.graph.ops import ConstantOp, Conv2DOp, MatmulOp, i64_array
 from dlc.dialects.graph.ops_quant import Conv2DIntegerOp, MatmulIntegerOp
-from dlc.dialects.graph.ops_tensor import BroadcastToOp, ConvTranspose2DOp, SliceOp
+from dlc.dialects.graph.ops_tensor import BroadcastToOp, ConvTranspose2DOp, ResizeOp, SliceOp
 from dlc.rewrites.batch_cost import (
     PARALLEL_REGION_COST,
     TAIL_TOLERANCE,
@@ -265,6 +265,8 @@ def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
     for op in list(function.walk()):
         if isinstance(op, SliceOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
             op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # the batch, taken whole
+        if isinstance(op, ResizeOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
+            op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # each row resized
         if isinstance(op, BroadcastToOp) and op.shape_tuple() and op.shape_tuple()[0] < 0:
             op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # a broadcast to the batch
             op.operands = [op.x]  # the batch operand only sized it

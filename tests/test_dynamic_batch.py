@@ -466,11 +466,25 @@ def upsampler(batch: int | str = "N", reduce_axis: int = 3) -> onnx.ModelProto:
                  opset=17)
 
 
-@pytest.mark.parametrize("build", [tokens, upsampler])
+def resizer(batch: int | str = "N") -> onnx.ModelProto:
+    """x[N, 2, 4, 4] -> Resize nearest x2 (a detector's upsample) -> Resize linear x1.5 (the
+    batch's scale 1: each row resized on its own)."""
+    weights = {"up": np.array([1, 1, 2, 2], np.float32),
+               "third": np.array([1, 1, 1.5, 1.5], np.float32)}
+    nodes = [
+        helper.make_node("Resize", ["x", "", "up"], ["u"], mode="nearest"),
+        helper.make_node("Resize", ["u", "", "third"], ["y"], mode="linear"),
+    ]
+    return model(nodes, [tensor("x", [batch, 2, 4, 4])], [tensor("y", [batch, 2, 12, 12])],
+                 weights, opset=17)
+
+
+@pytest.mark.parametrize("build", [tokens, upsampler, resizer])
 def test_selection_reduction_and_transposed_convs_keep_the_batch(
         monkeypatch: pytest.MonkeyPatch, build) -> None:  # noqa: ANN001 - a model builder
     """Gathers, masks, layer norms, reductions and argmaxes over other axes than the batch,
-    pads of other axes, casts and transposed convs compile once for every batch size."""
+    pads of other axes, casts, transposed convs and resizes compile once for every batch
+    size."""
     from dlc.runtime.executable import Executable
 
     proto = build()

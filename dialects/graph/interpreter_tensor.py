@@ -219,7 +219,8 @@ def _extrapolated(op: ResizeOp, axis: int, size: int, length: int, scale: float
 @implements(ResizeOp)
 def _resize(op: ResizeOp, args: list[np.ndarray]) -> np.ndarray:
     (x,) = args
-    sizes = op.result.type.get_shape()
+    sizes = [d if d >= 0 else x.shape[axis]  # a dynamic batch: each row on its own
+             for axis, d in enumerate(op.result.type.get_shape())]
     nearest = op.mode_value() == "nearest"
     result = x if nearest else x.astype(np.float64)
     roi = op.roi_tuple()

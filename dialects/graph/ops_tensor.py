@@ -576,7 +576,8 @@ class ResizeOp(GraphOp):
     linear interpolates the two neighbours of `i`; cubic the four, with coefficient
     `cubic_coeff_a`. With `antialias`, linear and cubic kernels widen by 1 / scale when
     downsampling; with `exclude_outside`, weights outside the input are zero (the rest
-    renormalized). Linear and cubic need a float element type.
+    renormalized). Linear and cubic need a float element type. A dynamic leading dim (the
+    batch) has size -1 and scale 1 (each row resized on its own; no crop of it).
 
     Example:
         %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
@@ -585,6 +586,8 @@ class ResizeOp(GraphOp):
     """
 
     name = "graph.resize"
+
+    LEADING_DYNAMIC: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -644,12 +647,20 @@ class ResizeOp(GraphOp):
                    mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
                    nearest_mode: str = "round_prefer_floor", roi: Sequence[float] = ()
                    ) -> TensorType:
-        """`sizes`, of x's element type."""
-        x_type = _tensor(cls.name, "the operand", x)
+        """`sizes`, of x's element type (-1 and a scale of 1 for a dynamic batch)."""
+        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         rank = x_type.get_num_dims()
         _require_count(cls.name, "sizes", sizes, rank)
         _require_count(cls.name, "scales", scales, rank)
-        _require_positive(cls.name, "sizes", sizes)
+        if has_dynamic_leading_dim(x_type):
+            if sizes[0] != -1 or scales[0] != 1 or (
+                    roi and (roi[0], roi[rank]) != (0, 1)):
+                raise op_error(cls.name, f"expected size -1 and scale 1 for the dynamic batch "
+                               f"of {x_type}, found size {sizes[0]}, scale {scales[0]}")
+            _require_positive(cls.name, "sizes", sizes[1:])
+            sizes = [DYNAMIC_INDEX, *sizes[1:]]
+        else:
+            _require_positive(cls.name, "sizes", sizes)
         if any(not s > 0 for s in scales):
             raise op_error(cls.name, f"expected positive 'scales', found {list(scales)}")
         _require_choice(cls.name, "mode", mode, RESIZE_MODES)
@@ -668,6 +679,9 @@ class ResizeOp(GraphOp):
             self.x.type, _ints(self.sizes), self.scales_tuple(), mode=self.mode_value(),
             coordinate_transformation_mode=self.coordinate_mode_value(),
             nearest_mode=self.nearest_mode_value(), roi=self.roi_tuple())
+
+    def sizes_tuple(self) -> tuple[int, ...]:
+        return _ints(self.sizes)
 
     def scales_tuple(self) -> tuple[float, ...]:
         """The scale of each axis used by the coordinate transformation."""

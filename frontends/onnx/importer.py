@@ -95,6 +95,8 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",
     # a broadcast along other axes than the batch (graph.broadcast_to with a leading -1)
     "Expand",
+    # interpolation along other axes (graph.resize: the batch's scale 1)
+    "Resize", "Upsample",
 })
 """The ONNX ops a value with a dynamic batch (`import_onnx(dynamic_batch=True)`) may flow
 through: each maps every batch row on its own, and its graph ops keep the leading dim. A

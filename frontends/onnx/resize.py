@@ -35,11 +35,12 @@ def _resize(node: NodeContext, sizes: list[int], scales: list[float], mode: str,
 
 
 def _from_scales(node: NodeContext, scales: list[float]) -> list[int]:
-    """ONNX's output sizes for `scales`: floor(scale * dim)."""
+    """ONNX's output sizes for `scales`: floor(scale * dim); -1 for a dynamic dim (the batch,
+    whose scale `graph.resize` checks is 1)."""
     shape = node.shape(0)
     if len(scales) != len(shape) or any(not s > 0 for s in scales):
         raise node.error(f"expected {len(shape)} positive scales, found {scales}")
-    return [int(math.floor(s * d)) for s, d in zip(scales, shape, strict=True)]
+    return [int(math.floor(s * d)) if d >= 0 else -1 for s, d in zip(scales, shape, strict=True)]
 
 
 class _Legacy(OnnxOpConverter):

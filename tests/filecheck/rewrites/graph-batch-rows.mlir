@@ -28,6 +28,8 @@
 // BLOCK-LABEL: func.func @broadcast_rows__rows4(
 // BLOCK:         graph.broadcast_to %t {shape = array<i64: 4, 6>} : (tensor<1x6xi64>) -> tensor<4x6xi64>
 // BLOCK:         graph.broadcast_to %m {shape = array<i64: 4, 2, 6>} : (tensor<4x1x6xf32>) -> tensor<4x2x6xf32>
+// BLOCK-LABEL: func.func @resize_rows__rows4(
+// BLOCK:         graph.resize %x {sizes = array<i64: 4, 2, 8, 8>, scales = array<f64: {{.*}}>} : (tensor<4x2x4x4xf32>) -> tensor<4x2x8x8xf32>
 // BLOCK-LABEL: func.func @negative_static(
 // BLOCK-NEXT:    graph.relu
 // BLOCK-NEXT:    func.return
@@ -64,6 +66,17 @@ func.func @broadcast_rows(%ids: tensor<?x6xi64> {dlc.dim_symbols = ["N", ""]}, %
   %p = graph.broadcast_to %t, %ids {shape = array<i64: -1, 6>} : (tensor<1x6xi64>, tensor<?x6xi64>) -> tensor<?x6xi64>
   %e = graph.broadcast_to %m {shape = array<i64: -1, 2, 6>} : (tensor<?x1x6xf32>) -> tensor<?x2x6xf32>
   func.return %p, %e : tensor<?x6xi64>, tensor<?x2x6xf32>
+}
+
+// -----
+
+// A resize keeps the batch (size -1, scale 1): each row resized on its own.
+
+// CHECK-LABEL: @resize_rows
+// CHECK:         graph.resize %x {sizes = array<i64: 1, 2, 8, 8>, scales = array<f64: {{.*}}>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+func.func @resize_rows(%x: tensor<?x2x4x4xf32> {dlc.dim_symbols = ["N", "", "", ""]}) -> tensor<?x2x8x8xf32> {
+  %r = graph.resize %x {sizes = array<i64: -1, 2, 8, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<?x2x4x4xf32>) -> tensor<?x2x8x8xf32>
+  func.return %r : tensor<?x2x8x8xf32>
 }
 
 // -----

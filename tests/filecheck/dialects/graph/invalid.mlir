@@ -722,6 +722,14 @@ func.func @negative_resize_scales(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @negative_resize_of_the_batch(%x: tensor<?x4xf32> {dlc.dim_symbols = ["N", ""]}) {
+  // CHECK: 'graph.resize' op expected size -1 and scale 1 for the dynamic batch of tensor<?x4xf32>, found size -1, scale 2.0
+  %r = graph.resize %x {sizes = array<i64: -1, 8>, scales = array<f64: 2.0, 2.0>} : (tensor<?x4xf32>) -> tensor<?x8xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_resize_mode(%x: tensor<4xf32>) {
   // CHECK: 'graph.resize' op expected 'mode' in nearest, linear, cubic, found 'area'
   %r = graph.resize %x {sizes = array<i64: 8>, scales = array<f64: 2.0>, mode = "area"} : (tensor<4xf32>) -> tensor<8xf32>
