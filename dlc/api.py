@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from dlc.runtime.executable import Executable, library_exporter
+from dlc.runtime.executable import Executable, ExecutableError, library_exporter
 from dlc.runtime.library import load_library
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     byoc: str | None = None,
     precision: str = "fp32",
     dynamic_batch: bool = False,
+    specialize: Sequence[Mapping[str, Sequence[int | None]]] | None = None,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
 
@@ -98,6 +99,12 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             their number). A model that is not
             batch-polymorphic (an op mixing rows, a Shape of the batch, other dynamic dims)
             falls back to specialization, as without the option. CPU targets only.
+        specialize: an ONNX model compiled for each of these input shapes (`{"x": (None, 3,
+            320, 320)}`: a shape per input named, None keeping the declared dim, which only a
+            `dynamic_batch` may leave dynamic): the result
+            (`runtime.variants.ShapeVariantsExecutable`) runs each call on the variant its
+            shapes select, other shapes on the model compiled as without `specialize`, and
+            `export` writes every variant into one library (`driver.shape_variants`).
 
     Returns:
         An `Executable`: `m(x, ...)` with inputs in order, `m.run({"name": x})` by name,
@@ -139,6 +146,14 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         )
 
     batched = build_batched if dynamic_batch and pipeline.startswith("cpu") else None
+    if specialize is not None:
+        from dlc.driver.shape_variants import build_variants
+        from dlc.driver.specialize import read_onnx
+
+        proto = read_onnx(model)
+        return build_variants(  # type: ignore[return-value] - the same call API
+            proto, specialize, lambda m: build_onnx(m, input_shapes, build_for, batched),
+            lambda: build_onnx(proto, input_shapes, build_for, batched))
     return build_onnx(model, input_shapes, build_for, batched)  # type: ignore[return-value]
 
 
@@ -150,4 +165,17 @@ def load(path: str | Path, entry: str | None = None) -> Executable:
     source: load only libraries you would run as programs.
     """
     library = load_library(path)
+    table = library.variants_text()
+    if table is not None:
+        from dlc.runtime.metadata import MetadataError
+        from dlc.runtime.variants import ShapeVariantsExecutable, decode_variants
+
+        try:
+            variants = decode_variants(table)
+        except MetadataError as e:
+            raise ExecutableError(f"{path}: {e}") from None
+        exporter = library_exporter(library.path)
+        return ShapeVariantsExecutable(  # type: ignore[return-value] - the same call API
+            [Executable(library.variant(v.prefix), entry, exporter) for v in variants],
+            exporter=exporter, prefixes=[v.prefix for v in variants])
     return Executable(library, entry, library_exporter(library.path))

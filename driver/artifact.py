@@ -10,6 +10,7 @@ imports xDSL; llvmlite is imported only to link in process.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import itertools
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -355,29 +356,43 @@ class ForeignModule:
 def pack_weights(
     weights: Mapping[str, np.ndarray], alignment: int = WEIGHT_ALIGNMENT
 ) -> tuple[list[tuple[str, int, int]], int]:
-    """Offsets of the weights laid end to end, each aligned: ([(symbol, offset, nbytes)], total)."""
+    """Offsets of the weights laid end to end, each aligned: ([(symbol, offset, nbytes)], total).
+    Weights with equal bytes share one offset (a library of several shapes of one model holds
+    its weights once; so do equal constants of one model)."""
     layout: list[tuple[str, int, int]] = []
+    placed: dict[tuple[int, bytes], int] = {}
     offset = 0
     for symbol, buffer in weights.items():
+        key = (buffer.nbytes, hashlib.blake2b(memoryview(buffer).cast("B")).digest())
+        if key in placed:
+            layout.append((symbol, placed[key], buffer.nbytes))
+            continue
         offset = (offset + alignment - 1) // alignment * alignment
+        placed[key] = offset
         layout.append((symbol, offset, buffer.nbytes))
         offset += buffer.nbytes
     return layout, offset
 
 
+def weights_blob(
+    weights: Mapping[str, np.ndarray], alignment: int = WEIGHT_ALIGNMENT
+) -> tuple[list[tuple[str, int, int]], bytearray]:
+    """The weights as one blob laid out by `pack_weights`, and the layout."""
+    layout, total = pack_weights(weights, alignment)
+    blob = bytearray(total)
+    for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
+        blob[offset : offset + nbytes] = memoryview(buffer).cast("B")
+    return layout, blob
+
+
 def write_weights(
     weights: Mapping[str, np.ndarray], path: Path, alignment: int = WEIGHT_ALIGNMENT
 ) -> list[tuple[str, int, int]]:
-    """Writes the weights end to end (zero padding between, each aligned) into `path`; returns
-    the layout [(symbol, offset, nbytes)]."""
-    layout, total = pack_weights(weights, alignment)
+    """Writes the weights laid out by `pack_weights` (zero padding between, each aligned) into
+    `path`; returns the layout [(symbol, offset, nbytes)]."""
+    layout, blob = weights_blob(weights, alignment)
     with open(path, "wb") as out:
-        position = 0
-        for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
-            out.write(b"\0" * (offset - position))
-            out.write(memoryview(buffer).cast("B"))
-            position = offset + nbytes
-        out.write(b"\0" * (total - position))
+        out.write(blob)
     return layout
 
 

@@ -121,6 +121,7 @@ def build(
             raise CompileError(str(e)) from None
     executable = Executable(native, entry, compiled.export)
     executable.stats = compiled.stats
+    executable.compiled = compiled
     return executable
 
 

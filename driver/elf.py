@@ -1,6 +1,7 @@
 """What dlc reads of its own ELF object files without loading them: the architecture they are
-for (`e_machine`) and the bytes of a defined symbol (the metadata strings of a module compiled
-for another architecture, which this process cannot link).
+for (`e_machine`), the bytes of a defined symbol (the metadata strings of a module compiled
+for another architecture, which this process cannot link) and the global symbols it defines
+and references (to rename a model's symbols before linking several into one library).
 
 Only 64-bit little-endian ELF (what LLVM emits for x86-64 and AArch64 Linux) is read.
 """
@@ -69,3 +70,28 @@ def string_symbol(code: bytes, name: str) -> str | None:
     defined there."""
     data = symbol_bytes(code, name)
     return None if data is None else data.split(b"\0", 1)[0].decode()
+
+
+_STB_GLOBAL = 1
+
+
+def global_symbols(code: bytes) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the relocatable object `code`'s global symbols: (those it defines, those it
+    references but does not define). Weak symbols (a library-wide default such as the thread
+    count, which every unit may define) are in neither."""
+    _check_elf64(code)
+    sections = _sections(code)
+    defined: set[str] = set()
+    undefined: set[str] = set()
+    for section in sections:
+        if section[1] != _SHT_SYMTAB:
+            continue
+        strings = sections[section[6]]
+        names = code[strings[4] : strings[4] + strings[5]]
+        for start in range(section[4] + _SYMBOL.size, section[4] + section[5], _SYMBOL.size):
+            name_at, info, _, index, _, _ = _SYMBOL.unpack_from(code, start)
+            if info >> 4 != _STB_GLOBAL:
+                continue
+            name = names[name_at : names.index(b"\0", name_at)].decode()
+            (undefined if index == 0 else defined).add(name)
+    return frozenset(defined), frozenset(undefined)

@@ -33,6 +33,7 @@ from dlc.target import DEFAULT_CPU_TARGET, CpuTarget
 if TYPE_CHECKING:
     import numpy as np
     from dlc.runtime.c_api import CInterface
+    from dlc.runtime.c_api_variants import VariantsInterface
 
 
 def export_shared_library(
@@ -107,7 +108,14 @@ def weights_assembly(layout: Sequence[tuple[str, int, int]], blob: Path, alignme
     `.incbin`'d from `blob` (so that megabytes of weights never pass through a compiler)."""
     lines = ['\t.section .rodata.dlc_weights,"a",@progbits']
     quoted = str(blob).replace("\\", "\\\\").replace('"', '\\"')
+    first: dict[int, str] = {}
     for symbol, offset, nbytes in layout:
+        if offset in first and nbytes:  # equal bytes (`pack_weights`): the same address
+            lines += [f"\t.globl {symbol}", f"\t.type {symbol}, @object",
+                      f"\t.set {symbol}, {first[offset]}", f"\t.size {symbol}, {nbytes}"]
+            continue
+        if nbytes:
+            first[offset] = symbol
         lines += [
             f"\t.globl {symbol}",
             f"\t.type {symbol}, @object",
@@ -145,17 +153,26 @@ C_API_COMPILE_FLAGS = ("-c", "-fPIC", "-O2", "-std=c11")
 """How the C interface's source is compiled (with the compiler driver that links)."""
 
 
-def c_api_files(api: CInterface, library_name: str) -> dict[str, str]:
+def c_api_files(api: CInterface | VariantsInterface, library_name: str) -> dict[str, str]:
     """The C interface `api` of the library `library_name` as files, by name: its header, the
-    source of its functions, and the version script (`runtime.c_api`)."""
+    sources of its functions (`.c`: one for a model, one per variant and the library's own for
+    a library of several shapes) and the version script (`runtime.c_api`)."""
     from dlc.runtime.c_api import c_header, c_wrapper_source, version_script
+    from dlc.runtime.c_api_variants import VariantsInterface
 
+    if isinstance(api, VariantsInterface):
+        return api.files(library_name, C_API_SOURCE, C_API_EXPORTS)
     header = f"{api.prefix}.h"
     return {
         header: c_header(api, library_name),
         C_API_SOURCE: c_wrapper_source(api, header),
         C_API_EXPORTS: version_script(api),
     }
+
+
+def c_sources(files: Mapping[str, str]) -> list[str]:
+    """The C sources among the C interface's files (`c_api_files`), in order."""
+    return [name for name in files if name.endswith(".c")]
 
 
 def c_api_link_flags(exports: str, library_name: str) -> list[str]:
@@ -166,25 +183,29 @@ def c_api_link_flags(exports: str, library_name: str) -> list[str]:
 
 
 def c_api_link_inputs(
-    api: CInterface, library_name: str, scratch: Path, compiler: str
+    api: CInterface | VariantsInterface, library_name: str, scratch: Path, compiler: str
 ) -> list[str]:
     """The linker inputs that give the library `library_name` the C interface `api`: the
-    object of its C functions (`c_api_files` compiled with `compiler`) and the flags of
+    objects of its C functions (`c_api_files` compiled with `compiler`) and the flags of
     `c_api_link_flags`, which leave them (and `dlc_prefix`) the only exported symbols."""
-    for name, text in c_api_files(api, library_name).items():
+    files = c_api_files(api, library_name)
+    for name, text in files.items():
         (scratch / name).write_text(text)
-    wrapper = scratch / "dlc_c_api.o"
-    result = subprocess.run(
-        [compiler, *C_API_COMPILE_FLAGS, "-Wall", "-Werror", "-o", str(wrapper),
-         str(scratch / C_API_SOURCE)],
-        capture_output=True, text=True, check=False,
-    )
-    if result.returncode != 0:
-        raise LibraryError(
-            f"compiling the C interface of '{api.prefix}' failed ({compiler} exited with "
-            f"{result.returncode}): {result.stderr.strip()}"
+    objects = []
+    for source in c_sources(files):
+        wrapper = scratch / f"{Path(source).stem}.o"
+        result = subprocess.run(
+            [compiler, *C_API_COMPILE_FLAGS, "-Wall", "-Werror", "-o", str(wrapper),
+             str(scratch / source)],
+            capture_output=True, text=True, check=False,
         )
-    return [str(wrapper), *c_api_link_flags(str(scratch / C_API_EXPORTS), library_name)]
+        if result.returncode != 0:
+            raise LibraryError(
+                f"compiling the C interface of '{api.prefix}' failed ({compiler} exited with "
+                f"{result.returncode}): {result.stderr.strip()}"
+            )
+        objects.append(str(wrapper))
+    return [*objects, *c_api_link_flags(str(scratch / C_API_EXPORTS), library_name)]
 
 
 def link_shared_library(
@@ -193,7 +214,7 @@ def link_shared_library(
     path: str | Path,
     uses_openmp: bool = False,
     libraries: Sequence[str] = (),
-    c_api: CInterface | None = None,
+    c_api: CInterface | VariantsInterface | None = None,
 ) -> Path:
     """Link position-independent `objects` and the `weights` they reference into the shared
     library `path` with the C compiler driver of their architecture (`linker_for`), with libm,
@@ -255,7 +276,7 @@ def write_object_archive(
     weights: Mapping[str, np.ndarray],
     path: str | Path,
     uses_openmp: bool = False,
-    c_api: CInterface | None = None,
+    c_api: CInterface | VariantsInterface | None = None,
 ) -> Path:
     """Pack `objects` (as `unit<N>.o`), the `weights` (`weights.bin` and the `weights.s` that
     `.incbin`s it) and `link.sh`, the command that links them into `model.so`, into the tar
@@ -264,7 +285,7 @@ def write_object_archive(
     interface's header, source and version script (`c_api_files`), and `link.sh` compiles the
     source and links the library with that interface only. The archive appears at `path`
     atomically."""
-    from dlc.driver.artifact import pack_weights
+    from dlc.driver.artifact import weights_blob
     from dlc.runtime.metadata import WEIGHT_ALIGNMENT
 
     path = Path(path)
@@ -273,22 +294,21 @@ def write_object_archive(
     members: dict[str, bytes] = {f"unit{i}.o": data for i, data in enumerate(objects)}
     inputs = list(members)
     if weights:
-        layout, total = pack_weights(weights, WEIGHT_ALIGNMENT)
-        blob = bytearray(total)
-        for (_, offset, nbytes), buffer in zip(layout, weights.values(), strict=True):
-            blob[offset : offset + nbytes] = memoryview(buffer).cast("B")
+        layout, blob = weights_blob(weights, WEIGHT_ALIGNMENT)
         members["weights.bin"] = bytes(blob)
         members["weights.s"] = weights_assembly(
             layout, Path("weights.bin"), WEIGHT_ALIGNMENT).encode()
         inputs.append("weights.s")
     compile_api = ""
     if c_api is not None:
-        for name, text in c_api_files(c_api, f"{path.stem}.so").items():
+        files = c_api_files(c_api, f"{path.stem}.so")
+        for name, text in files.items():
             members[name] = text.encode()
-        compile_api = " ".join(['"${CC:-cc}"', *C_API_COMPILE_FLAGS, "-o", "dlc_c_api.o",
-                                C_API_SOURCE]) + "\n"
-        inputs += ["dlc_c_api.o",
-                   *c_api_link_flags(C_API_EXPORTS, '"$(basename "${1:-model.so}")"')]
+        for source in c_sources(files):
+            compile_api += " ".join(['"${CC:-cc}"', *C_API_COMPILE_FLAGS, "-o",
+                                     f"{Path(source).stem}.o", source]) + "\n"
+            inputs.append(f"{Path(source).stem}.o")
+        inputs += c_api_link_flags(C_API_EXPORTS, '"$(basename "${1:-model.so}")"')
     pool = thread_pool.link_inputs(objects)
     if pool:
         members[POOL_MEMBER] = thread_pool.POOL_SOURCE.read_bytes()

@@ -30,7 +30,7 @@ import onnx
 from dlc.driver.errors import CompileError
 from dlc.frontends.onnx.binding import bind_inputs, declared_inputs, inputs_to_bind
 from dlc.frontends.onnx.errors import NotConstantError
-from dlc.runtime.executable import Executable, ExecutableError
+from dlc.runtime.executable import Executable, ExecutableError, run_by_name
 
 Builder = Callable[[onnx.ModelProto, Mapping[str, Sequence[int]]], Executable]
 """Compiles a model for static input shapes (`driver.build.build` with the user's options)."""
@@ -167,17 +167,7 @@ class SpecializingExecutable:
 
     def run(self, inputs: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Runs on inputs given by name; returns the outputs by name."""
-        names = self.input_names
-        missing = [n for n in names if n not in inputs]
-        unknown = sorted(set(inputs) - set(names))
-        if missing or unknown:
-            problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
-                [f"unknown {', '.join(map(repr, unknown))}"] if unknown else [])
-            raise ExecutableError(f"the model expects inputs {', '.join(map(repr, names))}: "
-                                  f"{'; '.join(problems)}")
-        results = self(*(inputs[n] for n in names))
-        outputs = results if isinstance(results, tuple) else (results,)
-        return dict(zip(self.output_names, outputs, strict=True))
+        return run_by_name(self, self.input_names, self.output_names, inputs)
 
     def export(self, path: object, **_: object) -> None:
         """A library is compiled for one shape: this refuses, saying which shapes to fix."""
@@ -244,6 +234,16 @@ def _with_shapes(build: Builder, given: Mapping[str, Sequence[int]]) -> Builder:
         return build(model, {**{k: v for k, v in given.items() if k in names}, **shapes})
 
     return with_given
+
+
+def read_onnx(model: object) -> onnx.ModelProto:
+    """`model` (a ModelProto, or the path of a .onnx file) as a ModelProto; `CompileError`
+    for anything else."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if not str(model).endswith(".onnx"):
+        raise CompileError(f"expected an ONNX model to specialize, found {model!r}"[:200])
+    return _read(model)
 
 
 def _read(path: object) -> onnx.ModelProto:

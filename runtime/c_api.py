@@ -215,6 +215,12 @@ class CInterface:
     info: ModelInfo
     internal_symbols: tuple[str, ...] = ()
     device: str | None = None
+    linked_names: tuple[tuple[str, str], ...] = ()
+    """(name, symbol) for each internal symbol linked under another name (a variant of a
+    library of several shapes, `driver.shape_variants`); `<prefix>_dlc_symbol` takes the name."""
+    variant_of: str = ""
+    """The prefix of the library of several shapes whose variant this is ("" for a library of
+    one model): such a library defines `dlc_prefix` once, for all its variants."""
 
     def __post_init__(self) -> None:
         check_c_prefix(self.prefix)
@@ -262,7 +268,13 @@ class CInterface:
     @property
     def exported_symbols(self) -> tuple[str, ...]:
         """Every symbol the library exports (the version script's global list)."""
+        if self.variant_of:
+            return self.exported_functions
         return (*self.exported_functions, PREFIX_SYMBOL)
+
+    def linked(self, name: str) -> str:
+        """The symbol the internal symbol `name` is linked under."""
+        return dict(self.linked_names).get(name, name)
 
     @property
     def workspace_bytes(self) -> int:
@@ -529,8 +541,7 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
         "#include <stdlib.h>",
         "#include <string.h>",
         "",
-        f'const char {PREFIX_SYMBOL}[] = "{p}";',
-        "",
+        *([] if api.variant_of else [f'const char {PREFIX_SYMBOL}[] = "{p}";', ""]),
         "/* The library's own symbols (local to it, by the linker's version script). */",
     ]
     members = [f"inputs->{t.member}" for t in api.inputs]
@@ -549,7 +560,7 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
     extra = (LAST_ERROR_SYMBOL, SET_DRIVER_SYMBOL) if api.device else (NUM_THREADS_SYMBOL,)
     symbols = [s for s in dict.fromkeys([*api.internal_symbols, *extra]) if _SYMBOL.match(s)]
     for index, symbol in enumerate(symbols):
-        lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{symbol}");')
+        lines.append(f'extern const char dlc_symbol_{index}_[] __asm__("{api.linked(symbol)}");')
     lines += [
         "",
         "static const struct { const char *name; const void *address; } dlc_symbols_[] = {",
@@ -578,7 +589,7 @@ def _device_functions(api: CInterface, members: Sequence[str]) -> list[str]:
     arity = len(api.signature.arguments)
     lines = [
         f"extern int dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
-        f' __asm__("{api.signature.name}");',
+        f' __asm__("{api.linked(api.signature.name)}");',
         f'extern const char *dlc_last_error_(void) __asm__("{LAST_ERROR_SYMBOL}");',
         f'extern int dlc_set_driver_library_(const char *) __asm__("{SET_DRIVER_SYMBOL}");',
         "",
@@ -611,12 +622,12 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
     arity = len(api.signature.arguments)
     lines = [
         f"extern void dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
-        f' __asm__("{entry}");',
+        f' __asm__("{api.linked(entry)}");',
     ]
     if api.workspace_bytes:
         lines.append(
             f"extern void dlc_entry_with_workspace_({', '.join(['void *'] * (arity + 1))})"
-            f' __asm__("{entry}{WORKSPACE_ENTRY_SUFFIX}");'
+            f' __asm__("{api.linked(entry + WORKSPACE_ENTRY_SUFFIX)}");'
         )
     lines += [
         f"__attribute__((weak)) int dlc_num_threads_ __asm__(\"{NUM_THREADS_SYMBOL}\") = 0;",
@@ -646,7 +657,7 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
     if api.batch:
         lines += [
             f"extern void dlc_batch_entry_(int64_t, {', '.join(['void *'] * arity)})"
-            f' __asm__("{entry}{BATCH_ENTRY_SUFFIX}");',
+            f' __asm__("{api.linked(entry + BATCH_ENTRY_SUFFIX)}");',
             "",
             f"int {p}_run_batch(int64_t rows, const struct {p}_inputs *inputs, "
             f"struct {p}_outputs *outputs) {{",

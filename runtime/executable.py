@@ -227,6 +227,9 @@ class Executable:
         self.stats: Any = None
         """How the compile went (the driver's `CompileStats`), when this process compiled it or
         took it from the cache; None for a loaded library."""
+        self.compiled: Any = None
+        """The driver's `CompiledModel` (object code and weights), when this process compiled it
+        or took it from the cache; None for a loaded library."""
 
     def _model_info(self, native: NativeModule) -> ModelInfo | None:
         model_text = getattr(native, "model_text", None)
@@ -522,18 +525,43 @@ class Executable:
         symbols it exports; `c_header` is where to write its header (default: none). A
         library loaded with `dlc.load` is copied as it is (its prefix cannot change).
         """
-        if self._exporter is None:
-            raise ExecutableError("this executable cannot be exported")
-        options = {name: value for name, value in (("c_prefix", c_prefix),
-                                                   ("c_header", c_header)) if value is not None}
-        try:
-            inspect.signature(self._exporter).bind(Path(path), **options)
-        except TypeError:
-            raise ExecutableError(
-                f"this executable cannot be exported with {' or '.join(options)} (a library "
-                "loaded with dlc.load is copied as it is)"
-            ) from None
-        return self._exporter(Path(path), **options)
+        return call_exporter(self._exporter, path, c_prefix, c_header)
+
+
+def call_exporter(exporter: Callable[..., Path] | None, path: str | Path,
+                  c_prefix: str | None, c_header: str | Path | None) -> Path:
+    """`exporter(path, ...)` with the C options given, or an `ExecutableError` where there is
+    none or it takes no such options (a loaded library's, which copies the file)."""
+    if exporter is None:
+        raise ExecutableError("this executable cannot be exported")
+    options = {name: value for name, value in (("c_prefix", c_prefix),
+                                               ("c_header", c_header)) if value is not None}
+    try:
+        inspect.signature(exporter).bind(Path(path), **options)
+    except TypeError:
+        raise ExecutableError(
+            f"this executable cannot be exported with {' or '.join(options)} (a library "
+            "loaded with dlc.load is copied as it is)"
+        ) from None
+    return exporter(Path(path), **options)
+
+
+def run_by_name(call: Callable[..., Any], input_names: Sequence[str],
+                output_names: Sequence[str], inputs: Mapping[str, object]
+                ) -> dict[str, np.ndarray]:
+    """`call(*inputs in order)`'s outputs by name, for inputs given by name (an
+    `ExecutableError` names the missing and unknown ones): the `run` of the executables that
+    hold several compiled ones."""
+    missing = [n for n in input_names if n not in inputs]
+    unknown = sorted(set(inputs) - set(input_names))
+    if missing or unknown:
+        problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
+            [f"unknown {', '.join(map(repr, unknown))}"] if unknown else [])
+        raise ExecutableError(f"the model expects inputs {', '.join(map(repr, input_names))}: "
+                              f"{'; '.join(problems)}")
+    results = call(*(inputs[n] for n in input_names))
+    outputs = results if isinstance(results, tuple) else (results,)
+    return dict(zip(output_names, outputs, strict=True))
 
 
 def library_exporter(source: Path) -> Callable[[Path], Path]:

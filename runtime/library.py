@@ -11,6 +11,7 @@ untrusted source is code from an untrusted source.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import os
 import platform
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dlc.runtime.c_api import PREFIX_SYMBOL, read_prefix
-from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL, MetadataError
+from dlc.runtime.metadata import METADATA_SYMBOL, MODEL_SYMBOL, VARIANTS_SYMBOL, MetadataError
 
 
 class LibraryError(RuntimeError):
@@ -122,6 +123,24 @@ class SharedLibrary:
             lookup.restype = ctypes.c_void_p
             lookup.argtypes = [ctypes.c_char_p]
             self._lookup = lookup
+
+    def variant(self, prefix: str) -> SharedLibrary:
+        """The view of this library (of several shapes, `runtime.variants`) whose symbols are
+        those of its variant `prefix` (through `<prefix>_dlc_symbol`)."""
+        view = copy.copy(self)
+        try:
+            lookup = getattr(self._library, f"{read_prefix(prefix)}_dlc_symbol")
+        except (MetadataError, AttributeError) as e:
+            raise LibraryError(f"{self.path} has no variant '{prefix}': {e}") from None
+        lookup.restype = ctypes.c_void_p
+        lookup.argtypes = [ctypes.c_char_p]
+        view.prefix = prefix
+        view._lookup = lookup
+        return view
+
+    def variants_text(self) -> str | None:
+        """The table of variants of a library of several shapes (JSON), or None."""
+        return self._string(VARIANTS_SYMBOL)
 
     def _exported(self, name: str) -> int | None:
         try:

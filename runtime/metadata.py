@@ -15,6 +15,10 @@ from dataclasses import dataclass
 METADATA_SYMBOL = "dlc_metadata"
 """The name of the global that holds the JSON metadata."""
 
+VARIANTS_SYMBOL = "dlc_variants"
+"""The name under which a library of several shapes gives its table of variants (JSON,
+`runtime.variants`)."""
+
 METADATA_VERSION = 1
 """The version of the JSON format; readers reject other versions."""
 

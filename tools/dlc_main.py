@@ -60,6 +60,23 @@ def _shape_arg(text: str) -> tuple[str, list[int]]:
     return name, [int(d) for d in re.split(r"[x,]", dims)] if dims else []
 
 
+_VARIANT = re.compile(r"^([^=,]+)=((?:\d+|\?)(?:x(?:\d+|\?))*)$")
+
+
+def _variant_arg(text: str) -> dict[str, list[int | None]]:
+    """`x=?x3x320x320,y=1x4`: one variant's input shapes (`?`: the declared dim)."""
+    variant: dict[str, list[int | None]] = {}
+    for part in text.split(";" if ";" in text else ","):
+        match = _VARIANT.match(part.strip())
+        if match is None or match.group(1) in variant:
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=DIMS[,NAME=DIMS...] such as x=?x3x320x320 (? keeps the "
+                f"declared dim, the dynamic batch), found '{text}'")
+        name, dims = match.groups()
+        variant[name] = [None if d == "?" else int(d) for d in dims.split("x")]
+    return variant
+
+
 def _count(least: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer of at least `least` (0: non-negative, 1: positive)."""
     def parse(text: str) -> int:
@@ -96,6 +113,12 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         default=[], metavar="NAME=DIMS",
                         help="static shape of an input with dynamic dimensions, e.g. "
                         "x=1x3x224x224 (repeatable)")
+    parser.add_argument("--specialize", dest="variants", type=_variant_arg, action="append",
+                        default=[], metavar="NAME=DIMS[,NAME=DIMS]",
+                        help="compile for these input shapes (repeatable: one variant each, "
+                        "one library of all; ? keeps a dim dynamic, the batch with "
+                        "--dynamic-batch), e.g. --specialize x=?x3x320x320 --specialize "
+                        "x=?x3x640x640")
     parser.add_argument("--dynamic-batch", action="store_true",
                         help="compile a model whose inputs share a dynamic leading dim (the "
                         "batch) once for every batch size (falls back to shapes per call when "
@@ -224,8 +247,9 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
     if not args.model.is_file():
         raise ToolError(f"no such file: {args.model}")
     if args.model.suffix == ".so":
-        if args.input_shapes:
-            raise ToolError("--input-shape applies when compiling, not to a compiled .so")
+        if args.input_shapes or args.variants:
+            option = "--input-shape" if args.input_shapes else "--specialize"
+            raise ToolError(f"{option} applies when compiling, not to a compiled .so")
         return dlc.load(args.model), None
     if args.custom_ops is not None:
         load_custom_ops(args.custom_ops)
@@ -237,6 +261,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs, check_bounds=args.check_bounds, byoc=args.byoc,
         precision=args.precision, dynamic_batch=args.dynamic_batch,
+        specialize=args.variants or None,
     )
     return executable, time.perf_counter() - start
 
@@ -307,7 +332,9 @@ def _inputs(
         if name in given:
             arrays.append(given[name])
             continue
-        spec = executable.signature.inputs[index]
+        # a library of several shapes: the first variant's (one row of a dynamic batch)
+        first = getattr(executable, "variants", (executable,))[0]
+        spec = first.signature.inputs[index]
         arrays.append(_random_input(spec.shape, np.dtype(spec.dtype), rng))
     return arrays
 
@@ -391,34 +418,62 @@ def compile_command(args: argparse.Namespace) -> None:
         return
     prefix, header = _c_interface_options(args, output)
     executable, seconds = _executable(args)
+    assert seconds is not None, "a compile is timed"
+    variants = getattr(executable, "variants", None)
+    if variants is not None:  # a library of several shapes (runtime.variants)
+        executable.export(output, c_prefix=prefix, c_header=header)
+        print(f"dlc: compiled {args.model} -> {output} in {seconds:.2f} s "
+              f"({len(variants)} shapes)")
+        from dlc.runtime.variants import variant_info
+
+        names = [f"{prefix}_{tag}" for tag in _variant_tags(variants)]
+        for name, variant in zip(names, variants, strict=True):
+            print(f"  {name}: {variant_info(name, variant).describe()}")
+            _print_stats(variant.stats, args, "    ")
+        if header is not None:
+            print(f"  C header:  {header} (functions {names[0]}_run, ..., {prefix}_variants)")
+        return
     if executable.model is None and args.c_prefix is None and args.c_header is None:
         header = None  # several entry functions: no C interface (nor header) to write
         executable.export(output)
     else:
         executable.export(output, c_prefix=prefix, c_header=header)
     stats = executable.stats
-    assert stats is not None and seconds is not None, "a compile has stats"
+    assert stats is not None, "a compile has stats"
     cached = "model from the cache" if stats.model_cache_hit else (
         f"{stats.kernels_cached}/{stats.kernels} kernels from the cache")
     print(f"dlc: compiled {args.model} -> {output} in {seconds:.2f} s "
           f"({cached})")
+    _print_stats(stats, args, "  ")
+    if header is not None:
+        print(f"  C header:  {header} (functions {prefix}_run, {prefix}_run_with_workspace, "
+              "...)")
+
+
+def _variant_tags(variants: Sequence[Executable]) -> list[str]:
+    from dlc.driver.shape_variants import variant_tags
+    from dlc.runtime.variants import variant_info
+
+    return variant_tags([[shape for _, shape in variant_info("", v).shapes] for v in variants])
+
+
+def _print_stats(stats: Any, args: argparse.Namespace, indent: str) -> None:
+    """What one compile did: kernels, workspace, weights, tuning, the slowest stages."""
     if stats.calls:
         saved = ""
         if stats.unplanned_bytes:
             saved = f" ({format_bytes(stats.unplanned_bytes)} without the plan)"
-        print(f"  kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
-        print(f"  workspace: {format_bytes(stats.workspace_bytes)} planned{saved}")
-    print(f"  weights:   {format_bytes(stats.weight_bytes)}")
-    if header is not None:
-        print(f"  C header:  {header} (functions {prefix}_run, {prefix}_run_with_workspace, "
-              "...)")
+        print(f"{indent}kernels:   {stats.calls} calls of {stats.kernels} distinct kernels")
+        print(f"{indent}workspace: {format_bytes(stats.workspace_bytes)} planned{saved}")
+    print(f"{indent}weights:   {format_bytes(stats.weight_bytes)}")
     if args.tuning_log is not None and not stats.model_cache_hit:
         kept = ", ".join(f"@{name}" for name in stats.kept_default) or "none"
-        print(f"  tuning:    applied {len(stats.tuned)} record(s) from {args.tuning_log}; "
+        print(f"{indent}tuning:    applied {len(stats.tuned)} record(s) from {args.tuning_log}; "
               f"kept the default schedule: {kept}")
     slow = sorted(stats.seconds.items(), key=lambda item: -item[1])[:4]
     if slow and not stats.model_cache_hit:
-        print("  stages:    " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slow)
+        print(f"{indent}stages:    " + ", ".join(f"{name} {seconds:.2f} s"
+                                                 for name, seconds in slow)
               + " (summed over processes)")
 
 
