@@ -2,12 +2,17 @@
 for each static shape, and ONNX Runtime, in one run.
 
 Run: `python3 benchmarks/dynamic_shapes.py [--threads 2] [--shapes 1x320 4x320 1x640]
-[--repeats 10]`.
+[--repeats 10] [--variants 320 640]`.
 
 The model is `benchmarks/model_zoo.yolo_style` (input `x` declared [N, 3, H, W]). For each call
 shape it prints the first call's seconds through the dynamic executable (a compile of that
 signature, cold cache), then the steady latency of the dynamic executable, of a static compile
 of that shape, and of ONNX Runtime, with the ratios dynamic/static and dynamic/ORT.
+
+With `--variants SIZE...`, the dynamic executable is one library of those image sizes with a
+dynamic batch (`dlc compile --specialize x=?x3xSxS ... --dynamic-batch`), compiled once (its
+compile time and size are printed, against a library per size), exported and loaded with
+`dlc.load` as a deployment would; its first call is then a call, not a compile.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", default=["1x320", "4x320", "1x640"],
                         help="BATCHxSIZE call shapes (SIZE a multiple of 8)")
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--variants", type=int, nargs="+", metavar="SIZE",
+                        help="one library of these image sizes, any batch")
     args = parser.parse_args()
 
     import onnxruntime
@@ -44,7 +51,10 @@ def main() -> None:
     session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     with tempfile.TemporaryDirectory() as cache:
-        dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache)
+        if args.variants:
+            dynamic = variants_library(model, args.variants, args.threads, cache)
+        else:
+            dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache)
         print(f"yolo_style, threads={args.threads or 'all'}: x declared "
               f"{dynamic.describe()}")
         print(f"{'shape':>14} {'first call s':>12} {'dynamic ms':>11} {'static ms':>10} "
@@ -63,6 +73,26 @@ def main() -> None:
                 dynamic, static, lambda x: session.run(None, {"x": x}), x, args.repeats)
             print(f"{'x'.join(map(str, x.shape)):>14} {first:12.2f} {d:11.3f} {s:10.3f} "
                   f"{o:8.3f} {d / s:10.2f} {d / o:8.2f} {error:9.1e}")
+
+
+def variants_library(model: object, sizes: list[int], threads: int, cache: str) -> object:
+    """One library of `sizes` (a dynamic batch each), compiled with a cold cache and loaded;
+    prints its compile time and size, and the size of a library per image size."""
+    import dlc
+
+    shapes = [{"x": (None, 3, size, size)} for size in sizes]
+    start = time.perf_counter()
+    compiled = dlc.compile(model, specialize=shapes, dynamic_batch=True, threads=threads,
+                           cache_dir=cache)
+    seconds = time.perf_counter() - start
+    path = Path(cache) / "variants.so"
+    compiled.export(path)
+    apart = 0
+    for index, variant in enumerate(compiled.variants):
+        apart += variant.export(Path(cache) / f"variant{index}.so").stat().st_size
+    print(f"one library of {len(sizes)} sizes: compiled in {seconds:.1f} s, "
+          f"{path.stat().st_size / 1024:.0f} KiB ({apart / 1024:.0f} KiB as a library per size)")
+    return dlc.load(path)
 
 
 if __name__ == "__main__":

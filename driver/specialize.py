@@ -12,9 +12,11 @@ on-disk cache, so a signature seen before in any process costs an import and a c
 The last `max_specializations` stay in memory.
 
 This is specialization, as XLA and TorchDynamo do it, not kernels with symbolic extents: each
-new signature pays a compile, and a library (`export`) is written for one shape, so `export`
-asks for `input_shapes`. A model with few distinct call shapes (a fixed set of image sizes and
-batch sizes) runs at static speed; one with a new shape every call is a poor fit.
+new signature pays a compile, and a library (`export`) is written for the shapes it was
+compiled for, so `export` asks for `input_shapes`, or for the list of shapes of a library of
+several (`dlc.compile(specialize=...)`, `driver.shape_variants`). A model with few distinct call
+shapes (a fixed set of image sizes and batch sizes) runs at static speed; one with a new shape
+every call is a poor fit.
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ class SpecializingExecutable:
             raise ExecutableError(
                 f"cannot export {path}: the model has dynamic input shapes "
                 f"({'; '.join(i.describe() for i in dynamic)}), and a library is compiled for "
-                f"one shape: give them ({example}; input_shapes={{...}} from Python)")
+                f"the shapes it holds: give them ({example}; input_shapes={{...}} from "
+                "Python), or list several with --specialize (specialize=[...])")
         raise ExecutableError(
             f"cannot export {path}: the values of inputs {', '.join(self._bound)} decide "
             "shapes, and a library is compiled for one shape: make them constants "
