@@ -166,6 +166,14 @@ class ShapeVariantsExecutable:
             f"no variant of the model takes inputs of shapes {given}: it was compiled for "
             f"{held} (compile it with this shape too: --specialize)")
 
+    def specialization(self, inputs: Sequence[object]) -> tuple[Executable, list[Any]]:
+        """The executable that runs these inputs and the inputs to pass it (the fallback's own
+        specialization where no variant takes them), as `SpecializingExecutable`'s."""
+        runner = self._runner(inputs)
+        if isinstance(runner, Executable):
+            return runner, list(inputs)
+        return runner.specialization(inputs)
+
     def __call__(self, *inputs: object, **options: Any) -> np.ndarray | tuple[np.ndarray, ...]:
         if len(inputs) != len(self.input_names):
             raise ExecutableError(

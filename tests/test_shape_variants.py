@@ -290,3 +290,16 @@ def test_dlc_compile_specialize_writes_one_library(tmp_path: Path,
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
     assert not (tmp_path / "b.so").exists()
+
+
+def test_dlc_profile_profiles_the_variant_of_its_inputs(
+        library: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    np.save(tmp_path / "x.npy", RNG.standard_normal((2, 3, 48, 48)).astype(np.float32))
+    assert main(["profile", str(library), "--input", f"x={tmp_path / 'x.npy'}", "--repeat",
+                 "2"]) == 0
+    assert "whole model (one call)" in capsys.readouterr().out
+    np.save(tmp_path / "y.npy", np.zeros((1, 3, 40, 40), np.float32))
+    assert main(["profile", str(library), "--input", f"x={tmp_path / 'y.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert "no variant of the model takes inputs of shapes x: 1x3x40x40" in err
+    assert "Traceback" not in err

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dlc.runtime.executable import Executable
+from dlc.runtime.executable import Executable, ExecutableError
 from dlc.runtime.files import write_atomically
 from dlc.runtime.metadata import format_bytes
 from dlc.tools.diagnostics import ToolError, run_tool, save_outputs
@@ -527,8 +527,11 @@ def profile_command(args: argparse.Namespace) -> None:
 
     executable, _ = _executable(args)
     inputs = _inputs(executable, args.inputs, args.seed, required=False)
-    if _runtime_shapes(executable):  # this call's specialization
-        executable, inputs = executable.specialization(inputs)
+    if hasattr(executable, "specialization"):  # this call's specialization, or variant
+        try:
+            executable, inputs = executable.specialization(inputs)
+        except ExecutableError as e:
+            raise ToolError(str(e)) from None
     print(profile(executable, inputs, args.repeat).table(args.top))
 
 
