@@ -113,6 +113,15 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     Raises:
         CompileError: the model cannot be read, imported or compiled (the message says why).
     """
+    if specialize is not None:
+        from dlc.driver.errors import CompileError
+        from dlc.driver.target import resolve_target
+        from dlc.target import CpuTarget
+
+        if fallback is not None or not isinstance(resolve_target(target, threads), CpuTarget):
+            raise CompileError(f"expected a CPU target and no fallback with specialize (a "
+                               f"library of several shapes runs on one CPU), found target "
+                               f"'{target}'" + (f" and fallback '{fallback}'" if fallback else ""))
     if fallback is not None and precision != "fp32":
         from dlc.driver.errors import CompileError
 

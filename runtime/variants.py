@@ -14,6 +14,7 @@ Nothing here imports xDSL or llvmlite.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +118,7 @@ class ShapeVariantsExecutable:
         self.variants = tuple(variants)
         self._fallback_factory = fallback
         self._fallback: Any = None
+        self._lock = threading.Lock()
         self._exporter = exporter
         self.prefixes = tuple(prefixes)
         """The variants' C prefixes in a library (empty in process)."""
@@ -156,8 +158,9 @@ class ShapeVariantsExecutable:
         if chosen is not None:
             return chosen
         if self._fallback_factory is not None:
-            if self._fallback is None:
-                self._fallback = self._fallback_factory()
+            with self._lock:  # made once, by the first call that needs it
+                if self._fallback is None:
+                    self._fallback = self._fallback_factory()
             return self._fallback
         given = ", ".join(f"{name}: {shape_text(np.shape(x))}"
                           for name, x in zip(self.input_names, inputs, strict=False))

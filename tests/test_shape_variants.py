@@ -303,3 +303,13 @@ def test_dlc_profile_profiles_the_variant_of_its_inputs(
     err = capsys.readouterr().err
     assert "no variant of the model takes inputs of shapes x: 1x3x40x40" in err
     assert "Traceback" not in err
+
+
+def test_specialize_is_for_cpu_libraries() -> None:
+    with pytest.raises(CompileError, match="expected a CPU target and no fallback with "
+                                           "specialize .* found target 'host' and fallback"):
+        dlc.compile(yolo_style(), specialize=[{"x": (1, 3, 32, 32)}], fallback="llvm")
+    with pytest.raises(CompileError, match="found target 'opencl'"):
+        dlc.compile(yolo_style(), target="opencl", specialize=[{"x": (1, 3, 32, 32)}])
+    with pytest.raises(CompileError, match="expected at least one shape"):
+        dlc.compile(yolo_style(), specialize=[])
