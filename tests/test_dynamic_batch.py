@@ -468,14 +468,22 @@ def upsampler(batch: int | str = "N", reduce_axis: int = 3) -> onnx.ModelProto:
 
 def resizer(batch: int | str = "N") -> onnx.ModelProto:
     """x[N, 2, 4, 4] -> Resize nearest x2 (a detector's upsample) -> Resize linear x1.5 (the
-    batch's scale 1: each row resized on its own)."""
+    batch's scale 1: each row resized on its own) -> Resize linear to sizes [N, 2, 10, 10] made
+    as torchvision's `F.interpolate(x, size=...)` exports them (Shape, Slice of [N, C], Concat
+    with the static size)."""
     weights = {"up": np.array([1, 1, 2, 2], np.float32),
-               "third": np.array([1, 1, 1.5, 1.5], np.float32)}
+               "third": np.array([1, 1, 1.5, 1.5], np.float32),
+               "start": np.array([0], np.int64), "end": np.array([2], np.int64),
+               "size": np.array([10, 10], np.int64)}
     nodes = [
         helper.make_node("Resize", ["x", "", "up"], ["u"], mode="nearest"),
-        helper.make_node("Resize", ["u", "", "third"], ["y"], mode="linear"),
+        helper.make_node("Resize", ["u", "", "third"], ["t"], mode="linear"),
+        helper.make_node("Shape", ["t"], ["shape"]),
+        helper.make_node("Slice", ["shape", "start", "end"], ["rows"]),
+        helper.make_node("Concat", ["rows", "size"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["t", "", "", "sizes"], ["y"], mode="linear"),
     ]
-    return model(nodes, [tensor("x", [batch, 2, 4, 4])], [tensor("y", [batch, 2, 12, 12])],
+    return model(nodes, [tensor("x", [batch, 2, 4, 4])], [tensor("y", [batch, 2, 10, 10])],
                  weights, opset=17)
 
 

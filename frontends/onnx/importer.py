@@ -44,6 +44,7 @@ from dlc.frontends.onnx.context import (
 from dlc.frontends.onnx.errors import DynamicInputError, OnnxImportError, ShapeHintWarning
 from dlc.frontends.onnx.registry import ConvertedValue, Impl, lookup
 from dlc.frontends.onnx.tensors import array_type, onnx_type_name, tensor_to_array, tensor_type
+from dlc.frontends.onnx.unbind import sink_unbinds
 from google.protobuf.message import DecodeError
 from onnx.external_data_helper import load_external_data_for_model
 from xdsl.dialects.builtin import (
@@ -104,11 +105,11 @@ node of one of them whose conversion still fails on a batched value (a reduction
 over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
 shapes per call."""
 
-BATCH_TARGET_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0}
+BATCH_TARGET_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Resize": 3}
 """The ops whose shape input may hold the dynamic batch's size (`BATCH`, first): the importer
 gives their converters -1 there (`_with_batch_target`), which keep the dynamic leading dim (a
 Reshape's target, a broadcast to the batch: Hugging Face's `x.expand(batch, ...)`, a mask made
-by ConstantOfShape)."""
+by ConstantOfShape, the sizes of torchvision's `F.interpolate(x, size=...)`)."""
 
 
 def import_onnx(
@@ -349,6 +350,9 @@ class _Importer:
         self._read_opsets()
         self._check_supported()
         self._check_model()
+        if self.dynamic_batch:  # an unbinding of a transpose that moves the batch, reordered
+            self.model = sink_unbinds(self.model)
+            self.graph = self.model.graph
         self._read_initializers()
         self._read_inputs()
         for node in self.graph.node:
@@ -603,10 +607,10 @@ class _Importer:
 
     def _with_batch_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                            ) -> tuple[onnx.NodeProto, bool]:
-        """A Reshape, Expand or ConstantOfShape whose shape input (`BATCH_TARGET_INPUTS`) is a
-        shape array with `BATCH` first, as a copy reading it with -1 there (the converters
-        keep the dynamic leading dim: Reshape's -1, a broadcast to the batch), and True;
-        other nodes as they are, and False."""
+        """A Reshape, Expand, ConstantOfShape or Resize whose shape input
+        (`BATCH_TARGET_INPUTS`) is a shape array with `BATCH` first, as a copy reading it with
+        -1 there (the converters keep the dynamic leading dim: Reshape's -1, a broadcast to the
+        batch, a resize that keeps the rows), and True; other nodes as they are, and False."""
         index = BATCH_TARGET_INPUTS.get(node.op_type)
         if index is None or len(node.input) <= index or not node.input[index]:
             return node, False

@@ -126,12 +126,16 @@ class Resize(_Legacy):
                ) -> tuple[list[int], list[float]]:
         """(sizes, scales) for `sizes` given on `axes`, with `keep_aspect_ratio_policy`."""
         shape = node.shape(0)
-        if len(given) != len(axes) or any(s < 1 for s in given):
+        # -1 for a dynamic batch (the importer's `BATCH_TARGET_INPUTS`): the rows kept
+        batch = [a for a, s in zip(axes, given, strict=False) if s == -1 and shape[a] < 0]
+        if len(given) != len(axes) or any(s < 1 for a, s in zip(axes, given, strict=True)
+                                          if a not in batch):
             raise node.error(f"expected {len(axes)} positive sizes, found {given}")
         sizes = list(shape)
         for axis, size in zip(axes, given, strict=True):
             sizes[axis] = size
-        scales = [s / d for s, d in zip(sizes, shape, strict=True)]
+        sizes = [-1 if d < 0 else d for d in sizes]
+        scales = [1.0 if d < 0 else s / d for s, d in zip(sizes, shape, strict=True)]
         policy = node.attr_str("keep_aspect_ratio_policy", "stretch")
         if policy == "stretch":
             return sizes, scales
@@ -139,8 +143,9 @@ class Resize(_Legacy):
             raise node.error(f"expected keep_aspect_ratio_policy stretch, not_larger or "
                              f"not_smaller, found '{policy}'")
         pick = min if policy == "not_larger" else max
-        scale = pick(scales[a] for a in axes)
-        for axis in axes:
+        kept = [a for a in axes if a not in batch]
+        scale = pick(scales[a] for a in kept)
+        for axis in kept:
             scales[axis] = scale
             sizes[axis] = int(scale * shape[axis] + 0.5)
         return sizes, scales
