@@ -276,3 +276,24 @@ def test_com_microsoft_matmul_integer_to_float_and_dynamic_quantize_matmul() -> 
                     inits, domain_version=1)
     for got, expected in _run_both(model, {"a": aq}):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("kind", "mode"), [("convnet", "qdq"), ("convnet", "qoperator"),
+                                            ("mlp", "qdq"), ("mlp", "qoperator")])
+def test_a_quantized_model_compiles_once_for_a_dynamic_batch(tmp_path: Path, kind: str,
+                                                             mode: str) -> None:
+    """Static quantization is per row (QuantizeLinear, DequantizeLinear, QLinearConv,
+    QLinearMatMul and their integer ops keep the batch): with a dynamic batch the model compiles
+    once, and each row of a call gives what the static model gives on that row alone."""
+    model = _quantized(tmp_path, kind, mode)
+    row = _samples(model, 1, 3)[0]["x"][:1]
+    for value in (model.graph.input[0], model.graph.output[0]):
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    static = dlc.compile(model, cache=False, input_shapes={"x": row.shape})
+    executable = dlc.compile(model, dynamic_batch=True, cache=False)
+    assert executable.batch_symbol == "N"
+    for rows in (1, 3):
+        x = np.concatenate([row + 0.1 * i for i in range(rows)])
+        got = executable(x)
+        for i in range(rows):
+            np.testing.assert_array_equal(got[i:i + 1], static(x[i:i + 1]))  # batch 1

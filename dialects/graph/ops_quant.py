@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from dlc.dialects.graph.attrs import FusionKind, is_float_type
@@ -115,6 +116,9 @@ def _check_params(op_name: str, data: TensorType, scale: Attribute, zero_point: 
         rank = data.get_num_dims()
         channel_axis = _normalize_axis(op_name, axis, rank)
         channels = data.get_shape()[channel_axis]
+        if channels < 0:
+            raise op_error(op_name, f"expected per-channel scales along a static axis, found "
+                                    f"axis {axis} of {data} (the dynamic batch)")
         if scale_type.get_shape()[0] != channels:
             raise op_error(op_name, f"expected {channels} per-channel scales (axis {axis} of "
                                     f"{data}), found {scale_type.get_shape()[0]}")
@@ -145,6 +149,8 @@ class QuantizeOp(GraphOp):
 
     name = "graph.quantize"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
     zero_point = operand_def(TensorType)
@@ -167,7 +173,7 @@ class QuantizeOp(GraphOp):
     def infer_type(cls, x: Attribute, scale: Attribute, zero_point: Attribute, *, axis: int = 1
                    ) -> TensorType:
         """`x`'s shape with the zero point's element type (i8 or ui8)."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         if not is_float_type(x_type.get_element_type()):
             raise op_error(cls.name, f"expected a floating-point input, found {x_type}")
         zp_type = _tensor(cls.name, "the zero point", zero_point)
@@ -204,6 +210,8 @@ class DequantizeOp(GraphOp):
 
     name = "graph.dequantize"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
     zero_point = operand_def(TensorType)
@@ -226,7 +234,7 @@ class DequantizeOp(GraphOp):
     def infer_type(cls, x: Attribute, scale: Attribute, zero_point: Attribute, *, axis: int = 1
                    ) -> TensorType:
         """`x`'s shape in f32."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         _require_quantized(cls.name, "an input", x_type, allow_i32=True)
         _check_params(cls.name, x_type, scale, zero_point, axis, x_type.get_element_type())
         return TensorType(f32, x_type.get_shape())
@@ -287,6 +295,8 @@ class Conv2DIntegerOp(ConvLayouts, GraphOp):
 
     name = "graph.conv2d_integer"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     input_zero_point = operand_def(TensorType)
@@ -338,7 +348,7 @@ class Conv2DIntegerOp(ConvLayouts, GraphOp):
                bias: Attribute | None, strides: Sequence[int], padding: Sequence[int],
                dilation: Sequence[int], groups: int, layout: str, kernel_layout: str
                ) -> TensorType:
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         w_type = _tensor(cls.name, "the weight", w)
         _require_quantized(cls.name, "an input", x_type)
         _require_quantized(cls.name, "a weight", w_type)
@@ -383,6 +393,8 @@ class MatmulIntegerOp(GraphOp):
 
     name = "graph.matmul_integer"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     lhs_zero_point = operand_def(TensorType)
@@ -406,8 +418,8 @@ class MatmulIntegerOp(GraphOp):
     def infer_type(cls, lhs: Attribute, rhs: Attribute, lhs_zp: Attribute, rhs_zp: Attribute
                    ) -> TensorType:
         """numpy.matmul's result shape, in i32."""
-        lhs_type = _tensor(cls.name, "the lhs", lhs)
-        rhs_type = _tensor(cls.name, "the rhs", rhs)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
         _require_quantized(cls.name, "an lhs", lhs_type)
         _require_quantized(cls.name, "an rhs", rhs_type)
         try:
@@ -446,6 +458,8 @@ class LookupOp(GraphOp):
 
     name = "graph.lookup"
 
+    LEADING_DYNAMIC: ClassVar[bool] = True
+
     x = operand_def(TensorType)
     table = operand_def(TensorType)
     result = result_def(TensorType)
@@ -460,7 +474,7 @@ class LookupOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, table: Attribute) -> TensorType:
         """`x`'s shape with the table's element type."""
-        x_type = _tensor(cls.name, "the input", x)
+        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
         _require_quantized(cls.name, "an input", x_type)
         table_type = _tensor(cls.name, "the table", table)
         if table_type.get_shape() != (TABLE_ENTRIES,):

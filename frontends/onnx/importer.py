@@ -98,12 +98,22 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     "Expand",
     # interpolation along other axes (graph.resize: the batch's scale 1)
     "Resize", "Upsample",
+    # static quantization (per tensor, or per channel along another axis; not
+    # DynamicQuantizeLinear, whose scale is the whole batch's range)
+    "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
+    "MatMulInteger",
 })
 """The ONNX ops a value with a dynamic batch (`import_onnx(dynamic_batch=True)`) may flow
 through: each maps every batch row on its own, and its graph ops keep the leading dim. A
 node of one of them whose conversion still fails on a batched value (a reduction or a gather
 over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
 shapes per call."""
+
+BATCH_POLYMORPHIC_MICROSOFT_OPS = frozenset({
+    "QLinearAdd", "QGemm", "QLinearGlobalAveragePool", "MatMulIntegerToFloat",
+})
+"""ONNX Runtime's `com.microsoft` ops that map each batch row on its own (not
+DynamicQuantizeMatMul: its activations' scale is the whole batch's range)."""
 
 BATCH_TARGET_INPUTS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Resize": 3}
 """The ops whose shape input may hold the dynamic batch's size (`BATCH`, first): the importer
@@ -650,6 +660,8 @@ class _Importer:
                                  batched: str, opset: int) -> None:
         """A node that reads a value with a dynamic batch must be batch-polymorphic."""
         if node.op_type in BATCH_POLYMORPHIC_OPS and node.domain in _DEFAULT_DOMAINS:
+            return
+        if node.op_type in BATCH_POLYMORPHIC_MICROSOFT_OPS and node.domain == "com.microsoft":
             return
         raise self._not_batch_polymorphic(node, scope, batched, opset)
 

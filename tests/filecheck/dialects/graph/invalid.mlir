@@ -10,9 +10,9 @@ func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
 
 // -----
 
-func.func @negative_dynamic_leading_dim_not_polymorphic(%a: tensor<?x3xi8>, %s: tensor<f32>, %z: tensor<i8>) {
-  // CHECK: 'graph.dequantize' op expected operand #0 to have a static shape, found tensor<?x3xi8>
-  %r = graph.dequantize %a, %s, %z : (tensor<?x3xi8>, tensor<f32>, tensor<i8>) -> tensor<?x3xf32>
+func.func @negative_dynamic_leading_dim_not_polymorphic(%x: tensor<?x4xf32>) {
+  // CHECK: 'graph.topk' op expected the operand to have a static shape, found tensor<?x4xf32>
+  %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
   func.return
 }
 
@@ -923,6 +923,14 @@ func.func @negative_dequantize_nan_scale(%x: tensor<4xi8>) {
 func.func @negative_quantize_channels(%x: tensor<1x3x4xf32>, %s: tensor<2xf32>, %z: tensor<2xi8>) {
   // CHECK: 'graph.quantize' op expected 3 per-channel scales (axis 1 of tensor<1x3x4xf32>), found 2
   %q = graph.quantize %x, %s, %z {axis = 1 : i64} : (tensor<1x3x4xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<1x3x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @negative_quantize_channels_of_the_batch(%x: tensor<?x3xf32> {dlc.dim_symbols = ["N", ""]}, %s: tensor<2xf32>, %z: tensor<2xi8>) {
+  // CHECK: 'graph.quantize' op expected per-channel scales along a static axis, found axis 0 of tensor<?x3xf32> (the dynamic batch)
+  %q = graph.quantize %x, %s, %z {axis = 0 : i64} : (tensor<?x3xf32>, tensor<2xf32>, tensor<2xi8>) -> tensor<?x3xi8>
   func.return
 }
 
