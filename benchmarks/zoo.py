@@ -499,10 +499,12 @@ ZOO: dict[str, ZooModel] = {
 # ---------------------------------------------------------------------------------------------
 
 
-def export(model: ZooModel, directory: Path) -> Path:
+def export(model: ZooModel, directory: Path, dynamic_batch: bool = False) -> Path:
     """The model's ONNX file under `directory`, exported on the first call (opset 17, legacy
-    TorchScript exporter, batch 1, static shapes, constants folded)."""
-    path = directory / f"{model.name}.onnx"
+    TorchScript exporter, batch 1, static shapes, constants folded); with `dynamic_batch`,
+    `<name>.batch.onnx` with the leading dim of every input and of the output named `N`
+    (`dynamic_axes`, as deployments export)."""
+    path = directory / f"{model.name}{'.batch' if dynamic_batch else ''}.onnx"
     if path.exists():
         return path
     torch = _torch()
@@ -513,9 +515,10 @@ def export(model: ZooModel, directory: Path) -> Path:
     names = [f"input{index}" if len(arguments) > 1 else "input"
              for index in range(len(arguments))]
     with torch.no_grad():
+        axes = {name: {0: "N"} for name in [*names, "output"]} if dynamic_batch else None
         torch.onnx.export(module, arguments, str(partial), opset_version=17, dynamo=False,
                           input_names=names, output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, dynamic_axes=axes)
     partial.replace(path)
     return path
 

@@ -1,0 +1,96 @@
+"""The public model zoo exported with a dynamic batch: does each model compile once for every
+batch size (`dlc.compile(dynamic_batch=True)`), match ONNX Runtime, and how fast is it?
+
+Run: `python3 benchmarks/zoo_dynamic_batch.py [--models resnet18 vit_tiny] [--batches 1 4]
+[--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo]` (needs torch and torchvision, the
+`zoo` extra, to export).
+
+Each model of `benchmarks/zoo.py` is exported with its inputs' and output's leading dim named
+`N` (`torch.onnx.export(dynamic_axes=...)`, as deployments export) and compiled once. Per model
+it prints the compile's seconds, what it made (`batch`: one executable for every batch size;
+`per shape`: it fell back to compiling per call signature, with the importer's reason), and per
+batch size the largest difference from ONNX Runtime relative to its output's largest magnitude
+and the median latency of both, timed in one process taking turns (`benchmarks.common.
+time_calls`: a ratio, not the isolated figure of `benchmarks/zoo.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def with_batch(model: object, rows: int) -> object:
+    """A copy of the ONNX `model` whose inputs' named leading dims are `rows`."""
+    import onnx
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)  # type: ignore[arg-type]
+    for value in copy.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        if dims and dims[0].dim_param:
+            dims[0].dim_value = rows
+    return copy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+")
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 4])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/dlc-zoo"))
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+
+    import onnx
+    import onnxruntime
+
+    import dlc
+    from benchmarks.common import time_calls
+    from benchmarks.model_zoo import random_inputs
+    from benchmarks.zoo import ZOO, export
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.log_severity_level = 3  # the declared output shape is [N, ...]: no warnings
+    ratios: list[float] = []
+    print(f"{'model':20} {'compile s':>9} {'made':>9} " + " ".join(
+        f"{f'n={n}: err':>12} {'dlc ms':>8} {'ORT ms':>8} {'x ORT':>6}" for n in args.batches))
+    for name in args.models or list(ZOO):
+        path = export(ZOO[name], args.cache_dir / "onnx", dynamic_batch=True)
+        model = onnx.load(str(path))
+        start = time.perf_counter()
+        executable = dlc.compile(model, dynamic_batch=True, threads=args.threads,
+                                 cache_dir=args.cache_dir / "dlc")
+        seconds = time.perf_counter() - start
+        made = "batch" if getattr(executable, "batch_symbol", None) else "per shape"
+        session = onnxruntime.InferenceSession(str(path), options,
+                                               providers=["CPUExecutionProvider"])
+        cells = []
+        for rows in args.batches:
+            feeds = random_inputs(with_batch(model, rows), seed=rows, int_high=1000)
+            (want, *_) = session.run(None, feeds)
+            got = next(iter(executable.run(feeds).values()))
+            error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
+            timings = time_calls({"dlc": lambda e=executable, f=feeds: e.run(f),
+                                  "ort": lambda s=session, f=feeds: s.run(None, f)},
+                                 repeats=args.repeats)
+            d, o = timings["dlc"].median * 1e3, timings["ort"].median * 1e3
+            ratios.append(d / o)
+            cells.append(f"{error:12.1e} {d:8.2f} {o:8.2f} {d / o:6.2f}")
+        print(f"{name:20} {seconds:9.1f} {made:>9} " + " ".join(cells), flush=True)
+    print(f"geometric mean dlc/ORT over {len(ratios)} (model, batch) pairs: "
+          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
+
+
+if __name__ == "__main__":
+    main()
