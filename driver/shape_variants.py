@@ -108,19 +108,20 @@ def build_variants(
     executable; `fallback` makes what runs other shapes in process (None: an error)."""
     if not variants:
         raise CompileError("expected at least one shape to specialize for")
+    listed = [", ".join(f"{n}={_dims_text(d)}" for n, d in sorted(v.items())) for v in variants]
+    for index, text in enumerate(listed):
+        if text in listed[:index]:
+            raise CompileError(f"--specialize {text} is listed twice")
     executables: list[Executable] = []
-    for shapes in variants:
+    for shapes, given in zip(variants, listed, strict=True):
         executable = build(with_input_dims(model, shapes))
         if not isinstance(executable, Executable) or getattr(executable, "compiled", None) is None:
-            given = ", ".join(f"{n}={_dims_text(d)}" for n, d in shapes.items())
-            describe = getattr(executable, "describe", lambda: "")()
+            values = getattr(executable, "value_inputs", ())
+            left = (f"the values of inputs {', '.join(values)} decide shapes" if values else
+                    f"{getattr(executable, 'describe', lambda: '')()}")
             raise CompileError(
-                f"--specialize {given} leaves the model with runtime shapes ({describe}): give "
+                f"--specialize {given} leaves the model with runtime shapes ({left}): give "
                 "every dynamic dim a size (? only for the batch, with --dynamic-batch)")
-        signature = variant_info("", executable).shapes
-        if any(variant_info("", e).shapes == signature for e in executables):
-            given = ", ".join(f"{n}={_dims_text(d)}" for n, d in shapes.items())
-            raise CompileError(f"--specialize {given} is listed twice")
         executables.append(executable)
 
     def export(path: Path, c_prefix: str | None = None, c_header: str | Path | None = None

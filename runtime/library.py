@@ -115,27 +115,25 @@ class SharedLibrary:
         self._lookup: Callable[[bytes], int | None] | None = None
         prefix = self._exported_string(PREFIX_SYMBOL)
         if prefix is not None:
-            try:
-                self.prefix = read_prefix(prefix)
-                lookup = getattr(self._library, f"{self.prefix}_dlc_symbol")
-            except (MetadataError, AttributeError) as e:
-                raise LibraryError(f"{self.path} has a broken C interface: {e}") from None
-            lookup.restype = ctypes.c_void_p
-            lookup.argtypes = [ctypes.c_char_p]
-            self._lookup = lookup
+            self.prefix, self._lookup = self._symbol_lookup(prefix, "has a broken C interface")
+
+    def _symbol_lookup(self, prefix: str, failure: str
+                       ) -> tuple[str, Callable[[bytes], int | None]]:
+        """(`prefix` checked, its `<prefix>_dlc_symbol`), or a LibraryError saying `failure`."""
+        try:
+            checked = read_prefix(prefix)
+            lookup = getattr(self._library, f"{checked}_dlc_symbol")
+        except (MetadataError, AttributeError) as e:
+            raise LibraryError(f"{self.path} {failure}: {e}") from None
+        lookup.restype = ctypes.c_void_p
+        lookup.argtypes = [ctypes.c_char_p]
+        return checked, lookup
 
     def variant(self, prefix: str) -> SharedLibrary:
         """The view of this library (of several shapes, `runtime.variants`) whose symbols are
         those of its variant `prefix` (through `<prefix>_dlc_symbol`)."""
         view = copy.copy(self)
-        try:
-            lookup = getattr(self._library, f"{read_prefix(prefix)}_dlc_symbol")
-        except (MetadataError, AttributeError) as e:
-            raise LibraryError(f"{self.path} has no variant '{prefix}': {e}") from None
-        lookup.restype = ctypes.c_void_p
-        lookup.argtypes = [ctypes.c_char_p]
-        view.prefix = prefix
-        view._lookup = lookup
+        view.prefix, view._lookup = self._symbol_lookup(prefix, f"has no variant '{prefix}'")
         return view
 
     def variants_text(self) -> str | None:
