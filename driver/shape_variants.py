@@ -39,7 +39,7 @@ from dlc.driver.artifact import CompiledModel, LinkError
 from dlc.driver.elf import global_symbols
 from dlc.driver.errors import CompileError
 from dlc.runtime.executable import Executable
-from dlc.runtime.library import LibraryError
+from dlc.runtime.library import LibraryError, machine_arch
 from dlc.runtime.variants import ShapeVariantsExecutable, encode_variants, variant_info
 
 VariantShapes = Mapping[str, Sequence[int | None]]
@@ -135,15 +135,22 @@ def _dims_text(dims: Sequence[int | None]) -> str:
     return "x".join("?" if d is None else str(d) for d in dims)
 
 
-def objcopy_for(compiler: str) -> str:
-    """The objcopy of the binutils that `compiler` (a C compiler driver, `linker_for`) links
-    with: `objcopy` for `cc`, `aarch64-linux-gnu-objcopy` for `aarch64-linux-gnu-gcc`."""
-    name = Path(compiler).name
-    prefix = name[: name.rfind("-") + 1] if "-" in name else ""
+def objcopy_for(arch: str) -> str:
+    """The objcopy of the binutils that link for `arch` (`export.linker_for`'s): `objcopy` on a
+    host of that architecture, `aarch64-linux-gnu-objcopy` for AArch64 on an x86-64 host."""
+    from dlc.driver.export import CROSS_COMPILERS
+
+    prefix = ""
+    if arch != machine_arch():
+        if arch not in CROSS_COMPILERS:
+            raise LibraryError(f"cannot rename the symbols of objects for {arch}: no binutils "
+                               "known for it")
+        prefix = CROSS_COMPILERS[arch][0].rsplit("-", 1)[0] + "-"
     tool = shutil.which(f"{prefix}objcopy")
     if tool is None:
         raise LibraryError(f"cannot rename the symbols of a library of several shapes: no "
-                           f"'{prefix}objcopy' on PATH (install binutils)")
+                           f"'{prefix}objcopy' on PATH (install binutils"
+                           f"{'-' + prefix.rstrip('-') if prefix else ''})")
     return tool
 
 
@@ -215,23 +222,26 @@ def merge_variants(
 def export_variants(executables: Sequence[Executable], path: str | Path,
                     c_prefix: str | None = None, c_header: str | Path | None = None) -> Path:
     """Link the compiled variants `executables` (each with its `compiled` model) into the shared
-    library `path` with the C interface of `runtime.c_api_variants` under `c_prefix` (default:
-    the file name made a C identifier), atomically; `c_header` is where to write its header."""
-    from dlc.driver.export import link_shared_library, linker_for
+    library `path` (or, a `.tar` path, pack them with the link command, as
+    `CompiledModel.export` does) with the C interface of `runtime.c_api_variants` under
+    `c_prefix` (default: the file name made a C identifier), atomically; `c_header` is where to
+    write its header."""
+    from dlc.driver.export import link_shared_library, write_object_archive
     from dlc.runtime.c_api import check_c_prefix, check_export_request, default_c_prefix
     from dlc.runtime.c_api_variants import VariantsInterface
     from dlc.runtime.files import write_atomically
     from dlc.runtime.variants import VariantInfo
 
     path = Path(path)
-    if path.suffix == ".tar":
-        raise LinkError("a library of several shapes is written as a .so (not packed as .tar)")
     prefix = check_c_prefix(c_prefix if c_prefix is not None else default_c_prefix(path.stem))
     compiled: list[CompiledModel] = [e.compiled for e in executables]
+    if path.suffix == ".tar" and any(m.externs for m in compiled):
+        raise LinkError("cannot pack a model that calls external functions into a .tar: "
+                        "export a .so")
     infos = [variant_info("", e) for e in executables]
     tags = variant_tags([[shape for _, shape in info.shapes] for info in infos])
     prefixes = [f"{prefix}_{tag}" for tag in tags]
-    objcopy = objcopy_for(linker_for(compiled[0].arch))
+    objcopy = objcopy_for(compiled[0].arch)
     objects, weights, renames = merge_variants(list(zip(prefixes, compiled, strict=True)),
                                                objcopy)
     apis = []
@@ -251,9 +261,12 @@ def export_variants(executables: Sequence[Executable], path: str | Path,
             libraries.append(library)
             if "/" in library:
                 libraries.append(f"-Wl,-rpath,{Path(library).parent}")
-    library = link_shared_library(
-        objects, weights, path, any(m.uses_openmp for m in compiled),
-        list(dict.fromkeys(libraries)), c_api=umbrella)
+    openmp = any(m.uses_openmp for m in compiled)
+    if path.suffix == ".tar":  # objects, weights, the C interface and link.sh, to link elsewhere
+        library = write_object_archive(objects, weights, path, openmp, umbrella)
+    else:
+        library = link_shared_library(objects, weights, path, openmp,
+                                      list(dict.fromkeys(libraries)), c_api=umbrella)
     if c_header is not None:
         write_atomically(c_header, umbrella.header(path.name), mode=0o644)
     return library

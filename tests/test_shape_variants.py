@@ -185,7 +185,7 @@ def test_a_kernel_both_variants_compile_to_is_linked_once(
         detector: ShapeVariantsExecutable) -> None:
     compiled = [v.compiled for v in detector.variants]
     objects, weights, renames = merge_variants(
-        [("a", compiled[0]), ("b", compiled[1])], objcopy_for("cc"))
+        [("a", compiled[0]), ("b", compiled[1])], objcopy_for(compiled[0].arch))
     shared = set(compiled[0].objects.values()) & set(compiled[1].objects.values())
     assert len(objects) == sum(len(c.objects) for c in compiled) - len(shared)
     assert len(weights) == sum(len(c.weights) for c in compiled)
@@ -387,3 +387,24 @@ def test_an_exported_detector_is_one_library_of_its_image_sizes(tmp_path: Path) 
         for got in (executable(x), loaded(x)):
             assert got.shape == want.shape == (batch, 15 * size * size // 256, 8)
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler 'cc'")
+def test_an_archive_of_the_variants_links_elsewhere(detector: ShapeVariantsExecutable,
+                                                    tmp_path: Path) -> None:
+    """`export("m.tar")`: the renamed objects, the weights, the C interface's sources (one per
+    variant and the table's) and link.sh, which links the library `dlc.load` opens."""
+    import tarfile
+
+    archive = detector.export(tmp_path / "detector.tar", c_prefix="det")
+    with tarfile.open(archive) as members:
+        names = members.getnames()
+        members.extractall(tmp_path / "unpacked", filter="data")
+    assert {"link.sh", "det.h", "dlc_c_api.c", "dlc_c_api_0.c", "dlc_c_api_1.c"} <= set(names)
+    linked = subprocess.run(["sh", "link.sh", "det.so"], cwd=tmp_path / "unpacked",
+                            capture_output=True, text=True, check=False)
+    assert linked.returncode == 0, linked.stderr
+    loaded = dlc.load(tmp_path / "unpacked" / "det.so")
+    assert loaded.prefixes == ("det_32x32", "det_48x48")
+    x = RNG.standard_normal((2, 3, 48, 48)).astype(np.float32)
+    assert_close(loaded(x), detector_reference(x))
