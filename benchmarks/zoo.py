@@ -499,12 +499,17 @@ ZOO: dict[str, ZooModel] = {
 # ---------------------------------------------------------------------------------------------
 
 
-def export(model: ZooModel, directory: Path, dynamic_batch: bool = False) -> Path:
+DYNAMIC_EXPORTS = {"batch": {0: "N"}, "image": {0: "N", 2: "H", 3: "W"}}
+"""The dims `export` names (`dynamic_axes`) in every input (`image`: of an image model, whose
+inputs are N x C x H x W) and the output's leading one, by the kind of export."""
+
+
+def export(model: ZooModel, directory: Path, dynamic: str = "") -> Path:
     """The model's ONNX file under `directory`, exported on the first call (opset 17, legacy
-    TorchScript exporter, batch 1, static shapes, constants folded); with `dynamic_batch`,
-    `<name>.batch.onnx` with the leading dim of every input and of the output named `N`
-    (`dynamic_axes`, as deployments export)."""
-    path = directory / f"{model.name}{'.batch' if dynamic_batch else ''}.onnx"
+    TorchScript exporter, batch 1, static shapes, constants folded); with `dynamic` (`batch`,
+    `image`), `<name>.<dynamic>.onnx` with the dims of `DYNAMIC_EXPORTS` named, as deployments
+    export."""
+    path = directory / f"{model.name}{'.' + dynamic if dynamic else ''}.onnx"
     if path.exists():
         return path
     torch = _torch()
@@ -515,7 +520,8 @@ def export(model: ZooModel, directory: Path, dynamic_batch: bool = False) -> Pat
     names = [f"input{index}" if len(arguments) > 1 else "input"
              for index in range(len(arguments))]
     with torch.no_grad():
-        axes = {name: {0: "N"} for name in [*names, "output"]} if dynamic_batch else None
+        axes = ({**{name: DYNAMIC_EXPORTS[dynamic] for name in names}, "output": {0: "N"}}
+                if dynamic else None)
         torch.onnx.export(module, arguments, str(partial), opset_version=17, dynamo=False,
                           input_names=names, output_names=["output"],
                           do_constant_folding=True, dynamic_axes=axes)

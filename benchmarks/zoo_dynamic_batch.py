@@ -2,8 +2,12 @@
 batch size (`dlc.compile(dynamic_batch=True)`), match ONNX Runtime, and how fast is it?
 
 Run: `python3 benchmarks/zoo_dynamic_batch.py [--models resnet18 vit_tiny] [--batches 1 4]
-[--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo]` (needs torch and torchvision, the
-`zoo` extra, to export).
+[--sizes 128 192] [--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo]` (needs torch and
+torchvision, the `zoo` extra, to export).
+
+With `--sizes`, the image models are exported with dynamic height and width too and compiled as
+one library of those image sizes, each with the dynamic batch (`dlc.compile(specialize=[{...:
+(None, C, s, s)}], dynamic_batch=True)`), and every batch runs at every size.
 
 Each model of `benchmarks/zoo.py` is exported with its inputs' and output's leading dim named
 `N` (`torch.onnx.export(dynamic_axes=...)`, as deployments export) and compiled once. Per model
@@ -45,6 +49,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+")
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 4])
+    parser.add_argument("--sizes", nargs="+", type=int,
+                        help="image sizes of a library of several shapes (image models only)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/dlc-zoo"))
@@ -63,21 +69,34 @@ def main() -> None:
     options.intra_op_num_threads = args.threads
     options.log_severity_level = 3  # the declared output shape is [N, ...]: no warnings
     ratios: list[float] = []
+    shapes = [f"n={r}" + (f",{s}" if s else "") for r in args.batches
+              for s in args.sizes or [None]]
     print(f"{'model':20} {'compile s':>9} {'made':>9} " + " ".join(
-        f"{f'n={n}: err':>12} {'dlc ms':>8} {'ORT ms':>8} {'x ORT':>6}" for n in args.batches))
+        f"{f'{shape}: err':>12} {'dlc ms':>8} {'ORT ms':>8} {'x ORT':>6}" for shape in shapes))
     for name in args.models or list(ZOO):
-        path = export(ZOO[name], args.cache_dir / "onnx", dynamic_batch=True)
+        if args.sizes and ZOO[name].family in ("transformer", "speech", "generator"):
+            continue  # not an image model
+        path = export(ZOO[name], args.cache_dir / "onnx", "image" if args.sizes else "batch")
         model = onnx.load(str(path))
+        image = model.graph.input[0]
+        channels = image.type.tensor_type.shape.dim[1].dim_value
+        variants = [{image.name: (None, channels, s, s)} for s in args.sizes or ()]
         start = time.perf_counter()
         executable = dlc.compile(model, dynamic_batch=True, threads=args.threads,
-                                 cache_dir=args.cache_dir / "dlc")
+                                 cache_dir=args.cache_dir / "dlc", specialize=variants or None)
         seconds = time.perf_counter() - start
-        made = "batch" if getattr(executable, "batch_symbol", None) else "per shape"
+        made = ("batch" if all(getattr(v, "batch_symbol", None)
+                               for v in getattr(executable, "variants", [executable]))
+                else "per shape")
         session = onnxruntime.InferenceSession(str(path), options,
                                                providers=["CPUExecutionProvider"])
         cells = []
-        for rows in args.batches:
-            feeds = random_inputs(with_batch(model, rows), seed=rows, int_high=1000)
+        for rows, size in [(r, s) for r in args.batches for s in args.sizes or [None]]:
+            shaped = with_batch(model, rows)
+            if size is not None:
+                dims = shaped.graph.input[0].type.tensor_type.shape.dim  # type: ignore[attr-defined]
+                dims[2].dim_value = dims[3].dim_value = size
+            feeds = random_inputs(shaped, seed=rows, int_high=1000)
             (want, *_) = session.run(None, feeds)
             got = next(iter(executable.run(feeds).values()))
             error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
@@ -88,7 +107,7 @@ def main() -> None:
             ratios.append(d / o)
             cells.append(f"{error:12.1e} {d:8.2f} {o:8.2f} {d / o:6.2f}")
         print(f"{name:20} {seconds:9.1f} {made:>9} " + " ".join(cells), flush=True)
-    print(f"geometric mean dlc/ORT over {len(ratios)} (model, batch) pairs: "
+    print(f"geometric mean dlc/ORT over {len(ratios)} (model, shape) pairs: "
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
 
 
