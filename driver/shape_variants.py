@@ -9,7 +9,8 @@ would be with those declarations. The result (`runtime.variants.ShapeVariantsExe
 each call on the variant its shapes select; other shapes, in process, go to the model compiled
 as without `specialize` (specialization on first use, `driver.specialize`).
 
-`export` links the variants into one shared library (`export_variants`). Each variant's
+`export` links the variants into one shared library (`export_variants`; a `.tar` path packs
+them with the link command instead, as a model of one shape is packed). Each variant's
 objects, weights and entry symbols keep their code but are renamed apart (`merge_variants`:
 ELF symbols renamed with `objcopy`, weights by their table); a kernel object that two variants
 share byte for byte (the same kernel: its name is its structural hash) is linked once, and
@@ -18,8 +19,9 @@ variant the functions of a model library under `<prefix>_<tag>`, the tag made of
 which the variants differ (`variant_tags`: `yolo_320x320`), and the table of variants
 (`runtime.c_api_variants`).
 
-This is the specializing half of "kernels with runtime extents": every variant has static
-kernels (a dynamic batch aside), and a library runs the shapes it holds.
+This is specialization ahead of time, not kernels with runtime extents: every variant has
+static kernels (its dynamic batch run as static blocks), and a library runs the shapes it
+holds.
 """
 
 from __future__ import annotations
