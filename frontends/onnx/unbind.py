@@ -53,6 +53,7 @@ def sink_unbinds(model: onnx.ModelProto) -> onnx.ModelProto:
     unbinding of its input followed by transposes (the module docstring); the model itself
     when there is none."""
     graph = model.graph
+    opset = next((int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     constants = _constants(graph)
     users: dict[str, list[onnx.NodeProto]] = defaultdict(list)
     for node in graph.node:
@@ -73,7 +74,8 @@ def sink_unbinds(model: onnx.ModelProto) -> onnx.ModelProto:
         if plan is None:
             continue
         axes_name = f"{transpose.output[0]}.unbind_axes"
-        added.append(numpy_helper.from_array(np.array([perm[0]], np.int64), axes_name))
+        if opset >= 13 and any(pieces for _, pieces in plan):  # Squeeze's axes as an input
+            added.append(numpy_helper.from_array(np.array([perm[0]], np.int64), axes_name))
         replaced[id(transpose)] = []
         source = transpose.input[0]
         for consumer, pieces in plan:
@@ -94,8 +96,11 @@ def sink_unbinds(model: onnx.ModelProto) -> onnx.ModelProto:
                 nodes.append(split)
                 for output, squeeze in zip(consumer.output, pieces, strict=True):
                     squeezed = f"{output}.squeezed"
-                    nodes.append(helper.make_node("Squeeze", [f"{output}.unbound", axes_name],
-                                                  [squeezed]))
+                    nodes.append(  # Squeeze's axes: an attribute before opset 13, an input after
+                        helper.make_node("Squeeze", [f"{output}.unbound"], [squeezed],
+                                         axes=[perm[0]]) if opset < 13 else
+                        helper.make_node("Squeeze", [f"{output}.unbound", axes_name],
+                                         [squeezed]))
                     nodes.append(helper.make_node("Transpose", [squeezed], [squeeze.output[0]],
                                                   perm=rest))
                     replaced[id(squeeze)] = []

@@ -22,9 +22,11 @@ from tests.onnx.models import model, tensor
 RNG = np.random.default_rng(0)
 
 
-def unbinding(shape: list[int], perm: list[int], gather: bool) -> onnx.ModelProto:
+def unbinding(shape: list[int], perm: list[int], gather: bool, opset: int = 17
+              ) -> onnx.ModelProto:
     """x -> Transpose(perm) -> each piece along axis 0: a Split into ones and a Squeeze of
-    axis 0, or a Gather of index i; every piece an output."""
+    axis 0, or a Gather of index i; every piece an output (before opset 13 the Split's sizes and
+    the Squeeze's axes are attributes)."""
     pieces = shape[perm[0]]
     outputs = [f"y{i}" for i in range(pieces)]
     nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=perm)]
@@ -33,6 +35,11 @@ def unbinding(shape: list[int], perm: list[int], gather: bool) -> onnx.ModelProt
         for i, name in enumerate(outputs):
             weights[f"i{i}"] = np.array(i, np.int64)
             nodes.append(helper.make_node("Gather", ["t", f"i{i}"], [name], axis=0))
+    elif opset < 13:
+        nodes.append(helper.make_node("Split", ["t"], [f"s{i}" for i in range(pieces)], axis=0,
+                                      split=[1] * pieces))
+        nodes += [helper.make_node("Squeeze", [f"s{i}"], [name], axes=[0])
+                  for i, name in enumerate(outputs)]
     else:
         weights["ones"] = np.ones(pieces, np.int64)
         nodes.append(helper.make_node("Split", ["t", "ones"], [f"s{i}" for i in range(pieces)],
@@ -40,17 +47,19 @@ def unbinding(shape: list[int], perm: list[int], gather: bool) -> onnx.ModelProt
         nodes += [helper.make_node("Squeeze", [f"s{i}", "zero"], [name])
                   for i, name in enumerate(outputs)]
     rest = [shape[p] for p in perm[1:]]
-    return model(nodes, [tensor("x", shape)], [tensor(o, rest) for o in outputs], weights)
+    return model(nodes, [tensor("x", shape)], [tensor(o, rest) for o in outputs], weights,
+                 opset=opset)
 
 
 @settings(deadline=None, max_examples=40)
 @given(st.integers(3, 5).flatmap(lambda rank: st.tuples(
     st.lists(st.integers(1, 3), min_size=rank, max_size=rank),
-    st.permutations(list(range(rank))).filter(lambda p: p[0] != 0))), st.booleans())
+    st.permutations(list(range(rank))).filter(lambda p: p[0] != 0))), st.booleans(),
+    st.sampled_from([11, 17]))
 def test_unbinding_before_transposing_gives_the_same_values(
-        case: tuple[list[int], list[int]], gather: bool) -> None:
+        case: tuple[list[int], list[int]], gather: bool, opset: int) -> None:
     shape, perm = case
-    proto = unbinding(shape, list(perm), gather)
+    proto = unbinding(shape, list(perm), gather, opset)
     rewritten = sink_unbinds(proto)
     onnx.checker.check_model(rewritten)
     assert {n.op_type for n in rewritten.graph.node if n.input[0] == "x"} == {
