@@ -152,7 +152,7 @@ def objcopy_for(arch: str) -> str:
     if tool is None:
         raise LibraryError(f"cannot rename the symbols of a library of several shapes: no "
                            f"'{prefix}objcopy' on PATH (install binutils"
-                           f"{'-' + prefix.rstrip('-') if prefix else ''})")
+                           f"{'-' + prefix.rstrip('-').replace('_', '-') if prefix else ''})")
     return tool
 
 

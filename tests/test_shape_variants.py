@@ -408,3 +408,16 @@ def test_an_archive_of_the_variants_links_elsewhere(detector: ShapeVariantsExecu
     assert loaded.prefixes == ("det_32x32", "det_48x48")
     x = RNG.standard_normal((2, 3, 48, 48)).astype(np.float32)
     assert_close(loaded(x), detector_reference(x))
+
+
+def test_a_missing_objcopy_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dlc.driver.shape_variants as shape_variants
+    from dlc.runtime.library import LibraryError, machine_arch
+
+    monkeypatch.setattr(shape_variants.shutil, "which", lambda _: None)
+    with pytest.raises(LibraryError, match=r"no 'objcopy' on PATH \(install binutils\)"):
+        objcopy_for(machine_arch())
+    other = "aarch64" if machine_arch() != "aarch64" else "x86_64"
+    with pytest.raises(LibraryError, match=r"no '.*-linux-gnu-objcopy' on PATH \(install "
+                                           r"binutils-.*-linux-gnu\)"):
+        objcopy_for(other)
