@@ -23,6 +23,14 @@ are outputs. Written by `convert-tensor-expr-to-loop`; read by `loop-plan-memory
 `loop-dedup-functions`, `convert-loop-to-llvm` (the entry ABI), the loop interpreter, the tuner
 and the GPU host plan."""
 
+DIM_ARGS_ATTR = "dlc.dim_args"
+"""`IntegerAttr` on a destination-passing function whose memref arguments have dynamic dims: how
+many trailing `index` arguments it has after its outputs, the sizes of those dims (passed beside
+the bare pointers), memref argument by argument and dim by dim in order (`dialects.loop.
+dim_args` pairs them up; a count, so that passes adding or removing static arguments keep it
+true). Written by `convert-tensor-expr-to-loop`; read by the loop interpreter,
+`loop-dedup-functions` (where the inputs end), and `convert-loop-to-llvm` (the entry ABI)."""
+
 UNSIGNED_ATTR = "dlc.unsigned"
 """`UnitAttr` in a function's argument/result attributes: the integer tensor is unsigned (MLIR's
 signless integers do not say). Written by `convert-graph-to-tensor-expr`; read by the

@@ -40,9 +40,14 @@ def row_major_strides(shape: list[int] | tuple[int, ...]) -> list[int]:
 
 def memref_layout(memref_type: MemRefType) -> MemRefLayout:
     """The strides and offset of a memref of static shape with an identity or static strided
-    layout; a `MemRefLayoutError` for any other."""
-    if not memref_type.has_static_shape():
-        raise MemRefLayoutError(f"expected a memref of static shape, found {memref_type}")
+    layout, or of an identity layout whose leading dim alone is dynamic (row-major strides never
+    use the leading dim's size: a buffer of runtime rows); a `MemRefLayoutError` for any other."""
+    shape = memref_type.get_shape()
+    leading_only = all(size >= 0 for size in shape[1:]) and isinstance(memref_type.layout, NoneAttr)
+    if not (memref_type.has_static_shape() or leading_only):
+        raise MemRefLayoutError(
+            f"expected a memref of static shape (or of a dynamic leading dim), found {memref_type}"
+        )
     row_major = row_major_strides(memref_type.get_shape())
     layout = memref_type.layout
     if isinstance(layout, NoneAttr):

@@ -11,12 +11,14 @@ from typing import ClassVar
 
 from dlc.dialects.contracts import (
     BATCH_ROWS_ATTR,
+    DIM_ARGS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
     TARGET_ATTR,
     UNSIGNED_ATTR,
     VALID_EXTENT_ATTR,
 )
+from dlc.dialects.loop import dim_args
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.batch import (
     batch_costs,
@@ -141,6 +143,23 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             f"'func.func' op expected {NUM_OUTPUTS_ATTR} of @{name} between 0 and "
             f"{len(inputs)}, found {num_outputs}"
         )
+    dims = dim_args(function)
+    if len(dims) > len(inputs) - num_outputs or any(
+        not isinstance(type_, IndexType) for type_ in inputs[len(inputs) - len(dims):]
+    ):
+        raise PassFailedException(
+            f"'func.func' op expected the last {len(dims)} arguments of entry function @{name} "
+            f"to be the index sizes of {DIM_ARGS_ATTR}, found {list(inputs)}"
+        )
+    inputs = inputs[: len(inputs) - len(dims)]
+    for argument, dim in dims:
+        type_ = inputs[argument] if 0 <= argument < len(inputs) else None
+        shape = type_.get_shape() if isinstance(type_, MemRefType) else ()
+        if not 0 <= dim < len(shape) or shape[dim] >= 0:
+            raise PassFailedException(
+                f"'func.func' op expected {DIM_ARGS_ATTR} of @{name} to name dynamic dims of "
+                f"memref arguments, found ({argument}, {dim})"
+            )
     arg_names = argument_names(function, num_outputs)
     arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
     arguments: list[ArgumentSpec] = []
@@ -158,7 +177,7 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             )
         batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
         arguments.append(ArgumentSpec(
-            arg_names[index], type_.get_shape(), dtype,
+            arg_names[index], tuple(max(size, -1) for size in type_.get_shape()), dtype,
             batch.data if isinstance(batch, StringAttr) else ""))
     first_output = len(inputs) - num_outputs
     extents = []
@@ -167,7 +186,7 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         if isinstance(marked, DenseArrayBase):
             axis, count = (int(v) for v in marked.get_values())
             extents.append((index - first_output, axis, count))
-    return FunctionSignature(name, tuple(arguments), num_outputs, tuple(extents))
+    return FunctionSignature(name, tuple(arguments), num_outputs, tuple(extents), tuple(dims))
 
 
 def argument_names(function: func.FuncOp, num_outputs: int) -> list[str]:
@@ -175,7 +194,7 @@ def argument_names(function: func.FuncOp, num_outputs: int) -> list[str]:
     `dlc-run`, CPU and GPU executables alike): the ONNX name (`onnx.name`) where the model came
     from ONNX; else an input's SSA name (or `arg<i>`), and `<function>_out<i>` for output i."""
     name = function.sym_name.data
-    num_arguments = len(function.function_type.inputs.data)
+    num_arguments = len(function.function_type.inputs.data) - len(dim_args(function))
     num_inputs = num_arguments - num_outputs
     attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
     hints = [arg.name_hint for arg in function.args] if function.body.blocks else []

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
+from dlc.dialects.contracts import DIM_ARGS_ATTR, NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.dialects.tensor_expr import ComputeOp, ReadOp, ScanOp, ScanYieldOp, YieldOp
 from xdsl.context import Context
@@ -99,16 +99,23 @@ def _is_static_tensor(type_: Attribute) -> bool:
     return isinstance(type_, TensorType) and all(dim >= 0 for dim in type_.get_shape())
 
 
+def _is_rows_tensor(type_: Attribute) -> bool:
+    """A ranked tensor whose dims are static but for, perhaps, the leading one: the shapes a
+    buffer of runtime rows has (the strides of its other dims are static)."""
+    return isinstance(type_, TensorType) and all(dim >= 0 for dim in type_.get_shape()[1:])
+
+
 def _check_signature(func: FuncOp) -> None:
     inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
     for type_ in inputs:
-        if not (_is_static_tensor(type_) or _is_scalar_type(type_)):
-            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes or scalars "
-                        f"as the arguments of @{func.sym_name.data}, found {type_}")
+        if not (_is_rows_tensor(type_) or _is_scalar_type(type_)):
+            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes (but for "
+                        f"the leading dim) or scalars as the arguments of @{func.sym_name.data}, "
+                        f"found {type_}")
     for type_ in outputs:
-        if not _is_static_tensor(type_):
-            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes as the "
-                        f"results of @{func.sym_name.data}, found {type_}")
+        if not _is_rows_tensor(type_):
+            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes (but for "
+                        f"the leading dim) as the results of @{func.sym_name.data}, found {type_}")
 
 
 def _check_scalar_op(op: Operation, where: str) -> None:
@@ -155,7 +162,15 @@ def _check_control_flow(op: scf.IfOp | scf.WhileOp, fn: str) -> None:
 
 def _check_top_level_op(op: Operation, fn: str) -> None:
     if isinstance(op, ComputeOp):
+        if not _is_rows_tensor(op.result.type):
+            _fail(op, f"'{op.name}' op expected a static shape (but for the leading dim), found "
+                      f"{op.result.type}")
         _check_compute_body(op, fn)
+        return
+    if isinstance(op, tensor.DimOp):
+        if not isinstance(op.source.owner, Block) or _dim_index(op) is None:
+            _fail(op, f"'{op.name}' op expected the size of a dim of a function argument at a "
+                      f"constant index in @{fn}")
         return
     if isinstance(op, ReturnOp | tensor.ExtractOp):
         return
@@ -166,10 +181,7 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
         _check_scan(op, fn)
         return
     if isinstance(op, CallOp):
-        for type_ in op.result_types:
-            if not _is_static_tensor(type_):
-                _fail(op, f"'{op.name}' op expected ranked tensors with static shapes as "
-                          f"results, found {type_}")
+        _check_call(op)
         return
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
         if not _is_static_tensor(op.result.type):
@@ -183,7 +195,21 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
               f"func.return in the body of @{fn} ({PASS_NAME}), found '{op.name}'")
 
 
+def _check_call(op: CallOp) -> None:
+    for value in (*op.arguments, *op.results):
+        if not (_is_rows_tensor(value.type) or _is_scalar_type(value.type)):
+            _fail(op, f"'{op.name}' op expected ranked tensors with static shapes (but for the "
+                      f"leading dim) or scalars as operands and results, found {value.type}")
+    for value in op.results:
+        if not _is_static_tensor(value.type) and not _is_returned(value):
+            _fail(op, f"'{op.name}' op expected a result of dynamic shape {value.type} to be "
+                      f"returned (its size is the caller's output's)")
+
+
 def _check_scan(scan: ScanOp, fn: str) -> None:
+    for value in (*scan.operands, *scan.results):
+        if isinstance(value.type, TensorType) and not _is_static_tensor(value.type):
+            _fail(scan, f"'{scan.name}' op expected tensors of static shapes, found {value.type}")
     states = scan.state_args
     for position, value in enumerate(scan.yielded[: len(states)]):
         if value in states and value is not states[position]:
@@ -198,6 +224,18 @@ def _check_scan(scan: ScanOp, fn: str) -> None:
             _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, scalar "
                       f"arith.constant, tensor_expr.scan_yield in the body of '{scan.name}' in "
                       f"@{fn} ({PASS_NAME}), found '{op.name}'")
+
+
+def _is_returned(value: SSAValue) -> bool:
+    return any(isinstance(use.operation, ReturnOp) for use in value.uses)
+
+
+def _dim_index(op: tensor.DimOp) -> int | None:
+    """The constant dim index of a `tensor.dim`, or None."""
+    owner = op.index.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def check_input(module: ModuleOp) -> None:
@@ -223,6 +261,10 @@ def check_input(module: ModuleOp) -> None:
 def _memref_type(type_: Attribute) -> MemRefType:
     assert isinstance(type_, TensorType)
     return MemRefType(type_.get_element_type(), type_.get_shape())
+
+
+Extent = int | SSAValue
+"""The size of one dim of a buffer: static, or an `index` value of the loop-level function."""
 
 
 def _static_shape(type_: Attribute) -> tuple[int, ...]:
@@ -308,7 +350,7 @@ class _FunctionPlan:
             return False
         if candidate in group.members or candidate.get_reduce_extents():
             return False
-        if candidate.result_type.get_shape() != group.root.result_type.get_shape():
+        if candidate.extents() != group.root.extents():
             return False
         if not _reads_only_at_own_index(candidate, group.values()):
             return False
@@ -425,6 +467,7 @@ class _FunctionLowering:
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.destinations: dict[SSAValue, SSAValue] = {}
         self.slices: dict[SSAValue, SSAValue] = {}
+        self.sizes: dict[SSAValue, list[Extent]] = {}
 
     # -- the function ---------------------------------------------------------------------------
 
@@ -434,33 +477,48 @@ class _FunctionLowering:
         outputs = func.function_type.outputs.data
         arg_types = [_memref_type(t) if isinstance(t, TensorType) else t for t in inputs]
         arg_types += [_memref_type(t) for t in outputs]
-        arg_attrs = self._arg_attrs(len(inputs), len(outputs))
+        dims = [(position, dim) for position, type_ in enumerate(arg_types)
+                if isinstance(type_, MemRefType)
+                for dim, size in enumerate(type_.get_shape()) if size < 0]
+        arg_types += [IndexType()] * len(dims)
+        arg_attrs = self._arg_attrs(len(inputs), len(outputs), len(dims))
         if not func.body.blocks:
-            return self._signature(arg_types, Region(), arg_attrs, len(outputs))
+            return self._signature(arg_types, Region(), arg_attrs, len(outputs), dims)
         block = Block(arg_types=arg_types)
         old_args = func.body.block.args
         for old, new in zip(old_args, block.args, strict=False):
             new.name_hint = old.name_hint
             (self.buffers if isinstance(old.type, TensorType) else self.scalars)[old] = new
-        outs = block.args[len(inputs):]
+        outs = block.args[len(inputs):len(inputs) + len(outputs)]
         for out in outs:
             out.name_hint = "out"
+        size_args = block.args[len(inputs) + len(outputs):]
+        for buffer in block.args[:len(inputs) + len(outputs)]:
+            if isinstance(buffer.type, MemRefType):
+                self.sizes[buffer] = list(buffer.type.get_shape())
+        for (position, dim), size in zip(dims, size_args, strict=True):
+            buffer = block.args[position]
+            size.name_hint = f"{buffer.name_hint or 'arg'}_d{dim}"
+            self.sizes[buffer][dim] = size
         self._emit_body(list(outs))
         block.add_ops([*self.prologue, *self.body])
-        return self._signature(arg_types, Region(block), arg_attrs, len(outputs))
+        return self._signature(arg_types, Region(block), arg_attrs, len(outputs), dims)
 
-    def _arg_attrs(self, num_inputs: int, num_outputs: int) -> ArrayAttr[DictionaryAttr] | None:
+    def _arg_attrs(
+        self, num_inputs: int, num_outputs: int, num_sizes: int
+    ) -> ArrayAttr[DictionaryAttr] | None:
         func = self.func
         if func.arg_attrs is None and func.res_attrs is None:
             return None
         empty = DictionaryAttr({})
         inputs = list(func.arg_attrs.data) if func.arg_attrs else [empty] * num_inputs
         outputs = list(func.res_attrs.data) if func.res_attrs else [empty] * num_outputs
-        return ArrayAttr([*inputs, *outputs])
+        return ArrayAttr([*inputs, *outputs, *[empty] * num_sizes])
 
     def _signature(
         self, arg_types: Sequence[Attribute], region: Region,
         arg_attrs: ArrayAttr[DictionaryAttr] | None, num_outputs: int,
+        dims: Sequence[tuple[int, int]] = (),
     ) -> FuncOp:
         func = self.func
         lowered = FuncOp(
@@ -468,6 +526,8 @@ class _FunctionLowering:
         )
         lowered.attributes.update(func.attributes)
         lowered.attributes[NUM_OUTPUTS_ATTR] = IntegerAttr(num_outputs, i64)
+        if dims:
+            lowered.attributes[DIM_ARGS_ATTR] = IntegerAttr(len(dims), i64)
         return lowered
 
     def _emit_body(self, outs: list[SSAValue]) -> None:
@@ -484,6 +544,7 @@ class _FunctionLowering:
                 get_global.memref.name_hint = op.result.name_hint
                 self.prologue.append(get_global)
                 self.buffers[op.result] = get_global.memref
+                self.sizes[get_global.memref] = list(_static_shape(op.result.type))
         for unit in units:
             self._emit_unit(unit, plan, outs)
             for value in last_use.get(unit, ()):
@@ -533,10 +594,13 @@ class _FunctionLowering:
 
     def _emit_unit(self, op: Operation, plan: _FunctionPlan, outs: list[SSAValue]) -> None:
         for value in self._allocated(plan, op):
-            alloc = AllocOp(_memref_type(value.type), "global")
+            extents = self._extents_of(value)
+            alloc = AllocOp(_memref_type(value.type), "global",
+                            [e for e in extents if isinstance(e, SSAValue)])
             alloc.result.name_hint = value.name_hint
             self.body.append(alloc)
             self.buffers[value] = alloc.result
+            self.sizes[alloc.result] = extents
         if isinstance(op, ComputeOp):
             self._emit_group(plan, plan.group_of[op])
         elif isinstance(op, CallOp):
@@ -547,6 +611,11 @@ class _FunctionLowering:
             self._emit_scan(op)
         elif isinstance(op, ReturnOp):
             self._emit_return(op, outs)
+        elif isinstance(op, tensor.DimOp):
+            dim = _dim_index(op)
+            assert dim is not None, "checked"
+            size = self.sizes[self.buffers[op.source]][dim]
+            self.scalars[op.result] = size if isinstance(size, SSAValue) else self._index(size)
         else:
             clone = op.clone(value_mapper=dict(self.scalars))
             self.scalars.update(zip(op.results, clone.results, strict=True))
@@ -564,10 +633,23 @@ class _FunctionLowering:
             constant = self.index_constants[value] = op.result
         return constant
 
+    def _extent(self, extent: Extent) -> SSAValue:
+        """The loop-level `index` value of a dim's size."""
+        if isinstance(extent, SSAValue):
+            return self.scalars.get(extent, extent)
+        return self._index(extent)
+
+    def _extents_of(self, value: SSAValue) -> list[Extent]:
+        """The sizes of a tensor made in the function (dynamic ones as loop-level values)."""
+        owner = value.owner
+        if isinstance(owner, ComputeOp):
+            return [e if isinstance(e, int) else self._extent(e) for e in owner.extents()]
+        return list(_static_shape(value.type))
+
     # -- loop nests -----------------------------------------------------------------------------
 
     def _nest(
-        self, extents: Sequence[int], axes: Sequence[str],
+        self, extents: Sequence[Extent], axes: Sequence[str],
         fill: Callable[[list[SSAValue]], list[Operation]],
     ) -> list[Operation]:
         """A perfect nest of serial `loop.for`s, one per extent; `fill(ivs)` makes the body."""
@@ -577,7 +659,7 @@ class _FunctionLowering:
         ops = fill([block.args[0] for block in blocks])
         for depth in reversed(range(len(extents))):
             blocks[depth].add_ops(ops)
-            ops = [ForOp(self._index(0), self._index(extents[depth]), self._index(1),
+            ops = [ForOp(self._index(0), self._extent(extents[depth]), self._index(1),
                          blocks[depth], axes[depth])]
         return ops
 
@@ -606,7 +688,7 @@ class _FunctionLowering:
             ops += [DeallocOp(buffer) for buffer in locals_]
             return ops
 
-        self.body += self._nest(root.result_type.get_shape(), spatial, point)
+        self.body += self._nest(self._extents_of(root.result), spatial, point)
 
     def _root_statements(
         self, root: ComputeOp, ivs: list[SSAValue], homes: dict[SSAValue, _Home],
@@ -755,7 +837,10 @@ class _FunctionLowering:
     def _emit_call(self, call: CallOp) -> None:
         operands = [self._operand(value) for value in call.arguments]
         operands += [self.buffers[value] for value in call.results]
-        self.body.append(CallOp(call.callee, operands, []))
+        sizes = [self._extent(size) for buffer in operands if isinstance(buffer.type, MemRefType)
+                 for size, static in zip(self.sizes.get(buffer, buffer.type.get_shape()),
+                                         buffer.type.get_shape(), strict=True) if static < 0]
+        self.body.append(CallOp(call.callee, [*operands, *sizes], []))
 
     def _emit_return(self, ret: ReturnOp, outs: list[SSAValue]) -> None:
         for index, (value, out) in enumerate(zip(ret.arguments, outs, strict=True)):
@@ -770,7 +855,7 @@ class _FunctionLowering:
         """A nest copying all of `source` into `dest` (at `dest[*prefix, ...]`)."""
         type_ = source.type
         assert isinstance(type_, MemRefType)
-        shape = type_.get_shape()
+        shape = self.sizes.get(source, list(type_.get_shape()))
         axes = [f"i{d}" for d in range(len(shape))]
 
         def copy(ivs: list[SSAValue]) -> list[Operation]:

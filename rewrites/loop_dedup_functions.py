@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR
+from dlc.dialects.contracts import DIM_ARGS_ATTR, NUM_OUTPUTS_ATTR, ONNX_NODES_ATTR
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -113,10 +113,13 @@ def call_sites(module: ModuleOp) -> dict[str, list[func.CallOp]]:
 
 
 def num_inputs(function: func.FuncOp) -> int:
+    """How many arguments come before the outputs (the sizes of dynamic dims come after them:
+    `dlc.dim_args`)."""
     arguments = len(function.function_type.inputs.data)
     attr = function.attributes.get(NUM_OUTPUTS_ATTR)
     outputs = attr.value.data if isinstance(attr, IntegerAttr) else 0
-    return arguments - outputs
+    sizes = function.attributes.get(DIM_ARGS_ATTR)
+    return arguments - outputs - (sizes.value.data if isinstance(sizes, IntegerAttr) else 0)
 
 
 def replace_call(call: func.CallOp, arguments: list[SSAValue], callee: str) -> func.CallOp:

@@ -6,6 +6,7 @@ structure) and the TOPI x86 schedules a build uses when no tuning log has a reco
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -13,11 +14,13 @@ from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
 from dlc.rewrites.loop_fold_constant_nests import fixed_call_sites
 from dlc.rewrites.pass_target import cpu_target_for
-from dlc.rewrites.schedule.common import base_buffer
+from dlc.rewrites.schedule.common import ScheduleError, base_buffer
+from dlc.rewrites.schedule.loop_kind import parallel
+from dlc.rewrites.schedule.rows import block_rows, inner_nest, row_buffers
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -119,7 +122,9 @@ def _schedule_function(function: func.FuncOp, config: CpuConfig) -> None:
     for root in list(function.body.block.ops):
         if not isinstance(root, ForOp):
             continue
-        if is_scan_loop(root):
+        if root.trip_count() is None and root.body.block.args[0].uses.get_length():
+            _schedule_runtime_rows(root, config)
+        elif is_scan_loop(root):
             serial = replace(config, threads=1)
             for inner in list(root.body.block.ops):
                 if isinstance(inner, ForOp):
@@ -128,6 +133,60 @@ def _schedule_function(function: func.FuncOp, config: CpuConfig) -> None:
             hoist_invariant_packs(root)
         else:
             schedule_nest(root, config)
+
+
+RUNTIME_ROW_BLOCKS = (8, 4, 2, 1)
+"""The block sizes a nest over a runtime number of rows is cut into (`block_rows`) when a block
+of rows reuses what one row reads once: whole blocks of 8 (the rows of a register tile,
+`CpuConfig.max_rows`' default, so that a GEMM over runtime rows keeps its micro-kernel whole
+and reads each weight panel once per block), then at most one block of 4, of 2 and a row for
+the rows left (a weight read at most four times for them, not up to seven)."""
+
+ROW_REUSE_MIN = 8
+"""A nest whose one row uses each element it reads beside the rows (its weights) at least this
+many times on average (a conv over one image of a batch: its whole plane) runs row by row: a
+block of rows would add no reuse a row does not already have."""
+
+ROWS_PARALLEL_MIN_ITERATIONS = 1 << 16
+"""Block iterations from which the nest of one block of rows runs on threads (as a nest of
+static shape is scheduled); below it the loop over the blocks runs them on threads instead (a
+parallel region per block of an elementwise op over short rows would cost more than its work)."""
+
+
+def _schedule_runtime_rows(root: ForOp, config: CpuConfig) -> None:
+    """A nest over a runtime number of rows: blocks of `RUNTIME_ROW_BLOCKS` static rows where a
+    block reuses data (else row by row), each nest scheduled as one of static shape, the
+    packed weights its schedule makes filled once before the loops over the rows
+    (`hoist_invariant_packs`, for `loop-fold-constant-nests` to fold); left as it is (serial
+    and correct) when its accesses are not row by row (`row_buffers`)."""
+    try:
+        buffers = row_buffers(root)
+    except ScheduleError:
+        return
+    sizes = RUNTIME_ROW_BLOCKS if _row_reuse(root, buffers) < ROW_REUSE_MIN else (1,)
+    writes_rows_only = all(set(block.writes) <= set(buffers)
+                           for block in root.walk() if isinstance(block, BlockOp))
+    serial = replace(config, threads=1)
+    for position, part in enumerate(block_rows(root, sizes)):
+        nest = inner_nest(part)
+        many = position == 0  # the loop over whole blocks (or rows): any number of them
+        if many and config.threads > 1 and writes_rows_only \
+                and block_iterations(nest) < ROWS_PARALLEL_MIN_ITERATIONS:
+            schedule_nest(nest, serial)
+            parallel(part)
+        else:
+            schedule_nest(nest, config)
+        hoist_invariant_packs(part)
+
+
+def _row_reuse(root: ForOp, row_buffers: list[SSAValue]) -> float:
+    """How many times one row of the nest uses each element it reads beside the rows, on
+    average (its block iterations over those elements; infinite when it reads none)."""
+    others = {value for block in root.walk() if isinstance(block, BlockOp)
+              for value in block.reads if value not in row_buffers}
+    elements = sum(math.prod(value.type.get_shape()) for value in others
+                   if isinstance(value.type, MemRefType) and value.type.has_static_shape())
+    return block_iterations(root) / elements if elements else math.inf
 
 
 def hoist_invariant_packs(loop: ForOp) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.contracts import CONCAT_AXIS_ATTR, NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
-from dlc.dialects.loop import AllocOp, DeallocOp
+from dlc.dialects.loop import AllocOp, DeallocOp, dim_args
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.runtime.metadata import WORKSPACE_ENTRY_SUFFIX
 from xdsl.context import Context
@@ -158,7 +158,7 @@ def _writes_and_reads(value: SSAValue) -> tuple[list[func.CallOp], list[func.Cal
         outputs = callee.attributes.get(NUM_OUTPUTS_ATTR) if callee is not None else None
         if not isinstance(user, func.CallOp) or not isinstance(outputs, IntegerAttr):
             return None
-        first_output = len(user.arguments) - outputs.value.data
+        first_output = len(user.arguments) - outputs.value.data - len(dim_args(callee))
         (writes if use.index >= first_output else reads).append(user)
     return writes, reads
 

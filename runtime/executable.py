@@ -250,7 +250,8 @@ class Executable:
         if self._function_pointer is None:
             result = None if self.device is None else ctypes.c_int
             prototype = ctypes.CFUNCTYPE(
-                result, *([ctypes.c_void_p] * len(self.signature.arguments))
+                result, *([ctypes.c_void_p] * len(self.signature.arguments)),
+                *([ctypes.c_int64] * len(self.signature.dim_args)),
             )
             self._function_pointer = prototype(self._native.address(self.signature.name))
         return self._function_pointer
@@ -310,6 +311,11 @@ class Executable:
         name = names[index] if index < len(names) else spec.name
         what = f"{role} {index} ('{name}') of @{self.name}"
         shape = spec.shape
+        if -1 in shape:  # a dim whose size the call passes (`FunctionSignature.dim_args`)
+            given = getattr(value, "shape", None)
+            given = np.shape(value) if given is None else given  # type: ignore[arg-type]
+            if len(given) == len(shape):
+                shape = tuple(int(g) if s < 0 else s for s, g in zip(shape, given, strict=True))
         if spec.batch:
             given = getattr(value, "shape", None) or np.shape(value)  # type: ignore[arg-type]
             shape = (int(given[0]) if rows is None and given else rows or 0, *spec.shape[1:])
@@ -385,7 +391,9 @@ class Executable:
         if rows is not None:  # a dynamic batch: the native loop over its rows
             self._batch_entry(rows, *map(data_address, (*arrays, *outputs)))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        status = self._function(*map(data_address, (*arrays, *outputs)))
+        sizes = [(*arrays, *outputs)[argument].shape[dim]
+                 for argument, dim in self.signature.dim_args]
+        status = self._function(*map(data_address, (*arrays, *outputs)), *sizes)
         if self.device is not None:
             from dlc.runtime.gpu_library import check_status
 
@@ -439,8 +447,8 @@ class Executable:
         if self._memory_checked:
             return
         available = memory_available()
-        arguments = sum(
-            math.prod(spec.shape) * _dtype(spec.dtype, self.signature).itemsize
+        arguments = sum(  # runtime dims (-1) count once: the caller holds those arrays
+            math.prod(map(abs, spec.shape)) * _dtype(spec.dtype, self.signature).itemsize
             for spec in self.signature.arguments
         )
         model_bytes = self.model.memory_bytes if self.model is not None else 0
@@ -481,6 +489,11 @@ class Executable:
                  ) -> list[np.ndarray]:
         specs = self.signature.outputs
         if out is None:
+            dynamic = [first + i for i, spec in enumerate(specs) if -1 in spec.shape]
+            if dynamic:
+                raise ExecutableError(
+                    f"output {dynamic[0]} of @{self.name} has dims of runtime size "
+                    f"{specs[dynamic[0] - first].shape} (-1: any): pass the outputs as out=")
             return [
                 aligned_empty((rows, *spec.shape[1:]) if spec.batch and rows is not None
                               else spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)

@@ -33,7 +33,7 @@ class ArgumentSpec:
 
     Attributes:
         name: the argument's name in the source IR (or `arg<i>`).
-        shape: the static shape.
+        shape: the shape; -1 for a dim whose size the call passes (`FunctionSignature.dim_args`).
         dtype: a NumPy dtype name (`float32`, `int64`, `bool`, ...).
     """
 
@@ -59,6 +59,9 @@ class FunctionSignature:
     which only the first `outputs[count]` entries (a 0-d int64) are valid (a NonZero's or a
     NonMaxSuppression's data-dependent size, `dlc.valid_extent`); indices count outputs from 0.
     The Python runtime returns such outputs trimmed and does not return the counts."""
+    dim_args: tuple[tuple[int, int], ...] = ()
+    """(argument, dim) for each dynamic dim (-1 in `shape`), in the order the native function
+    takes their sizes (i64s after the pointers; `dlc.dim_args`)."""
 
     @property
     def count_outputs(self) -> frozenset[int]:
@@ -99,6 +102,8 @@ def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None 
                 ],
                 **({"valid_extents": [list(e) for e in signature.valid_extents]}
                    if signature.valid_extents else {}),
+                **({"dim_args": [list(d) for d in signature.dim_args]}
+                   if signature.dim_args else {}),
             }
             for signature in signatures
         ],
@@ -143,8 +148,9 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
                 (int(output), int(axis), int(count))
                 for output, axis, count in entry.get("valid_extents", ())
             )
+            dims = tuple((int(argument), int(dim)) for argument, dim in entry.get("dim_args", ()))
             signature = FunctionSignature(
-                entry["name"], arguments, int(entry["num_outputs"]), extents
+                entry["name"], arguments, int(entry["num_outputs"]), extents, dims
             )
             signatures[signature.name] = signature
     except (KeyError, TypeError, ValueError) as e:

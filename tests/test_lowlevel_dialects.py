@@ -352,8 +352,10 @@ def test_alloc_scope_and_static_shape() -> None:
     alloc.verify()
     assert alloc.scope.data == "shared"
     assert loop.AllocOp(MemRefType(f32, [2])).scope.data == "global"
-    with pytest.raises(VerifyException, match="expected a static shape"):
+    with pytest.raises(VerifyException, match="expected one size operand per dynamic dim"):
         loop.AllocOp(MemRefType(f32, [-1])).verify()
+    with pytest.raises(VerifyException, match="expected a static shape in scope 'local'"):
+        loop.AllocOp(MemRefType(f32, [-1]), "local").verify()
 
 
 # ----------------------------------------------------------------------------------------------

@@ -30,12 +30,15 @@ from dlc.dialects.loop.ops import (
     LoadOp,
     MatrixLoadOp,
     PrefetchOp,
+    RowsOp,
     StoreOp,
     YieldOp,
+    dim_args,
 )
 from xdsl.ir import Dialect
 
 __all__ = [
+    "dim_args",
     "ALLOC_SCOPES",
     "LOOP_KINDS",
     "THREAD_AXES",
@@ -52,6 +55,7 @@ __all__ = [
     "Loop",
     "MatrixLoadOp",
     "PrefetchOp",
+    "RowsOp",
     "StoreOp",
     "YieldOp",
 ]
@@ -76,6 +80,7 @@ Loop = Dialect(
         # buffers
         AllocOp,
         DeallocOp,
+        RowsOp,
     ],
     [],
 )

@@ -49,8 +49,10 @@ from dlc.dialects.loop.ops import (
     LoadOp,
     MatrixLoadOp,
     PrefetchOp,
+    RowsOp,
     StoreOp,
     YieldOp,
+    dim_args,
 )
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -88,12 +90,15 @@ Value = Any
 
 
 def run_function(
-    module: ModuleOp, name: str, inputs: Sequence[np.ndarray | int | float]
+    module: ModuleOp, name: str, inputs: Sequence[np.ndarray | int | float],
+    output_shapes: Sequence[Sequence[int]] | None = None,
 ) -> list[np.ndarray]:
     """Runs the destination-passing function @name on `inputs` and returns its outputs.
 
     `inputs` are the function's arguments except the last `dlc.num_outputs` ones, which are
-    allocated here (filled with NaN or garbage), passed to the function and returned.
+    allocated here (filled with NaN or garbage), passed to the function and returned, and
+    except the sizes of dynamic dims (`dlc.dim_args`), which are read off the arrays. Outputs
+    with dynamic dims need their shapes in `output_shapes` (one per output).
     """
     interpreter = LoopInterpreter(module)
     function = interpreter.function(name)
@@ -102,12 +107,25 @@ def run_function(
         raise LoopInterpreterError(
             f"expected @{name} to have the attribute {NUM_OUTPUTS_ATTR}, found none"
         )
-    arg_types = function.function_type.inputs.data
+    sizes = dim_args(function)
+    arg_types = function.function_type.inputs.data[: len(function.function_type.inputs) -
+                                                   len(sizes)]
     num_inputs = len(arg_types) - count.value.data
     if len(inputs) != num_inputs:
         raise LoopInterpreterError(f"@{name} expected {num_inputs} inputs, found {len(inputs)}")
-    outputs = [_fresh_buffer(type_) for type_ in arg_types[num_inputs:]]
-    interpreter.call(name, [*inputs, *outputs])
+    output_types = arg_types[num_inputs:]
+    if output_shapes is None:
+        if any(not t.has_static_shape() for t in output_types if isinstance(t, MemRefType)):
+            raise LoopInterpreterError(
+                f"@{name} has outputs with dynamic dims: expected their shapes (output_shapes)"
+            )
+        outputs = [_fresh_buffer(type_) for type_ in output_types]
+    else:
+        outputs = [_fresh_buffer(type_, shape)
+                   for type_, shape in zip(output_types, output_shapes, strict=True)]
+    arrays: list[Any] = [*inputs, *outputs]
+    extents = [int(np.shape(arrays[argument])[dim]) for argument, dim in sizes]
+    interpreter.call(name, [*arrays, *extents])
     return outputs
 
 
@@ -422,10 +440,14 @@ class LoopInterpreter:
         return wait
 
     def _alloc(self, op: AllocOp) -> Step:
-        result, type_ = op.result, op.result.type
+        result, type_, sizes = op.result, op.result.type, tuple(op.sizes)
+        assert isinstance(type_, MemRefType)
+        static = tuple(type_.get_shape())
 
         def alloc(env: dict[SSAValue, Value]) -> None:
-            env[result] = _fresh_buffer(type_)
+            dynamic = iter(sizes)
+            shape = [size if size >= 0 else int(env[next(dynamic)]) for size in static]
+            env[result] = _fresh_buffer(type_, shape)
 
         return alloc
 
@@ -462,6 +484,19 @@ class LoopInterpreter:
                 return array if candidate.constant is not None else array.copy()
         raise LoopInterpreterError(f"'memref.get_global' expected a memref.global @{name}, "
                                    "found none")
+
+    def _rows(self, op: RowsOp) -> Step:
+        source, first, result, rows = op.source, op.first, op.result, op.rows
+
+        def view(env: dict[SSAValue, Value]) -> None:
+            buffer, start = env[source], int(env[first])
+            if not 0 <= start <= start + rows <= buffer.shape[0]:
+                raise LoopInterpreterError(
+                    f"'{op.name}' of rows [{start}, {start + rows}) out of the {buffer.shape[0]} "
+                    f"of {source.type}")
+            env[result] = buffer[start:start + rows]
+
+        return view
 
     def _collapse_shape(self, op: memref.CollapseShapeOp) -> Step:
         source, result = op.src, op.result
@@ -514,7 +549,10 @@ class LoopInterpreter:
             raise LoopInterpreterError(f"expected {what} to be a NumPy array, found {value!r}")
         shape = tuple(type_.get_shape())
         dtype = _dtype(type_.get_element_type())
-        if value.shape != shape or value.dtype != dtype:
+        matches = len(value.shape) == len(shape) and all(
+            size < 0 or size == found for size, found in zip(shape, value.shape, strict=True)
+        )
+        if not matches or value.dtype != dtype:
             raise LoopInterpreterError(
                 f"expected {what} of shape {shape} and dtype {dtype}, "
                 f"found {value.shape} and {value.dtype}"
@@ -603,6 +641,7 @@ _COMPILERS: dict[type[Operation], Callable[[LoopInterpreter, Any], Step]] = {
     DeallocOp: LoopInterpreter._dealloc,
     memref.GetGlobalOp: LoopInterpreter._get_global,
     memref.CollapseShapeOp: LoopInterpreter._collapse_shape,
+    RowsOp: LoopInterpreter._rows,
     func.CallOp: LoopInterpreter._call,
     func.ReturnOp: LoopInterpreter._return,
     arith.ConstantOp: LoopInterpreter._constant,
@@ -622,11 +661,12 @@ def _dtype(type_: Attribute) -> np.dtype:
         raise LoopInterpreterError(str(e)) from None
 
 
-def _fresh_buffer(type_: Attribute) -> np.ndarray:
-    """A new buffer of a memref type, filled with NaN (floats) or a garbage pattern."""
+def _fresh_buffer(type_: Attribute, shape: Sequence[int] | None = None) -> np.ndarray:
+    """A new buffer of a memref type (of `shape` where given: the sizes of its dynamic dims),
+    filled with NaN (floats) or a garbage pattern."""
     assert isinstance(type_, MemRefType)
     dtype = _dtype(type_.get_element_type())
-    shape = tuple(type_.get_shape())
+    shape = tuple(type_.get_shape()) if shape is None else tuple(shape)
     if dtype.kind == "f":
         return np.full(shape, np.nan, dtype=dtype)
     if dtype.kind == "b":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 
+from dlc.dialects.contracts import DIM_ARGS_ATTR
 from xdsl.builder import Builder
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     VectorType,
 )
@@ -689,6 +691,25 @@ class PrefetchOp(IRDLOperation):
                 f"{memref_type}, found {len(self.indices)}")
 
 
+def dim_args(function: Operation) -> list[tuple[int, int]]:
+    """The (argument, dim) pairs whose sizes a destination-passing function's trailing `index`
+    arguments pass, in order (`dlc.dim_args`: their count; each dynamic dim of its memref
+    arguments, argument by argument); empty for a function of static shapes."""
+    count = function.attributes.get(DIM_ARGS_ATTR)
+    if not isinstance(count, IntegerAttr) or not count.value.data:
+        return []
+    types = function.function_type.inputs.data  # type: ignore[attr-defined]
+    buffers = types[: len(types) - count.value.data]
+    pairs = [(position, dim) for position, type_ in enumerate(buffers)
+             if isinstance(type_, MemRefType)
+             for dim, size in enumerate(type_.get_shape()) if size < 0]
+    if len(pairs) != count.value.data:
+        raise VerifyException(
+            f"'{function.name}' op expected {count.value.data} dynamic dims in its memref "
+            f"arguments ({DIM_ARGS_ATTR}), found {len(pairs)}")
+    return pairs
+
+
 # ----------------------------------------------------------------------------------------------
 # Buffers
 # ----------------------------------------------------------------------------------------------
@@ -698,7 +719,9 @@ class PrefetchOp(IRDLOperation):
 class AllocOp(IRDLOperation):
     """Allocates a buffer with a storage scope.
 
-    Semantics: returns a new, uninitialised buffer of the result's static shape. `scope`
+    Semantics: returns a new, uninitialised buffer of the result's shape, whose dynamic dims
+    (`?`, global scope only) take their sizes from the `sizes` operands, one per `?` in order
+    (MLIR's `memref.alloc(%n)`). `scope`
     (property, default "global"): global (ordinary memory: heap on the CPU, device memory on a
     GPU), local (private to one thread: stack or registers), shared (GPU shared memory, one copy
     per thread block). The buffer lives until a matching `loop.dealloc` or the end of the
@@ -707,17 +730,24 @@ class AllocOp(IRDLOperation):
     Example:
         %acc = loop.alloc local : memref<4x8xf32>
         %tile = loop.alloc shared : memref<32x32xf32>
+        %rows = loop.alloc global sizes(%n) : memref<?x8xf32>
     """
 
     name = "loop.alloc"
 
     scope = prop_def(StringAttr, default_value=StringAttr("global"))
+    sizes = var_operand_def(IndexType)
     result = result_def(MemRefType)
 
     traits = traits_def(AllocatesResult())
 
-    def __init__(self, memref_type: MemRefType, scope: str | StringAttr = "global") -> None:
-        super().__init__(properties={"scope": _str_attr(scope)}, result_types=[memref_type])
+    def __init__(
+        self, memref_type: MemRefType, scope: str | StringAttr = "global",
+        sizes: Sequence[SSAValue | Operation] = (),
+    ) -> None:
+        super().__init__(
+            operands=[sizes], properties={"scope": _str_attr(scope)}, result_types=[memref_type]
+        )
 
     def verify_(self) -> None:
         if self.scope.data not in ALLOC_SCOPES:
@@ -727,13 +757,24 @@ class AllocOp(IRDLOperation):
             )
         memref_type = self.result.type
         assert isinstance(memref_type, MemRefType)
-        if any(dim < 0 for dim in memref_type.get_shape()):
+        dynamic = sum(1 for dim in memref_type.get_shape() if dim < 0)
+        if dynamic and self.scope.data != "global":
             raise VerifyException(
-                f"'{self.name}' op expected a static shape, found {memref_type}"
+                f"'{self.name}' op expected a static shape in scope '{self.scope.data}', "
+                f"found {memref_type}"
+            )
+        if dynamic != len(self.sizes):
+            raise VerifyException(
+                f"'{self.name}' op expected one size operand per dynamic dim of {memref_type} "
+                f"({dynamic}), found {len(self.sizes)}"
             )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.scope.data}")
+        if self.sizes:
+            printer.print_string(" sizes(")
+            printer.print_list(self.sizes, printer.print_operand)
+            printer.print_string(")")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
@@ -741,14 +782,77 @@ class AllocOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> AllocOp:
         scope = parser.parse_identifier(context_msg="allocation scope")
+        sizes: list[SSAValue] = []
+        if parser.parse_optional_keyword("sizes") is not None:
+            sizes = parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, lambda: parser.parse_operand(IndexType())
+            )
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         memref_type = parser.parse_type()
         if not isinstance(memref_type, MemRefType):
             parser.raise_error(f"expected a memref type, found {memref_type}")
-        op = cls(memref_type, scope)
+        op = cls(memref_type, scope, sizes)
         op.attributes |= attributes
         return op
+
+
+@irdl_op_definition
+class RowsOp(IRDLOperation):
+    """A view of consecutive rows of a buffer, as a buffer of its own.
+
+    Semantics: `%v = loop.rows %x[%first] : memref<?x8xf32> -> memref<8x8xf32>` aliases the
+    rows `[first, first + R)` of `%x` along its leading dim (R: the result's static leading
+    dim): element `[i, j...]` of `%v` is element `[first + i, j...]` of `%x`. Source and
+    result have identity layouts, one element type and the same trailing dims, so the view is
+    the source's base advanced by `first` rows (MLIR's `memref.subview` of whole rows at a
+    dynamic offset, the offset folded into the bare pointer). Rows past the source's end are
+    undefined. The default schedules cut a nest over a runtime number of rows into nests over
+    blocks of rows this way, so that each is scheduled like a nest of static shape.
+
+    Example:
+        %block = loop.rows %x[%first] : memref<?x8xf32> -> memref<8x8xf32>
+    """
+
+    name = "loop.rows"
+
+    source = operand_def(MemRefType)
+    first = operand_def(IndexType)
+    result = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$source `[` $first `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue | Operation, first: SSAValue | Operation,
+                 rows: int) -> None:
+        source_type = SSAValue.get(source).type
+        assert isinstance(source_type, MemRefType)
+        result_type = MemRefType(source_type.get_element_type(),
+                                 [rows, *source_type.get_shape()[1:]])
+        super().__init__(operands=[source, first], result_types=[result_type])
+
+    @property
+    def rows(self) -> int:
+        """How many rows the view holds."""
+        result_type = self.result.type
+        assert isinstance(result_type, MemRefType)
+        return result_type.get_shape()[0]
+
+    def verify_(self) -> None:
+        source, result = self.source.type, self.result.type
+        assert isinstance(source, MemRefType) and isinstance(result, MemRefType)
+        for what, type_ in (("source", source), ("result", result)):
+            if not isinstance(type_.layout, NoneAttr) or not type_.get_shape():
+                raise VerifyException(
+                    f"'{self.name}' op expected a ranked {what} with an identity layout, "
+                    f"found {type_}")
+        same = (source.get_element_type() == result.get_element_type()
+                and source.get_shape()[1:] == result.get_shape()[1:])
+        if not same or result.get_shape()[0] < 0:
+            raise VerifyException(
+                f"'{self.name}' op expected a result of static rows with the source's element "
+                f"type and trailing dims, found {source} -> {result}")
 
 
 @irdl_op_definition

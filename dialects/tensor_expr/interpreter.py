@@ -10,7 +10,9 @@ shapes tests use; large index spaces are evaluated in chunks of the outermost ax
 Besides computes, a function may hold `arith.constant` tensors (weights), `func.call` to other
 functions of the module and `func.return`, and the control flow of graph.if / graph.loop
 (rewrites/control_flow.py): `scf.if`, `scf.while`, `tensor.extract`, `tensor.from_elements`,
-`tensor.insert_slice` and scalar `arith` ops. A read out of bounds is an error (the IR must
+`tensor.insert_slice` and scalar `arith` ops, and `tensor.dim` (the size of an argument's
+dynamic dim: a compute's `sizes` take the extents of its dynamic dims from the environment, so
+that one function runs on every size). A read out of bounds is an error (the IR must
 clamp its indices), and so is an op the evaluator does not know.
 """
 
@@ -108,17 +110,19 @@ def run_function(
 
 
 def evaluate_compute(compute: ComputeOp, tensors: Mapping[SSAValue, np.ndarray]) -> np.ndarray:
-    """The tensor `compute` defines, given the arrays of the tensors its body reads."""
+    """The tensor `compute` defines, given the arrays of the tensors its body reads (and the
+    values of its `sizes`, for a result with dynamic dims)."""
     result_type = compute.result_type
-    shape = tuple(result_type.get_shape())
+    shape = tuple(size if isinstance(size, int) else int(tensors[size])
+                  for size in compute.extents())
     extents = compute.get_reduce_extents()
     dtype = to_numpy_dtype(result_type.get_element_type())
     points = math.prod(shape) * math.prod(extents)
-    if not shape or points <= MAX_CHUNK_ELEMENTS or shape[0] == 1:
-        return _evaluate_chunk(compute, tensors, 0, shape[0] if shape else 0, dtype)
+    if not shape or points <= MAX_CHUNK_ELEMENTS or shape[0] <= 1:
+        return _evaluate_chunk(compute, tensors, shape, 0, shape[0] if shape else 0, dtype)
     rows = max(1, MAX_CHUNK_ELEMENTS // (points // shape[0]))
     chunks = [
-        _evaluate_chunk(compute, tensors, start, min(start + rows, shape[0]), dtype)
+        _evaluate_chunk(compute, tensors, shape, start, min(start + rows, shape[0]), dtype)
         for start in range(0, shape[0], rows)
     ]
     return np.concatenate(chunks, axis=0)
@@ -138,7 +142,9 @@ def _as_input(type: Attribute, value: np.ndarray, what: str) -> np.ndarray:
         raise TensorExprInterpreterError(f"expected {what} to be a ranked tensor, found {type}")
     array = np.asarray(value)
     expected = tuple(type.get_shape())
-    if array.shape != expected:
+    if len(array.shape) != len(expected) or any(
+        size >= 0 and size != found for size, found in zip(expected, array.shape, strict=True)
+    ):
         raise TensorExprInterpreterError(
             f"expected {what} of shape {expected}, found {array.shape}"
         )
@@ -152,6 +158,8 @@ def _run_function_level_op(
         env[op.result] = evaluate_compute(op, env)
     elif isinstance(op, arith.ConstantOp):
         env[op.result] = _constant(op.value, op.result.type)
+    elif isinstance(op, tensor.DimOp):
+        env[op.result] = np.asarray(env[op.source].shape[int(env[op.index])], np.int64)
     elif isinstance(op, ScanOp):
         for result, value in zip(op.outs, _run_scan(op, env), strict=True):
             env[result] = value
@@ -171,7 +179,8 @@ def _run_function_level_op(
     else:
         raise TensorExprUnsupportedError(
             f"'{op.name}' op is not evaluated at the tensor_expr level: expected "
-            "tensor_expr.compute, tensor_expr.scan, arith.constant, func.call, func.return or "
+            "tensor_expr.compute, tensor_expr.scan, arith.constant, tensor.dim, func.call, "
+            "func.return or "
             "control flow (scf.if, scf.while, tensor.extract, tensor.from_elements, "
             "tensor.insert_slice)"
         )
@@ -291,12 +300,13 @@ def _dtype(type: Attribute) -> np.dtype:
 def _evaluate_chunk(
     compute: ComputeOp,
     tensors: Mapping[SSAValue, np.ndarray],
+    result_shape: Sequence[int],
     start: int,
     stop: int,
     dtype: np.dtype,
 ) -> np.ndarray:
     """The rows [start, stop) of the outermost axis (all of a rank-0 result)."""
-    shape = list(compute.result_type.get_shape())
+    shape = list(result_shape)
     if shape:
         shape[0] = stop - start
     extents = list(compute.get_reduce_extents())

@@ -1,7 +1,9 @@
 """The `tensor_expr` dialect's operations: tensors defined by index expressions (TVM's te.compute).
 
 Counterpart: TVM's Tensor Expression language (`te.compute`, `te.reduce_axis`, `te.sum`/`te.max`/
-`te.min` with an identity element). Operands are ranked tensors with static shapes.
+`te.min` with an identity element). Operands are ranked tensors; a dim may be dynamic (`?`),
+its size an `index` value (`tensor.dim` of an argument, or a compute's `sizes` operand), as
+TVM's symbolic `te.var` extents.
 """
 
 from __future__ import annotations
@@ -87,8 +89,11 @@ class ComputeOp(IRDLOperation):
     - `init` (a scalar attribute of the element type): present iff there are reductions;
     - `tag` (string, optional): the operator's kind for schedule rules ("injective", "matmul",
       "conv2d_nchw", ...).
-    The result is a ranked tensor with a static shape. Reading out of bounds is undefined:
-    padding is written with clamped indices and `arith.select`.
+    The result is a ranked tensor; each dynamic dim (`?`) has its size among the `sizes`
+    operands (`index` values, one per `?`, in order: MLIR's `tensor.empty` convention), so
+    that a compute over a runtime batch is `sizes(%n) -> tensor<?x8xf32>` with
+    `%n = tensor.dim %x, %c0`. Reduction extents are static. Reading out of bounds is
+    undefined: padding is written with clamped indices and `arith.select`.
 
     Example:
         %c = tensor_expr.compute "matmul" reduce [64] sum init 0.0 : f32 -> tensor<16x32xf32> {
@@ -117,6 +122,7 @@ class ComputeOp(IRDLOperation):
     init = opt_prop_def()
     tag = opt_prop_def(StringAttr)
 
+    sizes = var_operand_def(IndexType)
     result = result_def(TensorType)
 
     body = region_def("single_block")
@@ -132,6 +138,7 @@ class ComputeOp(IRDLOperation):
         combiner: str | None = None,
         init: float | int | Attribute | None = None,
         tag: str | None = None,
+        sizes: Sequence[SSAValue | Operation] = (),
     ) -> None:
         properties: dict[str, Attribute] = {
             "name": name if isinstance(name, StringAttr) else StringAttr(name),
@@ -144,6 +151,7 @@ class ComputeOp(IRDLOperation):
         if tag is not None:
             properties["tag"] = StringAttr(tag)
         super().__init__(
+            operands=[sizes],
             properties=properties,
             result_types=[result_type],
             regions=[body if isinstance(body, Region) else Region(body)],
@@ -159,19 +167,21 @@ class ComputeOp(IRDLOperation):
         combiner: str | None = None,
         init: float | int | Attribute | None = None,
         tag: str | None = None,
+        sizes: Sequence[SSAValue | Operation] = (),
     ) -> ComputeOp:
         """Builds a compute whose body comes from `body(builder, spatial, reduction)`.
 
         The block gets one `index` argument per result dimension and per reduction extent; the
         callback inserts the body's ops with `builder` (at the end of the block) and returns the
-        value to yield, for which `build` adds the `tensor_expr.yield`.
+        value to yield, for which `build` adds the `tensor_expr.yield`. `sizes`: the sizes of
+        the result's dynamic dims, in order.
         """
         rank = result_type.get_num_dims()
         block = Block(arg_types=[IndexType()] * (rank + len(reduce_extents)))
         builder = Builder(InsertPoint.at_end(block))
         value = body(builder, list(block.args[:rank]), list(block.args[rank:]))
         builder.insert(YieldOp(value))
-        return cls(name, result_type, block, reduce_extents, combiner, init, tag)
+        return cls(name, result_type, block, reduce_extents, combiner, init, tag, sizes)
 
     @property
     def result_type(self) -> TensorType:
@@ -179,6 +189,11 @@ class ComputeOp(IRDLOperation):
         result_type = self.result.type
         assert isinstance(result_type, TensorType)
         return result_type
+
+    def extents(self) -> list[int | SSAValue]:
+        """The size of each result dim: an int where static, else its `sizes` operand."""
+        dynamic = iter(self.sizes)
+        return [size if size >= 0 else next(dynamic) for size in self.result_type.get_shape()]
 
     def get_reduce_extents(self) -> tuple[int, ...]:
         """The sizes of the reduction axes, empty without reductions."""
@@ -212,8 +227,12 @@ class ComputeOp(IRDLOperation):
 
     def verify_(self) -> None:
         result_type = self.result_type
-        if any(dim < 0 for dim in result_type.get_shape()):
-            raise VerifyException(f"'{self.name}' op expected a static shape, found {result_type}")
+        dynamic = sum(1 for dim in result_type.get_shape() if dim < 0)
+        if dynamic != len(self.sizes):
+            raise VerifyException(
+                f"'{self.name}' op expected one size operand per dynamic dim of {result_type} "
+                f"({dynamic}), found {len(self.sizes)}"
+            )
         extents = self.get_reduce_extents()
         if any(extent <= 0 for extent in extents):
             raise VerifyException(
@@ -288,6 +307,10 @@ class ComputeOp(IRDLOperation):
         if self.tag is not None:
             printer.print_string(" tag ")
             printer.print_string_literal(self.tag.data)
+        if self.sizes:
+            printer.print_string(" sizes(")
+            printer.print_list(self.sizes, printer.print_operand)
+            printer.print_string(")")
         extents = self.get_reduce_extents()
         if extents or self.combiner is not None or self.init is not None:
             printer.print_string(" reduce [")
@@ -310,6 +333,11 @@ class ComputeOp(IRDLOperation):
         tag = None
         if parser.parse_optional_keyword("tag") is not None:
             tag = parser.parse_str_literal("compute tag")
+        sizes: list[SSAValue] = []
+        if parser.parse_optional_keyword("sizes") is not None:
+            sizes = parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, lambda: parser.parse_operand(IndexType())
+            )
         extents: list[int] = []
         combiner = None
         init = None
@@ -329,7 +357,7 @@ class ComputeOp(IRDLOperation):
             parser.raise_error(f"expected a ranked tensor type, found {result_type}")
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region()
-        op = cls(name, result_type, body, extents, combiner, init, tag)
+        op = cls(name, result_type, body, extents, combiner, init, tag, sizes)
         if attributes is not None:
             op.attributes |= attributes.data
         return op

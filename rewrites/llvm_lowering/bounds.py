@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.dialects.loop.ops import RowsOp
 from dlc.rewrites.llvm_lowering.common import LLVMLowering, constant_int_value, int_constant
 from xdsl.dialects import func, llvm, memref, vector
 from xdsl.dialects.builtin import (
@@ -56,7 +57,7 @@ MESSAGE_ATTR = "dlc.bounds_message"
 
 _VIEW_OPS = (
     memref.CastOp, memref.SubviewOp, memref.ExpandShapeOp, memref.CollapseShapeOp,
-    memref.ReinterpretCastOp,
+    memref.ReinterpretCastOp, RowsOp,
 )
 
 

@@ -30,6 +30,7 @@ from dlc.dialects.loop.ops import (
     ForOp,
     LoadOp,
     PrefetchOp,
+    RowsOp,
     StoreOp,
     YieldOp,
 )
@@ -49,8 +50,10 @@ from dlc.rewrites.llvm_lowering.memref import (
     buffer_bytes,
     cached_heap_allocate,
     cached_heap_release,
+    dynamic_heap_allocate,
     element_address,
     entry_block_of,
+    heap_free,
     load_value,
     memref_type_of,
     stack_allocate,
@@ -257,6 +260,32 @@ class LoadLowering(RewritePattern):
 
 
 @dataclass
+class RowsLowering(RewritePattern):
+    """`loop.rows %x[%first]` -> the base of `%x` advanced by `first` rows (a `getelementptr`
+    of `first * row elements`)."""
+
+    lowering: LLVMLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: RowsOp, rewriter: PatternRewriter) -> None:
+        source_type = memref_type_of(op.source, op)
+        row = 1
+        for size in source_type.get_shape()[1:]:
+            row *= size
+        base = lowered(op.source, self.lowering, rewriter)
+        first = lowered(op.first, self.lowering, rewriter)
+        ops: list[Operation] = []
+        offset = first
+        if row != 1:
+            elements = ops_append(ops, int_constant(row, self.lowering.index_type))
+            offset = ops_append(ops, llvm.MulOp(first, elements, overflow=NSW))
+        element_type = self.lowering.storage_type(source_type.get_element_type())
+        ops.append(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element_type, ssa_indices=[offset],
+                              inbounds=True))
+        replace_with_lowered(op, ops, ops[-1].results, rewriter)
+
+
+@dataclass
 class PrefetchLowering(RewritePattern):
     """`loop.prefetch` -> `llvm.prefetch` of the element's address (a `getelementptr` without
     `inbounds`: the element may lie past the buffer's end): a read (0), kept in every cache
@@ -415,6 +444,9 @@ class AllocLowering(RewritePattern):
                 op, f"expected scope global or local on the CPU, found '{scope}'"
             )
         deallocs = [u.operation for u in op.result.uses if isinstance(u.operation, DeallocOp)]
+        if op.sizes:
+            self._dynamic(op, memref_type, deallocs, rewriter)
+            return
         size = buffer_bytes(memref_type, self.lowering, op)
         if scope == "local" and size <= self.lowering.max_stack_bytes:
             alignment = self.lowering.alloc_alignment
@@ -435,6 +467,22 @@ class AllocLowering(RewritePattern):
             rewriter.insert(allocation, InsertPoint.at_start(entry_block_of(op)))
             for terminator in _returns_of(function):
                 rewriter.insert(cached_heap_release(slot, pointer), InsertPoint.before(terminator))
+        replace_with_lowered(op, [], [pointer], rewriter)
+
+    def _dynamic(self, op: AllocOp, memref_type: MemRefType, deallocs: list[Operation],
+                 rewriter: PatternRewriter) -> None:
+        """A buffer of runtime size: `aligned_alloc` where it is allocated, `free` at its
+        deallocs (or before every return: it lives until the end of the function)."""
+        sizes = [lowered(size, self.lowering, rewriter) for size in op.sizes]
+        allocation = dynamic_heap_allocate(op, memref_type, sizes, self.lowering.alloc_alignment,
+                                           self.lowering, rewriter)
+        pointer = allocation[-1].results[0]
+        rewriter.insert(allocation, InsertPoint.before(op))
+        places = deallocs or list(_returns_of(_function_of(op)))
+        for place in places:
+            rewriter.insert(heap_free(op, pointer, rewriter), InsertPoint.before(place))
+        for dealloc in deallocs:
+            rewriter.erase(dealloc)
         replace_with_lowered(op, [], [pointer], rewriter)
 
 
@@ -467,6 +515,7 @@ def loop_memory_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
     """The patterns that lower `loop.load`, `loop.store`, `loop.alloc` and `loop.dealloc`."""
     return [
         LoadLowering(lowering),
+        RowsLowering(lowering),
         PrefetchLowering(lowering),
         StoreLowering(lowering),
         AllocLowering(lowering),

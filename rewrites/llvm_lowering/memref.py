@@ -174,6 +174,35 @@ def heap_allocate(
     return [align, nbytes, call]
 
 
+def dynamic_heap_allocate(
+    anchor: Operation, memref_type: MemRefType, sizes: Sequence[SSAValue], alignment: int,
+    lowering: LLVMLowering, rewriter: PatternRewriter,
+) -> list[Operation]:
+    """Ops calling `aligned_alloc` for a row-major buffer of `memref_type` whose dynamic dims
+    have the lowered `sizes` (its byte size computed at run time, rounded up to `alignment`);
+    the last result is the pointer."""
+    index_type = lowering.index_type
+    ptr = llvm.LLVMPointerType()
+    ensure_declared(
+        anchor, "aligned_alloc", llvm.LLVMFunctionType([index_type, index_type], ptr), rewriter
+    )
+    element_size = lowering.size_in_bytes(memref_type.get_element_type()) or 1
+    static = element_size
+    for size in memref_type.get_shape():
+        static *= max(size, 1)
+    ops: list[Operation] = []
+    nbytes = ops_append(ops, int_constant(static, index_type))
+    for size in sizes:
+        nbytes = ops_append(ops, llvm.MulOp(nbytes, size))
+    nbytes = ops_append(ops, llvm.AddOp(nbytes, ops_append(
+        ops, int_constant(alignment - 1, index_type))))
+    align = ops_append(ops, int_constant(alignment, index_type))
+    rounded = ops_append(ops, llvm.AndOp(nbytes, ops_append(
+        ops, int_constant(-alignment, index_type))))
+    ops.append(llvm.CallOp("aligned_alloc", align, rounded, return_type=ptr))
+    return ops
+
+
 def heap_free(
     anchor: Operation, pointer: SSAValue, rewriter: PatternRewriter
 ) -> list[Operation]:

@@ -62,7 +62,7 @@ from dlc.rewrites.llvm_lowering.common import (
     lowered,
     lowering_error,
 )
-from dlc.rewrites.llvm_lowering.memref import entry_block_of
+from dlc.rewrites.llvm_lowering.memref import entry_block_of, strides_and_offset
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -536,8 +536,8 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
     constants = set(_rematerialized(loop))
     captured = [value for value in captured_values(loop) if value.owner not in constants]
     for value in captured:
-        if isinstance(value.type, MemRefType) and not value.type.has_static_shape():
-            raise lowering_error(loop, f"expected buffers of static shape, found {value.type}")
+        if isinstance(value.type, MemRefType):
+            strides_and_offset(value.type, loop)  # a static layout (rows of runtime count too)
     trip_ops: list[Operation] = []
 
     def emit(op: Operation) -> SSAValue:

@@ -426,8 +426,90 @@ func.func @epilogue_not_at_own_index(%A: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// CHECK: 'func.func' op expected ranked tensors with static shapes or scalars as the arguments of @negative_dynamic_shape, found tensor<?x4xf32>
-func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<4xf32> {
+// A runtime number of rows: memrefs with a dynamic leading dim, their sizes passed after the
+// outputs (one index argument per dynamic dim of the memref arguments, counted by
+// dlc.dim_args), tensor.dim reading them, the loops over the rows bounded by them, and an
+// intermediate allocated with its size.
+// CHECK-LABEL: func.func @runtime_rows
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[B:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+// CHECK:         %[[S:.*]] = loop.alloc global sizes(%[[XN]]) : memref<?x8xf32>
+// CHECK-NEXT:    loop.for %{{.*}} = %{{.*}} to %[[XN]] step %{{.*}} axis "i" {
+// CHECK:           loop.block "add" reads(%[[X]], %[[B]] : memref<?x8xf32>, memref<8xf32>) writes(%[[S]] : memref<?x8xf32>)
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %[[XN]] step %{{.*}} axis "i" {
+// CHECK:           loop.block "sub" reads(%[[S]] : memref<?x8xf32>) writes(%[[OUT]] : memref<?x8xf32>)
+// CHECK:         loop.dealloc %[[S]] : memref<?x8xf32>
+func.func @runtime_rows(%x: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %s = tensor_expr.compute "add" tag "injective" sizes(%n) -> tensor<?x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %u = tensor_expr.read %x[%i, %j] : tensor<?x8xf32>
+    %v = tensor_expr.read %b[%j] : tensor<8xf32>
+    %w = arith.addf %u, %v : f32
+    tensor_expr.yield %w : f32
+  }
+  %r = tensor_expr.compute "sub" tag "injective" sizes(%n) -> tensor<?x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %u = tensor_expr.read %s[%i, %j] : tensor<?x8xf32>
+    %v = tensor_expr.read %s[%i, %c0] : tensor<?x8xf32>
+    %w = arith.subf %u, %v : f32
+    tensor_expr.yield %w : f32
+  }
+  func.return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A call passes the sizes of its operands' dynamic dims after them, in the callee's order.
+// CHECK-LABEL: func.func @calls_runtime_rows
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK:         func.call @negate(%[[X]], %[[OUT]], %[[XN]], %[[ON]]) : (memref<?x8xf32>, memref<?x8xf32>, index, index) -> ()
+func.func @calls_runtime_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = func.call @negate(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
+}
+func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %y = tensor_expr.compute "neg" tag "injective" sizes(%n) -> tensor<?x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %u = tensor_expr.read %x[%i, %j] : tensor<?x8xf32>
+    %w = arith.negf %u : f32
+    tensor_expr.yield %w : f32
+  }
+  func.return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// CHECK: 'func.call' op expected a result of dynamic shape tensor<?x8xf32> to be returned (its size is the caller's output's)
+func.func @negative_dynamic_call_result(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = func.call @negate(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %z = func.call @negate(%y) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  func.return %z : tensor<?x8xf32>
+}
+func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+
+// -----
+
+// CHECK: 'tensor.dim' op expected the size of a dim of a function argument at a constant index in @negative_dim_of_compute
+func.func @negative_dim_of_compute(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %y = tensor_expr.compute "neg" tag "injective" sizes(%n) -> tensor<?x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %u = tensor_expr.read %x[%i, %j] : tensor<?x8xf32>
+    tensor_expr.yield %u : f32
+  }
+  %m = tensor.dim %y, %c0 : tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// CHECK: 'func.func' op expected ranked tensors with static shapes (but for the leading dim) or scalars as the arguments of @negative_dynamic_shape, found tensor<4x?xf32>
+func.func @negative_dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4xf32> {
   %c = arith.constant dense<0.0> : tensor<4xf32>
   func.return %c : tensor<4xf32>
 }

@@ -165,7 +165,15 @@ func.func @negative_alloc_dynamic() {
   %b = loop.alloc global : memref<?xf32>
   func.return
 }
-// CHECK: 'loop.alloc' op expected a static shape, found memref<?xf32>
+// CHECK: 'loop.alloc' op expected one size operand per dynamic dim of memref<?xf32> (1), found 0
+
+// -----
+
+func.func @negative_alloc_dynamic_local(%n: index) {
+  %b = loop.alloc local sizes(%n) : memref<?xf32>
+  func.return
+}
+// CHECK: 'loop.alloc' op expected a static shape in scope 'local', found memref<?xf32>
 
 // -----
 
@@ -242,3 +250,27 @@ func.func @negative_async_wait() {
   func.return
 }
 // CHECK: 'loop.async_wait' op expected a pending count >= 0, found -1
+
+// -----
+
+func.func @negative_rows_trailing_dims(%x: memref<?x8xf32>, %first: index) {
+  %v = loop.rows %x[%first] : memref<?x8xf32> -> memref<2x4xf32>
+  func.return
+}
+// CHECK: 'loop.rows' op expected a result of static rows with the source's element type and trailing dims, found memref<?x8xf32> -> memref<2x4xf32>
+
+// -----
+
+func.func @negative_rows_dynamic_result(%x: memref<?x8xf32>, %first: index) {
+  %v = loop.rows %x[%first] : memref<?x8xf32> -> memref<?x8xf32>
+  func.return
+}
+// CHECK: 'loop.rows' op expected a result of static rows with the source's element type and trailing dims, found memref<?x8xf32> -> memref<?x8xf32>
+
+// -----
+
+func.func @negative_rows_strided(%x: memref<4x8xf32, strided<[16, 1]>>, %first: index) {
+  %v = loop.rows %x[%first] : memref<4x8xf32, strided<[16, 1]>> -> memref<2x8xf32>
+  func.return
+}
+// CHECK: 'loop.rows' op expected a ranked source with an identity layout, found memref<4x8xf32, strided<[16, 1]>>

@@ -116,6 +116,18 @@ func.func @buffers(%A: memref<16x64xf32>, %C: memref<16x32xf32>, %s: f32, %w: ve
 // CHECK-NEXT: }
 // CHECK-NEXT: loop.dealloc %[[ACC]] : memref<4x8xf32>
 
+// Buffers of runtime rows: an allocation sized by an operand, a view of consecutive rows.
+// CHECK-LABEL: func.func @runtime_rows
+func.func @runtime_rows(%x: memref<?x8xf32>, %n: index, %first: index) {
+  %rows = loop.alloc global sizes(%n) : memref<?x8xf32>
+  %block = loop.rows %x[%first] : memref<?x8xf32> -> memref<8x8xf32>
+  loop.dealloc %rows : memref<?x8xf32>
+  func.return
+}
+// CHECK:      %[[ROWS:.*]] = loop.alloc global sizes(%{{.*}}) : memref<?x8xf32>
+// CHECK-NEXT: %{{.*}} = loop.rows %{{.*}}[%{{.*}}] : memref<?x8xf32> -> memref<8x8xf32>
+// CHECK-NEXT: loop.dealloc %[[ROWS]] : memref<?x8xf32>
+
 // The terminator is implicit in the custom forms; it is written out in the generic form.
 // CHECK-LABEL: func.func @generic_yield
 func.func @generic_yield(%c0: index) {

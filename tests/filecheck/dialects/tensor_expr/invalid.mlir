@@ -8,7 +8,7 @@ func.func @negative_dynamic_shape() {
   }
   func.return
 }
-// CHECK: 'tensor_expr.compute' op expected a static shape, found tensor<?xf32>
+// CHECK: 'tensor_expr.compute' op expected one size operand per dynamic dim of tensor<?xf32> (1), found 0
 
 // -----
 
@@ -200,3 +200,15 @@ func.func @negative_scan_results(%h0: tensor<2xf32>, %xs: tensor<5x3xf32>) {
   }
   func.return
 }
+
+// -----
+
+func.func @negative_sizes_of_static_shape(%n: index) {
+  %c = tensor_expr.compute "c" sizes(%n) -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %z = arith.constant 0.0 : f32
+    tensor_expr.yield %z : f32
+  }
+  func.return
+}
+// CHECK: 'tensor_expr.compute' op expected one size operand per dynamic dim of tensor<4xf32> (0), found 1

@@ -116,3 +116,19 @@ func.func @scan(%h0: tensor<2x3xf32>, %xs: tensor<5x2x3xf32>) -> tensor<5x2x3xf3
   // CHECK: tensor_expr.scan_yield %next, %next : tensor<2x3xf32>, tensor<2x3xf32>
   func.return %ys : tensor<5x2x3xf32>
 }
+
+// A compute over a runtime number of rows: the size of its dynamic dim is an operand.
+// CHECK-LABEL: func.func @runtime_rows
+func.func @runtime_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %y = tensor_expr.compute "neg" tag "injective" sizes(%n) -> tensor<?x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %x[%i, %j] : tensor<?x8xf32>
+    %w = arith.negf %v : f32
+    tensor_expr.yield %w : f32
+  }
+  func.return %y : tensor<?x8xf32>
+}
+// CHECK:      %[[N:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8xf32>
+// CHECK-NEXT: %{{.*}} = tensor_expr.compute "neg" tag "injective" sizes(%[[N]]) -> tensor<?x8xf32> {

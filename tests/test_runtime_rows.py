@@ -1,0 +1,305 @@
+"""Kernels over a runtime number of rows: tensor_expr computes with a dynamic leading dim, their
+loop nests bounded by a size passed beside the pointers, the default schedule's blocks of
+static rows (`block_rows`), and the compiled functions, each against NumPy for many row counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dlc.dialects import make_context
+from dlc.dialects.loop import ForOp, RowsOp, dim_args
+from dlc.dialects.loop.interpreter import LoopInterpreterError, run_function
+from dlc.dialects.tensor_expr.interpreter import run_module
+from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
+from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
+from dlc.rewrites.schedule.common import ScheduleError
+from dlc.rewrites.schedule.rows import block_rows, inner_nest
+from dlc.runtime.executable import ExecutableError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+
+import dlc
+
+TARGET = "llvm -mcpu=x86-64-v3 -num-cores=2"
+"""The CPU the schedules are made for (explicit: the IR must not depend on the host)."""
+
+ROW_COUNTS = (0, 1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 31)
+"""Row counts that meet every part of the blocks of 8, 4, 2 and 1 (none, each alone, all)."""
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def to_loops(text: str) -> ModuleOp:
+    module = parse(text)
+    ConvertTensorExprToLoopPass().apply(make_context(), module)
+    module.verify()
+    return module
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def softmax_rows(width: int) -> str:
+    """Row-wise softmax over `?xW` rows (a max, a sum and their broadcasts: intermediates of
+    runtime size)."""
+    t = f"tensor<?x{width}xf32>"
+    return f"""
+func.func @softmax(%x: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : {t}
+  %m = tensor_expr.compute "row_max" sizes(%n) reduce [{width}] max init 0xFF800000 : f32
+      -> tensor<?xf32> {{
+  ^bb0(%i: index, %k: index):
+    %v = tensor_expr.read %x[%i, %k] : {t}
+    tensor_expr.yield %v : f32
+  }}
+  %e = tensor_expr.compute "exp" tag "injective" sizes(%n) -> {t} {{
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %x[%i, %j] : {t}
+    %mx = tensor_expr.read %m[%i] : tensor<?xf32>
+    %d = arith.subf %v, %mx : f32
+    %r = math.exp %d : f32
+    tensor_expr.yield %r : f32
+  }}
+  %s = tensor_expr.compute "row_sum" sizes(%n) reduce [{width}] sum init 0.0 : f32
+      -> tensor<?xf32> {{
+  ^bb0(%i: index, %k: index):
+    %v = tensor_expr.read %e[%i, %k] : {t}
+    tensor_expr.yield %v : f32
+  }}
+  %y = tensor_expr.compute "div" tag "injective" sizes(%n) -> {t} {{
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %e[%i, %j] : {t}
+    %d = tensor_expr.read %s[%i] : tensor<?xf32>
+    %r = arith.divf %v, %d : f32
+    tensor_expr.yield %r : f32
+  }}
+  func.return %y : {t}
+}}
+"""
+
+
+def softmax_reference(x: np.ndarray) -> np.ndarray:
+    if not len(x):
+        return x.copy()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def dense_relu(weight: np.ndarray) -> str:
+    """`relu(x @ W)` over runtime rows, W a constant the entry passes to the kernel (as a model's
+    entry passes its weights: packed at compile time)."""
+    k, n = weight.shape
+    hex_bytes = weight.astype(np.float32).tobytes().hex().upper()
+    return f"""
+func.func @main(%x: tensor<?x{k}xf32>) -> tensor<?x{n}xf32> {{
+  %w = arith.constant dense<"0x{hex_bytes}"> : tensor<{k}x{n}xf32>
+  %y = func.call @dense(%x, %w) : (tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32>
+  func.return %y : tensor<?x{n}xf32>
+}}
+func.func private @dense(%x: tensor<?x{k}xf32>, %w: tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32> {{
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x{k}xf32>
+  %y = tensor_expr.compute "matmul" sizes(%rows) reduce [{k}] sum init 0.0 : f32
+      -> tensor<?x{n}xf32> {{
+  ^bb0(%i: index, %j: index, %r: index):
+    %a = tensor_expr.read %x[%i, %r] : tensor<?x{k}xf32>
+    %b = tensor_expr.read %w[%r, %j] : tensor<{k}x{n}xf32>
+    %p = arith.mulf %a, %b : f32
+    tensor_expr.yield %p : f32
+  }}
+  %z = tensor_expr.compute "relu" tag "injective" sizes(%rows) -> tensor<?x{n}xf32> {{
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %y[%i, %j] : tensor<?x{n}xf32>
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %v, %zero : f32
+    tensor_expr.yield %m : f32
+  }}
+  func.return %z : tensor<?x{n}xf32>
+}}
+"""
+
+
+PLANES = """
+func.func @planes(%x: tensor<?x3x16x16xf32>, %b: tensor<3xf32>) -> tensor<?x3x16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x16x16xf32>
+  %y = tensor_expr.compute "bias" tag "injective" sizes(%n) -> tensor<?x3x16x16xf32> {
+  ^bb0(%i: index, %c: index, %h: index, %w: index):
+    %v = tensor_expr.read %x[%i, %c, %h, %w] : tensor<?x3x16x16xf32>
+    %d = tensor_expr.read %b[%c] : tensor<3xf32>
+    %r = arith.addf %v, %d : f32
+    tensor_expr.yield %r : f32
+  }
+  func.return %y : tensor<?x3x16x16xf32>
+}
+"""
+
+
+# ------------------------------------------------------------------------------------------
+# The interpreters: one function for every row count
+# ------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(0, 12), width=st.integers(1, 9), seed=st.integers(0, 2**16))
+def test_tensor_expr_and_loop_interpreters_run_any_row_count(rows: int, width: int,
+                                                             seed: int) -> None:
+    x = rng(seed).standard_normal((rows, width)).astype(np.float32)
+    expected = softmax_reference(x)
+    text = softmax_rows(width)
+    np.testing.assert_allclose(run_module(parse(text), [x])[0], expected, rtol=1e-5, atol=1e-6)
+    loops = to_loops(text)
+    (got,) = run_function(loops, "softmax", [x], [(rows, width)])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_conversion_passes_the_sizes_after_the_outputs() -> None:
+    module = to_loops(softmax_rows(4))
+    function = next(op for op in module.ops if isinstance(op, FuncOp))
+    inputs = [str(t) for t in function.function_type.inputs.data]
+    assert inputs == ["memref<?x4xf32>", "memref<?x4xf32>", "index", "index"]
+    assert dim_args(function) == [(0, 0), (1, 0)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_scheduled_nests_compute_the_same_rows(threads: int) -> None:
+    module = to_loops(softmax_rows(24))
+    LoopDefaultSchedulePass(target=TARGET, threads=threads).apply(make_context(), module)
+    module.verify()
+    assert any(isinstance(op, RowsOp) for op in module.walk()), "the rows were not blocked"
+    for rows in (0, 1, 6, 8, 11, 19):
+        x = rng(rows).standard_normal((rows, 24)).astype(np.float32)
+        (got,) = run_function(module, "softmax", [x], [(rows, 24)])
+        np.testing.assert_allclose(got, softmax_reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_the_loop_interpreter_wants_the_shapes_of_dynamic_outputs() -> None:
+    module = to_loops(softmax_rows(4))
+    with pytest.raises(LoopInterpreterError, match="outputs with dynamic dims"):
+        run_function(module, "softmax", [np.zeros((2, 4), np.float32)])
+
+
+# ------------------------------------------------------------------------------------------
+# block_rows
+# ------------------------------------------------------------------------------------------
+
+
+def _nest(module: ModuleOp, function: str = "") -> ForOp:
+    for op in module.walk():
+        if isinstance(op, FuncOp) and (not function or op.sym_name.data == function):
+            return next(o for o in op.body.block.ops if isinstance(o, ForOp))
+    raise AssertionError("no nest")
+
+
+def test_block_rows_makes_one_loop_per_block_size_over_views() -> None:
+    module = to_loops(PLANES)
+    parts = block_rows(_nest(module), (4, 2, 1))
+    module.verify()
+    assert [part.axis.data for part in parts] == ["i.rows", "i.rest2", "i.rest1"]
+    for part, rows in zip(parts, (4, 2, 1), strict=True):
+        views = [op for op in part.body.block.ops if isinstance(op, RowsOp)]
+        assert sorted(str(v.result.type) for v in views) == [
+            f"memref<{rows}x3x16x16xf32>"] * 2
+        assert inner_nest(part).trip_count() == rows
+    for rows in (0, 1, 3, 4, 7, 10):
+        x = rng(rows).standard_normal((rows, 3, 16, 16)).astype(np.float32)
+        b = rng(1).standard_normal(3).astype(np.float32)
+        (got,) = run_function(module, "planes", [x, b], [x.shape])
+        np.testing.assert_array_equal(got, x + b[:, None, None])
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ((8, 3, 1), "each a multiple of the next"),
+    ((8, 4), "ending with 1"),
+    ((), "ending with 1"),
+    ((4, 4, 1), "descending order"),
+])
+def test_block_rows_rejects_bad_block_sizes(sizes: tuple[int, ...], message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        block_rows(_nest(to_loops(PLANES)), sizes)
+
+
+ROW_TRANSPOSE = """
+func.func @transpose(%x: memref<?x4xf32>, %out: memref<4x?xf32>, %n: index, %m: index)
+    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %n step %c1 axis "i" {
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.block "t" reads(%x : memref<?x4xf32>) writes(%out : memref<4x?xf32>) spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<?x4xf32> -> f32
+        loop.store %v, %out[%j, %i] : f32 -> memref<4x?xf32>
+      }
+    }
+  }
+  func.return
+}
+"""
+
+
+def test_block_rows_needs_the_rows_as_leading_indices() -> None:
+    with pytest.raises(ScheduleError, match="only as the leading index"):
+        block_rows(_nest(parse(ROW_TRANSPOSE)), (1,))
+
+
+def test_dim_args_counts_the_dynamic_dims() -> None:
+    module = parse(ROW_TRANSPOSE.replace("dlc.dim_args = 2", "dlc.dim_args = 3"))
+    with pytest.raises(VerifyException, match="expected 3 dynamic dims"):
+        dim_args(next(op for op in module.ops if isinstance(op, FuncOp)))
+
+
+# ------------------------------------------------------------------------------------------
+# Compiled: one executable for every row count
+# ------------------------------------------------------------------------------------------
+
+
+def _run(executable: dlc.Executable, *inputs: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    out = np.empty(shape, np.float32)
+    result = executable(*inputs, out=[out])
+    assert result is out
+    return out
+
+
+def test_compiled_softmax_rows() -> None:
+    executable = dlc.compile(to_loops(softmax_rows(37)))
+    for rows in ROW_COUNTS:
+        x = rng(rows).standard_normal((rows, 37)).astype(np.float32)
+        got = _run(executable, x, shape=(rows, 37))
+        np.testing.assert_allclose(got, softmax_reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_dense_over_runtime_rows_packs_its_weight_at_compile_time() -> None:
+    weight = rng(0).standard_normal((48, 40)).astype(np.float32)
+    module = to_loops(dense_relu(weight))
+    executable = dlc.compile(module)
+    for rows in ROW_COUNTS:
+        x = rng(rows).standard_normal((rows, 48)).astype(np.float32)
+        got = _run(executable, x, shape=(rows, 40))
+        np.testing.assert_allclose(got, np.maximum(x @ weight, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_compiled_planes_and_its_signature() -> None:
+    executable = dlc.compile(to_loops(PLANES))
+    signature = executable.signature
+    assert [arg.shape for arg in signature.arguments] == [(-1, 3, 16, 16), (3,), (-1, 3, 16, 16)]
+    assert signature.dim_args == ((0, 0), (2, 0))
+    b = rng(2).standard_normal(3).astype(np.float32)
+    for rows in (0, 1, 4, 9):
+        x = rng(rows).standard_normal((rows, 3, 16, 16)).astype(np.float32)
+        np.testing.assert_array_equal(_run(executable, x, b, shape=x.shape), x + b[:, None, None])
+    with pytest.raises(ExecutableError, match=r"has dims of runtime size .* pass the outputs as"):
+        executable(np.zeros((2, 3, 16, 16), np.float32), b)
+    with pytest.raises(ExecutableError, match=r"expected shape \(-1, 3, 16, 16\)"):
+        executable(np.zeros((2, 3, 16, 15), np.float32), b,
+                   out=[np.empty((2, 3, 16, 15), np.float32)])
