@@ -216,6 +216,12 @@ class Executable:
         self._exporter = exporter
         self.signature = self._select(entry)
         self._dtypes = [_dtype(arg.dtype, self.signature) for arg in self.signature.arguments]
+        self._static_dims = [
+            tuple((dim, size) for dim, size in enumerate(arg.shape) if size >= 0)
+            if -1 in arg.shape else None for arg in self.signature.arguments
+        ]
+        """Per argument with runtime dims (-1, `FunctionSignature.dim_args`): its static dims
+        as (dim, size) pairs (None for an argument of static shape)."""
         self._function_pointer: Callable[..., int | None] | None = None
         self._batch_function: Callable[..., None] | None = None
         if self.device is not None:
@@ -311,11 +317,12 @@ class Executable:
         name = names[index] if index < len(names) else spec.name
         what = f"{role} {index} ('{name}') of @{self.name}"
         shape = spec.shape
-        if -1 in shape:  # a dim whose size the call passes (`FunctionSignature.dim_args`)
+        static = self._static_dims[index]
+        if static is not None:  # dims whose sizes the call passes (`FunctionSignature.dim_args`)
             given = getattr(value, "shape", None)
             given = np.shape(value) if given is None else given  # type: ignore[arg-type]
-            if len(given) == len(shape):
-                shape = tuple(int(g) if s < 0 else s for s, g in zip(shape, given, strict=True))
+            if len(given) == len(shape) and all(given[dim] == size for dim, size in static):
+                shape = given
         if spec.batch:
             given = getattr(value, "shape", None) or np.shape(value)  # type: ignore[arg-type]
             shape = (int(given[0]) if rows is None and given else rows or 0, *spec.shape[1:])
@@ -391,9 +398,9 @@ class Executable:
         if rows is not None:  # a dynamic batch: the native loop over its rows
             self._batch_entry(rows, *map(data_address, (*arrays, *outputs)))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
-        sizes = [(*arrays, *outputs)[argument].shape[dim]
-                 for argument, dim in self.signature.dim_args]
-        status = self._function(*map(data_address, (*arrays, *outputs)), *sizes)
+        buffers = (*arrays, *outputs)
+        status = self._function(*map(data_address, buffers),
+                                *(buffers[a].shape[d] for a, d in self.signature.dim_args))
         if self.device is not None:
             from dlc.runtime.gpu_library import check_status
 

@@ -23,6 +23,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import dlc
+from benchmarks.runtime_rows import dense_relu, softmax_rows
 
 TARGET = "llvm -mcpu=x86-64-v3 -num-cores=2"
 """The CPU the schedules are made for (explicit: the IR must not depend on the host)."""
@@ -48,85 +49,11 @@ def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def softmax_rows(width: int) -> str:
-    """Row-wise softmax over `?xW` rows (a max, a sum and their broadcasts: intermediates of
-    runtime size)."""
-    t = f"tensor<?x{width}xf32>"
-    return f"""
-func.func @softmax(%x: {t}) -> {t} {{
-  %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : {t}
-  %m = tensor_expr.compute "row_max" sizes(%n) reduce [{width}] max init 0xFF800000 : f32
-      -> tensor<?xf32> {{
-  ^bb0(%i: index, %k: index):
-    %v = tensor_expr.read %x[%i, %k] : {t}
-    tensor_expr.yield %v : f32
-  }}
-  %e = tensor_expr.compute "exp" tag "injective" sizes(%n) -> {t} {{
-  ^bb0(%i: index, %j: index):
-    %v = tensor_expr.read %x[%i, %j] : {t}
-    %mx = tensor_expr.read %m[%i] : tensor<?xf32>
-    %d = arith.subf %v, %mx : f32
-    %r = math.exp %d : f32
-    tensor_expr.yield %r : f32
-  }}
-  %s = tensor_expr.compute "row_sum" sizes(%n) reduce [{width}] sum init 0.0 : f32
-      -> tensor<?xf32> {{
-  ^bb0(%i: index, %k: index):
-    %v = tensor_expr.read %e[%i, %k] : {t}
-    tensor_expr.yield %v : f32
-  }}
-  %y = tensor_expr.compute "div" tag "injective" sizes(%n) -> {t} {{
-  ^bb0(%i: index, %j: index):
-    %v = tensor_expr.read %e[%i, %j] : {t}
-    %d = tensor_expr.read %s[%i] : tensor<?xf32>
-    %r = arith.divf %v, %d : f32
-    tensor_expr.yield %r : f32
-  }}
-  func.return %y : {t}
-}}
-"""
-
-
 def softmax_reference(x: np.ndarray) -> np.ndarray:
     if not len(x):
         return x.copy()
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
-
-
-def dense_relu(weight: np.ndarray) -> str:
-    """`relu(x @ W)` over runtime rows, W a constant the entry passes to the kernel (as a model's
-    entry passes its weights: packed at compile time)."""
-    k, n = weight.shape
-    hex_bytes = weight.astype(np.float32).tobytes().hex().upper()
-    return f"""
-func.func @main(%x: tensor<?x{k}xf32>) -> tensor<?x{n}xf32> {{
-  %w = arith.constant dense<"0x{hex_bytes}"> : tensor<{k}x{n}xf32>
-  %y = func.call @dense(%x, %w) : (tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32>
-  func.return %y : tensor<?x{n}xf32>
-}}
-func.func private @dense(%x: tensor<?x{k}xf32>, %w: tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32> {{
-  %c0 = arith.constant 0 : index
-  %rows = tensor.dim %x, %c0 : tensor<?x{k}xf32>
-  %y = tensor_expr.compute "matmul" sizes(%rows) reduce [{k}] sum init 0.0 : f32
-      -> tensor<?x{n}xf32> {{
-  ^bb0(%i: index, %j: index, %r: index):
-    %a = tensor_expr.read %x[%i, %r] : tensor<?x{k}xf32>
-    %b = tensor_expr.read %w[%r, %j] : tensor<{k}x{n}xf32>
-    %p = arith.mulf %a, %b : f32
-    tensor_expr.yield %p : f32
-  }}
-  %z = tensor_expr.compute "relu" tag "injective" sizes(%rows) -> tensor<?x{n}xf32> {{
-  ^bb0(%i: index, %j: index):
-    %v = tensor_expr.read %y[%i, %j] : tensor<?x{n}xf32>
-    %zero = arith.constant 0.0 : f32
-    %m = arith.maximumf %v, %zero : f32
-    tensor_expr.yield %m : f32
-  }}
-  func.return %z : tensor<?x{n}xf32>
-}}
-"""
 
 
 PLANES = """
@@ -218,15 +145,30 @@ def test_block_rows_makes_one_loop_per_block_size_over_views() -> None:
         np.testing.assert_array_equal(got, x + b[:, None, None])
 
 
-@pytest.mark.parametrize(("sizes", "message"), [
-    ((8, 3, 1), "each a multiple of the next"),
-    ((8, 4), "ending with 1"),
-    ((), "ending with 1"),
-    ((4, 4, 1), "descending order"),
+@pytest.mark.parametrize(("sizes", "exact", "message"), [
+    ((8, 3, 1), False, "each a multiple of the next"),
+    ((8, 4), False, "ending with 1"),
+    ((), False, "ending with 1"),
+    ((4, 4, 1), False, "descending order"),
+    ((4, 2, 1), True, "then every size below it"),
+    ((), True, "then every size below it"),
 ])
-def test_block_rows_rejects_bad_block_sizes(sizes: tuple[int, ...], message: str) -> None:
+def test_block_rows_rejects_bad_block_sizes(sizes: tuple[int, ...], exact: bool,
+                                            message: str) -> None:
     with pytest.raises(ScheduleError, match=message):
-        block_rows(_nest(to_loops(PLANES)), sizes)
+        block_rows(_nest(to_loops(PLANES)), sizes, exact=exact)
+
+
+def test_block_rows_exact_runs_the_rows_left_as_one_nest() -> None:
+    module = to_loops(PLANES)
+    parts = block_rows(_nest(module), (4, 3, 2, 1), exact=True)
+    module.verify()
+    assert [part.axis.data for part in parts] == ["i.rows", "i.rest3", "i.rest2", "i.rest1"]
+    b = rng(1).standard_normal(3).astype(np.float32)
+    for rows in range(0, 11):
+        x = rng(rows).standard_normal((rows, 3, 16, 16)).astype(np.float32)
+        (got,) = run_function(module, "planes", [x, b], [x.shape])
+        np.testing.assert_array_equal(got, x + b[:, None, None])
 
 
 ROW_TRANSPOSE = """

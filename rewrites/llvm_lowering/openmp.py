@@ -585,6 +585,13 @@ def outline_parallel_loop(loop: ForOp, lowering: LLVMLowering, rewriter: Pattern
         call_site += [*address, llvm.StoreOp(value, address[-1].results[0], 8)]
     thread_fn = llvm.AddressOfOp(name, pointer)
     count = thread_count(loop, lowering.num_threads, rewriter)
+    if loop.trip_count() is None:  # a runtime trip count: a single iteration needs no team
+        trip = lowered_values[-1]
+        two = int_constant(2, trip.type)
+        few = llvm.ICmpOp(trip, two.result,
+                          IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), 64))
+        one = int_constant(1, i32)
+        count += [two, few, one, llvm.SelectOp(few, one.result, count[-1].results[0])]
     threads = count[-1].results[0]
     flags = int_constant(0, i32)
     call_site += [thread_fn, *count, flags]

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, PrefetchOp, RowsOp, StoreOp
 from dlc.rewrites.schedule.common import ScheduleError, constant_value, index_constant
-from xdsl.dialects.arith import RemUIOp, SubiOp
+from xdsl.dialects.arith import AddiOp, CmpiOp, RemUIOp, SelectOp, SubiOp
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -93,19 +93,15 @@ def _defined_outside(value: SSAValue, loop: ForOp) -> bool:
     return holder is None or not loop.is_ancestor(holder)
 
 
-def block_rows(loop: ForOp, sizes: Sequence[int]) -> list[ForOp]:
+def block_rows(loop: ForOp, sizes: Sequence[int], exact: bool = False) -> list[ForOp]:
     """Rewrites the nest of `loop` (see the module docstring) into one loop per block size of
-    `sizes` (descending, each a multiple of the next, the last 1): the first over whole blocks
-    of `sizes[0]` rows, each next one over the rows its predecessor left, in blocks of its size
-    (at most `previous / size - 1` of them: none or one for powers of two); returns them in
-    order. `loop` is erased."""
-    if not sizes or sizes[-1] != 1 or any(
-        small <= 0 or large % small or large == small
-        for large, small in itertools.pairwise(sizes)
-    ):
-        raise ScheduleError(
-            f"cannot block rows: expected block sizes in descending order, each a multiple of "
-            f"the next, ending with 1, found {list(sizes)}", loop)
+    `sizes` (descending, the last 1), returned in order; `loop` is erased. The first loop runs
+    over whole blocks of `sizes[0]` rows. Then, by default (each size a multiple of the next),
+    each next loop runs over the rows its predecessor left, in blocks of its size (none or one
+    for powers of two); with `exact` (every size below the first), the one whose size is the
+    number of rows left runs once, on all of them, and the others not at all (a remainder of
+    r rows is one nest of r rows: for a GEMM, one pass over its weights)."""
+    check_block_sizes(loop, sizes, exact)
     buffers = row_buffers(loop)
     parent = loop.parent_block()
     assert parent is not None
@@ -113,22 +109,51 @@ def block_rows(loop: ForOp, sizes: Sequence[int]) -> list[ForOp]:
     axis = loop.axis.data
     start = index_constant(0, loop)
     parts: list[ForOp] = []
+    ops: list[Operation] = []
+    rest: SSAValue | None = None  # the rows left after the whole blocks (exact)
     for position, size in enumerate(sizes):
         step = index_constant(size, loop)
-        end = count
-        if size != 1:
+        suffix = ROWS_AXIS_SUFFIX if position == 0 else f"{REST_AXIS_SUFFIX}{size}"
+        if size == 1 and not (exact and position):
+            end = count
+        elif position == 0 or not exact:
             left = RemUIOp(count, step)
             whole = SubiOp(count, left)
             whole.result.name_hint = f"{axis}_whole{size}"
-            parent.insert_ops_before([left, whole], loop)
+            ops += [left, whole]
             end = whole.result
-        suffix = ROWS_AXIS_SUFFIX if position == 0 else f"{REST_AXIS_SUFFIX}{size}"
+        else:  # [start, start + size) when `size` rows are left, else empty
+            if rest is None:
+                left = SubiOp(count, start)
+                left.result.name_hint = f"{axis}_rest"
+                ops.append(left)
+                rest = left.result
+            matches = CmpiOp(rest, step, "eq")
+            extent = SelectOp(matches, step, index_constant(0, loop))
+            stop = AddiOp(start, extent)
+            ops += [matches, extent, stop]
+            end = stop.result
         parts.append(_part(loop, buffers, start, end, step, size, axis + suffix))
-        start = end
-    parent.insert_ops_before(parts, loop)
+        if not exact or position == 0:
+            start = end
+    parent.insert_ops_before([*ops, *parts], loop)
     loop.detach()
     loop.erase()
     return parts
+
+
+def check_block_sizes(loop: ForOp, sizes: Sequence[int], exact: bool) -> None:
+    """A `ScheduleError` unless `sizes` are block sizes `block_rows` takes."""
+    if exact:
+        valid = bool(sizes) and list(sizes[1:]) == list(range(sizes[0] - 1, 0, -1))
+        expected = "a block size, then every size below it in descending order"
+    else:
+        valid = bool(sizes) and sizes[-1] == 1 and all(
+            small > 0 and large != small and not large % small
+            for large, small in itertools.pairwise(sizes))
+        expected = "block sizes in descending order, each a multiple of the next, ending with 1"
+    if not valid:
+        raise ScheduleError(f"cannot block rows: expected {expected}, found {list(sizes)}", loop)
 
 
 def _part(loop: ForOp, buffers: list[SSAValue], lb: SSAValue, ub: SSAValue, step: SSAValue,

@@ -2,16 +2,22 @@
 // RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4 -num-cores=2" threads=1}' | filecheck %s --check-prefix=SERIAL
 
 // A GEMM over a runtime number of rows (%x_d0, passed beside the pointers): a row uses each
-// weight element about once, so the rows go in static blocks of 8, then at most one block of
-// 4, of 2 and a row, each a view of the rows (loop.rows) under a nest of static shape that the
-// GEMM rule register-tiles as it would a GEMM of 8, 4, 2 or 1 rows; the weight is packed
+// weight element about once, so the rows go in static blocks of 8, then the rows left (1 to 7)
+// as one nest of exactly that many (the loop whose step is their number runs once, the others
+// not at all); each part takes views of its rows (loop.rows) under a nest of static shape that
+// the GEMM rule register-tiles as it would a GEMM of that many rows; the weight is packed
 // before the loops (once per call, or at compile time for a constant). An 8-row block is too
 // little work for a parallel region of its own: the loop over the blocks runs on the threads.
 // CHECK-LABEL: func.func @gemm
 // CHECK:         %[[LEFT8:.*]] = arith.remui %[[N:.*]], %[[C8:.*]] : index
 // CHECK-NEXT:    %[[WHOLE8:.*]] = arith.subi %[[N]], %[[LEFT8]] : index
-// CHECK:         %[[WHOLE4:.*]] = arith.subi %[[N]], %{{.*}} : index
-// CHECK:         %[[WHOLE2:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK-NEXT:    %[[REST:.*]] = arith.subi %[[N]], %[[WHOLE8]] : index
+// CHECK-NEXT:    %[[IS7:.*]] = arith.cmpi eq, %[[REST]], %[[C7:c7]] : index
+// CHECK-NEXT:    %[[EXTENT7:.*]] = arith.select %[[IS7]], %[[C7]], %{{.*}} : index
+// CHECK-NEXT:    %[[END7:.*]] = arith.addi %[[WHOLE8]], %[[EXTENT7]] : index
+// CHECK:         %[[IS1:.*]] = arith.cmpi eq, %[[REST]], %[[C1:c1]] : index
+// CHECK-NEXT:    %[[EXTENT1:.*]] = arith.select %[[IS1]], %[[C1]], %{{.*}} : index
+// CHECK-NEXT:    %[[END1:.*]] = arith.addi %[[WHOLE8]], %[[EXTENT1]] : index
 // CHECK:         loop.block "matmul.pack"
 // CHECK:         loop.for %[[B:.*]] = %{{.*}} to %[[WHOLE8]] step %[[C8]] axis "i.rows" kind parallel {
 // CHECK-NEXT:      %[[OUT8:.*]] = loop.rows %{{.*}}[%[[B]]] : memref<?x32xf32> -> memref<8x32xf32>
@@ -20,10 +26,9 @@
 // CHECK-NOT:       kind parallel
 // CHECK:           loop.block "matmul" reads(%[[X8]], %{{.*}} : memref<8x16xf32>, memref<1x16x32xf32>)
 // CHECK:           loop.block "matmul.write" {{.*}} writes(%[[OUT8]] : memref<8x32xf32>)
-// CHECK:         loop.for %[[R4:.*]] = %[[WHOLE8]] to %[[WHOLE4]] step %{{.*}} axis "i.rest4" {
-// CHECK-NEXT:      loop.rows %{{.*}}[%[[R4]]] : memref<?x32xf32> -> memref<4x32xf32>
-// CHECK:         loop.for %{{.*}} = %[[WHOLE4]] to %[[WHOLE2]] step %{{.*}} axis "i.rest2" {
-// CHECK:         loop.for %[[R1:.*]] = %[[WHOLE2]] to %[[N]] step %{{.*}} axis "i.rest1" {
+// CHECK:         loop.for %[[R7:.*]] = %[[WHOLE8]] to %[[END7]] step %[[C7]] axis "i.rest7" {
+// CHECK-NEXT:      loop.rows %{{.*}}[%[[R7]]] : memref<?x32xf32> -> memref<7x32xf32>
+// CHECK:         loop.for %[[R1:.*]] = %[[WHOLE8]] to %[[END1]] step %[[C1]] axis "i.rest1" {
 // CHECK-NEXT:      loop.rows %{{.*}}[%[[R1]]] : memref<?x32xf32> -> memref<1x32xf32>
 // SERIAL-LABEL: func.func @gemm
 // SERIAL-NOT:   kind parallel
