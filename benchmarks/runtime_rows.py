@@ -171,17 +171,17 @@ def main() -> None:
         _onnx_model(args.kernel, weight, width).SerializeToString(), options,
         providers=["CPUExecutionProvider"])
     columns = runtime_rows.signature.outputs[0].shape[1:]
+
+    def with_out(executable: dlc.Executable) -> Callable[[np.ndarray], object]:
+        """`executable` taking a new output array per call (as ORT makes one)."""
+        return lambda rows: executable(rows, out=[np.empty((len(rows), *columns), np.float32)])
+
     print(f"{'rows':>5} {'rows ms':>8} {'static ms':>10} {'ORT ms':>8} {'rows/static':>11} "
           f"{'rows/ORT':>9} {'max err':>9}")
     for count in args.rows:
         x = np.random.default_rng(count).standard_normal(
             (count, runtime_rows.signature.inputs[0].shape[1])).astype(np.float32)
         static = compile_text(text(count), args.threads)
-
-        def with_out(executable: dlc.Executable) -> Callable[[np.ndarray], object]:
-            # both dlc engines take a new output array per call, as ORT makes one
-            return lambda x: executable(x, out=[np.empty((len(x), *columns), np.float32)])
-
         dynamic = with_out(runtime_rows)
         error = float(np.abs(dynamic(x) - reference(x)).max())  # type: ignore[operator]
         engines: list[Callable[[np.ndarray], object]] = [

@@ -158,10 +158,10 @@ parallel region per block of an elementwise op over short rows would cost more t
 
 def _schedule_runtime_rows(root: ForOp, config: CpuConfig) -> None:
     """A nest over a runtime number of rows: blocks of `RUNTIME_ROW_BLOCK` static rows and a
-    nest of the rows left where a block reuses data (else row by row), each nest scheduled as one of static shape, the
-    packed weights its schedule makes filled once before the loops over the rows
-    (`hoist_invariant_packs`, for `loop-fold-constant-nests` to fold); left as it is (serial
-    and correct) when its accesses are not row by row (`row_buffers`)."""
+    nest of the rows left where a block reuses data (else row by row), each nest scheduled as
+    one of static shape, the packed weights its schedule makes filled once before the loops
+    over the rows (`hoist_invariant_packs`, for `loop-fold-constant-nests` to fold); left as it
+    is (serial and correct) when its accesses are not row by row (`row_buffers`)."""
     try:
         buffers = row_buffers(root)
     except ScheduleError:
