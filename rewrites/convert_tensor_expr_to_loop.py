@@ -1023,13 +1023,15 @@ class ConvertTensorExprToLoopPass(ModulePass):
     """Bufferizes tensor_expr functions into destination-passing functions of loop nests.
 
     *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors
-    with static shapes (scalar arguments are allowed too) and whose single-block bodies hold
+    with static shapes but for, perhaps, a dynamic leading dim (a runtime number of rows;
+    scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
     `tensor_expr.yield`), `tensor_expr.scan` (whose body holds computes, scalar
     `arith.constant`s and its `tensor_expr.scan_yield`), `arith.constant dense<...> : tensor<...>`,
     scalar `arith`/`math` ops, `func.call` and `func.return`, and the control flow
     `convert-graph-to-tensor-expr` makes of graph.if / graph.loop (rewrites/control_flow.py):
-    `tensor.extract`, and `scf.if` / `scf.while` on tensors and scalars whose regions hold only
+    `tensor.dim` of an argument at a constant index (a compute's `sizes`), `tensor.extract`,
+    and `scf.if` / `scf.while` on tensors and scalars whose regions hold only
     `func.call`, `tensor.extract`, `tensor.from_elements`, `tensor.insert_slice` (a row at a
     dynamic leading offset), scalar `arith` ops and their terminators. Anything else fails the
     pass with a diagnostic naming the op (also a scan yielding one state as another's next
@@ -1038,9 +1040,14 @@ class ConvertTensorExprToLoopPass(ModulePass):
     *Output IR*: every function becomes `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)`
     without results and with `dlc.num_outputs = N : i64`: inputs keep their order (tensors become
     identity-layout memrefs, scalars stay scalars), then one output buffer per original result,
-    in result order. Tensor constants become `memref.global "private" constant @<fn>_cst<k>`
-    (the same dense attribute, so the same bytes; identical constants share one global) read
-    with `memref.get_global` at the top of the function, with the `arith.constant`s of index type
+    in result order, then, for a function with dynamic dims, one `index` argument per dynamic
+    dim of those memrefs (argument by argument; `dlc.dim_args = K : i64`), which its
+    `tensor.dim`s read and the loops over those dims take as bounds (the caller passes them: a
+    `func.call` passes the sizes of its operands' dynamic dims after them; a call's result of
+    dynamic shape must be returned, the caller's output giving its size). Tensor constants
+    become `memref.global "private" constant @<fn>_cst<k>` (the same dense attribute, so the
+    same bytes; identical constants share one global) read with `memref.get_global` at the top
+    of the function, with the `arith.constant`s of index type
     the loops use. Each compute becomes one nest: a `loop.for` (serial, `[0, extent)`, step 1)
     per result dimension, outermost first, around a `loop.block "<compute name>"` with the
     compute's reads and writes, a `loop.load` per `tensor_expr.read`, the body's `arith`/`math`
@@ -1051,10 +1058,11 @@ class ConvertTensorExprToLoopPass(ModulePass):
     around the block `"<name>"`, which loads the accumulator, combines the term (sum: addf/addi,
     prod: mulf/muli, max: maximumf/maxsi, min: minimumf/minsi) and stores it back. A compute
     whose result is returned writes straight into its output buffer; other results get
-    `loop.alloc global` before their nest and `loop.dealloc` after their last use. A returned
-    value that is an argument, a constant or already another output is copied by a nest whose
-    block is `"copy_out<k>"`. `func.call`s pass buffers: the caller allocates the callee's
-    outputs (or passes its own output when the call's result is returned). Epilogue fusion
+    `loop.alloc global` (with the sizes of their dynamic dims) before their nest and
+    `loop.dealloc` after their last use. A returned value that is an argument, a constant or
+    already another output is copied by a nest whose block is `"copy_out<k>"`. `func.call`s
+    pass buffers: the caller allocates the callee's outputs (or passes its own output when the
+    call's result is returned). Epilogue fusion
     (below) puts several blocks in one nest. Computes are never dropped, even if unused.
     A scan becomes: nests `"<scan>_init<k>"` copying each init into the buffer of the scan's
     result k (the state lives there), `loop.alloc global`s for the step's computes, then one

@@ -41,7 +41,16 @@ class LoopDefaultSchedulePass(ModulePass):
     schedules made
     whose filling nests read only what the time loop never writes (a recurrence GEMM's packed
     weight) are allocated and filled once, before the time loop, and freed after it, where
-    loop-fold-constant-nests can fold them.
+    loop-fold-constant-nests can fold them. A nest over a runtime number of rows (its
+    outermost loop bounded by a size argument, `dlc.dim_args`, its induction variable only the
+    leading index of the buffers it reads and writes) is cut first (`schedule.rows.
+    block_rows`): where one row uses each element it reads beside its rows fewer than
+    `ROW_REUSE_MIN` times (a GEMM's weight), into whole blocks of `RUNTIME_ROW_BLOCK` rows and
+    one nest of exactly the rows left, else row by row; each part takes views of its rows
+    (`loop.rows`) and holds a nest of static shape, scheduled as below; the loop over whole
+    blocks (or rows) runs on the threads instead of its nest when a block is less than
+    `ROWS_PARALLEL_MIN_ITERATIONS` block iterations; the packs the schedules make go before
+    the parts, as for a scan. A nest over runtime rows of another form stays serial.
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked
