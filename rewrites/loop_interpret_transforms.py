@@ -21,6 +21,7 @@ from dlc.dialects.transform_loop import ops as tl
 from dlc.rewrites.pass_target import cpu_target_for, gpu_target_for
 from dlc.rewrites.schedule import (
     bind,
+    block_rows,
     cache_read,
     cache_write,
     compute_at,
@@ -191,6 +192,15 @@ class LoopTransformFunctions(InterpreterFunctions):
         loop = self._payload(op, op.target, args[0], ForOp)
         factors = self._ints(op, op.static_factors.get_values(), op.dynamic_factors, args[1:])
         loops = self._run(op, {loop: op.target}, lambda: split(loop, factors))
+        self._consume(op, op.target)
+        return tuple(OperationHandle(new) for new in loops)
+
+    @impl(tl.BlockRowsOp)
+    def run_block_rows(self, interpreter: Interpreter, op: tl.BlockRowsOp, args: PythonValues
+                       ) -> PythonValues:
+        loop = self._payload(op, op.target, args[0], ForOp)
+        sizes, exact = op.sizes.get_values(), op.exact is not None
+        loops = self._run(op, {loop: op.target}, lambda: block_rows(loop, sizes, exact))
         self._consume(op, op.target)
         return tuple(OperationHandle(new) for new in loops)
 

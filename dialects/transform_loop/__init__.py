@@ -9,6 +9,7 @@ replaced by one with MLIR's custom syntax); dlc-opt registers it under "transfor
 from dlc.dialects.transform_loop.ops import (
     ApplyRulesOp,
     BindOp,
+    BlockRowsOp,
     CacheReadOp,
     CacheWriteOp,
     ComputeAtOp,
@@ -34,6 +35,7 @@ from xdsl.ir import Dialect
 __all__ = [
     "ApplyRulesOp",
     "BindOp",
+    "BlockRowsOp",
     "CacheReadOp",
     "CacheWriteOp",
     "ComputeAtOp",
@@ -66,6 +68,7 @@ TransformLoop = Dialect(
         MatchLoopOp,
         # loop structure
         SplitOp,
+        BlockRowsOp,
         ReorderOp,
         TileOp,
         FuseOp,

@@ -213,6 +213,56 @@ class SplitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BlockRowsOp(IRDLOperation):
+    """Cuts a loop over a runtime number of rows into loops over blocks of static rows.
+
+    Semantics: consumes `target` (one serial `loop.for` from 0 with step 1, usually bounded by
+    a size argument, whose induction variable is only the leading index of the loads and stores
+    in it, of buffers defined outside); returns one loop per size, in order. The first runs over
+    whole blocks of `sizes[0]` rows; then, by default (each size a multiple of the next, the
+    last 1), each next one over the rows its predecessor left, in blocks of its size; with
+    `exact` (every size below the first, descending), the one whose size is the number of rows
+    left runs once on all of them. Each loop's body takes views of its rows of those buffers
+    (`loop.rows`) and holds a copy of the nest over `[0, size)` on them: a nest of static
+    extent, for the other primitives to schedule. The loops' axes are "<axis>.rows" and
+    "<axis>.rest<size>". Counterpart: TVM's split of a symbolic extent by a constant factor,
+    IREE's peeling of a dynamic dim into full tiles and a remainder.
+
+    Example:
+        %blocks, %rest = transform.loop.block_rows %i [8, 1]
+            : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+
+      before:
+        loop.for %i = %c0 to %n step %c1 axis "i" { ... loop.load %X[%i, %j] ... }
+      after:
+        loop.for %i_rows = %c0 to %whole step %c8 axis "i.rows" {
+          %X_rows = loop.rows %X[%i_rows] : memref<?x16xf32> -> memref<8x16xf32>
+          loop.for %i = %c0 to %c8 step %c1 axis "i" { ... loop.load %X_rows[%i, %j] ... }
+        }
+        loop.for %i_rest1 = %whole to %n step %c1 axis "i.rest1" { ... 1-row views ... }
+    """
+
+    name = "transform.loop.block_rows"
+
+    target = operand_def(_HANDLE)
+    sizes = prop_def(DenseArrayBase.constr(i64))
+    exact = opt_prop_def(UnitAttr)
+    loops = var_result_def(_HANDLE)
+
+    assembly_format = (
+        "$target $sizes (`exact` $exact^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        count = len(self.sizes.get_values())
+        if count == 0 or len(self.loops) != count:
+            raise VerifyException(
+                f"'{self.name}' op expected one result per block size ({count}), found "
+                f"{len(self.loops)}"
+            )
+
+
+@irdl_op_definition
 class ReorderOp(IRDLOperation):
     """Re-nests loops of a perfectly nested band in the given order (outermost first).
 

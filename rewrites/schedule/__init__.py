@@ -17,6 +17,7 @@ from dlc.rewrites.schedule.loop_kind import bind, parallel, vectorize
 from dlc.rewrites.schedule.match import get_loops, match_blocks, match_loop
 from dlc.rewrites.schedule.pack import pack
 from dlc.rewrites.schedule.reorder import reorder
+from dlc.rewrites.schedule.rows import block_rows
 from dlc.rewrites.schedule.split import split
 from dlc.rewrites.schedule.tensorize import match_intrinsic, tensorize
 from dlc.rewrites.schedule.tile import tile
@@ -25,6 +26,7 @@ from dlc.rewrites.schedule.unroll import unroll
 __all__ = [
     "ScheduleError",
     "bind",
+    "block_rows",
     "cache_read",
     "cache_write",
     "compute_at",

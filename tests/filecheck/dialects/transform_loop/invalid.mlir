@@ -53,3 +53,11 @@ transform.named_sequence @apply_rules_knobs(%root: !transform.any_op) {
   transform.loop.apply_rules %root [2, 8] : !transform.any_op
   transform.yield
 }
+
+// -----
+
+transform.named_sequence @block_rows_results(%root: !transform.any_op) {
+  // CHECK: 'transform.loop.block_rows' op expected one result per block size (3), found 2
+  %a, %b = transform.loop.block_rows %root [4, 2, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  transform.yield
+}

@@ -18,6 +18,11 @@ transform.named_sequence @all_ops(%root: !transform.any_op) {
   // CHECK: transform.loop.split %{{.*}} [8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
   %s0, %s1, %s2 = transform.loop.split %k [2, %p] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
   // CHECK: transform.loop.split %{{.*}} [2, %{{.*}}] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  %blocks, %rest = transform.loop.block_rows %i [8, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  // CHECK: transform.loop.block_rows %{{.*}} [8, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  %e:3 = transform.loop.block_rows %i [3, 2, 1] exact : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  // CHECK: transform.loop.block_rows %{{.*}} [3, 2, 1] exact : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
   transform.loop.reorder %k, %j : !transform.any_op, !transform.any_op
   // CHECK: transform.loop.reorder %{{.*}}, %{{.*}} : !transform.any_op, !transform.any_op
   %i0, %j0, %i1, %j1 = transform.loop.tile %i, %j [4, 8] : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
