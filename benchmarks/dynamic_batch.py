@@ -3,7 +3,7 @@ of one row and of blocks of rows, run by its batch loop) against the same model 
 each static batch, and ONNX Runtime, in one process, taking turns.
 
 Run: `python3 benchmarks/dynamic_batch.py [--model resnet18|mlp|transformer] [--batches 1 8]
-[--threads 1] [--image 64] [--repeats 10] [--fresh-inputs]`.
+[--threads 1] [--image 64] [--repeats 10] [--fresh-inputs] [--runtime-rows]`.
 
 Prints, per batch size, the median latency of the dynamic executable, of the static compile of
 that batch and of ONNX Runtime, the ratios dynamic/static and dynamic/ORT, and the largest
@@ -31,6 +31,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--image", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--runtime-rows", action="store_true",
+                        help="compile the dynamic batch into kernels whose loops take the "
+                             "batch's size at run time (pipeline cpu-runtime-rows) instead of "
+                             "entries of one row and of blocks of rows")
     parser.add_argument("--fresh-inputs", action="store_true",
                         help="write the input before every call (each engine alike), as a "
                              "caller with new data does: the calls then read it from the "
@@ -59,7 +63,9 @@ def main() -> None:
     session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     with tempfile.TemporaryDirectory() as cache:
-        dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache, dynamic_batch=True)
+        pipeline = "cpu-runtime-rows" if args.runtime_rows else "cpu"
+        dynamic = dlc.compile(model, threads=args.threads, cache_dir=cache, dynamic_batch=True,
+                              pipeline=pipeline)
         print(f"{args.model}, threads={args.threads or 'all'}: {type(dynamic).__name__}, batch "
               f"'{getattr(dynamic, 'batch_symbol', None)}', compiled once")
         print(f"{'batch':>5} {'dynamic ms':>11} {'static ms':>10} {'ORT ms':>8} "

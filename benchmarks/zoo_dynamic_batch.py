@@ -2,8 +2,8 @@
 batch size (`dlc.compile(dynamic_batch=True)`), match ONNX Runtime, and how fast is it?
 
 Run: `python3 benchmarks/zoo_dynamic_batch.py [--models resnet18 vit_tiny] [--batches 1 4]
-[--sizes 128 192] [--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo]` (needs torch and
-torchvision, the `zoo` extra, to export).
+[--sizes 128 192] [--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo] [--runtime-rows]`
+(needs torch and torchvision, the `zoo` extra, to export).
 
 With `--sizes`, the image models are exported with dynamic height and width too and compiled as
 one library of those image sizes, each with the dynamic batch (`dlc.compile(specialize=[{...:
@@ -54,6 +54,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/dlc-zoo"))
+    parser.add_argument("--runtime-rows", action="store_true",
+                        help="kernels whose loops take the batch's size at run time "
+                             "(pipeline cpu-runtime-rows) instead of entries of one row and "
+                             "of blocks of rows")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
@@ -83,7 +87,8 @@ def main() -> None:
         variants = [{image.name: (None, channels, s, s)} for s in args.sizes or ()]
         start = time.perf_counter()
         executable = dlc.compile(model, dynamic_batch=True, threads=args.threads,
-                                 cache_dir=args.cache_dir / "dlc", specialize=variants or None)
+                                 cache_dir=args.cache_dir / "dlc", specialize=variants or None,
+                                 pipeline="cpu-runtime-rows" if args.runtime_rows else "cpu")
         seconds = time.perf_counter() - start
         made = ("batch" if all(getattr(v, "batch_symbol", None)
                                for v in getattr(executable, "variants", [executable]))

@@ -16,7 +16,13 @@ from typing import IO
 
 import llvmlite.ir as ir
 import numpy as np
-from dlc.dialects.contracts import BUFFER_RELEASE, BUFFER_TAKE, UNROLL_FULL_ATTR
+from dlc.dialects.contracts import (
+    BUFFER_RELEASE,
+    BUFFER_TAKE,
+    ROWS_BUFFER_RELEASE,
+    ROWS_BUFFER_TAKE,
+    UNROLL_FULL_ATTR,
+)
 from dlc.dialects.target_attr import op_target
 from dlc.target import DEFAULT_CPU_TARGET, CpuTarget, parse_cpu_target
 from xdsl.backend.llvm.convert import convert_module
@@ -123,6 +129,65 @@ def define_buffer_cache(ir_module: ir.Module) -> None:
         stored = builder.extract_value(exchanged, 1)
         with builder.if_then(builder.not_(stored), likely=False):
             builder.call(ir_module.get_global("free"), [buffer])
+        builder.ret_void()
+    _define_rows_buffer_cache(ir_module)
+
+
+def _define_rows_buffer_cache(ir_module: ir.Module) -> None:
+    """Defines `dlc_rows_buffer_take` and `dlc_rows_buffer_release` where `ir_module` declares
+    them (buffers of runtime size; `ROWS_BUFFER_TAKE`): a buffer is `align` bytes into its
+    allocation, its capacity stored in the 8 bytes before it.
+
+        ptr take(ptr slot, i64 align, i64 size):
+            cached = atomicrmw xchg slot, 0 acquire
+            if cached:
+                if load(cached - 8) >= size: return cached
+                free(cached - align)
+            base = aligned_alloc(align, round_up(align + size, align))
+            store size, base + align - 8
+            return base + align
+        void release(ptr slot, ptr buffer, i64 align):
+            (_, stored) = cmpxchg slot, 0, buffer acq_rel monotonic
+            if (!stored) free(buffer - align)
+    """
+    take = ir_module.globals.get(ROWS_BUFFER_TAKE)
+    release = ir_module.globals.get(ROWS_BUFFER_RELEASE)
+    byte = ir.IntType(8)
+    if isinstance(take, ir.Function) and take.is_declaration:
+        slot, alignment, size = take.args
+        index = alignment.type
+        take.linkage = "internal"
+        builder = ir.IRBuilder(take.append_basic_block("entry"))
+        free = ir_module.get_global("free")
+        cached = builder.atomic_rmw("xchg", slot, ir.Constant(index, 0), "acquire")
+        hit = builder.icmp_unsigned("!=", cached, ir.Constant(index, 0))
+        with builder.if_then(hit, likely=True):
+            pointer = builder.inttoptr(cached, take.return_value.type)
+            header = builder.gep(pointer, [ir.Constant(index, -8)], source_etype=byte)
+            capacity = builder.load(header, typ=index, align=8)
+            with builder.if_then(builder.icmp_unsigned(">=", capacity, size), likely=True):
+                builder.ret(pointer)
+            base = builder.gep(pointer, [builder.neg(alignment)], source_etype=byte)
+            builder.call(free, [base])
+        padded = builder.add(builder.add(size, alignment), builder.sub(alignment,
+                                                                       ir.Constant(index, 1)))
+        rounded = builder.and_(padded, builder.neg(alignment))
+        base = builder.call(ir_module.get_global("aligned_alloc"), [alignment, rounded])
+        pointer = builder.gep(base, [alignment], source_etype=byte)
+        header = builder.gep(pointer, [ir.Constant(index, -8)], source_etype=byte)
+        builder.store(size, header, align=8)
+        builder.ret(pointer)
+    if isinstance(release, ir.Function) and release.is_declaration:
+        slot, buffer, alignment = release.args
+        index = alignment.type
+        release.linkage = "internal"
+        builder = ir.IRBuilder(release.append_basic_block("entry"))
+        value = builder.ptrtoint(buffer, index)
+        exchanged = builder.cmpxchg(slot, ir.Constant(index, 0), value, "acq_rel", "monotonic")
+        stored = builder.extract_value(exchanged, 1)
+        with builder.if_then(builder.not_(stored), likely=False):
+            base = builder.gep(buffer, [builder.neg(alignment)], source_etype=byte)
+            builder.call(ir_module.get_global("free"), [base])
         builder.ret_void()
 
 

@@ -121,6 +121,19 @@ BUFFER_RELEASE = "dlc_buffer_release"
 """The function `void dlc_buffer_release(ptr slot, ptr buffer)`: puts `buffer` back into `slot`
 when the slot is empty (an atomic compare-and-swap), else frees it (see `BUFFER_TAKE`)."""
 
+ROWS_BUFFER_TAKE = "dlc_rows_buffer_take"
+"""The function `ptr dlc_rows_buffer_take(ptr slot, i64 alignment, i64 size)` that lowered code
+calls for a buffer of runtime size (`loop.alloc` with sizes): the buffer cached in the
+allocation site's `slot` when it holds at least `size` bytes (its capacity sits in the 8 bytes
+before it), else a new one (the smaller cached one freed), so that calls of one size or fewer
+rows allocate nothing after the first. Declared by `convert-loop-to-llvm`
+(`rewrites.llvm_lowering.memref.cached_rows_allocate`); defined like `BUFFER_TAKE` by
+`codegen.llvm.define_buffer_cache`."""
+
+ROWS_BUFFER_RELEASE = "dlc_rows_buffer_release"
+"""The function `void dlc_rows_buffer_release(ptr slot, ptr buffer, i64 alignment)`: puts
+`buffer` back into `slot` when the slot is empty, else frees it (see `ROWS_BUFFER_TAKE`)."""
+
 VALID_EXTENT_ATTR = "dlc.valid_extent"
 """`array<i64: axis, count>` in an entry function's result attributes: the result is padded
 along `axis` to a static bound, and only its first `r[count]` entries along it are valid, where

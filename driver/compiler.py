@@ -55,6 +55,7 @@ from dlc.pipelines import (
 from dlc.rewrites.convert_loop_to_llvm import argument_names
 from dlc.rewrites.llvm_lowering.batch import annotate_batch_costs
 from dlc.rewrites.loop_apply_tuning_log import LoopApplyTuningLogPass, log_loop_lowering
+from dlc.rewrites.loop_dedup_functions import num_inputs as entry_inputs
 from dlc.rewrites.loop_dedup_functions import structural_hash
 from dlc.rewrites.loop_plan_memory import (
     add_workspace_entry,
@@ -371,8 +372,8 @@ def _dtype_name(memref_type: MemRefType) -> str | None:
 
 def _argument(value: SSAValue, entry: func.FuncOp, num_inputs: int) -> KernelArgument | None:
     memref_type = value.type
-    if not isinstance(memref_type, MemRefType):
-        return None
+    if not isinstance(memref_type, MemRefType) or not memref_type.has_static_shape():
+        return None  # a scalar, or rows of a runtime count: the call is not replayed alone
     dtype = _dtype_name(memref_type)
     if dtype is None:
         return None
@@ -411,7 +412,7 @@ def describe_model(
     assert isinstance(entry, func.FuncOp)
     num_outputs_attr = entry.attributes[NUM_OUTPUTS_ATTR]
     assert isinstance(num_outputs_attr, IntegerAttr)
-    num_inputs = len(entry.args) - num_outputs_attr.value.data
+    num_inputs = entry_inputs(entry)
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     calls: list[KernelCall] = []
     unplanned = 0
@@ -439,7 +440,7 @@ def describe_model(
     info = ModelInfo(
         entry.sym_name.data,
         tuple(names[:num_inputs]),
-        tuple(names[num_inputs:]),
+        tuple(names[num_inputs:num_inputs + num_outputs_attr.value.data]),
         workspace.value.data if isinstance(workspace, IntegerAttr) else 0,
         0,
         tuple(calls),

@@ -40,8 +40,11 @@ _GRAPH_FOLDS = (
 )
 """The graph-level folds every pipeline starts with (the part of `graph-opt` before fusion)."""
 
+CPU_BATCH_ROWS = "graph-batch-rows{block=8 tails=true}"
+"""How the `cpu` pipelines compile a dynamic batch: one row and blocks of rows (static shapes)."""
+
 CPU_GRAPH_PASSES = (
-    f"graph-batch-rows{{block=8 tails=true}},{_GRAPH_FOLDS},"
+    f"{CPU_BATCH_ROWS},{_GRAPH_FOLDS},"
     "graph-convert-layout{integer_only=true depthwise_regions=true},graph-conv-subsample,"
     "graph-conv-split-bands,"
     "graph-conv-transpose-to-subpixel,graph-conv-column-to-row,"
@@ -95,10 +98,17 @@ PIPELINES: dict[str, NamedPipeline] = {
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",
         ),
         NamedPipeline(
+            "cpu-runtime-rows",
+            "cpu with a dynamic batch kept in the kernels: their loops over the batch take its "
+            "size at run time (blocks of static rows by the default schedule) instead of "
+            "graph-batch-rows' entries of one row and of blocks of rows",
+            f"{CPU_GRAPH_PASSES.removeprefix(CPU_BATCH_ROWS + ',')},{_CPU_LOWERING}",
+        ),
+        NamedPipeline(
             "cpu-direct",
             "cpu without Winograd: every conv direct (for comparison, or to keep the direct "
             "conv's rounding)",
-            f"graph-batch-rows{{block=8 tails=true}},graph-opt,{_CPU_LOWERING}",
+            f"{CPU_BATCH_ROWS},graph-opt,{_CPU_LOWERING}",
         ),
         NamedPipeline(
             "gpu-ptx",

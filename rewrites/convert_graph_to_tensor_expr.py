@@ -62,13 +62,16 @@ def is_graph_op(op: Operation) -> bool:
 
 
 def _dynamic(type: Attribute) -> bool:
+    """Whether `type` is a tensor of unknown rank or with a dynamic dim after the leading one
+    (a dynamic leading dim is a runtime number of rows: the computes take its size)."""
     if isinstance(type, UnrankedTensorType):
         return True
-    return isinstance(type, TensorType) and any(dim < 0 for dim in type.get_shape())
+    return isinstance(type, TensorType) and any(dim < 0 for dim in type.get_shape()[1:])
 
 
 def check_static_shapes(module: ModuleOp) -> None:
-    """Fails, naming the op, on any tensor of dynamic or unknown shape in `module`."""
+    """Fails, naming the op, on any tensor of unknown shape in `module` or with a dynamic dim
+    other than the leading one."""
     for op in module.walk():
         types = [v.type for v in op.results]
         if isinstance(op, func.FuncOp):
@@ -77,7 +80,8 @@ def check_static_shapes(module: ModuleOp) -> None:
         for type in types:
             if _dynamic(type):
                 raise PassFailedException(
-                    f"'{op_name(op)}' op{where} expected tensors of static shape, found {type}"
+                    f"'{op_name(op)}' op{where} expected tensors of static shape (but for the "
+                    f"leading dim), found {type}"
                 )
 
 

@@ -12,6 +12,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import (
     BATCH_ROWS_ATTR,
     DIM_ARGS_ATTR,
+    DIM_SYMBOLS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
     TARGET_ATTR,
@@ -49,8 +50,10 @@ from dlc.runtime.metadata import (
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -176,6 +179,8 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
         batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
+        if batch is None and index < len(arg_attrs) and type_.get_shape()[0] < 0:
+            batch = _leading_symbol(arg_attrs[index])  # runtime rows of a named batch
         arguments.append(ArgumentSpec(
             arg_names[index], tuple(max(size, -1) for size in type_.get_shape()), dtype,
             batch.data if isinstance(batch, StringAttr) else ""))
@@ -187,6 +192,16 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             axis, count = (int(v) for v in marked.get_values())
             extents.append((index - first_output, axis, count))
     return FunctionSignature(name, tuple(arguments), num_outputs, tuple(extents), tuple(dims))
+
+
+def _leading_symbol(attrs: DictionaryAttr) -> StringAttr | None:
+    """The symbol of an argument's leading dim (`dlc.dim_symbols`), if it names one."""
+    symbols = attrs.data.get(DIM_SYMBOLS_ATTR)
+    if isinstance(symbols, ArrayAttr) and symbols.data:
+        first = symbols.data[0]
+        if isinstance(first, StringAttr) and first.data:
+            return first
+    return None
 
 
 def argument_names(function: func.FuncOp, num_outputs: int) -> list[str]:

@@ -36,10 +36,12 @@ class ViewToPointerOffset(RewritePattern):
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter) -> None:
         result_type = op.result.type
         assert isinstance(result_type, MemRefType)
-        if op.sizes or not result_type.has_static_shape():
+        shape = result_type.get_shape()
+        dynamic = sum(1 for size in shape if size < 0)
+        if any(size < 0 for size in shape[1:]) or len(op.sizes) != dynamic:
             raise PassFailedException(
-                f"'{op.name}' op expected a view of static shape without size operands, found "
-                f"{result_type} with {len(op.sizes)} sizes"
+                f"'{op.name}' op expected a view of static shape (or of runtime rows, with "
+                f"their size), found {result_type} with {len(op.sizes)} sizes"
             )
         pointer = UnrealizedConversionCastOp.get([op.source], [llvm.LLVMPointerType()])
         shift = UnrealizedConversionCastOp.get([op.byte_shift], [IntegerType(self.index_bitwidth)])

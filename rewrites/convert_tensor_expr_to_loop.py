@@ -201,9 +201,12 @@ def _check_call(op: CallOp) -> None:
             _fail(op, f"'{op.name}' op expected ranked tensors with static shapes (but for the "
                       f"leading dim) or scalars as operands and results, found {value.type}")
     for value in op.results:
-        if not _is_static_tensor(value.type) and not _is_returned(value):
-            _fail(op, f"'{op.name}' op expected a result of dynamic shape {value.type} to be "
-                      f"returned (its size is the caller's output's)")
+        if _is_static_tensor(value.type) or _is_returned(value):
+            continue
+        dims = [dim for dim, size in enumerate(value.type.get_shape()) if size < 0]
+        if any(_dynamic_operand(op, dim) is None for dim in dims):
+            _fail(op, f"'{op.name}' op expected an operand dynamic in each dynamic dim of its "
+                      f"result {value.type} (whose rows it has), or the result to be returned")
 
 
 def _check_scan(scan: ScanOp, fn: str) -> None:
@@ -224,6 +227,12 @@ def _check_scan(scan: ScanOp, fn: str) -> None:
             _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, scalar "
                       f"arith.constant, tensor_expr.scan_yield in the body of '{scan.name}' in "
                       f"@{fn} ({PASS_NAME}), found '{op.name}'")
+
+
+def _dynamic_operand(call: CallOp, dim: int) -> SSAValue | None:
+    """The first tensor operand of `call` whose dim `dim` is dynamic, if any."""
+    return next((value for value in call.arguments if isinstance(value.type, TensorType)
+                 and dim < value.type.get_num_dims() and value.type.get_shape()[dim] < 0), None)
 
 
 def _is_returned(value: SSAValue) -> bool:
@@ -640,11 +649,21 @@ class _FunctionLowering:
         return self._index(extent)
 
     def _extents_of(self, value: SSAValue) -> list[Extent]:
-        """The sizes of a tensor made in the function (dynamic ones as loop-level values)."""
+        """The sizes of a tensor made in the function (dynamic ones as loop-level values): a
+        call's result has, in each dynamic dim, the size of its first operand dynamic in that
+        dim (the shape rule of the functions `convert-graph-to-tensor-expr` outlines from
+        batch-polymorphic ops: their results have their operands' rows)."""
         owner = value.owner
         if isinstance(owner, ComputeOp):
             return [e if isinstance(e, int) else self._extent(e) for e in owner.extents()]
-        return list(_static_shape(value.type))
+        shape = list(value.type.get_shape())  # type: ignore[attr-defined]
+        if isinstance(owner, CallOp):
+            for dim, size in enumerate(shape):
+                if size < 0:
+                    source = _dynamic_operand(owner, dim)
+                    assert source is not None, "checked"
+                    shape[dim] = self.sizes[self.buffers[source]][dim]
+        return shape
 
     # -- loop nests -----------------------------------------------------------------------------
 

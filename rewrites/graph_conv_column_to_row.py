@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dlc.dialects.graph.ops import Conv2DOp, ReshapeOp
-from dlc.dialects.graph.utils import build_constant, constant_array, shape_of
+from dlc.dialects.graph.utils import build_constant, constant_array, reshape_target, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -33,7 +33,7 @@ def _as_row(value: SSAValue, ops: list[Operation]) -> SSAValue:
     else a reshape."""
     n, c, h, _ = shape_of(value)
     array = constant_array(value)
-    op: Operation = (ReshapeOp(value, [n, c, 1, h]) if array is None
+    op: Operation = (ReshapeOp(value, [max(n, -1), c, 1, h]) if array is None
                      else build_constant(array.reshape(n, c, 1, h)))
     ops.append(op)
     return op.results[0]
@@ -59,8 +59,7 @@ class RewriteColumnConvToRow(RewritePattern):
                         dilation=(1, dh), groups=op.groups_value())
         conv.location = op.location
         ops.append(conv)
-        n, o, oh, ow = shape_of(op.result)
-        ops.append(ReshapeOp(conv.result, [n, o, oh, ow]))
+        ops.append(ReshapeOp(conv.result, reshape_target(op.result)))
         rewriter.replace(op, ops, [ops[-1].results[0]])
 
 

@@ -141,10 +141,11 @@ class RewriteConvTransposeToSubpixel(RewritePattern):
         value = _build(ops, conv)
         rows, cols = plan_h.rows, plan_w.rows
         if sh * sw > 1:
-            value = _build(ops, ReshapeOp(value, [n, groups, sh, sw, outs, rows, cols]))
+            batch = max(n, -1)  # a dynamic batch stays the reshapes' leading -1
+            value = _build(ops, ReshapeOp(value, [batch, groups, sh, sw, outs, rows, cols]))
             # (n, g, p_h, p_w, o, r, c) -> (n, g, o, r, p_h, c, p_w)
             value = _build(ops, TransposeOp(value, [0, 1, 4, 5, 2, 6, 3]))
-            value = _build(ops, ReshapeOp(value, [n, out_channels, rows * sh, cols * sw]))
+            value = _build(ops, ReshapeOp(value, [batch, out_channels, rows * sh, cols * sw]))
         if (plan_h.crop, plan_w.crop, out_h, out_w) != (0, 0, rows * sh, cols * sw):
             value = _build(ops, SliceOp(value, [0, 0, plan_h.crop, plan_w.crop],
                                         [n, out_channels, out_h, out_w], [1, 1, 1, 1]))

@@ -49,7 +49,8 @@ def _eligible(op: Conv2DOp, min_channels: int, min_width: int) -> bool:
     weight_shape = shape_of(op.weight)
     element_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
     return (
-        op.layout_value() == "NCHW" and op.kernel_layout_value() == "OIHW"
+        op.result.type.has_static_shape()  # type: ignore[attr-defined] - its tiles flatten N
+        and op.layout_value() == "NCHW" and op.kernel_layout_value() == "OIHW"
         and op.groups_value() == 1 and op.strides_tuple() == (1, 1)
         and op.dilation_tuple() == (1, 1) and weight_shape[2] == 3
         and min(weight_shape[0], weight_shape[1]) >= min_channels
@@ -97,7 +98,8 @@ class GraphWinogradConvPass(ModulePass):
     becomes `graph.conv2d_winograd` with the same input, bias and padding and the weight
     `U = G w` (a new constant, computed in float64 and stored in the weight's dtype), when
     F(tile, 3) does at most 3/4 of the direct conv's multiply-adds. The old weight constant goes
-    when nothing else uses it.
+    when nothing else uses it. A conv over a runtime batch (a dynamic leading dim: the
+    transform's tiles would flatten it with the plane) stays direct.
 
     *Invariants*: results change only by rounding (the transforms add and scale by small
     constants in the element type).

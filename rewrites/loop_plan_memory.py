@@ -18,6 +18,7 @@ from dlc.runtime.metadata import WORKSPACE_ENTRY_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
@@ -310,6 +311,67 @@ def plan_function(
     return plan
 
 
+def row_lifetimes(function: func.FuncOp, index_bitwidth: int = 64
+                  ) -> tuple[SSAValue, list[Lifetime]] | None:
+    """The buffers of runtime rows of `function` (top-level `loop.alloc global` with an identity
+    layout and one size, of their leading dim) that have the rows of the first one (the same
+    size value), with the bytes of one row as their size; None when there are none."""
+    body = function.body.block
+    position = {op: index for index, op in enumerate(body.ops)}
+    rows: SSAValue | None = None
+    found: list[Lifetime] = []
+    for op in body.ops:
+        if not isinstance(op, AllocOp) or op.scope.data != "global" or len(op.sizes) != 1:
+            continue
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        shape = memref_type.get_shape()
+        if not isinstance(memref_type.layout, NoneAttr) or shape[0] >= 0:
+            continue
+        if rows is not None and op.sizes[0] is not rows:
+            continue
+        row = buffer_bytes(MemRefType(memref_type.get_element_type(), shape[1:]), index_bitwidth)
+        if not row:
+            continue
+        rows = op.sizes[0]
+        found.append(Lifetime(op, row, position[op], _last_use(op.result, body, position)))
+    return (rows, found) if rows is not None else None
+
+
+def plan_rows(function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64
+              ) -> MemoryPlan | None:
+    """Places the buffers of runtime rows of `function` (`row_lifetimes`) in one workspace of
+    runtime size: planned per row (`greedy_by_size` on the bytes of one row), the workspace is
+    the rows times the peak of one row, and each buffer the view at the rows times its offset
+    (a plan scaled by the rows keeps every buffer apart and every offset aligned). Returns the
+    plan per row, or None (and no change) when there is nothing to plan."""
+    found = row_lifetimes(function, index_bitwidth)
+    if found is None:
+        return None
+    rows, buffers = found
+    plan = greedy_by_size(buffers, alignment)
+    first = min((lifetime.alloc for lifetime in buffers), key=lambda op: op.parent_block()
+                .get_operation_index(op))  # type: ignore[union-attr]
+    peak = arith.ConstantOp(IntegerAttr(plan.peak_bytes, IndexType()))
+    nbytes = arith.MuliOp(rows, peak.result)
+    workspace = AllocOp(MemRefType(i8, [DYNAMIC_INDEX]), "global", [nbytes.result])
+    workspace.result.name_hint = "rows_workspace"
+    Rewriter.insert_op([peak, nbytes, workspace], InsertPoint.before(first))
+    for lifetime, offset in plan.offsets:
+        alloc = lifetime.alloc
+        for use in list(alloc.result.uses):
+            if isinstance(use.operation, DeallocOp):
+                Rewriter.erase_op(use.operation)
+        per_row = arith.ConstantOp(IntegerAttr(offset, IndexType()))
+        shift = arith.MuliOp(rows, per_row.result)
+        view = memref.ViewOp(workspace.result, shift.result, [rows], alloc.result.type)
+        Rewriter.insert_op([per_row, shift, view], InsertPoint.before(alloc))
+        alloc.result.replace_all_uses_with(view.result)
+        view.result.name_hint = alloc.result.name_hint
+        Rewriter.erase_op(alloc)
+    return plan
+
+
 def planned_workspace(function: func.FuncOp) -> AllocOp | None:
     """The workspace allocation `apply_plan` put at the top of `function`, or None."""
     if WORKSPACE_BYTES_ATTR not in function.attributes or not function.body.blocks:
@@ -377,6 +439,12 @@ class LoopPlanMemoryPass(ModulePass):
     placed largest first, each at the lowest aligned offset that overlaps no buffer placed before
     that is live at the same time (USMP's greedy_by_size); N is the peak, aligned.
 
+    The buffers of runtime rows (`loop.alloc global sizes(%n)`, their leading dim dynamic, of
+    the rows `%n` of the first one) get a workspace of their own, planned the same way per row:
+    `%rows_workspace = loop.alloc global sizes(%bytes) : memref<?xi8>` with `%bytes = %n x
+    (peak bytes of one row)` before the first of them, and each becomes `memref.view
+    %rows_workspace[%n x offset][%n]` (`plan_rows`).
+
     With `concat_in_place` (the default), a call of a concat kernel (`dlc.concat_axis`) whose
     pieces are runs of its output is not made: each piece becomes a view inside the output's
     bytes, and the output's buffer lives from the first piece's allocation on
@@ -426,6 +494,7 @@ class LoopPlanMemoryPass(ModulePass):
             plan = plan_function(
                 function, self.alignment, self.index_bitwidth, self.concat_in_place
             )
+            plan_rows(function, self.alignment, self.index_bitwidth)
             if plan is not None:
                 peaks.append(plan.peak_bytes)
                 if self.workspace_argument:

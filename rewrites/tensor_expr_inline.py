@@ -63,10 +63,10 @@ def reads_repeat_work(producer: ComputeOp, readers: Sequence[ReadOp]) -> bool:
 
 def _points(compute: ComputeOp) -> int:
     """The points a compute evaluates its body at: its result's elements times its reduction
-    extents."""
+    extents (per row for a result of runtime rows: its dynamic dims count 1)."""
     points = 1
     for size in (*compute.result.type.get_shape(), *compute.get_reduce_extents()):
-        points *= size
+        points *= max(size, 1)
     return points
 
 

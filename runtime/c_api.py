@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dlc.runtime.metadata import (
@@ -192,6 +192,8 @@ def _tensors(specs: Sequence[ArgumentSpec], names: Sequence[str], role: str) -> 
         while member.lower() in taken:  # macros are upper case: unique ignoring case
             member += f"_{index}"
         taken.add(member.lower())
+        if spec.batch and spec.shape[:1] == (-1,):  # runtime rows: described by one row
+            spec = replace(spec, shape=(1, *spec.shape[1:]))
         tensors.append(CTensor(spec, name, member, f"{role.upper()}_{member.upper()}"))
     return tensors
 
@@ -291,6 +293,12 @@ def c_interface(
         raise CApiError(
             f"the model description is of @{info.entry}, the signature of @{signature.name}"
         )
+    for argument, dim in signature.dim_args:
+        if dim != 0 or not signature.arguments[argument].batch:
+            raise CApiError(
+                f"@{signature.name} has a runtime size for dim {dim} of argument {argument} "
+                f"('{signature.arguments[argument].name}'): the C interface takes the runtime "
+                "rows of a dynamic batch only")
     return CInterface(prefix, signature, info, tuple(internal_symbols), device)
 
 
@@ -620,13 +628,15 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
     p, m = api.prefix, api.macro
     entry = api.signature.name
     arity = len(api.signature.arguments)
+    sizes = len(api.signature.dim_args)  # runtime rows: the batch's size for each, after them
+    pointers = ["void *"] * arity + ["int64_t"] * sizes
     lines = [
-        f"extern void dlc_entry_({', '.join(['void *'] * arity) or 'void'})"
+        f"extern void dlc_entry_({', '.join(pointers) or 'void'})"
         f' __asm__("{api.linked(entry)}");',
     ]
     if api.workspace_bytes:
         lines.append(
-            f"extern void dlc_entry_with_workspace_({', '.join(['void *'] * (arity + 1))})"
+            f"extern void dlc_entry_with_workspace_({', '.join([*pointers, 'void *'])})"
             f' __asm__("{api.linked(entry + WORKSPACE_ENTRY_SUFFIX)}");'
         )
     lines += [
@@ -640,31 +650,36 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
     for member in members:
         lines.append(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;")
     arguments = [f"(void *){member}" for member in members]
+    one_row = arguments + ["1"] * sizes  # `_run` and `_run_with_workspace`: one row
     if api.workspace_bytes:
         lines += [
             f"  if (workspace == NULL || workspace_bytes < {m}_WORKSPACE_BYTES ||",
             f"      (uintptr_t)workspace % {m}_WORKSPACE_ALIGNMENT != 0)",
             f"    return {m}_ERROR_WORKSPACE;",
-            f"  dlc_entry_with_workspace_({', '.join([*arguments, 'workspace'])});",
+            f"  dlc_entry_with_workspace_({', '.join([*one_row, 'workspace'])});",
         ]
     else:
         lines += [
             "  (void)workspace;",
             "  (void)workspace_bytes;",
-            f"  dlc_entry_({', '.join(arguments)});",
+            f"  dlc_entry_({', '.join(one_row)});",
         ]
     lines += [f"  return {m}_OK;", "}", ""]
     if api.batch:
-        lines += [
+        call = (f"  dlc_entry_({', '.join([*arguments, *['rows'] * sizes])});" if sizes
+                else f"  dlc_batch_entry_(rows, {', '.join(arguments)});")
+        lines += [] if sizes else [
             f"extern void dlc_batch_entry_(int64_t, {', '.join(['void *'] * arity)})"
             f' __asm__("{api.linked(entry + BATCH_ENTRY_SUFFIX)}");',
+        ]
+        lines += [
             "",
             f"int {p}_run_batch(int64_t rows, const struct {p}_inputs *inputs, "
             f"struct {p}_outputs *outputs) {{",
             f"  if (inputs == NULL || outputs == NULL) return {m}_ERROR_NULL_ARGUMENT;",
             *(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;" for member in members),
             f"  if (rows < 0) return {m}_ERROR_INVALID_ARGUMENT;",
-            f"  dlc_batch_entry_(rows, {', '.join(arguments)});",
+            call,
             f"  return {m}_OK;",
             "}",
             "",

@@ -395,7 +395,7 @@ class Executable:
         outputs = self._outputs(out, len(arrays), rows)
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
-        if rows is not None:  # a dynamic batch: the native loop over its rows
+        if rows is not None and not self.signature.dim_args:  # the native loop over its rows
             self._batch_entry(rows, *map(data_address, (*arrays, *outputs)))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         buffers = (*arrays, *outputs)
@@ -496,7 +496,8 @@ class Executable:
                  ) -> list[np.ndarray]:
         specs = self.signature.outputs
         if out is None:
-            dynamic = [first + i for i, spec in enumerate(specs) if -1 in spec.shape]
+            dynamic = [first + i for i, spec in enumerate(specs)
+                       if -1 in spec.shape[1 if spec.batch else 0:]]
             if dynamic:
                 raise ExecutableError(
                     f"output {dynamic[0]} of @{self.name} has dims of runtime size "

@@ -1,10 +1,15 @@
 """Kernels over a runtime number of rows: tensor_expr computes with a dynamic leading dim, their
 loop nests bounded by a size passed beside the pointers, the default schedule's blocks of
-static rows (`block_rows`), and the compiled functions, each against NumPy for many row counts."""
+static rows (`block_rows`), and the compiled functions, each against NumPy for many row counts;
+then models with a dynamic batch compiled into such kernels (`cpu-runtime-rows`) against ONNX
+Runtime."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import onnx
 import pytest
 from dlc.dialects import make_context
 from dlc.dialects.loop import ForOp, RowsOp, dim_args
@@ -23,6 +28,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import dlc
+from benchmarks.model_zoo import mlp, random_inputs, resnet18, transformer_block, yolo_style
 from benchmarks.runtime_rows import dense_relu, softmax_rows
 
 TARGET = "llvm -mcpu=x86-64-v3 -num-cores=2"
@@ -245,3 +251,109 @@ def test_compiled_planes_and_its_signature() -> None:
     with pytest.raises(ExecutableError, match=r"expected shape \(-1, 3, 16, 16\)"):
         executable(np.zeros((2, 3, 16, 15), np.float32), b,
                    out=[np.empty((2, 3, 16, 15), np.float32)])
+
+
+# ------------------------------------------------------------------------------------------
+# Models: a dynamic batch compiled into kernels over runtime rows (pipeline cpu-runtime-rows)
+# ------------------------------------------------------------------------------------------
+
+
+def _runtime_rows(model: onnx.ModelProto) -> dlc.Executable:
+    executable = dlc.compile(model, dynamic_batch=True, pipeline="cpu-runtime-rows",
+                             cache_dir=None)
+    assert isinstance(executable, dlc.Executable), "one executable for every batch"
+    assert executable.batch_symbol == "N"
+    assert executable.signature.dim_args, "the entry takes the batch's size"
+    return executable
+
+
+def _matches_onnxruntime(model: onnx.ModelProto, executable: dlc.Executable,
+                         batches: Sequence[int], tolerance: float = 1e-5) -> None:
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    for rows in batches:
+        feeds = random_inputs(with_batch(model, rows), seed=rows)
+        want = session.run(None, feeds)
+        got = executable.run(feeds)
+        for expected, actual in zip(want, got.values(), strict=True):
+            assert actual.shape == expected.shape
+            if not expected.size:
+                continue
+            scale = max(float(np.abs(expected).max()), 1.0)
+            assert float(np.abs(actual - expected).max()) <= tolerance * scale, rows
+
+
+def with_batch(model: onnx.ModelProto, rows: int) -> onnx.ModelProto:
+    """`model` with its inputs' leading dim fixed to `rows` (for `random_inputs`)."""
+    shaped = onnx.ModelProto()
+    shaped.CopyFrom(model)
+    for value in shaped.graph.input:
+        dim = value.type.tensor_type.shape.dim[0]
+        dim.ClearField("dim_param")
+        dim.dim_value = rows
+    return shaped
+
+
+def test_an_mlp_over_a_runtime_batch() -> None:
+    model = mlp(batch="N", sizes=(40, 24, 10))  # type: ignore[arg-type]
+    executable = _runtime_rows(model)
+    assert executable.signature.arguments[0].shape == (-1, 40)
+    _matches_onnxruntime(model, executable, (0, 1, 2, 5, 9, 17))
+
+
+def test_a_transformer_block_over_a_runtime_batch() -> None:
+    model = transformer_block(seq=8, hidden=16, heads=2, mlp=32, batch="N")  # type: ignore
+    _matches_onnxruntime(model, _runtime_rows(model), (1, 3))
+
+
+@pytest.mark.slow
+def test_a_detector_and_a_resnet_over_a_runtime_batch() -> None:
+    detector = yolo_style(channels=4, height=32, width=32)
+    _matches_onnxruntime(detector, _runtime_rows(detector), (1, 2, 9))
+    resnet = resnet18(batch="N", image=32, classes=10)  # type: ignore[arg-type]
+    _matches_onnxruntime(resnet, _runtime_rows(resnet), (1, 3))
+
+
+def test_inputs_of_different_batches_are_an_error() -> None:
+    from onnx import TensorProto, helper
+
+    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", 4]) for name in "xy"]
+    graph = helper.make_graph([helper.make_node("Add", ["x", "y"], ["z"])], "add", inputs,
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    executable = _runtime_rows(model)
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_array_equal(executable(x, x), 2 * x)
+    with pytest.raises(ExecutableError, match=r"dim 0 is 'N' = 2, but 'N' = 3"):
+        executable(x, np.ones((2, 4), np.float32))
+
+
+def test_a_library_of_runtime_rows_and_its_c_interface(tmp_path: object) -> None:
+    import ctypes
+
+    model = mlp(batch="N", sizes=(12, 8, 3))  # type: ignore[arg-type]
+    executable = _runtime_rows(model)
+    path = executable.export(f"{tmp_path}/mlp.so", c_prefix="mlp")
+    x = rng(5).standard_normal((5, 12)).astype(np.float32)
+    want = executable(x)
+    loaded = dlc.load(path)
+    assert loaded.signature.dim_args == executable.signature.dim_args
+    np.testing.assert_array_equal(loaded(x), want)
+    np.testing.assert_array_equal(loaded(x[:2]), want[:2])
+
+    class Pointers(ctypes.Structure):
+        _fields_ = [("p", ctypes.c_void_p)]
+
+    library = ctypes.CDLL(str(path))
+    run_batch = library.mlp_run_batch
+    run_batch.argtypes = [ctypes.c_int64, ctypes.POINTER(Pointers), ctypes.POINTER(Pointers)]
+    out = np.zeros((5, 3), np.float32)
+    assert run_batch(5, Pointers(x.ctypes.data), Pointers(out.ctypes.data)) == 0
+    np.testing.assert_array_equal(out, want)
+    one = np.zeros((1, 3), np.float32)
+    run = library.mlp_run
+    run.argtypes = [ctypes.POINTER(Pointers), ctypes.POINTER(Pointers)]
+    assert run(Pointers(x.ctypes.data), Pointers(one.ctypes.data)) == 0
+    np.testing.assert_array_equal(one, want[:1])

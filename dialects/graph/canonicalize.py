@@ -33,6 +33,7 @@ from dlc.dialects.graph.utils import (
     compose_permutations,
     constant_array,
     is_identity_permutation,
+    reshape_target,
     shape_of,
     splat_value,
 )
@@ -93,7 +94,7 @@ class TransposeOfUnitAxesToReshape(RewritePattern):
         moved = [axis for axis in perm if shape[axis] != 1]
         if moved != sorted(moved):
             return
-        rewriter.replace(op, ReshapeOp(op.x, shape_of(op.result)))
+        rewriter.replace(op, ReshapeOp(op.x, reshape_target(op.result)))
 
 
 class ComposeReshapes(RewritePattern):
@@ -104,7 +105,7 @@ class ComposeReshapes(RewritePattern):
         inner = op.x.owner
         if not isinstance(inner, ReshapeOp | FlattenOp):
             return
-        rewriter.replace(op, ReshapeOp(inner.x, shape_of(op.result)))
+        rewriter.replace(op, ReshapeOp(inner.x, reshape_target(op.result)))
 
 
 class RemoveNoOpReshape(RewritePattern):

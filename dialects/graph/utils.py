@@ -28,6 +28,12 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
     return tuple(type.get_shape())
 
 
+def reshape_target(value: SSAValue) -> tuple[int, ...]:
+    """`value`'s shape as a `graph.reshape`'s `shape` making it: its dynamic leading dim (the
+    batch) as -1."""
+    return tuple(-1 if dim < 0 else dim for dim in shape_of(value))
+
+
 def num_elements(value: SSAValue) -> int:
     """The element count of a tensor value."""
     return math.prod(shape_of(value))

@@ -506,7 +506,8 @@ def batch_entries(signatures: list[FunctionSignature], costs: dict[str, float] |
                   constants: dict[str, dict[str, int]] | None = None, cache_bytes: int = 0
                   ) -> list[llvm.FuncOp]:
     """The batch entry of each row entry among `signatures` (those with batched arguments
-    that are not the block entry of another), its largest block entry run on the whole
+    of one row, `ArgumentSpec.batch` without `dim_args`, that are not the block entry of
+    another), its largest block entry run on the whole
     blocks; `costs` (`entry_cost` of each entry, taken before lowering) plan the rows left
     (`batch_plans`, with `constants`, `entry_constants` of each, and the L2's `cache_bytes`;
     without the cost of every entry, whole entries only, largest first)."""
@@ -514,8 +515,8 @@ def batch_entries(signatures: list[FunctionSignature], costs: dict[str, float] |
     costs, constants = costs or {}, constants or {}
     functions = []
     for signature in signatures:
-        if not any(a.batch for a in signature.arguments):
-            continue
+        if not any(a.batch for a in signature.arguments) or signature.dim_args:
+            continue  # no batch, or runtime rows (the entry takes the batch's size itself)
         if is_block_entry(signature.name, names):
             continue
         prefix = f"{signature.name}{BATCH_BLOCK_SUFFIX}"

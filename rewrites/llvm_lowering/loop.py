@@ -50,12 +50,13 @@ from dlc.rewrites.llvm_lowering.memref import (
     buffer_bytes,
     cached_heap_allocate,
     cached_heap_release,
-    dynamic_heap_allocate,
+    cached_rows_allocate,
+    cached_rows_release,
     element_address,
     entry_block_of,
-    heap_free,
     load_value,
     memref_type_of,
+    runtime_bytes,
     stack_allocate,
     stored_value,
     strides_and_offset,
@@ -471,16 +472,21 @@ class AllocLowering(RewritePattern):
 
     def _dynamic(self, op: AllocOp, memref_type: MemRefType, deallocs: list[Operation],
                  rewriter: PatternRewriter) -> None:
-        """A buffer of runtime size: `aligned_alloc` where it is allocated, `free` at its
-        deallocs (or before every return: it lives until the end of the function)."""
+        """A buffer of runtime size: taken from the site's cache slot where it is allocated
+        (`memref.cached_rows_allocate`: a new one only when the cached one is smaller), given
+        back at its deallocs (or before every return: it lives until the end of the
+        function)."""
         sizes = [lowered(size, self.lowering, rewriter) for size in op.sizes]
-        allocation = dynamic_heap_allocate(op, memref_type, sizes, self.lowering.alloc_alignment,
-                                           self.lowering, rewriter)
+        nbytes = runtime_bytes(memref_type, sizes, self.lowering)
+        alignment = self.lowering.alloc_alignment
+        allocation, slot = cached_rows_allocate(op, nbytes[-1].results[0], alignment,
+                                                self.lowering, rewriter)
         pointer = allocation[-1].results[0]
-        rewriter.insert(allocation, InsertPoint.before(op))
+        rewriter.insert([*nbytes, *allocation], InsertPoint.before(op))
         places = deallocs or list(_returns_of(_function_of(op)))
         for place in places:
-            rewriter.insert(heap_free(op, pointer, rewriter), InsertPoint.before(place))
+            rewriter.insert(cached_rows_release(slot, pointer, alignment, self.lowering),
+                            InsertPoint.before(place))
         for dealloc in deallocs:
             rewriter.erase(dealloc)
         replace_with_lowered(op, [], [pointer], rewriter)

@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dlc.dialects.contracts import BUFFER_RELEASE, BUFFER_TAKE
+from dlc.dialects.contracts import (
+    BUFFER_RELEASE,
+    BUFFER_TAKE,
+    ROWS_BUFFER_RELEASE,
+    ROWS_BUFFER_TAKE,
+)
 from dlc.dialects.memref_layout import MemRefLayoutError, memref_layout
 from dlc.rewrites.llvm_lowering.bounds import bounds_checks
 from dlc.rewrites.llvm_lowering.common import (
@@ -174,32 +179,18 @@ def heap_allocate(
     return [align, nbytes, call]
 
 
-def dynamic_heap_allocate(
-    anchor: Operation, memref_type: MemRefType, sizes: Sequence[SSAValue], alignment: int,
-    lowering: LLVMLowering, rewriter: PatternRewriter,
-) -> list[Operation]:
-    """Ops calling `aligned_alloc` for a row-major buffer of `memref_type` whose dynamic dims
-    have the lowered `sizes` (its byte size computed at run time, rounded up to `alignment`);
-    the last result is the pointer."""
-    index_type = lowering.index_type
-    ptr = llvm.LLVMPointerType()
-    ensure_declared(
-        anchor, "aligned_alloc", llvm.LLVMFunctionType([index_type, index_type], ptr), rewriter
-    )
+def runtime_bytes(memref_type: MemRefType, sizes: Sequence[SSAValue], lowering: LLVMLowering
+                  ) -> list[Operation]:
+    """Ops computing the bytes of a row-major buffer of `memref_type` whose dynamic dims have
+    the lowered `sizes` (the last op's result)."""
     element_size = lowering.size_in_bytes(memref_type.get_element_type()) or 1
     static = element_size
     for size in memref_type.get_shape():
         static *= max(size, 1)
     ops: list[Operation] = []
-    nbytes = ops_append(ops, int_constant(static, index_type))
+    nbytes = ops_append(ops, int_constant(static, lowering.index_type))
     for size in sizes:
         nbytes = ops_append(ops, llvm.MulOp(nbytes, size))
-    nbytes = ops_append(ops, llvm.AddOp(nbytes, ops_append(
-        ops, int_constant(alignment - 1, index_type))))
-    align = ops_append(ops, int_constant(alignment, index_type))
-    rounded = ops_append(ops, llvm.AndOp(nbytes, ops_append(
-        ops, int_constant(-alignment, index_type))))
-    ops.append(llvm.CallOp("aligned_alloc", align, rounded, return_type=ptr))
     return ops
 
 
@@ -250,6 +241,17 @@ def cached_heap_allocate(
                     llvm.LLVMFunctionType([ptr, index_type, index_type], ptr), rewriter)
     ensure_declared(anchor, BUFFER_RELEASE, llvm.LLVMFunctionType([ptr, ptr], llvm.LLVMVoidType()),
                     rewriter)
+    slot_name = _new_slot(module, index_type, rewriter)
+    rounded = max(alignment, (size + alignment - 1) // alignment * alignment)
+    address = llvm.AddressOfOp(slot_name, ptr)
+    align = int_constant(alignment, index_type)
+    nbytes = int_constant(rounded, index_type)
+    call = llvm.CallOp(BUFFER_TAKE, address.result, align, nbytes, return_type=ptr)
+    return [address, align, nbytes, call], slot_name
+
+
+def _new_slot(module: ModuleOp, index_type: Attribute, rewriter: PatternRewriter) -> str:
+    """A new internal i64 global of `module`, 0 at first: an allocation site's cache slot."""
     taken = {
         attr.data for op in module.ops
         if isinstance(attr := getattr(op, "sym_name", None), StringAttr)
@@ -261,12 +263,39 @@ def cached_heap_allocate(
     slot = llvm.GlobalOp(index_type, slot_name, "internal", value=IntegerAttr(0, index_type),
                          alignment=8)
     rewriter.insert(slot, InsertPoint.at_end(module.body.block))
-    rounded = max(alignment, (size + alignment - 1) // alignment * alignment)
+    return slot_name
+
+
+def cached_rows_allocate(
+    anchor: Operation, nbytes: SSAValue, alignment: int, lowering: LLVMLowering,
+    rewriter: PatternRewriter,
+) -> tuple[list[Operation], str]:
+    """Ops taking a buffer of `nbytes` (a runtime value) for the allocation site `anchor` from
+    its cache slot (`dlc_rows_buffer_take`: the cached buffer when it is large enough, else a
+    new one); the last op's result is the pointer; the slot's name goes to
+    `cached_rows_release`."""
+    index_type = lowering.index_type
+    ptr = llvm.LLVMPointerType()
+    ensure_declared(anchor, "aligned_alloc", llvm.LLVMFunctionType([index_type, index_type], ptr),
+                    rewriter)
+    ensure_declared(anchor, "free", llvm.LLVMFunctionType([ptr], llvm.LLVMVoidType()), rewriter)
+    ensure_declared(anchor, ROWS_BUFFER_TAKE,
+                    llvm.LLVMFunctionType([ptr, index_type, index_type], ptr), rewriter)
+    ensure_declared(anchor, ROWS_BUFFER_RELEASE,
+                    llvm.LLVMFunctionType([ptr, ptr, index_type], llvm.LLVMVoidType()), rewriter)
+    slot_name = _new_slot(_module_of(anchor), index_type, rewriter)
     address = llvm.AddressOfOp(slot_name, ptr)
     align = int_constant(alignment, index_type)
-    nbytes = int_constant(rounded, index_type)
-    call = llvm.CallOp(BUFFER_TAKE, address.result, align, nbytes, return_type=ptr)
-    return [address, align, nbytes, call], slot_name
+    call = llvm.CallOp(ROWS_BUFFER_TAKE, address.result, align, nbytes, return_type=ptr)
+    return [address, align, call], slot_name
+
+
+def cached_rows_release(slot_name: str, pointer: SSAValue, alignment: int,
+                        lowering: LLVMLowering) -> list[Operation]:
+    """Ops giving the buffer `pointer` back to the slot `slot_name` (`cached_rows_allocate`)."""
+    address = llvm.AddressOfOp(slot_name, llvm.LLVMPointerType())
+    align = int_constant(alignment, lowering.index_type)
+    return [address, align, llvm.CallOp(ROWS_BUFFER_RELEASE, address.result, pointer, align)]
 
 
 def cached_heap_release(slot_name: str, pointer: SSAValue) -> list[Operation]:

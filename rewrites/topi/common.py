@@ -17,7 +17,7 @@ import numpy as np
 from dlc.dialects.graph.attrs import is_low_precision_float, to_numpy_dtype
 from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -199,6 +199,47 @@ def node_name(op: Operation) -> str | None:
     return name.data if isinstance(name, StringAttr) else None
 
 
+def dim_size(builder: Builder, value: SSAValue, dim: int) -> SSAValue:
+    """The size of the dynamic dim `dim` of `value`: a compute's `sizes` operand for it, an
+    existing `tensor.dim` of it in the same block, else a new `tensor.dim` (so that computes
+    over the same rows share one size value, which epilogue fusion compares)."""
+    owner = value.owner
+    if isinstance(owner, ComputeOp):
+        size = owner.extents()[dim]
+        assert isinstance(size, SSAValue), "a dynamic dim has a size operand"
+        return size
+    block = builder.insertion_point.block
+    for use in value.uses:
+        user = use.operation
+        if (isinstance(user, tensor.DimOp) and user.source is value
+                and user.parent_block() is block
+                and isinstance(index := user.index.owner, arith.ConstantOp)
+                and index.value == IntegerAttr(dim, IndexType())):
+            return user.result
+    index = builder.insert(arith.ConstantOp(IntegerAttr(dim, IndexType()))).result
+    return builder.insert(tensor.DimOp(value, index)).result
+
+
+def _dynamic_dim_sources(origin: Operation, result_type: TensorType
+                         ) -> list[tuple[int, SSAValue]]:
+    """For each dynamic dim of a compute's result, the operand of `origin` it takes its size
+    from: the first one dynamic in that dim (a batch-polymorphic op's result has its operands'
+    rows); a `PassFailedException` naming `origin` when there is none."""
+    sources: list[tuple[int, SSAValue]] = []
+    for dim, size in enumerate(result_type.get_shape()):
+        if size >= 0:
+            continue
+        source = next((value for value in origin.operands if isinstance(value.type, TensorType)
+                       and dim < value.type.get_num_dims() and value.type.get_shape()[dim] < 0),
+                      None)
+        if source is None:
+            raise PassFailedException(
+                f"'{origin.name}' op expected an operand with a dynamic dim {dim} to size its "
+                f"result {result_type}, found none")
+        sources.append((dim, source))
+    return sources
+
+
 def emit_compute(
     builder: Builder,
     origin: Operation,
@@ -224,8 +265,10 @@ def emit_compute(
             return b.insert(arith.ConstantOp(value)).result
 
         body, reduce_extents, combiner, init = fill, (), None, None
+    sizes = [dim_size(builder, source, dim)
+             for dim, source in _dynamic_dim_sources(origin, result_type)]
     compute = ComputeOp.build(
-        name, result_type, body, reduce_extents, combiner, init, tag
+        name, result_type, body, reduce_extents, combiner, init, tag, sizes
     )
     compute.location = origin.location
     compute.result.name_hint = _SSA_NAME.sub("_", name)

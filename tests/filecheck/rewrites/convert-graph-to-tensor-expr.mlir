@@ -505,10 +505,32 @@ func.func @unsigned_becomes_signless(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (t
 
 // -----
 
-func.func @negative_dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  func.return %x : tensor<?x4xf32>
+// A runtime number of rows: each compute over them takes the size of its operand's dynamic
+// dim, one `tensor.dim` of the argument shared by every compute over the same rows (a
+// compute's own size operand where it reads another compute), so that fusion sees one size.
+// CHECK-LABEL: func.func @runtime_rows
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[N:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = tensor_expr.compute "add" tag "injective" sizes(%[[N]]) -> tensor<?x4xf32> {
+// CHECK:         tensor_expr.compute "relu" tag "injective" sizes(%[[N]]) -> tensor<?x4xf32> {
+// CHECK-NEXT:    ^bb0(%{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT:      tensor_expr.read %[[S]]
+// CHECK:         tensor_expr.compute "matmul" tag "matmul" sizes(%[[N]]) reduce [4] sum
+func.func @runtime_rows(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %s = graph.add %x, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %r = graph.relu %s : tensor<?x4xf32>
+  %w = graph.constant dense<0.5> : tensor<4x4xf32>
+  %m = graph.matmul %r, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  func.return %m : tensor<?x4xf32>
 }
-// CHECK: 'func.func' op @negative_dynamic_shape expected tensors of static shape, found tensor<?x4xf32>
+
+// -----
+
+func.func @negative_dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  func.return %x : tensor<4x?xf32>
+}
+// CHECK: 'func.func' op @negative_dynamic_shape expected tensors of static shape (but for the leading dim), found tensor<4x?xf32>
 
 // -----
 

@@ -33,11 +33,28 @@ func.func @view_at_byte_offset(%x: memref<f32>, %i: index) {
 
 // -----
 
-// A view with size operands (dynamic shape) is not what loop-plan-memory makes.
-// CHECK:      'memref.view' op expected a view of static shape without size operands, found memref<?xf32> with 1 sizes
+// A view of runtime rows (loop-plan-memory's plan of buffers of runtime rows): the same
+// pointer arithmetic, at a byte shift computed at run time; its size does not enter it.
+// CHECK-LABEL: func.func @runtime_rows_view
+// CHECK:         %[[BYTES:.*]] = builtin.unrealized_conversion_cast %{{.*}} : index to i64
+// CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %{{.*}}[%[[BYTES]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT:    %{{.*}} = builtin.unrealized_conversion_cast %[[P]] : !llvm.ptr to memref<?x4xf32>
+func.func @runtime_rows_view(%n: index) {
+  %c16 = arith.constant 16 : index
+  %bytes = arith.muli %n, %c16 : index
+  %ws = loop.alloc global sizes(%bytes) : memref<?xi8>
+  %shift = arith.muli %n, %c16 : index
+  %v = memref.view %ws[%shift][%n] : memref<?xi8> to memref<?x4xf32>
+  func.return
+}
+
+// -----
+
+// A view with a dynamic dim after the leading one is not what loop-plan-memory makes.
+// CHECK:      'memref.view' op expected a view of static shape (or of runtime rows, with their size), found memref<4x?xf32> with 1 sizes
 func.func @negative_dynamic_view(%n: index) {
   %c0 = arith.constant 0 : index
   %ws = loop.alloc global : memref<64xi8>
-  %v = memref.view %ws[%c0][%n] : memref<64xi8> to memref<?xf32>
+  %v = memref.view %ws[%c0][%n] : memref<64xi8> to memref<4x?xf32>
   func.return
 }

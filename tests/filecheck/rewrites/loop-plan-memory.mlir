@@ -241,3 +241,32 @@ func.func private @consume6(memref<2x32x4xf32>, memref<1x32x4xf32>, memref<1x32x
 func.func private @concat1(memref<1x16x4xf32>, memref<1x16x4xf32>, memref<1x32x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
 func.func private @concat2(memref<2x16x4xf32>, memref<2x16x4xf32>, memref<2x32x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
 func.func private @concat3(memref<1x3x4xf32>, memref<1x3x4xf32>, memref<1x6x4xf32>) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64}
+
+// -----
+
+// Buffers of runtime rows (one size, their leading dim) get a workspace of their own, planned per
+// row: a 16-byte row and an 8-byte row live at the same time, so the rows workspace is
+// %n x 128 bytes (two aligned slots), each buffer a view at %n x its offset per row; a buffer
+// of other rows (%m) and the static buffer are planned as before.
+// CHECK-LABEL: func.func @runtime_rows
+// CHECK:         %[[PEAK:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    %[[BYTES:.*]] = arith.muli %[[N:.*]], %[[PEAK]] : index
+// CHECK-NEXT:    %[[WS:.*]] = loop.alloc global sizes(%[[BYTES]]) : memref<?xi8>
+// CHECK:         %[[A:.*]] = memref.view %[[WS]][%{{.*}}][%[[N]]] : memref<?xi8> to memref<?x4xf32>
+// CHECK:         %[[B:.*]] = memref.view %[[WS]][%{{.*}}][%[[N]]] : memref<?xi8> to memref<?x2xf32>
+// CHECK:         %{{.*}} = loop.alloc global sizes(%{{.*}}) : memref<?x2xf32>
+// CHECK-NOT:     loop.dealloc %[[A]]
+// CHECK-NOT:     loop.dealloc %[[B]]
+func.func @runtime_rows(%x: memref<?x4xf32>, %out: memref<?x2xf32>, %n: index, %m: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+  %a = loop.alloc global sizes(%n) : memref<?x4xf32>
+  %b = loop.alloc global sizes(%n) : memref<?x2xf32>
+  %c = loop.alloc global sizes(%m) : memref<?x2xf32>
+  %s = loop.alloc global : memref<16xf32>
+  func.call @use_rows(%x, %a, %b, %c, %s) : (memref<?x4xf32>, memref<?x4xf32>, memref<?x2xf32>, memref<?x2xf32>, memref<16xf32>) -> ()
+  loop.dealloc %a : memref<?x4xf32>
+  loop.dealloc %b : memref<?x2xf32>
+  loop.dealloc %c : memref<?x2xf32>
+  loop.dealloc %s : memref<16xf32>
+  func.return
+}
+func.func private @use_rows(%x: memref<?x4xf32>, %a: memref<?x4xf32>, %b: memref<?x2xf32>, %c: memref<?x2xf32>, %s: memref<16xf32>)

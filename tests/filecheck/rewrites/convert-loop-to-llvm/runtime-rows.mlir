@@ -2,19 +2,21 @@
 
 // A function over a runtime number of rows: the sizes come as i64 arguments after the
 // pointers; a view of rows is the base advanced by first x row elements; a buffer of runtime
-// rows is an aligned_alloc of rows x row bytes rounded up to the alignment, freed at its
-// dealloc; the metadata gives the dynamic dims as -1 and lists which argument and dim each
-// size is (dim_args), for the runtime to pass them.
+// rows (rows x row bytes) is taken from its site's cache slot (dlc_rows_buffer_take: the cached
+// buffer when large enough, else a new one) and given back at its dealloc; the metadata gives
+// the dynamic dims as -1 and lists which argument and dim each size is (dim_args), for the
+// runtime to pass them.
 // CHECK-LABEL: llvm.func @double_rows
 // CHECK-SAME:    (%[[X:.*]]: !llvm.ptr {llvm.noalias}, %[[OUT:.*]]: !llvm.ptr {llvm.noalias}, %[[XN:.*]]: i64, %[[ON:.*]]: i64)
 // CHECK:         %[[ROW:.*]] = llvm.mlir.constant(32) : i64
 // CHECK-NEXT:    %[[BYTES:.*]] = llvm.mul %[[ROW]], %[[XN]] : i64
-// CHECK:         %[[PADDED:.*]] = llvm.add %[[BYTES]], %{{.*}} : i64
-// CHECK:         %[[ROUNDED:.*]] = llvm.and %[[PADDED]], %{{.*}} : i64
-// CHECK:         %[[TMP:.*]] = llvm.call @aligned_alloc(%{{.*}}, %[[ROUNDED]]) : (i64, i64) -> !llvm.ptr
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.mlir.addressof @[[CACHE:dlc_buffer_cache_0]] : !llvm.ptr
+// CHECK-NEXT:    %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:    %[[TMP:.*]] = llvm.call @dlc_rows_buffer_take(%[[SLOT]], %[[ALIGN]], %[[BYTES]]) : (!llvm.ptr, i64, i64) -> !llvm.ptr
 // CHECK:         %[[FIRST:.*]] = llvm.mul %{{.*}}, %{{.*}} overflow<nsw> : i64
 // CHECK-NEXT:    %{{.*}} = llvm.getelementptr inbounds %[[X]][%[[FIRST]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// CHECK:         llvm.call @free(%[[TMP]]) : (!llvm.ptr) -> ()
+// CHECK:         llvm.call @dlc_rows_buffer_release(%{{.*}}, %[[TMP]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK:       llvm.mlir.global internal @[[CACHE]](0 : i64)
 // CHECK:       llvm.mlir.global external constant @dlc_metadata
 // CHECK-SAME:    \22shape\22:[-1,8]
 // CHECK-SAME:    \22dim_args\22:[[0,0],[1,0]]
