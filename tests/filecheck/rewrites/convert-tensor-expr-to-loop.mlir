@@ -483,13 +483,28 @@ func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-// CHECK: 'func.call' op expected a result of dynamic shape tensor<?x8xf32> to be returned (its size is the caller's output's)
-func.func @negative_dynamic_call_result(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// A call's result of runtime rows that is not returned has the rows of its first operand of
+// runtime rows (the functions outlined from batch-polymorphic ops keep their operands' rows).
+// CHECK-LABEL: func.func @chained_runtime_rows
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK:         %[[Y:.*]] = loop.alloc global sizes(%[[XN]]) : memref<?x8xf32>
+// CHECK-NEXT:    func.call @negate(%[[X]], %[[Y]], %[[XN]], %[[XN]])
+// CHECK-NEXT:    func.call @negate(%[[Y]], %[[OUT]], %[[XN]], %[[ON]])
+func.func @chained_runtime_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %y = func.call @negate(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
   %z = func.call @negate(%y) : (tensor<?x8xf32>) -> tensor<?x8xf32>
   func.return %z : tensor<?x8xf32>
 }
 func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+
+// -----
+
+// CHECK: 'func.call' op expected an operand dynamic in each dynamic dim of its result tensor<?x8xf32> (whose rows it has), or the result to be returned
+func.func @negative_rows_from_nowhere(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = func.call @spread(%x) : (tensor<4xf32>) -> tensor<?x8xf32>
+  func.return %x : tensor<4xf32>
+}
+func.func private @spread(%x: tensor<4xf32>) -> tensor<?x8xf32>
 
 // -----
 
