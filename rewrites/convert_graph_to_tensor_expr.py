@@ -312,7 +312,8 @@ def signless_types(module: ModuleOp) -> None:
 class ConvertGraphToTensorExprPass(ModulePass):
     """Defines every graph op as `tensor_expr.compute`s (TOPI) and outlines fused groups.
 
-    *Input invariant*: `func.func`s over ranked tensors of static shape whose bodies hold graph
+    *Input invariant*: `func.func`s over ranked tensors of static shape (but for, perhaps, a
+    dynamic leading dim: a runtime batch of rows) whose bodies hold graph
     ops (possibly grouped in `graph.fused`), `func.call` and `func.return`. Every graph op must
     have a compute definition in `rewrites/topi`; `graph.if` and `graph.loop` may hold any of
     these in their regions.
@@ -346,8 +347,15 @@ class ConvertGraphToTensorExprPass(ModulePass):
     selects the pad value); the result of each function is the graph interpreter's (checked by
     tests/test_topi.py with the tensor_expr interpreter).
 
-    Fails, naming the op, on a graph op without a definition, on a tensor of dynamic shape and
-    on element types the definitions do not compute with (signed `si` integers, index).
+    A compute whose result has a dynamic leading dim takes its size (`sizes`) from the first
+    operand of its graph op dynamic in that dim (a batch-polymorphic op's result has its
+    operands' rows): that operand's own size operand when a compute made it, else one
+    `tensor.dim` of it shared by the computes that read it (`topi.common.dim_size`).
+
+    Fails, naming the op, on a graph op without a definition, on a tensor of unknown rank or
+    with a dynamic dim other than the leading one, on a result with a dynamic dim no operand
+    has, and on element types the definitions do not compute with (signed `si` integers,
+    index).
 
     No options.
     """

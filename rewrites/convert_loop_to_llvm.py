@@ -179,7 +179,8 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
                 f"row-major memref of static shape with a NumPy element type, found {type_}"
             )
         batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
-        if batch is None and index < len(arg_attrs) and type_.get_shape()[0] < 0:
+        shape = type_.get_shape()
+        if batch is None and index < len(arg_attrs) and shape and shape[0] < 0:
             batch = _leading_symbol(arg_attrs[index])  # runtime rows of a named batch
         arguments.append(ArgumentSpec(
             arg_names[index], tuple(max(size, -1) for size in type_.get_shape()), dtype,

@@ -357,3 +357,16 @@ def test_a_library_of_runtime_rows_and_its_c_interface(tmp_path: object) -> None
     run.argtypes = [ctypes.POINTER(Pointers), ctypes.POINTER(Pointers)]
     assert run(Pointers(x.ctypes.data), Pointers(one.ctypes.data)) == 0
     np.testing.assert_array_equal(one, want[:1])
+
+
+def test_dlc_compile_writes_a_library_of_runtime_rows(tmp_path: object) -> None:
+    from dlc.tools.dlc_main import main
+
+    model = mlp(batch="N", sizes=(6, 5, 4))  # type: ignore[arg-type]
+    path, library = f"{tmp_path}/mlp.onnx", f"{tmp_path}/mlp.so"
+    onnx.save(model, path)
+    assert main(["compile", path, "--dynamic-batch", "--pipeline", "cpu-runtime-rows",
+                 "--no-cache", "--jobs", "1", "-o", library]) == 0
+    loaded = dlc.load(library)
+    assert loaded.signature.dim_args and loaded.batch_symbol == "N"
+    _matches_onnxruntime(model, loaded, (1, 7))
