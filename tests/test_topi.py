@@ -33,6 +33,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IndexType,
     IntegerType,
     ModuleOp,
@@ -927,12 +928,25 @@ def test_op_without_definition_fails_naming_it() -> None:
 
 
 def test_dynamic_shape_fails() -> None:
-    dynamic = TensorType(f32, [-1, 4])
+    dynamic = TensorType(f32, [4, -1])  # a leading ? is a runtime batch of rows: that lowers
     block = Block(arg_types=[dynamic])
     block.add_op(func.ReturnOp(block.args[0]))
     module = ModuleOp([func.FuncOp("dyn", ([dynamic], [dynamic]), Region(block))])
-    with pytest.raises(PassFailedException, match="expected tensors of static shape"):
+    with pytest.raises(PassFailedException,
+                       match=r"expected tensors of static shape \(but for the leading dim\)"):
         lower(module)
+
+
+def test_a_result_with_rows_no_operand_has_fails() -> None:
+    from dlc.rewrites.topi.common import emit_compute
+
+    block = Block(arg_types=[TensorType(f32, [4])])
+    builder = Builder(InsertPoint.at_end(block))
+    origin = func.ReturnOp(block.args[0])
+    with pytest.raises(PassFailedException, match="expected an operand with a dynamic dim 0"):
+        emit_compute(builder, origin, "spread", TensorType(f32, [-1, 4]),
+                     lambda b, i, r: b.insert(arith.ConstantOp(FloatAttr(0.0, f32))).result,
+                     tag="injective")
 
 
 def test_signed_elements_fail() -> None:
