@@ -3,7 +3,8 @@
 Counterpart: running a TVM PrimFunc with its (slow) TIR interpreter, or MLIR's reference
 execution. It executes `func.func`s over memrefs one op at a time: `loop.for` (every kind runs
 serially, in order), `loop.block`, `loop.load`/`loop.store` (scalar or vector), `loop.alloc`/
-`loop.dealloc`, `memref.get_global`, `memref.collapse_shape` (a view of the same buffer),
+`loop.dealloc` (sized by their operands for runtime rows), `loop.rows` (a slice of the rows),
+`memref.get_global`, `memref.collapse_shape` (a view of the same buffer),
 `func.call`/`func.return`, `loop.intrinsic` (the library entry's reference), and `arith`,
 `math`, `vector.broadcast`, `vector.fma`, `vector.insert`/`vector.extract` (static positions) on
 NumPy scalars (`index` values are Python ints, `i1` is `np.bool_`, vectors are 1-D arrays).
