@@ -29,14 +29,21 @@ def _rows_type(rows: int | None, *trailing: int) -> str:
     return f"tensor<{'?' if rows is None else rows}x{'x'.join(map(str, trailing))}xf32>"
 
 
+def _row_count(rows: int | None, value: str, type_: str) -> tuple[str, str]:
+    """(the ops defining `%n`, the rows of `value`, and the `sizes(%n)` clause of a compute
+    over them) for `?` rows; empty strings for a static row count."""
+    if rows is not None:
+        return "", ""
+    return (f"  %c0 = arith.constant 0 : index\n  %n = tensor.dim {value}, %c0 : {type_}\n",
+            " sizes(%n)")
+
+
 def softmax_rows(width: int, rows: int | None = None) -> str:
     """tensor_expr text of a row-wise softmax over `rows` rows of `width` (None: `?` rows, the
     computes sized by `tensor.dim`): a max, a sum and their broadcasts."""
     t = _rows_type(rows, width)
     v = "tensor<?xf32>" if rows is None else f"tensor<{rows}xf32>"
-    dim = (f"  %c0 = arith.constant 0 : index\n  %n = tensor.dim %x, %c0 : {t}\n"
-           if rows is None else "")
-    sizes = " sizes(%n)" if rows is None else ""
+    dim, sizes = _row_count(rows, "%x", t)
     return f"""
 func.func @softmax(%x: {t}) -> {t} {{
 {dim}  %m = tensor_expr.compute "row_max"{sizes} reduce [{width}] max init 0xFF800000 : f32
@@ -77,9 +84,7 @@ def dense_relu(weight: np.ndarray, rows: int | None = None) -> str:
     k, n = weight.shape
     x, y, w = _rows_type(rows, k), _rows_type(rows, n), f"tensor<{k}x{n}xf32>"
     hex_bytes = weight.astype(np.float32).tobytes().hex().upper()
-    dim = ("  %c0 = arith.constant 0 : index\n"
-           f"  %rows = tensor.dim %x, %c0 : {x}\n" if rows is None else "")
-    sizes = " sizes(%rows)" if rows is None else ""
+    dim, sizes = _row_count(rows, "%x", x)
     return f"""
 func.func @main(%x: {x}) -> {y} {{
   %w = arith.constant dense<"0x{hex_bytes}"> : {w}
@@ -88,9 +93,9 @@ func.func @main(%x: {x}) -> {y} {{
 }}
 func.func private @dense(%x: {x}, %w: {w}) -> {y} {{
 {dim}  %y = tensor_expr.compute "matmul"{sizes} reduce [{k}] sum init 0.0 : f32 -> {y} {{
-  ^bb0(%i: index, %j: index, %r: index):
-    %a = tensor_expr.read %x[%i, %r] : {x}
-    %b = tensor_expr.read %w[%r, %j] : {w}
+  ^bb0(%i: index, %j: index, %k: index):
+    %a = tensor_expr.read %x[%i, %k] : {x}
+    %b = tensor_expr.read %w[%k, %j] : {w}
     %p = arith.mulf %a, %b : f32
     tensor_expr.yield %p : f32
   }}

@@ -370,3 +370,70 @@ def test_dlc_compile_writes_a_library_of_runtime_rows(tmp_path: object) -> None:
     loaded = dlc.load(library)
     assert loaded.signature.dim_args and loaded.batch_symbol == "N"
     _matches_onnxruntime(model, loaded, (1, 7))
+
+
+# ------------------------------------------------------------------------------------------
+# What is refused, naming why
+# ------------------------------------------------------------------------------------------
+
+
+def _rows_nest(body: str, step: str = "%c1", kind: str = "") -> str:
+    """A function over `%n` rows of `%x` into `%out` whose nest is `body` (loop `%i`)."""
+    return f"""
+func.func @f(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %n: index, %m: index)
+    attributes {{dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %n step {step} axis "i"{kind} {{
+{body}
+  }}
+  func.return
+}}
+"""
+
+
+COPY_ROW = """    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.block "copy" reads(%x : memref<?x4xf32>) writes(%out : memref<?x4xf32>)
+          spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<?x4xf32> -> f32
+        loop.store %v, %out[%i, %j] : f32 -> memref<?x4xf32>
+      }
+    }"""
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (_rows_nest(COPY_ROW, step="%c2"), "expected a loop from 0 with step 1"),
+    (_rows_nest(COPY_ROW, kind=" kind parallel"), "expected a serial loop, found kind parallel"),
+    (_rows_nest(COPY_ROW.replace("%out[%i, %j]", "%out[%i, %n]")),
+     "the number of rows is used inside the nest"),
+    (_rows_nest("""    %t = loop.alloc global sizes(%n) : memref<?x4xf32>
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.block "copy" reads(%x : memref<?x4xf32>) writes(%t : memref<?x4xf32>)
+          spatial ["i", "j"] {
+        %v = loop.load %x[%i, %j] : memref<?x4xf32> -> f32
+        loop.store %v, %t[%i, %j] : f32 -> memref<?x4xf32>
+      }
+    }"""), "expected row buffers defined outside the nest"),
+])
+def test_block_rows_preconditions(text: str, message: str) -> None:
+    module = parse(text)
+    with pytest.raises(ScheduleError, match=message):
+        block_rows(_nest(module), (1,))
+    assert not any(isinstance(op, RowsOp) for op in module.walk()), "left untouched"
+
+
+def test_a_view_past_the_rows_is_an_interpreter_error() -> None:
+    text = _rows_nest("""    %v = loop.rows %x[%i] : memref<?x4xf32> -> memref<2x4xf32>
+    %w = loop.rows %out[%i] : memref<?x4xf32> -> memref<2x4xf32>""")
+    with pytest.raises(LoopInterpreterError, match=r"rows \[2, 4\) out of the 3"):
+        run_function(parse(text), "f", [np.zeros((3, 4), np.float32)], [(3, 4)])
+
+
+def test_the_c_interface_refuses_runtime_dims_that_are_no_batch(tmp_path: object) -> None:
+    from dlc.runtime.c_api import CApiError
+
+    executable = dlc.compile(to_loops(PLANES))  # runtime rows with no batch symbol
+    with pytest.raises(CApiError, match="takes the runtime rows of a dynamic batch only"):
+        executable.export(f"{tmp_path}/planes.so", c_prefix="planes")

@@ -508,6 +508,18 @@ func.func private @spread(%x: tensor<4xf32>) -> tensor<?x8xf32>
 
 // -----
 
+// CHECK: 'tensor_expr.compute' op expected a static shape (but for the leading dim), found tensor<4x?xf32>
+func.func @negative_inner_runtime_dim(%x: tensor<4x8xf32>, %n: index) -> tensor<4x8xf32> {
+  %y = tensor_expr.compute "spread" tag "injective" sizes(%n) -> tensor<4x?xf32> {
+  ^bb0(%i: index, %j: index):
+    %z = arith.constant 0.0 : f32
+    tensor_expr.yield %z : f32
+  }
+  func.return %x : tensor<4x8xf32>
+}
+
+// -----
+
 // CHECK: 'tensor.dim' op expected the size of a dim of a function argument at a constant index in @negative_dim_of_compute
 func.func @negative_dim_of_compute(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %c0 = arith.constant 0 : index
