@@ -38,6 +38,22 @@ def row_major_strides(shape: list[int] | tuple[int, ...]) -> list[int]:
     return strides
 
 
+def is_identity_layout(memref_type: MemRefType) -> bool:
+    """Whether `memref_type` has the identity layout (none given, or the identity map)."""
+    layout = memref_type.layout
+    return isinstance(layout, NoneAttr) or (
+        isinstance(layout, AffineMapAttr)
+        and layout.data == AffineMap.identity(memref_type.get_num_dims()))
+
+
+def has_runtime_strides(type_: object) -> bool:
+    """Whether `type_` is a memref of the identity layout whose strides depend on runtime sizes
+    (a dynamic dim after the leading one: `memref<?x3x?x?xf32>`); `memref_layout` refuses
+    these, `loop-linearize-runtime-strides` rewrites their accesses."""
+    return (isinstance(type_, MemRefType) and is_identity_layout(type_)
+            and any(size < 0 for size in type_.get_shape()[1:]))
+
+
 def memref_layout(memref_type: MemRefType) -> MemRefLayout:
     """The strides and offset of a memref of static shape with an identity or static strided
     layout, or of an identity layout whose leading dim alone is dynamic (row-major strides never
@@ -45,14 +61,14 @@ def memref_layout(memref_type: MemRefType) -> MemRefLayout:
     shape = memref_type.get_shape()
     leading_only = all(size >= 0 for size in shape[1:]) and isinstance(memref_type.layout, NoneAttr)
     if not (memref_type.has_static_shape() or leading_only):
+        hint = (" (its accesses are linearized by loop-linearize-runtime-strides)"
+                if has_runtime_strides(memref_type) else "")
         raise MemRefLayoutError(
-            f"expected a memref of static shape (or of a dynamic leading dim), found {memref_type}"
-        )
+            f"expected a memref of static shape (or of a dynamic leading dim), found "
+            f"{memref_type}{hint}")
     row_major = row_major_strides(memref_type.get_shape())
     layout = memref_type.layout
-    if isinstance(layout, NoneAttr):
-        return MemRefLayout(row_major, 0, True)
-    if isinstance(layout, AffineMapAttr) and layout.data == AffineMap.identity(len(row_major)):
+    if is_identity_layout(memref_type):
         return MemRefLayout(row_major, 0, True)
     if isinstance(layout, StridedLayoutAttr):
         strides = layout.get_strides()

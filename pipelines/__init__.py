@@ -72,7 +72,8 @@ come from)."""
 _CPU_LOWERING = (
     f"{LOOP_LOWERING},"
     "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
-    "loop-fuse-nests,math-polynomial-approximation,convert-memref-view-to-llvm,"
+    "loop-fuse-nests,math-polynomial-approximation,loop-linearize-runtime-strides,"
+    "convert-memref-view-to-llvm,"
     "convert-loop-to-llvm"
 )
 """The `cpu` pipelines after the graph level: to loops, scheduled, to LLVM for the module's

@@ -59,6 +59,8 @@ PASSES: dict[str, tuple[str, str]] = {
     # loop -> llvm
     "math-polynomial-approximation": (
         "dlc.rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),
+    "loop-linearize-runtime-strides": (
+        "dlc.rewrites.loop_linearize_runtime_strides", "LoopLinearizeRuntimeStridesPass"),
     "convert-memref-view-to-llvm": (
         "dlc.rewrites.convert_memref_view_to_llvm", "ConvertMemrefViewToLLVMPass"),
     "convert-loop-to-llvm": ("dlc.rewrites.convert_loop_to_llvm", "ConvertLoopToLLVMPass"),

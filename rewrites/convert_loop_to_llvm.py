@@ -37,6 +37,7 @@ from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.intrinsic import intrinsic_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
+from dlc.dialects.memref_layout import is_identity_layout
 from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
 from dlc.rewrites.pass_target import cpu_target_for
@@ -173,10 +174,10 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         unsigned = index < len(arg_attrs) and UNSIGNED_ATTR in arg_attrs[index].data
         if unsigned and dtype is not None and dtype.startswith("int"):
             dtype = f"u{dtype}"
-        if dtype is None or not strides_and_offset(type_, function)[2]:
+        if dtype is None or not is_identity_layout(type_):
             raise PassFailedException(
                 f"'func.func' op expected argument {index} of entry function @{name} to be a "
-                f"row-major memref of static shape with a NumPy element type, found {type_}"
+                f"row-major memref with a NumPy element type, found {type_}"
             )
         batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
         shape = type_.get_shape()

@@ -99,23 +99,22 @@ def _is_static_tensor(type_: Attribute) -> bool:
     return isinstance(type_, TensorType) and all(dim >= 0 for dim in type_.get_shape())
 
 
-def _is_rows_tensor(type_: Attribute) -> bool:
-    """A ranked tensor whose dims are static but for, perhaps, the leading one: the shapes a
-    buffer of runtime rows has (the strides of its other dims are static)."""
-    return isinstance(type_, TensorType) and all(dim >= 0 for dim in type_.get_shape()[1:])
+def _is_ranked_tensor(type_: Attribute) -> bool:
+    """A ranked tensor, its dims static or of runtime size (`?`: a buffer whose size the
+    function takes as an `index` argument, or allocates from its `sizes`)."""
+    return isinstance(type_, TensorType)
 
 
 def _check_signature(func: FuncOp) -> None:
     inputs, outputs = func.function_type.inputs.data, func.function_type.outputs.data
     for type_ in inputs:
-        if not (_is_rows_tensor(type_) or _is_scalar_type(type_)):
-            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes (but for "
-                        f"the leading dim) or scalars as the arguments of @{func.sym_name.data}, "
+        if not (_is_ranked_tensor(type_) or _is_scalar_type(type_)):
+            _fail(func, f"'{func.name}' op expected ranked tensors or scalars as the "
+                        f"arguments of @{func.sym_name.data}, "
                         f"found {type_}")
     for type_ in outputs:
-        if not _is_rows_tensor(type_):
-            _fail(func, f"'{func.name}' op expected ranked tensors with static shapes (but for "
-                        f"the leading dim) as the results of @{func.sym_name.data}, found {type_}")
+        if not _is_ranked_tensor(type_):
+            _fail(func, f"'{func.name}' op expected ranked tensors as the results of @{func.sym_name.data}, found {type_}")
 
 
 def _check_scalar_op(op: Operation, where: str) -> None:
@@ -162,7 +161,7 @@ def _check_control_flow(op: scf.IfOp | scf.WhileOp, fn: str) -> None:
 
 def _check_top_level_op(op: Operation, fn: str) -> None:
     if isinstance(op, ComputeOp):
-        if not _is_rows_tensor(op.result.type):
+        if not _is_ranked_tensor(op.result.type):
             _fail(op, f"'{op.name}' op expected a static shape (but for the leading dim), found "
                       f"{op.result.type}")
         _check_compute_body(op, fn)
@@ -197,7 +196,7 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
 
 def _check_call(op: CallOp) -> None:
     for value in (*op.arguments, *op.results):
-        if not (_is_rows_tensor(value.type) or _is_scalar_type(value.type)):
+        if not (_is_ranked_tensor(value.type) or _is_scalar_type(value.type)):
             _fail(op, f"'{op.name}' op expected ranked tensors with static shapes (but for the "
                       f"leading dim) or scalars as operands and results, found {value.type}")
     for value in op.results:

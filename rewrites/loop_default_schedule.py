@@ -18,6 +18,10 @@ from dlc.rewrites.schedule.common import ScheduleError, base_buffer
 from dlc.rewrites.schedule.loop_kind import parallel
 from dlc.rewrites.schedule.rows import block_rows, inner_nest, row_buffers
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
+from dlc.rewrites.schedule_rules.runtime_extents import (
+    has_runtime_extents,
+    schedule_runtime_extents,
+)
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -131,8 +135,12 @@ def _schedule_function(function: func.FuncOp, config: CpuConfig) -> None:
     for root in list(function.body.block.ops):
         if not isinstance(root, ForOp):
             continue
-        if root.trip_count() is None and root.body.block.args[0].uses.get_length():
-            _schedule_runtime_rows(root, config)
+        if root.trip_count() is None and root.body.block.args[0].uses.get_length() \
+                and not has_runtime_extents(root, inside=True) \
+                and _schedule_runtime_rows(root, config):
+            continue
+        if has_runtime_extents(root):
+            schedule_runtime_extents(root, config)
         elif is_scan_loop(root):
             serial = replace(config, threads=1)
             for inner in list(root.body.block.ops):
@@ -165,16 +173,16 @@ static shape is scheduled); below it the loop over the blocks runs them on threa
 parallel region per block of an elementwise op over short rows would cost more than its work)."""
 
 
-def _schedule_runtime_rows(root: ForOp, config: CpuConfig) -> None:
+def _schedule_runtime_rows(root: ForOp, config: CpuConfig) -> bool:
     """A nest over a runtime number of rows: blocks of `RUNTIME_ROW_BLOCK` static rows and a
     nest of the rows left where a block reuses data (else row by row), each nest scheduled as
     one of static shape, the packed weights its schedule makes filled once before the loops
     over the rows (`hoist_invariant_packs`, for `loop-fold-constant-nests` to fold); left as it
-    is (serial and correct) when its accesses are not row by row (`row_buffers`)."""
+    is when its accesses are not row by row (`row_buffers`, then False; else True)."""
     try:
         buffers = row_buffers(root)
     except ScheduleError:
-        return
+        return False
     block = RUNTIME_ROW_BLOCK if _row_reuse(root, buffers) < ROW_REUSE_MIN else 1
     sizes = tuple(range(block, 0, -1))
     writes_rows_only = all(set(block.writes) <= set(buffers)
@@ -190,6 +198,7 @@ def _schedule_runtime_rows(root: ForOp, config: CpuConfig) -> None:
         else:
             schedule_nest(nest, config)
         hoist_invariant_packs(part)
+    return True
 
 
 def _row_reuse(root: ForOp, row_buffers: list[SSAValue]) -> float:

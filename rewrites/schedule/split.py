@@ -21,7 +21,7 @@ from dlc.rewrites.schedule.common import (
     require_kind,
     value_name,
 )
-from xdsl.dialects.arith import MinUIOp, SubiOp
+from xdsl.dialects.arith import MinUIOp, RemUIOp, SubiOp
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
@@ -49,7 +49,7 @@ def check_split(loop: ForOp, factors: Sequence[int]) -> int:
     return step
 
 
-def split(loop: ForOp, factors: Sequence[int]) -> list[ForOp]:
+def split(loop: ForOp, factors: Sequence[int], exact: bool = False) -> list[ForOp]:
     """Splits `loop` into `len(factors) + 1` nested loops; returns them outermost first.
 
     With `loop` over `[lb, ub)` step `s` and factors `f1..fn` (the extents of the inner loops),
@@ -60,12 +60,14 @@ def split(loop: ForOp, factors: Sequence[int]) -> list[ForOp]:
     factors, each inner loop's upper bound is guarded by `arith.minui(extent, ub - partial
     sum)`, so the last outer iteration runs a partial tile (no separate tail loop). Axes are
     named "<axis>.0" (outermost) to "<axis>.<n>", in the loops and in the blocks' axis lists.
-    Only serial loops split; the outer loop keeps annotations.
+    Only serial loops split; the outer loop keeps annotations. `exact`: the caller knows the
+    trip count to be a multiple of the product (a runtime one, `split_peeled`), so that no
+    inner bound is guarded.
     """
     step = check_split(loop, factors)
     trip = loop.trip_count()
     product = math.prod(factors)
-    guarded = trip is None or trip % product != 0
+    guarded = not exact and (trip is None or trip % product != 0)
     axis = loop.axis.data
     axes = split_axes(axis, len(factors) + 1)
     iv = loop.induction_var
@@ -121,3 +123,34 @@ def _append(parent: ForOp, op: ForOp) -> None:
     assert terminator is not None
     block.insert_op_before(op, terminator)
 
+
+
+def split_peeled(loop: ForOp, factor: int) -> tuple[ForOp, ForOp, ForOp]:
+    """Splits `loop` over `[0, ub)` step 1 (`ub` a runtime value) into whole tiles of `factor`
+    iterations and the iterations left: returns (outer, inner, rest).
+
+        loop.for %i.0 = 0 to ub - ub % factor step factor {   // outer
+          loop.for %i.1 = 0 to factor step 1 { <body at %i.0 + %i.1> }   // inner
+        }
+        loop.for %i = ub - ub % factor to ub step 1 { <body at %i> }   // rest
+
+    Counterpart: TVM's loop partitioning of a split's tail, MLIR's `peelForLoop`. The inner
+    loop has constant bounds (for the vectorizer); the rest, a copy of the body, runs fewer
+    than `factor` iterations. The iterations run in their original order.
+    """
+    check_split(loop, [factor])
+    if constant_value(loop.lb) != 0 or constant_value(loop.step) != 1:
+        raise ScheduleError("cannot peel: expected a loop from 0 with step 1", loop)
+    block = loop.parent_block()
+    assert block is not None
+    builder = IndexBuilder(loop, block, loop)
+    ub = loop.ub
+    rest_count = builder.insert(RemUIOp(ub, index_constant(factor, loop)),
+                                value_name(f"{loop.axis.data}.rest"))
+    whole = builder.insert(SubiOp(ub, rest_count), value_name(f"{loop.axis.data}.whole"))
+    rest = loop.clone()
+    rest.operands[0] = whole
+    block.insert_op_after(rest, loop)
+    loop.operands[1] = whole
+    outer, inner = split(loop, [factor], exact=True)
+    return outer, inner, rest

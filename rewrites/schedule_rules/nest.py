@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp, YieldOp
-from dlc.rewrites.schedule.common import depends_on, inner_loop, is_pure
+from dlc.rewrites.schedule.common import constant_value, depends_on, inner_loop, is_pure
 from xdsl.dialects.arith import AddiOp, ConstantOp, MuliOp, SubiOp
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
@@ -28,6 +28,11 @@ def is_unit_loop(loop: ForOp) -> bool:
     """Whether the loop runs `[0, n)` with step 1 and constant bounds."""
     bounds = loop.constant_bounds()
     return bounds is not None and bounds[0] == 0 and bounds[2] == 1
+
+
+def _from_zero_by_one(loop: ForOp) -> bool:
+    """Whether the loop runs `[0, n)` with step 1 (`n` maybe a runtime value)."""
+    return constant_value(loop.lb) == 0 and constant_value(loop.step) == 1
 
 
 def body_of(loop: ForOp) -> list[Operation]:
@@ -67,15 +72,17 @@ class Reduction:
     """The buffer the reduction accumulates into (the local accumulator or an output)."""
 
 
-def analyze(root: Operation) -> Elementwise | Reduction | None:
+def analyze(root: Operation, static_spatial: bool = True) -> Elementwise | Reduction | None:
     """The structure of the nest rooted at `root`, or None if it is neither shape (or already
-    scheduled: a loop that is not serial)."""
+    scheduled: a loop that is not serial). `static_spatial=False` also takes spatial loops of
+    runtime extents (from 0, step 1)."""
     if not isinstance(root, ForOp):
         return None
     if any(isinstance(op, ForOp) and op.kind.data != "serial" for op in root.walk()):
         return None
     spatial = spatial_band(root)
-    if not all(is_unit_loop(loop) for loop in spatial):
+    unit = is_unit_loop if static_spatial else _from_zero_by_one
+    if not all(unit(loop) for loop in spatial):
         return None
     ops = [op for op in body_of(spatial[-1]) if not is_pure(op)]
     if ops and all(isinstance(op, BlockOp) for op in ops):

@@ -508,14 +508,34 @@ func.func private @spread(%x: tensor<4xf32>) -> tensor<?x8xf32>
 
 // -----
 
-// CHECK: 'tensor_expr.compute' op expected a static shape (but for the leading dim), found tensor<4x?xf32>
-func.func @negative_inner_runtime_dim(%x: tensor<4x8xf32>, %n: index) -> tensor<4x8xf32> {
-  %y = tensor_expr.compute "spread" tag "injective" sizes(%n) -> tensor<4x?xf32> {
-  ^bb0(%i: index, %j: index):
-    %z = arith.constant 0.0 : f32
-    tensor_expr.yield %z : f32
+// Runtime sizes in any dim (an image of runtime height and width): every dynamic dim of the
+// memrefs gets a size argument, sizes computed from them (a valid 3x3 window's output) bound
+// the loops, and the output's own sizes stay the caller's.
+// CHECK-LABEL: func.func @runtime_plane
+// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>, %[[XH:.*]]: index, %[[XW:.*]]: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+// CHECK:         %[[OH:.*]] = arith.subi %[[XH]], %{{.*}} : index
+// CHECK-NEXT:    %[[OW:.*]] = arith.subi %[[XW]], %{{.*}} : index
+// CHECK-NEXT:    loop.for %[[I:.*]] = %{{.*}} to %[[OH]] step %{{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %[[J:.*]] = %{{.*}} to %[[OW]] step %{{.*}} axis "j" {
+// CHECK:             loop.store %{{.*}}, %[[OUT]][%[[I]], %[[J]]] : f32 -> memref<?x?xf32>
+// CHECK:               loop.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32> -> f32
+func.func @runtime_plane(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %h = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %w = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %oh = arith.subi %h, %c2 : index
+  %ow = arith.subi %w, %c2 : index
+  %y = tensor_expr.compute "box" tag "pool" sizes(%oh, %ow) reduce [3, 3] sum init 0.0 : f32 -> tensor<?x?xf32> {
+  ^bb0(%i: index, %j: index, %r: index, %s: index):
+    %a = arith.addi %i, %r : index
+    %b = arith.addi %j, %s : index
+    %v = tensor_expr.read %x[%a, %b] : tensor<?x?xf32>
+    tensor_expr.yield %v : f32
   }
-  func.return %x : tensor<4x8xf32>
+  func.return %y : tensor<?x?xf32>
 }
 
 // -----
@@ -535,8 +555,8 @@ func.func @negative_dim_of_compute(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-// CHECK: 'func.func' op expected ranked tensors with static shapes (but for the leading dim) or scalars as the arguments of @negative_dynamic_shape, found tensor<4x?xf32>
-func.func @negative_dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4xf32> {
+// CHECK: 'func.func' op expected ranked tensors or scalars as the arguments of @negative_unranked, found tensor<*xf32>
+func.func @negative_unranked(%x: tensor<*xf32>) -> tensor<4xf32> {
   %c = arith.constant dense<0.0> : tensor<4xf32>
   func.return %c : tensor<4xf32>
 }

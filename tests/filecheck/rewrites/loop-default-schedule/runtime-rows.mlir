@@ -96,9 +96,9 @@ func.func @scale(%x: memref<?x64x64xf32>, %out: memref<?x64x64xf32>, %x_d0: inde
 // -----
 
 // A nest that reads its rows in reverse (the row index computed from the induction variable) is
-// not row by row: it is left as it is, serial and correct.
+// not row by row: no blocks of rows; the rule of runtime extents runs its loop in parallel.
 // CHECK-LABEL: func.func @reverse
-// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" {
+// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
 // CHECK-NEXT:      %{{.*}} = arith.subi
 // CHECK-NOT:     loop.rows
 func.func @reverse(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %out_d0: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {

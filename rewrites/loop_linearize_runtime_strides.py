@@ -1,0 +1,174 @@
+"""The pass `loop-linearize-runtime-strides`: the accesses to a buffer whose strides depend on
+runtime sizes become accesses to a flat view of it at an index computed from those sizes.
+
+Counterpart: the strides of MLIR's memref descriptors, which carry a dynamic memref's sizes to
+every access (`memref.extract_strided_metadata`, then `affine.linearize_index`). dlc's buffers
+lower to bare pointers (`convert-loop-to-llvm`), whose element offsets use static strides: a
+memref with a dynamic dim after the leading one (`memref<?x3x?x?xf32>`, images of a runtime
+height and width) has strides made of runtime sizes. Those sizes are SSA values in the function:
+the `index` arguments that pass its arguments' dynamic dims (`dlc.dim_args`), the `sizes` of a
+`loop.alloc`. For each such buffer this pass inserts a flat view after its definition
+(`memref.collapse_shape` to `memref<?xf32>`, a buffer of runtime rows of one element, which the
+lowering takes) and rewrites every `loop.load`, `loop.store` and `loop.prefetch` of it into one
+of the view at `((i0 * d1 + i1) * d2 + i2) ...` (`arith` on `index`: LLVM hoists the products of
+sizes out of the loops). Blocks' `reads`/`writes` name the view; calls and deallocs keep the
+buffer.
+
+A buffer of static strides (static shape, or runtime rows alone) is left as it is. A runtime-
+strided buffer that is neither an argument nor a `loop.alloc` (a view of one), or that another
+op takes apart (`loop.rows`, an intrinsic), fails the pass naming the op: the schedules make
+none of these for nests over runtime extents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    LoadOp,
+    PrefetchOp,
+    StoreOp,
+    dim_args,
+)
+from dlc.dialects.memref_layout import has_runtime_strides
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+PASS_NAME = "loop-linearize-runtime-strides"
+
+_ACCESSES = (LoadOp, StoreOp, PrefetchOp)
+_KEEP_BUFFER = (func.CallOp, DeallocOp, memref.DeallocOp)
+"""Users that take the buffer whole, not its elements."""
+
+
+def _fail(op: Operation, message: str) -> PassFailedException:
+    return PassFailedException(f"'{op.name}' op {message} ({PASS_NAME})")
+
+
+def _index_constant(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def buffer_sizes(buffer: SSAValue, function: func.FuncOp) -> list[SSAValue | int]:
+    """The size of each dim of `buffer` in `function`: static ones as ints, dynamic ones as
+    the `index` value that holds them (a size argument, an alloc's `sizes` operand)."""
+    shape = list(buffer.type.get_shape())  # type: ignore[attr-defined]
+    owner = buffer.owner
+    dynamic: list[SSAValue]
+    if isinstance(buffer, BlockArgument) and buffer.block is function.body.blocks.first:
+        args = function.body.block.args
+        first_size = len(args) - len(dim_args(function))
+        dynamic = [args[first_size + n] for n, (position, _dim) in enumerate(dim_args(function))
+                   if position == buffer.index]
+    elif isinstance(owner, AllocOp):
+        dynamic = list(owner.sizes)
+    else:
+        where = owner if isinstance(owner, Operation) else function
+        raise _fail(where, f"expected a buffer of runtime strides to be an argument of "
+                           f"@{function.sym_name.data} or a loop.alloc, found {buffer.type} made "
+                           f"by '{where.name}'")
+    given = iter(dynamic)
+    return [size if size >= 0 else next(given) for size in shape]
+
+
+def _linear_index(sizes: Sequence[SSAValue | int], indices: Sequence[SSAValue]
+                  ) -> tuple[list[Operation], SSAValue]:
+    """Ops computing `((i0 * d1 + i1) * d2 + i2) ...` and its value."""
+    ops: list[Operation] = []
+    linear = indices[0]
+    for size, index in zip(sizes[1:], indices[1:], strict=True):
+        if isinstance(size, int):
+            size_op = _index_constant(size)
+            ops.append(size_op)
+            size = size_op.result
+        scaled = arith.MuliOp(linear, size)
+        total = arith.AddiOp(scaled.result, index)
+        ops += [scaled, total]
+        linear = total.result
+    return ops, linear
+
+
+def _flat_view(buffer: SSAValue) -> memref.CollapseShapeOp:
+    type_ = buffer.type
+    assert isinstance(type_, MemRefType)
+    return memref.CollapseShapeOp(
+        operands=[buffer],
+        result_types=[MemRefType(type_.get_element_type(), [DYNAMIC_INDEX])],
+        properties={"reassociation": ArrayAttr([ArrayAttr(
+            IntegerAttr(axis, i64) for axis in range(type_.get_num_dims()))])},
+    )
+
+
+def linearize_buffer(buffer: SSAValue, function: func.FuncOp) -> None:
+    """Rewrites the accesses to the runtime-strided `buffer` as accesses to its flat view."""
+    sizes = buffer_sizes(buffer, function)
+    view = _flat_view(buffer)
+    view.result.name_hint = f"{buffer.name_hint or 'buffer'}_flat"
+    owner = buffer.owner
+    if isinstance(owner, Block):
+        Rewriter.insert_op(view, InsertPoint.at_start(owner))
+    else:
+        assert isinstance(owner, Operation)
+        Rewriter.insert_op(view, InsertPoint.after(owner))
+    for use in list(buffer.uses):
+        user = use.operation
+        if user is view or isinstance(user, _KEEP_BUFFER):
+            continue
+        if isinstance(user, BlockOp):
+            operands = list(user.operands)
+            operands[use.index] = view.result
+            user.operands = operands
+            continue
+        if not isinstance(user, _ACCESSES) or use.index != user.operands.index(user.memref):
+            raise _fail(user, f"expected loads, stores, prefetches, calls, deallocs or blocks to "
+                              f"use the buffer of runtime strides {buffer.type}")
+        ops, linear = _linear_index(sizes, list(user.indices))
+        Rewriter.insert_op(ops, InsertPoint.before(user))
+        if isinstance(user, LoadOp):
+            new: Operation = LoadOp(view.result, [linear], user.result.type)
+        elif isinstance(user, StoreOp):
+            new = StoreOp(user.value, view.result, [linear])
+        else:
+            new = PrefetchOp(view.result, [linear])
+        new.attributes.update(user.attributes)
+        Rewriter.replace_op(user, new)
+
+
+def runtime_strided_buffers(function: func.FuncOp) -> list[SSAValue]:
+    """The buffers of `function` (arguments and allocations) whose strides are runtime sizes."""
+    if not function.body.blocks:
+        return []
+    buffers = [arg for arg in function.body.block.args if has_runtime_strides(arg.type)]
+    buffers += [op.result for op in function.walk()
+                if isinstance(op, AllocOp) and has_runtime_strides(op.result.type)]
+    return buffers
+
+
+@dataclass(frozen=True)
+class LoopLinearizeRuntimeStridesPass(ModulePass):
+    """Accesses to buffers of runtime strides -> accesses to their flat views (module docs)."""
+
+    name = PASS_NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, func.FuncOp):
+                for buffer in runtime_strided_buffers(function):
+                    linearize_buffer(buffer, function)

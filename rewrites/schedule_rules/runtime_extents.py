@@ -1,0 +1,147 @@
+"""Default CPU schedule of a nest over runtime extents that `block_rows` does not take (an image
+of runtime height and width, a row of runtime length): vectors along the contiguous axis,
+whole ones and a scalar rest, and a parallel outer axis.
+
+Counterpart: TVM's default schedules of a symbolic extent (split by the vector width, the tail
+peeled or guarded), IREE's peeling of dynamic dims before vectorization.
+
+The static rules reason about static extents (register tiles, packs, vector widths per row);
+here the nest keeps its runtime loops and gets what needs no extent:
+- its innermost spatial loop, when every access that moves with it does so along its last
+  index (the outputs' rows), becomes vectors: split into whole vectors of `lanes` iterations and
+  a scalar rest (`split_peeled`) when its extent is a runtime value, vectorized as it is when
+  static. In a reduction nest (a pool's window, a conv's taps and channels) the vector loop goes
+  inside the reduction loops (the init distributed before them, `decompose_reduction`; fused
+  epilogues after them, each into its own vector loop), so that each update combines `lanes`
+  neighbouring outputs at once;
+- the outermost spatial loop that runs at least twice, or a runtime number of times, becomes
+  `parallel` (a runtime loop of one iteration runs without a team).
+
+Every step keeps the nest's meaning, so a step that does not apply (a primitive's
+`ScheduleError`) leaves a correct, less optimized nest.
+"""
+
+from __future__ import annotations
+
+from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, PrefetchOp, StoreOp
+from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
+from dlc.rewrites.schedule.common import body_ops, move_ops_into, new_loop
+from dlc.rewrites.schedule.split import split_peeled
+from dlc.rewrites.schedule_rules.config import CpuConfig
+from dlc.rewrites.schedule_rules.nest import (
+    Elementwise,
+    Reduction,
+    accesses_in,
+    analyze,
+    contiguous_in,
+)
+from xdsl.dialects import arith
+from xdsl.ir import Operation
+
+
+def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
+    """Whether a loop of the nest at `root` (`inside`: other than `root`) runs a number of
+    times only known at run time."""
+    return any(isinstance(op, ForOp) and op.trip_count() is None
+               and not (inside and op is root) for op in root.walk())
+
+
+def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
+    """Vectorize and parallelize the nest at `root` (module docs); returns whether it
+    recognised the nest."""
+    nest = analyze(root, static_spatial=False)
+    if nest is None:
+        return False
+    inner = nest.spatial[-1]
+    stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
+    if stores and _vectorizable(inner):
+        lanes = config.lanes(stores[0].value.type)
+        if isinstance(nest, Elementwise):
+            _vectorize_elementwise(inner, lanes, config)
+        else:
+            _vectorize_reduction(nest, inner, lanes)
+    if config.parallel:
+        _parallel_outer(nest.spatial)
+    return True
+
+
+def _vectorizable(loop: ForOp) -> bool:
+    """Whether every access moving with `loop` moves along its last index, one element per
+    iteration, and the induction variable feeds only such indices (through `arith.addi`)."""
+    iv = loop.induction_var
+    if not contiguous_in(accesses_in(body_ops(loop)), iv, None):
+        return False
+    return all(isinstance(use.operation, LoadOp | StoreOp | PrefetchOp | arith.AddiOp)
+               for use in iv.uses)
+
+
+def _vector_loop(loop: ForOp, lanes: int) -> ForOp:
+    """`loop` itself when its extent is static, else the inner loop of whole vectors of the
+    split that peels its rest."""
+    if loop.trip_count() is not None:
+        return loop
+    _, inner, _ = split_peeled(loop, lanes)
+    return inner
+
+
+def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
+    if loop.trip_count() is not None and loop.trip_count() < config.min_vector_extent:  # type: ignore[operator]
+        return
+    try:
+        vectorize(_vector_loop(loop, lanes))
+    except ScheduleError:
+        pass
+
+
+def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int) -> None:
+    """The vector loop over outputs moved inside the reduction loops."""
+    try:
+        vector = _vector_loop(loop, lanes)
+        decompose_reduction(nest.update, vector)
+        for epilogue in nest.epilogues:
+            _distribute(epilogue, vector)
+        reorder([*nest.reduction, vector])
+        vectorize(vector)
+    except ScheduleError:
+        pass
+    init_loop = nest.init.parent_op()
+    if isinstance(init_loop, ForOp) and init_loop.trip_count() is not None:
+        try:
+            vectorize(init_loop)
+        except ScheduleError:
+            pass
+
+
+def _distribute(block: BlockOp, loop: ForOp) -> None:
+    """Moves `block`, in `loop`'s body, into a copy of `loop` right after it (loop fission:
+    legal for an epilogue, which reads at each point only what the iterations before made)."""
+    iv = loop.induction_var
+    for op in block.walk():
+        for operand in op.operands:
+            owner = operand.owner
+            inside_loop = isinstance(owner, Operation) and loop.is_ancestor(owner)
+            if inside_loop and not block.is_ancestor(owner):  # type: ignore[arg-type]
+                raise ScheduleError("cannot distribute: the epilogue uses a value of the "
+                                    "loop's body", loop)
+    parent = loop.parent_block()
+    assert parent is not None
+    copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
+    parent.insert_op_after(copy, loop)
+    move_ops_into([block], copy)
+    for op in block.walk():
+        op.operands = tuple(copy.induction_var if operand is iv else operand
+                            for operand in op.operands)
+
+
+def _parallel_outer(spatial: list[ForOp]) -> None:
+    """The outermost spatial loop that runs at least twice (or a runtime number of times)
+    becomes parallel, when the `parallel` primitive finds it legal."""
+    for loop in spatial:
+        trip = loop.trip_count()
+        if trip is not None and trip < 2:
+            continue
+        try:
+            parallel(loop)
+        except ScheduleError:
+            pass
+        return
