@@ -20,6 +20,7 @@ from dlc.dialects.contracts import (
     VALID_EXTENT_ATTR,
 )
 from dlc.dialects.loop import dim_args
+from dlc.dialects.memref_layout import is_identity_layout
 from dlc.rewrites.llvm_lowering.arith import arith_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.batch import (
     batch_costs,
@@ -37,8 +38,7 @@ from dlc.rewrites.llvm_lowering.func import func_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.index import index_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.intrinsic import intrinsic_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
-from dlc.dialects.memref_layout import is_identity_layout
-from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns, strides_and_offset
+from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier

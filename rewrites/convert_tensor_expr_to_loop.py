@@ -110,11 +110,11 @@ def _check_signature(func: FuncOp) -> None:
     for type_ in inputs:
         if not (_is_ranked_tensor(type_) or _is_scalar_type(type_)):
             _fail(func, f"'{func.name}' op expected ranked tensors or scalars as the "
-                        f"arguments of @{func.sym_name.data}, "
-                        f"found {type_}")
+                        f"arguments of @{func.sym_name.data}, found {type_}")
     for type_ in outputs:
         if not _is_ranked_tensor(type_):
-            _fail(func, f"'{func.name}' op expected ranked tensors as the results of @{func.sym_name.data}, found {type_}")
+            _fail(func, f"'{func.name}' op expected ranked tensors as the results of "
+                        f"@{func.sym_name.data}, found {type_}")
 
 
 def _check_scalar_op(op: Operation, where: str) -> None:
@@ -161,9 +161,6 @@ def _check_control_flow(op: scf.IfOp | scf.WhileOp, fn: str) -> None:
 
 def _check_top_level_op(op: Operation, fn: str) -> None:
     if isinstance(op, ComputeOp):
-        if not _is_ranked_tensor(op.result.type):
-            _fail(op, f"'{op.name}' op expected a static shape (but for the leading dim), found "
-                      f"{op.result.type}")
         _check_compute_body(op, fn)
         return
     if isinstance(op, tensor.DimOp):
@@ -197,8 +194,8 @@ def _check_top_level_op(op: Operation, fn: str) -> None:
 def _check_call(op: CallOp) -> None:
     for value in (*op.arguments, *op.results):
         if not (_is_ranked_tensor(value.type) or _is_scalar_type(value.type)):
-            _fail(op, f"'{op.name}' op expected ranked tensors with static shapes (but for the "
-                      f"leading dim) or scalars as operands and results, found {value.type}")
+            _fail(op, f"'{op.name}' op expected ranked tensors or scalars as operands and "
+                      f"results, found {value.type}")
     for value in op.results:
         if _is_static_tensor(value.type) or _is_returned(value):
             continue
@@ -1040,9 +1037,9 @@ class _FunctionLowering:
 class ConvertTensorExprToLoopPass(ModulePass):
     """Bufferizes tensor_expr functions into destination-passing functions of loop nests.
 
-    *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors
-    with static shapes but for, perhaps, a dynamic leading dim (a runtime number of rows;
-    scalar arguments are allowed too) and whose single-block bodies hold
+    *Input invariant*: the module holds only `func.func`s whose signatures are ranked tensors,
+    each dim static or dynamic (a runtime number of rows, an image of runtime height and
+    width; scalar arguments are allowed too) and whose single-block bodies hold
     `tensor_expr.compute` (bodies of `tensor_expr.read`, scalar `arith`/`math`,
     `tensor_expr.yield`), `tensor_expr.scan` (whose body holds computes, scalar
     `arith.constant`s and its `tensor_expr.scan_yield`), `arith.constant dense<...> : tensor<...>`,
@@ -1060,7 +1057,9 @@ class ConvertTensorExprToLoopPass(ModulePass):
     identity-layout memrefs, scalars stay scalars), then one output buffer per original result,
     in result order, then, for a function with dynamic dims, one `index` argument per dynamic
     dim of those memrefs (argument by argument; `dlc.dim_args = K : i64`), which its
-    `tensor.dim`s read and the loops over those dims take as bounds (the caller passes them: a
+    `tensor.dim`s read and the loops over those dims take as bounds, directly or through the
+    scalar `arith` ops on them that size a compute (`%oh = arith.subi %h, %c2`: a valid
+    window's output), which are cloned in order (the caller passes them: a
     `func.call` passes the sizes of its operands' dynamic dims after them; a call's result of
     dynamic shape must be returned, the caller's output giving its size). Tensor constants
     become `memref.global "private" constant @<fn>_cst<k>` (the same dense attribute, so the

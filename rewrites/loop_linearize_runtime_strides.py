@@ -15,9 +15,9 @@ sizes out of the loops). Blocks' `reads`/`writes` name the view; calls and deall
 buffer.
 
 A buffer of static strides (static shape, or runtime rows alone) is left as it is. A runtime-
-strided buffer that is neither an argument nor a `loop.alloc` (a view of one), or that another
-op takes apart (`loop.rows`, an intrinsic), fails the pass naming the op: the schedules make
-none of these for nests over runtime extents.
+strided buffer that another op takes apart (a view: `loop.rows`, `memref.subview`; an
+intrinsic) fails the pass naming the op: the schedules make none of these for nests over
+runtime extents.
 """
 
 from __future__ import annotations
@@ -77,13 +77,9 @@ def buffer_sizes(buffer: SSAValue, function: func.FuncOp) -> list[SSAValue | int
         first_size = len(args) - len(dim_args(function))
         dynamic = [args[first_size + n] for n, (position, _dim) in enumerate(dim_args(function))
                    if position == buffer.index]
-    elif isinstance(owner, AllocOp):
-        dynamic = list(owner.sizes)
     else:
-        where = owner if isinstance(owner, Operation) else function
-        raise _fail(where, f"expected a buffer of runtime strides to be an argument of "
-                           f"@{function.sym_name.data} or a loop.alloc, found {buffer.type} made "
-                           f"by '{where.name}'")
+        assert isinstance(owner, AllocOp), "runtime_strided_buffers: arguments and allocations"
+        dynamic = list(owner.sizes)
     given = iter(dynamic)
     return [size if size >= 0 else next(given) for size in shape]
 

@@ -503,12 +503,12 @@ class LoopInterpreter:
         source, result = op.src, op.result
         result_type = result.type
         assert isinstance(result_type, MemRefType)
-        shape = tuple(result_type.get_shape())
+        shape = tuple(max(size, -1) for size in result_type.get_shape())  # -1: runtime size
 
         def collapse(env: dict[SSAValue, Value]) -> None:
             buffer = env[source]
             view = buffer.reshape(shape)
-            if not np.shares_memory(view, buffer):
+            if buffer.size and not np.shares_memory(view, buffer):
                 raise LoopInterpreterError(
                     f"'{op.name}' expected a contiguous {source.type}, found a strided one")
             env[result] = view

@@ -1,0 +1,91 @@
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4 -num-cores=2"}' | filecheck %s
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4 -num-cores=2" threads=1}' | filecheck %s --check-prefix=SERIAL
+
+// An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
+// makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
+// into whole vectors of 16 lanes (AVX-512, f32), vectorized, and a scalar rest of the row.
+// CHECK-LABEL: func.func @scale
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
+// CHECK-NEXT:      loop.for %[[I:.*]] = %{{.*}} to %[[H:.*]] step %{{.*}} axis "i" {
+// CHECK-NEXT:        %[[REST:.*]] = arith.remui %[[W:.*]], %[[C16]] : index
+// CHECK-NEXT:        %[[WHOLE:.*]] = arith.subi %[[W]], %[[REST]] : index
+// CHECK-NEXT:        loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE]] step %[[C16]] axis "j.0" {
+// CHECK-NEXT:          loop.for %[[J1:.*]] = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
+// CHECK-NEXT:            loop.block "scale"
+// CHECK:             loop.for %[[JR:.*]] = %[[WHOLE]] to %[[W]] step %{{.*}} axis "j" {
+// CHECK-NEXT:          loop.block "scale"
+// SERIAL-LABEL: func.func @scale
+// SERIAL-NOT:   kind parallel
+// SERIAL:       kind vectorized
+func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %x_d2: index, %out_d1: index, %out_d2: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c1_1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  loop.for %c = %c0 to %c4 step %c1 axis "c" {
+    loop.for %i = %c0 to %x_d1 step %c1 axis "i" {
+      loop.for %j = %c0 to %x_d2 step %c1 axis "j" {
+        loop.block "scale" reads(%x : memref<4x?x?xf32>) writes(%out : memref<4x?x?xf32>) spatial ["c", "i", "j"] {
+          %v = loop.load %x[%c, %i, %j] : memref<4x?x?xf32> -> f32
+          %two = arith.constant 2.000000e+00 : f32
+          %s = arith.mulf %v, %two : f32
+          loop.store %s, %out[%c, %i, %j] : f32 -> memref<4x?x?xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A 3x3 window over a plane of runtime size: the vector loop over 16 outputs goes inside the
+// window's loops (the init distributed before them, its own vector loop), so that each update
+// adds 16 neighbouring outputs at once; the rest of the row runs the window as it was.
+// CHECK-LABEL: func.func @box
+// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
+// CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %{{.*}} axis "j.0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:          %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
+// CHECK-NEXT:          loop.block "box_init"
+// CHECK:             loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:              %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
+// CHECK-NEXT:              loop.block "box"
+// CHECK:           loop.for %{{.*}} = %[[WHOLE]] to %{{.*}} step %{{.*}} axis "j" {
+// CHECK-NEXT:        loop.block "box_init"
+func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c0_1 = arith.constant 0 : index
+  %c1_1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %oh = arith.subi %x_d0, %c2 : index
+  %ow = arith.subi %x_d1, %c2 : index
+  loop.for %i = %c0 to %oh step %c1 axis "i" {
+    loop.for %j = %c0 to %ow step %c1 axis "j" {
+      loop.block "box_init" reads() writes(%out : memref<?x?xf32>) spatial ["i", "j"] {
+        %init = arith.constant 0.000000e+00 : f32
+        loop.store %init, %out[%i, %j] : f32 -> memref<?x?xf32>
+      }
+      loop.for %r = %c0 to %c3 step %c1 axis "r" {
+        loop.for %s = %c0 to %c3 step %c1 axis "s" {
+          loop.block "box" reads(%x : memref<?x?xf32>) writes(%out : memref<?x?xf32>) spatial ["i", "j"] reduction ["r", "s"] {
+            %a = arith.addi %i, %r : index
+            %b = arith.addi %j, %s : index
+            %v = loop.load %x[%a, %b] : memref<?x?xf32> -> f32
+            %acc = loop.load %out[%i, %j] : memref<?x?xf32> -> f32
+            %0 = arith.addf %acc, %v : f32
+            loop.store %0, %out[%i, %j] : f32 -> memref<?x?xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
