@@ -275,7 +275,10 @@ class ConvertLoopToLLVMPass(ModulePass):
 
     *Input invariant*: a `builtin.module` of `func.func`s (plus `memref.global`s) whose bodies use
     `loop`, `arith`, `math`, `memref`, `vector`, `scf`, `cf` and `func` ops on scalars, 1-D vectors
-    and memrefs of static shape with identity or static strided layouts. Entry functions are in
+    and memrefs of static shape with identity or static strided layouts, or of the identity
+    layout with a dynamic leading dim (runtime rows; an argument may have other dynamic dims
+    when only calls and deallocs take it whole: `loop-linearize-runtime-strides` has moved its
+    accesses to a flat view). Entry functions are in
     destination-passing style: `func.func @f(%in0: memref<..>, ..., %out0: memref<..>)` returns
     nothing and carries `dlc.num_outputs = N : i64` (its last N arguments are outputs). No
     graph, tensor_expr or target_gpu op remains.

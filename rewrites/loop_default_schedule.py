@@ -54,7 +54,11 @@ class LoopDefaultSchedulePass(ModulePass):
     (`loop.rows`) and holds a nest of static shape, scheduled as below; the loop over whole
     blocks (or rows) runs on the threads instead of its nest when a block is less than
     `ROWS_PARALLEL_MIN_ITERATIONS` block iterations; the packs the schedules make go before
-    the parts, as for a scan. A nest over runtime rows of another form stays serial.
+    the parts, as for a scan. A nest over runtime extents that `block_rows` does not take
+    (rows read out of order, or any runtime extent inside: an image of runtime height and
+    width) gets the rule of `schedule_rules.runtime_extents`: whole vectors along its
+    contiguous innermost spatial loop and a peeled scalar rest, inside a reduction's loops, and
+    a parallel outer loop.
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked

@@ -43,6 +43,11 @@ function:
   reassociate (`fastmath<reassoc>`), so that LLVM vectorizes the reduction loop into partial
   results combined at the end (what TVM's rfactor + vectorize builds), and the outer axis runs
   in parallel.
+
+A nest with a loop of runtime extent (other than runtime rows that `block_rows` cuts into static
+blocks first) takes none of these: `loop-default-schedule` gives it the rule of
+`rewrites/schedule_rules/runtime_extents.py` (whole vectors and a peeled rest along the
+contiguous axis, parallel outer loop).
 """
 
 from __future__ import annotations
