@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dlc.dialects import make_context
-from dlc.dialects.loop import ForOp
+from dlc.dialects.loop import AllocOp, ForOp
 from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.tensor_expr.interpreter import run_module
 from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
@@ -301,3 +301,15 @@ def test_linearize_refuses_a_buffer_it_cannot_size() -> None:
     module = parse(text)
     with pytest.raises(PassFailedException, match="'memref.subview' op expected loads, stores"):
         LoopLinearizeRuntimeStridesPass().apply(make_context(), module)
+
+
+def test_a_conv_with_a_fused_epilogue_gets_an_accumulator_per_lane() -> None:
+    module = scheduled(CONV, threads=2)
+    loops = _loops(module)
+    assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"] == ["o"], \
+        "the static channels run in parallel, not the batch of runtime size"
+    vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
+    assert len(vectors) == 3, "init, update and epilogue each over a vector of outputs"
+    assert [outer.axis.data for outer in _enclosing(vectors[1])][-3:] == ["c", "r", "s"]
+    widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
+    assert [str(op.result.type) for op in widened] == ["memref<8xf32>", "memref<1xf32>"]

@@ -12,10 +12,11 @@ here the nest keeps its runtime loops and gets what needs no extent:
   a scalar rest (`split_peeled`) when its extent is a runtime value, vectorized as it is when
   static. In a reduction nest (a pool's window, a conv's taps and channels) the vector loop goes
   inside the reduction loops (the init distributed before them, `decompose_reduction`; fused
-  epilogues after them, each into its own vector loop), so that each update combines `lanes`
-  neighbouring outputs at once;
-- the outermost spatial loop that runs at least twice, or a runtime number of times, becomes
-  `parallel` (a runtime loop of one iteration runs without a team).
+  epilogues after them, each into its own vector loop; a local accumulator of one element
+  widened to one per lane), so that each update combines `lanes` neighbouring outputs at once;
+- the outermost spatial loop with a static count of at least two iterations (the channels)
+  becomes `parallel`, else the outermost of runtime extent (a runtime loop of one iteration
+  runs without a team).
 
 Every step keeps the nest's meaning, so a step that does not apply (a primitive's
 `ScheduleError`) leaves a correct, less optimized nest.
@@ -23,9 +24,23 @@ Every step keeps the nest's meaning, so a step that does not apply (a primitive'
 
 from __future__ import annotations
 
-from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, PrefetchOp, StoreOp
+from dlc.dialects.loop.ops import (
+    AllocOp,
+    BlockOp,
+    DeallocOp,
+    ForOp,
+    LoadOp,
+    PrefetchOp,
+    StoreOp,
+)
 from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
-from dlc.rewrites.schedule.common import body_ops, move_ops_into, new_loop
+from dlc.rewrites.schedule.common import (
+    body_ops,
+    is_pure,
+    move_ops_into,
+    new_loop,
+    replace_buffer,
+)
 from dlc.rewrites.schedule.split import split_peeled
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import (
@@ -36,7 +51,8 @@ from dlc.rewrites.schedule_rules.nest import (
     contiguous_in,
 )
 from xdsl.dialects import arith
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
 
 
 def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
@@ -94,12 +110,15 @@ def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
 
 
 def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int) -> None:
-    """The vector loop over outputs moved inside the reduction loops."""
+    """The vector loop over outputs moved inside the reduction loops: a local accumulator of
+    one element widened to one per lane, the epilogues and the init distributed into vector
+    loops of their own, the update's vector loop moved innermost."""
     try:
         vector = _vector_loop(loop, lanes)
-        decompose_reduction(nest.update, vector)
+        _widen_accumulator(nest, vector)
         for epilogue in nest.epilogues:
-            _distribute(epilogue, vector)
+            vectorize(_distribute(epilogue, vector))
+        decompose_reduction(nest.update, vector)
         reorder([*nest.reduction, vector])
         vectorize(vector)
     except ScheduleError:
@@ -112,36 +131,78 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int) -> None:
             pass
 
 
-def _distribute(block: BlockOp, loop: ForOp) -> None:
+def _widen_accumulator(nest: Reduction, vector: ForOp) -> None:
+    """A local accumulator of one element made inside `vector` (a reduction with fused
+    epilogues) becomes one of an element per iteration of `vector`, made around it."""
+    alloc = nest.alloc
+    if alloc is None:
+        return
+    old = alloc.result
+    old_type = old.type
+    assert isinstance(old_type, MemRefType)
+    trip = vector.trip_count()
+    if old_type.get_shape() != (1,) or trip is None:
+        raise ScheduleError(f"cannot widen the accumulator {old_type}", vector)
+    parent = vector.parent_block()
+    assert parent is not None
+    widened = AllocOp(MemRefType(old_type.get_element_type(), [trip]), "local", [])
+    widened.result.name_hint = old.name_hint
+    parent.insert_op_before(widened, vector)
+    parent.insert_op_after(DeallocOp(widened.result), vector)
+    for use in list(old.uses):
+        user = use.operation
+        if isinstance(user, LoadOp | StoreOp):
+            user.operands = tuple(widened.result if operand is old else operand
+                                  for operand in user.operands[:-1]) + (vector.induction_var,)
+        elif isinstance(user, BlockOp):
+            replace_buffer(user, old, widened.result)
+        elif isinstance(user, DeallocOp):
+            user.detach()
+            user.erase()
+    alloc.detach()
+    alloc.erase()
+
+
+def _distribute(block: BlockOp, loop: ForOp) -> ForOp:
     """Moves `block`, in `loop`'s body, into a copy of `loop` right after it (loop fission:
-    legal for an epilogue, which reads at each point only what the iterations before made)."""
-    iv = loop.induction_var
+    legal for an epilogue, which reads at each point only what the iterations before made),
+    with copies of the index arithmetic of the body it uses; returns the copy."""
+    copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
+    mapper: dict[SSAValue, SSAValue] = {loop.induction_var: copy.induction_var}
+    clones: list[Operation] = []
+    for op in body_ops(loop):
+        if op is block or op.regions or not is_pure(op):
+            continue
+        clone = op.clone(value_mapper=mapper)
+        clones.append(clone)
     for op in block.walk():
         for operand in op.operands:
             owner = operand.owner
-            inside_loop = isinstance(owner, Operation) and loop.is_ancestor(owner)
-            if inside_loop and not block.is_ancestor(owner):  # type: ignore[arg-type]
+            if (isinstance(owner, Operation) and loop.is_ancestor(owner)
+                    and not block.is_ancestor(owner) and operand not in mapper):
                 raise ScheduleError("cannot distribute: the epilogue uses a value of the "
-                                    "loop's body", loop)
+                                    "loop's body that is not index arithmetic", loop)
     parent = loop.parent_block()
     assert parent is not None
-    copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
     parent.insert_op_after(copy, loop)
-    move_ops_into([block], copy)
+    move_ops_into([*clones, block], copy)
     for op in block.walk():
-        op.operands = tuple(copy.induction_var if operand is iv else operand
-                            for operand in op.operands)
+        op.operands = tuple(mapper.get(operand, operand) for operand in op.operands)
+    for clone in reversed(clones):
+        if not any(result.uses for result in clone.results):
+            clone.detach()
+            clone.erase()
+    return copy
 
 
 def _parallel_outer(spatial: list[ForOp]) -> None:
-    """The outermost spatial loop that runs at least twice (or a runtime number of times)
-    becomes parallel, when the `parallel` primitive finds it legal."""
-    for loop in spatial:
-        trip = loop.trip_count()
-        if trip is not None and trip < 2:
-            continue
+    """The outermost spatial loop with a static count of at least two iterations becomes
+    parallel (else the outermost of runtime extent: a batch, often of one image, comes before
+    the channels), when the `parallel` primitive finds it legal."""
+    static = [loop for loop in spatial if (loop.trip_count() or 0) >= 2]
+    runtime = [loop for loop in spatial if loop.trip_count() is None]
+    for loop in (static or runtime)[:1]:
         try:
             parallel(loop)
         except ScheduleError:
             pass
-        return
