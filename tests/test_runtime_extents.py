@@ -212,10 +212,11 @@ def test_the_box_gets_vectors_inside_its_window_and_a_scalar_rest() -> None:
     kinds = [(loop.axis.data, loop.kind.data) for loop in loops]
     assert kinds[0] == ("i", "parallel")
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    assert [loop.trip_count() for loop in vectors] == [8, 8]  # AVX2: 8 f32 lanes
-    update = vectors[1]
-    axes = [outer.axis.data for outer in _enclosing(update)]
-    assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
+    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update), then single vectors
+    assert [loop.trip_count() for loop in vectors] == [32, 32, 8, 8]
+    for update in vectors[1::2]:
+        axes = [outer.axis.data for outer in _enclosing(update)]
+        assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
     rest = [loop for loop in loops if loop.axis.data == "j"]
     assert len(rest) == 1 and rest[0].kind.data == "serial"
 
@@ -236,15 +237,22 @@ def test_an_axis_read_in_reverse_stays_scalar() -> None:
     assert len(mirror) == 1, "only the square's rows are vectors, not the mirror's"
 
 
-def test_split_peeled_needs_a_loop_from_zero() -> None:
+def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
     module = to_loops(BOX)
     loops = _loops(module)
     with pytest.raises(ScheduleError, match="cannot split: expected positive factors"):
         split_peeled(loops[1], 0)
-    split_peeled(loops[1], 4)
-    rest = [loop for loop in _loops(module) if loop.axis.data == "j"][0]
-    with pytest.raises(ScheduleError, match="cannot peel: expected a loop from 0 with step 1"):
-        split_peeled(rest, 4)
+    outer, inner, rest = split_peeled(loops[1], 4)
+    assert inner.trip_count() == 4 and rest.lb is outer.ub
+    end = rest.ub
+    _, _, last = split_peeled(rest, 2)  # from a runtime lower bound
+    assert last.ub is end and last.lb is rest.ub
+    with pytest.raises(ScheduleError, match="cannot peel: expected a loop with step 1"):
+        split_peeled(outer, 2)
+    (got,) = run_function(module, "box", [np.arange(77, dtype=np.float32).reshape(7, 11)],
+                          [(5, 9)])
+    x = np.arange(77, dtype=np.float32).reshape(7, 11)
+    np.testing.assert_array_equal(got, box_reference(x))
 
 
 # ------------------------------------------------------------------------------------------
@@ -309,7 +317,8 @@ def test_a_conv_with_a_fused_epilogue_gets_an_accumulator_per_lane() -> None:
     assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"] == ["o"], \
         "the static channels run in parallel, not the batch of runtime size"
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    assert len(vectors) == 3, "init, update and epilogue each over a vector of outputs"
+    assert len(vectors) == 6, "init, update and epilogue over tiles, then over single vectors"
     assert [outer.axis.data for outer in _enclosing(vectors[1])][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
-    assert [str(op.result.type) for op in widened] == ["memref<8xf32>", "memref<1xf32>"]
+    assert [str(op.result.type) for op in widened] == [
+        "memref<32xf32>", "memref<8xf32>", "memref<1xf32>"]

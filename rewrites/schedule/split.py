@@ -126,26 +126,27 @@ def _append(parent: ForOp, op: ForOp) -> None:
 
 
 def split_peeled(loop: ForOp, factor: int) -> tuple[ForOp, ForOp, ForOp]:
-    """Splits `loop` over `[0, ub)` step 1 (`ub` a runtime value) into whole tiles of `factor`
-    iterations and the iterations left: returns (outer, inner, rest).
+    """Splits `loop` over `[lb, ub)` step 1 (`ub`, maybe `lb`, runtime values) into whole tiles
+    of `factor` iterations and the iterations left: returns (outer, inner, rest).
 
-        loop.for %i.0 = 0 to ub - ub % factor step factor {   // outer
-          loop.for %i.1 = 0 to factor step 1 { <body at %i.0 + %i.1> }   // inner
+        loop.for %i.0 = lb to ub - (ub - lb) % factor step factor {          // outer
+          loop.for %i.1 = 0 to factor step 1 { <body at %i.0 + %i.1> }       // inner
         }
-        loop.for %i = ub - ub % factor to ub step 1 { <body at %i> }   // rest
+        loop.for %i = ub - (ub - lb) % factor to ub step 1 { <body at %i> }  // rest
 
     Counterpart: TVM's loop partitioning of a split's tail, MLIR's `peelForLoop`. The inner
     loop has constant bounds (for the vectorizer); the rest, a copy of the body, runs fewer
     than `factor` iterations. The iterations run in their original order.
     """
     check_split(loop, [factor])
-    if constant_value(loop.lb) != 0 or constant_value(loop.step) != 1:
-        raise ScheduleError("cannot peel: expected a loop from 0 with step 1", loop)
+    if constant_value(loop.step) != 1:
+        raise ScheduleError("cannot peel: expected a loop with step 1", loop)
     block = loop.parent_block()
     assert block is not None
     builder = IndexBuilder(loop, block, loop)
     ub = loop.ub
-    rest_count = builder.insert(RemUIOp(ub, index_constant(factor, loop)),
+    count = ub if constant_value(loop.lb) == 0 else builder.insert(SubiOp(ub, loop.lb))
+    rest_count = builder.insert(RemUIOp(count, index_constant(factor, loop)),
                                 value_name(f"{loop.axis.data}.rest"))
     whole = builder.insert(SubiOp(ub, rest_count), value_name(f"{loop.axis.data}.whole"))
     rest = loop.clone()

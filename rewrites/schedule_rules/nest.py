@@ -30,9 +30,9 @@ def is_unit_loop(loop: ForOp) -> bool:
     return bounds is not None and bounds[0] == 0 and bounds[2] == 1
 
 
-def _from_zero_by_one(loop: ForOp) -> bool:
-    """Whether the loop runs `[0, n)` with step 1 (`n` maybe a runtime value)."""
-    return constant_value(loop.lb) == 0 and constant_value(loop.step) == 1
+def _by_one(loop: ForOp) -> bool:
+    """Whether the loop runs with step 1 (its bounds maybe runtime values)."""
+    return constant_value(loop.step) == 1
 
 
 def body_of(loop: ForOp) -> list[Operation]:
@@ -75,13 +75,13 @@ class Reduction:
 def analyze(root: Operation, static_spatial: bool = True) -> Elementwise | Reduction | None:
     """The structure of the nest rooted at `root`, or None if it is neither shape (or already
     scheduled: a loop that is not serial). `static_spatial=False` also takes spatial loops of
-    runtime extents (from 0, step 1)."""
+    runtime bounds (step 1)."""
     if not isinstance(root, ForOp):
         return None
     if any(isinstance(op, ForOp) and op.kind.data != "serial" for op in root.walk()):
         return None
     spatial = spatial_band(root)
-    unit = is_unit_loop if static_spatial else _from_zero_by_one
+    unit = is_unit_loop if static_spatial else _by_one
     if not all(unit(loop) for loop in spatial):
         return None
     ops = [op for op in body_of(spatial[-1]) if not is_pure(op)]

@@ -54,6 +54,11 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
+TILE_VECTORS = 4
+"""Vectors of outputs a reduction over runtime extents computes at once (4 independent
+accumulator chains per update, each FMA's latency hidden behind the others'), before single
+vectors over the outputs left."""
+
 
 def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
     """Whether a loop of the nest at `root` (`inside`: other than `root`) runs a number of
@@ -91,30 +96,35 @@ def _vectorizable(loop: ForOp) -> bool:
                for use in iv.uses)
 
 
-def _vector_loop(loop: ForOp, lanes: int) -> ForOp:
-    """`loop` itself when its extent is static, else the inner loop of whole vectors of the
-    split that peels its rest."""
+def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
+    """(the loop to vectorize, the rest peeled off it): `loop` itself when its extent is
+    static, else the inner loop of whole tiles of `lanes` iterations and the loop of the
+    iterations left."""
     if loop.trip_count() is not None:
-        return loop
-    _, inner, _ = split_peeled(loop, lanes)
-    return inner
+        return loop, None
+    _, inner, rest = split_peeled(loop, lanes)
+    return inner, rest
 
 
 def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
     if loop.trip_count() is not None and loop.trip_count() < config.min_vector_extent:  # type: ignore[operator]
         return
     try:
-        vectorize(_vector_loop(loop, lanes))
+        vectorize(_vector_loop(loop, lanes)[0])
     except ScheduleError:
         pass
 
 
-def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int) -> None:
+def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int,
+                         vectors: int = TILE_VECTORS) -> None:
     """The vector loop over outputs moved inside the reduction loops: a local accumulator of
     one element widened to one per lane, the epilogues and the init distributed into vector
-    loops of their own, the update's vector loop moved innermost."""
+    loops of their own, the update's vector loop moved innermost. Tiles of `vectors` vectors
+    first (independent accumulators: a window's sum is a chain of dependent adds), then, over
+    the outputs left, single vectors."""
+    rest = None
     try:
-        vector = _vector_loop(loop, lanes)
+        vector, rest = _vector_loop(loop, lanes * vectors)
         _widen_accumulator(nest, vector)
         for epilogue in nest.epilogues:
             vectorize(_distribute(epilogue, vector))
@@ -129,6 +139,10 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int) -> None:
             vectorize(init_loop)
         except ScheduleError:
             pass
+    if vectors > 1 and rest is not None:
+        left = analyze(rest, static_spatial=False)
+        if isinstance(left, Reduction):
+            _vectorize_reduction(left, rest, lanes, 1)
 
 
 def _widen_accumulator(nest: Reduction, vector: ForOp) -> None:

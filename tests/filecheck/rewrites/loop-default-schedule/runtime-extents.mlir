@@ -42,21 +42,26 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 
 // -----
 
-// A 3x3 window over a plane of runtime size: the vector loop over 16 outputs goes inside the
-// window's loops (the init distributed before them, its own vector loop), so that each update
-// adds 16 neighbouring outputs at once; the rest of the row runs the window as it was.
+// A 3x3 window over a plane of runtime size: tiles of 4 vectors of 16 outputs (independent
+// accumulators), the vector loop inside the window's loops (the init distributed before them,
+// its own vector loop), so that each update adds 64 neighbouring outputs at once; then single
+// vectors over the outputs left (a second peel, from a runtime lower bound); the rest of the
+// row runs the window as it was.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
-// CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %{{.*}} axis "j.0" {
-// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:          %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
 // CHECK-NEXT:          loop.block "box_init"
 // CHECK:             loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
-// CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:              %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
 // CHECK-NEXT:              loop.block "box"
-// CHECK:           loop.for %{{.*}} = %[[WHOLE]] to %{{.*}} step %{{.*}} axis "j" {
+// CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[WHOLE16:.*]] step %[[C16:.*]] axis "j.0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %{{.*}} step %{{.*}} axis "j" {
 // CHECK-NEXT:        loop.block "box_init"
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
   %c0 = arith.constant 0 : index
