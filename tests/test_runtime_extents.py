@@ -311,14 +311,22 @@ def test_linearize_refuses_a_buffer_it_cannot_size() -> None:
         LoopLinearizeRuntimeStridesPass().apply(make_context(), module)
 
 
-def test_a_conv_with_a_fused_epilogue_gets_an_accumulator_per_lane() -> None:
+def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     module = scheduled(CONV, threads=2)
     loops = _loops(module)
-    assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"] == ["o"], \
+    assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"] == ["o.0"], \
         "the static channels run in parallel, not the batch of runtime size"
-    vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    assert len(vectors) == 6, "init, update and epilogue over tiles, then over single vectors"
-    assert [outer.axis.data for outer in _enclosing(vectors[1])][-3:] == ["c", "r", "s"]
+    tiles = [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops
+             if loop.kind.data in ("vectorized", "unrolled")]
+    # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
+    # x 3 vectors of 8 outputs; then 4 channels x single vectors; the init and the epilogue
+    # over the same tiles
+    assert tiles == [("q.1", "vectorized", 24), ("o.1", "unrolled", 4),
+                     ("q.1", "vectorized", 24), ("q.1", "vectorized", 24),
+                     ("q.1", "vectorized", 8), ("o.1", "unrolled", 4),
+                     ("q.1", "vectorized", 8), ("q.1", "vectorized", 8)]
+    update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
+    assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == [
-        "memref<32xf32>", "memref<8xf32>", "memref<1xf32>"]
+        "memref<4x24xf32>", "memref<4x8xf32>", "memref<1xf32>"]

@@ -36,12 +36,13 @@ from dlc.dialects.loop.ops import (
 from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
 from dlc.rewrites.schedule.common import (
     body_ops,
+    depends_on,
     is_pure,
     move_ops_into,
     new_loop,
     replace_buffer,
 )
-from dlc.rewrites.schedule.split import split_peeled
+from dlc.rewrites.schedule.split import split, split_peeled
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import (
     Elementwise,
@@ -49,15 +50,22 @@ from dlc.rewrites.schedule_rules.nest import (
     accesses_in,
     analyze,
     contiguous_in,
+    spatial_band,
 )
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 TILE_VECTORS = 4
-"""Vectors of outputs a reduction over runtime extents computes at once (4 independent
-accumulator chains per update, each FMA's latency hidden behind the others'), before single
-vectors over the outputs left."""
+"""The most vectors of outputs along the vector axis a reduction over runtime extents computes
+at once (independent accumulator chains, each FMA's latency hidden behind the others'; fewer
+where the tile's accumulators, times the unrolled reused axis, would pass the target's
+`max_accumulators` registers), before single vectors over the outputs left."""
+
+
+REUSE_BLOCK = 4
+"""Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
+vector loop: each vector of the input read once feeds that many accumulators."""
 
 
 def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
@@ -75,15 +83,50 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         return False
     inner = nest.spatial[-1]
     stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
+    spatial = list(nest.spatial)
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
         if isinstance(nest, Elementwise):
             _vectorize_elementwise(inner, lanes, config)
         else:
-            _vectorize_reduction(nest, inner, lanes)
+            channels = _block_reused_axis(nest, spatial)
+            rows = 1 if channels is None else channels.trip_count() or 1
+            vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
+            _vectorize_reduction(nest, spatial[-1], lanes, vectors, channels)
     if config.parallel:
-        _parallel_outer(nest.spatial)
+        _parallel_outer(spatial)
     return True
+
+
+def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:
+    """A static spatial loop (outside the vector axis) over which the update re-reads the
+    same elements of one operand while another moves with it (a conv's input across output
+    channels, its weight along them), split by `REUSE_BLOCK` (or 2), its inner loop moved
+    innermost of the spatial band (to be unrolled inside the reduction loops: each vector read
+    feeds that many accumulators); `spatial` is updated in place. None where there is none."""
+    loads = [op for op in nest.update.walk()
+             if isinstance(op, LoadOp) and op.memref is not nest.home]
+    for loop in reversed(spatial[:-1]):
+        trip = loop.trip_count()
+        factor = next((f for f in (REUSE_BLOCK, 2) if trip is not None and trip % f == 0), None)
+        moving = [any(depends_on(index, {loop.induction_var}) for index in load.indices)
+                  for load in loads]
+        if factor is None or not any(moving) or all(moving):
+            continue
+        root = spatial[0]
+        try:
+            inner = loop
+            if trip == factor:
+                spatial.remove(loop)
+            else:
+                outer, inner = split(loop, [factor])
+                spatial[spatial.index(loop)] = outer
+            reorder([*spatial, inner])
+            return inner
+        except ScheduleError:
+            spatial[:] = spatial_band(root)
+            return None
+    return None
 
 
 def _vectorizable(loop: ForOp) -> bool:
@@ -116,21 +159,31 @@ def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
 
 
 def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int,
-                         vectors: int = TILE_VECTORS) -> None:
+                         vectors: int = TILE_VECTORS, channels: ForOp | None = None) -> None:
     """The vector loop over outputs moved inside the reduction loops: a local accumulator of
-    one element widened to one per lane, the epilogues and the init distributed into vector
-    loops of their own, the update's vector loop moved innermost. Tiles of `vectors` vectors
-    first (independent accumulators: a window's sum is a chain of dependent adds), then, over
-    the outputs left, single vectors."""
+    one element widened to one per lane (and per iteration of `channels`, a loop of reused
+    reads inside `loop`, unrolled beside the vector loop), the epilogues and the init
+    distributed into loops of their own, the update's vector loop moved innermost. Tiles of
+    `vectors` vectors first (independent accumulator chains: a window's sum is a chain of
+    dependent adds), then, over the outputs left, single vectors."""
     rest = None
     try:
         vector, rest = _vector_loop(loop, lanes * vectors)
-        _widen_accumulator(nest, vector)
+        tile = [vector]
+        if channels is not None:
+            reorder([channels, vector])
+            tile = [channels, vector]
+        _widen_accumulator(nest, tile)
         for epilogue in nest.epilogues:
-            vectorize(_distribute(epilogue, vector))
-        decompose_reduction(nest.update, vector)
-        reorder([*nest.reduction, vector])
+            moved = _distribute(epilogue, vector)
+            vectorize(moved)
+            if channels is not None:
+                _distribute(moved, channels)
+        decompose_reduction(nest.update, tile[0])
+        reorder([*nest.reduction, *tile])
         vectorize(vector)
+        if channels is not None:
+            channels.properties["kind"] = StringAttr("unrolled")
     except ScheduleError:
         pass
     init_loop = nest.init.parent_op()
@@ -142,32 +195,35 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int,
     if vectors > 1 and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction):
-            _vectorize_reduction(left, rest, lanes, 1)
+            inner = left.spatial[1] if len(left.spatial) > 1 else None
+            _vectorize_reduction(left, rest, lanes, 1, inner)
 
 
-def _widen_accumulator(nest: Reduction, vector: ForOp) -> None:
-    """A local accumulator of one element made inside `vector` (a reduction with fused
-    epilogues) becomes one of an element per iteration of `vector`, made around it."""
+def _widen_accumulator(nest: Reduction, loops: list[ForOp]) -> None:
+    """A local accumulator of one element made inside `loops` (a reduction with fused
+    epilogues) becomes one of an element per iteration of them, made around them."""
     alloc = nest.alloc
     if alloc is None:
         return
     old = alloc.result
     old_type = old.type
     assert isinstance(old_type, MemRefType)
-    trip = vector.trip_count()
-    if old_type.get_shape() != (1,) or trip is None:
-        raise ScheduleError(f"cannot widen the accumulator {old_type}", vector)
-    parent = vector.parent_block()
+    trips = [loop.trip_count() for loop in loops]
+    if old_type.get_shape() != (1,) or None in trips:
+        raise ScheduleError(f"cannot widen the accumulator {old_type}", loops[0])
+    parent = loops[0].parent_block()
     assert parent is not None
-    widened = AllocOp(MemRefType(old_type.get_element_type(), [trip]), "local", [])
+    widened = AllocOp(MemRefType(old_type.get_element_type(), trips), "local", [])
     widened.result.name_hint = old.name_hint
-    parent.insert_op_before(widened, vector)
-    parent.insert_op_after(DeallocOp(widened.result), vector)
+    parent.insert_op_before(widened, loops[0])
+    parent.insert_op_after(DeallocOp(widened.result), loops[0])
+    indices = tuple(loop.induction_var for loop in loops)
     for use in list(old.uses):
         user = use.operation
         if isinstance(user, LoadOp | StoreOp):
-            user.operands = tuple(widened.result if operand is old else operand
-                                  for operand in user.operands[:-1]) + (vector.induction_var,)
+            kept = [widened.result if operand is old else operand
+                    for operand in user.operands[:len(user.operands) - 1]]
+            user.operands = (*kept, *indices)
         elif isinstance(user, BlockOp):
             replace_buffer(user, old, widened.result)
         elif isinstance(user, DeallocOp):
@@ -177,10 +233,11 @@ def _widen_accumulator(nest: Reduction, vector: ForOp) -> None:
     alloc.erase()
 
 
-def _distribute(block: BlockOp, loop: ForOp) -> ForOp:
-    """Moves `block`, in `loop`'s body, into a copy of `loop` right after it (loop fission:
-    legal for an epilogue, which reads at each point only what the iterations before made),
-    with copies of the index arithmetic of the body it uses; returns the copy."""
+def _distribute(block: Operation, loop: ForOp) -> ForOp:
+    """Moves `block` (an epilogue block, or a loop of it), in `loop`'s body, into a copy of
+    `loop` right after it (loop fission: legal for an epilogue, which reads at each point only
+    what the iterations before made), with copies of the index arithmetic of the body it uses;
+    returns the copy."""
     copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
     mapper: dict[SSAValue, SSAValue] = {loop.induction_var: copy.induction_var}
     clones: list[Operation] = []
