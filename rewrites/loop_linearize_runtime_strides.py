@@ -114,6 +114,8 @@ def _flat_view(buffer: SSAValue) -> memref.CollapseShapeOp:
 
 def linearize_buffer(buffer: SSAValue, function: func.FuncOp) -> None:
     """Rewrites the accesses to the runtime-strided `buffer` as accesses to its flat view."""
+    if all(isinstance(use.operation, _KEEP_BUFFER) for use in buffer.uses):
+        return  # passed whole only: no view needed
     sizes = buffer_sizes(buffer, function)
     view = _flat_view(buffer)
     view.result.name_hint = f"{buffer.name_hint or 'buffer'}_flat"

@@ -94,3 +94,75 @@ func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: 
   }
   func.return
 }
+
+// -----
+
+// A 3x3 conv with bias and ReLU over images of runtime batch, height and width: the output
+// channels (each input vector read serves them all) blocked by 4, the block unrolled beside
+// the vector loop inside the reduction loops; 4 channels x 4 vectors of 16 outputs make a
+// register tile of 16 accumulators (the local accumulator of one output widened to 4x64); the
+// blocks of channels run in parallel (not the batch of runtime size, often one image).
+// CHECK-LABEL: func.func @conv
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "q.0" {
+// CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<4x64xf32>
+// CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
+// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:                  loop.for %[[O1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.1" kind unrolled {
+// CHECK:                         loop.for %[[Q1:.*]] = %{{.*}} to %[[C64]] step %{{.*}} axis "q.1" kind vectorized {
+// CHECK:                           loop.store %{{.*}}, %[[ACC]][%[[O1]], %[[Q1]]] : f32 -> memref<4x64xf32>
+// CHECK:                 loop.block "bias_relu"
+// CHECK:                 loop.dealloc %[[ACC]] : memref<4x64xf32>
+func.func @conv(%x: memref<?x4x?x?xf32>, %k: memref<8x4x3x3xf32>, %b: memref<8xf32>, %out: memref<?x8x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c0_1 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3_1 = arith.constant 3 : index
+  %oh = arith.subi %x_d2, %c2 : index
+  %ow = arith.subi %x_d3, %c2 : index
+  loop.for %i = %c0 to %x_d0 step %c1 axis "i" {
+    loop.for %o = %c0 to %c8 step %c1 axis "o" {
+      loop.for %p = %c0 to %oh step %c1 axis "p" {
+        loop.for %q = %c0 to %ow step %c1 axis "q" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv_init" reads() writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %c = %c0 to %c4 step %c1 axis "c" {
+            loop.for %r = %c0 to %c3 step %c1 axis "r" {
+              loop.for %s = %c0 to %c3 step %c1 axis "s" {
+                loop.block "conv" reads(%x, %k : memref<?x4x?x?xf32>, memref<8x4x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
+                  %a = arith.addi %p, %r : index
+                  %e = arith.addi %q, %s : index
+                  %v = loop.load %x[%i, %c, %a, %e] : memref<?x4x?x?xf32> -> f32
+                  %u = loop.load %k[%o, %c, %r, %s] : memref<8x4x3x3xf32> -> f32
+                  %m = arith.mulf %v, %u : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %0 = arith.addf %acc_1, %m : f32
+                  loop.store %0, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "bias_relu" reads(%acc, %b : memref<1xf32>, memref<8xf32>) writes(%out : memref<?x8x?x?xf32>) spatial ["i", "o", "p", "q"] {
+            %v_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %d = loop.load %b[%o] : memref<8xf32> -> f32
+            %s_1 = arith.addf %v_1, %d : f32
+            %zero = arith.constant 0.000000e+00 : f32
+            %r_1 = arith.maximumf %s_1, %zero : f32
+            loop.store %r_1, %out[%i, %o, %p, %q] : f32 -> memref<?x8x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
