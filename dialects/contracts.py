@@ -23,6 +23,14 @@ are outputs. Written by `convert-tensor-expr-to-loop`; read by `loop-plan-memory
 `loop-dedup-functions`, `convert-loop-to-llvm` (the entry ABI), the loop interpreter, the tuner
 and the GPU host plan."""
 
+DIM_SIZES_ATTR = "dlc.dim_sizes"
+"""`AffineMapAttr` on an output argument of a destination-passing function whose dynamic dims
+the function computes from its inputs' sizes: `affine_map<()[s0, s1] -> (s0 - 2, s1 - 2)>`, one
+result per dynamic dim of the output, the symbols the dynamic dims of the memref inputs in
+`dlc.dim_args` order (the shape function, `rewrites.output_sizes`). Written by
+`convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm`, which puts it in the metadata for
+the runtime to allocate and check outputs."""
+
 DIM_ARGS_ATTR = "dlc.dim_args"
 """`IntegerAttr` on a destination-passing function whose memref arguments have dynamic dims: how
 many trailing `index` arguments it has after its outputs, the sizes of those dims (passed beside

@@ -12,6 +12,7 @@ from typing import ClassVar
 from dlc.dialects.contracts import (
     BATCH_ROWS_ATTR,
     DIM_ARGS_ATTR,
+    DIM_SIZES_ATTR,
     DIM_SYMBOLS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
@@ -40,6 +41,7 @@ from dlc.rewrites.llvm_lowering.intrinsic import intrinsic_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
+from dlc.rewrites.output_sizes import size_exprs
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
 from dlc.runtime.metadata import (
@@ -51,6 +53,7 @@ from dlc.runtime.metadata import (
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
@@ -183,9 +186,11 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         shape = type_.get_shape()
         if batch is None and index < len(arg_attrs) and shape and shape[0] < 0:
             batch = _leading_symbol(arg_attrs[index])  # runtime rows of a named batch
+        size_map = arg_attrs[index].data.get(DIM_SIZES_ATTR) if index < len(arg_attrs) else None
         arguments.append(ArgumentSpec(
             arg_names[index], tuple(max(size, -1) for size in type_.get_shape()), dtype,
-            batch.data if isinstance(batch, StringAttr) else ""))
+            batch.data if isinstance(batch, StringAttr) else "",
+            size_exprs(size_map) if isinstance(size_map, AffineMapAttr) else ()))
     first_output = len(inputs) - num_outputs
     extents = []
     for index in range(first_output, len(inputs)):

@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
-from dlc.dialects.contracts import DIM_ARGS_ATTR, NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
+from dlc.dialects.contracts import DIM_ARGS_ATTR, DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.dialects.tensor_expr import ComputeOp, ReadOp, ScanOp, ScanYieldOp, YieldOp
+from dlc.rewrites.output_sizes import output_size_maps
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
@@ -513,11 +514,16 @@ class _FunctionLowering:
         self, num_inputs: int, num_outputs: int, num_sizes: int
     ) -> ArrayAttr[DictionaryAttr] | None:
         func = self.func
-        if func.arg_attrs is None and func.res_attrs is None:
+        sizes = output_size_maps(func) if num_sizes and func.body.blocks else []
+        if func.arg_attrs is None and func.res_attrs is None and not any(sizes):
             return None
         empty = DictionaryAttr({})
         inputs = list(func.arg_attrs.data) if func.arg_attrs else [empty] * num_inputs
         outputs = list(func.res_attrs.data) if func.res_attrs else [empty] * num_outputs
+        for position, size_map in enumerate(sizes):
+            if size_map is not None:  # the shape function of its dynamic dims
+                outputs[position] = DictionaryAttr(
+                    {**outputs[position].data, DIM_SIZES_ATTR: size_map})
         return ArrayAttr([*inputs, *outputs, *[empty] * num_sizes])
 
     def _signature(

@@ -34,6 +34,7 @@ from dlc.runtime.metadata import (
     is_block_entry,
     metadata_device,
 )
+from dlc.runtime.size_exprs import evaluate
 
 OUTPUT_ALIGNMENT = 64
 """Byte alignment of the output buffers `Executable` allocates (a cache line, an AVX-512
@@ -392,7 +393,7 @@ class Executable:
     ) -> np.ndarray | tuple[np.ndarray, ...]:
         arrays = self.prepare_inputs(inputs)
         rows = self._rows(arrays) if self.batch_symbol is not None else None
-        outputs = self._outputs(out, len(arrays), rows)
+        outputs = self._outputs(out, len(arrays), rows, arrays)
         if out is not None:
             self._check_no_aliasing(self.name, arrays, outputs)
         if rows is not None and not self.signature.dim_args:  # the native loop over its rows
@@ -492,21 +493,29 @@ class Executable:
         outputs = results if isinstance(results, tuple) else (results,)
         return dict(zip(self.output_names, outputs, strict=True))
 
-    def _outputs(self, out: Sequence[np.ndarray] | None, first: int, rows: int | None = None
-                 ) -> list[np.ndarray]:
+    def _outputs(self, out: Sequence[np.ndarray] | None, first: int, rows: int | None = None,
+                 inputs: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
         specs = self.signature.outputs
+        computed = self._computed_shapes(first, inputs)
         if out is None:
             dynamic = [first + i for i, spec in enumerate(specs)
-                       if -1 in spec.shape[1 if spec.batch else 0:]]
+                       if -1 in spec.shape[1 if spec.batch else 0:] and i not in computed]
             if dynamic:
                 raise ExecutableError(
                     f"output {dynamic[0]} of @{self.name} has dims of runtime size "
                     f"{specs[dynamic[0] - first].shape} (-1: any): pass the outputs as out=")
             return [
-                aligned_empty((rows, *spec.shape[1:]) if spec.batch and rows is not None
+                aligned_empty(computed[i] if i in computed else
+                              (rows, *spec.shape[1:]) if spec.batch and rows is not None
                               else spec.shape, self._dtypes[first + i], OUTPUT_ALIGNMENT)
                 for i, spec in enumerate(specs)
             ]
+        for i, shape in computed.items():
+            given = getattr(out[i], "shape", None) if i < len(out) else None
+            if given is not None and tuple(given) != shape:
+                raise ExecutableError(
+                    f"output {first + i} of @{self.name}: expected shape {shape} (its runtime "
+                    f"dims computed from the inputs' shapes), found {tuple(given)}")
         if len(out) != len(specs):
             raise ExecutableError(
                 f"@{self.name} has {len(specs)} outputs, found {len(out)} in out="
@@ -524,6 +533,29 @@ class Executable:
                 )
             checked.append(self._check(first + i, array, "output", rows))
         return checked
+
+    def _computed_shapes(self, first: int, inputs: Sequence[np.ndarray]
+                         ) -> dict[int, tuple[int, ...]]:
+        """The shape of each output whose runtime dims the function computes from the inputs'
+        sizes (`ArgumentSpec.sizes`), by output position; an `ExecutableError` for inputs too
+        small for the model (a negative size)."""
+        specs = self.signature.outputs
+        if not inputs or not any(spec.sizes for spec in specs):
+            return {}
+        symbols = [inputs[a].shape[d] for a, d in self.signature.dim_args if a < first]
+        shapes: dict[int, tuple[int, ...]] = {}
+        for i, spec in enumerate(specs):
+            if not spec.sizes:
+                continue
+            sizes = iter(evaluate(expr, symbols) for expr in spec.sizes)
+            shape = tuple(next(sizes) if size < 0 else size for size in spec.shape)
+            if any(size < 0 for size in shape):
+                given = ", ".join(str(tuple(array.shape)) for array in inputs)
+                raise ExecutableError(
+                    f"output {first + i} of @{self.name} would have shape {shape} for inputs "
+                    f"of shapes {given}: the inputs are too small")
+            shapes[i] = shape
+        return shapes
 
     @staticmethod
     def _check_no_aliasing(name: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:

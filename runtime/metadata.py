@@ -44,6 +44,10 @@ class ArgumentSpec:
     """The symbol of a dynamic batch (`"N"`) when the argument is one row of it
     (`dlc.batch_rows`): `shape` is the row's (leading dim 1), a call passes N rows, and the
     function runs once per row; empty for an argument passed whole."""
+    sizes: tuple[object, ...] = ()
+    """For an output whose runtime dims (-1) the function computes from its inputs' sizes: one
+    expression per -1 dim, in order (`runtime.size_exprs`: the inputs' runtime sizes in
+    `FunctionSignature.dim_args` order are its symbols); empty otherwise."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,8 @@ def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None 
                 "num_outputs": signature.num_outputs,
                 "arguments": [
                     {"name": arg.name, "shape": list(arg.shape), "dtype": arg.dtype,
-                     **({"batch": arg.batch} if arg.batch else {})}
+                     **({"batch": arg.batch} if arg.batch else {}),
+                     **({"sizes": list(arg.sizes)} if arg.sizes else {})}
                     for arg in signature.arguments
                 ],
                 **({"valid_extents": [list(e) for e in signature.valid_extents]}
@@ -141,7 +146,7 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
         for entry in document["functions"]:
             arguments = tuple(
                 ArgumentSpec(str(arg["name"]), tuple(int(d) for d in arg["shape"]), arg["dtype"],
-                             str(arg.get("batch", "")))
+                             str(arg.get("batch", "")), tuple(arg.get("sizes", ())))
                 for arg in entry["arguments"]
             )
             extents = tuple(

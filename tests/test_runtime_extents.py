@@ -17,6 +17,7 @@ from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 from dlc.rewrites.loop_linearize_runtime_strides import LoopLinearizeRuntimeStridesPass
 from dlc.rewrites.schedule.common import ScheduleError
 from dlc.rewrites.schedule.split import split_peeled
+from dlc.runtime.executable import ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -330,3 +331,45 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == [
         "memref<4x24xf32>", "memref<4x8xf32>", "memref<1xf32>"]
+
+
+def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:
+    executable = dlc.compile(to_loops(BOX), threads=2)
+    (spec,) = executable.signature.outputs
+    assert spec.sizes == (["add", {"s": 0}, -2], ["add", {"s": 1}, -2])
+    x = rng(3).standard_normal((9, 20)).astype(np.float32)
+    np.testing.assert_allclose(executable(x), box_reference(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ExecutableError, match=r"output 1 of @box: expected shape \(7, 18\) "
+                                              r"\(its runtime dims computed from the inputs"):
+        executable(x, out=[np.empty((7, 17), np.float32)])
+    with pytest.raises(ExecutableError, match=r"would have shape \(-1, 3\) for inputs of "
+                                              r"shapes \(1, 5\): the inputs are too small"):
+        executable(np.zeros((1, 5), np.float32))
+
+
+SIZED_BY_A_VALUE = """
+func.func @fill(%x: tensor<4xf32>, %count: tensor<i64>) -> tensor<?x4xf32> {
+  %e = tensor.extract %count[] : tensor<i64>
+  %n = arith.index_cast %e : i64 to index
+  %y = tensor_expr.compute "fill" tag "injective" sizes(%n) -> tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = tensor_expr.read %x[%j] : tensor<4xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %y : tensor<?x4xf32>
+}
+"""
+"""An output whose runtime size is a value (an input's data), not a shape: no shape function,
+the caller passes the output."""
+
+
+def test_an_output_sized_by_a_value_is_passed_by_the_caller() -> None:
+    module = to_loops(SIZED_BY_A_VALUE)
+    assert "dlc.dim_sizes" not in str(module)
+    executable = dlc.compile(module)
+    assert executable.signature.outputs[0].sizes == ()
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(ExecutableError, match=r"has dims of runtime size .* pass the outputs as"):
+        executable(x, np.int64(3))
+    got = _run(executable, x, np.int64(3), shape=(3, 4))
+    np.testing.assert_array_equal(got, np.tile(x, (3, 1)))

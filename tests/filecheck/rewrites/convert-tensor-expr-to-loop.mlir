@@ -431,7 +431,7 @@ func.func @epilogue_not_at_own_index(%A: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // dlc.dim_args), tensor.dim reading them, the loops over the rows bounded by them, and an
 // intermediate allocated with its size.
 // CHECK-LABEL: func.func @runtime_rows
-// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[B:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[B:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<?x8xf32> {dlc.dim_sizes = affine_map<()[s0] -> (s0)>}, %[[XN:.*]]: index, %[[ON:.*]]: index)
 // CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
 // CHECK:         %[[S:.*]] = loop.alloc global sizes(%[[XN]]) : memref<?x8xf32>
 // CHECK-NEXT:    loop.for %{{.*}} = %{{.*}} to %[[XN]] step %{{.*}} axis "i" {
@@ -463,7 +463,7 @@ func.func @runtime_rows(%x: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf3
 
 // A call passes the sizes of its operands' dynamic dims after them, in the callee's order.
 // CHECK-LABEL: func.func @calls_runtime_rows
-// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32> {dlc.dim_sizes = affine_map<()[s0] -> (s0)>}, %[[XN:.*]]: index, %[[ON:.*]]: index)
 // CHECK:         func.call @negate(%[[X]], %[[OUT]], %[[XN]], %[[ON]]) : (memref<?x8xf32>, memref<?x8xf32>, index, index) -> ()
 func.func @calls_runtime_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %y = func.call @negate(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -486,7 +486,7 @@ func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // A call's result of runtime rows that is not returned has the rows of its first operand of
 // runtime rows (the functions outlined from batch-polymorphic ops keep their operands' rows).
 // CHECK-LABEL: func.func @chained_runtime_rows
-// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32>, %[[XN:.*]]: index, %[[ON:.*]]: index)
+// CHECK-SAME:    (%[[X:.*]]: memref<?x8xf32>, %[[OUT:.*]]: memref<?x8xf32> {dlc.dim_sizes = affine_map<()[s0] -> (s0)>}, %[[XN:.*]]: index, %[[ON:.*]]: index)
 // CHECK:         %[[Y:.*]] = loop.alloc global sizes(%[[XN]]) : memref<?x8xf32>
 // CHECK-NEXT:    func.call @negate(%[[X]], %[[Y]], %[[XN]], %[[XN]])
 // CHECK-NEXT:    func.call @negate(%[[Y]], %[[OUT]], %[[XN]], %[[ON]])
@@ -510,9 +510,10 @@ func.func private @spread(%x: tensor<4xf32>) -> tensor<?x8xf32>
 
 // Runtime sizes in any dim (an image of runtime height and width): every dynamic dim of the
 // memrefs gets a size argument, sizes computed from them (a valid 3x3 window's output) bound
-// the loops, and the output's own sizes stay the caller's.
+// the loops; the output's sizes (the caller's arguments) have their shape function in terms of
+// the inputs' sizes (dlc.dim_sizes), for the runtime to allocate and check the output.
 // CHECK-LABEL: func.func @runtime_plane
-// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>, %[[XH:.*]]: index, %[[XW:.*]]: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1] -> ((s0 + -2), (s1 + -2))>}, %[[XH:.*]]: index, %[[XW:.*]]: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME:    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
 // CHECK:         %[[OH:.*]] = arith.subi %[[XH]], %{{.*}} : index
 // CHECK-NEXT:    %[[OW:.*]] = arith.subi %[[XW]], %{{.*}} : index
