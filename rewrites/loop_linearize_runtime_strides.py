@@ -161,7 +161,23 @@ def runtime_strided_buffers(function: func.FuncOp) -> list[SSAValue]:
 
 @dataclass(frozen=True)
 class LoopLinearizeRuntimeStridesPass(ModulePass):
-    """Accesses to buffers of runtime strides -> accesses to their flat views (module docs)."""
+    """Rewrite the accesses to buffers whose strides are runtime sizes (a dynamic dim after the
+    leading one) as accesses to a flat view at an index computed from those sizes.
+
+    *Input invariant*: loop-level IR whose functions' buffers of runtime strides are their
+    arguments (sized by their `index` arguments, `dlc.dim_args`) or `loop.alloc`s (sized by
+    their `sizes`), used by `loop.load`, `loop.store`, `loop.prefetch`, `loop.block` lists,
+    `func.call`s and deallocs only; another use (a view of such a buffer) fails the pass naming
+    the op.
+
+    *Output IR*: each such buffer with accesses has a `memref.collapse_shape` to `memref<?xT>`
+    right after its definition, and every access uses it at `((i0 * d1 + i1) * d2 + i2) ...`
+    (`arith` on `index`, before the access); blocks read and write the view; calls and deallocs
+    keep the buffer. Other buffers and functions are unchanged.
+
+    *Invariants*: the same elements are read and written in the same order (a buffer of the
+    identity layout is row-major, so the flat index is the element's offset).
+    """
 
     name = PASS_NAME
 
