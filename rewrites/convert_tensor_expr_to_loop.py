@@ -16,7 +16,7 @@ from typing import ClassVar, NoReturn
 from dlc.dialects.contracts import DIM_ARGS_ATTR, DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.dialects.tensor_expr import ComputeOp, ReadOp, ScanOp, ScanYieldOp, YieldOp
-from dlc.rewrites.output_sizes import output_size_maps
+from dlc.rewrites.output_sizes import call_size_expr, materialize, output_size_maps
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
@@ -201,9 +201,10 @@ def _check_call(op: CallOp) -> None:
         if _is_static_tensor(value.type) or _is_returned(value):
             continue
         dims = [dim for dim, size in enumerate(value.type.get_shape()) if size < 0]
-        if any(_dynamic_operand(op, dim) is None for dim in dims):
+        if any(call_size_expr(op, op.results.index(value), dim) is None for dim in dims):
             _fail(op, f"'{op.name}' op expected an operand dynamic in each dynamic dim of its "
-                      f"result {value.type} (whose rows it has), or the result to be returned")
+                      f"result {value.type} (whose rows it has), a callee whose body sizes "
+                      f"it, or the result to be returned")
 
 
 def _check_scan(scan: ScanOp, fn: str) -> None:
@@ -224,12 +225,6 @@ def _check_scan(scan: ScanOp, fn: str) -> None:
             _fail(op, f"'{op.name}' op expected one of tensor_expr.compute, scalar "
                       f"arith.constant, tensor_expr.scan_yield in the body of '{scan.name}' in "
                       f"@{fn} ({PASS_NAME}), found '{op.name}'")
-
-
-def _dynamic_operand(call: CallOp, dim: int) -> SSAValue | None:
-    """The first tensor operand of `call` whose dim `dim` is dynamic, if any."""
-    return next((value for value in call.arguments if isinstance(value.type, TensorType)
-                 and dim < value.type.get_num_dims() and value.type.get_shape()[dim] < 0), None)
 
 
 def _is_returned(value: SSAValue) -> bool:
@@ -658,14 +653,23 @@ class _FunctionLowering:
         owner = value.owner
         if isinstance(owner, ComputeOp):
             return [e if isinstance(e, int) else self._extent(e) for e in owner.extents()]
-        shape = list(value.type.get_shape())  # type: ignore[attr-defined]
+        shape: list[Extent] = list(value.type.get_shape())  # type: ignore[attr-defined]
         if isinstance(owner, CallOp):
             for dim, size in enumerate(shape):
-                if size < 0:
-                    source = _dynamic_operand(owner, dim)
-                    assert source is not None, "checked"
-                    shape[dim] = self.sizes[self.buffers[source]][dim]
+                if isinstance(size, int) and size < 0:
+                    traced = call_size_expr(owner, owner.results.index(value), dim)
+                    assert traced is not None, "checked"
+                    expr, operand_dims = traced
+                    sizes = [self.sizes[self.buffers[owner.arguments[o]]][d]
+                             for o, d in operand_dims]
+                    shape[dim] = materialize(expr, [self.scalars.get(v, v) if isinstance(
+                        v, SSAValue) else v for v in sizes], self._emit_index_op)
         return shape
+
+    def _emit_index_op(self, op: Operation) -> SSAValue:
+        """Appends an `index` op computing a size to the body; returns its result."""
+        self.body.append(op)
+        return op.results[0]
 
     # -- loop nests -----------------------------------------------------------------------------
 

@@ -14,13 +14,13 @@ then passes the output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from dlc.dialects.tensor_expr.ops import ComputeOp
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -29,6 +29,7 @@ from xdsl.ir.affine import (
     AffineMap,
     AffineSymExpr,
 )
+from xdsl.traits import SymbolTable
 
 _BY_CONSTANT: dict[type, Callable[[AffineExpr, int], AffineExpr]] = {
     arith.DivUIOp: lambda a, c: a // c,
@@ -89,12 +90,39 @@ def _dim_expr(value: SSAValue, dim: int, symbols: dict[tuple[int, int], int], fu
         size = owner.extents()[dim]
         return _size_expr(size, symbols, func) if isinstance(size, SSAValue) else None
     if isinstance(owner, CallOp):
-        source = next((operand for operand in owner.arguments
-                       if isinstance(operand.type, TensorType)
-                       and dim < operand.type.get_num_dims()
-                       and operand.type.get_shape()[dim] < 0), None)
-        return None if source is None else _dim_expr(source, dim, symbols, func)
+        traced = call_size_expr(owner, owner.results.index(value), dim)
+        if traced is None:
+            return None
+        expr, operand_dims = traced
+        sizes = [_dim_expr(owner.arguments[o], d, symbols, func) for o, d in operand_dims]
+        if any(size is None for size in sizes):
+            return None
+        return expr.replace_dims_and_symbols([], [s for s in sizes if s is not None])
     return None
+
+
+def call_size_expr(call: CallOp, result: int, dim: int
+                   ) -> tuple[AffineExpr, list[tuple[int, int]]] | None:
+    """The size of dynamic dim `dim` of `call`'s result `result` as an affine expression whose
+    symbol k is the size of dim `d_k` of operand `o_k` (the list of (o_k, d_k)): the callee's
+    shape function where it has a body, else the size of the first operand dynamic in that dim
+    (the rule of the batch-polymorphic functions `convert-graph-to-tensor-expr` outlines);
+    None where neither applies."""
+    callee = SymbolTable.lookup_symbol(call, call.callee)
+    if isinstance(callee, FuncOp) and callee.body.blocks:
+        maps = output_size_maps(callee)
+        size_map = maps[result] if result < len(maps) else None
+        if size_map is not None:
+            type_ = call.results[result].type
+            assert isinstance(type_, TensorType)
+            dynamic = [d for d, size in enumerate(type_.get_shape()) if size < 0]
+            pairs = sorted(input_symbols(callee).items(), key=lambda item: item[1])
+            return size_map.data.results[dynamic.index(dim)], [pair for pair, _ in pairs]
+    source = next((position for position, operand in enumerate(call.arguments)
+                   if isinstance(operand.type, TensorType)
+                   and dim < operand.type.get_num_dims()
+                   and operand.type.get_shape()[dim] < 0), None)
+    return None if source is None else (AffineExpr.symbol(0), [(source, dim)])
 
 
 def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncOp
@@ -155,3 +183,30 @@ _KINDS = {
     AffineBinaryOpKind.FloorDiv: "floordiv",
     AffineBinaryOpKind.CeilDiv: "ceildiv",
 }
+
+
+def materialize(expr: AffineExpr, values: Sequence[SSAValue | int],
+                emit: Callable[[Operation], SSAValue]) -> SSAValue | int:
+    """`expr` computed from the sizes `values` (its symbols' values: ints or `index` values):
+    an int where everything is constant, else the last of the `arith` ops given to `emit`
+    (each op once, in order; constants as `arith.constant`s)."""
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, AffineSymExpr):
+        return values[expr.position]
+    assert isinstance(expr, AffineBinaryOpExpr), f"an affine expression of symbols: {expr}"
+    lhs, rhs = materialize(expr.lhs, values, emit), materialize(expr.rhs, values, emit)
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        return int(AffineBinaryOpExpr(expr.kind, AffineExpr.constant(lhs),
+                                      AffineExpr.constant(rhs)).eval([], []))
+    operands = [value if isinstance(value, SSAValue)
+                else emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+                for value in (lhs, rhs)]
+    kinds = {
+        AffineBinaryOpKind.Add: arith.AddiOp,
+        AffineBinaryOpKind.Mul: arith.MuliOp,
+        AffineBinaryOpKind.Mod: arith.RemSIOp,
+        AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp,
+        AffineBinaryOpKind.CeilDiv: arith.CeilDivSIOp,
+    }
+    return emit(kinds[expr.kind](operands[0], operands[1]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dlc.dialects import make_context
-from dlc.dialects.loop import AllocOp, ForOp
+from dlc.dialects.loop import AllocOp, BlockOp, ForOp
 from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.tensor_expr.interpreter import run_module
 from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
@@ -213,8 +213,8 @@ def test_the_box_gets_vectors_inside_its_window_and_a_scalar_rest() -> None:
     kinds = [(loop.axis.data, loop.kind.data) for loop in loops]
     assert kinds[0] == ("i", "parallel")
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update), then single vectors
-    assert [loop.trip_count() for loop in vectors] == [32, 32, 8, 8]
+    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update), then single vectors, then halves
+    assert [loop.trip_count() for loop in vectors] == [32, 32, 8, 8, 4, 4]
     for update in vectors[1::2]:
         axes = [outer.axis.data for outer in _enclosing(update)]
         assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
@@ -234,8 +234,11 @@ def _enclosing(loop: ForOp) -> list[ForOp]:
 
 def test_an_axis_read_in_reverse_stays_scalar() -> None:
     module = scheduled(TWO_STAGES, threads=2)
-    mirror = [loop for loop in _loops(module) if loop.kind.data == "vectorized"]
-    assert len(mirror) == 1, "only the square's rows are vectors, not the mirror's"
+    vectors = [loop for loop in _loops(module) if loop.kind.data == "vectorized"]
+    names = {block.block_name.data for loop in vectors for block in loop.walk()
+             if isinstance(block, BlockOp)}
+    assert names == {"square"}, "only the square's rows are vectors, not the mirror's"
+    assert [loop.trip_count() for loop in vectors] == [8, 4], "whole vectors, then a half"
 
 
 def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
@@ -320,17 +323,18 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     tiles = [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops
              if loop.kind.data in ("vectorized", "unrolled")]
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
-    # x 3 vectors of 8 outputs; then 4 channels x single vectors; the init and the epilogue
-    # over the same tiles
-    assert tiles == [("q.1", "vectorized", 24), ("o.1", "unrolled", 4),
-                     ("q.1", "vectorized", 24), ("q.1", "vectorized", 24),
-                     ("q.1", "vectorized", 8), ("o.1", "unrolled", 4),
-                     ("q.1", "vectorized", 8), ("q.1", "vectorized", 8)]
+    # x 3 vectors of 8 outputs; then 4 channels x single vectors, then x half vectors; the
+    # init and the epilogue over the same tiles
+    assert tiles == [
+        ("q.1", "vectorized", 24), ("o.1", "unrolled", 4), ("q.1", "vectorized", 24),
+        ("q.1", "vectorized", 24), ("q.1", "vectorized", 8), ("o.1", "unrolled", 4),
+        ("q.1", "vectorized", 8), ("q.1", "vectorized", 8), ("q.1", "vectorized", 4),
+        ("o.1", "unrolled", 4), ("q.1", "vectorized", 4), ("q.1", "vectorized", 4)]
     update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == [
-        "memref<4x24xf32>", "memref<4x8xf32>", "memref<1xf32>"]
+        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x4xf32>", "memref<1xf32>"]
 
 
 def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:

@@ -63,6 +63,11 @@ where the tile's accumulators, times the unrolled reused axis, would pass the ta
 `max_accumulators` registers), before single vectors over the outputs left."""
 
 
+MIN_TAIL_VECTOR = 4
+"""The narrowest vector over the outputs a runtime extent leaves after its whole vectors: tails
+of half and a quarter of a vector (8 and 4 f32 lanes with AVX-512) before the scalar rest, so
+that at most 3 outputs of a row run scalar."""
+
 REUSE_BLOCK = 4
 """Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
 vector loop: each vector of the input read once feeds that many accumulators."""
@@ -86,13 +91,15 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     spatial = list(nest.spatial)
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
+        narrower = [lanes >> k for k in range(3) if lanes >> k >= MIN_TAIL_VECTOR]
         if isinstance(nest, Elementwise):
-            _vectorize_elementwise(inner, lanes, config)
+            _vectorize_elementwise(inner, narrower, config)
         else:
             channels = _block_reused_axis(nest, spatial)
             rows = 1 if channels is None else channels.trip_count() or 1
             vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
-            _vectorize_reduction(nest, spatial[-1], lanes, vectors, channels)
+            widths = sorted({lanes * vectors, *narrower}, reverse=True)
+            _vectorize_reduction(nest, spatial[-1], widths, channels)
     if config.parallel:
         _parallel_outer(spatial)
     return True
@@ -149,26 +156,33 @@ def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
     return inner, rest
 
 
-def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
-    if loop.trip_count() is not None and loop.trip_count() < config.min_vector_extent:  # type: ignore[operator]
+def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig) -> None:
+    """Whole vectors of `widths[0]` iterations, then narrower ones over the iterations left
+    (a runtime extent), a scalar rest; a static extent is vectorized as it is."""
+    trip = loop.trip_count()
+    if trip is not None and trip < config.min_vector_extent:
         return
     try:
-        vectorize(_vector_loop(loop, lanes)[0])
+        vector, rest = _vector_loop(loop, widths[0])
+        vectorize(vector)
     except ScheduleError:
-        pass
+        return
+    if rest is not None and widths[1:]:
+        _vectorize_elementwise(rest, widths[1:], config)
 
 
-def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int,
-                         vectors: int = TILE_VECTORS, channels: ForOp | None = None) -> None:
+def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
+                         channels: ForOp | None = None) -> None:
     """The vector loop over outputs moved inside the reduction loops: a local accumulator of
     one element widened to one per lane (and per iteration of `channels`, a loop of reused
     reads inside `loop`, unrolled beside the vector loop), the epilogues and the init
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
-    `vectors` vectors first (independent accumulator chains: a window's sum is a chain of
-    dependent adds), then, over the outputs left, single vectors."""
+    `widths[0]` outputs first (several vectors: independent accumulator chains, a window's sum
+    being a chain of dependent adds), then, over the outputs left, tiles of each narrower
+    width (a vector, half a vector, ...), then a scalar rest."""
     rest = None
     try:
-        vector, rest = _vector_loop(loop, lanes * vectors)
+        vector, rest = _vector_loop(loop, widths[0])
         tile = [vector]
         if channels is not None:
             reorder([channels, vector])
@@ -192,11 +206,11 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, lanes: int,
             vectorize(init_loop)
         except ScheduleError:
             pass
-    if vectors > 1 and rest is not None:
+    if widths[1:] and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction):
             inner = left.spatial[1] if len(left.spatial) > 1 else None
-            _vectorize_reduction(left, rest, lanes, 1, inner)
+            _vectorize_reduction(left, rest, widths[1:], inner)
 
 
 def _widen_accumulator(nest: Reduction, loops: list[ForOp]) -> None:

@@ -499,7 +499,7 @@ func.func private @negate(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
 
 // -----
 
-// CHECK: 'func.call' op expected an operand dynamic in each dynamic dim of its result tensor<?x8xf32> (whose rows it has), or the result to be returned
+// CHECK: 'func.call' op expected an operand dynamic in each dynamic dim of its result tensor<?x8xf32> (whose rows it has), a callee whose body sizes it, or the result to be returned
 func.func @negative_rows_from_nowhere(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = func.call @spread(%x) : (tensor<4xf32>) -> tensor<?x8xf32>
   func.return %x : tensor<4xf32>

@@ -3,7 +3,8 @@
 
 // An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
 // makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
-// into whole vectors of 16 lanes (AVX-512, f32), vectorized, and a scalar rest of the row.
+// into whole vectors of 16 lanes (AVX-512, f32), then half and quarter vectors over the rest
+// of the row (each a peel from a runtime lower bound), then at most 3 scalar iterations.
 // CHECK-LABEL: func.func @scale
 // CHECK:         %[[C16:.*]] = arith.constant 16 : index
 // CHECK-NEXT:    loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
@@ -14,7 +15,11 @@
 // CHECK-NEXT:          loop.for %[[J1:.*]] = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
 // CHECK-NEXT:            loop.block "scale"
-// CHECK:             loop.for %[[JR:.*]] = %[[WHOLE]] to %[[W]] step %{{.*}} axis "j" {
+// CHECK:             loop.for %{{.*}} = %[[WHOLE]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C8]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:             loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:             loop.for %[[JR:.*]] = %[[WHOLE4]] to %[[W]] step %{{.*}} axis "j" {
 // CHECK-NEXT:          loop.block "scale"
 // SERIAL-LABEL: func.func @scale
 // SERIAL-NOT:   kind parallel
@@ -44,9 +49,9 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 
 // A 3x3 window over a plane of runtime size: tiles of 4 vectors of 16 outputs (independent
 // accumulators), the vector loop inside the window's loops (the init distributed before them,
-// its own vector loop), so that each update adds 64 neighbouring outputs at once; then single
-// vectors over the outputs left (a second peel, from a runtime lower bound); the rest of the
-// row runs the window as it was.
+// its own vector loop), so that each update adds 64 neighbouring outputs at once; then single,
+// half and quarter vectors over the outputs left (peels from runtime lower bounds); the last
+// few outputs run the window as it was.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
@@ -61,7 +66,9 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[WHOLE16:.*]] step %[[C16:.*]] axis "j.0" {
 // CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %{{.*}} step %{{.*}} axis "j" {
+// CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} = %[[WHOLE4]] to %{{.*}} step %{{.*}} axis "j" {
 // CHECK-NEXT:        loop.block "box_init"
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
   %c0 = arith.constant 0 : index
