@@ -7,7 +7,7 @@
 // of the row (each a peel from a runtime lower bound), then at most 3 scalar iterations.
 // CHECK-LABEL: func.func @scale
 // CHECK:         %[[C16:.*]] = arith.constant 16 : index
-// CHECK-NEXT:    loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
+// CHECK:         loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
 // CHECK-NEXT:      loop.for %[[I:.*]] = %{{.*}} to %[[H:.*]] step %{{.*}} axis "i" {
 // CHECK-NEXT:        %[[REST:.*]] = arith.remui %[[W:.*]], %[[C16]] : index
 // CHECK-NEXT:        %[[WHOLE:.*]] = arith.subi %[[W]], %[[REST]] : index
