@@ -208,18 +208,18 @@ def _loops(module: ModuleOp) -> list[ForOp]:
     return [op for op in module.walk() if isinstance(op, ForOp)]
 
 
-def test_the_box_gets_vectors_inside_its_window_and_a_scalar_rest() -> None:
+def test_the_box_gets_vectors_inside_its_window_then_narrower_tails() -> None:
     loops = _loops(scheduled(BOX, threads=2))
     kinds = [(loop.axis.data, loop.kind.data) for loop in loops]
     assert kinds[0] == ("i", "parallel")
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update), then single vectors, then halves
-    assert [loop.trip_count() for loop in vectors] == [32, 32, 8, 8, 4, 4]
+    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update), then single vectors, halves,
+    # quarters and single outputs, each in the scheduled form
+    assert [loop.trip_count() for loop in vectors] == [32, 32, 8, 8, 4, 4, 2, 2, 1, 1]
     for update in vectors[1::2]:
         axes = [outer.axis.data for outer in _enclosing(update)]
         assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
-    rest = [loop for loop in loops if loop.axis.data == "j"]
-    assert len(rest) == 1 and rest[0].kind.data == "serial"
+    assert not [loop for loop in loops if loop.axis.data == "j"], "no output left unscheduled"
 
 
 def _enclosing(loop: ForOp) -> list[ForOp]:
@@ -238,7 +238,7 @@ def test_an_axis_read_in_reverse_stays_scalar() -> None:
     names = {block.block_name.data for loop in vectors for block in loop.walk()
              if isinstance(block, BlockOp)}
     assert names == {"square"}, "only the square's rows are vectors, not the mirror's"
-    assert [loop.trip_count() for loop in vectors] == [8, 4], "whole vectors, then a half"
+    assert [loop.trip_count() for loop in vectors] == [8, 4, 2, 1], "whole vectors, then tails"
 
 
 def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
@@ -323,18 +323,17 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     tiles = [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops
              if loop.kind.data in ("vectorized", "unrolled")]
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
-    # x 3 vectors of 8 outputs; then 4 channels x single vectors, then x half vectors; the
-    # init and the epilogue over the same tiles
-    assert tiles == [
-        ("q.1", "vectorized", 24), ("o.1", "unrolled", 4), ("q.1", "vectorized", 24),
-        ("q.1", "vectorized", 24), ("q.1", "vectorized", 8), ("o.1", "unrolled", 4),
-        ("q.1", "vectorized", 8), ("q.1", "vectorized", 8), ("q.1", "vectorized", 4),
-        ("o.1", "unrolled", 4), ("q.1", "vectorized", 4), ("q.1", "vectorized", 4)]
+    # x 3 vectors of 8 outputs; then 4 channels x 8, 4, 2 and 1 outputs over the rest of the
+    # row; the init and the epilogue over the same tiles
+    assert tiles == [(axis, kind, 4 if axis == "o.1" else width) for width in (24, 8, 4, 2, 1)
+                     for axis, kind in (("q.1", "vectorized"), ("o.1", "unrolled"),
+                                        ("q.1", "vectorized"), ("q.1", "vectorized"))]
     update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == [
-        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x4xf32>", "memref<1xf32>"]
+        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x4xf32>", "memref<4x2xf32>",
+        "memref<4x1xf32>"]
 
 
 def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:

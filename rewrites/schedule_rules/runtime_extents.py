@@ -63,10 +63,11 @@ where the tile's accumulators, times the unrolled reused axis, would pass the ta
 `max_accumulators` registers), before single vectors over the outputs left."""
 
 
-MIN_TAIL_VECTOR = 4
-"""The narrowest vector over the outputs a runtime extent leaves after its whole vectors: tails
-of half and a quarter of a vector (8 and 4 f32 lanes with AVX-512) before the scalar rest, so
-that at most 3 outputs of a row run scalar."""
+MIN_TAIL_VECTOR = 1
+"""The narrowest tile over the outputs a runtime extent leaves after its whole vectors: tails
+of half a vector, a quarter, ... down to this width (8, 4, 2, 1 f32 lanes with AVX-512), each
+in the scheduled form (a reduction's accumulators in registers, its reused reads shared), so
+that no output of a row runs in the unscheduled nest."""
 
 REUSE_BLOCK = 4
 """Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
@@ -91,7 +92,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     spatial = list(nest.spatial)
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
-        narrower = [lanes >> k for k in range(3) if lanes >> k >= MIN_TAIL_VECTOR]
+        narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
         if isinstance(nest, Elementwise):
             _vectorize_elementwise(inner, narrower, config)
         else:
@@ -153,6 +154,10 @@ def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
     if loop.trip_count() is not None:
         return loop, None
     _, inner, rest = split_peeled(loop, lanes)
+    if lanes == 1:  # tiles of one iteration leave none
+        rest.detach()
+        rest.erase()
+        return inner, None
     return inner, rest
 
 

@@ -3,8 +3,8 @@
 
 // An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
 // makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
-// into whole vectors of 16 lanes (AVX-512, f32), then half and quarter vectors over the rest
-// of the row (each a peel from a runtime lower bound), then at most 3 scalar iterations.
+// into whole vectors of 16 lanes (AVX-512, f32), then tiles of 8, 4, 2 and 1 over the rest of
+// the row (each a peel from a runtime lower bound), which leave no iteration.
 // CHECK-LABEL: func.func @scale
 // CHECK:         %[[C16:.*]] = arith.constant 16 : index
 // CHECK:         loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
@@ -19,8 +19,11 @@
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C8]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:             loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %[[JR:.*]] = %[[WHOLE4]] to %[[W]] step %{{.*}} axis "j" {
-// CHECK-NEXT:          loop.block "scale"
+// CHECK:             loop.for %{{.*}} = %[[WHOLE4]] to %[[WHOLE2:.*]] step %[[C2:.*]] axis "j.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C2]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:             loop.for %{{.*}} = %[[WHOLE2]] to %[[WHOLE1:.*]] step %[[C1:.*]] axis "j.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C1]] step %[[C1]] axis "j.1" kind vectorized {
+// CHECK-NOT:         axis "j" {
 // SERIAL-LABEL: func.func @scale
 // SERIAL-NOT:   kind parallel
 // SERIAL:       kind vectorized
@@ -49,9 +52,9 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 
 // A 3x3 window over a plane of runtime size: tiles of 4 vectors of 16 outputs (independent
 // accumulators), the vector loop inside the window's loops (the init distributed before them,
-// its own vector loop), so that each update adds 64 neighbouring outputs at once; then single,
-// half and quarter vectors over the outputs left (peels from runtime lower bounds); the last
-// few outputs run the window as it was.
+// its own vector loop), so that each update adds 64 neighbouring outputs at once; then tiles
+// of 16, 8, 4, 2 and 1 outputs over the outputs left (peels from runtime lower bounds), each in
+// that form.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
@@ -68,8 +71,9 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE4]] to %{{.*}} step %{{.*}} axis "j" {
-// CHECK-NEXT:        loop.block "box_init"
+// CHECK:           loop.for %{{.*}} = %[[WHOLE4]] to %[[WHOLE2:.*]] step %{{.*}} axis "j.0" {
+// CHECK:           loop.for %{{.*}} = %[[WHOLE2]] to %[[WHOLE1:.*]] step %{{.*}} axis "j.0" {
+// CHECK-NOT:       axis "j" {
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
