@@ -56,9 +56,10 @@ class LoopDefaultSchedulePass(ModulePass):
     `ROWS_PARALLEL_MIN_ITERATIONS` block iterations; the packs the schedules make go before
     the parts, as for a scan. A nest over runtime extents that `block_rows` does not take
     (rows read out of order, or any runtime extent inside: an image of runtime height and
-    width) gets the rule of `schedule_rules.runtime_extents`: whole vectors along its
-    contiguous innermost spatial loop and a peeled scalar rest, inside a reduction's loops, and
-    a parallel outer loop.
+    width) gets the rule of `schedule_rules.runtime_extents`: tiles of vectors along its
+    contiguous innermost spatial loop and peeled tails down to one output, inside a reduction's
+    loops with a block of a reused axis (a conv's channels) unrolled beside them, and a
+    parallel outer loop.
 
     *Output IR*: each nest rewritten by the first rule of `rewrites.schedule_rules.RULES` that
     applies: a reduction whose innermost spatial axis is contiguous becomes a register-blocked

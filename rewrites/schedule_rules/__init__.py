@@ -46,8 +46,9 @@ function:
 
 A nest with a loop of runtime extent (other than runtime rows that `block_rows` cuts into static
 blocks first) takes none of these: `loop-default-schedule` gives it the rule of
-`rewrites/schedule_rules/runtime_extents.py` (whole vectors and a peeled rest along the
-contiguous axis, parallel outer loop).
+`rewrites/schedule_rules/runtime_extents.py` (tiles of vectors and peeled tails along the
+contiguous axis, inside the reduction loops with a reused axis unrolled beside them, parallel
+outer loop).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Default CPU schedule of a nest over runtime extents that `block_rows` does not take (an image
-of runtime height and width, a row of runtime length): vectors along the contiguous axis,
-whole ones and a scalar rest, and a parallel outer axis.
+of runtime height and width, a row of runtime length): tiles of vectors along the contiguous
+axis and peeled tails down to one output, a register tile with a reused axis, and a parallel
+outer axis.
 
 Counterpart: TVM's default schedules of a symbolic extent (split by the vector width, the tail
 peeled or guarded), IREE's peeling of dynamic dims before vectorization.
@@ -8,12 +9,18 @@ peeled or guarded), IREE's peeling of dynamic dims before vectorization.
 The static rules reason about static extents (register tiles, packs, vector widths per row);
 here the nest keeps its runtime loops and gets what needs no extent:
 - its innermost spatial loop, when every access that moves with it does so along its last
-  index (the outputs' rows), becomes vectors: split into whole vectors of `lanes` iterations and
-  a scalar rest (`split_peeled`) when its extent is a runtime value, vectorized as it is when
-  static. In a reduction nest (a pool's window, a conv's taps and channels) the vector loop goes
-  inside the reduction loops (the init distributed before them, `decompose_reduction`; fused
+  index (the outputs' rows), becomes vectors: split into tiles of `lanes` iterations (up to
+  `TILE_VECTORS` vectors in a reduction) and, over the iterations left, tiles of every
+  narrower power of two down to one (`split_peeled` from a runtime lower bound), each
+  vectorized, when its extent is a runtime value; vectorized as it is when static. In a
+  reduction nest (a pool's window, a conv's taps and channels) each vector loop goes inside
+  the reduction loops (the init distributed before them, `decompose_reduction`; fused
   epilogues after them, each into its own vector loop; a local accumulator of one element
-  widened to one per lane), so that each update combines `lanes` neighbouring outputs at once;
+  widened to the tile), so that each update combines a tile of neighbouring outputs at once;
+  a static spatial loop over which the update re-reads one operand while another moves (a
+  conv's output channels: the input is the same for each) is blocked by `REUSE_BLOCK` and
+  unrolled beside the vector loop (a register tile of channels x vectors, each input vector
+  feeding every channel's accumulator);
 - the outermost spatial loop with a static count of at least two iterations (the channels)
   becomes `parallel`, else the outermost of runtime extent (a runtime loop of one iteration
   runs without a team).
