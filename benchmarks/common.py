@@ -123,6 +123,15 @@ def time_calls(
     }
 
 
+def ort_session(model: bytes, threads: int):  # noqa: ANN201 - an onnxruntime.InferenceSession
+    """An ONNX Runtime CPU session of the serialized `model` on `threads` intra-op threads."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
 def time_dynamic_static(dynamic: Callable[[object], object], static: Callable[[object], object],
                         onnxruntime: Callable[[object], object], x: object,
                         repeats: int) -> tuple[float, float, float]:

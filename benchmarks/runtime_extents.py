@@ -135,10 +135,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
-    import onnxruntime
-
     import dlc
-    from benchmarks.common import time_dynamic_static
+    from benchmarks.common import ort_session, time_dynamic_static
 
     g = np.random.default_rng(1)
     weight = g.standard_normal((args.channels, args.channels, 3, 3)).astype(np.float32) * 0.1
@@ -152,11 +150,8 @@ def main() -> None:
     runtime = compile_text(text(None), args.threads)
     print(f"{args.kernel}, channels={channels}, threads={args.threads}: the runtime-extents "
           f"kernel compiled once in {time.perf_counter() - start:.2f} s")
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    session = onnxruntime.InferenceSession(
-        _onnx_model(args.kernel, weight, bias).SerializeToString(), options,
-        providers=["CPUExecutionProvider"])
+    session = ort_session(_onnx_model(args.kernel, weight, bias).SerializeToString(),
+                          args.threads)
 
     def with_out(executable: dlc.Executable) -> Callable[[np.ndarray], object]:
         """`executable` taking a new output array per call (as ORT makes one)."""

@@ -149,10 +149,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
 
-    import onnxruntime
-
     import dlc
-    from benchmarks.common import time_dynamic_static
+    from benchmarks.common import ort_session, time_dynamic_static
 
     weight = np.random.default_rng(1).standard_normal((784, 512)).astype(np.float32)
     width = 1000
@@ -170,11 +168,8 @@ def main() -> None:
     runtime_rows = compile_text(text(None), args.threads)
     print(f"{args.kernel}, threads={args.threads}: the runtime-rows kernel compiled once in "
           f"{time.perf_counter() - start:.2f} s")
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    session = onnxruntime.InferenceSession(
-        _onnx_model(args.kernel, weight, width).SerializeToString(), options,
-        providers=["CPUExecutionProvider"])
+    session = ort_session(_onnx_model(args.kernel, weight, width).SerializeToString(),
+                          args.threads)
     columns = runtime_rows.signature.outputs[0].shape[1:]
 
     def with_out(executable: dlc.Executable) -> Callable[[np.ndarray], object]:
