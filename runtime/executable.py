@@ -223,6 +223,8 @@ class Executable:
         ]
         """Per argument with runtime dims (-1, `FunctionSignature.dim_args`): its static dims
         as (dim, size) pairs (None for an argument of static shape)."""
+        self._sized_outputs = any(spec.sizes for spec in self.signature.outputs)
+        """Whether an output's runtime dims have a shape function (`ArgumentSpec.sizes`)."""
         self._function_pointer: Callable[..., int | None] | None = None
         self._batch_function: Callable[..., None] | None = None
         if self.device is not None:
@@ -539,9 +541,9 @@ class Executable:
         """The shape of each output whose runtime dims the function computes from the inputs'
         sizes (`ArgumentSpec.sizes`), by output position; an `ExecutableError` for inputs too
         small for the model (a negative size)."""
-        specs = self.signature.outputs
-        if not inputs or not any(spec.sizes for spec in specs):
+        if not inputs or not self._sized_outputs:
             return {}
+        specs = self.signature.outputs
         symbols = [inputs[a].shape[d] for a, d in self.signature.dim_args if a < first]
         shapes: dict[int, tuple[int, ...]] = {}
         for i, spec in enumerate(specs):
