@@ -36,6 +36,7 @@ from dlc.rewrites.schedule import (
     reorder,
     reverse_compute_at,
     split,
+    split_peeled,
     tensorize,
     tile,
     unroll,
@@ -192,6 +193,15 @@ class LoopTransformFunctions(InterpreterFunctions):
         loop = self._payload(op, op.target, args[0], ForOp)
         factors = self._ints(op, op.static_factors.get_values(), op.dynamic_factors, args[1:])
         loops = self._run(op, {loop: op.target}, lambda: split(loop, factors))
+        self._consume(op, op.target)
+        return tuple(OperationHandle(new) for new in loops)
+
+    @impl(tl.SplitPeeledOp)
+    def run_split_peeled(self, interpreter: Interpreter, op: tl.SplitPeeledOp,
+                         args: PythonValues) -> PythonValues:
+        loop = self._payload(op, op.target, args[0], ForOp)
+        factor = op.factor.value.data
+        loops = self._run(op, {loop: op.target}, lambda: split_peeled(loop, factor))
         self._consume(op, op.target)
         return tuple(OperationHandle(new) for new in loops)
 

@@ -25,6 +25,7 @@ from dlc.dialects.transform_loop.ops import (
     ReorderOp,
     ReverseComputeAtOp,
     SplitOp,
+    SplitPeeledOp,
     TensorizeOp,
     TileOp,
     UnrollOp,
@@ -51,6 +52,7 @@ __all__ = [
     "ReorderOp",
     "ReverseComputeAtOp",
     "SplitOp",
+    "SplitPeeledOp",
     "TensorizeOp",
     "TileOp",
     "TransformLoop",
@@ -68,6 +70,7 @@ TransformLoop = Dialect(
         MatchLoopOp,
         # loop structure
         SplitOp,
+        SplitPeeledOp,
         BlockRowsOp,
         ReorderOp,
         TileOp,

@@ -213,6 +213,54 @@ class SplitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SplitPeeledOp(IRDLOperation):
+    """Splits a loop of runtime extent into whole tiles of a constant size and a loop over the
+    iterations left.
+
+    Semantics: consumes `target` (one serial `loop.for` with step 1, its bounds any values);
+    returns (outer, inner, rest). `outer` runs from the loop's lower bound to `ub - (ub - lb) %
+    factor` with step `factor`, `inner` over `[0, factor)` (constant bounds, for `vectorize` or
+    `unroll`), the original induction variable their sum; `rest`, a copy of the body, runs the
+    fewer than `factor` iterations left after them (and can be split again). The iterations
+    keep their order. The loops' axes are "<axis>.0", "<axis>.1" and "<axis>". Counterpart:
+    TVM's loop partitioning of a split's tail, MLIR's `peelForLoop`; unlike `split`, no inner
+    bound is guarded.
+
+    Example:
+        %outer, %inner, %rest = transform.loop.split_peeled %j [16]
+            : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+      before:
+        loop.for %j = %c0 to %w step %c1 axis "j" { ... loop.load %X[%i, %j] ... }
+      after:
+        %j.rest = arith.remui %w, %c16 : index
+        %j.whole = arith.subi %w, %j.rest : index
+        loop.for %j.0 = %c0 to %j.whole step %c16 axis "j.0" {
+          loop.for %j.1 = %c0 to %c16 step %c1 axis "j.1" {
+            %j = arith.addi %j.0, %j.1 : index
+            ... loop.load %X[%i, %j] ...
+          }
+        }
+        loop.for %j = %j.whole to %w step %c1 axis "j" { ... loop.load %X[%i, %j] ... }
+    """
+
+    name = "transform.loop.split_peeled"
+
+    target = operand_def(_HANDLE)
+    factor = prop_def(IntegerAttr[I64])
+    outer = result_def(_HANDLE)
+    inner = result_def(_HANDLE)
+    rest = result_def(_HANDLE)
+
+    assembly_format = "$target ` ` `[` $factor `]` attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        if self.factor.value.data <= 0:
+            raise VerifyException(
+                f"'{self.name}' op expected a positive factor, found {self.factor.value.data}")
+
+
+@irdl_op_definition
 class BlockRowsOp(IRDLOperation):
     """Cuts a loop over a runtime number of rows into loops over blocks of static rows.
 

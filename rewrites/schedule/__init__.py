@@ -18,7 +18,7 @@ from dlc.rewrites.schedule.match import get_loops, match_blocks, match_loop
 from dlc.rewrites.schedule.pack import pack
 from dlc.rewrites.schedule.reorder import reorder
 from dlc.rewrites.schedule.rows import block_rows
-from dlc.rewrites.schedule.split import split
+from dlc.rewrites.schedule.split import split, split_peeled
 from dlc.rewrites.schedule.tensorize import match_intrinsic, tensorize
 from dlc.rewrites.schedule.tile import tile
 from dlc.rewrites.schedule.unroll import unroll
@@ -43,6 +43,7 @@ __all__ = [
     "reorder",
     "reverse_compute_at",
     "split",
+    "split_peeled",
     "tensorize",
     "tile",
     "unroll",

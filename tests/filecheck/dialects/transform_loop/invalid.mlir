@@ -56,6 +56,14 @@ transform.named_sequence @apply_rules_knobs(%root: !transform.any_op) {
 
 // -----
 
+transform.named_sequence @split_peeled_factor(%root: !transform.any_op) {
+  // CHECK: 'transform.loop.split_peeled' op expected a positive factor, found 0
+  %a, %b, %c = transform.loop.split_peeled %root [0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.yield
+}
+
+// -----
+
 transform.named_sequence @block_rows_results(%root: !transform.any_op) {
   // CHECK: 'transform.loop.block_rows' op expected one result per block size (3), found 2
   %a, %b = transform.loop.block_rows %root [4, 2, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
