@@ -227,7 +227,7 @@ class SplitPeeledOp(IRDLOperation):
     bound is guarded.
 
     Example:
-        %outer, %inner, %rest = transform.loop.split_peeled %j [16]
+        %tiles, %tile, %left = transform.loop.split_peeled %j [16]
             : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
 
       before:

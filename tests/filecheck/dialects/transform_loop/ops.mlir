@@ -18,7 +18,8 @@ transform.named_sequence @all_ops(%root: !transform.any_op) {
   // CHECK: transform.loop.split %{{.*}} [8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
   %s0, %s1, %s2 = transform.loop.split %k [2, %p] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
   // CHECK: transform.loop.split %{{.*}} [2, %{{.*}}] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-  %po, %pi, %pr = transform.loop.split_peeled %k [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  %tiles, %tile, %left = transform.loop.split_peeled %j [16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
   // CHECK: transform.loop.split_peeled %{{.*}} [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
   %blocks, %rest = transform.loop.block_rows %i [8, 1]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
