@@ -12,7 +12,6 @@ from dlc.dialects import make_context
 from dlc.dialects.loop import AllocOp, BlockOp, ForOp
 from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.tensor_expr.interpreter import run_module
-from dlc.rewrites.convert_tensor_expr_to_loop import ConvertTensorExprToLoopPass
 from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 from dlc.rewrites.loop_linearize_runtime_strides import LoopLinearizeRuntimeStridesPass
 from dlc.rewrites.schedule.common import ScheduleError
@@ -21,10 +20,10 @@ from dlc.runtime.executable import ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 import dlc
+from tests.test_runtime_rows import _run, parse, rng, to_loops
 
 TARGET = "llvm -mcpu=x86-64-v3 -num-cores=2"
 """The CPU the schedules are made for (explicit: the IR must not depend on the host)."""
@@ -133,28 +132,11 @@ def two_stages_reference(x: np.ndarray) -> np.ndarray:
     return y[:, :, ::-1] - y
 
 
-def parse(text: str) -> ModuleOp:
-    module = Parser(make_context(), text).parse_module()
-    module.verify()
-    return module
-
-
-def to_loops(text: str) -> ModuleOp:
-    module = parse(text)
-    ConvertTensorExprToLoopPass().apply(make_context(), module)
-    module.verify()
-    return module
-
-
 def scheduled(text: str, threads: int) -> ModuleOp:
     module = to_loops(text)
     LoopDefaultSchedulePass(target=TARGET, threads=threads).apply(make_context(), module)
     module.verify()
     return module
-
-
-def rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
 
 
 def _conv_inputs(n: int, h: int, w: int, seed: int) -> list[np.ndarray]:
@@ -265,12 +247,6 @@ def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
 
 SIZES = ((3, 3), (4, 11), (7, 9), (9, 18), (10, 19), (13, 40), (33, 65))
 """Plane sizes meeting no whole vector, whole vectors alone, and vectors with every rest."""
-
-
-def _run(executable: dlc.Executable, *inputs: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    out = np.empty(shape, np.float32)
-    assert executable(*inputs, out=[out]) is out
-    return out
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -170,7 +170,7 @@ def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
 
 def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig) -> None:
     """Whole vectors of `widths[0]` iterations, then narrower ones over the iterations left
-    (a runtime extent), a scalar rest; a static extent is vectorized as it is."""
+    (a runtime extent); a static extent is vectorized as it is."""
     trip = loop.trip_count()
     if trip is not None and trip < config.min_vector_extent:
         return
@@ -191,7 +191,9 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
     `widths[0]` outputs first (several vectors: independent accumulator chains, a window's sum
     being a chain of dependent adds), then, over the outputs left, tiles of each narrower
-    width (a vector, half a vector, ...), then a scalar rest."""
+    width (a vector, half a vector, ... one output): no output is left to the unscheduled
+    nest. A step a primitive refuses (its `ScheduleError` raised before it changes anything)
+    leaves the nest correct, with the steps before it."""
     rest = None
     try:
         vector, rest = _vector_loop(loop, widths[0])
@@ -264,21 +266,19 @@ def _distribute(block: Operation, loop: ForOp) -> ForOp:
     `loop` right after it (loop fission: legal for an epilogue, which reads at each point only
     what the iterations before made), with copies of the index arithmetic of the body it uses;
     returns the copy."""
-    copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
-    mapper: dict[SSAValue, SSAValue] = {loop.induction_var: copy.induction_var}
-    clones: list[Operation] = []
-    for op in body_ops(loop):
-        if op is block or op.regions or not is_pure(op):
-            continue
-        clone = op.clone(value_mapper=mapper)
-        clones.append(clone)
+    arithmetic = [op for op in body_ops(loop)
+                  if op is not block and not op.regions and is_pure(op)]
+    copied = {result for op in arithmetic for result in op.results}
     for op in block.walk():
         for operand in op.operands:
             owner = operand.owner
             if (isinstance(owner, Operation) and loop.is_ancestor(owner)
-                    and not block.is_ancestor(owner) and operand not in mapper):
+                    and not block.is_ancestor(owner) and operand not in copied):
                 raise ScheduleError("cannot distribute: the epilogue uses a value of the "
                                     "loop's body that is not index arithmetic", loop)
+    copy = new_loop(loop.lb, loop.ub, loop.step, loop.axis.data, like=loop)
+    mapper: dict[SSAValue, SSAValue] = {loop.induction_var: copy.induction_var}
+    clones = [op.clone(value_mapper=mapper) for op in arithmetic]
     parent = loop.parent_block()
     assert parent is not None
     parent.insert_op_after(copy, loop)
