@@ -42,6 +42,7 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     byoc: str | None = None,
     precision: str = "fp32",
     dynamic_batch: bool = False,
+    dynamic_shapes: bool = False,
     specialize: Sequence[Mapping[str, Sequence[int | None]]] | None = None,
 ) -> Executable:
     """Compile a model for the host CPU: one native entry function that calls its kernels.
@@ -99,6 +100,15 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             their number). A model that is not
             batch-polymorphic (an op mixing rows, a Shape of the batch, other dynamic dims)
             falls back to specialization, as without the option. CPU targets only.
+        dynamic_shapes: compile an ONNX model with dynamic dims anywhere (a detector's batch,
+            height and width: `dim_param`s) once for every shape: the importer keeps every
+            named dim as `?` (`import_onnx(dynamic_shapes=True)`), the kernels loop over
+            runtime extents with their own schedule (`loop-default-schedule`'s rule of runtime
+            extents), and the executable sizes outputs and intermediates from the inputs'
+            shapes (shape functions), checking that dims with one name agree. A model with an
+            op that has no definition over runtime extents (a reshape or a shape computation
+            on a dynamic dim, a resize whose taps depend on the size) falls back to
+            `dynamic_batch` where that is also asked, else to specialization. CPU targets only.
         specialize: an ONNX model compiled for each of these input shapes (`{"x": (None, 3,
             320, 320)}`: a shape per input named, None keeping the declared dim, which only a
             `dynamic_batch` may leave dynamic): the result
@@ -154,7 +164,18 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
             dynamic_batch=True,
         )
 
+    def build_polymorphic(source: ModelSource, shapes: Mapping[str, Sequence[int]]
+                          ) -> Executable:
+        return build(
+            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
+            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
+            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
+            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
+            dynamic_shapes=True,
+        )
+
     batched = build_batched if dynamic_batch and pipeline.startswith("cpu") else None
+    polymorphic = build_polymorphic if dynamic_shapes and pipeline.startswith("cpu") else None
     if specialize is not None:
         from dlc.driver.shape_variants import build_variants
         from dlc.driver.specialize import read_onnx
@@ -162,8 +183,9 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
         proto = read_onnx(model)
         return build_variants(  # type: ignore[return-value] - the same call API
             proto, specialize, lambda m: build_onnx(m, input_shapes, build_for, batched),
-            lambda: build_onnx(proto, input_shapes, build_for, batched))
-    return build_onnx(model, input_shapes, build_for, batched)  # type: ignore[return-value]
+            lambda: build_onnx(proto, input_shapes, build_for, batched, polymorphic))
+    return build_onnx(model, input_shapes, build_for, batched,  # type: ignore[return-value]
+                      polymorphic)
 
 
 def load(path: str | Path, entry: str | None = None) -> Executable:

@@ -72,6 +72,7 @@ def build(
     byoc: str | None = None,
     precision: str = "fp32",
     dynamic_batch: bool = False,
+    dynamic_shapes: bool = False,
 ) -> Executable:
     """Compile a model into an `Executable` (`dlc.compile` documents the arguments).
 
@@ -103,7 +104,7 @@ def build(
         check_bounds, precision,
     )
     store = CompileCache(cache_dir, cache_max_bytes) if cache else None
-    source = Source(model, input_shapes, dynamic_batch)
+    source = Source(model, input_shapes, dynamic_batch, dynamic_shapes)
     # A custom op's compute and library are Python objects the model's bytes do not name: with
     # any registered, whole models are not cached (kernels still are, by their loop IR).
     whole_model = store is not None and not registered_custom_ops() and byoc is None

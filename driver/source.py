@@ -52,9 +52,10 @@ class Source:
     """A model to compile, and how to read it and to name it in the cache."""
 
     def __init__(self, model: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None,
-                 dynamic_batch: bool = False):
+                 dynamic_batch: bool = False, dynamic_shapes: bool = False):
         self.model = model
         self.dynamic_batch = dynamic_batch
+        self.dynamic_shapes = dynamic_shapes
         self.input_shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
         self.path = Path(model) if isinstance(model, str | Path) else None
         self.label = self.path.name if self.path is not None else type(model).__name__
@@ -86,7 +87,8 @@ class Source:
         else:
             content = digest(self.model.SerializeToString())  # type: ignore[union-attr]
         shapes = json.dumps(self.input_shapes, sort_keys=True)
-        batch = "dynamic-batch" if self.dynamic_batch else ""
+        batch = "dynamic-batch" if self.dynamic_batch else (
+            "dynamic-shapes" if self.dynamic_shapes else "")
         return digest(options.fingerprint(), self.kind, content, shapes, batch)
 
     def module(self, ctx: Context) -> ModuleOp:
@@ -95,7 +97,8 @@ class Source:
             from dlc.frontends.onnx import import_onnx
 
             return import_onnx(self.model, self.input_shapes,  # type: ignore[arg-type]
-                               dynamic_batch=self.dynamic_batch)
+                               dynamic_batch=self.dynamic_batch,
+                               dynamic_shapes=self.dynamic_shapes)
         module = parse_module(self.path, ctx) if self.path is not None else self.model.clone()
         reject_declarations(module)  # type: ignore[arg-type]
         return module  # type: ignore[return-value]

@@ -199,18 +199,29 @@ def _contiguous(array: np.ndarray) -> np.ndarray:
 
 
 def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,
-               build: Builder, batched: Builder | None = None
-               ) -> Executable | SpecializingExecutable:
+               build: Builder, batched: Builder | None = None,
+               polymorphic: Builder | None = None) -> Executable | SpecializingExecutable:
     """`build(model, input_shapes)`, or a `SpecializingExecutable` when the build stops on an
     ONNX model (a ModelProto or `.onnx` path) whose input shapes `input_shapes` leaves dynamic,
     or that needs the value of a graph input at import time. The model is read twice only in
     that case: a static model builds (and hits the model cache) as it always did.
 
     With `batched` (a build with a dynamic batch, `dlc.compile(dynamic_batch=True)`), that build
-    comes first; a model it cannot import (not batch-polymorphic) goes on as without it."""
+    comes first; a model it cannot import (not batch-polymorphic) goes on as without it.
+    With `polymorphic` (a build with every named dim dynamic, `dlc.compile(dynamic_shapes=
+    True)`), that build comes before it: a model it cannot import (an op not
+    shape-polymorphic) or compile (a definition refusing a runtime extent) goes on as without
+    it, and a model with no dynamic dim is built as it is."""
     from dlc.frontends.onnx import DynamicInputError, NotConstantError, OnnxImportError
 
     given = dict(input_shapes or {})
+    if polymorphic is not None:
+        try:
+            return polymorphic(model, given)  # type: ignore[arg-type]
+        except CompileError as e:
+            cause = getattr(e, "diagnostic", None)
+            if isinstance(cause, OnnxImportError) and not isinstance(cause, DynamicInputError):
+                raise  # the model itself is bad, whatever its shapes
     if batched is not None:
         try:
             return batched(model, given)  # type: ignore[arg-type]

@@ -61,28 +61,18 @@ def is_graph_op(op: Operation) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _dynamic(type: Attribute) -> bool:
-    """Whether `type` is a tensor of unknown rank or with a dynamic dim after the leading one
-    (a dynamic leading dim is a runtime number of rows: the computes take its size)."""
-    if isinstance(type, UnrankedTensorType):
-        return True
-    return isinstance(type, TensorType) and any(dim < 0 for dim in type.get_shape()[1:])
-
-
-def check_static_shapes(module: ModuleOp) -> None:
-    """Fails, naming the op, on any tensor of unknown shape in `module` or with a dynamic dim
-    other than the leading one."""
+def check_ranked(module: ModuleOp) -> None:
+    """Fails, naming the op, on any tensor of unknown rank in `module` (a dynamic dim is a
+    runtime extent: the graph ops that admit one have definitions over it)."""
     for op in module.walk():
         types = [v.type for v in op.results]
         if isinstance(op, func.FuncOp):
             types += [*op.function_type.inputs, *op.function_type.outputs]
         where = f" @{op.sym_name.data}" if isinstance(op, func.FuncOp) else ""
         for type in types:
-            if _dynamic(type):
+            if isinstance(type, UnrankedTensorType):
                 raise PassFailedException(
-                    f"'{op_name(op)}' op{where} expected tensors of static shape (but for the "
-                    f"leading dim), found {type}"
-                )
+                    f"'{op_name(op)}' op{where} expected ranked tensors, found {type}")
 
 
 def _missing_definition(op: Operation) -> PassFailedException:
@@ -312,8 +302,9 @@ def signless_types(module: ModuleOp) -> None:
 class ConvertGraphToTensorExprPass(ModulePass):
     """Defines every graph op as `tensor_expr.compute`s (TOPI) and outlines fused groups.
 
-    *Input invariant*: `func.func`s over ranked tensors of static shape (but for, perhaps, a
-    dynamic leading dim: a runtime batch of rows) whose bodies hold graph
+    *Input invariant*: `func.func`s over ranked tensors (a dynamic dim: a runtime batch of
+    rows, or a runtime extent of a shape-polymorphic op, `GraphOp.DYNAMIC_DIMS`) whose bodies
+    hold graph
     ops (possibly grouped in `graph.fused`), `func.call` and `func.return`. Every graph op must
     have a compute definition in `rewrites/topi`; `graph.if` and `graph.loop` may hold any of
     these in their regions.
@@ -347,15 +338,18 @@ class ConvertGraphToTensorExprPass(ModulePass):
     selects the pad value); the result of each function is the graph interpreter's (checked by
     tests/test_topi.py with the tensor_expr interpreter).
 
-    A compute whose result has a dynamic leading dim takes its size (`sizes`) from the first
-    operand of its graph op dynamic in that dim (a batch-polymorphic op's result has its
-    operands' rows): that operand's own size operand when a compute made it, else one
-    `tensor.dim` of it shared by the computes that read it (`topi.common.dim_size`).
+    A compute whose result has a dynamic dim takes its size (`sizes`) from its definition
+    where the op computes it (a window's `(H + pads - extent) / stride + 1`, a pad's `H +
+    pads`, a repeat's `H * k`: `arith` on `index`), else from the first operand of its graph op
+    dynamic in that dim (an elementwise or batch-polymorphic op's result has its operands'
+    sizes): that operand's own size operand when a compute made it, else one `tensor.dim` of
+    it shared by the computes that read it (`topi.common.dim_size`). Reads that may leave a
+    tensor of runtime size compare with that size.
 
-    Fails, naming the op, on a graph op without a definition, on a tensor of unknown rank or
-    with a dynamic dim other than the leading one, on a result with a dynamic dim no operand
-    has, and on element types the definitions do not compute with (signed `si` integers,
-    index).
+    Fails, naming the op, on a graph op without a definition, on a tensor of unknown rank, on
+    a result with a dynamic dim no operand has, on a runtime extent a definition cannot take
+    (a resize whose taps depend on the length), and on element types the definitions do not
+    compute with (signed `si` integers, index).
 
     No options.
     """
@@ -363,7 +357,7 @@ class ConvertGraphToTensorExprPass(ModulePass):
     name: ClassVar[str] = "convert-graph-to-tensor-expr"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_static_shapes(op)
+        check_ranked(op)
         convert_control_flow(op)
         outline_fused_groups(op)
         lower_graph_ops(op)

@@ -184,7 +184,8 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
             )
         batch = arg_attrs[index].data.get(BATCH_ROWS_ATTR) if index < len(arg_attrs) else None
         shape = type_.get_shape()
-        if batch is None and index < len(arg_attrs) and shape and shape[0] < 0:
+        if batch is None and index < len(arg_attrs) and shape and shape[0] < 0 and all(
+                d >= 0 for d in shape[1:]):
             batch = _leading_symbol(arg_attrs[index])  # runtime rows of a named batch
         size_map = arg_attrs[index].data.get(DIM_SIZES_ATTR) if index < len(arg_attrs) else None
         arguments.append(ArgumentSpec(

@@ -71,7 +71,10 @@ class GraphBatchRowsPass(ModulePass):
     first: the largest runs the whole blocks, and the runtime may run the rows left through
     the others (an MLP's 3 rows as a block of 3, not 3 calls that each read every weight).
 
-    Invariants: a function without dynamic dims is left alone; the rewritten function verifies.
+    Invariants: a function without dynamic dims is left alone, and so is a function with a
+    dynamic dim after the leading one in its signature (a shape-polymorphic function, the ONNX
+    importer's `dynamic_shapes`: its kernels run over runtime extents, the batch's included);
+    the rewritten function verifies.
 
     Options:
         block: the rows of the block entry (0 or 1: none).
@@ -88,7 +91,8 @@ class GraphBatchRowsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.ops):
-            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+            if not isinstance(function, func.FuncOp) or not function.body.blocks or \
+                    _is_shape_polymorphic(function):
                 continue
             if self.block > 1 and _is_dynamic(function):
                 _batch_symbol(function)  # the function's errors name it, not its copy
@@ -249,6 +253,13 @@ def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, 
             entries[BATCH_ROWS_ATTR] = StringAttr(symbol)
         new.append(DictionaryAttr(entries))
     return ArrayAttr(new)
+
+
+def _is_shape_polymorphic(function: func.FuncOp) -> bool:
+    """Whether an argument or result of `function` has a dynamic dim after its leading one."""
+    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
+    return any(isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()[1:])
+               for t in types)
 
 
 def _is_dynamic(function: func.FuncOp) -> bool:

@@ -146,15 +146,19 @@ class ConvLayouts(ConvWindow):
 
 
 def _tensor(
-    op_name: str, what: str, type: Attribute, *, leading_dynamic: bool = False
+    op_name: str, what: str, type: Attribute, *, leading_dynamic: bool = False,
+    any_dynamic: bool = False,
 ) -> TensorType:
     """`type` as a static-shape ranked tensor type, or a verifier error naming `what`.
 
     With `leading_dynamic` the leading dim may be dynamic (`?`, the batch of a batch-polymorphic
-    op's data operand); every other dim must still be static.
+    op's data operand); every other dim must still be static. With `any_dynamic` (a
+    shape-polymorphic op's data operand, `GraphOp.DYNAMIC_DIMS`) every dim may be.
     """
     if not isinstance(type, TensorType):
         raise op_error(op_name, f"expected {what} to be a ranked tensor, found {type}")
+    if any_dynamic:
+        return type
     dynamic = [axis for axis, dim in enumerate(type.get_shape()) if dim < 0]
     if dynamic and not (leading_dynamic and dynamic == [0]):
         shape = "a static shape after its leading dim" if leading_dynamic else "a static shape"
@@ -163,9 +167,10 @@ def _tensor(
 
 
 def _require_static_axis(op_name: str, what: str, type: TensorType, axis: int) -> None:
-    """A batch-polymorphic op's `axis` (normalized) must not be the dynamic leading dim."""
-    if axis == 0 and has_dynamic_leading_dim(type):
-        raise op_error(op_name, f"expected {what} to be a static dim of {type}, found axis 0")
+    """A polymorphic op's `axis` (normalized) must not be a dynamic dim."""
+    if type.get_shape()[axis] < 0:
+        raise op_error(op_name, f"expected {what} to be a static dim of {type}, found axis "
+                                f"{axis}")
 
 
 def _require_batch_first(op_name: str, type: TensorType, batch_axis: int) -> None:
@@ -327,6 +332,12 @@ class GraphOp(IRDLOperation):
     leading dim (`?`, the batch), which shape inference carries from the operands to the result;
     the other dims, and operands such as weights, stay static (its `infer_type` checks which)."""
 
+    DYNAMIC_DIMS: ClassVar[bool] = False
+    """Whether the op is shape-polymorphic: any dim of its data operands may be dynamic (a
+    runtime image height or width), and shape inference gives `?` to each result dim computed
+    from one (`window_output_size` of `?` is `?`); dims it must know (a concat axis, a weight's)
+    stay static. Such ops have compute definitions over runtime extents."""
+
     if TYPE_CHECKING:
         fusion_kind: ClassVar[FusionKind]
 
@@ -335,11 +346,13 @@ class GraphOp(IRDLOperation):
         raise NotImplementedError(f"{type(self).__name__} must define inferred_result_type")
 
     def verify_(self) -> None:
-        dynamic = self.LEADING_DYNAMIC
+        dynamic, any_dynamic = self.LEADING_DYNAMIC, self.DYNAMIC_DIMS
         for index, operand in enumerate(self.operands):
-            _tensor(self.name, f"operand #{index}", operand.type, leading_dynamic=dynamic)
+            _tensor(self.name, f"operand #{index}", operand.type, leading_dynamic=dynamic,
+                    any_dynamic=any_dynamic)
         result_type = _tensor(
-            self.name, "the result", self.results[0].type, leading_dynamic=dynamic
+            self.name, "the result", self.results[0].type, leading_dynamic=dynamic,
+            any_dynamic=any_dynamic,
         )
         inferred = self.inferred_result_type()
         if inferred != result_type:
@@ -350,6 +363,7 @@ class _BinaryOp(GraphOp):
     """Elementwise binary op with NumPy broadcasting."""
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -366,18 +380,15 @@ class _BinaryOp(GraphOp):
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
         """The broadcast shape of `lhs` and `rhs`, with their common element type."""
-        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
-        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, any_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, any_dynamic=True)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         if shape is None:
             raise op_error(
                 cls.name, f"expected broadcast-compatible operand shapes, found {lhs} and {rhs}"
             )
-        return _tensor(
-            cls.name, "the broadcast result", TensorType(element_type, shape),
-            leading_dynamic=True,
-        )
+        return TensorType(element_type, shape)
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.lhs.type, self.rhs.type)
@@ -390,6 +401,7 @@ class _UnaryOp(GraphOp):
     """Whether the op is defined on floating-point element types only."""
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
@@ -404,7 +416,7 @@ class _UnaryOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute) -> TensorType:
         """The operand's type (float element types only where the op needs them)."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         if cls.FLOAT_ONLY:
             _require_float(cls.name, x_type)
         return x_type
@@ -417,6 +429,7 @@ class _Pool2DOp(GraphOp):
     """Shared shape rules of the 2-D sliding-window pools."""
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -437,7 +450,7 @@ class _Pool2DOp(GraphOp):
     ) -> TensorType:
         """Result type of a pool window `kernel` sliding over the H and W axes of `x`; the
         element type is float, or with `integers` also an integer type wider than i1."""
-        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the input", x, any_dynamic=True)
         _require_rank(cls.name, "an input", x_type, 4)
         element = x_type.get_element_type()
         if not integers:
@@ -469,6 +482,8 @@ class _Pool2DOp(GraphOp):
                     f"expected padding {list(pads)} of dim {dim} to be smaller than the "
                     f"window extent {extent}",
                 )
+            if shape[pos] < 0:
+                continue  # a runtime extent: sized by `window_output_size` at run time
             size = window_output_size(
                 shape[pos], kernel[axis], strides[axis], pads[0], pads[1], dilation[axis],
                 ceil_mode,
@@ -951,6 +966,7 @@ class ClipOp(GraphOp):
     name = "graph.clip"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
     result = result_def(T)
@@ -970,7 +986,7 @@ class ClipOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, min: float, max: float) -> TensorType:
         """The operand's type; the bounds must be ordered."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         if min > max:
             raise op_error(cls.name, f"expected min <= max, found min {min} and max {max}")
         return x_type
@@ -1081,6 +1097,7 @@ class Conv2DOp(ConvLayouts, GraphOp):
     name = "graph.conv2d"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -1148,7 +1165,7 @@ class Conv2DOp(ConvLayouts, GraphOp):
         kernel_layout: str = "OIHW",
     ) -> TensorType:
         """The convolution's result type: the input's layout with O channels."""
-        input_type = _tensor(cls.name, "the input", input, leading_dynamic=True)
+        input_type = _tensor(cls.name, "the input", input, any_dynamic=True)
         weight_type = _tensor(cls.name, "the weight", weight)
         _require_rank(cls.name, "an input", input_type, 4)
         _require_rank(cls.name, "a weight", weight_type, 4)
@@ -1184,6 +1201,8 @@ class Conv2DOp(ConvLayouts, GraphOp):
         shape = list(x_shape)
         shape[c] = out_channels
         for axis, (dim, pos, kpos) in enumerate((("H", h, kh), ("W", w, kw))):
+            if x_shape[pos] < 0:
+                continue  # a runtime extent: sized by `window_output_size` at run time
             size = window_output_size(
                 x_shape[pos], w_shape[kpos], strides[axis], padding[axis], padding[axis + 2],
                 dilation[axis],
@@ -1547,6 +1566,7 @@ class BatchNormOp(GraphOp):
     name = "graph.batch_norm"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -1585,10 +1605,11 @@ class BatchNormOp(GraphOp):
         cls, x: Attribute, scale: Attribute, bias: Attribute, mean: Attribute, var: Attribute
     ) -> TensorType:
         """The type of `x`; the four parameters must be 1-D of length C (x's axis 1)."""
-        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the input", x, any_dynamic=True)
         if x_type.get_num_dims() < 2:
             raise op_error(cls.name, f"expected an input of rank >= 2, found {x_type}")
         _require_float(cls.name, x_type)
+        _require_static_axis(cls.name, "the channel axis", x_type, 1)
         channels = x_type.get_shape()[1]
         types = [x_type]
         for what, param in (("scale", scale), ("bias", bias), ("mean", mean), ("var", var)):
@@ -1910,6 +1931,7 @@ class ConcatOp(GraphOp):
     name = "graph.concat"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -1932,7 +1954,7 @@ class ConcatOp(GraphOp):
         if not inputs:
             raise op_error(cls.name, "expected at least one input, found none")
         types = [
-            _tensor(cls.name, f"input #{i}", t, leading_dynamic=True)
+            _tensor(cls.name, f"input #{i}", t, any_dynamic=True)
             for i, t in enumerate(inputs)
         ]
         element_type = _same_element_type(cls.name, types)
@@ -2136,7 +2158,7 @@ class FusedOp(IRDLOperation):
 
     def verify_(self) -> None:
         for index, value in enumerate([*self.inputs, *self.outputs]):
-            _tensor(self.name, f"operand or result #{index}", value.type, leading_dynamic=True)
+            _tensor(self.name, f"operand or result #{index}", value.type, any_dynamic=True)
         if self.kind is not None:
             try:
                 FusionKind.from_mnemonic(self.kind.data)

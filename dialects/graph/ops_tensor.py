@@ -102,6 +102,7 @@ class CastOp(GraphOp):
     name = "graph.cast"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -116,7 +117,7 @@ class CastOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, element_type: Attribute) -> TensorType:
         """The operand's shape with `element_type`."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         for element in (x_type.get_element_type(), element_type):
             try:
                 to_numpy_dtype(element)
@@ -126,7 +127,7 @@ class CastOp(GraphOp):
         return TensorType(element_type, x_type.get_shape())
 
     def inferred_result_type(self) -> TensorType:
-        result = _tensor(self.name, "the result", self.result.type, leading_dynamic=True)
+        result = _tensor(self.name, "the result", self.result.type, any_dynamic=True)
         return self.infer_type(self.x.type, result.get_element_type())
 
 
@@ -588,6 +589,7 @@ class ResizeOp(GraphOp):
     name = "graph.resize"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -647,20 +649,24 @@ class ResizeOp(GraphOp):
                    mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
                    nearest_mode: str = "round_prefer_floor", roi: Sequence[float] = ()
                    ) -> TensorType:
-        """`sizes`, of x's element type (-1 and a scale of 1 for a dynamic batch)."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        """`sizes`, of x's element type: -1 at each dynamic dim of x, which has size
+        `floor(n * scale)` at run time (scale 1 for a dynamic batch), and no crop of it."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         rank = x_type.get_num_dims()
         _require_count(cls.name, "sizes", sizes, rank)
         _require_count(cls.name, "scales", scales, rank)
-        if has_dynamic_leading_dim(x_type):
-            if sizes[0] != -1 or scales[0] != 1 or (
-                    roi and (roi[0], roi[rank]) != (0, 1)):
-                raise op_error(cls.name, f"expected size -1 and scale 1 for the dynamic batch "
-                               f"of {x_type}, found size {sizes[0]}, scale {scales[0]}")
-            _require_positive(cls.name, "sizes", sizes[1:])
-            sizes = [DYNAMIC_INDEX, *sizes[1:]]
-        else:
-            _require_positive(cls.name, "sizes", sizes)
+        shape = x_type.get_shape()
+        _require_positive(cls.name, "sizes", [s for s, d in zip(sizes, shape, strict=True)
+                                              if d >= 0])
+        for axis, dim in enumerate(shape):
+            if dim >= 0:
+                continue
+            what = "the dynamic batch" if axis == 0 else f"dynamic dim {axis}"
+            if sizes[axis] != -1 or (axis == 0 and scales[0] != 1) or (
+                    roi and (roi[axis], roi[axis + rank]) != (0, 1)):
+                raise op_error(cls.name, f"expected size -1{' and scale 1' if axis == 0 else ''}"
+                               f" for {what} of {x_type}, found size {sizes[axis]}, scale "
+                               f"{scales[axis]}")
         if any(not s > 0 for s in scales):
             raise op_error(cls.name, f"expected positive 'scales', found {list(scales)}")
         _require_choice(cls.name, "mode", mode, RESIZE_MODES)
@@ -672,7 +678,7 @@ class ResizeOp(GraphOp):
         if mode != "nearest" and not is_float_type(x_type.get_element_type()):
             raise op_error(cls.name, f"expected a floating-point element type for mode "
                                      f"'{mode}', found {x_type.get_element_type()}")
-        return TensorType(x_type.get_element_type(), list(sizes))
+        return TensorType(x_type.get_element_type(), [DYNAMIC_INDEX if s < 0 else s for s in sizes])
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(

@@ -109,6 +109,23 @@ node of one of them whose conversion still fails on a batched value (a reduction
 over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
 shapes per call."""
 
+SHAPE_POLYMORPHIC_OPS = frozenset({
+    # elementwise and broadcasting
+    "Abs", "Add", "Ceil", "Clip", "Div", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
+    "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
+    "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout", "Gelu", "Mean",
+    "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
+    # sliding windows and per-channel maps over runtime heights and widths
+    "AveragePool", "BatchNormalization", "Conv", "MaxPool",
+    # along a static axis, or by constant scales
+    "Concat", "Resize", "Upsample",
+})
+"""The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
+through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute
+definitions over runtime extents. Any other node reading such a value, or one of these whose
+conversion fails on it (a concat along a runtime axis, a resize to given sizes), raises
+`DynamicInputError`, so that the driver falls back to shapes per call."""
+
 BATCH_POLYMORPHIC_MICROSOFT_OPS = frozenset({
     "QLinearAdd", "QGemm", "QLinearGlobalAveragePool", "MatMulIntegerToFloat",
 })
@@ -124,7 +141,7 @@ by ConstantOfShape, the sizes of torchvision's `F.interpolate(x, size=...)`)."""
 
 def import_onnx(
     model: onnx.ModelProto | str | Path, input_shapes: InputShapes | None = None,
-    *, dynamic_batch: bool = False,
+    *, dynamic_batch: bool = False, dynamic_shapes: bool = False,
 ) -> ModuleOp:
     """Import an ONNX model as a module holding `func.func @main` over graph dialect ops.
 
@@ -137,17 +154,24 @@ def import_onnx(
             keeps it, named in `dlc.dim_symbols`; all such inputs must share the symbol, and
             every node that reads a batched value must be batch-polymorphic
             (`BATCH_POLYMORPHIC_OPS`, and its graph op's verifier), else `DynamicInputError`.
+        dynamic_shapes: keep every named dynamic dim (`dim_param`) of an input not in
+            `input_shapes` as `?`, named in `dlc.dim_symbols` (inputs sharing a name share the
+            size); every node that reads a value with a dynamic dim must be shape-polymorphic
+            (`SHAPE_POLYMORPHIC_OPS`, and its graph op's verifier), else `DynamicInputError`.
+            Not with `dynamic_batch`.
 
     Raises:
         OnnxImportError: the model cannot be read, uses ops or opsets dlc does not convert, has
             dynamic shapes not fixed by `input_shapes`, or is malformed; the message names the
             node and op (all unsupported ops are listed in one error).
     """
+    assert not (dynamic_batch and dynamic_shapes), "one way of keeping dynamic dims"
     if isinstance(model, onnx.ModelProto):
-        return _Importer(model, dict(input_shapes or {}), dynamic_batch=dynamic_batch).run()
+        return _Importer(model, dict(input_shapes or {}), dynamic_batch=dynamic_batch,
+                         dynamic_shapes=dynamic_shapes).run()
     proto, serialized = _read_model(model)
     return _Importer(proto, dict(input_shapes or {}), serialized,
-                     dynamic_batch=dynamic_batch).run()
+                     dynamic_batch=dynamic_batch, dynamic_shapes=dynamic_shapes).run()
 
 
 def load_model(path: str | Path) -> onnx.ModelProto:
@@ -343,9 +367,13 @@ class _Importer:
     """One import: checks the model, then converts its nodes in order into `@main`."""
 
     def __init__(self, model: onnx.ModelProto, input_shapes: dict[str, Sequence[int]],
-                 serialized: bytes | None = None, *, dynamic_batch: bool = False) -> None:
+                 serialized: bytes | None = None, *, dynamic_batch: bool = False,
+                 dynamic_shapes: bool = False) -> None:
         self.model = model
         self.dynamic_batch = dynamic_batch
+        self.dynamic_shapes = dynamic_shapes
+        self.input_symbols: dict[str, tuple[str, ...]] = {}
+        """The `dim_param` of each dynamic dim of each input kept as `?` (`dynamic_shapes`)."""
         self.batch_symbol: str | None = None
         """The `dim_param` of the dynamic leading dims kept as `?` (`dynamic_batch`)."""
         self.serialized = serialized
@@ -470,6 +498,9 @@ class _Importer:
         elif self.dynamic_batch and self._keeps_batch(name, declared):
             assert declared is not None
             shape = (DYNAMIC_INDEX, *(int(d) for d in declared[1:]))
+        elif self.dynamic_shapes and declared is not None and all(d != "?" for d in declared):
+            shape = tuple(DYNAMIC_INDEX if isinstance(d, str) else int(d) for d in declared)
+            self.input_symbols[name] = tuple(d if isinstance(d, str) else "" for d in declared)
         elif declared is None or any(isinstance(d, str) for d in declared):
             raise self._dynamic_input_error(name, declared)
         else:
@@ -566,6 +597,11 @@ class _Importer:
         batched = self._batched_input(scope, given) if self.dynamic_batch else None
         if batched is not None:
             self._check_batch_polymorphic(node, scope, batched, opset)
+        elif self.dynamic_shapes:
+            batched = self._dynamic_input(scope, given)
+            if batched is not None and not (node.op_type in SHAPE_POLYMORPHIC_OPS
+                                            and node.domain in _DEFAULT_DOMAINS):
+                raise self._not_shape_polymorphic(node, scope, batched, opset)
         try:
             if converter.fold_constant_inputs and not to_batch and all(
                     scope.entry(n).array is not None for n in given):
@@ -575,6 +611,8 @@ class _Importer:
         except DynamicInputError:
             raise
         except (OnnxImportError, DiagnosticException, VerifyException) as e:
+            if batched is not None and self.dynamic_shapes:
+                raise self._not_shape_polymorphic(node, scope, batched, opset, str(e)) from None
             if batched is not None:
                 raise self._not_batch_polymorphic(node, scope, batched, opset, str(e)) from None
             if isinstance(e, OnnxImportError) and str(e).startswith(describe_node(node, opset)):
@@ -655,6 +693,25 @@ class _Importer:
             if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
                 return name
         return None
+
+    @staticmethod
+    def _dynamic_input(scope: _FunctionScope, given: list[str]) -> str | None:
+        """The first of `given` whose type has a dynamic dim, if any."""
+        for name in given:
+            type = scope.entry(name).type
+            if isinstance(type, TensorType) and any(d < 0 for d in type.get_shape()):
+                return name
+        return None
+
+    def _not_shape_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope, name: str,
+                               opset: int, why: str = "") -> DynamicInputError:
+        """The error of `node`, which reads `name` (a value with runtime dims) but has no
+        definition over runtime extents (`why`: what its conversion said)."""
+        because = f" ({why})" if why else ""
+        return DynamicInputError(
+            f"{describe_node(node, opset)} reads '{name}' ({scope.entry(name).type}), which has "
+            f"dynamic dims, and is not shape-polymorphic{because}: compile it for static "
+            "shapes", name)
 
     def _check_batch_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope,
                                  batched: str, opset: int) -> None:
@@ -739,7 +796,8 @@ class _Importer:
             "main",
             ([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
-            arg_attrs=self._name_attrs(self.arg_names, [a.type for a in self.block.args]),
+            arg_attrs=self._name_attrs(self.arg_names, [a.type for a in self.block.args],
+                                       [self.input_symbols.get(n) for n in self.arg_names]),
             res_attrs=self._name_attrs([o.name for o in self.graph.output],
                                        [r.type for r in results]),
         )
@@ -755,13 +813,20 @@ class _Importer:
             raise OnnxImportError(f"internal error: the imported IR does not verify: {e}") from None
         return module
 
-    def _name_attrs(self, names: list[str], types: Sequence[Attribute]
+    def _name_attrs(self, names: list[str], types: Sequence[Attribute],
+                    symbols: Sequence[tuple[str, ...] | None] | None = None
                     ) -> ArrayAttr[DictionaryAttr]:
-        """Each value's ONNX name, and the batch symbol of a dynamic leading dim."""
+        """Each value's ONNX name, and the symbols of its dynamic dims: `symbols` where given
+        (the inputs' `dim_param`s), else the batch symbol of a dynamic leading dim (a result of
+        `dynamic_shapes` gets none: its sizes are computed, `rewrites/output_sizes.py`)."""
         attrs: list[DictionaryAttr] = []
-        for name, type in zip(names, types, strict=True):
+        for index, (name, type) in enumerate(zip(names, types, strict=True)):
             entries: dict[str, Attribute] = {ONNX_NAME_ATTR: StringAttr(name)}
-            if isinstance(type, TensorType) and has_dynamic_leading_dim(type):
+            given = symbols[index] if symbols is not None else None
+            if given is not None:
+                entries[DIM_SYMBOLS_ATTR] = symbols_attr(given)
+            elif self.dynamic_batch and isinstance(type, TensorType) and \
+                    has_dynamic_leading_dim(type):
                 assert self.batch_symbol is not None
                 rank = type.get_num_dims()
                 entries[DIM_SYMBOLS_ATTR] = symbols_attr([self.batch_symbol] + [""] * (rank - 1))

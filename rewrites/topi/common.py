@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from dlc.dialects.graph.attrs import is_low_precision_float, to_numpy_dtype
+from dlc.dialects.graph.ops import window_output_size
 from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
 from xdsl.builder import Builder
 from xdsl.dialects import arith, tensor
@@ -220,14 +221,51 @@ def dim_size(builder: Builder, value: SSAValue, dim: int) -> SSAValue:
     return builder.insert(tensor.DimOp(value, index)).result
 
 
-def _dynamic_dim_sources(origin: Operation, result_type: TensorType
-                         ) -> list[tuple[int, SSAValue]]:
-    """For each dynamic dim of a compute's result, the operand of `origin` it takes its size
-    from: the first one dynamic in that dim (a batch-polymorphic op's result has its operands'
-    rows); a `PassFailedException` naming `origin` when there is none."""
+Extent = int | SSAValue
+"""The size of a tensor dim: an int where static, an `index` value (`dim_size`) where dynamic."""
+
+
+def extents_of(builder: Builder, value: SSAValue) -> list[Extent]:
+    """The size of each dim of `value`: static ones as ints, dynamic ones as `dim_size` values
+    inserted with `builder` (outside any compute body: a body captures them)."""
+    return [dim if dim >= 0 else dim_size(builder, value, axis)
+            for axis, dim in enumerate(shape_of(value))]
+
+
+def extent_affine(b: Builder, extent: Extent, offset: int, scale: int = 1) -> Extent:
+    """`extent * scale + offset`: an int for a static extent, index arithmetic otherwise."""
+    if isinstance(extent, int):
+        return extent * scale + offset
+    return affine(b, [(extent, scale)], offset)
+
+
+def window_extent(b: Builder, size: Extent, kernel: int, stride: int, pad_begin: int,
+                  pad_end: int, dilation: int, ceil_mode: bool = False) -> Extent:
+    """`window_output_size` (the sliding-window positions along one axis) of a static size as
+    an int, of a runtime size as index arithmetic: `(size + pads - extent) / stride + 1`, in
+    ceil mode rounded up and less a last window that would start inside the end padding.
+    A runtime size too small for one window gives a non-positive span: the caller's inputs
+    are checked against the model's shape function."""
+    if isinstance(size, int):
+        return window_output_size(size, kernel, stride, pad_begin, pad_end, dilation, ceil_mode)
+    span = affine(b, [(size, 1)], pad_begin + pad_end - (dilation * (kernel - 1) + 1)
+                  + (stride - 1 if ceil_mode else 0))
+    count = affine(b, [(divide_index(b, span, stride), 1)], 1)
+    if not ceil_mode or stride == 1:
+        return count
+    start = affine(b, [(count, stride)], -stride)  # where the last window starts
+    inside = b.insert(arith.CmpiOp(start, affine(b, [(size, 1)], pad_begin), "slt")).result
+    return b.insert(arith.SelectOp(inside, count, affine(b, [(count, 1)], -1))).result
+
+
+def _dynamic_dim_sources(origin: Operation, result_type: TensorType,
+                         given: Sequence[int] = ()) -> list[tuple[int, SSAValue]]:
+    """For each dynamic dim of a compute's result not in `given`, the operand of `origin` it
+    takes its size from: the first one dynamic in that dim (a batch-polymorphic op's result
+    has its operands' rows); a `PassFailedException` naming `origin` when there is none."""
     sources: list[tuple[int, SSAValue]] = []
     for dim, size in enumerate(result_type.get_shape()):
-        if size >= 0:
+        if size >= 0 or dim in given:
             continue
         source = next((value for value in origin.operands if isinstance(value.type, TensorType)
                        and dim < value.type.get_num_dims() and value.type.get_shape()[dim] < 0),
@@ -251,11 +289,14 @@ def emit_compute(
     reduce_extents: Sequence[int] = (),
     combiner: str | None = None,
     init: IntegerAttr | FloatAttr | None = None,
+    extents: Sequence[Extent] | None = None,
 ) -> SSAValue:
     """Inserts a `tensor_expr.compute` defined by `body` and returns its result.
 
     The compute carries `origin`'s location and, where `origin` has one, its node name (attribute
-    `onnx_node`). A reduction with an empty extent yields `init` everywhere.
+    `onnx_node`). A reduction with an empty extent yields `init` everywhere. A dynamic dim of
+    `result_type` takes its size from `extents` where given (an `index` value: a window's
+    output size), else from the first operand of `origin` dynamic in that dim.
     """
     if any(extent == 0 for extent in reduce_extents):
         assert init is not None, "a reduction has an init"
@@ -265,8 +306,12 @@ def emit_compute(
             return b.insert(arith.ConstantOp(value)).result
 
         body, reduce_extents, combiner, init = fill, (), None, None
-    sizes = [dim_size(builder, source, dim)
-             for dim, source in _dynamic_dim_sources(origin, result_type)]
+    given = {dim: extent for dim, extent in enumerate(extents or ())
+             if isinstance(extent, SSAValue) and result_type.get_shape()[dim] < 0}
+    by_dim = dict(given)
+    for dim, source in _dynamic_dim_sources(origin, result_type, tuple(given)):
+        by_dim[dim] = dim_size(builder, source, dim)
+    sizes = [by_dim[dim] for dim in sorted(by_dim)]
     compute = ComputeOp.build(
         name, result_type, body, reduce_extents, combiner, init, tag, sizes
     )
@@ -385,9 +430,14 @@ def may_leave(low: int, high: int, dim: int) -> bool:
     return low < 0 or high >= dim
 
 
-def clamp_index(b: Builder, value: SSAValue, dim: int) -> SSAValue:
+def clamp_index(b: Builder, value: SSAValue, dim: Extent) -> SSAValue:
     """`value` clamped into [0, dim): `minui %value, dim - 1` (a negative index becomes dim - 1)."""
-    return b.insert(arith.MinUIOp(value, index(b, dim - 1))).result
+    last = index(b, dim - 1) if isinstance(dim, int) else affine(b, [(dim, 1)], -1)
+    return b.insert(arith.MinUIOp(value, last)).result
+
+
+def _index_extent(b: Builder, dim: Extent) -> SSAValue:
+    return index(b, dim) if isinstance(dim, int) else dim
 
 
 def guarded_read(
@@ -396,20 +446,22 @@ def guarded_read(
     indices: Sequence[SSAValue],
     guarded: Sequence[bool],
     pad_value: IntegerAttr | FloatAttr | SSAValue,
+    dims: Sequence[Extent] | None = None,
 ) -> SSAValue:
     """`tensor[indices]` where all indices are in bounds, else `pad_value` (a constant, or a
     value computed in the body), never reading outside.
 
     Only the axes flagged in `guarded` are tested and clamped; the others must be in bounds.
+    `dims` gives the tensor's sizes where some are dynamic (`extents_of`, outside the body).
     """
-    shape = shape_of(tensor)
+    shape = list(dims) if dims is not None else shape_of(tensor)
     clamped: list[SSAValue] = []
     in_bounds: SSAValue | None = None
     for value, guard, dim in zip(indices, guarded, shape, strict=True):
         if not guard:
             clamped.append(value)
             continue
-        inside = b.insert(arith.CmpiOp(value, index(b, dim), "ult")).result
+        inside = b.insert(arith.CmpiOp(value, _index_extent(b, dim), "ult")).result
         if in_bounds is not None:
             inside = b.insert(arith.AndIOp(in_bounds, inside)).result
         in_bounds = inside

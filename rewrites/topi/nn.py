@@ -14,6 +14,7 @@ from dlc.dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
 from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
 from dlc.dialects.tensor_expr.ops import ComputeBody
 from dlc.rewrites.topi.common import (
+    Extent,
     accumulator_type,
     affine,
     binary,
@@ -22,8 +23,11 @@ from dlc.rewrites.topi.common import (
     clamp_index,
     constant,
     convert_float,
+    dim_size,
     divide_index,
     emit_compute,
+    extent_affine,
+    extents_of,
     guarded_read,
     index,
     lowest_attr,
@@ -32,6 +36,7 @@ from dlc.rewrites.topi.common import (
     scalar_attr,
     shape_of,
     tensor_type,
+    window_extent,
     zero_attr,
 )
 from dlc.rewrites.topi.elementwise import INJECTIVE
@@ -39,7 +44,7 @@ from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 PAD_TAG = "pad"
@@ -63,21 +68,21 @@ def pad(
     `padded[i...] = select(in_bounds, x[clamp(i - before)], pad_value)` (TVM's topi.nn.pad);
     a callable `pad_value` builds the value in the compute's body (a read of a zero point).
     """
-    in_shape = shape_of(x)
-    x_type = tensor_type(x)
-    out_shape = [
-        dim + before.get(axis, 0) + after.get(axis, 0) for axis, dim in enumerate(in_shape)
-    ]
-    element_type = x_type.get_element_type()
+    in_dims = extents_of(builder, x)
+    out_dims = [extent_affine(builder, dim, before.get(axis, 0) + after.get(axis, 0))
+                for axis, dim in enumerate(in_dims)]
+    out_shape = [dim if isinstance(dim, int) else DYNAMIC_INDEX for dim in out_dims]
+    element_type = tensor_type(x).get_element_type()
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         indices = [affine(b, [(i[axis], 1)], -before.get(axis, 0)) for axis in range(len(i))]
         guarded = [bool(before.get(axis, 0) or after.get(axis, 0)) for axis in range(len(i))]
         value = pad_value(b) if callable(pad_value) else scalar_attr(pad_value, element_type)
-        return guarded_read(b, x, indices, guarded, value)
+        return guarded_read(b, x, indices, guarded, value, in_dims)
 
     return emit_compute(
-        builder, origin, PAD_TAG, TensorType(element_type, out_shape), body, tag=PAD_TAG
+        builder, origin, PAD_TAG, TensorType(element_type, out_shape), body, tag=PAD_TAG,
+        extents=out_dims,
     )
 
 
@@ -113,6 +118,12 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
     top, left, bottom, right = op.padding_tuple()
     (sh, sw), (dh, dw) = op.strides_tuple(), op.dilation_tuple()
     source = op.input
+    out_dims: list[Extent] = list(result_type.get_shape())
+    for pos, kpos, axis in ((h_pos, kh_pos, 0), (w_pos, kw_pos, 1)):
+        if out_dims[pos] < 0:  # a runtime extent (`window_output_size` at run time)
+            out_dims[pos] = window_extent(
+                builder, dim_size(builder, op.input, pos), w_shape[kpos],
+                (sh, sw)[axis], (top, left)[axis], (bottom, right)[axis], (dh, dw)[axis])
     if any((top, left, bottom, right)):
         source = pad(builder, op, op.input, {h_pos: top, w_pos: left},
                      {h_pos: bottom, w_pos: right}, 0)
@@ -140,6 +151,7 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
     conv = emit_compute(
         builder, op, "conv2d", TensorType(accumulator, result_type.get_shape()), body,
         tag=conv2d_tag(op), reduce_extents=extents, combiner="sum", init=zero_attr(accumulator),
+        extents=out_dims,
     )
     return bias_add(builder, op, conv, op.bias, c_pos, element_type)
 
@@ -363,4 +375,5 @@ def bias_add(
 
     result_type = TensorType(element_type, shape_of(conv))
     name = "bias_add" if bias is not None else "round"
-    return emit_compute(builder, op, name, result_type, body, tag=INJECTIVE)
+    return emit_compute(builder, op, name, result_type, body, tag=INJECTIVE,
+                        extents=extents_of(builder, conv))

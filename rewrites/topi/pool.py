@@ -14,10 +14,13 @@ from collections.abc import Sequence
 
 from dlc.dialects.graph.ops import AvgPool2DOp, GlobalAvgPool2DOp, MaxPool2DOp
 from dlc.rewrites.topi.common import (
+    Extent,
     affine,
     binary,
     constant,
     emit_compute,
+    extent_affine,
+    extents_of,
     guarded_read,
     index,
     index_to_element,
@@ -26,6 +29,7 @@ from dlc.rewrites.topi.common import (
     reduction,
     shape_of,
     tensor_type,
+    window_extent,
     zero_attr,
 )
 from dlc.rewrites.topi.elementwise import INJECTIVE
@@ -38,10 +42,16 @@ from xdsl.ir import SSAValue
 
 
 class _Window:
-    """The geometry of a 2-D pooling window over the H and W axes of an NCHW-like layout."""
+    """The geometry of a 2-D pooling window over the H and W axes of an NCHW-like layout.
+
+    Over a runtime height or width (`in_sizes` holds an `index` value, built with `builder`
+    before the computes), the output size is index arithmetic (`window_extent`), and a window
+    that may leave the input (padding, ceil mode) reads a "pad" compute of it made large enough
+    for any size: the end padding, plus stride - 1 in ceil mode.
+    """
 
     def __init__(
-        self, op: MaxPool2DOp | AvgPool2DOp, dilation: Sequence[int] = (1, 1)
+        self, op: MaxPool2DOp | AvgPool2DOp, builder: Builder, dilation: Sequence[int] = (1, 1)
     ) -> None:
         layout = op.layout_value()
         self.input = op.x
@@ -51,12 +61,24 @@ class _Window:
         self.dilation = tuple(dilation)
         top, left, bottom, right = op.padding_tuple()
         self.pad_begin, self.pad_end = (top, left), (bottom, right)
-        in_shape, out_shape = shape_of(op.x), shape_of(op.result)
-        self.in_sizes = (in_shape[self.h_pos], in_shape[self.w_pos])
-        self.out_sizes = (out_shape[self.h_pos], out_shape[self.w_pos])
+        self.ceil_mode = op.ceil_mode_value()
+        self.in_dims = in_dims = extents_of(builder, op.x)
+        self.in_sizes = (in_dims[self.h_pos], in_dims[self.w_pos])
+        self.out_dims: list[Extent] = list(in_dims)
+        for axis, pos in enumerate((self.h_pos, self.w_pos)):
+            self.out_dims[pos] = window_extent(
+                builder, self.in_sizes[axis], self.kernel[axis], self.strides[axis],
+                self.pad_begin[axis], self.pad_end[axis], self.dilation[axis], self.ceil_mode)
+        self.out_sizes = (self.out_dims[self.h_pos], self.out_dims[self.w_pos])
+
+    def dynamic(self, axis: int) -> bool:
+        """Whether the input's size along `axis` (0: H, 1: W) is a runtime extent."""
+        return isinstance(self.in_sizes[axis], SSAValue)
 
     def guarded(self, axis: int) -> bool:
         """Whether the window can leave the input along `axis` (0: H, 1: W)."""
+        if self.dynamic(axis):
+            return bool(self.pad_begin[axis] or self.pad_end[axis] or self.ceil_mode)
         last = (
             (self.out_sizes[axis] - 1) * self.strides[axis]
             + (self.kernel[axis] - 1) * self.dilation[axis]
@@ -77,11 +99,14 @@ class _Window:
         before: dict[int, int] = {}
         after: dict[int, int] = {}
         for axis, pos in enumerate((self.h_pos, self.w_pos)):
+            before[pos] = self.pad_begin[axis]
+            if self.dynamic(axis):
+                after[pos] = self.pad_end[axis] + (self.strides[axis] - 1 if self.ceil_mode else 0)
+                continue
             last = (
                 (self.out_sizes[axis] - 1) * self.strides[axis]
                 + (self.kernel[axis] - 1) * self.dilation[axis]
             )
-            before[pos] = self.pad_begin[axis]
             after[pos] = max(0, last + 1 - self.pad_begin[axis] - self.in_sizes[axis])
         return pad(builder, origin, x, before, after, pad_value.value.data)
 
@@ -100,10 +125,16 @@ class _Window:
                 0 if padded else -self.pad_begin[axis],
             )
             guarded[pos] = not padded and self.guarded(axis)
-        return guarded_read(b, x, indices, guarded, pad_value)
+        return guarded_read(b, x, indices, guarded, pad_value, self.in_dims)
 
     def counts(self, axis: int, include_pad: bool) -> list[int]:
-        """The number of elements each window counts along `axis`, per output position."""
+        """The number of elements each window counts along `axis`, per output position; over a
+        runtime extent, the count of the first and of a middle window (they differ where a
+        window may reach into the padding or past the end)."""
+        if self.dynamic(axis):
+            kernel, begin, end = self.kernel[axis], self.pad_begin[axis], self.pad_end[axis]
+            uniform = (include_pad and not self.ceil_mode) or not (begin or end or self.ceil_mode)
+            return [kernel] if uniform else [kernel, kernel - 1]
         size, kernel, stride = self.in_sizes[axis], self.kernel[axis], self.strides[axis]
         begin, end = self.pad_begin[axis], self.pad_end[axis]
         counts = []
@@ -122,10 +153,11 @@ class _Window:
             return index(b, counts[0])
         size, kernel, stride = self.in_sizes[axis], self.kernel[axis], self.strides[axis]
         begin, end = self.pad_begin[axis], self.pad_end[axis]
+        limit = extent_affine(b, size, end if include_pad else 0)
         stop = b.insert(
             arith.MinSIOp(
                 affine(b, [(position, stride)], kernel - begin),
-                index(b, size + end if include_pad else size),
+                index(b, limit) if isinstance(limit, int) else limit,
             )
         ).result
         start = affine(b, [(position, stride)], -begin)
@@ -138,7 +170,7 @@ class _Window:
 def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
     """`out[n, c, h, w] = max over (rh, rw) of x[n, c, h*sh + rh*dh - top, w*sw + rw*dw - left]`,
     out-of-input elements reading -inf, or the minimum of an integer type (tag "pool_max")."""
-    window = _Window(op, op.dilation_tuple())
+    window = _Window(op, builder, op.dilation_tuple())
     result_type = tensor_type(op.result)
     combiner, lowest = reduction("max", result_type.get_element_type())
     source = window.padded(builder, op, op.x, lowest)
@@ -148,7 +180,7 @@ def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
 
     return emit_compute(
         builder, op, "max_pool2d", result_type, body, tag="pool_max",
-        reduce_extents=window.kernel, combiner=combiner, init=lowest,
+        reduce_extents=window.kernel, combiner=combiner, init=lowest, extents=window.out_dims,
     )
 
 
@@ -156,7 +188,7 @@ def max_pool2d(op: MaxPool2DOp, builder: Builder) -> SSAValue:
 def avg_pool2d(op: AvgPool2DOp, builder: Builder) -> SSAValue:
     """A window sum ("avg_pool2d_sum", tag "pool_avg"), then "avg_pool2d": the sum divided by the
     number of input elements in the window (padding included with `count_include_pad`)."""
-    window = _Window(op)
+    window = _Window(op, builder)
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     include_pad = op.count_include_pad_value()
@@ -169,6 +201,7 @@ def avg_pool2d(op: AvgPool2DOp, builder: Builder) -> SSAValue:
     total = emit_compute(
         builder, op, "avg_pool2d_sum", result_type, sum_body, tag="pool_avg",
         reduce_extents=window.kernel, combiner="sum", init=zero_attr(element_type),
+        extents=window.out_dims,
     )
 
     counts_h, counts_w = (set(window.counts(axis, include_pad)) for axis in (0, 1))
@@ -184,7 +217,8 @@ def avg_pool2d(op: AvgPool2DOp, builder: Builder) -> SSAValue:
             divisor = index_to_element(b, count, element_type)
         return binary(b, "div", value, divisor)
 
-    return emit_compute(builder, op, "avg_pool2d", result_type, divide_body, tag=INJECTIVE)
+    return emit_compute(builder, op, "avg_pool2d", result_type, divide_body, tag=INJECTIVE,
+                        extents=window.out_dims)
 
 
 @compute_definition(GlobalAvgPool2DOp)

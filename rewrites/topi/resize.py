@@ -23,11 +23,14 @@ import math
 import numpy as np
 from dlc.dialects.graph.ops_tensor import ResizeOp
 from dlc.rewrites.topi.common import (
+    Extent,
     affine,
     binary,
     constant,
     dense_constant,
     emit_compute,
+    extent_affine,
+    extents_of,
     index,
     read,
     shape_of,
@@ -40,6 +43,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, TensorType, i64
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 # ---------------------------------------------------------------------------------------------
 # Tables, computed at compile time (ONNX's reference semantics)
@@ -193,26 +197,79 @@ def _repeat_factor(op: ResizeOp, axis: int, out_shape: tuple[int, ...],
     return factor
 
 
+RUNTIME_SAMPLE_LENGTHS = (1, 2, 3, 7, 16, 61)
+"""The input lengths on which a runtime axis's nearest taps are checked to be `o // k`."""
+
+
+def _runtime_repeat_factor(op: ResizeOp, axis: int) -> int | None:
+    """The integer `k` when nearest's taps along `axis` are `o // k` for every input length
+    (its scale an integer, its taps `o // k` on each of `RUNTIME_SAMPLE_LENGTHS`), else None."""
+    scale = op.scales_tuple()[axis]
+    factor = round(scale)
+    if op.mode_value() != "nearest" or factor < 2 or not math.isclose(scale, factor):
+        return None
+    for length in RUNTIME_SAMPLE_LENGTHS:
+        taps, _ = axis_taps(op, axis, length * factor, length)
+        if not np.array_equal(taps[:, 0], np.arange(length * factor) // factor):
+            return None
+    return factor
+
+
+def _runtime_axes(op: ResizeOp, builder: Builder) -> tuple[dict[int, int], list[Extent]]:
+    """The repeat factor of each runtime axis of `op`'s input that it resizes (every input
+    length), and the output's extents (a runtime axis kept as it is, or `n * k`).
+
+    Raises PassFailedException naming `op` for a runtime axis resized otherwise (its taps and
+    weights depend on the length, which only a compile per shape knows)."""
+    in_dims = extents_of(builder, op.x)
+    out_dims: list[Extent] = list(shape_of(op.result))
+    repeats: dict[int, int] = {}
+    roi = op.roi_tuple()
+    for axis, dim in enumerate(in_dims):
+        if isinstance(dim, int):
+            continue
+        whole = not roi or (roi[axis], roi[axis + len(roi) // 2]) == (0.0, 1.0)
+        if math.isclose(op.scales_tuple()[axis], 1.0) and whole:
+            out_dims[axis] = dim
+            continue
+        factor = _runtime_repeat_factor(op, axis) if whole else None
+        if factor is None:
+            raise PassFailedException(
+                f"'{op.name}' op expected a nearest resize by an integer scale whose taps are "
+                f"o // scale along runtime dim {axis} of {op.x.type}, found mode "
+                f"'{op.mode_value()}', scale {op.scales_tuple()[axis]}, coordinate mode "
+                f"'{op.coordinate_mode_value()}': compile it for static shapes")
+        repeats[axis] = factor
+        out_dims[axis] = extent_affine(builder, dim, 0, factor)
+    return repeats, out_dims
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
     """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
     over the resized axes a (other axes map one to one), summed one axis at a time
     (`_interpolate`); nearest reads its single tap. Outputs outside the input
-    (tf_crop_and_resize) are `extrapolation_value`."""
+    (tf_crop_and_resize) are `extrapolation_value`. A runtime axis is kept, or repeated
+    (nearest by an integer scale, `_runtime_axes`)."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
+    runtime_repeats, out_dims = _runtime_axes(op, builder)
     resized = [
         axis for axis, (size, length) in enumerate(zip(out_shape, in_shape, strict=True))
-        if not _is_identity(op, axis, size, length)
+        if axis in runtime_repeats or (length >= 0 and not _is_identity(op, axis, size, length))
     ]
     nearest = op.mode_value() == "nearest"
     tables: dict[int, tuple[SSAValue, SSAValue | None]] = {}
     ranges: dict[int, tuple[int, int]] = {}
     extents: list[int] = []
     repeats = {axis: factor for axis in resized
-               if nearest and (factor := _repeat_factor(op, axis, out_shape, in_shape))}
+               if nearest and (factor := runtime_repeats.get(axis)
+                               or _repeat_factor(op, axis, out_shape, in_shape))}
     for axis in resized:
+        if axis in runtime_repeats:
+            extents.append(1)
+            continue
         taps, weights = axis_taps(op, axis, out_shape[axis], in_shape[axis])
         extents.append(taps.shape[1])
         if (inside := inside_range(op, axis, out_shape[axis], in_shape[axis])) is not None:
@@ -246,7 +303,8 @@ def resize(op: ResizeOp, builder: Builder) -> SSAValue:
                 value = b.insert(arith.SelectOp(outside, fill, value)).result
             return value
 
-        return emit_compute(builder, op, "resize", result_type, body, tag=INJECTIVE)
+        return emit_compute(builder, op, "resize", result_type, body, tag=INJECTIVE,
+                            extents=out_dims)
 
     # Linear and cubic are separable: one sum over the taps of one axis at a time. Axes that
     # shrink the data most go first; at equal ratios the innermost first when they grow and

@@ -527,10 +527,10 @@ func.func @runtime_rows(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf3
 
 // -----
 
-func.func @negative_dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
-  func.return %x : tensor<4x?xf32>
+func.func @negative_unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
+  func.return %x : tensor<*xf32>
 }
-// CHECK: 'func.func' op @negative_dynamic_shape expected tensors of static shape (but for the leading dim), found tensor<4x?xf32>
+// CHECK: 'func.func' op @negative_unranked expected ranked tensors, found tensor<*xf32>
 
 // -----
 
