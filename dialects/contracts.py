@@ -31,6 +31,16 @@ result per dynamic dim of the output, the symbols the dynamic dims of the memref
 `convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm`, which puts it in the metadata for
 the runtime to allocate and check outputs."""
 
+SIZE_CHECKS_ATTR = "dlc.size_checks"
+"""On a function over runtime sizes: what its inputs' sizes must satisfy, an `ArrayAttr` of
+`DictionaryAttr`s `{sizes = affine_map<()[s0, s1] -> (lhs, rhs)>, kind = "eq" | "ge", what =
+"..."}` (lhs equal to rhs, or at least rhs), the symbols those of `dlc.dim_sizes`; `what` names
+the op and node that needs it. Written on tensor_expr functions by the compute definitions (a
+concat's operands agreeing on their other dims, a window fitting its input); gathered by
+`convert-tensor-expr-to-loop` from a function's calls into its own symbols; read by
+`convert-loop-to-llvm` into the metadata, which the runtime checks before each call (an
+`ExecutableError` instead of reads past a buffer)."""
+
 DIM_ARGS_ATTR = "dlc.dim_args"
 """`IntegerAttr` on a destination-passing function whose memref arguments have dynamic dims: how
 many trailing `index` arguments it has after its outputs, the sizes of those dims (passed beside

@@ -16,6 +16,7 @@ from dlc.dialects.contracts import (
     DIM_SYMBOLS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
+    SIZE_CHECKS_ATTR,
     TARGET_ATTR,
     UNSIGNED_ATTR,
     VALID_EXTENT_ATTR,
@@ -41,7 +42,7 @@ from dlc.rewrites.llvm_lowering.intrinsic import intrinsic_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.math import math_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.memref import memref_to_llvm_patterns
 from dlc.rewrites.llvm_lowering.vector import vector_to_llvm_patterns
-from dlc.rewrites.output_sizes import size_exprs
+from dlc.rewrites.output_sizes import check_exprs, size_exprs
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
 from dlc.runtime.metadata import (
@@ -199,7 +200,11 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         if isinstance(marked, DenseArrayBase):
             axis, count = (int(v) for v in marked.get_values())
             extents.append((index - first_output, axis, count))
-    return FunctionSignature(name, tuple(arguments), num_outputs, tuple(extents), tuple(dims))
+    checks = function.attributes.get(SIZE_CHECKS_ATTR)
+    return FunctionSignature(
+        name, tuple(arguments), num_outputs, tuple(extents), tuple(dims),
+        tuple(check_exprs(entry) for entry in checks.data)
+        if isinstance(checks, ArrayAttr) and dims else ())
 
 
 def _leading_symbol(attrs: DictionaryAttr) -> StringAttr | None:

@@ -13,10 +13,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
 
-from dlc.dialects.contracts import DIM_ARGS_ATTR, DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR, SCAN_ANNOTATION
+from dlc.dialects.contracts import (
+    DIM_ARGS_ATTR,
+    DIM_SIZES_ATTR,
+    NUM_OUTPUTS_ATTR,
+    SCAN_ANNOTATION,
+    SIZE_CHECKS_ATTR,
+)
 from dlc.dialects.loop import AllocOp, BlockOp, DeallocOp, ForOp, LoadOp, StoreOp
 from dlc.dialects.tensor_expr import ComputeOp, ReadOp, ScanOp, ScanYieldOp, YieldOp
-from dlc.rewrites.output_sizes import call_size_expr, materialize, output_size_maps
+from dlc.rewrites.output_sizes import (
+    call_size_expr,
+    materialize,
+    output_size_maps,
+    size_checks,
+)
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
@@ -531,6 +542,9 @@ class _FunctionLowering:
             self.fn, (arg_types, ()), region, func.sym_visibility, arg_attrs=arg_attrs
         )
         lowered.attributes.update(func.attributes)
+        lowered.attributes.pop(SIZE_CHECKS_ATTR, None)
+        if dims and func.body.blocks and (checks := size_checks(func)):
+            lowered.attributes[SIZE_CHECKS_ATTR] = ArrayAttr(checks)  # its calls' too
         lowered.attributes[NUM_OUTPUTS_ATTR] = IntegerAttr(num_outputs, i64)
         if dims:
             lowered.attributes[DIM_ARGS_ATTR] = IntegerAttr(len(dims), i64)

@@ -16,9 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from dlc.dialects.contracts import DIM_SYMBOLS_ATTR, SIZE_CHECKS_ATTR
+from dlc.dialects.dim_symbols import argument_symbols
 from dlc.dialects.tensor_expr.ops import ComputeOp
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+)
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -51,9 +62,17 @@ def input_symbols(func: FuncOp) -> dict[tuple[int, int], int]:
     return {pair: k for k, pair in enumerate(dims)}
 
 
-def output_size_maps(func: FuncOp) -> list[AffineMapAttr | None]:
+_Memo = dict[object, object]
+"""What one trace has computed: each (value, dim)'s expression, each callee's maps (a chain
+of calls would otherwise be traced again from every call after it)."""
+
+
+def output_size_maps(func: FuncOp, memo: _Memo | None = None) -> list[AffineMapAttr | None]:
     """Per result of `func`: the map from the inputs' sizes to its dynamic dims' sizes (one
     result per dynamic dim, in order), or None for a static result or a size not traced."""
+    memo = {} if memo is None else memo
+    if (func, "maps") in memo:
+        return memo[func, "maps"]  # type: ignore[return-value]
     block = func.body.block
     terminator = block.last_op
     if not isinstance(terminator, ReturnOp):
@@ -65,16 +84,24 @@ def output_size_maps(func: FuncOp) -> list[AffineMapAttr | None]:
         if not isinstance(type_, TensorType) or all(d >= 0 for d in type_.get_shape()):
             maps.append(None)
             continue
-        exprs = [_dim_expr(value, dim, symbols, func)
+        exprs = [_dim_expr(value, dim, symbols, func, memo)
                  for dim, size in enumerate(type_.get_shape()) if size < 0]
         maps.append(None if any(e is None for e in exprs) else AffineMapAttr(
             AffineMap(0, len(symbols), tuple(e for e in exprs if e is not None))))
+    memo[func, "maps"] = maps
     return maps
 
 
-def _dim_expr(value: SSAValue, dim: int, symbols: dict[tuple[int, int], int], func: FuncOp
-              ) -> AffineExpr | None:
+def _dim_expr(value: SSAValue, dim: int, symbols: dict[tuple[int, int], int], func: FuncOp,
+              memo: _Memo) -> AffineExpr | None:
     """The size of dim `dim` of the tensor `value` in terms of the inputs' sizes."""
+    if (value, dim) not in memo:
+        memo[value, dim] = _traced_dim_expr(value, dim, symbols, func, memo)
+    return memo[value, dim]  # type: ignore[return-value]
+
+
+def _traced_dim_expr(value: SSAValue, dim: int, symbols: dict[tuple[int, int], int],
+                     func: FuncOp, memo: _Memo) -> AffineExpr | None:
     owner = value.owner
     if isinstance(value, BlockArgument):
         symbol = symbols.get((value.index, dim))
@@ -88,20 +115,21 @@ def _dim_expr(value: SSAValue, dim: int, symbols: dict[tuple[int, int], int], fu
         return AffineExpr.constant(shape[dim])
     if isinstance(owner, ComputeOp):
         size = owner.extents()[dim]
-        return _size_expr(size, symbols, func) if isinstance(size, SSAValue) else None
+        return _size_expr(size, symbols, func, memo) if isinstance(size, SSAValue) else None
     if isinstance(owner, CallOp):
-        traced = call_size_expr(owner, owner.results.index(value), dim)
+        traced = call_size_expr(owner, owner.results.index(value), dim, memo)
         if traced is None:
             return None
         expr, operand_dims = traced
-        sizes = [_dim_expr(owner.arguments[o], d, symbols, func) for o, d in operand_dims]
+        sizes = [_dim_expr(owner.arguments[o], d, symbols, func, memo)
+                 for o, d in operand_dims]
         if any(size is None for size in sizes):
             return None
         return expr.replace_dims_and_symbols([], [s for s in sizes if s is not None])
     return None
 
 
-def call_size_expr(call: CallOp, result: int, dim: int
+def call_size_expr(call: CallOp, result: int, dim: int, memo: _Memo | None = None
                    ) -> tuple[AffineExpr, list[tuple[int, int]]] | None:
     """The size of dynamic dim `dim` of `call`'s result `result` as an affine expression whose
     symbol k is the size of dim `d_k` of operand `o_k` (the list of (o_k, d_k)): the callee's
@@ -110,7 +138,7 @@ def call_size_expr(call: CallOp, result: int, dim: int
     None where neither applies."""
     callee = SymbolTable.lookup_symbol(call, call.callee)
     if isinstance(callee, FuncOp) and callee.body.blocks:
-        maps = output_size_maps(callee)
+        maps = output_size_maps(callee, memo)
         size_map = maps[result] if result < len(maps) else None
         if size_map is not None:
             type_ = call.results[result].type
@@ -125,8 +153,8 @@ def call_size_expr(call: CallOp, result: int, dim: int
     return None if source is None else (AffineExpr.symbol(0), [(source, dim)])
 
 
-def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncOp
-               ) -> AffineExpr | None:
+def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncOp,
+               memo: _Memo) -> AffineExpr | None:
     """The `index` value `value` in terms of the inputs' sizes."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -134,12 +162,12 @@ def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncO
     if isinstance(owner, tensor.DimOp):
         index = owner.index.owner
         if isinstance(index, arith.ConstantOp) and isinstance(index.value, IntegerAttr):
-            return _dim_expr(owner.source, index.value.value.data, symbols, func)
+            return _dim_expr(owner.source, index.value.value.data, symbols, func, memo)
         return None
     if not isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp, *_BY_CONSTANT)):
         return None
-    lhs = _size_expr(owner.operands[0], symbols, func)
-    rhs = _size_expr(owner.operands[1], symbols, func)
+    lhs = _size_expr(owner.operands[0], symbols, func, memo)
+    rhs = _size_expr(owner.operands[1], symbols, func, memo)
     if lhs is None or rhs is None:
         return None
     if isinstance(owner, arith.AddiOp):
@@ -154,6 +182,114 @@ def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncO
     if constant is None or constant <= 0:
         return None
     return _BY_CONSTANT[type(owner)](lhs, constant)
+
+
+# ---------------------------------------------------------------------------------------------
+# Size checks: what the inputs' sizes must satisfy
+# ---------------------------------------------------------------------------------------------
+
+CHECK_KINDS = ("eq", "ge")
+"""`eq`: the two sizes are equal; `ge`: the first is at least the second."""
+
+
+def index_expr(func: FuncOp, value: SSAValue) -> AffineExpr | None:
+    """The `index` value `value` of `func` in terms of its inputs' sizes, or None."""
+    return _size_expr(value, input_symbols(func), func, {})
+
+
+def add_size_check(func: FuncOp, kind: str, lhs: AffineExpr, rhs: AffineExpr, what: str
+                   ) -> None:
+    """Records on `func` (`dlc.size_checks`) that its inputs' sizes must make `lhs` equal to
+    (`eq`) or at least (`ge`) `rhs`; nothing where that holds for any sizes."""
+    assert kind in CHECK_KINDS, kind
+    if (lhs - rhs) == AffineExpr.constant(0) or (
+            kind == "ge" and (value := _constant(lhs - rhs)) is not None and value >= 0):
+        return
+    entry = _check_entry(kind, lhs, rhs, len(input_symbols(func)), what)
+    existing = func.attributes.get(SIZE_CHECKS_ATTR)
+    entries = list(existing.data) if isinstance(existing, ArrayAttr) else []
+    if entry not in entries:
+        func.attributes[SIZE_CHECKS_ATTR] = ArrayAttr([*entries, entry])
+
+
+def _check_entry(kind: str, lhs: AffineExpr, rhs: AffineExpr, symbols: int, what: str
+                 ) -> DictionaryAttr:
+    return DictionaryAttr({"sizes": AffineMapAttr(AffineMap(0, symbols, (lhs, rhs))),
+                           "kind": StringAttr(kind), "what": StringAttr(what)})
+
+
+def size_checks(func: FuncOp, memo: _Memo | None = None) -> list[DictionaryAttr]:
+    """The checks of `func`'s inputs' sizes (`dlc.size_checks`, in its symbols): its own, its
+    arguments sharing a `dlc.dim_symbols` name agreeing, and those of the functions it calls
+    (their operands' sizes traced to `func`'s inputs; a check that cannot be traced is left
+    to no one, as the callee's own sizes would be)."""
+    memo = {} if memo is None else memo
+    if (func, "checks") in memo:
+        return memo[func, "checks"]  # type: ignore[return-value]
+    symbols = input_symbols(func)
+    checks: list[DictionaryAttr] = []
+
+    def add(entry: DictionaryAttr) -> None:
+        lhs, rhs = entry.data["sizes"].data.results  # type: ignore[attr-defined]
+        if lhs != rhs and entry not in checks:
+            checks.append(entry)
+
+    named: dict[str, tuple[int, str]] = {}
+    names = [f"#{i}" for i in range(len(func.function_type.inputs.data))]
+    for position, attrs in enumerate(func.arg_attrs.data if func.arg_attrs else ()):
+        if isinstance(name := attrs.data.get("onnx.name"), StringAttr):
+            names[position] = f"'{name.data}'"
+    if func.arg_attrs is not None and any(DIM_SYMBOLS_ATTR in a.data
+                                          for a in func.arg_attrs.data):
+        for position, dims in enumerate(argument_symbols(func)):
+            for dim, symbol in enumerate(dims):
+                if not symbol or (position, dim) not in symbols:
+                    continue
+                here = AffineExpr.symbol(symbols[position, dim])
+                if symbol not in named:
+                    named[symbol] = (symbols[position, dim], f"input {names[position]} dim {dim}")
+                    continue
+                first, where = named[symbol]
+                add(_check_entry("eq", here, AffineExpr.symbol(first), len(symbols),
+                                 f"input {names[position]} dim {dim} and {where} share the "
+                                 f"dim '{symbol}'"))
+    existing = func.attributes.get(SIZE_CHECKS_ATTR)
+    for entry in existing.data if isinstance(existing, ArrayAttr) else ():
+        add(entry)
+    for call in func.walk():
+        if not isinstance(call, CallOp):
+            continue
+        callee = SymbolTable.lookup_symbol(call, call.callee)
+        if not isinstance(callee, FuncOp) or not callee.body.blocks or any(
+                isinstance(t, MemRefType) for t in callee.function_type.inputs.data):
+            continue  # a declaration, or a function lowered already (sizes of its own)
+        inner = size_checks(callee, memo)
+        if not inner:
+            continue
+        pairs = sorted(input_symbols(callee).items(), key=lambda item: item[1])
+        values = [_dim_expr(call.arguments[o], d, symbols, func, memo) for (o, d), _ in pairs]
+        if any(v is None for v in values):
+            continue
+        for entry in inner:
+            sizes = entry.data["sizes"]
+            assert isinstance(sizes, AffineMapAttr)
+            lhs, rhs = (e.replace_dims_and_symbols([], [v for v in values if v is not None])
+                        for e in sizes.data.results)
+            kind, what = entry.data["kind"], entry.data["what"]
+            assert isinstance(kind, StringAttr) and isinstance(what, StringAttr)
+            add(_check_entry(kind.data, lhs, rhs, len(symbols), what.data))
+    memo[func, "checks"] = checks
+    return checks
+
+
+def check_exprs(entry: DictionaryAttr) -> tuple[str, object, object, str]:
+    """One `dlc.size_checks` entry in the runtime's form: (kind, lhs, rhs, what), the sizes as
+    JSON expressions (`runtime.size_exprs`)."""
+    sizes, kind, what = entry.data["sizes"], entry.data["kind"], entry.data["what"]
+    assert isinstance(sizes, AffineMapAttr) and isinstance(kind, StringAttr)
+    assert isinstance(what, StringAttr)
+    lhs, rhs = sizes.data.results
+    return kind.data, _json(lhs), _json(rhs), what.data
 
 
 def _constant(expr: AffineExpr) -> int | None:

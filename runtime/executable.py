@@ -541,10 +541,11 @@ class Executable:
         """The shape of each output whose runtime dims the function computes from the inputs'
         sizes (`ArgumentSpec.sizes`), by output position; an `ExecutableError` for inputs too
         small for the model (a negative size)."""
-        if not inputs or not self._sized_outputs:
+        if not inputs or not (self._sized_outputs or self.signature.size_checks):
             return {}
         specs = self.signature.outputs
         symbols = [inputs[a].shape[d] for a, d in self.signature.dim_args if a < first]
+        self._check_sizes(inputs, symbols)
         shapes: dict[int, tuple[int, ...]] = {}
         for i, spec in enumerate(specs):
             if not spec.sizes:
@@ -558,6 +559,20 @@ class Executable:
                     f"of shapes {given}: the inputs are too small")
             shapes[i] = shape
         return shapes
+
+    def _check_sizes(self, inputs: Sequence[np.ndarray], symbols: Sequence[int]) -> None:
+        """The inputs' runtime sizes must meet the model's size checks
+        (`FunctionSignature.size_checks`): an `ExecutableError` naming the op that needs it."""
+        for kind, lhs, rhs, what in self.signature.size_checks:
+            a, b = evaluate(lhs, symbols), evaluate(rhs, symbols)
+            if a == b if kind == "eq" else a >= b:
+                continue
+            given = ", ".join(f"'{name}' {tuple(array.shape)}" for name, array in zip(
+                self.input_names, inputs, strict=False))
+            relation = f"{a} != {b}" if kind == "eq" else f"{a} < {b}"
+            raise ExecutableError(
+                f"inputs of @{self.name} break a size constraint of the model: {what}, found "
+                f"{relation} for inputs {given}")
 
     @staticmethod
     def _check_no_aliasing(name: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:

@@ -66,6 +66,11 @@ class FunctionSignature:
     dim_args: tuple[tuple[int, int], ...] = ()
     """(argument, dim) for each dynamic dim (-1 in `shape`), in the order the native function
     takes their sizes (i64s after the pointers; `dlc.dim_args`)."""
+    size_checks: tuple[tuple[str, object, object, str], ...] = ()
+    """(kind, lhs, rhs, what) for each constraint the inputs' runtime sizes must meet
+    (`dlc.size_checks`): `eq` lhs == rhs, `ge` lhs >= rhs, the sizes `runtime.size_exprs`
+    expressions of the inputs' runtime sizes in `dim_args` order; `what` names the op that
+    needs it. The runtime checks them before each call."""
 
     @property
     def count_outputs(self) -> frozenset[int]:
@@ -109,6 +114,8 @@ def encode_metadata(signatures: Sequence[FunctionSignature], device: str | None 
                    if signature.valid_extents else {}),
                 **({"dim_args": [list(d) for d in signature.dim_args]}
                    if signature.dim_args else {}),
+                **({"size_checks": [list(c) for c in signature.size_checks]}
+                   if signature.size_checks else {}),
             }
             for signature in signatures
         ],
@@ -154,8 +161,10 @@ def decode_metadata(text: str) -> dict[str, FunctionSignature]:
                 for output, axis, count in entry.get("valid_extents", ())
             )
             dims = tuple((int(argument), int(dim)) for argument, dim in entry.get("dim_args", ()))
+            checks = tuple((str(kind), lhs, rhs, str(what))
+                           for kind, lhs, rhs, what in entry.get("size_checks", ()))
             signature = FunctionSignature(
-                entry["name"], arguments, int(entry["num_outputs"]), extents, dims
+                entry["name"], arguments, int(entry["num_outputs"]), extents, dims, checks
             )
             signatures[signature.name] = signature
     except (KeyError, TypeError, ValueError) as e:

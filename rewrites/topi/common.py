@@ -17,6 +17,7 @@ import numpy as np
 from dlc.dialects.graph.attrs import is_low_precision_float, to_numpy_dtype
 from dlc.dialects.graph.ops import window_output_size
 from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
+from dlc.rewrites.output_sizes import add_size_check, index_expr
 from xdsl.builder import Builder
 from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
@@ -36,7 +37,9 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 from xdsl.utils.exceptions import PassFailedException
 
 _SSA_NAME = re.compile(r"[^A-Za-z0-9_$.-]")
@@ -239,16 +242,65 @@ def extent_affine(b: Builder, extent: Extent, offset: int, scale: int = 1) -> Ex
     return affine(b, [(extent, scale)], offset)
 
 
+def require_sizes(b: Builder, origin: Operation, kind: str, lhs: Extent, rhs: Extent,
+                  what: str) -> None:
+    """Records on the function being defined that its inputs' sizes must make `lhs` equal to
+    (`eq`) or at least (`ge`) `rhs` (`dlc.size_checks`, checked by the runtime before each
+    call): where a definition reads one operand over another's runtime extent (a concat's
+    inputs along their other dims), or sizes a window by a runtime extent. `what` says what
+    `origin` needs. A size that is not an affine function of the inputs' sizes (one computed
+    from data) is not checked."""
+    if isinstance(lhs, int) and isinstance(rhs, int) or lhs is rhs:
+        return
+    func = b.insertion_point.block.parent_op()
+    while func is not None and not isinstance(func, FuncOp):
+        func = func.parent_op()
+    if func is None:
+        return
+    exprs = [AffineExpr.constant(v) if isinstance(v, int) else index_expr(func, v)
+             for v in (lhs, rhs)]
+    if exprs[0] is not None and exprs[1] is not None:
+        add_size_check(func, kind, exprs[0], exprs[1], f"{describe_op(origin)} {what}")
+
+
+def require_equal_dims(b: Builder, origin: Operation, operands: Sequence[SSAValue]) -> None:
+    """Size checks that the operands of a broadcasting op agree on every dim two of them have
+    dynamic (aligned from the right, NumPy's broadcast): each is read over the result's
+    extent, which the first of them sizes."""
+    rank = max((tensor_type(v).get_num_dims() for v in operands), default=0)
+    for axis in range(rank):
+        dynamic = [(v, axis - (rank - tensor_type(v).get_num_dims())) for v in operands
+                   if axis >= rank - tensor_type(v).get_num_dims()
+                   and shape_of(v)[axis - (rank - tensor_type(v).get_num_dims())] < 0]
+        for value, dim in dynamic[1:]:
+            first, first_dim = dynamic[0]
+            require_sizes(b, origin, "eq", dim_size(b, value, dim),
+                          dim_size(b, first, first_dim),
+                          f"needs equal sizes along dim {axis} of its operands "
+                          f"(#{operands.index(value)} and #{operands.index(first)})")
+
+
+def describe_op(op: Operation) -> str:
+    """`'graph.concat' op (node 'neck.concat')`: the op, and its ONNX node where known."""
+    node = node_name(op)
+    return f"'{op.name}' op" + (f" (node '{node}')" if node else "")
+
+
 def window_extent(b: Builder, size: Extent, kernel: int, stride: int, pad_begin: int,
-                  pad_end: int, dilation: int, ceil_mode: bool = False) -> Extent:
+                  pad_end: int, dilation: int, ceil_mode: bool = False,
+                  origin: Operation | None = None, axis: int = 0) -> Extent:
     """`window_output_size` (the sliding-window positions along one axis) of a static size as
     an int, of a runtime size as index arithmetic: `(size + pads - extent) / stride + 1`, in
     ceil mode rounded up and less a last window that would start inside the end padding.
-    A runtime size too small for one window gives a non-positive span: the caller's inputs
-    are checked against the model's shape function."""
+    A runtime size must fit one window: recorded as a size check of `origin` (dim `axis`)."""
     if isinstance(size, int):
         return window_output_size(size, kernel, stride, pad_begin, pad_end, dilation, ceil_mode)
-    span = affine(b, [(size, 1)], pad_begin + pad_end - (dilation * (kernel - 1) + 1)
+    extent = dilation * (kernel - 1) + 1
+    if origin is not None:
+        require_sizes(b, origin, "ge", size, extent - pad_begin - pad_end,
+                      f"needs dim {axis} of its input padded to at least its window "
+                      f"({extent})")
+    span = affine(b, [(size, 1)], pad_begin + pad_end - extent
                   + (stride - 1 if ceil_mode else 0))
     count = affine(b, [(divide_index(b, span, stride), 1)], 1)
     if not ceil_mode or stride == 1:

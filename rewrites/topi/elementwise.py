@@ -41,6 +41,7 @@ from dlc.rewrites.topi.common import (
     is_float,
     is_unsigned,
     read,
+    require_equal_dims,
     shape_of,
     tensor_type,
 )
@@ -80,6 +81,7 @@ def broadcast_binary(
     result_type = tensor_type(op.result)
     check_element_type(op, result_type.get_element_type())
     out_shape = shape_of(op.result)
+    require_equal_dims(builder, op, [op.lhs, op.rhs])
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         lhs = broadcast_read(b, op.lhs, i, out_shape)

@@ -123,7 +123,8 @@ def conv2d(op: Conv2DOp, builder: Builder) -> SSAValue:
         if out_dims[pos] < 0:  # a runtime extent (`window_output_size` at run time)
             out_dims[pos] = window_extent(
                 builder, dim_size(builder, op.input, pos), w_shape[kpos],
-                (sh, sw)[axis], (top, left)[axis], (bottom, right)[axis], (dh, dw)[axis])
+                (sh, sw)[axis], (top, left)[axis], (bottom, right)[axis], (dh, dw)[axis],
+                origin=op, axis=pos)
     if any((top, left, bottom, right)):
         source = pad(builder, op, op.input, {h_pos: top, w_pos: left},
                      {h_pos: bottom, w_pos: right}, 0)

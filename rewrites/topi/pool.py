@@ -68,7 +68,8 @@ class _Window:
         for axis, pos in enumerate((self.h_pos, self.w_pos)):
             self.out_dims[pos] = window_extent(
                 builder, self.in_sizes[axis], self.kernel[axis], self.strides[axis],
-                self.pad_begin[axis], self.pad_end[axis], self.dilation[axis], self.ceil_mode)
+                self.pad_begin[axis], self.pad_end[axis], self.dilation[axis], self.ceil_mode,
+                origin=op, axis=pos)
         self.out_sizes = (self.out_dims[self.h_pos], self.out_dims[self.w_pos])
 
     def dynamic(self, axis: int) -> bool:

@@ -21,6 +21,7 @@ from dlc.rewrites.topi.common import (
     index,
     read,
     remainder_index,
+    require_equal_dims,
     shape_of,
     tensor_type,
 )
@@ -174,6 +175,7 @@ def concat(op: ConcatOp, builder: Builder) -> SSAValue:
     sizes = [size for _, size, _ in pieces]
     offsets = [offset for _, _, offset in pieces]
     element_type = tensor_type(op.result).get_element_type()
+    require_equal_dims(builder, op, list(op.inputs))
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         if not inputs or math.prod(shape_of(op.result)) == 0:  # no element is ever computed
