@@ -197,6 +197,12 @@ def index_expr(func: FuncOp, value: SSAValue) -> AffineExpr | None:
     return _size_expr(value, input_symbols(func), func, {})
 
 
+def dim_expr(func: FuncOp, value: SSAValue, dim: int) -> AffineExpr | None:
+    """The size of dim `dim` of the tensor `value` of `func` in terms of its inputs' sizes (an
+    argument's symbol, a compute's size, a call's shape function), or None."""
+    return _dim_expr(value, dim, input_symbols(func), func, {})
+
+
 def add_size_check(func: FuncOp, kind: str, lhs: AffineExpr, rhs: AffineExpr, what: str
                    ) -> None:
     """Records on `func` (`dlc.size_checks`) that its inputs' sizes must make `lhs` equal to

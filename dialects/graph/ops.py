@@ -2157,8 +2157,6 @@ class FusedOp(IRDLOperation):
         return None if self.group_name is None else self.group_name.data
 
     def verify_(self) -> None:
-        for index, value in enumerate([*self.inputs, *self.outputs]):
-            _tensor(self.name, f"operand or result #{index}", value.type, any_dynamic=True)
         if self.kind is not None:
             try:
                 FusionKind.from_mnemonic(self.kind.data)

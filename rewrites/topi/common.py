@@ -17,7 +17,7 @@ import numpy as np
 from dlc.dialects.graph.attrs import is_low_precision_float, to_numpy_dtype
 from dlc.dialects.graph.ops import window_output_size
 from dlc.dialects.tensor_expr.ops import ComputeBody, ComputeOp, ReadOp
-from dlc.rewrites.output_sizes import add_size_check, index_expr
+from dlc.rewrites.output_sizes import add_size_check, dim_expr, index_expr
 from xdsl.builder import Builder
 from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
@@ -252,9 +252,7 @@ def require_sizes(b: Builder, origin: Operation, kind: str, lhs: Extent, rhs: Ex
     from data) is not checked."""
     if isinstance(lhs, int) and isinstance(rhs, int) or lhs is rhs:
         return
-    func = b.insertion_point.block.parent_op()
-    while func is not None and not isinstance(func, FuncOp):
-        func = func.parent_op()
+    func = _function_of(b)
     if func is None:
         return
     exprs = [AffineExpr.constant(v) if isinstance(v, int) else index_expr(func, v)
@@ -263,21 +261,33 @@ def require_sizes(b: Builder, origin: Operation, kind: str, lhs: Extent, rhs: Ex
         add_size_check(func, kind, exprs[0], exprs[1], f"{describe_op(origin)} {what}")
 
 
+def _function_of(b: Builder) -> FuncOp | None:
+    op = b.insertion_point.block.parent_op()
+    while op is not None and not isinstance(op, FuncOp):
+        op = op.parent_op()
+    return op
+
+
 def require_equal_dims(b: Builder, origin: Operation, operands: Sequence[SSAValue]) -> None:
     """Size checks that the operands of a broadcasting op agree on every dim two of them have
     dynamic (aligned from the right, NumPy's broadcast): each is read over the result's
     extent, which the first of them sizes."""
+    func = _function_of(b)
     rank = max((tensor_type(v).get_num_dims() for v in operands), default=0)
     for axis in range(rank):
         dynamic = [(v, axis - (rank - tensor_type(v).get_num_dims())) for v in operands
                    if axis >= rank - tensor_type(v).get_num_dims()
                    and shape_of(v)[axis - (rank - tensor_type(v).get_num_dims())] < 0]
+        if func is None or len(dynamic) < 2:
+            continue
+        first, first_dim = dynamic[0]
         for value, dim in dynamic[1:]:
-            first, first_dim = dynamic[0]
-            require_sizes(b, origin, "eq", dim_size(b, value, dim),
-                          dim_size(b, first, first_dim),
-                          f"needs equal sizes along dim {axis} of its operands "
-                          f"(#{operands.index(value)} and #{operands.index(first)})")
+            lhs, rhs = dim_expr(func, value, dim), dim_expr(func, first, first_dim)
+            if lhs is not None and rhs is not None:
+                add_size_check(func, "eq", lhs, rhs,
+                               f"{describe_op(origin)} needs equal sizes along dim {axis} of "
+                               f"its operands (#{operands.index(value)} and "
+                               f"#{operands.index(first)})")
 
 
 def describe_op(op: Operation) -> str:

@@ -527,6 +527,55 @@ func.func @runtime_rows(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf3
 
 // -----
 
+// A runtime image: a window's output size is index arithmetic on its input's (`(H + 2 - 3) / 2
+// + 1`), a pad's `H + 2`, a repeat's `H * 2`; a padded read compares with the runtime size.
+// The function records what its inputs' sizes must meet (`dlc.size_checks`): each window
+// fits its padded input, and the concat's operands agree on their other dims.
+// CHECK-LABEL: func.func @runtime_image
+// CHECK-SAME:    attributes {dlc.size_checks = [
+// CHECK-SAME:    {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (3)"}
+// CHECK-SAME:    {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> ((((s1 + -1) floordiv 2) + 1), 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 2 of its input padded to at least its window (3)"}
+// CHECK-SAME:    {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s3, s0)>, kind = "eq", what = "'graph.concat' op needs equal sizes along dim 0 of its operands (#1 and #0)"}
+// CHECK-SAME:    {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s4, ((((((s1 + -1) floordiv 2) + -2) floordiv 2) * 2) + 2))>, kind = "eq", what = "'graph.concat' op needs equal sizes along dim 2 of its operands (#1 and #0)"}
+// CHECK:         %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[H:.*]] = tensor.dim %x, %[[C2]] : tensor<?x3x?x?xf32>
+// CHECK-NEXT:    %[[K:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[SPAN:.*]] = arith.subi %[[H]], %[[K]] : index
+// CHECK-NEXT:    %[[S2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[Q:.*]] = arith.divui %[[SPAN]], %[[S2]] : index
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[OH:.*]] = arith.addi %[[Q]], %[[ONE]] : index
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[N:.*]] = tensor.dim %x, %[[C0]] : tensor<?x3x?x?xf32>
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[PH:.*]] = arith.addi %[[H]], %[[TWO]] : index
+// CHECK:         %[[PAD:.*]] = tensor_expr.compute "pad" tag "pad" sizes(%[[N]], %[[PH]], %{{.*}}) -> tensor<?x3x?x?xf32> {
+// CHECK:           arith.cmpi ult, %{{.*}}, %[[H]] : index
+// CHECK:         tensor_expr.compute "conv2d" tag "conv2d_nchw" sizes(%[[N]], %[[OH]], %{{.*}}) reduce [3, 3, 3] sum
+// CHECK:         %[[P:.*]] = tensor_expr.compute "max_pool2d" tag "pool_max" sizes(%[[N]], %[[PO:.*]], %{{.*}}) reduce [3, 3] max
+// CHECK:         %[[UH:.*]] = arith.muli %[[PO]], %{{.*}} : index
+// CHECK:         %[[U:.*]] = tensor_expr.compute "resize" tag "injective" sizes(%[[N]], %[[UH]], %{{.*}}) -> tensor<?x8x?x?xf32> {
+// CHECK:           arith.divui
+// CHECK:         tensor_expr.compute "concat" tag "injective" sizes(%[[N]], %[[UH]], %{{.*}}) -> tensor<?x16x?x?xf32> {
+func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %y: tensor<?x8x?x?xf32>) -> tensor<?x16x?x?xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x3x3x3xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %p = graph.max_pool2d %c {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %u = graph.resize %p {sizes = array<i64: -1, 8, -1, -1>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %r = graph.concat %u, %y {axis = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<?x16x?x?xf32>
+  func.return %r : tensor<?x16x?x?xf32>
+}
+
+// -----
+
+func.func @negative_runtime_linear_resize(%x: tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32> {
+  %r = graph.resize %x {sizes = array<i64: 1, 1, -1, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"} : (tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32>
+  func.return %r : tensor<1x1x?x8xf32>
+}
+// CHECK: 'graph.resize' op expected a nearest resize by an integer scale whose taps are o // scale along runtime dim 2 of tensor<1x1x?x4xf32>, found mode 'linear', scale 2.0, coordinate mode 'half_pixel': compile it for static shapes
+
+// -----
+
 func.func @negative_unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
   func.return %x : tensor<*xf32>
 }

@@ -3,8 +3,34 @@
 // Every verifier message of the graph dialect, one case each, in the order of ops.py.
 
 func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
-  // CHECK: 'graph.relu' op expected operand #0 to have a static shape after its leading dim, found tensor<3x?xf32>
-  %r = graph.relu %a : tensor<3x?xf32>
+  // CHECK: 'graph.softmax' op expected operand #0 to have a static shape after its leading dim, found tensor<3x?xf32>
+  %r = graph.softmax %a {axis = 0 : i64} : tensor<3x?xf32>
+  func.return
+}
+
+// -----
+
+// Shape-polymorphic ops (runtime heights and widths) still need the dims they compute with.
+
+func.func @negative_concat_along_a_runtime_axis(%a: tensor<1x?xf32>, %b: tensor<1x?xf32>) {
+  // CHECK: 'graph.concat' op expected the concat axis to be a static dim of tensor<1x?xf32>, found axis 1
+  %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x?xf32>, tensor<1x?xf32>) -> tensor<1x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_batch_norm_of_runtime_channels(%x: tensor<1x?x4xf32>, %p: tensor<3xf32>) {
+  // CHECK: 'graph.batch_norm' op expected the channel axis to be a static dim of tensor<1x?x4xf32>, found axis 1
+  %r = graph.batch_norm %x, %p, %p, %p, %p {epsilon = 1.0e-5 : f32} : (tensor<1x?x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_resize_size_of_a_runtime_dim(%x: tensor<1x1x?x4xf32>) {
+  // CHECK: 'graph.resize' op expected size -1 for dynamic dim 2 of tensor<1x1x?x4xf32>, found size 8, scale 2.0
+  %r = graph.resize %x {sizes = array<i64: 1, 1, 8, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest"} : (tensor<1x1x?x4xf32>) -> tensor<1x1x8x8xf32>
   func.return
 }
 
@@ -395,7 +421,7 @@ func.func @negative_flatten_axis(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @negative_dynamic_broadcast_not_leading(%a: tensor<?xf32>, %b: tensor<5x1xf32>) {
-  // CHECK: 'graph.add' op expected the broadcast result to have a static shape after its leading dim, found tensor<5x?xf32>
+  // CHECK: 'graph.add' op expected result type tensor<5x?xf32>, found tensor<5x3xf32>
   %r = graph.add %a, %b : (tensor<?xf32>, tensor<5x1xf32>) -> tensor<5x3xf32>
   func.return
 }
@@ -505,11 +531,12 @@ func.func @negative_yield_parent(%a: tensor<3xf32>) {
 
 // -----
 
-func.func @negative_fused_dynamic(%a: tensor<2x?xf32>) {
-  // CHECK: 'graph.fused' op expected operand or result #0 to have a static shape after its leading dim, found tensor<2x?xf32>
-  %r = graph.fused (%a) : (tensor<2x?xf32>) -> tensor<2x?xf32> {
-  ^bb0(%x: tensor<2x?xf32>):
-    graph.yield %x : tensor<2x?xf32>
+func.func @negative_fused_unranked(%a: tensor<*xf32>) {
+  // CHECK: operand 'inputs' at position 0 does not verify:
+  // CHECK-NEXT: tensor<*xf32> should be of base attribute tensor
+  %r = graph.fused (%a) : (tensor<*xf32>) -> tensor<*xf32> {
+  ^bb0(%x: tensor<*xf32>):
+    graph.yield %x : tensor<*xf32>
   }
   func.return
 }

@@ -706,6 +706,24 @@ func.func @dynamic_batch_attention_matmul(%q: tensor<?x2x4x8xf32>, %k: tensor<?x
   func.return %s : tensor<?x2x4x4xf32>
 }
 
+// Shape-polymorphic ops over runtime heights and widths (`?` wherever a window or a repeat
+// sizes a dim from one).
+// CHECK-LABEL: func.func @runtime_image
+func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x16x?x?xf32> {
+  %c = graph.conv2d %x, %w, %b {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: graph.conv2d {{.*}} -> tensor<?x8x?x?xf32>
+  %s = graph.sigmoid %c : tensor<?x8x?x?xf32>
+  %m = graph.mul %c, %s : (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: graph.mul {{.*}} -> tensor<?x8x?x?xf32>
+  %p = graph.max_pool2d %m {kernel = array<i64: 5, 5>, padding = array<i64: 2, 2, 2, 2>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: graph.max_pool2d {{.*}} -> tensor<?x8x?x?xf32>
+  %u = graph.resize %p {sizes = array<i64: -1, 8, -1, -1>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: graph.resize {{.*}} -> tensor<?x8x?x?xf32>
+  %r = graph.concat %u, %u {axis = 1 : i64} : (tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<?x16x?x?xf32>
+  // CHECK: graph.concat {{.*}} -> tensor<?x16x?x?xf32>
+  func.return %r : tensor<?x16x?x?xf32>
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {
