@@ -1,0 +1,170 @@
+"""Models over runtime image sizes compiled once (`dlc.compile(model, dynamic_shapes=True)`):
+the importer keeps every `dim_param`, the shape-polymorphic graph ops lower to computes over
+runtime extents, and the executable sizes and checks each call from the inputs' shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from dlc.driver.specialize import SpecializingExecutable
+from dlc.frontends.onnx import DynamicInputError, import_onnx
+from dlc.runtime.executable import Executable, ExecutableError
+from onnx import helper
+
+import dlc
+from benchmarks.model_zoo import yolo_style
+from tests.onnx.models import model, tensor
+
+onnxruntime = pytest.importorskip("onnxruntime")
+
+RNG = np.random.default_rng(7)
+
+
+def _session(proto: onnx.ModelProto) -> object:
+    return onnxruntime.InferenceSession(proto.SerializeToString(),
+                                        providers=["CPUExecutionProvider"])
+
+
+def _matches_onnxruntime(executable: object, proto: onnx.ModelProto,
+                         shapes: list[tuple[int, ...]]) -> None:
+    session = _session(proto)
+    name = proto.graph.input[0].name
+    for shape in shapes:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        got = executable(x)  # type: ignore[operator]
+        got = got if isinstance(got, tuple) else (got,)
+        want = session.run(None, {name: x})  # type: ignore[attr-defined]
+        for value, expected in zip(got, want, strict=True):
+            assert value.shape == expected.shape, shape
+            np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-5)
+
+
+def _image_model(nodes: list[onnx.NodeProto], channels: int,
+                 initializers: dict[str, np.ndarray] | None = None) -> onnx.ModelProto:
+    return model(nodes, [tensor("x", ["N", channels, "H", "W"])],
+                 [tensor(nodes[-1].output[0], None)], initializers)
+
+
+def test_the_importer_keeps_every_dim_param() -> None:
+    module = import_onnx(yolo_style(), dynamic_shapes=True)
+    main = next(iter(module.ops))
+    assert str(main.function_type.inputs.data[0]) == "tensor<?x3x?x?xf32>"
+    assert "dlc.dim_symbols = [\"N\", \"\", \"H\", \"W\"]" in str(main)
+    assert all(str(t).startswith("tensor<?x6x?x?x") for t in main.function_type.outputs.data)
+
+
+def test_the_importer_refuses_a_node_that_is_not_shape_polymorphic() -> None:
+    proto = _image_model([helper.make_node("Relu", ["x"], ["r"]),
+                          helper.make_node("Flatten", ["r"], ["f"])], 3)
+    with pytest.raises(DynamicInputError,
+                       match=r"node producing 'f' \(Flatten, opset 17\) reads 'r' \(tensor<\?x3x\?x\?xf32>\)"
+                             r", which has dynamic dims, and is not shape-polymorphic"):
+        import_onnx(proto, dynamic_shapes=True)
+
+
+def test_a_detector_compiles_once_and_runs_every_size_like_onnxruntime() -> None:
+    proto = yolo_style()  # declared x[N, 3, H, W]
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)  # one compile, not one per shape
+    _matches_onnxruntime(executable, proto, [(1, 3, 32, 32), (2, 3, 48, 64), (1, 3, 8, 16),
+                                             (3, 3, 24, 8)])
+
+
+@pytest.mark.slow
+def test_a_detector_runs_batches_1_and_4_at_320_and_640_like_onnxruntime() -> None:
+    proto = yolo_style()
+    executable = dlc.compile(proto, dynamic_shapes=True, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 320, 320), (4, 3, 320, 320),
+                                             (1, 3, 640, 640), (4, 3, 640, 640)])
+
+
+def test_inputs_breaking_a_size_check_are_an_error_naming_the_node() -> None:
+    executable = dlc.compile(yolo_style(), dynamic_shapes=True, threads=1, jobs=1)
+    # 100 -> 50 -> 25 -> 13: the x2 upsample (26 rows) no longer matches the stride-4 map (25)
+    with pytest.raises(ExecutableError,
+                       match=r"inputs of @main break a size constraint of the model: "
+                             r"'graph.concat' op \(node 'neck.concat'\) needs equal sizes along "
+                             r"dim 2 of its operands \(#1 and #0\), found 25 != 26 for inputs "
+                             r"'x' \(1, 3, 100, 96\)"):
+        executable(np.zeros((1, 3, 100, 96), np.float32))
+
+
+def test_inputs_sharing_a_dim_param_must_agree() -> None:
+    proto = model([helper.make_node("Add", ["x", "y"], ["s"])],
+                  [tensor("x", ["N", 2, "H", "W"]), tensor("y", ["N", 2, "H", "W"])],
+                  [tensor("s", None)])
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    x = RNG.standard_normal((2, 2, 5, 7)).astype(np.float32)
+    np.testing.assert_array_equal(executable(x, x + 1), x + (x + 1))
+    with pytest.raises(ExecutableError, match=r"input 'y' dim 2 and input 'x' dim 2 share the "
+                                              r"dim 'H', found 6 != 5"):
+        executable(x, np.zeros((2, 2, 6, 7), np.float32))
+
+
+def test_a_window_larger_than_its_input_is_an_error() -> None:
+    w = RNG.standard_normal((4, 3, 5, 5)).astype(np.float32)
+    proto = _image_model([helper.make_node("Conv", ["x", "w"], ["c"])], 3, {"w": w})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    _matches_onnxruntime(executable, proto, [(1, 3, 5, 5), (2, 3, 9, 6)])
+    with pytest.raises(ExecutableError, match=r"'graph.conv2d' op \(node '.*'\) needs dim 2 of "
+                                              r"its input padded to at least its window \(5\), "
+                                              r"found 4 < 5"):
+        executable(np.zeros((1, 3, 4, 8), np.float32))
+
+
+WINDOWS = [
+    ("Conv", {"strides": [2, 1], "pads": [1, 0, 2, 1], "dilations": [1, 2]}),
+    ("Conv", {"strides": [1, 1], "pads": [1, 1, 1, 1], "group": 3}),
+    ("MaxPool", {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1]}),
+    ("AveragePool", {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 1, 1]}),
+    ("AveragePool", {"kernel_shape": [2, 3], "pads": [0, 1, 1, 1], "count_include_pad": 1}),
+]
+
+
+@pytest.mark.parametrize(("op", "attributes"), WINDOWS)
+def test_windows_over_runtime_sizes_match_onnxruntime(op: str, attributes: dict) -> None:
+    initializers = {}
+    inputs = ["x"]
+    if op == "Conv":
+        group = attributes.get("group", 1)
+        initializers = {"w": RNG.standard_normal((6, 3 // group, 3, 3)).astype(np.float32),
+                        "b": RNG.standard_normal(6).astype(np.float32)}
+        inputs = ["x", "w", "b"]
+    proto = _image_model([helper.make_node(op, inputs, ["y"], **attributes)], 3, initializers)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 7, 9), (2, 3, 16, 5), (1, 3, 33, 40)])
+
+
+@pytest.mark.parametrize(("coordinates", "rounding"), [("asymmetric", "floor"),
+                                                       ("half_pixel", "round_prefer_floor")])
+def test_a_nearest_upsampling_over_runtime_sizes_matches_onnxruntime(
+        coordinates: str, rounding: str) -> None:
+    scales = np.array([1, 1, 2, 3], np.float32)
+    proto = _image_model([helper.make_node(
+        "Resize", ["x", "", "scales"], ["y"], mode="nearest",
+        coordinate_transformation_mode=coordinates, nearest_mode=rounding)], 2,
+        {"scales": scales})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 2, 3, 5), (2, 2, 8, 1)])
+
+
+def test_a_model_that_is_not_shape_polymorphic_falls_back_to_shapes_per_call() -> None:
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    proto = _image_model([helper.make_node("Conv", ["x", "w"], ["c"]),
+                          helper.make_node("Flatten", ["c"], ["f"])], 3, {"w": w})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 5, 6), (2, 3, 4, 4)])
+
+
+def test_a_linear_resize_over_runtime_sizes_falls_back_to_shapes_per_call() -> None:
+    scales = np.array([1, 1, 2, 2], np.float32)
+    proto = _image_model([helper.make_node("Resize", ["x", "", "scales"], ["y"],
+                                           mode="linear")], 1, {"scales": scales})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, proto, [(1, 1, 3, 4)])
