@@ -225,43 +225,54 @@ def _check_entry(kind: str, lhs: AffineExpr, rhs: AffineExpr, symbols: int, what
 
 
 def size_checks(func: FuncOp, memo: _Memo | None = None) -> list[DictionaryAttr]:
-    """The checks of `func`'s inputs' sizes (`dlc.size_checks`, in its symbols): its own, its
-    arguments sharing a `dlc.dim_symbols` name agreeing, and those of the functions it calls
-    (their operands' sizes traced to `func`'s inputs; a check that cannot be traced is left
-    to no one, as the callee's own sizes would be)."""
+    """The checks of `func`'s inputs' sizes (`dlc.size_checks`, in its symbols): its
+    arguments sharing a `dlc.dim_symbols` name agreeing, its own, and those of the functions it
+    calls (their operands' sizes traced to `func`'s inputs; a check that cannot be traced is
+    left to no one, as the callee's own sizes would be)."""
     memo = {} if memo is None else memo
-    if (func, "checks") in memo:
-        return memo[func, "checks"]  # type: ignore[return-value]
+    if (func, "checks") not in memo:
+        checks: list[DictionaryAttr] = []
+        existing = func.attributes.get(SIZE_CHECKS_ATTR)
+        own = list(existing.data) if isinstance(existing, ArrayAttr) else []
+        for entry in [*_shared_symbol_checks(func), *own, *_call_checks(func, memo)]:
+            lhs, rhs = entry.data["sizes"].data.results  # type: ignore[attr-defined]
+            if lhs != rhs and entry not in checks:
+                checks.append(entry)
+        memo[func, "checks"] = checks
+    return memo[func, "checks"]  # type: ignore[return-value]
+
+
+def _shared_symbol_checks(func: FuncOp) -> list[DictionaryAttr]:
+    """`eq` checks of the arguments' dims that share a `dlc.dim_symbols` name (ONNX's
+    `dim_param`: one size)."""
+    if func.arg_attrs is None or not any(DIM_SYMBOLS_ATTR in a.data for a in func.arg_attrs.data):
+        return []
     symbols = input_symbols(func)
-    checks: list[DictionaryAttr] = []
-
-    def add(entry: DictionaryAttr) -> None:
-        lhs, rhs = entry.data["sizes"].data.results  # type: ignore[attr-defined]
-        if lhs != rhs and entry not in checks:
-            checks.append(entry)
-
-    named: dict[str, tuple[int, str]] = {}
     names = [f"#{i}" for i in range(len(func.function_type.inputs.data))]
-    for position, attrs in enumerate(func.arg_attrs.data if func.arg_attrs else ()):
+    for position, attrs in enumerate(func.arg_attrs.data):
         if isinstance(name := attrs.data.get("onnx.name"), StringAttr):
             names[position] = f"'{name.data}'"
-    if func.arg_attrs is not None and any(DIM_SYMBOLS_ATTR in a.data
-                                          for a in func.arg_attrs.data):
-        for position, dims in enumerate(argument_symbols(func)):
-            for dim, symbol in enumerate(dims):
-                if not symbol or (position, dim) not in symbols:
-                    continue
-                here = AffineExpr.symbol(symbols[position, dim])
-                if symbol not in named:
-                    named[symbol] = (symbols[position, dim], f"input {names[position]} dim {dim}")
-                    continue
-                first, where = named[symbol]
-                add(_check_entry("eq", here, AffineExpr.symbol(first), len(symbols),
-                                 f"input {names[position]} dim {dim} and {where} share the "
-                                 f"dim '{symbol}'"))
-    existing = func.attributes.get(SIZE_CHECKS_ATTR)
-    for entry in existing.data if isinstance(existing, ArrayAttr) else ():
-        add(entry)
+    first: dict[str, tuple[int, str]] = {}
+    checks: list[DictionaryAttr] = []
+    for position, dims in enumerate(argument_symbols(func)):
+        for dim, symbol in enumerate(dims):
+            if not symbol or (position, dim) not in symbols:
+                continue
+            where = f"input {names[position]} dim {dim}"
+            if symbol not in first:
+                first[symbol] = (symbols[position, dim], where)
+                continue
+            index, there = first[symbol]
+            checks.append(_check_entry(
+                "eq", AffineExpr.symbol(symbols[position, dim]), AffineExpr.symbol(index),
+                len(symbols), f"{where} and {there} share the dim '{symbol}'"))
+    return checks
+
+
+def _call_checks(func: FuncOp, memo: _Memo) -> list[DictionaryAttr]:
+    """The checks of the tensor_expr functions `func` calls, in `func`'s symbols."""
+    symbols = input_symbols(func)
+    checks: list[DictionaryAttr] = []
     for call in func.walk():
         if not isinstance(call, CallOp):
             continue
@@ -270,32 +281,32 @@ def size_checks(func: FuncOp, memo: _Memo | None = None) -> list[DictionaryAttr]
                 isinstance(t, MemRefType) for t in callee.function_type.inputs.data):
             continue  # a declaration, or a function lowered already (sizes of its own)
         inner = size_checks(callee, memo)
-        if not inner:
-            continue
         pairs = sorted(input_symbols(callee).items(), key=lambda item: item[1])
         values = [_dim_expr(call.arguments[o], d, symbols, func, memo) for (o, d), _ in pairs]
-        if any(v is None for v in values):
+        known = [v for v in values if v is not None]
+        if not inner or len(known) != len(values):
             continue
         for entry in inner:
-            sizes = entry.data["sizes"]
-            assert isinstance(sizes, AffineMapAttr)
-            lhs, rhs = (e.replace_dims_and_symbols([], [v for v in values if v is not None])
-                        for e in sizes.data.results)
-            kind, what = entry.data["kind"], entry.data["what"]
-            assert isinstance(kind, StringAttr) and isinstance(what, StringAttr)
-            add(_check_entry(kind.data, lhs, rhs, len(symbols), what.data))
-    memo[func, "checks"] = checks
+            kind, lhs, rhs, what = _check_parts(entry)
+            checks.append(_check_entry(kind, lhs.replace_dims_and_symbols([], known),
+                                       rhs.replace_dims_and_symbols([], known), len(symbols),
+                                       what))
     return checks
+
+
+def _check_parts(entry: DictionaryAttr) -> tuple[str, AffineExpr, AffineExpr, str]:
+    sizes, kind, what = entry.data["sizes"], entry.data["kind"], entry.data["what"]
+    assert isinstance(sizes, AffineMapAttr) and isinstance(kind, StringAttr)
+    assert isinstance(what, StringAttr)
+    lhs, rhs = sizes.data.results
+    return kind.data, lhs, rhs, what.data
 
 
 def check_exprs(entry: DictionaryAttr) -> tuple[str, object, object, str]:
     """One `dlc.size_checks` entry in the runtime's form: (kind, lhs, rhs, what), the sizes as
     JSON expressions (`runtime.size_exprs`)."""
-    sizes, kind, what = entry.data["sizes"], entry.data["kind"], entry.data["what"]
-    assert isinstance(sizes, AffineMapAttr) and isinstance(kind, StringAttr)
-    assert isinstance(what, StringAttr)
-    lhs, rhs = sizes.data.results
-    return kind.data, _json(lhs), _json(rhs), what.data
+    kind, lhs, rhs, what = _check_parts(entry)
+    return kind, _json(lhs), _json(rhs), what
 
 
 def _constant(expr: AffineExpr) -> int | None:

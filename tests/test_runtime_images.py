@@ -58,8 +58,9 @@ def test_the_importer_refuses_a_node_that_is_not_shape_polymorphic() -> None:
     proto = _image_model([helper.make_node("Relu", ["x"], ["r"]),
                           helper.make_node("Flatten", ["r"], ["f"])], 3)
     with pytest.raises(DynamicInputError,
-                       match=r"node producing 'f' \(Flatten, opset 17\) reads 'r' \(tensor<\?x3x\?x\?xf32>\)"
-                             r", which has dynamic dims, and is not shape-polymorphic"):
+                       match=r"node producing 'f' \(Flatten, opset 17\) reads 'r' "
+                             r"\(tensor<\?x3x\?x\?xf32>\), which has dynamic dims, and is not "
+                             r"shape-polymorphic"):
         import_onnx(proto, dynamic_shapes=True)
 
 
@@ -168,3 +169,16 @@ def test_a_linear_resize_over_runtime_sizes_falls_back_to_shapes_per_call() -> N
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     assert isinstance(executable, SpecializingExecutable)
     _matches_onnxruntime(executable, proto, [(1, 1, 3, 4)])
+
+
+def test_dlc_run_reports_a_broken_size_check_and_exits_1(tmp_path, capsys) -> None:
+    from dlc.tools.dlc_main import main
+
+    path = tmp_path / "yolo.onnx"
+    onnx.save(yolo_style(), path)
+    bad = tmp_path / "x.npy"
+    np.save(bad, np.zeros((1, 3, 100, 64), np.float32))
+    assert main(["run", str(path), "--input", str(bad), "--dynamic-shapes", "--no-cache"]) == 1
+    err = capsys.readouterr().err
+    assert "break a size constraint of the model: 'graph.concat' op (node 'neck.concat')" in err
+    assert "Traceback" not in err

@@ -123,6 +123,11 @@ def _common(parser: argparse.ArgumentParser, compiling: bool = True) -> None:
                         help="compile a model whose inputs share a dynamic leading dim (the "
                         "batch) once for every batch size (falls back to shapes per call when "
                         "its ops mix rows)")
+    parser.add_argument("--dynamic-shapes", action="store_true",
+                        help="compile a model with dynamic dims anywhere (batch, height, width) "
+                        "once for every shape: kernels over runtime sizes (falls back to "
+                        "--dynamic-batch if given, else to shapes per call, when an op has no "
+                        "definition over runtime sizes)")
     parser.add_argument("--opt-level", type=int, default=3, choices=range(4), help="LLVM -O")
     parser.add_argument("--jobs", "-j", type=_count(1, "number of jobs"), metavar="N",
                         help="processes compiling kernels (default: one per CPU)")
@@ -261,6 +266,7 @@ def _executable(args: argparse.Namespace) -> tuple[Executable, float | None]:
         cache_max_bytes=args.cache_max_size,
         progress=True, jobs=args.jobs, check_bounds=args.check_bounds, byoc=args.byoc,
         precision=args.precision, dynamic_batch=args.dynamic_batch,
+        dynamic_shapes=args.dynamic_shapes,
         specialize=args.variants or None,
     )
     return executable, time.perf_counter() - start
