@@ -44,6 +44,7 @@ from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, 
 from dlc.rewrites.schedule.common import (
     body_ops,
     depends_on,
+    index_constant,
     is_pure,
     move_ops_into,
     new_loop,
@@ -61,7 +62,7 @@ from dlc.rewrites.schedule_rules.nest import (
 )
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 TILE_VECTORS = 4
 """The most vectors of outputs along the vector axis a reduction over runtime extents computes
@@ -103,6 +104,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         if isinstance(nest, Elementwise):
             _vectorize_elementwise(inner, narrower, config)
         else:
+            nest = _accumulate_locally(nest)
             channels = _block_reused_axis(nest, spatial)
             rows = 1 if channels is None else channels.trip_count() or 1
             vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
@@ -111,6 +113,50 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _accumulate_locally(nest: Reduction) -> Reduction:
+    """A reduction that accumulates into its output (no fused epilogue) made to accumulate
+    into a local of one element, stored into the output by an epilogue block after the
+    reduction loops (TVM's `cache_write` into registers): the vector loops then widen it into
+    a tile of accumulators that stay in registers, instead of a load and a store of the output
+    for every update. `nest` as it is when it has a local accumulator already, or when its
+    output is not stored at one point per iteration of the spatial loops."""
+    if nest.alloc is not None:
+        return nest
+    stores = [op for op in nest.init.walk() if isinstance(op, StoreOp) and op.memref is nest.home]
+    home_type = nest.home.type
+    if len(stores) != 1 or not isinstance(home_type, MemRefType):
+        return nest
+    indices = list(stores[0].indices)
+    for op in nest.update.walk():
+        if isinstance(op, LoadOp | StoreOp) and op.memref is nest.home and \
+                list(op.indices) != indices:
+            return nest
+    body = nest.init.parent_block()
+    assert body is not None
+    zero = index_constant(0, nest.init)
+    alloc = AllocOp(MemRefType(home_type.get_element_type(), [1]), "local", [])
+    alloc.result.name_hint = "acc"
+    body.insert_op_before(alloc, nest.init)
+    local = alloc.result
+    for block in (nest.init, nest.update):
+        for op in block.walk():
+            if isinstance(op, LoadOp | StoreOp) and op.memref is nest.home:
+                kept = [local if operand is nest.home else operand
+                        for operand in op.operands[:len(op.operands) - len(indices)]]
+                op.operands = (*kept, zero)
+        replace_buffer(block, nest.home, local)
+    copy_body = Block()
+    value = LoadOp(local, [zero])
+    copy_body.add_ops([value, StoreOp(value.result, nest.home, indices)])
+    write = BlockOp(f"{nest.update.block_name.data}.local_write", [local], [nest.home],
+                    copy_body, spatial_axes=[a.data for a in nest.update.spatial_axes.data])
+    last = nest.reduction[0] if nest.reduction else nest.update
+    body.insert_op_after(write, last)
+    body.insert_op_after(DeallocOp(local), write)
+    analyzed = analyze(nest.spatial[0], static_spatial=False)
+    return analyzed if isinstance(analyzed, Reduction) else nest
 
 
 def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:

@@ -52,21 +52,27 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 
 // A 3x3 window over a plane of runtime size: tiles of 4 vectors of 16 outputs (independent
 // accumulators), the vector loop inside the window's loops (the init distributed before them,
-// its own vector loop), so that each update adds 64 neighbouring outputs at once; then tiles
-// of 16, 8, 4, 2 and 1 outputs over the outputs left (peels from runtime lower bounds), each in
-// that form.
+// its own vector loop), so that each update adds 64 neighbouring outputs at once; the window
+// sums into local accumulators (it accumulated into the output: a load and a store of it per
+// tap), written into the output after the window's loops; then tiles of 16, 8, 4, 2 and 1
+// outputs over the outputs left (peels from runtime lower bounds), each in that form.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
+// CHECK-NEXT:        %[[ACC:.*]] = loop.alloc local : memref<64xf32>
 // CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK-NEXT:          %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
-// CHECK-NEXT:          loop.block "box_init"
+// CHECK-NEXT:          loop.block "box_init" reads() writes(%[[ACC]] : memref<64xf32>)
 // CHECK:             loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
 // CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:              %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
-// CHECK-NEXT:              loop.block "box"
+// CHECK-NEXT:              loop.block "box" reads(%x : memref<?x?xf32>) writes(%[[ACC]] : memref<64xf32>)
+// CHECK:             loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:          %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
+// CHECK-NEXT:          loop.block "box.local_write" reads(%[[ACC]] : memref<64xf32>) writes(%out : memref<?x?xf32>)
+// CHECK:             loop.dealloc %[[ACC]] : memref<64xf32>
 // CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[WHOLE16:.*]] step %[[C16:.*]] axis "j.0" {
+// CHECK-NEXT:        loop.alloc local : memref<16xf32>
 // CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
