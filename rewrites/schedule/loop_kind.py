@@ -83,7 +83,9 @@ def vectorize(loop: ForOp) -> None:
       such *lane* indices appear only as the last index of a load or store (a contiguous vector
       access), or through an unsigned division of a lane index by a positive constant that is
       only the last index of loads (each element read for that many lanes: a nearest
-      upsampling's row); a load whose indices are all invariant is a broadcast;
+      upsampling's row), or through an `arith.muli` of a lane index by a positive constant
+      (plus loop-invariant values) that is only the last index of loads (a strided read: a
+      stride-2 conv's input row); a load whose indices are all invariant is a broadcast;
     - every store into a buffer from outside the loop has its lane index last (a store that does
       not depend on the loop would be a reduction across lanes, which is not vectorized).
     """
@@ -105,7 +107,7 @@ def vectorize(loop: ForOp) -> None:
     if step != 1:
         raise ScheduleError(f"cannot vectorize: expected step 1, found {step}", loop)
     lanes = _lane_values(loop)
-    repeated = _repeated_lanes(loop, lanes)
+    repeated = _repeated_lanes(loop, lanes) | _strided_lanes(loop, lanes)
     for op in loop.walk():
         if op is loop or isinstance(op, BlockOp) or op.name == "loop.yield":
             continue
@@ -168,6 +170,31 @@ def _repeated_lanes(loop: ForOp, lanes: set[SSAValue]) -> set[SSAValue]:
                for use in op.result.uses):
             repeated.add(op.result)
     return repeated
+
+
+def _strided_lanes(loop: ForOp, lanes: set[SSAValue]) -> set[SSAValue]:
+    """The `arith.muli`s of a lane index by a positive constant, and the `arith.addi`s of those
+    with loop-invariant values, whose uses are only each other and the last index of loads
+    (the vectorizer reads such lanes as contiguous vectors and shuffles them, or gathers)."""
+    strided: set[SSAValue] = set()
+    for op in loop.walk():
+        if isinstance(op, arith.MuliOp) and len(op.operands) == 2:
+            for lane, factor in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+                owner = factor.owner
+                if lane in lanes and isinstance(owner, arith.ConstantOp) and isinstance(
+                        owner.value, IntegerAttr) and owner.value.value.data > 0:
+                    strided.add(op.result)
+        elif isinstance(op, arith.AddiOp) and any(v in strided for v in op.operands) and not any(
+                _varies(v, loop) and v not in strided for v in op.operands):
+            strided.add(op.result)
+    for value in list(strided):
+        for use in value.uses:
+            user = use.operation
+            is_last_index = isinstance(user, LoadOp) and user.indices and \
+                user.indices[-1] is value and use.index == len(user.operands) - 1
+            if not is_last_index and not (user.results and user.results[0] in strided):
+                return set()
+    return strided
 
 
 def _varies(value: SSAValue, loop: ForOp) -> bool:

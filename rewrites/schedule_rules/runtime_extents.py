@@ -77,6 +77,10 @@ of half a vector, a quarter, ... down to this width (8, 4, 2, 1 f32 lanes with A
 in the scheduled form (a reduction's accumulators in registers, its reused reads shared), so
 that no output of a row runs in the unscheduled nest."""
 
+MAX_LOAD_STRIDE = 4
+"""The most elements per lane a load along the vector axis may move (a stride-2 conv reads its
+input row every other element): the vectorizer reads it as contiguous vectors and shuffles."""
+
 REUSE_BLOCK = 4
 """Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
 vector loop: each vector of the input read once feeds that many accumulators."""
@@ -192,12 +196,13 @@ def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:
 
 def _vectorizable(loop: ForOp) -> bool:
     """Whether every access moving with `loop` moves along its last index, one element per
-    iteration, and the induction variable feeds only such indices (through `arith.addi`)."""
+    iteration (a load up to `MAX_LOAD_STRIDE`: a strided conv's input), and the induction
+    variable feeds only such indices (through `arith.addi`, or `arith.muli` by a constant)."""
     iv = loop.induction_var
-    if not contiguous_in(accesses_in(body_ops(loop)), iv, None):
+    if not contiguous_in(accesses_in(body_ops(loop)), iv, None, MAX_LOAD_STRIDE):
         return False
-    return all(isinstance(use.operation, LoadOp | StoreOp | PrefetchOp | arith.AddiOp)
-               for use in iv.uses)
+    return all(isinstance(use.operation, LoadOp | StoreOp | PrefetchOp | arith.AddiOp
+                          | arith.MuliOp) for use in iv.uses)
 
 
 def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
