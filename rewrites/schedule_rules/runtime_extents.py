@@ -42,9 +42,12 @@ from dlc.dialects.loop.ops import (
 )
 from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
 from dlc.rewrites.schedule.common import (
+    IndexBuilder,
     body_ops,
+    constant_value,
     depends_on,
     index_constant,
+    is_defined_outside,
     is_pure,
     move_ops_into,
     new_loop,
@@ -61,7 +64,7 @@ from dlc.rewrites.schedule_rules.nest import (
     spatial_band,
 )
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 TILE_VECTORS = 4
@@ -102,6 +105,8 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     inner = nest.spatial[-1]
     stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
     spatial = list(nest.spatial)
+    if stores and isinstance(nest, Elementwise) and not _vectorizable(inner):
+        inner = _partition_guards(inner) or inner  # a pad's interior, without its checks
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
         narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
@@ -117,6 +122,89 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _offset(value: SSAValue, iv: SSAValue) -> int | None:
+    """`k` where `value` is `iv + k` (`arith.addi` / `arith.subi` of constants), else None."""
+    if value is iv:
+        return 0
+    owner = value.owner
+    if isinstance(owner, arith.AddiOp | arith.SubiOp):
+        constant = constant_value(owner.rhs)
+        inner = _offset(owner.lhs, iv) if constant is not None else None
+        if inner is not None and constant is not None:
+            return inner + constant if isinstance(owner, arith.AddiOp) else inner - constant
+        if isinstance(owner, arith.AddiOp) and (constant := constant_value(owner.lhs)) is not None:
+            inner = _offset(owner.rhs, iv)
+            return None if inner is None else inner + constant
+    return None
+
+
+def _partition_guards(loop: ForOp) -> ForOp | None:
+    """Splits `loop` (step 1) where its body's bounds checks change (TVM's LoopPartition): a
+    read guarded against its tensor's runtime size (`cmpi ult, %i + k, %n`, the index clamped
+    by `minui %i + k, %n - 1`: a pad's input) runs its interior iterations, where every check
+    holds, in a loop of their own with the checks and clamps removed and the lane index an
+    `addi` (what the vectorizer takes); the iterations before and after keep the checks.
+    Returns the interior loop, or None where the body has no such check."""
+    iv = loop.induction_var
+    guards: list[tuple[Operation, int, SSAValue]] = []
+    clamps: list[tuple[Operation, SSAValue]] = []
+    for op in loop.walk():
+        if isinstance(op, arith.CmpiOp) and op.predicate.value.data == 6 and \
+                (k := _offset(op.lhs, iv)) is not None and is_defined_outside(op.rhs, loop):
+            guards.append((op, k, op.rhs))  # predicate 6: ult
+    bounds = {bound for _, _, bound in guards}
+    for op in loop.walk():
+        if isinstance(op, arith.MinUIOp) and _offset(op.lhs, iv) is not None:
+            last = op.rhs.owner
+            if isinstance(last, arith.SubiOp) and last.lhs in bounds and \
+                    constant_value(last.rhs) == 1:
+                clamps.append((op, op.lhs))
+    if not guards or constant_value(loop.step) != 1:
+        return None
+    block = loop.parent_block()
+    assert block is not None
+    builder = IndexBuilder(loop, block, loop)
+    start = max(-k for _, k, _ in guards)
+    first = builder.insert(arith.MinSIOp(
+        builder.insert(arith.MaxSIOp(loop.lb, index_constant(max(start, 0), loop))), loop.ub))
+    stop: SSAValue = loop.ub
+    for _, k, bound in guards:
+        end = builder.insert(arith.SubiOp(bound, index_constant(k, loop))) if k > 0 else (
+            builder.insert(arith.AddiOp(bound, index_constant(-k, loop))) if k < 0 else bound)
+        stop = builder.insert(arith.MinSIOp(stop, end))
+    second = builder.insert(arith.MaxSIOp(stop, first))
+    interior, after = loop.clone(), loop.clone()
+    interior.operands = (first, second, *interior.operands[2:])
+    after.operands = (second, *after.operands[1:])
+    loop.operands = (loop.lb, first, *loop.operands[2:])
+    block.insert_op_after(interior, loop)
+    block.insert_op_after(after, interior)
+    mapped = dict(zip(loop.walk(), interior.walk(), strict=True))
+    true = arith.ConstantOp(IntegerAttr(1, 1))
+    interior.body.block.insert_op_before(true, interior.body.block.first_op)
+    for op, _, _ in guards:
+        clone = mapped[op]
+        clone.results[0].replace_all_uses_with(true.result)
+        clone.detach()
+        clone.erase()
+    for op, index in clamps:
+        clone = mapped[op]
+        clone.results[0].replace_all_uses_with(mapped[index.owner].results[0] if index is not iv
+                                    else interior.induction_var)
+        clone.detach()
+        clone.erase()
+    for op in list(interior.walk()):  # `%i - c` as `%i + (-c)`: a lane index
+        if isinstance(op, arith.SubiOp) and (c := constant_value(op.rhs)) is not None and \
+                _offset(op.lhs, interior.induction_var) is not None:
+            negated = index_constant(-c, interior)
+            added = arith.AddiOp(op.lhs, negated)
+            op.parent_block().insert_op_before(added, op)  # type: ignore[union-attr]
+            op.results[0].replace_all_uses_with(added.result)
+            op.detach()
+            op.erase()
+    return interior
 
 
 def _accumulate_locally(nest: Reduction) -> Reduction:
