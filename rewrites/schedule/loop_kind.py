@@ -71,7 +71,7 @@ def bind(loop: ForOp, thread: str) -> None:
     loop.properties["thread"] = StringAttr(thread)
 
 
-def vectorize(loop: ForOp) -> None:
+def vectorize(loop: ForOp, strided_loads: bool = False) -> None:
     """Marks `loop` vectorized: its iterations become the lanes of vector operations.
 
     What is accepted (everything else fails, naming the op that is not):
@@ -83,9 +83,10 @@ def vectorize(loop: ForOp) -> None:
       such *lane* indices appear only as the last index of a load or store (a contiguous vector
       access), or through an unsigned division of a lane index by a positive constant that is
       only the last index of loads (each element read for that many lanes: a nearest
-      upsampling's row), or through an `arith.muli` of a lane index by a positive constant
-      (plus loop-invariant values) that is only the last index of loads (a strided read: a
-      stride-2 conv's input row); a load whose indices are all invariant is a broadcast;
+      upsampling's row), or, with `strided_loads`, through an `arith.muli` of a lane index by a
+      positive constant (plus loop-invariant values) that is only the last index of loads (a
+      strided read: a stride-2 conv's input row, which the code generator shuffles from
+      contiguous vectors); a load whose indices are all invariant is a broadcast;
     - every store into a buffer from outside the loop has its lane index last (a store that does
       not depend on the loop would be a reduction across lanes, which is not vectorized).
     """
@@ -107,7 +108,9 @@ def vectorize(loop: ForOp) -> None:
     if step != 1:
         raise ScheduleError(f"cannot vectorize: expected step 1, found {step}", loop)
     lanes = _lane_values(loop)
-    repeated = _repeated_lanes(loop, lanes) | _strided_lanes(loop, lanes)
+    repeated = _repeated_lanes(loop, lanes)
+    if strided_loads:
+        repeated |= _strided_lanes(loop, lanes)
     for op in loop.walk():
         if op is loop or isinstance(op, BlockOp) or op.name == "loop.yield":
             continue

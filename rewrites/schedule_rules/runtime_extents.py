@@ -315,7 +315,7 @@ def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig) ->
         return
     try:
         vector, rest = _vector_loop(loop, widths[0])
-        vectorize(vector)
+        vectorize(vector, strided_loads=True)
     except ScheduleError:
         return
     if rest is not None and widths[1:]:
@@ -343,12 +343,12 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
         _widen_accumulator(nest, tile)
         for epilogue in nest.epilogues:
             moved = _distribute(epilogue, vector)
-            vectorize(moved)
+            vectorize(moved, strided_loads=True)
             if channels is not None:
                 _distribute(moved, channels)
         decompose_reduction(nest.update, tile[0])
         reorder([*nest.reduction, *tile])
-        vectorize(vector)
+        vectorize(vector, strided_loads=True)
         if channels is not None:
             channels.properties["kind"] = StringAttr("unrolled")
     except ScheduleError:
