@@ -27,6 +27,13 @@ def has_dynamic_leading_dim(type: Attribute) -> bool:
     return bool(shape) and shape[0] < 0
 
 
+def has_runtime_extent(type: Attribute) -> bool:
+    """Whether `type` is a tensor or memref type with a dynamic dim after its leading one (a
+    runtime height or width: what the static-plane rewrites leave alone)."""
+    shape = _shape(type)
+    return bool(shape) and any(dim < 0 for dim in shape[1:])
+
+
 def symbols_attr(symbols: Sequence[str]) -> ArrayAttr[StringAttr]:
     """`["N", "", ...]`: one symbol per dim, `""` for a static one."""
     return ArrayAttr([StringAttr(s) for s in symbols])

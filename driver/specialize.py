@@ -217,7 +217,9 @@ def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,
     given = dict(input_shapes or {})
     if polymorphic is not None:
         try:
-            return polymorphic(model, given)  # type: ignore[arg-type]
+            executable = polymorphic(model, given)  # type: ignore[arg-type]
+            if not _unsized_outputs(executable):
+                return executable
         except CompileError as e:
             cause = getattr(e, "diagnostic", None)
             if isinstance(cause, OnnxImportError) and not isinstance(cause, DynamicInputError):
@@ -240,6 +242,14 @@ def build_onnx(model: object, input_shapes: Mapping[str, Sequence[int]] | None,
             raise  # a value no graph input decides: binding cannot help
         return SpecializingExecutable(proto, _with_shapes(build, given), input_shapes=given,
                                       bound=bound)
+
+
+def _unsized_outputs(executable: Executable) -> bool:
+    """Whether an output of `executable` has a runtime dim its shape functions do not give (a
+    size it computes otherwise: a ceil-mode window's, not affine): a caller could not allocate
+    it, so a build with runtime shapes is not taken."""
+    return any(any(d < 0 for d in spec.shape) and not spec.sizes and not spec.batch
+               for spec in executable.signature.outputs)
 
 
 def _with_shapes(build: Builder, given: Mapping[str, Sequence[int]]) -> Builder:

@@ -733,7 +733,7 @@ class _FunctionLowering:
         self, root: ComputeOp, ivs: list[SSAValue], homes: dict[SSAValue, _Home],
         spatial: list[str], reduction: list[str],
     ) -> list[Operation]:
-        extents = root.get_reduce_extents()
+        extents = root.reduction_sizes()  # a runtime one mapped by `_nest`
         if not extents:
             return [self._statement(root, ivs, [], homes, spatial, [])]
         home = homes[root.result]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from dlc.dialects.dim_symbols import has_runtime_extent
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.canonicalize import (
     ComposeTransposes,
@@ -128,6 +129,8 @@ class ConvertConvLayout(RewritePattern):
             return
         if op.layout_value() == self.layout and op.kernel_layout_value() == self.kernel_layout:
             return
+        if has_runtime_extent(op.input.type):
+            return  # a runtime plane: its computes run in the layout they have
         new_ops: list[Operation] = []
         input_ops, input = _transpose_value(
             op.input, layout_permutation(op.layout_value(), self.layout)

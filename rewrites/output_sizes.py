@@ -133,19 +133,21 @@ def call_size_expr(call: CallOp, result: int, dim: int, memo: _Memo | None = Non
                    ) -> tuple[AffineExpr, list[tuple[int, int]]] | None:
     """The size of dynamic dim `dim` of `call`'s result `result` as an affine expression whose
     symbol k is the size of dim `d_k` of operand `o_k` (the list of (o_k, d_k)): the callee's
-    shape function where it has a body, else the size of the first operand dynamic in that dim
-    (the rule of the batch-polymorphic functions `convert-graph-to-tensor-expr` outlines);
-    None where neither applies."""
+    shape function where it has a body (None where its body sizes it otherwise: from data, or
+    not affinely), else the size of the first operand dynamic in that dim (the rule of the
+    batch-polymorphic functions `convert-graph-to-tensor-expr` outlines); None where neither
+    applies."""
     callee = SymbolTable.lookup_symbol(call, call.callee)
     if isinstance(callee, FuncOp) and callee.body.blocks:
         maps = output_size_maps(callee, memo)
         size_map = maps[result] if result < len(maps) else None
-        if size_map is not None:
-            type_ = call.results[result].type
-            assert isinstance(type_, TensorType)
-            dynamic = [d for d, size in enumerate(type_.get_shape()) if size < 0]
-            pairs = sorted(input_symbols(callee).items(), key=lambda item: item[1])
-            return size_map.data.results[dynamic.index(dim)], [pair for pair, _ in pairs]
+        if size_map is None:
+            return None
+        type_ = call.results[result].type
+        assert isinstance(type_, TensorType)
+        dynamic = [d for d, size in enumerate(type_.get_shape()) if size < 0]
+        pairs = sorted(input_symbols(callee).items(), key=lambda item: item[1])
+        return size_map.data.results[dynamic.index(dim)], [pair for pair, _ in pairs]
     source = next((position for position, operand in enumerate(call.arguments)
                    if isinstance(operand.type, TensorType)
                    and dim < operand.type.get_num_dims()

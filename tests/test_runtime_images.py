@@ -121,6 +121,7 @@ WINDOWS = [
     ("MaxPool", {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1]}),
     ("AveragePool", {"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 1, 1, 1]}),
     ("AveragePool", {"kernel_shape": [2, 3], "pads": [0, 1, 1, 1], "count_include_pad": 1}),
+    ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),  # SqueezeNet's
 ]
 
 
@@ -182,3 +183,45 @@ def test_dlc_run_reports_a_broken_size_check_and_exits_1(tmp_path, capsys) -> No
     err = capsys.readouterr().err
     assert "break a size constraint of the model: 'graph.concat' op (node 'neck.concat')" in err
     assert "Traceback" not in err
+
+
+def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
+    """A global average pool sums over the runtime height and width (reduction extents of
+    runtime size); after it only the batch is dynamic, which Flatten and Gemm take."""
+    w = RNG.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3
+    fc = RNG.standard_normal((5, 8)).astype(np.float32)
+    proto = _image_model([
+        helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc"], ["y"], transB=1),
+    ], 3, {"w": w, "fc": fc})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 9, 7), (3, 3, 32, 20), (2, 3, 1, 1)])
+
+
+def test_a_depthwise_block_over_runtime_sizes_keeps_its_layout_and_matches_onnxruntime() -> None:
+    """The CPU graph rewrites that reason about static planes (NHWC depthwise regions) leave a
+    runtime plane alone."""
+    dw = RNG.standard_normal((4, 1, 3, 3)).astype(np.float32)
+    pw = RNG.standard_normal((6, 4, 1, 1)).astype(np.float32)
+    proto = _image_model([
+        helper.make_node("Conv", ["x", "dw"], ["d"], group=4, pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["d", "lo", "hi"], ["r"]),
+        helper.make_node("Conv", ["r", "pw"], ["y"]),
+    ], 4, {"dw": dw, "pw": pw, "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 4, 12, 12), (2, 4, 5, 17)])
+
+
+def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> None:
+    """Its output size is a minimum of two affine sizes (ONNX drops a last window that starts
+    in the end padding), which no shape function gives: the model compiles per shape."""
+    proto = _image_model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                                           strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1)], 2)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, proto, [(1, 2, 6, 7), (1, 2, 5, 5)])

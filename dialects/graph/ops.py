@@ -1509,6 +1509,7 @@ class GlobalAvgPool2DOp(GraphOp):
     name = "graph.global_avg_pool2d"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1526,7 +1527,7 @@ class GlobalAvgPool2DOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, *, layout: str = "NCHW") -> TensorType:
         """The input type with H and W set to 1."""
-        x_type = _tensor(cls.name, "the input", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the input", x, any_dynamic=True)
         _require_rank(cls.name, "an input", x_type, 4)
         _require_float(cls.name, x_type)
         n, _, h, w = _layout_positions(cls.name, "layout", layout, "NCHW")

@@ -115,7 +115,7 @@ def evaluate_compute(compute: ComputeOp, tensors: Mapping[SSAValue, np.ndarray])
     result_type = compute.result_type
     shape = tuple(size if isinstance(size, int) else int(tensors[size])
                   for size in compute.extents())
-    extents = compute.get_reduce_extents()
+    extents = _reduction_extents(compute, tensors)
     dtype = to_numpy_dtype(result_type.get_element_type())
     points = math.prod(shape) * math.prod(extents)
     if not shape or points <= MAX_CHUNK_ELEMENTS or shape[0] <= 1:
@@ -297,6 +297,13 @@ def _dtype(type: Attribute) -> np.dtype:
 # ---------------------------------------------------------------------------------------------
 
 
+def _reduction_extents(compute: ComputeOp, tensors: Mapping[SSAValue, np.ndarray]
+                       ) -> list[int]:
+    """The sizes of `compute`'s reduction axes (a runtime one from its `sizes` operand)."""
+    return [size if isinstance(size, int) else int(tensors[size])
+            for size in compute.reduction_sizes()]
+
+
 def _evaluate_chunk(
     compute: ComputeOp,
     tensors: Mapping[SSAValue, np.ndarray],
@@ -309,7 +316,7 @@ def _evaluate_chunk(
     shape = list(result_shape)
     if shape:
         shape[0] = stop - start
-    extents = list(compute.get_reduce_extents())
+    extents = _reduction_extents(compute, tensors)
     grid = [*shape, *extents]
     values: dict[SSAValue, np.ndarray] = {}
     for axis, arg in enumerate(compute.body.block.args):

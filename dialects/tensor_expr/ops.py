@@ -83,7 +83,8 @@ class ComputeOp(IRDLOperation):
     isolated), computes with `arith`/`math`, and yields one scalar of the result's element type
     with `tensor_expr.yield`. Properties:
     - `name` (string; `block_name` in Python): the name of the block schedules will match;
-    - `reduce_extents` (array<i64>, possibly empty): the sizes of the reduction axes;
+    - `reduce_extents` (array<i64>, possibly empty): the sizes of the reduction axes, -1
+      (printed `?`) for one of runtime size;
     - `combiner` (sum | max | min | prod | maxui | minui): present iff there are reductions;
       integer max and min are signed, maxui and minui (integers only) unsigned;
     - `init` (a scalar attribute of the element type): present iff there are reductions;
@@ -92,8 +93,9 @@ class ComputeOp(IRDLOperation):
     The result is a ranked tensor; each dynamic dim (`?`) has its size among the `sizes`
     operands (`index` values, one per `?`, in order: MLIR's `tensor.empty` convention), so
     that a compute over a runtime batch is `sizes(%n) -> tensor<?x8xf32>` with
-    `%n = tensor.dim %x, %c0`. Reduction extents are static. Reading out of bounds is
-    undefined: padding is written with clamped indices and `arith.select`.
+    `%n = tensor.dim %x, %c0`; after them, one per reduction extent of runtime size (a global
+    pool over a runtime height and width: `sizes(%n, %h, %w) reduce [?, ?]`). Reading out of
+    bounds is undefined: padding is written with clamped indices and `arith.select`.
 
     Example:
         %c = tensor_expr.compute "matmul" reduce [64] sum init 0.0 : f32 -> tensor<16x32xf32> {
@@ -196,8 +198,15 @@ class ComputeOp(IRDLOperation):
         return [size if size >= 0 else next(dynamic) for size in self.result_type.get_shape()]
 
     def get_reduce_extents(self) -> tuple[int, ...]:
-        """The sizes of the reduction axes, empty without reductions."""
+        """The sizes of the reduction axes (-1 for a runtime one), empty without reductions."""
         return self.reduce_extents.get_values()
+
+    def reduction_sizes(self) -> list[int | SSAValue]:
+        """The size of each reduction axis: an int where static, else its `sizes` operand
+        (those after the result's)."""
+        first = sum(1 for size in self.result_type.get_shape() if size < 0)
+        dynamic = iter(self.sizes[first:])
+        return [size if size >= 0 else next(dynamic) for size in self.get_reduce_extents()]
 
     @property
     def spatial_indices(self) -> tuple[BlockArgument, ...]:
@@ -227,16 +236,19 @@ class ComputeOp(IRDLOperation):
 
     def verify_(self) -> None:
         result_type = self.result_type
+        extents = self.get_reduce_extents()
         dynamic = sum(1 for dim in result_type.get_shape() if dim < 0)
-        if dynamic != len(self.sizes):
+        runtime = sum(1 for extent in extents if extent == -1)
+        if dynamic + runtime != len(self.sizes):
             raise VerifyException(
                 f"'{self.name}' op expected one size operand per dynamic dim of {result_type} "
-                f"({dynamic}), found {len(self.sizes)}"
+                f"({dynamic})" + (f" and per runtime reduction extent ({runtime})"
+                                  if runtime else "") + f", found {len(self.sizes)}"
             )
-        extents = self.get_reduce_extents()
-        if any(extent <= 0 for extent in extents):
+        if any(extent <= 0 and extent != -1 for extent in extents):
             raise VerifyException(
-                f"'{self.name}' op expected positive reduction extents, found {list(extents)}"
+                f"'{self.name}' op expected positive reduction extents (or ? for a runtime "
+                f"one), found {list(extents)}"
             )
         self._verify_block_args(result_type.get_num_dims(), len(extents))
         self._verify_yield(result_type.get_element_type())
@@ -314,7 +326,8 @@ class ComputeOp(IRDLOperation):
         extents = self.get_reduce_extents()
         if extents or self.combiner is not None or self.init is not None:
             printer.print_string(" reduce [")
-            printer.print_list(extents, lambda extent: printer.print_string(str(extent)))
+            printer.print_list(
+                extents, lambda extent: printer.print_string(str(extent) if extent >= 0 else "?"))
             printer.print_string("]")
         if self.combiner is not None:
             printer.print_string(f" {self.combiner.data}")
@@ -343,7 +356,9 @@ class ComputeOp(IRDLOperation):
         init = None
         if parser.parse_optional_keyword("reduce") is not None:
             extents = parser.parse_comma_separated_list(
-                Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+                Parser.Delimiter.SQUARE,
+                lambda: -1 if parser.parse_optional_punctuation("?") is not None
+                else parser.parse_integer(allow_boolean=False),
             )
             combiner = parser.parse_optional_identifier()
             if combiner == "init":  # an init without a combiner: let the verifier report it

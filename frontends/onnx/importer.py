@@ -115,16 +115,18 @@ SHAPE_POLYMORPHIC_OPS = frozenset({
     "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
     "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout", "Gelu", "Mean",
     "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
-    # sliding windows and per-channel maps over runtime heights and widths
-    "AveragePool", "BatchNormalization", "Conv", "MaxPool",
+    # sliding windows, global pools and per-channel maps over runtime heights and widths
+    "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
     # along a static axis, or by constant scales
     "Concat", "Resize", "Upsample",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute
-definitions over runtime extents. Any other node reading such a value, or one of these whose
-conversion fails on it (a concat along a runtime axis, a resize to given sizes), raises
-`DynamicInputError`, so that the driver falls back to shapes per call."""
+definitions over runtime extents. A value whose only dynamic dim is its leading one (a batch,
+after a global pool) may also flow through the batch-polymorphic ops (`BATCH_POLYMORPHIC_OPS`:
+a classifier's Flatten and Gemm). Any other node reading a value with dynamic dims, or one of
+these whose conversion fails on it (a concat along a runtime axis, a resize to given sizes),
+raises `DynamicInputError`, so that the driver falls back to shapes per call."""
 
 BATCH_POLYMORPHIC_MICROSOFT_OPS = frozenset({
     "QLinearAdd", "QGemm", "QLinearGlobalAveragePool", "MatMulIntegerToFloat",
@@ -599,7 +601,9 @@ class _Importer:
             self._check_batch_polymorphic(node, scope, batched, opset)
         elif self.dynamic_shapes:
             batched = self._dynamic_input(scope, given)
-            if batched is not None and not (node.op_type in SHAPE_POLYMORPHIC_OPS
+            allowed = SHAPE_POLYMORPHIC_OPS if batched is None or self._dynamic_input(
+                scope, given, after_leading=True) else SHAPE_POLYMORPHIC_OPS | BATCH_POLYMORPHIC_OPS
+            if batched is not None and not (node.op_type in allowed
                                             and node.domain in _DEFAULT_DOMAINS):
                 raise self._not_shape_polymorphic(node, scope, batched, opset)
         try:
@@ -695,11 +699,14 @@ class _Importer:
         return None
 
     @staticmethod
-    def _dynamic_input(scope: _FunctionScope, given: list[str]) -> str | None:
-        """The first of `given` whose type has a dynamic dim, if any."""
+    def _dynamic_input(scope: _FunctionScope, given: list[str], after_leading: bool = False
+                       ) -> str | None:
+        """The first of `given` whose type has a dynamic dim (`after_leading`: other than its
+        leading one), if any."""
         for name in given:
             type = scope.entry(name).type
-            if isinstance(type, TensorType) and any(d < 0 for d in type.get_shape()):
+            if isinstance(type, TensorType) and any(
+                    d < 0 for d in type.get_shape()[1 if after_leading else 0:]):
                 return name
         return None
 

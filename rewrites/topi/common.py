@@ -313,8 +313,8 @@ def window_extent(b: Builder, size: Extent, kernel: int, stride: int, pad_begin:
     span = affine(b, [(size, 1)], pad_begin + pad_end - extent
                   + (stride - 1 if ceil_mode else 0))
     count = affine(b, [(divide_index(b, span, stride), 1)], 1)
-    if not ceil_mode or stride == 1:
-        return count
+    if not ceil_mode or stride == 1 or pad_end + stride <= extent:
+        return count  # a last window starts inside the end padding only if pad_end + s > extent
     start = affine(b, [(count, stride)], -stride)  # where the last window starts
     inside = b.insert(arith.CmpiOp(start, affine(b, [(size, 1)], pad_begin), "slt")).result
     return b.insert(arith.SelectOp(inside, count, affine(b, [(count, 1)], -1))).result
@@ -352,13 +352,15 @@ def emit_compute(
     combiner: str | None = None,
     init: IntegerAttr | FloatAttr | None = None,
     extents: Sequence[Extent] | None = None,
+    reduce_sizes: Sequence[SSAValue] = (),
 ) -> SSAValue:
     """Inserts a `tensor_expr.compute` defined by `body` and returns its result.
 
     The compute carries `origin`'s location and, where `origin` has one, its node name (attribute
     `onnx_node`). A reduction with an empty extent yields `init` everywhere. A dynamic dim of
     `result_type` takes its size from `extents` where given (an `index` value: a window's
-    output size), else from the first operand of `origin` dynamic in that dim.
+    output size), else from the first operand of `origin` dynamic in that dim. A reduction
+    extent of -1 is a runtime one, its size the next of `reduce_sizes`.
     """
     if any(extent == 0 for extent in reduce_extents):
         assert init is not None, "a reduction has an init"
@@ -373,7 +375,7 @@ def emit_compute(
     by_dim = dict(given)
     for dim, source in _dynamic_dim_sources(origin, result_type, tuple(given)):
         by_dim[dim] = dim_size(builder, source, dim)
-    sizes = [by_dim[dim] for dim in sorted(by_dim)]
+    sizes = [by_dim[dim] for dim in sorted(by_dim)] + list(reduce_sizes)
     compute = ComputeOp.build(
         name, result_type, body, reduce_extents, combiner, init, tag, sizes
     )

@@ -18,6 +18,7 @@ from dlc.rewrites.topi.common import (
     affine,
     binary,
     constant,
+    dim_size,
     emit_compute,
     extent_affine,
     extents_of,
@@ -236,15 +237,23 @@ def global_avg_pool2d(op: GlobalAvgPool2DOp, builder: Builder) -> SSAValue:
         indices[h_pos], indices[w_pos] = r
         return read(b, op.x, indices)
 
+    plane: tuple[Extent, Extent] = tuple(  # type: ignore[assignment]
+        in_shape[pos] if in_shape[pos] >= 0 else dim_size(builder, op.x, pos)
+        for pos in (h_pos, w_pos))
     total = emit_compute(
         builder, op, "global_avg_pool2d_sum", result_type, sum_body, tag="pool_avg",
-        reduce_extents=[in_shape[h_pos], in_shape[w_pos]], combiner="sum",
+        reduce_extents=[d if isinstance(d, int) else -1 for d in plane], combiner="sum",
         init=zero_attr(element_type),
+        reduce_sizes=[d for d in plane if isinstance(d, SSAValue)],
     )
-    count = in_shape[h_pos] * in_shape[w_pos]
+    runtime = any(isinstance(d, SSAValue) for d in plane)
+    count: Extent = plane[0] * plane[1] if not runtime else builder.insert(arith.MuliOp(
+        *(index(builder, d) if isinstance(d, int) else d for d in plane))).result
 
     def divide_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        return binary(b, "div", read(b, total, i), constant(b, count, element_type))
+        divisor = index_to_element(b, count, element_type) if isinstance(count, SSAValue) \
+            else constant(b, count, element_type)
+        return binary(b, "div", read(b, total, i), divisor)
 
     return emit_compute(
         builder, op, "global_avg_pool2d", result_type, divide_body, tag=INJECTIVE

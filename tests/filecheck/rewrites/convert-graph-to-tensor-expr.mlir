@@ -568,6 +568,23 @@ func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %y: tensor<?x8x?x?xf32>) -> te
 
 // -----
 
+// A global pool over a runtime plane: a sum over reduction extents of runtime size (their
+// sizes after the result's), divided by H * W computed at run time.
+// CHECK-LABEL: func.func @runtime_global_pool
+// CHECK:         %[[H:.*]] = tensor.dim %x, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %x, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK:         %[[N:.*]] = tensor.dim %x, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK-NEXT:    %[[SUM:.*]] = tensor_expr.compute "global_avg_pool2d_sum" tag "pool_avg" sizes(%[[N]], %[[H]], %[[W]]) reduce [?, ?] sum
+// CHECK:         %[[HW:.*]] = arith.muli %[[H]], %[[W]] : index
+// CHECK-NEXT:    tensor_expr.compute "global_avg_pool2d" tag "injective" sizes(%[[N]]) -> tensor<?x8x1x1xf32> {
+// CHECK:           arith.index_cast %[[HW]] : index to i64
+func.func @runtime_global_pool(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x1x1xf32> {
+  %r = graph.global_avg_pool2d %x : (tensor<?x8x?x?xf32>) -> tensor<?x8x1x1xf32>
+  func.return %r : tensor<?x8x1x1xf32>
+}
+
+// -----
+
 func.func @negative_runtime_linear_resize(%x: tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, -1, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"} : (tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32>
   func.return %r : tensor<1x1x?x8xf32>

@@ -764,3 +764,28 @@ func.func @negative_scan_swapped_states(%a0: tensor<2xf32>, %b0: tensor<2xf32>, 
   }
   func.return %a : tensor<2xf32>
 }
+
+// -----
+
+// A reduction over a runtime height and width (a global pool): its loops run to the sizes.
+// CHECK-LABEL: func.func @runtime_reduction
+// CHECK-SAME:    %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %x_d0 step %{{.*}} axis "i" {
+// CHECK:           loop.block "sum_init"
+// CHECK:           loop.for %{{.*}} = %{{.*}} to %x_d2 step %{{.*}} axis "y" {
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %x_d3 step %{{.*}} axis "z" {
+// CHECK-NEXT:          loop.block "sum" {{.*}} reduction ["y", "z"]
+func.func @runtime_reduction(%x: tensor<?x8x?x?xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x?x?xf32>
+  %h = tensor.dim %x, %c2 : tensor<?x8x?x?xf32>
+  %w = tensor.dim %x, %c3 : tensor<?x8x?x?xf32>
+  %s = tensor_expr.compute "sum" sizes(%n, %h, %w) reduce [?, ?] sum init 0.0 : f32 -> tensor<?x8xf32> {
+  ^bb0(%i: index, %c: index, %y: index, %z: index):
+    %v = tensor_expr.read %x[%i, %c, %y, %z] : tensor<?x8x?x?xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %s : tensor<?x8xf32>
+}

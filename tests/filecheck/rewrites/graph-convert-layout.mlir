@@ -270,3 +270,18 @@ func.func @residual_of_the_region_input(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4
   %a = graph.add %c, %x : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   func.return %a : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A conv over a runtime plane (`dynamic_shapes`) keeps its layout: its computes run over
+// runtime extents in the layout they have (no transposes of runtime-sized tensors).
+// CHECK-LABEL: func.func @runtime_plane
+// CHECK-NOT:     graph.transpose
+// CHECK:         graph.conv2d %{{.*}}, %{{.*}} {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
+// CHECK-NOT:     graph.transpose
+// DW-LABEL: func.func @runtime_plane
+// DW-NOT:     graph.transpose
+func.func @runtime_plane(%x: tensor<?x8x?x?xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %r = graph.conv2d %x, %w {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
+  func.return %r : tensor<?x8x?x?xf32>
+}

@@ -20,7 +20,19 @@ func.func @negative_zero_extent() {
   }
   func.return
 }
-// CHECK: 'tensor_expr.compute' op expected positive reduction extents, found [0]
+// CHECK: 'tensor_expr.compute' op expected positive reduction extents (or ? for a runtime one), found [0]
+
+// -----
+
+func.func @negative_runtime_extent_without_size(%n: index) {
+  %c = tensor_expr.compute "c" sizes(%n) reduce [?] sum init 0.0 : f32 -> tensor<?xf32> {
+  ^bb0(%i: index, %k: index):
+    %z = arith.constant 0.0 : f32
+    tensor_expr.yield %z : f32
+  }
+  func.return
+}
+// CHECK: 'tensor_expr.compute' op expected one size operand per dynamic dim of tensor<?xf32> (1) and per runtime reduction extent (1), found 1
 
 // -----
 

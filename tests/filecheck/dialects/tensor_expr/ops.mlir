@@ -132,3 +132,22 @@ func.func @runtime_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 }
 // CHECK:      %[[N:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8xf32>
 // CHECK-NEXT: %{{.*}} = tensor_expr.compute "neg" tag "injective" sizes(%[[N]]) -> tensor<?x8xf32> {
+
+// A sum over a runtime height and width (a global pool): each runtime reduction extent (`?`)
+// has its size among `sizes`, after the result's.
+// CHECK-LABEL: func.func @runtime_reduction
+func.func @runtime_reduction(%x: tensor<?x8x?x?xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x?x?xf32>
+  %h = tensor.dim %x, %c2 : tensor<?x8x?x?xf32>
+  %w = tensor.dim %x, %c3 : tensor<?x8x?x?xf32>
+  %s = tensor_expr.compute "sum" sizes(%n, %h, %w) reduce [?, ?] sum init 0.0 : f32 -> tensor<?x8xf32> {
+  ^bb0(%i: index, %c: index, %y: index, %z: index):
+    %v = tensor_expr.read %x[%i, %c, %y, %z] : tensor<?x8x?x?xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %s : tensor<?x8xf32>
+}
+// CHECK: tensor_expr.compute "sum" sizes(%n, %h, %w) reduce [?, ?] sum init 0.000000e+00 : f32 -> tensor<?x8xf32> {
