@@ -251,9 +251,10 @@ def global_avg_pool2d(op: GlobalAvgPool2DOp, builder: Builder) -> SSAValue:
         *(index(builder, d) if isinstance(d, int) else d for d in plane))).result
 
     def divide_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = read(b, total, i)
         divisor = index_to_element(b, count, element_type) if isinstance(count, SSAValue) \
             else constant(b, count, element_type)
-        return binary(b, "div", read(b, total, i), divisor)
+        return binary(b, "div", value, divisor)
 
     return emit_compute(
         builder, op, "global_avg_pool2d", result_type, divide_body, tag=INJECTIVE
