@@ -21,6 +21,15 @@ here the nest keeps its runtime loops and gets what needs no extent:
   conv's output channels: the input is the same for each) is blocked by `REUSE_BLOCK` and
   unrolled beside the vector loop (a register tile of channels x vectors, each input vector
   feeding every channel's accumulator);
+- a reduction that accumulates into its output (no fused epilogue: a conv without bias, a
+  pool) first gets a local accumulator of one element and an epilogue storing it
+  (`_accumulate_locally`, TVM's `cache_write`), so that its tile of accumulators stays in
+  registers; loads may move up to `MAX_LOAD_STRIDE` elements per lane along the vector axis
+  (a stride-2 conv's input row, read as shuffled contiguous vectors);
+- an elementwise nest whose reads are checked against runtime sizes (a pad: `cmpi ult` and
+  `minui` of `%i + k` against a size) is split where the checks change
+  (`_partition_guards`, TVM's LoopPartition): its interior, checks and clamps removed, is
+  vectorized as above, the iterations before and after keep them;
 - the outermost spatial loop with a static count of at least two iterations (the channels)
   becomes `parallel`, else the outermost of runtime extent (a runtime loop of one iteration
   runs without a team).

@@ -183,3 +183,122 @@ func.func @conv(%x: memref<?x4x?x?xf32>, %k: memref<8x4x3x3xf32>, %b: memref<8xf
   }
   func.return
 }
+
+// -----
+
+// A stride-2 conv over a padded runtime image, without an epilogue. The pad's rows are split
+// where its column checks change (before, interior, after): the interior, its column check
+// `true` and its clamp gone, reads its source at a lane index and is vectorized in tiles of
+// 16, 8, 4, 2, 1. The conv accumulates into a local tile of 4 channels x 64 outputs (it
+// accumulated into its output), written out after its reduction loops; its input row, read
+// every other element, is a strided vector read.
+// CHECK-LABEL: func.func @strided_padded_conv
+// CHECK:         %[[PAD:.*]] = loop.alloc global
+// CHECK:             %[[LO:.*]] = arith.minsi
+// CHECK:             %[[HI:.*]] = arith.maxsi
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[LO]] step %{{.*}} axis "i3" {
+// CHECK:             loop.for %[[J0:.*]] = %[[LO]] to %{{.*}} step %[[C16:.*]] axis "i3.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %{{.*}} : index
+// CHECK-NEXT:            %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT:            loop.block "pad"
+// CHECK:                   %[[COL:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK:                   arith.andi %{{.*}}, %[[TRUE]] : i1
+// CHECK:                   loop.load %x[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL]]]
+// CHECK:             loop.for %{{.*}} = %[[HI]] to %{{.*}} step %{{.*}} axis "i3" {
+// CHECK:         %[[ACC:.*]] = loop.alloc local : memref<4x64xf32>
+// CHECK:               loop.block "conv2d_init" reads() writes(%[[ACC]] : memref<4x64xf32>)
+// CHECK:                 loop.for %{{.*}} axis "i1" kind unrolled {
+// CHECK-NEXT:              loop.for %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NEXT:                %[[OW:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:                loop.block "conv2d" reads(%[[PAD]], %{{.*}}) writes(%[[ACC]] : memref<4x64xf32>)
+// CHECK:                       %[[STRIDED:.*]] = arith.muli %[[OW]], %{{.*}} : index
+// CHECK-NEXT:                  %[[IW:.*]] = arith.addi %[[STRIDED]], %{{.*}} : index
+// CHECK-NEXT:                  loop.load %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IW]]]
+// CHECK:               loop.block "conv2d.local_write" reads(%[[ACC]] : memref<4x64xf32>) writes(%out
+"memref.global"() <{sym_name = "strided_padded_conv_cst0", type = memref<4x2x3x3xf32>, initial_value = dense<5.000000e-01> : tensor<4x2x3x3xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func @strided_padded_conv(%x: memref<?x2x?x?xf32>, %out: memref<?x4x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, (((s1 + -1) floordiv 2) + 1), (((s2 + -1) floordiv 2) + 1))>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 3 of its input padded to at least its window (3)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %w = memref.get_global @strided_padded_conv_cst0 : memref<4x2x3x3xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %0 = arith.constant 2 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d2, %1 : index
+  %3 = arith.constant 2 : index
+  %4 = arith.divui %2, %3 : index
+  %5 = arith.constant 1 : index
+  %6 = arith.addi %4, %5 : index
+  %7 = arith.constant 3 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.subi %x_d3, %8 : index
+  %10 = arith.constant 2 : index
+  %11 = arith.divui %9, %10 : index
+  %12 = arith.constant 1 : index
+  %13 = arith.addi %11, %12 : index
+  %14 = arith.constant 0 : index
+  %15 = arith.constant 2 : index
+  %16 = arith.addi %x_d2, %15 : index
+  %17 = arith.constant 2 : index
+  %18 = arith.addi %x_d3, %17 : index
+  %pad = loop.alloc global sizes(%x_d0, %16, %18) : memref<?x2x?x?xf32>
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %16 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %18 step %c1 axis "i3" {
+          loop.block "pad" reads(%x : memref<?x2x?x?xf32>) writes(%pad : memref<?x2x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %19 = arith.constant 1 : index
+            %20 = arith.subi %i2, %19 : index
+            %21 = arith.subi %i3, %19 : index
+            %22 = arith.cmpi ult, %20, %x_d2 : index
+            %23 = arith.subi %x_d2, %19 : index
+            %24 = arith.minui %20, %23 : index
+            %25 = arith.cmpi ult, %21, %x_d3 : index
+            %26 = arith.andi %22, %25 : i1
+            %27 = arith.subi %x_d3, %19 : index
+            %28 = arith.minui %21, %27 : index
+            %29 = loop.load %x[%i0, %i1, %24, %28] : memref<?x2x?x?xf32> -> f32
+            %30 = arith.constant 0.000000e+00 : f32
+            %31 = arith.select %26, %29, %30 : f32
+            loop.store %31, %pad[%i0, %i1, %i2, %i3] : f32 -> memref<?x2x?x?xf32>
+          }
+        }
+      }
+    }
+  }
+  loop.for %i0_1 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1_1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2_1 = %c0 to %6 step %c1 axis "i2" {
+        loop.for %i3_1 = %c0 to %13 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<?x4x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0_1, %i1_1, %i2_1, %i3_1] : f32 -> memref<?x4x?x?xf32>
+          }
+          loop.for %r0 = %c0 to %c2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c3 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%pad, %w : memref<?x2x?x?xf32>, memref<4x2x3x3xf32>) writes(%out : memref<?x4x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %32 = arith.constant 2 : index
+                  %33 = arith.muli %i2_1, %32 : index
+                  %34 = arith.addi %33, %r1 : index
+                  %35 = arith.muli %i3_1, %32 : index
+                  %36 = arith.addi %35, %r2 : index
+                  %37 = loop.load %pad[%i0_1, %r0, %34, %36] : memref<?x2x?x?xf32> -> f32
+                  %38 = loop.load %w[%i1_1, %r0, %r1, %r2] : memref<4x2x3x3xf32> -> f32
+                  %39 = arith.mulf %37, %38 : f32
+                  %acc = loop.load %out[%i0_1, %i1_1, %i2_1, %i3_1] : memref<?x4x?x?xf32> -> f32
+                  %40 = arith.addf %acc, %39 : f32
+                  loop.store %40, %out[%i0_1, %i1_1, %i2_1, %i3_1] : f32 -> memref<?x4x?x?xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  loop.dealloc %pad : memref<?x2x?x?xf32>
+  func.return
+}
