@@ -298,7 +298,8 @@ def c_interface(
             raise CApiError(
                 f"@{signature.name} has a runtime size for dim {dim} of argument {argument} "
                 f"('{signature.arguments[argument].name}'): the C interface takes the runtime "
-                "rows of a dynamic batch only")
+                "rows of a dynamic batch only (a library of several shapes, `--specialize` / "
+                "`dlc.compile(specialize=...)`, exports)")
     return CInterface(prefix, signature, info, tuple(internal_symbols), device)
 
 

@@ -225,3 +225,14 @@ def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> 
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     assert isinstance(executable, SpecializingExecutable)
     _matches_onnxruntime(executable, proto, [(1, 2, 6, 7), (1, 2, 5, 5)])
+
+
+def test_exporting_a_model_over_runtime_sizes_says_what_exports_instead(tmp_path) -> None:
+    from dlc.runtime.c_api import CApiError
+
+    executable = dlc.compile(yolo_style(), dynamic_shapes=True, threads=1, jobs=1)
+    with pytest.raises(CApiError, match=r"has a runtime size for dim 0 of argument 0 \('x'\): "
+                                        r"the C interface takes the runtime rows of a dynamic "
+                                        r"batch only \(a library of several shapes"):
+        executable.export(tmp_path / "yolo.so")
+    assert not (tmp_path / "yolo.so").exists()
