@@ -7,7 +7,7 @@ and NumPy only; xDSL and llvmlite are imported by `dlc.compile` when it runs, no
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
@@ -147,35 +147,25 @@ def compile(  # noqa: A001 - dlc.compile, like re.compile
     from dlc.driver.build import build
     from dlc.driver.specialize import build_onnx
 
-    def build_for(source: ModelSource, shapes: Mapping[str, Sequence[int]]) -> Executable:
-        return build(
-            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
-            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
-            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
-            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
-        )
+    def builder(**dynamic: bool) -> Callable[[ModelSource, Mapping[str, Sequence[int]]],
+                                             Executable]:
+        """`build` with this call's options, for the given input shapes (and `dynamic`:
+        `dynamic_batch=True` or `dynamic_shapes=True`)."""
+        def build_with(source: ModelSource, shapes: Mapping[str, Sequence[int]]) -> Executable:
+            return build(
+                source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
+                pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
+                cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
+                jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
+                **dynamic,
+            )
 
-    def build_batched(source: ModelSource, shapes: Mapping[str, Sequence[int]]) -> Executable:
-        return build(
-            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
-            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
-            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
-            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
-            dynamic_batch=True,
-        )
+        return build_with
 
-    def build_polymorphic(source: ModelSource, shapes: Mapping[str, Sequence[int]]
-                          ) -> Executable:
-        return build(
-            source, target, entry, input_shapes=shapes or None, opt_level=opt_level,
-            pipeline=pipeline, threads=threads, tuning_log=tuning_log, cache=cache,
-            cache_dir=cache_dir, cache_max_bytes=cache_max_bytes, progress=progress,
-            jobs=jobs, check_bounds=check_bounds, byoc=byoc, precision=precision,
-            dynamic_shapes=True,
-        )
-
-    batched = build_batched if dynamic_batch and pipeline.startswith("cpu") else None
-    polymorphic = build_polymorphic if dynamic_shapes and pipeline.startswith("cpu") else None
+    build_for = builder()
+    cpu = pipeline.startswith("cpu")
+    batched = builder(dynamic_batch=True) if dynamic_batch and cpu else None
+    polymorphic = builder(dynamic_shapes=True) if dynamic_shapes and cpu else None
     if specialize is not None:
         from dlc.driver.shape_variants import build_variants
         from dlc.driver.specialize import read_onnx
