@@ -10,6 +10,8 @@ import pytest
 from dlc.driver.specialize import SpecializingExecutable
 from dlc.frontends.onnx import DynamicInputError, import_onnx
 from dlc.runtime.executable import Executable, ExecutableError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
 
 import dlc
@@ -236,3 +238,62 @@ def test_exporting_a_model_over_runtime_sizes_says_what_exports_instead(tmp_path
                                         r"batch only \(a library of several shapes"):
         executable.export(tmp_path / "yolo.so")
     assert not (tmp_path / "yolo.so").exists()
+
+
+def _window_text(op: str, dims: tuple[str, str], out: tuple[str, str], kernel: tuple[int, int],
+                 strides: tuple[int, int], pads: tuple[int, int, int, int],
+                 dilation: tuple[int, int]) -> str:
+    """A conv (3 -> 4 channels) or max pool over images of `dims`, its result `out`."""
+    h, w = dims
+    attrs = (f"strides = array<i64: {strides[0]}, {strides[1]}>, padding = array<i64: "
+             f"{', '.join(map(str, pads))}>, dilation = array<i64: {dilation[0]}, {dilation[1]}>")
+    if op == "conv":
+        weight = f"tensor<4x3x{kernel[0]}x{kernel[1]}xf32>"
+        return (f"func.func @f(%x: tensor<?x3x{h}x{w}xf32>, %w: {weight}) -> "
+                f"tensor<?x4x{out[0]}x{out[1]}xf32> {{\n  %r = graph.conv2d %x, %w {{{attrs}}} : "
+                f"(tensor<?x3x{h}x{w}xf32>, {weight}) -> tensor<?x4x{out[0]}x{out[1]}xf32>\n"
+                f"  func.return %r : tensor<?x4x{out[0]}x{out[1]}xf32>\n}}")
+    return (f"func.func @f(%x: tensor<?x3x{h}x{w}xf32>) -> tensor<?x3x{out[0]}x{out[1]}xf32> {{\n"
+            f"  %r = graph.max_pool2d %x {{kernel = array<i64: {kernel[0]}, {kernel[1]}>, "
+            f"{attrs}}} : (tensor<?x3x{h}x{w}xf32>) -> tensor<?x3x{out[0]}x{out[1]}xf32>\n"
+            f"  func.return %r : tensor<?x3x{out[0]}x{out[1]}xf32>\n}}")
+
+
+@settings(max_examples=25, deadline=None)
+@given(op=st.sampled_from(["conv", "pool"]), kernel=st.tuples(*[st.integers(1, 4)] * 2),
+       strides=st.tuples(*[st.integers(1, 3)] * 2), pads=st.tuples(*[st.integers(0, 2)] * 4),
+       dilation=st.tuples(*[st.integers(1, 2)] * 2), extra=st.tuples(*[st.integers(0, 9)] * 2),
+       batch=st.integers(0, 2), seed=st.integers(0, 2**16))
+def test_windows_over_runtime_sizes_compute_what_a_compile_per_size_does(
+        op: str, kernel: tuple[int, int], strides: tuple[int, int],
+        pads: tuple[int, int, int, int], dilation: tuple[int, int], extra: tuple[int, int],
+        batch: int, seed: int) -> None:
+    """The tensor_expr definitions over runtime heights and widths (sizes by index arithmetic,
+    reads guarded against runtime sizes) against the graph interpreter at static sizes."""
+    from dlc.dialects import make_context
+    from dlc.dialects.graph.interpreter import run_module as run_graph
+    from dlc.dialects.graph.ops import window_output_size
+    from dlc.dialects.tensor_expr.interpreter import run_module as run_tensor_expr
+    from dlc.rewrites.convert_graph_to_tensor_expr import ConvertGraphToTensorExprPass
+    from xdsl.parser import Parser
+
+    if op == "pool":  # a pool's padding is smaller than its window
+        pads = tuple(min(p, dilation[a % 2] * (kernel[a % 2] - 1)) for a, p in enumerate(pads))
+    extents = [dilation[a] * (kernel[a] - 1) + 1 for a in range(2)]
+    size = tuple(max(1, extents[a] - pads[a] - pads[a + 2]) + extra[a] for a in range(2))
+    out = tuple(window_output_size(size[a], kernel[a], strides[a], pads[a], pads[a + 2],
+                                   dilation[a]) for a in range(2))
+    ctx = make_context()
+    static = Parser(ctx, _window_text(op, tuple(map(str, size)), tuple(map(str, out)), kernel,
+                                      strides, pads, dilation)).parse_module()
+    dynamic = Parser(ctx, _window_text(op, ("?", "?"), ("?", "?"), kernel, strides, pads,
+                                       dilation)).parse_module()
+    ConvertGraphToTensorExprPass().apply(ctx, dynamic)
+    generator = np.random.default_rng(seed)
+    inputs = [generator.standard_normal((batch, 3, *size)).astype(np.float32)]
+    if op == "conv":
+        inputs.append(generator.standard_normal((4, 3, *kernel)).astype(np.float32))
+    want = run_graph(static, inputs)[0]
+    got = run_tensor_expr(dynamic, inputs)[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

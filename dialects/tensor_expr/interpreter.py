@@ -390,8 +390,8 @@ def _evaluate_body_op(
             f"'{op.name}' op in the body of compute \"{compute.block_name.data}\" is not "
             "supported by the tensor_expr interpreter"
         )
-    operands = [values[v] for v in op.operands]
-    result = impl(op, operands)
+    operands = [values[v] if v in values else np.asarray(tensors[v]) for v in op.operands]
+    result = impl(op, operands)  # a value from outside the body: a runtime size
     values[op.results[0]] = np.asarray(result).astype(_dtype(op.results[0].type), copy=False)
 
 
