@@ -14,10 +14,12 @@ of the view at `((i0 * d1 + i1) * d2 + i2) ...` (`arith` on `index`: LLVM hoists
 sizes out of the loops). Blocks' `reads`/`writes` name the view; calls and deallocs keep the
 buffer.
 
-A buffer of static strides (static shape, or runtime rows alone) is left as it is. A runtime-
-strided buffer that another op takes apart (a view: `loop.rows`, `memref.subview`; an
-intrinsic) fails the pass naming the op: the schedules make none of these for nests over
-runtime extents.
+A buffer of static strides (static shape, or runtime rows alone) is left as it is. A
+`memref.collapse_shape` of such a buffer that merges adjacent dims (a runtime plane made one
+dim by the schedule of runtime extents) is folded: its accesses go to the buffer's flat view at
+the linear index over the view's sizes (products of the buffer's). A runtime-strided buffer
+that another op takes apart (another view: `loop.rows`, `memref.subview`; an intrinsic) fails
+the pass naming the op: the schedules make none of these for nests over runtime extents.
 """
 
 from __future__ import annotations
@@ -129,24 +131,67 @@ def linearize_buffer(buffer: SSAValue, function: func.FuncOp) -> None:
         user = use.operation
         if user is view or isinstance(user, _KEEP_BUFFER):
             continue
-        if isinstance(user, BlockOp):
-            operands = list(user.operands)
-            operands[use.index] = view.result
-            user.operands = operands
+        if isinstance(user, memref.CollapseShapeOp) and _merges_adjacent_dims(user):
+            _linearize_view(user, sizes, view.result)
             continue
-        if not isinstance(user, _ACCESSES) or use.index != user.operands.index(user.memref):
-            raise _fail(user, f"expected loads, stores, prefetches, calls, deallocs or blocks to "
-                              f"use the buffer of runtime strides {buffer.type}")
-        ops, linear = _linear_index(sizes, list(user.indices))
-        Rewriter.insert_op(ops, InsertPoint.before(user))
-        if isinstance(user, LoadOp):
-            new: Operation = LoadOp(view.result, [linear], user.result.type)
-        elif isinstance(user, StoreOp):
-            new = StoreOp(user.value, view.result, [linear])
-        else:
-            new = PrefetchOp(view.result, [linear])
-        new.attributes.update(user.attributes)
-        Rewriter.replace_op(user, new)
+        _linearize_use(user, use.index, sizes, view.result, buffer)
+
+
+def _merges_adjacent_dims(view: memref.CollapseShapeOp) -> bool:
+    """Whether `view`'s reassociation groups are runs of consecutive dims, in order (a plane
+    merged into one dim: the same row-major offsets)."""
+    flat = [int(axis.value.data) for group in view.reassociation for axis in group.data]
+    return flat == list(range(len(flat)))
+
+
+def _linearize_view(view: memref.CollapseShapeOp, sizes: Sequence[SSAValue | int],
+                    flat: SSAValue) -> None:
+    """The accesses to `view` (a collapse of adjacent dims of a runtime-strided buffer of
+    `sizes`) as accesses to the buffer's flat view `flat` (the same offsets: row-major), the
+    collapsed dims' sizes multiplied before it; then `view` is erased."""
+    view_sizes: list[SSAValue | int] = []
+    for group in view.reassociation:
+        product: SSAValue | int | None = None
+        for axis in group.data:
+            size = sizes[int(axis.value.data)]
+            if product is None or isinstance(product, int) and isinstance(size, int):
+                product = size if product is None else product * size  # type: ignore[operator]
+                continue
+            operands = [_index_constant(v) if isinstance(v, int) else v for v in (product, size)]
+            ops = [v for v in operands if isinstance(v, Operation)]
+            multiply = arith.MuliOp(*(v.result if isinstance(v, Operation) else v
+                                      for v in operands))
+            Rewriter.insert_op([*ops, multiply], InsertPoint.before(view))
+            product = multiply.result
+        assert product is not None, "a reassociation group is not empty"
+        view_sizes.append(product)
+    for use in list(view.result.uses):
+        _linearize_use(use.operation, use.index, view_sizes, flat, view.result)
+    Rewriter.erase_op(view)
+
+
+def _linearize_use(user: Operation, index: int, sizes: Sequence[SSAValue | int],
+                   flat: SSAValue, buffer: SSAValue) -> None:
+    """`user` of `buffer` (operand `index`) made to use its flat view `flat`: a block's list
+    names it, an access goes to it at the linear index of its indices over `sizes`."""
+    if isinstance(user, BlockOp):
+        operands = list(user.operands)
+        operands[index] = flat
+        user.operands = operands
+        return
+    if not isinstance(user, _ACCESSES) or index != user.operands.index(user.memref):
+        raise _fail(user, f"expected loads, stores, prefetches, calls, deallocs or blocks to "
+                          f"use the buffer of runtime strides {buffer.type}")
+    ops, linear = _linear_index(sizes, list(user.indices))
+    Rewriter.insert_op(ops, InsertPoint.before(user))
+    if isinstance(user, LoadOp):
+        new: Operation = LoadOp(flat, [linear], user.result.type)
+    elif isinstance(user, StoreOp):
+        new = StoreOp(user.value, flat, [linear])
+    else:
+        new = PrefetchOp(flat, [linear])
+    new.attributes.update(user.attributes)
+    Rewriter.replace_op(user, new)
 
 
 def runtime_strided_buffers(function: func.FuncOp) -> list[SSAValue]:
@@ -167,13 +212,14 @@ class LoopLinearizeRuntimeStridesPass(ModulePass):
     *Input invariant*: loop-level IR whose functions' buffers of runtime strides are their
     arguments (sized by their `index` arguments, `dlc.dim_args`) or `loop.alloc`s (sized by
     their `sizes`), used by `loop.load`, `loop.store`, `loop.prefetch`, `loop.block` lists,
-    `func.call`s and deallocs only; another use (a view of such a buffer) fails the pass naming
-    the op.
+    `func.call`s, deallocs and `memref.collapse_shape`s of adjacent dims (used the same way)
+    only; another use (another view of such a buffer) fails the pass naming the op.
 
     *Output IR*: each such buffer with accesses has a `memref.collapse_shape` to `memref<?xT>`
     right after its definition, and every access uses it at `((i0 * d1 + i1) * d2 + i2) ...`
     (`arith` on `index`, before the access); blocks read and write the view; calls and deallocs
-    keep the buffer. Other buffers and functions are unchanged.
+    keep the buffer; a collapse of adjacent dims is replaced the same way, its accesses at the
+    linear index over its own sizes. Other buffers and functions are unchanged.
 
     *Invariants*: the same elements are read and written in the same order (a buffer of the
     identity layout is row-major, so the flat index is the element's offset).

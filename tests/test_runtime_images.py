@@ -297,3 +297,18 @@ def test_windows_over_runtime_sizes_compute_what_a_compile_per_size_does(
     got = run_tensor_expr(dynamic, inputs)[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_pointwise_convs_over_small_runtime_planes_match_onnxruntime() -> None:
+    """A 1x1 conv and its activation run over the plane as one loop of H * W points (its
+    buffers' last two dims collapsed), which the linearization folds; planes of 1, 7x7 and
+    odd sizes, and a batch."""
+    w = RNG.standard_normal((24, 40, 1, 1)).astype(np.float32) * 0.2
+    b = RNG.standard_normal(24).astype(np.float32)
+    proto = _image_model([helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+                          helper.make_node("Sigmoid", ["c"], ["s"]),
+                          helper.make_node("Mul", ["c", "s"], ["y"])], 40, {"w": w, "b": b})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 40, 7, 7), (2, 40, 3, 11), (1, 40, 1, 1),
+                                             (1, 40, 14, 14)])

@@ -362,7 +362,7 @@ def merge_axes(spatial: list[ForOp], outer_at: int, blocks: Sequence[BlockOp],
         if not any(depends_on(index, ivs) for index in indices):
             others.add(access.memref)
             continue
-        axis = _merged_axis(access, indices, outer.induction_var, inner.induction_var)
+        axis = merged_axis(access, indices, outer.induction_var, inner.induction_var)
         buffer_type = access.memref.type
         if (
             axis is None or (last_axes and axis != len(indices) - 2)
@@ -417,7 +417,7 @@ def _erase_unused_indices(blocks: Sequence[BlockOp], merged: ForOp) -> None:
             op.erase()
 
 
-def _merged_axis(access: LoadOp | StoreOp, indices: list[SSAValue], outer_iv: SSAValue,
+def merged_axis(access: LoadOp | StoreOp, indices: list[SSAValue], outer_iv: SSAValue,
                  inner_iv: SSAValue) -> int | None:
     """The axis `k` of `access` indexed by `outer_iv` (`k`) and `inner_iv` (`k + 1`), each
     maybe plus a value that is always 0, when no other index depends on either; else None."""

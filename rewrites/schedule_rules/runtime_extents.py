@@ -40,6 +40,7 @@ Every step keeps the nest's meaning, so a step that does not apply (a primitive'
 
 from __future__ import annotations
 
+from dlc.dialects.contracts import DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR
 from dlc.dialects.loop.ops import (
     AllocOp,
     BlockOp,
@@ -48,7 +49,10 @@ from dlc.dialects.loop.ops import (
     LoadOp,
     PrefetchOp,
     StoreOp,
+    dim_args,
 )
+from dlc.dialects.memref_layout import is_identity_layout
+from dlc.rewrites.loop_linearize_runtime_strides import buffer_sizes
 from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
 from dlc.rewrites.schedule.common import (
     IndexBuilder,
@@ -60,7 +64,10 @@ from dlc.rewrites.schedule.common import (
     is_pure,
     move_ops_into,
     new_loop,
+    rename_axis,
     replace_buffer,
+    set_block_buffers,
+    value_name,
 )
 from dlc.rewrites.schedule.split import split, split_peeled
 from dlc.rewrites.schedule_rules.config import CpuConfig
@@ -69,12 +76,23 @@ from dlc.rewrites.schedule_rules.nest import (
     Reduction,
     accesses_in,
     analyze,
+    body_of,
     contiguous_in,
     spatial_band,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from dlc.rewrites.schedule_rules.partial_sums import merged_axis
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    ArrayAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 TILE_VECTORS = 4
 """The most vectors of outputs along the vector axis a reduction over runtime extents computes
@@ -111,6 +129,10 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     nest = analyze(root, static_spatial=False)
     if nest is None:
         return False
+    if _merge_plane(nest.spatial):
+        merged = analyze(root, static_spatial=False)
+        assert merged is not None, "a merge keeps the nest's shape"
+        nest = merged
     inner = nest.spatial[-1]
     stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
     spatial = list(nest.spatial)
@@ -131,6 +153,178 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _merge_plane(spatial: list[ForOp]) -> bool:
+    """Merges the two innermost spatial loops, over a plane of runtime size, into one loop over
+    `H * W` points when every access that moves with them indexes the last two dims of its
+    buffer by them (each maybe plus a value that is always 0) and those dims are, at run time,
+    the loops' extents (traced to the function's input sizes and the outputs' shape functions):
+    the accesses then go through a `memref.collapse_shape` of those dims at the merged index,
+    which `loop-linearize-runtime-strides` folds into the flat index. A row of a 7x7 plane,
+    7 outputs in tiles of 4, 2 and 1, becomes one run of 49 (the static rules' `merge_rows`).
+    Returns whether it merged."""
+    if len(spatial) < 2:
+        return False
+    outer, inner = spatial[-2], spatial[-1]
+    if body_of(outer) != [inner] or inner.trip_count() is not None:
+        return False
+    function = outer.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    if function is None:
+        return False
+    rows = _plane_accesses(outer, inner, function)
+    if rows is None:
+        return False
+    buffers = {access.memref for access, _ in rows}
+    root = spatial[0]
+    parent = root.parent_block()
+    assert parent is not None
+    views: dict[SSAValue, SSAValue] = {}
+    for buffer in buffers:
+        view = _collapse_last_two(buffer)
+        parent.insert_op_before(view, root)
+        views[buffer] = view.result
+    count = arith.MuliOp(outer.ub, inner.ub)
+    parent.insert_op_before(count, root)
+    fused_iv = outer.induction_var
+    moved = body_ops(inner)
+    for op in moved:
+        op.detach()
+    inner.detach()
+    outer.operands = (outer.lb, count.result, outer.step)
+    row = arith.DivUIOp(fused_iv, inner.ub)
+    column = arith.RemUIOp(fused_iv, inner.ub)
+    body = outer.body.block
+    body.insert_op_before(row, body.first_op)  # type: ignore[arg-type]
+    body.insert_op_after(column, row)
+    for use in list(fused_iv.uses):
+        if use.operation not in (row, column):
+            use.operation.operands[use.index] = row.result
+    inner.induction_var.replace_all_uses_with(column.result)
+    inner.erase()
+    move_ops_into(moved, outer)
+    axis = f"{outer.axis.data}.{inner.axis.data}.fused"
+    rename_axis(outer, inner.axis.data, [])
+    rename_axis(outer, outer.axis.data, [axis])
+    outer.properties["axis"] = StringAttr(axis)
+    fused_iv.name_hint = value_name(axis)
+    for access, position in rows:
+        indices = list(access.indices)
+        indices[position:position + 2] = [fused_iv]
+        if isinstance(access, StoreOp):
+            access.operands = (access.value, views[access.memref], *indices)
+        else:
+            access.operands = (views[access.memref], *indices)
+    for block in [op for op in outer.walk() if isinstance(op, BlockOp)]:
+        set_block_buffers(block, [views.get(b, b) for b in block.reads],
+                          [views.get(b, b) for b in block.writes])
+    for op in reversed(list(outer.walk())):
+        if op is not outer and is_pure(op) and op.results and not any(
+                result.uses for result in op.results):
+            op.detach()
+            op.erase()
+    spatial[-2:] = [outer]
+    return True
+
+
+def _plane_accesses(outer: ForOp, inner: ForOp, function: func.FuncOp
+                    ) -> list[tuple[LoadOp | StoreOp, int]] | None:
+    """The accesses that move with `outer` and `inner` and the axis where they index their
+    buffer's last two dims by them, when all do over a plane of the loops' extents and no
+    buffer is also accessed otherwise; else None."""
+    ivs = {outer.induction_var, inner.induction_var}
+    rows: list[tuple[LoadOp | StoreOp, int]] = []
+    others: set[SSAValue] = set()
+    for access in accesses_in(body_ops(inner)):
+        indices = list(access.indices)
+        if not any(depends_on(index, ivs) for index in indices):
+            others.add(access.memref)
+            continue
+        axis = merged_axis(access, indices, outer.induction_var, inner.induction_var)
+        if axis is None or axis != len(indices) - 2 or not _is_plane_of(
+                access.memref, outer, inner, function):
+            return None
+        rows.append((access, axis))
+    if not rows or {access.memref for access, _ in rows} & others:
+        return None
+    return rows
+
+
+def _collapse_last_two(buffer: SSAValue) -> memref.CollapseShapeOp:
+    """A (not yet inserted) `memref.collapse_shape` of `buffer`'s last two dims into one."""
+    buffer_type = buffer.type
+    assert isinstance(buffer_type, MemRefType)
+    shape = list(buffer_type.get_shape())
+    last = shape[-2] * shape[-1] if min(shape[-2:]) >= 0 else DYNAMIC_INDEX
+    groups = [[axis] for axis in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
+    view = memref.CollapseShapeOp(
+        operands=[buffer],
+        result_types=[MemRefType(buffer_type.get_element_type(), [*shape[:-2], last])],
+        properties={"reassociation": ArrayAttr(
+            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+    )
+    view.result.name_hint = f"{buffer.name_hint or 'buffer'}_plane"
+    return view
+
+
+def _is_plane_of(buffer: SSAValue, outer: ForOp, inner: ForOp, function: func.FuncOp) -> bool:
+    """Whether `buffer` (an argument or allocation of `function`, row-major) has, as its last
+    two dims, sizes equal at run time to the extents of `outer` and `inner` (from 0)."""
+    buffer_type = buffer.type
+    if not isinstance(buffer_type, MemRefType) or not is_identity_layout(buffer_type) or (
+            not isinstance(buffer.owner, AllocOp) and not (
+                isinstance(buffer, BlockArgument) and buffer.block is function.body.block)):
+        return False
+    if constant_value(outer.lb) != 0 or constant_value(inner.lb) != 0:
+        return False
+    sizes = buffer_sizes(buffer, function)
+    return all(_size_expr(function, size) is not None and
+               _size_expr(function, size) == _size_expr(function, bound)
+               for size, bound in zip(sizes[-2:], (outer.ub, inner.ub), strict=True))
+
+
+def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None:
+    """`size` (a value of `function`'s loop-level IR) in terms of its inputs' sizes: an input's
+    size argument is its symbol, an output's its shape function (`dlc.dim_sizes`), `arith` on
+    `index` by constants as in `output_sizes`."""
+    if isinstance(size, int):
+        return AffineExpr.constant(size)
+    constant = constant_value(size)
+    if constant is not None:
+        return AffineExpr.constant(constant)
+    args = function.body.block.args
+    dims = dim_args(function)
+    first = len(args) - len(dims)
+    if isinstance(size, BlockArgument) and size.block is function.body.block and \
+            size.index >= first:
+        argument, dim = dims[size.index - first]
+        outputs = int(function.attributes[NUM_OUTPUTS_ATTR].value.data)  # type: ignore[attr-defined]
+        num_inputs = first - outputs
+        if argument < num_inputs:
+            return AffineExpr.symbol([d for d in dims if d[0] < num_inputs].index((argument, dim)))
+        attrs = function.arg_attrs.data[argument] if function.arg_attrs else None
+        size_map = attrs.data.get(DIM_SIZES_ATTR) if attrs is not None else None
+        if not isinstance(size_map, AffineMapAttr):
+            return None
+        dynamic = [d for a, d in dims if a == argument]
+        return size_map.data.results[dynamic.index(dim)]
+    owner = size.owner
+    if isinstance(owner, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp
+                  | arith.DivSIOp | arith.FloorDivSIOp):
+        lhs, rhs = _size_expr(function, owner.lhs), _size_expr(function, owner.rhs)
+        if lhs is None or rhs is None:
+            return None
+        if isinstance(owner, arith.AddiOp):
+            return lhs + rhs
+        if isinstance(owner, arith.SubiOp):
+            return lhs - rhs
+        factor = constant_value(owner.rhs)
+        if isinstance(owner, arith.MuliOp):
+            return lhs * rhs if factor is not None else None
+        return lhs // factor if factor is not None and factor > 0 else None
+    return None
 
 
 def _offset(value: SSAValue, iv: SSAValue) -> int | None:

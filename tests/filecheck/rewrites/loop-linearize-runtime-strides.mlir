@@ -77,3 +77,34 @@ func.func @rows_of_a_plane(%x: memref<?x?xf32>, %h: index, %w: index) attributes
   %v = loop.rows %x[%c0] : memref<?x?xf32> -> memref<2x?xf32>
   func.return
 }
+
+// -----
+
+// A view that merges adjacent dims of a buffer of runtime strides (a plane made one dim by
+// the schedule of runtime extents): its accesses go to the buffer's flat view at the linear
+// index over the view's sizes (the plane's size the product of its dims', multiplied where
+// the view was), and the view is gone.
+// CHECK-LABEL: func.func @plane_view
+// CHECK-NEXT:    %[[FLAT:.*]] = memref.collapse_shape %x {{\[}}[0 : i64, 1 : i64, 2 : i64]] : memref<2x?x?xf32> into memref<?xf32>
+// CHECK-NOT:     into memref<2x?xf32>
+// CHECK:         %hw = arith.muli %x_h, %x_w : index
+// CHECK-NEXT:    %[[HW:.*]] = arith.muli %x_h, %x_w : index
+// CHECK:           loop.block "zero" reads() writes(%[[FLAT]] : memref<?xf32>)
+// CHECK-NEXT:        %[[ROW:.*]] = arith.muli %c1, %[[HW]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.addi %[[ROW]], %i : index
+// CHECK-NEXT:        loop.store %z, %[[FLAT]][%[[AT]]] : f32 -> memref<?xf32>
+// LLVM-LABEL: llvm.func @plane_view
+// LLVM:         llvm.store
+func.func @plane_view(%x: memref<2x?x?xf32>, %x_h: index, %x_w: index) attributes {dlc.num_outputs = 0 : i64, dlc.dim_args = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %hw = arith.muli %x_h, %x_w : index
+  %p = memref.collapse_shape %x [[0 : i64], [1 : i64, 2 : i64]] : memref<2x?x?xf32> into memref<2x?xf32>
+  %z = arith.constant 0.0 : f32
+  loop.for %i = %c0 to %hw step %c1 axis "i" {
+    loop.block "zero" reads() writes(%p : memref<2x?xf32>) spatial ["i"] {
+      loop.store %z, %p[%c1, %i] : f32 -> memref<2x?xf32>
+    }
+  }
+  func.return
+}

@@ -302,3 +302,74 @@ func.func @strided_padded_conv(%x: memref<?x2x?x?xf32>, %out: memref<?x4x?x?xf32
   loop.dealloc %pad : memref<?x2x?x?xf32>
   func.return
 }
+
+// -----
+
+// A 1x1 conv with ReLU over a runtime plane whose extents are, at run time, the sizes of its
+// buffers' last two dims (the output's through its shape function): the plane is one loop of
+// H * W points over `memref.collapse_shape` views (a row of a 7x7 plane would be tiles of 4, 2
+// and 1 outputs), in tiles of 4 channels x 64 points.
+// CHECK-LABEL: func.func @pointwise_plane
+// CHECK:         %[[XP:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<?x8x?x?xf32> into memref<?x8x?xf32>
+// CHECK-NEXT:    %[[OP:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64], [2 : i64, 3 : i64]] : memref<?x4x?x?xf32> into memref<?x4x?xf32>
+// CHECK-NEXT:    %[[HW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:           %{{.*}} = arith.remui %[[HW]], %{{.*}} : index
+// CHECK:           loop.for %{{.*}} axis "i2.i3.fused.0" {
+// CHECK:                     loop.load %[[XP]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x8x?xf32> -> f32
+// CHECK:             loop.block "relu" reads(%{{.*}}) writes(%[[OP]] : memref<?x4x?xf32>)
+"memref.global"() <{sym_name = "pointwise_plane_cst0", type = memref<4x8x1x1xf32>, initial_value = dense<5.000000e-01> : tensor<4x8x1x1xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 3 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %w = memref.get_global @pointwise_plane_cst0 : memref<4x8x1x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c4 = arith.constant 4 : index
+  %0 = arith.constant 2 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d2, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 3 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d3, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %9 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x8x?x?xf32>, memref<4x8x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i2, %r1 : index
+                  %12 = arith.addi %i3, %r2 : index
+                  %13 = loop.load %x[%i0, %r0, %11, %12] : memref<?x8x?x?xf32> -> f32
+                  %14 = loop.load %w[%i1, %r0, %r1, %r2] : memref<4x8x1x1xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %16 = arith.addf %acc_1, %15 : f32
+                  loop.store %16, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc : memref<1xf32>) writes(%out : memref<?x4x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %17 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %18 = arith.constant 0.000000e+00 : f32
+            %19 = arith.maximumf %17, %18 : f32
+            loop.store %19, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x4x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
