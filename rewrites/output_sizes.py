@@ -158,18 +158,29 @@ def call_size_expr(call: CallOp, result: int, dim: int, memo: _Memo | None = Non
 def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncOp,
                memo: _Memo) -> AffineExpr | None:
     """The `index` value `value` in terms of the inputs' sizes."""
+    def dim_of(leaf: SSAValue) -> AffineExpr | None:
+        owner = leaf.owner
+        if isinstance(owner, tensor.DimOp):
+            index = owner.index.owner
+            if isinstance(index, arith.ConstantOp) and isinstance(index.value, IntegerAttr):
+                return _dim_expr(owner.source, index.value.value.data, symbols, func, memo)
+        return None
+
+    return index_arith_expr(value, dim_of)
+
+
+def index_arith_expr(value: SSAValue, leaf: Callable[[SSAValue], AffineExpr | None]
+                     ) -> AffineExpr | None:
+    """The `index` value `value` as an affine expression: constants, and `arith` on `index`
+    (`addi`, `subi`, `muli` by a constant, divisions and remainders by a positive constant)
+    down to the values `leaf` gives an expression for (None: not affine, or not traced)."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return AffineExpr.constant(owner.value.value.data)
-    if isinstance(owner, tensor.DimOp):
-        index = owner.index.owner
-        if isinstance(index, arith.ConstantOp) and isinstance(index.value, IntegerAttr):
-            return _dim_expr(owner.source, index.value.value.data, symbols, func, memo)
-        return None
     if not isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp, *_BY_CONSTANT)):
-        return None
-    lhs = _size_expr(owner.operands[0], symbols, func, memo)
-    rhs = _size_expr(owner.operands[1], symbols, func, memo)
+        return leaf(value)
+    lhs = index_arith_expr(owner.operands[0], leaf)
+    rhs = index_arith_expr(owner.operands[1], leaf)
     if lhs is None or rhs is None:
         return None
     if isinstance(owner, arith.AddiOp):

@@ -353,26 +353,22 @@ def merge_axes(spatial: list[ForOp], outer_at: int, blocks: Sequence[BlockOp],
     outer, inner = spatial[outer_at], spatial[outer_at + 1]
     if body_of(outer) != [inner]:
         return False
-    ivs = {outer.induction_var, inner.induction_var}
     root = spatial[0]
-    rows: list[tuple[LoadOp | StoreOp, int]] = []
-    others: set[SSAValue] = set()
-    for access in accesses_in(list(blocks)):
-        indices = list(access.indices)
-        if not any(depends_on(index, ivs) for index in indices):
-            others.add(access.memref)
-            continue
-        axis = merged_axis(access, indices, outer.induction_var, inner.induction_var)
+
+    def accept(access: LoadOp | StoreOp, axis: int) -> bool:
         buffer_type = access.memref.type
-        if (
-            axis is None or (last_axes and axis != len(indices) - 2)
+        return not (
+            (last_axes and axis != len(access.indices) - 2)
             or not isinstance(buffer_type, MemRefType)
             or not isinstance(buffer_type.layout, NoneAttr)
             or buffer_type.get_shape()[axis + 1] != extent(inner)
             or not defined_outside(access.memref, root)
-        ):
-            return False
-        rows.append((access, axis))
+        )
+
+    scanned = merged_accesses(accesses_in(list(blocks)), outer, inner, accept)
+    if scanned is None:
+        return False
+    rows, others = scanned
     buffers = {access.memref for access, _ in rows}
     if not rows or buffers & others or buffers.intersection(fixed):
         return False
@@ -400,6 +396,28 @@ def merge_axes(spatial: list[ForOp], outer_at: int, blocks: Sequence[BlockOp],
                           [views.get(b, b) for b in block.writes])
     spatial[outer_at:outer_at + 2] = [merged]
     return True
+
+
+def merged_accesses(
+    accesses: Sequence[LoadOp | StoreOp], outer: ForOp, inner: ForOp,
+    accept: Callable[[LoadOp | StoreOp, int], bool],
+) -> tuple[list[tuple[LoadOp | StoreOp, int]], set[SSAValue]] | None:
+    """The accesses of `accesses` that move with `outer` or `inner`, each with the axis where
+    they index two adjacent axes of its buffer by the two (`merged_axis`), and the buffers of
+    the others; None when one that moves does not, or `accept(access, axis)` refuses it."""
+    ivs = {outer.induction_var, inner.induction_var}
+    rows: list[tuple[LoadOp | StoreOp, int]] = []
+    others: set[SSAValue] = set()
+    for access in accesses:
+        indices = list(access.indices)
+        if not any(depends_on(index, ivs) for index in indices):
+            others.add(access.memref)
+            continue
+        axis = merged_axis(access, indices, outer.induction_var, inner.induction_var)
+        if axis is None or not accept(access, axis):
+            return None
+        rows.append((access, axis))
+    return rows, others
 
 
 def _erase_unused_indices(blocks: Sequence[BlockOp], merged: ForOp) -> None:

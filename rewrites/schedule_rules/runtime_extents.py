@@ -53,6 +53,7 @@ from dlc.dialects.loop.ops import (
 )
 from dlc.dialects.memref_layout import is_identity_layout
 from dlc.rewrites.loop_linearize_runtime_strides import buffer_sizes
+from dlc.rewrites.output_sizes import index_arith_expr
 from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
 from dlc.rewrites.schedule.common import (
     IndexBuilder,
@@ -80,7 +81,7 @@ from dlc.rewrites.schedule_rules.nest import (
     contiguous_in,
     spatial_band,
 )
-from dlc.rewrites.schedule_rules.partial_sums import merged_axis
+from dlc.rewrites.schedule_rules.partial_sums import merged_accesses
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -234,19 +235,13 @@ def _plane_accesses(outer: ForOp, inner: ForOp, function: func.FuncOp
     """The accesses that move with `outer` and `inner` and the axis where they index their
     buffer's last two dims by them, when all do over a plane of the loops' extents and no
     buffer is also accessed otherwise; else None."""
-    ivs = {outer.induction_var, inner.induction_var}
-    rows: list[tuple[LoadOp | StoreOp, int]] = []
-    others: set[SSAValue] = set()
-    for access in accesses_in(body_ops(inner)):
-        indices = list(access.indices)
-        if not any(depends_on(index, ivs) for index in indices):
-            others.add(access.memref)
-            continue
-        axis = merged_axis(access, indices, outer.induction_var, inner.induction_var)
-        if axis is None or axis != len(indices) - 2 or not _is_plane_of(
-                access.memref, outer, inner, function):
-            return None
-        rows.append((access, axis))
+    scanned = merged_accesses(
+        accesses_in(body_ops(inner)), outer, inner,
+        lambda access, axis: axis == len(access.indices) - 2 and _is_plane_of(
+            access.memref, outer, inner, function))
+    if scanned is None:
+        return None
+    rows, others = scanned
     if not rows or {access.memref for access, _ in rows} & others:
         return None
     return rows
@@ -288,20 +283,22 @@ def _is_plane_of(buffer: SSAValue, outer: ForOp, inner: ForOp, function: func.Fu
 def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None:
     """`size` (a value of `function`'s loop-level IR) in terms of its inputs' sizes: an input's
     size argument is its symbol, an output's its shape function (`dlc.dim_sizes`), `arith` on
-    `index` by constants as in `output_sizes`."""
+    `index` as in `output_sizes`."""
     if isinstance(size, int):
         return AffineExpr.constant(size)
-    constant = constant_value(size)
-    if constant is not None:
-        return AffineExpr.constant(constant)
     args = function.body.block.args
     dims = dim_args(function)
     first = len(args) - len(dims)
-    if isinstance(size, BlockArgument) and size.block is function.body.block and \
-            size.index >= first:
-        argument, dim = dims[size.index - first]
-        outputs = int(function.attributes[NUM_OUTPUTS_ATTR].value.data)  # type: ignore[attr-defined]
-        num_inputs = first - outputs
+    outputs = function.attributes.get(NUM_OUTPUTS_ATTR)
+    if not isinstance(outputs, IntegerAttr):
+        return None
+    num_inputs = first - outputs.value.data
+
+    def size_argument(value: SSAValue) -> AffineExpr | None:
+        if not (isinstance(value, BlockArgument) and value.block is function.body.block
+                and value.index >= first):
+            return None
+        argument, dim = dims[value.index - first]
         if argument < num_inputs:
             return AffineExpr.symbol([d for d in dims if d[0] < num_inputs].index((argument, dim)))
         attrs = function.arg_attrs.data[argument] if function.arg_attrs else None
@@ -310,21 +307,8 @@ def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None
             return None
         dynamic = [d for a, d in dims if a == argument]
         return size_map.data.results[dynamic.index(dim)]
-    owner = size.owner
-    if isinstance(owner, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp
-                  | arith.DivSIOp | arith.FloorDivSIOp):
-        lhs, rhs = _size_expr(function, owner.lhs), _size_expr(function, owner.rhs)
-        if lhs is None or rhs is None:
-            return None
-        if isinstance(owner, arith.AddiOp):
-            return lhs + rhs
-        if isinstance(owner, arith.SubiOp):
-            return lhs - rhs
-        factor = constant_value(owner.rhs)
-        if isinstance(owner, arith.MuliOp):
-            return lhs * rhs if factor is not None else None
-        return lhs // factor if factor is not None and factor > 0 else None
-    return None
+
+    return index_arith_expr(size, size_argument)
 
 
 def _offset(value: SSAValue, iv: SSAValue) -> int | None:
