@@ -108,6 +108,9 @@ of half a vector, a quarter, ... down to this width (8, 4, 2, 1 f32 lanes with A
 in the scheduled form (a reduction's accumulators in registers, its reused reads shared), so
 that no output of a row runs in the unscheduled nest."""
 
+ULT_PREDICATE = 6
+"""`arith.cmpi`'s predicate `ult` (the bounds check of a guarded read)."""
+
 MAX_LOAD_STRIDE = 4
 """The most elements per lane a load along the vector axis may move (a stride-2 conv reads its
 input row every other element): the vectorizer reads it as contiguous vectors and shuffles."""
@@ -338,14 +341,14 @@ def _partition_guards(loop: ForOp) -> ForOp | None:
     guards: list[tuple[Operation, int, SSAValue]] = []
     clamps: list[tuple[Operation, SSAValue]] = []
     for op in loop.walk():
-        if isinstance(op, arith.CmpiOp) and op.predicate.value.data == 6 and \
+        if isinstance(op, arith.CmpiOp) and op.predicate.value.data == ULT_PREDICATE and \
                 (k := _offset(op.lhs, iv)) is not None and is_defined_outside(op.rhs, loop):
-            guards.append((op, k, op.rhs))  # predicate 6: ult
-    bounds = {bound for _, _, bound in guards}
+            guards.append((op, k, op.rhs))
+    checked = {(op.lhs, bound) for op, _, bound in guards}  # type: ignore[attr-defined]
     for op in loop.walk():
-        if isinstance(op, arith.MinUIOp) and _offset(op.lhs, iv) is not None:
-            last = op.rhs.owner
-            if isinstance(last, arith.SubiOp) and last.lhs in bounds and \
+        if isinstance(op, arith.MinUIOp):
+            last = op.rhs.owner  # `minui %a, %n - 1` of an `%a` checked against `%n`
+            if isinstance(last, arith.SubiOp) and (op.lhs, last.lhs) in checked and \
                     constant_value(last.rhs) == 1:
                 clamps.append((op, op.lhs))
     if not guards or constant_value(loop.step) != 1:
