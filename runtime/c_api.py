@@ -14,6 +14,16 @@ default the model's name), which `c_header` declares:
     const char *<prefix>_error_string(int);
     const void *<prefix>_dlc_symbol(const char *name);   /* for dlc.load */
 
+A model over runtime shapes (`CInterface.runtime_shapes`: its entry takes sizes other than a
+batch's rows) has, in place of `_run`, `_run_with_workspace` and `_run_batch`, a struct of
+every tensor's dims and its shape functions and size checks written as C (TVM's shape
+functions; the metadata's affine expressions, `runtime.size_exprs`):
+
+    int <prefix>_output_shapes(struct <prefix>_shapes *);   /* inputs' dims in, outputs' out */
+    int <prefix>_run_shaped(const struct <prefix>_shapes *, const struct <prefix>_inputs *,
+                            struct <prefix>_outputs *);
+    const char *<prefix>_last_error(void);   /* why <PREFIX>_ERROR_SHAPE, per thread */
+
 A GPU library (`driver.gpu_library`, `CInterface.device` set) has the same header shape, its
 tensor pointers host arrays, and returns `<PREFIX>_ERROR_DEVICE` when its device runtime fails;
 in place of the workspace and thread functions (its memory is device memory it allocates
@@ -84,6 +94,14 @@ ERROR_CODES: tuple[tuple[str, int, str], ...] = (
     ("ERROR_INVALID_ARGUMENT", 4, "an argument is out of range (a negative number of threads)"),
 )
 """The return codes of a CPU library's C functions: (macro suffix, value, meaning)."""
+
+SHAPED_ERROR_CODES: tuple[tuple[str, int, str], ...] = (
+    *ERROR_CODES[:2], ERROR_CODES[4],
+    ("ERROR_SHAPE", 6, "a shape in the shapes struct does not fit the model (a static dim "
+                       "differs, a size check fails, an output's shape is not the one computed): "
+                       "the last_error function says which"),
+)
+"""The return codes of a CPU library over runtime shapes (`CInterface.runtime_shapes`)."""
 
 DEVICE_ERROR_CODES: tuple[tuple[str, int, str], ...] = (
     *ERROR_CODES[:2],
@@ -247,7 +265,23 @@ class CInterface:
 
     @property
     def error_codes(self) -> tuple[tuple[str, int, str], ...]:
-        return DEVICE_ERROR_CODES if self.device is not None else ERROR_CODES
+        if self.device is not None:
+            return DEVICE_ERROR_CODES
+        return SHAPED_ERROR_CODES if self.runtime_shapes else ERROR_CODES
+
+    @property
+    def runtime_shapes(self) -> bool:
+        """Whether the entry takes runtime sizes other than a dynamic batch's rows (a model
+        compiled over runtime shapes, `dynamic_shapes=True`): its library is called through
+        `<prefix>_output_shapes` and `<prefix>_run_shaped` with a `struct <prefix>_shapes`."""
+        return bool(self.signature.dim_args) and not any(
+            a.batch for a in self.signature.arguments)
+
+    @property
+    def shape_members(self) -> list[tuple[CTensor, str]]:
+        """Each tensor (inputs, then outputs) with its array's name in `struct
+        <prefix>_shapes` (`input_<member>`, `output_<member>`: unique across both)."""
+        return [(t, t.macro.lower()) for t in (*self.inputs, *self.outputs)]
 
     @property
     def batch(self) -> str:
@@ -263,6 +297,10 @@ class CInterface:
         if self.device is not None:
             return (f"{p}_run", f"{p}_last_error", f"{p}_set_driver_library",
                     f"{p}_error_string", f"{p}_dlc_symbol")
+        if self.runtime_shapes:
+            return (f"{p}_output_shapes", f"{p}_run_shaped", f"{p}_last_error",
+                    f"{p}_set_num_threads", f"{p}_get_num_threads", f"{p}_error_string",
+                    f"{p}_dlc_symbol")
         batch = (f"{p}_run_batch",) if self.batch else ()
         return (f"{p}_run", *batch, f"{p}_run_with_workspace", f"{p}_set_num_threads",
                 f"{p}_get_num_threads", f"{p}_error_string", f"{p}_dlc_symbol")
@@ -293,14 +331,39 @@ def c_interface(
         raise CApiError(
             f"the model description is of @{info.entry}, the signature of @{signature.name}"
         )
-    for argument, dim in signature.dim_args:
+    batched = any(a.batch for a in signature.arguments)
+    for argument, dim in signature.dim_args if batched or device is not None else ():
         if dim != 0 or not signature.arguments[argument].batch:
+            where = "a GPU library" if device is not None else "a model with a dynamic batch"
             raise CApiError(
                 f"@{signature.name} has a runtime size for dim {dim} of argument {argument} "
-                f"('{signature.arguments[argument].name}'): the C interface takes the runtime "
-                "rows of a dynamic batch only (a library of several shapes, `--specialize` / "
-                "`dlc.compile(specialize=...)`, exports)")
+                f"('{signature.arguments[argument].name}'): the C interface of {where} takes "
+                "the runtime rows of its batch only (a library of several shapes, "
+                "`--specialize` / `dlc.compile(specialize=...)`, exports)")
+    if not batched:
+        _check_shape_functions(signature)
     return CInterface(prefix, signature, info, tuple(internal_symbols), device)
+
+
+def _check_shape_functions(signature: FunctionSignature) -> None:
+    """A model over runtime shapes exports when each output's runtime dims have a shape
+    function (`ArgumentSpec.sizes`) whose divisions are by nonzero constants (`CApiError`
+    otherwise: the caller could not size the outputs)."""
+    first = len(signature.inputs)
+    for index, spec in enumerate(signature.outputs):
+        if -1 in spec.shape and not spec.sizes:
+            raise CApiError(
+                f"output {index} ('{spec.name}') of @{signature.name} has runtime dims "
+                f"{list(spec.shape)} that no shape function computes from the inputs' sizes: "
+                "the C interface could not size it (a library of several shapes, "
+                "`--specialize`, exports)")
+    exprs = [e for spec in signature.outputs for e in spec.sizes]
+    exprs += [e for _, lhs, rhs, _ in signature.size_checks for e in (lhs, rhs)]
+    for expr in exprs:
+        try:
+            _c_size_expr(expr, sum(1 for a, _ in signature.dim_args if a < first))
+        except CApiError as e:
+            raise CApiError(f"@{signature.name}: {e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,7 +410,7 @@ def c_header(api: CInterface, library_name: str) -> str:
     ]
     if api.device is not None:
         lines.append(f'#define {m}_DEVICE "{api.device}"')
-    else:
+    elif not api.runtime_shapes:
         lines += [
             f"#define {m}_WORKSPACE_BYTES {api.workspace_bytes}",
             f"#define {m}_WORKSPACE_ALIGNMENT {WORKSPACE_ALIGNMENT}",
@@ -356,7 +419,9 @@ def c_header(api: CInterface, library_name: str) -> str:
     lines += [
         "",
         "/* Per tensor: NDIM, SHAPE (an initializer), SIZE (elements), BYTES, DTYPE (NumPy's",
-        " * name of its element type). */",
+        " * name of its element type). */" if not api.runtime_shapes else
+        " * name of its element type); a tensor with runtime sizes (-1 in SHAPE) has ITEM_BYTES\n"
+        " * in place of SIZE and BYTES. */",
     ]
     for role, tensors in (("input", api.inputs), ("output", api.outputs)):
         for index, tensor in enumerate(tensors):
@@ -364,13 +429,15 @@ def c_header(api: CInterface, library_name: str) -> str:
             name = f"{m}_{tensor.macro}"
             shape = ", ".join(str(d) for d in spec.shape) or "1"
             itemsize = _itemsize(spec.dtype)
+            sized = [f"#define {name}_SIZE {tensor.size}",
+                     f"#define {name}_BYTES {tensor.size * itemsize}"]
             lines += [
                 f'/* {role} {index}: "{_comment_text(tensor.name)}", {spec.dtype} '
                 f"{_shape_text(spec)} */",
                 f"#define {name}_NDIM {len(spec.shape)}",
                 f"#define {name}_SHAPE {{{shape}}}",
-                f"#define {name}_SIZE {tensor.size}",
-                f"#define {name}_BYTES {tensor.size * itemsize}",
+                *(sized if -1 not in spec.shape or spec.batch else
+                  [f"#define {name}_ITEM_BYTES {itemsize}"]),
                 f'#define {name}_DTYPE "{spec.dtype}"',
             ]
     for role, qualifier, tensors in (("inputs", "const ", api.inputs),
@@ -381,6 +448,12 @@ def c_header(api: CInterface, library_name: str) -> str:
             lines.append(f"  {qualifier}{tensor.c_type} *{tensor.member}; "
                          f'/* "{_comment_text(tensor.name)}" {tensor.spec.dtype}'
                          f"{_shape_text(tensor.spec)}{rows} */")
+        lines.append("};")
+    if api.runtime_shapes:
+        lines += ["", f"struct {p}_shapes {{"]
+        for tensor, member in api.shape_members:
+            lines.append(f"  int64_t {member}[{max(len(tensor.spec.shape), 1)}]; "
+                         f'/* "{_comment_text(tensor.name)}" {_shape_text(tensor.spec)} */')
         lines.append("};")
     lines += [""]
     if api.device is not None:
@@ -397,6 +470,31 @@ def c_header(api: CInterface, library_name: str) -> str:
             f"   libcuda.so.1), before the first {p}_run; {m}_ERROR_DEVICE once the device",
             "   is open. */",
             f"int {p}_set_driver_library(const char *path);",
+        ]
+    elif api.runtime_shapes:
+        lines += [
+            "/* Reads the inputs' shapes in `shapes`, checks them against the model (its static",
+            "   dims, the size constraints its ops need) and writes the outputs' shapes; returns",
+            f"   {m}_OK, or {m}_ERROR_SHAPE ({p}_last_error() names the input, dim and",
+            "   constraint). */",
+            f"int {p}_output_shapes(struct {p}_shapes *shapes);",
+            "",
+            "/* Runs the model on `inputs` of the shapes in `shapes`, writing `outputs`, whose",
+            f"   shapes there must be the ones {p}_output_shapes computes ({m}_ERROR_SHAPE",
+            "   otherwise, nothing written). */",
+            f"int {p}_run_shaped(const struct {p}_shapes *shapes, const struct {p}_inputs "
+            "*inputs,",
+            f"    struct {p}_outputs *outputs);",
+            "",
+            f"/* Why the last call that returned {m}_ERROR_SHAPE in this thread failed. */",
+            f"const char *{p}_last_error(void);",
+            "",
+            "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
+            f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
+            f"int {p}_set_num_threads(int num_threads);",
+            "",
+            f"/* The count {p}_set_num_threads set last (0: none). */",
+            f"int {p}_get_num_threads(void);",
         ]
     else:
         lines += [
@@ -449,10 +547,21 @@ def c_header(api: CInterface, library_name: str) -> str:
 def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
     """The header's notes on building with, calling, memory and threads of a CPU library."""
     p, m = api.prefix, api.macro
-    return [
+    build = [
         f" * Build: cc app.c path/to/{library_name} -Wl,-rpath,'$ORIGIN' (the library needs",
         " * libm, and pthreads when it has parallel loops: both are linked into it).",
         " *",
+    ]
+    if api.runtime_shapes:
+        return build + _shaped_notes(api) + _thread_notes(api) + [
+            f" * Thread safety: {p}_output_shapes and {p}_run_shaped may be called from several",
+            " * threads at once: each call allocates its own buffers, the weights are read-only,",
+            f" * and the library keeps no other state ({p}_last_error's message is per thread).",
+            f" * {p}_set_num_threads may be called at any time from any thread (an atomic store);",
+            " * while one call's parallel loop runs on the pool, a concurrent call's loops run",
+            " * on its own thread.",
+        ]
+    return build + [
         f" * Calling: fill a struct {p}_inputs with one pointer per input and a struct",
         f" * {p}_outputs with one per output; each points to a C-contiguous (row-major) buffer",
         " * of the shape and element type given below, aligned at least to its element type",
@@ -468,6 +577,42 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
         *([f" * {p}_run_batch may copy the rows left after its whole blocks into a heap",
            " * block (freed before it returns; without memory it runs them one at a time)."]
           if api.batch else []),
+        *_thread_notes(api),
+        f" * Thread safety: {p}_run may be called from several threads at once: each call",
+        " * has its own workspace, the weights are read-only, and the library keeps no other",
+        f" * state. So may {p}_run_with_workspace, given a workspace (and outputs) of its own",
+        f" * per concurrent call. {p}_set_num_threads may be called at any time from any thread",
+        " * (an atomic store); while one call's parallel loop runs on the pool, a concurrent",
+        " * call's loops run on its own thread.",
+    ]
+
+
+def _shaped_notes(api: CInterface) -> list[str]:
+    """The header's notes on calling a CPU library over runtime shapes, and its memory."""
+    p, m = api.prefix, api.macro
+    return [
+        " * Shapes: the model runs any input sizes its ops admit (-1 in a SHAPE below: a size",
+        f" * given at run time). Fill the inputs' arrays of a struct {p}_shapes, call",
+        f" * {p}_output_shapes to check them and compute the outputs' shapes, allocate the",
+        f" * outputs, then call {p}_run_shaped with the same shapes. It returns {m}_OK (0)",
+        " * or one of the error codes below, and writes the outputs only when it returns",
+        f" * {m}_OK.",
+        " *",
+        f" * Calling: fill a struct {p}_inputs with one pointer per input and a struct",
+        f" * {p}_outputs with one per output; each points to a C-contiguous (row-major) buffer",
+        " * of its shape in the shapes struct and the element type given below, aligned at",
+        " * least to its element type (64 bytes is best). Outputs must not overlap the inputs",
+        " * or each other.",
+        " *",
+        " * Memory: the intermediate tensors' sizes depend on the call's shapes: each call",
+        " * allocates them on the heap and frees them before it returns.",
+    ]
+
+
+def _thread_notes(api: CInterface) -> list[str]:
+    """The header's notes on a CPU library's threads and thread safety."""
+    p = api.prefix
+    return [
         " *",
         " * Threads: parallel loops run on the library's own thread pool (the calling thread",
         " * and pool threads started on first use, which take chunks of each loop; the caller",
@@ -478,12 +623,6 @@ def _cpu_notes(api: CInterface, library_name: str) -> list[str]:
         " * 0 is DLC_NUM_THREADS, else OMP_NUM_THREADS, else all cores). A library compiled",
         " * with --threads 1 has no parallel loops.",
         " *",
-        f" * Thread safety: {p}_run may be called from several threads at once: each call",
-        " * has its own workspace, the weights are read-only, and the library keeps no other",
-        f" * state. So may {p}_run_with_workspace, given a workspace (and outputs) of its own",
-        f" * per concurrent call. {p}_set_num_threads may be called at any time from any thread",
-        " * (an atomic store); while one call's parallel loop runs on the pool, a concurrent",
-        " * call's loops run on its own thread.",
     ]
 
 
@@ -547,6 +686,7 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
         f"/* The C interface of a dlc model library ({header_name}); generated by dlc. */",
         f'#include "{header_name}"',
         "",
+        *(["#include <stdarg.h>", "#include <stdio.h>"] if api.runtime_shapes else []),
         "#include <stdlib.h>",
         "#include <string.h>",
         "",
@@ -557,6 +697,8 @@ def c_wrapper_source(api: CInterface, header_name: str) -> str:
     members += [f"outputs->{t.member}" for t in api.outputs]
     if api.device is not None:
         lines += _device_functions(api, members)
+    elif api.runtime_shapes:
+        lines += _shaped_functions(api, members)
     else:
         lines += _cpu_functions(api, members)
     lines += [
@@ -698,9 +840,14 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
         ]
     else:
         lines.append(f"  return {p}_run_with_workspace(inputs, outputs, NULL, 0);")
-    lines += [
-        "}",
-        "",
+    return [*lines, "}", "", *_thread_functions(api)]
+
+
+def _thread_functions(api: CInterface) -> list[str]:
+    """A CPU library's `_set_num_threads` and `_get_num_threads` over the library-global
+    thread count (declared before them)."""
+    p, m = api.prefix, api.macro
+    return [
         f"int {p}_set_num_threads(int num_threads) {{",
         f"  if (num_threads < 0) return {m}_ERROR_INVALID_ARGUMENT;",
         "  __atomic_store_n(&dlc_num_threads_, num_threads, __ATOMIC_RELAXED);",
@@ -711,6 +858,138 @@ def _cpu_functions(api: CInterface, members: Sequence[str]) -> list[str]:
         "  return __atomic_load_n(&dlc_num_threads_, __ATOMIC_RELAXED);",
         "}",
         "",
+    ]
+
+
+_C_DIVISIONS = {"floordiv": "dlc_floordiv_", "ceildiv": "dlc_ceildiv_", "mod": "dlc_mod_"}
+
+
+def _c_size_expr(expr: object, num_symbols: int) -> str:
+    """The C expression (int64_t) of the size expression `expr` (`runtime.size_exprs`) over
+    the symbols `s0`...; `CApiError` for one that is not of that form, or divides by
+    anything but a positive constant."""
+    if isinstance(expr, int) and not isinstance(expr, bool):
+        return f"INT64_C({expr})" if expr >= 0 else f"(-INT64_C({-expr}))"
+    if isinstance(expr, dict) and set(expr) == {"s"} and isinstance(expr["s"], int) \
+            and 0 <= expr["s"] < num_symbols:
+        return f"s{expr['s']}"
+    if isinstance(expr, list) and len(expr) == 3 and expr[0] in ("add", "mul", *_C_DIVISIONS):
+        lhs = _c_size_expr(expr[1], num_symbols)
+        if expr[0] in _C_DIVISIONS:
+            if not (isinstance(expr[2], int) and not isinstance(expr[2], bool) and expr[2] > 0):
+                raise CApiError(f"a size expression divides by {expr[2]!r}, not a positive "
+                                "constant: the C interface cannot compute it")
+            return f"{_C_DIVISIONS[expr[0]]}({lhs}, INT64_C({expr[2]}))"
+        operator = "+" if expr[0] == "add" else "*"
+        return f"({lhs} {operator} {_c_size_expr(expr[2], num_symbols)})"
+    raise CApiError(f"expected a size expression over {num_symbols} sizes, found "
+                    f"{expr!r}"[:200])
+
+
+def _shaped_functions(api: CInterface, members: Sequence[str]) -> list[str]:
+    """A CPU library's `_output_shapes`, `_run_shaped`, `_last_error` and thread functions over
+    an entry that takes runtime sizes (`CInterface.runtime_shapes`): the shape functions and
+    size checks of its metadata in C."""
+    p, m = api.prefix, api.macro
+    signature = api.signature
+    arity = len(signature.arguments)
+    first = len(signature.inputs)
+    shape_of = dict(enumerate(member for _, member in api.shape_members))
+    tensors = [t for t, _ in api.shape_members]
+    symbols = [(a, d) for a, d in signature.dim_args if a < first]
+    pointers = ["void *"] * arity + ["int64_t"] * len(signature.dim_args)
+    lines = [
+        f"extern void dlc_entry_({', '.join(pointers)}) "
+        f'__asm__("{api.linked(signature.name)}");',
+        f"__attribute__((weak)) int dlc_num_threads_ __asm__(\"{NUM_THREADS_SYMBOL}\") = 0;",
+        "",
+        "static _Thread_local char dlc_message_[512];",
+        "",
+        "static int dlc_shape_error_(const char *format, ...) {",
+        "  va_list arguments;",
+        "  va_start(arguments, format);",
+        "  vsnprintf(dlc_message_, sizeof dlc_message_, format, arguments);",
+        "  va_end(arguments);",
+        f"  return {m}_ERROR_SHAPE;",
+        "}",
+        "",
+        "static inline int64_t dlc_floordiv_(int64_t a, int64_t b) {",
+        "  return a / b - (a % b != 0 && (a < 0) != (b < 0));",
+        "}",
+        "static inline int64_t dlc_ceildiv_(int64_t a, int64_t b) {",
+        "  return -dlc_floordiv_(-a, b);",
+        "}",
+        "static inline int64_t dlc_mod_(int64_t a, int64_t b) {",
+        "  return a - dlc_floordiv_(a, b) * b;",
+        "}",
+        "",
+        f"const char *{p}_last_error(void) {{ return dlc_message_; }}",
+        "",
+        f"int {p}_output_shapes(struct {p}_shapes *shapes) {{",
+        f"  if (shapes == NULL) return {m}_ERROR_NULL_ARGUMENT;",
+    ]
+    for index, tensor in enumerate(tensors[:first]):
+        what = f"input {index} ('{_comment_text(tensor.name)}')"
+        for dim, size in enumerate(tensor.spec.shape):
+            value = f"shapes->{shape_of[index]}[{dim}]"
+            if size >= 0:
+                lines += [f"  if ({value} != {size})",
+                          f'    return dlc_shape_error_("{what} dim {dim}: expected {size}, '
+                          f'found %lld", (long long){value});']
+            else:
+                lines += [f"  if ({value} < 0)",
+                          f'    return dlc_shape_error_("{what} dim {dim}: expected a size, '
+                          f'found %lld", (long long){value});']
+    for k, (a, d) in enumerate(symbols):
+        lines.append(f"  const int64_t s{k} = shapes->{shape_of[a]}[{d}];")
+    lines += [f"  (void)s{k};" for k in range(len(symbols))]
+    for kind, lhs, rhs, what in signature.size_checks:
+        a, b = _c_size_expr(lhs, len(symbols)), _c_size_expr(rhs, len(symbols))
+        relation = "!=" if kind == "eq" else "<"
+        lines += [f"  if ({a} {relation} {b})",
+                  '    return dlc_shape_error_("inputs break a size constraint of the model: '
+                  f'%s, found %lld {relation} %lld", "{_comment_text(what)}", '
+                  f"(long long)({a}), (long long)({b}));"]
+    for index, tensor in enumerate(tensors[first:], start=first):
+        computed = iter(tensor.spec.sizes)
+        what = f"output {index - first} ('{_comment_text(tensor.name)}')"
+        for dim, size in enumerate(tensor.spec.shape):
+            value = _c_size_expr(next(computed), len(symbols)) if size < 0 else str(size)
+            lines.append(f"  shapes->{shape_of[index]}[{dim}] = {value};")
+            if size < 0:
+                lines += [f"  if (shapes->{shape_of[index]}[{dim}] < 0)",
+                          f'    return dlc_shape_error_("{what} would have %lld in dim {dim}: '
+                          f'the inputs are too small", (long long)shapes->{shape_of[index]}'
+                          f"[{dim}]);"]
+    lines += [f"  return {m}_OK;", "}", ""]
+    lines += [
+        f"int {p}_run_shaped(const struct {p}_shapes *shapes, const struct {p}_inputs *inputs,",
+        f"    struct {p}_outputs *outputs) {{",
+        f"  if (shapes == NULL || inputs == NULL || outputs == NULL) "
+        f"return {m}_ERROR_NULL_ARGUMENT;",
+        *(f"  if ({member} == NULL) return {m}_ERROR_NULL_ARGUMENT;" for member in members),
+        f"  struct {p}_shapes computed = *shapes;",
+        f"  int code = {p}_output_shapes(&computed);",
+        f"  if (code != {m}_OK) return code;",
+    ]
+    for index, tensor in enumerate(tensors[first:], start=first):
+        member = shape_of[index]
+        lines += [
+            f"  for (int d = 0; d < {len(tensor.spec.shape)}; ++d)",
+            f"    if (shapes->{member}[d] != computed.{member}[d])",
+            f'      return dlc_shape_error_("output {index - first} '
+            f"('{_comment_text(tensor.name)}') dim %d: expected %lld (computed from the "
+            'inputs\' shapes), found %lld", d,',
+            f"          (long long)computed.{member}[d], (long long)shapes->{member}[d]);",
+        ]
+    sizes = [f"computed.{shape_of[a]}[{d}]" for a, d in signature.dim_args]
+    arguments = [f"(void *){member}" for member in members]
+    lines += [
+        f"  dlc_entry_({', '.join([*arguments, *sizes])});",
+        f"  return {m}_OK;",
+        "}",
+        "",
+        *_thread_functions(api),
     ]
     return lines
 

@@ -20,6 +20,7 @@ from dlc.runtime.c_api import (
     c_header,
     c_identifier,
     c_interface,
+    c_wrapper_source,
     check_c_prefix,
     check_export_request,
     default_c_prefix,
@@ -120,6 +121,66 @@ def test_the_header_compiles_as_c_and_cpp(tmp_path: Path) -> None:
                                  "-Werror", f"-I{tmp_path}", str(source)],
                                 capture_output=True, text=True, check=False)
         assert result.returncode == 0, result.stderr
+
+
+def shaped_interface(output_sizes: tuple[object, ...] = (["floordiv", {"s": 1}, 2],),
+                     batch: str = "", device: str | None = None) -> object:
+    """An entry over runtime shapes: x[?, 3, ?] -> y[?, 3] (y's rows x's, halved)."""
+    signature = FunctionSignature("main", (
+        ArgumentSpec("x", (-1, 3, -1), "float32", batch),
+        ArgumentSpec("y", (-1, 3), "float32", "", output_sizes),
+    ), 1, dim_args=((0, 0), (0, 2), (1, 0)),
+        size_checks=(("ge", {"s": 1}, 2, "'graph.pool' op needs 2 columns"),))
+    return c_interface("net", signature, ModelInfo("main", ("x",), ("y",)), device=device)
+
+
+def test_a_header_over_runtime_shapes_declares_the_shapes_struct(tmp_path: Path) -> None:
+    text = c_header(shaped_interface(), "net.so")  # type: ignore[arg-type]
+    assert ("struct net_shapes {\n  int64_t input_x[3]; /* \"x\" [-1, 3, -1] */\n"
+            "  int64_t output_y[2];") in text
+    assert "#define NET_INPUT_X_SHAPE {-1, 3, -1}" in text
+    assert "#define NET_INPUT_X_ITEM_BYTES 4" in text and "NET_INPUT_X_SIZE" not in text
+    assert "int net_output_shapes(struct net_shapes *shapes);" in text
+    assert "int net_run_shaped(const struct net_shapes *shapes" in text
+    assert "#define NET_ERROR_SHAPE 6" in text and "WORKSPACE" not in text
+    assert "net_run(" not in text and "net_run_with_workspace" not in text
+    source = tmp_path / "use.c"
+    (tmp_path / "net.h").write_text(text)
+    source.write_text('#include "net.h"\nint f(void) { struct net_shapes s = {{1, 3, 4}, {0}}; '
+                      "return net_output_shapes(&s) + (int)s.output_y[0]; }\n")
+    for compiler in ("cc", "c++"):
+        if shutil.which(compiler) is None:
+            continue
+        result = subprocess.run([compiler, "-x", "c" if compiler == "cc" else "c++",
+                                 "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+                                 f"-I{tmp_path}", str(source)],
+                                capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stderr
+
+
+def test_the_wrapper_computes_shape_functions_in_c() -> None:
+    source = c_wrapper_source(shaped_interface(), "net.h")  # type: ignore[arg-type]
+    assert "const int64_t s0 = shapes->input_x[0];" in source
+    assert "if (s1 < INT64_C(2))" in source
+    assert "shapes->output_y[0] = dlc_floordiv_(s1, INT64_C(2));" in source
+    assert "dlc_entry_((void *)inputs->x, (void *)outputs->y, computed.input_x[0], " \
+           "computed.input_x[2], computed.output_y[0]);" in source
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"output_sizes": ()}, r"output 0 \('y'\) of @main has runtime dims \[-1, 3\] that no "
+                           r"shape function computes from the inputs' sizes"),
+    ({"output_sizes": (["floordiv", 8, {"s": 0}],)},
+     r"@main: a size expression divides by \{'s': 0\}, not a positive constant"),
+    ({"batch": "N"}, r"runtime size for dim 2 of argument 0 \('x'\): the C interface of a "
+                     r"model with a dynamic batch takes the runtime rows of its batch only"),
+    ({"device": "cuda"}, r"runtime size for dim 0 of argument 0 \('x'\): the C interface of "
+                         r"a GPU library takes"),
+])
+def test_runtime_shapes_the_c_interface_cannot_describe_are_refused(kwargs: dict,
+                                                                   message: str) -> None:
+    with pytest.raises(CApiError, match=message):
+        shaped_interface(**kwargs)
 
 
 def test_a_prefix_that_clashes_with_a_model_symbol_is_rejected() -> None:

@@ -4,6 +4,8 @@ runtime extents, and the executable sizes and checks each call from the inputs' 
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import onnx
 import pytest
@@ -17,6 +19,7 @@ from onnx import helper
 import dlc
 from benchmarks.model_zoo import yolo_style
 from tests.onnx.models import model, tensor
+from tests.test_c_api import REPO, build_c_program, needs_cc
 
 onnxruntime = pytest.importorskip("onnxruntime")
 
@@ -229,15 +232,51 @@ def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> 
     _matches_onnxruntime(executable, proto, [(1, 2, 6, 7), (1, 2, 5, 5)])
 
 
-def test_exporting_a_model_over_runtime_sizes_says_what_exports_instead(tmp_path) -> None:
-    from dlc.runtime.c_api import CApiError
+@needs_cc
+def test_one_library_runs_every_size_from_c_like_onnxruntime(tmp_path) -> None:
+    """`dlc compile --dynamic-shapes` writes one library over runtime shapes: a C program
+    (tests/c/run_shaped.c) sizes the outputs with `yolo_output_shapes` and runs
+    `yolo_run_shaped` at batches 1-3 and three image sizes, like ONNX Runtime; sizes the model
+    refuses are its size checks' messages, exit 1; `dlc.load` runs the same library."""
+    from dlc.tools.dlc_main import main
 
-    executable = dlc.compile(yolo_style(), dynamic_shapes=True, threads=1, jobs=1)
-    with pytest.raises(CApiError, match=r"has a runtime size for dim 0 of argument 0 \('x'\): "
-                                        r"the C interface takes the runtime rows of a dynamic "
-                                        r"batch only \(a library of several shapes"):
-        executable.export(tmp_path / "yolo.so")
-    assert not (tmp_path / "yolo.so").exists()
+    proto = yolo_style()
+    onnx.save(proto, tmp_path / "yolo.onnx")
+    library, header = tmp_path / "yolo.so", tmp_path / "yolo.h"
+    assert main(["compile", str(tmp_path / "yolo.onnx"), "--dynamic-shapes", "--no-cache",
+                 "--jobs", "1", "--threads", "2", "--c-prefix", "yolo", "--c-header",
+                 str(header), "-o", str(library)]) == 0
+    program = tmp_path / "run_shaped"
+    build_c_program(REPO / "tests" / "c" / "run_shaped.c", library, program)
+    session = _session(proto)
+    for n, h, w in ((1, 32, 32), (3, 48, 64), (2, 16, 40)):
+        x = RNG.standard_normal((n, 3, h, w)).astype(np.float32)
+        x.tofile(tmp_path / "x.bin")
+        result = subprocess.run([str(program), str(n), str(h), str(w), str(tmp_path / "x.bin"),
+                                 str(tmp_path / "out.bin")], capture_output=True, text=True,
+                                check=False, timeout=300)
+        assert result.returncode == 0, result.stderr
+        want = session.run(None, {"x": x})  # type: ignore[attr-defined]
+        assert result.stdout.split() == [word for name, value in zip(
+            ("head4", "head8"), want, strict=True) for word in (name, "x".join(
+                map(str, value.shape)))]
+        got = np.fromfile(tmp_path / "out.bin", np.float32)
+        np.testing.assert_allclose(got, np.concatenate([v.ravel() for v in want]), rtol=1e-4,
+                                   atol=1e-5)
+    result = subprocess.run([str(program), "1", "100", "96", str(tmp_path / "x.bin"),
+                             str(tmp_path / "out.bin")], capture_output=True, text=True,
+                            check=False, timeout=300)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "run_shaped: a shape in the shapes struct does not fit the model (a static dim differs,"
+        " a size check fails, an output's shape is not the one computed): the last_error "
+        "function says which: inputs break a size constraint of the model: 'graph.concat' op "
+        "(node 'neck.concat') needs equal sizes along dim 2 of its operands (#1 and #0), "
+        "found 25 != 26\n")
+    x = RNG.standard_normal((2, 3, 24, 16)).astype(np.float32)
+    loaded = dlc.load(library)
+    for got, want in zip(loaded(x), _session(proto).run(None, {"x": x}), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def _window_text(op: str, dims: tuple[str, str], out: tuple[str, str], kernel: tuple[int, int],

@@ -6,6 +6,7 @@ Runtime."""
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 
 import numpy as np
@@ -431,9 +432,50 @@ def test_a_view_past_the_rows_is_an_interpreter_error() -> None:
         run_function(parse(text), "f", [np.zeros((3, 4), np.float32)], [(3, 4)])
 
 
-def test_the_c_interface_refuses_runtime_dims_that_are_no_batch(tmp_path: object) -> None:
-    from dlc.runtime.c_api import CApiError
+class _PlanesShapes(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_int64 * 4), ("b", ctypes.c_int64 * 1),
+                ("out", ctypes.c_int64 * 4)]
 
-    executable = dlc.compile(to_loops(PLANES))  # runtime rows with no batch symbol
-    with pytest.raises(CApiError, match="takes the runtime rows of a dynamic batch only"):
-        executable.export(f"{tmp_path}/planes.so", c_prefix="planes")
+
+class _Pointers(ctypes.Structure):
+    _fields_ = [("first", ctypes.c_void_p), ("second", ctypes.c_void_p)]
+
+
+def test_a_library_of_runtime_rows_without_a_batch_sizes_and_runs_each_call(tmp_path) -> None:
+    """Runtime rows that are no dynamic batch (no `batch` symbol) export with the C interface
+    of runtime shapes: `planes_output_shapes` checks the static dims and sizes the output,
+    `planes_run_shaped` runs any row count, and refuses an output shape it did not compute."""
+    executable = dlc.compile(to_loops(PLANES))
+    path = executable.export(f"{tmp_path}/planes.so", c_prefix="planes")
+    library = ctypes.CDLL(str(path))
+    output_shapes, run, last_error = (library.planes_output_shapes, library.planes_run_shaped,
+                                      library.planes_last_error)
+    last_error.restype = ctypes.c_char_p
+    b = np.arange(3, dtype=np.float32)
+    for rows in (0, 1, 5):
+        shapes = _PlanesShapes((rows, 3, 16, 16), (3,))
+        assert output_shapes(ctypes.byref(shapes)) == 0
+        assert tuple(shapes.out) == (rows, 3, 16, 16)
+        x = rng(rows).standard_normal((rows, 3, 16, 16)).astype(np.float32)
+        out = np.zeros_like(x)
+        inputs, outputs = _Pointers(x.ctypes.data, b.ctypes.data), _Pointers(out.ctypes.data)
+        assert run(ctypes.byref(shapes), ctypes.byref(inputs), ctypes.byref(outputs)) == 0
+        np.testing.assert_array_equal(out, x + b[None, :, None, None])
+        np.testing.assert_array_equal(executable(x, b), out)  # the JIT agrees
+    shapes = _PlanesShapes((2, 4, 16, 16), (3,))
+    assert output_shapes(ctypes.byref(shapes)) == 6  # PLANES_ERROR_SHAPE
+    assert last_error() == b"input 0 ('x') dim 1: expected 3, found 4"
+    shapes = _PlanesShapes((-2, 3, 16, 16), (3,))
+    assert output_shapes(ctypes.byref(shapes)) == 6
+    assert last_error() == b"input 0 ('x') dim 0: expected a size, found -2"
+    x = np.ones((2, 3, 16, 16), np.float32)
+    out = np.full((1, 3, 16, 16), 7, np.float32)
+    shapes = _PlanesShapes((2, 3, 16, 16), (3,), (1, 3, 16, 16))  # not the computed 2 rows
+    inputs, outputs = _Pointers(x.ctypes.data, b.ctypes.data), _Pointers(out.ctypes.data)
+    assert run(ctypes.byref(shapes), ctypes.byref(inputs), ctypes.byref(outputs)) == 6
+    assert last_error() == (b"output 0 ('planes_out0') dim 0: expected 2 (computed from the "
+                            b"inputs' shapes), found 1")
+    assert (out == 7).all(), "nothing written"
+    assert run(None, ctypes.byref(inputs), ctypes.byref(outputs)) == 1
+    loaded = dlc.load(path)
+    np.testing.assert_array_equal(loaded(x, b), x + b[None, :, None, None])
