@@ -351,3 +351,21 @@ def test_pointwise_convs_over_small_runtime_planes_match_onnxruntime() -> None:
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 40, 7, 7), (2, 40, 3, 11), (1, 40, 1, 1),
                                              (1, 40, 14, 14)])
+
+
+@pytest.mark.parametrize(("strides", "bias"), [(1, True), (2, False)])
+def test_convs_vectorized_over_their_channels_match_onnxruntime(strides: int, bias: bool
+                                                                ) -> None:
+    """A 3x3 conv of 16 -> 32 channels (144 reduction steps: the channel kernel, its row in
+    tiles of 12, 8, 4, 2 and 1 outputs) at widths that leave every tail, with a bias and ReLU
+    (the transposed epilogue) or without (its local accumulators written back)."""
+    weight = RNG.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    initializers = {"w": weight, "b": RNG.standard_normal(32).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["c"],
+                              pads=[1, 1, 1, 1], strides=[strides, strides]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    proto = _image_model(nodes, 16, initializers if bias else {"w": weight})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 16, 3, w) for w in (1, 2, 5, 7, 12, 15, 31)]
+                         + [(2, 16, 14, 14)])

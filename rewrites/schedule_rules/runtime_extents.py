@@ -54,7 +54,14 @@ from dlc.dialects.loop.ops import (
 from dlc.dialects.memref_layout import is_identity_layout
 from dlc.rewrites.loop_linearize_runtime_strides import buffer_sizes
 from dlc.rewrites.output_sizes import index_arith_expr
-from dlc.rewrites.schedule import ScheduleError, decompose_reduction, parallel, reorder, vectorize
+from dlc.rewrites.schedule import (
+    ScheduleError,
+    decompose_reduction,
+    pack,
+    parallel,
+    reorder,
+    vectorize,
+)
 from dlc.rewrites.schedule.common import (
     IndexBuilder,
     body_ops,
@@ -120,6 +127,22 @@ REUSE_BLOCK = 4
 vector loop: each vector of the input read once feeds that many accumulators."""
 
 
+MIN_CHANNEL_STEPS = 64
+"""The fewest reduction steps per output (a conv's input channels x taps) for which a
+reduction over a runtime row is vectorized over its output channels (`_channel_kernel`): its
+transposed epilogue costs about one vector instruction per output beside the steps' FMAs."""
+
+CHANNEL_TILE_ROWS = (12, 8, 4, 2, 1)
+"""The outputs of a runtime row a channel kernel's tile spans (unrolled, each a vector of
+accumulators over the channels), then narrower tiles over the outputs left: a 14-wide row is
+a tile of 12 and one of 2, a 7-wide one tiles of 4, 2 and 1."""
+
+TRANSPOSED_EPILOGUE_KIND = "serial"
+"""The kind of a channel kernel's epilogue loop over its channels (the static rules'
+`TRANSPOSED_KIND`: serial, each iteration storing one channel's outputs of the tile as one
+vector)."""
+
+
 def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
     """Whether a loop of the nest at `root` (`inside`: other than `root`) runs a number of
     times only known at run time."""
@@ -149,6 +172,10 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             _vectorize_elementwise(inner, narrower, config)
         else:
             nest = _accumulate_locally(nest)
+            if _channel_kernel(nest, spatial, lanes, config):
+                if config.parallel:
+                    _parallel_outer(spatial)
+                return True
             channels = _block_reused_axis(nest, spatial)
             rows = 1 if channels is None else channels.trip_count() or 1
             vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
@@ -439,6 +466,121 @@ def _accumulate_locally(nest: Reduction) -> Reduction:
     body.insert_op_after(DeallocOp(local), write)
     analyzed = analyze(nest.spatial[0], static_spatial=False)
     return analyzed if isinstance(analyzed, Reduction) else nest
+
+
+def _reduction_steps(nest: Reduction) -> int | None:
+    """The static number of update steps per output (the product of the reduction loops'
+    trip counts), None when one of them is a runtime extent."""
+    steps = 1
+    for loop in nest.reduction:
+        trip = loop.trip_count()
+        if trip is None:
+            return None
+        steps *= trip
+    return steps
+
+
+def _output_channels(nest: Reduction, spatial: list[ForOp], lanes: int
+                     ) -> tuple[ForOp, LoadOp, int] | None:
+    """(the loop, the load, its index) of a static spatial loop `c` outside the runtime row
+    whose iterations are multiples of `lanes`, along which exactly one load of the update
+    moves, by `c` itself in one of its indices and not along its last index (a conv's OIHW
+    weight along its output channels), the other loads not at all (the input, the same for
+    every output channel); None where there is none."""
+    loads = [op for op in nest.update.walk()
+             if isinstance(op, LoadOp) and op.memref is not nest.home]
+    for loop in spatial[:-1]:
+        trip = loop.trip_count()
+        if trip is None or trip % lanes:
+            continue
+        iv = loop.induction_var
+        moving = [load for load in loads if any(depends_on(i, {iv}) for i in load.indices)]
+        if len(moving) != 1 or not isinstance(moving[0].memref.type, MemRefType):
+            continue
+        load = moving[0]
+        indices = list(load.indices)
+        dims = [d for d, index in enumerate(indices) if depends_on(index, {iv})]
+        if len(dims) == 1 and indices[dims[0]] is iv and dims[0] != len(indices) - 1 and \
+                load.memref in nest.update.reads:
+            return loop, load, dims[0]
+    return None
+
+
+def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: CpuConfig
+                    ) -> bool:
+    """A reduction over a runtime row of outputs (an image row of runtime width) with a long
+    static reduction (`MIN_CHANNEL_STEPS`) and output channels in multiples of `lanes`
+    (`_output_channels`) vectorized over those channels instead of the row (the static rules'
+    channel kernel, `plan_channel_kernel`): the weight packed `[C / lanes]...[lanes]` so that
+    the lanes of a step are one contiguous vector (`pack`; a constant weight is packed at
+    compile time, `loop-fold-constant-nests`), the row split into tiles of
+    `CHANNEL_TILE_ROWS[0]` outputs unrolled and narrower tiles over the outputs left, so that
+    each reduction step loads one weight vector and broadcasts one input per row of the tile
+    into the tile's accumulators, whatever the row's length (a row kernel fills its lanes only
+    with rows of whole vectors: a 7-wide row fills 7 of 16). The epilogue runs transposed,
+    serial over the channels and vectorized over the tile's outputs, which are contiguous in
+    the output. Returns whether it applied (nothing changed otherwise)."""
+    row = spatial[-1]
+    steps = _reduction_steps(nest)
+    found = _output_channels(nest, spatial, lanes)
+    if row.trip_count() is not None or steps is None or steps < MIN_CHANNEL_STEPS or \
+            found is None or nest.alloc is None:
+        return False
+    channels, weight, dim = found
+    operand = list(nest.update.reads).index(weight.memref)
+    tiles = [0] * len(weight.indices)
+    tiles[dim] = lanes
+    root = spatial[0]
+    try:
+        if channels.trip_count() == lanes:
+            vector, outer = channels, None
+        else:
+            outer, vector = split(channels, [lanes])
+        band = [outer if loop is channels else loop for loop in spatial if loop is not vector]
+        band = [loop for loop in band if loop is not None]
+        reorder([*band, vector])
+    except ScheduleError:
+        spatial[:] = spatial_band(root)
+        return False
+    pack(nest.update, operand, tiles)
+    spatial[:] = band
+    rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators))
+    widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
+    _channel_tiles(nest, row, vector, widths)
+    return True
+
+
+def _channel_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
+    """Tiles of `widths[0]` outputs of the runtime `row` (unrolled) x the channels of `vector`
+    (vectorized, innermost), their accumulators local, the epilogues transposed; then tiles of
+    each narrower width over the outputs left (`_channel_kernel`)."""
+    rest = None
+    try:
+        tile_rows, rest = _vector_loop(row, widths[0])
+        tile = [tile_rows, vector]
+        _widen_accumulator(nest, tile)
+        for epilogue in nest.epilogues:
+            moved = _distribute(epilogue, vector)
+            copy = _distribute(moved, tile_rows)
+            reorder([moved, copy])
+            moved.properties["kind"] = StringAttr(TRANSPOSED_EPILOGUE_KIND)
+            copy.properties["kind"] = StringAttr("vectorized")
+        decompose_reduction(nest.update, tile[0])
+        reorder([*nest.reduction, *tile])
+        vectorize(vector)
+        tile_rows.properties["kind"] = StringAttr("unrolled")
+    except ScheduleError:
+        pass
+    init_loop = nest.init.parent_op()
+    if isinstance(init_loop, ForOp) and init_loop.trip_count() is not None:
+        try:
+            vectorize(init_loop)
+        except ScheduleError:
+            pass
+    if widths[1:] and rest is not None:
+        left = analyze(rest, static_spatial=False)
+        if isinstance(left, Reduction) and len(left.spatial) > 1:
+            _channel_tiles(left, rest, left.spatial[1], widths[1:])
 
 
 def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:
