@@ -17,6 +17,7 @@ from dlc.dialects.graph.utils import build_constant, constant_array, shape_of
 from dlc.dialects.graph.winograd import TILES, tile_rows, transform_weight
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -48,15 +49,25 @@ def choose_tile(out_rows: int, tile: int = 0) -> int | None:
 def _eligible(op: Conv2DOp, min_channels: int, min_width: int) -> bool:
     weight_shape = shape_of(op.weight)
     element_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
+    width = shape_of(op.result)[3]
     return (
-        op.result.type.has_static_shape()  # type: ignore[attr-defined] - its tiles flatten N
+        (op.result.type.has_static_shape()  # type: ignore[attr-defined]
+         or has_runtime_plane(op.result))
         and op.layout_value() == "NCHW" and op.kernel_layout_value() == "OIHW"
         and op.groups_value() == 1 and op.strides_tuple() == (1, 1)
         and op.dilation_tuple() == (1, 1) and weight_shape[2] == 3
         and min(weight_shape[0], weight_shape[1]) >= min_channels
-        and shape_of(op.result)[3] >= min_width
+        and (width < 0 or width >= min_width)
         and is_float_type(element_type)
     )
+
+
+def has_runtime_plane(value: SSAValue) -> bool:
+    """Whether `value`'s height or width (NCHW) is a runtime extent (a model compiled over
+    runtime shapes, `dynamic_shapes`): its transforms' tiles then are runtime extents too. A
+    runtime batch over a static plane keeps the direct conv (the batch's rows are compiled as
+    static blocks, `graph-batch-rows`)."""
+    return any(dim < 0 for dim in shape_of(value)[2:])
 
 
 @dataclass
@@ -74,7 +85,8 @@ class RewriteConvToWinograd(RewritePattern):
         weight = constant_array(op.weight)
         if weight is None:
             return
-        tile = choose_tile(shape_of(op.result)[2], self.tile)
+        rows = shape_of(op.result)[2]
+        tile = choose_tile(rows, self.tile) if rows >= 0 else self.tile or max(TILES)
         if tile is None:
             return
         transformed = build_constant(transform_weight(weight, tile))
@@ -98,8 +110,10 @@ class GraphWinogradConvPass(ModulePass):
     becomes `graph.conv2d_winograd` with the same input, bias and padding and the weight
     `U = G w` (a new constant, computed in float64 and stored in the weight's dtype), when
     F(tile, 3) does at most 3/4 of the direct conv's multiply-adds. The old weight constant goes
-    when nothing else uses it. A conv over a runtime batch (a dynamic leading dim: the
-    transform's tiles would flatten it with the plane) stays direct.
+    when nothing else uses it. A conv over a runtime plane (a runtime height or width) is
+    rewritten with F(4, 3) (or `tile`), its tiles counted at run time, whatever its width; one
+    over a runtime batch of static planes (a dynamic leading dim only: `graph-batch-rows`
+    compiles its rows as static blocks) stays direct.
 
     *Invariants*: results change only by rounding (the transforms add and scale by small
     constants in the element type).

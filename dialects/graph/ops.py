@@ -1247,6 +1247,7 @@ class Conv2DWinogradOp(GraphOp):
     """
 
     name = "graph.conv2d_winograd"
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -1289,10 +1290,11 @@ class Conv2DWinogradOp(GraphOp):
         padding: Sequence[int] = (0, 0, 0, 0),
         tile: int,
     ) -> TensorType:
-        """N x O x (H + top + bottom - 2) x (W + left + right - KW + 1)."""
+        """N x O x (H + top + bottom - 2) x (W + left + right - KW + 1); a runtime N, H or W
+        (`?`) gives a runtime result dim."""
         from dlc.dialects.graph.winograd import TILES
 
-        input_type = _tensor(cls.name, "the input", input)
+        input_type = _tensor(cls.name, "the input", input, any_dynamic=True)
         weight_type = _tensor(cls.name, "the weight", weight)
         _require_rank(cls.name, "an input", input_type, 4)
         _require_rank(cls.name, "a weight", weight_type, 4)
@@ -1300,6 +1302,7 @@ class Conv2DWinogradOp(GraphOp):
         _require_non_negative(cls.name, "padding", padding)
         if tile not in TILES:
             raise op_error(cls.name, f"expected 'tile' in {list(TILES)}, found {tile}")
+        _require_static_axis(cls.name, "the input's channels", input_type, 1)
         operand_types = [input_type, weight_type]
         (n, channels, height, width), (alpha, out_channels, in_channels, kw) = (
             input_type.get_shape(), weight_type.get_shape())
@@ -1319,12 +1322,14 @@ class Conv2DWinogradOp(GraphOp):
         _require_float(cls.name, input_type)
         top, left, bottom, right = padding
         out_h, out_w = height + top + bottom - 2, width + left + right - kw + 1
-        if out_h < 1 or out_w < 1:
+        if (height >= 0 and out_h < 1) or (width >= 0 and out_w < 1):
             raise op_error(
                 cls.name,
                 f"expected a positive output size, found {out_h}x{out_w} (input "
                 f"{height}x{width}, kernel 3x{kw})",
             )
+        out_h, out_w = (out_h if height >= 0 else DYNAMIC_INDEX), (
+            out_w if width >= 0 else DYNAMIC_INDEX)
         return TensorType(element_type, [n, out_channels, out_h, out_w])
 
     def inferred_result_type(self) -> TensorType:

@@ -21,6 +21,7 @@ import numpy as np
 from dlc.dialects.graph.ops import Conv2DWinogradOp
 from dlc.dialects.graph.winograd import tile_rows, transform_matrices
 from dlc.rewrites.topi.common import (
+    Extent,
     accumulator_type,
     affine,
     binary,
@@ -29,18 +30,20 @@ from dlc.rewrites.topi.common import (
     convert_float,
     divide_index,
     emit_compute,
+    extents_of,
     index,
     read,
     remainder_index,
     shape_of,
     tensor_type,
+    window_extent,
     zero_attr,
 )
 from dlc.rewrites.topi.nn import bias_add, pad
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 WINOGRAD_INPUT_TAG = "winograd_input"
@@ -92,13 +95,21 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
     b_t, _, a_t = transform_matrices(tile)
     alpha, out_channels, channels, kw = shape_of(op.weight)
     n, _, out_h, out_w = result_type.get_shape()
-    tiles = tile_rows(out_h, tile)
     top, left, bottom, right = op.padding_tuple()
-    extra = tiles * tile - out_h
+    if out_h >= 0 and out_w >= 0:
+        tiles: Extent = tile_rows(out_h, tile)
+        extra = tiles * tile - out_h
+    else:  # a runtime plane: its rows, tiles and the padding's last rows sized at run time
+        in_dims = extents_of(builder, op.input)
+        out_h = window_extent(builder, in_dims[2], 3, 1, top, bottom, 1, origin=op, axis=2)
+        out_w = window_extent(builder, in_dims[3], kw, 1, left, right, 1, origin=op, axis=3)
+        tiles = tile_count(builder, out_h, tile)
+        extra = tile - 1  # the rows a last partial tile reads past the padded input, at most
     source = op.input
     if any((top, left, bottom + extra, right)):
         source = pad(builder, op, op.input, {2: top, 3: left}, {2: bottom + extra, 3: right}, 0)
-    width = shape_of(source)[3]
+    width = extents_of(builder, source)[3]
+    batch = extents_of(builder, op.input)[0]
 
     def input_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         batch, row, channel, t, x = i
@@ -111,8 +122,8 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
 
     transformed = emit_compute(
         builder, op, "winograd_input",
-        TensorType(accumulator, [n, alpha, channels, tiles, width]), input_body,
-        tag=WINOGRAD_INPUT_TAG,
+        TensorType(accumulator, _shape([n, alpha, channels, tiles, width])), input_body,
+        tag=WINOGRAD_INPUT_TAG, extents=[batch, alpha, channels, tiles, width],
     )
 
     def product_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
@@ -124,9 +135,11 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
         )
 
     products = emit_compute(
-        builder, op, "conv2d", TensorType(accumulator, [n, alpha, out_channels, tiles, out_w]),
+        builder, op, "conv2d",
+        TensorType(accumulator, _shape([n, alpha, out_channels, tiles, out_w])),
         product_body, tag="conv2d_winograd_nchw", reduce_extents=[channels, kw],
         combiner="sum", init=zero_attr(accumulator),
+        extents=[batch, alpha, out_channels, tiles, out_w],
     )
 
     def output_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
@@ -137,5 +150,17 @@ def conv2d_winograd(op: Conv2DWinogradOp, builder: Builder) -> SSAValue:
 
     output = emit_compute(
         builder, op, "winograd_output", TensorType(accumulator, result_type.get_shape()),
-        output_body, tag=WINOGRAD_OUTPUT_TAG)
+        output_body, tag=WINOGRAD_OUTPUT_TAG, extents=[batch, out_channels, out_h, out_w])
     return bias_add(builder, op, output, op.bias, 1, element_type)
+
+
+def tile_count(b: Builder, rows: Extent, tile: int) -> Extent:
+    """`ceil(rows / tile)`: the transforms of `tile` rows that cover `rows` output rows."""
+    if isinstance(rows, int):
+        return tile_rows(rows, tile)
+    return divide_index(b, affine(b, [(rows, 1)], tile - 1), tile)
+
+
+def _shape(extents: list[Extent]) -> list[int]:
+    """A tensor type's shape for `extents` (`?` where one is a runtime value)."""
+    return [e if isinstance(e, int) and e >= 0 else DYNAMIC_INDEX for e in extents]

@@ -585,6 +585,37 @@ func.func @runtime_global_pool(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x1x1xf32> {
 
 // -----
 
+// Winograd over a runtime plane: the output's rows and width by index arithmetic (with the
+// size checks of a 3-row window), its F(4, 3) tiles `(OH + 3) / 4`, the input padded by 3
+// more rows than the conv's padding (`H + 5`: what a last partial tile reads), the transforms
+// and products sized by them.
+// CHECK-LABEL: func.func @runtime_winograd
+// CHECK-SAME:    what = "'graph.conv2d_winograd' op needs dim 2 of its input padded to at least its window (3)"
+// CHECK-SAME:    what = "'graph.conv2d_winograd' op needs dim 3 of its input padded to at least its window (3)"
+// CHECK:         %[[N:.*]] = tensor.dim %x, %{{.*}} : tensor<?x16x?x?xf32>
+// CHECK:         %[[H:.*]] = tensor.dim %x, %{{.*}} : tensor<?x16x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %x, %{{.*}} : tensor<?x16x?x?xf32>
+// CHECK:         %[[OH:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[OW:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[ROUNDED:.*]] = arith.addi %[[OH]], %[[C3]] : index
+// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[ROUNDED]], %[[C4]] : index
+// CHECK-NEXT:    %[[C5:.*]] = arith.constant 5 : index
+// CHECK-NEXT:    %[[PH:.*]] = arith.addi %[[H]], %[[C5]] : index
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[PW:.*]] = arith.addi %[[W]], %[[C2]] : index
+// CHECK-NEXT:    tensor_expr.compute "pad" tag "pad" sizes(%[[N]], %[[PH]], %[[PW]]) -> tensor<?x16x?x?xf32>
+// CHECK:         tensor_expr.compute "winograd_input" tag "winograd_input" sizes(%[[N]], %[[TILES]], %[[PW]]) -> tensor<?x6x16x?x?xf32>
+// CHECK:         tensor_expr.compute "conv2d" tag "conv2d_winograd_nchw" sizes(%[[N]], %[[TILES]], %[[OW]]) reduce [16, 3] sum
+// CHECK:         tensor_expr.compute "winograd_output" tag "winograd_output" sizes(%[[N]], %[[OH]], %[[OW]]) -> tensor<?x16x?x?xf32>
+func.func @runtime_winograd(%x: tensor<?x16x?x?xf32>, %u: tensor<6x16x16x3xf32>) -> tensor<?x16x?x?xf32> {
+  %r = graph.conv2d_winograd %x, %u {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x16x?x?xf32>, tensor<6x16x16x3xf32>) -> tensor<?x16x?x?xf32>
+  func.return %r : tensor<?x16x?x?xf32>
+}
+
+// -----
+
 func.func @negative_runtime_linear_resize(%x: tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, -1, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"} : (tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32>
   func.return %r : tensor<1x1x?x8xf32>

@@ -57,3 +57,23 @@ func.func @not_rewritten(%x: tensor<1x2x8x8xf32>, %v: tensor<2x2x3x3xf32>, %y: t
   %one_row = graph.conv2d %y, %w {padding = array<i64: 0, 1, 0, 1>} : (tensor<1x2x3x8xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x1x8xf32>
   func.return %strided, %grouped, %argument, %pointwise, %one_row : tensor<1x2x4x4xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// A conv over a runtime plane (a model compiled over runtime shapes): rewritten with F(4, 3),
+// whatever its rows (counted at run time) and width; one over a runtime batch of static
+// 8x8 planes stays direct (graph-batch-rows compiles its rows as static blocks).
+
+// CHECK-LABEL: @runtime_plane
+// CHECK:       graph.conv2d_winograd {{.*}}tile = 4 : i64{{.*}} -> tensor<?x16x?x?xf32>
+// TILE2-LABEL: @runtime_plane
+// TILE2:       graph.conv2d_winograd {{.*}}tile = 2 : i64{{.*}} -> tensor<?x16x?x?xf32>
+// DEFAULT-LABEL: @runtime_plane
+// DEFAULT:       graph.conv2d_winograd %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x16x?x?xf32>, tensor<6x16x16x3xf32>) -> tensor<?x16x?x?xf32>
+// DEFAULT:       graph.conv2d %{{.*}} : (tensor<?x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<?x16x8x8xf32>
+func.func @runtime_plane(%x: tensor<?x16x?x?xf32>, %y: tensor<?x16x8x8xf32>) -> (tensor<?x16x?x?xf32>, tensor<?x16x8x8xf32>) {
+  %w = graph.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %r = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x16x?x?xf32>, tensor<16x16x3x3xf32>) -> tensor<?x16x?x?xf32>
+  %s = graph.conv2d %y, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<?x16x8x8xf32>
+  func.return %r, %s : tensor<?x16x?x?xf32>, tensor<?x16x8x8xf32>
+}

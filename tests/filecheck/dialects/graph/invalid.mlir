@@ -252,6 +252,14 @@ func.func @negative_conv2d_output_size(%x: tensor<1x3x2x8xf32>, %w: tensor<4x3x3
 
 // -----
 
+func.func @conv2d_winograd_runtime_channels(%x: tensor<1x?x8x8xf32>, %u: tensor<6x8x8x3xf32>) {
+  // CHECK: 'graph.conv2d_winograd' op expected the input's channels to be a static dim of tensor<1x?x8x8xf32>, found axis 1
+  %r = graph.conv2d_winograd %x, %u {tile = 4 : i64} : (tensor<1x?x8x8xf32>, tensor<6x8x8x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_conv2d_winograd_tile(%x: tensor<1x8x8x8xf32>, %u: tensor<5x8x8x3xf32>) {
   // CHECK: 'graph.conv2d_winograd' op expected 'tile' in [2, 4], found 3
   %r = graph.conv2d_winograd %x, %u {tile = 3 : i64} : (tensor<1x8x8x8xf32>, tensor<5x8x8x3xf32>) -> tensor<1x8x6x6xf32>

@@ -216,6 +216,14 @@ func.func @conv2d_winograd_unpadded_1x5(%x: tensor<2x4x6x8xf32>, %u: tensor<4x3x
   func.return %r : tensor<2x3x4x4xf32>
 }
 
+// A runtime batch, height and width: the result's are runtime too (its channels are the weight's).
+// CHECK-LABEL: func.func @conv2d_winograd_runtime_plane
+func.func @conv2d_winograd_runtime_plane(%x: tensor<?x8x?x?xf32>, %u: tensor<6x16x8x3xf32>) -> tensor<?x16x?x?xf32> {
+  %r = graph.conv2d_winograd %x, %u {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x8x?x?xf32>, tensor<6x16x8x3xf32>) -> tensor<?x16x?x?xf32>
+  // CHECK-NEXT: %r = graph.conv2d_winograd %x, %u {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x8x?x?xf32>, tensor<6x16x8x3xf32>) -> tensor<?x16x?x?xf32>
+  func.return %r : tensor<?x16x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @conv2d_depthwise_nhwc_no_bias
 func.func @conv2d_depthwise_nhwc_no_bias(%x: tensor<1x9x9x8xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32> {
   %r = graph.conv2d %x, %w {dilation = array<i64: 2, 2>, groups = 8 : i64, kernel_layout = "HWIO", layout = "NHWC", padding = array<i64: 1, 1, 1, 1>} : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>) -> tensor<1x7x7x8xf32>
