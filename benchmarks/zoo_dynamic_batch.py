@@ -2,12 +2,17 @@
 batch size (`dlc.compile(dynamic_batch=True)`), match ONNX Runtime, and how fast is it?
 
 Run: `python3 benchmarks/zoo_dynamic_batch.py [--models resnet18 vit_tiny] [--batches 1 4]
-[--sizes 128 192] [--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo] [--runtime-rows]`
+[--sizes 128 192] [--threads 2] [--repeats 10] [--cache-dir /tmp/dlc-zoo] [--runtime-rows]
+[--polymorphic]`
 (needs torch and torchvision, the `zoo` extra, to export).
 
 With `--sizes`, the image models are exported with dynamic height and width too and compiled as
 one library of those image sizes, each with the dynamic batch (`dlc.compile(specialize=[{...:
-(None, C, s, s)}], dynamic_batch=True)`), and every batch runs at every size.
+(None, C, s, s)}], dynamic_batch=True)`), and every batch runs at every size. With
+`--polymorphic` too, each is compiled once over runtime shapes (`dlc.compile(dynamic_shapes=
+True)`: `once` where the polymorphic build was taken, else what it fell back to), each (batch,
+size) also compiled for its static shape, and the cells show the compiled-once latency over
+the static compile's (`x static`) beside ONNX Runtime's ratio.
 
 Each model of `benchmarks/zoo.py` is exported with its inputs' and output's leading dim named
 `N` (`torch.onnx.export(dynamic_axes=...)`, as deployments export) and compiled once. Per model
@@ -58,11 +63,17 @@ def main() -> None:
                         help="kernels whose loops take the batch's size at run time "
                              "(pipeline cpu-runtime-rows) instead of entries of one row and "
                              "of blocks of rows")
+    parser.add_argument("--polymorphic", action="store_true",
+                        help="with --sizes: compile once over runtime shapes "
+                             "(dynamic_shapes=True) and compare with static compiles")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    if args.polymorphic and not args.sizes:
+        parser.error("--polymorphic needs --sizes (the image sizes to run)")
 
     import onnx
     import onnxruntime
+    from dlc.runtime.executable import Executable
 
     import dlc
     from benchmarks.common import time_calls
@@ -73,10 +84,13 @@ def main() -> None:
     options.intra_op_num_threads = args.threads
     options.log_severity_level = 3  # the declared output shape is [N, ...]: no warnings
     ratios: list[float] = []
+    static_ratios: list[float] = []
     shapes = [f"n={r}" + (f",{s}" if s else "") for r in args.batches
               for s in args.sizes or [None]]
+    static_column = f" {'x static':>8}" if args.polymorphic else ""
     print(f"{'model':20} {'compile s':>9} {'made':>9} " + " ".join(
-        f"{f'{shape}: err':>12} {'dlc ms':>8} {'ORT ms':>8} {'x ORT':>6}" for shape in shapes))
+        f"{f'{shape}: err':>12} {'dlc ms':>8} {'ORT ms':>8} {'x ORT':>6}{static_column}"
+        for shape in shapes))
     for name in args.models or list(ZOO):
         if args.sizes and ZOO[name].family in ("transformer", "speech", "generator"):
             continue  # not an image model
@@ -86,13 +100,21 @@ def main() -> None:
         channels = image.type.tensor_type.shape.dim[1].dim_value
         variants = [{image.name: (None, channels, s, s)} for s in args.sizes or ()]
         start = time.perf_counter()
-        executable = dlc.compile(model, dynamic_batch=True, threads=args.threads,
-                                 cache_dir=args.cache_dir / "dlc", specialize=variants or None,
-                                 pipeline="cpu-runtime-rows" if args.runtime_rows else "cpu")
+        if args.polymorphic:
+            executable = dlc.compile(model, dynamic_shapes=True, threads=args.threads,
+                                     cache_dir=args.cache_dir / "dlc")
+        else:
+            executable = dlc.compile(model, dynamic_batch=True, threads=args.threads,
+                                     cache_dir=args.cache_dir / "dlc",
+                                     specialize=variants or None,
+                                     pipeline="cpu-runtime-rows" if args.runtime_rows else "cpu")
         seconds = time.perf_counter() - start
-        made = ("batch" if all(getattr(v, "batch_symbol", None)
-                               for v in getattr(executable, "variants", [executable]))
-                else "per shape")
+        if args.polymorphic:
+            made = "once" if isinstance(executable, Executable) else "per shape"
+        else:
+            made = ("batch" if all(getattr(v, "batch_symbol", None)
+                                   for v in getattr(executable, "variants", [executable]))
+                    else "per shape")
         session = onnxruntime.InferenceSession(str(path), options,
                                                providers=["CPUExecutionProvider"])
         cells = []
@@ -105,15 +127,25 @@ def main() -> None:
             (want, *_) = session.run(None, feeds)
             got = next(iter(executable.run(feeds).values()))
             error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
-            timings = time_calls({"dlc": lambda e=executable, f=feeds: e.run(f),
-                                  "ort": lambda s=session, f=feeds: s.run(None, f)},
-                                 repeats=args.repeats)
+            engines = {"dlc": lambda e=executable, f=feeds: e.run(f),
+                       "ort": lambda s=session, f=feeds: s.run(None, f)}
+            if args.polymorphic:
+                static = dlc.compile(shaped, threads=args.threads,
+                                     cache_dir=args.cache_dir / "dlc")
+                engines["static"] = lambda e=static, f=feeds: e.run(f)
+            timings = time_calls(engines, repeats=args.repeats)
             d, o = timings["dlc"].median * 1e3, timings["ort"].median * 1e3
             ratios.append(d / o)
             cells.append(f"{error:12.1e} {d:8.2f} {o:8.2f} {d / o:6.2f}")
+            if args.polymorphic:
+                static_ratios.append(d / (timings["static"].median * 1e3))
+                cells[-1] += f" {static_ratios[-1]:8.2f}"
         print(f"{name:20} {seconds:9.1f} {made:>9} " + " ".join(cells), flush=True)
     print(f"geometric mean dlc/ORT over {len(ratios)} (model, shape) pairs: "
           f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
+    if static_ratios:
+        print(f"geometric mean compiled once / static compile: "
+              f"{math.exp(sum(map(math.log, static_ratios)) / len(static_ratios)):.2f}")
 
 
 if __name__ == "__main__":
