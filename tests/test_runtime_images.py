@@ -396,3 +396,17 @@ def test_winograd_convs_over_runtime_planes_match_onnxruntime(
         got = executable(x)
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+def test_transposes_over_runtime_sizes_match_onnxruntime() -> None:
+    """Transpose is shape-polymorphic: a conv's output moved channels-last, and its rows before
+    its batch, compiles once."""
+    weight = RNG.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("Sigmoid", ["t"], ["s"]),
+             helper.make_node("Transpose", ["s"], ["y"], perm=[1, 0, 2, 3])]
+    proto = _image_model(nodes, 3, {"w": weight})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9)])

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
-from dlc.dialects.dim_symbols import has_dynamic_leading_dim
+from dlc.dialects.dim_symbols import has_dynamic_leading_dim, has_runtime_extent
 from dlc.dialects.graph.attrs import FusionKind, from_numpy_dtype, is_float_type, to_numpy_dtype
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
@@ -1881,6 +1881,7 @@ class TransposeOp(GraphOp):
     name = "graph.transpose"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1899,14 +1900,14 @@ class TransposeOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, perm: Sequence[int]) -> TensorType:
         """The input type with its dims permuted by `perm`."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         shape = x_type.get_shape()
         if sorted(perm) != list(range(len(shape))):
             raise op_error(
                 cls.name,
                 f"expected 'perm' to be a permutation of [0, {len(shape)}), found {list(perm)}",
             )
-        if has_dynamic_leading_dim(x_type) and perm[0] != 0:
+        if has_dynamic_leading_dim(x_type) and not has_runtime_extent(x_type) and perm[0] != 0:
             raise op_error(
                 cls.name, f"expected 'perm' to keep the dynamic leading dim of {x_type} first, "
                 f"found {list(perm)}",

@@ -119,6 +119,8 @@ SHAPE_POLYMORPHIC_OPS = frozenset({
     "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
     # along a static axis, or by constant scales
     "Concat", "Resize", "Upsample",
+    # data movement over any dims
+    "Transpose",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute

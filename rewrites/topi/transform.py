@@ -18,6 +18,7 @@ from dlc.rewrites.topi.common import (
     clamp_index,
     divide_index,
     emit_compute,
+    extents_of,
     index,
     read,
     remainder_index,
@@ -156,7 +157,9 @@ def transpose(op: TransposeOp, builder: Builder) -> SSAValue:
             indices[in_axis] = i[out_axis]
         return read(b, op.x, indices)
 
-    return emit_compute(builder, op, "transpose", tensor_type(op.result), body, tag=INJECTIVE)
+    in_extents = extents_of(builder, op.x)
+    return emit_compute(builder, op, "transpose", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=[in_extents[axis] for axis in perm])
 
 
 @compute_definition(ConcatOp)

@@ -616,6 +616,21 @@ func.func @runtime_winograd(%x: tensor<?x16x?x?xf32>, %u: tensor<6x16x16x3xf32>)
 
 // -----
 
+// A transpose over runtime dims: its result's sizes are its operand's, permuted.
+// CHECK-LABEL: func.func @runtime_transpose
+// CHECK:         %[[N:.*]] = tensor.dim %x, %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK:         %[[H:.*]] = tensor.dim %x, %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %x, %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK-NEXT:    tensor_expr.compute "transpose" tag "injective" sizes(%[[N]], %[[H]], %[[W]]) -> tensor<?x?x?x3xf32> {
+// CHECK-NEXT:    ^bb0(%[[I0:.*]]: index, %[[I1:.*]]: index, %[[I2:.*]]: index, %[[I3:.*]]: index):
+// CHECK-NEXT:      tensor_expr.read %x[%[[I0]], %[[I3]], %[[I1]], %[[I2]]] : tensor<?x3x?x?xf32>
+func.func @runtime_transpose(%x: tensor<?x3x?x?xf32>) -> tensor<?x?x?x3xf32> {
+  %r = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x3x?x?xf32>) -> tensor<?x?x?x3xf32>
+  func.return %r : tensor<?x?x?x3xf32>
+}
+
+// -----
+
 func.func @negative_runtime_linear_resize(%x: tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, -1, 8>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"} : (tensor<1x1x?x4xf32>) -> tensor<1x1x?x8xf32>
   func.return %r : tensor<1x1x?x8xf32>

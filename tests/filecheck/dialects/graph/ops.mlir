@@ -304,6 +304,15 @@ func.func @transpose(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x8x3xf32> {
   func.return %r : tensor<1x8x8x3xf32>
 }
 
+// Over runtime dims (a model compiled over runtime shapes): the dims move with the permutation,
+// the batch too where other dims are runtime.
+// CHECK-LABEL: func.func @transpose_runtime_plane
+func.func @transpose_runtime_plane(%x: tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf32> {
+  %r = graph.transpose %x {perm = array<i64: 2, 0, 1, 3>} : (tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf32>
+  // CHECK-NEXT: %r = graph.transpose %x {perm = array<i64: 2, 0, 1, 3>} : (tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf32>
+  func.return %r : tensor<?x?x3x?xf32>
+}
+
 // CHECK-LABEL: func.func @concat
 func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
   %r = graph.concat %a, %b {axis = 1 : i64}
