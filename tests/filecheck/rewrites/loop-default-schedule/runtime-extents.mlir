@@ -453,3 +453,188 @@ func.func @channel_conv(%x: memref<?x16x?x?xf32>, %k: memref<32x16x3x3xf32>, %b:
   }
   func.return
 }
+
+// -----
+
+// A 1x1 conv over a merged plane with a long reduction (256 steps) and 4 vectors of output
+// channels: the channel kernel (packed weight, tiles of 12 points).
+// CHECK-LABEL: func.func @pointwise_plane_channels
+// CHECK:         loop.alloc global : memref<4x256x1x1x16xf32>
+// CHECK:         loop.alloc local : memref<12x16xf32>
+"memref.global"() <{sym_name = "pointwise_plane_channels_cst0", type = memref<64x256x1x1xf32>, initial_value = dense<5.000000e-01> : tensor<64x256x1x1xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func @pointwise_plane_channels(%x: memref<?x256x?x?xf32>, %out: memref<?x64x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 3 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %w = memref.get_global @pointwise_plane_channels_cst0 : memref<64x256x1x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 256 : index
+  %c4 = arith.constant 64 : index
+  %0 = arith.constant 2 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d2, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 3 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d3, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %9 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x256x?x?xf32>, memref<64x256x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i2, %r1 : index
+                  %12 = arith.addi %i3, %r2 : index
+                  %13 = loop.load %x[%i0, %r0, %11, %12] : memref<?x256x?x?xf32> -> f32
+                  %14 = loop.load %w[%i1, %r0, %r1, %r2] : memref<64x256x1x1xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %16 = arith.addf %acc_1, %15 : f32
+                  loop.store %16, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc : memref<1xf32>) writes(%out : memref<?x64x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %17 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %18 = arith.constant 0.000000e+00 : f32
+            %19 = arith.maximumf %17, %18 : f32
+            loop.store %19, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x64x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// Over a merged plane with a shorter reduction and one vector of channels, the row kernel:
+// each input vector read once for a block of 4 channels, the plane in tiles of 4 vectors.
+// CHECK-LABEL: func.func @pointwise_plane_few_channels
+// CHECK-NOT:     loop.alloc global
+// CHECK:         loop.alloc local : memref<4x64xf32>
+"memref.global"() <{sym_name = "pointwise_plane_few_channels_cst0", type = memref<16x128x1x1xf32>, initial_value = dense<5.000000e-01> : tensor<16x128x1x1xf32>, sym_visibility = "private", constant}> : () -> ()
+func.func @pointwise_plane_few_channels(%x: memref<?x128x?x?xf32>, %out: memref<?x16x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 3 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %w = memref.get_global @pointwise_plane_few_channels_cst0 : memref<16x128x1x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 128 : index
+  %c4 = arith.constant 16 : index
+  %0 = arith.constant 2 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d2, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 3 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d3, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %4 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %9 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c8 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x128x?x?xf32>, memref<16x128x1x1xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i2, %r1 : index
+                  %12 = arith.addi %i3, %r2 : index
+                  %13 = loop.load %x[%i0, %r0, %11, %12] : memref<?x128x?x?xf32> -> f32
+                  %14 = loop.load %w[%i1, %r0, %r1, %r2] : memref<16x128x1x1xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %16 = arith.addf %acc_1, %15 : f32
+                  loop.store %16, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "relu" reads(%acc : memref<1xf32>) writes(%out : memref<?x16x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %17 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %18 = arith.constant 0.000000e+00 : f32
+            %19 = arith.maximumf %17, %18 : f32
+            loop.store %19, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x16x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// One block of 16 output channels: the rows of the image run in parallel, not its batch.
+// CHECK-LABEL: func.func @channel_conv_one_block
+// CHECK:         loop.for %{{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "p" kind parallel {
+// CHECK:           loop.alloc local : memref<12x16xf32>
+func.func @channel_conv_one_block(%x: memref<?x16x?x?xf32>, %k: memref<16x16x3x3xf32>, %b: memref<16xf32>, %out: memref<?x16x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %oh = arith.subi %x_d2, %c2 : index
+  %ow = arith.subi %x_d3, %c2 : index
+  loop.for %i = %c0 to %x_d0 step %c1 axis "i" {
+    loop.for %o = %c0 to %c16 step %c1 axis "o" {
+      loop.for %p = %c0 to %oh step %c1 axis "p" {
+        loop.for %q = %c0 to %ow step %c1 axis "q" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv_init" reads() writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %c = %c0 to %c16 step %c1 axis "c" {
+            loop.for %r = %c0 to %c3 step %c1 axis "r" {
+              loop.for %s = %c0 to %c3 step %c1 axis "s" {
+                loop.block "conv" reads(%x, %k : memref<?x16x?x?xf32>, memref<16x16x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
+                  %a = arith.addi %p, %r : index
+                  %e = arith.addi %q, %s : index
+                  %v = loop.load %x[%i, %c, %a, %e] : memref<?x16x?x?xf32> -> f32
+                  %u = loop.load %k[%o, %c, %r, %s] : memref<16x16x3x3xf32> -> f32
+                  %m = arith.mulf %v, %u : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %0 = arith.addf %acc_1, %m : f32
+                  loop.store %0, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "bias_relu" reads(%acc, %b : memref<1xf32>, memref<16xf32>) writes(%out : memref<?x16x?x?xf32>) spatial ["i", "o", "p", "q"] {
+            %v_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %d = loop.load %b[%o] : memref<16xf32> -> f32
+            %s_1 = arith.addf %v_1, %d : f32
+            %zero = arith.constant 0.000000e+00 : f32
+            %r_1 = arith.maximumf %s_1, %zero : f32
+            loop.store %r_1, %out[%i, %o, %p, %q] : f32 -> memref<?x16x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
