@@ -356,12 +356,12 @@ def test_pointwise_convs_over_small_runtime_planes_match_onnxruntime() -> None:
 @pytest.mark.parametrize(("kernel", "strides", "bias"), [(2, 1, True), (3, 2, False)])
 def test_convs_vectorized_over_their_channels_match_onnxruntime(kernel: int, strides: int,
                                                                 bias: bool) -> None:
-    """Direct convs of 16 -> 32 channels with a long reduction (the channel kernel, its row in
+    """Direct convs of 16 -> 64 channels with a long reduction (the channel kernel, its row in
     tiles of 12, 8, 4, 2 and 1 outputs) at widths that leave every tail: a 2x2 conv with a bias
     and ReLU (the transposed epilogue), a 3x3/2 one without (its local accumulators written
     back)."""
-    weight = RNG.standard_normal((32, 16, kernel, kernel)).astype(np.float32)
-    initializers = {"w": weight, "b": RNG.standard_normal(32).astype(np.float32)}
+    weight = RNG.standard_normal((64, 16, kernel, kernel)).astype(np.float32)
+    initializers = {"w": weight, "b": RNG.standard_normal(64).astype(np.float32)}
     nodes = [helper.make_node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["c"],
                               pads=[1, 1, 1, 1], strides=[strides, strides]),
              helper.make_node("Relu", ["c"], ["y"])]
@@ -376,21 +376,21 @@ def test_convs_vectorized_over_their_channels_match_onnxruntime(kernel: int, str
     (3, [1, 1, 1, 1], True), (1, [0, 0, 0, 0], False), (3, [2, 1, 0, 1], True)])
 def test_winograd_convs_over_runtime_planes_match_onnxruntime(
         kernel_width: int, pads: list[int], bias: bool) -> None:
-    """A conv of 3 weight rows over a runtime plane runs as `graph.conv2d_winograd` with F(4, 3)
-    tiles counted at run time (its input padded by 3 more rows, what a last partial tile
-    reads): output heights leaving 0-3 rows of a last tile, widths 1 to 33, batches 1 and 2,
-    against ONNX Runtime (to the transforms' rounding)."""
-    weight = RNG.standard_normal((32, 16, 3, kernel_width)).astype(np.float32)
-    initializers = {"w": weight, "b": RNG.standard_normal(32).astype(np.float32)}
+    """A conv of 3 weight rows and 64 channels over a runtime plane runs as
+    `graph.conv2d_winograd` with F(4, 3) tiles counted at run time (its input padded by 3 more
+    rows, what a last partial tile reads): output heights leaving 0-3 rows of a last tile,
+    widths 1 to 33, batches 1 and 2, against ONNX Runtime (to the transforms' rounding)."""
+    weight = RNG.standard_normal((64, 64, 3, kernel_width)).astype(np.float32)
+    initializers = {"w": weight, "b": RNG.standard_normal(64).astype(np.float32)}
     nodes = [helper.make_node("Conv", ["x", "w", "b"] if bias else ["x", "w"], ["c"],
                               pads=pads)]
-    proto = _image_model(nodes, 16, initializers if bias else {"w": weight})
+    proto = _image_model(nodes, 64, initializers if bias else {"w": weight})
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     assert executable.model is not None
     assert [call.kernel for call in executable.model.calls] == ["fused_conv2d_winograd_0"]
     session = _session(proto)
-    for shape in [(1, 16, 4, 1), (1, 16, 5, 9), (2, 16, 6, 16), (1, 16, 7, 33), (1, 16, 12, 3)]:
+    for shape in [(1, 64, 4, 1), (1, 64, 5, 9), (2, 64, 6, 16), (1, 64, 7, 33), (1, 64, 12, 3)]:
         x = RNG.standard_normal(shape).astype(np.float32)
         (want,) = session.run(None, {"x": x})  # type: ignore[attr-defined]
         got = executable(x)

@@ -141,16 +141,21 @@ MIN_CHANNEL_STEPS = 64
 reduction over a runtime row is vectorized over its output channels (`_channel_kernel`): its
 transposed epilogue costs about one vector instruction per output beside the steps' FMAs."""
 
+MIN_CHANNEL_VECTORS = 4
+"""The fewest vectors of output channels a channel kernel takes: with fewer, a long row's
+row kernel (a block of 4 channels x 4 vectors of outputs) reads half the operands per FMA
+(four input vectors and four weights for 16 FMAs, against a weight vector and 12 broadcasts
+for 12) and has blocks of channels to run in parallel. Measured against the static compiles
+(2 threads, Zen 4), channel / row kernel: the YOLO-style detector (3x3 convs of 16 and 32
+channels over 80-320-wide rows) at 1x320 2.23 / 1.84 ms, 1x640 8.84 / 6.37 ms; a 1x1 conv
+128 -> 16 over a 55x55 plane 2.78 / 1.35x its static compile."""
+
 MIN_PLANE_CHANNEL_STEPS = 256
-MIN_PLANE_CHANNEL_VECTORS = 4
-"""A merged plane (a 1x1 conv's runtime H * W) is vectorized over its output channels only
-with this many reduction steps and vectors of channels: over a long row the row kernel fills
-its lanes and reads half the operands per FMA (four input vectors and four weights for 16
-FMAs, against a weight vector and 12 broadcasts for 12). Measured, 1x1 convs over runtime
-planes against their static compiles (2 threads, Zen 4), channel / row kernel: 1024 -> 256
-at 14x14 1.04 / 1.29, 256 -> 64 at 56x56 0.82 / 1.27, 960 -> 160 at 7x7 1.15 / 1.70, but
-128 -> 16 at 55x55 2.78 / 1.35, 64 -> 64 at 56x56 1.31 / 1.20, 384 -> 48 at 13x13 1.48 /
-1.41."""
+"""A merged plane (a 1x1 conv's runtime H * W, a row the row kernel's vectors fill) takes the
+channel kernel only with this many reduction steps. Measured, 1x1 convs over runtime planes
+against their static compiles, channel / row kernel: 1024 -> 256 at 14x14 1.04 / 1.29,
+256 -> 64 at 56x56 0.82 / 1.27, 960 -> 160 at 7x7 1.15 / 1.70, but 64 -> 64 at 56x56 1.31 /
+1.20."""
 
 CHANNEL_TILE_ROWS = (12, 8, 4, 2, 1)
 """The outputs of a runtime row a channel kernel's tile spans (unrolled, each a vector of
@@ -540,18 +545,18 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
     into the tile's accumulators, whatever the row's length (a row kernel fills its lanes only
     with rows of whole vectors: a 7-wide row fills 7 of 16). The epilogue runs transposed,
     serial over the channels and vectorized over the tile's outputs, which are contiguous in
-    the output. A merged plane (`plane`: a 1x1 conv's H * W points, a long row whose vectors
-    the row kernel fills) takes it only with `MIN_PLANE_CHANNEL_STEPS` steps and
-    `MIN_PLANE_CHANNEL_VECTORS` vectors of channels. Returns whether it applied (nothing
-    changed otherwise)."""
+    the output. It needs `MIN_CHANNEL_VECTORS` vectors of channels, and a merged plane
+    (`plane`: a 1x1 conv's H * W points, a long row whose vectors the row kernel fills)
+    `MIN_PLANE_CHANNEL_STEPS` steps. Returns whether it applied (nothing changed
+    otherwise)."""
     row = spatial[-1]
     steps = _reduction_steps(nest)
     found = _output_channels(nest, spatial, lanes)
     if row.trip_count() is not None or steps is None or steps < MIN_CHANNEL_STEPS or \
             found is None or nest.alloc is None:
         return False
-    if plane and (steps < MIN_PLANE_CHANNEL_STEPS
-                  or (found[0].trip_count() or 0) < MIN_PLANE_CHANNEL_VECTORS * lanes):
+    if (found[0].trip_count() or 0) < MIN_CHANNEL_VECTORS * lanes or (
+            plane and steps < MIN_PLANE_CHANNEL_STEPS):
         return False
     channels, weight, dim = found
     operand = list(nest.update.reads).index(weight.memref)

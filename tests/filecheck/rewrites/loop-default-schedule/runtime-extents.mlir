@@ -376,16 +376,16 @@ func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {d
 
 // -----
 
-// A conv whose reduction is long (16 channels x 3x3 taps) and whose 32 output channels are whole
+// A conv whose reduction is long (16 channels x 3x3 taps) and whose 64 output channels are 4 whole
 // vectors: vectorized over the output channels rather than its row of runtime width (the
-// channel kernel). The weight is packed [32 / 16][16][3][3][16] so that a step's 16 channels are
+// channel kernel). The weight is packed [64 / 16][16][3][3][16] so that a step's 16 channels are
 // one vector; the row runs in tiles of 12 outputs unrolled (12 accumulator vectors), then tiles
 // of 8, 4, 2 and 1 over the outputs left; each step broadcasts one input per output of the tile.
 // The epilogue runs transposed: serial over the channels, vectorized over the tile's outputs
 // (contiguous in the output). The blocks of 16 channels run in parallel.
 // CHECK-LABEL: func.func @channel_conv
-// CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<2x16x3x3x16xf32>
-// CHECK:         loop.block "conv.pack1" reads(%{{.*}} : memref<32x16x3x3xf32>) writes(%[[PACKED]] : memref<2x16x3x3x16xf32>)
+// CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<4x16x3x3x16xf32>
+// CHECK:         loop.block "conv.pack1" reads(%{{.*}} : memref<64x16x3x3xf32>) writes(%[[PACKED]] : memref<4x16x3x3x16xf32>)
 // CHECK:           loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x16xf32>
@@ -404,13 +404,13 @@ func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {d
 // CHECK:               loop.alloc local : memref<4x16xf32>
 // CHECK:               loop.alloc local : memref<2x16xf32>
 // CHECK:               loop.alloc local : memref<1x16xf32>
-func.func @channel_conv(%x: memref<?x16x?x?xf32>, %k: memref<32x16x3x3xf32>, %b: memref<32xf32>, %out: memref<?x32x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+func.func @channel_conv(%x: memref<?x16x?x?xf32>, %k: memref<64x16x3x3xf32>, %b: memref<64xf32>, %out: memref<?x64x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
+  %c32 = arith.constant 64 : index
   %oh = arith.subi %x_d2, %c2 : index
   %ow = arith.subi %x_d3, %c2 : index
   loop.for %i = %c0 to %x_d0 step %c1 axis "i" {
@@ -425,11 +425,11 @@ func.func @channel_conv(%x: memref<?x16x?x?xf32>, %k: memref<32x16x3x3xf32>, %b:
           loop.for %c = %c0 to %c16 step %c1 axis "c" {
             loop.for %r = %c0 to %c3 step %c1 axis "r" {
               loop.for %s = %c0 to %c3 step %c1 axis "s" {
-                loop.block "conv" reads(%x, %k : memref<?x16x?x?xf32>, memref<32x16x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
+                loop.block "conv" reads(%x, %k : memref<?x16x?x?xf32>, memref<64x16x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
                   %a = arith.addi %p, %r : index
                   %e = arith.addi %q, %s : index
                   %v = loop.load %x[%i, %c, %a, %e] : memref<?x16x?x?xf32> -> f32
-                  %u = loop.load %k[%o, %c, %r, %s] : memref<32x16x3x3xf32> -> f32
+                  %u = loop.load %k[%o, %c, %r, %s] : memref<64x16x3x3xf32> -> f32
                   %m = arith.mulf %v, %u : f32
                   %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
                   %0 = arith.addf %acc_1, %m : f32
@@ -438,13 +438,13 @@ func.func @channel_conv(%x: memref<?x16x?x?xf32>, %k: memref<32x16x3x3xf32>, %b:
               }
             }
           }
-          loop.block "bias_relu" reads(%acc, %b : memref<1xf32>, memref<32xf32>) writes(%out : memref<?x32x?x?xf32>) spatial ["i", "o", "p", "q"] {
+          loop.block "bias_relu" reads(%acc, %b : memref<1xf32>, memref<64xf32>) writes(%out : memref<?x64x?x?xf32>) spatial ["i", "o", "p", "q"] {
             %v_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
-            %d = loop.load %b[%o] : memref<32xf32> -> f32
+            %d = loop.load %b[%o] : memref<64xf32> -> f32
             %s_1 = arith.addf %v_1, %d : f32
             %zero = arith.constant 0.000000e+00 : f32
             %r_1 = arith.maximumf %s_1, %zero : f32
-            loop.store %r_1, %out[%i, %o, %p, %q] : f32 -> memref<?x32x?x?xf32>
+            loop.store %r_1, %out[%i, %o, %p, %q] : f32 -> memref<?x64x?x?xf32>
           }
           loop.dealloc %acc : memref<1xf32>
         }
@@ -584,52 +584,43 @@ func.func @pointwise_plane_few_channels(%x: memref<?x128x?x?xf32>, %out: memref<
 
 // -----
 
-// One block of 16 output channels: the rows of the image run in parallel, not its batch.
-// CHECK-LABEL: func.func @channel_conv_one_block
+// A window over one channel: no static loop of two iterations, so the image's rows run in
+// parallel rather than its leading batch (often of one image).
+// CHECK-LABEL: func.func @one_channel_window
 // CHECK:         loop.for %{{.*}} axis "i" {
-// CHECK-NEXT:      loop.for %{{.*}} axis "p" kind parallel {
-// CHECK:           loop.alloc local : memref<12x16xf32>
-func.func @channel_conv_one_block(%x: memref<?x16x?x?xf32>, %k: memref<16x16x3x3xf32>, %b: memref<16xf32>, %out: memref<?x16x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+// CHECK-NEXT:      loop.for %{{.*}} axis "c" {
+// CHECK-NEXT:        loop.for %{{.*}} axis "p" kind parallel {
+func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
-  %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
   %oh = arith.subi %x_d2, %c2 : index
   %ow = arith.subi %x_d3, %c2 : index
   loop.for %i = %c0 to %x_d0 step %c1 axis "i" {
-    loop.for %o = %c0 to %c16 step %c1 axis "o" {
+    loop.for %c = %c0 to %c1 step %c1 axis "c" {
       loop.for %p = %c0 to %oh step %c1 axis "p" {
         loop.for %q = %c0 to %ow step %c1 axis "q" {
           %acc = loop.alloc local : memref<1xf32>
-          loop.block "conv_init" reads() writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] {
+          loop.block "pool_init" reads() writes(%acc : memref<1xf32>) spatial ["i", "c", "p", "q"] {
             %init = arith.constant 0.000000e+00 : f32
             loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
           }
-          loop.for %c = %c0 to %c16 step %c1 axis "c" {
-            loop.for %r = %c0 to %c3 step %c1 axis "r" {
-              loop.for %s = %c0 to %c3 step %c1 axis "s" {
-                loop.block "conv" reads(%x, %k : memref<?x16x?x?xf32>, memref<16x16x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
-                  %a = arith.addi %p, %r : index
-                  %e = arith.addi %q, %s : index
-                  %v = loop.load %x[%i, %c, %a, %e] : memref<?x16x?x?xf32> -> f32
-                  %u = loop.load %k[%o, %c, %r, %s] : memref<16x16x3x3xf32> -> f32
-                  %m = arith.mulf %v, %u : f32
-                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
-                  %0 = arith.addf %acc_1, %m : f32
-                  loop.store %0, %acc[%c0] : f32 -> memref<1xf32>
-                }
+          loop.for %r = %c0 to %c3 step %c1 axis "r" {
+            loop.for %s = %c0 to %c3 step %c1 axis "s" {
+              loop.block "pool" reads(%x : memref<?x1x?x?xf32>) writes(%acc : memref<1xf32>) spatial ["i", "c", "p", "q"] reduction ["r", "s"] {
+                %a = arith.addi %p, %r : index
+                %e = arith.addi %q, %s : index
+                %v = loop.load %x[%i, %c, %a, %e] : memref<?x1x?x?xf32> -> f32
+                %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                %0 = arith.addf %acc_1, %v : f32
+                loop.store %0, %acc[%c0] : f32 -> memref<1xf32>
               }
             }
           }
-          loop.block "bias_relu" reads(%acc, %b : memref<1xf32>, memref<16xf32>) writes(%out : memref<?x16x?x?xf32>) spatial ["i", "o", "p", "q"] {
+          loop.block "pool_write" reads(%acc : memref<1xf32>) writes(%out : memref<?x1x?x?xf32>) spatial ["i", "c", "p", "q"] {
             %v_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
-            %d = loop.load %b[%o] : memref<16xf32> -> f32
-            %s_1 = arith.addf %v_1, %d : f32
-            %zero = arith.constant 0.000000e+00 : f32
-            %r_1 = arith.maximumf %s_1, %zero : f32
-            loop.store %r_1, %out[%i, %o, %p, %q] : f32 -> memref<?x16x?x?xf32>
+            loop.store %v_1, %out[%i, %c, %p, %q] : f32 -> memref<?x1x?x?xf32>
           }
           loop.dealloc %acc : memref<1xf32>
         }
