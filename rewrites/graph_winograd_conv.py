@@ -46,13 +46,10 @@ def choose_tile(out_rows: int, tile: int = 0) -> int | None:
     return best if multiply_ratio(out_rows, best) <= MAX_COST else None
 
 
-def _eligible(op: Conv2DOp, min_channels: int, min_width: int,
-              runtime_min_channels: int = 0) -> bool:
+def _eligible(op: Conv2DOp, min_channels: int, min_width: int) -> bool:
     weight_shape = shape_of(op.weight)
     element_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
     width = shape_of(op.result)[3]
-    if has_runtime_plane(op.result):
-        min_channels = max(min_channels, runtime_min_channels)
     return (
         (op.result.type.has_static_shape()  # type: ignore[attr-defined]
          or has_runtime_plane(op.result))
@@ -80,11 +77,10 @@ class RewriteConvToWinograd(RewritePattern):
     tile: int = 0
     min_channels: int = 16
     min_width: int = 8
-    runtime_min_channels: int = 0
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2DOp, rewriter: PatternRewriter) -> None:
-        if not _eligible(op, self.min_channels, self.min_width, self.runtime_min_channels):
+        if not _eligible(op, self.min_channels, self.min_width):
             return
         weight = constant_array(op.weight)
         if weight is None:
@@ -114,11 +110,10 @@ class GraphWinogradConvPass(ModulePass):
     becomes `graph.conv2d_winograd` with the same input, bias and padding and the weight
     `U = G w` (a new constant, computed in float64 and stored in the weight's dtype), when
     F(tile, 3) does at most 3/4 of the direct conv's multiply-adds. The old weight constant goes
-    when nothing else uses it. A conv over a runtime plane (a runtime height or width) with at
-    least `runtime-min-channels` input and output channels is rewritten with F(4, 3) (or
-    `tile`), its tiles counted at run time, whatever its width; one over a runtime batch of
-    static planes (a dynamic leading dim only: `graph-batch-rows` compiles its rows as static
-    blocks) stays direct.
+    when nothing else uses it. A conv over a runtime plane (a runtime height or width) is
+    rewritten with F(4, 3) (or `tile`), its tiles counted at run time, whatever its width; one
+    over a runtime batch of static planes (a dynamic leading dim only: `graph-batch-rows`
+    compiles its rows as static blocks) stays direct.
 
     *Invariants*: results change only by rounding (the transforms add and scale by small
     constants in the element type).
@@ -131,12 +126,6 @@ class GraphWinogradConvPass(ModulePass):
         min-width: the narrowest output row a rewritten conv has (default 8): on ResNet-18's
             7-wide layer4 convs Winograd gained nothing measurable (1.04x alone, the whole
             model 22.7 vs 23.0 ms with them).
-        runtime-min-channels: the fewest input and output channels a conv over a runtime
-            plane needs besides `min-channels` (default 64): its products then take the
-            runtime rule's channel kernel (4 vectors of channels); with fewer, the transforms
-            cost more than the products save (the YOLO-style detector's 48 -> 16 neck conv
-            over 80x80 and 160x160 planes: the model 7.08 ms with it, 6.37 ms direct, 2
-            threads; ResNet-18's 64-channel 3x3 convs 2.0x -> 1.05x their static compiles).
     """
 
     name: ClassVar[str] = "graph-winograd-conv"
@@ -144,7 +133,6 @@ class GraphWinogradConvPass(ModulePass):
     tile: int = 0
     min_channels: int = 16
     min_width: int = 8
-    runtime_min_channels: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.tile not in (0, *TILES):
@@ -152,7 +140,6 @@ class GraphWinogradConvPass(ModulePass):
                 f"graph-winograd-conv: expected tile 0 or one of {list(TILES)}, found {self.tile}"
             )
         PatternRewriteWalker(
-            RewriteConvToWinograd(self.tile, self.min_channels, self.min_width,
-                                  self.runtime_min_channels),
+            RewriteConvToWinograd(self.tile, self.min_channels, self.min_width),
             post_walk_func=region_dce,
         ).rewrite_module(op)

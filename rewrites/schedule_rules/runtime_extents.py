@@ -141,14 +141,14 @@ MIN_CHANNEL_STEPS = 64
 reduction over a runtime row is vectorized over its output channels (`_channel_kernel`): its
 transposed epilogue costs about one vector instruction per output beside the steps' FMAs."""
 
-MIN_CHANNEL_VECTORS = 4
-"""The fewest vectors of output channels a channel kernel takes: with fewer, a long row's
-row kernel (a block of 4 channels x 4 vectors of outputs) reads half the operands per FMA
-(four input vectors and four weights for 16 FMAs, against a weight vector and 12 broadcasts
-for 12) and has blocks of channels to run in parallel. Measured against the static compiles
-(2 threads, Zen 4), channel / row kernel: the YOLO-style detector (3x3 convs of 16 and 32
-channels over 80-320-wide rows) at 1x320 2.23 / 1.84 ms, 1x640 8.84 / 6.37 ms; a 1x1 conv
-128 -> 16 over a 55x55 plane 2.78 / 1.35x its static compile."""
+MIN_CHANNEL_VECTORS = 2
+"""The fewest vectors of output channels a channel kernel takes: with one, a long row's row
+kernel (a block of 4 channels x 4 vectors of outputs) reads half the operands per FMA (four
+input vectors and four weights for 16 FMAs, against a weight vector and 12 broadcasts for
+12) and has blocks of channels to run in parallel. The YOLO-style detector (convs of 16 and
+32 channels over 40-320-wide rows), against its static compiles at 1x320, 4x320, 1x640,
+4x640 (2 threads): 2.08, 1.88, 1.85, 1.80 with the channel kernel from one vector, 1.63,
+1.70, 1.18, 1.12 from two."""
 
 MIN_PLANE_CHANNEL_STEPS = 256
 """A merged plane (a 1x1 conv's runtime H * W, a row the row kernel's vectors fill) takes the

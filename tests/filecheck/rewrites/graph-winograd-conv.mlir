@@ -60,10 +60,10 @@ func.func @not_rewritten(%x: tensor<1x2x8x8xf32>, %v: tensor<2x2x3x3xf32>, %y: t
 
 // -----
 
-// A conv over a runtime plane (a model compiled over runtime shapes) with 64 channels:
-// rewritten with F(4, 3), whatever its rows (counted at run time) and width; one of 16
-// channels (fewer than runtime-min-channels) and one over a runtime batch of static 8x8
-// planes (graph-batch-rows compiles its rows as static blocks) stay direct.
+// Convs over runtime planes (a model compiled over runtime shapes), of 64 and 16 channels:
+// rewritten with F(4, 3), whatever their rows (counted at run time) and widths; one over a
+// runtime batch of static 8x8 planes (graph-batch-rows compiles its rows as static blocks)
+// stays direct.
 
 // CHECK-LABEL: @runtime_plane
 // CHECK:       graph.conv2d_winograd {{.*}}tile = 4 : i64{{.*}} -> tensor<?x64x?x?xf32>
@@ -71,7 +71,7 @@ func.func @not_rewritten(%x: tensor<1x2x8x8xf32>, %v: tensor<2x2x3x3xf32>, %y: t
 // TILE2:       graph.conv2d_winograd {{.*}}tile = 2 : i64{{.*}} -> tensor<?x64x?x?xf32>
 // DEFAULT-LABEL: @runtime_plane
 // DEFAULT:       graph.conv2d_winograd %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x64x?x?xf32>, tensor<6x64x64x3xf32>) -> tensor<?x64x?x?xf32>
-// DEFAULT:       graph.conv2d %{{.*}} : (tensor<?x16x?x?xf32>, tensor<16x16x3x3xf32>) -> tensor<?x16x?x?xf32>
+// DEFAULT:       graph.conv2d_winograd %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, tile = 4 : i64} : (tensor<?x16x?x?xf32>, tensor<6x16x16x3xf32>) -> tensor<?x16x?x?xf32>
 // DEFAULT:       graph.conv2d %{{.*}} : (tensor<?x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<?x16x8x8xf32>
 func.func @runtime_plane(%x: tensor<?x64x?x?xf32>, %z: tensor<?x16x?x?xf32>, %y: tensor<?x16x8x8xf32>) -> (tensor<?x64x?x?xf32>, tensor<?x16x?x?xf32>, tensor<?x16x8x8xf32>) {
   %v = graph.constant dense<0.5> : tensor<64x64x3x3xf32>
