@@ -22,9 +22,10 @@ here the nest keeps its runtime loops and gets what needs no extent:
   unrolled beside the vector loop (a register tile of channels x vectors, each input vector
   feeding every channel's accumulator);
 - a reduction over a runtime row with a long static reduction (`MIN_CHANNEL_STEPS`: a conv's
-  input channels x taps) and output channels in whole vectors is vectorized over the channels
-  instead (`_channel_kernel`, the static rules' channel kernel): its weight packed so that a
-  step's channels are one vector, its row in unrolled tiles of `CHANNEL_TILE_ROWS` outputs
+  input channels x taps) and output channels in whole vectors, at least
+  `MIN_CHANNEL_VECTORS` of them, is vectorized over the channels instead (`_channel_kernel`,
+  the static rules' channel kernel): its weight packed so that a step's channels are one
+  vector, its row in unrolled tiles of `CHANNEL_TILE_ROWS` outputs
   (each step broadcasting one input per output into the tile's accumulators), its epilogue
   transposed; a row of any length then fills the lanes (a row kernel fills 7 of 16 on a
   7-wide row): 3x3 convs over runtime planes 2.0-6.1x -> 1.7-1.85x their static compiles,
@@ -536,7 +537,8 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
                     plane: bool = False) -> bool:
     """A reduction over a runtime row of outputs (an image row of runtime width) with a long
     static reduction (`MIN_CHANNEL_STEPS`) and output channels in multiples of `lanes`
-    (`_output_channels`) vectorized over those channels instead of the row (the static rules'
+    (`_output_channels`, at least `MIN_CHANNEL_VECTORS` vectors) vectorized over those
+    channels instead of the row (the static rules'
     channel kernel, `plan_channel_kernel`): the weight packed `[C / lanes]...[lanes]` so that
     the lanes of a step are one contiguous vector (`pack`; a constant weight is packed at
     compile time, `loop-fold-constant-nests`), the row split into tiles of
