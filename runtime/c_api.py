@@ -489,12 +489,7 @@ def c_header(api: CInterface, library_name: str) -> str:
             f"/* Why the last call that returned {m}_ERROR_SHAPE in this thread failed. */",
             f"const char *{p}_last_error(void);",
             "",
-            "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
-            f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
-            f"int {p}_set_num_threads(int num_threads);",
-            "",
-            f"/* The count {p}_set_num_threads set last (0: none). */",
-            f"int {p}_get_num_threads(void);",
+            *_thread_declarations(api),
         ]
     else:
         lines += [
@@ -516,12 +511,7 @@ def c_header(api: CInterface, library_name: str) -> str:
             "*outputs,",
             "    void *workspace, size_t workspace_bytes);",
             "",
-            "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
-            f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
-            f"int {p}_set_num_threads(int num_threads);",
-            "",
-            f"/* The count {p}_set_num_threads set last (0: none). */",
-            f"int {p}_get_num_threads(void);",
+            *_thread_declarations(api),
         ]
     lines += [
         "",
@@ -542,6 +532,19 @@ def c_header(api: CInterface, library_name: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _thread_declarations(api: CInterface) -> list[str]:
+    """A CPU library's `_set_num_threads` and `_get_num_threads`, declared."""
+    p, m = api.prefix, api.macro
+    return [
+        "/* The OpenMP team size of later parallel loops (0: the compiled count); returns",
+        f"   {m}_OK, or {m}_ERROR_INVALID_ARGUMENT for a negative count. */",
+        f"int {p}_set_num_threads(int num_threads);",
+        "",
+        f"/* The count {p}_set_num_threads set last (0: none). */",
+        f"int {p}_get_num_threads(void);",
+    ]
 
 
 def _cpu_notes(api: CInterface, library_name: str) -> list[str]:

@@ -599,22 +599,37 @@ def _channel_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]
             reorder([moved, copy])
             moved.properties["kind"] = StringAttr(TRANSPOSED_EPILOGUE_KIND)
             copy.properties["kind"] = StringAttr("vectorized")
-        decompose_reduction(nest.update, tile[0])
-        reorder([*nest.reduction, *tile])
-        vectorize(vector)
-        tile_rows.properties["kind"] = StringAttr("unrolled")
+        _nest_tile(nest, tile, tile_rows)
     except ScheduleError:
         pass
+    _vectorize_init(nest)
+    if widths[1:] and rest is not None:
+        left = analyze(rest, static_spatial=False)
+        if isinstance(left, Reduction) and len(left.spatial) > 1:
+            _channel_tiles(left, rest, left.spatial[1], widths[1:])
+
+
+def _nest_tile(nest: Reduction, tile: list[ForOp], unrolled: ForOp | None,
+               strided_loads: bool = False) -> None:
+    """The register tile `tile` (its last loop the vector loop, `unrolled` the loop beside it)
+    moved inside the reduction loops: the init distributed before them, the vector loop
+    vectorized, `unrolled` unrolled."""
+    decompose_reduction(nest.update, tile[0])
+    reorder([*nest.reduction, *tile])
+    vectorize(tile[-1], strided_loads=strided_loads)
+    if unrolled is not None:
+        unrolled.properties["kind"] = StringAttr("unrolled")
+
+
+def _vectorize_init(nest: Reduction) -> None:
+    """The loop around a scheduled tile's init (its innermost copy, `decompose_reduction`'s)
+    vectorized where its extent is static."""
     init_loop = nest.init.parent_op()
     if isinstance(init_loop, ForOp) and init_loop.trip_count() is not None:
         try:
             vectorize(init_loop)
         except ScheduleError:
             pass
-    if widths[1:] and rest is not None:
-        left = analyze(rest, static_spatial=False)
-        if isinstance(left, Reduction) and len(left.spatial) > 1:
-            _channel_tiles(left, rest, left.spatial[1], widths[1:])
 
 
 def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:
@@ -712,19 +727,10 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
             vectorize(moved, strided_loads=True)
             if channels is not None:
                 _distribute(moved, channels)
-        decompose_reduction(nest.update, tile[0])
-        reorder([*nest.reduction, *tile])
-        vectorize(vector, strided_loads=True)
-        if channels is not None:
-            channels.properties["kind"] = StringAttr("unrolled")
+        _nest_tile(nest, tile, channels, strided_loads=True)
     except ScheduleError:
         pass
-    init_loop = nest.init.parent_op()
-    if isinstance(init_loop, ForOp) and init_loop.trip_count() is not None:
-        try:
-            vectorize(init_loop)
-        except ScheduleError:
-            pass
+    _vectorize_init(nest)
     if widths[1:] and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction):
