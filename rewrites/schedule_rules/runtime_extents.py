@@ -87,6 +87,7 @@ from dlc.rewrites.schedule.common import (
     set_block_buffers,
     value_name,
 )
+from dlc.rewrites.schedule.pack import check_pack
 from dlc.rewrites.schedule.split import split, split_peeled
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import (
@@ -566,6 +567,7 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
     tiles[dim] = lanes
     root = spatial[0]
     try:
+        check_pack(nest.update, operand, tiles, None)  # before anything changes
         if channels.trip_count() == lanes:
             vector, outer = channels, None
         else:
