@@ -129,8 +129,6 @@ class ConvertConvLayout(RewritePattern):
             return
         if op.layout_value() == self.layout and op.kernel_layout_value() == self.kernel_layout:
             return
-        if has_runtime_extent(op.input.type):
-            return  # a runtime plane: its computes run in the layout they have
         new_ops: list[Operation] = []
         input_ops, input = _transpose_value(
             op.input, layout_permutation(op.layout_value(), self.layout)

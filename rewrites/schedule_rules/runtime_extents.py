@@ -164,6 +164,16 @@ CHANNEL_TILE_ROWS = (12, 8, 4, 2, 1)
 accumulators over the channels), then narrower tiles over the outputs left: a 14-wide row is
 a tile of 12 and one of 2, a 7-wide one tiles of 4, 2 and 1."""
 
+CHANNEL_CHUNK_VECTORS = 4
+"""The most vectors of channels a channels-last kernel's tile spans (`_channels_last_kernel`):
+with `CHANNEL_TILE_ROWS` rows, a 1x1 conv's tile is 6 rows x 4 vectors, a GEMM's register
+tile, each step's 4 weight vectors shared by 6 outputs."""
+
+MIN_CHUNK_LANES = 4
+"""Channels that are not whole vectors (24 of 16 lanes) take a channels-last kernel in one
+chunk when they are a multiple of this (a vector and a half: a full and a half-width FMA
+per row and step)."""
+
 TRANSPOSED_EPILOGUE_KIND = "serial"
 """The kind of a channel kernel's epilogue loop over its channels (the static rules'
 `TRANSPOSED_KIND`: serial, each iteration storing one channel's outputs of the tile as one
@@ -200,6 +210,10 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             _vectorize_elementwise(inner, narrower, config)
         else:
             nest = _accumulate_locally(nest)
+            if _channels_last_kernel(nest, spatial, lanes, config):
+                if config.parallel:
+                    _parallel_outer(spatial, rows_first=True)
+                return True
             if _channel_kernel(nest, spatial, lanes, config, plane):
                 if config.parallel:
                     _parallel_outer(spatial)
@@ -215,17 +229,20 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
 
 
 def _merge_plane(spatial: list[ForOp]) -> bool:
-    """Merges the two innermost spatial loops, over a plane of runtime size, into one loop over
-    `H * W` points when every access that moves with them indexes the last two dims of its
-    buffer by them (each maybe plus a value that is always 0) and those dims are, at run time,
-    the loops' extents (traced to the function's input sizes and the outputs' shape functions):
-    the accesses then go through a `memref.collapse_shape` of those dims at the merged index,
-    which `loop-linearize-runtime-strides` folds into the flat index. A row of a 7x7 plane,
-    7 outputs in tiles of 4, 2 and 1, becomes one run of 49 (the static rules' `merge_rows`).
-    Returns whether it merged."""
+    """Merges two adjacent spatial loops over a plane of runtime size, the two innermost or,
+    where the innermost is static (a channels-last image's channels), the two outside it,
+    into one loop over `H * W` points when every access that moves with them indexes two
+    adjacent dims of its buffer by them (each maybe plus a value that is always 0) and those
+    dims are, at run time, the loops' extents (traced to the function's input sizes and the
+    outputs' shape functions): the accesses then go through a `memref.collapse_shape` of those
+    dims at the merged index, which `loop-linearize-runtime-strides` folds into the flat
+    index. A row of a 7x7 plane, 7 outputs in tiles of 4, 2 and 1, becomes one run of 49 (the
+    static rules' `merge_rows`). Returns whether it merged."""
     if len(spatial) < 2:
         return False
     outer, inner = spatial[-2], spatial[-1]
+    if inner.trip_count() is not None and len(spatial) > 2:
+        outer, inner = spatial[-3], spatial[-2]
     if body_of(outer) != [inner] or inner.trip_count() is not None:
         return False
     function = outer.parent_op()
@@ -242,7 +259,8 @@ def _merge_plane(spatial: list[ForOp]) -> bool:
     assert parent is not None
     views: dict[SSAValue, SSAValue] = {}
     for buffer in buffers:
-        view = _collapse_last_two(buffer)
+        view = _collapse_pair(buffer, next(axis for access, axis in rows
+                                           if access.memref is buffer))
         parent.insert_op_before(view, root)
         views[buffer] = view.result
     count = arith.MuliOp(outer.ub, inner.ub)
@@ -284,47 +302,54 @@ def _merge_plane(spatial: list[ForOp]) -> bool:
                 result.uses for result in op.results):
             op.detach()
             op.erase()
-    spatial[-2:] = [outer]
+    spatial[spatial.index(outer):spatial.index(inner) + 1] = [outer]
     return True
 
 
 def _plane_accesses(outer: ForOp, inner: ForOp, function: func.FuncOp
                     ) -> list[tuple[LoadOp | StoreOp, int]] | None:
-    """The accesses that move with `outer` and `inner` and the axis where they index their
-    buffer's last two dims by them, when all do over a plane of the loops' extents and no
-    buffer is also accessed otherwise; else None."""
+    """The accesses that move with `outer` and `inner` and the axis where they index two
+    adjacent dims of their buffer by them, when all do over a plane of the loops' extents,
+    each buffer at one axis, and no buffer is also accessed otherwise; else None."""
     scanned = merged_accesses(
         accesses_in(body_ops(inner)), outer, inner,
-        lambda access, axis: axis == len(access.indices) - 2 and _is_plane_of(
-            access.memref, outer, inner, function))
+        lambda access, axis: _is_plane_of(access.memref, axis, outer, inner, function))
     if scanned is None:
         return None
     rows, others = scanned
-    if not rows or {access.memref for access, _ in rows} & others:
+    axes = {access.memref: axis for access, axis in rows}
+    if not rows or set(axes) & others or len({(access.memref, axis) for access, axis in rows}
+                                             ) != len(axes):
         return None
     return rows
 
 
-def _collapse_last_two(buffer: SSAValue) -> memref.CollapseShapeOp:
-    """A (not yet inserted) `memref.collapse_shape` of `buffer`'s last two dims into one."""
+def _collapse_pair(buffer: SSAValue, axis: int) -> memref.CollapseShapeOp:
+    """A (not yet inserted) `memref.collapse_shape` of `buffer`'s dims `axis` and `axis + 1`
+    into one."""
     buffer_type = buffer.type
     assert isinstance(buffer_type, MemRefType)
     shape = list(buffer_type.get_shape())
-    last = shape[-2] * shape[-1] if min(shape[-2:]) >= 0 else DYNAMIC_INDEX
-    groups = [[axis] for axis in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
+    pair = shape[axis:axis + 2]
+    merged = pair[0] * pair[1] if min(pair) >= 0 else DYNAMIC_INDEX
+    groups = [[d] for d in range(axis)] + [[axis, axis + 1]] + [
+        [d] for d in range(axis + 2, len(shape))]
     view = memref.CollapseShapeOp(
         operands=[buffer],
-        result_types=[MemRefType(buffer_type.get_element_type(), [*shape[:-2], last])],
+        result_types=[MemRefType(buffer_type.get_element_type(),
+                                 [*shape[:axis], merged, *shape[axis + 2:]])],
         properties={"reassociation": ArrayAttr(
-            ArrayAttr(IntegerAttr(axis, i64) for axis in group) for group in groups)},
+            ArrayAttr(IntegerAttr(d, i64) for d in group) for group in groups)},
     )
     view.result.name_hint = f"{buffer.name_hint or 'buffer'}_plane"
     return view
 
 
-def _is_plane_of(buffer: SSAValue, outer: ForOp, inner: ForOp, function: func.FuncOp) -> bool:
-    """Whether `buffer` (an argument or allocation of `function`, row-major) has, as its last
-    two dims, sizes equal at run time to the extents of `outer` and `inner` (from 0)."""
+def _is_plane_of(buffer: SSAValue, axis: int, outer: ForOp, inner: ForOp,
+                 function: func.FuncOp) -> bool:
+    """Whether `buffer` (an argument or allocation of `function`, row-major) has, as its dims
+    `axis` and `axis + 1`, sizes equal at run time to the extents of `outer` and `inner`
+    (from 0)."""
     buffer_type = buffer.type
     if not isinstance(buffer_type, MemRefType) or not is_identity_layout(buffer_type) or (
             not isinstance(buffer.owner, AllocOp) and not (
@@ -335,7 +360,7 @@ def _is_plane_of(buffer: SSAValue, outer: ForOp, inner: ForOp, function: func.Fu
     sizes = buffer_sizes(buffer, function)
     return all(_size_expr(function, size) is not None and
                _size_expr(function, size) == _size_expr(function, bound)
-               for size, bound in zip(sizes[-2:], (outer.ub, inner.ub), strict=True))
+               for size, bound in zip(sizes[axis:axis + 2], (outer.ub, inner.ub), strict=True))
 
 
 def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None:
@@ -385,20 +410,59 @@ def _offset(value: SSAValue, iv: SSAValue) -> int | None:
     return None
 
 
+def _index_range(value: SSAValue, iv: SSAValue, loop: ForOp
+                 ) -> tuple[int, int, int] | None:
+    """(`s`, `lo`, `hi`) where `value` is `s * iv + t` (`s` = 0: no `iv`) and `t`, a sum of
+    constants and induction variables of static loops inside `loop` (a conv's taps), takes
+    values in `[lo, hi]`; None for any other form (`arith.addi`, `arith.subi` of a term
+    without `iv`, `arith.muli` of `iv` by a positive constant)."""
+    if value is iv:
+        return 1, 0, 0
+    constant = constant_value(value)
+    if constant is not None:
+        return 0, constant, constant
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        if isinstance(owner, ForOp) and owner is not loop and loop.is_ancestor(owner):
+            lb, trip = constant_value(owner.lb), owner.trip_count()
+            if lb is not None and trip and constant_value(owner.step) == 1:
+                return 0, lb, lb + trip - 1
+        return None
+    op = value.owner
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        left, right = _index_range(op.lhs, iv, loop), _index_range(op.rhs, iv, loop)
+        if left is None or right is None:
+            return None
+        if isinstance(op, arith.AddiOp) and not (left[0] and right[0]):
+            return left[0] + right[0], left[1] + right[1], left[2] + right[2]
+        if isinstance(op, arith.SubiOp) and not right[0]:
+            return left[0], left[1] - right[2], left[2] - right[1]
+        return None
+    if isinstance(op, arith.MuliOp):
+        factor = constant_value(op.rhs)
+        scaled = _index_range(op.lhs, iv, loop)
+        if factor is not None and factor > 0 and scaled is not None and scaled[1:] == (0, 0):
+            return scaled[0] * factor, 0, 0
+    return None
+
+
 def _partition_guards(loop: ForOp) -> ForOp | None:
     """Splits `loop` (step 1) where its body's bounds checks change (TVM's LoopPartition): a
-    read guarded against its tensor's runtime size (`cmpi ult, %i + k, %n`, the index clamped
-    by `minui %i + k, %n - 1`: a pad's input) runs its interior iterations, where every check
-    holds, in a loop of their own with the checks and clamps removed and the lane index an
-    `addi` (what the vectorizer takes); the iterations before and after keep the checks.
-    Returns the interior loop, or None where the body has no such check."""
+    read guarded against its tensor's runtime size (`cmpi ult, %a, %n` with `%a` = `s * %i +
+    t`, `t` a constant or a sum with taps, the induction variables of static loops inside
+    `loop`; the index clamped by `minui %a, %n - 1`: a pad's input, a padded conv's window)
+    runs its interior iterations, where every check holds for every tap, in a loop of their
+    own with the checks and clamps removed and the lane index an `addi` (what the vectorizer
+    takes); the iterations before and after keep the checks. Returns the interior loop, or
+    None where the body has no such check."""
     iv = loop.induction_var
-    guards: list[tuple[Operation, int, SSAValue]] = []
+    guards: list[tuple[Operation, tuple[int, int, int], SSAValue]] = []
     clamps: list[tuple[Operation, SSAValue]] = []
     for op in loop.walk():
         if isinstance(op, arith.CmpiOp) and op.predicate.value.data == ULT_PREDICATE and \
-                (k := _offset(op.lhs, iv)) is not None and is_defined_outside(op.rhs, loop):
-            guards.append((op, k, op.rhs))
+                (span := _index_range(op.lhs, iv, loop)) is not None and span[0] > 0 and \
+                is_defined_outside(op.rhs, loop):
+            guards.append((op, span, op.rhs))
     checked = {(op.lhs, bound) for op, _, bound in guards}  # type: ignore[attr-defined]
     for op in loop.walk():
         if isinstance(op, arith.MinUIOp):
@@ -411,13 +475,17 @@ def _partition_guards(loop: ForOp) -> ForOp | None:
     block = loop.parent_block()
     assert block is not None
     builder = IndexBuilder(loop, block, loop)
-    start = max(-k for _, k, _ in guards)
+    start = max(-(lo // scale) for _, (scale, lo, _), _ in guards)  # s * i + lo >= 0
     first = builder.insert(arith.MinSIOp(
         builder.insert(arith.MaxSIOp(loop.lb, index_constant(max(start, 0), loop))), loop.ub))
     stop: SSAValue = loop.ub
-    for _, k, bound in guards:
-        end = builder.insert(arith.SubiOp(bound, index_constant(k, loop))) if k > 0 else (
-            builder.insert(arith.AddiOp(bound, index_constant(-k, loop))) if k < 0 else bound)
+    for _, (scale, _, hi), bound in guards:  # s * i + hi < n: i < ceil((n - hi) / s)
+        extra = scale - 1 - hi
+        end = bound if extra == 0 else builder.insert(
+            arith.SubiOp(bound, index_constant(-extra, loop)) if extra < 0 else
+            arith.AddiOp(bound, index_constant(extra, loop)))
+        if scale > 1:  # a negative numerator leaves an end of at most 0, below `first`
+            end = builder.insert(arith.DivSIOp(end, index_constant(scale, loop)))
         stop = builder.insert(arith.MinSIOp(stop, end))
     second = builder.insert(arith.MaxSIOp(stop, first))
     interior, after = loop.clone(), loop.clone()
@@ -584,6 +652,86 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
     widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
     _channel_tiles(nest, row, vector, widths)
     return True
+
+
+def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
+                          config: CpuConfig) -> bool:
+    """A reduction whose innermost spatial loop is static and contiguous in every access that
+    moves with it (the channels of a channels-last image: NHWC convs, depthwise or not, and
+    pools), inside a runtime row (the image's width): the channels split into chunks of
+    whole vectors (`CHANNEL_CHUNK_VECTORS` at most, the widest that divides them; half a
+    vector, a quarter where they are not whole vectors), the chunk loop moved outside the row,
+    the row in unrolled tiles of `CHANNEL_TILE_ROWS` outputs (as many as the target's
+    accumulators allow) and narrower tiles over the outputs left: each reduction step loads
+    what moves with the channels once per tile (a weight vector shared by the tile's outputs)
+    and, per output, an input vector or a broadcast element. The epilogues store whole
+    vectors, the channels being contiguous in the output. Returns whether it applied."""
+    if len(spatial) < 2:
+        return False
+    inner, row = spatial[-1], spatial[-2]
+    trip = inner.trip_count()
+    if trip is None or row.trip_count() is not None or nest.alloc is None:
+        return False
+    loads = [op for op in nest.update.walk()
+             if isinstance(op, LoadOp) and op.memref is not nest.home]
+    ivs = {inner.induction_var}, {row.induction_var}
+    shared = not any(depends_on(i, ivs[0]) for load in loads for i in load.indices
+                     if any(depends_on(j, ivs[1]) for j in load.indices))
+    most = CHANNEL_CHUNK_VECTORS if shared else 1
+    chunk = next((lanes * v for v in range(most, 0, -1) if trip % (lanes * v) == 0), None)
+    if chunk is None and trip <= most * lanes and trip % MIN_CHUNK_LANES == 0:
+        chunk = trip  # 24 channels: a vector and a half
+    if chunk is None:
+        return False
+    root = spatial[0]
+    try:
+        vector = inner
+        band = spatial[:-2]
+        if trip != chunk:
+            outer, vector = split(inner, [chunk])
+            band = [*band, outer]
+        reorder([*band, row, vector])
+    except ScheduleError:
+        spatial[:] = spatial_band(root)
+        return False
+    spatial[:] = [*band, row, vector]
+    vectors = -(-chunk // lanes)
+    rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators // vectors))
+    widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
+    interior = _partition_guards(row)
+    if interior is None:
+        _row_tiles(nest, row, vector, widths)
+        return True
+    after = interior.next_op
+    assert isinstance(after, ForOp), "a partition makes three loops"
+    for piece, piece_widths in ((row, widths[-1:]), (interior, widths), (after, widths[-1:])):
+        left = analyze(piece, static_spatial=False)
+        if isinstance(left, Reduction) and len(left.spatial) > 1:
+            _row_tiles(left, piece, left.spatial[-1], piece_widths)
+    return True
+
+
+def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
+    """Tiles of `widths[0]` outputs of the runtime `row` (unrolled) x the static `vector` loop
+    inside it (vectorized), their accumulators local, each epilogue in the same order; then
+    tiles of each narrower width over the outputs left (`_channels_last_kernel`)."""
+    rest = None
+    try:
+        tile_rows, rest = _vector_loop(row, widths[0])
+        tile = [tile_rows, vector]
+        _widen_accumulator(nest, tile)
+        for epilogue in nest.epilogues:
+            moved = _distribute(epilogue, vector)
+            vectorize(moved, strided_loads=True)
+            _distribute(moved, tile_rows)
+        _nest_tile(nest, tile, tile_rows)
+    except ScheduleError:
+        pass
+    _vectorize_init(nest)
+    if widths[1:] and rest is not None:
+        left = analyze(rest, static_spatial=False)
+        if isinstance(left, Reduction) and len(left.spatial) > 1:
+            _row_tiles(left, rest, left.spatial[-1], widths[1:])
 
 
 def _channel_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
@@ -805,18 +953,23 @@ def _distribute(block: Operation, loop: ForOp) -> ForOp:
     return copy
 
 
-def _parallel_outer(spatial: list[ForOp]) -> None:
+def _parallel_outer(spatial: list[ForOp], rows_first: bool = False) -> None:
     """The outermost spatial loop with a static count of at least two iterations becomes
     parallel (a batch, often of one image, comes before the channels), else the outermost of
     runtime extent, but the rows of an image rather than its leading batch where both are
     outside the innermost loop (a conv of 16 output channels vectorized over them: one block
-    of channels), when the `parallel` primitive finds it legal."""
-    static = [loop for loop in spatial if (loop.trip_count() or 0) >= 2]
+    of channels), when the `parallel` primitive finds it legal. The innermost loop is not a
+    candidate where an image's rows are outside it (a channels-last transpose's channels: a
+    team per pixel); `rows_first`: the rows before any static loop (a channels-last kernel's
+    chunks of channels, inside the rows)."""
     runtime = [loop for loop in spatial if loop.trip_count() is None]
     outer = [loop for loop in runtime if loop is not spatial[-1]]
     if len(outer) > 1 and outer[0] is spatial[0]:
         runtime = outer[1:]  # a leading runtime loop is a batch, often of one image
-    for loop in (static or runtime)[:1]:
+    rows = [loop for loop in outer if loop is not spatial[0]]
+    static = [loop for loop in (spatial[:-1] if rows else spatial)
+              if (loop.trip_count() or 0) >= 2]
+    for loop in ((runtime or static) if rows_first else (static or runtime))[:1]:
         try:
             parallel(loop)
         except ScheduleError:

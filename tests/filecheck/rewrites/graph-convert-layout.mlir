@@ -273,15 +273,24 @@ func.func @residual_of_the_region_input(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4
 
 // -----
 
-// A conv over a runtime plane (`dynamic_shapes`) keeps its layout: its computes run over
-// runtime extents in the layout they have (no transposes of runtime-sized tensors).
+// A conv over a runtime plane (`dynamic_shapes`) converts like a static one: the transposes
+// keep the runtime dims, permuted. A depthwise region of four convs (two edges) over a runtime
+// plane runs channels-last too.
 // CHECK-LABEL: func.func @runtime_plane
-// CHECK-NOT:     graph.transpose
-// CHECK:         graph.conv2d %{{.*}}, %{{.*}} {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
-// CHECK-NOT:     graph.transpose
+// CHECK:         %[[IN:.*]] = graph.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x8x?x?xf32>) -> tensor<?x?x?x8xf32>
+// CHECK-COUNT-4: layout = "NHWC"
+// CHECK:         graph.transpose %{{.*}} {perm = array<i64: 0, 3, 1, 2>} : (tensor<?x?x?x8xf32>) -> tensor<?x8x?x?xf32>
 // DW-LABEL: func.func @runtime_plane
+// DW:         graph.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x8x?x?xf32>) -> tensor<?x?x?x8xf32>
+// DW-COUNT-4: layout = "NHWC"
+// DW:         graph.transpose %{{.*}} {perm = array<i64: 0, 3, 1, 2>}
 // DW-NOT:     graph.transpose
-func.func @runtime_plane(%x: tensor<?x8x?x?xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32> {
-  %r = graph.conv2d %x, %w {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
+func.func @runtime_plane(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x1x3x3xf32>
+  %p = graph.constant dense<0.25> : tensor<8x8x1x1xf32>
+  %a = graph.conv2d %x, %p : (tensor<?x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<?x8x?x?xf32>
+  %b = graph.conv2d %a, %w {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %c = graph.conv2d %b, %p : (tensor<?x8x?x?xf32>, tensor<8x8x1x1xf32>) -> tensor<?x8x?x?xf32>
+  %r = graph.conv2d %c, %w {groups = 8 : i64} : (tensor<?x8x?x?xf32>, tensor<8x1x3x3xf32>) -> tensor<?x8x?x?xf32>
   func.return %r : tensor<?x8x?x?xf32>
 }
