@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from dlc.dialects.dim_symbols import has_runtime_extent
 from dlc.dialects.graph.attrs import FusionKind, fusion_kind
 from dlc.dialects.graph.canonicalize import (
     ComposeTransposes,

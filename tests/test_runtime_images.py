@@ -9,8 +9,10 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
+from dlc.dialects import make_context
 from dlc.driver.specialize import SpecializingExecutable
 from dlc.frontends.onnx import DynamicInputError, import_onnx
+from dlc.rewrites.graph_convert_layout import GraphConvertLayoutPass
 from dlc.runtime.executable import Executable, ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -207,19 +209,44 @@ def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
     _matches_onnxruntime(executable, proto, [(1, 3, 9, 7), (3, 3, 32, 20), (2, 3, 1, 1)])
 
 
-def test_a_depthwise_block_over_runtime_sizes_keeps_its_layout_and_matches_onnxruntime() -> None:
-    """The CPU graph rewrites that reason about static planes (NHWC depthwise regions) leave a
-    runtime plane alone."""
-    dw = RNG.standard_normal((4, 1, 3, 3)).astype(np.float32)
-    pw = RNG.standard_normal((6, 4, 1, 1)).astype(np.float32)
-    proto = _image_model([
-        helper.make_node("Conv", ["x", "dw"], ["d"], group=4, pads=[1, 1, 1, 1]),
-        helper.make_node("Clip", ["d", "lo", "hi"], ["r"]),
-        helper.make_node("Conv", ["r", "pw"], ["y"]),
-    ], 4, {"dw": dw, "pw": pw, "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
+@pytest.mark.parametrize(("channels", "strides"), [(16, 1), (8, 2)])
+def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxruntime(
+        channels: int, strides: int) -> None:
+    """Two inverted residual blocks (1x1 conv, depthwise 3x3 conv, 1x1 conv; the first with
+    its residual add, the second at `strides`) over runtime planes run channels-last, as over
+    static ones: the channels-last kernel over chunks of their 48 or 24 channels (a vector and
+    a half with 16 lanes), the depthwise convs' padded columns partitioned out of their rows,
+    the 1x1 convs over merged planes. Widths leave every tail of the row tiles and the
+    partition's pieces (one column, two: no interior)."""
+    expand = channels * 3
+    weights: dict[str, np.ndarray] = {"lo": np.array(0, np.float32),
+                                      "hi": np.array(6, np.float32)}
+    nodes = []
+    source = "x"
+    for block, stride in enumerate((1, strides)):
+        e, d, p, b = (f"{name}{block}" for name in "edpb")
+        weights[e] = RNG.standard_normal((expand, channels, 1, 1)).astype(np.float32) * 0.3
+        weights[d] = RNG.standard_normal((expand, 1, 3, 3)).astype(np.float32) * 0.3
+        weights[p] = RNG.standard_normal((channels, expand, 1, 1)).astype(np.float32) * 0.3
+        weights[b] = RNG.standard_normal(expand).astype(np.float32)
+        nodes += [helper.make_node("Conv", [source, e, b], [f"c{block}"]),
+                  helper.make_node("Clip", [f"c{block}", "lo", "hi"], [f"r{block}"]),
+                  helper.make_node("Conv", [f"r{block}", d], [f"k{block}"], group=expand,
+                                   pads=[1, 1, 1, 1], strides=[stride, stride]),
+                  helper.make_node("Clip", [f"k{block}", "lo", "hi"], [f"s{block}"]),
+                  helper.make_node("Conv", [f"s{block}", p], [f"o{block}"])]
+        if stride == 1:
+            nodes.append(helper.make_node("Add", [f"o{block}", source], [f"y{block}"]))
+        source = nodes[-1].output[0]
+    proto = _image_model(nodes, channels, weights)
+    module = import_onnx(proto, dynamic_shapes=True)
+    GraphConvertLayoutPass(depthwise_regions=True).apply(make_context(), module)
+    assert str(module).count('layout = "NHWC"') == 6
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
-    _matches_onnxruntime(executable, proto, [(1, 4, 12, 12), (2, 4, 5, 17)])
+    _matches_onnxruntime(executable, proto, [(1, channels, 3, w) for w in
+                                             (1, 2, 3, 4, 7, 13, 14, 15, 16, 29, 33)]
+                         + [(2, channels, 9, 8), (1, channels, 1, 1)])
 
 
 def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> None:

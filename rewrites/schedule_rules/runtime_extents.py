@@ -31,6 +31,16 @@ here the nest keeps its runtime loops and gets what needs no extent:
   7-wide row): 3x3 convs over runtime planes 2.0-6.1x -> 1.7-1.85x their static compiles,
   which run them as Winograd convs (`graph-winograd-conv` now rewrites those over runtime
   planes too, their products this kernel);
+- a reduction whose innermost loop is static and contiguous in every access that moves
+  with it, inside a runtime row (a channels-last image's channels: the NHWC convs, depthwise
+  and pointwise, of a MobileNet's blocks over runtime planes) is vectorized over those
+  channels (`_channels_last_kernel`): chunks of up to `CHANNEL_CHUNK_VECTORS` vectors (one
+  where the input moves with the channels too, the chunks then inside each tile's loop over
+  the row so that its input stays in L1), the row in unrolled tiles of `CHANNEL_TILE_ROWS`
+  outputs with unrolled inits and epilogues (accumulators in registers), a window's padded
+  columns partitioned out of the row's interior (`_partition_guards` over the taps' range),
+  the chunks or the rows in parallel (`_parallel_channels_last`); channels-last planes merge
+  like channels-first ones (`_merge_plane`, any two adjacent dims);
 - a reduction that accumulates into its output (no fused epilogue: a conv without bias, a
   pool) first gets a local accumulator of one element and an epilogue storing it
   (`_accumulate_locally`, TVM's `cache_write`), so that its tile of accumulators stays in
@@ -174,6 +184,11 @@ MIN_CHUNK_LANES = 4
 chunk when they are a multiple of this (a vector and a half: a full and a half-width FMA
 per row and step)."""
 
+MIN_CHUNKS_PER_THREAD = 4
+"""A channels-last kernel runs its chunks of channels in parallel (one team) when each thread
+gets this many, or when they divide evenly; else its rows, a team per chunk (five chunks on
+two threads would leave one thread idle a fifth of the time)."""
+
 TRANSPOSED_EPILOGUE_KIND = "serial"
 """The kind of a channel kernel's epilogue loop over its channels (the static rules'
 `TRANSPOSED_KIND`: serial, each iteration storing one channel's outputs of the tile as one
@@ -210,9 +225,10 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             _vectorize_elementwise(inner, narrower, config)
         else:
             nest = _accumulate_locally(nest)
-            if _channels_last_kernel(nest, spatial, lanes, config):
+            chunks = _channels_last_kernel(nest, spatial, lanes, config)
+            if chunks is not None:
                 if config.parallel:
-                    _parallel_outer(spatial, rows_first=True)
+                    _parallel_channels_last(spatial, chunks, config.threads)
                 return True
             if _channel_kernel(nest, spatial, lanes, config, plane):
                 if config.parallel:
@@ -238,18 +254,10 @@ def _merge_plane(spatial: list[ForOp]) -> bool:
     dims at the merged index, which `loop-linearize-runtime-strides` folds into the flat
     index. A row of a 7x7 plane, 7 outputs in tiles of 4, 2 and 1, becomes one run of 49 (the
     static rules' `merge_rows`). Returns whether it merged."""
-    if len(spatial) < 2:
+    loops = _plane_loops(spatial)
+    if loops is None:
         return False
-    outer, inner = spatial[-2], spatial[-1]
-    if inner.trip_count() is not None and len(spatial) > 2:
-        outer, inner = spatial[-3], spatial[-2]
-    if body_of(outer) != [inner] or inner.trip_count() is not None:
-        return False
-    function = outer.parent_op()
-    while function is not None and not isinstance(function, func.FuncOp):
-        function = function.parent_op()
-    if function is None:
-        return False
+    outer, inner, function = loops
     rows = _plane_accesses(outer, inner, function)
     if rows is None:
         return False
@@ -304,6 +312,22 @@ def _merge_plane(spatial: list[ForOp]) -> bool:
             op.erase()
     spatial[spatial.index(outer):spatial.index(inner) + 1] = [outer]
     return True
+
+
+def _plane_loops(spatial: list[ForOp]) -> tuple[ForOp, ForOp, func.FuncOp] | None:
+    """The two loops `_merge_plane` would merge, the inner of runtime extent and the only op
+    of the outer's body, and their function; None where there are none."""
+    if len(spatial) < 2:
+        return None
+    outer, inner = spatial[-2], spatial[-1]
+    if inner.trip_count() is not None and len(spatial) > 2:
+        outer, inner = spatial[-3], spatial[-2]
+    if body_of(outer) != [inner] or inner.trip_count() is not None:
+        return None
+    function = outer.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    return None if function is None else (outer, inner, function)
 
 
 def _plane_accesses(outer: ForOp, inner: ForOp, function: func.FuncOp
@@ -655,7 +679,7 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
 
 
 def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
-                          config: CpuConfig) -> bool:
+                          config: CpuConfig) -> ForOp | None:
     """A reduction whose innermost spatial loop is static and contiguous in every access that
     moves with it (the channels of a channels-last image: NHWC convs, depthwise or not, and
     pools), inside a runtime row (the image's width): the channels split into chunks of
@@ -667,11 +691,11 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
     and, per output, an input vector or a broadcast element. The epilogues store whole
     vectors, the channels being contiguous in the output. Returns whether it applied."""
     if len(spatial) < 2:
-        return False
+        return None
     inner, row = spatial[-1], spatial[-2]
     trip = inner.trip_count()
     if trip is None or row.trip_count() is not None or nest.alloc is None:
-        return False
+        return None
     loads = [op for op in nest.update.walk()
              if isinstance(op, LoadOp) and op.memref is not nest.home]
     ivs = {inner.induction_var}, {row.induction_var}
@@ -682,56 +706,65 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
     if chunk is None and trip <= most * lanes and trip % MIN_CHUNK_LANES == 0:
         chunk = trip  # 24 channels: a vector and a half
     if chunk is None:
-        return False
+        return None
     root = spatial[0]
-    try:
-        vector = inner
-        band = spatial[:-2]
-        if trip != chunk:
-            outer, vector = split(inner, [chunk])
-            band = [*band, outer]
-        reorder([*band, row, vector])
-    except ScheduleError:
-        spatial[:] = spatial_band(root)
-        return False
-    spatial[:] = [*band, row, vector]
+    vector = chunks = inner
+    if shared and trip != chunk:
+        try:
+            chunks, vector = split(inner, [chunk])
+            reorder([*spatial[:-2], chunks, row, vector])
+        except ScheduleError:
+            spatial[:] = spatial_band(root)
+            return None
+        spatial[:] = [*spatial[:-2], chunks, row, vector]
+    inside = None if shared or trip == chunk else chunk
     vectors = -(-chunk // lanes)
     rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators // vectors))
     widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
     interior = _partition_guards(row)
     if interior is None:
-        _row_tiles(nest, row, vector, widths)
-        return True
+        _row_tiles(nest, row, vector, widths, inside)
+        return chunks
     after = interior.next_op
     assert isinstance(after, ForOp), "a partition makes three loops"
     for piece, piece_widths in ((row, widths[-1:]), (interior, widths), (after, widths[-1:])):
         left = analyze(piece, static_spatial=False)
         if isinstance(left, Reduction) and len(left.spatial) > 1:
-            _row_tiles(left, piece, left.spatial[-1], piece_widths)
-    return True
+            _row_tiles(left, piece, left.spatial[-1], piece_widths, inside)
+    return chunks
 
 
-def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
+def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int],
+               chunk: int | None = None) -> None:
     """Tiles of `widths[0]` outputs of the runtime `row` (unrolled) x the static `vector` loop
     inside it (vectorized), their accumulators local, each epilogue in the same order; then
-    tiles of each narrower width over the outputs left (`_channels_last_kernel`)."""
+    tiles of each narrower width over the outputs left (`_channels_last_kernel`). `chunk`:
+    `vector` is first split into chunks of that many iterations, run inside each tile's loop
+    over the row, around the tile."""
     rest = None
     try:
         tile_rows, rest = _vector_loop(row, widths[0])
+        if chunk is not None:
+            chunks, vector = split(vector, [chunk])
+            reorder([chunks, tile_rows, vector])
         tile = [tile_rows, vector]
         _widen_accumulator(nest, tile)
         for epilogue in nest.epilogues:
             moved = _distribute(epilogue, vector)
             vectorize(moved, strided_loads=True)
-            _distribute(moved, tile_rows)
+            _distribute(moved, tile_rows).properties["kind"] = StringAttr("unrolled")
         _nest_tile(nest, tile, tile_rows)
+        init_rows = nest.init.parent_op()
+        init_rows = init_rows.parent_op() if init_rows is not None else None
+        if isinstance(init_rows, ForOp) and init_rows.trip_count() is not None:
+            init_rows.properties["kind"] = StringAttr("unrolled")  # registers, not a memset
     except ScheduleError:
         pass
     _vectorize_init(nest)
     if widths[1:] and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction) and len(left.spatial) > 1:
-            _row_tiles(left, rest, left.spatial[-1], widths[1:])
+            _row_tiles(left, rest, left.spatial[-1], widths[1:], chunk)
 
 
 def _channel_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
@@ -951,6 +984,25 @@ def _distribute(block: Operation, loop: ForOp) -> ForOp:
             clone.detach()
             clone.erase()
     return copy
+
+
+def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, threads: int) -> None:
+    """A channels-last kernel's parallel loop: its chunks of channels where they outnumber the
+    threads enough to share them evenly (a multiple of the threads, or `MIN_CHUNKS_PER_THREAD`
+    each: one team for the whole nest, each thread keeping its chunks' weights) and nothing
+    but a batch is outside them (a merged plane), else the outermost loop of its image's rows
+    (`_parallel_outer`)."""
+    count = chunks.trip_count() or 0
+    before = spatial[:spatial.index(chunks)] if chunks in spatial else spatial
+    outermost = all(loop is spatial[0] and (loop.trip_count() or 1) == 1 for loop in before)
+    if outermost and chunks is not spatial[-1] and count >= 2 and (
+            count % threads == 0 or count >= MIN_CHUNKS_PER_THREAD * threads):
+        try:
+            parallel(chunks)
+            return
+        except ScheduleError:
+            pass
+    _parallel_outer(spatial, rows_first=True)
 
 
 def _parallel_outer(spatial: list[ForOp], rows_first: bool = False) -> None:

@@ -629,3 +629,201 @@ func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>
   }
   func.return
 }
+
+// -----
+
+// A channels-last depthwise conv over a runtime plane (a MobileNet block in NHWC): the
+// channels, static and contiguous in every access, in chunks of one vector; the input moves
+// with both the channels and the row (one vector per output), so each tile of the row (12
+// outputs unrolled, then 8, 4, 2, 1) runs over every chunk while its input rows are in L1;
+// the row's bounds checks of the window's padded columns partitioned out of its interior
+// (`maxsi` / `minsi` of the first and last columns whose taps all read inside), the first
+// and last columns kept with their checks, in tiles of one; the tiles' inits and epilogues
+// unrolled over their outputs (accumulators in registers); the image rows run in parallel.
+// CHECK-LABEL: func.func @channels_last_window
+// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
+// CHECK:           %[[FIRST:.*]] = arith.minsi %{{.*}}, %[[OW:.*]] : index
+// CHECK:           %[[LAST:.*]] = arith.minsi %[[OW]], %{{.*}} : index
+// CHECK:           %[[END:.*]] = arith.maxsi %[[LAST]], %[[FIRST]] : index
+// CHECK:           loop.for %{{.*}} axis "i2.0" {
+// CHECK-NEXT:        loop.for %{{.*}} step %[[C16:.*]] axis "i3.0" {
+// CHECK-NEXT:          loop.alloc local : memref<1x16xf32>
+// CHECK:               arith.cmpi ult, %{{.*}}, %x_d2 : index
+// CHECK:           loop.for %{{.*}} = %[[FIRST]] to %{{.*}} step %[[C12:.*]] axis "i2.0" {
+// CHECK:             loop.for %{{.*}} step %[[C16]] axis "i3.0" {
+// CHECK-NEXT:          %[[ACC:.*]] = loop.alloc local : memref<12x16xf32>
+// CHECK-NEXT:          loop.for %{{.*}} axis "i2.1" kind unrolled {
+// CHECK:               loop.for %{{.*}} axis "i2.1" kind unrolled {
+// CHECK:                 loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NOT:               arith.cmpi ult, %{{.*}}, %x_d2
+// CHECK:                   loop.store %{{.*}}, %[[ACC]]
+// CHECK:               loop.for %{{.*}} axis "i2.1" kind unrolled {
+// CHECK:             memref<8x16xf32>
+// CHECK:             memref<4x16xf32>
+// CHECK:             memref<2x16xf32>
+// CHECK:           loop.for %{{.*}} = %[[END]] to %{{.*}} step %{{.*}} axis "i2.0" {
+// CHECK:             loop.for %{{.*}} axis "i3.0" {
+// CHECK-NEXT:          loop.alloc local : memref<1x16xf32>
+// CHECK:               arith.cmpi ult, %{{.*}}, %x_d2 : index
+func.func @channels_last_window(%x: memref<?x?x?x32xf32>, %w: memref<3x3x1x32xf32>, %out: memref<?x?x?x32xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 1 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (3)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %0 = arith.constant 1 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d1, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 2 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d2, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %9 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<?x?x?x32xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x32xf32>
+          }
+          loop.for %r0 = %c0 to %c3 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.block "conv2d" reads(%x, %w : memref<?x?x?x32xf32>, memref<3x3x1x32xf32>) writes(%out : memref<?x?x?x32xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1"] {
+                %11 = arith.constant 0 : index
+                %12 = arith.addi %i1, %r0 : index
+                %13 = arith.addi %i2, %r1 : index
+                %14 = arith.constant 1 : index
+                %15 = arith.subi %12, %14 : index
+                %16 = arith.subi %13, %14 : index
+                %17 = arith.cmpi ult, %15, %x_d1 : index
+                %18 = arith.subi %x_d1, %14 : index
+                %19 = arith.minui %15, %18 : index
+                %20 = arith.cmpi ult, %16, %x_d2 : index
+                %21 = arith.andi %17, %20 : i1
+                %22 = arith.subi %x_d2, %14 : index
+                %23 = arith.minui %16, %22 : index
+                %24 = loop.load %x[%i0, %19, %23, %i3] : memref<?x?x?x32xf32> -> f32
+                %25 = arith.constant 0.000000e+00 : f32
+                %26 = arith.select %21, %24, %25 : f32
+                %27 = loop.load %w[%r0, %r1, %11, %i3] : memref<3x3x1x32xf32> -> f32
+                %28 = arith.mulf %26, %27 : f32
+                %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<?x?x?x32xf32> -> f32
+                %29 = arith.addf %acc, %28 : f32
+                loop.store %29, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x32xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A channels-last 1x1 conv over a runtime plane: the plane (dims 1 and 2 of the input and
+// output, before the channels) merged into one runtime loop of H * W points through
+// `memref.collapse_shape`, its points in unrolled tiles x all 64 output channels as one
+// vector loop (the input broadcast, each step's weight vectors shared by the tile's
+// points: a GEMM's register tile), the bias added as whole vectors; the merged points run in
+// parallel.
+// CHECK-LABEL: func.func @channels_last_pointwise
+// CHECK:         %[[X:.*]] = memref.collapse_shape %x {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<?x?x?x32xf32> into memref<?x?x32xf32>
+// CHECK:         %[[OUT:.*]] = memref.collapse_shape %out {{\[}}[0 : i64], [1 : i64, 2 : i64], [3 : i64]] : memref<?x?x?x64xf32> into memref<?x?x64xf32>
+// CHECK:         loop.for %{{.*}} axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      %[[ACC:.*]] = loop.alloc local : memref<[[ROWS:[0-9]+]]x64xf32>
+// CHECK:           loop.for %{{.*}} axis "r0" {
+// CHECK:             loop.for %{{.*}} axis "i1.i2.fused.1" kind unrolled {
+// CHECK:               loop.for %{{.*}} axis "i3" kind vectorized {
+// CHECK:                 loop.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x32xf32> -> f32
+// CHECK:           loop.for %{{.*}} axis "i3" kind vectorized {
+// CHECK:             loop.block "bias_add"
+// CHECK:               loop.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}] : f32 -> memref<?x?x64xf32>
+func.func @channels_last_pointwise(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x64xf32>, %b: memref<64xf32>, %out: memref<?x?x?x64xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 1 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %0 = arith.constant 1 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d1, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 2 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d2, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %9 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c64 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x?x?x32xf32>, memref<1x1x32x64xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i1, %r1 : index
+                  %12 = arith.addi %i2, %r2 : index
+                  %13 = loop.load %x[%i0, %11, %12, %r0] : memref<?x?x?x32xf32> -> f32
+                  %14 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x32x64xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %16 = arith.addf %acc_1, %15 : f32
+                  loop.store %16, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "bias_add" reads(%acc, %b : memref<1xf32>, memref<64xf32>) writes(%out : memref<?x?x?x64xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %17 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %18 = loop.load %b[%i3] : memref<64xf32> -> f32
+            %19 = arith.addf %17, %18 : f32
+            loop.store %19, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x64xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A transpose into channels-last over a runtime plane (a channels-last region's edge): its
+// plane merged (dims 2-3 of the input, 1-2 of the output), the merged points in parallel,
+// not its innermost loop of 8 channels (a team for each pixel).
+// CHECK-LABEL: func.func @channels_last_transpose
+// CHECK:         loop.for %{{.*}} axis "i1.i2.fused" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i3" {
+func.func @channels_last_transpose(%x: memref<?x8x?x?xf32>, %out: memref<?x?x?x8xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 2 : index
+  %2 = arith.constant 3 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %x_d2 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %x_d3 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c8 step %c1 axis "i3" {
+          loop.block "transpose" reads(%x : memref<?x8x?x?xf32>) writes(%out : memref<?x?x?x8xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %3 = loop.load %x[%i0, %i3, %i1, %i2] : memref<?x8x?x?xf32> -> f32
+            loop.store %3, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x8xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
