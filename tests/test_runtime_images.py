@@ -97,6 +97,13 @@ def test_inputs_breaking_a_size_check_are_an_error_naming_the_node() -> None:
                              r"dim 2 of its operands \(#1 and #0\), found 25 != 26 for inputs "
                              r"'x' \(1, 3, 100, 96\)"):
         executable(np.zeros((1, 3, 100, 96), np.float32))
+    # the checked shapes of a size are remembered: a size that passed, then one that breaks
+    # a check (again: failures are not remembered), then the first again
+    for _ in range(2):
+        assert executable(np.zeros((1, 3, 64, 96), np.float32))[0].shape[0] == 1
+        with pytest.raises(ExecutableError, match="found 25 != 26"):
+            executable(np.zeros((1, 3, 100, 96), np.float32))
+    assert len(executable._shapes_by_sizes) == 1  # noqa: SLF001 - the cache under test
 
 
 def test_inputs_sharing_a_dim_param_must_agree() -> None:

@@ -110,6 +110,7 @@ from dlc.rewrites.schedule_rules.nest import (
     spatial_band,
 )
 from dlc.rewrites.schedule_rules.partial_sums import merged_accesses
+from dlc.rewrites.schedule_rules.transpose import copied_value
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -189,6 +190,10 @@ MIN_CHUNKS_PER_THREAD = 4
 gets this many, or when they divide evenly; else its rows, a team per chunk (five chunks on
 two threads would leave one thread idle a fifth of the time)."""
 
+MIN_TRANSPOSE_LANES = 4
+"""The narrowest square tile a transposing copy over runtime extents is transposed in
+(`_transposed_copy`): 4 x 4 floats, a quarter of an AVX-512 register per row."""
+
 TRANSPOSED_EPILOGUE_KIND = "serial"
 """The kind of a channel kernel's epilogue loop over its channels (the static rules'
 `TRANSPOSED_KIND`: serial, each iteration storing one channel's outputs of the tile as one
@@ -217,6 +222,15 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
     spatial = list(nest.spatial)
     if stores and isinstance(nest, Elementwise) and not _vectorizable(inner):
+        lanes = config.lanes(stores[0].value.type)
+        tiles = _transposed_copy(nest, lanes)
+        if tiles is not None:
+            if config.parallel:
+                try:
+                    parallel(tiles)  # the plane's tiles: a batch is often one image
+                except ScheduleError:
+                    pass
+            return True
         inner = _partition_guards(inner) or inner  # a pad's interior, without its checks
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
@@ -242,6 +256,45 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _transposed_copy(nest: Elementwise, lanes: int) -> ForOp | None:
+    """A transposing copy (`out[..., i, j] = x[..., j, i]`, the static rule's pattern; one
+    block, its store indexed by the loops in order, its load by a permutation of them whose
+    last index is the loop `i` just outside the innermost `j`, of static extent: a
+    channels-last region's input edge over a runtime plane) tiled on both loops, each tile a transpose in registers
+    (`j.1` vectorized outside `i.1`, `LoopVectorizer.widen_transposed_copy`): a static loop
+    split (its extent a multiple of the tile: `lanes`, or half or a quarter of it down to
+    `MIN_TRANSPOSE_LANES`, 8 channels in 8 x 8 tiles), a runtime `i` in whole tiles and a
+    rest, where the copy runs as it is (a runtime `j`, the region's output edge, would leave
+    a rest inside each tile of `i`: not taken). Returns the loop over the tiles of `i`, None
+    where it does not apply (nothing changed)."""
+    if len(nest.blocks) != 1 or len(nest.spatial) < 2:
+        return None
+    copy = copied_value(nest.blocks[0])
+    if copy is None:
+        return None
+    load, store = copy
+    loops = nest.spatial
+    ivs = [loop.induction_var for loop in loops]
+    if list(store.indices) != ivs or sorted(map(id, load.indices)) != sorted(map(id, ivs)) or \
+            load.indices[-1] is not ivs[-2] or loops[-1].trip_count() is None or \
+            any(constant_value(loop.step) != 1 for loop in loops[-2:]):
+        return None
+    trips = [loop.trip_count() for loop in loops[-2:] if loop.trip_count() is not None]
+    lanes = next((w for w in (lanes, lanes // 2, lanes // 4)
+                  if w >= MIN_TRANSPOSE_LANES and not any(trip % w for trip in trips)), 0)
+    if not lanes:
+        return None
+    read, inner = loops[-2], loops[-1]
+    if read.trip_count() is None:
+        read_outer, read_tile, _ = split_peeled(read, lanes)
+    else:
+        read_outer, read_tile = split(read, [lanes])
+    inner_outer, inner_tile = split(inner, [lanes])
+    reorder([read_outer, inner_outer, inner_tile, read_tile])
+    inner_tile.properties["kind"] = StringAttr("vectorized")
+    return read_outer
 
 
 def _merge_plane(spatial: list[ForOp]) -> bool:
@@ -720,7 +773,7 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
     inside = None if shared or trip == chunk else chunk
     vectors = -(-chunk // lanes)
     rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators // vectors))
-    widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
+    widths = [rows, *(w for w in CHANNEL_TILE_ROWS if w < rows)]  # 6 rows x 4 vectors
     interior = _partition_guards(row)
     if interior is None:
         _row_tiles(nest, row, vector, widths, inside)

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import MemRefType, NoneAttr, StringAttr
 from xdsl.ir import SSAValue
 
 
-def _copy(block: BlockOp) -> tuple[LoadOp, StoreOp] | None:
+def copied_value(block: BlockOp) -> tuple[LoadOp, StoreOp] | None:
     """The load and the store of a block that only stores what it loads."""
     ops = [op for op in block.body.block.ops if not isinstance(op, YieldOp)]
     if len(ops) != 2 or not isinstance(ops[0], LoadOp) or not isinstance(ops[1], StoreOp):
@@ -53,7 +53,7 @@ def schedule_transposed_copy(nest: Elementwise, config: CpuConfig) -> bool:
     docstring); returns False, changing nothing, when the nest is not such a copy."""
     if len(nest.blocks) != 1 or len(nest.spatial) < 2:
         return False
-    copy = _copy(nest.blocks[0])
+    copy = copied_value(nest.blocks[0])
     if copy is None:
         return False
     load, store = copy

@@ -800,12 +800,20 @@ func.func @channels_last_pointwise(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x6
 
 // -----
 
-// A transpose into channels-last over a runtime plane (a channels-last region's edge): its
-// plane merged (dims 2-3 of the input, 1-2 of the output), the merged points in parallel,
-// not its innermost loop of 8 channels (a team for each pixel).
+// A transpose into channels-last over a runtime plane (a channels-last region's input
+// edge): its plane merged (dims 2-3 of the input, 1-2 of the output), then tiled 8 x 8 (its
+// 8 channels: half a vector) on the merged points and the channels, each tile a transpose in
+// registers (the channels' tile vectorized outside the points'), the whole tiles in
+// parallel (not the 8 channels: a team for each pixel), the points left copied one by one.
 // CHECK-LABEL: func.func @channels_last_transpose
-// CHECK:         loop.for %{{.*}} axis "i1.i2.fused" kind parallel {
-// CHECK-NEXT:      loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i3" {
+// CHECK:         %[[REST:.*]] = arith.remui %[[POINTS:.*]], %[[C8:.*]] : index
+// CHECK:         %[[WHOLE:.*]] = arith.subi %[[POINTS]], %[[REST]] : index
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %[[WHOLE]] step %[[C8]] axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      loop.for %{{.*}} step %[[C8]] axis "i3.0" {
+// CHECK-NEXT:        loop.for %{{.*}} to %[[C8]] step %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NEXT:          loop.for %{{.*}} to %[[C8]] step %{{.*}} axis "i1.i2.fused.1" {
+// CHECK:         loop.for %{{.*}} = %[[WHOLE]] to %[[POINTS]] step %{{.*}} axis "i1.i2.fused" {
+// CHECK-NEXT:      loop.for %{{.*}} axis "i3" {
 func.func @channels_last_transpose(%x: memref<?x8x?x?xf32>, %out: memref<?x?x?x8xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
