@@ -262,13 +262,14 @@ def _transposed_copy(nest: Elementwise, lanes: int) -> ForOp | None:
     """A transposing copy (`out[..., i, j] = x[..., j, i]`, the static rule's pattern; one
     block, its store indexed by the loops in order, its load by a permutation of them whose
     last index is the loop `i` just outside the innermost `j`, of static extent: a
-    channels-last region's input edge over a runtime plane) tiled on both loops, each tile a transpose in registers
-    (`j.1` vectorized outside `i.1`, `LoopVectorizer.widen_transposed_copy`): a static loop
-    split (its extent a multiple of the tile: `lanes`, or half or a quarter of it down to
-    `MIN_TRANSPOSE_LANES`, 8 channels in 8 x 8 tiles), a runtime `i` in whole tiles and a
-    rest, where the copy runs as it is (a runtime `j`, the region's output edge, would leave
-    a rest inside each tile of `i`: not taken). Returns the loop over the tiles of `i`, None
-    where it does not apply (nothing changed)."""
+    channels-last region's input edge over a runtime plane) tiled on both loops, each tile a
+    transpose in registers (`j.1` vectorized outside `i.1`,
+    `LoopVectorizer.widen_transposed_copy`): a static loop split (its extent a multiple of
+    the tile: `lanes`, or half or a quarter of it down to `MIN_TRANSPOSE_LANES`, 8 channels
+    in 8 x 8 tiles), a runtime `i` in whole tiles and a rest, where the copy runs as it is (a
+    runtime `j`, the region's output edge, would leave a rest inside each tile of `i`: not
+    taken). Returns the loop over the tiles of `i`, None where it does not apply (nothing
+    changed)."""
     if len(nest.blocks) != 1 or len(nest.spatial) < 2:
         return None
     copy = copied_value(nest.blocks[0])
