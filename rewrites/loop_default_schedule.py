@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from dlc.dialects.contracts import SCAN_ANNOTATION, SCHEDULED_ATTR
-from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp
+from dlc.dialects.loop.ops import AllocOp, BlockOp, DeallocOp, ForOp, YieldOp
 from dlc.rewrites.loop_fold_constant_nests import fixed_call_sites
 from dlc.rewrites.pass_target import cpu_target_for
-from dlc.rewrites.schedule.common import ScheduleError, base_buffer
+from dlc.rewrites.schedule.common import ScheduleError, base_buffer, is_pure
 from dlc.rewrites.schedule.loop_kind import parallel
 from dlc.rewrites.schedule.rows import block_rows, inner_nest, row_buffers
 from dlc.rewrites.schedule_rules import CpuConfig, schedule_nest
@@ -220,8 +220,15 @@ def hoist_invariant_packs(loop: ForOp) -> None:
     """Moves out of `loop` each `loop.alloc` of its body with the nests that fill it, when
     those nests read only buffers the loop does not write (directly or through a view) and
     use no value defined in the loop outside themselves; its `loop.dealloc` moves after the
-    loop."""
+    loop. The pure ops of the body that use nothing defined in the loop (a view of a
+    constant weight, `memref.collapse_shape`) move out first, so that a fill reading through
+    them is invariant."""
     body = loop.body.block
+    for op in list(body.ops):
+        if is_pure(op) and not isinstance(op, YieldOp) and not any(
+                loop.is_ancestor(_defining_op(operand)) for operand in op.operands):
+            op.detach()
+            loop.parent_block().insert_op_before(op, loop)  # type: ignore[union-attr]
     written = {base_buffer(value) for op in loop.walk() if isinstance(op, BlockOp)
                for value in op.writes}
     for alloc in [op for op in body.ops if isinstance(op, AllocOp)]:

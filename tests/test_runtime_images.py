@@ -220,10 +220,11 @@ def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
 def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxruntime(
         channels: int, strides: int) -> None:
     """Two inverted residual blocks (1x1 conv, depthwise 3x3 conv, 1x1 conv; the first with
-    its residual add, the second at `strides`) over runtime planes run channels-last, as over
-    static ones: the channels-last kernel over chunks of their 48 or 24 channels (a vector and
-    a half with 16 lanes), the depthwise convs' padded columns partitioned out of their rows,
-    the 1x1 convs over merged planes. Widths leave every tail of the row tiles and the
+    a squeeze-excite block and its residual add, the second at `strides`) over runtime planes
+    run channels-last, as over static ones (the global pool reduced over the runtime plane in
+    chunks of channels): the channels-last kernel over chunks of their 48 or 24 channels
+    (a vector and a half with 16 lanes), the depthwise convs' padded columns partitioned out
+    of their rows, the 1x1 convs over merged planes. Widths leave every tail of the row tiles and the
     partition's pieces (one column, two: no interior)."""
     expand = channels * 3
     weights: dict[str, np.ndarray] = {"lo": np.array(0, np.float32),
@@ -240,15 +241,25 @@ def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxrun
                   helper.make_node("Clip", [f"c{block}", "lo", "hi"], [f"r{block}"]),
                   helper.make_node("Conv", [f"r{block}", d], [f"k{block}"], group=expand,
                                    pads=[1, 1, 1, 1], strides=[stride, stride]),
-                  helper.make_node("Clip", [f"k{block}", "lo", "hi"], [f"s{block}"]),
-                  helper.make_node("Conv", [f"s{block}", p], [f"o{block}"])]
+                  helper.make_node("Clip", [f"k{block}", "lo", "hi"], [f"s{block}"])]
+        if block == 0:  # a squeeze-excite block: a global pool over the runtime plane
+            weights["f1"] = RNG.standard_normal((8, expand, 1, 1)).astype(np.float32) * 0.3
+            weights["f2"] = RNG.standard_normal((expand, 8, 1, 1)).astype(np.float32) * 0.3
+            nodes += [helper.make_node("GlobalAveragePool", ["s0"], ["g"]),
+                      helper.make_node("Conv", ["g", "f1"], ["g1"]),
+                      helper.make_node("Relu", ["g1"], ["g2"]),
+                      helper.make_node("Conv", ["g2", "f2"], ["g3"]),
+                      helper.make_node("Sigmoid", ["g3"], ["g4"]),
+                      helper.make_node("Mul", ["s0", "g4"], ["se0"])]
+        nodes.append(helper.make_node("Conv", ["se0" if block == 0 else f"s{block}", p],
+                                      [f"o{block}"]))
         if stride == 1:
             nodes.append(helper.make_node("Add", [f"o{block}", source], [f"y{block}"]))
         source = nodes[-1].output[0]
     proto = _image_model(nodes, channels, weights)
     module = import_onnx(proto, dynamic_shapes=True)
     GraphConvertLayoutPass(depthwise_regions=True).apply(make_context(), module)
-    assert str(module).count('layout = "NHWC"') == 6
+    assert str(module).count('layout = "NHWC"') == 9  # and the global pool
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, channels, 3, w) for w in

@@ -72,10 +72,12 @@ class Reduction:
     """The buffer the reduction accumulates into (the local accumulator or an output)."""
 
 
-def analyze(root: Operation, static_spatial: bool = True) -> Elementwise | Reduction | None:
+def analyze(root: Operation, static_spatial: bool = True, runtime_reduction: bool = False
+            ) -> Elementwise | Reduction | None:
     """The structure of the nest rooted at `root`, or None if it is neither shape (or already
     scheduled: a loop that is not serial). `static_spatial=False` also takes spatial loops of
-    runtime bounds (step 1)."""
+    runtime bounds (step 1), `runtime_reduction` reduction loops of runtime bounds (a global
+    pool over a runtime plane)."""
     if not isinstance(root, ForOp):
         return None
     if any(isinstance(op, ForOp) and op.kind.data != "serial" for op in root.walk()):
@@ -90,10 +92,11 @@ def analyze(root: Operation, static_spatial: bool = True) -> Elementwise | Reduc
         if any(block.reduction_axes.data for block in blocks):
             return None
         return Elementwise(spatial, blocks)
-    return _reduction(spatial, ops)
+    return _reduction(spatial, ops, runtime_reduction)
 
 
-def _reduction(spatial: list[ForOp], ops: list[Operation]) -> Reduction | None:
+def _reduction(spatial: list[ForOp], ops: list[Operation], runtime_reduction: bool = False
+               ) -> Reduction | None:
     alloc = ops.pop(0) if ops and isinstance(ops[0], AllocOp) else None
     dealloc = ops.pop() if ops and isinstance(ops[-1], DeallocOp) else None
     if len(ops) < 2 or not isinstance(ops[0], BlockOp) or not isinstance(ops[1], ForOp):
@@ -103,7 +106,8 @@ def _reduction(spatial: list[ForOp], ops: list[Operation]) -> Reduction | None:
     if not all(isinstance(op, BlockOp) for op in epilogues):
         return None
     reduction = spatial_band(first)
-    if not all(loop.constant_bounds() is not None for loop in reduction):
+    if not all(loop.constant_bounds() is not None or (runtime_reduction and _by_one(loop))
+               for loop in reduction):
         return None
     inner = [op for op in body_of(reduction[-1]) if not is_pure(op)]
     if len(inner) != 1 or not isinstance(inner[0], BlockOp):

@@ -212,7 +212,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     recognised the nest."""
     nest = analyze(root, static_spatial=False)
     if nest is None:
-        return False
+        return _runtime_reduction(root, config)
     plane = _merge_plane(nest.spatial)
     if plane:
         merged = analyze(root, static_spatial=False)
@@ -255,6 +255,26 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             _vectorize_reduction(nest, spatial[-1], widths, channels)
     if config.parallel:
         _parallel_outer(spatial)
+    return True
+
+
+def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:
+    """A reduction over loops of runtime extent (a global pool over a runtime plane), which
+    only the channels-last kernel takes: its channels vectorized in chunks, the chunks in
+    parallel (the static rules would run it as a row kernel over its reduction); returns
+    whether it did (nothing changed otherwise)."""
+    nest = analyze(root, static_spatial=False, runtime_reduction=True)
+    if not isinstance(nest, Reduction):
+        return False
+    spatial = list(nest.spatial)
+    stores = [op for op in accesses_in(body_ops(spatial[-1])) if isinstance(op, StoreOp)]
+    if not stores or not _vectorizable(spatial[-1]):
+        return False
+    chunks = _channels_last_kernel(nest, spatial, config.lanes(stores[0].value.type), config)
+    if chunks is None:
+        return False
+    if config.parallel:
+        _parallel_channels_last(spatial, chunks, config.threads)
     return True
 
 
@@ -736,19 +756,22 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
                           config: CpuConfig) -> ForOp | None:
     """A reduction whose innermost spatial loop is static and contiguous in every access that
     moves with it (the channels of a channels-last image: NHWC convs, depthwise or not, and
-    pools), inside a runtime row (the image's width): the channels split into chunks of
-    whole vectors (`CHANNEL_CHUNK_VECTORS` at most, the widest that divides them; half a
-    vector, a quarter where they are not whole vectors), the chunk loop moved outside the row,
-    the row in unrolled tiles of `CHANNEL_TILE_ROWS` outputs (as many as the target's
-    accumulators allow) and narrower tiles over the outputs left: each reduction step loads
-    what moves with the channels once per tile (a weight vector shared by the tile's outputs)
-    and, per output, an input vector or a broadcast element. The epilogues store whole
-    vectors, the channels being contiguous in the output. Returns whether it applied."""
+    pools), inside a runtime row (the image's width) or a row of one output (a global pool
+    over a runtime plane, a squeeze-excite block's 1x1 convs under a runtime batch): the
+    channels split into chunks of whole vectors (`CHANNEL_CHUNK_VECTORS` at most, the widest
+    that divides them; else all of them, a multiple of `MIN_CHUNK_LANES`), the chunk loop
+    moved outside the row, the row in unrolled tiles of `CHANNEL_TILE_ROWS` outputs (as many
+    as the target's accumulators allow) and narrower tiles over the outputs left: each
+    reduction step loads what moves with the channels once per tile (a weight vector shared
+    by the tile's outputs) and, per output, an input vector or a broadcast element. The
+    epilogues store whole vectors, the channels being contiguous in the output. Returns the
+    loop over the chunks (the channels' loop when they are one chunk), None where it does
+    not apply (nothing changed)."""
     if len(spatial) < 2:
         return None
     inner, row = spatial[-1], spatial[-2]
     trip = inner.trip_count()
-    if trip is None or row.trip_count() is not None or nest.alloc is None:
+    if trip is None or row.trip_count() not in (None, 1) or nest.alloc is None:
         return None
     loads = [op for op in nest.update.walk()
              if isinstance(op, LoadOp) and op.memref is not nest.home]
@@ -1048,7 +1071,8 @@ def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, threads: int) -
     (`_parallel_outer`)."""
     count = chunks.trip_count() or 0
     before = spatial[:spatial.index(chunks)] if chunks in spatial else spatial
-    outermost = all(loop is spatial[0] and (loop.trip_count() or 1) == 1 for loop in before)
+    outermost = all(loop.trip_count() == 1 or (loop is spatial[0] and loop.trip_count() is None)
+                    for loop in before)
     if outermost and chunks is not spatial[-1] and count >= 2 and (
             count % threads == 0 or count >= MIN_CHUNKS_PER_THREAD * threads):
         try:

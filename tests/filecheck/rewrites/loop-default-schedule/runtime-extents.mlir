@@ -835,3 +835,61 @@ func.func @channels_last_transpose(%x: memref<?x8x?x?xf32>, %out: memref<?x?x?x8
   }
   func.return
 }
+
+// -----
+
+// A global average pool over a runtime plane, channels-last: its reduction loops have
+// runtime extents; its 64 channels run as one chunk of four vectors of accumulators, the
+// plane's points reduced into them, the mean stored as whole vectors; the batch in
+// parallel (one chunk: nothing to share).
+// CHECK-LABEL: func.func @channels_last_global_pool
+// CHECK:         loop.for %{{.*}} axis "i0" kind parallel {
+// CHECK:           %[[ACC:.*]] = loop.alloc local : memref<1x64xf32>
+// CHECK:           loop.for %{{.*}} = %{{.*}} to %x_d1 step %{{.*}} axis "r0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %x_d2 step %{{.*}} axis "r1" {
+// CHECK-NEXT:          loop.for %{{.*}} axis "i2" kind unrolled {
+// CHECK-NEXT:            loop.for %{{.*}} axis "i3" kind vectorized {
+// CHECK:                   loop.store %{{.*}}, %[[ACC]]
+// CHECK:           loop.for %{{.*}} axis "i3" kind vectorized {
+// CHECK:             arith.divf
+func.func @channels_last_global_pool(%x: memref<?x?x?x64xf32>, %out: memref<?x1x1x64xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %0 = arith.constant 1 : index
+  %1 = arith.constant 2 : index
+  %2 = arith.constant 0 : index
+  %3 = arith.muli %x_d1, %x_d2 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c1 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c64 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "global_avg_pool2d_sum_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %x_d1 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %x_d2 step %c1 axis "r1" {
+              loop.block "global_avg_pool2d_sum" reads(%x : memref<?x?x?x64xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1"] {
+                %4 = loop.load %x[%i0, %r0, %r1, %i3] : memref<?x?x?x64xf32> -> f32
+                %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                %5 = arith.addf %acc_1, %4 : f32
+                loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+              }
+            }
+          }
+          loop.block "global_avg_pool2d" reads(%acc : memref<1xf32>) writes(%out : memref<?x1x1x64xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = arith.index_cast %3 : index to i64
+            %8 = arith.sitofp %7 : i64 to f32
+            %9 = arith.divf %6, %8 : f32
+            loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x1x1x64xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}

@@ -114,3 +114,54 @@ func.func @reverse(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %out_d0
   }
   func.return
 }
+
+// -----
+
+// A 1x1 conv over a runtime batch of 1x1 planes (a squeeze-excite block under a dynamic
+// batch) reads its weight through a view made in each block of rows
+// (`memref.collapse_shape`): the view moves out of the loops over the rows with the packing
+// nests that read it, so that the weight is packed once (at compile time, by
+// loop-fold-constant-nests) rather than on every call, in parallel loops of their own.
+// CHECK-LABEL: func.func @rows_packing_a_viewed_weight
+// CHECK:         %[[VIEW:.*]] = memref.collapse_shape %w
+// CHECK-NEXT:    %[[PACKED:.*]] = loop.alloc global : memref<5x576x32xf32>
+// CHECK:         loop.block "conv2d.pack" reads(%[[VIEW]] : memref<576x144xf32>) writes(%[[PACKED]]
+// CHECK:         loop.for %{{.*}} axis "i0.rows"
+// CHECK-NOT:     loop.alloc global
+// CHECK:         loop.dealloc %[[PACKED]]
+func.func @rows_packing_a_viewed_weight(%x: memref<?x1x1x576xf32>, %w: memref<1x1x576x144xf32>, %out: memref<?x1x1x144xf32> {dlc.dim_sizes = affine_map<()[s0] -> (s0)>}, %x_d0: index, %out_d0: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c96 = arith.constant 576 : index
+  %c24 = arith.constant 144 : index
+  %0 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c1 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c24 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<?x1x1x144xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x1x1x144xf32>
+          }
+          loop.for %r0 = %c0 to %c96 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x1x1x576xf32>, memref<1x1x576x144xf32>) writes(%out : memref<?x1x1x144xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %1 = arith.addi %i1, %r1 : index
+                  %2 = arith.addi %i2, %r2 : index
+                  %3 = loop.load %x[%i0, %1, %2, %r0] : memref<?x1x1x576xf32> -> f32
+                  %4 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x576x144xf32> -> f32
+                  %5 = arith.mulf %3, %4 : f32
+                  %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<?x1x1x144xf32> -> f32
+                  %6 = arith.addf %acc, %5 : f32
+                  loop.store %6, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x1x1x144xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
