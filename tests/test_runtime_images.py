@@ -224,8 +224,8 @@ def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxrun
     run channels-last, as over static ones (the global pool reduced over the runtime plane in
     chunks of channels): the channels-last kernel over chunks of their 48 or 24 channels
     (a vector and a half with 16 lanes), the depthwise convs' padded columns partitioned out
-    of their rows, the 1x1 convs over merged planes. Widths leave every tail of the row tiles and the
-    partition's pieces (one column, two: no interior)."""
+    of their rows, the 1x1 convs over merged planes. Widths leave every tail of the row tiles
+    and the partition's pieces (one column, two: no interior)."""
     expand = channels * 3
     weights: dict[str, np.ndarray] = {"lo": np.array(0, np.float32),
                                       "hi": np.array(6, np.float32)}
