@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -430,7 +431,8 @@ class _Folder:
         if same is not None:
             self.made[key] = same
             return same
-        base = f"{names[0]}_{nest.alloc.result.name_hint or 'folded'}".replace(".", "_")
+        # a symbol an assembler takes (ONNX names hold '.', '-', '/', ':')
+        base = re.sub(r"\W", "_", f"{names[0]}_{nest.alloc.result.name_hint or 'folded'}")
         name, index = base, 0
         while name in self.symbols:
             index += 1

@@ -5,6 +5,8 @@ time, and the scheduled program computes the same with the packed constants as w
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from dlc.dialects import make_context
@@ -15,7 +17,7 @@ from dlc.pipelines import parse_pipeline
 from dlc.rewrites.loop_fold_constant_nests import LoopFoldConstantNestsPass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
@@ -126,6 +128,18 @@ func.func @f(%x: {x_type}) -> {y_type} {{
     (got,) = run_function(folded, "f", [x])
     expected = np.maximum(np.einsum("nhwc,co->nhwo", x, weight[0, 0]), 0)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_folded_packings_are_named_as_an_assembler_takes_them() -> None:
+    """A folded packing's global is named after its weight, whose name comes from the ONNX
+    model ('.', '-', '/' in it: RegNet's "trunk_output.block4.block4-1.f.se.fc2.weight"):
+    only letters, digits and '_' remain, so that an exported library's weights assemble."""
+    weight = RNG.standard_normal((40, 16, 3, 3), dtype=np.float32)
+    text = conv_text(weight, 7, 1).replace("%w", "%block4-1.f.w")
+    folded = check_folding(text, [RNG.standard_normal((1, 16, 7, 7), dtype=np.float32)])
+    names = [op.sym_name.data for op in folded.walk() if isinstance(op, memref.GlobalOp)]
+    assert any("block4_1_f_w" in name for name in names), names
+    assert all(re.fullmatch(r"[A-Za-z_]\w*", name) for name in names), names
 
 
 def test_kernel_with_a_non_constant_weight_keeps_its_packing() -> None:
