@@ -37,7 +37,8 @@ here the nest keeps its runtime loops and gets what needs no extent:
   channels (`_channels_last_kernel`): chunks of up to `CHANNEL_CHUNK_VECTORS` vectors (one
   where the input moves with the channels too, the chunks then inside each tile's loop over
   the row so that its input stays in L1), the row in unrolled tiles of `CHANNEL_TILE_ROWS`
-  outputs with unrolled inits and epilogues (accumulators in registers), a window's padded
+  outputs with unrolled inits and epilogues (accumulators in registers), a weight read
+  along the channels packed into a panel per chunk (`_chunk_panels`), a window's padded
   columns partitioned out of the row's interior (`_partition_guards` over the taps' range),
   the chunks or the rows in parallel (`_parallel_channels_last`); channels-last planes merge
   like channels-first ones (`_merge_plane`, any two adjacent dims);
@@ -180,6 +181,11 @@ CHANNEL_CHUNK_VECTORS = 4
 with `CHANNEL_TILE_ROWS` rows, a 1x1 conv's tile is 6 rows x 4 vectors, a GEMM's register
 tile, each step's 4 weight vectors shared by 6 outputs."""
 
+EDGE_TILE_ROWS = 4
+"""The widest tile over the columns a window's padding partitions off a channels-last row
+(the first and last `pad` columns, whose taps read bounds-checked): a 5x5 window's two
+columns on each side run as one tile of two."""
+
 MIN_CHUNK_LANES = 4
 """Channels that are not whole vectors (24 of 16 lanes) take a channels-last kernel in one
 chunk when they are a multiple of this (a vector and a half: a full and a half-width FMA
@@ -242,7 +248,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             chunks = _channels_last_kernel(nest, spatial, lanes, config)
             if chunks is not None:
                 if config.parallel:
-                    _parallel_channels_last(spatial, chunks, config.threads)
+                    _parallel_channels_last(spatial, chunks, config)
                 return True
             if _channel_kernel(nest, spatial, lanes, config, plane):
                 if config.parallel:
@@ -274,7 +280,7 @@ def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:
     if chunks is None:
         return False
     if config.parallel:
-        _parallel_channels_last(spatial, chunks, config.threads)
+        _parallel_channels_last(spatial, chunks, config)
     return True
 
 
@@ -787,6 +793,7 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
     root = spatial[0]
     vector = chunks = inner
     if shared and trip != chunk:
+        panels = _chunk_panels(nest, inner, chunk)
         try:
             chunks, vector = split(inner, [chunk])
             reorder([*spatial[:-2], chunks, row, vector])
@@ -794,6 +801,8 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
             spatial[:] = spatial_band(root)
             return None
         spatial[:] = [*spatial[:-2], chunks, row, vector]
+        if panels is not None:
+            pack(nest.update, *panels)
     inside = None if shared or trip == chunk else chunk
     vectors = -(-chunk // lanes)
     rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators // vectors))
@@ -804,11 +813,38 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
         return chunks
     after = interior.next_op
     assert isinstance(after, ForOp), "a partition makes three loops"
-    for piece, piece_widths in ((row, widths[-1:]), (interior, widths), (after, widths[-1:])):
+    edges = [w for w in widths if w <= EDGE_TILE_ROWS]  # the padded columns: a few
+    for piece, piece_widths in ((row, edges), (interior, widths), (after, edges)):
         left = analyze(piece, static_spatial=False)
         if isinstance(left, Reduction) and len(left.spatial) > 1:
             _row_tiles(left, piece, left.spatial[-1], piece_widths, inside)
     return chunks
+
+
+def _chunk_panels(nest: Reduction, inner: ForOp, chunk: int
+                  ) -> tuple[int, list[int], list[int]] | None:
+    """(operand, tiles, permutation) packing the one read that moves with the channels `inner`
+    (along its last index only: a channels-last conv's HWIO weight) into a panel per chunk of
+    channels, `[O / chunk][H][W][I][chunk]`, so that a chunk's steps read consecutive vectors
+    (unpacked, each step's chunk is a slice of a row of all the channels: a 1x1 conv of 192
+    channels reads 256 of every 768 bytes); None where there is no such read or `pack` does
+    not apply (checked before anything changes)."""
+    iv = inner.induction_var
+    moving = [op for op in nest.update.walk() if isinstance(op, LoadOp)
+              and op.memref is not nest.home and any(depends_on(i, {iv}) for i in op.indices)]
+    if len(moving) != 1 or moving[0].memref not in nest.update.reads:
+        return None
+    indices = list(moving[0].indices)
+    if indices[-1] is not iv or any(depends_on(i, {iv}) for i in indices[:-1]):
+        return None
+    rank = len(indices)
+    operand = list(nest.update.reads).index(moving[0].memref)
+    tiles, perm = [0] * (rank - 1) + [chunk], [rank - 1, *range(rank - 1)]
+    try:
+        check_pack(nest.update, operand, tiles, perm)
+    except ScheduleError:
+        return None
+    return operand, tiles, perm
 
 
 def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int],
@@ -1063,7 +1099,14 @@ def _distribute(block: Operation, loop: ForOp) -> ForOp:
     return copy
 
 
-def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, threads: int) -> None:
+def _shares_evenly(chunks: int, config: CpuConfig) -> bool:
+    """Whether `chunks` chunks of channels share among the threads evenly enough to run in
+    parallel (`_parallel_channels_last`)."""
+    return chunks >= 2 and (chunks % config.threads == 0
+                            or chunks >= MIN_CHUNKS_PER_THREAD * config.threads)
+
+
+def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, config: CpuConfig) -> None:
     """A channels-last kernel's parallel loop: its chunks of channels where they outnumber the
     threads enough to share them evenly (a multiple of the threads, or `MIN_CHUNKS_PER_THREAD`
     each: one team for the whole nest, each thread keeping its chunks' weights) and nothing
@@ -1073,8 +1116,7 @@ def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, threads: int) -
     before = spatial[:spatial.index(chunks)] if chunks in spatial else spatial
     outermost = all(loop.trip_count() == 1 or (loop is spatial[0] and loop.trip_count() is None)
                     for loop in before)
-    if outermost and chunks is not spatial[-1] and count >= 2 and (
-            count % threads == 0 or count >= MIN_CHUNKS_PER_THREAD * threads):
+    if outermost and chunks is not spatial[-1] and _shares_evenly(count, config):
         try:
             parallel(chunks)
             return

@@ -638,7 +638,7 @@ func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>
 // outputs unrolled, then 8, 4, 2, 1) runs over every chunk while its input rows are in L1;
 // the row's bounds checks of the window's padded columns partitioned out of its interior
 // (`maxsi` / `minsi` of the first and last columns whose taps all read inside), the first
-// and last columns kept with their checks, in tiles of one; the tiles' inits and epilogues
+// and last columns kept with their checks, in tiles of up to 4 (`EDGE_TILE_ROWS`); the tiles' inits and epilogues
 // unrolled over their outputs (accumulators in registers); the image rows run in parallel.
 // CHECK-LABEL: func.func @channels_last_window
 // CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
@@ -647,7 +647,7 @@ func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>
 // CHECK:           %[[END:.*]] = arith.maxsi %[[LAST]], %[[FIRST]] : index
 // CHECK:           loop.for %{{.*}} axis "i2.0" {
 // CHECK-NEXT:        loop.for %{{.*}} step %[[C16:.*]] axis "i3.0" {
-// CHECK-NEXT:          loop.alloc local : memref<1x16xf32>
+// CHECK-NEXT:          loop.alloc local : memref<4x16xf32>
 // CHECK:               arith.cmpi ult, %{{.*}}, %x_d2 : index
 // CHECK:           loop.for %{{.*}} = %[[FIRST]] to %{{.*}} step %[[C12:.*]] axis "i2.0" {
 // CHECK:             loop.for %{{.*}} step %[[C16]] axis "i3.0" {
@@ -663,7 +663,7 @@ func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>
 // CHECK:             memref<2x16xf32>
 // CHECK:           loop.for %{{.*}} = %[[END]] to %{{.*}} step %{{.*}} axis "i2.0" {
 // CHECK:             loop.for %{{.*}} axis "i3.0" {
-// CHECK-NEXT:          loop.alloc local : memref<1x16xf32>
+// CHECK-NEXT:          loop.alloc local : memref<4x16xf32>
 // CHECK:               arith.cmpi ult, %{{.*}}, %x_d2 : index
 func.func @channels_last_window(%x: memref<?x?x?x32xf32>, %w: memref<3x3x1x32xf32>, %out: memref<?x?x?x32xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 1 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (3)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
@@ -887,6 +887,67 @@ func.func @channels_last_global_pool(%x: memref<?x?x?x64xf32>, %out: memref<?x1x
             loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x1x1x64xf32>
           }
           loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A channels-last 1x1 conv of 192 output channels: three chunks of four vectors, the chunk
+// loop outside the merged plane; the HWIO weight packed into a panel per chunk
+// (`[3][1][1][32][64]`: a chunk's steps read consecutive vectors, not 256 bytes of each
+// 768-byte row), which loop-fold-constant-nests folds for a constant weight; the three
+// chunks do not share evenly between two threads, so the plane's tiles run in parallel.
+// CHECK-LABEL: func.func @channels_last_weight_panels
+// CHECK:         %[[PANELS:.*]] = loop.alloc global : memref<3x1x1x32x64xf32>
+// CHECK:         loop.block "conv2d.pack1" reads(%w : memref<1x1x32x192xf32>) writes(%[[PANELS]]
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C64:.*]] axis "i3.0" {
+// CHECK:           loop.for %{{.*}} step %[[C6:.*]] axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:        loop.alloc local : memref<6x64xf32>
+// CHECK:             loop.load %[[PANELS]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<3x1x1x32x64xf32> -> f32
+func.func @channels_last_weight_panels(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x192xf32>, %out: memref<?x?x?x192xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 1 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c192 = arith.constant 192 : index
+  %0 = arith.constant 1 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d1, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 2 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d2, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %9 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c192 step %c1 axis "i3" {
+          loop.block "conv2d_init" reads() writes(%out : memref<?x?x?x192xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x192xf32>
+          }
+          loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x?x?x32xf32>, memref<1x1x32x192xf32>) writes(%out : memref<?x?x?x192xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i1, %r1 : index
+                  %12 = arith.addi %i2, %r2 : index
+                  %13 = loop.load %x[%i0, %11, %12, %r0] : memref<?x?x?x32xf32> -> f32
+                  %14 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x32x192xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<?x?x?x192xf32> -> f32
+                  %16 = arith.addf %acc, %15 : f32
+                  loop.store %16, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x192xf32>
+                }
+              }
+            }
+          }
         }
       }
     }
