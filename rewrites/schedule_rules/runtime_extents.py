@@ -42,6 +42,9 @@ here the nest keeps its runtime loops and gets what needs no extent:
   columns partitioned out of the row's interior (`_partition_guards` over the taps' range),
   the chunks or the rows in parallel (`_parallel_channels_last`); channels-last planes merge
   like channels-first ones (`_merge_plane`, any two adjacent dims);
+- an elementwise nest over a runtime plane computing, per element, a transcendental of values
+  that vary with its channels only (a squeeze-excite gate fused into its product with the
+  feature map) computes it once per channel, before the plane (`_hoist_channel_values`);
 - a reduction that accumulates into its output (no fused epilogue: a conv without bias, a
   pool) first gets a local accumulator of one element and an epilogue storing it
   (`_accumulate_locally`, TVM's `cache_write`), so that its tile of accumulators stays in
@@ -70,6 +73,7 @@ from dlc.dialects.loop.ops import (
     LoadOp,
     PrefetchOp,
     StoreOp,
+    YieldOp,
     dim_args,
 )
 from dlc.dialects.memref_layout import is_identity_layout
@@ -225,6 +229,8 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         assert merged is not None, "a merge keeps the nest's shape"
         nest = merged
     inner = nest.spatial[-1]
+    if isinstance(nest, Elementwise) and _schedule_hoisted(nest, config):
+        return True
     stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
     spatial = list(nest.spatial)
     if stores and isinstance(nest, Elementwise) and not _vectorizable(inner):
@@ -262,6 +268,112 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _hoist_channel_values(nest: Elementwise) -> tuple[ForOp, ForOp] | None:
+    """Values of an elementwise block over a runtime plane that vary with its static
+    innermost loop `c` (the channels) but not with the plane (a squeeze-excite block's
+    gate, `sigmoid(fc2[n, c])`, fused into its product with the feature map) and cost a
+    transcendental (`math` ops) are computed once per channel, before the plane's loops, into
+    a local buffer of `C` elements (a block over `c` of its own), which the block then reads:
+    one `exp` per channel instead of one per pixel (TVM's `compute_at` of the gate at the
+    batch). Returns (the loop over the channels computing them, the loop nest over the plane
+    that reads them), None where there is nothing to hoist (nothing changed)."""
+    spatial = nest.spatial
+    if len(spatial) < 3 or len(nest.blocks) != 1 or spatial[-1].trip_count() is None:
+        return None
+    plane = [loop for loop in spatial[1:-1] if loop.trip_count() is None]
+    if not plane or body_of(spatial[-1]) != [nest.blocks[0]] or not nest.blocks[0].writes:
+        return None
+    block, channel = nest.blocks[0], spatial[-1]
+    varying = {loop.induction_var for loop in plane}
+    ops = [op for op in block.body.block.ops if not isinstance(op, YieldOp)]
+    invariant: set[Operation] = set()
+    for op in ops:  # in order: operands first
+        if not is_pure(op) and not isinstance(op, LoadOp):
+            continue
+        inside = [o.owner for o in op.operands if isinstance(o.owner, Operation)
+                  and o.owner.parent_op() is block]
+        if all(owner in invariant for owner in inside) and not any(
+                depends_on(o, varying) for o in op.operands if o.owner not in inside):
+            invariant.add(op)
+    costly = [op for op in invariant if op.dialect_name() == "math"]
+    frontier = [op for op in ops if op in invariant and op.results and any(
+        use.operation not in invariant for use in op.results[0].uses)]
+    written = block.writes[0].type
+    if not costly or len(frontier) != 1 or not isinstance(written, MemRefType) or \
+            frontier[0].results[0].type != written.get_element_type():
+        return None
+    value = frontier[0].results[0]
+    parent = spatial[0].body.block
+    first = plane[0]
+    while first.parent_op() is not spatial[0]:
+        first = first.parent_op()  # type: ignore[assignment]
+    local = AllocOp(MemRefType(value.type, [channel.trip_count()]), "local", [])
+    local.result.name_hint = "per_channel"
+    loop = new_loop(channel.lb, channel.ub, channel.step, channel.axis.data, like=channel)
+    mapper: dict[SSAValue, SSAValue] = {channel.induction_var: loop.induction_var}
+    body = Block()
+    needed = [op for op in ops if op in invariant and depends_before(op, frontier[0], invariant)]
+    clones = [op.clone(value_mapper=mapper) for op in needed]
+    body.add_ops(clones)
+    body.add_op(StoreOp(mapper[value], local.result, [loop.induction_var]))
+    reads = list(dict.fromkeys(op.memref for op in clones if isinstance(op, LoadOp)))
+    compute = BlockOp(f"{block.block_name.data}.per_channel", reads, [local.result], body,
+                      spatial_axes=[loop.axis.data])
+    move_ops_into([compute], loop)
+    parent.insert_op_before(local, first)
+    parent.insert_op_before(loop, first)
+    parent.insert_op_after(DeallocOp(local.result), first)
+    read = LoadOp(local.result, [channel.induction_var])
+    block.body.block.insert_op_before(read, frontier[0])
+    value.replace_all_uses_with(read.result)
+    for op in reversed(ops):
+        if op in invariant and not any(result.uses for result in op.results):
+            op.detach()
+            op.erase()
+    used = {op.memref for op in block.walk() if isinstance(op, LoadOp)}
+    set_block_buffers(block, [b for b in block.reads if b in used] + [local.result],
+                      list(block.writes))
+    return loop, first
+
+
+def _schedule_hoisted(nest: Elementwise, config: CpuConfig) -> bool:
+    """The per-channel values of `nest` hoisted (`_hoist_channel_values`), their loop
+    vectorized, the nest over the plane scheduled as one of its own, its plane in parallel;
+    False where there is nothing to hoist (nothing changed)."""
+    hoisted = _hoist_channel_values(nest)
+    if hoisted is None:
+        return False
+    per_channel, plane_nest = hoisted
+    try:
+        vectorize(per_channel)
+    except ScheduleError:
+        pass
+    schedule_runtime_extents(plane_nest, config)
+    if config.parallel and not any(op.kind.data == "parallel" for op in plane_nest.walk()
+                                   if isinstance(op, ForOp)):
+        try:
+            parallel(plane_nest)  # the plane, not the batch (often one image)
+        except ScheduleError:
+            pass
+    return True
+
+
+def depends_before(op: Operation, target: Operation, among: set[Operation]) -> bool:
+    """Whether `op` is `target` or one of the ops of `among` that `target` uses, directly or
+    through others."""
+    pending, seen = [target], set()
+    while pending:
+        current = pending.pop()
+        if current is op:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        pending += [o.owner for o in current.operands
+                    if isinstance(o.owner, Operation) and o.owner in among]
+    return False
 
 
 def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:

@@ -954,3 +954,52 @@ func.func @channels_last_weight_panels(%x: memref<?x?x?x32xf32>, %w: memref<1x1x
   }
   func.return
 }
+
+// -----
+
+// A squeeze-excite block's gate, `sigmoid(g[n, c])`, fused into its product with the feature
+// map over a runtime plane: computed once per channel (its `exp`), before the plane's loop,
+// into a local buffer of 32 elements that the product reads; the plane in parallel, the
+// channels vectorized.
+// CHECK-LABEL: func.func @per_channel_gate
+// CHECK:         loop.for %[[N:.*]] = %{{.*}} axis "i0" {
+// CHECK-NEXT:      %[[GATE:.*]] = loop.alloc local : memref<32xf32>
+// CHECK-NEXT:      loop.for %[[C:.*]] = %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:        loop.block "mul.per_channel" reads(%g : memref<?x1x1x32xf32>) writes(%[[GATE]] : memref<32xf32>)
+// CHECK:               math.exp
+// CHECK:               loop.store %{{.*}}, %[[GATE]][%[[C]]]
+// CHECK:           loop.for %{{.*}} axis "i1.i2.fused" kind parallel {
+// CHECK-NEXT:        loop.for %[[C2:.*]] = %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:          loop.block "mul" reads(%x_plane, %[[GATE]] : memref<?x?x32xf32>, memref<32xf32>)
+// CHECK-NOT:             math.exp
+// CHECK:                 loop.load %[[GATE]][%[[C2]]] : memref<32xf32> -> f32
+// CHECK:           loop.dealloc %[[GATE]] : memref<32xf32>
+func.func @per_channel_gate(%g: memref<?x1x1x32xf32>, %x: memref<?x?x?x32xf32>, %out: memref<?x?x?x32xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2, s3] -> (s1, s2, s3)>}, %g_d0: index, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2, s3] -> (s0, s1)>, kind = "eq", what = "'graph.mul' op needs equal sizes along dim 0 of its operands (#1 and #0)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 7 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c1 = arith.constant 1 : index
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.constant 2 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %x_d1 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %x_d2 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c32 step %c1 axis "i3" {
+          loop.block "mul" reads(%x, %g : memref<?x?x?x32xf32>, memref<?x1x1x32xf32>) writes(%out : memref<?x?x?x32xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %3 = loop.load %x[%i0, %i1, %i2, %i3] : memref<?x?x?x32xf32> -> f32
+            %4 = arith.constant 0 : index
+            %5 = loop.load %g[%i0, %4, %4, %i3] : memref<?x1x1x32xf32> -> f32
+            %6 = arith.negf %5 : f32
+            %7 = math.exp %6 : f32
+            %8 = arith.constant 1.000000e+00 : f32
+            %9 = arith.addf %8, %7 : f32
+            %10 = arith.divf %8, %9 : f32
+            %11 = arith.mulf %3, %10 : f32
+            loop.store %11, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x32xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
