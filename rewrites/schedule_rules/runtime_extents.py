@@ -115,7 +115,7 @@ from dlc.rewrites.schedule_rules.nest import (
     spatial_band,
 )
 from dlc.rewrites.schedule_rules.partial_sums import merged_accesses
-from dlc.rewrites.schedule_rules.transpose import copied_value
+from dlc.rewrites.schedule_rules.transpose import permuting_copy
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -408,16 +408,12 @@ def _transposed_copy(nest: Elementwise, lanes: int) -> ForOp | None:
     runtime `j`, the region's output edge, would leave a rest inside each tile of `i`: not
     taken). Returns the loop over the tiles of `i`, None where it does not apply (nothing
     changed)."""
-    if len(nest.blocks) != 1 or len(nest.spatial) < 2:
-        return None
-    copy = copied_value(nest.blocks[0])
+    copy = permuting_copy(nest)
     if copy is None:
         return None
-    load, store = copy
+    load, _ = copy
     loops = nest.spatial
-    ivs = [loop.induction_var for loop in loops]
-    if list(store.indices) != ivs or sorted(map(id, load.indices)) != sorted(map(id, ivs)) or \
-            load.indices[-1] is not ivs[-2] or loops[-1].trip_count() is None or \
+    if load.indices[-1] is not loops[-2].induction_var or loops[-1].trip_count() is None or \
             any(constant_value(loop.step) != 1 for loop in loops[-2:]):
         return None
     trips = [loop.trip_count() for loop in loops[-2:] if loop.trip_count() is not None]
@@ -426,13 +422,19 @@ def _transposed_copy(nest: Elementwise, lanes: int) -> ForOp | None:
     if not lanes:
         return None
     read, inner = loops[-2], loops[-1]
-    if read.trip_count() is None:
-        read_outer, read_tile, _ = split_peeled(read, lanes)
-    else:
-        read_outer, read_tile = split(read, [lanes])
-    inner_outer, inner_tile = split(inner, [lanes])
-    reorder([read_outer, inner_outer, inner_tile, read_tile])
-    inner_tile.properties["kind"] = StringAttr("vectorized")
+    try:
+        if read.trip_count() is None:
+            read_outer, read_tile, _ = split_peeled(read, lanes)
+        else:
+            read_outer, read_tile = split(read, [lanes])
+    except ScheduleError:
+        return None
+    try:  # a step refused leaves a correct copy, tiled or not
+        inner_outer, inner_tile = split(inner, [lanes])
+        reorder([read_outer, inner_outer, inner_tile, read_tile])
+        inner_tile.properties["kind"] = StringAttr("vectorized")
+    except ScheduleError:
+        pass
     return read_outer
 
 
@@ -866,7 +868,7 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
     spatial[:] = band
     rows = max(1, min(CHANNEL_TILE_ROWS[0], config.max_accumulators))
     widths = [w for w in CHANNEL_TILE_ROWS if w <= rows]
-    _channel_tiles(nest, row, vector, widths)
+    _row_tiles(nest, row, vector, widths, transposed=True)
     return True
 
 
@@ -960,12 +962,15 @@ def _chunk_panels(nest: Reduction, inner: ForOp, chunk: int
 
 
 def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int],
-               chunk: int | None = None) -> None:
+               chunk: int | None = None, transposed: bool = False) -> None:
     """Tiles of `widths[0]` outputs of the runtime `row` (unrolled) x the static `vector` loop
-    inside it (vectorized), their accumulators local, each epilogue in the same order; then
-    tiles of each narrower width over the outputs left (`_channels_last_kernel`). `chunk`:
-    `vector` is first split into chunks of that many iterations, run inside each tile's loop
-    over the row, around the tile."""
+    inside it (vectorized), their accumulators local; then tiles of each narrower width over
+    the outputs left. Each epilogue runs in the same order, vectorized over `vector` and
+    unrolled over the tile's outputs, as the init (`_channels_last_kernel`: the channels
+    contiguous in the output), or, `transposed`, serial over `vector` and vectorized over the
+    tile's outputs (`_channel_kernel`: the row contiguous in the output). `chunk`: `vector`
+    is first split into chunks of that many iterations, run inside each tile's loop over the
+    row, around the tile."""
     rest = None
     try:
         tile_rows, rest = _vector_loop(row, widths[0])
@@ -976,12 +981,19 @@ def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int],
         _widen_accumulator(nest, tile)
         for epilogue in nest.epilogues:
             moved = _distribute(epilogue, vector)
-            vectorize(moved, strided_loads=True)
-            _distribute(moved, tile_rows).properties["kind"] = StringAttr("unrolled")
+            if transposed:
+                copy = _distribute(moved, tile_rows)
+                reorder([moved, copy])
+                moved.properties["kind"] = StringAttr(TRANSPOSED_EPILOGUE_KIND)
+                copy.properties["kind"] = StringAttr("vectorized")
+            else:
+                vectorize(moved, strided_loads=True)
+                _distribute(moved, tile_rows).properties["kind"] = StringAttr("unrolled")
         _nest_tile(nest, tile, tile_rows)
         init_rows = nest.init.parent_op()
         init_rows = init_rows.parent_op() if init_rows is not None else None
-        if isinstance(init_rows, ForOp) and init_rows.trip_count() is not None:
+        if not transposed and isinstance(init_rows, ForOp) and \
+                init_rows.trip_count() is not None:
             init_rows.properties["kind"] = StringAttr("unrolled")  # registers, not a memset
     except ScheduleError:
         pass
@@ -989,32 +1001,7 @@ def _row_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int],
     if widths[1:] and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction) and len(left.spatial) > 1:
-            _row_tiles(left, rest, left.spatial[-1], widths[1:], chunk)
-
-
-def _channel_tiles(nest: Reduction, row: ForOp, vector: ForOp, widths: list[int]) -> None:
-    """Tiles of `widths[0]` outputs of the runtime `row` (unrolled) x the channels of `vector`
-    (vectorized, innermost), their accumulators local, the epilogues transposed; then tiles of
-    each narrower width over the outputs left (`_channel_kernel`)."""
-    rest = None
-    try:
-        tile_rows, rest = _vector_loop(row, widths[0])
-        tile = [tile_rows, vector]
-        _widen_accumulator(nest, tile)
-        for epilogue in nest.epilogues:
-            moved = _distribute(epilogue, vector)
-            copy = _distribute(moved, tile_rows)
-            reorder([moved, copy])
-            moved.properties["kind"] = StringAttr(TRANSPOSED_EPILOGUE_KIND)
-            copy.properties["kind"] = StringAttr("vectorized")
-        _nest_tile(nest, tile, tile_rows)
-    except ScheduleError:
-        pass
-    _vectorize_init(nest)
-    if widths[1:] and rest is not None:
-        left = analyze(rest, static_spatial=False)
-        if isinstance(left, Reduction) and len(left.spatial) > 1:
-            _channel_tiles(left, rest, left.spatial[1], widths[1:])
+            _row_tiles(left, rest, left.spatial[-1], widths[1:], chunk, transposed)
 
 
 def _nest_tile(nest: Reduction, tile: list[ForOp], unrolled: ForOp | None,

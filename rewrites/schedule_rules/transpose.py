@@ -48,19 +48,30 @@ def copied_value(block: BlockOp) -> tuple[LoadOp, StoreOp] | None:
     return load, store
 
 
+def permuting_copy(nest: Elementwise) -> tuple[LoadOp, StoreOp] | None:
+    """The load and the store of a nest that copies one buffer into another, the store
+    indexed by the nest's spatial loops in order and the load by a permutation of them."""
+    if len(nest.blocks) != 1 or len(nest.spatial) < 2:
+        return None
+    copy = copied_value(nest.blocks[0])
+    if copy is None:
+        return None
+    load, store = copy
+    ivs = [loop.induction_var for loop in nest.spatial]
+    if list(store.indices) != ivs or sorted(map(id, load.indices)) != sorted(map(id, ivs)):
+        return None
+    return load, store
+
+
 def schedule_transposed_copy(nest: Elementwise, config: CpuConfig) -> bool:
     """Tile a transposing copy by lanes on both axes for the in-register transpose (module
     docstring); returns False, changing nothing, when the nest is not such a copy."""
-    if len(nest.blocks) != 1 or len(nest.spatial) < 2:
-        return False
-    copy = copied_value(nest.blocks[0])
+    copy = permuting_copy(nest)
     if copy is None:
         return False
     load, store = copy
     loops = nest.spatial
     ivs = [loop.induction_var for loop in loops]
-    if list(store.indices) != ivs or sorted(map(id, load.indices)) != sorted(map(id, ivs)):
-        return False
     for access in (load, store):
         buffer_type = access.memref.type
         if (not isinstance(buffer_type, MemRefType)
