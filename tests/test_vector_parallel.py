@@ -189,6 +189,46 @@ def test_vectorized_transposed_copy(c: int, k: int, block: int) -> None:
         assert "insertelement" not in ir
 
 
+FLAT_TRANSPOSED_COPY = """
+func.func @pack(%x: memref<{n}xf32>, %out: memref<{k}x{c}xf32>)
+    attributes {{dlc.num_outputs = 1 : i64}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cb = arith.constant {block} : index
+  %cc = arith.constant {c} : index
+  %ck = arith.constant {k} : index
+  loop.for %ko = %c0 to %ck step %cb axis "ko" {{
+    loop.for %l = %c0 to %cc step %c1 axis "l" kind vectorized {{
+      loop.for %kk = %c0 to %cb step %c1 axis "kk" {{
+        loop.block "pack" reads(%x : memref<{n}xf32>) writes(%out : memref<{k}x{c}xf32>)
+            spatial ["ko", "l", "kk"] {{
+          %k = arith.addi %ko, %kk : index
+          %row = arith.muli %l, %ck : index
+          %flat = arith.addi %row, %k : index
+          %v = loop.load %x[%flat] : memref<{n}xf32> -> f32
+          loop.store %v, %out[%k, %l] : f32 -> memref<{k}x{c}xf32>
+        }}
+      }}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def test_vectorized_transposed_copy_of_a_flat_buffer() -> None:
+    """The same copy reading its rows from a flat buffer (a runtime-strided view linearized:
+    the lanes then differ in the last, only index): still row loads and shuffles, each lane's
+    row starting at its own offset, no lane-by-lane gather."""
+    c, k = 32, 48
+    x = RNG.standard_normal((c, k), dtype=np.float32)
+    text = FLAT_TRANSPOSED_COPY.format(n=c * k, c=c, k=k, block=16)
+    np.testing.assert_array_equal(run(text, x.reshape(-1)), x.T)
+    ir = llvm_ir(text)
+    assert "load <16 x float>" in ir and "shufflevector" in ir
+    assert "insertelement" not in ir
+
+
 LANE_REDUCTION = """
 func.func @sum(%x: memref<32xf32>, %out: memref<1xf32>) attributes {dlc.num_outputs = 1 : i64} {
   %c0 = arith.constant 0 : index

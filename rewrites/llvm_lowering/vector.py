@@ -664,9 +664,8 @@ class LoopVectorizer:
             return [self.lanes_of(index, point) for index in access.indices]
 
         vector_type = VectorType(load.result.type, [width])
-        first = indices_at(load, 0)
-        if not isinstance(first[-1], Uniform):
-            return False
+        first = indices_at(load, 0)  # each lane's row starts at its own scalar index: a
+        # linearized buffer's (runtime strides) lanes differ in the last index too
         targets = [indices_at(store, step) for step in range(width)]
         contiguous = [self._contiguous(indices) for indices in targets]
         if any(indices is None for indices in contiguous):
