@@ -189,31 +189,16 @@ def test_vectorized_transposed_copy(c: int, k: int, block: int) -> None:
         assert "insertelement" not in ir
 
 
-FLAT_TRANSPOSED_COPY = """
-func.func @pack(%x: memref<{n}xf32>, %out: memref<{k}x{c}xf32>)
-    attributes {{dlc.num_outputs = 1 : i64}} {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %cb = arith.constant {block} : index
-  %cc = arith.constant {c} : index
-  %ck = arith.constant {k} : index
-  loop.for %ko = %c0 to %ck step %cb axis "ko" {{
-    loop.for %l = %c0 to %cc step %c1 axis "l" kind vectorized {{
-      loop.for %kk = %c0 to %cb step %c1 axis "kk" {{
-        loop.block "pack" reads(%x : memref<{n}xf32>) writes(%out : memref<{k}x{c}xf32>)
-            spatial ["ko", "l", "kk"] {{
-          %k = arith.addi %ko, %kk : index
-          %row = arith.muli %l, %ck : index
-          %flat = arith.addi %row, %k : index
-          %v = loop.load %x[%flat] : memref<{n}xf32> -> f32
-          loop.store %v, %out[%k, %l] : f32 -> memref<{k}x{c}xf32>
-        }}
-      }}
-    }}
-  }}
-  func.return
-}}
-"""
+FLAT_TRANSPOSED_COPY = TRANSPOSED_COPY.replace(
+    "%x: memref<{c}x{k}xf32>", "%x: memref<{n}xf32>"
+).replace(
+    "reads(%x : memref<{c}x{k}xf32>)", "reads(%x : memref<{n}xf32>)"
+).replace(
+    "%v = loop.load %x[%l, %k] : memref<{c}x{k}xf32> -> f32",
+    "%row = arith.muli %l, %ck : index\n          %flat = arith.addi %row, %k : index\n"
+    "          %v = loop.load %x[%flat] : memref<{n}xf32> -> f32",
+)
+"""`TRANSPOSED_COPY` reading a flat buffer: row `l` of `x` at offset `l * k`."""
 
 
 def test_vectorized_transposed_copy_of_a_flat_buffer() -> None:
