@@ -21,7 +21,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import PassFailedException
 
 
 @dataclass
@@ -36,13 +35,6 @@ class ViewToPointerOffset(RewritePattern):
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter) -> None:
         result_type = op.result.type
         assert isinstance(result_type, MemRefType)
-        shape = result_type.get_shape()
-        dynamic = sum(1 for size in shape if size < 0)
-        if any(size < 0 for size in shape[1:]) or len(op.sizes) != dynamic:
-            raise PassFailedException(
-                f"'{op.name}' op expected a view of static shape (or of runtime rows, with "
-                f"their size), found {result_type} with {len(op.sizes)} sizes"
-            )
         pointer = UnrealizedConversionCastOp.get([op.source], [llvm.LLVMPointerType()])
         shift = UnrealizedConversionCastOp.get([op.byte_shift], [IntegerType(self.index_bitwidth)])
         address = llvm.GEPOp(
@@ -62,7 +54,8 @@ class ConvertMemrefViewToLLVMPass(ModulePass):
     """Lower every `memref.view` to pointer arithmetic in the llvm dialect.
 
     *Input invariant*: `memref.view`s of a 1-D `i8` buffer with a byte shift and a result of
-    static shape (what `loop-plan-memory` makes), anywhere in the module.
+    any shape (what `loop-plan-memory` makes: static, runtime rows, runtime sizes), anywhere in
+    the module.
 
     *Output IR*: each view is `llvm.getelementptr inbounds %p[%shift] : (!llvm.ptr, i64) ->
     !llvm.ptr, i8` on the buffer's pointer, between `builtin.unrealized_conversion_cast`s from
@@ -71,8 +64,8 @@ class ConvertMemrefViewToLLVMPass(ModulePass):
     cancels the casts.
 
     *Invariants*: no `memref.view` remains; the view's elements are at the same addresses (the
-    buffer's pointer plus the shift in bytes, then row-major). A view with size operands or a
-    dynamic shape fails the pass, naming the op.
+    buffer's pointer plus the shift in bytes, then row-major; the sizes, which `memref.view`'s
+    verifier checks against the dynamic dims, do not enter the address).
 
     Options:
         index_bitwidth: the width of the integer `index` lowers to (the host's pointer width).

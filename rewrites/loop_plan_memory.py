@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dlc.dialects.arith_numpy import ARITH_MATH_OPS
 from dlc.dialects.contracts import CONCAT_AXIS_ATTR, NUM_OUTPUTS_ATTR, WORKSPACE_BYTES_ATTR
 from dlc.dialects.loop import AllocOp, DeallocOp, dim_args
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
@@ -372,6 +373,166 @@ def plan_rows(function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 
     return plan
 
 
+NOMINAL_SIZE = 512
+"""The value every runtime size takes where buffers of runtime size are compared at compile time
+(which of them share a slot, `runtime_slots`): the plan is right for every size, only how much
+it saves depends on the sizes being like these."""
+
+
+def _nominal_value(value: SSAValue, found: dict[SSAValue, int], ops: set[Operation]
+                   ) -> int | None:
+    """The value of the index `value` with every runtime size (an `index` argument of the
+    function) at `NOMINAL_SIZE`, adding the ops computing it to `ops`; None where it depends on
+    anything but arguments, constants and integer `arith` ops."""
+    if value in found:
+        return found[value]
+    owner = value.owner
+    result: int | None = None
+    if isinstance(owner, Block):
+        result = NOMINAL_SIZE if isinstance(value.type, IndexType) else None
+    elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        result = owner.value.value.data
+        ops.add(owner)
+    elif owner.name in ARITH_MATH_OPS and len(owner.results) == 1 \
+            and isinstance(owner.results[0].type, IndexType):
+        operands = [_nominal_value(operand, found, ops) for operand in owner.operands]
+        if all(operand is not None for operand in operands):
+            result = int(ARITH_MATH_OPS[owner.name](owner, operands))
+            ops.add(owner)
+    if result is not None:
+        found[value] = result
+    return result
+
+
+def runtime_lifetimes(function: func.FuncOp, index_bitwidth: int = 64
+                      ) -> tuple[list[Lifetime], list[Operation]]:
+    """The buffers of runtime size of `function` (top-level `loop.alloc global` with sizes and an
+    identity layout) whose sizes are computed from the function's arguments by integer `arith`
+    ops, each with its bytes at `NOMINAL_SIZE` as its size; and those ops, in body order."""
+    body = function.body.block
+    position = {op: index for index, op in enumerate(body.ops)}
+    ops: set[Operation] = set()
+    buffers: list[Lifetime] = []
+    for op in body.ops:
+        if not isinstance(op, AllocOp) or op.scope.data != "global" or not op.sizes:
+            continue
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        element = element_bytes(memref_type.get_element_type(), index_bitwidth)
+        if not isinstance(memref_type.layout, NoneAttr) or not element:
+            continue
+        computed: set[Operation] = set()
+        found: dict[SSAValue, int] = {}
+        sizes = [_nominal_value(size, found, computed) for size in op.sizes]
+        if any(size is None for size in sizes) or any(
+                value.owner is not body for value in found if isinstance(value.owner, Block)
+        ) or any(computed_op.parent_block() is not body for computed_op in computed):
+            continue
+        ops |= computed
+        count = element
+        runtime = iter(sizes)
+        for size in memref_type.get_shape():
+            count *= next(runtime) if size < 0 else size  # type: ignore[operator]
+        buffers.append(Lifetime(op, max(count, 1), position[op],
+                                _last_use(op.result, body, position)))
+    return buffers, sorted(ops, key=position.__getitem__)
+
+
+def runtime_slots(buffers: Iterable[Lifetime]) -> list[list[Lifetime]]:
+    """The buffers of runtime size grouped into slots of the workspace, no two buffers of a slot
+    live at the same time: the largest first (by their nominal size), each into the free slot
+    whose first (largest) buffer is the smallest, else a slot of its own. A slot is as large as
+    its largest buffer at the call's sizes, so the plan fits whatever the sizes."""
+    slots: list[list[Lifetime]] = []
+    for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
+        free = [slot for slot in slots if not any(other.overlaps(buffer) for other in slot)]
+        if free:
+            min(free, key=lambda slot: slot[0].size).append(buffer)
+        else:
+            slots.append([buffer])
+    return slots
+
+
+def _runtime_bytes(alloc: AllocOp, alignment: int, index_bitwidth: int
+                   ) -> tuple[list[Operation], SSAValue]:
+    """Ops computing the bytes of the buffer `alloc` makes, rounded up to `alignment`."""
+    memref_type = alloc.result.type
+    assert isinstance(memref_type, MemRefType)
+    static = element_bytes(memref_type.get_element_type(), index_bitwidth) or 1
+    for size in memref_type.get_shape():
+        static *= max(size, 1)
+    ops: list[Operation] = []
+    total: SSAValue = alloc.sizes[0]
+    if static != 1:
+        ops.append(factor := arith.ConstantOp(IntegerAttr(static, IndexType())))
+        ops.append(arith.MuliOp(factor.result, total))
+        total = ops[-1].results[0]
+    for size in alloc.sizes[1:]:
+        ops.append(arith.MuliOp(total, size))
+        total = ops[-1].results[0]
+    if static % alignment:
+        below = arith.ConstantOp(IntegerAttr(alignment - 1, IndexType()))
+        align = arith.ConstantOp(IntegerAttr(alignment, IndexType()))
+        padded = arith.AddiOp(total, below.result)
+        whole = arith.DivUIOp(padded.result, align.result)
+        rounded = arith.MuliOp(whole.result, align.result)
+        ops += [below, align, padded, whole, rounded]
+        total = rounded.result
+    return ops, total
+
+
+def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64
+                 ) -> list[list[Lifetime]] | None:
+    """Places the buffers of runtime size of `function` (`runtime_lifetimes`) in one workspace
+    whose layout is computed at each call from the sizes: the slots of `runtime_slots` one after
+    the other, each as large as its largest buffer at the call's sizes (`arith.maxui`), the
+    workspace their sum; each buffer becomes the view at its slot's offset. The ops computing
+    the sizes move before the first of the buffers, with the plan's. Returns the slots, or None
+    (and no change) when there are not two buffers to plan."""
+    buffers, size_ops = runtime_lifetimes(function, index_bitwidth)
+    if len(buffers) < 2:
+        return None
+    body = function.body.block
+    first = min((lifetime.alloc for lifetime in buffers), key=body.get_operation_index)
+    start = body.get_operation_index(first)
+    for op in size_ops:
+        if body.get_operation_index(op) > start:
+            op.detach()
+            Rewriter.insert_op(op, InsertPoint.before(first))
+    slots = runtime_slots(buffers)
+    ops: list[Operation] = [zero := arith.ConstantOp(IntegerAttr(0, IndexType()))]
+    offset: SSAValue = zero.result
+    offsets: dict[AllocOp, SSAValue] = {}
+    for slot in slots:
+        largest: SSAValue | None = None
+        for lifetime in slot:
+            offsets[lifetime.alloc] = offset
+            computed, nbytes = _runtime_bytes(lifetime.alloc, alignment, index_bitwidth)
+            ops += computed
+            if largest is not None:
+                ops.append(arith.MaxUIOp(largest, nbytes))
+                nbytes = ops[-1].results[0]
+            largest = nbytes
+        assert largest is not None
+        ops.append(arith.AddiOp(offset, largest))
+        offset = ops[-1].results[0]
+    workspace = AllocOp(MemRefType(i8, [DYNAMIC_INDEX]), "global", [offset])
+    workspace.result.name_hint = "runtime_workspace"
+    Rewriter.insert_op([*ops, workspace], InsertPoint.before(first))
+    for lifetime in buffers:
+        alloc = lifetime.alloc
+        for use in list(alloc.result.uses):
+            if isinstance(use.operation, DeallocOp):
+                Rewriter.erase_op(use.operation)
+        view = memref.ViewOp(workspace.result, offsets[alloc], list(alloc.sizes),
+                             alloc.result.type)
+        Rewriter.insert_op(view, InsertPoint.before(alloc))
+        alloc.result.replace_all_uses_with(view.result)
+        view.result.name_hint = alloc.result.name_hint
+        Rewriter.erase_op(alloc)
+    return slots
+
+
 def planned_workspace(function: func.FuncOp) -> AllocOp | None:
     """The workspace allocation `apply_plan` put at the top of `function`, or None."""
     if WORKSPACE_BYTES_ATTR not in function.attributes or not function.body.blocks:
@@ -445,6 +606,19 @@ class LoopPlanMemoryPass(ModulePass):
     (peak bytes of one row)` before the first of them, and each becomes `memref.view
     %rows_workspace[%n x offset][%n]` (`plan_rows`).
 
+    The buffers of runtime size left (`loop.alloc global sizes(...)` whose sizes integer `arith`
+    ops compute from the function's arguments: an image's height and width) share one workspace
+    whose layout is computed at each call (`plan_runtime`): at compile time they are grouped into
+    slots, no two buffers of a slot live at the same time (largest first, their sizes compared
+    with every runtime size at `NOMINAL_SIZE`); at run time each slot is as large as its largest
+    buffer at the call's sizes (`arith.maxui`), the slots follow one another, and the workspace,
+    `%runtime_workspace = loop.alloc global sizes(%bytes) : memref<?xi8>` before the first of
+    the buffers, is their sum; each buffer becomes `memref.view %runtime_workspace[%offset]
+    [%sizes...]`, its deallocs gone. The plan is a closed form of the sizes, right for every
+    one: a call computes it in a few integer ops (ONNX Runtime caches a plan per input shape
+    instead), and the workspace is one allocation site (whose buffer `convert-loop-to-llvm`
+    keeps between calls, taking a larger one when a call needs it).
+
     With `concat_in_place` (the default), a call of a concat kernel (`dlc.concat_axis`) whose
     pieces are runs of its output is not made: each piece becomes a view inside the output's
     bytes, and the output's buffer lives from the first piece's allocation on
@@ -495,6 +669,7 @@ class LoopPlanMemoryPass(ModulePass):
                 function, self.alignment, self.index_bitwidth, self.concat_in_place
             )
             plan_rows(function, self.alignment, self.index_bitwidth)
+            plan_runtime(function, self.alignment, self.index_bitwidth)
             if plan is not None:
                 peaks.append(plan.peak_bytes)
                 if self.workspace_argument:

@@ -50,11 +50,15 @@ func.func @runtime_rows_view(%n: index) {
 
 // -----
 
-// A view with a dynamic dim after the leading one is not what loop-plan-memory makes.
-// CHECK:      'memref.view' op expected a view of static shape (or of runtime rows, with their size), found memref<4x?xf32> with 1 sizes
-func.func @negative_dynamic_view(%n: index) {
-  %c0 = arith.constant 0 : index
-  %ws = loop.alloc global : memref<64xi8>
-  %v = memref.view %ws[%c0][%n] : memref<64xi8> to memref<4x?xf32>
+// A view of runtime sizes in any dims (loop-plan-memory's plan of buffers of runtime size):
+// the same pointer arithmetic; the sizes do not enter it.
+// CHECK-LABEL: func.func @runtime_sizes_view
+// CHECK:         %[[BYTES:.*]] = builtin.unrealized_conversion_cast %{{.*}} : index to i64
+// CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %{{.*}}[%[[BYTES]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT:    %{{.*}} = builtin.unrealized_conversion_cast %[[P]] : !llvm.ptr to memref<?x8x?x?xf32>
+func.func @runtime_sizes_view(%n: index, %h: index, %w: index, %bytes: index, %shift: index) {
+  %ws = loop.alloc global sizes(%bytes) : memref<?xi8>
+  %v = memref.view %ws[%shift][%n, %h, %w] : memref<?xi8> to memref<?x8x?x?xf32>
   func.return
 }
+

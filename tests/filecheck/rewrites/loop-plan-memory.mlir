@@ -246,17 +246,18 @@ func.func private @concat3(memref<1x3x4xf32>, memref<1x3x4xf32>, memref<1x6x4xf3
 
 // Buffers of runtime rows (one size, their leading dim) get a workspace of their own, planned per
 // row: a 16-byte row and an 8-byte row live at the same time, so the rows workspace is
-// %n x 128 bytes (two aligned slots), each buffer a view at %n x its offset per row; a buffer
-// of other rows (%m) and the static buffer are planned as before.
+// %n x 128 bytes (two aligned slots), each buffer a view at %n x its offset per row; the static
+// buffer is planned as before. The rows workspace and the buffer of other rows (%m) are two
+// buffers of runtime size, live together: two slots of the workspace of runtime sizes.
 // CHECK-LABEL: func.func @runtime_rows
 // CHECK:         %[[PEAK:.*]] = arith.constant 128 : index
 // CHECK-NEXT:    %[[BYTES:.*]] = arith.muli %[[N:.*]], %[[PEAK]] : index
-// CHECK-NEXT:    %[[WS:.*]] = loop.alloc global sizes(%[[BYTES]]) : memref<?xi8>
+// CHECK:         %[[RT:.*]] = loop.alloc global sizes(%{{.*}}) : memref<?xi8>
+// CHECK-NEXT:    %[[WS:.*]] = memref.view %[[RT]][%{{.*}}][%[[BYTES]]] : memref<?xi8> to memref<?xi8>
 // CHECK:         %[[A:.*]] = memref.view %[[WS]][%{{.*}}][%[[N]]] : memref<?xi8> to memref<?x4xf32>
 // CHECK:         %[[B:.*]] = memref.view %[[WS]][%{{.*}}][%[[N]]] : memref<?xi8> to memref<?x2xf32>
-// CHECK:         %{{.*}} = loop.alloc global sizes(%{{.*}}) : memref<?x2xf32>
-// CHECK-NOT:     loop.dealloc %[[A]]
-// CHECK-NOT:     loop.dealloc %[[B]]
+// CHECK:         %{{.*}} = memref.view %[[RT]][%{{.*}}][%m] : memref<?xi8> to memref<?x2xf32>
+// CHECK-NOT:     loop.dealloc
 func.func @runtime_rows(%x: memref<?x4xf32>, %out: memref<?x2xf32>, %n: index, %m: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
   %a = loop.alloc global sizes(%n) : memref<?x4xf32>
   %b = loop.alloc global sizes(%n) : memref<?x2xf32>
@@ -270,3 +271,70 @@ func.func @runtime_rows(%x: memref<?x4xf32>, %out: memref<?x2xf32>, %n: index, %
   func.return
 }
 func.func private @use_rows(%x: memref<?x4xf32>, %a: memref<?x4xf32>, %b: memref<?x2xf32>, %c: memref<?x2xf32>, %s: memref<16xf32>)
+
+// -----
+
+// Buffers of runtime sizes (several runtime dims, computed by integer arith from the arguments)
+// share one workspace laid out at each call: slots in a row, each as large as its largest buffer
+// at the call's sizes. %a and %c (the same size) are never live together: one slot, the larger
+// of the two (`arith.maxui`); %b is live with both: a slot after it. The ops computing %b's sizes
+// move before the workspace; each buffer is a view at its slot's offset, its deallocs gone. A
+// buffer whose size a call returns (%d) is left as it is.
+// CHECK-LABEL: func.func @runtime_sizes
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[H2:.*]] = arith.floordivsi %h, %[[TWO]] : index
+// CHECK-NEXT:    %[[W2:.*]] = arith.floordivsi %w, %[[TWO]] : index
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[F_A:.*]] = arith.constant 32 : index
+// CHECK-NEXT:    %[[A0:.*]] = arith.muli %[[F_A]], %n : index
+// CHECK-NEXT:    %[[A1:.*]] = arith.muli %[[A0]], %h : index
+// CHECK-NEXT:    %[[A2:.*]] = arith.muli %[[A1]], %w : index
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.constant 63 : index
+// CHECK-NEXT:    %[[SIXTY_FOUR:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[A3:.*]] = arith.addi %[[A2]], %[[BELOW]] : index
+// CHECK-NEXT:    %[[A4:.*]] = arith.divui %[[A3]], %[[SIXTY_FOUR]] : index
+// CHECK-NEXT:    %[[A:.*]] = arith.muli %[[A4]], %[[SIXTY_FOUR]] : index
+// CHECK-COUNT-8: arith.
+// CHECK-NEXT:    %[[C:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[SLOT0:.*]] = arith.maxui %[[A]], %[[C]] : index
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.addi %[[ZERO]], %[[SLOT0]] : index
+// CHECK-NEXT:    %[[F_B:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[B0:.*]] = arith.muli %[[F_B]], %n : index
+// CHECK-NEXT:    %[[B1:.*]] = arith.muli %[[B0]], %[[H2]] : index
+// CHECK-NEXT:    %[[B2:.*]] = arith.muli %[[B1]], %[[W2]] : index
+// CHECK-NEXT:    %[[BYTES:.*]] = arith.addi %[[OFF_B]], %[[B2]] : index
+// CHECK-NEXT:    %[[WS:.*]] = loop.alloc global sizes(%[[BYTES]]) : memref<?xi8>
+// CHECK-NEXT:    %a = memref.view %[[WS]][%[[ZERO]]][%n, %h, %w] : memref<?xi8> to memref<?x8x?x?xf32>
+// CHECK-NEXT:    func.call @same(%x, %a)
+// CHECK-NEXT:    %b = memref.view %[[WS]][%[[OFF_B]]][%n, %[[H2]], %[[W2]]] : memref<?xi8> to memref<?x16x?x?xf32>
+// CHECK-NEXT:    func.call @down(%a, %b)
+// CHECK-NEXT:    %c = memref.view %[[WS]][%[[ZERO]]][%n, %h, %w] : memref<?xi8> to memref<?x8x?x?xf32>
+// CHECK-NEXT:    func.call @up(%b, %c)
+// CHECK-NEXT:    %k = func.call @count() : () -> index
+// CHECK-NEXT:    %d = loop.alloc global sizes(%k, %k) : memref<?x?xf32>
+// CHECK-NEXT:    func.call @same(%c, %out)
+// CHECK-NEXT:    loop.dealloc %d : memref<?x?xf32>
+// CHECK-NEXT:    func.return
+func.func @runtime_sizes(%x: memref<?x8x?x?xf32>, %out: memref<?x8x?x?xf32>, %n: index, %h: index, %w: index, %on: index, %oh: index, %ow: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %a = loop.alloc global sizes(%n, %h, %w) : memref<?x8x?x?xf32>
+  func.call @same(%x, %a) : (memref<?x8x?x?xf32>, memref<?x8x?x?xf32>) -> ()
+  %c2 = arith.constant 2 : index
+  %h2 = arith.floordivsi %h, %c2 : index
+  %w2 = arith.floordivsi %w, %c2 : index
+  %b = loop.alloc global sizes(%n, %h2, %w2) : memref<?x16x?x?xf32>
+  func.call @down(%a, %b) : (memref<?x8x?x?xf32>, memref<?x16x?x?xf32>) -> ()
+  loop.dealloc %a : memref<?x8x?x?xf32>
+  %c = loop.alloc global sizes(%n, %h, %w) : memref<?x8x?x?xf32>
+  func.call @up(%b, %c) : (memref<?x16x?x?xf32>, memref<?x8x?x?xf32>) -> ()
+  loop.dealloc %b : memref<?x16x?x?xf32>
+  %k = func.call @count() : () -> index
+  %d = loop.alloc global sizes(%k, %k) : memref<?x?xf32>
+  func.call @same(%c, %out) : (memref<?x8x?x?xf32>, memref<?x8x?x?xf32>) -> ()
+  loop.dealloc %c : memref<?x8x?x?xf32>
+  loop.dealloc %d : memref<?x?xf32>
+  func.return
+}
+func.func private @same(memref<?x8x?x?xf32>, memref<?x8x?x?xf32>)
+func.func private @down(memref<?x8x?x?xf32>, memref<?x16x?x?xf32>)
+func.func private @up(memref<?x16x?x?xf32>, memref<?x8x?x?xf32>)
+func.func private @count() -> index
