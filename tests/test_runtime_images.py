@@ -267,6 +267,28 @@ def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxrun
                          + [(2, channels, 9, 8), (1, channels, 1, 1)])
 
 
+@pytest.mark.parametrize(("channels", "group", "strides"), [(48, 8, 1), (48, 24, 2), (32, 16, 1),
+                                                         (32, 4, 1)])
+def test_grouped_convs_over_runtime_sizes_match_onnxruntime(channels: int, group: int,
+                                                            strides: int) -> None:
+    """A grouped 3x3 conv (a bias and a ReLU fused) over runtime planes, `group` channels a
+    group (RegNet's 8; 24 and 16; 4, too few for a vector of its own): the channel kernel
+    takes it with vectors of a group's channels, or of a power of two dividing them, each
+    vector's input read at its group (one value broadcast to its lanes). Widths leave every
+    tail of the row tiles."""
+    weights = {"w": RNG.standard_normal((channels, group, 3, 3)).astype(np.float32) * 0.3,
+               "b": RNG.standard_normal(channels).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=channels // group,
+                              pads=[1, 1, 1, 1], strides=[strides, strides]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    proto = _image_model(nodes, channels, weights)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, channels, 3, w) for w in
+                                             (1, 2, 5, 13, 14, 15, 27, 33)]
+                         + [(2, channels, 9, 8), (1, channels, 1, 1)])
+
+
 def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> None:
     """Its output size is a minimum of two affine sizes (ONNX drops a last window that starts
     in the end padding), which no shape function gives: the model compiles per shape."""

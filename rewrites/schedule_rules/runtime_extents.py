@@ -30,7 +30,12 @@ here the nest keeps its runtime loops and gets what needs no extent:
   transposed; a row of any length then fills the lanes (a row kernel fills 7 of 16 on a
   7-wide row): 3x3 convs over runtime planes 2.0-6.1x -> 1.7-1.85x their static compiles,
   which run them as Winograd convs (`graph-winograd-conv` now rewrites those over runtime
-  planes too, their products this kernel);
+  planes too, their products this kernel); a grouped conv, whose input moves with the output
+  channels only through their group (`x[n, (c // G) * C/groups + rc, ...]`), takes it with
+  vectors of a group's channels (or of a power of two dividing G, `MIN_GROUP_LANES` at least:
+  RegNet's groups of 8 as half an AVX-512 vector), the group taken at the vector's first
+  channel (one input broadcast to its lanes): RegNet-Y-400MF's grouped convs 2.2-6.1x ->
+  0.6-1.9x their static compiles;
 - a reduction whose innermost loop is static and contiguous in every access that moves
   with it, inside a runtime row (a channels-last image's channels: the NHWC convs, depthwise
   and pointwise, of a MobileNet's blocks over runtime planes) is vectorized over those
@@ -167,6 +172,11 @@ input vectors and four weights for 16 FMAs, against a weight vector and 12 broad
 32 channels over 40-320-wide rows), against its static compiles at 1x320, 4x320, 1x640,
 4x640 (2 threads): 2.08, 1.88, 1.85, 1.80 with the channel kernel from one vector, 1.63,
 1.70, 1.18, 1.12 from two."""
+
+MIN_GROUP_LANES = 8
+"""The narrowest vector a channel kernel of a grouped conv takes: a group's channels, when a
+group has fewer than a vector's lanes (RegNet's groups of 8 channels, 8 of AVX-512's 16 f32
+lanes: a 256-bit FMA per step and output), as the static rules' kernel does."""
 
 MIN_PLANE_CHANNEL_STEPS = 256
 """A merged plane (a 1x1 conv's runtime H * W, a row the row kernel's vectors fill) takes the
@@ -795,29 +805,62 @@ def _reduction_steps(nest: Reduction) -> int | None:
 
 
 def _output_channels(nest: Reduction, spatial: list[ForOp], lanes: int
-                     ) -> tuple[ForOp, LoadOp, int] | None:
-    """(the loop, the load, its index) of a static spatial loop `c` outside the runtime row
-    whose iterations are multiples of `lanes`, along which exactly one load of the update
-    moves, by `c` itself in one of its indices and not along its last index (a conv's OIHW
-    weight along its output channels), the other loads not at all (the input, the same for
-    every output channel); None where there is none."""
+                     ) -> tuple[ForOp, LoadOp, int, int, list[arith.DivUIOp]] | None:
+    """(the loop, the load, its index, the vector width, the group divisions) of a static
+    spatial loop `c` outside the runtime row whose iterations are multiples of the vector
+    width, along which exactly one load of the update moves, by `c` itself in one of its
+    indices and not along its last index (a conv's OIHW weight along its output channels), the
+    other loads not at all (the input, the same for every output channel) or only through
+    `c // G` (`arith.divui`, one constant G: a grouped conv's input `x[n, (c // G) * C/groups +
+    rc, ...]`, the same for the channels of a group). The vector width is `lanes`, or the
+    widest power of two dividing G where that is fewer (`MIN_GROUP_LANES` at least), so that
+    a vector's channels share one group; None where there is none."""
     loads = [op for op in nest.update.walk()
              if isinstance(op, LoadOp) and op.memref is not nest.home]
     for loop in spatial[:-1]:
         trip = loop.trip_count()
-        if trip is None or trip % lanes:
+        if trip is None:
             continue
         iv = loop.induction_var
-        moving = [load for load in loads if any(depends_on(i, {iv}) for i in load.indices)]
+        groups = [op for op in nest.update.walk()
+                  if isinstance(op, arith.DivUIOp) and op.lhs is iv]
+        divisors = {constant_value(op.rhs) for op in groups}
+        width = lanes
+        if groups:
+            (group, *others) = divisors
+            if others or group is None or group <= 0:
+                continue
+            while width > group or group % width:
+                width //= 2
+            if width < MIN_GROUP_LANES:
+                continue
+        if trip % width:
+            continue
+        through = frozenset(op.result for op in groups)
+        moving = [load for load in loads
+                  if any(depends_on(i, {iv}, through) for i in load.indices)]
         if len(moving) != 1 or not isinstance(moving[0].memref.type, MemRefType):
             continue
         load = moving[0]
         indices = list(load.indices)
-        dims = [d for d, index in enumerate(indices) if depends_on(index, {iv})]
+        dims = [d for d, index in enumerate(indices) if depends_on(index, {iv}, through)]
         if len(dims) == 1 and indices[dims[0]] is iv and dims[0] != len(indices) - 1 and \
                 load.memref in nest.update.reads:
-            return loop, load, dims[0]
+            return loop, load, dims[0], width, groups
     return None
+
+
+def _channel_candidate(nest: Reduction, spatial: list[ForOp], lanes: int
+                       ) -> tuple[ForOp, LoadOp, int, int, list[arith.DivUIOp]] | None:
+    """`_output_channels` of a reduction over a runtime row with `MIN_CHANNEL_STEPS` steps,
+    at least `MIN_CHANNEL_VECTORS` vectors of them: what `_channel_kernel` takes."""
+    steps = _reduction_steps(nest)
+    if spatial[-1].trip_count() is not None or steps is None or steps < MIN_CHANNEL_STEPS:
+        return None
+    found = _output_channels(nest, spatial, lanes)
+    if found is None or (found[0].trip_count() or 0) < MIN_CHANNEL_VECTORS * found[3]:
+        return None
+    return found
 
 
 def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: CpuConfig,
@@ -839,27 +882,21 @@ def _channel_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: C
     `MIN_PLANE_CHANNEL_STEPS` steps. Returns whether it applied (nothing changed
     otherwise)."""
     row = spatial[-1]
-    steps = _reduction_steps(nest)
-    found = _output_channels(nest, spatial, lanes)
-    if row.trip_count() is not None or steps is None or steps < MIN_CHANNEL_STEPS or \
-            found is None or nest.alloc is None:
+    found = _channel_candidate(nest, spatial, lanes)
+    if found is None or nest.alloc is None or (
+            plane and (_reduction_steps(nest) or 0) < MIN_PLANE_CHANNEL_STEPS):
         return False
-    if (found[0].trip_count() or 0) < MIN_CHANNEL_VECTORS * lanes or (
-            plane and steps < MIN_PLANE_CHANNEL_STEPS):
-        return False
-    channels, weight, dim = found
+    channels, weight, dim, lanes, groups = found
     operand = list(nest.update.reads).index(weight.memref)
     tiles = [0] * len(weight.indices)
     tiles[dim] = lanes
     root = spatial[0]
     try:
         check_pack(nest.update, operand, tiles, None)  # before anything changes
-        if channels.trip_count() == lanes:
-            vector, outer = channels, None
-        else:
-            outer, vector = split(channels, [lanes])
-        band = [outer if loop is channels else loop for loop in spatial if loop is not vector]
-        band = [loop for loop in band if loop is not None]
+        outer, vector = split(channels, [lanes])  # two vectors at least
+        for group in groups:  # the vector's channels share the group of its first
+            group.operands = (outer.induction_var, group.rhs)
+        band = [outer if loop is channels else loop for loop in spatial]
         reorder([*band, vector])
     except ScheduleError:
         spatial[:] = spatial_band(root)

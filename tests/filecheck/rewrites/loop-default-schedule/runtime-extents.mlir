@@ -1003,3 +1003,78 @@ func.func @per_channel_gate(%g: memref<?x1x1x32xf32>, %x: memref<?x?x?x32xf32>, 
   }
   func.return
 }
+
+// -----
+
+// A grouped 3x3 conv over a runtime plane, 8 channels a group (RegNet's): the input is read at
+// the output channel's group, `x[i, (o // 8) * 8 + c, ...]`, the same for the 8 channels of a
+// group. The channel kernel takes it with vectors of a group's 8 channels (half of AVX-512's
+// 16 lanes): the weight packed [48 / 8][8][3][3][8], the group taken at the vector's first
+// channel (`o.0 // 8`: one input broadcast to the 8 lanes), the row in tiles of 12 outputs.
+// CHECK-LABEL: func.func @grouped_conv
+// CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<6x8x3x3x8xf32>
+// CHECK:           loop.for %[[O0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
+// CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x8xf32>
+// CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
+// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:                  loop.for %[[Q1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "q.1" kind unrolled {
+// CHECK:                         loop.for %[[O1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.1" kind vectorized {
+// CHECK:                           %[[G:.*]] = arith.divui %[[O0]], %{{.*}} : index
+// CHECK-NEXT:                      %[[BASE:.*]] = arith.muli %[[G]], %{{.*}} : index
+// CHECK-NEXT:                      %[[IC:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK:                           loop.load %{{.*}}[%{{.*}}, %[[IC]], %{{.*}}, %{{.*}}] : memref<?x48x?x?xf32> -> f32
+// CHECK:                           loop.load %[[PACKED]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O1]]]
+// CHECK:                           loop.store %{{.*}}, %[[ACC]][%[[Q1]], %[[O1]]] : f32 -> memref<12x8xf32>
+// CHECK:                 loop.dealloc %[[ACC]] : memref<12x8xf32>
+// CHECK:               loop.alloc local : memref<8x8xf32>
+func.func @grouped_conv(%x: memref<?x48x?x?xf32>, %k: memref<48x8x3x3xf32>, %out: memref<?x48x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c48 = arith.constant 48 : index
+  %oh = arith.subi %x_d2, %c2 : index
+  %ow = arith.subi %x_d3, %c2 : index
+  loop.for %i = %c0 to %x_d0 step %c1 axis "i" {
+    loop.for %o = %c0 to %c48 step %c1 axis "o" {
+      loop.for %p = %c0 to %oh step %c1 axis "p" {
+        loop.for %q = %c0 to %ow step %c1 axis "q" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv_init" reads() writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %c = %c0 to %c8 step %c1 axis "c" {
+            loop.for %r = %c0 to %c3 step %c1 axis "r" {
+              loop.for %s = %c0 to %c3 step %c1 axis "s" {
+                loop.block "conv" reads(%x, %k : memref<?x48x?x?xf32>, memref<48x8x3x3xf32>) writes(%acc : memref<1xf32>) spatial ["i", "o", "p", "q"] reduction ["c", "r", "s"] {
+                  %eight = arith.constant 8 : index
+                  %g = arith.divui %o, %eight : index
+                  %base = arith.muli %g, %eight : index
+                  %ic = arith.addi %base, %c : index
+                  %a = arith.addi %p, %r : index
+                  %e = arith.addi %q, %s : index
+                  %v = loop.load %x[%i, %ic, %a, %e] : memref<?x48x?x?xf32> -> f32
+                  %u = loop.load %k[%o, %c, %r, %s] : memref<48x8x3x3xf32> -> f32
+                  %m = arith.mulf %v, %u : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %0 = arith.addf %acc_1, %m : f32
+                  loop.store %0, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "store" reads(%acc : memref<1xf32>) writes(%out : memref<?x48x?x?xf32>) spatial ["i", "o", "p", "q"] {
+            %v_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            loop.store %v_1, %out[%i, %o, %p, %q] : f32 -> memref<?x48x?x?xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
