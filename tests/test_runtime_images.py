@@ -10,8 +10,10 @@ import numpy as np
 import onnx
 import pytest
 from dlc.dialects import make_context
+from dlc.dialects.graph.interpreter import run_function
 from dlc.driver.specialize import SpecializingExecutable
 from dlc.frontends.onnx import DynamicInputError, import_onnx
+from dlc.frontends.onnx.batch_shape import Symbol, symbolic_reshape_target
 from dlc.rewrites.graph_convert_layout import GraphConvertLayoutPass
 from dlc.runtime.executable import Executable, ExecutableError
 from hypothesis import given, settings
@@ -287,6 +289,99 @@ def test_grouped_convs_over_runtime_sizes_match_onnxruntime(channels: int, group
     _matches_onnxruntime(executable, proto, [(1, channels, 3, w) for w in
                                              (1, 2, 5, 13, 14, 15, 27, 33)]
                          + [(2, channels, 9, 8), (1, channels, 1, 1)])
+
+
+def _shuffle_unit(channels: int) -> onnx.ModelProto:
+    """A ShuffleNet-v2 unit as PyTorch exports it with dynamic batch, height and width: a
+    chunk of the channels (Split), a conv branch, a concat, a channel shuffle whose targets
+    come from `Shape` of the feature map (`x.view(n, 2, c // 2, h, w)`, transposed,
+    `x.view(n, -1, h, w)`), then a mean over the plane (`x.mean([2, 3])`)."""
+    half = channels // 2
+    ints = {name: np.array(value, np.int64) for name, value in (
+        ("i0", 0), ("i2", 2), ("i3", 3), ("axis0", [0]), ("groups", [2]), ("per", [half]),
+        ("rest", [-1]), ("halves", [half, half]))}
+    weights = {"w": RNG.standard_normal((half, half, 3, 3)).astype(np.float32) * 0.3, **ints}
+    nodes = [helper.make_node("Split", ["x", "halves"], ["a", "b"], axis=1),
+             helper.make_node("Conv", ["b", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Concat", ["a", "r"], ["cat"], axis=1),
+             helper.make_node("Shape", ["cat"], ["s"])]
+    for name, index in (("n", "i0"), ("h", "i2"), ("w_", "i3")):
+        nodes += [helper.make_node("Gather", ["s", index], [name], axis=0),
+                  helper.make_node("Unsqueeze", [name, "axis0"], [f"{name}1"])]
+    nodes += [helper.make_node("Concat", ["n1", "groups", "per", "h1", "w_1"], ["t1"], axis=0),
+              helper.make_node("Reshape", ["cat", "t1"], ["v1"]),
+              helper.make_node("Transpose", ["v1"], ["tr"], perm=[0, 2, 1, 3, 4]),
+              helper.make_node("Concat", ["n1", "rest", "h1", "w_1"], ["t2"], axis=0),
+              helper.make_node("Reshape", ["tr", "t2"], ["shuffled"]),
+              helper.make_node("ReduceMean", ["shuffled"], ["y"], axes=[2, 3], keepdims=0)]
+    return _image_model(nodes, channels, weights)
+
+
+def test_a_channel_shuffle_over_runtime_sizes_compiles_once_and_matches_onnxruntime() -> None:
+    """`Shape` of a feature map over a runtime plane folds at import time into symbols of its
+    runtime dims, carried through the split, conv and concat; the Reshapes that keep each of
+    them (the channel shuffle) and the chunk along the static channels are shape-polymorphic,
+    and the mean over the plane is a global pool: the unit compiles once (no specialization)
+    and matches ONNX Runtime at every size, as the graph interpreter does."""
+    proto = _shuffle_unit(8)
+    module = import_onnx(proto, dynamic_shapes=True)
+    main = next(iter(module.ops))
+    assert str(main.function_type.outputs.data[0]) == "tensor<?x8xf32>"
+    assert str(module).count("graph.reshape") == 3  # two shuffles, the pool's unit dims
+    x = RNG.standard_normal((2, 8, 5, 3)).astype(np.float32)
+    (want,) = _session(proto).run(None, {"x": x})  # type: ignore[attr-defined]
+    (got,) = run_function(main, [x])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 8, 7, 5), (3, 8, 16, 1), (1, 8, 1, 1)])
+
+
+def test_a_reshape_merging_runtime_dims_falls_back_naming_the_node() -> None:
+    """`x.view(n, c, -1)` over a runtime plane merges its height and width, which would
+    need their product at run time: the importer names the node and the model compiles per
+    shape."""
+    ints = {"i0": np.array(0, np.int64), "axis0": np.array([0], np.int64),
+            "rest": np.array([3, -1], np.int64)}
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "rest"], ["t"], axis=0),
+             helper.make_node("Reshape", ["x", "t"], ["y"])]
+    proto = _image_model(nodes, 3, ints)
+    with pytest.raises(DynamicInputError, match=r"node producing 'y' \(Reshape, opset 17\) "
+                                                r"reshapes 'x' \(tensor<\?x3x\?x\?xf32>\) to "
+                                                r"\[N, 3, -1\], which does not keep each of its "
+                                                r"runtime dims"):
+        import_onnx(proto, dynamic_shapes=True)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 4, 5)])
+
+
+N_, H_, W_ = Symbol("N"), Symbol("H"), Symbol("W")
+
+
+@pytest.mark.parametrize(("shape", "target", "allow_zero", "expected"), [
+    ((-1, 8, -1, -1), [N_, 2, 4, H_, W_], False, [-1, 2, 4, -1, -1]),  # a split channel
+    ((-1, 4, 2, -1, -1), [N_, -1, H_, W_], False, [-1, 8, -1, -1]),  # merged, inferred
+    ((-1, 8, -1, -1), [0, 0, 0, 0], False, [-1, 8, -1, -1]),  # every dim copied
+    ((-1, 8, -1, -1), [N_, 8, W_, H_], False, None),  # runtime dims swapped
+    ((-1, 8, -1, -1), [N_, 8, -1], False, None),  # height and width merged
+    ((-1, 8, -1, -1), [N_, 4, H_, W_], False, None),  # elements lost
+    ((-1, 8, -1, -1), [N_, 0, H_, W_], True, None),  # an empty dim (allowzero)
+])
+def test_a_symbolic_reshape_target_keeps_each_runtime_dim(
+        shape: tuple[int, ...], target: list[object], allow_zero: bool,
+        expected: list[int] | None) -> None:
+    symbols: list[Symbol | None] = []
+    runtime = iter([N_, H_, W_])
+    for dim in shape:
+        symbols.append(next(runtime) if dim < 0 else None)
+    if len(shape) == 5:  # (N, 4, 2, H, W)
+        symbols = [N_, None, None, H_, W_]
+    assert symbolic_reshape_target(list(shape), symbols, target, allow_zero) == expected
 
 
 def test_a_ceil_mode_window_whose_last_may_start_in_the_padding_falls_back() -> None:

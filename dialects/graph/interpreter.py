@@ -59,6 +59,7 @@ from dlc.dialects.graph.ops import (
     TransposeOp,
     YieldOp,
     elements_to_array,
+    window_output_size,
 )
 from dlc.dialects.graph.ops_control import IfOp, LoopOp
 from dlc.dialects.graph.winograd import conv_rows
@@ -403,10 +404,23 @@ def _from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
     return np.transpose(x, ["NCHW".index(axis) for axis in layout])
 
 
-def _nchw_shape(op: Conv2DOp | MaxPool2DOp | AvgPool2DOp) -> tuple[int, ...]:
-    """The op's result shape in NCHW order."""
+def _nchw_shape(op: Conv2DOp | MaxPool2DOp | AvgPool2DOp, x: np.ndarray,
+                kernel: Sequence[int]) -> tuple[int, ...]:
+    """The op's result shape in NCHW order, its runtime dims (`?`) sized from the NCHW input
+    `x` (`window_output_size`)."""
     shape = cast(TensorType, op.result.type).get_shape()
-    return tuple(shape[op.layout_value().index(axis)] for axis in "NCHW")
+    nchw = [shape[op.layout_value().index(axis)] for axis in "NCHW"]
+    padding, strides = op.padding_tuple(), op.strides_tuple()
+    dilation = op.dilation_tuple() if isinstance(op, Conv2DOp | MaxPool2DOp) else (1, 1)
+    ceil_mode = op.ceil_mode_value() if isinstance(op, MaxPool2DOp | AvgPool2DOp) else False
+    for axis in range(2):
+        if nchw[2 + axis] < 0:
+            nchw[2 + axis] = window_output_size(
+                x.shape[2 + axis], kernel[axis], strides[axis], padding[axis],
+                padding[axis + 2], dilation[axis], ceil_mode)
+    if nchw[0] < 0:
+        nchw[0] = x.shape[0]
+    return tuple(nchw)
 
 
 def _windows(
@@ -434,8 +448,8 @@ def _conv2d(op: Conv2DOp, args: list[np.ndarray]) -> np.ndarray:
     x = _to_nchw(args[0], op.layout_value())
     w = np.transpose(args[1], [op.kernel_layout_value().index(axis) for axis in "OIHW"])
     groups = op.groups_value()
-    out = _nchw_shape(op)
     kernel = w.shape[2:]
+    out = _nchw_shape(op, x, kernel)
     windows = _windows(
         _pad_hw(x, op.padding_tuple(), 0), kernel, op.strides_tuple(), op.dilation_tuple(),
         out[2:],
@@ -461,8 +475,8 @@ def _conv2d_winograd(op: Conv2DWinogradOp, args: list[np.ndarray]) -> np.ndarray
 
 def _pool_geometry(op: MaxPool2DOp | AvgPool2DOp, x: np.ndarray) -> tuple[list[int], list[int]]:
     """(output H, W; extra end padding so that ceil-mode windows stay inside the array)."""
-    out = list(_nchw_shape(op)[2:])
     kernel, strides = op.kernel_tuple(), op.strides_tuple()
+    out = list(_nchw_shape(op, x, kernel)[2:])
     dilation = op.dilation_tuple() if isinstance(op, MaxPool2DOp) else (1, 1)
     padding = op.padding_tuple()
     extra = []
@@ -557,7 +571,12 @@ def _reduce(op: ReduceOp, args: list[np.ndarray]) -> np.ndarray:
 
 @implements(ReshapeOp, FlattenOp)
 def _reshape(op: ReshapeOp | FlattenOp, args: list[np.ndarray]) -> np.ndarray:
-    shape = cast(TensorType, op.result.type).get_shape()
+    shape = list(cast(TensorType, op.result.type).get_shape())
+    dynamic = [dim for dim, declared in zip(args[0].shape, cast(
+        TensorType, op.x.type).get_shape(), strict=True) if declared < 0]
+    if len(dynamic) > 1:  # each `?` keeps one of the operand's, in order
+        sizes = iter(dynamic)
+        shape = [next(sizes) if dim < 0 else dim for dim in shape]
     return args[0].reshape([-1 if dim < 0 else dim for dim in shape])  # `?`: the batch
 
 

@@ -1791,6 +1791,33 @@ class ReduceOp(GraphOp):
 # ---------------------------------------------------------------------------------------------
 
 
+def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int]
+                             ) -> list[tuple[list[int], list[int]]] | None:
+    """The axes of a reshape from `in_shape` to `out_shape` (dynamic dims negative in both) in
+    segments holding the same elements, in order: each dynamic dim of one paired with the
+    dynamic dim of the other at the same rank among them, the static dims between two dynamic
+    dims (or before the first, after the last) a segment of equal products. None when the
+    shapes do not pair that way (another count of dynamic dims, unequal products)."""
+    ins = [axis for axis, dim in enumerate(in_shape) if dim < 0]
+    outs = [axis for axis, dim in enumerate(out_shape) if dim < 0]
+    if len(ins) != len(outs):
+        return None
+    segments: list[tuple[list[int], list[int]]] = []
+    in_start = out_start = 0
+    for in_axis, out_axis in [*zip(ins, outs, strict=True), (len(in_shape), len(out_shape))]:
+        static_in = list(range(in_start, in_axis))
+        static_out = list(range(out_start, out_axis))
+        if math.prod(in_shape[a] for a in static_in) != math.prod(
+                out_shape[a] for a in static_out):
+            return None
+        if static_in or static_out:
+            segments.append((static_in, static_out))
+        if in_axis < len(in_shape):
+            segments.append(([in_axis], [out_axis]))
+        in_start, out_start = in_axis + 1, out_axis + 1
+    return segments
+
+
 @with_fusion_kind(FusionKind.INJECTIVE)
 @irdl_op_definition
 class ReshapeOp(GraphOp):
@@ -1799,7 +1826,12 @@ class ReshapeOp(GraphOp):
     Semantics: `shape` holds the result dims; at most one may be -1, which is inferred from the
     element count. The element counts must match. An operand with a dynamic leading dim (the
     batch) keeps it: `shape` then starts with -1, the batch, and its other dims hold as many
-    elements as one row of the operand (`?x32x5x5` to `shape = [-1, 800]` is `?x800`).
+    elements as one row of the operand (`?x32x5x5` to `shape = [-1, 800]` is `?x800`). An
+    operand with other dynamic dims (a runtime height and width) keeps each of them: `shape`
+    has one -1 per dynamic dim of the operand, in the same order, each that dim, and the
+    static dims between two of them regroup static dims of the operand between the same two
+    (`dynamic_reshape_segments`: a channel shuffle's `?x116x?x?` to `shape = [-1, 2, 58, -1,
+    -1]` is `?x2x58x?x?`).
 
     Example:
         %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
@@ -1808,6 +1840,7 @@ class ReshapeOp(GraphOp):
     name = "graph.reshape"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1826,7 +1859,15 @@ class ReshapeOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
         """The input element type with `shape` (its -1 resolved)."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
+        if any(dim < 0 for dim in x_type.get_shape()[1:]):
+            if dynamic_reshape_segments(x_type.get_shape(), shape) is None:
+                raise op_error(
+                    cls.name,
+                    f"expected 'shape' {list(shape)} to keep each dynamic dim of {x} (a -1 "
+                    "for each, in order) and to regroup only the static dims between them")
+            return TensorType(x_type.get_element_type(),
+                              [DYNAMIC_INDEX if dim < 0 else dim for dim in shape])
         if any(dim < -1 for dim in shape) or list(shape).count(-1) > 1:
             raise op_error(
                 cls.name,

@@ -314,7 +314,9 @@ class SliceOp(GraphOp):
 
     Semantics: one `starts`, `sizes` and `steps` value per axis; along axis `a` the result has
     `sizes[a]` elements, element `j` being `x[starts[a] + j * steps[a]]`. Steps are non-zero
-    (negative ones walk backwards) and every element read must lie inside `x`.
+    (negative ones walk backwards) and every element read must lie inside `x`. A dynamic axis
+    of `x` (a batch, a runtime height) is taken whole: start 0, size -1 (dynamic), step 1;
+    the static ones are sliced (a chunk of a feature map's channels over a runtime plane).
 
     Example:
         %r = graph.slice %x
@@ -325,6 +327,7 @@ class SliceOp(GraphOp):
     name = "graph.slice"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -349,23 +352,22 @@ class SliceOp(GraphOp):
     def infer_type(cls, x: Attribute, starts: Sequence[int], sizes: Sequence[int],
                    steps: Sequence[int]) -> TensorType:
         """`sizes`, of x's element type; every element read must be inside x. A dynamic
-        batch is taken whole: start 0, step 1 and a dynamic (negative) size on axis 0."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        dim is taken whole: start 0, step 1 and a dynamic (negative) size."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         shape = x_type.get_shape()
         for attr_name, values in (("starts", starts), ("sizes", sizes), ("steps", steps)):
             _require_count(cls.name, attr_name, values, len(shape))
-        first = 0
-        if shape and shape[0] < 0:
-            if starts[0] != 0 or sizes[0] >= 0 or steps[0] != 1:
-                raise op_error(cls.name, f"expected the dynamic batch of {x} taken whole (start "
-                                         f"0, a dynamic size, step 1), found start {starts[0]}, "
-                                         f"size {sizes[0]}, step {steps[0]}")
-            first = 1
-        _require_non_negative(cls.name, "sizes", sizes[first:])
         for axis, (dim, start, size, step) in enumerate(
                 zip(shape, starts, sizes, steps, strict=True)):
-            if axis < first:
+            if dim < 0:
+                if start != 0 or size >= 0 or step != 1:
+                    raise op_error(cls.name, f"expected dynamic dim {axis} of {x} taken whole "
+                                             f"(start 0, a dynamic size, step 1), found start "
+                                             f"{start}, size {size}, step {step}")
                 continue
+            if size < 0:
+                raise op_error(cls.name, f"expected 'sizes' >= 0 along static dims, found "
+                                         f"{list(sizes)}")
             if step == 0:
                 raise op_error(cls.name, f"expected non-zero 'steps', found {list(steps)}")
             last = start + (size - 1) * step
@@ -373,8 +375,8 @@ class SliceOp(GraphOp):
                 raise op_error(cls.name, f"expected axis {axis} to read inside [0, {dim}), "
                                          f"found elements {start} to {last}")
         return TensorType(x_type.get_element_type(),
-                          [DYNAMIC_INDEX if axis < first else size
-                           for axis, size in enumerate(sizes)])
+                          [DYNAMIC_INDEX if dim < 0 else size
+                           for dim, size in zip(shape, sizes, strict=True)])
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.x.type, _ints(self.starts), _ints(self.sizes),

@@ -1,5 +1,5 @@
-"""The shape of a dynamic batch at import time: `Shape` of a batched value, moved into a
-`Reshape` target.
+"""Runtime sizes at import time: `Shape` of a value with a dynamic batch or runtime dims, moved
+into a `Reshape` target.
 
 Exporters write `x.view(x.size(0), ...)` as `Shape -> Gather -> Unsqueeze -> Concat -> Reshape`.
 With a dynamic batch (`import_onnx(dynamic_batch=True)`) the importer folds such a chain as it
@@ -13,25 +13,40 @@ starts with `BATCH` keeps the batch (`reshape_target`: the converters' leading -
 broadcast to the batch). Any other use of `BATCH` (arithmetic on it, a shape that moves it off
 the leading axis) is not per row: the importer raises `DynamicInputError`, and the driver falls
 back to shapes per call (TVM Relax's symbolic shapes do this arithmetic; dlc does not).
+
+With runtime dims (`import_onnx(dynamic_shapes=True)`) the same folding runs with one `Symbol`
+per runtime dim: those of the inputs' `dim_param`s, carried from each node's operands to the
+dims of its results that equal them (`carry_symbols`: elementwise ops, transposes, slices,
+concats, reshapes that keep them, a conv's batch), a fresh one for any other. A `Reshape`
+whose target holds the operand's symbols in order, static dims regrouped between them (a
+channel shuffle's `x.view(n, g, c // g, h, w)`), keeps each runtime dim
+(`symbolic_reshape_target`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from dlc.dialects.graph.ops import dynamic_reshape_segments
 
 
-class _Batch:
-    """The dynamic batch's size as an element of a shape array. It has no arithmetic: NumPy
-    raises TypeError on `BATCH * 2`, which the importer turns into a fallback."""
+class Symbol:
+    """A size known only at run time as an element of a shape array: the dynamic batch
+    (`BATCH`), or a runtime dim of a value (`import_onnx(dynamic_shapes=True)`: one symbol per
+    dim of the model's inputs' `dim_param`s, carried to the dims that equal them). Symbols are
+    equal only to themselves. They have no arithmetic: NumPy raises TypeError on `BATCH * 2`,
+    which the importer turns into a fallback."""
 
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "BATCH"
+        return self.name
 
 
-BATCH = _Batch()
-"""The one symbolic element."""
+BATCH = Symbol("BATCH")
+"""The dynamic batch's size (`import_onnx(dynamic_batch=True)`)."""
 
 MOVING_OPS = frozenset({"Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Identity", "Cast",
                         "Reshape", "Shape", "Equal", "Where"})
@@ -51,7 +66,7 @@ def symbolic_shape(shape: tuple[int, ...], start: int = 0, end: int | None = Non
 
 
 def as_shape_array(elements: object) -> np.ndarray:
-    """`elements` as an int64 array when none is `BATCH`, else as an object array."""
+    """`elements` as an int64 array when none is a `Symbol`, else as an object array."""
     array = np.array(elements, dtype=object)
     if not has_batch(array):
         return array.astype(np.int64)
@@ -59,9 +74,9 @@ def as_shape_array(elements: object) -> np.ndarray:
 
 
 def has_batch(array: np.ndarray | None) -> bool:
-    """Whether `array` is a shape array holding `BATCH`."""
+    """Whether `array` is a shape array holding a `Symbol` (`BATCH`, or a runtime dim)."""
     return array is not None and array.dtype == object and any(
-        element is BATCH for element in array.reshape(-1))
+        isinstance(element, Symbol) for element in array.reshape(-1))
 
 
 def fold_symbolic(op_type: str, arrays: list[np.ndarray | None], attrs: dict[str, object]
@@ -119,18 +134,18 @@ def _reshaped(op_type: str, data: np.ndarray, arrays: list[np.ndarray | None],
 
 
 def _equal(arrays: list[np.ndarray | None]) -> np.ndarray | None:
-    """Equal of two shape arrays, elementwise, when every comparison is known: `BATCH` equals
-    itself and is never below 1 (a batch size), so it differs from -1 and 0; against another
-    positive size it is unknown (None)."""
+    """Equal of two shape arrays, elementwise, when every comparison is known: a `Symbol`
+    equals itself and is never below 1 (a size), so it differs from -1 and 0; against another
+    positive size or another symbol it is unknown (None)."""
     if len(arrays) != 2 or arrays[0] is None or arrays[1] is None:
         return None
     lhs, rhs = np.broadcast_arrays(arrays[0].astype(object), arrays[1].astype(object))
 
     def equal(a: object, b: object) -> bool | None:
-        if a is BATCH and b is BATCH:
-            return True
-        if a is BATCH or b is BATCH:
-            other = b if a is BATCH else a
+        if isinstance(a, Symbol) and isinstance(b, Symbol):
+            return True if a is b else None
+        if isinstance(a, Symbol) or isinstance(b, Symbol):
+            other = b if isinstance(a, Symbol) else a
             return False if int(other) < 1 else None  # type: ignore[call-overload]
         return bool(a == b)
 
@@ -175,3 +190,98 @@ def reshape_target(target: np.ndarray) -> np.ndarray | None:
     if not elements or elements[0] is not BATCH or any(e is BATCH for e in elements[1:]):
         return None
     return np.array([-1, *(int(e) for e in elements[1:])], dtype=np.int64)  # type: ignore[call-overload]
+
+
+def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
+                            target: list[object], allow_zero: bool) -> list[int] | None:
+    """The shape of `graph.reshape` of a value of `shape` (runtime dims negative, `symbols`
+    theirs) to the ONNX Reshape target `target` (ints and symbols): -1 for each runtime dim,
+    kept (`dynamic_reshape_segments`), static dims elsewhere, a 0 copying the operand's dim
+    (unless `allow_zero`), one -1 inferred within its static segment. None when the target
+    does not keep every runtime dim in order (a symbol of another dim, a merge of runtime
+    dims: the sizes would need arithmetic)."""
+    elements: list[object] = [
+        (symbols[axis] if shape[axis] < 0 else shape[axis])
+        if isinstance(element, (int, np.integer)) and element == 0 and not allow_zero
+        and axis < len(shape) else element
+        for axis, element in enumerate(target)]
+    kept = [symbol for symbol, dim in zip(symbols, shape, strict=True) if dim < 0]
+    if [e for e in elements if isinstance(e, Symbol)] != kept or any(
+            k is None for k in kept) or len({id(k) for k in kept}) != len(kept):
+        return None
+    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
+    infer = [axis for axis, e in enumerate(elements) if not isinstance(e, Symbol) and e == -1]
+    if len(infer) > 1 or any(d < -1 for d in result):
+        return None
+    if infer:
+        # the static segment holding the -1: between the runtime dims around it
+        out_bounds = [axis for axis, e in enumerate(elements) if isinstance(e, Symbol)]
+        in_bounds = [axis for axis, dim in enumerate(shape) if dim < 0]
+        rank = sum(1 for axis in out_bounds if axis < infer[0])
+        in_lo = in_bounds[rank - 1] + 1 if rank else 0
+        in_hi = in_bounds[rank] if rank < len(in_bounds) else len(shape)
+        out_lo = out_bounds[rank - 1] + 1 if rank else 0
+        out_hi = out_bounds[rank] if rank < len(out_bounds) else len(result)
+        whole = int(np.prod(shape[in_lo:in_hi], dtype=np.int64))
+        known = int(np.prod([d for a, d in enumerate(result[out_lo:out_hi], out_lo)
+                             if a != infer[0]], dtype=np.int64))
+        if known <= 0 or whole % known:
+            return None
+        result[infer[0]] = whole // known
+    return result if dynamic_reshape_segments(shape, result) is not None else None
+
+
+SAME_DIMS_OPS = frozenset({
+    "Abs", "Add", "Ceil", "Clip", "Div", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
+    "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
+    "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout", "Gelu", "Mean",
+    "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
+    "BatchNormalization", "Softmax", "LogSoftmax",
+})
+"""The ops whose result's runtime dims are their operands' (broadcast, right-aligned)."""
+
+BATCH_ONLY_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                            "GlobalMaxPool", "Resize", "Upsample"})
+"""The ops whose result keeps only its operand's leading dim (the batch)."""
+
+
+def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
+                  shapes: dict[str, tuple[int, ...]]) -> None:
+    """Records in `symbols` the symbols of the runtime dims of `node`'s results that equal
+    runtime dims of its operands (`shapes`: the types' shapes of both, by name): see
+    `SAME_DIMS_OPS`, `BATCH_ONLY_OPS`, and Transpose, Slice, Split, Concat, Reshape. A dim no
+    rule gives gets a fresh symbol when it is first asked for."""
+    import onnx
+
+    assert isinstance(node, onnx.NodeProto)
+    inputs = [name for name in node.input if name in shapes]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    for out in (name for name in node.output if name in shapes):
+        shape = shapes[out]
+        if all(d >= 0 for d in shape) or not inputs:
+            continue
+        first = symbols.get(inputs[0])
+        carried: list[Symbol | None] = [None] * len(shape)
+        if node.op_type in SAME_DIMS_OPS:
+            for axis in range(len(shape)):
+                for name in inputs:
+                    known, rank = symbols.get(name), len(shapes[name])
+                    at = axis - (len(shape) - rank)
+                    if known is not None and at >= 0 and known[at] is not None:
+                        carried[axis] = known[at]
+                        break
+        elif first is None:
+            continue
+        elif node.op_type == "Transpose":
+            perm = list(attrs.get("perm", reversed(range(len(shape)))))
+            carried = [first[axis] for axis in perm]
+        elif node.op_type in ("Slice", "Split", "Concat") and len(first) == len(shape):
+            carried = [symbol if dim < 0 else None for symbol, dim in zip(first, shape,
+                                                                          strict=True)]
+        elif node.op_type == "Reshape":
+            kept = iter([symbol for symbol in first if symbol is not None])
+            carried = [next(kept, None) if dim < 0 else None for dim in shape]
+        elif node.op_type in BATCH_ONLY_OPS and shape and shape[0] < 0:
+            carried[0] = first[0]
+        if any(symbol is not None for symbol in carried):
+            symbols[out] = tuple(carried)

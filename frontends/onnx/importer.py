@@ -29,8 +29,12 @@ from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extent
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.batch_shape import (
     MOVING_OPS,
+    Symbol,
+    as_shape_array,
+    carry_symbols,
     fold_symbolic,
     has_batch,
+    symbolic_reshape_target,
     symbolic_shape,
 )
 from dlc.frontends.onnx.batch_shape import reshape_target as batch_reshape_target
@@ -81,6 +85,7 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout",
     # windows over the inner axes, per batch row
     "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
+    "ReduceMean",  # over the height and width: a global average pool
     # the batch in the rows (M), the weights static
     "Gemm", "MatMul",
     # layout ops that keep axis 0 (their graph ops verify that they do)
@@ -90,7 +95,7 @@ BATCH_POLYMORPHIC_OPS = frozenset({
     # over other axes than the batch (the graph ops refuse axis 0 of a dynamic batch)
     "ArgMax", "Gather", "GlobalMaxPool", "InstanceNormalization", "LayerNormalization",
     "LogSoftmax", "Pad", "Slice", "Split", "ReduceL1", "ReduceL2", "ReduceLogSum",
-    "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+    "ReduceLogSumExp", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum",
     "ReduceSumSquare",
     # decomposed into the ops above
     "ConvTranspose", "Gelu", "Mean", "PRelu", "Sum",
@@ -117,10 +122,12 @@ SHAPE_POLYMORPHIC_OPS = frozenset({
     "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
     # sliding windows, global pools and per-channel maps over runtime heights and widths
     "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
+    "ReduceMean",  # over the height and width: a global average pool
     # along a static axis, or by constant scales
     "Concat", "Resize", "Upsample",
-    # data movement over any dims
-    "Transpose",
+    # data movement over any dims; slices and splits of static axes; reshapes keeping each
+    # runtime dim (their Shape folded at import time)
+    "Transpose", "Slice", "Split", "Reshape",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute
@@ -262,6 +269,8 @@ class _FunctionScope:
         self.block = block
         self.importer = importer
         self.entries: dict[str, _Entry] = {}
+        self.symbols: dict[str, tuple[Symbol | None, ...]] = {}
+        """The `Symbol` of each runtime dim of a value (`dynamic_shapes`), where known."""
         self.dropped_outputs: dict[str, str] = {}
         self.inserted: list[Operation] = []
 
@@ -378,6 +387,8 @@ class _Importer:
         self.dynamic_shapes = dynamic_shapes
         self.input_symbols: dict[str, tuple[str, ...]] = {}
         """The `dim_param` of each dynamic dim of each input kept as `?` (`dynamic_shapes`)."""
+        self.dim_symbols: dict[str, Symbol] = {}
+        """The `Symbol` of each `dim_param` kept (`dynamic_shapes`)."""
         self.batch_symbol: str | None = None
         """The `dim_param` of the dynamic leading dims kept as `?` (`dynamic_batch`)."""
         self.serialized = serialized
@@ -478,6 +489,10 @@ class _Importer:
             arg.name_hint = ssa_name(value_info.name)
             self.arg_names.append(value_info.name)
             self.scope.entries[value_info.name] = _Entry(ty, UnknownLoc(), ssa=arg)
+            if value_info.name in self.input_symbols:  # inputs sharing a dim_param share it
+                self.scope.symbols[value_info.name] = tuple(
+                    self.dim_symbols.setdefault(param, Symbol(param)) if param else None
+                    for param in self.input_symbols[value_info.name])
 
     def _first_user(self, name: str) -> str:
         for node in self.graph.node:
@@ -602,6 +617,11 @@ class _Importer:
         if batched is not None:
             self._check_batch_polymorphic(node, scope, batched, opset)
         elif self.dynamic_shapes:
+            folded = self._fold_runtime_shape(node, scope, opset)
+            if folded is not None:
+                self._record(scope, node, [folded])
+                return
+            node = self._with_runtime_target(node, scope, opset)
             batched = self._dynamic_input(scope, given)
             allowed = SHAPE_POLYMORPHIC_OPS if batched is None or self._dynamic_input(
                 scope, given, after_leading=True) else SHAPE_POLYMORPHIC_OPS | BATCH_POLYMORPHIC_OPS
@@ -628,6 +648,11 @@ class _Importer:
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
         self._record(scope, node, outputs)
+        if self.dynamic_shapes:
+            carry_symbols(node, scope.symbols, {
+                name: scope.entry(name).type.get_shape() for name in (*given, *node.output)
+                if name and name in scope.entries and isinstance(scope.entry(name).type,
+                                                                 TensorType)})
 
     def _fold_batch_shape(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                           ) -> np.ndarray | None:
@@ -658,6 +683,82 @@ class _Importer:
         if folded is None:
             raise self._uses_the_batch(node, scope, symbolic[0], opset)
         return folded
+
+    def _runtime_dims(self, scope: _FunctionScope, name: str) -> tuple[Symbol | None, ...]:
+        """The symbols of the runtime dims of `name` (a fresh one for each not known)."""
+        shape = scope.entry(name).type.get_shape()
+        known = scope.symbols.get(name)
+        if known is None or len(known) != len(shape):
+            known = (None,) * len(shape)
+        dims = tuple(symbol if symbol is not None or dim >= 0 else Symbol(f"{name}[{axis}]")
+                     for axis, (dim, symbol) in enumerate(zip(shape, known, strict=True)))
+        scope.symbols[name] = dims
+        return dims
+
+    def _fold_runtime_shape(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                            ) -> np.ndarray | None:
+        """`node` folded at import time on runtime sizes (`dynamic_shapes`): a Shape of a
+        value with runtime dims (their `Symbol`s), or an op moving the elements of a shape
+        array holding symbols (`fold_symbolic`); None for any other node. A node computing
+        with a symbol is a `DynamicInputError`."""
+        if node.op_type == "Shape" and node.input and node.input[0]:
+            type = scope.entry(node.input[0]).type
+            if isinstance(type, TensorType) and any(d < 0 for d in type.get_shape()):
+                attrs = _attributes(node)
+                end = attrs.get("end")
+                elements = [symbol if symbol is not None else dim for dim, symbol in zip(
+                    type.get_shape(), self._runtime_dims(scope, node.input[0]), strict=True)]
+                return as_shape_array(elements[slice(int(attrs.get("start", 0)),
+                                                     None if end is None else int(end))])
+        symbolic = [name for name in node.input if name and has_batch(scope.array(name))]
+        if not symbolic or (node.op_type == "Reshape" and symbolic == node.input[1:2]):
+            return None
+        folded = None
+        if node.op_type in MOVING_OPS:
+            arrays = [scope.array(name) if name else None for name in node.input]
+            if all(array is not None for name, array in zip(node.input, arrays, strict=True)
+                   if name):
+                try:
+                    folded = fold_symbolic(node.op_type, arrays, _attributes(node))
+                except (TypeError, ValueError, IndexError):
+                    folded = None
+        if folded is None:
+            raise DynamicInputError(
+                f"{describe_node(node, opset)} computes with '{symbolic[0]}' "
+                f"({scope.array(symbolic[0]).tolist()}), which holds runtime sizes (only "  # type: ignore[union-attr]
+                "moved into a Reshape's target, each kept, are they taken): compile it for "
+                "static shapes", symbolic[0])
+        return folded
+
+    def _with_runtime_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                             ) -> onnx.NodeProto:
+        """A Reshape of a value with runtime dims other than its leading one, as a copy whose
+        target is `graph.reshape`'s shape (`symbolic_reshape_target`: -1 for each runtime
+        dim, kept); other nodes as they are. A target that does not keep the runtime dims is
+        a `DynamicInputError`."""
+        if node.op_type != "Reshape" or len(node.input) < 2 or not node.input[1]:
+            return node
+        type = scope.entry(node.input[0]).type
+        if not isinstance(type, TensorType) or all(d >= 0 for d in type.get_shape()[1:]):
+            return node
+        target = scope.array(node.input[1])
+        resolved = None if target is None else symbolic_reshape_target(
+            list(type.get_shape()), list(self._runtime_dims(scope, node.input[0])),
+            list(target.reshape(-1)), bool(_attributes(node).get("allowzero", 0)))
+        if resolved is None:
+            raise DynamicInputError(
+                f"{describe_node(node, opset)} reshapes '{node.input[0]}' ({type}) to "
+                f"{None if target is None else target.tolist()}, which does not keep each of "
+                "its runtime dims: compile it for static shapes", node.input[0])
+        name = f"{node.input[1]}.runtime_target"
+        array = np.array(resolved, np.int64)
+        scope.entries[name] = _Entry(array_type(array), scope.entry(node.input[1]).location,
+                                     array=array)
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        copy.input[1] = name
+        del copy.attribute[:]  # the target is resolved: no allowzero left to read
+        return copy
 
     def _with_batch_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                            ) -> tuple[onnx.NodeProto, bool]:

@@ -7,7 +7,18 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from dlc.dialects.graph import AbsOp, AddOp, ExpOp, LogOp, MulOp, ReduceOp, SqrtOp, SubOp
+from dlc.dialects.graph import (
+    AbsOp,
+    AddOp,
+    ExpOp,
+    GlobalAvgPool2DOp,
+    LogOp,
+    MulOp,
+    ReduceOp,
+    ReshapeOp,
+    SqrtOp,
+    SubOp,
+)
 from dlc.frontends.onnx.common import normalize_axes
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
@@ -83,11 +94,22 @@ class ReduceSum(_Reduce):
 
 @register("ReduceMean")
 class ReduceMean(_Reduce):
-    """`ReduceMean`: graph.reduce mean."""
+    """`ReduceMean`: graph.reduce mean; over the runtime height and width of an NCHW image
+    (`x.mean([2, 3])` over a runtime plane), graph.global_avg_pool2d (then the unit dims
+    dropped without `keepdims`), which takes runtime extents."""
 
     EMPTY = float("nan")
 
     KIND = "mean"
+
+    @classmethod
+    def reduce(cls, node: NodeContext, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        shape = node.shape(0)
+        if len(shape) != 4 or sorted(axes) != [2, 3] or all(d >= 0 for d in shape[1:]):
+            return super().reduce(node, x, axes, keepdims)
+        pooled = node.emit(GlobalAvgPool2DOp(x))
+        return pooled if keepdims else node.emit(ReshapeOp(pooled, [max(shape[0], -1),
+                                                                    shape[1]]))
 
 
 @register("ReduceMax")

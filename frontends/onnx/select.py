@@ -149,6 +149,11 @@ class GatherND(OnnxOpConverter):
         return [node.emit(GatherOp(flat, linear, 0))]
 
 
+WHOLE_AXIS_END = 2**31 - 1
+"""The least end of a slice that takes a dynamic axis whole (exporters write INT64_MAX or
+INT32_MAX for `x[a:]`)."""
+
+
 def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: Sequence[int],
                   ends: Sequence[int], axes: Sequence[int], steps: Sequence[int]) -> SSAValue:
     """graph.slice of `x` with ONNX Slice's bounds: negative ones count from the end, then they
@@ -165,6 +170,12 @@ def strided_slice(node: NodeContext, x: SSAValue, shape: Sequence[int], starts: 
         if step == 0:
             raise node.error(f"expected non-zero steps, found {list(steps)}")
         dim = shape[axis]
+        if dim < 0:  # a runtime size: only taken whole
+            if start == 0 and step == 1 and end >= WHOLE_AXIS_END:
+                continue
+            raise node.error(f"expected dynamic dim {axis} taken whole (start 0, step 1, end "
+                             f"at least {WHOLE_AXIS_END}), found start {start}, end {end}, "
+                             f"step {step}")
         start, end = (start + dim if start < 0 else start), (end + dim if end < 0 else end)
         low, high = (0, dim) if step > 0 else (-1, dim - 1)
         begin, stop, stride = min(max(start, max(low, 0)), high), min(max(end, low), high), step

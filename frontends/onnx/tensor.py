@@ -94,6 +94,8 @@ class Reshape(OnnxOpConverter):
         target = as_int_list(node.require_const(1, "the shape"))
         allow_zero = bool(node.attr_int("allowzero", 0)) if node.opset >= 14 else False
         shape = node.shape(0)
+        if any(dim < 0 for dim in shape[1:]):  # runtime dims: the importer resolved the target
+            return [reshape(node, node.input(0), target)]  # (-1 for each, kept)
         if shape and shape[0] < 0:  # the dynamic batch: kept when the rows are reshaped alone
             if not target or target[0] not in (0, -1) or (target[0] == 0 and allow_zero):
                 raise node.error(f"expected shape {list(target)} to keep the dynamic leading dim "

@@ -26,6 +26,7 @@ from dlc.rewrites.topi.common import (
     constant,
     convert_float,
     emit_compute,
+    extents_of,
     guarded_read,
     index,
     is_float,
@@ -189,7 +190,10 @@ def slice_(op: SliceOp, builder: Builder) -> SSAValue:
         ]
         return read(b, op.x, indices)
 
-    return emit_compute(builder, op, "slice", tensor_type(op.result), body, tag=INJECTIVE)
+    extents = [extent if size < 0 else size  # a dynamic dim is taken whole
+               for extent, size in zip(extents_of(builder, op.x), op.sizes_tuple(), strict=True)]
+    return emit_compute(builder, op, "slice", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=extents)
 
 
 def _mirror(b: Builder, position: SSAValue, dim: int) -> SSAValue:

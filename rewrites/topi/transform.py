@@ -12,8 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from dlc.dialects.graph.ops import ConcatOp, ConstantOp, FlattenOp, ReshapeOp, TransposeOp
+from dlc.dialects.graph.ops import (
+    ConcatOp,
+    ConstantOp,
+    FlattenOp,
+    ReshapeOp,
+    TransposeOp,
+    dynamic_reshape_segments,
+)
 from dlc.rewrites.topi.common import (
+    Extent,
     affine,
     clamp_index,
     divide_index,
@@ -117,6 +125,9 @@ def reshape_indices(
 
 def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+    name = "reshape" if isinstance(op, ReshapeOp) else "flatten"
+    if any(dim < 0 for dim in in_shape[1:]):
+        return _dynamic_reshape(builder, op, name)
 
     element_type = tensor_type(op.result).get_element_type()
 
@@ -125,8 +136,44 @@ def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
             return constant_scalar(b, 0, element_type)
         return read(b, op.x, reshape_indices(b, i, in_shape, out_shape))
 
-    name = "reshape" if isinstance(op, ReshapeOp) else "flatten"
     return emit_compute(builder, op, name, tensor_type(op.result), body, tag=INJECTIVE)
+
+
+def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, name: str) -> SSAValue:
+    """A reshape keeping each runtime dim (`dynamic_reshape_segments`): a runtime dim's index
+    is the result's, each static segment's is `reshape_indices` of that segment alone (no
+    index arithmetic crosses a runtime dim)."""
+    in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+    segments = dynamic_reshape_segments(in_shape, out_shape)
+    assert segments is not None, "the verifier pairs the dynamic dims"
+    element_type = tensor_type(op.result).get_element_type()
+    in_extents = extents_of(builder, op.x)
+    runtime = [(ins[0], outs[0]) for ins, outs in segments if ins and in_shape[ins[0]] < 0]
+    extents: list[Extent] = list(out_shape)
+    for in_axis, out_axis in runtime:
+        extents[out_axis] = in_extents[in_axis]
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        if 0 in out_shape:  # nothing to read
+            return constant_scalar(b, 0, element_type)
+        indices: list[SSAValue] = [i[0]] * len(in_shape)
+        for in_axis, out_axis in runtime:
+            indices[in_axis] = i[out_axis]
+        for in_axes, out_axes in segments:
+            if not in_axes or in_shape[in_axes[0]] < 0:
+                continue
+            if not out_axes:  # dims of 1 only
+                found = [index(b, 0)] * len(in_axes)
+            else:
+                found = reshape_indices(b, [i[a] for a in out_axes],
+                                        [in_shape[a] for a in in_axes],
+                                        [out_shape[a] for a in out_axes])
+            for axis, value in zip(in_axes, found, strict=True):
+                indices[axis] = value
+        return read(b, op.x, indices)
+
+    return emit_compute(builder, op, name, tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=extents)
 
 
 @compute_definition(ReshapeOp)

@@ -77,8 +77,24 @@ func.func @negative_pad_of_the_dynamic_batch(%a: tensor<?x3xf32>) {
 // -----
 
 func.func @negative_slice_of_the_dynamic_batch(%a: tensor<?x3xf32>) {
-  // CHECK: 'graph.slice' op expected the dynamic batch of tensor<?x3xf32> taken whole (start 0, a dynamic size, step 1), found start 1, size -1, step 1
+  // CHECK: 'graph.slice' op expected dynamic dim 0 of tensor<?x3xf32> taken whole (start 0, a dynamic size, step 1), found start 1, size -1, step 1
   %r = graph.slice %a {starts = array<i64: 1, 0>, sizes = array<i64: -1, 3>, steps = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_slice_of_a_runtime_height(%a: tensor<?x8x?xf32>) {
+  // CHECK: 'graph.slice' op expected dynamic dim 2 of tensor<?x8x?xf32> taken whole (start 0, a dynamic size, step 1), found start 0, size 3, step 1
+  %r = graph.slice %a {starts = array<i64: 0, 0, 0>, sizes = array<i64: -1, 8, 3>, steps = array<i64: 1, 1, 1>} : (tensor<?x8x?xf32>) -> tensor<?x8x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_static_slice_size_below_zero(%a: tensor<?x8x?xf32>) {
+  // CHECK: 'graph.slice' op expected 'sizes' >= 0 along static dims, found [-1, -1, -1]
+  %r = graph.slice %a {starts = array<i64: 0, 0, 0>, sizes = array<i64: -1, -1, -1>, steps = array<i64: 1, 1, 1>} : (tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
   func.return
 }
 
@@ -487,6 +503,22 @@ func.func @negative_dynamic_softmax_axis(%x: tensor<?x10xf32>) {
 func.func @negative_dynamic_reshape_batch(%x: tensor<?x3x4xf32>) {
   // CHECK: 'graph.reshape' op expected 'shape' to start with -1 (the batch) for an operand with a dynamic leading dim, found [2, -1]
   %r = graph.reshape %x {shape = array<i64: 2, -1>} : (tensor<?x3x4xf32>) -> tensor<2x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_merging_runtime_dims(%x: tensor<?x8x?x?xf32>) {
+  // CHECK: 'graph.reshape' op expected 'shape' [-1, 8, -1] to keep each dynamic dim of tensor<?x8x?x?xf32> (a -1 for each, in order) and to regroup only the static dims between them
+  %r = graph.reshape %x {shape = array<i64: -1, 8, -1>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_moving_static_dims_across_a_runtime_dim(%x: tensor<?x8x?x4xf32>) {
+  // CHECK: 'graph.reshape' op expected 'shape' [-1, 32, -1, 1] to keep each dynamic dim of tensor<?x8x?x4xf32> (a -1 for each, in order) and to regroup only the static dims between them
+  %r = graph.reshape %x {shape = array<i64: -1, 32, -1, 1>} : (tensor<?x8x?x4xf32>) -> tensor<?x32x?x1xf32>
   func.return
 }
 

@@ -714,6 +714,22 @@ func.func @dynamic_batch_slice(%x: tensor<?x4x6xf32>) -> tensor<?x4x2xf32> {
   func.return %s : tensor<?x4x2xf32>
 }
 
+// Over runtime heights and widths: a slice of a static axis takes the runtime dims whole (a
+// chunk of the channels); a reshape keeps each runtime dim, in order, and regroups the static
+// dims between them (a channel shuffle: 8 channels as 2 x 4, transposed, merged back).
+
+// CHECK-LABEL: func.func @runtime_plane_shuffle
+func.func @runtime_plane_shuffle(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %s = graph.slice %x {starts = array<i64: 0, 4, 0, 0>, sizes = array<i64: -1, 4, -1, -1>, steps = array<i64: 1, 1, 1, 1>} : (tensor<?x8x?x?xf32>) -> tensor<?x4x?x?xf32>
+  // CHECK: graph.slice %x {{.*}} : (tensor<?x8x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %r = graph.reshape %x {shape = array<i64: -1, 2, 4, -1, -1>} : (tensor<?x8x?x?xf32>) -> tensor<?x2x4x?x?xf32>
+  // CHECK-NEXT: graph.reshape %x {shape = array<i64: -1, 2, 4, -1, -1>} : (tensor<?x8x?x?xf32>) -> tensor<?x2x4x?x?xf32>
+  %t = graph.transpose %r {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<?x2x4x?x?xf32>) -> tensor<?x4x2x?x?xf32>
+  %m = graph.reshape %t {shape = array<i64: -1, 8, -1, -1>} : (tensor<?x4x2x?x?xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: graph.reshape %t {shape = array<i64: -1, 8, -1, -1>} : (tensor<?x4x2x?x?xf32>) -> tensor<?x8x?x?xf32>
+  func.return %m : tensor<?x8x?x?xf32>
+}
+
 // Both operands of a matmul batched (attention's q @ k^T): row i is lhs[i] @ rhs[i].
 
 // CHECK-LABEL: func.func @dynamic_batch_attention_matmul
