@@ -218,7 +218,7 @@ def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
     _matches_onnxruntime(executable, proto, [(1, 3, 9, 7), (3, 3, 32, 20), (2, 3, 1, 1)])
 
 
-@pytest.mark.parametrize(("channels", "strides"), [(16, 1), (8, 2)])
+@pytest.mark.parametrize(("channels", "strides"), [(16, 1), (8, 2), (20, 1), (40, 2)])
 def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxruntime(
         channels: int, strides: int) -> None:
     """Two inverted residual blocks (1x1 conv, depthwise 3x3 conv, 1x1 conv; the first with
@@ -227,7 +227,9 @@ def test_depthwise_blocks_over_runtime_sizes_run_channels_last_and_match_onnxrun
     chunks of channels): the channels-last kernel over chunks of their 48 or 24 channels
     (a vector and a half with 16 lanes), the depthwise convs' padded columns partitioned out
     of their rows, the 1x1 convs over merged planes. Widths leave every tail of the row tiles
-    and the partition's pieces (one column, two: no interior)."""
+    and the partition's pieces (one column, two: no interior). 20 and 40 channels (60 and 120
+    expanded) are no multiple of a chunk of vectors: each nest is split where its channels
+    leave whole chunks (120: 64, 48 and 8), every part its own kernel."""
     expand = channels * 3
     weights: dict[str, np.ndarray] = {"lo": np.array(0, np.float32),
                                       "hi": np.array(6, np.float32)}

@@ -46,7 +46,9 @@ here the nest keeps its runtime loops and gets what needs no extent:
   along the channels packed into a panel per chunk (`_chunk_panels`), a window's padded
   columns partitioned out of the row's interior (`_partition_guards` over the taps' range),
   the chunks or the rows in parallel (`_parallel_channels_last`); channels-last planes merge
-  like channels-first ones (`_merge_plane`, any two adjacent dims);
+  like channels-first ones (`_merge_plane`, any two adjacent dims); channels that no chunk
+  divides (ShuffleNet's 116, MobileNetV3's 72) are split into nests at the last whole vector
+  or chunk, each its own kernel (`_peel_channels`: 116 as 64, 48 and 4);
 - an elementwise nest over a runtime plane computing, per element, a transcendental of values
   that vary with its channels only (a squeeze-excite gate fused into its product with the
   feature map) computes it once per channel, before the plane (`_hoist_channel_values`);
@@ -104,6 +106,7 @@ from dlc.rewrites.schedule.common import (
     new_loop,
     rename_axis,
     replace_buffer,
+    replace_uses,
     set_block_buffers,
     value_name,
 )
@@ -133,6 +136,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
+from xdsl.rewriter import InsertPoint, Rewriter
 
 TILE_VECTORS = 4
 """The most vectors of outputs along the vector axis a reduction over runtime extents computes
@@ -233,6 +237,10 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     nest = analyze(root, static_spatial=False)
     if nest is None:
         return _runtime_reduction(root, config)
+    tail = _peel_channels(nest, config)
+    if tail is not None:  # each part scheduled on its own, the first maybe peeled again
+        schedule_runtime_extents(tail, config)
+        return schedule_runtime_extents(root, config)
     plane = _merge_plane(nest.spatial)
     if plane:
         merged = analyze(root, static_spatial=False)
@@ -259,25 +267,34 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
         if isinstance(nest, Elementwise):
             _vectorize_elementwise(inner, narrower, config)
-        else:
-            nest = _accumulate_locally(nest)
-            chunks = _channels_last_kernel(nest, spatial, lanes, config)
-            if chunks is not None:
-                if config.parallel:
-                    _parallel_channels_last(spatial, chunks, config)
-                return True
-            if _channel_kernel(nest, spatial, lanes, config, plane):
-                if config.parallel:
-                    _parallel_outer(spatial)
-                return True
-            channels = _block_reused_axis(nest, spatial)
-            rows = 1 if channels is None else channels.trip_count() or 1
-            vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
-            widths = sorted({lanes * vectors, *narrower}, reverse=True)
-            _vectorize_reduction(nest, spatial[-1], widths, channels)
+        elif _reduction_kernel(nest, spatial, lanes, narrower, config, plane):
+            return True
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrower: list[int],
+                      config: CpuConfig, plane: bool) -> bool:
+    """A reduction over a runtime row whose innermost loop is contiguous: the channels-last
+    kernel, the channel kernel (both parallel here: returns True), else the row kernel (a
+    register tile of a reused axis and vectors of the row; its caller parallelizes it)."""
+    nest = _accumulate_locally(nest)
+    chunks = _channels_last_kernel(nest, spatial, lanes, config)
+    if chunks is not None:
+        if config.parallel:
+            _parallel_channels_last(spatial, chunks, config)
+        return True
+    if _channel_kernel(nest, spatial, lanes, config, plane):
+        if config.parallel:
+            _parallel_outer(spatial)
+        return True
+    channels = _block_reused_axis(nest, spatial)
+    rows = 1 if channels is None else channels.trip_count() or 1
+    vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
+    widths = sorted({lanes * vectors, *narrower}, reverse=True)
+    _vectorize_reduction(nest, spatial[-1], widths, channels)
+    return False
 
 
 def _hoist_channel_values(nest: Elementwise) -> tuple[ForOp, ForOp] | None:
@@ -930,15 +947,8 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
     trip = inner.trip_count()
     if trip is None or row.trip_count() not in (None, 1) or nest.alloc is None:
         return None
-    loads = [op for op in nest.update.walk()
-             if isinstance(op, LoadOp) and op.memref is not nest.home]
-    ivs = {inner.induction_var}, {row.induction_var}
-    shared = not any(depends_on(i, ivs[0]) for load in loads for i in load.indices
-                     if any(depends_on(j, ivs[1]) for j in load.indices))
-    most = CHANNEL_CHUNK_VECTORS if shared else 1
-    chunk = next((lanes * v for v in range(most, 0, -1) if trip % (lanes * v) == 0), None)
-    if chunk is None and trip <= most * lanes and trip % MIN_CHUNK_LANES == 0:
-        chunk = trip  # 24 channels: a vector and a half
+    shared = _shares_input(nest, inner, row)
+    chunk = _channel_chunk(trip, lanes, shared)
     if chunk is None:
         return None
     root = spatial[0]
@@ -970,6 +980,76 @@ def _channels_last_kernel(nest: Reduction, spatial: list[ForOp], lanes: int,
         if isinstance(left, Reduction) and len(left.spatial) > 1:
             _row_tiles(left, piece, left.spatial[-1], piece_widths, inside)
     return chunks
+
+
+def _shares_input(nest: Reduction, inner: ForOp, row: ForOp) -> bool:
+    """Whether no read of the update moves with both the channels `inner` and the `row` (a
+    1x1 conv's input, broadcast along the channels; not a depthwise conv's)."""
+    loads = [op for op in nest.update.walk()
+             if isinstance(op, LoadOp) and op.memref is not nest.home]
+    ivs = {inner.induction_var}, {row.induction_var}
+    return not any(depends_on(i, ivs[0]) for load in loads for i in load.indices
+                   if any(depends_on(j, ivs[1]) for j in load.indices))
+
+
+def _channel_chunk(trip: int, lanes: int, shared: bool) -> int | None:
+    """The channels a channels-last kernel's chunk spans: the most whole vectors dividing
+    `trip` (`CHANNEL_CHUNK_VECTORS` at most where the input is `shared`, else one), or all of
+    them when fewer and a multiple of `MIN_CHUNK_LANES` (24: a vector and a half); None for
+    any other count."""
+    most = CHANNEL_CHUNK_VECTORS if shared else 1
+    chunk = next((lanes * v for v in range(most, 0, -1) if trip % (lanes * v) == 0), None)
+    if chunk is None and trip <= most * lanes and trip % MIN_CHUNK_LANES == 0:
+        chunk = trip
+    return chunk
+
+
+def _peel_channels(nest: Elementwise | Reduction, config: CpuConfig) -> ForOp | None:
+    """Splits a channels-last reduction over a runtime row whose channels no chunk divides, or
+    only chunks of one vector where the input is shared (ShuffleNet's 116, 232, 464 channels;
+    MobileNetV2's 144 take chunks of 3 vectors), in two nests at the last multiple of a
+    vector (116: 112 and the 4 left) or else of the widest chunk (464: 448 and 16), the
+    second a copy over the channels after that point (its channel loop from 0, each access at
+    the channel plus the point): each then takes whole chunks (`_channels_last_kernel`),
+    where the one nest would have none (116) or chunks of one vector (464). Returns the copy
+    (inserted after the nest), None where nothing was split."""
+    if not isinstance(nest, Reduction) or len(nest.spatial) < 2 or nest.alloc is None:
+        return None
+    inner, row = nest.spatial[-1], nest.spatial[-2]
+    trip = inner.trip_count()
+    if trip is None or row.trip_count() not in (None, 1) or not _vectorizable(inner) or \
+            constant_value(inner.lb) is None or constant_value(inner.step) != 1:
+        return None
+    stores = [op for op in accesses_in(body_ops(inner)) if isinstance(op, StoreOp)]
+    if not stores:
+        return None
+    lanes = config.lanes(stores[0].value.type)
+    shared = _shares_input(nest, inner, row)
+    widest = (CHANNEL_CHUNK_VECTORS if shared else 1) * lanes
+    chunk = _channel_chunk(trip, lanes, shared)
+    if chunk is not None and (chunk == trip or chunk > lanes or not shared):
+        return None  # whole chunks (of one vector where the input moves with the channels)
+    point = trip - trip % lanes if trip % lanes else trip - trip % widest
+    if chunk is None and trip % MIN_CHUNK_LANES or not 0 < point < trip:
+        return None
+    root = nest.spatial[0]
+    copy = root.clone()
+    ops, copied = list(root.walk()), list(copy.walk())
+    peeled = copied[ops.index(inner)]
+    assert isinstance(peeled, ForOp)
+    start = constant_value(inner.lb)
+    assert start is not None
+    Rewriter.insert_op(copy, InsertPoint.after(root))
+    # the copy's loop from 0 (as the rules expect) over the channels left, each at iv + point
+    iv = peeled.induction_var
+    shifted = arith.AddiOp(iv, index_constant(point, root))
+    body = peeled.body.block
+    assert body.first_op is not None
+    body.insert_op_before(shifted, body.first_op)
+    replace_uses(iv, shifted.result, keep=lambda user: user is shifted)
+    peeled.operands = (peeled.lb, index_constant(start + trip - point, root), peeled.step)
+    inner.operands = (inner.lb, index_constant(start + point, root), inner.step)
+    return copy
 
 
 def _chunk_panels(nest: Reduction, inner: ForOp, chunk: int

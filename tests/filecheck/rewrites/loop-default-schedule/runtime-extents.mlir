@@ -1078,3 +1078,78 @@ func.func @grouped_conv(%x: memref<?x48x?x?xf32>, %k: memref<48x8x3x3xf32>, %out
   }
   func.return
 }
+
+// -----
+
+// A channels-last 1x1 conv whose 116 output channels (ShuffleNet's) are no multiple of a
+// vector: split in nests where whole chunks end, each a copy over the channels left with its
+// channel loop from 0 and each access at the channel plus the split point: 0-63 (a chunk of 4
+// vectors, 6 points a tile), 64-111 (3 vectors, 8 points), 112-115 (4 lanes, 12 points).
+// CHECK-LABEL: func.func @channels_last_peeled
+// CHECK:         loop.for %{{.*}} axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      %{{.*}} = loop.alloc local : memref<6x64xf32>
+// CHECK:         loop.for %{{.*}} axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      %{{.*}} = loop.alloc local : memref<8x48xf32>
+// CHECK:             axis "r0"
+// CHECK:             loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:          %[[SHIFTED:.*]] = arith.addi %[[C]], %[[C64:.*]] : index
+// CHECK:                 loop.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[SHIFTED]]] : memref<1x1x32x116xf32> -> f32
+// CHECK:         loop.for %{{.*}} axis "i1.i2.fused.0" kind parallel {
+// CHECK-NEXT:      %{{.*}} = loop.alloc local : memref<12x4xf32>
+// CHECK:             axis "r0"
+// CHECK:             loop.for %[[D:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i3" kind vectorized {
+// CHECK-NEXT:          %[[SHIFTED2:.*]] = arith.addi %[[D]], %[[C112:.*]] : index
+func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116xf32>, %b: memref<116xf32>, %out: memref<?x?x?x116xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, s1, s2)>}, %x_d0: index, %x_d1: index, %x_d2: index, %out_d0: index, %out_d1: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 1 of its input padded to at least its window (1)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 1)>, kind = "ge", what = "'graph.conv2d' op needs dim 2 of its input padded to at least its window (1)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 116 : index
+  %0 = arith.constant 1 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.subi %x_d1, %1 : index
+  %3 = arith.constant 1 : index
+  %4 = arith.addi %2, %3 : index
+  %5 = arith.constant 2 : index
+  %6 = arith.constant 1 : index
+  %7 = arith.subi %x_d2, %6 : index
+  %8 = arith.constant 1 : index
+  %9 = arith.addi %7, %8 : index
+  %10 = arith.constant 0 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %9 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c64 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "conv2d_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %c32 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c1 step %c1 axis "r1" {
+              loop.for %r2 = %c0 to %c1 step %c1 axis "r2" {
+                loop.block "conv2d" reads(%x, %w : memref<?x?x?x32xf32>, memref<1x1x32x116xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1", "r2"] {
+                  %11 = arith.addi %i1, %r1 : index
+                  %12 = arith.addi %i2, %r2 : index
+                  %13 = loop.load %x[%i0, %11, %12, %r0] : memref<?x?x?x32xf32> -> f32
+                  %14 = loop.load %w[%r1, %r2, %r0, %i3] : memref<1x1x32x116xf32> -> f32
+                  %15 = arith.mulf %13, %14 : f32
+                  %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                  %16 = arith.addf %acc_1, %15 : f32
+                  loop.store %16, %acc[%c0] : f32 -> memref<1xf32>
+                }
+              }
+            }
+          }
+          loop.block "bias_add" reads(%acc, %b : memref<1xf32>, memref<116xf32>) writes(%out : memref<?x?x?x116xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %17 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %18 = loop.load %b[%i3] : memref<116xf32> -> f32
+            %19 = arith.addf %17, %18 : f32
+            loop.store %19, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x?x?x116xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
