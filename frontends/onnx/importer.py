@@ -671,15 +671,7 @@ class _Importer:
         if not symbolic or (target is not None and len(node.input) > target
                             and symbolic == [node.input[target]]):
             return None  # none, or only the shape input: `_with_batch_target`'s
-        folded = None
-        if node.op_type in MOVING_OPS:
-            arrays = [scope.array(name) if name else None for name in node.input]
-            if all(array is not None for name, array in zip(node.input, arrays, strict=True)
-                   if name):
-                try:
-                    folded = fold_symbolic(node.op_type, arrays, _attributes(node))
-                except (TypeError, ValueError, IndexError):
-                    folded = None
+        folded = _fold_moving(node, scope)
         if folded is None:
             raise self._uses_the_batch(node, scope, symbolic[0], opset)
         return folded
@@ -713,15 +705,7 @@ class _Importer:
         symbolic = [name for name in node.input if name and has_batch(scope.array(name))]
         if not symbolic or (node.op_type == "Reshape" and symbolic == node.input[1:2]):
             return None
-        folded = None
-        if node.op_type in MOVING_OPS:
-            arrays = [scope.array(name) if name else None for name in node.input]
-            if all(array is not None for name, array in zip(node.input, arrays, strict=True)
-                   if name):
-                try:
-                    folded = fold_symbolic(node.op_type, arrays, _attributes(node))
-                except (TypeError, ValueError, IndexError):
-                    folded = None
+        folded = _fold_moving(node, scope)
         if folded is None:
             raise DynamicInputError(
                 f"{describe_node(node, opset)} computes with '{symbolic[0]}' "
@@ -1062,6 +1046,20 @@ def _evaluate(block: Block, values: list[SSAValue]) -> list[np.ndarray]:
     func = FuncOp("fold", ([], [v.type for v in values]), Region(block))
     results = run_module(ModuleOp([func]), [])
     return [np.asarray(r) for r in results]
+
+
+def _fold_moving(node: onnx.NodeProto, scope: _FunctionScope) -> np.ndarray | None:
+    """`node` folded on constant shape arrays holding symbols (`fold_symbolic`), when it is
+    one of `MOVING_OPS` and all its inputs are known; else None."""
+    if node.op_type not in MOVING_OPS:
+        return None
+    arrays = [scope.array(name) if name else None for name in node.input]
+    if any(array is None for name, array in zip(node.input, arrays, strict=True) if name):
+        return None
+    try:
+        return fold_symbolic(node.op_type, arrays, _attributes(node))
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _attributes(node: onnx.NodeProto) -> dict[str, object]:

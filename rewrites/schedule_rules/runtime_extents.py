@@ -262,6 +262,11 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
                     pass
             return True
         inner = _partition_guards(inner) or inner  # a pad's interior, without its checks
+    if stores and isinstance(nest, Reduction) and not _vectorizable(inner) and \
+            _guarded_window(nest, spatial, config):
+        if config.parallel:
+            _parallel_outer(spatial)
+        return True
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
         narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
@@ -271,6 +276,26 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             return True
     if config.parallel:
         _parallel_outer(spatial)
+    return True
+
+
+def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
+    """A reduction over a runtime row whose window reads are bounds-checked (a pool reading
+    its padding inlined, `pools_over_runtime_extents`): the row split where the checks
+    change (`_partition_guards`), its interior, where no window reads padding, a row kernel
+    of vectors without checks, the columns before and after as they are (a few); returns
+    whether it split."""
+    row = spatial[-1]
+    stores = [op for op in accesses_in(body_ops(row)) if isinstance(op, StoreOp)]
+    interior = _partition_guards(row) if stores else None
+    if interior is None:
+        return False
+    lanes = config.lanes(stores[0].value.type)
+    narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
+    piece = analyze(interior, static_spatial=False)
+    if isinstance(piece, Reduction) and _vectorizable(interior):
+        widths = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)
+        _vectorize_reduction(_accumulate_locally(piece), interior, widths, None)
     return True
 
 

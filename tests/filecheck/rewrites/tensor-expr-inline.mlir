@@ -389,3 +389,66 @@ func.func @expensive_producer_under_broadcast_kept(%X: tensor<4x3x3xf32>, %S: te
 // CHECK-NOT:  tensor_expr.compute "neg"
 // CHECK:      tensor_expr.compute "mul_cheap"
 // CHECK:        arith.negf
+
+// -----
+
+// A pad of runtime extent read only by a pool (a reduction reading nothing else: here a
+// ceil-mode max pool's overhang) is inlined: its bounds tests become the pool's, which the
+// rule of runtime extents partitions out of each row's interior; stored, it would copy the
+// whole input on every call.
+// CHECK-LABEL: func.func @runtime_pool_pad
+// CHECK-NOT:     tag "pad"
+// CHECK:         tensor_expr.compute "max_pool2d" tag "pool_max"
+// CHECK:           arith.cmpi ult
+// CHECK:           tensor_expr.read %x
+// CHECK:           arith.select
+func.func @runtime_pool_pad(%x: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 2 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 3 of its input padded to at least its window (3)"}]} {
+  %0 = arith.constant 0 : index
+  %1 = tensor.dim %x, %0 : tensor<?x4x?x?xf32>
+  %2 = arith.constant 2 : index
+  %3 = tensor.dim %x, %2 : tensor<?x4x?x?xf32>
+  %4 = arith.constant 3 : index
+  %5 = tensor.dim %x, %4 : tensor<?x4x?x?xf32>
+  %6 = arith.constant 2 : index
+  %7 = arith.subi %3, %6 : index
+  %8 = arith.constant 2 : index
+  %9 = arith.divui %7, %8 : index
+  %10 = arith.constant 1 : index
+  %11 = arith.addi %9, %10 : index
+  %12 = arith.constant 2 : index
+  %13 = arith.subi %5, %12 : index
+  %14 = arith.constant 2 : index
+  %15 = arith.divui %13, %14 : index
+  %16 = arith.constant 1 : index
+  %17 = arith.addi %15, %16 : index
+  %18 = arith.constant 1 : index
+  %19 = arith.addi %3, %18 : index
+  %20 = arith.constant 1 : index
+  %21 = arith.addi %5, %20 : index
+  %pad = tensor_expr.compute "pad" tag "pad" sizes(%1, %19, %21) -> tensor<?x4x?x?xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %22 = arith.cmpi ult, %i2, %3 : index
+    %23 = arith.constant 1 : index
+    %24 = arith.subi %3, %23 : index
+    %25 = arith.minui %i2, %24 : index
+    %26 = arith.cmpi ult, %i3, %5 : index
+    %27 = arith.andi %22, %26 : i1
+    %28 = arith.subi %5, %23 : index
+    %29 = arith.minui %i3, %28 : index
+    %30 = tensor_expr.read %x[%i0, %i1, %25, %29] : tensor<?x4x?x?xf32>
+    %31 = arith.constant 0xff800000 : f32
+    %32 = arith.select %27, %30, %31 : f32
+    tensor_expr.yield %32 : f32
+  }
+  %r = tensor_expr.compute "max_pool2d" tag "pool_max" sizes(%1, %11, %17) reduce [3, 3] max init 0xff800000 : f32 -> tensor<?x4x?x?xf32> {
+  ^bb0(%i0_1: index, %i1_1: index, %i2_1: index, %i3_1: index, %r0: index, %r1: index):
+    %33 = arith.constant 2 : index
+    %34 = arith.muli %i2_1, %33 : index
+    %35 = arith.addi %34, %r0 : index
+    %36 = arith.muli %i3_1, %33 : index
+    %37 = arith.addi %36, %r1 : index
+    %38 = tensor_expr.read %pad[%i0_1, %i1_1, %35, %37] : tensor<?x4x?x?xf32>
+    tensor_expr.yield %38 : f32
+  }
+  func.return %r : tensor<?x4x?x?xf32>
+}

@@ -1153,3 +1153,85 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
   }
   func.return
 }
+
+// -----
+
+// A ceil-mode max pool over a runtime plane reading its padding inlined (bounds checks on the
+// row and the column, `tensor-expr-inline`'s pools over runtime extents): its row split where
+// the column checks change, the first columns as they were, the interior in vectors of 64,
+// 16, ... (stride-2 reads) with the column read at `2 * i + r1` unchecked and unclamped (the
+// row's check, the same for every lane, stays), the last columns as they were.
+// CHECK-LABEL: func.func @guarded_pool
+// CHECK:         loop.for %{{.*}} axis "i2" {
+// CHECK:           loop.for %{{.*}} axis "i3" {
+// CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+// CHECK:           loop.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c64 axis "i3.0" {
+// CHECK:             loop.for %{{.*}} axis "r1" {
+// CHECK-NEXT:          loop.for %[[LANE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NEXT:            %[[COL:.*]] = arith.addi %[[TILE]], %[[LANE]] : index
+// CHECK-NOT:             arith.cmpi ult, %{{.*}}, %x_d3
+// CHECK:                 %[[X2:.*]] = arith.muli %[[COL]], %{{.*}} : index
+// CHECK-NEXT:            %[[READ:.*]] = arith.addi %[[X2]], %{{.*}} : index
+// CHECK-NOT:             arith.cmpi ult, %{{.*}}, %x_d3
+// CHECK:                 loop.load %x[%{{.*}}, %{{.*}}, %{{.*}}, %[[READ]]] : memref<?x4x?x?xf32> -> f32
+// CHECK:           loop.for %{{.*}} axis "i3" {
+// CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+func.func @guarded_pool(%x: memref<?x4x?x?xf32>, %out: memref<?x4x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, (((s1 + -2) floordiv 2) + 1), (((s2 + -2) floordiv 2) + 1))>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 2 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 3 of its input padded to at least its window (3)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 2 : index
+  %2 = arith.constant 3 : index
+  %3 = arith.constant 2 : index
+  %4 = arith.subi %x_d2, %3 : index
+  %5 = arith.constant 2 : index
+  %6 = arith.divui %4, %5 : index
+  %7 = arith.constant 1 : index
+  %8 = arith.addi %6, %7 : index
+  %9 = arith.constant 2 : index
+  %10 = arith.subi %x_d3, %9 : index
+  %11 = arith.constant 2 : index
+  %12 = arith.divui %10, %11 : index
+  %13 = arith.constant 1 : index
+  %14 = arith.addi %12, %13 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %8 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %14 step %c1 axis "i3" {
+          loop.block "max_pool2d_init" reads() writes(%out : memref<?x4x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0xff800000 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x4x?x?xf32>
+          }
+          loop.for %r0 = %c0 to %c3 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %c3 step %c1 axis "r1" {
+              loop.block "max_pool2d" reads(%x : memref<?x4x?x?xf32>) writes(%out : memref<?x4x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1"] {
+                %15 = arith.constant 2 : index
+                %16 = arith.muli %i2, %15 : index
+                %17 = arith.addi %16, %r0 : index
+                %18 = arith.muli %i3, %15 : index
+                %19 = arith.addi %18, %r1 : index
+                %20 = arith.cmpi ult, %17, %x_d2 : index
+                %21 = arith.constant 1 : index
+                %22 = arith.subi %x_d2, %21 : index
+                %23 = arith.minui %17, %22 : index
+                %24 = arith.cmpi ult, %19, %x_d3 : index
+                %25 = arith.andi %20, %24 : i1
+                %26 = arith.subi %x_d3, %21 : index
+                %27 = arith.minui %19, %26 : index
+                %28 = loop.load %x[%i0, %i1, %23, %27] : memref<?x4x?x?xf32> -> f32
+                %29 = arith.constant 0xff800000 : f32
+                %30 = arith.select %25, %28, %29 : f32
+                %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<?x4x?x?xf32> -> f32
+                %31 = arith.maximumf %acc, %30 : f32
+                loop.store %31, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x4x?x?xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
