@@ -340,26 +340,45 @@ def test_a_channel_shuffle_over_runtime_sizes_compiles_once_and_matches_onnxrunt
     _matches_onnxruntime(executable, proto, [(1, 8, 7, 5), (3, 8, 16, 1), (1, 8, 1, 1)])
 
 
-def test_a_reshape_merging_runtime_dims_falls_back_naming_the_node() -> None:
-    """`x.view(n, c, -1)` over a runtime plane merges its height and width, which would
-    need their product at run time: the importer names the node and the model compiles per
-    shape."""
-    ints = {"i0": np.array(0, np.int64), "axis0": np.array([0], np.int64),
-            "rest": np.array([3, -1], np.int64)}
+def _view_of_runtime_sizes(doubled: bool) -> onnx.ModelProto:
+    """`x.view(n, 3, -1)` (`doubled`: `x.view(n, 3, h * 2, -1)`) of an image over runtime
+    sizes, its target from `Shape`."""
+    ints = {"i0": np.array(0, np.int64), "i2": np.array(2, np.int64),
+            "two": np.array(2, np.int64), "axis0": np.array([0], np.int64),
+            "rest": np.array([-1], np.int64), "c": np.array([3], np.int64)}
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
              helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
-             helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"]),
-             helper.make_node("Concat", ["n1", "rest"], ["t"], axis=0),
-             helper.make_node("Reshape", ["x", "t"], ["y"])]
-    proto = _image_model(nodes, 3, ints)
-    with pytest.raises(DynamicInputError, match=r"node producing 'y' \(Reshape, opset 17\) "
-                                                r"reshapes 'x' \(tensor<\?x3x\?x\?xf32>\) to "
-                                                r"\[N, 3, -1\], which does not keep each of its "
-                                                r"runtime dims"):
+             helper.make_node("Unsqueeze", ["n", "axis0"], ["n1"])]
+    target = ["n1", "c", "rest"]
+    if doubled:
+        nodes += [helper.make_node("Gather", ["s", "i2"], ["h"], axis=0),
+                  helper.make_node("Mul", ["h", "two"], ["h2"]),
+                  helper.make_node("Unsqueeze", ["h2", "axis0"], ["h1"])]
+        target = ["n1", "c", "h1", "rest"]
+    nodes += [helper.make_node("Concat", target, ["t"], axis=0),
+              helper.make_node("Reshape", ["x", "t"], ["y"])]
+    return _image_model(nodes, 3, ints)
+
+
+@pytest.mark.parametrize(("doubled", "message"), [
+    (False, r"node producing 'y' \(Reshape, opset 17\) reshapes 'x' "
+            r"\(tensor<\?x3x\?x\?xf32>\) to \[N, 3, -1\], which does not keep each of its "
+            r"runtime dims"),
+    (True, r"node producing 'h2' \(Mul, opset 17\) computes with 'h' \(.*\), which holds "
+           r"runtime sizes"),
+])
+def test_a_view_needing_arithmetic_on_runtime_sizes_falls_back_naming_the_node(
+        doubled: bool, message: str) -> None:
+    """`x.view(n, c, -1)` over a runtime plane merges its height and width (their product at
+    run time); `x.view(n, c, h * 2, -1)` computes with the height: arithmetic on runtime sizes,
+    which the importer does not do (TVM Relax's symbolic shapes would). The node and the value
+    are named, and the model compiles per shape."""
+    proto = _view_of_runtime_sizes(doubled)
+    with pytest.raises(DynamicInputError, match=message):
         import_onnx(proto, dynamic_shapes=True)
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     assert isinstance(executable, SpecializingExecutable)
-    _matches_onnxruntime(executable, proto, [(1, 3, 4, 5)])
+    _matches_onnxruntime(executable, proto, [(1, 3, 4, 6)])
 
 
 N_, H_, W_ = Symbol("N"), Symbol("H"), Symbol("W")

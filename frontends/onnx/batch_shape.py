@@ -231,13 +231,16 @@ def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
     return result if dynamic_reshape_segments(shape, result) is not None else None
 
 
-SAME_DIMS_OPS = frozenset({
+ELEMENTWISE_OPS = frozenset({
     "Abs", "Add", "Ceil", "Clip", "Div", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
     "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
     "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout", "Gelu", "Mean",
     "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
-    "BatchNormalization", "Softmax", "LogSoftmax",
 })
+"""The elementwise and broadcasting ONNX ops that runtime dims flow through (the importer's
+`SHAPE_POLYMORPHIC_OPS` among them)."""
+
+SAME_DIMS_OPS = ELEMENTWISE_OPS | {"BatchNormalization"}
 """The ops whose result's runtime dims are their operands' (broadcast, right-aligned)."""
 
 BATCH_ONLY_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",

@@ -28,6 +28,7 @@ from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.batch_shape import (
+    ELEMENTWISE_OPS,
     MOVING_OPS,
     Symbol,
     as_shape_array,
@@ -114,12 +115,7 @@ node of one of them whose conversion still fails on a batched value (a reduction
 over axis 0, a pad of the batch) raises `DynamicInputError`, so that the driver falls back to
 shapes per call."""
 
-SHAPE_POLYMORPHIC_OPS = frozenset({
-    # elementwise and broadcasting
-    "Abs", "Add", "Ceil", "Clip", "Div", "Elu", "Erf", "Exp", "Floor", "HardSigmoid",
-    "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mul", "Neg", "Pow",
-    "Reciprocal", "Relu", "Round", "Sigmoid", "Sqrt", "Sub", "Tanh", "Dropout", "Gelu", "Mean",
-    "PRelu", "Sum", "Cast", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Where",
+SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadcasting, and
     # sliding windows, global pools and per-channel maps over runtime heights and widths
     "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
     "ReduceMean",  # over the height and width: a global average pool
@@ -295,8 +291,9 @@ class _FunctionScope:
             assert entry.array is not None
             if has_batch(entry.array):
                 raise DynamicInputError(
-                    f"'{name}' ({entry.array.tolist()}) holds the dynamic batch's size, known "
-                    "only at run time, and is used as a tensor: compile it for static shapes",
+                    f"'{name}' ({entry.array.tolist()}) holds a size known only at run time "
+                    "(the dynamic batch's or a runtime dim's) and is used as a tensor: compile "
+                    "it for static shapes",
                     name)
             entry.ssa = self._materialize(entry.array, entry.location)
             entry.ssa.name_hint = ssa_name(name)

@@ -269,7 +269,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         return True
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
-        narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
+        narrower = _tail_widths(lanes)
         if isinstance(nest, Elementwise):
             _vectorize_elementwise(inner, narrower, config)
         elif _reduction_kernel(nest, spatial, lanes, narrower, config, plane):
@@ -277,6 +277,12 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial)
     return True
+
+
+def _tail_widths(lanes: int) -> list[int]:
+    """The vector widths over the outputs a runtime extent leaves: `lanes`, half of it, ...
+    down to `MIN_TAIL_VECTOR`."""
+    return [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
 
 
 def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
@@ -291,7 +297,7 @@ def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) ->
     if interior is None:
         return False
     lanes = config.lanes(stores[0].value.type)
-    narrower = [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
+    narrower = _tail_widths(lanes)
     piece = analyze(interior, static_spatial=False)
     if isinstance(piece, Reduction) and _vectorizable(interior):
         widths = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)

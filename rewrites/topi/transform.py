@@ -125,9 +125,9 @@ def reshape_indices(
 
 def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
-    name = "reshape" if isinstance(op, ReshapeOp) else "flatten"
+    label = "reshape" if isinstance(op, ReshapeOp) else "flatten"
     if any(dim < 0 for dim in in_shape[1:]):
-        return _dynamic_reshape(builder, op, name)
+        return _dynamic_reshape(builder, op, label)
 
     element_type = tensor_type(op.result).get_element_type()
 
@@ -136,10 +136,10 @@ def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
             return constant_scalar(b, 0, element_type)
         return read(b, op.x, reshape_indices(b, i, in_shape, out_shape))
 
-    return emit_compute(builder, op, name, tensor_type(op.result), body, tag=INJECTIVE)
+    return emit_compute(builder, op, label, tensor_type(op.result), body, tag=INJECTIVE)
 
 
-def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, name: str) -> SSAValue:
+def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, label: str) -> SSAValue:
     """A reshape keeping each runtime dim (`dynamic_reshape_segments`): a runtime dim's index
     is the result's, each static segment's is `reshape_indices` of that segment alone (no
     index arithmetic crosses a runtime dim)."""
@@ -172,7 +172,7 @@ def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, name: str) -> 
                 indices[axis] = value
         return read(b, op.x, indices)
 
-    return emit_compute(builder, op, name, tensor_type(op.result), body, tag=INJECTIVE,
+    return emit_compute(builder, op, label, tensor_type(op.result), body, tag=INJECTIVE,
                         extents=extents)
 
 
