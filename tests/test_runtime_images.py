@@ -593,3 +593,24 @@ def test_transposes_over_runtime_sizes_match_onnxruntime() -> None:
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9)])
+
+
+@pytest.mark.parametrize(("pieces", "threads"), [((16, 8, 8), 2), ((3, 5), 2), ((16, 8), 1)])
+def test_concats_over_runtime_sizes_split_per_piece_match_onnxruntime(
+        pieces: tuple[int, ...], threads: int) -> None:
+    """A concat along the channels, a per-channel scale and a ReLU fused after it (DenseNet's
+    norm1/relu1) over runtime planes: split into one nest per piece (as slices in one parallel
+    loop where the pieces' channel counts share a divisor, each on its own where not, 3 and 5,
+    or serial), every plane merged and vectorized."""
+    nodes, initializers = [], {}
+    for k, channels in enumerate(pieces):
+        initializers[f"w{k}"] = RNG.standard_normal((channels, 3, 3, 3)).astype(np.float32)
+        nodes.append(helper.make_node("Conv", ["x", f"w{k}"], [f"c{k}"], pads=[1, 1, 1, 1]))
+    initializers["scale"] = RNG.standard_normal((1, sum(pieces), 1, 1)).astype(np.float32)
+    nodes += [helper.make_node("Concat", [f"c{k}" for k in range(len(pieces))], ["cat"], axis=1),
+              helper.make_node("Mul", ["cat", "scale"], ["scaled"]),
+              helper.make_node("Relu", ["scaled"], ["y"])]
+    proto = _image_model(nodes, 3, initializers)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=threads, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9), (3, 3, 1, 1)])

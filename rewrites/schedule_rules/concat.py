@@ -37,6 +37,7 @@ merge into one contiguous run each. DenseNet-121's 58 concat(+BN+ReLU) kernels: 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from dlc.dialects.loop.ops import BlockOp, ForOp, LoadOp, YieldOp
@@ -63,6 +64,10 @@ LESS_THAN = {"slt": 2, "ult": 6}
 
 MAX_PARTS = 64
 """The most parts a nest is split into (a concat of at most this many inputs)."""
+
+PartRule = Callable[[ForOp, CpuConfig], object]
+"""How a part of a split nest is scheduled: the elementwise rule here, the rule of runtime
+extents for a nest over runtime sizes."""
 
 
 def _comparison(op: Operation, loops: dict[SSAValue, ForOp]) -> tuple[ForOp, int] | None:
@@ -218,8 +223,7 @@ def slices(nest: Elementwise, split: ForOp, edges: list[int], config: CpuConfig)
     two iterations and the loop the parts would share is inside it (the rows of an NCHW concat
     along the channels, which `schedule_concat` would move out, so that each thread copies rows
     of every channel: short runs, lines shared between the threads), and the parts' sizes have
-    a common divisor of at least 2. The most slices dividing every part up to
-    `MAX_SLICES_PER_THREAD` per thread (0 threads: 2 assumed)."""
+    a common divisor of at least 2 (`common_slices`)."""
     if not config.parallel or split is nest.spatial[-1]:
         return 0
     at = nest.spatial.index(split)
@@ -228,6 +232,12 @@ def slices(nest: Elementwise, split: ForOp, edges: list[int], config: CpuConfig)
     shared = shared_loop(nest, split)
     if shared is None or nest.spatial.index(shared) < at:
         return 0
+    return common_slices(edges, config)
+
+
+def common_slices(edges: list[int], config: CpuConfig) -> int:
+    """The most slices dividing every part between `edges`, up to `MAX_SLICES_PER_THREAD` per
+    thread (0 threads: 2 assumed); 0 where the parts have no common divisor of at least 2."""
     common = 0
     for low, high in zip(edges[:-1], edges[1:], strict=True):
         common = math.gcd(common, high - low)
@@ -235,8 +245,16 @@ def slices(nest: Elementwise, split: ForOp, edges: list[int], config: CpuConfig)
     return max((d for d in range(2, min(common, most) + 1) if common % d == 0), default=0)
 
 
+def _schedule_elementwise_part(part: ForOp, config: CpuConfig) -> None:
+    """A part of a split nest scheduled as an elementwise nest (the static rules)."""
+    part_nest = analyze(part)
+    if isinstance(part_nest, Elementwise):
+        schedule_elementwise(part_nest, config)
+
+
 def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: int,
-                    config: CpuConfig) -> None:
+                    config: CpuConfig,
+                    schedule_part: PartRule = _schedule_elementwise_part) -> None:
     """The parts inside one parallel loop over `count` slices: slice `s` of each part runs
     over its `s`-th run of `size / count` values of `split`, and the loops inside `split`
     (whole rows of every buffer: a plane) merge into one contiguous run, vectorized:
@@ -246,7 +264,8 @@ def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: in
           loop.for %c = 0 to 4 { loop.for %p = 0 to 196 vectorized { A[s * 4 + c, p] } }
           loop.for %c = 0 to 4 { loop.for %p = 0 to 196 vectorized { B[.., s * 4 + c + 32] } } }
 
-    The parts write disjoint ranges of `split`'s axis, and each slice its own run in each."""
+    The parts write disjoint ranges of `split`'s axis, and each slice its own run in each.
+    Each part is scheduled, on one thread, by `schedule_part` (the elementwise rule)."""
     root = nest.spatial[0]
     parent = root.parent_block()
     assert parent is not None
@@ -273,14 +292,36 @@ def schedule_sliced(nest: Elementwise, split: ForOp, edges: list[int], count: in
                                            shifted: (low, high - 1)})
         rename_axis(part, axis, [outer_axis, inner_axis])
         _erase_unused(part)
-        part_nest = analyze(part)
-        if isinstance(part_nest, Elementwise):
-            schedule_elementwise(part_nest, part_config)
+        schedule_part(part, part_config)
     Rewriter.erase_op(root)
     try:
         parallel(sliced)
     except ScheduleError:
         pass
+
+
+def split_nest(root: ForOp, loop: ForOp, edges: list[int]) -> list[ForOp]:
+    """Replaces the nest at `root` by one copy per range between `edges` of `loop` (a loop of
+    the nest, from 0), each with that loop over its range from 0, its induction variable
+    shifted in the blocks and what the range decides folded (`simplify_part`); returns the
+    copies, in order."""
+    position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
+    parent = root.parent_block()
+    assert parent is not None
+    parts: list[ForOp] = []
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        part = root.clone()
+        parent.insert_op_before(part, root)
+        part_loop = [op for op in part.walk() if isinstance(op, ForOp)][position]
+        part_loop.operands[1] = index_constant(high - low, part)
+        for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
+            iv = part_loop.induction_var
+            shifted, _ = _shifted_iv(block, iv, low)
+            simplify_part(block, shifted, {iv: (0, high - low - 1), shifted: (low, high - 1)})
+        _erase_unused(part)
+        parts.append(part)
+    Rewriter.erase_op(root)
+    return parts
 
 
 def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
@@ -312,23 +353,8 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
             shared = None
     root = loop if shared is not None else nest.spatial[0]
     part_config = replace(config, threads=1) if shared is not None else config
-    position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
-    parent = root.parent_block()
-    assert parent is not None
-    for low, high in zip(edges[:-1], edges[1:], strict=True):
-        part = root.clone()
-        parent.insert_op_before(part, root)
-        part_loop = [op for op in part.walk() if isinstance(op, ForOp)][position]
-        part_loop.operands[1] = index_constant(high - low, part)
-        for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
-            iv = part_loop.induction_var
-            shifted, _ = _shifted_iv(block, iv, low)
-            simplify_part(block, shifted, {iv: (0, high - low - 1), shifted: (low, high - 1)})
-        _erase_unused(part)
-        part_nest = analyze(part)
-        if isinstance(part_nest, Elementwise):
-            schedule_elementwise(part_nest, part_config)
-    Rewriter.erase_op(root)
+    for part in split_nest(root, loop, edges):
+        _schedule_elementwise_part(part, part_config)
     if shared is not None:
         try:
             parallel(shared)

@@ -71,7 +71,7 @@ Every step keeps the nest's meaning, so a step that does not apply (a primitive'
 
 from __future__ import annotations
 
-from dlc.dialects.contracts import DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR
+from dlc.dialects.contracts import DIM_SIZES_ATTR, NUM_OUTPUTS_ATTR, SIZE_CHECKS_ATTR
 from dlc.dialects.loop.ops import (
     AllocOp,
     BlockOp,
@@ -112,6 +112,12 @@ from dlc.rewrites.schedule.common import (
 )
 from dlc.rewrites.schedule.pack import check_pack
 from dlc.rewrites.schedule.split import split, split_peeled
+from dlc.rewrites.schedule_rules.concat import (
+    common_slices,
+    schedule_sliced,
+    split_nest,
+    split_points,
+)
 from dlc.rewrites.schedule_rules.config import CpuConfig
 from dlc.rewrites.schedule_rules.nest import (
     Elementwise,
@@ -135,7 +141,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineSymExpr
 from xdsl.rewriter import InsertPoint, Rewriter
 
 TILE_VECTORS = 4
@@ -237,10 +243,8 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     nest = analyze(root, static_spatial=False)
     if nest is None:
         return _runtime_reduction(root, config)
-    tail = _peel_channels(nest, config)
-    if tail is not None:  # each part scheduled on its own, the first maybe peeled again
-        schedule_runtime_extents(tail, config)
-        return schedule_runtime_extents(root, config)
+    if _split(nest, root, config):
+        return True
     plane = _merge_plane(nest.spatial)
     if plane:
         merged = analyze(root, static_spatial=False)
@@ -276,6 +280,43 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
             return True
     if config.parallel:
         _parallel_outer(spatial)
+    return True
+
+
+def _split(nest: Elementwise | Reduction, root: ForOp, config: CpuConfig) -> bool:
+    """The nest split into nests each scheduled on its own: a concat's pieces
+    (`_split_concat`), channels no chunk divides (`_peel_channels`); returns whether it was."""
+    if isinstance(nest, Elementwise) and _split_concat(nest, config):
+        return True
+    tail = _peel_channels(nest, config)
+    if tail is None:
+        return False
+    schedule_runtime_extents(tail, config)  # the first part maybe peeled again
+    schedule_runtime_extents(root, config)
+    return True
+
+
+def _split_concat(nest: Elementwise, config: CpuConfig) -> bool:
+    """An elementwise nest whose blocks compare a static loop's induction variable with
+    constants (a concat along the channels, its pieces picked by `select`s) split where the
+    comparisons change (the static concat rule's `split_points`), each part scheduled by this
+    rule (its plane merged and vectorized); with threads and parts of a common size divisor,
+    as slices inside one parallel loop (`schedule_sliced`: one region, not one per piece);
+    returns whether it split."""
+    found = split_points(nest)
+    if found is None:
+        return False
+    loop, points = found
+    ub = loop.trip_count()
+    assert ub is not None, "split points need a static loop"
+    edges = [0, *points, ub]
+    count = common_slices(edges, config) \
+        if config.parallel and loop is not nest.spatial[-1] else 0
+    if count:
+        schedule_sliced(nest, loop, edges, count, config, schedule_runtime_extents)
+        return True
+    for part in split_nest(nest.spatial[0], loop, edges):
+        schedule_runtime_extents(part, config)
     return True
 
 
@@ -667,7 +708,36 @@ def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None
         dynamic = [d for a, d in dims if a == argument]
         return size_map.data.results[dynamic.index(dim)]
 
-    return index_arith_expr(size, size_argument)
+    expr = index_arith_expr(size, size_argument)
+    if expr is None:
+        return None
+    return expr.replace_dims_and_symbols([], _equal_symbols(function, len(
+        [d for d in dims if d[0] < num_inputs])))
+
+
+def _equal_symbols(function: func.FuncOp, count: int) -> list[AffineExpr]:
+    """For each of the `count` symbols of `function`'s input sizes, the first symbol that its
+    `eq` size checks (`dlc.size_checks`, each a pair of symbols: a concat's operands along the
+    axes it keeps, checked before the call) make it equal to: sizes that are one at run time
+    compare equal."""
+    first = list(range(count))
+
+    def find(symbol: int) -> int:
+        while first[symbol] != symbol:
+            symbol = first[symbol]
+        return symbol
+
+    checks = function.attributes.get(SIZE_CHECKS_ATTR)
+    for entry in checks.data if isinstance(checks, ArrayAttr) else ():
+        kind, sizes = entry.data.get("kind"), entry.data.get("sizes")
+        if kind != StringAttr("eq") or not isinstance(sizes, AffineMapAttr):
+            continue
+        pair = [expr.position if isinstance(expr, AffineSymExpr) else None
+                for expr in sizes.data.results]
+        if len(pair) == 2 and all(isinstance(s, int) and s < count for s in pair):
+            low, high = sorted((find(pair[0]), find(pair[1])))  # type: ignore[arg-type]
+            first[high] = low
+    return [AffineExpr.symbol(find(symbol)) for symbol in range(count)]
 
 
 def _offset(value: SSAValue, iv: SSAValue) -> int | None:

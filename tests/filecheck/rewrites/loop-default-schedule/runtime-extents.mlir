@@ -1235,3 +1235,57 @@ func.func @guarded_pool(%x: memref<?x4x?x?xf32>, %out: memref<?x4x?x?xf32> {dlc.
   }
   func.return
 }
+
+// -----
+
+// A concat along the channels over runtime planes (as TOPI's concat lowers: each element picks
+// its piece with a `select` on `i1 < 64`, every piece read at a clamped channel): split at 64
+// into one nest per piece, each reading its piece alone, unclamped; with threads, the pieces as
+// slices of their channels inside one parallel loop (8 slices: 8 and 4 channels each). The
+// second piece's plane, whose sizes are other arguments than the loops' bounds but equal to
+// them by the `eq` size checks, merges into one run of points like the first's, vectorized.
+// CHECK-LABEL: func.func @runtime_concat
+// CHECK:         loop.for %[[S:.*]] = %c0 to %c8 step %c1 axis "i1.s" kind parallel {
+// CHECK:           %[[A:.*]] = memref.collapse_shape %a {{.*}} into memref<?x64x?xf32>
+// CHECK:           loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1.c" {
+// CHECK:             loop.for %{{.*}} axis "i2.i3.fused.1" kind vectorized {
+// CHECK-NOT:           arith.select
+// CHECK:               loop.load %[[A]]
+// CHECK:           %[[B:.*]] = memref.collapse_shape %b {{.*}} into memref<?x32x?xf32>
+// CHECK:           loop.for %{{.*}} = %c0 to %c4 step %c1 axis "i1.c" {
+// CHECK:             loop.for %{{.*}} axis "i2.i3.fused.1" kind vectorized {
+// CHECK-NOT:           arith.select
+// CHECK:               loop.load %[[B]]
+// SERIAL-LABEL: func.func @runtime_concat
+// SERIAL-NOT:     parallel
+// SERIAL:         loop.for %{{.*}} = %c0 to %c64 step %c1 axis "i1" {
+// SERIAL:           loop.for %{{.*}} axis "i2.i3.fused.1" kind vectorized {
+// SERIAL:         loop.for %{{.*}} = %c0 to %c32 step %c1 axis "i1" {
+// SERIAL:           loop.for %{{.*}} axis "i2.i3.fused.1" kind vectorized {
+func.func @runtime_concat(%a: memref<?x64x?x?xf32>, %b: memref<?x32x?x?xf32>, %out: memref<?x96x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s0, s1, s2)>}, %a_d0: index, %a_d2: index, %a_d3: index, %b_d0: index, %b_d2: index, %b_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s3, s0)>, kind = "eq", what = "'graph.concat' op needs equal sizes along dim 0 of its operands (#1 and #0)"}, {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s4, s1)>, kind = "eq", what = "'graph.concat' op needs equal sizes along dim 2 of its operands (#1 and #0)"}, {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s5, s2)>, kind = "eq", what = "'graph.concat' op needs equal sizes along dim 3 of its operands (#1 and #0)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 9 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c96 = arith.constant 96 : index
+  loop.for %i0 = %c0 to %a_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c96 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %a_d2 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %a_d3 step %c1 axis "i3" {
+          loop.block "concat" reads(%b, %a : memref<?x32x?x?xf32>, memref<?x64x?x?xf32>) writes(%out : memref<?x96x?x?xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %0 = arith.constant 64 : index
+            %1 = arith.subi %i1, %0 : index
+            %2 = arith.constant 31 : index
+            %3 = arith.minui %1, %2 : index
+            %4 = loop.load %b[%i0, %3, %i2, %i3] : memref<?x32x?x?xf32> -> f32
+            %5 = arith.constant 63 : index
+            %6 = arith.minui %i1, %5 : index
+            %7 = loop.load %a[%i0, %6, %i2, %i3] : memref<?x64x?x?xf32> -> f32
+            %8 = arith.cmpi ult, %i1, %0 : index
+            %9 = arith.select %8, %7, %4 : f32
+            loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x96x?x?xf32>
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
