@@ -17,7 +17,7 @@ from dlc.dialects.loop import AllocOp, DeallocOp, dim_args
 from dlc.rewrites.llvm_lowering.common import LLVMLowering
 from dlc.runtime.metadata import WORKSPACE_ENTRY_SUFFIX
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StringAttr,
+    i1,
     i8,
     i64,
 )
@@ -165,19 +166,15 @@ def _writes_and_reads(value: SSAValue) -> tuple[list[func.CallOp], list[func.Cal
     return writes, reads
 
 
-def concat_aliases(function: func.FuncOp, buffers: Iterable[Lifetime],
-                   alignment: int) -> list[ConcatAlias]:
-    """The calls of concat kernels (`CONCAT_AXIS_ATTR`) in `function` whose pieces can live in
-    their output: the output and every piece are plannable `buffers`, distinct; the output has
-    no dims of size other than 1 before the axis (each piece is one contiguous run of it) and
-    the call is its only writer; each piece is written by exactly one call before the concat
-    and otherwise only read (by calls: no views), and starts at an `alignment`-multiple byte
-    offset of the output (the kernels' vector accesses may assume it)."""
-    plannable = {lifetime.alloc.result: lifetime for lifetime in buffers}
+def _concat_candidates(function: func.FuncOp, buffers: Iterable[SSAValue]
+                       ) -> Iterable[tuple[func.CallOp, int, list[SSAValue], SSAValue]]:
+    """(call, axis, pieces, output) of each call of a concat kernel (`CONCAT_AXIS_ATTR`) in
+    `function` whose output and pieces are `buffers`, distinct, the call the output's only
+    writer and each piece written by exactly one call before it and otherwise only read (by
+    calls: no views)."""
+    allowed = set(buffers)
     body = function.body.block
     position = {op: index for index, op in enumerate(body.ops)}
-    aliases: list[ConcatAlias] = []
-    taken: set[SSAValue] = set()
     for call in body.ops:
         if not isinstance(call, func.CallOp) or (callee := _callee(call)) is None:
             continue
@@ -185,33 +182,40 @@ def concat_aliases(function: func.FuncOp, buffers: Iterable[Lifetime],
         outputs = callee.attributes.get(NUM_OUTPUTS_ATTR)
         if not isinstance(axis, IntegerAttr) or outputs != IntegerAttr(1, i64):
             continue
-        *pieces, output = call.arguments
+        *pieces, output = call.arguments[:len(call.arguments) - len(dim_args(callee))]
         values = [*pieces, output]
-        if len(set(values)) != len(values) or taken & set(values):
-            continue
-        if any(value not in plannable for value in values):
-            continue
-        output_type = output.type
-        assert isinstance(output_type, MemRefType)
-        if any(size != 1 for size in output_type.get_shape()[:axis.value.data]):
+        if len(set(values)) != len(values) or any(value not in allowed for value in values):
             continue
         if (uses := _writes_and_reads(output)) is None or uses[0] != [call]:
             continue
-        placed: list[tuple[AllocOp, int]] = []
-        offset = 0
-        for piece in pieces:
-            uses = _writes_and_reads(piece)
-            written_before = (
-                uses is not None and len(uses[0]) == 1
-                and position.get(uses[0][0], len(position)) < position[call]
-            )
-            if not written_before or offset % alignment:
-                break
-            placed.append((plannable[piece].alloc, offset))
-            offset += plannable[piece].size
-        if len(placed) != len(pieces):
+        if all((uses := _writes_and_reads(piece)) is not None and len(uses[0]) == 1
+               and position.get(uses[0][0], len(position)) < position[call] for piece in pieces):
+            yield call, axis.value.data, pieces, output
+
+
+def concat_aliases(function: func.FuncOp, buffers: Iterable[Lifetime],
+                   alignment: int) -> list[ConcatAlias]:
+    """The calls of concat kernels in `function` whose pieces can live in their output
+    (`_concat_candidates` among the plannable `buffers`) where the output has no dims of size
+    other than 1 before the axis (each piece is one contiguous run of it) and each piece starts
+    at an `alignment`-multiple byte offset of the output (the kernels' vector accesses may
+    assume it); a buffer is in one of them at most."""
+    plannable = {lifetime.alloc.result: lifetime for lifetime in buffers}
+    aliases: list[ConcatAlias] = []
+    taken: set[SSAValue] = set()
+    for call, axis, pieces, output in list(_concat_candidates(function, plannable)):
+        output_type = output.type
+        assert isinstance(output_type, MemRefType)
+        if taken & {*pieces, output} or any(
+                size != 1 for size in output_type.get_shape()[:axis]):
             continue
-        taken.update(values)
+        offsets = [0]
+        for piece in pieces:
+            offsets.append(offsets[-1] + plannable[piece].size)
+        if any(offset % alignment for offset in offsets[:-1]):
+            continue
+        taken.update([*pieces, output])
+        placed = zip((plannable[piece].alloc for piece in pieces), offsets[:-1], strict=False)
         aliases.append(ConcatAlias(call, plannable[output].alloc, tuple(placed)))
     return aliases
 
@@ -481,14 +485,124 @@ def _runtime_bytes(alloc: AllocOp, alignment: int, index_bitwidth: int
     return ops, total
 
 
-def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64
-                 ) -> list[list[Lifetime]] | None:
+@dataclass(frozen=True)
+class RuntimeConcat:
+    """A concatenation of buffers of runtime size done in place when the call's sizes allow
+    it: its output has only 1s before the axis (`ones`, the runtime sizes there) and each piece
+    would start at an aligned byte offset of it; then the pieces are views inside the output
+    and the concat call is skipped, else each is a buffer of its own and the call copies."""
+
+    call: func.CallOp
+    output: AllocOp
+    pieces: tuple[AllocOp, ...]
+    ones: tuple[SSAValue, ...]
+
+
+def runtime_concats(function: func.FuncOp, buffers: Iterable[Lifetime]) -> list[RuntimeConcat]:
+    """The concats of `function` (`_concat_candidates`) whose output and pieces are buffers of
+    runtime size of `buffers` and whose output's dims before the axis are 1 or runtime sizes,
+    one of them at least; a buffer is in one of them at most."""
+    allocs = {lifetime.alloc.result: lifetime.alloc for lifetime in buffers}
+    found: list[RuntimeConcat] = []
+    taken: set[SSAValue] = set()
+    for call, axis, pieces, output in list(_concat_candidates(function, allocs)):
+        output_alloc = allocs[output]
+        output_type = output.type
+        assert isinstance(output_type, MemRefType)
+        shape = output_type.get_shape()
+        if taken & {*pieces, output} or any(
+                size not in (1, DYNAMIC_INDEX) for size in shape[:axis]):
+            continue
+        runtime = iter(output_alloc.sizes)
+        dims = [next(runtime) if size == DYNAMIC_INDEX else None for size in shape]
+        ones = tuple(size for size in dims[:axis] if size is not None)
+        if not ones:  # then the static plan would have it, were the sizes static
+            continue
+        taken.update([*pieces, output])
+        found.append(RuntimeConcat(call, output_alloc, tuple(allocs[p] for p in pieces), ones))
+    return found
+
+
+def _with_concat_lifetimes(buffers: list[Lifetime], concats: list[RuntimeConcat]
+                           ) -> list[Lifetime]:
+    """`buffers` with each concat's output live from its first piece's allocation to the last
+    use of any piece (where the pieces are views inside it); the pieces keep their lifetimes,
+    for the calls where they are not."""
+    by_alloc = {id(lifetime.alloc): lifetime for lifetime in buffers}
+    for concat in concats:
+        parts = [by_alloc[id(piece)] for piece in concat.pieces]
+        whole = by_alloc[id(concat.output)]
+        by_alloc[id(concat.output)] = Lifetime(
+            whole.alloc, whole.size, min(whole.start, *(part.start for part in parts)),
+            max(whole.end, *(part.end for part in parts)))
+    return list(by_alloc.values())
+
+
+def _in_place_offsets(concat: RuntimeConcat, output_offset: SSAValue,
+                      offsets: dict[AllocOp, SSAValue], alignment: int, index_bitwidth: int
+                      ) -> tuple[list[Operation], SSAValue]:
+    """Ops choosing, at the call's sizes, between the pieces of `concat` inside its output
+    (every size of `ones` 1, every piece at an `alignment`-multiple byte offset of it) and in
+    their own slots (`offsets`): each piece's entry of `offsets` becomes the choice; returns
+    the ops and the condition (in place)."""
+    one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+    zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    align = arith.ConstantOp(IntegerAttr(alignment, IndexType()))
+    ops: list[Operation] = [one, zero, align]
+    condition: SSAValue | None = None
+
+    def both(value: SSAValue) -> None:
+        nonlocal condition
+        if condition is not None:
+            ops.append(arith.AndIOp(condition, value))
+            value = ops[-1].results[0]
+        condition = value
+
+    for size in concat.ones:
+        ops.append(arith.CmpiOp(size, one.result, "eq"))
+        both(ops[-1].results[0])
+    within: SSAValue = zero.result
+    inside: list[SSAValue] = []
+    for piece in concat.pieces:
+        if inside:
+            ops.append(arith.RemUIOp(within, align.result))
+            ops.append(arith.CmpiOp(ops[-1].results[0], zero.result, "eq"))
+            both(ops[-1].results[0])
+        ops.append(arith.AddiOp(output_offset, within))
+        inside.append(ops[-1].results[0])
+        computed, nbytes = _runtime_bytes(piece, 1, index_bitwidth)
+        ops += computed
+        ops.append(arith.AddiOp(within, nbytes))
+        within = ops[-1].results[0]
+    assert condition is not None, "a runtime concat has a runtime size before its axis"
+    for piece, there in zip(concat.pieces, inside, strict=True):
+        ops.append(arith.SelectOp(condition, there, offsets[piece]))
+        offsets[piece] = ops[-1].results[0]
+    return ops, condition
+
+
+def _copy_unless(call: func.CallOp, condition: SSAValue) -> None:
+    """Runs `call` only where `condition` is false (`scf.if`)."""
+    true = arith.ConstantOp(IntegerAttr(1, i1))
+    negated = arith.XOrIOp(condition, true.result)
+    guard = scf.IfOp(negated.result, [], [scf.YieldOp()])
+    Rewriter.insert_op([true, negated, guard], InsertPoint.before(call))
+    call.detach()
+    then = guard.true_region.block
+    then.insert_op_before(call, then.first_op)  # type: ignore[arg-type]
+
+
+def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int = 64,
+                 concat_in_place: bool = False) -> list[list[Lifetime]] | None:
     """Places the buffers of runtime size of `function` (`runtime_lifetimes`) in one workspace
     whose layout is computed at each call from the sizes: the slots of `runtime_slots` one after
     the other, each as large as its largest buffer at the call's sizes (`arith.maxui`), the
     workspace their sum; each buffer becomes the view at its slot's offset. The ops computing
-    the sizes move before the first of the buffers, with the plan's. Returns the slots, or None
-    (and no change) when there are not two buffers to plan."""
+    the sizes move before the first of the buffers, with the plan's. With `concat_in_place`, a
+    concat of such buffers (`runtime_concats`) is done in place at the calls whose sizes make
+    its pieces runs of its output (a batch of 1: `_in_place_offsets`), its call then skipped;
+    its output lives from its first piece on. Returns the slots, or None (and no change) when
+    there are not two buffers to plan."""
     buffers, size_ops = runtime_lifetimes(function, index_bitwidth)
     if len(buffers) < 2:
         return None
@@ -499,7 +613,8 @@ def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int
         if body.get_operation_index(op) > start:
             op.detach()
             Rewriter.insert_op(op, InsertPoint.before(first))
-    slots = runtime_slots(buffers)
+    concats = runtime_concats(function, buffers) if concat_in_place else []
+    slots = runtime_slots(_with_concat_lifetimes(buffers, concats))
     ops: list[Operation] = [zero := arith.ConstantOp(IntegerAttr(0, IndexType()))]
     offset: SSAValue = zero.result
     offsets: dict[AllocOp, SSAValue] = {}
@@ -516,6 +631,12 @@ def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int
         assert largest is not None
         ops.append(arith.AddiOp(offset, largest))
         offset = ops[-1].results[0]
+    conditions: list[tuple[func.CallOp, SSAValue]] = []
+    for concat in concats:
+        chosen, condition = _in_place_offsets(concat, offsets[concat.output], offsets,
+                                              alignment, index_bitwidth)
+        ops += chosen
+        conditions.append((concat.call, condition))
     workspace = AllocOp(MemRefType(i8, [DYNAMIC_INDEX]), "global", [offset])
     workspace.result.name_hint = "runtime_workspace"
     Rewriter.insert_op([*ops, workspace], InsertPoint.before(first))
@@ -530,6 +651,8 @@ def plan_runtime(function: func.FuncOp, alignment: int = 64, index_bitwidth: int
         alloc.result.replace_all_uses_with(view.result)
         view.result.name_hint = alloc.result.name_hint
         Rewriter.erase_op(alloc)
+    for call, condition in conditions:
+        _copy_unless(call, condition)
     return slots
 
 
@@ -626,7 +749,11 @@ class LoopPlanMemoryPass(ModulePass):
     piece written by one earlier call, read only by calls, at an aligned offset). Concat kernels
     no call is left to are erased. TensorRT and ONNX Runtime's memory planners do the same
     ("concat elimination"); in MLIR it is bufferization writing into `tensor.insert_slice`'s
-    destination.
+    destination. A concat of buffers of runtime size whose output has runtime sizes before the
+    axis (a runtime batch) is done in place at the calls where those are 1 and every piece
+    starts at an aligned byte offset of the output: each piece's view is at `arith.select`
+    of its offset inside the output's slot and its own slot, and the call runs under `scf.if`
+    of the opposite (`runtime_concats`).
 
     With `workspace-argument`, each planned entry `@f` also gets a public twin
     `@f_with_workspace` that takes the workspace as its last argument, and `@f` becomes: allocate
@@ -669,7 +796,7 @@ class LoopPlanMemoryPass(ModulePass):
                 function, self.alignment, self.index_bitwidth, self.concat_in_place
             )
             plan_rows(function, self.alignment, self.index_bitwidth)
-            plan_runtime(function, self.alignment, self.index_bitwidth)
+            plan_runtime(function, self.alignment, self.index_bitwidth, self.concat_in_place)
             if plan is not None:
                 peaks.append(plan.peak_bytes)
                 if self.workspace_argument:

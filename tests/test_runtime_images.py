@@ -614,3 +614,25 @@ def test_concats_over_runtime_sizes_split_per_piece_match_onnxruntime(
     executable = dlc.compile(proto, dynamic_shapes=True, threads=threads, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9), (3, 3, 1, 1)])
+
+
+@pytest.mark.parametrize("pieces", [(16, 8), (3, 5)])
+def test_concats_over_runtime_sizes_in_place_at_batch_1_match_onnxruntime(
+        pieces: tuple[int, ...]) -> None:
+    """A concat along the channels read by a conv (SqueezeNet's fire modules): its pieces are
+    written into its output where the call's sizes make them runs of it (a batch of 1, every
+    piece at an aligned offset), else copied: batches 1 and 2, planes whose pieces of 3 and 5
+    channels start at aligned offsets (16x4: 3 x 64 floats) and at others (5x7)."""
+    nodes, initializers = [], {}
+    for k, channels in enumerate(pieces):
+        initializers[f"w{k}"] = RNG.standard_normal((channels, 3, 3, 3)).astype(np.float32)
+        nodes.append(helper.make_node("Conv", ["x", f"w{k}"], [f"c{k}"], pads=[1, 1, 1, 1]))
+        nodes.append(helper.make_node("Relu", [f"c{k}"], [f"r{k}"]))
+    initializers["w"] = RNG.standard_normal((4, sum(pieces), 1, 1)).astype(np.float32)
+    nodes += [helper.make_node("Concat", [f"r{k}" for k in range(len(pieces))], ["cat"], axis=1),
+              helper.make_node("Conv", ["cat", "w"], ["y"])]
+    proto = _image_model(nodes, 3, initializers)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9), (1, 3, 16, 4),
+                                             (2, 3, 5, 7), (1, 3, 16, 9)])

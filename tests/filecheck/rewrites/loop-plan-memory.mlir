@@ -338,3 +338,49 @@ func.func private @same(memref<?x8x?x?xf32>, memref<?x8x?x?xf32>)
 func.func private @down(memref<?x8x?x?xf32>, memref<?x16x?x?xf32>)
 func.func private @up(memref<?x16x?x?xf32>, memref<?x8x?x?xf32>)
 func.func private @count() -> index
+
+// -----
+
+// A concat of buffers of runtime size along an axis with a runtime size before it (the batch):
+// done in place where the call's batch is 1 and the second piece starts at an aligned byte
+// offset of the output (the first piece's bytes, 64 x h x w, a multiple of 64 here for any
+// size but checked all the same); each piece's view is then inside the output's slot, else in
+// its own, and the concat runs only where the pieces are not in place. The output's slot is
+// taken from the first piece's allocation on. With `concat_in_place=false`, nothing of this.
+// CHECK-LABEL: func.func @runtime_concat
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[LINE:.*]] = arith.constant 64 : index
+// CHECK:         %[[BATCH_1:.*]] = arith.cmpi eq, %n, %[[ONE]] : index
+// CHECK:         %[[AT_A:.*]] = arith.addi %[[OUT_OFF:.*]], %{{.*}} : index
+// CHECK:         %[[REM:.*]] = arith.remui %[[SIZE_A:.*]], %[[LINE]] : index
+// CHECK:         %[[ALIGNED:.*]] = arith.cmpi eq, %[[REM]], %{{.*}} : index
+// CHECK:         %[[IN_PLACE:.*]] = arith.andi %[[BATCH_1]], %[[ALIGNED]] : i1
+// CHECK:         %[[AT_B:.*]] = arith.addi %[[OUT_OFF]], %[[SIZE_A]] : index
+// CHECK:         %[[OFF_A:.*]] = arith.select %[[IN_PLACE]], %[[AT_A]], %{{.*}} : index
+// CHECK:         %[[OFF_B:.*]] = arith.select %[[IN_PLACE]], %[[AT_B]], %{{.*}} : index
+// CHECK:         %[[WS:.*]] = loop.alloc global sizes(%{{.*}}) : memref<?xi8>
+// CHECK:         %a = memref.view %[[WS]][%[[OFF_A]]][%n, %h, %w]
+// CHECK:         %b = memref.view %[[WS]][%[[OFF_B]]][%n, %h, %w]
+// CHECK:         %c = memref.view %[[WS]][%[[OUT_OFF]]][%n, %h, %w]
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[COPY:.*]] = arith.xori %[[IN_PLACE]], %[[TRUE]] : i1
+// CHECK-NEXT:    scf.if %[[COPY]] {
+// CHECK-NEXT:      func.call @join(%a, %b, %c, %n, %h, %w, %n, %h, %w, %n, %h, %w)
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.call @copy32(%c, %out)
+// KEEP-LABEL: func.func @runtime_concat
+// KEEP-NOT:     arith.select
+// KEEP:         func.call @join(%a, %b, %c, %n, %h, %w, %n, %h, %w, %n, %h, %w)
+func.func @runtime_concat(%x: memref<?x16x?x?xf32>, %out: memref<?x32x?x?xf32>, %n: index, %h: index, %w: index, %on: index, %oh: index, %ow: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
+  %a = loop.alloc global sizes(%n, %h, %w) : memref<?x16x?x?xf32>
+  func.call @halve(%x, %a) : (memref<?x16x?x?xf32>, memref<?x16x?x?xf32>) -> ()
+  %b = loop.alloc global sizes(%n, %h, %w) : memref<?x16x?x?xf32>
+  func.call @halve(%x, %b) : (memref<?x16x?x?xf32>, memref<?x16x?x?xf32>) -> ()
+  %c = loop.alloc global sizes(%n, %h, %w) : memref<?x32x?x?xf32>
+  func.call @join(%a, %b, %c, %n, %h, %w, %n, %h, %w, %n, %h, %w) : (memref<?x16x?x?xf32>, memref<?x16x?x?xf32>, memref<?x32x?x?xf32>, index, index, index, index, index, index, index, index, index) -> ()
+  func.call @copy32(%c, %out) : (memref<?x32x?x?xf32>, memref<?x32x?x?xf32>) -> ()
+  func.return
+}
+func.func private @halve(memref<?x16x?x?xf32>, memref<?x16x?x?xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @copy32(memref<?x32x?x?xf32>, memref<?x32x?x?xf32>) attributes {dlc.num_outputs = 1 : i64}
+func.func private @join(memref<?x16x?x?xf32>, memref<?x16x?x?xf32>, memref<?x32x?x?xf32>, index, index, index, index, index, index, index, index, index) attributes {dlc.num_outputs = 1 : i64, dlc.concat_axis = 1 : i64, dlc.dim_args = 9 : i64}
