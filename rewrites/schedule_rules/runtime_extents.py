@@ -328,15 +328,21 @@ def _tail_widths(lanes: int) -> list[int]:
 
 def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
     """A reduction over a runtime row whose window reads are bounds-checked (a pool reading
-    its padding inlined, `pools_over_runtime_extents`): the row split where the checks
-    change (`_partition_guards`), its interior, where no window reads padding, a row kernel
-    of vectors without checks, the columns before and after as they are (a few); returns
-    whether it split."""
+    its padding inlined, `pools_over_runtime_extents`): the rows split where their checks
+    change, then the columns of the rows inside (`_partition_guards`); the interior, where no
+    window reads padding, a row kernel of vectors without checks, the rows and columns before
+    and after as they are (a few); returns whether it split."""
     row = spatial[-1]
     stores = [op for op in accesses_in(body_ops(row)) if isinstance(op, StoreOp)]
-    interior = _partition_guards(row) if stores else None
-    if interior is None:
+    if not stores:
         return False
+    rows = spatial[-2] if len(spatial) > 1 else None
+    inner_rows = _partition_guards(rows) if rows is not None else None
+    if inner_rows is not None:  # the rows whose windows read no padding row, then their columns
+        row = next(op for op in body_of(inner_rows) if isinstance(op, ForOp))
+    interior = _partition_guards(row)
+    if interior is None:
+        return inner_rows is not None
     lanes = config.lanes(stores[0].value.type)
     narrower = _tail_widths(lanes)
     piece = analyze(interior, static_spatial=False)

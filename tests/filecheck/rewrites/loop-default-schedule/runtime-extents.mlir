@@ -1157,25 +1157,35 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
 // -----
 
 // A ceil-mode max pool over a runtime plane reading its padding inlined (bounds checks on the
-// row and the column, `tensor-expr-inline`'s pools over runtime extents): its row split where
-// the column checks change, the first columns as they were, the interior in vectors of 64,
-// 16, ... (stride-2 reads) with the column read at `2 * i + r1` unchecked and unclamped (the
-// row's check, the same for every lane, stays), the last columns as they were.
+// row and the column, `tensor-expr-inline`'s pools over runtime extents): its rows split where
+// the row checks change, the first and last rows as they were; in the rows between, the
+// columns split where their checks change, the first columns with the column checks only, the
+// interior in vectors of 64, 16, ... (stride-2 reads) with no check at all (the row read at
+// `2 * i + r0`, the column at `2 * i + r1`, unclamped), the last columns with the column checks.
 // CHECK-LABEL: func.func @guarded_pool
 // CHECK:         loop.for %{{.*}} axis "i2" {
 // CHECK:           loop.for %{{.*}} axis "i3" {
+// CHECK:             arith.cmpi ult, %{{.*}}, %x_d2 : index
+// CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+// CHECK:         loop.for %{{.*}} axis "i2" {
+// CHECK:           loop.for %{{.*}} axis "i3" {
+// CHECK-NOT:         arith.cmpi ult, %{{.*}}, %x_d2 : index
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
 // CHECK:           loop.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c64 axis "i3.0" {
 // CHECK:             loop.for %{{.*}} axis "r1" {
 // CHECK-NEXT:          loop.for %[[LANE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i3.1" kind vectorized {
 // CHECK-NEXT:            %[[COL:.*]] = arith.addi %[[TILE]], %[[LANE]] : index
-// CHECK-NOT:             arith.cmpi ult, %{{.*}}, %x_d3
+// CHECK-NOT:             arith.cmpi
+// CHECK-NOT:             arith.minui
 // CHECK:                 %[[X2:.*]] = arith.muli %[[COL]], %{{.*}} : index
 // CHECK-NEXT:            %[[READ:.*]] = arith.addi %[[X2]], %{{.*}} : index
-// CHECK-NOT:             arith.cmpi ult, %{{.*}}, %x_d3
+// CHECK-NOT:             arith.cmpi
 // CHECK:                 loop.load %x[%{{.*}}, %{{.*}}, %{{.*}}, %[[READ]]] : memref<?x4x?x?xf32> -> f32
 // CHECK:           loop.for %{{.*}} axis "i3" {
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+// CHECK:         loop.for %{{.*}} axis "i2" {
+// CHECK:           loop.for %{{.*}} axis "i3" {
+// CHECK:             arith.cmpi ult, %{{.*}}, %x_d2 : index
 func.func @guarded_pool(%x: memref<?x4x?x?xf32>, %out: memref<?x4x?x?xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0, (((s1 + -2) floordiv 2) + 1), (((s2 + -2) floordiv 2) + 1))>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s1, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 2 of its input padded to at least its window (3)"}, {sizes = affine_map<()[s0, s1, s2] -> (s2, 3)>, kind = "ge", what = "'graph.max_pool2d' op needs dim 3 of its input padded to at least its window (3)"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
