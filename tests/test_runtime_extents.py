@@ -19,6 +19,7 @@ from dlc.rewrites.schedule.split import split_peeled
 from dlc.runtime.executable import ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
@@ -196,10 +197,15 @@ def test_the_box_gets_vectors_inside_its_window_then_narrower_tails() -> None:
     assert kinds[0] == ("i", "parallel")
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
     # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update, and the write of the local
-    # accumulators into the output), then single vectors, halves, quarters and single
-    # outputs, each in the scheduled form
-    assert [loop.trip_count() for loop in vectors] == [32] * 3 + [8] * 3 + [4] * 3 + [2] * 3 \
+    # accumulators into the output), then single vectors and one more ending at the row's end
+    # (a row of 8 outputs or more), halves, quarters (likewise, over rows shorter than that)
+    # and single outputs, each in the scheduled form
+    assert [loop.trip_count() for loop in vectors] == [32] * 3 + [8] * 6 + [4] * 6 + [2] * 6 \
         + [1] * 3
+    overlapped = [loop.parent_op() for loop in vectors[6:-3:6]]
+    assert len(overlapped) == 3 and all(
+        isinstance(tile, ForOp) and isinstance(tile.lb.owner, arith.SelectOp)
+        for tile in overlapped), "each narrow width's last tile starts where chosen"
     for update in vectors[1::3]:
         axes = [outer.axis.data for outer in _enclosing(update)]
         assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
@@ -222,7 +228,8 @@ def test_an_axis_read_in_reverse_stays_scalar() -> None:
     names = {block.block_name.data for loop in vectors for block in loop.walk()
              if isinstance(block, BlockOp)}
     assert names == {"square"}, "only the square's rows are vectors, not the mirror's"
-    assert [loop.trip_count() for loop in vectors] == [8, 4, 2, 1], "whole vectors, then tails"
+    assert [loop.trip_count() for loop in vectors] == [8, 8, 4, 4, 2, 2, 1], \
+        "whole vectors, the last again at the row's end, then narrower tails (each likewise)"
 
 
 def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
@@ -258,6 +265,22 @@ def test_compiled_box_over_any_plane(threads: int) -> None:
         x = rng(h * w).standard_normal((h, w)).astype(np.float32)
         got = _run(executable, x, shape=(h - 2, w - 2))
         np.testing.assert_allclose(got, box_reference(x), rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_kernels_over_every_row_width() -> None:
+    """Rows of 1 to 70 outputs: whole tiles, the last tile of each narrow width again ending
+    at the row's end (outputs computed twice, to the same values), rows shorter than it in
+    narrower tiles; the box and the conv (bias and ReLU after its sum) agree with NumPy at
+    every width."""
+    box = dlc.compile(to_loops(BOX), threads=2)
+    conv = dlc.compile(to_loops(CONV), threads=2)
+    for w in range(3, 73):
+        x = rng(w).standard_normal((4, w)).astype(np.float32)
+        np.testing.assert_allclose(_run(box, x, shape=(2, w - 2)), box_reference(x),
+                                   rtol=1e-5, atol=1e-5)
+        inputs = _conv_inputs(1, 3, w, w)
+        np.testing.assert_allclose(_run(conv, *inputs, shape=(1, 8, 1, w - 2)),
+                                   conv_reference(*inputs), rtol=1e-4, atol=1e-4)
 
 
 def test_compiled_conv_over_any_image() -> None:
@@ -302,16 +325,18 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
              if loop.kind.data in ("vectorized", "unrolled")]
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
     # x 3 vectors of 8 outputs; then 4 channels x 8, 4, 2 and 1 outputs over the rest of the
-    # row; the init and the epilogue over the same tiles
-    assert tiles == [(axis, kind, 4 if axis == "o.1" else width) for width in (24, 8, 4, 2, 1)
+    # row, the widths of 8, 4 and 2 twice (the second tile ending at the row's end); the init
+    # and the epilogue over the same tiles
+    assert tiles == [(axis, kind, 4 if axis == "o.1" else width)
+                     for width in (24, 8, 8, 4, 4, 2, 2, 1)
                      for axis, kind in (("q.1", "vectorized"), ("o.1", "unrolled"),
                                         ("q.1", "vectorized"), ("q.1", "vectorized"))]
     update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == [
-        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x4xf32>", "memref<4x2xf32>",
-        "memref<4x1xf32>"]
+        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x8xf32>", "memref<4x4xf32>",
+        "memref<4x4xf32>", "memref<4x2xf32>", "memref<4x2xf32>", "memref<4x1xf32>"]
 
 
 def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:

@@ -348,7 +348,7 @@ def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) ->
     piece = analyze(interior, static_spatial=False)
     if isinstance(piece, Reduction) and _vectorizable(interior):
         widths = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)
-        _vectorize_reduction(_accumulate_locally(piece), interior, widths, None)
+        _vectorize_reduction(_accumulate_locally(piece), interior, widths, lanes, None)
     return True
 
 
@@ -371,7 +371,7 @@ def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrowe
     rows = 1 if channels is None else channels.trip_count() or 1
     vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
     widths = sorted({lanes * vectors, *narrower}, reverse=True)
-    _vectorize_reduction(nest, spatial[-1], widths, channels)
+    _vectorize_reduction(nest, spatial[-1], widths, lanes, channels)
     return False
 
 
@@ -1307,35 +1307,46 @@ def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
     return inner, rest
 
 
-def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig) -> None:
-    """Whole vectors of `widths[0]` iterations, then narrower ones over the iterations left
-    (a runtime extent); a static extent is vectorized as it is."""
+def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig,
+                           row_lb: SSAValue | None = None) -> None:
+    """Whole vectors of `widths[0]` iterations, then, over the iterations left (a runtime
+    extent), one more vector ending at the row's end where the row (from `row_lb`) holds one
+    (`_overlap_last_tile`), else narrower ones; a static extent is vectorized as it is."""
     trip = loop.trip_count()
     if trip is not None and trip < config.min_vector_extent:
         return
+    row_lb = loop.lb if row_lb is None else row_lb
     try:
         vector, rest = _vector_loop(loop, widths[0])
+        tiles = vector.parent_op()
         vectorize(vector, strided_loads=True)
     except ScheduleError:
         return
+    if rest is not None and _overlap_last_tile(tiles, rest, row_lb, widths[0]):
+        return
     if rest is not None and widths[1:]:
-        _vectorize_elementwise(rest, widths[1:], config)
+        _vectorize_elementwise(rest, widths[1:], config, row_lb)
 
 
-def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
-                         channels: ForOp | None = None) -> None:
+def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int], lanes: int,
+                         channels: ForOp | None = None, row_lb: SSAValue | None = None) -> None:
     """The vector loop over outputs moved inside the reduction loops: a local accumulator of
     one element widened to one per lane (and per iteration of `channels`, a loop of reused
     reads inside `loop`, unrolled beside the vector loop), the epilogues and the init
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
     `widths[0]` outputs first (several vectors: independent accumulator chains, a window's sum
     being a chain of dependent adds), then, over the outputs left, tiles of each narrower
-    width (a vector, half a vector, ... one output): no output is left to the unscheduled
-    nest. A step a primitive refuses (its `ScheduleError` raised before it changes anything)
-    leaves the nest correct, with the steps before it."""
-    rest = None
+    width (a vector, half a vector, ... one output), each width of at most one vector
+    (`lanes`) ending the row with one more tile where the row (from `row_lb`) holds one
+    (`_overlap_last_tile`; a tile of several vectors would compute up to all but one of them
+    twice): no output is left to the unscheduled nest. A step a primitive refuses (its
+    `ScheduleError` raised before it changes anything) leaves the nest correct, with the steps
+    before it."""
+    rest = tiles = None
+    row_lb = loop.lb if row_lb is None else row_lb
     try:
         vector, rest = _vector_loop(loop, widths[0])
+        tiles = vector.parent_op()
         tile = [vector]
         if channels is not None:
             reorder([channels, vector])
@@ -1350,11 +1361,55 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int],
     except ScheduleError:
         pass
     _vectorize_init(nest)
+    if rest is not None and widths[0] <= lanes and \
+            _overlap_last_tile(tiles, rest, row_lb, widths[0]):
+        return
     if widths[1:] and rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction):
             inner = left.spatial[1] if len(left.spatial) > 1 else None
-            _vectorize_reduction(left, rest, widths[1:], inner)
+            _vectorize_reduction(left, rest, widths[1:], lanes, inner, row_lb)
+
+
+def _recomputable(tile: ForOp) -> bool:
+    """Whether running `tile` again over outputs it computed before stores the same values: no
+    buffer it stores to is read in it but allocations inside it (its accumulators)."""
+    inside = {op.result for op in tile.walk() if isinstance(op, AllocOp)}
+    accesses = list(accesses_in(list(tile.walk())))
+    stored = {op.memref for op in accesses if isinstance(op, StoreOp)}
+    return not any(isinstance(op, LoadOp) and op.memref in stored - inside for op in accesses)
+
+
+def _overlap_last_tile(tiles: Operation | None, rest: ForOp, row_lb: SSAValue, width: int
+                       ) -> bool:
+    """After the whole tiles of `width` outputs (the loop `tiles`), the iterations left
+    (`rest`) as one more tile, at the row's last `width` outputs, where the row from `row_lb`
+    holds a tile and the tile recomputes what it stores (`_recomputable`): the tail in one tile
+    of the kernel's width, not tiles of every narrower width (55 outputs, 16 lanes: 16 x 3 and
+    one tile from 39, not 16 x 3, 4, 2, 1), at the cost of outputs computed twice. A copy of
+    the tiles' loop running once from `ub - width` where the condition holds (no time
+    otherwise), and `rest` then empty (it keeps the narrower tiles for rows shorter than a
+    tile). Returns whether the tail is all in the overlapped tile (no narrower tile needed:
+    `width` is 1)."""
+    if not isinstance(tiles, ForOp) or constant_value(tiles.step) != width or \
+            not _recomputable(tiles):
+        return False
+    block = rest.parent_block()
+    assert block is not None
+    builder = IndexBuilder(rest, block, rest)
+    ub = rest.ub
+    count = ub if constant_value(row_lb) == 0 else builder.insert(arith.SubiOp(ub, row_lb))
+    holds = builder.insert(arith.CmpiOp(count, index_constant(width, rest), "uge"))
+    left = builder.insert(arith.CmpiOp(rest.lb, ub, "ult"))
+    overlap = builder.insert(arith.AndIOp(holds, left))
+    start = builder.insert(arith.SubiOp(ub, index_constant(width, rest)))
+    first = builder.insert(arith.SelectOp(overlap, start, ub))
+    rest_lb = builder.insert(arith.SelectOp(overlap, ub, rest.lb))
+    last = tiles.clone()
+    last.operands = (first, ub, tiles.step)
+    block.insert_op_before(last, rest)
+    rest.operands = (rest_lb, *rest.operands[1:])
+    return width == 1
 
 
 def _widen_accumulator(nest: Reduction, loops: list[ForOp]) -> None:

@@ -3,8 +3,11 @@
 
 // An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
 // makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
-// into whole vectors of 16 lanes (AVX-512, f32), then tiles of 8, 4, 2 and 1 over the rest of
-// the row (each a peel from a runtime lower bound), which leave no iteration.
+// into whole vectors of 16 lanes (AVX-512, f32), then, where iterations are left and the row
+// holds a vector, one more vector ending at the row's end (from `w - 16`: outputs computed
+// twice, to the same values); else (a row of fewer than 16) tiles of 8, 4 and 2, each also
+// ending the row where it can, and 1 (each a peel from a runtime lower bound): no iteration
+// left.
 // CHECK-LABEL: func.func @scale
 // CHECK:         %[[C16:.*]] = arith.constant 16 : index
 // CHECK:         loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
@@ -15,13 +18,24 @@
 // CHECK-NEXT:          loop.for %[[J1:.*]] = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
 // CHECK-NEXT:            loop.block "scale"
-// CHECK:             loop.for %{{.*}} = %[[WHOLE]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
+// CHECK:             %[[HOLDS:.*]] = arith.cmpi uge, %[[W]], %[[C16]] : index
+// CHECK-NEXT:        %[[LEFT:.*]] = arith.cmpi ult, %[[WHOLE]], %[[W]] : index
+// CHECK-NEXT:        %[[OVERLAP:.*]] = arith.andi %[[HOLDS]], %[[LEFT]] : i1
+// CHECK-NEXT:        %[[LAST:.*]] = arith.subi %[[W]], %[[C16]] : index
+// CHECK-NEXT:        %[[FROM:.*]] = arith.select %[[OVERLAP]], %[[LAST]], %[[W]] : index
+// CHECK-NEXT:        %[[REST_LB:.*]] = arith.select %[[OVERLAP]], %[[W]], %[[WHOLE]] : index
+// CHECK-NEXT:        loop.for %{{.*}} = %[[FROM]] to %[[W]] step %[[C16]] axis "j.0" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:             loop.for %{{.*}} = %[[REST_LB]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C8]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C8]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C4:.*]] axis "j.0" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} = %[[WHOLE4]] to %[[WHOLE2:.*]] step %[[C2:.*]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C4]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C2:.*]] axis "j.0" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C2]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} = %[[WHOLE2]] to %[[WHOLE1:.*]] step %[[C1:.*]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C2]] axis "j.0" {
+// CHECK:             loop.for %{{.*}} step %[[C1:.*]] axis "j.0" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C1]] step %[[C1]] axis "j.1" kind vectorized {
 // CHECK-NOT:         axis "j" {
 // SERIAL-LABEL: func.func @scale
@@ -54,8 +68,11 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // accumulators), the vector loop inside the window's loops (the init distributed before them,
 // its own vector loop), so that each update adds 64 neighbouring outputs at once; the window
 // sums into local accumulators (it accumulated into the output: a load and a store of it per
-// tap), written into the output after the window's loops; then tiles of 16, 8, 4, 2 and 1
-// outputs over the outputs left (peels from runtime lower bounds), each in that form.
+// tap), written into the output after the window's loops; then tiles of 16 outputs over the
+// outputs left, and one more ending at the row's end where outputs are left and the row holds
+// 16 (the tile recomputes what it stores: its accumulators are its own); over a shorter row,
+// tiles of 8, 4 and 2 (each likewise) and 1 (peels from runtime lower bounds), each in that
+// form.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
@@ -75,10 +92,19 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // CHECK-NEXT:        loop.alloc local : memref<16xf32>
 // CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE16]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE8]] to %[[WHOLE4:.*]] step %[[C4:.*]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE4]] to %[[WHOLE2:.*]] step %{{.*}} axis "j.0" {
-// CHECK:           loop.for %{{.*}} = %[[WHOLE2]] to %[[WHOLE1:.*]] step %{{.*}} axis "j.0" {
+// CHECK:           %[[OVERLAP:.*]] = arith.andi
+// CHECK-NEXT:      %[[LAST:.*]] = arith.subi %[[OW:.*]], %[[C16]] : index
+// CHECK-NEXT:      %[[FROM:.*]] = arith.select %[[OVERLAP]], %[[LAST]], %[[OW]] : index
+// CHECK-NEXT:      %[[REST_LB:.*]] = arith.select %[[OVERLAP]], %[[OW]], %[[WHOLE16]] : index
+// CHECK-NEXT:      loop.for %{{.*}} = %[[FROM]] to %[[OW]] step %[[C16]] axis "j.0" {
+// CHECK-NEXT:        loop.alloc local : memref<16xf32>
+// CHECK:           loop.for %{{.*}} = %[[REST_LB]] to %{{.*}} step %[[C8:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C8]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C4:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C4]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C2:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C2]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C1:.*]] axis "j.0" {
 // CHECK-NOT:       axis "j" {
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
   %c0 = arith.constant 0 : index
