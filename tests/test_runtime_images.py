@@ -636,3 +636,17 @@ def test_concats_over_runtime_sizes_in_place_at_batch_1_match_onnxruntime(
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9), (1, 3, 16, 4),
                                              (2, 3, 5, 7), (1, 3, 16, 9)])
+
+
+def test_global_average_pools_over_runtime_planes_match_onnxruntime() -> None:
+    """A global average pool of an NCHW image over a runtime plane (a squeeze-excite's squeeze,
+    a classifier's pool): the plane's rows merged into one loop of points and summed in vector
+    partial sums of runtime extent: planes of 1, 15 (single values only), 16 x 9 (blocks of
+    128, whole vectors, single values) and 2 x 40 points, batches 1 and 2."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["y"])]
+    proto = _image_model(nodes, 24)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 24, 1, 1), (2, 24, 3, 5), (1, 24, 16, 9),
+                                             (2, 24, 2, 40)])

@@ -76,6 +76,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -155,6 +156,33 @@ def split_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig) -
         return False
     vectors = min(vectors, trip // lanes)
     _Splitter(loop, update, home, load, element, vectors, lanes, type(combiner)).build(trip)
+    return True
+
+
+def split_runtime_sum(loop: ForOp, update: BlockOp, home: SSAValue, config: CpuConfig
+                      ) -> bool:
+    """`split_sum` of an innermost reduction `loop` over `[0, n)`, `n` known only at run time
+    (a global average pool over a runtime plane): a float sum only (its partials start at 0),
+    blocks of `U x L` while they fit, then whole vectors, then single values
+    (`_Splitter.build_runtime`); returns False, changing nothing, where it does not apply."""
+    if body_of(loop) != [update] or loop.trip_count() is not None or \
+            constant_value(loop.lb) != 0 or constant_value(loop.step) != 1:
+        return False
+    accumulation = _accumulation(update, home)
+    if accumulation is None or not isinstance(accumulation[1], arith.AddfOp):
+        return False
+    load = accumulation[0]
+    element = load.result.type
+    iv = loop.induction_var
+    accesses = accesses_in([update])
+    if not isinstance(element, AnyFloat) or any(
+            depends_on(index, {iv}) or update.is_ancestor(index.owner)  # type: ignore[arg-type]
+            for index in load.indices) or not contiguous_in(accesses, iv, home):
+        return False
+    vectors, lanes = block_size(config, element)
+    if lanes < 2:
+        return False
+    _Splitter(loop, update, home, load, element, vectors, lanes).build_runtime(loop.ub)
     return True
 
 
@@ -590,14 +618,16 @@ class _Splitter:
     def const(self, value: int) -> SSAValue:
         return index_constant(value, self.loop)
 
-    def for_(self, ub: int, step: int, axis: str, kind: str,
-             body: Callable[[SSAValue, list[Operation]], None], lb: int = 0) -> ForOp:
+    def for_(self, ub: int | SSAValue, step: int, axis: str, kind: str,
+             body: Callable[[SSAValue, list[Operation]], None], lb: int | SSAValue = 0
+             ) -> ForOp:
         block = Block(arg_types=[IndexType()])
         block.args[0].name_hint = value_name(axis)
         ops: list[Operation] = []
         body(block.args[0], ops)
         block.add_ops([*ops, YieldOp()])
-        return ForOp(self.const(lb), self.const(ub), self.const(step), block, axis, kind)
+        bounds = [bound if isinstance(bound, SSAValue) else self.const(bound) for bound in (lb, ub)]
+        return ForOp(bounds[0], bounds[1], self.const(step), block, axis, kind)
 
     def build(self, trip: int) -> None:
         block = self.vectors * self.lanes
@@ -647,6 +677,55 @@ class _Splitter:
             parent.insert_op_before(op, self.loop)
         self.loop.detach()
         self.loop.erase()
+
+    def build_runtime(self, trip: SSAValue) -> None:
+        """The partial sums of a loop over `[0, trip)`, `trip` a runtime value: the partials
+        start at 0 (there may be no block), then the blocks, the whole vectors left into the
+        first row of partials, the last values one at a time into its first lane (a vector
+        narrower than L would need their count), and the folds and combine of `build`."""
+        block = self.vectors * self.lanes
+        part_type = MemRefType(self.element, [self.vectors, self.lanes])
+        alloc = AllocOp(part_type, "local")
+        alloc.result.name_hint = "partial"
+        part = self.part = alloc.result
+        sizes: list[Operation] = []
+        ends: list[SSAValue] = []
+        for size in (block, self.lanes):
+            rest = arith.RemUIOp(trip, self.const(size))
+            whole = arith.SubiOp(trip, rest.result)
+            sizes += [rest, whole]
+            ends.append(whole.result)
+        full, vector_full = ends
+        ops: list[Operation] = [*sizes, alloc, self.tile(self.vectors, self.zero_at),
+                                self.for_(full, block, f"{self.axis}.o", "serial",
+                                          self.accumulate),
+                                self.for_(vector_full, self.lanes, f"{self.axis}.t", "serial",
+                                          self.accumulate_one, lb=full),
+                                self.for_(trip, 1, f"{self.axis}.s", "serial",
+                                          lambda r, inner: inner.append(
+                                              self.tile(1, self.accumulate_at(r), 1)),
+                                          lb=vector_full)]
+        for count, offset in halvings(self.vectors):
+            ops.append(self.tile(count, self.fold_vectors(offset)))
+        for count, offset in halvings(self.lanes):
+            ops.append(self.for_(count, 1, f"{self.axis}.l",
+                                 "vectorized" if count > 1 else "unrolled",
+                                 self.fold_lanes(offset)))
+        ops += [self.combine(), DeallocOp(part)]
+        parent = self.loop.parent_block()
+        assert parent is not None
+        for op in ops:
+            parent.insert_op_before(op, self.loop)
+        self.loop.detach()
+        self.loop.erase()
+
+    def zero_at(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
+        """`part[v, l] = 0` (the block `<name>.partials`)."""
+        assert self.part is not None
+        zero = arith.ConstantOp(FloatAttr(0.0, self.element))
+        store = StoreOp(zero.result, self.part, [v, l])
+        ops.append(BlockOp(f"{self.name}.{PARTIALS_BLOCK}", [], [self.part], [zero, store],
+                           self.update.spatial_axes))
 
     def tile(self, vectors: int, fill: Callable[[SSAValue, SSAValue, list[Operation]], None],
              lanes_: int = 0) -> ForOp:

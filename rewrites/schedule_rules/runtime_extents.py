@@ -128,7 +128,7 @@ from dlc.rewrites.schedule_rules.nest import (
     contiguous_in,
     spatial_band,
 )
-from dlc.rewrites.schedule_rules.partial_sums import merged_accesses
+from dlc.rewrites.schedule_rules.partial_sums import merged_accesses, split_runtime_sum
 from dlc.rewrites.schedule_rules.transpose import permuting_copy
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -491,13 +491,28 @@ def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:
         return False
     spatial = list(nest.spatial)
     stores = [op for op in accesses_in(body_ops(spatial[-1])) if isinstance(op, StoreOp)]
-    if not stores or not _vectorizable(spatial[-1]):
+    if not stores:
         return False
-    chunks = _channels_last_kernel(nest, spatial, config.lanes(stores[0].value.type), config)
+    chunks = _channels_last_kernel(nest, spatial, config.lanes(stores[0].value.type), config) \
+        if _vectorizable(spatial[-1]) else None
     if chunks is None:
-        return False
+        return _plane_sum(nest, spatial, config)
     if config.parallel:
         _parallel_channels_last(spatial, chunks, config)
+    return True
+
+
+def _plane_sum(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
+    """A sum over a runtime plane read contiguously (an NCHW global average pool): its two
+    reduction loops merged into one over the plane's points (`_merge_plane`), that loop in
+    vector partial sums (`split_runtime_sum`), the outer spatial loops parallel; returns
+    whether it applied (the merge may have, with nothing else)."""
+    reduction = list(nest.reduction)
+    _merge_plane(reduction)
+    if not split_runtime_sum(reduction[-1], nest.update, nest.home, config):
+        return False
+    if config.parallel:
+        _parallel_outer(spatial)
     return True
 
 

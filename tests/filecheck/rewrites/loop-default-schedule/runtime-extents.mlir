@@ -1325,3 +1325,69 @@ func.func @runtime_concat(%a: memref<?x64x?x?xf32>, %b: memref<?x32x?x?xf32>, %o
   }
   func.return
 }
+
+// -----
+
+// A global average pool of an NCHW image over a runtime plane (as convert-tensor-expr-to-loop
+// makes it: a sum over the rows and columns into a local accumulator, then the division): the
+// two reduction loops merge into one over the plane's points (the input collapsed), summed in
+// 8 x 16 partials from 0 (there may be no whole block): blocks of 128 points, then whole
+// vectors into the first row of partials, then single points into its first lane, the
+// partials folded and added to the accumulator; the channels in parallel.
+// CHECK-LABEL: func.func @nchw_global_pool
+// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
+// CHECK:           %[[PLANE:.*]] = memref.collapse_shape %x {{.*}} into memref<?x8x?xf32>
+// CHECK:           %[[PART:.*]] = loop.alloc local : memref<8x16xf32>
+// CHECK:           loop.block "global_avg_pool2d_sum.partials" reads() writes(%[[PART]] : memref<8x16xf32>)
+// CHECK:           loop.for %{{.*}} = %c0 to %[[BLOCKS:.*]] step %c128 axis "r0.r1.fused.o" {
+// CHECK:               loop.for %{{.*}} kind vectorized {
+// CHECK:                 loop.load %[[PLANE]]
+// CHECK:           loop.for %{{.*}} = %[[BLOCKS]] to %[[VECTORS:.*]] step %c16 axis "r0.r1.fused.t" {
+// CHECK:               loop.for %{{.*}} kind vectorized {
+// CHECK:                 loop.load %[[PLANE]]
+// CHECK:           loop.for %{{.*}} = %[[VECTORS]] to %{{.*}} step %c1 axis "r0.r1.fused.s" {
+// CHECK:               loop.for %{{.*}} = %c0 to %c1 step %c1 axis "r0.r1.fused.l" kind vectorized {
+// CHECK:                 loop.load %[[PLANE]]
+// CHECK:           loop.block "global_avg_pool2d_sum.combine" reads(%[[PART]], %acc
+// CHECK:           loop.block "global_avg_pool2d" reads(%acc
+func.func @nchw_global_pool(%x: memref<?x8x?x?xf32>, %out: memref<?x8x1x1xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2] -> (s0)>}, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %0 = arith.constant 2 : index
+  %1 = arith.constant 3 : index
+  %2 = arith.constant 0 : index
+  %3 = arith.muli %x_d2, %x_d3 : index
+  loop.for %i0 = %c0 to %x_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %c1 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c1 step %c1 axis "i3" {
+          %acc = loop.alloc local : memref<1xf32>
+          loop.block "global_avg_pool2d_sum_init" reads() writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %acc[%c0] : f32 -> memref<1xf32>
+          }
+          loop.for %r0 = %c0 to %x_d2 step %c1 axis "r0" {
+            loop.for %r1 = %c0 to %x_d3 step %c1 axis "r1" {
+              loop.block "global_avg_pool2d_sum" reads(%x : memref<?x8x?x?xf32>) writes(%acc : memref<1xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0", "r1"] {
+                %4 = loop.load %x[%i0, %i1, %r0, %r1] : memref<?x8x?x?xf32> -> f32
+                %acc_1 = loop.load %acc[%c0] : memref<1xf32> -> f32
+                %5 = arith.addf %acc_1, %4 : f32
+                loop.store %5, %acc[%c0] : f32 -> memref<1xf32>
+              }
+            }
+          }
+          loop.block "global_avg_pool2d" reads(%acc : memref<1xf32>) writes(%out : memref<?x8x1x1xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %6 = loop.load %acc[%c0] : memref<1xf32> -> f32
+            %7 = arith.index_cast %3 : index to i64
+            %8 = arith.sitofp %7 : i64 to f32
+            %9 = arith.divf %6, %8 : f32
+            loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x8x1x1xf32>
+          }
+          loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
