@@ -26,6 +26,7 @@ from dlc.rewrites.output_sizes import (
     call_size_expr,
     materialize,
     output_size_maps,
+    same_size,
     size_checks,
 )
 from xdsl.context import Context
@@ -362,7 +363,7 @@ class _FunctionPlan:
             return False
         if candidate in group.members or candidate.get_reduce_extents():
             return False
-        if candidate.extents() != group.root.extents():
+        if not self._same_extents(candidate, group.root):
             return False
         if not _reads_only_at_own_index(candidate, group.values()):
             return False
@@ -375,6 +376,17 @@ class _FunctionPlan:
             for user in self.consumers[member.result]
             if user not in inside
         )
+
+    def _same_extents(self, candidate: ComputeOp, root: ComputeOp) -> bool:
+        """Whether the two computes have the same extents at run time: equal constants, the
+        same values, or runtime sizes the function's `eq` size checks make equal (a residual
+        add's operand sized from another input than the conv it adds to)."""
+        ours, theirs = candidate.extents(), root.extents()
+        function = self.func_block.parent_op()
+        return len(ours) == len(theirs) and all(
+            a is b or a == b or (isinstance(function, FuncOp) and not isinstance(a, int)
+                                 and not isinstance(b, int) and same_size(function, a, b))
+            for a, b in zip(ours, theirs, strict=True))
 
     def emitted_at(self, op: Operation) -> bool:
         """Whether the unit that `op` belongs to is emitted at `op`'s position."""

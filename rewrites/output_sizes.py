@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -208,6 +208,59 @@ CHECK_KINDS = ("eq", "ge")
 def index_expr(func: FuncOp, value: SSAValue) -> AffineExpr | None:
     """The `index` value `value` of `func` in terms of its inputs' sizes, or None."""
     return _size_expr(value, input_symbols(func), func, {})
+
+
+def checked_sizes(checks: Attribute | None, count: int) -> list[AffineExpr]:
+    """For each of `count` input symbols, the expression the `eq` size checks `checks` (a
+    function's `dlc.size_checks`, verified before it runs) make it equal to: a symbol one side
+    of a check is replaced by the other side (the lower of two symbols kept), checks applied
+    until none changes anything. Sizes whose expressions agree after the replacement
+    (`replace_dims_and_symbols([], checked_sizes(...))`) are equal at run time: a concat's
+    operands along its other axes, a residual add's two operands."""
+    sizes = [AffineExpr.symbol(k) for k in range(count)]
+    entries = [entry for entry in (checks.data if isinstance(checks, ArrayAttr) else ())
+               if isinstance(entry, DictionaryAttr) and entry.data.get("kind") == StringAttr("eq")
+               and isinstance(entry.data.get("sizes"), AffineMapAttr)]
+    for _ in range(count):
+        changed = False
+        for entry in entries:
+            lhs, rhs = (expr.replace_dims_and_symbols([], sizes)
+                        for expr in entry.data["sizes"].data.results)  # type: ignore[attr-defined]
+            if lhs == rhs:
+                continue
+            pair = [e.position if isinstance(e, AffineSymExpr) and e.position < count else None
+                    for e in (lhs, rhs)]
+            if pair[0] is not None and pair[1] is not None:
+                low, high = sorted(pair)  # type: ignore[type-var]
+                replaced, value = high, AffineExpr.symbol(low)
+            elif pair[1] is not None:
+                replaced, value = pair[1], lhs
+            elif pair[0] is not None:
+                replaced, value = pair[0], rhs
+            else:
+                continue
+            substitution = [AffineExpr.symbol(k) for k in range(count)]
+            substitution[replaced] = value
+            sizes = [size.replace_dims_and_symbols([], substitution) for size in sizes]
+            changed = True
+        if not changed:
+            break
+    return sizes
+
+
+def same_size(func: FuncOp, lhs: SSAValue | int, rhs: SSAValue | int) -> bool:
+    """Whether the `index` values (or constants) `lhs` and `rhs` of `func` are equal at run
+    time: the same value, or expressions of its inputs' sizes that agree once its `eq` size
+    checks are applied (`checked_sizes`)."""
+    if lhs is rhs or lhs == rhs:
+        return True
+    exprs = [AffineExpr.constant(v) if isinstance(v, int) else index_expr(func, v)
+             for v in (lhs, rhs)]
+    if exprs[0] is None or exprs[1] is None:
+        return False
+    sizes = checked_sizes(func.attributes.get(SIZE_CHECKS_ATTR), len(input_symbols(func)))
+    return exprs[0].replace_dims_and_symbols([], sizes) == \
+        exprs[1].replace_dims_and_symbols([], sizes)
 
 
 def dim_expr(func: FuncOp, value: SSAValue, dim: int) -> AffineExpr | None:

@@ -85,7 +85,7 @@ from dlc.dialects.loop.ops import (
 )
 from dlc.dialects.memref_layout import is_identity_layout
 from dlc.rewrites.loop_linearize_runtime_strides import buffer_sizes
-from dlc.rewrites.output_sizes import index_arith_expr
+from dlc.rewrites.output_sizes import checked_sizes, index_arith_expr
 from dlc.rewrites.schedule import (
     ScheduleError,
     decompose_reduction,
@@ -141,7 +141,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineSymExpr
+from xdsl.ir.affine import AffineExpr
 from xdsl.rewriter import InsertPoint, Rewriter
 
 TILE_VECTORS = 4
@@ -732,33 +732,8 @@ def _size_expr(function: func.FuncOp, size: SSAValue | int) -> AffineExpr | None
     expr = index_arith_expr(size, size_argument)
     if expr is None:
         return None
-    return expr.replace_dims_and_symbols([], _equal_symbols(function, len(
-        [d for d in dims if d[0] < num_inputs])))
-
-
-def _equal_symbols(function: func.FuncOp, count: int) -> list[AffineExpr]:
-    """For each of the `count` symbols of `function`'s input sizes, the first symbol that its
-    `eq` size checks (`dlc.size_checks`, each a pair of symbols: a concat's operands along the
-    axes it keeps, checked before the call) make it equal to: sizes that are one at run time
-    compare equal."""
-    first = list(range(count))
-
-    def find(symbol: int) -> int:
-        while first[symbol] != symbol:
-            symbol = first[symbol]
-        return symbol
-
-    checks = function.attributes.get(SIZE_CHECKS_ATTR)
-    for entry in checks.data if isinstance(checks, ArrayAttr) else ():
-        kind, sizes = entry.data.get("kind"), entry.data.get("sizes")
-        if kind != StringAttr("eq") or not isinstance(sizes, AffineMapAttr):
-            continue
-        pair = [expr.position if isinstance(expr, AffineSymExpr) else None
-                for expr in sizes.data.results]
-        if len(pair) == 2 and all(isinstance(s, int) and s < count for s in pair):
-            low, high = sorted((find(pair[0]), find(pair[1])))  # type: ignore[arg-type]
-            first[high] = low
-    return [AffineExpr.symbol(find(symbol)) for symbol in range(count)]
+    return expr.replace_dims_and_symbols([], checked_sizes(
+        function.attributes.get(SIZE_CHECKS_ATTR), len([d for d in dims if d[0] < num_inputs])))
 
 
 def _offset(value: SSAValue, iv: SSAValue) -> int | None:

@@ -372,6 +372,57 @@ func.func @epilogue_chain(%A: tensor<4x8xf32>, %B: tensor<8x4xf32>, %bias: tenso
 
 // -----
 
+// An epilogue over runtime sizes that adds another input (a residual) fuses when its sizes,
+// taken from that input, are the reduction's by the function's `eq` size checks (checked
+// before it runs); with no such check the sizes are not known equal and it stays a nest of
+// its own, after a global buffer.
+// CHECK-LABEL: func.func @runtime_residual
+// CHECK-NOT:     loop.alloc global
+// CHECK:         %[[ACC:.*]] = loop.alloc local : memref<1xf32>
+// CHECK:         loop.block "rowsum" reads({{.*}}) writes(%[[ACC]] : memref<1xf32>)
+// CHECK:         loop.block "residual" reads(%r, %[[ACC]] : memref<?x4xf32>, memref<1xf32>) writes(%out : memref<?x4xf32>)
+// CHECK-LABEL: func.func @unchecked_residual
+// CHECK:         loop.alloc global
+// CHECK:         loop.block "residual" reads(%r, %{{.*}} : memref<?x4xf32>, memref<?x4xf32>)
+func.func @runtime_residual(%x: tensor<?x4x8xf32>, %r: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1] -> (s0, s1)>, kind = "eq", what = "'graph.add' op needs equal sizes along dim 0 of its operands (#1 and #0)"}]} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x8xf32>
+  %m = tensor.dim %r, %c0 : tensor<?x4xf32>
+  %sum = tensor_expr.compute "rowsum" sizes(%n) reduce [8] sum init 0.0 : f32 -> tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %v = tensor_expr.read %x[%i, %j, %k] : tensor<?x4x8xf32>
+    tensor_expr.yield %v : f32
+  }
+  %add = tensor_expr.compute "residual" sizes(%m) -> tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = tensor_expr.read %r[%i, %j] : tensor<?x4xf32>
+    %b = tensor_expr.read %sum[%i, %j] : tensor<?x4xf32>
+    %s = arith.addf %a, %b : f32
+    tensor_expr.yield %s : f32
+  }
+  func.return %add : tensor<?x4xf32>
+}
+func.func @unchecked_residual(%x: tensor<?x4x8xf32>, %r: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x8xf32>
+  %m = tensor.dim %r, %c0 : tensor<?x4xf32>
+  %sum = tensor_expr.compute "rowsum" sizes(%n) reduce [8] sum init 0.0 : f32 -> tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %v = tensor_expr.read %x[%i, %j, %k] : tensor<?x4x8xf32>
+    tensor_expr.yield %v : f32
+  }
+  %add = tensor_expr.compute "residual" sizes(%m) -> tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = tensor_expr.read %r[%i, %j] : tensor<?x4xf32>
+    %b = tensor_expr.read %sum[%i, %j] : tensor<?x4xf32>
+    %s = arith.addf %a, %b : f32
+    tensor_expr.yield %s : f32
+  }
+  func.return %add : tensor<?x4xf32>
+}
+
+// -----
+
 // A reduction that is also returned keeps its buffer (here its output): the epilogue still
 // shares its nest and reads it at the point.
 // CHECK-LABEL: func.func @epilogue_reduction_returned
