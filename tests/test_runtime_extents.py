@@ -14,7 +14,7 @@ from dlc.dialects.loop.interpreter import run_function
 from dlc.dialects.tensor_expr.interpreter import run_module
 from dlc.rewrites.loop_default_schedule import LoopDefaultSchedulePass
 from dlc.rewrites.loop_linearize_runtime_strides import LoopLinearizeRuntimeStridesPass
-from dlc.rewrites.schedule.common import ScheduleError
+from dlc.rewrites.schedule.common import ScheduleError, constant_value
 from dlc.rewrites.schedule.split import split_peeled
 from dlc.runtime.executable import ExecutableError
 from hypothesis import given, settings
@@ -194,21 +194,25 @@ def _loops(module: ModuleOp) -> list[ForOp]:
 def test_the_box_gets_vectors_inside_its_window_then_narrower_tails() -> None:
     loops = _loops(scheduled(BOX, threads=2))
     kinds = [(loop.axis.data, loop.kind.data) for loop in loops]
-    assert kinds[0] == ("i", "parallel")
+    assert kinds[:3] == [("i.0", "parallel"), ("j.0", "serial"), ("i.1", "serial")], \
+        "blocks of rows in parallel, each a tile of rows beside the row's vectors"
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
-    # AVX2: 8 f32 lanes; tiles of 4 vectors (init, update, and the write of the local
-    # accumulators into the output), then single vectors and one more ending at the row's end
-    # (a row of 8 outputs or more), halves, quarters (likewise, over rows shorter than that)
-    # and single outputs, each in the scheduled form
-    assert [loop.trip_count() for loop in vectors] == [32] * 3 + [8] * 6 + [4] * 6 + [2] * 6 \
-        + [1] * 3
-    overlapped = [loop.parent_op() for loop in vectors[6:-3:6]]
-    assert len(overlapped) == 3 and all(
-        isinstance(tile, ForOp) and isinstance(tile.lb.owner, arith.SelectOp)
-        for tile in overlapped), "each narrow width's last tile starts where chosen"
+    # AVX2: 8 f32 lanes. Blocks of 4 rows: tiles of 3 vectors per row (12 accumulators; init,
+    # update, and the write of the local accumulators into the output), then single vectors
+    # and one more ending at the row's end (a row of 8 outputs or more), halves, quarters
+    # (likewise, over rows shorter than that) and single outputs; then the rows left one at a
+    # time, in tiles of 4 vectors and the same narrower ones; each in the scheduled form
+    tails = [8] * 6 + [4] * 6 + [2] * 6 + [1] * 3
+    assert [loop.trip_count() for loop in vectors] == [24] * 3 + tails + [32] * 3 + tails
+    tiles = [(constant_value(loop.step), isinstance(loop.lb.owner, arith.SelectOp))
+             for loop in loops if loop.axis.data == "j.0"]
+    part = [(8, False), (8, True), (4, True), (4, True), (2, True), (2, True), (1, True)]
+    assert tiles == [(24, False), *part, (32, False), *part], \
+        "each narrow width twice, the second tile ending the row where chosen (and each " \
+        "narrower width starting where the tile before left off)"
     for update in vectors[1::3]:
         axes = [outer.axis.data for outer in _enclosing(update)]
-        assert axes[-2:] == ["r", "s"], "the vector loop is inside the window's loops"
+        assert "r" in axes[-3:] and "s" in axes[-3:], "the vector loop is inside the window's"
     assert not [loop for loop in loops if loop.axis.data == "j"], "no output left unscheduled"
 
 
@@ -270,13 +274,14 @@ def test_compiled_box_over_any_plane(threads: int) -> None:
 def test_compiled_kernels_over_every_row_width() -> None:
     """Rows of 1 to 70 outputs: whole tiles, the last tile of each narrow width again ending
     at the row's end (outputs computed twice, to the same values), rows shorter than it in
-    narrower tiles; the box and the conv (bias and ReLU after its sum) agree with NumPy at
-    every width."""
+    narrower tiles; the box's rows in blocks of 4 and the rows left; the box and the conv
+    (bias and ReLU after its sum) agree with NumPy at every width."""
     box = dlc.compile(to_loops(BOX), threads=2)
     conv = dlc.compile(to_loops(CONV), threads=2)
     for w in range(3, 73):
-        x = rng(w).standard_normal((4, w)).astype(np.float32)
-        np.testing.assert_allclose(_run(box, x, shape=(2, w - 2)), box_reference(x),
+        h = 4 if w % 2 else 11  # 2 output rows (left after no block of 4), or 9 (two and one)
+        x = rng(w).standard_normal((h, w)).astype(np.float32)
+        np.testing.assert_allclose(_run(box, x, shape=(h - 2, w - 2)), box_reference(x),
                                    rtol=1e-5, atol=1e-5)
         inputs = _conv_inputs(1, 3, w, w)
         np.testing.assert_allclose(_run(conv, *inputs, shape=(1, 8, 1, w - 2)),

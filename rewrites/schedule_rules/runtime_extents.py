@@ -168,6 +168,11 @@ REUSE_BLOCK = 4
 """Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
 vector loop: each vector of the input read once feeds that many accumulators."""
 
+ROW_BLOCK = 4
+"""Output rows of runtime count unrolled beside the vector loop where no static loop has
+reused reads (a pool, a depthwise conv): that many independent accumulator chains for a tile
+of one vector (a 40-wide row: tiles of 16), which alone waits on each max or add."""
+
 
 MIN_CHANNEL_STEPS = 64
 """The fewest reduction steps per output (a conv's input channels x taps) for which a
@@ -368,11 +373,36 @@ def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrowe
             _parallel_outer(spatial)
         return True
     channels = _block_reused_axis(nest, spatial)
+    rest_rows = None
+    if channels is None and (blocked := _block_rows(spatial)) is not None:
+        channels, rest_rows = blocked
     rows = 1 if channels is None else channels.trip_count() or 1
     vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
     widths = sorted({lanes * vectors, *narrower}, reverse=True)
     _vectorize_reduction(nest, spatial[-1], widths, lanes, channels)
+    if rest_rows is not None and isinstance(
+            left := analyze(rest_rows, static_spatial=False), Reduction):
+        single = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)
+        _vectorize_reduction(left, left.spatial[-1], single, lanes, None)
     return False
+
+
+def _block_rows(spatial: list[ForOp]) -> tuple[ForOp, ForOp] | None:
+    """The loop of runtime count around the vector axis's loop (an image's rows) split into
+    blocks of `ROW_BLOCK` rows and the rows left (`split_peeled`), the block's loop moved
+    innermost of the spatial band (unrolled beside the vector loop, as `_block_reused_axis`
+    does with channels); `spatial` is updated in place. Returns (the block's loop, the loop of
+    the rows left), or None where there is no such loop."""
+    if len(spatial) < 2:
+        return None
+    rows, row = spatial[-2], spatial[-1]
+    if rows.trip_count() is not None or body_of(rows) != [row] or \
+            constant_value(rows.step) != 1:
+        return None
+    outer, inner, rest = split_peeled(rows, ROW_BLOCK)
+    reorder([outer, row, inner])  # a perfect band of static-bound loops: it cannot fail
+    spatial[-2:] = [outer, row]
+    return inner, rest
 
 
 def _hoist_channel_values(nest: Elementwise) -> tuple[ForOp, ForOp] | None:

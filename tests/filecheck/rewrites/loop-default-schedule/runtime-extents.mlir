@@ -64,48 +64,50 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 
 // -----
 
-// A 3x3 window over a plane of runtime size: tiles of 4 vectors of 16 outputs (independent
-// accumulators), the vector loop inside the window's loops (the init distributed before them,
-// its own vector loop), so that each update adds 64 neighbouring outputs at once; the window
+// A 3x3 window over a plane of runtime size: blocks of 4 output rows (no static loop re-reads
+// an operand: the rows of runtime count are the tile's other axis), each row in tiles of 4
+// vectors of 16 outputs (4 x 4 independent accumulators), the vector loop inside the window's
+// loops with the rows' loop unrolled beside it (the init distributed before them, its own
+// vector loop), so that each update adds 4 rows of 64 neighbouring outputs at once; the window
 // sums into local accumulators (it accumulated into the output: a load and a store of it per
 // tap), written into the output after the window's loops; then tiles of 16 outputs over the
 // outputs left, and one more ending at the row's end where outputs are left and the row holds
 // 16 (the tile recomputes what it stores: its accumulators are its own); over a shorter row,
 // tiles of 8, 4 and 2 (each likewise) and 1 (peels from runtime lower bounds), each in that
-// form.
+// form; the rows left after the blocks (up to 3) one at a time, in tiles of 64, 16, ...
 // CHECK-LABEL: func.func @box
-// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i" kind parallel {
+// CHECK:         loop.for %[[I:.*]] = %{{.*}} to %[[ROWS:.*]] step %[[C4:.*]] axis "i.0" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
-// CHECK-NEXT:        %[[ACC:.*]] = loop.alloc local : memref<64xf32>
-// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK-NEXT:          loop.block "box_init" reads() writes(%[[ACC]] : memref<64xf32>)
+// CHECK-NEXT:        %[[ACC:.*]] = loop.alloc local : memref<4x64xf32>
+// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "i.1" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:            loop.block "box_init" reads() writes(%[[ACC]] : memref<4x64xf32>)
 // CHECK:             loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
-// CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK-NEXT:              %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
-// CHECK-NEXT:              loop.block "box" reads(%x : memref<?x?xf32>) writes(%[[ACC]] : memref<64xf32>)
-// CHECK:             loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK-NEXT:          %{{.*}} = arith.addi %[[J0]], %{{.*}} : index
-// CHECK-NEXT:          loop.block "box.local_write" reads(%[[ACC]] : memref<64xf32>) writes(%out : memref<?x?xf32>)
-// CHECK:             loop.dealloc %[[ACC]] : memref<64xf32>
+// CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "i.1" kind unrolled {
+// CHECK:                   loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:                     loop.block "box" reads(%x : memref<?x?xf32>) writes(%[[ACC]] : memref<4x64xf32>)
+// CHECK:             loop.block "box.local_write" reads(%[[ACC]] : memref<4x64xf32>) writes(%out : memref<?x?xf32>)
+// CHECK:             loop.dealloc %[[ACC]] : memref<4x64xf32>
 // CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[WHOLE16:.*]] step %[[C16:.*]] axis "j.0" {
-// CHECK-NEXT:        loop.alloc local : memref<16xf32>
-// CHECK-NEXT:        loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:        loop.alloc local : memref<4x16xf32>
 // CHECK:           %[[OVERLAP:.*]] = arith.andi
 // CHECK-NEXT:      %[[LAST:.*]] = arith.subi %[[OW:.*]], %[[C16]] : index
 // CHECK-NEXT:      %[[FROM:.*]] = arith.select %[[OVERLAP]], %[[LAST]], %[[OW]] : index
 // CHECK-NEXT:      %[[REST_LB:.*]] = arith.select %[[OVERLAP]], %[[OW]], %[[WHOLE16]] : index
 // CHECK-NEXT:      loop.for %{{.*}} = %[[FROM]] to %[[OW]] step %[[C16]] axis "j.0" {
-// CHECK-NEXT:        loop.alloc local : memref<16xf32>
+// CHECK-NEXT:        loop.alloc local : memref<4x16xf32>
 // CHECK:           loop.for %{{.*}} = %[[REST_LB]] to %{{.*}} step %[[C8:.*]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} step %[[C8]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C4:.*]] axis "j.0" {
+// CHECK:           loop.for %{{.*}} step %[[C4]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} step %[[C4]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} step %[[C2:.*]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} step %[[C2]] axis "j.0" {
 // CHECK:           loop.for %{{.*}} step %[[C1:.*]] axis "j.0" {
 // CHECK-NOT:       axis "j" {
+// CHECK:         loop.for %{{.*}} = %[[ROWS]] to %{{.*}} step %[[C1]] axis "i" {
+// CHECK:           loop.for %{{.*}} step %[[C64]] axis "j.0" {
+// CHECK-NEXT:        loop.alloc local : memref<64xf32>
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -610,12 +612,14 @@ func.func @pointwise_plane_few_channels(%x: memref<?x128x?x?xf32>, %out: memref<
 
 // -----
 
-// A window over one channel: no static loop of two iterations, so the image's rows run in
-// parallel rather than its leading batch (often of one image).
+// A window over one channel: no static loop of two iterations, so the image's rows (in blocks
+// of 4, the register tile's other axis) run in parallel rather than its leading batch (often
+// of one image); the rows left after the blocks follow.
 // CHECK-LABEL: func.func @one_channel_window
 // CHECK:         loop.for %{{.*}} axis "i" {
 // CHECK-NEXT:      loop.for %{{.*}} axis "c" {
-// CHECK-NEXT:        loop.for %{{.*}} axis "p" kind parallel {
+// CHECK:             loop.for %{{.*}} axis "p.0" kind parallel {
+// CHECK:             loop.for %{{.*}} axis "p" {
 func.func @one_channel_window(%x: memref<?x1x?x?xf32>, %out: memref<?x1x?x?xf32>, %x_d0: index, %x_d2: index, %x_d3: index, %out_d0: index, %out_d2: index, %out_d3: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 6 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
