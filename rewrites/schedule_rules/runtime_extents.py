@@ -274,7 +274,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if stores and isinstance(nest, Reduction) and not _vectorizable(inner) and \
             _guarded_window(nest, spatial, config):
         if config.parallel:
-            _parallel_outer(spatial)
+            _parallel_outer(spatial, config)
         return True
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
@@ -284,7 +284,7 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         elif _reduction_kernel(nest, spatial, lanes, narrower, config, plane):
             return True
     if config.parallel:
-        _parallel_outer(spatial)
+        _parallel_outer(spatial, config)
     return True
 
 
@@ -370,7 +370,7 @@ def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrowe
         return True
     if _channel_kernel(nest, spatial, lanes, config, plane):
         if config.parallel:
-            _parallel_outer(spatial)
+            _parallel_outer(spatial, config)
         return True
     channels = _block_reused_axis(nest, spatial)
     rest_rows = None
@@ -542,7 +542,7 @@ def _plane_sum(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool
     if not split_runtime_sum(reduction[-1], nest.update, nest.home, config):
         return False
     if config.parallel:
-        _parallel_outer(spatial)
+        _parallel_outer(spatial, config)
     return True
 
 
@@ -1520,18 +1520,21 @@ def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, config: CpuConf
             return
         except ScheduleError:
             pass
-    _parallel_outer(spatial, rows_first=True)
+    _parallel_outer(spatial, config, rows_first=True)
 
 
-def _parallel_outer(spatial: list[ForOp], rows_first: bool = False) -> None:
+def _parallel_outer(spatial: list[ForOp], config: CpuConfig, rows_first: bool = False
+                    ) -> None:
     """The outermost spatial loop with a static count of at least two iterations becomes
     parallel (a batch, often of one image, comes before the channels), else the outermost of
     runtime extent, but the rows of an image rather than its leading batch where both are
     outside the innermost loop (a conv of 16 output channels vectorized over them: one block
     of channels), when the `parallel` primitive finds it legal. The innermost loop is not a
     candidate where an image's rows are outside it (a channels-last transpose's channels: a
-    team per pixel); `rows_first`: the rows before any static loop (a channels-last kernel's
-    chunks of channels, inside the rows)."""
+    team per pixel); a static loop whose count the threads do not share evenly
+    (`_shares_evenly`: an RGB image's 3 channels on 2 threads, one idle a third of the time)
+    yields to the rows; `rows_first`: the rows before any static loop (a channels-last
+    kernel's chunks of channels, inside the rows)."""
     runtime = [loop for loop in spatial if loop.trip_count() is None]
     outer = [loop for loop in runtime if loop is not spatial[-1]]
     if len(outer) > 1 and outer[0] is spatial[0]:
@@ -1539,6 +1542,8 @@ def _parallel_outer(spatial: list[ForOp], rows_first: bool = False) -> None:
     rows = [loop for loop in outer if loop is not spatial[0]]
     static = [loop for loop in (spatial[:-1] if rows else spatial)
               if (loop.trip_count() or 0) >= 2]
+    if rows and static and not _shares_evenly(static[0].trip_count() or 0, config):
+        static = []
     for loop in ((runtime or static) if rows_first else (static or runtime))[:1]:
         try:
             parallel(loop)
