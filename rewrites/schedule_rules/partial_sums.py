@@ -635,7 +635,7 @@ class _Splitter:
         part_type = MemRefType(self.element, [self.vectors, self.lanes])
         alloc = AllocOp(part_type, "local")
         alloc.result.name_hint = "partial"
-        part = self.part = alloc.result
+        self.part = alloc.result
         # The first block's values are the partials' first values (not combined into the
         # identity: x + 0 and max(x, -inf) are instructions LLVM keeps, 24 of 250 per
         # 128-wide softmax row); the blocks after it accumulate.
@@ -657,6 +657,12 @@ class _Splitter:
         if vector_full < trip:
             ops.append(self.tile(1, self.accumulate_at(self.const(vector_full)),
                                  trip - vector_full))
+        self.finish(ops)
+
+    def finish(self, ops: list[Operation]) -> None:
+        """`ops` (the partials' allocation and accumulation), then the folds of the partials
+        into the first lane and its combine into `home`, in place of the reduction loop."""
+        assert self.part is not None
         # Pairwise halving that keeps the odd one out: 14 partials (cortex-a72's 2 x 7) fold
         # as 7 + 7, then 3 into the last 4, then 2 + 2, then 1 + 1.
         for count, offset in halvings(self.vectors):
@@ -670,7 +676,7 @@ class _Splitter:
             ops.append(self.for_(count, 1, f"{self.axis}.l",
                                  "vectorized" if count > 1 else "unrolled",
                                  self.fold_lanes(offset)))
-        ops += [self.combine(), DeallocOp(part)]
+        ops += [self.combine(), DeallocOp(self.part)]
         parent = self.loop.parent_block()
         assert parent is not None
         for op in ops:
@@ -682,12 +688,12 @@ class _Splitter:
         """The partial sums of a loop over `[0, trip)`, `trip` a runtime value: the partials
         start at 0 (there may be no block), then the blocks, the whole vectors left into the
         first row of partials, the last values one at a time into its first lane (a vector
-        narrower than L would need their count), and the folds and combine of `build`."""
+        narrower than L would need their count), and the folds and combine (`finish`)."""
         block = self.vectors * self.lanes
         part_type = MemRefType(self.element, [self.vectors, self.lanes])
         alloc = AllocOp(part_type, "local")
         alloc.result.name_hint = "partial"
-        part = self.part = alloc.result
+        self.part = alloc.result
         sizes: list[Operation] = []
         ends: list[SSAValue] = []
         for size in (block, self.lanes):
@@ -705,19 +711,7 @@ class _Splitter:
                                           lambda r, inner: inner.append(
                                               self.tile(1, self.accumulate_at(r), 1)),
                                           lb=vector_full)]
-        for count, offset in halvings(self.vectors):
-            ops.append(self.tile(count, self.fold_vectors(offset)))
-        for count, offset in halvings(self.lanes):
-            ops.append(self.for_(count, 1, f"{self.axis}.l",
-                                 "vectorized" if count > 1 else "unrolled",
-                                 self.fold_lanes(offset)))
-        ops += [self.combine(), DeallocOp(part)]
-        parent = self.loop.parent_block()
-        assert parent is not None
-        for op in ops:
-            parent.insert_op_before(op, self.loop)
-        self.loop.detach()
-        self.loop.erase()
+        self.finish(ops)
 
     def zero_at(self, v: SSAValue, l: SSAValue, ops: list[Operation]) -> None:
         """`part[v, l] = 0` (the block `<name>.partials`)."""
