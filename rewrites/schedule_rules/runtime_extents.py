@@ -392,7 +392,8 @@ def _block_rows(spatial: list[ForOp]) -> tuple[ForOp, ForOp] | None:
     blocks of `ROW_BLOCK` rows and the rows left (`split_peeled`), the block's loop moved
     innermost of the spatial band (unrolled beside the vector loop, as `_block_reused_axis`
     does with channels); `spatial` is updated in place. Returns (the block's loop, the loop of
-    the rows left), or None where there is no such loop."""
+    the rows left), or None where there is no such loop (or the block's loop cannot move: the
+    rows are then split but not tiled, the rows left unscheduled, all correct)."""
     if len(spatial) < 2:
         return None
     rows, row = spatial[-2], spatial[-1]
@@ -400,7 +401,11 @@ def _block_rows(spatial: list[ForOp]) -> tuple[ForOp, ForOp] | None:
             constant_value(rows.step) != 1:
         return None
     outer, inner, rest = split_peeled(rows, ROW_BLOCK)
-    reorder([outer, row, inner])  # a perfect band of static-bound loops: it cannot fail
+    try:
+        reorder([outer, row, inner])
+    except ScheduleError:  # the blocks stay around the row, run as they are (rows of one)
+        spatial[-2:] = [outer, inner, row]
+        return None
     spatial[-2:] = [outer, row]
     return inner, rest
 
