@@ -19,7 +19,6 @@ from dlc.rewrites.schedule.split import split_peeled
 from dlc.runtime.executable import ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
@@ -191,25 +190,20 @@ def _loops(module: ModuleOp) -> list[ForOp]:
     return [op for op in module.walk() if isinstance(op, ForOp)]
 
 
-def test_the_box_gets_vectors_inside_its_window_then_narrower_tails() -> None:
+def test_the_box_gets_vectors_inside_its_window_then_masked_tails() -> None:
     loops = _loops(scheduled(BOX, threads=2))
     kinds = [(loop.axis.data, loop.kind.data) for loop in loops]
     assert kinds[:3] == [("i.0", "parallel"), ("j.0", "serial"), ("i.1", "serial")], \
         "blocks of rows in parallel, each a tile of rows beside the row's vectors"
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
     # AVX2: 8 f32 lanes. Blocks of 4 rows: tiles of 3 vectors per row (12 accumulators; init,
-    # update, and the write of the local accumulators into the output), then single vectors
-    # and one more ending at the row's end (a row of 8 outputs or more), halves, quarters
-    # (likewise, over rows shorter than that) and single outputs; then the rows left one at a
-    # time, in tiles of 4 vectors and the same narrower ones; each in the scheduled form
-    tails = [8] * 6 + [4] * 6 + [2] * 6 + [1] * 3
-    assert [loop.trip_count() for loop in vectors] == [24] * 3 + tails + [32] * 3 + tails
-    tiles = [(constant_value(loop.step), isinstance(loop.lb.owner, arith.SelectOp))
-             for loop in loops if loop.axis.data == "j.0"]
-    part = [(8, False), (8, True), (4, True), (4, True), (2, True), (2, True), (1, True)]
-    assert tiles == [(24, False), *part, (32, False), *part], \
-        "each narrow width twice, the second tile ending the row where chosen (and each " \
-        "narrower width starting where the tile before left off)"
+    # update, and the write of the local accumulators into the output), then one more such
+    # tile over the outputs left, its lanes past the row masked; then the rows left one at a
+    # time, in tiles of 4 vectors and the same masked one; each in the scheduled form
+    assert [(loop.trip_count(), loop.trip_bound()) for loop in vectors] == \
+        [(24, 24)] * 3 + [(None, 24)] * 3 + [(32, 32)] * 3 + [(None, 32)] * 3
+    tiles = [constant_value(loop.step) for loop in loops if loop.axis.data == "j.0"]
+    assert tiles == [24, 24, 32, 32], "whole tiles, then a masked one to the row's end"
     for update in vectors[1::3]:
         axes = [outer.axis.data for outer in _enclosing(update)]
         assert "r" in axes[-3:] and "s" in axes[-3:], "the vector loop is inside the window's"
@@ -232,8 +226,8 @@ def test_an_axis_read_in_reverse_stays_scalar() -> None:
     names = {block.block_name.data for loop in vectors for block in loop.walk()
              if isinstance(block, BlockOp)}
     assert names == {"square"}, "only the square's rows are vectors, not the mirror's"
-    assert [loop.trip_count() for loop in vectors] == [8, 8, 4, 4, 2, 2, 1], \
-        "whole vectors, the last again at the row's end, then narrower tails (each likewise)"
+    assert [(loop.trip_count(), loop.trip_bound()) for loop in vectors] == \
+        [(8, 8), (None, 8)], "whole vectors, then one masked over the rest"
 
 
 def test_split_peeled_takes_runtime_bounds_and_needs_step_one() -> None:
@@ -272,10 +266,9 @@ def test_compiled_box_over_any_plane(threads: int) -> None:
 
 
 def test_compiled_kernels_over_every_row_width() -> None:
-    """Rows of 1 to 70 outputs: whole tiles, the last tile of each narrow width again ending
-    at the row's end (outputs computed twice, to the same values), rows shorter than it in
-    narrower tiles; the box's rows in blocks of 4 and the rows left; the box and the conv
-    (bias and ReLU after its sum) agree with NumPy at every width."""
+    """Rows of 1 to 70 outputs: whole tiles, then tiles of a vector whose last one masks the
+    lanes past the row's end; the box's rows in blocks of 4 and the rows left; the box and
+    the conv (bias and ReLU after its sum) agree with NumPy at every width."""
     box = dlc.compile(to_loops(BOX), threads=2)
     conv = dlc.compile(to_loops(CONV), threads=2)
     for w in range(3, 73):
@@ -326,22 +319,20 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     loops = _loops(module)
     assert [loop.axis.data for loop in loops if loop.kind.data == "parallel"] == ["o.0"], \
         "the static channels run in parallel, not the batch of runtime size"
-    tiles = [(loop.axis.data, loop.kind.data, loop.trip_count()) for loop in loops
+    tiles = [(loop.axis.data, loop.kind.data, loop.trip_count(), loop) for loop in loops
              if loop.kind.data in ("vectorized", "unrolled")]
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
-    # x 3 vectors of 8 outputs; then 4 channels x 8, 4, 2 and 1 outputs over the rest of the
-    # row, the widths of 8, 4 and 2 twice (the second tile ending at the row's end); the init
-    # and the epilogue over the same tiles
+    # x 3 vectors of 8 outputs; then 4 channels x one such tile over the rest of the row,
+    # masked (a trip count of at most 24); the init and the epilogue over the same tiles
+    tiles = [(axis, kind, trip or loop.trip_bound()) for axis, kind, trip, loop in tiles]
     assert tiles == [(axis, kind, 4 if axis == "o.1" else width)
-                     for width in (24, 8, 8, 4, 4, 2, 2, 1)
+                     for width in (24, 24)
                      for axis, kind in (("q.1", "vectorized"), ("o.1", "unrolled"),
                                         ("q.1", "vectorized"), ("q.1", "vectorized"))]
     update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
-    assert [str(op.result.type) for op in widened] == [
-        "memref<4x24xf32>", "memref<4x8xf32>", "memref<4x8xf32>", "memref<4x4xf32>",
-        "memref<4x4xf32>", "memref<4x2xf32>", "memref<4x2xf32>", "memref<4x1xf32>"]
+    assert [str(op.result.type) for op in widened] == ["memref<4x24xf32>"] * 2
 
 
 def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 
 from dlc.dialects.contracts import DIM_ARGS_ATTR
 from xdsl.builder import Builder
-from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.arith import ConstantOp, MinSIOp, MinUIOp
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -261,6 +261,23 @@ class ForOp(IRDLOperation):
             return None
         lb, ub, step = bounds
         return max(0, (ub - lb + step - 1) // step)
+
+    def trip_bound(self) -> int | None:
+        """The most iterations the loop runs: its trip count when its bounds are constants;
+        else, with a constant `lb` and a positive constant step, an upper bound that is the
+        `arith.minui` or `arith.minsi` of a constant and a runtime value (a split's partial
+        tile, `minui(16, ub - i)`) bounds it by the constant's; else None."""
+        trip = self.trip_count()
+        if trip is not None:
+            return trip
+        lb, step = _constant_index(self.lb), _constant_index(self.step)
+        owner = self.ub.owner
+        if lb is None or step is None or step <= 0 or not isinstance(owner, MinUIOp | MinSIOp):
+            return None
+        limits = [c for c in map(_constant_index, owner.operands) if c is not None]
+        if not limits:
+            return None
+        return max(0, (min(limits) - lb + step - 1) // step)
 
     def verify_(self) -> None:
         args = self.body.block.args

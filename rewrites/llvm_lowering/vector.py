@@ -5,11 +5,14 @@ Broadcasts become insertelement + shufflevector, `vector.bitcast` `llvm.bitcast`
 the `llvm.fma` intrinsic,
 reductions the `llvm.vector.reduce.*` intrinsics (float add/mul in order, as LLVM's intrinsics
 without `reassoc` specify), loads and stores of N contiguous elements plain `llvm.load`/
-`llvm.store`, and extract/insert at static positions and `vector.shuffle` lane shuffles.
+`llvm.store`, `vector.maskedload`/`vector.maskedstore` the `llvm.masked.load`/`store`
+intrinsics, and extract/insert at static positions and `vector.shuffle` lane shuffles.
 
 `vectorize_loop` widens the body of a vectorized loop with constant bounds into these vector
 ops (see `LoopVectorizer`): W lanes per vector (the target's vector bits over the widest element
-type), straight-line vectors or a loop over vectors plus one narrower remainder vector.
+type), straight-line vectors or a loop over vectors plus one narrower remainder vector; a loop
+of runtime trip count with a constant bound on it (a split's partial tile) into masked vectors
+(`vectorize_masked`).
 `annotate_vector_alignment` proves the alignment of vector accesses (buffers from `loop.alloc`
 are `alloc_alignment`-aligned; offsets from constants, loop steps and index arithmetic).
 """
@@ -51,6 +54,7 @@ from dlc.rewrites.schedule.common import depends_on
 from dlc.target.intrinsics import VPDPWSSD
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -224,6 +228,45 @@ class LoadStoreLowering(RewritePattern):
         rewriter.replace(op, [*ops, llvm.StoreOp(value, address, alignment)], [])
 
 
+@dataclass
+class MaskedLoadStoreLowering(RewritePattern):
+    """`vector.maskedload` / `vector.maskedstore` -> the `llvm.masked.load` /
+    `llvm.masked.store` intrinsics at the first element's address (MLIR's VectorToLLVM): a lane
+    whose mask bit is off is neither read nor written (a load's takes the pass-through value),
+    so the vector may pass the buffer's end. The alignment is the op's `alignment` attribute,
+    else the element's size. Not bounds-checked (`check-bounds`): which lanes are read is only
+    known at run time."""
+
+    lowering: LLVMLowering
+
+    op_types: ClassVar[tuple[type[Operation], ...]] = (vector.MaskedLoadOp, vector.MaskedStoreOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, vector.MaskedLoadOp | vector.MaskedStoreOp):
+            return
+        memref_type = memref_type_of(op.base, op)
+        base = lowered(op.base, self.lowering, rewriter)
+        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
+        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        attr = op.attributes.get(ALIGNMENT_ATTR)
+        alignment = attr.value.data if isinstance(attr, IntegerAttr) else \
+            self.lowering.size_in_bytes(memref_type.get_element_type()) or 1
+        align = int_constant(alignment, i32)
+        mask = lowered(op.mask, self.lowering, rewriter)
+        if isinstance(op, vector.MaskedLoadOp):
+            result_type = self.lowering.convert_type(_vector_type(op, op.result))
+            passthru = lowered(op.pass_thru, self.lowering, rewriter)
+            call = call_intrinsic(f"llvm.masked.load.{intrinsic_suffix(result_type)}.p0",
+                                  [address, align.result, mask, passthru], result_type)
+            replace_with_lowered(op, [*ops, align, call], call.results, rewriter)
+            return
+        value_type = self.lowering.convert_type(_vector_type(op, op.value_to_store))
+        value = lowered(op.value_to_store, self.lowering, rewriter)
+        call = call_intrinsic(f"llvm.masked.store.{intrinsic_suffix(value_type)}.p0",
+                              [value, address, align.result, mask], None)
+        rewriter.replace(op, [*ops, align, call], [])
+
+
 def _static_lane(op: vector.ExtractOp | vector.InsertOp, vector_type: VectorType) -> int:
     positions = op.static_position.get_values()
     if op.dynamic_position or len(positions) != 1:
@@ -287,6 +330,7 @@ def vector_to_llvm_patterns(lowering: LLVMLowering) -> list[RewritePattern]:
         FMALowering(lowering),
         ReductionLowering(lowering),
         LoadStoreLowering(lowering),
+        MaskedLoadStoreLowering(lowering),
         ExtractInsertLowering(lowering),
         ShuffleLowering(lowering),
     ]
@@ -348,6 +392,15 @@ class Private:
 
 Lanes = Uniform | Affine | Repeated | Varying | Private
 """What one scalar value of the loop body is across the W lanes of a vector iteration."""
+
+
+@dataclass(frozen=True)
+class Mask:
+    """The lanes of a masked vector that run: the first `active` (an `index`, 0 or less in a
+    vector past the loop's end), and their `vector<W x i1>`."""
+
+    active: SSAValue
+    value: SSAValue
 
 
 def known_multiple(value: SSAValue, depth: int = 0) -> int:
@@ -484,6 +537,8 @@ class LoopVectorizer:
         """Widened i32 products of 16-bit factors that an add accumulates (`pair_dot`)."""
         self.site: Attribute | None = None
         """The `dlc.bounds_site` of the access being widened, copied onto what it becomes."""
+        self.mask: Mask | None = None
+        """In a loop of runtime trip count, the lanes of the vector being widened that run."""
 
     # -- emission ------------------------------------------------------------------------------
 
@@ -560,6 +615,62 @@ class LoopVectorizer:
             )
         raise Unvectorizable("a per-lane buffer used as a value")
 
+    def lane_mask(self, active: SSAValue, width: int) -> SSAValue:
+        """`vector<width x i1>` whose lane `l` is on when `l < active` (signed: none when
+        `active` is 0 or less)."""
+        count = self.emit_value(arith.IndexCastOp(active, i32))
+        iota = arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(VectorType(i32, [width]), list(range(width)))
+        )
+        self.prologue.add_op(iota)
+        scalar = arith.CmpiOp(iota.result, self.broadcast(count, width), "slt")
+        compare = arith.CmpiOp.create(operands=scalar.operands,
+                                      result_types=[VectorType(IntegerType(1), [width])],
+                                      properties=dict(scalar.properties))
+        scalar.erase()
+        return self.emit_value(compare)
+
+    def access_mask(self, memref: SSAValue, indices: list[SSAValue], width: int,
+                    store: bool) -> SSAValue | None:
+        """The mask a contiguous access of `width` lanes at `memref[indices]` takes in a masked
+        vector: the lanes that run, unless every lane's element lies inside the buffer's static
+        last dimension (the first lane's index a known constant: a tile's accumulator), where
+        a load reads every lane and a store blends (`emit_vector_store`) - for a store only into
+        a `loop.alloc local` made inside the loops around (a thread's own scratch). None
+        outside a masked vector or for such in-bounds accesses."""
+        if self.mask is None:
+            return None
+        memref_type = memref.type
+        assert isinstance(memref_type, MemRefType)
+        shape = memref_type.get_shape()
+        first = known_constant(indices[-1]) if indices else None
+        inside = bool(shape) and shape[-1] != DYNAMIC_INDEX and first is not None and \
+            0 <= first and first + width <= shape[-1]
+        if inside and (not store or self._own_scratch(memref)):
+            return None
+        if self.lowering.storage_type(memref_type.get_element_type()) != \
+                self.lowering.convert_type(memref_type.get_element_type()):
+            raise Unvectorizable(f"a masked access to {memref_type}")
+        return self.mask.value
+
+    def _own_scratch(self, memref: SSAValue) -> bool:
+        """Whether `memref` is a `loop.alloc local` with no parallel loop between it and the
+        vectorized loop (each thread has its own)."""
+        alloc = memref.owner
+        if not isinstance(alloc, AllocOp) or alloc.scope.data != "local":
+            return False
+        parent = self.loop.parent_op()
+        while parent is not None and parent is not alloc.parent_op():
+            if isinstance(parent, ForOp) and parent.kind.data == "parallel":
+                return False
+            parent = parent.parent_op()
+        return parent is not None
+
+    def require_unmasked(self, what: str) -> None:
+        """Lane-by-lane accesses are not masked: a masked vector with one fails."""
+        if self.mask is not None:
+            raise Unvectorizable(f"{what} in a vector of runtime lanes")
+
     # -- driver --------------------------------------------------------------------------------
 
     def widen_chunk(
@@ -618,7 +729,7 @@ class LoopVectorizer:
         self.widen_pure(op, env, width)
 
     def widen_loop(self, op: ForOp, env: dict[SSAValue, Lanes], width: int) -> None:
-        if self.widen_transposed_copy(op, env, width):
+        if self.mask is None and self.widen_transposed_copy(op, env, width):
             return
         bounds = [self.lanes_of(value, env) for value in op.operands]
         if not all(isinstance(bound, Uniform) for bound in bounds):
@@ -739,6 +850,7 @@ class LoopVectorizer:
                     self.emit_vector_load(memref.buffer, [*uniform, self.index(0)], vector_type)
                 )
                 return
+            self.require_unmasked("a gather from a per-lane buffer")
             lanes = [
                 self.emit_value(LoadOp(memref.buffer, [
                     *[self.lane_scalar(index, lane) for index in indices], self.index(lane)
@@ -757,8 +869,9 @@ class LoopVectorizer:
             return
         contiguous = self._contiguous(indices)
         if contiguous is not None:
+            mask = self.access_mask(memref.value, contiguous, width, store=False)
             env[op.results[0]] = Varying(
-                self.emit_vector_load(memref.value, contiguous, vector_type)
+                self.emit_vector_load(memref.value, contiguous, vector_type, mask)
             )
             return
         repeated = self._repeated(indices, width)
@@ -775,6 +888,7 @@ class LoopVectorizer:
                 self.emit_strided_load(memref.value, outer, base, stride, vector_type)
             )
             return
+        self.require_unmasked("a gather")
         lanes = [
             self.emit_value(
                 LoadOp(memref.value, [self.lane_scalar(index, lane) for index in indices])
@@ -828,7 +942,13 @@ class LoopVectorizer:
         upsampling's row: 8 elements loaded, `vpermps` to 16 lanes)."""
         width = vector_type.get_shape()[0]
         narrow = VectorType(vector_type.element_type, [width // factor])
-        part = self.emit_vector_load(memref, [*outer, base], narrow)
+        mask = self.access_mask(memref, [*outer, base], width // factor, store=False)
+        if mask is not None:  # the elements of the lanes that run: ceil(active / factor)
+            assert self.mask is not None
+            rounded = self.add(self.mask.active, self.index(factor - 1))
+            elements = self.emit_value(arith.DivSIOp(rounded, self.index(factor)))
+            mask = self.lane_mask(elements, width // factor)
+        part = self.emit_vector_load(memref, [*outer, base], narrow, mask)
         mask = [lane // factor for lane in range(width)]
         return self.emit_value(vector.ShuffleOp(
             part, part, DenseArrayBase.from_list(i64, mask), result_type=vector_type
@@ -848,7 +968,7 @@ class LoopVectorizer:
         offsets = [min(j * width, span - width) for j in range(-(-span // width))]
         parts = [
             self.emit_vector_load(memref, [*outer, self.add(base, self.index(offset))],
-                                  vector_type)
+                                  vector_type, self.strided_part_mask(stride, offset, width))
             for offset in offsets
         ]
         sources: list[tuple[int, int]] = []  # (part, position in it) of each lane
@@ -865,6 +985,16 @@ class LoopVectorizer:
             result = self.shuffle(result, parts[j], mask, vector_type)
         return result
 
+    def strided_part_mask(self, stride: int, offset: int, width: int) -> SSAValue | None:
+        """In a masked vector, the mask of a strided load's part read from `offset` elements
+        after the first lane's: its elements up to the last running lane's,
+        `stride * (active - 1)`."""
+        if self.mask is None:
+            return None
+        span = self.emit_value(arith.MuliOp(self.mask.active, self.index(stride)))
+        limit = self.emit_value(arith.SubiOp(span, self.index(stride - 1 + offset)))
+        return self.lane_mask(limit, width)
+
     def shuffle(self, v1: SSAValue, v2: SSAValue, mask: list[int], vector_type: VectorType
                 ) -> SSAValue:
         return self.emit_value(vector.ShuffleOp(
@@ -872,10 +1002,18 @@ class LoopVectorizer:
         ))
 
     def emit_vector_load(
-        self, memref: SSAValue, indices: list[SSAValue], vector_type: VectorType
+        self, memref: SSAValue, indices: list[SSAValue], vector_type: VectorType,
+        mask: SSAValue | None = None,
     ) -> SSAValue:
-
-        load = LoadOp(memref, indices, vector_type)
+        """A vector load; with `mask`, a `vector.maskedload` whose lanes off read nothing
+        (zero)."""
+        if mask is None:
+            load: Operation = LoadOp(memref, indices, vector_type)
+        else:
+            zero = 0.0 if is_float(vector_type.element_type) else 0
+            passthru = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [zero]))
+            self.prologue.add_op(passthru)
+            load = vector.MaskedLoadOp(memref, indices, mask, passthru.result, vector_type)
         self._set_alignment(load, memref, indices, vector_type)
         return self.emit_value(load)
 
@@ -906,6 +1044,7 @@ class LoopVectorizer:
                 vector_value = self.as_vector(value, width)
                 self.emit_vector_store(vector_value, memref.buffer, [*uniform, self.index(0)])
                 return
+            self.require_unmasked("a scatter into a per-lane buffer")
             for lane in range(width):
                 lane_indices = [self.lane_scalar(index, lane) for index in indices]
                 self.emit(StoreOp(self.lane_scalar(value, lane), memref.buffer,
@@ -923,19 +1062,33 @@ class LoopVectorizer:
             return
         contiguous = self._contiguous(indices)
         if contiguous is not None:
-            self.emit_vector_store(self.as_vector(value, width), memref.value, contiguous)
+            self.emit_vector_store(self.as_vector(value, width), memref.value, contiguous,
+                                   masked=self.mask is not None)
             return
+        self.require_unmasked("a scatter")
         for lane in range(width):
             lane_indices = [self.lane_scalar(index, lane) for index in indices]
             self.emit(StoreOp(self.lane_scalar(value, lane), memref.value, lane_indices))
 
     def emit_vector_store(
-        self, value: SSAValue, memref: SSAValue, indices: list[SSAValue]
+        self, value: SSAValue, memref: SSAValue, indices: list[SSAValue], masked: bool = False
     ) -> None:
-
-        store = StoreOp(value, memref, indices)
+        """A vector store; `masked` (in a masked vector): a `vector.maskedstore` of the lanes
+        that run, or, where `access_mask` finds every lane inside a thread's own scratch, the
+        lanes off keeping the elements' old values (a load and a select: plain accesses, which
+        let LLVM keep a tile's accumulators in registers)."""
         vector_type = value.type
         assert isinstance(vector_type, VectorType)
+        width = vector_type.get_shape()[0]
+        mask = self.access_mask(memref, indices, width, store=True) if masked else None
+        if mask is not None:
+            store: Operation = vector.MaskedStoreOp(memref, indices, mask, value)
+        else:
+            if masked:
+                assert self.mask is not None
+                old = self.emit_vector_load(memref, indices, vector_type)
+                value = self.emit_value(arith.SelectOp(self.mask.value, value, old))
+            store = StoreOp(value, memref, indices)
         self._set_alignment(store, memref, indices, vector_type)
         self.emit(store)
 
@@ -1178,15 +1331,18 @@ one becomes a loop over vectors (plus one narrower vector for the remainder)."""
 
 
 def vectorize_loop(op: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> bool:
-    """Replace `op` (a vectorized `loop.for` with constant bounds) by vector code.
+    """Replace `op` (a vectorized `loop.for` with constant bounds, or a bound on its trip
+    count: `vectorize_masked`) by vector code.
 
-    Returns False, leaving `op` untouched, when its bounds are not constant or its body holds
-    something `LoopVectorizer` does not widen.
+    Returns False, leaving `op` untouched, when neither holds or its body holds something
+    `LoopVectorizer` does not widen.
     """
 
     bounds = op.constant_bounds()
     trip = op.trip_count()
-    if bounds is None or trip is None or trip == 0:
+    if bounds is None:
+        return vectorize_masked(op, lowering, rewriter)
+    if trip is None or trip == 0:
         return False
     lb, _, step = bounds
     lanes = min(trip, vector_lanes(op, lowering))
@@ -1221,6 +1377,62 @@ def vectorize_loop(op: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter)
         return False
     rewriter.inline_block(vectorizer.prologue, InsertPoint.before(op))
     rewriter.inline_block(out, InsertPoint.before(op))
+    rewriter.erase(op)
+    return True
+
+
+def vectorize_masked(op: ForOp, lowering: LLVMLowering, rewriter: PatternRewriter) -> bool:
+    """Replace `op`, a vectorized loop of step 1 whose trip count is a runtime value of at
+    most `ForOp.trip_bound()` (a split's partial tile, `0 to minui(16, ub - i)`), by masked
+    vector code (MLIR's vector masking of dynamic shapes, LLVM's tail folding): vectors of W
+    lanes up to the bound (at most `MAX_STRAIGHT_CHUNKS`), each running its first `active`
+    lanes, where `active` is the trip count less the lanes before it (`LoopVectorizer.mask`:
+    contiguous loads and stores masked, strided and repeated loads masked to the elements of
+    the lanes that run; accesses inside a buffer's static extent read or blend every lane),
+    all in a loop from `lb` to `ub` stepping by the bound, which runs once, or not at all when
+    the trip count is 0; each vector after the first in a loop of its own that runs only where
+    it has lanes to run (a tile of 4 vectors over 20 outputs computes two). Returns False,
+    leaving `op` untouched, when there is no such bound or the body holds what the vectorizer
+    does not mask (a gather or a scatter)."""
+
+    bound = op.trip_bound()
+    lb = known_constant(op.lb)
+    if bound is None or bound == 0 or lb is None or known_constant(op.step) != 1:
+        return False
+    lanes = min(bound, vector_lanes(op, lowering))
+    chunks = -(-bound // lanes)
+    if chunks > MAX_STRAIGHT_CHUNKS:
+        return False
+    vectorizer = LoopVectorizer(op, lowering)
+    body = [nested for nested in op.body.block.ops]
+    once = Block(arg_types=[IndexType()])
+    vectorizer.frames.append((once, {}))
+    try:
+        trip = vectorizer.emit_value(arith.SubiOp(op.ub, once.args[0]))
+        for chunk in range(chunks):
+            start = lb + chunk * lanes
+            target, active = once, trip
+            if chunk:  # in a loop of its own, which runs once where it has lanes to run
+                active = vectorizer.emit_value(
+                    arith.SubiOp(trip, vectorizer.index(chunk * lanes)))
+                target = Block(arg_types=[IndexType()])
+            vectorizer.frames.append((target, {}))
+            vectorizer.mask = Mask(active, vectorizer.lane_mask(active, lanes))
+            vectorizer.widen_chunk(body, vectorizer.index(start), lanes, target,
+                                   abs(start) or ALIGNED)
+            vectorizer.frames.pop()
+            if chunk:
+                target.add_op(YieldOp())
+                vectorizer.emit(ForOp(vectorizer.index(0), active, vectorizer.index(bound),
+                                      target, f"{op.axis.data}.masked{chunk}"))
+    except Unvectorizable:
+        for block in (once, vectorizer.prologue):
+            _erase_ops(block)
+        return False
+    once.add_op(YieldOp())
+    loop = ForOp(op.lb, op.ub, vectorizer.index(bound), once, f"{op.axis.data}.masked")
+    rewriter.inline_block(vectorizer.prologue, InsertPoint.before(op))
+    rewriter.insert(loop, InsertPoint.before(op))
     rewriter.erase(op)
     return True
 

@@ -12,7 +12,7 @@ from dlc.rewrites.schedule.common import (
     ScheduleError,
     axis_iteration_kinds,
     check_spatial,
-    constant_trip,
+    constant_value,
     depends_on,
     enclosing_loops,
     is_defined_outside,
@@ -75,8 +75,9 @@ def vectorize(loop: ForOp, strided_loads: bool = False) -> None:
     """Marks `loop` vectorized: its iterations become the lanes of vector operations.
 
     What is accepted (everything else fails, naming the op that is not):
-    - the loop is serial, has constant bounds and step 1, and is innermost (no `loop.for`
-      inside);
+    - the loop is serial, has step 1, constant bounds or a constant bound on its trip count
+      (`ForOp.trip_bound`: a split's partial tile, `0 to minui(16, ub - i)`, whose lanes past
+      the trip count the code generator masks), and is innermost (no `loop.for` inside);
     - its body holds only `loop.block`s, `loop.load`/`loop.store` (scalar), and side-effect-free
       ops without regions (`arith`, `math`);
     - the induction variable is used only through `arith.addi` with loop-invariant values, and
@@ -104,7 +105,13 @@ def vectorize(loop: ForOp, strided_loads: bool = False) -> None:
             "inside",
             loop,
         )
-    _, _, step, _ = constant_trip(loop, "vectorize")
+    step = constant_value(loop.step)
+    if loop.trip_bound() is None:
+        raise ScheduleError(
+            "cannot vectorize: expected constant bounds or an upper bound that is the minimum "
+            "of a constant and a runtime value, found neither",
+            loop,
+        )
     if step != 1:
         raise ScheduleError(f"cannot vectorize: expected step 1, found {step}", loop)
     lanes = _lane_values(loop)

@@ -126,6 +126,7 @@ from dlc.rewrites.schedule_rules.nest import (
     analyze,
     body_of,
     contiguous_in,
+    lane_stride,
     spatial_band,
 )
 from dlc.rewrites.schedule_rules.partial_sums import merged_accesses, split_runtime_sum
@@ -150,12 +151,6 @@ at once (independent accumulator chains, each FMA's latency hidden behind the ot
 where the tile's accumulators, times the unrolled reused axis, would pass the target's
 `max_accumulators` registers), before single vectors over the outputs left."""
 
-
-MIN_TAIL_VECTOR = 1
-"""The narrowest tile over the outputs a runtime extent leaves after its whole vectors: tails
-of half a vector, a quarter, ... down to this width (8, 4, 2, 1 f32 lanes with AVX-512), each
-in the scheduled form (a reduction's accumulators in registers, its reused reads shared), so
-that no output of a row runs in the unscheduled nest."""
 
 ULT_PREDICATE = 6
 """`arith.cmpi`'s predicate `ult` (the bounds check of a guarded read)."""
@@ -278,10 +273,9 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
         return True
     if stores and _vectorizable(inner):
         lanes = config.lanes(stores[0].value.type)
-        narrower = _tail_widths(lanes)
         if isinstance(nest, Elementwise):
-            _vectorize_elementwise(inner, narrower, config)
-        elif _reduction_kernel(nest, spatial, lanes, narrower, config, plane):
+            _vectorize_elementwise(inner, lanes, config)
+        elif _reduction_kernel(nest, spatial, lanes, config, plane):
             return True
     if config.parallel:
         _parallel_outer(spatial, config)
@@ -325,12 +319,6 @@ def _split_concat(nest: Elementwise, config: CpuConfig) -> bool:
     return True
 
 
-def _tail_widths(lanes: int) -> list[int]:
-    """The vector widths over the outputs a runtime extent leaves: `lanes`, half of it, ...
-    down to `MIN_TAIL_VECTOR`."""
-    return [lanes >> k for k in range(lanes.bit_length()) if lanes >> k >= MIN_TAIL_VECTOR]
-
-
 def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
     """A reduction over a runtime row whose window reads are bounds-checked (a pool reading
     its padding inlined, `pools_over_runtime_extents`): the rows split where their checks
@@ -349,16 +337,14 @@ def _guarded_window(nest: Reduction, spatial: list[ForOp], config: CpuConfig) ->
     if interior is None:
         return inner_rows is not None
     lanes = config.lanes(stores[0].value.type)
-    narrower = _tail_widths(lanes)
     piece = analyze(interior, static_spatial=False)
     if isinstance(piece, Reduction) and _vectorizable(interior):
-        widths = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)
-        _vectorize_reduction(_accumulate_locally(piece), interior, widths, lanes, None)
+        _vectorize_reduction(_accumulate_locally(piece), interior, lanes * TILE_VECTORS, lanes)
     return True
 
 
-def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrower: list[int],
-                      config: CpuConfig, plane: bool) -> bool:
+def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config: CpuConfig,
+                      plane: bool) -> bool:
     """A reduction over a runtime row whose innermost loop is contiguous: the channels-last
     kernel, the channel kernel (both parallel here: returns True), else the row kernel (a
     register tile of a reused axis and vectors of the row; its caller parallelizes it)."""
@@ -372,18 +358,16 @@ def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, narrowe
         if config.parallel:
             _parallel_outer(spatial, config)
         return True
-    channels = _block_reused_axis(nest, spatial)
+    channels = _block_reused_axis(nest, spatial, config)
     rest_rows = None
     if channels is None and (blocked := _block_rows(spatial)) is not None:
         channels, rest_rows = blocked
     rows = 1 if channels is None else channels.trip_count() or 1
     vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
-    widths = sorted({lanes * vectors, *narrower}, reverse=True)
-    _vectorize_reduction(nest, spatial[-1], widths, lanes, channels)
+    _vectorize_reduction(nest, spatial[-1], lanes * vectors, lanes, channels)
     if rest_rows is not None and isinstance(
             left := analyze(rest_rows, static_spatial=False), Reduction):
-        single = sorted({lanes * TILE_VECTORS, *narrower}, reverse=True)
-        _vectorize_reduction(left, left.spatial[-1], single, lanes, None)
+        _vectorize_reduction(left, left.spatial[-1], lanes * TILE_VECTORS, lanes, None)
     return False
 
 
@@ -1269,24 +1253,32 @@ def _vectorize_init(nest: Reduction) -> None:
     """The loop around a scheduled tile's init (its innermost copy, `decompose_reduction`'s)
     vectorized where its extent is static."""
     init_loop = nest.init.parent_op()
-    if isinstance(init_loop, ForOp) and init_loop.trip_count() is not None:
+    if isinstance(init_loop, ForOp) and init_loop.trip_bound() is not None:
         try:
             vectorize(init_loop)
         except ScheduleError:
             pass
 
 
-def _block_reused_axis(nest: Reduction, spatial: list[ForOp]) -> ForOp | None:
+def _block_reused_axis(nest: Reduction, spatial: list[ForOp], config: CpuConfig
+                       ) -> ForOp | None:
     """A static spatial loop (outside the vector axis) over which the update re-reads the
     same elements of one operand while another moves with it (a conv's input across output
-    channels, its weight along them), split by `REUSE_BLOCK` (or 2), its inner loop moved
-    innermost of the spatial band (to be unrolled inside the reduction loops: each vector read
-    feeds that many accumulators); `spatial` is updated in place. None where there is none."""
+    channels, its weight along them), split by `REUSE_BLOCK` (or 2; by the target's
+    `max_rows` first where a read moves along the vector axis with a stride, a strided conv's
+    input row, whose shuffles the block's rows then share, as the static rules' row kernel
+    does), its inner loop moved innermost of the spatial band (to be unrolled inside the
+    reduction loops: each vector read feeds that many accumulators); `spatial` is updated in
+    place. None where there is none."""
     loads = [op for op in nest.update.walk()
              if isinstance(op, LoadOp) and op.memref is not nest.home]
+    iv = spatial[-1].induction_var
+    strided = any(load.indices and depends_on(load.indices[-1], {iv})
+                  and lane_stride(load.indices[-1], iv) not in (None, 1) for load in loads)
+    factors = (config.max_rows, REUSE_BLOCK, 2) if strided else (REUSE_BLOCK, 2)
     for loop in reversed(spatial[:-1]):
         trip = loop.trip_count()
-        factor = next((f for f in (REUSE_BLOCK, 2) if trip is not None and trip % f == 0), None)
+        factor = next((f for f in factors if trip is not None and trip % f == 0), None)
         moving = [any(depends_on(index, {loop.induction_var}) for index in load.indices)
                   for load in loads]
         if factor is None or not any(moving) or all(moving):
@@ -1332,46 +1324,48 @@ def _vector_loop(loop: ForOp, lanes: int) -> tuple[ForOp, ForOp | None]:
     return inner, rest
 
 
-def _vectorize_elementwise(loop: ForOp, widths: list[int], config: CpuConfig,
-                           row_lb: SSAValue | None = None) -> None:
-    """Whole vectors of `widths[0]` iterations, then, over the iterations left (a runtime
-    extent), one more vector ending at the row's end where the row (from `row_lb`) holds one
-    (`_overlap_last_tile`), else narrower ones; a static extent is vectorized as it is."""
+def _masked_tiles(loop: ForOp, lanes: int) -> ForOp:
+    """`loop` split into tiles of `lanes` iterations, the last one partial (`split`'s guarded
+    form: the inner loop runs to `minui(lanes, ub - i)`, which the vectorizer masks); returns
+    the inner loop."""
+    return split(loop, [lanes])[1]
+
+
+def _vectorize_elementwise(loop: ForOp, lanes: int, config: CpuConfig) -> None:
+    """Whole vectors of `lanes` iterations, then, over the iterations left (a runtime extent),
+    one masked vector (`_masked_tiles`); a static extent is vectorized as it is."""
     trip = loop.trip_count()
     if trip is not None and trip < config.min_vector_extent:
         return
-    row_lb = loop.lb if row_lb is None else row_lb
     try:
-        vector, rest = _vector_loop(loop, widths[0])
-        tiles = vector.parent_op()
+        vector, rest = _vector_loop(loop, lanes)
         vectorize(vector, strided_loads=True)
+        if rest is not None:
+            vectorize(_masked_tiles(rest, lanes), strided_loads=True)
     except ScheduleError:
         return
-    if rest is not None and _overlap_last_tile(tiles, rest, row_lb, widths[0]):
-        return
-    if rest is not None and widths[1:]:
-        _vectorize_elementwise(rest, widths[1:], config, row_lb)
 
 
-def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int], lanes: int,
-                         channels: ForOp | None = None, row_lb: SSAValue | None = None) -> None:
+def _vectorize_reduction(nest: Reduction, loop: ForOp, width: int, lanes: int,
+                         channels: ForOp | None = None, masked: bool = False) -> None:
     """The vector loop over outputs moved inside the reduction loops: a local accumulator of
     one element widened to one per lane (and per iteration of `channels`, a loop of reused
     reads inside `loop`, unrolled beside the vector loop), the epilogues and the init
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
-    `widths[0]` outputs first (several vectors: independent accumulator chains, a window's sum
-    being a chain of dependent adds), then, over the outputs left, tiles of each narrower
-    width (a vector, half a vector, ... one output), each width of at most one vector
-    (`lanes`) ending the row with one more tile where the row (from `row_lb`) holds one
-    (`_overlap_last_tile`; a tile of several vectors would compute up to all but one of them
-    twice): no output is left to the unscheduled nest. A step a primitive refuses (its
-    `ScheduleError` raised before it changes anything) leaves the nest correct, with the steps
-    before it."""
-    rest = tiles = None
-    row_lb = loop.lb if row_lb is None else row_lb
+    `width` outputs first (several vectors: independent accumulator chains, a window's sum
+    being a chain of dependent adds), then the outputs left (fewer than `width`) in one more
+    such tile whose lanes past the row are masked (`masked`: this call makes it, from
+    `_masked_tiles`; the code generator computes only its vectors that have lanes to run, so
+    that a rest of 1 to 16 outputs costs one vector and a 7x7 plane's 49 points run in a tile
+    of 4 independent vectors, not one vector at a time): no output is left to the unscheduled
+    nest. A step a primitive refuses (its `ScheduleError`
+    raised before it changes anything) leaves the nest correct, with the steps before it."""
+    rest = None
     try:
-        vector, rest = _vector_loop(loop, widths[0])
-        tiles = vector.parent_op()
+        if masked:
+            vector = _masked_tiles(loop, width)
+        else:
+            vector, rest = _vector_loop(loop, width)
         tile = [vector]
         if channels is not None:
             reorder([channels, vector])
@@ -1386,55 +1380,11 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, widths: list[int], lanes:
     except ScheduleError:
         pass
     _vectorize_init(nest)
-    if rest is not None and widths[0] <= lanes and \
-            _overlap_last_tile(tiles, rest, row_lb, widths[0]):
-        return
-    if widths[1:] and rest is not None:
+    if rest is not None:
         left = analyze(rest, static_spatial=False)
         if isinstance(left, Reduction):
             inner = left.spatial[1] if len(left.spatial) > 1 else None
-            _vectorize_reduction(left, rest, widths[1:], lanes, inner, row_lb)
-
-
-def _recomputable(tile: ForOp) -> bool:
-    """Whether running `tile` again over outputs it computed before stores the same values: no
-    buffer it stores to is read in it but allocations inside it (its accumulators)."""
-    inside = {op.result for op in tile.walk() if isinstance(op, AllocOp)}
-    accesses = list(accesses_in(list(tile.walk())))
-    stored = {op.memref for op in accesses if isinstance(op, StoreOp)}
-    return not any(isinstance(op, LoadOp) and op.memref in stored - inside for op in accesses)
-
-
-def _overlap_last_tile(tiles: Operation | None, rest: ForOp, row_lb: SSAValue, width: int
-                       ) -> bool:
-    """After the whole tiles of `width` outputs (the loop `tiles`), the iterations left
-    (`rest`) as one more tile, at the row's last `width` outputs, where the row from `row_lb`
-    holds a tile and the tile recomputes what it stores (`_recomputable`): the tail in one tile
-    of the kernel's width, not tiles of every narrower width (55 outputs, 16 lanes: 16 x 3 and
-    one tile from 39, not 16 x 3, 4, 2, 1), at the cost of outputs computed twice. A copy of
-    the tiles' loop running once from `ub - width` where the condition holds (no time
-    otherwise), and `rest` then empty (it keeps the narrower tiles for rows shorter than a
-    tile). Returns whether the tail is all in the overlapped tile (no narrower tile needed:
-    `width` is 1)."""
-    if not isinstance(tiles, ForOp) or constant_value(tiles.step) != width or \
-            not _recomputable(tiles):
-        return False
-    block = rest.parent_block()
-    assert block is not None
-    builder = IndexBuilder(rest, block, rest)
-    ub = rest.ub
-    count = ub if constant_value(row_lb) == 0 else builder.insert(arith.SubiOp(ub, row_lb))
-    holds = builder.insert(arith.CmpiOp(count, index_constant(width, rest), "uge"))
-    left = builder.insert(arith.CmpiOp(rest.lb, ub, "ult"))
-    overlap = builder.insert(arith.AndIOp(holds, left))
-    start = builder.insert(arith.SubiOp(ub, index_constant(width, rest)))
-    first = builder.insert(arith.SelectOp(overlap, start, ub))
-    rest_lb = builder.insert(arith.SelectOp(overlap, ub, rest.lb))
-    last = tiles.clone()
-    last.operands = (first, ub, tiles.step)
-    block.insert_op_before(last, rest)
-    rest.operands = (rest_lb, *rest.operands[1:])
-    return width == 1
+            _vectorize_reduction(left, rest, width, lanes, inner, masked=True)
 
 
 def _widen_accumulator(nest: Reduction, loops: list[ForOp]) -> None:
@@ -1446,7 +1396,7 @@ def _widen_accumulator(nest: Reduction, loops: list[ForOp]) -> None:
     old = alloc.result
     old_type = old.type
     assert isinstance(old_type, MemRefType)
-    trips = [loop.trip_count() for loop in loops]
+    trips = [loop.trip_bound() for loop in loops]
     if old_type.get_shape() != (1,) or None in trips:
         raise ScheduleError(f"cannot widen the accumulator {old_type}", loops[0])
     parent = loops[0].parent_block()

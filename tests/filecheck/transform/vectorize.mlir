@@ -113,9 +113,12 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
-// The guarded inner loop of a non-divisible split has no constant trip count.
-// CHECK:     'transform.loop.vectorize' op failed on loop "i.1" (%i1): cannot vectorize: expected constant bounds, found bounds that are not 'arith.constant's
-func.func @negative_guarded(%A: memref<10xf32>) {
+// The guarded inner loop of a non-divisible split runs at most 4 times (`minui(4, ...)`): it is
+// vectorized, the code generator masking the lanes past its trip count.
+// CHECK-LABEL: func.func @guarded
+// CHECK:         %[[UB:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    loop.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} axis "i.1" kind vectorized {
+func.func @guarded(%A: memref<10xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c10 = arith.constant 10 : index
@@ -132,5 +135,27 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
   %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
   %i0, %i1 = transform.loop.split %i [4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
   transform.loop.vectorize %i1 : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// A loop of runtime extent with no bound on its trip count: no vector width to mask.
+// CHECK:     'transform.loop.vectorize' op failed on loop "i" (%i): cannot vectorize: expected constant bounds or an upper bound that is the minimum of a constant and a runtime value, found neither
+func.func @negative_runtime(%A: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.for %i = %c0 to %n step %c1 axis "i" {
+    loop.block "fill" reads() writes(%A : memref<?xf32>) spatial ["i"] {
+      %a = loop.load %A[%i] : memref<?xf32> -> f32
+      loop.store %a, %A[%i] : f32 -> memref<?xf32>
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "fill" in %root : (!transform.any_op) -> !transform.any_op
+  %i = transform.loop.match_loop %b axis "i" : (!transform.any_op) -> !transform.any_op
+  transform.loop.vectorize %i : !transform.any_op
   transform.yield
 }

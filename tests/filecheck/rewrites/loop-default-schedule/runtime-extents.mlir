@@ -3,11 +3,9 @@
 
 // An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
 // makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
-// into whole vectors of 16 lanes (AVX-512, f32), then, where iterations are left and the row
-// holds a vector, one more vector ending at the row's end (from `w - 16`: outputs computed
-// twice, to the same values); else (a row of fewer than 16) tiles of 8, 4 and 2, each also
-// ending the row where it can, and 1 (each a peel from a runtime lower bound): no iteration
-// left.
+// into whole vectors of 16 lanes (AVX-512, f32), then the iterations left (fewer than 16) in
+// one more tile of 16 whose loop runs to `minui(16, w - j)` (`split`'s partial tile), which
+// the code generator vectorizes with masks: no iteration left.
 // CHECK-LABEL: func.func @scale
 // CHECK:         %[[C16:.*]] = arith.constant 16 : index
 // CHECK:         loop.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "c" kind parallel {
@@ -18,25 +16,10 @@
 // CHECK-NEXT:          loop.for %[[J1:.*]] = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:            %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
 // CHECK-NEXT:            loop.block "scale"
-// CHECK:             %[[HOLDS:.*]] = arith.cmpi uge, %[[W]], %[[C16]] : index
-// CHECK-NEXT:        %[[LEFT:.*]] = arith.cmpi ult, %[[WHOLE]], %[[W]] : index
-// CHECK-NEXT:        %[[OVERLAP:.*]] = arith.andi %[[HOLDS]], %[[LEFT]] : i1
-// CHECK-NEXT:        %[[LAST:.*]] = arith.subi %[[W]], %[[C16]] : index
-// CHECK-NEXT:        %[[FROM:.*]] = arith.select %[[OVERLAP]], %[[LAST]], %[[W]] : index
-// CHECK-NEXT:        %[[REST_LB:.*]] = arith.select %[[OVERLAP]], %[[W]], %[[WHOLE]] : index
-// CHECK-NEXT:        loop.for %{{.*}} = %[[FROM]] to %[[W]] step %[[C16]] axis "j.0" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} = %[[REST_LB]] to %[[WHOLE8:.*]] step %[[C8:.*]] axis "j.0" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C8]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} step %[[C8]] axis "j.0" {
-// CHECK:             loop.for %{{.*}} step %[[C4:.*]] axis "j.0" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} step %[[C4]] axis "j.0" {
-// CHECK:             loop.for %{{.*}} step %[[C2:.*]] axis "j.0" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C2]] step %{{.*}} axis "j.1" kind vectorized {
-// CHECK:             loop.for %{{.*}} step %[[C2]] axis "j.0" {
-// CHECK:             loop.for %{{.*}} step %[[C1:.*]] axis "j.0" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C1]] step %[[C1]] axis "j.1" kind vectorized {
+// CHECK:             loop.for %[[T:.*]] = %[[WHOLE]] to %[[W]] step %[[C16]] axis "j.0" {
+// CHECK-NEXT:          %[[LEFT:.*]] = arith.subi %[[W]], %[[T]] : index
+// CHECK-NEXT:          %[[UB:.*]] = arith.minui %[[C16]], %[[LEFT]] : index
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NOT:         axis "j" {
 // SERIAL-LABEL: func.func @scale
 // SERIAL-NOT:   kind parallel
@@ -71,10 +54,9 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // vector loop), so that each update adds 4 rows of 64 neighbouring outputs at once; the window
 // sums into local accumulators (it accumulated into the output: a load and a store of it per
 // tap), written into the output after the window's loops; then tiles of 16 outputs over the
-// outputs left, and one more ending at the row's end where outputs are left and the row holds
-// 16 (the tile recomputes what it stores: its accumulators are its own); over a shorter row,
-// tiles of 8, 4 and 2 (each likewise) and 1 (peels from runtime lower bounds), each in that
-// form; the rows left after the blocks (up to 3) one at a time, in tiles of 64, 16, ...
+// outputs left (fewer than 64), the last partial: each tile's loops run to `minui(16, ow - j)`
+// (masked by the code generator), in the same form, its accumulators 4 x 16; the rows left
+// after the blocks (up to 3) one at a time, in tiles of 64, then of 16 likewise.
 // CHECK-LABEL: func.func @box
 // CHECK:         loop.for %[[I:.*]] = %{{.*}} to %[[ROWS:.*]] step %[[C4:.*]] axis "i.0" kind parallel {
 // CHECK:           loop.for %[[J0:.*]] = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "j.0" {
@@ -89,23 +71,17 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // CHECK:                     loop.block "box" reads(%x : memref<?x?xf32>) writes(%[[ACC]] : memref<4x64xf32>)
 // CHECK:             loop.block "box.local_write" reads(%[[ACC]] : memref<4x64xf32>) writes(%out : memref<?x?xf32>)
 // CHECK:             loop.dealloc %[[ACC]] : memref<4x64xf32>
-// CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[WHOLE16:.*]] step %[[C16:.*]] axis "j.0" {
-// CHECK-NEXT:        loop.alloc local : memref<4x16xf32>
-// CHECK:           %[[OVERLAP:.*]] = arith.andi
-// CHECK-NEXT:      %[[LAST:.*]] = arith.subi %[[OW:.*]], %[[C16]] : index
-// CHECK-NEXT:      %[[FROM:.*]] = arith.select %[[OVERLAP]], %[[LAST]], %[[OW]] : index
-// CHECK-NEXT:      %[[REST_LB:.*]] = arith.select %[[OVERLAP]], %[[OW]], %[[WHOLE16]] : index
-// CHECK-NEXT:      loop.for %{{.*}} = %[[FROM]] to %[[OW]] step %[[C16]] axis "j.0" {
-// CHECK-NEXT:        loop.alloc local : memref<4x16xf32>
-// CHECK:           loop.for %{{.*}} = %[[REST_LB]] to %{{.*}} step %[[C8:.*]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C8]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C4]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C4]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C2:.*]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C2]] axis "j.0" {
-// CHECK:           loop.for %{{.*}} step %[[C1:.*]] axis "j.0" {
+// CHECK:           loop.for %[[K0:.*]] = %[[WHOLE]] to %[[OW:.*]] step %[[C16:.*]] axis "j.0" {
+// CHECK-NEXT:        %[[LEFT:.*]] = arith.subi %[[OW]], %[[K0]] : index
+// CHECK-NEXT:        %[[UB:.*]] = arith.minui %[[C16]], %[[LEFT]] : index
+// CHECK-NEXT:        %[[ACC16:.*]] = loop.alloc local : memref<4x16xf32>
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:            loop.block "box_init" reads() writes(%[[ACC16]] : memref<4x16xf32>)
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "i.1" kind unrolled {
+// CHECK:                 loop.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK:             loop.block "box.local_write" reads(%[[ACC16]] : memref<4x16xf32>) writes(%out : memref<?x?xf32>)
 // CHECK-NOT:       axis "j" {
-// CHECK:         loop.for %{{.*}} = %[[ROWS]] to %{{.*}} step %[[C1]] axis "i" {
+// CHECK:         loop.for %{{.*}} = %[[ROWS]] to %{{.*}} step %{{.*}} axis "i" {
 // CHECK:           loop.for %{{.*}} step %[[C64]] axis "j.0" {
 // CHECK-NEXT:        loop.alloc local : memref<64xf32>
 func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: index, %out_d0: index, %out_d1: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
