@@ -386,9 +386,13 @@ class ConvertLoopToLLVMPass(ModulePass):
         costs = batch_costs(op, max(1, lowering.vector_bits // 32), target.l2_bytes or 0)
         constants = {function.sym_name.data: entry_constants(op, function)
                      for function in batched_entries(op)}
-        from dlc.rewrites.llvm_lowering.vector import annotate_vector_alignment
+        from dlc.rewrites.llvm_lowering.vector import (
+            annotate_lane_private,
+            annotate_vector_alignment,
+        )
 
         annotate_vector_alignment(op, lowering)
+        annotate_lane_private(op)
         if self.check_bounds:
             annotate_access_sites(op)
         PatternRewriteWalker(TypeDispatchApplier(structure_patterns(lowering))).rewrite_module(op)

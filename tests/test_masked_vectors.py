@@ -88,3 +88,73 @@ def test_masked_tiles_match_numpy_and_write_nothing_past_the_row(target: str) ->
         i = np.arange(n)
         np.testing.assert_allclose(out, x[i] + x[2 * i] + x[i // 2], rtol=1e-6)
         assert (padded[n:] == 7.0).all(), f"a store past the row's end at n={n}"
+
+
+BLEND_ROW = """
+func.func @blend_row(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: index)
+    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c15 = arith.constant 15 : index
+  %c16 = arith.constant 16 : index
+  loop.for %t = %c0 to %n step %c16 axis "i.0" {
+    %rem = arith.subi %n, %t : index
+    %ub = arith.minui %c16, %rem : index
+    %acc = loop.alloc local : memref<16xf32>
+    loop.for %l = %c0 to %c16 step %c1 axis "i.1" kind vectorized {
+      loop.block "fill" reads() writes(%acc : memref<16xf32>) spatial ["i.1"] {
+        %one = arith.constant 1.0 : f32
+        loop.store %one, %acc[%l] : f32 -> memref<16xf32>
+      }
+    }
+    loop.for %l = %c0 to %ub step %c1 axis "i.1" kind vectorized {
+      loop.block "scale" reads(%x, %acc : memref<?xf32>, memref<16xf32>)
+          writes(%acc : memref<16xf32>) spatial ["i.1"] {
+        %i = arith.addi %t, %l : index
+        %a = loop.load %x[%i] : memref<?xf32> -> f32
+        %s = loop.load %acc[%l] : memref<16xf32> -> f32
+        %r = arith.mulf %s, %a : f32
+        loop.store %r, %acc[%l] : f32 -> memref<16xf32>
+      }
+    }
+    loop.for %l = %c0 to %ub step %c1 axis "i.1" {
+      loop.block "mirror" reads(%acc : memref<16xf32>) writes(%out : memref<?xf32>)
+          spatial ["i.1"] {
+        %i = arith.addi %t, %l : index
+        %m = arith.subi %c15, %l : index
+        %s = loop.load %acc[%l] : memref<16xf32> -> f32
+        %r = loop.load %acc[%m] : memref<16xf32> -> f32
+        %v = arith.addf %s, %r : f32
+        loop.store %v, %out[%i] : f32 -> memref<?xf32>
+      }
+    }
+    loop.dealloc %acc : memref<16xf32>
+  }
+  func.return
+}
+"""
+"""A tile's scratch read past the masked loop's lanes (`acc[15 - l]`): the masked loop must keep
+the lanes it does not run (1.0; its masked loads read 0 there), so its store blends;
+out[t + l] = acc[l] + acc[15 - l]."""
+
+
+def test_a_scratch_read_past_the_lanes_keeps_their_values() -> None:
+    module = _parse(BLEND_ROW)
+    from dlc.rewrites.llvm_lowering.vector import LANE_PRIVATE_ATTR, annotate_lane_private
+
+    annotate_lane_private(module)
+    assert not [op for op in module.walk() if LANE_PRIVATE_ATTR in op.attributes], \
+        "a scratch read at another lane is not lane-private"
+    masked = _parse(MASKED_ROW)
+    annotate_lane_private(masked)
+    assert len([op for op in masked.walk() if LANE_PRIVATE_ATTR in op.attributes]) == 1
+    executable = dlc.compile(_parse(BLEND_ROW), target="llvm -mcpu=skylake-avx512", cache=False)
+    for n in (1, 5, 15, 16, 17, 23, 40):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        out = np.empty(n, np.float32)
+        executable(x, out=[out])
+        acc = np.ones(((n + 15) // 16) * 16, np.float32)
+        acc[:n] *= x
+        tiles = acc.reshape(-1, 16)
+        expected = (tiles + tiles[:, ::-1]).reshape(-1)[:n]
+        np.testing.assert_allclose(out, expected, rtol=1e-6)

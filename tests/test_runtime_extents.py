@@ -197,13 +197,14 @@ def test_the_box_gets_vectors_inside_its_window_then_masked_tails() -> None:
         "blocks of rows in parallel, each a tile of rows beside the row's vectors"
     vectors = [loop for loop in loops if loop.kind.data == "vectorized"]
     # AVX2: 8 f32 lanes. Blocks of 4 rows: tiles of 3 vectors per row (12 accumulators; init,
-    # update, and the write of the local accumulators into the output), then one more such
-    # tile over the outputs left, its lanes past the row masked; then the rows left one at a
-    # time, in tiles of 4 vectors and the same masked one; each in the scheduled form
+    # update, and the write of the local accumulators into the output), then tiles of one
+    # vector over the outputs left, the last one's lanes past the row masked; then the rows
+    # left one at a time, in tiles of 4 vectors and the same masked ones; each in the
+    # scheduled form
     assert [(loop.trip_count(), loop.trip_bound()) for loop in vectors] == \
-        [(24, 24)] * 3 + [(None, 24)] * 3 + [(32, 32)] * 3 + [(None, 32)] * 3
+        [(24, 24)] * 3 + [(None, 8)] * 3 + [(32, 32)] * 3 + [(None, 8)] * 3
     tiles = [constant_value(loop.step) for loop in loops if loop.axis.data == "j.0"]
-    assert tiles == [24, 24, 32, 32], "whole tiles, then a masked one to the row's end"
+    assert tiles == [24, 8, 32, 8], "whole tiles, then vectors to the row's end, masked"
     for update in vectors[1::3]:
         axes = [outer.axis.data for outer in _enclosing(update)]
         assert "r" in axes[-3:] and "s" in axes[-3:], "the vector loop is inside the window's"
@@ -322,17 +323,18 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     tiles = [(loop.axis.data, loop.kind.data, loop.trip_count(), loop) for loop in loops
              if loop.kind.data in ("vectorized", "unrolled")]
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
-    # x 3 vectors of 8 outputs; then 4 channels x one such tile over the rest of the row,
-    # masked (a trip count of at most 24); the init and the epilogue over the same tiles
+    # x 3 vectors of 8 outputs; then 4 channels x tiles of one vector over the rest of the
+    # row, the last masked (a trip count of at most 8); the init and the epilogue over the
+    # same tiles
     tiles = [(axis, kind, trip or loop.trip_bound()) for axis, kind, trip, loop in tiles]
     assert tiles == [(axis, kind, 4 if axis == "o.1" else width)
-                     for width in (24, 24)
+                     for width in (24, 8)
                      for axis, kind in (("q.1", "vectorized"), ("o.1", "unrolled"),
                                         ("q.1", "vectorized"), ("q.1", "vectorized"))]
     update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
-    assert [str(op.result.type) for op in widened] == ["memref<4x24xf32>"] * 2
+    assert [str(op.result.type) for op in widened] == ["memref<4x24xf32>", "memref<4x8xf32>"]
 
 
 def test_outputs_of_computed_sizes_are_allocated_and_checked() -> None:

@@ -1,18 +1,20 @@
 """Default CPU schedule of a nest over runtime extents that `block_rows` does not take (an image
 of runtime height and width, a row of runtime length): tiles of vectors along the contiguous
-axis and peeled tails down to one output, a register tile with a reused axis, and a parallel
-outer axis.
+axis and a masked last tile, a register tile with a reused axis, and a parallel outer axis.
 
 Counterpart: TVM's default schedules of a symbolic extent (split by the vector width, the tail
-peeled or guarded), IREE's peeling of dynamic dims before vectorization.
+peeled or guarded), IREE's peeling of dynamic dims before vectorization, MLIR's vector masking
+of a partial tile.
 
 The static rules reason about static extents (register tiles, packs, vector widths per row);
 here the nest keeps its runtime loops and gets what needs no extent:
 - its innermost spatial loop, when every access that moves with it does so along its last
-  index (the outputs' rows), becomes vectors: split into tiles of `lanes` iterations (up to
-  `TILE_VECTORS` vectors in a reduction) and, over the iterations left, tiles of every
-  narrower power of two down to one (`split_peeled` from a runtime lower bound), each
-  vectorized, when its extent is a runtime value; vectorized as it is when static. In a
+  index (the outputs' rows), becomes vectors: split into whole tiles of `lanes` iterations
+  (up to `TILE_VECTORS` vectors in a reduction; `split_peeled`) and the iterations left, in
+  one more tile of that width whose loop runs to `minui(width, n - i)` (`split`'s partial
+  tile), which the code generator vectorizes with masks (`vectorize_masked`: loads and stores
+  past the row masked, only the vectors with lanes to run computed), when its extent is a
+  runtime value; vectorized as it is when static. In a
   reduction nest (a pool's window, a conv's taps and channels) each vector loop goes inside
   the reduction loops (the init distributed before them, `decompose_reduction`; fused
   epilogues after them, each into its own vector loop; a local accumulator of one element
@@ -158,6 +160,11 @@ ULT_PREDICATE = 6
 MAX_LOAD_STRIDE = 4
 """The most elements per lane a load along the vector axis may move (a stride-2 conv reads its
 input row every other element): the vectorizer reads it as contiguous vectors and shuffles."""
+
+STRIDED_TILE_VECTORS = 2
+"""The vectors of outputs a register tile spans where its reads along the row are strided and
+shared by `max_rows` reused rows (8 output channels x 2 vectors, the static rules' strided row
+kernel): wider tiles hold more shuffled input parts than the registers left."""
 
 REUSE_BLOCK = 4
 """Iterations of a spatial loop of reused reads (a conv's output channels) unrolled beside the
@@ -358,12 +365,14 @@ def _reduction_kernel(nest: Reduction, spatial: list[ForOp], lanes: int, config:
         if config.parallel:
             _parallel_outer(spatial, config)
         return True
-    channels = _block_reused_axis(nest, spatial, config)
+    strided = _strided_reads(nest, spatial[-1])
+    channels = _block_reused_axis(nest, spatial, config, strided)
     rest_rows = None
     if channels is None and (blocked := _block_rows(spatial)) is not None:
         channels, rest_rows = blocked
     rows = 1 if channels is None else channels.trip_count() or 1
-    vectors = max(1, min(TILE_VECTORS, config.max_accumulators // rows))
+    widest = STRIDED_TILE_VECTORS if strided and rows >= config.max_rows else TILE_VECTORS
+    vectors = max(1, min(widest, config.max_accumulators // rows))
     _vectorize_reduction(nest, spatial[-1], lanes * vectors, lanes, channels)
     if rest_rows is not None and isinstance(
             left := analyze(rest_rows, static_spatial=False), Reduction):
@@ -1260,21 +1269,28 @@ def _vectorize_init(nest: Reduction) -> None:
             pass
 
 
-def _block_reused_axis(nest: Reduction, spatial: list[ForOp], config: CpuConfig
-                       ) -> ForOp | None:
+def _strided_reads(nest: Reduction, row: ForOp) -> bool:
+    """Whether the update reads along `row` with a stride (a strided conv's input row, which
+    the vectorizer reads as contiguous parts and shuffles)."""
+    iv = row.induction_var
+    return any(isinstance(op, LoadOp) and op.memref is not nest.home and op.indices
+               and depends_on(op.indices[-1], {iv})
+               and lane_stride(op.indices[-1], iv) not in (None, 1)
+               for op in nest.update.walk())
+
+
+def _block_reused_axis(nest: Reduction, spatial: list[ForOp], config: CpuConfig,
+                       strided: bool = False) -> ForOp | None:
     """A static spatial loop (outside the vector axis) over which the update re-reads the
     same elements of one operand while another moves with it (a conv's input across output
     channels, its weight along them), split by `REUSE_BLOCK` (or 2; by the target's
-    `max_rows` first where a read moves along the vector axis with a stride, a strided conv's
-    input row, whose shuffles the block's rows then share, as the static rules' row kernel
-    does), its inner loop moved innermost of the spatial band (to be unrolled inside the
-    reduction loops: each vector read feeds that many accumulators); `spatial` is updated in
-    place. None where there is none."""
+    `max_rows` first where the update's reads are `strided`, a strided conv's input row, whose
+    shuffles the block's rows then share, with `STRIDED_TILE_VECTORS` vectors, as the static
+    rules' row kernel does), its inner loop moved innermost of the spatial band (to be
+    unrolled inside the reduction loops: each vector read feeds that many accumulators);
+    `spatial` is updated in place. None where there is none."""
     loads = [op for op in nest.update.walk()
              if isinstance(op, LoadOp) and op.memref is not nest.home]
-    iv = spatial[-1].induction_var
-    strided = any(load.indices and depends_on(load.indices[-1], {iv})
-                  and lane_stride(load.indices[-1], iv) not in (None, 1) for load in loads)
     factors = (config.max_rows, REUSE_BLOCK, 2) if strided else (REUSE_BLOCK, 2)
     for loop in reversed(spatial[:-1]):
         trip = loop.trip_count()
@@ -1353,17 +1369,17 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, width: int, lanes: int,
     reads inside `loop`, unrolled beside the vector loop), the epilogues and the init
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
     `width` outputs first (several vectors: independent accumulator chains, a window's sum
-    being a chain of dependent adds), then the outputs left (fewer than `width`) in one more
-    such tile whose lanes past the row are masked (`masked`: this call makes it, from
-    `_masked_tiles`; the code generator computes only its vectors that have lanes to run, so
-    that a rest of 1 to 16 outputs costs one vector and a 7x7 plane's 49 points run in a tile
-    of 4 independent vectors, not one vector at a time): no output is left to the unscheduled
-    nest. A step a primitive refuses (its `ScheduleError`
-    raised before it changes anything) leaves the nest correct, with the steps before it."""
+    being a chain of dependent adds), then the outputs left (fewer than `width`) in tiles of
+    one vector (`lanes`), the last one's lanes past the row masked (`masked`: this call makes
+    those, from `_masked_tiles`): no output is left to the unscheduled nest. (One masked tile
+    of `width` instead, its vectors without lanes to run skipped, puts a branch per vector in
+    the reduction's loop: RegNet-Y-400MF 11-15% slower.) A step a primitive refuses (its
+    `ScheduleError` raised before it changes anything) leaves the nest correct, with the steps
+    before it."""
     rest = None
     try:
         if masked:
-            vector = _masked_tiles(loop, width)
+            vector = _masked_tiles(loop, lanes)
         else:
             vector, rest = _vector_loop(loop, width)
         tile = [vector]
