@@ -123,10 +123,21 @@ def can_fuse(first: ForOp, second: ForOp) -> bool:
     )
 
 
-def _hoistable(op: Operation) -> bool:
-    """Ops between two nests that may move above the first: constants and allocations of a
-    static shape (their operands are none)."""
-    return isinstance(op, arith.ConstantOp) or (isinstance(op, AllocOp) and not op.operands)
+def _hoistable(op: Operation, first: Operation) -> bool:
+    """Ops between two nests that may move above the first: constants, and allocations whose
+    sizes (a runtime shape's) are defined before it."""
+    if isinstance(op, arith.ConstantOp):
+        return True
+    if not isinstance(op, AllocOp):
+        return False
+    block = first.parent_block()
+    before = set()
+    for other in block.ops if block is not None else ():
+        if other is first:
+            break
+        before.add(other)
+    return all(not isinstance(size.owner, Operation) or size.owner in before
+               or size.owner.parent_block() is not block for size in op.operands)
 
 
 def fuse_into(first: ForOp, second: ForOp) -> None:
@@ -171,7 +182,7 @@ def fuse_block(block: Block) -> int:
         hoist: list[Operation] = []
         sink: list[Operation] = []
         for op in ops[position:]:
-            if _hoistable(op):
+            if _hoistable(op, first):
                 hoist.append(op)
             elif isinstance(op, DeallocOp):
                 sink.append(op)
@@ -312,7 +323,8 @@ class LoopFuseNestsPass(ModulePass):
     them a store, index it at one same position by their loop's own induction variable; the
     function's arguments count as one buffer, as a caller may pass one buffer as an input
     and the output), in order: their bodies run after its own in each iteration. Constants
-    and static allocations between them move above the fused loop, deallocations below it;
+    and allocations between them (of a runtime shape too, whose sizes are defined before the
+    first loop) move above the fused loop, deallocations below it;
     any other op in between ends the run. The same is then done inside the fused loop, so
     that nests fuse as deep as their loops match
     (softmax's four nests over [batch, heads, rows] become one parallel loop over the rows

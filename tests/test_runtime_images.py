@@ -153,21 +153,27 @@ def test_windows_over_runtime_sizes_match_onnxruntime(op: str, attributes: dict)
     proto = _image_model([helper.make_node(op, inputs, ["y"], **attributes)], 3, initializers)
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
-    _matches_onnxruntime(executable, proto, [(1, 3, 7, 9), (2, 3, 16, 5), (1, 3, 33, 40)])
+    # the widest: rows of whole vectors of 64 and a masked rest, padding rows included
+    _matches_onnxruntime(executable, proto, [(1, 3, 7, 9), (2, 3, 16, 5), (1, 3, 33, 40),
+                                             (1, 3, 6, 173)])
 
 
-@pytest.mark.parametrize(("coordinates", "rounding"), [("asymmetric", "floor"),
-                                                       ("half_pixel", "round_prefer_floor")])
+@pytest.mark.parametrize(("coordinates", "rounding", "width_scale"),
+                         [("asymmetric", "floor", 3), ("half_pixel", "round_prefer_floor", 3),
+                          ("asymmetric", "floor", 2)])
 def test_a_nearest_upsampling_over_runtime_sizes_matches_onnxruntime(
-        coordinates: str, rounding: str) -> None:
-    scales = np.array([1, 1, 2, 3], np.float32)
+        coordinates: str, rounding: str, width_scale: int) -> None:
+    """x3 rows read lane by lane; x2 rows (YOLO's upsampling) as vectors of repeated lanes,
+    whole and masked, at every output width from 2 to 66."""
+    scales = np.array([1, 1, 2, width_scale], np.float32)
     proto = _image_model([helper.make_node(
         "Resize", ["x", "", "scales"], ["y"], mode="nearest",
         coordinate_transformation_mode=coordinates, nearest_mode=rounding)], 2,
         {"scales": scales})
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
-    _matches_onnxruntime(executable, proto, [(1, 2, 3, 5), (2, 2, 8, 1)])
+    widths = range(1, 34) if width_scale == 2 else (5, 1)
+    _matches_onnxruntime(executable, proto, [(1 + w % 2, 2, 3, w) for w in widths])
 
 
 def test_a_model_that_is_not_shape_polymorphic_falls_back_to_shapes_per_call() -> None:

@@ -414,6 +414,11 @@ def known_multiple(value: SSAValue, depth: int = 0) -> int:
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         constant = abs(owner.value.value.data)
         return constant if constant else 1 << 20
+    if isinstance(owner, arith.SubiOp) and isinstance(owner.rhs.owner, arith.RemUIOp) and \
+            owner.rhs.owner.lhs is owner.lhs:  # x - x % c: the whole tiles of a peeled loop
+        divisor = known_constant(owner.rhs.owner.rhs)
+        if divisor:
+            return abs(divisor)
     if isinstance(owner, arith.AddiOp | arith.SubiOp):
         return math.gcd(known_multiple(owner.lhs, depth + 1), known_multiple(owner.rhs, depth + 1))
     if isinstance(owner, arith.MuliOp):

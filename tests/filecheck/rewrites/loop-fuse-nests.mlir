@@ -492,3 +492,58 @@ func.func @prefetching_nest_fused(%x: memref<4x64xf32>, %out: memref<4x64xf32>) 
   loop.dealloc %s : memref<4xf32>
   func.return
 }
+
+// -----
+
+// Stages over a batch of runtime size (a Winograd conv's pad, transform and products over
+// runtime images): a buffer between them sized at run time, whose sizes are known before the
+// first nest, is allocated above it, so the batch loops fuse: one image's stages run back to
+// back. The stages' parallel loops, now in one iteration of the batch, fuse too, and the
+// buffer, each element touched by its own iteration only, becomes one element per iteration.
+// CHECK-LABEL: func.func @runtime_batch_stages
+// CHECK:         loop.for %[[B:.*]] = %c0 to %n step %c1 axis "b" {
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %c8 step %c1 axis "c" kind parallel {
+// CHECK-NEXT:        %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[T:.*]] = loop.alloc local : memref<1x1xf32>
+// CHECK:             loop.block "copy"
+// CHECK:             loop.block "double"
+// CHECK:               loop.store %{{.*}}, %[[T]][%[[ZERO]], %[[ZERO]]]
+// CHECK:             loop.block "square"
+// CHECK:             loop.dealloc %[[T]]
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @runtime_batch_stages(%x: memref<?x8xf32>, %out: memref<?x8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %b = %c0 to %n step %c1 axis "b" {
+    loop.for %c = %c0 to %c8 step %c1 axis "c" kind parallel {
+      loop.block "copy" reads(%x : memref<?x8xf32>) writes(%out : memref<?x8xf32>) spatial ["b", "c"] {
+        %v = loop.load %x[%b, %c] : memref<?x8xf32> -> f32
+        loop.store %v, %out[%b, %c] : f32 -> memref<?x8xf32>
+      }
+    }
+  }
+  %t = loop.alloc global sizes(%n) : memref<?x8xf32>
+  loop.for %b = %c0 to %n step %c1 axis "b" {
+    loop.for %c = %c0 to %c8 step %c1 axis "c" kind parallel {
+      loop.block "double" reads(%out : memref<?x8xf32>) writes(%t : memref<?x8xf32>) spatial ["b", "c"] {
+        %v = loop.load %out[%b, %c] : memref<?x8xf32> -> f32
+        %w = arith.addf %v, %v : f32
+        loop.store %w, %t[%b, %c] : f32 -> memref<?x8xf32>
+      }
+    }
+  }
+  loop.for %b = %c0 to %n step %c1 axis "b" {
+    loop.for %c = %c0 to %c8 step %c1 axis "c" kind parallel {
+      loop.block "square" reads(%t : memref<?x8xf32>) writes(%out : memref<?x8xf32>) spatial ["b", "c"] {
+        %v = loop.load %t[%b, %c] : memref<?x8xf32> -> f32
+        %w = arith.mulf %v, %v : f32
+        loop.store %w, %out[%b, %c] : f32 -> memref<?x8xf32>
+      }
+    }
+  }
+  loop.dealloc %t : memref<?x8xf32>
+  func.return
+}

@@ -1164,15 +1164,21 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
 
 // A ceil-mode max pool over a runtime plane reading its padding inlined (bounds checks on the
 // row and the column, `tensor-expr-inline`'s pools over runtime extents): its rows split where
-// the row checks change, the first and last rows as they were; in the rows between, the
-// columns split where their checks change, the first columns with the column checks only, the
-// interior in vectors of 64, 16, ... (stride-2 reads) with no check at all (the row read at
-// `2 * i + r0`, the column at `2 * i + r1`, unclamped), the last columns with the column checks.
+// the row checks change; in every part the columns split where their checks change: in the
+// first and last rows (reading padding rows) the interior columns in vectors with the row's
+// check only (the same for every lane), in the rows between the first columns with the column
+// checks only, the interior in vectors of 64, then of 16, the last masked (stride-2 reads),
+// with no check at all (the row read at `2 * i + r0`, the column at `2 * i + r1`, unclamped),
+// the last columns with the column checks.
 // CHECK-LABEL: func.func @guarded_pool
 // CHECK:         loop.for %{{.*}} axis "i2" {
 // CHECK:           loop.for %{{.*}} axis "i3" {
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d2 : index
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+// CHECK:           loop.for %{{.*}} step %c64 axis "i3.0" {
+// CHECK:               loop.for %{{.*}} axis "i3.1" kind vectorized {
+// CHECK-NOT:             arith.cmpi ult, %{{.*}}, %x_d3 : index
+// CHECK:                 arith.cmpi ult, %{{.*}}, %x_d2 : index
 // CHECK:         loop.for %{{.*}} axis "i2" {
 // CHECK:           loop.for %{{.*}} axis "i3" {
 // CHECK-NOT:         arith.cmpi ult, %{{.*}}, %x_d2 : index
@@ -1365,6 +1371,41 @@ func.func @nchw_global_pool(%x: memref<?x8x?x?xf32>, %out: memref<?x8x1x1xf32> {
             loop.store %9, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x8x1x1xf32>
           }
           loop.dealloc %acc : memref<1xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A nearest 2x upsampling over a plane of runtime size: its input row is read one element per
+// two outputs (`j / 2`, a repeated load): the row is vectorized like any other, whole vectors
+// then a masked one, the vectorizer reading half a vector and repeating each lane.
+// CHECK-LABEL: func.func @upsample
+// CHECK:         loop.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] axis "j.0" {
+// CHECK-NEXT:      loop.for %[[J1:.*]] = %{{.*}} to %[[C16]] step %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NEXT:        %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
+// CHECK:               %[[HALF:.*]] = arith.divui %[[J]], %{{.*}} : index
+// CHECK-NEXT:          loop.load %x[%{{.*}}, %{{.*}}, %[[HALF]]]
+// CHECK:           loop.for %{{.*}} axis "j.0" {
+// CHECK:             arith.minui
+// CHECK-NEXT:        loop.for %{{.*}} axis "j.1" kind vectorized {
+// CHECK-NOT:     axis "j" {
+func.func @upsample(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %x_d2: index, %out_d1: index, %out_d2: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %c = %c0 to %c4 step %c1 axis "c" {
+    loop.for %i = %c0 to %out_d1 step %c1 axis "i" {
+      loop.for %j = %c0 to %out_d2 step %c1 axis "j" {
+        loop.block "upsample" reads(%x : memref<4x?x?xf32>) writes(%out : memref<4x?x?xf32>) spatial ["c", "i", "j"] {
+          %two = arith.constant 2 : index
+          %h = arith.divui %i, %two : index
+          %w = arith.divui %j, %two : index
+          %v = loop.load %x[%c, %h, %w] : memref<4x?x?xf32> -> f32
+          loop.store %v, %out[%c, %i, %j] : f32 -> memref<4x?x?xf32>
         }
       }
     }
