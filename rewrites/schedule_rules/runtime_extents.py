@@ -1402,10 +1402,11 @@ def _vectorize_reduction(nest: Reduction, loop: ForOp, width: int, lanes: int,
     distributed into loops of their own, the update's vector loop moved innermost. Tiles of
     `width` outputs first (several vectors: independent accumulator chains, a window's sum
     being a chain of dependent adds), then the outputs left (fewer than `width`) in tiles of
-    one vector (`lanes`), the last one's lanes past the row masked (`masked`: this call makes
-    those, from `_masked_tiles`): no output is left to the unscheduled nest. (One masked tile
-    of `width` instead, its vectors without lanes to run skipped, puts a branch per vector in
-    the reduction's loop: RegNet-Y-400MF 11-15% slower.) A step a primitive refuses (its
+    one vector, the last one's lanes past the row masked (`masked`: this call makes those, from
+    `_masked_tiles`): no output is left to the unscheduled nest. (Masked tiles of two vectors,
+    both always computed, gave a row block of 4 rows 8 accumulator chains, not 4, but computed
+    a third more lanes over a 40-wide rest: the YOLO-style SPPF pools, bound by their max's
+    instructions rather than its latency, 17% slower.) A step a primitive refuses (its
     `ScheduleError` raised before it changes anything) leaves the nest correct, with the steps
     before it."""
     rest = None
