@@ -1353,6 +1353,8 @@ def _divides_lanes(op: Operation, iv: SSAValue) -> bool:
 def _repeated_read(load: LoadOp, iv: SSAValue) -> bool:
     """Whether `load` reads along its last index one element per `k` iterations of `iv` (the
     index `(iv + x) / k`, `_divides_lanes`), its other indices not moving with `iv`."""
+    if not load.indices:  # a 0-d buffer's one element
+        return False
     *outer, last = load.indices
     return _divides_lanes(last.owner, iv) if isinstance(last.owner, Operation) and \
         not any(depends_on(index, {iv}) for index in outer) else False

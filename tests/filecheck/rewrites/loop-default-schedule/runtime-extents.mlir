@@ -1412,3 +1412,35 @@ func.func @upsample(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index
   }
   func.return
 }
+
+// -----
+
+// A window over a runtime row scaled by a 0-d buffer's one element (a quantization scale, a
+// hard-swish's constant kept as a tensor): that read does not move with the row, which is
+// vectorized as any other.
+// CHECK-LABEL: func.func @scalar_operand
+// CHECK:         loop.for %{{.*}} axis "j.1" kind vectorized {
+// CHECK:           loop.load %s[] : memref<f32> -> f32
+func.func @scalar_operand(%x: memref<?xf32>, %s: memref<f32>, %out: memref<?xf32>, %x_d0: index, %out_d0: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  loop.for %j = %c0 to %out_d0 step %c1 axis "j" {
+    loop.block "init" reads() writes(%out : memref<?xf32>) spatial ["j"] {
+      %zero = arith.constant 0.0 : f32
+      loop.store %zero, %out[%j] : f32 -> memref<?xf32>
+    }
+    loop.for %r = %c0 to %c3 step %c1 axis "r" {
+      loop.block "sum" reads(%x, %s, %out : memref<?xf32>, memref<f32>, memref<?xf32>) writes(%out : memref<?xf32>) spatial ["j"] reduction ["r"] {
+        %i = arith.addi %j, %r : index
+        %v = loop.load %x[%i] : memref<?xf32> -> f32
+        %k = loop.load %s[] : memref<f32> -> f32
+        %p = arith.mulf %v, %k : f32
+        %a = loop.load %out[%j] : memref<?xf32> -> f32
+        %b = arith.addf %a, %p : f32
+        loop.store %b, %out[%j] : f32 -> memref<?xf32>
+      }
+    }
+  }
+  func.return
+}
