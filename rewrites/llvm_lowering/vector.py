@@ -201,6 +201,19 @@ class ReductionLowering(RewritePattern):
         replace_with_lowered(op, ops, ops[-1].results, rewriter)
 
 
+def _access_address(
+    op: vector.LoadOp | vector.StoreOp | vector.MaskedLoadOp | vector.MaskedStoreOp,
+    lowering: LLVMLowering, rewriter: PatternRewriter,
+) -> tuple[MemRefType, list[SSAValue], list[Operation], SSAValue]:
+    """The memref type, the lowered indices, and the ops computing the address of the first
+    element a vector access touches, with that address."""
+    memref_type = memref_type_of(op.base, op)
+    base = lowered(op.base, lowering, rewriter)
+    indices = [lowered(i, lowering, rewriter) for i in op.indices]
+    ops, address = element_address(base, memref_type, indices, lowering, op)
+    return memref_type, indices, ops, address
+
+
 @dataclass
 class LoadStoreLowering(RewritePattern):
     """`vector.load` / `vector.store` -> `llvm.load` / `llvm.store` of contiguous elements."""
@@ -212,10 +225,7 @@ class LoadStoreLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, vector.LoadOp | vector.StoreOp):
             return
-        memref_type = memref_type_of(op.base, op)
-        base = lowered(op.base, self.lowering, rewriter)
-        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        memref_type, indices, ops, address = _access_address(op, self.lowering, rewriter)
         moved = op.result.type if isinstance(op, vector.LoadOp) else op.vector.type
         ops = [*bounds_checks(op, memref_type, indices, moved, self.lowering), *ops]
         alignment = self.lowering.size_in_bytes(memref_type.get_element_type())
@@ -245,10 +255,7 @@ class MaskedLoadStoreLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, vector.MaskedLoadOp | vector.MaskedStoreOp):
             return
-        memref_type = memref_type_of(op.base, op)
-        base = lowered(op.base, self.lowering, rewriter)
-        indices = [lowered(i, self.lowering, rewriter) for i in op.indices]
-        ops, address = element_address(base, memref_type, indices, self.lowering, op)
+        memref_type, _, ops, address = _access_address(op, self.lowering, rewriter)
         attr = op.attributes.get(ALIGNMENT_ATTR)
         alignment = attr.value.data if isinstance(attr, IntegerAttr) else \
             self.lowering.size_in_bytes(memref_type.get_element_type()) or 1
