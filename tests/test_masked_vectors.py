@@ -10,20 +10,36 @@ import numpy as np
 import pytest
 from dlc.dialects import make_context
 from dlc.dialects.loop import ForOp
+from dlc.rewrites.llvm_lowering.vector import LANE_PRIVATE_ATTR, annotate_lane_private
 from xdsl.parser import Parser
 
 import dlc
 
-MASKED_ROW = """
-func.func @masked_row(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: index)
-    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
+
+def _tiled_row(name: str, stages: str) -> str:
+    """A function over a row of runtime length `n` in tiles of 16 (`%t`), the last partial
+    (its loops to `%ub = minui(16, n - t)`), each tile's `stages` using a local `%acc` of 16
+    (`%c0`, `%c1`, `%c15`, `%c16` defined)."""
+    return f"""
+func.func @{name}(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: index)
+    attributes {{dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c15 = arith.constant 15 : index
   %c16 = arith.constant 16 : index
-  loop.for %t = %c0 to %n step %c16 axis "i.0" {
+  loop.for %t = %c0 to %n step %c16 axis "i.0" {{
     %rem = arith.subi %n, %t : index
     %ub = arith.minui %c16, %rem : index
     %acc = loop.alloc local : memref<16xf32>
+{stages}
+    loop.dealloc %acc : memref<16xf32>
+  }}
+  func.return
+}}
+"""
+
+
+MASKED_ROW = _tiled_row("masked_row", """
     loop.for %l = %c0 to %ub step %c1 axis "i.1" kind vectorized {
       loop.block "init" reads() writes(%acc : memref<16xf32>) spatial ["i.1"] {
         %zero = arith.constant 0.0 : f32
@@ -54,12 +70,7 @@ func.func @masked_row(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: 
         %s = loop.load %acc[%l] : memref<16xf32> -> f32
         loop.store %s, %out[%i] : f32 -> memref<?xf32>
       }
-    }
-    loop.dealloc %acc : memref<16xf32>
-  }
-  func.return
-}
-"""
+    }""")
 """Tiles of 16 over a row of runtime length, the last partial: out[i] = x[i] + x[2i] + x[i/2]
 (a contiguous, a strided and a repeated load), summed in a local accumulator."""
 
@@ -90,17 +101,7 @@ def test_masked_tiles_match_numpy_and_write_nothing_past_the_row(target: str) ->
         assert (padded[n:] == 7.0).all(), f"a store past the row's end at n={n}"
 
 
-BLEND_ROW = """
-func.func @blend_row(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: index)
-    attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 2 : i64} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c15 = arith.constant 15 : index
-  %c16 = arith.constant 16 : index
-  loop.for %t = %c0 to %n step %c16 axis "i.0" {
-    %rem = arith.subi %n, %t : index
-    %ub = arith.minui %c16, %rem : index
-    %acc = loop.alloc local : memref<16xf32>
+BLEND_ROW = _tiled_row("blend_row", """
     loop.for %l = %c0 to %c16 step %c1 axis "i.1" kind vectorized {
       loop.block "fill" reads() writes(%acc : memref<16xf32>) spatial ["i.1"] {
         %one = arith.constant 1.0 : f32
@@ -127,12 +128,7 @@ func.func @blend_row(%x: memref<?xf32>, %out: memref<?xf32>, %x_d0: index, %n: i
         %v = arith.addf %s, %r : f32
         loop.store %v, %out[%i] : f32 -> memref<?xf32>
       }
-    }
-    loop.dealloc %acc : memref<16xf32>
-  }
-  func.return
-}
-"""
+    }""")
 """A tile's scratch read past the masked loop's lanes (`acc[15 - l]`): the masked loop must keep
 the lanes it does not run (1.0; its masked loads read 0 there), so its store blends;
 out[t + l] = acc[l] + acc[15 - l]."""
@@ -140,8 +136,6 @@ out[t + l] = acc[l] + acc[15 - l]."""
 
 def test_a_scratch_read_past_the_lanes_keeps_their_values() -> None:
     module = _parse(BLEND_ROW)
-    from dlc.rewrites.llvm_lowering.vector import LANE_PRIVATE_ATTR, annotate_lane_private
-
     annotate_lane_private(module)
     assert not [op for op in module.walk() if LANE_PRIVATE_ATTR in op.attributes], \
         "a scratch read at another lane is not lane-private"
