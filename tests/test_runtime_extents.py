@@ -325,13 +325,16 @@ def test_a_conv_gets_a_register_tile_of_channels_and_vectors() -> None:
     # AVX2: 12 accumulators = 4 output channels (each input vector read once for all four)
     # x 3 vectors of 8 outputs; then 4 channels x tiles of one vector over the rest of the
     # row, the last masked (a trip count of at most 8); the init and the epilogue over the
-    # same tiles
+    # same tiles; the 3x3 window's taps unrolled around the tile
     tiles = [(axis, kind, trip or loop.trip_bound()) for axis, kind, trip, loop in tiles]
-    assert tiles == [(axis, kind, 4 if axis == "o.1" else width)
+    trips = {"o.1": 4, "r": 3, "s": 3}
+    assert tiles == [(axis, kind, trips.get(axis, width))
                      for width in (24, 8)
-                     for axis, kind in (("q.1", "vectorized"), ("o.1", "unrolled"),
+                     for axis, kind in (("q.1", "vectorized"), ("r", "unrolled"),
+                                        ("s", "unrolled"), ("o.1", "unrolled"),
                                         ("q.1", "vectorized"), ("q.1", "vectorized"))]
-    update = [loop for loop in loops if loop.kind.data == "unrolled"][0]
+    update = [loop for loop in loops
+              if loop.axis.data == "o.1" and loop.kind.data == "unrolled"][0]
     assert [outer.axis.data for outer in _enclosing(update)][-3:] == ["c", "r", "s"]
     widened = [op for op in module.walk() if isinstance(op, AllocOp) and op.scope.data == "local"]
     assert [str(op.result.type) for op in widened] == ["memref<4x24xf32>", "memref<4x8xf32>"]

@@ -67,11 +67,11 @@ from dlc.rewrites.schedule_rules.partial_sums import (
     collapse_rows,
     drop_unit_reductions,
     drop_unit_tails,
+    free_zero_signs,
     split_sum,
 )
 from dlc.rewrites.schedule_rules.reduction import (
     allow_reassociation,
-    free_zero_signs,
     mark_parallel,
     schedule_reduction,
 )

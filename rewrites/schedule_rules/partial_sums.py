@@ -580,6 +580,29 @@ def free_zero_sign(op: Operation, accumulator: SSAValue | None = None) -> Operat
     return op
 
 
+
+def combiners(nest: Reduction) -> list[Operation]:
+    """The ops that combine the update's accumulator with a new value (`acc' = acc op
+    value`, stored back into it)."""
+    combiners = []
+    for op in nest.update.walk():
+        if not isinstance(op, StoreOp) or op.memref is not nest.home:
+            continue
+        combine = op.value.owner
+        if isinstance(combine, Operation) and any(
+            isinstance(value.owner, LoadOp) and value.owner.memref is nest.home
+            for value in combine.operands
+        ):
+            combiners.append(combine)
+    return combiners
+
+
+def free_zero_signs(nest: Reduction) -> None:
+    """Marks a max or min reduction's combining op `nsz` (`free_zero_sign`): whatever rule
+    schedules it, the sign of a zero it returns is free (a max pool's window, a ReduceMax)."""
+    for combine in combiners(nest):
+        free_zero_sign(combine, nest.home)
+
 def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, Operation] | None:
     """(the load of `home`, the combining op) when the update's only store to `home` stores
     `combine(load(home), x)` at the load's indices (`combine` one of `COMBINERS`), the load

@@ -126,8 +126,8 @@ from dlc.rewrites.schedule_rules.padded_plane import PaddedPlane, find_padded_pl
 from dlc.rewrites.schedule_rules.partial_sums import (
     add_fast_math_flag,
     collapse_axes,
+    combiners,
     drop_unit_heads,
-    free_zero_sign,
     merge_axes,
     merge_rows,
 )
@@ -1794,22 +1794,6 @@ REASSOCIABLE = (arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp)
 """The float ops that combine a reduction's accumulator with a new value and may reassociate."""
 
 
-def _combiners(nest: Reduction) -> list[Operation]:
-    """The ops that combine the update's accumulator with a new value (`acc' = acc op
-    value`, stored back into it)."""
-    combiners = []
-    for op in nest.update.walk():
-        if not isinstance(op, StoreOp) or op.memref is not nest.home:
-            continue
-        combine = op.value.owner
-        if isinstance(combine, Operation) and any(
-            isinstance(value.owner, LoadOp) and value.owner.memref is nest.home
-            for value in combine.operands
-        ):
-            combiners.append(combine)
-    return combiners
-
-
 def allow_reassociation(nest: Reduction) -> bool:
     """Marks the update's combining op (`acc' = acc op value`, stored into the accumulator)
     `fastmath<reassoc>` when it is a float add, mul, max or min: the reduction may then run in
@@ -1817,14 +1801,7 @@ def allow_reassociation(nest: Reduction) -> bool:
     results combined at the end). Returns whether it marked one. Integer reductions need no
     flag."""
     marked = False
-    for combine in _combiners(nest):
+    for combine in combiners(nest):
         if isinstance(combine, REASSOCIABLE):
             marked = add_fast_math_flag(combine, FastMathFlag.REASSOC) or marked
     return marked
-
-
-def free_zero_signs(nest: Reduction) -> None:
-    """Marks a max or min reduction's combining op `nsz` (`free_zero_sign`): whatever rule
-    schedules it, the sign of a zero it returns is free (a max pool's window, a ReduceMax)."""
-    for combine in _combiners(nest):
-        free_zero_sign(combine, nest.home)

@@ -132,7 +132,12 @@ from dlc.rewrites.schedule_rules.nest import (
     lane_stride,
     spatial_band,
 )
-from dlc.rewrites.schedule_rules.partial_sums import merged_accesses, split_runtime_sum
+from dlc.rewrites.schedule_rules.partial_sums import (
+    free_zero_signs,
+    merged_accesses,
+    split_runtime_sum,
+)
+from dlc.rewrites.schedule_rules.reduction import unrolled_reductions
 from dlc.rewrites.schedule_rules.transpose import permuting_copy
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
@@ -248,7 +253,7 @@ def has_runtime_extents(root: ForOp, inside: bool = False) -> bool:
 def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     """Vectorize and parallelize the nest at `root` (module docs); returns whether it
     recognised the nest."""
-    nest = analyze(root, static_spatial=False)
+    nest = _analyze_root(root)
     if nest is None:
         return _runtime_reduction(root, config)
     if _split(nest, root, config):
@@ -288,6 +293,17 @@ def schedule_runtime_extents(root: ForOp, config: CpuConfig) -> bool:
     if config.parallel:
         _parallel_outer(spatial, config)
     return True
+
+
+def _analyze_root(root: ForOp, runtime_reduction: bool = False) -> Elementwise | Reduction | None:
+    """The nest at `root` (`analyze`, its spatial loops of any extent), a max or min
+    reduction's combining op marked `nsz` (`free_zero_signs`, as `schedule_nest` does before
+    its rules: without it, a max pool's every step lowers to `llvm.maximum`, six instructions
+    for one `maxps`; the YOLO-style SPPF pools ran at 2.4x their static compile)."""
+    nest = analyze(root, static_spatial=False, runtime_reduction=runtime_reduction)
+    if isinstance(nest, Reduction):
+        free_zero_signs(nest)
+    return nest
 
 
 def _split(nest: Elementwise | Reduction, root: ForOp, config: CpuConfig) -> bool:
@@ -526,7 +542,7 @@ def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:
     only the channels-last kernel takes: its channels vectorized in chunks, the chunks in
     parallel (the static rules would run it as a row kernel over its reduction); returns
     whether it did (nothing changed otherwise)."""
-    nest = analyze(root, static_spatial=False, runtime_reduction=True)
+    nest = _analyze_root(root, runtime_reduction=True)
     if not isinstance(nest, Reduction):
         return False
     spatial = list(nest.spatial)
@@ -1268,6 +1284,8 @@ def _nest_tile(nest: Reduction, tile: list[ForOp], unrolled: ForOp | None,
     vectorize(tile[-1], strided_loads=strided_loads)
     if unrolled is not None:
         unrolled.properties["kind"] = StringAttr("unrolled")
+    for loop in unrolled_reductions(nest):
+        loop.properties["kind"] = StringAttr("unrolled")
 
 
 def _vectorize_init(nest: Reduction) -> None:

@@ -51,7 +51,8 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // an operand: the rows of runtime count are the tile's other axis), each row in tiles of 4
 // vectors of 16 outputs (4 x 4 independent accumulators), the vector loop inside the window's
 // loops with the rows' loop unrolled beside it (the init distributed before them, its own
-// vector loop), so that each update adds 4 rows of 64 neighbouring outputs at once; the window
+// vector loop), so that each update adds 4 rows of 64 neighbouring outputs at once; the
+// window's inner loop unrolled (as the static rules unroll a window of up to 9 taps); the window
 // sums into local accumulators (it accumulated into the output: a load and a store of it per
 // tap), written into the output after the window's loops; then tiles of 16 outputs over the
 // outputs left (fewer than 64), the last partial: each tile's loops run to `minui(16, ow - j)`
@@ -65,7 +66,7 @@ func.func @scale(%x: memref<4x?x?xf32>, %out: memref<4x?x?xf32>, %x_d1: index, %
 // CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK-NEXT:            loop.block "box_init" reads() writes(%[[ACC]] : memref<4x64xf32>)
 // CHECK:             loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
-// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:          loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" kind unrolled {
 // CHECK-NEXT:            loop.for %{{.*}} = %{{.*}} to %[[C4]] step %{{.*}} axis "i.1" kind unrolled {
 // CHECK:                   loop.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} axis "j.1" kind vectorized {
 // CHECK:                     loop.block "box" reads(%x : memref<?x?xf32>) writes(%[[ACC]] : memref<4x64xf32>)
@@ -121,16 +122,17 @@ func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: 
 // A 3x3 conv with bias and ReLU over images of runtime batch, height and width: the output
 // channels (each input vector read serves them all) blocked by 4, the block unrolled beside
 // the vector loop inside the reduction loops; 4 channels x 4 vectors of 16 outputs make a
-// register tile of 16 accumulators (the local accumulator of one output widened to 4x64); the
-// blocks of channels run in parallel (not the batch of runtime size, often one image).
+// register tile of 16 accumulators (the local accumulator of one output widened to 4x64), the
+// window's 3x3 taps unrolled; the blocks of channels run in parallel (not the batch of runtime
+// size, often one image).
 // CHECK-LABEL: func.func @conv
 // CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i" {
 // CHECK-NEXT:      loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<4x64xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
-// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
-// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" kind unrolled {
+// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" kind unrolled {
 // CHECK-NEXT:                  loop.for %[[O1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.1" kind unrolled {
 // CHECK:                         loop.for %[[Q1:.*]] = %{{.*}} to %[[C64]] step %{{.*}} axis "q.1" kind vectorized {
 // CHECK:                           loop.store %{{.*}}, %[[ACC]][%[[O1]], %[[Q1]]] : f32 -> memref<4x64xf32>
@@ -384,7 +386,8 @@ func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {d
 // vectors: vectorized over the output channels rather than its row of runtime width (the
 // channel kernel). The weight is packed [64 / 16][16][3][3][16] so that a step's 16 channels are
 // one vector; the row runs in tiles of 12 outputs unrolled (12 accumulator vectors), then tiles
-// of 8, 4, 2 and 1 over the outputs left; each step broadcasts one input per output of the tile.
+// of 8, 4, 2 and 1 over the outputs left; each step broadcasts one input per output of the tile,
+// the window's taps unrolled.
 // The epilogue runs transposed: serial over the channels, vectorized over the tile's outputs
 // (contiguous in the output). The blocks of 16 channels run in parallel.
 // CHECK-LABEL: func.func @channel_conv
@@ -394,8 +397,8 @@ func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {d
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x16xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
-// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
-// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" kind unrolled {
+// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" kind unrolled {
 // CHECK-NEXT:                  loop.for %[[Q1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "q.1" kind unrolled {
 // CHECK:                         loop.for %[[O1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.1" kind vectorized {
 // CHECK:                           loop.load %[[PACKED]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O1]]]
@@ -1023,8 +1026,8 @@ func.func @per_channel_gate(%g: memref<?x1x1x32xf32>, %x: memref<?x?x?x32xf32>, 
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x8xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
-// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" {
-// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" {
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "r" kind unrolled {
+// CHECK-NEXT:                loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "s" kind unrolled {
 // CHECK-NEXT:                  loop.for %[[Q1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "q.1" kind unrolled {
 // CHECK:                         loop.for %[[O1:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.1" kind vectorized {
 // CHECK:                           %[[G:.*]] = arith.divui %[[O0]], %{{.*}} : index
@@ -1169,7 +1172,9 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
 // check only (the same for every lane), in the rows between the first columns with the column
 // checks only, the interior in vectors of 64, then of 16, the last masked (stride-2 reads),
 // with no check at all (the row read at `2 * i + r0`, the column at `2 * i + r1`, unclamped),
-// the last columns with the column checks.
+// the last columns with the column checks. Every part's max is `nsz` (a max's order and the
+// sign of a zero it returns are free, as in the static rules), its accumulator second (the
+// lowering's NaN test then falls on the value read, off the accumulator's chain).
 // CHECK-LABEL: func.func @guarded_pool
 // CHECK:         loop.for %{{.*}} axis "i2" {
 // CHECK:           loop.for %{{.*}} axis "i3" {
@@ -1184,7 +1189,7 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
 // CHECK-NOT:         arith.cmpi ult, %{{.*}}, %x_d2 : index
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
 // CHECK:           loop.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c64 axis "i3.0" {
-// CHECK:             loop.for %{{.*}} axis "r1" {
+// CHECK:             loop.for %{{.*}} axis "r1" kind unrolled {
 // CHECK-NEXT:          loop.for %[[LANE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i3.1" kind vectorized {
 // CHECK-NEXT:            %[[COL:.*]] = arith.addi %[[TILE]], %[[LANE]] : index
 // CHECK-NOT:             arith.cmpi
@@ -1193,6 +1198,8 @@ func.func @channels_last_peeled(%x: memref<?x?x?x32xf32>, %w: memref<1x1x32x116x
 // CHECK-NEXT:            %[[READ:.*]] = arith.addi %[[X2]], %{{.*}} : index
 // CHECK-NOT:             arith.cmpi
 // CHECK:                 loop.load %x[%{{.*}}, %{{.*}}, %{{.*}}, %[[READ]]] : memref<?x4x?x?xf32> -> f32
+// CHECK:                 %[[ACC:.*]] = loop.load %{{.*}}[%[[LANE]]] : memref<64xf32> -> f32
+// CHECK-NEXT:            arith.maximumf %{{.*}}, %[[ACC]] fastmath<nsz> : f32
 // CHECK:           loop.for %{{.*}} axis "i3" {
 // CHECK:             arith.cmpi ult, %{{.*}}, %x_d3 : index
 // CHECK:         loop.for %{{.*}} axis "i2" {
