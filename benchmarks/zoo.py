@@ -499,9 +499,11 @@ ZOO: dict[str, ZooModel] = {
 # ---------------------------------------------------------------------------------------------
 
 
-DYNAMIC_EXPORTS = {"batch": {0: "N"}, "image": {0: "N", 2: "H", 3: "W"}}
+DYNAMIC_EXPORTS = {"batch": {0: "N"}, "image": {0: "N", 2: "H", 3: "W"},
+                   "sequence": {0: "N", 1: "S"}}
 """The dims `export` names (`dynamic_axes`) in every input (`image`: of an image model, whose
-inputs are N x C x H x W) and the output's leading one, by the kind of export."""
+inputs are N x C x H x W; `sequence`: of a token model, N x S) and the output's leading one,
+by the kind of export."""
 
 
 def export(model: ZooModel, directory: Path, dynamic: str = "") -> Path:

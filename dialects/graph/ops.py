@@ -1024,6 +1024,7 @@ class MatmulOp(GraphOp):
     name = "graph.matmul"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -1039,11 +1040,15 @@ class MatmulOp(GraphOp):
 
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        """numpy.matmul's result shape for `lhs @ rhs`. A dynamic batch leads the lhs (the
-        rows, M, or a batch dim), or both operands' batch dims (attention's `q @ k^T`: row
-        `i` of the result is `lhs[i] @ rhs[i]`); never a contracting dim."""
-        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
-        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
+        """numpy.matmul's result shape for `lhs @ rhs`. Any dim may be dynamic (a runtime
+        batch, rows M, columns N, or the contracting dim K of attention's `p @ v` over a
+        runtime sequence): a result dim is dynamic where the operand dim it comes from is
+        (batch dims broadcast as NumPy's, `?` with `?` or 1); contracting dims must match
+        where both are static (the compute definition checks them at run time otherwise).
+        Never an operand's leading dim as a contracting dim (a 1-D lhs, a matrix rhs's rows):
+        a batch-polymorphic compile runs the leading dim's rows apart."""
+        lhs_type = _tensor(cls.name, "the lhs", lhs, any_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, any_dynamic=True)
         if lhs_type.get_num_dims() == 1:
             _require_static_axis(cls.name, "the contracting dim", lhs_type, 0)
         if rhs_type.get_num_dims() < 3:
@@ -1057,7 +1062,7 @@ class MatmulOp(GraphOp):
             a = [1, *a]
         if rhs_vector:
             b = [*b, 1]
-        if a[-1] != b[-2]:
+        if a[-1] != b[-2] and a[-1] >= 0 and b[-2] >= 0:
             raise op_error(
                 cls.name,
                 f"expected contracting dims to match, found {a[-1]} (lhs {lhs}) and "
@@ -1069,9 +1074,7 @@ class MatmulOp(GraphOp):
                 cls.name, f"expected broadcast-compatible batch dims, found {lhs} and {rhs}"
             )
         shape = [*batch, *([] if lhs_vector else [a[-2]]), *([] if rhs_vector else [b[-1]])]
-        return _tensor(
-            cls.name, "the result", TensorType(element_type, shape), leading_dynamic=True
-        )
+        return TensorType(element_type, shape)
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.lhs.type, self.rhs.type)
@@ -1653,6 +1656,7 @@ class SoftmaxOp(GraphOp):
     name = "graph.softmax"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", base(TensorType))
     x = operand_def(T)
     result = result_def(T)
@@ -1670,11 +1674,13 @@ class SoftmaxOp(GraphOp):
 
     @classmethod
     def infer_type(cls, x: Attribute, axis: int = -1) -> TensorType:
-        """The operand's type; `axis` must be in range."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        """The operand's type; `axis` must be in range (any dim may be dynamic, the axis
+        too: attention's softmax over a runtime sequence; but the leading dim, a batch-
+        polymorphic compile's rows)."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         _require_float(cls.name, x_type)
-        normalized = _normalize_axis(cls.name, axis, x_type.get_num_dims())
-        _require_static_axis(cls.name, "the softmax axis", x_type, normalized)
+        if _normalize_axis(cls.name, axis, x_type.get_num_dims()) == 0:
+            _require_static_axis(cls.name, "the softmax axis", x_type, 0)
         return x_type
 
     def inferred_result_type(self) -> TensorType:
@@ -1710,6 +1716,7 @@ class ReduceOp(GraphOp):
     name = "graph.reduce"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1747,16 +1754,17 @@ class ReduceOp(GraphOp):
     def infer_type(
         cls, x: Attribute, kind: str, axes: Sequence[int], keepdims: bool = True
     ) -> TensorType:
-        """The input type with the reduced axes set to 1 (`keepdims`) or removed (never a
-        dynamic batch)."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        """The input type with the reduced axes set to 1 (`keepdims`) or removed; any dim
+        may be dynamic, a reduced one too (a mean over a runtime plane or sequence), but a
+        reduced leading dim (a batch-polymorphic compile runs its rows apart)."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         if kind not in REDUCE_KINDS:
             raise op_error(
                 cls.name, f"expected kind in {', '.join(REDUCE_KINDS)}, found '{kind}'"
             )
         reduced = cls.reduced_axes(x_type.get_num_dims(), axes)
-        for axis in reduced:
-            _require_static_axis(cls.name, "a reduced axis", x_type, axis)
+        if 0 in reduced:
+            _require_static_axis(cls.name, "a reduced axis", x_type, 0)
         shape = [
             1 if axis in reduced else dim
             for axis, dim in enumerate(x_type.get_shape())

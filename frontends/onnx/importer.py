@@ -124,6 +124,11 @@ SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadca
     # data movement over any dims; slices and splits of static axes; reshapes keeping each
     # runtime dim (their Shape folded at import time)
     "Transpose", "Slice", "Split", "Reshape",
+    # products, normalizations and reductions over any axes but a runtime batch (a
+    # transformer's runtime sequence, a channels-last image's runtime plane)
+    "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "InstanceNormalization",
+    "GlobalMaxPool", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+    "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Gelu",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute

@@ -9,6 +9,7 @@ Counterpart: TVM's `topi.nn.conv2d_nchw` / `conv2d_nhwc` / `depthwise_conv2d_nch
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from dlc.dialects.graph.ops import BatchNormOp, Conv2DOp, MatmulOp, SoftmaxOp
 from dlc.dialects.graph.ops_tensor import ConvTranspose2DOp
@@ -33,6 +34,7 @@ from dlc.rewrites.topi.common import (
     lowest_attr,
     read,
     remainder_index,
+    require_sizes,
     scalar_attr,
     shape_of,
     tensor_type,
@@ -49,6 +51,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 PAD_TAG = "pad"
 """The tag (and name) of the compute that materialises a zero-padded input."""
+
+_V = TypeVar("_V")
+
 
 # ---------------------------------------------------------------------------------------------
 # conv2d
@@ -200,12 +205,38 @@ def matmul(op: MatmulOp, builder: Builder) -> SSAValue:
         return binary(b, "mul", convert_float(b, lhs, accumulator),
                       convert_float(b, rhs, accumulator))
 
+    extents, k_size = _matmul_extents(builder, op, batch_rank)
     product = emit_compute(
         builder, op, "matmul", TensorType(accumulator, out_shape), body,
-        tag="batch_matmul" if batch_rank else "matmul", reduce_extents=[a_shape[-1]],
-        combiner="sum", init=zero_attr(accumulator),
+        tag="batch_matmul" if batch_rank else "matmul", reduce_extents=[max(a_shape[-1], -1)],
+        combiner="sum", init=zero_attr(accumulator), extents=extents,
+        reduce_sizes=[k_size] if isinstance(k_size, SSAValue) else [],
     )
     return bias_add(builder, op, product, None, 0, element_type)
+
+
+def _matmul_extents(b: Builder, op: MatmulOp, batch_rank: int) -> tuple[list[Extent], Extent]:
+    """(the result's extents, the contracting dim's) of `op`: each batch dim the operand's
+    that is not broadcast there (the lhs's where both are: their sizes checked equal at run
+    time), the rows the lhs's, the columns the rhs's, the contracting dim the lhs's (checked
+    equal to the rhs's where either is a runtime size)."""
+    a, c = extents_of(b, op.lhs), extents_of(b, op.rhs)
+    a_matrix, c_matrix = (a[-1:] if len(a) == 1 else a[-2:]), (c[-1:] if len(c) == 1 else c[-2:])
+    a_batch, c_batch = a[:len(a) - len(a_matrix)], c[:len(c) - len(c_matrix)]
+    batch: list[Extent] = []
+    for dim in range(batch_rank):
+        sides = [operand[dim - (batch_rank - len(operand))] for operand in (a_batch, c_batch)
+                 if dim >= batch_rank - len(operand)]
+        sizes = [size for size in sides if size != 1] or [1]
+        for other in sizes[1:]:
+            require_sizes(b, op, "eq", sizes[0], other,
+                          f"needs equal sizes along batch dim {dim} of its operands")
+        batch.append(sizes[0])
+    k_lhs, k_rhs = a[-1], c[0] if len(c) == 1 else c[-2]
+    require_sizes(b, op, "eq", k_lhs, k_rhs, "needs equal contracting dims")
+    rows = [] if len(a) == 1 else [a[-2]]
+    columns = [] if len(c) == 1 else [c[-1]]
+    return [*batch, *rows, *columns], k_lhs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,12 +290,15 @@ def softmax(op: SoftmaxOp, builder: Builder) -> SSAValue:
 
         return body
 
-    def without_axis(i: list[SSAValue]) -> list[SSAValue]:
+    def without_axis(i: Sequence[_V]) -> list[_V]:
         return [*i[:axis], *i[axis + 1 :]]
 
+    sizes = extents_of(builder, op.x)
+    runtime_axis = [size for size in sizes[axis:axis + 1] if isinstance(size, SSAValue)]
     maximum = emit_compute(
         builder, op, "softmax_max", reduced_type, along_axis(op.x), tag="softmax_max",
-        reduce_extents=[shape[axis]], combiner="max", init=lowest_attr(element_type),
+        reduce_extents=[max(shape[axis], -1)], combiner="max", init=lowest_attr(element_type),
+        extents=without_axis(sizes), reduce_sizes=runtime_axis,
     )
 
     def exp_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
@@ -274,7 +308,8 @@ def softmax(op: SoftmaxOp, builder: Builder) -> SSAValue:
     exp = emit_compute(builder, op, "softmax_exp", x_type, exp_body, tag="softmax_exp")
     total = emit_compute(
         builder, op, "softmax_sum", reduced_type, along_axis(exp), tag="softmax_sum",
-        reduce_extents=[shape[axis]], combiner="sum", init=zero_attr(element_type),
+        reduce_extents=[max(shape[axis], -1)], combiner="sum", init=zero_attr(element_type),
+        extents=without_axis(sizes), reduce_sizes=runtime_axis,
     )
 
     def norm_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:

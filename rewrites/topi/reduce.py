@@ -18,6 +18,9 @@ from dlc.rewrites.topi.common import (
     check_element_type,
     constant,
     emit_compute,
+    extents_of,
+    index,
+    index_to_element,
     is_float,
     read,
     reduction,
@@ -36,7 +39,8 @@ from xdsl.ir import SSAValue
 def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
     """`out[kept...] = combine over (reduced...) of x[...]`; keepdims leaves size-1 axes that the
     body ignores. A mean divides the sum by the number of reduced elements (integers toward
-    zero)."""
+    zero). Runtime dims: a kept one sizes the result, a reduced one is a runtime reduction
+    extent, and a mean's count is then their product at run time."""
     kind, axes, keepdims = op.kind_value(), op.normalized_axes(), op.keepdims_value()
     in_shape = shape_of(op.x)
     result_type = tensor_type(op.result)
@@ -56,20 +60,36 @@ def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
                 next(kept)
         return read(b, op.x, indices)
 
+    sizes = extents_of(builder, op.x)
+    kept = [sizes[axis] for axis in range(len(in_shape)) if axis not in axes]
+    if keepdims:
+        kept = [1 if axis in axes else sizes[axis] for axis in range(len(in_shape))]
+    reduced = [sizes[axis] for axis in axes]
     name = "reduce_mean_sum" if kind == "mean" else f"reduce_{kind}"
     tag = "reduce_sum" if kind == "mean" else f"reduce_{kind}"
     total = emit_compute(
         builder, op, name, result_type, body, tag=tag,
-        reduce_extents=[in_shape[axis] for axis in axes], combiner=combiner, init=init,
+        reduce_extents=[max(in_shape[axis], -1) for axis in axes], combiner=combiner,
+        init=init,
+        extents=kept, reduce_sizes=[d for d in reduced if isinstance(d, SSAValue)],
     )
     if kind != "mean":
         return total
-    count = math.prod(in_shape[axis] for axis in axes)
+    count = math.prod(d for d in reduced if isinstance(d, int))
+    runtime = [d for d in reduced if isinstance(d, SSAValue)]
+    counted: SSAValue | None = None
+    for size in runtime:  # a runtime count: the sizes' product, made outside the bodies
+        counted = size if counted is None else builder.insert(arith.MuliOp(counted, size)).result
+    if counted is not None and count != 1:
+        counted = builder.insert(arith.MuliOp(counted, index(builder, count))).result
 
     def mean_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        return binary(b, "div", read(b, total, i), constant(b, count, element_type))
+        divisor = constant(b, count, element_type) if counted is None \
+            else index_to_element(b, counted, element_type)
+        return binary(b, "div", read(b, total, i), divisor)
 
-    return emit_compute(builder, op, "reduce_mean", result_type, mean_body, tag=INJECTIVE)
+    return emit_compute(builder, op, "reduce_mean", result_type, mean_body, tag=INJECTIVE,
+                        extents=kept)
 
 
 @compute_definition(ArgMaxOp)

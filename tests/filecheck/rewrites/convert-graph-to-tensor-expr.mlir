@@ -527,6 +527,35 @@ func.func @runtime_rows(%x: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf3
 
 // -----
 
+// Attention over a runtime sequence: `q @ k^T` takes its rows from q and its columns from k^T;
+// the softmax reduces over a runtime axis (`reduce [?]`, its size the last size operand); `p @ v`
+// contracts over it; batch dims read from both operands, and the runtime contracting dims, are
+// checked equal at run time (`dlc.size_checks`); a mean over a runtime axis divides by the count
+// computed from the sizes.
+// CHECK-LABEL: func.func @runtime_sequence
+// CHECK-SAME:    dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s0, s2)>, kind = "eq", what = "'graph.matmul' op needs equal sizes along batch dim 0 of its operands"}, {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s0, s4)>, kind = "eq", what = "'graph.matmul' op needs equal sizes along batch dim 0 of its operands"}, {sizes = affine_map<()[s0, s1, s2, s3, s4, s5] -> (s3, s5)>, kind = "eq", what = "'graph.matmul' op needs equal contracting dims"}]
+// CHECK:         %[[N:.*]] = tensor.dim %q, %{{.*}} : tensor<?x?x8xf32>
+// CHECK:         %[[S:.*]] = tensor.dim %q, %{{.*}} : tensor<?x?x8xf32>
+// CHECK:         tensor.dim %kt, %{{.*}} : tensor<?x8x?xf32>
+// CHECK:         %[[T:.*]] = tensor.dim %kt, %{{.*}} : tensor<?x8x?xf32>
+// CHECK-NEXT:    tensor_expr.compute "matmul" tag "batch_matmul" sizes(%[[N]], %[[S]], %[[T]]) reduce [8] sum
+// CHECK:         tensor_expr.compute "softmax_max" tag "softmax_max" sizes(%[[N]], %[[S]], %[[T]]) reduce [?] max {{.*}} -> tensor<?x?xf32>
+// CHECK:         tensor_expr.compute "softmax_sum" tag "softmax_sum" sizes(%[[N]], %[[S]], %[[T]]) reduce [?] sum {{.*}} -> tensor<?x?xf32>
+// CHECK:         tensor_expr.compute "matmul" tag "batch_matmul" sizes(%[[N]], %[[S]], %[[T]]) reduce [?] sum {{.*}} -> tensor<?x?x8xf32>
+// CHECK:         tensor_expr.compute "reduce_mean_sum" tag "reduce_sum" sizes(%[[N]], %[[S]]) reduce [?, 8] sum {{.*}} -> tensor<?x1x1xf32>
+// CHECK:         %[[COUNT:.*]] = arith.muli %[[S]], %{{.*}} : index
+// CHECK-NEXT:    tensor_expr.compute "reduce_mean" tag "injective" sizes(%[[N]]) -> tensor<?x1x1xf32> {
+// CHECK:           arith.index_cast %[[COUNT]] : index to i64
+func.func @runtime_sequence(%q: tensor<?x?x8xf32>, %kt: tensor<?x8x?xf32>, %v: tensor<?x?x8xf32>) -> tensor<?x1x1xf32> {
+  %s = graph.matmul %q, %kt : (tensor<?x?x8xf32>, tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
+  %p = graph.softmax %s {axis = -1 : i64} : tensor<?x?x?xf32>
+  %o = graph.matmul %p, %v : (tensor<?x?x?xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %m = graph.reduce %o {axes = array<i64: 1, 2>, kind = "mean"} : (tensor<?x?x8xf32>) -> tensor<?x1x1xf32>
+  func.return %m : tensor<?x1x1xf32>
+}
+
+// -----
+
 // A runtime image: a window's output size is index arithmetic on its input's (`(H + 2 - 3) / 2
 // + 1`), a pad's `H + 2`, a repeat's `H * 2`; a padded read compares with the runtime size.
 // The function records what its inputs' sizes must meet (`dlc.size_checks`): each window

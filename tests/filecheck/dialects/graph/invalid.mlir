@@ -3,8 +3,8 @@
 // Every verifier message of the graph dialect, one case each, in the order of ops.py.
 
 func.func @negative_dynamic_shape(%a: tensor<3x?xf32>) {
-  // CHECK: 'graph.softmax' op expected operand #0 to have a static shape after its leading dim, found tensor<3x?xf32>
-  %r = graph.softmax %a {axis = 0 : i64} : tensor<3x?xf32>
+  // CHECK: 'graph.flatten' op expected operand #0 to have a static shape after its leading dim, found tensor<3x?xf32>
+  %r = graph.flatten %a {axis = 1 : i64} : (tensor<3x?xf32>) -> tensor<3x?xf32>
   func.return
 }
 
@@ -471,6 +471,14 @@ func.func @negative_dynamic_conv_weight(%x: tensor<1x3x8x8xf32>, %w: tensor<?x3x
 func.func @negative_dynamic_conv_batch_not_n(%x: tensor<?x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
   // CHECK: 'graph.conv2d' op expected the dynamic leading dim of tensor<?x3x8x8xf32> to be the layout's N axis
   %r = graph.conv2d %x, %w {layout = "CNHW"} : (tensor<?x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<?x16x6x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_runtime_matmul_contracting(%a: tensor<?x?x3xf32>, %b: tensor<?x4x?xf32>) {
+  // CHECK: 'graph.matmul' op expected contracting dims to match, found 3 (lhs tensor<?x?x3xf32>) and 4 (rhs tensor<?x4x?xf32>)
+  %r = graph.matmul %a, %b : (tensor<?x?x3xf32>, tensor<?x4x?xf32>) -> tensor<?x?x?xf32>
   func.return
 }
 

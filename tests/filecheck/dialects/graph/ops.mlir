@@ -186,6 +186,17 @@ func.func @matmul_batched_broadcast(%a: tensor<8x2x3xf32>, %b: tensor<3x4xf32>) 
   func.return %r : tensor<8x2x4xf32>
 }
 
+// Over runtime dims (attention over a runtime sequence): `q @ k^T`'s columns come from the rhs,
+// `p @ v` contracts over a runtime dim (checked equal to the rhs's at run time).
+// CHECK-LABEL: func.func @matmul_runtime_sequence
+func.func @matmul_runtime_sequence(%q: tensor<?x4x?x8xf32>, %kt: tensor<?x4x8x?xf32>, %v: tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %s = graph.matmul %q, %kt : (tensor<?x4x?x8xf32>, tensor<?x4x8x?xf32>) -> tensor<?x4x?x?xf32>
+  // CHECK-NEXT: %s = graph.matmul %q, %kt : (tensor<?x4x?x8xf32>, tensor<?x4x8x?xf32>) -> tensor<?x4x?x?xf32>
+  %r = graph.matmul %s, %v : (tensor<?x4x?x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  // CHECK-NEXT: %r = graph.matmul %s, %v : (tensor<?x4x?x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  func.return %r : tensor<?x4x?x8xf32>
+}
+
 // CHECK-LABEL: func.func @matmul_vectors
 func.func @matmul_vectors(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
   %r = graph.matmul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
@@ -281,12 +292,28 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   func.return %r : tensor<2x10xf32>
 }
 
+// Over a runtime axis (attention's softmax over a runtime sequence).
+// CHECK-LABEL: func.func @softmax_runtime_axis
+func.func @softmax_runtime_axis(%x: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %r = graph.softmax %x {axis = -1 : i64} : tensor<?x4x?x?xf32>
+  // CHECK-NEXT: %r = graph.softmax %x : tensor<?x4x?x?xf32>
+  func.return %r : tensor<?x4x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @reduce
 func.func @reduce(%x: tensor<2x3x4xf32>) -> tensor<2x4xf32> {
   %r = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "mean"}
       : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   // CHECK-NEXT: %r = graph.reduce %x {axes = array<i64: 1>, keepdims = false, kind = "mean"} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   func.return %r : tensor<2x4xf32>
+}
+
+// Over runtime dims: a kept one stays runtime, a reduced one (not the leading dim) goes.
+// CHECK-LABEL: func.func @reduce_runtime_axes
+func.func @reduce_runtime_axes(%x: tensor<?x?x?x96xf32>) -> tensor<?x1x?x96xf32> {
+  %r = graph.reduce %x {axes = array<i64: 1>, kind = "max"} : (tensor<?x?x?x96xf32>) -> tensor<?x1x?x96xf32>
+  // CHECK-NEXT: %r = graph.reduce %x {axes = array<i64: 1>, kind = "max"} : (tensor<?x?x?x96xf32>) -> tensor<?x1x?x96xf32>
+  func.return %r : tensor<?x1x?x96xf32>
 }
 
 // CHECK-LABEL: func.func @reshape

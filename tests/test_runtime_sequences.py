@@ -1,0 +1,161 @@
+"""Transformer-style blocks over a runtime batch and sequence, and channels-last images over a
+runtime plane, compiled once (`dlc.compile(model, dynamic_shapes=True)`): matmuls whose rows,
+columns or contracting dim are runtime sizes, softmax, layer norms and reductions over runtime
+axes, against ONNX Runtime at every size."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from dlc.driver.specialize import SpecializingExecutable
+from dlc.runtime.executable import Executable, ExecutableError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import helper
+
+import dlc
+from tests.onnx.models import model, tensor
+
+onnxruntime = pytest.importorskip("onnxruntime")
+
+RNG = np.random.default_rng(11)
+WIDTH, HEADS = 16, 2
+
+
+def _weights(*shapes: tuple[int, ...]) -> list[np.ndarray]:
+    return [(RNG.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+            for shape in shapes]
+
+
+def _check(executable: object, proto: onnx.ModelProto, inputs: list[np.ndarray]) -> None:
+    session = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    names = [i.name for i in proto.graph.input]
+    want = session.run(None, dict(zip(names, inputs, strict=True)))
+    got = executable(*inputs)  # type: ignore[operator]
+    got = got if isinstance(got, tuple) else (got,)
+    for value, expected in zip(got, want, strict=True):
+        assert value.shape == expected.shape, [x.shape for x in inputs]
+        np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-5)
+
+
+def _sequence_model(nodes: list[onnx.NodeProto], initializers: dict[str, np.ndarray]
+                    ) -> onnx.ModelProto:
+    return model(nodes, [tensor("x", ["N", "S", WIDTH])], [tensor(nodes[-1].output[0], None)],
+                 initializers)
+
+
+def _mlp_block() -> onnx.ModelProto:
+    """x + W2 gelu(W1 layer_norm(x) + b1) (the erf GELU an exporter writes)."""
+    w1, w2 = _weights((WIDTH, 2 * WIDTH), (2 * WIDTH, WIDTH))
+    scale, bias, b1 = (RNG.standard_normal(n).astype(np.float32)
+                       for n in (WIDTH, WIDTH, 2 * WIDTH))
+    node = helper.make_node
+    return _sequence_model([
+        node("LayerNormalization", ["x", "scale", "bias"], ["n"], axis=-1, name="norm"),
+        node("MatMul", ["n", "w1"], ["h0"], name="fc1"),
+        node("Add", ["h0", "b1"], ["h"]),
+        node("Div", ["h", "sqrt2"], ["hs"]),
+        node("Erf", ["hs"], ["e"]),
+        node("Add", ["e", "one"], ["e1"]),
+        node("Mul", ["h", "e1"], ["he"]),
+        node("Mul", ["he", "half"], ["g"]),
+        node("MatMul", ["g", "w2"], ["o"], name="fc2"),
+        node("Add", ["x", "o"], ["y"]),
+    ], {"scale": scale, "bias": bias, "w1": w1, "b1": b1, "w2": w2,
+        "sqrt2": np.float32(np.sqrt(2)), "one": np.float32(1), "half": np.float32(0.5)})
+
+
+def _attention_block() -> onnx.ModelProto:
+    """Multi-head self-attention as an exporter writes it: heads split by Reshapes that keep
+    the runtime batch and sequence (`0` copies a dim), `q @ k^T` over the runtime sequence,
+    softmax along it, `p @ v` contracting over it."""
+    wq, wk, wv = _weights((WIDTH, WIDTH), (WIDTH, WIDTH), (WIDTH, WIDTH))
+    node = helper.make_node
+    head = WIDTH // HEADS
+    split = np.array([0, 0, HEADS, head], np.int64)
+    return _sequence_model([
+        node("MatMul", ["x", "wq"], ["q0"]), node("MatMul", ["x", "wk"], ["k0"]),
+        node("MatMul", ["x", "wv"], ["v0"]),
+        node("Reshape", ["q0", "split"], ["q1"]), node("Reshape", ["k0", "split"], ["k1"]),
+        node("Reshape", ["v0", "split"], ["v1"]),
+        node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+        node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["q", "kt"], ["s0"], name="scores"),
+        node("Mul", ["s0", "scale"], ["s"]),
+        node("Softmax", ["s"], ["p"], axis=-1, name="softmax"),
+        node("MatMul", ["p", "v"], ["o0"], name="context"),
+        node("Transpose", ["o0"], ["o1"], perm=[0, 2, 1, 3]),
+        node("Reshape", ["o1", "merge"], ["y"]),
+    ], {"wq": wq, "wk": wk, "wv": wv, "split": split, "scale": np.float32(head ** -0.5),
+        "merge": np.array([0, 0, WIDTH], np.int64)})
+
+
+@pytest.fixture(scope="module")
+def attention() -> tuple[object, onnx.ModelProto]:
+    proto = _attention_block()
+    return dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1), proto
+
+
+def test_an_mlp_block_over_a_runtime_sequence_compiles_once_and_matches_onnxruntime() -> None:
+    proto = _mlp_block()
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)  # one compile, not one per shape
+    for shape in [(1, 1), (2, 7), (3, 33), (1, 64)]:
+        _check(executable, proto, [RNG.standard_normal((*shape, WIDTH)).astype(np.float32)])
+
+
+def test_attention_over_a_runtime_sequence_compiles_once(attention) -> None:
+    executable, _ = attention
+    assert isinstance(executable, Executable)
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 40))
+def test_attention_over_a_runtime_sequence_matches_onnxruntime(attention, batch: int,
+                                                                length: int) -> None:
+    executable, proto = attention
+    _check(executable, proto, [RNG.standard_normal((batch, length, WIDTH)).astype(np.float32)])
+
+
+@pytest.mark.parametrize(("op", "axes", "keepdims"), [
+    ("ReduceMean", [1], 1), ("ReduceMax", [1, 2], 0), ("ReduceSum", [2], 0),
+    ("ReduceSumSquare", [-1], 1), ("ReduceLogSumExp", [1], 0), ("ReduceMin", [2, 3], 1),
+])
+def test_reductions_over_runtime_axes_match_onnxruntime(op: str, axes: list[int],
+                                                        keepdims: int) -> None:
+    if op == "ReduceSum":  # axes are an input from opset 13
+        nodes = [helper.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims)]
+        initializers = {"axes": np.array(axes, np.int64)}
+    else:
+        nodes = [helper.make_node(op, ["x"], ["y"], axes=axes, keepdims=keepdims)]
+        initializers = {}
+    proto = model(nodes, [tensor("x", ["N", "H", "W", 4])], [tensor("y", None)], initializers)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    for shape in [(1, 1, 1, 4), (2, 5, 3, 4), (1, 17, 9, 4)]:
+        _check(executable, proto, [RNG.standard_normal(shape).astype(np.float32)])
+
+
+def test_a_reduction_over_a_runtime_batch_falls_back_to_shapes_per_call() -> None:
+    proto = model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)],
+                  [tensor("x", ["N", 4])], [tensor("y", None)],
+                  {"axes": np.array([0], np.int64)})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)  # a batch's rows run apart
+    _check(executable, proto, [RNG.standard_normal((3, 4)).astype(np.float32)])
+
+
+def test_matmuls_disagreeing_on_a_runtime_contracting_dim_are_an_error_naming_the_node() -> None:
+    proto = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="product")],
+                  [tensor("a", ["B", "M", "K"]), tensor("b", ["B", "J", 3])],
+                  [tensor("y", None)])
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    a = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    _check(executable, proto, [a, RNG.standard_normal((2, 4, 3)).astype(np.float32)])
+    with pytest.raises(ExecutableError,
+                       match=r"'graph.matmul' op \(node 'product'\) needs equal contracting "
+                             r"dims, found 4 != 6"):
+        executable(a, np.zeros((2, 6, 3), np.float32))
