@@ -388,11 +388,13 @@ class ConvertLoopToLLVMPass(ModulePass):
                      for function in batched_entries(op)}
         from dlc.rewrites.llvm_lowering.vector import (
             annotate_lane_private,
+            annotate_operand_multiples,
             annotate_vector_alignment,
         )
 
         annotate_vector_alignment(op, lowering)
         annotate_lane_private(op)
+        annotate_operand_multiples(op)
         if self.check_bounds:
             annotate_access_sites(op)
         PatternRewriteWalker(TypeDispatchApplier(structure_patterns(lowering))).rewrite_module(op)

@@ -484,6 +484,40 @@ def annotate_vector_alignment(root: Operation, lowering: LLVMLowering) -> None:
         op.attributes[ALIGNMENT_ATTR] = IntegerAttr(alignment, i64)
 
 
+OPERAND_MULTIPLES_ATTR = "dlc.operand_multiples"
+"""On an `arith.addi`/`arith.subi` of `index`s inside a vectorized loop: a known multiple of
+each operand (`known_multiple`; 1 for one the loop defines), recorded by
+`annotate_operand_multiples` while the loops around are still `loop.for`s."""
+
+
+def annotate_operand_multiples(root: Operation) -> None:
+    """Record on the index additions inside each vectorized loop under `root` what their
+    operands defined outside it are known multiples of (`OPERAND_MULTIPLES_ATTR`): once the
+    loops around are lowered, a tile loop's induction variable is a bare block argument, and
+    `LoopVectorizer` could no longer see that `tile + lane` starts at a multiple of the tile's
+    step - which a nearest upsampling's `(tile + lane) / 2` needs to read one narrower vector
+    and repeat its lanes by a shuffle rather than gather 16 scalars (the runtime rows of the
+    YOLO-style detector's upsample, tiled by 16: 2.6x its static compile gathering)."""
+    for loop in root.walk():
+        if not isinstance(loop, ForOp) or loop.kind.data != "vectorized":
+            continue
+        for op in loop.body.walk():
+            if not isinstance(op, arith.AddiOp | arith.SubiOp) or \
+                    not isinstance(op.result.type, IndexType):
+                continue
+            multiples = [known_multiple(value) if _defined_outside(value, loop) else 1
+                         for value in op.operands]
+            if max(multiples) > 1:
+                op.attributes[OPERAND_MULTIPLES_ATTR] = DenseArrayBase.from_list(i64, multiples)
+
+
+def _defined_outside(value: SSAValue, loop: ForOp) -> bool:
+    """Whether `value` is defined outside `loop` (not by an op in it, nor by its blocks)."""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and not loop.is_ancestor(op)
+
+
 LANE_PRIVATE_ATTR = "dlc.lane_private"
 """On a `loop.alloc local`: its lanes past a masked loop's trip count are never read for a
 result (`annotate_lane_private`)."""
@@ -1166,7 +1200,7 @@ class LoopVectorizer:
         if affine is not None:
             env[op.results[0]] = affine
             return
-        repeated = self._repeated_index(op, operands, width)
+        repeated = self._repeated_index(op, operands, width) or self._shifted_repeated(op, operands)
         if repeated is not None:
             env[op.results[0]] = repeated
             return
@@ -1261,7 +1295,9 @@ class LoopVectorizer:
             return None
         l_base, l_stride = (lhs.base, lhs.stride) if isinstance(lhs, Affine) else (lhs.value, 0)  # type: ignore[union-attr]
         r_base, r_stride = (rhs.base, rhs.stride) if isinstance(rhs, Affine) else (rhs.value, 0)  # type: ignore[union-attr]
-        align = math.gcd(_alignment(lhs), _alignment(rhs))
+        hint = op.attributes.get(OPERAND_MULTIPLES_ATTR)
+        known = hint.get_values() if isinstance(hint, DenseArrayBase) else (1, 1)
+        align = math.gcd(_alignment(lhs, int(known[0])), _alignment(rhs, int(known[1])))
         if isinstance(op, arith.AddiOp):
             return Affine(self.add(l_base, r_base), l_stride + r_stride, align)
         base = self.emit_value(arith.SubiOp(l_base, r_base))
@@ -1283,18 +1319,34 @@ class LoopVectorizer:
         return Repeated(base, factor)
 
 
+    def _shifted_repeated(self, op: Operation, operands: list[Lanes]) -> Repeated | None:
+        """A `Repeated` index plus or minus a uniform one (a row offset added to an upsampled
+        column, the flat index of a buffer of runtime strides), or None."""
+        if not isinstance(op, arith.AddiOp | arith.SubiOp):
+            return None
+        lhs, rhs = operands
+        if isinstance(lhs, Repeated) and isinstance(rhs, Uniform):
+            return Repeated(self.emit_value(type(op)(lhs.base, rhs.value)), lhs.factor)
+        if isinstance(op, arith.AddiOp) and isinstance(lhs, Uniform) and \
+                isinstance(rhs, Repeated):
+            return Repeated(self.emit_value(arith.AddiOp(lhs.value, rhs.base)), rhs.factor)
+        return None
+
+
 ALIGNED = 1 << 30
 """The alignment of the index 0 (a multiple of every alignment that matters)."""
 
 
-def _alignment(lanes: Lanes) -> int:
-    """A number the first lane of an index is known to be a multiple of."""
+def _alignment(lanes: Lanes, known: int = 1) -> int:
+    """A number the first lane of an index is known to be a multiple of: a constant's, or
+    `known` for another uniform value (`OPERAND_MULTIPLES_ATTR`)."""
     if isinstance(lanes, Affine):
         return lanes.align
     if isinstance(lanes, Uniform):
         constant = known_constant(lanes.value)
         if constant is not None:
             return abs(constant) or ALIGNED
+        return known
     return 1
 
 

@@ -84,9 +84,10 @@ def reduce(op: ReduceOp, builder: Builder) -> SSAValue:
         counted = builder.insert(arith.MuliOp(counted, index(builder, count))).result
 
     def mean_body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = read(b, total, i)
         divisor = constant(b, count, element_type) if counted is None \
             else index_to_element(b, counted, element_type)
-        return binary(b, "div", read(b, total, i), divisor)
+        return binary(b, "div", value, divisor)
 
     return emit_compute(builder, op, "reduce_mean", result_type, mean_body, tag=INJECTIVE,
                         extents=kept)

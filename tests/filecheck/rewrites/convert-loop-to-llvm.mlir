@@ -580,6 +580,41 @@ func.func @vectorized_repeated_loads(%x: memref<12xf32>, %out: memref<24xf32>, %
 
 // -----
 
+// The same read inside tiles of 16 over a runtime row of a flat buffer (a runtime-extents
+// schedule's whole tiles, the buffer's runtime strides linearized): lane l reads
+// `row * w + (t + l) / 2`. The tile loop's step, recorded before the loops are lowered
+// (`dlc.operand_multiples`: `t` a multiple of 16), makes `t + l` start at an even index, and the
+// row offset added after the division keeps the lanes repeated: one load of 8 and a shuffle,
+// no vector division and no lane-by-lane gather.
+
+// CHECK-LABEL: llvm.func internal @tiled_repeated_loads
+// CHECK-NOT:     llvm.udiv %{{.*}} : vector<16xi64>
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK-NEXT:    %[[R:.*]] = llvm.shufflevector %[[A]], %[[A]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7] : vector<8xf32>
+// CHECK-NOT:     llvm.insertelement %{{.*}} : vector<16xf32>
+// CHECK:         llvm.store %[[R]], %{{.*}} : vector<16xf32>, !llvm.ptr
+func.func private @tiled_repeated_loads(%x: memref<?xf32>, %out: memref<?xf32>, %row: index, %w: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %rest = arith.remui %n, %c16 : index
+  %whole = arith.subi %n, %rest : index
+  %base = arith.muli %row, %w : index
+  loop.for %t = %c0 to %whole step %c16 axis "j.0" {
+    loop.for %l = %c0 to %c16 step %c1 axis "j.1" kind vectorized {
+      %j = arith.addi %t, %l : index
+      %h = arith.divui %j, %c2 : index
+      %k = arith.addi %base, %h : index
+      %v = loop.load %x[%k] : memref<?xf32> -> f32
+      loop.store %v, %out[%j] : f32 -> memref<?xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A parallel loop is outlined: the function stores its buffers (and the trip count) into a
 // data block and calls GOMP_parallel with the thread function on @dlc_num_threads threads where
 // that weak global is set (not 0), else the compiled count. By default (STATIC) each thread
