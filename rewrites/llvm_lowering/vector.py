@@ -1318,7 +1318,6 @@ class LoopVectorizer:
         base = self.emit_value(type(op)(lhs.base, rhs.value))
         return Repeated(base, factor)
 
-
     def _shifted_repeated(self, op: Operation, operands: list[Lanes]) -> Repeated | None:
         """A `Repeated` index plus or minus a uniform one (a row offset added to an upsampled
         column, the flat index of a buffer of runtime strides), or None."""

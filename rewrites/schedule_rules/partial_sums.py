@@ -580,7 +580,6 @@ def free_zero_sign(op: Operation, accumulator: SSAValue | None = None) -> Operat
     return op
 
 
-
 def combiners(nest: Reduction) -> list[Operation]:
     """The ops that combine the update's accumulator with a new value (`acc' = acc op
     value`, stored back into it)."""
@@ -602,6 +601,7 @@ def free_zero_signs(nest: Reduction) -> None:
     schedules it, the sign of a zero it returns is free (a max pool's window, a ReduceMax)."""
     for combine in combiners(nest):
         free_zero_sign(combine, nest.home)
+
 
 def _accumulation(update: BlockOp, home: SSAValue) -> tuple[LoadOp, Operation] | None:
     """(the load of `home`, the combining op) when the update's only store to `home` stores

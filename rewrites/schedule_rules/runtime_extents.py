@@ -1278,7 +1278,9 @@ def _nest_tile(nest: Reduction, tile: list[ForOp], unrolled: ForOp | None,
                strided_loads: bool = False) -> None:
     """The register tile `tile` (its last loop the vector loop, `unrolled` the loop beside it)
     moved inside the reduction loops: the init distributed before them, the vector loop
-    vectorized, `unrolled` unrolled."""
+    vectorized, `unrolled` unrolled, and the innermost reduction loops of up to
+    `MAX_UNROLLED_REDUCTION` steps unrolled around the tile (`unrolled_reductions`, the static
+    kernel's: a 3x3 window's taps, a 5x5 pool's row)."""
     decompose_reduction(nest.update, tile[0])
     reorder([*nest.reduction, *tile])
     vectorize(tile[-1], strided_loads=strided_loads)
