@@ -656,3 +656,17 @@ def test_global_average_pools_over_runtime_planes_match_onnxruntime() -> None:
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 24, 1, 1), (2, 24, 3, 5), (1, 24, 16, 9),
                                              (2, 24, 2, 40)])
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_a_segmentation_maps_argmax_over_runtime_planes_matches_onnxruntime(keepdims: int) -> None:
+    """A segmentation head's class map (a 1x1 conv to 5 classes, then ArgMax over them at every
+    pixel of a runtime plane): one compile, every size."""
+    w = RNG.standard_normal((5, 3, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("ArgMax", ["c"], ["y"], axis=1, keepdims=keepdims)]
+    proto = model(nodes, [tensor("x", ["N", 3, "H", "W"])],
+                  [tensor("y", None, onnx.TensorProto.INT64)], {"w": w})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 1, 1), (2, 3, 5, 7), (1, 3, 33, 17)])

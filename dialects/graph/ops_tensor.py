@@ -748,6 +748,7 @@ class ArgMaxOp(GraphOp):
     name = "graph.argmax"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     result = result_def(TensorType)
@@ -769,8 +770,9 @@ class ArgMaxOp(GraphOp):
 
     @classmethod
     def infer_type(cls, x: Attribute, axis: int = 0, keepdims: bool = True) -> TensorType:
-        """x's shape with `axis` set to 1 or removed, of i64."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
+        """x's shape with `axis` set to 1 or removed, of i64; the other dims may be dynamic
+        (a segmentation map's classes at each pixel of a runtime plane), the axis not."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         shape = list(x_type.get_shape())
         axis = _normalize_axis(cls.name, axis, len(shape))
         _require_static_axis(cls.name, "the reduced axis", x_type, axis)

@@ -129,6 +129,8 @@ SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadca
     "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "InstanceNormalization",
     "GlobalMaxPool", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Gelu",
+    # an index along a static axis at each point of runtime others (a segmentation map)
+    "ArgMax",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute

@@ -111,11 +111,13 @@ def argmax(op: ArgMaxOp, builder: Builder) -> SSAValue:
         kept = [*i[:axis], *i[axis + 1 :]] if keepdims else i
         return read(b, op.x, [*kept[:axis], r, *kept[axis:]])
 
+    sizes = extents_of(builder, op.x)
+    kept = [*sizes[:axis], *([1] if keepdims else []), *sizes[axis + 1:]]
     combiner, init = reduction("max", element_type)
     maximum = emit_compute(
         builder, op, "argmax_max", reduced_type,
         lambda b, i, r: along_axis(b, i, r[0]), tag="reduce_max",
-        reduce_extents=[dim], combiner=combiner, init=init,
+        reduce_extents=[dim], combiner=combiner, init=init, extents=kept,
     )
 
     def index_body(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
@@ -134,5 +136,5 @@ def argmax(op: ArgMaxOp, builder: Builder) -> SSAValue:
     return emit_compute(
         builder, op, "argmax", tensor_type(op.result), index_body, tag="argmax",
         reduce_extents=[dim], combiner="max" if last else "min",
-        init=IntegerAttr(-1 if last else dim, i64),
+        init=IntegerAttr(-1 if last else dim, i64), extents=kept,
     )

@@ -108,6 +108,14 @@ func.func @negative_argmax_over_the_dynamic_batch(%a: tensor<?x3xf32>) {
 
 // -----
 
+func.func @negative_argmax_over_a_runtime_axis(%a: tensor<?x3x?xf32>) {
+  // CHECK: 'graph.argmax' op expected the reduced axis to be a static dim of tensor<?x3x?xf32>, found axis 2
+  %r = graph.argmax %a {axis = 2 : i64} : (tensor<?x3x?xf32>) -> tensor<?x3x1xi64>
+  func.return
+}
+
+// -----
+
 func.func @negative_dynamic_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
   // CHECK: 'graph.add' op expected result type tensor<2x3xf32>, found tensor<?x3xf32>
   %r = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>

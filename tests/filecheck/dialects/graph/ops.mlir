@@ -545,6 +545,14 @@ func.func @argmax(%x: tensor<2x5xf32>) -> tensor<2xi64> {
   func.return %r : tensor<2xi64>
 }
 
+// Over a runtime plane (a segmentation map's class at each pixel): the axis stays static.
+// CHECK-LABEL: func.func @argmax_runtime_plane
+func.func @argmax_runtime_plane(%x: tensor<?x5x?x?xf32>) -> tensor<?x?x?xi64> {
+  %r = graph.argmax %x {axis = 1 : i64, keepdims = false} : (tensor<?x5x?x?xf32>) -> tensor<?x?x?xi64>
+  // CHECK-NEXT: %r = graph.argmax %x {axis = 1 : i64, keepdims = false} : (tensor<?x5x?x?xf32>) -> tensor<?x?x?xi64>
+  func.return %r : tensor<?x?x?xi64>
+}
+
 // CHECK-LABEL: func.func @topk
 func.func @topk(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
   %v, %i = graph.topk %x {k = 2 : i64, axis = 1 : i64}
