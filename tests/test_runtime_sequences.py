@@ -159,3 +159,16 @@ def test_matmuls_disagreeing_on_a_runtime_contracting_dim_are_an_error_naming_th
                        match=r"'graph.matmul' op \(node 'product'\) needs equal contracting "
                              r"dims, found 4 != 6"):
         executable(a, np.zeros((2, 6, 3), np.float32))
+
+
+def test_matmuls_disagreeing_on_a_runtime_batch_dim_are_an_error_naming_the_node() -> None:
+    proto = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="batched")],
+                  [tensor("a", ["B", "M", 4]), tensor("b", ["C", 4, "N"])],
+                  [tensor("y", None)])
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    a = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    _check(executable, proto, [a, RNG.standard_normal((2, 4, 3)).astype(np.float32)])
+    with pytest.raises(ExecutableError,
+                       match=r"'graph.matmul' op \(node 'batched'\) needs equal sizes along "
+                             r"batch dim 0 of its operands, found 2 != 3"):
+        executable(a, np.zeros((3, 4, 3), np.float32))
