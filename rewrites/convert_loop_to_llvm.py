@@ -31,6 +31,9 @@ from dlc.rewrites.llvm_lowering.batch import (
     declare_scratch_functions,
     entry_constants,
     has_padded_tail,
+    is_row_entry,
+    rows_entry,
+    rows_signature,
 )
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
@@ -47,6 +50,7 @@ from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
 from dlc.runtime.metadata import (
     METADATA_SYMBOL,
+    ROW_ENTRY_SUFFIX,
     ArgumentSpec,
     FunctionSignature,
     encode_metadata,
@@ -205,6 +209,20 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         name, tuple(arguments), num_outputs, tuple(extents), tuple(dims),
         tuple(check_exprs(entry) for entry in checks.data)
         if isinstance(checks, ArrayAttr) and dims else ())
+
+
+def _run_rows(module: ModuleOp, row: FunctionSignature) -> FunctionSignature:
+    """Renames the lowered row entry `row` (`is_row_entry`) `<entry>__row` and adds the entry
+    over the batch that calls it for each row (`rows_entry`), which takes its
+    `dlc.num_outputs` (the entry the library exports); returns the latter's signature."""
+    whole = rows_signature(row)
+    entry = rows_entry(row, whole)
+    for function in module.ops:
+        if isinstance(function, llvm.FuncOp) and function.sym_name.data == row.name:
+            function.sym_name = StringAttr(f"{row.name}{ROW_ENTRY_SUFFIX}")
+            entry.attributes[NUM_OUTPUTS_ATTR] = function.attributes.pop(NUM_OUTPUTS_ATTR)
+    module.body.block.add_op(entry)
+    return whole
 
 
 def _leading_symbol(attrs: DictionaryAttr) -> StringAttr | None:
@@ -404,6 +422,7 @@ class ConvertLoopToLLVMPass(ModulePass):
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
         entries = batch_entries(signatures, costs, constants, target.l2_bytes or 0)
+        signatures = [_run_rows(op, s) if is_row_entry(s) else s for s in signatures]
         if any(has_padded_tail(entry) for entry in entries):
             declare_scratch_functions(op)
         op.body.block.add_ops(entries)

@@ -18,8 +18,21 @@ import math
 from dataclasses import dataclass
 
 from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
-from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim
-from dlc.dialects.graph.ops import ConstantOp, Conv2DOp, MatmulOp, i64_array
+from dlc.dialects.dim_symbols import (
+    argument_symbols,
+    dim_symbols,
+    has_dynamic_leading_dim,
+    has_runtime_extent,
+    symbols_attr,
+)
+from dlc.dialects.graph.ops import (
+    ConstantOp,
+    Conv2DOp,
+    GraphOp,
+    MatmulOp,
+    ReshapeOp,
+    i64_array,
+)
 from dlc.dialects.graph.ops_quant import Conv2DIntegerOp, MatmulIntegerOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, ConvTranspose2DOp, ResizeOp, SliceOp
 from dlc.rewrites.batch_cost import (
@@ -71,10 +84,17 @@ class GraphBatchRowsPass(ModulePass):
     first: the largest runs the whole blocks, and the runtime may run the rows left through
     the others (an MLP's 3 rows as a block of 3, not 3 calls that each read every weight).
 
-    Invariants: a function without dynamic dims is left alone, and so is a function with a
-    dynamic dim after the leading one in its signature (a shape-polymorphic function, the ONNX
-    importer's `dynamic_shapes`: its kernels run over runtime extents, the batch's included);
-    the rewritten function verifies.
+    A shape-polymorphic function (a dynamic dim after the leading one in its signature, the
+    ONNX importer's `dynamic_shapes`: its kernels run over runtime extents) whose leading dims
+    are one batch its ops keep apart (`_runtime_extent_rows`) becomes its row function the
+    same way, its other dynamic dims kept (and named by `dlc.dim_symbols`, whose leading
+    entry becomes ""), with no block entries: `convert-loop-to-llvm` then makes the entry
+    over the whole batch a loop over the row function (`llvm_lowering.batch.rows_entry`).
+    One whose ops mix rows (a transpose that moves a runtime dim first, a slice of the
+    batch's rows) is left alone: its kernels run over the batch too.
+
+    Invariants: a function without dynamic dims is left alone; the rewritten function
+    verifies.
 
     Options:
         block: the rows of the block entry (0 or 1: none).
@@ -91,8 +111,10 @@ class GraphBatchRowsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.ops):
-            if not isinstance(function, func.FuncOp) or not function.body.blocks or \
-                    _is_shape_polymorphic(function):
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            if _is_shape_polymorphic(function):
+                _runtime_extent_rows(function)
                 continue
             if self.block > 1 and _is_dynamic(function):
                 _batch_symbol(function)  # the function's errors name it, not its copy
@@ -243,6 +265,8 @@ def _batch_symbol(function: func.FuncOp) -> str:
 
 def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, ...],
                symbol: str) -> ArrayAttr[DictionaryAttr] | None:
+    """`dlc.batch_rows` on each argument or result of `types` with a dynamic leading dim; its
+    `dlc.dim_symbols` dropped, or, where it names other dynamic dims, its leading one ""."""
     if not any(has_dynamic_leading_dim(t) for t in types):
         return attrs
     old = list(attrs.data) if attrs is not None else [DictionaryAttr({})] * len(types)
@@ -251,6 +275,11 @@ def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, 
         entries = {k: v for k, v in attr.data.items() if k != DIM_SYMBOLS_ATTR}
         if has_dynamic_leading_dim(type):
             entries[BATCH_ROWS_ATTR] = StringAttr(symbol)
+            if has_runtime_extent(type) and DIM_SYMBOLS_ATTR in attr.data:
+                names = dim_symbols(attr, type.get_num_dims())
+                entries[DIM_SYMBOLS_ATTR] = symbols_attr(["", *names[1:]])
+        elif DIM_SYMBOLS_ATTR in attr.data:
+            entries[DIM_SYMBOLS_ATTR] = attr.data[DIM_SYMBOLS_ATTR]
         new.append(DictionaryAttr(entries))
     return ArrayAttr(new)
 
@@ -268,12 +297,70 @@ def _is_dynamic(function: func.FuncOp) -> bool:
         has_dynamic_leading_dim(r.type) for op in function.walk() for r in op.results)
 
 
-def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
+ROW_PROBE = 7919
+"""The batch `_runtime_extent_rows` tries a function's rows with first: a prime no shape
+arithmetic of a model makes from anything but the batch itself, so that a result whose
+leading dim is not the batch's rows (a slice of the rows that infers min(1, N), the batch
+times a channel count) fails to verify with it."""
+
+
+def _runtime_extent_rows(function: func.FuncOp) -> None:
+    """Rewrites the shape-polymorphic `function` as its row function (`_batch_rows`) when its
+    leading dims are one batch whose rows its ops keep apart (`_separable_batch`), and a copy
+    of one `ROW_PROBE` rows verifies; else leaves it alone."""
+    symbol = _separable_batch(function)
+    if symbol is None:
+        return
+    try:
+        _batch_rows(function.clone(), ROW_PROBE, symbol)
+    except (PassFailedException, VerifyException):
+        return
+    _batch_rows(function, 1, symbol)
+
+
+def _separable_batch(function: func.FuncOp) -> str | None:
+    """The batch symbol of a shape-polymorphic `function` whose ops compute each row of a
+    batched result from the same row of its batched operands, or None. Its arguments' leading
+    `?` dims must share one symbol, named at no other dim; each op with a batched operand or
+    result (a dynamic leading dim) must be batch-polymorphic (`GraphOp.LEADING_DYNAMIC`, one
+    result), with both (an op that reduces the rows away or makes rows of its own mixes them);
+    no op may have regions. Which dim of each result is the batch `ROW_PROBE` checks."""
+    symbols = argument_symbols(function)
+    leading = {names[0] for type, names in zip(function.function_type.inputs.data, symbols,
+                                                strict=True) if has_dynamic_leading_dim(type)}
+    if len(leading) != 1 or "" in leading:
+        return None
+    symbol = leading.pop()
+    if any(symbol in names[1:] for names in symbols):
+        return None
+    for op in function.walk():
+        if op is function or isinstance(op, func.ReturnOp):
+            continue
+        if op.regions:
+            return None
+        batched_in = any(has_dynamic_leading_dim(v.type) for v in op.operands)
+        batched_out = any(has_dynamic_leading_dim(r.type) for r in op.results)
+        if not (batched_in or batched_out):
+            continue
+        if not (batched_in and batched_out and isinstance(op, GraphOp) and op.LEADING_DYNAMIC
+                and len(op.results) == 1):
+            return None
+    return symbol
+
+
+def _batch_rows(function: func.FuncOp, rows: int = 1, symbol: str | None = None) -> None:
+    """Sets `function`'s batch to `rows` (see `GraphBatchRowsPass`): that of `symbol` in a
+    shape-polymorphic function (`_separable_batch`), else that of its one batch symbol
+    (`_batch_symbol`, every other dim static)."""
     if not _is_dynamic(function):
         return
-    symbol = _batch_symbol(function)
+    polymorphic = symbol is not None
+    symbol = symbol or _batch_symbol(function)
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     for op in list(function.walk()):
+        if polymorphic and isinstance(op, ReshapeOp) and has_runtime_extent(op.result.type) \
+                and has_dynamic_leading_dim(op.result.type) and op.shape_tuple()[:1] == (-1,):
+            op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # the -1 of the batch
         if isinstance(op, SliceOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
             op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # the batch, taken whole
         if isinstance(op, ResizeOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
@@ -282,8 +369,7 @@ def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
             op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # a broadcast to the batch
             op.operands = [op.x]  # the batch operand only sized it
         for result in list(op.results):
-            if isinstance(result.type, TensorType) and any(
-                    d < 0 for d in result.type.get_shape()[1:]):
+            if not polymorphic and has_runtime_extent(result.type):
                 raise PassFailedException(
                     f"'{op.name}' op expected dynamic dims only in the leading dim (the batch), "
                     f"found {result.type}")

@@ -14,6 +14,7 @@ from dlc.dialects.graph.interpreter import run_function
 from dlc.driver.specialize import SpecializingExecutable
 from dlc.frontends.onnx import DynamicInputError, import_onnx
 from dlc.frontends.onnx.batch_shape import Symbol, symbolic_reshape_target
+from dlc.rewrites.graph_batch_rows import GraphBatchRowsPass
 from dlc.rewrites.graph_convert_layout import GraphConvertLayoutPass
 from dlc.runtime.executable import Executable, ExecutableError
 from hypothesis import given, settings
@@ -90,6 +91,31 @@ def test_a_detector_runs_batches_1_and_4_at_320_and_640_like_onnxruntime() -> No
                                              (1, 3, 640, 640), (4, 3, 640, 640)])
 
 
+def _batch_row_types(proto: onnx.ModelProto) -> list[str]:
+    """The argument types of the model's function after `graph-batch-rows`."""
+    module = import_onnx(proto, dynamic_shapes=True)
+    GraphBatchRowsPass().apply(make_context(), module)
+    return [str(t) for t in next(iter(module.ops)).function_type.inputs.data]
+
+
+def test_a_batch_over_runtime_sizes_runs_a_function_of_one_row_per_row() -> None:
+    """A detector over runtime sizes, whose ops keep the batch's rows apart, compiles as the
+    function of one image (`graph-batch-rows`: its kernels' loops leave the batch out, its
+    concats are in place); the library's entry runs it on each row of a batch of 3, like
+    ONNX Runtime. A model whose transpose moves the batch second keeps it in its kernels."""
+    proto = yolo_style()
+    assert _batch_row_types(proto) == ["tensor<1x3x?x?xf32>"]
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    assert (0, 0) in executable.signature.dim_args  # the batch, a runtime size of the entry
+    _matches_onnxruntime(executable, proto, [(3, 3, 48, 64), (1, 3, 32, 32)])
+    mixing = _image_model([helper.make_node("Relu", ["x"], ["r"]),
+                           helper.make_node("Transpose", ["r"], ["y"], perm=[1, 0, 2, 3])], 3)
+    assert _batch_row_types(mixing) == ["tensor<?x3x?x?xf32>"]
+    _matches_onnxruntime(dlc.compile(mixing, dynamic_shapes=True, threads=1, jobs=1), mixing,
+                         [(3, 3, 4, 5)])
+
+
 def test_inputs_breaking_a_size_check_are_an_error_naming_the_node() -> None:
     executable = dlc.compile(yolo_style(), dynamic_shapes=True, threads=1, jobs=1)
     # 100 -> 50 -> 25 -> 13: the x2 upsample (26 rows) no longer matches the stride-4 map (25)
@@ -118,6 +144,9 @@ def test_inputs_sharing_a_dim_param_must_agree() -> None:
     with pytest.raises(ExecutableError, match=r"input 'y' dim 2 and input 'x' dim 2 share the "
                                               r"dim 'H', found 6 != 5"):
         executable(x, np.zeros((2, 2, 6, 7), np.float32))
+    with pytest.raises(ExecutableError, match=r"input 'y' dim 0 and input 'x' dim 0 share the "
+                                              r"dim 'N', found 3 != 2"):  # the batch's rows
+        executable(x, np.zeros((3, 2, 5, 7), np.float32))
 
 
 def test_a_window_larger_than_its_input_is_an_error() -> None:

@@ -18,6 +18,7 @@ once per call.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.runtime.metadata import (
     BATCH_BLOCK_SUFFIX,
     BATCH_ENTRY_SUFFIX,
+    ROW_ENTRY_SUFFIX,
     FunctionSignature,
     is_block_entry,
 )
@@ -73,22 +75,27 @@ def _offset(block: Block, base: SSAValue, offset: SSAValue | int) -> SSAValue:
     return address.result
 
 
-def _row_at(block: Block, base: SSAValue, row: SSAValue, step: int
+def _row_at(block: Block, base: SSAValue, row: SSAValue, step: int | SSAValue
             ) -> tuple[SSAValue, SSAValue]:
-    """The address of row `row` of `base`, whose rows take `step` bytes, and `step` as an i64
-    value (ops appended to `block`)."""
-    size = int_constant(step, i64)
-    offset = llvm.MulOp(row, size.result)
-    block.add_ops([size, offset])
-    return _offset(block, base, offset.res), size.result
+    """The address of row `row` of `base`, whose rows take `step` bytes (a constant or an i64
+    value), and `step` as an i64 value (ops appended to `block`)."""
+    if isinstance(step, int):
+        constant = int_constant(step, i64)
+        block.add_op(constant)
+        step = constant.result
+    offset = llvm.MulOp(row, step)
+    block.add_op(offset)
+    return _offset(block, base, offset.res), step
 
 
-def _calls(block: Block, callee: str, row: SSAValue, arguments: list[SSAValue],
-           steps: list[int]) -> None:
-    """Appends to `block` the call of `callee` on the rows from `row` on."""
-    pointers = [_row_at(block, argument, row, step)[0] if step else argument
+def _calls(block: Block, callee: str, row: SSAValue, arguments: Sequence[SSAValue],
+           steps: Sequence[int | SSAValue], sizes: Sequence[SSAValue] = ()) -> None:
+    """Appends to `block` the call of `callee` on the rows from `row` on (of the arguments
+    whose `steps` are not 0), then `sizes`."""
+    pointers = [argument if isinstance(step, int) and not step
+                else _row_at(block, argument, row, step)[0]
                 for argument, step in zip(arguments, steps, strict=True)]
-    block.add_op(llvm.CallOp(callee, *pointers))
+    block.add_op(llvm.CallOp(callee, *pointers, *sizes))
 
 
 def _compare(lhs: SSAValue, rhs: SSAValue, predicate: llvm.ICmpPredicateFlag) -> llvm.ICmpOp:
@@ -543,3 +550,102 @@ def has_padded_tail(entry: llvm.FuncOp) -> bool:
     """Whether the batch entry `entry` runs a tail as a padded block (calls `memcpy`)."""
     return any(isinstance(op, llvm.CallOp) and op.callee.string_value() == "memcpy"
                for op in entry.walk())
+
+
+def _renumbered(expr: object, symbols: Mapping[int, int]) -> object:
+    """The size expression `expr` (`runtime.size_exprs`) with each symbol `{"s": k}` as
+    `{"s": symbols[k]}`."""
+    if isinstance(expr, dict):
+        return {"s": symbols[expr["s"]]}
+    if isinstance(expr, list):
+        return [expr[0], *(_renumbered(e, symbols) for e in expr[1:])]
+    return expr
+
+
+def rows_signature(row: FunctionSignature) -> FunctionSignature:
+    """The signature of the entry that runs the row entry `row` (batched arguments,
+    `ArgumentSpec.batch`, of one row, and runtime sizes, `dim_args`) over a batch: each
+    batched argument's leading dim a runtime size too (the batch's rows, -1), its shape
+    function the first batched input's; the row's shape functions and size checks over the
+    new numbering of the sizes, and a size check that every batched input has as many rows
+    as the first. The other arguments are the row's. An argument with static rows keeps
+    `batch` (a runtime batch only: as an entry without a row function describes it)."""
+    first = len(row.inputs)
+    dims = tuple(sorted({*row.dim_args, *((index, 0) for index, spec in
+                                           enumerate(row.arguments) if spec.batch)}))
+    inputs = [dim for dim in dims if dim[0] < first]
+    symbols = {k: inputs.index(dim) for k, dim in
+               enumerate(d for d in row.dim_args if d[0] < first)}
+    batched = [index for index in range(first) if row.arguments[index].batch]
+    rows = {"s": inputs.index((batched[0], 0))}
+    arguments = []
+    for index, spec in enumerate(row.arguments):
+        if not spec.batch:
+            arguments.append(dataclasses.replace(
+                spec, sizes=tuple(_renumbered(e, symbols) for e in spec.sizes)))
+            continue
+        runtime = -1 in spec.shape[1:]
+        sizes = () if index < first or (runtime and not spec.sizes) else (
+            rows, *(_renumbered(e, symbols) for e in spec.sizes))
+        arguments.append(dataclasses.replace(
+            spec, shape=(-1, *spec.shape[1:]), batch="" if runtime else spec.batch,
+            sizes=sizes))
+    names = [spec.name for spec in row.inputs]
+    checks = [(kind, _renumbered(lhs, symbols), _renumbered(rhs, symbols), what)
+              for kind, lhs, rhs, what in row.size_checks]
+    checks += [("eq", {"s": inputs.index((index, 0))}, rows,
+                f"input '{names[index]}' dim 0 and input '{names[batched[0]]}' dim 0 share the "
+                f"dim '{row.arguments[index].batch}'")
+               for index in batched[1:]]
+    return dataclasses.replace(row, arguments=tuple(arguments), dim_args=dims,
+                               size_checks=tuple(checks))
+
+
+def rows_entry(row: FunctionSignature, whole: FunctionSignature) -> llvm.FuncOp:
+    """`@<entry>(ptr..., i64 sizes...)` of the signature `whole` (`rows_signature(row)`): for
+    each row of the batch, the call of the row entry `@<entry>__row` (`ROW_ENTRY_SUFFIX`) on
+    that row of each batched argument (its bytes the product of its row's static dims and its
+    runtime sizes), the other arguments whole, and the row's runtime sizes."""
+    pointer = llvm.LLVMPointerType()
+    count = len(row.arguments)
+    entry = Block(arg_types=[pointer] * count + [i64] * len(whole.dim_args))
+    arguments, sizes = entry.args[:count], dict(zip(whole.dim_args, entry.args[count:],
+                                                    strict=True))
+    n = sizes[next((index, 0) for index, spec in enumerate(row.inputs) if spec.batch)]
+    steps: list[int | SSAValue] = []
+    for index, spec in enumerate(row.arguments):
+        if not spec.batch:
+            steps.append(0)
+            continue
+        step: int | SSAValue = _row_bytes(tuple(max(d, 1) for d in spec.shape), spec.dtype)
+        for dim, size in enumerate(spec.shape):
+            if dim and size < 0:
+                if isinstance(step, int):
+                    constant = int_constant(step, i64)
+                    entry.add_op(constant)
+                    step = constant.result
+                product = llvm.MulOp(step, sizes[(index, dim)])
+                entry.add_op(product)
+                step = product.res
+        steps.append(step)
+    head, body, done = Block(arg_types=[i64]), Block(arg_types=[i64]), Block([llvm.ReturnOp()])
+    zero = int_constant(0, i64)
+    entry.add_ops([zero, llvm.BrOp(head, zero.result)])
+    more = _compare(head.args[0], n, llvm.ICmpPredicateFlag.ULT)
+    head.add_ops([more, llvm.CondBrOp(more.res, body, [head.args[0]], done, [])])
+    _calls(body, f"{row.name}{ROW_ENTRY_SUFFIX}", body.args[0], arguments, steps,
+           [sizes[dim] for dim in row.dim_args])
+    one = int_constant(1, i64)
+    following = llvm.AddOp(body.args[0], one.result)
+    body.add_ops([one, following, llvm.BrOp(head, following.res)])
+    return llvm.FuncOp(
+        row.name, llvm.LLVMFunctionType([pointer] * count + [i64] * len(whole.dim_args),
+                                        llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("external"), body=Region([entry, head, body, done]))
+
+
+def is_row_entry(signature: FunctionSignature) -> bool:
+    """Whether `signature` is that of a row entry over runtime shapes (batched arguments and
+    runtime sizes), which `rows_entry` runs over the batch."""
+    return bool(signature.dim_args) and any(spec.batch and -1 not in spec.shape[:1]
+                                            for spec in signature.arguments)

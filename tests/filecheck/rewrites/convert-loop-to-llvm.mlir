@@ -1344,3 +1344,41 @@ func.func @prefetch(%a: memref<16x64xf32>, %i: index, %k: index) {
   loop.prefetch %a[%i, %k] : memref<16x64xf32>
   func.return
 }
+
+// -----
+
+// A row entry over runtime shapes (batched arguments of one row, dlc.batch_rows, and runtime
+// sizes, dlc.dim_args: graph-batch-rows on a shape-polymorphic function) becomes
+// @runtime_rows__row, and @runtime_rows runs it on each row of the batch: its signature is
+// the row's with the batch's rows as a runtime size of each batched argument (dim_args
+// [0,0], [1,0], [2,0], the first the batch's n), each row's bytes the row's static elements
+// (8 bytes) times its runtime sizes; the row's shape functions and size checks over the new
+// numbering, the output's rows those of input x, and a check that z has as many.
+
+// CHECK-LABEL: llvm.func @runtime_rows__row(
+// CHECK-SAME:    %x: !llvm.ptr {llvm.noalias}, %z: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}, %x_w: i64, %z_w: i64, %y_w: i64)
+// CHECK-NOT:     dlc.num_outputs
+// CHECK-LABEL: llvm.func @runtime_rows(
+// CHECK-SAME:    %[[X:[0-9]+]]: !llvm.ptr, %[[Z:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr, %[[N:[0-9]+]]: i64, %[[XW:[0-9]+]]: i64, %{{[0-9]+}}: i64, %[[ZW:[0-9]+]]: i64, %{{[0-9]+}}: i64, %[[YW:[0-9]+]]: i64) attributes {dlc.num_outputs = 1 : i64}
+// CHECK-NEXT:    %[[E:.*]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT:    %[[XS:.*]] = llvm.mul %[[E]], %[[XW]] : i64
+// CHECK:         %[[ZS:.*]] = llvm.mul %{{.*}}, %[[ZW]] : i64
+// CHECK:         %[[YS:.*]] = llvm.mul %{{.*}}, %[[YW]] : i64
+// CHECK:       ^[[HEAD:bb[0-9]+]](%[[I:.*]]: i64):
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "ult" %[[I]], %[[N]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY:bb[0-9]+]](%[[I]] : i64), ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[BODY]](%[[R:.*]]: i64):
+// CHECK-NEXT:    %[[XO:.*]] = llvm.mul %[[R]], %[[XS]] : i64
+// CHECK-NEXT:    %[[XR:.*]] = llvm.getelementptr inbounds %[[X]]{{\[}}%[[XO]]{{\]}}
+// CHECK:         %[[ZR:.*]] = llvm.getelementptr inbounds %[[Z]]
+// CHECK:         %[[YR:.*]] = llvm.getelementptr inbounds %[[Y]]
+// CHECK-NEXT:    llvm.call @runtime_rows__row(%[[XR]], %[[ZR]], %[[YR]], %[[XW]], %[[ZW]], %[[YW]])
+// CHECK:         llvm.br ^[[HEAD]]
+// CHECK:       llvm.mlir.global external constant @dlc_metadata
+// CHECK-SAME:    {\22name\22:\22x\22,\22shape\22:[-1,2,-1],\22dtype\22:\22float32\22}
+// CHECK-SAME:    {\22name\22:\22y\22,\22shape\22:[-1,2,-1],\22dtype\22:\22float32\22,\22sizes\22:[{\22s\22:0},{\22s\22:1}]}
+// CHECK-SAME:    \22dim_args\22:[[0,0],[0,2],[1,0],[1,2],[2,0],[2,2]]
+// CHECK-SAME:    \22size_checks\22:[[\22eq\22,{\22s\22:1},{\22s\22:3},\22'graph.add' op needs equal sizes\22],[\22eq\22,{\22s\22:2},{\22s\22:0},\22input 'z' dim 0 and input 'x' dim 0 share the dim 'N'\22]]
+func.func @runtime_rows(%x: memref<1x2x?xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %z: memref<1x2x?xf32> {onnx.name = "z", dlc.batch_rows = "N"}, %y: memref<1x2x?xf32> {onnx.name = "y", dlc.batch_rows = "N", dlc.dim_sizes = affine_map<()[s0, s1] -> (s0)>}, %x_w: index, %z_w: index, %y_w: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 3 : i64, dlc.size_checks = [{sizes = affine_map<()[s0, s1] -> (s0, s1)>, kind = "eq", what = "'graph.add' op needs equal sizes"}]} {
+  func.return
+}

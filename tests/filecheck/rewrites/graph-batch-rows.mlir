@@ -167,3 +167,47 @@ func.func @negative_two_symbols(%x: tensor<?x3xf32> {dlc.dim_symbols = ["N", ""]
   %r = graph.add %x, %z : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
   func.return %r : tensor<?x3xf32>
 }
+
+// -----
+
+// A shape-polymorphic function whose ops keep the batch's rows apart becomes its row function
+// the same way, with no blocks: its other dynamic dims stay (named by dlc.dim_symbols, the
+// leading entry now ""), and a reshape's -1 for the batch becomes 1 (one -1 per dynamic dim
+// of its operand).
+
+// CHECK-LABEL: @runtime_extent_rows
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x4x?x?xf32> {dlc.batch_rows = "N", dlc.dim_symbols = ["", "", "H", "W"]}, %[[W:.*]]: tensor<4x4x3x3xf32>)
+// CHECK-SAME:  -> (tensor<1x2x2x?x?xf32> {dlc.batch_rows = "N"})
+// CHECK-NEXT:  %[[C:.*]] = graph.conv2d %[[X]], %[[W]] {{.*}} -> tensor<1x4x?x?xf32>
+// CHECK-NEXT:  %[[S:.*]] = graph.reshape %[[C]] {shape = array<i64: 1, 2, 2, -1, -1>} : (tensor<1x4x?x?xf32>) -> tensor<1x2x2x?x?xf32>
+// CHECK-NEXT:  func.return %[[S]] : tensor<1x2x2x?x?xf32>
+// BLOCK-LABEL: func.func @runtime_extent_rows(
+// BLOCK-NOT:   func.func @runtime_extent_rows__rows
+func.func @runtime_extent_rows(%x: tensor<?x4x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}, %w: tensor<4x4x3x3xf32>) -> tensor<?x2x2x?x?xf32> {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x4x?x?xf32>, tensor<4x4x3x3xf32>) -> tensor<?x4x?x?xf32>
+  %s = graph.reshape %c {shape = array<i64: -1, 2, 2, -1, -1>} : (tensor<?x4x?x?xf32>) -> tensor<?x2x2x?x?xf32>
+  func.return %s : tensor<?x2x2x?x?xf32>
+}
+
+// -----
+
+// One whose ops mix rows is left alone: a transpose that puts a runtime height first, whose
+// leading `?` is not the batch (a copy with 7919 rows does not verify); a batch symbol that
+// also names another dim.
+
+// CHECK-LABEL: @negative_moved_rows
+// CHECK-SAME:  (%{{.*}}: tensor<?x3x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}) -> tensor<?x?x3x?xf32>
+// CHECK-NEXT:  graph.transpose {{.*}} -> tensor<?x?x3x?xf32>
+func.func @negative_moved_rows(%x: tensor<?x3x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}) -> tensor<?x?x3x?xf32> {
+  %r = graph.transpose %x {perm = array<i64: 2, 0, 1, 3>} : (tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf32>
+  func.return %r : tensor<?x?x3x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: @negative_square_batch
+// CHECK-SAME:  (%{{.*}}: tensor<?x?xf32> {dlc.dim_symbols = ["N", "N"]}) -> tensor<?x?xf32>
+func.func @negative_square_batch(%x: tensor<?x?xf32> {dlc.dim_symbols = ["N", "N"]}) -> tensor<?x?xf32> {
+  %r = graph.relu %x : tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
