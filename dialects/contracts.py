@@ -183,7 +183,10 @@ carried to the lowered entry by `convert-graph-to-tensor-expr` and
 `convert-tensor-expr-to-loop`; read by `convert-loop-to-llvm` (the metadata's `batch`) and the
 runtimes, which take the batch from the inputs' leading dims, check that they agree and
 allocate outputs of that many rows. A block entry (`runtime.metadata.BATCH_BLOCK_SUFFIX`) has
-the same marks on arguments of `k` rows."""
+the same marks on arguments of `k` rows. On an entry that also takes runtime sizes
+(`DIM_ARGS_ATTR`: a shape-polymorphic function's row), `convert-loop-to-llvm` makes the loop
+over the rows itself (`<entry>__row`, `runtime.metadata.ROW_ENTRY_SUFFIX`), and the metadata
+describes the entry over the whole batch."""
 
 BATCH_COST_ATTR = "dlc.batch_cost"
 """`FloatAttr` on a loop-level entry function with batched arguments (`BATCH_ROWS_ATTR`): what
