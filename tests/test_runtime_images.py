@@ -236,9 +236,11 @@ def test_dlc_run_reports_a_broken_size_check_and_exits_1(tmp_path, capsys) -> No
     assert "Traceback" not in err
 
 
-def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
+def test_a_classifier_over_runtime_sizes_matches_onnxruntime(tmp_path) -> None:
     """A global average pool sums over the runtime height and width (reduction extents of
-    runtime size); after it only the batch is dynamic, which Flatten and Gemm take."""
+    runtime size); after it only the batch is dynamic, which Flatten and Gemm take. Its
+    library exports (the scores' rows, `?x5`, sized like the other runtime dims) and runs
+    from `dlc.load`."""
     w = RNG.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3
     fc = RNG.standard_normal((5, 8)).astype(np.float32)
     proto = _image_model([
@@ -251,6 +253,8 @@ def test_a_classifier_over_runtime_sizes_matches_onnxruntime() -> None:
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 9, 7), (3, 3, 32, 20), (2, 3, 1, 1)])
+    executable.export(tmp_path / "classifier.so")
+    _matches_onnxruntime(dlc.load(tmp_path / "classifier.so"), proto, [(2, 3, 12, 10)])
 
 
 @pytest.mark.parametrize(("channels", "strides"), [(16, 1), (8, 2), (20, 1), (40, 2)])

@@ -568,8 +568,9 @@ def rows_signature(row: FunctionSignature) -> FunctionSignature:
     batched argument's leading dim a runtime size too (the batch's rows, -1), its shape
     function the first batched input's; the row's shape functions and size checks over the
     new numbering of the sizes, and a size check that every batched input has as many rows
-    as the first. The other arguments are the row's. An argument with static rows keeps
-    `batch` (a runtime batch only: as an entry without a row function describes it)."""
+    as the first. The other arguments are the row's. No argument keeps `batch`: the
+    callers size and check the batch with the other runtime sizes (the C interface's
+    `<prefix>_run_shaped`)."""
     first = len(row.inputs)
     dims = tuple(sorted({*row.dim_args, *((index, 0) for index, spec in
                                            enumerate(row.arguments) if spec.batch)}))
@@ -584,12 +585,10 @@ def rows_signature(row: FunctionSignature) -> FunctionSignature:
             arguments.append(dataclasses.replace(
                 spec, sizes=tuple(_renumbered(e, symbols) for e in spec.sizes)))
             continue
-        runtime = -1 in spec.shape[1:]
-        sizes = () if index < first or (runtime and not spec.sizes) else (
+        sizes = () if index < first or (-1 in spec.shape[1:] and not spec.sizes) else (
             rows, *(_renumbered(e, symbols) for e in spec.sizes))
-        arguments.append(dataclasses.replace(
-            spec, shape=(-1, *spec.shape[1:]), batch="" if runtime else spec.batch,
-            sizes=sizes))
+        arguments.append(dataclasses.replace(spec, shape=(-1, *spec.shape[1:]), batch="",
+                                             sizes=sizes))
     names = [spec.name for spec in row.inputs]
     checks = [(kind, _renumbered(lhs, symbols), _renumbered(rhs, symbols), what)
               for kind, lhs, rhs, what in row.size_checks]
