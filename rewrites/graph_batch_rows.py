@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
+from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR, ROW_CALLS_ATTR
 from dlc.dialects.dim_symbols import (
     argument_symbols,
     dim_symbols,
@@ -48,7 +48,15 @@ from dlc.rewrites.pass_target import cpu_target_for
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -85,13 +93,15 @@ class GraphBatchRowsPass(ModulePass):
     the others (an MLP's 3 rows as a block of 3, not 3 calls that each read every weight).
 
     A shape-polymorphic function (a dynamic dim after the leading one in its signature, the
-    ONNX importer's `dynamic_shapes`: its kernels run over runtime extents) whose leading dims
-    are one batch its ops keep apart (`_runtime_extent_rows`) becomes its row function the
-    same way, its other dynamic dims kept (and named by `dlc.dim_symbols`, whose leading
-    entry becomes ""), with no block entries: `convert-loop-to-llvm` then makes the entry
-    over the whole batch a loop over the row function (`llvm_lowering.batch.rows_entry`).
+    ONNX importer's `dynamic_shapes`: its kernels run over runtime extents, the batch's
+    included) keeps its types. When its leading dims are one batch its ops keep apart
+    (`_separable_batch`), it gets `dlc.row_calls` (`row_call_points`): `convert-loop-to-llvm`
+    then makes its entry run a batch of several rows one row a call where a row's runtime
+    sizes make each call's arithmetic cover reading the weights and starting the kernels
+    (an image's feature maps stay in the caches, a concat is done in place), and the whole
+    batch in one call where not (a decoder's batch of single tokens reads its weights once).
     One whose ops mix rows (a transpose that moves a runtime dim first, a slice of the
-    batch's rows) is left alone: its kernels run over the batch too.
+    batch's rows) gets none.
 
     Invariants: a function without dynamic dims is left alone; the rewritten function
     verifies.
@@ -114,7 +124,11 @@ class GraphBatchRowsPass(ModulePass):
             if not isinstance(function, func.FuncOp) or not function.body.blocks:
                 continue
             if _is_shape_polymorphic(function):
-                _runtime_extent_rows(function)
+                symbol = _separable_batch(function)
+                if symbol is not None:
+                    target = cpu_target_for(self.name, self.target, op)
+                    function.attributes[ROW_CALLS_ATTR] = IntegerAttr(row_call_points(
+                        function, target.lanes(4), target.l2_bytes or 0), i64)
                 continue
             if self.block > 1 and _is_dynamic(function):
                 _batch_symbol(function)  # the function's errors name it, not its copy
@@ -137,7 +151,7 @@ def _reduced(op: Operation) -> int:
     """The multiply-adds `op` makes for each element of its result (1 for an op that reduces
     nothing): a matmul's K, a conv's weight elements per output channel."""
     if isinstance(op, MatmulOp | MatmulIntegerOp):
-        return op.lhs.type.get_shape()[-1]
+        return max(op.lhs.type.get_shape()[-1], 1)
     if isinstance(op, Conv2DOp | Conv2DIntegerOp):
         shape = op.weight.type.get_shape()
         return math.prod(shape) // shape[op.kernel_layout_value().index("O")]
@@ -156,8 +170,9 @@ def row_work(function: func.FuncOp, lanes: int) -> float:
     work = 0.0
     for op in function.walk():
         for result in op.results:
-            if has_dynamic_leading_dim(result.type):
-                work += math.prod(result.type.get_shape()[1:]) * _reduced(op) / lanes
+            if has_dynamic_leading_dim(result.type):  # a runtime size counts 1
+                row = math.prod(max(dim, 1) for dim in result.type.get_shape()[1:])
+                work += row * _reduced(op) / lanes
     return work
 
 
@@ -298,24 +313,25 @@ def _is_dynamic(function: func.FuncOp) -> bool:
 
 
 ROW_PROBE = 7919
-"""The batch `_runtime_extent_rows` tries a function's rows with first: a prime no shape
-arithmetic of a model makes from anything but the batch itself, so that a result whose
-leading dim is not the batch's rows (a slice of the rows that infers min(1, N), the batch
-times a channel count) fails to verify with it."""
+"""The batch `_separable_batch` tries a function's rows with: a prime no shape arithmetic of a
+model makes from anything but the batch itself, so that a result whose leading dim is not the
+batch's rows (a slice of the rows that infers min(1, N), the batch times a channel count)
+fails to verify with it."""
 
 
-def _runtime_extent_rows(function: func.FuncOp) -> None:
-    """Rewrites the shape-polymorphic `function` as its row function (`_batch_rows`) when its
-    leading dims are one batch whose rows its ops keep apart (`_separable_batch`), and a copy
-    of one `ROW_PROBE` rows verifies; else leaves it alone."""
-    symbol = _separable_batch(function)
-    if symbol is None:
-        return
-    try:
-        _batch_rows(function.clone(), ROW_PROBE, symbol)
-    except (PassFailedException, VerifyException):
-        return
-    _batch_rows(function, 1, symbol)
+def row_call_points(function: func.FuncOp, lanes: int, cache_bytes: int) -> int:
+    """`dlc.row_calls` of a shape-polymorphic `function` whose ops keep its batch's rows
+    apart: the least product P of a row's runtime sizes at which one row's arithmetic
+    (`row_work` counts every runtime size as 1: about P times that; less where a stride
+    shrinks a plane) covers reading the weights (`batch_cost.weight_cost`, nothing where they
+    fit `cache_bytes`) and starting the kernels' parallel loops (`kernel_calls`,
+    `PARALLEL_REGION_COST` each): a row at a time then costs about what the whole batch
+    does, with each row's feature maps in the caches (a detector at 320x320: 0.86-0.98 of
+    the whole batch's time in one call at batch 4). A transformer block over single tokens
+    (768 x 3072 weights: P = 45) runs its batch in one call."""
+    fixed = weight_cost(constant_bytes(function), cache_bytes) + \
+        kernel_calls(function) * PARALLEL_REGION_COST
+    return math.ceil(fixed / max(row_work(function, lanes), 1.0))
 
 
 def _separable_batch(function: func.FuncOp) -> str | None:
@@ -324,7 +340,8 @@ def _separable_batch(function: func.FuncOp) -> str | None:
     `?` dims must share one symbol, named at no other dim; each op with a batched operand or
     result (a dynamic leading dim) must be batch-polymorphic (`GraphOp.LEADING_DYNAMIC`, one
     result), with both (an op that reduces the rows away or makes rows of its own mixes them);
-    no op may have regions. Which dim of each result is the batch `ROW_PROBE` checks."""
+    no op may have regions; and a copy with `ROW_PROBE` rows must verify (which dim of each
+    result is the batch)."""
     symbols = argument_symbols(function)
     leading = {names[0] for type, names in zip(function.function_type.inputs.data, symbols,
                                                 strict=True) if has_dynamic_leading_dim(type)}
@@ -345,6 +362,10 @@ def _separable_batch(function: func.FuncOp) -> str | None:
         if not (batched_in and batched_out and isinstance(op, GraphOp) and op.LEADING_DYNAMIC
                 and len(op.results) == 1):
             return None
+    try:
+        _batch_rows(function.clone(), ROW_PROBE, symbol)
+    except (PassFailedException, VerifyException):
+        return None
     return symbol
 
 

@@ -18,7 +18,6 @@ once per call.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.runtime.metadata import (
     BATCH_BLOCK_SUFFIX,
     BATCH_ENTRY_SUFFIX,
-    ROW_ENTRY_SUFFIX,
+    BODY_ENTRY_SUFFIX,
     FunctionSignature,
     is_block_entry,
 )
@@ -552,68 +551,35 @@ def has_padded_tail(entry: llvm.FuncOp) -> bool:
                for op in entry.walk())
 
 
-def _renumbered(expr: object, symbols: Mapping[int, int]) -> object:
-    """The size expression `expr` (`runtime.size_exprs`) with each symbol `{"s": k}` as
-    `{"s": symbols[k]}`."""
-    if isinstance(expr, dict):
-        return {"s": symbols[expr["s"]]}
-    if isinstance(expr, list):
-        return [expr[0], *(_renumbered(e, symbols) for e in expr[1:])]
-    return expr
 
-
-def rows_signature(row: FunctionSignature) -> FunctionSignature:
-    """The signature of the entry that runs the row entry `row` (batched arguments,
-    `ArgumentSpec.batch`, of one row, and runtime sizes, `dim_args`) over a batch: each
-    batched argument's leading dim a runtime size too (the batch's rows, -1), its shape
-    function the first batched input's; the row's shape functions and size checks over the
-    new numbering of the sizes, and a size check that every batched input has as many rows
-    as the first. The other arguments are the row's. No argument keeps `batch`: the
-    callers size and check the batch with the other runtime sizes (the C interface's
-    `<prefix>_run_shaped`)."""
-    first = len(row.inputs)
-    dims = tuple(sorted({*row.dim_args, *((index, 0) for index, spec in
-                                           enumerate(row.arguments) if spec.batch)}))
-    inputs = [dim for dim in dims if dim[0] < first]
-    symbols = {k: inputs.index(dim) for k, dim in
-               enumerate(d for d in row.dim_args if d[0] < first)}
-    batched = [index for index in range(first) if row.arguments[index].batch]
-    rows = {"s": inputs.index((batched[0], 0))}
-    arguments = []
-    for index, spec in enumerate(row.arguments):
-        if not spec.batch:
-            arguments.append(dataclasses.replace(
-                spec, sizes=tuple(_renumbered(e, symbols) for e in spec.sizes)))
-            continue
-        sizes = () if index < first or (-1 in spec.shape[1:] and not spec.sizes) else (
-            rows, *(_renumbered(e, symbols) for e in spec.sizes))
-        arguments.append(dataclasses.replace(spec, shape=(-1, *spec.shape[1:]), batch="",
-                                             sizes=sizes))
-    names = [spec.name for spec in row.inputs]
-    checks = [(kind, _renumbered(lhs, symbols), _renumbered(rhs, symbols), what)
-              for kind, lhs, rhs, what in row.size_checks]
-    checks += [("eq", {"s": inputs.index((index, 0))}, rows,
-                f"input '{names[index]}' dim 0 and input '{names[batched[0]]}' dim 0 share the "
-                f"dim '{row.arguments[index].batch}'")
-               for index in batched[1:]]
-    return dataclasses.replace(row, arguments=tuple(arguments), dim_args=dims,
-                               size_checks=tuple(checks))
-
-
-def rows_entry(row: FunctionSignature, whole: FunctionSignature) -> llvm.FuncOp:
-    """`@<entry>(ptr..., i64 sizes...)` of the signature `whole` (`rows_signature(row)`): for
-    each row of the batch, the call of the row entry `@<entry>__row` (`ROW_ENTRY_SUFFIX`) on
-    that row of each batched argument (its bytes the product of its row's static dims and its
-    runtime sizes), the other arguments whole, and the row's runtime sizes."""
+def rows_entry(signature: FunctionSignature, min_points: int) -> llvm.FuncOp:
+    """`@<entry>(ptr..., i64 sizes...)` of `signature` (an entry over runtime shapes whose
+    batch's rows its compiled function `@<entry>__body`, `BODY_ENTRY_SUFFIX`, keeps apart:
+    `dlc.row_calls`): a batch of more than one row whose row's runtime sizes (those of the
+    first input with a runtime leading dim, after it) multiply to at least `min_points` runs
+    one call of the body per row, on that row of each argument with a runtime leading dim
+    (its bytes the product of its row's static dims and runtime sizes; its leading size
+    passed as 1), the other arguments whole; any other call of the body takes the whole
+    batch."""
     pointer = llvm.LLVMPointerType()
-    count = len(row.arguments)
-    entry = Block(arg_types=[pointer] * count + [i64] * len(whole.dim_args))
-    arguments, sizes = entry.args[:count], dict(zip(whole.dim_args, entry.args[count:],
-                                                    strict=True))
-    n = sizes[next((index, 0) for index, spec in enumerate(row.inputs) if spec.batch)]
+    count = len(signature.arguments)
+    types = [pointer] * count + [i64] * len(signature.dim_args)
+    entry = Block(arg_types=types)
+    arguments, values = entry.args[:count], entry.args[count:]
+    sizes = dict(zip(signature.dim_args, values, strict=True))
+    for argument, spec in zip(arguments, signature.arguments, strict=True):
+        argument.name_hint = spec.name if spec.name.isidentifier() else None
+    for (index, dim), value in sizes.items():
+        value.name_hint = f"{arguments[index].name_hint or 'arg'}_d{dim}"
+    batched = [index for index, spec in enumerate(signature.arguments) if spec.shape[:1] == (-1,)]
+    first = batched[0]
+    n = sizes[(first, 0)]
+    one = int_constant(1, i64)
+    entry.add_op(one)
     steps: list[int | SSAValue] = []
-    for index, spec in enumerate(row.arguments):
-        if not spec.batch:
+    points: SSAValue = one.result
+    for index, spec in enumerate(signature.arguments):
+        if index not in batched:
             steps.append(0)
             continue
         step: int | SSAValue = _row_bytes(tuple(max(d, 1) for d in spec.shape), spec.dtype)
@@ -626,25 +592,29 @@ def rows_entry(row: FunctionSignature, whole: FunctionSignature) -> llvm.FuncOp:
                 product = llvm.MulOp(step, sizes[(index, dim)])
                 entry.add_op(product)
                 step = product.res
+                if index == first:
+                    product = llvm.MulOp(points, sizes[(index, dim)])
+                    entry.add_op(product)
+                    points = product.res
         steps.append(step)
-    head, body, done = Block(arg_types=[i64]), Block(arg_types=[i64]), Block([llvm.ReturnOp()])
+    several = _compare(n, one.result, llvm.ICmpPredicateFlag.UGT)
+    least = int_constant(min_points, i64)
+    large = _compare(points, least.result, llvm.ICmpPredicateFlag.UGE)
+    by_rows = llvm.AndOp(several.res, large.res)
+    whole, head, body, done = Block(), Block(arg_types=[i64]), Block(arg_types=[i64]), Block()
     zero = int_constant(0, i64)
-    entry.add_ops([zero, llvm.BrOp(head, zero.result)])
+    entry.add_ops([several, least, large, by_rows, zero,
+                   llvm.CondBrOp(by_rows.res, head, [zero.result], whole, [])])
+    callee = f"{signature.name}{BODY_ENTRY_SUFFIX}"
+    whole.add_ops([llvm.CallOp(callee, *arguments, *values), llvm.BrOp(done)])
     more = _compare(head.args[0], n, llvm.ICmpPredicateFlag.ULT)
     head.add_ops([more, llvm.CondBrOp(more.res, body, [head.args[0]], done, [])])
-    _calls(body, f"{row.name}{ROW_ENTRY_SUFFIX}", body.args[0], arguments, steps,
-           [sizes[dim] for dim in row.dim_args])
-    one = int_constant(1, i64)
+    row_sizes = [one.result if dim[1] == 0 and dim[0] in batched else value
+                 for dim, value in sizes.items()]
+    _calls(body, callee, body.args[0], arguments, steps, row_sizes)
     following = llvm.AddOp(body.args[0], one.result)
-    body.add_ops([one, following, llvm.BrOp(head, following.res)])
-    return llvm.FuncOp(
-        row.name, llvm.LLVMFunctionType([pointer] * count + [i64] * len(whole.dim_args),
-                                        llvm.LLVMVoidType()),
-        linkage=llvm.LinkageAttr("external"), body=Region([entry, head, body, done]))
-
-
-def is_row_entry(signature: FunctionSignature) -> bool:
-    """Whether `signature` is that of a row entry over runtime shapes (batched arguments and
-    runtime sizes), which `rows_entry` runs over the batch."""
-    return bool(signature.dim_args) and any(spec.batch and -1 not in spec.shape[:1]
-                                            for spec in signature.arguments)
+    body.add_ops([following, llvm.BrOp(head, following.res)])
+    done.add_op(llvm.ReturnOp())
+    return llvm.FuncOp(signature.name, llvm.LLVMFunctionType(types, llvm.LLVMVoidType()),
+                       linkage=llvm.LinkageAttr("external"),
+                       body=Region([entry, whole, head, body, done]))

@@ -1347,38 +1347,51 @@ func.func @prefetch(%a: memref<16x64xf32>, %i: index, %k: index) {
 
 // -----
 
-// A row entry over runtime shapes (batched arguments of one row, dlc.batch_rows, and runtime
-// sizes, dlc.dim_args: graph-batch-rows on a shape-polymorphic function) becomes
-// @runtime_rows__row, and @runtime_rows runs it on each row of the batch: its signature is
-// the row's with the batch's rows as a runtime size of each batched argument (dim_args
-// [0,0], [1,0], [2,0], the first the batch's n), each row's bytes the row's static elements
-// (8 bytes) times its runtime sizes; the row's shape functions and size checks over the new
-// numbering, the output's rows those of input x, and a check that z has as many.
+// An entry over runtime shapes whose batch's rows it keeps apart (dlc.row_calls, from
+// graph-batch-rows) becomes @runtime_rows__body, and @runtime_rows, of the same signature and
+// metadata, calls it: a batch of more than one row whose row's runtime sizes multiply to at
+// least 64 (x's width) one row a call, on that row of each argument with a runtime leading
+// dim (x and y: 8 bytes times their widths a row; their leading sizes passed as 1) and the
+// whole of m; any other batch in one call.
 
-// CHECK-LABEL: llvm.func @runtime_rows__row(
-// CHECK-SAME:    %x: !llvm.ptr {llvm.noalias}, %z: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}, %x_w: i64, %z_w: i64, %y_w: i64)
+// CHECK-LABEL: llvm.func @runtime_rows__body(
+// CHECK-SAME:    %x: !llvm.ptr {llvm.noalias}, %m: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}, %x_n: i64, %x_w: i64, %m_w: i64, %y_n: i64, %y_w: i64)
 // CHECK-NOT:     dlc.num_outputs
+// CHECK-NOT:     dlc.row_calls
 // CHECK-LABEL: llvm.func @runtime_rows(
-// CHECK-SAME:    %[[X:[0-9]+]]: !llvm.ptr, %[[Z:[0-9]+]]: !llvm.ptr, %[[Y:[0-9]+]]: !llvm.ptr, %[[N:[0-9]+]]: i64, %[[XW:[0-9]+]]: i64, %{{[0-9]+}}: i64, %[[ZW:[0-9]+]]: i64, %{{[0-9]+}}: i64, %[[YW:[0-9]+]]: i64) attributes {dlc.num_outputs = 1 : i64}
+// CHECK-SAME:    %[[X:.*]]: !llvm.ptr, %[[M:.*]]: !llvm.ptr, %[[Y:.*]]: !llvm.ptr, %[[N:.*]]: i64, %[[XW:.*]]: i64, %[[MW:.*]]: i64, %[[YN:.*]]: i64, %[[YW:.*]]: i64) attributes {dlc.num_outputs = 1 : i64}
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    %[[E:.*]] = llvm.mlir.constant(8) : i64
 // CHECK-NEXT:    %[[XS:.*]] = llvm.mul %[[E]], %[[XW]] : i64
-// CHECK:         %[[ZS:.*]] = llvm.mul %{{.*}}, %[[ZW]] : i64
-// CHECK:         %[[YS:.*]] = llvm.mul %{{.*}}, %[[YW]] : i64
-// CHECK:       ^[[HEAD:bb[0-9]+]](%[[I:.*]]: i64):
+// CHECK-NEXT:    %[[P:.*]] = llvm.mul %[[ONE]], %[[XW]] : i64
+// CHECK-NEXT:    %[[E2:.*]] = llvm.mlir.constant(8) : i64
+// CHECK-NEXT:    %[[YS:.*]] = llvm.mul %[[E2]], %[[YW]] : i64
+// CHECK-NEXT:    %[[SEVERAL:.*]] = llvm.icmp "ugt" %[[N]], %[[ONE]] : i64
+// CHECK-NEXT:    %[[LEAST:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:    %[[LARGE:.*]] = llvm.icmp "uge" %[[P]], %[[LEAST]] : i64
+// CHECK-NEXT:    %[[ROWS:.*]] = llvm.and %[[SEVERAL]], %[[LARGE]] : i1
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    llvm.cond_br %[[ROWS]], ^[[HEAD:bb[0-9]+]](%[[ZERO]] : i64), ^[[WHOLE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[WHOLE]]:
+// CHECK-NEXT:    llvm.call @runtime_rows__body(%[[X]], %[[M]], %[[Y]], %[[N]], %[[XW]], %[[MW]], %[[YN]], %[[YW]])
+// CHECK-NEXT:    llvm.br ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:  ^[[HEAD]](%[[I:.*]]: i64):
 // CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "ult" %[[I]], %[[N]] : i64
-// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY:bb[0-9]+]](%[[I]] : i64), ^[[DONE:bb[0-9]+]]
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY:bb[0-9]+]](%[[I]] : i64), ^[[DONE]]
 // CHECK-NEXT:  ^[[BODY]](%[[R:.*]]: i64):
 // CHECK-NEXT:    %[[XO:.*]] = llvm.mul %[[R]], %[[XS]] : i64
 // CHECK-NEXT:    %[[XR:.*]] = llvm.getelementptr inbounds %[[X]]{{\[}}%[[XO]]{{\]}}
-// CHECK:         %[[ZR:.*]] = llvm.getelementptr inbounds %[[Z]]
-// CHECK:         %[[YR:.*]] = llvm.getelementptr inbounds %[[Y]]
-// CHECK-NEXT:    llvm.call @runtime_rows__row(%[[XR]], %[[ZR]], %[[YR]], %[[XW]], %[[ZW]], %[[YW]])
-// CHECK:         llvm.br ^[[HEAD]]
+// CHECK-NEXT:    %[[YO:.*]] = llvm.mul %[[R]], %[[YS]] : i64
+// CHECK-NEXT:    %[[YR:.*]] = llvm.getelementptr inbounds %[[Y]]{{\[}}%[[YO]]{{\]}}
+// CHECK-NEXT:    llvm.call @runtime_rows__body(%[[XR]], %[[M]], %[[YR]], %[[ONE]], %[[XW]], %[[MW]], %[[ONE]], %[[YW]])
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %[[R]], %[[ONE]] : i64
+// CHECK-NEXT:    llvm.br ^[[HEAD]](%[[NEXT]] : i64)
+// CHECK-NEXT:  ^[[DONE]]:
+// CHECK-NEXT:    llvm.return
 // CHECK:       llvm.mlir.global external constant @dlc_metadata
+// CHECK-SAME:    \22name\22:\22runtime_rows\22
 // CHECK-SAME:    {\22name\22:\22x\22,\22shape\22:[-1,2,-1],\22dtype\22:\22float32\22}
-// CHECK-SAME:    {\22name\22:\22y\22,\22shape\22:[-1,2,-1],\22dtype\22:\22float32\22,\22sizes\22:[{\22s\22:0},{\22s\22:1}]}
-// CHECK-SAME:    \22dim_args\22:[[0,0],[0,2],[1,0],[1,2],[2,0],[2,2]]
-// CHECK-SAME:    \22size_checks\22:[[\22eq\22,{\22s\22:1},{\22s\22:3},\22'graph.add' op needs equal sizes\22],[\22eq\22,{\22s\22:2},{\22s\22:0},\22input 'z' dim 0 and input 'x' dim 0 share the dim 'N'\22]]
-func.func @runtime_rows(%x: memref<1x2x?xf32> {onnx.name = "x", dlc.batch_rows = "N"}, %z: memref<1x2x?xf32> {onnx.name = "z", dlc.batch_rows = "N"}, %y: memref<1x2x?xf32> {onnx.name = "y", dlc.batch_rows = "N", dlc.dim_sizes = affine_map<()[s0, s1] -> (s0)>}, %x_w: index, %z_w: index, %y_w: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 3 : i64, dlc.size_checks = [{sizes = affine_map<()[s0, s1] -> (s0, s1)>, kind = "eq", what = "'graph.add' op needs equal sizes"}]} {
+// CHECK-SAME:    \22dim_args\22:[[0,0],[0,2],[1,1],[2,0],[2,2]]
+func.func @runtime_rows(%x: memref<?x2x?xf32> {onnx.name = "x"}, %m: memref<2x?xf32> {onnx.name = "m"}, %y: memref<?x2x?xf32> {onnx.name = "y"}, %x_n: index, %x_w: index, %m_w: index, %y_n: index, %y_w: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 5 : i64, dlc.row_calls = 64 : i64} {
   func.return
 }
