@@ -172,3 +172,53 @@ def test_matmuls_disagreeing_on_a_runtime_batch_dim_are_an_error_naming_the_node
                        match=r"'graph.matmul' op \(node 'batched'\) needs equal sizes along "
                              r"batch dim 0 of its operands, found 2 != 3"):
         executable(a, np.zeros((3, 4, 3), np.float32))
+
+
+def _decoder_embedding(table: int) -> onnx.ModelProto:
+    """A decoder's front as PyTorch exports it: token embeddings of `ids` (N x S), position
+    embeddings at `Range(0, S)` (S from `Shape`), and scores over the sequence masked by the
+    first S rows and columns of a causal mask (`Slice` to S, `Equal`, `Where`), softmaxed."""
+    tokens, positions = _weights((32, WIDTH), (table, WIDTH))
+    mask = np.tril(np.ones((table, table), np.float32))
+    node = helper.make_node
+    const = helper.make_node
+    return model([
+        node("Shape", ["ids"], ["shape"]),
+        const("Constant", [], ["one"], value=helper.make_tensor("", 7, [], [1])),
+        node("Gather", ["shape", "one"], ["s"], axis=0),
+        const("Constant", [], ["zero"], value=helper.make_tensor("", 7, [], [0])),
+        node("Range", ["zero", "s", "one"], ["range"], name="positions"),
+        node("Unsqueeze", ["range", "axes0"], ["pos"]),
+        node("Gather", ["tokens", "ids"], ["te"]),
+        node("Gather", ["positions", "pos"], ["pe"]),
+        node("Add", ["te", "pe"], ["x"]),
+        node("MatMul", ["x", "xt_perm_w"], ["q"]),
+        node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        node("MatMul", ["q", "xt"], ["scores"]),
+        node("Unsqueeze", ["s", "axes0"], ["end"]),
+        node("Slice", ["mask", "zeros", "end", "axes0"], ["rows"], name="mask_rows"),
+        node("Slice", ["rows", "zeros", "end", "axes1"], ["causal"], name="mask_columns"),
+        node("Equal", ["causal", "fzero"], ["masked"]),
+        node("Where", ["masked", "minus_inf", "scores"], ["filled"]),
+        node("Softmax", ["filled"], ["y"], axis=-1),
+    ], [tensor("ids", ["N", "S"], onnx.TensorProto.INT64)], [tensor("y", None)],
+        {"tokens": tokens, "positions": positions, "mask": mask,
+         "xt_perm_w": _weights((WIDTH, WIDTH))[0], "axes0": np.array([0], np.int64),
+         "axes1": np.array([1], np.int64), "zeros": np.array([0], np.int64),
+         "fzero": np.float32(0), "minus_inf": np.float32(-np.inf)})
+
+
+def test_a_decoders_positions_and_causal_mask_over_a_runtime_sequence_compile_once() -> None:
+    """Range from 0 to the runtime sequence is `graph.arange`, the position table's and the
+    causal mask's first S rows are gathers at those positions, Equal and Where run over the
+    runtime dims: one compile matches ONNX Runtime at every length up to the tables'; a
+    longer sequence breaks the size check the positions make (the table's 12 rows), naming
+    the node, where clamped positions would compute garbage."""
+    proto = _decoder_embedding(12)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    for n, s in ((1, 1), (2, 5), (3, 12)):
+        _check(executable, proto, [RNG.integers(0, 32, (n, s)).astype(np.int64)])
+    with pytest.raises(ExecutableError, match=r"'graph.arange' op \(node '(positions|mask_rows)'"
+                                              r"\) needs at most 12 positions .* 12 < 13"):
+        executable(np.zeros((1, 13), np.int64))

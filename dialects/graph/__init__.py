@@ -53,6 +53,7 @@ from dlc.dialects.graph.ops_quant import (
 )
 from dlc.dialects.graph.ops_recurrent import GRUOp, LSTMOp, RNNOp
 from dlc.dialects.graph.ops_tensor import (
+    ArangeOp,
     ArgMaxOp,
     BroadcastToOp,
     CastOp,
@@ -76,7 +77,7 @@ __all__ = [
     "RoundOp", "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
     "fusion_kind",
     # ops_tensor.py
-    "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
+    "ArangeOp", "ArgMaxOp", "BroadcastToOp", "CastOp", "CompareOp", "ConvTranspose2DOp", "GatherOp",
     "PadOp", "ResizeOp", "SliceOp", "TopKOp", "WhereOp",
     # ops_control.py
     "IfOp", "LoopOp",
@@ -139,6 +140,7 @@ Graph = Dialect(
         CompareOp,
         WhereOp,
         GatherOp,
+        ArangeOp,
         SliceOp,
         PadOp,
         BroadcastToOp,

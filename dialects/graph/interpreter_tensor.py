@@ -13,6 +13,7 @@ import numpy as np
 from dlc.dialects.graph.attrs import to_numpy_dtype
 from dlc.dialects.graph.interpreter import InterpreterError, implements
 from dlc.dialects.graph.ops_tensor import (
+    ArangeOp,
     ArgMaxOp,
     BroadcastToOp,
     CastOp,
@@ -68,6 +69,13 @@ def _gather(op: GatherOp, args: list[np.ndarray]) -> np.ndarray:
                                f"[{-dim}, {dim}): {indices.min()} .. {indices.max()}")
     wrapped = np.where(indices < 0, indices + dim, indices).astype(np.int64)
     return np.take(x, wrapped, axis=axis)
+
+
+@implements(ArangeOp)
+def _arange(op: ArangeOp, args: list[np.ndarray]) -> np.ndarray:
+    (like,) = args
+    dtype = to_numpy_dtype(op.result.type.get_element_type())
+    return np.arange(like.shape[op.normalized_axis()], dtype=dtype)
 
 
 @implements(SliceOp)

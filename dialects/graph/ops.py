@@ -1839,7 +1839,9 @@ class ReshapeOp(GraphOp):
     has one -1 per dynamic dim of the operand, in the same order, each that dim, and the
     static dims between two of them regroup static dims of the operand between the same two
     (`dynamic_reshape_segments`: a channel shuffle's `?x116x?x?` to `shape = [-1, 2, 58, -1,
-    -1]` is `?x2x58x?x?`).
+    -1]` is `?x2x58x?x?`). A dynamic leading dim kept but not first (`?` to `shape = [1, -1]`:
+    runtime positions given a unit batch) is such a runtime dim; the ONNX importer's dynamic
+    batch refuses a node that moves its batch so.
 
     Example:
         %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
@@ -1868,7 +1870,9 @@ class ReshapeOp(GraphOp):
     def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
         """The input element type with `shape` (its -1 resolved)."""
         x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
-        if any(dim < 0 for dim in x_type.get_shape()[1:]):
+        runtime_leading = has_dynamic_leading_dim(x_type) and shape[:1] != [-1] and list(
+            shape).count(-1) == 1 and dynamic_reshape_segments(x_type.get_shape(), shape)
+        if any(dim < 0 for dim in x_type.get_shape()[1:]) or runtime_leading:
             if dynamic_reshape_segments(x_type.get_shape(), shape) is None:
                 raise op_error(
                     cls.name,

@@ -51,6 +51,7 @@ from xdsl.irdl import (
     attr_def,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_operand_def,
     result_def,
     traits_def,
@@ -151,6 +152,7 @@ class CompareOp(GraphOp):
     name = "graph.compare"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -171,8 +173,8 @@ class CompareOp(GraphOp):
     def infer_type(cls, lhs: Attribute, rhs: Attribute, predicate: str) -> TensorType:
         """The broadcast shape of the operands, of `i1`."""
         _require_choice(cls.name, "predicate", predicate, COMPARE_PREDICATES)
-        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
-        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, any_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, any_dynamic=True)
         _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         if shape is None:
@@ -204,6 +206,7 @@ class WhereOp(GraphOp):
     name = "graph.where"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     condition = operand_def(TensorType)
     lhs = operand_def(TensorType)
@@ -223,11 +226,11 @@ class WhereOp(GraphOp):
     @classmethod
     def infer_type(cls, condition: Attribute, lhs: Attribute, rhs: Attribute) -> TensorType:
         """The broadcast shape of the three operands, with the element type of lhs and rhs."""
-        cond_type = _tensor(cls.name, "the condition", condition, leading_dynamic=True)
+        cond_type = _tensor(cls.name, "the condition", condition, any_dynamic=True)
         if cond_type.get_element_type() != _I1:
             raise op_error(cls.name, f"expected an i1 condition, found {condition}")
-        lhs_type = _tensor(cls.name, "the lhs", lhs, leading_dynamic=True)
-        rhs_type = _tensor(cls.name, "the rhs", rhs, leading_dynamic=True)
+        lhs_type = _tensor(cls.name, "the lhs", lhs, any_dynamic=True)
+        rhs_type = _tensor(cls.name, "the rhs", rhs, any_dynamic=True)
         element_type = _same_element_type(cls.name, [lhs_type, rhs_type])
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         shape = None if shape is None else broadcast_shapes(cond_type.get_shape(), shape)
@@ -253,7 +256,9 @@ class GatherOp(GraphOp):
     Semantics: `result[i..., j..., k...] = x[i..., indices[j...], k...]` with `i` the axes
     before `axis` and `k` those after; the result shape is
     `x.shape[:axis] + indices.shape + x.shape[axis+1:]`. A negative index counts from the end;
-    an index outside [-dim, dim) is undefined. `indices` has an integer element type.
+    an index outside [-dim, dim) is undefined. `indices` has an integer element type. Any dim
+    but the gathered axis may be dynamic (shape-polymorphic: an embedding lookup of a runtime
+    sequence's tokens, a causal mask's rows at `graph.arange` positions).
 
     Example:
         %r = graph.gather %x, %i {axis = 1 : i64}
@@ -263,6 +268,7 @@ class GatherOp(GraphOp):
     name = "graph.gather"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -285,15 +291,14 @@ class GatherOp(GraphOp):
         dynamic batch, either `x` is batched and gathered along another axis, or the indices
         are batched and `x` is gathered along its axis 0 (an embedding lookup): each row of
         the result comes from the same row of the batched operand."""
-        x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
-        indices_type = _tensor(cls.name, "the indices", indices, leading_dynamic=True)
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
+        indices_type = _tensor(cls.name, "the indices", indices, any_dynamic=True)
         _require_integer(cls.name, "indices", indices_type)
         shape = x_type.get_shape()
         axis = _normalize_axis(cls.name, axis, len(shape))
         _require_static_axis(cls.name, "the gathered axis", x_type, axis)
-        return _tensor(cls.name, "the result", TensorType(
-            x_type.get_element_type(),
-            [*shape[:axis], *indices_type.get_shape(), *shape[axis + 1:]]), leading_dynamic=True)
+        return TensorType(x_type.get_element_type(),
+                          [*shape[:axis], *indices_type.get_shape(), *shape[axis + 1:]])
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.x.type, self.indices.type, self.axis_value())
@@ -305,6 +310,68 @@ class GatherOp(GraphOp):
     def normalized_axis(self) -> int:
         """The axis in [0, rank)."""
         return _normalize_axis(self.name, self.axis_value(), self.x.type.get_num_dims())
+
+
+@with_fusion_kind(FusionKind.INJECTIVE)
+@irdl_op_definition
+class ArangeOp(GraphOp):
+    """The positions along one dim of another value: 0, 1, ..., n - 1 (ONNX Range from 0 by 1
+    to a runtime size: a transformer's positions over its runtime sequence).
+
+    Semantics: `result[i] = i` in the result's element type (an integer or a float), for i
+    below `like.shape[axis]`; only the size of `like` is read, never its elements. With
+    `bound`, that size must be at most `bound` (a size check of the compiled function: the
+    positions index an axis of that size, a position table's or a mask's).
+
+    Example:
+        %p = graph.arange %tokens {axis = 1 : i64, bound = 256 : i64}
+            : (tensor<?x?xi64>) -> tensor<?xi64>
+    """
+
+    name = "graph.arange"
+
+    DYNAMIC_DIMS: ClassVar[bool] = True
+
+    like = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = attr_def(IntegerAttr[I64])
+    bound = opt_attr_def(IntegerAttr[I64])
+
+    traits = traits_def(Pure())
+    assembly_format = "$like attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, like: SSAValue | Operation, axis: int, element_type: Attribute = i64
+                 ) -> None:
+        result = self.infer_type(SSAValue.get(like).type, axis, element_type)
+        super().__init__(operands=[like], result_types=[result],
+                         attributes={"axis": i64_attr(axis)})
+
+    @classmethod
+    def infer_type(cls, like: Attribute, axis: int, element_type: Attribute) -> TensorType:
+        """A 1-D tensor of `element_type` as long as dim `axis` of `like`."""
+        like_type = _tensor(cls.name, "the operand", like, any_dynamic=True)
+        axis = _normalize_axis(cls.name, axis, like_type.get_num_dims())
+        if not (isinstance(element_type, IntegerType) or is_float_type(element_type)):
+            raise op_error(cls.name, f"expected an integer or float result, found "
+                                     f"{element_type}")
+        return TensorType(element_type, [like_type.get_shape()[axis]])
+
+    def inferred_result_type(self) -> TensorType:
+        return self.infer_type(self.like.type, self.axis.value.data,
+                               self.result.type.get_element_type())
+
+    def normalized_axis(self) -> int:
+        """The dim of `like` whose size the result has, in [0, rank)."""
+        return _normalize_axis(self.name, self.axis.value.data, self.like.type.get_num_dims())
+
+    def bound_value(self) -> int | None:
+        """The most positions there may be (None: any count)."""
+        return None if self.bound is None else self.bound.value.data
+
+    def limit_bound(self, bound: int) -> None:
+        """At most `bound` positions (the least of this and any bound set before)."""
+        known = self.bound_value()
+        self.bound = i64_attr(bound if known is None else min(known, bound))
 
 
 @with_fusion_kind(FusionKind.INJECTIVE)

@@ -240,7 +240,8 @@ ELEMENTWISE_OPS = frozenset({
 """The elementwise and broadcasting ONNX ops that runtime dims flow through (the importer's
 `SHAPE_POLYMORPHIC_OPS` among them)."""
 
-SAME_DIMS_OPS = ELEMENTWISE_OPS | {"BatchNormalization"}
+SAME_DIMS_OPS = ELEMENTWISE_OPS | {"BatchNormalization", "LayerNormalization",
+                                   "InstanceNormalization", "Softmax", "LogSoftmax", "Gelu"}
 """The ops whose result's runtime dims are their operands' (broadcast, right-aligned)."""
 
 BATCH_ONLY_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
@@ -248,12 +249,33 @@ BATCH_ONLY_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool
 """The ops whose result keeps only its operand's leading dim (the batch)."""
 
 
+def _two_operand_symbols(op_type: str, first: tuple[Symbol | None, ...],
+                         second: tuple[Symbol | None, ...], rank: int, axis: int
+                         ) -> list[Symbol | None]:
+    """The symbols of a Gather's result (the data's dims around the indices') or a MatMul's
+    (the batch dims, right-aligned, the lhs's rows, the rhs's columns)."""
+    if op_type == "Gather":
+        axis %= max(len(first), 1)
+        return [*first[:axis], *second, *first[axis + 1:]]
+    if rank < 2:
+        return [None] * rank
+    batch: list[Symbol | None] = [None] * (rank - 2)
+    for known in (first[:-2], second[:-2]):
+        for at, symbol in enumerate(known):
+            position = len(batch) - len(known) + at
+            batch[position] = batch[position] or symbol
+    return [*batch, first[-2] if len(first) >= 2 else None,
+            second[-1] if len(second) >= 2 else None]
+
+
 def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
                   shapes: dict[str, tuple[int, ...]]) -> None:
     """Records in `symbols` the symbols of the runtime dims of `node`'s results that equal
     runtime dims of its operands (`shapes`: the types' shapes of both, by name): see
-    `SAME_DIMS_OPS`, `BATCH_ONLY_OPS`, and Transpose, Slice, Split, Concat, Reshape. A dim no
-    rule gives gets a fresh symbol when it is first asked for."""
+    `SAME_DIMS_OPS`, `BATCH_ONLY_OPS`, and Transpose, Slice, Split, Concat, Reshape, Unsqueeze,
+    Squeeze, Gather (the data's dims around the indices'), MatMul (the batch dims, the lhs's
+    rows, the rhs's columns). A dim no rule gives gets a fresh symbol when it is first asked
+    for."""
     import onnx
 
     assert isinstance(node, onnx.NodeProto)
@@ -281,9 +303,13 @@ def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
         elif node.op_type in ("Slice", "Split", "Concat") and len(first) == len(shape):
             carried = [symbol if dim < 0 else None for symbol, dim in zip(first, shape,
                                                                           strict=True)]
-        elif node.op_type == "Reshape":
+        elif node.op_type in ("Reshape", "Unsqueeze", "Squeeze"):
             kept = iter([symbol for symbol in first if symbol is not None])
             carried = [next(kept, None) if dim < 0 else None for dim in shape]
+        elif node.op_type in ("Gather", "MatMul") and len(inputs) == 2:
+            second = symbols.get(inputs[1]) or (None,) * len(shapes[inputs[1]])
+            carried = _two_operand_symbols(node.op_type, first, second, len(shape),
+                                           int(attrs.get("axis", 0)))
         elif node.op_type in BATCH_ONLY_OPS and shape and shape[0] < 0:
             carried[0] = first[0]
         if any(symbol is not None for symbol in carried):

@@ -23,9 +23,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 from dlc.dialects.contracts import DIM_SYMBOLS_ATTR, ONNX_NAME_ATTR
-from dlc.dialects.dim_symbols import has_dynamic_leading_dim, symbols_attr, verify_dim_symbols
+from dlc.dialects.dim_symbols import (
+    has_dynamic_leading_dim,
+    has_runtime_extent,
+    symbols_attr,
+    verify_dim_symbols,
+)
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
+from dlc.dialects.graph.ops import ReshapeOp
+from dlc.dialects.graph.ops_tensor import ArangeOp, GatherOp
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.batch_shape import (
     ELEMENTWISE_OPS,
@@ -131,6 +138,10 @@ SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadca
     "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Gelu",
     # an index along a static axis at each point of runtime others (a segmentation map)
     "ArgMax",
+    # a table's rows at runtime positions (an embedding of a runtime sequence's tokens), the
+    # positions themselves (Range from 0 by 1 to a runtime size: `graph.arange`), and unit
+    # dims added or removed around runtime ones
+    "Gather", "Range", "Unsqueeze", "Squeeze",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute
@@ -621,17 +632,10 @@ class _Importer:
         if batched is not None:
             self._check_batch_polymorphic(node, scope, batched, opset)
         elif self.dynamic_shapes:
-            folded = self._fold_runtime_shape(node, scope, opset)
-            if folded is not None:
-                self._record(scope, node, [folded])
+            checked = self._check_shape_polymorphic(node, scope, opset, given)
+            if checked is None:
                 return
-            node = self._with_runtime_target(node, scope, opset)
-            batched = self._dynamic_input(scope, given)
-            allowed = SHAPE_POLYMORPHIC_OPS if batched is None or self._dynamic_input(
-                scope, given, after_leading=True) else SHAPE_POLYMORPHIC_OPS | BATCH_POLYMORPHIC_OPS
-            if batched is not None and not (node.op_type in allowed
-                                            and node.domain in _DEFAULT_DOMAINS):
-                raise self._not_shape_polymorphic(node, scope, batched, opset)
+            node, batched = checked
         try:
             if converter.fold_constant_inputs and not to_batch and all(
                     scope.entry(n).array is not None for n in given):
@@ -651,6 +655,10 @@ class _Importer:
         except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise OnnxImportError(f"{describe_node(node, opset)}: internal error in dlc's "
                                   f"converter: {type(e).__name__}: {e}") from None
+        if batched is not None and not self.dynamic_shapes and any(
+                has_runtime_extent(out.type) for out in outputs if isinstance(out, SSAValue)):
+            raise self._not_batch_polymorphic(node, scope, batched, opset,
+                                              "its result's batch would not be its leading dim")
         self._record(scope, node, outputs)
         if self.dynamic_shapes:
             carry_symbols(node, scope.symbols, {
@@ -717,6 +725,115 @@ class _Importer:
                 "moved into a Reshape's target, each kept, are they taken): compile it for "
                 "static shapes", symbolic[0])
         return folded
+
+    def _check_shape_polymorphic(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int,
+                                 given: list[str]) -> tuple[onnx.NodeProto, str | None] | None:
+        """`node` over runtime shapes (`dynamic_shapes`): None when it was converted here
+        (positions up to a runtime size: `_runtime_positions`) or folded on runtime sizes
+        (`_fold_runtime_shape`); else the node to convert (a Reshape's target resolved) and
+        the input with runtime dims it reads (None: none), which its op must take
+        (`SHAPE_POLYMORPHIC_OPS`; a `DynamicInputError` otherwise)."""
+        sized = self._runtime_positions(node, scope, opset)
+        if sized is not None:
+            self._record(scope, node, sized)
+            return None
+        folded = self._fold_runtime_shape(node, scope, opset)
+        if folded is not None:
+            self._record(scope, node, [folded])
+            return None
+        node = self._with_runtime_target(node, scope, opset)
+        batched = self._dynamic_input(scope, given)
+        allowed = SHAPE_POLYMORPHIC_OPS if batched is None or self._dynamic_input(
+            scope, given, after_leading=True) else SHAPE_POLYMORPHIC_OPS | BATCH_POLYMORPHIC_OPS
+        if batched is not None and not (node.op_type in allowed
+                                        and node.domain in _DEFAULT_DOMAINS):
+            raise self._not_shape_polymorphic(node, scope, batched, opset)
+        return node, batched
+
+    def _sized_by(self, scope: _FunctionScope, symbol: object) -> tuple[SSAValue, int] | None:
+        """A value one of whose dims is the runtime size `symbol`, and that dim."""
+        for name, dims in scope.symbols.items():
+            if symbol in dims and name in scope.entries and scope.entry(name).array is None:
+                return scope.value(name), dims.index(symbol)
+        return None
+
+    def _runtime_positions(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                           ) -> list[ConvertedValue] | None:
+        """`node` over positions up to a runtime size (`dynamic_shapes`): a Range from 0 by 1
+        to a symbol is `graph.arange` along a dim of that size (a transformer's positions);
+        a Slice of a value without symbols from 0 by 1 to symbols, on the axes they end, is
+        a `graph.gather` of it at such positions along each (a causal mask's first S rows
+        and columns: the gather reads inside the axis where its size checks hold). None for
+        any other node."""
+        arrays = [scope.array(name) if name else None for name in node.input]
+        context = NodeContext(node, opset, scope)
+        if node.op_type == "Gather" and len(node.input) == 2 and arrays[1] is None:
+            self._bound_positions(scope, node, opset)
+            return None
+        if node.op_type == "Range" and len(arrays) == 3 and all(a is not None for a in arrays):
+            start, limit, delta = (np.asarray(a).reshape(-1) for a in arrays)  # type: ignore[arg-type]
+            scope.inserted = []
+            if not (start.size == limit.size == delta.size == 1 and has_batch(limit)
+                    and not has_batch(start) and not has_batch(delta)
+                    and start[0] == 0 and delta[0] == 1):
+                return None
+            sized = self._sized_by(scope, limit[0])
+            if sized is None:
+                return None
+            scope.symbols[node.output[0]] = (limit[0],)
+            return self._emitted(scope, [context.emit(
+                ArangeOp(sized[0], sized[1], from_numpy_dtype(start.dtype)))])
+        if node.op_type != "Slice" or len(arrays) < 3 or not node.input[0] or \
+                has_batch(arrays[0]) or not has_batch(arrays[2]):
+            return None
+        if any(a is None or has_batch(a) for a in (arrays[1], *arrays[3:5])):
+            return None
+        starts, ends = np.asarray(arrays[1]).reshape(-1), np.asarray(arrays[2]).reshape(-1)
+        rank = len(scope.type_of(node.input[0]).get_shape())
+        axes = (np.asarray(arrays[3]).reshape(-1) if len(arrays) > 3 and arrays[3] is not None
+                else np.arange(len(ends)))
+        steps = (np.asarray(arrays[4]).reshape(-1) if len(arrays) > 4 and arrays[4] is not None
+                 else np.ones(len(ends), np.int64))
+        if not (len(starts) == len(ends) == len(axes) == len(steps)) or any(
+                int(v) != 0 for v in starts) or any(int(v) != 1 for v in steps):
+            return None
+        sizes = [self._sized_by(scope, end) if isinstance(end, Symbol) else None
+                 for end in ends]
+        if any(sized is None for sized in sizes) or len({int(a) % rank for a in axes}) < len(axes):
+            return None
+        value = context.input(0)
+        symbols = list(scope.symbols.get(node.input[0], (None,) * rank))
+        scope.inserted = []
+        data = scope.type_of(node.input[0]).get_shape()
+        for axis, end, sized in zip(axes, ends, sizes, strict=True):
+            assert sized is not None
+            positions = context.emit(ArangeOp(*sized))
+            if data[int(axis) % rank] >= 0:
+                positions.owner.limit_bound(data[int(axis) % rank])  # type: ignore[union-attr]
+            value = context.emit(GatherOp(value, positions, int(axis) % rank))
+            symbols[int(axis) % rank] = end
+        scope.symbols[node.output[0]] = tuple(symbols)
+        return self._emitted(scope, [value])
+
+    @staticmethod
+    def _bound_positions(scope: _FunctionScope, node: onnx.NodeProto, opset: int) -> None:
+        """A Gather at `graph.arange` positions (through reshapes) bounds them by the size of
+        its axis (`ArangeOp.bound`): a sequence longer than a position table is a size check
+        that fails, not positions clamped into the table."""
+        indices = scope.value(node.input[1])
+        while isinstance(indices.owner, ReshapeOp):
+            indices = indices.owner.x
+        data = scope.type_of(node.input[0]).get_shape()
+        axis = int(_attributes(node).get("axis", 0)) % max(len(data), 1)
+        if isinstance(indices.owner, ArangeOp) and data and data[axis] >= 0:
+            indices.owner.limit_bound(data[axis])
+
+    @staticmethod
+    def _emitted(scope: _FunctionScope, outputs: list[ConvertedValue]) -> list[ConvertedValue]:
+        """`outputs` of ops just inserted into `scope`, which are verified."""
+        for op in scope.inserted:
+            op.verify()
+        return outputs
 
     def _with_runtime_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                              ) -> onnx.NodeProto:

@@ -235,6 +235,24 @@ def extents_of(builder: Builder, value: SSAValue) -> list[Extent]:
             for axis, dim in enumerate(shape_of(value))]
 
 
+def broadcast_extents(builder: Builder, operands: Sequence[SSAValue], result: SSAValue
+                      ) -> list[Extent]:
+    """The size of each dim of a broadcasting op's `result`: static ones as ints, a dynamic
+    one the runtime size of the first operand dynamic there, the operands aligned from the
+    right (NumPy's broadcast: a causal mask's `S x S` against scores' `N x S x S`)."""
+    rank = tensor_type(result).get_num_dims()
+    extents: list[Extent] = list(shape_of(result))
+    for dim, size in enumerate(shape_of(result)):
+        if size >= 0:
+            continue
+        for value in operands:
+            at = dim - (rank - tensor_type(value).get_num_dims())
+            if at >= 0 and shape_of(value)[at] < 0:
+                extents[dim] = dim_size(builder, value, at)
+                break
+    return extents
+
+
 def extent_affine(b: Builder, extent: Extent, offset: int, scale: int = 1) -> Extent:
     """`extent * scale + offset`: an int for a static extent, index arithmetic otherwise."""
     if isinstance(extent, int):

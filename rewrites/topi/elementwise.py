@@ -34,6 +34,7 @@ from dlc.dialects.graph.ops import (
 )
 from dlc.rewrites.topi.common import (
     binary,
+    broadcast_extents,
     broadcast_read,
     check_element_type,
     constant,
@@ -88,7 +89,8 @@ def broadcast_binary(
         rhs = broadcast_read(b, op.rhs, i, out_shape)
         return binary(b, kind, lhs, rhs)
 
-    return emit_compute(builder, op, kind, result_type, body, tag=INJECTIVE)
+    return emit_compute(builder, op, kind, result_type, body, tag=INJECTIVE,
+                        extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
 
 
 # ---------------------------------------------------------------------------------------------

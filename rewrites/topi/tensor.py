@@ -10,6 +10,7 @@ leaves its tensor.
 from __future__ import annotations
 
 from dlc.dialects.graph.ops_tensor import (
+    ArangeOp,
     BroadcastToOp,
     CastOp,
     CompareOp,
@@ -20,6 +21,7 @@ from dlc.dialects.graph.ops_tensor import (
 )
 from dlc.rewrites.topi.common import (
     affine,
+    broadcast_extents,
     broadcast_read,
     check_element_type,
     clamp_index,
@@ -33,6 +35,8 @@ from dlc.rewrites.topi.common import (
     is_unsigned,
     read,
     remainder_index,
+    require_equal_dims,
+    require_sizes,
     scalar_attr,
     shape_of,
     tensor_type,
@@ -42,7 +46,7 @@ from dlc.rewrites.topi.nn import PAD_TAG
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType, i64
 from xdsl.ir import Attribute, SSAValue
 
 # ---------------------------------------------------------------------------------------------
@@ -110,6 +114,7 @@ def compare(op: CompareOp, builder: Builder) -> SSAValue:
     check_element_type(op, element_type)
     predicate = op.predicate_value()
     out_shape = shape_of(op.result)
+    require_equal_dims(builder, op, [op.lhs, op.rhs])
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         lhs = broadcast_read(b, op.lhs, i, out_shape)
@@ -120,7 +125,8 @@ def compare(op: CompareOp, builder: Builder) -> SSAValue:
         table = _UNSIGNED_PREDICATES if unsigned else _SIGNED_PREDICATES
         return b.insert(arith.CmpiOp(lhs, rhs, table[predicate])).result
 
-    return emit_compute(builder, op, "compare", tensor_type(op.result), body, tag=INJECTIVE)
+    return emit_compute(builder, op, "compare", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
 
 
 @compute_definition(WhereOp)
@@ -128,6 +134,7 @@ def where(op: WhereOp, builder: Builder) -> SSAValue:
     """`out[i...] = condition[bcast(i)] ? lhs[bcast(i)] : rhs[bcast(i)]`."""
     check_element_type(op, tensor_type(op.result).get_element_type())
     out_shape = shape_of(op.result)
+    require_equal_dims(builder, op, [op.condition, op.lhs, op.rhs])
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         condition = broadcast_read(b, op.condition, i, out_shape)
@@ -135,7 +142,9 @@ def where(op: WhereOp, builder: Builder) -> SSAValue:
         rhs = broadcast_read(b, op.rhs, i, out_shape)
         return b.insert(arith.SelectOp(condition, lhs, rhs)).result
 
-    return emit_compute(builder, op, "where", tensor_type(op.result), body, tag=INJECTIVE)
+    operands = [op.condition, op.lhs, op.rhs]
+    return emit_compute(builder, op, "where", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=broadcast_extents(builder, operands, op.result))
 
 
 @compute_definition(BroadcastToOp)
@@ -175,7 +184,30 @@ def gather(op: GatherOp, builder: Builder) -> SSAValue:
         position = clamp_index(b, position, dim)
         return read(b, op.x, [*i[:axis], position, *i[axis + index_rank :]])
 
-    return emit_compute(builder, op, "gather", tensor_type(op.result), body, tag=INJECTIVE)
+    x_extents = extents_of(builder, op.x)
+    extents = [*x_extents[:axis], *extents_of(builder, op.indices), *x_extents[axis + 1:]]
+    return emit_compute(builder, op, "gather", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=extents)
+
+
+@compute_definition(ArangeOp)
+def arange(op: ArangeOp, builder: Builder) -> SSAValue:
+    """`out[i] = i` in the result's element type, over the extent of `like`'s dim."""
+    target = tensor_type(op.result).get_element_type()
+    check_element_type(op, target)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        position = b.insert(arith.IndexCastOp(i[0], i64)).result
+        return convert(b, position, target)
+
+    extent = extents_of(builder, op.like)[op.normalized_axis()]
+    bound = op.bound_value()
+    if bound is not None:
+        require_sizes(builder, op, "ge", bound, extent,
+                      f"needs at most {bound} positions (dim {op.normalized_axis()} of its "
+                      "operand): they index an axis of that size")
+    return emit_compute(builder, op, "arange", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=[extent])
 
 
 @compute_definition(SliceOp)

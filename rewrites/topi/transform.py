@@ -126,8 +126,9 @@ def reshape_indices(
 def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     label = "reshape" if isinstance(op, ReshapeOp) else "flatten"
-    if any(dim < 0 for dim in in_shape[1:]):
-        return _dynamic_reshape(builder, op, label)
+    if any(dim < 0 for dim in in_shape[1:]) or (
+            in_shape and in_shape[0] < 0 and (not out_shape or out_shape[0] >= 0)):
+        return _dynamic_reshape(builder, op, label)  # runtime dims, kept (one not first)
 
     element_type = tensor_type(op.result).get_element_type()
 

@@ -822,3 +822,32 @@ func.func @rnn_reverse(%x: tensor<3x1x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<
   %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "reverse", hidden_size = 4 : i64, activations = ["relu"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<3x1x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<1x8xf32>, tensor<1x1x4xf32>) -> (tensor<3x1x1x4xf32>, tensor<1x1x4xf32>)
   func.return %y, %yh : tensor<3x1x1x4xf32>, tensor<1x1x4xf32>
 }
+
+// -----
+
+// Positions up to a runtime size: `graph.arange` is a compute over the size of its operand's
+// dim, its bound a size check (8 >= S); the gathers at those positions take their sizes from
+// the positions; a broadcasting where whose condition has fewer dims sizes each dim from the
+// first operand dynamic there, aligned from the right (the scores' batch, then the mask's
+// rows and columns), and checks that the others agree.
+
+// CHECK-LABEL: func.func @runtime_positions
+// CHECK-SAME:    dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2, s3, s4] -> (8, s1)>, kind = "ge", what = "'graph.arange' op needs at most 8 positions (dim 1 of its operand): they index an axis of that size"}, {sizes = affine_map<()[s0, s1, s2, s3, s4] -> (s3, s1)>, kind = "eq"
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[S:.*]] = tensor.dim %ids, %[[ONE]] : tensor<?x?xi64>
+// CHECK:         %p = tensor_expr.compute "arange" tag "injective" sizes(%[[S]]) -> tensor<?xi64>
+// CHECK:           arith.index_cast %{{.*}} : index to i64
+// CHECK:         tensor_expr.compute "gather" tag "injective" sizes(%[[S]]) -> tensor<?x8xf32>
+// CHECK:         tensor_expr.compute "gather" tag "injective" sizes(%[[S]], %[[S]]) -> tensor<?x?xf32>
+// CHECK:         tensor_expr.compute "compare" tag "injective" sizes(%[[S]], %[[S]]) -> tensor<?x?xi1>
+// CHECK:         %[[N:.*]] = tensor.dim %scores, %{{.*}} : tensor<?x?x?xf32>
+// CHECK:         tensor_expr.compute "where" tag "injective" sizes(%[[N]], %[[S]], %[[S]]) -> tensor<?x?x?xf32>
+func.func @runtime_positions(%ids: tensor<?x?xi64>, %mask: tensor<8x8xf32>, %scores: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %p = graph.arange %ids {axis = 1 : i64, bound = 8 : i64} : (tensor<?x?xi64>) -> tensor<?xi64>
+  %rows = graph.gather %mask, %p {axis = 0 : i64} : (tensor<8x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %m = graph.gather %rows, %p {axis = 1 : i64} : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %c = graph.compare %m, %zero {predicate = "eq"} : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi1>
+  %w = graph.where %c, %zero, %scores : (tensor<?x?xi1>, tensor<f32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  func.return %w : tensor<?x?x?xf32>
+}

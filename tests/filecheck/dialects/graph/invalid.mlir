@@ -60,9 +60,17 @@ func.func @negative_gather_along_the_dynamic_batch(%a: tensor<?x3xf32>, %i: tens
 
 // -----
 
-func.func @negative_gather_of_batched_indices_along_another_axis(%a: tensor<4x3xf32>, %i: tensor<?x2xi64>) {
-  // CHECK: 'graph.gather' op expected the result to have a static shape after its leading dim, found tensor<4x?x2xf32>
-  %r = graph.gather %a, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<?x2xi64>) -> tensor<4x?x2xf32>
+func.func @negative_arange_length(%t: tensor<?x5xi64>) {
+  // CHECK: 'graph.arange' op expected result type tensor<5xi64>, found tensor<?xi64>
+  %r = graph.arange %t {axis = 1 : i64} : (tensor<?x5xi64>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @negative_arange_element_type(%t: tensor<?x5xi64>) {
+  // CHECK: 'graph.arange' op expected an integer or float result, found index
+  %r = graph.arange %t {axis = 0 : i64} : (tensor<?x5xi64>) -> tensor<?xindex>
   func.return
 }
 

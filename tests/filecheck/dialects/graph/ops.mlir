@@ -488,6 +488,37 @@ func.func @gather(%x: tensor<2x5xf32>, %i: tensor<3xi64>) -> tensor<2x3xf32> {
   func.return %r : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @arange
+func.func @arange(%tokens: tensor<?x?xi64>) -> tensor<?xi64> {
+  %p = graph.arange %tokens {axis = 1 : i64, bound = 256 : i64}
+      : (tensor<?x?xi64>) -> tensor<?xi64>
+  // CHECK-NEXT: %p = graph.arange %tokens {axis = 1 : i64, bound = 256 : i64} : (tensor<?x?xi64>) -> tensor<?xi64>
+  func.return %p : tensor<?xi64>
+}
+
+// The ops of a transformer over a runtime sequence: an embedding of its tokens and of their
+// positions (`graph.arange`, a unit batch put before it by a reshape), a causal mask's first
+// rows and columns at those positions, compared and selected over the runtime dims.
+
+// CHECK-LABEL: func.func @runtime_sequence_ops
+func.func @runtime_sequence_ops(%tokens: tensor<?x?xi64>, %table: tensor<16x4xf32>, %mask: tensor<8x8xf32>, %scores: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %e = graph.gather %table, %tokens : (tensor<16x4xf32>, tensor<?x?xi64>) -> tensor<?x?x4xf32>
+  // CHECK: graph.gather {{.*}} -> tensor<?x?x4xf32>
+  %p = graph.arange %tokens {axis = 1 : i64, bound = 8 : i64} : (tensor<?x?xi64>) -> tensor<?xi64>
+  %u = graph.reshape %p {shape = array<i64: 1, -1>} : (tensor<?xi64>) -> tensor<1x?xi64>
+  // CHECK: graph.reshape {{.*}} -> tensor<1x?xi64>
+  %pe = graph.gather %table, %u : (tensor<16x4xf32>, tensor<1x?xi64>) -> tensor<1x?x4xf32>
+  %rows = graph.gather %mask, %p {axis = 0 : i64} : (tensor<8x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  %m = graph.gather %rows, %p {axis = 1 : i64} : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  // CHECK: graph.gather {{.*}} -> tensor<?x?xf32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %c = graph.compare %m, %zero {predicate = "eq"} : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi1>
+  // CHECK: graph.compare {{.*}} -> tensor<?x?xi1>
+  %w = graph.where %c, %zero, %scores : (tensor<?x?xi1>, tensor<f32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  // CHECK: graph.where {{.*}} -> tensor<?x?x?xf32>
+  func.return %w : tensor<?x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @slice
 func.func @slice(%x: tensor<4x5xf32>) -> tensor<2x3xf32> {
   %r = graph.slice %x
