@@ -549,13 +549,30 @@ def _runtime_reduction(root: ForOp, config: CpuConfig) -> bool:
     stores = [op for op in accesses_in(body_ops(spatial[-1])) if isinstance(op, StoreOp)]
     if not stores:
         return False
-    chunks = _channels_last_kernel(nest, spatial, config.lanes(stores[0].value.type), config) \
+    lanes = config.lanes(stores[0].value.type)
+    if nest.alloc is None and _vectorizable(spatial[-1]) and _channels_fit(nest, spatial, lanes):
+        nest = _accumulate_locally(nest, runtime_reduction=True)  # a matmul into its output
+        spatial = list(nest.spatial)
+    chunks = _channels_last_kernel(nest, spatial, lanes, config) \
         if _vectorizable(spatial[-1]) else None
     if chunks is None:
         return _plane_sum(nest, spatial, config)
     if config.parallel:
         _parallel_channels_last(spatial, chunks, config)
     return True
+
+
+def _channels_fit(nest: Reduction, spatial: list[ForOp], lanes: int) -> bool:
+    """Whether `_channels_last_kernel` takes the shape of `nest` (a static innermost spatial
+    loop in whole chunks inside a runtime row) but for its accumulator: attention's `p @ v`
+    over a runtime sequence (64 channels of a head for each of the sequence's rows, reduced
+    over the runtime sequence) accumulating into its output."""
+    if len(spatial) < 2:
+        return False
+    inner, row = spatial[-1], spatial[-2]
+    trip = inner.trip_count()
+    return trip is not None and row.trip_count() is None and _channel_chunk(
+        trip, lanes, _shares_input(nest, inner, row)) is not None
 
 
 def _plane_sum(nest: Reduction, spatial: list[ForOp], config: CpuConfig) -> bool:
@@ -918,7 +935,7 @@ def _partition_guards(loop: ForOp) -> ForOp | None:
     return interior
 
 
-def _accumulate_locally(nest: Reduction) -> Reduction:
+def _accumulate_locally(nest: Reduction, runtime_reduction: bool = False) -> Reduction:
     """A reduction that accumulates into its output (no fused epilogue) made to accumulate
     into a local of one element, stored into the output by an epilogue block after the
     reduction loops (TVM's `cache_write` into registers): the vector loops then widen it into
@@ -958,7 +975,8 @@ def _accumulate_locally(nest: Reduction) -> Reduction:
     last = nest.reduction[0] if nest.reduction else nest.update
     body.insert_op_after(write, last)
     body.insert_op_after(DeallocOp(local), write)
-    analyzed = analyze(nest.spatial[0], static_spatial=False)
+    analyzed = analyze(nest.spatial[0], static_spatial=False,
+                       runtime_reduction=runtime_reduction)
     return analyzed if isinstance(analyzed, Reduction) else nest
 
 

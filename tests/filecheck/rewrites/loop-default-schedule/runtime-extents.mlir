@@ -1451,3 +1451,54 @@ func.func @scalar_operand(%x: memref<?xf32>, %s: memref<f32>, %out: memref<?xf32
   }
   func.return
 }
+
+// -----
+
+// Attention's `p @ v` over a runtime sequence, accumulating into its output: it takes the
+// channels-last kernel once its accumulator is a local (`_accumulate_locally`): tiles of 6
+// of the sequence's rows x the head's 64 channels in registers (4 vectors each), the
+// reduction over the runtime sequence inside, the tiles in parallel (serially on one thread).
+
+// CHECK-LABEL: func.func @attention_context
+// CHECK:         loop.for %i2.0 = %c0 to %i2.whole step %c6 axis "i2.0" kind parallel {
+// CHECK-NEXT:      %acc = loop.alloc local : memref<6x64xf32>
+// CHECK:           loop.for %r0 = %c0 to %p_d3 step %c1 axis "r0" {
+// CHECK:             loop.for %i2.1_1 = %c0 to %c6 step %c1 axis "i2.1" kind unrolled {
+// CHECK:               loop.for %i3_1 = %c0 to %c64 step %c1 axis "i3" kind vectorized {
+// CHECK:                 loop.block "matmul" reads(%p, %v : memref<?x4x?x?xf32>, memref<?x4x?x64xf32>) writes(%acc : memref<6x64xf32>)
+// CHECK:           loop.block "matmul.local_write" reads(%acc : memref<6x64xf32>) writes(%out : memref<?x4x?x64xf32>)
+// SERIAL-LABEL: func.func @attention_context
+// SERIAL-NOT:     kind parallel
+// SERIAL:         %acc = loop.alloc local : memref<6x64xf32>
+func.func @attention_context(%p: memref<?x4x?x?xf32>, %v: memref<?x4x?x64xf32>, %out: memref<?x4x?x64xf32> {dlc.dim_sizes = affine_map<()[s0, s1, s2, s3, s4] -> (s0, s1)>}, %p_d0: index, %p_d2: index, %p_d3: index, %v_d0: index, %v_d2: index, %out_d0: index, %out_d2: index) attributes {dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2, s3, s4] -> (s0, s3)>, kind = "eq", what = "'graph.matmul' op (node '/blocks/blocks.0/attention/MatMul_1') needs equal sizes along batch dim 0 of its operands"}, {sizes = affine_map<()[s0, s1, s2, s3, s4] -> (s2, s4)>, kind = "eq", what = "'graph.matmul' op (node '/blocks/blocks.0/attention/MatMul_1') needs equal contracting dims"}], dlc.num_outputs = 1 : i64, dlc.dim_args = 7 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c4 = arith.constant 4 : index
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 2 : index
+  %2 = arith.constant 3 : index
+  loop.for %i0 = %c0 to %p_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c4 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %p_d2 step %c1 axis "i2" {
+        loop.for %i3 = %c0 to %c64 step %c1 axis "i3" {
+          loop.block "matmul_init" reads() writes(%out : memref<?x4x?x64xf32>) spatial ["i0", "i1", "i2", "i3"] {
+            %init = arith.constant 0.000000e+00 : f32
+            loop.store %init, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x4x?x64xf32>
+          }
+          loop.for %r0 = %c0 to %p_d3 step %c1 axis "r0" {
+            loop.block "matmul" reads(%p, %v : memref<?x4x?x?xf32>, memref<?x4x?x64xf32>) writes(%out : memref<?x4x?x64xf32>) spatial ["i0", "i1", "i2", "i3"] reduction ["r0"] {
+              %3 = loop.load %p[%i0, %i1, %i2, %r0] : memref<?x4x?x?xf32> -> f32
+              %4 = loop.load %v[%i0, %i1, %r0, %i3] : memref<?x4x?x64xf32> -> f32
+              %5 = arith.mulf %3, %4 : f32
+              %acc = loop.load %out[%i0, %i1, %i2, %i3] : memref<?x4x?x64xf32> -> f32
+              %6 = arith.addf %acc, %5 : f32
+              loop.store %6, %out[%i0, %i1, %i2, %i3] : f32 -> memref<?x4x?x64xf32>
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
