@@ -1543,9 +1543,9 @@ def _distribute(block: Operation, loop: ForOp) -> ForOp:
 
 def _shares_evenly(chunks: int, config: CpuConfig) -> bool:
     """Whether `chunks` chunks of channels share among the threads evenly enough to run in
-    parallel (`_parallel_channels_last`)."""
-    return chunks >= 2 and (chunks % config.threads == 0
-                            or chunks >= MIN_CHUNKS_PER_THREAD * config.threads)
+    parallel (`_parallel_channels_last`); all the cores (`threads` 0) count as two."""
+    threads = max(config.threads, 2)
+    return chunks >= 2 and (chunks % threads == 0 or chunks >= MIN_CHUNKS_PER_THREAD * threads)
 
 
 def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, config: CpuConfig) -> None:

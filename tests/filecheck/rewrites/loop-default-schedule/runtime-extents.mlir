@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4 -num-cores=2"}' | filecheck %s
 // RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4 -num-cores=2" threads=1}' | filecheck %s --check-prefix=SERIAL
+// RUN: dlc-opt %s --split-input-file -p 'loop-default-schedule{target="llvm -mcpu=znver4"}' | filecheck %s --check-prefix=ALLCORES
 
 // An elementwise nest over a plane of runtime height and width (as convert-tensor-expr-to-loop
 // makes it): the static outer loop runs in parallel; the contiguous innermost loop is split
@@ -1467,6 +1468,8 @@ func.func @scalar_operand(%x: memref<?xf32>, %s: memref<f32>, %out: memref<?xf32
 // CHECK:               loop.for %i3_1 = %c0 to %c64 step %c1 axis "i3" kind vectorized {
 // CHECK:                 loop.block "matmul" reads(%p, %v : memref<?x4x?x?xf32>, memref<?x4x?x64xf32>) writes(%acc : memref<6x64xf32>)
 // CHECK:           loop.block "matmul.local_write" reads(%acc : memref<6x64xf32>) writes(%out : memref<?x4x?x64xf32>)
+// ALLCORES-LABEL: func.func @attention_context
+// ALLCORES:         kind parallel
 // SERIAL-LABEL: func.func @attention_context
 // SERIAL-NOT:     kind parallel
 // SERIAL:         %acc = loop.alloc local : memref<6x64xf32>
