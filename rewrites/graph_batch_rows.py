@@ -10,6 +10,11 @@ batched result from row `i` of every batched argument. Its kernels can then be c
 row, with static shapes: every default schedule (tiling, vectorizing, parallelizing the inner
 axes) and the memory plan stay as they are, and the runtime runs the row function once per row
 (TVM's and XLA's static kernels; the batch loop is the outermost loop of the whole model).
+
+A function over runtime shapes (dynamic dims after the leading one) keeps its types: where its
+ops keep the batch's rows apart it is marked `dlc.row_calls`, the row size from which its
+entry runs a batch one row a call (`row_call_points`; `convert-loop-to-llvm` makes the choice
+per call).
 """
 
 from __future__ import annotations
@@ -371,8 +376,8 @@ def _separable_batch(function: func.FuncOp) -> str | None:
 
 def _batch_rows(function: func.FuncOp, rows: int = 1, symbol: str | None = None) -> None:
     """Sets `function`'s batch to `rows` (see `GraphBatchRowsPass`): that of `symbol` in a
-    shape-polymorphic function (`_separable_batch`), else that of its one batch symbol
-    (`_batch_symbol`, every other dim static)."""
+    shape-polymorphic function (the probe copy of `_separable_batch`, its other dynamic dims
+    kept), else that of its one batch symbol (`_batch_symbol`, every other dim static)."""
     if not _is_dynamic(function):
         return
     polymorphic = symbol is not None
