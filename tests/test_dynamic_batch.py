@@ -110,6 +110,19 @@ def test_a_reshape_of_the_batch_is_refused() -> None:
         import_onnx(proto, dynamic_batch=True)
 
 
+def test_a_node_moving_the_batch_off_the_leading_dim_is_refused() -> None:
+    """An Unsqueeze at axis 0 of a batched value would put the batch second (a graph.reshape
+    the shape-polymorphic verifier takes, `?x4` to `1x?x4`): the batch importer refuses it,
+    naming the node, so that the compile falls back to shapes per call."""
+    nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="front")]
+    proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", None)],
+                  {"axes": np.array([0], np.int64)}, opset=17)
+    with pytest.raises(DynamicInputError, match=r"'front'.*reads 'x'.*not batch-polymorphic "
+                                                r"\(its result's batch would not be its "
+                                                r"leading dim\)"):
+        import_onnx(proto, dynamic_batch=True)
+
+
 def test_the_shape_of_the_batch_is_not_a_constant() -> None:
     nodes = [helper.make_node("Shape", ["x"], ["y"])]
     proto = model(nodes, [tensor("x", ["N", 4])], [tensor("y", [2], onnx.TensorProto.INT64)],

@@ -148,30 +148,23 @@ def test_a_reduction_over_a_runtime_batch_falls_back_to_shapes_per_call() -> Non
     _check(executable, proto, [RNG.standard_normal((3, 4)).astype(np.float32)])
 
 
-def test_matmuls_disagreeing_on_a_runtime_contracting_dim_are_an_error_naming_the_node() -> None:
+@pytest.mark.parametrize(("b_dims", "bad", "message"), [
+    (["B", "J", 3], (2, 6, 3), r"needs equal contracting dims, found 4 != 6"),
+    (["C", 4, "N"], (3, 4, 3), r"needs equal sizes along batch dim 0 of its operands, "
+                               r"found 2 != 3"),
+])
+def test_matmuls_disagreeing_on_runtime_dims_are_an_error_naming_the_node(
+        b_dims: list[object], bad: tuple[int, ...], message: str) -> None:
+    """A matmul whose operands' runtime contracting dims, or runtime batch dims, differ: the
+    size checks it records name it."""
     proto = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="product")],
-                  [tensor("a", ["B", "M", "K"]), tensor("b", ["B", "J", 3])],
+                  [tensor("a", ["B", "M", 4 if "N" in b_dims else "K"]), tensor("b", b_dims)],
                   [tensor("y", None)])
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     a = RNG.standard_normal((2, 5, 4)).astype(np.float32)
     _check(executable, proto, [a, RNG.standard_normal((2, 4, 3)).astype(np.float32)])
-    with pytest.raises(ExecutableError,
-                       match=r"'graph.matmul' op \(node 'product'\) needs equal contracting "
-                             r"dims, found 4 != 6"):
-        executable(a, np.zeros((2, 6, 3), np.float32))
-
-
-def test_matmuls_disagreeing_on_a_runtime_batch_dim_are_an_error_naming_the_node() -> None:
-    proto = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="batched")],
-                  [tensor("a", ["B", "M", 4]), tensor("b", ["C", 4, "N"])],
-                  [tensor("y", None)])
-    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
-    a = RNG.standard_normal((2, 5, 4)).astype(np.float32)
-    _check(executable, proto, [a, RNG.standard_normal((2, 4, 3)).astype(np.float32)])
-    with pytest.raises(ExecutableError,
-                       match=r"'graph.matmul' op \(node 'batched'\) needs equal sizes along "
-                             r"batch dim 0 of its operands, found 2 != 3"):
-        executable(a, np.zeros((3, 4, 3), np.float32))
+    with pytest.raises(ExecutableError, match=r"'graph.matmul' op \(node 'product'\) " + message):
+        executable(a, np.zeros(bad, np.float32))
 
 
 def _decoder_embedding(table: int) -> onnx.ModelProto:
