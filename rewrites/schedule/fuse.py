@@ -12,6 +12,7 @@ from dlc.rewrites.schedule.common import (
     band_between,
     body_ops,
     constant_trip,
+    constant_value,
     describe,
     index_constant,
     move_ops_into,
@@ -28,8 +29,11 @@ def fused_axis(outer: str, inner: str) -> str:
     return f"{outer}.{inner}.fused"
 
 
-def check_fuse(outer: ForOp, inner: ForOp) -> tuple[tuple[int, int, int, int], ...]:
-    """The constant bounds of both loops, after checking that `fuse(outer, inner)` applies."""
+def check_fuse(outer: ForOp, inner: ForOp) -> tuple[tuple[int, int | None, int, int | None],
+                                                     tuple[int, int, int, int]]:
+    """The bounds `(lb, ub, step, trip)` of both loops, after checking that `fuse(outer,
+    inner)` applies: `inner`'s constant; `outer`'s constant, or from 0 by 1 to a runtime
+    value defined outside it (a batch of runtime rows: its `ub` and `trip` None)."""
     if outer is inner:
         raise ScheduleError("cannot fuse: expected two distinct loops, found one", outer)
     band = band_between(outer, inner)
@@ -39,7 +43,13 @@ def check_fuse(outer: ForOp, inner: ForOp) -> tuple[tuple[int, int, int, int], .
             f"found {len(band) - 2} loop(s) between",
             inner,
         )
-    bounds = tuple(constant_trip(loop, "fuse") for loop in (outer, inner))
+    inner_bounds = constant_trip(inner, "fuse")
+    outer_bounds: tuple[int, int | None, int, int | None]
+    if outer.constant_bounds() is None and \
+            (constant_value(outer.lb), constant_value(outer.step)) == (0, 1):
+        outer_bounds = (0, None, 1, None)
+    else:
+        outer_bounds = constant_trip(outer, "fuse")
     for loop in (outer, inner):
         require_kind(loop, ("serial",), "fuse")
     for block in nested_blocks(inner):
@@ -54,14 +64,16 @@ def check_fuse(outer: ForOp, inner: ForOp) -> tuple[tuple[int, int, int, int], .
                 f'"{block.block_name.data}", found {kinds[0]} and {kinds[1]}',
                 inner,
             )
-    return bounds
+    return outer_bounds, inner_bounds
 
 
 def fuse(outer: ForOp, inner: ForOp) -> ForOp:
     """Fuses `inner` (directly and perfectly nested in `outer`) into `outer`; returns it.
 
-    Both loops need constant bounds. The fused loop (the op of `outer`) runs over
-    `[0, n_outer * n_inner)` step 1; its body recovers the two induction variables as
+    `inner` needs constant bounds, `outer` too or to run from 0 by 1 to a runtime value (a
+    batch of runtime rows outside a static loop of channels: the fused loop's bound is then
+    `arith.muli` of it and `n_inner`, before `outer`). The fused loop (the op of `outer`) runs
+    over `[0, n_outer * n_inner)` step 1; its body recovers the two induction variables as
     `lb + (f / n_inner) * step` and `lb + (f % n_inner) * step` (`arith.divui`/`remui`, folded
     where trivial), then runs the index arithmetic of `outer`'s body and `inner`'s body. The
     axis is named "<outer>.<inner>.fused", in the loop and in the blocks' axis lists (both axes
@@ -76,9 +88,13 @@ def fuse(outer: ForOp, inner: ForOp) -> ForOp:
     for op in moved:
         op.detach()
     inner.detach()
-    outer.operands = (
-        index_constant(0, outer), index_constant(trip0 * trip1, outer), index_constant(1, outer)
-    )
+    if trip0 is None:
+        parent = outer.parent_block()
+        assert parent is not None
+        extent = IndexBuilder(outer, parent, outer).mul(outer.ub, trip1)
+    else:
+        extent = index_constant(trip0 * trip1, outer)
+    outer.operands = (index_constant(0, outer), extent, index_constant(1, outer))
     outer.properties["axis"] = StringAttr(axis)
     outer_name, inner_name = outer_iv.name_hint, inner_iv.name_hint
     fused_name = fused_axis(outer_name, inner_name) if outer_name and inner_name else axis

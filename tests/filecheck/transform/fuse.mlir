@@ -69,6 +69,64 @@ transform.named_sequence @__transform_main(%root: !transform.any_op) {
 
 // -----
 
+// An outer loop of runtime extent (a batch) from 0 by 1 fuses with a static inner one: the
+// fused loop's bound is the batch times the inner trip count, computed before the loop.
+// CHECK-LABEL: func.func @runtime_outer
+// CHECK:       %[[TRIP:.*]] = arith.muli %n, %[[C4:.*]] : index
+// CHECK-NEXT:  loop.for %[[F:.*]] = %{{.*}} to %[[TRIP]] step %{{.*}} axis "i.j.fused" kind parallel {
+// CHECK-NEXT:    %[[I:.*]] = arith.divui %[[F]], %[[C4]] : index
+// CHECK-NEXT:    %[[J:.*]] = arith.remui %[[F]], %[[C4]] : index
+// CHECK-NEXT:    loop.block "copy"
+// CHECK-NEXT:      %{{.*}} = loop.load %{{.*}}[%[[I]], %[[J]]]
+func.func @runtime_outer(%A: memref<?x4xf32>, %B: memref<?x4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c0 to %n step %c1 axis "i" {
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.block "copy" reads(%A : memref<?x4xf32>) writes(%B : memref<?x4xf32>) spatial ["i", "j"] {
+        %a = loop.load %A[%i, %j] : memref<?x4xf32> -> f32
+        loop.store %a, %B[%i, %j] : f32 -> memref<?x4xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "copy" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  %ij = transform.loop.fuse %i, %j : (!transform.any_op, !transform.any_op) -> !transform.any_op
+  transform.loop.parallel %ij : !transform.any_op
+  transform.yield
+}
+
+// -----
+
+// A runtime outer loop that does not start at 0 by steps of 1 does not fuse.
+// CHECK:     'transform.loop.fuse' op failed on loop "i" (%i): cannot fuse: expected constant bounds, found bounds that are not 'arith.constant's
+func.func @negative_runtime_outer_from_one(%A: memref<?x4xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  loop.for %i = %c1 to %n step %c1 axis "i" {
+    loop.for %j = %c0 to %c4 step %c1 axis "j" {
+      loop.block "fill" reads() writes(%A : memref<?x4xf32>) spatial ["i", "j"] {
+        %z = arith.constant 0.0 : f32
+        loop.store %z, %A[%i, %j] : f32 -> memref<?x4xf32>
+      }
+    }
+  }
+  func.return
+}
+transform.named_sequence @__transform_main(%root: !transform.any_op) {
+  %b = transform.loop.match_block "fill" in %root : (!transform.any_op) -> !transform.any_op
+  %i, %j = transform.loop.get_loops %b : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+  %ij = transform.loop.fuse %i, %j : (!transform.any_op, !transform.any_op) -> !transform.any_op
+  transform.yield
+}
+
+// -----
+
 // CHECK:     'transform.loop.fuse' op failed on loop "k" (%k): cannot fuse: expected both axes to have the same iteration kind in block "sum", found spatial and reduction
 // CHECK:     <{axis = "j", kind = "serial"}>
 // CHECK:     <{axis = "k", kind = "serial"}>
