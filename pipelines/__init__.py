@@ -72,7 +72,8 @@ come from)."""
 _CPU_LOWERING = (
     f"{LOOP_LOWERING},"
     "loop-dedup-functions,loop-plan-memory,loop-default-schedule,loop-fold-constant-nests,"
-    "loop-fuse-nests,math-polynomial-approximation,loop-linearize-runtime-strides,"
+    "loop-fuse-nests,loop-collapse-parallel,math-polynomial-approximation,"
+    "loop-linearize-runtime-strides,"
     "convert-memref-view-to-llvm,"
     "convert-loop-to-llvm"
 )
@@ -94,7 +95,8 @@ PIPELINES: dict[str, NamedPipeline] = {
             "bands where taps read "
             "padding, sub-pixel transposed convs, column convs as rows and Winograd convs "
             "-> tensor_expr -> loop -> dedup, memory plan -> "
-            "(default schedules) -> constant packing folded -> exp/erf as polynomials -> llvm for "
+            "(default schedules) -> constant packing folded -> nests fused, a runtime batch "
+            "collapsed into the parallel loop inside it -> exp/erf as polynomials -> llvm for "
             "the module's target CPU",
             f"{CPU_GRAPH_PASSES},{_CPU_LOWERING}",
         ),

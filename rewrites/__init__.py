@@ -56,6 +56,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-fold-constant-nests": (
         "dlc.rewrites.loop_fold_constant_nests", "LoopFoldConstantNestsPass"),
     "loop-fuse-nests": ("dlc.rewrites.loop_fuse_nests", "LoopFuseNestsPass"),
+    "loop-collapse-parallel": (
+        "dlc.rewrites.loop_collapse_parallel", "LoopCollapseParallelPass"),
     # loop -> llvm
     "math-polynomial-approximation": (
         "dlc.rewrites.math_polynomial_approximation", "MathPolynomialApproximationPass"),

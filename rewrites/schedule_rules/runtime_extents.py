@@ -91,7 +91,6 @@ from dlc.rewrites.output_sizes import checked_sizes, index_arith_expr
 from dlc.rewrites.schedule import (
     ScheduleError,
     decompose_reduction,
-    fuse,
     pack,
     parallel,
     reorder,
@@ -1561,7 +1560,7 @@ def _parallel_channels_last(spatial: list[ForOp], chunks: ForOp, config: CpuConf
                     for loop in before)
     if outermost and chunks is not spatial[-1] and _shares_evenly(count, config):
         try:
-            _parallel_over_batch(chunks, spatial)
+            parallel(chunks)
             return
         except ScheduleError:
             pass
@@ -1591,22 +1590,6 @@ def _parallel_outer(spatial: list[ForOp], config: CpuConfig, rows_first: bool = 
         static = []
     for loop in ((runtime or static) if rows_first else (static or runtime))[:1]:
         try:
-            _parallel_over_batch(loop, spatial)
+            parallel(loop)
         except ScheduleError:
             pass
-
-
-def _parallel_over_batch(loop: ForOp, spatial: list[ForOp]) -> None:
-    """`loop` in parallel, fused first with a runtime batch loop directly around it (`fuse`:
-    `spatial[0]`, of runtime extent, a static `loop` inside it): one team for the whole
-    batch's channels rather than one per row, each started and joined in turn (ShuffleNet's
-    95 kernels at batch 4: 380 teams a call). A ScheduleError where `parallel` does not
-    apply."""
-    batch = spatial[0]
-    if loop is not batch and batch.trip_count() is None and loop.trip_count() is not None \
-            and loop.parent_op() is batch:
-        try:
-            loop = fuse(batch, loop)
-        except ScheduleError:
-            pass
-    parallel(loop)

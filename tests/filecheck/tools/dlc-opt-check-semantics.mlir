@@ -13,7 +13,7 @@
 // LOOP-NOT:   dlc-opt:
 
 // The whole cpu pipeline: checked up to the llvm dialect, then one note.
-// LLVM:       dlc-opt: note: --check-semantics stopped after pass 'convert-loop-to-llvm': the module is at the llvm dialect, which no interpreter runs; passes checked before it: graph-batch-rows, graph-fold-qdq, graph-fold-constants, {{.*}}, loop-default-schedule, loop-fold-constant-nests, loop-fuse-nests, math-polynomial-approximation, loop-linearize-runtime-strides, convert-memref-view-to-llvm
+// LLVM:       dlc-opt: note: --check-semantics stopped after pass 'convert-loop-to-llvm': the module is at the llvm dialect, which no interpreter runs; passes checked before it: graph-batch-rows, graph-fold-qdq, graph-fold-constants, {{.*}}, loop-default-schedule, loop-fold-constant-nests, loop-fuse-nests, loop-collapse-parallel, math-polynomial-approximation, loop-linearize-runtime-strides, convert-memref-view-to-llvm
 // LLVM-NOT:   dlc-opt:
 
 // BROKEN:     dlc-opt: error: --check-semantics: pass 'test-break-loop' changed the results of @conv_relu: output #0:

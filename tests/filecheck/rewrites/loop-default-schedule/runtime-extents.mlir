@@ -124,14 +124,11 @@ func.func @box(%x: memref<?x?xf32>, %out: memref<?x?xf32>, %x_d0: index, %x_d1: 
 // channels (each input vector read serves them all) blocked by 4, the block unrolled beside
 // the vector loop inside the reduction loops; 4 channels x 4 vectors of 16 outputs make a
 // register tile of 16 accumulators (the local accumulator of one output widened to 4x64), the
-// window's 3x3 taps unrolled; the blocks of channels run in parallel, fused with the batch of
-// runtime size around them (one team for every image's blocks, `fuse` of a runtime outer
-// loop: its bound the batch times the 2 blocks, the image and block by division and remainder).
+// window's 3x3 taps unrolled; the blocks of channels run in parallel (not the batch of runtime
+// size, often one image).
 // CHECK-LABEL: func.func @conv
-// CHECK:         %[[TRIP:.*]] = arith.muli %x_d0, %[[C2:.*]] : index
-// CHECK-NEXT:    loop.for %[[F:.*]] = %{{.*}} to %[[TRIP]] step %{{.*}} axis "i.o.0.fused" kind parallel {
-// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[F]], %[[C2]] : index
-// CHECK-NEXT:      %[[O0:.*]] = arith.remui %[[F]], %[[C2]] : index
+// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i" {
+// CHECK-NEXT:      loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %[[WHOLE:.*]] step %[[C64:.*]] axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<4x64xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
@@ -393,11 +390,11 @@ func.func @pointwise_plane(%x: memref<?x8x?x?xf32>, %out: memref<?x4x?x?xf32> {d
 // of 8, 4, 2 and 1 over the outputs left; each step broadcasts one input per output of the tile,
 // the window's taps unrolled.
 // The epilogue runs transposed: serial over the channels, vectorized over the tile's outputs
-// (contiguous in the output). The blocks of 16 channels of every image run in parallel.
+// (contiguous in the output). The blocks of 16 channels run in parallel.
 // CHECK-LABEL: func.func @channel_conv
 // CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<4x16x3x3x16xf32>
 // CHECK:         loop.block "conv.pack1" reads(%{{.*}} : memref<64x16x3x3xf32>) writes(%[[PACKED]] : memref<4x16x3x3x16xf32>)
-// CHECK:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "i.o.0.fused" kind parallel {
+// CHECK:           loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x16xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
@@ -1023,13 +1020,10 @@ func.func @per_channel_gate(%g: memref<?x1x1x32xf32>, %x: memref<?x?x?x32xf32>, 
 // the output channel's group, `x[i, (o // 8) * 8 + c, ...]`, the same for the 8 channels of a
 // group. The channel kernel takes it with vectors of a group's 8 channels (half of AVX-512's
 // 16 lanes): the weight packed [48 / 8][8][3][3][8], the group taken at the vector's first
-// channel (`o.0 // 8`: one input broadcast to the 8 lanes), the row in tiles of 12 outputs;
-// the 6 vectors of channels of every image in parallel (`o.0` the remainder's 8 channels).
+// channel (`o.0 // 8`: one input broadcast to the 8 lanes), the row in tiles of 12 outputs.
 // CHECK-LABEL: func.func @grouped_conv
 // CHECK:         %[[PACKED:.*]] = loop.alloc global : memref<6x8x3x3x8xf32>
-// CHECK:         loop.for %[[F:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "i.o.0.fused" kind parallel {
-// CHECK:           %[[R:.*]] = arith.remui %[[F]], %{{.*}} : index
-// CHECK-NEXT:      %[[O0:.*]] = arith.muli %[[R]], %{{.*}} : index
+// CHECK:           loop.for %[[O0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} axis "o.0" kind parallel {
 // CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "q.0" {
 // CHECK-NEXT:            %[[ACC:.*]] = loop.alloc local : memref<12x8xf32>
 // CHECK:                 loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} axis "c" {
@@ -1333,9 +1327,9 @@ func.func @runtime_concat(%a: memref<?x64x?x?xf32>, %b: memref<?x32x?x?xf32>, %o
 // two reduction loops merge into one over the plane's points (the input collapsed), summed in
 // 8 x 16 partials from 0 (there may be no whole block): blocks of 128 points, then whole
 // vectors into the first row of partials, then single points into its first lane, the
-// partials folded and added to the accumulator; the channels of every image in parallel.
+// partials folded and added to the accumulator; the channels in parallel.
 // CHECK-LABEL: func.func @nchw_global_pool
-// CHECK:         loop.for %{{.*}} axis "i0.i1.fused" kind parallel {
+// CHECK:         loop.for %{{.*}} axis "i1" kind parallel {
 // CHECK:           %[[PLANE:.*]] = memref.collapse_shape %x {{.*}} into memref<?x8x?xf32>
 // CHECK:           %[[PART:.*]] = loop.alloc local : memref<8x16xf32>
 // CHECK:           loop.block "global_avg_pool2d_sum.partials" reads() writes(%[[PART]] : memref<8x16xf32>)
