@@ -185,16 +185,6 @@ runtimes, which take the batch from the inputs' leading dims, check that they ag
 allocate outputs of that many rows. A block entry (`runtime.metadata.BATCH_BLOCK_SUFFIX`) has
 the same marks on arguments of `k` rows."""
 
-ROW_CALLS_ATTR = "dlc.row_calls"
-"""`IntegerAttr` on a shape-polymorphic entry function whose ops keep its batch's rows apart
-(every value's dynamic leading dim is the batch's, each row computed from the same rows):
-the least product of a row's runtime sizes (the first batched input's dims after the leading
-one) at which a call of more than one row runs the function once per row rather than once
-on the whole batch (0: always). Written by `graph-batch-rows` (`row_call_points`); kept on
-the function by the lowerings to the loop level; read by `convert-loop-to-llvm`, which makes
-the entry `<entry>` choose per call (`llvm_lowering.batch.rows_entry`) and the compiled
-function `<entry>__body` (`runtime.metadata.BODY_ENTRY_SUFFIX`)."""
-
 BATCH_COST_ATTR = "dlc.batch_cost"
 """`FloatAttr` on a loop-level entry function with batched arguments (`BATCH_ROWS_ATTR`): what
 one call of it costs (`rewrites.llvm_lowering.batch.entry_cost`), estimated while its kernels'

@@ -16,7 +16,6 @@ from dlc.dialects.contracts import (
     DIM_SYMBOLS_ATTR,
     NUM_OUTPUTS_ATTR,
     ONNX_NAME_ATTR,
-    ROW_CALLS_ATTR,
     SIZE_CHECKS_ATTR,
     TARGET_ATTR,
     UNSIGNED_ATTR,
@@ -32,7 +31,6 @@ from dlc.rewrites.llvm_lowering.batch import (
     declare_scratch_functions,
     entry_constants,
     has_padded_tail,
-    rows_entry,
 )
 from dlc.rewrites.llvm_lowering.bf16 import legalize_bf16_arith
 from dlc.rewrites.llvm_lowering.bounds import annotate_access_sites, expand_bounds_checks
@@ -48,7 +46,6 @@ from dlc.rewrites.output_sizes import check_exprs, size_exprs
 from dlc.rewrites.pass_target import cpu_target_for
 from dlc.rewrites.pattern_dispatch import TypeDispatchApplier
 from dlc.runtime.metadata import (
-    BODY_ENTRY_SUFFIX,
     METADATA_SYMBOL,
     ArgumentSpec,
     FunctionSignature,
@@ -208,19 +205,6 @@ def entry_signature(function: func.FuncOp, lowering: LLVMLowering) -> FunctionSi
         name, tuple(arguments), num_outputs, tuple(extents), tuple(dims),
         tuple(check_exprs(entry) for entry in checks.data)
         if isinstance(checks, ArrayAttr) and dims else ())
-
-
-def _run_rows(module: ModuleOp, signature: FunctionSignature, min_points: int) -> None:
-    """Renames the lowered entry `signature` (`dlc.row_calls`: `min_points`) `<entry>__body`
-    and adds `<entry>`, which calls it on the whole batch or a row at a time
-    (`rows_entry`) and takes its `dlc.num_outputs` (the entry the library exports)."""
-    entry = rows_entry(signature, min_points)
-    for function in module.ops:
-        if isinstance(function, llvm.FuncOp) and function.sym_name.data == signature.name:
-            function.sym_name = StringAttr(f"{signature.name}{BODY_ENTRY_SUFFIX}")
-            entry.attributes[NUM_OUTPUTS_ATTR] = function.attributes.pop(NUM_OUTPUTS_ATTR)
-            function.attributes.pop(ROW_CALLS_ATTR)
-    module.body.block.add_op(entry)
 
 
 def _leading_symbol(attrs: DictionaryAttr) -> StringAttr | None:
@@ -399,10 +383,6 @@ class ConvertLoopToLLVMPass(ModulePass):
             and NUM_OUTPUTS_ATTR in function.attributes
             and function.sym_visibility != StringAttr("private")
         ]
-        row_calls = {function.sym_name.data: attr.value.data for function in op.ops
-                     if isinstance(function, func.FuncOp)
-                     and isinstance(attr := function.attributes.get(ROW_CALLS_ATTR), IntegerAttr)
-                     and function.body.blocks}
         costs = batch_costs(op, max(1, lowering.vector_bits // 32), target.l2_bytes or 0)
         constants = {function.sym_name.data: entry_constants(op, function)
                      for function in batched_entries(op)}
@@ -424,9 +404,6 @@ class ConvertLoopToLLVMPass(ModulePass):
         reconcile_unrealized_casts(op, warn_on_failure=False)
         expand_bounds_checks(op)
         entries = batch_entries(signatures, costs, constants, target.l2_bytes or 0)
-        for signature in signatures:
-            if signature.name in row_calls:
-                _run_rows(op, signature, row_calls[signature.name])
         if any(has_padded_tail(entry) for entry in entries):
             declare_scratch_functions(op)
         op.body.block.add_ops(entries)

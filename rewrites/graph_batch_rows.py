@@ -11,10 +11,9 @@ row, with static shapes: every default schedule (tiling, vectorizing, paralleliz
 axes) and the memory plan stay as they are, and the runtime runs the row function once per row
 (TVM's and XLA's static kernels; the batch loop is the outermost loop of the whole model).
 
-A function over runtime shapes (dynamic dims after the leading one) keeps its types: where its
-ops keep the batch's rows apart it is marked `dlc.row_calls`, the row size from which its
-entry runs a batch one row a call (`row_call_points`; `convert-loop-to-llvm` makes the choice
-per call).
+A function over runtime shapes (dynamic dims after the leading one) keeps its types: its
+kernels run over the whole batch, each batch loop fused with the parallel loop inside it
+(`schedule_rules.runtime_extents`), one team per kernel for all the rows.
 """
 
 from __future__ import annotations
@@ -22,22 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR, ROW_CALLS_ATTR
-from dlc.dialects.dim_symbols import (
-    argument_symbols,
-    dim_symbols,
-    has_dynamic_leading_dim,
-    has_runtime_extent,
-    symbols_attr,
-)
-from dlc.dialects.graph.ops import (
-    ConstantOp,
-    Conv2DOp,
-    GraphOp,
-    MatmulOp,
-    ReshapeOp,
-    i64_array,
-)
+from dlc.dialects.contracts import BATCH_ROWS_ATTR, DIM_SYMBOLS_ATTR
+from dlc.dialects.dim_symbols import dim_symbols, has_dynamic_leading_dim, has_runtime_extent
+from dlc.dialects.graph.ops import ConstantOp, Conv2DOp, MatmulOp, i64_array
 from dlc.dialects.graph.ops_quant import Conv2DIntegerOp, MatmulIntegerOp
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, ConvTranspose2DOp, ResizeOp, SliceOp
 from dlc.rewrites.batch_cost import (
@@ -53,15 +39,7 @@ from dlc.rewrites.pass_target import cpu_target_for
 from dlc.runtime.metadata import BATCH_BLOCK_SUFFIX
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    IntegerAttr,
-    ModuleOp,
-    StringAttr,
-    TensorType,
-    i64,
-)
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -97,19 +75,10 @@ class GraphBatchRowsPass(ModulePass):
     first: the largest runs the whole blocks, and the runtime may run the rows left through
     the others (an MLP's 3 rows as a block of 3, not 3 calls that each read every weight).
 
-    A shape-polymorphic function (a dynamic dim after the leading one in its signature, the
-    ONNX importer's `dynamic_shapes`: its kernels run over runtime extents, the batch's
-    included) keeps its types. When its leading dims are one batch its ops keep apart
-    (`_separable_batch`), it gets `dlc.row_calls` (`row_call_points`): `convert-loop-to-llvm`
-    then makes its entry run a batch of several rows one row a call where a row's runtime
-    sizes make each call's arithmetic cover reading the weights and starting the kernels
-    (an image's feature maps stay in the caches, a concat is done in place), and the whole
-    batch in one call where not (a decoder's batch of single tokens reads its weights once).
-    One whose ops mix rows (a transpose that moves a runtime dim first, a slice of the
-    batch's rows) gets none.
-
-    Invariants: a function without dynamic dims is left alone; the rewritten function
-    verifies.
+    Invariants: a function without dynamic dims is left alone, and so is a function with a
+    dynamic dim after the leading one in its signature (a shape-polymorphic function, the ONNX
+    importer's `dynamic_shapes`: its kernels run over runtime extents, the batch's included);
+    the rewritten function verifies.
 
     Options:
         block: the rows of the block entry (0 or 1: none).
@@ -126,14 +95,8 @@ class GraphBatchRowsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in list(op.ops):
-            if not isinstance(function, func.FuncOp) or not function.body.blocks:
-                continue
-            if _is_shape_polymorphic(function):
-                symbol = _separable_batch(function)
-                if symbol is not None:
-                    target = cpu_target_for(self.name, self.target, op)
-                    function.attributes[ROW_CALLS_ATTR] = IntegerAttr(row_call_points(
-                        function, target.lanes(4), target.l2_bytes or 0), i64)
+            if not isinstance(function, func.FuncOp) or not function.body.blocks or \
+                    _is_shape_polymorphic(function):
                 continue
             if self.block > 1 and _is_dynamic(function):
                 _batch_symbol(function)  # the function's errors name it, not its copy
@@ -156,7 +119,7 @@ def _reduced(op: Operation) -> int:
     """The multiply-adds `op` makes for each element of its result (1 for an op that reduces
     nothing): a matmul's K, a conv's weight elements per output channel."""
     if isinstance(op, MatmulOp | MatmulIntegerOp):
-        return max(op.lhs.type.get_shape()[-1], 1)
+        return op.lhs.type.get_shape()[-1]
     if isinstance(op, Conv2DOp | Conv2DIntegerOp):
         shape = op.weight.type.get_shape()
         return math.prod(shape) // shape[op.kernel_layout_value().index("O")]
@@ -175,9 +138,8 @@ def row_work(function: func.FuncOp, lanes: int) -> float:
     work = 0.0
     for op in function.walk():
         for result in op.results:
-            if has_dynamic_leading_dim(result.type):  # a runtime size counts 1
-                row = math.prod(max(dim, 1) for dim in result.type.get_shape()[1:])
-                work += row * _reduced(op) / lanes
+            if has_dynamic_leading_dim(result.type):
+                work += math.prod(result.type.get_shape()[1:]) * _reduced(op) / lanes
     return work
 
 
@@ -285,8 +247,8 @@ def _batch_symbol(function: func.FuncOp) -> str:
 
 def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, ...],
                symbol: str) -> ArrayAttr[DictionaryAttr] | None:
-    """`dlc.batch_rows` on each argument or result of `types` with a dynamic leading dim; its
-    `dlc.dim_symbols` dropped, or, where it names other dynamic dims, its leading one ""."""
+    """`dlc.batch_rows` on each argument or result of `types` with a dynamic leading dim, its
+    `dlc.dim_symbols` dropped."""
     if not any(has_dynamic_leading_dim(t) for t in types):
         return attrs
     old = list(attrs.data) if attrs is not None else [DictionaryAttr({})] * len(types)
@@ -295,11 +257,6 @@ def _row_attrs(attrs: ArrayAttr[DictionaryAttr] | None, types: tuple[Attribute, 
         entries = {k: v for k, v in attr.data.items() if k != DIM_SYMBOLS_ATTR}
         if has_dynamic_leading_dim(type):
             entries[BATCH_ROWS_ATTR] = StringAttr(symbol)
-            if has_runtime_extent(type) and DIM_SYMBOLS_ATTR in attr.data:
-                names = dim_symbols(attr, type.get_num_dims())
-                entries[DIM_SYMBOLS_ATTR] = symbols_attr(["", *names[1:]])
-        elif DIM_SYMBOLS_ATTR in attr.data:
-            entries[DIM_SYMBOLS_ATTR] = attr.data[DIM_SYMBOLS_ATTR]
         new.append(DictionaryAttr(entries))
     return ArrayAttr(new)
 
@@ -317,76 +274,14 @@ def _is_dynamic(function: func.FuncOp) -> bool:
         has_dynamic_leading_dim(r.type) for op in function.walk() for r in op.results)
 
 
-ROW_PROBE = 7919
-"""The batch `_separable_batch` tries a function's rows with: a prime no shape arithmetic of a
-model makes from anything but the batch itself, so that a result whose leading dim is not the
-batch's rows (a slice of the rows that infers min(1, N), the batch times a channel count)
-fails to verify with it."""
-
-
-def row_call_points(function: func.FuncOp, lanes: int, cache_bytes: int) -> int:
-    """`dlc.row_calls` of a shape-polymorphic `function` whose ops keep its batch's rows
-    apart: the least product P of a row's runtime sizes at which one row's arithmetic
-    (`row_work` counts every runtime size as 1: about P times that; less where a stride
-    shrinks a plane) covers reading the weights (`batch_cost.weight_cost`, nothing where they
-    fit `cache_bytes`) and starting the kernels' parallel loops (`kernel_calls`,
-    `PARALLEL_REGION_COST` each): a row at a time then costs about what the whole batch
-    does, with each row's feature maps in the caches (a detector at 320x320: 0.86-0.98 of
-    the whole batch's time in one call at batch 4). A transformer block over single tokens
-    (768 x 3072 weights: P = 45) runs its batch in one call."""
-    fixed = weight_cost(constant_bytes(function), cache_bytes) + \
-        kernel_calls(function) * PARALLEL_REGION_COST
-    return math.ceil(fixed / max(row_work(function, lanes), 1.0))
-
-
-def _separable_batch(function: func.FuncOp) -> str | None:
-    """The batch symbol of a shape-polymorphic `function` whose ops compute each row of a
-    batched result from the same row of its batched operands, or None. Its arguments' leading
-    `?` dims must share one symbol, named at no other dim; each op with a batched operand or
-    result (a dynamic leading dim) must be batch-polymorphic (`GraphOp.LEADING_DYNAMIC`, one
-    result), with both (an op that reduces the rows away or makes rows of its own mixes them);
-    no op may have regions; and a copy with `ROW_PROBE` rows must verify (which dim of each
-    result is the batch)."""
-    symbols = argument_symbols(function)
-    leading = {names[0] for type, names in zip(function.function_type.inputs.data, symbols,
-                                                strict=True) if has_dynamic_leading_dim(type)}
-    if len(leading) != 1 or "" in leading:
-        return None
-    symbol = leading.pop()
-    if any(symbol in names[1:] for names in symbols):
-        return None
-    for op in function.walk():
-        if op is function or isinstance(op, func.ReturnOp):
-            continue
-        if op.regions:
-            return None
-        batched_in = any(has_dynamic_leading_dim(v.type) for v in op.operands)
-        batched_out = any(has_dynamic_leading_dim(r.type) for r in op.results)
-        if not (batched_in or batched_out):
-            continue
-        if not (batched_in and batched_out and isinstance(op, GraphOp) and op.LEADING_DYNAMIC
-                and len(op.results) == 1):
-            return None
-    try:
-        _batch_rows(function.clone(), ROW_PROBE, symbol)
-    except (PassFailedException, VerifyException):
-        return None
-    return symbol
-
-
-def _batch_rows(function: func.FuncOp, rows: int = 1, symbol: str | None = None) -> None:
-    """Sets `function`'s batch to `rows` (see `GraphBatchRowsPass`): that of `symbol` in a
-    shape-polymorphic function (the probe copy of `_separable_batch`, its other dynamic dims
-    kept), else that of its one batch symbol (`_batch_symbol`, every other dim static)."""
+def _batch_rows(function: func.FuncOp, rows: int = 1) -> None:
+    """Sets `function`'s batch to `rows` (see `GraphBatchRowsPass`), that of its one batch
+    symbol (`_batch_symbol`, every other dim static)."""
     if not _is_dynamic(function):
         return
-    polymorphic = symbol is not None
-    symbol = symbol or _batch_symbol(function)
+    symbol = _batch_symbol(function)
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     for op in list(function.walk()):
-        if polymorphic and isinstance(op, ReshapeOp) and has_runtime_extent(op.result.type) \
-                and has_dynamic_leading_dim(op.result.type) and op.shape_tuple()[:1] == (-1,):
-            op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # the -1 of the batch
         if isinstance(op, SliceOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
             op.sizes = i64_array([rows, *op.sizes_tuple()[1:]])  # the batch, taken whole
         if isinstance(op, ResizeOp) and op.sizes_tuple() and op.sizes_tuple()[0] < 0:
@@ -395,7 +290,7 @@ def _batch_rows(function: func.FuncOp, rows: int = 1, symbol: str | None = None)
             op.shape = i64_array([rows, *op.shape_tuple()[1:]])  # a broadcast to the batch
             op.operands = [op.x]  # the batch operand only sized it
         for result in list(op.results):
-            if not polymorphic and has_runtime_extent(result.type):
+            if has_runtime_extent(result.type):
                 raise PassFailedException(
                     f"'{op.name}' op expected dynamic dims only in the leading dim (the batch), "
                     f"found {result.type}")

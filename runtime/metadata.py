@@ -198,12 +198,6 @@ def is_block_entry(name: str, entries: Collection[str]) -> bool:
 BATCH_ENTRY_SUFFIX = "__batch"
 """`<entry>__batch(i64 n, ptr...)`: `<entry>` run on a batch of n rows (`dlc.batch_entry`)."""
 
-BODY_ENTRY_SUFFIX = "__body"
-"""`<entry>__body(ptr..., i64 sizes...)`: the compiled function of an entry over runtime shapes
-whose batch's rows it keeps apart (`dlc.row_calls`); `<entry>`, of the same signature, calls it
-once on the whole batch or once per row (`llvm_lowering.batch.rows_entry`). Internal to the
-library: the metadata describes `<entry>`."""
-
 WORKSPACE_ENTRY_SUFFIX = "_with_workspace"
 """The suffix of an entry function's twin that takes the planned workspace as one more, last
 argument (`void main_with_workspace(inputs..., outputs..., uint8_t *workspace)`, the workspace

@@ -14,7 +14,6 @@ from dlc.dialects.graph.interpreter import run_function
 from dlc.driver.specialize import SpecializingExecutable
 from dlc.frontends.onnx import DynamicInputError, import_onnx
 from dlc.frontends.onnx.batch_shape import Symbol, symbolic_reshape_target
-from dlc.rewrites.graph_batch_rows import GraphBatchRowsPass
 from dlc.rewrites.graph_convert_layout import GraphConvertLayoutPass
 from dlc.runtime.executable import Executable, ExecutableError
 from hypothesis import given, settings
@@ -91,30 +90,17 @@ def test_a_detector_runs_batches_1_and_4_at_320_and_640_like_onnxruntime() -> No
                                              (1, 3, 640, 640), (4, 3, 640, 640)])
 
 
-def _row_calls(proto: onnx.ModelProto) -> object:
-    """`dlc.row_calls` of the model's function after `graph-batch-rows` (None without)."""
-    module = import_onnx(proto, dynamic_shapes=True)
-    GraphBatchRowsPass(target="llvm -mcpu=skylake-avx512 -l2-bytes=1048576").apply(
-        make_context(), module)
-    attr = next(iter(module.ops)).attributes.get("dlc.row_calls")
-    return None if attr is None else attr.value.data  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize("shapes", [[(3, 3, 48, 64), (1, 3, 32, 32)], [(3, 3, 8, 8)]])
-def test_a_batch_over_runtime_sizes_runs_a_row_a_call_where_rows_are_large(shapes) -> None:
-    """A detector over runtime sizes, whose ops keep the batch's rows apart, gets
-    `dlc.row_calls` (its weights fit the L2: a row of 25 x 25 points pays for its kernels'
-    parallel loops): its library's entry runs a batch of 3 images of 48x64 one image a call
-    (each image's feature maps in the caches, its concats in place), of 8x8 in one call, both
-    like ONNX Runtime. A model whose transpose moves the batch second gets none."""
+def test_a_batch_over_runtime_sizes_runs_in_one_call_like_onnxruntime(shapes) -> None:
+    """A detector over runtime sizes runs a batch of 3 images of 48x64, and of 8x8, in one
+    call (its kernels' batch loops fused with their parallel loops), like ONNX Runtime; so
+    does a model whose transpose moves the batch second."""
     proto = yolo_style()
-    assert _row_calls(proto) == 627
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, shapes)
     mixing = _image_model([helper.make_node("Relu", ["x"], ["r"]),
                            helper.make_node("Transpose", ["r"], ["y"], perm=[1, 0, 2, 3])], 3)
-    assert _row_calls(mixing) is None
     _matches_onnxruntime(dlc.compile(mixing, dynamic_shapes=True, threads=1, jobs=1), mixing,
                          [(3, 3, 4, 5)])
 

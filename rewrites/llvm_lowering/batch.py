@@ -36,7 +36,6 @@ from dlc.rewrites.loop_plan_memory import buffer_bytes
 from dlc.runtime.metadata import (
     BATCH_BLOCK_SUFFIX,
     BATCH_ENTRY_SUFFIX,
-    BODY_ENTRY_SUFFIX,
     FunctionSignature,
     is_block_entry,
 )
@@ -74,27 +73,22 @@ def _offset(block: Block, base: SSAValue, offset: SSAValue | int) -> SSAValue:
     return address.result
 
 
-def _row_at(block: Block, base: SSAValue, row: SSAValue, step: int | SSAValue
+def _row_at(block: Block, base: SSAValue, row: SSAValue, step: int
             ) -> tuple[SSAValue, SSAValue]:
-    """The address of row `row` of `base`, whose rows take `step` bytes (a constant or an i64
-    value), and `step` as an i64 value (ops appended to `block`)."""
-    if isinstance(step, int):
-        constant = int_constant(step, i64)
-        block.add_op(constant)
-        step = constant.result
-    offset = llvm.MulOp(row, step)
-    block.add_op(offset)
-    return _offset(block, base, offset.res), step
+    """The address of row `row` of `base`, whose rows take `step` bytes, and `step` as an i64
+    value (ops appended to `block`)."""
+    size = int_constant(step, i64)
+    offset = llvm.MulOp(row, size.result)
+    block.add_ops([size, offset])
+    return _offset(block, base, offset.res), size.result
 
 
-def _calls(block: Block, callee: str, row: SSAValue, arguments: Sequence[SSAValue],
-           steps: Sequence[int | SSAValue], sizes: Sequence[SSAValue] = ()) -> None:
-    """Appends to `block` the call of `callee` on the rows from `row` on (of the arguments
-    whose `steps` are not 0), then `sizes`."""
-    pointers = [argument if isinstance(step, int) and not step
-                else _row_at(block, argument, row, step)[0]
+def _calls(block: Block, callee: str, row: SSAValue, arguments: list[SSAValue],
+           steps: list[int]) -> None:
+    """Appends to `block` the call of `callee` on the rows from `row` on."""
+    pointers = [_row_at(block, argument, row, step)[0] if step else argument
                 for argument, step in zip(arguments, steps, strict=True)]
-    block.add_op(llvm.CallOp(callee, *pointers, *sizes))
+    block.add_op(llvm.CallOp(callee, *pointers))
 
 
 def _compare(lhs: SSAValue, rhs: SSAValue, predicate: llvm.ICmpPredicateFlag) -> llvm.ICmpOp:
@@ -549,72 +543,3 @@ def has_padded_tail(entry: llvm.FuncOp) -> bool:
     """Whether the batch entry `entry` runs a tail as a padded block (calls `memcpy`)."""
     return any(isinstance(op, llvm.CallOp) and op.callee.string_value() == "memcpy"
                for op in entry.walk())
-
-
-
-def rows_entry(signature: FunctionSignature, min_points: int) -> llvm.FuncOp:
-    """`@<entry>(ptr..., i64 sizes...)` of `signature` (an entry over runtime shapes whose
-    batch's rows its compiled function `@<entry>__body`, `BODY_ENTRY_SUFFIX`, keeps apart:
-    `dlc.row_calls`): a batch of more than one row whose row's runtime sizes (those of the
-    first input with a runtime leading dim, after it) multiply to at least `min_points` runs
-    one call of the body per row, on that row of each argument with a runtime leading dim
-    (its bytes the product of its row's static dims and runtime sizes; its leading size
-    passed as 1), the other arguments whole; any other call of the body takes the whole
-    batch."""
-    pointer = llvm.LLVMPointerType()
-    count = len(signature.arguments)
-    types = [pointer] * count + [i64] * len(signature.dim_args)
-    entry = Block(arg_types=types)
-    arguments, values = entry.args[:count], entry.args[count:]
-    sizes = dict(zip(signature.dim_args, values, strict=True))
-    for argument, spec in zip(arguments, signature.arguments, strict=True):
-        argument.name_hint = spec.name if spec.name.isidentifier() else None
-    for (index, dim), value in sizes.items():
-        value.name_hint = f"{arguments[index].name_hint or 'arg'}_d{dim}"
-    batched = [index for index, spec in enumerate(signature.arguments) if spec.shape[:1] == (-1,)]
-    first = batched[0]
-    n = sizes[(first, 0)]
-    one = int_constant(1, i64)
-    entry.add_op(one)
-    steps: list[int | SSAValue] = []
-    points: SSAValue = one.result
-    for index, spec in enumerate(signature.arguments):
-        if index not in batched:
-            steps.append(0)
-            continue
-        step: int | SSAValue = _row_bytes(tuple(max(d, 1) for d in spec.shape), spec.dtype)
-        for dim, size in enumerate(spec.shape):
-            if dim and size < 0:
-                if isinstance(step, int):
-                    constant = int_constant(step, i64)
-                    entry.add_op(constant)
-                    step = constant.result
-                product = llvm.MulOp(step, sizes[(index, dim)])
-                entry.add_op(product)
-                step = product.res
-                if index == first:
-                    product = llvm.MulOp(points, sizes[(index, dim)])
-                    entry.add_op(product)
-                    points = product.res
-        steps.append(step)
-    several = _compare(n, one.result, llvm.ICmpPredicateFlag.UGT)
-    least = int_constant(min_points, i64)
-    large = _compare(points, least.result, llvm.ICmpPredicateFlag.UGE)
-    by_rows = llvm.AndOp(several.res, large.res)
-    whole, head, body, done = Block(), Block(arg_types=[i64]), Block(arg_types=[i64]), Block()
-    zero = int_constant(0, i64)
-    entry.add_ops([several, least, large, by_rows, zero,
-                   llvm.CondBrOp(by_rows.res, head, [zero.result], whole, [])])
-    callee = f"{signature.name}{BODY_ENTRY_SUFFIX}"
-    whole.add_ops([llvm.CallOp(callee, *arguments, *values), llvm.BrOp(done)])
-    more = _compare(head.args[0], n, llvm.ICmpPredicateFlag.ULT)
-    head.add_ops([more, llvm.CondBrOp(more.res, body, [head.args[0]], done, [])])
-    row_sizes = [one.result if dim[1] == 0 and dim[0] in batched else value
-                 for dim, value in sizes.items()]
-    _calls(body, callee, body.args[0], arguments, steps, row_sizes)
-    following = llvm.AddOp(body.args[0], one.result)
-    body.add_ops([following, llvm.BrOp(head, following.res)])
-    done.add_op(llvm.ReturnOp())
-    return llvm.FuncOp(signature.name, llvm.LLVMFunctionType(types, llvm.LLVMVoidType()),
-                       linkage=llvm.LinkageAttr("external"),
-                       body=Region([entry, whole, head, body, done]))

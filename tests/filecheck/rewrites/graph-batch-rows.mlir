@@ -170,46 +170,19 @@ func.func @negative_two_symbols(%x: tensor<?x3xf32> {dlc.dim_symbols = ["N", ""]
 
 // -----
 
-// A shape-polymorphic function whose ops keep the batch's rows apart keeps its types and gets
-// dlc.row_calls: the least product of a row's runtime sizes at which a batch runs a row a
-// call. With the TAILS target: its weights fit the L2 (no cost), its two kernels' parallel
-// loops cost 2 x 58000 against 9.25 vector instructions a row when every runtime size is 1
-// (the conv's 4 channels x 36 multiply-adds over 16 lanes, the reshape's 4 elements): 12541.
-// No blocks.
+// A shape-polymorphic function (a runtime dim after its leading one) is left alone: its
+// kernels run over the whole batch (the schedules fuse each batch loop with the parallel loop
+// inside it), with or without blocks.
 
-// CHECK-LABEL: @runtime_extent_rows
-// CHECK-SAME:  (%{{.*}}: tensor<?x4x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}, %{{.*}}: tensor<4x4x3x3xf32>) -> tensor<?x2x2x?x?xf32>
-// CHECK-SAME:  attributes {dlc.row_calls = {{[0-9]+}} : i64}
+// CHECK-LABEL: @negative_runtime_extents
+// CHECK-SAME:  (%{{.*}}: tensor<?x4x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}, %{{.*}}: tensor<4x4x3x3xf32>) -> tensor<?x2x2x?x?xf32> {
 // CHECK-NEXT:  graph.conv2d {{.*}} -> tensor<?x4x?x?xf32>
 // CHECK-NEXT:  graph.reshape {{.*}} {shape = array<i64: -1, 2, 2, -1, -1>} : (tensor<?x4x?x?xf32>) -> tensor<?x2x2x?x?xf32>
-// TAILS-LABEL: func.func @runtime_extent_rows(
-// TAILS-SAME:  attributes {dlc.row_calls = 12541 : i64}
-// TAILS-NOT:   func.func @runtime_extent_rows__rows
-func.func @runtime_extent_rows(%x: tensor<?x4x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}, %w: tensor<4x4x3x3xf32>) -> tensor<?x2x2x?x?xf32> {
+// TAILS-LABEL: func.func @negative_runtime_extents(
+// TAILS-SAME:  -> tensor<?x2x2x?x?xf32> {
+// TAILS-NOT:   func.func @negative_runtime_extents__rows
+func.func @negative_runtime_extents(%x: tensor<?x4x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}, %w: tensor<4x4x3x3xf32>) -> tensor<?x2x2x?x?xf32> {
   %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<?x4x?x?xf32>, tensor<4x4x3x3xf32>) -> tensor<?x4x?x?xf32>
   %s = graph.reshape %c {shape = array<i64: -1, 2, 2, -1, -1>} : (tensor<?x4x?x?xf32>) -> tensor<?x2x2x?x?xf32>
   func.return %s : tensor<?x2x2x?x?xf32>
-}
-
-// -----
-
-// One whose ops mix rows gets none: a transpose that puts a runtime height first, whose
-// leading `?` is not the batch (a copy with 7919 rows does not verify); a batch symbol that
-// also names another dim.
-
-// CHECK-LABEL: @negative_moved_rows
-// CHECK-SAME:  (%{{.*}}: tensor<?x3x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}) -> tensor<?x?x3x?xf32> {
-// CHECK-NEXT:  graph.transpose {{.*}} -> tensor<?x?x3x?xf32>
-func.func @negative_moved_rows(%x: tensor<?x3x?x?xf32> {dlc.dim_symbols = ["N", "", "H", "W"]}) -> tensor<?x?x3x?xf32> {
-  %r = graph.transpose %x {perm = array<i64: 2, 0, 1, 3>} : (tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf32>
-  func.return %r : tensor<?x?x3x?xf32>
-}
-
-// -----
-
-// CHECK-LABEL: @negative_square_batch
-// CHECK-SAME:  (%{{.*}}: tensor<?x?xf32> {dlc.dim_symbols = ["N", "N"]}) -> tensor<?x?xf32> {
-func.func @negative_square_batch(%x: tensor<?x?xf32> {dlc.dim_symbols = ["N", "N"]}) -> tensor<?x?xf32> {
-  %r = graph.relu %x : tensor<?x?xf32>
-  func.return %r : tensor<?x?xf32>
 }
