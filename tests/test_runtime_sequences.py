@@ -215,3 +215,47 @@ def test_a_decoders_positions_and_causal_mask_over_a_runtime_sequence_compile_on
     with pytest.raises(ExecutableError, match=r"'graph.arange' op \(node '(positions|mask_rows)'"
                                               r"\) needs at most 12 positions .* 12 < 13"):
         executable(np.zeros((1, 13), np.int64))
+
+
+def _encoder_embedding(table: int, token_types: np.ndarray) -> onnx.ModelProto:
+    """An encoder's front as Hugging Face's BERT exports it: the token types of a buffer
+    (`token_types`, 1 x table) at the positions (`Slice` of a position buffer to S), by
+    `GatherElements`, expanded to the input's N x S (`Expand` to `Shape(ids)`), their
+    embeddings added to the tokens' and the positions'."""
+    tokens, positions, types = _weights((32, WIDTH), (table, WIDTH), (2, WIDTH))
+    node = helper.make_node
+    return model([
+        node("Shape", ["ids"], ["shape"]),
+        node("Gather", ["shape", "one"], ["s"], axis=0),
+        node("Unsqueeze", ["s", "axes0"], ["end"]),
+        node("Slice", ["position_ids", "zeros", "end", "axes1"], ["pos"], name="positions"),
+        node("GatherElements", ["token_type_ids", "pos"], ["types_at"], axis=1,
+             name="token_types"),
+        node("Expand", ["types_at", "shape"], ["types_nxs"], name="expand_types"),
+        node("Gather", ["tokens", "ids"], ["te"]),
+        node("Gather", ["types", "types_nxs"], ["ye"]),
+        node("Gather", ["positions", "pos"], ["pe"]),
+        node("Add", ["te", "ye"], ["tye"]),
+        node("Add", ["tye", "pe"], ["y"]),
+    ], [tensor("ids", ["N", "S"], onnx.TensorProto.INT64)], [tensor("y", None)],
+        {"tokens": tokens, "positions": positions, "types": types,
+         "position_ids": np.arange(table, dtype=np.int64)[None],
+         "token_type_ids": token_types, "one": np.array(1, np.int64),
+         "axes0": np.array([0], np.int64), "axes1": np.array([1], np.int64),
+         "zeros": np.array([0], np.int64)})
+
+
+@pytest.mark.parametrize("types", ["zeros", "alternating"])
+def test_an_encoders_token_types_over_a_runtime_sequence_compile_once(types: str) -> None:
+    """GatherElements of the token-type buffer at the runtime positions (indices of a runtime
+    length along the gathered axis) and Expand of the result to the input's runtime N x S
+    (`graph.broadcast_to` sized by the input): one compile matches ONNX Runtime at every
+    length up to the buffers'."""
+    table = 10
+    buffer = (np.zeros((1, table), np.int64) if types == "zeros"
+              else (np.arange(table, dtype=np.int64) % 2)[None])
+    proto = _encoder_embedding(table, buffer)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    for n, s in ((1, 1), (2, 5), (3, 10)):
+        _check(executable, proto, [RNG.integers(0, 32, (n, s)).astype(np.int64)])

@@ -113,6 +113,8 @@ def _broadcast_to(op: BroadcastToOp, args: list[np.ndarray]) -> np.ndarray:
     shape = op.shape_tuple()
     if shape and shape[0] < 0:  # the dynamic batch: the batch operand's (or x's) rows
         shape = (args[-1].shape[0], *shape[1:])
+    if any(size < 0 for size in shape[1:]):  # runtime sizes: the sizing operand's
+        shape = tuple(args[1].shape[d] if size < 0 else size for d, size in enumerate(shape))
     return np.broadcast_to(args[0], shape)
 
 

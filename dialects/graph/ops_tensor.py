@@ -553,15 +553,22 @@ class BroadcastToOp(GraphOp):
     whose leading dim is that batch, gives its size (or, without it, `x`'s own dynamic
     leading dim), and the result's leading dim is dynamic: `graph.broadcast_to %x, %ids {shape
     = array<i64: -1, 3>} : (tensor<1x3xi64>, tensor<?x5xi64>) -> tensor<?x3xi64>`.
-    `graph-batch-rows` makes it a static broadcast to the rows.
+    `graph-batch-rows` makes it a static broadcast to the rows. A -1 after the leading dim is
+    a runtime size too (shape-polymorphic: a model over runtime shapes expanding a value to
+    another's `N x S`, BERT's token types to its input's): `batch` has the target's rank and a
+    runtime dim there, whose size it takes; `x`'s dim there is 1 or a runtime size (then the
+    same size: a size check).
 
     Example:
         %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+        %t = graph.broadcast_to %z, %ids {shape = array<i64: -1, -1>}
+            : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
     """
 
     name = "graph.broadcast_to"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
     batch = opt_operand_def(TensorType)
@@ -582,7 +589,11 @@ class BroadcastToOp(GraphOp):
     def infer_type(cls, x: Attribute, shape: Sequence[int], batch: Attribute | None = None
                    ) -> TensorType:
         """`shape`, of x's element type, when x broadcasts to it. A leading -1 is the dynamic
-        batch: of `batch` (then x has no batch) or, without `batch`, of x (of the same rank)."""
+        batch: of `batch` (then x has no batch) or, without `batch`, of x (of the same rank);
+        a -1 after it is `batch`'s runtime dim there (`batch` of the target's rank)."""
+        runtime = [d for d in range(1, len(shape)) if shape[d] == -1]
+        if runtime:
+            return cls._infer_runtime(x, shape, batch, runtime)
         x_type = _tensor(cls.name, "the operand", x, leading_dynamic=True)
         source = list(x_type.get_shape())
         target = list(shape)
@@ -608,6 +619,36 @@ class BroadcastToOp(GraphOp):
             raise op_error(cls.name, f"expected {x} to broadcast to {list(shape)}")
         dims = [DYNAMIC_INDEX if d == -1 and axis == 0 else d for axis, d in enumerate(shape)]
         return TensorType(x_type.get_element_type(), dims)
+
+    @classmethod
+    def _infer_runtime(cls, x: Attribute, shape: Sequence[int], batch: Attribute | None,
+                       runtime: list[int]) -> TensorType:
+        """`infer_type` of a target with runtime sizes after its leading dim (`runtime`)."""
+        x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
+        if batch is None:
+            raise op_error(cls.name, f"expected an operand sizing the runtime dims of the "
+                           f"target {list(shape)}, found none")
+        like = _tensor(cls.name, "the sizing operand", batch, any_dynamic=True)
+        sizes = like.get_shape()
+        if len(sizes) != len(shape) or any(sizes[d] >= 0 for d in runtime) or (
+                shape[0] == -1 and sizes[0] >= 0):
+            raise op_error(cls.name, f"expected a sizing operand of rank {len(shape)} with "
+                           f"runtime dims where the target {list(shape)} has -1, found {batch}")
+        source, target = list(x_type.get_shape()), list(shape)
+        offset = len(target) - len(source)
+        for d, size in enumerate(target):
+            if size == -1:
+                target[d] = 1
+                if d >= offset and source[d - offset] < 0:
+                    source[d - offset] = 1  # the same runtime size: checked by the compute
+        if any(size < 0 for size in source):
+            raise op_error(cls.name, f"expected {x} to have runtime dims only where the target "
+                           f"{list(shape)} has -1")
+        _require_non_negative(cls.name, "shape", target)
+        if len(source) > len(target) or broadcast_shapes(source, target) != tuple(target):
+            raise op_error(cls.name, f"expected {x} to broadcast to {list(shape)}")
+        return TensorType(x_type.get_element_type(),
+                          [DYNAMIC_INDEX if d == -1 else d for d in shape])
 
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(self.x.type, _ints(self.shape),

@@ -273,7 +273,8 @@ def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
     """Records in `symbols` the symbols of the runtime dims of `node`'s results that equal
     runtime dims of its operands (`shapes`: the types' shapes of both, by name): see
     `SAME_DIMS_OPS`, `BATCH_ONLY_OPS`, and Transpose, Slice, Split, Concat, Reshape, Unsqueeze,
-    Squeeze, Gather (the data's dims around the indices'), MatMul (the batch dims, the lhs's
+    Squeeze, Gather (the data's dims around the indices'), GatherElements (the indices'
+    dims), MatMul (the batch dims, the lhs's
     rows, the rhs's columns). A dim no rule gives gets a fresh symbol when it is first asked
     for."""
     import onnx
@@ -295,6 +296,8 @@ def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
                     if known is not None and at >= 0 and known[at] is not None:
                         carried[axis] = known[at]
                         break
+        elif node.op_type == "GatherElements" and len(inputs) == 2:
+            carried = list(symbols.get(inputs[1]) or carried)  # the indices' shape
         elif first is None:
             continue
         elif node.op_type == "Transpose":

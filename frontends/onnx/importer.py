@@ -32,7 +32,7 @@ from dlc.dialects.dim_symbols import (
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.graph.ops import ReshapeOp
-from dlc.dialects.graph.ops_tensor import ArangeOp, GatherOp
+from dlc.dialects.graph.ops_tensor import ArangeOp, BroadcastToOp, GatherOp
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.batch_shape import (
     ELEMENTWISE_OPS,
@@ -142,6 +142,9 @@ SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadca
     # positions themselves (Range from 0 by 1 to a runtime size: `graph.arange`), and unit
     # dims added or removed around runtime ones
     "Gather", "Range", "Unsqueeze", "Squeeze",
+    # the elements of a table along one axis at runtime positions (BERT's token types; an
+    # Expand to runtime sizes is `_runtime_expand`'s)
+    "GatherElements",
 })
 """The ONNX ops a value with runtime dims (`import_onnx(dynamic_shapes=True)`) may flow
 through: their graph ops are shape-polymorphic (`GraphOp.DYNAMIC_DIMS`) and have compute
@@ -733,7 +736,8 @@ class _Importer:
         (`_fold_runtime_shape`); else the node to convert (a Reshape's target resolved) and
         the input with runtime dims it reads (None: none), which its op must take
         (`SHAPE_POLYMORPHIC_OPS`; a `DynamicInputError` otherwise)."""
-        sized = self._runtime_positions(node, scope, opset)
+        sized = self._runtime_positions(node, scope, opset) or \
+            self._runtime_expand(node, scope, opset)
         if sized is not None:
             self._record(scope, node, sized)
             return None
@@ -814,6 +818,50 @@ class _Importer:
             symbols[int(axis) % rank] = end
         scope.symbols[node.output[0]] = tuple(symbols)
         return self._emitted(scope, [value])
+
+    def _runtime_expand(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                        ) -> list[ConvertedValue] | None:
+        """An Expand of a value to a target holding runtime sizes (`dynamic_shapes`: BERT's
+        token types expanded to its input's `N x S`): a `graph.broadcast_to` sized by a value
+        of the target's rank with those sizes at the same dims (`scope.symbols`). None for any
+        other node, or where no value has them or the two-way broadcast would move a runtime
+        size."""
+        if node.op_type != "Expand" or len(node.input) != 2 or \
+                scope.array(node.input[0]) is not None:
+            return None
+        target = scope.array(node.input[1])
+        if target is None or not has_batch(target):
+            return None
+        target = list(np.asarray(target).reshape(-1))
+        runtime = {d for d, size in enumerate(target) if isinstance(size, Symbol)}
+        like = next((name for name, dims in scope.symbols.items()
+                     if len(dims) == len(target) and name in scope.entries
+                     and scope.entry(name).array is None
+                     and all(dims[d] is target[d] for d in runtime)), None)
+        source = list(scope.type_of(node.input[0]).get_shape())
+        offset = len(target) - len(source)
+        if like is None or offset < 0:
+            return None
+        shape: list[int] = []
+        for d, size in enumerate(target):
+            dim = source[d - offset] if d >= offset else 1
+            if d in runtime:
+                shape.append(-1)
+            elif dim < 0 or (dim != 1 and int(size) not in (1, dim)):
+                return None  # a runtime size against a static one, or no broadcast
+            else:
+                shape.append(max(dim, int(size)))
+        context = NodeContext(node, opset, scope)
+        scope.inserted = []
+        known = scope.symbols.get(node.input[0]) or (None,) * len(source)
+        if offset == 0 and tuple(shape) == tuple(source) and all(
+                known[d] is target[d] for d in runtime):
+            result = context.input(0)
+        else:
+            result = context.emit(BroadcastToOp(context.input(0), shape, scope.value(like)))
+        scope.symbols[node.output[0]] = tuple(size if d in runtime else None
+                                              for d, size in enumerate(target))
+        return self._emitted(scope, [result])
 
     @staticmethod
     def _bound_positions(scope: _FunctionScope, node: onnx.NodeProto, opset: int) -> None:

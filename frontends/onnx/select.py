@@ -40,7 +40,9 @@ class GatherElements(OnnxOpConverter):
     """`GatherElements` (`numpy.take_along_axis`): a graph.gather from `x` flattened, at the
     linear index of each element, `indices[i] * stride(axis)` plus the linear offset of `i`'s
     other coordinates (an import-time constant); negative indices count from the end. Constant
-    indices make the whole index an import-time constant."""
+    indices make the whole index an import-time constant. Indices of a runtime length along
+    the axis (over runtime shapes: BERT's token types at its positions) take the offset
+    broadcast along it, which does not vary there."""
 
     @classmethod
     def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
@@ -48,15 +50,17 @@ class GatherElements(OnnxOpConverter):
         rank = len(shape)
         axis = normalize_axis(node, node.attr_int("axis", 0), rank)
         if len(index_shape) != rank or any(
-                index_shape[d] > shape[d] for d in range(rank) if d != axis):
+                index_shape[d] > shape[d] or index_shape[d] < 0 for d in range(rank)
+                if d != axis) or any(d < 0 for d in shape):
             raise node.error(f"expected indices of rank {rank} no larger than the data "
                              f"{list(shape)} off axis {axis}, found {list(index_shape)}")
         if is_float_type(node.element_type(1)):
             raise node.error("expected integer indices")
         strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(rank)]
-        grid = np.indices(index_shape, dtype=np.int64)
+        grid_shape = [1 if d == axis and size < 0 else size for d, size in enumerate(index_shape)]
+        grid = np.indices(grid_shape, dtype=np.int64)
         offset = sum((grid[d] * strides[d] for d in range(rank) if d != axis),
-                     np.zeros(index_shape, np.int64))
+                     np.zeros(grid_shape, np.int64))
         flat = reshape(node, node.input(0), [int(np.prod(shape, dtype=np.int64))])
         indices = node.const(1)
         if indices is not None:
@@ -74,7 +78,7 @@ class GatherElements(OnnxOpConverter):
         negative = node.emit(CompareOp(index, node.constant(np.array(0, np.int64)), "lt"))
         index = node.emit(WhereOp(negative, node.emit(AddOp(index, dim)), index))
         index = node.emit(MulOp(index, node.constant(np.array(strides[axis], np.int64))))
-        linear = node.emit(AddOp(index, node.constant(offset)))
+        linear = node.emit(AddOp(index, node.constant(offset))) if offset.any() else index
         return [node.emit(GatherOp(flat, linear, 0))]
 
 

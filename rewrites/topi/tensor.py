@@ -149,13 +149,25 @@ def where(op: WhereOp, builder: Builder) -> SSAValue:
 
 @compute_definition(BroadcastToOp)
 def broadcast_to(op: BroadcastToOp, builder: Builder) -> SSAValue:
-    """`out[i...] = x[bcast(i)]`."""
+    """`out[i...] = x[bcast(i)]`. Runtime sizes after the leading dim are the sizing
+    operand's (`batch`), where `x` has a runtime size too the same (a size check)."""
     out_shape = shape_of(op.result)
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         return broadcast_read(b, op.x, i, out_shape)
 
-    return emit_compute(builder, op, "broadcast_to", tensor_type(op.result), body, tag=INJECTIVE)
+    extents = None
+    if op.batch is not None and any(size < 0 for size in out_shape[1:]):
+        extents = extents_of(builder, op.batch)
+        offset = len(out_shape) - len(shape_of(op.x))
+        for dim, size in enumerate(shape_of(op.x)):
+            if size < 0:
+                require_sizes(builder, op, "eq", extents_of(builder, op.x)[dim],
+                              extents[dim + offset],
+                              f"needs dim {dim} of its operand to be dim {dim + offset} of "
+                              "the value sizing its result")
+    return emit_compute(builder, op, "broadcast_to", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=extents)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -851,3 +851,18 @@ func.func @runtime_positions(%ids: tensor<?x?xi64>, %mask: tensor<8x8xf32>, %sco
   %w = graph.where %c, %zero, %scores : (tensor<?x?xi1>, tensor<f32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
   func.return %w : tensor<?x?x?xf32>
 }
+
+// -----
+
+// A broadcast to runtime sizes after the leading dim: the compute takes them from the sizing
+// operand, and an operand's runtime dim must be the sizing operand's there (a size check).
+
+// CHECK-LABEL: func.func @broadcast_to_runtime_sizes
+// CHECK-SAME:    dlc.size_checks = [{sizes = affine_map<()[s0, s1, s2] -> (s0, s2)>, kind = "eq", what = "'graph.broadcast_to' op needs dim 1 of its operand to be dim 1 of the value sizing its result"}]
+// CHECK:         %[[N:.*]] = tensor.dim %ids, %{{.*}} : tensor<?x?xi64>
+// CHECK:         %[[S:.*]] = tensor.dim %ids, %{{.*}} : tensor<?x?xi64>
+// CHECK:         tensor_expr.compute "broadcast_to" tag "injective" sizes(%[[N]], %[[S]]) -> tensor<?x?xi64>
+func.func @broadcast_to_runtime_sizes(%t: tensor<1x?xi64>, %ids: tensor<?x?xi64>) -> tensor<?x?xi64> {
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: -1, -1>} : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  func.return %r : tensor<?x?xi64>
+}

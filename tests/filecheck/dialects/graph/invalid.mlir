@@ -1359,3 +1359,27 @@ func.func @negative_recurrent_result(%x: tensor<5x2x4xf32>, %w: tensor<1x3x4xf32
   %y, %yh = graph.rnn %x, %w, %r, %b, %h0 {direction = "forward", hidden_size = 3 : i64, activations = ["tanh"], activation_alpha = array<f64: 0.0>, activation_beta = array<f64: 0.0>} : (tensor<5x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<1x6xf32>, tensor<1x2x3xf32>) -> (tensor<5x2x3xf32>, tensor<1x2x3xf32>)
   func.return
 }
+
+// -----
+
+func.func @broadcast_to_runtime_unsized(%t: tensor<1x?xi64>) {
+  // CHECK: 'graph.broadcast_to' op expected an operand sizing the runtime dims of the target [1, -1], found none
+  %r = graph.broadcast_to %t {shape = array<i64: 1, -1>} : (tensor<1x?xi64>) -> tensor<1x?xi64>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_runtime_static_sizing(%t: tensor<1x?xi64>, %ids: tensor<2x7xi64>) {
+  // CHECK: 'graph.broadcast_to' op expected a sizing operand of rank 2 with runtime dims where the target [2, -1] has -1, found tensor<2x7xi64>
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<1x?xi64>, tensor<2x7xi64>) -> tensor<2x?xi64>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_runtime_moved(%t: tensor<?x1xi64>, %ids: tensor<2x?xi64>) {
+  // CHECK: 'graph.broadcast_to' op expected tensor<?x1xi64> to have runtime dims only where the target [2, -1] has -1
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<?x1xi64>, tensor<2x?xi64>) -> tensor<2x?xi64>
+  func.return
+}

@@ -560,6 +560,17 @@ func.func @broadcast_to_batch(%x: tensor<1x3xi64>, %ids: tensor<?x5xi64>, %m: te
   func.return %r, %e : tensor<?x3xi64>, tensor<?x4x3xf32>
 }
 
+// Runtime sizes after the leading dim: the sizing operand's, of the target's rank (a row of
+// token types at runtime positions expanded to the input's N x S).
+// CHECK-LABEL: func.func @broadcast_to_runtime_sizes
+func.func @broadcast_to_runtime_sizes(%t: tensor<1x?xi64>, %ids: tensor<?x?xi64>, %v: tensor<3xf32>, %x: tensor<2x?x?xf32>) -> (tensor<?x?xi64>, tensor<2x?x3xf32>) {
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: -1, -1>} : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  // CHECK-NEXT: %r = graph.broadcast_to %t, %ids {shape = array<i64: -1, -1>} : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  %e = graph.broadcast_to %v, %x {shape = array<i64: 2, -1, 3>} : (tensor<3xf32>, tensor<2x?x?xf32>) -> tensor<2x?x3xf32>
+  // CHECK-NEXT: %e = graph.broadcast_to %v, %x {shape = array<i64: 2, -1, 3>} : (tensor<3xf32>, tensor<2x?x?xf32>) -> tensor<2x?x3xf32>
+  func.return %r, %e : tensor<?x?xi64>, tensor<2x?x3xf32>
+}
+
 // CHECK-LABEL: func.func @resize
 func.func @resize(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
