@@ -692,3 +692,67 @@ def test_a_segmentation_maps_argmax_over_runtime_planes_matches_onnxruntime(keep
     executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 1, 1), (2, 3, 5, 7), (1, 3, 33, 17)])
+
+
+def _segmentation_head(mode: str, coordinates: str) -> onnx.ModelProto:
+    """A segmentation head as torchvision exports it: a stride-2 conv's features, their
+    global pool resized back to the features' size (`Resize` to `Shape(features)`), the
+    logits resized to the input's height and width (`Resize` to `Shape(x)`'s N, H, W and the
+    classes), both with `mode` and `coordinates`."""
+    node = helper.make_node
+    weight = (RNG.standard_normal((4, 3, 3, 3)) / 3).astype(np.float32)
+    classes = (RNG.standard_normal((5, 8, 1, 1)) / 3).astype(np.float32)
+    resize = {"mode": mode, "coordinate_transformation_mode": coordinates}
+    if mode == "nearest":
+        resize["nearest_mode"] = "floor"
+    return _image_model([
+        node("Conv", ["x", "w"], ["f"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("GlobalAveragePool", ["f"], ["p"]),
+        node("Shape", ["f"], ["fs"]),
+        node("Resize", ["p", "", "", "fs"], ["pu"], name="pooled", **resize),
+        node("Concat", ["f", "pu"], ["c"], axis=1),
+        node("Conv", ["c", "k"], ["logits"]),
+        node("Shape", ["x"], ["xs"]),
+        node("Gather", ["xs", "first"], ["n"], axis=0),
+        node("Gather", ["xs", "plane"], ["hw"], axis=0),
+        node("Concat", ["n", "five", "hw"], ["sizes"], axis=0),
+        node("Resize", ["logits", "", "", "sizes"], ["y"], name="upsample", **resize),
+    ], 3, {"w": weight, "k": classes, "first": np.array([0], np.int64),
+           "plane": np.array([2, 3], np.int64), "five": np.array([5], np.int64)})
+
+
+@pytest.mark.parametrize(("mode", "coordinates"), [
+    ("linear", "half_pixel"), ("linear", "pytorch_half_pixel"), ("linear", "align_corners"),
+    ("linear", "asymmetric"), ("nearest", "asymmetric"), ("nearest", "half_pixel")])
+def test_resizes_to_runtime_sizes_compile_once_and_match_onnxruntime(mode: str,
+                                                                    coordinates: str) -> None:
+    """A Resize to sizes read from another value's shape (the pooled features to the
+    features' size, from 1 x 1; the logits to the input's odd sizes, by ratios that are not
+    integers) is a `graph.resize` sized by that value, its coordinates computed at run time:
+    one compile matches ONNX Runtime at every size."""
+    proto = _segmentation_head(mode, coordinates)
+    module = import_onnx(proto, dynamic_shapes=True)
+    resizes = [op for op in module.walk() if op.name == "graph.resize"]
+    assert [len(op.operands) for op in resizes] == [2, 2]  # each sized by a value
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 16, 16), (2, 3, 13, 22), (1, 3, 5, 3)])
+
+
+def test_a_widely_dilated_conv_over_runtime_sizes_falls_back_to_shapes_per_call() -> None:
+    """A conv whose dilated window spans more than `MAX_RUNTIME_DILATED_SPAN` pixels (an ASPP
+    branch, dilation 12) is refused over runtime sizes, naming the node and why: the model
+    compiles per call signature instead, like ONNX Runtime; one of dilation 2 is taken."""
+    weight = (RNG.standard_normal((4, 3, 3, 3)) / 3).astype(np.float32)
+    def aspp(dilation: int) -> onnx.ModelProto:
+        return _image_model([helper.make_node("Conv", ["x", "w"], ["y"], name="aspp",
+                                              dilations=[dilation] * 2,
+                                              pads=[dilation] * 4)], 3, {"w": weight})
+    with pytest.raises(DynamicInputError, match=r"node 'aspp' \(Conv, opset \d+\) .*a dilated "
+                                                r"conv spanning 25 pixels"):
+        import_onnx(aspp(12), dynamic_shapes=True)
+    wide = aspp(12)
+    executable = dlc.compile(wide, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, wide, [(1, 3, 30, 30)])
+    import_onnx(aspp(2), dynamic_shapes=True)

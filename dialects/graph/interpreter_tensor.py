@@ -228,13 +228,19 @@ def _extrapolated(op: ResizeOp, axis: int, size: int, length: int, scale: float
 
 @implements(ResizeOp)
 def _resize(op: ResizeOp, args: list[np.ndarray]) -> np.ndarray:
-    (x,) = args
-    sizes = [d if d >= 0 else x.shape[axis]  # a dynamic batch: each row on its own
+    x = args[0]
+    sized = op.sized_axes()
+    scales = list(op.scales_tuple())
+    sizes = [d if d >= 0 else  # a runtime dim: floor(n * scale), a dynamic batch each row
+             math.floor(x.shape[axis] * scales[axis] + 1e-9)
              for axis, d in enumerate(op.result.type.get_shape())]
+    for axis in sized:  # the sizing operand's size, at scale out / n
+        sizes[axis] = args[1].shape[axis]
+        scales[axis] = sizes[axis] / x.shape[axis]
     nearest = op.mode_value() == "nearest"
     result = x if nearest else x.astype(np.float64)
     roi = op.roi_tuple()
-    for axis, (size, scale) in enumerate(zip(sizes, op.scales_tuple(), strict=True)):
+    for axis, (size, scale) in enumerate(zip(sizes, scales, strict=True)):
         length = x.shape[axis]
         whole = not roi or (roi[axis] == 0.0 and roi[axis + len(roi) // 2] == 1.0)
         if size == length and math.isclose(scale, 1.0) and whole:

@@ -690,10 +690,19 @@ class ResizeOp(GraphOp):
     renormalized). Linear and cubic need a float element type. A dynamic leading dim (the
     batch) has size -1 and scale 1 (each row resized on its own; no crop of it).
 
+    With `like` (of x's rank), an axis of size -1 where `like`'s dim is a runtime size is
+    resized to that size (ONNX Resize to sizes read from another value's shape: a segmentation
+    model's logits upsampled to its input's height and width), its scale `out / n` at run
+    time (its `scales` entry 1, unused); such an axis takes modes nearest and linear, without
+    antialias, `exclude_outside` or a crop.
+
     Example:
         %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
             scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"}
             : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+        %u = graph.resize %y, %image {sizes = array<i64: -1, 21, -1, -1>,
+            scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"}
+            : (tensor<?x21x?x?xf32>, tensor<?x3x?x?xf32>) -> tensor<?x21x?x?xf32>
     """
 
     name = "graph.resize"
@@ -702,6 +711,7 @@ class ResizeOp(GraphOp):
     DYNAMIC_DIMS: ClassVar[bool] = True
 
     x = operand_def(TensorType)
+    like = opt_operand_def(TensorType)
     result = result_def(TensorType)
     sizes = attr_def(DenseArrayBase.constr(i64))
     scales = attr_def(DenseArrayBase.constr(f64))
@@ -716,7 +726,7 @@ class ResizeOp(GraphOp):
     extrapolation_value = attr_def(FloatAttr, default_value=FloatAttr(0.0, f64))
 
     traits = traits_def(Pure())
-    assembly_format = "$x attr-dict `:` functional-type(operands, results)"
+    assembly_format = "$x (`,` $like^)? attr-dict `:` functional-type(operands, results)"
 
     def __init__(
         self,
@@ -724,6 +734,7 @@ class ResizeOp(GraphOp):
         sizes: Sequence[int],
         scales: Sequence[float],
         *,
+        like: SSAValue | Operation | None = None,
         mode: str = "nearest",
         coordinate_transformation_mode: str = "half_pixel",
         nearest_mode: str = "round_prefer_floor",
@@ -736,9 +747,11 @@ class ResizeOp(GraphOp):
         result_type = self.infer_type(
             SSAValue.get(x).type, sizes, scales, mode=mode,
             coordinate_transformation_mode=coordinate_transformation_mode,
-            nearest_mode=nearest_mode, roi=roi)
+            nearest_mode=nearest_mode, roi=roi,
+            like=None if like is None else SSAValue.get(like).type,
+            antialias=antialias, exclude_outside=exclude_outside)
         super().__init__(
-            operands=[x],
+            operands=[x, like],
             result_types=[result_type],
             attributes={
                 "sizes": i64_array(sizes),
@@ -757,19 +770,28 @@ class ResizeOp(GraphOp):
     @classmethod
     def infer_type(cls, x: Attribute, sizes: Sequence[int], scales: Sequence[float], *,
                    mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
-                   nearest_mode: str = "round_prefer_floor", roi: Sequence[float] = ()
-                   ) -> TensorType:
+                   nearest_mode: str = "round_prefer_floor", roi: Sequence[float] = (),
+                   like: Attribute | None = None, antialias: bool = False,
+                   exclude_outside: bool = False) -> TensorType:
         """`sizes`, of x's element type: -1 at each dynamic dim of x, which has size
-        `floor(n * scale)` at run time (scale 1 for a dynamic batch), and no crop of it."""
+        `floor(n * scale)` at run time (scale 1 for a dynamic batch), and no crop of it, or,
+        with `like`, `like`'s runtime size there (`sized_axes`)."""
         x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         rank = x_type.get_num_dims()
         _require_count(cls.name, "sizes", sizes, rank)
         _require_count(cls.name, "scales", scales, rank)
         shape = x_type.get_shape()
-        _require_positive(cls.name, "sizes", [s for s, d in zip(sizes, shape, strict=True)
-                                              if d >= 0])
+        sized = cls._sized_axes(x_type, sizes, like)
+        if sized and (mode not in ("nearest", "linear") or antialias or exclude_outside
+                      or coordinate_transformation_mode == "tf_crop_and_resize"):
+            raise op_error(cls.name, f"expected mode nearest or linear, without antialias, "
+                           f"exclude_outside or a crop, for the axes {sized} sized by {like}, "
+                           f"found mode '{mode}', coordinate mode "
+                           f"'{coordinate_transformation_mode}'")
+        _require_positive(cls.name, "sizes", [s for a, (s, d) in enumerate(zip(
+            sizes, shape, strict=True)) if d >= 0 and a not in sized])
         for axis, dim in enumerate(shape):
-            if dim >= 0:
+            if dim >= 0 or axis in sized:
                 continue
             what = "the dynamic batch" if axis == 0 else f"dynamic dim {axis}"
             if sizes[axis] != -1 or (axis == 0 and scales[0] != 1) or (
@@ -790,11 +812,39 @@ class ResizeOp(GraphOp):
                                      f"'{mode}', found {x_type.get_element_type()}")
         return TensorType(x_type.get_element_type(), [DYNAMIC_INDEX if s < 0 else s for s in sizes])
 
+    @classmethod
+    def _sized_axes(cls, x: TensorType, sizes: Sequence[int], like: Attribute | None
+                    ) -> list[int]:
+        """The axes of size -1 that `like` sizes (its runtime dims there; not x's dynamic
+        batch, whose rows are resized one by one)."""
+        if like is None:
+            return []
+        like_type = _tensor(cls.name, "the sizing operand", like, any_dynamic=True)
+        if like_type.get_num_dims() != x.get_num_dims():
+            raise op_error(cls.name, f"expected a sizing operand of rank {x.get_num_dims()}, "
+                           f"found {like}")
+        axes = [axis for axis, (size, dim) in enumerate(zip(sizes, like_type.get_shape(),
+                                                            strict=True))
+                if size == -1 and dim < 0 and not (axis == 0 and x.get_shape()[0] < 0)]
+        if not axes:
+            raise op_error(cls.name, f"expected a sizing operand with a runtime dim where "
+                           f"'sizes' {list(sizes)} has -1, found {like}")
+        return axes
+
+    def sized_axes(self) -> list[int]:
+        """The axes `like` sizes (none without it)."""
+        x_type = self.x.type
+        assert isinstance(x_type, TensorType)
+        return self._sized_axes(x_type, _ints(self.sizes),
+                                None if self.like is None else self.like.type)
+
     def inferred_result_type(self) -> TensorType:
         return self.infer_type(
             self.x.type, _ints(self.sizes), self.scales_tuple(), mode=self.mode_value(),
             coordinate_transformation_mode=self.coordinate_mode_value(),
-            nearest_mode=self.nearest_mode_value(), roi=self.roi_tuple())
+            nearest_mode=self.nearest_mode_value(), roi=self.roi_tuple(),
+            like=None if self.like is None else self.like.type,
+            antialias=self.antialias_value(), exclude_outside=self.exclude_outside_value())
 
     def sizes_tuple(self) -> tuple[int, ...]:
         return _ints(self.sizes)

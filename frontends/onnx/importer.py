@@ -32,7 +32,7 @@ from dlc.dialects.dim_symbols import (
 from dlc.dialects.graph.attrs import from_numpy_dtype
 from dlc.dialects.graph.extents import ExtentError, extent_of, mark_valid_extents
 from dlc.dialects.graph.ops import ReshapeOp
-from dlc.dialects.graph.ops_tensor import ArangeOp, BroadcastToOp, GatherOp
+from dlc.dialects.graph.ops_tensor import ArangeOp, BroadcastToOp, GatherOp, ResizeOp
 from dlc.dialects.shape_bounds import verify_shape_bounds
 from dlc.frontends.onnx.batch_shape import (
     ELEMENTWISE_OPS,
@@ -737,7 +737,7 @@ class _Importer:
         the input with runtime dims it reads (None: none), which its op must take
         (`SHAPE_POLYMORPHIC_OPS`; a `DynamicInputError` otherwise)."""
         sized = self._runtime_positions(node, scope, opset) or \
-            self._runtime_expand(node, scope, opset)
+            self._runtime_expand(node, scope, opset) or self._runtime_resize(node, scope, opset)
         if sized is not None:
             self._record(scope, node, sized)
             return None
@@ -752,6 +752,13 @@ class _Importer:
         if batched is not None and not (node.op_type in allowed
                                         and node.domain in _DEFAULT_DOMAINS):
             raise self._not_shape_polymorphic(node, scope, batched, opset)
+        span = _dilated_span(node, scope) if node.op_type == "Conv" else 1
+        if batched is not None and span > MAX_RUNTIME_DILATED_SPAN:
+            raise self._not_shape_polymorphic(
+                node, scope, batched, opset,
+                f"a dilated conv spanning {span} pixels: over the planes it "
+                "meets most of its taps read padding, which only a compile for static shapes "
+                "splits off (graph-conv-split-bands)")
         return node, batched
 
     def _sized_by(self, scope: _FunctionScope, symbol: object) -> tuple[SSAValue, int] | None:
@@ -819,6 +826,58 @@ class _Importer:
         scope.symbols[node.output[0]] = tuple(symbols)
         return self._emitted(scope, [value])
 
+    @staticmethod
+    def _sizing_value(scope: _FunctionScope, target: list[object]) -> str | None:
+        """A graph value of `target`'s rank whose dims carry `target`'s symbols where it has
+        them (`scope.symbols`), which sizes an op to `target` at run time."""
+        runtime = [d for d, size in enumerate(target) if isinstance(size, Symbol)]
+        return next((name for name, dims in scope.symbols.items()
+                     if len(dims) == len(target) and name in scope.entries
+                     and scope.entry(name).array is None
+                     and all(dims[d] is target[d] for d in runtime)), None)
+
+    def _runtime_resize(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                        ) -> list[ConvertedValue] | None:
+        """A Resize of a graph value to `sizes` holding runtime sizes (`dynamic_shapes`: a
+        segmentation model's pooled features and logits resized to a feature map's or the
+        input's height and width): a `graph.resize` sized by a value carrying those symbols
+        (`_sizing_value`), its other axes kept. None for any other node (or another form:
+        scales, a crop, `axes`, a size against a static dim)."""
+        if node.op_type != "Resize" or opset < 11 or len(node.input) < 4 or \
+                not node.input[3] or scope.array(node.input[0]) is not None:
+            return None
+        sizes = scope.array(node.input[3])
+        attrs = _attributes(node)
+        if sizes is None or not has_batch(sizes) or "axes" in attrs or \
+                attrs.get("keep_aspect_ratio_policy", b"stretch") != b"stretch":
+            return None
+        target = list(np.asarray(sizes).reshape(-1))
+        source = list(scope.type_of(node.input[0]).get_shape())
+        like = self._sizing_value(scope, target)
+        if like is None or len(target) != len(source) or any(
+                not isinstance(size, Symbol) and int(size) != dim  # type: ignore[call-overload]
+                for size, dim in zip(target, source, strict=True)):
+            return None
+        text = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+        context = NodeContext(node, opset, scope)
+        scope.inserted = []
+        try:
+            result = context.emit(ResizeOp(
+                context.input(0), [-1 if isinstance(size, Symbol) else int(size)  # type: ignore[call-overload]
+                                   for size in target], [1.0] * len(target),
+                like=scope.value(like), mode=text.get("mode", "nearest"),
+                coordinate_transformation_mode=text.get("coordinate_transformation_mode",
+                                                        "half_pixel"),
+                nearest_mode=text.get("nearest_mode", "round_prefer_floor"),
+                cubic_coeff_a=float(text.get("cubic_coeff_a", -0.75)),
+                exclude_outside=bool(text.get("exclude_outside", 0)),
+                antialias=bool(text.get("antialias", 0))))
+        except VerifyException:
+            return None  # a mode the runtime sizes do not take: the polymorphic check refuses
+        scope.symbols[node.output[0]] = tuple(
+            size if isinstance(size, Symbol) else None for size in target)
+        return self._emitted(scope, [result])
+
     def _runtime_expand(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                         ) -> list[ConvertedValue] | None:
         """An Expand of a value to a target holding runtime sizes (`dynamic_shapes`: BERT's
@@ -834,10 +893,7 @@ class _Importer:
             return None
         target = list(np.asarray(target).reshape(-1))
         runtime = {d for d, size in enumerate(target) if isinstance(size, Symbol)}
-        like = next((name for name, dims in scope.symbols.items()
-                     if len(dims) == len(target) and name in scope.entries
-                     and scope.entry(name).array is None
-                     and all(dims[d] is target[d] for d in runtime)), None)
+        like = self._sizing_value(scope, target)
         source = list(scope.type_of(node.input[0]).get_shape())
         offset = len(target) - len(source)
         if like is None or offset < 0:
@@ -1229,6 +1285,27 @@ def _fold_moving(node: onnx.NodeProto, scope: _FunctionScope) -> np.ndarray | No
         return fold_symbolic(node.op_type, arrays, _attributes(node))
     except (TypeError, ValueError, IndexError):
         return None
+
+
+MAX_RUNTIME_DILATED_SPAN = 16
+"""The widest dilated window (`dilation * (kernel - 1) + 1` pixels along an axis) a Conv over
+runtime sizes takes (`dynamic_shapes`); a wider one falls back to a compile per shape. Over a
+runtime plane its padded input is read at every tap, where a static compile splits off the
+bands of taps that read only padding (`graph-conv-split-bands`): DeepLab's ASPP convs
+(dilations 12, 24, 36: spans 25-73) on 28x28 maps ran 3.3-31x their static compile and the
+model 3.1x; its backbone's depthwise convs of dilation 2 (span 9) ran as fast as their static
+compile."""
+
+
+def _dilated_span(node: onnx.NodeProto, scope: _FunctionScope) -> int:
+    """The widest dilated window of a Conv node, in pixels (its kernel's shape from
+    `kernel_shape`, else from its weight's type)."""
+    attrs = _attributes(node)
+    kernel = [int(k) for k in attrs.get("kernel_shape", [])]  # type: ignore[attr-defined]
+    if not kernel and len(node.input) > 1 and node.input[1] in scope.entries:
+        kernel = list(scope.type_of(node.input[1]).get_shape()[2:])
+    dilations = [int(d) for d in attrs.get("dilations", [1] * len(kernel))]  # type: ignore[attr-defined]
+    return max((d * (k - 1) + 1 for d, k in zip(dilations, kernel, strict=False)), default=1)
 
 
 def _attributes(node: onnx.NodeProto) -> dict[str, object]:

@@ -26,7 +26,9 @@ from dlc.rewrites.topi.common import (
     Extent,
     affine,
     binary,
+    clamp_index,
     constant,
+    convert_float,
     dense_constant,
     emit_compute,
     extent_affine,
@@ -41,7 +43,8 @@ from dlc.rewrites.topi.elementwise import INJECTIVE
 from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, TensorType, i64
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, f32, i64
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -244,8 +247,112 @@ def _runtime_axes(op: ResizeOp, builder: Builder) -> tuple[dict[int, int], list[
     return repeats, out_dims
 
 
+def _float_size(b: Builder, size: Extent) -> SSAValue:
+    """A size as an f32 value."""
+    value = index(b, size) if isinstance(size, int) else size
+    as_int = b.insert(arith.IndexCastOp(value, i64)).result
+    return b.insert(arith.SIToFPOp(as_int, f32)).result
+
+
+def _runtime_coordinate(b: Builder, op: ResizeOp, out: SSAValue, length: Extent,
+                        size: Extent) -> SSAValue:
+    """The input coordinate (f32) of output `out` of an axis resized from `length` to the
+    runtime `size` (scale `size / length`: ONNX's output width is `size` itself)."""
+    mode = op.coordinate_mode_value()
+    o = _float_size(b, out)
+    n, m = _float_size(b, length), _float_size(b, size)
+    half = constant(b, 0.5, f32)
+    if mode == "align_corners":
+        one = constant(b, 1.0, f32)
+        span = b.insert(arith.DivfOp(b.insert(arith.SubfOp(n, one)).result,
+                                     b.insert(arith.SubfOp(m, one)).result)).result
+        single = b.insert(arith.CmpfOp(m, one, "oeq")).result
+        span = b.insert(arith.SelectOp(single, constant(b, 0.0, f32), span)).result
+        return b.insert(arith.MulfOp(o, span)).result
+    ratio = b.insert(arith.DivfOp(n, m)).result
+    if mode == "asymmetric":
+        return b.insert(arith.MulfOp(o, ratio)).result
+    centre = b.insert(arith.MulfOp(b.insert(arith.AddfOp(o, half)).result, ratio)).result
+    if mode == "tf_half_pixel_for_nn":
+        return centre
+    coordinate = b.insert(arith.SubfOp(centre, half)).result
+    if mode == "pytorch_half_pixel":
+        single = b.insert(arith.CmpfOp(m, constant(b, 1.0, f32), "oeq")).result
+        coordinate = b.insert(arith.SelectOp(single, constant(b, -0.5, f32), coordinate)).result
+    return coordinate  # half_pixel (half_pixel_symmetric shifts by 0 at this scale)
+
+
+def _tap(b: Builder, position: SSAValue, length: Extent) -> SSAValue:
+    """An f32 input position (whole) as an index clamped into [0, length)."""
+    whole = b.insert(arith.FPToSIOp(position, i64)).result
+    zero = constant(b, 0, i64)
+    whole = b.insert(arith.MaxSIOp(whole, zero)).result
+    return clamp_index(b, b.insert(arith.IndexCastOp(whole, IndexType())).result, length)
+
+
+def _resize_to_runtime_sizes(op: ResizeOp, builder: Builder) -> SSAValue:
+    """A resize to the runtime sizes of `op.like` (`ResizeOp.sized_axes`), one axis at a time:
+    each output computes its input coordinate (`_runtime_coordinate`, f32) and reads its
+    nearest tap (`nearest_mode`), or its two neighbours, clamped into the axis, weighted by
+    the coordinate's fraction (linear). The other axes must map one to one."""
+    in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+    element_type = tensor_type(op.result).get_element_type()
+    sized = op.sized_axes()
+    for axis, (size, length) in enumerate(zip(out_shape, in_shape, strict=True)):
+        if axis not in sized and not (size == length and math.isclose(
+                op.scales_tuple()[axis], 1.0)):
+            raise PassFailedException(
+                f"'{op.name}' op expected its axes other than those sized by {op.like.type} "
+                f"({sized}) kept, found {op.x.type} -> {op.result.type}")
+    in_dims, like_dims = extents_of(builder, op.x), extents_of(builder, op.like)
+    source, dims = op.x, list(in_dims)
+    for axis in sized:
+        length, size = in_dims[axis], like_dims[axis]
+        dims[axis] = size
+        shape = [s if a != axis else DYNAMIC_INDEX for a, s in enumerate(shape_of(source))]
+
+        def body(b: Builder, i: list[SSAValue], _: list[SSAValue], source: SSAValue = source,
+                 axis: int = axis, length: Extent = length, size: Extent = size) -> SSAValue:
+            coordinate = _runtime_coordinate(b, op, i[axis], length, size)
+            indices = list(i)
+            if op.mode_value() == "nearest":
+                rounding = op.nearest_mode_value()
+                half = constant(b, 0.5, f32)
+                if rounding == "round_prefer_ceil":
+                    coordinate = b.insert(arith.AddfOp(coordinate, half)).result
+                elif rounding == "round_prefer_floor":
+                    coordinate = b.insert(arith.SubfOp(coordinate, half)).result
+                rounded = (math_dialect.FloorOp if rounding in ("floor", "round_prefer_ceil")
+                           else math_dialect.CeilOp)(coordinate)
+                indices[axis] = _tap(b, b.insert(rounded).result, length)
+                return read(b, source, indices)
+            low = b.insert(math_dialect.FloorOp(coordinate)).result
+            fraction = convert_float(b, b.insert(arith.SubfOp(coordinate, low)).result,
+                                     element_type)
+            high = b.insert(arith.AddfOp(low, constant(b, 1.0, f32))).result
+            indices[axis] = _tap(b, low, length)
+            first = read(b, source, indices)
+            indices = list(i)
+            indices[axis] = _tap(b, high, length)
+            second = read(b, source, indices)
+            step = binary(b, "mul", binary(b, "sub", second, first), fraction)
+            return binary(b, "add", first, step)
+
+        source = emit_compute(builder, op, "resize", TensorType(element_type, shape), body,
+                              tag=INJECTIVE, extents=list(dims))
+    return source
+
+
 @compute_definition(ResizeOp)
 def resize(op: ResizeOp, builder: Builder) -> SSAValue:
+    """A resize by tables of taps and weights (`_resize_by_tables`), or, along axes sized by
+    `like`, at coordinates computed at run time (`_resize_to_runtime_sizes`)."""
+    if op.sized_axes():
+        return _resize_to_runtime_sizes(op, builder)
+    return _resize_by_tables(op, builder)
+
+
+def _resize_by_tables(op: ResizeOp, builder: Builder) -> SSAValue:
     """`out[o...] = sum over taps t of x[taps_a[t_a, o_a]...] * prod_a weights_a[t_a, o_a]`,
     over the resized axes a (other axes map one to one), summed one axis at a time
     (`_interpolate`); nearest reads its single tap. Outputs outside the input

@@ -866,3 +866,24 @@ func.func @broadcast_to_runtime_sizes(%t: tensor<1x?xi64>, %ids: tensor<?x?xi64>
   %r = graph.broadcast_to %t, %ids {shape = array<i64: -1, -1>} : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
   func.return %r : tensor<?x?xi64>
 }
+
+// -----
+
+// A linear resize to another value's runtime sizes: one compute per resized axis (height, then
+// width), each sized by the sizing operand's dim there, computing its input coordinate at run
+// time ((o + 0.5) * n / m - 0.5 in f32) and interpolating the two neighbours it lies between
+// (floor, clamped into the axis).
+
+// CHECK-LABEL: func.func @resize_to_runtime_sizes
+// CHECK:         %[[H:.*]] = tensor.dim %image, %{{.*}} : tensor<1x3x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %image, %{{.*}} : tensor<1x3x?x?xf32>
+// CHECK:         %[[ROWS:.*]] = tensor_expr.compute "resize" tag "injective" sizes(%[[H]]) -> tensor<1x2x?x5xf32>
+// CHECK:           arith.divf
+// CHECK:           math.floor
+// CHECK:           arith.fptosi
+// CHECK:           arith.minui
+// CHECK:         tensor_expr.compute "resize" tag "injective" sizes(%[[H]], %[[W]]) -> tensor<1x2x?x?xf32>
+func.func @resize_to_runtime_sizes(%y: tensor<1x2x4x5xf32>, %image: tensor<1x3x?x?xf32>) -> tensor<1x2x?x?xf32> {
+  %u = graph.resize %y, %image {sizes = array<i64: 1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"} : (tensor<1x2x4x5xf32>, tensor<1x3x?x?xf32>) -> tensor<1x2x?x?xf32>
+  func.return %u : tensor<1x2x?x?xf32>
+}

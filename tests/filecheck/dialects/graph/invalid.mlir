@@ -1383,3 +1383,19 @@ func.func @broadcast_to_runtime_moved(%t: tensor<?x1xi64>, %ids: tensor<2x?xi64>
   %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<?x1xi64>, tensor<2x?xi64>) -> tensor<2x?xi64>
   func.return
 }
+
+// -----
+
+func.func @resize_sized_by_another_rank(%y: tensor<?x2x?x?xf32>, %s: tensor<?x?xf32>) {
+  // CHECK: 'graph.resize' op expected a sizing operand of rank 4, found tensor<?x?xf32>
+  %u = graph.resize %y, %s {sizes = array<i64: -1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"} : (tensor<?x2x?x?xf32>, tensor<?x?xf32>) -> tensor<?x2x?x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @resize_sized_cubic(%y: tensor<1x2x4x4xf32>, %s: tensor<1x2x?x?xf32>) {
+  // CHECK: 'graph.resize' op expected mode nearest or linear, without antialias, exclude_outside or a crop, for the axes [2, 3] sized by tensor<1x2x?x?xf32>, found mode 'cubic', coordinate mode 'half_pixel'
+  %u = graph.resize %y, %s {sizes = array<i64: 1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "cubic"} : (tensor<1x2x4x4xf32>, tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
+  func.return
+}

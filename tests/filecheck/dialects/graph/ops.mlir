@@ -571,6 +571,14 @@ func.func @broadcast_to_runtime_sizes(%t: tensor<1x?xi64>, %ids: tensor<?x?xi64>
   func.return %r, %e : tensor<?x?xi64>, tensor<2x?x3xf32>
 }
 
+// A resize to another value's runtime sizes (the logits to the input's height and width).
+// CHECK-LABEL: func.func @resize_to_runtime_sizes
+func.func @resize_to_runtime_sizes(%y: tensor<?x21x?x?xf32>, %image: tensor<?x3x?x?xf32>) -> tensor<?x21x?x?xf32> {
+  %u = graph.resize %y, %image {sizes = array<i64: -1, 21, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"} : (tensor<?x21x?x?xf32>, tensor<?x3x?x?xf32>) -> tensor<?x21x?x?xf32>
+  // CHECK-NEXT: %u = graph.resize %y, %image {sizes = array<i64: -1, 21, -1, -1>, scales = array<f64: 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>, mode = "linear"} : (tensor<?x21x?x?xf32>, tensor<?x3x?x?xf32>) -> tensor<?x21x?x?xf32>
+  func.return %u : tensor<?x21x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @resize
 func.func @resize(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
   %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
