@@ -26,7 +26,6 @@ from dlc.rewrites.topi.common import (
     Extent,
     affine,
     binary,
-    clamp_index,
     constant,
     convert_float,
     dense_constant,
@@ -45,7 +44,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, f32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 # ---------------------------------------------------------------------------------------------
@@ -283,18 +282,68 @@ def _runtime_coordinate(b: Builder, op: ResizeOp, out: SSAValue, length: Extent,
 
 
 def _tap(b: Builder, position: SSAValue, length: Extent) -> SSAValue:
-    """An f32 input position (whole) as an index clamped into [0, length)."""
+    """An f32 input position (whole) as an i64 index clamped into [0, length)."""
     whole = b.insert(arith.FPToSIOp(position, i64)).result
-    zero = constant(b, 0, i64)
-    whole = b.insert(arith.MaxSIOp(whole, zero)).result
-    return clamp_index(b, b.insert(arith.IndexCastOp(whole, IndexType())).result, length)
+    whole = b.insert(arith.MaxSIOp(whole, constant(b, 0, i64))).result
+    bound = b.insert(arith.IndexCastOp(
+        index(b, length - 1) if isinstance(length, int) else affine(b, [(length, 1)], -1),
+        i64)).result
+    return b.insert(arith.MinSIOp(whole, bound)).result
+
+
+RUNTIME_TAPS_TAG = "resize_taps"
+"""The tag of a resize's tables over a runtime output axis (each output's taps and weight,
+computed once per call, `_axis_tables`): kept materialised (`tensor-expr-inline`'s
+`KEEP_TAGS`), so that the interpolation reads them as the static rules' constant tables,
+rather than recomputing its coordinate at every element."""
+
+RUNTIME_AXIS_TAG = "resize_axis"
+"""The tag of the pass of a resize along one runtime output axis (`_resize_to_runtime_sizes`):
+kept materialised, so that the next axis's pass reads its two rows, not four recomputed."""
+
+
+def _axis_tables(builder: Builder, op: ResizeOp, length: Extent, size: Extent,
+                 element_type: Attribute) -> list[SSAValue]:
+    """The taps (i64, clamped into the axis) of each output of an axis resized from `length`
+    to the runtime `size`: the nearest one (`nearest_mode`), or the two neighbours of its
+    coordinate and the upper one's weight (linear), each a compute over `size`."""
+    def coordinate(b: Builder, out: SSAValue) -> SSAValue:
+        value = _runtime_coordinate(b, op, out, length, size)
+        if op.mode_value() != "nearest":
+            return value
+        rounding = op.nearest_mode_value()
+        half = constant(b, 0.5, f32)
+        if rounding == "round_prefer_ceil":
+            value = b.insert(arith.AddfOp(value, half)).result
+        elif rounding == "round_prefer_floor":
+            value = b.insert(arith.SubfOp(value, half)).result
+        return b.insert((math_dialect.FloorOp if rounding in ("floor", "round_prefer_ceil")
+                         else math_dialect.CeilOp)(value)).result
+
+    def low(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return _tap(b, b.insert(math_dialect.FloorOp(coordinate(b, i[0]))).result, length)
+
+    def high(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        floor = b.insert(math_dialect.FloorOp(coordinate(b, i[0]))).result
+        return _tap(b, b.insert(arith.AddfOp(floor, constant(b, 1.0, f32))).result, length)
+
+    def weight(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        value = coordinate(b, i[0])
+        floor = b.insert(math_dialect.FloorOp(value)).result
+        return convert_float(b, b.insert(arith.SubfOp(value, floor)).result, element_type)
+
+    bodies = [low] if op.mode_value() == "nearest" else [low, high, weight]
+    types = [i64, i64, element_type]
+    return [emit_compute(builder, op, "resize_taps", TensorType(t, [DYNAMIC_INDEX]), body,
+                         tag=RUNTIME_TAPS_TAG, extents=[size])
+            for body, t in zip(bodies, types, strict=False)]
 
 
 def _resize_to_runtime_sizes(op: ResizeOp, builder: Builder) -> SSAValue:
     """A resize to the runtime sizes of `op.like` (`ResizeOp.sized_axes`), one axis at a time:
-    each output computes its input coordinate (`_runtime_coordinate`, f32) and reads its
-    nearest tap (`nearest_mode`), or its two neighbours, clamped into the axis, weighted by
-    the coordinate's fraction (linear). The other axes must map one to one."""
+    each output reads its taps from the axis's tables (`_axis_tables`, computed once per
+    call), then its nearest tap, or its two neighbours weighted (linear). The other axes must
+    map one to one."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     element_type = tensor_type(op.result).get_element_type()
     sized = op.sized_axes()
@@ -306,40 +355,29 @@ def _resize_to_runtime_sizes(op: ResizeOp, builder: Builder) -> SSAValue:
                 f"({sized}) kept, found {op.x.type} -> {op.result.type}")
     in_dims, like_dims = extents_of(builder, op.x), extents_of(builder, op.like)
     source, dims = op.x, list(in_dims)
-    for axis in sized:
+    for position, axis in enumerate(sized):
         length, size = in_dims[axis], like_dims[axis]
         dims[axis] = size
         shape = [s if a != axis else DYNAMIC_INDEX for a, s in enumerate(shape_of(source))]
+        tables = _axis_tables(builder, op, length, size, element_type)
 
         def body(b: Builder, i: list[SSAValue], _: list[SSAValue], source: SSAValue = source,
-                 axis: int = axis, length: Extent = length, size: Extent = size) -> SSAValue:
-            coordinate = _runtime_coordinate(b, op, i[axis], length, size)
-            indices = list(i)
-            if op.mode_value() == "nearest":
-                rounding = op.nearest_mode_value()
-                half = constant(b, 0.5, f32)
-                if rounding == "round_prefer_ceil":
-                    coordinate = b.insert(arith.AddfOp(coordinate, half)).result
-                elif rounding == "round_prefer_floor":
-                    coordinate = b.insert(arith.SubfOp(coordinate, half)).result
-                rounded = (math_dialect.FloorOp if rounding in ("floor", "round_prefer_ceil")
-                           else math_dialect.CeilOp)(coordinate)
-                indices[axis] = _tap(b, b.insert(rounded).result, length)
-                return read(b, source, indices)
-            low = b.insert(math_dialect.FloorOp(coordinate)).result
-            fraction = convert_float(b, b.insert(arith.SubfOp(coordinate, low)).result,
-                                     element_type)
-            high = b.insert(arith.AddfOp(low, constant(b, 1.0, f32))).result
-            indices[axis] = _tap(b, low, length)
-            first = read(b, source, indices)
-            indices = list(i)
-            indices[axis] = _tap(b, high, length)
-            second = read(b, source, indices)
-            step = binary(b, "mul", binary(b, "sub", second, first), fraction)
-            return binary(b, "add", first, step)
+                 axis: int = axis, tables: list[SSAValue] = tables) -> SSAValue:
+            values = []
+            for table in tables[:2]:
+                indices = list(i)
+                tap = read(b, table, [i[axis]])
+                indices[axis] = b.insert(arith.IndexCastOp(tap, IndexType())).result
+                values.append(read(b, source, indices))
+            if len(values) == 1:
+                return values[0]
+            step = binary(b, "mul", binary(b, "sub", values[1], values[0]),
+                          read(b, tables[2], [i[axis]]))
+            return binary(b, "add", values[0], step)
 
+        last = position == len(sized) - 1
         source = emit_compute(builder, op, "resize", TensorType(element_type, shape), body,
-                              tag=INJECTIVE, extents=list(dims))
+                              tag=INJECTIVE if last else RUNTIME_AXIS_TAG, extents=list(dims))
     return source
 
 

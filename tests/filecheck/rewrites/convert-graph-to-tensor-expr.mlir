@@ -869,20 +869,28 @@ func.func @broadcast_to_runtime_sizes(%t: tensor<1x?xi64>, %ids: tensor<?x?xi64>
 
 // -----
 
-// A linear resize to another value's runtime sizes: one compute per resized axis (height, then
-// width), each sized by the sizing operand's dim there, computing its input coordinate at run
-// time ((o + 0.5) * n / m - 0.5 in f32) and interpolating the two neighbours it lies between
-// (floor, clamped into the axis).
+// A linear resize to another value's runtime sizes: per resized axis (height, then width),
+// tables over the sizing operand's dim there, computed once per call (each output's lower and
+// upper tap, clamped into the axis, and the upper one's weight, from its coordinate
+// (o + 0.5) * n / m - 0.5 in f32), kept materialised ("resize_taps"); then the axis's pass,
+// reading its taps from them and interpolating (the first kept too, "resize_axis").
 
 // CHECK-LABEL: func.func @resize_to_runtime_sizes
 // CHECK:         %[[H:.*]] = tensor.dim %image, %{{.*}} : tensor<1x3x?x?xf32>
 // CHECK:         %[[W:.*]] = tensor.dim %image, %{{.*}} : tensor<1x3x?x?xf32>
-// CHECK:         %[[ROWS:.*]] = tensor_expr.compute "resize" tag "injective" sizes(%[[H]]) -> tensor<1x2x?x5xf32>
+// CHECK:         %[[LOW:.*]] = tensor_expr.compute "resize_taps" tag "resize_taps" sizes(%[[H]]) -> tensor<?xi64>
 // CHECK:           arith.divf
 // CHECK:           math.floor
 // CHECK:           arith.fptosi
-// CHECK:           arith.minui
+// CHECK:           arith.minsi
+// CHECK:         %[[HIGH:.*]] = tensor_expr.compute "resize_taps" tag "resize_taps" sizes(%[[H]]) -> tensor<?xi64>
+// CHECK:         %[[WEIGHT:.*]] = tensor_expr.compute "resize_taps" tag "resize_taps" sizes(%[[H]]) -> tensor<?xf32>
+// CHECK:         %[[ROWS:.*]] = tensor_expr.compute "resize" tag "resize_axis" sizes(%[[H]]) -> tensor<1x2x?x5xf32>
+// CHECK:           tensor_expr.read %[[LOW]]
+// CHECK:           tensor_expr.read %[[HIGH]]
+// CHECK:           tensor_expr.read %[[WEIGHT]]
 // CHECK:         tensor_expr.compute "resize" tag "injective" sizes(%[[H]], %[[W]]) -> tensor<1x2x?x?xf32>
+// CHECK:           tensor_expr.read %[[ROWS]]
 func.func @resize_to_runtime_sizes(%y: tensor<1x2x4x5xf32>, %image: tensor<1x3x?x?xf32>) -> tensor<1x2x?x?xf32> {
   %u = graph.resize %y, %image {sizes = array<i64: 1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"} : (tensor<1x2x4x5xf32>, tensor<1x3x?x?xf32>) -> tensor<1x2x?x?xf32>
   func.return %u : tensor<1x2x?x?xf32>

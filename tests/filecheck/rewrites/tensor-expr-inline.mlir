@@ -269,6 +269,46 @@ func.func @winograd_input_kept_by_default(%X: tensor<4x6xf32>, %U: tensor<4x3xf3
 
 // -----
 
+// A resize to runtime sizes keeps its taps' table and its first axis's pass: inlined, every
+// output would recompute its coordinate and both neighbours of each row; with keep-tags=""
+// both are inlined like any other.
+// CHECK-LABEL: func.func @resize_tables_kept_by_default
+// ALL-LABEL:   func.func @resize_tables_kept_by_default
+func.func @resize_tables_kept_by_default(%X: tensor<4x6xf32>, %n: index) -> tensor<?x6xf32> {
+  %t = tensor_expr.compute "resize_taps" tag "resize_taps" sizes(%n) -> tensor<?xi64> {
+  ^bb0(%o: index):
+    %c = arith.index_cast %o : index to i64
+    %three = arith.constant 3 : i64
+    %m = arith.minsi %c, %three : i64
+    tensor_expr.yield %m : i64
+  }
+  %r = tensor_expr.compute "resize" tag "resize_axis" sizes(%n) -> tensor<?x6xf32> {
+  ^bb0(%o: index, %x: index):
+    %tap = tensor_expr.read %t[%o] : tensor<?xi64>
+    %i = arith.index_cast %tap : i64 to index
+    %v = tensor_expr.read %X[%i, %x] : tensor<4x6xf32>
+    tensor_expr.yield %v : f32
+  }
+  %y = tensor_expr.compute "relu" tag "injective" sizes(%n) -> tensor<?x6xf32> {
+  ^bb0(%o: index, %x: index):
+    %v = tensor_expr.read %r[%o, %x] : tensor<?x6xf32>
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %v, %zero : f32
+    tensor_expr.yield %m : f32
+  }
+  func.return %y : tensor<?x6xf32>
+}
+// CHECK:      %[[T:.*]] = tensor_expr.compute "resize_taps" tag "resize_taps"
+// CHECK:      %[[R:.*]] = tensor_expr.compute "resize" tag "resize_axis"
+// CHECK:        tensor_expr.read %[[T]]
+// CHECK:      tensor_expr.compute "relu"
+// CHECK:        tensor_expr.read %[[R]]
+// ALL-NOT:    "resize_taps"
+// ALL-NOT:    "resize_axis"
+// ALL:        tensor_expr.compute "relu"
+
+// -----
+
 // Softmax's exp(x - max) is read by the sum and by the normalisation: inlined, every element's
 // exp would be computed twice, so it stays one stored compute. A cheap producer read by the
 // same two computes is still inlined (with keep-tags="" too).
