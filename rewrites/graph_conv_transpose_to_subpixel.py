@@ -102,8 +102,8 @@ class RewriteConvTransposeToSubpixel(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConvTranspose2DOp, rewriter: PatternRewriter) -> None:
-        if op.dilation_tuple() != (1, 1):
-            return
+        if op.dilation_tuple() != (1, 1) or any(d < 0 for d in shape_of(op.input)[2:]):
+            return  # a runtime height or width: its depth-to-space would merge runtime dims
         element_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
         if not is_float_type(element_type):
             return

@@ -25,13 +25,16 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-KEEP_TAGS = ("pad", "winograd_input", "recurrent", "resize_taps", "resize_axis")
+KEEP_TAGS = ("pad", "winograd_input", "recurrent", "resize_taps", "resize_axis",
+             "conv_transpose_taps")
 """The tags of injective computes kept materialised by default: a conv's padded input, the
 transformed input of a Winograd conv (its products read each element KW times per output
 channel; inlined, each read would redo the transform), what a recurrent op's GEMMs read
 (transposed weights, GRU's reset gate: inlined, a GEMM would re-read or recompute them per
-term), and a resize to runtime sizes' tables and passes but its last (`topi.resize`: inlined,
-every output would recompute its coordinates and both neighbours of each row)."""
+term), a resize to runtime sizes' tables and passes but its last (`topi.resize`: inlined,
+every output would recompute its coordinates and both neighbours of each row), and a one-tap
+transposed conv's weight laid out as a 1x1 conv's (`topi.nn`: kept, a constant one is laid
+out at compile time)."""
 
 
 TRANSCENDENTAL_OPS: tuple[type[Operation], ...] = (

@@ -756,3 +756,42 @@ def test_a_widely_dilated_conv_over_runtime_sizes_falls_back_to_shapes_per_call(
     assert isinstance(executable, SpecializingExecutable)
     _matches_onnxruntime(executable, wide, [(1, 3, 30, 30)])
     import_onnx(aspp(2), dynamic_shapes=True)
+
+
+def _decoder(kernel: int, stride: int, pads: list[int], groups: int = 1,
+             output_padding: list[int] | None = None) -> onnx.ModelProto:
+    """A UNet decoder step: a stride-2 conv down, a transposed conv up, concatenated with the
+    features it skipped."""
+    node = helper.make_node
+    down = (RNG.standard_normal((4, 3, 3, 3)) / 3).astype(np.float32)
+    up = (RNG.standard_normal((4, 4 // groups, kernel, kernel)) / 3).astype(np.float32)
+    extra = {"output_padding": output_padding} if output_padding else {}
+    return _image_model([
+        node("Conv", ["x", "down"], ["f"], pads=[1, 1, 1, 1]),
+        node("Conv", ["f", "down2"], ["g"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("ConvTranspose", ["g", "up", "bias"], ["u"], strides=[stride, stride], pads=pads,
+             group=groups, name="up", **extra),
+        node("Concat", ["u", "f"], ["y"], axis=1),
+    ], 3, {"down": down, "down2": (RNG.standard_normal((4, 4, 3, 3)) / 3).astype(np.float32),
+           "up": up, "bias": RNG.standard_normal(4).astype(np.float32)})
+
+
+@pytest.mark.parametrize(("kernel", "stride", "pads", "groups", "output_padding"), [
+    (2, 2, [0, 0, 0, 0], 1, None), (3, 2, [1, 1, 1, 1], 1, [1, 1]),
+    (2, 2, [0, 0, 0, 0], 2, None), (4, 2, [1, 1, 1, 1], 1, None)])
+def test_transposed_convs_over_runtime_sizes_compile_once_and_match_onnxruntime(
+        kernel: int, stride: int, pads: list[int], groups: int,
+        output_padding: list[int] | None) -> None:
+    """A ConvTranspose over a runtime height and width (a UNet's up-convs) is shape-polymorphic:
+    one compile matches ONNX Runtime at every even size (its output concatenated with the
+    skipped features, a size check); a 2x2 kernel of stride 2 as a 1x1 conv to the taps'
+    channels and a depth-to-space, the others in the gather form."""
+    proto = _decoder(kernel, stride, pads, groups, output_padding)
+    module = import_onnx(proto, dynamic_shapes=True)
+    (up,) = [op for op in module.walk() if op.name == "graph.conv_transpose2d"]
+    assert str(up.result.type) == "tensor<?x4x?x?xf32>"
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 8, 8), (2, 3, 12, 6), (1, 3, 2, 4)])
+    with pytest.raises(ExecutableError, match=r"'graph.concat' op .* found 7 != 8"):
+        executable(np.zeros((1, 3, 7, 8), np.float32))  # 7 rows -> 4 -> 8: not the skip's 7

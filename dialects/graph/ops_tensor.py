@@ -1043,7 +1043,8 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
     input element scatters its product with the kernel into the output at stride `strides` and
     dilation `dilation`; the full output of height `strides*(H-1) + dilation*(KH-1) + 1 +
     output_padding[0]` is then cropped by `padding` [top, left, bottom, right] (likewise for W).
-    `groups` splits C and O.
+    `groups` splits C and O. H and W may be runtime sizes (shape-polymorphic: a UNet's
+    decoder over runtime images), the output's then runtime too.
 
     Example:
         %r = graph.conv_transpose2d %x, %w
@@ -1054,6 +1055,7 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
     name = "graph.conv_transpose2d"
 
     LEADING_DYNAMIC: ClassVar[bool] = True
+    DYNAMIC_DIMS: ClassVar[bool] = True
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -1102,10 +1104,11 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
         groups: int = 1,
     ) -> TensorType:
         """N×O×OH×OW with OH = strides*(H-1) + dilation*(KH-1) + 1 + output_padding - pads."""
-        input_type = _tensor(cls.name, "the input", input, leading_dynamic=True)
+        input_type = _tensor(cls.name, "the input", input, any_dynamic=True)
         weight_type = _tensor(cls.name, "the weight", weight)
         _require_rank(cls.name, "a 4-D input", input_type, 4)
         _require_rank(cls.name, "a 4-D weight", weight_type, 4)
+        _require_static_axis(cls.name, "the channels", input_type, 1)
         element_type = _same_element_type(cls.name, [input_type, weight_type])
         for attr_name, values, count in (("strides", strides, 2), ("padding", padding, 4),
                                          ("output_padding", output_padding, 2),
@@ -1132,6 +1135,9 @@ class ConvTranspose2DOp(ConvWindow, GraphOp):
                                          f"{bias}")
         sizes = []
         for axis, (size, k) in enumerate(((h, kh), (w, kw))):
+            if size < 0:
+                sizes.append(DYNAMIC_INDEX)  # a runtime size: its output's too
+                continue
             full = strides[axis] * (size - 1) + dilation[axis] * (k - 1) + 1
             out = full + output_padding[axis] - padding[axis] - padding[axis + 2]
             if out < 1:

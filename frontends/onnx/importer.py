@@ -124,7 +124,8 @@ shapes per call."""
 
 SHAPE_POLYMORPHIC_OPS = ELEMENTWISE_OPS | frozenset({  # elementwise and broadcasting, and
     # sliding windows, global pools and per-channel maps over runtime heights and widths
-    "AveragePool", "BatchNormalization", "Conv", "GlobalAveragePool", "MaxPool",
+    "AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "GlobalAveragePool",
+    "MaxPool",
     "ReduceMean",  # over the height and width: a global average pool
     # along a static axis, or by constant scales
     "Concat", "Resize", "Upsample",

@@ -12,7 +12,8 @@ from dlc.frontends.onnx.common import (
     strides_and_dilations,
     window_attrs,
 )
-from dlc.frontends.onnx.context import NodeContext
+from dlc.frontends.onnx.context import NodeContext, describe_node
+from dlc.frontends.onnx.errors import DynamicInputError
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from xdsl.ir import SSAValue
 
@@ -93,6 +94,10 @@ def transpose_padding(node: NodeContext, spatial: list[int], kernel: list[int],
         output_shape = output_shape[-rank:]
         if len(output_shape) != rank:
             raise node.error(f"expected {rank} output_shape values, found {output_shape}")
+        if node.attr_ints("output_shape", None) is not None and any(d < 0 for d in spatial):
+            raise DynamicInputError(  # pads that depend on the runtime sizes
+                f"{describe_node(node.node)}: expected no output_shape over runtime sizes, found "
+                f"{output_shape} for {list(spatial)}", node.node.input[0])
         totals = [strides[i] * (spatial[i] - 1) + extra[i] + (kernel[i] - 1) * dilations[i] + 1
                   - output_shape[i] for i in range(rank)]
         pads = split_padding(totals, auto_pad)

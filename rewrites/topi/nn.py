@@ -335,18 +335,33 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
     with `ty = y + top - rh * dh` (likewise tx), `c = g(o) * C/groups + rc`, `o' = o mod
     (O/groups)`, counting only terms where `ty` is a multiple of `sh` inside [0, H * sh) (reads
     are clamped and the others select 0). Tag "conv2d_transpose_nchw"; then "bias_add".
+    Over a runtime height and width (sizes as index arithmetic: `H * sh + KH - sh - pads +
+    output_padding` at dilation 1), a kernel as large as its stride with no dilation (a
+    UNet's 2x2 up-convs of stride 2) meets each output with exactly one tap, `(y + top) mod
+    sh` at row `(y + top) / sh`: a 1x1 conv to every tap's channels and a depth-to-space
+    (`_one_tap_conv_transpose`).
     """
     result_type = tensor_type(op.result)
     element_type = result_type.get_element_type()
     check_element_type(op, element_type)
     accumulator = accumulator_type(element_type)
-    _, channels, height, width = shape_of(op.input)
+    _, channels, _, _ = shape_of(op.input)
     _, outs_per_group, kh, kw = shape_of(op.weight)
     groups = op.groups_value()
     in_per_group = channels // groups
-    top, left, _, _ = op.padding_tuple()
+    top, left, bottom, right = op.padding_tuple()
     strides, dilation = op.strides_tuple(), op.dilation_tuple()
-    sizes = (height, width)
+    sizes = tuple(extents_of(builder, op.input)[2:])
+    extents: list[Extent] = list(extents_of(builder, op.input)[:2])
+    extents[1] = outs_per_group * groups
+    for axis, (size, k) in enumerate(zip(sizes, (kh, kw), strict=True)):
+        extents.append(extent_affine(
+            builder, size, dilation[axis] * (k - 1) + 1 + op.output_padding_tuple()[axis]
+            - strides[axis] - (top, left)[axis] - (bottom, right)[axis], strides[axis]))
+    runtime = any(not isinstance(size, int) for size in sizes)
+    if runtime and (kh, kw) == strides and dilation == (1, 1) and groups == 1:
+        conv = _one_tap_conv_transpose(builder, op, extents, accumulator)
+        return bias_add(builder, op, conv, op.bias, 1, element_type)
 
     def source_index(
         b: Builder, out: SSAValue, tap: SSAValue, axis: int
@@ -354,7 +369,8 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
         """(clamped input index, whether the tap lands on an input element) along `axis`."""
         stride, size = strides[axis], sizes[axis]
         offset = affine(b, [(out, 1), (tap, -dilation[axis])], (top, left)[axis])
-        inside = b.insert(arith.CmpiOp(offset, index(b, size * stride), "ult")).result
+        span = index(b, size * stride) if isinstance(size, int) else affine(b, [(size, stride)])
+        inside = b.insert(arith.CmpiOp(offset, span, "ult")).result
         if stride > 1:
             remainder = remainder_index(b, offset, stride)
             exact = b.insert(arith.CmpiOp(remainder, index(b, 0), "eq")).result
@@ -381,9 +397,68 @@ def conv_transpose2d(op: ConvTranspose2DOp, builder: Builder) -> SSAValue:
     conv = emit_compute(
         builder, op, "conv_transpose2d", TensorType(accumulator, result_type.get_shape()), body,
         tag="conv2d_transpose_nchw", reduce_extents=[in_per_group, kh, kw], combiner="sum",
-        init=zero_attr(accumulator),
+        init=zero_attr(accumulator), extents=extents if runtime else None,
     )
     return bias_add(builder, op, conv, op.bias, 1, element_type)
+
+
+ONE_TAP_WEIGHT_TAG = "conv_transpose_taps"
+"""The tag of a one-tap transposed conv's weight laid out as a 1x1 conv's
+(`_one_tap_conv_transpose`): kept materialised (`tensor-expr-inline`'s `KEEP_TAGS`), so that a
+constant weight is laid out at compile time (`loop-fold-constant-nests`)."""
+
+
+def _one_tap_conv_transpose(builder: Builder, op: ConvTranspose2DOp, extents: list[Extent],
+                            accumulator: Attribute) -> SSAValue:
+    """A transposed conv whose kernel is its stride (no dilation), each output meeting one tap
+    (`conv_transpose2d`), as a 1x1 conv and a depth-to-space: `t[n, k, i, j] = sum over c of
+    in[n, c, i, j] * w'[k, c]` with `w'[(o * sh + a) * sw + b, c] = w[c, o, a, b]` (the
+    sub-pixel conv, over the input's runtime plane: the 1x1 conv kernels of runtime extents
+    take it), then `out[n, o, y, x] = t[n, (o * sh + (y + top) mod sh) * sw + (x + left) mod sw,
+    (y + top) / sh, (x + left) / sw]`. One group (`conv_transpose2d` takes groups of
+    channels in the gather form)."""
+    _, channels, _, _ = shape_of(op.input)
+    _, outs, sh_k, sw_k = shape_of(op.weight)
+    top, left, _, _ = op.padding_tuple()
+    sh, sw = op.strides_tuple()
+    taps = outs * sh * sw
+    weight_type = tensor_type(op.weight).get_element_type()
+
+    def layout(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        k, c = i
+        o = divide_index(b, k, sh * sw)
+        a = remainder_index(b, divide_index(b, k, sw), sh)
+        return read(b, op.weight, [c, o, a, remainder_index(b, k, sw)])
+
+    weight = emit_compute(builder, op, "conv_transpose_taps", TensorType(weight_type,
+                                                                       [taps, channels]),
+                          layout, tag=ONE_TAP_WEIGHT_TAG)
+
+    def product(b: Builder, i: list[SSAValue], r: list[SSAValue]) -> SSAValue:
+        n, k, y, x = i
+        return binary(
+            b, "mul", convert_float(b, read(b, op.input, [n, r[0], y, x]), accumulator),
+            convert_float(b, read(b, weight, [k, r[0]]), accumulator))
+
+    in_dims = extents_of(builder, op.input)
+    sub_pixels = emit_compute(
+        builder, op, "conv_transpose2d", TensorType(accumulator, [
+            tensor_type(op.input).get_shape()[0], taps, *tensor_type(op.input).get_shape()[2:]]),
+        product, tag="conv2d_nchw", reduce_extents=[channels], combiner="sum",
+        init=zero_attr(accumulator), extents=[in_dims[0], taps, *in_dims[2:]])
+
+    def shuffle(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        n, o, y, x = i
+        rows = [affine(b, [(y, 1)], top), affine(b, [(x, 1)], left)]
+        a, c = (remainder_index(b, v, s) for v, s in zip(rows, (sh, sw), strict=True))
+        k = affine(b, [(o, sh * sw), (a, sw), (c, 1)])
+        return read(b, sub_pixels, [n, k, divide_index(b, rows[0], sh),
+                                    divide_index(b, rows[1], sw)])
+
+    assert (sh_k, sw_k) == (sh, sw)
+    return emit_compute(builder, op, "depth_to_space", TensorType(
+        accumulator, tensor_type(op.result).get_shape()), shuffle, tag=INJECTIVE,
+        extents=extents)
 
 
 def bias_add(

@@ -895,3 +895,25 @@ func.func @resize_to_runtime_sizes(%y: tensor<1x2x4x5xf32>, %image: tensor<1x3x?
   %u = graph.resize %y, %image {sizes = array<i64: 1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"} : (tensor<1x2x4x5xf32>, tensor<1x3x?x?xf32>) -> tensor<1x2x?x?xf32>
   func.return %u : tensor<1x2x?x?xf32>
 }
+
+// -----
+
+// A transposed conv over a runtime height and width whose kernel is its stride: its weight laid
+// out as a 1x1 conv's to every tap's channels (kept: "conv_transpose_taps"), that 1x1 conv
+// over the input's plane, then a depth-to-space to the output's runtime sizes (2H x 2W) and
+// the bias. Another kernel takes the gather form, sized (2H + 1) x (2W + 1) for a 3x3 kernel.
+
+// CHECK-LABEL: func.func @conv_transpose2d_runtime_sizes
+// CHECK:         %[[TAPS:.*]] = tensor_expr.compute "conv_transpose_taps" tag "conv_transpose_taps" -> tensor<12x4xf32>
+// CHECK:         %[[SUB:.*]] = tensor_expr.compute "conv_transpose2d" tag "conv2d_nchw" sizes(%{{.*}}, %{{.*}}, %{{.*}}) reduce [4] sum init 0.000000e+00 : f32 -> tensor<?x12x?x?xf32>
+// CHECK:           tensor_expr.read %[[TAPS]]
+// CHECK:         tensor_expr.compute "depth_to_space" tag "injective" sizes(%{{.*}}, %{{.*}}, %{{.*}}) -> tensor<?x3x?x?xf32>
+// CHECK:           arith.remui
+// CHECK:           tensor_expr.read %[[SUB]]
+// CHECK:         tensor_expr.compute "conv_transpose2d" tag "conv2d_transpose_nchw" sizes(%{{.*}}, %{{.*}}, %{{.*}}) reduce [4, 3, 3]
+// CHECK-SAME:      -> tensor<?x3x?x?xf32>
+func.func @conv_transpose2d_runtime_sizes(%x: tensor<?x4x?x?xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<3xf32>, %v: tensor<4x3x3x3xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>) {
+  %r = graph.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 2>} : (tensor<?x4x?x?xf32>, tensor<4x3x2x2xf32>, tensor<3xf32>) -> tensor<?x3x?x?xf32>
+  %g = graph.conv_transpose2d %x, %v {strides = array<i64: 2, 2>} : (tensor<?x4x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x3x?x?xf32>
+  func.return %r, %g : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
+}

@@ -72,3 +72,15 @@ func.func @negative_weight_not_constant(%x: tensor<1x1x3x3xf32>, %w: tensor<1x1x
   %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x6x6xf32>
   func.return %r : tensor<1x1x6x6xf32>
 }
+
+// -----
+
+// Over a runtime height and width it stays: its depth-to-space would reshape runtime dims
+// into one (the compute definition makes the sub-pixel conv itself, `topi.nn`).
+// CHECK-LABEL: @negative_runtime_sizes
+// CHECK:       graph.conv_transpose2d
+func.func @negative_runtime_sizes(%x: tensor<?x1x?x?xf32>) -> tensor<?x1x?x?xf32> {
+  %w = graph.constant dense<1.0> : tensor<1x1x2x2xf32>
+  %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<?x1x?x?xf32>, tensor<1x1x2x2xf32>) -> tensor<?x1x?x?xf32>
+  func.return %r : tensor<?x1x?x?xf32>
+}

@@ -309,6 +309,33 @@ func.func @resize_tables_kept_by_default(%X: tensor<4x6xf32>, %n: index) -> tens
 
 // -----
 
+// A one-tap transposed conv's weight laid out as a 1x1 conv's stays (a constant one is then
+// laid out at compile time); with keep-tags="" it is inlined.
+// CHECK-LABEL: func.func @conv_transpose_taps_kept_by_default
+// ALL-LABEL:   func.func @conv_transpose_taps_kept_by_default
+func.func @conv_transpose_taps_kept_by_default(%X: tensor<2x5xf32>, %W: tensor<2x4xf32>) -> tensor<4x5xf32> {
+  %t = tensor_expr.compute "conv_transpose_taps" tag "conv_transpose_taps" -> tensor<4x2xf32> {
+  ^bb0(%k: index, %c: index):
+    %w = tensor_expr.read %W[%c, %k] : tensor<2x4xf32>
+    tensor_expr.yield %w : f32
+  }
+  %y = tensor_expr.compute "conv_transpose2d" tag "conv2d_nchw" reduce [2] sum init 0.0 : f32 -> tensor<4x5xf32> {
+  ^bb0(%k: index, %j: index, %c: index):
+    %x = tensor_expr.read %X[%c, %j] : tensor<2x5xf32>
+    %w = tensor_expr.read %t[%k, %c] : tensor<4x2xf32>
+    %p = arith.mulf %x, %w : f32
+    tensor_expr.yield %p : f32
+  }
+  func.return %y : tensor<4x5xf32>
+}
+// CHECK:      %[[T:.*]] = tensor_expr.compute "conv_transpose_taps" tag "conv_transpose_taps"
+// CHECK:      tensor_expr.compute "conv_transpose2d"
+// CHECK:        tensor_expr.read %[[T]]
+// ALL-NOT:    "conv_transpose_taps"
+// ALL:        tensor_expr.compute "conv_transpose2d"
+
+// -----
+
 // Softmax's exp(x - max) is read by the sum and by the normalisation: inlined, every element's
 // exp would be computed twice, so it stays one stored compute. A cheap producer read by the
 // same two computes is still inlined (with keep-tags="" too).

@@ -1399,3 +1399,11 @@ func.func @resize_sized_cubic(%y: tensor<1x2x4x4xf32>, %s: tensor<1x2x?x?xf32>) 
   %u = graph.resize %y, %s {sizes = array<i64: 1, 2, -1, -1>, scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "cubic"} : (tensor<1x2x4x4xf32>, tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
   func.return
 }
+
+// -----
+
+func.func @conv_transpose2d_runtime_channels(%x: tensor<1x?x4x4xf32>, %w: tensor<4x3x2x2xf32>) {
+  // CHECK: 'graph.conv_transpose2d' op expected the channels to be a static dim of tensor<1x?x4x4xf32>, found axis 1
+  %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x?x4x4xf32>, tensor<4x3x2x2xf32>) -> tensor<1x3x8x8xf32>
+  func.return
+}

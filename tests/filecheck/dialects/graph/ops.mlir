@@ -644,6 +644,14 @@ func.func @conv_transpose2d(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) ->
   func.return %r : tensor<1x3x9x9xf32>
 }
 
+// Over a runtime height and width (a UNet's up-convs over runtime images): its output's too.
+// CHECK-LABEL: func.func @conv_transpose2d_runtime_sizes
+func.func @conv_transpose2d_runtime_sizes(%x: tensor<?x4x?x?xf32>, %w: tensor<4x3x2x2xf32>) -> tensor<?x3x?x?xf32> {
+  %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<?x4x?x?xf32>, tensor<4x3x2x2xf32>) -> tensor<?x3x?x?xf32>
+  // CHECK-NEXT: %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<?x4x?x?xf32>, tensor<4x3x2x2xf32>) -> tensor<?x3x?x?xf32>
+  func.return %r : tensor<?x3x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @quantize
 func.func @quantize(%x: tensor<1x2x4xf32>, %s: tensor<2xf32>, %z: tensor<2xi8>) -> tensor<1x2x4xi8> {
   %q = graph.quantize %x, %s, %z {axis = 1 : i64}
