@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from dlc.driver.specialize import SpecializingExecutable
+from dlc.frontends.onnx import import_onnx
 from dlc.runtime.executable import Executable, ExecutableError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -259,3 +260,25 @@ def test_an_encoders_token_types_over_a_runtime_sequence_compile_once(types: str
     assert isinstance(executable, Executable)
     for n, s in ((1, 1), (2, 5), (3, 10)):
         _check(executable, proto, [RNG.integers(0, 32, (n, s)).astype(np.int64)])
+
+
+def test_a_mask_of_ones_over_a_runtime_sequence_compiles_once() -> None:
+    """ConstantOfShape of the input's shape (the mask of ones Hugging Face's encoders make
+    when no attention mask is given) is its element broadcast to the input's runtime N x S
+    (`graph.broadcast_to` sized by the input): one compile matches ONNX Runtime."""
+    node = helper.make_node
+    proto = model([
+        node("Shape", ["ids"], ["shape"]),
+        node("ConstantOfShape", ["shape"], ["ones"],
+             value=helper.make_tensor("", onnx.TensorProto.FLOAT, [1], [1.0])),
+        node("Cast", ["ids"], ["f"], to=onnx.TensorProto.FLOAT),
+        node("Sub", ["ones", "f"], ["masked"]),
+        node("Mul", ["masked", "scale"], ["y"]),
+    ], [tensor("ids", ["N", "S"], onnx.TensorProto.INT64)], [tensor("y", None)],
+        {"scale": np.float32(-10000.0)})
+    module = import_onnx(proto, dynamic_shapes=True)
+    assert any(op.name == "graph.broadcast_to" for op in module.walk())
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    for n, s in ((1, 1), (2, 5), (3, 17)):
+        _check(executable, proto, [RNG.integers(0, 2, (n, s)).astype(np.int64)])

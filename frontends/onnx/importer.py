@@ -882,22 +882,40 @@ class _Importer:
     def _runtime_expand(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                         ) -> list[ConvertedValue] | None:
         """An Expand of a value to a target holding runtime sizes (`dynamic_shapes`: BERT's
-        token types expanded to its input's `N x S`): a `graph.broadcast_to` sized by a value
-        of the target's rank with those sizes at the same dims (`scope.symbols`). None for any
-        other node, or where no value has them or the two-way broadcast would move a runtime
-        size."""
-        if node.op_type != "Expand" or len(node.input) != 2 or \
-                scope.array(node.input[0]) is not None:
+        token types expanded to its input's `N x S`), or a ConstantOfShape of such a target
+        (a mask of ones over the input's `N x S`): a `graph.broadcast_to` of the value (of the
+        one element) sized by a value of the target's rank with those sizes at the same dims
+        (`scope.symbols`). None for any other node, or where no value has them or the two-way
+        broadcast would move a runtime size."""
+        constant = node.op_type == "ConstantOfShape" and len(node.input) == 1
+        if not constant and (node.op_type != "Expand" or len(node.input) != 2
+                             or scope.array(node.input[0]) is not None):
             return None
-        target = scope.array(node.input[1])
+        target = scope.array(node.input[-1])
         if target is None or not has_batch(target):
             return None
         target = list(np.asarray(target).reshape(-1))
         runtime = {d for d, size in enumerate(target) if isinstance(size, Symbol)}
         like = self._sizing_value(scope, target)
+        if like is None:
+            return None
+        context = NodeContext(node, opset, scope)
+        scope.inserted = []
+        if constant:
+            value = context.attr_tensor("value")
+            value = np.zeros((1,), np.float32) if value is None else value
+            if value.size != 1:
+                return None  # the converter's error
+            element = context.constant(value.reshape((1,) * len(target)))
+            result = context.emit(BroadcastToOp(element, [
+                -1 if d in runtime else int(size) for d, size in enumerate(target)],  # type: ignore[call-overload]
+                scope.value(like)))
+            scope.symbols[node.output[0]] = tuple(size if d in runtime else None
+                                                  for d, size in enumerate(target))
+            return self._emitted(scope, [result])
         source = list(scope.type_of(node.input[0]).get_shape())
         offset = len(target) - len(source)
-        if like is None or offset < 0:
+        if offset < 0:
             return None
         shape: list[int] = []
         for d, size in enumerate(target):
@@ -908,8 +926,6 @@ class _Importer:
                 return None  # a runtime size against a static one, or no broadcast
             else:
                 shape.append(max(dim, int(size)))
-        context = NodeContext(node, opset, scope)
-        scope.inserted = []
         known = scope.symbols.get(node.input[0]) or (None,) * len(source)
         if offset == 0 and tuple(shape) == tuple(source) and all(
                 known[d] is target[d] for d in runtime):
