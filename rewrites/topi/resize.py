@@ -246,8 +246,8 @@ def _runtime_axes(op: ResizeOp, builder: Builder) -> tuple[dict[int, int], list[
     return repeats, out_dims
 
 
-def _float_size(b: Builder, size: Extent) -> SSAValue:
-    """A size as an f32 value."""
+def _as_f32(b: Builder, size: Extent) -> SSAValue:
+    """An index or a size as an f32 value."""
     value = index(b, size) if isinstance(size, int) else size
     as_int = b.insert(arith.IndexCastOp(value, i64)).result
     return b.insert(arith.SIToFPOp(as_int, f32)).result
@@ -258,8 +258,8 @@ def _runtime_coordinate(b: Builder, op: ResizeOp, out: SSAValue, length: Extent,
     """The input coordinate (f32) of output `out` of an axis resized from `length` to the
     runtime `size` (scale `size / length`: ONNX's output width is `size` itself)."""
     mode = op.coordinate_mode_value()
-    o = _float_size(b, out)
-    n, m = _float_size(b, length), _float_size(b, size)
+    o = _as_f32(b, out)
+    n, m = _as_f32(b, length), _as_f32(b, size)
     half = constant(b, 0.5, f32)
     if mode == "align_corners":
         one = constant(b, 1.0, f32)
