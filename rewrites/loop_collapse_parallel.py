@@ -83,6 +83,10 @@ class LoopCollapseParallelPass(ModulePass):
     Output IR: the same functions, such a pair of loops one parallel loop from 0 by 1 to the
     product of their trip counts (`arith.muli` before it), each induction variable recovered by
     division and remainder; everything else unchanged.
+
+    Invariants: every iteration of the pair runs once, with the same induction variables
+    (the results do not change); loops of static extent and batch loops holding more than one
+    nest are left as they are; the output verifies.
     """
 
     name: ClassVar[str] = "loop-collapse-parallel"

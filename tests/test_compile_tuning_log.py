@@ -100,7 +100,7 @@ def test_compile_applies_a_logged_schedule(tmp_path: Path) -> None:
     assert list(tuned.values()) == [workload.key]
     # schedules (and folding constant packing) see the whole module; fusing a kernel's nests
     # and lowering are per kernel
-    lowering = ["loop-fuse-nests", "math-polynomial-approximation",
+    lowering = ["loop-fuse-nests", "loop-collapse-parallel", "math-polynomial-approximation",
                 "loop-linearize-runtime-strides", "convert-memref-view-to-llvm",
                 "convert-loop-to-llvm"]
     assert [p.name for p in suffix] == lowering

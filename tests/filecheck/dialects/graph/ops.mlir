@@ -850,6 +850,30 @@ func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %b: t
   func.return %r : tensor<?x16x?x?xf32>
 }
 
+// The docstring examples of the ops with a sizing operand, as written there.
+// CHECK-LABEL: func.func @sizing_operand_examples
+// CHECK:       graph.broadcast_to %x {shape = array<i64: 2, 3>}
+// CHECK:       graph.broadcast_to %z, %ids {shape = array<i64: -1, -1>}
+func.func @sizing_operand_examples(%x: tensor<3xf32>, %z: tensor<1x?xi64>, %ids: tensor<?x?xi64>) {
+  %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %t = graph.broadcast_to %z, %ids {shape = array<i64: -1, -1>}
+      : (tensor<1x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  func.return
+}
+
+// CHECK-LABEL: func.func @resize_examples
+// CHECK:       graph.resize %x {sizes = array<i64: 1, 1, 4, 6>
+// CHECK:       graph.resize %y, %image {sizes = array<i64: -1, 21, -1, -1>
+func.func @resize_examples(%x: tensor<1x1x2x3xf32>, %y: tensor<?x21x?x?xf32>, %image: tensor<?x3x?x?xf32>) {
+  %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
+      scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"}
+      : (tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32>
+  %u = graph.resize %y, %image {sizes = array<i64: -1, 21, -1, -1>,
+      scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear"}
+      : (tensor<?x21x?x?xf32>, tensor<?x3x?x?xf32>) -> tensor<?x21x?x?xf32>
+  func.return
+}
+
 // The blob of @constant_resource travels with the module.
 // CHECK:      dialect_resources: {
 // CHECK-NEXT:   builtin: {
@@ -862,4 +886,3 @@ func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %b: t
     }
   }
 #-}
-
