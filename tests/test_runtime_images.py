@@ -795,3 +795,19 @@ def test_transposed_convs_over_runtime_sizes_compile_once_and_match_onnxruntime(
     _matches_onnxruntime(executable, proto, [(1, 3, 8, 8), (2, 3, 12, 6), (1, 3, 2, 4)])
     with pytest.raises(ExecutableError, match=r"'graph.concat' op .* found 7 != 8"):
         executable(np.zeros((1, 3, 7, 8), np.float32))  # 7 rows -> 4 -> 8: not the skip's 7
+
+
+def test_a_transposed_conv_with_output_shape_over_runtime_sizes_falls_back() -> None:
+    """A ConvTranspose whose `output_shape` attribute fixes its output (pads that would depend
+    on the runtime sizes) is refused over runtime sizes, naming the node; the model compiles
+    per call signature instead, like ONNX Runtime."""
+    weight = (RNG.standard_normal((3, 2, 3, 3)) / 3).astype(np.float32)
+    proto = _image_model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="fixed",
+                                           strides=[2, 2], output_shape=[8, 8])], 3,
+                         {"w": weight})
+    with pytest.raises(DynamicInputError, match=r"node 'fixed' .*expected no output_shape over "
+                                                r"runtime sizes, found \[8, 8\]"):
+        import_onnx(proto, dynamic_shapes=True)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, SpecializingExecutable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 4, 4)])

@@ -282,3 +282,23 @@ def test_a_mask_of_ones_over_a_runtime_sequence_compiles_once() -> None:
     assert isinstance(executable, Executable)
     for n, s in ((1, 1), (2, 5), (3, 17)):
         _check(executable, proto, [RNG.integers(0, 2, (n, s)).astype(np.int64)])
+
+
+def test_an_expand_whose_operand_disagrees_with_the_sizing_value_is_an_error() -> None:
+    """An Expand of a row of runtime length T to the shape of ids (N x S) is a broadcast
+    sized by ids whose operand must have ids' length there: a call with T != S breaks that
+    size check (an ExecutableError naming the op), where a read past the row would not."""
+    node = helper.make_node
+    proto = model([
+        node("Shape", ["ids"], ["shape"]),
+        node("Expand", ["row", "shape"], ["y"], name="expand_row"),
+    ], [tensor("row", [1, "T"]), tensor("ids", ["N", "S"], onnx.TensorProto.INT64)],
+        [tensor("y", None)], {})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, Executable)
+    row = RNG.standard_normal((1, 5)).astype(np.float32)
+    _check(executable, proto, [row, np.zeros((3, 5), np.int64)])
+    with pytest.raises(ExecutableError, match=r"'graph.broadcast_to' op \(node 'expand_row'\) "
+                                              r"needs dim 1 of its operand to be dim 1 of the "
+                                              r"value sizing its result"):
+        executable(row, np.zeros((3, 4), np.int64))

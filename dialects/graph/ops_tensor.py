@@ -694,7 +694,7 @@ class ResizeOp(GraphOp):
     resized to that size (ONNX Resize to sizes read from another value's shape: a segmentation
     model's logits upsampled to its input's height and width), its scale `out / n` at run
     time (its `scales` entry 1, unused); such an axis takes modes nearest and linear, without
-    antialias, `exclude_outside` or a crop.
+    antialias, `exclude_outside` or a crop, and the other axes are kept.
 
     Example:
         %r = graph.resize %x {sizes = array<i64: 1, 1, 4, 6>,
@@ -788,6 +788,11 @@ class ResizeOp(GraphOp):
                            f"exclude_outside or a crop, for the axes {sized} sized by {like}, "
                            f"found mode '{mode}', coordinate mode "
                            f"'{coordinate_transformation_mode}'")
+        if sized and any(a not in sized and (size != max(dim, -1) or scales[a] != 1.0)
+                         for a, (size, dim) in enumerate(zip(sizes, shape, strict=True))):
+            raise op_error(cls.name, f"expected the axes not sized by {like} kept (their size "
+                           f"x's, scale 1) beside the axes {sized} it sizes, found sizes "
+                           f"{list(sizes)}, scales {list(scales)} for {x_type}")
         _require_positive(cls.name, "sizes", [s for a, (s, d) in enumerate(zip(
             sizes, shape, strict=True)) if d >= 0 and a not in sized])
         for axis, dim in enumerate(shape):

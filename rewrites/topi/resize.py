@@ -342,17 +342,10 @@ def _axis_tables(builder: Builder, op: ResizeOp, length: Extent, size: Extent,
 def _resize_to_runtime_sizes(op: ResizeOp, builder: Builder) -> SSAValue:
     """A resize to the runtime sizes of `op.like` (`ResizeOp.sized_axes`), one axis at a time:
     each output reads its taps from the axis's tables (`_axis_tables`, computed once per
-    call), then its nearest tap, or its two neighbours weighted (linear). The other axes must
-    map one to one."""
-    in_shape, out_shape = shape_of(op.x), shape_of(op.result)
+    call), then its nearest tap, or its two neighbours weighted (linear). The other axes map
+    one to one (`graph.resize` verifies it)."""
     element_type = tensor_type(op.result).get_element_type()
     sized = op.sized_axes()
-    for axis, (size, length) in enumerate(zip(out_shape, in_shape, strict=True)):
-        if axis not in sized and not (size == length and math.isclose(
-                op.scales_tuple()[axis], 1.0)):
-            raise PassFailedException(
-                f"'{op.name}' op expected its axes other than those sized by {op.like.type} "
-                f"({sized}) kept, found {op.x.type} -> {op.result.type}")
     in_dims, like_dims = extents_of(builder, op.x), extents_of(builder, op.like)
     source, dims = op.x, list(in_dims)
     for position, axis in enumerate(sized):

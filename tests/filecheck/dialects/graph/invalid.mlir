@@ -1407,3 +1407,11 @@ func.func @conv_transpose2d_runtime_channels(%x: tensor<1x?x4x4xf32>, %w: tensor
   %r = graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x?x4x4xf32>, tensor<4x3x2x2xf32>) -> tensor<1x3x8x8xf32>
   func.return
 }
+
+// -----
+
+func.func @resize_sized_and_scaled(%y: tensor<1x2x4x5xf32>, %s: tensor<1x3x?x?xf32>) {
+  // CHECK: 'graph.resize' op expected the axes not sized by tensor<1x3x?x?xf32> kept (their size x's, scale 1) beside the axes [2, 3] it sizes, found sizes [1, 4, -1, -1], scales [1.0, 2.0, 1.0, 1.0] for tensor<1x2x4x5xf32>
+  %u = graph.resize %y, %s {sizes = array<i64: 1, 4, -1, -1>, scales = array<f64: 1.0, 2.0, 1.0, 1.0>, mode = "linear"} : (tensor<1x2x4x5xf32>, tensor<1x3x?x?xf32>) -> tensor<1x4x?x?xf32>
+  func.return
+}
