@@ -229,11 +229,15 @@ def mlp(batch: int = 64, sizes: tuple[int, ...] = (784, 512, 512, 10), seed: int
 
 
 def yolo_style(channels: int = 8, batch: int | str = "N", height: int | str = "H",
-               width: int | str = "W", seed: int = 3) -> onnx.ModelProto:
+               width: int | str = "W", seed: int = 3, flat_head: bool = False
+               ) -> onnx.ModelProto:
     """A small YOLO-style detector over `x` (batch, 3, height, width), dims symbolic by default
     (height and width multiples of 8 at run time): three strided conv + SiLU stages, an SPPF
     block (three chained 5x5 max pools, concatenated, 1x1 conv), a nearest x2 upsample
-    concatenated with the stride-4 features, and two 1x1 detection heads (`head4`, `head8`)."""
+    concatenated with the stride-4 features, and two 1x1 detection heads (`head4`, `head8`).
+    With `flat_head`, as YOLOv8 exports its head: each head's plane flattened
+    (`x.view(n, c, -1)`: Shape, Slice, Concat with -1, Reshape) and both concatenated along
+    it into one output `boxes` (batch, 6, H4 * W4 + H8 * W8)."""
     g = GraphBuilder(np.random.default_rng(seed))
 
     def conv_silu(x: str, cin: int, cout: int, k: int, stride: int, name: str) -> str:
@@ -255,6 +259,16 @@ def yolo_style(channels: int = 8, batch: int | str = "N", height: int | str = "H
     for head, source, cin in (("head4", neck, 2 * c), ("head8", sppf, 4 * c)):
         w = g.normal(f"{head}.weight", (6, cin, 1, 1), 0.1)
         g.node("Conv", [source, w], head)
+    if flat_head:
+        starts, ends = g.weight("view.starts", np.array([0], np.int64)), g.weight(
+            "view.ends", np.array([2], np.int64))
+        rest = g.weight("view.rest", np.array([-1], np.int64))
+        flat = [g.node("Reshape", [head, g.node("Concat", [g.node(
+            "Slice", [g.node("Shape", [head], f"{head}.shape"), starts, ends], f"{head}.nc"),
+            rest], f"{head}.target", axis=0)], f"{head}.flat") for head in ("head4", "head8")]
+        g.node("Concat", flat, "boxes", axis=2)
+        return g.model("yolo_style", [_value("x", [batch, 3, height, width])],  # type: ignore[list-item]
+                       [_value("boxes", [batch, 6, "A"])])  # type: ignore[list-item]
     return g.model("yolo_style", [_value("x", [batch, 3, height, width])],  # type: ignore[list-item]
                    [_value("head4", [batch, 6, "H4", "W4"]),  # type: ignore[list-item]
                     _value("head8", [batch, 6, "H8", "W8"])])  # type: ignore[list-item]

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from xdsl.context import Context
 from xdsl.ir import Dialect
 
+from dlc.dialects import semi_affine  # noqa: F401 - extends xDSL's affine products, see there
+
 
 def _graph() -> Dialect:
     from dlc.dialects.graph import Graph

@@ -3,8 +3,9 @@ functions of the runtime dims, so that a caller can allocate (and check) the out
 
 Counterpart: TVM Relax's symbolic shapes (`R.Tensor((n, m - 2))`, evaluated by its VM before a
 call), MLIR's `reifyResultShapes`. A result's dynamic dim is traced back to the inputs: a
-compute's `sizes` operand, `arith` on `index` (`addi`, `subi`, `muli` by a constant, `divui` /
-`divsi` / `floordivsi`, `ceildivsi` / `ceildivui` and `remui` / `remsi` by a constant), and
+compute's `sizes` operand, `arith` on `index` (`addi`, `subi`, `muli` (a product of two sizes
+is semi-affine, MLIR's `s0 * s1`), `divui` / `divsi` / `floordivsi`, `ceildivsi` / `ceildivui`
+and `remui` / `remsi` by a constant), and
 `tensor.dim` of an argument, whose sizes are the map's symbols (`s0, s1, ...`: the dynamic dims
 of the tensor arguments, argument by argument, as the loop-level function takes their sizes); a
 call's result has the size of its first operand dynamic in that dim (`convert-tensor-expr-to-
@@ -172,8 +173,9 @@ def _size_expr(value: SSAValue, symbols: dict[tuple[int, int], int], func: FuncO
 def index_arith_expr(value: SSAValue, leaf: Callable[[SSAValue], AffineExpr | None]
                      ) -> AffineExpr | None:
     """The `index` value `value` as an affine expression: constants, and `arith` on `index`
-    (`addi`, `subi`, `muli` by a constant, divisions and remainders by a positive constant)
-    down to the values `leaf` gives an expression for (None: not affine, or not traced)."""
+    (`addi`, `subi`, `muli` (of two sizes too: a semi-affine product, `dialects.semi_affine`),
+    divisions and remainders by a positive constant) down to the values `leaf` gives an
+    expression for (None: not of that form, or not traced)."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return AffineExpr.constant(owner.value.value.data)
@@ -189,9 +191,7 @@ def index_arith_expr(value: SSAValue, leaf: Callable[[SSAValue], AffineExpr | No
         return lhs - rhs
     constant = _constant(rhs)
     if isinstance(owner, arith.MuliOp):
-        if constant is None and _constant(lhs) is None:
-            return None  # a product of two sizes is not affine
-        return lhs * rhs if constant is not None else rhs * lhs
+        return lhs * rhs  # of two sizes: semi-affine
     if constant is None or constant <= 0:
         return None
     return _BY_CONSTANT[type(owner)](lhs, constant)

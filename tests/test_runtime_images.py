@@ -81,9 +81,29 @@ def test_a_detector_compiles_once_and_runs_every_size_like_onnxruntime() -> None
                                              (3, 3, 24, 8)])
 
 
+def test_a_detector_with_its_head_flattened_as_exported_compiles_once_like_onnxruntime(
+        tmp_path) -> None:
+    """YOLOv8's exported head: each scale's plane flattened (`x.view(n, c, -1)`, the height
+    and width merged into one runtime dim of their product) and the scales concatenated along
+    it (at runtime offsets), compiled once; the graph interpreter agrees."""
+    proto = yolo_style(flat_head=True)
+    module = import_onnx(proto, dynamic_shapes=True)
+    main = next(iter(module.ops))
+    assert str(main.function_type.outputs.data[0]) == "tensor<?x6x?xf32>"
+    x = RNG.standard_normal((2, 3, 48, 64)).astype(np.float32)
+    want = _session(proto).run(None, {"x": x})[0]  # type: ignore[attr-defined]
+    np.testing.assert_allclose(run_function(main, [x])[0], want, rtol=1e-4, atol=1e-5)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 32, 32), (2, 3, 48, 64), (1, 3, 8, 16),
+                                             (3, 3, 24, 8)])
+    executable.export(tmp_path / "yolo.so")  # the library sizes its output from the metadata
+    _matches_onnxruntime(dlc.load(tmp_path / "yolo.so"), proto, [(2, 3, 40, 24)])
+
+
 @pytest.mark.slow
 def test_a_detector_runs_batches_1_and_4_at_320_and_640_like_onnxruntime() -> None:
-    proto = yolo_style()
+    proto = yolo_style(flat_head=True)  # its output as YOLOv8 exports it
     executable = dlc.compile(proto, dynamic_shapes=True, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 320, 320), (4, 3, 320, 320),
@@ -388,21 +408,23 @@ def _view_of_runtime_sizes(doubled: bool) -> onnx.ModelProto:
     return _image_model(nodes, 3, ints)
 
 
-@pytest.mark.parametrize(("doubled", "message"), [
-    (False, r"node producing 'y' \(Reshape, opset 17\) reshapes 'x' "
-            r"\(tensor<\?x3x\?x\?xf32>\) to \[N, 3, -1\], which does not keep each of its "
-            r"runtime dims"),
-    (True, r"node producing 'h2' \(Mul, opset 17\) computes with 'h' \(.*\), which holds "
-           r"runtime sizes"),
-])
-def test_a_view_needing_arithmetic_on_runtime_sizes_falls_back_naming_the_node(
-        doubled: bool, message: str) -> None:
-    """`x.view(n, c, -1)` over a runtime plane merges its height and width (their product at
-    run time); `x.view(n, c, h * 2, -1)` computes with the height: arithmetic on runtime sizes,
-    which the importer does not do (TVM Relax's symbolic shapes would). The node and the value
-    are named, and the model compiles per shape."""
-    proto = _view_of_runtime_sizes(doubled)
-    with pytest.raises(DynamicInputError, match=message):
+def test_a_view_merging_runtime_sizes_compiles_once_like_onnxruntime() -> None:
+    """`x.view(n, 3, -1)` over a runtime plane merges its height and width: the -1 is their
+    product at run time (a semi-affine shape function), and the model compiles once."""
+    proto = _view_of_runtime_sizes(doubled=False)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 4, 6), (2, 3, 5, 3)])
+
+
+def test_a_view_needing_arithmetic_on_runtime_sizes_falls_back_naming_the_node() -> None:
+    """`x.view(n, c, h * 2, -1)` computes with the height: arithmetic on runtime sizes, which
+    the importer does not do (TVM Relax's symbolic shapes would). The node and the value are
+    named, and the model compiles per shape."""
+    proto = _view_of_runtime_sizes(doubled=True)
+    with pytest.raises(DynamicInputError,
+                       match=r"node producing 'h2' \(Mul, opset 17\) computes with 'h' \(.*\), "
+                             r"which holds runtime sizes"):
         import_onnx(proto, dynamic_shapes=True)
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     assert isinstance(executable, SpecializingExecutable)
@@ -417,7 +439,10 @@ N_, H_, W_ = Symbol("N"), Symbol("H"), Symbol("W")
     ((-1, 4, 2, -1, -1), [N_, -1, H_, W_], False, [-1, 8, -1, -1]),  # merged, inferred
     ((-1, 8, -1, -1), [0, 0, 0, 0], False, [-1, 8, -1, -1]),  # every dim copied
     ((-1, 8, -1, -1), [N_, 8, W_, H_], False, None),  # runtime dims swapped
-    ((-1, 8, -1, -1), [N_, 8, -1], False, None),  # height and width merged
+    ((-1, 8, -1, -1), [N_, 8, -1], False, [-1, 8, -1]),  # height and width merged
+    ((-1, 8, -1, -1), [N_, -1], False, None),  # merged with the static channels
+    ((-1, 8, -1, -1), [-1, W_], False, [-1, -1]),  # batch, channels and height merged
+    ((-1, 8, -1, -1), [N_, -1, 8, W_], False, None),  # the merged run out of place
     ((-1, 8, -1, -1), [N_, 4, H_, W_], False, None),  # elements lost
     ((-1, 8, -1, -1), [N_, 0, H_, W_], True, None),  # an empty dim (allowzero)
 ])
@@ -664,6 +689,27 @@ def test_concats_over_runtime_sizes_in_place_at_batch_1_match_onnxruntime(
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 5, 7), (2, 3, 16, 9), (1, 3, 16, 4),
                                              (2, 3, 5, 7), (1, 3, 16, 9)])
+
+
+def test_concats_along_a_runtime_axis_match_onnxruntime() -> None:
+    """A concat whose pieces have runtime sizes along its axis (two sequences of their own
+    lengths, one of them twice, a ReLU fused before it): the pieces at runtime offsets, the
+    result as long as their sum, batches that differ refused."""
+    nodes = [helper.make_node("Relu", ["a"], ["ra"]),
+             helper.make_node("Concat", ["ra", "b", "a"], ["y"], axis=2)]
+    proto = model(nodes, [tensor("a", ["N", 3, "A"]), tensor("b", ["N", 3, "B"])],
+                  [tensor("y", None)])
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    session = _session(proto)
+    for n, a, b in ((1, 5, 7), (2, 16, 3), (3, 1, 100)):
+        inputs = {"a": RNG.standard_normal((n, 3, a)).astype(np.float32),
+                  "b": RNG.standard_normal((n, 3, b)).astype(np.float32)}
+        want = session.run(None, inputs)[0]  # type: ignore[attr-defined]
+        np.testing.assert_array_equal(executable(inputs["a"], inputs["b"]), want)
+    with pytest.raises(ExecutableError, match="input 'b' dim 0 and input 'a' dim 0 share the "
+                                              "dim 'N', found 1 != 2"):
+        executable(np.zeros((2, 3, 4), np.float32), np.zeros((1, 3, 4), np.float32))
 
 
 def test_global_average_pools_over_runtime_planes_match_onnxruntime() -> None:

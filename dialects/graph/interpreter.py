@@ -57,6 +57,7 @@ from dlc.dialects.graph.ops import (
     SubOp,
     TanhOp,
     TransposeOp,
+    dynamic_reshape_segments,
     YieldOp,
     elements_to_array,
     window_output_size,
@@ -572,11 +573,12 @@ def _reduce(op: ReduceOp, args: list[np.ndarray]) -> np.ndarray:
 @implements(ReshapeOp, FlattenOp)
 def _reshape(op: ReshapeOp | FlattenOp, args: list[np.ndarray]) -> np.ndarray:
     shape = list(cast(TensorType, op.result.type).get_shape())
-    dynamic = [dim for dim, declared in zip(args[0].shape, cast(
-        TensorType, op.x.type).get_shape(), strict=True) if declared < 0]
-    if len(dynamic) > 1:  # each `?` keeps one of the operand's, in order
-        sizes = iter(dynamic)
-        shape = [next(sizes) if dim < 0 else dim for dim in shape]
+    declared = cast(TensorType, op.x.type).get_shape()
+    if sum(1 for dim in declared if dim < 0) > 1:
+        # each `?` keeps one of the operand's, or merges consecutive ones, in order
+        for in_axes, out_axes in dynamic_reshape_segments(declared, shape) or ():
+            if in_axes and declared[in_axes[0]] < 0:
+                shape[out_axes[0]] = math.prod(args[0].shape[a] for a in in_axes)
     return args[0].reshape([-1 if dim < 0 else dim for dim in shape])  # `?`: the batch
 
 

@@ -6,6 +6,7 @@ operands and attributes (`infer_type`); the verifier recomputes it and rejects a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, TypeVar
@@ -1802,17 +1803,37 @@ class ReduceOp(GraphOp):
 def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int]
                              ) -> list[tuple[list[int], list[int]]] | None:
     """The axes of a reshape from `in_shape` to `out_shape` (dynamic dims negative in both) in
-    segments holding the same elements, in order: each dynamic dim of one paired with the
-    dynamic dim of the other at the same rank among them, the static dims between two dynamic
-    dims (or before the first, after the last) a segment of equal products. None when the
-    shapes do not pair that way (another count of dynamic dims, unequal products)."""
+    segments holding the same elements, in order: each dynamic dim of the result paired with
+    a group of consecutive dynamic dims of the operand (itself alone, or several merged into
+    it with the static dims between them: `?x144x?x?` to `?x144x?` flattens the last two),
+    the static dims between two groups (or before the first, after the last) a segment of
+    equal products. None when the shapes do not pair so (more dynamic dims in the result,
+    unequal products), or pair so in more than one way (`?x?x?` to `?x?`)."""
     ins = [axis for axis, dim in enumerate(in_shape) if dim < 0]
     outs = [axis for axis, dim in enumerate(out_shape) if dim < 0]
-    if len(ins) != len(outs):
+    if len(outs) > len(ins) or (ins and not outs):
         return None
+    if not ins:
+        return _reshape_segments(in_shape, out_shape, [], [])
+    found: list[list[tuple[list[int], list[int]]]] = []
+    for cuts in itertools.combinations(range(1, len(ins)), len(outs) - 1):
+        bounds = [0, *cuts, len(ins)]
+        groups = [ins[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+        segments = _reshape_segments(in_shape, out_shape, groups, outs)
+        if segments is not None:
+            found.append(segments)
+    return found[0] if len(found) == 1 else None
+
+
+def _reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int],
+                      groups: Sequence[Sequence[int]], outs: Sequence[int]
+                      ) -> list[tuple[list[int], list[int]]] | None:
+    """`dynamic_reshape_segments` for one grouping of the operand's dynamic dims (`groups`,
+    each paired with the result's dynamic dim in `outs` at its rank)."""
     segments: list[tuple[list[int], list[int]]] = []
     in_start = out_start = 0
-    for in_axis, out_axis in [*zip(ins, outs, strict=True), (len(in_shape), len(out_shape))]:
+    for group, out_axis in [*zip(groups, outs, strict=True), (None, len(out_shape))]:
+        in_axis = len(in_shape) if group is None else group[0]
         static_in = list(range(in_start, in_axis))
         static_out = list(range(out_start, out_axis))
         if math.prod(in_shape[a] for a in static_in) != math.prod(
@@ -1820,9 +1841,9 @@ def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int]
             return None
         if static_in or static_out:
             segments.append((static_in, static_out))
-        if in_axis < len(in_shape):
-            segments.append(([in_axis], [out_axis]))
-        in_start, out_start = in_axis + 1, out_axis + 1
+        if group is not None:
+            segments.append((list(range(group[0], group[-1] + 1)), [out_axis]))
+            in_start, out_start = group[-1] + 1, out_axis + 1
     return segments
 
 
@@ -1839,7 +1860,9 @@ class ReshapeOp(GraphOp):
     has one -1 per dynamic dim of the operand, in the same order, each that dim, and the
     static dims between two of them regroup static dims of the operand between the same two
     (`dynamic_reshape_segments`: a channel shuffle's `?x116x?x?` to `shape = [-1, 2, 58, -1,
-    -1]` is `?x2x58x?x?`). A dynamic leading dim kept but not first (`?` to `shape = [1, -1]`:
+    -1]` is `?x2x58x?x?`), or merges consecutive dynamic dims (and the static dims between
+    them) into one: a detector head's `?x144x?x?` to `shape = [-1, 144, -1]` is `?x144x?`, its
+    last dim the height times the width. A dynamic leading dim kept but not first (`?` to `shape = [1, -1]`:
     runtime positions given a unit batch) is such a runtime dim; the ONNX importer's dynamic
     batch refuses a node that moves its batch so.
 
@@ -1877,7 +1900,8 @@ class ReshapeOp(GraphOp):
                 raise op_error(
                     cls.name,
                     f"expected 'shape' {list(shape)} to keep each dynamic dim of {x} (a -1 "
-                    "for each, in order) and to regroup only the static dims between them")
+                    "for each, in order, or one -1 for consecutive ones merged) and to "
+                    "regroup only the static dims between them")
             return TensorType(x_type.get_element_type(),
                               [DYNAMIC_INDEX if dim < 0 else dim for dim in shape])
         if any(dim < -1 for dim in shape) or list(shape).count(-1) > 1:
@@ -1981,11 +2005,16 @@ class ConcatOp(GraphOp):
     """Concatenate tensors along one axis.
 
     Semantics: all inputs (at least one) have the same rank, element type and dims except along
-    `axis` (negative counts from the end); the result's `axis` dim is the sum.
+    `axis` (negative counts from the end); the result's `axis` dim is the sum, dynamic where
+    an input's is (runtime sizes along an axis after the leading one, which is a batch where
+    dynamic: the pieces follow each other at runtime offsets). Their other dynamic dims must
+    agree at run time (a size check).
 
     Example:
         %r = graph.concat %a, %b {axis = 1 : i64}
             : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+        %s = graph.concat %c, %d {axis = 2 : i64}
+            : (tensor<?x8x?xf32>, tensor<?x8x100xf32>) -> tensor<?x8x?xf32>
     """
 
     name = "graph.concat"
@@ -2020,8 +2049,9 @@ class ConcatOp(GraphOp):
         element_type = _same_element_type(cls.name, types)
         rank = types[0].get_num_dims()
         concat_axis = _normalize_axis(cls.name, axis, rank)
-        for type in types:
-            _require_static_axis(cls.name, "the concat axis", type, concat_axis)
+        if concat_axis == 0:  # a dynamic leading dim is a batch: its rows stay apart
+            for type in types:
+                _require_static_axis(cls.name, "the concat axis", type, concat_axis)
         shape = list(types[0].get_shape())
         for index, type in enumerate(types[1:], start=1):
             other = type.get_shape()
@@ -2034,7 +2064,8 @@ class ConcatOp(GraphOp):
                     f"expected input #{index} to match {types[0]} except along axis "
                     f"{concat_axis}, found {type}",
                 )
-            shape[concat_axis] += other[concat_axis]
+            shape[concat_axis] = DYNAMIC_INDEX if min(shape[concat_axis], other[concat_axis]) < 0 \
+                else shape[concat_axis] + other[concat_axis]
         return TensorType(element_type, shape)
 
     def inferred_result_type(self) -> TensorType:

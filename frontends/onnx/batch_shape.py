@@ -197,20 +197,24 @@ def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
     """The shape of `graph.reshape` of a value of `shape` (runtime dims negative, `symbols`
     theirs) to the ONNX Reshape target `target` (ints and symbols): -1 for each runtime dim,
     kept (`dynamic_reshape_segments`), static dims elsewhere, a 0 copying the operand's dim
-    (unless `allow_zero`), one -1 inferred within its static segment. None when the target
-    does not keep every runtime dim in order (a symbol of another dim, a merge of runtime
-    dims: the sizes would need arithmetic)."""
+    (unless `allow_zero`), one -1 inferred within its static segment, or standing for
+    consecutive runtime dims the target leaves out (a detector head's `x.view(n, c, -1)` of
+    `?xcx?x?`: the height and width merged, the -1 their product). None when the target does
+    not keep the runtime dims so (a symbol of another dim, a merge taking static dims around
+    the runtime ones: the sizes would need other arithmetic)."""
     elements: list[object] = [
         (symbols[axis] if shape[axis] < 0 else shape[axis])
         if isinstance(element, (int, np.integer)) and element == 0 and not allow_zero
         and axis < len(shape) else element
         for axis, element in enumerate(target)]
     kept = [symbol for symbol, dim in zip(symbols, shape, strict=True) if dim < 0]
-    if [e for e in elements if isinstance(e, Symbol)] != kept or any(
-            k is None for k in kept) or len({id(k) for k in kept}) != len(kept):
+    present = [e for e in elements if isinstance(e, Symbol)]
+    if any(k is None for k in kept) or len({id(k) for k in kept}) != len(kept):
         return None
-    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
     infer = [axis for axis, e in enumerate(elements) if not isinstance(e, Symbol) and e == -1]
+    if present != kept:
+        return _merged_target(shape, kept, elements, infer)
+    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
     if len(infer) > 1 or any(d < -1 for d in result):
         return None
     if infer:
@@ -229,6 +233,32 @@ def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
             return None
         result[infer[0]] = whole // known
     return result if dynamic_reshape_segments(shape, result) is not None else None
+
+
+def _merged_target(shape: list[int], kept: list[Symbol | None], elements: list[object],
+                   infer: list[int]) -> list[int] | None:
+    """`symbolic_reshape_target` of a target that leaves out some of the operand's runtime
+    symbols: its one -1 must stand for a run of them, consecutive and in place (the target's
+    symbols before it come before the run, those after it after), which `graph.reshape`
+    merges the same way (`dynamic_reshape_segments`)."""
+    if len(infer) != 1 or any(isinstance(e, (int, np.integer)) and e < -1 for e in elements):
+        return None
+    before = [e for e in elements[:infer[0]] if isinstance(e, Symbol)]
+    after = [e for e in elements[infer[0] + 1:] if isinstance(e, Symbol)]
+    run = kept[len(before):len(kept) - len(after)]
+    if kept[:len(before)] != before or kept[len(kept) - len(after):] != after or not run:
+        return None
+    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
+    segments = dynamic_reshape_segments(shape, result)
+    if segments is None:
+        return None
+    in_runtime = [axis for axis, dim in enumerate(shape) if dim < 0]
+    groups = [[a for a in ins if a in in_runtime] for ins, outs in segments
+              if outs and result[outs[0]] < 0]
+    wanted = [*([in_runtime[k]] for k in range(len(before))),
+              in_runtime[len(before):len(before) + len(run)],
+              *([in_runtime[k]] for k in range(len(before) + len(run), len(kept)))]
+    return result if groups == wanted else None
 
 
 ELEMENTWISE_OPS = frozenset({
@@ -306,9 +336,15 @@ def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
         elif node.op_type in ("Slice", "Split", "Concat") and len(first) == len(shape):
             carried = [symbol if dim < 0 else None for symbol, dim in zip(first, shape,
                                                                           strict=True)]
+            if node.op_type != "Slice":  # the axis it splits or joins has other sizes
+                carried[int(attrs.get("axis", 0)) % max(len(shape), 1)] = None
         elif node.op_type in ("Reshape", "Unsqueeze", "Squeeze"):
-            kept = iter([symbol for symbol in first if symbol is not None])
-            carried = [next(kept, None) if dim < 0 else None for dim in shape]
+            operand = shapes[inputs[0]]
+            runtime = [axis for axis, dim in enumerate(operand) if dim < 0]
+            for ins, outs in dynamic_reshape_segments(operand, shape) or ():
+                merged = [axis for axis in ins if axis in runtime]
+                if len(merged) == 1 and outs and shape[outs[0]] < 0:
+                    carried[outs[0]] = first[merged[0]]  # kept; a merge has a new size
         elif node.op_type in ("Gather", "MatMul") and len(inputs) == 2:
             second = symbols.get(inputs[1]) or (None,) * len(shapes[inputs[1]])
             carried = _two_operand_symbols(node.op_type, first, second, len(shape),

@@ -286,13 +286,16 @@ def _function_of(b: Builder) -> FuncOp | None:
     return op
 
 
-def require_equal_dims(b: Builder, origin: Operation, operands: Sequence[SSAValue]) -> None:
+def require_equal_dims(b: Builder, origin: Operation, operands: Sequence[SSAValue],
+                       skip: int | None = None) -> None:
     """Size checks that the operands of a broadcasting op agree on every dim two of them have
     dynamic (aligned from the right, NumPy's broadcast): each is read over the result's
-    extent, which the first of them sizes."""
+    extent, which the first of them sizes. A concat `skip`s its axis (of the result)."""
     func = _function_of(b)
     rank = max((tensor_type(v).get_num_dims() for v in operands), default=0)
     for axis in range(rank):
+        if axis == skip:
+            continue
         dynamic = [(v, axis - (rank - tensor_type(v).get_num_dims())) for v in operands
                    if axis >= rank - tensor_type(v).get_num_dims()
                    and shape_of(v)[axis - (rank - tensor_type(v).get_num_dims())] < 0]

@@ -141,25 +141,41 @@ def _reshape_compute(builder: Builder, op: ReshapeOp | FlattenOp) -> SSAValue:
 
 
 def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, label: str) -> SSAValue:
-    """A reshape keeping each runtime dim (`dynamic_reshape_segments`): a runtime dim's index
-    is the result's, each static segment's is `reshape_indices` of that segment alone (no
-    index arithmetic crosses a runtime dim)."""
+    """A reshape keeping each runtime dim or merging consecutive ones
+    (`dynamic_reshape_segments`): a kept runtime dim's index is the result's, a merged one's
+    is split by the runtime sizes of the operand's dims in it (innermost first), each static
+    segment's is `reshape_indices` of that segment alone (no index arithmetic crosses a
+    runtime dim)."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
     segments = dynamic_reshape_segments(in_shape, out_shape)
     assert segments is not None, "the verifier pairs the dynamic dims"
     element_type = tensor_type(op.result).get_element_type()
     in_extents = extents_of(builder, op.x)
-    runtime = [(ins[0], outs[0]) for ins, outs in segments if ins and in_shape[ins[0]] < 0]
+    runtime = [(ins, outs[0]) for ins, outs in segments if ins and in_shape[ins[0]] < 0]
     extents: list[Extent] = list(out_shape)
-    for in_axis, out_axis in runtime:
-        extents[out_axis] = in_extents[in_axis]
+    for in_axes, out_axis in runtime:
+        extent: Extent = 1
+        for axis in in_axes:
+            extent = _product_extent(builder, extent, in_extents[axis])
+        extents[out_axis] = extent
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         if 0 in out_shape:  # nothing to read
             return constant_scalar(b, 0, element_type)
         indices: list[SSAValue] = [i[0]] * len(in_shape)
-        for in_axis, out_axis in runtime:
-            indices[in_axis] = i[out_axis]
+        for in_axes, out_axis in runtime:
+            rest = i[out_axis]
+            for position, axis in enumerate(reversed(in_axes)):
+                if position == len(in_axes) - 1:
+                    indices[axis] = rest
+                    break
+                size = in_extents[axis]
+                if isinstance(size, int):
+                    indices[axis] = remainder_index(b, rest, size)
+                    rest = divide_index(b, rest, size)
+                else:
+                    indices[axis] = b.insert(arith.RemUIOp(rest, size)).result
+                    rest = b.insert(arith.DivUIOp(rest, size)).result
         for in_axes, out_axes in segments:
             if not in_axes or in_shape[in_axes[0]] < 0:
                 continue
@@ -175,6 +191,18 @@ def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, label: str) ->
 
     return emit_compute(builder, op, label, tensor_type(op.result), body, tag=INJECTIVE,
                         extents=extents)
+
+
+def _product_extent(b: Builder, lhs: Extent, rhs: Extent) -> Extent:
+    """`lhs * rhs`: an int where both are static, else an `index` value."""
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        return lhs * rhs
+    if isinstance(lhs, int):
+        lhs, rhs = rhs, lhs
+    assert isinstance(lhs, SSAValue)
+    if isinstance(rhs, int):
+        return lhs if rhs == 1 else affine(b, [(lhs, rhs)])
+    return b.insert(arith.MuliOp(lhs, rhs)).result
 
 
 @compute_definition(ReshapeOp)
@@ -215,34 +243,62 @@ def concat(op: ConcatOp, builder: Builder) -> SSAValue:
     """`out[..., k, ...] = input_j[..., k - offset_j, ...]` for the input j that holds k.
 
     Every input is read at its clamped index; a chain of `arith.select` on `k < offset_{j+1}`
-    picks the value.
+    picks the value. Runtime sizes along the axis give runtime offsets (their sums, computed
+    once outside the body) and a runtime result size; the inputs' other dims must agree (a
+    size check).
     """
     axis = op.normalized_axis()
-    all_sizes = [shape_of(v)[axis] for v in op.inputs]
-    offsets = [sum(all_sizes[:j]) for j in range(len(all_sizes))]
-    pieces = [(v, size, offset) for v, size, offset in zip(op.inputs, all_sizes, offsets,
-                                                            strict=True) if size > 0]
+    all_sizes: list[Extent] = [extents_of(builder, v)[axis] for v in op.inputs]
+    all_offsets: list[Extent] = [0]
+    for size in all_sizes:
+        all_offsets.append(_sum_extent(builder, all_offsets[-1], size))
+    pieces = [(v, size, offset) for v, size, offset in zip(op.inputs, all_sizes, all_offsets,
+                                                            strict=False) if size != 0]
     inputs = [v for v, _, _ in pieces]
     sizes = [size for _, size, _ in pieces]
     offsets = [offset for _, _, offset in pieces]
     element_type = tensor_type(op.result).get_element_type()
-    require_equal_dims(builder, op, list(op.inputs))
+    require_equal_dims(builder, op, list(op.inputs), skip=axis)
+    extents: list[Extent] = list(shape_of(op.result))
+    if extents[axis] < 0:  # type: ignore[operator]
+        extents[axis] = all_offsets[-1]
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        if not inputs or math.prod(shape_of(op.result)) == 0:  # no element is ever computed
+        if not inputs or 0 in shape_of(op.result):  # no element is ever computed
             return constant_scalar(b, 0, element_type)
         if len(inputs) == 1:
             return read(b, inputs[0], i)
         value: SSAValue | None = None
         for j in reversed(range(len(inputs))):
-            local = clamp_index(b, affine(b, [(i[axis], 1)], -offsets[j]), sizes[j])
+            local = clamp_index(b, _minus_extent(b, i[axis], offsets[j]), sizes[j])
             element = read(b, inputs[j], [*i[:axis], local, *i[axis + 1 :]])
             if value is None:
                 value = element
                 continue
-            before_next = b.insert(arith.CmpiOp(i[axis], index(b, offsets[j + 1]), "ult")).result
+            next_offset = offsets[j + 1]
+            bound = index(b, next_offset) if isinstance(next_offset, int) else next_offset
+            before_next = b.insert(arith.CmpiOp(i[axis], bound, "ult")).result
             value = b.insert(arith.SelectOp(before_next, element, value)).result
         assert value is not None
         return value
 
-    return emit_compute(builder, op, "concat", tensor_type(op.result), body, tag=INJECTIVE)
+    return emit_compute(builder, op, "concat", tensor_type(op.result), body, tag=INJECTIVE,
+                        extents=extents)
+
+
+def _sum_extent(b: Builder, lhs: Extent, rhs: Extent) -> Extent:
+    """`lhs + rhs`: an int where both are static, else an `index` value."""
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        return lhs + rhs
+    if isinstance(lhs, int):
+        lhs, rhs = rhs, lhs
+    assert isinstance(lhs, SSAValue)
+    return affine(b, [(lhs, 1)], rhs) if isinstance(rhs, int) else affine(b, [(lhs, 1),
+                                                                               (rhs, 1)])
+
+
+def _minus_extent(b: Builder, value: SSAValue, offset: Extent) -> SSAValue:
+    """`value - offset` on `index` (no op for a zero offset)."""
+    if isinstance(offset, int):
+        return affine(b, [(value, 1)], -offset)
+    return affine(b, [(value, 1), (offset, -1)])

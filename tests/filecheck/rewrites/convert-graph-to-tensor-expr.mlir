@@ -597,6 +597,37 @@ func.func @runtime_image(%x: tensor<?x3x?x?xf32>, %y: tensor<?x8x?x?xf32>) -> te
 
 // -----
 
+// A detector head's outputs flattened and joined over runtime planes (x.view(n, c, -1) of
+// each scale, concatenated along the flattened axis): a flattened index splits by the runtime
+// width, the pieces follow each other at runtime offsets (the first piece's size), the
+// result's size is their sum.
+// CHECK-LABEL: func.func @runtime_detector_head
+// CHECK:         %[[N:.*]] = tensor.dim %a, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK:         %[[H:.*]] = tensor.dim %a, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %a, %{{.*}} : tensor<?x8x?x?xf32>
+// CHECK-NEXT:    %[[HW:.*]] = arith.muli %[[H]], %[[W]] : index
+// CHECK-NEXT:    %[[RA:.*]] = tensor_expr.compute "reshape" tag "injective" sizes(%[[N]], %[[HW]]) -> tensor<?x8x?xf32> {
+// CHECK-NEXT:    ^bb0(%[[I0:.*]]: index, %[[I1:.*]]: index, %[[I2:.*]]: index):
+// CHECK-NEXT:      %[[COL:.*]] = arith.remui %[[I2]], %[[W]] : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.divui %[[I2]], %[[W]] : index
+// CHECK-NEXT:      tensor_expr.read %a[%[[I0]], %[[I1]], %[[ROW]], %[[COL]]] : tensor<?x8x?x?xf32>
+// CHECK:         %[[HWB:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[RB:.*]] = tensor_expr.compute "reshape"
+// CHECK:         %[[SUM:.*]] = arith.addi %[[HW]], %[[HWB]] : index
+// CHECK-NEXT:    tensor_expr.compute "concat" tag "injective" sizes(%[[N]], %[[SUM]]) -> tensor<?x8x?xf32> {
+// CHECK:           arith.subi %{{.*}}, %[[HW]] : index
+// CHECK:           tensor_expr.read %[[RB]]
+// CHECK:           tensor_expr.read %[[RA]]
+// CHECK:           arith.cmpi ult, %{{.*}}, %[[HW]] : index
+func.func @runtime_detector_head(%a: tensor<?x8x?x?xf32>, %b: tensor<?x8x?x?xf32>) -> tensor<?x8x?xf32> {
+  %ra = graph.reshape %a {shape = array<i64: -1, 8, -1>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?xf32>
+  %rb = graph.reshape %b {shape = array<i64: -1, 8, -1>} : (tensor<?x8x?x?xf32>) -> tensor<?x8x?xf32>
+  %r = graph.concat %ra, %rb {axis = 2 : i64} : (tensor<?x8x?xf32>, tensor<?x8x?xf32>) -> tensor<?x8x?xf32>
+  func.return %r : tensor<?x8x?xf32>
+}
+
+// -----
+
 // A global pool over a runtime plane: a sum over reduction extents of runtime size (their
 // sizes after the result's), divided by H * W computed at run time.
 // CHECK-LABEL: func.func @runtime_global_pool

@@ -592,6 +592,30 @@ func.func @runtime_plane(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
+// A runtime plane flattened (a detector head's x.view(n, c, -1)): the output's size is the
+// product of two input sizes, a semi-affine shape function (MLIR's `s0 * s1`).
+// CHECK-LABEL: func.func @runtime_plane_flattened
+// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?xf32> {dlc.dim_sizes = affine_map<()[s0, s1] -> ((s0 * s1))>}, %[[XH:.*]]: index, %[[XW:.*]]: index, %{{.*}}: index)
+// CHECK:         %[[HW:.*]] = arith.muli %[[XH]], %[[XW]] : index
+// CHECK-NEXT:    loop.for %{{.*}} = %{{.*}} to %[[HW]] step %{{.*}} axis "i" {
+func.func @runtime_plane_flattened(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %w = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %hw = arith.muli %h, %w : index
+  %y = tensor_expr.compute "flatten" tag "injective" sizes(%hw) -> tensor<?xf32> {
+  ^bb0(%i: index):
+    %r = arith.divui %i, %w : index
+    %c = arith.remui %i, %w : index
+    %v = tensor_expr.read %x[%r, %c] : tensor<?x?xf32>
+    tensor_expr.yield %v : f32
+  }
+  func.return %y : tensor<?xf32>
+}
+
+// -----
+
 // CHECK: 'tensor.dim' op expected the size of a dim of a function argument at a constant index in @negative_dim_of_compute
 func.func @negative_dim_of_compute(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %c0 = arith.constant 0 : index

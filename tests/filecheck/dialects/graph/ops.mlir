@@ -341,11 +341,14 @@ func.func @transpose_runtime_plane(%x: tensor<?x3x?x?xf32>) -> tensor<?x?x3x?xf3
 }
 
 // CHECK-LABEL: func.func @concat
-func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %c: tensor<?x8x?xf32>, %d: tensor<?x8x100xf32>) -> (tensor<2x8xf32>, tensor<?x8x?xf32>) {
   %r = graph.concat %a, %b {axis = 1 : i64}
       : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  %s = graph.concat %c, %d {axis = 2 : i64}
+      : (tensor<?x8x?xf32>, tensor<?x8x100xf32>) -> tensor<?x8x?xf32>
   // CHECK-NEXT: %r = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
-  func.return %r : tensor<2x8xf32>
+  // CHECK-NEXT: %s = graph.concat %c, %d {axis = 2 : i64} : (tensor<?x8x?xf32>, tensor<?x8x100xf32>) -> tensor<?x8x?xf32>
+  func.return %r, %s : tensor<2x8xf32>, tensor<?x8x?xf32>
 }
 
 // CHECK-LABEL: func.func @flatten
@@ -821,6 +824,16 @@ func.func @runtime_plane_shuffle(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
   %m = graph.reshape %t {shape = array<i64: -1, 8, -1, -1>} : (tensor<?x4x2x?x?xf32>) -> tensor<?x8x?x?xf32>
   // CHECK: graph.reshape %t {shape = array<i64: -1, 8, -1, -1>} : (tensor<?x4x2x?x?xf32>) -> tensor<?x8x?x?xf32>
   func.return %m : tensor<?x8x?x?xf32>
+}
+
+// A reshape merging consecutive runtime dims (a detector head's x.view(n, c, -1): the height
+// and width flattened into one dim of their product).
+
+// CHECK-LABEL: func.func @runtime_plane_flattened
+func.func @runtime_plane_flattened(%x: tensor<?x144x?x?xf32>) -> tensor<?x144x?xf32> {
+  %r = graph.reshape %x {shape = array<i64: -1, 144, -1>} : (tensor<?x144x?x?xf32>) -> tensor<?x144x?xf32>
+  // CHECK-NEXT: graph.reshape %x {shape = array<i64: -1, 144, -1>} : (tensor<?x144x?x?xf32>) -> tensor<?x144x?xf32>
+  func.return %r : tensor<?x144x?xf32>
 }
 
 // Both operands of a matmul batched (attention's q @ k^T): row i is lhs[i] @ rhs[i].
