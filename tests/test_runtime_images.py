@@ -786,8 +786,8 @@ def test_resizes_to_runtime_sizes_compile_once_and_match_onnxruntime(mode: str,
 
 
 def test_a_widely_dilated_conv_over_runtime_sizes_falls_back_to_shapes_per_call() -> None:
-    """A conv whose dilated window spans more than `MAX_RUNTIME_DILATED_SPAN` pixels (an ASPP
-    branch, dilation 12) is refused over runtime sizes, naming the node and why: the model
+    """A conv whose window dilated along both axes spans more than `MAX_RUNTIME_DILATED_SPAN`
+    pixels (an ASPP branch, dilation 12) is refused over runtime sizes, naming the node and why: the model
     compiles per call signature instead, like ONNX Runtime; one of dilation 2 is taken."""
     weight = (RNG.standard_normal((4, 3, 3, 3)) / 3).astype(np.float32)
     def aspp(dilation: int) -> onnx.ModelProto:
@@ -802,6 +802,18 @@ def test_a_widely_dilated_conv_over_runtime_sizes_falls_back_to_shapes_per_call(
     assert isinstance(executable, SpecializingExecutable)
     _matches_onnxruntime(executable, wide, [(1, 3, 30, 30)])
     import_onnx(aspp(2), dynamic_shapes=True)
+
+
+def test_a_1d_conv_dilated_along_its_runtime_length_compiles_once() -> None:
+    """A speech model's 1-D conv of 87 taps of dilation 2 (173 frames wide) over a runtime
+    length: dilated along one axis only, it is taken over runtime sizes (whatever its span:
+    `_dilated_span`), and matches ONNX Runtime on sequences shorter and longer than it."""
+    weight = (RNG.standard_normal((4, 4, 87)) / 20).astype(np.float32)
+    proto = model([helper.make_node("Conv", ["x", "w"], ["y"], dilations=[2], pads=[86, 86])],
+                  [tensor("x", ["N", 4, "T"])], [tensor("y", None)], {"w": weight})
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 4, 40), (2, 4, 300)])
 
 
 def _decoder(kernel: int, stride: int, pads: list[int], groups: int = 1,
