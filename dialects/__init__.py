@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dlc.dialects import semi_affine  # noqa: F401 - extends xDSL's affine products, see there
 from xdsl.context import Context
 from xdsl.ir import Dialect
-
-from dlc.dialects import semi_affine  # noqa: F401 - extends xDSL's affine products, see there
 
 
 def _graph() -> Dialect:

@@ -787,8 +787,9 @@ def test_resizes_to_runtime_sizes_compile_once_and_match_onnxruntime(mode: str,
 
 def test_a_widely_dilated_conv_over_runtime_sizes_falls_back_to_shapes_per_call() -> None:
     """A conv whose window dilated along both axes spans more than `MAX_RUNTIME_DILATED_SPAN`
-    pixels (an ASPP branch, dilation 12) is refused over runtime sizes, naming the node and why: the model
-    compiles per call signature instead, like ONNX Runtime; one of dilation 2 is taken."""
+    pixels (an ASPP branch, dilation 12) is refused over runtime sizes, naming the node and
+    why: the model compiles per call signature instead, like ONNX Runtime; one of dilation 2
+    is taken."""
     weight = (RNG.standard_normal((4, 3, 3, 3)) / 3).astype(np.float32)
     def aspp(dilation: int) -> onnx.ModelProto:
         return _image_model([helper.make_node("Conv", ["x", "w"], ["y"], name="aspp",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from dlc.dialects import make_context
-from dlc.runtime.size_exprs import evaluate
 from dlc.rewrites.output_sizes import size_exprs
+from dlc.runtime.size_exprs import evaluate
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser

@@ -57,8 +57,8 @@ from dlc.dialects.graph.ops import (
     SubOp,
     TanhOp,
     TransposeOp,
-    dynamic_reshape_segments,
     YieldOp,
+    dynamic_reshape_segments,
     elements_to_array,
     window_output_size,
 )

@@ -1862,9 +1862,9 @@ class ReshapeOp(GraphOp):
     (`dynamic_reshape_segments`: a channel shuffle's `?x116x?x?` to `shape = [-1, 2, 58, -1,
     -1]` is `?x2x58x?x?`), or merges consecutive dynamic dims (and the static dims between
     them) into one: a detector head's `?x144x?x?` to `shape = [-1, 144, -1]` is `?x144x?`, its
-    last dim the height times the width. A dynamic leading dim kept but not first (`?` to `shape = [1, -1]`:
-    runtime positions given a unit batch) is such a runtime dim; the ONNX importer's dynamic
-    batch refuses a node that moves its batch so.
+    last dim the height times the width. A dynamic leading dim kept but not first (`?` to
+    `shape = [1, -1]`: runtime positions given a unit batch) is such a runtime dim; the ONNX
+    importer's dynamic batch refuses a node that moves its batch so.
 
     Example:
         %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>

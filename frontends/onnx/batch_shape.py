@@ -298,6 +298,19 @@ def _two_operand_symbols(op_type: str, first: tuple[Symbol | None, ...],
             second[-1] if len(second) >= 2 else None]
 
 
+def _reshaped_symbols(first: tuple[Symbol | None, ...], operand: tuple[int, ...],
+                      shape: tuple[int, ...]) -> list[Symbol | None]:
+    """The symbols of a reshape's result (of `shape`) from its operand's (`first`, of
+    `operand`): each runtime dim kept has its symbol, one merging several a new size."""
+    carried: list[Symbol | None] = [None] * len(shape)
+    runtime = [axis for axis, dim in enumerate(operand) if dim < 0]
+    for ins, outs in dynamic_reshape_segments(operand, shape) or ():
+        merged = [axis for axis in ins if axis in runtime]
+        if len(merged) == 1 and outs and shape[outs[0]] < 0:
+            carried[outs[0]] = first[merged[0]]
+    return carried
+
+
 def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
                   shapes: dict[str, tuple[int, ...]]) -> None:
     """Records in `symbols` the symbols of the runtime dims of `node`'s results that equal
@@ -336,15 +349,11 @@ def carry_symbols(node: object, symbols: dict[str, tuple[Symbol | None, ...]],
         elif node.op_type in ("Slice", "Split", "Concat") and len(first) == len(shape):
             carried = [symbol if dim < 0 else None for symbol, dim in zip(first, shape,
                                                                           strict=True)]
-            if node.op_type != "Slice":  # the axis it splits or joins has other sizes
-                carried[int(attrs.get("axis", 0)) % max(len(shape), 1)] = None
+            joined = None if node.op_type == "Slice" else int(attrs.get("axis", 0))
+            carried = [None if joined is not None and axis == joined % len(shape) else symbol
+                       for axis, symbol in enumerate(carried)]  # the axis split or joined
         elif node.op_type in ("Reshape", "Unsqueeze", "Squeeze"):
-            operand = shapes[inputs[0]]
-            runtime = [axis for axis, dim in enumerate(operand) if dim < 0]
-            for ins, outs in dynamic_reshape_segments(operand, shape) or ():
-                merged = [axis for axis in ins if axis in runtime]
-                if len(merged) == 1 and outs and shape[outs[0]] < 0:
-                    carried[outs[0]] = first[merged[0]]  # kept; a merge has a new size
+            carried = _reshaped_symbols(first, shapes[inputs[0]], shape)
         elif node.op_type in ("Gather", "MatMul") and len(inputs) == 2:
             second = symbols.get(inputs[1]) or (None,) * len(shapes[inputs[1]])
             carried = _two_operand_symbols(node.op_type, first, second, len(shape),
