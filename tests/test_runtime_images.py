@@ -24,6 +24,7 @@ import dlc
 from benchmarks.model_zoo import yolo_style
 from tests.onnx.models import model, tensor
 from tests.test_c_api import REPO, build_c_program, needs_cc
+from tests.test_shape_variants import torch_detector
 
 onnxruntime = pytest.importorskip("onnxruntime")
 
@@ -99,6 +100,25 @@ def test_a_detector_with_its_head_flattened_as_exported_compiles_once_like_onnxr
                                              (3, 3, 24, 8)])
     executable.export(tmp_path / "yolo.so")  # the library sizes its output from the metadata
     _matches_onnxruntime(dlc.load(tmp_path / "yolo.so"), proto, [(2, 3, 40, 24)])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's TorchScript exporter
+def test_a_yolov5_export_with_its_grid_compiles_once_like_onnxruntime(tmp_path) -> None:
+    """YOLOv5's head as PyTorch exports it over runtime sizes: each map's grid from Range to
+    its size cast to float, viewed as `ny x 1` and `1 x nx` and expanded to `ny x nx`
+    (`graph.broadcast_to` sized by the operand and by the other axis' positions), the boxes
+    `y.view(n, -1, 8)` merging the 3 anchors with the plane (`graph.reshape`'s groups), the
+    two scales concatenated at runtime offsets: one compile for every batch and size, like
+    ONNX Runtime and the graph interpreter."""
+    proto = torch_detector(tmp_path / "detector.onnx")
+    main = next(iter(import_onnx(proto, dynamic_shapes=True).ops))
+    assert str(main.function_type.outputs.data[0]) == "tensor<?x?x8xf32>"
+    x = RNG.standard_normal((2, 3, 64, 96)).astype(np.float32)
+    want = _session(proto).run(None, {"images": x})[0]  # type: ignore[attr-defined]
+    np.testing.assert_allclose(run_function(main, [x])[0], want, rtol=1e-4, atol=1e-4)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, [(1, 3, 64, 64), (4, 3, 64, 64), (1, 3, 96, 128)])
 
 
 @pytest.mark.slow
@@ -435,25 +455,26 @@ N_, H_, W_ = Symbol("N"), Symbol("H"), Symbol("W")
 
 
 @pytest.mark.parametrize(("shape", "target", "allow_zero", "expected"), [
-    ((-1, 8, -1, -1), [N_, 2, 4, H_, W_], False, [-1, 2, 4, -1, -1]),  # a split channel
-    ((-1, 4, 2, -1, -1), [N_, -1, H_, W_], False, [-1, 8, -1, -1]),  # merged, inferred
-    ((-1, 8, -1, -1), [0, 0, 0, 0], False, [-1, 8, -1, -1]),  # every dim copied
+    ((-1, 8, -1, -1), [N_, 2, 4, H_, W_], False, ([-1, 2, 4, -1, -1], [])),  # a split channel
+    ((-1, 4, 2, -1, -1), [N_, -1, H_, W_], False, ([-1, 8, -1, -1], [])),  # merged, inferred
+    ((-1, 8, -1, -1), [0, 0, 0, 0], False, ([-1, 8, -1, -1], [])),  # every dim copied
     ((-1, 8, -1, -1), [N_, 8, W_, H_], False, None),  # runtime dims swapped
-    ((-1, 8, -1, -1), [N_, 8, -1], False, [-1, 8, -1]),  # height and width merged
-    ((-1, 8, -1, -1), [N_, -1], False, None),  # merged with the static channels
-    ((-1, 8, -1, -1), [-1, W_], False, [-1, -1]),  # batch, channels and height merged
+    ((-1, 8, -1, -1), [N_, 8, -1], False, ([-1, 8, -1], [])),  # height and width merged
+    ((-1, 8, -1, -1), [N_, -1], False, ([-1, -1], [0, 1, 1, 4])),  # with the channels
+    ((-1, 3, -1, -1, 8), [N_, -1, 8], False, ([-1, -1, 8], [0, 1, 1, 4])),  # YOLOv5's boxes
+    ((-1, 8, -1, -1), [-1, W_], False, ([-1, -1], [])),  # batch, channels and height merged
     ((-1, 8, -1, -1), [N_, -1, 8, W_], False, None),  # the merged run out of place
     ((-1, 8, -1, -1), [N_, 4, H_, W_], False, None),  # elements lost
     ((-1, 8, -1, -1), [N_, 0, H_, W_], True, None),  # an empty dim (allowzero)
 ])
 def test_a_symbolic_reshape_target_keeps_each_runtime_dim(
         shape: tuple[int, ...], target: list[object], allow_zero: bool,
-        expected: list[int] | None) -> None:
+        expected: tuple[list[int], list[int]] | None) -> None:
     symbols: list[Symbol | None] = []
     runtime = iter([N_, H_, W_])
     for dim in shape:
         symbols.append(next(runtime) if dim < 0 else None)
-    if len(shape) == 5:  # (N, 4, 2, H, W)
+    if shape == (-1, 4, 2, -1, -1):
         symbols = [N_, None, None, H_, W_]
     assert symbolic_reshape_target(list(shape), symbols, target, allow_zero) == expected
 

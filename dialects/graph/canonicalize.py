@@ -105,6 +105,9 @@ class ComposeReshapes(RewritePattern):
         inner = op.x.owner
         if not isinstance(inner, ReshapeOp | FlattenOp):
             return
+        runtime = [sum(1 for d in shape_of(v) if d < 0) for v in (inner.x, op.x, op.result)]
+        if runtime[0] > 1 and len(set(runtime)) > 1:
+            return  # runtime dims merged on the way: the pairing might not compose
         rewriter.replace(op, ReshapeOp(inner.x, reshape_target(op.result)))
 
 

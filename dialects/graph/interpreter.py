@@ -576,8 +576,10 @@ def _reshape(op: ReshapeOp | FlattenOp, args: list[np.ndarray]) -> np.ndarray:
     declared = cast(TensorType, op.x.type).get_shape()
     if sum(1 for dim in declared if dim < 0) > 1:
         # each `?` keeps one of the operand's, or merges consecutive ones, in order
-        for in_axes, out_axes in dynamic_reshape_segments(declared, shape) or ():
-            if in_axes and declared[in_axes[0]] < 0:
+        segments = op.segments() if isinstance(op, ReshapeOp) else dynamic_reshape_segments(
+            declared, shape)
+        for in_axes, out_axes in segments or ():
+            if in_axes and out_axes and shape[out_axes[0]] < 0:
                 shape[out_axes[0]] = math.prod(args[0].shape[a] for a in in_axes)
     return args[0].reshape([-1 if dim < 0 else dim for dim in shape])  # `?`: the batch
 

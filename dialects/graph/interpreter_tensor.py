@@ -26,6 +26,7 @@ from dlc.dialects.graph.ops_tensor import (
     TopKOp,
     WhereOp,
 )
+from dlc.dialects.graph.utils import shape_of
 
 
 def _result_dtype(op: CastOp) -> np.dtype:
@@ -111,10 +112,15 @@ def _pad(op: PadOp, args: list[np.ndarray]) -> np.ndarray:
 @implements(BroadcastToOp)
 def _broadcast_to(op: BroadcastToOp, args: list[np.ndarray]) -> np.ndarray:
     shape = op.shape_tuple()
-    if shape and shape[0] < 0:  # the dynamic batch: the batch operand's (or x's) rows
-        shape = (args[-1].shape[0], *shape[1:])
-    if any(size < 0 for size in shape[1:]):  # runtime sizes: the sizing operand's
-        shape = tuple(args[1].shape[d] if size < 0 else size for d, size in enumerate(shape))
+    if shape and shape[0] < 0 and all(size >= 0 for size in shape[1:]):
+        shape = (args[-1].shape[0], *shape[1:])  # the dynamic batch: the batch operand's rows
+    if any(size < 0 for size in shape):  # runtime sizes: the sizing operand's, else x's
+        like, x = args[1].shape, args[0].shape
+        declared = shape_of(op.batch)  # type: ignore[arg-type]
+        at, x_at = len(shape) - len(like), len(shape) - len(x)
+        shape = tuple(size if size >= 0 else like[d - at]
+                      if d >= at and declared[d - at] < 0 else x[d - x_at]
+                      for d, size in enumerate(shape))
     return np.broadcast_to(args[0], shape)
 
 

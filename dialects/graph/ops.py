@@ -1800,7 +1800,8 @@ class ReduceOp(GraphOp):
 # ---------------------------------------------------------------------------------------------
 
 
-def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int]
+def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int],
+                             groups: Sequence[int] = ()
                              ) -> list[tuple[list[int], list[int]]] | None:
     """The axes of a reshape from `in_shape` to `out_shape` (dynamic dims negative in both) in
     segments holding the same elements, in order: each dynamic dim of the result paired with
@@ -1808,9 +1809,21 @@ def dynamic_reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int]
     it with the static dims between them: `?x144x?x?` to `?x144x?` flattens the last two),
     the static dims between two groups (or before the first, after the last) a segment of
     equal products. None when the shapes do not pair so (more dynamic dims in the result,
-    unequal products), or pair so in more than one way (`?x?x?` to `?x?`)."""
+    unequal products), or pair so in more than one way (`?x?x?` to `?x?`). `groups`, pairs
+    `start, end` of operand axes, one per dynamic dim of the result, says which operand dims
+    each merges, static dims beside the dynamic ones too (`?x3x?x?x8` to `?x?x8` as
+    `[0, 1, 1, 4]`: the batch kept, 3 x H x W merged): then the shapes must pair that way."""
     ins = [axis for axis, dim in enumerate(in_shape) if dim < 0]
     outs = [axis for axis, dim in enumerate(out_shape) if dim < 0]
+    if groups:
+        ranges = [list(range(lo, hi)) for lo, hi in zip(groups[::2], groups[1::2], strict=True)]
+        if len(groups) % 2 or len(ranges) != len(outs) or any(
+                not r or any(a < 0 or a >= len(in_shape) for a in r) for r in ranges) or any(
+                a[-1] >= b[0] for a, b in itertools.pairwise(ranges)) or sorted(
+                a for r in ranges for a in r if in_shape[a] < 0) != ins or any(
+                all(in_shape[a] >= 0 for a in r) for r in ranges):
+            return None
+        return _reshape_segments(in_shape, out_shape, ranges, outs)
     if len(outs) > len(ins) or (ins and not outs):
         return None
     if not ins:
@@ -1847,6 +1860,14 @@ def _reshape_segments(in_shape: Sequence[int], out_shape: Sequence[int],
     return segments
 
 
+def reshape_groups_of(segments: Sequence[tuple[list[int], list[int]]],
+                      in_shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
+    """The `groups` of `dynamic_reshape_segments`'s `segments`: `start, end` of the operand
+    axes paired with each dynamic dim of the result."""
+    return [bound for ins, outs in segments if outs and out_shape[outs[0]] < 0 and ins
+            for bound in (ins[0], ins[-1] + 1)]
+
+
 @with_fusion_kind(FusionKind.INJECTIVE)
 @irdl_op_definition
 class ReshapeOp(GraphOp):
@@ -1862,12 +1883,18 @@ class ReshapeOp(GraphOp):
     (`dynamic_reshape_segments`: a channel shuffle's `?x116x?x?` to `shape = [-1, 2, 58, -1,
     -1]` is `?x2x58x?x?`), or merges consecutive dynamic dims (and the static dims between
     them) into one: a detector head's `?x144x?x?` to `shape = [-1, 144, -1]` is `?x144x?`, its
-    last dim the height times the width. A dynamic leading dim kept but not first (`?` to
+    last dim the height times the width. Merged dims are found by the static segments around
+    them, which must pair one way only; `groups` (pairs `start, end` of operand axes, one per
+    -1) says which where static dims beside the dynamic ones merge too, which the segments
+    cannot tell (a YOLOv5 head's `?x3x?x?x8` to `shape = [-1, -1, 8]` with `groups = [0, 1, 1,
+    4]`: 3 x H x W boxes, not N x 3 rows). A dynamic leading dim kept but not first (`?` to
     `shape = [1, -1]`: runtime positions given a unit batch) is such a runtime dim; the ONNX
     importer's dynamic batch refuses a node that moves its batch so.
 
     Example:
         %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+        %b = graph.reshape %y {shape = array<i64: -1, -1, 8>, groups = array<i64: 0, 1, 1, 4>}
+            : (tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32>
     """
 
     name = "graph.reshape"
@@ -1878,30 +1905,41 @@ class ReshapeOp(GraphOp):
     x = operand_def(TensorType)
     result = result_def(TensorType)
     shape = attr_def(DenseArrayBase.constr(i64))
+    groups = opt_attr_def(DenseArrayBase.constr(i64))
 
     traits = traits_def(Pure(), GraphCanonicalizationPatterns())
     assembly_format = "$x attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, x: SSAValue | Operation, shape: Sequence[int]) -> None:
+    def __init__(self, x: SSAValue | Operation, shape: Sequence[int],
+                 groups: Sequence[int] = ()) -> None:
+        attributes = {"shape": i64_array(shape)}
+        if groups:
+            attributes["groups"] = i64_array(groups)
         super().__init__(
             operands=[x],
-            result_types=[self.infer_type(SSAValue.get(x).type, shape)],
-            attributes={"shape": i64_array(shape)},
+            result_types=[self.infer_type(SSAValue.get(x).type, shape, groups)],
+            attributes=attributes,
         )
 
     @classmethod
-    def infer_type(cls, x: Attribute, shape: Sequence[int]) -> TensorType:
+    def infer_type(cls, x: Attribute, shape: Sequence[int], groups: Sequence[int] = ()
+                   ) -> TensorType:
         """The input element type with `shape` (its -1 resolved)."""
         x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
+        segments = dynamic_reshape_segments(x_type.get_shape(), shape, groups)
         runtime_leading = has_dynamic_leading_dim(x_type) and shape[:1] != [-1] and list(
-            shape).count(-1) == 1 and dynamic_reshape_segments(x_type.get_shape(), shape)
+            shape).count(-1) == 1 and segments
+        if groups and not (any(dim < 0 for dim in x_type.get_shape()[1:]) or runtime_leading):
+            raise op_error(cls.name, f"expected 'groups' only for an operand with runtime dims "
+                                     f"after its leading one, found {x}")
         if any(dim < 0 for dim in x_type.get_shape()[1:]) or runtime_leading:
-            if dynamic_reshape_segments(x_type.get_shape(), shape) is None:
+            if segments is None:
                 raise op_error(
                     cls.name,
                     f"expected 'shape' {list(shape)} to keep each dynamic dim of {x} (a -1 "
                     "for each, in order, or one -1 for consecutive ones merged) and to "
-                    "regroup only the static dims between them")
+                    "regroup only the static dims between them"
+                    + (f", as 'groups' {list(groups)} pairs them" if groups else ""))
             return TensorType(x_type.get_element_type(),
                               [DYNAMIC_INDEX if dim < 0 else dim for dim in shape])
         if any(dim < -1 for dim in shape) or list(shape).count(-1) > 1:
@@ -1936,7 +1974,17 @@ class ReshapeOp(GraphOp):
         return TensorType(x_type.get_element_type(), dims)
 
     def inferred_result_type(self) -> TensorType:
-        return self.infer_type(self.x.type, self.shape_tuple())
+        return self.infer_type(self.x.type, self.shape_tuple(), self.groups_tuple())
+
+    def groups_tuple(self) -> tuple[int, ...]:
+        """The explicit merges of runtime dims (`start, end` per -1), or () to infer them."""
+        return () if self.groups is None else _ints(self.groups)
+
+    def segments(self) -> list[tuple[list[int], list[int]]] | None:
+        """`dynamic_reshape_segments` of this reshape (its `groups` where given)."""
+        return dynamic_reshape_segments(self.x.type.get_shape(),  # type: ignore[attr-defined]
+                                        self.result.type.get_shape(),  # type: ignore[attr-defined]
+                                        self.groups_tuple())
 
     def shape_tuple(self) -> tuple[int, ...]:
         """The `shape` attribute as written (may hold one -1); the result type has it resolved."""

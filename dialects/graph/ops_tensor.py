@@ -555,9 +555,10 @@ class BroadcastToOp(GraphOp):
     = array<i64: -1, 3>} : (tensor<1x3xi64>, tensor<?x5xi64>) -> tensor<?x3xi64>`.
     `graph-batch-rows` makes it a static broadcast to the rows. A -1 after the leading dim is
     a runtime size too (shape-polymorphic: a model over runtime shapes expanding a value to
-    another's `N x S`, BERT's token types to its input's): `batch` has the target's rank and a
-    runtime dim there, whose size it takes; `x`'s dim there is 1 or a runtime size (then the
-    same size: a size check).
+    another's `N x S`, BERT's token types to its input's; a meshgrid's `y.view(ny, 1)` to
+    `ny x nx`): `batch`, aligned with the end of the target as `x` is, sizes it where it has
+    a runtime dim there, else `x`'s runtime dim there does; where both have one, the sizes
+    must agree (a size check), and `x`'s dim is otherwise 1.
 
     Example:
         %r = graph.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
@@ -623,19 +624,26 @@ class BroadcastToOp(GraphOp):
     @classmethod
     def _infer_runtime(cls, x: Attribute, shape: Sequence[int], batch: Attribute | None,
                        runtime: list[int]) -> TensorType:
-        """`infer_type` of a target with runtime sizes after its leading dim (`runtime`)."""
+        """`infer_type` of a target with runtime sizes after its leading dim (`runtime`),
+        each sized by the sizing operand or `x` (both aligned with the target's end)."""
         x_type = _tensor(cls.name, "the operand", x, any_dynamic=True)
         if batch is None:
             raise op_error(cls.name, f"expected an operand sizing the runtime dims of the "
                            f"target {list(shape)}, found none")
         like = _tensor(cls.name, "the sizing operand", batch, any_dynamic=True)
         sizes = like.get_shape()
-        if len(sizes) != len(shape) or any(sizes[d] >= 0 for d in runtime) or (
-                shape[0] == -1 and sizes[0] >= 0):
-            raise op_error(cls.name, f"expected a sizing operand of rank {len(shape)} with "
-                           f"runtime dims where the target {list(shape)} has -1, found {batch}")
         source, target = list(x_type.get_shape()), list(shape)
         offset = len(target) - len(source)
+        like_offset = len(target) - len(sizes)
+
+        def sized(d: int) -> bool:
+            return (d >= like_offset and sizes[d - like_offset] < 0) or (
+                d >= offset and source[d - offset] < 0)
+
+        if like_offset < 0 or any(not sized(d) for d, size in enumerate(shape) if size == -1):
+            raise op_error(cls.name, f"expected a sizing operand of rank at most {len(shape)}"
+                           f" with runtime dims where the target {list(shape)} has -1 and the "
+                           f"operand {x} has none, found {batch}")
         for d, size in enumerate(target):
             if size == -1:
                 target[d] = 1

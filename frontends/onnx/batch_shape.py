@@ -26,7 +26,7 @@ channel shuffle's `x.view(n, g, c // g, h, w)`), keeps each runtime dim
 from __future__ import annotations
 
 import numpy as np
-from dlc.dialects.graph.ops import dynamic_reshape_segments
+from dlc.dialects.graph.ops import dynamic_reshape_segments, reshape_groups_of
 
 
 class Symbol:
@@ -92,7 +92,7 @@ def fold_symbolic(op_type: str, arrays: list[np.ndarray | None], attrs: dict[str
         return data
     if op_type == "Cast":
         to = attrs.get("to")
-        return data if to in (6, 7) else None  # INT32, INT64
+        return data if to in (1, 6, 7, 11) else None  # FLOAT, INT32, INT64, DOUBLE
     if op_type == "Gather":
         if len(arrays) < 2 or arrays[1] is None:
             return None
@@ -193,15 +193,19 @@ def reshape_target(target: np.ndarray) -> np.ndarray | None:
 
 
 def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
-                            target: list[object], allow_zero: bool) -> list[int] | None:
-    """The shape of `graph.reshape` of a value of `shape` (runtime dims negative, `symbols`
-    theirs) to the ONNX Reshape target `target` (ints and symbols): -1 for each runtime dim,
-    kept (`dynamic_reshape_segments`), static dims elsewhere, a 0 copying the operand's dim
-    (unless `allow_zero`), one -1 inferred within its static segment, or standing for
-    consecutive runtime dims the target leaves out (a detector head's `x.view(n, c, -1)` of
-    `?xcx?x?`: the height and width merged, the -1 their product). None when the target does
-    not keep the runtime dims so (a symbol of another dim, a merge taking static dims around
-    the runtime ones: the sizes would need other arithmetic)."""
+                            target: list[object], allow_zero: bool
+                            ) -> tuple[list[int], list[int]] | None:
+    """`graph.reshape`'s shape and groups for a value of `shape` (runtime dims negative,
+    `symbols` theirs) reshaped to the ONNX Reshape target `target` (ints and symbols): -1 for
+    each runtime dim, kept (`dynamic_reshape_segments`), static dims elsewhere, a 0 copying
+    the operand's dim (unless `allow_zero`), one -1 inferred within its static segment, or
+    standing for consecutive runtime dims the target leaves out (a detector head's
+    `x.view(n, c, -1)` of `?xcx?x?`: the height and width merged, the -1 their product),
+    with the static dims beside them that the target's static dims around it leave (a YOLOv5
+    head's `y.view(n, -1, 8)` of `?x3x?x?x8`: 3 x H x W). The groups are `[]` where the
+    shape's segments pair the dims so alone, else the `groups` attribute that says how. None
+    when the target does not keep the runtime dims so (a symbol of another dim, in another
+    order: the sizes would need other arithmetic)."""
     elements: list[object] = [
         (symbols[axis] if shape[axis] < 0 else shape[axis])
         if isinstance(element, (int, np.integer)) and element == 0 and not allow_zero
@@ -232,33 +236,74 @@ def symbolic_reshape_target(shape: list[int], symbols: list[Symbol | None],
         if known <= 0 or whole % known:
             return None
         result[infer[0]] = whole // known
-    return result if dynamic_reshape_segments(shape, result) is not None else None
+    return (result, []) if dynamic_reshape_segments(shape, result) is not None else None
 
 
 def _merged_target(shape: list[int], kept: list[Symbol | None], elements: list[object],
-                   infer: list[int]) -> list[int] | None:
+                   infer: list[int]) -> tuple[list[int], list[int]] | None:
     """`symbolic_reshape_target` of a target that leaves out some of the operand's runtime
     symbols: its one -1 must stand for a run of them, consecutive and in place (the target's
-    symbols before it come before the run, those after it after), which `graph.reshape`
-    merges the same way (`dynamic_reshape_segments`)."""
+    symbols before it come before the run, those after it after), with the operand's static
+    dims around the run that the target's static dims between its neighbouring symbols and
+    the -1 do not take (by product, the fewest)."""
     if len(infer) != 1 or any(isinstance(e, (int, np.integer)) and e < -1 for e in elements):
         return None
-    before = [e for e in elements[:infer[0]] if isinstance(e, Symbol)]
-    after = [e for e in elements[infer[0] + 1:] if isinstance(e, Symbol)]
+    position = infer[0]
+    before = [e for e in elements[:position] if isinstance(e, Symbol)]
+    after = [e for e in elements[position + 1:] if isinstance(e, Symbol)]
     run = kept[len(before):len(kept) - len(after)]
     if kept[:len(before)] != before or kept[len(kept) - len(after):] != after or not run:
         return None
-    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
-    segments = dynamic_reshape_segments(shape, result)
-    if segments is None:
+    axis_of = {id(symbol): axis for axis, symbol in enumerate(_symbols_by_axis(shape, kept))
+               if symbol is not None}
+    lo = axis_of[id(before[-1])] + 1 if before else 0
+    hi = axis_of[id(after[0])] if after else len(shape)
+    out_lo = max((a for a in range(position) if isinstance(elements[a], Symbol)), default=-1) + 1
+    out_hi = next((a for a in range(position + 1, len(elements))
+                   if isinstance(elements[a], Symbol)), len(elements))
+    lead = _static_run(shape, range(lo, hi), _product(elements[out_lo:position]))
+    tail = _static_run(shape, range(hi - 1, lo - 1, -1), _product(elements[position + 1:out_hi]))
+    if lead is None or tail is None or lo + lead >= hi - tail:
         return None
-    in_runtime = [axis for axis, dim in enumerate(shape) if dim < 0]
-    groups = [[a for a in ins if a in in_runtime] for ins, outs in segments
-              if outs and result[outs[0]] < 0]
-    wanted = [*([in_runtime[k]] for k in range(len(before))),
-              in_runtime[len(before):len(before) + len(run)],
-              *([in_runtime[k]] for k in range(len(before) + len(run), len(kept)))]
-    return result if groups == wanted else None
+    result = [-1 if isinstance(e, Symbol) else int(e) for e in elements]  # type: ignore[call-overload]
+    groups = [bound for symbol in before for bound in (axis_of[id(symbol)],
+                                                       axis_of[id(symbol)] + 1)]
+    groups += [lo + lead, hi - tail]
+    groups += [bound for symbol in after for bound in (axis_of[id(symbol)],
+                                                       axis_of[id(symbol)] + 1)]
+    if dynamic_reshape_segments(shape, result, groups) is None:
+        return None
+    inferred = dynamic_reshape_segments(shape, result)
+    same = inferred is not None and reshape_groups_of(inferred, shape, result) == groups
+    return result, [] if same else groups
+
+
+def _symbols_by_axis(shape: list[int], kept: list[Symbol | None]) -> list[Symbol | None]:
+    """`kept` (the runtime dims' symbols, in order) placed at their axes of `shape`."""
+    symbols = iter(kept)
+    return [next(symbols) if dim < 0 else None for dim in shape]
+
+
+def _product(elements: list[object]) -> int | None:
+    """The product of static target elements (None where one is not a positive int)."""
+    if any(not isinstance(e, (int, np.integer)) or e <= 0 for e in elements):
+        return None
+    return int(np.prod(np.array(elements, dtype=np.int64)))
+
+
+def _static_run(shape: list[int], axes: range, product: int | None) -> int | None:
+    """How many of `axes` (in order), all static, make `product` (the fewest: 0 for 1)."""
+    if product is None:
+        return None
+    count, total = 0, 1
+    for axis in axes:
+        if total == product:
+            return count
+        if shape[axis] < 0 or total * shape[axis] > product:
+            return None
+        total *= shape[axis]
+        count += 1
+    return count if total == product else None
 
 
 ELEMENTWISE_OPS = frozenset({

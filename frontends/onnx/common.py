@@ -52,6 +52,12 @@ def element_type_of(value: SSAValue) -> Attribute:
     return value.type.element_type
 
 
+RUNTIME_TARGET_SUFFIX = ".runtime_target"
+"""The name suffix of a Reshape's target resolved over runtime sizes by the importer
+(`_with_runtime_target`: `graph.reshape`'s shape, -1 for each runtime dim kept or merged),
+which the Reshape converter takes as it is."""
+
+
 def reshape(node: NodeContext, value: SSAValue, shape: Sequence[int]) -> SSAValue:
     """`value` reshaped to `shape`, or `value` itself when it already has that shape; a
     dynamic dim in `shape` is the batch, kept as the leading dim."""

@@ -46,6 +46,7 @@ from dlc.frontends.onnx.batch_shape import (
     symbolic_shape,
 )
 from dlc.frontends.onnx.batch_shape import reshape_target as batch_reshape_target
+from dlc.frontends.onnx.common import RUNTIME_TARGET_SUFFIX
 from dlc.frontends.onnx.context import (
     NodeContext,
     describe_node,
@@ -738,7 +739,8 @@ class _Importer:
         the input with runtime dims it reads (None: none), which its op must take
         (`SHAPE_POLYMORPHIC_OPS`; a `DynamicInputError` otherwise)."""
         sized = self._runtime_positions(node, scope, opset) or \
-            self._runtime_expand(node, scope, opset) or self._runtime_resize(node, scope, opset)
+            self._runtime_expand(node, scope, opset) or \
+            self._runtime_resize(node, scope, opset) or self._runtime_merge(node, scope, opset)
         if sized is not None:
             self._record(scope, node, sized)
             return None
@@ -828,14 +830,34 @@ class _Importer:
         return self._emitted(scope, [value])
 
     @staticmethod
-    def _sizing_value(scope: _FunctionScope, target: list[object]) -> str | None:
+    def _sizing_value(scope: _FunctionScope, target: list[object],
+                      carried: Sequence[object] | None = None) -> str | None:
         """A graph value of `target`'s rank whose dims carry `target`'s symbols where it has
-        them (`scope.symbols`), which sizes an op to `target` at run time."""
+        them (`scope.symbols`), which sizes an op to `target` at run time. With `carried`
+        (the symbols an operand broadcast to `target` has, aligned with its end), one of any
+        rank up to it, aligned likewise, carrying at least the symbols that operand lacks
+        (the first found that carries the most: `graph.broadcast_to` takes each size from
+        it where it has it)."""
         runtime = [d for d, size in enumerate(target) if isinstance(size, Symbol)]
-        return next((name for name, dims in scope.symbols.items()
-                     if len(dims) == len(target) and name in scope.entries
-                     and scope.entry(name).array is None
-                     and all(dims[d] is target[d] for d in runtime)), None)
+        if carried is None:
+            return next((name for name, dims in scope.symbols.items()
+                         if len(dims) == len(target) and name in scope.entries
+                         and scope.entry(name).array is None
+                         and all(dims[d] is target[d] for d in runtime)), None)
+        have = [None] * (len(target) - len(carried)) + list(carried)
+        best: tuple[int, str] | None = None
+        for name, dims in scope.symbols.items():
+            offset = len(target) - len(dims)
+            if offset < 0 or name not in scope.entries or scope.entry(name).array is not None:
+                continue
+            shape = scope.type_of(name).get_shape()
+            ours = [d for d in runtime if d >= offset and dims[d - offset] is target[d]]
+            if any(d not in ours and have[d] is not target[d] for d in runtime) or any(
+                    d >= offset and shape[d - offset] < 0 and d not in ours for d in runtime):
+                continue  # a size it lacks, or another runtime size where the target has one
+            if best is None or len(ours) > best[0]:
+                best = (len(ours), name)
+        return None if best is None else best[1]
 
     def _runtime_resize(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
                         ) -> list[ConvertedValue] | None:
@@ -896,7 +918,8 @@ class _Importer:
             return None
         target = list(np.asarray(target).reshape(-1))
         runtime = {d for d, size in enumerate(target) if isinstance(size, Symbol)}
-        like = self._sizing_value(scope, target)
+        like = self._sizing_value(scope, target, () if constant else self._runtime_dims(
+            scope, node.input[0]))
         if like is None:
             return None
         context = NodeContext(node, opset, scope)
@@ -956,18 +979,19 @@ class _Importer:
             op.verify()
         return outputs
 
-    def _with_runtime_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
-                             ) -> onnx.NodeProto:
-        """A Reshape of a value with runtime dims other than its leading one, as a copy whose
-        target is `graph.reshape`'s shape (`symbolic_reshape_target`: -1 for each runtime
-        dim, kept); other nodes as they are. A target that does not keep the runtime dims is
-        a `DynamicInputError`."""
+    def _runtime_reshape_target(self, node: onnx.NodeProto, scope: _FunctionScope,
+                                opset: int) -> tuple[list[int], list[int]] | None:
+        """For a Reshape of a value with runtime dims other than its leading one, or to a
+        target holding runtime sizes (a grid's `y.view(ny, 1)`): `graph.reshape`'s shape and
+        groups (`symbolic_reshape_target`); None for other nodes. A target that does not keep
+        the runtime dims is a `DynamicInputError`."""
         if node.op_type != "Reshape" or len(node.input) < 2 or not node.input[1]:
-            return node
+            return None
         type = scope.entry(node.input[0]).type
-        if not isinstance(type, TensorType) or all(d >= 0 for d in type.get_shape()[1:]):
-            return node
         target = scope.array(node.input[1])
+        if not isinstance(type, TensorType) or (
+                all(d >= 0 for d in type.get_shape()[1:]) and not has_batch(target)):
+            return None
         resolved = None if target is None else symbolic_reshape_target(
             list(type.get_shape()), list(self._runtime_dims(scope, node.input[0])),
             list(target.reshape(-1)), bool(_attributes(node).get("allowzero", 0)))
@@ -976,7 +1000,40 @@ class _Importer:
                 f"{describe_node(node, opset)} reshapes '{node.input[0]}' ({type}) to "
                 f"{None if target is None else target.tolist()}, which does not keep each of "
                 "its runtime dims: compile it for static shapes", node.input[0])
-        name = f"{node.input[1]}.runtime_target"
+        return resolved
+
+    def _runtime_merge(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                       ) -> list[ConvertedValue] | None:
+        """A Reshape over runtime dims merging static dims beside runtime ones (a YOLOv5
+        head's `y.view(n, -1, 8)` of `?x3x?x?x8`), which only `graph.reshape`'s `groups` say:
+        that op, its kept runtime dims keeping their symbols. None for any other node."""
+        resolved = self._runtime_reshape_target(node, scope, opset)
+        if resolved is None or not resolved[1]:
+            return None
+        shape, groups = resolved
+        scope.inserted = []
+        result = NodeContext(node, opset, scope).emit(ReshapeOp(scope.value(node.input[0]),
+                                                                shape, groups))
+        symbols = self._runtime_dims(scope, node.input[0])
+        out_axes = [axis for axis, size in enumerate(shape) if size < 0]
+        carried: list[Symbol | None] = [None] * len(shape)
+        for out_axis, lo, hi in zip(out_axes, groups[::2], groups[1::2], strict=True):
+            runtime = [axis for axis in range(lo, hi) if symbols[axis] is not None]
+            if hi - lo == 1 and runtime:
+                carried[out_axis] = symbols[runtime[0]]
+        scope.symbols[node.output[0]] = tuple(carried)
+        return self._emitted(scope, [result])
+
+    def _with_runtime_target(self, node: onnx.NodeProto, scope: _FunctionScope, opset: int
+                             ) -> onnx.NodeProto:
+        """A Reshape `_runtime_reshape_target` resolves, as a copy whose target is
+        `graph.reshape`'s shape (-1 for each runtime dim, kept or merged); other nodes as
+        they are."""
+        resolved = self._runtime_reshape_target(node, scope, opset)
+        if resolved is None:
+            return node
+        resolved = resolved[0]
+        name = f"{node.input[1]}{RUNTIME_TARGET_SUFFIX}"
         array = np.array(resolved, np.int64)
         scope.entries[name] = _Entry(array_type(array), scope.entry(node.input[1]).location,
                                      array=array)

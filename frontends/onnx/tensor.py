@@ -10,7 +10,13 @@ from dlc.dialects.dim_symbols import has_dynamic_leading_dim
 from dlc.dialects.graph import ConcatOp, FlattenOp, TransposeOp
 from dlc.dialects.graph.ops import broadcast_shapes
 from dlc.dialects.graph.ops_tensor import BroadcastToOp, PadOp
-from dlc.frontends.onnx.common import as_int_list, normalize_axes, normalize_axis, reshape
+from dlc.frontends.onnx.common import (
+    RUNTIME_TARGET_SUFFIX,
+    as_int_list,
+    normalize_axes,
+    normalize_axis,
+    reshape,
+)
 from dlc.frontends.onnx.context import NodeContext, describe_node
 from dlc.frontends.onnx.errors import DynamicInputError
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
@@ -94,8 +100,8 @@ class Reshape(OnnxOpConverter):
         target = as_int_list(node.require_const(1, "the shape"))
         allow_zero = bool(node.attr_int("allowzero", 0)) if node.opset >= 14 else False
         shape = node.shape(0)
-        if any(dim < 0 for dim in shape[1:]):  # runtime dims: the importer resolved the target
-            return [reshape(node, node.input(0), target)]  # (-1 for each, kept)
+        if node.node.input[1].endswith(RUNTIME_TARGET_SUFFIX):  # the importer resolved it
+            return [reshape(node, node.input(0), target)]  # (-1 for each runtime dim)
         if shape and shape[0] < 0:  # the dynamic batch: kept when the rows are reshaped alone
             if not target or target[0] not in (0, -1) or (target[0] == 0 and allow_zero):
                 raise node.error(f"expected shape {list(target)} to keep the dynamic leading dim "

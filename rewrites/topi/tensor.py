@@ -20,6 +20,7 @@ from dlc.dialects.graph.ops_tensor import (
     WhereOp,
 )
 from dlc.rewrites.topi.common import (
+    Extent,
     affine,
     broadcast_extents,
     broadcast_read,
@@ -150,22 +151,31 @@ def where(op: WhereOp, builder: Builder) -> SSAValue:
 @compute_definition(BroadcastToOp)
 def broadcast_to(op: BroadcastToOp, builder: Builder) -> SSAValue:
     """`out[i...] = x[bcast(i)]`. Runtime sizes after the leading dim are the sizing
-    operand's (`batch`), where `x` has a runtime size too the same (a size check)."""
+    operand's (`batch`, aligned with the result's end) where it has them, else `x`'s; where
+    both have one, the same (a size check)."""
     out_shape = shape_of(op.result)
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         return broadcast_read(b, op.x, i, out_shape)
 
-    extents = None
+    extents: list[Extent] | None = None
     if op.batch is not None and any(size < 0 for size in out_shape[1:]):
-        extents = extents_of(builder, op.batch)
+        like = extents_of(builder, op.batch)
+        like_offset = len(out_shape) - len(like)
         offset = len(out_shape) - len(shape_of(op.x))
+        x_extents = extents_of(builder, op.x)
+        extents = list(out_shape)
+        for dim in (d for d, size in enumerate(out_shape) if size < 0):
+            if dim >= like_offset and shape_of(op.batch)[dim - like_offset] < 0:
+                extents[dim] = like[dim - like_offset]
+            elif dim >= offset and shape_of(op.x)[dim - offset] < 0:
+                extents[dim] = x_extents[dim - offset]
         for dim, size in enumerate(shape_of(op.x)):
-            if size < 0:
-                require_sizes(builder, op, "eq", extents_of(builder, op.x)[dim],
-                              extents[dim + offset],
-                              f"needs dim {dim} of its operand to be dim {dim + offset} of "
-                              "the value sizing its result")
+            if size < 0 and dim + offset >= like_offset \
+                    and shape_of(op.batch)[dim + offset - like_offset] < 0:
+                require_sizes(builder, op, "eq", x_extents[dim], extents[dim + offset],
+                              f"needs dim {dim} of its operand to be dim "
+                              f"{dim + offset - like_offset} of the value sizing its result")
     return emit_compute(builder, op, "broadcast_to", tensor_type(op.result), body, tag=INJECTIVE,
                         extents=extents)
 

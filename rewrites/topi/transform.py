@@ -147,11 +147,12 @@ def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, label: str) ->
     segment's is `reshape_indices` of that segment alone (no index arithmetic crosses a
     runtime dim)."""
     in_shape, out_shape = shape_of(op.x), shape_of(op.result)
-    segments = dynamic_reshape_segments(in_shape, out_shape)
+    segments = op.segments() if isinstance(op, ReshapeOp) else dynamic_reshape_segments(
+        in_shape, out_shape)
     assert segments is not None, "the verifier pairs the dynamic dims"
     element_type = tensor_type(op.result).get_element_type()
     in_extents = extents_of(builder, op.x)
-    runtime = [(ins, outs[0]) for ins, outs in segments if ins and in_shape[ins[0]] < 0]
+    runtime = [(ins, outs[0]) for ins, outs in segments if outs and out_shape[outs[0]] < 0]
     extents: list[Extent] = list(out_shape)
     for in_axes, out_axis in runtime:
         extent: Extent = 1
@@ -177,8 +178,8 @@ def _dynamic_reshape(builder: Builder, op: ReshapeOp | FlattenOp, label: str) ->
                     indices[axis] = b.insert(arith.RemUIOp(rest, size)).result
                     rest = b.insert(arith.DivUIOp(rest, size)).result
         for in_axes, out_axes in segments:
-            if not in_axes or in_shape[in_axes[0]] < 0:
-                continue
+            if not in_axes or (out_axes and out_shape[out_axes[0]] < 0):
+                continue  # dims of 1 only, or a runtime dim (above)
             if not out_axes:  # dims of 1 only
                 found = [index(b, 0)] * len(in_axes)
             else:

@@ -628,6 +628,28 @@ func.func @runtime_detector_head(%a: tensor<?x8x?x?xf32>, %b: tensor<?x8x?x?xf32
 
 // -----
 
+// A YOLOv5 head's boxes (y.view(n, -1, 8) of n x 3 x H x W x 8): `groups` merges the 3
+// anchors with the runtime plane, the index split by W, then H (runtime), the rest the anchor.
+// CHECK-LABEL: func.func @runtime_boxes
+// CHECK:         %[[N:.*]] = tensor.dim %y, %{{.*}} : tensor<?x3x?x?x8xf32>
+// CHECK:         %[[H:.*]] = tensor.dim %y, %{{.*}} : tensor<?x3x?x?x8xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %y, %{{.*}} : tensor<?x3x?x?x8xf32>
+// CHECK:         %[[H3:.*]] = arith.muli %[[H]], %{{.*}} : index
+// CHECK-NEXT:    %[[BOXES:.*]] = arith.muli %[[H3]], %[[W]] : index
+// CHECK-NEXT:    tensor_expr.compute "reshape" tag "injective" sizes(%[[N]], %[[BOXES]]) -> tensor<?x?x8xf32> {
+// CHECK-NEXT:    ^bb0(%[[I0:.*]]: index, %[[I1:.*]]: index, %[[I2:.*]]: index):
+// CHECK-NEXT:      %[[X:.*]] = arith.remui %[[I1]], %[[W]] : index
+// CHECK-NEXT:      %[[REST:.*]] = arith.divui %[[I1]], %[[W]] : index
+// CHECK-NEXT:      %[[Y:.*]] = arith.remui %[[REST]], %[[H]] : index
+// CHECK-NEXT:      %[[ANCHOR:.*]] = arith.divui %[[REST]], %[[H]] : index
+// CHECK-NEXT:      tensor_expr.read %y[%[[I0]], %[[ANCHOR]], %[[Y]], %[[X]], %[[I2]]] : tensor<?x3x?x?x8xf32>
+func.func @runtime_boxes(%y: tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %b = graph.reshape %y {shape = array<i64: -1, -1, 8>, groups = array<i64: 0, 1, 1, 4>} : (tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32>
+  func.return %b : tensor<?x?x8xf32>
+}
+
+// -----
+
 // A global pool over a runtime plane: a sum over reduction extents of runtime size (their
 // sizes after the result's), divided by H * W computed at run time.
 // CHECK-LABEL: func.func @runtime_global_pool

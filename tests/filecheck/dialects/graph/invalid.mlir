@@ -532,6 +532,22 @@ func.func @negative_reshape_merging_runtime_dims_two_ways(%x: tensor<?x?x?xf32>)
 
 // -----
 
+func.func @negative_reshape_groups_leaving_a_runtime_dim_out(%x: tensor<?x3x?x?x8xf32>) {
+  // CHECK: 'graph.reshape' op expected 'shape' [-1, -1, 8] to keep each dynamic dim of tensor<?x3x?x?x8xf32> (a -1 for each, in order, or one -1 for consecutive ones merged) and to regroup only the static dims between them, as 'groups' [0, 1, 1, 3] pairs them
+  %r = graph.reshape %x {shape = array<i64: -1, -1, 8>, groups = array<i64: 0, 1, 1, 3>} : (tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @negative_reshape_groups_of_a_static_operand(%x: tensor<2x3xf32>) {
+  // CHECK: 'graph.reshape' op expected 'groups' only for an operand with runtime dims after its leading one, found tensor<2x3xf32>
+  %r = graph.reshape %x {shape = array<i64: 6>, groups = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<6xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_reshape_merging_a_static_dim_beside_runtime_dims(%x: tensor<?x8x?x?xf32>) {
   // CHECK: 'graph.reshape' op expected 'shape' [-1, -1, 8] to keep each dynamic dim of tensor<?x8x?x?xf32> (a -1 for each, in order, or one -1 for consecutive ones merged) and to regroup only the static dims between them
   %r = graph.reshape %x {shape = array<i64: -1, -1, 8>} : (tensor<?x8x?x?xf32>) -> tensor<?x?x8xf32>
@@ -1370,9 +1386,17 @@ func.func @broadcast_to_runtime_unsized(%t: tensor<1x?xi64>) {
 
 // -----
 
-func.func @broadcast_to_runtime_static_sizing(%t: tensor<1x?xi64>, %ids: tensor<2x7xi64>) {
-  // CHECK: 'graph.broadcast_to' op expected a sizing operand of rank 2 with runtime dims where the target [2, -1] has -1, found tensor<2x7xi64>
-  %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<1x?xi64>, tensor<2x7xi64>) -> tensor<2x?xi64>
+func.func @broadcast_to_runtime_static_sizing(%t: tensor<1x1xi64>, %ids: tensor<2x7xi64>) {
+  // CHECK: 'graph.broadcast_to' op expected a sizing operand of rank at most 2 with runtime dims where the target [2, -1] has -1 and the operand tensor<1x1xi64> has none, found tensor<2x7xi64>
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<1x1xi64>, tensor<2x7xi64>) -> tensor<2x?xi64>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_runtime_sized_by_a_higher_rank(%t: tensor<1x1xi64>, %ids: tensor<1x2x?xi64>) {
+  // CHECK: 'graph.broadcast_to' op expected a sizing operand of rank at most 2 with runtime dims where the target [2, -1] has -1 and the operand tensor<1x1xi64> has none, found tensor<1x2x?xi64>
+  %r = graph.broadcast_to %t, %ids {shape = array<i64: 2, -1>} : (tensor<1x1xi64>, tensor<1x2x?xi64>) -> tensor<2x?xi64>
   func.return
 }
 

@@ -317,10 +317,13 @@ func.func @reduce_runtime_axes(%x: tensor<?x?x?x96xf32>) -> tensor<?x1x?x96xf32>
 }
 
 // CHECK-LABEL: func.func @reshape
-func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<3x8xf32> {
+func.func @reshape(%x: tensor<2x3x4xf32>, %y: tensor<?x3x?x?x8xf32>) -> (tensor<3x8xf32>, tensor<?x?x8xf32>) {
   %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
+  %b = graph.reshape %y {shape = array<i64: -1, -1, 8>, groups = array<i64: 0, 1, 1, 4>}
+      : (tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK-NEXT: %r = graph.reshape %x {shape = array<i64: 3, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
-  func.return %r : tensor<3x8xf32>
+  // CHECK-NEXT: %b = graph.reshape %y {shape = array<i64: -1, -1, 8>, groups = array<i64: 0, 1, 1, 4>} : (tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32>
+  func.return %r, %b : tensor<3x8xf32>, tensor<?x?x8xf32>
 }
 
 // CHECK-LABEL: func.func @transpose
