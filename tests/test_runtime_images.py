@@ -102,6 +102,36 @@ def test_a_detector_with_its_head_flattened_as_exported_compiles_once_like_onnxr
     _matches_onnxruntime(dlc.load(tmp_path / "yolo.so"), proto, [(2, 3, 40, 24)])
 
 
+@needs_cc
+def test_the_c_interface_sizes_a_flattened_plane(tmp_path) -> None:
+    """The C header's shape function of the flattened head multiplies the runtime height and
+    width (a semi-affine size, written as C): `boxes_output_shapes` gives ONNX Runtime's
+    output shape for several sizes, and a size the model refuses is its check's message."""
+    from dlc.tools.dlc_main import main
+
+    proto = yolo_style(flat_head=True)
+    onnx.save(proto, tmp_path / "boxes.onnx")
+    library, header = tmp_path / "boxes.so", tmp_path / "boxes.h"
+    assert main(["compile", str(tmp_path / "boxes.onnx"), "--dynamic-shapes", "--no-cache",
+                 "--jobs", "1", "--threads", "1", "--c-prefix", "boxes", "--c-header",
+                 str(header), "-o", str(library)]) == 0
+    program = tmp_path / "boxes_shape"
+    build_c_program(REPO / "tests" / "c" / "boxes_shape.c", library, program)
+    session = _session(proto)
+    for n, h, w in ((1, 32, 32), (3, 48, 64), (2, 16, 40)):
+        result = subprocess.run([str(program), str(n), str(h), str(w)], capture_output=True,
+                                text=True, check=False, timeout=300)
+        assert result.returncode == 0, result.stderr
+        x = np.zeros((n, 3, h, w), np.float32)
+        want = session.run(None, {"x": x})[0]  # type: ignore[attr-defined]
+        assert result.stdout.strip() == "x".join(map(str, want.shape))
+    result = subprocess.run([str(program), "1", "100", "96"], capture_output=True, text=True,
+                            check=False, timeout=300)
+    assert result.returncode == 1
+    assert "'graph.concat' op (node 'neck.concat') needs equal sizes along dim 2" in \
+        result.stderr
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's TorchScript exporter
 def test_a_yolov5_export_with_its_grid_compiles_once_like_onnxruntime(tmp_path) -> None:
     """YOLOv5's head as PyTorch exports it over runtime sizes: each map's grid from Range to
@@ -730,6 +760,12 @@ def test_concats_along_a_runtime_axis_match_onnxruntime() -> None:
         np.testing.assert_array_equal(executable(inputs["a"], inputs["b"]), want)
     with pytest.raises(ExecutableError, match="input 'b' dim 0 and input 'a' dim 0 share the "
                                               "dim 'N', found 1 != 2"):
+        executable(np.zeros((2, 3, 4), np.float32), np.zeros((1, 3, 4), np.float32))
+    apart = model(nodes, [tensor("a", ["N", 3, "A"]), tensor("b", ["M", 3, "B"])],
+                  [tensor("y", None)])  # batches of their own: the concat checks them
+    executable = dlc.compile(apart, dynamic_shapes=True, threads=1, jobs=1)
+    with pytest.raises(ExecutableError, match=r"'graph.concat' op \(node 'y'\) needs equal "
+                                              r"sizes along dim 0 of its operands"):
         executable(np.zeros((2, 3, 4), np.float32), np.zeros((1, 3, 4), np.float32))
 
 
