@@ -739,14 +739,17 @@ class _Importer:
         the input with runtime dims it reads (None: none), which its op must take
         (`SHAPE_POLYMORPHIC_OPS`; a `DynamicInputError` otherwise)."""
         sized = self._runtime_positions(node, scope, opset) or \
-            self._runtime_expand(node, scope, opset) or \
-            self._runtime_resize(node, scope, opset) or self._runtime_merge(node, scope, opset)
+            self._runtime_expand(node, scope, opset) or self._runtime_resize(node, scope, opset)
         if sized is not None:
             self._record(scope, node, sized)
             return None
         folded = self._fold_runtime_shape(node, scope, opset)
         if folded is not None:
             self._record(scope, node, [folded])
+            return None
+        merged = self._runtime_merge(node, scope, opset)
+        if merged is not None:
+            self._record(scope, node, merged)
             return None
         node = self._with_runtime_target(node, scope, opset)
         batched = self._dynamic_input(scope, given)
