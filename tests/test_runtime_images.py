@@ -460,11 +460,18 @@ def _view_of_runtime_sizes(doubled: bool) -> onnx.ModelProto:
 
 def test_a_view_merging_runtime_sizes_compiles_once_like_onnxruntime() -> None:
     """`x.view(n, 3, -1)` over a runtime plane merges its height and width: the -1 is their
-    product at run time (a semi-affine shape function), and the model compiles once."""
+    product at run time (a semi-affine shape function), and the model compiles once; so does
+    `x.view(n, -1)`, which merges the channels too (`graph.reshape`'s groups)."""
     proto = _view_of_runtime_sizes(doubled=False)
     executable = dlc.compile(proto, dynamic_shapes=True, threads=1, jobs=1)
     assert isinstance(executable, Executable)
     _matches_onnxruntime(executable, proto, [(1, 3, 4, 6), (2, 3, 5, 3)])
+    flat = _view_of_runtime_sizes(doubled=False)
+    target = next(node for node in flat.graph.node if node.op_type == "Concat")
+    del target.input[1]  # (n, -1)
+    executable = dlc.compile(flat, dynamic_shapes=True, threads=1, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, flat, [(1, 3, 4, 6), (2, 3, 5, 3)])
 
 
 def test_a_view_needing_arithmetic_on_runtime_sizes_falls_back_naming_the_node() -> None:
