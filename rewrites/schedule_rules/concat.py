@@ -45,10 +45,12 @@ from dlc.rewrites.schedule import ScheduleError, parallel, reorder
 from dlc.rewrites.schedule.common import (
     constant_value,
     index_constant,
+    is_defined_outside,
     is_pure,
     refresh_reads,
     rename_axis,
     replace_uses,
+    same_value,
     value_name,
 )
 from dlc.rewrites.schedule_rules.config import CpuConfig
@@ -361,3 +363,113 @@ def schedule_concat(nest: Elementwise, config: CpuConfig) -> bool:
         except ScheduleError:
             pass
     return True
+
+
+RuntimePart = tuple[SSAValue | None, SSAValue]
+"""A part of a nest split at runtime offsets: where it starts (None: at 0) and its size, both
+values computed before the nest."""
+
+
+def runtime_split_points(nest: Elementwise) -> tuple[ForOp, list[RuntimePart]] | None:
+    """The spatial loop whose induction variable the nest's blocks compare with values
+    computed before the nest (a concat along a runtime axis, its pieces at runtime offsets:
+    `select(%i < %off, A[min(%i, %a - 1)], B[min(%i - %off, %b - 1)])`), and its parts in
+    order; None unless there is exactly one such loop, from 0 by 1, whose bound is a chain
+    of sums `((a + b) + c)` through the compared offsets (each the previous one plus a part's
+    size: the offsets in order, whatever the sizes), at most `MAX_PARTS` parts."""
+    root = nest.spatial[0]
+    loops = {loop.induction_var: loop for loop in nest.spatial}
+    found: dict[ForOp, list[SSAValue]] = {}
+    for block in nest.blocks:
+        for op in block.walk():
+            if isinstance(op, arith.CmpiOp) and op.predicate.value.data in LESS_THAN.values() \
+                    and op.lhs in loops and constant_value(op.rhs) is None \
+                    and is_defined_outside(op.rhs, root):
+                bounds = found.setdefault(loops[op.lhs], [])
+                if not any(same_value(op.rhs, bound) for bound in bounds):
+                    bounds.append(op.rhs)
+    if len(found) != 1:
+        return None
+    ((loop, bounds),) = found.items()
+    if constant_value(loop.lb) != 0 or constant_value(loop.step) != 1 or \
+            len(bounds) + 1 > MAX_PARTS:
+        return None
+    parts: list[RuntimePart] = []
+    end, remaining = loop.ub, list(bounds)
+    while remaining:
+        owner = end.owner
+        if not isinstance(owner, arith.AddiOp):
+            return None
+        previous = next(((bound, size) for start, size in ((owner.lhs, owner.rhs),
+                                                            (owner.rhs, owner.lhs))
+                         for bound in remaining if same_value(bound, start)), None)
+        if previous is None:
+            return None
+        remaining.remove(previous[0])
+        parts.append(previous)
+        end = previous[0]
+    parts.append((None, end))
+    return loop, parts[::-1]
+
+
+def split_nest_at_runtime(root: ForOp, loop: ForOp, parts: list[RuntimePart]) -> list[ForOp]:
+    """Replaces the nest at `root` by one copy per part of `loop` (`runtime_split_points`),
+    each with that loop from 0 to the part's size, its induction variable shifted by the
+    part's start in the blocks, and what the part decides folded: the comparisons with the
+    offsets, the selects on them, `(i + off) - off`, and `min(i, size - 1)` clamps of the
+    part's own index; returns the copies, in order."""
+    position = [op for op in root.walk() if isinstance(op, ForOp)].index(loop)
+    parent = root.parent_block()
+    assert parent is not None
+    starts = [start for start, _ in parts]
+    copies: list[ForOp] = []
+    for index, (start, size) in enumerate(parts):
+        part = root.clone()
+        parent.insert_op_before(part, root)
+        part_loop = [op for op in part.walk() if isinstance(op, ForOp)][position]
+        part_loop.operands[1] = size
+        iv = part_loop.induction_var
+        for block in [op for op in part.walk() if isinstance(op, BlockOp)]:
+            shifted = iv
+            if start is not None:
+                added = arith.AddiOp(iv, start)
+                head = block.body.block.first_op
+                assert head is not None
+                block.body.block.insert_op_before(added, head)
+                shifted = added.result
+                replace_uses(iv, shifted, keep=lambda user, added=added, block=block:
+                             user is added or not block.is_ancestor(user))
+            _fold_runtime_part(block, iv, shifted, index, starts, size)
+        _erase_unused(part)
+        copies.append(part)
+    Rewriter.erase_op(root)
+    return copies
+
+
+def _fold_runtime_part(block: BlockOp, iv: SSAValue, shifted: SSAValue, index: int,
+                       starts: list[SSAValue | None], size: SSAValue) -> None:
+    """`split_nest_at_runtime`'s folds in `block`, of part `index` (`shifted` = `iv` + its
+    start; `iv` runs from 0 to `size`)."""
+    for op in list(block.walk()):
+        if isinstance(op, arith.CmpiOp) and op.lhs is shifted and \
+                op.predicate.value.data in LESS_THAN.values():
+            at = next((k for k, start in enumerate(starts)
+                       if start is not None and same_value(start, op.rhs)), None)
+            if at is not None:  # iv < start_k: every index of an earlier part, none later
+                Rewriter.replace_op(op, arith.ConstantOp(IntegerAttr(int(index < at), i1)))
+        elif isinstance(op, arith.SelectOp):
+            condition = op.cond.owner
+            if isinstance(condition, arith.ConstantOp) and isinstance(condition.value,
+                                                                      IntegerAttr):
+                op.result.replace_all_uses_with(op.lhs if condition.value.value.data else op.rhs)
+                Rewriter.erase_op(op)
+        elif isinstance(op, arith.SubiOp) and op.lhs is shifted and shifted is not iv \
+                and same_value(op.rhs, shifted.owner.operands[1]):  # type: ignore[union-attr]
+            op.result.replace_all_uses_with(iv)
+            Rewriter.erase_op(op)
+        elif isinstance(op, arith.MinUIOp) and op.lhs is iv and \
+                isinstance(limit := op.rhs.owner, arith.SubiOp) and \
+                constant_value(limit.rhs) == 1 and same_value(limit.lhs, size):
+            op.result.replace_all_uses_with(iv)  # iv < size: the clamp never binds
+            Rewriter.erase_op(op)
+

@@ -116,8 +116,10 @@ from dlc.rewrites.schedule.pack import check_pack
 from dlc.rewrites.schedule.split import split, split_peeled
 from dlc.rewrites.schedule_rules.concat import (
     common_slices,
+    runtime_split_points,
     schedule_sliced,
     split_nest,
+    split_nest_at_runtime,
     split_points,
 )
 from dlc.rewrites.schedule_rules.config import CpuConfig
@@ -324,11 +326,18 @@ def _split_concat(nest: Elementwise, config: CpuConfig) -> bool:
     constants (a concat along the channels, its pieces picked by `select`s) split where the
     comparisons change (the static concat rule's `split_points`), each part scheduled by this
     rule (its plane merged and vectorized); with threads and parts of a common size divisor,
-    as slices inside one parallel loop (`schedule_sliced`: one region, not one per piece);
-    returns whether it split."""
+    as slices inside one parallel loop (`schedule_sliced`: one region, not one per piece). A
+    loop compared with runtime offsets (a concat along a runtime axis: a detector's heads
+    joined along their flattened planes) is split at them (`runtime_split_points`), each part
+    reading its piece alone. Returns whether it split."""
     found = split_points(nest)
     if found is None:
-        return False
+        at_runtime = runtime_split_points(nest)
+        if at_runtime is None:
+            return False
+        for part in split_nest_at_runtime(nest.spatial[0], *at_runtime):
+            schedule_runtime_extents(part, config)
+        return True
     loop, points = found
     ub = loop.trip_count()
     assert ub is not None, "split points need a static loop"

@@ -1505,3 +1505,68 @@ func.func @attention_context(%p: memref<?x4x?x?xf32>, %v: memref<?x4x?x64xf32>, 
   }
   func.return
 }
+
+// -----
+
+// A concat along a runtime axis (a detector's heads joined along their flattened planes):
+// every output reads all three pieces at clamped indices and picks one by its runtime
+// offsets. The nest is split at the offsets (the loop's bound is their chain of sums), each
+// part from 0 to its piece's size, reading that piece alone, its index unclamped, the row
+// vectorized.
+// CHECK-LABEL: func.func @runtime_axis_concat
+// CHECK:         %[[AB:.*]] = arith.addi %a_d2, %b_d2 : index
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1" kind parallel {
+// CHECK:           %[[WHOLE:.*]] = arith.subi %a_d2, %{{.*}} : index
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %[[WHOLE]] step %c16 axis "i2.0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2.1" kind vectorized {
+// CHECK-NEXT:          %[[I:.*]] = arith.addi
+// CHECK-NEXT:          loop.block "concat" reads(%a : memref<?x8x?xf32>) writes(%out : memref<?x8x?xf32>)
+// CHECK-NEXT:            %[[VA:.*]] = loop.load %a[%{{.*}}, %{{.*}}, %[[I]]] : memref<?x8x?xf32> -> f32
+// CHECK-NEXT:            loop.store %[[VA]], %out[%{{.*}}, %{{.*}}, %[[I]]] : f32 -> memref<?x8x?xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1" kind parallel {
+// CHECK:           %[[WHOLE_B:.*]] = arith.subi %b_d2, %{{.*}} : index
+// CHECK-NEXT:      loop.for %{{.*}} = %c0 to %[[WHOLE_B]] step %c16 axis "i2.0" {
+// CHECK-NEXT:        loop.for %{{.*}} = %c0 to %c16 step %c1 axis "i2.1" kind vectorized {
+// CHECK-NEXT:          %[[J:.*]] = arith.addi
+// CHECK-NEXT:          loop.block "concat" reads(%b : memref<?x8x?xf32>) writes(%out : memref<?x8x?xf32>)
+// CHECK-NEXT:            %[[AT:.*]] = arith.addi %[[J]], %a_d2 : index
+// CHECK-NEXT:            %[[VB:.*]] = loop.load %b[%{{.*}}, %{{.*}}, %[[J]]] : memref<?x8x?xf32> -> f32
+// CHECK-NEXT:            loop.store %[[VB]], %out[%{{.*}}, %{{.*}}, %[[AT]]] : f32 -> memref<?x8x?xf32>
+// CHECK:         loop.for %{{.*}} = %c0 to %c8 step %c1 axis "i1" kind parallel {
+// CHECK:           %[[WHOLE_C:.*]] = arith.subi %c_d2, %{{.*}} : index
+// CHECK:               loop.block "concat" reads(%c : memref<?x8x?xf32>) writes(%out : memref<?x8x?xf32>)
+// CHECK-NEXT:            arith.addi %{{.*}}, %[[AB]] : index
+// CHECK-NOT:     arith.select
+func.func @runtime_axis_concat(%a: memref<?x8x?xf32>, %b: memref<?x8x?xf32>, %c: memref<?x8x?xf32>, %out: memref<?x8x?xf32>, %a_d0: index, %a_d2: index, %b_d0: index, %b_d2: index, %c_d0: index, %c_d2: index, %out_d0: index, %out_d2: index) attributes {dlc.num_outputs = 1 : i64, dlc.dim_args = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %ab = arith.addi %a_d2, %b_d2 : index
+  %abc = arith.addi %ab, %c_d2 : index
+  loop.for %i0 = %c0 to %a_d0 step %c1 axis "i0" {
+    loop.for %i1 = %c0 to %c8 step %c1 axis "i1" {
+      loop.for %i2 = %c0 to %abc step %c1 axis "i2" {
+        loop.block "concat" reads(%c, %b, %a : memref<?x8x?xf32>, memref<?x8x?xf32>, memref<?x8x?xf32>) writes(%out : memref<?x8x?xf32>) spatial ["i0", "i1", "i2"] {
+          %one = arith.constant 1 : index
+          %in_c = arith.subi %i2, %ab : index
+          %c_last = arith.subi %c_d2, %one : index
+          %at_c = arith.minui %in_c, %c_last : index
+          %vc = loop.load %c[%i0, %i1, %at_c] : memref<?x8x?xf32> -> f32
+          %in_b = arith.subi %i2, %a_d2 : index
+          %b_last = arith.subi %b_d2, %one : index
+          %at_b = arith.minui %in_b, %b_last : index
+          %vb = loop.load %b[%i0, %i1, %at_b] : memref<?x8x?xf32> -> f32
+          %before_c = arith.cmpi ult, %i2, %ab : index
+          %bc = arith.select %before_c, %vb, %vc : f32
+          %a_last = arith.subi %a_d2, %one : index
+          %at_a = arith.minui %i2, %a_last : index
+          %va = loop.load %a[%i0, %i1, %at_a] : memref<?x8x?xf32> -> f32
+          %before_b = arith.cmpi ult, %i2, %a_d2 : index
+          %v = arith.select %before_b, %va, %bc : f32
+          loop.store %v, %out[%i0, %i1, %i2] : f32 -> memref<?x8x?xf32>
+        }
+      }
+    }
+  }
+  func.return
+}
