@@ -767,7 +767,10 @@ def test_fold_symbolic_moves_the_batch() -> None:
     assert joined is not None and list(joined) == [BATCH, 3, 4]
     assert reshape_target(joined).tolist() == [-1, 3, 4]  # type: ignore[union-attr]
     assert reshape_target(np.array([3, BATCH], dtype=object)) is None  # the batch moved
-    assert fold_symbolic("Cast", [shape], {"to": onnx.TensorProto.FLOAT}) is None
+    # a size cast to float stays that size (a grid's `torch.arange(ny)` of it); not to bool
+    as_float = fold_symbolic("Cast", [shape], {"to": onnx.TensorProto.FLOAT})
+    assert as_float is not None and list(as_float) == [BATCH, 3, 8]
+    assert fold_symbolic("Cast", [shape], {"to": onnx.TensorProto.BOOL}) is None
     with pytest.raises(TypeError):
         np.array([BATCH], dtype=object) * 2
     # PyTorch's `x.expand(n, -1)`: the target reshaped flat, compared with -1, -1s made 1.

@@ -5,8 +5,9 @@ Exporters write `x.view(x.size(0), ...)` as `Shape -> Gather -> Unsqueeze -> Con
 With a dynamic batch (`import_onnx(dynamic_batch=True)`) the importer folds such a chain as it
 folds static shapes, with one symbolic element: `BATCH`, the batch's size, known only at run
 time. The shape arrays are NumPy object arrays whose elements are ints or `BATCH`; only ops that
-move elements (Gather, Slice, Concat, Squeeze, Unsqueeze, Identity, integer Cast, Reshape and
-Where of such arrays), the Shape of one, and comparisons whose answer is known (`BATCH` is never
+move elements (Gather, Slice, Concat, Squeeze, Unsqueeze, Identity, a Cast to an integer or
+a float type (the sizes stay exact: a grid's `arange` of one), Reshape and Where of such
+arrays), the Shape of one, and comparisons whose answer is known (`BATCH` is never
 -1) fold them (`fold_symbolic`), a result without `BATCH` becoming an ordinary int64 constant
 (`Shape -> Gather(1)`: a static dim). A `Reshape`, `Expand` or `ConstantOfShape` whose shape
 starts with `BATCH` keeps the batch (`reshape_target`: the converters' leading -1: a view, a
