@@ -31,6 +31,38 @@ onnxruntime = pytest.importorskip("onnxruntime")
 RNG = np.random.default_rng(7)
 
 
+def _compiled_once(proto: onnx.ModelProto, output_type: str, probe: tuple[int, ...],
+                   shapes: list[tuple[int, ...]]) -> Executable:
+    """`proto` imported over runtime shapes (its output of `output_type`; the graph
+    interpreter like ONNX Runtime on an input of shape `probe`) and compiled once, matching
+    ONNX Runtime at every shape of `shapes`."""
+    main = next(iter(import_onnx(proto, dynamic_shapes=True).ops))
+    assert str(main.function_type.outputs.data[0]) == output_type
+    x = RNG.standard_normal(probe).astype(np.float32)
+    want = _session(proto).run(None, {proto.graph.input[0].name: x})[0]  # type: ignore[attr-defined]
+    np.testing.assert_allclose(run_function(main, [x])[0], want, rtol=1e-4, atol=1e-4)
+    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
+    assert isinstance(executable, Executable)
+    _matches_onnxruntime(executable, proto, shapes)
+    return executable
+
+
+def _c_program(tmp_path, proto: onnx.ModelProto, prefix: str, source: str
+               ) -> tuple[object, object]:
+    """`proto` compiled once over runtime shapes by `dlc compile` into `<prefix>.so` and its
+    C header, and `tests/c/<source>.c` built against them: (the program, the library)."""
+    from dlc.tools.dlc_main import main
+
+    onnx.save(proto, tmp_path / f"{prefix}.onnx")
+    library, header = tmp_path / f"{prefix}.so", tmp_path / f"{prefix}.h"
+    assert main(["compile", str(tmp_path / f"{prefix}.onnx"), "--dynamic-shapes", "--no-cache",
+                 "--jobs", "1", "--threads", "2", "--c-prefix", prefix, "--c-header",
+                 str(header), "-o", str(library)]) == 0
+    program = tmp_path / source
+    build_c_program(REPO / "tests" / "c" / f"{source}.c", library, program)
+    return program, library
+
+
 def _session(proto: onnx.ModelProto) -> object:
     return onnxruntime.InferenceSession(proto.SerializeToString(),
                                         providers=["CPUExecutionProvider"])
@@ -88,16 +120,8 @@ def test_a_detector_with_its_head_flattened_as_exported_compiles_once_like_onnxr
     and width merged into one runtime dim of their product) and the scales concatenated along
     it (at runtime offsets), compiled once; the graph interpreter agrees."""
     proto = yolo_style(flat_head=True)
-    module = import_onnx(proto, dynamic_shapes=True)
-    main = next(iter(module.ops))
-    assert str(main.function_type.outputs.data[0]) == "tensor<?x6x?xf32>"
-    x = RNG.standard_normal((2, 3, 48, 64)).astype(np.float32)
-    want = _session(proto).run(None, {"x": x})[0]  # type: ignore[attr-defined]
-    np.testing.assert_allclose(run_function(main, [x])[0], want, rtol=1e-4, atol=1e-5)
-    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
-    assert isinstance(executable, Executable)
-    _matches_onnxruntime(executable, proto, [(1, 3, 32, 32), (2, 3, 48, 64), (1, 3, 8, 16),
-                                             (3, 3, 24, 8)])
+    executable = _compiled_once(proto, "tensor<?x6x?xf32>", (2, 3, 48, 64),
+                                [(1, 3, 32, 32), (2, 3, 48, 64), (1, 3, 8, 16), (3, 3, 24, 8)])
     executable.export(tmp_path / "yolo.so")  # the library sizes its output from the metadata
     _matches_onnxruntime(dlc.load(tmp_path / "yolo.so"), proto, [(2, 3, 40, 24)])
 
@@ -107,16 +131,8 @@ def test_the_c_interface_sizes_a_flattened_plane(tmp_path) -> None:
     """The C header's shape function of the flattened head multiplies the runtime height and
     width (a semi-affine size, written as C): `boxes_output_shapes` gives ONNX Runtime's
     output shape for several sizes, and a size the model refuses is its check's message."""
-    from dlc.tools.dlc_main import main
-
     proto = yolo_style(flat_head=True)
-    onnx.save(proto, tmp_path / "boxes.onnx")
-    library, header = tmp_path / "boxes.so", tmp_path / "boxes.h"
-    assert main(["compile", str(tmp_path / "boxes.onnx"), "--dynamic-shapes", "--no-cache",
-                 "--jobs", "1", "--threads", "1", "--c-prefix", "boxes", "--c-header",
-                 str(header), "-o", str(library)]) == 0
-    program = tmp_path / "boxes_shape"
-    build_c_program(REPO / "tests" / "c" / "boxes_shape.c", library, program)
+    program, _ = _c_program(tmp_path, proto, "boxes", "boxes_shape")
     session = _session(proto)
     for n, h, w in ((1, 32, 32), (3, 48, 64), (2, 16, 40)):
         result = subprocess.run([str(program), str(n), str(h), str(w)], capture_output=True,
@@ -141,14 +157,8 @@ def test_a_yolov5_export_with_its_grid_compiles_once_like_onnxruntime(tmp_path) 
     two scales concatenated at runtime offsets: one compile for every batch and size, like
     ONNX Runtime and the graph interpreter."""
     proto = torch_detector(tmp_path / "detector.onnx")
-    main = next(iter(import_onnx(proto, dynamic_shapes=True).ops))
-    assert str(main.function_type.outputs.data[0]) == "tensor<?x?x8xf32>"
-    x = RNG.standard_normal((2, 3, 64, 96)).astype(np.float32)
-    want = _session(proto).run(None, {"images": x})[0]  # type: ignore[attr-defined]
-    np.testing.assert_allclose(run_function(main, [x])[0], want, rtol=1e-4, atol=1e-4)
-    executable = dlc.compile(proto, dynamic_shapes=True, threads=2, jobs=1)
-    assert isinstance(executable, Executable)
-    _matches_onnxruntime(executable, proto, [(1, 3, 64, 64), (4, 3, 64, 64), (1, 3, 96, 128)])
+    _compiled_once(proto, "tensor<?x?x8xf32>", (2, 3, 64, 96),
+                   [(1, 3, 64, 64), (4, 3, 64, 64), (1, 3, 96, 128)])
 
 
 @pytest.mark.slow
@@ -532,16 +542,8 @@ def test_one_library_runs_every_size_from_c_like_onnxruntime(tmp_path) -> None:
     (tests/c/run_shaped.c) sizes the outputs with `yolo_output_shapes` and runs
     `yolo_run_shaped` at batches 1-3 and three image sizes, like ONNX Runtime; sizes the model
     refuses are its size checks' messages, exit 1; `dlc.load` runs the same library."""
-    from dlc.tools.dlc_main import main
-
     proto = yolo_style()
-    onnx.save(proto, tmp_path / "yolo.onnx")
-    library, header = tmp_path / "yolo.so", tmp_path / "yolo.h"
-    assert main(["compile", str(tmp_path / "yolo.onnx"), "--dynamic-shapes", "--no-cache",
-                 "--jobs", "1", "--threads", "2", "--c-prefix", "yolo", "--c-header",
-                 str(header), "-o", str(library)]) == 0
-    program = tmp_path / "run_shaped"
-    build_c_program(REPO / "tests" / "c" / "run_shaped.c", library, program)
+    program, library = _c_program(tmp_path, proto, "yolo", "run_shaped")
     session = _session(proto)
     for n, h, w in ((1, 32, 32), (3, 48, 64), (2, 16, 40)):
         x = RNG.standard_normal((n, 3, h, w)).astype(np.float32)
