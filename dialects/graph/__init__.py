@@ -26,6 +26,7 @@ from dlc.dialects.graph.ops import (
     MaxOp,
     MaxPool2DOp,
     MinOp,
+    ModOp,
     MulOp,
     NegOp,
     PowOp,
@@ -73,7 +74,7 @@ __all__ = [
     "Conv2DOp", "Conv2DWinogradOp", "DivOp", "ErfOp", "ExpOp", "FlattenOp", "FloorOp", "FusedOp",
     "FusionKind",
     "GlobalAvgPool2DOp", "Graph", "GraphOp", "LogOp", "MatmulOp", "MaxOp", "MaxPool2DOp",
-    "MinOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
+    "MinOp", "ModOp", "MulOp", "NegOp", "PowOp", "ReciprocalOp", "ReduceOp", "ReluOp", "ReshapeOp",
     "RoundOp", "SigmoidOp", "SoftmaxOp", "SqrtOp", "SubOp", "TanhOp", "TransposeOp", "YieldOp",
     "fusion_kind",
     # ops_tensor.py
@@ -104,6 +105,7 @@ Graph = Dialect(
         MaxOp,
         MinOp,
         PowOp,
+        ModOp,
         # Elementwise unary
         ReluOp,
         SigmoidOp,

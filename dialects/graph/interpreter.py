@@ -43,6 +43,7 @@ from dlc.dialects.graph.ops import (
     MaxOp,
     MaxPool2DOp,
     MinOp,
+    ModOp,
     MulOp,
     NegOp,
     PowOp,
@@ -339,6 +340,14 @@ implements(DivOp)(_binary(_divide))
 implements(MaxOp)(_binary(np.maximum))
 implements(MinOp)(_binary(np.minimum))
 implements(PowOp)(_binary(np.power))
+
+
+@implements(ModOp)
+def _mod(op: ModOp, args: list[np.ndarray]) -> np.ndarray:
+    lhs, rhs = args
+    with np.errstate(divide="ignore"):  # a zero divisor is undefined: NumPy gives 0
+        result = np.fmod(lhs, rhs) if op.is_fmod() else np.mod(lhs, rhs)
+    return np.asarray(result, dtype=lhs.dtype)
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Implementation:

@@ -759,6 +759,44 @@ class PowOp(_BinaryOp):
     name = "graph.pow"
 
 
+@with_fusion_kind(FusionKind.BROADCAST)
+@irdl_op_definition
+class ModOp(_BinaryOp):
+    """Elementwise remainder of integers with NumPy broadcasting (ONNX Mod).
+
+    Semantics: `result = lhs mod rhs` after broadcasting, of one integer element type: with
+    `fmod = 0` (the default) the remainder takes the divisor's sign (Python's `%`, NumPy's
+    `mod`), with `fmod = 1` the dividend's (C's `%`, NumPy's `fmod`). A zero divisor is
+    undefined.
+
+    Example:
+        %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+        %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+    """
+
+    name = "graph.mod"
+
+    fmod = opt_attr_def(IntegerAttr[I64])
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation,
+                 fmod: bool = False) -> None:
+        super().__init__(lhs, rhs)
+        if fmod:
+            self.attributes["fmod"] = i64_attr(1)
+
+    @classmethod
+    def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
+        """The broadcast shape of `lhs` and `rhs`, of their common integer element type."""
+        result = super().infer_type(lhs, rhs)
+        if not isinstance(result.get_element_type(), IntegerType):
+            raise op_error(cls.name, f"expected integer operands, found {lhs} and {rhs}")
+        return result
+
+    def is_fmod(self) -> bool:
+        """Whether the remainder takes the dividend's sign (C's `%`)."""
+        return self.fmod is not None and self.fmod.value.data != 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Elementwise unary ops
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dlc.dialects.graph.ops import (
     LogOp,
     MaxOp,
     MinOp,
+    ModOp,
     MulOp,
     NegOp,
     PowOp,
@@ -50,6 +51,7 @@ from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -90,6 +92,37 @@ def broadcast_binary(
         return binary(b, kind, lhs, rhs)
 
     return emit_compute(builder, op, kind, result_type, body, tag=INJECTIVE,
+                        extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
+
+
+@compute_definition(ModOp)
+def mod(op: ModOp, builder: Builder) -> SSAValue:
+    """`out[i...] = lhs[bcast(i)] mod rhs[bcast(i)]` of integers: the remainder of a division
+    toward zero (`remsi`, `remui` unsigned: C's `%`, `fmod = 1`), else moved by the divisor
+    where it is nonzero and its sign differs from the divisor's (Python's `%`)."""
+    result_type = tensor_type(op.result)
+    check_element_type(op, result_type.get_element_type())
+    out_shape = shape_of(op.result)
+    require_equal_dims(builder, op, [op.lhs, op.rhs])
+    unsigned = is_unsigned(result_type.get_element_type())
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        lhs = broadcast_read(b, op.lhs, i, out_shape)
+        rhs = broadcast_read(b, op.rhs, i, out_shape)
+        if unsigned:
+            return b.insert(arith.RemUIOp(lhs, rhs)).result
+        remainder = b.insert(arith.RemSIOp(lhs, rhs)).result
+        if op.is_fmod():
+            return remainder
+        zero = b.insert(arith.ConstantOp(IntegerAttr(0, lhs.type))).result
+        nonzero = b.insert(arith.CmpiOp(remainder, zero, "ne")).result
+        signs = [b.insert(arith.CmpiOp(v, zero, "slt")).result for v in (remainder, rhs)]
+        differ = b.insert(arith.XOrIOp(*signs)).result
+        moved = b.insert(arith.AndIOp(nonzero, differ)).result
+        shifted = b.insert(arith.AddiOp(remainder, rhs)).result
+        return b.insert(arith.SelectOp(moved, shifted, remainder)).result
+
+    return emit_compute(builder, op, "mod", result_type, body, tag=INJECTIVE,
                         extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
 
 

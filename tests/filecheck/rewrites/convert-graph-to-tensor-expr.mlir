@@ -650,6 +650,36 @@ func.func @runtime_boxes(%y: tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32> {
 
 // -----
 
+// An integer remainder taking the divisor's sign (ONNX Mod, fmod = 0): C's remainder, moved by
+// the divisor where it is nonzero and their signs differ; with fmod = 1 C's remainder alone.
+// CHECK-LABEL: func.func @mod
+// CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xi32> {
+// CHECK:           %[[A:.*]] = tensor_expr.read %a
+// CHECK-NEXT:      %[[B:.*]] = tensor_expr.read %b
+// CHECK-NEXT:      %[[R:.*]] = arith.remsi %[[A]], %[[B]] : i32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:      %[[NZ:.*]] = arith.cmpi ne, %[[R]], %[[ZERO]] : i32
+// CHECK-NEXT:      %[[RNEG:.*]] = arith.cmpi slt, %[[R]], %[[ZERO]] : i32
+// CHECK-NEXT:      %[[BNEG:.*]] = arith.cmpi slt, %[[B]], %[[ZERO]] : i32
+// CHECK-NEXT:      %[[DIFFER:.*]] = arith.xori %[[RNEG]], %[[BNEG]] : i1
+// CHECK-NEXT:      %[[MOVE:.*]] = arith.andi %[[NZ]], %[[DIFFER]] : i1
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addi %[[R]], %[[B]] : i32
+// CHECK-NEXT:      arith.select %[[MOVE]], %[[SUM]], %[[R]] : i32
+// CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xi8> {
+// CHECK:           arith.remui %{{.*}}, %{{.*}} : i8
+// CHECK-NEXT:      tensor_expr.yield
+// CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xi32> {
+// CHECK:           arith.remsi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:      tensor_expr.yield
+func.func @mod(%a: tensor<4xi32>, %b: tensor<4xi32>, %u: tensor<4xui8>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>) {
+  %r = graph.mod %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %s = graph.mod %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %r, %s, %f : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>
+}
+
+// -----
+
 // A global pool over a runtime plane: a sum over reduction extents of runtime size (their
 // sizes after the result's), divided by H * W computed at run time.
 // CHECK-LABEL: func.func @runtime_global_pool

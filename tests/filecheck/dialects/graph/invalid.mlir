@@ -396,6 +396,14 @@ func.func @negative_reduce_axes(%x: tensor<2x3xf32>) {
 
 // -----
 
+func.func @negative_float_mod(%a: tensor<3xf32>, %b: tensor<3xf32>) {
+  // CHECK: 'graph.mod' op expected integer operands, found tensor<3xf32> and tensor<3xf32>
+  %r = graph.mod %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
 func.func @negative_reshape_dims(%x: tensor<2x3xf32>) {
   // CHECK: 'graph.reshape' op expected 'shape' dims >= 0 with at most one -1, found [-1, -1]
   %r = graph.reshape %x {shape = array<i64: -1, -1>} : (tensor<2x3xf32>) -> tensor<6xf32>

@@ -82,6 +82,15 @@ func.func @pow(%a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
   func.return %r : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @mod
+func.func @mod(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> (tensor<2x3xi64>, tensor<2x3xi64>) {
+  %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  // CHECK-NEXT: %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  // CHECK-NEXT: %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  func.return %r, %f : tensor<2x3xi64>, tensor<2x3xi64>
+}
+
 // CHECK-LABEL: func.func @unary_2d
 func.func @unary_2d(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %r = graph.relu %x : tensor<2x3xf32>
