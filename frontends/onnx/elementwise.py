@@ -252,6 +252,36 @@ class _Compare(OnnxOpConverter):
         return [node.emit(CompareOp(node.input(0), node.input(1), cls.predicate))]
 
 
+@register("And")
+class And(_Binary):
+    """`And` (v7) of booleans: graph.min on `i1` (an unsigned minimum: `and`)."""
+
+    graph_op = MinOp
+
+
+@register("Or")
+class Or(_Binary):
+    """`Or` (v7) of booleans: graph.max on `i1` (an unsigned maximum: `or`)."""
+
+    graph_op = MaxOp
+
+
+@register("Xor")
+class Xor(_Compare):
+    """`Xor` (v7) of booleans: graph.compare ne."""
+
+    predicate = "ne"
+
+
+@register("Not")
+class Not(OnnxOpConverter):
+    """`Not` (v1) of booleans: graph.compare eq with false."""
+
+    @classmethod
+    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
+        return [node.emit(CompareOp(node.input(0), node.constant(np.array(False)), "eq"))]
+
+
 @register("Equal")
 class Equal(_Compare):
     """`Equal`: graph.compare eq."""

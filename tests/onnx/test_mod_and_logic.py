@@ -1,0 +1,84 @@
+"""ONNX Mod (`graph.mod`) and the boolean And, Or, Xor and Not (`graph.min` / `graph.max` on
+`i1`, `graph.compare ne` / `eq`): onnx's own node cases through the compiled path. Integer Mod
+cases (both `fmod` modes, signed and unsigned, broadcast) and every boolean case match the
+expected outputs exactly; a floating-point Mod is refused naming the node (dlc's scalar ops
+have no float remainder), and onnx's Not cases, opset-1 models, name the opsets dlc imports."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from dlc.driver.errors import CompileError
+
+import dlc
+
+PREFIXES = ("test_mod_", "test_and", "test_or", "test_xor", "test_not")
+
+
+def _cases() -> list[object]:
+    import onnx.backend.test.loader as loader
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tests = loader.load_model_tests(kind="node")
+    return [t for t in tests if t.name.startswith(PREFIXES) and t.data_sets
+            and t.model.graph.node[0].op_type in ("Mod", "And", "Or", "Xor", "Not")]
+
+
+CASES = _cases()
+
+
+def test_every_op_has_cases_and_mod_both_kinds() -> None:
+    ops = {t.model.graph.node[0].op_type for t in CASES}  # type: ignore[attr-defined]
+    assert ops == {"Mod", "And", "Or", "Xor", "Not"}
+    kinds = {np.issubdtype(t.data_sets[0][0][0].dtype, np.integer) for t in CASES  # type: ignore[attr-defined]
+             if t.model.graph.node[0].op_type == "Mod"}  # type: ignore[attr-defined]
+    assert kinds == {True, False}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda t: t.name)  # type: ignore[attr-defined]
+def test_onnx_node_cases(case: object) -> None:
+    inputs, outputs = case.data_sets[0]  # type: ignore[attr-defined]
+    opset = next(o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx"))  # type: ignore[attr-defined]
+    if opset < 7:  # onnx's Not cases are opset-1 models: below the opsets dlc imports
+        with pytest.raises(CompileError, match=r"model opset \d+ \(domain 'ai.onnx'\) is out "
+                                               r"of range: dlc imports opsets 7 to"):
+            dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
+        return
+    mod = case.model.graph.node[0].op_type == "Mod"  # type: ignore[attr-defined]
+    if mod and not np.issubdtype(inputs[0].dtype, np.integer):
+        with pytest.raises(CompileError, match=r"\(Mod, opset \d+\): expected integer operands,"
+                                               r" found .*: a floating-point Mod is not "
+                                               r"supported"):
+            dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
+        return
+    executable = dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
+    got = executable(*inputs)
+    np.testing.assert_array_equal(got, outputs[0])
+    assert got.dtype == outputs[0].dtype
+
+
+def test_not_and_or_xor_of_comparisons_match_onnxruntime() -> None:
+    """`Not(x > 0) Or (x < -1)`, `And`, `Xor` of comparisons (a mask as exporters build it) at
+    opset 13, cast to int32: like ONNX Runtime."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    from tests.onnx.models import model, tensor
+
+    zero, minus = np.array(0.0, np.float32), np.array(-1.0, np.float32)
+    nodes = [helper.make_node("Greater", ["x", "zero"], ["pos"]),
+             helper.make_node("Less", ["x", "minus"], ["low"]),
+             helper.make_node("Not", ["pos"], ["nonpos"]),
+             helper.make_node("Or", ["nonpos", "low"], ["either"]),
+             helper.make_node("And", ["either", "pos"], ["both"]),
+             helper.make_node("Xor", ["both", "low"], ["mask"]),
+             helper.make_node("Cast", ["mask"], ["y"], to=TensorProto.INT32)]
+    proto = model(nodes, [tensor("x", [3, 5])], [tensor("y", [3, 5], TensorProto.INT32)],
+                  {"zero": zero, "minus": minus}, opset=13)
+    x = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32) * 2
+    want = onnxruntime.InferenceSession(proto.SerializeToString(),
+                                        providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(dlc.compile(proto, threads=1, jobs=1)(x), want)
