@@ -371,3 +371,46 @@ class TopK(OnnxOpConverter):
         if len(k) != 1:
             raise node.error(f"expected one k, found {k}")
         return cls._topk(node, k[0])
+
+
+_SCATTER_REDUCTIONS = {
+    "none": None, "add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+}
+"""ScatterND's `reduction` (v16, v18) -> how an update combines with the element it lands on."""
+
+
+@register("ScatterND")
+class ScatterND(OnnxOpConverter):
+    """`ScatterND` (v11; `reduction` from v16) of inputs all known at import time: folded to a
+    constant (the data with each update written, or combined by `reduction`, at its index
+    tuple; a negative index counts from the end). A Swin transformer builds its shifted
+    windows' attention mask so from its static sizes. Inputs known only at run time are
+    refused naming the node: dlc has no scatter op (its computes are gathers, each output
+    computed from inputs at indices it derives)."""
+
+    @classmethod
+    def _impl_v11(cls, node: NodeContext) -> list[ConvertedValue]:
+        data, indices, updates = (node.const(i) for i in range(3))
+        if data is None or indices is None or updates is None:
+            raise node.error("expected the data, indices and updates known at import time: a "
+                             "scatter of values known only at run time is not supported")
+        reduction = node.attr_str("reduction", "none")
+        if reduction not in _SCATTER_REDUCTIONS:
+            raise node.error(f"expected reduction one of {sorted(_SCATTER_REDUCTIONS)}, found "
+                             f"'{reduction}'")
+        k = indices.shape[-1] if indices.ndim else 0
+        if indices.ndim == 0 or not 1 <= k <= data.ndim or \
+                updates.shape != indices.shape[:-1] + data.shape[k:]:
+            raise node.error(f"expected indices [..., k] with k in [1, {data.ndim}] and updates "
+                             f"of shape indices.shape[:-1] + data.shape[k:], found indices "
+                             f"{list(indices.shape)} and updates {list(updates.shape)}")
+        output = np.array(data, copy=True)
+        combine = _SCATTER_REDUCTIONS[reduction]
+        for at in np.ndindex(*indices.shape[:-1]):
+            where = tuple(int(i) for i in indices[at])
+            if any(not -d <= i < d for i, d in zip(where, data.shape, strict=False)):
+                raise node.error(f"index {list(where)} is outside the data's dims "
+                                 f"{list(data.shape[:k])}")
+            output[where] = updates[at] if combine is None else combine(output[where],
+                                                                        updates[at])
+        return [output]

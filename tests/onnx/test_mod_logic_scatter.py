@@ -1,8 +1,10 @@
-"""ONNX Mod (`graph.mod`) and the boolean And, Or, Xor and Not (`graph.min` / `graph.max` on
-`i1`, `graph.compare ne` / `eq`): onnx's own node cases through the compiled path. Integer Mod
-cases (both `fmod` modes, signed and unsigned, broadcast) and every boolean case match the
+"""ONNX Mod (`graph.mod`), ScatterND of constants (folded at import) and the boolean And, Or,
+Xor and Not (`graph.min` / `graph.max` on `i1`, `graph.compare ne` / `eq`): onnx's own node
+cases through the compiled path. Integer Mod cases (both `fmod` modes, signed and unsigned,
+broadcast), every boolean case and every ScatterND case (its inputs made constants) match the
 expected outputs exactly; a floating-point Mod is refused naming the node (dlc's scalar ops
-have no float remainder), and onnx's Not cases, opset-1 models, name the opsets dlc imports."""
+have no float remainder), and so is a ScatterND of runtime values; onnx's Not cases,
+opset-1 models, name the opsets dlc imports."""
 
 from __future__ import annotations
 
@@ -82,3 +84,44 @@ def test_not_and_or_xor_of_comparisons_match_onnxruntime() -> None:
     want = onnxruntime.InferenceSession(proto.SerializeToString(),
                                         providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(dlc.compile(proto, threads=1, jobs=1)(x), want)
+
+
+def _scatter_cases() -> list[object]:
+    import onnx.backend.test.loader as loader
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tests = loader.load_model_tests(kind="node")
+    return [t for t in tests if t.name.startswith("test_scatternd") and t.data_sets]
+
+
+SCATTER_CASES = _scatter_cases()
+
+
+@pytest.mark.parametrize("case", SCATTER_CASES, ids=lambda t: t.name)  # type: ignore[attr-defined]
+def test_scatternd_of_constants_folds(case: object) -> None:
+    """onnx's ScatterND cases (every reduction) with their inputs made initializers: the
+    scatter folds at import (a Swin transformer's mask), the model a constant."""
+    from onnx import numpy_helper
+
+    inputs, outputs = case.data_sets[0]  # type: ignore[attr-defined]
+    proto = case.model  # type: ignore[attr-defined]
+    graph = proto.graph
+    for value, array in zip(list(graph.input), inputs, strict=True):
+        graph.initializer.append(numpy_helper.from_array(array, value.name))
+    del graph.input[:]
+    np.testing.assert_array_equal(dlc.compile(proto, threads=1, jobs=1)(), outputs[0])
+
+
+def test_scatternd_of_runtime_values_is_refused_naming_the_node() -> None:
+    from onnx import helper
+
+    from tests.onnx.models import model, tensor
+
+    proto = model([helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="scatter")],
+                  [tensor("x", [4, 3]), tensor("u", [2, 3])], [tensor("y", [4, 3])],
+                  {"i": np.array([[0], [2]], np.int64)}, opset=16)
+    with pytest.raises(CompileError, match=r"node 'scatter' \(ScatterND, opset 16\): expected "
+                                           r"the data, indices and updates known at import "
+                                           r"time"):
+        dlc.compile(proto, threads=1, jobs=1)
