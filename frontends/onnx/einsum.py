@@ -14,8 +14,9 @@ from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from xdsl.ir import SSAValue
 
-_ELLIPSIS_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-"""Labels standing for the dims of `...` (the equation's own labels are lower case)."""
+_ELLIPSIS_LABELS = "0123456789!#$%&*+:;<=>?@^_|~"
+"""Labels standing for the dims of `...`: no letter, so none is one of the equation's own
+labels (ASCII letters of either case: torch writes `BGHID,BGHJD->BGHIJ`)."""
 
 
 @dataclass
@@ -27,8 +28,9 @@ class _Term:
 
 
 def parse_equation(node: NodeContext, equation: str, ranks: list[int]) -> tuple[list[str], str]:
-    """(labels of each input, labels of the output), with `...` expanded to upper-case labels
-    aligned from the right, and the implicit output (labels used once, sorted) made explicit."""
+    """(labels of each input, labels of the output), with `...` expanded to the labels of
+    `_ELLIPSIS_LABELS` aligned from the right, and the implicit output (labels used once, in
+    ASCII order as NumPy sorts them) made explicit."""
     equation = equation.replace(" ", "")
     inputs_text, arrow, output_text = equation.partition("->")
     terms = inputs_text.split(",")
@@ -39,8 +41,8 @@ def parse_equation(node: NodeContext, equation: str, ranks: list[int]) -> tuple[
     labels: list[str] = []
     for term, rank in zip(terms, ranks, strict=True):
         explicit = term.replace("...", "")
-        if explicit and not (explicit.isascii() and explicit.isalpha() and explicit.islower()):
-            raise node.error(f"expected lower-case labels in equation '{equation}'")
+        if explicit and not (explicit.isascii() and explicit.isalpha()):
+            raise node.error(f"expected letters as labels in equation '{equation}'")
         if "..." in term:
             count = rank - len(explicit)
             ellipsis_rank = max(ellipsis_rank, count)
@@ -53,7 +55,7 @@ def parse_equation(node: NodeContext, equation: str, ranks: list[int]) -> tuple[
     if arrow:
         output = output_text.replace("...", ellipsis)
     else:
-        counts = {c: "".join(labels).count(c) for c in "".join(labels) if c.islower()}
+        counts = {c: "".join(labels).count(c) for c in "".join(labels) if c.isalpha()}
         output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
     return labels, output
 

@@ -227,6 +227,15 @@ def test_einsum_matches_numpy(case: tuple[str, list[tuple[int, ...]]], seed: int
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize(("equation", "shapes"), [
+    ("BGHID,BGHJD->BGHIJ", [(1, 2, 2, 3, 4), (1, 2, 2, 5, 4)]),  # MaxViT's, as torch writes it
+    ("Ab,bA", [(2, 3), (3, 2)]),  # implicit: labels of either case, in ASCII order
+    ("...Zi,...iz->...Zz", [(2, 3, 4), (4, 5)]),  # beside an ellipsis
+])
+def test_einsum_takes_upper_case_labels(equation: str, shapes: list[tuple[int, ...]]) -> None:
+    test_einsum_matches_numpy.hypothesis.inner_test((equation, shapes), 0)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("node,inputs", [
     (helper.make_node("LeakyRelu", ["x"], ["y"], alpha=1.5), [(2, 5)]),
     (helper.make_node("PRelu", ["x", "s"], ["y"]), [(2, 3, 4, 5), (3, 1, 1)]),
