@@ -345,7 +345,7 @@ implements(PowOp)(_binary(np.power))
 @implements(ModOp)
 def _mod(op: ModOp, args: list[np.ndarray]) -> np.ndarray:
     lhs, rhs = args
-    with np.errstate(divide="ignore"):  # a zero divisor is undefined: NumPy gives 0
+    with np.errstate(divide="ignore", invalid="ignore"):  # NumPy: 0 (ints), NaN (floats)
         result = np.fmod(lhs, rhs) if op.is_fmod() else np.mod(lhs, rhs)
     return np.asarray(result, dtype=lhs.dtype)
 

@@ -762,16 +762,17 @@ class PowOp(_BinaryOp):
 @with_fusion_kind(FusionKind.BROADCAST)
 @irdl_op_definition
 class ModOp(_BinaryOp):
-    """Elementwise remainder of integers with NumPy broadcasting (ONNX Mod).
+    """Elementwise remainder with NumPy broadcasting (ONNX Mod).
 
-    Semantics: `result = lhs mod rhs` after broadcasting, of one integer element type: with
-    `fmod = 0` (the default) the remainder takes the divisor's sign (Python's `%`, NumPy's
-    `mod`), with `fmod = 1` the dividend's (C's `%`, NumPy's `fmod`). A zero divisor is
-    undefined.
+    Semantics: `result = lhs mod rhs` after broadcasting, of one element type: with `fmod = 0`
+    (the default) the remainder takes the divisor's sign (Python's `%`, NumPy's `mod`), with
+    `fmod = 1` the dividend's (C's `%` and `fmod`, NumPy's `fmod`). An integer zero divisor is
+    undefined; floats follow NumPy (a zero divisor or an infinite dividend gives NaN, an
+    infinite divisor the dividend, moved by it under `fmod = 0` where the signs differ).
 
     Example:
         %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
-        %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+        %f = graph.mod %x, %y {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     """
 
     name = "graph.mod"
@@ -783,14 +784,6 @@ class ModOp(_BinaryOp):
         super().__init__(lhs, rhs)
         if fmod:
             self.attributes["fmod"] = i64_attr(1)
-
-    @classmethod
-    def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        """The broadcast shape of `lhs` and `rhs`, of their common integer element type."""
-        result = super().infer_type(lhs, rhs)
-        if not isinstance(result.get_element_type(), IntegerType):
-            raise op_error(cls.name, f"expected integer operands, found {lhs} and {rhs}")
-        return result
 
     def is_fmod(self) -> bool:
         """Whether the remainder takes the dividend's sign (C's `%`)."""

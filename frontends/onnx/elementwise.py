@@ -33,7 +33,7 @@ from dlc.frontends.onnx.common import UnaryConverter
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from dlc.frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 
@@ -77,15 +77,11 @@ class Div(_Binary):
 
 @register("Mod")
 class Mod(OnnxOpConverter):
-    """`Mod` (v10): graph.mod of integers, `fmod` as given; a floating-point Mod (which ONNX
-    requires to set `fmod = 1`) is refused, naming the node: dlc's scalar ops have no float
-    remainder (xDSL 0.75's arith has no `remf`)."""
+    """`Mod` (v10): graph.mod, `fmod` as given (ONNX asks floats for `fmod = 1` before opset
+    28; graph.mod computes both remainders for any type)."""
 
     @classmethod
     def _impl_v10(cls, node: NodeContext) -> list[ConvertedValue]:
-        if not isinstance(node.element_type(0), IntegerType):
-            raise node.error(f"expected integer operands, found {node.input_type(0)}: a "
-                             "floating-point Mod is not supported")
         return [node.emit(ModOp(node.input(0), node.input(1),
                                 bool(node.attr_int("fmod", 0))))]
 

@@ -51,7 +51,7 @@ from dlc.rewrites.topi.registry import compute_definition
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -97,18 +97,23 @@ def broadcast_binary(
 
 @compute_definition(ModOp)
 def mod(op: ModOp, builder: Builder) -> SSAValue:
-    """`out[i...] = lhs[bcast(i)] mod rhs[bcast(i)]` of integers: the remainder of a division
-    toward zero (`remsi`, `remui` unsigned: C's `%`, `fmod = 1`), else moved by the divisor
-    where it is nonzero and its sign differs from the divisor's (Python's `%`)."""
+    """`out[i...] = lhs[bcast(i)] mod rhs[bcast(i)]`: C's remainder (`fmod = 1`; `remsi`,
+    `remui` unsigned, `float_remainder` for floats), else moved by the divisor where it is
+    nonzero and its sign differs from the divisor's (Python's `%`; a float zero takes the
+    divisor's sign)."""
     result_type = tensor_type(op.result)
     check_element_type(op, result_type.get_element_type())
     out_shape = shape_of(op.result)
     require_equal_dims(builder, op, [op.lhs, op.rhs])
-    unsigned = is_unsigned(result_type.get_element_type())
+    element_type = result_type.get_element_type()
+    unsigned = is_unsigned(element_type)
 
     def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
         lhs = broadcast_read(b, op.lhs, i, out_shape)
         rhs = broadcast_read(b, op.rhs, i, out_shape)
+        if is_float(element_type):
+            remainder = float_remainder(b, lhs, rhs)
+            return remainder if op.is_fmod() else _divisor_signed(b, remainder, rhs)
         if unsigned:
             return b.insert(arith.RemUIOp(lhs, rhs)).result
         remainder = b.insert(arith.RemSIOp(lhs, rhs)).result
@@ -124,6 +129,52 @@ def mod(op: ModOp, builder: Builder) -> SSAValue:
 
     return emit_compute(builder, op, "mod", result_type, body, tag=INJECTIVE,
                         extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
+
+
+def float_remainder(b: Builder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """C's `fmod(lhs, rhs)` of floats (dlc's scalar ops have no remainder): in f64,
+    `q = trunc(lhs / rhs)` and `r = fma(-q, rhs, lhs)`, the remainder itself where `q` is
+    right (it is representable, and the fma rounds once); a quotient rounded up to the next
+    integer leaves `r` of the other sign than `lhs`, moved back by `copysign(rhs, lhs)`; a
+    zero takes `lhs`'s sign, an infinite `rhs` gives `lhs` (where `lhs` is finite). Exact for
+    f16 and f32 operands while `|lhs / rhs| < 2**53`, as for f64 ones short of the last bit
+    where the moved value needs 54 bits."""
+    wide = lhs.type != f64
+    a, d = ((b.insert(arith.ExtFOp(v, f64)).result if wide else v) for v in (lhs, rhs))
+    quotient = b.insert(arith.DivfOp(a, d)).result
+    whole = b.insert(mathd.TruncOp(quotient)).result
+    negated = b.insert(arith.NegfOp(whole)).result
+    r = b.insert(mathd.FmaOp(negated, d, a)).result
+    zero = b.insert(arith.ConstantOp(FloatAttr(0.0, f64))).result
+    signs = [b.insert(arith.CmpfOp(v, zero, "olt")).result for v in (r, a)]
+    differ = b.insert(arith.XOrIOp(*signs)).result
+    nonzero = b.insert(arith.CmpfOp(r, zero, "one")).result
+    overshot = b.insert(arith.AndIOp(differ, nonzero)).result
+    moved = b.insert(arith.AddfOp(r, b.insert(mathd.CopySignOp(d, a)).result)).result
+    r = b.insert(arith.SelectOp(overshot, moved, r)).result
+    r = b.insert(mathd.CopySignOp(r, a)).result  # a zero (and every remainder) has lhs's sign
+    infinite = b.insert(arith.ConstantOp(FloatAttr(float("inf"), f64))).result
+    magnitude = b.insert(mathd.AbsFOp(d)).result
+    divisor_infinite = b.insert(arith.CmpfOp(magnitude, infinite, "oeq")).result
+    finite = b.insert(arith.CmpfOp(b.insert(mathd.AbsFOp(a)).result, infinite, "olt")).result
+    keep = b.insert(arith.AndIOp(divisor_infinite, finite)).result
+    r = b.insert(arith.SelectOp(keep, a, r)).result
+    return b.insert(arith.TruncFOp(r, lhs.type)).result if wide else r
+
+
+def _divisor_signed(b: Builder, remainder: SSAValue, rhs: SSAValue) -> SSAValue:
+    """Python's `%` from C's remainder of floats: moved by `rhs` where nonzero and of the other
+    sign, a zero given `rhs`'s sign."""
+    zero = b.insert(arith.ConstantOp(FloatAttr(0.0, remainder.type))).result
+    signs = [b.insert(arith.CmpfOp(v, zero, "olt")).result for v in (remainder, rhs)]
+    differ = b.insert(arith.XOrIOp(*signs)).result
+    nonzero = b.insert(arith.CmpfOp(remainder, zero, "one")).result
+    moved = b.insert(arith.AndIOp(differ, nonzero)).result
+    shifted = b.insert(arith.AddfOp(remainder, rhs)).result
+    result = b.insert(arith.SelectOp(moved, shifted, remainder)).result
+    is_zero = b.insert(arith.CmpfOp(result, zero, "oeq")).result
+    signed_zero = b.insert(mathd.CopySignOp(zero, rhs)).result
+    return b.insert(arith.SelectOp(is_zero, signed_zero, result)).result
 
 
 # ---------------------------------------------------------------------------------------------

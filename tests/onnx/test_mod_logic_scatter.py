@@ -1,10 +1,10 @@
 """ONNX Mod (`graph.mod`), ScatterND of constants (folded at import) and the boolean And, Or,
 Xor and Not (`graph.min` / `graph.max` on `i1`, `graph.compare ne` / `eq`): onnx's own node
-cases through the compiled path. Integer Mod cases (both `fmod` modes, signed and unsigned,
-broadcast), every boolean case and every ScatterND case (its inputs made constants) match the
-expected outputs exactly; a floating-point Mod is refused naming the node (dlc's scalar ops
-have no float remainder), and so is a ScatterND of runtime values; onnx's Not cases,
-opset-1 models, name the opsets dlc imports."""
+cases through the compiled path. Mod cases (both `fmod` modes; signed, unsigned and float
+operands, broadcast, NumPy's edge cases: zero and infinite divisors, infinite dividends),
+every boolean case and every ScatterND case (its inputs made constants) match the expected
+outputs exactly; a ScatterND of runtime values is refused naming the node; onnx's Not
+cases, opset-1 models, name the opsets dlc imports."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _cases() -> list[object]:
 CASES = _cases()
 
 
-def test_every_op_has_cases_and_mod_both_kinds() -> None:
+def test_every_op_has_cases_and_mod_integer_and_float_ones() -> None:
     ops = {t.model.graph.node[0].op_type for t in CASES}  # type: ignore[attr-defined]
     assert ops == {"Mod", "And", "Or", "Xor", "Not"}
     kinds = {np.issubdtype(t.data_sets[0][0][0].dtype, np.integer) for t in CASES  # type: ignore[attr-defined]
@@ -47,13 +47,6 @@ def test_onnx_node_cases(case: object) -> None:
     if opset < 7:  # onnx's Not cases are opset-1 models: below the opsets dlc imports
         with pytest.raises(CompileError, match=r"model opset \d+ \(domain 'ai.onnx'\) is out "
                                                r"of range: dlc imports opsets 7 to"):
-            dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
-        return
-    mod = case.model.graph.node[0].op_type == "Mod"  # type: ignore[attr-defined]
-    if mod and not np.issubdtype(inputs[0].dtype, np.integer):
-        with pytest.raises(CompileError, match=r"\(Mod, opset \d+\): expected integer operands,"
-                                               r" found .*: a floating-point Mod is not "
-                                               r"supported"):
             dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
         return
     executable = dlc.compile(case.model, threads=1, jobs=1)  # type: ignore[attr-defined]
@@ -125,3 +118,25 @@ def test_scatternd_of_runtime_values_is_refused_naming_the_node() -> None:
                                            r"the data, indices and updates known at import "
                                            r"time"):
         dlc.compile(proto, threads=1, jobs=1)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_mod_is_numpys_bit_for_bit(dtype: type, fmod: int) -> None:
+    """A float Mod (the remainder through f64 `trunc` and `fma`, fixed where the quotient
+    rounded up) equals NumPy's `fmod` / `mod` exactly on operands of magnitudes 1e-3 to 1e11
+    and 1e-3 to 1e3 (quotients up to about 1e15, below 2**53), signs mixed."""
+    from onnx import helper
+
+    from tests.onnx.models import model, tensor
+
+    onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    proto = model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)],
+                  [tensor("a", [2048], onnx_type), tensor("b", [2048], onnx_type)],
+                  [tensor("y", [2048], onnx_type)], opset=13)
+    rng = np.random.default_rng(fmod)
+    a = (rng.standard_normal(2048) * 10.0 ** rng.integers(-3, 12, 2048)).astype(dtype)
+    b = (rng.standard_normal(2048) * 10.0 ** rng.integers(-3, 4, 2048)).astype(dtype)
+    with np.errstate(all="ignore"):  # f16 overflows to inf: NaN remainders, as NumPy's
+        want = np.fmod(a, b) if fmod else np.mod(a, b)
+    np.testing.assert_array_equal(dlc.compile(proto, threads=1, jobs=1)(a, b), want)

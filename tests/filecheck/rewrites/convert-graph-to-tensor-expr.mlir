@@ -671,11 +671,21 @@ func.func @runtime_boxes(%y: tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32> {
 // CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xi32> {
 // CHECK:           arith.remsi %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:      tensor_expr.yield
-func.func @mod(%a: tensor<4xi32>, %b: tensor<4xi32>, %u: tensor<4xui8>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>) {
+// A float remainder, through f64: the quotient truncated, the remainder by one fma.
+// CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xf32> {
+// CHECK:           %[[X:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK-NEXT:      %[[Y:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[X]], %[[Y]] : f64
+// CHECK-NEXT:      %[[T:.*]] = math.trunc %[[Q]] : f64
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[T]] : f64
+// CHECK-NEXT:      math.fma %[[N]], %[[Y]], %[[X]] : f64
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+func.func @mod(%a: tensor<4xi32>, %b: tensor<4xi32>, %u: tensor<4xui8>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>, tensor<4xf32>) {
   %r = graph.mod %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   %s = graph.mod %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  func.return %r, %s, %f : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>
+  %g = graph.mod %x, %x {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r, %s, %f, %g : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>, tensor<4xf32>
 }
 
 // -----

@@ -396,9 +396,9 @@ func.func @negative_reduce_axes(%x: tensor<2x3xf32>) {
 
 // -----
 
-func.func @negative_float_mod(%a: tensor<3xf32>, %b: tensor<3xf32>) {
-  // CHECK: 'graph.mod' op expected integer operands, found tensor<3xf32> and tensor<3xf32>
-  %r = graph.mod %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+func.func @negative_mod_of_two_types(%a: tensor<3xf32>, %b: tensor<3xi32>) {
+  // CHECK: 'graph.mod' op expected operand element types to match, found f32 and i32
+  %r = graph.mod %a, %b : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
   func.return
 }
 

@@ -83,12 +83,12 @@ func.func @pow(%a: tensor<2x3xf32>, %b: tensor<f32>) -> tensor<2x3xf32> {
 }
 
 // CHECK-LABEL: func.func @mod
-func.func @mod(%a: tensor<2x3xi64>, %b: tensor<3xi64>) -> (tensor<2x3xi64>, tensor<2x3xi64>) {
+func.func @mod(%a: tensor<2x3xi64>, %b: tensor<3xi64>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<2x3xi64>, tensor<4xf32>) {
   %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
-  %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  %f = graph.mod %x, %y {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   // CHECK-NEXT: %r = graph.mod %a, %b : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
-  // CHECK-NEXT: %f = graph.mod %a, %b {fmod = 1 : i64} : (tensor<2x3xi64>, tensor<3xi64>) -> tensor<2x3xi64>
-  func.return %r, %f : tensor<2x3xi64>, tensor<2x3xi64>
+  // CHECK-NEXT: %f = graph.mod %x, %y {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %r, %f : tensor<2x3xi64>, tensor<4xf32>
 }
 
 // CHECK-LABEL: func.func @unary_2d
