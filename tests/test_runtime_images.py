@@ -22,9 +22,8 @@ from onnx import helper
 
 import dlc
 from benchmarks.model_zoo import yolo_style
-from tests.onnx.models import model, tensor
+from tests.onnx.models import model, tensor, torch_detector
 from tests.test_c_api import REPO, build_c_program, needs_cc
-from tests.test_shape_variants import torch_detector
 
 onnxruntime = pytest.importorskip("onnxruntime")
 

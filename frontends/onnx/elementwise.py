@@ -4,6 +4,7 @@ onto the graph op of the same meaning."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -33,7 +34,7 @@ from dlc.frontends.onnx.common import UnaryConverter
 from dlc.frontends.onnx.context import NodeContext
 from dlc.frontends.onnx.registry import ConvertedValue, OnnxOpConverter, register
 from dlc.frontends.onnx.tensors import element_type, numpy_dtype_of, onnx_type_name
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 
 
@@ -248,34 +249,54 @@ class _Compare(OnnxOpConverter):
         return [node.emit(CompareOp(node.input(0), node.input(1), cls.predicate))]
 
 
-@register("And")
-class And(_Binary):
-    """`And` (v7) of booleans: graph.min on `i1` (an unsigned minimum: `and`)."""
+class _Logical(OnnxOpConverter):
+    """A boolean op (And, Or, Xor from v7, Not from v1; dlc imports opsets from 7): `build`
+    of its operands, which must be booleans (`i1`)."""
 
-    graph_op = MinOp
+    build: ClassVar[Callable[[NodeContext], Operation]]
+
+    @classmethod
+    def _impl_v7(cls, node: NodeContext) -> list[ConvertedValue]:
+        for index in range(len(node.inputs())):
+            if node.element_type(index) != i1:
+                raise node.error(f"expected boolean operands, found {node.input_type(index)}")
+        return [node.emit(cls.build(node))]
+
+
+@register("And")
+class And(_Logical):
+    """`And`: graph.min on `i1` (an unsigned minimum: `and`)."""
+
+    @classmethod
+    def build(cls, node: NodeContext) -> Operation:
+        return MinOp(node.input(0), node.input(1))
 
 
 @register("Or")
-class Or(_Binary):
-    """`Or` (v7) of booleans: graph.max on `i1` (an unsigned maximum: `or`)."""
+class Or(_Logical):
+    """`Or`: graph.max on `i1` (an unsigned maximum: `or`)."""
 
-    graph_op = MaxOp
+    @classmethod
+    def build(cls, node: NodeContext) -> Operation:
+        return MaxOp(node.input(0), node.input(1))
 
 
 @register("Xor")
-class Xor(_Compare):
-    """`Xor` (v7) of booleans: graph.compare ne."""
+class Xor(_Logical):
+    """`Xor`: graph.compare ne."""
 
-    predicate = "ne"
+    @classmethod
+    def build(cls, node: NodeContext) -> Operation:
+        return CompareOp(node.input(0), node.input(1), "ne")
 
 
 @register("Not")
-class Not(OnnxOpConverter):
-    """`Not` (v1) of booleans: graph.compare eq with false."""
+class Not(_Logical):
+    """`Not`: graph.compare eq with false."""
 
     @classmethod
-    def _impl_v1(cls, node: NodeContext) -> list[ConvertedValue]:
-        return [node.emit(CompareOp(node.input(0), node.constant(np.array(False)), "eq"))]
+    def build(cls, node: NodeContext) -> Operation:
+        return CompareOp(node.input(0), node.constant(np.array(False)), "eq")
 
 
 @register("Equal")

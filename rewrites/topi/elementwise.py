@@ -81,54 +81,43 @@ def broadcast_binary(
 ) -> SSAValue:
     """`out[i...] = lhs[bcast(i)] <kind> rhs[bcast(i)]` (TVM's topi.add etc.)."""
     kind = _BINARY_KIND[type(op)]
-    result_type = tensor_type(op.result)
-    check_element_type(op, result_type.get_element_type())
-    out_shape = shape_of(op.result)
-    require_equal_dims(builder, op, [op.lhs, op.rhs])
-
-    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        lhs = broadcast_read(b, op.lhs, i, out_shape)
-        rhs = broadcast_read(b, op.rhs, i, out_shape)
-        return binary(b, kind, lhs, rhs)
-
-    return emit_compute(builder, op, kind, result_type, body, tag=INJECTIVE,
-                        extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
+    return _broadcast_compute(op, builder, kind, lambda b, lhs, rhs: binary(b, kind, lhs, rhs))
 
 
 @compute_definition(ModOp)
 def mod(op: ModOp, builder: Builder) -> SSAValue:
     """`out[i...] = lhs[bcast(i)] mod rhs[bcast(i)]`: C's remainder (`fmod = 1`; `remsi`,
-    `remui` unsigned, `float_remainder` for floats), else moved by the divisor where it is
-    nonzero and its sign differs from the divisor's (Python's `%`; a float zero takes the
-    divisor's sign)."""
-    result_type = tensor_type(op.result)
-    check_element_type(op, result_type.get_element_type())
-    out_shape = shape_of(op.result)
-    require_equal_dims(builder, op, [op.lhs, op.rhs])
-    element_type = result_type.get_element_type()
-    unsigned = is_unsigned(element_type)
+    `remui` unsigned, `float_remainder` for floats), else that moved to the divisor's sign
+    (`_divisor_signed`: Python's `%`)."""
+    element_type = tensor_type(op.result).get_element_type()
 
-    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
-        lhs = broadcast_read(b, op.lhs, i, out_shape)
-        rhs = broadcast_read(b, op.rhs, i, out_shape)
+    def scalar(b: Builder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         if is_float(element_type):
             remainder = float_remainder(b, lhs, rhs)
-            return remainder if op.is_fmod() else _divisor_signed(b, remainder, rhs)
-        if unsigned:
-            return b.insert(arith.RemUIOp(lhs, rhs)).result
-        remainder = b.insert(arith.RemSIOp(lhs, rhs)).result
-        if op.is_fmod():
-            return remainder
-        zero = b.insert(arith.ConstantOp(IntegerAttr(0, lhs.type))).result
-        nonzero = b.insert(arith.CmpiOp(remainder, zero, "ne")).result
-        signs = [b.insert(arith.CmpiOp(v, zero, "slt")).result for v in (remainder, rhs)]
-        differ = b.insert(arith.XOrIOp(*signs)).result
-        moved = b.insert(arith.AndIOp(nonzero, differ)).result
-        shifted = b.insert(arith.AddiOp(remainder, rhs)).result
-        return b.insert(arith.SelectOp(moved, shifted, remainder)).result
+        elif is_unsigned(element_type):
+            return b.insert(arith.RemUIOp(lhs, rhs)).result  # no sign to move
+        else:
+            remainder = b.insert(arith.RemSIOp(lhs, rhs)).result
+        return remainder if op.is_fmod() else _divisor_signed(b, remainder, rhs)
 
-    return emit_compute(builder, op, "mod", result_type, body, tag=INJECTIVE,
-                        extents=broadcast_extents(builder, [op.lhs, op.rhs], op.result))
+    return _broadcast_compute(op, builder, "mod", scalar)
+
+
+def _broadcast_compute(op: Operation, builder: Builder, name: str,
+                       scalar: Callable[[Builder, SSAValue, SSAValue], SSAValue]) -> SSAValue:
+    """The compute of a binary op with NumPy broadcasting (`op.lhs`, `op.rhs`): `scalar` of the
+    two operands read at each output index, their runtime dims checked equal."""
+    result_type = tensor_type(op.result)  # type: ignore[attr-defined]
+    check_element_type(op, result_type.get_element_type())
+    out_shape = shape_of(op.result)  # type: ignore[attr-defined]
+    operands = [op.lhs, op.rhs]  # type: ignore[attr-defined]
+    require_equal_dims(builder, op, operands)
+
+    def body(b: Builder, i: list[SSAValue], _: list[SSAValue]) -> SSAValue:
+        return scalar(b, *(broadcast_read(b, v, i, out_shape) for v in operands))
+
+    return emit_compute(builder, op, name, result_type, body, tag=INJECTIVE,
+                        extents=broadcast_extents(builder, operands, op.result))  # type: ignore[attr-defined]
 
 
 def float_remainder(b: Builder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -163,16 +152,26 @@ def float_remainder(b: Builder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
 
 
 def _divisor_signed(b: Builder, remainder: SSAValue, rhs: SSAValue) -> SSAValue:
-    """Python's `%` from C's remainder of floats: moved by `rhs` where nonzero and of the other
-    sign, a zero given `rhs`'s sign."""
-    zero = b.insert(arith.ConstantOp(FloatAttr(0.0, remainder.type))).result
-    signs = [b.insert(arith.CmpfOp(v, zero, "olt")).result for v in (remainder, rhs)]
-    differ = b.insert(arith.XOrIOp(*signs)).result
-    nonzero = b.insert(arith.CmpfOp(remainder, zero, "one")).result
+    """Python's `%` from C's remainder (signed integers or floats): moved by `rhs` where
+    nonzero and of the other sign; a float zero given `rhs`'s sign."""
+    floating = is_float(remainder.type)
+    zero = b.insert(arith.ConstantOp(FloatAttr(0.0, remainder.type) if floating
+                                     else IntegerAttr(0, remainder.type))).result
+
+    def compare(lhs: SSAValue, predicate: str) -> SSAValue:
+        if floating:
+            return b.insert(arith.CmpfOp(lhs, zero, "o" + predicate)).result
+        return b.insert(arith.CmpiOp(lhs, zero, {"lt": "slt"}.get(predicate, predicate))).result
+
+    differ = b.insert(arith.XOrIOp(compare(remainder, "lt"), compare(rhs, "lt"))).result
+    nonzero = compare(remainder, "ne")
     moved = b.insert(arith.AndIOp(differ, nonzero)).result
-    shifted = b.insert(arith.AddfOp(remainder, rhs)).result
+    add = arith.AddfOp if floating else arith.AddiOp
+    shifted = b.insert(add(remainder, rhs)).result
     result = b.insert(arith.SelectOp(moved, shifted, remainder)).result
-    is_zero = b.insert(arith.CmpfOp(result, zero, "oeq")).result
+    if not floating:
+        return result
+    is_zero = compare(result, "eq")
     signed_zero = b.insert(mathd.CopySignOp(zero, rhs)).result
     return b.insert(arith.SelectOp(is_zero, signed_zero, result)).result
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 Shape = Sequence[int | str]
@@ -60,3 +62,56 @@ def shape_chain() -> onnx.ModelProto:
     constants = {"zero": np.array(0, np.int64), "axes": np.array([0], np.int64),
                  "minus_one": np.array([-1], np.int64)}
     return model(nodes, [tensor("x", [2, 3, 4])], [tensor("y", [2, 12])], constants)
+
+
+def torch_detector(path: Path) -> onnx.ModelProto:
+    """A YOLOv5-style detector written in PyTorch (conv + batch norm + SiLU stages, a nearest
+    upsample concatenated with the stride-8 features, and the decode head: `view(bs, na, no,
+    ny, nx).permute(...)`, sigmoid, a meshgrid of the feature map's size, anchors), exported by
+    `torch.onnx.export` with dynamic batch, height and width as exporters write it (Shape,
+    Gather, Range, Expand, Reshape with computed targets)."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+
+    def stage(c1: int, c2: int, stride: int = 1) -> object:
+        return nn.Sequential(nn.Conv2d(c1, c2, 3, stride, 1, bias=False), nn.BatchNorm2d(c2),
+                             nn.SiLU())
+
+    class Detector(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.p3 = nn.Sequential(stage(3, 8, 2), stage(8, 16, 2), stage(16, 16, 2))
+            self.p4 = nn.Sequential(stage(16, 32, 2), stage(32, 32))
+            self.neck = stage(48, 16)
+            self.heads = nn.ModuleList(nn.Conv2d(c, 3 * 8, 1) for c in (16, 32))
+            self.register_buffer("anchors", torch.tensor(
+                [[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119]], dtype=torch.float32))
+
+        def forward(self, x: object) -> object:
+            p3 = self.p3(x)
+            p4 = self.p4(p3)
+            up = nn.functional.interpolate(p4, scale_factor=2.0, mode="nearest")
+            boxes = []
+            for i, feature in enumerate((self.neck(torch.cat((up, p3), 1)), p4)):
+                y = self.heads[i](feature)
+                bs, _, ny, nx = y.shape
+                y = y.view(bs, 3, 8, ny, nx).permute(0, 1, 3, 4, 2).sigmoid()
+                gy, gx = torch.meshgrid(torch.arange(ny, dtype=torch.float32),
+                                        torch.arange(nx, dtype=torch.float32), indexing="ij")
+                grid = torch.stack((gx, gy), 2).view(1, 1, ny, nx, 2)
+                xy = (y[..., 0:2] * 2 - 0.5 + grid) * (8 * 2 ** i)
+                wh = (y[..., 2:4] * 2) ** 2 * self.anchors[i].view(1, 3, 1, 1, 2)
+                boxes.append(torch.cat((xy, wh, y[..., 4:]), -1).view(bs, -1, 8))
+            return torch.cat(boxes, 1)
+
+    torch.manual_seed(0)
+    model = Detector().eval()
+    for module in model.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.1, 0.1)
+            module.running_var.uniform_(0.5, 1.5)
+    torch.onnx.export(model, torch.randn(1, 3, 64, 64), str(path), input_names=["images"],
+                      output_names=["pred"], opset_version=17, dynamo=False,
+                      dynamic_axes={"images": {0: "N", 2: "H", 3: "W"},
+                                    "pred": {0: "N", 1: "boxes"}})
+    return onnx.load(path)

@@ -3,8 +3,9 @@ Xor and Not (`graph.min` / `graph.max` on `i1`, `graph.compare ne` / `eq`): onnx
 cases through the compiled path. Mod cases (both `fmod` modes; signed, unsigned and float
 operands, broadcast, NumPy's edge cases: zero and infinite divisors, infinite dividends),
 every boolean case and every ScatterND case (its inputs made constants) match the expected
-outputs exactly; a ScatterND of runtime values is refused naming the node; onnx's Not
-cases, opset-1 models, name the opsets dlc imports."""
+outputs exactly; a ScatterND of runtime values or of bad constants, and a logical op of
+non-booleans, are refused naming the node; onnx's Not cases, opset-1 models, name the opsets
+dlc imports."""
 
 from __future__ import annotations
 
@@ -140,3 +141,39 @@ def test_float_mod_is_numpys_bit_for_bit(dtype: type, fmod: int) -> None:
     with np.errstate(all="ignore"):  # f16 overflows to inf: NaN remainders, as NumPy's
         want = np.fmod(a, b) if fmod else np.mod(a, b)
     np.testing.assert_array_equal(dlc.compile(proto, threads=1, jobs=1)(a, b), want)
+
+
+def test_a_logical_op_of_non_booleans_is_refused_naming_the_node() -> None:
+    from onnx import TensorProto, helper
+
+    from tests.onnx.models import model, tensor
+
+    proto = model([helper.make_node("And", ["a", "b"], ["y"], name="both")],
+                  [tensor("a", [3], TensorProto.INT32), tensor("b", [3], TensorProto.INT32)],
+                  [tensor("y", [3], TensorProto.INT32)], opset=13)
+    with pytest.raises(CompileError, match=r"node 'both' \(And, opset 13\): expected boolean "
+                                           r"operands, found tensor<3xi32>"):
+        dlc.compile(proto, threads=1, jobs=1)
+
+
+@pytest.mark.parametrize(("indices", "attributes", "message"), [
+    (np.array([[0], [4]], np.int64), {}, r"index \[4\] is outside the data's dims \[4\]"),
+    (np.array([[0], [2]], np.int64), {"reduction": "mean"},
+     r"expected reduction one of \['add', 'max', 'min', 'mul', 'none'\], found 'mean'"),
+    (np.array([[0, 1, 2], [2, 0, 0]], np.int64), {},
+     r"expected indices \[\.\.\., k\] with k in \[1, 2\]"),
+])
+def test_a_bad_scatternd_of_constants_is_refused_naming_the_node(
+        indices: np.ndarray, attributes: dict, message: str) -> None:
+    from onnx import helper
+
+    from tests.onnx.models import model, tensor
+
+    constants = {"x": np.zeros((4, 3), np.float32), "i": indices,
+                 "u": np.ones((2, 3), np.float32)}
+    proto = model([helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="scatter",
+                                    **attributes)],
+                  [], [tensor("y", [4, 3])], constants, opset=18)
+    with pytest.raises(CompileError, match=r"node 'scatter' \(ScatterND, opset 18\): "
+                                           + message):
+        dlc.compile(proto, threads=1, jobs=1)

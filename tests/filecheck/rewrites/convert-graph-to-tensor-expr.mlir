@@ -658,11 +658,11 @@ func.func @runtime_boxes(%y: tensor<?x3x?x?x8xf32>) -> tensor<?x?x8xf32> {
 // CHECK-NEXT:      %[[B:.*]] = tensor_expr.read %b
 // CHECK-NEXT:      %[[R:.*]] = arith.remsi %[[A]], %[[B]] : i32
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-NEXT:      %[[NZ:.*]] = arith.cmpi ne, %[[R]], %[[ZERO]] : i32
 // CHECK-NEXT:      %[[RNEG:.*]] = arith.cmpi slt, %[[R]], %[[ZERO]] : i32
 // CHECK-NEXT:      %[[BNEG:.*]] = arith.cmpi slt, %[[B]], %[[ZERO]] : i32
 // CHECK-NEXT:      %[[DIFFER:.*]] = arith.xori %[[RNEG]], %[[BNEG]] : i1
-// CHECK-NEXT:      %[[MOVE:.*]] = arith.andi %[[NZ]], %[[DIFFER]] : i1
+// CHECK-NEXT:      %[[NZ:.*]] = arith.cmpi ne, %[[R]], %[[ZERO]] : i32
+// CHECK-NEXT:      %[[MOVE:.*]] = arith.andi %[[DIFFER]], %[[NZ]] : i1
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addi %[[R]], %[[B]] : i32
 // CHECK-NEXT:      arith.select %[[MOVE]], %[[SUM]], %[[R]] : i32
 // CHECK:         tensor_expr.compute "mod" tag "injective" -> tensor<4xi8> {
